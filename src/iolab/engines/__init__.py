@@ -1,0 +1,44 @@
+"""IO engines. Each engine is one module implementing `Engine`; the runner picks one by the
+target's kind and never looks inside it (in the spirit of fio's `ioengine_ops`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from ..results import RoundResult
+from ..targets import PurgeOutcome, Target
+from ..workload import Workload
+
+
+class Engine(Protocol):
+    name: str
+
+    def version(self) -> str:
+        """Engine name and version as recorded in the manifest (e.g. 'fio-3.33')."""
+
+    def prepare(self, target: Target) -> None:
+        """Make the target usable (create/size a file, start a simulator). Idempotent."""
+
+    def purge(self, target: Target, method: str) -> PurgeOutcome:
+        """Return the target to fresh-out-of-box with `method` ('auto' picks the best)."""
+
+    def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str) -> RoundResult:
+        """Run one measurement period. Raw output goes to raw_dir/<tag>.*; raises EngineError."""
+
+    def job_text(self, target: Target, workload: Workload, tag: str) -> str:
+        """The exact engine input a user could run by hand (fio job file, sim command)."""
+
+    def close(self) -> None:
+        """Release resources (stop servers, save simulator state)."""
+
+
+def engine_for(target: Target) -> Engine:
+    """The engine that drives this kind of target."""
+    if target.kind == "sim":
+        from .sim import SimEngine
+
+        return SimEngine()
+    from .fio import FioEngine
+
+    return FioEngine()

@@ -1,0 +1,148 @@
+"""What an engine returns for one measurement period: `RoundResult` and its parts.
+
+Latency is in µs, throughput in MB/s (10^6 B/s). Every figure here was measured by the
+engine; a field an engine cannot measure is None, never 0.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+# The percentiles every report shows; 99.999 % is the PTS 2.0 "5 nines" response time.
+PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Latency histogram: `values_us[i]` is the representative latency of bin i, `counts[i]`
+    the IOs in it. Bins are sorted. `max_us` is the true maximum, which caps percentiles (a
+    bin's representative value can exceed the largest sample in it)."""
+
+    values_us: tuple[float, ...]
+    counts: tuple[int, ...]
+    max_us: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    def percentile(self, pct: float) -> float | None:
+        """Smallest bin value with at least pct % of the IOs at or below it, capped at max."""
+        n = self.total
+        if n == 0:
+            return None
+        need = pct / 100.0 * n
+        cum = 0
+        for value, count in zip(self.values_us, self.counts):
+            cum += count
+            if cum >= need - 1e-9:
+                return min(value, self.max_us)
+        return self.max_us
+
+    def percentiles(self, pcts=PERCENTILES) -> dict[float, float | None]:
+        return {p: self.percentile(p) for p in pcts}
+
+    @staticmethod
+    def merge(hists: list["Histogram"]) -> "Histogram":
+        """Exact merge of histograms (sums counts per bin value)."""
+        acc: dict[float, int] = {}
+        for h in hists:
+            for v, c in zip(h.values_us, h.counts):
+                acc[v] = acc.get(v, 0) + c
+        keys = sorted(acc)
+        return Histogram(tuple(keys), tuple(acc[k] for k in keys), max((h.max_us for h in hists), default=0.0))
+
+    def cumulative_pct(self) -> list[float]:
+        n = self.total or 1
+        out, cum = [], 0
+        for c in self.counts:
+            cum += c
+            out.append(100.0 * cum / n)
+        return out
+
+    def count_at_or_below(self, value_us: float) -> int:
+        i = bisect.bisect_right(self.values_us, value_us)
+        return sum(self.counts[:i])
+
+
+@dataclass(frozen=True)
+class OpStats:
+    """One direction (read or write) of a measurement period."""
+
+    ios: int
+    io_bytes: int
+    iops: float
+    mbps: float
+    lat_mean_us: float | None
+    lat_max_us: float | None
+    lat_min_us: float | None
+    histogram: Histogram | None
+
+    @staticmethod
+    def idle() -> "OpStats":
+        return OpStats(0, 0, 0.0, 0.0, None, None, None, None)
+
+
+@dataclass(frozen=True)
+class SecondSample:
+    """One point of the per-second (or per-interval) series."""
+
+    t_s: float  # end of the interval, seconds from the start of the period
+    read_iops: float
+    write_iops: float
+    mbps: float
+    lat_mean_us: float | None
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """One measurement period of one workload on one target."""
+
+    read: OpStats
+    write: OpStats
+    runtime_s: float
+    series: tuple[SecondSample, ...] = ()
+    counters: dict[str, float] = field(default_factory=dict)  # engine-specific (e.g. WAF)
+    raw_files: tuple[str, ...] = ()  # paths relative to the run directory
+    engine: str = ""
+    engine_version: str = ""
+
+    @property
+    def iops(self) -> float:
+        return self.read.iops + self.write.iops
+
+    @property
+    def mbps(self) -> float:
+        return self.read.mbps + self.write.mbps
+
+    @property
+    def ios(self) -> int:
+        return self.read.ios + self.write.ios
+
+    @property
+    def io_bytes(self) -> int:
+        return self.read.io_bytes + self.write.io_bytes
+
+    @property
+    def histogram(self) -> Histogram | None:
+        hs = [h for h in (self.read.histogram, self.write.histogram) if h is not None]
+        return Histogram.merge(hs) if hs else None
+
+    @property
+    def lat_mean_us(self) -> float | None:
+        """IO-weighted mean over both directions."""
+        parts = [(s.ios, s.lat_mean_us) for s in (self.read, self.write) if s.ios and s.lat_mean_us is not None]
+        if not parts:
+            return None
+        n = sum(p[0] for p in parts)
+        return sum(c * m for c, m in parts) / n
+
+    @property
+    def lat_max_us(self) -> float | None:
+        vals = [s.lat_max_us for s in (self.read, self.write) if s.lat_max_us is not None]
+        return max(vals) if vals else None
+
+    def percentile(self, pct: float) -> float | None:
+        h = self.histogram
+        return h.percentile(pct) if h else None

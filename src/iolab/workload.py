@@ -1,0 +1,100 @@
+"""What to run: IO streams and workloads (the contract between tests and engines).
+
+A `Workload` says everything an engine needs for one measurement period and nothing about
+which test asked for it. Engines translate it (fio job file, simulator call); tests build it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from .errors import IolabError
+from .units import kib_label
+
+Access = Literal["rnd", "seq"]
+Op = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One IO stream: (RND|SEQ, block size, READ|WRITE) and its share of the IOs (0..1)."""
+
+    access: Access
+    op: Op
+    block_size: int  # bytes
+    share: float = 1.0
+
+    def label(self) -> str:
+        return f"{self.access.upper()} {kib_label(self.block_size)} {self.op[0].upper()}"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A stream mix run at a fixed outstanding IO for a time or byte budget.
+
+    `entropy` is the fraction of each block that is incompressible: 1.0 is random data (the
+    PTS requirement), 0.0 is fully compressible. `active_range` is the fraction of the
+    target's capacity addressed, from LBA 0 (PTS-E 1.0, PTS-C 0.75). `rate_iops` caps the
+    total demand (open loop); None runs flat out at `threads` × `queue_depth`.
+    """
+
+    streams: tuple[Stream, ...]
+    threads: int = 1
+    queue_depth: int = 1
+    active_range: float = 1.0
+    entropy: float = 1.0
+    rate_iops: int | None = None
+    duration_s: float | None = None
+    bytes_budget: int | None = None
+    name: str = ""
+    # Free-form reproducibility tag: a seed for engines that randomise (sim, fio randseed).
+    seed: int = 0x10AB
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.streams:
+            raise IolabError(f"workload {self.name!r}: needs at least one stream")
+        total = sum(s.share for s in self.streams)
+        if abs(total - 1.0) > 1e-6:
+            raise IolabError(f"workload {self.name!r}: stream shares add up to {total:.4f}, not 1")
+        if self.threads < 1 or self.queue_depth < 1:
+            raise IolabError(f"workload {self.name!r}: threads and queue depth must be ≥ 1")
+        if not 0 < self.active_range <= 1:
+            raise IolabError(f"workload {self.name!r}: active range must be in (0, 1]")
+        if not 0 <= self.entropy <= 1:
+            raise IolabError(f"workload {self.name!r}: entropy must be in [0, 1]")
+        if self.duration_s is None and self.bytes_budget is None:
+            raise IolabError(f"workload {self.name!r}: give a duration or a byte budget")
+
+    # -- convenient constructors used by the test definitions ---------------------------
+    @classmethod
+    def mix(cls, access: Access, read_pct: float, block_size: int, **kw) -> "Workload":
+        """The PTS shape: one access pattern, one block size, a read percentage."""
+        streams = []
+        if read_pct > 0:
+            streams.append(Stream(access, "read", block_size, read_pct / 100))
+        if read_pct < 100:
+            streams.append(Stream(access, "write", block_size, 1 - read_pct / 100))
+        return cls(streams=tuple(streams), **kw)
+
+    # -- derived facts ------------------------------------------------------------------
+    @property
+    def outstanding(self) -> int:
+        return self.threads * self.queue_depth
+
+    @property
+    def read_pct(self) -> float:
+        return 100.0 * sum(s.share for s in self.streams if s.op == "read")
+
+    @property
+    def accesses(self) -> set[str]:
+        return {s.access for s in self.streams}
+
+    def with_(self, **changes) -> "Workload":
+        return replace(self, **changes)
+
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return " + ".join(s.label() for s in self.streams)
