@@ -1,0 +1,137 @@
+"""SNIA steady state (PTS §2.1.24; digest A.3).
+
+For a tracking variable y over the measurement window of the last `window` rounds R:
+
+    avg   = Σy / n
+    range = max(y) − min(y)                       (data excursion)
+    y ≈ m·R + b                                   (least squares)
+    fit excursion = |m| · (R_last − R_first)      (max − min of the fit line in the window)
+    steady  ⇔  range ≤ 0.20·avg  and  fit excursion ≤ 0.10·avg
+
+Inclusive vs strict: PTS 1.1 words it "no more than 20 % / within 10 %" (≤) and one public
+implementation uses ≤; another quotes 2.0.2 as "less than" (<). iolab defaults to inclusive
+(≤) and `SteadyRule.strict=True` switches to <. The choice is printed in every report. With
+real measurements the two differ only when a value lands exactly on the limit.
+
+A test with several tracking variables (2.0.2 IOPS tracks three) is steady only when every
+variable passes over the same window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SteadyRule:
+    window: int = 5
+    range_limit: float = 0.20  # of the window average
+    slope_limit: float = 0.10  # fit-line excursion, of the window average
+    max_rounds: int = 25
+    strict: bool = False  # False: ≤ (inclusive, default); True: <
+
+    def describe(self) -> str:
+        cmp = "<" if self.strict else "≤"
+        return (
+            f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
+            f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
+            f"at most {self.max_rounds} rounds; comparison {'strict' if self.strict else 'inclusive'}"
+        )
+
+
+@dataclass(frozen=True)
+class VariableVerdict:
+    """The steady-state table row of one tracking variable over one window."""
+
+    name: str
+    rounds: tuple[int, ...]
+    values: tuple[float, ...]
+    average: float
+    range_measured: float
+    range_allowed: float
+    slope: float  # m, units of y per round
+    intercept: float  # b
+    fit_excursion: float
+    fit_allowed: float
+    range_ok: bool
+    slope_ok: bool
+
+    @property
+    def steady(self) -> bool:
+        return self.range_ok and self.slope_ok
+
+    def formula(self) -> str:
+        sign = "+" if self.intercept >= 0 else "−"
+        return f"y = {self.slope:.6g}·R {sign} {abs(self.intercept):.6g}"
+
+
+@dataclass(frozen=True)
+class SteadyVerdict:
+    steady: bool
+    window: tuple[int, ...]
+    variables: tuple[VariableVerdict, ...]
+
+
+def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least-squares slope and intercept, written exactly as in the spec."""
+    n = len(xs)
+    sx, sy = sum(xs), sum(ys)
+    sxx = sum(x * x for x in xs)
+    sxy = sum(x * y for x, y in zip(xs, ys))
+    den = n * sxx - sx * sx
+    if den == 0:
+        raise ValueError("a fit needs at least two distinct rounds")
+    m = (n * sxy - sx * sy) / den
+    b = (sy * sxx - sx * sxy) / den
+    return m, b
+
+
+def check_variable(name: str, rounds: list[int], values: list[float], rule: SteadyRule) -> VariableVerdict:
+    """Apply the rule to one variable over exactly the rounds given (the window)."""
+    if len(rounds) != len(values) or len(rounds) < 2:
+        raise ValueError("need matching rounds and values, at least two")
+    n = len(values)
+    avg = sum(values) / n
+    rng = max(values) - min(values)
+    m, b = fit_line([float(r) for r in rounds], values)
+    fit_exc = abs(m) * (max(rounds) - min(rounds))
+    range_allowed = rule.range_limit * avg
+    fit_allowed = rule.slope_limit * avg
+
+    def ok(measured: float, allowed: float) -> bool:
+        if avg <= 0:  # nothing measured (e.g. zero IOPS) is never steady
+            return False
+        return measured < allowed if rule.strict else measured <= allowed
+
+    return VariableVerdict(
+        name=name,
+        rounds=tuple(rounds),
+        values=tuple(values),
+        average=avg,
+        range_measured=rng,
+        range_allowed=range_allowed,
+        slope=m,
+        intercept=b,
+        fit_excursion=fit_exc,
+        fit_allowed=fit_allowed,
+        range_ok=ok(rng, range_allowed),
+        slope_ok=ok(fit_exc, fit_allowed),
+    )
+
+
+def evaluate(history: dict[str, list[tuple[int, float]]], rule: SteadyRule) -> SteadyVerdict | None:
+    """Verdict over the last `rule.window` rounds common to every variable; None if too few.
+
+    `history` maps a tracking variable's name to its (round, value) pairs in round order.
+    """
+    if not history:
+        return None
+    common = set.intersection(*({r for r, _ in pts} for pts in history.values()))
+    window = sorted(common)[-rule.window :]
+    if len(window) < rule.window:
+        return None
+    verdicts = []
+    for name, pts in history.items():
+        by_round = dict(pts)
+        verdicts.append(check_variable(name, window, [by_round[r] for r in window], rule))
+    return SteadyVerdict(all(v.steady for v in verdicts), tuple(window), tuple(verdicts))
