@@ -4,7 +4,7 @@ target's kind and never looks inside it (in the spirit of fio's `ioengine_ops`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target
@@ -23,8 +23,14 @@ class Engine(Protocol):
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         """Return the target to fresh-out-of-box with `method` ('auto' picks the best)."""
 
-    def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str) -> RoundResult:
-        """Run one measurement period. Raw output goes to raw_dir/<tag>.*; raises EngineError."""
+    def run(
+        self, target: Target, workload: Workload, raw_dir: Path, tag: str,
+        progress: Callable[[float, float], None] | None = None,
+    ) -> RoundResult:
+        """Run one measurement period. Raw output goes to raw_dir/<tag>.*; raises EngineError.
+
+        `progress(elapsed_s, iops)` is called with live figures when the engine has them. A
+        workload with both a duration and a byte budget stops at whichever comes first."""
 
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
         """The exact engine input a user could run by hand (fio job file, sim command)."""

@@ -1,0 +1,242 @@
+"""The runner: purge → precondition → rounds → steady state → store, for any TestPlan.
+
+It never knows which test it serves (the plan says what to run) nor which engine it drives
+(the engine protocol hides it). Every measured cell is committed before the next starts.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol
+
+from . import __version__, targets
+from .engines import Engine
+from .errors import IolabError
+from .plan import Cell, Phase, TestPlan
+from .results import RoundResult
+from .steady import SteadyVerdict, evaluate
+from .store import Manifest, RunStore, _now_iso
+from .targets import Target
+from .workload import Workload
+
+
+class Progress(Protocol):
+    """What the runner tells whoever watches (the CLI's Rich display, or nothing)."""
+
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None: ...
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None: ...
+    def live(self, elapsed_s: float, iops: float) -> None: ...
+    def done(self, result: RoundResult, wall_s: float) -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+class NoProgress:
+    def phase(self, plan, phase, index): pass
+    def step(self, what, round_, index, count, workload): pass
+    def live(self, elapsed_s, iops): pass
+    def done(self, result, wall_s): pass
+    def note(self, text): pass
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    purge_method: str = "auto"  # 'none' is allowed and flagged non-compliant
+    allow_unsafe: bool = False
+    tested_by: str = ""
+
+
+def platform_facts() -> dict:
+    """The report's Test Platform column, from this machine."""
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kib / 1024**2:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    os_name = platform.system()
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return {"host": socket.gethostname(), "cpu": cpu, "cores": os.cpu_count(), "memory": mem,
+            "os": os_name, "kernel": platform.release(), "python": platform.python_version()}
+
+
+def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
+    profile = plan.profile
+    noncompliance = profile.noncompliance()
+    if options.purge_method == "none":
+        noncompliance.append("no purge (--purge none)")
+    return Manifest(
+        run_id="", test=plan.test, title=plan.title, spec=plan.spec,
+        target={"spec": target.spec, "kind": target.kind, "path": target.path, "capacity": target.capacity,
+                "tested_capacity": plan.capacity, "short_name": target.short_name, "facts": asdict(target.facts)},
+        profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
+        parameters=dict(plan.parameters), notes=list(plan.notes), steady_rule=plan.rule.describe(),
+        versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
+        started=_now_iso(), plan=plan_summary(plan),
+    )
+
+
+def plan_summary(plan: TestPlan) -> dict:
+    return {
+        "phases": [
+            {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
+             "cells": [c.key for c in ph.cells], "tracking": [t.name for t in ph.tracking],
+             "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
+             "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds}
+            for ph in plan.phases
+        ]
+    }
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+
+def workload_record(w: Workload) -> dict:
+    return asdict(w)
+
+
+class Runner:
+    def __init__(self, plan: TestPlan, target: Target, engine: Engine, store: RunStore,
+                 options: RunOptions, progress: Progress | None = None):
+        self.plan, self.target, self.engine, self.store = plan, target, engine, store
+        self.options = options
+        self.progress = progress or NoProgress()
+
+    # -- the whole run ---------------------------------------------------------------------
+    def run(self) -> None:
+        m = self.store.manifest
+        try:
+            if self.target.kind != "sim":
+                m.safety_overrides = targets.check_safe_to_write(self.target, self.options.allow_unsafe)
+                m.write_cache = targets.set_write_cache(self.target, self.plan.profile.write_cache)
+            else:
+                m.write_cache = "simulated: " + ("enabled" if self.plan.profile.write_cache else "disabled")
+            self.store.write_manifest()
+            self.engine.prepare(self.target)
+            for i, phase in enumerate(self.plan.phases):
+                self.progress.phase(self.plan, phase, i)
+                self.run_phase(phase, i)
+        except KeyboardInterrupt:
+            self.store.finish("interrupted", "stopped by the user (Ctrl-C); finished rounds are kept")
+            raise
+        except IolabError as e:
+            self.store.finish("failed", str(e))
+            raise
+        except BaseException as e:  # a bug: keep the run readable and say so
+            self.store.finish("failed", f"internal error: {e!r}")
+            raise
+        self.store.finish("complete")
+
+    # -- one phase -----------------------------------------------------------------------
+    def run_phase(self, phase: Phase, ordinal: int) -> None:
+        store, rule = self.store, self.plan.rule
+        store.begin_phase(phase.name, ordinal)
+        if phase.purge:
+            self.purge(phase)
+        if phase.precondition:
+            store.begin_round(phase.name, 0)
+            for i, w in enumerate(phase.precondition):
+                self.progress.step("precondition", 0, i, len(phase.precondition), w)
+                self.measure(phase, 0, i, "precondition", Cell(w.label(), w, "", 0))
+            store.finish_round(phase.name, 0)
+
+        started = time.monotonic()
+        written = 0
+        history: dict[str, list[tuple[int, float]]] = {t.name: [] for t in phase.tracking}
+        verdict: SteadyVerdict | None = None
+        stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
+        rnd = 0
+        for rnd in range(1, phase.max_rounds + 1):
+            store.begin_round(phase.name, rnd)
+            for i, cell in enumerate(phase.cells):
+                cell = self.within_budget(phase, cell, written)
+                self.progress.step("round", rnd, i, len(phase.cells), cell.workload)
+                result = self.measure(phase, rnd, i, "measure", cell)
+                written += result.write.io_bytes
+                for t in phase.tracking:
+                    if t.cell_key == cell.key:
+                        history[t.name].append((rnd, metric_of(result, t.metric)))
+            store.finish_round(phase.name, rnd)
+
+            verdict = evaluate(history, rule) if phase.tracking else None
+            if verdict is not None:
+                store.add_steady(phase.name, rnd, verdict.variables)
+                if verdict.steady and phase.stop_on_steady:
+                    stop_reason = f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
+                    break
+            if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
+                stop_reason = f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
+                break
+            if phase.budget_seconds is not None and time.monotonic() - started >= phase.budget_seconds:
+                stop_reason = f"ran {phase.budget_seconds / 3600:g} h, the time budget"
+                break
+        else:
+            if not phase.stop_on_steady:
+                stop_reason = f"ran all {phase.max_rounds} intervals"
+        steady = verdict.steady if verdict is not None else None
+        if steady is False and phase.stop_on_steady:
+            self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
+        store.finish_phase(phase.name, steady, rnd, stop_reason)
+
+    def within_budget(self, phase: Phase, cell: Cell, written: int) -> Cell:
+        """Cap the last interval so a byte-budgeted phase stops at its budget, not one interval late."""
+        if phase.budget_write_bytes is None:
+            return cell
+        remaining = phase.budget_write_bytes - written
+        w = cell.workload
+        if w.bytes_budget is not None and w.bytes_budget <= remaining:
+            return cell
+        return Cell(cell.key, w.with_(bytes_budget=max(remaining, 4096)), cell.mix, cell.block_size)
+
+    def purge(self, phase: Phase) -> None:
+        method = self.options.purge_method
+        self.progress.note(f"{phase.name}: purge ({method})")
+        outcome = self.engine.purge(self.target, method)
+        self.store.record_purge(phase.name, outcome.method, outcome.ok, outcome.detail)
+        self.store.manifest.purges.append({"phase": phase.name} | asdict(outcome))
+        if not outcome.ok and method != "none":
+            self.store.manifest.noncompliance.append(f"purge failed ({outcome.method}): not from FOB")
+            self.store.manifest.compliant = False
+        self.store.write_manifest()
+
+    def measure(self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell) -> RoundResult:
+        tag = f"{_slug(phase.name)}-r{rnd:02d}-c{ordinal:02d}-{_slug(cell.key)}"
+        t0, wall0 = time.time(), time.monotonic()
+        result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag, progress=self.progress.live)
+        self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
+                            workload_record(cell.workload), result, t0, time.time())
+        self.progress.done(result, time.monotonic() - wall0)
+        return result
+
+
+def metric_of(result: RoundResult, metric: str) -> float:
+    value = {
+        "iops": result.iops, "mbps": result.mbps, "read_mbps": result.read.mbps, "write_mbps": result.write.mbps,
+        "lat_mean_us": result.lat_mean_us, "lat_max_us": result.lat_max_us,
+    }[metric]
+    if value is None:
+        raise IolabError(f"tracking metric {metric} was not measured in this cell (no IOs in that direction?)")
+    return value
+
+
+def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
+    return RunStore.create(root, new_manifest(plan, target, engine, options))

@@ -1,0 +1,415 @@
+"""Run directories: the source of truth every report reads.
+
+    runs/<timestamp>-<test>-<target>/
+      manifest.json   target facts, plan, versions, times, purge outcomes, state
+      raw/            every engine output as produced, one set of files per cell
+      results.db      SQLite (WAL): phases, rounds, cells, series, histograms, steady state
+
+Each cell is committed as soon as it is measured and a round is marked complete before the
+next starts, so a crash (even kill -9) loses at most the cell in flight. Readers use only
+complete rounds for results and steady state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import IolabError
+from .results import Histogram, RoundResult
+from .steady import VariableVerdict
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS phases (
+    name TEXT PRIMARY KEY, ordinal INTEGER NOT NULL,
+    purge_method TEXT, purge_ok INTEGER, purge_detail TEXT,
+    steady INTEGER, rounds INTEGER, stop_reason TEXT, started REAL, ended REAL);
+CREATE TABLE IF NOT EXISTS rounds (
+    phase TEXT NOT NULL, round INTEGER NOT NULL, started REAL, ended REAL,
+    complete INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (phase, round));
+CREATE TABLE IF NOT EXISTS cells (
+    id INTEGER PRIMARY KEY, phase TEXT NOT NULL, round INTEGER NOT NULL, ordinal INTEGER NOT NULL,
+    kind TEXT NOT NULL, cell_key TEXT NOT NULL, mix TEXT, block_size INTEGER, workload TEXT NOT NULL,
+    started REAL, ended REAL, runtime_s REAL,
+    read_iops REAL, write_iops REAL, iops REAL, read_mbps REAL, write_mbps REAL, mbps REAL,
+    read_ios INTEGER, write_ios INTEGER, io_bytes INTEGER, write_bytes INTEGER,
+    lat_mean_us REAL, lat_max_us REAL,
+    read_lat_mean_us REAL, read_lat_max_us REAL, write_lat_mean_us REAL, write_lat_max_us REAL,
+    p99 REAL, p99_9 REAL, p99_99 REAL, p99_999 REAL,
+    counters TEXT, raw_files TEXT);
+CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
+CREATE TABLE IF NOT EXISTS series (
+    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL);
+CREATE TABLE IF NOT EXISTS histograms (
+    cell_id INTEGER NOT NULL, direction TEXT NOT NULL, value_us REAL NOT NULL, count INTEGER NOT NULL, max_us REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS steady (
+    phase TEXT NOT NULL, round INTEGER NOT NULL, variable TEXT NOT NULL, window TEXT NOT NULL,
+    vals TEXT NOT NULL, average REAL, range_measured REAL, range_allowed REAL, slope REAL, intercept REAL,
+    fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
+    PRIMARY KEY (phase, round, variable));
+"""
+
+PCT_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_999"}
+
+
+def runs_root() -> Path:
+    return Path(os.environ.get("IOLAB_RUNS", "runs")).resolve()
+
+
+@dataclass
+class Manifest:
+    """manifest.json. Plain data so a run directory can be read without iolab's code."""
+
+    run_id: str
+    test: str
+    title: str
+    spec: str
+    target: dict
+    profile: dict
+    compliant: bool
+    noncompliance: list[str]
+    parameters: dict
+    notes: list[str]
+    steady_rule: str
+    versions: dict
+    platform: dict
+    started: str
+    state: str = "running"  # running | complete | failed | interrupted
+    ended: str | None = None
+    error: str | None = None
+    pid: int = field(default_factory=os.getpid)
+    purges: list[dict] = field(default_factory=list)
+    write_cache: str | None = None
+    safety_overrides: list[str] = field(default_factory=list)
+    plan: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CellRow:
+    id: int
+    phase: str
+    round: int
+    ordinal: int
+    kind: str  # 'precondition' | 'measure'
+    cell_key: str
+    mix: str | None
+    block_size: int | None
+    workload: dict
+    runtime_s: float
+    read_iops: float
+    write_iops: float
+    iops: float
+    read_mbps: float
+    write_mbps: float
+    mbps: float
+    io_bytes: int
+    write_bytes: int
+    lat_mean_us: float | None
+    lat_max_us: float | None
+    read_lat_mean_us: float | None
+    write_lat_mean_us: float | None
+    p99: float | None
+    p99_9: float | None
+    p99_99: float | None
+    p99_999: float | None
+    counters: dict
+    raw_files: list[str]
+    started: float
+    ended: float
+
+    def metric(self, name: str) -> float | None:
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class PhaseRow:
+    name: str
+    ordinal: int
+    purge_method: str | None
+    purge_ok: bool | None
+    purge_detail: str | None
+    steady: bool | None
+    rounds: int | None
+    stop_reason: str | None
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunStore:
+    def __init__(self, path: Path):
+        self.dir = path
+        self.raw_dir = path / "raw"
+        self._db = sqlite3.connect(path / "results.db", timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(SCHEMA)
+        self.manifest = self._read_manifest() if (path / "manifest.json").exists() else None
+
+    # -- creation and manifest --------------------------------------------------------------
+    @classmethod
+    def create(cls, root: Path, manifest: Manifest) -> "RunStore":
+        root.mkdir(parents=True, exist_ok=True)
+        base = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
+        path, n = root / base, 1
+        while path.exists():
+            n += 1
+            path = root / f"{base}-{n}"
+        (path / "raw").mkdir(parents=True)
+        manifest.run_id = path.name
+        store = cls(path)
+        store.manifest = manifest
+        store.write_manifest()
+        return store
+
+    @classmethod
+    def open(cls, ref: str | Path) -> "RunStore":
+        path = resolve_run(ref)
+        store = cls(path)
+        if store.manifest is None:
+            raise IolabError(f"{path}: not an iolab run directory (no manifest.json).")
+        m = store.manifest
+        if m.state == "running" and not _pid_alive(m.pid):
+            # The process that wrote this run is gone without closing it (kill -9, power loss).
+            m.state = "interrupted"
+            m.error = m.error or "the iolab process ended without finishing the run"
+            try:
+                store.write_manifest()
+            except OSError:
+                pass
+        return store
+
+    def _read_manifest(self) -> Manifest:
+        path = self.dir / "manifest.json"
+        try:
+            data = json.loads(path.read_text())
+            return Manifest(**data)
+        except (json.JSONDecodeError, TypeError) as e:
+            raise IolabError(f"{path}: unreadable manifest ({e}).") from None
+
+    def write_manifest(self) -> None:
+        tmp = self.dir / "manifest.json.tmp"
+        tmp.write_text(json.dumps(asdict(self.manifest), indent=2, sort_keys=False, default=str))
+        os.replace(tmp, self.dir / "manifest.json")
+
+    def finish(self, state: str, error: str | None = None) -> None:
+        self.manifest.state = state
+        self.manifest.ended = _now_iso()
+        self.manifest.error = error
+        self.write_manifest()
+
+    # -- writing ----------------------------------------------------------------------------
+    def begin_phase(self, name: str, ordinal: int) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO phases (name, ordinal, started) VALUES (?, ?, ?)", (name, ordinal, time.time())
+            )
+
+    def record_purge(self, phase: str, method: str, ok: bool, detail: str) -> None:
+        with self._db:
+            self._db.execute(
+                "UPDATE phases SET purge_method=?, purge_ok=?, purge_detail=? WHERE name=?", (method, int(ok), detail, phase)
+            )
+
+    def begin_round(self, phase: str, rnd: int) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0)", (phase, rnd, time.time())
+            )
+
+    def add_cell(
+        self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
+        workload: dict, result: RoundResult, started: float, ended: float,
+    ) -> int:
+        h = result.histogram
+        pcts = {col: (h.percentile(p) if h else None) for p, col in PCT_COLUMNS.items()}
+        r, w = result.read, result.write
+        with self._db:
+            cur = self._db.execute(
+                """INSERT INTO cells (phase, round, ordinal, kind, cell_key, mix, block_size, workload, started, ended,
+                runtime_s, read_iops, write_iops, iops, read_mbps, write_mbps, mbps, read_ios, write_ios, io_bytes,
+                write_bytes, lat_mean_us, lat_max_us, read_lat_mean_us, read_lat_max_us, write_lat_mean_us,
+                write_lat_max_us, p99, p99_9, p99_99, p99_999, counters, raw_files)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (
+                    phase, rnd, ordinal, kind, key, mix, block_size, json.dumps(workload), started, ended,
+                    result.runtime_s, r.iops, w.iops, result.iops, r.mbps, w.mbps, result.mbps, r.ios, w.ios,
+                    result.io_bytes, w.io_bytes, result.lat_mean_us, result.lat_max_us, r.lat_mean_us, r.lat_max_us,
+                    w.lat_mean_us, w.lat_max_us, pcts["p99"], pcts["p99_9"], pcts["p99_99"], pcts["p99_999"],
+                    json.dumps(result.counters), json.dumps(list(result.raw_files)),
+                ),
+            )
+            cell_id = cur.lastrowid
+            self._db.executemany(
+                "INSERT INTO series VALUES (?,?,?,?,?,?)",
+                [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us) for s in result.series],
+            )
+            for direction, stats in (("read", r), ("write", w)):
+                hist = stats.histogram
+                if hist is not None:
+                    self._db.executemany(
+                        "INSERT INTO histograms VALUES (?,?,?,?,?)",
+                        [(cell_id, direction, v, c, hist.max_us) for v, c in zip(hist.values_us, hist.counts)],
+                    )
+        return cell_id
+
+    def finish_round(self, phase: str, rnd: int) -> None:
+        with self._db:
+            self._db.execute("UPDATE rounds SET ended=?, complete=1 WHERE phase=? AND round=?", (time.time(), phase, rnd))
+
+    def add_steady(self, phase: str, rnd: int, verdicts: tuple[VariableVerdict, ...]) -> None:
+        with self._db:
+            for v in verdicts:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO steady VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        phase, rnd, v.name, json.dumps(list(v.rounds)), json.dumps(list(v.values)), v.average,
+                        v.range_measured, v.range_allowed, v.slope, v.intercept, v.fit_excursion, v.fit_allowed,
+                        int(v.range_ok), int(v.slope_ok),
+                    ),
+                )
+
+    def finish_phase(self, phase: str, steady: bool | None, rounds: int, stop_reason: str) -> None:
+        with self._db:
+            self._db.execute(
+                "UPDATE phases SET steady=?, rounds=?, stop_reason=?, ended=? WHERE name=?",
+                (None if steady is None else int(steady), rounds, stop_reason, time.time(), phase),
+            )
+
+    # -- reading ----------------------------------------------------------------------------
+    def phases(self) -> list[PhaseRow]:
+        rows = self._db.execute(
+            "SELECT name, ordinal, purge_method, purge_ok, purge_detail, steady, rounds, stop_reason FROM phases ORDER BY ordinal"
+        ).fetchall()
+        return [
+            PhaseRow(n, o, pm, None if pok is None else bool(pok), pd, None if s is None else bool(s), r, sr)
+            for n, o, pm, pok, pd, s, r, sr in rows
+        ]
+
+    def complete_rounds(self, phase: str) -> list[int]:
+        return [r for (r,) in self._db.execute(
+            "SELECT round FROM rounds WHERE phase=? AND complete=1 AND round>0 ORDER BY round", (phase,))]
+
+    def cells(self, phase: str | None = None, kind: str = "measure", complete_only: bool = True) -> list[CellRow]:
+        sql = "SELECT c.* FROM cells c"
+        if complete_only:
+            sql += " JOIN rounds r ON r.phase=c.phase AND r.round=c.round AND (r.complete=1 OR c.kind='precondition')"
+        sql += " WHERE c.kind=?"
+        args: list = [kind]
+        if phase is not None:
+            sql += " AND c.phase=?"
+            args.append(phase)
+        sql += " ORDER BY c.phase, c.round, c.ordinal"
+        cur = self._db.execute(sql, args)
+        names = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            d = dict(zip(names, row))
+            out.append(CellRow(
+                id=d["id"], phase=d["phase"], round=d["round"], ordinal=d["ordinal"], kind=d["kind"],
+                cell_key=d["cell_key"], mix=d["mix"], block_size=d["block_size"], workload=json.loads(d["workload"]),
+                runtime_s=d["runtime_s"], read_iops=d["read_iops"], write_iops=d["write_iops"], iops=d["iops"],
+                read_mbps=d["read_mbps"], write_mbps=d["write_mbps"], mbps=d["mbps"], io_bytes=d["io_bytes"],
+                write_bytes=d["write_bytes"], lat_mean_us=d["lat_mean_us"], lat_max_us=d["lat_max_us"],
+                read_lat_mean_us=d["read_lat_mean_us"], write_lat_mean_us=d["write_lat_mean_us"],
+                p99=d["p99"], p99_9=d["p99_9"], p99_99=d["p99_99"], p99_999=d["p99_999"],
+                counters=json.loads(d["counters"] or "{}"), raw_files=json.loads(d["raw_files"] or "[]"),
+                started=d["started"], ended=d["ended"],
+            ))
+        return out
+
+    def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None]]:
+        return self._db.execute(
+            "SELECT t_s, read_iops, write_iops, mbps, lat_mean_us FROM series WHERE cell_id=? ORDER BY t_s", (cell_id,)
+        ).fetchall()
+
+    def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
+        sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
+        args: list = [cell_id]
+        if direction:
+            sql += " AND direction=?"
+            args.append(direction)
+        rows = self._db.execute(sql + " GROUP BY value_us ORDER BY value_us", args).fetchall()
+        if not rows:
+            return None
+        return Histogram(tuple(r[0] for r in rows), tuple(int(r[1]) for r in rows), max(r[2] for r in rows))
+
+    def steady_rows(self, phase: str, rnd: int | None = None) -> list[VariableVerdict]:
+        """The steady-state table at round `rnd` (default: the last evaluated round)."""
+        if rnd is None:
+            (rnd,) = self._db.execute("SELECT MAX(round) FROM steady WHERE phase=?", (phase,)).fetchone()
+            if rnd is None:
+                return []
+        rows = self._db.execute(
+            "SELECT variable, window, vals, average, range_measured, range_allowed, slope, intercept, fit_excursion,"
+            " fit_allowed, range_ok, slope_ok FROM steady WHERE phase=? AND round=? ORDER BY rowid", (phase, rnd)
+        ).fetchall()
+        return [
+            VariableVerdict(n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok))
+            for n, w, v, a, rm, ra, s, i, fe, fa, rok, sok in rows
+        ]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    path: Path
+    test: str
+    target: str
+    state: str
+    started: str
+    compliant: bool
+
+
+def resolve_run(ref: str | Path) -> Path:
+    """A run is named by its directory path or by its id under the runs root."""
+    p = Path(ref)
+    if (p / "manifest.json").exists():
+        return p.resolve()
+    q = runs_root() / str(ref)
+    if (q / "manifest.json").exists():
+        return q
+    matches = sorted(runs_root().glob(f"*{ref}*")) if runs_root().exists() else []
+    matches = [m for m in matches if (m / "manifest.json").exists()]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
+    raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")
+
+
+def list_runs(root: Path | None = None) -> list[RunSummary]:
+    root = root or runs_root()
+    out = []
+    if not root.exists():
+        return out
+    for d in sorted(root.iterdir()):
+        if not (d / "manifest.json").exists():
+            continue
+        try:
+            s = RunStore.open(d)
+        except IolabError:
+            continue
+        m = s.manifest
+        out.append(RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), m.state, m.started, m.compliant))
+        s.close()
+    return out

@@ -1,0 +1,98 @@
+"""SNIA test definitions: one module per test, each exposing `build(profile, target) -> TestPlan`.
+
+(The project's own test suite is `tests/` at the repository root; this package holds the
+*storage* tests iolab runs.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from importlib import import_module
+
+from ..errors import IolabError
+from ..plan import Profile, TestPlan
+from ..targets import Target
+from ..units import KiB, MiB
+from ..workload import Workload
+
+TESTS = {
+    "iops": "pts_iops",
+    "throughput": "pts_throughput",
+    "latency": "pts_latency",
+    "wsat": "pts_wsat",
+}
+# `iolab run pts` runs these in this order on one target.
+PTS_SEQUENCE = ("iops", "throughput", "latency", "wsat")
+
+QUICK_CAPACITY = 512 * MiB
+QUICK_CELL_SECONDS = 1.0
+QUICK_MAX_ROUNDS = 10
+
+
+def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides) -> Profile:
+    """Enterprise: WCD, AR 100 %, TC4/QD32. Client: WCE, AR 75 %, TC2/QD16 (digest A.2).
+
+    Quick scales the run down (shorter cells, a capacity limit, fewer rounds) and marks it
+    non-compliant; any explicit override wins over both.
+    """
+    if name == "enterprise":
+        p = Profile(name="enterprise", spec=spec, active_range=1.0, threads=4, queue_depth=32, write_cache=False)
+    elif name == "client":
+        p = Profile(name="client", spec=spec, active_range=0.75, threads=2, queue_depth=16, write_cache=True)
+    else:
+        raise IolabError(f"profile {name!r}: unknown; use 'enterprise' or 'client'.")
+    if spec not in ("1.1", "2.0.2"):
+        raise IolabError(f"spec revision {spec!r}: use '1.1' (PTS-E 1.1) or '2.0.2' (PTS 2.0.2).")
+    if quick:
+        p = replace(p, quick=True, cell_seconds=QUICK_CELL_SECONDS, capacity_limit=QUICK_CAPACITY, max_rounds=QUICK_MAX_ROUNDS)
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    return replace(p, **overrides)
+
+
+def build_plan(test: str, profile: Profile, target: Target) -> TestPlan:
+    if test not in TESTS:
+        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(TESTS)} (or 'pts' for all four).")
+    module = import_module(f".{TESTS[test]}", __name__)
+    return module.build(profile, target)
+
+
+# -- shared building blocks of the PTS tests --------------------------------------------------
+
+
+def tested_capacity(profile: Profile, target: Target) -> int:
+    """Bytes of the target the test addresses: the active range, cut to the quick limit."""
+    cap = int(target.capacity * profile.active_range)
+    if profile.capacity_limit is not None:
+        cap = min(cap, profile.capacity_limit)
+    return cap
+
+
+def active_fraction(profile: Profile, target: Target) -> float:
+    return tested_capacity(profile, target) / target.capacity
+
+
+def wipc(profile: Profile, target: Target, block_size: int = 128 * KiB) -> Workload:
+    """Workload-independent preconditioning: SEQ writes of 2× the tested capacity (A.2)."""
+    cap = tested_capacity(profile, target)
+    return Workload.mix(
+        "seq", 0, block_size, threads=1, queue_depth=32, active_range=active_fraction(profile, target),
+        bytes_budget=int(profile.precondition_factor * cap), name=f"WIPC SEQ {block_size // KiB}KiB W",
+    )
+
+
+def supported_block_sizes(sizes: list[int], target: Target) -> tuple[list[int], list[str]]:
+    """Drop block sizes below the device's logical sector (direct IO cannot issue them)."""
+    sector = target.facts.logical_sector or 512
+    keep = [b for b in sizes if b >= sector]
+    notes = [f"{b} B block size skipped: below the device's {sector} B logical sector" for b in sizes if b < sector]
+    return keep, notes
+
+
+def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]:
+    return [
+        ("Profile", f"{profile.name} ({'WCE' if profile.write_cache else 'WCD'})"),
+        ("Active range", f"{profile.active_range:.0%}"
+         + (f", limited to {tested_capacity(profile, target) / 1e9:.3f} GB (quick)" if profile.capacity_limit else "")),
+        ("Data pattern", "random (incompressible)"),
+        ("Cell duration", f"{profile.cell_seconds:g} s"),
+    ]

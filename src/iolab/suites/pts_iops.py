@@ -1,0 +1,51 @@
+"""PTS IOPS test (digest A.5): 7 R/W mixes (outer) × 8 block sizes (inner), RND, per round."""
+
+from __future__ import annotations
+
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..targets import Target
+from ..units import KiB, kib_label
+from ..workload import Workload
+from . import active_fraction, common_parameters, supported_block_sizes, tested_capacity, wipc
+
+MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
+BLOCK_SIZES = [1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512]  # inner loop
+
+# 1.1 tracks one variable; 2.0.2 tracks three that must all pass (digest A.3).
+TRACKING = {
+    "1.1": [("0/100", 4 * KiB)],
+    "2.0.2": [("0/100", 4 * KiB), ("65/35", 64 * KiB), ("100/0", 1024 * KiB)],
+}
+
+
+def mix_label(read: int, write: int) -> str:
+    return f"{read}/{write}"
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    sizes, notes = supported_block_sizes(BLOCK_SIZES, target)
+    ar = active_fraction(profile, target)
+    cells = []
+    for read, write in MIXES:
+        for bs in sizes:
+            mix = mix_label(read, write)
+            cells.append(Cell(
+                key=f"{mix} {kib_label(bs)}", mix=mix, block_size=bs,
+                workload=Workload.mix("rnd", read, bs, threads=profile.threads, queue_depth=profile.queue_depth,
+                                      active_range=ar, duration_s=profile.cell_seconds),
+            ))
+    tracking = tuple(
+        Tracking(f"IOPS {mix} {kib_label(bs)}", f"{mix} {kib_label(bs)}", "iops")
+        for mix, bs in TRACKING[profile.spec] if bs in sizes
+    )
+    phase = Phase("main", tuple(cells), tracking, purge=True, precondition=(wipc(profile, target),),
+                  max_rounds=profile.max_rounds)
+    params = common_parameters(profile, target) + [
+        ("Stimulus", "RND, R/W 100/0 … 0/100 (7 mixes) × 1024 … 0.5 KiB (8 sizes)"),
+        ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
+        ("Preconditioning", f"SEQ 128 KiB W, {profile.precondition_factor:g}× {tested_capacity(profile, target) / 1e9:.3f} GB"),
+        ("Tracking", ", ".join(t.name for t in tracking)),
+    ]
+    notes.append("Mixed-workload IOPS are total (read + write) IOPS (the spec's metric is UNVERIFIED; parameter-free choice).")
+    return TestPlan("iops", "IOPS", f"PTS {profile.spec} ({profile.name})", profile, (phase,), profile.rule(),
+                    tested_capacity(profile, target), tuple(params), tuple(notes))

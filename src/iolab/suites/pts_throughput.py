@@ -1,0 +1,36 @@
+"""PTS Throughput test (digest A.6): SEQ 1024 KiB and SEQ 128 KiB, each its own purge,
+preconditioning at the test block size, and rounds of [100/0 read, 0/100 write] at TC1/QD32."""
+
+from __future__ import annotations
+
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..targets import Target
+from ..units import KiB, kib_label
+from ..workload import Workload
+from . import active_fraction, common_parameters, tested_capacity, wipc
+
+BLOCK_SIZES = [1024 * KiB, 128 * KiB]
+THREADS, QUEUE_DEPTH = 1, 32
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    ar = active_fraction(profile, target)
+    phases = []
+    for bs in BLOCK_SIZES:
+        label = kib_label(bs)
+        cells = tuple(
+            Cell(f"{mix} {label}", Workload.mix("seq", read, bs, threads=THREADS, queue_depth=QUEUE_DEPTH,
+                                                active_range=ar, duration_s=profile.cell_seconds), mix, bs)
+            for read, mix in ((100, "100/0"), (0, "0/100"))
+        )
+        tracking = (Tracking(f"Write MB/s SEQ {label}", f"0/100 {label}", "write_mbps"),)
+        phases.append(Phase(f"SEQ {label}", cells, tracking, purge=True, precondition=(wipc(profile, target, bs),),
+                            max_rounds=profile.max_rounds))
+    params = common_parameters(profile, target) + [
+        ("Stimulus", "SEQ 1024 KiB and SEQ 128 KiB, R/W 100/0 and 0/100, separate runs"),
+        ("Outstanding IO", f"TC {THREADS} × QD {QUEUE_DEPTH}"),
+        ("Preconditioning", f"SEQ W at the test block size, {profile.precondition_factor:g}× capacity, per block size"),
+    ]
+    notes = ("Preconditioning at the test block size follows PTS 1.1/2.0 implementations; its rationale is UNVERIFIED.",)
+    return TestPlan("throughput", "Throughput", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)

@@ -1,0 +1,89 @@
+"""Results of a stored run as the reports show them: measurement-window averages per cell,
+the steady-state table, and the run's completeness. Reads only the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .results import Histogram
+from .steady import VariableVerdict
+from .store import CellRow, PhaseRow, RunStore
+
+
+@dataclass(frozen=True)
+class CellAverage:
+    """One table entry: a cell averaged over the measurement-window rounds."""
+
+    key: str
+    mix: str | None
+    block_size: int | None
+    rounds: tuple[int, ...]
+    iops: float
+    read_iops: float
+    write_iops: float
+    mbps: float
+    read_mbps: float
+    write_mbps: float
+    lat_mean_us: float | None  # ART: mean of the per-round means
+    lat_max_us: float | None  # MRT: the maximum over the window
+    p99_999_us: float | None  # from the window's merged histogram (exact, not an average of percentiles)
+    histogram: Histogram | None
+
+
+@dataclass(frozen=True)
+class PhaseSummary:
+    phase: PhaseRow
+    rounds: tuple[int, ...]  # complete measurement rounds
+    window: tuple[int, ...]  # measurement window (last 5 complete rounds)
+    steady: bool | None
+    verdicts: tuple[VariableVerdict, ...]
+    cells: tuple[CellAverage, ...]  # in the plan's loop order
+    mixes: tuple[str, ...]
+    block_sizes: tuple[int, ...]
+    rows: tuple[CellRow, ...]  # every complete measurement cell, for time series
+
+    def cell(self, mix: str, block_size: int) -> CellAverage | None:
+        for c in self.cells:
+            if c.mix == mix and c.block_size == block_size:
+                return c
+        return None
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> PhaseSummary:
+    rows = store.cells(phase.name)
+    rounds = tuple(store.complete_rounds(phase.name))
+    verdicts = tuple(store.steady_rows(phase.name))
+    window = verdicts[0].rounds if verdicts else rounds[-window_size:]
+    in_window = [r for r in rows if r.round in window]
+    order: list[str] = []
+    by_key: dict[str, list[CellRow]] = {}
+    for r in in_window:
+        if r.cell_key not in by_key:
+            order.append(r.cell_key)
+        by_key.setdefault(r.cell_key, []).append(r)
+    cells = []
+    for key in order:
+        rs = by_key[key]
+        hists = [h for h in (store.histogram(r.id) for r in rs) if h is not None]
+        merged = Histogram.merge(hists) if hists else None
+        lat = [r.lat_mean_us for r in rs if r.lat_mean_us is not None]
+        mx = [r.lat_max_us for r in rs if r.lat_max_us is not None]
+        cells.append(CellAverage(
+            key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs),
+            iops=_mean([r.iops for r in rs]), read_iops=_mean([r.read_iops for r in rs]),
+            write_iops=_mean([r.write_iops for r in rs]), mbps=_mean([r.mbps for r in rs]),
+            read_mbps=_mean([r.read_mbps for r in rs]), write_mbps=_mean([r.write_mbps for r in rs]),
+            lat_mean_us=_mean(lat) if lat else None, lat_max_us=max(mx) if mx else None,
+            p99_999_us=merged.percentile(99.999) if merged else None, histogram=merged,
+        ))
+    mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
+    sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
+    return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows))
+
+
+def summarise(store: RunStore) -> list[PhaseSummary]:
+    return [summarise_phase(store, ph) for ph in store.phases()]
