@@ -1,0 +1,226 @@
+"""The `iolab` command. Thin: parse, call, print."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from . import suites, targets
+from .engines import engine_for
+from .errors import IolabError
+from .runner import RunOptions, Runner, start
+from .store import RunStore, list_runs, runs_root
+from .units import parse_duration, parse_size
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive.")
+sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
+app.add_typer(sim_app, name="sim")
+console = Console()
+err = Console(stderr=True)
+
+SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
+
+
+def default_target() -> str:
+    """The simulated drive when this build has it, else a scratch file."""
+    try:
+        from .engines.sim import DEFAULT_PRESET
+    except ImportError:
+        return SCRATCH_FILE
+    return f"sim:{DEFAULT_PRESET}"
+
+
+TargetOpt = typer.Option(None, "--target", "-t", help="/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (default: the simulated drive).")
+ProfileOpt = typer.Option("enterprise", "--profile", help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
+SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
+QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds): finishes in minutes, labelled non-compliant.")
+CellOpt = typer.Option(None, "--cell-time", help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
+RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25).")
+CapOpt = typer.Option(None, "--capacity-limit", help="Test only this much of the target (e.g. 4GiB); non-compliant.")
+PcOpt = typer.Option(None, "--precondition-factor", help="WIPC volume in × tested capacity (spec: 2).")
+StrictOpt = typer.Option(False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test.")
+WsatMulOpt = typer.Option(None, "--wsat-capacity-multiple", help="Write Saturation stops after this × capacity written (spec: 4).")
+WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time limit (spec: 24h).")
+
+
+def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time):
+    return suites.make_profile(
+        profile, quick=quick, spec=spec,
+        cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
+        max_rounds=max_rounds,
+        capacity_limit=parse_size(capacity_limit, "--capacity-limit") if capacity_limit else None,
+        precondition_factor=precondition_factor,
+        strict_steady=strict or None,
+        wsat_capacity_multiple=wsat_mul,
+        wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
+    )
+
+
+def _tests(test: str) -> list[str]:
+    if test == "pts":
+        return list(suites.PTS_SEQUENCE)
+    if test not in suites.TESTS:
+        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(suites.TESTS)} or 'pts' (all four in sequence).")
+    return [test]
+
+
+@app.command()
+def run(
+    test: str = typer.Argument(..., help="iops, throughput, latency, wsat, or pts (all four in sequence)."),
+    target: Optional[str] = TargetOpt,
+    profile: str = ProfileOpt,
+    spec: str = SpecOpt,
+    quick: bool = QuickOpt,
+    cell_time: Optional[str] = CellOpt,
+    max_rounds: Optional[int] = RoundsOpt,
+    capacity_limit: Optional[str] = CapOpt,
+    precondition_factor: Optional[float] = PcOpt,
+    strict_steady: bool = StrictOpt,
+    wsat_capacity_multiple: Optional[float] = WsatMulOpt,
+    wsat_max_time: Optional[str] = WsatTimeOpt,
+    purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
+    allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a mounted/partitioned/in-use/system device. DESTROYS DATA."),
+    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where run directories go (default ./runs or $IOLAB_RUNS)."),
+    tested_by: str = typer.Option("", "--tested-by", help="Name for the report's 'tested by' field."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
+):
+    """Run a SNIA PTS test: purge, precondition, rounds until steady state; every round is stored."""
+    from .progress import RichProgress
+    from .textreport import render
+
+    prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
+                    wsat_capacity_multiple, wsat_max_time)
+    tgt = targets.parse_target(target or default_target())
+    engine = engine_for(tgt)
+    options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, tested_by=tested_by)
+    root = runs_dir or runs_root()
+    try:
+        for name in _tests(test):
+            plan = suites.build_plan(name, prof, tgt)
+            store = start(plan, tgt, engine, options, root)
+            console.print(f"[bold]{plan.title}[/] on {tgt.spec} → {store.dir}")
+            if not store.manifest.compliant:
+                console.print(f"[yellow]non-compliant: {'; '.join(store.manifest.noncompliance)}[/]")
+            try:
+                with RichProgress(console) as progress:
+                    Runner(plan, tgt, engine, store, options, progress).run()
+            except KeyboardInterrupt:
+                err.print(f"[yellow]interrupted: finished rounds are kept in {store.dir}[/]")
+                raise typer.Exit(130)
+            except IolabError as e:
+                err.print(f"[red]{e}[/]\n(the run so far is kept in {store.dir})")
+                raise typer.Exit(e.exit_code)
+            render(store, console)
+            if report:
+                _write_report(store)
+            console.print(f"run directory: {store.dir}")
+    finally:
+        engine.close()
+
+
+def _write_report(store: RunStore) -> None:
+    try:
+        from .report import write_report
+    except ImportError:
+        console.print("(HTML/PDF reports are not in this build; `iolab show` prints the results)")
+        return
+    paths = write_report([store.dir], store.dir / "report")
+    for p in paths:
+        console.print(f"report: {p}")
+
+
+@app.command()
+def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
+    """List stored runs."""
+    from rich.table import Table
+
+    t = Table()
+    for col in ("run", "test", "target", "state", "started", "compliant"):
+        t.add_column(col)
+    for r in list_runs(runs_dir):
+        t.add_row(r.run_id, r.test, r.target, r.state, r.started, "yes" if r.compliant else "no (scaled down)")
+    console.print(t)
+
+
+@app.command()
+def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory.")):
+    """Print a run's results: tables (block size × mix), steady-state table, completeness."""
+    from .textreport import render
+
+    render(RunStore.open(run_ref), console)
+
+
+@app.command()
+def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
+    """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
+    from dataclasses import asdict
+
+    tgt = targets.parse_target(target)
+    console.print(f"[bold]{tgt.spec}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
+    for k, v in asdict(tgt.facts).items():
+        if v not in (None, (), ""):
+            console.print(f"  {k:16} {v if not isinstance(v, (list, tuple)) else ', '.join(map(str, v))}")
+
+
+@app.command("fio-job")
+def fio_job(
+    test: str = typer.Argument(..., help="iops, throughput, latency, wsat or pts."),
+    target: Optional[str] = TargetOpt,
+    profile: str = ProfileOpt,
+    spec: str = SpecOpt,
+    quick: bool = QuickOpt,
+    cell_time: Optional[str] = CellOpt,
+    capacity_limit: Optional[str] = CapOpt,
+):
+    """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by hand."""
+    from .engines.fio import FioEngine
+    from .runner import _slug
+
+    prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None)
+    tgt = targets.parse_target(target or SCRATCH_FILE)
+    if tgt.kind == "sim":
+        raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")
+    engine = FioEngine()
+    for name in _tests(test):
+        plan = suites.build_plan(name, prof, tgt)
+        for phase in plan.phases:
+            for i, w in enumerate(phase.precondition):
+                tag = f"{_slug(phase.name)}-r00-c{i:02d}-{_slug(w.label())}"
+                print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")
+                print(engine.job_text(tgt, w, tag))
+            for i, cell in enumerate(phase.cells):
+                tag = f"{_slug(phase.name)}-r01-c{i:02d}-{_slug(cell.key)}"
+                print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
+                print(engine.job_text(tgt, cell.workload, tag))
+
+
+@sim_app.command("presets")
+def sim_presets():
+    """List the simulated drive presets and their parameters."""
+    from rich.table import Table
+
+    from .engines.sim import list_presets
+
+    for p in list_presets():
+        t = Table(title=f"{p.name} — {p.description}", title_justify="left")
+        t.add_column("parameter")
+        t.add_column("value")
+        for k, v in p.parameters:
+            t.add_row(k, str(v))
+        console.print(t)
+
+
+def main() -> None:
+    try:
+        app()
+    except IolabError as e:
+        err.print(f"[red]iolab: {e}[/]")
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]")
+        sys.exit(130)

@@ -1,0 +1,107 @@
+"""Live progress for `iolab run`: test, phase, round, cell, live IOPS and an ETA (Rich)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from .plan import Phase, TestPlan
+from .results import RoundResult
+from .units import kib_label
+from .workload import Workload
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class RichProgress:
+    def __init__(self, console: Console):
+        self.console = console
+        self.live = Live(console=console, refresh_per_second=4, transient=True)
+        self.t0 = time.monotonic()
+        self.plan: TestPlan | None = None
+        self.phase_: Phase | None = None
+        self.what, self.round, self.index, self.count = "", 0, 0, 0
+        self.label = ""
+        self.live_iops: float | None = None
+        self.last_iops: float | None = None
+        self.cell_wall: float | None = None  # running mean wall time per measurement cell
+        self.virtual_s = 0.0
+
+    def __enter__(self):
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.live.__exit__(*exc)
+
+    # -- runner hooks -----------------------------------------------------------------------
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
+        self.plan, self.phase_ = plan, phase
+        self.console.print(f"[bold]{plan.title}[/] · phase {index + 1}/{len(plan.phases)}: {phase.name}")
+        self._refresh()
+
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
+        self.what, self.round, self.index, self.count = what, round_, index, count
+        self.label = workload.label()
+        self.live_iops = None
+        self._refresh()
+
+    def live(self, elapsed_s: float, iops: float) -> None:
+        self.live_iops = iops
+        self._refresh()
+
+    def done(self, result: RoundResult, wall_s: float) -> None:
+        self.last_iops = result.iops
+        self.virtual_s += result.counters.get("virtual_seconds", 0.0)
+        if self.what == "round":
+            self.cell_wall = wall_s if self.cell_wall is None else 0.8 * self.cell_wall + 0.2 * wall_s
+        self._refresh()
+
+    def note(self, text: str) -> None:
+        self.console.print(text)
+
+    # -- rendering --------------------------------------------------------------------------
+    def _eta(self) -> str:
+        if self.what != "round" or self.cell_wall is None or self.phase_ is None or self.plan is None:
+            return "estimating…"
+        per_round = self.cell_wall * self.count
+        this_round = self.cell_wall * (self.count - self.index)
+        window = self.plan.rule.window
+        earliest = this_round + max(0, window - self.round) * per_round
+        latest = this_round + max(0, self.phase_.max_rounds - self.round) * per_round
+        text = f"round {_clock(this_round)} · phase earliest {_clock(earliest)}"
+        if self.phase_.stop_on_steady:
+            text += f", latest {_clock(latest)}"
+        return text
+
+    def _refresh(self) -> None:
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold cyan")
+        t.add_column()
+        if self.phase_ is not None:
+            if self.what == "precondition":
+                t.add_row("step", f"preconditioning {self.index + 1}/{self.count}: {self.label}")
+            else:
+                limit = self.phase_.max_rounds
+                t.add_row("round", f"{self.round} (steady state checked from round {self.plan.rule.window}; at most {limit})")
+                t.add_row("cell", f"{self.index + 1}/{self.count}: {self.label}")
+        iops = []
+        if self.live_iops is not None:
+            iops.append(f"live {self.live_iops:,.0f}")
+        if self.last_iops is not None:
+            iops.append(f"last cell {self.last_iops:,.0f}")
+        t.add_row("IOPS", " · ".join(iops) or "…")
+        wall = f"wall {_clock(time.monotonic() - self.t0)}"
+        if self.virtual_s:
+            wall += f" · virtual {_clock(self.virtual_s)}"
+        t.add_row("time", wall)
+        t.add_row("ETA", self._eta())
+        self.live.update(t)

@@ -1,0 +1,94 @@
+"""The terminal view of a stored run (`iolab show`): tables per phase and the steady-state
+table with its fit formula. Reads summaries only."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from .store import RunStore
+from .summary import PhaseSummary, summarise
+from .units import kib_label
+
+# Which figure the main table shows per test, and how to print it.
+MAIN_METRIC = {
+    "iops": ("IOPS", lambda c: f"{c.iops:,.0f}"),
+    "throughput": ("MB/s", lambda c: f"{c.mbps:,.1f}"),
+    "latency": ("ART / MRT / 99.999 % (µs)", lambda c: f"{_us(c.lat_mean_us)} / {_us(c.lat_max_us)} / {_us(c.p99_999_us)}"),
+    "wsat": ("IOPS", lambda c: f"{c.iops:,.0f}"),
+}
+
+
+def _us(v: float | None) -> str:
+    return "—" if v is None else f"{v:,.1f}"
+
+
+def render(store: RunStore, console: Console) -> None:
+    m = store.manifest
+    console.print(f"[bold]{m.title}[/] — {m.spec} — run {m.run_id}")
+    facts = m.target.get("facts", {})
+    console.print(f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
+                  f"{m.target['capacity'] / 1e9:.3f} GB, tested {m.target.get('tested_capacity', 0) / 1e9:.3f} GB)")
+    state_style = {"complete": "green", "running": "yellow"}.get(m.state, "red")
+    console.print(f"state [{state_style}]{m.state}[/]  started {m.started}  ended {m.ended or '—'}")
+    if m.error:
+        console.print(f"[red]{m.error}[/]")
+    if not m.compliant:
+        console.print(f"[yellow]NON-COMPLIANT: {'; '.join(m.noncompliance)}[/]")
+    for p in m.purges:
+        console.print(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}")
+    console.print(f"steady-state rule: {m.steady_rule}")
+    for note in m.notes:
+        console.print(f"note: {note}")
+    for ph in summarise(store):
+        console.print()
+        render_phase(m.test, ph, console)
+
+
+def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
+    steady = {True: "[green]steady state reached[/]", False: "[red]steady state NOT reached[/]", None: "steady state not evaluated"}[ph.steady]
+    rounds = f"{len(ph.rounds)} complete round(s)"
+    console.print(f"[bold]{ph.phase.name}[/]: {rounds}; {steady}; {ph.phase.stop_reason or 'unfinished'}")
+    if ph.window:
+        console.print(f"measurement window: rounds {ph.window[0]}–{ph.window[-1]}")
+    if test == "wsat":
+        render_wsat(ph, console)
+    elif ph.mixes and ph.block_sizes:
+        title, fmt = MAIN_METRIC.get(test, MAIN_METRIC["iops"])
+        t = Table(title=f"{title}, mean over the measurement window", title_justify="left")
+        t.add_column("block size", justify="right")
+        for mix in ph.mixes:
+            t.add_column(f"R/W {mix}", justify="right")
+        for bs in ph.block_sizes:
+            cells = [ph.cell(mix, bs) for mix in ph.mixes]
+            t.add_row(kib_label(bs), *(fmt(c) if c else "—" for c in cells))
+        console.print(t)
+    if ph.verdicts:
+        t = Table(title="steady state", title_justify="left")
+        for col in ("variable", "rounds", "average", "range (allowed)", "fit excursion (allowed)", "fit", "verdict"):
+            t.add_column(col)
+        for v in ph.verdicts:
+            t.add_row(v.name, f"{v.rounds[0]}–{v.rounds[-1]}", f"{v.average:,.2f}",
+                      f"{v.range_measured:,.2f} ({v.range_allowed:,.2f})",
+                      f"{v.fit_excursion:,.2f} ({v.fit_allowed:,.2f})", v.formula(),
+                      "[green]pass[/]" if v.steady else "[red]fail[/]")
+        console.print(t)
+
+
+def render_wsat(ph: PhaseSummary, console: Console) -> None:
+    rows = ph.rows
+    if not rows:
+        return
+    written = 0
+    t = Table(title="Write Saturation: IOPS per interval", title_justify="left")
+    for col in ("interval", "IOPS", "ART µs", "TGBW GB"):
+        t.add_column(col, justify="right")
+    show = rows if len(rows) <= 30 else rows[:10] + rows[-10:]
+    marks = {r.id for r in show}
+    for r in rows:
+        written += r.write_bytes
+        if r.id in marks:
+            t.add_row(str(r.round), f"{r.iops:,.0f}", _us(r.lat_mean_us), f"{written / 1e9:.3f}")
+    console.print(t)
+    console.print(f"total written {written / 1e9:.3f} GB over {len(rows)} intervals; first interval {rows[0].iops:,.0f} IOPS, "
+                  f"last 5 mean {sum(r.iops for r in rows[-5:]) / len(rows[-5:]):,.0f} IOPS")

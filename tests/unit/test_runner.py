@@ -1,0 +1,185 @@
+"""The runner and store with a scripted engine (no fio): rounds, steady state, budgets,
+interruption, and what a reader sees afterwards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iolab import suites
+from iolab.errors import EngineError
+from iolab.results import Histogram, OpStats, RoundResult
+from iolab.runner import RunOptions, Runner, start
+from iolab.store import RunStore, list_runs
+from iolab.summary import summarise
+from iolab.targets import DeviceFacts, PurgeOutcome, Target
+from iolab.units import GiB
+
+TARGET = Target("sim", "sim:scripted", "scripted", 1 * GiB, DeviceFacts(model="Scripted", logical_sector=512))
+
+
+class ScriptedEngine:
+    """IOPS per call come from `iops_for(round, call)`; byte budgets are written exactly."""
+
+    name = "scripted"
+
+    def __init__(self, iops_for, fail_at: int | None = None, interrupt_at: int | None = None):
+        self.iops_for, self.calls, self.round = iops_for, 0, 0
+        self.fail_at, self.interrupt_at = fail_at, interrupt_at
+        self.purges = []
+
+    def version(self):
+        return "scripted-1"
+
+    def prepare(self, target):
+        pass
+
+    def purge(self, target, method):
+        self.purges.append(method)
+        return PurgeOutcome("sim-purge", True, "scripted purge")
+
+    def close(self):
+        pass
+
+    def job_text(self, target, workload, tag):
+        return ""
+
+    def run(self, target, workload, raw_dir: Path, tag, progress=None):
+        self.calls += 1
+        if self.fail_at == self.calls:
+            raise EngineError("scripted failure")
+        if self.interrupt_at == self.calls:
+            raise KeyboardInterrupt
+        rnd = int(tag.split("-r")[1][:2])
+        iops = self.iops_for(rnd, self.calls)
+        seconds = workload.duration_s or 1.0
+        bs = workload.streams[0].block_size
+        hist = Histogram((50.0, 100.0, 900.0), (10, 80, 10), 1000.0)
+        lat = 1e7 / iops  # latency moves with IOPS, so latency tracking sees the same trend
+
+        def side(share):
+            ios = int(iops * share * seconds)
+            if ios == 0:
+                return OpStats.idle()
+            return OpStats(ios, ios * bs, iops * share, iops * share * bs / 1e6, lat, 1000.0, 50.0, hist)
+
+        reads = workload.read_pct / 100
+        if workload.bytes_budget is not None:  # a byte-budgeted write: exactly the budget
+            ios = workload.bytes_budget // bs
+            w = OpStats(ios, ios * bs, iops, iops * bs / 1e6, 100.0, 1000.0, 50.0, hist)
+            r = OpStats.idle()
+        else:
+            r, w = side(reads), side(1 - reads)
+        (raw_dir / f"{tag}.json").write_text(json.dumps({"iops": iops}))
+        return RoundResult(r, w, seconds, raw_files=(f"raw/{tag}.json",), engine="scripted", engine_version="1")
+
+
+def profile(**kw):
+    return suites.make_profile("enterprise", quick=True, cell_seconds=1.0, **kw)
+
+
+def go(tmp_path, test, engine, **kw):
+    plan = suites.build_plan(test, profile(**kw), TARGET)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    return plan, RunStore.open(store.dir)
+
+
+def test_iops_reaches_steady_state_and_stores_56_cells_per_round(tmp_path):
+    # rounds 1-2 high (FOB), then flat: steady once the window is rounds 3-7
+    engine = ScriptedEngine(lambda rnd, call: 50_000 if rnd <= 2 else 10_000 + (call % 3) * 100)
+    plan, store = go(tmp_path, "iops", engine)
+    [ph] = summarise(store)
+    assert store.manifest.state == "complete"
+    assert ph.steady is True and ph.window == (3, 4, 5, 6, 7) and ph.rounds == (1, 2, 3, 4, 5, 6, 7)
+    assert len(ph.cells) == 56 and len(store.cells()) == 7 * 56
+    assert [v.name for v in ph.verdicts] == ["IOPS 0/100 4KiB", "IOPS 65/35 64KiB", "IOPS 100/0 1024KiB"]
+    # loop order: mixes outer, block sizes inner
+    assert [c.key for c in ph.cells[:2]] == ["100/0 1024KiB", "100/0 128KiB"]
+    assert ph.cells[-1].key == "0/100 0.5KiB"
+    assert engine.purges == ["auto"]
+    pc = store.cells(kind="precondition")
+    assert len(pc) == 1 and pc[0].write_bytes == 2 * plan.capacity  # WIPC: 2× tested capacity
+    assert not store.manifest.compliant and "quick profile" in store.manifest.noncompliance
+
+
+def test_spec_1_1_tracks_one_variable(tmp_path):
+    engine = ScriptedEngine(lambda rnd, call: 10_000)
+    _, store = go(tmp_path, "iops", engine, spec="1.1")
+    [ph] = summarise(store)
+    assert [v.name for v in ph.verdicts] == ["IOPS 0/100 4KiB"]
+
+
+def test_never_steady_stops_at_round_limit_and_says_so(tmp_path):
+    engine = ScriptedEngine(lambda rnd, call: 1000 * rnd * rnd)
+    _, store = go(tmp_path, "latency", engine, max_rounds=6)
+    [ph] = summarise(store)
+    assert ph.steady is False and ph.rounds == (1, 2, 3, 4, 5, 6)
+    assert "without steady state" in ph.phase.stop_reason
+
+
+def test_throughput_has_two_phases_each_with_purge_and_its_own_preconditioning(tmp_path):
+    engine = ScriptedEngine(lambda rnd, call: 500)
+    _, store = go(tmp_path, "throughput", engine)
+    phases = summarise(store)
+    assert [p.phase.name for p in phases] == ["SEQ 1024KiB", "SEQ 128KiB"]
+    assert engine.purges == ["auto", "auto"]
+    pcs = store.cells(kind="precondition")
+    assert [c.workload["streams"][0]["block_size"] for c in pcs] == [1024 * 1024, 128 * 1024]
+    assert all(p.steady for p in phases)
+
+
+def test_wsat_stops_exactly_at_its_byte_budget(tmp_path):
+    engine = ScriptedEngine(lambda rnd, call: 1000)  # 1000 × 4 KiB per 1 s interval
+    plan, store = go(tmp_path, "wsat", engine, capacity_limit=1_000_000, wsat_capacity_multiple=4)
+    [ph] = summarise(store)
+    written = sum(c.write_bytes for c in store.cells())
+    budget = 4 * 1_000_000
+    assert written >= budget and written - budget < 4096
+    assert "budget" in ph.phase.stop_reason
+    assert len(store.cells(kind="precondition")) == 0  # WSAT starts at FOB
+
+
+def test_interrupt_keeps_finished_rounds(tmp_path):
+    # 1 precondition call + 9 cells per latency round: call 1 + 2*9 + 3 is inside round 3
+    engine = ScriptedEngine(lambda rnd, call: 100, interrupt_at=1 + 2 * 9 + 3)
+    plan = suites.build_plan("latency", profile(), TARGET)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        Runner(plan, TARGET, engine, store, RunOptions()).run()
+    store = RunStore.open(store.dir)
+    assert store.manifest.state == "interrupted"
+    assert store.complete_rounds("main") == [1, 2]
+    assert {c.round for c in store.cells()} == {1, 2}  # the partial round is not reported
+    assert len(store.cells(complete_only=False)) == 2 * 9 + 2
+
+
+def test_engine_failure_marks_the_run_failed(tmp_path):
+    engine = ScriptedEngine(lambda rnd, call: 100, fail_at=5)
+    plan = suites.build_plan("latency", profile(), TARGET)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    with pytest.raises(EngineError):
+        Runner(plan, TARGET, engine, store, RunOptions()).run()
+    store = RunStore.open(store.dir)
+    assert store.manifest.state == "failed" and "scripted failure" in store.manifest.error
+    [r] = list_runs(tmp_path)
+    assert r.state == "failed"
+
+
+def test_dead_writer_reads_as_interrupted(tmp_path):
+    engine = ScriptedEngine(lambda rnd, call: 100)
+    plan = suites.build_plan("latency", profile(), TARGET)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    store.manifest.pid = 2**22 + 12345  # no such process
+    store.write_manifest()
+    assert RunStore.open(store.dir).manifest.state == "interrupted"
+
+
+def test_client_profile_settings():
+    p = suites.make_profile("client")
+    assert (p.active_range, p.threads, p.queue_depth, p.write_cache) == (0.75, 2, 16, True)
+    plan = suites.build_plan("iops", p, TARGET)
+    assert plan.capacity == int(0.75 * GiB)
+    assert plan.phases[0].cells[0].workload.active_range == pytest.approx(0.75)
