@@ -57,7 +57,7 @@ class ScriptedEngine:
         seconds = workload.duration_s or 1.0
         bs = workload.streams[0].block_size
         hist = Histogram((50.0, 100.0, 900.0), (10, 80, 10), 1000.0)
-        lat = 1e7 / iops  # latency moves with IOPS, so latency tracking sees the same trend
+        lat = 1e7 / max(iops, 1)  # latency moves with IOPS, so latency tracking sees the same trend
 
         def side(share):
             ios = int(iops * share * seconds)
@@ -113,7 +113,7 @@ def test_spec_1_1_tracks_one_variable(tmp_path):
 
 
 def test_never_steady_stops_at_round_limit_and_says_so(tmp_path):
-    engine = ScriptedEngine(lambda rnd, call: 1000 * rnd * rnd)
+    engine = ScriptedEngine(lambda rnd, call: 1000 * (rnd + 1) ** 2)
     _, store = go(tmp_path, "latency", engine, max_rounds=6)
     [ph] = summarise(store)
     assert ph.steady is False and ph.rounds == (1, 2, 3, 4, 5, 6)
