@@ -98,7 +98,7 @@ def plan_summary(plan: TestPlan) -> dict:
     return {
         "phases": [
             {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
-             "cells": [c.key for c in ph.cells], "tracking": [t.name for t in ph.tracking],
+             "cells": [c.key for c in ph.cells], "tracking": [asdict(t) for t in ph.tracking],
              "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
              "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds}
             for ph in plan.phases

@@ -1,0 +1,179 @@
+"""The PTS tests end to end through the `iolab` command, with real fio on a file and on a
+loop device (quick profile, short cells), as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from iolab.store import RunStore, list_runs
+from iolab.summary import summarise
+
+from .conftest import IOLAB, iolab
+
+pytestmark = pytest.mark.integration
+
+QUICK = ["--quick", "--cell-time", "300ms", "--no-report"]
+
+
+def only_run(runs_dir):
+    [r] = list_runs(runs_dir)
+    return RunStore.open(r.path)
+
+
+def check_rounds_are_consistent(store, ph):
+    """The stored verdict must be what the rule says about the stored rounds."""
+    from iolab.steady import SteadyRule, evaluate
+
+    [plan_phase] = [p for p in store.manifest.plan["phases"] if p["name"] == ph.phase.name]
+    last = ph.verdicts[0].rounds[-1]
+    hist = {
+        t["name"]: [(c.round, c.metric(t["metric"])) for c in ph.rows if c.cell_key == t["cell_key"] and c.round <= last]
+        for t in plan_phase["tracking"]
+    }
+    verdict = evaluate(hist, SteadyRule())
+    assert verdict.window == ph.window
+    assert verdict.steady == ph.steady
+
+
+def test_iops_quick_on_a_file(scratch):
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=256MiB"
+    p = iolab("run", "iops", "--target", target, *QUICK, "--max-rounds", "6", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    assert store.manifest.state == "complete"
+    assert not store.manifest.compliant
+    [ph] = summarise(store)
+    assert len(ph.cells) == 56
+    assert all(c.iops > 0 for c in ph.cells)
+    assert len(ph.verdicts) == 3 and len(ph.window) == 5
+    assert ph.steady is not None
+    check_rounds_are_consistent(store, ph)
+    # every measured cell keeps its raw fio output
+    for c in store.cells():
+        assert c.raw_files and all((store.dir / f).exists() for f in c.raw_files)
+    assert "steady state" in p.stdout and "R/W 65/35" in p.stdout
+    shown = iolab("show", str(store.dir))
+    assert shown.returncode == 0 and "4KiB" in shown.stdout
+
+
+def test_iops_quick_on_a_loop_device(scratch, loop_device):
+    runs = scratch / "runs"
+    p = iolab("run", "iops", "--target", loop_device, *QUICK, "--max-rounds", "6", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    [ph] = summarise(store)
+    assert store.manifest.state == "complete" and len(ph.cells) == 56
+    assert store.manifest.purges[0]["method"] == "blkdiscard" and store.manifest.purges[0]["ok"]
+    assert store.manifest.target["facts"]["interface"] == "loop"
+    check_rounds_are_consistent(store, ph)
+
+
+def test_throughput_and_latency_quick_on_a_file(scratch):
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=128MiB"
+    for test in ("throughput", "latency"):
+        p = iolab("run", test, "--target", target, *QUICK, "--max-rounds", "6", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr + p.stdout
+    tp, lat = sorted((RunStore.open(r.path) for r in list_runs(runs)), key=lambda s: s.manifest.test, reverse=True)
+    assert tp.manifest.test == "throughput"
+    phases = summarise(tp)
+    assert [p.phase.name for p in phases] == ["SEQ 1024KiB", "SEQ 128KiB"]
+    assert all(len(p.cells) == 2 and p.cell("0/100", p.block_sizes[0]).write_mbps > 0 for p in phases)
+    assert len(tp.cells(kind="precondition")) == 2
+    [lp] = summarise(lat)
+    assert len(lp.cells) == 9
+    for c in lp.cells:
+        assert c.lat_mean_us > 0 and c.lat_max_us >= c.lat_mean_us
+        assert c.p99_999_us is not None and c.p99_999_us <= c.lat_max_us
+
+
+def test_wsat_stops_at_its_byte_budget(scratch):
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=64MiB"
+    p = iolab("run", "wsat", "--target", target, *QUICK, "--wsat-capacity-multiple", "2", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    [ph] = summarise(store)
+    written = sum(c.write_bytes for c in store.cells())
+    budget = 2 * 64 * 1024 * 1024
+    assert budget <= written < budget + 64 * 4096, written
+    assert "budget" in ph.phase.stop_reason
+    assert store.cells(kind="precondition") == []
+
+
+def _wait_for_round(runs, rnd, proc, timeout=300):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        rs = list_runs(runs)
+        if rs:
+            s = RunStore.open(rs[0].path)
+            if s.cells(complete_only=False) and max(c.round for c in s.cells(complete_only=False)) >= rnd:
+                return rs[0].path
+        time.sleep(0.2)
+    raise AssertionError(f"round {rnd} never started")
+
+
+def test_kill_9_in_round_3_keeps_rounds_1_and_2(scratch):
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=64MiB"
+    proc = subprocess.Popen([*IOLAB, "run", "latency", "--target", target, *QUICK, "--runs-dir", str(runs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        path = _wait_for_round(runs, 3, proc)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    store = RunStore.open(path)
+    assert store.manifest.state == "interrupted"
+    assert store.complete_rounds("main") == [1, 2]
+    assert len(store.cells()) == 2 * 9
+    shown = iolab("show", str(path))
+    assert shown.returncode == 0 and "interrupted" in shown.stdout
+
+
+def test_ctrl_c_stops_fio_and_marks_the_run_interrupted(scratch):
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=64MiB"
+    proc = subprocess.Popen([*IOLAB, "run", "latency", "--target", target, *QUICK, "--runs-dir", str(runs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    path = _wait_for_round(runs, 2, proc)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
+    assert proc.wait(timeout=60) == 130
+    store = RunStore.open(path)
+    assert store.manifest.state == "interrupted"
+    assert 1 in store.complete_rounds("main")
+    left = subprocess.run(["pgrep", "-f", str(scratch)], capture_output=True, text=True).stdout.split()
+    assert left == [], "fio still running after Ctrl-C"
+
+
+def test_refuses_a_mounted_device(scratch, loop_device):
+    subprocess.run(["mkfs.ext4", "-q", loop_device], check=True)
+    mnt = scratch / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loop_device, str(mnt)], check=True)
+    try:
+        p = iolab("run", "iops", "--target", loop_device, *QUICK, "--runs-dir", str(scratch / "runs"))
+        assert p.returncode != 0
+        msg = p.stderr + p.stdout
+        assert "mounted" in msg and str(mnt) in msg and "--allow-unsafe-target" in msg
+        assert "Traceback" not in msg
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+def test_bad_input_gets_a_clear_error_not_a_traceback(scratch):
+    for args in (["run", "iops", "--target", "file:/nonexistent-dir/x.img"],
+                 ["run", "nosuchtest", "--target", f"file:{scratch}/d.img?size=1MiB"],
+                 ["show", "no-such-run"]):
+        p = iolab(*args, "--runs-dir", str(scratch)) if args[0] == "run" else iolab(*args)
+        assert p.returncode != 0
+        assert "Traceback" not in p.stderr + p.stdout
