@@ -1,0 +1,235 @@
+"""The normalised IO table: one row per block IO, whatever the trace came from.
+
+Every reader (import) and the Linux capture end in the same table, stored as one Parquet
+file so DuckDB can scan it without loading it (and a user can open it with any Parquet
+tool). Columns:
+
+    time_ns      BIGINT   issue time, ns from the trace's first IO (the first IO is at 0)
+    device       VARCHAR  the traced volume as the format names it ("7,0", "hm_0", "ASU 1")
+    op           VARCHAR  read | write | trim | flush | other
+    offset_bytes BIGINT  from the start of the device
+    size_bytes   BIGINT
+    process      VARCHAR  issuing process name (NULL when the format has none)
+    latency_us   DOUBLE   issue -> completion in µs (NULL when the format has none, or when
+                          the completion was not captured)
+
+Rows are stored in time order. Facts about the trace (format, source files, whether a wall
+clock start is known, how many bad lines were skipped) are kept in the Parquet key-value
+metadata and come back as a `TraceTable`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import duckdb
+
+from ..errors import IolabError
+
+COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
+OPS = ("read", "write", "trim", "flush", "other")
+
+# The table's SQL types, in column order (used to build empty tables and to check files).
+SQL_TYPES = {
+    "time_ns": "BIGINT",
+    "device": "VARCHAR",
+    "op": "VARCHAR",
+    "offset_bytes": "BIGINT",
+    "size_bytes": "BIGINT",
+    "process": "VARCHAR",
+    "latency_us": "DOUBLE",
+}
+
+_META_KEY = "iolab_trace"
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """One rejected input line: where, which field, what was expected."""
+
+    file: str
+    line: int  # 1-based line number (record number for binary formats)
+    problem: str  # "field 4 (Type): expected Read or Write, got 'Wrte'"
+    text: str  # the line as read (cut to 200 characters)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.problem} (line: {self.text!r})"
+
+
+@dataclass(frozen=True)
+class TraceTable:
+    """A normalised IO table on disk (`path`, Parquet) and what is known about it."""
+
+    path: Path
+    fmt: str  # the reader that made it ('msr', 'tracefs', 'synthetic', ...)
+    sources: tuple[str, ...]  # input files (or the captured device)
+    rows: int
+    duration_s: float  # from the first issue to the last issue
+    has_latency: bool  # at least one row has a latency
+    start_unix_ns: int | None = None  # wall-clock time of time_ns = 0, when the format says
+    skipped_lines: int = 0  # bad lines dropped with skip_bad_lines
+    skipped_examples: tuple[BadLine, ...] = ()
+    notes: tuple[str, ...] = ()  # caveats a reader or the capture wants reported
+
+    @classmethod
+    def open(cls, path: str | Path) -> "TraceTable":
+        """Load a table written by iolab (import, capture or synthetic generator).
+
+        Row count, duration and whether response times are present come from the Parquet
+        footer statistics, so opening a 50-million-IO table reads a few kilobytes.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise IolabError(f"{p}: no such trace table (expected a .parquet file written by iolab import or capture).")
+        con = connect()
+        try:
+            kv = con.execute(
+                "SELECT value FROM parquet_kv_metadata(?) WHERE key = ?", [str(p), _META_KEY.encode()]
+            ).fetchall()
+            stats = con.execute(
+                "SELECT path_in_schema, sum(row_group_num_rows), max(TRY_CAST(stats_max_value AS BIGINT)),"
+                " sum(stats_null_count) FROM parquet_metadata(?) GROUP BY path_in_schema",
+                [str(p)],
+            ).fetchall()
+        except duckdb.Error as e:
+            raise IolabError(f"{p}: not a readable Parquet file ({_first_line(e)}).") from None
+        finally:
+            con.close()
+        if not kv:
+            raise IolabError(
+                f"{p}: this Parquet file has no iolab trace metadata; it was not written by "
+                "iolab import/capture. Import the original trace with `iolab trace import`."
+            )
+        by_col = {name: (rows, mx, nulls) for name, rows, mx, nulls in stats}
+        missing = [c for c in COLUMNS if c not in by_col]
+        if missing:
+            raise IolabError(f"{p}: trace table lacks column(s) {', '.join(missing)}; re-import the trace.")
+        rows, max_t, _ = by_col["time_ns"]
+        lat_rows, _, lat_nulls = by_col["latency_us"]
+        meta = json.loads(kv[0][0])
+        return cls(
+            path=p,
+            fmt=meta["fmt"],
+            sources=tuple(meta["sources"]),
+            rows=int(rows),
+            duration_s=(max_t or 0) / 1e9,
+            has_latency=int(lat_nulls or 0) < int(lat_rows),
+            start_unix_ns=meta.get("start_unix_ns"),
+            skipped_lines=meta.get("skipped_lines", 0),
+            skipped_examples=tuple(BadLine(**b) for b in meta.get("skipped_examples", ())),
+            notes=tuple(meta.get("notes", ())),
+        )
+
+    def scan_sql(self) -> str:
+        """A FROM-clause item that reads this table (for queries built by other modules)."""
+        return f"read_parquet({sql_str(str(self.path))})"
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.path}: {self.rows:,} IOs over {self.duration_s:,.1f} s from {self.fmt} "
+            f"({', '.join(self.sources)})",
+            f"  response times: {'yes' if self.has_latency else 'not in this trace'}",
+        ]
+        if self.skipped_lines:
+            lines.append(f"  skipped {self.skipped_lines:,} bad lines, e.g. {self.skipped_examples[0]}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def connect(memory_limit: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that spills to a private temp directory instead of failing.
+
+    Analysis of long traces must not need RAM proportional to the trace, so large sorts and
+    joins are allowed to spill; `memory_limit` (e.g. '1GB') caps DuckDB's own buffers.
+    """
+    con = duckdb.connect(":memory:")
+    con.execute(f"SET temp_directory = {sql_str(_spill_dir())}")
+    con.execute("SET preserve_insertion_order = true")
+    con.execute("SET enable_progress_bar = false")
+    if memory_limit:
+        con.execute(f"SET memory_limit = {sql_str(memory_limit)}")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    return con
+
+
+def write_table(
+    con: duckdb.DuckDBPyConnection,
+    select_sql: str,
+    out: str | Path,
+    *,
+    fmt: str,
+    sources: tuple[str, ...],
+    origin_ns: int | None = None,
+    start_unix_ns: int | None = None,
+    skipped_lines: int = 0,
+    skipped_examples: tuple[BadLine, ...] = (),
+    notes: tuple[str, ...] = (),
+    presorted: bool = False,
+) -> TraceTable:
+    """Write the rows of `select_sql` (exactly COLUMNS, any order) as a trace table.
+
+    `time_ns` is rebased so the first IO is at 0: pass the smallest time as `origin_ns` when
+    the caller already knows it (saves a pass over the input). `start_unix_ns` is the wall
+    clock of the *input's* time 0, if the format has one. The file is written next to `out`
+    and renamed into place, so a failed import never leaves a half-written table behind.
+    `presorted` skips the sort when the rows already come in time order (generator).
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if origin_ns is None:
+        origin_ns = con.execute(f"SELECT min(time_ns) FROM ({select_sql})").fetchall()[0][0]
+    if origin_ns is None:
+        raise IolabError(f"{', '.join(sources)}: no IOs found; nothing to write to {out}.")
+    cols = ", ".join(
+        f"CAST(time_ns - {int(origin_ns)} AS BIGINT) AS time_ns" if c == "time_ns" else f"CAST({c} AS {SQL_TYPES[c]}) AS {c}"
+        for c in COLUMNS
+    )
+    meta = {
+        "fmt": fmt,
+        "sources": list(sources),
+        "start_unix_ns": None if start_unix_ns is None else int(start_unix_ns) + int(origin_ns),
+        "skipped_lines": skipped_lines,
+        "skipped_examples": [asdict(b) for b in skipped_examples],
+        "notes": list(notes),
+    }
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        con.execute(
+            f"COPY (SELECT {cols} FROM ({select_sql}) {'' if presorted else 'ORDER BY time_ns, offset_bytes'}) TO {sql_str(str(tmp))} "
+            f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
+        )
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return TraceTable.open(out)
+
+
+_SPILL_DIR: str | None = None
+
+
+def _spill_dir() -> str:
+    """One spill directory per process, removed at exit (DuckDB's default is ./.tmp)."""
+    global _SPILL_DIR
+    if _SPILL_DIR is None:
+        _SPILL_DIR = tempfile.mkdtemp(prefix="iolab-duckdb-")
+        atexit.register(shutil.rmtree, _SPILL_DIR, True)
+    return _SPILL_DIR
+
+
+def sql_str(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+__all__ = ["COLUMNS", "OPS", "BadLine", "TraceTable", "connect", "write_table", "sql_str"]
