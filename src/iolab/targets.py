@@ -740,10 +740,10 @@ def _signature(node: str) -> str | None:
         kv = dict(line.split("=", 1) for line in r.text.splitlines() if "=" in line)
         found = []
         if "TYPE" in kv:
-            found.append(f"a {kv['TYPE']} ({kv.get('USAGE', 'unknown use')}) signature")
+            found.append(f"{kv['TYPE']} ({kv.get('USAGE', 'unknown use')})")
         if "PTTYPE" in kv:
-            found.append(f"a {kv['PTTYPE']} partition table")
-        return f"{node} carries {' and '.join(found) or 'a signature'} (blkid -p)"
+            found.append(f"{kv['PTTYPE']} (partition table)")
+        return f"{node} carries {', '.join(found) or 'an unnamed signature'} (found by blkid -p)"
     if r.returncode == 8:  # ambivalent: several signatures at once
         return f"{node} carries several conflicting signatures (blkid -p: {r.stderr.strip() or 'ambivalent'})"
     if r.missing:
@@ -751,7 +751,7 @@ def _signature(node: str) -> str | None:
         if w.ok:
             data = _json(w.text) or {}
             types = [s.get("type", "?") for s in data.get("signatures", [])]
-            return f"{node} carries {', '.join(types)} (wipefs -n)" if types else None
+            return f"{node} carries {', '.join(types)} (found by wipefs -n)" if types else None
         if w.missing:
             return "cannot probe for signatures: neither blkid nor wipefs (util-linux) is installed"
         return f"cannot probe for signatures ({w.summary()})"

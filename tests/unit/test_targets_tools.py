@@ -459,7 +459,7 @@ def test_system_disk_through_lvm_is_refused_with_every_reason(lvm_system, runner
     msg = str(e.value)
     assert "mounted: /dev/nvme0n1p1 is mounted at /boot efi" in msg
     assert "partitions: /dev/nvme0n1 holds partitions nvme0n1p1, nvme0n1p3" in msg
-    assert "signature: /dev/nvme0n1 carries a gpt partition table (blkid -p)" in msg
+    assert "signature: /dev/nvme0n1 carries gpt (partition table) (found by blkid -p)" in msg
     assert "holders: in use by the kernel through dm-0 (on nvme0n1p3)" in msg
     assert "/ lives on /dev/nvme0n1 (through dm-0 -> nvme0n1p3)" in msg
     assert msg.endswith("Pass --allow-unsafe-target to override (this destroys data on /dev/nvme0n1).")
@@ -475,7 +475,7 @@ def test_other_disk_on_the_same_system_is_clean(lvm_system, runner):
 def test_signature_probe_falls_back_to_wipefs_then_refuses_blind(lvm_system, runner):
     t = Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, DeviceFacts(interface="nvme"))
     runner.rules[("wipefs",)] = [(0, json.dumps({"signatures": [{"device": "nvme1n1", "type": "LVM2_member"}]}), "")]
-    assert targets.check_safe_to_write(t, True) == ["signature: /dev/nvme1n1 carries LVM2_member (wipefs -n)"]
+    assert targets.check_safe_to_write(t, True) == ["signature: /dev/nvme1n1 carries LVM2_member (found by wipefs -n)"]
     del runner.rules[("wipefs",)]
     with pytest.raises(RefusedError, match="neither blkid nor wipefs"):
         targets.check_safe_to_write(t, False)
