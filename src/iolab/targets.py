@@ -445,7 +445,7 @@ def _block_facts(dev: _BlockDev) -> DeviceFacts:
         sources=("sysfs",),
         wwid=_read(dev.disk / "wwid") or _read(device / "wwid"),
     )
-    node = dev.node
+    node = f"/dev/{dev.disk.name}"  # the tools identify drives, not partitions
     # Least direct first: each later tool's identity strings replace the earlier ones.
     if interface in ("nvme", "sata", "sas", "scsi", "usb"):
         r = run_command(["smartctl", "-i", "-j", node], timeout=30)
@@ -987,6 +987,7 @@ def _purge(target: Target, method: str, progress: ProgressFn | None) -> PurgeOut
             outcome = _purge_blkdiscard(target)
             return replace(outcome, detail=f"auto: {iface or 'unknown'} interface -> blkdiscard. {outcome.detail}")
         try:
+            _whole_drive_only(target)
             return _BLOCK_METHODS[chosen](target, progress)
         except _NotPossible as why:
             outcome = _purge_blkdiscard(target)
@@ -997,9 +998,33 @@ def _purge(target: Target, method: str, progress: ProgressFn | None) -> PurgeOut
         raise IolabError(f"purge method {method!r} needs a {' or '.join(required)} drive; {target.path} is {iface}. "
                          "Use --purge auto or blkdiscard.")
     try:
+        if method != "blkdiscard":
+            _whole_drive_only(target)
         return _BLOCK_METHODS[method](target, progress)
     except _NotPossible as why:
         return PurgeOutcome(method, False, f"{method} not possible: {why}")
+
+
+def _whole_drive_only(target: Target) -> None:
+    """Drive erases act on the whole disk, so they are never aimed at a partition."""
+    try:
+        dev = _block_dev(target.path)
+    except IolabError:
+        return  # unknown to sysfs: the erase tool will fail on it and say so
+    if dev.is_partition:
+        raise _NotPossible(f"{target.path} is a partition of /dev/{dev.disk.name}; a drive erase would wipe the "
+                           "whole disk, other partitions included.")
+
+
+def _other_namespaces(target: Target) -> list[str]:
+    """Namespaces of the same NVMe controller other than the target (sanitize erases them all,
+    and so does format when the controller formats namespaces together)."""
+    m = re.fullmatch(r"/dev/(nvme(\d+)n\d+)", target.path)
+    if not m:
+        return []
+    blocks = SYSFS / "class" / "block"
+    names = [p.name for p in blocks.iterdir()] if blocks.is_dir() else []
+    return sorted(n for n in names if re.fullmatch(rf"nvme{m.group(2)}n\d+", n) and n != m.group(1))
 
 
 def _purge_blkdiscard(target: Target, progress: ProgressFn | None = None) -> PurgeOutcome:
@@ -1023,6 +1048,11 @@ def _purge_nvme_format(target: Target, progress: ProgressFn | None = None) -> Pu
     ctrl = _nvme_id_ctrl(target)
     if ctrl is not None and not int(ctrl.get("oacs", 0)) & 0x2:  # OACS bit 1: Format NVM supported
         raise _NotPossible("the controller does not support Format NVM (id-ctrl OACS bit 1 is 0).")
+    others = _other_namespaces(target)
+    # FNA bits 0-1: format / secure erase apply to all namespaces of the controller at once.
+    if others and (ctrl is None or int(ctrl.get("fna", 0)) & 0x3):
+        raise _NotPossible(f"this controller formats all its namespaces together and {', '.join(others)} would be "
+                           "erased too (only the target was safety-checked).")
     # --ses=1: user data erase. nvme-cli keeps the current LBA format when --lbaf is not given.
     r = run_command(["nvme", "format", target.path, "--ses=1", "--force"], timeout=_LONG)
     return PurgeOutcome("nvme-format", r.ok, r.summary())
@@ -1036,6 +1066,10 @@ def _purge_nvme_sanitize(target: Target, progress: ProgressFn | None = None) -> 
     ctrl = _nvme_id_ctrl(target)
     if ctrl is None:
         raise _NotPossible("`nvme id-ctrl` did not answer, so the supported sanitize actions are unknown.")
+    others = _other_namespaces(target)
+    if others:
+        raise _NotPossible(f"sanitize erases every namespace of the controller, and {', '.join(others)} would be "
+                           "erased too (only the target was safety-checked).")
     sanicap = int(ctrl.get("sanicap", 0))
     action = next(((act, name) for bit, act, name in _SANITIZE_ACTIONS if sanicap >> bit & 1), None)
     if action is None:

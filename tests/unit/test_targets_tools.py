@@ -35,9 +35,11 @@ class FakeRunner:
 
 
 @pytest.fixture
-def runner(monkeypatch):
+def runner(monkeypatch, tmp_path):
     fake = FakeRunner()
     monkeypatch.setattr(targets, "run_command", fake)
+    # An empty sysfs unless a test builds one: the host's own disks must not leak in.
+    monkeypatch.setattr(targets, "SYSFS", tmp_path / "sys")
     monkeypatch.setattr(targets, "_sleep", lambda s: None)
     return fake
 
@@ -479,3 +481,42 @@ def test_signature_probe_falls_back_to_wipefs_then_refuses_blind(lvm_system, run
     del runner.rules[("wipefs",)]
     with pytest.raises(RefusedError, match="neither blkid nor wipefs"):
         targets.check_safe_to_write(t, False)
+
+
+# --- drive erases never reach beyond the target ----------------------------------------------
+
+
+@pytest.fixture
+def two_namespaces(fakesys):
+    for ns, dev in (("nvme0n1", "259:0"), ("nvme0n2", "259:1")):
+        fakesys.disk(ns, "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0", dev, {"size": "1000", **_queue()})
+    fakesys.disk("nvme1n1", "pci0000:00/0000:00:1c.0/0000:02:00.0/nvme/nvme1", "259:2", {"size": "1000", **_queue()})
+
+
+def test_sanitize_refused_when_the_controller_has_other_namespaces(two_namespaces, runner):
+    runner.rules[("nvme", "id-ctrl")] = [(0, json.dumps({"sanicap": 2}), "")]
+    out = targets.purge(_block("nvme", "/dev/nvme0n1"), "nvme-sanitize")
+    assert not out.ok and "nvme0n2 would be erased too" in out.detail
+    assert not any(c[:2] == ("nvme", "sanitize") for c in runner.calls)
+
+
+@pytest.mark.parametrize("fna, formats", [(0, True), (1, False), (2, False)])
+def test_format_with_other_namespaces_depends_on_fna(two_namespaces, runner, fna, formats):
+    runner.rules[("nvme", "id-ctrl")] = [(0, json.dumps({"oacs": 2, "fna": fna}), "")]
+    runner.rules[("nvme", "format")] = [(0, "Success formatting namespace:1", "")]
+    runner.rules[("blkdiscard",)] = [(0, "", "")]
+    out = targets.purge(_block("nvme", "/dev/nvme0n1"), "auto")
+    assert out.method == ("nvme-format" if formats else "blkdiscard") and out.ok
+    assert any(c[:2] == ("nvme", "format") for c in runner.calls) is formats
+
+
+def test_drive_erase_is_never_aimed_at_a_partition(fakesys, runner):
+    disk = fakesys.disk("sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block", "8:0",
+                        {"size": "976773168", **_queue()})
+    fakesys.partition(disk, "sda2", "8:2", 1000000)
+    runner.rules[("blkdiscard",)] = [(0, "", "")]
+    out = targets.purge(_block("sata", "/dev/sda2"), "ata-secure-erase")
+    assert not out.ok and "partition of /dev/sda" in out.detail
+    out = targets.purge(_block("sata", "/dev/sda2"), "auto")
+    assert (out.method, out.ok) == ("blkdiscard", True) and "partition of /dev/sda" in out.detail
+    assert runner.calls == [("blkdiscard", "-f", "/dev/sda2")]  # no hdparm at all
