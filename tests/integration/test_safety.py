@@ -7,6 +7,7 @@ import os
 import shutil
 import struct
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,20 @@ def test_unattached_loop_device_has_no_capacity():
         assert "size of 0 bytes" in str(e)
     else:  # someone attached it between the two calls: nothing to assert
         pytest.skip(f"{free} was attached concurrently")
+
+
+@pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
+def test_nbd_export_size_is_asked_from_the_server(tmp_path):
+    sock = tmp_path / "nbd.sock"
+    server = subprocess.Popen(["nbdkit", "--foreground", "--unix", str(sock), "memory", "48M"])
+    try:
+        for _ in range(200):
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        t = parse_target(f"nbd+unix:///?socket={sock}")
+        assert (t.kind, t.capacity, t.facts.sources) == ("nbd", 48 << 20, ("nbdinfo",))
+        assert targets.check_safe_to_write(t, False) == []  # the export's owner decides what it serves
+    finally:
+        server.terminate()
+        server.wait()
