@@ -1,0 +1,244 @@
+"""Parsing fio output: recorded fio 3.33 JSON+ and logs, and the converted fio 2.x shape.
+
+Expected numbers were read by hand from the fixture files (see tests/fixtures/fio/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.fio import load_round, parse_fio_json, parse_fio_logs
+from iolab.errors import EngineError
+from iolab.results import PERCENTILES
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
+
+
+def text(name: str) -> str:
+    return (FIX / name).read_text()
+
+
+def final_report(name: str) -> dict:
+    """The last JSON object of a fixture (status reports come first)."""
+    t, dec, pos, last = text(name), json.JSONDecoder(), 0, None
+    while (start := t.find("{", pos)) >= 0:
+        last, pos = dec.raw_decode(t, start)
+    return last
+
+
+# -- fio 3.x ------------------------------------------------------------------------------
+
+
+def test_randrw_numbers_come_from_the_final_report():
+    r = parse_fio_json(text("randrw.json"), "randrw.json")
+    assert r.engine == "fio" and r.engine_version == "fio-3.33"
+    assert r.runtime_s == pytest.approx(2.502)  # the status reports ran 0.9 s and 1.9 s
+    rd, wr = r.read, r.write
+    assert (rd.ios, rd.io_bytes) == (159750, 654336000)
+    assert rd.iops == pytest.approx(63848.920863)
+    assert rd.mbps == pytest.approx(261.525179)  # bw_bytes / 1e6
+    assert rd.lat_mean_us == pytest.approx(142.727741684)  # lat_ns, total latency
+    assert (rd.lat_min_us, rd.lat_max_us) == (pytest.approx(0.787), pytest.approx(3791.670))
+    assert (wr.ios, wr.io_bytes) == (86037, 352407552)
+    assert wr.iops == pytest.approx(34387.290168)
+    assert wr.mbps == pytest.approx(140.850340)
+    assert wr.lat_mean_us == pytest.approx(196.361949289)
+    assert wr.lat_max_us == pytest.approx(5075.406)
+    assert r.ios == 159750 + 86037
+
+
+def test_histogram_is_the_clat_bins_in_us_and_matches_fios_percentiles():
+    report = final_report("randrw.json")
+    r = parse_fio_json(text("randrw.json"), "randrw.json")
+    for side, stats in (("read", r.read), ("write", r.write)):
+        clat = report["jobs"][0][side]["clat_ns"]
+        h = stats.histogram
+        assert h.total == stats.ios == clat["N"]
+        assert len(h.values_us) == len(clat["bins"])
+        assert h.values_us[0] == min(int(k) for k in clat["bins"]) / 1000
+        assert h.max_us == pytest.approx(clat["max"] / 1000)
+        # Same rule as fio: our percentiles are fio's own, capped at the max.
+        for pct, ns in clat["percentile"].items():
+            assert h.percentile(float(pct)) == pytest.approx(min(ns, clat["max"]) / 1000)
+    assert r.read.histogram.percentile(99.0) == pytest.approx(423.936)
+    for p in PERCENTILES:
+        assert r.percentile(p) <= r.histogram.max_us
+
+
+def test_write_only_round_has_an_idle_read_side_and_capped_percentiles():
+    r = parse_fio_json(text("seqwrite.json"), "seqwrite.json")
+    assert r.read.ios == 0 and r.read.iops == 0
+    assert r.read.lat_mean_us is None and r.read.lat_max_us is None and r.read.histogram is None
+    w = r.write
+    assert (w.ios, w.io_bytes) == (20822, 2729181184)
+    assert w.iops == pytest.approx(9460.245343)
+    assert w.mbps == pytest.approx(1239.973277)
+    assert w.lat_mean_us == pytest.approx(383.799806887)
+    assert r.runtime_s == pytest.approx(2.201)
+    # fio's own 99.99th (5079.04 µs, a bin's value) is above the largest completion
+    # latency (5051.791 µs): iolab reports the max, never more.
+    assert w.histogram.percentile(99.99) == pytest.approx(5051.791)
+    assert w.histogram.percentile(99.999) == pytest.approx(5051.791)
+    assert r.lat_mean_us == pytest.approx(383.799806887)
+
+
+def test_series_from_the_logs_hand_checked():
+    logs = sorted(FIX.glob("randrw_*.log"))
+    s = parse_fio_logs(logs)
+    assert [p.t_s for p in s] == [1.0, 2.0]  # the 2.5 s partial interval is in lat logs only
+    one = s[0]
+    assert one.read_iops == 34952 + 35103
+    assert one.write_iops == 19139 + 18884
+    assert one.mbps == pytest.approx((139808 + 76556 + 140412 + 75536) * 1024 / 1e6)
+    weighted = (116950 * 34952 + 200787 * 19139 + 117014 * 35103 + 202678 * 18884) / (34952 + 19139 + 35103 + 18884)
+    assert one.lat_mean_us == pytest.approx(weighted / 1000)
+    assert s[1].read_iops == 29143 + 29397 and s[1].write_iops == 15818 + 15622
+
+    w = parse_fio_logs(sorted(FIX.glob("seqwrite_*.log")))
+    assert [(p.t_s, p.read_iops, p.write_iops) for p in w] == [(1.0, 0, 8562), (2.0, 0, 10630)]
+    assert w[0].mbps == pytest.approx(1095808 * 1024 / 1e6)
+    assert w[1].lat_mean_us == pytest.approx(335.445)
+
+
+def test_load_round_lists_raw_files_relative_to_the_run_dir(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for f in FIX.glob("randrw*"):
+        shutil.copy(f, raw / f.name)
+    r = load_round(raw, "randrw")
+    assert "raw/randrw.fio" in r.raw_files and "raw/randrw.json" in r.raw_files
+    assert "raw/randrw_iops.1.log" in r.raw_files and "raw/randrw_slat.2.log" in r.raw_files
+    assert all(not Path(p).is_absolute() and (tmp_path / p).exists() for p in r.raw_files)
+    assert len(r.series) == 2 and r.read.ios == 159750
+
+
+# -- fio 2.x (converted) --------------------------------------------------------------------
+
+
+def test_fio2_json_plus_shape():
+    r = parse_fio_json(text("fio2-randrw.json"), "fio2-randrw.json")
+    assert r.engine_version == "fio-2.21"
+    assert (r.read.ios, r.read.io_bytes) == (159750, 639000 * 1024)  # io_bytes was KiB
+    assert r.read.mbps == pytest.approx(255395 * 1024 / 1e6)  # bw in KiB/s, no bw_bytes
+    assert r.read.lat_mean_us == pytest.approx(142.727741684)  # lat in µs
+    assert (r.read.lat_min_us, r.read.lat_max_us) == (1, 3792)
+    assert r.write.ios == 86037 and r.write.lat_mean_us == pytest.approx(196.361949289)
+    # Index-keyed bins: every IO is there, percentiles stay within fio 2.x's bucket error
+    # (1/64 of a value) of the fio 3.x ones from the same IOs, and never above the max.
+    v3 = parse_fio_json(text("randrw.json"), "randrw.json")
+    for side2, side3 in ((r.read, v3.read), (r.write, v3.write)):
+        assert side2.histogram.total == side2.ios
+        assert side2.histogram.max_us == round(side3.histogram.max_us)  # 2.x: integer µs
+        for p in PERCENTILES:
+            assert side2.histogram.percentile(p) <= side2.histogram.max_us
+            assert side2.histogram.percentile(p) == pytest.approx(side3.histogram.percentile(p), rel=0.02, abs=1.0)
+
+
+def test_fio2_plain_json_has_no_histogram_rather_than_an_invented_one():
+    r = parse_fio_json(text("fio2-randrw-plain.json"), "fio2-randrw-plain.json", require_bins=False)
+    assert r.read.histogram is None and r.percentile(99) is None
+    assert r.read.ios == 159750
+    with pytest.raises(EngineError, match=r"jobs\[0\]\.read\.clat\.bins"):
+        parse_fio_json(text("fio2-randrw-plain.json"), "fio2-randrw-plain.json")
+
+
+# -- failures name what is wrong ------------------------------------------------------------
+
+
+def broken(mutate) -> str:
+    report = final_report("randrw.json")
+    mutate(report)
+    return json.dumps(report)
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda r: r["jobs"][0]["write"]["lat_ns"].pop("mean"), "jobs[0].write.lat_ns.mean"),
+    (lambda r: r["jobs"][0]["read"].pop("bw_bytes"), "jobs[0].read.bw_bytes"),
+    (lambda r: r["jobs"][0]["read"].pop("total_ios"), "jobs[0].read.total_ios"),
+    (lambda r: r["jobs"][0]["read"]["clat_ns"].pop("bins"), "jobs[0].read.clat_ns.bins"),
+    (lambda r: r["jobs"][0].pop("write"), "jobs[0].write"),
+    (lambda r: r.pop("fio version"), "fio version"),
+])
+def test_missing_field_names_the_field_and_the_file(mutate, field):
+    with pytest.raises(EngineError) as e:
+        parse_fio_json(broken(mutate), "/runs/x/raw/r1.json")
+    assert field in str(e.value) and "/runs/x/raw/r1.json" in str(e.value)
+
+
+def test_other_failures_are_clear():
+    with pytest.raises(EngineError, match="empty"):
+        parse_fio_json(broken(lambda r: r.update(jobs=[])), "x.json")
+    with pytest.raises(EngineError, match="error 5"):
+        parse_fio_json(broken(lambda r: r["jobs"][0].update(error=5)), "x.json")
+    with pytest.raises(EngineError, match="no JSON report.*cannot open"):
+        parse_fio_json("fio: cannot open /dev/nvme9n1\n", "x.json")
+    with pytest.raises(EngineError, match="no IO"):
+        def idle(r):
+            for d in ("read", "write"):
+                r["jobs"][0][d]["total_ios"] = 0
+        parse_fio_json(broken(idle), "x.json")
+    with pytest.raises(EngineError, match="groups"):
+        def two_groups(r):
+            r["jobs"].append(dict(r["jobs"][0], groupid=1))
+        parse_fio_json(broken(two_groups), "x.json")
+
+
+def test_warnings_around_the_json_are_skipped():
+    t = "fio: note: both iodepth >= 1 and synchronous I/O engine are selected\n" + text("seqwrite.json")
+    assert parse_fio_json(t, "x.json").write.ios == 20822
+
+
+def test_jobs_reported_separately_are_combined():
+    def twice(r):
+        r["jobs"].append(json.loads(json.dumps(r["jobs"][0])))
+    r = parse_fio_json(broken(twice), "x.json")
+    one = parse_fio_json(text("randrw.json"), "x.json")
+    assert r.read.ios == 2 * one.read.ios
+    assert r.read.iops == pytest.approx(2 * one.read.iops)
+    assert r.read.lat_mean_us == pytest.approx(one.read.lat_mean_us)
+    assert r.read.histogram.total == 2 * one.read.histogram.total
+    assert r.read.lat_max_us == one.read.lat_max_us
+
+
+# -- log bucketing --------------------------------------------------------------------------
+
+
+def write_log(path: Path, rows: list[tuple[int, float, int]]) -> Path:
+    path.write_text("".join(f"{t}, {v:g}, {d}, 0, 0\n" for t, v, d in rows))
+    return path
+
+
+def test_log_samples_land_in_their_interval_despite_late_or_early_stamps(tmp_path):
+    logs = [
+        # bw a millisecond early, iops on time, latency stamped at the first completion
+        # after each boundary (late on a slow device), plus a final partial interval.
+        write_log(tmp_path / "t_iops.1.log", [(1000, 100, 1), (2000, 110, 1), (3001, 120, 1)]),
+        write_log(tmp_path / "t_bw.1.log", [(999, 400, 1), (1999, 440, 1), (3000, 480, 1)]),
+        write_log(tmp_path / "t_lat.1.log", [(1060, 5e6, 1), (2040, 6e6, 1), (3100, 7e6, 1), (3400, 9e6, 1)]),
+    ]
+    s = parse_fio_logs(logs)
+    assert [(p.t_s, p.write_iops, p.lat_mean_us) for p in s] == [(1.0, 100, 5000), (2.0, 110, 6000), (3.001, 120, 7000)]
+    assert s[0].mbps == pytest.approx(400 * 1024 / 1e6)
+
+
+def test_a_second_not_covered_by_every_job_is_left_out(tmp_path):
+    logs = [
+        write_log(tmp_path / "t_iops.1.log", [(1000, 100, 0), (2000, 100, 0)]),
+        write_log(tmp_path / "t_bw.1.log", [(1000, 400, 0), (2000, 400, 0)]),
+        write_log(tmp_path / "t_iops.2.log", [(1000, 50, 0)]),  # this job's second interval is missing
+        write_log(tmp_path / "t_bw.2.log", [(1000, 200, 0)]),
+    ]
+    s = parse_fio_logs(logs)
+    assert [(p.t_s, p.read_iops) for p in s] == [(1.0, 150)]
+    assert s[0].lat_mean_us is None  # no lat logs: not measured, not zero
+
+
+def test_damaged_log_names_file_and_line(tmp_path):
+    bad = tmp_path / "t_iops.1.log"
+    bad.write_text("1000, 5, 0, 0, 0\n2000, oops, 0, 0, 0\n")
+    with pytest.raises(EngineError, match=r"t_iops\.1\.log, line 2"):
+        parse_fio_logs([bad, write_log(tmp_path / "t_bw.1.log", [(1000, 1, 0)])])
