@@ -85,7 +85,9 @@ class Target:
 
 @dataclass(frozen=True)
 class PurgeOutcome:
-    method: str  # the method actually used: 'nvme-format', 'nvme-sanitize', 'ata-secure-erase', 'sg-format', 'sg-sanitize', 'blkdiscard', 'file', 'none', 'sim'
+    # The method actually used: 'nvme-format', 'nvme-sanitize', 'ata-secure-erase', 'sg-format',
+    # 'sg-sanitize', 'blkdiscard', 'file', 'none', 'sim' ('auto' is resolved to one of these).
+    method: str
     ok: bool  # False: the target was NOT returned to FOB; detail says why and what to do
     detail: str  # what was run and what it said (or why it could not be done)
     seconds: float = 0.0
@@ -375,9 +377,19 @@ def _block_dev(path: str) -> _BlockDev:
         name = os.path.basename(real)
     if name is None:
         raise IolabError(f"{path}: not a block device known to the kernel (nothing in {SYSFS}/class/block).")
+    return _block_dev_named(name)
+
+
+def _block_dev_named(name: str) -> _BlockDev:
     sysdir = (SYSFS / "class" / "block" / name).resolve()
     disk = sysdir.parent if (sysdir / "partition").exists() else sysdir
     return _BlockDev(name=name, node=f"/dev/{name}", sysdir=sysdir, disk=disk)
+
+
+def _sysname(devnum: str) -> str | None:
+    """Kernel name of the block device with this major:minor, if there is one."""
+    link = SYSFS / "dev" / "block" / devnum
+    return link.resolve().name if devnum and link.exists() else None
 
 
 def _interface(dev: _BlockDev) -> str | None:
@@ -555,13 +567,9 @@ def _file_facts(path: str, st: os.stat_result | None) -> DeviceFacts:
     """A file's own facts are its size; the block device under its filesystem decides how IO
     behaves, so its sector sizes and rotational flag are reported with its name."""
     dev_stat = st if st is not None else _stat_or_none(os.path.dirname(path))
-    backing: _BlockDev | None = None
-    if dev_stat is not None:
-        link = SYSFS / "dev" / "block" / f"{os.major(dev_stat.st_dev)}:{os.minor(dev_stat.st_dev)}"
-        if link.exists():  # tmpfs, overlay and btrfs subvolumes have anonymous devices: no bonus
-            name = link.resolve().name
-            sysdir = link.resolve()
-            backing = _BlockDev(name, f"/dev/{name}", sysdir, sysdir.parent if (sysdir / "partition").exists() else sysdir)
+    # tmpfs, overlay and btrfs subvolumes sit on anonymous devices: then there is no bonus.
+    name = _sysname(f"{os.major(dev_stat.st_dev)}:{os.minor(dev_stat.st_dev)}") if dev_stat else None
+    backing = _block_dev_named(name) if name else None
     facts = DeviceFacts(interface="file", capacity_bytes=st.st_size if st else None, sources=("stat",))
     if backing is None:
         return facts
@@ -627,8 +635,8 @@ def _devnum(sysdir: Path) -> str | None:
 
 
 def _rdev_of(path: str) -> str | None:
-    """major:minor of a device node, or None when it is not one."""
-    st = _stat_or_none(path)
+    """major:minor of a device node, or None when it is not one (mount sources like 'tmpfs')."""
+    st = _stat_or_none(path) if path.startswith("/") else None
     if st is None or not stat.S_ISBLK(st.st_mode):
         return None
     return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
@@ -665,11 +673,6 @@ def _swaps() -> list[tuple[str, str]]:
     except OSError:
         return []
     return [(_unescape(p[0]), p[1]) for p in (line.split() for line in lines) if len(p) >= 2]
-
-
-def _sysname(devnum: str) -> str | None:
-    link = SYSFS / "dev" / "block" / devnum
-    return link.resolve().name if link.exists() else None
 
 
 def _lower_chain(name: str) -> list[list[str]]:
@@ -802,7 +805,7 @@ def _system_use(dev: _BlockDev, mounts: list[_Mount]) -> list[str]:
     users: list[tuple[str, str]] = []  # (what, device name)
     for m in mounts:
         if m.mountpoint in _SYSTEM_MOUNTS:
-            name = _sysname(m.devnum) or (_sysname(_rdev_of(m.source) or "") if m.source.startswith("/dev/") else None)
+            name = _sysname(m.devnum) or _sysname(_rdev_of(m.source) or "")
             if name:
                 users.append((m.mountpoint, name))
     for filename, kind in _swaps():
@@ -822,7 +825,8 @@ def _system_use(dev: _BlockDev, mounts: list[_Mount]) -> list[str]:
                 out.append(f"{what} lives on {dev.node}" + (f" (through {' -> '.join(via)})" if via else ""))
                 break
             if dev.is_partition and dev.disk.name in chain:
-                out.append(f"{dev.node} is a partition of {dev.disk.name}, the disk {what} lives on ({' -> '.join(chain)})")
+                out.append(f"{dev.node} is a partition of {dev.disk.name}, the disk {what} lives on "
+                           f"({' -> '.join(chain)})")
                 break
     return list(dict.fromkeys(out))
 
@@ -1186,8 +1190,9 @@ def _purge_ata(target: Target, progress: ProgressFn | None = None) -> PurgeOutco
             "and resume the machine (`systemctl suspend`, then wake it) or hot-unplug and replug the drive, "
             f"then check that `hdparm -I {dev}` says 'not frozen'.")
     if sec.enabled or sec.locked:
-        raise _NotPossible(f"{dev} already has a security password set (security enabled{', locked' if sec.locked else ''}); "
-                           "iolab will not guess it. Disable it with hdparm --security-disable first.")
+        state = "enabled, locked" if sec.locked else "enabled"
+        raise _NotPossible(f"{dev} already has a security password set (security {state}); iolab will not guess "
+                           "it. Disable it with hdparm --security-disable first.")
     if sec.expired:
         raise _NotPossible(f"{dev}'s security attempt counter has expired; power-cycle the drive.")
     lines = []
@@ -1283,7 +1288,8 @@ def _purge_file(target: Target) -> PurgeOutcome:
 # ---------------------------------------------------------------------------------------------
 
 _NOT_SETTABLE = {
-    "loop": "not settable on loop devices (direct IO bypasses the page cache; the backing file's device keeps its own setting)",
+    "loop": "not settable on loop devices (direct IO bypasses the page cache; the backing file's device "
+            "keeps its own setting)",
     "zram": "not settable on zram (RAM-backed, there is no device cache)",
     "nbd": "not settable on NBD devices (the server decides)",
     "virtio": "not settable from inside a virtual machine (the host's disk cache mode decides)",

@@ -291,7 +291,9 @@ def test_nvme_format_unsupported_auto_falls_back_to_blkdiscard(runner):
 
 
 def test_nvme_sanitize_polls_until_done(runner):
-    log = lambda prog, status: (0, struct.pack("<HH", prog, status) + bytes(508), "")
+    def log(prog, status):
+        return (0, struct.pack("<HH", prog, status) + bytes(508), "")
+
     runner.rules[("nvme", "id-ctrl")] = [(0, json.dumps({"sanicap": 0b011}), "")]
     runner.rules[("nvme", "sanitize", "/dev/nvme0n1")] = [(0, "", "")]
     runner.rules[("nvme", "sanitize-log")] = [log(0, 2), log(16384, 2), log(49152, 2), log(65535, 1)]
