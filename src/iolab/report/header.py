@@ -1,0 +1,160 @@
+"""What every page repeats (PTS report layout, digest A.14): the page header fields, the four
+header columns, and the banners (non-compliant, incomplete). Built from the manifest and the
+stored phases only; a fact the run did not record is printed as such, never guessed."""
+
+from __future__ import annotations
+
+from ..units import kib_label
+from .model import HeaderColumn
+from .rundata import RunData, rounds_text
+
+NOT_REPORTED = "not reported"
+# Header cells have a fixed height on the page; longer values are cut here (the Run Details
+# page prints them in full).
+MAX_VALUE_CHARS = 64
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def _val(v) -> str:
+    return NOT_REPORTED if v in (None, "", ()) else str(v)
+
+
+def spec_line(run: RunData) -> str:
+    return f"Solid State Storage Performance Test Specification — {run.manifest.spec}"
+
+
+def device_line(run: RunData) -> str:
+    facts = run.manifest.target.get("facts", {})
+    name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
+    return name or f"{run.manifest.target.get('spec')} (vendor/model {NOT_REPORTED})"
+
+
+def test_platform(run: RunData) -> HeaderColumn:
+    p, v = run.manifest.platform, run.manifest.versions
+    cpu = p.get("cpu") or NOT_REPORTED
+    if p.get("cores"):
+        cpu = f"{cpu} ({p['cores']} cores)"
+    items = [
+        ("Host", _val(p.get("host"))),
+        ("CPU", cpu),
+        ("Memory", _val(p.get("memory"))),
+        ("OS", _val(p.get("os"))),
+        ("Kernel", _val(p.get("kernel"))),
+        ("Test software", f"iolab {_val(v.get('iolab'))}"),
+        ("IO engine", _val(v.get("engine"))),
+    ]
+    return HeaderColumn("Test Platform", tuple((k, _short(x)) for k, x in items))
+
+
+def device_under_test(run: RunData) -> HeaderColumn:
+    m = run.manifest
+    t, facts = m.target, m.target.get("facts", {})
+    cap = t.get("capacity")
+    tested = t.get("tested_capacity")
+    capacity = f"{cap / 1e9:,.3f} GB" if cap else NOT_REPORTED
+    if tested and cap and tested != cap:
+        capacity += f" ({tested / 1e9:,.3f} GB tested)"
+    sectors = NOT_REPORTED
+    if facts.get("logical_sector"):
+        sectors = f"{facts['logical_sector']} B logical / {facts.get('physical_sector') or '?'} B physical"
+    media = {True: "rotational (HDD)", False: "solid state", None: NOT_REPORTED}[facts.get("rotational")]
+    items = [
+        ("Target", f"{t.get('spec')} ({t.get('kind')})"),
+        ("Vendor / model", device_line(run)),
+        ("Serial", _val(facts.get("serial"))),
+        ("Firmware", _val(facts.get("firmware"))),
+        ("Capacity", capacity),
+        ("Interface", _val(facts.get("interface"))),
+        ("Sectors / media", f"{sectors}; {media}"),
+        ("Purge", purge_text(run)),
+        ("Write cache", _val(m.write_cache or facts.get("write_cache"))),
+    ]
+    return HeaderColumn("Device Under Test", tuple((k, _short(x)) for k, x in items))
+
+
+def purge_text(run: RunData) -> str:
+    purges = run.manifest.purges
+    if not purges:
+        return "none recorded"
+    methods = sorted({p["method"] for p in purges})
+    failed = [p for p in purges if not p.get("ok")]
+    text = ", ".join(methods)
+    return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
+
+
+def steady_text(run: RunData) -> str:
+    """The 'SS rounds' entry: the window of each phase and whether steady state was reached."""
+    parts = []
+    for ph in run.phases:
+        state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[ph.steady]
+        if run.manifest.test == "wsat":
+            state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
+        name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
+        parts.append(f"{name}{rounds_text(ph.window)} ({state})")
+    return "; ".join(parts) or "no complete round"
+
+
+def preconditioning_text(run: RunData) -> str:
+    if not run.preconditioning:
+        plan_pc = [pc for ph in run.manifest.plan.get("phases", []) for pc in ph.get("precondition", [])]
+        return "none (starts at FOB after purge)" if not plan_pc else "planned, not stored (run incomplete)"
+    parts = []
+    for c in run.preconditioning:
+        w = c.workload
+        bs = w["streams"][0]["block_size"]
+        access = w["streams"][0]["access"].upper()
+        parts.append(f"{access} {kib_label(bs)} W, TC{w['threads']}×QD{w['queue_depth']}, {c.write_bytes / 1e9:,.3f} GB written")
+    unique = list(dict.fromkeys(parts))
+    return "; ".join(unique) if len(unique) == 1 or len(unique) == len(parts) else "; ".join(parts)
+
+
+def set_up_parameters(run: RunData) -> HeaderColumn:
+    m = run.manifest
+    prm = m.parameters
+    items = [
+        ("Data pattern", _val(prm.get("Data pattern"))),
+        ("Active range", _val(prm.get("Active range"))),
+        ("PC1 (WIPC)", preconditioning_text(run)),
+        ("PC2 (WDPC)", f"the test loop, {_val(prm.get('Outstanding IO'))}"),
+        ("SS rounds", steady_text(run)),
+        ("SS rule", m.steady_rule.replace("; at most", "; max").replace("comparison ", "")),
+    ]
+    return HeaderColumn("Set Up Parameters", tuple((k, _short(x)) for k, x in items))
+
+
+def test_parameters(run: RunData) -> HeaderColumn:
+    m = run.manifest
+    prm = m.parameters
+    shown = ("Data pattern", "Active range", "Preconditioning")  # already in Set Up Parameters
+    items = [(k, str(v)) for k, v in prm.items() if k not in shown]
+    rounds = [str(len(ph.rounds)) for ph in run.phases]
+    items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
+    return HeaderColumn("Test Parameters", tuple((k, _short(x)) for k, x in items))
+
+
+def header_columns(run: RunData) -> tuple[HeaderColumn, ...]:
+    return (test_platform(run), device_under_test(run), set_up_parameters(run), test_parameters(run))
+
+
+def banners(run: RunData) -> tuple[str, ...]:
+    """Printed on every page, so no page can be read without its caveats."""
+    m = run.manifest
+    out = []
+    if not m.compliant:
+        label = "non-compliant (quick profile)" if run.quick else "non-compliant"
+        out.append(f"{label}: {'; '.join(m.noncompliance)}")
+    if m.state != "complete":
+        what = {"running": "RUN IN PROGRESS", "interrupted": "INCOMPLETE RUN (interrupted)",
+                "failed": "INCOMPLETE RUN (failed)"}.get(m.state, f"INCOMPLETE RUN ({m.state})")
+        rounds = sum(len(ph.rounds) for ph in run.phases)
+        out.append(f"{what}: only the {rounds} complete round(s) measured are shown"
+                   + (f" — {m.error}" if m.error else ""))
+    return tuple(_cut(b) for b in out)
+
+
+def _cut(text: str, n: int = 170) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,139 @@
+"""The page model as one self-contained HTML file: plots embedded as data URIs, no script,
+no web font, no network. The same HTML, printed by WeasyPrint, is the PDF (pdf.py), so the
+stylesheet lays each `Page` out on exactly one A4 sheet."""
+
+from __future__ import annotations
+
+import base64
+import html as _html
+
+from jinja2 import Environment
+
+from .model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text
+
+CSS = """
+@page { size: A4 portrait; margin: 8mm 10mm; }
+* { box-sizing: border-box; }
+body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; color: #111; margin: 0; }
+.page { width: __W__mm; break-after: page; position: relative; }
+.page:last-child { break-after: auto; }
+.head { border-bottom: 1.4pt solid #1f4e79; padding-bottom: 1mm; height: 15mm; }
+.head .row { display: flex; justify-content: space-between; gap: 4mm; }
+.head .spec { font-weight: bold; color: #1f4e79; font-size: 7.6pt; }
+.head .test { font-size: 10.5pt; font-weight: bold; margin-top: 0.6mm; }
+.head .meta { color: #333; margin-top: 0.6mm; }
+.pageno { font-weight: bold; white-space: nowrap; }
+.banner { background: #fff2cc; border: 0.6pt solid #bf9000; color: #5c4400; font-weight: bold; padding: 0.6mm 1.5mm;
+          margin-top: 1mm; font-size: 6.8pt; }
+.banner.incomplete { background: #f8d7da; border-color: #b02a37; color: #58151c; }
+.banners { height: 11mm; }
+.columns { display: flex; gap: 1.5mm; margin-top: 1mm; height: 56mm; }
+.col { flex: 1 1 0; border: 0.6pt solid #9fb6cd; padding: 0.8mm 1.2mm; overflow: hidden; }
+.col h3 { margin: 0 0 0.6mm 0; font-size: 7pt; color: #fff; background: #1f4e79; padding: 0.4mm 1mm; }
+.col table { border-collapse: collapse; width: 100%; font-size: 5.9pt; line-height: 1.22; }
+.col td { vertical-align: top; padding: 0.15mm 0.4mm; }
+.col td.k { color: #444; width: 33%; font-weight: bold; }
+.content { height: __H__mm; margin-top: 2mm; }
+.block { margin-bottom: 2mm; }
+.caption { font-weight: bold; font-size: 7.6pt; margin-bottom: 0.6mm; }
+.source { color: #555; font-size: 6.2pt; margin-top: 0.5mm; }
+img.plot { width: __W__mm; display: block; }
+table.data { border-collapse: collapse; width: 100%; font-size: 7pt; }
+table.data th, table.data td { border: 0.5pt solid #b7c7d7; padding: 0.35mm 1.2mm; text-align: right; }
+table.data th { background: #dbe5f1; text-align: center; }
+table.data td.h { text-align: left; font-weight: bold; background: #f2f6fa; }
+table.data.kv td { text-align: left; }
+.text p { margin: 0 0 1mm 0; font-size: 7.6pt; }
+.foot { border-top: 0.5pt solid #9fb6cd; color: #555; font-size: 6pt; padding-top: 0.5mm; margin-top: 1mm; }
+details.sources { font-size: 6.4pt; margin-top: 0.5mm; }
+details.sources a { margin-right: 2mm; white-space: nowrap; }
+@media screen {
+  body { background: #e5e5e5; }
+  .page { background: #fff; margin: 6mm auto; padding: 8mm 10mm; width: 210mm; min-height: 297mm;
+          box-shadow: 0 1px 4px rgba(0,0,0,.3); }
+  img.plot { width: 100%; }
+}
+@media print { details.sources { display: none; } }
+"""
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{{ doc.title }}</title>
+<meta name="generator" content="iolab">
+<style>{{ css }}</style></head>
+<body>
+{% for page in doc.pages %}
+<section class="page" id="page-{{ loop.index }}">
+  <div class="head">
+    <div class="row"><span class="spec">{{ doc.spec }}</span>
+      <span class="pageno">Page {{ loop.index }} of {{ doc.pages|length }}</span></div>
+    <div class="row"><span class="test">{{ doc.test_name }} — {{ page.title }}</span></div>
+    <div class="row meta"><span>Test run: {{ doc.started }} → {{ doc.ended }}</span>
+      <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
+  </div>
+  <div class="banners">
+  {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
+  </div>
+  <div class="columns">
+  {% for col in doc.columns %}
+    <div class="col"><h3>{{ col.title }}</h3><table>
+    {% for k, v in col.items %}<tr><td class="k">{{ k }}</td><td>{{ v }}</td></tr>{% endfor %}
+    </table></div>
+  {% endfor %}
+  </div>
+  <div class="content">
+  {% for b in page.blocks %}{{ render_block(b) }}{% endfor %}
+  </div>
+  <div class="foot">{{ doc.footer }}</div>
+</section>
+{% endfor %}
+</body></html>
+"""
+
+
+def _e(text: str) -> str:
+    return _html.escape(str(text))
+
+
+def render_block(block) -> str:
+    """One block as HTML (plain functions, not template macros: the blocks are typed)."""
+    if isinstance(block, Figure):
+        data = base64.b64encode(block.png).decode()
+        return (f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
+                f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '
+                f'src="data:image/png;base64,{data}">'
+                f'<div class="source">{_e(block.source)}</div></div>')
+    if isinstance(block, Table):
+        kv = " kv" if block.columns == ("item", "value") else ""
+        head = "".join(f"<th>{_e(c)}</th>" for c in block.columns)
+        body = []
+        for row in block.rows:
+            cells = []
+            for i, v in enumerate(row):
+                cls = ' class="h"' if i == 0 and block.first_column_is_header else ""
+                cells.append(f"<td{cls}>{_e(v)}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        links = ""
+        if block.links:
+            items = " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in block.links)
+            links = (f'<details class="sources"><summary>Files behind this table ({len(block.links)}), '
+                     f"relative to this report</summary>{items}</details>")
+        return (f'<div class="block table"><div class="caption">{_e(block.caption)}</div>'
+                f'<table class="data{kv}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+                f'<div class="source">{_e(block.source)}</div>{links}</div>')
+    if isinstance(block, Text):
+        return '<div class="block text">' + "".join(f"<p>{_e(p)}</p>" for p in block.paragraphs) + "</div>"
+    raise TypeError(f"unknown block {type(block).__name__}")
+
+
+def render(doc: Document) -> str:
+    env = Environment(autoescape=True)
+    env.globals["render_block"] = lambda b: _Markup(render_block(b))
+    css = CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
+    return env.from_string(TEMPLATE).render(doc=doc, css=_Markup(css))
+
+
+def _Markup(s: str):
+    from markupsafe import Markup
+
+    return Markup(s)

@@ -1,0 +1,383 @@
+"""The report's plots (matplotlib, Agg), each returned as PNG bytes to embed in a page.
+
+Plots take plain series, never the store, so the single-run report and the comparison draw
+with the same functions. Every axis carries its unit. Sizes are in millimetres of the
+printed page so text stays readable at 100 % in the PDF.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # never open a window; reports are written headless
+
+from matplotlib.figure import Figure as MplFigure  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+from ..results import Histogram  # noqa: E402
+from ..steady import VariableVerdict  # noqa: E402
+from .model import CONTENT_WIDTH_MM  # noqa: E402
+
+MM = 1 / 25.4
+DPI = 160
+STYLE = {
+    "font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "legend.fontsize": 7,
+    "xtick.labelsize": 7, "ytick.labelsize": 7, "axes.grid": True, "grid.alpha": 0.3,
+    "font.family": "DejaVu Sans",
+}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf"]
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _figure(height_mm: float, width_mm: float = CONTENT_WIDTH_MM) -> MplFigure:
+    return MplFigure(figsize=(width_mm * MM, height_mm * MM), dpi=DPI, layout="constrained")
+
+
+def _png(fig: MplFigure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def _thousands(ax, axis: str = "y") -> None:
+    fmt = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 10 or v == 0 else f"{v:g}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def _log_ticks(ax, axis: str = "y") -> None:
+    """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    a.set_minor_formatter(NullFormatter())
+
+
+def latency_unit(values_us: Sequence[float | None]) -> tuple[str, float]:
+    """ms for values that are mostly ≥ 1 ms, else µs; returns (unit, divisor from µs)."""
+    vals = sorted(v for v in values_us if v is not None)
+    if vals and vals[len(vals) // 2] >= 1000:
+        return "ms", 1000.0
+    return "µs", 1.0
+
+
+# -- steady state ----------------------------------------------------------------------------
+
+
+def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, window: Sequence[int],
+                height_mm: float = 120, logy: bool = False) -> bytes:
+    """Tracking metric per round, one line per block size (one panel per metric), with the
+    measurement window shaded."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+        for ax, (title, series) in zip(axes, panels):
+            for i, s in enumerate(series):
+                ax.plot(s.x, s.y, marker="o", ms=3, lw=1.2, color=color(i), label=s.label)
+            if window:
+                ax.axvspan(window[0] - 0.5, window[-1] + 0.5, color="#2ca02c", alpha=0.08,
+                           label=f"measurement window (rounds {window[0]}–{window[-1]})")
+            ax.set_title(title)
+            ax.set_xlabel("round")
+            ax.set_ylabel(ylabel)
+            rounds = sorted({x for s in series for x in s.x})
+            if rounds:
+                step = max(1, math.ceil(len(rounds) / 25))
+                ax.set_xticks(rounds[::step])
+            if logy:
+                ax.set_yscale("log")
+                _log_ticks(ax)
+            else:
+                ax.set_ylim(bottom=0)
+                _thousands(ax)
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> bytes:
+    """The window's data, its average, ±10 % and ±20 % of the average, and the fit line."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        r0, r1 = v.rounds[0], v.rounds[-1]
+        xs = [r0 - 0.3, r1 + 0.3]
+        avg = v.average
+        ax.fill_between(xs, [0.8 * avg] * 2, [1.2 * avg] * 2, color="#ff7f0e", alpha=0.08, label="±20 % of average")
+        ax.fill_between(xs, [0.9 * avg] * 2, [1.1 * avg] * 2, color="#2ca02c", alpha=0.12, label="±10 % of average")
+        ax.plot(xs, [avg] * 2, color="black", lw=1, label=f"average {avg:,.4g}")
+        for k, style in ((1.1, "--"), (0.9, "--")):
+            ax.plot(xs, [k * avg] * 2, color="#2ca02c", lw=0.8, ls=style)
+        for k in (1.2, 0.8):
+            ax.plot(xs, [k * avg] * 2, color="#ff7f0e", lw=0.8, ls=":")
+        fit_x = [r0, r1]
+        ax.plot(fit_x, [v.slope * x + v.intercept for x in fit_x], color="#d62728", lw=1.5,
+                label=f"fit {v.formula()}")
+        ax.plot(v.rounds, v.values, marker="o", ms=5, lw=1.2, color="#1f77b4", label=v.name)
+        lo = min(min(v.values), 0.75 * avg)
+        hi = max(max(v.values), 1.25 * avg)
+        ax.set_ylim(lo - 0.02 * abs(hi), hi + 0.02 * abs(hi))
+        ax.set_xlim(*xs)
+        ax.set_xticks(list(v.rounds))
+        ax.set_xlabel("round")
+        ax.set_ylabel(ylabel)
+        _thousands(ax)
+        ax.set_title(f"{v.name}: measurement window rounds {r0}–{r1}")
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+def lines_over_categories(categories: Sequence[str], series: Sequence[Series], xlabel: str, ylabel: str,
+                          title: str, height_mm: float = 110, logy: bool = True) -> bytes:
+    """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
+    Series x values are indices into `categories`."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        for i, s in enumerate(series):
+            ax.plot(s.x, s.y, marker="o", ms=3.5, lw=1.3, color=color(i), label=s.label)
+        ax.set_xticks(range(len(categories)), categories)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
+        if logy and any(y > 0 for s in series for y in s.y):
+            ax.set_yscale("log")
+            _log_ticks(ax)
+        else:
+            ax.set_ylim(bottom=0)
+            _thousands(ax)
+        ax.set_title(title)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence[float | None]]], ylabel: str,
+                 title: str, height_mm: float = 100, value_fmt: str = "{:,.1f}", logy: bool = False) -> bytes:
+    """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
+    on the bars. A missing value draws no bar and says 'not measured'."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        n = max(1, len(groups))
+        width = 0.8 / n
+        for gi, (label, values) in enumerate(groups):
+            xs = [ci + (gi - (n - 1) / 2) * width for ci in range(len(categories))]
+            for x, v in zip(xs, values):
+                if v is None:
+                    ax.text(x, 0, "not\nmeasured", ha="center", va="bottom", fontsize=6, color="#888")
+                    continue
+                ax.bar(x, v, width * 0.95, color=color(gi), label=label if x == xs[0] or label not in
+                       ax.get_legend_handles_labels()[1] else None)
+                ax.text(x, v, value_fmt.format(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 3 else 0)
+        ax.set_xticks(range(len(categories)), categories)
+        ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
+        if logy:
+            ax.set_yscale("log")
+            _log_ticks(ax)
+        else:
+            ax.margins(y=0.15)
+            _thousands(ax)
+        ax.set_title(title)
+        handles, labels = ax.get_legend_handles_labels()
+        uniq = dict(zip(labels, handles))
+        ax.legend(uniq.values(), uniq.keys(), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], zlabel: str,
+               title: str, height_mm: float = 115) -> bytes:
+    """3D column plot as in SNIA reports: z[y][x] over (x = block size, y = R/W mix).
+    Missing cells draw no column."""
+    from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
+
+    with matplotlib.rc_context(STYLE | {"axes.grid": False}):
+        fig = _figure(height_mm)
+        ax = fig.add_subplot(projection="3d")
+        dx, dy = 0.55, 0.55
+        for yi, row in enumerate(z):
+            for xi, v in enumerate(row):
+                if v is None:
+                    continue
+                ax.bar3d(xi - dx / 2, yi - dy / 2, 0, dx, dy, v, color=color(yi), alpha=0.9, shade=True,
+                         edgecolor="#333", linewidth=0.2)
+        ax.set_xticks(range(len(x_labels)), x_labels)
+        ax.set_yticks(range(len(y_labels)), y_labels)
+        ax.set_xlabel("block size", labelpad=6)
+        ax.set_ylabel("R/W mix (%)", labelpad=6)
+        ax.set_zlabel(zlabel, labelpad=8)
+        ax.zaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+        ax.view_init(elev=24, azim=-58)
+        ax.set_title(title)
+        ax.set_box_aspect((1.6, 1.2, 0.8))
+        return _png(fig)
+
+
+def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], label: str,
+            title: str, value_fmt: str = "{:,.0f}", height_mm: float = 80, log: bool = True,
+            lower_is_better: bool = False) -> bytes:
+    """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
+    import numpy as np
+
+    with matplotlib.rc_context(STYLE | {"axes.grid": False}):
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        arr = np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
+        finite = arr[np.isfinite(arr) & (arr > 0)]
+        norm = LogNorm(vmin=finite.min(), vmax=finite.max()) if log and finite.size and finite.min() < finite.max() else None
+        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"]
+        im = ax.imshow(arr, aspect="auto", cmap=cmap, norm=norm)
+        for yi, row in enumerate(z):
+            for xi, v in enumerate(row):
+                text = "—" if v is None else value_fmt.format(v)
+                shade = 0.5 if v is None or norm is None else norm(v)
+                dark = shade > 0.55 if lower_is_better else shade < 0.55
+                ax.text(xi, yi, text, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
+        ax.set_xticks(range(len(x_labels)), x_labels)
+        ax.set_yticks(range(len(y_labels)), y_labels)
+        ax.set_xlabel("block size")
+        ax.set_ylabel("R/W mix (%)")
+        ax.set_title(title)
+        cb = fig.colorbar(im, ax=ax, pad=0.01)
+        cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
+        cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+        cb.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+        return _png(fig)
+
+
+# -- time series -----------------------------------------------------------------------------
+
+
+def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150) -> bytes:
+    """The same series twice: linear axes on top, log–log below (Write Saturation's FOB drop
+    and its steady-state spread are each visible on one of them)."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        top, bottom = fig.subplots(2, 1)
+        for ax, log in ((top, False), (bottom, True)):
+            for i, s in enumerate(series):
+                pts = [(x, y) for x, y in zip(s.x, s.y) if not log or (x > 0 and y > 0)]
+                if not pts:
+                    continue
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, marker="o" if len(xs) <= 60 else None, ms=2.5, lw=1.0, color=color(i), label=s.label)
+            ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
+            ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
+            if log:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                _log_ticks(ax, "y")
+            else:
+                ax.set_ylim(bottom=0)
+                ax.set_xlim(left=0)
+                _thousands(ax)
+            ax.set_title(f"{title} — {'log–log' if log else 'linear'}")
+            if len(series) > 1 or series and series[0].label:
+                ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, title: str,
+                         height_mm: float = 150) -> bytes:
+    """Each drive's series (top) and its difference from the group mean at each point (bottom,
+    in % of the mean). Points are matched by position: interval i of every drive."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        n = max((len(s.y) for s in series), default=0)
+        means = []
+        for i in range(n):
+            vals = [s.y[i] for s in series if i < len(s.y)]
+            means.append(sum(vals) / len(vals))
+        for k, s in enumerate(series):
+            top.plot(s.x, s.y, lw=1.0, marker="o" if len(s.x) <= 60 else None, ms=2.5, color=color(k), label=s.label)
+            diff = [100.0 * (y - means[i]) / means[i] if means[i] else 0.0 for i, y in enumerate(s.y)]
+            bottom.plot(s.x, diff, lw=1.0, marker="o" if len(s.x) <= 60 else None, ms=2.5, color=color(k), label=s.label)
+        top.set_ylabel(ylabel)
+        top.set_ylim(bottom=0)
+        _thousands(top)
+        top.set_title(title)
+        bottom.axhline(0, color="black", lw=0.8)
+        bottom.set_ylabel("difference from group mean (%)")
+        bottom.set_xlabel(xlabel)
+        bottom.set_title("difference from the group mean at each point")
+        for ax in (top, bottom):
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+# -- latency distribution --------------------------------------------------------------------
+
+MARKS = (99.0, 99.9, 99.99, 99.999)
+
+
+def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150) -> bytes:
+    """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
+    Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
+    Several histograms (drives) overlay; the bars are drawn only for a single one."""
+    values = [v for _, h in hists for v in h.values_us]
+    unit, div = latency_unit(values)
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        top, bottom = fig.subplots(2, 1)
+        cum_ax = top.twinx()
+        for k, (label, h) in enumerate(hists):
+            xs = [v / div for v in h.values_us]
+            cum = h.cumulative_pct()
+            if len(hists) == 1:
+                top.bar(xs, h.counts, width=[x * 0.06 for x in xs], color="#1f77b4", alpha=0.75, label="IOs per bin")
+            cum_ax.plot(xs, cum, color=color(k) if len(hists) > 1 else "#d62728", lw=1.2,
+                        label=f"cumulative % {label}".strip())
+            tail = [max(100.0 - c, 1e-6) for c in cum]
+            bottom.step(xs, tail, where="post", color=color(k), lw=1.2, label=label or "IOs slower than x")
+            for j, p in enumerate(MARKS):  # j: only the first mark gets a legend entry
+                q = h.percentile(p)
+                if q is None:
+                    continue
+                q /= div
+                if len(hists) == 1:
+                    top.axvline(q, color="#555", lw=0.7, ls="--", label="99 / 99.9 / 99.99 / 99.999 % marks" if j == 0 else None)
+                bottom.plot([q], [100.0 - p], marker="o", ms=4, color=color(k))
+                if len(hists) == 1:
+                    bottom.annotate(f"{p:g} % ≤ {q:,.4g} {unit}", (q, 100.0 - p), xytext=(6, 2),
+                                    textcoords="offset points", fontsize=6.5)
+        for ax in (top, bottom):
+            ax.set_xscale("log")
+            _log_ticks(ax, "x")
+            ax.set_xlabel(f"response time ({unit}, log scale)")
+        top.set_yscale("log")
+        _log_ticks(top, "y")
+        top.set_ylabel("IOs per bin (log scale)")
+        cum_ax.set_ylabel("cumulative IOs (%)")
+        cum_ax.set_ylim(0, 101)
+        cum_ax.grid(False)
+        top.set_title(title)
+        bottom.set_yscale("log")
+        bottom.set_ylim(1e-4 / 2, 150)
+        bottom.set_yticks([100, 10, 1, 0.1, 0.01, 0.001, 0.0001],
+                          ["100 %", "10 %", "1 % (99)", "0.1 % (99.9)", "0.01 % (99.99)", "0.001 % (99.999)", "0.0001 %"])
+        bottom.yaxis.set_minor_formatter(NullFormatter())
+        for p in MARKS:
+            bottom.axhline(100.0 - p, color="#999", lw=0.6, ls=":")
+        bottom.set_ylabel("IOs slower than x")
+        bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
+        h1, l1 = top.get_legend_handles_labels()
+        h2, l2 = cum_ax.get_legend_handles_labels()
+        top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
+        bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
+        return _png(fig)

@@ -1,0 +1,216 @@
+"""Which pages each PTS test's report has (digest A.5–A.8), in SNIA order: steady-state
+convergence, measurement window and steady-state table, tabular results, 2D and 3D plots,
+then the test's own plots (latency histograms, Write Saturation over time and TGBW)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..summary import PhaseSummary
+from ..suites.pts_iops import TRACKING as IOPS_TRACKING
+from ..units import KiB, kib_label
+from . import plots
+from .model import Figure, Page, Table
+from .rundata import RunData, rounds_text
+from .sections import (
+    convergence_page, details_pages, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
+    plot_2d_page, plot_3d_pages, table_pages, window_source,
+)
+
+
+def _fmt(digits: int) -> Callable[[float], str]:
+    return lambda v: f"{v:,.{digits}f}"
+
+
+def _sig(v: float) -> str:
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def pages_for(run: RunData) -> list[Page]:
+    build = {"iops": iops_pages, "throughput": throughput_pages, "latency": latency_pages, "wsat": wsat_pages}
+    return build[run.manifest.test](run) + details_pages(run)
+
+
+def _main(run: RunData) -> PhaseSummary | None:
+    return run.phases[0] if run.phases else None
+
+
+# -- IOPS (A.5) ----------------------------------------------------------------------------
+
+
+def iops_pages(run: RunData) -> list[Page]:
+    ph = _main(run)
+    if ph is None or not ph.cells:
+        return [not_measured_page(run, ph, "IOPS") if ph else _nothing(run)]
+    pages = []
+    spec = run.manifest.profile.get("spec", "2.0.2")
+    tracking_mixes = list(dict.fromkeys(mix for mix, _ in IOPS_TRACKING.get(spec, IOPS_TRACKING["2.0.2"])))
+    for mix in tracking_mixes:
+        pages.append(convergence_page(run, ph, f"Steady State Convergence — IOPS, R/W {mix}",
+                                      [(f"IOPS per round, RND R/W {mix}, all block sizes", mix, "iops")], "IOPS"))
+    pages += measurement_window_pages(run, ph, lambda v: "IOPS")
+    tables = [
+        matrix_table(run, ph, "IOPS (read + write), mean over the measurement window", lambda c: c.iops, _fmt(0)),
+        matrix_table(run, ph, "Throughput (MB/s, 10⁶ B/s), mean over the measurement window", lambda c: c.mbps, _fmt(1)),
+    ]
+    pages += table_pages("Tabular Results — IOPS and MB/s", tables)
+    pages.append(plot_2d_page(run, ph, "IOPS vs Block Size (2D)", lambda c: c.iops, "IOPS"))
+    pages.append(plot_2d_page(run, ph, "MB/s vs Block Size (2D)", lambda c: c.mbps, "throughput (MB/s)"))
+    pages += plot_3d_pages(run, ph, "IOPS", lambda c: c.iops, "IOPS", "{:,.0f}")
+    track = ph.cell("0/100", 4 * KiB)
+    if track is not None:
+        pages.append(histogram_page(run, ph, track))
+    return pages
+
+
+# -- Throughput (A.6) ----------------------------------------------------------------------
+
+
+def throughput_pages(run: RunData) -> list[Page]:
+    if not run.phases:
+        return [_nothing(run)]
+    pages = []
+    for ph in run.phases:
+        if not ph.rows:
+            pages.append(not_measured_page(run, ph, f"{ph.phase.name}"))
+            continue
+        pages.append(convergence_page(
+            run, ph, f"Steady State Convergence — {ph.phase.name}",
+            [(f"{ph.phase.name}: write MB/s per round (R/W 0/100)", "0/100", "write_mbps"),
+             (f"{ph.phase.name}: read MB/s per round (R/W 100/0)", "100/0", "read_mbps")], "throughput (MB/s)"))
+        pages += measurement_window_pages(run, ph, lambda v: "throughput (MB/s)")
+    rows, links, sizes, reads, writes = [], (), [], [], []
+    for ph in run.phases:
+        for bs in ph.block_sizes:
+            r, w = ph.cell("100/0", bs), ph.cell("0/100", bs)
+            rv = r.read_mbps if r else None
+            wv = w.write_mbps if w else None
+            rows.append((f"SEQ {kib_label(bs)}", "—" if rv is None else f"{rv:,.1f}", "—" if wv is None else f"{wv:,.1f}",
+                         rounds_text(ph.window)))
+            sizes.append(f"SEQ {kib_label(bs)}")
+            reads.append(rv)
+            writes.append(wv)
+        links += run.raw_links([x for x in ph.rows if x.round in ph.window])
+    src = ("Source: results.db table cells; each block size is its own phase (purge, preconditioning, rounds); "
+           "mean over that phase's measurement window (rounds listed per row).")
+    table = Table("Throughput, mean over the measurement window (MB/s, 10⁶ B/s)",
+                  ("block size", "R/W 100/0 read MB/s", "R/W 0/100 write MB/s", "measurement window"),
+                  tuple(rows), src, links + run.store_links())
+    png = plots.grouped_bars(sizes, [("R/W 100/0 (read)", reads), ("R/W 0/100 (write)", writes)], "throughput (MB/s)",
+                             "Throughput by block size (2D)", height_mm=100)
+    fig = Figure("Throughput by block size, read and write", png, 100, src)
+    pages.append(Page("Tabular Results and 2D Plot — Throughput", (table, fig)))
+    return pages
+
+
+# -- Latency (A.7) -------------------------------------------------------------------------
+
+
+def latency_pages(run: RunData) -> list[Page]:
+    ph = _main(run)
+    if ph is None or not ph.cells:
+        return [not_measured_page(run, ph, "Latency") if ph else _nothing(run)]
+    unit, div = plots.latency_unit([c.lat_mean_us for c in ph.cells])
+    munit, mdiv = plots.latency_unit([c.lat_max_us for c in ph.cells])
+    pages = [convergence_page(
+        run, ph, "Steady State Convergence — ART and MRT, R/W 0/100",
+        [("average response time (ART) per round, RND R/W 0/100", "0/100", "lat_mean_us"),
+         ("maximum response time (MRT) per round, RND R/W 0/100", "0/100", "lat_max_us")], "response time (µs)",
+        logy=True)]
+    pages += measurement_window_pages(run, ph, lambda v: "ART (µs)")
+
+    def lat(get, d):
+        return lambda c: None if get(c) is None else get(c) / d
+
+    tables = [
+        matrix_table(run, ph, f"Average response time (ART, {unit}), mean over the window",
+                     lat(lambda c: c.lat_mean_us, div), _sig),
+        matrix_table(run, ph, f"Maximum response time (MRT, {munit}), maximum over the window",
+                     lat(lambda c: c.lat_max_us, mdiv), _sig),
+        matrix_table(run, ph, f"99.999 % response time ({munit}), from the window's merged histogram",
+                     lat(lambda c: c.p99_999_us, mdiv), _sig),
+        matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops, _fmt(0)),
+    ]
+    pages += table_pages("Tabular Results — Response Times and IOPS", tables)
+    pages.append(plot_2d_page(run, ph, "Average Response Time vs Block Size (2D)", lambda c: c.lat_mean_us,
+                              f"ART ({unit})", scale=div))
+    pages.append(plot_2d_page(run, ph, "99.999 % Response Time vs Block Size (2D)", lambda c: c.p99_999_us,
+                              f"99.999 % response time ({munit})", scale=mdiv))
+    pages += plot_3d_pages(run, ph, "Average Response Time", lambda c: c.lat_mean_us, f"ART ({unit})", "{:,.4g}",
+                           lower_is_better=True, scale=div)
+    pages += plot_3d_pages(run, ph, "Maximum Response Time", lambda c: c.lat_max_us, f"MRT ({munit})", "{:,.4g}",
+                           lower_is_better=True, scale=mdiv)
+    for mix in ("0/100", "65/35", "100/0"):
+        c = ph.cell(mix, 4 * KiB)
+        if c is not None:
+            pages.append(histogram_page(run, ph, c))
+    return pages
+
+
+# -- Write Saturation (A.8) ----------------------------------------------------------------
+
+WSAT_TABLE_MAX_ROWS = 120
+
+
+def wsat_series(ph: PhaseSummary) -> tuple[list[float], list[float], list[float]]:
+    """Per interval: cumulative minutes at its end, cumulative GB written (TGBW), IOPS."""
+    minutes, tgbw, iops = [], [], []
+    t = written = 0.0
+    for r in ph.rows:
+        t += r.runtime_s
+        written += r.write_bytes
+        minutes.append(t / 60)
+        tgbw.append(written / 1e9)
+        iops.append(r.iops)
+    return minutes, tgbw, iops
+
+
+def wsat_pages(run: RunData) -> list[Page]:
+    ph = _main(run)
+    if ph is None or not ph.rows:
+        return [not_measured_page(run, ph, "Write Saturation") if ph else _nothing(run)]
+    minutes, tgbw, iops = wsat_series(ph)
+    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: every complete interval "
+           f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written.")
+    label = "RND 4KiB W"
+    p1 = plots.time_series_pair([plots.Series(label, tuple(minutes), tuple(iops))], "time (minutes)", "IOPS",
+                                "IOPS vs time", height_mm=160)
+    p2 = plots.time_series_pair([plots.Series(label, tuple(tgbw), tuple(iops))], "total GB written (TGBW, 10⁹ B)",
+                                "IOPS", "IOPS vs TGBW", height_mm=160)
+    pages = [
+        Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, 160, src),)),
+        Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, 160, src),)),
+    ]
+    pages += measurement_window_pages(run, ph, lambda v: "IOPS")
+    last = iops[-5:]
+    summary = (
+        ("Intervals measured", f"{len(iops)}"),
+        ("First interval IOPS (FOB)", f"{iops[0]:,.0f}"),
+        ("Minimum / maximum interval IOPS", f"{min(iops):,.0f} / {max(iops):,.0f}"),
+        (f"Mean IOPS of the last {len(last)} intervals", f"{sum(last) / len(last):,.0f}"),
+        ("Total written (TGBW)", f"{tgbw[-1]:,.3f} GB"),
+        ("Measured time", f"{minutes[-1]:,.2f} minutes"),
+        ("Stop reason", ph.phase.stop_reason or "unfinished"),
+    )
+    tables = [Table("Write Saturation summary", ("item", "value"), summary, src, run.store_links())]
+    step = max(1, -(-len(ph.rows) // WSAT_TABLE_MAX_ROWS))
+    shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1]
+    rows = tuple((str(r.round), f"{minutes[i]:,.2f}", f"{tgbw[i]:,.3f}", f"{r.iops:,.0f}",
+                  "—" if r.lat_mean_us is None else f"{r.lat_mean_us:,.1f}") for i, r in shown)
+    caption = "IOPS per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
+    tables.append(Table(caption, ("interval", "time (min)", "TGBW (GB)", "IOPS", "ART (µs)"), rows, src,
+                        run.raw_links([r for _, r in shown])))
+    pages += table_pages("Tabular Results — Write Saturation", tables)
+    if ph.cells and ph.cells[0].histogram is not None:
+        pages.append(histogram_page(run, ph, ph.cells[0]))
+    return pages
+
+
+def _nothing(run: RunData) -> Page:
+    from .model import Text
+
+    return Page(run.manifest.title, (Text(("No phase of this run was started, so nothing was measured. "
+                                           f"State: {run.manifest.state}. {run.manifest.error or ''}",)),))
+
+
+__all__ = ["pages_for", "window_source"]

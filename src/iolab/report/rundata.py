@@ -1,0 +1,94 @@
+"""One stored run as the report pages read it: manifest, per-phase summaries, and links from
+the report file to the raw files inside the run directory. Reads only the run directory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import IolabError
+from ..store import CellRow, Manifest, RunStore
+from ..summary import PhaseSummary, summarise
+from .model import Link
+
+
+@dataclass
+class RunData:
+    dir: Path
+    manifest: Manifest
+    phases: list[PhaseSummary]
+    preconditioning: list[CellRow]  # WIPC cells (round 0) of every phase
+    out_dir: Path  # where the report file goes; links are relative to it
+
+    @classmethod
+    def load(cls, ref: str | Path, out_dir: Path) -> "RunData":
+        store = RunStore.open(ref)
+        try:
+            phases = summarise(store)
+            pc = store.cells(kind="precondition")
+        finally:
+            store.close()
+        if store.manifest.test not in KNOWN_TESTS:
+            raise IolabError(
+                f"{store.dir}: test {store.manifest.test!r} has no report pages in this iolab "
+                f"(reports exist for {', '.join(sorted(KNOWN_TESTS))}); `iolab show` prints its results."
+            )
+        return cls(store.dir, store.manifest, phases, pc, out_dir)
+
+    # -- what the pages say about completeness -----------------------------------------
+    @property
+    def complete(self) -> bool:
+        return self.manifest.state == "complete"
+
+    @property
+    def quick(self) -> bool:
+        return bool(self.manifest.profile.get("quick"))
+
+    def phase(self, name: str) -> PhaseSummary | None:
+        for ph in self.phases:
+            if ph.phase.name == name:
+                return ph
+        return None
+
+    # -- links ------------------------------------------------------------------------
+    def href(self, rel: str) -> str:
+        """A path inside the run directory, relative to the report file."""
+        return Path(os.path.relpath(self.dir / rel, self.out_dir)).as_posix()
+
+    def link(self, rel: str, label: str | None = None) -> Link:
+        return Link(label or rel, self.href(rel))
+
+    def store_links(self) -> tuple[Link, ...]:
+        return (self.link("manifest.json"), self.link("results.db"))
+
+    def raw_links(self, rows: list[CellRow] | tuple[CellRow, ...]) -> tuple[Link, ...]:
+        """The raw engine output of these cells, labelled by round and cell."""
+        out = []
+        for r in rows:
+            for f in r.raw_files:
+                out.append(Link(f"r{r.round} {r.cell_key}: {Path(f).name}", self.href(f)))
+        return tuple(out)
+
+    @property
+    def label(self) -> str:
+        """How a comparison names this drive: vendor and model, else the target."""
+        facts = self.manifest.target.get("facts", {})
+        name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
+        return name or self.manifest.target.get("spec", self.manifest.run_id)
+
+
+KNOWN_TESTS = {"iops", "throughput", "latency", "wsat"}
+
+
+def window_rows(ph: PhaseSummary, keys: set[str] | None = None) -> list[CellRow]:
+    """The stored cells averaged into the tables: the measurement-window rounds."""
+    return [r for r in ph.rows if r.round in ph.window and (keys is None or r.cell_key in keys)]
+
+
+def rounds_text(rounds: tuple[int, ...]) -> str:
+    if not rounds:
+        return "no complete round"
+    if len(rounds) == 1:
+        return f"round {rounds[0]}"
+    return f"rounds {rounds[0]}–{rounds[-1]}"

@@ -1,0 +1,263 @@
+"""Page builders shared by the PTS tests: steady-state convergence, measurement window with
+its steady-state table, block size × mix tables and plots, latency histograms, run details.
+
+Every table and figure carries a source line naming the store rows and the rounds behind it;
+tables link the raw engine files of those rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ..steady import VariableVerdict
+from ..summary import CellAverage, PhaseSummary
+from ..units import kib_label
+from . import plots
+from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
+from .rundata import RunData, rounds_text, window_rows
+
+Getter = Callable[[CellAverage], float | None]
+
+
+def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
+    return f"{ph.phase.name} — " if len(run.phases) > 1 else ""
+
+
+def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
+    return (f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
+            f"({rounds_text(ph.window)}); run {run.manifest.run_id}.")
+
+
+def not_measured_page(run: RunData, ph: PhaseSummary, title: str) -> Page:
+    return Page(title, (Text((f"Phase {ph.phase.name!r}: no complete measurement round was stored, so there is "
+                              "nothing to show here. Nothing on this page is estimated.",)),))
+
+
+# -- steady state ----------------------------------------------------------------------------
+
+
+def convergence_page(run: RunData, ph: PhaseSummary, title: str, panels: Sequence[tuple[str, str, str]], ylabel: str,
+                     logy: bool = False) -> Page:
+    """panels: (panel title, mix, metric attribute of CellRow); one line per block size."""
+    data = []
+    for panel_title, mix, attr in panels:
+        series = []
+        for bs in ph.block_sizes:
+            pts = [(r.round, getattr(r, attr)) for r in ph.rows if r.mix == mix and r.block_size == bs]
+            pts = [(x, y) for x, y in pts if y is not None]
+            if pts:
+                xs, ys = zip(*pts)
+                series.append(plots.Series(kib_label(bs), xs, ys))
+        if series:
+            data.append((panel_title, series))
+    if not data:
+        return not_measured_page(run, ph, title)
+    height = 150 if len(data) > 1 else 115
+    png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy)
+    src = (f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
+           f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}.")
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), _steady_note(run, ph)))
+
+
+def _steady_note(run: RunData, ph: PhaseSummary) -> Text:
+    if ph.steady is True:
+        msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
+    elif ph.steady is False:
+        msg = (f"STEADY STATE NOT ACHIEVED. The results use the last five complete rounds ({rounds_text(ph.window)}) "
+               f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}")
+    else:
+        msg = (f"Steady state not evaluated (fewer than five complete rounds: {rounds_text(ph.rounds)}). "
+               "Results are the mean over the rounds that were measured.")
+    if run.manifest.test == "wsat":
+        msg = ("Write Saturation runs to its byte/time budget, not to steady state; the steady-state check over the "
+               f"last five intervals is for information ({'steady' if ph.steady else 'not steady'}). "
+               f"{ph.phase.stop_reason or ''}")
+    return Text((msg,), height_mm=14)
+
+
+def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
+    cmp = "<" if rule_strict else "≤"
+    rows = (
+        ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
+        ("Values (y)", ", ".join(f"{x:,.5g}" for x in v.values)),
+        ("Average", f"{v.average:,.5g}"),
+        ("Allowed maximum data excursion (20 % of average)", f"{v.range_allowed:,.5g}"),
+        ("Measured data excursion (max − min)", f"{v.range_measured:,.5g} — {'pass' if v.range_ok else 'FAIL'} ({cmp})"),
+        ("Allowed maximum slope excursion (10 % of average)", f"{v.fit_allowed:,.5g}"),
+        ("Measured slope excursion (|m| × window span)", f"{v.fit_excursion:,.5g} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
+        ("Least-squares linear fit", v.formula() + " (R = round)"),
+        ("Verdict", "steady state" if v.steady else "NOT steady"),
+    )
+    return Table(f"Steady-state determination: {v.name}", ("item", "value"), rows,
+                 "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).")
+
+
+def measurement_window_pages(run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]) -> list[Page]:
+    strict = bool(run.manifest.profile.get("strict_steady"))
+    pages = []
+    for v in ph.verdicts:
+        png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
+        fig = Figure(f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}", png, 95,
+                     "Source: the tracking variable of each window round (results.db tables cells and steady); "
+                     "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.")
+        pages.append(Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict))))
+    return pages
+
+
+# -- block size × mix results ----------------------------------------------------------------
+
+
+def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
+    """z[mix][block size] in plan order; None where the cell was not measured."""
+    out = []
+    for mix in ph.mixes:
+        row = []
+        for bs in ph.block_sizes:
+            c = ph.cell(mix, bs)
+            row.append(get(c) if c is not None else None)
+        out.append(row)
+    return out
+
+
+def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, fmt: Callable[[float], str]) -> Table:
+    rows = []
+    for bs in ph.block_sizes:
+        cells = []
+        for mix in ph.mixes:
+            c = ph.cell(mix, bs)
+            v = get(c) if c is not None else None
+            cells.append("—" if v is None else fmt(v))
+        rows.append((kib_label(bs), *cells))
+    return Table(caption, ("block size", *(f"R/W {m}" for m in ph.mixes)), tuple(rows), window_source(run, ph),
+                 run.raw_links(window_rows(ph)) + run.store_links())
+
+
+def table_pages(title: str, tables: Sequence[Table]) -> list[Page]:
+    """Lay out tables top to bottom, starting a new page when the next one does not fit, and
+    splitting a table that is longer than a page."""
+    pages: list[list] = [[]]
+    room = CONTENT_MM
+    for t in tables:
+        if t.height_mm > room and pages[-1]:
+            pages.append([])
+            room = CONTENT_MM
+        chunks = split_rows(list(t.rows), room, CONTENT_MM)
+        for i, chunk in enumerate(chunks):
+            part = Table(t.caption + (f" (continued, part {i + 1} of {len(chunks)})" if len(chunks) > 1 and i else ""),
+                         t.columns, tuple(chunk), t.source, t.links if i == len(chunks) - 1 else (),
+                         t.first_column_is_header)
+            if i:
+                pages.append([])
+                room = CONTENT_MM
+            pages[-1].append(part)
+            room -= part.height_mm
+    return [Page(title, tuple(p)) for p in pages if p]
+
+
+def size_labels(ph: PhaseSummary, ascending: bool = True) -> tuple[list[int], list[str]]:
+    sizes = sorted(ph.block_sizes) if ascending else list(ph.block_sizes)
+    return sizes, [kib_label(b) for b in sizes]
+
+
+def plot_2d_page(run: RunData, ph: PhaseSummary, title: str, get: Getter, ylabel: str, logy: bool = True,
+                 mixes: Sequence[str] | None = None, scale: float = 1.0) -> Page:
+    sizes, labels = size_labels(ph)
+    series = []
+    for mix in mixes or ph.mixes:
+        pts = []
+        for i, bs in enumerate(sizes):
+            c = ph.cell(mix, bs)
+            v = get(c) if c is not None else None
+            if v is not None:
+                pts.append((i, v / scale))
+        if pts:
+            xs, ys = zip(*pts)
+            series.append(plots.Series(f"R/W {mix}", xs, ys))
+    png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy)
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph)),))
+
+
+def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel: str, fmt: str,
+                  lower_is_better: bool = False, scale: float = 1.0) -> list[Page]:
+    """The SNIA 3D column plot, and on its own page a heat map with the values printed (the
+    readable alternative: no bar hides another)."""
+    sizes, labels = size_labels(ph)
+    z = []
+    for mix in ph.mixes:
+        row = []
+        for bs in sizes:
+            c = ph.cell(mix, bs)
+            v = get(c) if c is not None else None
+            row.append(None if v is None else v / scale)
+        z.append(row)
+    mixes = [f"{m}" for m in ph.mixes]
+    src = window_source(run, ph)
+    png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=125)
+    heat = plots.heatmap(labels, mixes, z, zlabel, f"{what} — values (block size × R/W mix)", value_fmt=fmt,
+                         height_mm=95, lower_is_better=lower_is_better)
+    return [
+        Page(f"{what} — 3D Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 125, src),)),
+        Page(f"{what} — Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
+    ]
+
+
+# -- latency distribution --------------------------------------------------------------------
+
+
+def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
+    title = f"Response Time Histogram — {cell.key}"
+    if cell.histogram is None or cell.histogram.total == 0:
+        return Page(title, (Text((f"{cell.key}: the engine stored no latency histogram for this cell, so no "
+                                  "distribution is shown.",)),))
+    h = cell.histogram
+    png = plots.latency_histogram([("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125)
+    unit, div = plots.latency_unit(list(h.values_us))
+    pct = h.percentiles()
+    columns = ("", *(f"{p:g} %" for p in pct), "maximum")
+    rows = ((f"response time ({unit})", *("—" if v is None else f"{v / div:,.4g}" for v in pct.values()),
+             f"{h.max_us / div:,.4g}"),)
+    table = Table(f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)", columns, rows,
+                  window_source(run, ph, "histograms merged (bin counts summed)"),
+                  run.raw_links(window_rows(ph, {cell.key})))
+    fig = Figure(f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)", png, 125,
+                 window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"))
+    return Page(title, (fig, table))
+
+
+# -- details ---------------------------------------------------------------------------------
+
+
+def details_pages(run: RunData) -> list[Page]:
+    """Everything the header cuts short, in full: state, stop reasons, purges, notes, files."""
+    m = run.manifest
+    rows = [
+        ("Run", m.run_id),
+        ("Run directory", str(run.dir)),
+        ("State", m.state + (f" — {m.error}" if m.error else "")),
+        ("Started / ended", f"{m.started} / {m.ended or '—'}"),
+        ("Compliance", "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance)),
+        ("Steady-state rule", m.steady_rule),
+        ("Write cache", m.write_cache or "not recorded"),
+    ]
+    for ph in run.phases:
+        rows.append((f"Phase {ph.phase.name}",
+                     f"{len(ph.rounds)} complete round(s); window {rounds_text(ph.window)}; "
+                     f"{ph.phase.stop_reason or 'unfinished'}"))
+    for p in m.purges:
+        rows.append((f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}"))
+    for o in m.safety_overrides:
+        rows.append(("Safety override", o))
+    for k, v in m.versions.items():
+        rows.append((f"Version: {k}", str(v)))
+    for i, note in enumerate(m.notes, 1):
+        rows.append((f"Note {i}", note))
+    rows = [(k, _wrap(v)) for k, v in rows]
+    table = Table("Run details", ("item", "value"), tuple(rows),
+                  "Source: manifest.json and results.db table phases.", run.store_links())
+    return table_pages("Run Details and Notes", [table])
+
+
+def _wrap(text: str, width: int = 110) -> str:
+    # Long values wrap inside their cell; the row height budget assumes at most two lines.
+    text = " ".join(str(text).split())
+    return text if len(text) <= 2 * width else text[: 2 * width - 1] + "…"
