@@ -441,8 +441,10 @@ def _block_facts(dev: _BlockDev) -> DeviceFacts:
     rotational = _read(queue / "rotational")
     interface = _interface(dev)
     vendor = _read(device / "vendor")
-    if interface == "sata" and vendor == "ATA":
-        vendor = None  # the SCSI-ATA translation layer's placeholder, not the drive's maker
+    if (interface == "sata" and vendor == "ATA") or interface == "virtio":
+        # 'ATA' is the SCSI-ATA translation layer's placeholder and a virtio disk's vendor is
+        # the virtio transport's PCI id (0x1af4): neither names the drive's maker.
+        vendor = None
     facts = DeviceFacts(
         vendor=vendor,
         model=_read(device / "model"),

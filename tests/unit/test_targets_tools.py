@@ -228,6 +228,14 @@ def test_interface_from_sysfs_path(fakesys, runner, name, devpath, iface):
     assert f.sources == ("sysfs",)
 
 
+def test_virtio_transport_id_is_not_a_vendor(fakesys, runner):
+    fakesys.disk("vda", "pci0000:00/0000:00:02.0/virtio1/block", "254:0",
+                 {"size": "536870912", "serial": "overlayblk", "device/vendor": "0x1af4", **_queue(512, 4096, 1)})
+    f = targets.device_facts("/dev/vda")
+    assert (f.interface, f.vendor, f.serial, f.physical_sector) == ("virtio", None, "overlayblk", 4096)
+    assert runner.calls == []  # no drive tools for a virtual disk
+
+
 def test_tool_failures_mean_fewer_facts_not_errors(fakesys, runner):
     fakesys.disk("nvme1n1", "pci0000:00/0000:00:1c.0/0000:02:00.0/nvme/nvme1", "259:3",
                  {"size": "1000", **_queue(4096, 4096, 0), "device/model": "X"})
