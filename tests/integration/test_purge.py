@@ -11,6 +11,9 @@ import pytest
 from iolab import targets
 from iolab.targets import CommandResult, parse_target
 
+try:  # tests/integration as a package, or as a plain directory on sys.path
+    from .test_safety import loop_device
+except ImportError:
 pytestmark = pytest.mark.integration
 
 CHUNK = 1 << 20
@@ -41,8 +44,6 @@ def _write_pattern(path: str, offsets: list[int]) -> None:
 @pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("losetup"), reason="needs root and losetup")
 def test_blkdiscard_on_loop_device_reads_back_zeros(tmp_path):
-    from test_safety import loop_device
-
     backing = tmp_path / "backing.img"
     with loop_device(backing, 32 << 20) as dev:
         target = parse_target(dev)
