@@ -36,19 +36,29 @@ def final_report(name: str) -> dict:
 def test_randrw_numbers_come_from_the_final_report():
     r = parse_fio_json(text("randrw.json"), "randrw.json")
     assert r.engine == "fio" and r.engine_version == "fio-3.33"
-    assert r.runtime_s == pytest.approx(2.502)  # the status reports ran 0.9 s and 1.9 s
+    assert r.runtime_s == pytest.approx(2.501)
     rd, wr = r.read, r.write
-    assert (rd.ios, rd.io_bytes) == (159750, 654336000)
-    assert rd.iops == pytest.approx(63848.920863)
-    assert rd.mbps == pytest.approx(261.525179)  # bw_bytes / 1e6
-    assert rd.lat_mean_us == pytest.approx(142.727741684)  # lat_ns, total latency
-    assert (rd.lat_min_us, rd.lat_max_us) == (pytest.approx(0.787), pytest.approx(3791.670))
-    assert (wr.ios, wr.io_bytes) == (86037, 352407552)
-    assert wr.iops == pytest.approx(34387.290168)
-    assert wr.mbps == pytest.approx(140.850340)
-    assert wr.lat_mean_us == pytest.approx(196.361949289)
-    assert wr.lat_max_us == pytest.approx(5075.406)
-    assert r.ios == 159750 + 86037
+    assert (rd.ios, rd.io_bytes) == (106637, 436785152)
+    assert rd.iops == pytest.approx(42637.744902)
+    assert rd.mbps == pytest.approx(174.644203)  # bw_bytes / 1e6
+    assert rd.lat_mean_us == pytest.approx(176.703916408)  # lat_ns, total latency
+    assert (rd.lat_min_us, rd.lat_max_us) == (pytest.approx(0.829), pytest.approx(8644.365))
+    assert (wr.ios, wr.io_bytes) == (57885, 237096960)
+    assert wr.iops == pytest.approx(23144.742103)
+    assert wr.mbps == pytest.approx(94.800863)
+    assert wr.lat_mean_us == pytest.approx(361.706021715)
+    assert wr.lat_max_us == pytest.approx(8694.484)
+    assert r.ios == 106637 + 57885
+
+
+def test_the_last_of_several_reports_is_the_final_one():
+    # fio --status-interval prints a report every second and the final one last.
+    final = final_report("randrw.json")
+    early = json.loads(json.dumps(final))
+    early["jobs"][0]["read"]["total_ios"] = 7
+    t = json.dumps(early, indent=1) + "\n" + text("randrw.json")
+    assert parse_fio_json(t, "x.json").read.ios == 106637
+    assert parse_fio_json(text("randrw.json") + json.dumps(early), "x.json").read.ios == 7
 
 
 def test_histogram_is_the_clat_bins_in_us_and_matches_fios_percentiles():
@@ -64,7 +74,7 @@ def test_histogram_is_the_clat_bins_in_us_and_matches_fios_percentiles():
         # Same rule as fio: our percentiles are fio's own, capped at the max.
         for pct, ns in clat["percentile"].items():
             assert h.percentile(float(pct)) == pytest.approx(min(ns, clat["max"]) / 1000)
-    assert r.read.histogram.percentile(99.0) == pytest.approx(423.936)
+    assert r.read.histogram.percentile(99.0) == pytest.approx(1236.992)
     for p in PERCENTILES:
         assert r.percentile(p) <= r.histogram.max_us
 
@@ -74,34 +84,34 @@ def test_write_only_round_has_an_idle_read_side_and_capped_percentiles():
     assert r.read.ios == 0 and r.read.iops == 0
     assert r.read.lat_mean_us is None and r.read.lat_max_us is None and r.read.histogram is None
     w = r.write
-    assert (w.ios, w.io_bytes) == (20822, 2729181184)
-    assert w.iops == pytest.approx(9460.245343)
-    assert w.mbps == pytest.approx(1239.973277)
-    assert w.lat_mean_us == pytest.approx(383.799806887)
+    assert (w.ios, w.io_bytes) == (14921, 1955725312)
+    assert w.iops == pytest.approx(6779.191277)
+    assert w.mbps == pytest.approx(888.562159)
+    assert w.lat_mean_us == pytest.approx(541.512588768)
     assert r.runtime_s == pytest.approx(2.201)
-    # fio's own 99.99th (5079.04 µs, a bin's value) is above the largest completion
-    # latency (5051.791 µs): iolab reports the max, never more.
-    assert w.histogram.percentile(99.99) == pytest.approx(5051.791)
-    assert w.histogram.percentile(99.999) == pytest.approx(5051.791)
-    assert r.lat_mean_us == pytest.approx(383.799806887)
+    # The top bin's value (6979.584 µs, the middle of fio's bucket) is above the largest
+    # completion latency (6949.374 µs): iolab reports the max, never more.
+    assert w.histogram.values_us[-1] == pytest.approx(6979.584)
+    assert w.histogram.percentile(99.999) == pytest.approx(6949.374)
+    assert r.lat_mean_us == pytest.approx(541.512588768)
 
 
 def test_series_from_the_logs_hand_checked():
     logs = sorted(FIX.glob("randrw_*.log"))
     s = parse_fio_logs(logs)
-    assert [p.t_s for p in s] == [1.0, 2.0]  # the 2.5 s partial interval is in lat logs only
+    assert [p.t_s for p in s] == [1.0, 2.001]  # the 2.5 s partial interval is in lat logs only
     one = s[0]
-    assert one.read_iops == 34952 + 35103
-    assert one.write_iops == 19139 + 18884
-    assert one.mbps == pytest.approx((139808 + 76556 + 140412 + 75536) * 1024 / 1e6)
-    weighted = (116950 * 34952 + 200787 * 19139 + 117014 * 35103 + 202678 * 18884) / (34952 + 19139 + 35103 + 18884)
+    assert one.read_iops == 20738 + 25138
+    assert one.write_iops == 11200 + 13547
+    assert one.mbps == pytest.approx((82948 + 44800 + 100536 + 54188) * 1024 / 1e6)
+    weighted = (141284 * 20738 + 449874 * 11200 + 129995 * 25138 + 343976 * 13547) / (20738 + 11200 + 25138 + 13547)
     assert one.lat_mean_us == pytest.approx(weighted / 1000)
-    assert s[1].read_iops == 29143 + 29397 and s[1].write_iops == 15818 + 15622
+    assert s[1].read_iops == 22363 + 17951 and s[1].write_iops == 12471 + 9649
 
     w = parse_fio_logs(sorted(FIX.glob("seqwrite_*.log")))
-    assert [(p.t_s, p.read_iops, p.write_iops) for p in w] == [(1.0, 0, 8562), (2.0, 0, 10630)]
-    assert w[0].mbps == pytest.approx(1095808 * 1024 / 1e6)
-    assert w[1].lat_mean_us == pytest.approx(335.445)
+    assert [(p.t_s, p.read_iops, p.write_iops) for p in w] == [(1.0, 0, 5932), (2.0, 0, 7647)]
+    assert w[0].mbps == pytest.approx(759296 * 1024 / 1e6)
+    assert w[1].lat_mean_us == pytest.approx(478.346)
 
 
 def test_load_round_lists_raw_files_relative_to_the_run_dir(tmp_path):
@@ -113,7 +123,7 @@ def test_load_round_lists_raw_files_relative_to_the_run_dir(tmp_path):
     assert "raw/randrw.fio" in r.raw_files and "raw/randrw.json" in r.raw_files
     assert "raw/randrw_iops.1.log" in r.raw_files and "raw/randrw_slat.2.log" in r.raw_files
     assert all(not Path(p).is_absolute() and (tmp_path / p).exists() for p in r.raw_files)
-    assert len(r.series) == 2 and r.read.ios == 159750
+    assert len(r.series) == 2 and r.read.ios == 106637
 
 
 # -- fio 2.x (converted) --------------------------------------------------------------------
@@ -122,11 +132,11 @@ def test_load_round_lists_raw_files_relative_to_the_run_dir(tmp_path):
 def test_fio2_json_plus_shape():
     r = parse_fio_json(text("fio2-randrw.json"), "fio2-randrw.json")
     assert r.engine_version == "fio-2.21"
-    assert (r.read.ios, r.read.io_bytes) == (159750, 639000 * 1024)  # io_bytes was KiB
-    assert r.read.mbps == pytest.approx(255395 * 1024 / 1e6)  # bw in KiB/s, no bw_bytes
-    assert r.read.lat_mean_us == pytest.approx(142.727741684)  # lat in µs
-    assert (r.read.lat_min_us, r.read.lat_max_us) == (1, 3792)
-    assert r.write.ios == 86037 and r.write.lat_mean_us == pytest.approx(196.361949289)
+    assert (r.read.ios, r.read.io_bytes) == (106637, 426548 * 1024)  # io_bytes was KiB
+    assert r.read.mbps == pytest.approx(170550 * 1024 / 1e6)  # bw in KiB/s, no bw_bytes
+    assert r.read.lat_mean_us == pytest.approx(176.703916408)  # lat in µs
+    assert (r.read.lat_min_us, r.read.lat_max_us) == (1, 8644)
+    assert r.write.ios == 57885 and r.write.lat_mean_us == pytest.approx(361.706021715)
     # Index-keyed bins: every IO is there, percentiles stay within fio 2.x's bucket error
     # (1/64 of a value) of the fio 3.x ones from the same IOs, and never above the max.
     v3 = parse_fio_json(text("randrw.json"), "randrw.json")
@@ -141,7 +151,7 @@ def test_fio2_json_plus_shape():
 def test_fio2_plain_json_has_no_histogram_rather_than_an_invented_one():
     r = parse_fio_json(text("fio2-randrw-plain.json"), "fio2-randrw-plain.json", require_bins=False)
     assert r.read.histogram is None and r.percentile(99) is None
-    assert r.read.ios == 159750
+    assert r.read.ios == 106637
     with pytest.raises(EngineError, match=r"jobs\[0\]\.read\.clat\.bins"):
         parse_fio_json(text("fio2-randrw-plain.json"), "fio2-randrw-plain.json")
 
@@ -189,7 +199,7 @@ def test_other_failures_are_clear():
 
 def test_warnings_around_the_json_are_skipped():
     t = "fio: note: both iodepth >= 1 and synchronous I/O engine are selected\n" + text("seqwrite.json")
-    assert parse_fio_json(t, "x.json").write.ios == 20822
+    assert parse_fio_json(t, "x.json").write.ios == 14921
 
 
 def test_jobs_reported_separately_are_combined():

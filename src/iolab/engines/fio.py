@@ -16,16 +16,16 @@ Three parts, top to bottom:
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
-import math
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -397,8 +397,8 @@ def _plat_idx_to_val(idx: int, bits: int, val: int) -> float:
     return base + (k + 0.5) * (1 << error_bits)
 
 
-def _histogram(bins: dict, max_us: float, scale: float, fields: _Fields, where: str) -> Histogram:
-    """Histogram from a json+ `bins` object. `scale` converts a bin value to µs."""
+def _histogram(bins: dict, max_us: float, per_us: float, fields: _Fields, where: str) -> Histogram:
+    """Histogram from a json+ `bins` object; bin values are in units of 1/per_us µs."""
     if "FIO_IO_U_PLAT_BITS" in bins:  # fio 2.x json+: index-keyed bins
         bits = int(fields.num(bins, "FIO_IO_U_PLAT_BITS", where))
         val = int(fields.num(bins, "FIO_IO_U_PLAT_VAL", where))
@@ -408,7 +408,7 @@ def _histogram(bins: dict, max_us: float, scale: float, fields: _Fields, where: 
     acc: dict[float, int] = defaultdict(int)
     for v, c in items:
         if c:
-            acc[v * scale] += int(c)
+            acc[v / per_us] += int(c)
     keys = sorted(acc)
     return Histogram(tuple(keys), tuple(acc[k] for k in keys), max_us)
 
@@ -424,20 +424,20 @@ def _direction(d: dict, fields: _Fields, where: str, require_bins: bool) -> tupl
     if "clat_ns" in d or "lat_ns" in d:  # fio 3.x: bytes, B/s, ns
         io_bytes = int(fields.num(d, "io_bytes", where))
         mbps = fields.num(d, "bw_bytes", where) / 1e6
-        lat_key, clat_key, to_us = "lat_ns", "clat_ns", 1e-3
+        lat_key, clat_key, per_us = "lat_ns", "clat_ns", 1000.0
     else:  # fio 2.x: io_bytes in KiB, bw in KiB/s, latencies in µs
         io_bytes = int(fields.num(d, "io_bytes", where)) * 1024
         mbps = fields.num(d, "bw", where) * 1024 / 1e6
-        lat_key, clat_key, to_us = "lat", "clat", 1.0
+        lat_key, clat_key, per_us = "lat", "clat", 1.0
     lat = fields.get(d, lat_key, where)
     lw = f"{where}.{lat_key}"
     clat = fields.get(d, clat_key, where)
     cw = f"{where}.{clat_key}"
     # The histogram is *completion* latency (fio bins clat, not total latency); its
     # percentiles are capped at the largest completion latency fio saw.
-    clat_max_us = fields.num(clat, "max", cw) * to_us
+    clat_max_us = fields.num(clat, "max", cw) / per_us
     if require_bins or "bins" in clat:
-        hist = _histogram(fields.get(clat, "bins", cw), clat_max_us, to_us, fields, f"{cw}.bins")
+        hist = _histogram(fields.get(clat, "bins", cw), clat_max_us, per_us, fields, f"{cw}.bins")
     else:
         hist = None
     stats = OpStats(
@@ -445,9 +445,9 @@ def _direction(d: dict, fields: _Fields, where: str, require_bins: bool) -> tupl
         io_bytes=io_bytes,
         iops=iops,
         mbps=mbps,
-        lat_mean_us=fields.num(lat, "mean", lw) * to_us,
-        lat_max_us=fields.num(lat, "max", lw) * to_us,
-        lat_min_us=fields.num(lat, "min", lw) * to_us,
+        lat_mean_us=fields.num(lat, "mean", lw) / per_us,
+        lat_max_us=fields.num(lat, "max", lw) / per_us,
+        lat_min_us=fields.num(lat, "min", lw) / per_us,
         histogram=hist,
     )
     return stats, runtime_s
@@ -573,14 +573,14 @@ def _read_log(path: Path, kind: str, job: int, interval_ms: int) -> _LogFile:
     return _LogFile(kind, job, points)
 
 
-def parse_fio_logs(paths: Iterable[Path], *, lat_to_us: float = 1e-3,
+def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0,
                    interval_ms: int = LOG_INTERVAL_MS) -> tuple[SecondSample, ...]:
     """The per-second series from fio's iops, bw and lat logs (one file per job each).
 
     A second is reported only when every job's iops and bw logs cover it, so a partial last
     interval or a job that logged late never shows up as a dip. IOPS and MB/s add over jobs;
     mean latency is the IOPS-weighted mean of the jobs' (total latency) lat log values.
-    `lat_to_us` converts lat log values: fio 3.x logs ns, fio 2.x µs.
+    lat log values are in units of 1/lat_per_us µs: fio 3.x logs ns (1000), fio 2.x µs (1).
     """
     logs = []
     for p in paths:
@@ -611,7 +611,7 @@ def parse_fio_logs(paths: Iterable[Path], *, lat_to_us: float = 1e-3,
             for d in (0, 1):
                 if (k, d) in lf.points and weights is not None and (k, d) in weights.points:
                     wgt = weights.points[(k, d)][1]
-                    num += wgt * lf.points[(k, d)][1] * lat_to_us
+                    num += wgt * lf.points[(k, d)][1] / lat_per_us
                     den += wgt
         out.append(SecondSample(
             t_s=t_ms / 1000.0,
@@ -639,8 +639,8 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
         raise EngineError(f"fio output {json_path} does not exist: fio did not write a report.") from None
     result = parse_fio_json(text, str(json_path), require_bins=require_bins)
     logs = log_files(raw_dir, tag)
-    lat_to_us = 1.0 if result.engine_version.startswith("fio-2.") else 1e-3
-    series = parse_fio_logs(logs, lat_to_us=lat_to_us)
+    lat_per_us = 1.0 if result.engine_version.startswith("fio-2.") else 1000.0
+    series = parse_fio_logs(logs, lat_per_us=lat_per_us)
     run_dir = raw_dir.parent
     raw = [raw_dir / f"{tag}.fio", json_path, raw_dir / f"{tag}.stderr", *logs]
     rel = tuple(str(p.relative_to(run_dir)) for p in raw if p.exists() and p.stat().st_size > 0)
@@ -652,43 +652,56 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
 # ---------------------------------------------------------------------------------------
 
 
-class _StatusReader:
-    """Follows fio's output file while it runs and turns each periodic JSON status report
-    into (elapsed s, IOPS since the previous report)."""
+class _ReportStream:
+    """Splits fio's stdout into its JSON reports as they arrive.
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.pos = 0
-        self.buf = ""
-        self.prev_ios = 0
-        self.prev_ms = 0.0
+    With --status-interval fio prints a full json+ report every second and the final report
+    last. Only the final one is stored (a json+ report is 25-120 KB: keeping one per second
+    would store gigabytes per PTS run); the others feed live progress. Text that is not
+    JSON (e.g. "fio: connected to NBD server") is kept for fio's console file.
+    """
 
-    def poll(self) -> list[tuple[float, float]]:
-        try:
-            with open(self.path, errors="replace") as fh:
-                fh.seek(self.pos)
-                chunk = fh.read()
-                self.pos = fh.tell()
-        except FileNotFoundError:
-            return []
-        self.buf += chunk
-        out = []
-        dec = json.JSONDecoder()
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._json = json.JSONDecoder()
+        self._buf = ""
+        self.final_text: str | None = None  # the last complete report, exactly as printed
+        self.notes: list[str] = []
+        self._prev_ios = 0
+        self._prev_ms = 0.0
+
+    def feed(self, data: bytes) -> list[tuple[float, float]]:
+        """Consume stdout bytes; return (elapsed s, IOPS since the previous report) for
+        each complete report."""
+        self._buf += self._decoder.decode(data)
+        points = []
         while True:
-            start = self.buf.find("{")
+            start = self._buf.find("{")
             if start < 0:
-                self.buf = ""
+                self._keep_note(self._buf)
+                self._buf = ""
                 break
+            if start:
+                self._keep_note(self._buf[:start])
+                self._buf = self._buf[start:]
             try:
-                obj, end = dec.raw_decode(self.buf, start)
+                obj, end = self._json.raw_decode(self._buf)
             except json.JSONDecodeError:
-                self.buf = self.buf[start:]  # incomplete: wait for the rest
-                break
-            self.buf = self.buf[end:]
+                break  # incomplete: wait for the rest
+            self.final_text = self._buf[:end]
+            self._buf = self._buf[end:]
             point = self._point(obj)
             if point:
-                out.append(point)
-        return out
+                points.append(point)
+        return points
+
+    def close(self) -> None:
+        self._keep_note(self._buf + self._decoder.decode(b"", final=True))
+        self._buf = ""
+
+    def _keep_note(self, text: str) -> None:
+        if text.strip():
+            self.notes.append(text.strip())
 
     def _point(self, obj: dict) -> tuple[float, float] | None:
         try:
@@ -697,10 +710,10 @@ class _StatusReader:
             ms = max(j[d]["runtime"] for j in jobs for d in ("read", "write"))
         except (KeyError, TypeError, ValueError):
             return None  # live progress is best effort; the final report is validated
-        if ms <= self.prev_ms:
+        if ms <= self._prev_ms:
             return None
-        iops = (ios - self.prev_ios) / ((ms - self.prev_ms) / 1000.0)
-        self.prev_ios, self.prev_ms = ios, ms
+        iops = (ios - self._prev_ios) / ((ms - self._prev_ms) / 1000.0)
+        self._prev_ios, self._prev_ms = ios, ms
         return ms / 1000.0, iops
 
 
@@ -760,8 +773,8 @@ class FioEngine:
 
     def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str,
             progress: Progress | None = None) -> RoundResult:
-        """Run one round. Raw output: raw_dir/<tag>.fio (job), <tag>.json (fio's report;
-        with `progress`, preceded by its periodic status reports), <tag>.stderr and
+        """Run one round. Raw output: raw_dir/<tag>.fio (the job), <tag>.json (fio's final
+        json+ report), <tag>.stderr (what fio said besides JSON) and fio's logs
         <tag>_{iops,bw,lat,clat,slat}.N.log. Ctrl-C stops fio and re-raises."""
         raw_dir = Path(raw_dir)
         raw_dir.mkdir(parents=True, exist_ok=True)
@@ -775,9 +788,10 @@ class FioEngine:
             )
         job = raw_dir / f"{tag}.fio"
         job.write_text(text)
-        out_json = raw_dir / f"{tag}.json"
         err_path = raw_dir / f"{tag}.stderr"
-        cmd = [self.fio, "--output-format=json+", f"--output={out_json.name}"]
+        # The report comes on stdout (not --output) so periodic status reports can be read
+        # live and dropped; only the final one is written to <tag>.json.
+        cmd = [self.fio, "--output-format=json+"]
         if progress is not None:
             cmd.append("--status-interval=1")
         cmd.append(job.name)
@@ -786,17 +800,27 @@ class FioEngine:
         setpriv = shutil.which("setpriv")
         if setpriv:
             cmd = [setpriv, "--pdeathsig", "TERM", *cmd]
-        with open(err_path, "wb") as err:
+        reports = _ReportStream()
+        with open(err_path, "ab") as err:
             try:
-                proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=err,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                # Own session: a terminal's Ctrl-C reaches iolab only, which then stops fio
+                # once, on purpose, and knows the round was interrupted.
+                proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=err, start_new_session=True)
             except FileNotFoundError:
                 raise _fio_missing(self.fio) from None
             try:
-                self._watch(proc, out_json, progress)
+                _pump(proc, reports, progress)
             except BaseException:
                 _stop(proc)
                 raise
+            finally:
+                proc.stdout.close()  # type: ignore[union-attr]
+                reports.close()
+                if reports.notes:
+                    err.write(("\n".join(reports.notes) + "\n").encode())
+        if reports.final_text is not None:
+            (raw_dir / f"{tag}.json").write_text(reports.final_text + "\n")
         if proc.returncode != 0:
             raise EngineError(
                 f"fio failed on round {tag!r} (exit {proc.returncode}; job file {job}). "
@@ -806,7 +830,7 @@ class FioEngine:
             result = load_round(raw_dir, tag)
         except EngineError as e:
             tail = _tail(err_path)
-            raise EngineError(f"{e} Job file: {job}." + (f" fio's stderr: {tail}" if tail else "")) from None
+            raise EngineError(f"{e} Job file: {job}." + (f" fio said: {tail}" if tail else "")) from None
         if progress is not None:
             progress(result.runtime_s, result.iops)
         return result
@@ -814,21 +838,21 @@ class FioEngine:
     def close(self) -> None:
         pass  # fio runs are self-contained; nothing stays up between rounds
 
-    # -- helpers --------------------------------------------------------------------------
-    @staticmethod
-    def _watch(proc: subprocess.Popen, out_json: Path, progress: Progress | None) -> None:
-        reader = _StatusReader(out_json) if progress is not None else None
-        while True:
-            try:
-                proc.wait(timeout=0.5 if reader else 3600)
-                done = True
-            except subprocess.TimeoutExpired:
-                done = False
-            if reader and not done:
-                for elapsed, iops in reader.poll():
-                    progress(elapsed, iops)  # type: ignore[misc]
-            if done:
-                return
+
+def _pump(proc: subprocess.Popen, reports: _ReportStream, progress: Progress | None) -> None:
+    """Drain fio's stdout as it comes (a full pipe would stall fio's status output) until
+    fio closes it and exits."""
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    while True:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if ready:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                break
+            for elapsed, iops in reports.feed(data):
+                if progress is not None:
+                    progress(elapsed, iops)
+    proc.wait()
 
 
 def _tail(path: Path, lines: int = 12) -> str:
