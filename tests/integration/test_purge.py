@@ -11,9 +11,6 @@ import pytest
 from iolab import targets
 from iolab.targets import CommandResult, parse_target
 
-try:  # tests/integration as a package, or as a plain directory on sys.path
-    from .test_safety import loop_device
-except ImportError:
 pytestmark = pytest.mark.integration
 
 CHUNK = 1 << 20
@@ -43,26 +40,26 @@ def _write_pattern(path: str, offsets: list[int]) -> None:
 
 @pytest.mark.root
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("losetup"), reason="needs root and losetup")
-def test_blkdiscard_on_loop_device_reads_back_zeros(tmp_path):
-    backing = tmp_path / "backing.img"
-    with loop_device(backing, 32 << 20) as dev:
-        target = parse_target(dev)
-        offsets = [0, 7 * CHUNK, 31 * CHUNK]
-        _write_pattern(dev, offsets)
-        assert all(_read_direct(dev, off, CHUNK) == PATTERN for off in offsets)
-        allocated_before = os.stat(backing).st_blocks * 512
-        assert allocated_before >= 3 * CHUNK
+def test_blkdiscard_on_loop_device_reads_back_zeros(loop_device):
+    dev = loop_device  # conftest's 256 MiB loop device
+    backing = open(f"/sys/block/{os.path.basename(dev)}/loop/backing_file").read().strip()
+    target = parse_target(dev)
+    offsets = [0, 77 * CHUNK, 255 * CHUNK]
+    _write_pattern(dev, offsets)
+    assert all(_read_direct(dev, off, CHUNK) == PATTERN for off in offsets)
+    allocated_before = os.stat(backing).st_blocks * 512
+    assert allocated_before >= 3 * CHUNK
 
-        assert targets.check_safe_to_write(target, False) == []
-        out = targets.purge(target, "auto")
+    assert targets.check_safe_to_write(target, False) == []
+    out = targets.purge(target, "auto")
 
-        assert (out.method, out.ok) == ("blkdiscard", True), out.detail
-        assert f"blkdiscard -f {dev} -> exit 0" in out.detail and "auto: loop interface" in out.detail
-        # The loop driver turns discards into holes in the backing file: zeros, no blocks.
-        granularity = int(open(f"/sys/block/{os.path.basename(dev)}/queue/discard_granularity").read())
-        assert granularity <= CHUNK
-        assert all(_read_direct(dev, off, CHUNK) == bytes(CHUNK) for off in offsets)
-        assert os.stat(backing).st_blocks * 512 < allocated_before
+    assert (out.method, out.ok) == ("blkdiscard", True), out.detail
+    assert f"blkdiscard -f {dev} -> exit 0" in out.detail and "auto: loop interface" in out.detail
+    # The loop driver turns discards into holes in the backing file: zeros, no blocks.
+    granularity = int(open(f"/sys/block/{os.path.basename(dev)}/queue/discard_granularity").read())
+    assert granularity <= CHUNK
+    assert all(_read_direct(dev, off, CHUNK) == bytes(CHUNK) for off in offsets)
+    assert os.stat(backing).st_blocks * 512 < allocated_before
 
 
 def _file_target(path, size):
@@ -72,8 +69,8 @@ def _file_target(path, size):
     return t
 
 
-def test_file_purge_punches_every_block(tmp_path):
-    t = _file_target(tmp_path / "t.img", 8 * CHUNK)
+def test_file_purge_punches_every_block(scratch):
+    t = _file_target(scratch / "t.img", 8 * CHUNK)
     _write_pattern(t.path, [0, 5 * CHUNK])
     out = targets.purge(t, "auto")
     assert (out.method, out.ok) == ("file", True), out.detail

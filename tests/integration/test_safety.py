@@ -24,8 +24,9 @@ pytestmark = [
 
 
 @contextlib.contextmanager
-def loop_device(backing: Path, size: int = 64 << 20, sector_size: int | None = None):
-    """A loop device over a fresh sparse file, always detached afterwards."""
+def attached_loop(backing: Path, size: int = 64 << 20, sector_size: int | None = None):
+    """A loop device over a fresh sparse file, always detached afterwards (partitions too).
+    conftest's loop_device has one fixed size and sector size; these tests vary both."""
     with open(backing, "wb") as f:
         f.truncate(size)
     argv = ["losetup", "-f", "--show", "--direct-io=on"]
@@ -40,8 +41,8 @@ def loop_device(backing: Path, size: int = 64 << 20, sector_size: int | None = N
 
 
 @pytest.fixture
-def loop(tmp_path):
-    with loop_device(tmp_path / "backing.img") as dev:
+def loop(scratch):
+    with attached_loop(scratch / "backing.img") as dev:
         yield dev
 
 
@@ -58,9 +59,9 @@ def test_clean_loop_device_is_accepted(loop):
     assert targets.check_safe_to_write(parse_target(loop), False) == []
 
 
-def test_mounted_device_is_refused_naming_the_mount_point(loop, tmp_path):
+def test_mounted_device_is_refused_naming_the_mount_point(loop, scratch):
     subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True, capture_output=True)
-    mnt = tmp_path / "mnt point"  # a space: mountinfo escapes it, the message must not
+    mnt = scratch / "mnt point"  # a space: mountinfo escapes it, the message must not
     mnt.mkdir()
     subprocess.run(["mount", loop, str(mnt)], check=True, capture_output=True)
     try:
@@ -145,8 +146,8 @@ def test_system_disk_is_refused():
 
 
 @pytest.mark.parametrize("sector_size", [512, 4096])
-def test_loop_device_facts(tmp_path, sector_size):
-    with loop_device(tmp_path / "b.img", 48 << 20, sector_size) as dev:
+def test_loop_device_facts(scratch, sector_size):
+    with attached_loop(scratch / "b.img", 48 << 20, sector_size) as dev:
         t = parse_target(dev)
         f = t.facts
         name = os.path.basename(dev)
