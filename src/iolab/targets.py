@@ -7,13 +7,20 @@ Target specs:
   nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
   sim:PRESET?param=value             the built-in simulated drive
 
-Public functions (the runner and the CLI call these; nothing else here is API):
+Public functions (the runner, the engines and the CLI call these):
   parse_target(spec)                  -> Target
   device_facts(path)                  -> DeviceFacts     (read-only; safe on any device)
   check_safe_to_write(target, allow)  -> overridden checks, or RefusedError
-  prepare_file(target)                   create/extend a file target and mark it as iolab's
-  purge(target, method)               -> PurgeOutcome
+  prepare_file(target)                -> what was done   (create/extend a file target, marked as iolab's)
+  purge(target, method[, progress])   -> PurgeOutcome    (method: one of PURGE_METHODS)
   set_write_cache(target, enabled)    -> what was done, for the manifest
+
+Safety checks on a block device, each named in the refusal: mounted (the device or a partition,
+or active swap), partitions, signature (blkid -p, else wipefs -n), holders (dm/md), open (by
+another process, from /proc/*/fd), system disk (/, /boot, /boot/efi, /usr, /var or swap live on
+it, through partitions and dm/md layers). Drive erases (NVMe format/sanitize, ATA secure
+erase, SCSI format/sanitize) are never aimed at a partition, nor at an NVMe namespace whose
+controller would erase its other namespaces too; 'auto' then falls back to blkdiscard.
 
 Files iolab creates are marked with the extended attribute `user.iolab` (works on ext4, xfs,
 btrfs and tmpfs). On a filesystem without user xattrs (vfat, some NFS) the mark is a sidecar
