@@ -80,8 +80,6 @@ class Profile:
             why.append("quick profile")
         if self.cell_seconds < 60:
             why.append(f"{self.cell_seconds:g} s per cell instead of 60 s")
-        if self.capacity_limit is not None:
-            why.append(f"capacity limited to {self.capacity_limit} bytes")
         if self.precondition_factor < 2:
             why.append(f"preconditioning {self.precondition_factor:g}× capacity instead of 2×")
         return why

@@ -24,7 +24,7 @@ def _clock(seconds: float) -> str:
 class RichProgress:
     def __init__(self, console: Console):
         self.console = console
-        self.live = Live(console=console, refresh_per_second=4, transient=True)
+        self._display = Live(console=console, refresh_per_second=4, transient=True)
         self.t0 = time.monotonic()
         self.plan: TestPlan | None = None
         self.phase_: Phase | None = None
@@ -36,11 +36,11 @@ class RichProgress:
         self.virtual_s = 0.0
 
     def __enter__(self):
-        self.live.__enter__()
+        self._display.__enter__()
         return self
 
     def __exit__(self, *exc):
-        self.live.__exit__(*exc)
+        self._display.__exit__(*exc)
 
     # -- runner hooks -----------------------------------------------------------------------
     def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
@@ -104,4 +104,4 @@ class RichProgress:
             wall += f" · virtual {_clock(self.virtual_s)}"
         t.add_row("time", wall)
         t.add_row("ETA", self._eta())
-        self.live.update(t)
+        self._display.update(t)

@@ -81,6 +81,8 @@ def platform_facts() -> dict:
 def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
     profile = plan.profile
     noncompliance = profile.noncompliance()
+    if plan.capacity < int(target.capacity * profile.active_range):
+        noncompliance.append(f"tested capacity limited to {plan.capacity / 1e9:.3f} GB of {target.capacity / 1e9:.3f} GB")
     if options.purge_method == "none":
         noncompliance.append("no purge (--purge none)")
     return Manifest(
