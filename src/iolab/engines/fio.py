@@ -24,6 +24,7 @@ import re
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import zlib
@@ -779,6 +780,7 @@ class FioEngine:
         raw_dir = Path(raw_dir)
         raw_dir.mkdir(parents=True, exist_ok=True)
         text = self.job_text(target, workload, tag)
+        _check_path(target)
         existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
         if existing:
             raise EngineError(
@@ -837,6 +839,22 @@ class FioEngine:
 
     def close(self) -> None:
         pass  # fio runs are self-contained; nothing stays up between rounds
+
+
+def _check_path(target: Target) -> None:
+    """fio quietly creates a regular file where a block device or file is missing (even in
+    /dev), so a typo would be 'measured' as a fresh file in the page cache. Refuse instead."""
+    if target.kind == "nbd":
+        return
+    try:
+        mode = os.stat(target.path).st_mode
+    except FileNotFoundError:
+        what = "block device" if target.kind == "block" else "file (prepare() creates it)"
+        raise EngineError(f"target {target.spec}: {target.path} does not exist; expected a {what}.") from None
+    if target.kind == "block" and not stat.S_ISBLK(mode):
+        raise EngineError(f"target {target.spec}: {target.path} is not a block device.")
+    if target.kind == "file" and not stat.S_ISREG(mode):
+        raise EngineError(f"target {target.spec}: {target.path} is not a regular file.")
 
 
 def _pump(proc: subprocess.Popen, reports: _ReportStream, progress: Progress | None) -> None:
