@@ -348,9 +348,13 @@ class _Accumulator:
         g_all = np.concatenate([self.carry_g, g])
         off_all = np.concatenate([np.zeros(nc, np.int64), off])
         end_all = np.concatenate([self.carry_end, off + size])
-        # Group IOs by (device, direction), keeping issue order inside each group (stable).
-        kind = np.uint16 if g_all.max(initial=0) < 1 << 16 else np.int64
-        order = np.argsort(g_all.astype(kind), kind="stable")
+        # Group IOs by (device, direction), keeping issue order inside each group.
+        codes = np.unique(g_all) if len(g_all) else g_all
+        if len(codes) <= 8:  # one or a few devices: a pass per group beats a sort
+            order = np.concatenate([np.flatnonzero(g_all == code) for code in codes])
+        else:
+            kind = np.uint16 if codes[-1] < 1 << 16 else np.int64
+            order = np.argsort(g_all.astype(kind), kind="stable")
         gs, offs, ends = g_all[order], off_all[order], end_all[order]
         n = len(gs)
 
@@ -362,8 +366,13 @@ class _Accumulator:
 
         # Compare every IO with the k-th previous one, ignoring groups (one pass per k)...
         hit = np.zeros(n, bool)
+        tmp = np.empty(n, bool)
         for k in range(1, min(lb, n - 1) + 1):
-            hit[k:] |= match(offs[k:], ends[:-k])
+            if gap == 0:
+                np.equal(offs[k:], ends[:-k], out=tmp[k:])
+            else:
+                tmp[k:] = match(offs[k:], ends[:-k])
+            np.logical_or(hit[k:], tmp[k:], out=hit[k:])
         # ...then redo the first `lookback` IOs of each group, where k reaches into the
         # previous group, with the group check.
         starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])

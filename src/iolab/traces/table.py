@@ -47,6 +47,9 @@ SQL_TYPES = {
 }
 
 _META_KEY = "iolab_trace"
+# Snappy with Parquet v2 encodings (delta-packed integers) decodes about a third faster
+# than zstd for the same size on these tables; analysis speed is bound by decoding.
+PARQUET_OPTIONS = "COMPRESSION snappy, PARQUET_VERSION V2"
 
 
 @dataclass(frozen=True)
@@ -173,13 +176,18 @@ def write_table(
     notes: tuple[str, ...] = (),
     presorted: bool = False,
 ) -> TraceTable:
-    """Write the rows of `select_sql` (exactly COLUMNS, any order) as a trace table.
+    """Write the rows of `select_sql` as a trace table.
+
+    `select_sql` returns COLUMNS plus `ord` (BIGINT, the input order: line number, event
+    index), which breaks ties between IOs issued at the same instant so that coarse clocks
+    (Tencent's whole seconds) keep the file's order.
 
     `time_ns` is rebased so the first IO is at 0: pass the smallest time as `origin_ns` when
     the caller already knows it (saves a pass over the input). `start_unix_ns` is the wall
     clock of the *input's* time 0, if the format has one. The file is written next to `out`
     and renamed into place, so a failed import never leaves a half-written table behind.
-    `presorted` skips the sort when the rows already come in time order (generator).
+    `presorted` skips the sort when the rows already come in time order (then `ord`
+    is not needed).
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -202,8 +210,8 @@ def write_table(
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         con.execute(
-            f"COPY (SELECT {cols} FROM ({select_sql}) {'' if presorted else 'ORDER BY time_ns, offset_bytes'}) TO {sql_str(str(tmp))} "
-            f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
+            f"COPY (SELECT {cols} FROM ({select_sql}) {'' if presorted else 'ORDER BY time_ns, ord'}) TO {sql_str(str(tmp))} "
+            f"(FORMAT parquet, {PARQUET_OPTIONS}, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
         )
         tmp.replace(out)
     finally:

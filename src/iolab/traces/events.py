@@ -1,0 +1,46 @@
+"""Issue/complete event pairs -> one IO per issue with its response time (SQL).
+
+blkparse text, blktrace binary and the tracefs capture all give separate *issue* (D,
+block_rq_issue) and *complete* (C, block_rq_complete) events. Each issue is paired with the
+first completion at or after it on the same device, direction and start sector (DuckDB
+ASOF join, so the pairing is one sort, not a loop). An issue with no completion in the
+trace keeps a NULL response time. Two IOs to the same sector in flight at once would share
+the first completion; block layers rarely allow that and it only shortens one latency.
+"""
+
+from __future__ import annotations
+
+SECTOR = 512  # block-layer sectors are always 512 B, whatever the device's LBA size
+
+# What an events query must return (one row per issue or complete event).
+EVENT_COLUMNS = "ord, kind, time_ns, device, op, sector, nsect, process"
+
+
+def paired_sql(events_sql: str) -> str:
+    """Rows in trace-table columns (plus `ord`) from an events query with EVENT_COLUMNS:
+    ord (BIGINT, input order), kind ('issue' | 'complete'), time_ns, device, op, sector,
+    nsect (512 B sectors), process (issuer, NULL on completions)."""
+    return f"""
+        WITH ev AS ({events_sql}),
+        iss AS (SELECT * FROM ev WHERE kind = 'issue'),
+        cmp AS (SELECT device, op, sector, time_ns AS done_ns FROM ev WHERE kind = 'complete')
+        SELECT iss.time_ns, iss.device, iss.op,
+               iss.sector * {SECTOR} AS offset_bytes, iss.nsect * {SECTOR} AS size_bytes,
+               iss.process, (cmp.done_ns - iss.time_ns) / 1000.0 AS latency_us, iss.ord
+        FROM iss ASOF LEFT JOIN cmp
+          ON iss.device = cmp.device AND iss.op = cmp.op AND iss.sector = cmp.sector
+         AND cmp.done_ns >= iss.time_ns
+    """
+
+
+# rwbs flags (blktrace_api.h / blk_fill_rwbs): D discard, W write, R read, F flush (alone or
+# as a prefix: pre-flush), N none. Discard wins over write: a discard is never data.
+RWBS_OP_SQL = """CASE WHEN contains({x}, 'D') THEN 'trim'
+     WHEN contains({x}, 'W') THEN 'write'
+     WHEN contains({x}, 'R') THEN 'read'
+     WHEN starts_with({x}, 'F') THEN 'flush'
+     ELSE 'other' END"""
+
+
+def rwbs_op(expr: str) -> str:
+    return RWBS_OP_SQL.format(x=expr)
