@@ -1,0 +1,336 @@
+//! The virtual-time driver: turns a workload (stream mix, outstanding IO, optional rate, a
+//! duration or byte budget) or a timestamped trace into IO submissions on a `Device`, and
+//! records every IO's latency into log-linear histograms and a per-virtual-second series.
+//!
+//! Events are processed in time order: the next arrival (when a slot is free) or the next
+//! completion, whichever is earlier. Closed loop: a slot is refilled the moment its IO
+//! completes. Open loop: arrivals are paced at 1/rate but never exceed the outstanding-IO
+//! limit (as fio's rate_iops with an iodepth does).
+
+use crate::hist::Hist;
+use crate::rng::Rng;
+
+pub const NS: u64 = 1_000_000_000;
+
+/// What the driver needs from a drive model.
+pub trait Device {
+    /// The drive's virtual clock (ns); a run starts here and leaves it at its end.
+    fn clock(&self) -> u64;
+    fn set_clock(&mut self, t: u64);
+    /// Bytes addressable by the host.
+    fn capacity(&self) -> u64;
+    /// Entropy of the data the next writes carry (1 = incompressible).
+    fn set_entropy(&mut self, e: f64);
+    fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32);
+    /// Completion time of the earliest outstanding IO.
+    fn next_completion(&self) -> Option<u64>;
+    fn pop_completion(&mut self) -> (u64, u32);
+    /// The host sends nothing from `since` until `until`: background work may run.
+    fn idle_until(&mut self, since: u64, until: u64);
+}
+
+#[derive(Clone, Debug)]
+pub struct StreamSpec {
+    pub rnd: bool,
+    pub write: bool,
+    pub bs: u64,
+    pub share: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub streams: Vec<StreamSpec>,
+    pub oio: u32,
+    pub active_range: f64,
+    pub entropy: f64,
+    pub rate_iops: Option<f64>,
+    pub duration_ns: Option<u64>,
+    pub bytes_budget: Option<u64>,
+    pub seed: u64,
+}
+
+/// A timestamped IO list replayed open-loop (times from the start of the run).
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    pub times_ns: Vec<u64>,
+    pub write: Vec<bool>,
+    pub off: Vec<u64>,
+    pub len: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct OpResult {
+    pub ios: u64,
+    pub bytes: u64,
+    pub hist: Hist,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SecBucket {
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes: u64,
+    pub lat_sum_ns: u128,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RunResult {
+    pub read: OpResult,
+    pub write: OpResult,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub series: Vec<SecBucket>,
+}
+
+impl RunResult {
+    pub fn runtime_s(&self) -> f64 {
+        (self.end_ns - self.start_ns) as f64 / NS as f64
+    }
+    pub fn iops(&self) -> f64 {
+        (self.read.ios + self.write.ios) as f64 / self.runtime_s().max(1e-12)
+    }
+}
+
+/// Where IOs come from.
+trait Source {
+    /// Earliest time the next IO may be issued, given the current time; None when exhausted.
+    fn peek(&mut self, now: u64) -> Option<u64>;
+    /// The next IO (write?, offset, length), issued at `now`.
+    fn take(&mut self, now: u64) -> (bool, u64, u64);
+}
+
+struct StreamSource {
+    cum: Vec<f64>,
+    streams: Vec<StreamSpec>,
+    blocks: Vec<u64>, // addressable blocks of each stream's size in the active range
+    cursor: Vec<u64>,
+    rng: Rng,
+    interval: Option<f64>,
+    next: f64,
+}
+
+impl Source for StreamSource {
+    #[inline(always)]
+    fn peek(&mut self, now: u64) -> Option<u64> {
+        Some(match self.interval {
+            None => now,
+            Some(_) => (self.next as u64).max(now),
+        })
+    }
+
+    #[inline(always)]
+    fn take(&mut self, now: u64) -> (bool, u64, u64) {
+        let i = if self.streams.len() == 1 {
+            0
+        } else {
+            let r = self.rng.unit();
+            self.cum.iter().position(|&c| r < c).unwrap_or(self.streams.len() - 1)
+        };
+        let s = &self.streams[i];
+        let off = if s.rnd {
+            self.rng.below(self.blocks[i]) * s.bs
+        } else {
+            let o = self.cursor[i];
+            self.cursor[i] = if o / s.bs + 1 >= self.blocks[i] { 0 } else { o + s.bs };
+            o
+        };
+        if let Some(iv) = self.interval {
+            self.next = (self.next + iv).max(now as f64);
+        }
+        (s.write, off, s.bs)
+    }
+}
+
+struct TraceSource<'a> {
+    trace: &'a Trace,
+    start: u64,
+    i: usize,
+}
+
+impl Source for TraceSource<'_> {
+    fn peek(&mut self, now: u64) -> Option<u64> {
+        (self.i < self.trace.times_ns.len()).then(|| (self.start + self.trace.times_ns[self.i]).max(now))
+    }
+    fn take(&mut self, _now: u64) -> (bool, u64, u64) {
+        let i = self.i;
+        self.i += 1;
+        (self.trace.write[i], self.trace.off[i], self.trace.len[i])
+    }
+}
+
+/// Progress: called about every 0.2 s of wall time with (virtual seconds elapsed, IOPS so
+/// far); returning false aborts the run (Ctrl-C).
+pub type Progress<'a> = &'a mut dyn FnMut(f64, f64) -> bool;
+
+pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
+    if spec.streams.is_empty() {
+        return Err("workload has no streams".into());
+    }
+    if spec.oio == 0 {
+        return Err("outstanding IO must be at least 1".into());
+    }
+    if !(spec.active_range > 0.0 && spec.active_range <= 1.0) {
+        return Err(format!("active range {} must be in (0, 1]", spec.active_range));
+    }
+    if spec.duration_ns.is_none() && spec.bytes_budget.is_none() {
+        return Err("workload needs a duration or a byte budget".into());
+    }
+    if let Some(r) = spec.rate_iops {
+        if !(r > 0.0 && r.is_finite()) {
+            return Err(format!("rate limit {r} IOPS must be greater than zero"));
+        }
+    }
+    let range = (capacity as f64 * spec.active_range) as u64;
+    for s in &spec.streams {
+        if s.bs == 0 || s.bs % 512 != 0 {
+            return Err(format!("block size {} B must be a positive multiple of 512 B", s.bs));
+        }
+        if s.bs > range {
+            return Err(format!("block size {} B exceeds the active range of {} B", s.bs, range));
+        }
+    }
+    Ok(())
+}
+
+pub fn run<D: Device>(dev: &mut D, spec: &RunSpec, progress: Progress) -> Result<RunResult, String> {
+    validate(spec, dev.capacity())?;
+    dev.set_entropy(spec.entropy);
+    let range = (dev.capacity() as f64 * spec.active_range) as u64;
+    let total: f64 = spec.streams.iter().map(|s| s.share).sum();
+    let mut acc = 0.0;
+    let cum = spec
+        .streams
+        .iter()
+        .map(|s| {
+            acc += s.share / total;
+            acc
+        })
+        .collect();
+    let start = dev.clock();
+    let mut src = StreamSource {
+        cum,
+        streams: spec.streams.clone(),
+        blocks: spec.streams.iter().map(|s| range / s.bs).collect(),
+        cursor: vec![0; spec.streams.len()],
+        rng: Rng::new(spec.seed),
+        interval: spec.rate_iops.map(|r| NS as f64 / r),
+        next: start as f64,
+    };
+    drive(dev, &mut src, spec.oio, spec.duration_ns, spec.bytes_budget, progress)
+}
+
+pub fn replay<D: Device>(dev: &mut D, trace: &Trace, oio: u32, entropy: f64, progress: Progress) -> Result<RunResult, String> {
+    let n = trace.times_ns.len();
+    if n == 0 || trace.write.len() != n || trace.off.len() != n || trace.len.len() != n {
+        return Err("trace arrays are empty or of different lengths".into());
+    }
+    let cap = dev.capacity();
+    for i in 0..n {
+        if i > 0 && trace.times_ns[i] < trace.times_ns[i - 1] {
+            return Err(format!("trace IO {i}: timestamps must not go backwards"));
+        }
+        if trace.len[i] == 0 || trace.off[i] + trace.len[i] > cap {
+            return Err(format!("trace IO {i}: offset {} + size {} is outside the drive's {cap} B", trace.off[i], trace.len[i]));
+        }
+    }
+    dev.set_entropy(entropy);
+    let mut src = TraceSource { trace, start: dev.clock(), i: 0 };
+    drive(dev, &mut src, oio.max(1), None, None, progress)
+}
+
+fn drive<D: Device, S: Source>(
+    dev: &mut D,
+    src: &mut S,
+    oio: u32,
+    duration_ns: Option<u64>,
+    budget: Option<u64>,
+    progress: Progress,
+) -> Result<RunResult, String> {
+    let oio = oio as usize;
+    let start = dev.clock();
+    let end = duration_ns.map_or(u64::MAX, |d| start + d);
+    let budget = budget.unwrap_or(u64::MAX);
+    let mut arrival = vec![0u64; oio];
+    let mut is_write = vec![false; oio];
+    let mut size = vec![0u64; oio];
+    let mut free: Vec<u32> = (0..oio as u32).rev().collect();
+    let mut res = RunResult { start_ns: start, ..Default::default() };
+    let mut now = start;
+    let mut issued = 0u64;
+    let mut stop = false;
+    let mut count = 0u64;
+    let wall = std::time::Instant::now();
+    let mut last_report = 0.0f64;
+
+    loop {
+        let t_cmp = dev.next_completion();
+        if !stop && !free.is_empty() {
+            match src.peek(now) {
+                None => stop = true,
+                Some(t_arr) if t_arr >= end => stop = true,
+                Some(t_arr) => {
+                    if t_cmp.map_or(true, |c| t_arr <= c) {
+                        if free.len() == oio && t_arr > now {
+                            dev.idle_until(now, t_arr);
+                        }
+                        now = t_arr;
+                        let (w, off, len) = src.take(now);
+                        let id = free.pop().unwrap();
+                        arrival[id as usize] = now;
+                        is_write[id as usize] = w;
+                        size[id as usize] = len;
+                        dev.submit(now, w, off, len, id);
+                        issued += len;
+                        if issued >= budget {
+                            stop = true;
+                        }
+                        continue;
+                    }
+                }
+            }
+        }
+        let Some(_) = t_cmp else { break };
+        let (t, id) = dev.pop_completion();
+        now = t;
+        let lat = t - arrival[id as usize];
+        let bytes = size[id as usize];
+        let op = if is_write[id as usize] { &mut res.write } else { &mut res.read };
+        op.ios += 1;
+        op.bytes += bytes;
+        op.hist.record(lat);
+        let sec = ((t - start) / NS) as usize;
+        if sec >= res.series.len() {
+            res.series.resize(sec + 1, SecBucket::default());
+        }
+        let b = &mut res.series[sec];
+        if is_write[id as usize] {
+            b.writes += 1;
+        } else {
+            b.reads += 1;
+        }
+        b.bytes += bytes;
+        b.lat_sum_ns += lat as u128;
+        free.push(id);
+        count += 1;
+        if count & 0xFFFF == 0 {
+            let w = wall.elapsed().as_secs_f64();
+            if w - last_report >= 0.2 {
+                last_report = w;
+                let v = (now - start) as f64 / NS as f64;
+                let iops = (res.read.ios + res.write.ios) as f64 / v.max(1e-9);
+                if !progress(v, iops) {
+                    return Err("interrupted".into());
+                }
+            }
+        }
+    }
+    // A timed run lasts its duration even when the host went quiet before the end.
+    let mut fin = now;
+    if duration_ns.is_some() && now < end {
+        dev.idle_until(now, end);
+        fin = end;
+    }
+    dev.set_clock(fin);
+    res.end_ns = fin.max(start + 1);
+    Ok(res)
+}

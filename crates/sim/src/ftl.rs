@@ -1,0 +1,704 @@
+//! Page-mapped FTL: flat L2P/P2L arrays over mapping chunks, per-block valid counts, a
+//! bucketed free/victim structure so greedy victim choice is O(1) amortised, one write
+//! frontier shared by host and GC writes (Desnoyers' model), an optional static SLC cache,
+//! and proportional foreground GC with a synchronous safety net.
+//!
+//! Addresses are chunks: a chunk is the 4 KiB mapping unit, or a quarter of it on a
+//! compressing drive, where a unit's compressed data takes 1..=4 consecutive chunks.
+//!
+//! Free-space invariant (why the FTL never deadlocks, see MQSim issue #30): between host
+//! operations at least one free block exists; the host may open a new frontier block only
+//! when two are free (otherwise it first reclaims synchronously); a GC copy that takes the
+//! last free block sets `urgent`, so its victim is finished at once and frees a block again.
+//! A victim holds fewer valid chunks than a block, so finishing it always fits.
+
+use std::collections::VecDeque;
+
+use crate::config::{Policy, SsdConfig};
+use crate::flash::Flash;
+use crate::rng::Rng;
+
+pub const NONE: u32 = u32::MAX;
+pub const FREE: u8 = 0;
+pub const OPEN: u8 = 1;
+pub const CLOSED: u8 = 2;
+pub const VICTIM: u8 = 3;
+
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counters {
+    pub host_chunks: u64,
+    pub gc_chunks: u64,
+    pub evict_chunks: u64,
+    pub gc_runs: u64,
+    pub slc_evictions: u64,
+    pub erases: u64,
+    pub trimmed_units: u64,
+    pub rmw_reads: u64,
+    pub pad_chunks: u64,
+    pub bg_steps: u64,
+}
+
+pub struct Ftl {
+    pub cpb: u32,
+    pub n_main: u32,
+    pub n_slc: u32,
+    slc_cpb: u32,
+    g: u32,
+    gc_reserve: usize,
+    bg_target: usize,
+    bg_gc: bool,
+    policy: Policy,
+    pub l2p: Vec<u32>,
+    lens: Vec<u8>,
+    p2l: Vec<u32>,
+    vbits: Vec<u64>,
+    pub valid: Vec<u32>,
+    pub state: Vec<u8>,
+    pub erases: Vec<u32>,
+    stamp: Vec<u64>,
+    bhead: Vec<u32>,
+    bnext: Vec<u32>,
+    bprev: Vec<u32>,
+    bmin: u32,
+    fifo: VecDeque<u32>,
+    pub free: VecDeque<u32>,
+    front: u32,
+    wp: u32,
+    slc_free: VecDeque<u32>,
+    slc_closed: VecDeque<u32>,
+    slc_dead: Vec<u32>,
+    slc_front: u32,
+    slc_wp: u32,
+    victim: u32,
+    vcur: u32,
+    credit: f64,
+    ratio: f64,
+    urgent: bool,
+    svictim: u32,
+    svcur: u32,
+    seq: u64,
+    rng: Rng,
+    last_page: u64,
+    pub c: Counters,
+}
+
+impl Ftl {
+    pub fn new(cfg: &SsdConfig) -> Ftl {
+        let n = cfg.n_blocks as usize;
+        let total = cfg.total_chunks() as usize;
+        let g = cfg.chunks_per_unit;
+        let user_blocks = (cfg.user_units as u64 * g as u64).div_ceil(cfg.cpb as u64) as usize;
+        let spare = (cfg.n_main() as usize).saturating_sub(user_blocks);
+        let bg_extra = (cfg.bg_reserve_pct / 100.0 * spare as f64).ceil() as usize;
+        let mut f = Ftl {
+            cpb: cfg.cpb,
+            n_main: cfg.n_main(),
+            n_slc: cfg.n_slc,
+            slc_cpb: cfg.slc_cpb,
+            g,
+            gc_reserve: cfg.gc_reserve as usize,
+            bg_target: cfg.gc_reserve as usize + bg_extra,
+            bg_gc: cfg.bg_gc,
+            policy: cfg.policy,
+            l2p: vec![NONE; cfg.user_units as usize],
+            lens: if g > 1 { vec![0; cfg.user_units as usize] } else { Vec::new() },
+            p2l: vec![NONE; total],
+            vbits: vec![0; total.div_ceil(64)],
+            valid: vec![0; n],
+            state: vec![FREE; n],
+            erases: vec![0; n],
+            stamp: vec![0; n],
+            bhead: vec![NONE; cfg.cpb as usize + 1],
+            bnext: vec![NONE; n],
+            bprev: vec![NONE; n],
+            bmin: 0,
+            fifo: VecDeque::new(),
+            free: VecDeque::new(),
+            front: NONE,
+            wp: 0,
+            slc_free: VecDeque::new(),
+            slc_closed: VecDeque::new(),
+            slc_dead: Vec::new(),
+            slc_front: NONE,
+            slc_wp: 0,
+            victim: NONE,
+            vcur: 0,
+            credit: 0.0,
+            ratio: 0.0,
+            urgent: false,
+            svictim: NONE,
+            svcur: 0,
+            seq: 0,
+            rng: Rng::new(0x5EED_F71),
+            last_page: u64::MAX,
+            c: Counters::default(),
+        };
+        f.reset_lists();
+        f
+    }
+
+    fn reset_lists(&mut self) {
+        self.free = (0..self.n_main).collect();
+        self.slc_free = (self.n_main..self.n_main + self.n_slc).collect();
+        self.slc_closed.clear();
+        self.slc_dead.clear();
+        self.fifo.clear();
+        self.bhead.iter_mut().for_each(|h| *h = NONE);
+        self.bmin = 0;
+        self.front = NONE;
+        self.wp = 0;
+        self.slc_front = NONE;
+        self.slc_wp = 0;
+        self.victim = NONE;
+        self.svictim = NONE;
+        self.credit = 0.0;
+        self.urgent = false;
+    }
+
+    /// Bytes held by the mapping structures (for the memory goal).
+    pub fn memory_bytes(&self) -> usize {
+        self.l2p.capacity() * 4
+            + self.lens.capacity()
+            + self.p2l.capacity() * 4
+            + self.vbits.capacity() * 8
+            + (self.valid.capacity() + self.erases.capacity() + self.bnext.capacity() + self.bprev.capacity()) * 4
+            + self.stamp.capacity() * 8
+            + self.state.capacity()
+            + self.bhead.capacity() * 4
+    }
+
+    #[inline(always)]
+    pub fn len_of(&self, lpn: u32) -> u32 {
+        if self.g == 1 {
+            1
+        } else {
+            self.lens[lpn as usize] as u32
+        }
+    }
+
+    #[inline(always)]
+    fn set_bit(&mut self, a: u64) {
+        self.vbits[(a >> 6) as usize] |= 1u64 << (a & 63);
+    }
+
+    #[inline(always)]
+    fn clear_bit(&mut self, a: u64) {
+        self.vbits[(a >> 6) as usize] &= !(1u64 << (a & 63));
+    }
+
+    // -- greedy buckets: blocks linked by valid count -----------------------------------
+    #[inline(always)]
+    fn bucket_insert(&mut self, b: u32, v: u32) {
+        let h = self.bhead[v as usize];
+        self.bnext[b as usize] = h;
+        self.bprev[b as usize] = NONE;
+        if h != NONE {
+            self.bprev[h as usize] = b;
+        }
+        self.bhead[v as usize] = b;
+        if v < self.bmin {
+            self.bmin = v;
+        }
+    }
+
+    #[inline(always)]
+    fn bucket_remove(&mut self, b: u32, v: u32) {
+        let (p, n) = (self.bprev[b as usize], self.bnext[b as usize]);
+        if p != NONE {
+            self.bnext[p as usize] = n;
+        } else {
+            self.bhead[v as usize] = n;
+        }
+        if n != NONE {
+            self.bprev[n as usize] = p;
+        }
+    }
+
+    /// The chunk at `lpn`'s current location is no longer live.
+    #[inline(always)]
+    fn invalidate(&mut self, lpn: u32) {
+        let old = self.l2p[lpn as usize];
+        if old == NONE {
+            return;
+        }
+        let c = self.len_of(lpn);
+        let b = old / self.cpb;
+        self.clear_bit(old as u64);
+        let v = self.valid[b as usize];
+        self.valid[b as usize] = v - c;
+        if self.state[b as usize] == CLOSED {
+            if b < self.n_main {
+                if self.policy == Policy::Greedy {
+                    self.bucket_remove(b, v);
+                    self.bucket_insert(b, v - c);
+                }
+            } else if v == c {
+                self.slc_dead.push(b);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn map(&mut self, lpn: u32, addr: u32, c: u32) {
+        self.l2p[lpn as usize] = addr;
+        if self.g > 1 {
+            self.lens[lpn as usize] = c as u8;
+        }
+        self.p2l[addr as usize] = lpn;
+        self.set_bit(addr as u64);
+        self.valid[(addr / self.cpb) as usize] += c;
+    }
+
+    fn close_main(&mut self, b: u32) {
+        self.state[b as usize] = CLOSED;
+        self.stamp[b as usize] = self.seq;
+        self.seq += 1;
+        match self.policy {
+            Policy::Greedy => self.bucket_insert(b, self.valid[b as usize]),
+            Policy::Fifo => self.fifo.push_back(b),
+            _ => {}
+        }
+    }
+
+    fn erase_block(&mut self, b: u32, t: u64, flash: &mut Flash) {
+        debug_assert_eq!(self.valid[b as usize], 0, "erasing a block with live data");
+        self.state[b as usize] = FREE;
+        self.erases[b as usize] += 1;
+        self.c.erases += 1;
+        flash.erase(t);
+        if b < self.n_main {
+            self.free.push_back(b);
+        } else {
+            self.slc_free.push_back(b);
+        }
+    }
+
+    /// Host write of one unit (`c` chunks) whose data is in the controller at `t`; returns
+    /// when its program is done.
+    #[inline]
+    pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> u64 {
+        self.invalidate(lpn);
+        self.c.host_chunks += c as u64;
+        if self.n_slc > 0 && self.slc_room(c, t, flash) {
+            let addr = self.slc_front * self.cpb + self.slc_wp;
+            self.slc_wp += c;
+            self.map(lpn, addr, c);
+            return flash.program(addr as u64, c, t);
+        }
+        let addr = self.place_main(lpn, c, false, t, flash);
+        let done = flash.program(addr as u64, c, t);
+        self.gc_progress(c, t, flash);
+        done
+    }
+
+    pub fn trim(&mut self, lpn: u32) {
+        if self.l2p[lpn as usize] != NONE {
+            self.invalidate(lpn);
+            self.l2p[lpn as usize] = NONE;
+            self.c.trimmed_units += 1;
+        }
+    }
+
+    fn slc_room(&mut self, c: u32, t: u64, flash: &mut Flash) -> bool {
+        if self.slc_front != NONE {
+            if self.slc_wp + c <= self.slc_cpb {
+                return true;
+            }
+            self.c.pad_chunks += (self.slc_cpb - self.slc_wp) as u64;
+            self.state[self.slc_front as usize] = CLOSED;
+            if self.valid[self.slc_front as usize] == 0 {
+                self.slc_dead.push(self.slc_front);
+            }
+            self.slc_closed.push_back(self.slc_front);
+            self.slc_front = NONE;
+        }
+        let b = match self.slc_free.pop_front() {
+            Some(b) => b,
+            None => {
+                // A cached block whose data was all overwritten costs only an erase.
+                let mut found = NONE;
+                while let Some(b) = self.slc_dead.pop() {
+                    if self.state[b as usize] == CLOSED && self.valid[b as usize] == 0 {
+                        found = b;
+                        break;
+                    }
+                }
+                if found == NONE {
+                    return false;
+                }
+                self.erase_block(found, t, flash);
+                self.slc_free.pop_back().expect("just freed")
+            }
+        };
+        self.state[b as usize] = OPEN;
+        self.slc_front = b;
+        self.slc_wp = 0;
+        true
+    }
+
+    fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
+        loop {
+            if self.front != NONE && self.wp + c <= self.cpb {
+                break;
+            }
+            if self.front != NONE {
+                self.c.pad_chunks += (self.cpb - self.wp) as u64;
+                let f = self.front;
+                self.front = NONE;
+                self.close_main(f);
+            }
+            if !is_gc && self.free.len() < 2 {
+                self.gc_sync(t, flash);
+                continue;
+            }
+            let b = self
+                .free
+                .pop_front()
+                .expect("FTL invariant broken: no free block for a GC copy (please report this bug)");
+            if is_gc && self.free.is_empty() {
+                self.urgent = true;
+            }
+            self.state[b as usize] = OPEN;
+            self.front = b;
+            self.wp = 0;
+        }
+        let addr = self.front * self.cpb + self.wp;
+        self.wp += c;
+        self.map(lpn, addr, c);
+        addr
+    }
+
+    /// Pick a main-area victim by the configured policy; false if nothing can be gained.
+    fn select_victim(&mut self) -> bool {
+        let cpb = self.cpb;
+        let b = match self.policy {
+            Policy::Greedy => {
+                while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
+                    self.bmin += 1;
+                }
+                if self.bmin >= cpb {
+                    return false;
+                }
+                let b = self.bhead[self.bmin as usize];
+                self.bucket_remove(b, self.bmin);
+                b
+            }
+            Policy::Fifo => loop {
+                match self.fifo.pop_front() {
+                    None => return false,
+                    Some(b) if self.state[b as usize] == CLOSED => break b,
+                    Some(_) => {}
+                }
+            },
+            Policy::Random => {
+                let mut pick = NONE;
+                for _ in 0..64 {
+                    let b = self.rng.below(self.n_main as u64) as u32;
+                    if self.state[b as usize] == CLOSED {
+                        pick = b;
+                        break;
+                    }
+                }
+                if pick == NONE {
+                    pick = (0..self.n_main).find(|&b| self.state[b as usize] == CLOSED).unwrap_or(NONE);
+                }
+                if pick == NONE {
+                    return false;
+                }
+                pick
+            }
+            Policy::CostBenefit => {
+                // LFS cost-benefit: (1 − u)·age / (1 + u); a scan, as GC runs once per block.
+                let mut best = (f64::MIN, NONE);
+                for b in 0..self.n_main {
+                    if self.state[b as usize] != CLOSED {
+                        continue;
+                    }
+                    let u = self.valid[b as usize] as f64 / cpb as f64;
+                    let age = (self.seq - self.stamp[b as usize] + 1) as f64;
+                    let score = (1.0 - u) * age / (1.0 + u);
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                if best.1 == NONE || self.valid[best.1 as usize] >= cpb {
+                    return false;
+                }
+                best.1
+            }
+        };
+        self.state[b as usize] = VICTIM;
+        self.victim = b;
+        self.vcur = 0;
+        let v = self.valid[b as usize] as f64;
+        let gain = cpb as f64 - v;
+        self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
+        true
+    }
+
+    #[inline(always)]
+    fn next_valid(&self, from: u64, to: u64) -> Option<u64> {
+        let mut i = from;
+        while i < to {
+            let w = (i >> 6) as usize;
+            let word = self.vbits[w] >> (i & 63);
+            if word != 0 {
+                let a = i + word.trailing_zeros() as u64;
+                return if a < to { Some(a) } else { None };
+            }
+            i = ((i >> 6) + 1) << 6;
+        }
+        None
+    }
+
+    /// Move the victim's next live unit to the frontier; returns chunks copied (0 once the
+    /// victim is empty and has been erased).
+    fn copy_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
+        let b = self.victim;
+        let base = b as u64 * self.cpb as u64;
+        match self.next_valid(base + self.vcur as u64, base + self.cpb as u64) {
+            None => {
+                self.erase_block(b, t, flash);
+                self.c.gc_runs += 1;
+                self.victim = NONE;
+                self.urgent = false;
+                0
+            }
+            Some(addr) => {
+                let lpn = self.p2l[addr as usize];
+                let c = self.len_of(lpn);
+                self.vcur = (addr - base) as u32 + c;
+                let rd = flash.read(addr, c, t, &mut self.last_page);
+                self.clear_bit(addr);
+                self.valid[b as usize] -= c;
+                let new = self.place_main(lpn, c, true, t, flash);
+                flash.program(new as u64, c, rd);
+                self.c.gc_chunks += c as u64;
+                c
+            }
+        }
+    }
+
+    /// Finish the current victim (choosing one if none) before the host may proceed.
+    fn gc_sync(&mut self, t: u64, flash: &mut Flash) {
+        if self.victim == NONE && !self.select_victim() {
+            panic!("FTL: no block can be reclaimed (every closed block is full); the configuration has no usable spare area");
+        }
+        self.urgent = true;
+        while self.victim != NONE {
+            self.copy_next(t, flash);
+        }
+    }
+
+    /// Foreground GC in step with the host: below the reserve, each host chunk earns
+    /// `ratio` = valid/invalid chunks of the victim worth of copying, so a victim is done by
+    /// the time the host has filled the space it frees.
+    #[inline]
+    fn gc_progress(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
+        if self.victim == NONE {
+            if self.free.len() >= self.gc_reserve || !self.select_victim() {
+                return;
+            }
+        }
+        self.credit += host_c as f64 * self.ratio;
+        while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
+            let copied = self.copy_next(t, flash);
+            self.credit -= copied as f64;
+            if self.victim == NONE {
+                if self.credit <= 0.0 || self.free.len() >= self.gc_reserve || !self.select_victim() {
+                    self.credit = self.credit.min(0.0);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// One bounded step of background work at `t` (host idle): evict the SLC cache, then
+    /// collect until `bg_target` blocks are free. Returns false when there is nothing to do.
+    pub fn bg_step(&mut self, t: u64, flash: &mut Flash, max_chunks: u32) -> bool {
+        if self.n_slc > 0 {
+            if self.svictim == NONE {
+                while let Some(b) = self.slc_closed.pop_front() {
+                    if self.state[b as usize] == CLOSED {
+                        self.svictim = b;
+                        break;
+                    }
+                }
+                if self.svictim == NONE && self.slc_front != NONE && self.slc_wp > 0 {
+                    self.svictim = self.slc_front;
+                    self.slc_front = NONE;
+                }
+                if self.svictim != NONE {
+                    self.state[self.svictim as usize] = VICTIM;
+                    self.svcur = 0;
+                }
+            }
+            if self.svictim != NONE {
+                self.c.bg_steps += 1;
+                let mut done = 0;
+                while done < max_chunks && self.svictim != NONE {
+                    let room = self.front != NONE && self.wp + self.g <= self.cpb;
+                    if !room && self.free.len() < 2 {
+                        self.gc_sync(t, flash);
+                        return true;
+                    }
+                    done += self.evict_next(t, flash).max(1);
+                }
+                return true;
+            }
+        }
+        if self.bg_gc && self.free.len() < self.bg_target {
+            if self.victim == NONE && !self.select_victim() {
+                return false;
+            }
+            self.c.bg_steps += 1;
+            let mut done = 0;
+            while done < max_chunks && self.victim != NONE {
+                done += self.copy_next(t, flash).max(1);
+            }
+            return true;
+        }
+        false
+    }
+
+    fn evict_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
+        let b = self.svictim;
+        let base = b as u64 * self.cpb as u64;
+        match self.next_valid(base + self.svcur as u64, base + self.slc_cpb as u64) {
+            None => {
+                self.erase_block(b, t, flash);
+                self.c.slc_evictions += 1;
+                self.svictim = NONE;
+                0
+            }
+            Some(addr) => {
+                let lpn = self.p2l[addr as usize];
+                let c = self.len_of(lpn);
+                self.svcur = (addr - base) as u32 + c;
+                let rd = flash.read(addr, c, t, &mut self.last_page);
+                self.clear_bit(addr);
+                self.valid[b as usize] -= c;
+                let new = self.place_main(lpn, c, true, t, flash);
+                flash.program(new as u64, c, rd);
+                self.c.evict_chunks += c as u64;
+                c
+            }
+        }
+    }
+
+    /// Purge: every block erased, nothing mapped (wear is kept, as on a real drive).
+    pub fn purge(&mut self, t: u64, flash: &mut Flash) {
+        for b in 0..(self.n_main + self.n_slc) as usize {
+            if self.state[b] != FREE {
+                self.erases[b] += 1;
+                self.c.erases += 1;
+                flash.erase(t);
+            }
+            self.state[b] = FREE;
+            self.valid[b] = 0;
+        }
+        self.l2p.iter_mut().for_each(|x| *x = NONE);
+        self.vbits.iter_mut().for_each(|x| *x = 0);
+        self.reset_lists();
+    }
+
+    pub fn free_blocks(&self) -> usize {
+        self.free.len()
+    }
+
+    pub fn mapped_units(&self) -> usize {
+        self.l2p.iter().filter(|&&x| x != NONE).count()
+    }
+
+    /// Cross-check of every structure against the others (tests only; O(size)).
+    pub fn check(&self) -> Result<(), String> {
+        let mut valid = vec![0u32; self.valid.len()];
+        for (lpn, &a) in self.l2p.iter().enumerate() {
+            if a == NONE {
+                continue;
+            }
+            if self.p2l[a as usize] != lpn as u32 {
+                return Err(format!("p2l[{a}] != {lpn}"));
+            }
+            if self.vbits[(a >> 6) as usize] >> (a & 63) & 1 == 0 {
+                return Err(format!("valid bit of {a} not set"));
+            }
+            valid[(a / self.cpb) as usize] += self.len_of(lpn as u32);
+        }
+        if valid != self.valid {
+            return Err("per-block valid counts disagree with the map".into());
+        }
+        let bits: u64 = self.vbits.iter().map(|w| w.count_ones() as u64).sum();
+        let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
+        if bits != mapped {
+            return Err(format!("{bits} valid bits for {mapped} mapped units"));
+        }
+        if self.policy == Policy::Greedy {
+            let mut n = 0;
+            for (v, &h) in self.bhead.iter().enumerate() {
+                let mut b = h;
+                while b != NONE {
+                    if self.state[b as usize] != CLOSED || self.valid[b as usize] != v as u32 {
+                        return Err(format!("block {b} in bucket {v} but valid={}", self.valid[b as usize]));
+                    }
+                    n += 1;
+                    b = self.bnext[b as usize];
+                }
+            }
+            let closed = (0..self.n_main).filter(|&b| self.state[b as usize] == CLOSED).count();
+            if n != closed {
+                return Err(format!("{n} blocks in buckets, {closed} closed"));
+            }
+        }
+        Ok(())
+    }
+
+    // -- state save/load helpers ------------------------------------------------------------
+    pub fn scalars(&self) -> Vec<u64> {
+        vec![
+            self.bmin as u64, self.front as u64, self.wp as u64, self.slc_front as u64, self.slc_wp as u64,
+            self.victim as u64, self.vcur as u64, self.credit.to_bits(), self.ratio.to_bits(), self.urgent as u64,
+            self.svictim as u64, self.svcur as u64, self.seq, self.rng.state(), self.last_page,
+            self.c.host_chunks, self.c.gc_chunks, self.c.evict_chunks, self.c.gc_runs, self.c.slc_evictions,
+            self.c.erases, self.c.trimmed_units, self.c.rmw_reads, self.c.pad_chunks, self.c.bg_steps,
+        ]
+    }
+
+    pub fn set_scalars(&mut self, s: &[u64]) {
+        self.bmin = s[0] as u32;
+        self.front = s[1] as u32;
+        self.wp = s[2] as u32;
+        self.slc_front = s[3] as u32;
+        self.slc_wp = s[4] as u32;
+        self.victim = s[5] as u32;
+        self.vcur = s[6] as u32;
+        self.credit = f64::from_bits(s[7]);
+        self.ratio = f64::from_bits(s[8]);
+        self.urgent = s[9] != 0;
+        self.svictim = s[10] as u32;
+        self.svcur = s[11] as u32;
+        self.seq = s[12];
+        self.rng = Rng::from_state(s[13]);
+        self.last_page = s[14];
+        self.c = Counters {
+            host_chunks: s[15], gc_chunks: s[16], evict_chunks: s[17], gc_runs: s[18], slc_evictions: s[19],
+            erases: s[20], trimmed_units: s[21], rmw_reads: s[22], pad_chunks: s[23], bg_steps: s[24],
+        };
+    }
+
+    pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
+        vec![&mut self.l2p, &mut self.p2l, &mut self.valid, &mut self.erases, &mut self.bhead, &mut self.bnext, &mut self.bprev]
+    }
+
+    pub fn other_arrays(&mut self) -> (&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u64>, &mut Vec<u64>) {
+        (&mut self.lens, &mut self.state, &mut self.vbits, &mut self.stamp)
+    }
+
+    pub fn queues(&mut self) -> Vec<&mut VecDeque<u32>> {
+        vec![&mut self.fifo, &mut self.free, &mut self.slc_free, &mut self.slc_closed]
+    }
+
+    pub fn slc_dead(&mut self) -> &mut Vec<u32> {
+        &mut self.slc_dead
+    }
+}

@@ -1,0 +1,233 @@
+//! The SSD: host link, controller, PLP write buffer and the FTL on timed flash.
+//!
+//! Write path: data crosses the link, the controller spends `overhead` on the command, each
+//! 4 KiB unit waits for a write-buffer slot (freed when an earlier unit's program is done),
+//! and the command completes once all its units are in the buffer (power-loss protected).
+//! A sub-unit write first reads the old unit (read-modify-write). Read path: controller,
+//! array read on the die (skipped for never-written units, which return zeros), channel,
+//! link. Compression: a unit of entropy e occupies ceil(4e) 1 KiB chunks (at least one).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::config::{SsdConfig, UNIT};
+use crate::driver::Device;
+use crate::flash::Flash;
+use crate::ftl::{Counters, Ftl, NONE};
+
+pub struct Ssd {
+    pub cfg: SsdConfig,
+    pub ftl: Ftl,
+    pub flash: Flash,
+    link_busy: [u64; 2],
+    link_out: usize,
+    link_ps_per_byte: u64,
+    ctrl_busy: u64,
+    ring: Vec<u64>,
+    ring_i: usize,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    pub now: u64,
+    chunks: u32,
+    pub host: HostCounters,
+}
+
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostCounters {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub reads: u64,
+    pub writes: u64,
+}
+
+impl Ssd {
+    pub fn new(cfg: SsdConfig) -> Ssd {
+        let ftl = Ftl::new(&cfg);
+        let flash = Flash::new(&cfg);
+        Ssd {
+            link_out: if cfg.link_full_duplex { 1 } else { 0 },
+            link_ps_per_byte: (1e6 / cfg.link_mbps).round() as u64,
+            ring: vec![0; cfg.buffer_units as usize],
+            chunks: cfg.chunks_per_unit,
+            cfg,
+            ftl,
+            flash,
+            link_busy: [0; 2],
+            ctrl_busy: 0,
+            ring_i: 0,
+            heap: BinaryHeap::new(),
+            now: 0,
+            host: HostCounters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> (Counters, HostCounters) {
+        (self.ftl.c, self.host)
+    }
+
+    /// Link, controller and buffer state (for saving).
+    pub fn io_state(&self) -> Vec<u64> {
+        vec![self.link_busy[0], self.link_busy[1], self.ctrl_busy, self.ring_i as u64, self.chunks as u64]
+    }
+
+    pub fn set_io_state(&mut self, s: &[u64]) {
+        self.link_busy = [s[0], s[1]];
+        self.ctrl_busy = s[2];
+        self.ring_i = s[3] as usize;
+        self.chunks = s[4] as u32;
+    }
+
+    pub fn ring_state(&self) -> Vec<u64> {
+        self.ring.clone()
+    }
+
+    pub fn set_ring_state(&mut self, s: &[u64]) {
+        self.ring.copy_from_slice(s);
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.ftl.memory_bytes() + self.ring.capacity() * 8
+    }
+
+    /// Return to fresh-out-of-box: erase everything, drop all mappings.
+    pub fn purge(&mut self) {
+        let t = self.now.max(self.flash.all_idle_at());
+        self.ftl.purge(t, &mut self.flash);
+        self.now = self.flash.all_idle_at().max(t);
+        self.flash.reset_clock(self.now);
+    }
+
+    pub fn trim(&mut self, off: u64, len: u64) {
+        // Only whole units are unmapped; a partial unit keeps its data (as SCSI UNMAP may).
+        let first = off.div_ceil(UNIT);
+        let last = ((off + len) / UNIT).min(self.cfg.user_units as u64);
+        for u in first..last {
+            self.ftl.trim(u as u32);
+        }
+    }
+
+    #[inline(always)]
+    fn link(&mut self, dir: usize, ready: u64, bytes: u64) -> u64 {
+        let t = self.link_busy[dir].max(ready) + bytes * self.link_ps_per_byte / 1000;
+        self.link_busy[dir] = t;
+        t
+    }
+
+    #[inline(always)]
+    fn controller(&mut self, ready: u64) -> u64 {
+        let t = self.ctrl_busy.max(ready) + self.cfg.overhead_ns;
+        self.ctrl_busy = t;
+        t
+    }
+
+    fn write(&mut self, now: u64, off: u64, len: u64) -> u64 {
+        let t_in = self.link(0, now, len);
+        let t0 = self.controller(t_in);
+        let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
+        let nbuf = self.ring.len();
+        let mut entry = t0;
+        let mut done = t0;
+        let mut scratch = u64::MAX;
+        for u in u0..=u1 {
+            let lpn = u as u32;
+            let partial = (u == u0 && off % UNIT != 0) || (u == u1 && (off + len) % UNIT != 0);
+            let mut ready = t0;
+            if partial {
+                let old = self.ftl.l2p[lpn as usize];
+                if old != NONE {
+                    let c = self.ftl.len_of(lpn);
+                    ready = self.flash.read(old as u64, c, t0, &mut scratch);
+                    self.ftl.c.rmw_reads += 1;
+                }
+            }
+            if nbuf > 0 {
+                ready = ready.max(self.ring[self.ring_i]);
+            }
+            entry = entry.max(ready);
+            let programmed = self.ftl.host_write(lpn, self.chunks, entry, &mut self.flash);
+            if nbuf > 0 {
+                self.ring[self.ring_i] = programmed;
+                self.ring_i += 1;
+                if self.ring_i == nbuf {
+                    self.ring_i = 0;
+                }
+                done = entry;
+            } else {
+                done = done.max(programmed);
+            }
+        }
+        self.host.writes += 1;
+        self.host.write_bytes += len;
+        done
+    }
+
+    fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
+        let t0 = self.controller(now);
+        let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
+        let mut ready = t0;
+        let mut last_page = u64::MAX;
+        for u in u0..=u1 {
+            let addr = self.ftl.l2p[u as usize];
+            if addr != NONE {
+                let c = self.ftl.len_of(u as u32);
+                ready = ready.max(self.flash.read(addr as u64, c, t0, &mut last_page));
+            }
+        }
+        self.host.reads += 1;
+        self.host.read_bytes += len;
+        let out = self.link_out;
+        self.link(out, ready, len)
+    }
+}
+
+impl Device for Ssd {
+    fn clock(&self) -> u64 {
+        self.now
+    }
+    fn set_clock(&mut self, t: u64) {
+        self.now = t;
+    }
+    fn capacity(&self) -> u64 {
+        self.cfg.user_bytes()
+    }
+    fn set_entropy(&mut self, e: f64) {
+        let g = self.cfg.chunks_per_unit;
+        self.chunks = if self.cfg.compression {
+            ((e.clamp(0.0, 1.0) * g as f64 - 1e-9).ceil() as u32).clamp(1, g)
+        } else {
+            g
+        };
+    }
+
+    #[inline]
+    fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32) {
+        let done = if write { self.write(now, off, len) } else { self.read(now, off, len) };
+        self.heap.push(Reverse((done, id)));
+    }
+
+    #[inline]
+    fn next_completion(&self) -> Option<u64> {
+        self.heap.peek().map(|r| r.0 .0)
+    }
+
+    #[inline]
+    fn pop_completion(&mut self) -> (u64, u32) {
+        let Reverse((t, id)) = self.heap.pop().expect("a completion");
+        (t, id)
+    }
+
+    fn idle_until(&mut self, since: u64, until: u64) {
+        if !self.cfg.bg_gc && self.cfg.n_slc == 0 {
+            return;
+        }
+        let step = self.cfg.chunks_per_prog * self.cfg.dies;
+        loop {
+            let start = self.flash.all_idle_at().max(since + self.cfg.idle_ns);
+            if start >= until {
+                break;
+            }
+            if !self.ftl.bg_step(start, &mut self.flash, step) {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Saving and loading a drive's complete state, so a preconditioned drive can be reused.
+//! The file starts with a magic, a format version and the drive's preset and parameters;
+//! loading rebuilds the configuration from those and then restores every array.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+
+use crate::config::resolve;
+use crate::ssd::HostCounters;
+use crate::Drive;
+
+const MAGIC: &[u8; 8] = b"IOLABSIM";
+const VERSION: u32 = 1;
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("state files are little-endian; add byte swapping for this target");
+
+struct W(BufWriter<File>);
+
+impl W {
+    fn u64(&mut self, v: u64) -> std::io::Result<()> {
+        self.0.write_all(&v.to_le_bytes())
+    }
+    fn bytes(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.u64(b.len() as u64)?;
+        self.0.write_all(b)
+    }
+    fn u32s(&mut self, v: &[u32]) -> std::io::Result<()> {
+        // SAFETY: u32 has no padding; the target is little-endian (checked above).
+        self.bytes(unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * 4) })
+    }
+    fn u64s(&mut self, v: &[u64]) -> std::io::Result<()> {
+        // SAFETY: as above.
+        self.bytes(unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * 8) })
+    }
+}
+
+struct R(BufReader<File>, String);
+
+impl R {
+    fn err(&self, what: &str) -> String {
+        format!("sim state file {}: {what}", self.1)
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        let mut b = [0u8; 8];
+        self.0.read_exact(&mut b).map_err(|e| self.err(&format!("truncated ({e})")))?;
+        Ok(u64::from_le_bytes(b))
+    }
+    fn bytes(&mut self) -> Result<Vec<u8>, String> {
+        let n = self.u64()? as usize;
+        if n > 1 << 36 {
+            return Err(self.err("corrupt length field"));
+        }
+        let mut v = vec![0u8; n];
+        self.0.read_exact(&mut v).map_err(|e| self.err(&format!("truncated ({e})")))?;
+        Ok(v)
+    }
+    fn into_u32s(&mut self, dst: &mut Vec<u32>) -> Result<(), String> {
+        let n = self.u64()? as usize;
+        if n != dst.len() * 4 {
+            return Err(self.err("array size does not match the drive's geometry"));
+        }
+        // SAFETY: dst has exactly n bytes of plain u32 storage.
+        let buf = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, n) };
+        self.0.read_exact(buf).map_err(|e| self.err(&format!("truncated ({e})")))
+    }
+    fn into_u64s(&mut self, dst: &mut Vec<u64>) -> Result<(), String> {
+        let n = self.u64()? as usize;
+        if n != dst.len() * 8 {
+            return Err(self.err("array size does not match the drive's geometry"));
+        }
+        // SAFETY: as above.
+        let buf = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, n) };
+        self.0.read_exact(buf).map_err(|e| self.err(&format!("truncated ({e})")))
+    }
+    fn into_u8s(&mut self, dst: &mut Vec<u8>) -> Result<(), String> {
+        let v = self.bytes()?;
+        if v.len() != dst.len() {
+            return Err(self.err("array size does not match the drive's geometry"));
+        }
+        dst.copy_from_slice(&v);
+        Ok(())
+    }
+}
+
+pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
+    let f = File::create(path).map_err(|e| format!("sim state file {path}: cannot create it ({e})"))?;
+    let mut w = W(BufWriter::with_capacity(1 << 20, f));
+    let io = |e: std::io::Error| format!("sim state file {path}: write failed ({e})");
+    w.0.write_all(MAGIC).map_err(io)?;
+    w.u64(VERSION as u64).map_err(io)?;
+    let head = serde_json::json!({"preset": drive.config().preset(), "params": drive.config().overrides()});
+    w.bytes(head.to_string().as_bytes()).map_err(io)?;
+    match drive {
+        Drive::Ssd(s) => {
+            let sc = vec![
+                s.now, s.host.read_bytes, s.host.write_bytes, s.host.reads, s.host.writes,
+            ];
+            w.u64s(&sc).map_err(io)?;
+            w.u64s(&s.io_state()).map_err(io)?;
+            w.u64s(&s.ring_state()).map_err(io)?;
+            w.u64s(&s.flash.die_busy).map_err(io)?;
+            w.u64s(&s.flash.chan_busy).map_err(io)?;
+            w.u64s(&s.ftl.scalars()).map_err(io)?;
+            for a in s.ftl.u32_arrays() {
+                w.u32s(a).map_err(io)?;
+            }
+            let (lens, state, vbits, stamp) = s.ftl.other_arrays();
+            w.bytes(lens).map_err(io)?;
+            w.bytes(state).map_err(io)?;
+            w.u64s(vbits).map_err(io)?;
+            w.u64s(stamp).map_err(io)?;
+            for q in s.ftl.queues() {
+                let v: Vec<u32> = q.iter().copied().collect();
+                w.u32s(&v).map_err(io)?;
+            }
+            let dead = s.ftl.slc_dead().clone();
+            w.u32s(&dead).map_err(io)?;
+        }
+        Drive::Hdd(h) => {
+            w.u64s(&h.state()).map_err(io)?;
+        }
+    }
+    w.0.flush().map_err(io)?;
+    Ok(())
+}
+
+pub fn load(path: &str) -> Result<Drive, String> {
+    let f = File::open(path).map_err(|e| format!("sim state file {path}: cannot open it ({e})"))?;
+    let mut r = R(BufReader::with_capacity(1 << 20, f), path.to_string());
+    let mut magic = [0u8; 8];
+    r.0.read_exact(&mut magic).map_err(|_| r.err("not an iolab sim state file (too short)"))?;
+    if &magic != MAGIC {
+        return Err(r.err("not an iolab sim state file (bad magic)"));
+    }
+    let v = r.u64()?;
+    if v != VERSION as u64 {
+        return Err(r.err(&format!("format version {v}; this iolab reads version {VERSION}")));
+    }
+    let head: serde_json::Value = serde_json::from_slice(&r.bytes()?).map_err(|e| r.err(&format!("bad header ({e})")))?;
+    let preset = head["preset"].as_str().ok_or_else(|| r.err("header has no preset"))?.to_string();
+    let params: Vec<(String, String)> =
+        serde_json::from_value(head["params"].clone()).map_err(|e| r.err(&format!("bad parameters ({e})")))?;
+    let cfg = resolve(&preset, &params).map_err(|e| r.err(&e))?;
+    let mut drive = Drive::new(cfg);
+    let take = |r: &mut R, n: usize| -> Result<Vec<u64>, String> {
+        let b = r.bytes()?;
+        if b.len() != n * 8 && n != 0 {
+            return Err(r.err("scalar block has the wrong size"));
+        }
+        Ok(b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+    };
+    match &mut drive {
+        Drive::Ssd(s) => {
+            let sc = take(&mut r, 5)?;
+            s.now = sc[0];
+            s.host = HostCounters { read_bytes: sc[1], write_bytes: sc[2], reads: sc[3], writes: sc[4] };
+            let io = take(&mut r, s.io_state().len())?;
+            s.set_io_state(&io);
+            let ring = take(&mut r, s.ring_state().len())?;
+            s.set_ring_state(&ring);
+            r.into_u64s(&mut s.flash.die_busy)?;
+            r.into_u64s(&mut s.flash.chan_busy)?;
+            let n = s.ftl.scalars().len();
+            let sc = take(&mut r, n)?;
+            s.ftl.set_scalars(&sc);
+            for a in s.ftl.u32_arrays() {
+                r.into_u32s(a)?;
+            }
+            let (lens, state, vbits, stamp) = s.ftl.other_arrays();
+            r.into_u8s(lens)?;
+            r.into_u8s(state)?;
+            r.into_u64s(vbits)?;
+            r.into_u64s(stamp)?;
+            for q in s.ftl.queues() {
+                let b = r.bytes()?;
+                *q = b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+            }
+            let b = r.bytes()?;
+            *s.ftl.slc_dead() = b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        }
+        Drive::Hdd(h) => {
+            let n = h.state().len();
+            let st = take(&mut r, n)?;
+            h.set_state(&st);
+        }
+    }
+    Ok(drive)
+}
+
