@@ -303,6 +303,7 @@ class _Accumulator:
         self.pending = np.empty(0, np.int64)
         self.issued = 0
         self.completed = 0
+        self.next_bound = 0  # first step whose start-of-step level is not yet known
         # Per step (grown as the trace goes on): in-flight time and peak in-flight count.
         self.inflight_ns = np.zeros(0, np.float64)
         self.oio_max = np.zeros(0, np.int64)
@@ -414,13 +415,15 @@ class _Accumulator:
         level = self.issued + np.arange(1, len(ti) + 1) - (self.completed + np.searchsorted(done, ti, side="right"))
         starts = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
         np.maximum.at(self.oio_max, si[starts], np.maximum.reduceat(level, starts))
-        # The level at each step start also counts (IOs carried over from the previous step).
-        ks = np.arange(int(si[0]), int(si[-1]) + 1)
+        # The level at each step start also counts (IOs carried over from the previous
+        # step), for every step up to this chunk's last, idle ones included.
+        ks = np.arange(self.next_bound, int(si[-1]) + 1)
         bounds = ks * self.step_ns
         at_b = self.issued + np.searchsorted(ti, bounds, side="left") - (
             self.completed + np.searchsorted(done, bounds, side="right")
         )
         np.maximum.at(self.oio_max, ks, at_b)
+        self.next_bound = int(si[-1]) + 1
         self.issued += len(ti)
         self.completed += cut
         self._inflight_time(ti, comp, si)
@@ -448,6 +451,11 @@ class _Accumulator:
         n_steps = max(1, -(-end_ns // self.step_ns))
         last = n_steps - 1
         self._grow(n_steps)
+        if self.has_latency and self.next_bound < n_steps:
+            # Steps after the last issue: only completions remain.
+            ks = np.arange(self.next_bound, n_steps)
+            at_b = self.issued - self.completed - np.searchsorted(self.pending, ks * self.step_ns, side="right")
+            np.maximum.at(self.oio_max, ks, at_b)
         inflight = self.inflight_ns[:n_steps].copy()
         inflight[last] += self.inflight_ns[n_steps:].sum()
         oio_max = self.oio_max[:n_steps].copy()

@@ -112,7 +112,8 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
     return recs, names, tail
 
 
-def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = False) -> TraceTable:
+def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = False,
+                    notes: tuple[str, ...] = ()) -> TraceTable:
     """Import the per-CPU files of one blktrace run."""
     con = connect()
     try:
@@ -161,7 +162,8 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
         # its issue, so the events of all files are paired together.
         union = paired_sql(" UNION ALL ".join(parts))
         unpaired = con.execute(f"SELECT count(*) FROM ({union}) WHERE latency_us IS NULL").fetchall()[0][0]
-        notes = (f"{unpaired:,} issued IOs have no completion in the trace (no response time).",) if unpaired else ()
+        if unpaired:
+            notes = notes + (f"{unpaired:,} issued IOs have no completion in the trace (no response time).",)
         return write_table(
             con, union, out, fmt="blktrace", sources=tuple(str(f) for f in files),
             skipped_lines=skipped, skipped_examples=tuple(examples), notes=notes,

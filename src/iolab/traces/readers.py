@@ -448,9 +448,11 @@ def import_trace(
     fmt: str,
     out: str | Path,
     skip_bad_lines: bool = False,
+    notes: tuple[str, ...] = (),
 ) -> TraceTable:
     """Read one trace (or several files of one trace, e.g. the per-CPU files of a blktrace
-    or several MSR volumes) in format `fmt` and write the normalised table to `out`."""
+    or several MSR volumes) in format `fmt` and write the normalised table to `out`.
+    `notes` are extra caveats stored with the table (the capture's, for instance)."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     if fmt not in FORMATS:
         raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
@@ -462,14 +464,14 @@ def import_trace(
     if fmt == "blktrace":
         from .blktrace import import_blktrace
 
-        return import_blktrace(files, out, skip_bad_lines=skip_bad_lines)
+        return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes)
 
     con = connect()
     try:
         parts: list[str] = []
         skipped = 0
         examples: list[BadLine] = []
-        notes: list[str] = []
+        notes: list[str] = list(notes)
         start: int | None = None
         for i, f in enumerate(files):
             parsed = TEXT_FORMATS[fmt](str(f))

@@ -1,0 +1,294 @@
+"""Block IO capture on Linux through tracefs block tracepoints.
+
+    capture(device, seconds, out, process=None, on_tick=None, stop=None) -> CaptureResult
+
+Records `block:block_rq_issue` and `block:block_rq_complete` for one block device in a
+private tracefs instance (instances/iolab), so the top-level trace buffer and other tracers
+are left alone. (blktrace's relay interface does not work on every kernel; tracepoints do.)
+The kernel filters by device (and, for issues, by process name when `process` is given:
+`fio`, or a glob like `postgres*`), so only the wanted events cross into user space.
+
+The events are streamed from trace_pipe into a raw text file kept next to the table
+(`<out>.tracefs.txt`: the engine output, as recorded), then imported with the `tracefs`
+reader (issue/complete pairs -> one IO with its response time). `on_tick` is called about
+once a second with the live IOPS (issues per second) for a progress display.
+
+Refusals (IolabError / RefusedError, nothing left enabled):
+  - not root, tracefs missing and not mountable, DEVICE not a block device;
+  - tracing already in use: another live iolab capture, block_rq_issue/complete enabled
+    at the top level or in another tracefs instance, or blktrace running on the device.
+
+Cleanup: whatever happens (end of duration, `stop` set, Ctrl-C, an exception) the events
+are disabled, the pipe is drained and the instance is removed before returning. Ctrl-C
+ends the capture early and the IOs recorded so far are still imported. Events the kernel
+had to drop (buffer overrun) are counted and reported, never silently ignored.
+
+Timestamps come from the `mono` trace clock, printed by the kernel with µs resolution, so
+response times have 1 µs resolution.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import select
+import stat
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+import threading
+
+from ..errors import IolabError, RefusedError
+from .readers import import_trace
+from .table import TraceTable
+
+TRACEFS = Path("/sys/kernel/tracing")
+INSTANCE = "iolab"
+EVENTS = ("block_rq_issue", "block_rq_complete")
+LOCK = Path("/run/iolab-capture.pid")
+
+
+@dataclass(frozen=True)
+class CaptureTick:
+    elapsed_s: float
+    iops: float  # issues per second over the last tick
+    ios: int  # issues so far
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    table: TraceTable
+    raw_path: Path  # the tracefs text as the kernel printed it
+    device: str
+    devno: str  # "major,minor"
+    seconds: float  # how long tracing was on
+    interrupted: bool  # ended early by Ctrl-C or `stop`
+    lost_events: int  # events the kernel dropped (ring buffer overrun)
+
+
+def _block_device(device: str) -> tuple[int, int]:
+    try:
+        st = os.stat(device)
+    except FileNotFoundError:
+        raise IolabError(f"{device}: no such device. Give a block device node, e.g. /dev/nvme0n1.") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise IolabError(
+            f"{device}: not a block device. Capture traces block IO to a device node (e.g. /dev/sda, "
+            "/dev/nvme0n1, /dev/loop0); to trace a file, capture the device that holds it."
+        )
+    return os.major(st.st_rdev), os.minor(st.st_rdev)
+
+
+def _tracefs() -> Path:
+    if os.geteuid() != 0:
+        raise IolabError("capture needs root: the kernel's block tracepoints are only reachable by root. Run as root (sudo).")
+    if not (TRACEFS / "events" / "block").is_dir():
+        r = subprocess.run(["mount", "-t", "tracefs", "none", str(TRACEFS)], capture_output=True, text=True)
+        if not (TRACEFS / "events" / "block").is_dir():
+            raise IolabError(
+                f"tracefs is not available at {TRACEFS} and mounting it failed ({r.stderr.strip() or r.returncode}). "
+                "The kernel needs CONFIG_FTRACE and block tracepoints; try `mount -t tracefs none /sys/kernel/tracing`."
+            )
+    return TRACEFS
+
+
+def _read(p: Path) -> str:
+    try:
+        return p.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _write(p: Path, value: str) -> None:
+    with open(p, "w") as f:
+        f.write(value)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _check_free(root: Path, major: int, minor: int, device: str) -> list[str]:
+    """Refuse if someone else traces block requests; clean a stale instance of our own."""
+    notes = []
+    inst = root / "instances" / INSTANCE
+    if inst.exists():
+        owner = LOCK.read_text().strip() if LOCK.exists() else ""
+        if owner.isdigit() and _pid_alive(int(owner)) and int(owner) != os.getpid():
+            raise RefusedError(
+                f"another iolab capture (pid {owner}) is running (tracefs instance {inst}). Wait for it to "
+                f"finish or stop it (kill {owner}); two captures cannot share the instance."
+            )
+        _teardown(inst)
+        notes.append(f"removed a stale tracefs instance {inst} left by an earlier capture that did not finish")
+    users = []
+    for where in [root] + [p for p in (root / "instances").iterdir() if p.name != INSTANCE]:
+        for ev in EVENTS:
+            if _read(where / "events" / "block" / ev / "enable") == "1":
+                users.append(f"{where / 'events' / 'block' / ev / 'enable'}")
+    if users:
+        raise RefusedError(
+            "block tracing is already in use by something else: " + ", ".join(users) + " is enabled. "
+            "Stop that tracer first (e.g. `echo 0 > FILE` for each file named, or end the perf/trace-cmd/bpftrace "
+            "session); iolab refuses to share the block tracepoints."
+        )
+    name = Path(os.path.realpath(device)).name
+    bt = Path("/sys/class/block") / name / "trace" / "enable"
+    if _read(bt) == "1":
+        raise RefusedError(f"blktrace is running on {device} ({bt} = 1). Stop it (`blktrace -k` or end blktrace) first.")
+    return notes
+
+
+def _teardown(inst: Path) -> None:
+    """Disable our events and remove the instance (idempotent, never raises)."""
+    for ev in EVENTS:
+        try:
+            _write(inst / "events" / "block" / ev / "enable", "0")
+        except OSError:
+            pass
+    try:
+        _write(inst / "tracing_on", "0")
+    except OSError:
+        pass
+    for _ in range(50):  # rmdir fails with EBUSY while a reader still has trace_pipe open
+        try:
+            os.rmdir(inst)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                return
+            time.sleep(0.1)
+
+
+def _lost(inst: Path) -> int:
+    total = 0
+    for stats in (inst / "per_cpu").glob("cpu*/stats"):
+        m = re.search(r"^overrun:\s*(\d+)", _read(stats), re.M)
+        total += int(m.group(1)) if m else 0
+    return total
+
+
+def capture(
+    device: str,
+    seconds: float,
+    out: str | Path,
+    process: str | None = None,
+    on_tick: Callable[[CaptureTick], None] | None = None,
+    stop: threading.Event | None = None,
+    ready: threading.Event | None = None,
+    buffer_kb: int = 16384,
+) -> CaptureResult:
+    """Trace block IO on `device` for `seconds` (or until `stop` is set or Ctrl-C) and write
+    the normalised IO table to `out`. `ready` is set once the tracepoints are armed."""
+    if seconds <= 0:
+        raise IolabError(f"capture duration must be > 0 s, got {seconds}")
+    if process is not None and not re.fullmatch(r"[\w.:*/+@-]{1,15}", process):
+        raise IolabError(
+            f"process filter {process!r}: give a process name as the kernel shows it (up to 15 characters, "
+            "letters, digits and . _ - : / + @; * as a wildcard)."
+        )
+    major, minor = _block_device(device)
+    root = _tracefs()
+    notes = _check_free(root, major, minor, device)
+    out = Path(out)
+    raw = out.with_name(out.name + ".tracefs.txt")
+    inst = root / "instances" / INSTANCE
+    interrupted = False
+    started = time.monotonic()
+    lost = 0
+    try:
+        os.mkdir(inst)
+        LOCK.write_text(str(os.getpid()))
+        _write(inst / "trace_clock", "mono")
+        _write(inst / "buffer_size_kb", str(buffer_kb))
+        dev_filter = f"dev == {(major << 20) | minor}"
+        comm = "" if process is None else f' && comm {"~" if "*" in process else "=="} "{process}"'
+        _write(inst / "events" / "block" / "block_rq_issue" / "filter", dev_filter + comm)
+        _write(inst / "events" / "block" / "block_rq_complete" / "filter", dev_filter)
+        fd = os.open(inst / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            with open(raw, "wb") as sink:
+                for ev in EVENTS:
+                    _write(inst / "events" / "block" / ev / "enable", "1")
+                _write(inst / "tracing_on", "1")
+                started = time.monotonic()
+                if ready is not None:
+                    ready.set()
+                interrupted = _pump(fd, sink, started, seconds, on_tick, stop)
+                for ev in EVENTS:
+                    _write(inst / "events" / "block" / ev / "enable", "0")
+                _drain(fd, sink)
+        finally:
+            os.close(fd)
+        lost = _lost(inst)
+    finally:
+        elapsed = time.monotonic() - started
+        _teardown(inst)
+        LOCK.unlink(missing_ok=True)
+    if lost:
+        notes.append(f"the kernel dropped {lost:,} trace events (buffer overrun): some IOs are missing; "
+                     "raise buffer_kb or filter to one process")
+    if interrupted:
+        notes.append(f"capture ended early after {elapsed:.1f} s of {seconds:g} s")
+    table = import_trace(raw, "tracefs", out, notes=tuple(notes))
+    return CaptureResult(table, raw, device, f"{major},{minor}", elapsed, interrupted, lost)
+
+
+def _pump(fd: int, sink, started: float, seconds: float, on_tick, stop) -> bool:
+    """Copy trace_pipe to the raw file until the time is up; True if ended early."""
+    ios = 0
+    tick_ios, tick_t = 0, started
+    try:
+        while True:
+            now = time.monotonic()
+            if now - started >= seconds:
+                return False
+            if stop is not None and stop.is_set():
+                return True
+            r, _, _ = select.select([fd], [], [], min(0.2, max(0.0, seconds - (now - started))))
+            if r:
+                try:
+                    data = os.read(fd, 1 << 20)
+                except BlockingIOError:
+                    data = b""
+                if data:
+                    sink.write(data)
+                    n = data.count(b"block_rq_issue:")
+                    ios += n
+                    tick_ios += n
+            now = time.monotonic()
+            if on_tick is not None and now - tick_t >= 1.0:
+                on_tick(CaptureTick(now - started, tick_ios / (now - tick_t), ios))
+                tick_ios, tick_t = 0, now
+    except KeyboardInterrupt:
+        return True
+
+
+def _drain(fd: int, sink) -> None:
+    """Read what is left in the buffer after the events were disabled."""
+    idle = 0
+    while idle < 3:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if not r:
+            idle += 1
+            continue
+        try:
+            data = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            data = b""
+        if data:
+            sink.write(data)
+            idle = 0
+        else:
+            idle += 1
