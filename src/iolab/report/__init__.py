@@ -51,7 +51,7 @@ def write_document(doc: Document, out_dir: Path, stem: str) -> list[Path]:
     html_path = out_dir / f"{stem}.html"
     html_path.write_text(html, encoding="utf-8")
     pdf_path = out_dir / f"{stem}.pdf"
-    pages = write_pdf(html, pdf_path, len(doc.pages), out_dir)
+    pages = write_pdf(render(doc, for_print=True), pdf_path, len(doc.pages), out_dir)
     if pages != len(doc.pages):
         print(f"iolab: note: {pdf_path.name} has {pages} sheets for {len(doc.pages)} report pages "
               "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)

@@ -4,6 +4,7 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
+from ..steady import SteadyRule
 from ..units import kib_label
 from .model import HeaderColumn
 from .rundata import RunData, rounds_text
@@ -86,10 +87,14 @@ def purge_text(run: RunData) -> str:
     return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
 
 
-def steady_text(run: RunData) -> str:
+def steady_text(run: RunData, short: bool = False) -> str:
     """The 'SS rounds' entry: the window of each phase and whether steady state was reached."""
     parts = []
     for ph in run.phases:
+        if short:
+            parts.append(f"{rounds_text(ph.window).replace('rounds ', '')} "
+                         + {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady])
+            continue
         state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[ph.steady]
         if run.manifest.test == "wsat":
             state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
@@ -112,6 +117,14 @@ def preconditioning_text(run: RunData) -> str:
     return "; ".join(unique) if len(unique) == 1 or len(unique) == len(parts) else "; ".join(parts)
 
 
+def steady_rule_text(run: RunData) -> str:
+    """The rule in a header cell's room; the Run Details page prints the manifest's full wording."""
+    rule = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady")))
+    cmp = "<" if rule.strict else "≤"
+    return (f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
+            f"over {rule.window} rounds")
+
+
 def set_up_parameters(run: RunData) -> HeaderColumn:
     m = run.manifest
     prm = m.parameters
@@ -121,7 +134,7 @@ def set_up_parameters(run: RunData) -> HeaderColumn:
         ("PC1 (WIPC)", preconditioning_text(run)),
         ("PC2 (WDPC)", f"the test loop, {_val(prm.get('Outstanding IO'))}"),
         ("SS rounds", steady_text(run)),
-        ("SS rule", m.steady_rule.replace("; at most", "; max").replace("comparison ", "")),
+        ("SS rule", steady_rule_text(run)),
     ]
     return HeaderColumn("Set Up Parameters", tuple((k, _short(x)) for k, x in items))
 

@@ -27,12 +27,12 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
           margin-top: 1mm; font-size: 6.8pt; }
 .banner.incomplete { background: #f8d7da; border-color: #b02a37; color: #58151c; }
 .banners { height: 11mm; }
-.columns { display: flex; gap: 1.5mm; margin-top: 1mm; height: 56mm; }
+.columns { display: flex; gap: 1.5mm; margin-top: 1mm; height: 46mm; }
 .col { flex: 1 1 0; border: 0.6pt solid #9fb6cd; padding: 0.8mm 1.2mm; overflow: hidden; }
 .col h3 { margin: 0 0 0.6mm 0; font-size: 7pt; color: #fff; background: #1f4e79; padding: 0.4mm 1mm; }
 .col table { border-collapse: collapse; width: 100%; font-size: 5.9pt; line-height: 1.22; }
 .col td { vertical-align: top; padding: 0.15mm 0.4mm; }
-.col td.k { color: #444; width: 33%; font-weight: bold; }
+.col td.k { color: #444; width: 36%; font-weight: bold; }
 .content { height: __H__mm; margin-top: 2mm; }
 .block { margin-bottom: 2mm; }
 .caption { font-weight: bold; font-size: 7.6pt; margin-bottom: 0.6mm; }
@@ -95,7 +95,7 @@ def _e(text: str) -> str:
     return _html.escape(str(text))
 
 
-def render_block(block) -> str:
+def render_block(block, for_print: bool = False) -> str:
     """One block as HTML (plain functions, not template macros: the blocks are typed)."""
     if isinstance(block, Figure):
         data = base64.b64encode(block.png).decode()
@@ -114,7 +114,7 @@ def render_block(block) -> str:
                 cells.append(f"<td{cls}>{_e(v)}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
         links = ""
-        if block.links:
+        if block.links and not for_print:  # the PDF prints the source line; links are for the HTML
             items = " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in block.links)
             links = (f'<details class="sources"><summary>Files behind this table ({len(block.links)}), '
                      f"relative to this report</summary>{items}</details>")
@@ -126,9 +126,11 @@ def render_block(block) -> str:
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
-def render(doc: Document) -> str:
+def render(doc: Document, for_print: bool = False) -> str:
+    """The HTML file; `for_print` leaves out what a printed page cannot use (the per-table lists
+    of linked raw files, which the HTML folds away anyway)."""
     env = Environment(autoescape=True)
-    env.globals["render_block"] = lambda b: _Markup(render_block(b))
+    env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     css = CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
     return env.from_string(TEMPLATE).render(doc=doc, css=_Markup(css))
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 # Printable height left for blocks on an A4 page once the page header, banners and the four
 # header columns are drawn (see html.py's stylesheet). Builders budget against it.
-CONTENT_MM = 178.0
+CONTENT_MM = 188.0
 CONTENT_WIDTH_MM = 190.0
 TABLE_ROW_MM = 4.6  # one table row at the report's table font size
 TABLE_EXTRA_MM = 12.0  # caption, header row and source line of a table

@@ -18,14 +18,14 @@ matplotlib.use("Agg")  # never open a window; reports are written headless
 
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from ..results import Histogram  # noqa: E402
 from ..steady import VariableVerdict  # noqa: E402
 from .model import CONTENT_WIDTH_MM  # noqa: E402
 
 MM = 1 / 25.4
-DPI = 160
+DPI = 140
 STYLE = {
     "font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "legend.fontsize": 7,
     "xtick.labelsize": 7, "ytick.labelsize": 7, "axes.grid": True, "grid.alpha": 0.3,
@@ -64,6 +64,9 @@ def _thousands(ax, axis: str = "y") -> None:
 def _log_ticks(ax, axis: str = "y") -> None:
     """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
     a = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    if lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
+        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     a.set_minor_formatter(NullFormatter())
 
@@ -171,6 +174,11 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
                  title: str, height_mm: float = 100, value_fmt: str = "{:,.1f}", logy: bool = False) -> bytes:
     """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
     on the bars. A missing value draws no bar and says 'not measured'."""
+    import textwrap
+
+    present = [v for _, vals in groups for v in vals if v is not None and v > 0]
+    if present and max(present) / min(present) > 50:
+        logy = True  # on a linear axis the small bars would be invisible
     with matplotlib.rc_context(STYLE):
         fig = _figure(height_mm)
         ax = fig.subplots()
@@ -184,14 +192,15 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
                     continue
                 ax.bar(x, v, width * 0.95, color=color(gi), label=label if x == xs[0] or label not in
                        ax.get_legend_handles_labels()[1] else None)
-                ax.text(x, v, value_fmt.format(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 3 else 0)
-        ax.set_xticks(range(len(categories)), categories)
+                ax.text(x, v, value_fmt.format(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
+        ax.set_xticks(range(len(categories)), [textwrap.fill(c, 16) for c in categories])
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
         if logy:
             ax.set_yscale("log")
+            ax.set_ylim(top=max(present) * (8 if n > 2 else 2))  # room for the printed values
             _log_ticks(ax)
         else:
-            ax.margins(y=0.15)
+            ax.margins(y=0.25 if n > 2 else 0.15)
             _thousands(ax)
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
@@ -256,7 +265,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         cb = fig.colorbar(im, ax=ax, pad=0.01)
         cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
         cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
-        cb.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+        cb.ax.yaxis.set_minor_formatter(NullFormatter())
         return _png(fig)
 
 
@@ -378,6 +387,9 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
         bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
         h1, l1 = top.get_legend_handles_labels()
         h2, l2 = cum_ax.get_legend_handles_labels()
-        top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
-        bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
+        if len(hists) == 1:
+            top.legend(h1 + h2, l1 + l2, loc="center right", framealpha=0.9)
+        else:
+            top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
+            bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
         return _png(fig)

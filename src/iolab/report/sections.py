@@ -77,13 +77,15 @@ def _steady_note(run: RunData, ph: PhaseSummary) -> Text:
 
 def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
     cmp = "<" if rule_strict else "≤"
+    pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
+    ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
     rows = (
         ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
         ("Values (y)", ", ".join(f"{x:,.5g}" for x in v.values)),
         ("Average", f"{v.average:,.5g}"),
-        ("Allowed maximum data excursion (20 % of average)", f"{v.range_allowed:,.5g}"),
+        (f"Allowed maximum data excursion ({pr} of average)", f"{v.range_allowed:,.5g}"),
         ("Measured data excursion (max − min)", f"{v.range_measured:,.5g} — {'pass' if v.range_ok else 'FAIL'} ({cmp})"),
-        ("Allowed maximum slope excursion (10 % of average)", f"{v.fit_allowed:,.5g}"),
+        (f"Allowed maximum slope excursion ({ps} of average)", f"{v.fit_allowed:,.5g}"),
         ("Measured slope excursion (|m| × window span)", f"{v.fit_excursion:,.5g} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
         ("Verdict", "steady state" if v.steady else "NOT steady"),

@@ -1,0 +1,264 @@
+"""The comparison report: N drives, same test, on the same pages — summary table with
+ordinal rankings, overlaid plots, and each time series with its difference from the group
+mean. Built from the same page model, plots and renderers as a single-run report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import __version__
+from ..compare import KeyMetric, RunFacts, check_comparable, comparison_stem, key_metrics, summary_table
+from ..summary import PhaseSummary
+from ..units import KiB, kib_label
+from . import header, plots, write_document
+from .model import Document, Figure, HeaderColumn, Page, Table, Text
+from .rundata import RunData, rounds_text
+from .sections import table_pages
+
+
+def facts(run: RunData, label: str) -> RunFacts:
+    cells = tuple((p["name"], tuple(p.get("cells", ()))) for p in run.manifest.plan.get("phases", []))
+    return RunFacts(label, run.manifest.test, run.manifest.profile, cells)
+
+
+def write_comparison(refs: list, out_dir: Path, force: bool) -> list[Path]:
+    out_dir = Path(out_dir).resolve()
+    runs = [RunData.load(r, out_dir) for r in refs]
+    labels = [f"D{i + 1} {r.label}" for i, r in enumerate(runs)]
+    diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
+    doc = build_comparison(runs, labels, diffs)
+    return write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
+
+
+# -- document --------------------------------------------------------------------------------
+
+
+def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str]) -> Document:
+    first = runs[0]
+    m = first.manifest
+    pages = summary_pages(runs, labels) + overlay_pages(runs, labels) + drives_pages(runs, labels)
+    return Document(
+        title=f"{m.title} comparison — {len(runs)} drives",
+        spec=header.spec_line(first),
+        test_name=f"{m.title} — comparison of {len(runs)} drives",
+        started=min(r.manifest.started for r in runs),
+        ended=max((r.manifest.ended or "not finished") for r in runs),
+        device=f"{len(runs)} drives (see Devices Under Test)",
+        tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given" for r in runs})),
+        columns=comparison_columns(runs, labels),
+        banners=comparison_banners(runs, labels, diffs),
+        pages=tuple(pages),
+        footer="runs " + ", ".join(r.manifest.run_id for r in runs) + f" · comparison by iolab {__version__}",
+    )
+
+
+def comparison_columns(runs: list[RunData], labels: list[str]) -> tuple[HeaderColumn, ...]:
+    platform = header.test_platform(runs[0])
+    hosts = sorted({r.manifest.platform.get("host") or "?" for r in runs})
+    if len(hosts) > 1:
+        platform = HeaderColumn("Test Platform", (("Hosts", ", ".join(hosts)),) + platform.items[1:])
+    dut = []
+    for r, lab in zip(runs, labels):
+        f = r.manifest.target.get("facts", {})
+        cap = r.manifest.target.get("capacity")
+        dut.append((lab.split()[0], header._short(
+            f"{r.label}; FW {f.get('firmware') or header.NOT_REPORTED}; "
+            f"{cap / 1e9:,.1f} GB; {f.get('interface') or header.NOT_REPORTED}")))
+    setup = [(k, v) for k, v in header.set_up_parameters(runs[0]).items if k not in ("SS rounds", "PC2 (WDPC)")]
+    setup.append(("SS rounds", header._short("; ".join(
+        f"{lab.split()[0]} {header.steady_text(r, short=True)}" for r, lab in zip(runs, labels)))))
+    return (
+        platform,
+        HeaderColumn("Devices Under Test", tuple(dut)),
+        HeaderColumn("Set Up Parameters", tuple(setup)),
+        header.test_parameters(runs[0]),
+    )
+
+
+def comparison_banners(runs: list[RunData], labels: list[str], diffs: list[str]) -> tuple[str, ...]:
+    out = []
+    if diffs:
+        out.append(header._cut("FORCED COMPARISON of runs that differ: " + "; ".join(diffs)))
+    nc = [lab.split()[0] for r, lab in zip(runs, labels) if not r.manifest.compliant]
+    if nc:
+        quick = any(r.quick for r in runs)
+        what = "non-compliant (quick profile)" if quick else "non-compliant"
+        reasons = sorted({x for r in runs for x in r.manifest.noncompliance})
+        out.append(header._cut(f"{what}: {', '.join(nc)} — {'; '.join(reasons)}"))
+    inc = [f"{lab.split()[0]} ({r.manifest.state})" for r, lab in zip(runs, labels) if not r.complete]
+    if inc:
+        out.append(f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared")
+    return tuple(out[:3])
+
+
+# -- summary and rankings -------------------------------------------------------------------
+
+
+def _rank_text(rank: int | None, n: int) -> str:
+    return "—" if rank is None else f"{rank} of {n}"
+
+
+def summary_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
+    metrics = key_metrics(runs[0].manifest.test)
+    st = summary_table(labels, [r.phases for r in runs], metrics)
+    n = len(runs)
+    src = ("Source: each run's results.db (cells, mean over its own measurement window); ranks compare the "
+           "values as printed; tied drives share a rank (competition ranking 1, 2, 2, 4).")
+    cols = ("drive", *(f"{m.name} ({m.unit}; {'↑' if m.higher_is_better else '↓'})" for m in metrics))
+    values = Table("Summary: key figures per drive (↑ higher is better, ↓ lower is better)", cols,
+                   tuple((lab, *(m.fmt(v) for m, v in zip(metrics, row))) for lab, row in zip(labels, st.values)),
+                   src, tuple(link for r in runs for link in r.store_links()))
+    ranks = Table("Ordinal ranking per column (1 = best)", cols,
+                  tuple((lab, *(_rank_text(k, n) for k in row)) for lab, row in zip(labels, st.ranks)), src)
+    info = Table("Drives and runs", ("drive", "run", "state", "compliant", "measurement window(s)"),
+                 tuple((lab, r.manifest.run_id, r.manifest.state, "yes" if r.manifest.compliant else "no",
+                        "; ".join(rounds_text(ph.window) + ("" if ph.steady else " (SS NOT ACHIEVED)" if ph.steady is False
+                                                             else " (SS not evaluated)") for ph in r.phases) or "none")
+                       for r, lab in zip(runs, labels)), "Source: each run's manifest.json and results.db.")
+    pages = table_pages("Summary and Rankings", [values, ranks, info])
+    pages.append(_metric_bars_page(metrics, st.values, labels))
+    return pages
+
+
+def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str]) -> Page:
+    """The key figures as bars, one panel per unit (IOPS, MB/s and µs do not share an axis)."""
+    units = list(dict.fromkeys(m.unit for m in metrics))
+    blocks = []
+    height = min(80.0, 165.0 / len(units) - 9)
+    for unit in units:
+        idx = [j for j, m in enumerate(metrics) if m.unit == unit]
+        cats = [metrics[j].name for j in idx]
+        groups = [(lab, [values[i][j] for j in idx]) for i, lab in enumerate(labels)]
+        direction = "higher is better" if metrics[idx[0]].higher_is_better else "lower is better"
+        png = plots.grouped_bars(cats, groups, unit, f"Key figures in {unit} ({direction})", height_mm=height,
+                                 value_fmt="{:,.0f}" if unit == "IOPS" else "{:,.1f}")
+        blocks.append(Figure(f"Key figures ({unit}), one bar per drive", png, height,
+                             "Source: the summary table on the previous page."))
+    return Page("Key Figures per Drive", tuple(blocks))
+
+
+# -- overlays --------------------------------------------------------------------------------
+
+
+def overlay_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
+    test = runs[0].manifest.test
+    if test == "iops":
+        pages = [_by_block_size_page(runs, labels, mix, "iops", "IOPS", f"IOPS vs block size, R/W {mix}")
+                 for mix in ("100/0", "65/35", "0/100")]
+        pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "iops", "IOPS", "main"))
+        return pages
+    if test == "throughput":
+        pages = []
+        for bs in (1024 * KiB, 128 * KiB):
+            phase = f"SEQ {kib_label(bs)}"
+            pages.append(_tracking_page(runs, labels, "0/100", bs, "write_mbps", "write MB/s", phase))
+        return pages
+    if test == "latency":
+        pages = [_by_block_size_page(runs, labels, mix, "lat_mean_us", "ART (µs)", f"Average response time vs block size, R/W {mix}",
+                                     logy=False) for mix in ("100/0", "0/100")]
+        pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "lat_mean_us", "ART (µs)", "main"))
+        pages.append(_histogram_overlay_page(runs, labels, "0/100", 4 * KiB))
+        pages.append(_histogram_overlay_page(runs, labels, "100/0", 4 * KiB))
+        return pages
+    if test == "wsat":
+        return _wsat_pages(runs, labels)
+    return []
+
+
+def _phase(run: RunData, name: str) -> PhaseSummary | None:
+    return run.phase(name) or (run.phases[0] if len(run.phases) == 1 else None)
+
+
+def _by_block_size_page(runs, labels, mix: str, attr: str, ylabel: str, title: str, logy: bool = True) -> Page:
+    sizes = sorted({bs for r in runs for ph in r.phases for bs in ph.block_sizes})
+    series = []
+    for r, lab in zip(runs, labels):
+        pts = []
+        for i, bs in enumerate(sizes):
+            c = next((ph.cell(mix, bs) for ph in r.phases if ph.cell(mix, bs) is not None), None)
+            v = getattr(c, attr) if c is not None else None
+            if v is not None:
+                pts.append((i, v))
+        if pts:
+            xs, ys = zip(*pts)
+            series.append(plots.Series(lab, xs, ys))
+    png = plots.lines_over_categories([kib_label(b) for b in sizes], series, "block size", ylabel, title,
+                                      height_mm=125, logy=logy)
+    src = "Source: each run's results.db, mean of each cell over that run's measurement window."
+    return Page(title[0].upper() + title[1:], (Figure(f"{title}, one line per drive", png, 125, src),))
+
+
+def _tracking_page(runs, labels, mix: str, bs: int, attr: str, ylabel: str, phase: str) -> Page:
+    """The tracking variable per round for every drive, and its difference from the group mean."""
+    series = []
+    for r, lab in zip(runs, labels):
+        ph = _phase(r, phase)
+        if ph is None:
+            continue
+        pts = [(row.round, getattr(row, attr)) for row in ph.rows if row.mix == mix and row.block_size == bs]
+        pts = [(x, y) for x, y in pts if y is not None]
+        if pts:
+            xs, ys = zip(*pts)
+            series.append(plots.Series(lab, xs, ys))
+    what = f"{ylabel}, {kib_label(bs)} R/W {mix}" if phase == "main" else f"{ylabel}, {phase} R/W {mix}"
+    title = f"Per-Round {what.split(',')[0]} and Difference from Group Mean"
+    if not series:
+        return Page(title, (Text(("No drive has this cell measured.",)),))
+    png = plots.difference_from_mean(series, "round", ylabel, f"{what} per round", height_mm=155)
+    src = ("Source: each run's results.db, every complete round; the group mean at round i is the mean of the "
+           "drives that completed round i.")
+    return Page(title, (Figure(f"{what}: per round, and difference from the group mean", png, 155, src),))
+
+
+def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
+    hists = []
+    for r, lab in zip(runs, labels):
+        c = next((ph.cell(mix, bs) for ph in r.phases if ph.cell(mix, bs) is not None), None)
+        if c is not None and c.histogram is not None and c.histogram.total:
+            hists.append((lab, c.histogram))
+    title = f"Response Time Distribution — {mix} {kib_label(bs)}"
+    if not hists:
+        return Page(title, (Text(("No drive stored a latency histogram for this cell.",)),))
+    png = plots.latency_histogram(hists, f"R/W {mix} {kib_label(bs)}: cumulative response times per drive", height_mm=150)
+    src = "Source: each run's results.db histograms, merged over its measurement window (exact bin counts)."
+    return Page(title, (Figure(f"R/W {mix} {kib_label(bs)}: response-time distribution per drive", png, 150, src),))
+
+
+def _wsat_pages(runs, labels) -> list[Page]:
+    from .pts import wsat_series
+
+    by_time, by_tgbw, by_interval = [], [], []
+    for r, lab in zip(runs, labels):
+        if not r.phases or not r.phases[0].rows:
+            continue
+        minutes, tgbw, iops = wsat_series(r.phases[0])
+        by_time.append(plots.Series(lab, tuple(minutes), tuple(iops)))
+        by_tgbw.append(plots.Series(lab, tuple(tgbw), tuple(iops)))
+        by_interval.append(plots.Series(lab, tuple(range(1, len(iops) + 1)), tuple(iops)))
+    src = "Source: each run's results.db, every complete interval (cumulative runtime and bytes written)."
+    if not by_time:
+        return [Page("Write Saturation", (Text(("No drive has a measured interval.",)),))]
+    return [
+        Page("IOPS vs Time", (Figure("IOPS vs time, one line per drive", plots.time_series_pair(
+            by_time, "time (minutes)", "IOPS", "IOPS vs time", height_mm=160), 160, src),)),
+        Page("IOPS vs Total GB Written", (Figure("IOPS vs TGBW, one line per drive", plots.time_series_pair(
+            by_tgbw, "total GB written (TGBW, 10⁹ B)", "IOPS", "IOPS vs TGBW", height_mm=160), 160, src),)),
+        Page("IOPS per Interval and Difference from Group Mean", (Figure(
+            "IOPS per interval and difference from the group mean", plots.difference_from_mean(
+                by_interval, "interval", "IOPS", "IOPS per interval", height_mm=155), 155,
+            src + " The group mean at interval i is the mean of the drives that measured interval i."),)),
+    ]
+
+
+# -- per-drive facts -------------------------------------------------------------------------
+
+
+def drives_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
+    tables = []
+    for r, lab in zip(runs, labels):
+        dut = header.device_under_test(r)
+        rows = list(dut.items) + [("Run", r.manifest.run_id), ("State", r.manifest.state),
+                                  ("SS rounds", header.steady_text(r)), ("Run directory", r.href("."))]
+        tables.append(Table(f"{lab}", ("item", "value"), tuple(rows),
+                            "Source: the run's manifest.json and results.db.", r.store_links()))
+    return table_pages("Drives Compared", tables)

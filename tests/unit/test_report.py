@@ -1,0 +1,274 @@
+"""Reports from recorded run directories: every required page and header field, the PDF's page
+count, the non-compliance label on every page, incomplete and not-steady runs, links to the
+raw files. Runs are recorded with the runner's ScriptedEngine (no fio)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from iolab import suites
+from iolab.report import build_document, write_report
+from iolab.report.html import render
+from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
+from iolab.report.rundata import RunData
+from iolab.results import Histogram
+from iolab.runner import RunOptions, Runner, start
+from iolab.store import RunStore
+from iolab.targets import DeviceFacts, Target
+from iolab.units import GiB
+from tests.unit.test_runner import ScriptedEngine
+
+pypdf = pytest.importorskip("pypdf")
+
+
+def target(vendor="Acme", model="FastDisk 9000", firmware="1.2.3") -> Target:
+    facts = DeviceFacts(vendor=vendor, model=model, serial="SN1", firmware=firmware, interface="nvme",
+                        logical_sector=512, physical_sector=4096, rotational=False)
+    return Target("sim", f"sim:{model.replace(' ', '_')}", model.replace(" ", "_"), 1 * GiB, facts)
+
+
+def spread_histogram(mean_us: float) -> Histogram:
+    """A log-normal-ish latency histogram around mean_us with a sparse tail."""
+    values, counts, v = [], [], mean_us * 0.3
+    while v < mean_us * 60:
+        x = math.log(v / mean_us)
+        values.append(round(v, 3))
+        counts.append(int(5000 * math.exp(-x * x / 0.18)) + (1 if v > 4 * mean_us else 0))
+        v *= 1.1
+    return Histogram(tuple(values), tuple(counts), values[-1])
+
+
+class DriveEngine(ScriptedEngine):
+    """The runner tests' scripted engine, with IOPS that depend on block size and mix (so plots
+    and rankings have something to show) and realistic histograms."""
+
+    def __init__(self, speed: float = 1.0, shape=None, **kw):
+        super().__init__(self._iops, **kw)
+        self.speed, self.shape, self.workload = speed, shape, None
+
+    def _iops(self, rnd, call):
+        if self.shape is not None:
+            return self.speed * self.shape(rnd, call)
+        bs = self.workload.streams[0].block_size
+        reads = self.workload.read_pct / 100
+        base = min(400_000 * reads + 80_000 * (1 - reads), 3e9 / bs)
+        return self.speed * base * (2.5 if rnd <= 2 else 1.0) * (1 + 0.03 * math.sin(call))
+
+    def run(self, target, workload, raw_dir, tag, progress=None):
+        self.workload = workload
+        r = super().run(target, workload, raw_dir, tag, progress)
+
+        def side(s):
+            if s.ios == 0:
+                return s
+            lat = 1e6 * workload.outstanding / max(r.iops, 1)
+            return dataclasses.replace(s, lat_mean_us=lat, lat_max_us=lat * 40, histogram=spread_histogram(lat))
+
+        return dataclasses.replace(r, read=side(r.read), write=side(r.write))
+
+
+def record(root: Path, test: str, engine: DriveEngine, tgt: Target | None = None, **profile) -> Path:
+    tgt = tgt or target()
+    plan = suites.build_plan(test, suites.make_profile("enterprise", quick=True, cell_seconds=1.0, **profile), tgt)
+    opts = RunOptions(tested_by="QA lab")
+    store = start(plan, tgt, engine, opts, root)
+    try:
+        Runner(plan, tgt, engine, store, opts).run()
+    except KeyboardInterrupt:
+        pass
+    return store.dir
+
+
+def pdf_pages(path: Path) -> list[str]:
+    return [p.extract_text() for p in pypdf.PdfReader(str(path)).pages]
+
+
+# -- one complete IOPS run, written as HTML and PDF ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def iops_report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    run = record(root, "iops", DriveEngine())
+    out = tmp_path_factory.mktemp("report")
+    paths = write_report([run], out)
+    return run, out, paths
+
+
+IOPS_PAGES = [
+    "Steady State Convergence — IOPS, R/W 0/100",
+    "Steady State Convergence — IOPS, R/W 65/35",
+    "Steady State Convergence — IOPS, R/W 100/0",
+    "Steady State Measurement Window — IOPS 0/100 4KiB",
+    "Steady State Measurement Window — IOPS 65/35 64KiB",
+    "Steady State Measurement Window — IOPS 100/0 1024KiB",
+    "Tabular Results — IOPS and MB/s",
+    "IOPS vs Block Size (2D)",
+    "MB/s vs Block Size (2D)",
+    "IOPS — 3D Plot",
+    "IOPS — Heat Map",
+    "Response Time Histogram — 0/100 4KiB",
+    "Run Details and Notes",
+]
+
+
+def test_write_report_returns_one_html_and_one_pdf_per_run(iops_report):
+    run, out, paths = iops_report
+    assert [p.suffix for p in paths] == [".html", ".pdf"]
+    assert all(p.parent == out.resolve() and p.stat().st_size > 0 for p in paths)
+    assert paths[0].stem == run.name
+
+
+def test_pdf_has_one_page_per_report_page_each_with_header_and_quick_label(iops_report):
+    _, _, (html_path, pdf_path) = iops_report
+    pages = pdf_pages(pdf_path)
+    assert len(pages) == len(IOPS_PAGES)
+    for n, text in enumerate(pages, 1):
+        flat = " ".join(text.split())
+        assert f"Page {n} of {len(IOPS_PAGES)}" in flat
+        assert "non-compliant (quick profile)" in flat
+        assert "PTS 2.0.2" in flat and "Acme FastDisk 9000" in flat and "Tested by: QA lab" in flat
+        for column in ("Test Platform", "Device Under Test", "Set Up Parameters", "Test Parameters"):
+            assert column in flat, (n, column)
+    for n, title in enumerate(IOPS_PAGES, 1):
+        assert title in " ".join(pages[n - 1].split()), (n, title)
+
+
+def test_html_is_self_contained_and_has_every_page_and_header_field(iops_report):
+    _, _, (html_path, _) = iops_report
+    html = html_path.read_text()
+    assert not re.search(r"""(src|href)=["']https?://""", html)  # nothing fetched from the network
+    assert "<script" not in html
+    assert html.count('<section class="page"') == len(IOPS_PAGES)
+    assert html.count("data:image/png;base64,") >= 11
+    assert html.count("non-compliant (quick profile)") == len(IOPS_PAGES)
+    for title in IOPS_PAGES:
+        assert title in html
+    for field in ("Firmware", "1.2.3", "Capacity", "Interface", "nvme", "Purge", "sim-purge", "Write cache",
+                  "PC1 (WIPC)", "SS rounds", "rounds 3–7 (steady state reached)", "Outstanding IO", "TC 4 × QD 32",
+                  "Test run:", "Page 1 of 13"):
+        assert field in html, field
+
+
+def test_tables_name_the_measurement_window_and_link_the_raw_files(iops_report):
+    run, out, (html_path, _) = iops_report
+    html = html_path.read_text()
+    assert "over the measurement window (rounds 3–7)" in html
+    hrefs = re.findall(r'href="([^"]+)"', html)
+    raw = [h for h in hrefs if "/raw/" in h]
+    assert raw and all(not h.startswith("/") for h in raw)  # relative links
+    for h in raw[:20]:
+        assert (out / h).resolve().exists(), h  # each link reaches the file inside the run directory
+    # the IOPS table links every window cell: 56 cells × 5 rounds
+    assert len({h for h in raw if re.search(r"-r0[3-7]-c\d\d-", h)}) == 56 * 5
+    assert any(h.endswith("results.db") for h in hrefs) and any(h.endswith("manifest.json") for h in hrefs)
+
+
+def test_iops_table_shows_the_stored_window_means(iops_report):
+    run, _, (html_path, _) = iops_report
+    html = html_path.read_text()
+    store = RunStore.open(run)
+    cells = [c for c in store.cells() if c.cell_key == "0/100 4KiB" and 3 <= c.round <= 7]
+    mean = sum(c.iops for c in cells) / len(cells)
+    assert f"{mean:,.0f}" in html
+
+
+# -- other tests and run states (page model only, no PDF: quicker) ---------------------------
+
+
+def titles(doc) -> list[str]:
+    return [p.title for p in doc.pages]
+
+
+def text_of(doc) -> str:
+    return render(doc)
+
+
+def test_latency_not_steady_is_reported_as_such(tmp_path):
+    run = record(tmp_path, "latency", DriveEngine(shape=lambda rnd, call: 1000 * (rnd + 1) ** 2), max_rounds=6)
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    html = text_of(doc)
+    assert "STEADY STATE NOT ACHIEVED" in html
+    assert "rounds 2–6 (STEADY STATE NOT ACHIEVED)" in html  # the set-up column, on every page
+    assert html.count("rounds 2–6 (STEADY STATE NOT ACHIEVED)") == len(doc.pages)
+    t = titles(doc)
+    for title in ("Steady State Convergence — ART and MRT, R/W 0/100", "Steady State Measurement Window — ART 0/100 4KiB",
+                  "Tabular Results — Response Times and IOPS", "Average Response Time — 3D Plot",
+                  "Maximum Response Time — 3D Plot", "Average Response Time — Heat Map",
+                  "Response Time Histogram — 0/100 4KiB", "Response Time Histogram — 100/0 4KiB"):
+        assert title in t, title
+    assert "99.999 % response time" in html and "FAIL" in html
+
+
+def test_interrupted_run_reports_what_was_measured_marked_incomplete(tmp_path):
+    # 1 preconditioning call + 2 rounds of 9 cells, then Ctrl-C inside round 3
+    run = record(tmp_path, "latency", DriveEngine(interrupt_at=1 + 2 * 9 + 3))
+    data = RunData.load(run, tmp_path / "out")
+    assert data.manifest.state == "interrupted"
+    doc = build_document(data)
+    html = text_of(doc)
+    assert html.count("INCOMPLETE RUN (interrupted)") == len(doc.pages)
+    assert "only the 2 complete round(s) measured are shown" in html
+    assert "Steady state not evaluated" in html
+    assert "-r03-" not in html  # the round in flight is not reported
+
+
+def test_run_interrupted_before_any_round_still_gets_a_report(tmp_path):
+    run = record(tmp_path, "iops", DriveEngine(interrupt_at=2))  # inside round 1
+    paths = write_report([run], tmp_path / "out")
+    pages = pdf_pages(paths[1])
+    assert all("INCOMPLETE RUN (interrupted)" in " ".join(p.split()) for p in pages)
+    assert any("nothing to show" in " ".join(p.split()) for p in pages)
+
+
+def test_wsat_pages_plot_iops_against_time_and_tgbw(tmp_path):
+    run = record(tmp_path, "wsat", DriveEngine(shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
+                 capacity_limit=20_000_000, wsat_capacity_multiple=4)
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    t = titles(doc)
+    assert t[:2] == ["IOPS vs Time", "IOPS vs Total GB Written"]
+    html = text_of(doc)
+    assert "Write Saturation summary" in html and "Total written (TGBW)" in html
+    assert "0.080 GB" in html  # 4 × 20 MB written, the byte budget
+
+
+def test_throughput_pages_cover_both_block_sizes(tmp_path):
+    run = record(tmp_path, "throughput", DriveEngine())
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    t = titles(doc)
+    assert "Steady State Convergence — SEQ 1024KiB" in t and "Steady State Convergence — SEQ 128KiB" in t
+    assert "Tabular Results and 2D Plot — Throughput" in t
+    assert "Write MB/s SEQ 128KiB" in text_of(doc)
+
+
+def test_compliant_run_has_no_noncompliance_banner(tmp_path):
+    tgt = target()
+    plan = suites.build_plan("latency", suites.make_profile("enterprise"), tgt)
+    # a full-length profile with a scripted engine: the manifest says compliant
+    store = start(plan, tgt, DriveEngine(), RunOptions(), tmp_path)
+    store.finish("complete")
+    doc = build_document(RunData.load(store.dir, tmp_path / "out"))
+    assert not any("non-compliant" in b for b in doc.banners)
+
+
+# -- page model ------------------------------------------------------------------------------
+
+
+def test_a_page_that_would_overflow_is_refused():
+    rows = [("x", "y")] * 60
+    with pytest.raises(ValueError, match="mm of content"):
+        Page("too long", (Table("t", ("a", "b"), tuple(rows), "src"),))
+
+
+def test_split_rows_fits_each_chunk_on_a_page():
+    rows = [(str(i), "value") for i in range(200)]
+    chunks = split_rows(rows, 50.0, CONTENT_MM)
+    assert [r for c in chunks for r in c] == rows and len(chunks) > 2
+    assert Table("t", ("a", "b"), tuple(chunks[0]), "src").height_mm <= 50.0
+    for chunk in chunks[1:]:
+        Page("p", (Table("t", ("a", "b"), tuple(chunk), "src"),))  # fits, or raises
