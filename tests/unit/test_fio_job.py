@@ -100,6 +100,10 @@ def test_byte_budget_is_split_over_jobs_and_replaces_time_based():
     # A budget and a duration: whichever comes first (runtime without time_based).
     s2 = job(w.with_(duration_s=2.0))
     assert s2["global"]["runtime"] == "2000ms" and "time_based" not in s2["global"]
+    assert "note" not in build_job(DEV, w, "t", "io_uring")
+    # A budget that does not split into whole blocks per job says what will be written.
+    text = build_job(DEV, w.with_(bytes_budget=4096), "t", "io_uring")
+    assert "byte budget 4096 B rounded to whole blocks per job: 262144 B" in text
 
 
 def test_sub_second_durations_are_exact_in_ms():

@@ -207,7 +207,7 @@ def _block_sizes(section: _Section) -> str:
         if len(sizes) == 2 and sizes[0] == sizes[1]:
             sizes = sizes[:1]
         return "bs=" + ",".join(sizes)
-    # One direction only: a single split applies to every direction in fio.
+    # With one direction present, its split alone is given (fio applies it to all).
     return "bssplit=" + ",".join(_split_text(ss) for ss in present)
 
 
@@ -286,6 +286,7 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
           f"log_avg_msec={LOG_INTERVAL_MS}"]
 
     body: list[str] = []
+    planned_bytes = 0
     # fio's flow weights are integers up to 1000.
     weights = _apportion(1000, [s.share for s in sections]) if len(sections) > 1 else []
     for i, sec in enumerate(sections):
@@ -303,14 +304,18 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         if w.bytes_budget is not None:
             total_bpi = sum(s.share * s.block_size for s in w.streams)
             part = w.bytes_budget * sec.share * sec.bytes_per_io / total_bpi
+            # Whole blocks per job (at least one), so fio stops exactly at io_size.
             per_job = max(sec.max_bs, int(part / sec.numjobs) // sec.max_bs * sec.max_bs)
             lines.append(f"io_size={per_job}")
+            planned_bytes += per_job * sec.numjobs
         if w.rate_iops is not None:
             lines.append("rate_iops=" + _rate_text(w, sec))
         if len(sections) > 1:
             # IO proportions between sections follow the stream shares (fio counts IOs).
             lines += [f"flow={weights[i]}", f"flow_sleep={FLOW_SLEEP_US}"]
         body += lines
+    if w.bytes_budget is not None and planned_bytes != w.bytes_budget:
+        head.append(f"; note: byte budget {w.bytes_budget} B rounded to whole blocks per job: {planned_bytes} B")
     return "\n".join(head + g + body) + "\n"
 
 
@@ -400,16 +405,19 @@ def _plat_idx_to_val(idx: int, bits: int, val: int) -> float:
 
 def _histogram(bins: dict, max_us: float, per_us: float, fields: _Fields, where: str) -> Histogram:
     """Histogram from a json+ `bins` object; bin values are in units of 1/per_us µs."""
-    if "FIO_IO_U_PLAT_BITS" in bins:  # fio 2.x json+: index-keyed bins
-        bits = int(fields.num(bins, "FIO_IO_U_PLAT_BITS", where))
-        val = int(fields.num(bins, "FIO_IO_U_PLAT_VAL", where))
-        items = [(_plat_idx_to_val(int(k), bits, val), c) for k, c in bins.items() if not k.startswith("FIO_")]
-    else:
-        items = [(float(k), c) for k, c in bins.items()]
+    try:
+        if "FIO_IO_U_PLAT_BITS" in bins:  # fio 2.x json+: index-keyed bins
+            bits = int(fields.num(bins, "FIO_IO_U_PLAT_BITS", where))
+            val = int(fields.num(bins, "FIO_IO_U_PLAT_VAL", where))
+            items = [(_plat_idx_to_val(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")]
+        else:
+            items = [(float(k), int(c)) for k, c in bins.items()]
+    except (ValueError, TypeError):
+        raise EngineError(f"fio output {fields.source}: {where} holds a bin that is not a number.") from None
     acc: dict[float, int] = defaultdict(int)
     for v, c in items:
         if c:
-            acc[v / per_us] += int(c)
+            acc[v / per_us] += c
     keys = sorted(acc)
     return Histogram(tuple(keys), tuple(acc[k] for k in keys), max_us)
 
@@ -605,7 +613,7 @@ def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0,
                     t, v = lf.points[(k, d)]
                     per_dir[d] += v
                     t_ms = max(t_ms, t)
-        kib_s = sum(v for lf in bw for (kk, _), (_, v) in lf.points.items() if kk == k)
+        kib_s = sum(lf.points[(k, d)][1] for lf in bw for d in (0, 1) if (k, d) in lf.points)
         num = den = 0.0
         for lf in lat:
             weights = iops_by_job.get(lf.job)
