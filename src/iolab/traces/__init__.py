@@ -1,0 +1,18 @@
+"""Traces: block IO captured on Linux or imported from public trace formats, normalised into
+one IO table (Parquet: time, device, op, offset, size, process, latency). See table.py.
+
+    import_trace(paths, fmt, out, skip_bad_lines=False) -> TraceTable   (readers.py; FORMATS)
+    capture(device, seconds, out, process=None, on_tick=None) -> CaptureResult  (capture.py)
+    export_trace(table, fmt, out) -> Path                                 (writers.py)
+    TraceTable.open(path) -> TraceTable
+    synth.generate(SynthSpec(...), out) -> (TraceTable, SynthTruth)       (known streams)
+
+Stream analysis and workloads built from a table live in iolab.analysis.
+"""
+
+from .capture import CaptureResult, CaptureTick, capture
+from .readers import FORMATS, import_trace
+from .table import BadLine, TraceTable
+from .writers import export_trace
+
+__all__ = ["FORMATS", "BadLine", "CaptureResult", "CaptureTick", "TraceTable", "capture", "export_trace", "import_trace"]
