@@ -156,6 +156,34 @@ def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or direc
 
 
 @app.command()
+def report(
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder)."),
+):
+    """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
+    from .report import write_report
+    from .store import resolve_run
+
+    for ref in run_refs:
+        path = resolve_run(ref)
+        for p in write_report([path], out or path / "report"):
+            console.print(f"report: {p}", soft_wrap=True)
+
+
+@app.command()
+def compare(
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the comparison (default: compare/ under the runs directory)."),
+    force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
+):
+    """Compare drives: one report overlaying the runs, a summary table and the ordinal ranking per column."""
+    from .compare import compare as compare_runs
+
+    for p in compare_runs(run_refs, out or runs_root() / "compare", force=force):
+        console.print(f"comparison: {p}", soft_wrap=True)
+
+
+@app.command()
 def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
     """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
     from dataclasses import asdict

@@ -1,0 +1,168 @@
+"""Comparisons: ranking maths on hand-made tables (directions, ties, missing figures), refusal
+of runs that do not measure the same thing, and a three-drive comparison end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab.compare import (
+    KeyMetric, RunFacts, check_comparable, competition_ranks, compare, differences, key_metrics, summary_table,
+)
+from iolab.errors import IolabError
+from tests.unit.test_report import DriveEngine, pdf_pages, record, target
+
+# -- ranking maths ---------------------------------------------------------------------------
+
+
+def test_higher_is_better_ranks_the_largest_first():
+    assert competition_ranks([100.0, 300.0, 200.0], higher_is_better=True) == [3, 1, 2]
+
+
+def test_lower_is_better_ranks_the_smallest_first():
+    assert competition_ranks([100.0, 300.0, 200.0], higher_is_better=False) == [1, 3, 2]
+
+
+def test_ties_share_a_rank_and_the_next_rank_skips():
+    assert competition_ranks([5.0, 7.0, 7.0, 1.0], higher_is_better=True) == [3, 1, 1, 4]
+    assert competition_ranks([5.0, 5.0, 5.0], higher_is_better=False) == [1, 1, 1]
+    assert competition_ranks([2.0, 1.0, 1.0, 3.0], higher_is_better=False) == [3, 1, 1, 4]
+
+
+def test_ties_are_judged_at_the_printed_precision():
+    # 1000.4 and 999.6 both print as "1,000" at 0 decimals: a reader sees a tie, so it is one
+    assert competition_ranks([1000.4, 999.6, 998.0], True, digits=0) == [1, 1, 3]
+    assert competition_ranks([1000.4, 999.6, 998.0], True) == [1, 2, 3]
+    assert competition_ranks([12.34, 12.31], False, digits=1) == [1, 1]
+
+
+def test_a_missing_figure_is_unranked_not_last():
+    assert competition_ranks([None, 10.0, 20.0], higher_is_better=True) == [None, 2, 1]
+    assert competition_ranks([None, None], higher_is_better=False) == [None, None]
+
+
+def _metric(name, higher, digits=0):
+    return KeyMetric(name, "x", higher, digits, lambda phases, n=name: dict(phases)[n])
+
+
+def test_summary_table_ranks_each_column_in_its_own_direction():
+    iops, art = _metric("iops", True), _metric("art", False, 1)
+    drives = ["A", "B", "C"]
+    data = [[("iops", 500.0), ("art", 2.0)], [("iops", 900.0), ("art", 2.04)], [("iops", 900.0), ("art", 9.0)]]
+    t = summary_table(drives, data, [iops, art])
+    assert t.values == ((500.0, 2.0), (900.0, 2.04), (900.0, 9.0))
+    # IOPS: B and C tie for first, A third. ART (1 decimal): A 2.0 and B 2.0 tie for first, C third.
+    assert t.ranks == ((3, 1), (1, 1), (1, 3))
+
+
+def test_every_test_has_key_figures_with_a_direction():
+    for test in ("iops", "throughput", "latency", "wsat"):
+        ms = key_metrics(test)
+        assert ms
+        for m in ms:
+            assert m.higher_is_better == (m.unit in ("IOPS", "MB/s")), m.name
+    with pytest.raises(IolabError):
+        key_metrics("nope")
+
+
+# -- refusal ---------------------------------------------------------------------------------
+
+PROFILE = {"name": "enterprise", "spec": "2.0.2", "threads": 4, "queue_depth": 32, "cell_seconds": 60.0, "quick": False}
+CELLS = (("main", ("100/0 4KiB", "0/100 4KiB")),)
+
+
+def facts(label, test="iops", cells=CELLS, **profile):
+    return RunFacts(label, test, PROFILE | profile, cells)
+
+
+def test_same_test_and_parameters_are_comparable():
+    assert differences([facts("A"), facts("B"), facts("C")]) == []
+    assert check_comparable([facts("A"), facts("B")], force=False) == []
+
+
+def test_different_tests_are_refused_with_a_clear_message():
+    with pytest.raises(IolabError) as e:
+        check_comparable([facts("A"), facts("B", test="latency")], force=False)
+    msg = str(e.value)
+    assert "B ran test 'latency', A ran 'iops'" in msg and "--force" in msg
+
+
+def test_different_parameters_are_refused_unless_forced():
+    runs = [facts("A"), facts("B", queue_depth=16, cell_seconds=1.0)]
+    with pytest.raises(IolabError, match=r"queue_depth: A 32 vs B 16"):
+        check_comparable(runs, force=False)
+    diffs = check_comparable(runs, force=True)
+    assert any("queue_depth" in d for d in diffs) and any("cell_seconds" in d for d in diffs)
+
+
+def test_different_cells_are_refused():
+    other = (("main", ("100/0 4KiB",)),)
+    with pytest.raises(IolabError, match=r"only A has main: 0/100 4KiB"):
+        check_comparable([facts("A"), facts("B", cells=other)], force=False)
+
+
+def test_a_single_run_is_not_a_comparison():
+    with pytest.raises(IolabError, match="at least two runs"):
+        check_comparable([facts("A")], force=True)
+
+
+def test_compare_refuses_runs_of_different_tests_before_writing_anything(tmp_path):
+    a = record(tmp_path / "runs", "wsat", DriveEngine(), capacity_limit=8_000_000, wsat_capacity_multiple=2)
+    b = record(tmp_path / "runs", "latency", DriveEngine(), max_rounds=5)
+    out = tmp_path / "out"
+    with pytest.raises(IolabError, match="not comparable"):
+        compare([a, b], out)
+    assert not out.exists() or not any(out.iterdir())
+
+
+# -- three drives end to end -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wsat_comparison(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    drives = [("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5), ("Core", "Mid 3", 0.75)]
+    runs = [record(root, "wsat", DriveEngine(speed, shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
+                   target(vendor, model), capacity_limit=10_000_000, wsat_capacity_multiple=4)
+            for vendor, model, speed in drives]
+    out = tmp_path_factory.mktemp("cmp")
+    return runs, out, compare(runs, out)
+
+
+def test_three_drive_comparison_ranks_the_drives(wsat_comparison):
+    runs, out, (html_path, pdf_path) = wsat_comparison
+    html = html_path.read_text()
+    for label in ("D1 Acme Fast 1", "D2 Bolt Slow 2", "D3 Core Mid 3"):
+        assert label in html
+    assert "Ordinal ranking per column (1 = best)" in html
+    # the fast drive is first on every IOPS column and on ART (lower is better)
+    import re
+
+    ranking = html[html.index("Ordinal ranking per column"):]
+    rows = re.findall(r"<tr><td class=\"h\">(D\d[^<]*)</td>(.*?)</tr>", ranking)[:3]
+    ranks = {label: re.findall(r"<td>(\d) of 3</td>", cells) for label, cells in rows}
+    assert set(ranks["D1 Acme Fast 1"]) == {"1"}
+    assert set(ranks["D2 Bolt Slow 2"]) == {"3"}
+    assert set(ranks["D3 Core Mid 3"]) == {"2"}
+
+
+def test_comparison_pdf_pages_carry_the_header_and_the_quick_label(wsat_comparison):
+    runs, out, (html_path, pdf_path) = wsat_comparison
+    pages = pdf_pages(pdf_path)
+    html = html_path.read_text()
+    assert len(pages) == html.count('<section class="page"')
+    titles = [" ".join(p.split()) for p in pages]
+    assert any("IOPS per Interval and Difference from Group Mean" in t for t in titles)
+    for n, t in enumerate(titles, 1):
+        assert f"Page {n} of {len(pages)}" in t and "non-compliant (quick profile)" in t
+        assert "Devices Under Test" in t
+
+
+def test_forced_comparison_says_so_on_every_page(tmp_path, wsat_comparison):
+    runs, _, _ = wsat_comparison
+    other = record(tmp_path / "runs", "wsat", DriveEngine(shape=lambda rnd, call: 9_000), capacity_limit=10_000_000,
+                   wsat_capacity_multiple=3)
+    with pytest.raises(IolabError, match="wsat_capacity_multiple"):
+        compare([runs[0], other], tmp_path / "out")
+    html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True)
+    html = html_path.read_text()
+    assert html.count("FORCED COMPARISON") == html.count('<section class="page"')
