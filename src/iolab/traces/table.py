@@ -219,6 +219,19 @@ def write_table(
     return TraceTable.open(out)
 
 
+def table_from_rows(rows, out: str | Path, fmt: str = "rows", notes: tuple[str, ...] = ()) -> TraceTable:
+    """A trace table from Python tuples (time_ns, device, op, offset_bytes, size_bytes,
+    process, latency_us): for small hand-made traces (examples, tests, other tools)."""
+    con = connect()
+    try:
+        cols = ", ".join(f"{c} {SQL_TYPES[c]}" for c in COLUMNS)
+        con.execute(f"CREATE TEMP TABLE r ({cols}, ord BIGINT)")
+        con.executemany("INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [tuple(r) + (i,) for i, r in enumerate(rows)])
+        return write_table(con, "SELECT * FROM r", out, fmt=fmt, sources=("rows",), notes=notes)
+    finally:
+        con.close()
+
+
 _SPILL_DIR: str | None = None
 
 
@@ -240,4 +253,4 @@ def _first_line(e: Exception) -> str:
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
-__all__ = ["COLUMNS", "OPS", "BadLine", "TraceTable", "connect", "write_table", "sql_str"]
+__all__ = ["COLUMNS", "OPS", "BadLine", "TraceTable", "connect", "sql_str", "table_from_rows", "write_table"]

@@ -1,0 +1,271 @@
+"""Importers: a synthetic trace with known streams survives every format, and bad lines are
+reported with file:line and the field (or skipped and counted)."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iolab.analysis.streams import SeqRule, analyse
+from iolab.errors import IolabError
+from iolab.traces import FORMATS, export_trace, import_trace
+from iolab.traces.blktrace import read_records, record_dtype
+from iolab.traces.synth import SynthSpec, generate
+from iolab.traces.writers import FORMATS as EXPORTS
+from iolab.workload import Stream
+
+MIX = (
+    Stream("rnd", "read", 4096, 0.5),
+    Stream("seq", "write", 65536, 0.3),
+    Stream("rnd", "write", 8192, 0.15),
+    Stream("seq", "read", 131072, 0.05),
+)
+READER = {"fio2": "fio", "fio3": "fio"}
+WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs"}
+
+
+# The SEQ 128KiB R stream is 1 read in 11: looking back far enough that it never loses
+# track (the default 32 would misfile the few that follow more than 32 other reads).
+RULE = SeqRule(lookback=256)
+
+
+def analyse_(table):
+    return analyse(table, step_s=0.5, seq=RULE)
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    d = tmp_path_factory.mktemp("synth")
+    table, truth = generate(SynthSpec(MIX, 4000, iops=2000, latency_us=300, seed=7), d / "t.parquet")
+    return table, truth, analyse_(table)
+
+
+def counts(a):
+    return {(s.access, s.op, s.block_size): s.ios for s in a.streams}
+
+
+def test_every_format_has_an_exporter():
+    assert {READER.get(f, f) for f in EXPORTS} == set(FORMATS)
+
+
+@pytest.mark.parametrize("fmt", EXPORTS)
+def test_round_trip_keeps_streams(fmt, synthetic, tmp_path):
+    table, truth, base = synthetic
+    path = export_trace(table, fmt, tmp_path / f"trace.{fmt}")
+    got = import_trace(path, READER.get(fmt, fmt), tmp_path / "back.parquet")
+    assert got.rows == truth.total
+    a = analyse_(got)
+    # The same streams, IO for IO, as the analysis of the original table...
+    assert counts(a) == counts(base)
+    # ...which is the generator's truth, except the first IO of each SEQ stream (nothing
+    # precedes it, so it is RND by the rule).
+    for s, n in truth.counts.items():
+        expected = n - 1 if s.access == "seq" else n
+        assert counts(a)[(s.access, s.op, s.block_size)] == expected
+    assert a.has_latency == (fmt in WITH_LATENCY)
+    if fmt in WITH_LATENCY:
+        mean = sum(s.rt_avg_us * s.ios for s in a.streams) / a.total_ios
+        base_mean = sum(s.rt_avg_us * s.ios for s in base.streams) / base.total_ios
+        assert mean == pytest.approx(base_mean, abs=1.0)  # tracefs prints µs
+        assert a.oio_avg() == pytest.approx(base.oio_avg(), rel=0.01)
+
+
+def test_msr_filetime_and_units(tmp_path):
+    p = tmp_path / "hm_0.csv"
+    p.write_text("128166372003061629,hm,0,Read,383496192,32768,41286\n"
+                 "128166372003161629,hm,0,Write,3584,512,1000\n")
+    t = import_trace(p, "msr", tmp_path / "t.parquet")
+    start = datetime.fromtimestamp(t.start_unix_ns / 1e9, tz=timezone.utc)
+    assert start.strftime("%Y-%m-%d %H:%M:%S.%f")[:23] == "2007-02-22 17:00:00.306"
+    con_rows = _rows(t.path)
+    assert con_rows[0] == (0, "hm_0", "read", 383496192, 32768, None, 4128.6)
+    assert con_rows[1][0] == 10_000_000  # 100 000 ticks of 100 ns
+
+
+def _rows(path: Path):
+    import duckdb
+
+    return duckdb.sql(f"SELECT * FROM read_parquet('{path}')").fetchall()  # stored in time order
+
+
+def test_spc_units_and_extra_columns(tmp_path):
+    p = tmp_path / "Financial1.spc"
+    p.write_text("0,303567,3584,w,0.000000\n1,55590,1024,R,0.000001,extra,columns\n")
+    t = import_trace(p, "spc", tmp_path / "t.parquet")
+    assert _rows(t.path) == [
+        (0, "asu0", "write", 303567 * 512, 3584, None, None),
+        (1000, "asu1", "read", 55590 * 512, 1024, None, None),
+    ]
+
+
+def test_tencent_sectors_and_whole_seconds_keep_file_order(tmp_path):
+    p = tmp_path / "cbs.csv"
+    p.write_text("1538323200,800,8,1,1283\n1538323200,0,8,0,1283\n1538323201,8,16,0,1283\n")
+    t = import_trace(p, "tencent", tmp_path / "t.parquet")
+    assert _rows(t.path) == [
+        (0, "1283", "write", 800 * 512, 4096, None, None),
+        (0, "1283", "read", 0, 4096, None, None),
+        (1_000_000_000, "1283", "read", 4096, 8192, None, None),
+    ]
+    assert t.start_unix_ns == 1538323200 * 10**9
+
+
+def test_fiu_process_names_with_spaces(tmp_path):
+    p = tmp_path / "homes.blkparse"
+    p.write_text("89966527176 4105 syslogd 1024 8 W 8 0 d41d8cd98f00b204e9800998ecf8427e\n"
+                 "89966527999 4106 my daemon 2048 16 R 8 0 0\n")
+    t = import_trace(p, "fiu", tmp_path / "t.parquet")
+    assert _rows(t.path) == [
+        (0, "8,0", "write", 1024 * 512, 4096, "syslogd", None),
+        (823, "8,0", "read", 2048 * 512, 8192, "my daemon", None),
+    ]
+
+
+def test_systor_header_blank_iotype_and_response(tmp_path):
+    p = tmp_path / "systor.csv"
+    p.write_text("Timestamp,Response,IOType,LUN,Offset,Size\n"
+                 "1486688402.000164,0.000346,R,1,4096,4096\n"
+                 "1486688402.000264,,,1,0,4096\n")
+    t = import_trace(p, "systor", tmp_path / "t.parquet")
+    rows = _rows(t.path)
+    assert rows[0][:5] == (0, "lun1", "read", 4096, 4096)
+    assert rows[0][6] == pytest.approx(346.0)
+    assert rows[1][2] == "other" and rows[1][6] is None
+
+
+def test_tracefs_with_and_without_ioprio_token(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text(
+        "# tracer: nop\n"
+        "             fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 () 31616 + 8 be,0,4 [fio]\n"
+        "             fio-6862    [000]   457.665300: block_rq_issue: 7,0 WS 8192 () 100 + 16 [fio]\n"
+        "     ksoftirqd/0-14      [000] ..s..   457.665351: block_rq_complete: 7,0 R () 31616 + 8 be,0,4 [0]\n"
+        "CPU:1 [LOST 12 EVENTS]\n"
+        "          <idle>-0       [001] d.h..   457.665400: block_rq_complete: 7,0 WS () 100 + 16 [0]\n"
+        "    kworker/u8:0-12      [000] .....   457.665426: block_bio_queue: 254,0 WS 25117328 + 8 [kworker/u8:0]\n"
+    )
+    t = import_trace(p, "tracefs", tmp_path / "t.parquet")
+    assert _rows(t.path) == [
+        (0, "7,0", "read", 31616 * 512, 4096, "fio", 70.0),
+        (19000, "7,0", "write", 100 * 512, 8192, "fio", 100.0),
+    ]
+    assert any("12 lost trace events" in n for n in t.notes)
+
+
+def test_blkparse_pairs_d_and_c_and_skips_the_rest(tmp_path):
+    p = tmp_path / "sdb.txt"
+    p.write_text(
+        "  8,16   1        1     1.427376394  5529  Q  WS 274432 + 8 [proc]\n"
+        "  8,16   1        2     1.427376900  5529  G  WS 274432 + 8 [proc]\n"
+        "  8,16   1        3     1.427377000  5529  D  WS 274432 + 8 [proc]\n"
+        "  8,16   1        0     1.427377100     0  m   N cfq5529S / insert_request\n"
+        "  8,16   0        4     1.427400000     0  C  WS 274432 + 8 [0]\n"
+        "  8,16   1        5     1.500000000  5529  D   R 8 + 8 [proc]\n"
+        "CPU0 (8,16):\n Reads Queued:           1,        4KiB\n"
+        "Total (8,16):\n Writes Queued:           1,        4KiB\n"
+    )
+    t = import_trace(p, "blkparse", tmp_path / "t.parquet")
+    rows = _rows(t.path)
+    assert rows[0] == (0, "8,16", "write", 274432 * 512, 4096, "proc", 23.0)
+    assert rows[1] == (72_623_000, "8,16", "read", 4096, 4096, "proc", None)
+    assert any("no completion" in n for n in t.notes)
+
+
+def test_fio_v2_time_is_the_sum_of_waits(tmp_path):
+    p = tmp_path / "v2.log"
+    p.write_text("fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 0 4096\n"
+                 "/dev/sdb wait 1500 0\n/dev/sdb write 4096 4096\n/dev/sdb wait 500 0\n/dev/sdb trim 0 4096\n"
+                 "/dev/sdb sync\n/dev/sdb close\n")
+    t = import_trace(p, "fio", tmp_path / "t.parquet")
+    assert [(r[0], r[2], r[3], r[4]) for r in _rows(t.path)] == [
+        (0, "read", 0, 4096), (1_500_000, "write", 4096, 4096), (2_000_000, "trim", 0, 4096), (2_000_000, "flush", 0, 0)
+    ]
+
+
+def test_gzip_input(tmp_path):
+    p = tmp_path / "hm_0.csv.gz"
+    with gzip.open(p, "wt") as f:
+        f.write("128166372003061629,hm,0,Read,4096,4096,10\n128166372003061639,hm,0,Write,0,512,10\n")
+    assert import_trace(p, "msr", tmp_path / "t.parquet").rows == 2
+
+
+def test_blktrace_either_byte_order_and_truncation(synthetic, tmp_path):
+    table, truth, base = synthetic
+    little = export_trace(table, "blktrace", tmp_path / "sdb.blktrace.0")
+    recs, names, tail = read_records(little)
+    assert names and tail is None
+    # The same records as a big-endian machine writes them (payload records dropped).
+    big = tmp_path / "big.blktrace.0"
+    plain = recs[recs["pdu_len"] == 0]
+    big.write_bytes(plain.astype(record_dtype(">")).tobytes())
+    t = import_trace(big, "blktrace", tmp_path / "big.parquet")
+    assert counts(analyse_(t)) == counts(base)
+    # A file cut mid-record: an error naming the record, or skipped and counted.
+    cut = tmp_path / "cut.blktrace.0"
+    cut.write_bytes(big.read_bytes()[:-20])
+    with pytest.raises(IolabError, match=rf"{cut}: record {len(plain)}: truncated record"):
+        import_trace(cut, "blktrace", tmp_path / "cut.parquet")
+    t = import_trace(cut, "blktrace", tmp_path / "cut.parquet", skip_bad_lines=True)
+    # The last record is the last IO's completion: every IO is there, one without latency.
+    assert t.skipped_lines == 1 and t.rows == truth.total
+    assert "1 issued IOs have no completion" in " ".join(t.notes)
+    junk = tmp_path / "junk.blktrace.0"
+    junk.write_bytes(np.arange(100, dtype=np.uint32).tobytes())
+    with pytest.raises(IolabError, match="not a blktrace binary file"):
+        import_trace(junk, "blktrace", tmp_path / "junk.parquet")
+
+
+# A valid line per format, and a broken copy: (format, good line, bad line, what the message must say)
+BAD = [
+    ("msr", "128166372003061629,hm,0,Read,4096,4096,10", "128166372003061629,hm,0,Wrte,4096,4096,10",
+     "field 4 (Type): expected Read or Write, got 'Wrte'"),
+    ("msr", "128166372003061629,hm,0,Read,4096,4096,10", "128166372003061629,hm,0,Read,4096",
+     "expected 7 comma-separated fields"),
+    ("spc", "0,303567,3584,w,0.000000", "0,303567,-3584,w,0.000000", "field 3 (Size): expected a whole number ≥ 0, got '-3584'"),
+    ("alibaba", "419,W,8192,4096,1577808000000054", "419,X,8192,4096,1577808000000054", "field 2 (opcode): expected R or W"),
+    ("tencent", "1538323200,800,8,1,1283", "1538323200,800,8,2,1283", "field 4 (IOType): expected 0 or 1, got '2'"),
+    ("fiu", "89966527176 4105 syslogd 1024 8 W 8 0 d41d", "89966527176 4105 syslogd 1024 8 Q 8 0 d41d",
+     "field 6 (W|R): expected W or R, got 'Q'"),
+    ("systor", "1486688402.000164,0.000346,R,1,4096,4096", "1486688402.000164,0.000346,R,1,4096,4k",
+     "field 6 (Size): expected a whole number ≥ 0, got '4k'"),
+    ("blkparse", "  8,16   1        3     1.427377000  5529  D  WS 274432 + 8 [proc]",
+     "  8,16   1        3     1.427377000  5529  D  WS 274432 - 8 [proc]", "expected 'SECTOR + COUNT'"),
+    ("tracefs", "  fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 () 31616 + 8 [fio]",
+     "  fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 31616 + 8 [fio]", "block_rq_issue: expected"),
+]
+
+
+@pytest.mark.parametrize("fmt,good,bad,message", BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
+def test_bad_line_is_reported_with_file_line_and_field(fmt, good, bad, message, tmp_path):
+    p = tmp_path / f"trace.{fmt}"
+    p.write_text("\n".join([good, good, bad, good, bad]) + "\n")
+    with pytest.raises(IolabError) as e:
+        import_trace(p, fmt, tmp_path / "t.parquet")
+    text = str(e.value)
+    assert text.startswith(f"{p}:3: ") and message in text and "1 more bad lines" in text
+    assert "--skip-bad-lines" in text
+    assert not (tmp_path / "t.parquet").exists()
+    t = import_trace(p, fmt, tmp_path / "t.parquet", skip_bad_lines=True)
+    assert t.skipped_lines == 2 and [b.line for b in t.skipped_examples] == [3, 5]
+    assert t.rows == 3
+
+
+def test_fio_bad_header_and_bad_action(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_text("not a log\n")
+    with pytest.raises(IolabError, match=r"x.log:1: expected the fio iolog header"):
+        import_trace(p, "fio", tmp_path / "t.parquet")
+    p.write_text("fio version 3 iolog\n0 /dev/sdb add\n10 /dev/sdb read 0 4096\n20 /dev/sdb wait 100 0\n")
+    with pytest.raises(IolabError, match=r"x.log:4: field 3 \(action\): expected one of"):
+        import_trace(p, "fio", tmp_path / "t.parquet")
+
+
+def test_unknown_format_and_missing_file(tmp_path):
+    with pytest.raises(IolabError, match="unknown trace format 'csv'"):
+        import_trace(tmp_path / "x", "csv", tmp_path / "t.parquet")
+    with pytest.raises(IolabError, match="no such trace file"):
+        import_trace(tmp_path / "x", "msr", tmp_path / "t.parquet")
