@@ -1,0 +1,135 @@
+"""Capture through tracefs on a loop device while fio runs a known mix; fio's own iolog.
+
+Needs root (loop devices, tracefs). Each test is a few seconds of fio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from iolab.analysis.streams import analyse
+from iolab.errors import RefusedError
+from iolab.traces import capture, import_trace
+from iolab.traces.capture import INSTANCE, TRACEFS
+
+pytestmark = [pytest.mark.integration, pytest.mark.root]
+
+if os.geteuid() != 0:
+    pytest.skip("capture needs root", allow_module_level=True)
+
+
+def fio(dev: str, *extra: str, seconds: int = 2) -> dict:
+    out = subprocess.run(
+        ["fio", "--name=mix", f"--filename={dev}", "--rw=randrw", "--rwmixread=70", "--bs=4k", "--direct=1",
+         "--ioengine=libaio", "--iodepth=4", f"--runtime={seconds}", "--time_based", "--randseed=7",
+         "--output-format=json", *extra],
+        check=True, capture_output=True, text=True,
+    )
+    return json.loads(out.stdout)["jobs"][0]
+
+
+def capture_while(dev: str, out: Path, work, **kw):
+    """Arm a capture, run `work()`, stop the capture; returns (capture result, work's result)."""
+    ready, stop, res = threading.Event(), threading.Event(), {}
+
+    def run():
+        try:
+            res["cap"] = capture(dev, 120, out, stop=stop, ready=ready, **kw)
+        except BaseException as e:  # handed to the test thread
+            res["err"] = e
+            ready.set()
+
+    t = threading.Thread(target=run)
+    t.start()
+    assert ready.wait(30)
+    try:
+        got = work()
+    finally:
+        stop.set()
+        t.join(60)
+    if "err" in res:
+        raise res["err"]
+    return res["cap"], got
+
+
+def test_capture_finds_the_fio_mix(loop_device, scratch):
+    ticks = []
+    cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device), on_tick=ticks.append)
+    assert cap.interrupted and cap.lost_events == 0
+    assert not (TRACEFS / "instances" / INSTANCE).exists()  # cleaned up
+    assert cap.raw_path.exists() and "block_rq_issue" in cap.raw_path.read_text()[:10000]
+    assert ticks and ticks[-1].ios > 0
+    fio_ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    a = analyse(cap.table, step_s=1)
+    # Every IO fio did, and (almost) nothing else: udev may read a few blocks of a new loop device.
+    assert fio_ios <= a.total_ios <= fio_ios * 1.01
+    mix = {s.label(): s.pct for s in a.streams}
+    assert mix["RND 4KiB R"] == pytest.approx(70, abs=2)
+    assert mix["RND 4KiB W"] == pytest.approx(30, abs=2)
+    assert [s.label() for s in a.dominant] == ["RND 4KiB R", "RND 4KiB W"]
+    assert a.has_latency
+    # fio keeps 4 IOs in flight: the block layer never sees more.
+    busy = [s for s in a.steps if s.ios > 100]
+    assert busy and max(s.oio_max for s in busy) == 4
+    assert all(1 <= s.oio_avg <= 4 for s in busy)
+
+
+def test_process_filter_keeps_only_that_process(loop_device, scratch):
+    def work():
+        dd = subprocess.Popen(["dd", f"if={loop_device}", "of=/dev/null", "bs=64k", "iflag=direct", "count=2000"],
+                              stderr=subprocess.DEVNULL)
+        try:
+            return fio(loop_device, seconds=1)
+        finally:
+            dd.wait(60)
+
+    cap, _ = capture_while(loop_device, scratch / "cap.parquet", work, process="fio")
+    a = analyse(cap.table, step_s=1)
+    assert {s.block_size for s in a.streams} == {4096}  # dd's 64 KiB reads are filtered out
+
+
+def test_refuses_when_block_tracing_is_in_use(loop_device, scratch):
+    enable = TRACEFS / "events" / "block" / "block_rq_issue" / "enable"
+    if not enable.exists():
+        pytest.skip("tracefs not mounted")
+    enable.write_text("1")
+    try:
+        with pytest.raises(RefusedError, match="already in use"):
+            capture(loop_device, 1, scratch / "x.parquet")
+    finally:
+        enable.write_text("0")
+    assert not (TRACEFS / "instances" / INSTANCE).exists()
+
+
+def test_failure_during_capture_still_cleans_up(loop_device, scratch):
+    def boom(_tick):
+        raise RuntimeError("display broke")
+
+    with pytest.raises(RuntimeError, match="display broke"):
+        capture_while(loop_device, scratch / "x.parquet", lambda: fio(loop_device, seconds=2), on_tick=boom)
+    assert not (TRACEFS / "instances" / INSTANCE).exists()
+    assert _read(TRACEFS / "events" / "block" / "block_rq_issue" / "enable") == "0"
+
+
+def _read(p: Path) -> str:
+    return p.read_text().strip()
+
+
+def test_fio_write_iolog_imports_to_fios_own_counts(scratch):
+    target = scratch / "f.img"
+    with open(target, "wb") as f:
+        f.truncate(64 << 20)
+    log = scratch / "fio.iolog"
+    job = fio(str(target), f"--write_iolog={log}", seconds=1)
+    t = import_trace(log, "fio", scratch / "t.parquet")
+    a = analyse(t, step_s=1)
+    assert a.total_ios == job["read"]["total_ios"] + job["write"]["total_ios"]
+    reads = sum(s.ios for s in a.streams if s.op == "read")
+    assert reads == job["read"]["total_ios"]
+    # v3 timestamps are µs: the log spans fio's runtime.
+    assert t.duration_s == pytest.approx(job["job_runtime"] / 1000, rel=0.1)
