@@ -56,7 +56,7 @@ def comparison_columns(runs: list[RunData], labels: list[str]) -> tuple[HeaderCo
     platform = header.test_platform(runs[0])
     hosts = sorted({r.manifest.platform.get("host") or "?" for r in runs})
     if len(hosts) > 1:
-        platform = HeaderColumn("Test Platform", (("Hosts", ", ".join(hosts)),) + platform.items[1:])
+        platform = header.fit_column("Test Platform", [("Hosts", ", ".join(hosts)), *platform.items[1:]])
     dut = []
     for r, lab in zip(runs, labels):
         f = r.manifest.target.get("facts", {})
@@ -69,8 +69,8 @@ def comparison_columns(runs: list[RunData], labels: list[str]) -> tuple[HeaderCo
         f"{lab.split()[0]} {header.steady_text(r, short=True)}" for r, lab in zip(runs, labels)))))
     return (
         platform,
-        HeaderColumn("Devices Under Test", tuple(dut)),
-        HeaderColumn("Set Up Parameters", tuple(setup)),
+        header.fit_column("Devices Under Test", dut),
+        header.fit_column("Set Up Parameters", setup),
         header.test_parameters(runs[0]),
     )
 

@@ -13,6 +13,10 @@ NOT_REPORTED = "not reported"
 # Header cells have a fixed height on the page; longer values are cut here (the Run Details
 # page prints them in full).
 MAX_VALUE_CHARS = 64
+# What one header column holds at its font size (html.py: 46 mm high, a quarter of the width):
+COLUMN_LINES = 15
+KEY_CHARS_PER_LINE = 12
+VALUE_CHARS_PER_LINE = 22
 
 
 def _short(text: str) -> str:
@@ -48,7 +52,7 @@ def test_platform(run: RunData) -> HeaderColumn:
         ("Test software", f"iolab {_val(v.get('iolab'))}"),
         ("IO engine", _val(v.get("engine"))),
     ]
-    return HeaderColumn("Test Platform", tuple((k, _short(x)) for k, x in items))
+    return fit_column("Test Platform", items)
 
 
 def device_under_test(run: RunData) -> HeaderColumn:
@@ -74,7 +78,7 @@ def device_under_test(run: RunData) -> HeaderColumn:
         ("Purge", purge_text(run)),
         ("Write cache", _val(m.write_cache or facts.get("write_cache"))),
     ]
-    return HeaderColumn("Device Under Test", tuple((k, _short(x)) for k, x in items))
+    return fit_column("Device Under Test", items)
 
 
 def purge_text(run: RunData) -> str:
@@ -99,6 +103,8 @@ def steady_text(run: RunData, short: bool = False) -> str:
         if run.manifest.test == "wsat":
             state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
         name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
+        if len(run.phases) > 1:
+            state = {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady]
         parts.append(f"{name}{rounds_text(ph.window)} ({state})")
     return "; ".join(parts) or "no complete round"
 
@@ -136,7 +142,7 @@ def set_up_parameters(run: RunData) -> HeaderColumn:
         ("SS rounds", steady_text(run)),
         ("SS rule", steady_rule_text(run)),
     ]
-    return HeaderColumn("Set Up Parameters", tuple((k, _short(x)) for k, x in items))
+    return fit_column("Set Up Parameters", items)
 
 
 def test_parameters(run: RunData) -> HeaderColumn:
@@ -146,7 +152,7 @@ def test_parameters(run: RunData) -> HeaderColumn:
     items = [(k, str(v)) for k, v in prm.items() if k not in shown]
     rounds = [str(len(ph.rounds)) for ph in run.phases]
     items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
-    return HeaderColumn("Test Parameters", tuple((k, _short(x)) for k, x in items))
+    return fit_column("Test Parameters", items)
 
 
 def header_columns(run: RunData) -> tuple[HeaderColumn, ...]:
@@ -167,6 +173,22 @@ def banners(run: RunData) -> tuple[str, ...]:
         out.append(f"{what}: only the {rounds} complete round(s) measured are shown"
                    + (f" — {m.error}" if m.error else ""))
     return tuple(_cut(b) for b in out)
+
+
+def fit_column(title: str, items: list[tuple[str, str]]) -> HeaderColumn:
+    """A header column whose text fits its fixed box: the longest values are shortened (with
+    "…") until the estimated line count fits, so nothing is clipped mid-line on the page."""
+    def lines(k: str, v: str) -> int:
+        return max(-(-len(k) // KEY_CHARS_PER_LINE), -(-len(v) // VALUE_CHARS_PER_LINE), 1)
+
+    items = [(k, _short(v)) for k, v in items]
+    while sum(lines(k, v) for k, v in items) > COLUMN_LINES:
+        i = max(range(len(items)), key=lambda j: len(items[j][1]))
+        k, v = items[i]
+        if len(v) <= VALUE_CHARS_PER_LINE:
+            break  # only one-line values left: the column has too many items, not too much text
+        items[i] = (k, v[: len(v) - VALUE_CHARS_PER_LINE - 1].rstrip() + "…")
+    return HeaderColumn(title, tuple(items))
 
 
 def _cut(text: str, n: int = 170) -> str:

@@ -263,6 +263,8 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         ax.set_ylabel("R/W mix (%)")
         ax.set_title(title)
         cb = fig.colorbar(im, ax=ax, pad=0.01)
+        if norm is not None:  # a narrow log range gets no default ticks: place five
+            cb.set_ticks(np.geomspace(norm.vmin, norm.vmax, 5))
         cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
         cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
         cb.ax.yaxis.set_minor_formatter(NullFormatter())
@@ -291,6 +293,7 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
                 ax.set_xscale("log")
                 ax.set_yscale("log")
                 _log_ticks(ax, "y")
+                _log_ticks(ax, "x")
             else:
                 ax.set_ylim(bottom=0)
                 ax.set_xlim(left=0)
