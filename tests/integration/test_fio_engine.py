@@ -198,26 +198,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _group_alive(pgid: int) -> list[int]:
-    pids = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                fields = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                pids.append(int(d))
-    return pids
-
-
-def _start_child(target: Target, scratch: Path) -> tuple[subprocess.Popen, int]:
+def _start_child(target: Target, scratch: Path) -> tuple[subprocess.Popen, list[int]]:
+    """A Python process running a long round; returns it and fio's processes (fio itself
+    and its job processes, which each sit in their own session)."""
     child = subprocess.Popen([sys.executable, "-c", CHILD, target.path, str(scratch / "raw")],
                              stdout=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "live"  # fio is running and reporting
     fio = [p for p in _children(child.pid) if Path(f"/proc/{p}/comm").read_text().strip() == "fio"]
     assert len(fio) == 1
-    return child, fio[0]
+    jobs = _children(fio[0])
+    assert jobs, "fio's job process is missing"
+    return child, [fio[0], *jobs]
 
 
 def _wait_gone(pids, timeout: float = 30.0) -> bool:
@@ -235,11 +226,12 @@ def test_ctrl_c_stops_fio_and_propagates(target, scratch):
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=60)
         assert child.returncode == 42 and "interrupted" in out
-        assert not _alive(fio) and not _group_alive(fio)  # fio and its job processes
+        assert not [p for p in fio if _alive(p)]  # fio and its job processes are gone
         assert not (scratch / "raw" / "long.json").exists()  # an interrupted round is no result
     finally:
         if child.poll() is None:
             child.kill()
+        _reap(fio)
 
 
 def test_a_killed_parent_does_not_leave_fio_running(target, scratch):
@@ -247,10 +239,15 @@ def test_a_killed_parent_does_not_leave_fio_running(target, scratch):
         pytest.skip("setpriv (util-linux) is needed to tie fio's life to iolab's")
     child, fio = _start_child(target, scratch)
     try:
-        group = [fio, *_group_alive(fio)]
         child.kill()
         child.wait(timeout=10)
-        assert _wait_gone(group), f"fio processes still running: {[p for p in group if _alive(p)]}"
+        assert _wait_gone(fio), f"fio processes still running: {[p for p in fio if _alive(p)]}"
     finally:
-        for p in _group_alive(fio):
+        _reap(fio)
+
+
+def _reap(pids: list[int]) -> None:
+    """Leave nothing running if a test failed (these are the processes the test started)."""
+    for p in pids:
+        if _alive(p):
             os.kill(p, signal.SIGKILL)

@@ -27,6 +27,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import time
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -726,27 +727,58 @@ class _ReportStream:
         return ms / 1000.0, iops
 
 
+def _job_processes(pid: int) -> list[int]:
+    """fio's job processes (its children). Each calls setsid(), so signalling fio's process
+    group does not reach them."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat_line = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat_line.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def _wait_draining(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait for fio to exit while discarding its stdout: a stopping fio prints its final
+    report, and with nobody reading, a full pipe would block it forever."""
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return True
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready and not os.read(fd, 1 << 20):
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+    return proc.poll() is not None
+
+
 def _stop(proc: subprocess.Popen) -> None:
-    """Stop fio the way Ctrl-C in a terminal would (SIGINT: it stops IO and writes its
-    report), escalating if it does not exit; a second Ctrl-C goes straight to SIGKILL."""
+    """Stop fio the way Ctrl-C in a terminal would (SIGINT: fio tells its jobs to stop and
+    prints its report), escalating if it does not exit; a second Ctrl-C while waiting goes
+    straight to SIGKILL of fio and its job processes."""
     try:
         for sig, wait_s in ((signal.SIGINT, 15.0), (signal.SIGTERM, 5.0)):
             if proc.poll() is not None:
                 return
             proc.send_signal(sig)
-            try:
-                proc.wait(timeout=wait_s)
+            if _wait_draining(proc, wait_s):
                 return
-            except subprocess.TimeoutExpired:
-                pass
     except KeyboardInterrupt:
         pass
     if proc.poll() is None:
-        # fio and its job processes share fio's process group (own session).
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for pid in [*_job_processes(proc.pid), proc.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         proc.wait()
 
 
@@ -815,8 +847,12 @@ class FioEngine:
             try:
                 # Own session: a terminal's Ctrl-C reaches iolab only, which then stops fio
                 # once, on purpose, and knows the round was interrupted.
+                # restore_signals=False: fio inherits Python's ignored SIGPIPE. If iolab dies,
+                # fio's "terminating on signal" message then fails with EPIPE instead of
+                # killing fio before it has told its job processes to stop (they would run on,
+                # orphaned, to the end of the round).
                 proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=err, start_new_session=True)
+                                        stderr=err, start_new_session=True, restore_signals=False)
             except FileNotFoundError:
                 raise _fio_missing(self.fio) from None
             try:
