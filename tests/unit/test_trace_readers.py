@@ -29,7 +29,7 @@ WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs"}
 
 
 # The SEQ 128KiB R stream is 1 read in 11: looking back far enough that it never loses
-# track (the default 32 would misfile the few that follow more than 32 other reads).
+# track (the default 64 would misfile the odd one that follows more than 64 other reads).
 RULE = SeqRule(lookback=256)
 
 
