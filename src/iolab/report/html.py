@@ -115,9 +115,15 @@ def render_block(block, for_print: bool = False) -> str:
             body.append("<tr>" + "".join(cells) + "</tr>")
         links = ""
         if block.links and not for_print:  # the PDF prints the source line; links are for the HTML
-            items = " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in block.links)
-            links = (f'<details class="sources"><summary>Files behind this table ({len(block.links)}), '
-                     f"relative to this report</summary>{items}</details>")
+            groups: dict[str, list] = {}
+            for link in block.links:
+                groups.setdefault(link.group, []).append(link)
+            items = "".join(
+                "<div>" + (f"<b>{_e(g)}</b>: " if g else "")
+                + " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in ls) + "</div>"
+                for g, ls in groups.items())
+            links = (f'<details class="sources"><summary>Files behind this table: engine output per cell and round '
+                     f"(rN = round N), store files; paths relative to this report</summary>{items}</details>")
         return (f'<div class="block table"><div class="caption">{_e(block.caption)}</div>'
                 f'<table class="data{kv}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
                 f'<div class="source">{_e(block.source)}</div>{links}</div>')

@@ -25,6 +25,7 @@ class Link:
 
     label: str
     href: str
+    group: str = ""  # links of one table cell are listed together under this name
 
 
 @dataclass(frozen=True)

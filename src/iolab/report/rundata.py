@@ -63,11 +63,14 @@ class RunData:
         return (self.link("manifest.json"), self.link("results.db"))
 
     def raw_links(self, rows: list[CellRow] | tuple[CellRow, ...]) -> tuple[Link, ...]:
-        """The raw engine output of these cells, labelled by round and cell."""
+        """One link per stored cell and round, to the engine's main output (its JSON where there
+        is one); the cell's other raw files (job file, logs) sit beside it with the same prefix."""
         out = []
-        for r in rows:
-            for f in r.raw_files:
-                out.append(Link(f"r{r.round} {r.cell_key}: {Path(f).name}", self.href(f)))
+        for r in sorted(rows, key=lambda r: (r.ordinal, r.round)):
+            if not r.raw_files:
+                continue
+            main = next((f for f in r.raw_files if f.endswith(".json")), r.raw_files[0])
+            out.append(Link(f"r{r.round}", self.href(main), group=r.cell_key))
         return tuple(out)
 
     @property
