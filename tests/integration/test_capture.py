@@ -133,3 +133,39 @@ def test_fio_write_iolog_imports_to_fios_own_counts(scratch):
     assert reads == job["read"]["total_ios"]
     # v3 timestamps are µs: the log spans fio's runtime.
     assert t.duration_s == pytest.approx(job["job_runtime"] / 1000, rel=0.1)
+
+
+def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device, scratch):
+    import signal
+    import sys
+    import time
+
+    out = scratch / "cap.parquet"
+    code = (f"from iolab.traces import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "
+            "print(r.interrupted, r.table.rows)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        inst = TRACEFS / "instances" / INSTANCE
+        deadline = time.monotonic() + 30
+        while not (inst / "events" / "block" / "block_rq_issue" / "enable").exists() or \
+                _read(inst / "events" / "block" / "block_rq_issue" / "enable") != "1":
+            assert time.monotonic() < deadline and p.poll() is None, p.stderr.read() if p.poll() is not None else ""
+            time.sleep(0.05)
+        job = fio(loop_device, seconds=1)
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, stderr
+    interrupted, rows = stdout.split()
+    assert interrupted == "True" and int(rows) >= job["read"]["total_ios"] + job["write"]["total_ios"]
+    assert not (TRACEFS / "instances" / INSTANCE).exists()
+
+
+def test_no_io_during_the_capture_is_an_error(loop_device, scratch):
+    from iolab.errors import IolabError
+
+    with pytest.raises(IolabError, match=f"no block IO was issued to {loop_device}"):
+        capture(loop_device, 0.5, scratch / "x.parquet")
+    assert not (TRACEFS / "instances" / INSTANCE).exists()

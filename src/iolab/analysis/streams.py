@@ -145,6 +145,45 @@ class StreamAnalysis:
         total = sum(d for _, d in vals)
         return sum(v * d for v, d in vals) / total if vals and total > 0 else None
 
+    def summary(self, max_streams: int = 20) -> str:
+        """A plain-text report: the stream table and the per-step ranges (for the CLI)."""
+        rule = f"offset = end of one of the last {self.seq.lookback} IOs of the same direction on the device"
+        if self.seq.gap_bytes:
+            rule += f" (or up to {self.seq.gap_bytes} B past it)"
+        head = [
+            f"{self.source} ({self.fmt}): {self.total_ios:,} reads and writes, {len(self.steps)} steps of "
+            f"{self.step_s:g} s ({self.duration_s:,.1f} s)"
+            + (f"; {self.excluded_ios:,} other IOs (trim, flush, zero-length) left out" if self.excluded_ios else ""),
+            f"SEQ rule: {rule}",
+            "",
+            f"{'stream':<16} {'IOs':>14} {'%':>7}  {'dominant':<8} {'avg RT µs':>10}",
+        ]
+        for st in self.streams[:max_streams]:
+            rt = "" if st.rt_avg_us is None else f"{st.rt_avg_us:,.1f}"
+            head.append(f"{st.label():<16} {st.ios:>14,} {st.pct:>7.2f}  {'yes' if st.dominant else '':<8} {rt:>10}")
+        if len(self.streams) > max_streams:
+            rest = self.streams[max_streams:]
+            head.append(f"{f'+{len(rest)} more':<16} {sum(x.ios for x in rest):>14,} {sum(x.pct for x in rest):>7.2f}")
+        head += ["", f"dominant streams (≥ {self.threshold * 100:g} %): {len(self.dominant)}, "
+                 f"{self.dominant_pct:.1f} % of the IOs; read {self.read_pct():.1f} %"]
+
+        def rng(name: str, vals: list, fmt: str) -> str:
+            vals = [v for v in vals if v is not None]
+            if not vals:
+                return f"{name}: not in this trace"
+            return f"{name}: average over steps {format(sum(vals) / len(vals), fmt)}, max {format(max(vals), fmt)}"
+
+        head += [
+            "per step " + rng("IOPS", [x.iops for x in self.steps], ",.0f"),
+            "per step " + rng("MB/s", [x.mbps for x in self.steps], ",.1f"),
+            "per step " + rng("average outstanding IO", [x.oio_avg for x in self.steps], ",.2f")
+            + ("" if not self.has_latency else f"; peak {max((x.oio_max or 0) for x in self.steps)}"),
+            "per step " + rng("average response time µs", [x.rt_avg_us for x in self.steps], ",.1f")
+            + ("" if not self.has_latency else f"; max {max((x.rt_max_us or 0) for x in self.steps):,.1f} µs"),
+        ]
+        head += [f"note: {n}" for n in self.notes]
+        return "\n".join(head)
+
     # -- persistence ----------------------------------------------------------------------
     def to_json(self) -> dict:
         return asdict(self)

@@ -204,11 +204,14 @@ def capture(
     out = Path(out)
     raw = out.with_name(out.name + ".tracefs.txt")
     inst = root / "instances" / INSTANCE
-    interrupted = False
+    interrupted, issued = False, 0
     started = time.monotonic()
     lost = 0
     try:
         os.mkdir(inst)
+    except FileExistsError:
+        raise RefusedError(f"another capture created {inst} just now; wait for it to finish.") from None
+    try:
         LOCK.write_text(str(os.getpid()))
         _write(inst / "trace_clock", "mono")
         _write(inst / "buffer_size_kb", str(buffer_kb))
@@ -225,10 +228,10 @@ def capture(
                 started = time.monotonic()
                 if ready is not None:
                     ready.set()
-                interrupted = _pump(fd, sink, started, seconds, on_tick, stop)
+                interrupted, issued = _pump(fd, sink, started, seconds, on_tick, stop)
                 for ev in EVENTS:
                     _write(inst / "events" / "block" / ev / "enable", "0")
-                _drain(fd, sink)
+                issued += _drain(fd, sink)
         finally:
             os.close(fd)
         lost = _lost(inst)
@@ -241,21 +244,26 @@ def capture(
                      "raise buffer_kb or filter to one process")
     if interrupted:
         notes.append(f"capture ended early after {elapsed:.1f} s of {seconds:g} s")
+    if not issued and not _contains(raw, b"block_rq_issue:"):
+        raise IolabError(
+            f"no block IO was issued to {device}" + (f" by {process!r}" if process else "")
+            + f" during the {elapsed:.1f} s capture; nothing to analyse (raw trace kept in {raw})."
+        )
     table = import_trace(raw, "tracefs", out, notes=tuple(notes))
     return CaptureResult(table, raw, device, f"{major},{minor}", elapsed, interrupted, lost)
 
 
-def _pump(fd: int, sink, started: float, seconds: float, on_tick, stop) -> bool:
-    """Copy trace_pipe to the raw file until the time is up; True if ended early."""
+def _pump(fd: int, sink, started: float, seconds: float, on_tick, stop) -> tuple[bool, int]:
+    """Copy trace_pipe to the raw file until the time is up: (ended early?, issues seen)."""
     ios = 0
     tick_ios, tick_t = 0, started
     try:
         while True:
             now = time.monotonic()
             if now - started >= seconds:
-                return False
+                return False, ios
             if stop is not None and stop.is_set():
-                return True
+                return True, ios
             r, _, _ = select.select([fd], [], [], min(0.2, max(0.0, seconds - (now - started))))
             if r:
                 try:
@@ -272,12 +280,23 @@ def _pump(fd: int, sink, started: float, seconds: float, on_tick, stop) -> bool:
                 on_tick(CaptureTick(now - started, tick_ios / (now - tick_t), ios))
                 tick_ios, tick_t = 0, now
     except KeyboardInterrupt:
-        return True
+        return True, ios
 
 
-def _drain(fd: int, sink) -> None:
-    """Read what is left in the buffer after the events were disabled."""
-    idle = 0
+def _contains(path: Path, token: bytes) -> bool:
+    """Whether a (possibly large) file contains `token`, read in overlapping chunks."""
+    with open(path, "rb") as f:
+        prev = b""
+        while chunk := f.read(1 << 22):
+            if token in prev + chunk:
+                return True
+            prev = chunk[-len(token):]
+    return False
+
+
+def _drain(fd: int, sink) -> int:
+    """Read what is left in the buffer after the events were disabled; returns the issues."""
+    idle, ios = 0, 0
     while idle < 3:
         r, _, _ = select.select([fd], [], [], 0.05)
         if not r:
@@ -289,6 +308,8 @@ def _drain(fd: int, sink) -> None:
             data = b""
         if data:
             sink.write(data)
+            ios += data.count(b"block_rq_issue:")
             idle = 0
         else:
             idle += 1
+    return ios
