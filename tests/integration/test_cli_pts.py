@@ -17,7 +17,7 @@ from .conftest import IOLAB, iolab
 
 pytestmark = pytest.mark.integration
 
-QUICK = ["--quick", "--cell-time", "300ms", "--no-report"]
+QUICK = ["--quick", "--cell-time", "200ms", "--no-report"]
 
 
 def only_run(runs_dir):
@@ -43,7 +43,7 @@ def check_rounds_are_consistent(store, ph):
 def test_iops_quick_on_a_file(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=256MiB"
-    p = iolab("run", "iops", "--target", target, *QUICK, "--max-rounds", "6", "--runs-dir", str(runs))
+    p = iolab("run", "iops", "--target", target, *QUICK, "--max-rounds", "5", "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     assert store.manifest.state == "complete"
@@ -64,7 +64,7 @@ def test_iops_quick_on_a_file(scratch):
 
 def test_iops_quick_on_a_loop_device(scratch, loop_device):
     runs = scratch / "runs"
-    p = iolab("run", "iops", "--target", loop_device, *QUICK, "--max-rounds", "6", "--runs-dir", str(runs))
+    p = iolab("run", "iops", "--target", loop_device, *QUICK, "--max-rounds", "5", "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     [ph] = summarise(store)
@@ -78,7 +78,7 @@ def test_throughput_and_latency_quick_on_a_file(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=128MiB"
     for test in ("throughput", "latency"):
-        p = iolab("run", test, "--target", target, *QUICK, "--max-rounds", "6", "--runs-dir", str(runs))
+        p = iolab("run", test, "--target", target, *QUICK, "--max-rounds", "5", "--runs-dir", str(runs))
         assert p.returncode == 0, p.stderr + p.stdout
     tp, lat = sorted((RunStore.open(r.path) for r in list_runs(runs)), key=lambda s: s.manifest.test, reverse=True)
     assert tp.manifest.test == "throughput"
