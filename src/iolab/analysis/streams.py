@@ -253,7 +253,7 @@ def analyse(
         if process is not None:
             where.append(f"process = {sql_str(process)}")
         sel = " AND ".join(where)
-        io_filter = "op IN ('read', 'write') AND size_bytes > 0"
+        io_filter = "op IN ('read', 'write') AND size_bytes > 0 AND offset_bytes IS NOT NULL AND time_ns IS NOT NULL"
         # SEQ is tracked per device: number the devices only when there are several
         # (the footer statistics say so without a scan).
         lo_dev, hi_dev = con.execute(
@@ -262,7 +262,8 @@ def analyse(
         ).fetchall()[0]
         if lo_dev is None or lo_dev != hi_dev:
             con.execute(f"CREATE TYPE iolab_dev AS ENUM (SELECT DISTINCT device FROM {scan} WHERE {sel} AND device IS NOT NULL ORDER BY 1)")
-            dev_sql = "enum_code(CAST(device AS iolab_dev))"
+            n_dev = con.execute("SELECT len(enum_range(NULL::iolab_dev))").fetchall()[0][0]
+            dev_sql = f"coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev})"  # no device: a group of its own
         else:
             dev_sql = "0"
         lat_sql = "coalesce(latency_us, -1.0)" if table.has_latency else "-1.0"

@@ -120,6 +120,11 @@ def text(name: str) -> Field:
     return Field(name, "coalesce(length({v}) > 0, false)", "a non-empty name")
 
 
+def optional(f: Field) -> Field:
+    """The same field, or nothing at all."""
+    return Field(f.name, f"({{v}} = '' OR {f.valid})", f"{f.expected} or nothing")
+
+
 def check_fields(fields: list[Field], f: str, sep_name: str, at_least: bool = False) -> str:
     """SQL CASE giving the first problem of a split line `f` (a list), or NULL."""
     n = len(fields)
@@ -273,8 +278,7 @@ def _fiu(path: str) -> Parsed:
 
 
 def _systor(path: str) -> Parsed:
-    fields = [ufloat("Timestamp"), Field("Response", "{v} = '' OR " + ufloat("").valid, "a number ≥ 0 or nothing"),
-              Field("IOType", "coalesce(upper({v}) IN ('R', 'W', ''), false)", "R, W or nothing"),
+    fields = [ufloat("Timestamp"), optional(ufloat("Response")), optional(one_of("IOType", ("R", "W"))),
               uint("LUN"), uint("Offset"), uint("Size")]
     values = {
         "time_ns": "CAST(round(CAST(f[1] AS DOUBLE) * 1e9) AS BIGINT)",
