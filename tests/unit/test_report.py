@@ -206,8 +206,8 @@ def test_latency_not_steady_is_reported_as_such(tmp_path):
 
 
 def test_interrupted_run_reports_what_was_measured_marked_incomplete(tmp_path):
-    # 1 preconditioning call + 2 rounds of 9 cells, then Ctrl-C inside round 3
-    run = record(tmp_path, "latency", DriveEngine(interrupt_at=1 + 2 * 9 + 3))
+    # 1 preconditioning call + 2 rounds of 2 cells (read, write) at 1024 KiB, then Ctrl-C inside round 3
+    run = record(tmp_path, "throughput", DriveEngine(interrupt_at=1 + 2 * 2 + 1))
     data = RunData.load(run, tmp_path / "out")
     assert data.manifest.state == "interrupted"
     doc = build_document(data)
@@ -216,6 +216,7 @@ def test_interrupted_run_reports_what_was_measured_marked_incomplete(tmp_path):
     assert "only the 2 complete round(s) measured are shown" in html
     assert "Steady state not evaluated" in html
     assert "-r03-" not in html  # the round in flight is not reported
+    assert "SEQ 1024KiB" in html and "Steady State Convergence — SEQ 128KiB" not in html  # never started
 
 
 def test_run_interrupted_before_any_round_still_gets_a_report(tmp_path):
