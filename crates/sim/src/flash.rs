@@ -1,7 +1,13 @@
 //! NAND timing by resource reservation: every die and channel has a busy-until virtual
-//! timestamp; an operation starts when its inputs are ready and its resource is free, and
-//! pushes the busy-until forward. Operations are reserved in issue order, which makes the
-//! model O(1) per operation and lets garbage collection delay host IO naturally (GC pauses).
+//! timestamp that each operation pushes forward, in issue order. This is O(1) per operation
+//! and lets garbage collection delay host IO naturally (GC pauses).
+//!
+//! Each resource books an operation's work from the operation's issue time, not from when
+//! its input will be ready on another resource: booking a channel at the future moment a
+//! backlogged die finishes a read would leave the channel idle until then and starve the
+//! other dies on it (FCFS reservation cannot backfill). The operation still completes no
+//! earlier than its input is ready plus its own service time. Throughput is exact, and
+//! latency is that of a controller that interleaves its queues.
 //!
 //! Programs are charged per mapping chunk: a multi-plane page program of `t_prog` covers
 //! `chunks_per_prog` chunks, so each costs t_prog/chunks_per_prog of die time. Throughput is
@@ -9,13 +15,46 @@
 
 use crate::config::SsdConfig;
 
+/// Division by a constant that is usually a power of two (the geometry's sizes), as a shift
+/// when it is one: the hot paths divide addresses several times per IO.
+#[derive(Clone, Copy, Debug)]
+pub struct FastDiv {
+    d: u64,
+    shift: u32,
+    pow2: bool,
+}
+
+impl FastDiv {
+    pub fn new(d: u64) -> FastDiv {
+        assert!(d > 0);
+        FastDiv { d, shift: d.trailing_zeros(), pow2: d.is_power_of_two() }
+    }
+    #[inline(always)]
+    pub fn div(self, x: u64) -> u64 {
+        if self.pow2 {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+    #[inline(always)]
+    pub fn rem(self, x: u64) -> u64 {
+        if self.pow2 {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
+    }
+}
+
 pub struct Flash {
     pub dies: u32,
-    chans: u32,
-    cpb: u64,
+    dies_div: FastDiv,
+    chans: FastDiv,
+    cpb: FastDiv,
     n_main: u64,
-    cpp: u64, // chunks per die program (multi-plane page)
-    cpg: u64, // chunks per flash page
+    cpp: FastDiv, // chunks per die program (multi-plane page)
+    cpg: FastDiv, // chunks per flash page
     pub die_busy: Vec<u64>,
     pub chan_busy: Vec<u64>,
     t_read: u64,
@@ -31,11 +70,12 @@ impl Flash {
         let chunk_bytes = c.chunk_bytes() as f64;
         Flash {
             dies: c.dies,
-            chans: c.channels,
-            cpb: c.cpb as u64,
+            dies_div: FastDiv::new(c.dies as u64),
+            chans: FastDiv::new(c.channels as u64),
+            cpb: FastDiv::new(c.cpb as u64),
             n_main: c.n_main() as u64,
-            cpp: c.chunks_per_prog as u64,
-            cpg: c.chunks_per_page as u64,
+            cpp: FastDiv::new(c.chunks_per_prog as u64),
+            cpg: FastDiv::new(c.chunks_per_page as u64),
             die_busy: vec![0; c.dies as usize],
             chan_busy: vec![0; c.channels as usize],
             t_read: c.t_read_ns,
@@ -49,18 +89,18 @@ impl Flash {
 
     #[inline(always)]
     fn die_of(&self, addr: u64) -> usize {
-        ((addr % self.cpb) / self.cpp % self.dies as u64) as usize
+        self.dies_div.rem(self.cpp.div(self.cpb.rem(addr))) as usize
     }
 
     #[inline(always)]
     fn is_slc(&self, addr: u64) -> bool {
-        addr / self.cpb >= self.n_main
+        self.cpb.div(addr) >= self.n_main
     }
 
     /// Flash page holding a chunk (reads of chunks in one page share one array read).
     #[inline(always)]
     pub fn page_of(&self, addr: u64) -> u64 {
-        addr / self.cpg
+        self.cpg.div(addr)
     }
 
     /// Program `c` chunks at `addr` whose data is in the controller at `ready`; returns
@@ -68,13 +108,14 @@ impl Flash {
     #[inline(always)]
     pub fn program(&mut self, addr: u64, c: u32, ready: u64) -> u64 {
         let d = self.die_of(addr);
-        let ch = d % self.chans as usize;
-        let x = self.chan_busy[ch].max(ready) + self.xfer_chunk * c as u64;
+        let ch = self.chans.rem(d as u64) as usize;
+        let xfer = self.xfer_chunk * c as u64;
+        let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
-        let tp = if self.is_slc(addr) { self.tp_chunk_slc } else { self.tp_chunk };
-        let p = self.die_busy[d].max(x) + tp * c as u64;
+        let tp = if self.is_slc(addr) { self.tp_chunk_slc } else { self.tp_chunk } * c as u64;
+        let p = self.die_busy[d].max(ready + xfer) + tp;
         self.die_busy[d] = p;
-        p
+        p.max(x + tp)
     }
 
     /// Read `c` chunks at `addr` into the controller, starting no earlier than `ready`. The
@@ -82,7 +123,7 @@ impl Flash {
     #[inline(always)]
     pub fn read(&mut self, addr: u64, c: u32, ready: u64, last_page: &mut u64) -> u64 {
         let d = self.die_of(addr);
-        let ch = d % self.chans as usize;
+        let ch = self.chans.rem(d as u64) as usize;
         let page = self.page_of(addr);
         let mut r = ready;
         if page != *last_page {
@@ -91,9 +132,10 @@ impl Flash {
             self.die_busy[d] = r;
             *last_page = page;
         }
-        let x = self.chan_busy[ch].max(r) + self.xfer_chunk * c as u64;
+        let xfer = self.xfer_chunk * c as u64;
+        let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
-        x
+        x.max(r + xfer)
     }
 
     /// Erase an FTL block: one erase on every die, after each die's queued work.

@@ -15,7 +15,8 @@
 use std::collections::VecDeque;
 
 use crate::config::{Policy, SsdConfig};
-use crate::flash::Flash;
+use crate::driver::prefetch;
+use crate::flash::{FastDiv, Flash};
 use crate::rng::Rng;
 
 pub const NONE: u32 = u32::MAX;
@@ -40,6 +41,7 @@ pub struct Counters {
 
 pub struct Ftl {
     pub cpb: u32,
+    cpb_div: FastDiv,
     pub n_main: u32,
     pub n_slc: u32,
     slc_cpb: u32,
@@ -92,6 +94,7 @@ impl Ftl {
         let bg_extra = (cfg.bg_reserve_pct / 100.0 * spare as f64).ceil() as usize;
         let mut f = Ftl {
             cpb: cfg.cpb,
+            cpb_div: FastDiv::new(cfg.cpb as u64),
             n_main: cfg.n_main(),
             n_slc: cfg.n_slc,
             slc_cpb: cfg.slc_cpb,
@@ -176,6 +179,20 @@ impl Ftl {
         }
     }
 
+    /// Stage 0: bring `lpn`'s map entry into cache; stage 1: the valid bit of its location.
+    #[inline(always)]
+    pub fn prefetch(&self, lpn: u32, stage: u32) {
+        if let Some(a) = self.l2p.get(lpn as usize) {
+            if stage == 0 {
+                prefetch(a);
+            } else if *a != NONE {
+                if let Some(w) = self.vbits.get((*a >> 6) as usize) {
+                    prefetch(w);
+                }
+            }
+        }
+    }
+
     #[inline(always)]
     fn set_bit(&mut self, a: u64) {
         self.vbits[(a >> 6) as usize] |= 1u64 << (a & 63);
@@ -222,7 +239,7 @@ impl Ftl {
             return;
         }
         let c = self.len_of(lpn);
-        let b = old / self.cpb;
+        let b = self.cpb_div.div(old as u64) as u32;
         self.clear_bit(old as u64);
         let v = self.valid[b as usize];
         self.valid[b as usize] = v - c;
@@ -246,7 +263,7 @@ impl Ftl {
         }
         self.p2l[addr as usize] = lpn;
         self.set_bit(addr as u64);
-        self.valid[(addr / self.cpb) as usize] += c;
+        self.valid[self.cpb_div.div(addr as u64) as usize] += c;
     }
 
     fn close_main(&mut self, b: u32) {
@@ -468,11 +485,19 @@ impl Ftl {
                 let lpn = self.p2l[addr as usize];
                 let c = self.len_of(lpn);
                 self.vcur = (addr - base) as u32 + c;
+                // The next copy will rewrite its unit's map entry: fetch it now.
+                if let Some(a2) = self.next_valid(base + self.vcur as u64, base + self.cpb as u64) {
+                    prefetch(&self.l2p[self.p2l[a2 as usize] as usize]);
+                }
                 let rd = flash.read(addr, c, t, &mut self.last_page);
                 self.clear_bit(addr);
                 self.valid[b as usize] -= c;
                 let new = self.place_main(lpn, c, true, t, flash);
-                flash.program(new as u64, c, rd);
+                // The program is charged from `t`, not from the read's completion: with
+                // FCFS reservation a dependency on another die's backlog would leave this
+                // die idle until then, a gap no real controller leaves (it interleaves).
+                let _ = rd;
+                flash.program(new as u64, c, t);
                 self.c.gc_chunks += c as u64;
                 c
             }
@@ -579,7 +604,11 @@ impl Ftl {
                 self.clear_bit(addr);
                 self.valid[b as usize] -= c;
                 let new = self.place_main(lpn, c, true, t, flash);
-                flash.program(new as u64, c, rd);
+                // The program is charged from `t`, not from the read's completion: with
+                // FCFS reservation a dependency on another die's backlog would leave this
+                // die idle until then, a gap no real controller leaves (it interleaves).
+                let _ = rd;
+                flash.program(new as u64, c, t);
                 self.c.evict_chunks += c as u64;
                 c
             }

@@ -23,8 +23,11 @@ pub struct Ssd {
     link_out: usize,
     link_ps_per_byte: u64,
     ctrl_busy: u64,
-    ring: Vec<u64>,
-    ring_i: usize,
+    /// Program-done times of the units in the write buffer (a min-heap of at most
+    /// `buffer_units`): a unit enters when the earliest of them leaves, so one slow die
+    /// does not hold the whole buffer (no head-of-line blocking).
+    buf: BinaryHeap<Reverse<u64>>,
+    nbuf: usize,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     pub now: u64,
     chunks: u32,
@@ -46,14 +49,14 @@ impl Ssd {
         Ssd {
             link_out: if cfg.link_full_duplex { 1 } else { 0 },
             link_ps_per_byte: (1e6 / cfg.link_mbps).round() as u64,
-            ring: vec![0; cfg.buffer_units as usize],
+            buf: BinaryHeap::with_capacity(cfg.buffer_units as usize + 1),
+            nbuf: cfg.buffer_units as usize,
             chunks: cfg.chunks_per_unit,
             cfg,
             ftl,
             flash,
             link_busy: [0; 2],
             ctrl_busy: 0,
-            ring_i: 0,
             heap: BinaryHeap::new(),
             now: 0,
             host: HostCounters::default(),
@@ -66,26 +69,27 @@ impl Ssd {
 
     /// Link, controller and buffer state (for saving).
     pub fn io_state(&self) -> Vec<u64> {
-        vec![self.link_busy[0], self.link_busy[1], self.ctrl_busy, self.ring_i as u64, self.chunks as u64]
+        vec![self.link_busy[0], self.link_busy[1], self.ctrl_busy, self.chunks as u64]
     }
 
     pub fn set_io_state(&mut self, s: &[u64]) {
         self.link_busy = [s[0], s[1]];
         self.ctrl_busy = s[2];
-        self.ring_i = s[3] as usize;
-        self.chunks = s[4] as u32;
+        self.chunks = s[3] as u32;
     }
 
     pub fn ring_state(&self) -> Vec<u64> {
-        self.ring.clone()
+        let mut v: Vec<u64> = self.buf.iter().map(|r| r.0).collect();
+        v.sort_unstable();
+        v
     }
 
     pub fn set_ring_state(&mut self, s: &[u64]) {
-        self.ring.copy_from_slice(s);
+        self.buf = s.iter().map(|&t| Reverse(t)).collect();
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.ftl.memory_bytes() + self.ring.capacity() * 8
+        self.ftl.memory_bytes() + self.buf.capacity() * 8
     }
 
     /// Return to fresh-out-of-box: erase everything, drop all mappings.
@@ -123,7 +127,7 @@ impl Ssd {
         let t_in = self.link(0, now, len);
         let t0 = self.controller(t_in);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
-        let nbuf = self.ring.len();
+        let nbuf = self.nbuf;
         let mut entry = t0;
         let mut done = t0;
         let mut scratch = u64::MAX;
@@ -140,16 +144,19 @@ impl Ssd {
                 }
             }
             if nbuf > 0 {
-                ready = ready.max(self.ring[self.ring_i]);
+                // Units whose program is done by now have left the buffer.
+                while let Some(&Reverse(t)) = self.buf.peek() {
+                    if t > ready && self.buf.len() < nbuf {
+                        break;
+                    }
+                    self.buf.pop();
+                    ready = ready.max(t);
+                }
             }
             entry = entry.max(ready);
             let programmed = self.ftl.host_write(lpn, self.chunks, entry, &mut self.flash);
             if nbuf > 0 {
-                self.ring[self.ring_i] = programmed;
-                self.ring_i += 1;
-                if self.ring_i == nbuf {
-                    self.ring_i = 0;
-                }
+                self.buf.push(Reverse(programmed));
                 done = entry;
             } else {
                 done = done.max(programmed);
@@ -174,8 +181,10 @@ impl Ssd {
         }
         self.host.reads += 1;
         self.host.read_bytes += len;
+        // The link is booked from the command's start (see flash.rs on booking order).
         let out = self.link_out;
-        self.link(out, ready, len)
+        let x = self.link(out, t0, len);
+        x.max(ready + len * self.link_ps_per_byte / 1000)
     }
 }
 
@@ -213,6 +222,11 @@ impl Device for Ssd {
     fn pop_completion(&mut self) -> (u64, u32) {
         let Reverse((t, id)) = self.heap.pop().expect("a completion");
         (t, id)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, off: u64, stage: u32) {
+        self.ftl.prefetch((off / UNIT) as u32, stage);
     }
 
     fn idle_until(&mut self, since: u64, until: u64) {

@@ -157,7 +157,7 @@ pub fn load(path: &str) -> Result<Drive, String> {
             s.host = HostCounters { read_bytes: sc[1], write_bytes: sc[2], reads: sc[3], writes: sc[4] };
             let io = take(&mut r, s.io_state().len())?;
             s.set_io_state(&io);
-            let ring = take(&mut r, s.ring_state().len())?;
+            let ring = { let b = r.bytes()?; b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>() };
             s.set_ring_state(&ring);
             r.into_u64s(&mut s.flash.die_busy)?;
             r.into_u64s(&mut s.flash.chan_busy)?;

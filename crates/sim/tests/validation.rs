@@ -313,7 +313,7 @@ fn compressible_data_writes_less_flash_and_runs_faster() {
 #[test]
 fn slc_cache_bursts_then_drops_and_recovers_when_idle() {
     let mut s = Ssd::new(
-        resolve_ssd("client-nvme-slc", &ov(&[("blocks_per_plane", "60"), ("pages_per_block", "96"), ("op", "0.4"), ("slc_gb", "0.5")])).unwrap(),
+        resolve_ssd("client-nvme-slc", &ov(&[("blocks_per_plane", "100"), ("pages_per_block", "96"), ("op", "0.67"), ("slc_gb", "2")])).unwrap(),
     );
     let w = spec(false, true, 128 * 1024, 32);
     let r = go(&mut s, &secs(w.clone(), 4.0));
