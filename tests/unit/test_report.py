@@ -14,7 +14,7 @@ import pytest
 from iolab import suites
 from iolab.report import build_document, write_report
 from iolab.report.html import render
-from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
+from iolab.report.model import CONTENT_MM, Page, Table, split_rows
 from iolab.report.rundata import RunData
 from iolab.results import Histogram
 from iolab.runner import RunOptions, Runner, start
@@ -110,8 +110,8 @@ IOPS_PAGES = [
     "Tabular Results — IOPS and MB/s",
     "IOPS vs Block Size (2D)",
     "MB/s vs Block Size (2D)",
-    "IOPS — 3D Plot",
-    "IOPS — Heat Map",
+    "3D Column Plot",
+    "Heat Map",
     "Response Time Histogram — 0/100 4KiB",
     "Run Details and Notes",
 ]
@@ -198,8 +198,8 @@ def test_latency_not_steady_is_reported_as_such(tmp_path):
     assert html.count("rounds 2–6 (STEADY STATE NOT ACHIEVED)") == len(doc.pages)
     t = titles(doc)
     for title in ("Steady State Convergence — ART and MRT, R/W 0/100", "Steady State Measurement Window — ART 0/100 4KiB",
-                  "Tabular Results — Response Times and IOPS", "Average Response Time — 3D Plot",
-                  "Maximum Response Time — 3D Plot", "Average Response Time — Heat Map",
+                  "Tabular Results — Response Times and IOPS", "Average Response Time — 3D Column Plot",
+                  "Maximum Response Time — 3D Column Plot", "Average Response Time — Heat Map",
                   "Response Time Histogram — 0/100 4KiB", "Response Time Histogram — 100/0 4KiB"):
         assert title in t, title
     assert "99.999 % response time" in html and "FAIL" in html

@@ -33,9 +33,13 @@ def spec_line(run: RunData) -> str:
 
 
 def device_line(run: RunData) -> str:
+    """Vendor and model for the page header (one line: the target path stands in when the
+    device does not report a model; the Device Under Test column has the full target)."""
     facts = run.manifest.target.get("facts", {})
     name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
-    return name or f"{run.manifest.target.get('spec')} (vendor/model {NOT_REPORTED})"
+    if name:
+        return _cut(name, 48)
+    return _cut(str(run.manifest.target.get("path") or run.manifest.target.get("spec")), 32) + " (model not reported)"
 
 
 def test_platform(run: RunData) -> HeaderColumn:

@@ -42,6 +42,11 @@ class Series:
     y: tuple[float, ...]
 
 
+def num(v: float) -> str:
+    """A measured value at a readable precision: 90,225 / 12.46 / 0.0831."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
+
+
 def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
@@ -122,7 +127,7 @@ def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -
         avg = v.average
         ax.fill_between(xs, [0.8 * avg] * 2, [1.2 * avg] * 2, color="#ff7f0e", alpha=0.08, label="±20 % of average")
         ax.fill_between(xs, [0.9 * avg] * 2, [1.1 * avg] * 2, color="#2ca02c", alpha=0.12, label="±10 % of average")
-        ax.plot(xs, [avg] * 2, color="black", lw=1, label=f"average {avg:,.4g}")
+        ax.plot(xs, [avg] * 2, color="black", lw=1, label=f"average {num(avg)}")
         for k, style in ((1.1, "--"), (0.9, "--")):
             ax.plot(xs, [k * avg] * 2, color="#2ca02c", lw=0.8, ls=style)
         for k in (1.2, 0.8):
@@ -394,7 +399,7 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
         h1, l1 = top.get_legend_handles_labels()
         h2, l2 = cum_ax.get_legend_handles_labels()
         if len(hists) == 1:
-            top.legend(h1 + h2, l1 + l2, loc="center right", framealpha=0.9)
+            top.legend(h1 + h2, l1 + l2, loc="upper left", framealpha=0.9)
         else:
             top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
             bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)

@@ -10,11 +10,11 @@ from ..summary import PhaseSummary
 from ..suites.pts_iops import TRACKING as IOPS_TRACKING
 from ..units import KiB, kib_label
 from . import plots
-from .model import Figure, Page, Table
+from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
 from .sections import (
     convergence_page, details_pages, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
-    plot_2d_page, plot_3d_pages, table_pages, window_source,
+    plot_2d_page, plot_3d_pages, table_pages,
 )
 
 
@@ -207,10 +207,6 @@ def wsat_pages(run: RunData) -> list[Page]:
 
 
 def _nothing(run: RunData) -> Page:
-    from .model import Text
-
     return Page(run.manifest.title, (Text(("No phase of this run was started, so nothing was measured. "
                                            f"State: {run.manifest.state}. {run.manifest.error or ''}",)),))
 
-
-__all__ = ["pages_for", "window_source"]

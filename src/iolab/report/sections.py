@@ -14,6 +14,7 @@ from ..summary import CellAverage, PhaseSummary
 from ..units import kib_label
 from . import plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
+from .plots import num
 from .rundata import RunData, rounds_text, window_rows
 
 Getter = Callable[[CellAverage], float | None]
@@ -81,12 +82,12 @@ def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
     ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
     rows = (
         ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
-        ("Values (y)", ", ".join(f"{x:,.5g}" for x in v.values)),
-        ("Average", f"{v.average:,.5g}"),
-        (f"Allowed maximum data excursion ({pr} of average)", f"{v.range_allowed:,.5g}"),
-        ("Measured data excursion (max − min)", f"{v.range_measured:,.5g} — {'pass' if v.range_ok else 'FAIL'} ({cmp})"),
-        (f"Allowed maximum slope excursion ({ps} of average)", f"{v.fit_allowed:,.5g}"),
-        ("Measured slope excursion (|m| × window span)", f"{v.fit_excursion:,.5g} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
+        ("Values (y)", ", ".join(num(x) for x in v.values)),
+        ("Average", num(v.average)),
+        (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
+        ("Measured data excursion (max − min)", f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})"),
+        (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
+        ("Measured slope excursion (|m| × window span)", f"{num(v.fit_excursion)} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
         ("Verdict", "steady state" if v.steady else "NOT steady"),
     )
@@ -182,7 +183,9 @@ def plot_2d_page(run: RunData, ph: PhaseSummary, title: str, get: Getter, ylabel
 def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel: str, fmt: str,
                   lower_is_better: bool = False, scale: float = 1.0) -> list[Page]:
     """The SNIA 3D column plot, and on its own page a heat map with the values printed (the
-    readable alternative: no bar hides another)."""
+    readable alternative: no bar hides another). Page titles name `what` unless it is the
+    test's own name (the page header already says "IOPS — …")."""
+    prefix = "" if what == run.manifest.title else f"{what} — "
     sizes, labels = size_labels(ph)
     z = []
     for mix in ph.mixes:
@@ -194,12 +197,12 @@ def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel
         z.append(row)
     mixes = [f"{m}" for m in ph.mixes]
     src = window_source(run, ph)
-    png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=125)
+    png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=160)
     heat = plots.heatmap(labels, mixes, z, zlabel, f"{what} — values (block size × R/W mix)", value_fmt=fmt,
                          height_mm=95, lower_is_better=lower_is_better)
     return [
-        Page(f"{what} — 3D Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 125, src),)),
-        Page(f"{what} — Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
+        Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 160, src),)),
+        Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
     ]
 
 
