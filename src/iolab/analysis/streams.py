@@ -51,7 +51,7 @@ from ..traces.table import TraceTable, connect, sql_str
 from ..units import kib_label
 from ..workload import Stream
 
-CHUNK_ROWS = 2_000_000
+CHUNK_ROWS = 1_000_000  # IOs per numpy batch: ~40 MB of columns, a few times that in flight
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,7 @@ def analyse(
     seq: SeqRule = SeqRule(),
     devices: tuple[str, ...] = (),
     process: str | None = None,
-    memory_limit: str | None = "1GB",
+    memory_limit: str | None = "512MB",
     chunk_rows: int = CHUNK_ROWS,
 ) -> StreamAnalysis:
     """Cut the trace into steps and tabulate its IO streams (see the module docstring).
