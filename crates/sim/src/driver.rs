@@ -297,6 +297,7 @@ fn drive<D: Device, S: Source>(
     let mut count = 0u64;
     let wall = std::time::Instant::now();
     let mut last_report = 0.0f64;
+    let last_sec = duration_ns.map_or(usize::MAX, |d| (d.div_ceil(NS) as usize).max(1) - 1);
 
     loop {
         let t_cmp = dev.next_completion();
@@ -334,7 +335,8 @@ fn drive<D: Device, S: Source>(
         op.ios += 1;
         op.bytes += bytes;
         op.hist.record(lat);
-        let sec = ((t - start) / NS) as usize;
+        // IOs completing after a timed run's end (the drain) count in its last second.
+        let sec = (((t - start) / NS) as usize).min(last_sec);
         if sec >= res.series.len() {
             res.series.resize(sec + 1, SecBucket::default());
         }
@@ -355,6 +357,11 @@ fn drive<D: Device, S: Source>(
                 let v = (now - start) as f64 / NS as f64;
                 let iops = (res.read.ios + res.write.ios) as f64 / v.max(1e-9);
                 if !progress(v, iops) {
+                    // Leave the drive consistent for the next run: no IO left in flight.
+                    while dev.next_completion().is_some() {
+                        now = now.max(dev.pop_completion().0);
+                    }
+                    dev.set_clock(now);
                     return Err("interrupted".into());
                 }
             }

@@ -1,0 +1,68 @@
+"""Type stub of iolab's Rust core (crates/sim): simulated SSD and HDD drives in virtual time.
+
+All sizes are bytes, times seconds (virtual), rates IOPS. Errors in parameters or
+workloads raise ValueError with a one-line message naming the parameter; Ctrl-C during a
+run raises KeyboardInterrupt and leaves the drive consistent.
+"""
+
+from typing import Callable
+
+__version__: str
+DEFAULT_PRESET: str
+
+def presets() -> str:
+    """JSON list of presets: {name, kind ('ssd'|'hdd'), title, default, params: [{name, value, unit, help, choices}]}."""
+
+def describe(preset: str, params: list[tuple[str, str]] = ...) -> str:
+    """JSON facts about a preset with parameters (capacity_bytes, physical_bytes, op, ...), without building it."""
+
+def waf_oracle(policy: str, alpha: float, pages_per_block: float) -> float:
+    """Analytic WAF for uniform random page writes ('greedy', 'fifo', 'random'); alpha = physical/logical."""
+
+class Drive:
+    def __init__(self, preset: str, params: list[tuple[str, str]] = ...) -> None: ...
+    @staticmethod
+    def load(path: str) -> Drive:
+        """A drive saved by `save` (same preset and parameters, state restored)."""
+    def save(self, path: str) -> None: ...
+    def describe(self) -> str: ...
+    def purge(self) -> float:
+        """Return to fresh-out-of-box; returns the virtual seconds it took."""
+    def trim(self, offset: int, length: int) -> None: ...
+    def idle(self, seconds: float) -> None:
+        """Let virtual time pass with no host IO (background GC and SLC eviction run)."""
+    @property
+    def clock_s(self) -> float: ...
+    @property
+    def capacity(self) -> int: ...
+    def counters(self) -> str:
+        """JSON of the drive's present counters (lifetime totals, wear, free blocks)."""
+    def memory_bytes(self) -> int: ...
+    def check(self) -> None:
+        """Cross-check the FTL's structures (raises ValueError if they disagree)."""
+    def run(
+        self,
+        streams: list[tuple[str, str, int, float]],
+        threads: int,
+        queue_depth: int,
+        active_range: float,
+        entropy: float,
+        rate_iops: float | None,
+        duration_s: float | None,
+        bytes_budget: int | None,
+        seed: int,
+        progress: Callable[[float, float], object] | None = None,
+    ) -> str:
+        """Run a stream mix [(access 'rnd'|'seq', op 'read'|'write', block bytes, share)];
+        returns the raw result as JSON (see engines/sim.py for its fields)."""
+    def replay(
+        self,
+        times_s: list[float],
+        writes: list[bool],
+        offsets: list[int],
+        sizes: list[int],
+        queue_depth: int,
+        entropy: float = ...,
+        progress: Callable[[float, float], object] | None = None,
+    ) -> str:
+        """Replay IOs at their timestamps (open loop, at most queue_depth outstanding)."""

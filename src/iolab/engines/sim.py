@@ -1,0 +1,337 @@
+"""The sim engine: workloads on iolab's built-in simulated drives, in virtual time.
+
+The drive models live in Rust (crates/sim, built into `iolab._sim`): a page-mapped SSD FTL
+with garbage collection on timed flash, and an HDD. This module adapts them to the engine
+protocol. A target `sim:PRESET?param=value&...` names a preset and overrides its
+parameters (`iolab sim presets` lists them); two more options are not drive parameters:
+`load=FILE` starts from a saved drive state, `save=FILE` writes the state when the engine
+closes (so a preconditioned drive can be reused).
+
+One engine instance keeps one drive per target spec, so the drive's state carries over from
+round to round as a real drive's does. Each round's raw result is the JSON the simulator
+returns, stored as raw_dir/<tag>.json and parsed from that text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import _sim
+from ..errors import EngineError, IolabError
+from ..results import Histogram, OpStats, RoundResult, SecondSample
+from ..targets import DeviceFacts, PurgeOutcome, Target
+from ..workload import Workload
+# Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
+# not replay the same offsets and every run stays reproducible.
+from .fio import _seed as round_seed
+
+DEFAULT_PRESET: str = _sim.DEFAULT_PRESET
+# Target options that steer the engine rather than describe the drive.
+STATE_OPTIONS = ("load", "save")
+PURGE_METHODS = ("auto", "sim", "sim-purge")
+
+
+@dataclass(frozen=True)
+class SimParam:
+    name: str
+    value: str
+    unit: str
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SimPreset:
+    name: str
+    kind: str  # 'ssd' or 'hdd'
+    description: str
+    default: bool
+    params: tuple[SimParam, ...]
+
+    @property
+    def parameters(self) -> tuple[tuple[str, str], ...]:
+        """(name, value with unit) pairs, for listing."""
+        return tuple((p.name, f"{p.value} {p.unit}".strip() if p.value else "(unset)") for p in self.params)
+
+
+def list_presets() -> list[SimPreset]:
+    """Every preset with its parameters, the default first."""
+    out = []
+    for p in json.loads(_sim.presets()):
+        params = tuple(SimParam(q["name"], q["value"], q["unit"], q["help"], tuple(q["choices"])) for q in p["params"])
+        out.append(SimPreset(p["name"], p["kind"], p["title"], bool(p["default"]), params))
+    return sorted(out, key=lambda p: not p.default)
+
+
+def _drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
+    return [(k, str(v)) for k, v in options.items() if k not in STATE_OPTIONS]
+
+
+def describe(preset: str, options: dict[str, str]) -> dict:
+    """The simulator's facts about a preset with parameters (no drive is built)."""
+    try:
+        return json.loads(_sim.describe(preset, _drive_params(options)))
+    except ValueError as e:
+        raise IolabError(f"target sim:{preset}: {e}") from None
+
+
+def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFacts]:
+    """Capacity and device facts of `sim:PRESET?options` (called by targets.parse_target)."""
+    info = describe(preset, options)
+    ssd = info["kind"] == "ssd"
+    model = f"iolab simulated {'SSD' if ssd else 'HDD'} ({preset})"
+    facts = DeviceFacts(
+        vendor="iolab",
+        model=model,
+        firmware=f"sim-{_sim.__version__}",
+        capacity_bytes=int(info["capacity_bytes"]),
+        logical_sector=512,
+        physical_sector=4096 if ssd else 512,
+        rotational=not ssd,
+        interface="sim",
+        # The SSD's write buffer is power-loss protected, so it is always on; the HDD
+        # model has no write cache.
+        write_cache="enabled" if ssd else "disabled",
+        sources=("iolab-sim",),
+    )
+    return int(info["capacity_bytes"]), facts
+
+
+# -- the raw result ---------------------------------------------------------------------------
+
+
+class _Raw:
+    """Field access on the simulator's JSON that fails loudly, naming the field and file."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def get(self, obj: dict, key: str, where: str):
+        if not isinstance(obj, dict) or key not in obj:
+            raise EngineError(f"sim result {self.source}: field {where}.{key} is missing; the raw file is kept as written.")
+        return obj[key]
+
+
+def _op_stats(o: dict, raw: _Raw, where: str) -> OpStats:
+    ios = int(raw.get(o, "ios", where))
+    if ios == 0:
+        return OpStats.idle()
+    bins = raw.get(o, "histogram_us", where)
+    max_us = float(raw.get(o, "lat_max_us", where))
+    hist = Histogram(tuple(float(v) for v, _ in bins), tuple(int(c) for _, c in bins), max_us)
+    if hist.total != ios:
+        raise EngineError(f"sim result {raw.source}: {where} histogram holds {hist.total} IOs, not {ios}.")
+    return OpStats(
+        ios=ios,
+        io_bytes=int(raw.get(o, "bytes", where)),
+        iops=float(raw.get(o, "iops", where)),
+        mbps=float(raw.get(o, "mbps", where)),
+        lat_mean_us=float(raw.get(o, "lat_mean_us", where)),
+        lat_max_us=max_us,
+        lat_min_us=float(raw.get(o, "lat_min_us", where)),
+        histogram=hist,
+    )
+
+
+def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> RoundResult:
+    """RoundResult from the simulator's JSON (latency µs, MB/s, series in virtual seconds)."""
+    try:
+        j = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise EngineError(f"sim result {source}: not valid JSON ({e}).") from None
+    raw = _Raw(source)
+    series = tuple(
+        SecondSample(t_s=float(t), read_iops=float(r), write_iops=float(w), mbps=float(mb),
+                     lat_mean_us=None if lat is None else float(lat))
+        for t, r, w, mb, lat in raw.get(j, "series", "result")
+    )
+    counters = {str(k): float(v) for k, v in raw.get(j, "counters", "result").items()}
+    return RoundResult(
+        read=_op_stats(raw.get(j, "read", "result"), raw, "read"),
+        write=_op_stats(raw.get(j, "write", "result"), raw, "write"),
+        runtime_s=float(raw.get(j, "runtime_s", "result")),
+        series=series,
+        counters=counters,
+        raw_files=raw_files,
+        engine="sim",
+        engine_version=str(raw.get(j, "version", "result")),
+    )
+
+
+# -- the engine -------------------------------------------------------------------------------
+
+
+class SimEngine:
+    """Runs workloads on simulated drives; one drive per target spec, kept across rounds."""
+
+    name = "sim"
+
+    def __init__(self) -> None:
+        self._drives: dict[str, _sim.Drive] = {}
+        self._targets: dict[str, Target] = {}
+
+    def version(self) -> str:
+        return f"iolab-sim-{_sim.__version__}"
+
+    def prepare(self, target: Target) -> None:
+        if target.spec in self._drives:
+            return
+        self._check_kind(target)
+        opts = dict(target.options)
+        load = opts.get("load")
+        try:
+            if load:
+                drive = _sim.Drive.load(load)
+                self._check_loaded(target, drive, load)
+            else:
+                drive = _sim.Drive(target.path, _drive_params(opts))
+        except ValueError as e:
+            raise IolabError(f"target {target.spec}: {e}") from None
+        except MemoryError:
+            raise IolabError(
+                f"target {target.spec}: not enough memory for this simulated drive's maps "
+                "(about 2 MiB per GiB of flash); lower its capacity, e.g. ?blocks_per_plane=..."
+            ) from None
+        self._drives[target.spec] = drive
+        self._targets[target.spec] = target
+
+    def _check_kind(self, target: Target) -> None:
+        if target.kind != "sim":
+            raise EngineError(f"target {target.spec}: the sim engine only drives sim: targets.")
+
+    def _check_loaded(self, target: Target, drive: _sim.Drive, path: str) -> None:
+        info = json.loads(drive.describe())
+        if info["preset"] != target.path or drive.capacity != target.capacity:
+            raise IolabError(
+                f"target {target.spec}: the state in {path} is a {info['preset']} drive of {drive.capacity} B, "
+                f"not the {target.path} drive of {target.capacity} B this target describes. Give the same "
+                "preset and parameters the state was saved with."
+            )
+
+    def drive(self, target: Target) -> _sim.Drive:
+        """The target's drive (built on first use)."""
+        self.prepare(target)
+        return self._drives[target.spec]
+
+    def purge(self, target: Target, method: str) -> PurgeOutcome:
+        if method == "none":
+            return PurgeOutcome("none", False, "purge skipped on request: the simulated drive keeps its state")
+        if method not in PURGE_METHODS:
+            raise IolabError(
+                f"purge method {method!r}: a simulated drive is purged with 'auto' (the simulator's secure "
+                "erase, 'sim-purge') or skipped with 'none'."
+            )
+        drive = self.drive(target)
+        t0 = time.monotonic()
+        virtual = drive.purge()
+        kind = json.loads(drive.describe())["kind"]
+        detail = (
+            f"simulated secure erase: every flash block erased and every mapping dropped in {virtual:.3f} "
+            "virtual s; the drive is fresh-out-of-box (wear counts are kept)"
+            if kind == "ssd"
+            else "simulated HDD: nothing to erase (the model keeps no data); purge is a no-op"
+        )
+        return PurgeOutcome("sim-purge", True, detail, seconds=time.monotonic() - t0)
+
+    def job_text(self, target: Target, workload: Workload, tag: str) -> str:
+        """The simulator call this round makes, as Python a user can run by hand."""
+        opts = dict(target.options)
+        w = workload
+        streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
+        lines = [
+            f"# iolab sim engine, round {tag}: target {target.spec}",
+            f"# workload: {json.dumps(asdict(w))}",
+            "from iolab import _sim",
+            (f"drive = _sim.Drive.load({opts['load']!r})" if opts.get("load")
+             else f"drive = _sim.Drive({target.path!r}, {_drive_params(opts)!r})"),
+            f"print(drive.run({streams!r}, {w.threads}, {w.queue_depth}, {w.active_range!r}, {w.entropy!r}, "
+            f"{None if w.rate_iops is None else float(w.rate_iops)!r}, {w.duration_s!r}, {w.bytes_budget!r}, {round_seed(w, tag)}))",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def run(
+        self, target: Target, workload: Workload, raw_dir: Path, tag: str,
+        progress: Callable[[float, float], None] | None = None,
+    ) -> RoundResult:
+        """Run one round in virtual time; the raw result goes to raw_dir/<tag>.json."""
+        drive = self.drive(target)
+        raw_dir = Path(raw_dir)
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        path = raw_dir / f"{tag}.json"
+        if path.exists():
+            raise EngineError(
+                f"raw output of round {tag!r} already exists ({path}); iolab never overwrites stored output: "
+                "use a new round tag or move the old file away."
+            )
+        w = workload
+        streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
+        try:
+            text = drive.run(
+                streams, w.threads, w.queue_depth, w.active_range, w.entropy,
+                None if w.rate_iops is None else float(w.rate_iops), w.duration_s, w.bytes_budget, round_seed(w, tag),
+                progress,
+            )
+        except ValueError as e:
+            raise EngineError(f"sim engine, round {tag!r} on {target.spec}, workload {w.label()!r}: {e}") from None
+        path.write_text(text + "\n")
+        return parse_result(text, str(path), (str(path.relative_to(raw_dir.parent)),))
+
+    def replay(
+        self, target: Target, times_s: list[float], writes: list[bool], offsets: list[int], sizes: list[int],
+        raw_dir: Path, tag: str, queue_depth: int = 32, entropy: float = 1.0,
+        progress: Callable[[float, float], None] | None = None,
+    ) -> RoundResult:
+        """Replay IOs at their timestamps (seconds, open loop, at most `queue_depth` outstanding)."""
+        drive = self.drive(target)
+        raw_dir = Path(raw_dir)
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        path = raw_dir / f"{tag}.json"
+        if path.exists():
+            raise EngineError(f"raw output of round {tag!r} already exists ({path}); iolab never overwrites stored output.")
+        try:
+            text = drive.replay(list(times_s), list(writes), list(offsets), list(sizes), queue_depth, entropy, progress)
+        except ValueError as e:
+            raise EngineError(f"sim engine, replay {tag!r} on {target.spec}: {e}") from None
+        path.write_text(text + "\n")
+        return parse_result(text, str(path), (str(path.relative_to(raw_dir.parent)),))
+
+    def idle(self, target: Target, seconds: float) -> None:
+        """Let `seconds` of virtual time pass with no host IO (background GC, SLC eviction):
+        what a wait state of Host Idle Recovery needs."""
+        if seconds < 0:
+            raise IolabError(f"idle time {seconds} s must not be negative")
+        self.drive(target).idle(seconds)
+
+    def trim(self, target: Target, offset: int, length: int) -> None:
+        try:
+            self.drive(target).trim(offset, length)
+        except ValueError as e:
+            raise IolabError(f"target {target.spec}: {e}") from None
+
+    def save_state(self, target: Target, path: str | Path) -> None:
+        try:
+            self.drive(target).save(str(path))
+        except ValueError as e:
+            raise IolabError(f"target {target.spec}: {e}") from None
+
+    def counters(self, target: Target) -> dict[str, float]:
+        """The drive's present counters (lifetime totals, wear, free blocks)."""
+        return {k: float(v) for k, v in json.loads(self.drive(target).counters()).items()}
+
+    def close(self) -> None:
+        """Save the state of targets with save=FILE, then drop the drives."""
+        try:
+            for spec, drive in self._drives.items():
+                save = dict(self._targets[spec].options).get("save")
+                if save:
+                    try:
+                        drive.save(save)
+                    except ValueError as e:
+                        raise IolabError(f"target {spec}: {e}") from None
+        finally:
+            self._drives.clear()
+            self._targets.clear()

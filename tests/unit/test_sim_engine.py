@@ -1,0 +1,215 @@
+"""The sim engine: targets, presets, rounds, state across rounds, purge, save/load, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iolab import _sim, targets
+from iolab.engines import engine_for
+from iolab.engines.sim import DEFAULT_PRESET, SimEngine, list_presets, parse_result
+from iolab.errors import EngineError, IolabError
+from iolab.units import KiB
+from iolab.workload import Stream, Workload
+
+# A 512 MiB copy of the default drive: same dies, timings and link, fewer/smaller blocks.
+SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
+
+
+def small(extra: str = "") -> targets.Target:
+    return targets.parse_target(SMALL + extra)
+
+
+def rnd_write(seconds: float = 2.0, **kw) -> Workload:
+    return Workload.mix("rnd", 0, 4 * KiB, threads=4, queue_depth=8, duration_s=seconds, **kw)
+
+
+def test_presets_listed_with_parameters():
+    presets = list_presets()
+    names = [p.name for p in presets]
+    assert names[0] == DEFAULT_PRESET == "enterprise-sas"
+    assert {"entry-sata-compress", "client-nvme-slc", "sas-15k-hdd", "sata-7200-hdd"} <= set(names)
+    ent = presets[0]
+    assert ent.kind == "ssd" and "400 GB" in ent.description
+    params = dict(ent.parameters)
+    assert params["user_gb"] == "400 GB" and params["gc"] == "greedy"
+    assert all(p.help for p in ent.params)
+    assert {p.kind for p in presets} == {"ssd", "hdd"}
+
+
+def test_default_target_describes_the_enterprise_drive():
+    t = targets.parse_target(f"sim:{DEFAULT_PRESET}")
+    assert t.kind == "sim" and t.capacity == 400 * 10**9 // 4096 * 4096
+    assert t.facts.rotational is False and t.facts.interface == "sim"
+    assert t.facts.capacity_bytes == t.capacity
+    hdd = targets.parse_target("sim:sas-15k-hdd")
+    assert hdd.facts.rotational is True
+
+
+@pytest.mark.parametrize("spec, word", [
+    ("sim:no-such-drive", "no-such-drive"),
+    ("sim:enterprise-sas?dies_per_channel=0", "dies_per_channel"),
+    ("sim:enterprise-sas?user_gb=-5", "user_gb"),
+    ("sim:enterprise-sas?op=0.00001", "gc_reserve"),
+    ("sim:enterprise-sas?wibble=3", "wibble"),
+    ("sim:enterprise-sas?gc=lru", "greedy"),
+    ("sim:sas-15k-hdd?rpm=0", "rpm"),
+])
+def test_bad_presets_and_parameters_are_named(spec, word):
+    with pytest.raises(IolabError) as e:
+        targets.parse_target(spec)
+    assert word in str(e.value)
+
+
+def test_engine_for_sim_target():
+    assert isinstance(engine_for(small()), SimEngine)
+
+
+def test_round_result_raw_file_and_counters(tmp_path):
+    t, e = small(), SimEngine()
+    r = e.run(t, rnd_write(3.0), tmp_path / "raw", "c01")
+    assert r.engine == "sim" and r.raw_files == ("raw/c01.json",)
+    raw = json.loads((tmp_path / "raw" / "c01.json").read_text())
+    assert raw["write"]["ios"] == r.write.ios > 0
+    assert r.read.ios == 0 and r.read.histogram is None
+    assert r.write.histogram.total == r.write.ios
+    assert r.write.lat_min_us <= r.percentile(50) <= r.percentile(99.999) <= r.write.lat_max_us
+    assert r.runtime_s == pytest.approx(3.0, rel=0.01)
+    assert r.iops == pytest.approx(r.write.ios / r.runtime_s)
+    assert [s.t_s for s in r.series] == pytest.approx([1.0, 2.0, 3.0], abs=0.01)  # drain in the last
+    assert sum(s.write_iops for s in r.series) == pytest.approx(r.write.ios, rel=0.01)
+    c = r.counters
+    assert c["host_write_bytes"] == r.write.io_bytes
+    assert c["waf"] == pytest.approx(c["flash_write_bytes"] / c["host_write_bytes"])
+    assert c["virtual_seconds"] == pytest.approx(r.runtime_s)
+    for k in ("gc_runs", "gc_copied_pages", "erase_min", "erase_mean", "erase_max", "free_blocks"):
+        assert k in c
+    with pytest.raises(EngineError, match="already exists"):
+        e.run(t, rnd_write(), tmp_path / "raw", "c01")
+
+
+def test_state_persists_between_rounds_and_purge_returns_to_fob(tmp_path):
+    t, e = small(), SimEngine()
+    read = Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=0.2)
+    fresh = e.run(t, read, tmp_path, "read-fresh")
+    e.run(t, Workload.mix("seq", 0, 128 * KiB, queue_depth=32, bytes_budget=t.capacity), tmp_path, "fill")
+    written = e.run(t, read, tmp_path, "read-written")
+    # Never-written data comes from the controller; written data needs a flash read.
+    assert written.read.lat_mean_us > fresh.read.lat_mean_us + 40
+    # Steady state is slower than FOB; purge brings FOB back.
+    e.purge(t, "auto")
+    fob = e.run(t, rnd_write(1.0), tmp_path, "fob")
+    for i in range(4):
+        late = e.run(t, rnd_write(1.0), tmp_path, f"w{i}")
+    assert late.iops < 0.8 * fob.iops
+    out = e.purge(t, "auto")
+    assert out.ok and out.method == "sim-purge"
+    again = e.run(t, read, tmp_path, "read-purged")
+    assert again.read.lat_mean_us == pytest.approx(fresh.read.lat_mean_us, rel=0.01)
+    assert e.counters(t)["free_blocks"] == 64
+    assert e.run(t, rnd_write(1.0), tmp_path / "again", "fob").write.ios == fob.write.ios
+
+
+def test_same_seed_same_result_different_seed_differs(tmp_path):
+    mix = Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.7), Stream("rnd", "write", 8 * KiB, 0.3)),
+                   threads=2, queue_depth=4, duration_s=1.0)
+    runs = [SimEngine().run(small(), mix, tmp_path / str(i), "x") for i in range(2)]
+    assert runs[0] == runs[1].__class__(**{**runs[1].__dict__, "raw_files": runs[0].raw_files})
+    other = SimEngine().run(small(), mix.with_(seed=1), tmp_path / "o", "x")
+    assert other.read.ios != runs[0].read.ios
+    # A different round (tag) draws different offsets from the same workload.
+    assert SimEngine().run(small(), mix, tmp_path / "t", "y").read.ios != runs[0].read.ios
+
+
+def test_save_and_load_reuse_a_preconditioned_drive(tmp_path):
+    state = tmp_path / "drive.state"
+    t = small(f"&save={state}")
+    e = SimEngine()
+    e.run(t, rnd_write(2.0), tmp_path / "a", "pre")
+    e.close()
+    assert state.exists()
+    loaded = small(f"&load={state}")
+    e2, e3 = SimEngine(), SimEngine()
+    e3.run(small(), rnd_write(2.0), tmp_path / "c", "pre")
+    r2 = e2.run(loaded, rnd_write(1.0), tmp_path / "b", "after")
+    r3 = e3.run(small(), rnd_write(1.0), tmp_path / "c", "after")
+    assert r2.write.ios == r3.write.ios and r2.counters["gc_runs"] == r3.counters["gc_runs"]
+    with pytest.raises(IolabError, match="not the"):
+        SimEngine().prepare(targets.parse_target(f"sim:enterprise-sas?blocks_per_plane=80&pages_per_block=16&op=0.28&load={state}"))
+    with pytest.raises(IolabError, match="cannot open"):
+        SimEngine().prepare(small(f"&load={tmp_path / 'missing'}"))
+
+
+def test_idle_lets_background_gc_recover(tmp_path):
+    t, e = small("&bg_reserve_pct=40"), SimEngine()
+    for i in range(6):
+        e.run(t, rnd_write(1.0), tmp_path, f"w{i}")
+    busy = e.counters(t)["free_blocks"]
+    e.idle(t, 10.0)
+    assert e.counters(t)["free_blocks"] > busy + 3
+    assert e.counters(t)["device_clock_s"] == pytest.approx(16.0, abs=0.1)
+
+
+def test_rate_limited_round_and_byte_budget(tmp_path):
+    e = SimEngine()
+    r = e.run(small(), rnd_write(2.0, rate_iops=5000), tmp_path, "rate")
+    assert r.iops == pytest.approx(5000, rel=0.01)
+    b = e.run(small(), Workload.mix("seq", 0, 128 * KiB, queue_depth=4, bytes_budget=64 * 2**20), tmp_path, "budget")
+    assert b.write.io_bytes == 64 * 2**20
+
+
+def test_progress_is_called_with_virtual_seconds(tmp_path):
+    seen = []
+    SimEngine().run(small(), rnd_write(30.0), tmp_path, "p", progress=lambda v, iops: seen.append((v, iops)))
+    assert seen and all(0 < v <= 30.0 and iops > 0 for v, iops in seen)
+
+
+def test_bad_workload_is_an_engine_error(tmp_path):
+    w = Workload.mix("rnd", 0, 1024 * 2**20, duration_s=1.0)  # a 1 GiB block on a 400 MiB drive
+    with pytest.raises(EngineError, match="block size"):
+        SimEngine().run(small(), w, tmp_path, "bad")
+
+
+def test_purge_methods(tmp_path):
+    e, t = SimEngine(), small()
+    assert e.purge(t, "none").ok is False
+    with pytest.raises(IolabError, match="sim-purge"):
+        e.purge(t, "nvme-format")
+    assert e.purge(targets.parse_target("sim:sas-15k-hdd"), "auto").ok
+
+
+def test_parse_result_fails_loudly_on_missing_fields(tmp_path):
+    t, e = small(), SimEngine()
+    e.run(t, rnd_write(0.5), tmp_path, "ok")
+    raw = json.loads((tmp_path / "ok.json").read_text())
+    del raw["write"]["lat_mean_us"]
+    with pytest.raises(EngineError, match="write.lat_mean_us"):
+        parse_result(json.dumps(raw), "edited.json")
+
+
+def test_job_text_runs_by_hand(tmp_path):
+    t, e = small(), SimEngine()
+    w = rnd_write(0.5)
+    text = e.job_text(t, w, "x")
+    ns: dict = {}
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(text, ns)
+    by_hand = json.loads(out.getvalue())
+    via_engine = e.run(t, w, tmp_path, "x")
+    assert by_hand["write"]["ios"] == via_engine.write.ios
+
+
+def test_hdd_round(tmp_path):
+    r = SimEngine().run(targets.parse_target("sim:sas-15k-hdd"),
+                        Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=5.0), tmp_path, "h")
+    assert 150 < r.iops < 300 and r.counters["seeks"] > 0
+
+
+def test_waf_oracle_exposed():
+    assert _sim.waf_oracle("greedy", 1.28, 64) == pytest.approx(2.402, abs=2e-3)
+    with pytest.raises(ValueError):
+        _sim.waf_oracle("lru", 1.28, 64)
