@@ -161,8 +161,9 @@ def test_rate_limited_round_and_byte_budget(tmp_path):
 
 def test_progress_is_called_with_virtual_seconds(tmp_path):
     seen = []
-    SimEngine().run(small(), rnd_write(30.0), tmp_path, "p", progress=lambda v, iops: seen.append((v, iops)))
-    assert seen and all(0 < v <= 30.0 and iops > 0 for v, iops in seen)
+    r = SimEngine().run(small(), rnd_write(30.0), tmp_path, "p", progress=lambda v, iops: seen.append((v, iops)))
+    assert seen and all(0 < v <= r.runtime_s and iops > 0 for v, iops in seen)
+    assert seen[-1] == pytest.approx((r.runtime_s, r.iops))
 
 
 def test_bad_workload_is_an_engine_error(tmp_path):

@@ -375,5 +375,9 @@ fn drive<D: Device, S: Source>(
     }
     dev.set_clock(fin);
     res.end_ns = fin.max(start + 1);
+    // Always one report with the final figures (the periodic ones depend on wall time).
+    if !progress(res.runtime_s(), res.iops()) {
+        return Err("interrupted".into());
+    }
     Ok(res)
 }
