@@ -14,7 +14,7 @@ import pytest
 from iolab import suites
 from iolab.report import build_document, write_report
 from iolab.report.html import render
-from iolab.report.model import CONTENT_MM, Page, Table, split_rows
+from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
 from iolab.report.rundata import RunData
 from iolab.results import Histogram
 from iolab.runner import RunOptions, Runner, start
@@ -273,3 +273,16 @@ def test_split_rows_fits_each_chunk_on_a_page():
     assert Table("t", ("a", "b"), tuple(chunks[0]), "src").height_mm <= 50.0
     for chunk in chunks[1:]:
         Page("p", (Table("t", ("a", "b"), tuple(chunk), "src"),))  # fits, or raises
+
+
+def test_a_page_that_spills_over_gets_real_sheet_numbers_in_the_pdf(tmp_path):
+    from iolab.report import write_document
+    from iolab.report.model import Document, HeaderColumn
+
+    long_text = Text(tuple("a paragraph that takes room " * 12 for _ in range(120)), height_mm=10)  # a lie
+    cols = tuple(HeaderColumn(t, (("k", "v"),)) for t in ("Test Platform", "Device Under Test", "Set Up", "Test"))
+    doc = Document("t", "spec", "Test", "start", "end", "device", "me", cols, (), (Page("one", (long_text,)),))
+    html, pdf = write_document(doc, tmp_path, "spill")
+    pages = pdf_pages(pdf)
+    assert len(pages) > 1
+    assert f"Sheet 1 of {len(pages)}" in pages[0] and "Page 1 of 1" not in pages[1]

@@ -33,7 +33,7 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
 .col table { border-collapse: collapse; width: 100%; font-size: 5.9pt; line-height: 1.22; }
 .col td { vertical-align: top; padding: 0.15mm 0.4mm; }
 .col td.k { color: #444; width: 36%; font-weight: bold; }
-.content { height: __H__mm; margin-top: 2mm; }
+.content { min-height: __H__mm; margin-top: 2mm; }  /* min: content that overflows makes a new sheet, never vanishes */
 .block { margin-bottom: 2mm; }
 .caption { font-weight: bold; font-size: 7.6pt; margin-bottom: 0.6mm; }
 .source { color: #555; font-size: 6.2pt; margin-top: 0.5mm; }
