@@ -126,9 +126,9 @@ def latency_pages(run: RunData) -> list[Page]:
         matrix_table(run, ph, f"Average response time (ART, {unit}), mean over the window",
                      lat(lambda c: c.lat_mean_us, div), _sig),
         matrix_table(run, ph, f"Maximum response time (MRT, {munit}), maximum over the window",
-                     lat(lambda c: c.lat_max_us, mdiv), _sig),
+                     lat(lambda c: c.lat_max_us, mdiv), _sig, "maximum of each cell"),
         matrix_table(run, ph, f"99.999 % response time ({munit}), from the window's merged histogram",
-                     lat(lambda c: c.p99_999_us, mdiv), _sig),
+                     lat(lambda c: c.p99_999_us, mdiv), _sig, "99.999 % of each cell's merged histogram"),
         matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops, _fmt(0)),
     ]
     pages += table_pages("Tabular Results — Response Times and IOPS", tables)

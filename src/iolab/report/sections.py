@@ -122,7 +122,8 @@ def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
     return out
 
 
-def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, fmt: Callable[[float], str]) -> Table:
+def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, fmt: Callable[[float], str],
+                 how: str = "mean of each cell") -> Table:
     rows = []
     for bs in ph.block_sizes:
         cells = []
@@ -131,7 +132,7 @@ def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, fmt:
             v = get(c) if c is not None else None
             cells.append("—" if v is None else fmt(v))
         rows.append((kib_label(bs), *cells))
-    return Table(caption, ("block size", *(f"R/W {m}" for m in ph.mixes)), tuple(rows), window_source(run, ph),
+    return Table(caption, ("block size", *(f"R/W {m}" for m in ph.mixes)), tuple(rows), window_source(run, ph, how),
                  run.raw_links(window_rows(ph)) + run.store_links())
 
 
