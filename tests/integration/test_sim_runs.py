@@ -1,0 +1,81 @@
+"""The PTS tests end to end on the simulated drive, through the `iolab` command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iolab.store import RunStore, list_runs
+from iolab.summary import summarise
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+# A 400 MiB copy of the default drive (same dies, timings, link): the whole drive is tested.
+SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
+
+
+def only_run(runs_dir):
+    [r] = list_runs(runs_dir)
+    return RunStore.open(r.path)
+
+
+def test_iops_without_a_target_runs_on_the_default_simulated_drive(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report",
+              "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    assert store.manifest.state == "complete"
+    assert store.manifest.target["spec"] == "sim:enterprise-sas"
+    assert store.manifest.versions["engine"].startswith("iolab-sim-")
+    [ph] = summarise(store)
+    assert len(ph.cells) == 56 and all(c.iops > 0 for c in ph.cells)
+    for c in store.cells():
+        assert c.raw_files and all((store.dir / f).exists() for f in c.raw_files)
+        raw = json.loads((store.dir / c.raw_files[0]).read_text())
+        assert raw["engine"] == "iolab-sim"
+
+
+def test_wsat_on_the_simulated_drive_shows_the_write_cliff(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "1s", "--wsat-capacity-multiple", "8",
+              "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    cells = sorted(store.cells(kind="measure"), key=lambda c: c.round)
+    iops = [c.iops for c in cells]
+    fob, steady = max(iops[:3]), sum(iops[-3:]) / 3
+    assert steady < 0.7 * fob, iops
+    # The purge really returned the drive to FOB: the first interval runs at FOB speed.
+    assert iops[0] > 0.9 * fob
+    written = sum(c.write_bytes for c in cells)
+    assert 8 * 400 * 2**20 <= written
+
+
+def test_throughput_and_latency_on_the_simulated_hdd(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", "--target", "sim:sas-15k-hdd", "--quick", "--cell-time", "1s", "--max-rounds", "5",
+              "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    assert store.manifest.state == "complete"
+    [ph] = summarise(store)
+    assert all(c.iops > 0 for c in ph.cells)
+
+
+def test_unknown_preset_is_a_clear_error(tmp_path):
+    p = iolab("run", "iops", "--target", "sim:no-such-drive", "--quick", "--runs-dir", str(tmp_path))
+    assert p.returncode != 0
+    assert "no-such-drive" in p.stderr + p.stdout and "enterprise-sas" in p.stderr + p.stdout
+    assert "Traceback" not in p.stderr
+
+
+def test_sim_presets_lists_every_preset():
+    p = iolab("sim", "presets")
+    assert p.returncode == 0, p.stderr
+    for name in ("enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd", "sata-7200-hdd"):
+        assert name in p.stdout
+    assert "over-provisioning" in p.stdout or "op" in p.stdout
