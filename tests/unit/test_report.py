@@ -286,3 +286,15 @@ def test_a_page_that_spills_over_gets_real_sheet_numbers_in_the_pdf(tmp_path):
     pages = pdf_pages(pdf)
     assert len(pages) > 1
     assert f"Sheet 1 of {len(pages)}" in pages[0] and "Page 1 of 1" not in pages[1]
+
+
+def test_a_test_without_pages_of_its_own_still_gets_its_cells_reported(tmp_path):
+    run = record(tmp_path, "latency", DriveEngine(), max_rounds=5)
+    store = RunStore.open(run)
+    store.manifest.test, store.manifest.title = "future-test", "Future Test"
+    store.write_manifest()
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    assert [p.title for p in doc.pages] == ["Steady State Measurement Window — ART 0/100 4KiB", "Tabular Results",
+                                            "Run Details and Notes"]
+    table = doc.pages[1].blocks[0]
+    assert [row[0] for row in table.rows][:3] == ["100/0 8KiB", "100/0 4KiB", "100/0 0.5KiB"] and len(table.rows) == 9

@@ -14,7 +14,7 @@ from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
 from .sections import (
     convergence_page, details_pages, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
-    plot_2d_page, plot_3d_pages, table_pages,
+    plot_2d_page, plot_3d_pages, table_pages, window_source,
 )
 
 
@@ -28,7 +28,7 @@ def _sig(v: float) -> str:
 
 def pages_for(run: RunData) -> list[Page]:
     build = {"iops": iops_pages, "throughput": throughput_pages, "latency": latency_pages, "wsat": wsat_pages}
-    return build[run.manifest.test](run) + details_pages(run)
+    return build.get(run.manifest.test, generic_pages)(run) + details_pages(run)
 
 
 def _main(run: RunData) -> PhaseSummary | None:
@@ -204,6 +204,31 @@ def wsat_pages(run: RunData) -> list[Page]:
     if ph.cells and ph.cells[0].histogram is not None:
         pages.append(histogram_page(run, ph, ph.cells[0]))
     return pages
+
+
+# -- any other test -------------------------------------------------------------------------
+
+
+def generic_pages(run: RunData) -> list[Page]:
+    """A test without pages of its own: its steady-state pages and one row per cell, so every
+    stored run still gets a report of what was measured."""
+    def us(v: float | None) -> str:
+        return "—" if v is None else f"{v:,.1f}"
+
+    pages = []
+    for ph in run.phases:
+        if not ph.rows:
+            pages.append(not_measured_page(run, ph, ph.phase.name))
+            continue
+        pages += measurement_window_pages(run, ph, lambda v: v.name)
+        rows = tuple((c.key, f"{c.iops:,.0f}", f"{c.mbps:,.1f}", us(c.lat_mean_us), us(c.lat_max_us), us(c.p99_999_us))
+                     for c in ph.cells)
+        table = Table(f"{ph.phase.name}: results per cell over the measurement window",
+                      ("cell", "IOPS", "MB/s", "ART (µs)", "MRT (µs)", "99.999 % (µs)"), rows,
+                      window_source(run, ph, "mean (MRT: maximum) of each cell"),
+                      run.raw_links([r for r in ph.rows if r.round in ph.window]) + run.store_links())
+        pages += table_pages("Tabular Results", [table])
+    return pages or [_nothing(run)]
 
 
 def _nothing(run: RunData) -> Page:

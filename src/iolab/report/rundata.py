@@ -7,7 +7,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IolabError
 from ..store import CellRow, Manifest, RunStore
 from ..summary import PhaseSummary, summarise
 from .model import Link
@@ -29,11 +28,6 @@ class RunData:
             pc = store.cells(kind="precondition")
         finally:
             store.close()
-        if store.manifest.test not in KNOWN_TESTS:
-            raise IolabError(
-                f"{store.dir}: test {store.manifest.test!r} has no report pages in this iolab "
-                f"(reports exist for {', '.join(sorted(KNOWN_TESTS))}); `iolab show` prints its results."
-            )
         return cls(store.dir, store.manifest, phases, pc, out_dir)
 
     # -- what the pages say about completeness -----------------------------------------
@@ -79,9 +73,6 @@ class RunData:
         facts = self.manifest.target.get("facts", {})
         name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
         return name or self.manifest.target.get("spec", self.manifest.run_id)
-
-
-KNOWN_TESTS = {"iops", "throughput", "latency", "wsat"}
 
 
 def window_rows(ph: PhaseSummary, keys: set[str] | None = None) -> list[CellRow]:
