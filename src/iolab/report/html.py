@@ -53,7 +53,9 @@ details.sources a { margin-right: 2mm; white-space: nowrap; }
           box-shadow: 0 1px 4px rgba(0,0,0,.3); }
   img.plot { width: 100%; }
 }
-@media print { details.sources { display: none; } }
+nav.toc { width: 210mm; margin: 6mm auto 0 auto; font-size: 8pt; line-height: 1.6; }
+nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
+@media print { details.sources, nav.toc { display: none; } }
 """
 
 TEMPLATE = """<!DOCTYPE html>
@@ -62,6 +64,11 @@ TEMPLATE = """<!DOCTYPE html>
 <meta name="generator" content="iolab">
 <style>{{ css }}</style></head>
 <body>
+{% if not for_print %}
+<nav class="toc"><b>{{ doc.title }}</b> — {{ doc.pages|length }} pages:
+{% for page in doc.pages %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {{ page.title }}</a>{% endfor %}
+</nav>
+{% endif %}
 {% for page in doc.pages %}
 <section class="page" id="page-{{ loop.index }}">
   <div class="head">
@@ -138,7 +145,7 @@ def render(doc: Document, for_print: bool = False) -> str:
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     css = CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
-    return env.from_string(TEMPLATE).render(doc=doc, css=_Markup(css))
+    return env.from_string(TEMPLATE).render(doc=doc, css=_Markup(css), for_print=for_print)
 
 
 def _Markup(s: str):
