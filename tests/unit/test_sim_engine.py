@@ -214,3 +214,21 @@ def test_waf_oracle_exposed():
     assert _sim.waf_oracle("greedy", 1.28, 64) == pytest.approx(2.402, abs=2e-3)
     with pytest.raises(ValueError):
         _sim.waf_oracle("lru", 1.28, 64)
+
+
+def test_trim_unmaps_and_replay_follows_timestamps(tmp_path):
+    t, e = small(), SimEngine()
+    read = Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=0.2)
+    fresh = e.run(t, read, tmp_path, "fresh")
+    e.run(t, Workload.mix("seq", 0, 128 * KiB, queue_depth=32, bytes_budget=t.capacity), tmp_path, "fill")
+    e.trim(t, 0, t.capacity)
+    after = e.run(t, read, tmp_path, "after-trim")
+    assert after.read.lat_mean_us == pytest.approx(fresh.read.lat_mean_us, rel=0.01)
+    with pytest.raises(IolabError, match="outside"):
+        e.trim(t, t.capacity, 4096)
+    n = 200
+    r = e.replay(t, [i * 0.01 for i in range(n)], [i % 2 == 0 for i in range(n)],
+                 [i * 4096 for i in range(n)], [4096] * n, tmp_path, "replay")
+    assert r.ios == n and r.write.ios == n // 2
+    assert r.runtime_s == pytest.approx((n - 1) * 0.01, rel=0.01)
+    assert r.raw_files == (f"{tmp_path.name}/replay.json",)
