@@ -70,7 +70,9 @@ def _log_ticks(ax, axis: str = "y") -> None:
     """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
     a = ax.yaxis if axis == "y" else ax.xaxis
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
-    if lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
+    if lo > 0 and hi / lo < 10:  # under a decade: powers of ten alone may leave no label at all
+        a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     a.set_minor_formatter(NullFormatter())
