@@ -9,6 +9,7 @@ import math
 import re
 from pathlib import Path
 
+import pypdf
 import pytest
 
 from iolab import suites
@@ -22,8 +23,6 @@ from iolab.store import RunStore
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB
 from tests.unit.test_runner import ScriptedEngine
-
-pypdf = pytest.importorskip("pypdf")
 
 
 def target(vendor="Acme", model="FastDisk 9000", firmware="1.2.3") -> Target:
