@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import IolabError
 from .events import paired_sql
 from .table import BadLine, TraceTable, connect, write_table
+from .readers import IMPORT_MEMORY
 
 MAGIC = 0x65617400
 VERSION = 0x07
@@ -115,7 +116,7 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
 def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = False,
                     notes: tuple[str, ...] = ()) -> TraceTable:
     """Import the per-CPU files of one blktrace run."""
-    con = connect()
+    con = connect(memory_limit=IMPORT_MEMORY)
     try:
         parts = []
         skipped, examples = 0, []

@@ -48,6 +48,7 @@ from .table import BadLine, TraceTable, connect, sql_str, write_table
 
 FILETIME_UNIX_EPOCH = 116444736000000000  # 100 ns ticks from 1601-01-01 to 1970-01-01
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
+IMPORT_MEMORY = "1GB"
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,11 @@ def lines_sql(path: str) -> str:
     """Every line of a text file (gzip or not) with its 1-based number; blank lines skipped.
 
     DuckDB's CSV scanner with one VARCHAR column and a control character as delimiter
-    reads lines at memory speed and keeps their order, so row_number() is the line number.
+    reads lines at memory speed and keeps their order, so row_number() is the line number
+    (it also takes CRLF line ends).
     """
     return (
-        f"SELECT ln, rtrim(line, chr(13)) AS line FROM ("
+        f"SELECT ln, line FROM ("
         f"SELECT row_number() OVER () AS ln, line FROM read_csv({sql_str(path)}, columns = {{'line': 'VARCHAR'}},"
         " header = false, delim = chr(1), quote = '', escape = '', auto_detect = false,"
         " strict_mode = false, max_line_size = 1048576)"
@@ -109,20 +111,24 @@ def ufloat(name: str) -> Field:
     return Field(name, "coalesce(isfinite(TRY_CAST({v} AS DOUBLE)) AND TRY_CAST({v} AS DOUBLE) >= 0, false)", "a number ≥ 0")
 
 
+# Numeric casts ignore surrounding blanks; text checks trim explicitly (a per-field trim()
+# is far cheaper than trimming every field of the split list with a lambda).
+
+
 def one_of(name: str, values: tuple[str, ...], case: bool = False) -> Field:
     vals = ", ".join(sql_str(x if case else x.lower()) for x in values)
-    v = "{v}" if case else "lower({v})"
+    v = "trim({v})" if case else "lower(trim({v}))"
     shown = " or ".join(values)
     return Field(name, f"coalesce({v} IN ({vals}), false)", shown)
 
 
 def text(name: str) -> Field:
-    return Field(name, "coalesce(length({v}) > 0, false)", "a non-empty name")
+    return Field(name, "coalesce(length(trim({v})) > 0, false)", "a non-empty name")
 
 
 def optional(f: Field) -> Field:
     """The same field, or nothing at all."""
-    return Field(f.name, f"({{v}} = '' OR {f.valid})", f"{f.expected} or nothing")
+    return Field(f.name, f"(trim({{v}}) = '' OR {f.valid})", f"{f.expected} or nothing")
 
 
 def check_fields(fields: list[Field], f: str, sep_name: str, at_least: bool = False) -> str:
@@ -143,7 +149,7 @@ def check_fields(fields: list[Field], f: str, sep_name: str, at_least: bool = Fa
 
 
 def csv_fields(line: str = "line", sep: str = ",") -> str:
-    return f"list_transform(string_split({line}, {sql_str(sep)}), lambda x: trim(x))"
+    return f"string_split({line}, {sql_str(sep)})"
 
 
 def ws_fields(line: str = "line") -> str:
@@ -185,8 +191,8 @@ def _msr(path: str) -> Parsed:
               uint("Offset"), uint("Size"), uint("ResponseTime")]
     values = {
         "time_ns": f"(CAST(f[1] AS HUGEINT) - {FILETIME_UNIX_EPOCH}) * 100",
-        "device": "f[2] || '_' || f[3]",
-        "op": "lower(f[4])",
+        "device": "trim(f[2]) || '_' || trim(f[3])",
+        "op": "lower(trim(f[4]))",
         "offset_bytes": "CAST(f[5] AS BIGINT)",
         "size_bytes": "CAST(f[6] AS BIGINT)",
         "process": "NULL",
@@ -203,8 +209,8 @@ def _spc(path: str) -> Parsed:
     fields = [uint("ASU"), uint("LBA"), uint("Size"), one_of("Opcode", ("r", "w")), ufloat("Timestamp")]
     values = {
         "time_ns": "CAST(round(CAST(f[5] AS DOUBLE) * 1e9) AS BIGINT)",
-        "device": "'asu' || f[1]",
-        "op": "CASE lower(f[4]) WHEN 'r' THEN 'read' ELSE 'write' END",
+        "device": "'asu' || CAST(CAST(f[1] AS UBIGINT) AS VARCHAR)",
+        "op": "CASE lower(trim(f[4])) WHEN 'r' THEN 'read' ELSE 'write' END",
         "offset_bytes": "CAST(f[2] AS BIGINT) * 512",
         "size_bytes": "CAST(f[3] AS BIGINT)",
         "process": "NULL",
@@ -217,8 +223,8 @@ def _alibaba(path: str) -> Parsed:
     fields = [text("device_id"), one_of("opcode", ("R", "W")), uint("offset"), uint("length"), uint("timestamp")]
     values = {
         "time_ns": "CAST(f[5] AS BIGINT) * 1000",
-        "device": "f[1]",
-        "op": "CASE lower(f[2]) WHEN 'r' THEN 'read' ELSE 'write' END",
+        "device": "trim(f[1])",
+        "op": "CASE lower(trim(f[2])) WHEN 'r' THEN 'read' ELSE 'write' END",
         "offset_bytes": "CAST(f[3] AS BIGINT)",
         "size_bytes": "CAST(f[4] AS BIGINT)",
         "process": "NULL",
@@ -231,8 +237,8 @@ def _tencent(path: str) -> Parsed:
     fields = [uint("Timestamp"), uint("Offset"), uint("Size"), one_of("IOType", ("0", "1")), text("VolumeID")]
     values = {
         "time_ns": "CAST(f[1] AS BIGINT) * 1000000000",
-        "device": "f[5]",
-        "op": "CASE f[4] WHEN '0' THEN 'read' ELSE 'write' END",
+        "device": "trim(f[5])",
+        "op": "CASE trim(f[4]) WHEN '0' THEN 'read' ELSE 'write' END",
         "offset_bytes": "CAST(f[2] AS BIGINT) * 512",
         "size_bytes": "CAST(f[3] AS BIGINT) * 512",
         "process": "NULL",
@@ -282,12 +288,12 @@ def _systor(path: str) -> Parsed:
               uint("LUN"), uint("Offset"), uint("Size")]
     values = {
         "time_ns": "CAST(round(CAST(f[1] AS DOUBLE) * 1e9) AS BIGINT)",
-        "device": "'lun' || f[4]",
-        "op": "CASE upper(f[3]) WHEN 'R' THEN 'read' WHEN 'W' THEN 'write' ELSE 'other' END",
+        "device": "'lun' || CAST(CAST(f[4] AS UBIGINT) AS VARCHAR)",
+        "op": "CASE upper(trim(f[3])) WHEN 'R' THEN 'read' WHEN 'W' THEN 'write' ELSE 'other' END",
         "offset_bytes": "CAST(f[5] AS BIGINT)",
         "size_bytes": "CAST(f[6] AS BIGINT)",
         "process": "NULL",
-        "latency_us": "CASE WHEN f[2] = '' THEN NULL ELSE CAST(f[2] AS DOUBLE) * 1e6 END",
+        "latency_us": "CASE WHEN trim(f[2]) = '' THEN NULL ELSE CAST(f[2] AS DOUBLE) * 1e6 END",
     }
     return Parsed(
         _delimited(path, fields, values, header="Timestamp"),
@@ -470,9 +476,11 @@ def import_trace(
 
         return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes)
 
-    con = connect()
+    # Parsed lines are kept in DuckDB temp tables: past this much memory they spill to disk.
+    con = connect(memory_limit=IMPORT_MEMORY)
     try:
         parts: list[str] = []
+        origins: list[int] = []
         skipped = 0
         examples: list[BadLine] = []
         notes: list[str] = list(notes)
@@ -502,6 +510,11 @@ def import_trace(
                 )
             skipped += n_bad
             examples += bad[: max(0, EXAMPLES - len(examples))]
+            first = con.execute(
+                f"SELECT min(time_ns) FROM p{i} WHERE err IS NULL AND kind IN ('io', 'issue')"
+            ).fetchall()[0][0]
+            if first is not None:
+                origins.append(int(first))
             if parsed.events:
                 parts.append(paired_sql(
                     f"SELECT ln + {i} * 10000000000000 AS ord, kind, time_ns, device, op, sector, nsect, process "
@@ -518,8 +531,10 @@ def import_trace(
                     f" ln + {i} * 10000000000000 AS ord FROM p{i} WHERE err IS NULL AND kind = 'io'"
                 )
         union = " UNION ALL ".join(f"({p})" for p in parts)
+        if not origins:
+            raise IolabError(f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace; nothing to import.")
         return write_table(
-            con, union, out, fmt=fmt, sources=tuple(str(f) for f in files), start_unix_ns=start,
+            con, union, out, fmt=fmt, sources=tuple(str(f) for f in files), start_unix_ns=start, origin_ns=min(origins),
             skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(notes),
         )
     finally:
