@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -273,8 +274,11 @@ def analyse(
             f" WHERE {sel} AND {io_filter} AND file_row_number >= $lo AND file_row_number < $hi"
         )
         acc = _Accumulator(step_ns, seq, table.has_latency)
-        for chunk in _prefetch(con, query, table.rows, chunk_rows):
-            acc.add(con, chunk)
+        try:
+            for chunk in _prefetch(con, query, table.rows, chunk_rows):
+                acc.add(con, chunk)
+        finally:
+            acc.close()
         if not acc.ios:
             what = f" matching {' and '.join(where[1:])}" if len(where) > 1 else ""
             raise IolabError(f"{table.path}: no reads or writes{what}; nothing to analyse.")
@@ -352,6 +356,10 @@ class _Accumulator:
         self.oio_max = np.zeros(0, np.int64)
         # (step, seq, write, size) -> [ios, bytes, latency count, latency sum, latency max]
         self.groups: dict[tuple[int, bool, bool, int], list] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1)
+
+    def close(self) -> None:
+        self._pool.shutdown()
 
     def _grow(self, n: int) -> None:
         if n > len(self.inflight_ns):
@@ -363,10 +371,13 @@ class _Accumulator:
         t = c["time_ns"]
         self.ios += len(t)
         self.end_ns = max(self.end_ns, int(t[-1]))
-        seq = self._seq_flags(c["dev"].astype(np.int64) * 2 + c["w"], c["offset_bytes"], c["size_bytes"])
         step = self._steps(t)
-        if self.has_latency:
-            self._outstanding(t, c["lat"], step)
+        # The SEQ rule and the in-flight count keep separate state, so they run side by side
+        # (numpy releases the GIL in its loops).
+        oio = self._pool.submit(self._outstanding, t, c["lat"], step) if self.has_latency else None
+        seq = self._seq_flags(c["dev"].astype(np.int64) * 2 + c["w"], c["offset_bytes"], c["size_bytes"])
+        if oio is not None:
+            oio.result()
         con.register("iolab_chunk", {"step": step, "seq": seq, "w": c["w"], "size": c["size_bytes"], "lat": c["lat"]})
         rows = con.execute(
             "SELECT step, seq, w, size, count(*), sum(size), count(*) FILTER (lat >= 0),"
