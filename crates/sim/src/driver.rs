@@ -113,7 +113,7 @@ trait Source {
 }
 
 /// IOs are generated this many ahead of issue so their map entries can be prefetched.
-const LOOK: usize = 4;
+const LOOK: usize = 8;
 
 struct StreamSource {
     cum: Vec<f64>,
@@ -164,7 +164,7 @@ impl Source for StreamSource {
         dev.prefetch(new.1, 0);
         self.ahead[self.head] = new;
         self.head = (self.head + 1) % LOOK;
-        dev.prefetch(self.ahead[(self.head + 1) % LOOK].1, 1);
+        dev.prefetch(self.ahead[(self.head + LOOK / 2) % LOOK].1, 1);
         if let Some(iv) = self.interval {
             self.next = (self.next + iv).max(now as f64);
         }

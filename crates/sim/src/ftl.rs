@@ -24,6 +24,7 @@ pub const FREE: u8 = 0;
 pub const OPEN: u8 = 1;
 pub const CLOSED: u8 = 2;
 pub const VICTIM: u8 = 3;
+const GQ: usize = 8;
 
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counters {
@@ -73,6 +74,10 @@ pub struct Ftl {
     slc_wp: u32,
     victim: u32,
     vcur: u32,
+    /// Live chunks of the victim found ahead of copying, whose map entries were prefetched.
+    gq: [u64; GQ],
+    gq_head: usize,
+    gq_len: usize,
     credit: f64,
     ratio: f64,
     urgent: bool,
@@ -126,6 +131,9 @@ impl Ftl {
             slc_wp: 0,
             victim: NONE,
             vcur: 0,
+            gq: [0; GQ],
+            gq_head: 0,
+            gq_len: 0,
             credit: 0.0,
             ratio: 0.0,
             urgent: false,
@@ -447,6 +455,7 @@ impl Ftl {
         self.state[b as usize] = VICTIM;
         self.victim = b;
         self.vcur = 0;
+        self.gq_len = 0;
         let v = self.valid[b as usize] as f64;
         let gain = cpb as f64 - v;
         self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
@@ -473,34 +482,49 @@ impl Ftl {
     fn copy_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
         let b = self.victim;
         let base = b as u64 * self.cpb as u64;
-        match self.next_valid(base + self.vcur as u64, base + self.cpb as u64) {
-            None => {
+        let end = base + self.cpb as u64;
+        loop {
+            // Find live chunks a few ahead and fetch their map entries: each copy rewrites
+            // one, at a random place in a large map.
+            while self.gq_len < GQ {
+                match self.next_valid(base + self.vcur as u64, end) {
+                    None => {
+                        self.vcur = self.cpb;
+                        break;
+                    }
+                    Some(a) => {
+                        self.vcur = (a - base) as u32 + 1; // valid bits mark heads only
+                        prefetch(&self.l2p[self.p2l[a as usize] as usize]);
+                        self.gq[(self.gq_head + self.gq_len) % GQ] = a;
+                        self.gq_len += 1;
+                    }
+                }
+            }
+            if self.gq_len == 0 {
                 self.erase_block(b, t, flash);
                 self.c.gc_runs += 1;
                 self.victim = NONE;
                 self.urgent = false;
-                0
+                return 0;
             }
-            Some(addr) => {
-                let lpn = self.p2l[addr as usize];
-                let c = self.len_of(lpn);
-                self.vcur = (addr - base) as u32 + c;
-                // The next copy will rewrite its unit's map entry: fetch it now.
-                if let Some(a2) = self.next_valid(base + self.vcur as u64, base + self.cpb as u64) {
-                    prefetch(&self.l2p[self.p2l[a2 as usize] as usize]);
-                }
-                let rd = flash.read(addr, c, t, &mut self.last_page);
-                self.clear_bit(addr);
-                self.valid[b as usize] -= c;
-                let new = self.place_main(lpn, c, true, t, flash);
-                // The program is charged from `t`, not from the read's completion: with
-                // FCFS reservation a dependency on another die's backlog would leave this
-                // die idle until then, a gap no real controller leaves (it interleaves).
-                let _ = rd;
-                flash.program(new as u64, c, t);
-                self.c.gc_chunks += c as u64;
-                c
+            let addr = self.gq[self.gq_head];
+            self.gq_head = (self.gq_head + 1) % GQ;
+            self.gq_len -= 1;
+            if self.vbits[(addr >> 6) as usize] >> (addr & 63) & 1 == 0 {
+                continue; // overwritten by the host since it was found
             }
+            let lpn = self.p2l[addr as usize];
+            let c = self.len_of(lpn);
+            // The program is charged from `t`, not from this read's completion: with FCFS
+            // reservation a dependency on another die's backlog would leave the target die
+            // idle until then, a gap no real controller leaves (it interleaves).
+            flash.read(addr, c, t, &mut self.last_page);
+            self.clear_bit(addr);
+            self.valid[b as usize] -= c;
+            let new = self.place_main(lpn, c, true, t, flash);
+            flash.program(new as u64, c, t);
+            self.c.gc_chunks += c as u64;
+            return c;
         }
     }
 
@@ -600,14 +624,10 @@ impl Ftl {
                 let lpn = self.p2l[addr as usize];
                 let c = self.len_of(lpn);
                 self.svcur = (addr - base) as u32 + c;
-                let rd = flash.read(addr, c, t, &mut self.last_page);
+                flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next
                 self.clear_bit(addr);
                 self.valid[b as usize] -= c;
                 let new = self.place_main(lpn, c, true, t, flash);
-                // The program is charged from `t`, not from the read's completion: with
-                // FCFS reservation a dependency on another die's backlog would leave this
-                // die idle until then, a gap no real controller leaves (it interleaves).
-                let _ = rd;
                 flash.program(new as u64, c, t);
                 self.c.evict_chunks += c as u64;
                 c
@@ -690,6 +710,8 @@ impl Ftl {
             self.svictim as u64, self.svcur as u64, self.seq, self.rng.state(), self.last_page,
             self.c.host_chunks, self.c.gc_chunks, self.c.evict_chunks, self.c.gc_runs, self.c.slc_evictions,
             self.c.erases, self.c.trimmed_units, self.c.rmw_reads, self.c.pad_chunks, self.c.bg_steps,
+            self.gq_head as u64, self.gq_len as u64, self.gq[0], self.gq[1], self.gq[2], self.gq[3], self.gq[4],
+            self.gq[5], self.gq[6], self.gq[7],
         ]
     }
 
@@ -713,6 +735,9 @@ impl Ftl {
             host_chunks: s[15], gc_chunks: s[16], evict_chunks: s[17], gc_runs: s[18], slc_evictions: s[19],
             erases: s[20], trimmed_units: s[21], rmw_reads: s[22], pad_chunks: s[23], bg_steps: s[24],
         };
+        self.gq_head = s[25] as usize;
+        self.gq_len = s[26] as usize;
+        self.gq.copy_from_slice(&s[27..27 + GQ]);
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
