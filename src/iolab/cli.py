@@ -110,10 +110,13 @@ def run(
                 with RichProgress(console) as progress:
                     Runner(plan, tgt, engine, store, options, progress).run()
             except KeyboardInterrupt:
-                err.print(f"[yellow]interrupted: finished rounds are kept in {store.dir}[/]")
+                err.print(f"[yellow]interrupted: finished rounds are kept in {store.dir}; "
+                          f"`iolab report {store.dir}` reports what was measured[/]")
                 raise typer.Exit(130)
             except IolabError as e:
                 err.print(f"[red]{e}[/]\n(the run so far is kept in {store.dir})")
+                if report:
+                    _write_report(store)
                 raise typer.Exit(e.exit_code)
             render(store, console)
             if report:

@@ -61,8 +61,10 @@ class VariableVerdict:
         return self.range_ok and self.slope_ok
 
     def formula(self) -> str:
+        # A slope that is float noise on a flat series (e.g. 4.5e-15) prints as 0.
+        slope = 0.0 if abs(self.slope) < 1e-9 * max(abs(self.average), 1.0) else self.slope
         sign = "+" if self.intercept >= 0 else "−"
-        return f"y = {self.slope:.6g}·R {sign} {abs(self.intercept):.6g}"
+        return f"y = {slope:.6g}·R {sign} {abs(self.intercept):.6g}"
 
 
 @dataclass(frozen=True)
