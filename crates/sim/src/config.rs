@@ -45,10 +45,20 @@ pub struct ParamDef {
 }
 
 const fn p(name: &'static str, unit: &'static str, help: &'static str) -> ParamDef {
-    ParamDef { name, unit, help, choices: &[] }
+    ParamDef {
+        name,
+        unit,
+        help,
+        choices: &[],
+    }
 }
 const fn c(name: &'static str, choices: &'static [&'static str], help: &'static str) -> ParamDef {
-    ParamDef { name, unit: "", help, choices }
+    ParamDef {
+        name,
+        unit: "",
+        help,
+        choices,
+    }
 }
 
 const ON_OFF: &[&str] = &["on", "off"];
@@ -56,29 +66,77 @@ const LINKS: &[&str] = &["sata3", "sas6", "sas12", "pcie3x4", "pcie4x4"];
 
 pub const SSD_PARAMS: &[ParamDef] = &[
     p("user_gb", "GB", "user (logical) capacity; give this or op"),
-    p("op", "ratio", "over-provisioning rho = (physical - user)/user; sets user capacity from the flash size"),
+    p(
+        "op",
+        "ratio",
+        "over-provisioning rho = (physical - user)/user; sets user capacity from the flash size",
+    ),
     p("channels", "count", "flash channels"),
     p("dies_per_channel", "count", "dies on each channel"),
     p("planes", "count", "planes per die (programmed together)"),
-    p("blocks_per_plane", "count", "erase blocks per plane (= FTL superblocks)"),
+    p(
+        "blocks_per_plane",
+        "count",
+        "erase blocks per plane (= FTL superblocks)",
+    ),
     p("pages_per_block", "count", "pages per erase block"),
-    p("page_kib", "KiB", "flash page size (a multiple of the 4 KiB mapping unit)"),
+    p(
+        "page_kib",
+        "KiB",
+        "flash page size (a multiple of the 4 KiB mapping unit)",
+    ),
     p("t_read_us", "us", "page read time"),
     p("t_prog_us", "us", "page program time"),
     p("t_erase_us", "us", "block erase time"),
     p("channel_mbps", "MB/s", "transfer rate of one channel"),
     c("link", LINKS, "host link (sets link_mbps and duplex)"),
-    p("link_mbps", "MB/s", "host link bandwidth per direction (0 = from link)"),
-    p("overhead_us", "us", "controller time per command (serialised: caps IOPS at 1/overhead)"),
-    p("buffer_kib", "KiB", "write buffer with power-loss protection (0 = write-through)"),
-    c("gc", &["greedy", "fifo", "cost-benefit", "random"], "garbage-collection victim choice"),
-    p("gc_reserve", "blocks", "free FTL blocks below which foreground GC runs (>= 2)"),
+    p(
+        "link_mbps",
+        "MB/s",
+        "host link bandwidth per direction (0 = from link)",
+    ),
+    p(
+        "overhead_us",
+        "us",
+        "controller time per command (serialised: caps IOPS at 1/overhead)",
+    ),
+    p(
+        "buffer_kib",
+        "KiB",
+        "write buffer with power-loss protection (0 = write-through)",
+    ),
+    c(
+        "gc",
+        &["greedy", "fifo", "cost-benefit", "random"],
+        "garbage-collection victim choice",
+    ),
+    p(
+        "gc_reserve",
+        "blocks",
+        "free FTL blocks below which foreground GC runs (>= 2)",
+    ),
     c("bg_gc", ON_OFF, "garbage collection while the host is idle"),
-    p("bg_reserve_pct", "%", "background GC keeps this share of the spare blocks free"),
-    p("idle_ms", "ms", "host idle time before background work starts"),
-    c("compression", ON_OFF, "compressing controller: flash writes shrink with data entropy"),
+    p(
+        "bg_reserve_pct",
+        "%",
+        "background GC keeps this share of the spare blocks free",
+    ),
+    p(
+        "idle_ms",
+        "ms",
+        "host idle time before background work starts",
+    ),
+    c(
+        "compression",
+        ON_OFF,
+        "compressing controller: flash writes shrink with data entropy",
+    ),
     p("slc_gb", "GB", "static SLC write cache (0 = none)"),
-    p("bits_per_cell", "bits", "bits per cell of the main flash (SLC blocks hold 1/bits as much)"),
+    p(
+        "bits_per_cell",
+        "bits",
+        "bits per cell of the main flash (SLC blocks hold 1/bits as much)",
+    ),
     p("slc_prog_us", "us", "SLC page program time"),
     p("slc_read_us", "us", "SLC page read time"),
 ];
@@ -88,10 +146,18 @@ pub const HDD_PARAMS: &[ParamDef] = &[
     p("rpm", "rev/min", "spindle speed"),
     p("track_seek_ms", "ms", "track-to-track seek"),
     p("full_seek_ms", "ms", "full-stroke seek"),
-    p("seek_knee", "fraction", "seek distance (share of the stroke) where the curve turns from square-root to linear"),
+    p(
+        "seek_knee",
+        "fraction",
+        "seek distance (share of the stroke) where the curve turns from square-root to linear",
+    ),
     p("outer_mbps", "MB/s", "media rate at the outer edge (LBA 0)"),
     p("inner_mbps", "MB/s", "media rate at the inner edge"),
-    p("cache_mib", "MiB", "read cache (recently transferred data is served without media access)"),
+    p(
+        "cache_mib",
+        "MiB",
+        "read cache (recently transferred data is served without media access)",
+    ),
     p("ncq", "count", "commands the drive reorders (1 = in order)"),
     p("overhead_us", "us", "command overhead"),
     c("link", LINKS, "host link"),
@@ -113,12 +179,32 @@ pub const PRESETS: &[Preset] = &[
         kind: Kind::Ssd,
         title: "Enterprise SAS SSD, 400 GB user on 512 GB of MLC (rho = 0.28)",
         values: &[
-            ("user_gb", "400"), ("op", ""), ("channels", "8"), ("dies_per_channel", "4"), ("planes", "2"),
-            ("blocks_per_plane", "3815"), ("pages_per_block", "256"), ("page_kib", "8"),
-            ("t_read_us", "50"), ("t_prog_us", "1000"), ("t_erase_us", "3500"), ("channel_mbps", "200"),
-            ("link", "sas6"), ("link_mbps", "0"), ("overhead_us", "10"), ("buffer_kib", "1024"),
-            ("gc", "greedy"), ("gc_reserve", "2"), ("bg_gc", "on"), ("bg_reserve_pct", "5"), ("idle_ms", "5"),
-            ("compression", "off"), ("slc_gb", "0"), ("bits_per_cell", "2"), ("slc_prog_us", "250"), ("slc_read_us", "30"),
+            ("user_gb", "400"),
+            ("op", ""),
+            ("channels", "8"),
+            ("dies_per_channel", "4"),
+            ("planes", "2"),
+            ("blocks_per_plane", "3815"),
+            ("pages_per_block", "256"),
+            ("page_kib", "8"),
+            ("t_read_us", "50"),
+            ("t_prog_us", "1000"),
+            ("t_erase_us", "3500"),
+            ("channel_mbps", "200"),
+            ("link", "sas6"),
+            ("link_mbps", "0"),
+            ("overhead_us", "10"),
+            ("buffer_kib", "1024"),
+            ("gc", "greedy"),
+            ("gc_reserve", "2"),
+            ("bg_gc", "on"),
+            ("bg_reserve_pct", "5"),
+            ("idle_ms", "5"),
+            ("compression", "off"),
+            ("slc_gb", "0"),
+            ("bits_per_cell", "2"),
+            ("slc_prog_us", "250"),
+            ("slc_read_us", "30"),
         ],
     },
     Preset {
@@ -126,12 +212,32 @@ pub const PRESETS: &[Preset] = &[
         kind: Kind::Ssd,
         title: "Entry enterprise SATA SSD with a compressing controller, 100 GB on 128 GB of MLC",
         values: &[
-            ("user_gb", "100"), ("op", ""), ("channels", "8"), ("dies_per_channel", "2"), ("planes", "2"),
-            ("blocks_per_plane", "1908"), ("pages_per_block", "256"), ("page_kib", "8"),
-            ("t_read_us", "50"), ("t_prog_us", "1800"), ("t_erase_us", "3000"), ("channel_mbps", "166"),
-            ("link", "sata3"), ("link_mbps", "0"), ("overhead_us", "12"), ("buffer_kib", "512"),
-            ("gc", "greedy"), ("gc_reserve", "2"), ("bg_gc", "on"), ("bg_reserve_pct", "5"), ("idle_ms", "5"),
-            ("compression", "on"), ("slc_gb", "0"), ("bits_per_cell", "2"), ("slc_prog_us", "250"), ("slc_read_us", "30"),
+            ("user_gb", "100"),
+            ("op", ""),
+            ("channels", "8"),
+            ("dies_per_channel", "2"),
+            ("planes", "2"),
+            ("blocks_per_plane", "1908"),
+            ("pages_per_block", "256"),
+            ("page_kib", "8"),
+            ("t_read_us", "50"),
+            ("t_prog_us", "1800"),
+            ("t_erase_us", "3000"),
+            ("channel_mbps", "166"),
+            ("link", "sata3"),
+            ("link_mbps", "0"),
+            ("overhead_us", "12"),
+            ("buffer_kib", "512"),
+            ("gc", "greedy"),
+            ("gc_reserve", "2"),
+            ("bg_gc", "on"),
+            ("bg_reserve_pct", "5"),
+            ("idle_ms", "5"),
+            ("compression", "on"),
+            ("slc_gb", "0"),
+            ("bits_per_cell", "2"),
+            ("slc_prog_us", "250"),
+            ("slc_read_us", "30"),
         ],
     },
     Preset {
@@ -139,12 +245,32 @@ pub const PRESETS: &[Preset] = &[
         kind: Kind::Ssd,
         title: "Client NVMe TLC SSD with an 8 GB static SLC cache, 480 GB user",
         values: &[
-            ("user_gb", "480"), ("op", ""), ("channels", "8"), ("dies_per_channel", "4"), ("planes", "4"),
-            ("blocks_per_plane", "456"), ("pages_per_block", "576"), ("page_kib", "16"),
-            ("t_read_us", "60"), ("t_prog_us", "1600"), ("t_erase_us", "5000"), ("channel_mbps", "800"),
-            ("link", "pcie3x4"), ("link_mbps", "0"), ("overhead_us", "4"), ("buffer_kib", "4096"),
-            ("gc", "greedy"), ("gc_reserve", "2"), ("bg_gc", "on"), ("bg_reserve_pct", "20"), ("idle_ms", "5"),
-            ("compression", "off"), ("slc_gb", "8"), ("bits_per_cell", "3"), ("slc_prog_us", "200"), ("slc_read_us", "30"),
+            ("user_gb", "480"),
+            ("op", ""),
+            ("channels", "8"),
+            ("dies_per_channel", "4"),
+            ("planes", "4"),
+            ("blocks_per_plane", "456"),
+            ("pages_per_block", "576"),
+            ("page_kib", "16"),
+            ("t_read_us", "60"),
+            ("t_prog_us", "1600"),
+            ("t_erase_us", "5000"),
+            ("channel_mbps", "800"),
+            ("link", "pcie3x4"),
+            ("link_mbps", "0"),
+            ("overhead_us", "4"),
+            ("buffer_kib", "4096"),
+            ("gc", "greedy"),
+            ("gc_reserve", "2"),
+            ("bg_gc", "on"),
+            ("bg_reserve_pct", "20"),
+            ("idle_ms", "5"),
+            ("compression", "off"),
+            ("slc_gb", "8"),
+            ("bits_per_cell", "3"),
+            ("slc_prog_us", "200"),
+            ("slc_read_us", "30"),
         ],
     },
     Preset {
@@ -152,9 +278,18 @@ pub const PRESETS: &[Preset] = &[
         kind: Kind::Hdd,
         title: "15,000 rpm SAS HDD, 147 GB",
         values: &[
-            ("capacity_gb", "147"), ("rpm", "15000"), ("track_seek_ms", "0.2"), ("full_seek_ms", "7"),
-            ("seek_knee", "0.3"), ("outer_mbps", "200"), ("inner_mbps", "120"), ("cache_mib", "16"), ("ncq", "32"),
-            ("overhead_us", "30"), ("link", "sas6"), ("link_mbps", "0"),
+            ("capacity_gb", "147"),
+            ("rpm", "15000"),
+            ("track_seek_ms", "0.2"),
+            ("full_seek_ms", "7"),
+            ("seek_knee", "0.3"),
+            ("outer_mbps", "200"),
+            ("inner_mbps", "120"),
+            ("cache_mib", "16"),
+            ("ncq", "32"),
+            ("overhead_us", "30"),
+            ("link", "sas6"),
+            ("link_mbps", "0"),
         ],
     },
     Preset {
@@ -162,9 +297,18 @@ pub const PRESETS: &[Preset] = &[
         kind: Kind::Hdd,
         title: "7,200 rpm SATA HDD, 1 TB",
         values: &[
-            ("capacity_gb", "1000"), ("rpm", "7200"), ("track_seek_ms", "0.8"), ("full_seek_ms", "16"),
-            ("seek_knee", "0.3"), ("outer_mbps", "190"), ("inner_mbps", "90"), ("cache_mib", "64"), ("ncq", "32"),
-            ("overhead_us", "50"), ("link", "sata3"), ("link_mbps", "0"),
+            ("capacity_gb", "1000"),
+            ("rpm", "7200"),
+            ("track_seek_ms", "0.8"),
+            ("full_seek_ms", "16"),
+            ("seek_knee", "0.3"),
+            ("outer_mbps", "190"),
+            ("inner_mbps", "90"),
+            ("cache_mib", "64"),
+            ("ncq", "32"),
+            ("overhead_us", "50"),
+            ("link", "sata3"),
+            ("link_mbps", "0"),
         ],
     },
 ];
@@ -212,13 +356,13 @@ pub struct SsdConfig {
     pub compression: bool,
     pub bits_per_cell: u32,
     // Derived geometry.
-    pub chunks_per_unit: u32,  // G: 1, or 4 (1 KiB chunks) with compression
+    pub chunks_per_unit: u32, // G: 1, or 4 (1 KiB chunks) with compression
     pub chunks_per_page: u32,
-    pub chunks_per_prog: u32,  // one multi-plane page on one die
-    pub cpb: u32,              // chunks per FTL block (superblock)
-    pub n_blocks: u32,         // all FTL blocks
-    pub n_slc: u32,            // of which SLC-mode
-    pub slc_cpb: u32,          // chunks used in an SLC-mode block
+    pub chunks_per_prog: u32, // one multi-plane page on one die
+    pub cpb: u32,             // chunks per FTL block (superblock)
+    pub n_blocks: u32,        // all FTL blocks
+    pub n_slc: u32,           // of which SLC-mode
+    pub slc_cpb: u32,         // chunks used in an SLC-mode block
 }
 
 impl SsdConfig {
@@ -247,7 +391,13 @@ impl SsdConfig {
 
     /// A bare FTL for WAF experiments: one die, one plane, 4 KiB pages, `blocks` blocks of
     /// `pages` pages, `user_units` logical pages. Timing values are nominal.
-    pub fn small(blocks: u32, pages: u32, user_units: u32, policy: Policy, gc_reserve: u32) -> SsdConfig {
+    pub fn small(
+        blocks: u32,
+        pages: u32,
+        user_units: u32,
+        policy: Policy,
+        gc_reserve: u32,
+    ) -> SsdConfig {
         let mut c = resolve_ssd(DEFAULT_PRESET, &[]).expect("default preset");
         c.channels = 1;
         c.dies = 1;
@@ -326,9 +476,20 @@ fn find_preset(name: &str) -> Result<&'static Preset, String> {
 }
 
 /// Preset values with the user's overrides applied, checked for unknown names and bad words.
-fn merged(preset: &Preset, overrides: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
-    let defs = if preset.kind == Kind::Ssd { SSD_PARAMS } else { HDD_PARAMS };
-    let mut vals: Vec<(String, String)> = preset.values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+fn merged(
+    preset: &Preset,
+    overrides: &[(String, String)],
+) -> Result<Vec<(String, String)>, String> {
+    let defs = if preset.kind == Kind::Ssd {
+        SSD_PARAMS
+    } else {
+        HDD_PARAMS
+    };
+    let mut vals: Vec<(String, String)> = preset
+        .values
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     for (k, v) in overrides {
         let Some(def) = defs.iter().find(|d| d.name == k) else {
             let names: Vec<&str> = defs.iter().map(|d| d.name).collect();
@@ -340,7 +501,10 @@ fn merged(preset: &Preset, overrides: &[(String, String)]) -> Result<Vec<(String
         };
         let v = v.trim().to_lowercase();
         if !def.choices.is_empty() && !def.choices.contains(&v.as_str()) {
-            return Err(format!("sim parameter {k}={v:?}: choose one of {}", def.choices.join(", ")));
+            return Err(format!(
+                "sim parameter {k}={v:?}: choose one of {}",
+                def.choices.join(", ")
+            ));
         }
         if let Some(slot) = vals.iter_mut().find(|(name, _)| name == k) {
             slot.1 = v;
@@ -352,7 +516,9 @@ fn merged(preset: &Preset, overrides: &[(String, String)]) -> Result<Vec<(String
     let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
     if preset.kind == Kind::Ssd && gave("op") {
         if gave("user_gb") {
-            return Err("sim parameters user_gb and op both set the user capacity; give only one".into());
+            return Err(
+                "sim parameters user_gb and op both set the user capacity; give only one".into(),
+            );
         }
         for slot in vals.iter_mut() {
             if slot.0 == "user_gb" {
@@ -367,7 +533,11 @@ struct Vals<'a>(&'a [(String, String)]);
 
 impl Vals<'_> {
     fn raw(&self, k: &str) -> &str {
-        self.0.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str()).unwrap_or("")
+        self.0
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
     }
     fn num(&self, k: &str) -> Result<f64, String> {
         let s = self.raw(k);
@@ -393,7 +563,9 @@ impl Vals<'_> {
     fn count(&self, k: &str) -> Result<u32, String> {
         let v = self.num(k)?;
         if v < 1.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
-            return Err(format!("sim parameter {k}={v} must be a whole number of at least 1"));
+            return Err(format!(
+                "sim parameter {k}={v} must be a whole number of at least 1"
+            ));
         }
         Ok(v as u32)
     }
@@ -421,14 +593,18 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     let pages_per_block = v.count("pages_per_block")?;
     let page_kib = v.pos("page_kib")?;
     if page_kib.fract() != 0.0 || (page_kib as u64) % 4 != 0 {
-        return Err(format!("sim parameter page_kib={page_kib} must be a multiple of the 4 KiB mapping unit"));
+        return Err(format!(
+            "sim parameter page_kib={page_kib} must be a multiple of the 4 KiB mapping unit"
+        ));
     }
     let compression = v.on("compression");
     let g: u32 = if compression { 4 } else { 1 };
     let units_per_page = (page_kib as u32) / 4;
     let chunks_per_page = units_per_page * g;
     let chunks_per_prog = chunks_per_page * planes;
-    let dies = channels.checked_mul(dies_per_channel).ok_or("sim parameters channels × dies_per_channel overflow")?;
+    let dies = channels
+        .checked_mul(dies_per_channel)
+        .ok_or("sim parameters channels × dies_per_channel overflow")?;
     let cpb64 = chunks_per_prog as u64 * dies as u64 * pages_per_block as u64;
     let total = cpb64 * blocks_per_plane as u64;
     if cpb64 > (u32::MAX / 4) as u64 || total >= u32::MAX as u64 - 1 {
@@ -444,7 +620,9 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     let chunk_bytes = UNIT / g as u64;
     let bits_per_cell = v.count("bits_per_cell")?;
     if bits_per_cell > 4 {
-        return Err(format!("sim parameter bits_per_cell={bits_per_cell} must be 1 to 4"));
+        return Err(format!(
+            "sim parameter bits_per_cell={bits_per_cell} must be 1 to 4"
+        ));
     }
     let slc_gb = v.nonneg("slc_gb")?;
     let (n_slc, slc_cpb) = if slc_gb > 0.0 {
@@ -461,26 +639,37 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     let n_main = blocks_per_plane - n_slc;
     let physical = total * chunk_bytes;
     let user_bytes: f64 = if v.raw("user_gb").is_empty() {
-        let op = v.num("op").map_err(|_| "sim parameters: give user_gb or op to set the user capacity".to_string())?;
+        let op = v.num("op").map_err(|_| {
+            "sim parameters: give user_gb or op to set the user capacity".to_string()
+        })?;
         if op <= 0.0 {
-            return Err(format!("sim parameter op={op} must be greater than zero (rho = (physical − user)/user)"));
+            return Err(format!(
+                "sim parameter op={op} must be greater than zero (rho = (physical − user)/user)"
+            ));
         }
         physical as f64 / (1.0 + op)
     } else {
         let gb = v.num("user_gb")?;
         if gb <= 0.0 {
-            return Err(format!("sim parameter user_gb={gb}: the user capacity must be greater than zero"));
+            return Err(format!(
+                "sim parameter user_gb={gb}: the user capacity must be greater than zero"
+            ));
         }
         gb * 1e9
     };
     let user_units64 = (user_bytes / UNIT as f64).floor() as u64;
     if user_units64 == 0 || user_units64 >= u32::MAX as u64 - 1 {
-        return Err(format!("sim parameter user_gb: {:.3} GB is outside what the simulator maps", user_bytes / 1e9));
+        return Err(format!(
+            "sim parameter user_gb: {:.3} GB is outside what the simulator maps",
+            user_bytes / 1e9
+        ));
     }
     let user_units = user_units64 as u32;
     let gc_reserve = v.count("gc_reserve")?;
     if gc_reserve < 2 {
-        return Err(format!("sim parameter gc_reserve={gc_reserve} must be at least 2 FTL blocks"));
+        return Err(format!(
+            "sim parameter gc_reserve={gc_reserve} must be at least 2 FTL blocks"
+        ));
     }
     let user_blocks = (user_units as u64 * g as u64).div_ceil(cpb as u64);
     let spare_blocks = n_main as i64 - user_blocks as i64;
@@ -532,7 +721,9 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
         bg_reserve_pct: {
             let x = v.nonneg("bg_reserve_pct")?;
             if x > 100.0 {
-                return Err(format!("sim parameter bg_reserve_pct={x} must be at most 100"));
+                return Err(format!(
+                    "sim parameter bg_reserve_pct={x} must be at most 100"
+                ));
             }
             x
         },
@@ -560,16 +751,22 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
     let track = v.pos("track_seek_ms")?;
     let full = v.pos("full_seek_ms")?;
     if full < track {
-        return Err(format!("sim parameter full_seek_ms={full} is shorter than track_seek_ms={track}"));
+        return Err(format!(
+            "sim parameter full_seek_ms={full} is shorter than track_seek_ms={track}"
+        ));
     }
     let knee = v.pos("seek_knee")?;
     if knee >= 1.0 {
-        return Err(format!("sim parameter seek_knee={knee} must be between 0 and 1"));
+        return Err(format!(
+            "sim parameter seek_knee={knee} must be between 0 and 1"
+        ));
     }
     let outer = v.pos("outer_mbps")?;
     let inner = v.pos("inner_mbps")?;
     if inner > outer {
-        return Err(format!("sim parameter inner_mbps={inner} exceeds outer_mbps={outer} (outer tracks are longer)"));
+        return Err(format!(
+            "sim parameter inner_mbps={inner} exceeds outer_mbps={outer} (outer tracks are longer)"
+        ));
     }
     let link = v.raw("link").to_string();
     let (mut link_mbps, _) = link_props(&link);
@@ -659,14 +856,21 @@ mod tests {
     use super::*;
 
     fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn default_preset_is_400_on_512() {
         let c = resolve_ssd(DEFAULT_PRESET, &[]).unwrap();
         assert!((c.user_bytes() as f64 / 1e9 - 400.0).abs() < 0.01);
-        assert!((c.physical_bytes() as f64 / 1e9 - 512.0).abs() < 0.1, "{}", c.physical_bytes());
+        assert!(
+            (c.physical_bytes() as f64 / 1e9 - 512.0).abs() < 0.1,
+            "{}",
+            c.physical_bytes()
+        );
         assert!((c.op() - 0.28).abs() < 0.002, "{}", c.op());
     }
 

@@ -38,7 +38,10 @@ pub fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint; it never faults and has no visible effect.
     unsafe {
-        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0)
+        core::arch::x86_64::_mm_prefetch(
+            p as *const T as *const i8,
+            core::arch::x86_64::_MM_HINT_T0,
+        )
     }
 }
 
@@ -134,14 +137,21 @@ impl StreamSource {
             0
         } else {
             let r = self.rng.unit();
-            self.cum.iter().position(|&c| r < c).unwrap_or(self.streams.len() - 1)
+            self.cum
+                .iter()
+                .position(|&c| r < c)
+                .unwrap_or(self.streams.len() - 1)
         };
         let s = &self.streams[i];
         let off = if s.rnd {
             self.rng.below(self.blocks[i]) * s.bs
         } else {
             let o = self.cursor[i];
-            self.cursor[i] = if o / s.bs + 1 >= self.blocks[i] { 0 } else { o + s.bs };
+            self.cursor[i] = if o / s.bs + 1 >= self.blocks[i] {
+                0
+            } else {
+                o + s.bs
+            };
             o
         };
         (s.write, off, s.bs)
@@ -180,7 +190,8 @@ struct TraceSource<'a> {
 
 impl Source for TraceSource<'_> {
     fn peek(&mut self, now: u64) -> Option<u64> {
-        (self.i < self.trace.times_ns.len()).then(|| (self.start + self.trace.times_ns[self.i]).max(now))
+        (self.i < self.trace.times_ns.len())
+            .then(|| (self.start + self.trace.times_ns[self.i]).max(now))
     }
     fn take<D: Device>(&mut self, _now: u64, _dev: &D) -> (bool, u64, u64) {
         let i = self.i;
@@ -201,7 +212,10 @@ pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
         return Err("outstanding IO must be at least 1".into());
     }
     if !(spec.active_range > 0.0 && spec.active_range <= 1.0) {
-        return Err(format!("active range {} must be in (0, 1]", spec.active_range));
+        return Err(format!(
+            "active range {} must be in (0, 1]",
+            spec.active_range
+        ));
     }
     if spec.duration_ns.is_none() && spec.bytes_budget.is_none() {
         return Err("workload needs a duration or a byte budget".into());
@@ -214,16 +228,26 @@ pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
     let range = (capacity as f64 * spec.active_range) as u64;
     for s in &spec.streams {
         if s.bs == 0 || s.bs % 512 != 0 {
-            return Err(format!("block size {} B must be a positive multiple of 512 B", s.bs));
+            return Err(format!(
+                "block size {} B must be a positive multiple of 512 B",
+                s.bs
+            ));
         }
         if s.bs > range {
-            return Err(format!("block size {} B exceeds the active range of {} B", s.bs, range));
+            return Err(format!(
+                "block size {} B exceeds the active range of {} B",
+                s.bs, range
+            ));
         }
     }
     Ok(())
 }
 
-pub fn run<D: Device>(dev: &mut D, spec: &RunSpec, progress: Progress) -> Result<RunResult, String> {
+pub fn run<D: Device>(
+    dev: &mut D,
+    spec: &RunSpec,
+    progress: Progress,
+) -> Result<RunResult, String> {
     validate(spec, dev.capacity())?;
     dev.set_entropy(spec.entropy);
     let range = (dev.capacity() as f64 * spec.active_range) as u64;
@@ -252,10 +276,23 @@ pub fn run<D: Device>(dev: &mut D, spec: &RunSpec, progress: Progress) -> Result
     for i in 0..LOOK {
         src.ahead[i] = src.generate();
     }
-    drive(dev, &mut src, spec.oio, spec.duration_ns, spec.bytes_budget, progress)
+    drive(
+        dev,
+        &mut src,
+        spec.oio,
+        spec.duration_ns,
+        spec.bytes_budget,
+        progress,
+    )
 }
 
-pub fn replay<D: Device>(dev: &mut D, trace: &Trace, oio: u32, entropy: f64, progress: Progress) -> Result<RunResult, String> {
+pub fn replay<D: Device>(
+    dev: &mut D,
+    trace: &Trace,
+    oio: u32,
+    entropy: f64,
+    progress: Progress,
+) -> Result<RunResult, String> {
     let n = trace.times_ns.len();
     if n == 0 || trace.write.len() != n || trace.off.len() != n || trace.len.len() != n {
         return Err("trace arrays are empty or of different lengths".into());
@@ -266,11 +303,18 @@ pub fn replay<D: Device>(dev: &mut D, trace: &Trace, oio: u32, entropy: f64, pro
             return Err(format!("trace IO {i}: timestamps must not go backwards"));
         }
         if trace.len[i] == 0 || trace.off[i] + trace.len[i] > cap {
-            return Err(format!("trace IO {i}: offset {} + size {} is outside the drive's {cap} B", trace.off[i], trace.len[i]));
+            return Err(format!(
+                "trace IO {i}: offset {} + size {} is outside the drive's {cap} B",
+                trace.off[i], trace.len[i]
+            ));
         }
     }
     dev.set_entropy(entropy);
-    let mut src = TraceSource { trace, start: dev.clock(), i: 0 };
+    let mut src = TraceSource {
+        trace,
+        start: dev.clock(),
+        i: 0,
+    };
     drive(dev, &mut src, oio.max(1), None, None, progress)
 }
 
@@ -290,7 +334,10 @@ fn drive<D: Device, S: Source>(
     let mut is_write = vec![false; oio];
     let mut size = vec![0u64; oio];
     let mut free: Vec<u32> = (0..oio as u32).rev().collect();
-    let mut res = RunResult { start_ns: start, ..Default::default() };
+    let mut res = RunResult {
+        start_ns: start,
+        ..Default::default()
+    };
     let mut now = start;
     let mut issued = 0u64;
     let mut stop = false;
@@ -331,7 +378,11 @@ fn drive<D: Device, S: Source>(
         now = t;
         let lat = t - arrival[id as usize];
         let bytes = size[id as usize];
-        let op = if is_write[id as usize] { &mut res.write } else { &mut res.read };
+        let op = if is_write[id as usize] {
+            &mut res.write
+        } else {
+            &mut res.read
+        };
         op.ios += 1;
         op.bytes += bytes;
         op.hist.record(lat);

@@ -27,10 +27,14 @@ pub struct FastDiv {
 impl FastDiv {
     pub fn new(d: u64) -> FastDiv {
         assert!(d > 0);
-        FastDiv { d, shift: d.trailing_zeros(), pow2: d.is_power_of_two() }
+        FastDiv {
+            d,
+            shift: d.trailing_zeros(),
+            pow2: d.is_power_of_two(),
+        }
     }
     #[inline(always)]
-    pub fn div(self, x: u64) -> u64 {
+    pub fn quot(self, x: u64) -> u64 {
         if self.pow2 {
             x >> self.shift
         } else {
@@ -38,7 +42,7 @@ impl FastDiv {
         }
     }
     #[inline(always)]
-    pub fn rem(self, x: u64) -> u64 {
+    pub fn modulo(self, x: u64) -> u64 {
         if self.pow2 {
             x & (self.d - 1)
         } else {
@@ -89,18 +93,18 @@ impl Flash {
 
     #[inline(always)]
     fn die_of(&self, addr: u64) -> usize {
-        self.dies_div.rem(self.cpp.div(self.cpb.rem(addr))) as usize
+        self.dies_div.modulo(self.cpp.quot(self.cpb.modulo(addr))) as usize
     }
 
     #[inline(always)]
     fn is_slc(&self, addr: u64) -> bool {
-        self.cpb.div(addr) >= self.n_main
+        self.cpb.quot(addr) >= self.n_main
     }
 
     /// Flash page holding a chunk (reads of chunks in one page share one array read).
     #[inline(always)]
     pub fn page_of(&self, addr: u64) -> u64 {
-        self.cpg.div(addr)
+        self.cpg.quot(addr)
     }
 
     /// Program `c` chunks at `addr` whose data is in the controller at `ready`; returns
@@ -108,11 +112,15 @@ impl Flash {
     #[inline(always)]
     pub fn program(&mut self, addr: u64, c: u32, ready: u64) -> u64 {
         let d = self.die_of(addr);
-        let ch = self.chans.rem(d as u64) as usize;
+        let ch = self.chans.modulo(d as u64) as usize;
         let xfer = self.xfer_chunk * c as u64;
         let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
-        let tp = if self.is_slc(addr) { self.tp_chunk_slc } else { self.tp_chunk } * c as u64;
+        let tp = if self.is_slc(addr) {
+            self.tp_chunk_slc
+        } else {
+            self.tp_chunk
+        } * c as u64;
         let p = self.die_busy[d].max(ready + xfer) + tp;
         self.die_busy[d] = p;
         p.max(x + tp)
@@ -123,11 +131,15 @@ impl Flash {
     #[inline(always)]
     pub fn read(&mut self, addr: u64, c: u32, ready: u64, last_page: &mut u64) -> u64 {
         let d = self.die_of(addr);
-        let ch = self.chans.rem(d as u64) as usize;
+        let ch = self.chans.modulo(d as u64) as usize;
         let page = self.page_of(addr);
         let mut r = ready;
         if page != *last_page {
-            let tr = if self.is_slc(addr) { self.t_read_slc } else { self.t_read };
+            let tr = if self.is_slc(addr) {
+                self.t_read_slc
+            } else {
+                self.t_read
+            };
             r = self.die_busy[d].max(ready) + tr;
             self.die_busy[d] = r;
             *last_page = page;

@@ -109,7 +109,11 @@ impl Ftl {
             bg_gc: cfg.bg_gc,
             policy: cfg.policy,
             l2p: vec![NONE; cfg.user_units as usize],
-            lens: if g > 1 { vec![0; cfg.user_units as usize] } else { Vec::new() },
+            lens: if g > 1 {
+                vec![0; cfg.user_units as usize]
+            } else {
+                Vec::new()
+            },
             p2l: vec![NONE; total],
             vbits: vec![0; total.div_ceil(64)],
             valid: vec![0; n],
@@ -172,7 +176,11 @@ impl Ftl {
             + self.lens.capacity()
             + self.p2l.capacity() * 4
             + self.vbits.capacity() * 8
-            + (self.valid.capacity() + self.erases.capacity() + self.bnext.capacity() + self.bprev.capacity()) * 4
+            + (self.valid.capacity()
+                + self.erases.capacity()
+                + self.bnext.capacity()
+                + self.bprev.capacity())
+                * 4
             + self.stamp.capacity() * 8
             + self.state.capacity()
             + self.bhead.capacity() * 4
@@ -247,7 +255,7 @@ impl Ftl {
             return;
         }
         let c = self.len_of(lpn);
-        let b = self.cpb_div.div(old as u64) as u32;
+        let b = self.cpb_div.quot(old as u64) as u32;
         self.clear_bit(old as u64);
         let v = self.valid[b as usize];
         self.valid[b as usize] = v - c;
@@ -271,7 +279,7 @@ impl Ftl {
         }
         self.p2l[addr as usize] = lpn;
         self.set_bit(addr as u64);
-        self.valid[self.cpb_div.div(addr as u64) as usize] += c;
+        self.valid[self.cpb_div.quot(addr as u64) as usize] += c;
     }
 
     fn close_main(&mut self, b: u32) {
@@ -376,10 +384,9 @@ impl Ftl {
                 self.gc_sync(t, flash);
                 continue;
             }
-            let b = self
-                .free
-                .pop_front()
-                .expect("FTL invariant broken: no free block for a GC copy (please report this bug)");
+            let b = self.free.pop_front().expect(
+                "FTL invariant broken: no free block for a GC copy (please report this bug)",
+            );
             if is_gc && self.free.is_empty() {
                 self.urgent = true;
             }
@@ -425,7 +432,9 @@ impl Ftl {
                     }
                 }
                 if pick == NONE {
-                    pick = (0..self.n_main).find(|&b| self.state[b as usize] == CLOSED).unwrap_or(NONE);
+                    pick = (0..self.n_main)
+                        .find(|&b| self.state[b as usize] == CLOSED)
+                        .unwrap_or(NONE);
                 }
                 if pick == NONE {
                     return false;
@@ -554,7 +563,8 @@ impl Ftl {
             let copied = self.copy_next(t, flash);
             self.credit -= copied as f64;
             if self.victim == NONE {
-                if self.credit <= 0.0 || self.free.len() >= self.gc_reserve || !self.select_victim() {
+                if self.credit <= 0.0 || self.free.len() >= self.gc_reserve || !self.select_victim()
+                {
                     self.credit = self.credit.min(0.0);
                     break;
                 }
@@ -688,13 +698,18 @@ impl Ftl {
                 let mut b = h;
                 while b != NONE {
                     if self.state[b as usize] != CLOSED || self.valid[b as usize] != v as u32 {
-                        return Err(format!("block {b} in bucket {v} but valid={}", self.valid[b as usize]));
+                        return Err(format!(
+                            "block {b} in bucket {v} but valid={}",
+                            self.valid[b as usize]
+                        ));
                     }
                     n += 1;
                     b = self.bnext[b as usize];
                 }
             }
-            let closed = (0..self.n_main).filter(|&b| self.state[b as usize] == CLOSED).count();
+            let closed = (0..self.n_main)
+                .filter(|&b| self.state[b as usize] == CLOSED)
+                .count();
             if n != closed {
                 return Err(format!("{n} blocks in buckets, {closed} closed"));
             }
@@ -705,13 +720,41 @@ impl Ftl {
     // -- state save/load helpers ------------------------------------------------------------
     pub fn scalars(&self) -> Vec<u64> {
         vec![
-            self.bmin as u64, self.front as u64, self.wp as u64, self.slc_front as u64, self.slc_wp as u64,
-            self.victim as u64, self.vcur as u64, self.credit.to_bits(), self.ratio.to_bits(), self.urgent as u64,
-            self.svictim as u64, self.svcur as u64, self.seq, self.rng.state(), self.last_page,
-            self.c.host_chunks, self.c.gc_chunks, self.c.evict_chunks, self.c.gc_runs, self.c.slc_evictions,
-            self.c.erases, self.c.trimmed_units, self.c.rmw_reads, self.c.pad_chunks, self.c.bg_steps,
-            self.gq_head as u64, self.gq_len as u64, self.gq[0], self.gq[1], self.gq[2], self.gq[3], self.gq[4],
-            self.gq[5], self.gq[6], self.gq[7],
+            self.bmin as u64,
+            self.front as u64,
+            self.wp as u64,
+            self.slc_front as u64,
+            self.slc_wp as u64,
+            self.victim as u64,
+            self.vcur as u64,
+            self.credit.to_bits(),
+            self.ratio.to_bits(),
+            self.urgent as u64,
+            self.svictim as u64,
+            self.svcur as u64,
+            self.seq,
+            self.rng.state(),
+            self.last_page,
+            self.c.host_chunks,
+            self.c.gc_chunks,
+            self.c.evict_chunks,
+            self.c.gc_runs,
+            self.c.slc_evictions,
+            self.c.erases,
+            self.c.trimmed_units,
+            self.c.rmw_reads,
+            self.c.pad_chunks,
+            self.c.bg_steps,
+            self.gq_head as u64,
+            self.gq_len as u64,
+            self.gq[0],
+            self.gq[1],
+            self.gq[2],
+            self.gq[3],
+            self.gq[4],
+            self.gq[5],
+            self.gq[6],
+            self.gq[7],
         ]
     }
 
@@ -732,8 +775,16 @@ impl Ftl {
         self.rng = Rng::from_state(s[13]);
         self.last_page = s[14];
         self.c = Counters {
-            host_chunks: s[15], gc_chunks: s[16], evict_chunks: s[17], gc_runs: s[18], slc_evictions: s[19],
-            erases: s[20], trimmed_units: s[21], rmw_reads: s[22], pad_chunks: s[23], bg_steps: s[24],
+            host_chunks: s[15],
+            gc_chunks: s[16],
+            evict_chunks: s[17],
+            gc_runs: s[18],
+            slc_evictions: s[19],
+            erases: s[20],
+            trimmed_units: s[21],
+            rmw_reads: s[22],
+            pad_chunks: s[23],
+            bg_steps: s[24],
         };
         self.gq_head = s[25] as usize;
         self.gq_len = s[26] as usize;
@@ -741,15 +792,33 @@ impl Ftl {
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
-        vec![&mut self.l2p, &mut self.p2l, &mut self.valid, &mut self.erases, &mut self.bhead, &mut self.bnext, &mut self.bprev]
+        vec![
+            &mut self.l2p,
+            &mut self.p2l,
+            &mut self.valid,
+            &mut self.erases,
+            &mut self.bhead,
+            &mut self.bnext,
+            &mut self.bprev,
+        ]
     }
 
     pub fn other_arrays(&mut self) -> (&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u64>, &mut Vec<u64>) {
-        (&mut self.lens, &mut self.state, &mut self.vbits, &mut self.stamp)
+        (
+            &mut self.lens,
+            &mut self.state,
+            &mut self.vbits,
+            &mut self.stamp,
+        )
     }
 
     pub fn queues(&mut self) -> Vec<&mut VecDeque<u32>> {
-        vec![&mut self.fifo, &mut self.free, &mut self.slc_free, &mut self.slc_closed]
+        vec![
+            &mut self.fifo,
+            &mut self.free,
+            &mut self.slc_free,
+            &mut self.slc_closed,
+        ]
     }
 
     pub fn slc_dead(&mut self) -> &mut Vec<u32> {

@@ -48,7 +48,8 @@ impl Hdd {
         let ri = cfg.inner_mbps / cfg.outer_mbps;
         let k = 1.0 - ri * ri;
         let kn = cfg.seek_knee;
-        let a = (cfg.full_seek_ns - cfg.track_seek_ns) / (kn.sqrt() + (1.0 - kn) / (2.0 * kn.sqrt()));
+        let a =
+            (cfg.full_seek_ns - cfg.track_seek_ns) / (kn.sqrt() + (1.0 - kn) / (2.0 * kn.sqrt()));
         let theta_scale = if k > 0.0 {
             cfg.capacity as f64 / (cfg.outer_mbps * 1e6 * rev_ns / 1e9) * 2.0 / k
         } else {
@@ -122,7 +123,9 @@ impl Hdd {
     /// Mean seek between two uniformly random offsets in the first `range` bytes
     /// (midpoint rule on a grid: the analytic figure the validation test compares to).
     pub fn mean_seek_ns(&self, range: u64, grid: usize) -> f64 {
-        let xs: Vec<f64> = (0..grid).map(|i| self.x_of(((i as f64 + 0.5) / grid as f64 * range as f64) as u64)).collect();
+        let xs: Vec<f64> = (0..grid)
+            .map(|i| self.x_of(((i as f64 + 0.5) / grid as f64 * range as f64) as u64))
+            .collect();
         let mut s = 0.0;
         for &a in &xs {
             for &b in &xs {
@@ -133,7 +136,15 @@ impl Hdd {
     }
 
     pub fn state(&self) -> Vec<u64> {
-        let mut v = vec![self.now, self.head_x.to_bits(), self.last_end, self.read_bytes, self.write_bytes, self.cache_hits, self.seeks];
+        let mut v = vec![
+            self.now,
+            self.head_x.to_bits(),
+            self.last_end,
+            self.read_bytes,
+            self.write_bytes,
+            self.cache_hits,
+            self.seeks,
+        ];
         v.extend_from_slice(&self.cache);
         v
     }
@@ -164,10 +175,13 @@ impl Hdd {
     /// Time from `t` until the head is over the first sector of `r` (0 for a sequential
     /// continuation or a cache hit).
     fn positioning(&self, r: &Req, t: f64) -> f64 {
-        if r.off == self.last_end || (!r.write && self.cfg.cache_units > 0 && self.cached(r.off, r.len)) {
+        if r.off == self.last_end
+            || (!r.write && self.cfg.cache_units > 0 && self.cached(r.off, r.len))
+        {
             return 0.0;
         }
-        let arrive = t + self.cfg.overhead_ns as f64 + self.seek_ns((self.x_of(r.off) - self.head_x).abs());
+        let arrive =
+            t + self.cfg.overhead_ns as f64 + self.seek_ns((self.x_of(r.off) - self.head_x).abs());
         let wait = (self.angle(r.off) - arrive / self.rev_ns).rem_euclid(1.0) * self.rev_ns;
         arrive + wait - t
     }
@@ -223,7 +237,12 @@ impl Device for Hdd {
     fn set_entropy(&mut self, _e: f64) {}
 
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32) {
-        self.queue.push(Req { id, write, off, len });
+        self.queue.push(Req {
+            id,
+            write,
+            off,
+            len,
+        });
         if self.in_service.is_none() {
             self.start_next(now);
         }

@@ -41,7 +41,13 @@ pub struct Hist {
 
 impl Default for Hist {
     fn default() -> Self {
-        Hist { counts: vec![0; NBINS], n: 0, sum_ns: 0, min_ns: u64::MAX, max_ns: 0 }
+        Hist {
+            counts: vec![0; NBINS],
+            n: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
     }
 }
 
@@ -68,7 +74,11 @@ impl Hist {
             .filter(|(_, &c)| c > 0)
             .map(|(i, &c)| {
                 let (lo, hi) = bounds(i);
-                let mid = if hi - lo == 1 { lo as f64 } else { (lo + hi - 1) as f64 / 2.0 };
+                let mid = if hi - lo == 1 {
+                    lo as f64
+                } else {
+                    (lo + hi - 1) as f64 / 2.0
+                };
                 (mid / 1000.0, c)
             })
             .collect()
@@ -85,7 +95,11 @@ impl Hist {
             cum += c;
             if c > 0 && cum as f64 >= need - 1e-9 {
                 let (lo, hi) = bounds(i);
-                let mid = if hi - lo == 1 { lo as f64 } else { (lo + hi - 1) as f64 / 2.0 };
+                let mid = if hi - lo == 1 {
+                    lo as f64
+                } else {
+                    (lo + hi - 1) as f64 / 2.0
+                };
                 return Some(mid.min(self.max_ns as f64));
             }
         }
@@ -106,10 +120,25 @@ mod tests {
             assert!(hi > lo);
             prev_hi = hi;
         }
-        for v in [0u64, 1, 255, 256, 257, 511, 512, 1000, 123_456, 10_000_000_000, u64::MAX >> 2] {
+        for v in [
+            0u64,
+            1,
+            255,
+            256,
+            257,
+            511,
+            512,
+            1000,
+            123_456,
+            10_000_000_000,
+            u64::MAX >> 2,
+        ] {
             let (lo, hi) = bounds(index(v));
             assert!(lo <= v && v < hi, "v={v} in [{lo},{hi})");
-            assert!((hi - lo) as f64 <= 1.0f64.max(v as f64 / 127.0), "bin too wide at {v}");
+            assert!(
+                (hi - lo) as f64 <= 1.0f64.max(v as f64 / 127.0),
+                "bin too wide at {v}"
+            );
         }
     }
 

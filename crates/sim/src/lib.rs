@@ -71,8 +71,16 @@ impl Drive {
 
     pub fn snapshot(&self) -> Snapshot {
         match self {
-            Drive::Ssd(s) => Snapshot { ftl: s.ftl.c, host: s.host, hdd: (0, 0) },
-            Drive::Hdd(h) => Snapshot { ftl: Default::default(), host: Default::default(), hdd: (h.seeks, h.cache_hits) },
+            Drive::Ssd(s) => Snapshot {
+                ftl: s.ftl.c,
+                host: s.host,
+                hdd: (0, 0),
+            },
+            Drive::Hdd(h) => Snapshot {
+                ftl: Default::default(),
+                host: Default::default(),
+                hdd: (h.seeks, h.cache_hits),
+            },
         }
     }
 
@@ -83,7 +91,13 @@ impl Drive {
         }
     }
 
-    pub fn replay(&mut self, trace: &Trace, oio: u32, entropy: f64, progress: driver::Progress) -> Result<RunResult, String> {
+    pub fn replay(
+        &mut self,
+        trace: &Trace,
+        oio: u32,
+        entropy: f64,
+        progress: driver::Progress,
+    ) -> Result<RunResult, String> {
         match self {
             Drive::Ssd(s) => driver::replay(s.as_mut(), trace, oio, entropy, progress),
             Drive::Hdd(h) => driver::replay(h.as_mut(), trace, oio, entropy, progress),
@@ -135,8 +149,14 @@ impl Drive {
                     put("waf", flash_w / host_w);
                 }
                 put("gc_runs", (c.gc_runs - b.gc_runs) as f64);
-                put("gc_copied_pages", (c.gc_chunks - b.gc_chunks) as f64 * cb / UNIT as f64);
-                put("slc_evicted_pages", (c.evict_chunks - b.evict_chunks) as f64 * cb / UNIT as f64);
+                put(
+                    "gc_copied_pages",
+                    (c.gc_chunks - b.gc_chunks) as f64 * cb / UNIT as f64,
+                );
+                put(
+                    "slc_evicted_pages",
+                    (c.evict_chunks - b.evict_chunks) as f64 * cb / UNIT as f64,
+                );
                 put("slc_evictions", (c.slc_evictions - b.slc_evictions) as f64);
                 put("erases", (c.erases - b.erases) as f64);
                 put("rmw_reads", (c.rmw_reads - b.rmw_reads) as f64);
@@ -151,7 +171,10 @@ impl Drive {
                 let er = &s.ftl.erases;
                 put("erase_min", *er.iter().min().unwrap_or(&0) as f64);
                 put("erase_max", *er.iter().max().unwrap_or(&0) as f64);
-                put("erase_mean", er.iter().map(|&x| x as f64).sum::<f64>() / er.len().max(1) as f64);
+                put(
+                    "erase_mean",
+                    er.iter().map(|&x| x as f64).sum::<f64>() / er.len().max(1) as f64,
+                );
                 put("free_blocks", s.ftl.free_blocks() as f64);
                 put("ftl_blocks", s.cfg.n_main() as f64);
                 put("op", s.cfg.op());
@@ -169,7 +192,11 @@ impl Drive {
 
 fn op_json(o: &driver::OpResult, runtime_s: f64) -> Value {
     let h = &o.hist;
-    let mean = if o.ios > 0 { Some(h.sum_ns as f64 / o.ios as f64 / 1000.0) } else { None };
+    let mean = if o.ios > 0 {
+        Some(h.sum_ns as f64 / o.ios as f64 / 1000.0)
+    } else {
+        None
+    };
     json!({
         "ios": o.ios,
         "bytes": o.bytes,
@@ -259,7 +286,13 @@ where
     if let Some(e) = pending {
         return Err(e);
     }
-    out.map_err(|e| if e == "interrupted" { PyKeyboardInterrupt::new_err("interrupted") } else { value_err(e) })
+    out.map_err(|e| {
+        if e == "interrupted" {
+            PyKeyboardInterrupt::new_err("interrupted")
+        } else {
+            value_err(e)
+        }
+    })
 }
 
 #[pymethods]
@@ -291,8 +324,14 @@ impl PyDrive {
     }
 
     fn trim(&mut self, offset: u64, length: u64) -> PyResult<()> {
-        if offset.checked_add(length).map_or(true, |e| e > self.d.capacity()) {
-            return Err(value_err(format!("trim {offset}+{length} is outside the drive's {} B", self.d.capacity())));
+        if offset
+            .checked_add(length)
+            .map_or(true, |e| e > self.d.capacity())
+        {
+            return Err(value_err(format!(
+                "trim {offset}+{length} is outside the drive's {} B",
+                self.d.capacity()
+            )));
         }
         if let Drive::Ssd(s) = &mut self.d {
             s.trim(offset, length);
@@ -355,18 +394,33 @@ impl PyDrive {
             let rnd = match access.as_str() {
                 "rnd" => true,
                 "seq" => false,
-                _ => return Err(value_err(format!("stream access {access:?}: use 'rnd' or 'seq'"))),
+                _ => {
+                    return Err(value_err(format!(
+                        "stream access {access:?}: use 'rnd' or 'seq'"
+                    )))
+                }
             };
             let write = match op.as_str() {
                 "write" => true,
                 "read" => false,
-                _ => return Err(value_err(format!("stream op {op:?}: use 'read' or 'write'"))),
+                _ => {
+                    return Err(value_err(format!(
+                        "stream op {op:?}: use 'read' or 'write'"
+                    )))
+                }
             };
-            specs.push(StreamSpec { rnd, write, bs, share });
+            specs.push(StreamSpec {
+                rnd,
+                write,
+                bs,
+                share,
+            });
         }
         if let Some(d) = duration_s {
             if !(d > 0.0 && d.is_finite()) {
-                return Err(value_err(format!("duration {d} s must be greater than zero")));
+                return Err(value_err(format!(
+                    "duration {d} s must be greater than zero"
+                )));
             }
         }
         let spec = RunSpec {
@@ -403,7 +457,10 @@ impl PyDrive {
     ) -> PyResult<String> {
         let t0 = times_s.first().copied().unwrap_or(0.0);
         let trace = Trace {
-            times_ns: times_s.iter().map(|t| ((t - t0).max(0.0) * NS as f64).round() as u64).collect(),
+            times_ns: times_s
+                .iter()
+                .map(|t| ((t - t0).max(0.0) * NS as f64).round() as u64)
+                .collect(),
             write: writes,
             off: offsets,
             len: sizes,
@@ -442,7 +499,9 @@ fn waf_oracle(policy: &str, alpha: f64, pages_per_block: f64) -> PyResult<f64> {
         "greedy" => Ok(oracle::waf_greedy(alpha, pages_per_block)),
         "fifo" => Ok(oracle::waf_fifo(alpha)),
         "random" => Ok(oracle::waf_random(alpha)),
-        _ => Err(value_err(format!("policy {policy:?}: use greedy, fifo or random"))),
+        _ => Err(value_err(format!(
+            "policy {policy:?}: use greedy, fifo or random"
+        ))),
     }
 }
 

@@ -74,7 +74,10 @@ mod tests {
     fn lambert_w_identity() {
         for &x in &[-0.3678, -0.3, -0.1, -1e-6, 0.5, 1.0, 10.0, 1000.0] {
             let w = lambert_w0(x);
-            assert!((w * w.exp() - x).abs() < 1e-10 * (1.0 + x.abs()), "x={x} w={w}");
+            assert!(
+                (w * w.exp() - x).abs() < 1e-10 * (1.0 + x.abs()),
+                "x={x} w={w}"
+            );
             assert!(w >= -1.0);
         }
         assert!((lambert_w0(1.0) - 0.567_143_290_409_783_8).abs() < 1e-12);
@@ -94,10 +97,17 @@ mod tests {
         ];
         for (sf, fifo, g32, g64, g128, g256) in cases {
             let a = alpha_from_sf(sf);
-            assert!((waf_fifo(a) - fifo).abs() < 2e-3, "fifo sf={sf}: {}", waf_fifo(a));
+            assert!(
+                (waf_fifo(a) - fifo).abs() < 2e-3,
+                "fifo sf={sf}: {}",
+                waf_fifo(a)
+            );
             for (np, want) in [(32.0, g32), (64.0, g64), (128.0, g128), (256.0, g256)] {
                 let got = waf_greedy(a, np);
-                assert!((got - want).abs() < 2e-3, "greedy sf={sf} np={np}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() < 2e-3,
+                    "greedy sf={sf} np={np}: {got} vs {want}"
+                );
             }
         }
         // Keyed by ρ (the marketing convention): ρ = 0.28 → greedy/64 = 2.402.

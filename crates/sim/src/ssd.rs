@@ -69,7 +69,12 @@ impl Ssd {
 
     /// Link, controller and buffer state (for saving).
     pub fn io_state(&self) -> Vec<u64> {
-        vec![self.link_busy[0], self.link_busy[1], self.ctrl_busy, self.chunks as u64]
+        vec![
+            self.link_busy[0],
+            self.link_busy[1],
+            self.ctrl_busy,
+            self.chunks as u64,
+        ]
     }
 
     pub fn set_io_state(&mut self, s: &[u64]) {
@@ -154,7 +159,9 @@ impl Ssd {
                 }
             }
             entry = entry.max(ready);
-            let programmed = self.ftl.host_write(lpn, self.chunks, entry, &mut self.flash);
+            let programmed = self
+                .ftl
+                .host_write(lpn, self.chunks, entry, &mut self.flash);
             if nbuf > 0 {
                 self.buf.push(Reverse(programmed));
                 done = entry;
@@ -209,7 +216,11 @@ impl Device for Ssd {
 
     #[inline]
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32) {
-        let done = if write { self.write(now, off, len) } else { self.read(now, off, len) };
+        let done = if write {
+            self.write(now, off, len)
+        } else {
+            self.read(now, off, len)
+        };
         self.heap.push(Reverse((done, id)));
     }
 

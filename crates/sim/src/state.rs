@@ -43,7 +43,9 @@ impl R {
     }
     fn u64(&mut self) -> Result<u64, String> {
         let mut b = [0u8; 8];
-        self.0.read_exact(&mut b).map_err(|e| self.err(&format!("truncated ({e})")))?;
+        self.0
+            .read_exact(&mut b)
+            .map_err(|e| self.err(&format!("truncated ({e})")))?;
         Ok(u64::from_le_bytes(b))
     }
     fn bytes(&mut self) -> Result<Vec<u8>, String> {
@@ -52,28 +54,34 @@ impl R {
             return Err(self.err("corrupt length field"));
         }
         let mut v = vec![0u8; n];
-        self.0.read_exact(&mut v).map_err(|e| self.err(&format!("truncated ({e})")))?;
+        self.0
+            .read_exact(&mut v)
+            .map_err(|e| self.err(&format!("truncated ({e})")))?;
         Ok(v)
     }
-    fn into_u32s(&mut self, dst: &mut Vec<u32>) -> Result<(), String> {
+    fn fill_u32s(&mut self, dst: &mut Vec<u32>) -> Result<(), String> {
         let n = self.u64()? as usize;
         if n != dst.len() * 4 {
             return Err(self.err("array size does not match the drive's geometry"));
         }
         // SAFETY: dst has exactly n bytes of plain u32 storage.
         let buf = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, n) };
-        self.0.read_exact(buf).map_err(|e| self.err(&format!("truncated ({e})")))
+        self.0
+            .read_exact(buf)
+            .map_err(|e| self.err(&format!("truncated ({e})")))
     }
-    fn into_u64s(&mut self, dst: &mut Vec<u64>) -> Result<(), String> {
+    fn fill_u64s(&mut self, dst: &mut Vec<u64>) -> Result<(), String> {
         let n = self.u64()? as usize;
         if n != dst.len() * 8 {
             return Err(self.err("array size does not match the drive's geometry"));
         }
         // SAFETY: as above.
         let buf = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, n) };
-        self.0.read_exact(buf).map_err(|e| self.err(&format!("truncated ({e})")))
+        self.0
+            .read_exact(buf)
+            .map_err(|e| self.err(&format!("truncated ({e})")))
     }
-    fn into_u8s(&mut self, dst: &mut Vec<u8>) -> Result<(), String> {
+    fn fill_u8s(&mut self, dst: &mut Vec<u8>) -> Result<(), String> {
         let v = self.bytes()?;
         if v.len() != dst.len() {
             return Err(self.err("array size does not match the drive's geometry"));
@@ -84,7 +92,8 @@ impl R {
 }
 
 pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
-    let f = File::create(path).map_err(|e| format!("sim state file {path}: cannot create it ({e})"))?;
+    let f =
+        File::create(path).map_err(|e| format!("sim state file {path}: cannot create it ({e})"))?;
     let mut w = W(BufWriter::with_capacity(1 << 20, f));
     let io = |e: std::io::Error| format!("sim state file {path}: write failed ({e})");
     w.0.write_all(MAGIC).map_err(io)?;
@@ -94,7 +103,11 @@ pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
     match drive {
         Drive::Ssd(s) => {
             let sc = vec![
-                s.now, s.host.read_bytes, s.host.write_bytes, s.host.reads, s.host.writes,
+                s.now,
+                s.host.read_bytes,
+                s.host.write_bytes,
+                s.host.reads,
+                s.host.writes,
             ];
             w.u64s(&sc).map_err(io)?;
             w.u64s(&s.io_state()).map_err(io)?;
@@ -129,18 +142,25 @@ pub fn load(path: &str) -> Result<Drive, String> {
     let f = File::open(path).map_err(|e| format!("sim state file {path}: cannot open it ({e})"))?;
     let mut r = R(BufReader::with_capacity(1 << 20, f), path.to_string());
     let mut magic = [0u8; 8];
-    r.0.read_exact(&mut magic).map_err(|_| r.err("not an iolab sim state file (too short)"))?;
+    r.0.read_exact(&mut magic)
+        .map_err(|_| r.err("not an iolab sim state file (too short)"))?;
     if &magic != MAGIC {
         return Err(r.err("not an iolab sim state file (bad magic)"));
     }
     let v = r.u64()?;
     if v != VERSION as u64 {
-        return Err(r.err(&format!("format version {v}; this iolab reads version {VERSION}")));
+        return Err(r.err(&format!(
+            "format version {v}; this iolab reads version {VERSION}"
+        )));
     }
-    let head: serde_json::Value = serde_json::from_slice(&r.bytes()?).map_err(|e| r.err(&format!("bad header ({e})")))?;
-    let preset = head["preset"].as_str().ok_or_else(|| r.err("header has no preset"))?.to_string();
-    let params: Vec<(String, String)> =
-        serde_json::from_value(head["params"].clone()).map_err(|e| r.err(&format!("bad parameters ({e})")))?;
+    let head: serde_json::Value =
+        serde_json::from_slice(&r.bytes()?).map_err(|e| r.err(&format!("bad header ({e})")))?;
+    let preset = head["preset"]
+        .as_str()
+        .ok_or_else(|| r.err("header has no preset"))?
+        .to_string();
+    let params: Vec<(String, String)> = serde_json::from_value(head["params"].clone())
+        .map_err(|e| r.err(&format!("bad parameters ({e})")))?;
     let cfg = resolve(&preset, &params).map_err(|e| r.err(&e))?;
     let mut drive = Drive::new(cfg);
     let take = |r: &mut R, n: usize| -> Result<Vec<u64>, String> {
@@ -148,36 +168,54 @@ pub fn load(path: &str) -> Result<Drive, String> {
         if b.len() != n * 8 && n != 0 {
             return Err(r.err("scalar block has the wrong size"));
         }
-        Ok(b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     };
     match &mut drive {
         Drive::Ssd(s) => {
             let sc = take(&mut r, 5)?;
             s.now = sc[0];
-            s.host = HostCounters { read_bytes: sc[1], write_bytes: sc[2], reads: sc[3], writes: sc[4] };
+            s.host = HostCounters {
+                read_bytes: sc[1],
+                write_bytes: sc[2],
+                reads: sc[3],
+                writes: sc[4],
+            };
             let io = take(&mut r, s.io_state().len())?;
             s.set_io_state(&io);
-            let ring = { let b = r.bytes()?; b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>() };
+            let ring = {
+                let b = r.bytes()?;
+                b.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                    .collect::<Vec<u64>>()
+            };
             s.set_ring_state(&ring);
-            r.into_u64s(&mut s.flash.die_busy)?;
-            r.into_u64s(&mut s.flash.chan_busy)?;
+            r.fill_u64s(&mut s.flash.die_busy)?;
+            r.fill_u64s(&mut s.flash.chan_busy)?;
             let n = s.ftl.scalars().len();
             let sc = take(&mut r, n)?;
             s.ftl.set_scalars(&sc);
             for a in s.ftl.u32_arrays() {
-                r.into_u32s(a)?;
+                r.fill_u32s(a)?;
             }
             let (lens, state, vbits, stamp) = s.ftl.other_arrays();
-            r.into_u8s(lens)?;
-            r.into_u8s(state)?;
-            r.into_u64s(vbits)?;
-            r.into_u64s(stamp)?;
+            r.fill_u8s(lens)?;
+            r.fill_u8s(state)?;
+            r.fill_u64s(vbits)?;
+            r.fill_u64s(stamp)?;
             for q in s.ftl.queues() {
                 let b = r.bytes()?;
-                *q = b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+                *q = b
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
             }
             let b = r.bytes()?;
-            *s.ftl.slc_dead() = b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+            *s.ftl.slc_dead() = b
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
         }
         Drive::Hdd(h) => {
             let n = h.state().len();
@@ -187,4 +225,3 @@ pub fn load(path: &str) -> Result<Drive, String> {
     }
     Ok(drive)
 }
-

@@ -10,12 +10,20 @@ use _sim::{result_json, Drive};
 const K4: u64 = 4096;
 
 fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn spec(rnd: bool, write: bool, bs: u64, oio: u32) -> RunSpec {
     RunSpec {
-        streams: vec![StreamSpec { rnd, write, bs, share: 1.0 }],
+        streams: vec![StreamSpec {
+            rnd,
+            write,
+            bs,
+            share: 1.0,
+        }],
         oio,
         active_range: 1.0,
         entropy: 1.0,
@@ -31,11 +39,17 @@ fn go<D: Device>(d: &mut D, s: &RunSpec) -> RunResult {
 }
 
 fn bytes(s: RunSpec, b: u64) -> RunSpec {
-    RunSpec { bytes_budget: Some(b), ..s }
+    RunSpec {
+        bytes_budget: Some(b),
+        ..s
+    }
 }
 
 fn secs(s: RunSpec, t: f64) -> RunSpec {
-    RunSpec { duration_ns: Some((t * NS as f64) as u64), ..s }
+    RunSpec {
+        duration_ns: Some((t * NS as f64) as u64),
+        ..s
+    }
 }
 
 /// Uniform random 4 KiB writes after a full sequential fill and 12 drive-writes of warm-up;
@@ -44,15 +58,28 @@ fn secs(s: RunSpec, t: f64) -> RunSpec {
 fn measured_waf(rho: f64, policy: Policy) -> (f64, f64) {
     let (np, data_blocks, reserve) = (64u32, 1024u32, 2u32);
     let u = ((data_blocks * np) as f64 / (1.0 + rho)).floor() as u32;
-    let mut s = Ssd::new(SsdConfig::small(data_blocks + reserve, np, u, policy, reserve));
+    let mut s = Ssd::new(SsdConfig::small(
+        data_blocks + reserve,
+        np,
+        u,
+        policy,
+        reserve,
+    ));
     let cap = u as u64 * K4;
     go(&mut s, &bytes(spec(false, true, K4, 1), cap));
     go(&mut s, &bytes(spec(true, true, K4, 1), 12 * cap));
     let c0 = s.ftl.c;
-    go(&mut s, &RunSpec { seed: 99, ..bytes(spec(true, true, K4, 1), 10 * cap) });
+    go(
+        &mut s,
+        &RunSpec {
+            seed: 99,
+            ..bytes(spec(true, true, K4, 1), 10 * cap)
+        },
+    );
     let c1 = s.ftl.c;
     s.ftl.check().unwrap();
-    let waf = (c1.host_chunks + c1.gc_chunks - c0.host_chunks - c0.gc_chunks) as f64 / (c1.host_chunks - c0.host_chunks) as f64;
+    let waf = (c1.host_chunks + c1.gc_chunks - c0.host_chunks - c0.gc_chunks) as f64
+        / (c1.host_chunks - c0.host_chunks) as f64;
     let alpha = (data_blocks * np) as f64 / u as f64;
     let want = match policy {
         Policy::Greedy => oracle::waf_greedy(alpha, np as f64),
@@ -66,7 +93,10 @@ fn measured_waf(rho: f64, policy: Policy) -> (f64, f64) {
 fn greedy_waf_matches_desnoyers() {
     for rho in [0.07, 0.28] {
         let (waf, want) = measured_waf(rho, Policy::Greedy);
-        assert!((waf / want - 1.0).abs() < 0.03, "rho={rho}: greedy WAF {waf:.3}, formula {want:.3}");
+        assert!(
+            (waf / want - 1.0).abs() < 0.03,
+            "rho={rho}: greedy WAF {waf:.3}, formula {want:.3}"
+        );
     }
 }
 
@@ -74,14 +104,20 @@ fn greedy_waf_matches_desnoyers() {
 fn fifo_waf_matches_lru_formula() {
     for rho in [0.07, 0.28] {
         let (waf, want) = measured_waf(rho, Policy::Fifo);
-        assert!((waf / want - 1.0).abs() < 0.03, "rho={rho}: FIFO WAF {waf:.3}, formula {want:.3}");
+        assert!(
+            (waf / want - 1.0).abs() < 0.03,
+            "rho={rho}: FIFO WAF {waf:.3}, formula {want:.3}"
+        );
     }
 }
 
 #[test]
 fn random_victim_waf_is_inverse_spare_factor() {
     let (waf, want) = measured_waf(0.28, Policy::Random);
-    assert!((waf / want - 1.0).abs() < 0.03, "random WAF {waf:.3}, 1/Sf {want:.3}");
+    assert!(
+        (waf / want - 1.0).abs() < 0.03,
+        "random WAF {waf:.3}, 1/Sf {want:.3}"
+    );
 }
 
 #[test]
@@ -90,7 +126,10 @@ fn greedy_is_best_under_uniform_traffic() {
     let f = measured_waf(0.1, Policy::Fifo).0;
     let c = measured_waf(0.1, Policy::CostBenefit).0;
     let r = measured_waf(0.1, Policy::Random).0;
-    assert!(g <= f && g <= c && g <= r, "greedy {g} fifo {f} cost-benefit {c} random {r}");
+    assert!(
+        g <= f && g <= c && g <= r,
+        "greedy {g} fifo {f} cost-benefit {c} random {r}"
+    );
     assert!(f < r, "fifo {f} random {r}");
 }
 
@@ -114,7 +153,8 @@ fn sequential_write_is_limited_by_the_slowest_of_link_channels_dies() {
         let c = s.cfg.clone();
         let link = c.link_mbps;
         let chan = c.channels as f64 * c.channel_mbps;
-        let die = c.dies as f64 * c.planes as f64 * c.page_bytes as f64 / (c.t_prog_ns as f64 / 1000.0);
+        let die =
+            c.dies as f64 * c.planes as f64 * c.page_bytes as f64 / (c.t_prog_ns as f64 / 1000.0);
         let want = link.min(chan).min(die);
         let r = go(&mut s, &secs(spec(false, true, 128 * 1024, 32), 2.0));
         let mbps = r.write.bytes as f64 / r.runtime_s() / 1e6;
@@ -133,15 +173,23 @@ fn qd1_random_read_latency_is_read_plus_transfer_plus_overhead() {
     s.idle_until(t0, t0 + NS);
     s.set_clock(t0 + NS);
     let r = go(&mut s, &secs(spec(true, false, K4, 1), 0.5));
-    let want_us = (c.overhead_ns + c.t_read_ns) as f64 / 1000.0 + 4096.0 / c.channel_mbps + 4096.0 / c.link_mbps;
+    let want_us = (c.overhead_ns + c.t_read_ns) as f64 / 1000.0
+        + 4096.0 / c.channel_mbps
+        + 4096.0 / c.link_mbps;
     let mean = r.read.hist.sum_ns as f64 / r.read.ios as f64 / 1000.0;
-    assert!((mean / want_us - 1.0).abs() < 0.01, "QD1 read {mean:.2} us, expected {want_us:.2}");
+    assert!(
+        (mean / want_us - 1.0).abs() < 0.01,
+        "QD1 read {mean:.2} us, expected {want_us:.2}"
+    );
     // Never-written data comes from the controller: no flash read.
     let mut fresh = small_default(&[]);
     let r = go(&mut fresh, &secs(spec(true, false, K4, 1), 0.1));
     let mean = r.read.hist.sum_ns as f64 / r.read.ios as f64 / 1000.0;
     let want = c.overhead_ns as f64 / 1000.0 + 4096.0 / c.link_mbps;
-    assert!((mean / want - 1.0).abs() < 0.01, "unwritten read {mean:.2} us, expected {want:.2}");
+    assert!(
+        (mean / want - 1.0).abs() < 0.01,
+        "unwritten read {mean:.2} us, expected {want:.2}"
+    );
 }
 
 /// IOPS per second of a write saturation run from FOB, with host bytes written by then.
@@ -163,11 +211,26 @@ fn write_cliff_where_the_physical_capacity_has_been_written() {
     let physical = s.cfg.physical_bytes() as f64;
     let series = wsat(&mut s, 40.0);
     let fob = series[1..4].iter().map(|x| x.0).sum::<f64>() / 3.0;
-    let steady = series[series.len() - 6..series.len() - 1].iter().map(|x| x.0).sum::<f64>() / 5.0;
-    assert!(steady < 0.7 * fob, "no cliff: FOB {fob:.0} IOPS, steady {steady:.0}");
-    let cliff = series.iter().position(|x| x.0 < 0.9 * fob).expect("a second below 90 % of FOB");
+    let steady = series[series.len() - 6..series.len() - 1]
+        .iter()
+        .map(|x| x.0)
+        .sum::<f64>()
+        / 5.0;
+    assert!(
+        steady < 0.7 * fob,
+        "no cliff: FOB {fob:.0} IOPS, steady {steady:.0}"
+    );
+    let cliff = series
+        .iter()
+        .position(|x| x.0 < 0.9 * fob)
+        .expect("a second below 90 % of FOB");
     let at = series[cliff - 1].1;
-    assert!((at / physical - 1.0).abs() < 0.15, "cliff after {:.2} GB written, physical {:.2} GB", at / 1e9, physical / 1e9);
+    assert!(
+        (at / physical - 1.0).abs() < 0.15,
+        "cliff after {:.2} GB written, physical {:.2} GB",
+        at / 1e9,
+        physical / 1e9
+    );
 }
 
 #[test]
@@ -177,7 +240,10 @@ fn hdd_qd1_random_iops_matches_mechanics_and_grows_with_queue_depth() {
         let h = Hdd::new(cfg.clone());
         let seek = h.mean_seek_ns(cfg.capacity, 600);
         let grid = 1000;
-        let xfer: f64 = (0..grid).map(|i| h.xfer_ns((i as f64 + 0.5) as u64 * (cfg.capacity / grid), K4)).sum::<f64>() / grid as f64;
+        let xfer: f64 = (0..grid)
+            .map(|i| h.xfer_ns((i as f64 + 0.5) as u64 * (cfg.capacity / grid), K4))
+            .sum::<f64>()
+            / grid as f64;
         let per_io = seek + h.rev_ns() / 2.0 + xfer + cfg.overhead_ns as f64;
         let want = 1e9 / per_io;
         let mut iops = Vec::new();
@@ -186,8 +252,16 @@ fn hdd_qd1_random_iops_matches_mechanics_and_grows_with_queue_depth() {
             let r = go(&mut h, &secs(spec(true, false, K4, qd), 60.0));
             iops.push(r.iops());
         }
-        assert!((iops[0] / want - 1.0).abs() < 0.10, "{preset}: QD1 {:.1} IOPS, mechanics say {want:.1} (mean seek {:.2} ms)", iops[0], seek / 1e6);
-        assert!(iops[1] > 1.2 * iops[0] && iops[2] > 1.3 * iops[1], "{preset}: IOPS by QD 1/4/32 = {iops:?}");
+        assert!(
+            (iops[0] / want - 1.0).abs() < 0.10,
+            "{preset}: QD1 {:.1} IOPS, mechanics say {want:.1} (mean seek {:.2} ms)",
+            iops[0],
+            seek / 1e6
+        );
+        assert!(
+            iops[1] > 1.2 * iops[0] && iops[2] > 1.3 * iops[1],
+            "{preset}: IOPS by QD 1/4/32 = {iops:?}"
+        );
     }
 }
 
@@ -197,7 +271,10 @@ fn hdd_sequential_reads_stream_at_media_rate() {
     let mut h = Hdd::new(cfg.clone());
     let r = go(&mut h, &secs(spec(false, false, 1 << 20, 4), 2.0));
     let mbps = r.read.bytes as f64 / r.runtime_s() / 1e6;
-    assert!(mbps > 0.9 * cfg.inner_mbps && mbps <= cfg.outer_mbps * 1.01, "{mbps}");
+    assert!(
+        mbps > 0.9 * cfg.inner_mbps && mbps <= cfg.outer_mbps * 1.01,
+        "{mbps}"
+    );
 }
 
 fn json_of(d: &mut Drive, s: &RunSpec) -> serde_json::Value {
@@ -208,11 +285,29 @@ fn json_of(d: &mut Drive, s: &RunSpec) -> serde_json::Value {
 
 #[test]
 fn same_seed_same_results() {
-    let mk = || Drive::new(resolve(DEFAULT_PRESET, &ov(&[("blocks_per_plane", "64"), ("op", "0.28")])).unwrap());
+    let mk = || {
+        Drive::new(
+            resolve(
+                DEFAULT_PRESET,
+                &ov(&[("blocks_per_plane", "64"), ("op", "0.28")]),
+            )
+            .unwrap(),
+        )
+    };
     let mix = RunSpec {
         streams: vec![
-            StreamSpec { rnd: true, write: true, bs: K4, share: 0.3 },
-            StreamSpec { rnd: true, write: false, bs: 8192, share: 0.7 },
+            StreamSpec {
+                rnd: true,
+                write: true,
+                bs: K4,
+                share: 0.3,
+            },
+            StreamSpec {
+                rnd: true,
+                write: false,
+                bs: 8192,
+                share: 0.7,
+            },
         ],
         ..secs(spec(true, true, K4, 8), 3.0)
     };
@@ -221,13 +316,25 @@ fn same_seed_same_results() {
     let (ja, jb) = (json_of(&mut a, &fill), json_of(&mut b, &fill));
     assert_eq!(ja, jb);
     assert_eq!(json_of(&mut a, &mix), json_of(&mut b, &mix));
-    let other = RunSpec { seed: 8, ..mix.clone() };
-    assert_ne!(json_of(&mut a, &mix)["write"]["ios"], json_of(&mut b, &other)["write"]["ios"]);
+    let other = RunSpec {
+        seed: 8,
+        ..mix.clone()
+    };
+    assert_ne!(
+        json_of(&mut a, &mix)["write"]["ios"],
+        json_of(&mut b, &other)["write"]["ios"]
+    );
 }
 
 #[test]
 fn state_survives_save_and_load() {
-    let mut a = Drive::new(resolve(DEFAULT_PRESET, &ov(&[("blocks_per_plane", "32"), ("op", "0.28")])).unwrap());
+    let mut a = Drive::new(
+        resolve(
+            DEFAULT_PRESET,
+            &ov(&[("blocks_per_plane", "32"), ("op", "0.28")]),
+        )
+        .unwrap(),
+    );
     json_of(&mut a, &bytes(spec(true, true, K4, 32), 5 << 30));
     let path = std::env::temp_dir().join(format!("iolab-sim-state-{}.bin", std::process::id()));
     let path = path.to_str().unwrap();
@@ -254,7 +361,10 @@ fn purge_returns_to_fresh_out_of_box() {
     assert_eq!(s.ftl.free_blocks(), s.cfg.n_main() as usize);
     s.ftl.check().unwrap();
     let again = go(&mut s, &secs(spec(true, true, K4, 32), 4.0));
-    assert_eq!(first.write.ios, again.write.ios, "FOB IOPS after purge differ from a new drive's");
+    assert_eq!(
+        first.write.ios, again.write.ios,
+        "FOB IOPS after purge differ from a new drive's"
+    );
 }
 
 #[test]
@@ -268,16 +378,23 @@ fn trim_gives_the_space_back_to_gc() {
         if trim {
             s.trim(cap / 2, cap / 2);
         }
-        let half = RunSpec { active_range: 0.5, ..spec(true, true, K4, 1) };
+        let half = RunSpec {
+            active_range: 0.5,
+            ..spec(true, true, K4, 1)
+        };
         go(&mut s, &bytes(half.clone(), 5 * cap));
         let c0 = s.ftl.c;
         go(&mut s, &bytes(half, 3 * cap));
         let c1 = s.ftl.c;
         s.ftl.check().unwrap();
-        (c1.host_chunks + c1.gc_chunks - c0.host_chunks - c0.gc_chunks) as f64 / (c1.host_chunks - c0.host_chunks) as f64
+        (c1.host_chunks + c1.gc_chunks - c0.host_chunks - c0.gc_chunks) as f64
+            / (c1.host_chunks - c0.host_chunks) as f64
     };
     let (kept, trimmed) = (run_waf(false), run_waf(true));
-    assert!(trimmed < 0.5 * kept, "WAF with the unused half trimmed {trimmed:.2}, without {kept:.2}");
+    assert!(
+        trimmed < 0.5 * kept,
+        "WAF with the unused half trimmed {trimmed:.2}, without {kept:.2}"
+    );
 }
 
 #[test]
@@ -285,18 +402,36 @@ fn sub_unit_writes_read_modify_write() {
     let mut s = small_default(&[]);
     go(&mut s, &bytes(spec(false, true, 128 * 1024, 32), 1 << 30));
     let before = s.ftl.c.rmw_reads;
-    let half = RunSpec { active_range: (1u64 << 30) as f64 / s.capacity() as f64, ..spec(true, true, 512, 4) };
+    let half = RunSpec {
+        active_range: (1u64 << 30) as f64 / s.capacity() as f64,
+        ..spec(true, true, 512, 4)
+    };
     let r = go(&mut s, &secs(half, 0.5));
-    assert_eq!(s.ftl.c.rmw_reads - before, r.write.ios, "every 512 B write into written data reads first");
+    assert_eq!(
+        s.ftl.c.rmw_reads - before,
+        r.write.ios,
+        "every 512 B write into written data reads first"
+    );
 }
 
 #[test]
 fn compressible_data_writes_less_flash_and_runs_faster() {
-    let mk = || Ssd::new(resolve_ssd("entry-sata-compress", &ov(&[("blocks_per_plane", "64"), ("op", "0.28")])).unwrap());
+    let mk = || {
+        Ssd::new(
+            resolve_ssd(
+                "entry-sata-compress",
+                &ov(&[("blocks_per_plane", "64"), ("op", "0.28")]),
+            )
+            .unwrap(),
+        )
+    };
     let steady = |entropy: f64| {
         let mut s = mk();
         let cap = s.capacity();
-        let w = RunSpec { entropy, ..spec(true, true, K4, 32) };
+        let w = RunSpec {
+            entropy,
+            ..spec(true, true, K4, 32)
+        };
         go(&mut s, &bytes(w.clone(), 3 * cap));
         let c0 = s.ftl.c;
         let r = go(&mut s, &secs(w, 5.0));
@@ -306,53 +441,102 @@ fn compressible_data_writes_less_flash_and_runs_faster() {
     };
     let (iops_rand, waf_rand) = steady(1.0);
     let (iops_comp, waf_comp) = steady(0.25);
-    assert!(waf_comp < 0.5 * waf_rand && waf_comp < 1.0, "WAF compressible {waf_comp:.2}, random {waf_rand:.2}");
-    assert!(iops_comp > 1.5 * iops_rand, "IOPS compressible {iops_comp:.0}, random {iops_rand:.0}");
+    assert!(
+        waf_comp < 0.5 * waf_rand && waf_comp < 1.0,
+        "WAF compressible {waf_comp:.2}, random {waf_rand:.2}"
+    );
+    assert!(
+        iops_comp > 1.5 * iops_rand,
+        "IOPS compressible {iops_comp:.0}, random {iops_rand:.0}"
+    );
 }
 
 #[test]
 fn slc_cache_bursts_then_drops_and_recovers_when_idle() {
     let mut s = Ssd::new(
-        resolve_ssd("client-nvme-slc", &ov(&[("blocks_per_plane", "100"), ("pages_per_block", "96"), ("op", "0.67"), ("slc_gb", "2")])).unwrap(),
+        resolve_ssd(
+            "client-nvme-slc",
+            &ov(&[
+                ("blocks_per_plane", "100"),
+                ("pages_per_block", "96"),
+                ("op", "0.67"),
+                ("slc_gb", "2"),
+            ]),
+        )
+        .unwrap(),
     );
     let w = spec(false, true, 128 * 1024, 32);
     let r = go(&mut s, &secs(w.clone(), 4.0));
     let first = r.series[0].bytes as f64;
     let last = r.series[3].bytes as f64;
-    assert!(last < 0.6 * first, "SLC burst {:.0} MB/s then {:.0} MB/s", first / 1e6, last / 1e6);
+    assert!(
+        last < 0.6 * first,
+        "SLC burst {:.0} MB/s then {:.0} MB/s",
+        first / 1e6,
+        last / 1e6
+    );
     let ev = s.ftl.c.slc_evictions;
     s.idle_until(s.clock(), s.clock() + 30 * NS);
     let t = s.clock() + 30 * NS;
     s.set_clock(t);
     assert!(s.ftl.c.slc_evictions > ev, "idle time evicts the SLC cache");
     let r2 = go(&mut s, &secs(w, 1.0));
-    assert!(r2.series[0].bytes as f64 > 0.9 * first, "burst after idle {:.0} MB/s", r2.series[0].bytes as f64 / 1e6);
+    assert!(
+        r2.series[0].bytes as f64 > 0.9 * first,
+        "burst after idle {:.0} MB/s",
+        r2.series[0].bytes as f64 / 1e6
+    );
     s.ftl.check().unwrap();
 }
 
 #[test]
 fn background_gc_recovers_performance_when_idle() {
-    let mut s = small_default(&[("pages_per_block", "32"), ("blocks_per_plane", "128"), ("bg_reserve_pct", "30")]);
+    let mut s = small_default(&[
+        ("pages_per_block", "32"),
+        ("blocks_per_plane", "128"),
+        ("bg_reserve_pct", "30"),
+    ]);
     let w = secs(spec(true, true, K4, 32), 30.0);
     let r = go(&mut s, &w);
-    let steady = r.series[25..29].iter().map(|b| b.writes as f64).sum::<f64>() / 4.0;
+    let steady = r.series[25..29]
+        .iter()
+        .map(|b| b.writes as f64)
+        .sum::<f64>()
+        / 4.0;
     let free_before = s.ftl.free_blocks();
     let t = s.clock();
     s.idle_until(t, t + 20 * NS);
     s.set_clock(t + 20 * NS);
-    assert!(s.ftl.free_blocks() > free_before + 5, "free blocks {free_before} -> {}", s.ftl.free_blocks());
+    assert!(
+        s.ftl.free_blocks() > free_before + 5,
+        "free blocks {free_before} -> {}",
+        s.ftl.free_blocks()
+    );
     let after = go(&mut s, &secs(spec(true, true, K4, 32), 1.0));
-    assert!(after.iops() > 1.3 * steady, "after idle {:.0} IOPS, steady {steady:.0}", after.iops());
+    assert!(
+        after.iops() > 1.3 * steady,
+        "after idle {:.0} IOPS, steady {steady:.0}",
+        after.iops()
+    );
     s.ftl.check().unwrap();
 }
 
 #[test]
 fn open_loop_rate_is_honoured() {
     let mut s = small_default(&[]);
-    let r = go(&mut s, &RunSpec { rate_iops: Some(2000.0), ..secs(spec(true, true, K4, 32), 3.0) });
+    let r = go(
+        &mut s,
+        &RunSpec {
+            rate_iops: Some(2000.0),
+            ..secs(spec(true, true, K4, 32), 3.0)
+        },
+    );
     assert!((r.iops() - 2000.0).abs() < 5.0, "{}", r.iops());
     let lat = r.write.hist.max_ns;
-    assert!(lat < 100_000, "lightly loaded writes complete from the buffer: max {lat} ns");
+    assert!(
+        lat < 100_000,
+        "lightly loaded writes complete from the buffer: max {lat} ns"
+    );
 }
 
 #[test]
@@ -373,14 +557,33 @@ fn trace_replay_follows_timestamps() {
 #[test]
 fn every_request_completes_under_gc_pressure() {
     // Mixed sizes and reads at 7 % OP through heavy GC: every IO issued must complete.
-    let mut s = small_default(&[("pages_per_block", "32"), ("blocks_per_plane", "128"), ("op", "0.07")]);
+    let mut s = small_default(&[
+        ("pages_per_block", "32"),
+        ("blocks_per_plane", "128"),
+        ("op", "0.07"),
+    ]);
     let cap = s.capacity();
     go(&mut s, &bytes(spec(false, true, 128 * 1024, 32), cap));
     let mix = RunSpec {
         streams: vec![
-            StreamSpec { rnd: true, write: true, bs: K4, share: 0.5 },
-            StreamSpec { rnd: true, write: true, bs: 64 * 1024, share: 0.1 },
-            StreamSpec { rnd: true, write: false, bs: K4, share: 0.4 },
+            StreamSpec {
+                rnd: true,
+                write: true,
+                bs: K4,
+                share: 0.5,
+            },
+            StreamSpec {
+                rnd: true,
+                write: true,
+                bs: 64 * 1024,
+                share: 0.1,
+            },
+            StreamSpec {
+                rnd: true,
+                write: false,
+                bs: K4,
+                share: 0.4,
+            },
         ],
         ..bytes(spec(true, true, K4, 64), 3 * cap)
     };
