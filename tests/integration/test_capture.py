@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,7 @@ def test_capture_finds_the_fio_mix(loop_device, scratch):
     ticks = []
     cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device), on_tick=ticks.append)
     assert cap.interrupted and cap.lost_events == 0
+    assert abs(cap.table.start_unix_ns / 1e9 - time.time()) < 60  # dated by the wall clock
     assert not (TRACEFS / "instances" / INSTANCE).exists()  # cleaned up
     assert cap.raw_path.exists() and "block_rq_issue" in cap.raw_path.read_text()[:10000]
     assert ticks and ticks[-1].ios > 0
@@ -138,7 +140,6 @@ def test_fio_write_iolog_imports_to_fios_own_counts(scratch):
 def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device, scratch):
     import signal
     import sys
-    import time
 
     out = scratch / "cap.parquet"
     code = (f"from iolab.traces import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "

@@ -35,11 +35,11 @@ import re
 import select
 import stat
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
-import threading
 
 from ..errors import IolabError, RefusedError
 from .readers import import_trace
@@ -249,7 +249,9 @@ def capture(
             f"no block IO was issued to {device}" + (f" by {process!r}" if process else "")
             + f" during the {elapsed:.1f} s capture; nothing to analyse (raw trace kept in {raw})."
         )
-    table = import_trace(raw, "tracefs", out, notes=tuple(notes))
+    # The trace clock is CLOCK_MONOTONIC: its offset to the wall clock dates the capture.
+    mono_to_unix = time.time_ns() - time.monotonic_ns()
+    table = import_trace(raw, "tracefs", out, notes=tuple(notes), clock_unix_ns=mono_to_unix)
     return CaptureResult(table, raw, device, f"{major},{minor}", elapsed, interrupted, lost)
 
 

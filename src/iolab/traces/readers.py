@@ -459,10 +459,13 @@ def import_trace(
     out: str | Path,
     skip_bad_lines: bool = False,
     notes: tuple[str, ...] = (),
+    clock_unix_ns: int | None = None,
 ) -> TraceTable:
     """Read one trace (or several files of one trace, e.g. the per-CPU files of a blktrace
     or several MSR volumes) in format `fmt` and write the normalised table to `out`.
-    `notes` are extra caveats stored with the table (the capture's, for instance)."""
+    `notes` are extra caveats stored with the table (the capture's, for instance);
+    `clock_unix_ns` is the wall-clock time of the input's time 0 when the caller knows it
+    and the format does not say (the capture knows its monotonic clock's offset)."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     if fmt not in FORMATS:
         raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
@@ -534,7 +537,8 @@ def import_trace(
         if not origins:
             raise IolabError(f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace; nothing to import.")
         return write_table(
-            con, union, out, fmt=fmt, sources=tuple(str(f) for f in files), start_unix_ns=start, origin_ns=min(origins),
+            con, union, out, fmt=fmt, sources=tuple(str(f) for f in files),
+            start_unix_ns=start if clock_unix_ns is None else clock_unix_ns, origin_ns=min(origins),
             skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(notes),
         )
     finally:
