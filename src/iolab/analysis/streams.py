@@ -23,7 +23,8 @@ Outstanding IO comes from issue and completion times (issue + latency): the aver
 time-weighted mean over the step (the sum of each IO's in-flight time inside the step,
 divided by the step's length), the maximum is the exact peak of the in-flight count. IOs
 without a response time are left out of outstanding IO; a trace without response times has
-None for outstanding IO and response times, never 0.
+None for outstanding IO and response times, never 0. Outstanding IO counts every device
+analysed together; pass `devices` to look at one.
 
 Dominant streams are those with at least `threshold` of all analysed IOs over the whole
 trace (SNIA uses 3 %).
