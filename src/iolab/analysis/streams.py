@@ -265,12 +265,12 @@ def analyse(
         if lo_dev is None or lo_dev != hi_dev:
             con.execute(f"CREATE TYPE iolab_dev AS ENUM (SELECT DISTINCT device FROM {scan} WHERE {sel} AND device IS NOT NULL ORDER BY 1)")
             n_dev = con.execute("SELECT len(enum_range(NULL::iolab_dev))").fetchall()[0][0]
-            dev_sql = f"coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev})"  # no device: a group of its own
+            dev_sql = f", coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev}) AS dev"  # no device: its own group
         else:
-            dev_sql = "0"
+            dev_sql = ""  # one device: the direction alone is the group
         lat_sql = "coalesce(latency_us, -1.0)" if table.has_latency else "-1.0"
         query = (
-            f"SELECT time_ns, op = 'write' AS w, offset_bytes, size_bytes, {lat_sql} AS lat, {dev_sql} AS dev"
+            f"SELECT time_ns, op = 'write' AS w, offset_bytes, size_bytes, {lat_sql} AS lat{dev_sql}"
             f" FROM read_parquet({sql_str(str(table.path))}, file_row_number = true)"
             f" WHERE {sel} AND {io_filter} AND file_row_number >= $lo AND file_row_number < $hi"
         )
@@ -376,7 +376,8 @@ class _Accumulator:
         # The SEQ rule and the in-flight count keep separate state, so they run side by side
         # (numpy releases the GIL in its loops).
         oio = self._pool.submit(self._outstanding, t, c["lat"], step) if self.has_latency else None
-        seq = self._seq_flags(c["dev"].astype(np.int64) * 2 + c["w"], c["offset_bytes"], c["size_bytes"])
+        group = c["w"].astype(np.int64) if "dev" not in c else c["dev"].astype(np.int64) * 2 + c["w"]
+        seq = self._seq_flags(group, c["offset_bytes"], c["size_bytes"])
         if oio is not None:
             oio.result()
         con.register("iolab_chunk", {"step": step, "seq": seq, "w": c["w"], "size": c["size_bytes"], "lat": c["lat"]})
