@@ -46,6 +46,8 @@ PcOpt = typer.Option(None, "--precondition-factor", help="WIPC volume in × test
 StrictOpt = typer.Option(False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test.")
 WsatMulOpt = typer.Option(None, "--wsat-capacity-multiple", help="Write Saturation stops after this × capacity written (spec: 4).")
 WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time limit (spec: 24h).")
+WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab analyse` "
+                           "(or its composite.toml / replay.toml).")
 
 
 def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time):
@@ -64,15 +66,20 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
 def _tests(test: str) -> list[str]:
     if test == "pts":
         return list(suites.PTS_SEQUENCE)
+    if test == "rwsw":
+        return list(suites.RWSW_SEQUENCE)
     if test not in suites.TESTS:
-        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(suites.TESTS)} or 'pts' (all four in sequence).")
+        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(suites.TESTS)}, 'pts' (the four PTS tests "
+                         "in sequence) or 'rwsw' (the four RWSW tests in sequence).")
     return [test]
 
 
 @app.command()
 def run(
-    test: str = typer.Argument(..., help="iops, throughput, latency, wsat, or pts (all four in sequence)."),
+    test: str = typer.Argument(..., help="iops, throughput, latency, wsat, or pts (all four in sequence); "
+                               "multi-wsat, streams-wsat, replay, dirth-rwsw, or rwsw (all four, with --workload)."),
     target: Optional[str] = TargetOpt,
+    workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
     quick: bool = QuickOpt,
@@ -89,7 +96,7 @@ def run(
     tested_by: str = typer.Option("", "--tested-by", help="Name for the report's 'tested by' field."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
 ):
-    """Run a SNIA PTS test: purge, precondition, rounds until steady state; every round is stored."""
+    """Run a SNIA PTS or RWSW test: purge, precondition, rounds until steady state; every round is stored."""
     from .progress import RichProgress
     from .textreport import render
 
@@ -101,8 +108,12 @@ def run(
     root = runs_dir or runs_root()
     try:
         for name in _tests(test):
-            plan = suites.build_plan(name, prof, tgt)
+            plan = suites.build_plan(name, prof, tgt, workload)
             store = start(plan, tgt, engine, options, root)
+            if workload is not None:
+                from .suites.rwsw_common import copy_inputs
+
+                copy_inputs(workload, store.dir)
             console.print(f"[bold]{plan.title}[/] on {tgt.spec} → {store.dir}")
             if not store.manifest.compliant:
                 console.print(f"[yellow]non-compliant: {'; '.join(store.manifest.noncompliance)}[/]")
@@ -200,8 +211,9 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
 
 @app.command("fio-job")
 def fio_job(
-    test: str = typer.Argument(..., help="iops, throughput, latency, wsat or pts."),
+    test: str = typer.Argument(..., help="iops, throughput, latency, wsat or pts; an RWSW test or rwsw with --workload."),
     target: Optional[str] = TargetOpt,
+    workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
     quick: bool = QuickOpt,
@@ -218,7 +230,7 @@ def fio_job(
         raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")
     engine = FioEngine()
     for name in _tests(test):
-        plan = suites.build_plan(name, prof, tgt)
+        plan = suites.build_plan(name, prof, tgt, workload)
         for phase in plan.phases:
             for i, w in enumerate(phase.precondition):
                 tag = f"{_slug(phase.name)}-r00-c{i:02d}-{_slug(w.label())}"
@@ -228,6 +240,110 @@ def fio_job(
                 tag = f"{_slug(phase.name)}-r01-c{i:02d}-{_slug(cell.key)}"
                 print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
                 print(engine.job_text(tgt, cell.workload, tag))
+
+
+# -- traces: capture, import, stream analysis (SNIA RWSW) ------------------------------------
+
+
+@app.command()
+def capture(
+    device: str = typer.Argument(..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."),
+    duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
+    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw tracefs text is kept beside it."),
+    process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
+):
+    """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab analyse`."""
+    from .traces import capture as trace_capture
+
+    seconds = parse_duration(duration, "--duration")
+    with console.status(f"capturing {device} for {seconds:g} s (Ctrl-C ends early)") as status:
+        def tick(t) -> None:
+            status.update(f"capturing {device}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
+
+        result = trace_capture(device, seconds, out, process=process, on_tick=tick)
+    console.print(result.table.summary(), soft_wrap=True)
+    console.print(f"raw trace: {result.raw_path}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
+
+
+@app.command("import")
+def import_(
+    fmt: str = typer.Argument(..., metavar="FORMAT", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs."),
+    paths: list[Path] = typer.Argument(..., metavar="PATH", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
+    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
+    skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Drop lines that do not parse (counted and reported) instead of stopping at the first."),
+):
+    """Import a public trace format into the normalised IO table."""
+    from .traces import import_trace
+
+    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines)
+    console.print(table.summary(), soft_wrap=True)
+
+
+def _fraction(text: str, what: str) -> float:
+    """'3%' or '3' -> 0.03; '0.03' -> 0.03 (bare numbers below 1 are fractions)."""
+    t = text.strip()
+    try:
+        v = float(t.rstrip("%").strip())
+    except ValueError:
+        raise IolabError(f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03).") from None
+    return v / 100 if t.endswith("%") or v >= 1 else v
+
+
+@app.command()
+def analyse(
+    trace: Path = typer.Argument(..., help="IO table (.parquet) from `iolab capture` or `iolab import`."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."),
+    step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
+    threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
+    process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
+    device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
+    qd: Optional[int] = typer.Option(None, "--qd", help="Queue depth of the workloads (default: the capture's average outstanding IO; needed when the trace has no response times)."),
+    threads: int = typer.Option(1, "--threads", help="Threads of the workloads (outstanding IO = threads × QD)."),
+    compress: float = typer.Option(1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."),
+    replay_streams: str = typer.Option("dominant", "--replay-streams", help="Replay the dominant streams only, or all."),
+):
+    """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
+    writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
+    from rich.table import Table
+
+    from .analysis import composite, replay, save_composite
+    from .analysis.plots import plot_all
+    from .analysis.streams import analyse as run_analysis
+    from .suites.rwsw_common import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+
+    with console.status(f"analysing {trace}"):
+        a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
+                         devices=tuple(device or ()), process=process)
+    console.print(a.summary(), soft_wrap=True)
+    t = Table(title="per step (the Self-Test figures)", title_justify="left")
+    for col in ("step", "start s", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
+        t.add_column(col, justify="right")
+
+    def f(v, fmt):
+        return "—" if v is None else format(v, fmt)
+
+    shown = a.steps if len(a.steps) <= 30 else a.steps[:10] + a.steps[-10:]
+    for s in shown:
+        if len(a.steps) > 30 and s is a.steps[-10]:
+            t.add_row("…", *[""] * 7)
+        t.add_row(str(s.index), f"{s.start_s:,.0f}", f"{s.ios:,}", f(s.iops, ",.0f"), f(s.mbps, ",.1f"),
+                  f(s.read_pct, ".1f"), f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
+                  f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}")
+    console.print(t)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [a.save(out / ANALYSIS_FILE)]
+    w = composite(a, queue_depth=qd, threads=threads)
+    written.append(save_composite(w, out / COMPOSITE_FILE, a))
+    plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
+    written.append(plan.save(out / REPLAY_FILE))
+    written += list(plot_all(a, out / "plots").values())
+    console.print(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
+                  f"TC {w.threads} × QD {w.queue_depth}", soft_wrap=True)
+    console.print(f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
+                  + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else ""))
+    for p in written:
+        console.print(f"wrote {p}", soft_wrap=True)
+    console.print(f"next: iolab run rwsw --workload {out} --target …", soft_wrap=True)
 
 
 @sim_app.command("presets")

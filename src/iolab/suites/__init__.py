@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from importlib import import_module
+from pathlib import Path
 
 from ..errors import IolabError
 from ..plan import Profile, TestPlan
@@ -20,9 +21,16 @@ TESTS = {
     "throughput": "pts_throughput",
     "latency": "pts_latency",
     "wsat": "pts_wsat",
+    # SNIA RWSW tests: each needs the workload files of a trace (`--workload`, see rwsw_common)
+    "multi-wsat": "rwsw_multi_wsat",
+    "streams-wsat": "rwsw_streams_wsat",
+    "replay": "rwsw_replay",
+    "dirth-rwsw": "rwsw_dirth",
 }
 # `iolab run pts` runs these in this order on one target.
 PTS_SEQUENCE = ("iops", "throughput", "latency", "wsat")
+# `iolab run rwsw --workload DIR` runs these in this order on one target.
+RWSW_SEQUENCE = ("multi-wsat", "streams-wsat", "replay", "dirth-rwsw")
 
 QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0
@@ -49,10 +57,21 @@ def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "
     return replace(p, **overrides)
 
 
-def build_plan(test: str, profile: Profile, target: Target) -> TestPlan:
+def build_plan(test: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
+    """The plan of one test. `workload` is the RWSW tests' input (the `iolab analyse` output
+    directory or one of its files); the PTS tests take none."""
     if test not in TESTS:
-        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(TESTS)} (or 'pts' for all four).")
+        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(TESTS)} (or 'pts' / 'rwsw' for a sequence).")
     module = import_module(f".{TESTS[test]}", __name__)
+    if test in RWSW_SEQUENCE:
+        if workload is None:
+            raise IolabError(f"test {test}: needs --workload PATH, the directory written by `iolab analyse TRACE "
+                             "--out DIR` (or its composite.toml / replay.toml).")
+        from .rwsw_common import load_input
+
+        return module.build(profile, target, load_input(workload))
+    if workload is not None:
+        raise IolabError(f"test {test}: takes no --workload (only the RWSW tests {', '.join(RWSW_SEQUENCE)} do).")
     return module.build(profile, target)
 
 

@@ -1,0 +1,206 @@
+"""What the SNIA Real World Storage Workload (RWSW) tests share: their input files and the
+phases they are built from.
+
+Input (`--workload PATH`): the directory `iolab analyse` writes (analysis.json,
+composite.toml, replay.toml), or any one of those files; the others are looked up beside
+it under their standard names. A test takes what it needs (the composite, the replay) and
+says which file is missing otherwise. The stream analysis is optional: when present it is
+copied into the run directory and the report prints the Self-Test (in-situ) page from it.
+
+Phases:
+  saturation_phase  purge, then intervals of one workload until steady state, a byte budget
+                    (× tested capacity written) or a time budget (Multi-WSAT, Individual
+                    Streams WSAT);
+  steady_phase      purge, WIPC fill, then rounds of the composite until steady state (the
+                    drive state before Replay-Native and DIRTH).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..analysis.workloads import ReplayPlan, load_composite, load_replay
+from ..errors import IolabError
+from ..plan import Cell, Phase, Profile, Tracking
+from ..targets import Target
+from ..workload import Workload
+from . import active_fraction, tested_capacity, wipc
+
+ANALYSIS_FILE = "analysis.json"
+COMPOSITE_FILE = "composite.toml"
+REPLAY_FILE = "replay.toml"
+INPUTS_DIR = "inputs"  # inside a run directory: the input files as they were when the run started
+
+SPEC = "RWSW PTS 1.0.x for datacenter storage"
+# In a quick run a saturation phase also stops after this many intervals, so a test that
+# never settles still ends in about a minute.
+QUICK_MAX_INTERVALS = 30
+
+
+@dataclass(frozen=True)
+class RwswInput:
+    """The files behind an RWSW run (None where absent) and the workloads read from them."""
+
+    composite_path: Path | None
+    replay_path: Path | None
+    analysis_path: Path | None
+    composite: Workload | None
+    replay: ReplayPlan | None
+
+    def need_composite(self, test: str) -> Workload:
+        if self.composite is None:
+            raise IolabError(
+                f"test {test}: needs the composite workload ({COMPOSITE_FILE}); none was found with the given "
+                f"--workload. Give the directory written by `iolab analyse TRACE --out DIR`, or a composite TOML file."
+            )
+        return self.composite
+
+    def need_replay(self, test: str) -> ReplayPlan:
+        if self.replay is None:
+            raise IolabError(
+                f"test {test}: needs the replay workload ({REPLAY_FILE}); none was found with the given --workload. "
+                "Give the directory written by `iolab analyse TRACE --out DIR`, or its replay.toml."
+            )
+        return self.replay
+
+    def files(self) -> list[Path]:
+        return [p for p in (self.composite_path, self.replay_path, self.analysis_path) if p is not None]
+
+
+def _kind(path: Path) -> str:
+    """'composite', 'replay' or 'analysis': from the content, so renamed files still work."""
+    if path.suffix == ".json":
+        return "analysis"
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return "unknown"  # the loader reports the file and line
+    if "replay" in data:
+        return "replay"
+    if "workload" in data:
+        return "composite"
+    return "unknown"
+
+
+def locate(path: str | Path) -> dict[str, Path]:
+    """The input files for `path` (a directory or one of its files), by kind."""
+    p = Path(path)
+    if not p.exists():
+        raise IolabError(f"--workload {p}: no such file or directory. Give the directory written by `iolab analyse`.")
+    found: dict[str, Path] = {}
+    if p.is_file():
+        kind = _kind(p)
+        if kind == "unknown":
+            raise IolabError(
+                f"--workload {p}: not an iolab workload file (expected a composite TOML with a [workload] table, "
+                "a replay TOML with a [replay] table, or the analysis JSON written by `iolab analyse`)."
+            )
+        found[kind] = p
+        folder = p.parent
+    else:
+        folder = p
+    for kind, name in (("composite", COMPOSITE_FILE), ("replay", REPLAY_FILE), ("analysis", ANALYSIS_FILE)):
+        if kind not in found and (folder / name).is_file():
+            found[kind] = folder / name
+    if not found:
+        raise IolabError(
+            f"--workload {p}: holds none of {COMPOSITE_FILE}, {REPLAY_FILE}, {ANALYSIS_FILE}. "
+            "Run `iolab analyse TRACE --out DIR` and give DIR."
+        )
+    return found
+
+
+def load_input(path: str | Path) -> RwswInput:
+    found = locate(path)
+    c, r, a = found.get("composite"), found.get("replay"), found.get("analysis")
+    return RwswInput(c, r, a, load_composite(c) if c else None, load_replay(r) if r else None)
+
+
+def copy_inputs(path: str | Path, run_dir: Path) -> list[Path]:
+    """Copy the input files into the run directory (reports read only run directories)."""
+    dest = run_dir / INPUTS_DIR
+    dest.mkdir(exist_ok=True)
+    names = {"composite": COMPOSITE_FILE, "replay": REPLAY_FILE, "analysis": ANALYSIS_FILE}
+    return [Path(shutil.copyfile(src, dest / names[kind])) for kind, src in locate(path).items()]
+
+
+# -- workloads ------------------------------------------------------------------------------
+
+
+def digest(*workloads: Workload) -> str:
+    """A short fingerprint of what is run (streams, shares, outstanding IO, durations), so a
+    comparison can refuse runs of different workloads; file comments do not change it."""
+    h = hashlib.sha256()
+    for w in workloads:
+        h.update(repr((sorted((s.access, s.op, s.block_size, round(s.share, 9)) for s in w.streams),
+                       w.threads, w.queue_depth, w.duration_s)).encode())
+    return h.hexdigest()[:12]
+
+
+def mix_text(w: Workload) -> str:
+    return ", ".join(f"{s.label()} {s.share * 100:.1f} %" for s in w.streams)
+
+
+def applied(w: Workload, profile: Profile, target: Target, name: str, **changes) -> Workload:
+    """A workload from the input file as the test runs it: over the tested capacity, random
+    (incompressible) data, one interval long."""
+    return w.with_(active_range=active_fraction(profile, target), entropy=1.0, duration_s=profile.cell_seconds,
+                   bytes_budget=None, rate_iops=None, name=name, **changes)
+
+
+def oio_text(w: Workload) -> str:
+    return f"TC {w.threads} × QD {w.queue_depth} = {w.outstanding}"
+
+
+# -- phases ---------------------------------------------------------------------------------
+
+
+def saturation_phase(name: str, cell: Cell, profile: Profile, target: Target,
+                     precondition: tuple[Workload, ...] = ()) -> Phase:
+    """WSAT-like: from purge, intervals of one workload, IOPS tracked; stop at steady state or
+    when `wsat_capacity_multiple` × the tested capacity is written or `wsat_max_seconds` pass.
+    A workload without writes has no byte budget (it would never be reached)."""
+    interval = profile.cell_seconds
+    rounds = math.ceil(profile.wsat_max_seconds / interval)
+    if profile.quick:
+        rounds = min(rounds, QUICK_MAX_INTERVALS)
+    writes = any(s.op == "write" for s in cell.workload.streams)
+    budget = int(profile.wsat_capacity_multiple * tested_capacity(profile, target)) if writes else None
+    return Phase(name, (cell,), (Tracking(f"IOPS {cell.key}", cell.key, "iops"),), purge=True,
+                 precondition=precondition, max_rounds=rounds, stop_on_steady=True,
+                 budget_write_bytes=budget, budget_seconds=profile.wsat_max_seconds)
+
+
+def saturation_stop_text(profile: Profile, target: Target) -> str:
+    budget = profile.wsat_capacity_multiple * tested_capacity(profile, target)
+    text = (f"steady state, or {profile.wsat_capacity_multiple:g}× capacity written ({budget / 1e9:.3f} GB; "
+            f"workloads with writes), or {profile.wsat_max_seconds / 3600:g} h")
+    if profile.quick:
+        text += f", or {QUICK_MAX_INTERVALS} intervals (quick)"
+    return text
+
+
+def steady_phase(composite: Workload, profile: Profile, target: Target) -> Phase:
+    """The drive state before Replay-Native and DIRTH: purge, WIPC, then rounds of the
+    composite until steady state (at most `max_rounds`)."""
+    cell = Cell("composite", applied(composite, profile, target, "composite"), "", 0)
+    return Phase("steady state (composite)", (cell,), (Tracking("IOPS composite", cell.key, "iops"),), purge=True,
+                 precondition=(wipc(profile, target),), max_rounds=profile.max_rounds, stop_on_steady=True)
+
+
+def input_parameters(inp: RwswInput, *workloads: Workload) -> list[tuple[str, str]]:
+    files = ", ".join(p.name for p in inp.files())
+    return [
+        ("Workload files", files),
+        ("Workload digest", digest(*workloads)),
+        ("Self-Test", "from the capture's stream analysis" if inp.analysis_path else "no stream analysis given"),
+    ]
+
+
+DATA_NOTE = ("The capture has no data content, so writes use random (incompressible) data as the PTS requires; "
+             "compressibility and duplication are not reproduced.")

@@ -1,0 +1,35 @@
+"""RWSW Multi-WSAT: the composite workload (the capture's dominant streams as one fixed mix)
+applied interval after interval from a purged drive until steady state; IOPS, MB/s, ART and
+the 99.999 % response time over time and at steady state."""
+
+from __future__ import annotations
+
+from ..plan import Cell, Profile, TestPlan
+from ..targets import Target
+from . import common_parameters, tested_capacity
+from .rwsw_common import (
+    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, oio_text, saturation_phase, saturation_stop_text,
+)
+
+TEST = "multi-wsat"
+
+
+def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
+    composite = inp.need_composite(TEST)
+    cell = Cell("composite", applied(composite, profile, target, "composite"), "", 0)
+    phase = saturation_phase("main", cell, profile, target)
+    params = common_parameters(profile, target) + [
+        ("Stimulus", f"composite: {mix_text(composite)}"),
+        ("Outstanding IO", oio_text(composite) + " (from the workload file)"),
+        ("Preconditioning", "none (starts at FOB after purge)"),
+        ("Stop", saturation_stop_text(profile, target)),
+        *input_parameters(inp, composite),
+    ]
+    notes = (
+        "Multi-WSAT runs the composite at the outstanding IO written in the workload file (the capture's average "
+        "by default); the RWSW spec's OIO for this test is UNVERIFIED, so edit the file to choose another.",
+        "Each interval is one measurement of the composite; steady state is the PTS rule on interval IOPS.",
+        DATA_NOTE,
+    )
+    return TestPlan(TEST, "Multi-WSAT", f"{SPEC} ({profile.name})", profile, (phase,), profile.rule(),
+                    tested_capacity(profile, target), tuple(params), notes)

@@ -1,0 +1,52 @@
+"""RWSW Replay-Native: the capture re-created step by step. Each replay step runs flat out
+(not throttled to the captured IO count) at its own stream mix and queue depth for its
+(compressed) duration, in capture order, after the drive is brought to steady state with
+the composite workload."""
+
+from __future__ import annotations
+
+from ..plan import Cell, Phase, Profile, TestPlan
+from ..targets import Target
+from . import active_fraction, common_parameters, tested_capacity
+from .rwsw_common import DATA_NOTE, SPEC, RwswInput, input_parameters, mix_text, steady_phase
+
+TEST = "replay"
+
+
+def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
+    composite = inp.need_composite(TEST)
+    plan = inp.need_replay(TEST)
+    steps = plan.workloads()
+    ar = active_fraction(profile, target)
+    cells = []
+    for step, w in zip(plan.steps, steps):
+        # A quick run shortens long steps to the cell time so a many-step replay stays short.
+        seconds = min(w.duration_s, profile.cell_seconds) if profile.quick else w.duration_s
+        cells.append(Cell(f"step {step.index}", w.with_(active_range=ar, entropy=1.0, duration_s=seconds), "", 0))
+    replay_phase = Phase("replay", tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False)
+    total = sum(c.workload.duration_s for c in cells)
+    params = common_parameters(profile, target) + [
+        ("Stimulus", f"replay of {len(cells)} capture steps of {plan.step_s:g} s"
+         + (f", compressed {plan.compress:g}×" if plan.compress != 1 else "") + f": {total:,.1f} s flat out"),
+        ("Outstanding IO", f"per step: TC {plan.threads} × the step's QD "
+         f"({min(s.queue_depth for s in plan.steps)}–{max(s.queue_depth for s in plan.steps)})"),
+        ("Preconditioning", f"purge, WIPC, then the composite to steady state ({mix_text(composite)}, "
+         f"TC {composite.threads} × QD {composite.queue_depth})"),
+        ("PC2 (WDPC)", "the composite until steady state"),
+        *input_parameters(inp, composite, *steps),
+    ]
+    notes = [
+        "Replay-Native: the drive is first brought to steady state with the composite (the catalogue does not say "
+        "how the drive is prepared; this is iolab's choice), then every step of the replay runs once, in order.",
+        "Each step runs flat out at its mix and queue depth for its duration; between steps the drive idles for "
+        "the engine's start-up (fio: a fraction of a second; the simulator: none).",
+        DATA_NOTE,
+    ]
+    if profile.quick:
+        notes.append(f"Quick profile: every step runs at most {profile.cell_seconds:g} s instead of its "
+                     "duration in the replay file.")
+    if plan.skipped:
+        notes.append(f"{len(plan.skipped)} capture step(s) had no IOs of the replayed streams and are not replayed.")
+    return TestPlan(TEST, "Replay-Native", f"{SPEC} ({profile.name})", profile,
+                    (steady_phase(composite, profile, target), replay_phase), profile.rule(),
+                    tested_capacity(profile, target), tuple(params), tuple(notes))

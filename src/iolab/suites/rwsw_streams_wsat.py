@@ -1,0 +1,43 @@
+"""RWSW Individual Streams WSAT: each dominant stream of the composite alone, each from a
+purged drive to steady state (one phase per stream); one IOPS figure per stream per drive."""
+
+from __future__ import annotations
+
+from ..plan import Cell, Profile, TestPlan
+from ..targets import Target
+from ..workload import Stream
+from . import common_parameters, tested_capacity, wipc
+from .rwsw_common import (
+    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_phase, saturation_stop_text,
+)
+
+TEST = "streams-wsat"
+
+
+def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
+    composite = inp.need_composite(TEST)
+    phases = []
+    for s in composite.streams:
+        label = s.label()
+        w = applied(composite, profile, target, label, streams=(Stream(s.access, s.op, s.block_size, 1.0),))
+        # A read stream straight after a purge would read LBAs the drive never wrote (a file
+        # target reads holes without touching the disk): fill the range first.
+        pc = (wipc(profile, target),) if s.op == "read" else ()
+        phases.append(saturation_phase(label, Cell(label, w, "", s.block_size), profile, target, pc))
+    params = common_parameters(profile, target) + [
+        ("Stimulus", f"each of the {len(phases)} dominant streams alone: "
+         + ", ".join(s.label() for s in composite.streams)),
+        ("Outstanding IO", oio_text(composite) + " (from the workload file)"),
+        ("Preconditioning", "write streams: none (FOB after purge); read streams: WIPC "
+         f"SEQ 128 KiB W {profile.precondition_factor:g}× capacity"),
+        ("Stop", saturation_stop_text(profile, target) + ", per stream"),
+        *input_parameters(inp, composite),
+    ]
+    notes = (
+        "Every stream starts from a purge. Read streams are preceded by the PTS WIPC fill so they read written "
+        "LBAs (the RWSW spec's preconditioning for read streams is UNVERIFIED).",
+        "Streams run at the composite's outstanding IO (from the workload file).",
+        DATA_NOTE,
+    )
+    return TestPlan(TEST, "Individual Streams WSAT", f"{SPEC} ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
