@@ -71,15 +71,15 @@ pub const SSD_PARAMS: &[ParamDef] = &[
         "ratio",
         "over-provisioning rho = (physical - user)/user; sets user capacity from the flash size",
     ),
-    p("channels", "count", "flash channels"),
-    p("dies_per_channel", "count", "dies on each channel"),
-    p("planes", "count", "planes per die (programmed together)"),
+    p("channels", "", "flash channels"),
+    p("dies_per_channel", "", "dies on each channel"),
+    p("planes", "", "planes per die (programmed together)"),
     p(
         "blocks_per_plane",
-        "count",
+        "",
         "erase blocks per plane (= FTL superblocks)",
     ),
-    p("pages_per_block", "count", "pages per erase block"),
+    p("pages_per_block", "", "pages per erase block"),
     p(
         "page_kib",
         "KiB",
@@ -158,10 +158,10 @@ pub const HDD_PARAMS: &[ParamDef] = &[
         "MiB",
         "read cache (recently transferred data is served without media access)",
     ),
-    p("ncq", "count", "commands the drive reorders (1 = in order)"),
+    p("ncq", "", "commands the drive reorders (1 = in order)"),
     p("overhead_us", "us", "command overhead"),
     c("link", LINKS, "host link"),
-    p("link_mbps", "MB/s", "host link bandwidth (0 = from link)"),
+    p("link_mbps", "MB/s", "host link bandwidth (unset: from link)"),
 ];
 
 pub struct Preset {
@@ -192,7 +192,7 @@ pub const PRESETS: &[Preset] = &[
             ("t_erase_us", "3500"),
             ("channel_mbps", "200"),
             ("link", "sas6"),
-            ("link_mbps", "0"),
+            ("link_mbps", ""),
             ("overhead_us", "10"),
             ("buffer_kib", "1024"),
             ("gc", "greedy"),
@@ -225,7 +225,7 @@ pub const PRESETS: &[Preset] = &[
             ("t_erase_us", "3000"),
             ("channel_mbps", "166"),
             ("link", "sata3"),
-            ("link_mbps", "0"),
+            ("link_mbps", ""),
             ("overhead_us", "12"),
             ("buffer_kib", "512"),
             ("gc", "greedy"),
@@ -258,7 +258,7 @@ pub const PRESETS: &[Preset] = &[
             ("t_erase_us", "5000"),
             ("channel_mbps", "800"),
             ("link", "pcie3x4"),
-            ("link_mbps", "0"),
+            ("link_mbps", ""),
             ("overhead_us", "4"),
             ("buffer_kib", "4096"),
             ("gc", "greedy"),
@@ -289,7 +289,7 @@ pub const PRESETS: &[Preset] = &[
             ("ncq", "32"),
             ("overhead_us", "30"),
             ("link", "sas6"),
-            ("link_mbps", "0"),
+            ("link_mbps", ""),
         ],
     },
     Preset {
@@ -308,7 +308,7 @@ pub const PRESETS: &[Preset] = &[
             ("ncq", "32"),
             ("overhead_us", "50"),
             ("link", "sata3"),
-            ("link_mbps", "0"),
+            ("link_mbps", ""),
         ],
     },
 ];
@@ -684,9 +684,8 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
     }
     let link = v.raw("link").to_string();
     let (mut link_mbps, link_full_duplex) = link_props(&link);
-    let lm = v.nonneg("link_mbps")?;
-    if lm > 0.0 {
-        link_mbps = lm;
+    if !v.raw("link_mbps").is_empty() {
+        link_mbps = v.pos("link_mbps")?;
     }
     let us = |k: &str| -> Result<u64, String> { Ok((v.pos(k)? * 1000.0).round() as u64) };
     Ok(SsdConfig {
@@ -770,9 +769,8 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
     }
     let link = v.raw("link").to_string();
     let (mut link_mbps, _) = link_props(&link);
-    let lm = v.nonneg("link_mbps")?;
-    if lm > 0.0 {
-        link_mbps = lm;
+    if !v.raw("link_mbps").is_empty() {
+        link_mbps = v.pos("link_mbps")?;
     }
     Ok(HddConfig {
         preset: preset.to_string(),
