@@ -232,3 +232,12 @@ def test_trim_unmaps_and_replay_follows_timestamps(tmp_path):
     assert r.ios == n and r.write.ios == n // 2
     assert r.runtime_s == pytest.approx((n - 1) * 0.01, rel=0.01)
     assert r.raw_files == (f"{tmp_path.name}/replay.json",)
+
+
+def test_a_drive_too_large_for_memory_is_refused(monkeypatch):
+    import iolab.engines.sim as sim
+
+    monkeypatch.setattr(sim, "_mem_available", lambda: 512 * 2**20)
+    with pytest.raises(IolabError, match="blocks_per_plane"):
+        SimEngine().prepare(targets.parse_target(f"sim:{DEFAULT_PRESET}"))
+    SimEngine().prepare(small())  # 400 MiB drive: a few MiB of maps

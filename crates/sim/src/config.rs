@@ -388,6 +388,11 @@ impl SsdConfig {
     pub fn total_chunks(&self) -> u64 {
         self.n_blocks as u64 * self.cpb as u64
     }
+    /// Bytes the FTL's maps will take (L2P, unit lengths, P2L, valid bitmap).
+    pub fn map_bytes(&self) -> u64 {
+        let lens = if self.chunks_per_unit > 1 { self.user_units as u64 } else { 0 };
+        self.user_units as u64 * 4 + lens + self.total_chunks() * 4 + self.total_chunks() / 8
+    }
 
     /// A bare FTL for WAF experiments: one die, one plane, 4 KiB pages, `blocks` blocks of
     /// `pages` pages, `user_units` logical pages. Timing values are nominal.
@@ -830,6 +835,7 @@ pub fn describe(cfg: &DriveConfig) -> Value {
             "ftl_blocks": c.n_blocks,
             "slc_blocks": c.n_slc,
             "dies": c.dies,
+            "memory_bytes": c.map_bytes(),
             "interface": if c.link.starts_with("pcie") { "nvme" } else if c.link.starts_with("sas") { "sas" } else { "sata" },
             "link": c.link,
             "link_mbps": c.link_mbps,

@@ -101,6 +101,27 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
     return int(info["capacity_bytes"]), facts
 
 
+def _mem_available() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _check_memory(target: Target) -> None:
+    """Refuse a drive whose maps would not fit in memory (the allocation would abort)."""
+    need = int(describe(target.path, dict(target.options)).get("memory_bytes", 0))
+    avail = _mem_available()
+    if avail is not None and need > 0.9 * avail:
+        raise IolabError(
+            f"target {target.spec}: this simulated drive needs {need / 2**30:.1f} GiB of memory for its maps "
+            f"but only {avail / 2**30:.1f} GiB is available; give a smaller drive (e.g. fewer blocks_per_plane)."
+        )
+
+
 # -- the raw result ---------------------------------------------------------------------------
 
 
@@ -183,6 +204,7 @@ class SimEngine:
         self._check_kind(target)
         opts = dict(target.options)
         load = opts.get("load")
+        _check_memory(target)
         try:
             if load:
                 drive = _sim.Drive.load(load)
@@ -191,11 +213,6 @@ class SimEngine:
                 drive = _sim.Drive(target.path, _drive_params(opts))
         except ValueError as e:
             raise IolabError(f"target {target.spec}: {e}") from None
-        except MemoryError:
-            raise IolabError(
-                f"target {target.spec}: not enough memory for this simulated drive's maps "
-                "(about 2 MiB per GiB of flash); lower its capacity, e.g. ?blocks_per_plane=..."
-            ) from None
         self._drives[target.spec] = drive
         self._targets[target.spec] = target
 
