@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .errors import IolabError
+from .results import Histogram
 from .summary import CellAverage, PhaseSummary
 from .units import KiB
 
@@ -104,7 +105,11 @@ def _wsat_min(phases: list[PhaseSummary]) -> float | None:
     return min(r.iops for r in phases[0].rows) if phases and phases[0].rows else None
 
 
-def key_metrics(test: str) -> tuple[KeyMetric, ...]:
+def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    """The summary columns of a test. `runs` (each drive's phases) is needed only where the
+    columns depend on what was run (Individual Streams: one column per stream)."""
+    if test in RWSW_TESTS:
+        return rwsw_key_metrics(test, runs)
     if test == "iops":
         return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, 0, _from_cell(mix, bs, "iops"))
                      for mix, bs, label in (("100/0", 4 * KiB, "4KiB"), ("65/35", 4 * KiB, "4KiB"), ("0/100", 4 * KiB, "4KiB"),
@@ -134,6 +139,150 @@ def key_metrics(test: str) -> tuple[KeyMetric, ...]:
     raise IolabError(f"test {test!r}: no comparison figures are defined for it.")
 
 
+# -- the RWSW tests -----------------------------------------------------------------------------
+
+RWSW_TESTS = ("multi-wsat", "streams-wsat", "replay", "dirth-rwsw")
+RWSW_TITLES = {"multi-wsat": "Multi-WSAT", "streams-wsat": "Individual Streams", "replay": "Replay-Native",
+               "dirth-rwsw": "DIRTH"}
+DIRTH_PHASE, DIRTH_SUMMARY_OIO = "demand intensity", 32
+REPLAY_PHASE = "replay"
+
+
+@dataclass(frozen=True)
+class ReplayTotals:
+    """A whole replay as one figure set (the catalogue's "24-hour averages"): IOPS and MB/s are
+    all IOs and bytes over all step runtimes; ART is IO-weighted; percentiles come from the
+    steps' histograms merged (exact, never averaged)."""
+
+    steps: int
+    ios: float
+    seconds: float
+    iops: float
+    mbps: float
+    art_us: float | None
+    mrt_us: float | None
+    histogram: Histogram | None
+
+    def percentile(self, pct: float) -> float | None:
+        return self.histogram.percentile(pct) if self.histogram is not None else None
+
+
+def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
+    ph = next((p for p in phases if p.phase.name == REPLAY_PHASE), None)
+    rows = [r for r in ph.rows if r.round in ph.window] if ph is not None else []
+    if not rows:
+        return None
+    # fio and the sim give IOPS as IOs / runtime, so IOPS × runtime is each step's IO count.
+    ios = [r.iops * r.runtime_s for r in rows]
+    seconds = sum(r.runtime_s for r in rows)
+    lat = [(n, r.lat_mean_us) for n, r in zip(ios, rows) if r.lat_mean_us is not None and n > 0]
+    mx = [r.lat_max_us for r in rows if r.lat_max_us is not None]
+    hists = [c.histogram for c in ph.cells if c.histogram is not None]
+    return ReplayTotals(
+        steps=len(rows), ios=sum(ios), seconds=seconds,
+        iops=sum(ios) / seconds if seconds else 0.0, mbps=sum(r.io_bytes for r in rows) / seconds / 1e6 if seconds else 0.0,
+        art_us=sum(n * v for n, v in lat) / sum(n for n, _ in lat) if lat else None,
+        mrt_us=max(mx) if mx else None, histogram=Histogram.merge(hists) if hists else None,
+    )
+
+
+def dirth_level(phases: list[PhaseSummary], oio: int) -> CellAverage | None:
+    for ph in phases:
+        if ph.phase.name == DIRTH_PHASE:
+            return next((c for c in ph.cells if c.key == f"OIO {oio}"), None)
+    return None
+
+
+def cell_percentile(c: CellAverage | None, pct: float) -> float | None:
+    return c.histogram.percentile(pct) if c is not None and c.histogram is not None else None
+
+
+def stream_labels(runs: Sequence[list[PhaseSummary]]) -> list[str]:
+    """Individual Streams: the streams (phase names) of all drives, in run order."""
+    return list(dict.fromkeys(ph.phase.name for phases in runs for ph in phases))
+
+
+def _replay(attr: str, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        t = replay_totals(phases)
+        if t is None:
+            return None
+        return t.percentile(pct) if pct is not None else getattr(t, attr)
+    return get
+
+
+def _dirth(attr: str | None, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        c = dirth_level(phases, DIRTH_SUMMARY_OIO)
+        if c is None:
+            return None
+        return cell_percentile(c, pct) if pct is not None else getattr(c, attr)
+    return get
+
+
+def _composite(attr: str) -> Callable[[list[PhaseSummary]], float | None]:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        c = next((c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None)
+        return None if c is None else getattr(c, attr)
+    return get
+
+
+def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        ph = next((p for p in phases if p.phase.name == label), None)
+        return ph.cells[0].iops if ph is not None and ph.cells else None
+    return get
+
+
+def rwsw_key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    if test == "multi-wsat":
+        return (
+            KeyMetric("IOPS (steady state)", "IOPS", True, 0, _composite("iops")),
+            KeyMetric("MB/s (steady state)", "MB/s", True, 1, _composite("mbps")),
+            KeyMetric("ART (steady state)", "µs", False, 1, _composite("lat_mean_us")),
+            KeyMetric("99.999 % RT (steady state)", "µs", False, 1, _composite("p99_999_us")),
+        )
+    if test == "streams-wsat":
+        return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, 0, _stream_iops(label)) for label in stream_labels(runs))
+    if test == "replay":
+        return (
+            KeyMetric("IOPS (whole replay)", "IOPS", True, 0, _replay("iops")),
+            KeyMetric("MB/s (whole replay)", "MB/s", True, 1, _replay("mbps")),
+            KeyMetric("ART (whole replay)", "µs", False, 1, _replay("art_us")),
+            KeyMetric("MRT (whole replay)", "µs", False, 1, _replay("mrt_us")),
+            KeyMetric("99.999 % RT (whole replay)", "µs", False, 1, _replay("", 99.999)),
+        )
+    if test == "dirth-rwsw":
+        return (
+            KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, 1, _dirth("mbps")),
+            KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, 1, _dirth(None, 99.99)),
+            KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, 1, _dirth(None, 99.999)),
+        )
+    raise IolabError(f"test {test!r}: not an RWSW test.")
+
+
+# The RWSW summary table (catalogue §1 "Comparison"): which columns of which test, in order.
+RWSW_SUMMARY = (
+    ("multi-wsat", ("IOPS (steady state)", "MB/s (steady state)", "99.999 % RT (steady state)")),
+    ("replay", ("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)")),
+    ("dirth-rwsw", (f"MB/s at OIO {DIRTH_SUMMARY_OIO}", f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}")),
+    ("streams-wsat", None),  # every stream's IOPS
+)
+
+
+def rwsw_summary_metrics(streams_runs: Sequence[list[PhaseSummary]]) -> tuple[tuple[str, KeyMetric], ...]:
+    """The RWSW summary columns as (test, metric); a metric's `get` takes {test: phases} of
+    one drive (a drive without that test's run has no figure there and is not ranked)."""
+    out = []
+    for test, names in RWSW_SUMMARY:
+        for m in rwsw_key_metrics(test, streams_runs):
+            if names is not None and m.name not in names:
+                continue
+            out.append((test, KeyMetric(f"{RWSW_TITLES[test]}: {m.name}", m.unit, m.higher_is_better, m.digits,
+                                        lambda by_test, m=m, t=test: m.get(by_test.get(t, [])))))
+    return tuple(out)
+
+
 # -- which runs may be compared --------------------------------------------------------------
 
 
@@ -145,6 +294,7 @@ class RunFacts:
     test: str
     profile: dict
     cells: tuple[tuple[str, tuple[str, ...]], ...]  # per phase: name, cell keys
+    workload: str = ""  # RWSW: digest of the workload run (streams, shares, outstanding IO)
 
 
 def differences(runs: Sequence[RunFacts]) -> list[str]:
@@ -160,6 +310,9 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
             a, b = first.profile.get(k), r.profile.get(k)
             if a != b:
                 out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
+        if r.workload != first.workload:
+            out.append(f"workload: {first.label} ran workload {first.workload or '?'}, {r.label} ran {r.workload or '?'} "
+                       "(different composite/replay files)")
         if r.cells != first.cells:
             mine = {f"{p}: {c}" for p, cs in first.cells for c in cs}
             theirs = {f"{p}: {c}" for p, cs in r.cells for c in cs}
@@ -195,7 +348,23 @@ def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
 
 
 def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) -> list[Path]:
-    """Write one comparison report (HTML and PDF) for these runs; returns the paths written."""
+    """Write one comparison report (HTML and PDF) for these runs; returns the paths written.
+    Runs of several RWSW tests (on several drives) make the RWSW summary comparison."""
     from .report.comparison import write_comparison
 
+    tests = {_test_of(r) for r in run_refs}
+    if len(tests) > 1 and tests <= set(RWSW_TESTS):
+        from .report.rwsw_compare import write_rwsw_comparison
+
+        return write_rwsw_comparison(list(run_refs), Path(out_dir), force)
     return write_comparison(list(run_refs), Path(out_dir), force)
+
+
+def _test_of(ref: str | Path) -> str:
+    from .store import RunStore
+
+    store = RunStore.open(ref)
+    try:
+        return store.manifest.test
+    finally:
+        store.close()

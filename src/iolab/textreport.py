@@ -63,6 +63,8 @@ def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
             cells = [ph.cell(mix, bs) for mix in ph.mixes]
             t.add_row(kib_label(bs), *(fmt(c) if c else "—" for c in cells))
         console.print(t)
+    elif ph.cells:
+        render_cells(ph, console)
     if ph.verdicts:
         t = Table(title="steady state", title_justify="left")
         for col in ("variable", "rounds", "average", "range (allowed)", "fit excursion (allowed)", "fit", "verdict"):
@@ -73,6 +75,19 @@ def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
                       f"{v.fit_excursion:,.2f} ({v.fit_allowed:,.2f})", v.formula(),
                       "[green]pass[/]" if v.steady else "[red]fail[/]")
         console.print(t)
+
+
+def render_cells(ph: PhaseSummary, console: Console) -> None:
+    """Tests whose cells are not a block size × mix grid (RWSW): one row per cell."""
+    t = Table(title="per cell, mean over the measurement window", title_justify="left")
+    for col in ("cell", "IOPS", "MB/s", "ART µs", "99.999 % µs"):
+        t.add_column(col, justify="right")
+    cells = ph.cells if len(ph.cells) <= 30 else ph.cells[:10] + ph.cells[-10:]
+    for c in cells:
+        if len(ph.cells) > 30 and c is ph.cells[-10]:
+            t.add_row("…", "", "", "", "")
+        t.add_row(c.key, f"{c.iops:,.0f}", f"{c.mbps:,.1f}", _us(c.lat_mean_us), _us(c.p99_999_us))
+    console.print(t)
 
 
 def render_wsat(ph: PhaseSummary, console: Console) -> None:

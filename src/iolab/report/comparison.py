@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import __version__
-from ..compare import KeyMetric, RunFacts, check_comparable, comparison_stem, key_metrics, summary_table
+from ..compare import RWSW_TESTS, KeyMetric, RunFacts, check_comparable, comparison_stem, key_metrics, summary_table
 from ..summary import PhaseSummary
 from ..units import KiB, kib_label
 from . import header, plots, write_document
@@ -18,7 +18,7 @@ from .sections import table_pages
 
 def facts(run: RunData, label: str) -> RunFacts:
     cells = tuple((p["name"], tuple(p.get("cells", ()))) for p in run.manifest.plan.get("phases", []))
-    return RunFacts(label, run.manifest.test, run.manifest.profile, cells)
+    return RunFacts(label, run.manifest.test, run.manifest.profile, cells, run.manifest.parameters.get("Workload digest", ""))
 
 
 def write_comparison(refs: list, out_dir: Path, force: bool) -> list[Path]:
@@ -99,7 +99,7 @@ def _rank_text(rank: int | None, n: int) -> str:
 
 
 def summary_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
-    metrics = key_metrics(runs[0].manifest.test)
+    metrics = key_metrics(runs[0].manifest.test, [r.phases for r in runs])
     st = summary_table(labels, [r.phases for r in runs], metrics)
     n = len(runs)
     src = ("Source: each run's results.db (cells, mean over its own measurement window); ranks compare the "
@@ -162,6 +162,10 @@ def overlay_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
         return pages
     if test == "wsat":
         return _wsat_pages(runs, labels)
+    if test in RWSW_TESTS:
+        from .rwsw import overlay_pages as rwsw_overlays
+
+        return rwsw_overlays(test, runs, labels)
     return []
 
 

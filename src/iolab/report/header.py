@@ -29,6 +29,8 @@ def _val(v) -> str:
 
 
 def spec_line(run: RunData) -> str:
+    if run.manifest.spec.startswith("RWSW"):
+        return f"Real World Storage Workload Performance Test Specification — {run.manifest.spec}"
     return f"Solid State Storage Performance Test Specification — {run.manifest.spec}"
 
 
@@ -142,7 +144,7 @@ def set_up_parameters(run: RunData) -> HeaderColumn:
         ("Data pattern", _val(prm.get("Data pattern"))),
         ("Active range", _val(prm.get("Active range"))),
         ("PC1 (WIPC)", preconditioning_text(run)),
-        ("PC2 (WDPC)", f"the test loop, {_val(prm.get('Outstanding IO'))}"),
+        ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or f"the test loop, {_val(prm.get('Outstanding IO'))}"),
         ("SS rounds", steady_text(run)),
         ("SS rule", steady_rule_text(run)),
     ]
@@ -152,7 +154,7 @@ def set_up_parameters(run: RunData) -> HeaderColumn:
 def test_parameters(run: RunData) -> HeaderColumn:
     m = run.manifest
     prm = m.parameters
-    shown = ("Data pattern", "Active range", "Preconditioning")  # already in Set Up Parameters
+    shown = ("Data pattern", "Active range", "Preconditioning", "PC2 (WDPC)")  # already in Set Up Parameters
     items = [(k, str(v)) for k, v in prm.items() if k not in shown]
     rounds = [str(len(ph.rounds)) for ph in run.phases]
     items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))

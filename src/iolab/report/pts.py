@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..compare import RWSW_TESTS
 from ..summary import PhaseSummary
 from ..suites.pts_iops import TRACKING as IOPS_TRACKING
 from ..units import KiB, kib_label
@@ -27,6 +28,10 @@ def _sig(v: float) -> str:
 
 
 def pages_for(run: RunData) -> list[Page]:
+    if run.manifest.test in RWSW_TESTS:
+        from .rwsw import pages_for as rwsw_pages
+
+        return rwsw_pages(run) + details_pages(run)
     build = {"iops": iops_pages, "throughput": throughput_pages, "latency": latency_pages, "wsat": wsat_pages}
     return build.get(run.manifest.test, generic_pages)(run) + details_pages(run)
 

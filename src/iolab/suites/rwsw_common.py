@@ -36,7 +36,7 @@ COMPOSITE_FILE = "composite.toml"
 REPLAY_FILE = "replay.toml"
 INPUTS_DIR = "inputs"  # inside a run directory: the input files as they were when the run started
 
-SPEC = "RWSW PTS 1.0.x for datacenter storage"
+SPEC = "RWSW 1.0.x"  # the RWSW PTS for datacenter storage; 1.0.x: which revision is UNVERIFIED
 # In a quick run a saturation phase also stops after this many intervals, so a test that
 # never settles still ends in about a minute.
 QUICK_MAX_INTERVALS = 30
