@@ -17,11 +17,14 @@ SUMMARY_OIO = 32
 
 
 def split_oio(oio: int) -> tuple[int, int]:
-    """Total outstanding IO as threads × QD: one thread up to QD 32, then 32-deep threads
-    (64 = 2 × 32 … 1,024 = 32 × 32, the PTS DIRTH's TC32/QD32 corner)."""
-    if oio <= MAX_QD:
-        return 1, oio
+    """Total outstanding IO as threads × QD, exactly: one thread up to QD 32, then the fewest
+    threads that divide it with QD ≤ 32 (64 = 2 × 32 … 1,024 = 32 × 32, the PTS DIRTH's
+    TC32/QD32 corner)."""
+    if oio < 1:
+        raise ValueError(f"outstanding IO must be ≥ 1, got {oio}")
     threads = -(-oio // MAX_QD)
+    while oio % threads:
+        threads += 1
     return threads, oio // threads
 
 
