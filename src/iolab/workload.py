@@ -6,6 +6,7 @@ which test asked for it. Engines translate it (fio job file, simulator call); te
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -90,6 +91,16 @@ class Workload:
     @property
     def accesses(self) -> set[str]:
         return {s.access for s in self.streams}
+
+    def seed_for(self, tag: str) -> int:
+        """The random seed for one run of this workload, tagged by its round and cell.
+
+        Every round would otherwise replay the same offsets in the same order (a short round
+        on a large drive would rewrite the same LBAs each round, which is not the uniform
+        random the PTS asks for). Mixing in the tag keeps each round different and every run
+        reproducible: same plan, same tags, same offsets. All engines use this.
+        """
+        return (self.seed ^ zlib.crc32(tag.encode())) & 0xFFFF_FFFF
 
     def with_(self, **changes) -> "Workload":
         return replace(self, **changes)

@@ -183,3 +183,12 @@ def test_client_profile_settings():
     plan = suites.build_plan("iops", p, TARGET)
     assert plan.capacity == int(0.75 * GiB)
     assert plan.phases[0].cells[0].workload.active_range == pytest.approx(0.75)
+
+
+def test_wsat_time_limit_counts_measured_time(tmp_path):
+    # 1 s intervals, 5 s limit, a byte budget far away: exactly 5 intervals
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    _, store = go(tmp_path, "wsat", engine, wsat_max_seconds=5.0)
+    [ph] = summarise(store)
+    assert ph.rounds == (1, 2, 3, 4, 5)
+    assert "time budget" in ph.phase.stop_reason

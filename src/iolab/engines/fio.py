@@ -28,7 +28,6 @@ import stat
 import subprocess
 import tempfile
 import time
-import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -212,17 +211,6 @@ def _block_sizes(section: _Section) -> str:
     return "bssplit=" + ",".join(_split_text(ss) for ss in present)
 
 
-def _seed(w: Workload, tag: str) -> int:
-    """fio randseed: the workload's seed mixed with the round's tag.
-
-    Every round would otherwise replay the same offsets in the same order (with norandommap
-    a short round on a large drive rewrites the same LBAs each round, which is not the uniform
-    random the PTS asks for). Mixing in the tag keeps each round different and every run
-    reproducible: same plan, same tags, same offsets.
-    """
-    return (w.seed ^ zlib.crc32(tag.encode())) & 0xFFFF_FFFF
-
-
 def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
     """The fio job file for one round. `ioengine` is the async engine for block devices and
     files (NBD targets always use fio's nbd engine). Logs and output paths are relative: fio
@@ -268,7 +256,7 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         "norandommap=1",
         # The 32-bit default generator cannot address every block of drives > 16 TiB at 4 KiB.
         "random_generator=tausworthe64",
-        f"randseed={_seed(w, tag)}",
+        f"randseed={w.seed_for(tag)}",
     ]
     if w.duration_s is not None:
         # fio takes ms, so sub-second cells (quick profiles) are exact.

@@ -27,7 +27,6 @@ from ..targets import DeviceFacts, PurgeOutcome, Target
 from ..workload import Workload
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
-from .fio import _seed as round_seed
 
 DEFAULT_PRESET: str = _sim.DEFAULT_PRESET
 # Target options that steer the engine rather than describe the drive.
@@ -266,7 +265,7 @@ class SimEngine:
             (f"drive = _sim.Drive.load({opts['load']!r})" if opts.get("load")
              else f"drive = _sim.Drive({target.path!r}, {_drive_params(opts)!r})"),
             f"print(drive.run({streams!r}, {w.threads}, {w.queue_depth}, {w.active_range!r}, {w.entropy!r}, "
-            f"{None if w.rate_iops is None else float(w.rate_iops)!r}, {w.duration_s!r}, {w.bytes_budget!r}, {round_seed(w, tag)}))",
+            f"{None if w.rate_iops is None else float(w.rate_iops)!r}, {w.duration_s!r}, {w.bytes_budget!r}, {w.seed_for(tag)}))",
         ]
         return "\n".join(lines) + "\n"
 
@@ -289,7 +288,7 @@ class SimEngine:
         try:
             text = drive.run(
                 streams, w.threads, w.queue_depth, w.active_range, w.entropy,
-                None if w.rate_iops is None else float(w.rate_iops), w.duration_s, w.bytes_budget, round_seed(w, tag),
+                None if w.rate_iops is None else float(w.rate_iops), w.duration_s, w.bytes_budget, w.seed_for(tag),
                 progress,
             )
         except ValueError as e:
