@@ -66,8 +66,10 @@ class ScriptedEngine:
             return OpStats(ios, ios * bs, iops * share, iops * share * bs / 1e6, lat, 1000.0, 50.0, hist)
 
         reads = workload.read_pct / 100
-        if workload.bytes_budget is not None:  # a byte-budgeted write: exactly the budget
+        if workload.bytes_budget is not None:  # a byte budget: whichever of time and bytes ends first
             ios = workload.bytes_budget // bs
+            if workload.duration_s is not None:
+                ios = min(ios, int(iops * seconds))
             w = OpStats(ios, ios * bs, iops, iops * bs / 1e6, 100.0, 1000.0, 50.0, hist)
             r = OpStats.idle()
         else:
