@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import IolabError
+from .procs import pid_alive
 from .results import Histogram, RoundResult
 from .steady import VariableVerdict
 
@@ -142,16 +143,6 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class RunStore:
     def __init__(self, path: Path):
         self.dir = path
@@ -185,7 +176,7 @@ class RunStore:
         if store.manifest is None:
             raise IolabError(f"{path}: not an iolab run directory (no manifest.json).")
         m = store.manifest
-        if m.state == "running" and not _pid_alive(m.pid):
+        if m.state == "running" and not pid_alive(m.pid):
             # The process that wrote this run is gone without closing it (kill -9, power loss).
             m.state = "interrupted"
             m.error = m.error or "the iolab process ended without finishing the run"

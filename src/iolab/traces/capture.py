@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import IolabError, RefusedError
+from ..procs import pid_alive
 from .readers import import_trace
 from .table import TraceTable
 
@@ -107,23 +108,13 @@ def _write(p: Path, value: str) -> None:
         f.write(value)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _check_free(root: Path, major: int, minor: int, device: str) -> list[str]:
     """Refuse if someone else traces block requests; clean a stale instance of our own."""
     notes = []
     inst = root / "instances" / INSTANCE
     if inst.exists():
         owner = LOCK.read_text().strip() if LOCK.exists() else ""
-        if owner.isdigit() and _pid_alive(int(owner)) and int(owner) != os.getpid():
+        if owner.isdigit() and pid_alive(int(owner)) and int(owner) != os.getpid():
             raise RefusedError(
                 f"another iolab capture (pid {owner}) is running (tracefs instance {inst}). Wait for it to "
                 f"finish or stop it (kill {owner}); two captures cannot share the instance."
