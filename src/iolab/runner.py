@@ -128,7 +128,6 @@ class Runner:
         m = self.store.manifest
         try:
             if self.target.kind != "sim":
-                m.safety_overrides = targets.check_safe_to_write(self.target, self.options.allow_unsafe)
                 m.write_cache = targets.set_write_cache(self.target, self.plan.profile.write_cache)
             else:
                 m.write_cache = "simulated: " + ("enabled" if self.plan.profile.write_cache else "disabled")
@@ -244,4 +243,9 @@ def metric_of(result: RoundResult, metric: str) -> float:
 
 
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
-    return RunStore.create(root, new_manifest(plan, target, engine, options))
+    """Check the target is safe to write, then open the run directory (a refused target
+    leaves no run behind)."""
+    overrides = [] if target.kind == "sim" else targets.check_safe_to_write(target, options.allow_unsafe)
+    manifest = new_manifest(plan, target, engine, options)
+    manifest.safety_overrides = overrides
+    return RunStore.create(root, manifest)
