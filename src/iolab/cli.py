@@ -316,7 +316,7 @@ def analyse(
                          devices=tuple(device or ()), process=process)
     console.print(a.summary(), soft_wrap=True)
     t = Table(title="per step (the Self-Test figures)", title_justify="left")
-    for col in ("step", "start s", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
+    for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
         t.add_column(col, justify="right")
 
     def f(v, fmt):
@@ -325,8 +325,8 @@ def analyse(
     shown = a.steps if len(a.steps) <= 30 else a.steps[:10] + a.steps[-10:]
     for s in shown:
         if len(a.steps) > 30 and s is a.steps[-10]:
-            t.add_row("…", *[""] * 7)
-        t.add_row(str(s.index), f"{s.start_s:,.0f}", f"{s.ios:,}", f(s.iops, ",.0f"), f(s.mbps, ",.1f"),
+            t.add_row("…", *[""] * 6)
+        t.add_row(str(s.index), f"{s.start_s:,.0f}", f(s.iops, ",.0f"), f(s.mbps, ",.1f"),
                   f(s.read_pct, ".1f"), f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
                   f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}")
     console.print(t)

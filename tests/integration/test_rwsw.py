@@ -1,0 +1,177 @@
+"""The RWSW tests as a user runs them: a trace imported (`iolab import`), analysed (`iolab
+analyse`), the four RWSW tests on a file with real fio and on the simulated drive (`iolab
+run rwsw --quick`), and the RWSW comparison of the two with its rankings (`iolab compare`).
+Also `iolab capture` on a loop device while fio runs a known mix."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+
+import pytest
+
+from iolab.analysis.workloads import load_composite, load_replay
+from iolab.store import RunStore, list_runs
+from iolab.summary import summarise
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+FILETIME_1970 = 116444736000000000  # 100 ns ticks from 1601 to 1970
+SIM = "sim:enterprise-sas?user_gb=1"
+
+
+def msr_trace(path, bad_line: bool = False) -> None:
+    """Three 1 s capture steps with different mixes (MSR Cambridge CSV): RND 8 KiB reads and
+    writes 60/40, then SEQ 64 KiB reads, then the first mix again; 0.5 ms response times."""
+    rng_offsets = iter(range(7919, 10**9, 104729))
+    lines, t = [], 0
+    for step in range(3):
+        for i in range(300):
+            ts = FILETIME_1970 + (step * 10**9 + i * 3_000_000) // 100
+            if step == 1:
+                op, off, size = "Read", 2**30 + i * 65536, 65536
+            else:
+                op, off, size = ("Read" if i % 5 < 3 else "Write"), (next(rng_offsets) % 2**17) * 8192, 8192
+            lines.append(f"{ts},web,0,{op},{off},{size},5000")
+    if bad_line:
+        lines.insert(10, "128166372003061629,web,0,Wrte,0,4096,10")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rwsw")
+    msr_trace(d / "web.csv")
+    p = iolab("import", "msr", str(d / "web.csv"), "--out", str(d / "web.parquet"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert "900 IOs" in p.stdout
+    p = iolab("analyse", str(d / "web.parquet"), "--step", "1s", "--threshold", "3%", "--qd", "4", "--out", str(d / "wl"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert "dominant streams (≥ 3 %): 3" in p.stdout
+    for name in ("analysis.json", "composite.toml", "replay.toml", "plots/stream_map.png"):
+        assert (d / "wl" / name).is_file(), name
+    return d
+
+
+def test_analyse_writes_the_composite_and_the_replay_of_the_trace(workload):
+    w = load_composite(workload / "wl" / "composite.toml")
+    # 360 RND 8K R, 240 RND 8K W, 300 SEQ 64K R of 900 IOs
+    assert {s.label(): round(s.share, 3) for s in w.streams} == {"RND 8KiB R": 0.4, "SEQ 64KiB R": 0.333,
+                                                                 "RND 8KiB W": 0.267}
+    assert w.outstanding == 4
+    r = load_replay(workload / "wl" / "replay.toml")
+    assert [s.index for s in r.steps] == [0, 1, 2]
+    assert [s.label() for s in r.steps[1].streams] == ["SEQ 64KiB R"]
+    assert {s.label() for s in r.steps[0].streams} == {"RND 8KiB R", "RND 8KiB W"}
+
+
+def test_import_stops_at_a_bad_line_unless_told_to_skip(tmp_path):
+    msr_trace(tmp_path / "bad.csv", bad_line=True)
+    p = iolab("import", "msr", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "t.parquet"))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert re.search(r"bad\.csv:11: .*Type", p.stderr), p.stderr
+    p = iolab("import", "msr", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "t.parquet"), "--skip-bad-lines")
+    assert p.returncode == 0, p.stderr
+    assert "skipped 1 bad lines" in p.stdout
+
+
+def test_an_rwsw_test_without_a_workload_fails_cleanly(tmp_path):
+    p = iolab("run", "multi-wsat", "--target", SIM, "--runs-dir", str(tmp_path))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "needs --workload" in p.stderr
+    assert not list_runs(tmp_path)  # nothing was started
+
+
+def run_rwsw(workload, runs, target, *extra) -> list[RunStore]:
+    p = iolab("run", "rwsw", "--workload", str(workload / "wl"), "--target", target, "--quick", "--cell-time", "500ms",
+              "--no-report", "--runs-dir", str(runs), *extra)
+    assert p.returncode == 0, p.stderr + p.stdout[-3000:]
+    stores = [RunStore.open(r.path) for r in list_runs(runs)]
+    assert sorted(s.manifest.test for s in stores) == sorted(["multi-wsat", "streams-wsat", "replay", "dirth-rwsw"])
+    return stores
+
+
+def check_runs(stores: list[RunStore]) -> None:
+    for s in stores:
+        m = s.manifest
+        assert m.state == "complete", (m.test, m.error)
+        assert (s.dir / "inputs" / "analysis.json").is_file() and (s.dir / "inputs" / "composite.toml").is_file()
+        phases = {ph.phase.name: ph for ph in summarise(s)}
+        for ph in phases.values():
+            assert ph.rows and all(r.iops > 0 for r in ph.rows), (m.test, ph.phase.name)
+            assert all((s.dir / f).exists() for r in ph.rows for f in r.raw_files)
+        if m.test == "streams-wsat":
+            assert list(phases) == ["RND 8KiB R", "SEQ 64KiB R", "RND 8KiB W"]
+        if m.test == "replay":
+            rep = phases["replay"]
+            assert [c.key for c in rep.cells] == ["step 0", "step 1", "step 2"]
+            assert rep.rows[1].read_iops > 0 and rep.rows[1].write_iops == 0  # the SEQ 64K read step
+            assert phases["steady state (composite)"].rows
+        if m.test == "dirth-rwsw":
+            levels = phases["demand intensity"].rows
+            assert [r.workload["threads"] * r.workload["queue_depth"] for r in levels] == [2**k for k in range(11)]
+
+
+def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(workload, scratch):
+    file_runs, sim_runs = scratch / "file-runs", scratch / "sim-runs"
+    target = f"file:{scratch / 'drive.img'}?size=64MiB"
+    fio_stores = run_rwsw(workload, file_runs, target, "--wsat-max-time", "5s")
+    check_runs(fio_stores)
+    assert all(s.manifest.versions["engine"].startswith("fio") for s in fio_stores)
+    # the fio job of the deepest level really keeps 1,024 IOs in flight: 32 jobs × QD 32 per access pattern
+    dirth = next(s for s in fio_stores if s.manifest.test == "dirth-rwsw")
+    job = next(dirth.raw_dir.glob("demand_intensity-r01-c10-OIO_1024.fio")).read_text()
+    assert re.findall(r"numjobs=(\d+)", job) == ["32", "32"] and sum(map(int, re.findall(r"iodepth=(\d+)", job))) == 32
+    sim_stores = run_rwsw(workload, sim_runs, SIM, "--wsat-max-time", "5s")  # the same profile, or no comparison
+    check_runs(sim_stores)
+
+    out = scratch / "cmp"
+    p = iolab("compare", *(str(s.dir) for s in fio_stores + sim_stores), "--out", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    [html] = out.glob("compare-rwsw-2drives-*.html")
+    assert list(out.glob("compare-rwsw-2drives-*.pdf"))
+    text = html.read_text()
+    table = text.split("Ordinal ranking of the drives per key figure")[1].split("</table>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
+    # Multi-WSAT 3, Replay-Native 3, DIRTH 2, one per stream 3: every column ranks both drives
+    assert len(rows) == 11
+    for row in rows:
+        ranks = sorted(re.findall(r"([12]) of 2", row))
+        assert ranks in (["1", "2"], ["1", "1"]), row
+    assert "Self-Test — IO Streams" in text
+
+
+@pytest.mark.root
+def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
+    if os.geteuid() != 0:
+        pytest.skip("capture needs root")
+    out = scratch / "cap.parquet"
+    result = {}
+
+    def work():
+        time.sleep(1.0)  # let the capture arm first
+        result["fio"] = subprocess.run(
+            ["fio", "--name=app", f"--filename={loop_device}", "--rw=randrw", "--rwmixread=70", "--bs=4k", "--direct=1",
+             "--ioengine=libaio", "--iodepth=4", "--runtime=2", "--time_based", "--output-format=json"],
+            capture_output=True, text=True, check=True)
+
+    t = threading.Thread(target=work)
+    t.start()
+    p = iolab("capture", loop_device, "--duration", "4s", "--out", str(out), timeout=120)
+    t.join()
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert out.is_file() and "response times: yes" in p.stdout
+    job = json.loads(result["fio"].stdout)["jobs"][0]
+    p = iolab("analyse", str(out), "--step", "1s", "--out", str(scratch / "wl"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    w = load_composite(scratch / "wl" / "composite.toml")
+    shares = {s.label(): s.share for s in w.streams}
+    assert shares["RND 4KiB R"] == pytest.approx(0.7, abs=0.03) and shares["RND 4KiB W"] == pytest.approx(0.3, abs=0.03)
+    assert 1 <= w.queue_depth <= 4  # fio kept 4 in flight; the average is at most that
+    assert job["read"]["total_ios"] > 0
