@@ -205,8 +205,17 @@ class Runner:
         """Cap the last interval so a byte-budgeted phase stops at its budget, not one interval late."""
         if phase.budget_write_bytes is None:
             return cell
-        remaining = phase.budget_write_bytes - written
         w = cell.workload
+        # A workload's byte budget counts reads and writes; the phase budget counts writes. A
+        # mixed workload (RWSW composite) needs remaining / (its write share of the bytes), a
+        # little over so the budget is reached rather than approached in ever shorter intervals.
+        by_op = {op: sum(s.share * s.block_size for s in w.streams if s.op == op) for op in ("read", "write")}
+        share = by_op["write"] / (by_op["read"] + by_op["write"])
+        if share == 0:
+            return cell
+        remaining = phase.budget_write_bytes - written
+        if share < 1:
+            remaining = int(remaining / share * 1.05)
         if w.bytes_budget is not None and w.bytes_budget <= remaining:
             return cell
         return Cell(cell.key, w.with_(bytes_budget=max(remaining, 4096)), cell.mix, cell.block_size)
