@@ -235,9 +235,9 @@ def test_trim_unmaps_and_replay_follows_timestamps(tmp_path):
 
 
 def test_a_drive_too_large_for_memory_is_refused(monkeypatch):
-    import iolab.engines.sim as sim
-
-    monkeypatch.setattr(sim, "_mem_available", lambda: 512 * 2**20)
+    # Patch the module SimEngine really lives in (another test may have re-imported
+    # iolab.engines.sim, leaving a second module object in sys.modules).
+    monkeypatch.setitem(SimEngine.prepare.__globals__, "_mem_available", lambda: 512 * 2**20)
     with pytest.raises(IolabError, match="blocks_per_plane"):
         SimEngine().prepare(targets.parse_target(f"sim:{DEFAULT_PRESET}"))
     SimEngine().prepare(small())  # 400 MiB drive: a few MiB of maps
