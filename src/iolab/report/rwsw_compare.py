@@ -114,8 +114,8 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str]) -> list[P
     links = tuple(link for d in drives for r in d.values() for link in r.store_links())
 
     def name(m) -> str:
-        unit = "" if m.unit in m.name else f"{m.unit} "
-        return f"{m.name} ({unit}{'↑' if m.higher_is_better else '↓'})"
+        unit = "" if m.unit in m.name else f" ({m.unit})"
+        return f"{m.name}{unit} {'↑' if m.higher_is_better else '↓'}"
 
     values = Table("RWSW summary: key figures per drive", cols,
                    tuple((name(m), *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
