@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/sim_speed.py            # the default preset (400 GB on 512 GB)
     .venv/bin/python bench/sim_speed.py --quick    # a 1/8-size copy (same dies and timings)
+    .venv/bin/python bench/sim_speed.py --preset client-nvme-slc --memory-only   # memory of another preset
 
 Figures: host IOs simulated per second of CPU time and of wall time, for 4 KiB random
 writes at QD32 in steady state (rho = 0.28; goal >= 3 M/s), and for 4 KiB random reads;
@@ -46,11 +47,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="a 1/8-size drive (faster preconditioning)")
     ap.add_argument("--warmup", type=float, default=2.0, help="drive-writes of random warm-up before measuring")
+    ap.add_argument("--preset", default=_sim.DEFAULT_PRESET, help="which preset (default: the default preset at rho 0.28)")
+    ap.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
     args = ap.parse_args()
-    params = [("op", "0.28")] + ([("blocks_per_plane", "477")] if args.quick else [])
+    params = [("op", "0.28")] if args.preset == _sim.DEFAULT_PRESET else []
+    params += [("blocks_per_plane", "477")] if args.quick else []
     before = rss_bytes()
     t0 = time.perf_counter()
-    drive = _sim.Drive(_sim.DEFAULT_PRESET, params)
+    drive = _sim.Drive(args.preset, params)
     info = json.loads(drive.describe())
     flash_gib = info["physical_bytes"] / GIB
     # Touch every page of the maps (as a filled drive does) before measuring resident memory.
@@ -62,6 +66,8 @@ def main() -> None:
           f"(rho {info['op']:.3f}); built in {time.perf_counter() - t0:.1f} s wall")
     print(f"memory: maps {drive.memory_bytes() / 2**20:.0f} MiB = {drive.memory_bytes() / 2**20 / flash_gib:.2f} MiB per GiB "
           f"of flash; process RSS grew {rss / 2**20:.0f} MiB = {rss / 2**20 / flash_gib:.2f} MiB per GiB (goal <= 4)")
+    if args.memory_only:
+        return
     timed(drive, f"random-write warm-up ({args.warmup:g}x capacity)", rnd_w, bytes_budget=int(args.warmup * drive.capacity))
     timed(drive, "steady 4 KiB random write QD32, 60 s", rnd_w, duration_s=60.0)
     timed(drive, "4 KiB random read QD32, 60 s", [("rnd", "read", 4 * KIB, 1.0)], duration_s=60.0)

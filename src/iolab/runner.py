@@ -195,7 +195,8 @@ class Runner:
                 break
         else:
             if not phase.stop_on_steady:
-                stop_reason = f"ran all {phase.max_rounds} intervals"
+                stop_reason = ("ran its single round" if phase.max_rounds == 1
+                               else f"ran all {phase.max_rounds} intervals")
         steady = verdict.steady if verdict is not None else None
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")

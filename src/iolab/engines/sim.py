@@ -82,7 +82,7 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
     """Capacity and device facts of `sim:PRESET?options` (called by targets.parse_target)."""
     info = describe(preset, options)
     ssd = info["kind"] == "ssd"
-    model = f"iolab simulated {'SSD' if ssd else 'HDD'} ({preset})"
+    model = f"simulated {'SSD' if ssd else 'HDD'} ({preset})"
     facts = DeviceFacts(
         vendor="iolab",
         model=model,

@@ -107,7 +107,7 @@ class TraceTable:
         if not kv:
             raise IolabError(
                 f"{p}: this Parquet file has no iolab trace metadata; it was not written by "
-                "iolab import/capture. Import the original trace with `iolab trace import`."
+                "iolab import/capture. Import the original trace with `iolab import`."
             )
         by_col = {name: (rows, mx, nulls) for name, rows, mx, nulls in stats}
         missing = [c for c in COLUMNS if c not in by_col]
