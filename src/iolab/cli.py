@@ -198,6 +198,20 @@ def compare(
 
 
 @app.command()
+def export(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+    fmt: str = typer.Option("csv", "--format", "-f", help="csv, json or parquet."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the files (default: the run's export/ folder)."),
+):
+    """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
+    from .export import export_run
+
+    store = RunStore.open(run_ref)
+    for p in export_run(store, fmt, out or store.dir / "export"):
+        console.print(f"wrote {p}", soft_wrap=True)
+
+
+@app.command()
 def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
     """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
     from dataclasses import asdict

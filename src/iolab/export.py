@@ -1,0 +1,200 @@
+"""Export a stored run as plain tables (CSV, JSON or Parquet) so users can chart it in their own
+tools. One file per table, the same numbers the report shows, read only from the store and the
+summary (never recomputed differently):
+
+    cells       every measured cell of every complete round (and the preconditioning cells)
+    window      measurement-window averages per cell: what the report's tables show
+    steady      the steady-state table at every evaluated round, one row per tracking variable
+    phases      per phase: purge, steady state, rounds, why it stopped
+    series      the per-second samples of every exported cell
+    histograms  the latency histograms of every exported cell, per direction
+    manifest    manifest.json as stored (target facts, plan, versions, times)
+
+Missing measurements stay missing (empty in CSV, null in JSON and Parquet), never zero.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import IolabError
+from .store import CellRow, RunStore
+from .summary import summarise
+
+FORMATS = ("csv", "json", "parquet")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # DuckDB type: BIGINT | DOUBLE | VARCHAR | BOOLEAN (Parquet's column type)
+
+
+@dataclass(frozen=True)
+class ExportTable:
+    name: str
+    columns: tuple[Column, ...]
+    rows: list[tuple]
+
+
+def _cols(spec: str) -> tuple[Column, ...]:
+    """'name:TYPE name:TYPE ...' (compact, so each table's schema reads on a few lines)."""
+    return tuple(Column(*item.split(":")) for item in spec.split())
+
+
+CELL_COLUMNS = _cols(
+    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT ordinal:BIGINT kind:VARCHAR cell_key:VARCHAR"
+    " mix:VARCHAR block_size:BIGINT started:DOUBLE ended:DOUBLE runtime_s:DOUBLE"
+    " iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE write_mbps:DOUBLE"
+    " io_bytes:BIGINT write_bytes:BIGINT lat_mean_us:DOUBLE lat_max_us:DOUBLE read_lat_mean_us:DOUBLE"
+    " write_lat_mean_us:DOUBLE p99_us:DOUBLE p99_9_us:DOUBLE p99_99_us:DOUBLE p99_999_us:DOUBLE"
+    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR"
+)
+WINDOW_COLUMNS = _cols(
+    "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:VARCHAR n_rounds:BIGINT"
+    " phase_steady:BOOLEAN iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE"
+    " write_mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE p99_999_us:DOUBLE"
+)
+STEADY_COLUMNS = _cols(
+    "run_id:VARCHAR phase:VARCHAR round:BIGINT variable:VARCHAR window_first:BIGINT window_last:BIGINT"
+    " window_rounds:VARCHAR window_values:VARCHAR average:DOUBLE range_measured:DOUBLE range_allowed:DOUBLE"
+    " slope:DOUBLE intercept:DOUBLE fit_excursion:DOUBLE fit_allowed:DOUBLE range_ok:BOOLEAN slope_ok:BOOLEAN"
+    " steady:BOOLEAN"
+)
+PHASE_COLUMNS = _cols(
+    "run_id:VARCHAR phase:VARCHAR ordinal:BIGINT purge_method:VARCHAR purge_ok:BOOLEAN purge_detail:VARCHAR"
+    " steady:BOOLEAN rounds:BIGINT stop_reason:VARCHAR window_rounds:VARCHAR"
+)
+SERIES_COLUMNS = _cols(
+    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR t_s:DOUBLE read_iops:DOUBLE"
+    " write_iops:DOUBLE mbps:DOUBLE lat_mean_us:DOUBLE"
+)
+HISTOGRAM_COLUMNS = _cols(
+    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR direction:VARCHAR"
+    " value_us:DOUBLE count:BIGINT max_us:DOUBLE"
+)
+
+
+def _rounds_text(rounds) -> str:
+    # A list in one cell: spreadsheet-friendly and the same text in every format.
+    return ",".join(str(r) for r in rounds)
+
+
+def _cell_row(run_id: str, c: CellRow) -> tuple:
+    return (
+        run_id, c.id, c.phase, c.round, c.ordinal, c.kind, c.cell_key, c.mix, c.block_size, c.started, c.ended,
+        c.runtime_s, c.iops, c.read_iops, c.write_iops, c.mbps, c.read_mbps, c.write_mbps, c.io_bytes,
+        c.write_bytes, c.lat_mean_us, c.lat_max_us, c.read_lat_mean_us, c.write_lat_mean_us,
+        c.p99, c.p99_9, c.p99_99, c.p99_999,
+        json.dumps(c.workload, sort_keys=True), json.dumps(c.counters, sort_keys=True), json.dumps(c.raw_files),
+    )
+
+
+def collect(store: RunStore) -> list[ExportTable]:
+    """Every table behind the report, from one run's store."""
+    run_id = store.manifest.run_id
+    summaries = summarise(store)
+    # Preconditioning cells first (round 0), then the measured cells the report uses.
+    exported = store.cells(kind="precondition") + store.cells(kind="measure")
+    cells = [_cell_row(run_id, c) for c in exported]
+
+    window, steady, phases = [], [], []
+    for s in summaries:
+        ph = s.phase
+        phases.append((run_id, ph.name, ph.ordinal, ph.purge_method, ph.purge_ok, ph.purge_detail, ph.steady,
+                       ph.rounds, ph.stop_reason, _rounds_text(s.window)))
+        for a in s.cells:
+            window.append((run_id, ph.name, a.key, a.mix, a.block_size, _rounds_text(a.rounds), len(a.rounds),
+                           s.steady, a.iops, a.read_iops, a.write_iops, a.mbps, a.read_mbps, a.write_mbps,
+                           a.lat_mean_us, a.lat_max_us, a.p99_999_us))
+        for rnd in s.rounds:
+            for v in store.steady_rows(ph.name, rnd):
+                steady.append((run_id, ph.name, rnd, v.name, v.rounds[0], v.rounds[-1], _rounds_text(v.rounds),
+                               json.dumps(list(v.values)), v.average, v.range_measured, v.range_allowed, v.slope,
+                               v.intercept, v.fit_excursion, v.fit_allowed, v.range_ok, v.slope_ok, v.steady))
+
+    series, histograms = [], []
+    for c in exported:
+        for t_s, r_iops, w_iops, mbps, lat in store.series(c.id):
+            series.append((run_id, c.id, c.phase, c.round, c.cell_key, t_s, r_iops, w_iops, mbps, lat))
+        for direction in ("read", "write"):
+            h = store.histogram(c.id, direction)
+            if h is not None:
+                histograms += [(run_id, c.id, c.phase, c.round, c.cell_key, direction, v, n, h.max_us)
+                               for v, n in zip(h.values_us, h.counts)]
+
+    return [
+        ExportTable("cells", CELL_COLUMNS, cells),
+        ExportTable("window", WINDOW_COLUMNS, window),
+        ExportTable("steady", STEADY_COLUMNS, steady),
+        ExportTable("phases", PHASE_COLUMNS, phases),
+        ExportTable("series", SERIES_COLUMNS, series),
+        ExportTable("histograms", HISTOGRAM_COLUMNS, histograms),
+    ]
+
+
+def _write_csv(table: ExportTable, path: Path) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([c.name for c in table.columns])
+        # repr-exact floats (csv uses repr), None as an empty field, booleans as true/false
+        w.writerows([["" if v is None else ("true" if v is True else "false" if v is False else v) for v in row]
+                     for row in table.rows])
+
+
+def _records(table: ExportTable) -> list[dict]:
+    names = [c.name for c in table.columns]
+    return [dict(zip(names, row)) for row in table.rows]
+
+
+def _write_json(table: ExportTable, path: Path) -> None:
+    path.write_text(json.dumps(_records(table), indent=1, allow_nan=False))
+
+
+def _write_parquet(table: ExportTable, path: Path) -> None:
+    import duckdb
+
+    # DuckDB reads the rows back from newline-delimited JSON with the declared column types, so
+    # the Parquet schema is exact even for an empty table or a column that is all null.
+    with tempfile.TemporaryDirectory(prefix="iolab-export-") as tmp:
+        src = Path(tmp) / f"{table.name}.jsonl"
+        with src.open("w") as f:
+            for rec in _records(table):
+                f.write(json.dumps(rec, allow_nan=False) + "\n")
+        columns = "{" + ", ".join(f"'{c.name}': '{c.type}'" for c in table.columns) + "}"
+        con = duckdb.connect()
+        try:
+            con.execute(
+                f"COPY (SELECT * FROM read_json('{src}', format='newline_delimited', columns={columns}))"
+                f" TO '{path}' (FORMAT parquet)"
+            )
+        finally:
+            con.close()
+
+
+WRITERS = {"csv": _write_csv, "json": _write_json, "parquet": _write_parquet}
+
+
+def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
+    """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths."""
+    if fmt not in WRITERS:
+        raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
+    if "'" in str(out_dir):
+        # the Parquet writer names the file inside SQL text
+        raise IolabError(f"{out_dir}: export directory names with a single quote are not supported; choose another --out.")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for table in collect(store):
+        path = out_dir / f"{table.name}.{fmt}"
+        WRITERS[fmt](table, path)
+        paths.append(path)
+    manifest = out_dir / "manifest.json"
+    if manifest.resolve() != (store.dir / "manifest.json").resolve():
+        shutil.copyfile(store.dir / "manifest.json", manifest)
+    paths.append(manifest)
+    return paths
