@@ -1,0 +1,91 @@
+"""The report as a reader gets it: the HTML opened in a real headless Chromium (Selenium driving
+Debian's chromium + chromedriver, installed by scripts/setup) and the PDF read page by page.
+The run is recorded with the scripted engine (no fio)."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import pytest
+
+from iolab.report import write_report
+from tests.unit.test_report import DriveEngine, pdf_pages, record
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    run = record(tmp_path_factory.mktemp("runs"), "throughput", DriveEngine())
+    html, pdf = write_report([run], tmp_path_factory.mktemp("report"))
+    return html, pdf
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed (Debian: apt-get install chromium chromium-driver; "
+                    "scripts/setup installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    # root, no GPU, small /dev/shm, no network: the flags a CI container needs
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--window-size=1280,1800",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", data[16:24])  # IHDR width, height
+
+
+def test_html_report_renders_in_a_browser_with_every_plot(report, browser, tmp_path):
+    html, _ = report
+    browser.get(html.as_uri())
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+
+    images = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight,"
+        " i.getBoundingClientRect().width, i.getBoundingClientRect().height])")
+    assert len(images) >= 4  # convergence and window plots for both block sizes, the 2D plot
+    for alt, complete, nw, nh, w, h in images:
+        assert complete and nw > 0 and nh > 0, alt  # the PNG decoded
+        assert w > 0 and h > 0, alt  # and is laid out, not hidden or collapsed
+
+    heads = browser.execute_script(
+        "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.head').innerText)")
+    assert heads and all(f"Page {n} of {len(heads)}" in h for n, h in enumerate(heads, 1))
+
+    first = browser.find_element("css selector", "section.page")
+    shot = tmp_path / "report-page-1.png"
+    assert first.screenshot(str(shot))
+    w, h = png_size(shot)
+    assert w > 300 and h > 300 and shot.stat().st_size > 10_000  # a rendered page, not a blank sliver
+
+
+def test_pdf_pages_match_the_html_pages_one_by_one(report, browser):
+    html, pdf = report
+    browser.get(html.as_uri())
+    titles = browser.execute_script(
+        "return Array.from(document.querySelectorAll('section.page .head .test')).map(e => e.innerText)")
+    pages = pdf_pages(pdf)
+    assert len(pages) == len(titles) > 3
+    for n, (text, title) in enumerate(zip(pages, titles), 1):
+        flat = " ".join(text.split())
+        assert f"Page {n} of {len(pages)}" in flat, n
+        assert " ".join(title.split()) in flat, (n, title)  # the header's test and page title
+        assert "Device: Acme FastDisk 9000" in flat and "Tested by: QA lab" in flat, n
+        assert "non-compliant (quick profile)" in flat, n
