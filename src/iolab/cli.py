@@ -20,6 +20,8 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_
                   help="iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive.")
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
 app.add_typer(sim_app, name="sim")
+trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
+app.add_typer(trace_app, name="trace")
 console = Console()
 err = Console(stderr=True)
 
@@ -259,14 +261,15 @@ def fio_job(
 # -- traces: capture, import, stream analysis (SNIA RWSW) ------------------------------------
 
 
-@app.command()
+@app.command("capture")
+@trace_app.command("capture")
 def capture(
     device: str = typer.Argument(..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."),
     duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
     out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw tracefs text is kept beside it."),
     process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
 ):
-    """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab analyse`."""
+    """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from .traces import capture as trace_capture
 
     seconds = parse_duration(duration, "--duration")
@@ -279,18 +282,33 @@ def capture(
     console.print(f"raw trace: {result.raw_path}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
 
 
-@app.command("import")
-def import_(
-    fmt: str = typer.Argument(..., metavar="FORMAT", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs."),
-    paths: list[Path] = typer.Argument(..., metavar="PATH", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
+@trace_app.command("import")
+def trace_import(
+    paths: list[Path] = typer.Argument(..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop (default: detected from the file when unambiguous)."),
     out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
     skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Drop lines that do not parse (counted and reported) instead of stopping at the first."),
 ):
     """Import a public trace format into the normalised IO table."""
-    from .traces import import_trace
+    from .traces import detect_format, import_trace
 
+    if fmt is None:
+        fmt = detect_format(paths[0])
+        console.print(f"format: {fmt} (detected; pass --format to override)")
     table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines)
     console.print(table.summary(), soft_wrap=True)
+
+
+@trace_app.command("export")
+def trace_export(
+    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
+    fmt: str = typer.Option(..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."),
+    out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
+):
+    """Write an IO table back out in a public trace format (reads and writes)."""
+    from .traces.writers import export_trace
+
+    console.print(f"wrote {export_trace(trace, fmt, out)}", soft_wrap=True)
 
 
 def _fraction(text: str, what: str) -> float:
@@ -303,9 +321,9 @@ def _fraction(text: str, what: str) -> float:
     return v / 100 if t.endswith("%") or v >= 1 else v
 
 
-@app.command()
-def analyse(
-    trace: Path = typer.Argument(..., help="IO table (.parquet) from `iolab capture` or `iolab import`."),
+@trace_app.command("analyze")
+def analyze(
+    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."),
     step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
     threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),

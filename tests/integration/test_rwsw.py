@@ -48,10 +48,10 @@ def msr_trace(path, bad_line: bool = False) -> None:
 def workload(tmp_path_factory):
     d = tmp_path_factory.mktemp("rwsw")
     msr_trace(d / "web.csv")
-    p = iolab("import", "msr", str(d / "web.csv"), "--out", str(d / "web.parquet"))
+    p = iolab("trace", "import", str(d / "web.csv"), "--format", "msr", "--out", str(d / "web.parquet"))
     assert p.returncode == 0, p.stderr + p.stdout
     assert "900 IOs" in p.stdout
-    p = iolab("analyse", str(d / "web.parquet"), "--step", "1s", "--threshold", "3%", "--qd", "4", "--out", str(d / "wl"))
+    p = iolab("trace", "analyze", str(d / "web.parquet"), "--step", "1s", "--threshold", "3%", "--qd", "4", "--out", str(d / "wl"))
     assert p.returncode == 0, p.stderr + p.stdout
     assert "dominant streams (≥ 3 %): 3" in p.stdout
     for name in ("analysis.json", "composite.toml", "replay.toml", "plots/stream_map.png"):
@@ -73,10 +73,10 @@ def test_analyse_writes_the_composite_and_the_replay_of_the_trace(workload):
 
 def test_import_stops_at_a_bad_line_unless_told_to_skip(tmp_path):
     msr_trace(tmp_path / "bad.csv", bad_line=True)
-    p = iolab("import", "msr", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "t.parquet"))
+    p = iolab("trace", "import", str(tmp_path / "bad.csv"), "--format", "msr", "--out", str(tmp_path / "t.parquet"))
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert re.search(r"bad\.csv:11: .*Type", p.stderr), p.stderr
-    p = iolab("import", "msr", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "t.parquet"), "--skip-bad-lines")
+    p = iolab("trace", "import", str(tmp_path / "bad.csv"), "--format", "msr", "--out", str(tmp_path / "t.parquet"), "--skip-bad-lines")
     assert p.returncode == 0, p.stderr
     assert "skipped 1 bad lines" in p.stdout
 
@@ -168,7 +168,7 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
     assert p.returncode == 0, p.stderr + p.stdout
     assert out.is_file() and "response times: yes" in p.stdout
     job = json.loads(result["fio"].stdout)["jobs"][0]
-    p = iolab("analyse", str(out), "--step", "1s", "--out", str(scratch / "wl"))
+    p = iolab("trace", "analyze", str(out), "--step", "1s", "--out", str(scratch / "wl"))
     assert p.returncode == 0, p.stderr + p.stdout
     w = load_composite(scratch / "wl" / "composite.toml")
     shares = {s.label(): s.share for s in w.streams}

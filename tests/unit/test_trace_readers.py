@@ -25,7 +25,7 @@ MIX = (
     Stream("seq", "read", 131072, 0.05),
 )
 READER = {"fio2": "fio", "fio3": "fio"}
-WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs"}
+WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs", "biosnoop"}
 
 
 # The SEQ 128KiB R stream is 1 read in 11: looking back far enough that it never loses
@@ -269,3 +269,56 @@ def test_unknown_format_and_missing_file(tmp_path):
         import_trace(tmp_path / "x", "csv", tmp_path / "t.parquet")
     with pytest.raises(IolabError, match="no such trace file"):
         import_trace(tmp_path / "x", "msr", tmp_path / "t.parquet")
+
+
+def test_disksim_ms_sectors_and_type(tmp_path):
+    p = tmp_path / "t.disksim"
+    p.write_text("0.000000 0 2048 8 1\n1.500250 3 100 16 0\n")
+    t = import_trace(p, "disksim", tmp_path / "t.parquet")
+    assert [r[:7] for r in _rows(t.path)] == [
+        (0, "0", "read", 2048 * 512, 4096, None, None),
+        (1_500_250, "3", "write", 100 * 512, 8192, None, None),
+    ]
+    with pytest.raises(IolabError, match=r"t.disksim:2: field 5 \(type\): expected 0 or 1"):
+        p.write_text("0.0 0 2048 8 1\n1.5 0 100 16 2\n")
+        import_trace(p, "disksim", tmp_path / "bad.parquet")
+
+
+@pytest.mark.parametrize("queued", [False, True])
+def test_biosnoop_plain_and_queued_variant(queued, tmp_path):
+    head = "TIME(s)     COMM           PID    DISK    T SECTOR     BYTES  " + ("QUE(ms) " if queued else "") + "LAT(ms)"
+    q = lambda v: f"{v:>7} " if queued else ""  # noqa: E731
+    p = tmp_path / "b.txt"
+    p.write_text(
+        f"{head}\n"
+        f"0.000004    supervise      1950   xvda1   W 13092560   4096   {q('0.01')}   0.74\n"
+        f"0.002000    kworker u8:0   12     xvda1   R 100        65536  {q('0.00')}   1.50\n"
+    )
+    for lines in (p, None):
+        if lines is None:  # without the header the variant is told from the field count
+            p.write_text("\n".join(p.read_text().splitlines()[1:]) + "\n")
+        t = import_trace(p, "biosnoop", tmp_path / "t.parquet")
+        rows = [r[:7] for r in _rows(t.path)]
+        # biosnoop prints at completion: the write was issued at 4 µs - 0.74 ms, the read at
+        # 2 ms - 1.5 ms, so the write comes first, 1.236 ms before the read.
+        assert rows[0][:6] == (0, "xvda1", "write", 13092560 * 512, 4096, "supervise")
+        assert rows[0][6] == pytest.approx(740.0)
+        assert rows[1][:6] == (1_236_000, "xvda1", "read", 100 * 512, 65536, "kworker u8:0")
+        assert rows[1][6] == pytest.approx(1500.0)
+
+
+@pytest.mark.parametrize("fmt", EXPORTS)
+def test_format_is_detected_from_the_file(fmt, synthetic, tmp_path):
+    from iolab.traces import detect_format
+
+    path = export_trace(synthetic[0], fmt, tmp_path / f"trace.{fmt}")
+    assert detect_format(path) == READER.get(fmt, fmt)
+
+
+def test_detection_refuses_what_it_cannot_tell(tmp_path):
+    from iolab.traces import detect_format
+
+    p = tmp_path / "x.txt"
+    p.write_text("hello world\n")
+    with pytest.raises(IolabError, match="--format"):
+        detect_format(p)

@@ -414,7 +414,7 @@ def selftest_pages(run: RunData) -> list[Page]:
         why = ("this run was given no stream analysis (analysis.json) with its workload" if not path.is_file()
                else f"{path.name} in the run directory could not be read")
         return [Page("Self-Test (In-Situ Capture)", (Text((
-            f"No Self-Test page: {why}. Run `iolab analyse TRACE --out DIR` and give DIR as --workload so the "
+            f"No Self-Test page: {why}. Run `iolab trace analyze TRACE --out DIR` and give DIR as --workload so the "
             "capture's own metrics are reported beside the drive's.",)),))]
     return selftest_from(a, f"Source: the stream analysis given with the workload ({INPUTS_DIR}/{ANALYSIS_FILE} in "
                             f"run {run.manifest.run_id}), from {a.source}.")

@@ -58,14 +58,14 @@ def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "
 
 
 def build_plan(test: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
-    """The plan of one test. `workload` is the RWSW tests' input (the `iolab analyse` output
+    """The plan of one test. `workload` is the RWSW tests' input (the `iolab trace analyze` output
     directory or one of its files); the PTS tests take none."""
     if test not in TESTS:
         raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(TESTS)} (or 'pts' / 'rwsw' for a sequence).")
     module = import_module(f".{TESTS[test]}", __name__)
     if test in RWSW_SEQUENCE:
         if workload is None:
-            raise IolabError(f"test {test}: needs --workload PATH, the directory written by `iolab analyse TRACE "
+            raise IolabError(f"test {test}: needs --workload PATH, the directory written by `iolab trace analyze TRACE "
                              "--out DIR` (or its composite.toml / replay.toml).")
         from .rwsw_common import load_input
 

@@ -1,7 +1,7 @@
 """What the SNIA Real World Storage Workload (RWSW) tests share: their input files and the
 phases they are built from.
 
-Input (`--workload PATH`): the directory `iolab analyse` writes (analysis.json,
+Input (`--workload PATH`): the directory `iolab trace analyze` writes (analysis.json,
 composite.toml, replay.toml), or any one of those files; the others are looked up beside
 it under their standard names. A test takes what it needs (the composite, the replay) and
 says which file is missing otherwise. The stream analysis is optional: when present it is
@@ -56,7 +56,7 @@ class RwswInput:
         if self.composite is None:
             raise IolabError(
                 f"test {test}: needs the composite workload ({COMPOSITE_FILE}); none was found with the given "
-                f"--workload. Give the directory written by `iolab analyse TRACE --out DIR`, or a composite TOML file."
+                f"--workload. Give the directory written by `iolab trace analyze TRACE --out DIR`, or a composite TOML file."
             )
         return self.composite
 
@@ -64,7 +64,7 @@ class RwswInput:
         if self.replay is None:
             raise IolabError(
                 f"test {test}: needs the replay workload ({REPLAY_FILE}); none was found with the given --workload. "
-                "Give the directory written by `iolab analyse TRACE --out DIR`, or its replay.toml."
+                "Give the directory written by `iolab trace analyze TRACE --out DIR`, or its replay.toml."
             )
         return self.replay
 
@@ -91,14 +91,14 @@ def locate(path: str | Path) -> dict[str, Path]:
     """The input files for `path` (a directory or one of its files), by kind."""
     p = Path(path)
     if not p.exists():
-        raise IolabError(f"--workload {p}: no such file or directory. Give the directory written by `iolab analyse`.")
+        raise IolabError(f"--workload {p}: no such file or directory. Give the directory written by `iolab trace analyze`.")
     found: dict[str, Path] = {}
     if p.is_file():
         kind = _kind(p)
         if kind == "unknown":
             raise IolabError(
                 f"--workload {p}: not an iolab workload file (expected a composite TOML with a [workload] table, "
-                "a replay TOML with a [replay] table, or the analysis JSON written by `iolab analyse`)."
+                "a replay TOML with a [replay] table, or the analysis JSON written by `iolab trace analyze`)."
             )
         found[kind] = p
         folder = p.parent
@@ -110,7 +110,7 @@ def locate(path: str | Path) -> dict[str, Path]:
     if not found:
         raise IolabError(
             f"--workload {p}: holds none of {COMPOSITE_FILE}, {REPLAY_FILE}, {ANALYSIS_FILE}. "
-            "Run `iolab analyse TRACE --out DIR` and give DIR."
+            "Run `iolab trace analyze TRACE --out DIR` and give DIR."
         )
     return found
 

@@ -11,8 +11,9 @@ Stream analysis and workloads built from a table live in iolab.analysis.
 """
 
 from .capture import CaptureResult, CaptureTick, capture
+from .detect import detect_format
 from .readers import FORMATS, import_trace
 from .table import BadLine, TraceTable
 from .writers import export_trace
 
-__all__ = ["FORMATS", "BadLine", "CaptureResult", "CaptureTick", "TraceTable", "capture", "export_trace", "import_trace"]
+__all__ = ["FORMATS", "BadLine", "CaptureResult", "CaptureTick", "TraceTable", "capture", "detect_format", "export_trace", "import_trace"]

@@ -27,6 +27,11 @@ Formats (`FORMATS`; quirks from shared/docs/trace-formats.md):
              fio's iolog.c writes). Offsets and lengths in bytes; sync/datasync -> flush.
   tracefs    text from tracefs block_rq_issue/block_rq_complete (what `capture` records),
              with or without the ioprio token recent kernels print before the comm.
+  disksim    DiskSim/MQSim ASCII  time devno sector size_sectors type  (time in ms as a float,
+             512 B sectors, type 1 = read, 0 = write; the DiskSim manual's units). device = devno.
+  biosnoop   bcc biosnoop text  TIME(s) COMM PID DISK T SECTOR BYTES [QUE(ms)] LAT(ms); the
+             -Q variant (QUE column) is told by the header, or by the field count without
+             one. biosnoop prints at completion: issue time = TIME - LAT. T R or W.
 
 Every text line is checked field by field; the first bad line stops the import with
 file:line, the field, what was expected and what was found. With `skip_bad_lines` bad
@@ -302,6 +307,85 @@ def _systor(path: str) -> Parsed:
     )
 
 
+def _disksim(path: str) -> Parsed:
+    fields = [ufloat("time"), uint("devno"), uint("sector"), uint("size_sectors"), one_of("type", ("0", "1"))]
+    values = {
+        "time_ns": "CAST(round(CAST(f[1] AS DOUBLE) * 1e6) AS BIGINT)",
+        "device": "CAST(CAST(f[2] AS UBIGINT) AS VARCHAR)",
+        "op": "CASE trim(f[5]) WHEN '1' THEN 'read' ELSE 'write' END",
+        "offset_bytes": "CAST(f[3] AS BIGINT) * 512",
+        "size_bytes": "CAST(f[4] AS BIGINT) * 512",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(
+        _delimited(path, fields, values, header=None, ws=True),
+        notes=("DiskSim time read as milliseconds (the DiskSim manual's unit; MQSim and SSDsim may use others).",),
+    )
+
+
+BIOSNOOP_HEADER = "TIME(s)"
+
+
+def _biosnoop(path: str) -> Parsed:
+    # COMM is printed %-14.14s and may hold spaces: the fields after it are taken from the end.
+    first = _first_line(path)
+    head = first[1].split() if first else []
+    if head and head[0] == BIOSNOOP_HEADER:
+        queued = "QUE(ms)" in head
+    else:
+        queued = len(head) >= 9 and _is_number(head[-2]) and _is_number(head[-3]) and not head[-4].isalpha()
+    tail = [uint("PID"), text("DISK"), one_of("T", ("R", "W"), case=True), uint("SECTOR"), uint("BYTES")]
+    tail += [ufloat("QUE(ms)")] if queued else []
+    tail += [ufloat("LAT(ms)")]
+    n = len(tail) + 2
+    names = "TIME(s) COMM " + " ".join(x.name for x in tail)
+    parts = [f"WHEN len(f) < {n} THEN 'expected {n} whitespace-separated fields ({names}), found ' || len(f)",
+             f"WHEN NOT ({ufloat('TIME(s)').valid.format(v='f[1]')}) THEN 'field 1 (TIME(s)): expected a number ≥ 0, got ' || {q('f[1]')}"]
+    for j, fld in enumerate(tail):
+        back = len(tail) - 1 - j
+        v = f"f[len(f) - {back}]"
+        parts.append(f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field ' || (len(f) - {back}) || ' ({fld.name}): expected {fld.expected}, got ' || {q(v)}")
+    err = "CASE " + " ".join(parts) + " END"
+    k = len(tail)  # f[len(f) - k + 1] is PID
+    col = lambda i: f"f[len(f) - {k - 1 - i}]"  # noqa: E731  (i-th tail field)
+    sql = f"""
+        WITH l AS ({lines_sql(path)}),
+        s AS (SELECT ln, line, {ws_fields()} AS f, starts_with(ltrim(line), {sql_str(BIOSNOOP_HEADER)}) AS hdr FROM l),
+        c AS (SELECT ln, line, f, hdr, CASE WHEN hdr THEN NULL ELSE {err} END AS err FROM s)
+        SELECT ln, line, err, CASE WHEN hdr THEN 'skip' ELSE 'io' END AS kind,
+               CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9 - TRY_CAST({col(k - 1)} AS DOUBLE) * 1e6) AS BIGINT) AS time_ns,
+               {col(1)} AS device,
+               CASE {col(2)} WHEN 'R' THEN 'read' ELSE 'write' END AS op,
+               TRY_CAST({col(3)} AS BIGINT) * 512 AS offset_bytes,
+               TRY_CAST({col(4)} AS BIGINT) AS size_bytes,
+               array_to_string(f[2:len(f) - {k}], ' ') AS process,
+               TRY_CAST({col(k - 1)} AS DOUBLE) * 1000 AS latency_us
+        FROM c
+    """
+    return Parsed(sql, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
+
+
+def _first_line(path: str) -> tuple[int, str] | None:
+    """The first non-blank line of a text file (gzip or not) and its number."""
+    con = connect()
+    try:
+        rows = con.execute(f"SELECT ln, line FROM ({lines_sql(path)}) LIMIT 1").fetchall()
+    except duckdb.Error as e:
+        raise IolabError(f"{path}: cannot read as text ({str(e).splitlines()[0]}).") from None
+    finally:
+        con.close()
+    return (int(rows[0][0]), rows[0][1]) if rows else None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 # ---------------------------------------------------------------------------------------
 # Event formats (issue and complete lines, paired in events.py)
 
@@ -445,6 +529,8 @@ TEXT_FORMATS: dict[str, Callable[[str], Parsed]] = {
     "blkparse": _blkparse,
     "fio": _fio,
     "tracefs": _tracefs,
+    "disksim": _disksim,
+    "biosnoop": _biosnoop,
 }
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace",)
 

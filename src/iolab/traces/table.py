@@ -89,7 +89,7 @@ class TraceTable:
         """
         p = Path(path)
         if not p.is_file():
-            raise IolabError(f"{p}: no such trace table (expected a .parquet file written by iolab import or capture).")
+            raise IolabError(f"{p}: no such trace table (expected a .parquet file written by iolab trace import or capture).")
         con = connect()
         try:
             kv = con.execute(
@@ -107,7 +107,7 @@ class TraceTable:
         if not kv:
             raise IolabError(
                 f"{p}: this Parquet file has no iolab trace metadata; it was not written by "
-                "iolab import/capture. Import the original trace with `iolab import`."
+                "iolab trace import/capture. Import the original trace with `iolab trace import`."
             )
         by_col = {name: (rows, mx, nulls) for name, rows, mx, nulls in stats}
         missing = [c for c in COLUMNS if c not in by_col]
