@@ -15,6 +15,7 @@ from iolab.errors import IolabError
 from iolab.traces import FORMATS, export_trace, import_trace
 from iolab.traces.blktrace import read_records, record_dtype
 from iolab.traces.synth import SynthSpec, generate
+from iolab.traces.table import CORE_COLUMNS
 from iolab.traces.writers import FORMATS as EXPORTS
 from iolab.workload import Stream
 
@@ -89,7 +90,8 @@ def test_msr_filetime_and_units(tmp_path):
 def _rows(path: Path):
     import duckdb
 
-    return duckdb.sql(f"SELECT * FROM read_parquet('{path}')").fetchall()  # stored in time order
+    # stored in time order; pid and outstanding are checked in their own tests
+    return duckdb.sql(f"SELECT {', '.join(CORE_COLUMNS)} FROM read_parquet('{path}')").fetchall()
 
 
 def test_spc_units_and_extra_columns(tmp_path):
@@ -322,3 +324,49 @@ def test_detection_refuses_what_it_cannot_tell(tmp_path):
     p.write_text("hello world\n")
     with pytest.raises(IolabError, match="--format"):
         detect_format(p)
+
+
+def _pid_oio(path: Path):
+    import duckdb
+
+    return duckdb.sql(f"SELECT pid, outstanding FROM read_parquet('{path}')").fetchall()
+
+
+def test_outstanding_io_at_issue_counts_ios_in_flight(tmp_path):
+    from iolab.traces.table import table_from_rows
+
+    # issue ns, latency µs: A [0, 10 µs), B [2, 5 µs), C [5, 25 µs) (B has just completed:
+    # not counted), D [10, 11 µs) (A completes at that instant), E at 10.5 µs has no
+    # response time and is never in flight itself, F at 10.6 µs sees C and D.
+    rows = [(0, "d", "read", 0, 512, None, 10.0), (2000, "d", "read", 0, 512, None, 3.0),
+            (5000, "d", "read", 0, 512, None, 20.0), (10000, "d", "read", 0, 512, None, 1.0),
+            (10500, "d", "read", 0, 512, None, None), (10600, "d", "read", 0, 512, None, 1.0)]
+    t = table_from_rows(rows, tmp_path / "t.parquet")
+    assert [o for _, o in _pid_oio(t.path)] == [0, 1, 1, 1, 2, 2]
+    no_lat = table_from_rows([(0, "d", "read", 0, 512, None, None)], tmp_path / "n.parquet")
+    assert _pid_oio(no_lat.path) == [(None, None)]  # unknown, never 0
+
+
+def test_outstanding_matches_brute_force(synthetic, tmp_path):
+    table, _, _ = synthetic
+    import duckdb
+
+    got = duckdb.sql(f"SELECT time_ns, latency_us, outstanding FROM read_parquet('{table.path}')").fetchall()
+    iss = np.array([r[0] for r in got])
+    done = iss + np.round(np.array([r[1] for r in got]) * 1000).astype(np.int64)
+    want = [int(((iss[:i] <= iss[i]) & (done[:i] > iss[i])).sum()) for i in range(len(got))]
+    assert [r[2] for r in got] == want
+    assert max(want) > 1  # the synthetic trace does overlap IOs
+
+
+def test_pid_from_the_formats_that_have_one(synthetic, tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text(
+        "             fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 () 31616 + 8 [fio]\n"
+        "     ksoftirqd/0-14      [000] ..s..   457.665351: block_rq_complete: 7,0 R () 31616 + 8 [0]\n"
+    )
+    assert _pid_oio(import_trace(p, "tracefs", tmp_path / "a.parquet").path) == [(6862, 0)]
+    for fmt in ("blkparse", "blktrace", "fiu", "biosnoop"):
+        path = export_trace(synthetic[0], fmt, tmp_path / f"trace.{fmt}")
+        pids = {pid for pid, _ in _pid_oio(import_trace(path, fmt, tmp_path / f"{fmt}.parquet").path)}
+        assert pids == set(range(1000, 1007)), fmt  # the writers' made-up pids, 1000 + n % 7

@@ -156,7 +156,7 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
                 f"CREATE TEMP TABLE e{i} AS SELECT ord, CASE WHEN issue THEN 'issue' ELSE 'complete' END AS kind,"
                 " time_ns, (dev >> 20) || ',' || (dev & 1048575) AS device,"
                 " ['other', 'read', 'write', 'trim'][opc + 1] AS op, sector, nsect,"
-                f" CASE WHEN issue THEN n.comm END AS process FROM b{i} LEFT JOIN n{i} n USING (pid)"
+                f" CASE WHEN issue THEN n.comm END AS process, CASE WHEN issue THEN pid END AS pid FROM b{i} LEFT JOIN n{i} n USING (pid)"
             )
             parts.append(f"SELECT * FROM e{i}")
         # blktrace writes one file per CPU and a completion often lands on another CPU than

@@ -13,20 +13,20 @@ from __future__ import annotations
 SECTOR = 512  # block-layer sectors are always 512 B, whatever the device's LBA size
 
 # What an events query must return (one row per issue or complete event).
-EVENT_COLUMNS = "ord, kind, time_ns, device, op, sector, nsect, process"
+EVENT_COLUMNS = "ord, kind, time_ns, device, op, sector, nsect, process, pid"
 
 
 def paired_sql(events_sql: str) -> str:
     """Rows in trace-table columns (plus `ord`) from an events query with EVENT_COLUMNS:
     ord (BIGINT, input order), kind ('issue' | 'complete'), time_ns, device, op, sector,
-    nsect (512 B sectors), process (issuer, NULL on completions)."""
+    nsect (512 B sectors), process and pid (issuer, NULL on completions)."""
     return f"""
         WITH ev AS ({events_sql}),
         iss AS (SELECT * FROM ev WHERE kind = 'issue'),
         cmp AS (SELECT device, op, sector, time_ns AS done_ns FROM ev WHERE kind = 'complete')
         SELECT iss.time_ns, iss.device, iss.op,
                iss.sector * {SECTOR} AS offset_bytes, iss.nsect * {SECTOR} AS size_bytes,
-               iss.process, (cmp.done_ns - iss.time_ns) / 1000.0 AS latency_us, iss.ord
+               iss.process, iss.pid, (cmp.done_ns - iss.time_ns) / 1000.0 AS latency_us, iss.ord
         FROM iss ASOF LEFT JOIN cmp
           ON iss.device = cmp.device AND iss.op = cmp.op AND iss.sector = cmp.sector
          AND cmp.done_ns >= iss.time_ns

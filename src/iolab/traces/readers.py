@@ -181,7 +181,7 @@ def _delimited(path: str, fields: list[Field], values: dict[str, str], *, header
     cols = ", ".join(
         f"CASE WHEN err IS NULL AND kind = 'io' THEN {values[c]} END AS {c}"
         for c in ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
-    )
+    ) + f", CASE WHEN err IS NULL AND kind = 'io' THEN {values.get('pid', 'NULL')} END AS pid"
     return f"""
         WITH l AS ({lines_sql(path)}),
         s AS (SELECT ln, line, {split} AS f, {skip} AS hdr FROM l),
@@ -282,7 +282,7 @@ def _fiu(path: str) -> Parsed:
                CAST(f[len(f) - 5] AS BIGINT) * 512 AS offset_bytes,
                CAST(f[len(f) - 4] AS BIGINT) * 512 AS size_bytes,
                array_to_string(f[3:len(f) - 6], ' ') AS process,
-               CAST(NULL AS DOUBLE) AS latency_us
+               CAST(NULL AS DOUBLE) AS latency_us, TRY_CAST(f[2] AS BIGINT) AS pid
         FROM c
     """
     return Parsed(sql)
@@ -360,7 +360,8 @@ def _biosnoop(path: str) -> Parsed:
                TRY_CAST({col(3)} AS BIGINT) * 512 AS offset_bytes,
                TRY_CAST({col(4)} AS BIGINT) AS size_bytes,
                array_to_string(f[2:len(f) - {k}], ' ') AS process,
-               TRY_CAST({col(k - 1)} AS DOUBLE) * 1000 AS latency_us
+               TRY_CAST({col(k - 1)} AS DOUBLE) * 1000 AS latency_us,
+               TRY_CAST({col(0)} AS BIGINT) AS pid
         FROM c
     """
     return Parsed(sql, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
@@ -418,7 +419,8 @@ def _blkparse(path: str) -> Parsed:
                CAST(h.sec AS BIGINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
                h.maj || ',' || h.min AS device, {rwbs_op('h.rwbs')} AS op,
                TRY_CAST(r.sector AS BIGINT) AS sector, TRY_CAST(r.nsect AS BIGINT) AS nsect,
-               CASE WHEN h.act = 'D' THEN nullif(r.comm, '') END AS process
+               CASE WHEN h.act = 'D' THEN nullif(r.comm, '') END AS process,
+               CASE WHEN h.act = 'D' THEN TRY_CAST(h.pid AS BIGINT) END AS pid
         FROM c
     """
     return Parsed(sql, events=True)
@@ -454,7 +456,8 @@ def _tracefs(path: str) -> Parsed:
                {rwbs_op("CASE kind WHEN 'issue' THEN i.rwbs ELSE c.rwbs END")} AS op,
                TRY_CAST(CASE kind WHEN 'issue' THEN i.sector ELSE c.sector END AS BIGINT) AS sector,
                TRY_CAST(CASE kind WHEN 'issue' THEN i.nsect ELSE c.nsect END AS BIGINT) AS nsect,
-               CASE WHEN kind = 'issue' THEN i.comm END AS process
+               CASE WHEN kind = 'issue' THEN i.comm END AS process,
+               CASE WHEN kind = 'issue' THEN TRY_CAST(h.pid AS BIGINT) END AS pid
         FROM k
     """
     lost = f"SELECT coalesce(sum(CAST(regexp_extract(line, 'LOST (\\d+) EVENTS', 1) AS BIGINT)), 0) FROM ({lines_sql(path)}) WHERE regexp_matches(line, '^CPU:\\d+ \\[LOST')"
@@ -512,7 +515,7 @@ def _fio(path: str) -> Parsed:
                CASE {a} WHEN 'read' THEN 'read' WHEN 'write' THEN 'write' WHEN 'trim' THEN 'trim' ELSE 'flush' END AS op,
                coalesce(TRY_CAST(f[{ts + 3}] AS BIGINT), 0) AS offset_bytes,
                coalesce(TRY_CAST(f[{ts + 4}] AS BIGINT), 0) AS size_bytes,
-               CAST(NULL AS VARCHAR) AS process, CAST(NULL AS DOUBLE) AS latency_us
+               CAST(NULL AS VARCHAR) AS process, CAST(NULL AS DOUBLE) AS latency_us, CAST(NULL AS BIGINT) AS pid
         FROM c
     """
     notes = () if v3 else ("fio iolog v2 has no timestamps: IO times are the sum of its wait lines.",)
@@ -606,7 +609,7 @@ def import_trace(
                 origins.append(int(first))
             if parsed.events:
                 parts.append(paired_sql(
-                    f"SELECT ln + {i} * 10000000000000 AS ord, kind, time_ns, device, op, sector, nsect, process "
+                    f"SELECT ln + {i} * 10000000000000 AS ord, kind, time_ns, device, op, sector, nsect, process, pid "
                     f"FROM p{i} WHERE err IS NULL AND kind IN ('issue', 'complete')"
                 ))
                 unpaired = con.execute(
@@ -616,7 +619,7 @@ def import_trace(
                     notes.append(f"{f}: {unpaired:,} issued IOs have no completion in the trace (no response time).")
             else:
                 parts.append(
-                    f"SELECT time_ns, device, op, offset_bytes, size_bytes, process, latency_us,"
+                    f"SELECT time_ns, device, op, offset_bytes, size_bytes, process, latency_us, pid,"
                     f" ln + {i} * 10000000000000 AS ord FROM p{i} WHERE err IS NULL AND kind = 'io'"
                 )
         union = " UNION ALL ".join(f"({p})" for p in parts)

@@ -12,6 +12,12 @@ tool). Columns:
     process      VARCHAR  issuing process name (NULL when the format has none)
     latency_us   DOUBLE   issue -> completion in µs (NULL when the format has none, or when
                           the completion was not captured)
+    pid          BIGINT   issuing process id (NULL when the format has none)
+    outstanding  BIGINT   other IOs in flight when this one was issued: issued before it
+                          (or at the same instant, earlier in the input) and completed after
+                          its issue. Computed from issue times and response times when the
+                          table is written; IOs without a response time never count as in
+                          flight. NULL when the trace has no response times at all.
 
 Rows are stored in time order. Facts about the trace (format, source files, whether a wall
 clock start is known, how many bad lines were skipped) are kept in the Parquet key-value
@@ -32,7 +38,9 @@ import duckdb
 
 from ..errors import IolabError
 
-COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
+COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")
+# What every table has; tables written before pid and outstanding existed lack those two.
+CORE_COLUMNS = COLUMNS[:7]
 OPS = ("read", "write", "trim", "flush", "other")
 
 # The table's SQL types, in column order (used to build empty tables and to check files).
@@ -44,6 +52,8 @@ SQL_TYPES = {
     "size_bytes": "BIGINT",
     "process": "VARCHAR",
     "latency_us": "DOUBLE",
+    "pid": "BIGINT",
+    "outstanding": "BIGINT",
 }
 
 _META_KEY = "iolab_trace"
@@ -110,7 +120,7 @@ class TraceTable:
                 "iolab trace import/capture. Import the original trace with `iolab trace import`."
             )
         by_col = {name: (rows, mx, nulls) for name, rows, mx, nulls in stats}
-        missing = [c for c in COLUMNS if c not in by_col]
+        missing = [c for c in CORE_COLUMNS if c not in by_col]
         if missing:
             raise IolabError(f"{p}: trace table lacks column(s) {', '.join(missing)}; re-import the trace.")
         rows, max_t, _ = by_col["time_ns"]
@@ -178,9 +188,10 @@ def write_table(
 ) -> TraceTable:
     """Write the rows of `select_sql` as a trace table.
 
-    `select_sql` returns COLUMNS plus `ord` (BIGINT, the input order: line number, event
-    index), which breaks ties between IOs issued at the same instant so that coarse clocks
-    (Tencent's whole seconds) keep the file's order.
+    `select_sql` returns CORE_COLUMNS, optionally `pid`, plus `ord` (BIGINT, the input
+    order: line number, event index), which breaks ties between IOs issued at the same
+    instant so that coarse clocks (Tencent's whole seconds) keep the file's order.
+    `outstanding` is computed here (see the module doc).
 
     `time_ns` is rebased so the first IO is at 0: pass the smallest time as `origin_ns` when
     the caller already knows it (saves a pass over the input). `start_unix_ns` is the wall
@@ -195,10 +206,14 @@ def write_table(
         origin_ns = con.execute(f"SELECT min(time_ns) FROM ({select_sql})").fetchall()[0][0]
     if origin_ns is None:
         raise IolabError(f"{', '.join(sources)}: no IOs found; nothing to write to {out}.")
-    cols = ", ".join(
-        f"CAST(time_ns - {int(origin_ns)} AS BIGINT) AS time_ns" if c == "time_ns" else f"CAST({c} AS {SQL_TYPES[c]}) AS {c}"
-        for c in COLUMNS
-    )
+    given = {d[0] for d in con.execute(f"SELECT * FROM ({select_sql}) LIMIT 0").description}
+
+    def col(c: str) -> str:
+        if c == "time_ns":
+            return f"CAST(time_ns - {int(origin_ns)} AS BIGINT) AS time_ns"
+        return f"CAST({c if c in given else 'NULL'} AS {SQL_TYPES[c]}) AS {c}"
+
+    cols = ", ".join(col(c) for c in COLUMNS[:-1])
     meta = {
         "fmt": fmt,
         "sources": list(sources),
@@ -210,7 +225,7 @@ def write_table(
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         con.execute(
-            f"COPY (SELECT {cols} FROM ({select_sql}) {'' if presorted else 'ORDER BY time_ns, ord'}) TO {sql_str(str(tmp))} "
+            f"COPY ({_with_outstanding(cols, select_sql, presorted)}) TO {sql_str(str(tmp))} "
             f"(FORMAT parquet, {PARQUET_OPTIONS}, KV_METADATA {{{_META_KEY}: {sql_str(json.dumps(meta))}}})"
         )
         tmp.replace(out)
@@ -219,14 +234,38 @@ def write_table(
     return TraceTable.open(out)
 
 
+def _with_outstanding(cols: str, select_sql: str, presorted: bool) -> str:
+    """The rows in time order with the `outstanding` column.
+
+    One pass over +1 (issue) and -1 (completion) events in time order: the running sum just
+    before an IO's own issue event is the number of IOs in flight. A completion at the same
+    instant as an issue is counted first (that IO is no longer in flight), and an IO whose
+    response time rounds to 0 ns is never in flight.
+    """
+    order = "" if presorted else "ORDER BY time_ns, ord"
+    done = "CAST(round(latency_us * 1000) AS BIGINT)"
+    return f"""
+        WITH r AS (SELECT {cols}, row_number() OVER ({order}) AS k FROM ({select_sql})),
+        ev AS (SELECT k, time_ns AS t, 1 AS is_issue, CASE WHEN {done} > 0 THEN 1 ELSE 0 END AS d FROM r
+               UNION ALL SELECT k, time_ns + {done}, 0, -1 FROM r WHERE {done} > 0),
+        lvl AS (SELECT k, sum(d) OVER (ORDER BY t, is_issue, k ROWS UNBOUNDED PRECEDING) - d AS n, is_issue FROM ev)
+        SELECT r.* EXCLUDE (k),
+               CASE WHEN (SELECT bool_or(latency_us IS NOT NULL) FROM r) THEN CAST(lvl.n AS BIGINT) END AS outstanding
+        FROM r JOIN lvl ON lvl.k = r.k AND lvl.is_issue = 1
+        ORDER BY r.k
+    """
+
+
 def table_from_rows(rows, out: str | Path, fmt: str = "rows", notes: tuple[str, ...] = ()) -> TraceTable:
     """A trace table from Python tuples (time_ns, device, op, offset_bytes, size_bytes,
-    process, latency_us): for small hand-made traces (examples, tests, other tools)."""
+    process, latency_us[, pid]): for small hand-made traces (examples, tests, other tools)."""
     con = connect()
     try:
-        cols = ", ".join(f"{c} {SQL_TYPES[c]}" for c in COLUMNS)
+        given = CORE_COLUMNS + ("pid",)
+        cols = ", ".join(f"{c} {SQL_TYPES[c]}" for c in given)
         con.execute(f"CREATE TEMP TABLE r ({cols}, ord BIGINT)")
-        con.executemany("INSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [tuple(r) + (i,) for i, r in enumerate(rows)])
+        con.executemany(f"INSERT INTO r VALUES ({', '.join('?' * (len(given) + 1))})",
+                        [tuple(r) + (None,) * (len(given) - len(r)) + (i,) for i, r in enumerate(rows)])
         return write_table(con, "SELECT * FROM r", out, fmt=fmt, sources=("rows",), notes=notes)
     finally:
         con.close()
@@ -253,4 +292,4 @@ def _first_line(e: Exception) -> str:
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
-__all__ = ["COLUMNS", "OPS", "BadLine", "TraceTable", "connect", "sql_str", "table_from_rows", "write_table"]
+__all__ = ["COLUMNS", "CORE_COLUMNS", "OPS", "BadLine", "TraceTable", "connect", "sql_str", "table_from_rows", "write_table"]
