@@ -246,7 +246,10 @@ def analyse(
         raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
     step_ns = int(round(step_s * 1e9))
 
-    con = connect(memory_limit=memory_limit)
+    # One DuckDB thread: the chunked scan already runs beside two numpy threads (SEQ rule,
+    # in-flight count), and splitting a 1 M-row scan over more threads costs more CPU than
+    # it saves.
+    con = connect(memory_limit=memory_limit, threads=1)
     try:
         scan = table.scan_sql()
         where = ["TRUE"]
@@ -380,23 +383,17 @@ class _Accumulator:
         seq = self._seq_flags(group, c["offset_bytes"], c["size_bytes"])
         if oio is not None:
             oio.result()
-        con.register("iolab_chunk", {"step": step, "seq": seq, "w": c["w"], "size": c["size_bytes"], "lat": c["lat"]})
-        rows = con.execute(
-            "SELECT step, seq, w, size, count(*), sum(size), count(*) FILTER (lat >= 0),"
-            " sum(lat) FILTER (lat >= 0), max(lat) FILTER (lat >= 0) FROM iolab_chunk GROUP BY ALL"
-        ).fetchall()
-        con.unregister("iolab_chunk")
-        for st, sq, w, size, n, b, ln, ls, lm in rows:
-            g = self.groups.get((st, sq, w, size))
+        for key, vals in _tabulate(step, seq, c["w"], c["size_bytes"], c["lat"], con):
+            g = self.groups.get(key)
             if g is None:
-                self.groups[(st, sq, w, size)] = [n, int(b), ln, ls or 0.0, lm]
+                self.groups[key] = vals
             else:
-                g[0] += n
-                g[1] += int(b)
-                g[2] += ln
-                g[3] += ls or 0.0
-                if lm is not None:
-                    g[4] = lm if g[4] is None else max(g[4], lm)
+                g[0] += vals[0]
+                g[1] += vals[1]
+                g[2] += vals[2]
+                g[3] += vals[3]
+                if vals[4] is not None:
+                    g[4] = vals[4] if g[4] is None else max(g[4], vals[4])
 
     def _steps(self, t: np.ndarray) -> np.ndarray:
         """Step number of each IO. Issue times are sorted, so the steps are runs: find the
@@ -476,7 +473,7 @@ class _Accumulator:
         self._grow(int(comp.max() // self.step_ns) + 1)
         # Completions up to this chunk's last issue are final; later ones wait for the next chunk.
         horizon = ti[-1]
-        allc = np.sort(np.concatenate([self.pending, comp]), kind="stable")
+        allc = np.sort(np.concatenate([self.pending, comp]))  # plain integers: any sort gives the same
         cut = int(np.searchsorted(allc, horizon, side="right"))
         done, self.pending = allc[:cut], allc[cut:]
         # Level right after each issue (a completion at the same instant counts first).
@@ -618,3 +615,53 @@ class _Accumulator:
             steps=tuple(steps),
             notes=tuple(notes),
         )
+
+
+_MAX_BINS = 1 << 22  # numpy tabulation up to this many (step, seq, write, size) slots per chunk
+
+
+def _tabulate(step: np.ndarray, seq: np.ndarray, w: np.ndarray, size: np.ndarray, lat: np.ndarray, con):
+    """One chunk's (step, seq, write, size) -> [ios, bytes, latency count, sum, max] rows.
+
+    Sizes are few and mostly multiples of a power of two, so every group gets a slot in a
+    small dense table (bincount: no sort, no hashing); a chunk with too many possible
+    slots is grouped by DuckDB instead."""
+    s0 = int(step[0])
+    spread = int(np.bitwise_or.reduce(size))
+    tz = (spread & -spread).bit_length() - 1
+    m = (int(size.max()) >> tz) + 1
+    bins = (int(step[-1]) - s0 + 1) * 4 * m
+    if bins > _MAX_BINS:
+        con.register("iolab_chunk", {"step": step, "seq": seq, "w": w, "size": size, "lat": lat})
+        try:
+            rows = con.execute(
+                "SELECT step, seq, w, size, count(*), sum(size), count(*) FILTER (lat >= 0),"
+                " sum(lat) FILTER (lat >= 0), max(lat) FILTER (lat >= 0) FROM iolab_chunk GROUP BY ALL"
+            ).fetchall()
+        finally:
+            con.unregister("iolab_chunk")
+        return [((st, sq, ww, sz), [n, int(b), ln, ls or 0.0, lm]) for st, sq, ww, sz, n, b, ln, ls, lm in rows]
+    key = step - s0
+    key *= 4
+    key += seq.view(np.uint8) * 2
+    key += w.view(np.uint8)
+    key *= m
+    key += size >> tz
+    n = np.bincount(key, minlength=bins)
+    have = lat >= 0
+    if have.all():
+        ln, ls = n, np.bincount(key, weights=lat, minlength=bins)
+    else:
+        ln = np.bincount(key[have], minlength=bins)
+        ls = np.bincount(key[have], weights=lat[have], minlength=bins)
+    lm = np.full(bins, -1.0)
+    np.maximum.at(lm, key, lat)  # missing latencies are -1: they never raise a maximum
+    out = []
+    for k in np.flatnonzero(n).tolist():
+        sz, rest = (k % m) << tz, k // m
+        st, sq, ww = s0 + (rest >> 2), bool(rest & 2), bool(rest & 1)
+        has = int(ln[k])
+        out.append(((st, sq, ww, sz), [int(n[k]), int(n[k]) * sz, has, float(ls[k]) if has else 0.0,
+                                       float(lm[k]) if has else None]))
+    return out
+
