@@ -29,10 +29,12 @@ response times have 1 µs resolution.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import select
+import signal
 import stat
 import subprocess
 import threading
@@ -220,7 +222,8 @@ def capture(
                 started = time.monotonic()
                 if ready is not None:
                     ready.set()
-                interrupted, issued = _pump(fd, sink, started, seconds, on_tick, stop)
+                with _ctrl_c_sets(stop := stop or threading.Event()):
+                    interrupted, issued = _pump(fd, sink, started, seconds, on_tick, stop)
                 for ev in EVENTS:
                     _write(inst / "events" / "block" / ev / "enable", "0")
                 issued += _drain(fd, sink)
@@ -268,8 +271,23 @@ def _pump(fd: int, sink, started: float, seconds: float, on_tick, stop) -> tuple
             if on_tick is not None and now - tick_t >= 1.0:
                 on_tick(CaptureTick(now - started, tick_ios / (now - tick_t), ios))
                 tick_ios, tick_t = 0, now
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C when the handler could not be installed
         return True, ios
+
+
+@contextlib.contextmanager
+def _ctrl_c_sets(stop: threading.Event):
+    """While tracing, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: an exception
+    raised between a read of trace_pipe and the write of what it returned would lose
+    those events (they are consumed from the kernel buffer by the read)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _read_all(fd: int, sink) -> int:
