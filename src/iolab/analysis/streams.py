@@ -54,6 +54,7 @@ from ..units import kib_label
 from ..workload import Stream
 
 CHUNK_ROWS = 1_000_000  # IOs per numpy batch: ~40 MB of columns, a few times that in flight
+_SEQ_BLOCK = 65_536  # IOs per block of the SEQ passes: offsets and ends of a block fit in the cache
 
 
 @dataclass(frozen=True)
@@ -428,14 +429,22 @@ class _Accumulator:
             return (d >= 0) & (d <= gap)
 
         # Compare every IO with the k-th previous one, ignoring groups (one pass per k)...
+        # block by block, so that the `lookback` passes over a block find it in the CPU
+        # cache: whole-chunk passes would stream the chunk from memory `lookback` times.
         hit = np.zeros(n, bool)
-        tmp = np.empty(n, bool)
-        for k in range(1, min(lb, n - 1) + 1):
-            if gap == 0:
-                np.equal(offs[k:], ends[:-k], out=tmp[k:])
-            else:
-                tmp[k:] = match(offs[k:], ends[:-k])
-            np.logical_or(hit[k:], tmp[k:], out=hit[k:])
+        tmp = np.empty(min(n, _SEQ_BLOCK), bool)
+        for b0 in range(0, n, _SEQ_BLOCK):
+            b1 = min(n, b0 + _SEQ_BLOCK)
+            for k in range(1, lb + 1):
+                a = max(b0, k)
+                if a >= b1:
+                    break
+                t = tmp[: b1 - a]
+                if gap == 0:
+                    np.equal(offs[a:b1], ends[a - k : b1 - k], out=t)
+                else:
+                    t[:] = match(offs[a:b1], ends[a - k : b1 - k])
+                np.logical_or(hit[a:b1], t, out=hit[a:b1])
         # ...then redo the first `lookback` IOs of each group, where k reaches into the
         # previous group, with the group check.
         starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])
