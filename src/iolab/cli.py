@@ -268,6 +268,7 @@ def capture(
     duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
     out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw tracefs text is kept beside it."),
     process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
+    source: str = typer.Option("auto", "--source", help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs."),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from .traces import capture as trace_capture
@@ -277,7 +278,7 @@ def capture(
         def tick(t) -> None:
             status.update(f"capturing {device}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
 
-        result = trace_capture(device, seconds, out, process=process, on_tick=tick)
+        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source)
     console.print(result.table.summary(), soft_wrap=True)
     console.print(f"raw trace: {result.raw_path}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
 

@@ -170,3 +170,26 @@ def test_no_io_during_the_capture_is_an_error(loop_device, scratch):
     with pytest.raises(IolabError, match=f"no block IO was issued to {loop_device}"):
         capture(loop_device, 0.5, scratch / "x.parquet")
     assert not (TRACEFS / "instances" / INSTANCE).exists()
+
+
+def test_blktrace_when_it_works_else_tracefs_saying_why(loop_device, scratch, monkeypatch):
+    import duckdb
+
+    from iolab.errors import IolabError
+    from iolab.traces import blktrace_capture
+
+    problem = blktrace_capture.blktrace_problem(loop_device)
+    cap, job = capture_while(loop_device, scratch / "auto.parquet", lambda: fio(loop_device, seconds=1))
+    fio_ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    assert cap.table.rows >= fio_ios
+    oio = duckdb.sql(f"SELECT max(outstanding), count(pid) FROM read_parquet('{cap.table.path}')").fetchall()[0]
+    assert oio[0] >= 1 and oio[1] == cap.table.rows  # fio runs at QD 4; every issue has its pid
+    if problem is None:  # blktrace works on this machine: it was used
+        assert cap.table.fmt == "blktrace"
+    else:
+        assert cap.table.fmt == "tracefs"
+        assert any(n.startswith(f"blktrace not used ({problem})") for n in cap.table.notes)
+        with pytest.raises(IolabError, match="cannot capture .* with blktrace: .*--source tracefs"):
+            capture(loop_device, 1, scratch / "bt.parquet", source="blktrace")
+    monkeypatch.setattr(blktrace_capture.shutil, "which", lambda _: None)
+    assert "not installed" in blktrace_capture.blktrace_problem(loop_device)

@@ -25,6 +25,12 @@ had to drop (buffer overrun) are counted and reported, never silently ignored.
 
 Timestamps come from the `mono` trace clock, printed by the kernel with µs resolution, so
 response times have 1 µs resolution.
+
+Sources (`source`): "tracefs" as above; "blktrace" runs the blktrace tool and imports its
+binary per-CPU files (blktrace_capture.py; ns timestamps, no process filter); "auto" (the
+default) uses blktrace when a probe shows it works on this machine and tracefs otherwise,
+with a note in the table saying why blktrace was not used (on many kernels and containers
+its relay files cannot be opened).
 """
 
 from __future__ import annotations
@@ -45,12 +51,14 @@ from typing import Callable
 
 from ..errors import IolabError, RefusedError
 from ..procs import pid_alive
+from .blktrace_capture import blktrace_problem, capture_blktrace
 from .readers import import_trace
 from .table import TraceTable
 
 TRACEFS = Path("/sys/kernel/tracing")
 INSTANCE = "iolab"
 EVENTS = ("block_rq_issue", "block_rq_complete")
+SOURCES = ("auto", "tracefs", "blktrace")
 LOCK = Path("/run/iolab-capture.pid")
 PUMP_S = 0.1  # how often the trace pipe is emptied (the 16 MiB per-CPU buffer holds seconds)
 
@@ -65,7 +73,7 @@ class CaptureTick:
 @dataclass(frozen=True)
 class CaptureResult:
     table: TraceTable
-    raw_path: Path  # the tracefs text as the kernel printed it
+    raw_path: Path  # the tracefs text as the kernel printed it, or blktrace's directory of per-CPU files
     device: str
     devno: str  # "major,minor"
     seconds: float  # how long tracing was on
@@ -182,9 +190,11 @@ def capture(
     stop: threading.Event | None = None,
     ready: threading.Event | None = None,
     buffer_kb: int = 16384,
+    source: str = "auto",
 ) -> CaptureResult:
     """Trace block IO on `device` for `seconds` (or until `stop` is set or Ctrl-C) and write
-    the normalised IO table to `out`. `ready` is set once the tracepoints are armed."""
+    the normalised IO table to `out`. `ready` is set once tracing is armed. `source`:
+    tracefs, blktrace or auto (see the module doc)."""
     if seconds <= 0:
         raise IolabError(f"capture duration must be > 0 s, got {seconds}")
     if process is not None and not re.fullmatch(r"[\w.:*/+@-]{1,15}", process):
@@ -192,10 +202,22 @@ def capture(
             f"process filter {process!r}: give a process name as the kernel shows it (up to 15 characters, "
             "letters, digits and . _ - : / + @; * as a wildcard)."
         )
+    if source not in SOURCES:
+        raise IolabError(f"capture source {source!r}: give one of {', '.join(SOURCES)}.")
     major, minor = _block_device(device)
-    root = _tracefs()
-    notes = _check_free(root, major, minor, device)
     out = Path(out)
+    fallback: list[str] = []
+    if source != "tracefs":
+        if os.geteuid() != 0:
+            _tracefs()  # says why root is needed
+        problem = "blktrace cannot filter by process name" if process else blktrace_problem(device)
+        if problem is None:
+            return _via_blktrace(device, f"{major},{minor}", seconds, out, stop, ready)
+        if source == "blktrace":
+            raise IolabError(f"cannot capture {device} with blktrace: {problem}. Use --source tracefs (or auto).")
+        fallback.append(f"blktrace not used ({problem}); captured with the tracefs block tracepoints")
+    root = _tracefs()
+    notes = fallback + _check_free(root, major, minor, device)
     raw = out.with_name(out.name + ".tracefs.txt")
     inst = root / "instances" / INSTANCE
     interrupted, issued = False, 0
@@ -248,6 +270,17 @@ def capture(
     mono_to_unix = time.time_ns() - time.monotonic_ns()
     table = import_trace(raw, "tracefs", out, notes=tuple(notes), clock_unix_ns=mono_to_unix)
     return CaptureResult(table, raw, device, f"{major},{minor}", elapsed, interrupted, lost)
+
+
+def _via_blktrace(device: str, devno: str, seconds: float, out: Path, stop, ready) -> CaptureResult:
+    with _ctrl_c_sets(stop := stop or threading.Event()):
+        files, interrupted, elapsed, output = capture_blktrace(device, seconds, out, stop, ready)
+    notes = [f"blktrace: {ln.strip()}" for ln in output.splitlines() if "dropped" in ln.lower()]
+    m = re.search(r"(\d+)\s.*dropped", output, re.I)
+    if interrupted:
+        notes.append(f"capture ended early after {elapsed:.1f} s of {seconds:g} s")
+    table = import_trace(files, "blktrace", out, notes=tuple(notes))
+    return CaptureResult(table, files[0].parent, device, devno, elapsed, interrupted, int(m.group(1)) if m else 0)
 
 
 def _pump(fd: int, sink, started: float, seconds: float, on_tick, stop) -> tuple[bool, int]:
