@@ -29,10 +29,11 @@ analysed together; pass `devices` to look at one.
 Dominant streams are those with at least `threshold` of all analysed IOs over the whole
 trace (SNIA uses 3 %).
 
-How: DuckDB scans the Parquet table in time order, row group by row group, and does the
-per-(step, stream) aggregation; numpy does the two order-dependent parts (the SEQ rule and
-the in-flight count) on whole chunks of IOs, carrying a few values from one chunk to the
-next. No Python code runs per IO, and memory is bounded by the chunk size, not the trace.
+How: DuckDB scans the Parquet table in time order, a chunk of rows at a time (the next
+chunk is read while numpy works on the current one); numpy does the two order-dependent
+parts (the SEQ rule and the in-flight count, side by side) on whole chunks of IOs, carrying
+a few values from one chunk to the next, and tabulates each chunk per (step, stream) with
+bincount. No Python code runs per IO, and memory is bounded by the chunk size, not the trace.
 
 `StreamAnalysis.save(path)` / `StreamAnalysis.load(path)` keep the result as JSON.
 """
