@@ -125,7 +125,7 @@ def test_workload_finds_the_other_files_beside_any_one_of_them(tmp_path):
 
 def test_a_test_without_its_file_says_which_file_is_missing(tmp_path):
     d = write_inputs(tmp_path / "only-replay", composite=False)
-    with pytest.raises(IolabError, match="composite.toml.*iolab analyse"):
+    with pytest.raises(IolabError, match="composite.toml.*iolab trace analyze"):
         suites.build_plan("replay", suites.make_profile(), TARGET, d)
     d = write_inputs(tmp_path / "only-composite", replay=False)
     suites.build_plan("multi-wsat", suites.make_profile(), TARGET, d)  # needs no replay

@@ -55,7 +55,7 @@ class RwswEngine(DriveEngine):
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
-    """What `iolab analyse` writes, from a synthetic capture with known streams."""
+    """What `iolab trace analyze` writes, from a synthetic capture with known streams."""
     d = tmp_path_factory.mktemp("workload")
     table, _ = generate(SynthSpec(MIX, ios=4000, iops=1000, latency_us=500, capacity=1 << 30), d / "trace.parquet")
     a = analyse(table, step_s=1.0)
