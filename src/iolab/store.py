@@ -114,6 +114,10 @@ class CellRow:
     lat_max_us: float | None
     read_lat_mean_us: float | None
     write_lat_mean_us: float | None
+    read_ios: int
+    write_ios: int
+    read_lat_max_us: float | None
+    write_lat_max_us: float | None
     p99: float | None
     p99_9: float | None
     p99_99: float | None
@@ -319,6 +323,8 @@ class RunStore:
                 read_mbps=d["read_mbps"], write_mbps=d["write_mbps"], mbps=d["mbps"], io_bytes=d["io_bytes"],
                 write_bytes=d["write_bytes"], lat_mean_us=d["lat_mean_us"], lat_max_us=d["lat_max_us"],
                 read_lat_mean_us=d["read_lat_mean_us"], write_lat_mean_us=d["write_lat_mean_us"],
+                read_ios=d["read_ios"], write_ios=d["write_ios"],
+                read_lat_max_us=d["read_lat_max_us"], write_lat_max_us=d["write_lat_max_us"],
                 p99=d["p99"], p99_9=d["p99_9"], p99_99=d["p99_99"], p99_999=d["p99_999"],
                 counters=json.loads(d["counters"] or "{}"), raw_files=json.loads(d["raw_files"] or "[]"),
                 started=d["started"], ended=d["ended"],

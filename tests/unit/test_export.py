@@ -81,7 +81,8 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
         assert (r["phase"], int(r["round"]), r["kind"], r["cell_key"], r["mix"]) == (c.phase, c.round, c.kind, c.cell_key, c.mix)
         assert same(r["block_size"], c.block_size) and int(r["io_bytes"]) == c.io_bytes
         for metric in ("iops", "read_iops", "write_iops", "mbps", "read_mbps", "write_mbps", "runtime_s",
-                       "lat_mean_us", "lat_max_us", "read_lat_mean_us", "write_lat_mean_us"):
+                       "lat_mean_us", "lat_max_us", "read_lat_mean_us", "write_lat_mean_us",
+                       "read_ios", "write_ios", "read_lat_max_us", "write_lat_max_us"):
             assert same(r[metric], getattr(c, metric)), (metric, r[metric], getattr(c, metric))
         assert same(r["p99_999_us"], c.p99_999) and same(r["p99_us"], c.p99)
         assert json.loads(r["workload"]) == c.workload and json.loads(r["raw_files"]) == c.raw_files
