@@ -29,11 +29,9 @@ SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 
 
 def default_target() -> str:
-    """The simulated drive when this build has it, else a scratch file."""
-    try:
-        from .engines.sim import DEFAULT_PRESET
-    except ImportError:
-        return SCRATCH_FILE
+    """The built-in simulated drive (its default preset)."""
+    from .engines.sim import DEFAULT_PRESET
+
     return f"sim:{DEFAULT_PRESET}"
 
 
@@ -140,11 +138,8 @@ def run(
 
 
 def _write_report(store: RunStore) -> None:
-    try:
-        from .report import write_report
-    except ImportError:
-        console.print("(HTML/PDF reports are not in this build; `iolab show` prints the results)")
-        return
+    from .report import write_report
+
     paths = write_report([store.dir], store.dir / "report")
     for p in paths:
         console.print(f"report: {p}")
@@ -238,7 +233,7 @@ def fio_job(
 ):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by hand."""
     from .engines.fio import FioEngine
-    from .runner import _slug
+    from .runner import cell_tag
 
     prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None)
     tgt = targets.parse_target(target or SCRATCH_FILE)
@@ -249,11 +244,11 @@ def fio_job(
         plan = suites.build_plan(name, prof, tgt, workload)
         for phase in plan.phases:
             for i, w in enumerate(phase.precondition):
-                tag = f"{_slug(phase.name)}-r00-c{i:02d}-{_slug(w.label())}"
+                tag = cell_tag(phase.name, 0, i, w.label())
                 print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")
                 print(engine.job_text(tgt, w, tag))
             for i, cell in enumerate(phase.cells):
-                tag = f"{_slug(phase.name)}-r01-c{i:02d}-{_slug(cell.key)}"
+                tag = cell_tag(phase.name, 1, i, cell.key)
                 print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
                 print(engine.job_text(tgt, cell.workload, tag))
 

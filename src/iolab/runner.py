@@ -108,8 +108,12 @@ def plan_summary(plan: TestPlan) -> dict:
     }
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
+    """The name of a cell's raw files: the runner writes them, `fio-job` shows the same names."""
+    def slug(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+    return f"{slug(phase)}-r{rnd:02d}-c{ordinal:02d}-{slug(key)}"
 
 
 def workload_record(w: Workload) -> dict:
@@ -233,7 +237,7 @@ class Runner:
         self.store.write_manifest()
 
     def measure(self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell) -> RoundResult:
-        tag = f"{_slug(phase.name)}-r{rnd:02d}-c{ordinal:02d}-{_slug(cell.key)}"
+        tag = cell_tag(phase.name, rnd, ordinal, cell.key)
         t0, wall0 = time.time(), time.monotonic()
         result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag, progress=self.progress.live)
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,

@@ -315,20 +315,11 @@ class RunStore:
         names = [d[0] for d in cur.description]
         out = []
         for row in cur.fetchall():
-            d = dict(zip(names, row))
-            out.append(CellRow(
-                id=d["id"], phase=d["phase"], round=d["round"], ordinal=d["ordinal"], kind=d["kind"],
-                cell_key=d["cell_key"], mix=d["mix"], block_size=d["block_size"], workload=json.loads(d["workload"]),
-                runtime_s=d["runtime_s"], read_iops=d["read_iops"], write_iops=d["write_iops"], iops=d["iops"],
-                read_mbps=d["read_mbps"], write_mbps=d["write_mbps"], mbps=d["mbps"], io_bytes=d["io_bytes"],
-                write_bytes=d["write_bytes"], lat_mean_us=d["lat_mean_us"], lat_max_us=d["lat_max_us"],
-                read_lat_mean_us=d["read_lat_mean_us"], write_lat_mean_us=d["write_lat_mean_us"],
-                read_ios=d["read_ios"], write_ios=d["write_ios"],
-                read_lat_max_us=d["read_lat_max_us"], write_lat_max_us=d["write_lat_max_us"],
-                p99=d["p99"], p99_9=d["p99_9"], p99_99=d["p99_99"], p99_999=d["p99_999"],
-                counters=json.loads(d["counters"] or "{}"), raw_files=json.loads(d["raw_files"] or "[]"),
-                started=d["started"], ended=d["ended"],
-            ))
+            d = dict(zip(names, row))  # CellRow's fields are the cells table's columns
+            d["workload"] = json.loads(d["workload"])
+            d["counters"] = json.loads(d["counters"] or "{}")
+            d["raw_files"] = json.loads(d["raw_files"] or "[]")
+            out.append(CellRow(**d))
         return out
 
     def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None]]:

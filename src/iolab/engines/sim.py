@@ -185,6 +185,25 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
 # -- the engine -------------------------------------------------------------------------------
 
 
+def _new_raw_path(raw_dir: Path, tag: str) -> Path:
+    """Where a round's raw result goes; stored output is never overwritten."""
+    raw_dir = Path(raw_dir)
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    path = raw_dir / f"{tag}.json"
+    if path.exists():
+        raise EngineError(
+            f"raw output of round {tag!r} already exists ({path}); iolab never overwrites stored output: "
+            "use a new round tag or move the old file away."
+        )
+    return path
+
+
+def _store_raw(path: Path, text: str) -> RoundResult:
+    """Keep the engine's raw output, then read the round from it (raw file relative to the run dir)."""
+    path.write_text(text + "\n")
+    return parse_result(text, str(path), (str(path.relative_to(path.parent.parent)),))
+
+
 class SimEngine:
     """Runs workloads on simulated drives; one drive per target spec, kept across rounds."""
 
@@ -275,14 +294,7 @@ class SimEngine:
     ) -> RoundResult:
         """Run one round in virtual time; the raw result goes to raw_dir/<tag>.json."""
         drive = self.drive(target)
-        raw_dir = Path(raw_dir)
-        raw_dir.mkdir(parents=True, exist_ok=True)
-        path = raw_dir / f"{tag}.json"
-        if path.exists():
-            raise EngineError(
-                f"raw output of round {tag!r} already exists ({path}); iolab never overwrites stored output: "
-                "use a new round tag or move the old file away."
-            )
+        path = _new_raw_path(raw_dir, tag)
         w = workload
         streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
         try:
@@ -293,8 +305,7 @@ class SimEngine:
             )
         except ValueError as e:
             raise EngineError(f"sim engine, round {tag!r} on {target.spec}, workload {w.label()!r}: {e}") from None
-        path.write_text(text + "\n")
-        return parse_result(text, str(path), (str(path.relative_to(raw_dir.parent)),))
+        return _store_raw(path, text)
 
     def replay(
         self, target: Target, times_s: list[float], writes: list[bool], offsets: list[int], sizes: list[int],
@@ -303,17 +314,12 @@ class SimEngine:
     ) -> RoundResult:
         """Replay IOs at their timestamps (seconds, open loop, at most `queue_depth` outstanding)."""
         drive = self.drive(target)
-        raw_dir = Path(raw_dir)
-        raw_dir.mkdir(parents=True, exist_ok=True)
-        path = raw_dir / f"{tag}.json"
-        if path.exists():
-            raise EngineError(f"raw output of round {tag!r} already exists ({path}); iolab never overwrites stored output.")
+        path = _new_raw_path(raw_dir, tag)
         try:
             text = drive.replay(list(times_s), list(writes), list(offsets), list(sizes), queue_depth, entropy, progress)
         except ValueError as e:
             raise EngineError(f"sim engine, replay {tag!r} on {target.spec}: {e}") from None
-        path.write_text(text + "\n")
-        return parse_result(text, str(path), (str(path.relative_to(raw_dir.parent)),))
+        return _store_raw(path, text)
 
     def idle(self, target: Target, seconds: float) -> None:
         """Let `seconds` of virtual time pass with no host IO (background GC, SLC eviction):
