@@ -261,21 +261,33 @@ def fio_job(
 def capture(
     device: str = typer.Argument(..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."),
     duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
-    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw tracefs text is kept beside it."),
+    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it."),
     process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
     source: str = typer.Option("auto", "--source", help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs."),
+    buffer: str = typer.Option("16MiB", "--buffer", help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events."),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
+    from rich.markup import escape
+
     from .traces import capture as trace_capture
 
     seconds = parse_duration(duration, "--duration")
-    with console.status(f"capturing {device} for {seconds:g} s (Ctrl-C ends early)") as status:
+    buffer_kb = parse_size(buffer, "--buffer") // 1024
+    if buffer_kb < 4:
+        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
+    with console.status(f"capturing {escape(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
         def tick(t) -> None:
-            status.update(f"capturing {device}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
+            status.update(f"capturing {escape(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
 
-        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source)
-    console.print(result.table.summary(), soft_wrap=True)
-    console.print(f"raw trace: {result.raw_path}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
+        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
+    console.print(escape(result.table.summary()), soft_wrap=True)
+    console.print(f"raw trace: {escape(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
+    if result.lost_events:
+        err.print(f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
+                  f"is INCOMPLETE (the IOs they described are missing from {escape(str(out))}). Capture again with a "
+                  "larger --buffer, or only the process that matters (--process).[/]", soft_wrap=True)
+    else:
+        console.print("dropped trace events: 0 (every event the kernel produced was recorded)")
 
 
 @trace_app.command("import")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -15,8 +16,9 @@ import pytest
 
 from iolab.analysis.streams import analyse
 from iolab.errors import RefusedError
-from iolab.traces import capture, import_trace
+from iolab.traces import TraceTable, capture, import_trace
 from iolab.traces.capture import INSTANCE, TRACEFS
+from iolab.traces.tracefs_raw import import_tracefs_raw
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -62,9 +64,14 @@ def test_capture_finds_the_fio_mix(loop_device, scratch):
     ticks = []
     cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device), on_tick=ticks.append)
     assert cap.interrupted and cap.lost_events == 0
+    assert cap.table.lost_events == 0 and TraceTable.open(cap.table.path).lost_events == 0  # stored: a complete trace
+    assert not any("INCOMPLETE" in n for n in cap.table.notes)
     assert abs(cap.table.start_unix_ns / 1e9 - time.time()) < 60  # dated by the wall clock
     assert not (TRACEFS / "instances" / INSTANCE).exists()  # cleaned up
-    assert cap.raw_path.exists() and "block_rq_issue" in cap.raw_path.read_text()[:10000]
+    # The kernel's pages are kept with their layout, and rebuild the same table.
+    assert sum(f.stat().st_size for f in cap.raw_path.glob("cpu*.raw")) > 0
+    again = import_tracefs_raw(cap.raw_path, scratch / "again.parquet")
+    assert again.rows == cap.table.rows and again.lost_events == 0
     assert ticks and ticks[-1].ios > 0
     fio_ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     a = analyse(cap.table, step_s=1)
@@ -79,6 +86,56 @@ def test_capture_finds_the_fio_mix(loop_device, scratch):
     busy = [s for s in a.steps if s.ios > 100]
     assert busy and max(s.oio_max for s in busy) == 4
     assert all(1 <= s.oio_avg <= 4 for s in busy)
+
+
+def test_a_buffer_too_small_for_the_load_reports_the_dropped_events(loop_device, scratch):
+    # 8 KiB per CPU holds ~100 events; fio issues thousands between two reads of the buffer.
+    cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device, "--iodepth=16", seconds=1),
+                             buffer_kb=8, source="tracefs")
+    fio_ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    assert cap.lost_events > 0
+    stored = TraceTable.open(cap.table.path)
+    assert stored.lost_events == cap.lost_events
+    assert stored.notes[0].startswith(f"INCOMPLETE TRACE: the kernel dropped {cap.lost_events:,} trace events")
+    assert "INCOMPLETE" in stored.summary()
+    # What was recorded plus what was lost accounts for fio's IOs (each IO is 2 events).
+    assert cap.table.rows < fio_ios <= cap.table.rows + cap.lost_events
+
+
+def test_cli_capture_says_loudly_when_events_were_dropped(loop_device, scratch):
+    from .conftest import IOLAB
+
+    def cli_capture(out: Path, *extra: str):
+        p = subprocess.Popen([*IOLAB, "capture", loop_device, "-d", "60s", "-o", str(out), "--source", "tracefs", *extra],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300"))
+        try:
+            _wait_armed(p)
+            fio(loop_device, "--iodepth=16", seconds=1)
+            p.send_signal(signal.SIGINT)
+            stdout, stderr = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert p.returncode == 0, stderr
+        return stdout, stderr
+
+    stdout, stderr = cli_capture(scratch / "small.parquet", "--buffer", "8KiB")
+    lost = TraceTable.open(scratch / "small.parquet").lost_events
+    assert lost > 0
+    assert f"WARNING: the kernel dropped {lost:,} trace events" in stderr and "INCOMPLETE" in stderr
+    assert f"trace events dropped by the kernel: {lost:,} -- INCOMPLETE" in stdout
+    stdout, stderr = cli_capture(scratch / "normal.parquet")
+    assert "dropped trace events: 0" in stdout and "WARNING" not in stderr
+    assert TraceTable.open(scratch / "normal.parquet").lost_events == 0
+
+
+def _wait_armed(p: subprocess.Popen) -> None:
+    """Until the capture in process `p` has enabled its block events."""
+    enable = TRACEFS / "instances" / INSTANCE / "events" / "block" / "block_rq_issue" / "enable"
+    deadline = time.monotonic() + 30
+    while not enable.exists() or _read(enable) != "1":
+        assert time.monotonic() < deadline and p.poll() is None, p.stderr.read() if p.poll() is not None else ""
+        time.sleep(0.05)
 
 
 def test_process_filter_keeps_only_that_process(loop_device, scratch):
@@ -138,7 +195,6 @@ def test_fio_write_iolog_imports_to_fios_own_counts(scratch):
 
 
 def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device, scratch):
-    import signal
     import sys
 
     out = scratch / "cap.parquet"
@@ -146,12 +202,7 @@ def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device
             "print(r.interrupted, r.table.rows)")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        inst = TRACEFS / "instances" / INSTANCE
-        deadline = time.monotonic() + 30
-        while not (inst / "events" / "block" / "block_rq_issue" / "enable").exists() or \
-                _read(inst / "events" / "block" / "block_rq_issue" / "enable") != "1":
-            assert time.monotonic() < deadline and p.poll() is None, p.stderr.read() if p.poll() is not None else ""
-            time.sleep(0.05)
+        _wait_armed(p)
         job = fio(loop_device, seconds=1)
         p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=120)
@@ -187,7 +238,7 @@ def test_blktrace_when_it_works_else_tracefs_saying_why(loop_device, scratch, mo
     if problem is None:  # blktrace works on this machine: it was used
         assert cap.table.fmt == "blktrace"
     else:
-        assert cap.table.fmt == "tracefs"
+        assert cap.table.fmt == "tracefs-raw"
         assert any(n.startswith(f"blktrace not used ({problem})") for n in cap.table.notes)
         with pytest.raises(IolabError, match="cannot capture .* with blktrace: .*--source tracefs"):
             capture(loop_device, 1, scratch / "bt.parquet", source="blktrace")

@@ -114,7 +114,7 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
 
 
 def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = False,
-                    notes: tuple[str, ...] = ()) -> TraceTable:
+                    notes: tuple[str, ...] = (), lost_events: int | None = None) -> TraceTable:
     """Import the per-CPU files of one blktrace run."""
     con = connect(memory_limit=IMPORT_MEMORY)
     try:
@@ -167,7 +167,7 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
             notes = notes + (f"{unpaired:,} issued IOs have no completion in the trace (no response time).",)
         return write_table(
             con, union, out, fmt="blktrace", sources=tuple(str(f) for f in files),
-            skipped_lines=skipped, skipped_examples=tuple(examples), notes=notes,
+            skipped_lines=skipped, skipped_examples=tuple(examples), notes=notes, lost_events=lost_events,
         )
     finally:
         con.close()

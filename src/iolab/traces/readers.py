@@ -549,12 +549,14 @@ def import_trace(
     skip_bad_lines: bool = False,
     notes: tuple[str, ...] = (),
     clock_unix_ns: int | None = None,
+    lost_events: int | None = None,
 ) -> TraceTable:
     """Read one trace (or several files of one trace, e.g. the per-CPU files of a blktrace
     or several MSR volumes) in format `fmt` and write the normalised table to `out`.
     `notes` are extra caveats stored with the table (the capture's, for instance);
     `clock_unix_ns` is the wall-clock time of the input's time 0 when the caller knows it
-    and the format does not say (the capture knows its monotonic clock's offset)."""
+    and the format does not say (the capture knows its monotonic clock's offset);
+    `lost_events` is how many trace events a capture dropped (kept in the metadata)."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     if fmt not in FORMATS:
         raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
@@ -566,7 +568,7 @@ def import_trace(
     if fmt == "blktrace":
         from .blktrace import import_blktrace
 
-        return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes)
+        return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events)
 
     # Parsed lines are kept in DuckDB temp tables: past this much memory they spill to disk.
     con = connect(memory_limit=IMPORT_MEMORY)
@@ -628,7 +630,7 @@ def import_trace(
         return write_table(
             con, union, out, fmt=fmt, sources=tuple(str(f) for f in files),
             start_unix_ns=start if clock_unix_ns is None else clock_unix_ns, origin_ns=min(origins),
-            skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(notes),
+            skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(notes), lost_events=lost_events,
         )
     finally:
         con.close()

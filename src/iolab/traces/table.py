@@ -89,6 +89,7 @@ class TraceTable:
     skipped_lines: int = 0  # bad lines dropped with skip_bad_lines
     skipped_examples: tuple[BadLine, ...] = ()
     notes: tuple[str, ...] = ()  # caveats a reader or the capture wants reported
+    lost_events: int | None = None  # trace events the kernel dropped during a capture (None: not known)
 
     @classmethod
     def open(cls, path: str | Path) -> "TraceTable":
@@ -137,6 +138,7 @@ class TraceTable:
             skipped_lines=meta.get("skipped_lines", 0),
             skipped_examples=tuple(BadLine(**b) for b in meta.get("skipped_examples", ())),
             notes=tuple(meta.get("notes", ())),
+            lost_events=meta.get("lost_events"),
         )
 
     def scan_sql(self) -> str:
@@ -151,6 +153,9 @@ class TraceTable:
         ]
         if self.skipped_lines:
             lines.append(f"  skipped {self.skipped_lines:,} bad lines, e.g. {self.skipped_examples[0]}")
+        if self.lost_events is not None:
+            lines.append(f"  trace events dropped by the kernel: {self.lost_events:,}"
+                         + (" -- INCOMPLETE: the IOs they described are missing" if self.lost_events else ""))
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -185,6 +190,7 @@ def write_table(
     skipped_examples: tuple[BadLine, ...] = (),
     notes: tuple[str, ...] = (),
     presorted: bool = False,
+    lost_events: int | None = None,
 ) -> TraceTable:
     """Write the rows of `select_sql` as a trace table.
 
@@ -198,7 +204,7 @@ def write_table(
     clock of the *input's* time 0, if the format has one. The file is written next to `out`
     and renamed into place, so a failed import never leaves a half-written table behind.
     `presorted` skips the sort when the rows already come in time order (then `ord`
-    is not needed).
+    is not needed). `lost_events` (captures) is how many trace events the kernel dropped.
     """
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -221,6 +227,7 @@ def write_table(
         "skipped_lines": skipped_lines,
         "skipped_examples": [asdict(b) for b in skipped_examples],
         "notes": list(notes),
+        "lost_events": lost_events,
     }
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
