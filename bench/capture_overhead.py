@@ -27,7 +27,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,14 +50,15 @@ class Leg:
     variant: str  # "baseline" or a capture variant
     iops: float
     fio_ios: int
+    fio_cpu_us: float  # fio's own CPU (user + system) per IO: the tracepoints run in its syscalls
     dropped: int | None = None
     recorded: int | None = None
     cpu_cores: float | None = None  # capture process CPU while fio ran / fio's wall time
     import_s: float | None = None  # from the end of fio to the table written
 
 
-def fio(device: str, seconds: float) -> tuple[float, int, float]:
-    """fio's read IOPS, IOs done and wall time (s) for one run."""
+def fio(device: str, seconds: float) -> tuple[float, int, float, float]:
+    """fio's read IOPS, IOs done, CPU µs per IO and wall time (s) for one run."""
     t0 = time.monotonic()
     out = subprocess.run(
         ["fio", "--name=cap", f"--filename={device}", "--rw=randread", "--bs=4k", "--ioengine=libaio",
@@ -65,9 +68,10 @@ def fio(device: str, seconds: float) -> tuple[float, int, float]:
     wall = time.monotonic() - t0
     job = json.loads(out.stdout)["jobs"][0]
     iops, ios = job["read"]["iops"], job["read"]["total_ios"]
-    if not iops > 0 or not ios > 0:
+    if not iops > 0 or not ios > 0 or not job["job_runtime"] > 0:
         raise SystemExit(f"fio reported no reads on {device}: {job['read']}")
-    return float(iops), int(ios), wall
+    cpu_us = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] * 1000 / ios
+    return float(iops), int(ios), cpu_us, wall
 
 
 def cpu_s() -> float:
@@ -94,7 +98,7 @@ def captured(capture, device: str, seconds: float, out: Path, variant: str, buff
         t.join()
         raise SystemExit(f"capture did not start: {res.get('err', 'not armed within 30 s')}")
     c0 = cpu_s()
-    iops, ios, wall = fio(device, seconds)
+    iops, ios, fio_cpu, wall = fio(device, seconds)
     cores = (cpu_s() - c0) / wall
     t_end = time.monotonic()
     stop.set()
@@ -102,7 +106,7 @@ def captured(capture, device: str, seconds: float, out: Path, variant: str, buff
     if "err" in res:
         raise SystemExit(f"capture failed: {res['err']}")
     r = res["r"]
-    return Leg(variant, iops, ios, r.lost_events, r.table.rows, cores, time.monotonic() - t_end)
+    return Leg(variant, iops, ios, fio_cpu, r.lost_events, r.table.rows, cores, time.monotonic() - t_end)
 
 
 def capture_at(ref: str):
@@ -132,7 +136,7 @@ def ram_loop(size: int) -> tuple[str, Path]:
 
 
 def show(i: int, leg: Leg) -> None:
-    text = f"pair {i + 1} {leg.variant:>9}: {leg.iops:10,.0f} IOPS"
+    text = f"pair {i + 1} {leg.variant:>9}: {leg.iops:10,.0f} IOPS, fio CPU {leg.fio_cpu_us:.2f} µs/IO"
     if leg.dropped is not None:
         text += (f", dropped {leg.dropped:,} events, recorded {leg.recorded:,} of fio's {leg.fio_ios:,} IOs, "
                  f"capture CPU {leg.cpu_cores:.2f} cores, table built in {leg.import_s:.1f} s")
@@ -154,7 +158,7 @@ def main() -> None:
 
     dev, backing = ram_loop(size)
     print(f"target: {dev} over {backing} ({size >> 20} MiB in RAM); fio 4 KiB randread QD 32, {seconds:g} s per run; "
-          f"buffer {args.buffer_kb} KiB per CPU", flush=True)
+          f"buffer {args.buffer_kb} KiB per CPU; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
     legs: list[list[Leg]] = []
     try:
         for i in range(args.pairs):
@@ -162,8 +166,8 @@ def main() -> None:
             pair = []
             for name in order if i % 2 == 0 else order[::-1]:
                 if name == "baseline":
-                    iops, ios, _ = fio(dev, seconds)
-                    leg = Leg(name, iops, ios)
+                    iops, ios, fio_cpu, _ = fio(dev, seconds)
+                    leg = Leg(name, iops, ios, fio_cpu)
                 else:
                     leg = captured(variants[name], dev, seconds, backing.parent / f"cap{i}.parquet", name, args.buffer_kb)
                 show(i, leg)
@@ -171,21 +175,25 @@ def main() -> None:
             legs.append(pair)
     finally:
         subprocess.run(["losetup", "-d", dev], check=False)
-        for f in backing.parent.iterdir():
-            f.unlink()
-        backing.parent.rmdir()
-    print()
+        shutil.rmtree(backing.parent)
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (other work on the machine "
+          "makes single runs noisy: compare the pairs' spread with the effect)")
     for name in variants:
-        ratios = []
-        for pair in legs:
-            base = next(leg for leg in pair if leg.variant == "baseline")
-            ratios.append(next(leg for leg in pair if leg.variant == name).iops / base.iops)
+        ratios = [paired(pair, name, "iops") for pair in legs]
+        cpu = statistics.median(paired(pair, name, "fio_cpu_us") for pair in legs)
         runs = [leg for pair in legs for leg in pair if leg.variant == name]
         med = statistics.median(ratios)
         print(f"capture {name}: IOPS ratio captured/baseline median {med:.3f} ({(1 - med) * 100:.1f} % loss; goal ≤ 5 %), "
-              f"pairs {', '.join(f'{r:.3f}' for r in ratios)}; dropped events per run "
-              f"{', '.join(f'{leg.dropped:,}' for leg in runs)}; capture CPU median "
-              f"{statistics.median(leg.cpu_cores for leg in runs):.2f} cores", flush=True)
+              f"pairs {', '.join(f'{r:.3f}' for r in ratios)}; fio CPU per IO ratio median {cpu:.3f}; dropped events "
+              f"per run {', '.join(f'{leg.dropped:,}' for leg in runs)}; capture CPU median "
+              f"{statistics.median(leg.cpu_cores for leg in runs):.3f} cores; table built in median "
+              f"{statistics.median(leg.import_s for leg in runs):.1f} s", flush=True)
+
+
+def paired(pair: list[Leg], variant: str, what: str) -> float:
+    """`what` of the variant's run over the same of the pair's baseline."""
+    base = next(leg for leg in pair if leg.variant == "baseline")
+    return getattr(next(leg for leg in pair if leg.variant == variant), what) / getattr(base, what)
 
 
 if __name__ == "__main__":
