@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from iolab.analysis.streams import analyse
@@ -138,6 +139,62 @@ def _wait_armed(p: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
+def test_raw_pages_decode_to_what_the_kernel_prints(loop_device, scratch):
+    """The same buffer read twice: first as the kernel's text (`trace`, which does not
+    consume), then as binary pages (trace_pipe_raw, as capture records them)."""
+    from iolab.traces.capture import _copy_pages
+    from iolab.traces.tracefs_raw import snapshot_layout
+
+    inst = TRACEFS / "instances" / "iolab-decode-test"
+    st = os.stat(loop_device)
+    events = [inst / "events" / "block" / e for e in ("block_rq_issue", "block_rq_complete")]
+    inst.mkdir()
+    try:
+        (inst / "trace_clock").write_text("mono")
+        (inst / "buffer_size_kb").write_text("8192")
+        for ev in events:
+            (ev / "filter").write_text(f"dev == {os.major(st.st_rdev) << 20 | os.minor(st.st_rdev)}")
+            ev.joinpath("enable").write_text("1")
+        fio(loop_device, "--rate_iops=1500", seconds=1)
+        subprocess.run(["dd", f"if={loop_device}", "of=/dev/null", "bs=256k", "count=20", "iflag=direct"], check=True,
+                       capture_output=True)
+        for ev in events:
+            ev.joinpath("enable").write_text("0")
+        (scratch / "trace.txt").write_bytes((inst / "trace").read_bytes())
+        raw = scratch / "raw"
+        layout = snapshot_layout(inst, raw)
+        for cpu in sorted(p.name for p in (inst / "per_cpu").glob("cpu*")):
+            fd = os.open(inst / "per_cpu" / cpu / "trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                with open(raw / f"{cpu}.raw", "wb") as sink:
+                    _copy_pages(fd, sink, layout.page_size)
+            finally:
+                os.close(fd)
+    finally:
+        for ev in events:
+            if ev.exists():
+                ev.joinpath("enable").write_text("0")
+        for _ in range(50):
+            try:
+                inst.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+    text = import_trace(scratch / "trace.txt", "tracefs", scratch / "text.parquet")
+    pages = import_tracefs_raw(raw, scratch / "raw.parquet")
+    assert pages.rows == text.rows >= 1000 and pages.lost_events == 0
+    q = """SELECT *, row_number() OVER (ORDER BY time_ns, offset_bytes) AS k FROM read_parquet('{}')"""
+    same, worst_t, worst_lat = duckdb.sql(f"""
+        SELECT count(*) FILTER (WHERE a.op = b.op AND a.device = b.device AND a.offset_bytes = b.offset_bytes
+                                AND a.size_bytes = b.size_bytes AND a.process = b.process AND a.pid = b.pid),
+               max(abs(a.time_ns - b.time_ns)), max(abs(a.latency_us - b.latency_us))
+        FROM ({q.format(text.path)}) a JOIN ({q.format(pages.path)}) b USING (k)""").fetchall()[0]
+    assert same == text.rows
+    # The text has µs timestamps, the pages ns: they agree to within the text's rounding.
+    assert worst_t < 1000 and worst_lat < 1.0
+    assert {r[0] for r in duckdb.sql(f"SELECT DISTINCT process FROM {pages.scan_sql()}").fetchall()} == {"fio", "dd"}
+
+
 def test_process_filter_keeps_only_that_process(loop_device, scratch):
     def work():
         dd = subprocess.Popen(["dd", f"if={loop_device}", "of=/dev/null", "bs=64k", "iflag=direct", "count=2000"],
@@ -224,8 +281,6 @@ def test_no_io_during_the_capture_is_an_error(loop_device, scratch):
 
 
 def test_blktrace_when_it_works_else_tracefs_saying_why(loop_device, scratch, monkeypatch):
-    import duckdb
-
     from iolab.errors import IolabError
     from iolab.traces import blktrace_capture
 

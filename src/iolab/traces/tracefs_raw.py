@@ -261,8 +261,10 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
             " CASE WHEN issue THEN nullif(n.process, '') END AS process, CASE WHEN issue THEN pid END AS pid"
             " FROM ev LEFT JOIN names n USING (comm)"
         )
-        union = paired_sql(events)
-        unpaired = con.execute(f"SELECT count(*) FROM ({union}) WHERE latency_us IS NULL").fetchall()[0][0]
+        # Paired once into a table (it spills past the memory limit), then counted and written.
+        con.execute(f"CREATE TEMP TABLE ios AS {paired_sql(events)}")
+        con.execute("DROP TABLE ev")
+        unpaired = con.execute("SELECT count(*) FROM ios WHERE latency_us IS NULL").fetchall()[0][0]
         if unpaired:
             notes.append(f"{unpaired:,} issued IOs have no completion in the trace (no response time).")
         lost = max(lost + lost_unknown, lost_events or 0)
@@ -272,7 +274,7 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
         if lost_unknown:
             notes.append(f"{lost_unknown:,} pages follow a loss of trace events whose count the kernel did not store "
                          "(counted as 1 each)")
-        return write_table(con, union, out, fmt="tracefs-raw", sources=(str(raw_dir),), origin_ns=int(first),
+        return write_table(con, "SELECT * FROM ios", out, fmt="tracefs-raw", sources=(str(raw_dir),), origin_ns=int(first),
                            start_unix_ns=clock_unix_ns, notes=tuple(notes), lost_events=lost)
     finally:
         con.close()
