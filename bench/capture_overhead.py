@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab.errors import RefusedError
 from iolab.traces import capture as capture_now
 from iolab.units import parse_duration, parse_size
 
@@ -81,7 +82,18 @@ def cpu_s() -> float:
 
 
 def captured(capture, device: str, seconds: float, out: Path, variant: str, buffer_kb: int) -> Leg:
-    """One fio run while `capture` records the device; the capture stops when fio ends."""
+    """One fio run while `capture` records the device; the capture stops when fio ends.
+    Waits (up to 5 minutes) while another capture on this machine holds tracefs."""
+    for _ in range(150):
+        try:
+            return captured_once(capture, device, seconds, out, variant, buffer_kb)
+        except RefusedError as e:
+            print(f"  waiting: {e}", flush=True)
+            time.sleep(2)
+    raise SystemExit("tracefs stayed busy with another capture for 5 minutes")
+
+
+def captured_once(capture, device: str, seconds: float, out: Path, variant: str, buffer_kb: int) -> Leg:
     ready, stop, res = threading.Event(), threading.Event(), {}
 
     def run() -> None:
@@ -96,6 +108,8 @@ def captured(capture, device: str, seconds: float, out: Path, variant: str, buff
     if not ready.wait(30) or "err" in res:
         stop.set()
         t.join()
+        if isinstance(res.get("err"), RefusedError):
+            raise res["err"]
         raise SystemExit(f"capture did not start: {res.get('err', 'not armed within 30 s')}")
     c0 = cpu_s()
     iops, ios, fio_cpu, wall = fio(device, seconds)

@@ -107,17 +107,8 @@ def test_cli_capture_says_loudly_when_events_were_dropped(loop_device, scratch):
     from .conftest import IOLAB
 
     def cli_capture(out: Path, *extra: str):
-        p = subprocess.Popen([*IOLAB, "capture", loop_device, "-d", "60s", "-o", str(out), "--source", "tracefs", *extra],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300"))
-        try:
-            _wait_armed(p)
-            fio(loop_device, "--iodepth=16", seconds=1)
-            p.send_signal(signal.SIGINT)
-            stdout, stderr = p.communicate(timeout=120)
-        finally:
-            if p.poll() is None:
-                p.kill()
-        assert p.returncode == 0, stderr
+        cmd = [*IOLAB, "capture", loop_device, "-d", "60s", "-o", str(out), "--source", "tracefs", *extra]
+        stdout, stderr, _ = ctrl_c_after(cmd, lambda: fio(loop_device, "--iodepth=16", seconds=1))
         return stdout, stderr
 
     stdout, stderr = cli_capture(scratch / "small.parquet", "--buffer", "8KiB")
@@ -128,6 +119,23 @@ def test_cli_capture_says_loudly_when_events_were_dropped(loop_device, scratch):
     stdout, stderr = cli_capture(scratch / "normal.parquet")
     assert "dropped trace events: 0" in stdout and "WARNING" not in stderr
     assert TraceTable.open(scratch / "normal.parquet").lost_events == 0
+
+
+def ctrl_c_after(cmd: list[str], work):
+    """Start a capturing process, run `work()` once it is armed, then Ctrl-C it:
+    (its stdout, its stderr, what `work` returned); it must exit 0."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, COLUMNS="300"))
+    try:
+        _wait_armed(p)
+        got = work()
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, stderr
+    return stdout, stderr, got
 
 
 def _wait_armed(p: subprocess.Popen) -> None:
@@ -257,16 +265,7 @@ def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device
     out = scratch / "cap.parquet"
     code = (f"from iolab.traces import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "
             "print(r.interrupted, r.table.rows)")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_armed(p)
-        job = fio(loop_device, seconds=1)
-        p.send_signal(signal.SIGINT)
-        stdout, stderr = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0, stderr
+    stdout, _, job = ctrl_c_after([sys.executable, "-c", code], lambda: fio(loop_device, seconds=1))
     interrupted, rows = stdout.split()
     assert interrupted == "True" and int(rows) >= job["read"]["total_ios"] + job["write"]["total_ios"]
     assert not (TRACEFS / "instances" / INSTANCE).exists()

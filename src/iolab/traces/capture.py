@@ -314,8 +314,8 @@ def _pump(pipes, page_size: int, inst: Path, started: float, seconds: float, on_
 @contextlib.contextmanager
 def _ctrl_c_sets(stop: threading.Event):
     """While tracing, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: an exception
-    raised between a read of trace_pipe and the write of what it returned would lose
-    those events (they are consumed from the kernel buffer by the read)."""
+    raised between the read of a page and its write would lose that page's events (the
+    read consumes them from the kernel buffer)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
