@@ -1,7 +1,7 @@
 """What does `iolab capture` cost the traced workload? fio IOPS with and without capture.
 
     .venv/bin/python bench/capture_overhead.py [--size 512MiB] [--seconds 3] [--pairs 4]
-                                              [--before main] [--buffer-kb 16384]
+                                              [--before main] [--tracepoints-only] [--buffer-kb 16384]
 
 Needs root. The target is a loop device (direct IO) over a file in /dev/shm, so the device
 is RAM-fast (~150-300 K IOPS for 4 KiB random reads) and the capture's cost shows. zram is
@@ -10,9 +10,11 @@ records never fire on it (checked: 0 request events for 300 K zram IOPS).
 
 Every run is the same fio job (4 KiB random reads, libaio, QD 32, `--seconds` long). One
 "pair" is a run without capture (the baseline) and one run per capture variant: the capture
-of this tree, and with `--before REF` also capture.py as it was at git ref REF (so a change
-is measured against its predecessor in one run). The order alternates from pair to pair
-(ABBA: base, now, before | before, now, base) so a drift of the shared machine's load does
+of this tree, with `--before REF` also capture.py as it was at git ref REF (so a change is
+measured against its predecessor in one run), and with `--tracepoints-only` a run with the
+capture's events on in the kernel and nothing reading them (the floor: the tracepoints' own
+cost, in fio's system calls and completions). The order alternates from pair to pair
+(ABBA: base, now, before, kernel | kernel, before, now, base) so a drift of the shared machine's load does
 not favour either side. Printed per run: fio IOPS; for a captured run the events the kernel
 dropped (lost to the trace), the IOs recorded against fio's own count, the CPU the capture
 used while fio ran (in cores) and the time to build the table after it. Then per variant:
@@ -123,6 +125,34 @@ def captured_once(capture, device: str, seconds: float, out: Path, variant: str,
     return Leg(variant, iops, ios, fio_cpu, r.lost_events, r.table.rows, cores, time.monotonic() - t_end)
 
 
+def tracepoints_only(device: str, seconds: float, buffer_kb: int) -> Leg:
+    """fio with the capture's kernel side on (same instance, filter, buffer, events) and
+    nothing reading the buffer: the part of the cost that is the kernel's tracepoints."""
+    cap = importlib.import_module("iolab.traces.capture")  # the module (iolab.traces.capture is the function)
+
+    st = os.stat(device)
+    root = cap._tracefs()
+    cap._check_free(root, os.major(st.st_rdev), os.minor(st.st_rdev), device)
+    inst = root / "instances" / cap.INSTANCE
+    events = [inst / "events" / "block" / ev for ev in cap.EVENTS]
+    inst.mkdir()
+    try:
+        cap._write(inst / "trace_clock", "mono")
+        cap._write(inst / "buffer_size_kb", str(buffer_kb))
+        for ev in events:
+            cap._write(ev / "filter", f"dev == {os.major(st.st_rdev) << 20 | os.minor(st.st_rdev)}")
+            cap._write(ev / "enable", "1")
+        iops, ios, fio_cpu, _ = fio(device, seconds)
+        for ev in events:
+            cap._write(ev / "enable", "0")
+        written = cap._events_written(inst)
+    finally:
+        cap._teardown(inst)
+    if written < ios:
+        raise SystemExit(f"tracepoints-only run: {written:,} events for {ios:,} IOs; the events were not on")
+    return Leg("kernel", iops, ios, fio_cpu)
+
+
 def capture_at(ref: str):
     """`capture` from src/iolab/traces/capture.py as it was at git ref `ref`, loaded inside
     the iolab.traces package (its relative imports use today's readers and table)."""
@@ -163,6 +193,8 @@ def main() -> None:
     ap.add_argument("--seconds", default="3", help="fio run time per run (default 3s)")
     ap.add_argument("--pairs", type=int, default=4, help="baseline/capture pairs, in alternating order (default 4)")
     ap.add_argument("--before", metavar="REF", help="also measure capture.py as it was at this git ref (e.g. main)")
+    ap.add_argument("--tracepoints-only", action="store_true",
+                    help="also runs with the block events on and nothing reading them (the kernel's share of the cost)")
     ap.add_argument("--buffer-kb", type=int, default=16384, help="per-CPU trace buffer of every capture (default 16384)")
     args = ap.parse_args()
     size, seconds = parse_size(args.size, "--size"), parse_duration(args.seconds, "--seconds")
@@ -176,12 +208,14 @@ def main() -> None:
     legs: list[list[Leg]] = []
     try:
         for i in range(args.pairs):
-            order = ["baseline", *variants]
+            order = ["baseline", *variants, *(["kernel"] if args.tracepoints_only else [])]
             pair = []
             for name in order if i % 2 == 0 else order[::-1]:
                 if name == "baseline":
                     iops, ios, fio_cpu, _ = fio(dev, seconds)
                     leg = Leg(name, iops, ios, fio_cpu)
+                elif name == "kernel":
+                    leg = tracepoints_only(dev, seconds, args.buffer_kb)
                 else:
                     leg = captured(variants[name], dev, seconds, backing.parent / f"cap{i}.parquet", name, args.buffer_kb)
                 show(i, leg)
@@ -192,6 +226,9 @@ def main() -> None:
         shutil.rmtree(backing.parent)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (other work on the machine "
           "makes single runs noisy: compare the pairs' spread with the effect)")
+    if args.tracepoints_only:
+        print(f"tracepoints only (kernel): IOPS ratio median {statistics.median(paired(p, 'kernel', 'iops') for p in legs):.3f}, "
+              f"fio CPU per IO ratio median {statistics.median(paired(p, 'kernel', 'fio_cpu_us') for p in legs):.3f}")
     for name in variants:
         ratios = [paired(pair, name, "iops") for pair in legs]
         cpu = statistics.median(paired(pair, name, "fio_cpu_us") for pair in legs)
