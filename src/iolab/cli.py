@@ -286,8 +286,6 @@ def capture(
         err.print(f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
                   f"is INCOMPLETE (the IOs they described are missing from {escape(str(out))}). Capture again with a "
                   "larger --buffer, or only the process that matters (--process).[/]", soft_wrap=True)
-    else:
-        console.print("dropped trace events: 0 (every event the kernel produced was recorded)")
 
 
 @trace_app.command("import")

@@ -115,9 +115,9 @@ def test_cli_capture_says_loudly_when_events_were_dropped(loop_device, scratch):
     lost = TraceTable.open(scratch / "small.parquet").lost_events
     assert lost > 0
     assert f"WARNING: the kernel dropped {lost:,} trace events" in stderr and "INCOMPLETE" in stderr
-    assert f"trace events dropped by the kernel: {lost:,} -- INCOMPLETE" in stdout
+    assert f"trace events dropped by the kernel: {lost:,} (INCOMPLETE trace)" in stdout
     stdout, stderr = cli_capture(scratch / "normal.parquet")
-    assert "dropped trace events: 0" in stdout and "WARNING" not in stderr
+    assert "trace events dropped by the kernel: 0\n" in stdout and "WARNING" not in stderr
     assert TraceTable.open(scratch / "normal.parquet").lost_events == 0
 
 

@@ -155,7 +155,7 @@ class TraceTable:
             lines.append(f"  skipped {self.skipped_lines:,} bad lines, e.g. {self.skipped_examples[0]}")
         if self.lost_events is not None:
             lines.append(f"  trace events dropped by the kernel: {self.lost_events:,}"
-                         + (" -- INCOMPLETE: the IOs they described are missing" if self.lost_events else ""))
+                         + (" (INCOMPLETE trace)" if self.lost_events else ""))
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 

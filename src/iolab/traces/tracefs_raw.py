@@ -272,8 +272,8 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
             notes.insert(0, f"INCOMPLETE TRACE: the kernel dropped {lost:,} trace events (its buffer overran before they "
                          "were read); the IOs they described are missing. Capture again with a larger buffer or a process filter.")
         if lost_unknown:
-            notes.append(f"{lost_unknown:,} pages follow a loss of trace events whose count the kernel did not store "
-                         "(counted as 1 each)")
+            notes.append(f"{lost_unknown:,} page(s) follow a loss of trace events whose count the kernel did not "
+                         "store (counted as 1 event each)")
         return write_table(con, "SELECT * FROM ios", out, fmt="tracefs-raw", sources=(str(raw_dir),), origin_ns=int(first),
                            start_unix_ns=clock_unix_ns, notes=tuple(notes), lost_events=lost)
     finally:
