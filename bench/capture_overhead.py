@@ -234,8 +234,9 @@ def main() -> None:
         cpu = statistics.median(paired(pair, name, "fio_cpu_us") for pair in legs)
         runs = [leg for pair in legs for leg in pair if leg.variant == name]
         med = statistics.median(ratios)
+        q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (med, med, med)
         print(f"capture {name}: IOPS ratio captured/baseline median {med:.3f} ({(1 - med) * 100:.1f} % loss; goal ≤ 5 %), "
-              f"pairs {', '.join(f'{r:.3f}' for r in ratios)}; fio CPU per IO ratio median {cpu:.3f}; dropped events "
+              f"quartiles {q1:.3f}-{q3:.3f}, pairs {', '.join(f'{r:.3f}' for r in ratios)}; fio CPU per IO ratio median {cpu:.3f}; dropped events "
               f"per run {', '.join(f'{leg.dropped:,}' for leg in runs)}; capture CPU median "
               f"{statistics.median(leg.cpu_cores for leg in runs):.3f} cores; table built in median "
               f"{statistics.median(leg.import_s for leg in runs):.1f} s", flush=True)
