@@ -3,8 +3,8 @@ table (one row per drive) and the ordinal ranking of the drives per column.
 
 Each key figure knows its direction (higher IOPS and MB/s are better, lower response times
 are better). Ranks are standard competition ranks: tied drives share a rank and the next rank
-skips (1, 2, 2, 4). Drives tie when their figures are equal *as printed* (at the table's
-precision), so a reader never sees two equal numbers ranked differently. A drive without a
+skips (1, 2, 2, 4). Drives tie when their figures are equal *as printed* (units.num), so a
+reader never sees two equal numbers ranked differently. A drive without a
 figure (not measured, e.g. an interrupted run) is not ranked in that column.
 """
 
@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from .errors import IolabError
 from .results import Histogram
 from .summary import CellAverage, PhaseSummary
-from .units import KiB
+from .units import KiB, num, printed_value
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
@@ -36,7 +36,6 @@ class KeyMetric:
     name: str
     unit: str
     higher_is_better: bool
-    digits: int  # printed decimals; ranks compare the printed value
     get: Callable[[list[PhaseSummary]], float | None]
 
     @property
@@ -44,13 +43,13 @@ class KeyMetric:
         return "higher is better" if self.higher_is_better else "lower is better"
 
     def fmt(self, v: float | None) -> str:
-        return "—" if v is None else f"{v:,.{self.digits}f}"
+        return num(v)
 
 
-def competition_ranks(values: Sequence[float | None], higher_is_better: bool, digits: int | None = None) -> list[int | None]:
+def competition_ranks(values: Sequence[float | None], higher_is_better: bool) -> list[int | None]:
     """Rank = 1 + the number of drives strictly better; ties share a rank; None is unranked.
-    With `digits`, values are compared as rounded to that many decimals (as printed)."""
-    keyed = [None if v is None else (round(v, digits) if digits is not None else v) for v in values]
+    Values are compared as printed (units.num)."""
+    keyed = [printed_value(v) for v in values]
     ranks: list[int | None] = []
     for v in keyed:
         if v is None:
@@ -71,7 +70,7 @@ class SummaryTable:
 
 def summary_table(drives: Sequence[str], phases: Sequence[list[PhaseSummary]], metrics: Sequence[KeyMetric]) -> SummaryTable:
     values = [[m.get(ph) for m in metrics] for ph in phases]
-    per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better, m.digits)
+    per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better)
                   for j, m in enumerate(metrics)]
     ranks = [[per_metric[j][i] for j in range(len(metrics))] for i in range(len(drives))]
     return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks))
@@ -111,30 +110,30 @@ def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[Key
     if test in RWSW_TESTS:
         return rwsw_key_metrics(test, runs)
     if test == "iops":
-        return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, 0, _from_cell(mix, bs, "iops"))
+        return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, _from_cell(mix, bs, "iops"))
                      for mix, bs, label in (("100/0", 4 * KiB, "4KiB"), ("65/35", 4 * KiB, "4KiB"), ("0/100", 4 * KiB, "4KiB"),
                                             ("65/35", 64 * KiB, "64KiB"), ("100/0", 1024 * KiB, "1024KiB")))
     if test == "throughput":
-        return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True, 1,
+        return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True,
                                _from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"))
                      for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB")) for mix in ("100/0", "0/100"))
     if test == "latency":
         return (
-            KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, 1, _from_cell("100/0", 4 * KiB, "lat_mean_us")),
-            KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, 1, _from_cell("65/35", 4 * KiB, "lat_mean_us")),
-            KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, 1, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
-            KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, 1, _from_cell("0/100", 4 * KiB, "lat_max_us")),
-            KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, 1, _from_cell("100/0", 4 * KiB, "p99_999_us")),
-            KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, 1, _from_cell("0/100", 4 * KiB, "p99_999_us")),
+            KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "lat_mean_us")),
+            KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, _from_cell("65/35", 4 * KiB, "lat_mean_us")),
+            KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
+            KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_max_us")),
+            KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "p99_999_us")),
+            KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
         )
     if test == "wsat":
         return (
-            KeyMetric("IOPS, first interval (FOB)", "IOPS", True, 0, _wsat_first),
-            KeyMetric("IOPS, minimum interval", "IOPS", True, 0, _wsat_min),
+            KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _wsat_first),
+            KeyMetric("IOPS, minimum interval", "IOPS", True, _wsat_min),
             # the window: the last five intervals, or all of them in a run with fewer
-            KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, 0, _from_cell("0/100", 4 * KiB, "iops")),
-            KeyMetric("ART, window (last ≤5 intervals)", "µs", False, 1, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
-            KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, 1, _from_cell("0/100", 4 * KiB, "p99_999_us")),
+            KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _from_cell("0/100", 4 * KiB, "iops")),
+            KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
+            KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
         )
     raise IolabError(f"test {test!r}: no comparison figures are defined for it.")
 
@@ -237,26 +236,26 @@ def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:
 def rwsw_key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
     if test == "multi-wsat":
         return (
-            KeyMetric("IOPS (steady state)", "IOPS", True, 0, _composite("iops")),
-            KeyMetric("MB/s (steady state)", "MB/s", True, 1, _composite("mbps")),
-            KeyMetric("ART (steady state)", "µs", False, 1, _composite("lat_mean_us")),
-            KeyMetric("99.999 % RT (steady state)", "µs", False, 1, _composite("p99_999_us")),
+            KeyMetric("IOPS (steady state)", "IOPS", True, _composite("iops")),
+            KeyMetric("MB/s (steady state)", "MB/s", True, _composite("mbps")),
+            KeyMetric("ART (steady state)", "µs", False, _composite("lat_mean_us")),
+            KeyMetric("99.999 % RT (steady state)", "µs", False, _composite("p99_999_us")),
         )
     if test == "streams-wsat":
-        return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, 0, _stream_iops(label)) for label in stream_labels(runs))
+        return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in stream_labels(runs))
     if test == "replay":
         return (
-            KeyMetric("IOPS (whole replay)", "IOPS", True, 0, _replay("iops")),
-            KeyMetric("MB/s (whole replay)", "MB/s", True, 1, _replay("mbps")),
-            KeyMetric("ART (whole replay)", "µs", False, 1, _replay("art_us")),
-            KeyMetric("MRT (whole replay)", "µs", False, 1, _replay("mrt_us")),
-            KeyMetric("99.999 % RT (whole replay)", "µs", False, 1, _replay("", 99.999)),
+            KeyMetric("IOPS (whole replay)", "IOPS", True, _replay("iops")),
+            KeyMetric("MB/s (whole replay)", "MB/s", True, _replay("mbps")),
+            KeyMetric("ART (whole replay)", "µs", False, _replay("art_us")),
+            KeyMetric("MRT (whole replay)", "µs", False, _replay("mrt_us")),
+            KeyMetric("99.999 % RT (whole replay)", "µs", False, _replay("", 99.999)),
         )
     if test == "dirth-rwsw":
         return (
-            KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, 1, _dirth("mbps")),
-            KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, 1, _dirth(None, 99.99)),
-            KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, 1, _dirth(None, 99.999)),
+            KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, _dirth("mbps")),
+            KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.99)),
+            KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.999)),
         )
     raise IolabError(f"test {test!r}: not an RWSW test.")
 
@@ -278,7 +277,7 @@ def rwsw_summary_metrics(streams_runs: Sequence[list[PhaseSummary]]) -> tuple[tu
         for m in rwsw_key_metrics(test, streams_runs):
             if names is not None and m.name not in names:
                 continue
-            out.append((test, KeyMetric(f"{RWSW_TITLES[test]}: {m.name}", m.unit, m.higher_is_better, m.digits,
+            out.append((test, KeyMetric(f"{RWSW_TITLES[test]}: {m.name}", m.unit, m.higher_is_better,
                                         lambda by_test, m=m, t=test: m.get(by_test.get(t, [])))))
     return tuple(out)
 

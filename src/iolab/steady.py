@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .units import denoise, num
+
 
 @dataclass(frozen=True)
 class SteadyRule:
@@ -61,10 +63,9 @@ class VariableVerdict:
         return self.range_ok and self.slope_ok
 
     def formula(self) -> str:
-        # A slope that is float noise on a flat series (e.g. 4.5e-15) prints as 0.
-        slope = 0.0 if abs(self.slope) < 1e-9 * max(abs(self.average), 1.0) else self.slope
+        slope = denoise(self.slope, self.average)
         sign = "+" if self.intercept >= 0 else "−"
-        return f"y = {slope:.6g}·R {sign} {abs(self.intercept):.6g}"
+        return f"y = {num(slope, trim=True)}·R {sign} {num(abs(self.intercept), trim=True)}"
 
 
 @dataclass(frozen=True)

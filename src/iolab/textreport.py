@@ -3,24 +3,21 @@ table with its fit formula. Reads summaries only."""
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from .store import RunStore
 from .summary import PhaseSummary, summarise
-from .units import kib_label
+from .units import denoise, eng, kib_label, num
 
 # Which figure the main table shows per test, and how to print it.
 MAIN_METRIC = {
-    "iops": ("IOPS", lambda c: f"{c.iops:,.0f}"),
-    "throughput": ("MB/s", lambda c: f"{c.mbps:,.1f}"),
-    "latency": ("ART / MRT / 99.999 % (µs)", lambda c: f"{_us(c.lat_mean_us)} / {_us(c.lat_max_us)} / {_us(c.p99_999_us)}"),
-    "wsat": ("IOPS", lambda c: f"{c.iops:,.0f}"),
+    "iops": ("IOPS", lambda c: num(c.iops)),
+    "throughput": ("MB/s", lambda c: num(c.mbps)),
+    "latency": ("ART / MRT / 99.999 % (µs)", lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {num(c.p99_999_us)}"),
+    "wsat": ("IOPS", lambda c: num(c.iops)),
 }
-
-
-def _us(v: float | None) -> str:
-    return "—" if v is None else f"{v:,.1f}"
 
 
 def render(store: RunStore, console: Console) -> None:
@@ -28,7 +25,7 @@ def render(store: RunStore, console: Console) -> None:
     console.print(f"[bold]{m.title}[/] — {m.spec} — run {m.run_id}")
     facts = m.target.get("facts", {})
     console.print(f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
-                  f"{m.target['capacity'] / 1e9:.3f} GB, tested {m.target.get('tested_capacity', 0) / 1e9:.3f} GB)")
+                  f"{eng(m.target['capacity'], 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})")
     state_style = {"complete": "green", "running": "yellow"}.get(m.state, "red")
     console.print(f"state [{state_style}]{m.state}[/]  started {m.started}  ended {m.ended or '—'}")
     if m.error:
@@ -66,15 +63,24 @@ def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
     elif ph.cells:
         render_cells(ph, console)
     if ph.verdicts:
-        t = Table(title="steady state", title_justify="left")
-        for col in ("variable", "rounds", "average", "range (allowed)", "fit excursion (allowed)", "fit", "verdict"):
-            t.add_column(col)
-        for v in ph.verdicts:
-            t.add_row(v.name, f"{v.rounds[0]}–{v.rounds[-1]}", f"{v.average:,.2f}",
-                      f"{v.range_measured:,.2f} ({v.range_allowed:,.2f})",
-                      f"{v.fit_excursion:,.2f} ({v.fit_allowed:,.2f})", v.formula(),
-                      "[green]pass[/]" if v.steady else "[red]fail[/]")
-        console.print(t)
+        render_steady(ph, console)
+
+
+def render_steady(ph: PhaseSummary, console: Console) -> None:
+    """Numbers never wrap or shorten (80 columns hold the table); the fit formula, the widest
+    entry, goes under the table, one line per variable."""
+    t = Table(title="steady state (range and fit excursion: measured, and the most allowed)", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("variable", "rounds", "average", "range", "allowed", "fit exc.", "allowed", "SS"):
+        t.add_column(col, justify="left" if col == "variable" else "right", no_wrap=col != "variable",
+                     overflow="fold", min_width=8 if col == "variable" else None)
+    for v in ph.verdicts:
+        t.add_row(v.name, f"{v.rounds[0]}–{v.rounds[-1]}", num(v.average), num(v.range_measured),
+                  num(v.range_allowed), num(denoise(v.fit_excursion, v.average)), num(v.fit_allowed),
+                  "[green]pass[/]" if v.steady else "[red]FAIL[/]")
+    console.print(t)
+    for v in ph.verdicts:
+        console.print(f"  fit, {' '.join(v.name.split())}: {v.formula()} (R = round)", soft_wrap=True)
 
 
 def render_cells(ph: PhaseSummary, console: Console) -> None:
@@ -86,7 +92,7 @@ def render_cells(ph: PhaseSummary, console: Console) -> None:
     for c in cells:
         if len(ph.cells) > 30 and c is ph.cells[-10]:
             t.add_row("…", "", "", "", "")
-        t.add_row(c.key, f"{c.iops:,.0f}", f"{c.mbps:,.1f}", _us(c.lat_mean_us), _us(c.p99_999_us))
+        t.add_row(c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.p99_999_us))
     console.print(t)
 
 
@@ -103,7 +109,7 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     for r in rows:
         written += r.write_bytes
         if r.id in marks:
-            t.add_row(str(r.round), f"{r.iops:,.0f}", _us(r.lat_mean_us), f"{written / 1e9:.3f}")
+            t.add_row(str(r.round), num(r.iops), num(r.lat_mean_us), num(written / 1e9))
     console.print(t)
-    console.print(f"total written {written / 1e9:.3f} GB over {len(rows)} intervals; first interval {rows[0].iops:,.0f} IOPS, "
-                  f"last 5 mean {sum(r.iops for r in rows[-5:]) / len(rows[-5:]):,.0f} IOPS")
+    console.print(f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(rows[0].iops)} IOPS, "
+                  f"last 5 mean {num(sum(r.iops for r in rows[-5:]) / len(rows[-5:]))} IOPS")

@@ -6,6 +6,7 @@ GB and MB/s as drives are sold. Parsing accepts both families and says which it 
 
 from __future__ import annotations
 
+import math
 import re
 
 from .errors import IolabError
@@ -65,3 +66,84 @@ def human_bytes(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.2f} {unit}"
     return f"{n:.0f} B"
+
+
+# -- printing numbers ---------------------------------------------------------------------------
+# One formatter for every number a person reads (report tables, plot ticks and colour bars, the
+# terminal views): SIG significant digits, thousands separators, never exponent notation. An
+# integer part longer than SIG digits is printed whole (134,567 IOPS, not 134,600), so no
+# printed measurement is coarser than SIG digits and none is falsely rounded to zeros.
+SIG = 4
+NONE = "—"
+
+
+def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
+    """12.46 / 0.08312 / 1,235 / 13,430 / 134,567. `trim` drops trailing zeros (axis ticks:
+    0.5, 1, 1.5 rather than 0.5000, 1.000, 1.500)."""
+    if v is None or math.isnan(v):
+        return NONE
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    if v == 0:
+        return "0"
+    decimals = max(0, sig - 1 - math.floor(math.log10(abs(v))))
+    r = round(v, decimals)
+    if r != 0:  # rounding may carry into the next digit (9.9996 -> 10.00): one decimal fewer
+        decimals = max(0, sig - 1 - math.floor(math.log10(abs(r))))
+    text = f"{r:,.{decimals}f}"
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "0") else text
+
+
+def denoise(v: float, scale: float) -> float:
+    """0 for a value that is floating-point noise next to `scale` (a flat series' fit slope of
+    4.5e-15 is a zero slope, and prints as one)."""
+    return 0.0 if abs(v) < 1e-9 * max(abs(scale), 1.0) else v
+
+
+def printed_value(v: float | None, sig: int = SIG) -> float | None:
+    """The value exactly as `num` prints it (ranks and ties are judged on what a reader sees)."""
+    return None if v is None else float(num(v, sig).replace(",", "").replace("∞", "inf"))
+
+
+# Engineering units: the prefix (or larger unit) that puts the value in [1, 1000).
+_SCALES = {
+    "µs": (("µs", 1.0), ("ms", 1e3), ("s", 1e6)),
+    "MB/s": (("MB/s", 1.0), ("GB/s", 1e3)),
+    "B": (("B", 1.0), ("KB", KB), ("MB", MB), ("GB", GB), ("TB", TB)),
+    "GB": (("GB", 1.0), ("TB", 1e3)),
+}
+
+
+def eng(v: float | None, unit: str, sig: int = SIG) -> str:
+    """A value with its unit scaled to a readable size: eng(13430, 'µs') -> '13.43 ms',
+    eng(2.5e9, 'B') -> '2.500 GB'. Units without a scale chain print as num(v) + unit."""
+    if v is None:
+        return NONE
+    name, div = unit, 1.0
+    for n, d in _SCALES.get(unit, ()):
+        if abs(v) >= d * 0.9995 or d == 1.0:
+            name, div = n, d
+    return f"{num(v / div, sig)} {name}"
+
+
+def scale_for(values_us, unit: str = "µs") -> tuple[str, float]:
+    """One unit for a whole table or axis (its values share a column header): the engineering
+    unit of the median value. Returns (unit, divisor)."""
+    vals = sorted(abs(v) for v in values_us if v is not None)
+    chain = _SCALES.get(unit, ((unit, 1.0),))
+    if not vals:
+        return chain[0]
+    mid = vals[len(vals) // 2]
+    return next(((n, d) for n, d in reversed(chain) if mid >= d), chain[0])
+
+
+def duration(seconds: float | None, sig: int = 3) -> str:
+    """90 -> '90.0 s', 2000 -> '33.3 min', 86400 -> '24.0 h'."""
+    if seconds is None:
+        return NONE
+    for name, d in (("h", 3600.0), ("min", 60.0)):
+        if abs(seconds) >= 2 * d:
+            return f"{num(seconds / d, sig)} {name}"
+    return f"{num(seconds, sig)} s"

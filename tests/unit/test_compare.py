@@ -29,10 +29,10 @@ def test_ties_share_a_rank_and_the_next_rank_skips():
 
 
 def test_ties_are_judged_at_the_printed_precision():
-    # 1000.4 and 999.6 both print as "1,000" at 0 decimals: a reader sees a tie, so it is one
-    assert competition_ranks([1000.4, 999.6, 998.0], True, digits=0) == [1, 1, 3]
-    assert competition_ranks([1000.4, 999.6, 998.0], True) == [1, 2, 3]
-    assert competition_ranks([12.34, 12.31], False, digits=1) == [1, 1]
+    # 12,345.4 and 12,344.6 both print as "12,345": a reader sees a tie, so it is one
+    assert competition_ranks([12_345.4, 12_344.6, 12_344.0], True) == [1, 1, 3]
+    assert competition_ranks([12.344, 12.341, 12.36], False) == [1, 1, 3]  # "12.34", "12.34", "12.36"
+    assert competition_ranks([0.012344, 0.012336], False) == [1, 1]  # both "0.01234"
 
 
 def test_a_missing_figure_is_unranked_not_last():
@@ -40,17 +40,17 @@ def test_a_missing_figure_is_unranked_not_last():
     assert competition_ranks([None, None], higher_is_better=False) == [None, None]
 
 
-def _metric(name, higher, digits=0):
-    return KeyMetric(name, "x", higher, digits, lambda phases, n=name: dict(phases)[n])
+def _metric(name, higher):
+    return KeyMetric(name, "x", higher, lambda phases, n=name: dict(phases)[n])
 
 
 def test_summary_table_ranks_each_column_in_its_own_direction():
-    iops, art = _metric("iops", True), _metric("art", False, 1)
+    iops, art = _metric("iops", True), _metric("art", False)
     drives = ["A", "B", "C"]
-    data = [[("iops", 500.0), ("art", 2.0)], [("iops", 900.0), ("art", 2.04)], [("iops", 900.0), ("art", 9.0)]]
+    data = [[("iops", 500.0), ("art", 2.0)], [("iops", 900.0), ("art", 2.0004)], [("iops", 900.0), ("art", 9.0)]]
     t = summary_table(drives, data, [iops, art])
-    assert t.values == ((500.0, 2.0), (900.0, 2.04), (900.0, 9.0))
-    # IOPS: B and C tie for first, A third. ART (1 decimal): A 2.0 and B 2.0 tie for first, C third.
+    assert t.values == ((500.0, 2.0), (900.0, 2.0004), (900.0, 9.0))
+    # IOPS: B and C tie for first, A third. ART: A and B both print "2.000" and tie for first, C third.
     assert t.ranks == ((3, 1), (1, 1), (1, 3))
 
 

@@ -297,3 +297,32 @@ def test_a_test_without_pages_of_its_own_still_gets_its_cells_reported(tmp_path)
                                             "Run Details and Notes"]
     table = doc.pages[1].blocks[0]
     assert [row[0] for row in table.rows][:3] == ["100/0 8KiB", "100/0 4KiB", "100/0 0.5KiB"] and len(table.rows) == 9
+
+
+# -- one number formatter -----------------------------------------------------------------------
+
+
+def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
+    from rich.console import Console
+
+    from iolab.steady import SteadyRule, check_variable
+    from iolab.summary import PhaseSummary
+    from iolab.store import PhaseRow
+    from iolab.textreport import render_phase
+    from iolab.units import num
+
+    rule = SteadyRule()
+    verdicts = (check_variable("IOPS 0/100 1024KiB", [21, 22, 23, 24, 25], [1_234_567.8, 1_111_111.1, 1_345_678.9,
+                                                                           1_299_999.4, 1_200_000.2], rule),
+                check_variable("IOPS 65/35 0.5KiB", [21, 22, 23, 24, 25], [0.0123, 0.0125, 0.0121, 0.0124, 0.0122], rule))
+    phase = PhaseRow("main", 0, None, None, None, False, 25, "round limit")
+    ph = PhaseSummary(phase, tuple(range(1, 26)), tuple(range(21, 26)), False, verdicts, (), (), (), ())
+    console = Console(width=80, record=True, color_system=None)
+    render_phase("iops", ph, console)
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out
+    for v in verdicts:
+        for x in (v.average, v.range_measured, v.range_allowed, v.fit_excursion, v.fit_allowed):
+            assert f" {num(x)} " in f" {out} ".replace("\n", " "), (num(x), out)
+        assert v.formula() in out.replace("\n", " ")

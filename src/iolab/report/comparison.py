@@ -10,7 +10,7 @@ from .. import __version__
 from ..compare import RWSW_TESTS, KeyMetric, RunFacts, check_comparable, comparison_stem, key_metrics, summary_table
 from ..summary import PhaseSummary
 from ..units import KiB, kib_label
-from . import header, plots, write_document
+from . import header, plots, sections, write_document
 from .model import Document, Figure, HeaderColumn, Page, Table, Text
 from .rundata import RunData, rounds_text
 from .sections import table_pages
@@ -52,27 +52,33 @@ def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str]) -
     )
 
 
+DRIVES_PAGE = "Drives Compared"
+
+
 def comparison_columns(runs: list[RunData], labels: list[str]) -> tuple[HeaderColumn, ...]:
-    platform = header.test_platform(runs[0])
-    hosts = sorted({r.manifest.platform.get("host") or "?" for r in runs})
-    if len(hosts) > 1:
-        platform = header.fit_column("Test Platform", [("Hosts", ", ".join(hosts)), *platform.items[1:]])
-    dut = []
-    for r, lab in zip(runs, labels):
-        f = r.manifest.target.get("facts", {})
-        cap = r.manifest.target.get("capacity")
-        dut.append((lab.split()[0], header._short(
-            f"{r.label}; FW {f.get('firmware') or header.NOT_REPORTED}; "
-            f"{cap / 1e9:,.1f} GB; {f.get('interface') or header.NOT_REPORTED}")))
-    setup = [(k, v) for k, v in header.set_up_parameters(runs[0]).items if k not in ("SS rounds", "PC2 (WDPC)")]
-    setup.append(("SS rounds", header._short("; ".join(
-        f"{lab.split()[0]} {header.steady_text(r, short=True)}" for r, lab in zip(runs, labels)))))
+    """The four header columns for N drives: a fact all runs share is printed once, a fact
+    that differs is printed per drive (D1 …; D2 …), each from that drive's own run."""
+    short = [lab.split()[0] for lab in labels]
+    dut = [(d, f"{r.label}; FW {r.manifest.target.get('facts', {}).get('firmware') or header.NOT_REPORTED}; "
+               f"{header.capacity_text(r)}; {r.manifest.target.get('facts', {}).get('interface') or header.NOT_REPORTED}")
+           for r, d in zip(runs, short)]
     return (
-        platform,
-        header.fit_column("Devices Under Test", dut),
-        header.fit_column("Set Up Parameters", setup),
-        header.test_parameters(runs[0]),
+        header.fit_column("Test Platform", per_drive([header.platform_items(r) for r in runs], short), DRIVES_PAGE),
+        header.fit_column("Devices Under Test", dut, DRIVES_PAGE),
+        header.fit_column("Set Up Parameters", per_drive([header.setup_items(r, short=True) for r in runs], short),
+                          DRIVES_PAGE),
+        header.fit_column("Test Parameters", per_drive([header.parameter_items(r) for r in runs], short), DRIVES_PAGE),
     )
+
+
+def per_drive(items: list[list[tuple[str, str]]], drives: list[str]) -> list[tuple[str, str]]:
+    """Merge each run's header items: one value where all drives agree, else 'D1 x; D2 y'."""
+    keys = list(dict.fromkeys(k for its in items for k, _ in its))
+    out = []
+    for k in keys:
+        vals = [dict(its).get(k, "—") for its in items]
+        out.append((k, vals[0] if len(set(vals)) == 1 else "; ".join(f"{d} {v}" for d, v in zip(drives, vals))))
+    return out
 
 
 def comparison_banners(runs: list[RunData], labels: list[str], diffs: list[str]) -> tuple[str, ...]:
@@ -130,8 +136,7 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
         cats = [metrics[j].name for j in idx]
         groups = [(lab, [values[i][j] for j in idx]) for i, lab in enumerate(labels)]
         direction = "higher is better" if metrics[idx[0]].higher_is_better else "lower is better"
-        png = plots.grouped_bars(cats, groups, unit, f"Key figures in {unit} ({direction})", height_mm=height,
-                                 value_fmt="{:,.0f}" if unit == "IOPS" else "{:,.1f}")
+        png = plots.grouped_bars(cats, groups, unit, f"Key figures in {unit} ({direction})", height_mm=height)
         blocks.append(Figure(f"Key figures ({unit}), one bar per drive", png, height,
                              "Source: the summary table on the previous page."))
     return Page("Key Figures per Drive", tuple(blocks))
@@ -209,8 +214,7 @@ def _tracking_page(runs, labels, mix: str, bs: int, attr: str, ylabel: str, phas
     if not series:
         return Page(title, (Text(("No drive has this cell measured.",)),))
     png = plots.difference_from_mean(series, "round", ylabel, f"{what} per round", height_mm=155)
-    src = ("Source: each run's results.db, every complete round; the group mean at round i is the mean of the "
-           "drives that completed round i.")
+    src = "Source: each run's results.db, every complete round. " + alignment_text(series, "round")
     return Page(title, (Figure(f"{what}: per round, and difference from the group mean", png, 155, src),))
 
 
@@ -238,7 +242,7 @@ def _wsat_pages(runs, labels) -> list[Page]:
         minutes, tgbw, iops = wsat_series(r.phases[0])
         by_time.append(plots.Series(lab, tuple(minutes), tuple(iops)))
         by_tgbw.append(plots.Series(lab, tuple(tgbw), tuple(iops)))
-        by_interval.append(plots.Series(lab, tuple(range(1, len(iops) + 1)), tuple(iops)))
+        by_interval.append(plots.Series(lab, tuple(row.round for row in r.phases[0].rows), tuple(iops)))
     src = "Source: each run's results.db, every complete interval (cumulative runtime and bytes written)."
     if not by_time:
         return [Page("Write Saturation", (Text(("No drive has a measured interval.",)),))]
@@ -250,19 +254,31 @@ def _wsat_pages(runs, labels) -> list[Page]:
         Page("IOPS per Interval and Difference from Group Mean", (Figure(
             "IOPS per interval and difference from the group mean", plots.difference_from_mean(
                 by_interval, "interval", "IOPS", "IOPS per interval", height_mm=155), 155,
-            src + " The group mean at interval i is the mean of the drives that measured interval i."),)),
+            src + " " + alignment_text(by_interval, "interval")),)),
     ]
+
+
+def alignment_text(series: list[plots.Series], what: str) -> str:
+    """How the difference plot lines the drives up, and over which span it could."""
+    def span(xs) -> str:
+        xs = sorted(xs)
+        return "none" if not xs else f"{xs[0]:g}" if len(xs) == 1 else f"{xs[0]:g}–{xs[-1]:g}"
+
+    shared = plots.group_means(series)
+    each = "; ".join(f"{s.label.split()[0]} {span(s.x)}" for s in series)
+    return (f"Drives are aligned on the {what} number: the group mean at {what} i is the mean of the drives that "
+            f"measured {what} i, and a difference is drawn only where at least two drives did ({what}s "
+            f"{span(shared)}). {what.capitalize()}s measured: {each}.")
 
 
 # -- per-drive facts -------------------------------------------------------------------------
 
 
 def drives_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
+    """Every per-drive fact in full, each from its own run (the header points here)."""
     tables = []
     for r, lab in zip(runs, labels):
-        dut = header.device_under_test(r)
-        rows = list(dut.items) + [("Run", r.manifest.run_id), ("State", r.manifest.state),
-                                  ("SS rounds", header.steady_text(r)), ("Run directory", r.href("."))]
-        tables.append(Table(f"{lab}", ("item", "value"), tuple(rows),
-                            "Source: the run's manifest.json and results.db.", r.store_links()))
-    return table_pages("Drives Compared", tables)
+        rows = (("Run", r.manifest.run_id), ("State", r.manifest.state), ("Run directory", r.href(".")))
+        head = sections.header_table(r, lab)
+        tables.append(Table(lab, head.columns, rows + head.rows, head.source, r.store_links()))
+    return table_pages(DRIVES_PAGE, tables)

@@ -5,23 +5,19 @@ stored phases only; a fact the run did not record is printed as such, never gues
 from __future__ import annotations
 
 from ..steady import SteadyRule
-from ..units import kib_label
+from ..units import eng, kib_label
 from .model import HeaderColumn
 from .rundata import RunData, rounds_text
 
 NOT_REPORTED = "not reported"
-# Header cells have a fixed height on the page; longer values are cut here (the Run Details
-# page prints them in full).
-MAX_VALUE_CHARS = 64
-# What one header column holds at its font size (html.py: 46 mm high, a quarter of the width):
+# What one header column holds at its full font size (html.py: 46 mm high, a quarter of the
+# width). A column with more text is printed smaller, down to MIN_SCALE; what still does not
+# fit is named, not cut, and printed in full on the page the column points to.
 COLUMN_LINES = 15
 KEY_CHARS_PER_LINE = 12
 VALUE_CHARS_PER_LINE = 22
-
-
-def _short(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+MIN_SCALE = 0.75
+RUN_DETAILS = "Run Details and Notes"
 
 
 def _val(v) -> str:
@@ -44,7 +40,7 @@ def device_line(run: RunData) -> str:
     return _cut(str(run.manifest.target.get("path") or run.manifest.target.get("spec")), 32) + " (model not reported)"
 
 
-def test_platform(run: RunData) -> HeaderColumn:
+def platform_items(run: RunData) -> list[tuple[str, str]]:
     p, v = run.manifest.platform, run.manifest.versions
     cpu = p.get("cpu") or NOT_REPORTED
     if p.get("cores"):
@@ -58,17 +54,12 @@ def test_platform(run: RunData) -> HeaderColumn:
         ("Test software", f"iolab {_val(v.get('iolab'))}"),
         ("IO engine", _val(v.get("engine"))),
     ]
-    return fit_column("Test Platform", items)
+    return items
 
 
-def device_under_test(run: RunData) -> HeaderColumn:
+def device_items(run: RunData) -> list[tuple[str, str]]:
     m = run.manifest
     t, facts = m.target, m.target.get("facts", {})
-    cap = t.get("capacity")
-    tested = t.get("tested_capacity")
-    capacity = f"{cap / 1e9:,.3f} GB" if cap else NOT_REPORTED
-    if tested and cap and tested != cap:
-        capacity += f" ({tested / 1e9:,.3f} GB tested)"
     sectors = NOT_REPORTED
     if facts.get("logical_sector"):
         sectors = f"{facts['logical_sector']} B logical / {facts.get('physical_sector') or '?'} B physical"
@@ -78,13 +69,20 @@ def device_under_test(run: RunData) -> HeaderColumn:
         ("Vendor / model", device_line(run)),
         ("Serial", _val(facts.get("serial"))),
         ("Firmware", _val(facts.get("firmware"))),
-        ("Capacity", capacity),
+        ("Capacity", capacity_text(run)),
         ("Interface", _val(facts.get("interface"))),
         ("Sectors / media", f"{sectors}; {media}"),
         ("Purge", purge_text(run)),
         ("Write cache", _val(m.write_cache or facts.get("write_cache"))),
     ]
-    return fit_column("Device Under Test", items)
+    return items
+
+
+def capacity_text(run: RunData) -> str:
+    cap, tested = run.manifest.target.get("capacity"), run.manifest.target.get("tested_capacity")
+    if not cap:
+        return NOT_REPORTED
+    return eng(cap, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != cap else "")
 
 
 def purge_text(run: RunData) -> str:
@@ -124,7 +122,7 @@ def preconditioning_text(run: RunData) -> str:
         w = c.workload
         bs = w["streams"][0]["block_size"]
         access = w["streams"][0]["access"].upper()
-        parts.append(f"{access} {kib_label(bs)} W, TC{w['threads']}×QD{w['queue_depth']}, {c.write_bytes / 1e9:,.3f} GB written")
+        parts.append(f"{access} {kib_label(bs)} W, TC{w['threads']}×QD{w['queue_depth']}, {eng(c.write_bytes, 'B')} written")
     unique = list(dict.fromkeys(parts))
     return "; ".join(unique) if len(unique) == 1 or len(unique) == len(parts) else "; ".join(parts)
 
@@ -137,7 +135,7 @@ def steady_rule_text(run: RunData) -> str:
             f"over {rule.window} rounds")
 
 
-def set_up_parameters(run: RunData) -> HeaderColumn:
+def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
     m = run.manifest
     prm = m.parameters
     items = [
@@ -145,24 +143,28 @@ def set_up_parameters(run: RunData) -> HeaderColumn:
         ("Active range", _val(prm.get("Active range"))),
         ("PC1 (WIPC)", preconditioning_text(run)),
         ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or f"the test loop, {_val(prm.get('Outstanding IO'))}"),
-        ("SS rounds", steady_text(run)),
+        ("SS rounds", steady_text(run, short)),
         ("SS rule", steady_rule_text(run)),
     ]
-    return fit_column("Set Up Parameters", items)
+    return items
 
 
-def test_parameters(run: RunData) -> HeaderColumn:
+def parameter_items(run: RunData) -> list[tuple[str, str]]:
     m = run.manifest
     prm = m.parameters
     shown = ("Data pattern", "Active range", "Preconditioning", "PC2 (WDPC)")  # already in Set Up Parameters
     items = [(k, str(v)) for k, v in prm.items() if k not in shown]
     rounds = [str(len(ph.rounds)) for ph in run.phases]
     items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
-    return fit_column("Test Parameters", items)
+    return items
+
+
+COLUMNS = (("Test Platform", platform_items), ("Device Under Test", device_items),
+           ("Set Up Parameters", setup_items), ("Test Parameters", parameter_items))
 
 
 def header_columns(run: RunData) -> tuple[HeaderColumn, ...]:
-    return (test_platform(run), device_under_test(run), set_up_parameters(run), test_parameters(run))
+    return tuple(fit_column(title, items(run)) for title, items in COLUMNS)
 
 
 def banners(run: RunData) -> tuple[str, ...]:
@@ -181,20 +183,28 @@ def banners(run: RunData) -> tuple[str, ...]:
     return tuple(_cut(b) for b in out)
 
 
-def fit_column(title: str, items: list[tuple[str, str]]) -> HeaderColumn:
-    """A header column whose text fits its fixed box: the longest values are shortened (with
-    "…") until the estimated line count fits, so nothing is clipped mid-line on the page."""
-    def lines(k: str, v: str) -> int:
-        return max(-(-len(k) // KEY_CHARS_PER_LINE), -(-len(v) // VALUE_CHARS_PER_LINE), 1)
+def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETAILS) -> HeaderColumn:
+    """A header column whose text fits its fixed box: printed smaller when needed (down to
+    MIN_SCALE); if it still does not fit, the longest values are replaced by a pointer to the
+    page `full_on`, which prints them in full. No value is ever cut mid-text."""
+    items = [(k, " ".join(str(v).split())) for k, v in items]
 
-    items = [(k, _short(v)) for k, v in items]
-    while sum(lines(k, v) for k, v in items) > COLUMN_LINES:
+    def fits(its: list[tuple[str, str]], scale: float) -> bool:
+        def lines(k: str, v: str) -> int:
+            return max(-(-len(k) * scale // KEY_CHARS_PER_LINE), -(-len(v) * scale // VALUE_CHARS_PER_LINE), 1)
+        return sum(lines(k, v) for k, v in its) <= COLUMN_LINES / scale
+
+    scales = [1.0 - 0.05 * i for i in range(int(round((1.0 - MIN_SCALE) / 0.05)) + 1)]
+    for scale in scales:
+        if fits(items, scale):
+            return HeaderColumn(title, tuple(items), scale)
+    pointer = f"(in full on the {full_on} page)"
+    while not fits(items, MIN_SCALE):
         i = max(range(len(items)), key=lambda j: len(items[j][1]))
-        k, v = items[i]
-        if len(v) <= VALUE_CHARS_PER_LINE:
-            break  # only one-line values left: the column has too many items, not too much text
-        items[i] = (k, v[: len(v) - VALUE_CHARS_PER_LINE - 1].rstrip() + "…")
-    return HeaderColumn(title, tuple(items))
+        if len(items[i][1]) <= len(pointer):
+            break  # only short values left: too many items, which the column builders avoid
+        items[i] = (items[i][0], pointer)
+    return HeaderColumn(title, tuple(items), MIN_SCALE)
 
 
 def _cut(text: str, n: int = 170) -> str:

@@ -83,7 +83,7 @@ TEMPLATE = """<!DOCTYPE html>
   </div>
   <div class="columns">
   {% for col in doc.columns %}
-    <div class="col"><h3>{{ col.title }}</h3><table>
+    <div class="col"><h3>{{ col.title }}</h3><table style="font-size: {{ '%.2f' % (5.9 * col.scale) }}pt">
     {% for k, v in col.items %}<tr><td class="k">{{ k }}</td><td>{{ v }}</td></tr>{% endfor %}
     </table></div>
   {% endfor %}

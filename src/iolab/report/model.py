@@ -96,6 +96,7 @@ class Page:
 class HeaderColumn:
     title: str  # Test Platform | Device Under Test | Set Up Parameters | Test Parameters
     items: tuple[tuple[str, str], ...]
+    scale: float = 1.0  # font size relative to the full size (header.fit_column)
 
 
 @dataclass(frozen=True)

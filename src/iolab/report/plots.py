@@ -22,6 +22,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from ..results import Histogram  # noqa: E402
 from ..steady import VariableVerdict  # noqa: E402
+from ..units import num, scale_for  # noqa: E402
 from .model import CONTENT_WIDTH_MM  # noqa: E402
 
 MM = 1 / 25.4
@@ -42,11 +43,6 @@ class Series:
     y: tuple[float, ...]
 
 
-def num(v: float) -> str:
-    """A measured value at a readable precision: 90,225 / 12.46 / 0.0831."""
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
-
-
 def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
@@ -61,9 +57,12 @@ def _png(fig: MplFigure) -> bytes:
     return buf.getvalue()
 
 
+# Axis and colour-bar ticks print with the report's one number formatter (units.num).
+TICKS = FuncFormatter(lambda v, _: num(v, trim=True))
+
+
 def _thousands(ax, axis: str = "y") -> None:
-    fmt = FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 10 or v == 0 else f"{v:g}")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(TICKS)
 
 
 def _log_ticks(ax, axis: str = "y") -> None:
@@ -74,16 +73,8 @@ def _log_ticks(ax, axis: str = "y") -> None:
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
     elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    a.set_major_formatter(TICKS)
     a.set_minor_formatter(NullFormatter())
-
-
-def latency_unit(values_us: Sequence[float | None]) -> tuple[str, float]:
-    """ms for values that are mostly ≥ 1 ms, else µs; returns (unit, divisor from µs)."""
-    vals = sorted(v for v in values_us if v is not None)
-    if vals and vals[len(vals) // 2] >= 1000:
-        return "ms", 1000.0
-    return "µs", 1.0
 
 
 # -- steady state ----------------------------------------------------------------------------
@@ -178,7 +169,7 @@ def lines_over_categories(categories: Sequence[str], series: Sequence[Series], x
 
 
 def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence[float | None]]], ylabel: str,
-                 title: str, height_mm: float = 100, value_fmt: str = "{:,.1f}", logy: bool = False) -> bytes:
+                 title: str, height_mm: float = 100, logy: bool = False) -> bytes:
     """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
     on the bars. A missing value draws no bar and says 'not measured'."""
     import textwrap
@@ -199,7 +190,7 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
                     continue
                 ax.bar(x, v, width * 0.95, color=color(gi), label=label if x == xs[0] or label not in
                        ax.get_legend_handles_labels()[1] else None)
-                ax.text(x, v, value_fmt.format(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
+                ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
         ax.set_xticks(range(len(categories)), [textwrap.fill(c, 16) for c in categories])
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
         if logy:
@@ -237,7 +228,7 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
         ax.set_xlabel("block size", labelpad=6)
         ax.set_ylabel("R/W mix (%)", labelpad=6)
         ax.set_zlabel(zlabel, labelpad=8)
-        ax.zaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+        ax.zaxis.set_major_formatter(TICKS)
         ax.view_init(elev=24, azim=-58)
         ax.set_title(title)
         ax.set_box_aspect((1.6, 1.2, 0.8))
@@ -245,7 +236,7 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
 
 
 def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], label: str,
-            title: str, value_fmt: str = "{:,.0f}", height_mm: float = 80, log: bool = True,
+            title: str, height_mm: float = 80, log: bool = True,
             lower_is_better: bool = False) -> bytes:
     """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
     import numpy as np
@@ -260,7 +251,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         im = ax.imshow(arr, aspect="auto", cmap=cmap, norm=norm)
         for yi, row in enumerate(z):
             for xi, v in enumerate(row):
-                text = "—" if v is None else value_fmt.format(v)
+                text = num(v)
                 shade = 0.5 if v is None or norm is None else norm(v)
                 dark = shade > 0.55 if lower_is_better else shade < 0.55
                 ax.text(xi, yi, text, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
@@ -273,7 +264,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         if norm is not None:  # a narrow log range gets no default ticks: place five
             cb.set_ticks(np.geomspace(norm.vmin, norm.vmax, 5))
         cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
-        cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+        cb.ax.yaxis.set_major_formatter(TICKS)
         cb.ax.yaxis.set_minor_formatter(NullFormatter())
         return _png(fig)
 
@@ -311,22 +302,31 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
         return _png(fig)
 
 
+def group_means(series: Sequence[Series]) -> dict[float, float]:
+    """The group mean at each x (round or interval number) that at least two series measured:
+    points are matched by their x, never by position, and one drive alone has no group."""
+    by_x: dict[float, list[float]] = {}
+    for s in series:
+        for x, y in zip(s.x, s.y):
+            by_x.setdefault(x, []).append(y)
+    return {x: sum(ys) / len(ys) for x, ys in by_x.items() if len(ys) >= 2}
+
+
 def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, title: str,
                          height_mm: float = 150) -> bytes:
-    """Each drive's series (top) and its difference from the group mean at each point (bottom,
-    in % of the mean). Points are matched by position: interval i of every drive."""
+    """Each drive's series (top) and its difference from the group mean (bottom, in % of the
+    mean) at every x that at least two drives measured (group_means)."""
     with matplotlib.rc_context(STYLE):
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1, sharex=True)
-        n = max((len(s.y) for s in series), default=0)
-        means = []
-        for i in range(n):
-            vals = [s.y[i] for s in series if i < len(s.y)]
-            means.append(sum(vals) / len(vals))
+        means = group_means(series)
         for k, s in enumerate(series):
             top.plot(s.x, s.y, lw=1.0, marker="o" if len(s.x) <= 60 else None, ms=2.5, color=color(k), label=s.label)
-            diff = [100.0 * (y - means[i]) / means[i] if means[i] else 0.0 for i, y in enumerate(s.y)]
-            bottom.plot(s.x, diff, lw=1.0, marker="o" if len(s.x) <= 60 else None, ms=2.5, color=color(k), label=s.label)
+            pts = [(x, 100.0 * (y - means[x]) / means[x]) for x, y in zip(s.x, s.y) if means.get(x)]
+            if pts:
+                xs, diff = zip(*pts)
+                bottom.plot(xs, diff, lw=1.0, marker="o" if len(xs) <= 60 else None, ms=2.5, color=color(k),
+                            label=s.label)
         top.set_ylabel(ylabel)
         top.set_ylim(bottom=0)
         _thousands(top)
@@ -334,7 +334,8 @@ def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, tit
         bottom.axhline(0, color="black", lw=0.8)
         bottom.set_ylabel("difference from group mean (%)")
         bottom.set_xlabel(xlabel)
-        bottom.set_title("difference from the group mean at each point")
+        bottom.set_title(f"difference from the group mean at each {xlabel} measured by at least two drives")
+        _thousands(bottom)
         for ax in (top, bottom):
             ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _png(fig)
@@ -350,7 +351,7 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
     Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
     Several histograms (drives) overlay; the bars are drawn only for a single one."""
     values = [v for _, h in hists for v in h.values_us]
-    unit, div = latency_unit(values)
+    unit, div = scale_for(values)
     with matplotlib.rc_context(STYLE):
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1)
@@ -376,7 +377,7 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
                     top.axvline(q, color="#555", lw=0.7, ls="--", label="99 / 99.9 / 99.99 / 99.999 % marks" if j == 0 else None)
                 bottom.plot([q], [100.0 - p], marker="o", ms=4, color=color(k))
                 if len(hists) == 1:
-                    bottom.annotate(f"{p:g} % ≤ {q:,.4g} {unit}", (q, 100.0 - p), xytext=(6, 2),
+                    bottom.annotate(f"{p:g} % ≤ {num(q)} {unit}", (q, 100.0 - p), xytext=(6, 2),
                                     textcoords="offset points", fontsize=6.5)
         for ax in (top, bottom):
             ax.set_xscale("log")

@@ -4,12 +4,10 @@ then the test's own plots (latency histograms, Write Saturation over time and TG
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..compare import RWSW_TESTS
 from ..summary import PhaseSummary
 from ..suites.pts_iops import TRACKING as IOPS_TRACKING
-from ..units import KiB, kib_label
+from ..units import KiB, duration, eng, kib_label, num, scale_for
 from . import plots
 from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
@@ -17,14 +15,6 @@ from .sections import (
     convergence_page, details_pages, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
     plot_2d_page, plot_3d_pages, table_pages, window_source,
 )
-
-
-def _fmt(digits: int) -> Callable[[float], str]:
-    return lambda v: f"{v:,.{digits}f}"
-
-
-def _sig(v: float) -> str:
-    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
 def pages_for(run: RunData) -> list[Page]:
@@ -55,13 +45,13 @@ def iops_pages(run: RunData) -> list[Page]:
                                       [(f"IOPS per round, RND R/W {mix}, all block sizes", mix, "iops")], "IOPS"))
     pages += measurement_window_pages(run, ph, lambda v: "IOPS")
     tables = [
-        matrix_table(run, ph, "IOPS (read + write), mean over the measurement window", lambda c: c.iops, _fmt(0)),
-        matrix_table(run, ph, "Throughput (MB/s, 10⁶ B/s), mean over the measurement window", lambda c: c.mbps, _fmt(1)),
+        matrix_table(run, ph, "IOPS (read + write), mean over the measurement window", lambda c: c.iops),
+        matrix_table(run, ph, "Throughput (MB/s, 10⁶ B/s), mean over the measurement window", lambda c: c.mbps),
     ]
     pages += table_pages("Tabular Results — IOPS and MB/s", tables)
     pages.append(plot_2d_page(run, ph, "IOPS vs Block Size (2D)", lambda c: c.iops, "IOPS"))
     pages.append(plot_2d_page(run, ph, "MB/s vs Block Size (2D)", lambda c: c.mbps, "throughput (MB/s)"))
-    pages += plot_3d_pages(run, ph, "IOPS", lambda c: c.iops, "IOPS", "{:,.0f}")
+    pages += plot_3d_pages(run, ph, "IOPS", lambda c: c.iops, "IOPS")
     track = ph.cell("0/100", 4 * KiB)
     if track is not None:
         pages.append(histogram_page(run, ph, track))
@@ -90,7 +80,7 @@ def throughput_pages(run: RunData) -> list[Page]:
             r, w = ph.cell("100/0", bs), ph.cell("0/100", bs)
             rv = r.read_mbps if r else None
             wv = w.write_mbps if w else None
-            rows.append((f"SEQ {kib_label(bs)}", "—" if rv is None else f"{rv:,.1f}", "—" if wv is None else f"{wv:,.1f}",
+            rows.append((f"SEQ {kib_label(bs)}", num(rv), num(wv),
                          rounds_text(ph.window)))
             sizes.append(f"SEQ {kib_label(bs)}")
             reads.append(rv)
@@ -115,8 +105,8 @@ def latency_pages(run: RunData) -> list[Page]:
     ph = _main(run)
     if ph is None or not ph.cells:
         return [not_measured_page(run, ph, "Latency") if ph else _nothing(run)]
-    unit, div = plots.latency_unit([c.lat_mean_us for c in ph.cells])
-    munit, mdiv = plots.latency_unit([c.lat_max_us for c in ph.cells])
+    unit, div = scale_for([c.lat_mean_us for c in ph.cells])
+    munit, mdiv = scale_for([c.lat_max_us for c in ph.cells])
     pages = [convergence_page(
         run, ph, "Steady State Convergence — ART and MRT, R/W 0/100",
         [("average response time (ART) per round, RND R/W 0/100", "0/100", "lat_mean_us"),
@@ -129,21 +119,21 @@ def latency_pages(run: RunData) -> list[Page]:
 
     tables = [
         matrix_table(run, ph, f"Average response time (ART, {unit}), mean over the window",
-                     lat(lambda c: c.lat_mean_us, div), _sig),
+                     lat(lambda c: c.lat_mean_us, div)),
         matrix_table(run, ph, f"Maximum response time (MRT, {munit}), maximum over the window",
-                     lat(lambda c: c.lat_max_us, mdiv), _sig, "maximum of each cell"),
+                     lat(lambda c: c.lat_max_us, mdiv), "maximum of each cell"),
         matrix_table(run, ph, f"99.999 % response time ({munit}), from the window's merged histogram",
-                     lat(lambda c: c.p99_999_us, mdiv), _sig, "99.999 % of each cell's merged histogram"),
-        matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops, _fmt(0)),
+                     lat(lambda c: c.p99_999_us, mdiv), "99.999 % of each cell's merged histogram"),
+        matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops),
     ]
     pages += table_pages("Tabular Results — Response Times and IOPS", tables)
     pages.append(plot_2d_page(run, ph, "Average Response Time vs Block Size (2D)", lambda c: c.lat_mean_us,
                               f"ART ({unit})", scale=div))
     pages.append(plot_2d_page(run, ph, "99.999 % Response Time vs Block Size (2D)", lambda c: c.p99_999_us,
                               f"99.999 % response time ({munit})", scale=mdiv))
-    pages += plot_3d_pages(run, ph, "Average Response Time", lambda c: c.lat_mean_us, f"ART ({unit})", "{:,.4g}",
+    pages += plot_3d_pages(run, ph, "Average Response Time", lambda c: c.lat_mean_us, f"ART ({unit})",
                            lower_is_better=True, scale=div)
-    pages += plot_3d_pages(run, ph, "Maximum Response Time", lambda c: c.lat_max_us, f"MRT ({munit})", "{:,.4g}",
+    pages += plot_3d_pages(run, ph, "Maximum Response Time", lambda c: c.lat_max_us, f"MRT ({munit})",
                            lower_is_better=True, scale=mdiv)
     for mix in ("0/100", "65/35", "100/0"):
         c = ph.cell(mix, 4 * KiB)
@@ -190,18 +180,17 @@ def wsat_pages(run: RunData) -> list[Page]:
     last = iops[-5:]
     summary = (
         ("Intervals measured", f"{len(iops)}"),
-        ("First interval IOPS (FOB)", f"{iops[0]:,.0f}"),
-        ("Minimum / maximum interval IOPS", f"{min(iops):,.0f} / {max(iops):,.0f}"),
-        (f"Mean IOPS of the last {len(last)} intervals", f"{sum(last) / len(last):,.0f}"),
-        ("Total written (TGBW)", f"{tgbw[-1]:,.3f} GB"),
-        ("Measured time", f"{minutes[-1]:,.2f} minutes"),
+        ("First interval IOPS (FOB)", num(iops[0])),
+        ("Minimum / maximum interval IOPS", f"{num(min(iops))} / {num(max(iops))}"),
+        (f"Mean IOPS of the last {len(last)} intervals", num(sum(last) / len(last))),
+        ("Total written (TGBW)", eng(tgbw[-1] * 1e9, "B")),
+        ("Measured time", duration(minutes[-1] * 60)),
         ("Stop reason", ph.phase.stop_reason or "unfinished"),
     )
     tables = [Table("Write Saturation summary", ("item", "value"), summary, src, run.store_links())]
     step = max(1, -(-len(ph.rows) // WSAT_TABLE_MAX_ROWS))
     shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1]
-    rows = tuple((str(r.round), f"{minutes[i]:,.2f}", f"{tgbw[i]:,.3f}", f"{r.iops:,.0f}",
-                  "—" if r.lat_mean_us is None else f"{r.lat_mean_us:,.1f}") for i, r in shown)
+    rows = tuple((str(r.round), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.lat_mean_us)) for i, r in shown)
     caption = "IOPS per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
     tables.append(Table(caption, ("interval", "time (min)", "TGBW (GB)", "IOPS", "ART (µs)"), rows, src,
                         run.raw_links([r for _, r in shown])))
@@ -217,16 +206,13 @@ def wsat_pages(run: RunData) -> list[Page]:
 def generic_pages(run: RunData) -> list[Page]:
     """A test without pages of its own: its steady-state pages and one row per cell, so every
     stored run still gets a report of what was measured."""
-    def us(v: float | None) -> str:
-        return "—" if v is None else f"{v:,.1f}"
-
     pages = []
     for ph in run.phases:
         if not ph.rows:
             pages.append(not_measured_page(run, ph, ph.phase.name))
             continue
         pages += measurement_window_pages(run, ph, lambda v: v.name)
-        rows = tuple((c.key, f"{c.iops:,.0f}", f"{c.mbps:,.1f}", us(c.lat_mean_us), us(c.lat_max_us), us(c.p99_999_us))
+        rows = tuple((c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.lat_max_us), num(c.p99_999_us))
                      for c in ph.cells)
         table = Table(f"{ph.phase.name}: results per cell over the measurement window",
                       ("cell", "IOPS", "MB/s", "ART (µs)", "MRT (µs)", "99.999 % (µs)"), rows,

@@ -14,7 +14,7 @@ from ..compare import DIRTH_PHASE, DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals
 from ..errors import IolabError
 from ..summary import CellAverage, PhaseSummary
 from ..suites.rwsw_common import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
-from ..units import kib_label
+from ..units import duration, eng, kib_label, num
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
@@ -25,14 +25,6 @@ from .sections import histogram_page, measurement_window_pages, not_measured_pag
 
 STEADY_PHASE = "steady state (composite)"
 TABLE_MAX_ROWS = 60  # longer per-interval/per-step tables show every k-th row (all are in results.db)
-
-
-def _us(v: float | None) -> str:
-    return "—" if v is None else f"{v:,.1f}"
-
-
-def _n(v: float | None, digits: int = 0) -> str:
-    return "—" if v is None else f"{v:,.{digits}f}"
 
 
 def pages_for(run: RunData) -> list[Page]:
@@ -78,7 +70,7 @@ def _pack(title: str, blocks: Sequence[Block]) -> list[Page]:
 def _workload_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
     """The mix a cell ran, as stored with the cell (not as the input file says today)."""
     w = ph.rows[0].workload
-    rows = tuple((f"{s['access'].upper()} {kib_label(s['block_size'])} {s['op'][0].upper()}", f"{s['share'] * 100:.2f} %")
+    rows = tuple((f"{s['access'].upper()} {kib_label(s['block_size'])} {s['op'][0].upper()}", f"{num(s['share'] * 100)} %")
                  for s in w["streams"])
     rows += (("Outstanding IO", f"TC {w['threads']} × QD {w['queue_depth']} = {w['threads'] * w['queue_depth']}"),)
     return Table(caption, ("stream", "share of IOs"), rows,
@@ -122,8 +114,8 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
 def _interval_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
     minutes, tgbw, _ = wsat_series(ph)
     shown, step = _thin(list(ph.rows))
-    rows = tuple((str(r.round), f"{minutes[i]:,.2f}", f"{tgbw[i]:,.3f}", _n(r.iops), _n(r.mbps, 1), _us(r.lat_mean_us),
-                  _us(r.p99_999)) for i, r in shown)
+    rows = tuple((str(r.round), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.mbps), num(r.lat_mean_us),
+                  num(r.p99_999)) for i, r in shown)
     return Table(_thin_caption(caption, step), ("interval", "time (min)", "TGBW (GB)", "IOPS", "MB/s", "ART (µs)",
                                                 "99.999 % (µs)"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}, every complete interval.",
@@ -135,13 +127,13 @@ def _steady_results(run: RunData, ph: PhaseSummary, c: CellAverage, caption: str
     state = {True: "reached", False: "NOT ACHIEVED (last five intervals used)", None: "not evaluated (fewer than five intervals)"}
     rows = (
         ("Steady state", f"{state[ph.steady]}: {rounds_text(ph.window)}"),
-        ("IOPS (read + write)", f"{c.iops:,.0f} ({c.read_iops:,.0f} read, {c.write_iops:,.0f} write)"),
-        ("MB/s (10⁶ B/s)", f"{c.mbps:,.1f} ({c.read_mbps:,.1f} read, {c.write_mbps:,.1f} write)"),
-        ("Average response time (ART)", f"{_us(c.lat_mean_us)} µs"),
-        ("99.99 % response time", f"{_us(cell_percentile(c, 99.99))} µs"),
-        ("99.999 % response time (5 nines)", f"{_us(c.p99_999_us)} µs"),
-        ("Maximum response time (MRT)", f"{_us(c.lat_max_us)} µs"),
-        ("Intervals measured", f"{len(ph.rounds)}; {tgbw[-1]:,.3f} GB written"),
+        ("IOPS (read + write)", f"{num(c.iops)} ({num(c.read_iops)} read, {num(c.write_iops)} write)"),
+        ("MB/s (10⁶ B/s)", f"{num(c.mbps)} ({num(c.read_mbps)} read, {num(c.write_mbps)} write)"),
+        ("Average response time (ART)", eng(c.lat_mean_us, "µs")),
+        ("99.99 % response time", eng(cell_percentile(c, 99.99), "µs")),
+        ("99.999 % response time (5 nines)", eng(c.p99_999_us, "µs")),
+        ("Maximum response time (MRT)", eng(c.lat_max_us, "µs")),
+        ("Intervals measured", f"{len(ph.rounds)}; {eng(tgbw[-1] * 1e9, 'B')} written"),
         ("Stop reason", ph.phase.stop_reason or "unfinished"),
     )
     return Table(caption, ("item", "value"), rows, window_source(run, ph, "mean (MRT: maximum; percentiles: merged "
@@ -176,8 +168,8 @@ def streams_pages(run: RunData) -> list[Page]:
     if not phases:
         return [_nothing(run)]
     state = {True: "yes", False: "NOT ACHIEVED", None: "not evaluated"}
-    rows = tuple((ph.phase.name, _n(ph.cells[0].iops), _n(ph.cells[0].mbps, 1), _us(ph.cells[0].lat_mean_us),
-                  _us(ph.cells[0].p99_999_us), f"{len(ph.rounds)}", state[ph.steady]) for ph in phases)
+    rows = tuple((ph.phase.name, num(ph.cells[0].iops), num(ph.cells[0].mbps), num(ph.cells[0].lat_mean_us),
+                  num(ph.cells[0].p99_999_us), f"{len(ph.rounds)}", state[ph.steady]) for ph in phases)
     src = ("Source: results.db table cells; each stream is its own phase (purge, rounds to steady state); mean over "
            "that phase's measurement window (percentiles: merged histogram).")
     table = Table("IOPS per stream at steady state", ("stream", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)",
@@ -185,7 +177,7 @@ def streams_pages(run: RunData) -> list[Page]:
                   tuple(link for ph in phases for link in run.raw_links([r for r in ph.rows if r.round in ph.window]))
                   + run.store_links())
     png = plots.grouped_bars([ph.phase.name for ph in phases], [("IOPS", [ph.cells[0].iops for ph in phases])], "IOPS",
-                             "IOPS per stream (steady-state window)", height_mm=90, value_fmt="{:,.0f}")
+                             "IOPS per stream (steady-state window)", height_mm=90)
     pages = _pack("IOPS per Stream", (table, Figure("Individual Streams: IOPS of each stream alone", png, 90, src)))
     series = []
     for ph in phases:
@@ -263,14 +255,14 @@ def replay_steps(run: RunData) -> tuple[PhaseSummary | None, list[tuple[float, C
 def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
     rows = (
         ("Steps replayed", f"{t.steps}"),
-        ("Replay runtime", f"{t.seconds:,.1f} s"),
-        ("IOs", f"{t.ios:,.0f}"),
-        ("IOPS (all IOs / all runtime)", f"{t.iops:,.0f}"),
-        ("MB/s (all bytes / all runtime)", f"{t.mbps:,.1f}"),
-        ("Average response time (ART, IO-weighted)", f"{_us(t.art_us)} µs"),
-        ("Maximum response time (MRT)", f"{_us(t.mrt_us)} µs"),
-        ("99.99 % response time", f"{_us(t.percentile(99.99))} µs"),
-        ("99.999 % response time (5 nines)", f"{_us(t.percentile(99.999))} µs"),
+        ("Replay runtime", duration(t.seconds)),
+        ("IOs", num(t.ios)),
+        ("IOPS (all IOs / all runtime)", num(t.iops)),
+        ("MB/s (all bytes / all runtime)", num(t.mbps)),
+        ("Average response time (ART, IO-weighted)", eng(t.art_us, "µs")),
+        ("Maximum response time (MRT)", eng(t.mrt_us, "µs")),
+        ("99.99 % response time", eng(t.percentile(99.99), "µs")),
+        ("99.999 % response time (5 nines)", eng(t.percentile(99.999), "µs")),
     )
     return Table("Replay-Native over the whole replay", ("item", "value"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
@@ -321,9 +313,9 @@ def replay_pages(run: RunData) -> list[Page]:
                      f"{axis} ({unit})", 110)
         pages.append(Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),)))
     shown, step = _thin(steps)
-    rows = tuple((c.key, f"{s:,.0f}", f"{ph.rows[i].runtime_s:,.1f}",
-                  str(ph.rows[i].workload.get("queue_depth", "?")), _n(c.iops), _n(c.mbps, 1), _us(c.lat_mean_us),
-                  _us(c.p99_999_us)) for i, (s, c) in shown)
+    rows = tuple((c.key, num(s), num(ph.rows[i].runtime_s),
+                  str(ph.rows[i].workload.get("queue_depth", "?")), num(c.iops), num(c.mbps), num(c.lat_mean_us),
+                  num(c.p99_999_us)) for i, (s, c) in shown)
     table = Table(_thin_caption("Replay-Native: every step", step),
                   ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"), rows,
                   src, run.raw_links([ph.rows[i] for i, _ in shown]))
@@ -373,14 +365,14 @@ def dirth_pages(run: RunData) -> list[Page]:
     at = dict(levels).get(DIRTH_SUMMARY_OIO)
     summary = Table(f"Summary at OIO = {DIRTH_SUMMARY_OIO}", ("item", "value"), (
         ("Threads / QD", (at.mix or "—") if at else "not measured"),
-        ("IOPS", _n(at.iops) if at else "not measured"),
-        ("MB/s", _n(at.mbps, 1) if at else "not measured"),
-        ("ART (µs)", _us(at.lat_mean_us) if at else "not measured"),
-        ("99.99 % response time (µs)", _us(cell_percentile(at, 99.99)) if at else "not measured"),
-        ("99.999 % response time (µs)", _us(at.p99_999_us) if at else "not measured"),
+        ("IOPS", num(at.iops) if at else "not measured"),
+        ("MB/s", num(at.mbps) if at else "not measured"),
+        ("ART (µs)", num(at.lat_mean_us) if at else "not measured"),
+        ("99.99 % response time (µs)", num(cell_percentile(at, 99.99)) if at else "not measured"),
+        ("99.999 % response time (µs)", num(at.p99_999_us) if at else "not measured"),
     ), src)
-    rows = tuple((str(n), c.mix or "", _n(c.iops), _n(c.mbps, 1), _us(c.lat_mean_us), _us(cell_percentile(c, 99.99)),
-                  _us(c.p99_999_us), _us(c.lat_max_us)) for n, c in levels)
+    rows = tuple((str(n), c.mix or "", num(c.iops), num(c.mbps), num(c.lat_mean_us), num(cell_percentile(c, 99.99)),
+                  num(c.p99_999_us), num(c.lat_max_us)) for n, c in levels)
     table = Table("Every outstanding-IO level", ("OIO", "threads/QD", "IOPS", "MB/s", "ART (µs)", "99.99 % (µs)",
                                                  "99.999 % (µs)", "MRT (µs)"), rows, src,
                   run.raw_links(list(ph.rows)) + run.store_links())
@@ -429,18 +421,18 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
         filters.append(f"device(s) {', '.join(a.devices)}")
     intro = Text((
         f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
-        f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {a.duration_s:,.1f} s in "
+        f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
         f"{len(a.steps)} steps of {a.step_s:g} s" + (f", filtered to {' and '.join(filters)}" if filters else "")
-        + f"; read {a.read_pct():.1f} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
-        f"holding {a.dominant_pct:.1f} % of the IOs." + ("" if a.has_latency else
+        + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
+        f"holding {num(a.dominant_pct)} % of the IOs." + ("" if a.has_latency else
                                                             " The trace has no response times."),
         *(f"Note: {n[:200]}" for n in a.notes[:2])), height_mm=24 + 8 * min(2, len(a.notes)))
     top = a.streams[:20]
-    rows = [(s.label(), f"{s.ios:,}", f"{s.pct:.2f}", "yes" if s.dominant else "", _us(s.rt_avg_us), _us(s.rt_max_us))
+    rows = [(s.label(), f"{s.ios:,}", num(s.pct), "yes" if s.dominant else "", num(s.rt_avg_us), num(s.rt_max_us))
             for s in top]
     if len(a.streams) > len(top):
         rest = a.streams[len(top):]
-        rows.append((f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", f"{sum(s.pct for s in rest):.2f}", "",
+        rows.append((f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", num(sum(s.pct for s in rest)), "",
                      "", ""))
     streams = Table("IO streams over the whole capture", ("stream", "IOs", "% occurrence", "dominant", "avg RT (µs)",
                                                           "max RT (µs)"), tuple(rows), src)
@@ -464,8 +456,8 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     if more:
         pages.append(Page("Self-Test — Outstanding IO and Response Times", tuple(more)))
     shown, step = _thin(list(a.steps))
-    rows = tuple((str(s.index), f"{s.start_s:,.0f}", f"{s.ios:,}", _n(s.iops), _n(s.mbps, 1), _n(s.read_pct, 1),
-                  f"{_n(s.oio_avg, 2)} / {_n(s.oio_max)}", f"{_us(s.rt_avg_us)} / {_us(s.rt_max_us)}")
+    rows = tuple((str(s.index), num(s.start_s), f"{s.ios:,}", num(s.iops), num(s.mbps), num(s.read_pct),
+                  f"{num(s.oio_avg)} / {num(s.oio_max)}", f"{num(s.rt_avg_us)} / {num(s.rt_max_us)}")
                  for _, s in shown)
     table = Table(_thin_caption("Self-Test: per-step metrics of the capture", step),
                   ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),

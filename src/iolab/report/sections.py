@@ -11,10 +11,9 @@ from typing import Callable, Sequence
 
 from ..steady import VariableVerdict
 from ..summary import CellAverage, PhaseSummary
-from ..units import kib_label
-from . import plots
+from ..units import denoise, kib_label, num, scale_for
+from . import header, plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
-from .plots import num
 from .rundata import RunData, rounds_text, window_rows
 
 Getter = Callable[[CellAverage], float | None]
@@ -87,7 +86,7 @@ def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
         (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
         ("Measured data excursion (max − min)", f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})"),
         (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
-        ("Measured slope excursion (|m| × window span)", f"{num(v.fit_excursion)} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
+        ("Measured slope excursion (|m| × window span)", f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
         ("Verdict", "steady state" if v.steady else "NOT steady"),
     )
@@ -122,15 +121,14 @@ def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
     return out
 
 
-def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, fmt: Callable[[float], str],
-                 how: str = "mean of each cell") -> Table:
+def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, how: str = "mean of each cell") -> Table:
     rows = []
     for bs in ph.block_sizes:
         cells = []
         for mix in ph.mixes:
             c = ph.cell(mix, bs)
             v = get(c) if c is not None else None
-            cells.append("—" if v is None else fmt(v))
+            cells.append(num(v))
         rows.append((kib_label(bs), *cells))
     return Table(caption, ("block size", *(f"R/W {m}" for m in ph.mixes)), tuple(rows), window_source(run, ph, how),
                  run.raw_links(window_rows(ph)) + run.store_links())
@@ -181,8 +179,8 @@ def plot_2d_page(run: RunData, ph: PhaseSummary, title: str, get: Getter, ylabel
     return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph)),))
 
 
-def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel: str, fmt: str,
-                  lower_is_better: bool = False, scale: float = 1.0) -> list[Page]:
+def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel: str, lower_is_better: bool = False,
+                  scale: float = 1.0) -> list[Page]:
     """The SNIA 3D column plot, and on its own page a heat map with the values printed (the
     readable alternative: no bar hides another). Page titles name `what` unless it is the
     test's own name (the page header already says "IOPS — …")."""
@@ -199,7 +197,7 @@ def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel
     mixes = [f"{m}" for m in ph.mixes]
     src = window_source(run, ph)
     png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=160)
-    heat = plots.heatmap(labels, mixes, z, zlabel, f"{what} — values (block size × R/W mix)", value_fmt=fmt,
+    heat = plots.heatmap(labels, mixes, z, zlabel, f"{what} — values (block size × R/W mix)",
                          height_mm=95, lower_is_better=lower_is_better)
     return [
         Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 160, src),)),
@@ -217,11 +215,11 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
                                   "distribution is shown.",)),))
     h = cell.histogram
     png = plots.latency_histogram([("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125)
-    unit, div = plots.latency_unit(list(h.values_us))
     pct = h.percentiles()
+    unit, div = scale_for([*pct.values(), h.max_us])
     columns = ("", *(f"{p:g} %" for p in pct), "maximum")
-    rows = ((f"response time ({unit})", *("—" if v is None else f"{v / div:,.4g}" for v in pct.values()),
-             f"{h.max_us / div:,.4g}"),)
+    rows = ((f"response time ({unit})", *(num(None if v is None else v / div) for v in pct.values()),
+             num(h.max_us / div)),)
     table = Table(f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)", columns, rows,
                   window_source(run, ph, "histograms merged (bin counts summed)"),
                   run.raw_links(window_rows(ph, {cell.key})))
@@ -257,13 +255,19 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Version: {k}", str(v)))
     for i, note in enumerate(m.notes, 1):
         rows.append((f"Note {i}", note))
-    rows = [(k, _wrap(v)) for k, v in rows]
+    # what the page header could not hold (it points here)
+    shown = {(c.title, k): v for c in header.header_columns(run) for k, v in c.items}
+    rows += [(f"{title}: {k}", v) for title, items in header.COLUMNS for k, v in items(run)
+             if shown.get((title, k)) != " ".join(str(v).split())]
+    rows = [(k, " ".join(str(v).split())) for k, v in rows]  # long values wrap; row_lines counts them
     table = Table("Run details", ("item", "value"), tuple(rows),
                   "Source: manifest.json and results.db table phases.", run.store_links())
-    return table_pages("Run Details and Notes", [table])
+    return table_pages(header.RUN_DETAILS, [table])
 
 
-def _wrap(text: str, width: int = 110) -> str:
-    # Long values wrap inside their cell; the row height budget assumes at most two lines.
-    text = " ".join(str(text).split())
-    return text if len(text) <= 2 * width else text[: 2 * width - 1] + "…"
+def header_table(run: RunData, caption: str) -> Table:
+    """The four header columns of one run, nothing shortened."""
+    rows = tuple((f"{title}: {k}", " ".join(str(v).split())) for title, items in header.COLUMNS
+                 for k, v in items(run))
+    return Table(caption, ("item", "value"), rows, "Source: the run's manifest.json and results.db.",
+                 run.store_links())
