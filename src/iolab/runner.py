@@ -23,6 +23,7 @@ from .results import RoundResult
 from .steady import SteadyVerdict, evaluate
 from .store import Manifest, RunStore, _now_iso
 from .targets import Target
+from .units import duration
 from .workload import Workload
 
 
@@ -195,7 +196,7 @@ class Runner:
                 stop_reason = f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
                 break
             if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
-                stop_reason = f"ran {phase.budget_seconds / 3600:g} h, the time budget"
+                stop_reason = f"ran {duration(phase.budget_seconds)}, the time budget"
                 break
         else:
             if not phase.stop_on_steady:

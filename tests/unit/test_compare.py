@@ -166,3 +166,56 @@ def test_forced_comparison_says_so_on_every_page(tmp_path, wsat_comparison):
     html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True)
     html = html_path.read_text()
     assert html.count("FORCED COMPARISON") == html.count('<section class="page"')
+
+
+# -- drives that differ: each one's own facts, and a difference plot that lines them up --------
+
+
+@pytest.fixture(scope="module")
+def unequal_drives(tmp_path_factory):
+    """Two WSAT runs on drives of different capacity: the larger one writes twice as much, so
+    it runs more intervals."""
+    import dataclasses
+
+    root = tmp_path_factory.mktemp("runs")
+    small = dataclasses.replace(target("Acme", "Small 1"), capacity=16_000_000)
+    large = dataclasses.replace(target("Bolt", "Large 2"), capacity=32_000_000)
+    runs = [record(root, "wsat", DriveEngine(shape=lambda rnd, call: 2_000 / (1 + rnd / 3) + 1_000), t,
+                   wsat_capacity_multiple=4) for t in (small, large)]
+    out = tmp_path_factory.mktemp("cmp")
+    return runs, compare(runs, out)
+
+
+def test_comparison_header_takes_every_per_drive_fact_from_its_own_run(unequal_drives):
+    import re
+
+    from iolab.report.rundata import RunData
+
+    runs, (html_path, _) = unequal_drives
+    data = [RunData.load(r, html_path.parent) for r in runs]
+    rounds = [len(d.phases[0].rounds) for d in data]
+    stops = [d.manifest.parameters["Stop"] for d in data]
+    assert rounds[0] < rounds[1] and stops[0] != stops[1]
+    html = html_path.read_text()
+    head = html[html.index('<div class="columns">'):html.index('<div class="content">')]
+    cells = dict(re.findall(r'<td class="k">([^<]*)</td><td>([^<]*)</td>', head))
+    assert cells["Rounds measured"] == f"D1 {rounds[0]}; D2 {rounds[1]}"
+    assert cells["Stop"] == f"D1 {stops[0]}; D2 {stops[1]}"
+    assert "16.00 MB" in cells["D1"] and "32.00 MB" in cells["D2"]
+    assert "…" not in head
+
+
+def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(unequal_drives):
+    from iolab.report.rundata import RunData
+
+    runs, (html_path, pdf_path) = unequal_drives
+    text = " ".join(" ".join(pdf_pages(pdf_path)).split())
+    n = [len(RunData.load(r, html_path.parent).phases[0].rounds) for r in runs]
+    assert (f"a difference is drawn only where at least two drives did (intervals 1–{n[0]}). "
+            f"Intervals measured: D1 1–{n[0]}; D2 1–{n[1]}.") in text
+
+    from iolab.report.plots import Series, group_means
+
+    # matched by interval number, not by position; one drive alone has no group mean
+    a, b = Series("D1", (1, 2, 3), (10.0, 20.0, 30.0)), Series("D2", (2, 3, 4, 5), (30.0, 40.0, 50.0, 60.0))
+    assert group_means([a, b]) == {2: 25.0, 3: 35.0}

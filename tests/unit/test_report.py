@@ -309,7 +309,6 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     from iolab.summary import PhaseSummary
     from iolab.store import PhaseRow
     from iolab.textreport import render_phase
-    from iolab.units import num
 
     rule = SteadyRule()
     verdicts = (check_variable("IOPS 0/100 1024KiB", [21, 22, 23, 24, 25], [1_234_567.8, 1_111_111.1, 1_345_678.9,
@@ -322,7 +321,46 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     out = console.export_text()
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "…" not in out
+    from iolab.units import num
+
     for v in verdicts:
         for x in (v.average, v.range_measured, v.range_allowed, v.fit_excursion, v.fit_allowed):
             assert f" {num(x)} " in f" {out} ".replace("\n", " "), (num(x), out)
         assert v.formula() in out.replace("\n", " ")
+
+
+def _visible_text(html: str) -> str:
+    return re.sub(r'src="data:image/png;base64,[^"]*"', "", html)
+
+
+def test_report_numbers_have_no_exponent_notation_and_one_unit_per_table(tmp_path):
+    # ~200 µs IOs with a tail past 10 ms: in µs, {:,.4g} printed the tail as "1.2e+04"
+    run = record(tmp_path, "latency", DriveEngine(shape=lambda rnd, call: 5_000.0 + call), max_rounds=5)
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    text = _visible_text(render(doc))
+    assert not re.search(r"\d[eE][+-]\d", text), re.search(r".{60}\d[eE][+-]\d.{20}", text).group(0)
+    row = re.search(r"<td class=\"h\">response time \((µs|ms|s)\)</td>((?:<td>[^<]*</td>)+)", text)
+    assert row is not None
+    cells = re.findall(r"<td>([^<]*)</td>", row.group(2))
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*(\.\d+)?", c) for c in cells), cells
+    assert all(len(re.sub(r"\D", "", c).lstrip("0")) >= 4 for c in cells), cells  # fixed significant digits
+
+
+def test_header_columns_shrink_or_point_but_never_cut_text():
+    from iolab.report.header import MIN_SCALE, RUN_DETAILS, fit_column
+
+    # the Test Parameters column of a quick Multi-WSAT run: it used to end in "composite: RND 64Ki…"
+    items = [("Profile", "enterprise (WCD)"), ("Cell duration", "1 s"),
+             ("Stimulus", "composite: RND 64KiB R 49.9 %, SEQ 4KiB W 30.0 %, RND 8KiB W 20.0 %"),
+             ("Outstanding IO", "TC 1 × QD 1 = 1 (from the workload file)"),
+             ("Stop", "steady state, or 4× capacity written (2.147 GB; workloads with writes), or 24.0 h, or 30 "
+                      "intervals (quick)"),
+             ("Workload files", "composite.toml, replay.toml, analysis.json"), ("Workload digest", "316c4d59d71e"),
+             ("Self-Test", "from the capture's stream analysis"), ("Rounds measured", "11")]
+    col = fit_column("Test Parameters", items)
+    assert col.items == tuple(items) and MIN_SCALE <= col.scale < 1.0  # all of it, in a smaller font
+    crowded = fit_column("Test Parameters", items + [(f"Extra {i}", "a long value " * 6) for i in range(4)])
+    assert crowded.scale == MIN_SCALE
+    for (k, v), (k2, v2) in zip(items + [(f"Extra {i}", "a long value " * 6) for i in range(4)], crowded.items):
+        assert k == k2 and "…" not in v2
+        assert v2 == " ".join(v.split()) or v2 == f"(in full on the {RUN_DETAILS} page)"

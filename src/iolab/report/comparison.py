@@ -274,11 +274,21 @@ def alignment_text(series: list[plots.Series], what: str) -> str:
 # -- per-drive facts -------------------------------------------------------------------------
 
 
+DRIVES_PER_TABLE = 4
+
+
 def drives_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
-    """Every per-drive fact in full, each from its own run (the header points here)."""
+    """Every per-drive fact in full, each from its own run, side by side (the header points
+    here); facts all drives share are marked so the differences stand out."""
     tables = []
-    for r, lab in zip(runs, labels):
-        rows = (("Run", r.manifest.run_id), ("State", r.manifest.state), ("Run directory", r.href(".")))
-        head = sections.header_table(r, lab)
-        tables.append(Table(lab, head.columns, rows + head.rows, head.source, r.store_links()))
+    for i in range(0, len(runs), DRIVES_PER_TABLE):
+        group = list(zip(runs, labels))[i:i + DRIVES_PER_TABLE]
+        per_run = [dict([("Run", r.manifest.run_id), ("State", r.manifest.state), ("Run directory", r.href(".")),
+                         *sections.header_table(r, lab).rows]) for r, lab in group]
+        keys = list(dict.fromkeys(k for d in per_run for k in d))
+        rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)
+        tables.append(Table("Drives side by side" + (f" (D{i + 1}–D{i + len(group)})" if len(runs) > DRIVES_PER_TABLE
+                                                      else ""), ("item", *(lab for _, lab in group)), rows,
+                            "Source: each run's manifest.json and results.db.",
+                            tuple(link for r, _ in group for link in r.store_links())))
     return table_pages(DRIVES_PAGE, tables)

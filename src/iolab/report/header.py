@@ -4,6 +4,8 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
+import textwrap
+
 from ..steady import SteadyRule
 from ..units import eng, kib_label
 from .model import HeaderColumn
@@ -14,8 +16,8 @@ NOT_REPORTED = "not reported"
 # width). A column with more text is printed smaller, down to MIN_SCALE; what still does not
 # fit is named, not cut, and printed in full on the page the column points to.
 COLUMN_LINES = 15
-KEY_CHARS_PER_LINE = 12
-VALUE_CHARS_PER_LINE = 22
+KEY_CHARS_PER_LINE = 11
+VALUE_CHARS_PER_LINE = 23
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
 
@@ -190,9 +192,10 @@ def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETA
     items = [(k, " ".join(str(v).split())) for k, v in items]
 
     def fits(its: list[tuple[str, str]], scale: float) -> bool:
-        def lines(k: str, v: str) -> int:
-            return max(-(-len(k) * scale // KEY_CHARS_PER_LINE), -(-len(v) * scale // VALUE_CHARS_PER_LINE), 1)
-        return sum(lines(k, v) for k, v in its) <= COLUMN_LINES / scale
+        def lines(text: str, chars: float) -> int:  # word-wrapped, as the browser does
+            return len(textwrap.wrap(text, int(chars / scale), break_long_words=True)) or 1
+        used = sum(max(lines(k, KEY_CHARS_PER_LINE), lines(v, VALUE_CHARS_PER_LINE)) for k, v in its)
+        return used <= COLUMN_LINES / scale
 
     scales = [1.0 - 0.05 * i for i in range(int(round((1.0 - MIN_SCALE) / 0.05)) + 1)]
     for scale in scales:

@@ -111,7 +111,7 @@ def render_block(block, for_print: bool = False) -> str:
                 f'src="data:image/png;base64,{data}">'
                 f'<div class="source">{_e(block.source)}</div></div>')
     if isinstance(block, Table):
-        kv = " kv" if block.columns == ("item", "value") else ""
+        kv = " kv" if block.columns[0] == "item" else ""
         head = "".join(f"<th>{_e(c)}</th>" for c in block.columns)
         body = []
         for row in block.rows:

@@ -346,12 +346,17 @@ def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, tit
 MARKS = (99.0, 99.9, 99.99, 99.999)
 
 
+def histogram_unit(hists: Sequence[Histogram]) -> tuple[str, float]:
+    """The unit of a latency plot and of its percentile table: the one that suits the
+    percentiles and maxima the reader looks up (not the histogram's many low bins)."""
+    return scale_for([q for h in hists for q in (*h.percentiles().values(), h.max_us)])
+
+
 def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150) -> bytes:
     """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
     Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
     Several histograms (drives) overlay; the bars are drawn only for a single one."""
-    values = [v for _, h in hists for v in h.values_us]
-    unit, div = scale_for(values)
+    unit, div = histogram_unit([h for _, h in hists])
     with matplotlib.rc_context(STYLE):
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1)

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from ..steady import VariableVerdict
 from ..summary import CellAverage, PhaseSummary
-from ..units import denoise, kib_label, num, scale_for
+from ..units import denoise, kib_label, num
 from . import header, plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from .rundata import RunData, rounds_text, window_rows
@@ -216,7 +216,7 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
     h = cell.histogram
     png = plots.latency_histogram([("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125)
     pct = h.percentiles()
-    unit, div = scale_for([*pct.values(), h.max_us])
+    unit, div = plots.histogram_unit([h])
     columns = ("", *(f"{p:g} %" for p in pct), "maximum")
     rows = ((f"response time ({unit})", *(num(None if v is None else v / div) for v in pct.values()),
              num(h.max_us / div)),)

@@ -7,7 +7,7 @@ import math
 
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..targets import Target
-from ..units import KiB
+from ..units import KiB, duration, eng
 from ..workload import Workload
 from . import active_fraction, common_parameters, tested_capacity
 
@@ -29,7 +29,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Stimulus", "RND 4 KiB W, continuous, logged per interval"),
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
         ("Preconditioning", "none (starts at FOB after purge)"),
-        ("Stop", f"{capacity_multiple:g}× capacity ({budget / 1e9:.3f} GB written) or {max_seconds / 3600:g} h"),
+        ("Stop", f"{capacity_multiple:g}× capacity ({eng(budget, 'B')} written) or {duration(max_seconds)}"),
     ]
     notes = ("WSAT stops on its byte/time budget, not on steady state (PTS 1.1 rule; the 2.0 early stop is UNVERIFIED); "
              "the steady-state table is reported for information.",)

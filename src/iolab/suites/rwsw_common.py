@@ -28,6 +28,7 @@ from ..analysis.workloads import ReplayPlan, load_composite, load_replay
 from ..errors import IolabError
 from ..plan import Cell, Phase, Profile, Tracking
 from ..targets import Target
+from ..units import duration, eng
 from ..workload import Workload
 from . import active_fraction, tested_capacity, wipc
 
@@ -178,8 +179,8 @@ def saturation_phase(name: str, cell: Cell, profile: Profile, target: Target,
 
 def saturation_stop_text(profile: Profile, target: Target) -> str:
     budget = profile.wsat_capacity_multiple * tested_capacity(profile, target)
-    text = (f"steady state, or {profile.wsat_capacity_multiple:g}× capacity written ({budget / 1e9:.3f} GB; "
-            f"workloads with writes), or {profile.wsat_max_seconds / 3600:g} h")
+    text = (f"steady state, or {profile.wsat_capacity_multiple:g}× capacity written ({eng(budget, 'B')}; "
+            f"workloads with writes), or {duration(profile.wsat_max_seconds)}")
     if profile.quick:
         text += f", or {QUICK_MAX_INTERVALS} intervals (quick)"
     return text
