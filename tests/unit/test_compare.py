@@ -165,7 +165,9 @@ def test_forced_comparison_says_so_on_every_page(tmp_path, wsat_comparison):
         compare([runs[0], other], tmp_path / "out")
     html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True)
     html = html_path.read_text()
-    assert html.count("FORCED COMPARISON") == html.count('<section class="page"')
+    assert html.count('<div class="banner">FORCED COMPARISON') == html.count('<section class="page"')
+    assert "FORCED COMPARISON: settings that differ between the runs" in html  # listed in full once
+    assert "wsat_capacity_multiple" in html[html.index("settings that differ between the runs"):]
 
 
 # -- drives that differ: each one's own facts, and a difference plot that lines them up --------

@@ -36,7 +36,7 @@ def write_comparison(refs: list, out_dir: Path, force: bool) -> list[Path]:
 def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str]) -> Document:
     first = runs[0]
     m = first.manifest
-    pages = summary_pages(runs, labels) + overlay_pages(runs, labels) + drives_pages(runs, labels)
+    pages = summary_pages(runs, labels) + overlay_pages(runs, labels) + drives_pages(runs, labels, diffs)
     return Document(
         title=f"{m.title} comparison — {len(runs)} drives",
         spec=header.spec_line(first),
@@ -84,13 +84,16 @@ def per_drive(items: list[list[tuple[str, str]]], drives: list[str]) -> list[tup
 def comparison_banners(runs: list[RunData], labels: list[str], diffs: list[str]) -> tuple[str, ...]:
     out = []
     if diffs:
-        out.append(header._cut("FORCED COMPARISON of runs that differ: " + "; ".join(diffs)))
-    nc = [lab.split()[0] for r, lab in zip(runs, labels) if not r.manifest.compliant]
+        out.append(header.banner(f"FORCED COMPARISON of runs that differ: {'; '.join(diffs)}",
+                                 f"FORCED COMPARISON of runs that differ in {len(diffs)} setting(s)", DRIVES_PAGE))
+    nc = [(lab.split()[0], r.manifest.noncompliance) for r, lab in zip(runs, labels) if not r.manifest.compliant]
     if nc:
-        quick = any(r.quick for r in runs)
-        what = "non-compliant (quick profile)" if quick else "non-compliant"
-        reasons = sorted({x for r in runs for x in r.manifest.noncompliance})
-        out.append(header._cut(f"{what}: {', '.join(nc)} — {'; '.join(reasons)}"))
+        what = "non-compliant (quick profile)" if any(r.quick for r in runs) else "non-compliant"
+        common = [x for x in nc[0][1] if all(x in reasons for _, reasons in nc)]
+        own = [f"{d}: {'; '.join(x for x in reasons if x not in common)}" for d, reasons in nc
+               if set(reasons) - set(common)]
+        drives = ", ".join(d for d, _ in nc)
+        out.append(header.banner(f"{what}: {drives} — {'; '.join(common + own)}", f"{what}: {drives}", DRIVES_PAGE))
     inc = [f"{lab.split()[0]} ({r.manifest.state})" for r, lab in zip(runs, labels) if not r.complete]
     if inc:
         out.append(f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared")
@@ -214,7 +217,7 @@ def _tracking_page(runs, labels, mix: str, bs: int, attr: str, ylabel: str, phas
     if not series:
         return Page(title, (Text(("No drive has this cell measured.",)),))
     png = plots.difference_from_mean(series, "round", ylabel, f"{what} per round", height_mm=155)
-    src = "Source: each run's results.db, every complete round. " + alignment_text(series, "round")
+    src = "Source: each run's results.db, every complete round. " + plots.alignment_text(series, "round")
     return Page(title, (Figure(f"{what}: per round, and difference from the group mean", png, 155, src),))
 
 
@@ -254,21 +257,8 @@ def _wsat_pages(runs, labels) -> list[Page]:
         Page("IOPS per Interval and Difference from Group Mean", (Figure(
             "IOPS per interval and difference from the group mean", plots.difference_from_mean(
                 by_interval, "interval", "IOPS", "IOPS per interval", height_mm=155), 155,
-            src + " " + alignment_text(by_interval, "interval")),)),
+            src + " " + plots.alignment_text(by_interval, "interval")),)),
     ]
-
-
-def alignment_text(series: list[plots.Series], what: str) -> str:
-    """How the difference plot lines the drives up, and over which span it could."""
-    def span(xs) -> str:
-        xs = sorted(xs)
-        return "none" if not xs else f"{xs[0]:g}" if len(xs) == 1 else f"{xs[0]:g}–{xs[-1]:g}"
-
-    shared = plots.group_means(series)
-    each = "; ".join(f"{s.label.split()[0]} {span(s.x)}" for s in series)
-    return (f"Drives are aligned on the {what} number: the group mean at {what} i is the mean of the drives that "
-            f"measured {what} i, and a difference is drawn only where at least two drives did ({what}s "
-            f"{span(shared)}). {what.capitalize()}s measured: {each}.")
 
 
 # -- per-drive facts -------------------------------------------------------------------------
@@ -277,13 +267,19 @@ def alignment_text(series: list[plots.Series], what: str) -> str:
 DRIVES_PER_TABLE = 4
 
 
-def drives_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
-    """Every per-drive fact in full, each from its own run, side by side (the header points
-    here); facts all drives share are marked so the differences stand out."""
+def drives_pages(runs: list[RunData], labels: list[str], diffs: list[str] = ()) -> list[Page]:
+    """Every per-drive fact in full, each from its own run, side by side (the header and the
+    banners point here), after the settings that differ if the comparison was forced."""
     tables = []
+    if diffs:
+        tables.append(Table("FORCED COMPARISON: settings that differ between the runs", ("item", "difference"),
+                            tuple((str(i), d) for i, d in enumerate(diffs, 1)),
+                            "Source: each run's manifest.json (profile, test, planned cells, workload digest)."))
     for i in range(0, len(runs), DRIVES_PER_TABLE):
         group = list(zip(runs, labels))[i:i + DRIVES_PER_TABLE]
         per_run = [dict([("Run", r.manifest.run_id), ("State", r.manifest.state), ("Run directory", r.href(".")),
+                         ("Compliance", "spec-compliant settings" if r.manifest.compliant
+                          else "NON-COMPLIANT: " + "; ".join(r.manifest.noncompliance)),
                          *sections.header_table(r, lab).rows]) for r, lab in group]
         keys = list(dict.fromkeys(k for d in per_run for k in d))
         rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)

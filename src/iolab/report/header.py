@@ -20,6 +20,7 @@ KEY_CHARS_PER_LINE = 11
 VALUE_CHARS_PER_LINE = 23
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
+BANNER_CHARS = 170  # what one banner may take of the banner strip (html.py .banners)
 
 
 def _val(v) -> str:
@@ -175,14 +176,20 @@ def banners(run: RunData) -> tuple[str, ...]:
     out = []
     if not m.compliant:
         label = "non-compliant (quick profile)" if run.quick else "non-compliant"
-        out.append(f"{label}: {'; '.join(m.noncompliance)}")
+        out.append(banner(f"{label}: {'; '.join(m.noncompliance)}", label))
     if m.state != "complete":
         what = {"running": "RUN IN PROGRESS", "interrupted": "INCOMPLETE RUN (interrupted)",
                 "failed": "INCOMPLETE RUN (failed)"}.get(m.state, f"INCOMPLETE RUN ({m.state})")
         rounds = sum(len(ph.rounds) for ph in run.phases)
-        out.append(f"{what}: only the {rounds} complete round(s) measured are shown"
-                   + (f" — {m.error}" if m.error else ""))
-    return tuple(_cut(b) for b in out)
+        shown = f"{what}: only the {rounds} complete round(s) measured are shown"
+        out.append(banner(shown + (f" — {m.error}" if m.error else ""), shown))
+    return tuple(out)
+
+
+def banner(text: str, short: str, full_on: str = RUN_DETAILS) -> str:
+    """A banner that fits its line budget on every page: the full text, or its short form and
+    where the full text is printed (never a sentence cut off)."""
+    return text if len(text) <= BANNER_CHARS else f"{short} — in full on the {full_on} page"
 
 
 def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETAILS) -> HeaderColumn:
@@ -210,5 +217,5 @@ def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETA
     return HeaderColumn(title, tuple(items), MIN_SCALE)
 
 
-def _cut(text: str, n: int = 170) -> str:
+def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"

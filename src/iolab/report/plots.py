@@ -312,6 +312,19 @@ def group_means(series: Sequence[Series]) -> dict[float, float]:
     return {x: sum(ys) / len(ys) for x, ys in by_x.items() if len(ys) >= 2}
 
 
+def alignment_text(series: Sequence[Series], what: str) -> str:
+    """How the difference plot lines the drives up, and over which span it could."""
+    def span(xs) -> str:
+        xs = sorted(xs)
+        return "none" if not xs else f"{xs[0]:g}" if len(xs) == 1 else f"{xs[0]:g}–{xs[-1]:g}"
+
+    shared = group_means(series)
+    each = "; ".join(f"{s.label.split()[0]} {span(s.x)}" for s in series)
+    return (f"Drives are aligned on the {what} number: the group mean at {what} i is the mean of the drives that "
+            f"measured {what} i, and a difference is drawn only where at least two drives did ({what}s "
+            f"{span(shared)}). {what.capitalize()}s measured: {each}.")
+
+
 def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, title: str,
                          height_mm: float = 150) -> bytes:
     """Each drive's series (top) and its difference from the group mean (bottom, in % of the

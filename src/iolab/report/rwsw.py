@@ -480,8 +480,7 @@ def overlay_pages(test: str, runs: list[RunData], labels: list[str]) -> list[Pag
         png = plots.difference_from_mean(series, "interval", "IOPS", "Multi-WSAT: IOPS per interval", height_mm=155)
         return [Page("Multi-WSAT — IOPS per Interval vs Group Mean", (Figure(
             "Multi-WSAT: composite IOPS per interval, and difference from the group mean", png, 155,
-            "Source: each run's results.db, every complete interval; the group mean at interval i is the mean of the "
-            "drives that measured interval i."),))]
+            "Source: each run's results.db, every complete interval. " + plots.alignment_text(series, "interval")),))]
     if test == "replay":
         series = []
         for r, lab in zip(runs, labels):
@@ -495,7 +494,9 @@ def overlay_pages(test: str, runs: list[RunData], labels: list[str]) -> list[Pag
                                          height_mm=155)
         return [Page("Replay-Native — IOPS per Step vs Group Mean", (Figure(
             "Replay-Native: IOPS per step for each drive, and difference from the group mean", png, 155,
-            "Source: each run's results.db, every replay step; steps are matched by position."),))]
+            "Source: each run's results.db, every replay step. Steps are matched by their start time in the capture "
+            "(the same for every drive): the group mean at a step is the mean of the drives that replayed it, and a "
+            "difference is drawn only where at least two drives did."),))]
     if test == "dirth-rwsw":
         mb, rt, di = [], [], []
         for r, lab in zip(runs, labels):

@@ -72,7 +72,7 @@ def build_rwsw_comparison(drives: list[dict[str, RunData]], labels: list[str], d
         a = load_analysis(analysed)
         pages += selftest_from(a, f"Source: the stream analysis given with run {analysed.manifest.run_id} "
                                   f"(inputs/analysis.json), from {a.source}.")
-    pages += drives_pages(firsts, labels)
+    pages += drives_pages(firsts, labels, diffs)
     missing = [f"{lab.split()[0]} has no {RWSW_TITLES[t]} run" for d, lab in zip(drives, labels)
                for t in RWSW_TESTS if t not in d]
     # One run stands for each drive in the banners: an incomplete one, else a non-compliant one.
@@ -80,7 +80,9 @@ def build_rwsw_comparison(drives: list[dict[str, RunData]], labels: list[str], d
         (r for r in d.values() if not r.manifest.compliant), None) or next(iter(d.values())) for d in drives]
     banners = comparison_banners(reps, labels, diffs)
     if missing:
-        banners = (header._cut("MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)"),
+        banners = (header.banner("MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)",
+                                 f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)",
+                                 "Runs Compared"),
                    *banners)[:3]
     return Document(
         title=f"RWSW comparison — {len(drives)} drives",
