@@ -11,6 +11,7 @@ from typing import Sequence
 
 import matplotlib
 
+from ..units import num
 from .plots import STYLE, Series, _figure, _log_ticks, _png, _thousands, color
 
 
@@ -55,7 +56,7 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
         if logx2:
             levels = sorted({x for p in items for s in p.series for x in s.x})
             last.set_xscale("log", base=2)
-            last.set_xticks(levels, [f"{x:,.0f}" for x in levels])
+            last.set_xticks(levels, [num(x, trim=True) for x in levels])
             last.minorticks_off()
         last.set_xlabel(xlabel)
         return _png(fig)
