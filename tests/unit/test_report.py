@@ -364,3 +364,15 @@ def test_header_columns_shrink_or_point_but_never_cut_text():
     for (k, v), (k2, v2) in zip(items + [(f"Extra {i}", "a long value " * 6) for i in range(4)], crowded.items):
         assert k == k2 and "…" not in v2
         assert v2 == " ".join(v.split()) or v2 == f"(in full on the {RUN_DETAILS} page)"
+
+
+def test_banners_are_whole_or_name_the_page_with_the_full_text():
+    from iolab.report.header import BANNER_LINE_CHARS, fit_banners
+
+    short = ("non-compliant (quick profile): quick profile", "non-compliant (quick profile)", "Run Details and Notes")
+    assert fit_banners([short]) == (short[0],)
+    long = ("non-compliant: " + "; ".join(f"reason number {i}" for i in range(30)), "non-compliant", "Drives Compared")
+    incomplete = ("INCOMPLETE RUN (failed): only the 3 complete round(s) measured are shown",) * 2 + ("Run Details",)
+    out = fit_banners([long, incomplete])
+    assert out == ("non-compliant — in full on the Drives Compared page", incomplete[0])
+    assert all("…" not in b and len(b) <= 2 * BANNER_LINE_CHARS for b in out)

@@ -81,11 +81,13 @@ def per_drive(items: list[list[tuple[str, str]]], drives: list[str]) -> list[tup
     return out
 
 
-def comparison_banners(runs: list[RunData], labels: list[str], diffs: list[str]) -> tuple[str, ...]:
-    out = []
+def comparison_banners(runs: list[RunData], labels: list[str], diffs: list[str],
+                       first: tuple[tuple[str, str, str], ...] = ()) -> tuple[str, ...]:
+    """The comparison's caveats, after `first` (full, short, page) ones of the caller."""
+    out = list(first)
     if diffs:
-        out.append(header.banner(f"FORCED COMPARISON of runs that differ: {'; '.join(diffs)}",
-                                 f"FORCED COMPARISON of runs that differ in {len(diffs)} setting(s)", DRIVES_PAGE))
+        out.append((f"FORCED COMPARISON of runs that differ: {'; '.join(diffs)}",
+                    f"FORCED COMPARISON of runs that differ in {len(diffs)} setting(s)", DRIVES_PAGE))
     nc = [(lab.split()[0], r.manifest.noncompliance) for r, lab in zip(runs, labels) if not r.manifest.compliant]
     if nc:
         what = "non-compliant (quick profile)" if any(r.quick for r in runs) else "non-compliant"
@@ -93,11 +95,12 @@ def comparison_banners(runs: list[RunData], labels: list[str], diffs: list[str])
         own = [f"{d}: {'; '.join(x for x in reasons if x not in common)}" for d, reasons in nc
                if set(reasons) - set(common)]
         drives = ", ".join(d for d, _ in nc)
-        out.append(header.banner(f"{what}: {drives} — {'; '.join(common + own)}", f"{what}: {drives}", DRIVES_PAGE))
+        out.append((f"{what}: {drives} — {'; '.join(common + own)}", f"{what}: {drives}", DRIVES_PAGE))
     inc = [f"{lab.split()[0]} ({r.manifest.state})" for r, lab in zip(runs, labels) if not r.complete]
     if inc:
-        out.append(f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared")
-    return tuple(out[:3])
+        text = f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared"
+        out.append((text, text, DRIVES_PAGE))
+    return header.fit_banners(out)
 
 
 # -- summary and rankings -------------------------------------------------------------------

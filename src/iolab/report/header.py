@@ -20,7 +20,8 @@ KEY_CHARS_PER_LINE = 11
 VALUE_CHARS_PER_LINE = 23
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
-BANNER_CHARS = 170  # what one banner may take of the banner strip (html.py .banners)
+BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold across the page)
+BANNER_LINES = 3  # what the banner strip holds (html.py .banners: 11 mm)
 
 
 def _val(v) -> str:
@@ -176,20 +177,32 @@ def banners(run: RunData) -> tuple[str, ...]:
     out = []
     if not m.compliant:
         label = "non-compliant (quick profile)" if run.quick else "non-compliant"
-        out.append(banner(f"{label}: {'; '.join(m.noncompliance)}", label))
+        out.append((f"{label}: {'; '.join(m.noncompliance)}", label, RUN_DETAILS))
     if m.state != "complete":
         what = {"running": "RUN IN PROGRESS", "interrupted": "INCOMPLETE RUN (interrupted)",
                 "failed": "INCOMPLETE RUN (failed)"}.get(m.state, f"INCOMPLETE RUN ({m.state})")
         rounds = sum(len(ph.rounds) for ph in run.phases)
         shown = f"{what}: only the {rounds} complete round(s) measured are shown"
-        out.append(banner(shown + (f" — {m.error}" if m.error else ""), shown))
-    return tuple(out)
+        out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
+    return fit_banners(out)
 
 
-def banner(text: str, short: str, full_on: str = RUN_DETAILS) -> str:
-    """A banner that fits its line budget on every page: the full text, or its short form and
-    where the full text is printed (never a sentence cut off)."""
-    return text if len(text) <= BANNER_CHARS else f"{short} — in full on the {full_on} page"
+def fit_banners(items: list[tuple[str, str, str]]) -> tuple[str, ...]:
+    """items: (full text, short form, page that prints the full text). Every banner is on every
+    page: in full while the banner strip holds them all, else the longest ones in their short
+    form naming that page; never a sentence cut off."""
+    texts = [full for full, _, _ in items]
+
+    def lines() -> float:  # a banner's own padding costs about half a line
+        return sum(-(-len(t) // BANNER_LINE_CHARS) + 0.5 for t in texts)
+
+    while lines() > BANNER_LINES:
+        full = [i for i, (f, short, _) in enumerate(items) if texts[i] == f and short != f]
+        if not full:
+            break
+        i = max(full, key=lambda j: len(texts[j]))
+        texts[i] = f"{items[i][1]} — in full on the {items[i][2]} page"
+    return tuple(texts)
 
 
 def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETAILS) -> HeaderColumn:
