@@ -78,9 +78,9 @@ def build_rwsw_comparison(drives: list[dict[str, RunData]], labels: list[str], d
     # One run stands for each drive in the banners: an incomplete one, else a non-compliant one.
     reps = [next((r for r in d.values() if not r.complete), None) or next(
         (r for r in d.values() if not r.manifest.compliant), None) or next(iter(d.values())) for d in drives]
-    first = (("MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)",
-              f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)", "Runs Compared"),)
-    banners = comparison_banners(reps, labels, diffs, first if missing else ())
+    gaps = (("MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)",
+             f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)", "Runs Compared"),)
+    banners = comparison_banners(reps, labels, diffs, gaps if missing else ())
     return Document(
         title=f"RWSW comparison — {len(drives)} drives",
         spec=header.spec_line(first),
