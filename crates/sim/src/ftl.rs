@@ -152,6 +152,12 @@ impl Ftl {
         f
     }
 
+    /// Mix a workload's seed into the random victim choice: runs with different seeds pick
+    /// different victims, the same history and seed the same ones.
+    pub fn seed(&mut self, seed: u64) {
+        self.rng = Rng::new(self.rng.state() ^ seed.rotate_left(17));
+    }
+
     fn reset_lists(&mut self) {
         self.free = (0..self.n_main).collect();
         self.slc_free = (self.n_main..self.n_main + self.n_slc).collect();
