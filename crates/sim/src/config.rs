@@ -650,6 +650,12 @@ fn scaled_overrides(
     let mut ppb = g.pages_per_block as f64;
     if !gave("pages_per_block") && stripes / ppb < MIN_SCALED_BLOCKS {
         ppb = (stripes / MIN_SCALED_BLOCKS).floor().max(1.0);
+        // Shorter blocks keep the erase cost per page: a block erase amortised over fewer
+        // pages would otherwise slow the small drive's steady state.
+        if !gave("t_erase_us") {
+            let t = g.t_erase_ns as f64 / 1000.0 * ppb / g.pages_per_block as f64;
+            out.push(("t_erase_us".into(), format!("{t}")));
+        }
     }
     let blocks = (stripes / ppb).round().max(1.0);
     out.retain(|(k, _)| k != "op" && k != "pages_per_block");
