@@ -59,17 +59,18 @@ fn measured_waf(rho: f64, policy: Policy) -> (f64, f64) {
     measured_waf_np(rho, policy, 64)
 }
 
-fn measured_waf_np(rho: f64, policy: Policy, np: u32) -> (f64, f64) {
-    let (data_blocks, reserve) = (1024u32, 2u32);
+/// A bare FTL of `data_blocks` blocks of `np` pages at over-provisioning `rho`, plus a GC
+/// reserve of 2 blocks outside it; returns it with its user capacity.
+fn bare_ftl(data_blocks: u32, np: u32, rho: f64, policy: Policy) -> (Ssd, u64) {
     let u = ((data_blocks * np) as f64 / (1.0 + rho)).floor() as u32;
-    let mut s = Ssd::new(SsdConfig::small(
-        data_blocks + reserve,
-        np,
-        u,
-        policy,
-        reserve,
-    ));
-    let cap = u as u64 * K4;
+    let s = Ssd::new(SsdConfig::small(data_blocks + 2, np, u, policy, 2));
+    (s, u as u64 * K4)
+}
+
+fn measured_waf_np(rho: f64, policy: Policy, np: u32) -> (f64, f64) {
+    let data_blocks = 1024u32;
+    let (mut s, cap) = bare_ftl(data_blocks, np, rho, policy);
+    let u = (cap / K4) as u32;
     go(&mut s, &bytes(spec(false, true, K4, 1), cap));
     go(&mut s, &bytes(spec(true, true, K4, 1), 12 * cap));
     let c0 = s.ftl.c;
@@ -135,10 +136,7 @@ fn random_victim_waf_is_inverse_spare_factor() {
 #[test]
 fn random_victims_follow_the_workload_seed() {
     let gc_after = |seed: u64| {
-        let (np, blocks) = (64u32, 258u32);
-        let u = ((256 * np) as f64 / 1.15) as u32;
-        let mut s = Ssd::new(SsdConfig::small(blocks, np, u, Policy::Random, 2));
-        let cap = u as u64 * K4;
+        let (mut s, cap) = bare_ftl(256, 64, 0.15, Policy::Random);
         go(&mut s, &bytes(spec(true, true, K4, 1), 3 * cap));
         let c0 = s.ftl.c.gc_chunks;
         go(&mut s, &RunSpec { seed, ..bytes(spec(false, true, K4, 1), 2 * cap) });
@@ -399,10 +397,7 @@ fn purge_returns_to_fresh_out_of_box() {
 #[test]
 fn trim_gives_the_space_back_to_gc() {
     let run_waf = |trim: bool| {
-        let (np, blocks) = (64u32, 1026u32);
-        let u = ((1024 * np) as f64 / 1.07) as u32;
-        let mut s = Ssd::new(SsdConfig::small(blocks, np, u, Policy::Greedy, 2));
-        let cap = u as u64 * K4;
+        let (mut s, cap) = bare_ftl(1024, 64, 0.07, Policy::Greedy);
         go(&mut s, &bytes(spec(false, true, K4, 1), cap));
         if trim {
             s.trim(cap / 2, cap / 2);
