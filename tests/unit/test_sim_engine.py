@@ -276,10 +276,10 @@ def test_write_cache_is_switched_on_the_model_and_reported(tmp_path):
     assert lat[True] < 50 and lat[False] > 1000, lat  # buffer vs a TLC page program (1.6 ms)
     # The enterprise preset's buffer is power-loss protected: disabling the cache changes nothing.
     t, e = small(), SimEngine()
-    assert "power-loss protected" in e.set_write_cache(t, False)
+    assert "no effect (power-loss-protected buffer)" in e.set_write_cache(t, False)
     assert e.run(t, w, tmp_path / "plp", "w").write.lat_mean_us < 50
     hdd = targets.parse_target("sim:sas-15k-hdd")
-    assert "once on the media" in SimEngine().set_write_cache(hdd, False)
+    assert "once on media" in SimEngine().set_write_cache(hdd, False)
 
 
 def test_hdd_charges_sequential_io(tmp_path):

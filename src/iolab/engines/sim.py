@@ -101,21 +101,18 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
 
 
 def write_cache_effect(info: dict, enabled: bool) -> str:
-    """What the write-cache setting does on this simulated drive, for the manifest."""
+    """What the write-cache setting does on this simulated drive, for the manifest (short:
+    the report's header shows it)."""
     on = "enabled" if enabled else "disabled"
     if info["kind"] == "ssd":
-        buf = int(info["buffer_bytes"])
-        if buf == 0:
-            return f"simulated: {on}, no effect (no write buffer: writes acknowledged once programmed)"
+        if int(info["buffer_bytes"]) == 0:
+            return f"simulated: {on}, no effect (no write buffer)"
         if info["plp"]:
-            return f"simulated: {on}; the {buf // 1024} KiB buffer is power-loss protected and acknowledges writes either way"
-        return f"simulated: {on} (writes acknowledged " + (f"from the {buf // 1024} KiB buffer)" if enabled
-                                                         else "once programmed to flash)")
-    cache = int(info["cache_bytes"])
-    if cache == 0:
-        return f"simulated: {on}, no effect (no cache: writes acknowledged once on the media)"
-    return f"simulated: {on} (writes acknowledged " + (f"from the {cache // 2**20} MiB cache, destaged later)" if enabled
-                                                     else "once on the media)")
+            return f"simulated: {on}, no effect (power-loss-protected buffer)"
+        return f"simulated: {on} (writes acknowledged {'from buffer' if enabled else 'once programmed'})"
+    if int(info["cache_bytes"]) == 0:
+        return f"simulated: {on}, no effect (no cache)"
+    return f"simulated: {on} (writes acknowledged {'from cache' if enabled else 'once on media'})"
 
 
 def scaled_spec(target: Target, capacity: int) -> str:
