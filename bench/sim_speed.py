@@ -5,6 +5,7 @@ figures; asserts nothing.
     .venv/bin/python bench/sim_speed.py --sizes 1,4 --wsat    # small drives, plus a Write Saturation run
     .venv/bin/python bench/sim_speed.py --op 0.07 --param pages_per_block=128 --param gc=fifo
     .venv/bin/python bench/sim_speed.py --preset client-nvme-slc --sizes 480 --memory-only
+    .venv/bin/python bench/sim_speed.py --sizes 400,2000 --thp-ab   # each size without, then with huge pages
 
 Each size is the preset with `user_gb=SIZE`: the simulator sizes the flash to keep the
 over-provisioning (`--op`, default the preset's), with the preset's dies and timings. For each:
@@ -14,12 +15,15 @@ goal >= 3 M/s), and for 4 KiB random reads; bytes of drive memory per GiB of fla
 <= 4 MiB/GiB). The first size is the baseline: every other size is printed as a ratio to it,
 measured in the same run. CPU time is the fairer figure on a shared machine. With `--wsat`,
 the wall time of a Write Saturation run (RND 4 KiB W, TC4 x QD32, purge to 4x capacity;
-goal < 2 min at 400 GB).
+goal < 2 min at 400 GB). With `--thp-ab`, each size runs first with transparent huge pages
+disabled for this process (prctl PR_SET_THP_DISABLE), the baseline, then as shipped (the
+simulator asks for huge pages for its maps), and the ratio is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import time
 
@@ -29,6 +33,20 @@ KIB = 1024
 GIB = 1024**3
 RND_W = [("rnd", "write", 4 * KIB, 1.0)]
 RND_R = [("rnd", "read", 4 * KIB, 1.0)]
+
+
+def set_thp(enabled: bool) -> None:
+    """Allow or forbid transparent huge pages for this process's future allocations."""
+    PR_SET_THP_DISABLE = 41
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 0 if enabled else 1, 0, 0, 0) != 0:
+        raise SystemExit(f"prctl(PR_SET_THP_DISABLE) failed: errno {ctypes.get_errno()}")
+
+
+def huge_bytes() -> int:
+    for line in open("/proc/self/smaps_rollup"):
+        if line.startswith("AnonHugePages:"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def rss_bytes() -> int:
@@ -85,7 +103,8 @@ def bench_size(args, size_gb: float) -> dict:
     out = {"size_gb": size_gb, "maps_mib_per_gib": drive.memory_bytes() / 2**20 / flash_gib,
            "rss_mib_per_gib": rss / 2**20 / flash_gib, "built_s": time.perf_counter() - t0}
     print(f"  memory: maps {drive.memory_bytes() / 2**20:.0f} MiB = {out['maps_mib_per_gib']:.2f} MiB per GiB of flash; "
-          f"process RSS grew {rss / 2**20:.0f} MiB = {out['rss_mib_per_gib']:.2f} MiB per GiB (goal <= 4)")
+          f"process RSS grew {rss / 2**20:.0f} MiB = {out['rss_mib_per_gib']:.2f} MiB per GiB (goal <= 4); "
+          f"{huge_bytes() / 2**20:.0f} MiB in huge pages")
     if args.memory_only:
         return out
     if args.warmup > 0:
@@ -117,8 +136,28 @@ def main() -> None:
     ap.add_argument("--ios", type=float, default=5e6, help="IOs in each measured write and read phase")
     ap.add_argument("--wsat", action="store_true", help="also time a Write Saturation run at each size")
     ap.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
+    ap.add_argument("--thp-ab", action="store_true",
+                    help="run each size without huge pages (the baseline), then with them, and print the ratio")
     args = ap.parse_args()
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
+    if args.thp_ab:
+        print(f"{'user GB':>9} {'':>10} {'write M IO/s':>13} {'read M IO/s':>12}")
+        rows = []
+        for size in sizes:
+            pair = []
+            for thp in (False, True):
+                set_thp(thp)
+                print(f"-- {size:g} GB, huge pages {'allowed' if thp else 'disabled'}")
+                pair.append(bench_size(args, size))
+            rows.append((size, pair))
+        print("\nhuge pages against none (ratios measured in this run, per CPU second):")
+        for size, (off, on) in rows:
+            if args.memory_only:
+                continue
+            print(f"{size:>9g} GB: write {off['write'] / 1e6:.2f} -> {on['write'] / 1e6:.2f} M IO/s "
+                  f"(x{on['write'] / off['write']:.2f}); read {off['read'] / 1e6:.2f} -> {on['read'] / 1e6:.2f} M IO/s "
+                  f"(x{on['read'] / off['read']:.2f})")
+        return
     results = [bench_size(args, s) for s in sizes]
     base = results[0]
     print(f"\nby size (ratios against {base['size_gb']:g} GB, measured in this run):")
