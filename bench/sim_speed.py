@@ -1,19 +1,29 @@
-"""Speed and memory of the simulated drive (issue 3 §7). Prints figures; asserts nothing.
+"""Speed and memory of the simulated drive by drive size (issues 3 §7 and 8 §19). Prints
+figures; asserts nothing.
 
-    .venv/bin/python bench/sim_speed.py            # the default preset (400 GB on 512 GB)
-    .venv/bin/python bench/sim_speed.py --quick    # a 1/8-size copy (same dies and timings)
-    .venv/bin/python bench/sim_speed.py --preset client-nvme-slc --memory-only   # memory of another preset
+    .venv/bin/python bench/sim_speed.py                       # 100 GB, 400 GB and 2 TB at rho 0.28
+    .venv/bin/python bench/sim_speed.py --sizes 1,4 --wsat    # small drives, plus a Write Saturation run
+    .venv/bin/python bench/sim_speed.py --op 0.07 --param pages_per_block=128 --param gc=fifo
+    .venv/bin/python bench/sim_speed.py --preset client-nvme-slc --sizes 480 --memory-only
+    .venv/bin/python bench/sim_speed.py --sizes 400,2000 --thp-ab   # each size without, then with huge pages
 
-Figures: host IOs simulated per second of CPU time and of wall time, for 4 KiB random
-writes at QD32 in steady state (rho = 0.28; goal >= 3 M/s), and for 4 KiB random reads;
-bytes of drive memory per GiB of simulated flash (goal <= 4 MiB/GiB); and the wall time of
-a Write Saturation run (RND 4 KiB W, TC4 x QD32, from purge to 4x the user capacity;
-goal < 2 min). CPU time is the fairer figure on a shared machine.
+Each size is the preset with `user_gb=SIZE`: the simulator sizes the flash to keep the
+over-provisioning (`--op`, default the preset's), with the preset's dies and timings. For each:
+host IOs simulated per second of CPU time for 4 KiB random writes at QD32 with garbage
+collection running (after a sequential fill and `--warmup` drive-writes of random writes;
+goal >= 3 M/s), and for 4 KiB random reads; bytes of drive memory per GiB of flash (goal
+<= 4 MiB/GiB). The first size is the baseline: every other size is printed as a ratio to it,
+measured in the same run. CPU time is the fairer figure on a shared machine. With `--wsat`,
+the wall time of a Write Saturation run (RND 4 KiB W, TC4 x QD32, purge to 4x capacity;
+goal < 2 min at 400 GB). With `--thp-ab`, each size runs first with transparent huge pages
+disabled for this process (prctl PR_SET_THP_DISABLE), the baseline, then as shipped (the
+simulator asks for huge pages for its maps), and the ratio is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import time
 
@@ -21,6 +31,22 @@ from iolab import _sim
 
 KIB = 1024
 GIB = 1024**3
+RND_W = [("rnd", "write", 4 * KIB, 1.0)]
+RND_R = [("rnd", "read", 4 * KIB, 1.0)]
+
+
+def set_thp(enabled: bool) -> None:
+    """Allow or forbid transparent huge pages for this process's future allocations."""
+    PR_SET_THP_DISABLE = 41
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 0 if enabled else 1, 0, 0, 0) != 0:
+        raise SystemExit(f"prctl(PR_SET_THP_DISABLE) failed: errno {ctypes.get_errno()}")
+
+
+def huge_bytes() -> int:
+    for line in open("/proc/self/smaps_rollup"):
+        if line.startswith("AnonHugePages:"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def rss_bytes() -> int:
@@ -37,44 +63,111 @@ def timed(drive: _sim.Drive, label: str, streams, *, qd: int = 32, threads: int 
     wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
     ios = raw["read"]["ios"] + raw["write"]["ios"]
     waf = raw["counters"].get("waf")
-    print(f"{label:<44} {ios / 1e6:8.2f} M IOs  {ios / cpu / 1e6:6.2f} M IO/s per CPU s  "
+    rate = ios / max(cpu, 1e-9)
+    print(f"  {label:<44} {ios / 1e6:8.2f} M IOs  {rate / 1e6:6.2f} M IO/s per CPU s  "
           f"{ios / wall / 1e6:6.2f} M IO/s wall  {raw['runtime_s']:8.1f} virtual s  "
-          f"{ios / raw['runtime_s']:9.0f} IOPS" + (f"  WAF {waf:.3f}" if waf is not None else ""))
-    return {"wall": wall, "cpu": cpu, "raw": raw}
+          f"{ios / raw['runtime_s']:9.0f} IOPS" + (f"  WAF {waf:.3f}" if waf is not None else ""), flush=True)
+    return {"wall": wall, "cpu": cpu, "rate": rate, "raw": raw}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="a 1/8-size drive (faster preconditioning)")
-    ap.add_argument("--warmup", type=float, default=2.0, help="drive-writes of random warm-up before measuring")
-    ap.add_argument("--preset", default=_sim.DEFAULT_PRESET, help="which preset (default: the default preset at rho 0.28)")
-    ap.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
-    args = ap.parse_args()
-    params = [("op", "0.28")] if args.preset == _sim.DEFAULT_PRESET else []
-    params += [("blocks_per_plane", "477")] if args.quick else []
+def params_for(args, size_gb: float) -> list[tuple[str, str]]:
+    params = [("user_gb", f"{size_gb:g}")]
+    if args.op is not None:
+        params.append(("op", f"{args.op:g}"))
+    for p in args.param:
+        k, sep, v = p.partition("=")
+        if not sep:
+            raise SystemExit(f"--param {p!r}: write KEY=VALUE (a parameter of `iolab sim presets`)")
+        params.append((k.strip(), v.strip()))
+    return params
+
+
+def bench_size(args, size_gb: float) -> dict:
+    params = params_for(args, size_gb)
     before = rss_bytes()
     t0 = time.perf_counter()
-    drive = _sim.Drive(args.preset, params)
+    try:
+        drive = _sim.Drive(args.preset, params)
+    except ValueError as e:
+        raise SystemExit(f"{args.preset} {params}: {e}") from None
     info = json.loads(drive.describe())
     flash_gib = info["physical_bytes"] / GIB
+    geometry = {k: v for k, v in info["params"] if k in ("blocks_per_plane", "pages_per_block", "t_erase_us")}
+    print(f"{info['preset']} {drive.capacity / 1e9:.1f} GB user on {info['physical_bytes'] / 1e9:.1f} GB flash "
+          f"(rho {info['op']:.3f}; {info['ftl_blocks']} FTL blocks of {info['ftl_block_bytes'] / 2**20:.1f} MiB; "
+          f"{geometry}); {', '.join(f'{k}={v}' for k, v in params)}", flush=True)
     # Touch every page of the maps (as a filled drive does) before measuring resident memory.
-    rnd_w = [("rnd", "write", 4 * KIB, 1.0)]
     timed(drive, "sequential fill (128 KiB, 1x capacity)", [("seq", "write", 128 * KIB, 1.0)],
           bytes_budget=drive.capacity)
     rss = rss_bytes() - before
-    print(f"drive: {info['preset']} {drive.capacity / 1e9:.1f} GB user on {info['physical_bytes'] / 1e9:.1f} GB flash "
-          f"(rho {info['op']:.3f}); built in {time.perf_counter() - t0:.1f} s wall")
-    print(f"memory: maps {drive.memory_bytes() / 2**20:.0f} MiB = {drive.memory_bytes() / 2**20 / flash_gib:.2f} MiB per GiB "
-          f"of flash; process RSS grew {rss / 2**20:.0f} MiB = {rss / 2**20 / flash_gib:.2f} MiB per GiB (goal <= 4)")
+    out = {"size_gb": size_gb, "maps_mib_per_gib": drive.memory_bytes() / 2**20 / flash_gib,
+           "rss_mib_per_gib": rss / 2**20 / flash_gib, "built_s": time.perf_counter() - t0}
+    print(f"  memory: maps {drive.memory_bytes() / 2**20:.0f} MiB = {out['maps_mib_per_gib']:.2f} MiB per GiB of flash; "
+          f"process RSS grew {rss / 2**20:.0f} MiB = {out['rss_mib_per_gib']:.2f} MiB per GiB (goal <= 4); "
+          f"{huge_bytes() / 2**20:.0f} MiB in huge pages")
     if args.memory_only:
+        return out
+    if args.warmup > 0:
+        timed(drive, f"random-write warm-up ({args.warmup:g}x capacity)", RND_W,
+              bytes_budget=int(args.warmup * drive.capacity))
+    n = int(args.ios * 4 * KIB)
+    out["write"] = timed(drive, f"4 KiB random write QD32 ({args.ios / 1e6:g} M IOs)", RND_W, bytes_budget=n)["rate"]
+    out["read"] = timed(drive, f"4 KiB random read QD32 ({args.ios / 1e6:g} M IOs)", RND_R, bytes_budget=n)["rate"]
+    if args.wsat:
+        drive.purge()
+        w = timed(drive, "WSAT from purge to 4x capacity (TC4 x QD32)", RND_W, threads=4,
+                  bytes_budget=4 * drive.capacity)
+        print(f"  WSAT to 4x capacity: {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU (goal < 120 s wall at 400 GB); "
+              f"{w['raw']['runtime_s'] / 3600:.2f} virtual hours")
+    del drive
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", default=_sim.DEFAULT_PRESET, help="which preset (default: %(default)s)")
+    ap.add_argument("--sizes", default="100,400,2000",
+                    help="user capacities in GB, comma-separated; the first is the baseline (default: %(default)s)")
+    ap.add_argument("--op", type=float, default=None, help="over-provisioning rho (default: the preset's)")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other drive parameter, e.g. pages_per_block=128, channels=16, gc=fifo (repeatable)")
+    ap.add_argument("--warmup", type=float, default=0.5,
+                    help="drive-writes of random warm-up after the fill (GC runs from the first spare block on)")
+    ap.add_argument("--ios", type=float, default=5e6, help="IOs in each measured write and read phase")
+    ap.add_argument("--wsat", action="store_true", help="also time a Write Saturation run at each size")
+    ap.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
+    ap.add_argument("--thp-ab", action="store_true",
+                    help="run each size without huge pages (the baseline), then with them, and print the ratio")
+    args = ap.parse_args()
+    sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
+    if args.thp_ab:
+        print(f"{'user GB':>9} {'':>10} {'write M IO/s':>13} {'read M IO/s':>12}")
+        rows = []
+        for size in sizes:
+            pair = []
+            for thp in (False, True):
+                set_thp(thp)
+                print(f"-- {size:g} GB, huge pages {'allowed' if thp else 'disabled'}")
+                pair.append(bench_size(args, size))
+            rows.append((size, pair))
+        print("\nhuge pages against none (ratios measured in this run, per CPU second):")
+        for size, (off, on) in rows:
+            if args.memory_only:
+                continue
+            print(f"{size:>9g} GB: write {off['write'] / 1e6:.2f} -> {on['write'] / 1e6:.2f} M IO/s "
+                  f"(x{on['write'] / off['write']:.2f}); read {off['read'] / 1e6:.2f} -> {on['read'] / 1e6:.2f} M IO/s "
+                  f"(x{on['read'] / off['read']:.2f})")
         return
-    timed(drive, f"random-write warm-up ({args.warmup:g}x capacity)", rnd_w, bytes_budget=int(args.warmup * drive.capacity))
-    timed(drive, "steady 4 KiB random write QD32, 60 s", rnd_w, duration_s=60.0)
-    timed(drive, "4 KiB random read QD32, 60 s", [("rnd", "read", 4 * KIB, 1.0)], duration_s=60.0)
-    drive.purge()
-    w = timed(drive, "WSAT from purge to 4x capacity (TC4 x QD32)", rnd_w, threads=4, bytes_budget=4 * drive.capacity)
-    print(f"WSAT to 4x capacity: {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU (goal < 120 s wall); "
-          f"{w['raw']['runtime_s'] / 3600:.2f} virtual hours")
+    results = [bench_size(args, s) for s in sizes]
+    base = results[0]
+    print(f"\nby size (ratios against {base['size_gb']:g} GB, measured in this run):")
+    print(f"{'user GB':>9} {'maps MiB/GiB':>13} {'write M IO/s':>13} {'ratio':>6} {'read M IO/s':>12} {'ratio':>6}")
+    for r in results:
+        if args.memory_only:
+            print(f"{r['size_gb']:>9g} {r['maps_mib_per_gib']:>13.2f}")
+            continue
+        print(f"{r['size_gb']:>9g} {r['maps_mib_per_gib']:>13.2f} {r['write'] / 1e6:>13.2f} "
+              f"{r['write'] / base['write']:>6.2f} {r['read'] / 1e6:>12.2f} {r['read'] / base['read']:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,13 @@ class Drive:
     @property
     def clock_s(self) -> float: ...
     @property
+    def write_cache(self) -> bool:
+        """The volatile write cache (WCE); a new drive has it enabled. With it disabled an SSD
+        without power-loss protection (plp=off) acknowledges writes once programmed, and an
+        HDD once they are on the media."""
+    @write_cache.setter
+    def write_cache(self, enabled: bool) -> None: ...
+    @property
     def capacity(self) -> int: ...
     def counters(self) -> str:
         """JSON of the drive's present counters (lifetime totals, wear, free blocks)."""

@@ -38,7 +38,8 @@ def default_target() -> str:
 TargetOpt = typer.Option(None, "--target", "-t", help="/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (default: the simulated drive).")
 ProfileOpt = typer.Option("enterprise", "--profile", help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
 SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
-QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds): finishes in minutes, labelled non-compliant.")
+QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
+                        "drive becomes a 512 MiB copy with the same over-provisioning): finishes in minutes, labelled non-compliant.")
 CellOpt = typer.Option(None, "--cell-time", help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
 RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25).")
 CapOpt = typer.Option(None, "--capacity-limit", help="Test only this much of the target (e.g. 4GiB); non-compliant.")
@@ -102,7 +103,7 @@ def run(
 
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time)
-    tgt = targets.parse_target(target or default_target())
+    tgt = suites.quick_target(prof, targets.parse_target(target or default_target()))
     engine = engine_for(tgt)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, tested_by=tested_by)
     root = runs_dir or runs_root()

@@ -132,10 +132,7 @@ class Runner:
     def run(self) -> None:
         m = self.store.manifest
         try:
-            if self.target.kind != "sim":
-                m.write_cache = targets.set_write_cache(self.target, self.plan.profile.write_cache)
-            else:
-                m.write_cache = "simulated: " + ("enabled" if self.plan.profile.write_cache else "disabled")
+            m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
             self.store.write_manifest()
             self.engine.prepare(self.target)
             for i, phase in enumerate(self.plan.phases):

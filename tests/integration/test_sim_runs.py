@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -29,7 +30,10 @@ def test_iops_without_a_target_runs_on_the_default_simulated_drive(tmp_path):
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     assert store.manifest.state == "complete"
-    assert store.manifest.target["spec"] == "sim:enterprise-sas"
+    # --quick on a simulated drive tests a 512 MiB copy of the default drive, whole.
+    spec = store.manifest.target["spec"]
+    assert spec.startswith("sim:enterprise-sas?user_gb=0.536870912&op=0.28"), spec
+    assert store.manifest.target["tested_capacity"] == store.manifest.target["capacity"] <= 512 * 2**20
     assert store.manifest.versions["engine"].startswith("iolab-sim-")
     [ph] = summarise(store)
     assert len(ph.cells) == 56 and all(c.iops > 0 for c in ph.cells)
@@ -78,4 +82,29 @@ def test_sim_presets_lists_every_preset():
     assert p.returncode == 0, p.stderr
     for name in ("enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd", "sata-7200-hdd"):
         assert name in p.stdout
-    assert "over-provisioning" in p.stdout or "op" in p.stdout
+    # Every SSD preset lists its over-provisioning and power-loss-protection parameters.
+    rows = [line.split("│")[1].strip() for line in p.stdout.splitlines() if line.startswith("│")]
+    assert rows.count("op") == rows.count("plp") == 3, rows
+
+
+def test_quick_wsat_on_the_default_drive_shows_the_write_cliff(tmp_path):
+    """--quick simulates a small copy of the drive with its over-provisioning, so the cliff
+    (FOB plateau, drop, flattening) shows within the quick run; 512 MiB of the full 400 GB
+    drive never left FOB."""
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--quick", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    facts = store.manifest.target["facts"]
+    assert re.search(r"OP 2[78]\.\d%", facts["model"]), facts["model"]
+    cells = sorted(store.cells(kind="measure"), key=lambda c: c.round)
+    iops = [c.iops for c in cells]
+    assert len(iops) >= 6, iops
+    assert iops[1] > 0.9 * iops[0], iops  # FOB plateau
+    assert iops[-1] < 0.6 * iops[0], iops  # past the cliff
+    drops = [a - b for a, b in zip(iops, iops[1:])]
+    assert drops[-1] < 0.25 * max(drops), iops  # flattening toward steady state
+    # Garbage collection ran and the drive measured its write amplification.
+    last = cells[-1].counters
+    assert last["gc_runs"] > 0 and 1.5 < last["waf"] < 3.5, last
+    assert last["op"] == pytest.approx(0.28, abs=0.005)

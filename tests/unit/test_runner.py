@@ -43,6 +43,9 @@ class ScriptedEngine:
     def close(self):
         pass
 
+    def set_write_cache(self, target, enabled):
+        return "scripted: " + ("enabled" if enabled else "disabled")
+
     def job_text(self, target, workload, tag):
         return ""
 

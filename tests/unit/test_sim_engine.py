@@ -241,3 +241,80 @@ def test_a_drive_too_large_for_memory_is_refused(monkeypatch):
     with pytest.raises(IolabError, match="blocks_per_plane"):
         SimEngine().prepare(targets.parse_target(f"sim:{DEFAULT_PRESET}"))
     SimEngine().prepare(small())  # 400 MiB drive: a few MiB of maps
+
+
+def test_budget_ending_mid_interval_reports_its_true_duration(tmp_path):
+    """The last WSAT interval ends when the byte budget is spent: its runtime is the true
+    (virtual) time and its IOPS those of the workload. Before, the compressing preset's last
+    interval was divided by the full interval (3,530 IOPS instead of ~14,500)."""
+    t, e = targets.parse_target("sim:entry-sata-compress?user_gb=0.5"), SimEngine()
+    w = Workload.mix("rnd", 0, 4 * KiB, threads=4, queue_depth=32, duration_s=1.0)
+    e.run(t, w.with_(duration_s=None, bytes_budget=2 * t.capacity), tmp_path, "pre")
+    full = e.run(t, w, tmp_path, "full")
+    part = e.run(t, w.with_(bytes_budget=full.write.io_bytes // 4), tmp_path, "part")
+    assert part.write.io_bytes == pytest.approx(full.write.io_bytes / 4, abs=128 * 4 * KiB)
+    assert part.runtime_s == pytest.approx(0.25, rel=0.1)
+    assert part.iops == pytest.approx(full.iops, rel=0.1)
+    assert part.iops == pytest.approx(part.write.ios / part.runtime_s)
+    assert part.series[-1].t_s == pytest.approx(part.runtime_s)
+    assert e.counters(t)["device_clock_s"] == pytest.approx(
+        sum(json.loads((tmp_path / f"{n}.json").read_text())["runtime_s"] for n in ("pre", "full", "part")), rel=1e-6)
+
+
+def test_write_cache_is_switched_on_the_model_and_reported(tmp_path):
+    client = "sim:client-nvme-slc?user_gb=0.5&slc_gb=0"
+    w = Workload.mix("rnd", 0, 4 * KiB, threads=1, queue_depth=1, duration_s=0.2)
+    lat = {}
+    for on in (True, False):
+        t, e = targets.parse_target(client), SimEngine()
+        said = e.set_write_cache(t, on)
+        assert said.startswith(f"simulated: {'enabled' if on else 'disabled'}")
+        assert ("buffer" if on else "once programmed") in said
+        lat[on] = e.run(t, w, tmp_path / str(on), "w").write.lat_mean_us
+        # A user reproducing the round by hand gets the same setting.
+        assert f"drive.write_cache = {on}" in e.job_text(t, w, "w")
+    assert lat[True] < 50 and lat[False] > 1000, lat  # buffer vs a TLC page program (1.6 ms)
+    # The enterprise preset's buffer is power-loss protected: disabling the cache changes nothing.
+    t, e = small(), SimEngine()
+    assert "no effect (power-loss-protected buffer)" in e.set_write_cache(t, False)
+    assert e.run(t, w, tmp_path / "plp", "w").write.lat_mean_us < 50
+    hdd = targets.parse_target("sim:sas-15k-hdd")
+    assert "once on media" in SimEngine().set_write_cache(hdd, False)
+
+
+def test_hdd_charges_sequential_io(tmp_path):
+    """SEQ 0.5K W on a 15K HDD with the write cache disabled: ~a write per revolution, not
+    385,422 IOPS at 2.6 µs."""
+    t, e = targets.parse_target("sim:sas-15k-hdd"), SimEngine()
+    e.set_write_cache(t, False)
+    r = e.run(t, Workload.mix("seq", 0, 512, threads=1, queue_depth=32, duration_s=2.0), tmp_path, "w")
+    assert 250 < r.iops < 3000 and r.write.lat_min_us > 30
+    e.set_write_cache(t, True)
+    cached = e.run(t, Workload.mix("seq", 0, 512, threads=1, queue_depth=32, duration_s=2.0), tmp_path, "wce")
+    assert cached.iops > 10 * r.iops
+
+
+def test_user_gb_keeps_the_presets_over_provisioning():
+    # The README's example: 50 GB of the 100 GB compressing drive had 156 % OP.
+    t = targets.parse_target("sim:entry-sata-compress?user_gb=50")
+    info = json.loads(_sim.describe("entry-sata-compress", [("user_gb", "50")]))
+    assert info["op"] == pytest.approx(0.28, abs=0.005)
+    assert t.capacity == pytest.approx(50e9, rel=1e-4) and "OP 28.0%" in t.facts.model
+
+
+def test_quick_target_is_a_small_copy_tested_whole():
+    from iolab import suites
+
+    prof = suites.make_profile("enterprise", quick=True)
+    for spec in (f"sim:{DEFAULT_PRESET}", "sim:client-nvme-slc", "sim:entry-sata-compress?op=0.07"):
+        full = targets.parse_target(spec)
+        q = suites.quick_target(prof, full)
+        assert 0.99 * suites.QUICK_CAPACITY < q.capacity <= suites.QUICK_CAPACITY
+        assert suites.tested_capacity(prof, q) == q.capacity
+        op = lambda tg: json.loads(_sim.describe(tg.path, list(tg.options)))["op"]  # noqa: E731
+        assert op(q) == pytest.approx(op(full), rel=0.02), spec
+    hdd = suites.quick_target(prof, targets.parse_target("sim:sas-15k-hdd"))
+    assert hdd.capacity == suites.QUICK_CAPACITY
+    assert suites.quick_target(suites.make_profile("enterprise"), full) is full
+    with pytest.raises(IolabError, match="load="):
+        suites.quick_target(prof, small("&load=/nonexistent"))

@@ -103,7 +103,12 @@ pub const SSD_PARAMS: &[ParamDef] = &[
     p(
         "buffer_kib",
         "KiB",
-        "write buffer with power-loss protection (0 = write-through)",
+        "write buffer (0 = write-through)",
+    ),
+    c(
+        "plp",
+        ON_OFF,
+        "power-loss protection: the buffer is safe, so writes are acknowledged from it even with the write cache disabled",
     ),
     c(
         "gc",
@@ -195,6 +200,7 @@ pub const PRESETS: &[Preset] = &[
             ("link_mbps", ""),
             ("overhead_us", "10"),
             ("buffer_kib", "1024"),
+            ("plp", "on"),
             ("gc", "greedy"),
             ("gc_reserve", "2"),
             ("bg_gc", "on"),
@@ -228,6 +234,7 @@ pub const PRESETS: &[Preset] = &[
             ("link_mbps", ""),
             ("overhead_us", "12"),
             ("buffer_kib", "512"),
+            ("plp", "on"),
             ("gc", "greedy"),
             ("gc_reserve", "2"),
             ("bg_gc", "on"),
@@ -261,6 +268,7 @@ pub const PRESETS: &[Preset] = &[
             ("link_mbps", ""),
             ("overhead_us", "4"),
             ("buffer_kib", "4096"),
+            ("plp", "off"),
             ("gc", "greedy"),
             ("gc_reserve", "2"),
             ("bg_gc", "on"),
@@ -348,6 +356,7 @@ pub struct SsdConfig {
     pub link: String,
     pub overhead_ns: u64,
     pub buffer_units: u32,
+    pub plp: bool,
     pub policy: Policy,
     pub gc_reserve: u32,
     pub bg_gc: bool,
@@ -517,12 +526,15 @@ fn merged(
             vals.push((k.clone(), v));
         }
     }
-    // Giving op replaces the preset's user capacity (unless the user gave both).
+    // Giving op replaces the preset's user capacity. With user_gb as well, op sizes the
+    // flash (see resolve_ssd), which the user must then not fix too.
     let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
     if preset.kind == Kind::Ssd && gave("op") {
         if gave("user_gb") {
             return Err(
-                "sim parameters user_gb and op both set the user capacity; give only one".into(),
+                "sim parameters user_gb, op and blocks_per_plane over-determine the drive (user capacity, \
+                 over-provisioning, flash size); give two of them"
+                    .into(),
             );
         }
         for slot in vals.iter_mut() {
@@ -587,7 +599,77 @@ pub fn resolve(preset: &str, overrides: &[(String, String)]) -> Result<DriveConf
     }
 }
 
+/// A drive sized by `user_gb` has at least this many FTL blocks: fewer, longer blocks than
+/// the preset's when needed, so garbage collection still has blocks to choose from.
+const MIN_SCALED_BLOCKS: f64 = 128.0;
+
+/// Resolve an SSD. When the user gives `user_gb` but not `blocks_per_plane`, the flash is
+/// sized with the capacity: over-provisioning stays the preset's (or `op`, when given), and
+/// the SLC cache scales too. Without this, a smaller `user_gb` would keep all the flash and
+/// give the drive far more spare area than the preset it copies.
 pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdConfig, String> {
+    let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
+    if !gave("user_gb") || gave("blocks_per_plane") {
+        return resolve_ssd_exact(preset, overrides);
+    }
+    let mut cfg = resolve_ssd_exact(preset, &scaled_overrides(preset, overrides)?)?;
+    cfg.overrides = overrides.to_vec();
+    Ok(cfg)
+}
+
+fn scaled_overrides(
+    preset: &str,
+    overrides: &[(String, String)],
+) -> Result<Vec<(String, String)>, String> {
+    let get = |n: &str| {
+        overrides
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0))
+    };
+    let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
+    let Some(Some(user_gb)) = get("user_gb") else {
+        return Ok(overrides.to_vec()); // resolve_ssd_exact names the bad value
+    };
+    let stock = resolve_ssd_exact(preset, &[])?;
+    let rho = match get("op") {
+        None => stock.op(),
+        Some(Some(op)) => op,
+        Some(None) => return Ok(overrides.to_vec()),
+    };
+    // The user's geometry at this over-provisioning (user capacity from the flash).
+    let mut out: Vec<(String, String)> = overrides
+        .iter()
+        .filter(|(k, _)| k != "user_gb" && k != "op")
+        .cloned()
+        .collect();
+    out.push(("op".into(), format!("{rho}")));
+    let g = resolve_ssd_exact(preset, &out)?;
+    let stripe = g.chunks_per_prog as f64 * g.dies as f64 * g.chunk_bytes() as f64;
+    let stripes = user_gb * 1e9 * (1.0 + rho) / stripe;
+    let mut ppb = g.pages_per_block as f64;
+    if !gave("pages_per_block") && stripes / ppb < MIN_SCALED_BLOCKS {
+        ppb = (stripes / MIN_SCALED_BLOCKS).floor().max(1.0);
+        // Shorter blocks keep the erase cost per page: a block erase amortised over fewer
+        // pages would otherwise slow the small drive's steady state.
+        if !gave("t_erase_us") {
+            let t = g.t_erase_ns as f64 / 1000.0 * ppb / g.pages_per_block as f64;
+            out.push(("t_erase_us".into(), format!("{t}")));
+        }
+    }
+    let blocks = (stripes / ppb).round().max(1.0);
+    out.retain(|(k, _)| k != "op" && k != "pages_per_block");
+    out.push(("user_gb".into(), format!("{user_gb}")));
+    out.push(("pages_per_block".into(), format!("{ppb}")));
+    out.push(("blocks_per_plane".into(), format!("{blocks}")));
+    if !gave("slc_gb") && stock.n_slc > 0 {
+        let slc = Vals(&stock.params).num("slc_gb")? * user_gb * 1e9 / stock.user_bytes() as f64;
+        out.push(("slc_gb".into(), format!("{slc}")));
+    }
+    Ok(out)
+}
+
+fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<SsdConfig, String> {
     let p = find_preset(preset)?;
     let vals = merged(p, overrides)?;
     let v = Vals(&vals);
@@ -714,6 +796,7 @@ pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdCo
         link,
         overhead_ns: (v.nonneg("overhead_us")? * 1000.0).round() as u64,
         buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
+        plp: v.on("plp"),
         policy: match v.raw("gc") {
             "fifo" => Policy::Fifo,
             "cost-benefit" => Policy::CostBenefit,
@@ -841,6 +924,8 @@ pub fn describe(cfg: &DriveConfig) -> Value {
             "link_mbps": c.link_mbps,
             "gc": c.policy.name(),
             "compression": c.compression,
+            "buffer_bytes": c.buffer_units as u64 * UNIT,
+            "plp": c.plp,
             "params": c.params.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
         }),
         DriveConfig::Hdd(c) => json!({
@@ -848,6 +933,7 @@ pub fn describe(cfg: &DriveConfig) -> Value {
             "preset": c.preset,
             "capacity_bytes": c.capacity,
             "rpm": c.rpm,
+            "cache_bytes": c.cache_units as u64 * 4096,
             "interface": if c.link.starts_with("sas") { "sas" } else { "sata" },
             "link": c.link,
             "params": c.params.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
@@ -901,6 +987,32 @@ mod tests {
         assert!(e.contains("colour"), "{e}");
         let e = resolve("sas-15k-hdd", &ov(&[("rpm", "0")])).unwrap_err();
         assert!(e.contains("rpm"), "{e}");
+    }
+
+    #[test]
+    fn user_gb_scales_the_flash_and_keeps_the_over_provisioning() {
+        for (preset, gb) in [("entry-sata-compress", "50"), (DEFAULT_PRESET, "1"), ("client-nvme-slc", "0.5")] {
+            let stock = resolve_ssd(preset, &[]).unwrap();
+            let c = resolve_ssd(preset, &ov(&[("user_gb", gb)])).unwrap();
+            let want = gb.parse::<f64>().unwrap();
+            assert!((c.user_bytes() as f64 / 1e9 / want - 1.0).abs() < 1e-4, "{preset}: {}", c.user_bytes());
+            assert!(
+                (c.op() / stock.op() - 1.0).abs() < 0.02,
+                "{preset} user_gb={gb}: OP {:.4}, preset {:.4}",
+                c.op(),
+                stock.op()
+            );
+            assert!(c.n_blocks as f64 >= MIN_SCALED_BLOCKS.min(stock.n_blocks as f64));
+            assert_eq!(c.n_slc > 0, stock.n_slc > 0, "{preset}: SLC cache kept");
+            assert_eq!(c.overrides, ov(&[("user_gb", gb)]));
+        }
+        // op with user_gb sizes the flash for that OP; blocks_per_plane keeps the flash as given.
+        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.07")])).unwrap();
+        assert!((c.op() - 0.07).abs() < 0.005, "{}", c.op());
+        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "0.2"), ("blocks_per_plane", "64"), ("pages_per_block", "16")])).unwrap();
+        assert!(c.op() > 1.5, "{}", c.op());
+        let e = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.1"), ("blocks_per_plane", "64")])).unwrap_err();
+        assert!(e.contains("over-determine"), "{e}");
     }
 
     #[test]

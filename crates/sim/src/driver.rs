@@ -12,6 +12,10 @@ use crate::rng::Rng;
 
 pub const NS: u64 = 1_000_000_000;
 
+/// The id a device gives a completion of its own background work (an HDD destaging its
+/// write cache): it moves the clock but is no host IO.
+pub const INTERNAL: u32 = u32::MAX;
+
 /// What the driver needs from a drive model.
 pub trait Device {
     /// The drive's virtual clock (ns); a run starts here and leaves it at its end.
@@ -22,9 +26,12 @@ pub trait Device {
     /// Entropy of the data the next writes carry (1 = incompressible).
     fn set_entropy(&mut self, e: f64);
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32);
-    /// Completion time of the earliest outstanding IO.
+    /// Completion time of the earliest outstanding IO (or of the device's own work).
     fn next_completion(&self) -> Option<u64>;
+    /// The earliest completion: (time, id), id `INTERNAL` for the device's own work.
     fn pop_completion(&mut self) -> (u64, u32);
+    /// The workload's seed, mixed into the device's own random choices (GC victims).
+    fn seed(&mut self, _seed: u64) {}
     /// The host sends nothing from `since` until `until`: background work may run.
     fn idle_until(&mut self, since: u64, until: u64);
     /// A hint that an IO at `off` comes soon: stage 0 a few IOs ahead, stage 1 closer.
@@ -250,6 +257,7 @@ pub fn run<D: Device>(
 ) -> Result<RunResult, String> {
     validate(spec, dev.capacity())?;
     dev.set_entropy(spec.entropy);
+    dev.seed(spec.seed);
     let range = (dev.capacity() as f64 * spec.active_range) as u64;
     let total: f64 = spec.streams.iter().map(|s| s.share).sum();
     let mut acc = 0.0;
@@ -341,6 +349,8 @@ fn drive<D: Device, S: Source>(
     let mut now = start;
     let mut issued = 0u64;
     let mut stop = false;
+    let mut budget_hit = false;
+    let mut last_host = start;
     let mut count = 0u64;
     let wall = std::time::Instant::now();
     let mut last_report = 0.0f64;
@@ -367,6 +377,7 @@ fn drive<D: Device, S: Source>(
                         issued += len;
                         if issued >= budget {
                             stop = true;
+                            budget_hit = true;
                         }
                         continue;
                     }
@@ -376,6 +387,10 @@ fn drive<D: Device, S: Source>(
         let Some(_) = t_cmp else { break };
         let (t, id) = dev.pop_completion();
         now = t;
+        if id == INTERNAL {
+            continue;
+        }
+        last_host = t;
         let lat = t - arrival[id as usize];
         let bytes = size[id as usize];
         let op = if is_write[id as usize] {
@@ -418,13 +433,16 @@ fn drive<D: Device, S: Source>(
             }
         }
     }
-    // A timed run lasts its duration even when the host went quiet before the end.
-    let mut fin = now;
-    if duration_ns.is_some() && now < end {
-        dev.idle_until(now, end);
+    // A timed run lasts its duration even when the host went quiet before the end, but a
+    // run that spent its byte budget ends with its last IO: its rates are per true duration.
+    // (The device's own work after the last host IO, e.g. destaging a write cache, runs
+    // on the drive's clock but is not part of the run's time.)
+    let mut fin = last_host;
+    if duration_ns.is_some() && !budget_hit && fin < end {
+        dev.idle_until(now.min(end), end);
         fin = end;
     }
-    dev.set_clock(fin);
+    dev.set_clock(fin.max(now));
     res.end_ns = fin.max(start + 1);
     // Always one report with the final figures (the periodic ones depend on wall time).
     if !progress(res.runtime_s(), res.iops()) {

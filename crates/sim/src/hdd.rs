@@ -11,15 +11,43 @@
 //! same slope at the knee, reaching full-stroke at d = 1 (Ruemmler & Wilkes' shape).
 //! Command queuing picks, among the first `ncq` queued commands, the one with the shortest
 //! positioning time (seek + rotational wait), so random IOPS grow with queue depth.
+//!
+//! Every command costs `overhead` and every byte crosses the media at the zone's rate. A
+//! read that continues the previous transfer finds the head in place: the drive has read
+//! ahead while the command's overhead ran, so sequential reads stream at the media rate
+//! unless the overhead is the longer (small blocks). A write with
+//! the write cache disabled is written from the host's data after its overhead: by then the
+//! platter has turned past the next sector, so even a contiguous write waits for it to come
+//! round again (one write per revolution at queue depth 1; queued writes further along the
+//! track fill the rest of the turn). With the write cache enabled, a write is acknowledged
+//! once its data is in the cache (overhead + link transfer) and destaged in the background;
+//! contiguous cached data streams to the media without missing a turn. When the cache holds
+//! no room for a write it goes through to the media as with the cache disabled.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::config::HddConfig;
-use crate::driver::Device;
+use crate::driver::{Device, INTERNAL};
 
 struct Req {
+    /// Host id, or INTERNAL for the destage of a cached write.
     id: u32,
     write: bool,
     off: u64,
     len: u64,
+    /// When the command (or, for a destage, its data) reached the drive.
+    at: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Media transfer continues where the last one ended.
+    Continue,
+    /// Served from the read cache.
+    CacheHit,
+    /// Seek and rotational wait.
+    Position,
 }
 
 pub struct Hdd {
@@ -30,10 +58,19 @@ pub struct Hdd {
     a_sqrt: f64,
     b_lin: f64,
     theta_scale: f64,
+    /// Radial width of one track (a head move within it is no seek).
+    track_x: f64,
     head_x: f64,
     last_end: u64,
     queue: Vec<Req>,
-    in_service: Option<(u64, u32)>,
+    /// (done, id, bytes) of the command on the media.
+    in_service: Option<(u64, u32, u64)>,
+    /// Host completions of writes acknowledged from the write cache.
+    acks: BinaryHeap<Reverse<(u64, u32)>>,
+    ctrl_busy: u64,
+    dirty: u64,
+    /// Volatile write cache enabled (acknowledge on arrival in the cache).
+    pub write_cache: bool,
     cache: Vec<u64>,
     pub now: u64,
     pub read_bytes: u64,
@@ -55,7 +92,13 @@ impl Hdd {
         } else {
             0.0
         };
+        let tracks = if k > 0.0 {
+            theta_scale * (1.0 - ri)
+        } else {
+            cfg.capacity as f64 / (cfg.outer_mbps * 1e6 * rev_ns / 1e9)
+        };
         Hdd {
+            track_x: 1.0 / tracks.max(1.0),
             rev_ns,
             ri,
             k,
@@ -66,6 +109,10 @@ impl Hdd {
             last_end: u64::MAX,
             queue: Vec::new(),
             in_service: None,
+            acks: BinaryHeap::new(),
+            ctrl_busy: 0,
+            dirty: 0,
+            write_cache: true,
             cache: vec![u64::MAX; cfg.cache_units.max(1) as usize],
             now: 0,
             read_bytes: 0,
@@ -105,7 +152,7 @@ impl Hdd {
 
     /// Seek time over a radial distance d in [0, 1].
     pub fn seek_ns(&self, d: f64) -> f64 {
-        if d < 1e-9 {
+        if d < self.track_x {
             return 0.0;
         }
         let kn = self.cfg.seek_knee;
@@ -172,18 +219,26 @@ impl Hdd {
         }
     }
 
-    /// Time from `t` until the head is over the first sector of `r` (0 for a sequential
-    /// continuation or a cache hit).
-    fn positioning(&self, r: &Req, t: f64) -> f64 {
-        if r.off == self.last_end
-            || (!r.write && self.cfg.cache_units > 0 && self.cached(r.off, r.len))
-        {
-            return 0.0;
+    /// When the media transfer of `r` can start if the head is free from `t`, and how.
+    fn plan(&self, r: &Req, t: f64) -> (f64, Access) {
+        let destage = r.id == INTERNAL;
+        let ready = t.max(r.at as f64);
+        if r.off == self.last_end && !r.write {
+            // The media has read ahead since the last transfer ended; the command's own
+            // overhead still bounds its completion (see start_next).
+            return (t, Access::Continue);
         }
-        let arrive =
-            t + self.cfg.overhead_ns as f64 + self.seek_ns((self.x_of(r.off) - self.head_x).abs());
+        if r.off == self.last_end && destage {
+            return (ready, Access::Continue);
+        }
+        if !r.write && self.cfg.cache_units > 0 && self.cached(r.off, r.len) {
+            return (ready + self.cfg.overhead_ns as f64, Access::CacheHit);
+        }
+        // A destage's command overhead was paid when the host's write was accepted.
+        let ovh = if destage { 0.0 } else { self.cfg.overhead_ns as f64 };
+        let arrive = ready + ovh + self.seek_ns((self.x_of(r.off) - self.head_x).abs());
         let wait = (self.angle(r.off) - arrive / self.rev_ns).rem_euclid(1.0) * self.rev_ns;
-        arrive + wait - t
+        (arrive + wait, Access::Position)
     }
 
     fn start_next(&mut self, t: u64) {
@@ -192,22 +247,26 @@ impl Hdd {
         }
         let window = self.queue.len().min(self.cfg.ncq as usize);
         let tf = t as f64;
-        let mut best = (f64::MAX, 0usize);
+        let mut best = (f64::MAX, 0usize, Access::Position);
         for i in 0..window {
-            let p = self.positioning(&self.queue[i], tf);
-            if p < best.0 {
-                best = (p, i);
+            let (start, how) = self.plan(&self.queue[i], tf);
+            if start < best.0 {
+                best = (start, i, how);
             }
         }
         let r = self.queue.remove(best.1);
-        let done = if r.off == self.last_end {
-            tf + self.xfer_ns(r.off, r.len)
-        } else if !r.write && self.cfg.cache_units > 0 && self.cached(r.off, r.len) {
-            self.cache_hits += 1;
-            tf + self.cfg.overhead_ns as f64 + r.len as f64 * 1000.0 / self.cfg.link_mbps
-        } else {
-            self.seeks += 1;
-            tf + best.0 + self.xfer_ns(r.off, r.len)
+        let done = match best.2 {
+            Access::CacheHit => {
+                self.cache_hits += 1;
+                best.0 + r.len as f64 * 1000.0 / self.cfg.link_mbps
+            }
+            Access::Continue if !r.write => (best.0 + self.xfer_ns(r.off, r.len))
+                .max((r.at + self.cfg.overhead_ns) as f64),
+            Access::Continue => best.0 + self.xfer_ns(r.off, r.len),
+            Access::Position => {
+                self.seeks += 1;
+                best.0 + self.xfer_ns(r.off, r.len)
+            }
         };
         let done = done.ceil() as u64;
         if r.write {
@@ -215,12 +274,36 @@ impl Hdd {
         } else {
             self.read_bytes += r.len;
         }
-        self.head_x = self.x_of(r.off + r.len - 1);
-        self.last_end = r.off + r.len;
+        if best.2 != Access::CacheHit {
+            self.head_x = self.x_of(r.off + r.len - 1);
+            self.last_end = r.off + r.len;
+        }
         if self.cfg.cache_units > 0 {
             self.remember(r.off, r.len);
         }
-        self.in_service = Some((done.max(t), r.id));
+        self.in_service = Some((done.max(t), r.id, r.len));
+    }
+
+    /// Accept a write into the write cache if it has room; returns whether it did.
+    fn cache_write(&mut self, now: u64, off: u64, len: u64, id: u32) -> bool {
+        let room = self.cfg.cache_units as u64 * 4096;
+        if !self.write_cache || self.dirty + len > room {
+            return false;
+        }
+        let t = self.ctrl_busy.max(now)
+            + self.cfg.overhead_ns
+            + (len as f64 * 1000.0 / self.cfg.link_mbps).ceil() as u64;
+        self.ctrl_busy = t;
+        self.dirty += len;
+        self.acks.push(Reverse((t, id)));
+        self.queue.push(Req {
+            id: INTERNAL,
+            write: true,
+            off,
+            len,
+            at: t,
+        });
+        true
     }
 }
 
@@ -237,23 +320,39 @@ impl Device for Hdd {
     fn set_entropy(&mut self, _e: f64) {}
 
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32) {
-        self.queue.push(Req {
-            id,
-            write,
-            off,
-            len,
-        });
+        if !(write && self.cache_write(now, off, len, id)) {
+            self.queue.push(Req {
+                id,
+                write,
+                off,
+                len,
+                at: now,
+            });
+        }
         if self.in_service.is_none() {
             self.start_next(now);
         }
     }
 
     fn next_completion(&self) -> Option<u64> {
-        self.in_service.map(|s| s.0)
+        let ack = self.acks.peek().map(|r| r.0 .0);
+        match (ack, self.in_service) {
+            (Some(a), Some(s)) => Some(a.min(s.0)),
+            (a, s) => a.or(s.map(|s| s.0)),
+        }
     }
 
     fn pop_completion(&mut self) -> (u64, u32) {
-        let (t, id) = self.in_service.take().expect("an IO in service");
+        if let Some(&Reverse((a, id))) = self.acks.peek() {
+            if self.in_service.map_or(true, |s| a <= s.0) {
+                self.acks.pop();
+                return (a, id);
+            }
+        }
+        let (t, id, len) = self.in_service.take().expect("an IO in service");
+        if id == INTERNAL {
+            self.dirty -= len;
+        }
         self.start_next(t);
         (t, id)
     }

@@ -116,6 +116,21 @@ impl Drive {
         }
     }
 
+    /// The host's volatile-write-cache switch (WCE); see ssd.rs and hdd.rs for its effect.
+    pub fn set_write_cache(&mut self, enabled: bool) {
+        match self {
+            Drive::Ssd(s) => s.write_cache = enabled,
+            Drive::Hdd(h) => h.write_cache = enabled,
+        }
+    }
+
+    pub fn write_cache(&self) -> bool {
+        match self {
+            Drive::Ssd(s) => s.write_cache,
+            Drive::Hdd(h) => h.write_cache,
+        }
+    }
+
     pub fn idle(&mut self, seconds: f64) {
         let t0 = self.clock();
         let t1 = t0 + (seconds.max(0.0) * NS as f64) as u64;
@@ -341,6 +356,17 @@ impl PyDrive {
 
     fn idle(&mut self, seconds: f64) {
         self.d.idle(seconds);
+    }
+
+    /// Switch the drive's volatile write cache (WCE); a new drive has it enabled.
+    #[setter]
+    fn set_write_cache(&mut self, enabled: bool) {
+        self.d.set_write_cache(enabled);
+    }
+
+    #[getter]
+    fn write_cache(&self) -> bool {
+        self.d.write_cache()
     }
 
     #[getter]

@@ -2,7 +2,9 @@
 //!
 //! Write path: data crosses the link, the controller spends `overhead` on the command, each
 //! 4 KiB unit waits for a write-buffer slot (freed when an earlier unit's program is done),
-//! and the command completes once all its units are in the buffer (power-loss protected).
+//! and the command completes once all its units are in the buffer, when the buffer may
+//! acknowledge (write cache enabled, or power-loss protected); otherwise once they are
+//! programmed.
 //! A sub-unit write first reads the old unit (read-modify-write). Read path: controller,
 //! array read on the die (skipped for never-written units, which return zeros), channel,
 //! link. Compression: a unit of entropy e occupies ceil(4e) 1 KiB chunks (at least one).
@@ -31,6 +33,8 @@ pub struct Ssd {
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     pub now: u64,
     chunks: u32,
+    /// The host's write-cache setting (a drive starts with it enabled).
+    pub write_cache: bool,
     pub host: HostCounters,
 }
 
@@ -59,6 +63,7 @@ impl Ssd {
             ctrl_busy: 0,
             heap: BinaryHeap::new(),
             now: 0,
+            write_cache: true,
             host: HostCounters::default(),
         }
     }
@@ -133,6 +138,7 @@ impl Ssd {
         let t0 = self.controller(t_in);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         let nbuf = self.nbuf;
+        let ack_early = self.write_cache || self.cfg.plp;
         let mut entry = t0;
         let mut done = t0;
         let mut scratch = u64::MAX;
@@ -164,7 +170,11 @@ impl Ssd {
                 .host_write(lpn, self.chunks, entry, &mut self.flash);
             if nbuf > 0 {
                 self.buf.push(Reverse(programmed));
-                done = entry;
+                done = if ack_early {
+                    entry
+                } else {
+                    done.max(self.durable(lpn, entry, programmed))
+                };
             } else {
                 done = done.max(programmed);
             }
@@ -172,6 +182,18 @@ impl Ssd {
         self.host.writes += 1;
         self.host.write_bytes += len;
         done
+    }
+
+    /// When a unit that entered the buffer at `entry` is safe on flash: its page program
+    /// (charged to the die per chunk, `programmed`) takes a whole program time.
+    fn durable(&self, lpn: u32, entry: u64, programmed: u64) -> u64 {
+        let block = self.ftl.l2p[lpn as usize] as u64 / self.cfg.cpb as u64;
+        let t_prog = if block >= self.cfg.n_main() as u64 {
+            self.cfg.slc_t_prog_ns
+        } else {
+            self.cfg.t_prog_ns
+        };
+        programmed.max(entry + t_prog)
     }
 
     fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
@@ -233,6 +255,10 @@ impl Device for Ssd {
     fn pop_completion(&mut self) -> (u64, u32) {
         let Reverse((t, id)) = self.heap.pop().expect("a completion");
         (t, id)
+    }
+
+    fn seed(&mut self, seed: u64) {
+        self.ftl.seed(seed);
     }
 
     #[inline(always)]

@@ -56,16 +56,21 @@ fn secs(s: RunSpec, t: f64) -> RunSpec {
 /// WAF measured over the next 10 drive-writes. `data_blocks` of Np pages plus the GC
 /// reserve, which stays free and so is outside α (Desnoyers' setup).
 fn measured_waf(rho: f64, policy: Policy) -> (f64, f64) {
-    let (np, data_blocks, reserve) = (64u32, 1024u32, 2u32);
+    measured_waf_np(rho, policy, 64)
+}
+
+/// A bare FTL of `data_blocks` blocks of `np` pages at over-provisioning `rho`, plus a GC
+/// reserve of 2 blocks outside it; returns it with its user capacity.
+fn bare_ftl(data_blocks: u32, np: u32, rho: f64, policy: Policy) -> (Ssd, u64) {
     let u = ((data_blocks * np) as f64 / (1.0 + rho)).floor() as u32;
-    let mut s = Ssd::new(SsdConfig::small(
-        data_blocks + reserve,
-        np,
-        u,
-        policy,
-        reserve,
-    ));
-    let cap = u as u64 * K4;
+    let s = Ssd::new(SsdConfig::small(data_blocks + 2, np, u, policy, 2));
+    (s, u as u64 * K4)
+}
+
+fn measured_waf_np(rho: f64, policy: Policy, np: u32) -> (f64, f64) {
+    let data_blocks = 1024u32;
+    let (mut s, cap) = bare_ftl(data_blocks, np, rho, policy);
+    let u = (cap / K4) as u32;
     go(&mut s, &bytes(spec(false, true, K4, 1), cap));
     go(&mut s, &bytes(spec(true, true, K4, 1), 12 * cap));
     let c0 = s.ftl.c;
@@ -89,35 +94,57 @@ fn measured_waf(rho: f64, policy: Policy) -> (f64, f64) {
     (waf, want)
 }
 
+/// The model follows the analytic WAF within 1 % (it is within ~0.2 % at every point tried;
+/// 1 % still fails a plausible bug such as an off-by-one reserve or a victim one block off).
+const WAF_TOL: f64 = 0.01;
+
 #[test]
 fn greedy_waf_matches_desnoyers() {
-    for rho in [0.07, 0.28] {
-        let (waf, want) = measured_waf(rho, Policy::Greedy);
+    for (rho, np) in [(0.07, 64), (0.15, 64), (0.28, 64), (0.5, 64), (0.07, 256), (0.28, 256), (0.5, 256)] {
+        let (waf, want) = measured_waf_np(rho, Policy::Greedy, np);
         assert!(
-            (waf / want - 1.0).abs() < 0.03,
-            "rho={rho}: greedy WAF {waf:.3}, formula {want:.3}"
+            (waf / want - 1.0).abs() < WAF_TOL,
+            "rho={rho} Np={np}: greedy WAF {waf:.4}, formula {want:.4}"
         );
     }
 }
 
 #[test]
 fn fifo_waf_matches_lru_formula() {
-    for rho in [0.07, 0.28] {
-        let (waf, want) = measured_waf(rho, Policy::Fifo);
+    for (rho, np) in [(0.07, 64), (0.15, 64), (0.28, 64), (0.5, 64), (0.15, 256)] {
+        let (waf, want) = measured_waf_np(rho, Policy::Fifo, np);
         assert!(
-            (waf / want - 1.0).abs() < 0.03,
-            "rho={rho}: FIFO WAF {waf:.3}, formula {want:.3}"
+            (waf / want - 1.0).abs() < WAF_TOL,
+            "rho={rho} Np={np}: FIFO WAF {waf:.4}, formula {want:.4}"
         );
     }
 }
 
 #[test]
 fn random_victim_waf_is_inverse_spare_factor() {
-    let (waf, want) = measured_waf(0.28, Policy::Random);
-    assert!(
-        (waf / want - 1.0).abs() < 0.03,
-        "random WAF {waf:.3}, 1/Sf {want:.3}"
-    );
+    for rho in [0.15, 0.28, 0.5] {
+        let (waf, want) = measured_waf(rho, Policy::Random);
+        assert!(
+            (waf / want - 1.0).abs() < WAF_TOL,
+            "rho={rho}: random WAF {waf:.4}, 1/Sf {want:.4}"
+        );
+    }
+}
+
+/// The random victim choice follows the workload's seed: the same sequential writes on the
+/// same drive pick other victims (and copy other amounts) under another seed.
+#[test]
+fn random_victims_follow_the_workload_seed() {
+    let gc_after = |seed: u64| {
+        let (mut s, cap) = bare_ftl(256, 64, 0.15, Policy::Random);
+        go(&mut s, &bytes(spec(true, true, K4, 1), 3 * cap));
+        let c0 = s.ftl.c.gc_chunks;
+        go(&mut s, &RunSpec { seed, ..bytes(spec(false, true, K4, 1), 2 * cap) });
+        s.ftl.c.gc_chunks - c0
+    };
+    assert_eq!(gc_after(1), gc_after(1));
+    let runs: Vec<u64> = (1..5).map(gc_after).collect();
+    assert!(runs.windows(2).any(|w| w[0] != w[1]), "GC copies by seed: {runs:?}");
 }
 
 #[test]
@@ -370,10 +397,7 @@ fn purge_returns_to_fresh_out_of_box() {
 #[test]
 fn trim_gives_the_space_back_to_gc() {
     let run_waf = |trim: bool| {
-        let (np, blocks) = (64u32, 1026u32);
-        let u = ((1024 * np) as f64 / 1.07) as u32;
-        let mut s = Ssd::new(SsdConfig::small(blocks, np, u, Policy::Greedy, 2));
-        let cap = u as u64 * K4;
+        let (mut s, cap) = bare_ftl(1024, 64, 0.07, Policy::Greedy);
         go(&mut s, &bytes(spec(false, true, K4, 1), cap));
         if trim {
             s.trim(cap / 2, cap / 2);
@@ -647,4 +671,154 @@ fn random_operation_sequences_keep_the_ftl_consistent() {
             s.ftl.check().unwrap_or_else(|e| panic!("{preset} {params:?} step {step}: {e}"));
         }
     }
+}
+
+/// A run that spends its byte budget before its duration ends with its last IO: its
+/// runtime is the true (virtual) time, so its IOPS are those of the workload, not diluted
+/// by the unused rest of the interval (the fake drop at the end of every WSAT).
+#[test]
+fn a_byte_budget_ends_the_run_with_its_true_duration() {
+    // Two drives with the same history: the budgeted run replays the first second of the
+    // full one exactly (same seed, same state), so its true length is one second.
+    let steady = || {
+        let mut s = small_default(&[("pages_per_block", "32"), ("blocks_per_plane", "128")]);
+        let cap = s.capacity();
+        go(&mut s, &bytes(spec(true, true, K4, 32), 3 * cap));
+        s
+    };
+    let (mut a, mut b) = (steady(), steady());
+    let w = secs(spec(true, true, K4, 32), 2.0);
+    let full = go(&mut a, &w);
+    let first = full.series[0];
+    let part = go(
+        &mut b,
+        &RunSpec {
+            bytes_budget: Some(first.bytes),
+            ..w
+        },
+    );
+    assert_eq!(part.write.bytes, first.bytes);
+    assert!(
+        (part.runtime_s() - 1.0).abs() < 0.01,
+        "the budget of the first second's writes lasted {:.4} s",
+        part.runtime_s()
+    );
+    assert!(
+        (part.iops() / first.writes as f64 - 1.0).abs() < 0.01,
+        "budgeted run {:.0} IOPS, the same IOs in the full run {}",
+        part.iops(),
+        first.writes
+    );
+    // The drive's clock moved on by the true duration only.
+    assert_eq!(b.clock(), part.end_ns);
+    // A run without a budget still lasts its duration when the host goes quiet early.
+    let mut s = small_default(&[]);
+    let r = go(
+        &mut s,
+        &RunSpec {
+            rate_iops: Some(10.0),
+            ..secs(spec(true, true, K4, 1), 1.0)
+        },
+    );
+    assert!((r.runtime_s() - 1.0).abs() < 1e-6, "{}", r.runtime_s());
+}
+
+fn hdd(preset: &str, write_cache: bool) -> Hdd {
+    let mut h = Hdd::new(resolve_hdd(preset, &[]).unwrap());
+    h.write_cache = write_cache;
+    h
+}
+
+/// Every IO pays the command overhead and the media transfer; a contiguous write with the
+/// write cache disabled has missed its sector by the time its overhead is done and waits a
+/// revolution (a real 15K SAS HDD does ~1,300 SEQ 0.5K writes/s with queued commands).
+#[test]
+fn hdd_sequential_small_writes_pay_for_the_mechanics() {
+    for preset in ["sas-15k-hdd", "sata-7200-hdd"] {
+        let cfg = resolve_hdd(preset, &[]).unwrap();
+        let mut h = hdd(preset, false);
+        let rev = h.rev_ns();
+        let qd1 = go(&mut h, &secs(spec(false, true, 512, 1), 5.0)).iops();
+        let per_rev = 1e9 / rev;
+        assert!(
+            (qd1 / per_rev - 1.0).abs() < 0.02,
+            "{preset}: SEQ 0.5K W QD1 {qd1:.0} IOPS, one per revolution is {per_rev:.0}"
+        );
+        let mut h = hdd(preset, false);
+        let r = go(&mut h, &secs(spec(false, true, 512, 32), 5.0));
+        let qd32 = r.iops();
+        assert!(
+            qd32 > qd1 && qd32 < 3000.0,
+            "{preset}: SEQ 0.5K W QD32 {qd32:.0} IOPS (QD1 {qd1:.0})"
+        );
+        let min_lat = r.write.hist.min_ns as f64;
+        assert!(
+            min_lat >= cfg.overhead_ns as f64 + h.xfer_ns(0, 512),
+            "{preset}: a write took {min_lat} ns, less than overhead + transfer"
+        );
+        // With the write cache enabled the same writes are acknowledged from the cache:
+        // bounded by the command overhead, and all of them reach the media.
+        let mut h = hdd(preset, true);
+        let r = go(&mut h, &secs(spec(false, true, 512, 32), 5.0));
+        let cached = r.iops();
+        let cap = 1e9 / (cfg.overhead_ns as f64 + 512.0 * 1000.0 / cfg.link_mbps);
+        assert!(
+            cached > 10.0 * qd32 && cached <= cap * 1.001,
+            "{preset}: cached SEQ 0.5K W {cached:.0} IOPS, overhead allows {cap:.0}"
+        );
+        assert_eq!(h.write_bytes, r.write.bytes, "destaged bytes");
+        assert!(h.clock() >= r.end_ns);
+    }
+}
+
+#[test]
+fn hdd_sequential_reads_stream_near_the_zone_media_rate() {
+    for preset in ["sas-15k-hdd", "sata-7200-hdd"] {
+        for qd in [1u32, 4] {
+            let mut h = hdd(preset, false);
+            let r = go(&mut h, &secs(spec(false, false, 64 * 1024, qd), 2.0));
+            let zone = 1e9 / h.xfer_ns(r.read.bytes / 2, 1_000_000); // MB/s mid-run
+            let mbps = r.read.bytes as f64 / r.runtime_s() / 1e6;
+            let low = 0.97;
+            assert!(
+                mbps > low * zone && mbps < 1.005 * zone,
+                "{preset} QD{qd}: SEQ 64K R {mbps:.1} MB/s, zone media rate {zone:.1}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hdd_random_4k_reads_by_queue_depth() {
+    for preset in ["sas-15k-hdd", "sata-7200-hdd"] {
+        let mut by_qd = Vec::new();
+        for qd in [1u32, 4, 16, 32] {
+            let mut h = hdd(preset, false);
+            by_qd.push(go(&mut h, &secs(spec(true, false, K4, qd), 20.0)).iops());
+        }
+        // Published 15K drives: ~170-200 IOPS at QD1, "exceeding 400" with deep queues.
+        let (lo, hi) = if preset == "sas-15k-hdd" { (150.0, 500.0) } else { (70.0, 300.0) };
+        assert!(
+            by_qd.iter().all(|&x| x > lo && x < hi) && by_qd.windows(2).all(|w| w[1] > w[0]),
+            "{preset}: random 4K read IOPS by QD 1/4/16/32 = {by_qd:?}"
+        );
+    }
+}
+
+/// The write-cache switch: a drive without power-loss protection acknowledges writes from
+/// its buffer only with the cache enabled, else once programmed; a protected one always.
+#[test]
+fn write_cache_setting_decides_when_writes_are_acknowledged() {
+    let qd1_write_us = |plp: &str, wce: bool| {
+        let mut s = small_default(&[("plp", plp)]);
+        s.write_cache = wce;
+        let r = go(&mut s, &secs(spec(true, true, K4, 1), 0.5));
+        (r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1000.0, s.cfg.t_prog_ns as f64 / 1000.0)
+    };
+    let (on, t_prog) = qd1_write_us("off", true);
+    let (off, _) = qd1_write_us("off", false);
+    assert!(on < 50.0, "WCE: {on:.1} us");
+    assert!(off > t_prog, "WCD without PLP: {off:.1} us, program {t_prog} us");
+    let (plp_off, _) = qd1_write_us("on", false);
+    assert!((plp_off / on - 1.0).abs() < 0.01, "WCD with PLP {plp_off:.1} us, WCE {on:.1} us");
 }

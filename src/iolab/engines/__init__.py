@@ -23,6 +23,10 @@ class Engine(Protocol):
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         """Return the target to fresh-out-of-box with `method` ('auto' picks the best)."""
 
+    def set_write_cache(self, target: Target, enabled: bool) -> str:
+        """Switch the target's volatile write cache; returns what was done (or why nothing
+        was) for the manifest. Never raises for 'not supported'."""
+
     def run(
         self, target: Target, workload: Workload, raw_dir: Path, tag: str,
         progress: Callable[[float, float], None] | None = None,

@@ -796,6 +796,11 @@ class FioEngine:
 
         return purge(target, method)
 
+    def set_write_cache(self, target: Target, enabled: bool) -> str:
+        from ..targets import set_write_cache
+
+        return set_write_cache(target, enabled)
+
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
         engine = "nbd" if target.kind == "nbd" else _async_ioengine(self.fio)
         return build_job(target, workload, tag, engine)

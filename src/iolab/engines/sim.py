@@ -82,7 +82,8 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
     """Capacity and device facts of `sim:PRESET?options` (called by targets.parse_target)."""
     info = describe(preset, options)
     ssd = info["kind"] == "ssd"
-    model = f"simulated {'SSD' if ssd else 'HDD'} ({preset})"
+    # The over-provisioning goes in the model line, which every report's header shows.
+    model = f"sim SSD {preset}, OP {info['op']:.1%}" if ssd else f"sim HDD {preset}"
     facts = DeviceFacts(
         vendor="iolab",
         model=model,
@@ -92,12 +93,49 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
         physical_sector=4096 if ssd else 512,
         rotational=not ssd,
         interface="sim",
-        # The SSD's write buffer is power-loss protected, so it is always on; the HDD
-        # model has no write cache.
-        write_cache="enabled" if ssd else "disabled",
+        # A new simulated drive has its write cache enabled; the runner sets it per profile.
+        write_cache="enabled",
         sources=("iolab-sim",),
     )
     return int(info["capacity_bytes"]), facts
+
+
+def write_cache_effect(info: dict, enabled: bool) -> str:
+    """What the write-cache setting does on this simulated drive, for the manifest (short:
+    the report's header shows it)."""
+    on = "enabled" if enabled else "disabled"
+    if info["kind"] == "ssd":
+        if int(info["buffer_bytes"]) == 0:
+            return f"simulated: {on}, no effect (no write buffer)"
+        if info["plp"]:
+            return f"simulated: {on}, no effect (power-loss-protected buffer)"
+        return f"simulated: {on} (writes acknowledged {'from buffer' if enabled else 'once programmed'})"
+    if int(info["cache_bytes"]) == 0:
+        return f"simulated: {on}, no effect (no cache)"
+    return f"simulated: {on} (writes acknowledged {'from cache' if enabled else 'once on media'})"
+
+
+def scaled_spec(target: Target, capacity: int) -> str:
+    """The spec of a small copy of a simulated drive: `capacity` bytes of user space, the
+    same geometry ratios and over-provisioning (the simulator sizes the flash for the OP), so
+    a scaled-down test still shows the write cliff and steady state, sooner."""
+    opts = dict(target.options)
+    if "load" in opts:
+        raise IolabError(f"target {target.spec}: --quick simulates a smaller copy of the drive, which cannot start "
+                         "from a saved state (load=); run without --quick or without load=.")
+    info = describe(target.path, opts)
+    gb = f"{capacity / 1e9:.9g}"
+    if info["kind"] == "hdd":
+        opts["capacity_gb"] = gb
+    else:
+        scale = capacity / int(info["capacity_bytes"])
+        for k in ("user_gb", "op", "blocks_per_plane", "pages_per_block"):
+            opts.pop(k, None)
+        if "slc_gb" in opts:  # the user's own SLC size scales with the drive (a preset's scales in the simulator)
+            opts["slc_gb"] = f"{float(opts['slc_gb']) * scale:.9g}"
+        opts["user_gb"], opts["op"] = gb, f"{info['op']:.9g}"
+    query = "&".join(f"{k}={v}" for k, v in opts.items())
+    return f"sim:{target.path}?{query}"
 
 
 def _mem_available() -> int | None:
@@ -272,6 +310,11 @@ class SimEngine:
         )
         return PurgeOutcome("sim-purge", True, detail, seconds=time.monotonic() - t0)
 
+    def set_write_cache(self, target: Target, enabled: bool) -> str:
+        """Switch the simulated drive's write cache (the model honours it); says what it does."""
+        self.drive(target).write_cache = enabled
+        return write_cache_effect(describe(target.path, dict(target.options)), enabled)
+
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
         """The simulator call this round makes, as Python a user can run by hand."""
         opts = dict(target.options)
@@ -283,6 +326,7 @@ class SimEngine:
             "from iolab import _sim",
             (f"drive = _sim.Drive.load({opts['load']!r})" if opts.get("load")
              else f"drive = _sim.Drive({target.path!r}, {_drive_params(opts)!r})"),
+            f"drive.write_cache = {self._drives[target.spec].write_cache if target.spec in self._drives else True!r}",
             f"print(drive.run({streams!r}, {w.threads}, {w.queue_depth}, {w.active_range!r}, {w.entropy!r}, "
             f"{None if w.rate_iops is None else float(w.rate_iops)!r}, {w.duration_s!r}, {w.bytes_budget!r}, {w.seed_for(tag)}))",
         ]
