@@ -108,3 +108,16 @@ def test_quick_wsat_on_the_default_drive_shows_the_write_cliff(tmp_path):
     last = cells[-1].counters
     assert last["gc_runs"] > 0 and 1.5 < last["waf"] < 3.5, last
     assert last["op"] == pytest.approx(0.28, abs=0.005)
+    # Every report page's Device Under Test column shows the measured write amplification:
+    # flash ÷ host bytes summed over the run's cells, not one cell's figure.
+    from iolab.report import header
+    from iolab.report.rundata import RunData
+
+    run = RunData.load(store.dir, tmp_path)
+    waf, host = run.write_amplification()
+    every = store.cells(kind="measure") + store.cells(kind="precondition")
+    flash = sum(c.counters["flash_write_bytes"] for c in every)
+    assert host == sum(c.counters["host_write_bytes"] for c in every) > 0
+    assert waf == pytest.approx(flash / host) and 1.0 < waf < last["waf"]
+    item = dict(header.device_items(run))["Write amplification"]
+    assert item.startswith(f"{waf:.2f} measured over "), item

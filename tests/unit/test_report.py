@@ -376,3 +376,12 @@ def test_banners_are_whole_or_name_the_page_with_the_full_text():
     out = fit_banners([long, incomplete])
     assert out == ("non-compliant — in full on the Drives Compared page", incomplete[0])
     assert all("…" not in b and len(b) <= 2 * BANNER_LINE_CHARS for b in out)
+
+
+def test_write_amplification_is_not_reported_where_the_engine_counts_no_flash_writes(iops_report, tmp_path):
+    """fio on a real drive cannot see flash writes: the header says so instead of a number."""
+    from iolab.report import header
+
+    run = RunData.load(iops_report[0], tmp_path)
+    assert run.write_amplification() is None
+    assert dict(header.device_items(run))["Write amplification"] == header.NOT_REPORTED

@@ -78,8 +78,19 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
         ("Sectors / media", f"{sectors}; {media}"),
         ("Purge", purge_text(run)),
         ("Write cache", _val(m.write_cache or facts.get("write_cache"))),
+        ("Write amplification", waf_text(run)),
     ]
     return items
+
+
+def waf_text(run: RunData) -> str:
+    """Measured flash writes ÷ host writes over the whole run (the simulator counts both; a real
+    drive's figure needs its SMART counters, which are not read yet)."""
+    w = run.write_amplification()
+    if w is None:
+        return NOT_REPORTED
+    waf, host = w
+    return f"{waf:.2f} measured over {eng(host, 'B')} host writes"
 
 
 def capacity_text(run: RunData) -> str:

@@ -45,6 +45,21 @@ class RunData:
                 return ph
         return None
 
+    def write_amplification(self, rows: list[CellRow] | tuple[CellRow, ...] | None = None) -> tuple[float, int] | None:
+        """(WAF, host bytes written) over these cells (default: every stored cell, preconditioning
+        included), from the engine's flash and host write counters; None where the engine does
+        not count flash writes (fio on a real drive) or nothing was written."""
+        if rows is None:
+            rows = [*self.preconditioning, *(r for ph in self.phases for r in ph.rows)]
+        host = flash = 0
+        for r in rows:
+            c = r.counters or {}
+            if "flash_write_bytes" not in c or "host_write_bytes" not in c:
+                continue
+            host += int(c["host_write_bytes"])
+            flash += int(c["flash_write_bytes"])
+        return (flash / host, host) if host > 0 else None
+
     # -- links ------------------------------------------------------------------------
     def href(self, rel: str) -> str:
         """A path inside the run directory, relative to the report file."""
