@@ -13,7 +13,7 @@ from . import suites, targets
 from .engines import engine_for
 from .errors import IolabError
 from .runner import RunOptions, Runner, start
-from .store import RunStore, list_runs, runs_root
+from .store import ResultsDiskFull, RunStore, list_runs, runs_root
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -126,7 +126,7 @@ def run(
                 raise typer.Exit(130)
             except IolabError as e:
                 err.print(f"[red]{e}[/]\n(the run so far is kept in {store.dir})")
-                if report:
+                if report and not isinstance(e, ResultsDiskFull):  # no room for a report either
                     _write_report(store)
                 raise typer.Exit(e.exit_code)
             render(store, console)

@@ -168,7 +168,7 @@ class Runner:
             raise e from None
         except BaseException as e:
             if is_disk_full(e):  # the run directory's filesystem filled: a user's problem, not a bug
-                full = ResultsDiskFull(self.store.dir, str(e))
+                full = ResultsDiskFull(self.store.dir, e)
                 self.store.finish("failed", str(full))
                 raise full from None
             self.store.finish("failed", f"internal error: {e!r}")  # a bug: keep the run readable and say so

@@ -159,7 +159,9 @@ class ResultsDiskFull(IolabError):
 
     exit_code = 5
 
-    def __init__(self, run_dir: Path, detail: str = ""):
+    def __init__(self, run_dir: Path, detail: str | BaseException = ""):
+        if isinstance(detail, OSError) and detail.filename:
+            detail = f"{detail.strerror} writing {detail.filename}"
         super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. "
                          "Everything stored before this point is kept; free space on that filesystem "
                          "(or use --runs-dir on another one) and run again.")
