@@ -59,7 +59,9 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False) -> tuple[Re
     if target.kind != "sim":
         targets.check_safe_to_write(target, allow_unsafe)
     engine = engine_for(target)
-    purge = "none" if "no purge (--purge none)" in m.noncompliance else (m.purges[0]["method"] if m.purges else "auto")
+    # The purge the run used, as resolved on this target ('auto' on a simulated drive).
+    purge = "none" if "no purge (--purge none)" in m.noncompliance else (
+        m.purges[0]["method"] if m.purges and target.kind != "sim" else "auto")
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe, tested_by=m.platform.get("tested_by", ""))
     store = RunStore.open(probe.dir, writable=True)
     notes: list[str] = []
