@@ -155,6 +155,7 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
     written = sum(c.write_bytes for c in store.cells(ph.name)) + sum(
         c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd)
     recovered = 0
+    complete = True
     for ordinal, (kind, cell) in enumerate(cells):
         if ordinal in stored:
             continue
@@ -162,23 +163,23 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
             cell = runner.within_budget(ph, cell, written)
         tag = cell_tag(ph.name, rnd, ordinal, cell.key)
         json_path = store.raw_dir / f"{tag}.json"
-        if not json_path.exists():
-            return False
         try:
             result = load_round(store.raw_dir, tag)
         except IolabError:
-            return False  # an incomplete output: that cell was in flight
+            complete = False  # no output, or an incomplete one: that cell was in flight
+            break
         job = store.raw_dir / f"{tag}.fio"
         started = job.stat().st_mtime if job.exists() else json_path.stat().st_mtime - result.runtime_s
         store.add_cell(ph.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
                        workload_record(cell.workload), result, started, json_path.stat().st_mtime)
         written += result.write.io_bytes
         recovered += 1
-    store.finish_round(ph.name, rnd)
     if recovered:
         notes.append(f"{ph.name}: recovered {recovered} cell(s) of round {rnd} from raw/ (measured, not yet stored "
                      "when the run stopped).")
-    return True
+    if complete:
+        store.finish_round(ph.name, rnd)
+    return complete
 
 
 def _cannot_continue(store: RunStore, ph: Phase, target: targets.Target, done: int) -> str | None:
