@@ -45,6 +45,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab.targets import mark_created
+
 IOLAB = str(Path(sys.executable).parent / "iolab")
 QUICK = ["--quick", "--cell-time", "1s", "--no-report"]
 
@@ -122,6 +124,14 @@ class Loops:
             subprocess.run(["losetup", "-d", d], capture_output=True)
 
 
+def write_mbr(path: Path) -> None:
+    """One Linux partition (sectors 2048-67583) in an MBR: no partitioning tool needed."""
+    entry = bytes([0, 0, 0, 0, 0x83, 0, 0, 0]) + (2048).to_bytes(4, "little") + (65536).to_bytes(4, "little")
+    with open(path, "r+b") as f:
+        f.seek(446)
+        f.write(entry + bytes(48) + b"\x55\xaa")
+
+
 def refused(name: str, args: list[str], runs: Path) -> Case:
     before = set(runs.iterdir()) if runs.exists() else set()
     rc, out, err = iolab(args, timeout=20)
@@ -152,9 +162,9 @@ def refusal_cases(work: Path) -> list[Case]:
         loops.mounts.append(str(mnt))
         cases.append(refused("mounted loop device", base + [dev], runs))
 
-        dev, _ = loops.make("partitioned")
-        subprocess.run(["sfdisk", "-q", dev], input="label: gpt\n,32M\n", text=True, capture_output=True, check=True)
-        subprocess.run(["partx", "-u", dev], capture_output=True)
+        dev, backing = loops.make("partitioned")
+        write_mbr(backing)
+        subprocess.run(["blockdev", "--rereadpt", dev], capture_output=True)
         cases.append(refused("partitioned loop device", base + [dev], runs))
 
         dev, _ = loops.make("fs")
@@ -164,18 +174,22 @@ def refusal_cases(work: Path) -> list[Case]:
         dev, _ = loops.make("ro", readonly=True)
         cases.append(refused("read-only loop device", base + [dev], runs))
 
+        # The files below carry iolab's own mark, so only the check under test can refuse them.
         dev, backing = loops.make("backing")
+        mark_created(str(backing))
         cases.append(refused("file backing a loop device", base + [f"file:{backing}"], runs))
 
         fsfile = work / "fsfile.img"
         with open(fsfile, "wb") as f:
             f.truncate(64 << 20)
         sh("mkfs.ext4", "-q", "-F", str(fsfile))
+        mark_created(str(fsfile))
         cases.append(refused("file with a filesystem signature", base + [f"file:{fsfile}"], runs))
 
         held = work / "held.img"
         with open(held, "wb") as f:
             f.truncate(64 << 20)
+        mark_created(str(held))
         holder = subprocess.Popen(["sleep", "600"], stdin=open(held, "rb"))
         try:
             cases.append(refused("file open by another process", base + [f"file:{held}"], runs))
@@ -284,8 +298,11 @@ def resumed(run: Path) -> Case:
     cells = con.execute("SELECT round, ordinal FROM cells c WHERE kind='measure'").fetchall()
     con.close()
     dup = len(cells) - len(set(cells))
-    good = rounds == list(range(1, len(rounds) + 1)) and dup == 0 and len(rounds) > 0
-    return Case(f"resume {run.name}", good, f"rounds {rounds}, {dup} duplicate cells")
+    ok, outputs, named = db_check(run)
+    unstored = [o for o in outputs if o not in named]
+    good = rounds == list(range(1, len(rounds) + 1)) and dup == 0 and len(rounds) > 0 and not unstored and ok == "ok"
+    return Case(f"resume {run.name}", good, f"rounds {rounds}, {dup} duplicate cells, {len(unstored)} fio outputs "
+                f"without their cell, database {ok}")
 
 
 # -- faults -----------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from . import suites, targets
 from .engines import engine_for
 from .errors import IolabError
 from .runner import RunOptions, Runner, start
-from .store import ResultsDiskFull, RunStore, list_runs, runs_root
+from .runlist import list_runs
+from .store import ResultsDiskFull, RunStore, runs_root
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,

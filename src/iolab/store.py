@@ -12,7 +12,6 @@ complete rounds for results and steady state.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
 from .errors import IolabError
 from .procs import boot_id, process_start, same_process_alive
 from .results import Histogram, RoundResult
@@ -152,50 +152,6 @@ class PhaseRow:
 
 def _now_iso() -> str:
     return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
-
-
-class ResultsDiskFull(IolabError):
-    """The filesystem holding the run directory has no room left."""
-
-    exit_code = 5
-
-    def __init__(self, run_dir: Path, detail: str | BaseException = ""):
-        if isinstance(detail, OSError) and detail.filename:
-            detail = f"{detail.strerror} writing {detail.filename}"
-        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. "
-                         "Everything stored before this point is kept; free space on that filesystem "
-                         "(or use --runs-dir on another one) and run again.")
-
-
-def is_disk_full(e: BaseException) -> bool:
-    if isinstance(e, OSError):
-        return e.errno in (errno.ENOSPC, errno.EDQUOT)
-    if isinstance(e, sqlite3.OperationalError):
-        return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(e)
-    return False
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 # A little space kept aside in each open run directory, released when the disk fills so the
@@ -499,7 +455,7 @@ class RunStore:
             self._db.execute("DELETE FROM steady WHERE phase=? AND round>=?", (phase, from_round))
             self._db.execute("UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,))
         if moved:
-            _fsync_dir(self.raw_dir)
+            fsync_dir(self.raw_dir)
         return len(moved)
 
     # -- reading ----------------------------------------------------------------------------
@@ -590,19 +546,6 @@ def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    run_id: str
-    path: Path
-    test: str
-    target: str
-    state: str  # running | complete | failed | interrupted | broken
-    started: str
-    compliant: bool
-    noncompliance: tuple[str, ...] = ()
-    problem: str | None = None  # why a broken run cannot be read
-
-
 def resolve_run(ref: str | Path) -> Path:
     """A run is named by its directory path or by its id under the runs root."""
     p = Path(ref)
@@ -618,47 +561,3 @@ def resolve_run(ref: str | Path) -> Path:
     if len(matches) > 1:
         raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
     raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")
-
-
-def _looks_like_run(d: Path) -> bool:
-    return d.is_dir() and any((d / n).exists() for n in ("manifest.json", "results.db", "raw"))
-
-
-def summarise_run(d: Path) -> RunSummary:
-    """One line of `iolab runs`; a run that cannot be read is 'broken', with the reason."""
-    try:
-        s = RunStore(d, writable=False)
-    except IolabError as e:
-        m = _manifest_or_none(d)
-        if m is None:  # the manifest itself is the problem: say what we can from the name
-            return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), str(e))
-        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
-                          tuple(m.noncompliance), str(e))
-    m = s.manifest
-    try:
-        if m is None:
-            return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), f"{d / 'manifest.json'}: missing.")
-        s.check()
-        state = "interrupted" if m.state == "running" and not s.writer_alive() else m.state
-        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), state, m.started, m.compliant,
-                          tuple(m.noncompliance))
-    except IolabError as e:
-        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
-                          tuple(m.noncompliance), str(e))
-    finally:
-        s.close()
-
-
-def _manifest_or_none(d: Path) -> Manifest | None:
-    try:
-        return Manifest(**json.loads((d / "manifest.json").read_text()))
-    except (OSError, UnicodeDecodeError, ValueError, TypeError):
-        return None
-
-
-def list_runs(root: Path | None = None) -> list[RunSummary]:
-    """Every run directory under root, broken ones included."""
-    root = root or runs_root()
-    if not root.is_dir():
-        return []
-    return [summarise_run(d) for d in sorted(root.iterdir()) if _looks_like_run(d)]

@@ -11,7 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 
 from .conftest import IOLAB, iolab
 
@@ -145,3 +146,30 @@ def test_resume_of_a_finished_run_is_refused(scratch):
     [r] = list_runs(runs)
     res = iolab("resume", str(r.path))
     assert res.returncode != 0 and "nothing to resume" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scratch):
+    if os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("needs root to mount a tmpfs")
+    runs = scratch / "full"
+    runs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(runs)], check=True)
+    try:
+        res = iolab("run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "6",
+                    "-t", f"file:{scratch}/target.img?size=64MiB", "--runs-dir", str(runs), timeout=900)
+        assert res.returncode == 5, res.stderr
+        assert "Traceback" not in res.stderr and "results disk full at " in res.stderr
+        [run] = [d for d in runs.iterdir()]
+        assert not (run / "manifest.json.tmp").exists()
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["state"] == "failed" and m["error"].startswith(f"results disk full at {run}")
+        store = RunStore.open(run)
+        assert store.cells(complete_only=False)  # what was stored before the disk filled is kept
+        store.check()
+        store.close()
+        [r] = list_runs(runs)
+        assert r.state == "failed" and r.problem is None
+    finally:
+        subprocess.run(["umount", str(runs)], check=True)

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 from iolab.summary import summarise
 
 from .conftest import iolab

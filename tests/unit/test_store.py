@@ -16,7 +16,8 @@ from iolab import resume, suites, store as store_mod
 from iolab.compare import compare
 from iolab.errors import IolabError
 from iolab.runner import RunOptions, Runner, start
-from iolab.store import ResultsDiskFull, RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import ResultsDiskFull, RunStore
 from tests.unit.test_runner import TARGET, ScriptedEngine, profile
 
 
