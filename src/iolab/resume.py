@@ -3,10 +3,12 @@
 The plan is rebuilt from the manifest (test, profile, target) and must match the stored one.
 Within the first unfinished phase, cells whose engine output is on disk but which never
 reached the database (killed between the two) are recovered from raw/; then the run goes on
-at the first round not complete. What cannot continue says so and restarts the phase from its
-purge: a simulated drive (its state ended with its process), a phase killed in preconditioning,
-or a target that is not the same one or was written since. Nothing stored is deleted: cells
-of a round that is run again are kept as kind 'interrupted', their files under raw/interrupted-N/.
+at the first round not complete. A target that is not the one the run wrote (serial and
+capacity; a file's path, inode and size; a simulated drive's preset and parameters) is refused:
+a run measures one drive. A phase that cannot continue says why and runs again from its purge:
+on a simulated drive (its state ended with its process), after a kill in preconditioning, or
+when the target was written since. Nothing stored is deleted: cells of a round that is run
+again are kept as kind 'interrupted', their files under raw/interrupted-N/.
 """
 
 from __future__ import annotations
@@ -56,6 +58,12 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False) -> tuple[Re
         raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
                          "(another iolab version, or the target's size changed), so it cannot continue it. "
                          f"Start a new run: iolab run {m.test} -t {m.target['spec']}")
+    stored = m.target.get("identity")
+    diff = differences(stored, target_identity(target)) if stored else []
+    if diff:
+        raise IolabError(f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+                         "continue there: a run measures one drive. Start a new run: "
+                         f"iolab run {m.test} -t {m.target['spec']}")
     if target.kind != "sim":
         targets.check_safe_to_write(target, allow_unsafe)
     engine = engine_for(target)
@@ -191,13 +199,9 @@ def _cannot_continue(store: RunStore, ph: Phase, target: targets.Target, done: i
     if target.kind == "sim":
         return ("a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
                 "it, so its next round would not follow the last")
-    stored = m.target.get("identity")
-    if stored is None:
+    if m.target.get("identity") is None:
         return "the run does not record which target it wrote (stored by an older iolab)"
     now = target_identity(target)
-    diff = differences(stored, now)
-    if diff:
-        return "the target is not the one the run wrote: " + "; ".join(diff)
     last = store.last_activity()
     modified = last_modified(now)
     # The cell in flight when the run stopped wrote for at most one cell time after the last

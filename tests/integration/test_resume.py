@@ -133,9 +133,11 @@ def test_resume_refuses_another_file_at_the_same_path(scratch):
     data = target.read_bytes()
     target.unlink()
     target.write_bytes(data)  # same path and size, another inode
+    before = sorted(p.name for p in run.rglob("*"))
     res = iolab("resume", str(run), "--no-report", timeout=900)
-    assert res.returncode == 0, res.stderr + res.stdout
-    assert "not the one the run wrote" in res.stdout and "inode" in res.stdout
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "not the one the run wrote" in res.stderr and "inode" in res.stderr and "Start a new run" in res.stderr
+    assert sorted(p.name for p in run.rglob("*")) == before  # refused before anything changed
 
 
 def test_resume_of_a_finished_run_is_refused(scratch):
