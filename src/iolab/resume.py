@@ -78,15 +78,8 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False) -> tuple[Re
 
 
 def run(r: Resumption, engine: Engine, progress=None) -> None:
-    r.store.manifest.state = "running"
-    r.store.manifest.error = None
-    r.store.manifest.ended = None
-    r.store.manifest.pid = os.getpid()
-    from .procs import boot_id, process_start
-
-    r.store.manifest.pid_start, r.store.manifest.boot_id = process_start(os.getpid()), boot_id()
     r.store.manifest.notes.append("resumed: " + " ".join(r.notes))
-    r.store.write_manifest()
+    r.store.claim()
     Runner(r.plan, r.target, engine, r.store, r.options, progress).run(r.start)
 
 

@@ -89,8 +89,8 @@ class Manifest:
     error: str | None = None
     pid: int = field(default_factory=os.getpid)
     # With the pid they tell the writer from a later process that reused its pid.
-    pid_start: int | None = field(default_factory=lambda: process_start(os.getpid()))
-    boot_id: str | None = field(default_factory=boot_id)
+    pid_start: int | None = None
+    boot_id: str | None = None
     purges: list[dict] = field(default_factory=list)
     write_cache: str | None = None
     safety_overrides: list[str] = field(default_factory=list)
@@ -243,8 +243,15 @@ class RunStore:
         manifest.run_id = path.name
         store = cls(path)
         store.manifest = manifest
-        store.write_manifest()
+        store.claim()
         return store
+
+    def claim(self) -> None:
+        """Record this process as the run's writer (pid, its start time, the boot) and store it."""
+        m = self.manifest
+        m.state, m.ended, m.error = "running", None, None
+        m.pid, m.pid_start, m.boot_id = os.getpid(), process_start(os.getpid()), boot_id()
+        self.write_manifest()
 
     @classmethod
     def open(cls, ref: str | Path, writable: bool = False) -> "RunStore":
