@@ -130,9 +130,8 @@ def test_resume_refuses_another_file_at_the_same_path(scratch):
     runs = scratch / "runs"
     run = run_and_kill(scratch, runs, "main-r02-c01")
     target = scratch / "target.img"
-    data = target.read_bytes()
-    target.unlink()
-    target.write_bytes(data)  # same path and size, another inode
+    target.rename(scratch / "moved-away.img")  # kept, so its inode cannot be reused at once
+    target.write_bytes((scratch / "moved-away.img").read_bytes())  # same path and size, another inode
     before = sorted(p.name for p in run.rglob("*"))
     res = iolab("resume", str(run), "--no-report", timeout=900)
     assert res.returncode == 2 and "Traceback" not in res.stderr
