@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
 from .errors import IolabError
@@ -212,18 +213,22 @@ class RunStore:
         m = self.manifest
         return m is not None and m.state == "running" and same_process_alive(m.pid, m.pid_start, m.boot_id)
 
-    def check(self) -> None:
-        """Raise IolabError unless the database is intact and holds iolab's tables."""
+    def check(self, deep: bool = False) -> None:
+        """Raise IolabError unless the database holds iolab's tables and they can be read;
+        `deep` runs SQLite's quick_check over every page (slower on big runs)."""
+        db = self.dir / "results.db"
         try:
-            (ok,) = self._db.execute("PRAGMA quick_check").fetchone()
             names = {n for (n,) in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = {"phases", "rounds", "cells"} - names
+            if missing:
+                raise IolabError(f"{db}: not an iolab results database (no {', '.join(sorted(missing))} table).")
+            self._db.execute("SELECT count(*) FROM phases").fetchone()
+            self._db.execute("SELECT count(*) FROM rounds").fetchone()
+            (ok,) = self._db.execute("PRAGMA quick_check").fetchone() if deep else ("ok",)
         except sqlite3.DatabaseError as e:
-            raise IolabError(f"{self.dir / 'results.db'}: damaged ({e}).") from None
+            raise IolabError(f"{db}: damaged ({e}).") from None
         if ok != "ok":
-            raise IolabError(f"{self.dir / 'results.db'}: damaged (integrity check: {ok}).")
-        missing = {"phases", "rounds", "cells"} - names
-        if missing:
-            raise IolabError(f"{self.dir / 'results.db'}: not an iolab results database (no {', '.join(sorted(missing))} table).")
+            raise IolabError(f"{db}: damaged (integrity check: {ok}).")
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
@@ -548,8 +553,6 @@ class RunStore:
 
 
 def _uri_path(path: Path) -> str:
-    from urllib.parse import quote
-
     return quote(str(path.resolve()))
 
 
