@@ -232,3 +232,18 @@ def test_a_corrupt_database_is_a_clear_error(tmp_path):
         RunStore.open(d)
     with pytest.raises(sqlite3.DatabaseError):
         sqlite3.connect(d / "results.db").execute("select * from cells").fetchall()
+
+
+def test_iolab_runs_prints_broken_runs_with_the_reason(tmp_path):
+    from typer.testing import CliRunner
+
+    from iolab.cli import app
+
+    good = finished_run(tmp_path)
+    bad = finished_run(tmp_path)
+    (bad / "results.db").write_bytes(b"[not] a database" * 100)
+    res = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    assert good.name in res.output and bad.name in res.output
+    assert "broken" in res.output and "not a readable SQLite database" in res.output
+    assert "1 of 2 runs cannot be read" in res.output
