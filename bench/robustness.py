@@ -260,7 +260,7 @@ def one_kill(work: Path, i: int, rng: random.Random) -> KillResult:
     target = work / f"kill-{i}.img"
     cmd = [IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", f"file:{target}?size=64MiB",
            "--runs-dir", str(runs)]
-    at = rng.uniform(0.5, 40.0)
+    at = rng.uniform(2.0, 40.0)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(at)
     if p.poll() is not None:
