@@ -13,7 +13,8 @@ from . import suites, targets
 from .engines import engine_for
 from .errors import IolabError
 from .runner import RunOptions, Runner, start
-from .store import RunStore, list_runs, runs_root
+from .runlist import list_runs
+from .store import ResultsDiskFull, RunStore, runs_root
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -127,7 +128,7 @@ def run(
                 raise typer.Exit(130)
             except IolabError as e:
                 err.print(f"[red]{e}[/]\n(the run so far is kept in {store.dir})")
-                if report:
+                if report and not isinstance(e, ResultsDiskFull):  # no room for a report either
                     _write_report(store)
                 raise typer.Exit(e.exit_code)
             render(store, console)
@@ -147,16 +148,59 @@ def _write_report(store: RunStore) -> None:
 
 
 @app.command()
+def resume(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
+    allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="As for `iolab run`. DESTROYS DATA."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
+):
+    """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
+    from rich.markup import escape
+
+    from . import resume as resuming
+    from .progress import RichProgress
+    from .textreport import render
+
+    r, engine = resuming.prepare(run_ref, engine_for, allow_unsafe_target)
+    console.print(f"[bold]resuming {escape(r.store.manifest.run_id)}[/] ({escape(r.plan.title)} on {escape(r.target.spec)})")
+    for note in r.notes:
+        console.print(f"  {escape(note)}", soft_wrap=True)
+    try:
+        with RichProgress(console) as progress:
+            resuming.run(r, engine, progress)
+    except KeyboardInterrupt:
+        err.print(f"[yellow]interrupted again: finished rounds are kept; `iolab resume {escape(str(r.store.dir))}` "
+                  "continues[/]")
+        raise typer.Exit(130)
+    except IolabError as e:
+        err.print(f"[red]{escape(str(e))}[/]\n(the run so far is kept in {escape(str(r.store.dir))})")
+        raise typer.Exit(e.exit_code)
+    finally:
+        engine.close()
+    render(r.store, console)
+    if report:
+        _write_report(r.store)
+    console.print(f"run directory: {r.store.dir}")
+
+
+@app.command()
 def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
     """List stored runs."""
     from rich.table import Table
 
+    from rich.markup import escape
+
     t = Table()
     for col in ("run", "test", "target", "state", "started", "compliant"):
         t.add_column(col)
-    for r in list_runs(runs_dir):
-        t.add_row(r.run_id, r.test, r.target, r.state, r.started, "yes" if r.compliant else "no (scaled down)")
+    found = list_runs(runs_dir)
+    for r in found:
+        state = f"[red]broken: {escape(r.problem)}[/]" if r.problem else escape(r.state)
+        t.add_row(escape(r.run_id), escape(r.test), escape(r.target), state, escape(r.started),
+                  "yes" if r.compliant else "no (scaled down)")
     console.print(t)
+    broken = sum(1 for r in found if r.problem)
+    if broken:
+        err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
 
 
 @app.command()

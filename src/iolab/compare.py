@@ -351,18 +351,39 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) 
     Runs of several RWSW tests (on several drives) make the RWSW summary comparison."""
     from .report.comparison import write_comparison
 
-    tests = {_test_of(r) for r in run_refs}
+    paths = open_runs(run_refs)
+    tests = {_test_of(p) for p in paths}
     if len(tests) > 1 and tests <= set(RWSW_TESTS):
         from .report.rwsw_compare import write_rwsw_comparison
 
-        return write_rwsw_comparison(list(run_refs), Path(out_dir), force)
-    return write_comparison(list(run_refs), Path(out_dir), force)
+        return write_rwsw_comparison(paths, Path(out_dir), force)
+    return write_comparison(paths, Path(out_dir), force)
 
 
-def _test_of(ref: str | Path) -> str:
+def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
+    """The run directories named, each checked readable (read-only); a run named twice is refused."""
     from .store import RunStore
 
-    store = RunStore.open(ref)
+    seen: dict[str, str] = {}
+    paths = []
+    for ref in run_refs:
+        store = RunStore.open(ref)
+        try:
+            key = store.manifest.run_id or str(store.dir)
+            if key in seen or str(store.dir) in seen.values():
+                raise IolabError(f"{seen.get(key, ref)!s} and {ref!s} are the same run ({store.manifest.run_id}, "
+                                 f"{store.dir}): a run compared with itself says nothing. Give each run once.")
+            seen[key] = str(ref)
+            paths.append(store.dir)
+        finally:
+            store.close()
+    return paths
+
+
+def _test_of(path: Path) -> str:
+    from .store import RunStore
+
+    store = RunStore.open(path)
     try:
         return store.manifest.test
     finally:

@@ -14,3 +14,38 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def process_start(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None.
+    With the boot id it tells a live process from a later one that reused its pid."""
+    try:
+        text = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: fields follow its last ')'.
+    fields = text[text.rfind(")") + 2:].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def boot_id() -> str | None:
+    try:
+        return open("/proc/sys/kernel/random/boot_id").read().strip()
+    except OSError:
+        return None
+
+
+def same_process_alive(pid: int, start: int | None, boot: str | None) -> bool:
+    """True if the process that had this pid (started at `start` in boot `boot`) still runs.
+    Without a recorded start time (runs stored by older versions) only the pid is checked."""
+    if not pid_alive(pid):
+        return False
+    if boot is not None and boot_id() not in (None, boot):
+        return False  # rebooted since: any process with this pid is another one
+    if start is not None:
+        now = process_start(pid)
+        return now is None or now == start
+    return True

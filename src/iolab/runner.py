@@ -11,17 +11,18 @@ import platform
 import re
 import socket
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from . import __version__, targets
 from .engines import Engine
 from .errors import IolabError
+from .identity import target_identity
 from .plan import Cell, Phase, TestPlan
 from .results import RoundResult
 from .steady import SteadyVerdict, evaluate
-from .store import Manifest, RunStore, _now_iso
+from .store import Manifest, ResultsDiskFull, RunStore, _now_iso, is_disk_full
 from .targets import Target
 from .units import duration
 from .workload import Workload
@@ -43,6 +44,18 @@ class NoProgress:
     def live(self, elapsed_s, iops): pass
     def done(self, result, wall_s): pass
     def note(self, text): pass
+
+
+@dataclass(frozen=True)
+class StartAt:
+    """Where a resumed run continues (`iolab resume`): plan phase `phase` at round `round`
+    (0: the phase from its purge), with what that phase's stored rounds hold."""
+
+    phase: int
+    round: int
+    written: int = 0  # workload bytes written by the stored rounds (the phase's byte budget)
+    elapsed: float = 0.0  # engine seconds of the stored rounds (the phase's time budget)
+    history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # tracking values
 
 
 @dataclass(frozen=True)
@@ -129,33 +142,48 @@ class Runner:
         self.progress = progress or NoProgress()
 
     # -- the whole run ---------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, start_at: StartAt | None = None) -> None:
         m = self.store.manifest
         try:
             m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
             self.store.write_manifest()
             self.engine.prepare(self.target)
+            if start_at is None:
+                m.target["identity"] = target_identity(self.target)  # what `iolab resume` checks
+                self.store.write_manifest()
             for i, phase in enumerate(self.plan.phases):
+                if start_at is not None and i < start_at.phase:
+                    continue
                 self.progress.phase(self.plan, phase, i)
-                self.run_phase(phase, i)
+                self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
         except KeyboardInterrupt:
             self.store.finish("interrupted", "stopped by the user (Ctrl-C); finished rounds are kept")
             raise
         except IolabError as e:
+            if not isinstance(e, ResultsDiskFull) and self.store.disk_full():
+                e = ResultsDiskFull(self.store.dir, str(e))  # e.g. fio could not write its logs
             self.store.finish("failed", str(e))
-            raise
-        except BaseException as e:  # a bug: keep the run readable and say so
-            self.store.finish("failed", f"internal error: {e!r}")
+            raise e from None
+        except BaseException as e:
+            if is_disk_full(e):  # the run directory's filesystem filled: a user's problem, not a bug
+                full = ResultsDiskFull(self.store.dir, e)
+                self.store.finish("failed", str(full))
+                raise full from None
+            self.store.finish("failed", f"internal error: {e!r}")  # a bug: keep the run readable and say so
             raise
         self.store.finish("complete")
 
     # -- one phase -----------------------------------------------------------------------
-    def run_phase(self, phase: Phase, ordinal: int) -> None:
+    def run_phase(self, phase: Phase, ordinal: int, at: StartAt | None = None) -> None:
         store, rule = self.store, self.plan.rule
-        store.begin_phase(phase.name, ordinal)
-        if phase.purge:
+        if at is not None and at.round == 0:
+            at = None  # resumed from the phase's purge: as a fresh phase
+        first = at.round if at is not None else 1
+        if at is None:
+            store.begin_phase(phase.name, ordinal)
+        if at is None and phase.purge:
             self.purge(phase)
-        if phase.precondition:
+        if at is None and phase.precondition:
             store.begin_round(phase.name, 0)
             for i, w in enumerate(phase.precondition):
                 self.progress.step("precondition", 0, i, len(phase.precondition), w)
@@ -164,13 +192,14 @@ class Runner:
 
         # Budgets count the engine's own time (virtual seconds on the simulator), so a 24-hour
         # Write Saturation means 24 hours of measured IO on any engine.
-        elapsed = 0.0
-        written = 0
-        history: dict[str, list[tuple[int, float]]] = {t.name: [] for t in phase.tracking}
+        elapsed = at.elapsed if at else 0.0
+        written = at.written if at else 0
+        history: dict[str, list[tuple[int, float]]] = {t.name: list(at.history.get(t.name, []) if at else [])
+                                                       for t in phase.tracking}
         verdict: SteadyVerdict | None = None
         stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
-        rnd = 0
-        for rnd in range(1, phase.max_rounds + 1):
+        rnd = first - 1
+        for rnd in range(first, phase.max_rounds + 1):
             store.begin_round(phase.name, rnd)
             for i, cell in enumerate(phase.cells):
                 cell = self.within_budget(phase, cell, written)
@@ -186,14 +215,9 @@ class Runner:
             verdict = evaluate(history, rule) if phase.tracking else None
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
-                if verdict.steady and phase.stop_on_steady:
-                    stop_reason = f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
-                    break
-            if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
-                stop_reason = f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
-                break
-            if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
-                stop_reason = f"ran {duration(phase.budget_seconds)}, the time budget"
+            early = early_stop(phase, verdict, written, elapsed)
+            if early is not None:
+                stop_reason = early
                 break
         else:
             if not phase.stop_on_steady:
@@ -242,6 +266,17 @@ class Runner:
                             workload_record(cell.workload), result, t0, time.time())
         self.progress.done(result, time.monotonic() - wall0)
         return result
+
+
+def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapsed: float) -> str | None:
+    """Why the phase ends after this round (steady state, a budget), or None to go on."""
+    if verdict is not None and verdict.steady and phase.stop_on_steady:
+        return f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
+    if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
+        return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
+    if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
+        return f"ran {duration(phase.budget_seconds)}, the time budget"
+    return None
 
 
 def metric_of(result: RoundResult, metric: str) -> float:

@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
+from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
 from .errors import IolabError
-from .procs import pid_alive
+from .procs import boot_id, process_start, same_process_alive
 from .results import Histogram, RoundResult
 from .steady import VariableVerdict
 
@@ -84,6 +89,9 @@ class Manifest:
     ended: str | None = None
     error: str | None = None
     pid: int = field(default_factory=os.getpid)
+    # With the pid they tell the writer from a later process that reused its pid.
+    pid_start: int | None = None
+    boot_id: str | None = None
     purges: list[dict] = field(default_factory=list)
     write_cache: str | None = None
     safety_overrides: list[str] = field(default_factory=list)
@@ -147,47 +155,123 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
 
 
+# A little space kept aside in each open run directory, released when the disk fills so the
+# run can still be marked failed (a manifest is a few KiB).
+RESERVE_NAME = ".space-reserve"
+RESERVE_BYTES = 128 * 1024
+
+
 class RunStore:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, writable: bool = True):
+        """`writable=False` (every read path) never creates or modifies a file in the run."""
         self.dir = path
         self.raw_dir = path / "raw"
-        self._db = sqlite3.connect(path / "results.db", timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
-        self.manifest = self._read_manifest() if (path / "manifest.json").exists() else None
+        self.writable = writable
+        self._copy: tempfile.TemporaryDirectory | None = None
+        has_manifest = (path / "manifest.json").exists()
+        self.manifest = self._read_manifest() if has_manifest else None
+        if writable:
+            try:
+                self._db = sqlite3.connect(path / "results.db", timeout=30)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.executescript(SCHEMA)
+            except sqlite3.DatabaseError as e:
+                if is_disk_full(e):
+                    raise ResultsDiskFull(path) from None
+                raise IolabError(f"{path / 'results.db'}: not a readable SQLite database ({e}).") from None
+            self._reserve()
+        else:
+            self._db = self._open_readonly()
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        db = self.dir / "results.db"
+        if not db.is_file():
+            what = "manifest.json but no results.db" if self.manifest else "no manifest.json and no results.db"
+            raise IolabError(f"{self.dir}: not an iolab run directory (it holds {what}; an `iolab export` "
+                             "folder is a copy of the tables, not a run). Give the run's own directory.")
+        wal = db.with_name("results.db-wal")
+        if self.writer_alive():
+            uri = f"file:{_uri_path(db)}?mode=ro"  # the writer keeps -wal/-shm; readers share them
+        elif wal.exists() and wal.stat().st_size > 0:
+            # A dead writer's log: read a private copy, so the run directory stays as it was.
+            self._copy = tempfile.TemporaryDirectory(prefix="iolab-read-")
+            shutil.copyfile(db, Path(self._copy.name) / "results.db")
+            shutil.copyfile(wal, Path(self._copy.name) / "results.db-wal")
+            uri = f"file:{_uri_path(Path(self._copy.name) / 'results.db')}"
+        else:
+            uri = f"file:{_uri_path(db)}?mode=ro&immutable=1"  # nobody writes it: no -wal/-shm needed
+        try:
+            con = sqlite3.connect(uri, uri=True, timeout=30)
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as e:
+            self._drop_copy()
+            raise IolabError(f"{db}: not a readable SQLite database ({e}).") from None
+        return con
+
+    def writer_alive(self) -> bool:
+        m = self.manifest
+        return m is not None and m.state == "running" and same_process_alive(m.pid, m.pid_start, m.boot_id)
+
+    def check(self, deep: bool = False) -> None:
+        """Raise IolabError unless the database holds iolab's tables and they can be read;
+        `deep` runs SQLite's quick_check over every page (slower on big runs)."""
+        db = self.dir / "results.db"
+        try:
+            names = {n for (n,) in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = {"phases", "rounds", "cells"} - names
+            if missing:
+                raise IolabError(f"{db}: not an iolab results database (no {', '.join(sorted(missing))} table).")
+            self._db.execute("SELECT count(*) FROM phases").fetchone()
+            self._db.execute("SELECT count(*) FROM rounds").fetchone()
+            (ok,) = self._db.execute("PRAGMA quick_check").fetchone() if deep else ("ok",)
+        except sqlite3.DatabaseError as e:
+            raise IolabError(f"{db}: damaged ({e}).") from None
+        if ok != "ok":
+            raise IolabError(f"{db}: damaged (integrity check: {ok}).")
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
     def create(cls, root: Path, manifest: Manifest) -> "RunStore":
-        root.mkdir(parents=True, exist_ok=True)
         base = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
-        path, n = root / base, 1
-        while path.exists():
-            n += 1
-            path = root / f"{base}-{n}"
-        (path / "raw").mkdir(parents=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            path, n = root / base, 1
+            while path.exists():
+                n += 1
+                path = root / f"{base}-{n}"
+            (path / "raw").mkdir(parents=True)
+        except OSError as e:
+            if is_disk_full(e):
+                raise ResultsDiskFull(root) from None
+            raise
         manifest.run_id = path.name
         store = cls(path)
         store.manifest = manifest
-        store.write_manifest()
+        store.claim()
         return store
 
+    def claim(self) -> None:
+        """Record this process as the run's writer (pid, its start time, the boot) and store it."""
+        m = self.manifest
+        m.state, m.ended, m.error = "running", None, None
+        m.pid, m.pid_start, m.boot_id = os.getpid(), process_start(os.getpid()), boot_id()
+        self.write_manifest()
+
     @classmethod
-    def open(cls, ref: str | Path) -> "RunStore":
+    def open(cls, ref: str | Path, writable: bool = False) -> "RunStore":
         path = resolve_run(ref)
-        store = cls(path)
+        store = cls(path, writable=writable)
         if store.manifest is None:
             raise IolabError(f"{path}: not an iolab run directory (no manifest.json).")
         m = store.manifest
-        if m.state == "running" and not pid_alive(m.pid):
+        if m.state == "running" and not store.writer_alive():
             # The process that wrote this run is gone without closing it (kill -9, power loss).
+            # Readers only say so; the next writer (resume) stores it.
             m.state = "interrupted"
             m.error = m.error or "the iolab process ended without finishing the run"
-            try:
+            if writable:
                 store.write_manifest()
-            except OSError:
-                pass
         return store
 
     def _read_manifest(self) -> Manifest:
@@ -195,35 +279,85 @@ class RunStore:
         try:
             data = json.loads(path.read_text())
             return Manifest(**data)
-        except (json.JSONDecodeError, TypeError) as e:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as e:
             raise IolabError(f"{path}: unreadable manifest ({e}).") from None
 
     def write_manifest(self) -> None:
-        tmp = self.dir / "manifest.json.tmp"
-        tmp.write_text(json.dumps(asdict(self.manifest), indent=2, sort_keys=False, default=str))
-        os.replace(tmp, self.dir / "manifest.json")
+        data = json.dumps(asdict(self.manifest), indent=2, sort_keys=False, default=str).encode()
+        try:
+            write_atomic(self.dir / "manifest.json", data)
+        except OSError as e:
+            if not is_disk_full(e):
+                raise
+            if not self._release_reserve():
+                raise ResultsDiskFull(self.dir) from None
+            try:
+                write_atomic(self.dir / "manifest.json", data)
+            except OSError as e2:
+                if is_disk_full(e2):
+                    raise ResultsDiskFull(self.dir) from None
+                raise
+
+    def _reserve(self) -> None:
+        try:
+            with open(self.dir / RESERVE_NAME, "wb") as f:
+                f.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            (self.dir / RESERVE_NAME).unlink(missing_ok=True)
+
+    def _release_reserve(self) -> bool:
+        try:
+            (self.dir / RESERVE_NAME).unlink()
+            return True
+        except FileNotFoundError:
+            return False
 
     def finish(self, state: str, error: str | None = None) -> None:
         self.manifest.state = state
         self.manifest.ended = _now_iso()
         self.manifest.error = error
-        self.write_manifest()
+        try:
+            self.write_manifest()
+        except ResultsDiskFull:
+            raise ResultsDiskFull(self.dir, f"not even the run's end could be stored: manifest.json still says "
+                                  f"'running' (`iolab runs` shows it as interrupted); the run {state}"
+                                  + (f": {error}" if error else "")) from None
+        self._release_reserve()
+
+    def disk_full(self) -> bool:
+        """True if the run directory's filesystem has (next to) no room left."""
+        try:
+            st = os.statvfs(self.dir)
+        except OSError:
+            return False
+        return st.f_bavail * st.f_frsize < 64 * 1024
+
+    @contextmanager
+    def _tx(self):
+        """One committed transaction; a full disk becomes ResultsDiskFull (SQLite rolls back)."""
+        try:
+            with self._db:
+                yield
+        except (sqlite3.OperationalError, OSError) as e:
+            if is_disk_full(e):
+                raise ResultsDiskFull(self.dir) from None
+            raise
 
     # -- writing ----------------------------------------------------------------------------
     def begin_phase(self, name: str, ordinal: int) -> None:
-        with self._db:
+        with self._tx():
             self._db.execute(
                 "INSERT OR REPLACE INTO phases (name, ordinal, started) VALUES (?, ?, ?)", (name, ordinal, time.time())
             )
 
     def record_purge(self, phase: str, method: str, ok: bool, detail: str) -> None:
-        with self._db:
+        with self._tx():
             self._db.execute(
                 "UPDATE phases SET purge_method=?, purge_ok=?, purge_detail=? WHERE name=?", (method, int(ok), detail, phase)
             )
 
     def begin_round(self, phase: str, rnd: int) -> None:
-        with self._db:
+        with self._tx():
             self._db.execute(
                 "INSERT OR REPLACE INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0)", (phase, rnd, time.time())
             )
@@ -235,7 +369,7 @@ class RunStore:
         h = result.histogram
         pcts = {col: (h.percentile(p) if h else None) for p, col in PCT_COLUMNS.items()}
         r, w = result.read, result.write
-        with self._db:
+        with self._tx():
             cur = self._db.execute(
                 """INSERT INTO cells (phase, round, ordinal, kind, cell_key, mix, block_size, workload, started, ended,
                 runtime_s, read_iops, write_iops, iops, read_mbps, write_mbps, mbps, read_ios, write_ios, io_bytes,
@@ -265,11 +399,11 @@ class RunStore:
         return cell_id
 
     def finish_round(self, phase: str, rnd: int) -> None:
-        with self._db:
+        with self._tx():
             self._db.execute("UPDATE rounds SET ended=?, complete=1 WHERE phase=? AND round=?", (time.time(), phase, rnd))
 
     def add_steady(self, phase: str, rnd: int, verdicts: tuple[VariableVerdict, ...]) -> None:
-        with self._db:
+        with self._tx():
             for v in verdicts:
                 self._db.execute(
                     "INSERT OR REPLACE INTO steady VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -281,11 +415,60 @@ class RunStore:
                 )
 
     def finish_phase(self, phase: str, steady: bool | None, rounds: int, stop_reason: str) -> None:
-        with self._db:
+        with self._tx():
             self._db.execute(
                 "UPDATE phases SET steady=?, rounds=?, stop_reason=?, ended=? WHERE name=?",
                 (None if steady is None else int(steady), rounds, stop_reason, time.time(), phase),
             )
+
+    # -- resuming an interrupted run ------------------------------------------------------
+    def phase_ended(self, name: str) -> bool | None:
+        """None: the phase never began; False: begun, not finished; True: finished."""
+        row = self._db.execute("SELECT ended FROM phases WHERE name=?", (name,)).fetchone()
+        return None if row is None else row[0] is not None
+
+    def round_complete(self, phase: str, rnd: int) -> bool:
+        row = self._db.execute("SELECT complete FROM rounds WHERE phase=? AND round=?", (phase, rnd)).fetchone()
+        return bool(row and row[0])
+
+    def stored_ordinals(self, phase: str, rnd: int) -> set[int]:
+        return {o for (o,) in self._db.execute(
+            "SELECT ordinal FROM cells WHERE phase=? AND round=? AND kind IN ('measure', 'precondition')", (phase, rnd))}
+
+    def last_activity(self) -> float | None:
+        """The last time the run's writer stored anything (epoch seconds)."""
+        (t,) = self._db.execute(
+            "SELECT MAX(t) FROM (SELECT MAX(ended) AS t FROM cells UNION ALL SELECT MAX(started) FROM rounds"
+            " UNION ALL SELECT MAX(started) FROM phases)").fetchone()
+        return t
+
+    def set_aside(self, phase: str, from_round: int, raw_prefixes: list[str]) -> int:
+        """Keep, but take out of the results, everything of `phase` from round `from_round` on:
+        its cells become kind 'interrupted', its raw files (those of the cells and any output of
+        a cell that was never stored, named by `raw_prefixes`) move to raw/interrupted-N/.
+        Returns the number of files moved."""
+        n = 1
+        while (self.raw_dir / f"interrupted-{n}").exists():
+            n += 1
+        dest_rel = f"raw/interrupted-{n}"
+        moved: dict[str, str] = {}
+        for f in sorted(self.raw_dir.iterdir()) if self.raw_dir.is_dir() else []:
+            if f.is_file() and f.name.startswith(tuple(raw_prefixes)):
+                (self.dir / dest_rel).mkdir(exist_ok=True)
+                os.replace(f, self.dir / dest_rel / f.name)
+                moved[f"raw/{f.name}"] = f"{dest_rel}/{f.name}"
+        with self._tx():
+            rows = self._db.execute("SELECT id, raw_files FROM cells WHERE phase=? AND round>=? AND kind IN "
+                                    "('measure', 'precondition')", (phase, from_round)).fetchall()
+            for cid, raw in rows:
+                files = [moved.get(x, x) for x in json.loads(raw or "[]")]
+                self._db.execute("UPDATE cells SET kind='interrupted', raw_files=? WHERE id=?", (json.dumps(files), cid))
+            self._db.execute("DELETE FROM rounds WHERE phase=? AND round>=?", (phase, from_round))
+            self._db.execute("DELETE FROM steady WHERE phase=? AND round>=?", (phase, from_round))
+            self._db.execute("UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,))
+        if moved:
+            fsync_dir(self.raw_dir)
+        return len(moved)
 
     # -- reading ----------------------------------------------------------------------------
     def phases(self) -> list[PhaseRow]:
@@ -354,18 +537,23 @@ class RunStore:
         ]
 
     def close(self) -> None:
+        if self.writable and (self.manifest is None or self.manifest.state != "running"):
+            # A finished run leaves a plain database (no -wal/-shm), which readers open read-only.
+            try:
+                self._db.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.DatabaseError:
+                pass
         self._db.close()
+        self._drop_copy()
+
+    def _drop_copy(self) -> None:
+        if self._copy is not None:
+            self._copy.cleanup()
+            self._copy = None
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    run_id: str
-    path: Path
-    test: str
-    target: str
-    state: str
-    started: str
-    compliant: bool
+def _uri_path(path: Path) -> str:
+    return quote(str(path.resolve()))
 
 
 def resolve_run(ref: str | Path) -> Path:
@@ -383,21 +571,3 @@ def resolve_run(ref: str | Path) -> Path:
     if len(matches) > 1:
         raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
     raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")
-
-
-def list_runs(root: Path | None = None) -> list[RunSummary]:
-    root = root or runs_root()
-    out = []
-    if not root.exists():
-        return out
-    for d in sorted(root.iterdir()):
-        if not (d / "manifest.json").exists():
-            continue
-        try:
-            s = RunStore.open(d)
-        except IolabError:
-            continue
-        m = s.manifest
-        out.append(RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), m.state, m.started, m.compliant))
-        s.close()
-    return out

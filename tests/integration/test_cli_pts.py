@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 from iolab.summary import summarise
 
 from .conftest import IOLAB, iolab

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from iolab.analysis.workloads import load_composite, load_replay
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 from iolab.summary import summarise
 
 from .conftest import iolab

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 from iolab.summary import summarise
 
 from .conftest import iolab

@@ -12,7 +12,8 @@ from iolab import suites
 from iolab.errors import EngineError
 from iolab.results import Histogram, OpStats, RoundResult
 from iolab.runner import RunOptions, Runner, start
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 from iolab.summary import summarise
 from iolab.targets import DeviceFacts, PurgeOutcome, Target
 from iolab.units import GiB

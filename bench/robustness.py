@@ -1,0 +1,452 @@
+"""How iolab holds up against a hostile tester, driving the real `iolab` command.
+
+    sudo .venv/bin/python bench/robustness.py [--dir /var/tmp] [--kills 5] [--resume 1]
+                                              [--fault-timeout 150] [--fuzz-cases 20000]
+                                              [--skip refusals,kills,faults,fuzz]
+
+Prints four figures, each measured in this run (nothing is assumed):
+
+  refusals   occupied targets iolab must refuse before it writes anything: a mounted loop
+             device, a partitioned one, one with a filesystem signature, a read-only one, a
+             second run on a loop device and on a file a first run is using, a file backing a
+             loop device, a file carrying a filesystem signature, a file another process holds
+             open. Refused = non-zero exit, no traceback, no run directory created, within 60 s
+             (a target that is accepted is stopped after 20 s: the case counts as not refused).
+  kills      kill -9 at a random point of quick runs on file targets, then: the database passes
+             SQLite's integrity check, `iolab runs` shows the run interrupted, no fio is left
+             behind, and every fio output in raw/ has its cell in the database ("cells lost"
+             counts those that do not). `--resume N` also resumes N of the killed runs and checks
+             each completes with every round once.
+  faults     injected faults that must end the run cleanly (non-zero exit, no traceback, the run
+             marked failed, no fio left) within --fault-timeout: nbdkit's error filter (EIO on
+             10 % of requests), nbdkit's delay filter (a server that stops answering), a fio that
+             never exits, a fio that prints no JSON, a fio that exits with an error (fake fio
+             scripts put first on PATH).
+  fuzz       bench/fuzz_import.py with --cases, if present: its case count and uncaught exceptions.
+
+Needs root (loop devices, mounts) and nbdkit. Everything it creates lives under a scratch
+directory it removes; it stops only processes it started, by their pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.targets import mark_created
+
+IOLAB = str(Path(sys.executable).parent / "iolab")
+QUICK = ["--quick", "--cell-time", "1s", "--no-report"]
+
+
+@dataclass
+class Case:
+    name: str
+    ok: bool
+    detail: str
+
+
+def sh(*argv: str, check: bool = True) -> str:
+    return subprocess.run(argv, check=check, capture_output=True, text=True).stdout.strip()
+
+
+def iolab(args: list[str], timeout: float, env: dict | None = None) -> tuple[int | None, str, str]:
+    """Run the CLI; on timeout stop it (SIGINT, then SIGKILL) and return rc None."""
+    e = dict(os.environ, COLUMNS="200", **(env or {}))
+    p = subprocess.Popen([IOLAB, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        return None, out, err
+
+
+def first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return " ".join(lines)[:160] if lines else "(nothing)"
+
+
+def fio_processes_with(path: str) -> list[int]:
+    """Pids of fio processes whose job refers to `path` (read from /proc, not killed)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            comm = (d / "comm").read_text().strip()
+            if comm != "fio":
+                continue
+            cwd = os.readlink(d / "cwd")
+        except OSError:
+            continue
+        if path in cwd:
+            out.append(int(d.name))
+    return out
+
+
+# -- refusals ---------------------------------------------------------------------------------
+
+
+class Loops:
+    def __init__(self, work: Path):
+        self.work, self.devs, self.mounts = work, [], []
+
+    def make(self, name: str, size_mib: int = 64, readonly: bool = False) -> tuple[str, Path]:
+        backing = self.work / f"{name}.img"
+        with open(backing, "wb") as f:
+            f.truncate(size_mib << 20)
+        dev = sh("losetup", "-f", "--show", "-P", *(["-r"] if readonly else []), str(backing))
+        self.devs.append(dev)
+        return dev, backing
+
+    def cleanup(self) -> None:
+        for m in reversed(self.mounts):
+            subprocess.run(["umount", m], capture_output=True)
+        for d in self.devs:
+            subprocess.run(["losetup", "-d", d], capture_output=True)
+
+
+def write_mbr(path: Path) -> None:
+    """One Linux partition (sectors 2048-67583) in an MBR: no partitioning tool needed."""
+    entry = bytes([0, 0, 0, 0, 0x83, 0, 0, 0]) + (2048).to_bytes(4, "little") + (65536).to_bytes(4, "little")
+    with open(path, "r+b") as f:
+        f.seek(446)
+        f.write(entry + bytes(48) + b"\x55\xaa")
+
+
+def refused(name: str, args: list[str], runs: Path) -> Case:
+    before = set(runs.iterdir()) if runs.exists() else set()
+    rc, out, err = iolab(args, timeout=20)
+    created = (set(runs.iterdir()) if runs.exists() else set()) - before
+    if rc is None:
+        return Case(name, False, "accepted: still running after 20 s (stopped)")
+    if "Traceback" in err:
+        return Case(name, False, "traceback: " + first_line(err.splitlines()[-1]))
+    if rc == 0:
+        return Case(name, False, "accepted: the run completed")
+    if created:
+        return Case(name, False, f"exit {rc} but a run directory was created first: {first_line(err)}")
+    return Case(name, True, f"exit {rc}: {first_line(err)}")
+
+
+def refusal_cases(work: Path) -> list[Case]:
+    runs = work / "runs-refusals"
+    runs.mkdir()
+    loops = Loops(work)
+    cases = []
+    try:
+        base = ["run", "iops", *QUICK, "--runs-dir", str(runs), "-t"]
+        dev, _ = loops.make("mounted")
+        sh("mkfs.ext4", "-q", dev)
+        mnt = work / "mnt"
+        mnt.mkdir()
+        sh("mount", dev, str(mnt))
+        loops.mounts.append(str(mnt))
+        cases.append(refused("mounted loop device", base + [dev], runs))
+
+        dev, backing = loops.make("partitioned")
+        write_mbr(backing)
+        subprocess.run(["blockdev", "--rereadpt", dev], capture_output=True)
+        cases.append(refused("partitioned loop device", base + [dev], runs))
+
+        dev, _ = loops.make("fs")
+        sh("mkfs.ext4", "-q", dev)
+        cases.append(refused("loop device with a filesystem signature", base + [dev], runs))
+
+        dev, _ = loops.make("ro", readonly=True)
+        cases.append(refused("read-only loop device", base + [dev], runs))
+
+        # The files below carry iolab's own mark, so only the check under test can refuse them.
+        dev, backing = loops.make("backing")
+        mark_created(str(backing))
+        cases.append(refused("file backing a loop device", base + [f"file:{backing}"], runs))
+
+        fsfile = work / "fsfile.img"
+        with open(fsfile, "wb") as f:
+            f.truncate(64 << 20)
+        sh("mkfs.ext4", "-q", "-F", str(fsfile))
+        mark_created(str(fsfile))
+        cases.append(refused("file with a filesystem signature", base + [f"file:{fsfile}"], runs))
+
+        held = work / "held.img"
+        with open(held, "wb") as f:
+            f.truncate(64 << 20)
+        mark_created(str(held))
+        holder = subprocess.Popen(["sleep", "600"], stdin=open(held, "rb"))
+        try:
+            cases.append(refused("file open by another process", base + [f"file:{held}"], runs))
+        finally:
+            holder.kill()
+            holder.wait()
+
+        dev, _ = loops.make("concurrent")
+        cases.append(concurrent("second run on a loop device in use by a run", dev, runs, work))
+        cases.append(concurrent("second run on a file in use by a run", f"file:{work}/shared.img?size=64MiB", runs, work))
+    finally:
+        loops.cleanup()
+    return cases
+
+
+def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
+    first_runs = work / f"runs-first-{abs(hash(name))}"
+    env = dict(os.environ, COLUMNS="200")
+    first = subprocess.Popen([IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", target, "--runs-dir",
+                              str(first_runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60  # probe between cells, when no fio runs: the hard moment
+        while time.monotonic() < deadline and not list(first_runs.glob("*/raw/*-r01-c01-*.json")):
+            time.sleep(0.05)
+        target_arg = target if target.startswith("file:") else target
+        return refused(name, ["run", "iops", *QUICK, "--runs-dir", str(runs), "-t", target_arg], runs)
+    finally:
+        first.send_signal(signal.SIGINT)
+        try:
+            first.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            first.kill()
+            first.wait()
+
+
+# -- kills ------------------------------------------------------------------------------------
+
+
+@dataclass
+class KillResult:
+    ok: bool
+    outputs: int
+    lost: int
+    detail: str
+    run: Path | None
+
+
+def db_check(run: Path) -> tuple[str, list[str], list[str]]:
+    """Integrity (on a private copy: the check must not change the run), raw outputs, cells' files."""
+    with tempfile.TemporaryDirectory() as t:
+        for name in ("results.db", "results.db-wal"):
+            if (run / name).exists():
+                shutil.copyfile(run / name, Path(t) / name)
+        con = sqlite3.connect(Path(t) / "results.db")
+        try:
+            (ok,) = con.execute("PRAGMA integrity_check").fetchone()
+            named = [f for (raw,) in con.execute("SELECT raw_files FROM cells") for f in json.loads(raw or "[]")]
+        except sqlite3.DatabaseError as e:
+            return f"unreadable: {e}", [], []
+        finally:
+            con.close()
+    outputs = [str(p.relative_to(run)) for p in run.glob("raw/*.json")]
+    return ok, outputs, named
+
+
+def one_kill(work: Path, i: int, rng: random.Random) -> KillResult:
+    runs = work / f"runs-kill-{i}"
+    target = work / f"kill-{i}.img"
+    cmd = [IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", f"file:{target}?size=64MiB",
+           "--runs-dir", str(runs)]
+    at = rng.uniform(2.0, 40.0)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(at)
+    if p.poll() is not None:
+        return KillResult(False, 0, 0, f"the run ended (exit {p.returncode}) before the kill at {at:.1f} s", None)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    time.sleep(3)
+    dirs = [d for d in runs.iterdir()] if runs.exists() else []
+    if not dirs:
+        return KillResult(True, 0, 0, f"killed at {at:.1f} s before the run directory existed", None)
+    run = dirs[0]
+    left = fio_processes_with(str(run))
+    ok, outputs, named = db_check(run)
+    lost = [o for o in outputs if o not in named]
+    rc, out, err = iolab(["runs", "--runs-dir", str(runs)], timeout=60)
+    problems = []
+    if ok != "ok":
+        problems.append(f"database: {ok}")
+    if left:
+        problems.append(f"fio left running: pids {left}")
+    if "interrupted" not in out:
+        problems.append(f"`iolab runs` does not show it interrupted: {first_line(out + err)}")
+    if lost:
+        problems.append(f"cells lost: {', '.join(lost)}")
+    return KillResult(not problems, len(outputs), len(lost),
+                      f"killed at {at:.1f} s: " + ("; ".join(problems) or f"ok ({len(outputs)} outputs, all stored)"), run)
+
+
+def resumed(run: Path) -> Case:
+    rc, out, err = iolab(["resume", str(run), "--no-report"], timeout=900)
+    if rc != 0:
+        return Case(f"resume {run.name}", False, f"exit {rc}: {first_line(err)}")
+    con = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    rounds = [r for (r,) in con.execute("SELECT round FROM rounds WHERE complete=1 AND round>0 ORDER BY round")]
+    cells = con.execute("SELECT round, ordinal FROM cells c WHERE kind='measure'").fetchall()
+    con.close()
+    dup = len(cells) - len(set(cells))
+    ok, outputs, named = db_check(run)
+    unstored = [o for o in outputs if o not in named]
+    good = rounds == list(range(1, len(rounds) + 1)) and dup == 0 and len(rounds) > 0 and not unstored and ok == "ok"
+    return Case(f"resume {run.name}", good, f"rounds {rounds}, {dup} duplicate cells, {len(unstored)} fio outputs "
+                f"without their cell, database {ok}")
+
+
+# -- faults -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+FAKE_FIO = {
+    "never exits": "exec sleep 100000",
+    "prints no JSON": 'echo "this is not json"; exit 0',
+    "exits with an error": 'echo "fio: engine crashed" >&2; exit 1',
+}
+
+
+def fake_fio(work: Path, name: str, body: str) -> Path:
+    d = work / f"fakefio-{abs(hash(name))}"
+    d.mkdir()
+    real = shutil.which("fio")
+    script = d / "fio"
+    script.write_text("#!/bin/sh\n"
+                      f'case "$1" in --version) exec {real} --version;; --enghelp*) exec {real} "$@";; esac\n'
+                      f"{body}\n")
+    script.chmod(0o755)
+    return d
+
+
+def fault(name: str, args: list[str], runs: Path, timeout: float, env: dict | None = None) -> Case:
+    t0 = time.monotonic()
+    rc, out, err = iolab(args, timeout=timeout, env=env)
+    took = time.monotonic() - t0
+    states = [json.loads((d / "manifest.json").read_text()).get("state") for d in runs.glob("*/") if (d / "manifest.json").exists()]
+    left = [pid for d in runs.glob("*/") for pid in fio_processes_with(str(d))]
+    problems = []
+    if rc is None:
+        problems.append(f"hung: still running after {timeout:g} s (stopped with Ctrl-C)")
+    elif rc == 0:
+        problems.append("exit 0 despite the fault")
+    if "Traceback" in err:
+        problems.append("traceback")
+    if any(s == "running" for s in states):
+        problems.append("run left 'running'")
+    if left:
+        problems.append(f"fio left running: {left}")
+    return Case(name, not problems, f"{took:.0f} s, exit {rc}: " + ("; ".join(problems) or first_line(err)))
+
+
+def fault_cases(work: Path, timeout: float) -> list[Case]:
+    cases = []
+    nbdkit = shutil.which("nbdkit")
+    filters = [("nbdkit error filter (EIO on 10 % of requests)", ["--filter=error", "memory", "64M",
+                                                                  "error-rate=10%", "error=EIO"]),
+               ("nbdkit delay filter (a server that stops answering)", ["--filter=delay", "memory", "64M",
+                                                                        "rdelay=1000", "wdelay=1000"])]
+    for name, argv in filters:
+        if not nbdkit:
+            cases.append(Case(name, False, "nbdkit not installed: not measured"))
+            continue
+        port = free_port()
+        server = subprocess.Popen([nbdkit, "-f", "-i", "127.0.0.1", "-p", str(port), *argv],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1)
+            runs = work / f"runs-fault-{port}"
+            cases.append(fault(name, ["run", "latency", *QUICK, "-t", f"nbd://127.0.0.1:{port}/?size=64MiB",
+                                      "--runs-dir", str(runs)], runs, timeout))
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    for name, body in FAKE_FIO.items():
+        d = fake_fio(work, name, body)
+        runs = work / f"runs-fake-{abs(hash(name))}"
+        env = {"PATH": f"{d}:{os.environ.get('PATH', '')}"}
+        cases.append(fault(f"a fio that {name}", ["run", "latency", *QUICK, "-t",
+                                                  f"file:{work}/fake-{abs(hash(name))}.img?size=16MiB",
+                                                  "--runs-dir", str(runs)], runs, timeout, env))
+    return cases
+
+
+# -- fuzz -------------------------------------------------------------------------------------
+
+
+def fuzz(cases: int) -> str:
+    script = Path(__file__).with_name("fuzz_import.py")
+    if not script.exists():
+        return "not available (bench/fuzz_import.py does not exist)"
+    p = subprocess.run([sys.executable, str(script), "--cases", str(cases)], capture_output=True, text=True)
+    tail = [ln for ln in (p.stdout + p.stderr).splitlines() if ln.strip()][-4:]
+    return f"bench/fuzz_import.py --cases {cases} (exit {p.returncode}): " + " | ".join(tail)
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def report(title: str, cases: list[Case]) -> None:
+    ok = sum(c.ok for c in cases)
+    print(f"\n{title}: {ok}/{len(cases)}")
+    for c in cases:
+        print(f"  [{'ok ' if c.ok else 'NOT'}] {c.name}: {c.detail}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dir", default="/var/tmp", help="scratch filesystem (not tmpfs: fio uses O_DIRECT)")
+    ap.add_argument("--kills", type=int, default=5, help="quick runs killed with SIGKILL at a random point")
+    ap.add_argument("--resume", type=int, default=1, help="how many killed runs to `iolab resume` afterwards")
+    ap.add_argument("--fault-timeout", type=float, default=150.0, help="seconds a faulty run may take to end")
+    ap.add_argument("--fuzz-cases", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=None, help="kill points (default: random, printed)")
+    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("robustness: needs root (loop devices, mounts)", file=sys.stderr)
+        return 2
+    skip = set(filter(None, a.skip.split(",")))
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    work = Path(tempfile.mkdtemp(prefix="iolab-robust-", dir=a.dir))
+    print(f"iolab robustness, scratch {work}, kill seed {seed}")
+    try:
+        if "refusals" not in skip:
+            report("refusals (occupied targets refused before anything is written)", refusal_cases(work))
+        if "kills" not in skip:
+            rng = random.Random(seed)
+            kills = [one_kill(work, i, rng) for i in range(a.kills)]
+            report("kills survived", [Case(f"kill {i + 1}", k.ok, k.detail) for i, k in enumerate(kills)])
+            print(f"  cells lost: {sum(k.lost for k in kills)} of {sum(k.outputs for k in kills)} fio outputs on disk")
+            to_resume = [k.run for k in kills if k.run is not None][: a.resume]
+            if to_resume:
+                report("killed runs resumed to completion", [resumed(r) for r in to_resume])
+        if "faults" not in skip:
+            report(f"faults ending cleanly (within {a.fault_timeout:g} s)", fault_cases(work, a.fault_timeout))
+        if "fuzz" not in skip:
+            print(f"\nfuzz: {fuzz(a.fuzz_cases)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

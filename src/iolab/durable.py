@@ -1,0 +1,55 @@
+"""Files that survive a crash and a full disk: atomic replacement with fsync, and the one
+error a full results filesystem gives."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from pathlib import Path
+
+from .errors import IolabError
+
+
+class ResultsDiskFull(IolabError):
+    """The filesystem holding the run directory has no room left."""
+
+    exit_code = 5
+
+    def __init__(self, run_dir: Path, detail: str | BaseException = ""):
+        if isinstance(detail, OSError) and detail.filename:
+            detail = f"{detail.strerror} writing {detail.filename}"
+        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. "
+                         "Everything stored before this point is kept; free space on that filesystem "
+                         "(or use --runs-dir on another one) and run again.")
+
+
+def is_disk_full(e: BaseException) -> bool:
+    if isinstance(e, OSError):
+        return e.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(e, sqlite3.OperationalError):
+        return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(e)
+    return False
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)

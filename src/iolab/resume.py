@@ -1,0 +1,234 @@
+"""`iolab resume RUN`: continue an interrupted run where its stored rounds end.
+
+The plan is rebuilt from the manifest (test, profile, target) and must match the stored one.
+Within the first unfinished phase, cells whose engine output is on disk but which never
+reached the database (killed between the two) are recovered from raw/; then the run goes on
+at the first round not complete. A target that is not the one the run wrote (serial and
+capacity; a file's path, inode and size; a simulated drive's preset and parameters) is refused:
+a run measures one drive. A phase that cannot continue says why and runs again from its purge:
+on a simulated drive (its state ended with its process), after a kill in preconditioning, or
+when the target was written since. Nothing stored is deleted: cells of a round that is run
+again are kept as kind 'interrupted', their files under raw/interrupted-N/.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import suites, targets
+from .engines import Engine
+from .errors import IolabError
+from .identity import differences, last_modified, target_identity
+from .plan import Cell, Phase, Profile, TestPlan
+from .runner import RunOptions, Runner, StartAt, cell_tag, early_stop, plan_summary, workload_record
+from .steady import evaluate
+from .store import RunStore
+
+
+@dataclass
+class Resumption:
+    store: RunStore
+    plan: TestPlan
+    target: targets.Target
+    options: RunOptions
+    start: StartAt
+    notes: list[str]
+
+
+def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False) -> tuple[Resumption, Engine]:
+    """Open the run for writing, check it can go on, recover lost cells and decide where it
+    continues. Raises IolabError (nothing changed) when it cannot be resumed at all."""
+    probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
+    m = probe.manifest
+    probe.close()
+    if m.state == "complete":
+        raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
+    if m.state == "running":
+        raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
+    target = targets.parse_target(m.target["spec"])
+    try:
+        profile = Profile(**m.profile)
+    except TypeError as e:
+        raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
+    workload = probe.dir / "inputs" if (probe.dir / "inputs").is_dir() else None
+    plan = suites.build_plan(m.test, profile, target, workload)
+    if plan_summary(plan) != m.plan:
+        raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
+                         "(another iolab version, or the target's size changed), so it cannot continue it. "
+                         f"Start a new run: iolab run {m.test} -t {m.target['spec']}")
+    stored = m.target.get("identity")
+    diff = differences(stored, target_identity(target)) if stored else []
+    if diff:
+        raise IolabError(f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+                         "continue there: a run measures one drive. Start a new run: "
+                         f"iolab run {m.test} -t {m.target['spec']}")
+    if target.kind != "sim":
+        targets.check_safe_to_write(target, allow_unsafe)
+    engine = engine_for(target)
+    # The purge the run used, as resolved on this target ('auto' on a simulated drive).
+    purge = "none" if "no purge (--purge none)" in m.noncompliance else (
+        m.purges[0]["method"] if m.purges and target.kind != "sim" else "auto")
+    options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe, tested_by=m.platform.get("tested_by", ""))
+    store = RunStore.open(probe.dir, writable=True)
+    notes: list[str] = []
+    start = _where(store, plan, target, notes)
+    return Resumption(store, plan, target, options, start, notes), engine
+
+
+def run(r: Resumption, engine: Engine, progress=None) -> None:
+    r.store.manifest.notes.append("resumed: " + " ".join(r.notes))
+    r.store.claim()
+    Runner(r.plan, r.target, engine, r.store, r.options, progress).run(r.start)
+
+
+# -- where to continue -----------------------------------------------------------------------
+
+
+def _where(store: RunStore, plan: TestPlan, target: targets.Target, notes: list[str]) -> StartAt:
+    for i, ph in enumerate(plan.phases):
+        ended = store.phase_ended(ph.name)
+        if ended:
+            continue
+        if ended is None:
+            notes.append(f"{ph.name}: not begun; it runs from its purge.")
+            return StartAt(i, 0)
+        return _within(store, plan, i, ph, target, notes)
+    raise IolabError(f"run {store.manifest.run_id}: every phase is finished; `iolab report` reports it.")
+
+
+def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, notes: list[str]) -> StartAt:
+    done = _recover(store, plan, ph, target, notes)
+    why = _cannot_continue(store, ph, target, done)
+    if why:
+        moved = store.set_aside(ph.name, 0, _prefixes(ph, 0, plan))
+        notes.append(f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead it runs again from its "
+                     f"purge; what it measured before is kept (cells marked 'interrupted'"
+                     + (f", {moved} raw files in raw/interrupted-*/" if moved else "") + ").")
+        return StartAt(i, 0)
+    cells = store.cells(ph.name)
+    history = {t.name: [(c.round, c.metric(t.metric)) for c in cells if c.cell_key == t.cell_key]
+               for t in ph.tracking}
+    written = sum(c.write_bytes for c in cells)
+    elapsed = sum(c.runtime_s for c in cells)
+    moved = store.set_aside(ph.name, done + 1, _prefixes(ph, done + 1, plan))
+    if done >= 1:
+        verdict = evaluate(history, plan.rule) if ph.tracking else None
+        if verdict is not None:
+            store.add_steady(ph.name, done, verdict.variables)
+        stop = early_stop(ph, verdict, written, elapsed)
+        if stop is not None or done >= ph.max_rounds:
+            # It was killed after its last round, before closing the phase.
+            store.finish_phase(ph.name, verdict.steady if verdict else None, done,
+                               stop or f"reached the round limit ({ph.max_rounds})")
+            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
+            return _where(store, plan, target, notes)
+    notes.append(f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
+                 + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "") + ").")
+    return StartAt(i, done + 1, written, elapsed, history)
+
+
+def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, notes: list[str]) -> int:
+    """Store cells whose engine output is complete on disk but which never reached the
+    database; returns the last complete round (0: preconditioning done, -1: not even that)."""
+    if ph.precondition and not store.round_complete(ph.name, 0) and not _recover_round(store, plan, ph, 0, target, notes):
+        return -1
+    rnd = 1
+    while rnd <= ph.max_rounds and (store.round_complete(ph.name, rnd)
+                                    or _recover_round(store, plan, ph, rnd, target, notes)):
+        rnd += 1
+    return rnd - 1
+
+
+def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]) -> bool:
+    """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
+    if target.kind == "sim":
+        return False  # a simulated round's output alone cannot say the drive state it left
+    from .engines.fio import load_round
+
+    if rnd == 0:
+        cells = [("precondition", Cell(w.label(), w, "", 0)) for w in ph.precondition]
+    else:
+        cells = [("measure", c) for c in ph.cells]
+    stored = store.stored_ordinals(ph.name, rnd)
+    runner = Runner(plan, target, None, store, RunOptions())  # for within_budget: no engine runs
+    written = sum(c.write_bytes for c in store.cells(ph.name)) + sum(
+        c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd)
+    recovered = 0
+    complete = True
+    for ordinal, (kind, cell) in enumerate(cells):
+        if ordinal in stored:
+            continue
+        if kind == "measure":
+            cell = runner.within_budget(ph, cell, written)
+        tag = cell_tag(ph.name, rnd, ordinal, cell.key)
+        json_path = store.raw_dir / f"{tag}.json"
+        try:
+            result = load_round(store.raw_dir, tag)
+        except IolabError:
+            complete = False  # no output, or an incomplete one: that cell was in flight
+            break
+        job = store.raw_dir / f"{tag}.fio"
+        started = job.stat().st_mtime if job.exists() else json_path.stat().st_mtime - result.runtime_s
+        store.add_cell(ph.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
+                       workload_record(cell.workload), result, started, json_path.stat().st_mtime)
+        written += result.write.io_bytes
+        recovered += 1
+    if recovered:
+        notes.append(f"{ph.name}: recovered {recovered} cell(s) of round {rnd} from raw/ (measured, not yet stored "
+                     "when the run stopped).")
+    if complete:
+        store.finish_round(ph.name, rnd)
+    return complete
+
+
+def _cannot_continue(store: RunStore, ph: Phase, target: targets.Target, done: int) -> str | None:
+    m = store.manifest
+    if done < 0:
+        return "it stopped during preconditioning, which must run whole"
+    if done == 0 and not ph.precondition:
+        return "no round had finished (the phase starts from a purged drive)"
+    if target.kind == "sim":
+        return ("a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
+                "it, so its next round would not follow the last")
+    if m.target.get("identity") is None:
+        return "the run does not record which target it wrote (stored by an older iolab)"
+    now = target_identity(target)
+    last = store.last_activity()
+    modified = last_modified(now)
+    # The cell in flight when the run stopped wrote for at most one cell time after the last
+    # stored activity (plus fio's start and stop).
+    window = float(m.profile.get("cell_seconds", 60.0)) * 1.5 + 30.0
+    if modified is not None and last is not None and modified > last + window:
+        return (f"the target was written after the run stopped (modified {modified - last:,.0f} s after the run's "
+                "last stored activity), so its state is no longer the run's (purged or used since?)")
+    if target.kind == "block" and ph.precondition:
+        zeros = _zero_blocks(target.path, store.manifest.target.get("tested_capacity") or target.capacity)
+        if zeros is not None and zeros >= 0.75:
+            return (f"{zeros:.0%} of 64 sampled blocks read as zeros although preconditioning wrote every block: "
+                    "the device was purged or trimmed since")
+    return None
+
+
+def _zero_blocks(path: str, capacity: int, samples: int = 64, size: int = 4096) -> float | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        zero = 0
+        for k in range(samples):
+            off = (capacity - size) * k // max(samples - 1, 1) // size * size
+            if os.pread(fd, size, off).count(0) == size:
+                zero += 1
+        return zero / samples
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _prefixes(ph: Phase, from_round: int, plan: TestPlan) -> list[str]:
+    """Raw file name prefixes of the phase's rounds from `from_round` on (see cell_tag)."""
+    return [cell_tag(ph.name, r, 0, "x").rsplit("-c00-", 1)[0] + "-" for r in range(from_round, ph.max_rounds + 1)]

@@ -1,0 +1,67 @@
+"""`iolab runs`: every run directory under a root, broken ones included with the reason."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import IolabError
+from .store import Manifest, RunStore, runs_root
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    path: Path
+    test: str
+    target: str
+    state: str  # running | complete | failed | interrupted | broken
+    started: str
+    compliant: bool
+    noncompliance: tuple[str, ...] = ()
+    problem: str | None = None  # why a broken run cannot be read
+
+
+def _looks_like_run(d: Path) -> bool:
+    return d.is_dir() and any((d / n).exists() for n in ("manifest.json", "results.db", "raw"))
+
+
+def summarise_run(d: Path) -> RunSummary:
+    """One line of `iolab runs`; a run that cannot be read is 'broken', with the reason."""
+    try:
+        s = RunStore(d, writable=False)
+    except IolabError as e:
+        m = _manifest_or_none(d)
+        if m is None:  # the manifest itself is the problem: say what we can from the name
+            return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), str(e))
+        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
+                          tuple(m.noncompliance), str(e))
+    m = s.manifest
+    try:
+        if m is None:
+            return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), f"{d / 'manifest.json'}: missing.")
+        s.check()
+        state = "interrupted" if m.state == "running" and not s.writer_alive() else m.state
+        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), state, m.started, m.compliant,
+                          tuple(m.noncompliance))
+    except IolabError as e:
+        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
+                          tuple(m.noncompliance), str(e))
+    finally:
+        s.close()
+
+
+def _manifest_or_none(d: Path) -> Manifest | None:
+    try:
+        return Manifest(**json.loads((d / "manifest.json").read_text()))
+    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return None
+
+
+def list_runs(root: Path | None = None) -> list[RunSummary]:
+    """Every run directory under root, broken ones included."""
+    root = root or runs_root()
+    if not root.is_dir():
+        return []
+    return [summarise_run(d) for d in sorted(root.iterdir()) if _looks_like_run(d)]

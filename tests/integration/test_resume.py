@@ -1,0 +1,176 @@
+"""kill -9 a real quick run on a file target, then `iolab resume`: the run completes with every
+round once, steady state over all of them, and nothing stored lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from iolab.runlist import list_runs
+from iolab.store import RunStore
+
+from .conftest import IOLAB, iolab
+
+ROUNDS = 6
+CELLS = 9  # latency: 3 mixes × 3 block sizes
+
+
+def run_and_kill(scratch: Path, runs: Path, when: str) -> Path:
+    """Start a quick latency run and kill -9 it once a raw file name contains `when`."""
+    cmd = [*IOLAB, "run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", str(ROUNDS),
+           "-t", f"file:{scratch}/target.img?size=64MiB", "--runs-dir", str(runs), "--no-report"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(when in p.name for p in runs.glob("*/raw/*")):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, "the run ended before the kill point"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    [r] = list_runs(runs)
+    assert r.state == "interrupted"
+    return r.path
+
+
+def measure_cells(db: Path) -> list[tuple[int, int]]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT round, ordinal FROM cells WHERE kind='measure' ORDER BY round, ordinal").fetchall()
+    finally:
+        con.close()
+
+
+def every_raw_output_has_its_cell(run: Path) -> list[str]:
+    con = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    named = {f for (raw,) in con.execute("SELECT raw_files FROM cells") for f in json.loads(raw or "[]")}
+    con.close()
+    outputs = [str(p.relative_to(run)) for p in run.glob("raw/**/*.json")]
+    assert outputs
+    return [o for o in outputs if o not in named]
+
+
+def test_kill_in_round_3_then_resume_completes_the_run_without_duplicates(scratch):
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "main-r03-c03")
+    before = measure_cells(run / "results.db")
+    assert {r for r, _ in before} >= {1, 2}
+
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "continues at round 3" in res.stdout
+
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete"
+    rounds = store.complete_rounds("main")
+    assert rounds == list(range(1, len(rounds) + 1)) and len(rounds) >= 5
+    cells = [(c.round, c.ordinal) for c in store.cells()]
+    assert len(cells) == len(set(cells)) == len(rounds) * CELLS  # every round once, no duplicates
+    assert all(c in cells for c in before if c[0] <= 2)  # the rounds measured before the kill are kept
+    # Steady state is evaluated over all rounds: its window includes rounds measured before the kill.
+    [verdict] = store.steady_rows("main")
+    assert min(verdict.rounds) <= 2
+    tracked = {c.round: c.lat_mean_us for c in store.cells("main") if c.cell_key == "0/100 4KiB"}
+    assert list(verdict.values) == [tracked[r] for r in verdict.rounds]
+    # The killed round's stored cells are kept aside, each with its raw output.
+    assert store.cells(kind="interrupted", complete_only=False)
+    assert every_raw_output_has_its_cell(run) == []
+    store.close()
+
+
+def test_a_cell_measured_but_not_stored_is_recovered_from_raw(scratch):
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "main-r02-c05")
+    # Lose the newest stored cell as a kill between fio's end and the commit would.
+    con = sqlite3.connect(run / "results.db")
+    (cid, tag_file) = con.execute("SELECT id, raw_files FROM cells WHERE kind='measure' ORDER BY id DESC LIMIT 1").fetchone()
+    con.execute("DELETE FROM cells WHERE id=?", (cid,))
+    con.commit()
+    con.close()
+    json_file = next(f for f in json.loads(tag_file) if f.endswith(".json"))
+    assert json_file in every_raw_output_has_its_cell(run)
+
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "recovered 1 cell(s) of round 2" in res.stdout
+    assert every_raw_output_has_its_cell(run) == []
+    store = RunStore.open(run)
+    cells = [(c.round, c.ordinal) for c in store.cells()]
+    assert len(cells) == len(set(cells)) == len(store.complete_rounds("main")) * CELLS
+
+
+def test_a_target_written_since_is_not_continued_and_its_phase_runs_again(scratch):
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "main-r02-c02")
+    target = scratch / "target.img"
+    subprocess.run(["fallocate", "--punch-hole", "--offset", "0", "--length", str(64 << 20), str(target)], check=True)
+    later = time.time() + 600  # as if purged ten minutes after the kill
+    os.utime(target, (later, later))
+
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "cannot continue" in res.stdout and "written after the run stopped" in res.stdout
+    assert "runs again from its purge" in res.stdout
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete"
+    cells = [(c.round, c.ordinal) for c in store.cells()]
+    assert len(cells) == len(set(cells)) == len(store.complete_rounds("main")) * CELLS
+    assert len(store.manifest.purges) == 2  # purged again before its new preconditioning
+    assert store.cells(kind="interrupted", complete_only=False)
+
+
+def test_resume_refuses_another_file_at_the_same_path(scratch):
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "main-r02-c01")
+    target = scratch / "target.img"
+    target.rename(scratch / "moved-away.img")  # kept, so its inode cannot be reused at once
+    target.write_bytes((scratch / "moved-away.img").read_bytes())  # same path and size, another inode
+    before = sorted(p.name for p in run.rglob("*"))
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "not the one the run wrote" in res.stderr and "inode" in res.stderr and "Start a new run" in res.stderr
+    assert sorted(p.name for p in run.rglob("*")) == before  # refused before anything changed
+
+
+def test_resume_of_a_finished_run_is_refused(scratch):
+    runs = scratch / "runs"
+    res = iolab("run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "1", "-t",
+                f"file:{scratch}/t.img?size=16MiB", "--runs-dir", str(runs), "--no-report", timeout=600)
+    assert res.returncode == 0, res.stderr
+    [r] = list_runs(runs)
+    res = iolab("resume", str(r.path))
+    assert res.returncode != 0 and "nothing to resume" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scratch):
+    if os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("needs root to mount a tmpfs")
+    runs = scratch / "full"
+    runs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(runs)], check=True)
+    try:
+        res = iolab("run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "6",
+                    "-t", f"file:{scratch}/target.img?size=64MiB", "--runs-dir", str(runs), timeout=900)
+        assert res.returncode == 5, res.stderr
+        assert "Traceback" not in res.stderr and "results disk full at " in res.stderr
+        [run] = [d for d in runs.iterdir()]
+        assert not (run / "manifest.json.tmp").exists()
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["state"] == "failed" and m["error"].startswith(f"results disk full at {run}")
+        store = RunStore.open(run)
+        assert store.cells(complete_only=False)  # what was stored before the disk filled is kept
+        store.check()
+        store.close()
+        [r] = list_runs(runs)
+        assert r.state == "failed" and r.problem is None
+    finally:
+        subprocess.run(["umount", str(runs)], check=True)

@@ -1,0 +1,249 @@
+"""The run store as readers and writers meet it: read paths leave the run untouched (finished,
+running and killed runs), broken runs are listed with the reason, a reused pid does not keep a
+dead run 'running', a full results disk ends the run cleanly, compare refuses what is not a
+run or the same run twice."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sqlite3
+
+import pytest
+
+from iolab import resume, suites, store as store_mod
+from iolab.compare import compare
+from iolab.errors import IolabError
+from iolab.runner import RunOptions, Runner, start
+from iolab.runlist import list_runs
+from iolab.store import ResultsDiskFull, RunStore
+from tests.unit.test_runner import TARGET, ScriptedEngine, profile
+
+
+def snapshot(d):
+    """Every file under d with its size, mtime and content digest."""
+    out = {}
+    for root, _, files in os.walk(d):
+        for f in files:
+            p = os.path.join(root, f)
+            st = os.stat(p)
+            out[os.path.relpath(p, d)] = (st.st_size, st.st_mtime_ns, hash(open(p, "rb").read()))
+    return out
+
+
+def finished_run(tmp_path, rounds=3):
+    plan = suites.build_plan("latency", profile(max_rounds=rounds), TARGET)
+    s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * rnd), RunOptions(), tmp_path)
+    Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * rnd), s, RunOptions()).run()
+    s.close()
+    return s.dir
+
+
+def read_everything(path):
+    s = RunStore.open(path)
+    try:
+        return s.manifest.state, len(s.cells()), s.complete_rounds("main")
+    finally:
+        s.close()
+
+
+def test_reading_a_finished_run_creates_and_modifies_nothing(tmp_path):
+    d = finished_run(tmp_path)
+    before = snapshot(d)
+    assert read_everything(d) == ("complete", 3 * 9, [1, 2, 3])
+    [r] = list_runs(tmp_path)
+    assert r.state == "complete" and r.problem is None
+    assert snapshot(d) == before
+
+
+def test_reading_a_running_run_sees_committed_cells_and_creates_nothing(tmp_path):
+    plan = suites.build_plan("latency", profile(max_rounds=2), TARGET)
+    writer = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), writer, RunOptions()).run_phase(plan.phases[0], 0)
+    writer.manifest.state = "running"  # this process is the live writer, its connection open
+    writer.write_manifest()
+    names = set(snapshot(writer.dir))
+    assert read_everything(writer.dir) == ("running", 2 * 9, [1, 2])
+    assert set(snapshot(writer.dir)) == names
+    writer.close()
+
+
+def test_reading_a_killed_run_uses_its_log_without_touching_it(tmp_path):
+    plan = suites.build_plan("latency", profile(max_rounds=2), TARGET)
+    pid = os.fork()
+    if pid == 0:  # the writer: stores two rounds and dies without closing anything (kill -9)
+        try:
+            s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+            Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), s, RunOptions()).run_phase(plan.phases[0], 0)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    [d] = [p for p in tmp_path.iterdir()]
+    assert (d / "results.db-wal").stat().st_size > 0  # the cells are only in the log
+    before = snapshot(d)
+    assert read_everything(d) == ("interrupted", 2 * 9, [1, 2])
+    [r] = list_runs(tmp_path)
+    assert r.state == "interrupted"
+    assert snapshot(d) == before
+
+
+def test_a_folder_without_a_database_is_refused_and_left_as_it_was(tmp_path):
+    d = finished_run(tmp_path / "runs")
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "manifest.json").write_bytes((d / "manifest.json").read_bytes())
+    with pytest.raises(IolabError, match="no results.db"):
+        RunStore.open(export)
+    with pytest.raises(IolabError, match="no results.db"):
+        compare([export, d], tmp_path / "cmp")
+    assert sorted(p.name for p in export.iterdir()) == ["manifest.json"]
+
+
+def test_compare_refuses_the_same_run_twice(tmp_path):
+    d = finished_run(tmp_path / "runs")
+    for refs in ([d, d], [d, str(d) + "/"], [d, tmp_path / "runs" / ".." / "runs" / d.name]):
+        with pytest.raises(IolabError, match="same run"):
+            compare(refs, tmp_path / "cmp")
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_runs_lists_every_run_and_marks_broken_ones_with_the_reason(tmp_path):
+    good = finished_run(tmp_path)
+    bad_db = finished_run(tmp_path)
+    (bad_db / "results.db").write_bytes(b"this is not a database" * 100)
+    bad_manifest = finished_run(tmp_path)
+    (bad_manifest / "manifest.json").write_text('{"run_id": "x", "test":')
+    no_manifest = finished_run(tmp_path)
+    (no_manifest / "manifest.json").unlink()
+    (tmp_path / "compare").mkdir()  # not a run: not listed
+    runs = {r.path.name: r for r in list_runs(tmp_path)}
+    assert set(runs) == {good.name, bad_db.name, bad_manifest.name, no_manifest.name}
+    assert runs[good.name].state == "complete" and runs[good.name].problem is None
+    assert runs[bad_db.name].state == "broken" and "results.db" in runs[bad_db.name].problem
+    assert runs[bad_db.name].test == "latency"  # what the manifest says is still shown
+    assert runs[bad_manifest.name].state == "broken" and "unreadable manifest" in runs[bad_manifest.name].problem
+    assert runs[no_manifest.name].state == "broken" and "manifest.json" in runs[no_manifest.name].problem
+
+
+def test_a_reused_pid_does_not_keep_a_dead_run_running(tmp_path):
+    d = finished_run(tmp_path)
+    m = json.loads((d / "manifest.json").read_text())
+    m.update(state="running", ended=None, pid=os.getpid())  # our pid: alive, but another process now
+    m["pid_start"] = store_mod.process_start(os.getpid()) - 1
+    (d / "manifest.json").write_text(json.dumps(m))
+    [r] = list_runs(tmp_path)
+    assert r.state == "interrupted"
+    m["pid_start"] = store_mod.process_start(os.getpid())
+    m["boot_id"] = "00000000-0000-0000-0000-000000000000"  # written before a reboot
+    (d / "manifest.json").write_text(json.dumps(m))
+    assert RunStore.open(d).manifest.state == "interrupted"
+    m["boot_id"] = store_mod.boot_id()  # the same process, same boot: still running
+    (d / "manifest.json").write_text(json.dumps(m))
+    assert RunStore.open(d).manifest.state == "running"
+
+
+def test_manifest_is_replaced_atomically_and_a_failed_write_leaves_no_tmp(tmp_path, monkeypatch):
+    d = finished_run(tmp_path)
+    s = RunStore.open(d, writable=True)
+    old = (d / "manifest.json").read_text()
+    synced = []
+    monkeypatch.setattr(store_mod.os, "fsync", lambda fd: synced.append(fd))
+    s.manifest.notes.append("changed")
+    s.write_manifest()
+    assert len(synced) == 2  # the file, then its directory
+    assert "changed" in (d / "manifest.json").read_text()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_mod.os, "fsync", full)
+    s.manifest.notes.append("again")
+    with pytest.raises(ResultsDiskFull, match="results disk full at"):
+        s.finish("failed", "x")
+    assert "changed" in (d / "manifest.json").read_text() and "again" not in (d / "manifest.json").read_text()
+    assert not (d / "manifest.json.tmp").exists()
+    assert old != (d / "manifest.json").read_text()
+
+
+def test_results_disk_full_marks_the_run_failed_with_that_reason(tmp_path):
+    class FullDisk(ScriptedEngine):
+        def run(self, target, workload, raw_dir, tag, progress=None):
+            if self.calls >= 5:
+                raise OSError(errno.ENOSPC, "No space left on device", str(raw_dir / f"{tag}.json"))
+            return super().run(target, workload, raw_dir, tag, progress)
+
+    plan = suites.build_plan("latency", profile(), TARGET)
+    s = start(plan, TARGET, FullDisk(lambda rnd, call: 100), RunOptions(), tmp_path)
+    with pytest.raises(ResultsDiskFull, match=f"results disk full at {s.dir}"):
+        Runner(plan, TARGET, FullDisk(lambda rnd, call: 100), s, RunOptions()).run()
+    r = RunStore.open(s.dir)
+    assert r.manifest.state == "failed" and r.manifest.error.startswith("results disk full at")
+    assert len(r.cells(complete_only=False)) == 4  # 1 preconditioning + 4 cells, all kept
+    assert not (s.dir / store_mod.RESERVE_NAME).exists()
+
+
+def test_when_not_even_the_failure_can_be_stored_it_says_so(tmp_path, monkeypatch):
+    d = finished_run(tmp_path)
+    s = RunStore.open(d, writable=True)
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_mod, "write_atomic", full)
+    with pytest.raises(ResultsDiskFull, match="not even the run's end could be stored"):
+        s.finish("failed", "results disk full")
+
+
+def test_a_simulated_drive_cannot_continue_and_its_phase_runs_again(tmp_path, monkeypatch):
+    # 1 preconditioning + 9 cells per round: call 1 + 2*9 + 3 is inside round 3
+    plan = suites.build_plan("latency", profile(max_rounds=5), TARGET)
+    s = start(plan, TARGET, ScriptedEngine(lambda r, c: 100), RunOptions(), tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        Runner(plan, TARGET, ScriptedEngine(lambda r, c: 100, interrupt_at=1 + 2 * 9 + 3), s, RunOptions()).run()
+    s.close()
+    engine = ScriptedEngine(lambda r, c: 100)
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    r, _ = resume.prepare(s.dir, lambda t: engine)
+    assert r.start.phase == 0 and r.start.round == 0
+    assert any("simulated drive" in n and "runs again from its purge" in n for n in r.notes)
+    resume.run(r, engine)
+    done = RunStore.open(s.dir)
+    assert done.manifest.state == "complete" and engine.purges == ["auto"]
+    assert done.complete_rounds("main") == [1, 2, 3, 4, 5]
+    assert len(done.cells()) == 5 * 9  # no duplicate rounds
+    assert len(done.cells(kind="interrupted", complete_only=False)) == 1 + 2 * 9 + 2  # kept, set aside
+
+
+def test_resume_refuses_a_complete_run_without_touching_it(tmp_path):
+    d = finished_run(tmp_path)
+    before = snapshot(d)
+    with pytest.raises(IolabError, match="complete: nothing to resume"):
+        resume.prepare(d, lambda t: None)
+    assert snapshot(d) == before
+
+
+def test_a_corrupt_database_is_a_clear_error(tmp_path):
+    d = finished_run(tmp_path)
+    with open(d / "results.db", "r+b") as f:
+        f.seek(0)
+        f.write(b"garbage" * 20)
+    with pytest.raises(IolabError, match="not a readable SQLite database"):
+        RunStore.open(d)
+    with pytest.raises(sqlite3.DatabaseError):
+        sqlite3.connect(d / "results.db").execute("select * from cells").fetchall()
+
+
+def test_iolab_runs_prints_broken_runs_with_the_reason(tmp_path):
+    from typer.testing import CliRunner
+
+    from iolab.cli import app
+
+    good = finished_run(tmp_path)
+    bad = finished_run(tmp_path)
+    (bad / "results.db").write_bytes(b"[not] a database" * 100)
+    res = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    assert good.name in res.output and bad.name in res.output
+    assert "broken" in res.output and "not a readable SQLite database" in res.output
+    assert "1 of 2 runs cannot be read" in res.output
