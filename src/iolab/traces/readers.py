@@ -41,19 +41,23 @@ The work is SQL over the file (DuckDB reads it, compressed or not), not a Python
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import duckdb
+import numpy as np
 
 from ..errors import IolabError
+from . import timeunit
 from .events import paired_sql, rwbs_op
-from .table import BadLine, TraceTable, connect, sql_str, write_table
+from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, sql_str, write_table
+from .textscan import (MAX_LATENCY_US, Field, check_fields, clear_rejects, csv_fields, fix_rejects, header_skip, lines_sql, one_of,
+                       optional, q, range_checked, rejected, text, ufloat, uint, ws_fields)
 
 FILETIME_UNIX_EPOCH = 116444736000000000  # 100 ns ticks from 1601-01-01 to 1970-01-01
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
-IMPORT_MEMORY = "1GB"
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,9 @@ class Parsed:
 
     `sql` yields: ln, line, err (NULL when the line is good), kind ('io', 'skip', or
     'issue'/'complete' for event formats), then the trace-table columns (time_ns, device,
-    op, offset_bytes, size_bytes, process, latency_us) or, for event formats, the event
-    columns (time_ns, device, op, sector, nsect, process).
+    op, offset_bytes, size_bytes, process, latency_us, pid) or, for event formats, the event
+    columns (time_ns, device, op, sector, nsect, process, pid). Numbers may be wider than
+    their stored type (HUGEINT, DOUBLE) or NULL on overflow: the driver range-checks them.
     """
 
     sql: str
@@ -71,99 +76,7 @@ class Parsed:
     start_unix_ns: int | None = None  # wall clock of time_ns = 0, if the format has one
     notes: tuple[str, ...] = ()
     lost_sql: str | None = None  # tracefs: how many events the kernel says it dropped
-
-
-# ---------------------------------------------------------------------------------------
-# Building blocks
-
-
-def lines_sql(path: str) -> str:
-    """Every line of a text file (gzip or not) with its 1-based number; blank lines skipped.
-
-    DuckDB's CSV scanner with one VARCHAR column and a control character as delimiter
-    reads lines at memory speed and keeps their order, so row_number() is the line number
-    (it also takes CRLF line ends).
-    """
-    return (
-        f"SELECT ln, line FROM ("
-        f"SELECT row_number() OVER () AS ln, line FROM read_csv({sql_str(path)}, columns = {{'line': 'VARCHAR'}},"
-        " header = false, delim = chr(1), quote = '', escape = '', auto_detect = false,"
-        " strict_mode = false, max_line_size = 1048576)"
-        ") WHERE line IS NOT NULL AND trim(line) <> ''"
-    )
-
-
-def q(expr: str) -> str:
-    """SQL for: the value quoted for an error message."""
-    return f"'''' || coalesce({expr}, '') || ''''"
-
-
-@dataclass(frozen=True)
-class Field:
-    """One field of a delimited line: its documented name, a SQL validity test over `{v}`
-    (the trimmed field text), and what the error message says was expected."""
-
-    name: str
-    valid: str
-    expected: str
-
-
-def uint(name: str) -> Field:
-    return Field(name, "TRY_CAST({v} AS UBIGINT) IS NOT NULL", "a whole number ≥ 0")
-
-
-def ufloat(name: str) -> Field:
-    return Field(name, "coalesce(isfinite(TRY_CAST({v} AS DOUBLE)) AND TRY_CAST({v} AS DOUBLE) >= 0, false)", "a number ≥ 0")
-
-
-# Numeric casts ignore surrounding blanks; text checks trim explicitly (a per-field trim()
-# is far cheaper than trimming every field of the split list with a lambda).
-
-
-def one_of(name: str, values: tuple[str, ...], case: bool = False) -> Field:
-    vals = ", ".join(sql_str(x if case else x.lower()) for x in values)
-    v = "trim({v})" if case else "lower(trim({v}))"
-    shown = " or ".join(values)
-    return Field(name, f"coalesce({v} IN ({vals}), false)", shown)
-
-
-def text(name: str) -> Field:
-    return Field(name, "coalesce(length(trim({v})) > 0, false)", "a non-empty name")
-
-
-def optional(f: Field) -> Field:
-    """The same field, or nothing at all."""
-    return Field(f.name, f"(trim({{v}}) = '' OR {f.valid})", f"{f.expected} or nothing")
-
-
-def check_fields(fields: list[Field], f: str, sep_name: str, at_least: bool = False) -> str:
-    """SQL CASE giving the first problem of a split line `f` (a list), or NULL."""
-    n = len(fields)
-    names = ",".join(x.name for x in fields)
-    count_bad = f"len({f}) < {n}" if at_least else f"len({f}) <> {n}"
-    want = f"at least {n}" if at_least else str(n)
-    parts = [
-        f"WHEN {count_bad} THEN 'expected {want} {sep_name} fields ({names}), found ' || len({f})"
-    ]
-    for i, fld in enumerate(fields, 1):
-        v = f"{f}[{i}]"
-        parts.append(
-            f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field {i} ({fld.name}): expected {fld.expected}, got ' || {q(v)}"
-        )
-    return "CASE " + " ".join(parts) + " END"
-
-
-def csv_fields(line: str = "line", sep: str = ",") -> str:
-    return f"string_split({line}, {sql_str(sep)})"
-
-
-def ws_fields(line: str = "line") -> str:
-    return f"regexp_split_to_array(trim({line}), '\\s+')"
-
-
-def header_skip(first_name: str) -> str:
-    """A line-1 header (its first field is the first column's name) is not an error."""
-    return f"(ln = 1 AND lower(trim(split_part(line, ',', 1))) = {sql_str(first_name.lower())})"
+    labels: dict[str, str] | None = None  # numeric column -> the field it comes from (range errors)
 
 
 # ---------------------------------------------------------------------------------------
@@ -191,20 +104,26 @@ def _delimited(path: str, fields: list[Field], values: dict[str, str], *, header
     """
 
 
+def _labels(fields: list[Field], **cols: int) -> dict[str, str]:
+    """Numeric column -> 'field N (name)' of the field it is computed from."""
+    return {c: f"field {i} ({fields[i - 1].name})" for c, i in cols.items()}
+
+
 def _msr(path: str) -> Parsed:
     fields = [uint("Timestamp"), text("Hostname"), uint("DiskNumber"), one_of("Type", ("Read", "Write")),
               uint("Offset"), uint("Size"), uint("ResponseTime")]
     values = {
-        "time_ns": f"(CAST(f[1] AS HUGEINT) - {FILETIME_UNIX_EPOCH}) * 100",
+        "time_ns": f"(TRY_CAST(f[1] AS HUGEINT) - {FILETIME_UNIX_EPOCH}) * 100",
         "device": "trim(f[2]) || '_' || trim(f[3])",
         "op": "lower(trim(f[4]))",
-        "offset_bytes": "CAST(f[5] AS BIGINT)",
-        "size_bytes": "CAST(f[6] AS BIGINT)",
+        "offset_bytes": "TRY_CAST(f[5] AS HUGEINT)",
+        "size_bytes": "TRY_CAST(f[6] AS HUGEINT)",
         "process": "NULL",
-        "latency_us": "CAST(f[7] AS DOUBLE) / 10",
+        "latency_us": "TRY_CAST(f[7] AS DOUBLE) / 10",
     }
     return Parsed(
         _delimited(path, fields, values, header="Timestamp"),
+        labels=_labels(fields, time_ns=1, offset_bytes=5, size_bytes=6, latency_us=7),
         start_unix_ns=0,
         notes=("MSR ResponseTime read as 100 ns ticks (the unit is not documented upstream).",),
     )
@@ -213,45 +132,47 @@ def _msr(path: str) -> Parsed:
 def _spc(path: str) -> Parsed:
     fields = [uint("ASU"), uint("LBA"), uint("Size"), one_of("Opcode", ("r", "w")), ufloat("Timestamp")]
     values = {
-        "time_ns": "CAST(round(CAST(f[5] AS DOUBLE) * 1e9) AS BIGINT)",
-        "device": "'asu' || CAST(CAST(f[1] AS UBIGINT) AS VARCHAR)",
+        "time_ns": "TRY_CAST(round(TRY_CAST(f[5] AS DOUBLE) * 1e9) AS HUGEINT)",
+        "device": "'asu' || CAST(TRY_CAST(f[1] AS UBIGINT) AS VARCHAR)",
         "op": "CASE lower(trim(f[4])) WHEN 'r' THEN 'read' ELSE 'write' END",
-        "offset_bytes": "CAST(f[2] AS BIGINT) * 512",
-        "size_bytes": "CAST(f[3] AS BIGINT)",
+        "offset_bytes": "TRY_CAST(f[2] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[3] AS HUGEINT)",
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(_delimited(path, fields, values, header="ASU", at_least=True))
+    return Parsed(_delimited(path, fields, values, header="ASU", at_least=True),
+                  labels=_labels(fields, time_ns=5, offset_bytes=2, size_bytes=3))
 
 
 def _alibaba(path: str) -> Parsed:
     fields = [text("device_id"), one_of("opcode", ("R", "W")), uint("offset"), uint("length"), uint("timestamp")]
     values = {
-        "time_ns": "CAST(f[5] AS BIGINT) * 1000",
+        "time_ns": "TRY_CAST(f[5] AS HUGEINT) * 1000",
         "device": "trim(f[1])",
         "op": "CASE lower(trim(f[2])) WHEN 'r' THEN 'read' ELSE 'write' END",
-        "offset_bytes": "CAST(f[3] AS BIGINT)",
-        "size_bytes": "CAST(f[4] AS BIGINT)",
+        "offset_bytes": "TRY_CAST(f[3] AS HUGEINT)",
+        "size_bytes": "TRY_CAST(f[4] AS HUGEINT)",
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(_delimited(path, fields, values, header="device_id"))
+    return Parsed(_delimited(path, fields, values, header="device_id"),
+                  labels=_labels(fields, time_ns=5, offset_bytes=3, size_bytes=4))
 
 
 def _tencent(path: str) -> Parsed:
     fields = [uint("Timestamp"), uint("Offset"), uint("Size"), one_of("IOType", ("0", "1")), text("VolumeID")]
     values = {
-        "time_ns": "CAST(f[1] AS BIGINT) * 1000000000",
+        "time_ns": "TRY_CAST(f[1] AS HUGEINT) * 1000000000",
         "device": "trim(f[5])",
         "op": "CASE trim(f[4]) WHEN '0' THEN 'read' ELSE 'write' END",
-        "offset_bytes": "CAST(f[2] AS BIGINT) * 512",
-        "size_bytes": "CAST(f[3] AS BIGINT) * 512",
+        "offset_bytes": "TRY_CAST(f[2] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[3] AS HUGEINT) * 512",
         "process": "NULL",
         "latency_us": "NULL",
     }
     return Parsed(
         _delimited(path, fields, values, header="Timestamp"),
-        start_unix_ns=0,
+        start_unix_ns=0, labels=_labels(fields, time_ns=1, offset_bytes=2, size_bytes=3),
         notes=("Tencent timestamps are whole seconds: IOs within a second keep the file's order.",),
     )
 
@@ -276,52 +197,90 @@ def _fiu(path: str) -> Parsed:
         s AS (SELECT ln, line, {ws_fields()} AS f FROM l),
         c AS (SELECT ln, line, f, {err} AS err FROM s)
         SELECT ln, line, err, 'io' AS kind,
-               CAST(f[1] AS BIGINT) AS time_ns,
+               TRY_CAST(f[1] AS HUGEINT) AS time_ns,
                f[len(f) - 2] || ',' || f[len(f) - 1] AS device,
                CASE upper(f[len(f) - 3]) WHEN 'R' THEN 'read' ELSE 'write' END AS op,
-               CAST(f[len(f) - 5] AS BIGINT) * 512 AS offset_bytes,
-               CAST(f[len(f) - 4] AS BIGINT) * 512 AS size_bytes,
+               TRY_CAST(f[len(f) - 5] AS HUGEINT) * 512 AS offset_bytes,
+               TRY_CAST(f[len(f) - 4] AS HUGEINT) * 512 AS size_bytes,
                array_to_string(f[3:len(f) - 6], ' ') AS process,
-               CAST(NULL AS DOUBLE) AS latency_us, TRY_CAST(f[2] AS BIGINT) AS pid
+               CAST(NULL AS DOUBLE) AS latency_us, TRY_CAST(f[2] AS HUGEINT) AS pid
         FROM c
     """
-    return Parsed(sql)
+    return Parsed(sql, labels={"time_ns": "field 1 (ts_ns)", "offset_bytes": "field lba", "size_bytes": "field size_blocks",
+                               "pid": "field 2 (pid)"})
 
 
 def _systor(path: str) -> Parsed:
     fields = [ufloat("Timestamp"), optional(ufloat("Response")), optional(one_of("IOType", ("R", "W"))),
               uint("LUN"), uint("Offset"), uint("Size")]
     values = {
-        "time_ns": "CAST(round(CAST(f[1] AS DOUBLE) * 1e9) AS BIGINT)",
-        "device": "'lun' || CAST(CAST(f[4] AS UBIGINT) AS VARCHAR)",
+        "time_ns": "TRY_CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9) AS HUGEINT)",
+        "device": "'lun' || CAST(TRY_CAST(f[4] AS UBIGINT) AS VARCHAR)",
         "op": "CASE upper(trim(f[3])) WHEN 'R' THEN 'read' WHEN 'W' THEN 'write' ELSE 'other' END",
-        "offset_bytes": "CAST(f[5] AS BIGINT)",
-        "size_bytes": "CAST(f[6] AS BIGINT)",
+        "offset_bytes": "TRY_CAST(f[5] AS HUGEINT)",
+        "size_bytes": "TRY_CAST(f[6] AS HUGEINT)",
         "process": "NULL",
-        "latency_us": "CASE WHEN trim(f[2]) = '' THEN NULL ELSE CAST(f[2] AS DOUBLE) * 1e6 END",
+        "latency_us": "CASE WHEN trim(f[2]) = '' THEN NULL ELSE TRY_CAST(f[2] AS DOUBLE) * 1e6 END",
     }
     return Parsed(
         _delimited(path, fields, values, header="Timestamp"),
-        start_unix_ns=0,
+        start_unix_ns=0, labels=_labels(fields, time_ns=1, latency_us=2, offset_bytes=5, size_bytes=6),
         notes=("SYSTOR'17 Response read as seconds, like its Timestamp.",),
     )
 
 
-def _disksim(path: str) -> Parsed:
+def _scaled_time(v: str, unit_ns: int) -> str:
+    """SQL: a time field in units of `unit_ns` ns -> ns (exact for whole numbers)."""
+    return (f"CASE WHEN regexp_full_match(trim({v}), '[0-9]+') THEN TRY_CAST({v} AS HUGEINT) * {unit_ns}"
+            f" ELSE TRY_CAST(round(TRY_CAST({v} AS DOUBLE) * {unit_ns}) AS HUGEINT) END")
+
+
+def _disksim(path: str, unit_ns: int) -> Parsed:
     fields = [ufloat("time"), uint("devno"), uint("sector"), uint("size_sectors"), one_of("type", ("0", "1"))]
     values = {
-        "time_ns": "CAST(round(CAST(f[1] AS DOUBLE) * 1e6) AS BIGINT)",
-        "device": "CAST(CAST(f[2] AS UBIGINT) AS VARCHAR)",
+        "time_ns": _scaled_time("f[1]", unit_ns),
+        "device": "CAST(TRY_CAST(f[2] AS UBIGINT) AS VARCHAR)",
         "op": "CASE trim(f[5]) WHEN '1' THEN 'read' ELSE 'write' END",
-        "offset_bytes": "CAST(f[3] AS BIGINT) * 512",
-        "size_bytes": "CAST(f[4] AS BIGINT) * 512",
+        "offset_bytes": "TRY_CAST(f[3] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[4] AS HUGEINT) * 512",
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(
-        _delimited(path, fields, values, header=None, ws=True),
-        notes=("DiskSim time read as milliseconds (the DiskSim manual's unit; MQSim and SSDsim may use others).",),
-    )
+    return Parsed(_delimited(path, fields, values, header=None, ws=True),
+                  labels=_labels(fields, time_ns=1, offset_bytes=3, size_bytes=4))
+
+
+# SCSI opcodes (SBC): READ(10)/(16), WRITE(10)/(16), SYNCHRONIZE CACHE(10)/(16), UNMAP.
+SCSI_READ, SCSI_WRITE, SCSI_SYNC, SCSI_UNMAP = (0x28, 0x88), (0x2A, 0x8A), (0x35, 0x91), (0x42,)
+
+
+def scsi_op_sql(code: str) -> str:
+    """SQL: a SCSI opcode (integer expression) -> the table's op."""
+    def within(codes: tuple[int, ...]) -> str:
+        return ", ".join(str(c) for c in codes)
+    return (f"CASE WHEN {code} IN ({within(SCSI_READ)}) THEN 'read' WHEN {code} IN ({within(SCSI_WRITE)}) THEN 'write'"
+            f" WHEN {code} IN ({within(SCSI_SYNC)}) THEN 'flush' WHEN {code} IN ({within(SCSI_UNMAP)}) THEN 'trim'"
+            " ELSE 'other' END")
+
+
+def _cloudphysics(path: str, unit_ns: int) -> Parsed:
+    # op is the SCSI opcode in hex, with or without 0x (libCacheSim's data: 28 = READ(10)).
+    opcode = "TRY_CAST('0x' || regexp_replace(lower(trim({v})), '^0x', '') AS INTEGER)"
+    fields = [uint("version"), ufloat("time"),
+              Field("op", f"({opcode}) BETWEEN 0 AND 255", "a SCSI opcode in hex (28 read, 2a write, ...)"),
+              uint("size"), uint("lbn")]
+    values = {
+        "time_ns": _scaled_time("f[2]", unit_ns),
+        "device": "'vscsi'",
+        "op": scsi_op_sql(opcode.format(v="f[3]")),
+        "offset_bytes": "TRY_CAST(f[5] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[4] AS HUGEINT)",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(_delimited(path, fields, values, header="version"),
+                  labels=_labels(fields, time_ns=2, offset_bytes=5, size_bytes=4),
+                  notes=("CloudPhysics lbn read as 512 B sectors and size as bytes.",))
 
 
 BIOSNOOP_HEADER = "TIME(s)"
@@ -354,17 +313,18 @@ def _biosnoop(path: str) -> Parsed:
         s AS (SELECT ln, line, {ws_fields()} AS f, starts_with(ltrim(line), {sql_str(BIOSNOOP_HEADER)}) AS hdr FROM l),
         c AS (SELECT ln, line, f, hdr, CASE WHEN hdr THEN NULL ELSE {err} END AS err FROM s)
         SELECT ln, line, err, CASE WHEN hdr THEN 'skip' ELSE 'io' END AS kind,
-               CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9 - TRY_CAST({col(k - 1)} AS DOUBLE) * 1e6) AS BIGINT) AS time_ns,
+               TRY_CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9 - TRY_CAST({col(k - 1)} AS DOUBLE) * 1e6) AS HUGEINT) AS time_ns,
                {col(1)} AS device,
                CASE {col(2)} WHEN 'R' THEN 'read' ELSE 'write' END AS op,
-               TRY_CAST({col(3)} AS BIGINT) * 512 AS offset_bytes,
-               TRY_CAST({col(4)} AS BIGINT) AS size_bytes,
+               TRY_CAST({col(3)} AS HUGEINT) * 512 AS offset_bytes,
+               TRY_CAST({col(4)} AS HUGEINT) AS size_bytes,
                array_to_string(f[2:len(f) - {k}], ' ') AS process,
                TRY_CAST({col(k - 1)} AS DOUBLE) * 1000 AS latency_us,
-               TRY_CAST({col(0)} AS BIGINT) AS pid
+               TRY_CAST({col(0)} AS HUGEINT) AS pid
         FROM c
     """
-    return Parsed(sql, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
+    return Parsed(sql, labels={"time_ns": "field 1 (TIME(s)) minus LAT(ms)", "offset_bytes": "field SECTOR",
+                               "size_bytes": "field BYTES", "latency_us": "field LAT(ms)", "pid": "field PID"}, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
 
 
 def _first_line(path: str) -> tuple[int, str] | None:
@@ -372,11 +332,18 @@ def _first_line(path: str) -> tuple[int, str] | None:
     con = connect()
     try:
         rows = con.execute(f"SELECT ln, line FROM ({lines_sql(path)}) LIMIT 1").fetchall()
+        rej = rejected(con, path)
     except duckdb.Error as e:
-        raise IolabError(f"{path}: cannot read as text ({str(e).splitlines()[0]}).") from None
+        raise IolabError(f"{path}: cannot read as text ({_first(e)}).") from None
     finally:
         con.close()
-    return (int(rows[0][0]), rows[0][1]) if rows else None
+    if not rows:
+        return (rej[0][0], f"<{rej[0][1]}>") if rej else None
+    k = int(rows[0][0])
+    true_ln = k + sum(1 for j, (ln, _, _) in enumerate(rej, 1) if ln - j < k)  # as in fix_rejects
+    if rej and rej[0][0] < true_ln:
+        return rej[0][0], f"<{rej[0][1]}>"
+    return true_ln, rows[0][1]
 
 
 def _is_number(text: str) -> bool:
@@ -390,7 +357,8 @@ def _is_number(text: str) -> bool:
 # ---------------------------------------------------------------------------------------
 # Event formats (issue and complete lines, paired in events.py)
 
-_FRAC_NS = "CAST(rpad({frac}, 9, '0') AS BIGINT)"
+_FRAC_NS = "TRY_CAST(left(rpad({frac}, 9, '0'), 9) AS BIGINT)"
+_EVENT_LABELS = {"time_ns": "field sec.nsec", "sector": "field sector", "nsect": "field nsectors", "pid": "field pid"}
 
 
 def _blkparse(path: str) -> Parsed:
@@ -416,14 +384,14 @@ def _blkparse(path: str) -> Parsed:
                      ELSE 'skip' END AS kind
               FROM e)
         SELECT ln, line, err, kind,
-               CAST(h.sec AS BIGINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
+               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
                h.maj || ',' || h.min AS device, {rwbs_op('h.rwbs')} AS op,
-               TRY_CAST(r.sector AS BIGINT) AS sector, TRY_CAST(r.nsect AS BIGINT) AS nsect,
+               TRY_CAST(r.sector AS HUGEINT) AS sector, TRY_CAST(r.nsect AS HUGEINT) AS nsect,
                CASE WHEN h.act = 'D' THEN nullif(r.comm, '') END AS process,
-               CASE WHEN h.act = 'D' THEN TRY_CAST(h.pid AS BIGINT) END AS pid
+               CASE WHEN h.act = 'D' THEN TRY_CAST(h.pid AS HUGEINT) END AS pid
         FROM c
     """
-    return Parsed(sql, events=True)
+    return Parsed(sql, events=True, labels=_EVENT_LABELS)
 
 
 def _tracefs(path: str) -> Parsed:
@@ -451,17 +419,17 @@ def _tracefs(path: str) -> Parsed:
                 CASE h.event WHEN 'block_rq_issue' THEN 'issue' WHEN 'block_rq_complete' THEN 'complete' ELSE 'skip' END AS kind
               FROM e)
         SELECT ln, line, err, kind,
-               CAST(h.sec AS BIGINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
+               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
                CASE kind WHEN 'issue' THEN i.maj || ',' || i.min ELSE c.maj || ',' || c.min END AS device,
                {rwbs_op("CASE kind WHEN 'issue' THEN i.rwbs ELSE c.rwbs END")} AS op,
-               TRY_CAST(CASE kind WHEN 'issue' THEN i.sector ELSE c.sector END AS BIGINT) AS sector,
-               TRY_CAST(CASE kind WHEN 'issue' THEN i.nsect ELSE c.nsect END AS BIGINT) AS nsect,
+               TRY_CAST(CASE kind WHEN 'issue' THEN i.sector ELSE c.sector END AS HUGEINT) AS sector,
+               TRY_CAST(CASE kind WHEN 'issue' THEN i.nsect ELSE c.nsect END AS HUGEINT) AS nsect,
                CASE WHEN kind = 'issue' THEN i.comm END AS process,
-               CASE WHEN kind = 'issue' THEN TRY_CAST(h.pid AS BIGINT) END AS pid
+               CASE WHEN kind = 'issue' THEN TRY_CAST(h.pid AS HUGEINT) END AS pid
         FROM k
     """
-    lost = f"SELECT coalesce(sum(CAST(regexp_extract(line, 'LOST (\\d+) EVENTS', 1) AS BIGINT)), 0) FROM ({lines_sql(path)}) WHERE regexp_matches(line, '^CPU:\\d+ \\[LOST')"
-    return Parsed(sql, events=True, lost_sql=lost)
+    lost = f"SELECT coalesce(sum(TRY_CAST(regexp_extract(line, 'LOST (\\d+) EVENTS', 1) AS HUGEINT)), 0) FROM ({lines_sql(path)}) WHERE regexp_matches(line, '^CPU:\\d+ \\[LOST')"
+    return Parsed(sql, events=True, lost_sql=lost, labels=_EVENT_LABELS)
 
 
 # ---------------------------------------------------------------------------------------
@@ -469,11 +437,8 @@ def _tracefs(path: str) -> Parsed:
 
 
 def _fio(path: str) -> Parsed:
-    con = connect()
-    try:
-        first = con.execute(f"SELECT ln, line FROM ({lines_sql(path)}) LIMIT 1").fetchall()
-    finally:
-        con.close()
+    first_line = _first_line(path)
+    first = [first_line] if first_line else []
     if not first or first[0][1].strip() not in ("fio version 2 iolog", "fio version 3 iolog"):
         got = first[0][1].strip()[:80] if first else "an empty file"
         line = first[0][0] if first else 1
@@ -496,13 +461,14 @@ def _fio(path: str) -> Parsed:
         WHEN len(f) = {ts + 2} AND {a} NOT IN ('add', 'open', 'close', 'sync', 'datasync') THEN 'action ' || {a} || ' needs an offset and a length'
         WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 3}] AS UBIGINT) IS NULL THEN 'field {ts + 3} (offset): expected bytes ≥ 0, got ' || {q(f'f[{ts + 3}]')}
         WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 4}] AS UBIGINT) IS NULL THEN 'field {ts + 4} (length): expected bytes ≥ 0, got ' || {q(f'f[{ts + 4}]')}
+        WHEN {a} = 'wait' AND TRY_CAST(f[{ts + 3}] AS UBIGINT) > {MAX_LATENCY_US} THEN 'field {ts + 3} (wait): more than 31 years in µs, got ' || {q(f'f[{ts + 3}]')}
     END"""
     if v3:
-        time_sql = "TRY_CAST(f[1] AS BIGINT) * 1000"
+        time_sql = "TRY_CAST(f[1] AS HUGEINT) * 1000"
     else:
         # No clock in v2: an IO happens after all the `wait` (µs) lines before it.
         time_sql = (
-            f"coalesce(sum(CASE WHEN {a} = 'wait' THEN TRY_CAST(f[{ts + 3}] AS BIGINT) END) "
+            f"coalesce(sum(CASE WHEN err IS NULL AND {a} = 'wait' THEN TRY_CAST(f[{ts + 3}] AS HUGEINT) END) "
             "OVER (ORDER BY ln ROWS UNBOUNDED PRECEDING), 0) * 1000"
         )
     sql = f"""
@@ -513,16 +479,18 @@ def _fio(path: str) -> Parsed:
                CASE WHEN {a} IN ('read', 'write', 'trim', 'sync', 'datasync') THEN 'io' ELSE 'skip' END AS kind,
                {time_sql} AS time_ns, f[{ts + 1}] AS device,
                CASE {a} WHEN 'read' THEN 'read' WHEN 'write' THEN 'write' WHEN 'trim' THEN 'trim' ELSE 'flush' END AS op,
-               coalesce(TRY_CAST(f[{ts + 3}] AS BIGINT), 0) AS offset_bytes,
-               coalesce(TRY_CAST(f[{ts + 4}] AS BIGINT), 0) AS size_bytes,
+               coalesce(TRY_CAST(f[{ts + 3}] AS HUGEINT), 0) AS offset_bytes,
+               coalesce(TRY_CAST(f[{ts + 4}] AS HUGEINT), 0) AS size_bytes,
                CAST(NULL AS VARCHAR) AS process, CAST(NULL AS DOUBLE) AS latency_us, CAST(NULL AS BIGINT) AS pid
         FROM c
     """
     notes = () if v3 else ("fio iolog v2 has no timestamps: IO times are the sum of its wait lines.",)
-    return Parsed(sql, notes=notes)
+    labels = {"time_ns": "field 1 (timestamp)" if v3 else "time (sum of the wait lines so far)",
+              "offset_bytes": f"field {ts + 3} (offset)", "size_bytes": f"field {ts + 4} (length)"}
+    return Parsed(sql, notes=notes, labels=labels)
 
 
-TEXT_FORMATS: dict[str, Callable[[str], Parsed]] = {
+TEXT_FORMATS: dict[str, Callable[..., Parsed]] = {
     "msr": _msr,
     "spc": _spc,
     "alibaba": _alibaba,
@@ -534,8 +502,15 @@ TEXT_FORMATS: dict[str, Callable[[str], Parsed]] = {
     "tracefs": _tracefs,
     "disksim": _disksim,
     "biosnoop": _biosnoop,
+    "cloudphysics": _cloudphysics,
 }
-FORMATS = tuple(TEXT_FORMATS) + ("blktrace",)
+FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
+# Formats whose time unit varies between the tools that write them, with the documented
+# default (DiskSim's manual: ms; libCacheSim's vSCSI reader: µs). See timeunit.py.
+VARIABLE_UNIT = {"disksim": "ms", "cloudphysics": "us", "vscsi": "us"}
+# The time field of the variable-unit text formats, as SQL over a line.
+_TIME_FIELD = {"disksim": f"{ws_fields()}[1]", "cloudphysics": f"{csv_fields()}[2]"}
+_DETECT_LINES = 200_000
 
 
 # ---------------------------------------------------------------------------------------
@@ -550,18 +525,27 @@ def import_trace(
     notes: tuple[str, ...] = (),
     clock_unix_ns: int | None = None,
     lost_events: int | None = None,
+    time_unit: str | None = None,
 ) -> TraceTable:
     """Read one trace (or several files of one trace, e.g. the per-CPU files of a blktrace
     or several MSR volumes) in format `fmt` and write the normalised table to `out`.
     `notes` are extra caveats stored with the table (the capture's, for instance);
     `clock_unix_ns` is the wall-clock time of the input's time 0 when the caller knows it
     and the format does not say (the capture knows its monotonic clock's offset);
-    `lost_events` is how many trace events a capture dropped (kept in the metadata)."""
+    `lost_events` is how many trace events a capture dropped (kept in the metadata).
+    `time_unit` (ns, us, ms or s) is the unit of the time field for the formats in
+    VARIABLE_UNIT; when None it is guessed from the times (timeunit.py) and the guess and
+    its reason are stored as a note."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     if fmt not in FORMATS:
         raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
     if not files:
         raise IolabError("trace import: no input files given.")
+    if time_unit is not None and fmt not in VARIABLE_UNIT:
+        raise IolabError(
+            f"--time-unit applies to formats whose time unit varies ({', '.join(VARIABLE_UNIT)}); "
+            f"{fmt} traces have a fixed unit, which iolab uses."
+        )
     for f in files:
         if not f.is_file():
             raise IolabError(f"{f}: no such trace file.")
@@ -569,9 +553,16 @@ def import_trace(
         from .blktrace import import_blktrace
 
         return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events)
+    if fmt == "vscsi":
+        from .vscsi import import_vscsi
+
+        return import_vscsi(files, out, skip_bad_lines=skip_bad_lines, notes=notes, time_unit=time_unit)
+    for f in files:
+        _check_text(f)
 
     # Parsed lines are kept in DuckDB temp tables: past this much memory they spill to disk.
     con = connect(memory_limit=IMPORT_MEMORY)
+    current = files[0]
     try:
         parts: list[str] = []
         origins: list[int] = []
@@ -579,22 +570,28 @@ def import_trace(
         examples: list[BadLine] = []
         notes: list[str] = list(notes)
         start: int | None = None
+        extra = {}
+        if fmt in VARIABLE_UNIT:
+            tu = timeunit.given(time_unit, fmt) if time_unit else _detect_unit(con, fmt, files[0])
+            extra = {"unit_ns": tu.ns}
+            notes.append(f"time unit: {tu.unit} ({tu.reason}).")
         for i, f in enumerate(files):
-            parsed = TEXT_FORMATS[fmt](str(f))
+            current = f
+            parsed = TEXT_FORMATS[fmt](str(f), **extra)
             start = parsed.start_unix_ns
             notes += [n for n in parsed.notes if n not in notes]
-            try:
-                if parsed.lost_sql:
-                    lost = con.execute(parsed.lost_sql).fetchall()[0][0]
-                    if lost:
-                        notes.append(f"{f}: the kernel reported {lost:,} lost trace events; some IOs are missing.")
-                # Parse once; keep the text of bad lines only (for the error message).
-                con.execute(
-                    f"CREATE TEMP TABLE p{i} AS SELECT * REPLACE (CASE WHEN err IS NOT NULL THEN line END AS line)"
-                    f" FROM ({parsed.sql})"
-                )
-            except duckdb.Error as e:
-                raise IolabError(f"{f}: cannot read as {fmt} ({str(e).splitlines()[0]}).") from None
+            clear_rejects(con, str(f))
+            if parsed.lost_sql:
+                lost = con.execute(parsed.lost_sql).fetchall()[0][0]
+                if lost:
+                    notes.append(f"{f}: the kernel reported {lost:,} lost trace events; some IOs are missing.")
+            clear_rejects(con, str(f))
+            # Parse once; keep the text of bad lines only (for the error message).
+            con.execute(
+                f"CREATE TEMP TABLE p{i} AS SELECT * REPLACE (CASE WHEN err IS NOT NULL THEN line END AS line)"
+                f" FROM ({range_checked(parsed.sql, parsed.events, parsed.labels)})"
+            )
+            fix_rejects(con, f"p{i}", str(f))
             n_bad, bad = _bad_lines(con, f"p{i}", str(f))
             if n_bad and not skip_bad_lines:
                 more = f" ({n_bad - 1:,} more bad lines after it)" if n_bad > 1 else ""
@@ -626,14 +623,52 @@ def import_trace(
                 )
         union = " UNION ALL ".join(f"({p})" for p in parts)
         if not origins:
-            raise IolabError(f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace; nothing to import.")
+            what = f" ({skipped:,} bad lines skipped)" if skipped else ""
+            raise IolabError(f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace{what}; nothing to import.")
         return write_table(
             con, union, out, fmt=fmt, sources=tuple(str(f) for f in files),
             start_unix_ns=start if clock_unix_ns is None else clock_unix_ns, origin_ns=min(origins),
             skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(notes), lost_events=lost_events,
         )
+    except duckdb.Error as e:
+        raise IolabError(f"{current}: cannot read as {fmt} ({_first(e)}).") from None
     finally:
         con.close()
+
+
+def _first(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _check_text(path: Path) -> None:
+    """Refuse text that is not UTF-8/ASCII up front (UTF-16 would fail on every line)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(4096)
+    except (OSError, EOFError) as e:
+        raise IolabError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e}).") from None
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (head and head.count(0) > len(head) // 4):
+        raise IolabError(
+            f"{path}:1: this looks like UTF-16 text (byte-order mark or NUL bytes); iolab reads traces as "
+            f"UTF-8/ASCII text. Convert it first, e.g. iconv -f UTF-16 -t UTF-8 {path} > trace.txt"
+        )
+
+
+def _detect_unit(con: duckdb.DuckDBPyConnection, fmt: str, path: Path) -> timeunit.TimeUnit:
+    """Guess the time unit of a variable-unit text trace from its first lines' times."""
+    field = _TIME_FIELD[fmt]
+    clear_rejects(con, str(path))
+    rows = con.execute(
+        f"SELECT TRY_CAST(trim(v) AS DOUBLE), contains(v, '.') FROM ("
+        f"SELECT {field} AS v FROM ({lines_sql(str(path))}) LIMIT {_DETECT_LINES})"
+        " WHERE isfinite(TRY_CAST(trim(v) AS DOUBLE))"
+    ).fetchall()
+    clear_rejects(con, str(path))
+    times = np.array([r[0] for r in rows], dtype=float)
+    return timeunit.detect(times, any(r[1] for r in rows), VARIABLE_UNIT[fmt], fmt)
 
 
 def _bad_lines(con, table: str, file: str) -> tuple[int, list[BadLine]]:

@@ -57,6 +57,9 @@ SQL_TYPES = {
 }
 
 _META_KEY = "iolab_trace"
+# DuckDB's own buffers when writing a table (import, capture, synthesis); past this it spills
+# to disk. DuckDB's default (80 % of RAM) let a 50 M-IO synthesis reach 14 GB.
+IMPORT_MEMORY = "1GB"
 # Snappy with Parquet v2 encodings (delta-packed integers) decodes about a third faster
 # than zstd for the same size on these tables; analysis speed is bound by decoding.
 PARQUET_OPTIONS = "COMPRESSION snappy, PARQUET_VERSION V2"
