@@ -267,7 +267,7 @@ def _cloudphysics(path: str, unit_ns: int) -> Parsed:
     # op is the SCSI opcode in hex, with or without 0x (libCacheSim's data: 28 = READ(10)).
     opcode = "TRY_CAST('0x' || regexp_replace(lower(trim({v})), '^0x', '') AS INTEGER)"
     fields = [uint("version"), ufloat("time"),
-              Field("op", f"({opcode}) BETWEEN 0 AND 255", "a SCSI opcode in hex (28 read, 2a write, ...)"),
+              Field("op", f"coalesce(({opcode}) BETWEEN 0 AND 255, false)", "a SCSI opcode in hex (28 read, 2a write, ...)"),
               uint("size"), uint("lbn")]
     values = {
         "time_ns": _scaled_time("f[2]", unit_ns),

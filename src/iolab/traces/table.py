@@ -150,8 +150,9 @@ class TraceTable:
 
     def summary(self) -> str:
         lines = [
-            f"{self.path}: {self.rows:,} IOs over {self.duration_s:,.1f} s from {self.fmt} "
-            f"({', '.join(self.sources)})",
+            f"{self.path}: {self.rows:,} IOs from {self.fmt} ({', '.join(self.sources)})",
+            f"  span: {human_span(self.duration_s)} from the first IO to the last"
+            + (f" ({self.rows / self.duration_s:,.0f} IOPS on average)" if self.duration_s > 0 else ""),
             f"  response times: {'yes' if self.has_latency else 'not in this trace'}",
         ]
         if self.skipped_lines:
@@ -161,6 +162,20 @@ class TraceTable:
                          + (" (INCOMPLETE trace)" if self.lost_events else ""))
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def human_span(seconds: float) -> str:
+    """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:,.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:,.3g} ms"
+    if seconds < 120:
+        return f"{seconds:,.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:,.1f} min ({seconds:,.0f} s)"
+    text = f"{seconds / 3600:,.1f} h ({seconds:,.0f} s)"
+    return text if seconds < 172800 else f"{seconds / 86400:,.1f} days ({seconds:,.0f} s)"
 
 
 def connect(memory_limit: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:
