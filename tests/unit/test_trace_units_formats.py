@@ -13,7 +13,6 @@ import pytest
 
 from iolab.errors import IolabError
 from iolab.traces import detect_format, import_trace
-from iolab.traces.timeunit import detect
 
 
 def _rows(path: Path) -> list[tuple]:
@@ -65,6 +64,8 @@ def test_disksim_float_ms_stays_ms(tmp_path):
 # with 30 s gaps looks like µs): the guess is printed with the span, and --time-unit exists.
 @pytest.mark.parametrize("unit,scale,gap", [("ns", 1e9, 2e-4), ("us", 1e6, 5e-5), ("us", 1e6, 2e-3), ("ms", 1e3, 1e-2)])
 def test_unit_guess_from_gaps(unit, scale, gap):
+    from iolab.traces.timeunit import detect
+
     rng = np.random.default_rng(5)
     times = np.round(np.cumsum(rng.exponential(gap, 1000)) * scale)
     got = detect(times, fractional=False, default="us", fmt="x")
@@ -212,3 +213,23 @@ def test_truncated_blktrace_with_skip_bad_lines_imports(tmp_path):
     path.write_bytes(path.read_bytes()[:-5])
     got = import_trace(path, "blktrace", tmp_path / "back.parquet", skip_bad_lines=True)
     assert got.skipped_lines == 1 and got.rows == 20
+
+
+def test_cli_import_prints_unit_reason_and_span(tmp_path):
+    from typer.testing import CliRunner
+
+    from iolab.cli import app
+
+    lines, span_ns = mqsim_lines()
+    p = tmp_path / "tpcc.trace"
+    p.write_text("\n".join(lines) + "\n")
+    r = CliRunner().invoke(app, ["trace", "import", str(p), "--out", str(tmp_path / "t.parquet")])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "format: disksim (detected" in out
+    assert "time unit: ns (guessed: the median gap" in out
+    assert f"span: {span_ns / 1e6:,.3g} ms" in out
+    r = CliRunner().invoke(app, ["trace", "import", str(p), "--time-unit", "us", "--out", str(tmp_path / "u.parquet")])
+    from iolab.traces.table import human_span
+
+    assert r.exit_code == 0 and f"span: {human_span(span_ns / 1e6)}" in " ".join(r.output.split())

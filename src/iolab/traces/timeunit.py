@@ -41,7 +41,7 @@ class TimeUnit:
 def given(unit: str, fmt: str) -> TimeUnit:
     if unit not in NS_PER:
         raise IolabError(f"--time-unit: {unit!r} is not a unit; give one of {', '.join(UNITS)}.")
-    return TimeUnit(unit, f"given with --time-unit (the {fmt} default would be guessed from the times)")
+    return TimeUnit(unit, "given with --time-unit")
 
 
 def _human(seconds: float) -> str:
