@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import IolabError
 from . import timeunit
-from .readers import VARIABLE_UNIT, scsi_op_sql
+from .formats import scsi_op_sql
+from .readers import VARIABLE_UNIT
 from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
 from .textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
 

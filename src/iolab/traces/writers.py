@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import IolabError
 from .blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
-from .readers import FILETIME_UNIX_EPOCH
+from .formats import FILETIME_UNIX_EPOCH
 from .table import TraceTable, connect, sql_str
 
 FORMATS = ("msr", "spc", "alibaba", "tencent", "fiu", "systor", "blkparse", "blktrace", "fio2", "fio3", "tracefs", "disksim",
