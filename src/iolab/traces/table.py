@@ -152,7 +152,7 @@ class TraceTable:
         lines = [
             f"{self.path}: {self.rows:,} IOs from {self.fmt} ({', '.join(self.sources)})",
             f"  span: {human_span(self.duration_s)} from the first IO to the last"
-            + (f" ({self.rows / self.duration_s:,.0f} IOPS on average)" if self.duration_s > 0 else ""),
+            + (f" ({_iops(self.rows / self.duration_s)} IOPS on average)" if self.duration_s > 0 else ""),
             f"  response times: {'yes' if self.has_latency else 'not in this trace'}",
         ]
         if self.skipped_lines:
@@ -162,6 +162,10 @@ class TraceTable:
                          + (" (INCOMPLETE trace)" if self.lost_events else ""))
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _iops(v: float) -> str:
+    return f"{v:,.0f}" if v >= 10 else f"{v:.3g}"
 
 
 def human_span(seconds: float) -> str:
