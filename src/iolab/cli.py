@@ -336,18 +336,21 @@ def capture(
 @trace_app.command("import")
 def trace_import(
     paths: list[Path] = typer.Argument(..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop (default: detected from the file when unambiguous)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous)."),
     out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
     skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Drop lines that do not parse (counted and reported) instead of stopping at the first."),
+    time_unit: Optional[str] = typer.Option(None, "--time-unit", help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed)."),
 ):
     """Import a public trace format into the normalised IO table."""
+    from rich.markup import escape
+
     from .traces import detect_format, import_trace
 
     if fmt is None:
         fmt = detect_format(paths[0])
         console.print(f"format: {fmt} (detected; pass --format to override)")
-    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines)
-    console.print(table.summary(), soft_wrap=True)
+    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
+    console.print(escape(table.summary()), soft_wrap=True)
 
 
 @trace_app.command("export")

@@ -170,3 +170,24 @@ def test_bad_parameters(generated):
         analyse(generated[0], step_s=0)
     with pytest.raises(IolabError, match="threshold"):
         analyse(generated[0], threshold=3)
+
+
+def test_synthesis_caps_duckdb_memory(tmp_path, monkeypatch):
+    """Synthesis of a long trace must not let DuckDB take 80 % of RAM (its default)."""
+    import iolab.traces.synth as synth
+    from iolab.traces.readers import IMPORT_MEMORY
+
+    real = synth.connect
+    seen: list[str] = []
+
+    def spy(*args, **kwargs):
+        con = real(*args, **kwargs)
+        seen.append(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return con
+
+    monkeypatch.setattr(synth, "connect", spy)
+    generate(SynthSpec((Stream("rnd", "read", 4096, 1.0),), 1000), tmp_path / "t.parquet")
+    capped = real(memory_limit=IMPORT_MEMORY).execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    default = real().execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    assert capped != default
+    assert seen and set(seen) == {capped}

@@ -26,7 +26,7 @@ MIX = (
     Stream("seq", "read", 131072, 0.05),
 )
 READER = {"fio2": "fio", "fio3": "fio"}
-WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs", "biosnoop"}
+WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs", "biosnoop", "vscsi"}
 
 
 # The SEQ 128KiB R stream is 1 read in 11: looking back far enough that it never loses

@@ -26,8 +26,8 @@ import numpy as np
 
 from ..errors import IolabError
 from .events import paired_sql
-from .table import BadLine, TraceTable, connect, write_table
-from .readers import IMPORT_MEMORY
+from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
+from .textscan import MAX_SECTORS, MAX_TIME_NS
 
 MAGIC = 0x65617400
 VERSION = 0x07
@@ -69,7 +69,7 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
     while pos < len(buf):
         count = min(window, (len(buf) - pos) // RECORD)
         if count == 0:
-            tail = BadLine(str(path), n_rec + 1, f"truncated record: {len(buf) - pos} bytes left, a record needs {RECORD}", "")
+            tail = BadLine(str(path), int(n_rec) + 1, f"truncated record: {len(buf) - pos} bytes left, a record needs {RECORD}", "")
             break
         recs = np.frombuffer(buf, dtype=dt, count=count, offset=pos)
         magic = recs["magic"]
@@ -88,7 +88,7 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
             end = pos + (stop + 1) * RECORD + pdu
             if end > len(buf):
                 parts.append(recs[:stop])
-                tail = BadLine(str(path), n_rec + stop + 1, f"truncated payload: needs {pdu} bytes", "")
+                tail = BadLine(str(path), int(n_rec + stop) + 1, f"truncated payload: needs {pdu} bytes", "")
                 break
             r = recs[stop]
             if (int(r["action"]) >> 16) & TC_NOTIFY and int(r["action"]) & 0xFFFF == TN_PROCESS:
@@ -133,6 +133,19 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
             what = recs["action"] & 0xFFFF
             cat = recs["action"] >> 16
             keep = ((what == TA_ISSUE) | (what == TA_COMPLETE)) & ((cat & (TC_NOTIFY | TC_PC)) == 0)
+            # Out-of-range values would overflow once in ns and bytes: bad records, named.
+            wild = keep & ((recs["time"] > MAX_TIME_NS) | (recs["sector"] > MAX_SECTORS))
+            if wild.any():
+                k = int(np.flatnonzero(wild)[0])
+                field = "time" if recs["time"][k] > MAX_TIME_NS else "sector"
+                bad = BadLine(str(f), k + 1, f"field {field}: out of range ({int(recs[field][k])})", "")
+                if not skip_bad_lines:
+                    more = f" ({int(wild.sum()) - 1:,} more)" if wild.sum() > 1 else ""
+                    raise IolabError(f"{bad.file}: record {bad.line}: {bad.problem}{more}; pass --skip-bad-lines to "
+                                     "drop such records (they are counted and reported).")
+                skipped += int(wild.sum())
+                examples.append(bad)
+                keep &= ~wild
             r = recs[keep]
             c = cat[keep]
             op = np.where(c & TC_DISCARD, 3, np.where(c & TC_WRITE, 2, np.where((c & TC_READ) & (r["bytes"] > 0), 1, 0)))

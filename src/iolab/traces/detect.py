@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import IolabError
 from .readers import FORMATS
+from .vscsi import vscsi_version
 
 BLK_MAGIC = 0x65617400  # struct blk_io_trace magic, low byte = version
 _HEAD_LINES = 20
@@ -27,6 +28,7 @@ _CSV_HEADERS = (
     ("device_id,opcode,offset,length,timestamp", "alibaba"),
     ("timestamp,offset,size,iotype,volumeid", "tencent"),
     ("timestamp,response,iotype,lun,offset,size", "systor"),
+    ("version,time,op,size,lbn", "cloudphysics"),
 )
 
 _NUM = r"\d+(?:\.\d+)?"
@@ -41,6 +43,7 @@ _LINE_SHAPES = (
     (re.compile(rf"^{_NUM},(?:{_NUM})?,[RW]?,\d+,\d+,\d+$"), "systor"),
     (re.compile(r"^\d+\s+\d+\s+.+\s+\d+\s+\d+\s+[WR]\s+\d+\s+\d+\s+[0-9a-f]{32}$"), "fiu"),
     (re.compile(rf"^\s*{_NUM}\s+\d+\s+\d+\s+\d+\s+[01]\s*$"), "disksim"),
+    (re.compile(rf"^\d+,{_NUM},(?:0x)?[0-9a-f]{{1,2}},\d+,\d+$", re.I), "cloudphysics"),
 )
 
 
@@ -60,6 +63,8 @@ def detect_format(path: str | Path) -> str:
             raise IolabError(f"{p}: a gzip file that cannot be read ({e}).") from None
     if len(head) >= 4 and any(struct.unpack(e + "I", head[:4])[0] & 0xFFFFFF00 == BLK_MAGIC for e in "<>"):
         return "blktrace"
+    if vscsi_version(head) is not None:
+        return "vscsi"
     lines = [ln.strip() for ln in head.decode("utf-8", "replace").splitlines()[:_HEAD_LINES] if ln.strip()]
     if not lines:
         raise IolabError(f"{p}: empty file; nothing to import.")

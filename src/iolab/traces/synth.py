@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import IolabError
 from ..workload import Stream
-from .table import TraceTable, connect, sql_str, write_table
+from .table import IMPORT_MEMORY, TraceTable, connect, sql_str, write_table
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def generate(spec: SynthSpec, out: str | Path) -> tuple[TraceTable, SynthTruth]:
 
     tmpdir = Path(tempfile.mkdtemp(prefix="iolab-synth-"))
     parts: list[str] = []
-    con = connect()
+    con = connect(memory_limit=IMPORT_MEMORY)
     try:
         done = 0
         while done < spec.ios:

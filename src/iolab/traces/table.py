@@ -57,6 +57,9 @@ SQL_TYPES = {
 }
 
 _META_KEY = "iolab_trace"
+# DuckDB's own buffers when writing a table (import, capture, synthesis); past this it spills
+# to disk. DuckDB's default (80 % of RAM) let a 50 M-IO synthesis reach 14 GB.
+IMPORT_MEMORY = "1GB"
 # Snappy with Parquet v2 encodings (delta-packed integers) decodes about a third faster
 # than zstd for the same size on these tables; analysis speed is bound by decoding.
 PARQUET_OPTIONS = "COMPRESSION snappy, PARQUET_VERSION V2"
@@ -147,8 +150,9 @@ class TraceTable:
 
     def summary(self) -> str:
         lines = [
-            f"{self.path}: {self.rows:,} IOs over {self.duration_s:,.1f} s from {self.fmt} "
-            f"({', '.join(self.sources)})",
+            f"{self.path}: {self.rows:,} IOs from {self.fmt} ({', '.join(self.sources)})",
+            f"  span: {human_span(self.duration_s)} from the first IO to the last"
+            + (f" ({_iops(self.rows / self.duration_s)} IOPS on average)" if self.duration_s > 0 else ""),
             f"  response times: {'yes' if self.has_latency else 'not in this trace'}",
         ]
         if self.skipped_lines:
@@ -158,6 +162,24 @@ class TraceTable:
                          + (" (INCOMPLETE trace)" if self.lost_events else ""))
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _iops(v: float) -> str:
+    return f"{v:,.0f}" if v >= 10 else f"{v:.3g}"
+
+
+def human_span(seconds: float) -> str:
+    """A duration for people: '136 ms', '2.5 s', '37.9 h (1.6 days)'."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:,.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:,.3g} ms"
+    if seconds < 120:
+        return f"{seconds:,.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:,.1f} min ({seconds:,.0f} s)"
+    text = f"{seconds / 3600:,.1f} h ({seconds:,.0f} s)"
+    return text if seconds < 172800 else f"{seconds / 86400:,.1f} days ({seconds:,.0f} s)"
 
 
 def connect(memory_limit: str | None = None, threads: int | None = None) -> duckdb.DuckDBPyConnection:

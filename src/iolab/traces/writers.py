@@ -22,11 +22,11 @@ import numpy as np
 
 from ..errors import IolabError
 from .blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
-from .readers import FILETIME_UNIX_EPOCH
+from .formats import FILETIME_UNIX_EPOCH
 from .table import TraceTable, connect, sql_str
 
 FORMATS = ("msr", "spc", "alibaba", "tencent", "fiu", "systor", "blkparse", "blktrace", "fio2", "fio3", "tracefs", "disksim",
-           "biosnoop")
+           "biosnoop", "cloudphysics", "vscsi")
 
 _SRC = "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write'))"
 
@@ -97,6 +97,12 @@ def export_trace(table: TraceTable | str | Path, fmt: str, out: str | Path, devn
                     coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
                     offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 1 ELSE 0 END)
                     FROM {src} ORDER BY n""", "", out)
+        elif fmt == "cloudphysics":
+            # SCSI READ(10)/WRITE(10) opcodes, time in µs (libCacheSim's unit), lbn in 512 B sectors.
+            _lines(con, f"""SELECT printf('1,%d,%s,%d,%d', time_ns // 1000, CASE op WHEN 'read' THEN '28' ELSE '2a' END,
+                    size_bytes, offset_bytes // 512) FROM {src} ORDER BY n""", "", out, header="version,time,op,size,lbn")
+        elif fmt == "vscsi":
+            _vscsi(con, src, out)
         elif fmt == "biosnoop":
             if not table.has_latency:
                 raise IolabError(f"{table.path}: biosnoop needs response times (LAT); this trace has none.")
@@ -162,6 +168,23 @@ def _fio(con, src: str, out: Path, v3: bool) -> None:
                 || printf('%s %s %d %d', device, op, offset_bytes, size_bytes)
                 FROM (SELECT *, time_ns // 1000 - coalesce(lag(time_ns // 1000) OVER (ORDER BY n), 0) AS gap FROM {src})
                 ORDER BY n""", "", out, header=head)
+
+
+def _vscsi(con, src: str, out: Path) -> None:
+    """Version 2 records (with rt), ts and rt in µs."""
+    from .vscsi import V2
+
+    rows = con.execute(f"SELECT time_ns, op, offset_bytes, size_bytes, latency_us FROM {src} ORDER BY n").fetchnumpy()
+    recs = np.zeros(len(rows["time_ns"]), dtype=V2)
+    recs["cmd"] = np.where(rows["op"] == "read", 0x28, 0x2A)
+    recs["ver"] = 2 << 8
+    recs["sn"] = np.arange(len(recs))
+    recs["len"] = rows["size_bytes"]
+    recs["lbn"] = rows["offset_bytes"] // 512
+    recs["ts"] = rows["time_ns"] // 1000
+    lat = rows["latency_us"]
+    recs["rt"] = np.where(np.isnan(lat), 0, np.round(lat)) if lat.dtype.kind == "f" else 0
+    out.write_bytes(recs.tobytes())
 
 
 def _blktrace(con, ev: str, out: Path, dev: int) -> None:

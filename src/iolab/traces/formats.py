@@ -1,0 +1,510 @@
+"""Text trace formats: one SQL builder per format (the driver is readers.py).
+
+    TEXT_FORMATS[name](path[, unit_ns]) -> Parsed   (SQL over the file's lines)
+
+Formats (documented for users in docs/trace-formats.md):
+
+  msr        MSR Cambridge CSV  Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime
+             Timestamp is Windows FILETIME (100 ns ticks since 1601-01-01 UTC); Type Read or
+             Write; bytes; ResponseTime taken as 100 ns ticks (UNVERIFIED upstream).
+             device = Hostname_DiskNumber.
+  spc        SPC/UMass (Financial, WebSearch)  ASU,LBA,Size,Opcode,Timestamp[,more...]
+             LBA in 512 B blocks, Size in bytes, Opcode r/w (any case), Timestamp in s from
+             the trace start. device = asuN. No response times.
+  alibaba    Alibaba block 2020  device_id,opcode,offset,length,timestamp  (R/W, bytes, µs)
+  tencent    Tencent CBS  Timestamp,Offset,Size,IOType,VolumeID  (Unix s, 512 B sectors,
+             IOType 0 = read, 1 = write). Whole-second timestamps: IOs of one second keep
+             the file's order.
+  fiu        FIU (homes, web-vm, mail)  ts_ns pid process lba size_blocks W|R major minor md5
+             (whitespace separated, 512 B blocks). device = major,minor.
+  systor     SYSTOR'17  Timestamp,Response,IOType,LUN,Offset,Size  (Unix s; Response in s;
+             IOType R, W or blank = unknown, kept as op 'other'; bytes). device = lunN.
+  blkparse   blkparse default text output; D (issue) and C (complete) events are paired for
+             response times; other actions are ignored; the summary after the events too.
+  blktrace   blktrace binary (dev.blktrace.N files, struct blk_io_trace, either endianness).
+  fio        fio iolog, version 2 or 3 (read from the header). v2 has no clock: IO time is
+             the sum of the `wait` lines before it. v3 timestamps are read as µs (what
+             fio's iolog.c writes). Offsets and lengths in bytes; sync/datasync -> flush.
+  tracefs    text from tracefs block_rq_issue/block_rq_complete (what `capture` records),
+             with or without the ioprio token recent kernels print before the comm.
+  disksim    DiskSim/MQSim ASCII  time devno sector size_sectors type  (512 B sectors, type
+             1 = read, 0 = write). The time unit varies (DiskSim ms, MQSim ns): unit_ns.
+             device = devno.
+  cloudphysics  CloudPhysics/libCacheSim CSV  version,time,op,size,lbn  (op: SCSI opcode in
+             hex; size bytes; lbn 512 B sectors; time unit varies, libCacheSim: µs).
+  biosnoop   bcc biosnoop text  TIME(s) COMM PID DISK T SECTOR BYTES [QUE(ms)] LAT(ms); the
+             -Q variant (QUE column) is told by the header, or by the field count without
+             one. biosnoop prints at completion: issue time = TIME - LAT. T R or W.
+
+Every text line is checked field by field, giving file:line, the field, what was expected
+and what was found; values are computed wide (HUGEINT, DOUBLE) and range-checked by the
+driver. The work is SQL over the file (DuckDB reads it, compressed or not), not a Python
+loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import duckdb
+
+from ..errors import IolabError
+from .events import rwbs_op
+from .table import connect, sql_str
+from .textscan import (MAX_LATENCY_US, Field, check_fields, csv_fields, header_skip, lines_sql, one_of, optional, q,
+                       rejected, text, ufloat, uint, ws_fields)
+FILETIME_UNIX_EPOCH = 116444736000000000  # 100 ns ticks from 1601-01-01 to 1970-01-01
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a format's SQL builder returns for one input file.
+
+    `sql` yields: ln, line, err (NULL when the line is good), kind ('io', 'skip', or
+    'issue'/'complete' for event formats), then the trace-table columns (time_ns, device,
+    op, offset_bytes, size_bytes, process, latency_us, pid) or, for event formats, the event
+    columns (time_ns, device, op, sector, nsect, process, pid). Numbers may be wider than
+    their stored type (HUGEINT, DOUBLE) or NULL on overflow: the driver range-checks them.
+    """
+
+    sql: str
+    events: bool = False
+    start_unix_ns: int | None = None  # wall clock of time_ns = 0, if the format has one
+    notes: tuple[str, ...] = ()
+    lost_sql: str | None = None  # tracefs: how many events the kernel says it dropped
+    labels: dict[str, str] | None = None  # numeric column -> the field it comes from (range errors)
+
+
+# ---------------------------------------------------------------------------------------
+# Delimited formats: fields -> checks -> values
+
+
+def _delimited(path: str, fields: list[Field], values: dict[str, str], *, header: str | None,
+               at_least: bool = False, ws: bool = False) -> str:
+    """Common shape of the delimited formats. `values` maps trace-table columns to SQL over
+    the split list `f`; it is only evaluated on good lines."""
+    split = ws_fields() if ws else csv_fields()
+    err = check_fields(fields, "f", "whitespace-separated" if ws else "comma-separated", at_least)
+    skip = header_skip(header) if header else "false"
+    # Values are computed on good data lines only (a CAST of a bad field would fail).
+    cols = ", ".join(
+        f"CASE WHEN err IS NULL AND kind = 'io' THEN {values[c]} END AS {c}"
+        for c in ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
+    ) + f", CASE WHEN err IS NULL AND kind = 'io' THEN {values.get('pid', 'NULL')} END AS pid"
+    return f"""
+        WITH l AS ({lines_sql(path)}),
+        s AS (SELECT ln, line, {split} AS f, {skip} AS hdr FROM l),
+        c AS (SELECT ln, line, f, CASE WHEN hdr THEN NULL ELSE {err} END AS err,
+                     CASE WHEN hdr THEN 'skip' ELSE 'io' END AS kind FROM s)
+        SELECT ln, line, err, kind, {cols} FROM c
+    """
+
+
+def _labels(fields: list[Field], **cols: int) -> dict[str, str]:
+    """Numeric column -> 'field N (name)' of the field it is computed from."""
+    return {c: f"field {i} ({fields[i - 1].name})" for c, i in cols.items()}
+
+
+def _msr(path: str) -> Parsed:
+    fields = [uint("Timestamp"), text("Hostname"), uint("DiskNumber"), one_of("Type", ("Read", "Write")),
+              uint("Offset"), uint("Size"), uint("ResponseTime")]
+    values = {
+        "time_ns": f"(TRY_CAST(f[1] AS HUGEINT) - {FILETIME_UNIX_EPOCH}) * 100",
+        "device": "trim(f[2]) || '_' || trim(f[3])",
+        "op": "lower(trim(f[4]))",
+        "offset_bytes": "TRY_CAST(f[5] AS HUGEINT)",
+        "size_bytes": "TRY_CAST(f[6] AS HUGEINT)",
+        "process": "NULL",
+        "latency_us": "TRY_CAST(f[7] AS DOUBLE) / 10",
+    }
+    return Parsed(
+        _delimited(path, fields, values, header="Timestamp"),
+        labels=_labels(fields, time_ns=1, offset_bytes=5, size_bytes=6, latency_us=7),
+        start_unix_ns=0,
+        notes=("MSR ResponseTime read as 100 ns ticks (the unit is not documented upstream).",),
+    )
+
+
+def _spc(path: str) -> Parsed:
+    fields = [uint("ASU"), uint("LBA"), uint("Size"), one_of("Opcode", ("r", "w")), ufloat("Timestamp")]
+    values = {
+        "time_ns": "TRY_CAST(round(TRY_CAST(f[5] AS DOUBLE) * 1e9) AS HUGEINT)",
+        "device": "'asu' || CAST(TRY_CAST(f[1] AS UBIGINT) AS VARCHAR)",
+        "op": "CASE lower(trim(f[4])) WHEN 'r' THEN 'read' ELSE 'write' END",
+        "offset_bytes": "TRY_CAST(f[2] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[3] AS HUGEINT)",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(_delimited(path, fields, values, header="ASU", at_least=True),
+                  labels=_labels(fields, time_ns=5, offset_bytes=2, size_bytes=3))
+
+
+def _alibaba(path: str) -> Parsed:
+    fields = [text("device_id"), one_of("opcode", ("R", "W")), uint("offset"), uint("length"), uint("timestamp")]
+    values = {
+        "time_ns": "TRY_CAST(f[5] AS HUGEINT) * 1000",
+        "device": "trim(f[1])",
+        "op": "CASE lower(trim(f[2])) WHEN 'r' THEN 'read' ELSE 'write' END",
+        "offset_bytes": "TRY_CAST(f[3] AS HUGEINT)",
+        "size_bytes": "TRY_CAST(f[4] AS HUGEINT)",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(_delimited(path, fields, values, header="device_id"),
+                  labels=_labels(fields, time_ns=5, offset_bytes=3, size_bytes=4))
+
+
+def _tencent(path: str) -> Parsed:
+    fields = [uint("Timestamp"), uint("Offset"), uint("Size"), one_of("IOType", ("0", "1")), text("VolumeID")]
+    values = {
+        "time_ns": "TRY_CAST(f[1] AS HUGEINT) * 1000000000",
+        "device": "trim(f[5])",
+        "op": "CASE trim(f[4]) WHEN '0' THEN 'read' ELSE 'write' END",
+        "offset_bytes": "TRY_CAST(f[2] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[3] AS HUGEINT) * 512",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(
+        _delimited(path, fields, values, header="Timestamp"),
+        start_unix_ns=0, labels=_labels(fields, time_ns=1, offset_bytes=2, size_bytes=3),
+        notes=("Tencent timestamps are whole seconds: IOs within a second keep the file's order.",),
+    )
+
+
+def _fiu(path: str) -> Parsed:
+    # A process name may contain spaces, so the last six fields are taken from the end.
+    fields = [uint("ts_ns"), uint("pid"), text("process")]
+    tail = [uint("lba"), uint("size_blocks"), one_of("W|R", ("W", "R")), uint("major"), uint("minor"), text("md5")]
+    n_tail = len(tail)
+    parts = ["WHEN len(f) < 9 THEN 'expected 9 whitespace-separated fields (ts_ns pid process lba size_blocks W|R major minor md5), found ' || len(f)"]
+    for i, fld in enumerate(fields, 1):
+        v = f"f[{i}]"
+        parts.append(f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field {i} ({fld.name}): expected {fld.expected}, got ' || {q(v)}")
+    for j, fld in enumerate(tail):
+        v = f"f[len(f) - {n_tail - 1 - j}]"
+        parts.append(
+            f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field ' || (len(f) - {n_tail - 1 - j}) || ' ({fld.name}): expected {fld.expected}, got ' || {q(v)}"
+        )
+    err = "CASE " + " ".join(parts) + " END"
+    sql = f"""
+        WITH l AS ({lines_sql(path)}),
+        s AS (SELECT ln, line, {ws_fields()} AS f FROM l),
+        c AS (SELECT ln, line, f, {err} AS err FROM s)
+        SELECT ln, line, err, 'io' AS kind,
+               TRY_CAST(f[1] AS HUGEINT) AS time_ns,
+               f[len(f) - 2] || ',' || f[len(f) - 1] AS device,
+               CASE upper(f[len(f) - 3]) WHEN 'R' THEN 'read' ELSE 'write' END AS op,
+               TRY_CAST(f[len(f) - 5] AS HUGEINT) * 512 AS offset_bytes,
+               TRY_CAST(f[len(f) - 4] AS HUGEINT) * 512 AS size_bytes,
+               array_to_string(f[3:len(f) - 6], ' ') AS process,
+               CAST(NULL AS DOUBLE) AS latency_us, TRY_CAST(f[2] AS HUGEINT) AS pid
+        FROM c
+    """
+    return Parsed(sql, labels={"time_ns": "field 1 (ts_ns)", "offset_bytes": "field lba", "size_bytes": "field size_blocks",
+                               "pid": "field 2 (pid)"})
+
+
+def _systor(path: str) -> Parsed:
+    fields = [ufloat("Timestamp"), optional(ufloat("Response")), optional(one_of("IOType", ("R", "W"))),
+              uint("LUN"), uint("Offset"), uint("Size")]
+    values = {
+        "time_ns": "TRY_CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9) AS HUGEINT)",
+        "device": "'lun' || CAST(TRY_CAST(f[4] AS UBIGINT) AS VARCHAR)",
+        "op": "CASE upper(trim(f[3])) WHEN 'R' THEN 'read' WHEN 'W' THEN 'write' ELSE 'other' END",
+        "offset_bytes": "TRY_CAST(f[5] AS HUGEINT)",
+        "size_bytes": "TRY_CAST(f[6] AS HUGEINT)",
+        "process": "NULL",
+        "latency_us": "CASE WHEN trim(f[2]) = '' THEN NULL ELSE TRY_CAST(f[2] AS DOUBLE) * 1e6 END",
+    }
+    return Parsed(
+        _delimited(path, fields, values, header="Timestamp"),
+        start_unix_ns=0, labels=_labels(fields, time_ns=1, latency_us=2, offset_bytes=5, size_bytes=6),
+        notes=("SYSTOR'17 Response read as seconds, like its Timestamp.",),
+    )
+
+
+def _scaled_time(v: str, unit_ns: int) -> str:
+    """SQL: a time field in units of `unit_ns` ns -> ns (exact for whole numbers)."""
+    return (f"CASE WHEN regexp_full_match(trim({v}), '[0-9]+') THEN TRY_CAST({v} AS HUGEINT) * {unit_ns}"
+            f" ELSE TRY_CAST(round(TRY_CAST({v} AS DOUBLE) * {unit_ns}) AS HUGEINT) END")
+
+
+def _disksim(path: str, unit_ns: int) -> Parsed:
+    fields = [ufloat("time"), uint("devno"), uint("sector"), uint("size_sectors"), one_of("type", ("0", "1"))]
+    values = {
+        "time_ns": _scaled_time("f[1]", unit_ns),
+        "device": "CAST(TRY_CAST(f[2] AS UBIGINT) AS VARCHAR)",
+        "op": "CASE trim(f[5]) WHEN '1' THEN 'read' ELSE 'write' END",
+        "offset_bytes": "TRY_CAST(f[3] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[4] AS HUGEINT) * 512",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(_delimited(path, fields, values, header=None, ws=True),
+                  labels=_labels(fields, time_ns=1, offset_bytes=3, size_bytes=4))
+
+
+# SCSI opcodes (SBC): READ(10)/(16), WRITE(10)/(16), SYNCHRONIZE CACHE(10)/(16), UNMAP.
+SCSI_READ, SCSI_WRITE, SCSI_SYNC, SCSI_UNMAP = (0x28, 0x88), (0x2A, 0x8A), (0x35, 0x91), (0x42,)
+
+
+def scsi_op_sql(code: str) -> str:
+    """SQL: a SCSI opcode (integer expression) -> the table's op."""
+    def within(codes: tuple[int, ...]) -> str:
+        return ", ".join(str(c) for c in codes)
+    return (f"CASE WHEN {code} IN ({within(SCSI_READ)}) THEN 'read' WHEN {code} IN ({within(SCSI_WRITE)}) THEN 'write'"
+            f" WHEN {code} IN ({within(SCSI_SYNC)}) THEN 'flush' WHEN {code} IN ({within(SCSI_UNMAP)}) THEN 'trim'"
+            " ELSE 'other' END")
+
+
+def _cloudphysics(path: str, unit_ns: int) -> Parsed:
+    # op is the SCSI opcode in hex, with or without 0x (libCacheSim's data: 28 = READ(10)).
+    opcode = "TRY_CAST('0x' || regexp_replace(lower(trim({v})), '^0x', '') AS INTEGER)"
+    fields = [uint("version"), ufloat("time"),
+              Field("op", f"coalesce(({opcode}) BETWEEN 0 AND 255, false)", "a SCSI opcode in hex (28 read, 2a write, ...)"),
+              uint("size"), uint("lbn")]
+    values = {
+        "time_ns": _scaled_time("f[2]", unit_ns),
+        "device": "'vscsi'",
+        "op": scsi_op_sql(opcode.format(v="f[3]")),
+        "offset_bytes": "TRY_CAST(f[5] AS HUGEINT) * 512",
+        "size_bytes": "TRY_CAST(f[4] AS HUGEINT)",
+        "process": "NULL",
+        "latency_us": "NULL",
+    }
+    return Parsed(_delimited(path, fields, values, header="version"),
+                  labels=_labels(fields, time_ns=2, offset_bytes=5, size_bytes=4),
+                  notes=("CloudPhysics lbn read as 512 B sectors and size as bytes.",))
+
+
+BIOSNOOP_HEADER = "TIME(s)"
+
+
+def _biosnoop(path: str) -> Parsed:
+    # COMM is printed %-14.14s and may hold spaces: the fields after it are taken from the end.
+    first = _first_line(path)
+    head = first[1].split() if first else []
+    if head and head[0] == BIOSNOOP_HEADER:
+        queued = "QUE(ms)" in head
+    else:
+        queued = len(head) >= 9 and _is_number(head[-2]) and _is_number(head[-3]) and not head[-4].isalpha()
+    tail = [uint("PID"), text("DISK"), one_of("T", ("R", "W"), case=True), uint("SECTOR"), uint("BYTES")]
+    tail += [ufloat("QUE(ms)")] if queued else []
+    tail += [ufloat("LAT(ms)")]
+    n = len(tail) + 2
+    names = "TIME(s) COMM " + " ".join(x.name for x in tail)
+    parts = [f"WHEN len(f) < {n} THEN 'expected {n} whitespace-separated fields ({names}), found ' || len(f)",
+             f"WHEN NOT ({ufloat('TIME(s)').valid.format(v='f[1]')}) THEN 'field 1 (TIME(s)): expected a number ≥ 0, got ' || {q('f[1]')}"]
+    for j, fld in enumerate(tail):
+        back = len(tail) - 1 - j
+        v = f"f[len(f) - {back}]"
+        parts.append(f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field ' || (len(f) - {back}) || ' ({fld.name}): expected {fld.expected}, got ' || {q(v)}")
+    err = "CASE " + " ".join(parts) + " END"
+    k = len(tail)  # f[len(f) - k + 1] is PID
+    col = lambda i: f"f[len(f) - {k - 1 - i}]"  # noqa: E731  (i-th tail field)
+    sql = f"""
+        WITH l AS ({lines_sql(path)}),
+        s AS (SELECT ln, line, {ws_fields()} AS f, starts_with(ltrim(line), {sql_str(BIOSNOOP_HEADER)}) AS hdr FROM l),
+        c AS (SELECT ln, line, f, hdr, CASE WHEN hdr THEN NULL ELSE {err} END AS err FROM s)
+        SELECT ln, line, err, CASE WHEN hdr THEN 'skip' ELSE 'io' END AS kind,
+               TRY_CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9 - TRY_CAST({col(k - 1)} AS DOUBLE) * 1e6) AS HUGEINT) AS time_ns,
+               {col(1)} AS device,
+               CASE {col(2)} WHEN 'R' THEN 'read' ELSE 'write' END AS op,
+               TRY_CAST({col(3)} AS HUGEINT) * 512 AS offset_bytes,
+               TRY_CAST({col(4)} AS HUGEINT) AS size_bytes,
+               array_to_string(f[2:len(f) - {k}], ' ') AS process,
+               TRY_CAST({col(k - 1)} AS DOUBLE) * 1000 AS latency_us,
+               TRY_CAST({col(0)} AS HUGEINT) AS pid
+        FROM c
+    """
+    return Parsed(sql, labels={"time_ns": "field 1 (TIME(s)) minus LAT(ms)", "offset_bytes": "field SECTOR",
+                               "size_bytes": "field BYTES", "latency_us": "field LAT(ms)", "pid": "field PID"}, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
+
+
+def _first_line(path: str) -> tuple[int, str] | None:
+    """The first non-blank line of a text file (gzip or not) and its number."""
+    con = connect()
+    try:
+        rows = con.execute(f"SELECT ln, line FROM ({lines_sql(path)}) LIMIT 1").fetchall()
+        rej = rejected(con, path)
+    except duckdb.Error as e:
+        raise IolabError(f"{path}: cannot read as text ({first_error_line(e)}).") from None
+    finally:
+        con.close()
+    if not rows:
+        return (rej[0][0], f"<{rej[0][1]}>") if rej else None
+    k = int(rows[0][0])
+    true_ln = k + sum(1 for j, (ln, _, _) in enumerate(rej, 1) if ln - j < k)  # as in fix_rejects
+    if rej and rej[0][0] < true_ln:
+        return rej[0][0], f"<{rej[0][1]}>"
+    return true_ln, rows[0][1]
+
+
+def first_error_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Event formats (issue and complete lines, paired in events.py)
+
+_FRAC_NS = "TRY_CAST(left(rpad({frac}, 9, '0'), 9) AS BIGINT)"
+_EVENT_LABELS = {"time_ns": "field sec.nsec", "sector": "field sector", "nsect": "field nsectors", "pid": "field pid"}
+
+
+def _blkparse(path: str) -> Parsed:
+    # maj,min cpu seq sec.nsec pid action rwbs rest   (blkparse_fmt.c default header)
+    head = r"^\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d+)\s+(\d+)\s+(\S+)\s*(\S*)\s*(.*)$"
+    rest = r"^(\d+) \+ (\d+)(?:\s+\[(.*)\])?"
+    sql = f"""
+        WITH l AS ({lines_sql(path)}),
+        -- blkparse ends with per-CPU and total summaries: everything from the first one on.
+        tail AS (SELECT coalesce(min(ln), 9223372036854775807) AS first FROM l
+                 WHERE regexp_matches(line, '^(CPU\\d+|Total) \\(')),
+        m AS (SELECT ln, line, regexp_extract(line, '{head}',
+                ['maj', 'min', 'cpu', 'seq', 'sec', 'frac', 'pid', 'act', 'rwbs', 'rest']) AS h
+              FROM l, tail WHERE ln < tail.first),
+        e AS (SELECT ln, line, h, regexp_extract(h.rest, '{rest}', ['sector', 'nsect', 'comm']) AS r FROM m),
+        c AS (SELECT *,
+                CASE WHEN h.maj = '' THEN 'expected a blkparse event line (maj,min cpu seq sec.nsec pid action rwbs ...)'
+                     WHEN h.act IN ('D', 'C') AND h.rest <> '' AND r.sector = '' AND regexp_matches(h.rest, '^\\d')
+                       THEN 'field sector + nsectors: expected ''SECTOR + COUNT'', got ' || {q('h.rest')}
+                END AS err,
+                CASE WHEN h.act = 'D' AND r.sector <> '' THEN 'issue'
+                     WHEN h.act = 'C' AND r.sector <> '' THEN 'complete'
+                     ELSE 'skip' END AS kind
+              FROM e)
+        SELECT ln, line, err, kind,
+               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
+               h.maj || ',' || h.min AS device, {rwbs_op('h.rwbs')} AS op,
+               TRY_CAST(r.sector AS HUGEINT) AS sector, TRY_CAST(r.nsect AS HUGEINT) AS nsect,
+               CASE WHEN h.act = 'D' THEN nullif(r.comm, '') END AS process,
+               CASE WHEN h.act = 'D' THEN TRY_CAST(h.pid AS HUGEINT) END AS pid
+        FROM c
+    """
+    return Parsed(sql, events=True, labels=_EVENT_LABELS)
+
+
+def _tracefs(path: str) -> Parsed:
+    # "<task>-<pid> [cpu] flags  sec.usec: block_rq_issue: maj,min rwbs bytes (cmd) sector + n [ioprio] [comm]"
+    # The flags column is absent when the irq-info option is off; the ioprio token is absent
+    # on older kernels.
+    head = r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(?:\S+\s+)?(\d+)\.(\d+):\s+([a-z_]+):\s*(.*)$"
+    issue = r"^(\d+),(\d+)\s+(\S*)\s+(\d+)\s+\((.*)\)\s+(\d+) \+ (\d+)(?:\s+\S+)?\s+\[(.*)\]$"
+    done = r"^(\d+),(\d+)\s+(\S*)\s+\((.*)\)\s+(\d+) \+ (\d+)(?:\s+\S+)?\s+\[(.*)\]$"
+    sql = f"""
+        WITH l AS ({lines_sql(path)}),
+        m AS (SELECT ln, line, regexp_extract(line, '{head}', ['task', 'pid', 'cpu', 'sec', 'frac', 'event', 'body']) AS h
+              FROM l WHERE NOT starts_with(ltrim(line), '#') AND NOT regexp_matches(line, '^CPU:\\d+ \\[LOST')),
+        e AS (SELECT ln, line, h,
+                regexp_extract(h.body, '{issue}', ['maj', 'min', 'rwbs', 'bytes', 'cmd', 'sector', 'nsect', 'comm']) AS i,
+                regexp_extract(h.body, '{done}', ['maj', 'min', 'rwbs', 'cmd', 'sector', 'nsect', 'error']) AS c
+              FROM m),
+        k AS (SELECT *,
+                CASE WHEN h.event = '' THEN 'expected a tracefs event line (task-pid [cpu] flags sec.usec: event: ...)'
+                     WHEN h.event = 'block_rq_issue' AND i.maj = '' THEN
+                       'block_rq_issue: expected ''maj,min rwbs bytes (cmd) sector + nr [comm]'', got ' || {q('h.body')}
+                     WHEN h.event = 'block_rq_complete' AND c.maj = '' THEN
+                       'block_rq_complete: expected ''maj,min rwbs (cmd) sector + nr [error]'', got ' || {q('h.body')}
+                END AS err,
+                CASE h.event WHEN 'block_rq_issue' THEN 'issue' WHEN 'block_rq_complete' THEN 'complete' ELSE 'skip' END AS kind
+              FROM e)
+        SELECT ln, line, err, kind,
+               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
+               CASE kind WHEN 'issue' THEN i.maj || ',' || i.min ELSE c.maj || ',' || c.min END AS device,
+               {rwbs_op("CASE kind WHEN 'issue' THEN i.rwbs ELSE c.rwbs END")} AS op,
+               TRY_CAST(CASE kind WHEN 'issue' THEN i.sector ELSE c.sector END AS HUGEINT) AS sector,
+               TRY_CAST(CASE kind WHEN 'issue' THEN i.nsect ELSE c.nsect END AS HUGEINT) AS nsect,
+               CASE WHEN kind = 'issue' THEN i.comm END AS process,
+               CASE WHEN kind = 'issue' THEN TRY_CAST(h.pid AS HUGEINT) END AS pid
+        FROM k
+    """
+    lost = f"SELECT coalesce(sum(TRY_CAST(regexp_extract(line, 'LOST (\\d+) EVENTS', 1) AS HUGEINT)), 0) FROM ({lines_sql(path)}) WHERE regexp_matches(line, '^CPU:\\d+ \\[LOST')"
+    return Parsed(sql, events=True, lost_sql=lost, labels=_EVENT_LABELS)
+
+
+# ---------------------------------------------------------------------------------------
+# fio iolog
+
+
+def _fio(path: str) -> Parsed:
+    first_line = _first_line(path)
+    first = [first_line] if first_line else []
+    if not first or first[0][1].strip() not in ("fio version 2 iolog", "fio version 3 iolog"):
+        got = first[0][1].strip()[:80] if first else "an empty file"
+        line = first[0][0] if first else 1
+        raise IolabError(
+            f"{path}:{line}: expected the fio iolog header 'fio version 2 iolog' or 'fio version 3 iolog', "
+            f"got {got!r}. Is this a fio iolog (write_iolog=...)?"
+        )
+    v3 = "3" in first[0][1]
+    ts = 1 if v3 else 0  # v3 lines start with a timestamp
+    io_actions = ("read", "write", "trim", "sync", "datasync")
+    file_actions = ("add", "open", "close")
+    acts = ", ".join(sql_str(a) for a in io_actions + file_actions + (() if v3 else ("wait",)))
+    a = f"f[{ts + 2}]"
+    n_io = ts + 4
+    form = "timestamp filename action [offset length]" if v3 else "filename action [offset length]"
+    err = f"""CASE
+        WHEN len(f) NOT IN ({ts + 2}, {n_io}) THEN 'expected {ts + 2} or {n_io} whitespace-separated fields ({form}), found ' || len(f)
+        {f"WHEN TRY_CAST(f[1] AS UBIGINT) IS NULL THEN 'field 1 (timestamp): expected a whole number of µs ≥ 0, got ' || {q('f[1]')}" if v3 else ""}
+        WHEN {a} NOT IN ({acts}) THEN 'field {ts + 2} (action): expected one of {"/".join(io_actions + file_actions + (() if v3 else ("wait",)))}, got ' || {q(a)}
+        WHEN len(f) = {ts + 2} AND {a} NOT IN ('add', 'open', 'close', 'sync', 'datasync') THEN 'action ' || {a} || ' needs an offset and a length'
+        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 3}] AS UBIGINT) IS NULL THEN 'field {ts + 3} (offset): expected bytes ≥ 0, got ' || {q(f'f[{ts + 3}]')}
+        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 4}] AS UBIGINT) IS NULL THEN 'field {ts + 4} (length): expected bytes ≥ 0, got ' || {q(f'f[{ts + 4}]')}
+        WHEN {a} = 'wait' AND TRY_CAST(f[{ts + 3}] AS UBIGINT) > {MAX_LATENCY_US} THEN 'field {ts + 3} (wait): more than 31 years in µs, got ' || {q(f'f[{ts + 3}]')}
+    END"""
+    if v3:
+        time_sql = "TRY_CAST(f[1] AS HUGEINT) * 1000"
+    else:
+        # No clock in v2: an IO happens after all the `wait` (µs) lines before it.
+        time_sql = (
+            f"coalesce(sum(CASE WHEN err IS NULL AND {a} = 'wait' THEN TRY_CAST(f[{ts + 3}] AS HUGEINT) END) "
+            "OVER (ORDER BY ln ROWS UNBOUNDED PRECEDING), 0) * 1000"
+        )
+    sql = f"""
+        WITH l AS ({lines_sql(path)} AND ln > {first[0][0]}),
+        s AS (SELECT ln, line, {ws_fields()} AS f FROM l),
+        c AS (SELECT ln, line, f, {err} AS err FROM s)
+        SELECT ln, line, err,
+               CASE WHEN {a} IN ('read', 'write', 'trim', 'sync', 'datasync') THEN 'io' ELSE 'skip' END AS kind,
+               {time_sql} AS time_ns, f[{ts + 1}] AS device,
+               CASE {a} WHEN 'read' THEN 'read' WHEN 'write' THEN 'write' WHEN 'trim' THEN 'trim' ELSE 'flush' END AS op,
+               coalesce(TRY_CAST(f[{ts + 3}] AS HUGEINT), 0) AS offset_bytes,
+               coalesce(TRY_CAST(f[{ts + 4}] AS HUGEINT), 0) AS size_bytes,
+               CAST(NULL AS VARCHAR) AS process, CAST(NULL AS DOUBLE) AS latency_us, CAST(NULL AS BIGINT) AS pid
+        FROM c
+    """
+    notes = () if v3 else ("fio iolog v2 has no timestamps: IO times are the sum of its wait lines.",)
+    labels = {"time_ns": "field 1 (timestamp)" if v3 else "time (sum of the wait lines so far)",
+              "offset_bytes": f"field {ts + 3} (offset)", "size_bytes": f"field {ts + 4} (length)"}
+    return Parsed(sql, notes=notes, labels=labels)
+
+
+TEXT_FORMATS: dict[str, Callable[..., Parsed]] = {
+    "msr": _msr,
+    "spc": _spc,
+    "alibaba": _alibaba,
+    "tencent": _tencent,
+    "fiu": _fiu,
+    "systor": _systor,
+    "blkparse": _blkparse,
+    "fio": _fio,
+    "tracefs": _tracefs,
+    "disksim": _disksim,
+    "biosnoop": _biosnoop,
+    "cloudphysics": _cloudphysics,
+}
+
+
+__all__ = ["FILETIME_UNIX_EPOCH", "TEXT_FORMATS", "Parsed", "first_error_line", "scsi_op_sql"]
