@@ -57,8 +57,10 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
     rows = store.cells(phase.name)
     rounds = tuple(store.complete_rounds(phase.name))
     verdicts = tuple(store.steady_rows(phase.name))
-    window = verdicts[0].rounds if verdicts else rounds[-window_size:]
-    in_window = [r for r in rows if r.round in window]
+    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
+    full = [r for r in rounds if not any(c.partial for c in rows if c.round == r)]
+    window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
+    in_window = [r for r in rows if r.round in window and not r.partial]
     order: list[str] = []
     by_key: dict[str, list[CellRow]] = {}
     for r in in_window:

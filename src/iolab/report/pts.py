@@ -170,37 +170,51 @@ def wsat_series(ph: PhaseSummary) -> tuple[list[float], list[float], list[float]
     return minutes, tgbw, iops
 
 
+def partial_indices(ph: PhaseSummary) -> tuple[int, ...]:
+    """Positions in `ph.rows` of partial intervals (the byte budget ended them early)."""
+    return tuple(i for i, r in enumerate(ph.rows) if r.partial)
+
+
+def interval_label(r) -> str:
+    """An interval's number in a table, with its true length when it is partial."""
+    return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
+
+
 def wsat_pages(run: RunData) -> list[Page]:
     ph = _main(run)
     if ph is None or not ph.rows:
         return [not_measured_page(run, ph, "Write Saturation") if ph else _nothing(run)]
     minutes, tgbw, iops = wsat_series(ph)
+    marked = partial_indices(ph)
     src = (f"Source: results.db table cells, phase {ph.phase.name!r}: every complete interval "
-           f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written.")
+           f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written."
+           + (" A partial interval (ringed) is the write budget's end: its IOPS are over its true, shorter runtime "
+              "and it enters neither the steady-state window nor the minimum." if marked else ""))
     label = "RND 4KiB W"
-    p1 = plots.time_series_pair([plots.Series(label, tuple(minutes), tuple(iops))], "time (minutes)", "IOPS",
+    p1 = plots.time_series_pair([plots.Series(label, tuple(minutes), tuple(iops), marked)], "time (minutes)", "IOPS",
                                 "IOPS vs time", height_mm=160)
-    p2 = plots.time_series_pair([plots.Series(label, tuple(tgbw), tuple(iops))], "total GB written (TGBW, 10⁹ B)",
+    p2 = plots.time_series_pair([plots.Series(label, tuple(tgbw), tuple(iops), marked)], "total GB written (TGBW, 10⁹ B)",
                                 "IOPS", "IOPS vs TGBW", height_mm=160)
     pages = [
         Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, 160, src),)),
         Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, 160, src),)),
     ]
     pages += measurement_window_pages(run, ph, lambda v: "IOPS")
-    last = iops[-5:]
+    full = [v for i, v in enumerate(iops) if i not in marked] or iops
+    last = full[-5:]
     summary = (
-        ("Intervals measured", f"{len(iops)}"),
-        ("First interval IOPS (FOB)", f"{iops[0]:,.0f}"),
-        ("Minimum / maximum interval IOPS", f"{min(iops):,.0f} / {max(iops):,.0f}"),
-        (f"Mean IOPS of the last {len(last)} intervals", f"{sum(last) / len(last):,.0f}"),
+        ("Intervals measured", f"{len(iops)}" + (f" ({len(marked)} partial)" if marked else "")),
+        ("First interval IOPS (FOB)", f"{full[0]:,.0f}"),
+        ("Minimum / maximum interval IOPS" + (" (full intervals)" if marked else ""), f"{min(full):,.0f} / {max(full):,.0f}"),
+        (f"Mean IOPS of the last {len(last)} full intervals", f"{sum(last) / len(last):,.0f}"),
         ("Total written (TGBW)", f"{tgbw[-1]:,.3f} GB"),
         ("Measured time", f"{minutes[-1]:,.2f} minutes"),
         ("Stop reason", ph.phase.stop_reason or "unfinished"),
     )
     tables = [Table("Write Saturation summary", ("item", "value"), summary, src, run.store_links())]
     step = max(1, -(-len(ph.rows) // WSAT_TABLE_MAX_ROWS))
-    shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1]
-    rows = tuple((str(r.round), f"{minutes[i]:,.2f}", f"{tgbw[i]:,.3f}", f"{r.iops:,.0f}",
+    shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1 or r.partial]
+    rows = tuple((interval_label(r), f"{minutes[i]:,.2f}", f"{tgbw[i]:,.3f}", f"{r.iops:,.0f}",
                   "—" if r.lat_mean_us is None else f"{r.lat_mean_us:,.1f}") for i, r in shown)
     caption = "IOPS per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
     tables.append(Table(caption, ("interval", "time (min)", "TGBW (GB)", "IOPS", "ART (µs)"), rows, src,
