@@ -70,6 +70,7 @@ class ScriptedEngine:
             ios = workload.bytes_budget // bs
             if workload.duration_s is not None:
                 ios = min(ios, int(iops * seconds))
+            seconds = ios / iops  # the interval's true length (the engine contract)
             w = OpStats(ios, ios * bs, iops, iops * bs / 1e6, 100.0, 1000.0, 50.0, hist)
             r = OpStats.idle()
         else:
@@ -194,3 +195,62 @@ def test_wsat_time_limit_counts_measured_time(tmp_path):
     [ph] = summarise(store)
     assert ph.rounds == (1, 2, 3, 4, 5)
     assert "time budget" in ph.phase.stop_reason
+
+
+def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
+    from iolab.compare import key_metrics
+
+    # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval; the budget ends 0.7 s into interval 5,
+    # with IOPS falling from the start so a wrongly averaged interval would move the minimum.
+    budget = 4 * 4_096_000 + 700 * 4096
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
+    [ph] = summarise(store)
+    cells = store.cells()
+    assert [c.round for c in cells] == [1, 2, 3, 4, 5]
+    assert [c.partial for c in cells] == [False, False, False, False, True]
+    last = cells[-1]
+    # reported with its true length and true rate, not 700 IOs over a full second
+    assert last.runtime_s == pytest.approx(0.7) and last.iops == pytest.approx(1000)
+    assert sum(c.write_bytes for c in cells) == budget
+    # the partial interval is not a window round; the window mean and the comparison use full intervals
+    assert 5 not in ph.window and all(5 not in v.rounds for v in ph.verdicts)
+    assert ph.window == (1, 2, 3, 4) and ph.cells[0].rounds == (1, 2, 3, 4)
+    first, minimum = key_metrics("wsat")[:2]
+    assert minimum.get([ph]) == pytest.approx(1000) and first.get([ph]) == pytest.approx(1000)
+
+
+def test_wsat_folds_a_tiny_budget_remainder_into_the_interval_before(tmp_path):
+    # The budget ends 4 IOs (16 KiB) after interval 3: no 4-IO interval is made of that.
+    budget = 3 * 4_096_000 + 4 * 4096
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
+    cells = store.cells()
+    assert sum(c.write_bytes for c in cells) == budget
+    assert [c.round for c in cells] == [1, 2, 3]
+    assert not any(c.partial for c in cells)
+    assert cells[-1].runtime_s == pytest.approx(1.004)  # the last interval took the rest, its true length
+
+
+def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
+    import sqlite3
+
+    from iolab.export import collect
+
+    budget = 4 * 4_096_000 + 700 * 4096
+    _, store = go(tmp_path, "wsat", ScriptedEngine(lambda rnd, call: 1000), capacity_limit=budget,
+                  wsat_capacity_multiple=1)
+    store.close()
+    db = sqlite3.connect(store.dir / "results.db")
+    db.execute("ALTER TABLE cells DROP COLUMN partial")  # as the first release wrote it
+    db.commit()
+    db.close()
+    old = RunStore.open(store.dir)
+    cells = old.cells()
+    # the runner's cap is in the stored workload: a timed interval that ended early is partial
+    assert [c.partial for c in cells] == [False, False, False, False, True]
+    [ph] = summarise(old)
+    assert ph.cells[0].rounds == (1, 2, 3, 4)
+    exported = {t.name: t for t in collect(old)}
+    names = [c.name for c in exported["cells"].columns]
+    assert [row[names.index("partial")] for row in exported["cells"].rows] == [False] * 4 + [True]
