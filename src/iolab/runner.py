@@ -169,7 +169,7 @@ class Runner:
         # Write Saturation means 24 hours of measured IO on any engine.
         elapsed = 0.0
         written = 0
-        rates: dict[str, float] = {}  # write B/s of each cell's last interval, to foresee the budget's end
+        last_writes: dict[str, int] = {}  # bytes each cell wrote in its last interval, to foresee the budget's end
         history: dict[str, list[tuple[int, float]]] = {t.name: [] for t in phase.tracking}
         verdict: SteadyVerdict | None = None
         stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
@@ -177,13 +177,12 @@ class Runner:
         for rnd in range(1, phase.max_rounds + 1):
             store.begin_round(phase.name, rnd)
             for i, planned in enumerate(phase.cells):
-                cell = self.within_budget(phase, planned, written, rates.get(planned.key))
+                cell = self.within_budget(phase, planned, written, last_writes.get(planned.key))
                 self.progress.step("round", rnd, i, len(phase.cells), cell.workload)
                 result = self.measure(phase, rnd, i, "measure", cell, planned)
                 written += result.write.io_bytes
                 elapsed += result.runtime_s
-                if result.runtime_s > 0:
-                    rates[planned.key] = result.write.io_bytes / result.runtime_s
+                last_writes[planned.key] = result.write.io_bytes
                 if is_partial(planned, cell, result):
                     # Stored and shown with its true length, but a shortened interval is not a
                     # sample of the same thing: it never enters the steady-state window.
@@ -219,17 +218,18 @@ class Runner:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
         store.finish_phase(phase.name, steady, rnd, stop_reason)
 
-    def within_budget(self, phase: Phase, cell: Cell, written: int, rate: float | None = None) -> Cell:
+    def within_budget(self, phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
         """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.
 
-        `rate` is the cell's write rate (B/s) in its previous interval. Cutting the last
+        `last_writes` is what the cell wrote in its previous interval. Cutting the last
         interval at the exact budget can leave a remainder of a few KiB, measured in a few ms
         and reported as a silly rate (a 16 KiB interval at "800 IOPS"). So when the rest of the
         budget is at most FOLD_FRACTION of an interval more than one interval takes, this
         interval takes all of it and may run up to EXTEND_FACTOR × its length: the last
         interval is then 1 to 1.5 nominal intervals long (reported with its true length), or,
-        when more is left, a final interval of at least half an interval, marked partial.
-        Overshooting the budget instead would write more than the test asks for.
+        when more is left, a final interval of at least half an interval (at a steady rate),
+        marked partial. Running whole intervals past the budget instead would write up to an
+        interval more than the test asks for.
         """
         if phase.budget_write_bytes is None:
             return cell
@@ -243,13 +243,17 @@ class Runner:
             return cell
         remaining = phase.budget_write_bytes - written
         changes: dict = {}
-        if w.duration_s is not None and rate and remaining <= rate * w.duration_s * (1 + FOLD_FRACTION):
+        if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
             changes["duration_s"] = w.duration_s * EXTEND_FACTOR
         if share < 1:
             remaining = int(remaining / share * 1.05)
+        # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down):
+        # round up so the budget is reached, not missed by a few KiB that would need an interval.
+        unit = w.threads * max(s.block_size for s in w.streams)
+        remaining = -(-remaining // unit) * unit
         if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
             return cell
-        return Cell(cell.key, w.with_(bytes_budget=max(remaining, 4096), **changes), cell.mix, cell.block_size)
+        return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
     def purge(self, phase: Phase) -> None:
         method = self.options.purge_method
         self.progress.note(f"{phase.name}: purge ({method})")

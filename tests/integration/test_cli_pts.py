@@ -107,6 +107,30 @@ def test_wsat_stops_at_its_byte_budget(scratch):
     assert store.cells(kind="precondition") == []
 
 
+def test_wsat_budget_end_on_a_file_is_no_tiny_interval_and_partial_is_marked(scratch):
+    runs = scratch / "runs"
+    target = f"file:{scratch}/drive.img?size=256MiB"
+    p = iolab("run", "wsat", "--target", target, "--quick", "--cell-time", "100ms", "--no-report",
+              "--wsat-capacity-multiple", "3.3", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    cells = store.cells()
+    assert len(cells) >= 3
+    nominal = 0.1
+    typical = sorted(c.write_bytes for c in cells)[len(cells) // 2]
+    for c in cells:
+        assert c.iops == pytest.approx(c.write_ios / c.runtime_s, rel=0.02), c  # rates over the true length
+        if c.partial:
+            assert c is cells[-1] and c.runtime_s < 0.98 * nominal
+        else:
+            assert c.runtime_s >= 0.98 * nominal, c
+    # the budget's end left no silly tiny interval (the first release measured 16 KiB as "800 IOPS")
+    assert cells[-1].write_bytes > typical / 20, [(c.write_bytes, c.runtime_s) for c in cells]
+    [ph] = summarise(store)
+    if cells[-1].partial:
+        assert cells[-1].round not in ph.window
+
+
 def _wait_for_round(runs, rnd, proc, timeout=300):
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -79,3 +79,22 @@ def test_sim_presets_lists_every_preset():
     for name in ("enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd", "sata-7200-hdd"):
         assert name in p.stdout
     assert "over-provisioning" in p.stdout or "op" in p.stdout
+
+
+def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rate(tmp_path):
+    # On SMALL at 1 s intervals the 6.3× budget runs out about 0.6 s into interval 14.
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "1s", "--wsat-capacity-multiple", "6.3",
+              "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    cells = store.cells()
+    *full, last = cells
+    assert full and not any(c.partial for c in full) and all(c.runtime_s >= 0.98 for c in full)
+    assert last.partial and 0.1 < last.runtime_s < 0.98, (last.runtime_s, last.iops)
+    # the true rate: IOs over the interval's true length, close to the interval before (no fake drop)
+    assert last.iops == pytest.approx(last.write_ios / last.runtime_s, rel=1e-3)
+    assert last.iops > 0.9 * full[-1].iops, [round(c.iops) for c in cells]
+    assert sum(c.write_bytes for c in cells) >= int(6.3 * 400 * 2**20)
+    [ph] = summarise(store)
+    assert last.round not in ph.window and all(last.round not in v.rounds for v in ph.verdicts)
