@@ -46,11 +46,14 @@ PcOpt = typer.Option(None, "--precondition-factor", help="WIPC volume in × test
 StrictOpt = typer.Option(False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test.")
 WsatMulOpt = typer.Option(None, "--wsat-capacity-multiple", help="Write Saturation stops after this × capacity written (spec: 4).")
 WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time limit (spec: 24h).")
-WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab analyse` "
+MinWritesOpt = typer.Option(None, "--rwsw-min-writes", help="Multi-WSAT / Individual Streams: accept steady state only "
+                            "after this × capacity of workload writes (default 1).")
+WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab trace analyze` "
                            "(or its composite.toml / replay.toml).")
 
 
-def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time):
+def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time,
+             min_writes=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
         cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
@@ -60,6 +63,7 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
         strict_steady=strict or None,
         wsat_capacity_multiple=wsat_mul,
         wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
+        rwsw_min_write_multiple=min_writes,
     )
 
 
@@ -90,6 +94,7 @@ def run(
     strict_steady: bool = StrictOpt,
     wsat_capacity_multiple: Optional[float] = WsatMulOpt,
     wsat_max_time: Optional[str] = WsatTimeOpt,
+    rwsw_min_writes: Optional[float] = MinWritesOpt,
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a mounted/partitioned/in-use/system device. DESTROYS DATA."),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where run directories go (default ./runs or $IOLAB_RUNS)."),
@@ -101,7 +106,7 @@ def run(
     from .textreport import render
 
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
-                    wsat_capacity_multiple, wsat_max_time)
+                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
     tgt = targets.parse_target(target or default_target())
     engine = engine_for(tgt)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, tested_by=tested_by)

@@ -254,3 +254,28 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     exported = {t.name: t for t in collect(old)}
     names = [c.name for c in exported["cells"].columns]
     assert [row[names.index("partial")] for row in exported["cells"].rows] == [False] * 4 + [True]
+
+
+def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
+    from iolab.plan import Cell, Phase, TestPlan, Tracking
+    from iolab.workload import Workload
+
+    # flat IOPS: steady at round 5 by the rule, but 1,000 × 4 KiB per round needs 8 rounds for 32 MB
+    w = Workload.mix("rnd", 0, 4096, threads=1, queue_depth=1, duration_s=1.0)
+    cell = Cell("w", w, "0/100", 4096)
+    prof = profile()
+    phase = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), max_rounds=20, min_write_bytes=8 * 4_096_000)
+    plan = TestPlan("multi-wsat", "t", "s", prof, (phase,), prof.rule(), GiB)
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    [ph] = summarise(RunStore.open(store.dir))
+    assert ph.steady is True and ph.rounds == tuple(range(1, 9)) and ph.window == (4, 5, 6, 7, 8)
+
+    # a time limit before the threshold: the rule's verdict would be steady, the phase is not
+    phase = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), max_rounds=6, min_write_bytes=8 * 4_096_000)
+    plan = TestPlan("multi-wsat", "t", "s", prof, (phase,), prof.rule(), GiB)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    [ph] = summarise(RunStore.open(store.dir))
+    assert ph.steady is False and "below the 0.033 GB required" in ph.phase.stop_reason
