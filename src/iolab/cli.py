@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import suites, targets
 from .engines import engine_for
@@ -150,6 +151,13 @@ def _write_report(store: RunStore) -> None:
         console.print(f"report: {p}")
 
 
+def compliance_text(r) -> str:
+    """The `runs` table's compliant column: the run's own reasons, never a guessed one."""
+    if r.compliant:
+        return "yes"
+    return "no: " + "; ".join(r.noncompliance) if r.noncompliance else "no"
+
+
 @app.command()
 def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
     """List stored runs."""
@@ -159,7 +167,7 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
     for col in ("run", "test", "target", "state", "started", "compliant"):
         t.add_column(col)
     for r in list_runs(runs_dir):
-        t.add_row(r.run_id, r.test, r.target, r.state, r.started, "yes" if r.compliant else "no (scaled down)")
+        t.add_row(*(escape(x) for x in (r.run_id, r.test, r.target, r.state, r.started, compliance_text(r))))
     console.print(t)
 
 

@@ -394,6 +394,7 @@ class RunSummary:
     state: str
     started: str
     compliant: bool
+    noncompliance: tuple[str, ...] = ()  # why not (quick profile, failed purge, --purge none, …)
 
 
 def resolve_run(ref: str | Path) -> Path:
@@ -426,6 +427,7 @@ def list_runs(root: Path | None = None) -> list[RunSummary]:
         except IolabError:
             continue
         m = s.manifest
-        out.append(RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), m.state, m.started, m.compliant))
+        out.append(RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), m.state, m.started, m.compliant,
+                              tuple(m.noncompliance)))
         s.close()
     return out

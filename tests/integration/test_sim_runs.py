@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_throughput_and_latency_on_the_simulated_hdd(tmp_path):
     store = only_run(runs)
     assert store.manifest.state == "complete"
     [ph] = summarise(store)
-    assert all(c.iops > 0 for c in ph.cells)
+    assert len(ph.cells) == 9 and all(c.iops > 0 for c in ph.cells)  # 3 mixes × 3 block sizes
 
 
 def test_unknown_preset_is_a_clear_error(tmp_path):
@@ -74,11 +75,21 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
 
 
 def test_sim_presets_lists_every_preset():
+    from iolab.engines.sim import list_presets
+
     p = iolab("sim", "presets")
     assert p.returncode == 0, p.stderr
-    for name in ("enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd", "sata-7200-hdd"):
-        assert name in p.stdout
-    assert "over-provisioning" in p.stdout or "op" in p.stdout
+    presets = list_presets()
+    assert {q.name for q in presets} >= {"enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd",
+                                         "sata-7200-hdd"}
+    for q in presets:
+        assert f"{q.name} — " in p.stdout
+        # every parameter of the preset is printed as a row of its table, with its value
+        for k, v in q.parameters:
+            assert re.search(rf"│ {re.escape(k)}\s+│ {re.escape(str(v))}\s+│", p.stdout), (q.name, k, v)
+    # every SSD preset shows its over-provisioning setting
+    ssds = [q for q in presets if q.kind == "ssd"]
+    assert ssds and len(re.findall(r"│ op\s+│", p.stdout)) == len(ssds)
 
 
 def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rate(tmp_path):
