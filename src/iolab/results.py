@@ -82,6 +82,10 @@ class OpStats:
     lat_max_us: float | None
     lat_min_us: float | None
     histogram: Histogram | None
+    # Which latency every figure above is: "total" (submission to completion, what the host
+    # waits) or "completion" (fio without total-latency bins: from submission to the device
+    # until completion). One definition for all figures of a direction.
+    latency: str = "total"
 
     @staticmethod
     def idle() -> "OpStats":
