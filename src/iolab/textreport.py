@@ -103,7 +103,10 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     for r in rows:
         written += r.write_bytes
         if r.id in marks:
-            t.add_row(str(r.round), f"{r.iops:,.0f}", _us(r.lat_mean_us), f"{written / 1e9:.3f}")
+            label = f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
+            t.add_row(label, f"{r.iops:,.0f}", _us(r.lat_mean_us), f"{written / 1e9:.3f}")
     console.print(t)
-    console.print(f"total written {written / 1e9:.3f} GB over {len(rows)} intervals; first interval {rows[0].iops:,.0f} IOPS, "
-                  f"last 5 mean {sum(r.iops for r in rows[-5:]) / len(rows[-5:]):,.0f} IOPS")
+    # a partial interval (the budget's end) is shown above but is no full interval to summarise
+    full = [r for r in rows if not r.partial] or rows
+    console.print(f"total written {written / 1e9:.3f} GB over {len(rows)} intervals; first interval {full[0].iops:,.0f} IOPS, "
+                  f"last 5 full intervals mean {sum(r.iops for r in full[-5:]) / len(full[-5:]):,.0f} IOPS")

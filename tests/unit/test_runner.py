@@ -254,6 +254,16 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     exported = {t.name: t for t in collect(old)}
     names = [c.name for c in exported["cells"].columns]
     assert [row[names.index("partial")] for row in exported["cells"].rows] == [False] * 4 + [True]
+    # `iolab show` marks it and summarises only full intervals
+    import io
+
+    from rich.console import Console
+
+    from iolab.textreport import render
+
+    buf = io.StringIO()
+    render(old, Console(file=buf, width=200))
+    assert "5 (partial, 0.7 s)" in buf.getvalue() and "last 5 full intervals mean 1,000 IOPS" in buf.getvalue()
 
 
 def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
