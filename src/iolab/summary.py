@@ -49,6 +49,11 @@ class PhaseSummary:
         return None
 
 
+def interval_label(r: CellRow) -> str:
+    """An interval's number in a table, with its true length when it is partial."""
+    return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .store import RunStore
-from .summary import PhaseSummary, summarise
+from .summary import PhaseSummary, interval_label, summarise
 from .units import kib_label
 
 # Which figure the main table shows per test, and how to print it.
@@ -103,8 +103,7 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     for r in rows:
         written += r.write_bytes
         if r.id in marks:
-            label = f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
-            t.add_row(label, f"{r.iops:,.0f}", _us(r.lat_mean_us), f"{written / 1e9:.3f}")
+            t.add_row(interval_label(r), f"{r.iops:,.0f}", _us(r.lat_mean_us), f"{written / 1e9:.3f}")
     console.print(t)
     # a partial interval (the budget's end) is shown above but is no full interval to summarise
     full = [r for r in rows if not r.partial] or rows

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..compare import RWSW_TESTS
-from ..summary import PhaseSummary
+from ..summary import PhaseSummary, interval_label
 from ..suites.pts_iops import TRACKING as IOPS_TRACKING
 from ..units import KiB, kib_label
 from . import plots
@@ -173,11 +173,6 @@ def wsat_series(ph: PhaseSummary) -> tuple[list[float], list[float], list[float]
 def partial_indices(ph: PhaseSummary) -> tuple[int, ...]:
     """Positions in `ph.rows` of partial intervals (the byte budget ended them early)."""
     return tuple(i for i, r in enumerate(ph.rows) if r.partial)
-
-
-def interval_label(r) -> str:
-    """An interval's number in a table, with its true length when it is partial."""
-    return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
 
 
 def wsat_pages(run: RunData) -> list[Page]:

@@ -12,13 +12,13 @@ from ..analysis.streams import StreamAnalysis
 from ..analysis.workloads import load_replay
 from ..compare import DIRTH_PHASE, DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percentile, replay_totals
 from ..errors import IolabError
-from ..summary import CellAverage, PhaseSummary
+from ..summary import CellAverage, PhaseSummary, interval_label
 from ..suites.rwsw_common import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
 from ..units import kib_label
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
-from .pts import interval_label, partial_indices, wsat_series
+from .pts import partial_indices, wsat_series
 from .rundata import RunData, rounds_text
 from .rwsw_plots import Panel, analysis_pngs, demand_intensity, panels
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
