@@ -254,6 +254,7 @@ class Runner:
         if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
             return cell
         return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
+
     def purge(self, phase: Phase) -> None:
         method = self.options.purge_method
         self.progress.note(f"{phase.name}: purge ({method})")
