@@ -229,15 +229,16 @@ def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
 
 
 def _wsat_pages(runs, labels) -> list[Page]:
-    from .pts import wsat_series
+    from .pts import partial_indices, wsat_series
 
     by_time, by_tgbw, by_interval = [], [], []
     for r, lab in zip(runs, labels):
         if not r.phases or not r.phases[0].rows:
             continue
         minutes, tgbw, iops = wsat_series(r.phases[0])
-        by_time.append(plots.Series(lab, tuple(minutes), tuple(iops)))
-        by_tgbw.append(plots.Series(lab, tuple(tgbw), tuple(iops)))
+        marked = partial_indices(r.phases[0])
+        by_time.append(plots.Series(lab, tuple(minutes), tuple(iops), marked))
+        by_tgbw.append(plots.Series(lab, tuple(tgbw), tuple(iops), marked))
         by_interval.append(plots.Series(lab, tuple(range(1, len(iops) + 1)), tuple(iops)))
     src = "Source: each run's results.db, every complete interval (cumulative runtime and bytes written)."
     if not by_time:
