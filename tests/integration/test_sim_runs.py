@@ -109,3 +109,15 @@ def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rat
     assert sum(c.write_bytes for c in cells) >= int(6.3 * 400 * 2**20)
     [ph] = summarise(store)
     assert last.round not in ph.window and all(last.round not in v.rounds for v in ph.verdicts)
+
+
+def test_runs_gives_each_non_compliant_run_its_own_reason(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "60s", "--wsat-capacity-multiple", "1",
+              "--purge", "none", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    p = iolab("runs", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    [row] = [line for line in p.stdout.splitlines() if "wsat" in line]
+    # a full-length run whose only fault is the skipped purge: not "scaled down"
+    assert "no: no purge (--purge none)" in row and "scaled down" not in row, row
