@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from . import suites, targets
 from .engines import engine_for
@@ -48,11 +49,14 @@ PcOpt = typer.Option(None, "--precondition-factor", help="WIPC volume in × test
 StrictOpt = typer.Option(False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test.")
 WsatMulOpt = typer.Option(None, "--wsat-capacity-multiple", help="Write Saturation stops after this × capacity written (spec: 4).")
 WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time limit (spec: 24h).")
-WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab analyse` "
+MinWritesOpt = typer.Option(None, "--rwsw-min-writes", help="Multi-WSAT / Individual Streams: accept steady state only "
+                            "after this × capacity of workload writes (default 1).")
+WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab trace analyze` "
                            "(or its composite.toml / replay.toml).")
 
 
-def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time):
+def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time,
+             min_writes=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
         cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
@@ -62,6 +66,7 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
         strict_steady=strict or None,
         wsat_capacity_multiple=wsat_mul,
         wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
+        rwsw_min_write_multiple=min_writes,
     )
 
 
@@ -92,6 +97,7 @@ def run(
     strict_steady: bool = StrictOpt,
     wsat_capacity_multiple: Optional[float] = WsatMulOpt,
     wsat_max_time: Optional[str] = WsatTimeOpt,
+    rwsw_min_writes: Optional[float] = MinWritesOpt,
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a mounted/partitioned/in-use/system device. DESTROYS DATA."),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where run directories go (default ./runs or $IOLAB_RUNS)."),
@@ -103,7 +109,7 @@ def run(
     from .textreport import render
 
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
-                    wsat_capacity_multiple, wsat_max_time)
+                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
     tgt = suites.quick_target(prof, targets.parse_target(target or default_target()))
     engine = engine_for(tgt)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, tested_by=tested_by)
@@ -145,6 +151,13 @@ def _write_report(store: RunStore) -> None:
     paths = write_report([store.dir], store.dir / "report")
     for p in paths:
         console.print(f"report: {p}")
+
+
+def compliance_text(r) -> str:
+    """The `runs` table's compliant column: the run's own reasons, never a guessed one."""
+    if r.compliant:
+        return "yes"
+    return "no: " + "; ".join(r.noncompliance) if r.noncompliance else "no"
 
 
 @app.command()
@@ -196,7 +209,7 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
     for r in found:
         state = f"[red]broken: {escape(r.problem)}[/]" if r.problem else escape(r.state)
         t.add_row(escape(r.run_id), escape(r.test), escape(r.target), state, escape(r.started),
-                  "yes" if r.compliant else "no (scaled down)")
+                  escape(compliance_text(r)))
     console.print(t)
     broken = sum(1 for r in found if r.problem)
     if broken:

@@ -96,12 +96,20 @@ def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Callab
     return get
 
 
+def _wsat_full(phases: list[PhaseSummary]) -> list[float]:
+    """Interval IOPS of the main phase; a partial interval (cut short by the budget) is no
+    interval of the same length and never sets the first or the minimum figure."""
+    return [r.iops for r in phases[0].rows if not r.partial] if phases else []
+
+
 def _wsat_first(phases: list[PhaseSummary]) -> float | None:
-    return phases[0].rows[0].iops if phases and phases[0].rows else None
+    iops = _wsat_full(phases)
+    return iops[0] if iops else None
 
 
 def _wsat_min(phases: list[PhaseSummary]) -> float | None:
-    return min(r.iops for r in phases[0].rows) if phases and phases[0].rows else None
+    iops = _wsat_full(phases)
+    return min(iops) if iops else None
 
 
 def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:

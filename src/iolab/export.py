@@ -54,7 +54,7 @@ CELL_COLUMNS = _cols(
     " io_bytes:BIGINT write_bytes:BIGINT lat_mean_us:DOUBLE lat_max_us:DOUBLE read_lat_mean_us:DOUBLE"
     " write_lat_mean_us:DOUBLE read_ios:BIGINT write_ios:BIGINT read_lat_max_us:DOUBLE write_lat_max_us:DOUBLE"
     " p99_us:DOUBLE p99_9_us:DOUBLE p99_99_us:DOUBLE p99_999_us:DOUBLE"
-    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR"
+    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR partial:BOOLEAN"
 )
 WINDOW_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:VARCHAR n_rounds:BIGINT"
@@ -94,6 +94,7 @@ def _cell_row(run_id: str, c: CellRow) -> tuple:
         c.read_ios, c.write_ios, c.read_lat_max_us, c.write_lat_max_us,
         c.p99, c.p99_9, c.p99_99, c.p99_999,
         json.dumps(c.workload, sort_keys=True), json.dumps(c.counters, sort_keys=True), json.dumps(c.raw_files),
+        c.partial,
     )
 
 

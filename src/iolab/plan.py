@@ -49,6 +49,9 @@ class Phase:
     # of the measurement rounds.
     budget_write_bytes: int | None = None
     budget_seconds: float | None = None
+    # Steady state is not accepted before the measurement rounds wrote this much (RWSW
+    # write-saturation tests: the drive must have taken its capacity in workload writes).
+    min_write_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ class Profile:
     strict_steady: bool = False
     wsat_capacity_multiple: float = 4.0  # Write Saturation stops at this × capacity written …
     wsat_max_seconds: float = 24 * 3600.0  # … or after this long, whichever comes first
+    # RWSW Multi-WSAT / Individual Streams: steady state counts only after this × capacity of
+    # workload writes (UNVERIFIED in the RWSW spec; 1× fills the drive once, so GC has begun)
+    rwsw_min_write_multiple: float = 1.0
 
     @property
     def compliant(self) -> bool:

@@ -9,6 +9,10 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+# An interval that ended this fraction or more before its planned length is partial (engines
+# end a timed interval within a few ms of its length).
+PARTIAL_TOLERANCE = 0.02
+
 # The percentiles every report shows; 99.999 % is the PTS 2.0 "5 nines" response time.
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999)
 
@@ -78,6 +82,10 @@ class OpStats:
     lat_max_us: float | None
     lat_min_us: float | None
     histogram: Histogram | None
+    # Which latency every figure above is: "total" (submission to completion, what the host
+    # waits) or "completion" (fio without total-latency bins: from submission to the device
+    # until completion). One definition for all figures of a direction.
+    latency: str = "total"
 
     @staticmethod
     def idle() -> "OpStats":

@@ -20,7 +20,7 @@ from .engines import Engine
 from .errors import IolabError
 from .identity import target_identity
 from .plan import Cell, Phase, TestPlan
-from .results import RoundResult
+from .results import PARTIAL_TOLERANCE, RoundResult
 from .steady import SteadyVerdict, evaluate
 from .store import Manifest, ResultsDiskFull, RunStore, _now_iso, is_disk_full
 from .targets import Target
@@ -116,7 +116,8 @@ def plan_summary(plan: TestPlan) -> dict:
             {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
              "cells": [c.key for c in ph.cells], "tracking": [asdict(t) for t in ph.tracking],
              "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
-             "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds}
+             "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds,
+             "min_write_bytes": ph.min_write_bytes}
             for ph in plan.phases
         ]
     }
@@ -194,6 +195,7 @@ class Runner:
         # Write Saturation means 24 hours of measured IO on any engine.
         elapsed = at.elapsed if at else 0.0
         written = at.written if at else 0
+        last_writes: dict[str, int] = {}  # bytes each cell wrote in its last interval, to foresee the budget's end
         history: dict[str, list[tuple[int, float]]] = {t.name: list(at.history.get(t.name, []) if at else [])
                                                        for t in phase.tracking}
         verdict: SteadyVerdict | None = None
@@ -201,12 +203,17 @@ class Runner:
         rnd = first - 1
         for rnd in range(first, phase.max_rounds + 1):
             store.begin_round(phase.name, rnd)
-            for i, cell in enumerate(phase.cells):
-                cell = self.within_budget(phase, cell, written)
+            for i, planned in enumerate(phase.cells):
+                cell = self.within_budget(phase, planned, written, last_writes.get(planned.key))
                 self.progress.step("round", rnd, i, len(phase.cells), cell.workload)
-                result = self.measure(phase, rnd, i, "measure", cell)
+                result = self.measure(phase, rnd, i, "measure", cell, planned)
                 written += result.write.io_bytes
                 elapsed += result.runtime_s
+                last_writes[planned.key] = result.write.io_bytes
+                if is_partial(planned, cell, result):
+                    # Stored and shown with its true length, but a shortened interval is not a
+                    # sample of the same thing: it never enters the steady-state window.
+                    continue
                 for t in phase.tracking:
                     if t.cell_key == cell.key:
                         history[t.name].append((rnd, metric_of(result, t.metric)))
@@ -224,12 +231,28 @@ class Runner:
                 stop_reason = ("ran its single round" if phase.max_rounds == 1
                                else f"ran all {phase.max_rounds} intervals")
         steady = verdict.steady if verdict is not None else None
+        if steady and phase.min_write_bytes and written < phase.min_write_bytes:
+            # A write-saturation test is not steady on a drive that has not yet been filled.
+            steady = False
+            stop_reason += (f"; only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
+                            "required before steady state is accepted")
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
         store.finish_phase(phase.name, steady, rnd, stop_reason)
 
-    def within_budget(self, phase: Phase, cell: Cell, written: int) -> Cell:
-        """Cap the last interval so a byte-budgeted phase stops at its budget, not one interval late."""
+    def within_budget(self, phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
+        """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.
+
+        `last_writes` is what the cell wrote in its previous interval. Cutting the last
+        interval at the exact budget can leave a remainder of a few KiB, measured in a few ms
+        and reported as a silly rate (a 16 KiB interval at "800 IOPS"). So when the rest of the
+        budget is at most FOLD_FRACTION of an interval more than one interval takes, this
+        interval takes all of it and may run up to EXTEND_FACTOR × its length: the last
+        interval is then 1 to 1.5 nominal intervals long (reported with its true length), or,
+        when more is left, a final interval of at least half an interval (at a steady rate),
+        marked partial. Running whole intervals past the budget instead would write up to an
+        interval more than the test asks for.
+        """
         if phase.budget_write_bytes is None:
             return cell
         w = cell.workload
@@ -241,11 +264,18 @@ class Runner:
         if share == 0:
             return cell
         remaining = phase.budget_write_bytes - written
+        changes: dict = {}
+        if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
+            changes["duration_s"] = w.duration_s * EXTEND_FACTOR
         if share < 1:
             remaining = int(remaining / share * 1.05)
-        if w.bytes_budget is not None and w.bytes_budget <= remaining:
+        # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down):
+        # round up so the budget is reached, not missed by a few KiB that would need an interval.
+        unit = w.threads * max(s.block_size for s in w.streams)
+        remaining = -(-remaining // unit) * unit
+        if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
             return cell
-        return Cell(cell.key, w.with_(bytes_budget=max(remaining, 4096)), cell.mix, cell.block_size)
+        return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
 
     def purge(self, phase: Phase) -> None:
         method = self.options.purge_method
@@ -258,25 +288,44 @@ class Runner:
             self.store.manifest.compliant = False
         self.store.write_manifest()
 
-    def measure(self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell) -> RoundResult:
+    def measure(self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell,
+                planned: Cell | None = None) -> RoundResult:
+        """Run one cell and store it; `planned` is the cell as the plan has it, before any
+        budget cap (None: run as planned)."""
         tag = cell_tag(phase.name, rnd, ordinal, cell.key)
         t0, wall0 = time.time(), time.monotonic()
         result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag, progress=self.progress.live)
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
-                            workload_record(cell.workload), result, t0, time.time())
+                            workload_record(cell.workload), result, t0, time.time(),
+                            partial=planned is not None and is_partial(planned, cell, result))
         self.progress.done(result, time.monotonic() - wall0)
         return result
 
 
 def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapsed: float) -> str | None:
-    """Why the phase ends after this round (steady state, a budget), or None to go on."""
-    if verdict is not None and verdict.steady and phase.stop_on_steady:
+    """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
+    state is not accepted before the phase has written its minimum (RWSW saturation tests)."""
+    if (verdict is not None and verdict.steady and phase.stop_on_steady
+            and written >= (phase.min_write_bytes or 0)):
         return f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
     if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
         return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
     if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
         return f"ran {duration(phase.budget_seconds)}, the time budget"
     return None
+
+
+# See Runner.within_budget: a remainder up to this fraction of an interval is folded into the
+# interval before it, which may then run up to EXTEND_FACTOR × the planned length.
+FOLD_FRACTION = 0.5
+EXTEND_FACTOR = 2.0
+
+
+def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
+    """Whether a budget cap (`run` differs from `planned`) ended this interval before its
+    planned length. RoundResult.runtime_s is the interval's true length on every engine."""
+    d = planned.workload.duration_s
+    return run is not planned and d is not None and result.runtime_s < d * (1 - PARTIAL_TOLERANCE)
 
 
 def metric_of(result: RoundResult, metric: str) -> float:

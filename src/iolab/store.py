@@ -27,7 +27,7 @@ from urllib.parse import quote
 from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
 from .errors import IolabError
 from .procs import boot_id, process_start, same_process_alive
-from .results import Histogram, RoundResult
+from .results import PARTIAL_TOLERANCE, Histogram, RoundResult
 from .steady import VariableVerdict
 
 SCHEMA = """
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS cells (
     lat_mean_us REAL, lat_max_us REAL,
     read_lat_mean_us REAL, read_lat_max_us REAL, write_lat_mean_us REAL, write_lat_max_us REAL,
     p99 REAL, p99_9 REAL, p99_99 REAL, p99_999 REAL,
-    counters TEXT, raw_files TEXT);
+    counters TEXT, raw_files TEXT, partial INTEGER);
 CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
 CREATE TABLE IF NOT EXISTS series (
     cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL);
@@ -59,6 +59,10 @@ CREATE TABLE IF NOT EXISTS steady (
     fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
     PRIMARY KEY (phase, round, variable));
 """
+
+# Columns added after the first release, with their type: an older results.db gains them when
+# opened for writing; a reader of an older file sees the CellRow defaults.
+ADDED_CELL_COLUMNS = {"partial": "INTEGER"}
 
 PCT_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_999"}
 
@@ -134,6 +138,9 @@ class CellRow:
     raw_files: list[str]
     started: float
     ended: float
+    # The phase's byte budget ended this interval before its planned length (runtime_s is its
+    # true length); it is shown marked and never enters a steady-state window or a minimum.
+    partial: bool = False
 
     def metric(self, name: str) -> float | None:
         return getattr(self, name)
@@ -176,6 +183,7 @@ class RunStore:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
                 self._db.executescript(SCHEMA)
+                self._migrate()
             except sqlite3.DatabaseError as e:
                 if is_disk_full(e):
                     raise ResultsDiskFull(path) from None
@@ -229,6 +237,16 @@ class RunStore:
             raise IolabError(f"{db}: damaged ({e}).") from None
         if ok != "ok":
             raise IolabError(f"{db}: damaged (integrity check: {ok}).")
+
+    def _migrate(self) -> None:
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(cells)")}
+        for name, kind in ADDED_CELL_COLUMNS.items():
+            if name not in have:
+                try:
+                    with self._db:
+                        self._db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError:
+                    pass  # a read-only database: readers fall back to the CellRow default
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
@@ -364,7 +382,7 @@ class RunStore:
 
     def add_cell(
         self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
-        workload: dict, result: RoundResult, started: float, ended: float,
+        workload: dict, result: RoundResult, started: float, ended: float, partial: bool = False,
     ) -> int:
         h = result.histogram
         pcts = {col: (h.percentile(p) if h else None) for p, col in PCT_COLUMNS.items()}
@@ -374,14 +392,14 @@ class RunStore:
                 """INSERT INTO cells (phase, round, ordinal, kind, cell_key, mix, block_size, workload, started, ended,
                 runtime_s, read_iops, write_iops, iops, read_mbps, write_mbps, mbps, read_ios, write_ios, io_bytes,
                 write_bytes, lat_mean_us, lat_max_us, read_lat_mean_us, read_lat_max_us, write_lat_mean_us,
-                write_lat_max_us, p99, p99_9, p99_99, p99_999, counters, raw_files)
-                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                write_lat_max_us, p99, p99_9, p99_99, p99_999, counters, raw_files, partial)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     phase, rnd, ordinal, kind, key, mix, block_size, json.dumps(workload), started, ended,
                     result.runtime_s, r.iops, w.iops, result.iops, r.mbps, w.mbps, result.mbps, r.ios, w.ios,
                     result.io_bytes, w.io_bytes, result.lat_mean_us, result.lat_max_us, r.lat_mean_us, r.lat_max_us,
                     w.lat_mean_us, w.lat_max_us, pcts["p99"], pcts["p99_9"], pcts["p99_99"], pcts["p99_999"],
-                    json.dumps(result.counters), json.dumps(list(result.raw_files)),
+                    json.dumps(result.counters), json.dumps(list(result.raw_files)), int(partial),
                 ),
             )
             cell_id = cur.lastrowid
@@ -502,6 +520,7 @@ class RunStore:
             d["workload"] = json.loads(d["workload"])
             d["counters"] = json.loads(d["counters"] or "{}")
             d["raw_files"] = json.loads(d["raw_files"] or "[]")
+            d["partial"] = bool(d["partial"]) if d.get("partial") is not None else _old_partial(d)
             out.append(CellRow(**d))
         return out
 
@@ -554,6 +573,15 @@ class RunStore:
 
 def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
+
+
+def _old_partial(d: dict) -> bool:
+    """A cell stored before the `partial` column: cut short by a byte budget the runner added
+    to a timed interval (the tiny final WSAT interval of older fio runs)."""
+    w = d["workload"]
+    planned = w.get("duration_s")
+    return (d["kind"] == "measure" and planned is not None and w.get("bytes_budget") is not None
+            and d["runtime_s"] is not None and d["runtime_s"] < (1 - PARTIAL_TOLERANCE) * planned)
 
 
 def resolve_run(ref: str | Path) -> Path:

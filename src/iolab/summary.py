@@ -49,6 +49,11 @@ class PhaseSummary:
         return None
 
 
+def interval_label(r: CellRow) -> str:
+    """An interval's number in a table, with its true length when it is partial."""
+    return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -57,8 +62,10 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
     rows = store.cells(phase.name)
     rounds = tuple(store.complete_rounds(phase.name))
     verdicts = tuple(store.steady_rows(phase.name))
-    window = verdicts[0].rounds if verdicts else rounds[-window_size:]
-    in_window = [r for r in rows if r.round in window]
+    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
+    full = [r for r in rounds if not any(c.partial for c in rows if c.round == r)]
+    window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
+    in_window = [r for r in rows if r.round in window and not r.partial]
     order: list[str] = []
     by_key: dict[str, list[CellRow]] = {}
     for r in in_window:

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .store import RunStore
-from .summary import PhaseSummary, summarise
+from .summary import PhaseSummary, interval_label, summarise
 from .units import denoise, eng, kib_label, num
 
 # Which figure the main table shows per test, and how to print it.
@@ -109,7 +109,9 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     for r in rows:
         written += r.write_bytes
         if r.id in marks:
-            t.add_row(str(r.round), num(r.iops), num(r.lat_mean_us), num(written / 1e9))
+            t.add_row(interval_label(r), num(r.iops), num(r.lat_mean_us), num(written / 1e9))
     console.print(t)
-    console.print(f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(rows[0].iops)} IOPS, "
-                  f"last 5 mean {num(sum(r.iops for r in rows[-5:]) / len(rows[-5:]))} IOPS")
+    # a partial interval (the budget's end) is shown above but is no full interval to summarise
+    full = [r for r in rows if not r.partial] or rows
+    console.print(f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
+                  f"last 5 full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS")

@@ -68,7 +68,7 @@ def test_throughput_and_latency_on_the_simulated_hdd(tmp_path):
     store = only_run(runs)
     assert store.manifest.state == "complete"
     [ph] = summarise(store)
-    assert all(c.iops > 0 for c in ph.cells)
+    assert len(ph.cells) == 9 and all(c.iops > 0 for c in ph.cells)  # 3 mixes × 3 block sizes
 
 
 def test_unknown_preset_is_a_clear_error(tmp_path):
@@ -79,13 +79,23 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
 
 
 def test_sim_presets_lists_every_preset():
+    from iolab.engines.sim import list_presets
+
     p = iolab("sim", "presets")
     assert p.returncode == 0, p.stderr
-    for name in ("enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd", "sata-7200-hdd"):
-        assert name in p.stdout
-    # Every SSD preset lists its over-provisioning and power-loss-protection parameters.
-    rows = [line.split("│")[1].strip() for line in p.stdout.splitlines() if line.startswith("│")]
-    assert rows.count("op") == rows.count("plp") == 3, rows
+    presets = list_presets()
+    assert {q.name for q in presets} >= {"enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd",
+                                         "sata-7200-hdd"}
+    for q in presets:
+        assert f"{q.name} — " in p.stdout
+        # every parameter of the preset is printed as a row of its table, with its value
+        for k, v in q.parameters:
+            assert re.search(rf"│ {re.escape(k)}\s+│ {re.escape(str(v))}\s+│", p.stdout), (q.name, k, v)
+    # every SSD preset shows its over-provisioning setting
+    ssds = [q for q in presets if q.kind == "ssd"]
+    assert ssds and len(re.findall(r"│ op\s+│", p.stdout)) == len(ssds)
+    # ... and its power-loss-protection setting
+    assert len(re.findall(r"│ plp\s+│", p.stdout)) == len(ssds)
 
 
 def test_quick_wsat_on_the_default_drive_shows_the_write_cliff(tmp_path):
@@ -122,3 +132,34 @@ def test_quick_wsat_on_the_default_drive_shows_the_write_cliff(tmp_path):
     assert waf == pytest.approx(flash / host) and 1.0 < waf < last["waf"]
     item = dict(header.device_items(run))["Write amplification"]
     assert item.startswith(f"{waf:.2f} measured over "), item
+
+
+def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rate(tmp_path):
+    # On SMALL at 1 s intervals the 6.3× budget runs out about 0.6 s into interval 14.
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "1s", "--wsat-capacity-multiple", "6.3",
+              "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    cells = store.cells()
+    *full, last = cells
+    assert full and not any(c.partial for c in full) and all(c.runtime_s >= 0.98 for c in full)
+    assert last.partial and 0.1 < last.runtime_s < 0.98, (last.runtime_s, last.iops)
+    # the true rate: IOs over the interval's true length, close to the interval before (no fake drop)
+    assert last.iops == pytest.approx(last.write_ios / last.runtime_s, rel=1e-3)
+    assert last.iops > 0.9 * full[-1].iops, [round(c.iops) for c in cells]
+    assert sum(c.write_bytes for c in cells) >= int(6.3 * 400 * 2**20)
+    [ph] = summarise(store)
+    assert last.round not in ph.window and all(last.round not in v.rounds for v in ph.verdicts)
+
+
+def test_runs_gives_each_non_compliant_run_its_own_reason(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "60s", "--wsat-capacity-multiple", "1",
+              "--purge", "none", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    p = iolab("runs", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    [row] = [line for line in p.stdout.splitlines() if "wsat" in line]
+    # a full-length run whose only fault is the skipped purge: not "scaled down"
+    assert "no: no purge (--purge none)" in row and "scaled down" not in row, row

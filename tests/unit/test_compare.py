@@ -122,7 +122,7 @@ def wsat_comparison(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     drives = [("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5), ("Core", "Mid 3", 0.75)]
     runs = [record(root, "wsat", DriveEngine(speed, shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
-                   target(vendor, model), capacity_limit=10_000_000, wsat_capacity_multiple=4)
+                   target(vendor, model), capacity_limit=100_000_000, wsat_capacity_multiple=4)
             for vendor, model, speed in drives]
     out = tmp_path_factory.mktemp("cmp")
     return runs, out, compare(runs, out)

@@ -49,6 +49,7 @@ def test_pts_mix_lands_in_one_section():
     assert "offset" not in g  # active range starts at LBA 0
     assert g["time_based"] == "1" and g["runtime"] == "60000ms"
     assert g["norandommap"] == "1"
+    assert g["lat_percentiles"] == "1"  # json+ bins of total latency, the latency of the mean and max
     assert g["write_iops_log"] == g["write_bw_log"] == g["write_lat_log"] == "iops-r01-c00"
     assert g["log_avg_msec"] == "1000"
     assert r == {"rw": "randrw", "rwmixread": "65", "bs": "4096", "numjobs": "2", "iodepth": "16"}

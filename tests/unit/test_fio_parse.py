@@ -41,13 +41,16 @@ def test_randrw_numbers_come_from_the_final_report():
     assert (rd.ios, rd.io_bytes) == (106637, 436785152)
     assert rd.iops == pytest.approx(42637.744902)
     assert rd.mbps == pytest.approx(174.644203)  # bw_bytes / 1e6
-    assert rd.lat_mean_us == pytest.approx(176.703916408)  # lat_ns, total latency
-    assert (rd.lat_min_us, rd.lat_max_us) == (pytest.approx(0.829), pytest.approx(8644.365))
+    # Recorded before iolab asked for total-latency bins: fio binned only completion latency,
+    # so every latency figure is clat_ns (one definition), none is lat_ns.
+    assert rd.latency == wr.latency == "completion"
+    assert rd.lat_mean_us == pytest.approx(172.038128192)  # clat_ns
+    assert (rd.lat_min_us, rd.lat_max_us) == (pytest.approx(0.115), pytest.approx(8640.870))
     assert (wr.ios, wr.io_bytes) == (57885, 237096960)
     assert wr.iops == pytest.approx(23144.742103)
     assert wr.mbps == pytest.approx(94.800863)
-    assert wr.lat_mean_us == pytest.approx(361.706021715)
-    assert wr.lat_max_us == pytest.approx(8694.484)
+    assert wr.lat_mean_us == pytest.approx(354.75506487)
+    assert wr.lat_max_us == pytest.approx(8679.797)
     assert r.ios == 106637 + 57885
 
 
@@ -79,6 +82,28 @@ def test_histogram_is_the_clat_bins_in_us_and_matches_fios_percentiles():
         assert r.percentile(p) <= r.histogram.max_us
 
 
+def test_total_latency_bins_give_every_figure_of_a_cell_one_definition():
+    """mixlat.json was recorded with lat_percentiles=1 (iolab's job files ask for it): fio
+    binned total latency, so mean, min, max and every percentile are total latency."""
+    report = final_report("mixlat.json")
+    r = parse_fio_json(text("mixlat.json"), "mixlat.json")
+    for side, stats in (("read", r.read), ("write", r.write)):
+        lat, clat = report["jobs"][0][side]["lat_ns"], report["jobs"][0][side]["clat_ns"]
+        assert stats.latency == "total"
+        assert stats.lat_mean_us == pytest.approx(lat["mean"] / 1000)
+        assert (stats.lat_min_us, stats.lat_max_us) == (pytest.approx(lat["min"] / 1000), pytest.approx(lat["max"] / 1000))
+        h = stats.histogram
+        assert h.total == stats.ios == lat["N"]
+        assert h.max_us == pytest.approx(lat["max"] / 1000)
+        # our percentiles are fio's total-latency percentiles (capped at the max) ...
+        for pct, ns in lat["percentile"].items():
+            assert h.percentile(float(pct)) == pytest.approx(min(ns, lat["max"]) / 1000)
+    # ... which are not the completion-latency ones: the median read differs by the submission time
+    assert r.read.histogram.percentile(50.0) == pytest.approx(93.696)
+    assert report["jobs"][0]["read"]["clat_ns"]["percentile"]["50.000000"] / 1000 == pytest.approx(84.480)
+    assert r.read.lat_mean_us == pytest.approx(239.141364431) and r.write.lat_max_us == pytest.approx(25575.067)
+
+
 def test_write_only_round_has_an_idle_read_side_and_capped_percentiles():
     r = parse_fio_json(text("seqwrite.json"), "seqwrite.json")
     assert r.read.ios == 0 and r.read.iops == 0
@@ -87,13 +112,13 @@ def test_write_only_round_has_an_idle_read_side_and_capped_percentiles():
     assert (w.ios, w.io_bytes) == (14921, 1955725312)
     assert w.iops == pytest.approx(6779.191277)
     assert w.mbps == pytest.approx(888.562159)
-    assert w.lat_mean_us == pytest.approx(541.512588768)
+    assert w.lat_mean_us == pytest.approx(531.453119429)  # clat_ns: no total-latency bins in this recording
     assert r.runtime_s == pytest.approx(2.201)
     # The top bin's value (6979.584 µs, the middle of fio's bucket) is above the largest
     # completion latency (6949.374 µs): iolab reports the max, never more.
     assert w.histogram.values_us[-1] == pytest.approx(6979.584)
     assert w.histogram.percentile(99.999) == pytest.approx(6949.374)
-    assert r.lat_mean_us == pytest.approx(541.512588768)
+    assert r.lat_mean_us == pytest.approx(531.453119429)
 
 
 def test_series_from_the_logs_hand_checked():
@@ -134,9 +159,11 @@ def test_fio2_json_plus_shape():
     assert r.engine_version == "fio-2.21"
     assert (r.read.ios, r.read.io_bytes) == (106637, 426548 * 1024)  # io_bytes was KiB
     assert r.read.mbps == pytest.approx(170550 * 1024 / 1e6)  # bw in KiB/s, no bw_bytes
-    assert r.read.lat_mean_us == pytest.approx(176.703916408)  # lat in µs
-    assert (r.read.lat_min_us, r.read.lat_max_us) == (1, 8644)
-    assert r.write.ios == 57885 and r.write.lat_mean_us == pytest.approx(361.706021715)
+    # fio 2.x bins completion latency only: every latency figure is clat (in µs)
+    assert r.read.latency == "completion"
+    assert r.read.lat_mean_us == pytest.approx(172.038128192)
+    assert (r.read.lat_min_us, r.read.lat_max_us) == (0, 8641)
+    assert r.write.ios == 57885 and r.write.lat_mean_us == pytest.approx(354.75506487)
     # Index-keyed bins: every IO is there, percentiles stay within fio 2.x's bucket error
     # (1/64 of a value) of the fio 3.x ones from the same IOs, and never above the max.
     v3 = parse_fio_json(text("randrw.json"), "randrw.json")
@@ -166,7 +193,7 @@ def broken(mutate) -> str:
 
 
 @pytest.mark.parametrize("mutate,field", [
-    (lambda r: r["jobs"][0]["write"]["lat_ns"].pop("mean"), "jobs[0].write.lat_ns.mean"),
+    (lambda r: r["jobs"][0]["write"]["clat_ns"].pop("mean"), "jobs[0].write.clat_ns.mean"),
     (lambda r: r["jobs"][0]["read"].pop("bw_bytes"), "jobs[0].read.bw_bytes"),
     (lambda r: r["jobs"][0]["read"].pop("total_ios"), "jobs[0].read.total_ios"),
     (lambda r: r["jobs"][0]["read"]["clat_ns"].pop("bins"), "jobs[0].read.clat_ns.bins"),

@@ -29,6 +29,9 @@ def test_iops_plan_is_the_spec_loop():
     assert wipc.bytes_budget == 2 * 100 * GiB and wipc.streams[0].block_size == 128 * KiB
     assert wipc.accesses == {"seq"} and wipc.read_pct == 0
     assert p.profile.compliant and ph.max_rounds == 25
+    # mixed cells report total (read + write) IOPS, as the PTS does: stated, not flagged as unverified
+    assert dict(p.parameters)["IOPS of a mixed cell"].startswith("total (read + write) IOPS")
+    assert not any("UNVERIFIED" in n for n in p.notes)
 
 
 def test_devices_with_4k_sectors_skip_half_kib_cells_and_say_so():
@@ -48,7 +51,8 @@ def test_throughput_plan_precondition_at_test_block_size_tc1_qd32():
     p = plan("throughput")
     for ph, bs in zip(p.phases, (1024 * KiB, 128 * KiB)):
         assert ph.purge and ph.precondition[0].streams[0].block_size == bs
-        assert all(c.workload.accesses == {"seq"} and (c.workload.threads, c.workload.queue_depth) == (1, 32) for c in ph.cells)
+        assert ph.cells and all(c.workload.accesses == {"seq"} and (c.workload.threads, c.workload.queue_depth) == (1, 32)
+                                for c in ph.cells)
         assert ph.tracking[0].metric == "write_mbps"
 
 

@@ -385,3 +385,16 @@ def test_write_amplification_is_not_reported_where_the_engine_counts_no_flash_wr
     run = RunData.load(iops_report[0], tmp_path)
     assert run.write_amplification() is None
     assert dict(header.device_items(run))["Write amplification"] == header.NOT_REPORTED
+def test_wsat_report_marks_the_partial_last_interval_and_leaves_it_out_of_the_figures(tmp_path):
+    # 1,400, 1,300, 1,200, 1,100, 1,000 IOPS × 4 KiB in 1 s intervals; the budget ends after 800
+    # IOs of interval 5, 0.8 s in (a report dividing by the planned 1 s would show 800 IOPS)
+    budget = (1400 + 1300 + 1200 + 1100 + 800) * 4096
+    run = record(tmp_path, "wsat", DriveEngine(shape=lambda rnd, call: 1000.0 + 100 * (5 - rnd)),
+                 capacity_limit=budget, wsat_capacity_multiple=1)
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    html = text_of(doc)
+    assert "5 (partial, 0.8 s)" in html
+    assert "Intervals measured" in html and "5 (1 partial)" in html
+    # the minimum over full intervals is interval 4's 1,100 IOPS, not the partial interval's 1,000
+    assert "Minimum / maximum interval IOPS (full intervals)" in html and "1,100 / 1,400" in html
+    assert "Mean IOPS of the last 4 full intervals" in html

@@ -74,6 +74,7 @@ class ScriptedEngine:
             ios = workload.bytes_budget // bs
             if workload.duration_s is not None:
                 ios = min(ios, int(iops * seconds))
+            seconds = ios / iops  # the interval's true length (the engine contract)
             w = OpStats(ios, ios * bs, iops, iops * bs / 1e6, 100.0, 1000.0, 50.0, hist)
             r = OpStats.idle()
         else:
@@ -143,7 +144,7 @@ def test_wsat_stops_exactly_at_its_byte_budget(tmp_path):
     [ph] = summarise(store)
     written = sum(c.write_bytes for c in store.cells())
     budget = 4 * 1_000_000
-    assert written >= budget and written - budget < 4096
+    assert written >= budget and written - budget < 4 * 4096  # within one block per thread (TC 4)
     assert "budget" in ph.phase.stop_reason
     assert len(store.cells(kind="precondition")) == 0  # WSAT starts at FOB
 
@@ -198,3 +199,97 @@ def test_wsat_time_limit_counts_measured_time(tmp_path):
     [ph] = summarise(store)
     assert ph.rounds == (1, 2, 3, 4, 5)
     assert "time budget" in ph.phase.stop_reason
+
+
+def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
+    from iolab.compare import key_metrics
+
+    # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval; the budget ends 0.7 s into interval 5,
+    # with IOPS falling from the start so a wrongly averaged interval would move the minimum.
+    budget = 4 * 4_096_000 + 700 * 4096
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
+    [ph] = summarise(store)
+    cells = store.cells()
+    assert [c.round for c in cells] == [1, 2, 3, 4, 5]
+    assert [c.partial for c in cells] == [False, False, False, False, True]
+    last = cells[-1]
+    # reported with its true length and true rate, not 700 IOs over a full second
+    assert last.runtime_s == pytest.approx(0.7) and last.iops == pytest.approx(1000)
+    assert sum(c.write_bytes for c in cells) == budget
+    # the partial interval is not a window round; the window mean and the comparison use full intervals
+    assert 5 not in ph.window and all(5 not in v.rounds for v in ph.verdicts)
+    assert ph.window == (1, 2, 3, 4) and ph.cells[0].rounds == (1, 2, 3, 4)
+    first, minimum = key_metrics("wsat")[:2]
+    assert minimum.get([ph]) == pytest.approx(1000) and first.get([ph]) == pytest.approx(1000)
+
+
+def test_wsat_folds_a_tiny_budget_remainder_into_the_interval_before(tmp_path):
+    # The budget ends 8 IOs (32 KiB) after interval 3: no 8-IO interval is made of that.
+    budget = 3 * 4_096_000 + 8 * 4096
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
+    cells = store.cells()
+    assert sum(c.write_bytes for c in cells) == budget
+    assert [c.round for c in cells] == [1, 2, 3]
+    assert not any(c.partial for c in cells)
+    assert cells[-1].runtime_s == pytest.approx(1.008)  # the last interval took the rest, its true length
+
+
+def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
+    import sqlite3
+
+    from iolab.export import collect
+
+    budget = 4 * 4_096_000 + 700 * 4096
+    _, store = go(tmp_path, "wsat", ScriptedEngine(lambda rnd, call: 1000), capacity_limit=budget,
+                  wsat_capacity_multiple=1)
+    store.close()
+    db = sqlite3.connect(store.dir / "results.db")
+    db.execute("ALTER TABLE cells DROP COLUMN partial")  # as the first release wrote it
+    db.commit()
+    db.close()
+    old = RunStore.open(store.dir)
+    cells = old.cells()
+    # the runner's cap is in the stored workload: a timed interval that ended early is partial
+    assert [c.partial for c in cells] == [False, False, False, False, True]
+    [ph] = summarise(old)
+    assert ph.cells[0].rounds == (1, 2, 3, 4)
+    exported = {t.name: t for t in collect(old)}
+    names = [c.name for c in exported["cells"].columns]
+    assert [row[names.index("partial")] for row in exported["cells"].rows] == [False] * 4 + [True]
+    # `iolab show` marks it and summarises only full intervals
+    import io
+
+    from rich.console import Console
+
+    from iolab.textreport import render
+
+    buf = io.StringIO()
+    render(old, Console(file=buf, width=200))
+    assert "5 (partial, 0.7 s)" in buf.getvalue() and "last 5 full intervals mean 1,000 IOPS" in buf.getvalue()
+
+
+def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
+    from iolab.plan import Cell, Phase, TestPlan, Tracking
+    from iolab.workload import Workload
+
+    # flat IOPS: steady at round 5 by the rule, but 1,000 × 4 KiB per round needs 8 rounds for 32 MB
+    w = Workload.mix("rnd", 0, 4096, threads=1, queue_depth=1, duration_s=1.0)
+    cell = Cell("w", w, "0/100", 4096)
+    prof = profile()
+    phase = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), max_rounds=20, min_write_bytes=8 * 4_096_000)
+    plan = TestPlan("multi-wsat", "t", "s", prof, (phase,), prof.rule(), GiB)
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    [ph] = summarise(RunStore.open(store.dir))
+    assert ph.steady is True and ph.rounds == tuple(range(1, 9)) and ph.window == (4, 5, 6, 7, 8)
+
+    # a time limit before the threshold: the rule's verdict would be steady, the phase is not
+    phase = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), max_rounds=6, min_write_bytes=8 * 4_096_000)
+    plan = TestPlan("multi-wsat", "t", "s", prof, (phase,), prof.rule(), GiB)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    [ph] = summarise(RunStore.open(store.dir))
+    assert ph.steady is False and "below the 0.033 GB required" in ph.phase.stop_reason

@@ -47,9 +47,15 @@ def test_multi_wsat_runs_the_composite_from_purge_to_steady_state(tmp_path):
     w = cell.workload
     assert [(s.label(), round(s.share, 3)) for s in w.streams] == [(s.label(), s.share) for s in PAPER_MIX]
     assert (w.threads, w.queue_depth, w.duration_s, w.active_range, w.entropy) == (2, 6, 60.0, 1.0, 1.0)
-    assert ph.purge and ph.precondition == () and ph.stop_on_steady
+    assert ph.purge and ph.stop_on_steady
+    # the composite reads: WIPC after the purge so every read hits written data
+    [pc] = ph.precondition
+    assert pc.read_pct == 0 and pc.bytes_budget == 2 * 100 * GiB and pc.active_range == 1.0
     assert [(t.cell_key, t.metric) for t in ph.tracking] == [("composite", "iops")]
     assert ph.budget_write_bytes == 4 * 100 * GiB and ph.budget_seconds == 24 * 3600
+    # no steady state before the drive took its capacity in workload writes; the report says so
+    assert ph.min_write_bytes == 100 * GiB
+    assert "1× capacity of workload writes" in dict(p.parameters)["Steady state accepted after"]
     assert ph.max_rounds == 24 * 60
     assert p.test == "multi-wsat" and p.spec.startswith("RWSW")
     assert dict(p.parameters)["Workload digest"] == digest(load_input(tmp_path / "wl").composite)
@@ -72,9 +78,16 @@ def test_individual_streams_run_each_stream_alone_from_its_own_purge(tmp_path):
         if s.op == "read":  # reads must hit written LBAs: WIPC first; no write budget to reach
             [pc] = ph.precondition
             assert pc.read_pct == 0 and pc.bytes_budget == 2 * 100 * GiB
-            assert ph.budget_write_bytes is None
+            assert ph.budget_write_bytes is None and ph.min_write_bytes is None
         else:
             assert ph.precondition == () and ph.budget_write_bytes == 4 * 100 * GiB
+            assert ph.min_write_bytes == 100 * GiB
+
+
+def test_the_write_threshold_before_steady_state_is_a_parameter(tmp_path):
+    p = plan("multi-wsat", tmp_path, rwsw_min_write_multiple=2.5)
+    assert p.phases[0].min_write_bytes == int(2.5 * 100 * GiB)
+    assert dict(p.parameters)["Steady state accepted after"].startswith("2.5× capacity of workload writes (268.435 GB")
 
 
 def test_replay_brings_the_drive_to_steady_state_then_runs_every_step_in_order(tmp_path):

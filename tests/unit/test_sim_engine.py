@@ -34,7 +34,7 @@ def test_presets_listed_with_parameters():
     assert ent.kind == "ssd" and "400 GB" in ent.description
     params = dict(ent.parameters)
     assert params["user_gb"] == "400 GB" and params["gc"] == "greedy"
-    assert all(p.help for p in ent.params)
+    assert ent.params and all(p.help for p in ent.params)
     assert {p.kind for p in presets} == {"ssd", "hdd"}
 
 

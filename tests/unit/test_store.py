@@ -34,8 +34,8 @@ def snapshot(d):
 
 def finished_run(tmp_path, rounds=3):
     plan = suites.build_plan("latency", profile(max_rounds=rounds), TARGET)
-    s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * rnd), RunOptions(), tmp_path)
-    Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * rnd), s, RunOptions()).run()
+    s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * (rnd + 1)), RunOptions(), tmp_path)
+    Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * (rnd + 1)), s, RunOptions()).run()
     s.close()
     return s.dir
 

@@ -75,7 +75,7 @@ def test_trace_without_response_times_has_no_outstanding_io(tmp_path):
     rows = [(i * 1000, "d", "write", i * 4096, 4096, None, None) for i in range(10)]
     a = analyse(table_from_rows(rows, tmp_path / "t.parquet"))
     assert not a.has_latency
-    assert all(s.oio_avg is None and s.oio_max is None and s.rt_avg_us is None for s in a.steps)
+    assert a.steps and all(s.oio_avg is None and s.oio_max is None and s.rt_avg_us is None for s in a.steps)
     assert a.oio_avg() is None
     assert by_label(a) == {"SEQ 4KiB W": 9, "RND 4KiB W": 1}
 

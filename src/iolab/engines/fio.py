@@ -257,6 +257,9 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         # The 32-bit default generator cannot address every block of drives > 16 TiB at 4 KiB.
         "random_generator=tausworthe64",
         f"randseed={w.seed_for(tag)}",
+        # json+ bins of total latency (submission + completion), so percentiles describe the
+        # same latency as the mean and the maximum.
+        "lat_percentiles=1",
     ]
     if w.duration_s is not None:
         # fio takes ms, so sub-second cells (quick profiles) are exact.
@@ -427,15 +430,20 @@ def _direction(d: dict, fields: _Fields, where: str, require_bins: bool) -> tupl
         io_bytes = int(fields.num(d, "io_bytes", where)) * 1024
         mbps = fields.num(d, "bw", where) * 1024 / 1e6
         lat_key, clat_key, per_us = "lat", "clat", 1.0
+    # Every latency figure of a cell (mean, min, max, percentiles) comes from one definition.
+    # Total latency (submission + completion, what a user waits) when fio binned it: iolab's
+    # job files ask for it (lat_percentiles=1). Without total-latency bins (fio 2.x, or a job
+    # file without that option) fio bins only completion latency, so then every figure is
+    # completion latency rather than a mean of one kind beside percentiles of the other.
     lat = fields.get(d, lat_key, where)
-    lw = f"{where}.{lat_key}"
-    clat = fields.get(d, clat_key, where)
-    cw = f"{where}.{clat_key}"
-    # The histogram is *completion* latency (fio bins clat, not total latency); its
-    # percentiles are capped at the largest completion latency fio saw.
-    clat_max_us = fields.num(clat, "max", cw) / per_us
-    if require_bins or "bins" in clat:
-        hist = _histogram(fields.get(clat, "bins", cw), clat_max_us, per_us, fields, f"{cw}.bins")
+    if isinstance(lat, dict) and "bins" in lat:
+        kind, src, sw = "total", lat, f"{where}.{lat_key}"
+    else:
+        kind, src, sw = "completion", fields.get(d, clat_key, where), f"{where}.{clat_key}"
+    max_us = fields.num(src, "max", sw) / per_us
+    # Percentiles are capped at the largest latency fio saw (a bin's value is its middle).
+    if require_bins or "bins" in src:
+        hist = _histogram(fields.get(src, "bins", sw), max_us, per_us, fields, f"{sw}.bins")
     else:
         hist = None
     stats = OpStats(
@@ -443,10 +451,11 @@ def _direction(d: dict, fields: _Fields, where: str, require_bins: bool) -> tupl
         io_bytes=io_bytes,
         iops=iops,
         mbps=mbps,
-        lat_mean_us=fields.num(lat, "mean", lw) / per_us,
-        lat_max_us=fields.num(lat, "max", lw) / per_us,
-        lat_min_us=fields.num(lat, "min", lw) / per_us,
+        lat_mean_us=fields.num(src, "mean", sw) / per_us,
+        lat_max_us=max_us,
+        lat_min_us=fields.num(src, "min", sw) / per_us,
         histogram=hist,
+        latency=kind,
     )
     return stats, runtime_s
 
@@ -469,6 +478,7 @@ def _combine(parts: list[OpStats]) -> OpStats:
         lat_max_us=max(p.lat_max_us for p in live),  # type: ignore[type-var]
         lat_min_us=min(p.lat_min_us for p in live),  # type: ignore[type-var]
         histogram=Histogram.merge(hists) if all(h is not None for h in hists) else None,  # type: ignore[arg-type]
+        latency=live[0].latency,  # one fio run: every job has the same latency options
     )
 
 

@@ -239,16 +239,17 @@ def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
 
 
 def _wsat_pages(runs, labels) -> list[Page]:
-    from .pts import wsat_series
+    from .pts import partial_indices, wsat_series
 
     by_time, by_tgbw, by_interval = [], [], []
     for r, lab in zip(runs, labels):
         if not r.phases or not r.phases[0].rows:
             continue
         minutes, tgbw, iops = wsat_series(r.phases[0])
-        by_time.append(plots.Series(lab, tuple(minutes), tuple(iops)))
-        by_tgbw.append(plots.Series(lab, tuple(tgbw), tuple(iops)))
-        by_interval.append(plots.Series(lab, tuple(row.round for row in r.phases[0].rows), tuple(iops)))
+        marked = partial_indices(r.phases[0])
+        by_time.append(plots.Series(lab, tuple(minutes), tuple(iops), marked))
+        by_tgbw.append(plots.Series(lab, tuple(tgbw), tuple(iops), marked))
+        by_interval.append(plots.Series(lab, tuple(row.round for row in r.phases[0].rows), tuple(iops), marked))
     src = "Source: each run's results.db, every complete interval (cumulative runtime and bytes written)."
     if not by_time:
         return [Page("Write Saturation", (Text(("No drive has a measured interval.",)),))]

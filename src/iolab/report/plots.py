@@ -41,6 +41,20 @@ class Series:
     label: str
     x: tuple[float, ...]
     y: tuple[float, ...]
+    partial: tuple[int, ...] = ()  # indices of partial intervals (cut short by a budget), drawn marked
+
+PARTIAL_LABEL = "partial interval (cut short by the write budget)"
+
+
+def _mark_partial(ax, s: Series, log: bool, labelled: bool) -> bool:
+    """Ring a series' partial intervals so no reader takes them for full ones."""
+    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
+    if not pts:
+        return labelled
+    xs, ys = zip(*pts)
+    ax.plot(xs, ys, ls="none", marker="o", ms=7, mfc="none", mec="#d62728", mew=1.2,
+            label=None if labelled else PARTIAL_LABEL)
+    return True
 
 
 def color(i: int) -> str:
@@ -279,12 +293,14 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1)
         for ax, log in ((top, False), (bottom, True)):
+            labelled = False
             for i, s in enumerate(series):
                 pts = [(x, y) for x, y in zip(s.x, s.y) if not log or (x > 0 and y > 0)]
                 if not pts:
                     continue
                 xs, ys = zip(*pts)
                 ax.plot(xs, ys, marker="o" if len(xs) <= 60 else None, ms=2.5, lw=1.0, color=color(i), label=s.label)
+                labelled = _mark_partial(ax, s, log, labelled)
             ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
             ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
             if log:
@@ -297,7 +313,7 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
                 ax.set_xlim(left=0)
                 _thousands(ax)
             ax.set_title(f"{title} — {'log–log' if log else 'linear'}")
-            if len(series) > 1 or series and series[0].label:
+            if len(series) > 1 or series and series[0].label or labelled:
                 ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _png(fig)
 

@@ -5,7 +5,7 @@ then the test's own plots (latency histograms, Write Saturation over time and TG
 from __future__ import annotations
 
 from ..compare import RWSW_TESTS
-from ..summary import PhaseSummary
+from ..summary import PhaseSummary, interval_label
 from ..suites.pts_iops import TRACKING as IOPS_TRACKING
 from ..units import KiB, duration, eng, kib_label, num, scale_for
 from . import plots
@@ -160,37 +160,46 @@ def wsat_series(ph: PhaseSummary) -> tuple[list[float], list[float], list[float]
     return minutes, tgbw, iops
 
 
+def partial_indices(ph: PhaseSummary) -> tuple[int, ...]:
+    """Positions in `ph.rows` of partial intervals (the byte budget ended them early)."""
+    return tuple(i for i, r in enumerate(ph.rows) if r.partial)
+
+
 def wsat_pages(run: RunData) -> list[Page]:
     ph = _main(run)
     if ph is None or not ph.rows:
         return [not_measured_page(run, ph, "Write Saturation") if ph else _nothing(run)]
     minutes, tgbw, iops = wsat_series(ph)
+    marked = partial_indices(ph)
     src = (f"Source: results.db table cells, phase {ph.phase.name!r}: every complete interval "
-           f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written.")
+           f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written."
+           + (" A partial interval (ringed) is the write budget's end: its IOPS are over its true, shorter runtime "
+              "and it enters neither the steady-state window nor the minimum." if marked else ""))
     label = "RND 4KiB W"
-    p1 = plots.time_series_pair([plots.Series(label, tuple(minutes), tuple(iops))], "time (minutes)", "IOPS",
+    p1 = plots.time_series_pair([plots.Series(label, tuple(minutes), tuple(iops), marked)], "time (minutes)", "IOPS",
                                 "IOPS vs time", height_mm=160)
-    p2 = plots.time_series_pair([plots.Series(label, tuple(tgbw), tuple(iops))], "total GB written (TGBW, 10⁹ B)",
+    p2 = plots.time_series_pair([plots.Series(label, tuple(tgbw), tuple(iops), marked)], "total GB written (TGBW, 10⁹ B)",
                                 "IOPS", "IOPS vs TGBW", height_mm=160)
     pages = [
         Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, 160, src),)),
         Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, 160, src),)),
     ]
     pages += measurement_window_pages(run, ph, lambda v: "IOPS")
-    last = iops[-5:]
+    full = [v for i, v in enumerate(iops) if i not in marked] or iops
+    last = full[-5:]
     summary = (
-        ("Intervals measured", f"{len(iops)}"),
-        ("First interval IOPS (FOB)", num(iops[0])),
-        ("Minimum / maximum interval IOPS", f"{num(min(iops))} / {num(max(iops))}"),
-        (f"Mean IOPS of the last {len(last)} intervals", num(sum(last) / len(last))),
+        ("Intervals measured", f"{len(iops)}" + (f" ({len(marked)} partial)" if marked else "")),
+        ("First interval IOPS (FOB)", num(full[0])),
+        ("Minimum / maximum interval IOPS" + (" (full intervals)" if marked else ""), f"{num(min(full))} / {num(max(full))}"),
+        (f"Mean IOPS of the last {len(last)} full intervals", num(sum(last) / len(last))),
         ("Total written (TGBW)", eng(tgbw[-1] * 1e9, "B")),
         ("Measured time", duration(minutes[-1] * 60)),
         ("Stop reason", ph.phase.stop_reason or "unfinished"),
     )
     tables = [Table("Write Saturation summary", ("item", "value"), summary, src, run.store_links())]
     step = max(1, -(-len(ph.rows) // WSAT_TABLE_MAX_ROWS))
-    shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1]
-    rows = tuple((str(r.round), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.lat_mean_us)) for i, r in shown)
+    shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1 or r.partial]
+    rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.lat_mean_us)) for i, r in shown)
     caption = "IOPS per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
     tables.append(Table(caption, ("interval", "time (min)", "TGBW (GB)", "IOPS", "ART (µs)"), rows, src,
                         run.raw_links([r for _, r in shown])))

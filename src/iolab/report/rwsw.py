@@ -12,13 +12,13 @@ from ..analysis.streams import StreamAnalysis
 from ..analysis.workloads import load_replay
 from ..compare import DIRTH_PHASE, DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percentile, replay_totals
 from ..errors import IolabError
-from ..summary import CellAverage, PhaseSummary
+from ..summary import CellAverage, PhaseSummary, interval_label
 from ..suites.rwsw_common import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
 from ..units import duration, eng, kib_label, num
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
-from .pts import wsat_series
+from .pts import partial_indices, wsat_series
 from .rundata import RunData, rounds_text
 from .rwsw_plots import Panel, analysis_pngs, demand_intensity, panels
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
@@ -34,9 +34,12 @@ def pages_for(run: RunData) -> list[Page]:
 
 
 def _thin(rows: list, limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, object]], int]:
-    """Every k-th row (and the last) when there are more than `limit`: (index, row) pairs and k."""
+    """Every k-th row (and the last, and any partial interval) when there are more than `limit`:
+    (index, row) pairs and k."""
     step = max(1, -(-len(rows) // limit))
-    return [(i, r) for i, r in enumerate(rows) if i % step == 0 or i == len(rows) - 1], step
+    keep = [(i, r) for i, r in enumerate(rows)
+            if i % step == 0 or i == len(rows) - 1 or getattr(r, "partial", False)]
+    return keep, step
 
 
 def _thin_caption(caption: str, step: int) -> str:
@@ -91,8 +94,10 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
     src = (f"Source: results.db table cells, phase {ph.phase.name!r}: every complete interval ({rounds_text(ph.rounds)}); "
            "time is the cumulative measured runtime at the end of each interval.")
     x = tuple(ends)
-    png1 = panels([Panel(f"{title}: IOPS per interval", "IOPS", (Series("", x, tuple(iops)),)),
-                   Panel(f"{title}: MB/s per interval", "MB/s (10⁶ B/s)", (Series("", x, tuple(r.mbps for r in ph.rows)),))],
+    marked = partial_indices(ph)
+    png1 = panels([Panel(f"{title}: IOPS per interval", "IOPS", (Series("", x, tuple(iops), marked),)),
+                   Panel(f"{title}: MB/s per interval", "MB/s (10⁶ B/s)",
+                         (Series("", x, tuple(r.mbps for r in ph.rows), marked),))],
                   f"time ({unit})", 150, shade=shade, shade_label=label)
     rt = [("ART", [r.lat_mean_us for r in ph.rows]), ("99.999 %", [r.p99_999 for r in ph.rows]),
           ("MRT", [r.lat_max_us for r in ph.rows])]
@@ -114,7 +119,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
 def _interval_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
     minutes, tgbw, _ = wsat_series(ph)
     shown, step = _thin(list(ph.rows))
-    rows = tuple((str(r.round), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.mbps), num(r.lat_mean_us),
+    rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.mbps), num(r.lat_mean_us),
                   num(r.p99_999)) for i, r in shown)
     return Table(_thin_caption(caption, step), ("interval", "time (min)", "TGBW (GB)", "IOPS", "MB/s", "ART (µs)",
                                                 "99.999 % (µs)"), rows,

@@ -12,7 +12,7 @@ from typing import Sequence
 import matplotlib
 
 from ..units import num
-from .plots import STYLE, Series, _figure, _log_ticks, _png, _thousands, color
+from .plots import STYLE, Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
         fig = _figure(height_mm)
         axes = fig.subplots(len(items), 1, squeeze=False, sharex=True)[:, 0]
         for ax, p in zip(axes, items):
+            labelled = False
             for i, s in enumerate(p.series):
                 if not s.x:
                     continue
@@ -40,6 +41,7 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
                 else:
                     ax.plot(s.x, s.y, marker="o" if len(s.x) <= 80 else None, ms=2.8, lw=1.1, color=color(i),
                             label=s.label)
+                labelled = _mark_partial(ax, s, p.logy, labelled)
             if shade is not None:
                 ax.axvspan(shade[0], shade[1], color="#2ca02c", alpha=0.08, label=shade_label or None)
             ax.set_title(p.title)
@@ -50,7 +52,7 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
             else:
                 ax.set_ylim(bottom=0)
                 _thousands(ax)
-            if any(s.label for s in p.series) or shade_label:
+            if any(s.label for s in p.series) or shade_label or labelled:
                 ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         last = axes[-1]
         if logx2:

