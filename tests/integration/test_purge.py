@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from iolab import targets
-from iolab.targets import CommandResult, parse_target
+from iolab.targets import CommandResult, host, parse_target
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +89,7 @@ def test_file_purge_without_hole_punching_empties_and_reallocates(tmp_path, monk
         assert argv[0] == "fallocate"
         return CommandResult(tuple(argv), 1, b"", "fallocate: fallocate failed: Operation not supported")
 
-    monkeypatch.setattr(targets, "run_command", no_punch)
+    monkeypatch.setattr(host, "run_command", no_punch)
     out = targets.purge(t, "file")
     assert out.ok and "truncated to 0 bytes" in out.detail and "Operation not supported" in out.detail
     with open(t.path, "rb") as f:

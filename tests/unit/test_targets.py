@@ -11,6 +11,7 @@ import pytest
 from iolab import targets
 from iolab.errors import IolabError, RefusedError
 from iolab.targets import CommandResult, DeviceFacts, Target, parse_target
+from iolab.targets import host
 
 
 def _result(argv, rc=0, out="", err=""):
@@ -138,7 +139,7 @@ def test_nbd_size_asked_from_server(monkeypatch):
         calls.append(tuple(argv))
         return _result(argv, 0, "1073741824\n")
 
-    monkeypatch.setattr(targets, "run_command", fake)
+    monkeypatch.setattr(host, "run_command", fake)
     t = parse_target("nbd://localhost/e")
     assert calls == [("nbdinfo", "--size", "nbd://localhost:10809/e")]
     assert t.capacity == 1073741824
@@ -146,14 +147,14 @@ def test_nbd_size_asked_from_server(monkeypatch):
 
 
 def test_nbd_size_without_nbdinfo_asks_for_size(monkeypatch):
-    monkeypatch.setattr(targets, "run_command", lambda argv, timeout=60.0: _result(argv, 127, err="not installed"))
+    monkeypatch.setattr(host, "run_command", lambda argv, timeout=60.0: _result(argv, 127, err="not installed"))
     with pytest.raises(IolabError) as e:
         parse_target("nbd://localhost/e")
     assert "libnbd-bin" in str(e.value) and "nbd://localhost/e?size=8GiB" in str(e.value)
 
 
 def test_nbd_server_down_is_reported(monkeypatch):
-    monkeypatch.setattr(targets, "run_command",
+    monkeypatch.setattr(host, "run_command",
                         lambda argv, timeout=60.0: _result(argv, 1, err="nbdinfo: connect: Connection refused"))
     with pytest.raises(IolabError, match="Connection refused"):
         parse_target("nbd+unix:///e?socket=/tmp/none.sock")
@@ -255,7 +256,7 @@ def test_prepare_file_fails_cleanly_when_filesystem_is_full(tmp_path, monkeypatc
     def no_space(fd, off, length):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(targets.os, "posix_fallocate", no_space)
+    monkeypatch.setattr(os, "posix_fallocate", no_space)
     t = _file_target(tmp_path / "big.img", 1 << 30)
     with pytest.raises(IolabError, match="not enough space"):
         targets.prepare_file(t)
@@ -266,8 +267,8 @@ def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
     def unsupported(*a):
         raise OSError(95, "Operation not supported")
 
-    monkeypatch.setattr(targets.os, "setxattr", unsupported)
-    monkeypatch.setattr(targets.os, "getxattr", unsupported)
+    monkeypatch.setattr(os, "setxattr", unsupported)
+    monkeypatch.setattr(os, "getxattr", unsupported)
     f = tmp_path / "v.img"
     f.write_bytes(b"x" * 10)
     targets.mark_created(str(f))
@@ -304,7 +305,7 @@ def test_write_cache_not_settable(monkeypatch, target, words):
     def no_commands(argv, timeout=60.0):
         raise AssertionError(f"ran {argv}")
 
-    monkeypatch.setattr(targets, "run_command", no_commands)
+    monkeypatch.setattr(host, "run_command", no_commands)
     assert words in targets.set_write_cache(target, False)
 
 

@@ -13,6 +13,7 @@ import pytest
 from iolab import targets
 from iolab.errors import IolabError, RefusedError
 from iolab.targets import CommandResult, DeviceFacts, Target
+from iolab.targets import host
 
 
 class FakeRunner:
@@ -37,10 +38,10 @@ class FakeRunner:
 @pytest.fixture
 def runner(monkeypatch, tmp_path):
     fake = FakeRunner()
-    monkeypatch.setattr(targets, "run_command", fake)
+    monkeypatch.setattr(host, "run_command", fake)
     # An empty sysfs unless a test builds one: the host's own disks must not leak in.
-    monkeypatch.setattr(targets, "SYSFS", tmp_path / "sys")
-    monkeypatch.setattr(targets, "_sleep", lambda s: None)
+    monkeypatch.setattr(host, "SYSFS", tmp_path / "sys")
+    monkeypatch.setattr(host, "sleep", lambda s: None)
     return fake
 
 
@@ -79,7 +80,7 @@ class FakeSys:
 
 @pytest.fixture
 def fakesys(tmp_path, monkeypatch):
-    monkeypatch.setattr(targets, "SYSFS", tmp_path / "sys")
+    monkeypatch.setattr(host, "SYSFS", tmp_path / "sys")
     return FakeSys(tmp_path / "sys")
 
 
@@ -459,7 +460,7 @@ def lvm_system(fakesys, tmp_path, monkeypatch):
         "30 27 259:1 / /boot\\040efi rw,relatime - vfat /dev/nvme0n1p1 rw\n"
         "31 27 0:25 / /tmp rw - tmpfs tmpfs rw\n")
     (proc / "swaps").write_text("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
-    monkeypatch.setattr(targets, "PROC", proc)
+    monkeypatch.setattr(host, "PROC", proc)
     return fakesys
 
 

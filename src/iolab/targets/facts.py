@@ -1,0 +1,277 @@
+"""Device facts: what a block device (sysfs, nvme-cli, smartctl, hdparm) or a file says about
+itself. Read-only; safe on any device."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..errors import IolabError
+from . import host
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What the device says about itself. None means 'not reported', never guessed."""
+
+    vendor: str | None = None
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    capacity_bytes: int | None = None
+    logical_sector: int | None = None
+    physical_sector: int | None = None
+    rotational: bool | None = None
+    interface: str | None = None  # nvme, sata, sas, scsi, usb, virtio, loop, nbd, zram, dm, md, mmc, file, sim
+    write_cache: str | None = None  # 'enabled', 'disabled', or None if unknown
+    sources: tuple[str, ...] = ()  # which tools the facts came from (sysfs, nvme id-ctrl, ...)
+    wwid: str | None = None  # world-wide id from sysfs (stable across reboots and hosts)
+    backing_device: str | None = None  # file targets: the block device under the filesystem
+
+
+@dataclass(frozen=True)
+class BlockDev:
+    """A block device as sysfs sees it. `disk` is the whole disk (itself unless a partition)."""
+
+    name: str
+    node: str  # /dev/NAME
+    sysdir: Path
+    disk: Path
+
+    @property
+    def is_partition(self) -> bool:
+        return self.sysdir != self.disk
+
+    def partitions(self) -> list[str]:
+        if self.is_partition:
+            return []
+        return sorted(p.name for p in self.sysdir.iterdir() if (p / "partition").exists())
+
+
+def block_dev(path: str) -> BlockDev:
+    """Map a device node to its sysfs directory (by major:minor; by name for test trees)."""
+    real = os.path.realpath(path)
+    name = None
+    try:
+        st = os.stat(real)
+        if stat.S_ISBLK(st.st_mode):
+            link = host.SYSFS / "dev" / "block" / f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+            if link.exists():
+                name = link.resolve().name
+    except OSError:
+        pass
+    if name is None and (host.SYSFS / "class" / "block" / os.path.basename(real)).exists():
+        name = os.path.basename(real)
+    if name is None:
+        raise IolabError(f"{path}: not a block device known to the kernel (nothing in {host.SYSFS}/class/block).")
+    return block_dev_named(name)
+
+
+def block_dev_named(name: str) -> BlockDev:
+    sysdir = (host.SYSFS / "class" / "block" / name).resolve()
+    disk = sysdir.parent if (sysdir / "partition").exists() else sysdir
+    return BlockDev(name=name, node=f"/dev/{name}", sysdir=sysdir, disk=disk)
+
+
+def sysname(devnum: str) -> str | None:
+    """Kernel name of the block device with this major:minor, if there is one."""
+    link = host.SYSFS / "dev" / "block" / devnum
+    return link.resolve().name if devnum and link.exists() else None
+
+
+def _interface(dev: BlockDev) -> str | None:
+    """Where the disk hangs: from its name and the sysfs device path (the bus it sits on)."""
+    disk = dev.disk.name
+    where = str(dev.disk)
+    for prefix, iface in (("loop", "loop"), ("zram", "zram"), ("nbd", "nbd"), ("nvme", "nvme"),
+                          ("dm-", "dm"), ("md", "md"), ("mmcblk", "mmc"), ("vd", "virtio"), ("xvd", "xen")):
+        if disk.startswith(prefix):
+            return iface
+    if "/nvme/" in where:
+        return "nvme"
+    if re.match(r"s[dr][a-z]", disk) or "/host" in where:
+        if "/usb" in where:
+            return "usb"
+        if re.search(r"/ata\d+/", where):
+            return "sata"
+        if (dev.disk / "device" / "sas_address").exists() or re.search(r"/(end_device|expander)-", where):
+            return "sas"
+        return "scsi"
+    if "/virtio" in where:
+        return "virtio"
+    return None
+
+
+def device_facts(path: str) -> DeviceFacts:
+    """Facts about a block device (sysfs, then nvme-cli / smartctl / hdparm where they answer)
+    or a file (its size and the block device under its filesystem). Read-only."""
+    real = os.path.realpath(path)
+    try:
+        st: os.stat_result | None = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise IolabError(f"{path}: cannot stat it: {e.strerror}.") from None
+    if st is not None and stat.S_ISBLK(st.st_mode):
+        return _block_facts(block_dev(real))
+    if st is None and real.startswith("/dev/") and (host.SYSFS / "class" / "block" / os.path.basename(real)).exists():
+        return _block_facts(block_dev(real))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise IolabError(f"{path} is {file_type(st.st_mode)}: neither a block device nor a regular file.")
+    return _file_facts(real, st)
+
+
+def _block_facts(dev: BlockDev) -> DeviceFacts:
+    device = dev.disk / "device"
+    queue = dev.disk / "queue"
+    size = host.read_int(dev.sysdir / "size")
+    rotational = host.read(queue / "rotational")
+    interface = _interface(dev)
+    vendor = host.read(device / "vendor")
+    if (interface == "sata" and vendor == "ATA") or interface == "virtio":
+        # 'ATA' is the SCSI-ATA translation layer's placeholder and a virtio disk's vendor is
+        # the virtio transport's PCI id (0x1af4): neither names the drive's maker.
+        vendor = None
+    facts = DeviceFacts(
+        vendor=vendor,
+        model=host.read(device / "model"),
+        serial=host.read(device / "serial") or host.read(dev.disk / "serial"),
+        firmware=host.read(device / "firmware_rev") or host.read(device / "rev"),
+        capacity_bytes=size * 512 if size is not None else None,  # sysfs counts 512 B units always
+        logical_sector=host.read_int(queue / "logical_block_size"),
+        physical_sector=host.read_int(queue / "physical_block_size"),
+        rotational={"1": True, "0": False}.get(rotational or ""),
+        interface=interface,
+        write_cache={"write back": "enabled", "write through": "disabled"}.get(host.read(queue / "write_cache") or ""),
+        sources=("sysfs",),
+        wwid=host.read(dev.disk / "wwid") or host.read(device / "wwid"),
+    )
+    node = f"/dev/{dev.disk.name}"  # the tools identify drives, not partitions
+    # Least direct first: each later tool's identity strings replace the earlier ones.
+    if interface in ("nvme", "sata", "sas", "scsi", "usb"):
+        r = host.run_command(["smartctl", "-i", "-j", node], timeout=30)
+        # smartctl's exit status is a bit mask; bits 0-1 mean it could not talk to the device.
+        if not r.missing and r.returncode & 0b11 == 0:
+            facts = _merge(facts, parse_smartctl_info(r.text), "smartctl")
+    if interface == "nvme":
+        r = host.run_command(["nvme", "id-ctrl", node, "-o", "json"], timeout=30)
+        if r.ok:
+            facts = _merge(facts, parse_nvme_id_ctrl(r.text), "nvme id-ctrl")
+    if interface == "sata":
+        r = host.run_command(["hdparm", "-I", node], timeout=30)
+        if r.ok:
+            facts = _merge(facts, parse_hdparm_identify(r.text), "hdparm -I")
+    return facts
+
+
+_IDENTITY = ("vendor", "model", "serial", "firmware")
+
+
+def _merge(base: DeviceFacts, extra: DeviceFacts | None, source: str) -> DeviceFacts:
+    """Identity strings from a tool win (sysfs truncates ATA models to 16 characters); other
+    fields only fill gaps, since sysfs is the kernel's live view."""
+    if extra is None:
+        return base
+    changes: dict[str, object] = {}
+    for name in DeviceFacts.__dataclass_fields__:
+        if name in ("sources", "interface"):
+            continue
+        new = getattr(extra, name)
+        if new is not None and (name in _IDENTITY or getattr(base, name) is None):
+            changes[name] = new
+    return replace(base, **changes, sources=base.sources + (source,))
+
+
+def _clean(value: object) -> str | None:
+    if value is None:
+        return None
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def parse_nvme_id_ctrl(text: str) -> DeviceFacts | None:
+    """`nvme id-ctrl -o json`: mn, sn, fr (space-padded ASCII in the spec)."""
+    data = host.json_object(text)
+    if data is None:
+        return None
+    return DeviceFacts(model=_clean(data.get("mn")), serial=_clean(data.get("sn")), firmware=_clean(data.get("fr")))
+
+
+def parse_smartctl_info(text: str) -> DeviceFacts | None:
+    """`smartctl -i -j` (smartmontools 7.x; SCSI keys renamed scsi_* in 7.4, both read)."""
+    data = host.json_object(text)
+    if data is None:
+        return None
+    rate = data.get("rotation_rate")
+    capacity = (data.get("user_capacity") or {}).get("bytes")
+    return DeviceFacts(
+        vendor=_clean(data.get("scsi_vendor") or data.get("vendor")),
+        model=_clean(data.get("model_name") or data.get("scsi_model_name") or data.get("product")),
+        serial=_clean(data.get("serial_number")),
+        firmware=_clean(data.get("firmware_version") or data.get("scsi_revision") or data.get("revision")),
+        capacity_bytes=capacity if isinstance(capacity, int) and capacity > 0 else None,
+        logical_sector=data.get("logical_block_size"),
+        physical_sector=data.get("physical_block_size"),
+        # smartctl reports 0 for 'Solid State Device'; absent means the drive did not say.
+        rotational=(rate > 0) if isinstance(rate, int) else None,
+    )
+
+
+def parse_hdparm_identify(text: str) -> DeviceFacts | None:
+    """`hdparm -I`: ATA IDENTIFY DEVICE as text."""
+    def field_(label: str) -> str | None:
+        m = re.search(rf"^\s*{label}:\s*(.*?)\s*$", text, re.M)
+        return _clean(m.group(1)) if m else None
+
+    if "Model Number:" not in text:
+        return None
+    logical = re.search(r"Logical\s+Sector size:\s+(\d+) bytes", text)
+    physical = re.search(r"Physical\s+Sector size:\s+(\d+) bytes", text)
+    sectors = re.search(r"LBA48\s+user addressable sectors:\s+(\d+)", text) or re.search(
+        r"LBA\s+user addressable sectors:\s+(\d+)", text
+    )
+    rate = field_("Nominal Media Rotation Rate")
+    cache = re.search(r"^\s*(\*?)\s*Write cache\s*$", text, re.M)
+    return DeviceFacts(
+        model=field_("Model Number"),
+        serial=field_("Serial Number"),
+        firmware=field_("Firmware Revision"),
+        capacity_bytes=int(sectors.group(1)) * int(logical.group(1)) if sectors and logical else None,
+        logical_sector=int(logical.group(1)) if logical else None,
+        physical_sector=int(physical.group(1)) if physical else None,
+        rotational=None if rate is None else (rate.isdigit() and int(rate) > 1),
+        write_cache=None if cache is None else ("enabled" if cache.group(1) else "disabled"),
+    )
+
+
+def _file_facts(path: str, st: os.stat_result | None) -> DeviceFacts:
+    """A file's own facts are its size; the block device under its filesystem decides how IO
+    behaves, so its sector sizes and rotational flag are reported with its name."""
+    dev_stat = st if st is not None else host.stat_or_none(os.path.dirname(path))
+    # tmpfs, overlay and btrfs subvolumes sit on anonymous devices: then there is no bonus.
+    name = sysname(f"{os.major(dev_stat.st_dev)}:{os.minor(dev_stat.st_dev)}") if dev_stat else None
+    backing = block_dev_named(name) if name else None
+    facts = DeviceFacts(interface="file", capacity_bytes=st.st_size if st else None, sources=("stat",))
+    if backing is None:
+        return facts
+    queue = backing.disk / "queue"
+    return replace(
+        facts,
+        logical_sector=host.read_int(queue / "logical_block_size"),
+        physical_sector=host.read_int(queue / "physical_block_size"),
+        rotational={"1": True, "0": False}.get(host.read(queue / "rotational") or ""),
+        backing_device=backing.node,
+        sources=("stat", "sysfs"),
+    )
+
+
+def file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return name
+    return "not a regular file"

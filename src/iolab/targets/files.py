@@ -1,0 +1,102 @@
+"""File targets: iolab's mark on the files it creates, and creating/extending them.
+
+Files iolab creates are marked with the extended attribute `user.iolab` (works on ext4, xfs,
+btrfs and tmpfs). On a filesystem without user xattrs (vfat, some NFS) the mark is a sidecar
+file `PATH.iolab` holding the marked file's inode number, so a file later replaced under the
+same name is not mistaken for ours. A non-empty file without either mark is refused as a
+write target: it may be someone's data.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from ..errors import IolabError
+from ..units import human_bytes
+from . import host
+from .spec import Target
+
+MARK_XATTR = "user.iolab"
+_MARK_VALUE = b"created by iolab"
+
+
+def sidecar(path: str) -> str:
+    return path + ".iolab"
+
+
+def mark_created(path: str) -> None:
+    """Mark a file as made by iolab (xattr, or a sidecar where the filesystem has no xattrs)."""
+    try:
+        os.setxattr(path, MARK_XATTR, _MARK_VALUE)
+        return
+    except OSError as e:
+        if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+            raise IolabError(f"{path}: cannot mark the file as iolab's: {e.strerror}.") from None
+    Path(sidecar(path)).write_text(f"iolab target file, inode {os.stat(path).st_ino}\n")
+
+
+def created_by_iolab(path: str) -> bool:
+    try:
+        if os.getxattr(path, MARK_XATTR) == _MARK_VALUE:
+            return True
+    except OSError:
+        pass
+    side = host.read(Path(sidecar(path)))
+    st = host.stat_or_none(path)
+    return bool(side and st and side == f"iolab target file, inode {st.st_ino}")
+
+
+def prepare_file(target: Target) -> str:
+    """Create the file target (marked as iolab's) or extend it to the target's capacity, with
+    space allocated now so a full filesystem fails here and not in the middle of a test.
+    Idempotent; call check_safe_to_write first. Returns what was done."""
+    path, size = target.path, target.capacity
+    created = False
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        created = True
+    except FileExistsError:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError as e:
+        raise IolabError(f"target {target.spec!r}: cannot create {path}: {e.strerror}.") from None
+    try:
+        if created:
+            mark_created(path)
+        before = os.fstat(fd).st_size
+        allocate(fd, path, size, target.spec)
+    except BaseException:
+        os.close(fd)
+        if created:
+            _remove_ours(path)
+        raise
+    os.close(fd)
+    if created:
+        return f"created {path} ({human_bytes(size)}, space allocated)"
+    return f"extended {path} from {before} to {size} bytes" if before < size else f"{path} already {before} bytes"
+
+
+def allocate(fd: int, path: str, size: int, spec: str) -> None:
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        if e.errno == errno.ENOSPC:
+            free = os.statvfs(path)
+            raise IolabError(
+                f"target {spec!r}: not enough space for {path}: it needs {human_bytes(size)}, the "
+                f"filesystem has {human_bytes(free.f_bavail * free.f_frsize)} free. Give a smaller size= "
+                "or another directory."
+            ) from None
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise IolabError(f"target {spec!r}: cannot allocate {path}: {e.strerror}.") from None
+        if os.fstat(fd).st_size < size:
+            os.ftruncate(fd, size)  # a filesystem without fallocate: a sparse file at least has the size
+
+
+def _remove_ours(path: str) -> None:
+    for p in (path, sidecar(path)):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass

@@ -1,0 +1,206 @@
+"""Target specs: what the user wrote, read into a Target.
+
+  /dev/XXX                           a block device (whole disk, partition, loop, zram, ...)
+  file:PATH?size=8GiB                a regular file, created and sized when absent
+  nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
+  nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
+  sim:PRESET?param=value             the built-in simulated drive
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..errors import IolabError
+from ..units import parse_size
+from . import host
+from .facts import DeviceFacts, device_facts, file_type
+
+TargetKind = Literal["block", "file", "nbd", "sim"]
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: TargetKind
+    spec: str  # as the user wrote it
+    path: str  # device node, file path, NBD URI or preset name
+    capacity: int  # bytes addressable by tests
+    facts: DeviceFacts = field(default_factory=DeviceFacts)
+    options: tuple[tuple[str, str], ...] = ()  # query parameters (size=..., preset params)
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return dict(self.options).get(key, default)
+
+    @property
+    def short_name(self) -> str:
+        """A name safe for directory names."""
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.strip("/"))[-40:] or self.kind
+
+
+_FORMS = (
+    "Accepted forms: /dev/NAME (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
+    "[?size=SIZE], nbd+unix:///EXPORT?socket=PATH[&size=SIZE], sim:PRESET[?param=value&...]."
+)
+
+
+def parse_target(spec: str) -> Target:
+    """Read a target spec (see the module docstring). Bad specs raise IolabError."""
+    text = spec.strip()
+    if text.startswith("file:"):
+        return _parse_file(spec, text[len("file:"):])
+    if text.startswith("sim:"):
+        return _parse_sim(spec, text[len("sim:"):])
+    if text.startswith(("nbd://", "nbd+unix://")):
+        return _parse_nbd(spec, text)
+    if text.startswith("/dev/"):
+        return _parse_block(spec, text)
+    hint = ""
+    if text.startswith(("nbds://", "nbds+unix://")):
+        hint = " NBD over TLS is not supported."
+    elif text.startswith("/") or text.startswith("."):
+        hint = f" For a regular file write file:{text}."
+    raise IolabError(f"target {spec!r}: not a target spec iolab understands.{hint} {_FORMS}")
+
+
+def _split_query(spec: str, text: str, allowed: set[str] | None) -> tuple[str, tuple[tuple[str, str], ...]]:
+    base, sep, query = text.partition("?")
+    if not sep:
+        return base, ()
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise IolabError(
+            f"target {spec!r}: cannot read the options after '?' ({query!r}); write them as key=value "
+            f"joined by '&'. {_FORMS}"
+        ) from None
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise IolabError(f"target {spec!r}: option {key!r} is given twice; give it once.")
+        seen.add(key)
+        if allowed is not None and key not in allowed:
+            raise IolabError(
+                f"target {spec!r}: unknown option {key!r}; this kind of target accepts "
+                f"{', '.join(sorted(allowed)) or 'no options'}. {_FORMS}"
+            )
+    return base, tuple(pairs)
+
+
+def _parse_block(spec: str, text: str) -> Target:
+    if "?" in text:
+        raise IolabError(f"target {spec!r}: a block device takes no options (nothing after '?'). {_FORMS}")
+    try:
+        st = os.stat(text)
+    except FileNotFoundError:
+        raise IolabError(f"target {spec!r}: no such device {text}. List block devices with `lsblk`.") from None
+    except OSError as e:
+        raise IolabError(f"target {spec!r}: cannot stat {text}: {e.strerror}.") from None
+    if not stat.S_ISBLK(st.st_mode):
+        hint = ""
+        if re.fullmatch(r"/dev/nvme\d+", text):
+            hint = f" {text} is an NVMe controller; test one of its namespaces such as {text}n1."
+        raise IolabError(f"target {spec!r}: {text} is not a block device.{hint} {_FORMS}")
+    path = os.path.realpath(text)
+    facts = device_facts(path)
+    if not facts.capacity_bytes:
+        raise IolabError(
+            f"target {spec!r}: {path} reports a size of 0 bytes (an unattached loop device, an "
+            "unconfigured zram or an empty drive bay?). Attach or configure it first."
+        )
+    return Target(kind="block", spec=spec, path=path, capacity=facts.capacity_bytes, facts=facts)
+
+
+def _parse_file(spec: str, text: str) -> Target:
+    raw, options = _split_query(spec, text, {"size"})
+    if not raw:
+        raise IolabError(f"target {spec!r}: file: needs a path, e.g. file:/scratch/iolab.img?size=8GiB.")
+    path = os.path.abspath(os.path.expanduser(raw))
+    parent = os.path.dirname(path)
+    if not os.path.isdir(parent):
+        raise IolabError(f"target {spec!r}: directory {parent} does not exist; create it or pick another path.")
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        what = file_type(st.st_mode)
+        hint = f" To test the device itself write {path} as the target." if stat.S_ISBLK(st.st_mode) else ""
+        raise IolabError(f"target {spec!r}: {path} is {what}, not a regular file.{hint}")
+    size = dict(options).get("size")
+    if size is not None:
+        capacity = parse_size(size, what=f"target {spec!r}: size")
+    elif st is not None and st.st_size > 0:
+        capacity = st.st_size
+    else:
+        state = "is empty" if st is not None else "does not exist yet"
+        raise IolabError(
+            f"target {spec!r}: {path} {state}, so its size must be given, e.g. file:{raw}?size=8GiB."
+        )
+    return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=device_facts(path), options=options)
+
+
+def _parse_nbd(spec: str, text: str) -> Target:
+    base, options = _split_query(spec, text, {"size", "socket"})
+    opts = dict(options)
+    try:
+        parts = urllib.parse.urlsplit(base)
+        port = parts.port
+    except ValueError as e:
+        raise IolabError(f"target {spec!r}: cannot read the NBD address ({e}). {_FORMS}") from None
+    export = parts.path.lstrip("/")
+    if parts.scheme == "nbd":
+        if not parts.hostname:
+            raise IolabError(f"target {spec!r}: nbd:// needs a host, e.g. nbd://localhost:10809/export. {_FORMS}")
+        if "socket" in opts:
+            raise IolabError(f"target {spec!r}: socket= belongs to nbd+unix:///EXPORT?socket=PATH, not nbd://.")
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        uri = f"nbd://{host}:{port or 10809}/{export}"
+    else:
+        if parts.netloc:
+            raise IolabError(f"target {spec!r}: nbd+unix:// takes no host; write nbd+unix:///EXPORT?socket=PATH.")
+        if not opts.get("socket"):
+            raise IolabError(f"target {spec!r}: nbd+unix:// needs ?socket=PATH (the server's Unix socket).")
+        uri = f"nbd+unix:///{export}?socket={opts['socket']}"
+    if "size" in opts:
+        capacity = parse_size(opts["size"], what=f"target {spec!r}: size")
+        facts = DeviceFacts(interface="nbd")
+    else:
+        capacity = _nbd_size(spec, uri)
+        facts = DeviceFacts(interface="nbd", capacity_bytes=capacity, sources=("nbdinfo",))
+    return Target(kind="nbd", spec=spec, path=uri, capacity=capacity, facts=facts, options=options)
+
+
+def _nbd_size(spec: str, uri: str) -> int:
+    r = host.run_command(["nbdinfo", "--size", uri], timeout=30)
+    if r.missing:
+        raise IolabError(
+            f"target {spec!r}: the export's size is needed and nbdinfo (Debian package libnbd-bin) is "
+            "not installed to ask the server; install it or give the size, e.g. "
+            f"{spec}{'&' if '?' in spec else '?'}size=8GiB."
+        )
+    if not r.ok or not r.text.strip().isdigit():
+        raise IolabError(
+            f"target {spec!r}: could not ask the NBD server for the export's size ({r.summary()}). "
+            "Check the server is running and the address is right, or give ?size=."
+        )
+    return int(r.text.strip())
+
+
+def _parse_sim(spec: str, text: str) -> Target:
+    preset, options = _split_query(spec, text, None)
+    if not preset:
+        raise IolabError(f"target {spec!r}: sim: needs a preset name, e.g. sim:PRESET. {_FORMS}")
+    try:
+        from ..engines.sim import describe_target
+    except ImportError as e:
+        raise IolabError(
+            f"target {spec!r}: the simulated drive is not available in this build ({e}). "
+            "Test a block device or a file: target instead, or rebuild iolab with `bash scripts/setup`."
+        ) from None
+    capacity, facts = describe_target(preset, dict(options))
+    return Target(kind="sim", spec=spec, path=preset, capacity=capacity, facts=facts, options=options)
