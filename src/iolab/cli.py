@@ -99,7 +99,8 @@ def run(
     wsat_max_time: Optional[str] = WsatTimeOpt,
     rwsw_min_writes: Optional[float] = MinWritesOpt,
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
-    allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a mounted/partitioned/in-use/system device. DESTROYS DATA."),
+    allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a partitioned, signature-bearing, in-use or foreign target. DESTROYS DATA."),
+    allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="Write even where a mounted filesystem, active swap or the running system lives (separate from --allow-unsafe-target). DESTROYS DATA."),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where run directories go (default ./runs or $IOLAB_RUNS)."),
     tested_by: str = typer.Option("", "--tested-by", help="Name for the report's 'tested by' field."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
@@ -112,7 +113,8 @@ def run(
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
     tgt = suites.quick_target(prof, targets.parse_target(target or default_target()))
     engine = engine_for(tgt)
-    options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, tested_by=tested_by)
+    options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
+                         tested_by=tested_by)
     root = runs_dir or runs_root()
     try:
         for name in _tests(test):
@@ -123,6 +125,8 @@ def run(
 
                 copy_inputs(workload, store.dir)
             console.print(f"[bold]{plan.title}[/] on {tgt.spec} → {store.dir}")
+            for overridden in store.manifest.safety_overrides:
+                console.print(f"[bold yellow]safety check overridden: {escape(overridden)}[/]", soft_wrap=True)
             if not store.manifest.compliant:
                 console.print(f"[yellow]non-compliant: {'; '.join(store.manifest.noncompliance)}[/]")
             try:

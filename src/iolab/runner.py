@@ -61,7 +61,8 @@ class StartAt:
 @dataclass(frozen=True)
 class RunOptions:
     purge_method: str = "auto"  # 'none' is allowed and flagged non-compliant
-    allow_unsafe: bool = False
+    allow_unsafe: bool = False  # --allow-unsafe-target
+    allow_system_disk: bool = False  # --allow-system-disk: a mounted filesystem or the running system
     tested_by: str = ""
 
 
@@ -172,7 +173,10 @@ class Runner:
                 raise full from None
             self.store.finish("failed", f"internal error: {e!r}")  # a bug: keep the run readable and say so
             raise
-        self.store.finish("complete")
+        else:
+            self.store.finish("complete")
+        finally:
+            targets.release(self.target)  # the claim start() took, however the run ends
 
     # -- one phase -----------------------------------------------------------------------
     def run_phase(self, phase: Phase, ordinal: int, at: StartAt | None = None) -> None:
@@ -339,9 +343,17 @@ def metric_of(result: RoundResult, metric: str) -> float:
 
 
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
-    """Check the target is safe to write, then open the run directory (a refused target
-    leaves no run behind)."""
-    overrides = [] if target.kind == "sim" else targets.check_safe_to_write(target, options.allow_unsafe)
-    manifest = new_manifest(plan, target, engine, options)
-    manifest.safety_overrides = overrides
-    return RunStore.create(root, manifest)
+    """Claim the target for this run (a second run on it is refused, naming this one), check
+    it is safe to write, then open the run directory. A refused target leaves no run behind;
+    the claim lasts until Runner.run ends."""
+    claim = targets.claim(target)
+    try:
+        overrides = targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
+        manifest = new_manifest(plan, target, engine, options)
+        manifest.safety_overrides = overrides
+        store = RunStore.create(root, manifest)
+    except BaseException:
+        claim.release()
+        raise
+    claim.note_run(store.manifest.run_id, store.dir)
+    return store

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import types
 
@@ -282,9 +284,38 @@ def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
     assert not targets.created_by_iolab(str(f))
 
 
-def test_nbd_and_sim_have_nothing_to_check():
+def test_nbd_and_sim_have_nothing_to_check(monkeypatch):
+    monkeypatch.setattr(host, "run_command", lambda argv, timeout=60.0: _result(argv, 0))  # nbdinfo: writable
     for kind in ("nbd", "sim"):
         assert targets.check_safe_to_write(Target(kind=kind, spec="x", path="x", capacity=1), False) == []
+
+
+@pytest.mark.skipif(not shutil.which("mkfs.ext4") or not shutil.which("blkid"), reason="needs e2fsprogs, blkid")
+def test_a_file_iolab_made_that_now_holds_a_filesystem_is_refused(tmp_path):
+    t = _file_target(tmp_path / "t.img", 8 << 20)
+    targets.prepare_file(t)
+    assert targets.check_safe_to_write(t, False) == []
+    subprocess.run(["mkfs.ext4", "-q", "-F", t.path], check=True, capture_output=True)
+    assert targets.created_by_iolab(t.path)  # still carries iolab's mark
+    with pytest.raises(RefusedError) as e:
+        targets.check_safe_to_write(t, False)
+    assert f"signature: {t.path} carries ext4 (filesystem) (found by blkid -p)" in str(e.value)
+    assert "--allow-unsafe-target" in str(e.value)
+
+
+def test_a_file_open_in_another_process_is_refused_naming_it(tmp_path):
+    t = _file_target(tmp_path / "t.img")
+    targets.prepare_file(t)
+    with open(t.path, "rb") as f:
+        holder = subprocess.Popen(["sleep", "300"], stdin=f)
+    try:
+        with pytest.raises(RefusedError, match=f"open: open by pid {holder.pid} \\(sleep\\)"):
+            targets.check_safe_to_write(t, False)
+    finally:
+        holder.kill()
+        holder.wait()
+    with open(t.path, "rb"):  # our own descriptors are no reason to refuse
+        assert targets.check_safe_to_write(t, False) == []
 
 
 # --- write cache on targets without a switch -------------------------------------------------

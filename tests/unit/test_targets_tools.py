@@ -4,7 +4,9 @@ block-device safety checks on a fake sysfs + /proc (LVM on NVMe, which the test 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -23,6 +25,12 @@ class FakeRunner:
     def __init__(self, rules: dict[tuple[str, ...], object] | None = None):
         self.rules = {k: (v if isinstance(v, list) else [v]) for k, v in (rules or {}).items()}
         self.calls: list[tuple[str, ...]] = []
+        self.busy: set[str] = set()  # devices someone else holds O_EXCL
+
+    def open_exclusive(self, path):
+        if path in self.busy:
+            raise OSError(errno.EBUSY, "Device or resource busy", path)
+        return os.open(os.devnull, os.O_RDONLY)
 
     def __call__(self, argv, timeout=60.0):
         argv = tuple(argv)
@@ -39,6 +47,7 @@ class FakeRunner:
 def runner(monkeypatch, tmp_path):
     fake = FakeRunner()
     monkeypatch.setattr(host, "run_command", fake)
+    monkeypatch.setattr(host, "open_exclusive", fake.open_exclusive)
     # An empty sysfs unless a test builds one: the host's own disks must not leak in.
     monkeypatch.setattr(host, "SYSFS", tmp_path / "sys")
     monkeypatch.setattr(host, "sleep", lambda s: None)
@@ -475,8 +484,29 @@ def test_system_disk_through_lvm_is_refused_with_every_reason(lvm_system, runner
     assert "signature: /dev/nvme0n1 carries gpt (partition table) (found by blkid -p)" in msg
     assert "holders: in use by the kernel through dm-0 (on nvme0n1p3)" in msg
     assert "/ lives on /dev/nvme0n1 (through dm-0 -> nvme0n1p3)" in msg
-    assert msg.endswith("Pass --allow-unsafe-target to override (this destroys data on /dev/nvme0n1).")
+    # The system disk is unmounted, not overridden in passing: no override is named.
+    assert "--allow-unsafe-target" not in msg and "--allow-system-disk" not in msg
+    assert msg.endswith("unmount it (swapoff) first, or choose another target.")
     assert runner.calls == [("blkid", "-p", "-o", "export", "/dev/nvme0n1")]
+
+
+def test_system_disk_needs_its_own_override(lvm_system, runner):
+    runner.rules[("blkid",)] = [(0, "PTTYPE=gpt\n", "")]
+    t = Target("block", "/dev/nvme0n1", "/dev/nvme0n1", 10**9, DeviceFacts(interface="nvme"))
+    with pytest.raises(RefusedError) as e:  # --allow-unsafe-target alone does not reach the system disk
+        targets.check_safe_to_write(t, allow_unsafe=True)
+    msg = str(e.value)
+    assert "mounted:" in msg and "system disk:" in msg and "partitions:" not in msg
+    assert "--allow" not in msg
+    with pytest.raises(RefusedError) as e:  # nor the other way round
+        targets.check_safe_to_write(t, allow_system_disk=True)
+    msg = str(e.value)
+    assert "partitions:" in msg and "system disk:" not in msg
+    assert "Pass --allow-unsafe-target to override" in msg and "--allow-system-disk" not in msg
+    overridden = targets.check_safe_to_write(t, allow_unsafe=True, allow_system_disk=True)
+    assert [o.split(":")[0] for o in overridden] == ["mounted", "partitions", "signature", "holders", "system disk"]
+    assert overridden[0].endswith("(overridden by --allow-system-disk)")
+    assert overridden[1].endswith("(overridden by --allow-unsafe-target)")
 
 
 def test_other_disk_on_the_same_system_is_clean(lvm_system, runner):
@@ -488,10 +518,30 @@ def test_other_disk_on_the_same_system_is_clean(lvm_system, runner):
 def test_signature_probe_falls_back_to_wipefs_then_refuses_blind(lvm_system, runner):
     t = Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, DeviceFacts(interface="nvme"))
     runner.rules[("wipefs",)] = [(0, json.dumps({"signatures": [{"device": "nvme1n1", "type": "LVM2_member"}]}), "")]
-    assert targets.check_safe_to_write(t, True) == ["signature: /dev/nvme1n1 carries LVM2_member (found by wipefs -n)"]
+    assert targets.check_safe_to_write(t, True) == [
+        "signature: /dev/nvme1n1 carries LVM2_member (found by wipefs -n) (overridden by --allow-unsafe-target)"]
     del runner.rules[("wipefs",)]
     with pytest.raises(RefusedError, match="neither blkid nor wipefs"):
         targets.check_safe_to_write(t, False)
+
+
+def test_device_held_exclusively_by_someone_else_is_refused(lvm_system, runner):
+    runner.rules[("blkid",)] = [(2, "", "")]
+    runner.busy.add("/dev/nvme1n1")
+    t = Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, DeviceFacts(interface="nvme"))
+    with pytest.raises(RefusedError, match="exclusive: the kernel or another program holds /dev/nvme1n1 exclusively"):
+        targets.check_safe_to_write(t, False)
+
+
+def test_read_only_device_is_refused_whatever_the_overrides(lvm_system, runner):
+    runner.rules[("blkid",)] = [(2, "", "")]
+    (lvm_system.root / "class" / "block" / "nvme1n1" / "ro").write_text("1\n")
+    t = Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, DeviceFacts(interface="nvme"))
+    with pytest.raises(RefusedError) as e:
+        targets.check_safe_to_write(t, allow_unsafe=True, allow_system_disk=True)
+    msg = str(e.value)
+    assert "read-only: /dev/nvme1n1 is read-only" in msg and "Nothing overrides this" in msg
+    assert "--allow" not in msg
 
 
 # --- drive erases never reach beyond the target ----------------------------------------------

@@ -3,26 +3,35 @@
 Public functions (the runner, the engines and the CLI call these):
   parse_target(spec)                  -> Target          (spec.py)
   device_facts(path)                  -> DeviceFacts     (facts.py; read-only, safe on any device)
-  check_safe_to_write(target, allow)  -> overridden checks, or RefusedError   (safety.py)
+  claim(target) / release(target)     one run per target at a time (lock.py)
+  check_safe_to_write(target, allow_unsafe, allow_system_disk)
+                                      -> overridden checks, or RefusedError   (safety.py)
   prepare_file(target)                -> what was done   (files.py: create/extend a file target, marked as iolab's)
   purge(target, method[, progress])   -> PurgeOutcome    (purge.py; method: one of PURGE_METHODS)
   set_write_cache(target, enabled)    -> what was done, for the manifest   (cache.py)
 
-Everything that touches the host (external tools, sysfs, /proc) goes through host.py, the one
-place unit tests fake.
+Each target kind (block, file, nbd, sim) is registered with its hooks for these (kinds.py,
+registry.py); a target of an unregistered kind is refused. Everything that touches the host
+(external tools, sysfs, /proc, exclusive opens) goes through host.py, the one place unit tests
+fake.
 """
 
+from . import registry as _registry  # noqa: F401  (registers the built-in kinds)
 from .cache import set_write_cache
-from .facts import DeviceFacts, device_facts, parse_hdparm_identify, parse_nvme_id_ctrl, parse_smartctl_info
+from .facts import device_facts, parse_hdparm_identify, parse_nvme_id_ctrl, parse_smartctl_info
 from .files import MARK_XATTR, created_by_iolab, mark_created, prepare_file
 from .host import CommandResult, run_command
-from .purge import PURGE_METHODS, AtaSecurity, PurgeOutcome, parse_ata_security, parse_sanitize_log, purge
+from .kinds import KINDS, Kind, kind_of, register
+from .lock import claim, held, release
+from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, DeviceFacts, Problem, PurgeOutcome, Target, TargetKind
+from .purge import PURGE_METHODS, AtaSecurity, parse_ata_security, parse_sanitize_log, purge
 from .safety import check_safe_to_write
-from .spec import Target, TargetKind, parse_target
+from .spec import parse_target
 
 __all__ = [
-    "MARK_XATTR", "PURGE_METHODS", "AtaSecurity", "CommandResult", "DeviceFacts", "PurgeOutcome", "Target",
-    "TargetKind", "check_safe_to_write", "created_by_iolab", "device_facts", "mark_created", "parse_ata_security",
-    "parse_hdparm_identify", "parse_nvme_id_ctrl", "parse_sanitize_log", "parse_smartctl_info", "prepare_file",
-    "purge", "run_command", "set_write_cache",
+    "ALLOW_SYSTEM_DISK", "ALLOW_UNSAFE", "KINDS", "MARK_XATTR", "PURGE_METHODS", "AtaSecurity", "CommandResult",
+    "DeviceFacts", "Kind", "Problem", "PurgeOutcome", "Target", "TargetKind", "check_safe_to_write", "claim",
+    "created_by_iolab", "device_facts", "held", "kind_of", "mark_created", "parse_ata_security",
+    "parse_hdparm_identify", "parse_nvme_id_ctrl", "parse_sanitize_log", "parse_smartctl_info", "parse_target",
+    "prepare_file", "purge", "register", "release", "run_command", "set_write_cache",
 ]

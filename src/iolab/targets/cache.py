@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from . import host
-from .spec import Target
+from .kinds import kind_of
+from .model import Target
 
 _NOT_SETTABLE = {
     "loop": "not settable on loop devices (direct IO bypasses the page cache; the backing file's device "
@@ -17,15 +18,27 @@ _NOT_SETTABLE = {
 
 
 def set_write_cache(target: Target, enabled: bool) -> str:
-    """Switch the drive's volatile write cache. Returns what was done (or why nothing was),
-    for the manifest; 'not supported' is an answer, never an exception."""
+    """Switch the target's volatile write cache (its kind's hook). Returns what was done (or
+    why nothing was), for the manifest; 'not supported' is an answer, never an exception."""
+    return kind_of(target).write_cache(target, enabled)
+
+
+def file_write_cache(target: Target, enabled: bool) -> str:
+    return "not settable on files (the filesystem and page cache decide; fio uses direct IO)"
+
+
+def nbd_write_cache(target: Target, enabled: bool) -> str:
+    return "not settable on NBD exports (the server decides)"
+
+
+def sim_write_cache(target: Target, enabled: bool) -> str:
+    # What the runner has always recorded for simulated drives: the profile's setting.
+    return "simulated: " + ("enabled" if enabled else "disabled")
+
+
+def block_write_cache(target: Target, enabled: bool) -> str:
+    """The drive's own switch, by interface."""
     on = "enabled" if enabled else "disabled"
-    if target.kind == "file":
-        return "not settable on files (the filesystem and page cache decide; fio uses direct IO)"
-    if target.kind == "nbd":
-        return "not settable on NBD exports (the server decides)"
-    if target.kind == "sim":
-        return "not settable on simulated drives through iolab's write-cache switch (set by the preset)"
     iface = target.facts.interface
     dev = target.path
     if iface == "nvme":

@@ -11,25 +11,7 @@ from pathlib import Path
 
 from ..errors import IolabError
 from . import host
-
-
-@dataclass(frozen=True)
-class DeviceFacts:
-    """What the device says about itself. None means 'not reported', never guessed."""
-
-    vendor: str | None = None
-    model: str | None = None
-    serial: str | None = None
-    firmware: str | None = None
-    capacity_bytes: int | None = None
-    logical_sector: int | None = None
-    physical_sector: int | None = None
-    rotational: bool | None = None
-    interface: str | None = None  # nvme, sata, sas, scsi, usb, virtio, loop, nbd, zram, dm, md, mmc, file, sim
-    write_cache: str | None = None  # 'enabled', 'disabled', or None if unknown
-    sources: tuple[str, ...] = ()  # which tools the facts came from (sysfs, nvme id-ctrl, ...)
-    wwid: str | None = None  # world-wide id from sysfs (stable across reboots and hosts)
-    backing_device: str | None = None  # file targets: the block device under the filesystem
+from .model import DeviceFacts
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import IolabError
 from ..units import human_bytes
 from . import host
-from .spec import Target
+from .model import Target
 
 MARK_XATTR = "user.iolab"
 _MARK_VALUE = b"created by iolab"

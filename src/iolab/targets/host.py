@@ -93,3 +93,10 @@ def json_object(text: str) -> dict | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def open_exclusive(path: str) -> int:
+    """Open a block device read-only with O_EXCL: while the descriptor is open the kernel
+    refuses every other exclusive open (mount, mkfs, swapon, another iolab run), yet plain
+    opens (fio's) still succeed. Raises OSError (EBUSY: someone else holds it)."""
+    return os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)

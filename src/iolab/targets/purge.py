@@ -19,17 +19,8 @@ from ..units import human_bytes
 from . import host
 from .facts import block_dev
 from .files import allocate, prepare_file
-from .spec import Target
-
-
-@dataclass(frozen=True)
-class PurgeOutcome:
-    # The method actually used: 'nvme-format', 'nvme-sanitize', 'ata-secure-erase', 'sg-format',
-    # 'sg-sanitize', 'blkdiscard', 'file', 'none', 'sim' ('auto' is resolved to one of these).
-    method: str
-    ok: bool  # False: the target was NOT returned to FOB; detail says why and what to do
-    detail: str  # what was run and what it said (or why it could not be done)
-    seconds: float = 0.0
+from .kinds import ProgressFn, kind_of
+from .model import PurgeOutcome, Target
 
 
 PURGE_METHODS = ("auto", "nvme-format", "nvme-sanitize", "ata-secure-erase", "sg-format", "sg-sanitize",
@@ -39,9 +30,6 @@ PURGE_METHODS = ("auto", "nvme-format", "nvme-sanitize", "ata-secure-erase", "sg
 _AUTO_BY_INTERFACE = {"nvme": "nvme-format", "sata": "ata-secure-erase", "sas": "sg-format", "scsi": "sg-format"}
 
 _SANITIZE_POLL_SECONDS = 5.0
-
-ProgressFn = Callable[[float], None]
-
 
 class _NotPossible(Exception):
     """Raised before anything was written: the method cannot run on this drive (unsupported,
@@ -66,18 +54,27 @@ def _purge(target: Target, method: str, progress: ProgressFn | None) -> PurgeOut
     if method == "none":
         return PurgeOutcome("none", True, "no purge (--purge none): the run does not start from FOB "
                                           "(fresh-out-of-box); results depend on what the drive went through before.")
-    if target.kind == "sim":
-        raise IolabError("simulated drives are purged by the sim engine, not by iolab.targets.purge.")
-    if target.kind == "nbd":
-        return PurgeOutcome(method, False, f"iolab has no purge method for NBD exports ({target.path}); purge the "
-                                           "storage behind the server yourself and pass --purge none.")
-    if target.kind == "file":
-        if method not in ("auto", "file"):
-            raise IolabError(f"purge method {method!r} applies to block devices; a file target takes 'file' or 'none'.")
-        return _purge_file(target)
+    return kind_of(target).purge(target, method, progress)
+
+
+def purge_sim(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
+    raise IolabError("simulated drives are purged by the sim engine, not by iolab.targets.purge.")
+
+
+def purge_nbd(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
+    return PurgeOutcome(method, False, f"iolab has no purge method for NBD exports ({target.path}); purge the "
+                                       "storage behind the server yourself and pass --purge none.")
+
+
+def purge_file(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
+    if method not in ("auto", "file"):
+        raise IolabError(f"purge method {method!r} applies to block devices; a file target takes 'file' or 'none'.")
+    return _purge_file(target)
+
+
+def purge_block(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
     if method == "file":
         raise IolabError(f"purge method 'file' applies to file: targets; {target.path} is a block device.")
-
     iface = target.facts.interface
     if method == "auto":
         chosen = _AUTO_BY_INTERFACE.get(iface or "", "blkdiscard")

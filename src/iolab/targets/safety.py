@@ -1,169 +1,126 @@
-"""Write safety: refuse a target that holds or may hold someone's data.
+"""Write safety: refuse a target that holds or may hold someone's data, or cannot be written.
 
-Checks on a block device, each named in the refusal: mounted (the device or a partition, or
-active swap), partitions, signature (blkid -p, else wipefs -n), holders (dm/md), open (by
-another process, from /proc/*/fd), system disk (/, /boot, /boot/efi, /usr, /var or swap live
-on it, through partitions and dm/md layers). A file is refused when it is non-empty and
-carries no iolab mark (see files.py).
+Checks on a block device, each named in the refusal: read-only, mounted (the device or a
+partition, or active swap), partitions, signature (blkid -p, else wipefs -n), holders (dm/md),
+open (by another process, from /proc/*/fd), exclusive (the kernel or a program holds it
+O_EXCL), system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions
+and dm/md layers).
+
+Checks on a file: read-only, mounted (it is active swap, or backs a mounted loop device), loop
+backing (it backs a loop device), not created by iolab (non-empty without iolab's mark),
+signature (a filesystem or other signature inside it, even in a file iolab once made), open.
+
+Overrides: mounted and system disk yield only to --allow-system-disk, which no refusal names;
+read-only yields to nothing; everything else yields to --allow-unsafe-target.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import re
 import stat
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import RefusedError
 from ..units import human_bytes
-from . import host
-from .facts import BlockDev, block_dev, file_type, sysname
+from . import host, lock
+from .facts import block_dev, file_type
 from .files import MARK_XATTR, created_by_iolab, sidecar
-from .spec import Target
+from .kinds import Kind, kind_of
+from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
+from .usage import (device_in, devnums, loop_devices_backed_by, mounted, mounts, open_by_others, same_file,
+                    swap_file, system_use)
 
 
-@dataclass(frozen=True)
-class _Problem:
-    check: str  # the check's name as users see it: 'mounted', 'partitions', ...
-    evidence: str
+def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system_disk: bool = False) -> list[str]:
+    """Refuse (RefusedError) to write to a target that holds or may hold someone's data, or
+    that cannot be written at all, or whose kind has no registered safety checks.
 
-    def __str__(self) -> str:
-        return f"{self.check}: {self.evidence}"
-
-
-def check_safe_to_write(target: Target, allow_unsafe: bool) -> list[str]:
-    """Refuse (RefusedError) to write to a target that holds or may hold someone's data.
-
-    Returns the checks that failed but were overridden by allow_unsafe, for the manifest, or
-    [] when every check passed. NBD exports and simulated drives have nothing to check here:
-    the export's owner decides what it serves, and the simulator holds no data.
+    Returns the checks that failed but were overridden, each naming its override, for the
+    manifest and the console; [] when every check passed.
     """
-    if target.kind == "block":
-        problems = _block_problems(target.path)
-        victim = f"on {target.path}"
-    elif target.kind == "file":
-        problems = _file_problems(target.path)
-        victim = f"in {target.path}"
-    else:
-        return []
-    if problems and not allow_unsafe:
-        found = "; ".join(str(p) for p in problems)
-        raise RefusedError(
-            f"Refusing to write to target {target.spec!r} ({target.path}): {found}. These checks protect "
-            "data that may be in use. Pass --allow-unsafe-target to override (this destroys data "
-            f"{victim})."
-        )
-    return [str(p) for p in problems]
+    kind = kind_of(target)
+    problems = kind.problems(target)
+    allowed = {ALLOW_UNSAFE: allow_unsafe, ALLOW_SYSTEM_DISK: allow_system_disk}
+    refused = [p for p in problems if not allowed.get(p.override or "", False)]
+    if refused:
+        raise RefusedError(_refusal(target, kind, refused))
+    return [f"{p} (overridden by {p.override})" for p in problems]
 
 
-def _devnum(sysdir: Path) -> str | None:
-    return host.read(sysdir / "dev")
+def _refusal(target: Target, kind: Kind, refused: list[Problem]) -> str:
+    head = f"Refusing to write to target {target.spec!r} ({target.path}): {'; '.join(map(str, refused))}."
+    if any(p.override is None for p in refused):
+        return head + " Nothing overrides this: make the target writable or choose another."
+    if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
+        return head + (" iolab does not write where a mounted filesystem, active swap or the running system "
+                       "lives: unmount it (swapoff) first, or choose another target.")
+    return head + (f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override (this "
+                   f"destroys data {kind.victim(target)}).")
 
 
-def _rdev_of(path: str) -> str | None:
-    """major:minor of a device node, or None when it is not one (mount sources like 'tmpfs')."""
-    st = host.stat_or_none(path) if path.startswith("/") else None
-    if st is None or not stat.S_ISBLK(st.st_mode):
-        return None
-    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+# --- block devices ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Mount:
-    devnum: str
-    mountpoint: str
-    fstype: str
-    source: str
+def block_problems(target: Target) -> list[Problem]:
+    dev = block_dev(target.path)
+    nums = devnums(dev)
+    numset = set(nums.values())
+    problems: list[Problem] = []
 
+    if host.read(dev.sysdir / "ro") == "1":
+        problems.append(Problem("read-only", f"{dev.node} is read-only (the kernel says ro=1; a loop device "
+                                             "attached with losetup -r, a write-protected medium)", None))
+    mount_list = mounts()
+    on_it = mounted(numset, mount_list)
+    if on_it:
+        problems.append(Problem("mounted", ", ".join(on_it), ALLOW_SYSTEM_DISK))
 
-def _unescape(text: str) -> str:
-    # mountinfo and /proc/swaps write space, tab, newline and backslash as \ooo octal.
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
-
-
-def _mounts() -> list[_Mount]:
-    out = []
-    for line in (host.PROC / "self" / "mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        f, r = left.split(), right.split()
-        if len(f) < 5 or not r:
-            continue
-        out.append(_Mount(f[2], _unescape(f[4]), r[0], _unescape(r[1]) if len(r) > 1 else ""))
-    return out
-
-
-def _swaps() -> list[tuple[str, str]]:
-    """(filename, type) of active swap areas."""
-    try:
-        lines = (host.PROC / "swaps").read_text().splitlines()[1:]
-    except OSError:
-        return []
-    return [(_unescape(p[0]), p[1]) for p in (line.split() for line in lines) if len(p) >= 2]
-
-
-def _lower_chain(name: str) -> list[list[str]]:
-    """Every path from a device down to the disks it lives on: through dm/md slaves and from a
-    partition to its disk. ['dm-0', 'nvme0n1p3', 'nvme0n1'] for / on LVM on NVMe."""
-    sysdir = (host.SYSFS / "class" / "block" / name).resolve()
-    below: list[str] = []
-    if (sysdir / "partition").exists():
-        below.append(sysdir.parent.name)
-    slaves = sysdir / "slaves"
-    if slaves.is_dir():
-        below += sorted(p.name for p in slaves.iterdir())
-    if not below:
-        return [[name]]
-    return [[name] + rest for b in below for rest in _lower_chain(b)]
-
-
-def _block_problems(path: str) -> list[_Problem]:
-    dev = block_dev(path)
     parts = dev.partitions()
-    ours = {dev.name: dev.sysdir} | {p: dev.sysdir / p for p in parts}
-    devnums = {n: d for n, d in ((name, _devnum(sysdir)) for name, sysdir in ours.items()) if d}
-    numset = set(devnums.values())
-    problems: list[_Problem] = []
-
-    mounts = _mounts()
-    mounted = []
-    for m in mounts:
-        if m.devnum in numset or (m.source.startswith("/dev/") and _rdev_of(m.source) in numset):
-            mounted.append(f"{m.source or m.devnum} is mounted at {m.mountpoint}")
-    for name, kind in _swaps():
-        if kind == "partition" and _rdev_of(name) in numset:
-            mounted.append(f"{name} is active swap")
-    if mounted:
-        problems.append(_Problem("mounted", ", ".join(mounted)))
-
     if parts:
-        problems.append(_Problem("partitions", f"{dev.node} holds partitions {', '.join(parts)}"))
+        problems.append(Problem("partitions", f"{dev.node} holds partitions {', '.join(parts)}"))
 
-    sig = _signature(dev.node)
+    sig = signature(dev.node)
     if sig:
-        problems.append(_Problem("signature", sig))
+        problems.append(Problem("signature", sig))
 
     holders = []
-    for name, sysdir in ours.items():
-        h = sysdir / "holders"
+    for name in [dev.name, *parts]:
+        h = (dev.sysdir if name == dev.name else dev.sysdir / name) / "holders"
         if h.is_dir():
             holders += [f"{p.name} (on {name})" for p in sorted(h.iterdir())]
     if holders:
-        problems.append(_Problem("holders", f"in use by the kernel through {', '.join(holders)} (device-mapper/RAID)"))
+        problems.append(Problem("holders", f"in use by the kernel through {', '.join(holders)} (device-mapper/RAID)"))
 
-    users = _open_by_others(numset)
+    users = open_by_others(device_in(numset))
     if users:
-        problems.append(_Problem("open", "open by " + ", ".join(users)))
+        problems.append(Problem("open", "open by " + ", ".join(users)))
 
-    system = _system_use(dev, mounts)
+    if not on_it and not holders and _held_exclusively(target):
+        problems.append(Problem("exclusive", f"the kernel or another program holds {dev.node} exclusively "
+                                             "(O_EXCL: mkfs, a filesystem or RAID member being set up, another "
+                                             "benchmark)"))
+
+    system = system_use(dev, mount_list)
     if system:
-        problems.append(_Problem("system disk", "; ".join(system)))
+        problems.append(Problem("system disk", "; ".join(system), ALLOW_SYSTEM_DISK))
     return problems
 
 
-def _signature(node: str) -> str | None:
-    """What blkid (or wipefs) finds on the device: a filesystem, RAID/LVM member, partition table."""
+def _held_exclusively(target: Target) -> bool:
+    claim = lock.held(target)
+    if claim is not None:  # ours: what our own exclusive open found
+        return not claim.exclusive
+    try:
+        fd = host.open_exclusive(target.path)
+    except OSError as e:
+        return e.errno == errno.EBUSY
+    os.close(fd)
+    return False
+
+
+def signature(node: str) -> str | None:
+    """What blkid (or wipefs) finds on a device or in a file: a filesystem, RAID/LVM member,
+    partition table."""
     r = host.run_command(["blkid", "-p", "-o", "export", node], timeout=30)
     if r.returncode == 2:  # blkid: nothing found
         return None
@@ -189,87 +146,75 @@ def _signature(node: str) -> str | None:
     return f"cannot probe for signatures ({r.summary()})"
 
 
-def _open_by_others(devnums: set[str]) -> list[str]:
-    """Processes holding the device (or a partition) open, other than us. A process must be
-    seen on three scans to count, so a udev probe that happens to be running is not blamed."""
-    def scan() -> dict[int, str]:
-        found: dict[int, str] = {}
-        me = os.getpid()
-        for entry in host.PROC.iterdir():
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                fds = list((entry / "fd").iterdir())
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    if not os.readlink(fd).startswith("/"):
-                        continue  # sockets, pipes, anon inodes
-                    st = os.stat(fd)
-                except OSError:
-                    continue
-                if stat.S_ISBLK(st.st_mode) and f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}" in devnums:
-                    comm = host.read(entry / "comm") or "?"
-                    found[int(entry.name)] = f"pid {entry.name} ({comm})"
-        return found
-
-    seen = scan()
-    for _ in range(2):
-        if not seen:
-            break
-        time.sleep(0.2)
-        now = scan()
-        seen = {pid: who for pid, who in seen.items() if pid in now}
-    return [seen[pid] for pid in sorted(seen)]
+# --- files -----------------------------------------------------------------------------------
 
 
-_SYSTEM_MOUNTS = ("/", "/boot", "/boot/efi", "/usr", "/var")
-
-
-def _system_use(dev: BlockDev, mounts: list[_Mount]) -> list[str]:
-    """Does the system (/, /boot, /usr, /var, swap) live on this device or on the disk it is
-    part of? Writing there takes the machine down, so it is refused like a mounted device."""
-    users: list[tuple[str, str]] = []  # (what, device name)
-    for m in mounts:
-        if m.mountpoint in _SYSTEM_MOUNTS:
-            name = sysname(m.devnum) or sysname(_rdev_of(m.source) or "")
-            if name:
-                users.append((m.mountpoint, name))
-    for filename, kind in _swaps():
-        if kind == "partition":
-            name = sysname(_rdev_of(filename) or "")
-        else:
-            st = host.stat_or_none(filename)
-            name = sysname(f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}") if st else None
-        if name:
-            users.append((f"swap {filename}", name))
-
-    out = []
-    for what, name in users:
-        for chain in _lower_chain(name):
-            if dev.name in chain:
-                via = chain[: chain.index(dev.name)]
-                out.append(f"{what} lives on {dev.node}" + (f" (through {' -> '.join(via)})" if via else ""))
-                break
-            if dev.is_partition and dev.disk.name in chain:
-                out.append(f"{dev.node} is a partition of {dev.disk.name}, the disk {what} lives on "
-                           f"({' -> '.join(chain)})")
-                break
-    return list(dict.fromkeys(out))
-
-
-def _file_problems(path: str) -> list[_Problem]:
+def file_problems(target: Target) -> list[Problem]:
+    path = target.path
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        return []  # iolab will create it
+    except FileNotFoundError:  # iolab will create it, if it can
+        parent = os.path.dirname(path)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return [Problem("read-only", f"{path} cannot be created: {parent} is not writable "
+                                         f"({_why_not_writable(parent)})", None)]
+        return []
     if not stat.S_ISREG(st.st_mode):
-        return [_Problem("not a regular file", f"{path} is {file_type(st.st_mode)}")]
+        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}")]
+    problems: list[Problem] = []
+    if not os.access(path, os.W_OK):
+        problems.append(Problem("read-only", f"{path} cannot be written ({_why_not_writable(path)})", None))
+
+    swap = swap_file(st)
+    if swap:
+        problems.append(Problem("mounted", f"{path} is active swap", ALLOW_SYSTEM_DISK))
+    loops = loop_devices_backed_by(st)
+    if loops:
+        problems.append(Problem("loop backing", f"{path} backs {', '.join(d.node for d in loops)}"))
+        mount_list = mounts()
+        for d in loops:
+            on_it = mounted(set(devnums(d).values()), mount_list)
+            if on_it:
+                problems.append(Problem("mounted", f"{path} backs {d.node}: {', '.join(on_it)}", ALLOW_SYSTEM_DISK))
+
     if st.st_size > 0 and not created_by_iolab(path):
-        return [_Problem(
+        problems.append(Problem(
             "not created by iolab",
             f"{path} holds {human_bytes(st.st_size)} and carries no iolab mark (xattr {MARK_XATTR} or "
             f"sidecar {os.path.basename(sidecar(path))}), so it may be someone's data",
-        )]
+        ))
+    # Even a file iolab made may since have become someone's filesystem image.
+    sig = signature(path) if st.st_size > 0 else None
+    if sig:
+        problems.append(Problem("signature", sig))
+
+    users = open_by_others(same_file(st))
+    if users:
+        problems.append(Problem("open", "open by " + ", ".join(users)))
+    return problems
+
+
+def _why_not_writable(path: str) -> str:
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "a read-only filesystem"
+    except OSError as e:
+        return e.strerror or "cannot stat it"
+    return "no write permission, or the file is immutable"
+
+
+# --- NBD exports and simulated drives --------------------------------------------------------
+
+
+def nbd_problems(target: Target) -> list[Problem]:
+    """What the export holds is its owner's business; only a read-only export is refused here
+    (when the server does not answer, fio says so in the first cell)."""
+    r = host.run_command(["nbdinfo", "--can", "write", target.path], timeout=30)
+    if r.returncode == 2:  # nbdinfo --can: 0 yes, 2 no, 1 could not ask
+        return [Problem("read-only", f"the NBD server exports {target.path} read-only (nbdinfo --can write)", None)]
+    return []
+
+
+def no_problems(target: Target) -> list[Problem]:
+    """A simulated drive holds no one's data."""
     return []

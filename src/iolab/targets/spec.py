@@ -13,34 +13,13 @@ import os
 import re
 import stat
 import urllib.parse
-from dataclasses import dataclass, field
-from typing import Literal
 
 from ..errors import IolabError
 from ..units import parse_size
 from . import host
-from .facts import DeviceFacts, device_facts, file_type
-
-TargetKind = Literal["block", "file", "nbd", "sim"]
-
-
-@dataclass(frozen=True)
-class Target:
-    kind: TargetKind
-    spec: str  # as the user wrote it
-    path: str  # device node, file path, NBD URI or preset name
-    capacity: int  # bytes addressable by tests
-    facts: DeviceFacts = field(default_factory=DeviceFacts)
-    options: tuple[tuple[str, str], ...] = ()  # query parameters (size=..., preset params)
-
-    def option(self, key: str, default: str | None = None) -> str | None:
-        return dict(self.options).get(key, default)
-
-    @property
-    def short_name(self) -> str:
-        """A name safe for directory names."""
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.strip("/"))[-40:] or self.kind
-
+from .facts import device_facts, file_type
+from .kinds import kind_for_spec
+from .model import DeviceFacts, Target
 
 _FORMS = (
     "Accepted forms: /dev/NAME (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
@@ -49,16 +28,12 @@ _FORMS = (
 
 
 def parse_target(spec: str) -> Target:
-    """Read a target spec (see the module docstring). Bad specs raise IolabError."""
+    """Read a target spec (see the module docstring) with its registered kind's reader. Bad
+    specs raise IolabError."""
     text = spec.strip()
-    if text.startswith("file:"):
-        return _parse_file(spec, text[len("file:"):])
-    if text.startswith("sim:"):
-        return _parse_sim(spec, text[len("sim:"):])
-    if text.startswith(("nbd://", "nbd+unix://")):
-        return _parse_nbd(spec, text)
-    if text.startswith("/dev/"):
-        return _parse_block(spec, text)
+    kind = kind_for_spec(text)
+    if kind is not None:
+        return kind.parse(spec, text)
     hint = ""
     if text.startswith(("nbds://", "nbds+unix://")):
         hint = " NBD over TLS is not supported."
@@ -91,7 +66,7 @@ def _split_query(spec: str, text: str, allowed: set[str] | None) -> tuple[str, t
     return base, tuple(pairs)
 
 
-def _parse_block(spec: str, text: str) -> Target:
+def parse_block(spec: str, text: str) -> Target:
     if "?" in text:
         raise IolabError(f"target {spec!r}: a block device takes no options (nothing after '?'). {_FORMS}")
     try:
@@ -115,7 +90,8 @@ def _parse_block(spec: str, text: str) -> Target:
     return Target(kind="block", spec=spec, path=path, capacity=facts.capacity_bytes, facts=facts)
 
 
-def _parse_file(spec: str, text: str) -> Target:
+def parse_file(spec: str, text: str) -> Target:
+    text = text[len("file:"):]
     raw, options = _split_query(spec, text, {"size"})
     if not raw:
         raise IolabError(f"target {spec!r}: file: needs a path, e.g. file:/scratch/iolab.img?size=8GiB.")
@@ -144,7 +120,7 @@ def _parse_file(spec: str, text: str) -> Target:
     return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=device_facts(path), options=options)
 
 
-def _parse_nbd(spec: str, text: str) -> Target:
+def parse_nbd(spec: str, text: str) -> Target:
     base, options = _split_query(spec, text, {"size", "socket"})
     opts = dict(options)
     try:
@@ -191,7 +167,8 @@ def _nbd_size(spec: str, uri: str) -> int:
     return int(r.text.strip())
 
 
-def _parse_sim(spec: str, text: str) -> Target:
+def parse_sim(spec: str, text: str) -> Target:
+    text = text[len("sim:"):]
     preset, options = _split_query(spec, text, None)
     if not preset:
         raise IolabError(f"target {spec!r}: sim: needs a preset name, e.g. sim:PRESET. {_FORMS}")

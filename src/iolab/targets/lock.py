@@ -1,0 +1,201 @@
+"""Claims: one run per target at a time, held by the kernel for as long as the run lasts.
+
+A run claims its target before the safety checks and keeps the claim until it ends, however
+it ends (the kernel drops every lock and descriptor of a process that dies):
+  - every kind: an flock on a lock file named after the target in the lock directory
+    ($IOLAB_LOCK_DIR, else /run/iolab/locks, else a per-user directory under /tmp when that is
+    not writable); the file says which run holds it (run id, pid, run directory), so a second
+    run is refused naming the first;
+  - block devices: an O_EXCL open as well, so the kernel also refuses mount, mkfs, swapon and
+    other exclusive opens meanwhile (fio's plain opens still work);
+  - files: an flock on the file itself as well, which holds across lock directories;
+  - NBD exports by URI; simulated drives only when they save their state to a file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RefusedError
+from . import host
+from .kinds import kind_of
+from .model import Target
+
+DEFAULT_LOCK_DIR = Path("/run/iolab/locks")
+
+
+@dataclass(eq=False)
+class TargetClaim:
+    target: Target
+    lock_path: Path | None  # None: nothing to hold (a simulated drive without save=)
+    exclusive: bool = True  # block devices: whether our O_EXCL open succeeded
+    fds: list[int] = field(default_factory=list)  # the lock file's first
+    info: dict = field(default_factory=dict)
+
+    def note_run(self, run_id: str, run_dir: Path) -> None:
+        """Write the run's id into the lock, so a second run is refused naming it."""
+        self.info.update(run_id=run_id, run_dir=str(run_dir))
+        self._write()
+
+    def release(self) -> None:
+        if _HELD.get(self.target) is self:
+            del _HELD[self.target]
+        if self.lock_path is not None and self.fds:
+            try:
+                os.ftruncate(self.fds[0], 0)  # a left-over file then names no one
+            except OSError:
+                pass
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds.clear()
+
+    def _write(self) -> None:
+        if self.lock_path is None or not self.fds:
+            return
+        data = json.dumps(self.info).encode()
+        os.ftruncate(self.fds[0], 0)
+        os.pwrite(self.fds[0], data, 0)
+
+
+_HELD: dict[Target, TargetClaim] = {}
+
+
+def claim(target: Target) -> TargetClaim:
+    """Claim the target for one run (its kind's claim hook). RefusedError when another run,
+    in this process or another, holds it."""
+    got = kind_of(target).claim(target)
+    _HELD[target] = got
+    return got
+
+
+def held(target: Target) -> TargetClaim | None:
+    """This process's claim on the target, if it holds one."""
+    return _HELD.get(target)
+
+
+def release(target: Target) -> None:
+    """Give up this process's claim on the target (nothing happens when there is none)."""
+    got = _HELD.get(target)
+    if got is not None:
+        got.release()
+
+
+# --- the claim hooks of the built-in kinds ----------------------------------------------------
+
+
+def claim_block(target: Target) -> TargetClaim:
+    st = os.stat(target.path)
+    got = _lock(target, f"block-{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
+    try:
+        got.fds.append(host.open_exclusive(target.path))
+    except OSError:
+        # EBUSY: mounted, a RAID/LVM member, another program's O_EXCL. The safety checks say
+        # which and refuse; with an override the run goes on under the lock file alone.
+        got.exclusive = False
+    return got
+
+
+def claim_file(target: Target) -> TargetClaim:
+    path = os.path.realpath(target.path)
+    got = _lock(target, f"file-{path}")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return got  # the run creates it; the lock file covers it meanwhile
+    except OSError:
+        return got  # unreadable: the safety checks refuse it
+    got.fds.append(fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        got.release()
+        raise RefusedError(
+            f"Refusing to write to target {target.spec!r} ({target.path}): another process holds it locked "
+            "(flock), most likely an iolab run that keeps its locks elsewhere (another user, another "
+            "IOLAB_LOCK_DIR). Wait for it to end."
+        ) from None
+    return got
+
+
+def claim_uri(target: Target) -> TargetClaim:
+    return _lock(target, f"{target.kind}-{target.path}")
+
+
+def claim_sim(target: Target) -> TargetClaim:
+    """A simulated drive is private to its run unless it saves its state to a file."""
+    save = target.option("save")
+    if not save:
+        return TargetClaim(target, None)
+    return _lock(target, f"sim-save-{os.path.realpath(save)}")
+
+
+# --- lock files -------------------------------------------------------------------------------
+
+
+def lock_dirs() -> list[Path]:
+    env = os.environ.get("IOLAB_LOCK_DIR")
+    if env:
+        return [Path(env)]
+    return [DEFAULT_LOCK_DIR, Path(tempfile.gettempdir()) / f"iolab-locks-{os.getuid()}"]
+
+
+def _lock(target: Target, ident: str) -> TargetClaim:
+    name = re.sub(r"[^A-Za-z0-9.:_-]+", "_", ident)[-60:] + "-" + hashlib.sha1(ident.encode()).hexdigest()[:12]
+    fd, path = _open_lock_file(name + ".lock")
+    got = TargetClaim(target, path, fds=[fd])
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise RefusedError(_taken(target, holder, path)) from None
+    got.info = {"pid": os.getpid(), "target": target.spec, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    got._write()
+    return got
+
+
+def _open_lock_file(name: str) -> tuple[int, Path]:
+    errors = []
+    for d in lock_dirs():
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            path = d / name
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644), path
+        except OSError as e:
+            errors.append(f"{d}: {e.strerror}")
+    raise RefusedError("cannot create a lock file to claim the target for this run (" + "; ".join(errors) +
+                       "); set IOLAB_LOCK_DIR to a writable directory.")
+
+
+def _holder(fd: int) -> dict:
+    try:
+        data = json.loads(os.pread(fd, 65536, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _taken(target: Target, holder: dict, path: Path) -> str:
+    pid, run_id = holder.get("pid"), holder.get("run_id")
+    if run_id:
+        who = (f"iolab run {run_id} (pid {pid}, run directory {holder.get('run_dir')}) is using it since "
+               f"{holder.get('since', '?')}")
+    elif pid:
+        who = f"another iolab process (pid {pid}) is starting a run on it"
+    else:
+        who = f"another iolab process holds its lock {path}"
+    stop = f", or stop it (kill {pid})" if pid else ""
+    return (f"Refusing to write to target {target.spec!r} ({target.path}): {who}. Two runs on one target "
+            f"destroy each other's data and measurements; wait for that run to end{stop}.")
+

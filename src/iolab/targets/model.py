@@ -1,0 +1,78 @@
+"""The plain data of targets, shared by every module of the package."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# The overrides a user can pass, as the CLI spells them (refusals name the first, never the second).
+ALLOW_UNSAFE = "--allow-unsafe-target"
+ALLOW_SYSTEM_DISK = "--allow-system-disk"
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What the device says about itself. None means 'not reported', never guessed."""
+
+    vendor: str | None = None
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    capacity_bytes: int | None = None
+    logical_sector: int | None = None
+    physical_sector: int | None = None
+    rotational: bool | None = None
+    interface: str | None = None  # nvme, sata, sas, scsi, usb, virtio, loop, nbd, zram, dm, md, mmc, file, sim
+    write_cache: str | None = None  # 'enabled', 'disabled', or None if unknown
+    sources: tuple[str, ...] = ()  # which tools the facts came from (sysfs, nvme id-ctrl, ...)
+    wwid: str | None = None  # world-wide id from sysfs (stable across reboots and hosts)
+    backing_device: str | None = None  # file targets: the block device under the filesystem
+
+
+# A registered kind's name (kinds.py): "block", "file", "nbd", "sim" are built in.
+TargetKind = str
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: TargetKind
+    spec: str  # as the user wrote it
+    path: str  # device node, file path, NBD URI or preset name
+    capacity: int  # bytes addressable by tests
+    facts: DeviceFacts = field(default_factory=DeviceFacts)
+    options: tuple[tuple[str, str], ...] = ()  # query parameters (size=..., preset params)
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        return dict(self.options).get(key, default)
+
+    @property
+    def short_name(self) -> str:
+        """A name safe for directory names."""
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.path.strip("/"))[-40:] or self.kind
+
+
+@dataclass(frozen=True)
+class PurgeOutcome:
+    # The method actually used: 'nvme-format', 'nvme-sanitize', 'ata-secure-erase', 'sg-format',
+    # 'sg-sanitize', 'blkdiscard', 'file', 'none', 'sim' ('auto' is resolved to one of these).
+    method: str
+    ok: bool  # False: the target was NOT returned to FOB; detail says why and what to do
+    detail: str  # what was run and what it said (or why it could not be done)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason not to write to a target.
+
+    `override` is the option that lets a user write anyway: ALLOW_UNSAFE (named in the
+    refusal), ALLOW_SYSTEM_DISK (never named: a mounted filesystem or the running system is
+    to be unmounted, not overridden in passing), or None (nothing overrides it: read-only).
+    """
+
+    check: str  # the check's name as users see it: 'mounted', 'partitions', ...
+    evidence: str
+    override: str | None = ALLOW_UNSAFE
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.evidence}"

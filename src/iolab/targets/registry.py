@@ -1,0 +1,18 @@
+"""The built-in target kinds and their hooks. A new kind is one more `register(Kind(...))`
+with every hook given (kinds.py refuses a kind without them)."""
+
+from __future__ import annotations
+
+from .cache import block_write_cache, file_write_cache, nbd_write_cache, sim_write_cache
+from .kinds import Kind, register
+from .lock import claim_block, claim_file, claim_sim, claim_uri
+from .purge import purge_block, purge_file, purge_nbd, purge_sim
+from .safety import block_problems, file_problems, nbd_problems, no_problems
+from .spec import parse_block, parse_file, parse_nbd, parse_sim
+
+BLOCK = register(Kind("block", ("/dev/",), parse_block, block_problems, claim_block, purge_block, block_write_cache))
+FILE = register(Kind("file", ("file:",), parse_file, file_problems, claim_file, purge_file, file_write_cache))
+NBD = register(Kind("nbd", ("nbd://", "nbd+unix://"), parse_nbd, nbd_problems, claim_uri, purge_nbd,
+                    nbd_write_cache))
+SIM = register(Kind("sim", ("sim:",), parse_sim, no_problems, claim_sim, purge_sim, sim_write_cache,
+                    simulated=True))

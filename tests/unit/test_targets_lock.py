@@ -1,0 +1,239 @@
+"""Claims (one run per target) and the target-kind registry, on real files and lock files in
+tmp (no root, no fio)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from iolab import suites, targets
+from iolab.errors import EngineError, RefusedError
+from iolab.runner import RunOptions, Runner, start
+from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
+
+
+@pytest.fixture(autouse=True)
+def lock_dir(tmp_path, monkeypatch):
+    d = tmp_path / "locks"
+    monkeypatch.setenv("IOLAB_LOCK_DIR", str(d))
+    return d
+
+
+def _file(tmp_path, name="t.img"):
+    return parse_target(f"file:{tmp_path}/{name}?size=1MiB")
+
+
+def _lock_files(lock_dir):
+    return sorted(lock_dir.glob("*.lock"))
+
+
+# --- claims within one process ----------------------------------------------------------------
+
+
+def test_second_claim_is_refused_naming_the_first_run_then_free_after_release(tmp_path, lock_dir):
+    t = _file(tmp_path)
+    first = targets.claim(t)
+    first.note_run("20260101-000000-iops-first", tmp_path / "runs" / "first")
+    with pytest.raises(RefusedError) as e:
+        targets.claim(parse_target(t.spec))  # the same target, read again
+    msg = str(e.value)
+    assert "iolab run 20260101-000000-iops-first" in msg and f"pid {os.getpid()}" in msg
+    assert str(t.path) in msg and "\n" not in msg
+    [lock] = _lock_files(lock_dir)
+    assert json.loads(lock.read_text())["run_id"] == "20260101-000000-iops-first"
+    targets.release(t)
+    assert lock.read_text() == ""  # a left-over lock file names no one
+    targets.claim(t).release()
+
+
+def test_another_path_to_the_same_file_is_the_same_claim(tmp_path):
+    t = _file(tmp_path)
+    (tmp_path / "link.img").symlink_to(tmp_path / "t.img")
+    targets.claim(t)
+    try:
+        with pytest.raises(RefusedError, match="is starting a run on it"):  # no run id noted yet
+            targets.claim(parse_target(f"file:{tmp_path}/link.img?size=1MiB"))
+    finally:
+        targets.release(t)
+
+
+def test_nbd_is_claimed_by_uri_and_sim_only_when_it_saves(tmp_path):
+    nbd = parse_target("nbd://storage.example/disk1?size=1GiB")
+    targets.claim(nbd)
+    try:
+        with pytest.raises(RefusedError):
+            targets.claim(parse_target("nbd://storage.example:10809/disk1?size=1GiB"))
+        targets.claim(parse_target("nbd://storage.example/disk2?size=1GiB")).release()  # another export
+    finally:
+        targets.release(nbd)
+    sim = Target("sim", "sim:x", "x", 1)
+    a, b = targets.claim(sim), targets.claim(Target("sim", "sim:x ", "x", 1))  # private drives: no lock
+    a.release(), b.release()
+    saving = Target("sim", f"sim:x?save={tmp_path}/s.bin", "x", 1, options=(("save", f"{tmp_path}/s.bin"),))
+    targets.claim(saving)
+    try:
+        with pytest.raises(RefusedError):
+            targets.claim(Target("sim", "sim:y", "y", 1, options=(("save", f"{tmp_path}/s.bin"),)))
+    finally:
+        targets.release(saving)
+
+
+# --- claims held by another process -------------------------------------------------------------
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from iolab import targets
+    t = targets.parse_target(sys.argv[1])
+    targets.claim(t).note_run("RUN-OF-THE-OTHER-PROCESS", Path("/somewhere/runs/x"))
+    print("held", flush=True)
+    time.sleep(120)
+""")
+
+
+def test_a_claim_held_by_another_process_is_refused_and_freed_when_it_dies(tmp_path):
+    t = _file(tmp_path)
+    t_path = tmp_path / "t.img"
+    t_path.write_bytes(b"")  # exists: the other process also flocks the file itself
+    other = subprocess.Popen([sys.executable, "-c", HOLDER, t.spec], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        with pytest.raises(RefusedError) as e:
+            targets.claim(t)
+        msg = str(e.value)
+        assert "iolab run RUN-OF-THE-OTHER-PROCESS" in msg and f"pid {other.pid}" in msg
+        assert f"kill {other.pid}" in msg
+    finally:
+        other.kill()  # no clean-up of its own: the kernel drops its locks
+        other.wait()
+    targets.claim(t).release()
+
+
+def test_the_file_itself_is_locked_across_lock_directories(tmp_path, monkeypatch):
+    t = _file(tmp_path)
+    (tmp_path / "t.img").write_bytes(b"")
+    env = dict(os.environ, IOLAB_LOCK_DIR=str(tmp_path / "other-locks"))
+    other = subprocess.Popen([sys.executable, "-c", HOLDER, t.spec], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        with pytest.raises(RefusedError, match="another process holds it locked"):
+            targets.claim(t)
+    finally:
+        other.kill()
+        other.wait()
+    targets.claim(t).release()
+
+
+# --- the runner: claimed in start(), released however the run ends -------------------------------
+
+
+class FailingEngine:
+    name = "failing"
+
+    def version(self):
+        return "failing-1"
+
+    def prepare(self, target):
+        pass
+
+    def purge(self, target, method):
+        return PurgeOutcome("none", True, "")
+
+    def run(self, target, workload, raw_dir, tag, progress=None):
+        raise EngineError("the engine broke")
+
+    def close(self):
+        pass
+
+
+def _plan(t):
+    return suites.build_plan("iops", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), t)
+
+
+def test_runner_holds_the_claim_for_the_run_and_releases_it_when_the_run_fails(tmp_path):
+    t = _file(tmp_path)
+    engine = FailingEngine()
+    store = start(_plan(t), t, engine, RunOptions(purge_method="none"), tmp_path / "runs")
+    with pytest.raises(RefusedError, match=f"iolab run {store.manifest.run_id} "):
+        start(_plan(t), t, engine, RunOptions(), tmp_path / "runs")
+    assert len(list((tmp_path / "runs").iterdir())) == 1  # the refused run left nothing behind
+    with pytest.raises(EngineError):
+        Runner(_plan(t), t, engine, store, RunOptions(purge_method="none")).run()
+    assert targets.held(t) is None
+    start(_plan(t), t, engine, RunOptions(), tmp_path / "runs")
+    targets.release(t)
+
+
+def test_a_refused_start_releases_its_claim(tmp_path):
+    f = tmp_path / "photos.tar"
+    f.write_bytes(b"precious" * 100)
+    t = parse_target(f"file:{f}")
+    for _ in range(2):  # the second refusal is for the same reason, not "in use"
+        with pytest.raises(RefusedError, match="not created by iolab"):
+            start(_plan(t), t, FailingEngine(), RunOptions(), tmp_path / "runs")
+    assert targets.held(t) is None
+
+
+# --- the kind registry --------------------------------------------------------------------------
+
+
+def test_unknown_kind_is_refused_everywhere():
+    t = Target("tape", "tape:/dev/st0", "/dev/st0", 10**9, DeviceFacts())
+    for call in (lambda: targets.check_safe_to_write(t, True, True), lambda: targets.claim(t),
+                 lambda: targets.purge(t, "auto"), lambda: targets.set_write_cache(t, False)):
+        with pytest.raises(RefusedError, match="its kind 'tape' is not a registered target kind"):
+            call()
+
+
+def _tape_kind(**hooks):
+    base = dict(name="tape", prefixes=("tape:",),
+                parse=lambda spec, text: Target("tape", spec, text[5:], 10**9),
+                problems=lambda t: [targets.Problem("rewound", f"{t.path} is not rewound")],
+                claim=lambda t: targets.lock.TargetClaim(t, None),
+                purge=lambda t, m, p=None: PurgeOutcome("erase", True, "mt erase"),
+                write_cache=lambda t, on: "not settable on tapes")
+    return Kind(**(base | hooks))
+
+
+def test_a_kind_without_a_safety_hook_is_not_registered():
+    with pytest.raises(ValueError, match="no problems hook"):
+        targets.register(_tape_kind(problems=None))
+    assert "tape" not in targets.KINDS
+
+
+def test_a_registered_kind_gets_its_own_hooks(monkeypatch):
+    monkeypatch.setitem(targets.KINDS, "tape", _tape_kind())
+    t = parse_target("tape:/dev/st0")
+    assert (t.kind, t.path) == ("tape", "/dev/st0")
+    with pytest.raises(RefusedError, match="rewound: /dev/st0 is not rewound.*--allow-unsafe-target"):
+        targets.check_safe_to_write(t)
+    assert targets.purge(t, "auto").detail == "mt erase"
+    assert targets.set_write_cache(t, True) == "not settable on tapes"
+
+
+def test_sim_hooks_keep_what_the_runner_recorded():
+    t = Target("sim", "sim:x", "x", 1)
+    assert targets.check_safe_to_write(t) == []
+    assert targets.set_write_cache(t, False) == "simulated: disabled"
+    assert targets.KINDS["sim"].simulated and not targets.KINDS["block"].simulated
+
+
+def test_read_only_nbd_export_is_refused(monkeypatch):
+    answers = {}
+
+    def fake(argv, timeout=60.0):
+        return host.CommandResult(tuple(argv), answers["rc"], b"", "")
+
+    monkeypatch.setattr(host, "run_command", fake)
+    t = parse_target("nbd://h/e?size=1GiB")
+    answers["rc"] = 0
+    assert targets.check_safe_to_write(t) == []
+    answers["rc"] = 2
+    with pytest.raises(RefusedError, match="read-only: the NBD server exports nbd://h:10809/e read-only"):
+        targets.check_safe_to_write(t, True, True)
+
