@@ -3,6 +3,7 @@ running the `iolab` command as a user would."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import subprocess
@@ -44,3 +45,14 @@ def loop_device(scratch):
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
     e = dict(os.environ, COLUMNS="200", **(env or {}))
     return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def read_direct(path: str, offset: int, length: int) -> bytes:
+    """Read past every cache (O_DIRECT), as the drive would answer a test's reads."""
+    buf = mmap.mmap(-1, length)  # page-aligned, as O_DIRECT needs
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        n = os.preadv(fd, [buf], offset)
+    finally:
+        os.close(fd)
+    return bytes(buf[:n])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mmap
 import os
 import shutil
 
@@ -11,21 +10,12 @@ import pytest
 from iolab import targets
 from iolab.targets import CommandResult, host, parse_target
 
+from .conftest import read_direct
+
 pytestmark = pytest.mark.integration
 
 CHUNK = 1 << 20
 PATTERN = bytes(range(256)) * (CHUNK // 256)
-
-
-def _read_direct(path: str, offset: int, length: int) -> bytes:
-    """Read past every cache, as the drive would answer a test's reads."""
-    buf = mmap.mmap(-1, length)  # page-aligned, as O_DIRECT needs
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        n = os.preadv(fd, [buf], offset)
-    finally:
-        os.close(fd)
-    return bytes(buf[:n])
 
 
 def _write_pattern(path: str, offsets: list[int]) -> None:
@@ -46,7 +36,7 @@ def test_blkdiscard_on_loop_device_reads_back_zeros(loop_device):
     target = parse_target(dev)
     offsets = [0, 77 * CHUNK, 255 * CHUNK]
     _write_pattern(dev, offsets)
-    assert all(_read_direct(dev, off, CHUNK) == PATTERN for off in offsets)
+    assert all(read_direct(dev, off, CHUNK) == PATTERN for off in offsets)
     allocated_before = os.stat(backing).st_blocks * 512
     assert allocated_before >= 3 * CHUNK
 
@@ -58,7 +48,7 @@ def test_blkdiscard_on_loop_device_reads_back_zeros(loop_device):
     # The loop driver turns discards into holes in the backing file: zeros, no blocks.
     granularity = int(open(f"/sys/block/{os.path.basename(dev)}/queue/discard_granularity").read())
     assert granularity <= CHUNK
-    assert all(_read_direct(dev, off, CHUNK) == bytes(CHUNK) for off in offsets)
+    assert all(read_direct(dev, off, CHUNK) == bytes(CHUNK) for off in offsets)
     assert os.stat(backing).st_blocks * 512 < allocated_before
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import mmap
 import os
 import shutil
 import signal
@@ -24,7 +23,7 @@ from iolab.runner import RunOptions, start
 from iolab.store import RunStore, list_runs
 from iolab.targets import Target, parse_target
 
-from .conftest import IOLAB, iolab
+from .conftest import IOLAB, iolab, read_direct
 
 pytestmark = [
     pytest.mark.integration,
@@ -190,16 +189,25 @@ def test_zero_size_device_is_refused_with_a_clear_error(scratch):
 
 @pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")
 def test_nbd_export_size_is_asked_from_the_server(tmp_path):
-    sock = tmp_path / "nbd.sock"
-    server = subprocess.Popen(["nbdkit", "--foreground", "--unix", str(sock), "memory", "48M"])
+    with nbd_export(tmp_path, "memory", "48M") as spec:
+        t = parse_target(spec)
+        assert (t.kind, t.capacity, t.facts.sources) == ("nbd", 48 << 20, ("nbdinfo",))
+        assert targets.check_safe_to_write(t, False) == []  # the export's owner decides what it serves
+
+
+@contextlib.contextmanager
+def nbd_export(where: Path, *plugin: str):
+    """An nbdkit export on a Unix socket (its spec), stopped afterwards."""
+    if not shutil.which("nbdkit"):
+        pytest.skip("needs nbdkit")
+    sock = where / "nbd.sock"
+    server = subprocess.Popen(["nbdkit", "--foreground", "--unix", str(sock), *plugin])
     try:
         for _ in range(200):
             if sock.exists():
                 break
             time.sleep(0.05)
-        t = parse_target(f"nbd+unix:///?socket={sock}")
-        assert (t.kind, t.capacity, t.facts.sources) == ("nbd", 48 << 20, ("nbdinfo",))
-        assert targets.check_safe_to_write(t, False) == []  # the export's owner decides what it serves
+        yield f"nbd+unix:///?socket={sock}"
     finally:
         server.terminate()
         server.wait()
@@ -207,7 +215,7 @@ def test_nbd_export_size_is_asked_from_the_server(tmp_path):
 
 # --- the refusal matrix, through the command -----------------------------------------------------
 
-QUICK = ["--quick", "--cell-time", "200ms", "--no-report", "--capacity-limit", "32MiB"]
+QUICK = ["--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--capacity-limit", "32MiB"]
 MiB = 1 << 20
 PATTERN = bytes(range(256)) * (MiB // 256)
 
@@ -253,6 +261,16 @@ def _case(name: str, scratch: Path):
     if name == "read-only loop":
         with attached_loop(scratch / "backing.img", read_only=True) as dev:
             yield dev, str(scratch / "backing.img"), ["read-only:", "Nothing overrides this"], False
+    elif name == "file on a read-only filesystem":
+        f = _iolab_file(scratch / "drive.img")
+        ro = scratch / "ro"
+        ro.mkdir()
+        subprocess.run(["mount", "--bind", "-o", "ro", str(scratch), str(ro)], check=True, capture_output=True)
+        try:
+            words = [f"read-only: {ro}/drive.img cannot be written (a read-only filesystem)"]
+            yield f"file:{ro}/drive.img", f, words, False
+        finally:
+            subprocess.run(["umount", str(ro)], check=True)
     elif name == "mounted loop":
         with attached_loop(scratch / "backing.img") as dev, _mounted(dev, scratch) as mnt:
             yield dev, None, [f"mounted: {dev} is mounted at {mnt}", "unmount it"], False
@@ -269,12 +287,16 @@ def _case(name: str, scratch: Path):
         with attached_loop(Path(f), size=None) as dev, _mounted(dev, scratch) as mnt:
             yield f"file:{f}", None, [f"loop backing: {f} backs {dev}", f"mounted: {f} backs {dev}: {dev} is "
                                       f"mounted at {mnt}", "signature:"], False
+    elif name == "read-only NBD export":
+        with nbd_export(scratch, "-r", "memory", "64M") as spec:
+            yield spec, None, ["read-only: the NBD server exports", "read-only (nbdinfo --can write)"], False
     else:
         raise AssertionError(name)
 
 
-@pytest.mark.parametrize("name", ["read-only loop", "mounted loop", "loop-backed file", "filesystem in a file iolab made",
-                                  "loop-mounted file iolab made"])
+@pytest.mark.parametrize("name", ["read-only loop", "file on a read-only filesystem", "mounted loop", "loop-backed file",
+                                  "filesystem in a file iolab made", "loop-mounted file iolab made",
+                                  "read-only NBD export"])
 def test_refusal_matrix(scratch, name):
     runs = scratch / "runs"
     with _case(name, scratch) as (spec, data, words, named):
@@ -337,16 +359,6 @@ def test_unknown_target_kind_is_refused_before_the_run_directory_exists(scratch)
 # --- two runs on one target -----------------------------------------------------------------------
 
 
-def _read_direct(path: str, offset: int, length: int) -> bytes:
-    buf = mmap.mmap(-1, length)  # page-aligned, as O_DIRECT needs
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        n = os.preadv(fd, [buf], offset)
-    finally:
-        os.close(fd)
-    return bytes(buf[:n])
-
-
 def _write(path: str, offset: int, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY)  # a plain open: the run's O_EXCL does not stop it, as it does not stop fio
     try:
@@ -381,25 +393,14 @@ def _shared_target(kind: str, scratch: Path):
     elif kind == "file":
         yield f"file:{scratch}/drive.img?size=128MiB", str(scratch / "drive.img")
     else:
-        if not shutil.which("nbdkit"):
-            pytest.skip("needs nbdkit")
-        sock = scratch / "nbd.sock"
-        server = subprocess.Popen(["nbdkit", "--foreground", "--unix", str(sock), "memory", "128M"])
-        try:
-            for _ in range(200):
-                if sock.exists():
-                    break
-                time.sleep(0.05)
-            yield f"nbd+unix:///?socket={sock}", None
-        finally:
-            server.terminate()
-            server.wait()
+        with nbd_export(scratch, "memory", "128M") as spec:
+            yield spec, None
 
 
 @pytest.mark.parametrize("kind", ["loop device", "file", "nbd export"])
 def test_a_second_run_on_a_busy_target_is_refused_naming_the_first(scratch, kind):
     with _shared_target(kind, scratch) as (spec, data):
-        proc, first_dir, first_id = _running(spec, scratch / "runs1")
+        proc, first_dir, first_id = _running(spec, scratch / "runs1", "--max-rounds", "10")  # outlasts the test
         try:
             if data is not None:
                 # Outside the first run's 32 MiB and written after its purge: only a second
@@ -413,7 +414,7 @@ def test_a_second_run_on_a_busy_target_is_refused_naming_the_first(scratch, kind
                 time.sleep(0.5)
             assert not (scratch / "runs2").exists()
             if data is not None:
-                assert _read_direct(data, 100 * MiB, MiB) == PATTERN
+                assert read_direct(data, 100 * MiB, MiB) == PATTERN
             if kind == "loop device":  # the kernel keeps mkfs (and mount) out meanwhile too
                 mkfs = subprocess.run(["mkfs.ext4", "-q", "-F", spec], capture_output=True, text=True)
                 assert mkfs.returncode != 0 and "in use" in mkfs.stderr

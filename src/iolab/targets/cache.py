@@ -49,8 +49,8 @@ def block_write_cache(target: Target, enabled: bool) -> str:
         r = host.run_command(["sdparm", "--set" if enabled else "--clear", "WCE", dev], timeout=30)
         if r.missing:
             # Caching mode page 0x08, byte 2 bit 2 is WCE; the mask leaves every other bit alone.
-            r = host.run_command(["sg_wr_mode", "--page=8", f"--contents=0,0,{4 if enabled else 0}", "--mask=0,0,4", dev],
-                            timeout=30)
+            r = host.run_command(["sg_wr_mode", "--page=8", f"--contents=0,0,{4 if enabled else 0}", "--mask=0,0,4",
+                                  dev], timeout=30)
     else:
         return _NOT_SETTABLE.get(iface or "", f"not settable on {iface or 'this kind of'} devices")
     if r.missing:

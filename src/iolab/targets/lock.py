@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import RefusedError
+from ..errors import IolabError, RefusedError
 from . import host
 from .kinds import kind_of
 from .model import Target
@@ -95,7 +95,10 @@ def release(target: Target) -> None:
 
 
 def claim_block(target: Target) -> TargetClaim:
-    st = os.stat(target.path)
+    try:
+        st = os.stat(target.path)
+    except OSError as e:
+        raise IolabError(f"target {target.spec!r}: cannot stat {target.path}: {e.strerror}.") from None
     got = _lock(target, f"block-{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
     try:
         got.fds.append(host.open_exclusive(target.path))
@@ -125,6 +128,8 @@ def claim_file(target: Target) -> TargetClaim:
             "(flock), most likely an iolab run that keeps its locks elsewhere (another user, another "
             "IOLAB_LOCK_DIR). Wait for it to end."
         ) from None
+    except OSError:
+        pass  # no flock on this filesystem (some NFS): the lock file still holds
     return got
 
 
@@ -160,6 +165,10 @@ def _lock(target: Target, ident: str) -> TargetClaim:
         holder = _holder(fd)
         os.close(fd)
         raise RefusedError(_taken(target, holder, path)) from None
+    except OSError as e:
+        os.close(fd)
+        raise RefusedError(f"cannot lock {path} to claim target {target.spec!r} for this run ({e.strerror}); set "
+                           "IOLAB_LOCK_DIR to a directory on a local filesystem.") from None
     got.info = {"pid": os.getpid(), "target": target.spec, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     got._write()
     return got

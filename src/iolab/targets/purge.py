@@ -356,7 +356,8 @@ def _purge_file(target: Target) -> PurgeOutcome:
     if not os.path.exists(path):
         return PurgeOutcome("file", True, prepare_file(target) + " (a new file is already fresh)")
     length = max(os.path.getsize(path), target.capacity)
-    punch = host.run_command(["fallocate", "--punch-hole", "--offset", "0", "--length", str(length), path], timeout=host.LONG)
+    punch = host.run_command(["fallocate", "--punch-hole", "--offset", "0", "--length", str(length), path],
+                             timeout=host.LONG)
     if punch.ok:
         how = f"{punch.summary()}: every block deallocated"
     else:
