@@ -49,8 +49,8 @@ class TargetClaim:
         if _HELD.get(self.target) is self:
             del _HELD[self.target]
         if self.lock_path is not None and self.fds:
-            try:
-                os.ftruncate(self.fds[0], 0)  # a left-over file then names no one
+            try:  # removed while still locked: _lock retries when it locked a removed file
+                self.lock_path.unlink()
             except OSError:
                 pass
         for fd in self.fds:
@@ -157,18 +157,25 @@ def lock_dirs() -> list[Path]:
 
 def _lock(target: Target, ident: str) -> TargetClaim:
     name = re.sub(r"[^A-Za-z0-9.:_-]+", "_", ident)[-60:] + "-" + hashlib.sha1(ident.encode()).hexdigest()[:12]
-    fd, path = _open_lock_file(name + ".lock")
+    while True:
+        fd, path = _open_lock_file(name + ".lock")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise RefusedError(_taken(target, holder, path)) from None
+        except OSError as e:
+            os.close(fd)
+            raise RefusedError(f"cannot lock {path} to claim target {target.spec!r} for this run ({e.strerror}); "
+                               "set IOLAB_LOCK_DIR to a directory on a local filesystem.") from None
+        # The run before may have removed the file between our open and our lock: then the
+        # lock is on a file no one else will ever open, so take the one at the path now.
+        now = host.stat_or_none(str(path))
+        if now is not None and (now.st_dev, now.st_ino) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
+            break
+        os.close(fd)
     got = TargetClaim(target, path, fds=[fd])
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = _holder(fd)
-        os.close(fd)
-        raise RefusedError(_taken(target, holder, path)) from None
-    except OSError as e:
-        os.close(fd)
-        raise RefusedError(f"cannot lock {path} to claim target {target.spec!r} for this run ({e.strerror}); set "
-                           "IOLAB_LOCK_DIR to a directory on a local filesystem.") from None
     got.info = {"pid": os.getpid(), "target": target.spec, "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     got._write()
     return got
