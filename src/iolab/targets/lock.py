@@ -42,7 +42,7 @@ class TargetClaim:
 
     def note_run(self, run_id: str, run_dir: Path) -> None:
         """Write the run's id into the lock, so a second run is refused naming it."""
-        self.info.update(run_id=run_id, run_dir=str(run_dir))
+        self.info.update(run_id=run_id, run_dir=str(Path(run_dir).resolve()))
         self._write()
 
     def release(self) -> None:
