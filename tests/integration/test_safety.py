@@ -424,6 +424,8 @@ def test_a_second_run_on_a_busy_target_is_refused_naming_the_first(scratch, kind
             assert proc.wait(timeout=60) == 130
         first = RunStore.open(first_dir).manifest
         assert first.state == "interrupted" and len(first.purges) == 1  # its own purge only
+        # ... which worked under its own claim (blkdiscard -f opens without O_EXCL); NBD has none.
+        assert first.purges[0]["ok"] is (kind != "nbd export"), first.purges[0]["detail"]
         targets.claim(parse_target(spec)).release()  # an interrupted run gives the target back
 
 
