@@ -294,9 +294,9 @@ def _case(name: str, scratch: Path):
         raise AssertionError(name)
 
 
-@pytest.mark.parametrize("name", ["read-only loop", "file on a read-only filesystem", "mounted loop", "loop-backed file",
-                                  "filesystem in a file iolab made", "loop-mounted file iolab made",
-                                  "read-only NBD export"])
+@pytest.mark.parametrize("name", ["read-only loop", "file on a read-only filesystem", "mounted loop",
+                                  "loop-backed file", "filesystem in a file iolab made",
+                                  "loop-mounted file iolab made", "read-only NBD export"])
 def test_refusal_matrix(scratch, name):
     runs = scratch / "runs"
     with _case(name, scratch) as (spec, data, words, named):
