@@ -429,6 +429,21 @@ def test_a_second_run_on_a_busy_target_is_refused_naming_the_first(scratch, kind
         targets.claim(parse_target(spec)).release()  # an interrupted run gives the target back
 
 
+def test_a_loop_device_over_a_busy_file_target_is_refused(scratch):
+    spec, path = f"file:{scratch}/drive.img?size=128MiB", scratch / "drive.img"
+    proc, _, _ = _running(spec, scratch / "runs1", "--max-rounds", "10")
+    try:
+        with attached_loop(path, size=None) as dev:
+            p = iolab("run", "iops", "--target", dev, *QUICK, "--runs-dir", str(scratch / "runs2"))
+            said = _said(p)
+            assert p.returncode == 3, said
+            assert f"backing file in use: {dev} is backed by {path}, which another iolab run holds" in said
+            assert not (scratch / "runs2").exists()
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+
+
 def test_fio_writes_to_a_device_the_run_holds_exclusively(scratch):
     """The claim's O_EXCL open keeps other exclusive openers out but not fio's plain open."""
     if not shutil.which("fio"):

@@ -129,6 +129,19 @@ def test_the_file_itself_is_locked_across_lock_directories(tmp_path, monkeypatch
     targets.claim(t).release()
 
 
+def test_a_file_the_run_creates_is_locked_from_its_creation(tmp_path):
+    t = _file(tmp_path)  # absent when claimed
+    targets.claim(t)
+    try:
+        targets.prepare_file(t)
+        env = dict(os.environ, IOLAB_LOCK_DIR=str(tmp_path / "other-locks"))
+        other = subprocess.run([sys.executable, "-c", HOLDER, t.spec], capture_output=True, text=True, env=env,
+                               timeout=60)
+        assert other.returncode != 0 and "another process holds it locked" in other.stderr
+    finally:
+        targets.release(t)
+
+
 # --- the runner: claimed in start(), released however the run ends -------------------------------
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import IolabError
 from ..units import human_bytes
-from . import host
+from . import host, lock
 from .model import Target
 
 MARK_XATTR = "user.iolab"
@@ -73,6 +73,7 @@ def prepare_file(target: Target) -> str:
         raise
     os.close(fd)
     if created:
+        lock.file_created(target)
         return f"created {path} ({human_bytes(size)}, space allocated)"
     return f"extended {path} from {before} to {size} bytes" if before < size else f"{path} already {before} bytes"
 

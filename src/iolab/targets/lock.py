@@ -39,6 +39,28 @@ class TargetClaim:
     exclusive: bool = True  # block devices: whether our O_EXCL open succeeded
     fds: list[int] = field(default_factory=list)  # the lock file's first
     info: dict = field(default_factory=dict)
+    file_held: bool = False  # file targets: an flock on the file itself
+
+    def hold_file(self) -> None:
+        """flock the file target itself, which holds across lock directories (a missing file
+        is held once the run creates it, see file_created)."""
+        try:
+            fd = os.open(self.target.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return  # missing (the run creates it) or unreadable (the safety checks refuse it)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RefusedError(
+                f"Refusing to write to target {self.target.spec!r} ({self.target.path}): another process holds "
+                "it locked (flock), most likely an iolab run that keeps its locks elsewhere (another user, "
+                "another IOLAB_LOCK_DIR). Wait for it to end."
+            ) from None
+        except OSError:
+            pass  # no flock on this filesystem (some NFS): the lock file still holds
+        self.fds.append(fd)
+        self.file_held = True
 
     def note_run(self, run_id: str, run_dir: Path) -> None:
         """Write the run's id into the lock, so a second run is refused naming it."""
@@ -110,27 +132,20 @@ def claim_block(target: Target) -> TargetClaim:
 
 
 def claim_file(target: Target) -> TargetClaim:
-    path = os.path.realpath(target.path)
-    got = _lock(target, f"file-{path}")
+    got = _lock(target, f"file-{os.path.realpath(target.path)}")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return got  # the run creates it; the lock file covers it meanwhile
-    except OSError:
-        return got  # unreadable: the safety checks refuse it
-    got.fds.append(fd)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        got.hold_file()
+    except RefusedError:
         got.release()
-        raise RefusedError(
-            f"Refusing to write to target {target.spec!r} ({target.path}): another process holds it locked "
-            "(flock), most likely an iolab run that keeps its locks elsewhere (another user, another "
-            "IOLAB_LOCK_DIR). Wait for it to end."
-        ) from None
-    except OSError:
-        pass  # no flock on this filesystem (some NFS): the lock file still holds
+        raise
     return got
+
+
+def file_created(target: Target) -> None:
+    """A file target this process claimed before it existed now exists: hold the file too."""
+    got = _HELD.get(target)
+    if got is not None and not got.file_held:
+        got.hold_file()
 
 
 def claim_uri(target: Target) -> TargetClaim:

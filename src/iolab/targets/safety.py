@@ -3,7 +3,7 @@
 Checks on a block device, each named in the refusal: read-only, mounted (the device or a
 partition, or active swap), partitions, signature (blkid -p, else wipefs -n), holders (dm/md),
 open (by another process, from /proc/*/fd), exclusive (the kernel or a program holds it
-O_EXCL), system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions
+O_EXCL), backing file in use (a loop device over another run's file target), system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions
 and dm/md layers).
 
 Checks on a file: read-only, mounted (it is active swap, or backs a mounted loop device), loop
@@ -17,6 +17,7 @@ read-only yields to nothing; everything else yields to --allow-unsafe-target.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 
@@ -100,10 +101,32 @@ def block_problems(target: Target) -> list[Problem]:
                                              "(O_EXCL: mkfs, a filesystem or RAID member being set up, another "
                                              "benchmark)"))
 
+    backing = host.read(dev.disk / "loop" / "backing_file")
+    if backing and _locked_by_another_run(backing):
+        problems.append(Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab "
+                                                       "run holds as its target"))
+
     system = system_use(dev, mount_list)
     if system:
         problems.append(Problem("system disk", "; ".join(system), ALLOW_SYSTEM_DISK))
     return problems
+
+
+def _locked_by_another_run(path: str) -> bool:
+    """Does another process hold this file under flock (as a run holds its file target)?"""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing drops the probe's own lock
+    return False
 
 
 def _held_exclusively(target: Target) -> bool:
