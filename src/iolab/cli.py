@@ -168,6 +168,7 @@ def compliance_text(r) -> str:
 def resume(
     run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="As for `iolab run`. DESTROYS DATA."),
+    allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="As for `iolab run`. DESTROYS DATA."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
@@ -177,7 +178,7 @@ def resume(
     from .progress import RichProgress
     from .textreport import render
 
-    r, engine = resuming.prepare(run_ref, engine_for, allow_unsafe_target)
+    r, engine = resuming.prepare(run_ref, engine_for, allow_unsafe_target, allow_system_disk)
     console.print(f"[bold]resuming {escape(r.store.manifest.run_id)}[/] ({escape(r.plan.title)} on {escape(r.target.spec)})")
     for note in r.notes:
         console.print(f"  {escape(note)}", soft_wrap=True)

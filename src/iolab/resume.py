@@ -37,7 +37,8 @@ class Resumption:
     notes: list[str]
 
 
-def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False) -> tuple[Resumption, Engine]:
+def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
+            allow_system_disk: bool = False) -> tuple[Resumption, Engine]:
     """Open the run for writing, check it can go on, recover lost cells and decide where it
     continues. Raises IolabError (nothing changed) when it cannot be resumed at all."""
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
@@ -64,16 +65,22 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False) -> tuple[Re
         raise IolabError(f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
                          "continue there: a run measures one drive. Start a new run: "
                          f"iolab run {m.test} -t {m.target['spec']}")
-    if target.kind != "sim":
-        targets.check_safe_to_write(target, allow_unsafe)
-    engine = engine_for(target)
-    # The purge the run used, as resolved on this target ('auto' on a simulated drive).
-    purge = "none" if "no purge (--purge none)" in m.noncompliance else (
-        m.purges[0]["method"] if m.purges and target.kind != "sim" else "auto")
-    options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe, tested_by=m.platform.get("tested_by", ""))
-    store = RunStore.open(probe.dir, writable=True)
-    notes: list[str] = []
-    start = _where(store, plan, target, notes)
+    claim = targets.claim(target)  # one run per target, a resumed one too; Runner.run releases it
+    try:
+        targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
+        engine = engine_for(target)
+        # The purge the run used, as resolved on this target ('auto' on a simulated drive).
+        purge = "none" if "no purge (--purge none)" in m.noncompliance else (
+            m.purges[0]["method"] if m.purges and target.kind != "sim" else "auto")
+        options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe, allow_system_disk=allow_system_disk,
+                             tested_by=m.platform.get("tested_by", ""))
+        store = RunStore.open(probe.dir, writable=True)
+        notes: list[str] = []
+        start = _where(store, plan, target, notes)
+    except BaseException:
+        claim.release()
+        raise
+    claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine
 
 

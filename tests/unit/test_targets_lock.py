@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from iolab import suites, targets
-from iolab.errors import EngineError, RefusedError
+from iolab import resume, suites, targets
+from iolab.errors import EngineError, IolabError, RefusedError
 from iolab.runner import RunOptions, Runner, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
 
@@ -157,6 +157,9 @@ class FailingEngine:
     def purge(self, target, method):
         return PurgeOutcome("none", True, "")
 
+    def set_write_cache(self, target, enabled):
+        return "not settable"
+
     def run(self, target, workload, raw_dir, tag, progress=None):
         raise EngineError("the engine broke")
 
@@ -180,6 +183,26 @@ def test_runner_holds_the_claim_for_the_run_and_releases_it_when_the_run_fails(t
     assert targets.held(t) is None
     start(_plan(t), t, engine, RunOptions(), tmp_path / "runs")
     targets.release(t)
+
+
+def test_resume_claims_the_target_too(tmp_path):
+    t = _file(tmp_path)
+    engine = FailingEngine()
+    store = start(_plan(t), t, engine, RunOptions(purge_method="none"), tmp_path / "runs")
+    with pytest.raises(EngineError):
+        Runner(_plan(t), t, engine, store, RunOptions(purge_method="none")).run()
+    store.close()
+    other = subprocess.Popen([sys.executable, "-c", HOLDER, t.spec], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        with pytest.raises(RefusedError, match="iolab run RUN-OF-THE-OTHER-PROCESS"):
+            resume.prepare(store.dir, lambda target: engine)
+    finally:
+        other.kill()
+        other.wait()
+    r, _ = resume.prepare(store.dir, lambda target: engine)
+    assert targets.held(r.target) is not None  # held until the resumed run ends
+    targets.release(r.target)
 
 
 def test_a_refused_start_releases_its_claim(tmp_path):
@@ -229,10 +252,12 @@ def test_a_registered_kind_gets_its_own_hooks(monkeypatch):
     assert targets.set_write_cache(t, True) == "not settable on tapes"
 
 
-def test_sim_hooks_keep_what_the_runner_recorded():
+def test_sim_hooks():
     t = Target("sim", "sim:x", "x", 1)
     assert targets.check_safe_to_write(t) == []
-    assert targets.set_write_cache(t, False) == "simulated: disabled"
+    assert "the sim engine switches" in targets.set_write_cache(t, False)
+    with pytest.raises(IolabError, match="purged by the sim engine"):
+        targets.purge(t, "auto")
     assert targets.KINDS["sim"].simulated and not targets.KINDS["block"].simulated
 
 

@@ -32,8 +32,7 @@ def nbd_write_cache(target: Target, enabled: bool) -> str:
 
 
 def sim_write_cache(target: Target, enabled: bool) -> str:
-    # What the runner has always recorded for simulated drives: the profile's setting.
-    return "simulated: " + ("enabled" if enabled else "disabled")
+    return "not settable through iolab.targets on simulated drives (the sim engine switches its model's cache)"
 
 
 def block_write_cache(target: Target, enabled: bool) -> str:
