@@ -20,7 +20,8 @@ import pytest
 from iolab import suites, targets
 from iolab.errors import IolabError, RefusedError
 from iolab.runner import RunOptions, start
-from iolab.store import RunStore, list_runs
+from iolab.runlist import list_runs
+from iolab.store import RunStore
 from iolab.targets import Target, parse_target
 
 from .conftest import IOLAB, iolab, read_direct
