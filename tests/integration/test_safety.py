@@ -378,8 +378,11 @@ def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> t
     while time.time() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         rs = list_runs(runs) if runs.exists() else []
-        if rs and RunStore.open(rs[0].path).cells(complete_only=False):
-            return proc, rs[0].path, rs[0].run_id
+        try:
+            if rs and RunStore.open(rs[0].path).cells(complete_only=False):
+                return proc, rs[0].path, rs[0].run_id
+        except IolabError:
+            pass  # the run directory is still being set up
         time.sleep(0.2)
     proc.kill()
     raise AssertionError("the first run stored no cell in 300 s")
