@@ -374,18 +374,22 @@ def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> t
     proc = subprocess.Popen([*IOLAB, "run", "iops", "--target", spec, *QUICK, *extra, "--runs-dir", str(runs)],
                             stdout=stdout, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env=dict(os.environ, COLUMNS="200"))
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        assert proc.poll() is None, proc.stderr.read()
-        rs = list_runs(runs) if runs.exists() else []
-        try:
-            if rs and RunStore.open(rs[0].path).cells(complete_only=False):
-                return proc, rs[0].path, rs[0].run_id
-        except IolabError:
-            pass  # the run directory is still being set up
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("the first run stored no cell in 300 s")
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            rs = list_runs(runs) if runs.exists() else []
+            try:
+                if rs and RunStore.open(rs[0].path).cells(complete_only=False):
+                    return proc, rs[0].path, rs[0].run_id
+            except IolabError:
+                pass  # the run directory is still being set up
+            time.sleep(0.2)
+        raise AssertionError("the first run stored no cell in 300 s")
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)  # never leave a run behind
+        proc.wait()
+        raise
 
 
 @contextlib.contextmanager
