@@ -820,7 +820,7 @@ class _Stalled(Exception):
 
     def __init__(self, seconds: float, what: str):
         super().__init__(what)
-        self.seconds, self.what = seconds, what
+        self.seconds, self.what = seconds, what  # seconds: the timeout that ran out
 
 
 class FioEngine:
@@ -981,11 +981,11 @@ def _pump(proc: subprocess.Popen, reports: _ReportStream, progress: Progress | N
                 last_ios, last_progress = reports.ios, time.monotonic()
         idle = time.monotonic() - last_progress
         if idle >= stall_s:
-            raise _Stalled(idle, "completed no IO" if last_ios == 0 else f"completed no IO after its first {last_ios:,}")
+            raise _Stalled(stall_s, "completed no IO" if last_ios == 0 else f"completed no IO after its first {last_ios:,}")
     try:
         proc.wait(timeout=max(1.0, stall_s - (time.monotonic() - last_progress)))
     except subprocess.TimeoutExpired:
-        raise _Stalled(time.monotonic() - last_progress, "closed its output but did not exit") from None
+        raise _Stalled(stall_s, "closed its output but did not exit") from None
 
 
 def _stall_error(stalled: _Stalled, target: Target, tag: str, job: Path, raw_dir: Path, reports: _ReportStream,
@@ -999,9 +999,9 @@ def _stall_error(stalled: _Stalled, target: Target, tag: str, job: Path, raw_dir
             f"fio (pid {proc.pid}) did not die within {KILL_WAIT_S:g} s of SIGKILL (stuck in the kernel?) and was left behind")
     tail = _tail(err_path)
     return EngineError(
-        f"no progress for {stalled.seconds:.0f} s on {target.spec}: fio {stalled.what} (round {tag!r}, job file {job}); "
+        f"no progress for {stalled.seconds:g} s on {target.spec}: fio {stalled.what} (round {tag!r}, job file {job}); "
         f"{fate}. The round is not stored; finished rounds are kept.{kept}"
-        + (f" fio said: {tail}" if tail else "")
+        + (f" fio said: {tail.rstrip('.')}." if tail else "")
         + " If the target is just this slow, raise --stall-timeout."
     )
 
