@@ -69,6 +69,8 @@ def _fio_version(fio: str) -> str:
         out = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
         raise _fio_missing(fio) from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"`{fio} --version` did not answer within 30 s (it was stopped). Check the fio installation.") from None
     version = out.stdout.strip()
     if out.returncode != 0 or not version.startswith("fio-"):
         raise EngineError(
