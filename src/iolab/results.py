@@ -180,8 +180,6 @@ def _problems(s: OpStats, side: str) -> list[str]:
         return out
     if s.io_bytes == 0:
         out.append(f"{side} has {s.ios} IOs but 0 bytes")
-    if s.iops == 0:
-        out.append(f"{side} has {s.ios} IOs but 0 IOPS")
     lats = {"min": s.lat_min_us, "mean": s.lat_mean_us, "max": s.lat_max_us}
     for name, v in lats.items():
         if v is not None and (not math.isfinite(v) or v < 0):

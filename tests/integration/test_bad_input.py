@@ -68,7 +68,6 @@ BAD = [
     "fio-job iops -t sim:",
     "fio-job iops -t [x]",
     "fio-job iops -t file:{d}/f.img?size=1MiB --capacity-limit 1B",
-    "runs --runs-dir {d}/afile",
     "trace import {d}/[x] -o {d}/o.parquet",
     "capture /dev/[x] -d 1s -o {d}/c.parquet",
 ]
