@@ -129,8 +129,9 @@ def _set(direction, key, value):
 
 
 def _set_lat(direction, key, value):
-    def mutate(job):
-        job[direction]["lat_ns"][key] = value
+    def mutate(job):  # total and completion latency alike: the parser picks one of them
+        for kind in ("lat_ns", "clat_ns"):
+            job[direction][kind][key] = value
     return mutate
 
 
