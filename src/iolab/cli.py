@@ -8,13 +8,13 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as esc
 
 from . import suites, targets
 from .engines import engine_for
 from .errors import IolabError
-from .runner import RunOptions, Runner, start
 from .runlist import list_runs
+from .runner import Interrupted, RunOptions, Runner, start, stop_on_signals
 from .store import ResultsDiskFull, RunStore, runs_root
 from .units import parse_duration, parse_size
 
@@ -51,6 +51,8 @@ WsatMulOpt = typer.Option(None, "--wsat-capacity-multiple", help="Write Saturati
 WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time limit (spec: 24h).")
 MinWritesOpt = typer.Option(None, "--rwsw-min-writes", help="Multi-WSAT / Individual Streams: accept steady state only "
                             "after this × capacity of workload writes (default 1).")
+StallOpt = typer.Option(None, "--stall-timeout", help="Stop and fail a round in which fio completes no IO for this long "
+                        "(default: 3 × the cell time, at least 30 s; e.g. 2m). Lower values than 30 s only when given here.")
 WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab trace analyze` "
                            "(or its composite.toml / replay.toml).")
 
@@ -104,49 +106,59 @@ def run(
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where run directories go (default ./runs or $IOLAB_RUNS)."),
     tested_by: str = typer.Option("", "--tested-by", help="Name for the report's 'tested by' field."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
+    stall_timeout: Optional[str] = StallOpt,
 ):
     """Run a SNIA PTS or RWSW test: purge, precondition, rounds until steady state; every round is stored."""
-    from .progress import RichProgress
-    from .textreport import render
-
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
-    tgt = suites.quick_target(prof, targets.parse_target(target or default_target()))
-    engine = engine_for(tgt)
+    stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
+    # An empty -t is a mistake, not a request for the simulated drive.
+    tgt = suites.quick_target(prof, targets.parse_target(target if target is not None else default_target()))
+    engine = engine_for(tgt, stall_timeout=stall_s)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
     root = runs_dir or runs_root()
     try:
-        for name in _tests(test):
-            plan = suites.build_plan(name, prof, tgt, workload)
-            store = start(plan, tgt, engine, options, root)
-            if workload is not None:
-                from .suites.rwsw_common import copy_inputs
-
-                copy_inputs(workload, store.dir)
-            console.print(f"[bold]{plan.title}[/] on {tgt.spec} → {store.dir}")
-            for overridden in store.manifest.safety_overrides:
-                console.print(f"[bold yellow]safety check overridden: {escape(overridden)}[/]", soft_wrap=True)
-            if not store.manifest.compliant:
-                console.print(f"[yellow]non-compliant: {'; '.join(store.manifest.noncompliance)}[/]")
-            try:
-                with RichProgress(console) as progress:
-                    Runner(plan, tgt, engine, store, options, progress).run()
-            except KeyboardInterrupt:
-                err.print(f"[yellow]interrupted: finished rounds are kept in {store.dir}; "
-                          f"`iolab report {store.dir}` reports what was measured[/]")
-                raise typer.Exit(130)
-            except IolabError as e:
-                err.print(f"[red]{e}[/]\n(the run so far is kept in {store.dir})")
-                if report and not isinstance(e, ResultsDiskFull):  # no room for a report either
-                    _write_report(store)
-                raise typer.Exit(e.exit_code)
-            render(store, console)
-            if report:
-                _write_report(store)
-            console.print(f"run directory: {store.dir}")
+        with stop_on_signals():
+            _run_tests(test, prof, tgt, workload, engine, options, root, report)
     finally:
         engine.close()
+
+
+def _run_tests(test, prof, tgt, workload, engine, options, root, report) -> None:
+    from .progress import RichProgress
+    from .textreport import render
+
+    # Every plan of a sequence is built (and so checked) before the first one writes anything.
+    plans = [suites.build_plan(name, prof, tgt, workload) for name in _tests(test)]
+    for plan in plans:
+        store = start(plan, tgt, engine, options, root)
+        if workload is not None:
+            from .suites.rwsw_common import copy_inputs
+
+            copy_inputs(workload, store.dir)
+        console.print(f"[bold]{esc(plan.title)}[/] on {esc(tgt.spec)} → {esc(str(store.dir))}")
+        for overridden in store.manifest.safety_overrides:
+            console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
+        if not store.manifest.compliant:
+            console.print(f"[yellow]non-compliant: {esc('; '.join(store.manifest.noncompliance))}[/]")
+        try:
+            with RichProgress(console) as progress:
+                Runner(plan, tgt, engine, store, options, progress).run()
+        except KeyboardInterrupt as e:
+            by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+            err.print(f"[yellow]{by}: finished rounds are kept in {esc(str(store.dir))}; "
+                      f"`iolab report {esc(str(store.dir))}` reports what was measured[/]")
+            raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
+        except IolabError as e:
+            err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(store.dir))})")
+            if report and not isinstance(e, ResultsDiskFull):  # no room for a report either
+                _write_report(store)
+            raise typer.Exit(e.exit_code)
+        render(store, console)
+        if report:
+            _write_report(store)
+        console.print(f"run directory: {esc(str(store.dir))}")
 
 
 def _write_report(store: RunStore) -> None:
@@ -154,7 +166,7 @@ def _write_report(store: RunStore) -> None:
 
     paths = write_report([store.dir], store.dir / "report")
     for p in paths:
-        console.print(f"report: {p}")
+        console.print(f"report: {esc(str(p))}", soft_wrap=True)
 
 
 def compliance_text(r) -> str:
@@ -172,32 +184,31 @@ def resume(
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
-    from rich.markup import escape
-
     from . import resume as resuming
     from .progress import RichProgress
     from .textreport import render
 
     r, engine = resuming.prepare(run_ref, engine_for, allow_unsafe_target, allow_system_disk)
-    console.print(f"[bold]resuming {escape(r.store.manifest.run_id)}[/] ({escape(r.plan.title)} on {escape(r.target.spec)})")
+    console.print(f"[bold]resuming {esc(r.store.manifest.run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
     for note in r.notes:
-        console.print(f"  {escape(note)}", soft_wrap=True)
+        console.print(f"  {esc(note)}", soft_wrap=True)
     try:
-        with RichProgress(console) as progress:
+        with stop_on_signals(), RichProgress(console) as progress:
             resuming.run(r, engine, progress)
-    except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted again: finished rounds are kept; `iolab resume {escape(str(r.store.dir))}` "
+    except KeyboardInterrupt as e:
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
+        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(r.store.dir))}` "
                   "continues[/]")
-        raise typer.Exit(130)
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
-        err.print(f"[red]{escape(str(e))}[/]\n(the run so far is kept in {escape(str(r.store.dir))})")
+        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(r.store.dir))})")
         raise typer.Exit(e.exit_code)
     finally:
         engine.close()
     render(r.store, console)
     if report:
         _write_report(r.store)
-    console.print(f"run directory: {r.store.dir}")
+    console.print(f"run directory: {esc(str(r.store.dir))}")
 
 
 @app.command()
@@ -205,16 +216,14 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
     """List stored runs."""
     from rich.table import Table
 
-    from rich.markup import escape
-
     t = Table()
     for col in ("run", "test", "target", "state", "started", "compliant"):
         t.add_column(col)
     found = list_runs(runs_dir)
     for r in found:
-        state = f"[red]broken: {escape(r.problem)}[/]" if r.problem else escape(r.state)
-        t.add_row(escape(r.run_id), escape(r.test), escape(r.target), state, escape(r.started),
-                  escape(compliance_text(r)))
+        state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
+        t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started),
+                  esc(compliance_text(r)))
     console.print(t)
     broken = sum(1 for r in found if r.problem)
     if broken:
@@ -241,7 +250,7 @@ def report(
     for ref in run_refs:
         path = resolve_run(ref)
         for p in write_report([path], out or path / "report"):
-            console.print(f"report: {p}", soft_wrap=True)
+            console.print(f"report: {esc(str(p))}", soft_wrap=True)
 
 
 @app.command()
@@ -254,7 +263,7 @@ def compare(
     from .compare import compare as compare_runs
 
     for p in compare_runs(run_refs, out or runs_root() / "compare", force=force):
-        console.print(f"comparison: {p}", soft_wrap=True)
+        console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
 
 
 @app.command()
@@ -268,7 +277,7 @@ def export(
 
     store = RunStore.open(run_ref)
     for p in export_run(store, fmt, out or store.dir / "export"):
-        console.print(f"wrote {p}", soft_wrap=True)
+        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
 
 
 @app.command()
@@ -277,10 +286,10 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
     from dataclasses import asdict
 
     tgt = targets.parse_target(target)
-    console.print(f"[bold]{tgt.spec}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
+    console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
     for k, v in asdict(tgt.facts).items():
         if v not in (None, (), ""):
-            console.print(f"  {k:16} {v if not isinstance(v, (list, tuple)) else ', '.join(map(str, v))}")
+            console.print(f"  {k:16} {esc(str(v) if not isinstance(v, (list, tuple)) else ', '.join(map(str, v)))}")
 
 
 @app.command("fio-job")
@@ -330,24 +339,22 @@ def capture(
     buffer: str = typer.Option("16MiB", "--buffer", help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events."),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
-    from rich.markup import escape
-
     from .traces import capture as trace_capture
 
     seconds = parse_duration(duration, "--duration")
     buffer_kb = parse_size(buffer, "--buffer") // 1024
     if buffer_kb < 4:
         raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
-    with console.status(f"capturing {escape(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
+    with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
         def tick(t) -> None:
-            status.update(f"capturing {escape(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
+            status.update(f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
 
         result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
-    console.print(escape(result.table.summary()), soft_wrap=True)
-    console.print(f"raw trace: {escape(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
+    console.print(esc(result.table.summary()), soft_wrap=True)
+    console.print(f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
     if result.lost_events:
         err.print(f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
-                  f"is INCOMPLETE (the IOs they described are missing from {escape(str(out))}). Capture again with a "
+                  f"is INCOMPLETE (the IOs they described are missing from {esc(str(out))}). Capture again with a "
                   "larger --buffer, or only the process that matters (--process).[/]", soft_wrap=True)
 
 
@@ -360,15 +367,13 @@ def trace_import(
     time_unit: Optional[str] = typer.Option(None, "--time-unit", help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed)."),
 ):
     """Import a public trace format into the normalised IO table."""
-    from rich.markup import escape
-
     from .traces import detect_format, import_trace
 
     if fmt is None:
         fmt = detect_format(paths[0])
         console.print(f"format: {fmt} (detected; pass --format to override)")
     table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
-    console.print(escape(table.summary()), soft_wrap=True)
+    console.print(esc(table.summary()), soft_wrap=True)
 
 
 @trace_app.command("export")
@@ -380,7 +385,7 @@ def trace_export(
     """Write an IO table back out in a public trace format (reads and writes)."""
     from .traces.writers import export_trace
 
-    console.print(f"wrote {export_trace(trace, fmt, out)}", soft_wrap=True)
+    console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
 
 
 def _fraction(text: str, what: str) -> float:
@@ -415,10 +420,10 @@ def analyze(
     from .analysis.streams import analyse as run_analysis
     from .suites.rwsw_common import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
 
-    with console.status(f"analysing {trace}"):
+    with console.status(f"analysing {esc(str(trace))}"):
         a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
                          devices=tuple(device or ()), process=process)
-    console.print(a.summary(), soft_wrap=True)
+    console.print(esc(a.summary()), soft_wrap=True)
     t = Table(title="per step (the Self-Test figures)", title_justify="left")
     for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
         t.add_column(col, justify="right")
@@ -441,13 +446,13 @@ def analyze(
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     written.append(plan.save(out / REPLAY_FILE))
     written += list(plot_all(a, out / "plots").values())
-    console.print(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
-                  f"TC {w.threads} × QD {w.queue_depth}", soft_wrap=True)
+    console.print(esc(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
+                      f"TC {w.threads} × QD {w.queue_depth}"), soft_wrap=True)
     console.print(f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
                   + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else ""))
     for p in written:
-        console.print(f"wrote {p}", soft_wrap=True)
-    console.print(f"next: iolab run rwsw --workload {out} --target …", soft_wrap=True)
+        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
+    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
 
 
 @sim_app.command("presets")
@@ -458,11 +463,11 @@ def sim_presets():
     from .engines.sim import list_presets
 
     for p in list_presets():
-        t = Table(title=f"{p.name} — {p.description}", title_justify="left")
+        t = Table(title=esc(f"{p.name} — {p.description}"), title_justify="left")
         t.add_column("parameter")
         t.add_column("value")
         for k, v in p.parameters:
-            t.add_row(k, str(v))
+            t.add_row(esc(k), esc(str(v)))
         console.print(t)
 
 
@@ -470,8 +475,14 @@ def main() -> None:
     try:
         app()
     except IolabError as e:
-        err.print(f"[red]iolab: {e}[/]")
+        err.print(f"[red]iolab: {esc(str(e))}[/]")
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")
         sys.exit(130)
+    except OSError as e:
+        # A path iolab was pointed at that the system refuses (not a directory, read-only,
+        # full): the system's own words and the path, not a traceback.
+        where = f": {e.filename}" if e.filename else ""
+        err.print(f"[red]iolab: {esc((e.strerror or str(e)) + where)}[/]")
+        sys.exit(2)

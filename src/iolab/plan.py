@@ -6,13 +6,33 @@ runner executes any plan the same way and never knows which test it serves.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .errors import IolabError
 from .steady import SteadyRule
 from .workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
+
+# fio counts runtime in whole milliseconds; a cell of a day is already 1,440 PTS cells, so a
+# longer one is a typo (and would overflow the simulator's clock long before it ended).
+MIN_CELL_SECONDS = 0.001
+MAX_CELL_SECONDS = 24 * 3600.0
+
+
+def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
+    shown = f"{value:g}{unit}" if _finite(value) and not _whole(value) else f"{value!r}{unit}"
+    return IolabError(f"{field_} ({option}): {shown} is not allowed; {need}. Nothing was run or written.")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -76,6 +96,32 @@ class Profile:
     # workload writes (UNVERIFIED in the RWSW spec; 1× fills the drive once, so GC has begun)
     rwsw_min_write_multiple: float = 1.0
 
+    def __post_init__(self) -> None:
+        # Every option is checked here, so a bad value fails before a run directory exists,
+        # whether it came from the command line or a Python caller.
+        if not _finite(self.cell_seconds) or not MIN_CELL_SECONDS <= self.cell_seconds <= MAX_CELL_SECONDS:
+            raise _bad("cell time", "--cell-time", self.cell_seconds,
+                       f"give a duration from {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h (the PTS uses 60 s)", " s")
+        if not _whole(self.max_rounds) or self.max_rounds < 1:
+            raise _bad("round limit", "--max-rounds", self.max_rounds, "give a whole number of rounds, at least 1 (the PTS uses 25)")
+        if not _finite(self.precondition_factor) or self.precondition_factor <= 0:
+            raise _bad("preconditioning factor", "--precondition-factor", self.precondition_factor,
+                       "give a finite number greater than 0 (× the tested capacity; the PTS uses 2)")
+        if not _finite(self.wsat_capacity_multiple) or self.wsat_capacity_multiple <= 0:
+            raise _bad("Write Saturation capacity multiple", "--wsat-capacity-multiple", self.wsat_capacity_multiple,
+                       "give a finite number greater than 0 (the PTS uses 4)")
+        if not _finite(self.wsat_max_seconds) or self.wsat_max_seconds < self.cell_seconds:
+            raise _bad("Write Saturation time limit", "--wsat-max-time", self.wsat_max_seconds,
+                       f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)", " s")
+        if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
+            raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")
+        if not _finite(self.active_range) or not 0 < self.active_range <= 1:
+            raise _bad("active range", "profile active_range", self.active_range, "give a fraction in (0, 1]")
+        for name in ("threads", "queue_depth"):
+            v = getattr(self, name)
+            if not _whole(v) or v < 1:
+                raise _bad(name.replace("_", " "), f"profile {name}", v, "give a whole number, at least 1")
+
     @property
     def compliant(self) -> bool:
         return not self.quick and self.cell_seconds >= 60 and self.capacity_limit is None and self.precondition_factor >= 2
@@ -105,3 +151,33 @@ class TestPlan:
     capacity: int  # bytes addressed by the test (after any quick limit)
     parameters: tuple[tuple[str, str], ...] = field(default=())  # for the report's Test Parameters column
     notes: tuple[str, ...] = ()  # choices made where the spec is UNVERIFIED, printed in reports
+
+    def __post_init__(self) -> None:
+        # What the options allow alone is checked by Profile; what they allow on this target
+        # (e.g. a capacity limit smaller than one block) only shows once the plan exists.
+        for phase in self.phases:
+            where = f"{self.title}, phase {phase.name!r}"
+            if not phase.cells:
+                raise IolabError(f"{where}: has no cells to measure.")
+            if not _whole(phase.max_rounds) or phase.max_rounds < 1:
+                raise IolabError(f"{where}: round limit {phase.max_rounds!r}; at least 1 round is needed.")
+            for budget, what in ((phase.budget_write_bytes, "write budget"), (phase.budget_seconds, "time budget")):
+                if budget is not None and (not _finite(budget) or budget <= 0):
+                    raise IolabError(f"{where}: {what} {budget!r}; it must be greater than 0.")
+            for w in (*phase.precondition, *(c.workload for c in phase.cells)):
+                _check_workload(w, self.capacity, where)
+
+
+def _check_workload(w: Workload, capacity: int, where: str) -> None:
+    largest = max(s.block_size for s in w.streams)
+    if capacity < largest:
+        raise IolabError(
+            f"{where}: the tested capacity of {capacity:,} B is smaller than one {largest:,} B block of "
+            f"{w.label()!r}. Raise --capacity-limit (or use a larger target). Nothing was run or written."
+        )
+    if w.duration_s is not None and (not _finite(w.duration_s) or not MIN_CELL_SECONDS <= w.duration_s <= MAX_CELL_SECONDS):
+        raise IolabError(f"{where}: workload {w.label()!r} lasts {w.duration_s!r} s; "
+                         f"it must last {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h.")
+    if w.bytes_budget is not None and (not _whole(w.bytes_budget) or w.bytes_budget < largest):
+        raise IolabError(f"{where}: workload {w.label()!r} has a byte budget of {w.bytes_budget!r} B; "
+                         f"it must cover at least one {largest:,} B block.")

@@ -6,6 +6,7 @@ import time
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape as esc
 from rich.table import Table
 
 from .plan import Phase, TestPlan
@@ -45,7 +46,7 @@ class RichProgress:
     # -- runner hooks -----------------------------------------------------------------------
     def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
         self.plan, self.phase_ = plan, phase
-        self.console.print(f"[bold]{plan.title}[/] · phase {index + 1}/{len(plan.phases)}: {phase.name}")
+        self.console.print(f"[bold]{esc(plan.title)}[/] · phase {index + 1}/{len(plan.phases)}: {esc(phase.name)}")
         self._refresh()
 
     def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
@@ -66,7 +67,7 @@ class RichProgress:
         self._refresh()
 
     def note(self, text: str) -> None:
-        self.console.print(text)
+        self.console.print(esc(text))
 
     # -- rendering --------------------------------------------------------------------------
     def _eta(self) -> str:
@@ -88,11 +89,11 @@ class RichProgress:
         t.add_column()
         if self.phase_ is not None:
             if self.what == "precondition":
-                t.add_row("step", f"preconditioning {self.index + 1}/{self.count}: {self.label}")
+                t.add_row("step", f"preconditioning {self.index + 1}/{self.count}: {esc(self.label)}")
             else:
                 limit = self.phase_.max_rounds
                 t.add_row("round", f"{self.round} (steady state checked from round {self.plan.rule.window}; at most {limit})")
-                t.add_row("cell", f"{self.index + 1}/{self.count}: {self.label}")
+                t.add_row("cell", f"{self.index + 1}/{self.count}: {esc(self.label)}")
         iops = []
         if self.live_iops is not None:
             iops.append(f"live {self.live_iops:,.0f}")

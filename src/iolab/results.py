@@ -7,7 +7,10 @@ engine; a field an engine cannot measure is None, never 0.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
+
+from .errors import EngineError
 
 # An interval that ended this fraction or more before its planned length is partial (engines
 # end a timed interval within a few ms of its length).
@@ -154,3 +157,61 @@ class RoundResult:
     def percentile(self, pct: float) -> float | None:
         h = self.histogram
         return h.percentile(pct) if h else None
+
+
+# -- validation: every engine result is checked before anything stores or uses it -------------
+
+
+def _problems(s: OpStats, side: str) -> list[str]:
+    out = []
+    for name in ("iops", "mbps"):
+        v = getattr(s, name)
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            out.append(f"{side} {name} is {v!r}")
+    if not isinstance(s.ios, int) or s.ios < 0:
+        out.append(f"{side} IO count is {s.ios!r}")
+        return out
+    if not isinstance(s.io_bytes, int) or s.io_bytes < 0:
+        out.append(f"{side} bytes are {s.io_bytes!r}")
+        return out
+    if s.ios == 0:
+        if s.io_bytes or s.iops or s.mbps:
+            out.append(f"{side} has no IOs but {s.io_bytes} B, {s.iops!r} IOPS, {s.mbps!r} MB/s")
+        return out
+    if s.io_bytes == 0:
+        out.append(f"{side} has {s.ios} IOs but 0 bytes")
+    lats = {"min": s.lat_min_us, "mean": s.lat_mean_us, "max": s.lat_max_us}
+    for name, v in lats.items():
+        if v is not None and (not math.isfinite(v) or v < 0):
+            out.append(f"{side} {name} latency is {v!r} µs")
+            return out
+    h = s.histogram
+    if h is not None and (any(c < 0 for c in h.counts) or not all(math.isfinite(v) and v >= 0 for v in h.values_us)):
+        out.append(f"{side} latency histogram holds a negative or non-finite bin")
+    return out
+
+
+def check_result(result: RoundResult, where: str) -> None:
+    """Raise EngineError if `result` holds a figure no measurement can produce (negative,
+    NaN or infinite rates, no runtime, IOs without bytes, latencies out of order, ...).
+    `where` names the round and its raw files for the message."""
+    problems = []
+    rt = result.runtime_s
+    if not isinstance(rt, (int, float)) or not math.isfinite(rt) or rt <= 0:
+        problems.append(f"runtime is {rt!r} s")
+    problems += _problems(result.read, "read") + _problems(result.write, "write")
+    if not problems and result.ios == 0:
+        problems.append("no IO completed")
+    for s in result.series:
+        vals = (s.t_s, s.read_iops, s.write_iops, s.mbps) + (() if s.lat_mean_us is None else (s.lat_mean_us,))
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
+            problems.append(f"the per-second series holds {s!r}")
+            break
+    for k, v in result.counters.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            problems.append(f"counter {k} is {v!r}")
+    if problems:
+        raise EngineError(
+            f"{where}: the engine reported impossible figures ({'; '.join(problems)}), so this round is not stored. "
+            "Its raw output is kept; rerun, and report the engine version if it persists."
+        )

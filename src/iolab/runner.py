@@ -9,18 +9,20 @@ from __future__ import annotations
 import os
 import platform
 import re
+import signal
 import socket
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from . import __version__, targets
-from .engines import Engine
+from .engines import Engine, purge_methods
 from .errors import IolabError
 from .identity import target_identity
 from .plan import Cell, Phase, TestPlan
-from .results import PARTIAL_TOLERANCE, RoundResult
+from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .steady import SteadyVerdict, evaluate
 from .store import Manifest, ResultsDiskFull, RunStore, _now_iso, is_disk_full
 from .targets import Target
@@ -158,8 +160,9 @@ class Runner:
                     continue
                 self.progress.phase(self.plan, phase, i)
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
-        except KeyboardInterrupt:
-            self.store.finish("interrupted", "stopped by the user (Ctrl-C); finished rounds are kept")
+        except KeyboardInterrupt as e:
+            by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
+            self.store.finish("interrupted", f"stopped {by}; finished rounds are kept")
             raise
         except IolabError as e:
             if not isinstance(e, ResultsDiskFull) and self.store.disk_full():
@@ -299,6 +302,7 @@ class Runner:
         tag = cell_tag(phase.name, rnd, ordinal, cell.key)
         t0, wall0 = time.time(), time.monotonic()
         result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag, progress=self.progress.live)
+        check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
                             workload_record(cell.workload), result, t0, time.time(),
                             partial=planned is not None and is_partial(planned, cell, result))
@@ -343,17 +347,53 @@ def metric_of(result: RoundResult, metric: str) -> float:
 
 
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
-    """Claim the target for this run (a second run on it is refused, naming this one), check
-    it is safe to write, then open the run directory. A refused target leaves no run behind;
-    the claim lasts until Runner.run ends."""
+    """Check the purge method fits the target, claim the target for this run (a second run on it
+    is refused, naming this one), check it is safe to write, then open the run directory. A
+    refused target leaves no run behind; the claim lasts until Runner.run ends."""
+    allowed = purge_methods(target)
+    if options.purge_method not in allowed:
+        raise IolabError(f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
+                         f"use one of {', '.join(allowed)}. Nothing was run or written.")
     claim = targets.claim(target)
     try:
         overrides = targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
         manifest = new_manifest(plan, target, engine, options)
         manifest.safety_overrides = overrides
-        store = RunStore.create(root, manifest)
+        try:
+            store = RunStore.create(root, manifest)
+        except OSError as e:
+            raise IolabError(f"runs directory {root}: cannot create a run directory there ({e.strerror or e}: "
+                             f"{e.filename or root}). Choose a writable directory with --runs-dir or $IOLAB_RUNS.") from None
     except BaseException:
         claim.release()
         raise
     claim.note_run(store.manifest.run_id, store.dir)
     return store
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal other than Ctrl-C (SIGTERM, SIGHUP), handled exactly like Ctrl-C: fio is
+    stopped, the run is marked interrupted with the signal named, what is stored is kept."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def stop_on_signals():
+    """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
+    (their default is to die at once, leaving fio running and the run marked 'running')."""
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape as esc
 from rich.table import Table
 
 from .store import RunStore
@@ -22,21 +23,23 @@ MAIN_METRIC = {
 
 def render(store: RunStore, console: Console) -> None:
     m = store.manifest
-    console.print(f"[bold]{m.title}[/] — {m.spec} — run {m.run_id}")
+    # Everything from the manifest is text a user or a device supplied: escaped, so a '[' in
+    # it is printed, not read as Rich markup.
+    console.print(f"[bold]{esc(m.title)}[/] — {esc(m.spec)} — run {esc(m.run_id)}")
     facts = m.target.get("facts", {})
-    console.print(f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
-                  f"{eng(m.target['capacity'], 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})")
+    console.print(esc(f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
+                      f"{eng(m.target['capacity'], 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})"))
     state_style = {"complete": "green", "running": "yellow"}.get(m.state, "red")
-    console.print(f"state [{state_style}]{m.state}[/]  started {m.started}  ended {m.ended or '—'}")
+    console.print(f"state [{state_style}]{esc(m.state)}[/]  started {esc(m.started)}  ended {esc(m.ended or '—')}")
     if m.error:
-        console.print(f"[red]{m.error}[/]")
+        console.print(f"[red]{esc(m.error)}[/]")
     if not m.compliant:
-        console.print(f"[yellow]NON-COMPLIANT: {'; '.join(m.noncompliance)}[/]")
+        console.print(f"[yellow]NON-COMPLIANT: {esc('; '.join(m.noncompliance))}[/]")
     for p in m.purges:
-        console.print(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}")
-    console.print(f"steady-state rule: {m.steady_rule}")
+        console.print(esc(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}"))
+    console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
-        console.print(f"note: {note}")
+        console.print(esc(f"note: {note}"))
     for ph in summarise(store):
         console.print()
         render_phase(m.test, ph, console)
@@ -45,7 +48,7 @@ def render(store: RunStore, console: Console) -> None:
 def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
     steady = {True: "[green]steady state reached[/]", False: "[red]steady state NOT reached[/]", None: "steady state not evaluated"}[ph.steady]
     rounds = f"{len(ph.rounds)} complete round(s)"
-    console.print(f"[bold]{ph.phase.name}[/]: {rounds}; {steady}; {ph.phase.stop_reason or 'unfinished'}")
+    console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
         console.print(f"measurement window: rounds {ph.window[0]}–{ph.window[-1]}")
     if test == "wsat":
@@ -55,7 +58,7 @@ def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
         t = Table(title=f"{title}, mean over the measurement window", title_justify="left")
         t.add_column("block size", justify="right")
         for mix in ph.mixes:
-            t.add_column(f"R/W {mix}", justify="right")
+            t.add_column(esc(f"R/W {mix}"), justify="right")
         for bs in ph.block_sizes:
             cells = [ph.cell(mix, bs) for mix in ph.mixes]
             t.add_row(kib_label(bs), *(fmt(c) if c else "—" for c in cells))
@@ -75,12 +78,12 @@ def render_steady(ph: PhaseSummary, console: Console) -> None:
         t.add_column(col, justify="left" if col == "variable" else "right", no_wrap=col != "variable",
                      overflow="fold", min_width=8 if col == "variable" else None)
     for v in ph.verdicts:
-        t.add_row(v.name, f"{v.rounds[0]}–{v.rounds[-1]}", num(v.average), num(v.range_measured),
+        t.add_row(esc(v.name), f"{v.rounds[0]}–{v.rounds[-1]}", num(v.average), num(v.range_measured),
                   num(v.range_allowed), num(denoise(v.fit_excursion, v.average)), num(v.fit_allowed),
                   "[green]pass[/]" if v.steady else "[red]FAIL[/]")
     console.print(t)
     for v in ph.verdicts:
-        console.print(f"  fit, {' '.join(v.name.split())}: {v.formula()} (R = round)", soft_wrap=True)
+        console.print(f"  fit, {esc(' '.join(v.name.split()))}: {esc(v.formula())} (R = round)", soft_wrap=True)
 
 
 def render_cells(ph: PhaseSummary, console: Console) -> None:
@@ -92,7 +95,7 @@ def render_cells(ph: PhaseSummary, console: Console) -> None:
     for c in cells:
         if len(ph.cells) > 30 and c is ph.cells[-10]:
             t.add_row("…", "", "", "", "")
-        t.add_row(c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.p99_999_us))
+        t.add_row(esc(c.key), num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.p99_999_us))
     console.print(t)
 
 

@@ -207,7 +207,7 @@ def test_resume_claims_the_target_too(tmp_path):
 
 def test_a_refused_start_releases_its_claim(tmp_path):
     f = tmp_path / "photos.tar"
-    f.write_bytes(b"precious" * 100)
+    f.write_bytes(b"precious" * 300_000)  # big enough for a plan (one WIPC block)
     t = parse_target(f"file:{f}")
     for _ in range(2):  # the second refusal is for the same reason, not "in use"
         with pytest.raises(RefusedError, match="not created by iolab"):

@@ -3,9 +3,11 @@ target's kind and never looks inside it (in the spirit of fio's `ioengine_ops`).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Callable, Protocol
 
+from ..errors import IolabError
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target
 from ..workload import Workload
@@ -43,12 +45,38 @@ class Engine(Protocol):
         """Release resources (stop servers, save simulator state)."""
 
 
-def engine_for(target: Target) -> Engine:
-    """The engine that drives this kind of target."""
+def engine_for(target: Target, stall_timeout: float | None = None) -> Engine:
+    """The engine that drives this kind of target. `stall_timeout` (seconds without a
+    completed IO before a round is stopped and failed) applies to fio; the simulator runs
+    in-process in virtual time and cannot stall on a device."""
+    check_stall_timeout(stall_timeout)
     if target.kind == "sim":
         from .sim import SimEngine
 
         return SimEngine()
     from .fio import FioEngine
 
-    return FioEngine()
+    return FioEngine(stall_timeout=stall_timeout)
+
+
+def check_stall_timeout(seconds: float | None) -> None:
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                or not math.isfinite(seconds) or seconds <= 0):
+        raise IolabError(f"stall timeout (--stall-timeout): {seconds!r} is not allowed; give a duration greater than 0 "
+                         "(default: 3 × the cell time, at least 30 s). Nothing was run or written.")
+
+
+def purge_methods(target: Target) -> tuple[str, ...]:
+    """The --purge values that make sense for this target, so a wrong one is refused before a
+    run directory exists rather than at the first purge."""
+    if target.kind == "sim":
+        from .sim import PURGE_METHODS as SIM_METHODS
+
+        return (*SIM_METHODS, "none")
+    from ..targets import PURGE_METHODS
+
+    if target.kind == "file":
+        return ("auto", "file", "none")
+    if target.kind == "nbd":
+        return ("auto", "none")  # iolab cannot purge what is behind an NBD server
+    return tuple(m for m in PURGE_METHODS if m != "file")

@@ -69,6 +69,8 @@ def _fio_version(fio: str) -> str:
         out = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=30)
     except FileNotFoundError:
         raise _fio_missing(fio) from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"`{fio} --version` did not answer within 30 s (it was stopped). Check the fio installation.") from None
     version = out.stdout.strip()
     if out.returncode != 0 or not version.startswith("fio-"):
         raise EngineError(
@@ -677,6 +679,7 @@ class _ReportStream:
         self.notes: list[str] = []
         self._prev_ios = 0
         self._prev_ms = 0.0
+        self.ios = 0  # most IOs any report so far counted: the watchdog's sign of progress
 
     def feed(self, data: bytes) -> list[tuple[float, float]]:
         """Consume stdout bytes; return (elapsed s, IOPS since the previous report) for
@@ -718,6 +721,8 @@ class _ReportStream:
             ms = max(j[d]["runtime"] for j in jobs for d in ("read", "write"))
         except (KeyError, TypeError, ValueError):
             return None  # live progress is best effort; the final report is validated
+        if isinstance(ios, int) and ios > self.ios:
+            self.ios = ios
         if ms <= self._prev_ms:
             return None
         iops = (ios - self._prev_ios) / ((ms - self._prev_ms) / 1000.0)
@@ -771,13 +776,53 @@ def _stop(proc: subprocess.Popen) -> None:
                 return
     except KeyboardInterrupt:
         pass
-    if proc.poll() is None:
-        for pid in [*_job_processes(proc.pid), proc.pid]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        proc.wait()
+    _kill(proc)
+
+
+KILL_WAIT_S = 10.0
+
+
+def _kill(proc: subprocess.Popen) -> bool:
+    """SIGKILL fio's process group and its job processes (each in its own session, so the
+    group does not reach them). False if fio is still there after KILL_WAIT_S: a process
+    blocked in the kernel (a dead block device) cannot die until its IO returns, and iolab
+    must not hang waiting for it."""
+    if proc.poll() is not None:
+        return True
+    jobs = _job_processes(proc.pid)  # before fio dies: orphans lose the parent link
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in [*jobs, proc.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=KILL_WAIT_S)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def default_stall_timeout(workload: Workload) -> float:
+    """How long fio may complete no IO before the watchdog stops it: 3 × the cell time, at
+    least MIN_STALL_S (a round without a duration, e.g. byte-budget preconditioning, gets the
+    minimum). Per-second status reports make progress visible every second, so this only
+    has to absorb a slow start or a drive's own pauses."""
+    return max(MIN_STALL_S, 3.0 * (workload.duration_s or 0.0))
+
+
+MIN_STALL_S = 30.0
+
+
+class _Stalled(Exception):
+    """fio completed no IO (or did not exit) for the stall timeout."""
+
+    def __init__(self, seconds: float, what: str):
+        super().__init__(what)
+        self.seconds, self.what = seconds, what  # seconds: the timeout that ran out
 
 
 class FioEngine:
@@ -785,8 +830,14 @@ class FioEngine:
 
     name = "fio"
 
-    def __init__(self, fio: str = "fio"):
+    def __init__(self, fio: str = "fio", stall_timeout: float | None = None):
+        """`stall_timeout`: seconds without a completed IO before a round is stopped and
+        failed (default: `default_stall_timeout` of each round's workload)."""
+        from . import check_stall_timeout  # the package imports this module lazily: no cycle
+
+        check_stall_timeout(stall_timeout)
         self.fio = fio
+        self.stall_timeout = stall_timeout
 
     # -- protocol -------------------------------------------------------------------------
     def version(self) -> str:
@@ -819,7 +870,9 @@ class FioEngine:
             progress: Progress | None = None) -> RoundResult:
         """Run one round. Raw output: raw_dir/<tag>.fio (the job), <tag>.json (fio's final
         json+ report), <tag>.stderr (what fio said besides JSON) and fio's logs
-        <tag>_{iops,bw,lat,clat,slat}.N.log. Ctrl-C stops fio and re-raises."""
+        <tag>_{iops,bw,lat,clat,slat}.N.log. Ctrl-C stops fio and re-raises. A round in
+        which fio completes no IO for the stall timeout is killed and fails (EngineError);
+        the last status report fio printed is kept as <tag>.stalled.txt."""
         raw_dir = Path(raw_dir)
         raw_dir.mkdir(parents=True, exist_ok=True)
         text = self.job_text(target, workload, tag)
@@ -835,11 +888,12 @@ class FioEngine:
         job.write_text(text)
         err_path = raw_dir / f"{tag}.stderr"
         # The report comes on stdout (not --output) so periodic status reports can be read
-        # live and dropped; only the final one is written to <tag>.json.
-        cmd = [self.fio, "--output-format=json+"]
-        if progress is not None:
-            cmd.append("--status-interval=1")
-        cmd.append(job.name)
+        # live and dropped; only the final one is written to <tag>.json. They are asked for
+        # even without a progress display: the stall watchdog needs them.
+        cmd = [self.fio, "--output-format=json+", "--status-interval=1", job.name]
+        stall_s = self.stall_timeout if self.stall_timeout is not None else default_stall_timeout(workload)
+        stalled: _Stalled | None = None
+        killed = True
         # If iolab dies without a chance to stop fio (SIGKILL), the kernel sends fio SIGTERM:
         # a byte-budget round has no runtime cap and would otherwise go on writing.
         setpriv = shutil.which("setpriv")
@@ -859,7 +913,10 @@ class FioEngine:
             except FileNotFoundError:
                 raise _fio_missing(self.fio) from None
             try:
-                _pump(proc, reports, progress)
+                _pump(proc, reports, progress, stall_s)
+            except _Stalled as e:
+                stalled = e
+                killed = _kill(proc)  # no polite stop: a stuck fio may never act on SIGINT
             except BaseException:
                 _stop(proc)
                 raise
@@ -868,6 +925,8 @@ class FioEngine:
                 reports.close()
                 if reports.notes:
                     err.write(("\n".join(reports.notes) + "\n").encode())
+        if stalled is not None:
+            raise _stall_error(stalled, target, tag, job, raw_dir, reports, proc, killed, err_path)
         if reports.final_text is not None:
             (raw_dir / f"{tag}.json").write_text(reports.final_text + "\n")
         if proc.returncode != 0:
@@ -904,10 +963,13 @@ def _check_path(target: Target) -> None:
         raise EngineError(f"target {target.spec}: {target.path} is not a regular file.")
 
 
-def _pump(proc: subprocess.Popen, reports: _ReportStream, progress: Progress | None) -> None:
+def _pump(proc: subprocess.Popen, reports: _ReportStream, progress: Progress | None, stall_s: float) -> None:
     """Drain fio's stdout as it comes (a full pipe would stall fio's status output) until
-    fio closes it and exits."""
+    fio closes it and exits. Raises _Stalled when no report shows a new completed IO for
+    `stall_s` seconds (a frozen server, a hung device, a fio printing nothing), or when fio
+    closes its output but does not exit within that time."""
     fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    last_ios, last_progress = 0, time.monotonic()
     while True:
         ready, _, _ = select.select([fd], [], [], 1.0)
         if ready:
@@ -917,7 +979,33 @@ def _pump(proc: subprocess.Popen, reports: _ReportStream, progress: Progress | N
             for elapsed, iops in reports.feed(data):
                 if progress is not None:
                     progress(elapsed, iops)
-    proc.wait()
+            if reports.ios > last_ios:
+                last_ios, last_progress = reports.ios, time.monotonic()
+        idle = time.monotonic() - last_progress
+        if idle >= stall_s:
+            raise _Stalled(stall_s, "completed no IO" if last_ios == 0 else f"completed no IO after its first {last_ios:,}")
+    try:
+        proc.wait(timeout=max(1.0, stall_s - (time.monotonic() - last_progress)))
+    except subprocess.TimeoutExpired:
+        raise _Stalled(stall_s, "closed its output but did not exit") from None
+
+
+def _stall_error(stalled: _Stalled, target: Target, tag: str, job: Path, raw_dir: Path, reports: _ReportStream,
+                 proc: subprocess.Popen, killed: bool, err_path: Path) -> EngineError:
+    kept = ""
+    if reports.final_text is not None:
+        path = raw_dir / f"{tag}.stalled.txt"
+        path.write_text(reports.final_text + "\n")
+        kept = f" fio's last status report is kept in {path}."
+    fate = ("fio and its job processes were killed" if killed else
+            f"fio (pid {proc.pid}) did not die within {KILL_WAIT_S:g} s of SIGKILL (stuck in the kernel?) and was left behind")
+    tail = _tail(err_path)
+    return EngineError(
+        f"no progress for {stalled.seconds:g} s on {target.spec}: fio {stalled.what} (round {tag!r}, job file {job}); "
+        f"{fate}. The round is not stored; finished rounds are kept.{kept}"
+        + (f" fio said: {tail.rstrip('.')}." if tail else "")
+        + " If the target is just this slow, raise --stall-timeout."
+    )
 
 
 def _tail(path: Path, lines: int = 12) -> str:

@@ -1,0 +1,126 @@
+"""Bad command lines: each ends with a non-zero exit and a one-paragraph error, never a
+traceback, and leaves no run directory behind (nothing was purged or written).
+
+Most run in-process through `iolab.cli.main` (the console script's entry point) to keep the
+suite fast; a few go through the installed `iolab` command as a user types them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolab import cli
+
+from .conftest import iolab
+
+# Each used to crash (a Rich MarkupError on text holding [...], a raw Python exception) or
+# to run and store something before failing, or to "complete" with nonsense (issue 9).
+BAD = [
+    "run iops -t /dev/null",
+    "run iops -t {d}/adir",
+    "run iops -t file:x?sise=1",
+    "run iops -t sim:",
+    "run iops -t nbd://",
+    "run iops -t nbd://h:99999/x",
+    "run iops -t nbd://[::1",
+    "run iops -t nbd://[x]/y",
+    "run iops -t /dev/sda[1]",
+    "run iops -t sim:[x]",
+    "run iops -t ''",
+    "info ''",
+    "info {d}/adir",
+    "info [x]",
+    "info /dev/null",
+    "run iops --precondition-factor nan",
+    "run iops --precondition-factor inf",
+    "run iops --precondition-factor -1",
+    "run iops --wsat-capacity-multiple nan",
+    "run iops --runs-dir {d}/afile",
+    "run iops --runs-dir /proc",
+    "run iops --max-rounds 0",
+    "run iops --max-rounds -3",
+    "run iops --cell-time 100000000h",
+    "run iops --cell-time 0",
+    "run iops --cell-time 0ms",
+    "run iops --cell-time 25h",
+    "run iops --cell-time [x]",
+    "run iops --capacity-limit 1B",
+    "run pts --capacity-limit 200KiB",
+    "run iops --capacity-limit 0",
+    "run iops --purge foo",
+    "run iops --purge blkdiscard",
+    "run iops -t file:{d}/f.img?size=64MiB --purge nvme-format",
+    "run wsat --wsat-max-time 0",
+    "run wsat --wsat-capacity-multiple -1",
+    "run iops --stall-timeout 0",
+    "run iops --stall-timeout abc",
+    "run iops --profile [x]",
+    "run [x]",
+    "run iops --workload [x]",
+    "run multi-wsat",
+    "run multi-wsat --workload {d}/afile",
+    "show [bold]x",
+    "report {d}/afile",
+    "export [x]",
+    "fio-job iops -t sim:",
+    "fio-job iops -t [x]",
+    "fio-job iops -t file:{d}/f.img?size=1MiB --capacity-limit 1B",
+    "trace import {d}/[x] -o {d}/o.parquet",
+    "capture /dev/[x] -d 1s -o {d}/c.parquet",
+]
+
+
+@pytest.fixture
+def place(scratch: Path, monkeypatch) -> Path:
+    (scratch / "afile").write_text("")
+    (scratch / "adir").mkdir()
+    (scratch / "runs").mkdir()
+    monkeypatch.setenv("IOLAB_RUNS", str(scratch / "runs"))
+    monkeypatch.chdir(scratch)
+    return scratch
+
+
+def _args(line: str, d: Path) -> list[str]:
+    import shlex
+
+    args = shlex.split(line.format(d=d))
+    if args[0] == "run":
+        args += ["--quick", "--no-report"]
+    return args
+
+
+def _check(code: int, out: str, err: str, d: Path) -> None:
+    assert code not in (0, None), out + err
+    assert "Traceback" not in out + err, err
+    text = err.strip()
+    assert text, "no error message"
+    assert "\n\n" not in text, f"more than one paragraph:\n{text}"
+    assert not any((d / "runs").iterdir()), "a run directory was left behind"
+    assert not (d / "f.img").exists() and not (d / "x").exists(), "a target file was created"
+
+
+@pytest.mark.parametrize("line", BAD)
+def test_a_bad_command_line_gives_one_paragraph_and_no_run(line, place, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["iolab", *_args(line, place)])
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    out, err = capsys.readouterr()
+    _check(e.value.code, out, err, place)
+
+
+@pytest.mark.parametrize("line", ["run iops -t nbd://", "run iops --max-rounds 0", "info ''"])
+def test_the_installed_command_says_the_same(line, place):
+    p = iolab(*_args(line, place), env={"IOLAB_RUNS": str(place / "runs")})
+    _check(p.returncode, p.stdout, p.stderr, place)
+    assert p.stderr.startswith("iolab: ")
+
+
+def test_user_text_with_markup_is_printed_as_given(place, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["iolab", "info", "[red]x[/red]"])
+    with pytest.raises(SystemExit):
+        cli.main()
+    err = " ".join(capsys.readouterr().err.split())
+    assert "'[red]x[/red]'" in err and "nbd://HOST[:PORT][/EXPORT]" in err
