@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 
-from . import suites, targets
+from . import api, registry, suites, targets
 from .engines import engine_for
 from .errors import IolabError
 from .runlist import list_runs
@@ -72,21 +72,13 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
     )
 
 
-def _tests(test: str) -> list[str]:
-    if test == "pts":
-        return list(suites.PTS_SEQUENCE)
-    if test == "rwsw":
-        return list(suites.RWSW_SEQUENCE)
-    if test not in suites.TESTS:
-        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(suites.TESTS)}, 'pts' (the four PTS tests "
-                         "in sequence) or 'rwsw' (the four RWSW tests in sequence).")
-    return [test]
+TEST_HELP = (f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(registry.sequences())}: its tests in "
+             "order); `iolab tests` lists them. Tests that need an input take --workload.")
 
 
 @app.command()
 def run(
-    test: str = typer.Argument(..., help="iops, throughput, latency, wsat, or pts (all four in sequence); "
-                               "multi-wsat, streams-wsat, replay, dirth-rwsw, or rwsw (all four, with --workload)."),
+    test: str = typer.Argument(..., help=TEST_HELP),
     target: Optional[str] = TargetOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
@@ -108,7 +100,7 @@ def run(
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
     stall_timeout: Optional[str] = StallOpt,
 ):
-    """Run a SNIA PTS or RWSW test: purge, precondition, rounds until steady state; every round is stored."""
+    """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
@@ -127,10 +119,9 @@ def run(
 
 def _run_tests(test, prof, tgt, workload, engine, options, root, report) -> None:
     from .progress import RichProgress
-    from .textreport import render
 
     # Every plan of a sequence is built (and so checked) before the first one writes anything.
-    plans = [suites.build_plan(name, prof, tgt, workload) for name in _tests(test)]
+    plans = api.plans(test, prof, tgt, workload)
     for plan in plans:
         store = start(plan, tgt, engine, options, root)
         if workload is not None:
@@ -155,16 +146,14 @@ def _run_tests(test, prof, tgt, workload, engine, options, root, report) -> None
             if report and not isinstance(e, ResultsDiskFull):  # no room for a report either
                 _write_report(store)
             raise typer.Exit(e.exit_code)
-        render(store, console)
+        api.show(store, console)
         if report:
             _write_report(store)
         console.print(f"run directory: {esc(str(store.dir))}")
 
 
 def _write_report(store: RunStore) -> None:
-    from .report import write_report
-
-    paths = write_report([store.dir], store.dir / "report")
+    paths = api.write_report([store.dir], store.dir / "report")
     for p in paths:
         console.print(f"report: {esc(str(p))}", soft_wrap=True)
 
@@ -186,7 +175,6 @@ def resume(
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
     from . import resume as resuming
     from .progress import RichProgress
-    from .textreport import render
 
     r, engine = resuming.prepare(run_ref, engine_for, allow_unsafe_target, allow_system_disk)
     console.print(f"[bold]resuming {esc(r.store.manifest.run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
@@ -205,10 +193,24 @@ def resume(
         raise typer.Exit(e.exit_code)
     finally:
         engine.close()
-    render(r.store, console)
+    api.show(r.store, console)
     if report:
         _write_report(r.store)
     console.print(f"run directory: {esc(str(r.store.dir))}")
+
+
+@app.command()
+def tests():
+    """List the tests iolab can run: name, family, sequence, whether it needs --workload, what it does."""
+    from rich.table import Table
+
+    t = Table()
+    for col in ("test", "family", "sequence", "input", "what it does"):
+        t.add_column(col, no_wrap=col != "what it does")
+    for d in registry.all():
+        t.add_row(esc(d.name), esc(d.family), d.sequence or "—", "--workload" if d.needs_workload else "—",
+                  esc(d.summary))
+    console.print(t)
 
 
 @app.command()
@@ -232,10 +234,8 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
 
 @app.command()
 def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory.")):
-    """Print a run's results: tables (block size × mix), steady-state table, completeness."""
-    from .textreport import render
-
-    render(RunStore.open(run_ref), console)
+    """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
+    api.show(RunStore.open(run_ref), console)
 
 
 @app.command()
@@ -244,12 +244,11 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder)."),
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
-    from .report import write_report
     from .store import resolve_run
 
     for ref in run_refs:
         path = resolve_run(ref)
-        for p in write_report([path], out or path / "report"):
+        for p in api.write_report([path], out or path / "report"):
             console.print(f"report: {esc(str(p))}", soft_wrap=True)
 
 
@@ -260,9 +259,7 @@ def compare(
     force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
 ):
     """Compare drives: one report overlaying the runs, a summary table and the ordinal ranking per column."""
-    from .compare import compare as compare_runs
-
-    for p in compare_runs(run_refs, out or runs_root() / "compare", force=force):
+    for p in api.compare(run_refs, out or runs_root() / "compare", force=force):
         console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
 
 
@@ -294,7 +291,7 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
 
 @app.command("fio-job")
 def fio_job(
-    test: str = typer.Argument(..., help="iops, throughput, latency, wsat or pts; an RWSW test or rwsw with --workload."),
+    test: str = typer.Argument(..., help=TEST_HELP),
     target: Optional[str] = TargetOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
@@ -312,8 +309,7 @@ def fio_job(
     if tgt.kind == "sim":
         raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")
     engine = FioEngine()
-    for name in _tests(test):
-        plan = suites.build_plan(name, prof, tgt, workload)
+    for plan in api.plans(test, prof, tgt, workload):
         for phase in plan.phases:
             for i, w in enumerate(phase.precondition):
                 tag = cell_tag(phase.name, 0, i, w.label())

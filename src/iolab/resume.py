@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import suites, targets
+from . import registry, targets
 from .engines import Engine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
@@ -54,7 +54,7 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
     except TypeError as e:
         raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
     workload = probe.dir / "inputs" if (probe.dir / "inputs").is_dir() else None
-    plan = suites.build_plan(m.test, profile, target, workload)
+    plan = registry.build_plan(m.test, profile, target, workload)
     if plan_summary(plan) != m.plan:
         raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
                          "(another iolab version, or the target's size changed), so it cannot continue it. "

@@ -1,7 +1,10 @@
 """The terminal view of a stored run (`iolab show`): tables per phase and the steady-state
-table with its fit formula. Reads summaries only."""
+table with its fit formula. Reads summaries only. A test declares its view of a phase
+(`grid_view`, `render_wsat`, or its own); `generic_view` serves any other test."""
 
 from __future__ import annotations
+
+from typing import Callable
 
 from rich import box
 from rich.console import Console
@@ -12,16 +15,11 @@ from .store import RunStore
 from .summary import PhaseSummary, interval_label, summarise
 from .units import denoise, eng, kib_label, num
 
-# Which figure the main table shows per test, and how to print it.
-MAIN_METRIC = {
-    "iops": ("IOPS", lambda c: num(c.iops)),
-    "throughput": ("MB/s", lambda c: num(c.mbps)),
-    "latency": ("ART / MRT / 99.999 % (µs)", lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {num(c.p99_999_us)}"),
-    "wsat": ("IOPS", lambda c: num(c.iops)),
-}
+PhaseView = Callable[[PhaseSummary, Console], None]
 
 
-def render(store: RunStore, console: Console) -> None:
+def render(store: RunStore, console: Console, view: PhaseView | None = None) -> None:
+    """`view`: the test's own view of a phase (None: `generic_view`)."""
     m = store.manifest
     # Everything from the manifest is text a user or a device supplied: escaped, so a '[' in
     # it is printed, not read as Rich markup.
@@ -42,19 +40,35 @@ def render(store: RunStore, console: Console) -> None:
         console.print(esc(f"note: {note}"))
     for ph in summarise(store):
         console.print()
-        render_phase(m.test, ph, console)
+        render_phase(ph, console, view or generic_view)
 
 
-def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
+def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     steady = {True: "[green]steady state reached[/]", False: "[red]steady state NOT reached[/]", None: "steady state not evaluated"}[ph.steady]
     rounds = f"{len(ph.rounds)} complete round(s)"
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
         console.print(f"measurement window: rounds {ph.window[0]}–{ph.window[-1]}")
-    if test == "wsat":
-        render_wsat(ph, console)
-    elif ph.mixes and ph.block_sizes:
-        title, fmt = MAIN_METRIC.get(test, MAIN_METRIC["iops"])
+    view(ph, console)
+    if ph.verdicts:
+        render_steady(ph, console)
+
+
+def is_grid(ph: PhaseSummary) -> bool:
+    """The cells fill a mix × block size table, each place at most once (a demand ramp's
+    cells share one mix and block size: a grid would show one of them)."""
+    places = [(c.mix, c.block_size) for c in ph.cells]
+    return bool(ph.mixes and ph.block_sizes) and len(set(places)) == len(places)
+
+
+def grid_view(title: str, fmt: Callable) -> PhaseView:
+    """One figure per cell in a block size × mix table (rows × columns); `fmt(cell)` prints it.
+    Phases that are not such a grid get one row per cell."""
+    def view(ph: PhaseSummary, console: Console) -> None:
+        if not is_grid(ph):
+            if ph.cells:
+                render_cells(ph, console)
+            return
         t = Table(title=f"{title}, mean over the measurement window", title_justify="left")
         t.add_column("block size", justify="right")
         for mix in ph.mixes:
@@ -63,10 +77,14 @@ def render_phase(test: str, ph: PhaseSummary, console: Console) -> None:
             cells = [ph.cell(mix, bs) for mix in ph.mixes]
             t.add_row(kib_label(bs), *(fmt(c) if c else "—" for c in cells))
         console.print(t)
-    elif ph.cells:
-        render_cells(ph, console)
-    if ph.verdicts:
-        render_steady(ph, console)
+    return view
+
+
+def iops_grid(ph: PhaseSummary, console: Console) -> None:
+    grid_view("IOPS", lambda c: num(c.iops))(ph, console)
+
+
+generic_view = iops_grid  # any test: the IOPS grid when its cells form one, else a row per cell
 
 
 def render_steady(ph: PhaseSummary, console: Console) -> None:
@@ -87,7 +105,7 @@ def render_steady(ph: PhaseSummary, console: Console) -> None:
 
 
 def render_cells(ph: PhaseSummary, console: Console) -> None:
-    """Tests whose cells are not a block size × mix grid (RWSW): one row per cell."""
+    """Phases whose cells are not a block size × mix grid (RWSW, ramps): one row per cell."""
     t = Table(title="per cell, mean over the measurement window", title_justify="left")
     for col in ("cell", "IOPS", "MB/s", "ART µs", "99.999 % µs"):
         t.add_column(col, justify="right")

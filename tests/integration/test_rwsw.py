@@ -174,7 +174,8 @@ def test_multi_wsat_saturates_the_drive_before_steady_state(workload, tmp_path):
     assert cells[0].counters["waf"] == 1.0 and cells[0].iops > 1.3 * ph.cells[0].iops  # FOB was faster
     assert "1× capacity of workload writes" in mw.manifest.parameters["Steady state accepted after"]
     # a saturated drive is no faster on the composite than the replay of the same capture
-    from iolab.compare import key_metrics, replay_totals
+    from iolab.api import key_metrics
+    from iolab.compare import replay_totals
 
     multi = key_metrics("multi-wsat")[0].get([ph])
     replay = replay_totals(summarise(stores["replay"]))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import suites, targets
+from iolab import registry, suites, targets
 from iolab.errors import IolabError, RefusedError
 from iolab.runner import RunOptions, start
 from iolab.runlist import list_runs
@@ -346,7 +346,7 @@ def test_overrides_are_printed_and_stored(scratch):
 
 def test_unknown_target_kind_is_refused_before_the_run_directory_exists(scratch):
     tape = Target("tape", "tape:/dev/st0", "/dev/st0", 1 << 30)
-    plan = suites.build_plan("iops", suites.make_profile("enterprise", quick=True), tape)
+    plan = registry.build_plan("iops", suites.make_profile("enterprise", quick=True), tape)
 
     class NoEngine:
         def version(self):

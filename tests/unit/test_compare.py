@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from iolab.api import compare, key_metrics
 from iolab.compare import (
-    KeyMetric, RunFacts, check_comparable, competition_ranks, compare, differences, key_metrics, summary_table,
+    KeyMetric, RunFacts, check_comparable, competition_ranks, differences, summary_table,
 )
 from iolab.errors import IolabError
 from tests.unit.test_report import DriveEngine, pdf_pages, record, target

@@ -2,7 +2,7 @@
 
 import pytest
 
-from iolab import suites
+from iolab import registry, suites
 from iolab.errors import IolabError
 from iolab.results import Histogram
 from iolab.targets import DeviceFacts, Target
@@ -13,7 +13,7 @@ T4K = Target("block", "/dev/y", "/dev/y", 100 * GiB, DeviceFacts(logical_sector=
 
 
 def plan(test, target=T512, **kw):
-    return suites.build_plan(test, suites.make_profile(**kw), target)
+    return registry.build_plan(test, suites.make_profile(**kw), target)
 
 
 def test_iops_plan_is_the_spec_loop():

@@ -12,8 +12,8 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from iolab import suites
-from iolab.report import build_document, write_report
+from iolab import registry, suites
+from iolab.api import build_document, write_report
 from iolab.report.html import render
 from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
 from iolab.report.rundata import RunData
@@ -73,7 +73,7 @@ class DriveEngine(ScriptedEngine):
 
 def record(root: Path, test: str, engine: DriveEngine, tgt: Target | None = None, **profile) -> Path:
     tgt = tgt or target()
-    plan = suites.build_plan(test, suites.make_profile("enterprise", quick=True, cell_seconds=1.0, **profile), tgt)
+    plan = registry.build_plan(test, suites.make_profile("enterprise", quick=True, cell_seconds=1.0, **profile), tgt)
     opts = RunOptions(tested_by="QA lab")
     store = start(plan, tgt, engine, opts, root)
     try:
@@ -248,7 +248,7 @@ def test_throughput_pages_cover_both_block_sizes(tmp_path):
 
 def test_compliant_run_has_no_noncompliance_banner(tmp_path):
     tgt = target()
-    plan = suites.build_plan("latency", suites.make_profile("enterprise"), tgt)
+    plan = registry.build_plan("latency", suites.make_profile("enterprise"), tgt)
     # a full-length profile with a scripted engine: the manifest says compliant
     store = start(plan, tgt, DriveEngine(), RunOptions(), tmp_path)
     store.finish("complete")
@@ -308,7 +308,7 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     from iolab.steady import SteadyRule, check_variable
     from iolab.summary import PhaseSummary
     from iolab.store import PhaseRow
-    from iolab.textreport import render_phase
+    from iolab.textreport import iops_grid, render_phase
 
     rule = SteadyRule()
     verdicts = (check_variable("IOPS 0/100 1024KiB", [21, 22, 23, 24, 25], [1_234_567.8, 1_111_111.1, 1_345_678.9,
@@ -317,7 +317,7 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     phase = PhaseRow("main", 0, None, None, None, False, 25, "round limit")
     ph = PhaseSummary(phase, tuple(range(1, 26)), tuple(range(21, 26)), False, verdicts, (), (), (), ())
     console = Console(width=80, record=True, color_system=None)
-    render_phase("iops", ph, console)
+    render_phase(ph, console, iops_grid)
     out = console.export_text()
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "…" not in out

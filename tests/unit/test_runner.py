@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import suites
+from iolab import registry, suites
 from iolab.errors import EngineError
 from iolab.results import Histogram, OpStats, RoundResult
 from iolab.runner import RunOptions, Runner, start
@@ -88,7 +88,7 @@ def profile(**kw):
 
 
 def go(tmp_path, test, engine, **kw):
-    plan = suites.build_plan(test, profile(**kw), TARGET)
+    plan = registry.build_plan(test, profile(**kw), TARGET)
     store = start(plan, TARGET, engine, RunOptions(), tmp_path)
     Runner(plan, TARGET, engine, store, RunOptions()).run()
     return plan, RunStore.open(store.dir)
@@ -152,7 +152,7 @@ def test_wsat_stops_exactly_at_its_byte_budget(tmp_path):
 def test_interrupt_keeps_finished_rounds(tmp_path):
     # 1 precondition call + 9 cells per latency round: call 1 + 2*9 + 3 is inside round 3
     engine = ScriptedEngine(lambda rnd, call: 100, interrupt_at=1 + 2 * 9 + 3)
-    plan = suites.build_plan("latency", profile(), TARGET)
+    plan = registry.build_plan("latency", profile(), TARGET)
     store = start(plan, TARGET, engine, RunOptions(), tmp_path)
     with pytest.raises(KeyboardInterrupt):
         Runner(plan, TARGET, engine, store, RunOptions()).run()
@@ -165,7 +165,7 @@ def test_interrupt_keeps_finished_rounds(tmp_path):
 
 def test_engine_failure_marks_the_run_failed(tmp_path):
     engine = ScriptedEngine(lambda rnd, call: 100, fail_at=5)
-    plan = suites.build_plan("latency", profile(), TARGET)
+    plan = registry.build_plan("latency", profile(), TARGET)
     store = start(plan, TARGET, engine, RunOptions(), tmp_path)
     with pytest.raises(EngineError):
         Runner(plan, TARGET, engine, store, RunOptions()).run()
@@ -177,7 +177,7 @@ def test_engine_failure_marks_the_run_failed(tmp_path):
 
 def test_dead_writer_reads_as_interrupted(tmp_path):
     engine = ScriptedEngine(lambda rnd, call: 100)
-    plan = suites.build_plan("latency", profile(), TARGET)
+    plan = registry.build_plan("latency", profile(), TARGET)
     store = start(plan, TARGET, engine, RunOptions(), tmp_path)
     store.manifest.pid = 2**22 + 12345  # no such process
     store.write_manifest()
@@ -187,7 +187,7 @@ def test_dead_writer_reads_as_interrupted(tmp_path):
 def test_client_profile_settings():
     p = suites.make_profile("client")
     assert (p.active_range, p.threads, p.queue_depth, p.write_cache) == (0.75, 2, 16, True)
-    plan = suites.build_plan("iops", p, TARGET)
+    plan = registry.build_plan("iops", p, TARGET)
     assert plan.capacity == int(0.75 * GiB)
     assert plan.phases[0].cells[0].workload.active_range == pytest.approx(0.75)
 
@@ -202,7 +202,7 @@ def test_wsat_time_limit_counts_measured_time(tmp_path):
 
 
 def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
-    from iolab.compare import key_metrics
+    from iolab.api import key_metrics
 
     # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval; the budget ends 0.7 s into interval 5,
     # with IOPS falling from the start so a wrongly averaged interval would move the minimum.
@@ -263,10 +263,10 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     from rich.console import Console
 
-    from iolab.textreport import render
+    from iolab.api import show
 
     buf = io.StringIO()
-    render(old, Console(file=buf, width=200))
+    show(old, Console(file=buf, width=200))
     assert "5 (partial, 0.7 s)" in buf.getvalue() and "last 5 full intervals mean 1,000 IOPS" in buf.getvalue()
 
 

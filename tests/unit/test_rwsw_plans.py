@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import suites
+from iolab import registry, suites
 from iolab.analysis.workloads import ReplayPlan, ReplayStep, save_composite
 from iolab.errors import IolabError
 from iolab.suites.rwsw_common import copy_inputs, digest, load_input, locate
@@ -37,7 +37,7 @@ def write_inputs(d, composite=True, replay=True, qd=6):
 
 
 def plan(test, tmp_path, **profile):
-    return suites.build_plan(test, suites.make_profile(**profile), TARGET, write_inputs(tmp_path / "wl"))
+    return registry.build_plan(test, suites.make_profile(**profile), TARGET, write_inputs(tmp_path / "wl"))
 
 
 def test_multi_wsat_runs_the_composite_from_purge_to_steady_state(tmp_path):
@@ -139,33 +139,33 @@ def test_workload_finds_the_other_files_beside_any_one_of_them(tmp_path):
 def test_a_test_without_its_file_says_which_file_is_missing(tmp_path):
     d = write_inputs(tmp_path / "only-replay", composite=False)
     with pytest.raises(IolabError, match="composite.toml.*iolab trace analyze"):
-        suites.build_plan("replay", suites.make_profile(), TARGET, d)
+        registry.build_plan("replay", suites.make_profile(), TARGET, d)
     d = write_inputs(tmp_path / "only-composite", replay=False)
-    suites.build_plan("multi-wsat", suites.make_profile(), TARGET, d)  # needs no replay
+    registry.build_plan("multi-wsat", suites.make_profile(), TARGET, d)  # needs no replay
     with pytest.raises(IolabError, match="replay.toml"):
-        suites.build_plan("replay", suites.make_profile(), TARGET, d)
+        registry.build_plan("replay", suites.make_profile(), TARGET, d)
 
 
 def test_rwsw_tests_need_a_workload_and_pts_tests_refuse_one(tmp_path):
     with pytest.raises(IolabError, match="needs --workload"):
-        suites.build_plan("multi-wsat", suites.make_profile(), TARGET)
+        registry.build_plan("multi-wsat", suites.make_profile(), TARGET)
     with pytest.raises(IolabError, match="takes no --workload"):
-        suites.build_plan("iops", suites.make_profile(), TARGET, write_inputs(tmp_path / "wl"))
-    assert suites.build_plan("iops", suites.make_profile(), TARGET).test == "iops"  # PTS calls unchanged
+        registry.build_plan("iops", suites.make_profile(), TARGET, write_inputs(tmp_path / "wl"))
+    assert registry.build_plan("iops", suites.make_profile(), TARGET).test == "iops"  # PTS calls unchanged
 
 
 def test_a_file_that_is_no_workload_is_refused_with_its_name(tmp_path):
     bad = tmp_path / "notes.toml"
     bad.write_text('[other]\nx = 1\n')
     with pytest.raises(IolabError, match="notes.toml: not an iolab workload file"):
-        suites.build_plan("multi-wsat", suites.make_profile(), TARGET, bad)
+        registry.build_plan("multi-wsat", suites.make_profile(), TARGET, bad)
     with pytest.raises(IolabError, match="no such file"):
-        suites.build_plan("multi-wsat", suites.make_profile(), TARGET, tmp_path / "nowhere")
+        registry.build_plan("multi-wsat", suites.make_profile(), TARGET, tmp_path / "nowhere")
     edited = write_inputs(tmp_path / "wl")
     text = (edited / "composite.toml").read_text().replace("share_pct = 30.5", "share_pct = 40.5")
     (edited / "composite.toml").write_text(text)
     with pytest.raises(IolabError, match=r"composite.toml:\d+: .*share_pct adds up to"):
-        suites.build_plan("multi-wsat", suites.make_profile(), TARGET, edited)
+        registry.build_plan("multi-wsat", suites.make_profile(), TARGET, edited)
 
 
 def test_the_digest_changes_with_the_mix_or_the_outstanding_io_only():

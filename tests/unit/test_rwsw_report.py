@@ -10,16 +10,17 @@ import re
 import pytest
 from rich.console import Console
 
-from iolab import suites
+from iolab import registry, suites
 from iolab.analysis import composite, replay, save_composite
 from iolab.analysis.streams import analyse
-from iolab.compare import RWSW_TESTS, check_comparable, compare, key_metrics, replay_totals, rwsw_summary_metrics
+from iolab import registry
+from iolab.api import build_document, compare, key_metrics
+from iolab.compare import check_comparable, replay_totals, sequence_summary_metrics
 from iolab.errors import IolabError
-from iolab.report import build_document
-from iolab.report.comparison import facts
+from iolab.compare.pages import facts
 from iolab.report.html import render
 from iolab.report.rundata import RunData
-from iolab.report.rwsw_compare import group_by_drive
+from iolab.compare.sequence import group_by_drive
 from iolab.runner import RunOptions, Runner, start
 from iolab.store import RunStore
 from iolab.suites.rwsw_common import copy_inputs
@@ -67,7 +68,7 @@ def inputs(tmp_path_factory):
 
 def record(root, test, engine, inputs_dir, tgt, quick=True, **profile):
     prof = suites.make_profile("enterprise", quick=quick, cell_seconds=1.0, **profile)
-    plan = suites.build_plan(test, prof, tgt, inputs_dir)
+    plan = registry.build_plan(test, prof, tgt, inputs_dir)
     store = start(plan, tgt, engine, RunOptions(tested_by="QA lab"), root)
     copy_inputs(inputs_dir, store.dir)
     Runner(plan, tgt, engine, store, RunOptions(tested_by="QA lab")).run()
@@ -83,7 +84,9 @@ def runs(tmp_path_factory, inputs):
     root = tmp_path_factory.mktemp("runs")
     out = {}
     for speed, tgt in zip((1.0, 2.0), DRIVES):
-        for test in RWSW_TESTS:
+        for test in registry.names():
+            if registry.get(test).sequence != "rwsw":
+                continue
             # The scripted drive writes GBs per interval: a large byte budget lets steady state end the phases.
             out[(tgt.short_name, test)] = record(root, test, RwswEngine(speed), inputs[0], tgt,
                                                  wsat_capacity_multiple=1000)
@@ -184,7 +187,7 @@ def test_rwsw_summary_ranks_the_faster_drive_first_in_every_column(runs, tmp_pat
     for (drive, test), path in runs.items():
         by_drive.setdefault(drive, {})[test] = RunData.load(path, tmp_path).phases
     slow, fast = by_drive["Slow_1"], by_drive["Fast_2"]
-    pairs = rwsw_summary_metrics([slow["streams-wsat"], fast["streams-wsat"]])
+    pairs = sequence_summary_metrics(registry.sequence("rwsw"), {"streams-wsat": [slow["streams-wsat"], fast["streams-wsat"]]})
     names = [m.name for _, m in pairs]
     assert names[:8] == [
         "Multi-WSAT: IOPS (steady state)", "Multi-WSAT: MB/s (steady state)", "Multi-WSAT: 99.999 % RT (steady state)",
@@ -244,9 +247,9 @@ def test_runs_of_different_workloads_are_not_compared(runs, inputs, tmp_path):
 def test_two_runs_of_one_test_on_one_drive_are_ambiguous(runs, tmp_path):
     first = RunData.load(runs[("Slow_1", "replay")], tmp_path)
     with pytest.raises(IolabError, match="two replay runs on"):
-        group_by_drive([first, first, RunData.load(runs[("Fast_2", "multi-wsat")], tmp_path)])
+        group_by_drive([first, first, RunData.load(runs[("Fast_2", "multi-wsat")], tmp_path)], registry.sequence("rwsw"))
     with pytest.raises(IolabError, match="at least two drives"):
-        group_by_drive([first, RunData.load(runs[("Slow_1", "multi-wsat")], tmp_path)])
+        group_by_drive([first, RunData.load(runs[("Slow_1", "multi-wsat")], tmp_path)], registry.sequence("rwsw"))
 
 
 def test_show_prints_one_row_per_cell_for_rwsw_runs(runs):

@@ -12,8 +12,8 @@ import sqlite3
 
 import pytest
 
-from iolab import resume, suites, store as store_mod
-from iolab.compare import compare
+from iolab import registry, resume, store as store_mod
+from iolab.api import compare
 from iolab.errors import IolabError
 from iolab.runner import RunOptions, Runner, start
 from iolab.runlist import list_runs
@@ -33,7 +33,7 @@ def snapshot(d):
 
 
 def finished_run(tmp_path, rounds=3):
-    plan = suites.build_plan("latency", profile(max_rounds=rounds), TARGET)
+    plan = registry.build_plan("latency", profile(max_rounds=rounds), TARGET)
     s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * (rnd + 1)), RunOptions(), tmp_path)
     Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 1000 * (rnd + 1)), s, RunOptions()).run()
     s.close()
@@ -58,7 +58,7 @@ def test_reading_a_finished_run_creates_and_modifies_nothing(tmp_path):
 
 
 def test_reading_a_running_run_sees_committed_cells_and_creates_nothing(tmp_path):
-    plan = suites.build_plan("latency", profile(max_rounds=2), TARGET)
+    plan = registry.build_plan("latency", profile(max_rounds=2), TARGET)
     writer = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
     Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), writer, RunOptions()).run_phase(plan.phases[0], 0)
     writer.manifest.state = "running"  # this process is the live writer, its connection open
@@ -70,7 +70,7 @@ def test_reading_a_running_run_sees_committed_cells_and_creates_nothing(tmp_path
 
 
 def test_reading_a_killed_run_uses_its_log_without_touching_it(tmp_path):
-    plan = suites.build_plan("latency", profile(max_rounds=2), TARGET)
+    plan = registry.build_plan("latency", profile(max_rounds=2), TARGET)
     pid = os.fork()
     if pid == 0:  # the writer: stores two rounds and dies without closing anything (kill -9)
         try:
@@ -173,7 +173,7 @@ def test_results_disk_full_marks_the_run_failed_with_that_reason(tmp_path):
                 raise OSError(errno.ENOSPC, "No space left on device", str(raw_dir / f"{tag}.json"))
             return super().run(target, workload, raw_dir, tag, progress)
 
-    plan = suites.build_plan("latency", profile(), TARGET)
+    plan = registry.build_plan("latency", profile(), TARGET)
     s = start(plan, TARGET, FullDisk(lambda rnd, call: 100), RunOptions(), tmp_path)
     with pytest.raises(ResultsDiskFull, match=f"results disk full at {s.dir}"):
         Runner(plan, TARGET, FullDisk(lambda rnd, call: 100), s, RunOptions()).run()
@@ -197,7 +197,7 @@ def test_when_not_even_the_failure_can_be_stored_it_says_so(tmp_path, monkeypatc
 
 def test_a_simulated_drive_cannot_continue_and_its_phase_runs_again(tmp_path, monkeypatch):
     # 1 preconditioning + 9 cells per round: call 1 + 2*9 + 3 is inside round 3
-    plan = suites.build_plan("latency", profile(max_rounds=5), TARGET)
+    plan = registry.build_plan("latency", profile(max_rounds=5), TARGET)
     s = start(plan, TARGET, ScriptedEngine(lambda r, c: 100), RunOptions(), tmp_path)
     with pytest.raises(KeyboardInterrupt):
         Runner(plan, TARGET, ScriptedEngine(lambda r, c: 100, interrupt_at=1 + 2 * 9 + 3), s, RunOptions()).run()

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from iolab import resume, suites, targets
+from iolab import registry, resume, suites, targets
 from iolab.errors import EngineError, IolabError, RefusedError
 from iolab.runner import RunOptions, Runner, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
@@ -168,7 +168,7 @@ class FailingEngine:
 
 
 def _plan(t):
-    return suites.build_plan("iops", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), t)
+    return registry.build_plan("iops", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), t)
 
 
 def test_runner_holds_the_claim_for_the_run_and_releases_it_when_the_run_fails(tmp_path):

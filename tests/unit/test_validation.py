@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import suites
+from iolab import registry, suites
 from iolab.engines import engine_for
 from iolab.engines.fio import FioEngine, parse_fio_json
 from iolab.engines.sim import SimEngine
@@ -68,18 +68,18 @@ def test_good_profiles_still_build():
     for kw in ({}, {"quick": True}, {"cell_seconds": 0.001}, {"cell_seconds": 24 * 3600.0}, {"max_rounds": 1},
                {"capacity_limit": 1 * MiB}, {"precondition_factor": 0.5}):
         for test in ("iops", "throughput", "latency", "wsat"):
-            suites.build_plan(test, suites.make_profile(**kw), BLOCK)
+            registry.build_plan(test, suites.make_profile(**kw), BLOCK)
 
 
 @pytest.mark.parametrize("test", ["iops", "throughput", "latency", "wsat"])
 def test_a_capacity_smaller_than_a_block_is_refused_when_the_plan_is_built(test):
     with pytest.raises(IolabError, match="smaller than one"):
-        suites.build_plan(test, suites.make_profile(capacity_limit=1), BLOCK)
+        registry.build_plan(test, suites.make_profile(capacity_limit=1), BLOCK)
 
 
 def test_a_preconditioning_volume_below_one_block_is_refused():
     with pytest.raises(IolabError, match="byte budget"):
-        suites.build_plan("iops", suites.make_profile(capacity_limit=1 * MiB, precondition_factor=0.01), BLOCK)
+        registry.build_plan("iops", suites.make_profile(capacity_limit=1 * MiB, precondition_factor=0.01), BLOCK)
 
 
 # -- options checked against the target before the run directory exists ---------------------
@@ -87,14 +87,14 @@ def test_a_preconditioning_volume_below_one_block_is_refused():
 
 @pytest.mark.parametrize("target,method", [(SIM, "foo"), (SIM, "blkdiscard"), (BLOCK, "file"), (BLOCK, "foo")])
 def test_a_purge_method_that_does_not_fit_the_target_leaves_no_run_behind(tmp_path, target, method):
-    plan = suites.build_plan("latency", suites.make_profile(quick=True), target)
+    plan = registry.build_plan("latency", suites.make_profile(quick=True), target)
     with pytest.raises(IolabError, match=f"purge method '{method}'"):
         start(plan, target, SimEngine(), RunOptions(purge_method=method), tmp_path / "runs")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
 def test_a_runs_directory_that_is_a_file_is_a_clear_error(tmp_path):
-    plan = suites.build_plan("latency", suites.make_profile(quick=True), SIM)
+    plan = registry.build_plan("latency", suites.make_profile(quick=True), SIM)
     (tmp_path / "afile").write_text("")
     with pytest.raises(IolabError, match="cannot create a run directory"):
         start(plan, SIM, SimEngine(), RunOptions(), tmp_path / "afile")

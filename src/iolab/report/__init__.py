@@ -5,12 +5,15 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     rundata.py  a stored run as the pages read it (manifest, summaries, links to raw files)
     header.py   page header fields, the four header columns, banners
     plots.py    matplotlib plots as PNG bytes
-    sections.py page builders shared by the tests
-    pts.py      which pages each PTS test has
+    sections.py page builders shared by the tests, and the Run Details pages
+    pts.py      the PTS tests' pages, and the generic pages of any other test
+    rwsw.py     the RWSW tests' pages and comparison overlays
     html.py     Document -> self-contained HTML
     pdf.py      the same HTML -> PDF (WeasyPrint)
 
-Reports read only run directories.
+Reports read only run directories. Which pages a test has is its declaration (suites/, via
+the registry); `iolab.api.write_report` asks the registry and calls `build_document` here, so
+nothing in report/ names a test or imports the registry.
 """
 
 from __future__ import annotations
@@ -23,15 +26,17 @@ from . import header
 from .html import render
 from .model import Document
 from .pdf import write_pdf
-from .pts import pages_for
+from .model import Page
 from .rundata import RunData
 
 
-def build_document(run: RunData) -> Document:
+def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
+    """`pages`: every page (the test's own, then Run Details: sections.details_pages);
+    `heading`: the test's declared page-header line (None: from the run's spec)."""
     m = run.manifest
     return Document(
         title=f"{m.title} — {run.label} — {m.run_id}",
-        spec=header.spec_line(run),
+        spec=header.spec_line(run, heading),
         test_name=m.title,
         started=m.started,
         ended=m.ended or ("in progress" if m.state == "running" else f"not finished ({m.state})"),
@@ -39,7 +44,7 @@ def build_document(run: RunData) -> Document:
         tested_by=m.platform.get("tested_by") or "not given (--tested-by)",
         columns=header.header_columns(run),
         banners=header.banners(run),
-        pages=tuple(pages_for(run)),
+        pages=tuple(pages),
         footer=f"run {m.run_id} · results from {run.dir.name}/results.db · report by iolab {__version__}",
     )
 
@@ -58,14 +63,4 @@ def write_document(doc: Document, out_dir: Path, stem: str) -> list[Path]:
     return [html_path, pdf_path]
 
 
-def write_report(run_dirs: list[Path], out_dir: Path) -> list[Path]:
-    """One HTML and one PDF per run, in out_dir; returns the paths written."""
-    out_dir = Path(out_dir).resolve()
-    written = []
-    for ref in run_dirs:
-        run = RunData.load(ref, out_dir)
-        written += write_document(build_document(run), out_dir, run.manifest.run_id)
-    return written
-
-
-__all__ = ["write_report", "build_document", "write_document"]
+__all__ = ["build_document", "write_document"]

@@ -28,10 +28,17 @@ def _val(v) -> str:
     return NOT_REPORTED if v in (None, "", ()) else str(v)
 
 
-def spec_line(run: RunData) -> str:
-    if run.manifest.spec.startswith("RWSW"):
-        return f"Real World Storage Workload Performance Test Specification — {run.manifest.spec}"
-    return f"Solid State Storage Performance Test Specification — {run.manifest.spec}"
+SPEC_HEADINGS = {  # a stored run whose test this process does not know: by its plan's spec
+    "PTS": "Solid State Storage Performance Test Specification",
+    "RWSW": "Real World Storage Workload Performance Test Specification",
+}
+
+
+def spec_line(run: RunData, heading: str | None = None) -> str:
+    """`heading`: the test's declared one (None: the run's test is not registered here)."""
+    if heading is None:
+        heading = SPEC_HEADINGS.get(run.manifest.spec.split(" ", 1)[0])
+    return f"{heading} — {run.manifest.spec}" if heading else run.manifest.spec
 
 
 def device_line(run: RunData) -> str:
@@ -119,7 +126,7 @@ def steady_text(run: RunData, short: bool = False) -> str:
                          + {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady])
             continue
         state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[ph.steady]
-        if run.manifest.test == "wsat":
+        if run.runs_to_budget(ph):
             state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
         name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
         if len(run.phases) > 1:

@@ -1,29 +1,24 @@
-"""Which pages each PTS test's report has (digest A.5–A.8), in SNIA order: steady-state
+"""The pages of the PTS tests' reports (digest A.5–A.8), in SNIA order: steady-state
 convergence, measurement window and steady-state table, tabular results, 2D and 3D plots,
-then the test's own plots (latency histograms, Write Saturation over time and TGBW)."""
+then the test's own plots (latency histograms, Write Saturation over time and TGBW). Each
+test's declaration in suites/ names its page builder; `generic_pages` serves any other test."""
 
 from __future__ import annotations
 
-from ..compare import RWSW_TESTS
 from ..summary import PhaseSummary, interval_label
-from ..suites.pts_iops import TRACKING as IOPS_TRACKING
 from ..units import KiB, duration, eng, kib_label, num, scale_for
 from . import plots
 from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
 from .sections import (
-    convergence_page, details_pages, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
+    convergence_page, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
     plot_2d_page, plot_3d_pages, table_pages, window_source,
 )
 
 
-def pages_for(run: RunData) -> list[Page]:
-    if run.manifest.test in RWSW_TESTS:
-        from .rwsw import pages_for as rwsw_pages
-
-        return rwsw_pages(run) + details_pages(run)
-    build = {"iops": iops_pages, "throughput": throughput_pages, "latency": latency_pages, "wsat": wsat_pages}
-    return build.get(run.manifest.test, generic_pages)(run) + details_pages(run)
+def _mix_of(ph: PhaseSummary, key: str) -> str:
+    """The mix of the cell `key` (as run; a cell never measured: its key without the block size)."""
+    return next((c.mix for c in ph.cells if c.key == key), key.rsplit(" ", 1)[0])
 
 
 def _main(run: RunData) -> PhaseSummary | None:
@@ -38,8 +33,7 @@ def iops_pages(run: RunData) -> list[Page]:
     if ph is None or not ph.cells:
         return [not_measured_page(run, ph, "IOPS") if ph else _nothing(run)]
     pages = []
-    spec = run.manifest.profile.get("spec", "2.0.2")
-    tracking_mixes = list(dict.fromkeys(mix for mix, _ in IOPS_TRACKING.get(spec, IOPS_TRACKING["2.0.2"])))
+    tracking_mixes = list(dict.fromkeys(_mix_of(ph, t["cell_key"]) for t in run.plan_phase(ph.phase.name).get("tracking", ())))
     for mix in tracking_mixes:
         pages.append(convergence_page(run, ph, f"Steady State Convergence — IOPS, R/W {mix}",
                                       [(f"IOPS per round, RND R/W {mix}, all block sizes", mix, "iops")], "IOPS"))

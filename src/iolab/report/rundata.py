@@ -39,6 +39,16 @@ class RunData:
     def quick(self) -> bool:
         return bool(self.manifest.profile.get("quick"))
 
+    def plan_phase(self, name: str) -> dict:
+        """The phase as the run stored its plan (manifest.json), {} if absent: reports read what
+        was run, never today's suite code."""
+        return next((p for p in self.manifest.plan.get("phases", ()) if p.get("name") == name), {})
+
+    def runs_to_budget(self, ph: PhaseSummary) -> bool:
+        """The phase ends by its budget, not at steady state (Write Saturation): its steady-state
+        check is for information."""
+        return self.plan_phase(ph.phase.name).get("stop_on_steady") is False
+
     def phase(self, name: str) -> PhaseSummary | None:
         for ph in self.phases:
             if ph.phase.name == name:

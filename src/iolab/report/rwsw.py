@@ -2,11 +2,11 @@
 Replay-Native and DIRTH on the composite, each followed by the Self-Test (in-situ) pages —
 the capture's own per-step metrics, the baseline the drives are compared against — read
 from the stream analysis the run was given (inputs/analysis.json in the run directory).
-Also the overlays of several drives for the comparison reports."""
+(Their overlays for several drives are in compare/rwsw.py.)"""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..analysis.streams import StreamAnalysis
 from ..analysis.workloads import load_replay
@@ -27,10 +27,9 @@ STEADY_PHASE = "steady state (composite)"
 TABLE_MAX_ROWS = 60  # longer per-interval/per-step tables show every k-th row (all are in results.db)
 
 
-def pages_for(run: RunData) -> list[Page]:
-    build = {"multi-wsat": multi_wsat_pages, "streams-wsat": streams_pages, "replay": replay_pages,
-             "dirth-rwsw": dirth_pages}[run.manifest.test]
-    return build(run) + selftest_pages(run)
+def with_selftest(build: Callable[[RunData], list[Page]]) -> Callable[[RunData], list[Page]]:
+    """An RWSW test's pages: its own, then the Self-Test pages of the capture it replayed."""
+    return lambda run: build(run) + selftest_pages(run)
 
 
 def _thin(rows: list, limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, object]], int]:
@@ -86,7 +85,7 @@ def _workload_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
 def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
     """IOPS and MB/s vs time, then response times vs time, with the window shaded."""
     minutes, _, iops = wsat_series(ph)
-    div, unit = _time_axis([m * 60 for m in minutes])
+    div, unit = time_axis([m * 60 for m in minutes])
     ends = [m * 60 / div for m in minutes]  # end of each interval, in `unit`
     window = [(e - r.runtime_s / div, e) for e, r in zip(ends, ph.rows) if r.round in ph.window]
     shade = (window[0][0], window[-1][1]) if window else None
@@ -236,7 +235,7 @@ def _capture_times(run: RunData) -> dict[str, float]:
         return {}
 
 
-def _time_axis(seconds: Sequence[float]) -> tuple[float, str]:
+def time_axis(seconds: Sequence[float]) -> tuple[float, str]:
     span = max(seconds, default=0.0)
     return (3600.0, "hours") if span >= 7200 else (60.0, "minutes") if span >= 120 else (1.0, "seconds")
 
@@ -283,7 +282,7 @@ def replay_pages(run: RunData) -> list[Page]:
             "The replay phase was not reached (see the preconditioning pages and Run Details).",)),)))
         return pages + steady_pages(run, "the replay")
     analysis = load_analysis(run)
-    div, unit = _time_axis([s for s, _ in steps])
+    div, unit = time_axis([s for s, _ in steps])
     x = tuple(s / div for s, _ in steps)
     src = (f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per replay step, at the step's "
            f"{axis}" + ("; capture: the stream analysis (inputs/analysis.json)" if analysis else "") + ".")
@@ -448,7 +447,7 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
         png, h = pngs["stream_map"]
         blocks.append(Figure("Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)",
                              png, h, src))
-    div, unit = _time_axis([s.start_s for s in a.steps])
+    div, unit = time_axis([s.start_s for s in a.steps])
     x = tuple(s.start_s / div for s in a.steps)
     mb = tuple(s.mbps or 0.0 for s in a.steps)
     blocks.append(Figure("Self-Test: MB/s per step", panels(
@@ -468,65 +467,6 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
                   ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),
                   rows, src)
     return pages + table_pages("Self-Test — Per-Step Metrics", [table])
-
-
-# -- several drives (comparison reports) ------------------------------------------------------
-
-
-def overlay_pages(test: str, runs: list[RunData], labels: list[str]) -> list[Page]:
-    if test == "multi-wsat":
-        series = []
-        for r, lab in zip(runs, labels):
-            ph = r.phase("main")
-            if ph is not None and ph.rows:
-                series.append(Series(lab, tuple(x.round for x in ph.rows), tuple(x.iops for x in ph.rows)))
-        if not series:
-            return []
-        png = plots.difference_from_mean(series, "interval", "IOPS", "Multi-WSAT: IOPS per interval", height_mm=155)
-        return [Page("Multi-WSAT — IOPS per Interval vs Group Mean", (Figure(
-            "Multi-WSAT: composite IOPS per interval, and difference from the group mean", png, 155,
-            "Source: each run's results.db, every complete interval. " + plots.alignment_text(series, "interval")),))]
-    if test == "replay":
-        series = []
-        for r, lab in zip(runs, labels):
-            _, steps, axis = replay_steps(r)
-            if steps:
-                div, unit = _time_axis([s for s, _ in steps])
-                series.append(Series(lab, tuple(s / div for s, _ in steps), tuple(c.iops for _, c in steps)))
-        if not series:
-            return []
-        png = plots.difference_from_mean(series, f"{axis} ({unit})", "IOPS", "Replay-Native: IOPS per step",
-                                         height_mm=155)
-        return [Page("Replay-Native — IOPS per Step vs Group Mean", (Figure(
-            "Replay-Native: IOPS per step for each drive, and difference from the group mean", png, 155,
-            "Source: each run's results.db, every replay step. Steps are matched by their start time in the capture "
-            "(the same for every drive): the group mean at a step is the mean of the drives that replayed it, and a "
-            "difference is drawn only where at least two drives did."),))]
-    if test == "dirth-rwsw":
-        mb, rt, di = [], [], []
-        for r, lab in zip(runs, labels):
-            levels = dirth_levels(r.phases)
-            if not levels:
-                continue
-            mb.append(Series(lab, tuple(float(n) for n, _ in levels), tuple(c.mbps for _, c in levels)))
-            pts = [(float(n), c.p99_999_us) for n, c in levels if c.p99_999_us is not None]
-            if pts:
-                rt.append(Series(lab, *map(tuple, zip(*pts))))
-            di.append((lab, [(c.iops, c.p99_999_us, n) for n, c in levels if c.p99_999_us is not None]))
-        if not mb:
-            return []
-        src = "Source: each run's results.db, phase 'demand intensity': one cell per outstanding-IO level."
-        png = panels([Panel("MB/s vs outstanding IO", "MB/s (10⁶ B/s)", tuple(mb)),
-                      Panel("99.999 % response time vs outstanding IO", "response time (µs)", tuple(rt), logy=True)],
-                     "total outstanding IO (threads × QD, log scale)", 160, logx2=True)
-        return [
-            Page("DIRTH — MB/s and 5-Nines vs OIO", (Figure(
-                "DIRTH on the composite: MB/s and 99.999 % response time per level, one line per drive", png, 160, src),)),
-            Page("DIRTH — Demand Intensity", (Figure("99.999 % response time vs IOPS per drive (labels: outstanding IO)",
-                                                     demand_intensity(di, "99.999 % response time (µs)",
-                                                                      "Demand intensity per drive"), 100, src),)),
-        ]
-    return []  # Individual Streams: the summary table and its bars are the comparison
 
 
 def _nothing(run: RunData) -> Page:

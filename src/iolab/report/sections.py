@@ -68,8 +68,8 @@ def _steady_note(run: RunData, ph: PhaseSummary) -> Text:
     else:
         msg = (f"Steady state not evaluated (fewer than five complete rounds: {rounds_text(ph.rounds)}). "
                "Results are the mean over the rounds that were measured.")
-    if run.manifest.test == "wsat":
-        msg = ("Write Saturation runs to its byte/time budget, not to steady state; the steady-state check over the "
+    if run.runs_to_budget(ph):
+        msg = (f"{run.manifest.title} runs to its byte/time budget, not to steady state; the steady-state check over the "
                f"last five intervals is for information ({'steady' if ph.steady else 'not steady'}). "
                f"{ph.phase.stop_reason or ''}")
     return Text((msg,), height_mm=14)

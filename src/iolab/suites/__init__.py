@@ -1,4 +1,6 @@
-"""SNIA test definitions: one module per test, each exposing `build(profile, target) -> TestPlan`.
+"""The storage tests: one module per test, each declaring `TEST = TestDef(...)` (its plan
+builder and the functions that show it; see iolab.testdef) and listed in iolab.registry.
+This package holds what the tests share: profiles, quick scaling, WIPC, common parameters.
 
 (The project's own test suite is `tests/` at the repository root; this package holds the
 *storage* tests iolab runs.)
@@ -7,30 +9,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from importlib import import_module
-from pathlib import Path
+from typing import Callable
 
 from ..errors import IolabError
 from ..plan import Profile, TestPlan
 from ..targets import Target, parse_target
 from ..units import KiB, MiB
 from ..workload import Workload
-
-TESTS = {
-    "iops": "pts_iops",
-    "throughput": "pts_throughput",
-    "latency": "pts_latency",
-    "wsat": "pts_wsat",
-    # SNIA RWSW tests: each needs the workload files of a trace (`--workload`, see rwsw_common)
-    "multi-wsat": "rwsw_multi_wsat",
-    "streams-wsat": "rwsw_streams_wsat",
-    "replay": "rwsw_replay",
-    "dirth-rwsw": "rwsw_dirth",
-}
-# `iolab run pts` runs these in this order on one target.
-PTS_SEQUENCE = ("iops", "throughput", "latency", "wsat")
-# `iolab run rwsw --workload DIR` runs these in this order on one target.
-RWSW_SEQUENCE = ("multi-wsat", "streams-wsat", "replay", "dirth-rwsw")
 
 QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0
@@ -69,22 +54,9 @@ def quick_target(profile: Profile, target: Target) -> Target:
     return parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY))
 
 
-def build_plan(test: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
-    """The plan of one test. `workload` is the RWSW tests' input (the `iolab trace analyze` output
-    directory or one of its files); the PTS tests take none."""
-    if test not in TESTS:
-        raise IolabError(f"test {test!r}: unknown; choose one of {', '.join(TESTS)} (or 'pts' / 'rwsw' for a sequence).")
-    module = import_module(f".{TESTS[test]}", __name__)
-    if test in RWSW_SEQUENCE:
-        if workload is None:
-            raise IolabError(f"test {test}: needs --workload PATH, the directory written by `iolab trace analyze TRACE "
-                             "--out DIR` (or its composite.toml / replay.toml).")
-        from .rwsw_common import load_input
-
-        return module.build(profile, target, load_input(workload))
-    if workload is not None:
-        raise IolabError(f"test {test}: takes no --workload (only the RWSW tests {', '.join(RWSW_SEQUENCE)} do).")
-    return module.build(profile, target)
+def no_input(build: Callable[[Profile, Target], TestPlan]) -> Callable[..., TestPlan]:
+    """A test that takes no workload input, as a TestDef's `build`."""
+    return lambda profile, target, workload=None: build(profile, target)
 
 
 # -- shared building blocks of the PTS tests --------------------------------------------------

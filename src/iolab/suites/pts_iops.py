@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from ..compare import iops_figures
+from ..compare.pages import iops_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..report.header import SPEC_HEADINGS
+from ..report.pts import iops_pages
 from ..targets import Target
+from ..testdef import TestDef
+from ..textreport import iops_grid
 from ..units import KiB, kib_label
 from ..workload import Workload
-from . import active_fraction, common_parameters, supported_block_sizes, tested_capacity, wipc
+from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 
 MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
 BLOCK_SIZES = [1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512]  # inner loop
@@ -49,3 +55,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
     ]
     return TestPlan("iops", "IOPS", f"PTS {profile.spec} ({profile.name})", profile, (phase,), profile.rule(),
                     tested_capacity(profile, target), tuple(params), tuple(notes))
+
+
+TEST = TestDef(
+    "iops", "IOPS", "SNIA PTS", "IOPS: 7 R/W mixes × 8 block sizes, RND, to steady state (A.5)",
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=iops_figures,
+    pages=iops_pages, overlays=iops_overlays, view=iops_grid,
+)

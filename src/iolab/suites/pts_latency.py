@@ -3,11 +3,18 @@ RND at TC1/QD1; ART, MRT and the 99.999 % response time per cell; tracks ART of 
 
 from __future__ import annotations
 
+from ..compare import latency_figures
+from ..compare.pages import latency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..report.header import SPEC_HEADINGS
+from ..report.pts import latency_pages
 from ..targets import Target
+from ..testdef import TestDef
+from ..textreport import grid_view
 from ..units import KiB, kib_label
+from ..units import num
 from ..workload import Workload
-from . import active_fraction, common_parameters, supported_block_sizes, tested_capacity, wipc
+from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 
 MIXES = [(100, 0), (65, 35), (0, 100)]
 BLOCK_SIZES = [8 * KiB, 4 * KiB, 512]
@@ -31,3 +38,12 @@ def build(profile: Profile, target: Target) -> TestPlan:
     ]
     return TestPlan("latency", "Latency", f"PTS {profile.spec} ({profile.name})", profile, (phase,), profile.rule(),
                     tested_capacity(profile, target), tuple(params), tuple(notes))
+
+
+TEST = TestDef(
+    "latency", "Latency", "SNIA PTS", "Latency: ART, MRT and 5-nines at TC1/QD1, RND, 3 mixes × 3 sizes (A.7)",
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=latency_figures,
+    pages=latency_pages, overlays=latency_overlays,
+    view=grid_view("ART / MRT / 99.999 % (µs)",
+                   lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {num(c.p99_999_us)}"),
+)

@@ -3,11 +3,18 @@ preconditioning at the test block size, and rounds of [100/0 read, 0/100 write] 
 
 from __future__ import annotations
 
+from ..compare import throughput_figures
+from ..compare.pages import throughput_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..report.header import SPEC_HEADINGS
+from ..report.pts import throughput_pages
 from ..targets import Target
+from ..testdef import TestDef
+from ..textreport import grid_view
 from ..units import KiB, kib_label
+from ..units import num
 from ..workload import Workload
-from . import active_fraction, common_parameters, tested_capacity, wipc
+from . import active_fraction, common_parameters, no_input, tested_capacity, wipc
 
 BLOCK_SIZES = [1024 * KiB, 128 * KiB]
 THREADS, QUEUE_DEPTH = 1, 32
@@ -34,3 +41,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
     notes = ("Preconditioning at the test block size follows PTS 1.1/2.0 implementations; its rationale is UNVERIFIED.",)
     return TestPlan("throughput", "Throughput", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
                     profile.rule(), tested_capacity(profile, target), tuple(params), notes)
+
+
+TEST = TestDef(
+    "throughput", "Throughput", "SNIA PTS", "Throughput: SEQ 128 KiB and 1024 KiB read and write MB/s (A.6)",
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=throughput_figures,
+    pages=throughput_pages, overlays=throughput_overlays, view=grid_view("MB/s", lambda c: num(c.mbps)),
+)

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import math
 
+from ..compare import wsat_figures
+from ..compare.pages import wsat_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..report.header import SPEC_HEADINGS
+from ..report.pts import wsat_pages
 from ..targets import Target
+from ..testdef import TestDef
+from ..textreport import render_wsat
 from ..units import KiB, duration, eng
 from ..workload import Workload
-from . import active_fraction, common_parameters, tested_capacity
+from . import active_fraction, common_parameters, no_input, tested_capacity
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
@@ -36,3 +42,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     return TestPlan("wsat", "Write Saturation", f"PTS {profile.spec} ({profile.name})", profile, (phase,),
                     profile.rule(), cap, tuple(params), notes)
 
+
+TEST = TestDef(
+    "wsat", "Write Saturation", "SNIA PTS", "Write Saturation: RND 4 KiB writes from FOB to 4× capacity or 24 h (A.8)",
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=wsat_figures,
+    pages=wsat_pages, overlays=wsat_overlays, view=render_wsat,
+)

@@ -24,10 +24,11 @@ import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..analysis.workloads import ReplayPlan, load_composite, load_replay
 from ..errors import IolabError
-from ..plan import Cell, Phase, Profile, Tracking
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..targets import Target
 from ..units import duration, eng
 from ..workload import Workload
@@ -225,3 +226,8 @@ def input_parameters(inp: RwswInput, *workloads: Workload) -> list[tuple[str, st
 
 DATA_NOTE = ("The capture has no data content, so writes use random (incompressible) data as the PTS requires; "
              "compressibility and duplication are not reproduced.")
+
+
+def with_input(build: Callable[[Profile, Target, RwswInput], TestPlan]) -> Callable[..., TestPlan]:
+    """An RWSW test, as a TestDef's `build`: reads the --workload input it is given."""
+    return lambda profile, target, workload: build(profile, target, load_input(workload))

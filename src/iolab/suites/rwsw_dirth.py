@@ -5,12 +5,17 @@ The summary figures are at OIO = 32 (MB/s and the 99.99 % response time)."""
 
 from __future__ import annotations
 
+from ..compare import dirth_figures
+from ..compare.rwsw import dirth_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
+from ..report.header import SPEC_HEADINGS
+from ..report.rwsw import dirth_pages, with_selftest
 from ..targets import Target
+from ..testdef import TestDef
 from . import common_parameters, tested_capacity
-from .rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, steady_phase
+from .rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, steady_phase, with_input
 
-TEST = "dirth-rwsw"
+NAME = "dirth-rwsw"
 OIO_LEVELS = tuple(2**k for k in range(11))  # 1 … 1,024
 MAX_QD = 32  # per thread, as the PTS DIRTH's largest QD; more outstanding IO adds threads
 SUMMARY_OIO = 32
@@ -33,7 +38,7 @@ def level_key(oio: int) -> str:
 
 
 def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
-    composite = inp.need_composite(TEST)
+    composite = inp.need_composite(NAME)
     cells = []
     for oio in OIO_LEVELS:
         tc, qd = split_oio(oio)
@@ -56,6 +61,14 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         "OIO is split as one thread with QD up to 32, then threads of QD 32 (1,024 = TC32 × QD32).",
         DATA_NOTE,
     )
-    return TestPlan(TEST, "DIRTH (composite)", f"{SPEC} ({profile.name})", profile,
+    return TestPlan(NAME, "DIRTH (composite)", f"{SPEC} ({profile.name})", profile,
                     (steady_phase(composite, profile, target), sweep), profile.rule(),
                     tested_capacity(profile, target), tuple(params), notes)
+
+
+TEST = TestDef(
+    NAME, "DIRTH (composite)", "SNIA RWSW", "DIRTH on the composite: outstanding IO 1 … 1,024 after steady state",
+    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    key_figures=dirth_figures, pages=with_selftest(dirth_pages), overlays=dirth_overlays, short_title="DIRTH",
+    summary_figures=(f"MB/s at OIO {SUMMARY_OIO}", f"99.99 % RT at OIO {SUMMARY_OIO}"), summary_order=2,
+)

@@ -4,18 +4,24 @@ the 99.999 % response time over time and at steady state."""
 
 from __future__ import annotations
 
+from ..compare import multi_wsat_figures
+from ..compare.rwsw import multi_wsat_overlays
 from ..plan import Cell, Profile, TestPlan
+from ..report.header import SPEC_HEADINGS
+from ..report.rwsw import multi_wsat_pages, with_selftest
 from ..targets import Target
+from ..testdef import TestDef
 from . import common_parameters, tested_capacity
 from .rwsw_common import (
     DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, oio_text, saturation_parameters, saturation_phase,
+    with_input,
 )
 
-TEST = "multi-wsat"
+NAME = "multi-wsat"
 
 
 def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
-    composite = inp.need_composite(TEST)
+    composite = inp.need_composite(NAME)
     cell = Cell("composite", applied(composite, profile, target, "composite"), "", 0)
     phase = saturation_phase("main", cell, profile, target)
     params = common_parameters(profile, target) + [
@@ -32,5 +38,14 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         "threshold is UNVERIFIED; 1× means every LBA could have been rewritten and garbage collection has begun).",
         DATA_NOTE,
     )
-    return TestPlan(TEST, "Multi-WSAT", f"{SPEC} ({profile.name})", profile, (phase,), profile.rule(),
+    return TestPlan(NAME, "Multi-WSAT", f"{SPEC} ({profile.name})", profile, (phase,), profile.rule(),
                     tested_capacity(profile, target), tuple(params), notes)
+
+
+TEST = TestDef(
+    NAME, "Multi-WSAT", "SNIA RWSW", "Multi-WSAT: the composite workload from FOB to steady state",
+    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    key_figures=multi_wsat_figures, pages=with_selftest(multi_wsat_pages), overlays=multi_wsat_overlays,
+    short_title="Multi-WSAT",
+    summary_figures=("IOPS (steady state)", "MB/s (steady state)", "99.999 % RT (steady state)"), summary_order=0,
+)

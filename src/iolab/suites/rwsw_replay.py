@@ -5,17 +5,22 @@ the composite workload."""
 
 from __future__ import annotations
 
+from ..compare import replay_figures
+from ..compare.rwsw import replay_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
+from ..report.header import SPEC_HEADINGS
+from ..report.rwsw import replay_pages, with_selftest
 from ..targets import Target
+from ..testdef import TestDef
 from . import active_fraction, common_parameters, tested_capacity
-from .rwsw_common import DATA_NOTE, SPEC, RwswInput, input_parameters, mix_text, steady_phase
+from .rwsw_common import DATA_NOTE, SPEC, RwswInput, input_parameters, mix_text, steady_phase, with_input
 
-TEST = "replay"
+NAME = "replay"
 
 
 def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
-    composite = inp.need_composite(TEST)
-    plan = inp.need_replay(TEST)
+    composite = inp.need_composite(NAME)
+    plan = inp.need_replay(NAME)
     steps = plan.workloads()
     ar = active_fraction(profile, target)
     cells = []
@@ -47,6 +52,14 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
                      "duration in the replay file.")
     if plan.skipped:
         notes.append(f"{len(plan.skipped)} capture step(s) had no IOs of the replayed streams and are not replayed.")
-    return TestPlan(TEST, "Replay-Native", f"{SPEC} ({profile.name})", profile,
+    return TestPlan(NAME, "Replay-Native", f"{SPEC} ({profile.name})", profile,
                     (steady_phase(composite, profile, target), replay_phase), profile.rule(),
                     tested_capacity(profile, target), tuple(params), tuple(notes))
+
+
+TEST = TestDef(
+    NAME, "Replay-Native", "SNIA RWSW", "Replay-Native: the capture's steps replayed in order after the composite's steady state",
+    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    key_figures=replay_figures, pages=with_selftest(replay_pages), overlays=replay_overlays, short_title="Replay-Native",
+    summary_figures=("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)"), summary_order=1,
+)

@@ -3,19 +3,24 @@ purged drive to steady state (one phase per stream); one IOPS figure per stream 
 
 from __future__ import annotations
 
+from ..compare import streams_figures
 from ..plan import Cell, Profile, TestPlan
+from ..report.header import SPEC_HEADINGS
+from ..report.rwsw import streams_pages, with_selftest
 from ..targets import Target
+from ..testdef import TestDef
 from ..workload import Stream
 from . import common_parameters, tested_capacity
 from .rwsw_common import (
     DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_parameters, saturation_phase,
+    with_input,
 )
 
-TEST = "streams-wsat"
+NAME = "streams-wsat"
 
 
 def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
-    composite = inp.need_composite(TEST)
+    composite = inp.need_composite(NAME)
     phases = []
     for s in composite.streams:
         label = s.label()
@@ -35,5 +40,13 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         "Streams run at the composite's outstanding IO (from the workload file).",
         DATA_NOTE,
     )
-    return TestPlan(TEST, "Individual Streams WSAT", f"{SPEC} ({profile.name})", profile, tuple(phases),
+    return TestPlan(NAME, "Individual Streams WSAT", f"{SPEC} ({profile.name})", profile, tuple(phases),
                     profile.rule(), tested_capacity(profile, target), tuple(params), notes)
+
+
+TEST = TestDef(
+    NAME, "Individual Streams WSAT", "SNIA RWSW", "Individual Streams WSAT: each stream of the composite alone to steady state",
+    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    key_figures=streams_figures, pages=with_selftest(streams_pages), overlays=None, short_title="Individual Streams",
+    summary_figures=None, summary_order=3,
+)

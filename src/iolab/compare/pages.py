@@ -1,19 +1,22 @@
 """The comparison report: N drives, same test, on the same pages — summary table with
 ordinal rankings, overlaid plots, and each time series with its difference from the group
-mean. Built from the same page model, plots and renderers as a single-run report."""
+mean. Built from the same page model, plots and renderers as a single-run report. Which key
+figures and overlays a test has is the test's declaration (the caller passes them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Sequence
 
 from .. import __version__
-from ..compare import RWSW_TESTS, KeyMetric, RunFacts, check_comparable, comparison_stem, key_metrics, summary_table
+from ..report import header, plots, sections, write_document
+from ..report.model import Document, Figure, HeaderColumn, Page, Table, Text
+from ..report.pts import partial_indices, wsat_series
+from ..report.rundata import RunData, rounds_text
+from ..report.sections import table_pages
 from ..summary import PhaseSummary
 from ..units import KiB, kib_label
-from . import header, plots, sections, write_document
-from .model import Document, Figure, HeaderColumn, Page, Table, Text
-from .rundata import RunData, rounds_text
-from .sections import table_pages
+from . import KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 
 
 def facts(run: RunData, label: str) -> RunFacts:
@@ -21,25 +24,33 @@ def facts(run: RunData, label: str) -> RunFacts:
     return RunFacts(label, run.manifest.test, run.manifest.profile, cells, run.manifest.parameters.get("Workload digest", ""))
 
 
-def write_comparison(refs: list, out_dir: Path, force: bool) -> list[Path]:
+Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
+Overlays = Callable[[list[RunData], list[str]], list[Page]]
+
+
+def write_comparison(refs: list, out_dir: Path, force: bool, figures: Figures, overlays: Overlays | None = None,
+                     heading: str | None = None) -> list[Path]:
+    """`figures`, `overlays`, `heading`: the test's declared ones."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
     labels = [f"D{i + 1} {r.label}" for i, r in enumerate(runs)]
     diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
-    doc = build_comparison(runs, labels, diffs)
+    doc = build_comparison(runs, labels, diffs, figures([r.phases for r in runs]), overlays, heading)
     return write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
 
 
 # -- document --------------------------------------------------------------------------------
 
 
-def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str]) -> Document:
+def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str], metrics: tuple[KeyMetric, ...],
+                     overlays: Overlays | None = None, heading: str | None = None) -> Document:
     first = runs[0]
     m = first.manifest
-    pages = summary_pages(runs, labels) + overlay_pages(runs, labels) + drives_pages(runs, labels, diffs)
+    pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else []) + drives_pages(
+        runs, labels, diffs)
     return Document(
         title=f"{m.title} comparison — {len(runs)} drives",
-        spec=header.spec_line(first),
+        spec=header.spec_line(first, heading),
         test_name=f"{m.title} — comparison of {len(runs)} drives",
         started=min(r.manifest.started for r in runs),
         ended=max((r.manifest.ended or "not finished") for r in runs),
@@ -110,8 +121,7 @@ def _rank_text(rank: int | None, n: int) -> str:
     return "—" if rank is None else f"{rank} of {n}"
 
 
-def summary_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
-    metrics = key_metrics(runs[0].manifest.test, [r.phases for r in runs])
+def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetric, ...]) -> list[Page]:
     st = summary_table(labels, [r.phases for r in runs], metrics)
     n = len(runs)
     src = ("Source: each run's results.db (cells, mean over its own measurement window); ranks compare the "
@@ -151,33 +161,28 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
 # -- overlays --------------------------------------------------------------------------------
 
 
-def overlay_pages(runs: list[RunData], labels: list[str]) -> list[Page]:
-    test = runs[0].manifest.test
-    if test == "iops":
-        pages = [_by_block_size_page(runs, labels, mix, "iops", "IOPS", f"IOPS vs block size, R/W {mix}")
-                 for mix in ("100/0", "65/35", "0/100")]
-        pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "iops", "IOPS", "main"))
-        return pages
-    if test == "throughput":
-        pages = []
-        for bs in (1024 * KiB, 128 * KiB):
-            phase = f"SEQ {kib_label(bs)}"
-            pages.append(_tracking_page(runs, labels, "0/100", bs, "write_mbps", "write MB/s", phase))
-        return pages
-    if test == "latency":
-        pages = [_by_block_size_page(runs, labels, mix, "lat_mean_us", "ART (µs)", f"Average response time vs block size, R/W {mix}",
-                                     logy=False) for mix in ("100/0", "0/100")]
-        pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "lat_mean_us", "ART (µs)", "main"))
-        pages.append(_histogram_overlay_page(runs, labels, "0/100", 4 * KiB))
-        pages.append(_histogram_overlay_page(runs, labels, "100/0", 4 * KiB))
-        return pages
-    if test == "wsat":
-        return _wsat_pages(runs, labels)
-    if test in RWSW_TESTS:
-        from .rwsw import overlay_pages as rwsw_overlays
+def iops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = [_by_block_size_page(runs, labels, mix, "iops", "IOPS", f"IOPS vs block size, R/W {mix}")
+             for mix in ("100/0", "65/35", "0/100")]
+    pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "iops", "IOPS", "main"))
+    return pages
 
-        return rwsw_overlays(test, runs, labels)
-    return []
+
+def throughput_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    for bs in (1024 * KiB, 128 * KiB):
+        phase = f"SEQ {kib_label(bs)}"
+        pages.append(_tracking_page(runs, labels, "0/100", bs, "write_mbps", "write MB/s", phase))
+    return pages
+
+
+def latency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = [_by_block_size_page(runs, labels, mix, "lat_mean_us", "ART (µs)", f"Average response time vs block size, R/W {mix}",
+                                 logy=False) for mix in ("100/0", "0/100")]
+    pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "lat_mean_us", "ART (µs)", "main"))
+    pages.append(_histogram_overlay_page(runs, labels, "0/100", 4 * KiB))
+    pages.append(_histogram_overlay_page(runs, labels, "100/0", 4 * KiB))
+    return pages
 
 
 def _phase(run: RunData, name: str) -> PhaseSummary | None:
@@ -238,9 +243,7 @@ def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
     return Page(title, (Figure(f"R/W {mix} {kib_label(bs)}: response-time distribution per drive", png, 150, src),))
 
 
-def _wsat_pages(runs, labels) -> list[Page]:
-    from .pts import partial_indices, wsat_series
-
+def wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     by_time, by_tgbw, by_interval = [], [], []
     for r, lab in zip(runs, labels):
         if not r.phases or not r.phases[0].rows:

@@ -1,5 +1,9 @@
-"""Comparing drives: which runs may be compared, the key figures of each test, the summary
-table (one row per drive) and the ordinal ranking of the drives per column.
+"""Comparing drives: which runs may be compared, the key figures of the tests (each test's
+declaration in suites/ names its own), the summary table (one row per drive) and the ordinal
+ranking of the drives per column. The comparison report's pages are in pages.py (one test on
+N drives, and the PTS tests' overlays), rwsw.py (the RWSW tests' overlays) and sequence.py (the
+tests of a sequence on N drives); this module imports none of them, so report/ may use the
+figures here.
 
 Each key figure knows its direction (higher IOPS and MB/s are better, lower response times
 are better). Ranks are standard competition ranks: tied drives share a rank and the next rank
@@ -13,12 +17,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from .errors import IolabError
-from .results import Histogram
-from .summary import CellAverage, PhaseSummary
-from .units import KiB, num, printed_value
+from ..errors import IolabError
+from ..results import Histogram
+from ..summary import CellAverage, PhaseSummary
+from ..units import KiB, num, printed_value
+
+if TYPE_CHECKING:
+    from ..testdef import TestDef
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
@@ -112,45 +119,42 @@ def _wsat_min(phases: list[PhaseSummary]) -> float | None:
     return min(iops) if iops else None
 
 
-def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    """The summary columns of a test. `runs` (each drive's phases) is needed only where the
-    columns depend on what was run (Individual Streams: one column per stream)."""
-    if test in RWSW_TESTS:
-        return rwsw_key_metrics(test, runs)
-    if test == "iops":
-        return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, _from_cell(mix, bs, "iops"))
-                     for mix, bs, label in (("100/0", 4 * KiB, "4KiB"), ("65/35", 4 * KiB, "4KiB"), ("0/100", 4 * KiB, "4KiB"),
-                                            ("65/35", 64 * KiB, "64KiB"), ("100/0", 1024 * KiB, "1024KiB")))
-    if test == "throughput":
-        return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True,
-                               _from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"))
-                     for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB")) for mix in ("100/0", "0/100"))
-    if test == "latency":
-        return (
-            KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "lat_mean_us")),
-            KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, _from_cell("65/35", 4 * KiB, "lat_mean_us")),
-            KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
-            KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_max_us")),
-            KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "p99_999_us")),
-            KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
-        )
-    if test == "wsat":
-        return (
-            KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _wsat_first),
-            KeyMetric("IOPS, minimum interval", "IOPS", True, _wsat_min),
-            # the window: the last five intervals, or all of them in a run with fewer
-            KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _from_cell("0/100", 4 * KiB, "iops")),
-            KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
-            KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
-        )
-    raise IolabError(f"test {test!r}: no comparison figures are defined for it.")
+def iops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, _from_cell(mix, bs, "iops"))
+                 for mix, bs, label in (("100/0", 4 * KiB, "4KiB"), ("65/35", 4 * KiB, "4KiB"), ("0/100", 4 * KiB, "4KiB"),
+                                        ("65/35", 64 * KiB, "64KiB"), ("100/0", 1024 * KiB, "1024KiB")))
+
+
+def throughput_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True,
+                           _from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"))
+                 for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB")) for mix in ("100/0", "0/100"))
+
+
+def latency_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "lat_mean_us")),
+        KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, _from_cell("65/35", 4 * KiB, "lat_mean_us")),
+        KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
+        KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_max_us")),
+        KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "p99_999_us")),
+        KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
+    )
+
+
+def wsat_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _wsat_first),
+        KeyMetric("IOPS, minimum interval", "IOPS", True, _wsat_min),
+        # the window: the last five intervals, or all of them in a run with fewer
+        KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _from_cell("0/100", 4 * KiB, "iops")),
+        KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
+        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
+    )
 
 
 # -- the RWSW tests -----------------------------------------------------------------------------
 
-RWSW_TESTS = ("multi-wsat", "streams-wsat", "replay", "dirth-rwsw")
-RWSW_TITLES = {"multi-wsat": "Multi-WSAT", "streams-wsat": "Individual Streams", "replay": "Replay-Native",
-               "dirth-rwsw": "DIRTH"}
 DIRTH_PHASE, DIRTH_SUMMARY_OIO = "demand intensity", 32
 REPLAY_PHASE = "replay"
 
@@ -241,52 +245,52 @@ def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:
     return get
 
 
-def rwsw_key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    if test == "multi-wsat":
-        return (
-            KeyMetric("IOPS (steady state)", "IOPS", True, _composite("iops")),
-            KeyMetric("MB/s (steady state)", "MB/s", True, _composite("mbps")),
-            KeyMetric("ART (steady state)", "µs", False, _composite("lat_mean_us")),
-            KeyMetric("99.999 % RT (steady state)", "µs", False, _composite("p99_999_us")),
-        )
-    if test == "streams-wsat":
-        return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in stream_labels(runs))
-    if test == "replay":
-        return (
-            KeyMetric("IOPS (whole replay)", "IOPS", True, _replay("iops")),
-            KeyMetric("MB/s (whole replay)", "MB/s", True, _replay("mbps")),
-            KeyMetric("ART (whole replay)", "µs", False, _replay("art_us")),
-            KeyMetric("MRT (whole replay)", "µs", False, _replay("mrt_us")),
-            KeyMetric("99.999 % RT (whole replay)", "µs", False, _replay("", 99.999)),
-        )
-    if test == "dirth-rwsw":
-        return (
-            KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, _dirth("mbps")),
-            KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.99)),
-            KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.999)),
-        )
-    raise IolabError(f"test {test!r}: not an RWSW test.")
+def multi_wsat_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("IOPS (steady state)", "IOPS", True, _composite("iops")),
+        KeyMetric("MB/s (steady state)", "MB/s", True, _composite("mbps")),
+        KeyMetric("ART (steady state)", "µs", False, _composite("lat_mean_us")),
+        KeyMetric("99.999 % RT (steady state)", "µs", False, _composite("p99_999_us")),
+    )
 
 
-# The RWSW summary table (catalogue §1 "Comparison"): which columns of which test, in order.
-RWSW_SUMMARY = (
-    ("multi-wsat", ("IOPS (steady state)", "MB/s (steady state)", "99.999 % RT (steady state)")),
-    ("replay", ("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)")),
-    ("dirth-rwsw", (f"MB/s at OIO {DIRTH_SUMMARY_OIO}", f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}")),
-    ("streams-wsat", None),  # every stream's IOPS
-)
+def streams_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in stream_labels(runs))
 
 
-def rwsw_summary_metrics(streams_runs: Sequence[list[PhaseSummary]]) -> tuple[tuple[str, KeyMetric], ...]:
-    """The RWSW summary columns as (test, metric); a metric's `get` takes {test: phases} of
-    one drive (a drive without that test's run has no figure there and is not ranked)."""
+def replay_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("IOPS (whole replay)", "IOPS", True, _replay("iops")),
+        KeyMetric("MB/s (whole replay)", "MB/s", True, _replay("mbps")),
+        KeyMetric("ART (whole replay)", "µs", False, _replay("art_us")),
+        KeyMetric("MRT (whole replay)", "µs", False, _replay("mrt_us")),
+        KeyMetric("99.999 % RT (whole replay)", "µs", False, _replay("", 99.999)),
+    )
+
+
+def dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, _dirth("mbps")),
+        KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.99)),
+        KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.999)),
+    )
+
+
+def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
+                             ) -> tuple[tuple[str, KeyMetric], ...]:
+    """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
+    each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
+    figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive
+    without that test's run has no figure there and is not ranked)."""
     out = []
-    for test, names in RWSW_SUMMARY:
-        for m in rwsw_key_metrics(test, streams_runs):
-            if names is not None and m.name not in names:
+    for t in sorted(tests, key=lambda t: t.summary_order):
+        if t.key_figures is None or t.summary_figures == ():
+            continue
+        for m in t.key_figures(runs.get(t.name, ())):
+            if t.summary_figures is not None and m.name not in t.summary_figures:
                 continue
-            out.append((test, KeyMetric(f"{RWSW_TITLES[test]}: {m.name}", m.unit, m.higher_is_better,
-                                        lambda by_test, m=m, t=test: m.get(by_test.get(t, [])))))
+            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better,
+                                          lambda by_test, m=m, t=t.name: m.get(by_test.get(t, [])))))
     return tuple(out)
 
 
@@ -354,23 +358,9 @@ def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
     return f"compare-{test}-{len(run_ids)}drives-{digest}"
 
 
-def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) -> list[Path]:
-    """Write one comparison report (HTML and PDF) for these runs; returns the paths written.
-    Runs of several RWSW tests (on several drives) make the RWSW summary comparison."""
-    from .report.comparison import write_comparison
-
-    paths = open_runs(run_refs)
-    tests = {_test_of(p) for p in paths}
-    if len(tests) > 1 and tests <= set(RWSW_TESTS):
-        from .report.rwsw_compare import write_rwsw_comparison
-
-        return write_rwsw_comparison(paths, Path(out_dir), force)
-    return write_comparison(paths, Path(out_dir), force)
-
-
 def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
     """The run directories named, each checked readable (read-only); a run named twice is refused."""
-    from .store import RunStore
+    from ..store import RunStore
 
     seen: dict[str, str] = {}
     paths = []
@@ -386,13 +376,3 @@ def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
         finally:
             store.close()
     return paths
-
-
-def _test_of(path: Path) -> str:
-    from .store import RunStore
-
-    store = RunStore.open(path)
-    try:
-        return store.manifest.test
-    finally:
-        store.close()

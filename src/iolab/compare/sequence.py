@@ -1,4 +1,5 @@
-"""The RWSW comparison (catalogue §1 "Comparison"): runs of the four RWSW tests on several
+"""The comparison of a sequence's tests on several drives, as the RWSW catalogue's §1
+"Comparison" has it for the four RWSW tests (which declare their summary figures): runs on several
 drives, one summary table — Multi-WSAT IOPS, MB/s, 5-nines RT; Replay-Native IOPS, MB/s,
 5-nines RT; DIRTH at OIO = 32 MB/s and 4-nines RT; Individual Streams IOPS per stream —
 with the ordinal ranking of the drives in every column, then each test's overlays and the
@@ -13,68 +14,78 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from typing import TYPE_CHECKING, Sequence
+
 from .. import __version__
-from ..compare import RWSW_TESTS, RWSW_TITLES, check_comparable, rwsw_summary_metrics, summary_table
 from ..errors import IolabError
-from . import header, write_document
-from .comparison import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
-from .model import Document, Page, Table
-from .rundata import RunData, rounds_text
-from .rwsw import load_analysis, overlay_pages, selftest_from
-from .sections import table_pages
+from ..report import header, write_document
+from ..report.model import Document, Page, Table
+from ..report.rundata import RunData, rounds_text
+from ..report.rwsw import load_analysis, selftest_from
+from ..report.sections import table_pages
+from . import check_comparable, sequence_summary_metrics, summary_table
+from .pages import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
+
+if TYPE_CHECKING:
+    from ..testdef import TestDef
 
 
-def group_by_drive(runs: list[RunData]) -> list[dict[str, RunData]]:
+def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[str, RunData]]:
     """Drives in the order first seen, each {test: run}; two runs of one test on one target
     are ambiguous (which one is the drive's figure?) and refused."""
     drives: dict[str, dict[str, RunData]] = {}
+    names = [t.name for t in tests]
     for r in runs:
         test = r.manifest.test
-        if test not in RWSW_TESTS:
-            raise IolabError(f"run {r.manifest.run_id} is a {test!r} run; an RWSW comparison takes only the RWSW tests "
-                             f"({', '.join(RWSW_TESTS)}).")
+        if test not in names:
+            raise IolabError(f"run {r.manifest.run_id} is a {test!r} run; an {tests[0].family.removeprefix('SNIA ')} "
+                             f"comparison takes only the tests {', '.join(names)}.")
         d = drives.setdefault(r.manifest.target.get("spec", r.manifest.run_id), {})
         if test in d:
             raise IolabError(f"two {test} runs on {r.manifest.target.get('spec')}: {d[test].manifest.run_id} and "
                              f"{r.manifest.run_id}. Give one run per test and drive.")
         d[test] = r
     if len(drives) < 2:
-        raise IolabError("an RWSW comparison needs runs on at least two drives (targets); these runs are all on "
+        raise IolabError(f"an {tests[0].family.removeprefix('SNIA ')} comparison needs runs on at least two drives (targets); these runs are all on "
                          f"{next(iter(drives))}.")
     return list(drives.values())
 
 
-def write_rwsw_comparison(refs: list, out_dir: Path, force: bool) -> list[Path]:
+def write_sequence_comparison(refs: list, out_dir: Path, force: bool, sequence: str,
+                              tests: Sequence[TestDef]) -> list[Path]:
+    """`tests`: the sequence's tests in registry order (each test's overlays come in it)."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
-    drives = group_by_drive(runs)
+    drives = group_by_drive(runs, tests)
     labels = [f"D{i + 1} {next(iter(d.values())).label}" for i, d in enumerate(drives)]
     diffs = []
-    for test in RWSW_TESTS:
-        have = [(d[test], lab) for d, lab in zip(drives, labels) if test in d]
+    for t in tests:
+        have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]
         if len(have) >= 2:
-            diffs += [f"{RWSW_TITLES[test]}: {x}" for x in check_comparable([facts(r, lab) for r, lab in have], force)]
-    doc = build_rwsw_comparison(drives, labels, diffs)
+            diffs += [f"{t.label}: {x}" for x in check_comparable([facts(r, lab) for r, lab in have], force)]
+    doc = build_sequence_comparison(drives, labels, diffs, tests)
     digest = hashlib.sha1("\n".join(r.manifest.run_id for r in runs).encode()).hexdigest()[:8]
-    return write_document(doc, out_dir, f"compare-rwsw-{len(drives)}drives-{digest}")
+    return write_document(doc, out_dir, f"compare-{sequence}-{len(drives)}drives-{digest}")
 
 
-def build_rwsw_comparison(drives: list[dict[str, RunData]], labels: list[str], diffs: list[str]) -> Document:
+def build_sequence_comparison(drives: list[dict[str, RunData]], labels: list[str], diffs: list[str],
+                              tests: Sequence[TestDef]) -> Document:
     firsts = [next(iter(d.values())) for d in drives]
     first = firsts[0]
-    pages = summary_pages(drives, labels)
-    for test in RWSW_TESTS:
-        have = [(d[test], lab) for d, lab in zip(drives, labels) if test in d]
-        if have:
-            pages += overlay_pages(test, [r for r, _ in have], [lab for _, lab in have])
+    family = tests[0].family.removeprefix("SNIA ")
+    pages = summary_pages(drives, labels, tests)
+    for t in tests:
+        have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]
+        if have and t.overlays is not None:
+            pages += t.overlays([r for r, _ in have], [lab for _, lab in have])
     analysed = next((r for d in drives for r in d.values() if load_analysis(r) is not None), None)
     if analysed is not None:
         a = load_analysis(analysed)
         pages += selftest_from(a, f"Source: the stream analysis given with run {analysed.manifest.run_id} "
                                   f"(inputs/analysis.json), from {a.source}.")
     pages += drives_pages(firsts, labels, diffs)
-    missing = [f"{lab.split()[0]} has no {RWSW_TITLES[t]} run" for d, lab in zip(drives, labels)
-               for t in RWSW_TESTS if t not in d]
+    missing = [f"{lab.split()[0]} has no {t.label} run" for d, lab in zip(drives, labels)
+               for t in tests if t.name not in d]
     # One run stands for each drive in the banners: an incomplete one, else a non-compliant one.
     reps = [next((r for r in d.values() if not r.complete), None) or next(
         (r for r in d.values() if not r.manifest.compliant), None) or next(iter(d.values())) for d in drives]
@@ -82,9 +93,9 @@ def build_rwsw_comparison(drives: list[dict[str, RunData]], labels: list[str], d
              f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)", "Runs Compared"),)
     banners = comparison_banners(reps, labels, diffs, gaps if missing else ())
     return Document(
-        title=f"RWSW comparison — {len(drives)} drives",
-        spec=header.spec_line(first),
-        test_name=f"RWSW — {len(drives)} drives compared",
+        title=f"{family} comparison — {len(drives)} drives",
+        spec=header.spec_line(first, tests[0].report_heading),
+        test_name=f"{family} — {len(drives)} drives compared",
         started=min(r.manifest.started for d in drives for r in d.values()),
         ended=max((r.manifest.ended or "not finished") for d in drives for r in d.values()),
         device=f"{len(drives)} drives (see Devices Under Test)",
@@ -94,13 +105,13 @@ def build_rwsw_comparison(drives: list[dict[str, RunData]], labels: list[str], d
         banners=banners,
         pages=tuple(pages),
         footer="runs " + ", ".join(r.manifest.run_id for d in drives for r in d.values())
-               + f" · RWSW comparison by iolab {__version__}",
+               + f" · {family} comparison by iolab {__version__}",
     )
 
 
-def summary_pages(drives: list[dict[str, RunData]], labels: list[str]) -> list[Page]:
-    streams_runs = [d["streams-wsat"].phases for d in drives if "streams-wsat" in d]
-    pairs = rwsw_summary_metrics(streams_runs)
+def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Sequence[TestDef]) -> list[Page]:
+    family = tests[0].family.removeprefix("SNIA ")
+    pairs = sequence_summary_metrics(tests, {t.name: [d[t.name].phases for d in drives if t.name in d] for t in tests})
     metrics = tuple(m for _, m in pairs)
     by_test = [{t: r.phases for t, r in d.items()} for d in drives]
     st = summary_table(labels, by_test, metrics)
@@ -116,7 +127,7 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str]) -> list[P
         unit = "" if m.unit in m.name else f" ({m.unit})"
         return f"{m.name}{unit} {'↑' if m.higher_is_better else '↓'}"
 
-    values = Table("RWSW summary: key figures per drive", cols,
+    values = Table(f"{family} summary: key figures per drive", cols,
                    tuple((name(m), *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
                    src, links)
     ranks = Table("Ordinal ranking of the drives per key figure (1 = best)", cols,
@@ -129,8 +140,8 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str]) -> list[P
         return f"{r.manifest.run_id} ({r.manifest.state}) — {steady or 'nothing measured'}"
 
     info = Table("Drives and runs", ("drive", "test", "run, state and windows"),
-                 tuple((lab, RWSW_TITLES[t], state(d[t])) for d, lab in zip(drives, labels) for t in RWSW_TESTS if t in d),
+                 tuple((lab, t.label, state(d[t.name])) for d, lab in zip(drives, labels) for t in tests if t.name in d),
                  "Source: each run's manifest.json and results.db.")
-    pages = table_pages("RWSW Summary and Rankings", [values, ranks]) + table_pages("Runs Compared", [info])
+    pages = table_pages(f"{family} Summary and Rankings", [values, ranks]) + table_pages("Runs Compared", [info])
     pages.append(_metric_bars_page(metrics, st.values, labels))
     return pages

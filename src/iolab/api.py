@@ -1,0 +1,99 @@
+"""What the CLI calls where a command depends on the test: the one place that asks the
+registry and hands a test's declared functions to the layers that do the work (plans, the
+terminal view, reports, comparisons). A stored run whose test is not registered in this
+process is shown and reported with the generic views; comparing it needs key figures, so
+it is refused with the reason.
+
+Dependency direction: api → registry ⇢ suites.* → report/*, compare/*, textreport; nothing
+below imports this module or the registry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from . import registry
+from .compare import KeyMetric, open_runs
+from .compare.pages import write_comparison
+from .compare.sequence import write_sequence_comparison
+from .errors import IolabError
+from .plan import Profile, TestPlan
+from .report import build_document as _build_document
+from .report import write_document
+from .report.model import Document
+from .report.pts import generic_pages
+from .report.rundata import RunData
+from .report.sections import details_pages
+from .store import RunStore
+from .summary import PhaseSummary
+from .targets import Target
+
+
+def plans(test: str, profile: Profile, target: Target, workload: str | Path | None = None) -> list[TestPlan]:
+    """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order."""
+    return [registry.build_plan(t.name, profile, target, workload) for t in registry.sequence(test)]
+
+
+def show(store: RunStore, console) -> None:
+    from .textreport import render
+
+    test = registry.find(store.manifest.test)
+    render(store, console, test.view if test else None)
+
+
+def build_document(run: RunData) -> Document:
+    test = registry.find(run.manifest.test)
+    pages = test.pages(run) if test and test.pages else generic_pages(run)
+    return _build_document(run, pages + details_pages(run), test.report_heading if test else None)
+
+
+def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
+    """One HTML and one PDF per run, in out_dir; returns the paths written."""
+    out_dir = Path(out_dir).resolve()
+    written = []
+    for ref in run_dirs:
+        run = RunData.load(ref, out_dir)
+        written += write_document(build_document(run), out_dir, run.manifest.run_id)
+    return written
+
+
+def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    """The summary columns of a test's comparison. `runs` (each drive's phases) is needed
+    only where the columns depend on what was run (Individual Streams: one per stream)."""
+    t = registry.find(test)
+    if t is None or t.key_figures is None:
+        why = "it is not a registered test" if t is None else "its declaration names none"
+        raise IolabError(f"test {test!r}: no comparison figures are defined for it ({why}).")
+    return t.key_figures(runs)
+
+
+def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) -> list[Path]:
+    """Write one comparison report (HTML and PDF) for these runs; returns the paths written.
+    Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
+    on several drives) make that sequence's summary comparison."""
+    paths = open_runs(run_refs)
+    tests = {_test_of(p) for p in paths}
+    seq = _summary_sequence(tests)
+    if len(tests) > 1 and seq is not None:
+        return write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq))
+    test = registry.find(next(iter(tests))) if tests else None
+    return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
+                            test.overlays if test else None, test.report_heading if test else None)
+
+
+def _summary_sequence(tests: set[str]) -> str | None:
+    """The one sequence all these tests belong to, if each contributes to its summary."""
+    found = [registry.find(t) for t in tests]
+    seqs = {t.sequence for t in found if t is not None}
+    if None in found or len(seqs) != 1 or any(t.summary_figures == () for t in found):
+        return None
+    return seqs.pop()
+
+
+def _test_of(path: Path) -> str:
+    store = RunStore.open(path)
+    try:
+        return store.manifest.test
+    finally:
+        store.close()

@@ -1,0 +1,137 @@
+"""A test registered from outside iolab (here: from this test suite) with one call appears in
+all six commands: run, show, report, compare, export and fio-job. The commands run in this
+process (typer's CliRunner), so the registration is visible to them.
+
+The extra test is a read latency-vs-demand ramp: 4 KiB random reads at rising `rate_iops`
+demand, every cell in the same mix and block size (the terminal view must not fold them into
+one grid place), with its own key figure "max delivered IOPS" (higher is better)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from iolab import registry
+from iolab.cli import app
+from iolab.compare import KeyMetric
+from iolab import plan
+from iolab.plan import Cell, Phase
+from iolab.runlist import list_runs
+from iolab.testdef import TestDef
+from iolab.units import KiB
+from iolab.workload import Workload
+
+pytestmark = pytest.mark.integration
+
+DEMANDS = (500, 1000, 2000, 4000, 8000, 16000)
+SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
+
+
+def build_ramp(profile, target, workload=None) -> plan.TestPlan:
+    cap = min(target.capacity, profile.capacity_limit or target.capacity)
+    cells = tuple(
+        Cell(f"{d} IOPS demanded", Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=32,
+                                                active_range=cap / target.capacity, duration_s=profile.cell_seconds,
+                                                rate_iops=d), "100/0", 4 * KiB)
+        for d in DEMANDS)
+    phase = Phase("ramp", cells, (), purge=False, max_rounds=1, stop_on_steady=False)
+    return plan.TestPlan("read-ramp", "Read Latency vs Demand", f"iolab characterisation ({profile.name})", profile,
+                    (phase,), profile.rule(), cap, (("Stimulus", "RND 4 KiB reads at rising demand"),))
+
+
+def max_delivered(phases) -> float | None:
+    iops = [c.iops for ph in phases for c in ph.cells]
+    return max(iops) if iops else None
+
+
+RAMP = TestDef(
+    "read-ramp", "Read Latency vs Demand", "iolab characterisation",
+    "Read latency vs demand: RND 4 KiB reads at 500 … 16,000 IOPS demanded", build=build_ramp,
+    key_figures=lambda runs: (KeyMetric("max delivered IOPS", "IOPS", True, max_delivered),),
+)
+
+
+@pytest.fixture
+def ramp():
+    registry.register(RAMP)  # the one registration call
+    yield RAMP
+    registry.unregister(RAMP.name)
+
+
+def cli(*args: str) -> str:
+    r = CliRunner().invoke(app, list(args), terminal_width=160)
+    assert r.exit_code == 0, f"{args}: {r.output}\n{r.exception!r}"
+    return r.output
+
+
+def run_ramp(runs: Path) -> Path:
+    before = {r.path for r in list_runs(runs)} if runs.exists() else set()
+    out = cli("run", "read-ramp", "--target", SMALL, "--quick", "--cell-time", "200ms", "--runs-dir", str(runs))
+    assert "Read Latency vs Demand" in out
+    [new] = {r.path for r in list_runs(runs)} - before
+    return Path(new)
+
+
+def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job(ramp, tmp_path):
+    runs = tmp_path / "runs"
+    listed = cli("tests")
+    assert "read-ramp" in listed and "iolab characterisation" in listed
+
+    # run (and its report): all six cells measured, delivered IOPS follow the demand
+    a = run_ramp(runs)
+    manifest = json.loads((a / "manifest.json").read_text())
+    assert manifest["test"] == "read-ramp" and manifest["state"] == "complete"
+    assert [len(p["cells"]) for p in manifest["plan"]["phases"]] == [6]
+
+    # show: every cell, not one grid place of six
+    shown = cli("show", str(a))
+    for d in DEMANDS:
+        assert f"{d} IOPS demanded" in shown, shown
+    assert "block size" not in shown
+
+    # report: headed by its own family and title, not the PTS's
+    cli("report", str(a), "--out", str(tmp_path / "rep"))
+    html = next((tmp_path / "rep").glob("*.html")).read_text()
+    assert "iolab characterisation — iolab characterisation (enterprise)" in html
+    assert "Solid State Storage Performance Test Specification" not in html
+    assert "Read Latency vs Demand" in html
+    for d in DEMANDS:
+        assert f"{d} IOPS demanded" in html
+
+    # compare: a second run (standing for a second drive), its key figure ranked (higher is better)
+    b = run_ramp(runs)
+    cli("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
+    cmp_html = next((tmp_path / "cmp").glob("compare-read-ramp-2drives-*.html")).read_text()
+    assert "max delivered IOPS (IOPS; ↑)" in cmp_html
+    assert re.search(r"1 of 2", cmp_html)
+
+    # export: every cell in the window table
+    cli("export", str(a), "--format", "csv", "--out", str(tmp_path / "exp"))
+    window = (tmp_path / "exp" / "window.csv").read_text()
+    for d in DEMANDS:
+        assert f"{d} IOPS demanded" in window
+
+    # fio-job: one job per cell, each with its demanded rate
+    jobs = cli("fio-job", "read-ramp", "--target", f"file:{tmp_path / 'scratch'}?size=64MiB", "--quick")
+    for d in DEMANDS:
+        assert f"cell {DEMANDS.index(d) + 1}/6: {d} IOPS demanded" in jobs
+        assert f"rate_iops={d}" in jobs
+
+
+def test_a_stored_run_of_an_unregistered_test_still_shows_reports_and_exports(ramp, tmp_path):
+    runs = tmp_path / "runs"
+    a = run_ramp(runs)
+    registry.unregister(ramp.name)  # as a process that never registered it
+    shown = cli("show", str(a))
+    assert all(f"{d} IOPS demanded" in shown for d in DEMANDS)
+    cli("report", str(a), "--out", str(tmp_path / "rep"))
+    html = next((tmp_path / "rep").glob("*.html")).read_text()
+    assert "Solid State Storage Performance Test Specification" not in html
+    assert "iolab characterisation (enterprise)" in html
+    cli("export", str(a), "--out", str(tmp_path / "exp"))
+    r = CliRunner().invoke(app, ["run", "read-ramp", "--target", SMALL, "--runs-dir", str(runs)])
+    assert r.exit_code != 0 and re.search(r"'read-ramp': unknown; choose one of iops, .*'pts', 'rwsw'", str(r.exception))
