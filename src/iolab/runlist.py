@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IolabError
+from .procs import same_process_alive
 from .store import Manifest, RunStore, runs_root
 
 
@@ -35,6 +36,11 @@ def summarise_run(d: Path) -> RunSummary:
         m = _manifest_or_none(d)
         if m is None:  # the manifest itself is the problem: say what we can from the name
             return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), str(e))
+        if (m.state == "running" and not (d / "results.db").exists()
+                and same_process_alive(m.pid, m.pid_start, m.boot_id)):
+            # RunStore.create writes the manifest first: a live writer is still setting the run up.
+            return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "running", m.started, m.compliant,
+                              tuple(m.noncompliance))
         return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
                           tuple(m.noncompliance), str(e))
     m = s.manifest

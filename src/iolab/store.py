@@ -258,12 +258,17 @@ class RunStore:
             while path.exists():
                 n += 1
                 path = root / f"{base}-{n}"
-            (path / "raw").mkdir(parents=True)
+            path.mkdir()
+            # The manifest goes in before anything else, so a directory that `iolab runs` lists as
+            # a run (it holds a manifest, a database or raw/) is never one half set up.
+            manifest.run_id = path.name
+            _stamp_writer(manifest)
+            write_atomic(path / "manifest.json", _manifest_bytes(manifest))
+            (path / "raw").mkdir()
         except OSError as e:
             if is_disk_full(e):
                 raise ResultsDiskFull(root) from None
             raise
-        manifest.run_id = path.name
         store = cls(path)
         store.manifest = manifest
         store.claim()
@@ -271,9 +276,7 @@ class RunStore:
 
     def claim(self) -> None:
         """Record this process as the run's writer (pid, its start time, the boot) and store it."""
-        m = self.manifest
-        m.state, m.ended, m.error = "running", None, None
-        m.pid, m.pid_start, m.boot_id = os.getpid(), process_start(os.getpid()), boot_id()
+        _stamp_writer(self.manifest)
         self.write_manifest()
 
     @classmethod
@@ -301,7 +304,7 @@ class RunStore:
             raise IolabError(f"{path}: unreadable manifest ({e}).") from None
 
     def write_manifest(self) -> None:
-        data = json.dumps(asdict(self.manifest), indent=2, sort_keys=False, default=str).encode()
+        data = _manifest_bytes(self.manifest)
         try:
             write_atomic(self.dir / "manifest.json", data)
         except OSError as e:
@@ -569,6 +572,16 @@ class RunStore:
         if self._copy is not None:
             self._copy.cleanup()
             self._copy = None
+
+
+def _stamp_writer(m: Manifest) -> None:
+    """Mark the run as running in this process (pid, its start time, the boot)."""
+    m.state, m.ended, m.error = "running", None, None
+    m.pid, m.pid_start, m.boot_id = os.getpid(), process_start(os.getpid()), boot_id()
+
+
+def _manifest_bytes(m: Manifest) -> bytes:
+    return json.dumps(asdict(m), indent=2, sort_keys=False, default=str).encode()
 
 
 def _uri_path(path: Path) -> str:

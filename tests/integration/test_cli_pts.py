@@ -140,7 +140,7 @@ def _wait_for_round(runs, rnd, proc, timeout=300):
     deadline = time.time() + timeout
     while time.time() < deadline:
         assert proc.poll() is None, proc.stderr.read()
-        rs = list_runs(runs)
+        rs = [r for r in list_runs(runs) if r.problem is None]
         if rs:
             s = RunStore.open(rs[0].path)
             if s.cells(complete_only=False) and max(c.round for c in s.cells(complete_only=False)) >= rnd:

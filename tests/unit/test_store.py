@@ -247,3 +247,20 @@ def test_iolab_runs_prints_broken_runs_with_the_reason(tmp_path):
     assert good.name in res.output and bad.name in res.output
     assert "broken" in res.output and "not a readable SQLite database" in res.output
     assert "1 of 2 runs cannot be read" in res.output
+
+
+def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeypatch):
+    """`iolab runs` (and anything waiting for a run) may look while a run directory is being
+    made: from the moment it holds raw/ or a database it already holds its manifest."""
+    seen = []
+    real_mkdir = store_mod.Path.mkdir
+
+    def watching_mkdir(self, *a, **kw):
+        real_mkdir(self, *a, **kw)
+        if self.name == "raw":
+            seen.append([(r.run_id, r.state, r.problem) for r in list_runs(tmp_path)])
+
+    monkeypatch.setattr(store_mod.Path, "mkdir", watching_mkdir)
+    plan = registry.build_plan("latency", profile(max_rounds=1), TARGET)
+    s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    assert seen == [[(s.manifest.run_id, "running", None)]]
