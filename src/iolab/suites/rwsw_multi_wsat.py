@@ -43,7 +43,8 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
 
 
 TEST = TestDef(
-    NAME, "Multi-WSAT", "SNIA RWSW", "Multi-WSAT: the composite workload from FOB to steady state",
+    NAME, "Multi-WSAT", "SNIA RWSW",
+    "Multi-WSAT: the composite after purge (and WIPC when it reads) to steady state, ≥ 1× capacity written",
     build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
     key_figures=multi_wsat_figures, pages=with_selftest(multi_wsat_pages), overlays=multi_wsat_overlays,
     short_title="Multi-WSAT",
