@@ -220,7 +220,7 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
 
     t = Table()
     for col in ("run", "test", "target", "state", "started", "compliant"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")  # a run id cut with "…" cannot be typed back
     found = list_runs(runs_dir)
     for r in found:
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)

@@ -264,3 +264,15 @@ def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeyp
     plan = registry.build_plan("latency", profile(max_rounds=1), TARGET)
     s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
     assert seen == [[(s.manifest.run_id, "running", None)]]
+
+
+def test_runs_table_never_cuts_a_run_id_at_80_columns(tmp_path):
+    from typer.testing import CliRunner
+
+    from iolab.cli import app
+
+    d = finished_run(tmp_path)
+    out = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)], env={"COLUMNS": "80"}).stdout
+    assert "…" not in out
+    first_column = "".join(line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│"))
+    assert d.name in first_column, out
