@@ -1,0 +1,122 @@
+"""The house rules that keep the code walkable: no module over ~500 lines, and no import
+cycle between iolab's modules, counting imports inside functions too (a lazy import only
+hides a cycle; it does not remove the tangle)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "iolab"
+MAX_LINES = 500
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """iolab modules that `name` imports anywhere in its text. `from pkg import sub` names
+    the submodule when `sub` is one, otherwise the package itself."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("iolab"):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in known:
+                    found.add(sub)
+                elif target in known:
+                    found.add(target)
+    found.discard(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: imports_of(name, path, known) for name, path in mods.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_between_iolab_modules():
+    found = cycles(import_graph())
+    assert not found, "import cycles (counting imports inside functions):\n" + "\n".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
+    # The check above must be able to fail: a package whose submodule imports back into the
+    # package's __init__ from inside a function is a cycle.
+    pkg = tmp_path / "iolab"
+    (pkg / "engines").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engines" / "__init__.py").write_text("def f():\n    from .fio import X\n")
+    (pkg / "engines" / "fio.py").write_text("from . import check\n")
+    global SRC, PACKAGE
+    saved = SRC, PACKAGE
+    SRC, PACKAGE = tmp_path, pkg
+    try:
+        assert cycles(import_graph()) == [["iolab.engines", "iolab.engines.fio"]]
+    finally:
+        SRC, PACKAGE = saved
+
+
+def test_no_module_over_the_size_limit():
+    big = {name: n for name, path in modules().items()
+           if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert not big, f"modules over {MAX_LINES} lines: {big}"
