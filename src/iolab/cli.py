@@ -14,8 +14,8 @@ from . import api, registry, suites, targets
 from .engines import engine_for
 from .errors import IolabError
 from .runlist import list_runs
-from .runner import Interrupted, RunOptions, Runner, start, stop_on_signals
-from .store import ResultsDiskFull, RunStore, runs_root
+from .runner import Interrupted, RunOptions, stop_on_signals
+from .store import RunStore, runs_root
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -105,51 +105,46 @@ def run(
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
     # An empty -t is a mistake, not a request for the simulated drive.
-    tgt = suites.quick_target(prof, targets.parse_target(target if target is not None else default_target()))
-    engine = engine_for(tgt, stall_timeout=stall_s)
+    tgt = targets.parse_target(target if target is not None else default_target())
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
-    root = runs_dir or runs_root()
-    try:
-        with stop_on_signals():
-            _run_tests(test, prof, tgt, workload, engine, options, root, report)
-    finally:
-        engine.close()
-
-
-def _run_tests(test, prof, tgt, workload, engine, options, root, report) -> None:
     from .progress import RichProgress
 
-    # Every plan of a sequence is built (and so checked) before the first one writes anything.
-    plans = api.plans(test, prof, tgt, workload)
-    for plan in plans:
-        store = start(plan, tgt, engine, options, root)
-        if workload is not None:
-            from .suites.rwsw_common import copy_inputs
+    current: list[RunStore] = []
 
-            copy_inputs(workload, store.dir)
-        console.print(f"[bold]{esc(plan.title)}[/] on {esc(tgt.spec)} → {esc(str(store.dir))}")
-        for overridden in store.manifest.safety_overrides:
+    def started(store: RunStore) -> None:
+        current[:] = [store]
+        m = store.manifest
+        console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
+        for overridden in m.safety_overrides:
             console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
-        if not store.manifest.compliant:
-            console.print(f"[yellow]non-compliant: {esc('; '.join(store.manifest.noncompliance))}[/]")
-        try:
-            with RichProgress(console) as progress:
-                Runner(plan, tgt, engine, store, options, progress).run()
-        except KeyboardInterrupt as e:
-            by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-            err.print(f"[yellow]{by}: finished rounds are kept in {esc(str(store.dir))}; "
-                      f"`iolab report {esc(str(store.dir))}` reports what was measured[/]")
-            raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
-        except IolabError as e:
-            err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(store.dir))})")
-            if report and not isinstance(e, ResultsDiskFull):  # no room for a report either
-                _write_report(store)
-            raise typer.Exit(e.exit_code)
-        api.show(store, console)
-        if report:
-            _write_report(store)
-        console.print(f"run directory: {esc(str(store.dir))}")
+        if not m.compliant:
+            console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
+
+    def ended(store: RunStore, reports: list[Path]) -> None:
+        if store.manifest.state == "complete":
+            api.show(store, console)
+        for p in reports:
+            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+        if store.manifest.state == "complete":
+            console.print(f"run directory: {esc(str(store.dir))}")
+
+    try:
+        with stop_on_signals(), RichProgress(console) as progress:
+            api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=runs_dir,
+                         stall_timeout=stall_s, progress=progress, report=report, on_start=started, on_end=ended)
+    except KeyboardInterrupt as e:
+        if not current or current[0].manifest.state != "interrupted":
+            raise
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        err.print(f"[yellow]{by}: finished rounds are kept in {esc(str(current[0].dir))}; "
+                  f"`iolab report {esc(str(current[0].dir))}` reports what was measured[/]")
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
+    except IolabError as e:
+        if not current or current[0].manifest.state != "failed":
+            raise  # refused before its run began: main() prints it
+        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
+        raise typer.Exit(e.exit_code)
 
 
 def _write_report(store: RunStore) -> None:
