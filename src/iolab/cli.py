@@ -297,6 +297,7 @@ def fio_job(
 ):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by hand."""
     from .engines.fio import FioEngine
+    from .plan import Deferred
     from .runner import cell_tag
 
     prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None)
@@ -306,6 +307,9 @@ def fio_job(
     engine = FioEngine()
     for plan in api.plans(test, prof, tgt, workload):
         for phase in plan.phases:
+            if isinstance(phase, Deferred):
+                print(f"# ---- {plan.title} / {phase.name}: built during the run from {phase.describe}")
+                continue
             for i, w in enumerate(phase.precondition):
                 tag = cell_tag(phase.name, 0, i, w.label())
                 print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")

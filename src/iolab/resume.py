@@ -14,15 +14,17 @@ again are kept as kind 'interrupted', their files under raw/interrupted-N/.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import registry, targets
 from .engines import Capabilities, Engine, engine_class, purge_methods
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
-from .plan import Cell, Phase, Profile, TestPlan
-from .runner import RunOptions, Runner, StartAt, cell_tag, early_stop, plan_summary, workload_record
+from .plan import Cell, Deferred, Phase, Profile, TestPlan
+from .decide import sample_of_row
+from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, early_stop, plan_summary,
+                     workload_record)
 from .steady import evaluate
 from .store import RunStore
 
@@ -55,7 +57,7 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
     workload = probe.dir / "inputs" if (probe.dir / "inputs").is_dir() else None
     plan = registry.build_plan(m.test, profile, target, workload)
-    if plan_summary(plan) != m.plan:
+    if plan_summary(plan) != as_planned(m.plan):
         raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
                          "(another iolab version, or the target's size changed), so it cannot continue it. "
                          f"Start a new run: iolab run {m.test} -t {m.target['spec']}")
@@ -79,12 +81,24 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
                              tested_by=m.platform.get("tested_by", ""))
         store = RunStore.open(probe.dir, writable=True)
         notes: list[str] = []
+        plan = _built(store, plan)
         start = _where(store, plan, target, caps, notes)
     except BaseException:
         claim.release()
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _built(store: RunStore, plan: TestPlan) -> TestPlan:
+    """The plan with every deferred phase the run has begun built again from the stored
+    results (the same results give the same phase); later ones the runner builds on reaching
+    them."""
+    phases = list(plan.phases)
+    for i, ph in enumerate(phases):
+        if isinstance(ph, Deferred) and store.phase_ended(ph.name) is not None:
+            phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0]
+    return replace(plan, phases=tuple(phases))
 
 
 def run(r: Resumption, engine: Engine, progress=None) -> None:
@@ -137,7 +151,8 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
             return _where(store, plan, target, caps, notes)
     notes.append(f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
                  + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "") + ").")
-    return StartAt(i, done + 1, written, elapsed, history)
+    samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
+    return StartAt(i, done + 1, written, elapsed, history, samples)
 
 
 def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, caps: Capabilities,

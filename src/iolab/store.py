@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS cells (
     lat_mean_us REAL, lat_max_us REAL,
     read_lat_mean_us REAL, read_lat_max_us REAL, write_lat_mean_us REAL, write_lat_max_us REAL,
     p99 REAL, p99_9 REAL, p99_99 REAL, p99_999 REAL,
-    counters TEXT, raw_files TEXT, partial INTEGER);
+    counters TEXT, raw_files TEXT, partial INTEGER, idle_before_s REAL);
 CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
 CREATE TABLE IF NOT EXISTS series (
     cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL);
@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS steady (
 
 # Columns added after the first release, with their type: an older results.db gains them when
 # opened for writing; a reader of an older file sees the CellRow defaults.
-ADDED_CELL_COLUMNS = {"partial": "INTEGER"}
+ADDED_CELL_COLUMNS = {"partial": "INTEGER", "idle_before_s": "REAL"}
 
 PCT_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_999"}
 
@@ -100,6 +100,7 @@ class Manifest:
     write_cache: str | None = None
     safety_overrides: list[str] = field(default_factory=list)
     plan: dict = field(default_factory=dict)
+    decisions: list[dict] = field(default_factory=list)  # decide.Decision records, in the order made
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class CellRow:
     # The phase's byte budget ended this interval before its planned length (runtime_s is its
     # true length); it is shown marked and never enters a steady-state window or a minimum.
     partial: bool = False
+    idle_before_s: float | None = None  # the device idled this long before the cell (plan.Cell)
 
     def metric(self, name: str) -> float | None:
         return getattr(self, name)
@@ -386,6 +388,7 @@ class RunStore:
     def add_cell(
         self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
         workload: dict, result: RoundResult, started: float, ended: float, partial: bool = False,
+        idle_before_s: float | None = None,
     ) -> int:
         h = result.histogram
         pcts = {col: (h.percentile(p) if h else None) for p, col in PCT_COLUMNS.items()}
@@ -395,14 +398,14 @@ class RunStore:
                 """INSERT INTO cells (phase, round, ordinal, kind, cell_key, mix, block_size, workload, started, ended,
                 runtime_s, read_iops, write_iops, iops, read_mbps, write_mbps, mbps, read_ios, write_ios, io_bytes,
                 write_bytes, lat_mean_us, lat_max_us, read_lat_mean_us, read_lat_max_us, write_lat_mean_us,
-                write_lat_max_us, p99, p99_9, p99_99, p99_999, counters, raw_files, partial)
-                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                write_lat_max_us, p99, p99_9, p99_99, p99_999, counters, raw_files, partial, idle_before_s)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     phase, rnd, ordinal, kind, key, mix, block_size, json.dumps(workload), started, ended,
                     result.runtime_s, r.iops, w.iops, result.iops, r.mbps, w.mbps, result.mbps, r.ios, w.ios,
                     result.io_bytes, w.io_bytes, result.lat_mean_us, result.lat_max_us, r.lat_mean_us, r.lat_max_us,
                     w.lat_mean_us, w.lat_max_us, pcts["p99"], pcts["p99_9"], pcts["p99_99"], pcts["p99_999"],
-                    json.dumps(result.counters), json.dumps(list(result.raw_files)), int(partial),
+                    json.dumps(result.counters), json.dumps(list(result.raw_files)), int(partial), idle_before_s,
                 ),
             )
             cell_id = cur.lastrowid
