@@ -111,15 +111,15 @@ class DemandShortfall:
         last = demanded[-self.steps:]
         if len(last) < self.steps or not all(self._short(s) for s in last):
             return None
-        met = [s.demand_iops for s in demanded if not self._short(s)]
+        met = max((m for m in demanded if not self._short(m)), key=lambda m: m.demand_iops, default=None)
         s = last[-1]
-        sustainable = max(met) if met else None
         outcome = (f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
                    f"({(s.iops / s.demand_iops - 1) * 100:+.1f} %) for {self.steps} step(s): "
-                   + (f"maximum sustainable IOPS {num(sustainable)}" if sustainable is not None
+                   + (f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
+                      f"{self.tolerance * 100:g} %, delivered {num(met.iops)})" if met is not None
                       else "no demand was met, so no sustainable rate was found"))
-        return Decision(phase, rule_record(self), outcome, {"max_sustainable_iops": sustainable},
-                        s.round, s.key)
+        chosen = {"max_sustainable_iops": met.demand_iops, "delivered_iops": met.iops} if met else {}
+        return Decision(phase, rule_record(self), outcome, chosen, s.round, s.key)
 
     def _short(self, s: Sample) -> bool:
         return s.iops < s.demand_iops * (1 - self.tolerance)
