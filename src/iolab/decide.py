@@ -128,7 +128,8 @@ class DemandShortfall:
 @dataclass(frozen=True)
 class NoGain:
     """A ramp of rising load (queue depth, threads) ends once `steps` cells in a row gained
-    less than `min_gain` in IOPS over the best before them; the best cell is chosen."""
+    less than `min_gain` in IOPS over the best before them; the cell with the most IOPS is
+    chosen."""
 
     name: ClassVar[str] = "no-gain"
     min_gain: float = 0.02
@@ -148,11 +149,12 @@ class NoGain:
         best = max(before, key=lambda s: s.iops)
         if any(s.iops >= best.iops * (1 + self.min_gain) for s in samples[-self.steps:]):
             return None
-        s = samples[-1]
-        outcome = (f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best "
-                   f"({best.key}: {num(best.iops)} IOPS) for {self.steps} step(s): best is {best.key}")
+        s, top = samples[-1], best_by_iops(phase, samples)
+        outcome = (f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
+                   f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
+                   f"{self.steps} step(s): most IOPS at {top.key} ({num(top.iops)} IOPS)")
         return Decision(phase, rule_record(self), outcome,
-                        {"best": best.key, "outstanding": best.outstanding, "iops": best.iops}, s.round, s.key)
+                        {"best": top.key, "outstanding": top.outstanding, "iops": top.iops}, s.round, s.key)
 
 
 RULES: dict[str, type] = {r.name: r for r in (DemandShortfall, NoGain)}
