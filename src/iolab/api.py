@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import registry, suites
+from . import resume as resuming
 from .compare import KeyMetric, open_runs
 from .compare.pages import write_comparison
 from .compare.sequence import write_sequence_comparison
@@ -27,6 +28,7 @@ from .report.pts import generic_pages
 from .report.rundata import RunData
 from .report.sections import details_pages
 from .engines import engine_for
+from .resume import Resumption
 from .runner import Progress, RunOptions, Runner, start
 from .store import ResultsDiskFull, RunStore, runs_root
 from .summary import PhaseSummary
@@ -86,6 +88,23 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
     finally:
         engine.close()
     return done
+
+
+def resume_test(run: str | Path, *, allow_unsafe: bool = False, allow_system_disk: bool = False,
+                progress: Progress | None = None, report: bool = True,
+                on_start: Callable[[Resumption], None] | None = None,
+                on_end: Callable[[RunStore, list[Path]], None] | None = None) -> TestRun:
+    """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
+    continues (Resumption.notes) before anything runs; an error or interruption is raised,
+    the run so far kept (and no report written)."""
+    r, engine = resuming.prepare(run, engine_for, allow_unsafe, allow_system_disk)
+    try:
+        if on_start:
+            on_start(r)
+        resuming.run(r, engine, progress)
+    finally:
+        engine.close()
+    return _ended(r.store, report, on_end)
 
 
 def _ended(store: RunStore, report: bool, on_end) -> TestRun:

@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from . import api, registry, suites, targets
-from .engines import engine_for
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
@@ -147,12 +146,6 @@ def run(
         raise typer.Exit(e.exit_code)
 
 
-def _write_report(store: RunStore) -> None:
-    paths = api.write_report([store.dir], store.dir / "report")
-    for p in paths:
-        console.print(f"report: {esc(str(p))}", soft_wrap=True)
-
-
 def compliance_text(r) -> str:
     """The `runs` table's compliant column: the run's own reasons, never a guessed one."""
     if r.compliant:
@@ -168,30 +161,38 @@ def resume(
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
-    from . import resume as resuming
     from .progress import RichProgress
 
-    r, engine = resuming.prepare(run_ref, engine_for, allow_unsafe_target, allow_system_disk)
-    console.print(f"[bold]resuming {esc(r.store.manifest.run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
-    for note in r.notes:
-        console.print(f"  {esc(note)}", soft_wrap=True)
+    current = []
+
+    def started(r) -> None:
+        current[:] = [r.store]
+        console.print(f"[bold]resuming {esc(r.store.manifest.run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
+        for note in r.notes:
+            console.print(f"  {esc(note)}", soft_wrap=True)
+
+    def ended(store: RunStore, reports: list[Path]) -> None:
+        api.show(store, console)
+        for p in reports:
+            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+        console.print(f"run directory: {esc(str(store.dir))}")
+
     try:
         with stop_on_signals(), RichProgress(console) as progress:
-            resuming.run(r, engine, progress)
+            api.resume_test(run_ref, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
+                            progress=progress, report=report, on_start=started, on_end=ended)
     except KeyboardInterrupt as e:
+        if not current:
+            raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
-        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(r.store.dir))}` "
+        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` "
                   "continues[/]")
         raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
-        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(r.store.dir))})")
+        if not current:
+            raise  # it could not be resumed: nothing changed; main() prints why
+        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
         raise typer.Exit(e.exit_code)
-    finally:
-        engine.close()
-    api.show(r.store, console)
-    if report:
-        _write_report(r.store)
-    console.print(f"run directory: {esc(str(r.store.dir))}")
 
 
 @app.command()
