@@ -286,7 +286,7 @@ class Runner:
                 stop_reason = early
                 break
         else:
-            if not phase.stop_on_steady and decision is None:
+            if not phase.stop_on_steady:
                 stop_reason = ("ran its single round" if phase.max_rounds == 1
                                else f"ran all {phase.max_rounds} intervals")
         steady = verdict.steady if verdict is not None else None
