@@ -16,6 +16,7 @@ from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, Runner, start, stop_on_signals
 from .store import ResultsDiskFull, RunStore, runs_root
+from .testparams import parse_settings
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -57,8 +58,12 @@ WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the direc
                            "(or its composite.toml / replay.toml).")
 
 
+SetOpt = typer.Option(None, "--set", metavar="NAME=VALUE", help="A test's own parameter (repeatable), e.g. "
+                      "--set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters and defaults.")
+
+
 def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time,
-             min_writes=None):
+             min_writes=None, sets=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
         cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
@@ -69,6 +74,7 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
         wsat_capacity_multiple=wsat_mul,
         wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
         rwsw_min_write_multiple=min_writes,
+        settings=parse_settings(sets) if sets else None,
     )
 
 
@@ -92,6 +98,7 @@ def run(
     wsat_capacity_multiple: Optional[float] = WsatMulOpt,
     wsat_max_time: Optional[str] = WsatTimeOpt,
     rwsw_min_writes: Optional[float] = MinWritesOpt,
+    sets: Optional[list[str]] = SetOpt,
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a partitioned, signature-bearing, in-use or foreign target. DESTROYS DATA."),
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="Write even where a mounted filesystem, active swap or the running system lives (separate from --allow-unsafe-target). DESTROYS DATA."),
@@ -102,7 +109,7 @@ def run(
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
-                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
+                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = suites.quick_target(prof, targets.parse_target(target if target is not None else default_target()))
@@ -200,10 +207,20 @@ def resume(
 
 
 @app.command()
-def tests():
-    """List the tests iolab can run: name, family, sequence, whether it needs --workload, what it does."""
+def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE).")):
+    """List the tests iolab can run (name, family, sequence, input, what it does), or one test's parameters."""
     from rich.table import Table
 
+    if test is not None:
+        for d in registry.sequence(test):
+            console.print(f"[bold]{esc(d.name)}[/]: {esc(d.summary)}")
+            if not d.params:
+                console.print("  no parameters of its own (the profile options of `iolab run` apply)")
+            for p in d.params:
+                src = f"; {p.source}" if p.source else ""
+                console.print(f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
+                              soft_wrap=True)
+        return
     t = Table()
     for col in ("test", "family", "sequence", "input", "what it does"):
         t.add_column(col, no_wrap=col != "what it does")
@@ -299,12 +316,13 @@ def fio_job(
     quick: bool = QuickOpt,
     cell_time: Optional[str] = CellOpt,
     capacity_limit: Optional[str] = CapOpt,
+    sets: Optional[list[str]] = SetOpt,
 ):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by hand."""
     from .engines.fio import FioEngine
     from .runner import cell_tag
 
-    prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None)
+    prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None, sets=sets)
     tgt = targets.parse_target(target or SCRATCH_FILE)
     if tgt.kind == "sim":
         raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")

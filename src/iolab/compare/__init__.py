@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 COMPARED_PROFILE_KEYS = (
     "name", "spec", "active_range", "threads", "queue_depth", "write_cache", "cell_seconds",
     "precondition_factor", "capacity_limit", "quick", "max_rounds", "strict_steady",
-    "wsat_capacity_multiple", "wsat_max_seconds",
+    "wsat_capacity_multiple", "wsat_max_seconds", "settings",
 )
 
 
@@ -308,6 +308,12 @@ class RunFacts:
     workload: str = ""  # RWSW: digest of the workload run (streams, shares, outstanding IO)
 
 
+def _profile_value(profile: dict, key: str):
+    if key == "settings":  # runs made before tests had parameters ran every test with its defaults
+        return [list(kv) for kv in profile.get(key) or ()]
+    return profile.get(key)
+
+
 def differences(runs: Sequence[RunFacts]) -> list[str]:
     """Why these runs do not measure the same thing; empty when they are comparable."""
     if not runs:
@@ -318,7 +324,7 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
             out.append(f"{r.label} ran test {r.test!r}, {first.label} ran {first.test!r}")
             continue
         for k in COMPARED_PROFILE_KEYS:
-            a, b = first.profile.get(k), r.profile.get(k)
+            a, b = _profile_value(first.profile, k), _profile_value(r.profile, k)
             if a != b:
                 out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
         if r.workload != first.workload:
