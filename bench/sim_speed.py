@@ -59,7 +59,8 @@ def rss_bytes() -> int:
 def timed(drive: _sim.Drive, label: str, streams, *, qd: int = 32, threads: int = 1,
           duration_s: float | None = None, bytes_budget: int | None = None) -> dict:
     wall, cpu = time.perf_counter(), time.thread_time()
-    raw = json.loads(drive.run(streams, threads, qd, 1.0, 1.0, None, duration_s, bytes_budget, 1))
+    raw = json.loads(drive.run(streams=streams, threads=threads, queue_depth=qd, duration_s=duration_s,
+                               bytes_budget=bytes_budget, seed=1))
     wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
     ios = raw["read"]["ios"] + raw["write"]["ios"]
     waf = raw["counters"].get("waf")
