@@ -318,7 +318,9 @@ impl Device for Ssd {
 
     fn seed(&mut self, seed: u64) {
         self.ftl.seed(seed);
-        self.flash.rng = crate::rng::Rng::new(self.flash.rng.state() ^ seed.rotate_left(29));
+        // Timing draws come from the run's seed alone, so a round's timing noise does not
+        // depend on how many draws earlier rounds made (a purged drive repeats its FOB run).
+        self.flash.rng = crate::rng::Rng::new(0xF1A5_4 ^ seed.rotate_left(29));
     }
 
     #[inline(always)]
