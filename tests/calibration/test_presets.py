@@ -112,6 +112,21 @@ def test_enterprise_wsat_banks_to_a_steady_level_and_per_second_stays_within_20_
     assert max(series) / min(series) < 1.2, series
 
 
+def test_enterprise_demand_ramps(sas):
+    """Open loop at rising offered rates (QD32 at most outstanding): reads stay under 175 µs
+    on average up to 80,000 IOPS; writes knee near 42,500 IOPS, latency rising from ~50 µs
+    to ~750 µs (32 outstanding at the steady rate)."""
+    def at(streams, op, rate):
+        j = json.loads(sas.run(streams=streams, queue_depth=32, rate_iops=rate, duration_s=2.0, seed=rate))
+        return j[op]["iops"], j[op]["lat_mean_us"]
+    for rate in (20_000, 50_000, 80_000):
+        iops, lat = at(RR, "read", rate)
+        assert near(iops, rate, 0.02) and lat < 175, (rate, iops, lat)
+    low, high = at(RW, "write", 20_000), at(RW, "write", 80_000)
+    assert near(low[1], 50, LAT_TOL), low
+    assert near(high[0], 42_500) and near(high[1], 750, LAT_TOL), high
+
+
 # -- entry-sata-compress: 100 GB SandForce-class SATA drive on 128 GB of flash ----------------
 
 
