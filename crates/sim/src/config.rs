@@ -98,7 +98,22 @@ pub const SSD_PARAMS: &[ParamDef] = &[
     p(
         "overhead_us",
         "us",
-        "controller time per command (serialised: caps IOPS at 1/overhead)",
+        "controller time per command on one core",
+    ),
+    p(
+        "controller_cores",
+        "",
+        "controller cores processing commands in parallel (with the dies, channels and link they set the maximum IOPS)",
+    ),
+    p(
+        "time_spread_pct",
+        "%",
+        "spread of every NAND read, program and erase time and of the controller time (triangular, +/- this share)",
+    ),
+    p(
+        "read_retry_pct",
+        "%",
+        "share of page reads that need 1 to 4 read retries (each another page read)",
     ),
     p(
         "buffer_kib",
@@ -120,7 +135,32 @@ pub const SSD_PARAMS: &[ParamDef] = &[
         "blocks",
         "free FTL blocks below which foreground GC runs (>= 2)",
     ),
+    p(
+        "gc_start_pct",
+        "%",
+        "foreground GC starts, gently, when the free spare blocks fall below this share of the spare area (full speed at gc_reserve)",
+    ),
+    p(
+        "gc_slice",
+        "copies",
+        "foreground GC runs in slices of this many page copies between host commands",
+    ),
+    p(
+        "gc_copy_us",
+        "us",
+        "controller time per GC copy: a slice holds every core",
+    ),
     c("bg_gc", ON_OFF, "garbage collection while the host is idle"),
+    p(
+        "bg_period_ms",
+        "ms",
+        "background GC bursts while the host is busy, one per period (0 = only when idle)",
+    ),
+    p(
+        "bg_burst_ms",
+        "ms",
+        "flash time one background GC burst occupies",
+    ),
     p(
         "bg_reserve_pct",
         "%",
@@ -135,6 +175,16 @@ pub const SSD_PARAMS: &[ParamDef] = &[
         "compression",
         ON_OFF,
         "compressing controller: flash writes shrink with data entropy",
+    ),
+    p(
+        "compress_floor",
+        "ratio",
+        "stored share of a fully compressible unit (entropy 0; at least 0.25, one 1 KiB chunk)",
+    ),
+    p(
+        "compress_limit",
+        "entropy",
+        "entropy from which the controller stores data uncompressed (the ratio curve flattens smoothly there)",
     ),
     p("slc_gb", "GB", "static SLC write cache (0 = none)"),
     p(
@@ -193,20 +243,30 @@ pub const PRESETS: &[Preset] = &[
             ("pages_per_block", "256"),
             ("page_kib", "8"),
             ("t_read_us", "50"),
-            ("t_prog_us", "1000"),
+            ("t_prog_us", "1050"),
             ("t_erase_us", "3500"),
             ("channel_mbps", "200"),
             ("link", "sas6"),
             ("link_mbps", ""),
-            ("overhead_us", "10"),
+            ("overhead_us", "40"),
+            ("controller_cores", "4"),
+            ("time_spread_pct", "10"),
+            ("read_retry_pct", "0.05"),
             ("buffer_kib", "1024"),
             ("plp", "on"),
             ("gc", "greedy"),
             ("gc_reserve", "2"),
+            ("gc_start_pct", "60"),
+            ("gc_slice", "8"),
+            ("gc_copy_us", "2"),
             ("bg_gc", "on"),
+            ("bg_period_ms", "0"),
+            ("bg_burst_ms", "0"),
             ("bg_reserve_pct", "5"),
             ("idle_ms", "5"),
             ("compression", "off"),
+            ("compress_floor", "0.25"),
+            ("compress_limit", "0.75"),
             ("slc_gb", "0"),
             ("bits_per_cell", "2"),
             ("slc_prog_us", "250"),
@@ -227,20 +287,30 @@ pub const PRESETS: &[Preset] = &[
             ("pages_per_block", "256"),
             ("page_kib", "8"),
             ("t_read_us", "50"),
-            ("t_prog_us", "1800"),
+            ("t_prog_us", "3200"),
             ("t_erase_us", "3000"),
             ("channel_mbps", "166"),
             ("link", "sata3"),
             ("link_mbps", ""),
-            ("overhead_us", "12"),
+            ("overhead_us", "42"),
+            ("controller_cores", "2"),
+            ("time_spread_pct", "15"),
+            ("read_retry_pct", "0.1"),
             ("buffer_kib", "512"),
             ("plp", "on"),
             ("gc", "greedy"),
             ("gc_reserve", "2"),
+            ("gc_start_pct", "0"),
+            ("gc_slice", "16"),
+            ("gc_copy_us", "4"),
             ("bg_gc", "on"),
+            ("bg_period_ms", "0"),
+            ("bg_burst_ms", "0"),
             ("bg_reserve_pct", "5"),
             ("idle_ms", "5"),
             ("compression", "on"),
+            ("compress_floor", "0.25"),
+            ("compress_limit", "0.75"),
             ("slc_gb", "0"),
             ("bits_per_cell", "2"),
             ("slc_prog_us", "250"),
@@ -267,14 +337,24 @@ pub const PRESETS: &[Preset] = &[
             ("link", "pcie3x4"),
             ("link_mbps", ""),
             ("overhead_us", "4"),
+            ("controller_cores", "4"),
+            ("time_spread_pct", "15"),
+            ("read_retry_pct", "0.2"),
             ("buffer_kib", "4096"),
             ("plp", "off"),
             ("gc", "greedy"),
             ("gc_reserve", "2"),
+            ("gc_start_pct", "0"),
+            ("gc_slice", "32"),
+            ("gc_copy_us", "1"),
             ("bg_gc", "on"),
+            ("bg_period_ms", "5000"),
+            ("bg_burst_ms", "700"),
             ("bg_reserve_pct", "20"),
             ("idle_ms", "5"),
             ("compression", "off"),
+            ("compress_floor", "0.25"),
+            ("compress_limit", "0.75"),
             ("slc_gb", "8"),
             ("bits_per_cell", "3"),
             ("slc_prog_us", "200"),
@@ -355,6 +435,17 @@ pub struct SsdConfig {
     pub link_full_duplex: bool,
     pub link: String,
     pub overhead_ns: u64,
+    pub cores: u32,
+    /// Half-width of the triangular spread of NAND and controller times, as a share.
+    pub spread: f64,
+    pub read_retry: f64,
+    pub gc_start: f64,
+    pub gc_slice: u32,
+    pub gc_copy_ns: u64,
+    pub bg_period_ns: u64,
+    pub bg_burst_ns: u64,
+    pub compress_floor: f64,
+    pub compress_limit: f64,
     pub buffer_units: u32,
     pub plp: bool,
     pub policy: Policy,
@@ -431,6 +522,10 @@ impl SsdConfig {
         c.bg_gc = false;
         c.compression = false;
         c.buffer_units = 64;
+        c.gc_start = 0.0;
+        c.gc_slice = 1;
+        c.gc_copy_ns = 0;
+        c.bg_period_ns = 0;
         c.overrides = vec![("custom".into(), "small".into())];
         c
     }
@@ -795,6 +890,34 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         link_full_duplex,
         link,
         overhead_ns: (v.nonneg("overhead_us")? * 1000.0).round() as u64,
+        cores: {
+            let n = v.count("controller_cores")?;
+            if n > 64 {
+                return Err(format!("sim parameter controller_cores={n} must be at most 64"));
+            }
+            n
+        },
+        spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
+        read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
+        gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
+        gc_slice: v.count("gc_slice")?,
+        gc_copy_ns: (v.nonneg("gc_copy_us")? * 1000.0).round() as u64,
+        bg_period_ns: (v.nonneg("bg_period_ms")? * 1e6).round() as u64,
+        bg_burst_ns: (v.nonneg("bg_burst_ms")? * 1e6).round() as u64,
+        compress_floor: {
+            let x = v.num("compress_floor")?;
+            if !(0.25..=1.0).contains(&x) {
+                return Err(format!("sim parameter compress_floor={x} must be between 0.25 and 1"));
+            }
+            x
+        },
+        compress_limit: {
+            let x = v.num("compress_limit")?;
+            if !(x > 0.0 && x <= 1.0) {
+                return Err(format!("sim parameter compress_limit={x} must be above 0 and at most 1"));
+            }
+            x
+        },
         buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
         plp: v.on("plp"),
         policy: match v.raw("gc") {
@@ -825,6 +948,15 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         n_slc,
         slc_cpb,
     })
+}
+
+/// A percentage parameter between 0 and `max`.
+fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
+    let x = v.nonneg(k)?;
+    if x > max {
+        return Err(format!("sim parameter {k}={x} must be at most {max}"));
+    }
+    Ok(x)
 }
 
 pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddConfig, String> {

@@ -48,6 +48,11 @@ pub struct Ftl {
     slc_cpb: u32,
     g: u32,
     gc_reserve: usize,
+    /// Free blocks below which foreground GC starts (at a fraction of full speed that
+    /// grows to 1 at `gc_reserve`), so the cliff banks instead of dropping at once.
+    gc_soft: usize,
+    /// Copying owed below which foreground GC waits: it runs in slices.
+    slice: f64,
     bg_target: usize,
     bg_gc: bool,
     policy: Policy,
@@ -132,6 +137,8 @@ impl Ftl {
             slc_cpb: cfg.slc_cpb,
             g,
             gc_reserve: cfg.gc_reserve as usize,
+            gc_soft: cfg.gc_reserve as usize + (cfg.gc_start * spare as f64).round() as usize,
+            slice: cfg.gc_slice as f64 - 1.0,
             bg_target: cfg.gc_reserve as usize + bg_extra,
             bg_gc: cfg.bg_gc,
             policy: cfg.policy,
@@ -583,20 +590,31 @@ impl Ftl {
 
     /// Foreground GC in step with the host: below the reserve, each host chunk earns
     /// `ratio` = valid/invalid chunks of the victim worth of copying, so a victim is done by
-    /// the time the host has filled the space it frees.
+    /// the time the host has filled the space it frees. Between `gc_soft` and the reserve
+    /// it earns a share of that growing as free blocks run out. The copying runs once a
+    /// slice's worth is owed.
     #[inline]
     fn gc_progress(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
+        let free = self.free.len();
         if self.victim == NONE {
-            if self.free.len() >= self.gc_reserve || !self.select_victim() {
+            if free >= self.gc_soft || !self.select_victim() {
                 return;
             }
         }
-        self.credit += host_c as f64 * self.ratio;
+        let w = if free < self.gc_reserve || self.gc_soft <= self.gc_reserve {
+            1.0
+        } else {
+            ((self.gc_soft - free) as f64 / (self.gc_soft - self.gc_reserve) as f64).min(1.0)
+        };
+        self.credit += host_c as f64 * self.ratio * w;
+        if self.credit <= self.slice && !self.urgent {
+            return;
+        }
         while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
             let copied = self.copy_next(t, flash);
             self.credit -= copied as f64;
             if self.victim == NONE {
-                if self.credit <= 0.0 || self.free.len() >= self.gc_reserve || !self.select_victim()
+                if self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim()
                 {
                     self.credit = self.credit.min(0.0);
                     break;

@@ -220,6 +220,16 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     )
 
 
+def _run_spec(w: Workload, tag: str) -> dict:
+    """The keyword arguments of `Drive.run` for one round (also printed in the job text)."""
+    return dict(
+        streams=[(s.access, s.op, s.block_size, s.share) for s in w.streams],
+        threads=w.threads, queue_depth=w.queue_depth, active_range=w.active_range, entropy=w.entropy,
+        rate_iops=None if w.rate_iops is None else float(w.rate_iops), duration_s=w.duration_s,
+        bytes_budget=w.bytes_budget, seed=w.seed_for(tag),
+    )
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -319,7 +329,6 @@ class SimEngine:
         """The simulator call this round makes, as Python a user can run by hand."""
         opts = dict(target.options)
         w = workload
-        streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
         lines = [
             f"# iolab sim engine, round {tag}: target {target.spec}",
             f"# workload: {json.dumps(asdict(w))}",
@@ -327,8 +336,7 @@ class SimEngine:
             (f"drive = _sim.Drive.load({opts['load']!r})" if opts.get("load")
              else f"drive = _sim.Drive({target.path!r}, {_drive_params(opts)!r})"),
             f"drive.write_cache = {self._drives[target.spec].write_cache if target.spec in self._drives else True!r}",
-            f"print(drive.run({streams!r}, {w.threads}, {w.queue_depth}, {w.active_range!r}, {w.entropy!r}, "
-            f"{None if w.rate_iops is None else float(w.rate_iops)!r}, {w.duration_s!r}, {w.bytes_budget!r}, {w.seed_for(tag)}))",
+            f"print(drive.run(**{_run_spec(w, tag)!r}))",
         ]
         return "\n".join(lines) + "\n"
 
@@ -340,13 +348,8 @@ class SimEngine:
         drive = self.drive(target)
         path = _new_raw_path(raw_dir, tag)
         w = workload
-        streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
         try:
-            text = drive.run(
-                streams, w.threads, w.queue_depth, w.active_range, w.entropy,
-                None if w.rate_iops is None else float(w.rate_iops), w.duration_s, w.bytes_budget, w.seed_for(tag),
-                progress,
-            )
+            text = drive.run(**_run_spec(w, tag), progress=progress)
         except ValueError as e:
             raise EngineError(f"sim engine, round {tag!r} on {target.spec}, workload {w.label()!r}: {e}") from None
         return _store_raw(path, text)
