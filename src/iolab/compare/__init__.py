@@ -17,15 +17,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Sequence
 
 from ..errors import IolabError
 from ..results import Histogram
 from ..summary import CellAverage, PhaseSummary
 from ..units import KiB, num, printed_value
-
-if TYPE_CHECKING:
-    from ..testdef import TestDef
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
@@ -274,24 +271,6 @@ def dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, .
         KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.99)),
         KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.999)),
     )
-
-
-def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
-                             ) -> tuple[tuple[str, KeyMetric], ...]:
-    """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
-    each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
-    figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive
-    without that test's run has no figure there and is not ranked)."""
-    out = []
-    for t in sorted(tests, key=lambda t: t.summary_order):
-        if t.key_figures is None or t.summary_figures == ():
-            continue
-        for m in t.key_figures(runs.get(t.name, ())):
-            if t.summary_figures is not None and m.name not in t.summary_figures:
-                continue
-            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better,
-                                          lambda by_test, m=m, t=t.name: m.get(by_test.get(t, [])))))
-    return tuple(out)
 
 
 # -- which runs may be compared --------------------------------------------------------------

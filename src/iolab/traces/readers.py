@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import IolabError
 from . import timeunit
+from .timeunit import VARIABLE_UNIT
 from .events import paired_sql
 from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, first_error_line, scsi_op_sql
 from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
@@ -27,9 +28,6 @@ from .textscan import clear_rejects, csv_fields, fix_rejects, lines_sql, range_c
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
-# Formats whose time unit varies between the tools that write them, with the documented
-# default (DiskSim's manual: ms; libCacheSim's vSCSI reader: µs). See timeunit.py.
-VARIABLE_UNIT = {"disksim": "ms", "cloudphysics": "us", "vscsi": "us"}
 # The time field of the variable-unit text formats, as SQL over a line.
 _TIME_FIELD = {"disksim": f"{ws_fields()}[1]", "cloudphysics": f"{csv_fields()}[2]"}
 _DETECT_LINES = 200_000

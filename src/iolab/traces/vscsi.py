@@ -25,7 +25,6 @@ import numpy as np
 from ..errors import IolabError
 from . import timeunit
 from .formats import scsi_op_sql
-from .readers import VARIABLE_UNIT
 from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
 from .textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
 
@@ -100,7 +99,7 @@ def import_vscsi(files: list[Path], out: str | Path, skip_bad_lines: bool = Fals
         tu = timeunit.given(time_unit, "vscsi")
     else:
         ts = np.concatenate([r["ts"][:200_000] for _, r, *_ in loaded]).astype(float)
-        tu = timeunit.detect(ts, False, VARIABLE_UNIT["vscsi"], "vscsi")
+        tu = timeunit.detect(ts, False, timeunit.VARIABLE_UNIT["vscsi"], "vscsi")
     notes = notes + (f"time unit: {tu.unit} ({tu.reason}).",)
     if any(v == 2 for _, _, v, *_ in loaded):
         notes += ("vSCSI rt (response time) read in the unit of ts (its unit is not documented).",)
