@@ -15,7 +15,8 @@ from .engines import engine_for
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, Runner, start, stop_on_signals
-from .store import ResultsDiskFull, RunStore, runs_root
+from .manifest import runs_root
+from .store import ResultsDiskFull, RunStore
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -244,7 +245,7 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder)."),
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
-    from .store import resolve_run
+    from .manifest import resolve_run
 
     for ref in run_refs:
         path = resolve_run(ref)
