@@ -22,8 +22,8 @@ from ..errors import IolabError
 from . import timeunit
 from .timeunit import VARIABLE_UNIT
 from .events import paired_sql
-from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, first_error_line, scsi_op_sql
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
+from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
+from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, write_table
 from .textscan import clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines

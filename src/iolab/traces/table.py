@@ -115,7 +115,7 @@ class TraceTable:
                 [str(p)],
             ).fetchall()
         except duckdb.Error as e:
-            raise IolabError(f"{p}: not a readable Parquet file ({_first_line(e)}).") from None
+            raise IolabError(f"{p}: not a readable Parquet file ({first_error_line(e)}).") from None
         finally:
             con.close()
         if not kv:
@@ -317,7 +317,8 @@ def sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _first_line(e: Exception) -> str:
+def first_error_line(e: Exception) -> str:
+    """The first line of a DuckDB error, for a one-line message."""
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
