@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import IolabError
 from ..results import Histogram
@@ -93,11 +93,24 @@ def _cell(phases: list[PhaseSummary], mix: str, bs: int, phase: str | None = Non
     return None
 
 
-def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Callable[[list[PhaseSummary]], float | None]:
+Getter = Callable[[list[PhaseSummary]], float | None]
+
+
+def _figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
+    """A key figure: `attr` of what `find` picks from one drive's phases (a cell, the replay's
+    totals), or the `pct` percentile of its histogram; None when the drive has none."""
     def get(phases: list[PhaseSummary]) -> float | None:
-        c = _cell(phases, mix, bs, phase)
-        return None if c is None else getattr(c, attr)
+        x = find(phases)
+        if x is None:
+            return None
+        if pct is None:
+            return getattr(x, attr)
+        return x.histogram.percentile(pct) if x.histogram is not None else None
     return get
+
+
+def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Getter:
+    return _figure(lambda phases: _cell(phases, mix, bs, phase), attr)
 
 
 def _wsat_full(phases: list[PhaseSummary]) -> list[float]:
@@ -210,29 +223,17 @@ def stream_labels(runs: Sequence[list[PhaseSummary]]) -> list[str]:
     return list(dict.fromkeys(ph.phase.name for phases in runs for ph in phases))
 
 
-def _replay(attr: str, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        t = replay_totals(phases)
-        if t is None:
-            return None
-        return t.percentile(pct) if pct is not None else getattr(t, attr)
-    return get
+def _replay(attr: str, pct: float | None = None) -> Getter:
+    return _figure(replay_totals, attr, pct)
 
 
-def _dirth(attr: str | None, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        c = dirth_level(phases, DIRTH_SUMMARY_OIO)
-        if c is None:
-            return None
-        return cell_percentile(c, pct) if pct is not None else getattr(c, attr)
-    return get
+def _dirth(attr: str | None, pct: float | None = None) -> Getter:
+    return _figure(lambda phases: dirth_level(phases, DIRTH_SUMMARY_OIO), attr, pct)
 
 
-def _composite(attr: str) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        c = next((c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None)
-        return None if c is None else getattr(c, attr)
-    return get
+def _composite(attr: str) -> Getter:
+    return _figure(lambda phases: next((c for ph in phases if ph.phase.name == "main" for c in ph.cells
+                                        if c.key == "composite"), None), attr)
 
 
 def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:

@@ -78,6 +78,13 @@ class BadLine:
         return f"{self.file}:{self.line}: {self.problem} (line: {self.text!r})"
 
 
+def refuse_bad_input(bad: BadLine, n_bad: int, advice: str, more: str = "more", record: bool = False) -> IolabError:
+    """The refusal of a trace whose bad lines (or records of a binary trace) are not skipped:
+    the first one, how many more there are, and `advice` (what to do, with its lead-in)."""
+    where = f"{bad.file}: record {bad.line}: {bad.problem}" if record else str(bad)
+    return IolabError(where + (f" ({n_bad - 1:,} {more})" if n_bad > 1 else "") + advice)
+
+
 @dataclass(frozen=True)
 class TraceTable:
     """A normalised IO table on disk (`path`, Parquet) and what is known about it."""
