@@ -15,7 +15,8 @@ from .engines import engine_for
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, Runner, start, stop_on_signals
-from .store import ResultsDiskFull, RunStore, runs_root
+from .manifest import runs_root
+from .store import ResultsDiskFull, RunStore
 from .testparams import parse_settings
 from .units import parse_duration, parse_size
 
@@ -261,7 +262,7 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder)."),
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
-    from .store import resolve_run
+    from .manifest import resolve_run
 
     for ref in run_refs:
         path = resolve_run(ref)

@@ -152,7 +152,7 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
     """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
     if target.kind == "sim":
         return False  # a simulated round's output alone cannot say the drive state it left
-    from .engines.fio import load_round
+    from .engines.fio_parse import load_round
 
     if rnd == 0:
         cells = [("precondition", Cell(w.label(), w, "", 0)) for w in ph.precondition]

@@ -17,15 +17,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import IolabError
 from ..results import Histogram
 from ..summary import CellAverage, PhaseSummary
 from ..units import KiB, num, printed_value
-
-if TYPE_CHECKING:
-    from ..testdef import TestDef
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
@@ -96,11 +93,24 @@ def _cell(phases: list[PhaseSummary], mix: str, bs: int, phase: str | None = Non
     return None
 
 
-def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Callable[[list[PhaseSummary]], float | None]:
+Getter = Callable[[list[PhaseSummary]], float | None]
+
+
+def _figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
+    """A key figure: `attr` of what `find` picks from one drive's phases (a cell, the replay's
+    totals), or the `pct` percentile of its histogram; None when the drive has none."""
     def get(phases: list[PhaseSummary]) -> float | None:
-        c = _cell(phases, mix, bs, phase)
-        return None if c is None else getattr(c, attr)
+        x = find(phases)
+        if x is None:
+            return None
+        if pct is None:
+            return getattr(x, attr)
+        return x.histogram.percentile(pct) if x.histogram is not None else None
     return get
+
+
+def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Getter:
+    return _figure(lambda phases: _cell(phases, mix, bs, phase), attr)
 
 
 def _wsat_full(phases: list[PhaseSummary]) -> list[float]:
@@ -213,29 +223,17 @@ def stream_labels(runs: Sequence[list[PhaseSummary]]) -> list[str]:
     return list(dict.fromkeys(ph.phase.name for phases in runs for ph in phases))
 
 
-def _replay(attr: str, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        t = replay_totals(phases)
-        if t is None:
-            return None
-        return t.percentile(pct) if pct is not None else getattr(t, attr)
-    return get
+def _replay(attr: str, pct: float | None = None) -> Getter:
+    return _figure(replay_totals, attr, pct)
 
 
-def _dirth(attr: str | None, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        c = dirth_level(phases, DIRTH_SUMMARY_OIO)
-        if c is None:
-            return None
-        return cell_percentile(c, pct) if pct is not None else getattr(c, attr)
-    return get
+def _dirth(attr: str | None, pct: float | None = None) -> Getter:
+    return _figure(lambda phases: dirth_level(phases, DIRTH_SUMMARY_OIO), attr, pct)
 
 
-def _composite(attr: str) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        c = next((c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None)
-        return None if c is None else getattr(c, attr)
-    return get
+def _composite(attr: str) -> Getter:
+    return _figure(lambda phases: next((c for ph in phases if ph.phase.name == "main" for c in ph.cells
+                                        if c.key == "composite"), None), attr)
 
 
 def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:
@@ -274,24 +272,6 @@ def dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, .
         KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.99)),
         KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.999)),
     )
-
-
-def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
-                             ) -> tuple[tuple[str, KeyMetric], ...]:
-    """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
-    each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
-    figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive
-    without that test's run has no figure there and is not ranked)."""
-    out = []
-    for t in sorted(tests, key=lambda t: t.summary_order):
-        if t.key_figures is None or t.summary_figures == ():
-            continue
-        for m in t.key_figures(runs.get(t.name, ())):
-            if t.summary_figures is not None and m.name not in t.summary_figures:
-                continue
-            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better,
-                                          lambda by_test, m=m, t=t.name: m.get(by_test.get(t, [])))))
-    return tuple(out)
 
 
 # -- which runs may be compared --------------------------------------------------------------

@@ -3,14 +3,13 @@ target's kind and never looks inside it (in the spirit of fio's `ioengine_ops`).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Callable, Protocol
 
-from ..errors import IolabError
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target
 from ..workload import Workload
+from .fio_supervise import check_stall_timeout
 
 
 class Engine(Protocol):
@@ -57,13 +56,6 @@ def engine_for(target: Target, stall_timeout: float | None = None) -> Engine:
     from .fio import FioEngine
 
     return FioEngine(stall_timeout=stall_timeout)
-
-
-def check_stall_timeout(seconds: float | None) -> None:
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                or not math.isfinite(seconds) or seconds <= 0):
-        raise IolabError(f"stall timeout (--stall-timeout): {seconds!r} is not allowed; give a duration greater than 0 "
-                         "(default: 3 × the cell time, at least 30 s). Nothing was run or written.")
 
 
 def purge_methods(target: Target) -> tuple[str, ...]:
