@@ -10,10 +10,12 @@ below imports this module or the registry.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
-from . import registry
+from . import registry, suites
+from . import resume as resuming
 from .compare import KeyMetric, open_runs
 from .compare.pages import write_comparison
 from .compare.sequence import write_sequence_comparison
@@ -25,9 +27,13 @@ from .report.model import Document
 from .report.pts import generic_pages
 from .report.rundata import RunData
 from .report.sections import details_pages
-from .store import RunStore
+from .engines import engine_for
+from .resume import Resumption
+from .runner import Progress, RunOptions, Runner, start
+from .manifest import runs_root
+from .store import ResultsDiskFull, RunStore
 from .summary import PhaseSummary
-from .targets import Target
+from .targets import Target, parse_target
 from .testparams import check_known
 
 
@@ -37,6 +43,81 @@ def plans(test: str, profile: Profile, target: Target, workload: str | Path | No
     tests = registry.sequence(test)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
     return [registry.build_plan(t.name, profile, target, workload) for t in tests]
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """One run `run_test` made: where it is, how it ended, its report files."""
+
+    __test__ = False  # not a pytest class
+
+    dir: Path
+    run_id: str
+    test: str
+    state: str  # complete | failed | interrupted (manifest.state)
+    reports: tuple[Path, ...]
+
+
+def run_test(test: str, target: Target | str, profile: Profile | None = None, *, workload: str | Path | None = None,
+             options: RunOptions | None = None, runs_dir: Path | None = None, stall_timeout: float | None = None,
+             progress: Progress | None = None, report: bool = True,
+             on_start: Callable[[RunStore], None] | None = None,
+             on_end: Callable[[RunStore, list[Path]], None] | None = None) -> list[TestRun]:
+    """Run a test, or each test of a sequence in order, as `iolab run` does: claim the target,
+    check it is safe, open the run directory, keep the test's input there, run the plan, write
+    the report. Every plan is built (and so checked) before the first one writes anything.
+
+    `on_start(store)` is called once a run directory exists, `on_end(store, report paths)`
+    when its run has ended, also when it failed (the report then shows what was measured).
+    An error or interruption is raised after that, the runs so far kept."""
+    profile = profile or Profile()
+    tgt = suites.quick_target(profile, parse_target(target) if isinstance(target, str) else target)
+    engine = engine_for(tgt, stall_timeout=stall_timeout)
+    options = options or RunOptions()
+    done: list[TestRun] = []
+    try:
+        for plan in plans(test, profile, tgt, workload):
+            store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
+            keeper = registry.get(plan.test).keep_input
+            if workload is not None and keeper is not None:
+                keeper(Path(workload), store.dir)
+            if on_start:
+                on_start(store)
+            try:
+                Runner(plan, tgt, engine, store, options, progress).run()
+            except IolabError as e:
+                # no room for a report either when the results disk is full
+                _ended(store, report and not isinstance(e, ResultsDiskFull), on_end)
+                raise
+            done.append(_ended(store, report, on_end))
+    finally:
+        engine.close()
+    return done
+
+
+def resume_test(run: str | Path, *, allow_unsafe: bool = False, allow_system_disk: bool = False,
+                progress: Progress | None = None, report: bool = True,
+                on_start: Callable[[Resumption], None] | None = None,
+                on_end: Callable[[RunStore, list[Path]], None] | None = None) -> TestRun:
+    """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
+    continues (Resumption.notes) before anything runs; an error or interruption is raised,
+    the run so far kept (and no report written)."""
+    r, engine = resuming.prepare(run, engine_for, allow_unsafe, allow_system_disk)
+    try:
+        if on_start:
+            on_start(r)
+        resuming.run(r, engine, progress)
+    finally:
+        engine.close()
+    return _ended(r.store, report, on_end)
+
+
+def _ended(store: RunStore, report: bool, on_end) -> TestRun:
+    paths = write_report([store.dir], store.dir / "report") if report else []
+    if on_end:
+        on_end(store, paths)
+    m = store.manifest
+    return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
 
 
 def show(store: RunStore, console) -> None:

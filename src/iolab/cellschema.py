@@ -123,6 +123,8 @@ CELL_COLUMNS: tuple[CellColumn, ...] = (
     # The phase's byte budget ended this interval before its planned length (runtime_s is its
     # true length); it is shown marked and never enters a steady-state window or a minimum.
     C("partial", "INTEGER", bool, codec="bool", old=_old_partial),
+    # The device idled this long before the cell (plan.Cell.idle_before_s; Host Idle Recovery).
+    C("idle_before_s", "REAL", OptF, old=lambda row: None),
 )
 del C
 BY_NAME = {c.name: c for c in CELL_COLUMNS}
@@ -133,7 +135,7 @@ EXPORT_ORDER = (
     "iops", "read_iops", "write_iops", "mbps", "read_mbps", "write_mbps", "io_bytes", "write_bytes",
     "lat_mean_us", "lat_max_us", "read_lat_mean_us", "write_lat_mean_us", "read_ios", "write_ios",
     "read_lat_max_us", "write_lat_max_us", "p99", "p99_9", "p99_99", "p99_999",
-    "workload", "counters", "raw_files", "partial",
+    "workload", "counters", "raw_files", "partial", "idle_before_s",
 )
 EXPORTED = tuple(BY_NAME[n] for n in EXPORT_ORDER)
 AVERAGED = tuple(c for c in CELL_COLUMNS if c.average)

@@ -47,6 +47,7 @@ class Manifest:
     write_cache: str | None = None
     safety_overrides: list[str] = field(default_factory=list)
     plan: dict = field(default_factory=dict)
+    decisions: list[dict] = field(default_factory=list)  # decide.Decision records, in the order made
 
 
 def now_iso() -> str:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal, Mapping, Sequence
 
+from .decide import Decision, Sample, StopRule
 from .errors import IolabError
 from .steady import SteadyRule
 from .workload import Workload
@@ -43,6 +44,9 @@ class Cell:
     workload: Workload
     mix: str  # column label, e.g. "65/35" (R/W %)
     block_size: int  # row label, bytes
+    # The device gets no host IO this long before the workload (Host Idle Recovery); only on
+    # an engine whose capabilities say it can idle.
+    idle_before_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,21 @@ class Phase:
     # Steady state is not accepted before the measurement rounds wrote this much (RWSW
     # write-saturation tests: the drive must have taken its capacity in workload writes).
     min_write_bytes: int | None = None
+    # Evaluated on the phase's results after every cell; when it fires the phase ends and its
+    # decision is stored (decide.py).
+    stop_rule: StopRule | None = None
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A phase built when the run reaches it, from the finished phases' results (a queue-depth
+    search's best QD; DIRTH's operating points). `build` gets each finished phase's samples
+    by phase name and returns the phase and the decision that shaped it. A resumed run builds
+    it again from the stored results."""
+
+    name: str
+    describe: str  # what it will be built from, for the stored plan before it is built
+    build: Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]
 
 
 @dataclass(frozen=True)
@@ -151,7 +170,7 @@ class TestPlan:
     title: str  # e.g. "IOPS"
     spec: str  # e.g. "PTS 2.0.2 (Enterprise)"
     profile: Profile
-    phases: tuple[Phase, ...]
+    phases: tuple[Phase | Deferred, ...]
     rule: SteadyRule
     capacity: int  # bytes addressed by the test (after any quick limit)
     parameters: tuple[tuple[str, str], ...] = field(default=())  # for the report's Test Parameters column
@@ -161,16 +180,25 @@ class TestPlan:
         # What the options allow alone is checked by Profile; what they allow on this target
         # (e.g. a capacity limit smaller than one block) only shows once the plan exists.
         for phase in self.phases:
-            where = f"{self.title}, phase {phase.name!r}"
-            if not phase.cells:
-                raise IolabError(f"{where}: has no cells to measure.")
-            if not _whole(phase.max_rounds) or phase.max_rounds < 1:
-                raise IolabError(f"{where}: round limit {phase.max_rounds!r}; at least 1 round is needed.")
-            for budget, what in ((phase.budget_write_bytes, "write budget"), (phase.budget_seconds, "time budget")):
-                if budget is not None and (not _finite(budget) or budget <= 0):
-                    raise IolabError(f"{where}: {what} {budget!r}; it must be greater than 0.")
-            for w in (*phase.precondition, *(c.workload for c in phase.cells)):
-                _check_workload(w, self.capacity, where)
+            if isinstance(phase, Phase):
+                self.check_phase(phase)
+
+    def check_phase(self, phase: Phase) -> None:
+        """Raise IolabError unless `phase` can run within this plan (also for a built phase)."""
+        where = f"{self.title}, phase {phase.name!r}"
+        if not phase.cells:
+            raise IolabError(f"{where}: has no cells to measure.")
+        if not _whole(phase.max_rounds) or phase.max_rounds < 1:
+            raise IolabError(f"{where}: round limit {phase.max_rounds!r}; at least 1 round is needed.")
+        for budget, what in ((phase.budget_write_bytes, "write budget"), (phase.budget_seconds, "time budget")):
+            if budget is not None and (not _finite(budget) or budget <= 0):
+                raise IolabError(f"{where}: {what} {budget!r}; it must be greater than 0.")
+        for w in (*phase.precondition, *(c.workload for c in phase.cells)):
+            _check_workload(w, self.capacity, where)
+        for c in phase.cells:
+            if c.idle_before_s is not None and (not _finite(c.idle_before_s) or not 0 <= c.idle_before_s <= MAX_CELL_SECONDS):
+                raise IolabError(f"{where}: cell {c.key!r} idles {c.idle_before_s!r} s before it; give 0 to "
+                                 f"{MAX_CELL_SECONDS / 3600:g} h.")
 
 
 def _check_workload(w: Workload, capacity: int, where: str) -> None:

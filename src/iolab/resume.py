@@ -14,15 +14,17 @@ again are kept as kind 'interrupted', their files under raw/interrupted-N/.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import registry, targets
-from .engines import Engine
+from .engines import Capabilities, Engine, engine_class, purge_methods
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
-from .plan import Cell, Phase, Profile, TestPlan
-from .runner import RunOptions, Runner, StartAt, cell_tag, early_stop, plan_summary, workload_record
+from .plan import Cell, Deferred, Phase, Profile, TestPlan
+from .decide import sample_of_row
+from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, early_stop, plan_summary,
+                     workload_record)
 from .steady import evaluate
 from .store import RunStore
 
@@ -55,7 +57,7 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
     workload = probe.dir / "inputs" if (probe.dir / "inputs").is_dir() else None
     plan = registry.build_plan(m.test, profile, target, workload)
-    if plan_summary(plan) != m.plan:
+    if plan_summary(plan) != as_planned(m.plan):
         raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
                          "(another iolab version, or the target's size changed), so it cannot continue it. "
                          f"Start a new run: iolab run {m.test} -t {m.target['spec']}")
@@ -69,19 +71,34 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
     try:
         targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = engine_for(target)
-        # The purge the run used, as resolved on this target ('auto' on a simulated drive).
+        # The purge the run used, as resolved on this device; an engine that owns its device's
+        # state (the simulator) has one purge, 'auto'.
+        caps = engine_class(target).capabilities
+        used = m.purges[0]["method"] if m.purges and caps.keeps_state else "auto"
         purge = "none" if "no purge (--purge none)" in m.noncompliance else (
-            m.purges[0]["method"] if m.purges and target.kind != "sim" else "auto")
+            used if used in purge_methods(target, caps) else "auto")
         options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe, allow_system_disk=allow_system_disk,
                              tested_by=m.platform.get("tested_by", ""))
         store = RunStore.open(probe.dir, writable=True)
         notes: list[str] = []
-        start = _where(store, plan, target, notes)
+        plan = _built(store, plan)
+        start = _where(store, plan, target, caps, notes)
     except BaseException:
         claim.release()
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _built(store: RunStore, plan: TestPlan) -> TestPlan:
+    """The plan with every deferred phase the run has begun built again from the stored
+    results (the same results give the same phase); later ones the runner builds on reaching
+    them."""
+    phases = list(plan.phases)
+    for i, ph in enumerate(phases):
+        if isinstance(ph, Deferred) and store.phase_ended(ph.name) is not None:
+            phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0]
+    return replace(plan, phases=tuple(phases))
 
 
 def run(r: Resumption, engine: Engine, progress=None) -> None:
@@ -93,7 +110,7 @@ def run(r: Resumption, engine: Engine, progress=None) -> None:
 # -- where to continue -----------------------------------------------------------------------
 
 
-def _where(store: RunStore, plan: TestPlan, target: targets.Target, notes: list[str]) -> StartAt:
+def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabilities, notes: list[str]) -> StartAt:
     for i, ph in enumerate(plan.phases):
         ended = store.phase_ended(ph.name)
         if ended:
@@ -101,13 +118,14 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, notes: list[
         if ended is None:
             notes.append(f"{ph.name}: not begun; it runs from its purge.")
             return StartAt(i, 0)
-        return _within(store, plan, i, ph, target, notes)
+        return _within(store, plan, i, ph, target, caps, notes)
     raise IolabError(f"run {store.manifest.run_id}: every phase is finished; `iolab report` reports it.")
 
 
-def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, notes: list[str]) -> StartAt:
-    done = _recover(store, plan, ph, target, notes)
-    why = _cannot_continue(store, ph, target, done)
+def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities,
+            notes: list[str]) -> StartAt:
+    done = _recover(store, plan, ph, target, caps, notes)
+    why = _cannot_continue(store, ph, target, caps, done)
     if why:
         moved = store.set_aside(ph.name, 0, _prefixes(ph, 0, plan))
         notes.append(f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead it runs again from its "
@@ -130,28 +148,32 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
             store.finish_phase(ph.name, verdict.steady if verdict else None, done,
                                stop or f"reached the round limit ({ph.max_rounds})")
             notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
-            return _where(store, plan, target, notes)
+            return _where(store, plan, target, caps, notes)
     notes.append(f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
                  + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "") + ").")
-    return StartAt(i, done + 1, written, elapsed, history)
+    samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
+    return StartAt(i, done + 1, written, elapsed, history, samples)
 
 
-def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, notes: list[str]) -> int:
+def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, caps: Capabilities,
+             notes: list[str]) -> int:
     """Store cells whose engine output is complete on disk but which never reached the
-    database; returns the last complete round (0: preconditioning done, -1: not even that)."""
-    if ph.precondition and not store.round_complete(ph.name, 0) and not _recover_round(store, plan, ph, 0, target, notes):
+    database; returns the last complete round (0: preconditioning done, -1: not even that).
+    Without `keeps_state` nothing is recovered: a round's output alone cannot say the device
+    state it left when that state ended with the process."""
+    def recovered(rnd: int) -> bool:
+        return caps.keeps_state and _recover_round(store, plan, ph, rnd, target, notes)
+
+    if ph.precondition and not store.round_complete(ph.name, 0) and not recovered(0):
         return -1
     rnd = 1
-    while rnd <= ph.max_rounds and (store.round_complete(ph.name, rnd)
-                                    or _recover_round(store, plan, ph, rnd, target, notes)):
+    while rnd <= ph.max_rounds and (store.round_complete(ph.name, rnd) or recovered(rnd)):
         rnd += 1
     return rnd - 1
 
 
 def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]) -> bool:
     """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
-    if target.kind == "sim":
-        return False  # a simulated round's output alone cannot say the drive state it left
     from .engines.fio_parse import load_round
 
     if rnd == 0:
@@ -190,13 +212,13 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
     return complete
 
 
-def _cannot_continue(store: RunStore, ph: Phase, target: targets.Target, done: int) -> str | None:
+def _cannot_continue(store: RunStore, ph: Phase, target: targets.Target, caps: Capabilities, done: int) -> str | None:
     m = store.manifest
     if done < 0:
         return "it stopped during preconditioning, which must run whole"
     if done == 0 and not ph.precondition:
         return "no round had finished (the phase starts from a purged drive)"
-    if target.kind == "sim":
+    if not caps.keeps_state:
         return ("a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
                 "it, so its next round would not follow the last")
     if m.target.get("identity") is None:

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Protocol
 
 from . import __version__, targets
+from .decide import Decision, Sample, rule_record, sample_of_row
 from .engines import Engine, purge_methods
 from .errors import IolabError
 from .identity import target_identity
-from .plan import Cell, Phase, TestPlan
+from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .steady import SteadyVerdict, evaluate
 from .durable import ResultsDiskFull, is_disk_full
@@ -60,6 +61,7 @@ class StartAt:
     written: int = 0  # workload bytes written by the stored rounds (the phase's byte budget)
     elapsed: float = 0.0  # engine seconds of the stored rounds (the phase's time budget)
     history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # tracking values
+    samples: tuple[Sample, ...] = ()  # the stored cells, for the phase's stop rule
 
 
 @dataclass(frozen=True)
@@ -116,16 +118,40 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
 
 
 def plan_summary(plan: TestPlan) -> dict:
-    return {
-        "phases": [
-            {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
-             "cells": [c.key for c in ph.cells], "tracking": [asdict(t) for t in ph.tracking],
-             "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
-             "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds,
-             "min_write_bytes": ph.min_write_bytes}
-            for ph in plan.phases
-        ]
-    }
+    """The plan as the manifest stores it. A deferred phase is its description until the run
+    builds it; then it is the phase as built, still marked `deferred`."""
+    return {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
+                       for ph in plan.phases]}
+
+
+def phase_summary(ph: Phase) -> dict:
+    d = {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
+         "cells": [c.key for c in ph.cells], "tracking": [asdict(t) for t in ph.tracking],
+         "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
+         "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds,
+         "min_write_bytes": ph.min_write_bytes}
+    # only when used, so plans stored before these existed still compare equal (resume)
+    if ph.stop_rule is not None:
+        d["stop_rule"] = rule_record(ph.stop_rule) | {"describe": ph.stop_rule.describe()}
+    idle = {c.key: c.idle_before_s for c in ph.cells if c.idle_before_s is not None}
+    if idle:
+        d["idle_before_s"] = idle
+    return d
+
+
+def as_planned(summary: dict) -> dict:
+    """A stored plan with its built phases back as the deferred phases the test declares."""
+    return {"phases": [{"name": p["name"], "deferred": p["deferred"]} if "deferred" in p else p
+                       for p in summary.get("phases", [])]}
+
+
+def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase, Decision]:
+    """Build a deferred phase from the stored results of the phases before it."""
+    before = plan.phases[:plan.phases.index(ph)]
+    samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
+    built, decision = ph.build(samples)
+    plan.check_phase(built)
+    return built, decision
 
 
 def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
@@ -160,6 +186,8 @@ class Runner:
             for i, phase in enumerate(self.plan.phases):
                 if start_at is not None and i < start_at.phase:
                     continue
+                if isinstance(phase, Deferred):
+                    phase = self.build(i, phase)
                 self.progress.phase(self.plan, phase, i)
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
         except KeyboardInterrupt as e:
@@ -182,6 +210,19 @@ class Runner:
             self.store.finish("complete")
         finally:
             targets.release(self.target)  # the claim start() took, however the run ends
+
+    def build(self, i: int, deferred: Deferred) -> Phase:
+        """Build a deferred phase now, store it in the manifest's plan (reports read what was
+        run) and record the decision."""
+        phase, decision = build_deferred(self.store, self.plan, deferred)
+        self.store.manifest.plan["phases"][i] = phase_summary(phase) | {"deferred": deferred.describe}
+        self.decide(decision)
+        return phase
+
+    def decide(self, decision: Decision) -> None:
+        self.store.manifest.decisions.append(decision.record())
+        self.store.write_manifest()
+        self.progress.note(f"{decision.phase}: decided by {decision.rule['name']}: {decision.outcome}")
 
     # -- one phase -----------------------------------------------------------------------
     def run_phase(self, phase: Phase, ordinal: int, at: StartAt | None = None) -> None:
@@ -207,6 +248,8 @@ class Runner:
         last_writes: dict[str, int] = {}  # bytes each cell wrote in its last interval, to foresee the budget's end
         history: dict[str, list[tuple[int, float]]] = {t.name: list(at.history.get(t.name, []) if at else [])
                                                        for t in phase.tracking}
+        samples = list(at.samples if at else ())
+        decision: Decision | None = None
         verdict: SteadyVerdict | None = None
         stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
         rnd = first - 1
@@ -219,6 +262,11 @@ class Runner:
                 written += result.write.io_bytes
                 elapsed += result.runtime_s
                 last_writes[planned.key] = result.write.io_bytes
+                if phase.stop_rule is not None:
+                    samples.append(Sample.of(rnd, cell.key, cell.workload, result.iops, result.lat_mean_us))
+                    decision = phase.stop_rule.check(phase.name, samples)
+                    if decision is not None:
+                        break
                 if is_partial(planned, cell, result):
                     # Stored and shown with its true length, but a shortened interval is not a
                     # sample of the same thing: it never enters the steady-state window.
@@ -227,6 +275,10 @@ class Runner:
                     if t.cell_key == cell.key:
                         history[t.name].append((rnd, metric_of(result, t.metric)))
             store.finish_round(phase.name, rnd)
+            if decision is not None:
+                self.decide(decision)
+                stop_reason = f"{decision.rule['name']}: {decision.outcome}"
+                break
 
             verdict = evaluate(history, rule) if phase.tracking else None
             if verdict is not None:
@@ -302,14 +354,26 @@ class Runner:
         """Run one cell and store it; `planned` is the cell as the plan has it, before any
         budget cap (None: run as planned)."""
         tag = cell_tag(phase.name, rnd, ordinal, cell.key)
+        if cell.idle_before_s:
+            self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")
         t0, wall0 = time.time(), time.monotonic()
         result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag, progress=self.progress.live)
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
                             workload_record(cell.workload), result, t0, time.time(),
-                            partial=planned is not None and is_partial(planned, cell, result))
+                            partial=planned is not None and is_partial(planned, cell, result),
+                            idle_before_s=cell.idle_before_s)
         self.progress.done(result, time.monotonic() - wall0)
         return result
+
+    def idle(self, seconds: float, where: str) -> None:
+        caps = self.engine.capabilities
+        if not caps.idle:
+            raise IolabError(f"{where}: the plan idles the device {duration(seconds)}, but the "
+                             f"{self.engine.version()} engine cannot idle a target (capabilities.idle).")
+        clock = "virtual" if caps.virtual_time else "wall-clock"
+        self.progress.note(f"{where}: idle {duration(seconds)} ({clock} time, no host IO)")
+        self.engine.idle(self.target, seconds)
 
 
 def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapsed: float) -> str | None:

@@ -291,12 +291,14 @@ class RunStore:
     def add_cell(
         self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
         workload: dict, result: RoundResult, started: float, ended: float, partial: bool = False,
+        idle_before_s: float | None = None,
     ) -> int:
         r, w = result.read, result.write
         with self._tx():
             cur = self._db.execute(INSERT_CELL, cell_values(
                 result, phase=phase, round=rnd, ordinal=ordinal, kind=kind, cell_key=key, mix=mix,
-                block_size=block_size, workload=workload, started=started, ended=ended, partial=partial))
+                block_size=block_size, workload=workload, started=started, ended=ended, partial=partial,
+                idle_before_s=idle_before_s))
             cell_id = cur.lastrowid
             self._db.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?,?)",

@@ -31,6 +31,7 @@ class CellAverage:
     lat_max_us: float | None  # MRT: the maximum over the window
     p99_999_us: float | None  # from the window's merged histogram (exact, not an average of percentiles)
     histogram: Histogram | None
+    idle_before_s: float | None = None  # the device idled this long before the cell
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
             key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs),
             **{c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED},
             p99_999_us=merged.percentile(99.999) if merged else None, histogram=merged,
+            idle_before_s=rs[0].idle_before_s,
         ))
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))

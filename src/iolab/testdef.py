@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     PageBuilder = Callable[[RunData], list[Page]]
     OverlayBuilder = Callable[[list[RunData], list[str]], list[Page]]
     PhaseView = Callable[[PhaseSummary, Console], None]
+    # (workload path as given, run directory) -> the files copied into the run
+    InputKeeper = Callable[[Path, Path], list[Path]]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class TestDef:
     summary: str  # one line for `iolab tests` and the CLI help
     build: "PlanBuilder"
     needs_workload: bool = False
+    # Copies the input into the run directory when a run starts (reports and resume read
+    # only the run); required with needs_workload.
+    keep_input: "InputKeeper | None" = None
     sequence: str | None = None  # `iolab run SEQUENCE` runs its tests in registry order
     heading: str = ""  # the report's page-header line before the plan's spec; default: family
     key_figures: "KeyFigures | None" = None  # None: compare refuses (no figures to rank)
@@ -59,6 +64,10 @@ class TestDef:
     summary_order: int = 0
     # What `--set NAME=VALUE` may change for this test (iolab.testparams); the builder reads them.
     params: "tuple[Param, ...]" = ()
+
+    def __post_init__(self) -> None:
+        if self.needs_workload and self.keep_input is None:
+            raise ValueError(f"test {self.name!r}: needs a workload but declares no keep_input to copy it into its runs")
 
     @property
     def report_heading(self) -> str:

@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
+from .decide import decision_text
 from .store import RunStore
 from .summary import PhaseSummary, interval_label, summarise
-from .units import denoise, eng, kib_label, num
+from .units import denoise, duration, eng, kib_label, num
 
 PhaseView = Callable[[PhaseSummary, Console], None]
 
@@ -41,6 +42,9 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None) -> 
     for ph in summarise(store):
         console.print()
         render_phase(ph, console, view or generic_view)
+        for d in m.decisions:
+            if d["phase"] == ph.phase.name:
+                console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
 
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
@@ -107,13 +111,16 @@ def render_steady(ph: PhaseSummary, console: Console) -> None:
 def render_cells(ph: PhaseSummary, console: Console) -> None:
     """Phases whose cells are not a block size × mix grid (RWSW, ramps): one row per cell."""
     t = Table(title="per cell, mean over the measurement window", title_justify="left")
-    for col in ("cell", "IOPS", "MB/s", "ART µs", "99.999 % µs"):
+    idles = any(c.idle_before_s is not None for c in ph.cells)
+    cols = ("cell", *(("idle before",) if idles else ()), "IOPS", "MB/s", "ART µs", "99.999 % µs")
+    for col in cols:
         t.add_column(col, justify="right")
     cells = ph.cells if len(ph.cells) <= 30 else ph.cells[:10] + ph.cells[-10:]
     for c in cells:
         if len(ph.cells) > 30 and c is ph.cells[-10]:
-            t.add_row("…", "", "", "", "")
-        t.add_row(esc(c.key), num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.p99_999_us))
+            t.add_row("…", *[""] * (len(cols) - 1))
+        idle = ((duration(c.idle_before_s) if c.idle_before_s is not None else "—",) if idles else ())
+        t.add_row(esc(c.key), *idle, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.p99_999_us))
     console.print(t)
 
 

@@ -4,7 +4,9 @@ process (typer's CliRunner), so the registration is visible to them.
 
 The extra test is a read latency-vs-demand ramp: 4 KiB random reads at rising `rate_iops`
 demand, every cell in the same mix and block size (the terminal view must not fold them into
-one grid place), with its own key figure "max delivered IOPS" (higher is better)."""
+one grid place), with its own key figure "max delivered IOPS" (higher is better). It stops by
+its DemandShortfall rule once two demands in a row go unmet: the simulated drive reads about
+100,000 IOPS, so the 200,000 and 400,000 IOPS cells fall short and the 800,000 one never runs."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typer.testing import CliRunner
 from iolab import registry
 from iolab.cli import app
 from iolab.compare import KeyMetric
+from iolab.decide import DemandShortfall
 from iolab import plan
 from iolab.plan import Cell, Phase
 from iolab.runlist import list_runs
@@ -27,7 +30,8 @@ from iolab.workload import Workload
 
 pytestmark = pytest.mark.integration
 
-DEMANDS = (500, 1000, 2000, 4000, 8000, 16000)
+DEMANDS = (25000, 50000, 100000, 200000, 400000, 800000)
+MEASURED = DEMANDS[:-1]  # the rule ends the ramp after the second unmet demand
 SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
 
 
@@ -38,7 +42,8 @@ def build_ramp(profile, target, workload=None) -> plan.TestPlan:
                                                 active_range=cap / target.capacity, duration_s=profile.cell_seconds,
                                                 rate_iops=d), "100/0", 4 * KiB)
         for d in DEMANDS)
-    phase = Phase("ramp", cells, (), purge=False, max_rounds=1, stop_on_steady=False)
+    phase = Phase("ramp", cells, (), purge=False, max_rounds=1, stop_on_steady=False,
+                  stop_rule=DemandShortfall(tolerance=0.02, steps=2))
     return plan.TestPlan("read-ramp", "Read Latency vs Demand", f"iolab characterisation ({profile.name})", profile,
                     (phase,), profile.rule(), cap, (("Stimulus", "RND 4 KiB reads at rising demand"),))
 
@@ -50,7 +55,7 @@ def max_delivered(phases) -> float | None:
 
 RAMP = TestDef(
     "read-ramp", "Read Latency vs Demand", "iolab characterisation",
-    "Read latency vs demand: RND 4 KiB reads at 500 … 16,000 IOPS demanded", build=build_ramp,
+    "Read latency vs demand: RND 4 KiB reads at 25,000 … 800,000 IOPS demanded", build=build_ramp,
     key_figures=lambda runs: (KeyMetric("max delivered IOPS", "IOPS", True, max_delivered),),
 )
 
@@ -81,17 +86,26 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     listed = cli("tests")
     assert "read-ramp" in listed and "iolab characterisation" in listed
 
-    # run (and its report): all six cells measured, delivered IOPS follow the demand
+    # run (and its report): six cells planned, five measured before the rule ended the ramp
     a = run_ramp(runs)
     manifest = json.loads((a / "manifest.json").read_text())
     assert manifest["test"] == "read-ramp" and manifest["state"] == "complete"
     assert [len(p["cells"]) for p in manifest["plan"]["phases"]] == [6]
+    assert manifest["plan"]["phases"][0]["stop_rule"]["name"] == "demand-shortfall"
+    [decision] = manifest["decisions"]
+    assert decision["rule"] == {"name": "demand-shortfall", "tolerance": 0.02, "steps": 2}
+    assert decision["cell"] == "400000 IOPS demanded" and decision["chosen"]["max_sustainable_iops"] == 100000
+    outcome = decision["outcome"]
+    assert re.match(r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 step\(s\): maximum "
+                    r"sustainable IOPS 100,000", outcome), outcome
 
-    # show: every cell, not one grid place of six
+    # show: every measured cell, not one grid place of six, and the rule's outcome
     shown = cli("show", str(a))
-    for d in DEMANDS:
+    for d in MEASURED:
         assert f"{d} IOPS demanded" in shown, shown
+    assert "800000 IOPS demanded" not in shown
     assert "block size" not in shown
+    assert "demand-shortfall" in shown and "maximum sustainable IOPS 100,000" in " ".join(shown.split())
 
     # report: headed by its own family and title, not the PTS's
     cli("report", str(a), "--out", str(tmp_path / "rep"))
@@ -99,8 +113,9 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     assert "iolab characterisation — iolab characterisation (enterprise)" in html
     assert "Solid State Storage Performance Test Specification" not in html
     assert "Read Latency vs Demand" in html
-    for d in DEMANDS:
+    for d in MEASURED:
         assert f"{d} IOPS demanded" in html
+    assert "maximum sustainable IOPS 100,000" in html  # Run Details: the decision
 
     # compare: a second run (standing for a second drive), its key figure ranked (higher is better)
     b = run_ramp(runs)
@@ -112,7 +127,7 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     # export: every cell in the window table
     cli("export", str(a), "--format", "csv", "--out", str(tmp_path / "exp"))
     window = (tmp_path / "exp" / "window.csv").read_text()
-    for d in DEMANDS:
+    for d in MEASURED:
         assert f"{d} IOPS demanded" in window
 
     # fio-job: one job per cell, each with its demanded rate
@@ -127,7 +142,7 @@ def test_a_stored_run_of_an_unregistered_test_still_shows_reports_and_exports(ra
     a = run_ramp(runs)
     registry.unregister(ramp.name)  # as a process that never registered it
     shown = cli("show", str(a))
-    assert all(f"{d} IOPS demanded" in shown for d in DEMANDS)
+    assert all(f"{d} IOPS demanded" in shown for d in MEASURED)
     cli("report", str(a), "--out", str(tmp_path / "rep"))
     html = next((tmp_path / "rep").glob("*.html")).read_text()
     assert "Solid State Storage Performance Test Specification" not in html

@@ -210,3 +210,16 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
     assert shares["RND 4KiB R"] == pytest.approx(0.7, abs=0.03) and shares["RND 4KiB W"] == pytest.approx(0.3, abs=0.03)
     assert 1 <= w.queue_depth <= 4  # fio kept 4 in flight; the average is at most that
     assert job["read"]["total_ios"] > 0
+
+
+def test_a_run_started_from_python_keeps_its_input_and_has_its_self_test_page(workload, tmp_path):
+    """api.run_test does what `iolab run` does, input copy included: the report's Self-Test
+    pages read inputs/analysis.json from the run directory."""
+    from iolab import api, suites
+
+    profile = suites.make_profile("enterprise", quick=True, cell_seconds=0.5)
+    [run] = api.run_test("replay", SMALL_SIM, profile, workload=workload / "wl", runs_dir=tmp_path / "runs")
+    assert run.state == "complete" and run.test == "replay"
+    assert (run.dir / "inputs" / "analysis.json").is_file()
+    html = next(p for p in run.reports if p.suffix == ".html").read_text()
+    assert "Self-Test (in-situ): what the captured application asked" in html and "No Self-Test page" not in html

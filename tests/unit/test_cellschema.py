@@ -12,8 +12,9 @@ from iolab.results import Histogram, OpStats, RoundResult
 from iolab.store import RunStore
 from iolab.summary import CellAverage
 
-# results.db's cells table as released (the `partial` column was added later, at the end;
-# older files gain it when opened for writing). Changing a column here breaks old runs.
+# results.db's cells table as released (the `partial` and `idle_before_s` columns were added
+# later, at the end; older files gain them when opened for writing). Changing a column here
+# breaks old runs.
 RELEASED_CELLS = """CREATE TABLE cells (
     id INTEGER PRIMARY KEY, phase TEXT NOT NULL, round INTEGER NOT NULL, ordinal INTEGER NOT NULL,
     kind TEXT NOT NULL, cell_key TEXT NOT NULL, mix TEXT, block_size INTEGER, workload TEXT NOT NULL,
@@ -23,7 +24,7 @@ RELEASED_CELLS = """CREATE TABLE cells (
     lat_mean_us REAL, lat_max_us REAL,
     read_lat_mean_us REAL, read_lat_max_us REAL, write_lat_mean_us REAL, write_lat_max_us REAL,
     p99 REAL, p99_9 REAL, p99_99 REAL, p99_999 REAL,
-    counters TEXT, raw_files TEXT, partial INTEGER)"""
+    counters TEXT, raw_files TEXT, partial INTEGER, idle_before_s REAL)"""
 
 # `iolab export`'s cells table as published: users' scripts read these names in this order.
 PUBLISHED_EXPORT = (
@@ -33,7 +34,7 @@ PUBLISHED_EXPORT = (
     " io_bytes:BIGINT write_bytes:BIGINT lat_mean_us:DOUBLE lat_max_us:DOUBLE read_lat_mean_us:DOUBLE"
     " write_lat_mean_us:DOUBLE read_ios:BIGINT write_ios:BIGINT read_lat_max_us:DOUBLE write_lat_max_us:DOUBLE"
     " p99_us:DOUBLE p99_9_us:DOUBLE p99_99_us:DOUBLE p99_999_us:DOUBLE"
-    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR partial:BOOLEAN"
+    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR partial:BOOLEAN idle_before_s:DOUBLE"
 ).split()
 
 
@@ -87,7 +88,7 @@ def test_a_stored_cell_reads_back_every_figure_from_its_own_source(tmp_path):
     s = RunStore(tmp_path)
     try:
         cid = s.add_cell("main", 2, 7, "measure", "k", "65/35", 4096, {"duration_s": 0.1}, res, 5.0, 5.1,
-                         partial=True)
+                         partial=True, idle_before_s=15.0)
         [row] = s.cells(kind="measure", complete_only=False)
     finally:
         s.close()
@@ -100,5 +101,6 @@ def test_a_stored_cell_reads_back_every_figure_from_its_own_source(tmp_path):
         read_lat_mean_us=12.0, read_lat_max_us=950.0, write_lat_mean_us=35.0, write_lat_max_us=45.0,
         p99=10.0, p99_9=500.0, p99_99=700.0, p99_999=900.0,
         counters={"waf": 2.5}, raw_files=["raw/a.json", "raw/a.fio"], partial=True,
+        idle_before_s=15.0,
     )
     assert dataclasses.asdict(row) == expected

@@ -1,19 +1,29 @@
-"""IO engines. Each engine is one module implementing `Engine`; the runner picks one by the
-target's kind and never looks inside it (in the spirit of fio's `ioengine_ops`)."""
+"""IO engines. Each engine is one module implementing `Engine` and declaring its
+`Capabilities` (in the spirit of fio's `ioengine_ops` flags); `ENGINES` lists them. The
+runner gets one with `engine_for`, which asks each registered engine whether it drives the
+target's kind, and asks its capabilities, never its name."""
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, ClassVar, Protocol
 
+from ..errors import IolabError
 from ..results import RoundResult
-from ..targets import PurgeOutcome, Target
+from ..targets import PurgeOutcome, Target, kind_of
 from ..workload import Workload
 from .fio_supervise import check_stall_timeout
+from .capabilities import Capabilities
+
+# module:class of each engine, imported when first asked for (the simulator's Rust core is
+# not loaded for a run on a file). The first that drives a kind is used.
+ENGINES = ("iolab.engines.sim:SimEngine", "iolab.engines.fio:FioEngine")
 
 
 class Engine(Protocol):
     name: str
+    capabilities: ClassVar[Capabilities]
 
     def version(self) -> str:
         """Engine name and version as recorded in the manifest (e.g. 'fio-3.33')."""
@@ -27,6 +37,11 @@ class Engine(Protocol):
     def set_write_cache(self, target: Target, enabled: bool) -> str:
         """Switch the target's volatile write cache; returns what was done (or why nothing
         was) for the manifest. Never raises for 'not supported'."""
+
+    def idle(self, target: Target, seconds: float) -> None:
+        """No host IO for `seconds` (of the engine's time: virtual on the simulator, where the
+        drive's background work runs; wall time otherwise, interruptible). Only called when
+        `capabilities.idle`."""
 
     def run(
         self, target: Target, workload: Workload, raw_dir: Path, tag: str,
@@ -44,31 +59,28 @@ class Engine(Protocol):
         """Release resources (stop servers, save simulator state)."""
 
 
+def engine_class(target: Target) -> type:
+    """The registered engine that drives this target's kind."""
+    for ref in ENGINES:
+        module, name = ref.split(":")
+        cls = getattr(import_module(module), name)
+        if target.kind in cls.capabilities.drives:
+            return cls
+    raise IolabError(f"target {target.spec}: no engine drives targets of kind {target.kind!r}.")
+
+
 def engine_for(target: Target, stall_timeout: float | None = None) -> Engine:
     """The engine that drives this kind of target. `stall_timeout` (seconds without a
-    completed IO before a round is stopped and failed) applies to fio; the simulator runs
-    in-process in virtual time and cannot stall on a device."""
+    completed IO before a round is stopped and failed) applies to engines on real devices;
+    one in virtual time runs in-process and cannot stall on a device."""
     check_stall_timeout(stall_timeout)
-    if target.kind == "sim":
-        from .sim import SimEngine
-
-        return SimEngine()
-    from .fio import FioEngine
-
-    return FioEngine(stall_timeout=stall_timeout)
+    cls = engine_class(target)
+    return cls() if cls.capabilities.virtual_time else cls(stall_timeout=stall_timeout)
 
 
-def purge_methods(target: Target) -> tuple[str, ...]:
-    """The --purge values that make sense for this target, so a wrong one is refused before a
-    run directory exists rather than at the first purge."""
-    if target.kind == "sim":
-        from .sim import PURGE_METHODS as SIM_METHODS
-
-        return (*SIM_METHODS, "none")
-    from ..targets import PURGE_METHODS
-
-    if target.kind == "file":
-        return ("auto", "file", "none")
-    if target.kind == "nbd":
-        return ("auto", "none")  # iolab cannot purge what is behind an NBD server
-    return tuple(m for m in PURGE_METHODS if m != "file")
+def purge_methods(target: Target, caps: Capabilities | None = None) -> tuple[str, ...]:
+    """The --purge values that make sense for this target: those its kind allows that its
+    engine carries out, and 'none'. A wrong one is refused before a run directory exists
+    rather than at the first purge."""
+    caps = caps or engine_class(target).capabilities
+    return (*(m for m in kind_of(target).purge_methods if m in caps.purge_methods), "none")

@@ -8,9 +8,10 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
-from ..errors import EngineError
+from ..errors import EngineError, IolabError
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target
 from ..workload import Workload
@@ -20,10 +21,19 @@ from .fio_supervise import (Progress, ReportStream, Stalled, check_stall_timeout
                             pump, stall_error, stderr_tail, stop)
 
 
+from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
+from .capabilities import Capabilities  # noqa: E402
+
+
 class FioEngine:
     """Runs workloads on block devices, files and NBD exports through fio."""
 
     name = "fio"
+    # Purge and the write cache are the target kind's hooks (targets/); idling is wall time.
+    capabilities = Capabilities(
+        drives=("block", "file", "nbd"), idle=True, trim=True,
+        purge_methods=tuple(m for m in _TARGET_PURGES if m != "none"),
+        write_cache=True, replay_timestamps=False, remote=False, virtual_time=False, keeps_state=True)
 
     def __init__(self, fio: str = "fio", stall_timeout: float | None = None):
         """`stall_timeout`: seconds without a completed IO before a round is stopped and
@@ -54,6 +64,15 @@ class FioEngine:
         from ..targets import set_write_cache
 
         return set_write_cache(target, enabled)
+
+    def idle(self, target: Target, seconds: float) -> None:
+        """The device gets no IO from iolab for `seconds` of wall time. Sleeping in short steps
+        keeps Ctrl-C and the stop signals prompt."""
+        if seconds < 0:
+            raise IolabError(f"idle time {seconds} s must not be negative")
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, 0.5))
 
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
         engine = "nbd" if target.kind == "nbd" else async_ioengine(self.fio)

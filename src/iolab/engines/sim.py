@@ -26,6 +26,7 @@ from ..results import Histogram, OpStats, RoundResult, SecondSample
 from ..targets import PurgeOutcome, Target
 from ..targets.sim_facts import describe, drive_params
 from ..workload import Workload
+from .capabilities import Capabilities
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
 
@@ -221,6 +222,11 @@ class SimEngine:
     """Runs workloads on simulated drives; one drive per target spec, kept across rounds."""
 
     name = "sim"
+    # The drive lives in this process (its state ends with it) and runs in virtual time: an
+    # idle period is the model's background work, not a wait.
+    capabilities = Capabilities(
+        drives=("sim",), idle=True, trim=True, purge_methods=PURGE_METHODS, write_cache=True,
+        replay_timestamps=True, remote=False, virtual_time=True, keeps_state=False)
 
     def __init__(self) -> None:
         self._drives: dict[str, _sim.Drive] = {}

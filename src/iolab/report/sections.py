@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from ..decide import decision_text
 from ..steady import VariableVerdict
 from ..summary import CellAverage, PhaseSummary
-from ..units import denoise, eng, kib_label, num
+from ..units import denoise, duration, eng, kib_label, num
 from . import header, plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from .rundata import RunData, rounds_text, window_rows
@@ -247,10 +248,15 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Phase {ph.phase.name}",
                      f"{len(ph.rounds)} complete round(s); window {rounds_text(ph.window)}; "
                      f"{ph.phase.stop_reason or 'unfinished'}"))
+        idle = [f"{r.cell_key} (round {r.round}): {duration(r.idle_before_s)}" for r in ph.rows if r.idle_before_s]
+        if idle:
+            rows.append((f"Phase {ph.phase.name}: idle before cells", "; ".join(idle)))
         waf = run.write_amplification(ph.rows)
         if waf is not None:
             rows.append((f"Phase {ph.phase.name}: write amplification",
                          f"{waf[0]:.2f} (flash ÷ host writes of its measurement rounds, {eng(waf[1], 'B')} host writes)"))
+    for i, d in enumerate(m.decisions, 1):
+        rows.append((f"Decision {i}", decision_text(d)))
     for p in m.purges:
         rows.append((f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}"))
     for o in m.safety_overrides:

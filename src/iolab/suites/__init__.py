@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..errors import IolabError
 from ..plan import Profile, TestPlan
-from ..targets import Target, parse_target
+from ..targets import Target, kind_of, parse_target
 from ..units import KiB, MiB
 from ..workload import Workload
 
@@ -47,7 +47,7 @@ def quick_target(profile: Profile, target: Target) -> Target:
     ratios and over-provisioning at the quick capacity, so the write cliff and steady state
     still appear, sooner. (Testing 512 MiB of a 400 GB drive never reaches its spare area.)
     Any other target is tested as it is, cut to the capacity limit."""
-    if not profile.quick or target.kind != "sim":
+    if not profile.quick or not kind_of(target).simulated:
         return target
     from ..engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 

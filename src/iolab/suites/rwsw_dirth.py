@@ -13,7 +13,7 @@ from ..report.rwsw import dirth_pages, with_selftest
 from ..targets import Target
 from ..testdef import TestDef
 from . import common_parameters, tested_capacity
-from .rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, steady_phase, with_input
+from .rwsw_common import DATA_NOTE, SPEC, RwswInput, copy_inputs, applied, input_parameters, mix_text, steady_phase, with_input
 
 NAME = "dirth-rwsw"
 OIO_LEVELS = tuple(2**k for k in range(11))  # 1 … 1,024
@@ -68,7 +68,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
 
 TEST = TestDef(
     NAME, "DIRTH (composite)", "SNIA RWSW", "DIRTH on the composite: outstanding IO 1 … 1,024 after steady state",
-    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
     key_figures=dirth_figures, pages=with_selftest(dirth_pages), overlays=dirth_overlays, short_title="DIRTH",
     summary_figures=(f"MB/s at OIO {SUMMARY_OIO}", f"99.99 % RT at OIO {SUMMARY_OIO}"), summary_order=2,
 )

@@ -14,7 +14,7 @@ from ..testdef import TestDef
 from . import common_parameters, tested_capacity
 from .rwsw_common import (
     DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, oio_text, saturation_parameters, saturation_phase,
-    with_input,
+    copy_inputs, with_input,
 )
 
 NAME = "multi-wsat"
@@ -45,7 +45,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
 TEST = TestDef(
     NAME, "Multi-WSAT", "SNIA RWSW",
     "Multi-WSAT: the composite after purge (and WIPC when it reads) to steady state, ≥ 1× capacity written",
-    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
     key_figures=multi_wsat_figures, pages=with_selftest(multi_wsat_pages), overlays=multi_wsat_overlays,
     short_title="Multi-WSAT",
     summary_figures=("IOPS (steady state)", "MB/s (steady state)", "99.999 % RT (steady state)"), summary_order=0,

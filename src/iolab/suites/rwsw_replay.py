@@ -13,7 +13,7 @@ from ..report.rwsw import replay_pages, with_selftest
 from ..targets import Target
 from ..testdef import TestDef
 from . import active_fraction, common_parameters, tested_capacity
-from .rwsw_common import DATA_NOTE, SPEC, RwswInput, input_parameters, mix_text, steady_phase, with_input
+from .rwsw_common import DATA_NOTE, SPEC, RwswInput, copy_inputs, input_parameters, mix_text, steady_phase, with_input
 
 NAME = "replay"
 
@@ -59,7 +59,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
 
 TEST = TestDef(
     NAME, "Replay-Native", "SNIA RWSW", "Replay-Native: the capture's steps replayed in order after the composite's steady state",
-    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
     key_figures=replay_figures, pages=with_selftest(replay_pages), overlays=replay_overlays, short_title="Replay-Native",
     summary_figures=("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)"), summary_order=1,
 )

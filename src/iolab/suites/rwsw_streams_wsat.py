@@ -13,7 +13,7 @@ from ..workload import Stream
 from . import common_parameters, tested_capacity
 from .rwsw_common import (
     DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_parameters, saturation_phase,
-    with_input,
+    copy_inputs, with_input,
 )
 
 NAME = "streams-wsat"
@@ -46,7 +46,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
 
 TEST = TestDef(
     NAME, "Individual Streams WSAT", "SNIA RWSW", "Individual Streams WSAT: each stream of the composite alone to steady state",
-    build=with_input(build), needs_workload=True, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
+    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
     key_figures=streams_figures, pages=with_selftest(streams_pages), overlays=None, short_title="Individual Streams",
     summary_figures=None, summary_order=3,
 )

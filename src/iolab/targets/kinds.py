@@ -33,6 +33,9 @@ class Kind:
     claim: Callable[[Target], Claim]  # exclusive use for one run; RefusedError when taken
     purge: Callable[[Target, str, ProgressFn | None], PurgeOutcome]  # never called with 'none'
     write_cache: Callable[[Target, bool], str]  # what was done, for the manifest
+    # --purge values that make sense on this kind ('none' is always allowed); the engine's
+    # capabilities say which of them it can carry out.
+    purge_methods: tuple[str, ...] = ("auto",)
     simulated: bool = False  # capability: holds no one's data, the engine owns its state
 
     def victim(self, target: Target) -> str:

@@ -1,0 +1,179 @@
+"""Plans that decide: stop rules a phase evaluates on its own results after every cell, and
+the decisions they (or a phase built from earlier results) record.
+
+A rule is a frozen dataclass with a `name` found in `RULES`, so the stored plan names the
+rule and its parameters and `rule_from` makes it again. `check` sees the phase's samples so
+far, in the order they were measured, and returns a `Decision` when the phase should end.
+The runner stores every decision in the manifest (`decisions`); `iolab run`, `iolab show`
+and the report's Run Details print them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar, Protocol, Sequence
+
+from .errors import IolabError
+from .store import CellRow
+from .units import num
+from .workload import Workload
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One measured cell as a rule sees it."""
+
+    round: int
+    key: str
+    iops: float
+    demand_iops: float | None  # the workload's rate limit, when it has one
+    outstanding: int  # threads × queue depth
+    lat_mean_us: float | None = None
+
+    @classmethod
+    def of(cls, rnd: int, key: str, w: Workload, iops: float, lat_mean_us: float | None) -> "Sample":
+        return cls(rnd, key, iops, w.rate_iops, w.outstanding, lat_mean_us)
+
+
+def sample_of_row(row: CellRow) -> Sample:
+    """A stored cell (its workload is the stored record of Sample.of's workload)."""
+    w = row.workload
+    return Sample(row.round, row.cell_key, row.iops, w.get("rate_iops"), w["threads"] * w["queue_depth"], row.lat_mean_us)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a rule or a phase builder decided: stored in manifest.decisions as a dict."""
+
+    phase: str
+    rule: dict  # {"name": ..., parameters ...}
+    outcome: str  # one sentence with the measured figures it rests on
+    chosen: dict = field(default_factory=dict)  # the values decided (e.g. {"queue_depth": 16})
+    round: int | None = None  # after which round (None: before the phase ran)
+    cell: str | None = None  # after which cell
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+def decision_text(d: dict) -> str:
+    """A stored decision (Decision.record()) as `iolab show` and the report print it."""
+    where = ("before it ran" if d.get("round") is None
+             else f"after round {d['round']}" + (f", cell {d['cell']}" if d.get("cell") else ""))
+    params = ", ".join(f"{k}={v}" for k, v in d["rule"].items() if k not in ("name", "describe"))
+    return f"{d['phase']} ({where}): {d['rule']['name']}({params}): {d['outcome']}"
+
+
+class StopRule(Protocol):
+    name: ClassVar[str]
+
+    def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None: ...
+    def describe(self) -> str: ...
+
+
+def rule_record(rule: StopRule) -> dict:
+    """The rule as the stored plan names it: its name and its parameters."""
+    return {"name": rule.name, **asdict(rule)}
+
+
+def _fraction(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value < 1:
+        raise IolabError(f"stop rule {what}: {value!r} is not allowed; give a fraction from 0 to below 1.")
+    return float(value)
+
+
+def _steps(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise IolabError(f"stop rule {what}: {value!r} is not allowed; give a whole number, at least 1.")
+    return value
+
+
+@dataclass(frozen=True)
+class DemandShortfall:
+    """A demand ramp ends once `steps` cells in a row delivered less than their demanded
+    IOPS by more than `tolerance`; the maximum sustainable IOPS is the highest demand met."""
+
+    name: ClassVar[str] = "demand-shortfall"
+    tolerance: float = 0.02
+    steps: int = 2
+
+    def __post_init__(self) -> None:
+        _fraction(self.tolerance, "demand-shortfall tolerance")
+        _steps(self.steps, "demand-shortfall steps")
+
+    def describe(self) -> str:
+        return (f"stop when {self.steps} cell(s) in a row deliver more than {self.tolerance * 100:g} % below "
+                "their demanded IOPS")
+
+    def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
+        demanded = [s for s in samples if s.demand_iops]
+        last = demanded[-self.steps:]
+        if len(last) < self.steps or not all(self._short(s) for s in last):
+            return None
+        met = max((m for m in demanded if not self._short(m)), key=lambda m: m.demand_iops, default=None)
+        s = last[-1]
+        outcome = (f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
+                   f"({(s.iops / s.demand_iops - 1) * 100:+.1f} %) for {self.steps} step(s): "
+                   + (f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
+                      f"{self.tolerance * 100:g} %, delivered {num(met.iops)})" if met is not None
+                      else "no demand was met, so no sustainable rate was found"))
+        chosen = {"max_sustainable_iops": met.demand_iops, "delivered_iops": met.iops} if met else {}
+        return Decision(phase, rule_record(self), outcome, chosen, s.round, s.key)
+
+    def _short(self, s: Sample) -> bool:
+        return s.iops < s.demand_iops * (1 - self.tolerance)
+
+
+@dataclass(frozen=True)
+class NoGain:
+    """A ramp of rising load (queue depth, threads) ends once `steps` cells in a row gained
+    less than `min_gain` in IOPS over the best before them; the cell with the most IOPS is
+    chosen."""
+
+    name: ClassVar[str] = "no-gain"
+    min_gain: float = 0.02
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        _fraction(self.min_gain, "no-gain min_gain")
+        _steps(self.steps, "no-gain steps")
+
+    def describe(self) -> str:
+        return f"stop when {self.steps} cell(s) in a row gain less than {self.min_gain * 100:g} % IOPS over the best so far"
+
+    def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
+        if len(samples) <= self.steps:
+            return None
+        before = samples[:-self.steps]
+        best = max(before, key=lambda s: s.iops)
+        if any(s.iops >= best.iops * (1 + self.min_gain) for s in samples[-self.steps:]):
+            return None
+        s, top = samples[-1], best_by_iops(phase, samples)
+        outcome = (f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
+                   f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
+                   f"{self.steps} step(s): most IOPS at {top.key} ({num(top.iops)} IOPS)")
+        return Decision(phase, rule_record(self), outcome,
+                        {"best": top.key, "outstanding": top.outstanding, "iops": top.iops}, s.round, s.key)
+
+
+RULES: dict[str, type] = {r.name: r for r in (DemandShortfall, NoGain)}
+
+
+def rule_from(record: dict) -> StopRule:
+    """The rule a stored plan names (see `rule_record`)."""
+    params = dict(record)
+    name = params.pop("name", None)
+    if name not in RULES:
+        raise IolabError(f"stop rule {name!r}: unknown; iolab knows {', '.join(RULES)}.")
+    try:
+        return RULES[name](**params)
+    except TypeError as e:
+        raise IolabError(f"stop rule {name!r}: {e}") from None
+
+
+def best_by_iops(phase: str, samples: Sequence[Sample]) -> Sample:
+    """The sample with the most IOPS (a search's answer)."""
+    if not samples:
+        raise IolabError(f"phase {phase!r}: no measured cells to choose from.")
+    return max(samples, key=lambda s: s.iops)

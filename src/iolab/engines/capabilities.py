@@ -1,0 +1,20 @@
+"""What an engine can do, declared by each engine class (fio's `ioengine_ops` flags are the
+model). The runner, resume and the suites ask these flags; none of them names an engine or
+a target kind. Types only, so every engine module can import it without a cycle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    drives: tuple[str, ...]  # target kinds (Target.kind) this engine runs workloads on
+    idle: bool  # `idle(target, seconds)`: the device gets no host IO for a while (Host Idle Recovery)
+    trim: bool  # can issue trims/discards
+    purge_methods: tuple[str, ...]  # --purge values it carries out ('auto' picks one); the kind narrows them
+    write_cache: bool  # switching the volatile write cache has an effect it can report
+    replay_timestamps: bool  # replays IOs at their captured times (open loop)
+    remote: bool  # runs the workload on another host
+    virtual_time: bool  # time is the model's, not the wall clock's (idle and budgets cost no wall time)
+    keeps_state: bool  # the device's state outlives the process, so an interrupted phase can continue

@@ -1,0 +1,189 @@
+"""Plans that wait and decide: the stop rules on hand-made results, and the runner's stop
+rules, idle steps and deferred phases with a scripted engine (resume included)."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab import registry, resume
+from iolab.decide import DemandShortfall, NoGain, Decision, Sample, best_by_iops, rule_from, rule_record
+from iolab.engines.sim import SimEngine
+from iolab.errors import IolabError
+from iolab.plan import Cell, Deferred, Phase
+from iolab.plan import TestPlan as Plan
+from iolab.runner import RunOptions, Runner, start
+from iolab.store import RunStore
+from iolab.testdef import TestDef
+from iolab.units import KiB
+from iolab.workload import Workload
+
+from .test_runner import TARGET, ScriptedEngine, profile
+
+
+def demand(*pairs) -> list[Sample]:
+    return [Sample(1, f"{d} demanded", iops, d, 32) for d, iops in pairs]
+
+
+def ramp(*iops) -> list[Sample]:
+    return [Sample(1, f"QD {2**i}", v, None, 2**i) for i, v in enumerate(iops)]
+
+
+# -- the rules on hand-made results ---------------------------------------------------------
+
+
+def test_demand_shortfall_fires_after_its_steps_of_unmet_demand_and_names_the_highest_met():
+    rule = DemandShortfall(tolerance=0.02, steps=2)
+    assert rule.check("p", demand((1000, 1000), (2000, 1990), (4000, 3000))) is None  # one short step
+    d = rule.check("p", demand((1000, 1000), (2000, 1990), (4000, 3000), (8000, 3100)))
+    assert d is not None and d.cell == "8000 demanded" and d.round == 1
+    assert d.chosen == {"max_sustainable_iops": 2000, "delivered_iops": 1990}
+    assert d.outcome.startswith("delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 step(s): "
+                                "maximum sustainable IOPS 2,000")
+
+
+def test_demand_shortfall_needs_the_short_steps_in_a_row_and_honours_its_tolerance():
+    rule = DemandShortfall(tolerance=0.02, steps=2)
+    assert rule.check("p", demand((1000, 900), (2000, 1990), (4000, 3000))) is None  # a met step between
+    assert rule.check("p", demand((1000, 985), (2000, 1965))) is None  # 1.5 % and 1.75 % short: within 2 %
+    d = rule.check("p", demand((1000, 900), (2000, 1000)))
+    assert d is not None and d.chosen == {} and "no demand was met" in d.outcome
+    assert DemandShortfall(steps=1).check("p", demand((1000, 900))) is not None
+
+
+def test_no_gain_fires_when_more_load_stops_paying_and_chooses_the_most_iops():
+    rule = NoGain(min_gain=0.05, steps=2)
+    assert rule.check("p", ramp(100, 200, 400, 410)) is None  # one flat step
+    assert rule.check("p", ramp(100, 200, 400, 410, 500)) is None  # +25 %: it still pays
+    d = rule.check("p", ramp(100, 200, 400, 410, 405))
+    assert d is not None and d.cell == "QD 16"
+    assert d.chosen == {"best": "QD 8", "outstanding": 8, "iops": 410}
+    assert "most IOPS at QD 8 (410.0 IOPS)" in d.outcome
+    assert NoGain().check("p", ramp(100)) is None  # nothing to compare with
+
+
+def test_rules_are_found_again_by_their_stored_name_and_parameters():
+    for rule in (DemandShortfall(tolerance=0.05, steps=3), NoGain(min_gain=0.1, steps=2)):
+        assert rule_from(rule_record(rule)) == rule
+    with pytest.raises(IolabError, match="unknown; iolab knows demand-shortfall, no-gain"):
+        rule_from({"name": "coin-toss"})
+    with pytest.raises(IolabError, match="tolerance: 1.5 is not allowed"):
+        DemandShortfall(tolerance=1.5)
+    with pytest.raises(IolabError, match="steps: 0 is not allowed"):
+        NoGain(steps=0)
+
+
+# -- the runner: a queue-depth search, then rounds at the best queue depth ------------------
+
+QDS = (1, 2, 4, 8, 16, 32)
+IOPS_BY_CALL = {1: 100, 2: 200, 3: 400, 4: 410, 5: 405}  # QD 1 … 16; QD 32 never runs
+
+
+def read(qd: int) -> Workload:
+    return Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=qd, duration_s=1.0)
+
+
+def at_best_qd(samples) -> tuple[Phase, Decision]:
+    best = best_by_iops("qd search", samples["qd search"])
+    qd = best.outstanding
+    phase = Phase("at best QD", (Cell(f"QD {qd}", read(qd), "100/0", 4 * KiB),), (), purge=False, max_rounds=3,
+                  stop_on_steady=False)
+    return phase, Decision("at best QD", {"name": "most-iops"}, f"{best.key} delivered the most IOPS "
+                           f"({best.iops:,.0f}) of {len(samples['qd search'])} queue depths", {"queue_depth": qd})
+
+
+def build_search(prof, target, workload=None) -> Plan:
+    cells = tuple(Cell(f"QD {qd}", read(qd), "100/0", 4 * KiB) for qd in QDS)
+    search = Phase("qd search", cells, (), max_rounds=1, stop_on_steady=False, stop_rule=NoGain(min_gain=0.05, steps=2))
+    return Plan("qd-search", "QD search", "test", prof, (search, Deferred("at best QD", "the QD search's most IOPS",
+                    at_best_qd)), prof.rule(), 1 << 30)
+
+
+@pytest.fixture
+def search():
+    test = registry.register(TestDef("qd-search", "QD search", "test", "search", build=build_search))
+    yield test
+    registry.unregister(test.name)
+
+
+def iops(rnd, call):
+    return IOPS_BY_CALL.get(call, 400)
+
+
+def test_a_stop_rule_ends_its_phase_and_a_deferred_phase_is_built_from_its_results(tmp_path, search):
+    plan = registry.build_plan("qd-search", profile(), TARGET)
+    engine = ScriptedEngine(iops)
+    s = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, s, RunOptions()).run()
+    done = RunStore.open(s.dir)
+    m = done.manifest
+    assert m.state == "complete"
+    assert [c.cell_key for c in done.cells("qd search")] == ["QD 1", "QD 2", "QD 4", "QD 8", "QD 16"]
+    [rule, built] = m.decisions
+    assert rule["rule"] == {"name": "no-gain", "min_gain": 0.05, "steps": 2} and rule["chosen"]["best"] == "QD 8"
+    assert built["chosen"] == {"queue_depth": 8} and built["round"] is None
+    assert done.phases()[0].stop_reason.startswith("no-gain: QD 16: 405.0 IOPS")
+    # the stored plan holds the phase as built, still marked deferred; its cells ran at QD 8
+    stored = m.plan["phases"][1]
+    assert stored["deferred"] == "the QD search's most IOPS" and stored["cells"] == ["QD 8"]
+    assert {c.workload["queue_depth"] for c in done.cells("at best QD")} == {8}
+    assert len(done.cells("at best QD")) == 3
+
+
+def test_resume_builds_a_deferred_phase_again_from_the_stored_results(tmp_path, search, monkeypatch):
+    plan = registry.build_plan("qd-search", profile(), TARGET)
+    s = start(plan, TARGET, ScriptedEngine(iops), RunOptions(), tmp_path)
+    with pytest.raises(KeyboardInterrupt):  # call 7: the second round of the built phase
+        Runner(plan, TARGET, ScriptedEngine(iops, interrupt_at=7), s, RunOptions()).run()
+    s.close()
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    engine = ScriptedEngine(iops)
+    r, _ = resume.prepare(s.dir, lambda t: engine)
+    assert isinstance(r.plan.phases[1], Phase) and r.plan.phases[1].cells[0].workload.queue_depth == 8
+    resume.run(r, engine)
+    done = RunStore.open(s.dir)
+    assert done.manifest.state == "complete" and len(done.manifest.decisions) == 2  # not decided twice
+    assert {c.workload["queue_depth"] for c in done.cells("at best QD")} == {8}
+
+
+# -- idle steps ------------------------------------------------------------------------------
+
+
+class IdlingEngine(ScriptedEngine):
+    capabilities = SimEngine.capabilities
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.idled = []
+
+    def idle(self, target, seconds):
+        self.idled.append((self.calls, seconds))
+
+
+def build_idle(prof, target, workload=None) -> Plan:
+    w = Workload.mix("rnd", 0, 4 * KiB, duration_s=1.0)
+    cells = (Cell("busy", w, "0/100", 4 * KiB), Cell("after idle", w, "0/100", 4 * KiB, idle_before_s=30.0))
+    return Plan("idle", "Idle", "test", prof, (Phase("p", cells, (), max_rounds=1, stop_on_steady=False),),
+                    prof.rule(), 1 << 30)
+
+
+def test_an_idle_step_idles_before_its_cell_and_is_stored_with_it(tmp_path):
+    plan = build_idle(profile(), TARGET)
+    engine = IdlingEngine(lambda r, c: 100)
+    s = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, s, RunOptions()).run()
+    assert engine.idled == [(1, 30.0)]  # after the first cell, before the second
+    cells = RunStore.open(s.dir).cells()
+    assert [c.idle_before_s for c in cells] == [None, 30.0]
+    assert s.manifest.plan["phases"][0]["idle_before_s"] == {"after idle": 30.0}
+
+
+def test_an_engine_that_cannot_idle_fails_the_run_saying_so(tmp_path):
+    class NoIdle(ScriptedEngine):
+        capabilities = SimEngine.capabilities.__class__(**{**SimEngine.capabilities.__dict__, "idle": False})
+
+    plan = build_idle(profile(), TARGET)
+    engine = NoIdle(lambda r, c: 100)
+    s = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    with pytest.raises(IolabError, match=r"cannot idle a target \(capabilities.idle\)"):
+        Runner(plan, TARGET, engine, s, RunOptions()).run()
+    assert RunStore.open(s.dir).manifest.state == "failed"
