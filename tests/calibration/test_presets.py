@@ -3,7 +3,7 @@
 percentiles, unless a figure is a bound.
 
 These run the Rust driver directly on a scaled-down copy of each drive (`user_gb` small,
-the preset's over-provisioning kept, see config.rs `scaled_overrides`), because the
+the preset's over-provisioning kept, see config/resolve.rs `scaled_overrides`), because the
 behaviours calibrated here (queue-depth curves, steady state after the cliff, latency
 distributions, entropy response) depend on the geometry's ratios, not on the size; a
 full-size compliant run takes minutes per test.
