@@ -72,6 +72,7 @@ pub struct SsdConfig {
     pub gc_start: f64,
     pub gc_slice: u32,
     pub gc_copy_ns: u64,
+    pub gc_switch_ns: u64,
     pub bg_period_ns: u64,
     pub bg_burst_ns: u64,
     pub compress_floor: f64,
@@ -155,6 +156,7 @@ impl SsdConfig {
         c.gc_start = 0.0;
         c.gc_slice = 1;
         c.gc_copy_ns = 0;
+        c.gc_switch_ns = 0;
         c.bg_period_ns = 0;
         c.overrides = vec![("custom".into(), "small".into())];
         c

@@ -340,6 +340,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
         gc_slice: v.count("gc_slice")?,
         gc_copy_ns: (v.nonneg("gc_copy_us")? * 1000.0).round() as u64,
+        gc_switch_ns: (v.nonneg("gc_switch_us")? * 1000.0).round() as u64,
         bg_period_ns: (v.nonneg("bg_period_ms")? * 1e6).round() as u64,
         bg_burst_ns: (v.nonneg("bg_burst_ms")? * 1e6).round() as u64,
         compress_floor: {
