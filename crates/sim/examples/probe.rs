@@ -1,6 +1,6 @@
 //! Prints what a reviewer would chart for a preset, fast, from the Rust driver: IOPS and
 //! latency against queue depth, QD1 latency percentiles, a WSAT curve and per-second spread.
-//! `cargo run --release --example probe -- PRESET [user_gb] [what]` (what: qd, lat, wsat, ent, all).
+//! `cargo run --release --example probe -- PRESET [user_gb] [what]` (what: qd, lat, wsat, ent, sec, qd1w, ramp, all).
 
 use _sim::config::resolve_ssd;
 use _sim::driver::{run, RunResult, RunSpec, StreamSpec, NS};
