@@ -1,6 +1,6 @@
 //! Prints what a reviewer would chart for a preset, fast, from the Rust driver: IOPS and
 //! latency against queue depth, QD1 latency percentiles, a WSAT curve and per-second spread.
-//! `cargo run --release --example probe -- PRESET [user_gb] [what]` (what: qd, lat, wsat, ent, all).
+//! `cargo run --release --example probe -- PRESET [user_gb] [what]` (what: qd, lat, wsat, ent, sec, qd1w, ramp, all).
 
 use _sim::config::resolve_ssd;
 use _sim::driver::{run, RunResult, RunSpec, StreamSpec, NS};
@@ -155,5 +155,33 @@ fn main() {
         let mx = v.iter().cloned().fold(0.0, f64::max);
         println!("per-second write IOPS after the cliff: min {mn:.0} max {mx:.0} max/min {:.2}", mx / mn.max(1.0));
         println!("  {:?}", v.iter().map(|x| *x as u64).collect::<Vec<_>>());
+    }
+    if what == "qd1w" {
+        // Steady-state QD1 4K writes, as a QoS review measures them after preconditioning.
+        let mut d = Ssd::new(cfg.clone());
+        fill(&mut d);
+        let cap = d.cfg.user_bytes();
+        let mut s = spec(true, true, 4096, 32, 1e9);
+        s.duration_ns = None;
+        s.bytes_budget = Some(3 * cap);
+        go(&mut d, &s);
+        for round in 0..3 {
+            let mut s = spec(true, true, 4096, 1, 5.0);
+            s.seed = 50 + round;
+            let r = go(&mut d, &s);
+            println!("  round {round}: {:.0} IOPS", r.iops());
+            lat("QD1 write", &r.write);
+        }
+    }
+    if what == "ramp" {
+        // Open-loop 4K random read demand ramp at 32 outstanding at most.
+        let mut d = Ssd::new(cfg.clone());
+        fill(&mut d);
+        for rate in [20_000.0, 50_000.0, 70_000.0, 80_000.0, 90_000.0, 100_000.0, 120_000.0] {
+            let mut s = spec(true, false, 4096, 32, 2.0);
+            s.rate_iops = Some(rate);
+            let r = go(&mut d, &s);
+            println!("  demand {rate:7.0}  read {:8.0} IOPS  mean {:7.1} us", r.iops(), r.read.hist.sum_ns as f64 / r.read.ios.max(1) as f64 / 1e3);
+        }
     }
 }

@@ -13,7 +13,7 @@
 //! average (rounded up or down at random per unit), f rising smoothly from
 //! `compress_floor` at e = 0 to 1 at `compress_limit`, past which data is stored as is.
 //! Foreground GC runs in slices: while a slice's copies are issued every core is held for
-//! `gc_copy` each. Background GC bursts (`bg_period`, `bg_burst`) occupy the flash for a
+//! `gc_copy` each, and for `gc_switch` when a victim is retired and the next one chosen. Background GC bursts (`bg_period`, `bg_burst`) occupy the flash for a
 //! while even when the host is busy, which is what makes periodic dips.
 
 use std::cmp::Reverse;
@@ -185,6 +185,7 @@ impl Ssd {
         let t_in = self.link(0, now, len);
         let t0 = self.controller(t_in);
         let gc0 = self.ftl.c.gc_chunks;
+        let runs0 = self.ftl.c.gc_runs;
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         let nbuf = self.nbuf;
         let ack_early = self.write_cache || self.cfg.plp;
@@ -228,9 +229,12 @@ impl Ssd {
             }
         }
         let copied = self.ftl.c.gc_chunks - gc0;
-        if copied > 0 && self.cfg.gc_copy_ns > 0 {
-            // The slice runs after this command: the next ones wait for it.
-            let held = entry + copied * self.cfg.gc_copy_ns / self.cfg.chunks_per_unit as u64;
+        let switched = self.ftl.c.gc_runs - runs0;
+        let hold = copied * self.cfg.gc_copy_ns / self.cfg.chunks_per_unit as u64
+            + switched * self.cfg.gc_switch_ns;
+        if hold > 0 {
+            // The slice (and a victim switch) runs after this command: the next ones wait.
+            let held = entry + hold;
             for b in self.ctrl_busy.iter_mut() {
                 *b = (*b).max(held);
             }
