@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from iolab import api, registry, testparams
 from iolab.cli import app
 from iolab.errors import IolabError
-from iolab.plan import Cell, Phase, Profile, TestPlan
+from iolab import plan as plans
+from iolab.plan import Cell, Phase, Profile
 from iolab.suites import make_profile
 from iolab.targets import parse_target
 from iolab.testdef import TestDef
@@ -24,11 +25,11 @@ STEPS = Param("steps", (1000, 2000), "demand steps in IOPS", testparams.int_list
 TOL = Param("tolerance", 0.02, "shortfall that ends the ramp", testparams.fraction, testparams.show_percent)
 
 
-def build(profile: Profile, target, workload=None) -> TestPlan:
+def build(profile: Profile, target, workload=None) -> plans.TestPlan:
     v = testparams.values((STEPS, TOL), profile, "ramp-p")
     cells = tuple(Cell(f"{d} IOPS", Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=1.0,
                                                  rate_iops=d), "100/0", 4 * KiB) for d in v["steps"])
-    return TestPlan("ramp-p", "Ramp", "test", profile, (Phase("ramp", cells, (), purge=False, max_rounds=1,
+    return plans.TestPlan("ramp-p", "Ramp", "test", profile, (Phase("ramp", cells, (), purge=False, max_rounds=1,
                                                               stop_on_steady=False),),
                     profile.rule(), 1 << 30, tuple(testparams.parameter_rows((STEPS, TOL), profile, "ramp-p")))
 
