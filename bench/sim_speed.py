@@ -6,6 +6,7 @@ figures; asserts nothing.
     .venv/bin/python bench/sim_speed.py --op 0.07 --param pages_per_block=128 --param gc=fifo
     .venv/bin/python bench/sim_speed.py --preset client-nvme-slc --sizes 480 --memory-only
     .venv/bin/python bench/sim_speed.py --sizes 400,2000 --thp-ab   # each size without, then with huge pages
+    .venv/bin/python bench/sim_speed.py --sizes 100 --mechanisms-ab  # the simpler model, then as shipped
 
 Each size is the preset with `user_gb=SIZE`: the simulator sizes the flash to keep the
 over-provisioning (`--op`, default the preset's), with the preset's dies and timings. For each:
@@ -33,6 +34,8 @@ KIB = 1024
 GIB = 1024**3
 RND_W = [("rnd", "write", 4 * KIB, 1.0)]
 RND_R = [("rnd", "read", 4 * KIB, 1.0)]
+# The drive without the mechanisms of issue 13 (what --mechanisms-ab compares against).
+SIMPLER = ["time_spread_pct=0", "read_retry_pct=0", "gc_start_pct=0", "gc_slice=1", "gc_copy_us=0", "bg_period_ms=0"]
 
 
 def set_thp(enabled: bool) -> None:
@@ -59,7 +62,8 @@ def rss_bytes() -> int:
 def timed(drive: _sim.Drive, label: str, streams, *, qd: int = 32, threads: int = 1,
           duration_s: float | None = None, bytes_budget: int | None = None) -> dict:
     wall, cpu = time.perf_counter(), time.thread_time()
-    raw = json.loads(drive.run(streams, threads, qd, 1.0, 1.0, None, duration_s, bytes_budget, 1))
+    raw = json.loads(drive.run(streams=streams, threads=threads, queue_depth=qd, duration_s=duration_s,
+                               bytes_budget=bytes_budget, seed=1))
     wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
     ios = raw["read"]["ios"] + raw["write"]["ios"]
     waf = raw["counters"].get("waf")
@@ -138,19 +142,27 @@ def main() -> None:
     ap.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
     ap.add_argument("--thp-ab", action="store_true",
                     help="run each size without huge pages (the baseline), then with them, and print the ratio")
+    ap.add_argument("--mechanisms-ab", action="store_true",
+                    help="run each size as the simpler model (no time spread, read retries, GC slices, gentle GC "
+                         "start or GC bursts; the baseline), then as shipped, and print the ratio")
     args = ap.parse_args()
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
-    if args.thp_ab:
+    if args.thp_ab or args.mechanisms_ab:
+        what = "huge pages" if args.thp_ab else "the model's mechanisms"
         print(f"{'user GB':>9} {'':>10} {'write M IO/s':>13} {'read M IO/s':>12}")
         rows = []
+        shipped = list(args.param)
         for size in sizes:
             pair = []
-            for thp in (False, True):
-                set_thp(thp)
-                print(f"-- {size:g} GB, huge pages {'allowed' if thp else 'disabled'}")
+            for on in (False, True):
+                if args.thp_ab:
+                    set_thp(on)
+                else:
+                    args.param = shipped + ([] if on else SIMPLER)
+                print(f"-- {size:g} GB, {what} {'on (as shipped)' if on else 'off'}")
                 pair.append(bench_size(args, size))
             rows.append((size, pair))
-        print("\nhuge pages against none (ratios measured in this run, per CPU second):")
+        print(f"\n{what} on against off (ratios measured in this run, per CPU second):")
         for size, (off, on) in rows:
             if args.memory_only:
                 continue

@@ -59,7 +59,7 @@ def analyse_child(path: str, step_s: float, save: str) -> None:
 
 def plot_child(saved: str, out: str) -> None:
     from iolab.analysis.plots import plot_all
-    from iolab.analysis.streams import StreamAnalysis
+    from iolab.analysis.streamstats import StreamAnalysis
 
     a = StreamAnalysis.load(saved)
     loaded = _status("VmRSS")

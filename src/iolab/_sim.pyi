@@ -49,15 +49,16 @@ class Drive:
         """Cross-check the FTL's structures (raises ValueError if they disagree)."""
     def run(
         self,
+        *,
         streams: list[tuple[str, str, int, float]],
-        threads: int,
-        queue_depth: int,
-        active_range: float,
-        entropy: float,
-        rate_iops: float | None,
-        duration_s: float | None,
-        bytes_budget: int | None,
-        seed: int,
+        threads: int = 1,
+        queue_depth: int = 1,
+        active_range: float = 1.0,
+        entropy: float = 1.0,
+        rate_iops: float | None = None,
+        duration_s: float | None = None,
+        bytes_budget: int | None = None,
+        seed: int = 0,
         progress: Callable[[float, float], object] | None = None,
     ) -> str:
         """Run a stream mix [(access 'rnd'|'seq', op 'read'|'write', block bytes, share)];

@@ -30,14 +30,19 @@ from .report.sections import details_pages
 from .engines import engine_for
 from .resume import Resumption
 from .runner import Progress, RunOptions, Runner, start
-from .store import ResultsDiskFull, RunStore, runs_root
+from .manifest import runs_root
+from .store import ResultsDiskFull, RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target
+from .testparams import check_known
 
 
 def plans(test: str, profile: Profile, target: Target, workload: str | Path | None = None) -> list[TestPlan]:
-    """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order."""
-    return [registry.build_plan(t.name, profile, target, workload) for t in registry.sequence(test)]
+    """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order. Every
+    `--set` parameter must belong to one of them (checked before any plan is built)."""
+    tests = registry.sequence(test)
+    check_known(dict(profile.settings), {t.name: t.params for t in tests})
+    return [registry.build_plan(t.name, profile, target, workload) for t in tests]
 
 
 @dataclass(frozen=True)

@@ -10,19 +10,20 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 
-from . import api, registry, suites, targets
+from . import api, cli_traces, registry, suites, targets
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
-from .store import RunStore, runs_root
+from .manifest import runs_root
+from .store import RunStore
+from .testparams import parse_settings
 from .units import parse_duration, parse_size
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive.")
-sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
-app.add_typer(sim_app, name="sim")
-trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
-app.add_typer(trace_app, name="trace")
+app.add_typer(cli_traces.sim_app, name="sim")
+app.add_typer(cli_traces.trace_app, name="trace")
+app.command("capture")(cli_traces.capture)
 console = Console()
 err = Console(stderr=True)
 
@@ -56,8 +57,12 @@ WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the direc
                            "(or its composite.toml / replay.toml).")
 
 
+SetOpt = typer.Option(None, "--set", metavar="NAME=VALUE", help="A test's own parameter (repeatable), e.g. "
+                      "--set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters and defaults.")
+
+
 def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time,
-             min_writes=None):
+             min_writes=None, sets=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
         cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
@@ -68,6 +73,7 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
         wsat_capacity_multiple=wsat_mul,
         wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
         rwsw_min_write_multiple=min_writes,
+        settings=parse_settings(sets) if sets else None,
     )
 
 
@@ -91,6 +97,7 @@ def run(
     wsat_capacity_multiple: Optional[float] = WsatMulOpt,
     wsat_max_time: Optional[str] = WsatTimeOpt,
     rwsw_min_writes: Optional[float] = MinWritesOpt,
+    sets: Optional[list[str]] = SetOpt,
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a partitioned, signature-bearing, in-use or foreign target. DESTROYS DATA."),
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="Write even where a mounted filesystem, active swap or the running system lives (separate from --allow-unsafe-target). DESTROYS DATA."),
@@ -101,7 +108,7 @@ def run(
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
-                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes)
+                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = targets.parse_target(target if target is not None else default_target())
@@ -196,10 +203,20 @@ def resume(
 
 
 @app.command()
-def tests():
-    """List the tests iolab can run: name, family, sequence, whether it needs --workload, what it does."""
+def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE).")):
+    """List the tests iolab can run (name, family, sequence, input, what it does), or one test's parameters."""
     from rich.table import Table
 
+    if test is not None:
+        for d in registry.sequence(test):
+            console.print(f"[bold]{esc(d.name)}[/]: {esc(d.summary)}")
+            if not d.params:
+                console.print("  no parameters of its own (the profile options of `iolab run` apply)")
+            for p in d.params:
+                src = f"; {p.source}" if p.source else ""
+                console.print(f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
+                              soft_wrap=True)
+        return
     t = Table()
     for col in ("test", "family", "sequence", "input", "what it does"):
         t.add_column(col, no_wrap=col != "what it does")
@@ -240,7 +257,7 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder)."),
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
-    from .store import resolve_run
+    from .manifest import resolve_run
 
     for ref in run_refs:
         path = resolve_run(ref)
@@ -295,13 +312,14 @@ def fio_job(
     quick: bool = QuickOpt,
     cell_time: Optional[str] = CellOpt,
     capacity_limit: Optional[str] = CapOpt,
+    sets: Optional[list[str]] = SetOpt,
 ):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by hand."""
     from .engines.fio import FioEngine
     from .plan import Deferred
     from .runner import cell_tag
 
-    prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None)
+    prof = _profile(profile, spec, quick, cell_time, None, capacity_limit, None, False, None, None, sets=sets)
     tgt = targets.parse_target(target or SCRATCH_FILE)
     if tgt.kind == "sim":
         raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")
@@ -319,152 +337,6 @@ def fio_job(
                 tag = cell_tag(phase.name, 1, i, cell.key)
                 print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
                 print(engine.job_text(tgt, cell.workload, tag))
-
-
-# -- traces: capture, import, stream analysis (SNIA RWSW) ------------------------------------
-
-
-@app.command("capture")
-@trace_app.command("capture")
-def capture(
-    device: str = typer.Argument(..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."),
-    duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
-    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it."),
-    process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
-    source: str = typer.Option("auto", "--source", help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs."),
-    buffer: str = typer.Option("16MiB", "--buffer", help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events."),
-):
-    """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
-    from .traces import capture as trace_capture
-
-    seconds = parse_duration(duration, "--duration")
-    buffer_kb = parse_size(buffer, "--buffer") // 1024
-    if buffer_kb < 4:
-        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
-    with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
-        def tick(t) -> None:
-            status.update(f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
-
-        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
-    console.print(esc(result.table.summary()), soft_wrap=True)
-    console.print(f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
-    if result.lost_events:
-        err.print(f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
-                  f"is INCOMPLETE (the IOs they described are missing from {esc(str(out))}). Capture again with a "
-                  "larger --buffer, or only the process that matters (--process).[/]", soft_wrap=True)
-
-
-@trace_app.command("import")
-def trace_import(
-    paths: list[Path] = typer.Argument(..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous)."),
-    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
-    skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Drop lines that do not parse (counted and reported) instead of stopping at the first."),
-    time_unit: Optional[str] = typer.Option(None, "--time-unit", help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed)."),
-):
-    """Import a public trace format into the normalised IO table."""
-    from .traces import detect_format, import_trace
-
-    if fmt is None:
-        fmt = detect_format(paths[0])
-        console.print(f"format: {fmt} (detected; pass --format to override)")
-    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
-    console.print(esc(table.summary()), soft_wrap=True)
-
-
-@trace_app.command("export")
-def trace_export(
-    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
-    fmt: str = typer.Option(..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."),
-    out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
-):
-    """Write an IO table back out in a public trace format (reads and writes)."""
-    from .traces.writers import export_trace
-
-    console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
-
-
-def _fraction(text: str, what: str) -> float:
-    """'3%' or '3' -> 0.03; '0.03' -> 0.03 (bare numbers below 1 are fractions)."""
-    t = text.strip()
-    try:
-        v = float(t.rstrip("%").strip())
-    except ValueError:
-        raise IolabError(f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03).") from None
-    return v / 100 if t.endswith("%") or v >= 1 else v
-
-
-@trace_app.command("analyze")
-def analyze(
-    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."),
-    step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
-    threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
-    process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
-    device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
-    qd: Optional[int] = typer.Option(None, "--qd", help="Queue depth of the workloads (default: the capture's average outstanding IO; needed when the trace has no response times)."),
-    threads: int = typer.Option(1, "--threads", help="Threads of the workloads (outstanding IO = threads × QD)."),
-    compress: float = typer.Option(1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."),
-    replay_streams: str = typer.Option("dominant", "--replay-streams", help="Replay the dominant streams only, or all."),
-):
-    """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
-    writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
-    from rich.table import Table
-
-    from .analysis import composite, replay, save_composite
-    from .analysis.plots import plot_all
-    from .analysis.streams import analyse as run_analysis
-    from .suites.rwsw_common import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
-
-    with console.status(f"analysing {esc(str(trace))}"):
-        a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
-                         devices=tuple(device or ()), process=process)
-    console.print(esc(a.summary()), soft_wrap=True)
-    t = Table(title="per step (the Self-Test figures)", title_justify="left")
-    for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
-        t.add_column(col, justify="right")
-
-    def f(v, fmt):
-        return "—" if v is None else format(v, fmt)
-
-    shown = a.steps if len(a.steps) <= 30 else a.steps[:10] + a.steps[-10:]
-    for s in shown:
-        if len(a.steps) > 30 and s is a.steps[-10]:
-            t.add_row("…", *[""] * 6)
-        t.add_row(str(s.index), f"{s.start_s:,.0f}", f(s.iops, ",.0f"), f(s.mbps, ",.1f"),
-                  f(s.read_pct, ".1f"), f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
-                  f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}")
-    console.print(t)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [a.save(out / ANALYSIS_FILE)]
-    w = composite(a, queue_depth=qd, threads=threads)
-    written.append(save_composite(w, out / COMPOSITE_FILE, a))
-    plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
-    written.append(plan.save(out / REPLAY_FILE))
-    written += list(plot_all(a, out / "plots").values())
-    console.print(esc(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
-                      f"TC {w.threads} × QD {w.queue_depth}"), soft_wrap=True)
-    console.print(f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
-                  + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else ""))
-    for p in written:
-        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
-    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
-
-
-@sim_app.command("presets")
-def sim_presets():
-    """List the simulated drive presets and their parameters."""
-    from rich.table import Table
-
-    from .engines.sim import list_presets
-
-    for p in list_presets():
-        t = Table(title=esc(f"{p.name} — {p.description}"), title_justify="left")
-        t.add_column("parameter")
-        t.add_column("value")
-        for k, v in p.parameters:
-            t.add_row(esc(k), esc(str(v)))
-        console.print(t)
 
 
 def main() -> None:

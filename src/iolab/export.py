@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IolabError
-from .store import CellRow, RunStore
+from .cellschema import EXPORTED, CellRow
+from .store import RunStore
 from .summary import summarise
 
 FORMATS = ("csv", "json", "parquet")
@@ -47,15 +48,7 @@ def _cols(spec: str) -> tuple[Column, ...]:
     return tuple(Column(*item.split(":")) for item in spec.split())
 
 
-CELL_COLUMNS = _cols(
-    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT ordinal:BIGINT kind:VARCHAR cell_key:VARCHAR"
-    " mix:VARCHAR block_size:BIGINT started:DOUBLE ended:DOUBLE runtime_s:DOUBLE"
-    " iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE write_mbps:DOUBLE"
-    " io_bytes:BIGINT write_bytes:BIGINT lat_mean_us:DOUBLE lat_max_us:DOUBLE read_lat_mean_us:DOUBLE"
-    " write_lat_mean_us:DOUBLE read_ios:BIGINT write_ios:BIGINT read_lat_max_us:DOUBLE write_lat_max_us:DOUBLE"
-    " p99_us:DOUBLE p99_9_us:DOUBLE p99_99_us:DOUBLE p99_999_us:DOUBLE"
-    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR partial:BOOLEAN"
-)
+CELL_COLUMNS = (Column("run_id", "VARCHAR"), *(Column(c.export_name, c.export_type) for c in EXPORTED))
 WINDOW_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:VARCHAR n_rounds:BIGINT"
     " phase_steady:BOOLEAN iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE"
@@ -87,15 +80,7 @@ def _rounds_text(rounds) -> str:
 
 
 def _cell_row(run_id: str, c: CellRow) -> tuple:
-    return (
-        run_id, c.id, c.phase, c.round, c.ordinal, c.kind, c.cell_key, c.mix, c.block_size, c.started, c.ended,
-        c.runtime_s, c.iops, c.read_iops, c.write_iops, c.mbps, c.read_mbps, c.write_mbps, c.io_bytes,
-        c.write_bytes, c.lat_mean_us, c.lat_max_us, c.read_lat_mean_us, c.write_lat_mean_us,
-        c.read_ios, c.write_ios, c.read_lat_max_us, c.write_lat_max_us,
-        c.p99, c.p99_9, c.p99_99, c.p99_999,
-        json.dumps(c.workload, sort_keys=True), json.dumps(c.counters, sort_keys=True), json.dumps(c.raw_files),
-        c.partial,
-    )
+    return (run_id, *(col.exported(getattr(c, col.name)) for col in EXPORTED))
 
 
 def collect(store: RunStore) -> list[ExportTable]:

@@ -114,8 +114,13 @@ class Profile:
     # RWSW Multi-WSAT / Individual Streams: steady state counts only after this × capacity of
     # workload writes (UNVERIFIED in the RWSW spec; 1× fills the drive once, so GC has begun)
     rwsw_min_write_multiple: float = 1.0
+    # A test's own parameters as given with `--set NAME=VALUE` (text; each test declares and
+    # parses its own, see iolab.testparams), sorted by name.
+    settings: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        # Stored as JSON lists in the manifest; a resumed run reads them back as tuples.
+        object.__setattr__(self, "settings", tuple(sorted((str(k), str(v)) for k, v in (self.settings or ()))))
         # Every option is checked here, so a bad value fails before a run directory exists,
         # whether it came from the command line or a Python caller.
         if not _finite(self.cell_seconds) or not MIN_CELL_SECONDS <= self.cell_seconds <= MAX_CELL_SECONDS:

@@ -174,7 +174,7 @@ def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target,
 
 def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]) -> bool:
     """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
-    from .engines.fio import load_round
+    from .engines.fio_parse import load_round
 
     if rnd == 0:
         cells = [("precondition", Cell(w.label(), w, "", 0)) for w in ph.precondition]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .errors import IolabError
 from .procs import same_process_alive
-from .store import Manifest, RunStore, runs_root
+from .manifest import Manifest, runs_root
+from .store import RunStore
 
 
 @dataclass(frozen=True)

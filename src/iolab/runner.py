@@ -25,7 +25,9 @@ from .identity import target_identity
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .steady import SteadyVerdict, evaluate
-from .store import Manifest, ResultsDiskFull, RunStore, _now_iso, is_disk_full
+from .durable import ResultsDiskFull, is_disk_full
+from .manifest import Manifest, now_iso
+from .store import RunStore
 from .targets import Target
 from .units import duration
 from .workload import Workload
@@ -111,7 +113,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
         parameters=dict(plan.parameters), notes=list(plan.notes), steady_rule=plan.rule.describe(),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
-        started=_now_iso(), plan=plan_summary(plan),
+        started=now_iso(), plan=plan_summary(plan),
     )
 
 

@@ -7,7 +7,8 @@
 
 Each cell is committed as soon as it is measured and a round is marked complete before the
 next starts, so a crash (even kill -9) loses at most the cell in flight. Readers use only
-complete rounds for results and steady state.
+complete rounds for results and steady state. The cells table is declared in cellschema.py,
+manifest.json in manifest.py.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ import sqlite3
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
 from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
 from .errors import IolabError
-from .procs import boot_id, process_start, same_process_alive
-from .results import PARTIAL_TOLERANCE, Histogram, RoundResult
+from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS, INSERT_CELL, CellRow, cell_row, cell_values
+from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writer
+from .procs import same_process_alive
+from .results import Histogram, RoundResult
 from .steady import VariableVerdict
 
 SCHEMA = """
@@ -38,16 +41,7 @@ CREATE TABLE IF NOT EXISTS phases (
 CREATE TABLE IF NOT EXISTS rounds (
     phase TEXT NOT NULL, round INTEGER NOT NULL, started REAL, ended REAL,
     complete INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (phase, round));
-CREATE TABLE IF NOT EXISTS cells (
-    id INTEGER PRIMARY KEY, phase TEXT NOT NULL, round INTEGER NOT NULL, ordinal INTEGER NOT NULL,
-    kind TEXT NOT NULL, cell_key TEXT NOT NULL, mix TEXT, block_size INTEGER, workload TEXT NOT NULL,
-    started REAL, ended REAL, runtime_s REAL,
-    read_iops REAL, write_iops REAL, iops REAL, read_mbps REAL, write_mbps REAL, mbps REAL,
-    read_ios INTEGER, write_ios INTEGER, io_bytes INTEGER, write_bytes INTEGER,
-    lat_mean_us REAL, lat_max_us REAL,
-    read_lat_mean_us REAL, read_lat_max_us REAL, write_lat_mean_us REAL, write_lat_max_us REAL,
-    p99 REAL, p99_9 REAL, p99_99 REAL, p99_999 REAL,
-    counters TEXT, raw_files TEXT, partial INTEGER, idle_before_s REAL);
+""" + CREATE_CELLS + """
 CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
 CREATE TABLE IF NOT EXISTS series (
     cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL);
@@ -60,93 +54,6 @@ CREATE TABLE IF NOT EXISTS steady (
     PRIMARY KEY (phase, round, variable));
 """
 
-# Columns added after the first release, with their type: an older results.db gains them when
-# opened for writing; a reader of an older file sees the CellRow defaults.
-ADDED_CELL_COLUMNS = {"partial": "INTEGER", "idle_before_s": "REAL"}
-
-PCT_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_999"}
-
-
-def runs_root() -> Path:
-    return Path(os.environ.get("IOLAB_RUNS", "runs")).resolve()
-
-
-@dataclass
-class Manifest:
-    """manifest.json. Plain data so a run directory can be read without iolab's code."""
-
-    run_id: str
-    test: str
-    title: str
-    spec: str
-    target: dict
-    profile: dict
-    compliant: bool
-    noncompliance: list[str]
-    parameters: dict
-    notes: list[str]
-    steady_rule: str
-    versions: dict
-    platform: dict
-    started: str
-    state: str = "running"  # running | complete | failed | interrupted
-    ended: str | None = None
-    error: str | None = None
-    pid: int = field(default_factory=os.getpid)
-    # With the pid they tell the writer from a later process that reused its pid.
-    pid_start: int | None = None
-    boot_id: str | None = None
-    purges: list[dict] = field(default_factory=list)
-    write_cache: str | None = None
-    safety_overrides: list[str] = field(default_factory=list)
-    plan: dict = field(default_factory=dict)
-    decisions: list[dict] = field(default_factory=list)  # decide.Decision records, in the order made
-
-
-@dataclass(frozen=True)
-class CellRow:
-    id: int
-    phase: str
-    round: int
-    ordinal: int
-    kind: str  # 'precondition' | 'measure'
-    cell_key: str
-    mix: str | None
-    block_size: int | None
-    workload: dict
-    runtime_s: float
-    read_iops: float
-    write_iops: float
-    iops: float
-    read_mbps: float
-    write_mbps: float
-    mbps: float
-    io_bytes: int
-    write_bytes: int
-    lat_mean_us: float | None
-    lat_max_us: float | None
-    read_lat_mean_us: float | None
-    write_lat_mean_us: float | None
-    read_ios: int
-    write_ios: int
-    read_lat_max_us: float | None
-    write_lat_max_us: float | None
-    p99: float | None
-    p99_9: float | None
-    p99_99: float | None
-    p99_999: float | None
-    counters: dict
-    raw_files: list[str]
-    started: float
-    ended: float
-    # The phase's byte budget ended this interval before its planned length (runtime_s is its
-    # true length); it is shown marked and never enters a steady-state window or a minimum.
-    partial: bool = False
-    idle_before_s: float | None = None  # the device idled this long before the cell (plan.Cell)
-
-    def metric(self, name: str) -> float | None:
-        return getattr(self, name)
-
 
 @dataclass(frozen=True)
 class PhaseRow:
@@ -158,10 +65,6 @@ class PhaseRow:
     steady: bool | None
     rounds: int | None
     stop_reason: str | None
-
-
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
 
 
 # A little space kept aside in each open run directory, released when the disk fills so the
@@ -248,7 +151,7 @@ class RunStore:
                     with self._db:
                         self._db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
                 except sqlite3.OperationalError:
-                    pass  # a read-only database: readers fall back to the CellRow default
+                    pass  # a read-only database: readers take the column's old() value
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
@@ -264,8 +167,8 @@ class RunStore:
             # The manifest goes in before anything else, so a directory that `iolab runs` lists as
             # a run (it holds a manifest, a database or raw/) is never one half set up.
             manifest.run_id = path.name
-            _stamp_writer(manifest)
-            write_atomic(path / "manifest.json", _manifest_bytes(manifest))
+            stamp_writer(manifest)
+            write_atomic(path / "manifest.json", manifest_bytes(manifest))
             (path / "raw").mkdir()
         except OSError as e:
             if is_disk_full(e):
@@ -278,7 +181,7 @@ class RunStore:
 
     def claim(self) -> None:
         """Record this process as the run's writer (pid, its start time, the boot) and store it."""
-        _stamp_writer(self.manifest)
+        stamp_writer(self.manifest)
         self.write_manifest()
 
     @classmethod
@@ -306,7 +209,7 @@ class RunStore:
             raise IolabError(f"{path}: unreadable manifest ({e}).") from None
 
     def write_manifest(self) -> None:
-        data = _manifest_bytes(self.manifest)
+        data = manifest_bytes(self.manifest)
         try:
             write_atomic(self.dir / "manifest.json", data)
         except OSError as e:
@@ -337,7 +240,7 @@ class RunStore:
 
     def finish(self, state: str, error: str | None = None) -> None:
         self.manifest.state = state
-        self.manifest.ended = _now_iso()
+        self.manifest.ended = now_iso()
         self.manifest.error = error
         try:
             self.write_manifest()
@@ -390,24 +293,12 @@ class RunStore:
         workload: dict, result: RoundResult, started: float, ended: float, partial: bool = False,
         idle_before_s: float | None = None,
     ) -> int:
-        h = result.histogram
-        pcts = {col: (h.percentile(p) if h else None) for p, col in PCT_COLUMNS.items()}
         r, w = result.read, result.write
         with self._tx():
-            cur = self._db.execute(
-                """INSERT INTO cells (phase, round, ordinal, kind, cell_key, mix, block_size, workload, started, ended,
-                runtime_s, read_iops, write_iops, iops, read_mbps, write_mbps, mbps, read_ios, write_ios, io_bytes,
-                write_bytes, lat_mean_us, lat_max_us, read_lat_mean_us, read_lat_max_us, write_lat_mean_us,
-                write_lat_max_us, p99, p99_9, p99_99, p99_999, counters, raw_files, partial, idle_before_s)
-                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (
-                    phase, rnd, ordinal, kind, key, mix, block_size, json.dumps(workload), started, ended,
-                    result.runtime_s, r.iops, w.iops, result.iops, r.mbps, w.mbps, result.mbps, r.ios, w.ios,
-                    result.io_bytes, w.io_bytes, result.lat_mean_us, result.lat_max_us, r.lat_mean_us, r.lat_max_us,
-                    w.lat_mean_us, w.lat_max_us, pcts["p99"], pcts["p99_9"], pcts["p99_99"], pcts["p99_999"],
-                    json.dumps(result.counters), json.dumps(list(result.raw_files)), int(partial), idle_before_s,
-                ),
-            )
+            cur = self._db.execute(INSERT_CELL, cell_values(
+                result, phase=phase, round=rnd, ordinal=ordinal, kind=kind, cell_key=key, mix=mix,
+                block_size=block_size, workload=workload, started=started, ended=ended, partial=partial,
+                idle_before_s=idle_before_s))
             cell_id = cur.lastrowid
             self._db.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?,?)",
@@ -520,15 +411,7 @@ class RunStore:
         sql += " ORDER BY c.phase, c.round, c.ordinal"
         cur = self._db.execute(sql, args)
         names = [d[0] for d in cur.description]
-        out = []
-        for row in cur.fetchall():
-            d = dict(zip(names, row))  # CellRow's fields are the cells table's columns
-            d["workload"] = json.loads(d["workload"])
-            d["counters"] = json.loads(d["counters"] or "{}")
-            d["raw_files"] = json.loads(d["raw_files"] or "[]")
-            d["partial"] = bool(d["partial"]) if d.get("partial") is not None else _old_partial(d)
-            out.append(CellRow(**d))
-        return out
+        return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
 
     def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None]]:
         return self._db.execute(
@@ -577,41 +460,7 @@ class RunStore:
             self._copy = None
 
 
-def _stamp_writer(m: Manifest) -> None:
-    """Mark the run as running in this process (pid, its start time, the boot)."""
-    m.state, m.ended, m.error = "running", None, None
-    m.pid, m.pid_start, m.boot_id = os.getpid(), process_start(os.getpid()), boot_id()
-
-
-def _manifest_bytes(m: Manifest) -> bytes:
-    return json.dumps(asdict(m), indent=2, sort_keys=False, default=str).encode()
-
-
 def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
 
 
-def _old_partial(d: dict) -> bool:
-    """A cell stored before the `partial` column: cut short by a byte budget the runner added
-    to a timed interval (the tiny final WSAT interval of older fio runs)."""
-    w = d["workload"]
-    planned = w.get("duration_s")
-    return (d["kind"] == "measure" and planned is not None and w.get("bytes_budget") is not None
-            and d["runtime_s"] is not None and d["runtime_s"] < (1 - PARTIAL_TOLERANCE) * planned)
-
-
-def resolve_run(ref: str | Path) -> Path:
-    """A run is named by its directory path or by its id under the runs root."""
-    p = Path(ref)
-    if (p / "manifest.json").exists():
-        return p.resolve()
-    q = runs_root() / str(ref)
-    if (q / "manifest.json").exists():
-        return q
-    matches = sorted(runs_root().glob(f"*{ref}*")) if runs_root().exists() else []
-    matches = [m for m in matches if (m / "manifest.json").exists()]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
-    raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")

@@ -7,12 +7,15 @@ from dataclasses import dataclass
 
 from .results import Histogram
 from .steady import VariableVerdict
-from .store import CellRow, PhaseRow, RunStore
+from .cellschema import AVERAGED, CellRow, fold
+from .store import PhaseRow, RunStore
 
 
 @dataclass(frozen=True)
 class CellAverage:
-    """One table entry: a cell averaged over the measurement-window rounds."""
+    """One table entry: a cell averaged over the measurement-window rounds. Its figures
+    are the cells-table columns cellschema marks as averaged (same names), folded over the
+    window as declared there, plus the window's merged histogram."""
 
     key: str
     mix: str | None
@@ -55,10 +58,6 @@ def interval_label(r: CellRow) -> str:
     return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
 def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> PhaseSummary:
     rows = store.cells(phase.name)
     rounds = tuple(store.complete_rounds(phase.name))
@@ -78,14 +77,9 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
         rs = by_key[key]
         hists = [h for h in (store.histogram(r.id) for r in rs) if h is not None]
         merged = Histogram.merge(hists) if hists else None
-        lat = [r.lat_mean_us for r in rs if r.lat_mean_us is not None]
-        mx = [r.lat_max_us for r in rs if r.lat_max_us is not None]
         cells.append(CellAverage(
             key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs),
-            iops=_mean([r.iops for r in rs]), read_iops=_mean([r.read_iops for r in rs]),
-            write_iops=_mean([r.write_iops for r in rs]), mbps=_mean([r.mbps for r in rs]),
-            read_mbps=_mean([r.read_mbps for r in rs]), write_mbps=_mean([r.write_mbps for r in rs]),
-            lat_mean_us=_mean(lat) if lat else None, lat_max_us=max(mx) if mx else None,
+            **{c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED},
             p99_999_us=merged.percentile(99.999) if merged else None, histogram=merged,
             idle_before_s=rs[0].idle_before_s,
         ))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .report.rundata import RunData
     from .summary import PhaseSummary
     from .targets import Target
+    from .testparams import Param
 
     # (profile, target, workload path or None) -> plan
     PlanBuilder = Callable[[Profile, Target, Optional[Path]], TestPlan]
@@ -61,6 +62,8 @@ class TestDef:
     # its key figures; `summary_order` orders the tests' columns.
     summary_figures: tuple[str, ...] | None = ()
     summary_order: int = 0
+    # What `--set NAME=VALUE` may change for this test (iolab.testparams); the builder reads them.
+    params: "tuple[Param, ...]" = ()
 
     def __post_init__(self) -> None:
         if self.needs_workload and self.keep_input is None:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.engines.fio import MIN_STALL_S, FioEngine, default_stall_timeout
+from iolab.engines.fio import FioEngine
+from iolab.engines.fio_supervise import MIN_STALL_S, default_stall_timeout
 from iolab.errors import EngineError
 from iolab.store import RunStore
 from iolab.targets import Target

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.engines.fio import build_job
+from iolab.engines.fio_job import build_job
 from iolab.errors import EngineError, IolabError
 from iolab.targets import Target
 from iolab.workload import Stream, Workload

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.engines.fio import load_round, parse_fio_json, parse_fio_logs
+from iolab.engines.fio_parse import load_round, parse_fio_json, parse_fio_logs
 from iolab.errors import EngineError
 from iolab.results import PERCENTILES
 

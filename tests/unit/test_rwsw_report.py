@@ -15,7 +15,8 @@ from iolab.analysis import composite, replay, save_composite
 from iolab.analysis.streams import analyse
 from iolab import registry
 from iolab.api import build_document, compare, key_metrics
-from iolab.compare import check_comparable, replay_totals, sequence_summary_metrics
+from iolab.compare import check_comparable, replay_totals
+from iolab.compare.sequence import sequence_summary_metrics
 from iolab.errors import IolabError
 from iolab.compare.pages import facts
 from iolab.report.html import render

@@ -12,7 +12,7 @@ import sqlite3
 
 import pytest
 
-from iolab import registry, resume, store as store_mod
+from iolab import procs, registry, resume, store as store_mod
 from iolab.api import compare
 from iolab.errors import IolabError
 from iolab.runner import RunOptions, Runner, start
@@ -130,15 +130,15 @@ def test_a_reused_pid_does_not_keep_a_dead_run_running(tmp_path):
     d = finished_run(tmp_path)
     m = json.loads((d / "manifest.json").read_text())
     m.update(state="running", ended=None, pid=os.getpid())  # our pid: alive, but another process now
-    m["pid_start"] = store_mod.process_start(os.getpid()) - 1
+    m["pid_start"] = procs.process_start(os.getpid()) - 1
     (d / "manifest.json").write_text(json.dumps(m))
     [r] = list_runs(tmp_path)
     assert r.state == "interrupted"
-    m["pid_start"] = store_mod.process_start(os.getpid())
+    m["pid_start"] = procs.process_start(os.getpid())
     m["boot_id"] = "00000000-0000-0000-0000-000000000000"  # written before a reboot
     (d / "manifest.json").write_text(json.dumps(m))
     assert RunStore.open(d).manifest.state == "interrupted"
-    m["boot_id"] = store_mod.boot_id()  # the same process, same boot: still running
+    m["boot_id"] = procs.boot_id()  # the same process, same boot: still running
     (d / "manifest.json").write_text(json.dumps(m))
     assert RunStore.open(d).manifest.state == "running"
 

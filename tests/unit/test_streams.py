@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from iolab.analysis.streams import SeqRule, StreamAnalysis, analyse
+from iolab.analysis.streams import analyse
+from iolab.analysis.streamstats import SeqRule, StreamAnalysis
 from iolab.errors import IolabError
 from iolab.traces.synth import SynthSpec, generate
 from iolab.traces.table import table_from_rows

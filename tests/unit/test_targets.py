@@ -183,7 +183,7 @@ def test_bad_nbd_specs(spec, words):
 
 
 def test_sim_without_sim_module_says_not_available(monkeypatch):
-    monkeypatch.setitem(sys.modules, "iolab.engines.sim", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "iolab.targets.sim_facts", None)  # makes the import fail
     with pytest.raises(IolabError, match="simulated drive is not available in this build"):
         parse_target("sim:tlc-1tb")
 
@@ -195,7 +195,7 @@ def test_sim_spec_asks_the_sim_engine(monkeypatch):
         seen["args"] = (preset, params)
         return 512 * 10**9, DeviceFacts(model="sim TLC", interface="sim", capacity_bytes=512 * 10**9)
 
-    monkeypatch.setitem(sys.modules, "iolab.engines.sim", types.SimpleNamespace(describe_target=describe_target))
+    monkeypatch.setitem(sys.modules, "iolab.targets.sim_facts", types.SimpleNamespace(describe_target=describe_target))
     t = parse_target("sim:tlc-1tb?op=7&cache=off")
     assert seen["args"] == ("tlc-1tb", {"op": "7", "cache": "off"})
     assert (t.kind, t.path, t.capacity, t.facts.model) == ("sim", "tlc-1tb", 512 * 10**9, "sim TLC")

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iolab.analysis.streams import SeqRule, analyse
+from iolab.analysis.streams import analyse
+from iolab.analysis.streamstats import SeqRule
 from iolab.errors import IolabError
 from iolab.traces import FORMATS, export_trace, import_trace
 from iolab.traces.blktrace import read_records, record_dtype

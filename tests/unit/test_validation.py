@@ -12,7 +12,8 @@ import pytest
 
 from iolab import registry, suites
 from iolab.engines import engine_for
-from iolab.engines.fio import FioEngine, parse_fio_json
+from iolab.engines.fio import FioEngine
+from iolab.engines.fio_parse import parse_fio_json
 from iolab.engines.sim import SimEngine
 from iolab.errors import EngineError, IolabError
 from iolab.results import OpStats, RoundResult, SecondSample, check_result

@@ -12,8 +12,15 @@
 //! Programs are charged per mapping chunk: a multi-plane page program of `t_prog` covers
 //! `chunks_per_prog` chunks, so each costs t_prog/chunks_per_prog of die time. Throughput is
 //! exact; a read may slip in between the chunks of one page program (mild read priority).
+//!
+//! Operation times are not constants: each read, program and erase takes its nominal time
+//! times a triangular factor in [1 − spread, 1 + spread] (cell-to-cell and page-to-page
+//! variation), and a small share of reads needs read retries (1 to 4 further array reads at
+//! shifted reference voltages). The draws come from a generator seeded with the workload,
+//! so runs stay reproducible.
 
 use crate::config::SsdConfig;
+use crate::rng::Rng;
 
 /// Division by a constant that is usually a power of two (the geometry's sizes), as a shift
 /// when it is one: the hot paths divide addresses several times per IO.
@@ -67,6 +74,11 @@ pub struct Flash {
     tp_chunk_slc: u64,
     t_erase: u64,
     xfer_chunk: u64,
+    /// Spread as a share in 1/2^16 (0 = fixed times).
+    spread: u64,
+    /// Probability of a read retry in 1/2^32.
+    retry: u64,
+    pub rng: Rng,
 }
 
 impl Flash {
@@ -88,6 +100,43 @@ impl Flash {
             tp_chunk_slc: (c.slc_t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64,
             t_erase: c.t_erase_ns,
             xfer_chunk: (chunk_bytes * 1000.0 / c.channel_mbps).round() as u64,
+            spread: (c.spread * 65536.0).round() as u64,
+            retry: (c.read_retry * 4294967296.0).round() as u64,
+            rng: Rng::new(0xF1A5_4), // as purge() resets it
+        }
+    }
+
+    /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
+    /// 16-bit uniforms from the low half of `r`.
+    #[inline(always)]
+    fn spread_by(&self, base: u64, r: u64) -> u64 {
+        let sum = (r & 0xFFFF) + ((r >> 16) & 0xFFFF); // [0, 2^17)
+        let span = (base * self.spread) >> 16;
+        base - span + ((span * sum) >> 16)
+    }
+
+    #[inline(always)]
+    pub fn vary(&mut self, base: u64) -> u64 {
+        if self.spread == 0 {
+            return base;
+        }
+        let r = self.rng.next_u64();
+        self.spread_by(base, r)
+    }
+
+    /// An array read's time: varied, and now and then retried (bits 32-33 of the draw
+    /// give the number of retries, bits 34-63 decide whether there are any).
+    #[inline(always)]
+    fn read_time(&mut self, base: u64) -> u64 {
+        if self.spread == 0 && self.retry == 0 {
+            return base;
+        }
+        let r = self.rng.next_u64();
+        let t = self.spread_by(base, r);
+        if (r >> 34) < (self.retry >> 2) {
+            t + base * (1 + ((r >> 32) & 3))
+        } else {
+            t
         }
     }
 
@@ -116,11 +165,13 @@ impl Flash {
         let xfer = self.xfer_chunk * c as u64;
         let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
-        let tp = if self.is_slc(addr) {
-            self.tp_chunk_slc
-        } else {
-            self.tp_chunk
-        } * c as u64;
+        let tp = self.vary(
+            if self.is_slc(addr) {
+                self.tp_chunk_slc
+            } else {
+                self.tp_chunk
+            } * c as u64,
+        );
         let p = self.die_busy[d].max(ready + xfer) + tp;
         self.die_busy[d] = p;
         p.max(x + tp)
@@ -135,11 +186,11 @@ impl Flash {
         let page = self.page_of(addr);
         let mut r = ready;
         if page != *last_page {
-            let tr = if self.is_slc(addr) {
+            let tr = self.read_time(if self.is_slc(addr) {
                 self.t_read_slc
             } else {
                 self.t_read
-            };
+            });
             r = self.die_busy[d].max(ready) + tr;
             self.die_busy[d] = r;
             *last_page = page;
@@ -152,8 +203,9 @@ impl Flash {
 
     /// Erase an FTL block: one erase on every die, after each die's queued work.
     pub fn erase(&mut self, t: u64) {
-        for b in self.die_busy.iter_mut() {
-            *b = (*b).max(t) + self.t_erase;
+        for d in 0..self.die_busy.len() {
+            let te = self.vary(self.t_erase);
+            self.die_busy[d] = self.die_busy[d].max(t) + te;
         }
     }
 

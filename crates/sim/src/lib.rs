@@ -399,7 +399,10 @@ impl PyDrive {
         }
     }
 
-    #[pyo3(signature = (streams, threads, queue_depth, active_range, entropy, rate_iops, duration_s, bytes_budget, seed, progress = None))]
+    /// Keyword-only, so a call names every field of the workload and a reordering cannot
+    /// silently swap two numbers.
+    #[pyo3(signature = (*, streams, threads = 1, queue_depth = 1, active_range = 1.0, entropy = 1.0,
+                        rate_iops = None, duration_s = None, bytes_budget = None, seed = 0, progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,

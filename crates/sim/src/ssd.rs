@@ -7,7 +7,14 @@
 //! programmed.
 //! A sub-unit write first reads the old unit (read-modify-write). Read path: controller,
 //! array read on the die (skipped for never-written units, which return zeros), channel,
-//! link. Compression: a unit of entropy e occupies ceil(4e) 1 KiB chunks (at least one).
+//! link. The controller has `cores` that each take a command (for `overhead`, varied like
+//! the NAND times) as soon as one is free, so commands queue there under load.
+//! Compression: a unit of entropy e is stored in `chunks_per_unit · f(e)` 1 KiB chunks on
+//! average (rounded up or down at random per unit), f rising smoothly from
+//! `compress_floor` at e = 0 to 1 at `compress_limit`, past which data is stored as is.
+//! Foreground GC runs in slices: while a slice's copies are issued every core is held for
+//! `gc_copy` each, and for `gc_switch` when a victim is retired and the next one chosen. Background GC bursts (`bg_period`, `bg_burst`) occupy the flash for a
+//! while even when the host is busy, which is what makes periodic dips.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -24,7 +31,9 @@ pub struct Ssd {
     link_busy: [u64; 2],
     link_out: usize,
     link_ps_per_byte: u64,
-    ctrl_busy: u64,
+    /// When each controller core is free.
+    ctrl_busy: Vec<u64>,
+    next_burst: u64,
     /// Program-done times of the units in the write buffer (a min-heap of at most
     /// `buffer_units`): a unit enters when the earliest of them leaves, so one slow die
     /// does not hold the whole buffer (no head-of-line blocking).
@@ -32,7 +41,8 @@ pub struct Ssd {
     nbuf: usize,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     pub now: u64,
-    chunks: u32,
+    /// Mean chunks per unit for the present entropy, in 1/2^16.
+    chunks_mean: u64,
     /// The host's write-cache setting (a drive starts with it enabled).
     pub write_cache: bool,
     pub host: HostCounters,
@@ -55,12 +65,13 @@ impl Ssd {
             link_ps_per_byte: (1e6 / cfg.link_mbps).round() as u64,
             buf: BinaryHeap::with_capacity(cfg.buffer_units as usize + 1),
             nbuf: cfg.buffer_units as usize,
-            chunks: cfg.chunks_per_unit,
+            chunks_mean: (cfg.chunks_per_unit as u64) << 16,
+            ctrl_busy: vec![0; cfg.cores as usize],
+            next_burst: 0,
             cfg,
             ftl,
             flash,
             link_busy: [0; 2],
-            ctrl_busy: 0,
             heap: BinaryHeap::new(),
             now: 0,
             write_cache: true,
@@ -72,20 +83,25 @@ impl Ssd {
         (self.ftl.c, self.host)
     }
 
-    /// Link, controller and buffer state (for saving).
+    /// Link, controller, entropy and random-generator state (for saving).
     pub fn io_state(&self) -> Vec<u64> {
-        vec![
+        let mut v = vec![
             self.link_busy[0],
             self.link_busy[1],
-            self.ctrl_busy,
-            self.chunks as u64,
-        ]
+            self.next_burst,
+            self.chunks_mean,
+            self.flash.rng.state(),
+        ];
+        v.extend_from_slice(&self.ctrl_busy);
+        v
     }
 
     pub fn set_io_state(&mut self, s: &[u64]) {
         self.link_busy = [s[0], s[1]];
-        self.ctrl_busy = s[2];
-        self.chunks = s[3] as u32;
+        self.next_burst = s[2];
+        self.chunks_mean = s[3];
+        self.flash.rng = crate::rng::Rng::from_state(s[4]);
+        self.ctrl_busy.copy_from_slice(&s[5..]);
     }
 
     pub fn ring_state(&self) -> Vec<u64> {
@@ -108,6 +124,8 @@ impl Ssd {
         self.ftl.purge(t, &mut self.flash);
         self.now = self.flash.all_idle_at().max(t);
         self.flash.reset_clock(self.now);
+        // Fresh-out-of-box in every respect, timing draws included.
+        self.flash.rng = crate::rng::Rng::new(0xF1A5_4);
     }
 
     pub fn trim(&mut self, off: u64, len: u64) {
@@ -126,16 +144,48 @@ impl Ssd {
         t
     }
 
+    /// The command is taken by the first core free (no earlier than `ready`).
     #[inline(always)]
     fn controller(&mut self, ready: u64) -> u64 {
-        let t = self.ctrl_busy.max(ready) + self.cfg.overhead_ns;
-        self.ctrl_busy = t;
+        let mut k = 0;
+        for i in 1..self.ctrl_busy.len() {
+            if self.ctrl_busy[i] < self.ctrl_busy[k] {
+                k = i;
+            }
+        }
+        let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
+        self.ctrl_busy[k] = t;
         t
     }
 
+    /// Chunks this unit is stored in: the entropy's mean, rounded at random.
+    #[inline(always)]
+    fn unit_chunks(&mut self) -> u32 {
+        let g = self.cfg.chunks_per_unit;
+        if g == 1 {
+            return 1;
+        }
+        let r = self.flash.rng.next_u64() & 0xFFFF;
+        (((self.chunks_mean + r) >> 16) as u32).clamp(1, g)
+    }
+
+    /// A background GC burst when one is due: the flash is given `bg_burst` of work.
+    fn burst(&mut self, now: u64) {
+        if self.cfg.bg_period_ns == 0 || now < self.next_burst {
+            return;
+        }
+        self.next_burst = now + self.cfg.bg_period_ns;
+        let until = self.flash.all_idle_at().max(now) + self.cfg.bg_burst_ns;
+        let step = self.cfg.chunks_per_prog * self.cfg.dies;
+        while self.flash.all_idle_at() < until && self.ftl.bg_step(now, &mut self.flash, step) {}
+    }
+
     fn write(&mut self, now: u64, off: u64, len: u64) -> u64 {
+        self.burst(now);
         let t_in = self.link(0, now, len);
         let t0 = self.controller(t_in);
+        let gc0 = self.ftl.c.gc_chunks;
+        let runs0 = self.ftl.c.gc_runs;
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         let nbuf = self.nbuf;
         let ack_early = self.write_cache || self.cfg.plp;
@@ -165,9 +215,8 @@ impl Ssd {
                 }
             }
             entry = entry.max(ready);
-            let programmed = self
-                .ftl
-                .host_write(lpn, self.chunks, entry, &mut self.flash);
+            let c = self.unit_chunks();
+            let programmed = self.ftl.host_write(lpn, c, entry, &mut self.flash);
             if nbuf > 0 {
                 self.buf.push(Reverse(programmed));
                 done = if ack_early {
@@ -177,6 +226,17 @@ impl Ssd {
                 };
             } else {
                 done = done.max(programmed);
+            }
+        }
+        let copied = self.ftl.c.gc_chunks - gc0;
+        let switched = self.ftl.c.gc_runs - runs0;
+        let hold = copied * self.cfg.gc_copy_ns / self.cfg.chunks_per_unit as u64
+            + switched * self.cfg.gc_switch_ns;
+        if hold > 0 {
+            // The slice (and a victim switch) runs after this command: the next ones wait.
+            let held = entry + hold;
+            for b in self.ctrl_busy.iter_mut() {
+                *b = (*b).max(held);
             }
         }
         self.host.writes += 1;
@@ -228,12 +288,15 @@ impl Device for Ssd {
         self.cfg.user_bytes()
     }
     fn set_entropy(&mut self, e: f64) {
-        let g = self.cfg.chunks_per_unit;
-        self.chunks = if self.cfg.compression {
-            ((e.clamp(0.0, 1.0) * g as f64 - 1e-9).ceil() as u32).clamp(1, g)
+        let (c, g) = (&self.cfg, self.cfg.chunks_per_unit as f64);
+        let f = if !c.compression || e >= c.compress_limit {
+            1.0
         } else {
-            g
+            // 1 − (1 − floor)(1 − e/limit)²: smooth, and flat where it reaches 1.
+            let x = 1.0 - e.max(0.0) / c.compress_limit;
+            1.0 - (1.0 - c.compress_floor) * x * x
         };
+        self.chunks_mean = (f * g * 65536.0).round() as u64;
     }
 
     #[inline]
@@ -259,6 +322,9 @@ impl Device for Ssd {
 
     fn seed(&mut self, seed: u64) {
         self.ftl.seed(seed);
+        // Timing draws come from the run's seed alone, so a round's timing noise does not
+        // depend on how many draws earlier rounds made (a purged drive repeats its FOB run).
+        self.flash.rng = crate::rng::Rng::new(0xF1A5_4 ^ seed.rotate_left(29));
     }
 
     #[inline(always)]

@@ -519,6 +519,9 @@ fn background_gc_recovers_performance_when_idle() {
         ("pages_per_block", "32"),
         ("blocks_per_plane", "128"),
         ("bg_reserve_pct", "30"),
+        // Background GC frees up to 30 % of the spare; foreground GC must start below that
+        // for the recovered blocks to show as speed.
+        ("gc_start_pct", "20"),
     ]);
     let w = secs(spec(true, true, K4, 32), 30.0);
     let r = go(&mut s, &w);

@@ -7,7 +7,8 @@
     plots.plot_all(analysis, out_dir) -> {name: png}
 """
 
-from .streams import SeqRule, StepStat, StreamAnalysis, StreamStat, analyse
+from .streams import analyse
+from .streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
 from .workloads import ReplayPlan, ReplayStep, composite, load_composite, load_replay, replay, save_composite
 
 __all__ = [

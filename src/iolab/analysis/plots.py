@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .streams import StreamAnalysis  # noqa: E402
+from .streamstats import StreamAnalysis  # noqa: E402
 
 
 MAX_BINS = 800  # columns drawn across a plot: about its width in pixels at the saved size

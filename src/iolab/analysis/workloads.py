@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import IolabError
 from ..units import kib_label, parse_size
 from ..workload import Stream, Workload
-from .streams import StreamAnalysis
+from .streamstats import StreamAnalysis
 
 SHARE_TOLERANCE_PCT = 0.01
 

@@ -17,22 +17,19 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import IolabError
 from ..results import Histogram
 from ..summary import CellAverage, PhaseSummary
 from ..units import KiB, num, printed_value
 
-if TYPE_CHECKING:
-    from ..testdef import TestDef
-
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
 COMPARED_PROFILE_KEYS = (
     "name", "spec", "active_range", "threads", "queue_depth", "write_cache", "cell_seconds",
     "precondition_factor", "capacity_limit", "quick", "max_rounds", "strict_steady",
-    "wsat_capacity_multiple", "wsat_max_seconds",
+    "wsat_capacity_multiple", "wsat_max_seconds", "settings",
 )
 
 
@@ -96,11 +93,24 @@ def _cell(phases: list[PhaseSummary], mix: str, bs: int, phase: str | None = Non
     return None
 
 
-def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Callable[[list[PhaseSummary]], float | None]:
+Getter = Callable[[list[PhaseSummary]], float | None]
+
+
+def _figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
+    """A key figure: `attr` of what `find` picks from one drive's phases (a cell, the replay's
+    totals), or the `pct` percentile of its histogram; None when the drive has none."""
     def get(phases: list[PhaseSummary]) -> float | None:
-        c = _cell(phases, mix, bs, phase)
-        return None if c is None else getattr(c, attr)
+        x = find(phases)
+        if x is None:
+            return None
+        if pct is None:
+            return getattr(x, attr)
+        return x.histogram.percentile(pct) if x.histogram is not None else None
     return get
+
+
+def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Getter:
+    return _figure(lambda phases: _cell(phases, mix, bs, phase), attr)
 
 
 def _wsat_full(phases: list[PhaseSummary]) -> list[float]:
@@ -213,29 +223,17 @@ def stream_labels(runs: Sequence[list[PhaseSummary]]) -> list[str]:
     return list(dict.fromkeys(ph.phase.name for phases in runs for ph in phases))
 
 
-def _replay(attr: str, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        t = replay_totals(phases)
-        if t is None:
-            return None
-        return t.percentile(pct) if pct is not None else getattr(t, attr)
-    return get
+def _replay(attr: str, pct: float | None = None) -> Getter:
+    return _figure(replay_totals, attr, pct)
 
 
-def _dirth(attr: str | None, pct: float | None = None) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        c = dirth_level(phases, DIRTH_SUMMARY_OIO)
-        if c is None:
-            return None
-        return cell_percentile(c, pct) if pct is not None else getattr(c, attr)
-    return get
+def _dirth(attr: str | None, pct: float | None = None) -> Getter:
+    return _figure(lambda phases: dirth_level(phases, DIRTH_SUMMARY_OIO), attr, pct)
 
 
-def _composite(attr: str) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        c = next((c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None)
-        return None if c is None else getattr(c, attr)
-    return get
+def _composite(attr: str) -> Getter:
+    return _figure(lambda phases: next((c for ph in phases if ph.phase.name == "main" for c in ph.cells
+                                        if c.key == "composite"), None), attr)
 
 
 def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:
@@ -276,24 +274,6 @@ def dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, .
     )
 
 
-def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
-                             ) -> tuple[tuple[str, KeyMetric], ...]:
-    """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
-    each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
-    figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive
-    without that test's run has no figure there and is not ranked)."""
-    out = []
-    for t in sorted(tests, key=lambda t: t.summary_order):
-        if t.key_figures is None or t.summary_figures == ():
-            continue
-        for m in t.key_figures(runs.get(t.name, ())):
-            if t.summary_figures is not None and m.name not in t.summary_figures:
-                continue
-            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better,
-                                          lambda by_test, m=m, t=t.name: m.get(by_test.get(t, [])))))
-    return tuple(out)
-
-
 # -- which runs may be compared --------------------------------------------------------------
 
 
@@ -308,6 +288,12 @@ class RunFacts:
     workload: str = ""  # RWSW: digest of the workload run (streams, shares, outstanding IO)
 
 
+def _profile_value(profile: dict, key: str):
+    if key == "settings":  # runs made before tests had parameters ran every test with its defaults
+        return [list(kv) for kv in profile.get(key) or ()]
+    return profile.get(key)
+
+
 def differences(runs: Sequence[RunFacts]) -> list[str]:
     """Why these runs do not measure the same thing; empty when they are comparable."""
     if not runs:
@@ -318,7 +304,7 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
             out.append(f"{r.label} ran test {r.test!r}, {first.label} ran {first.test!r}")
             continue
         for k in COMPARED_PROFILE_KEYS:
-            a, b = first.profile.get(k), r.profile.get(k)
+            a, b = _profile_value(first.profile, k), _profile_value(r.profile, k)
             if a != b:
                 out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
         if r.workload != first.workload:

@@ -23,7 +23,8 @@ from ..report.model import Document, Page, Table
 from ..report.rundata import RunData, rounds_text
 from ..report.rwsw import load_analysis, selftest_from
 from ..report.sections import table_pages
-from . import check_comparable, sequence_summary_metrics, summary_table
+from ..summary import PhaseSummary
+from . import KeyMetric, check_comparable, summary_table
 from .pages import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
 
 if TYPE_CHECKING:
@@ -145,3 +146,21 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     pages = table_pages(f"{family} Summary and Rankings", [values, ranks]) + table_pages("Runs Compared", [info])
     pages.append(_metric_bars_page(metrics, st.values, labels))
     return pages
+
+
+def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
+                             ) -> tuple[tuple[str, KeyMetric], ...]:
+    """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
+    each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
+    figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive
+    without that test's run has no figure there and is not ranked)."""
+    out = []
+    for t in sorted(tests, key=lambda t: t.summary_order):
+        if t.key_figures is None or t.summary_figures == ():
+            continue
+        for m in t.key_figures(runs.get(t.name, ())):
+            if t.summary_figures is not None and m.name not in t.summary_figures:
+                continue
+            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better,
+                                          lambda by_test, m=m, t=t.name: m.get(by_test.get(t, [])))))
+    return tuple(out)

@@ -5,7 +5,6 @@ target's kind, and asks its capabilities, never its name."""
 
 from __future__ import annotations
 
-import math
 from importlib import import_module
 from pathlib import Path
 from typing import Callable, ClassVar, Protocol
@@ -14,6 +13,7 @@ from ..errors import IolabError
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, kind_of
 from ..workload import Workload
+from .fio_supervise import check_stall_timeout
 from .capabilities import Capabilities
 
 # module:class of each engine, imported when first asked for (the simulator's Rust core is
@@ -76,13 +76,6 @@ def engine_for(target: Target, stall_timeout: float | None = None) -> Engine:
     check_stall_timeout(stall_timeout)
     cls = engine_class(target)
     return cls() if cls.capabilities.virtual_time else cls(stall_timeout=stall_timeout)
-
-
-def check_stall_timeout(seconds: float | None) -> None:
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                or not math.isfinite(seconds) or seconds <= 0):
-        raise IolabError(f"stall timeout (--stall-timeout): {seconds!r} is not allowed; give a duration greater than 0 "
-                         "(default: 3 × the cell time, at least 30 s). Nothing was run or written.")
 
 
 def purge_methods(target: Target, caps: Capabilities | None = None) -> tuple[str, ...]:

@@ -23,15 +23,14 @@ from typing import Callable
 from .. import _sim
 from ..errors import EngineError, IolabError
 from ..results import Histogram, OpStats, RoundResult, SecondSample
-from ..targets import DeviceFacts, PurgeOutcome, Target
+from ..targets import PurgeOutcome, Target
+from ..targets.sim_facts import describe, drive_params
 from ..workload import Workload
 from .capabilities import Capabilities
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
 
 DEFAULT_PRESET: str = _sim.DEFAULT_PRESET
-# Target options that steer the engine rather than describe the drive.
-STATE_OPTIONS = ("load", "save")
 PURGE_METHODS = ("auto", "sim", "sim-purge")
 
 
@@ -65,40 +64,6 @@ def list_presets() -> list[SimPreset]:
         params = tuple(SimParam(q["name"], q["value"], q["unit"], q["help"], tuple(q["choices"])) for q in p["params"])
         out.append(SimPreset(p["name"], p["kind"], p["title"], bool(p["default"]), params))
     return sorted(out, key=lambda p: not p.default)
-
-
-def _drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
-    return [(k, str(v)) for k, v in options.items() if k not in STATE_OPTIONS]
-
-
-def describe(preset: str, options: dict[str, str]) -> dict:
-    """The simulator's facts about a preset with parameters (no drive is built)."""
-    try:
-        return json.loads(_sim.describe(preset, _drive_params(options)))
-    except ValueError as e:
-        raise IolabError(f"target sim:{preset}: {e}") from None
-
-
-def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFacts]:
-    """Capacity and device facts of `sim:PRESET?options` (called by targets.parse_target)."""
-    info = describe(preset, options)
-    ssd = info["kind"] == "ssd"
-    # The over-provisioning goes in the model line, which every report's header shows.
-    model = f"sim SSD {preset}, OP {info['op']:.1%}" if ssd else f"sim HDD {preset}"
-    facts = DeviceFacts(
-        vendor="iolab",
-        model=model,
-        firmware=f"sim-{_sim.__version__}",
-        capacity_bytes=int(info["capacity_bytes"]),
-        logical_sector=512,
-        physical_sector=4096 if ssd else 512,
-        rotational=not ssd,
-        interface="sim",
-        # A new simulated drive has its write cache enabled; the runner sets it per profile.
-        write_cache="enabled",
-        sources=("iolab-sim",),
-    )
-    return int(info["capacity_bytes"]), facts
 
 
 def write_cache_effect(info: dict, enabled: bool) -> str:
@@ -221,6 +186,16 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     )
 
 
+def _run_spec(w: Workload, tag: str) -> dict:
+    """The keyword arguments of `Drive.run` for one round (also printed in the job text)."""
+    return dict(
+        streams=[(s.access, s.op, s.block_size, s.share) for s in w.streams],
+        threads=w.threads, queue_depth=w.queue_depth, active_range=w.active_range, entropy=w.entropy,
+        rate_iops=None if w.rate_iops is None else float(w.rate_iops), duration_s=w.duration_s,
+        bytes_budget=w.bytes_budget, seed=w.seed_for(tag),
+    )
+
+
 # -- the engine -------------------------------------------------------------------------------
 
 
@@ -272,7 +247,7 @@ class SimEngine:
                 drive = _sim.Drive.load(load)
                 self._check_loaded(target, drive, load)
             else:
-                drive = _sim.Drive(target.path, _drive_params(opts))
+                drive = _sim.Drive(target.path, drive_params(opts))
         except ValueError as e:
             raise IolabError(f"target {target.spec}: {e}") from None
         self._drives[target.spec] = drive
@@ -325,16 +300,14 @@ class SimEngine:
         """The simulator call this round makes, as Python a user can run by hand."""
         opts = dict(target.options)
         w = workload
-        streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
         lines = [
             f"# iolab sim engine, round {tag}: target {target.spec}",
             f"# workload: {json.dumps(asdict(w))}",
             "from iolab import _sim",
             (f"drive = _sim.Drive.load({opts['load']!r})" if opts.get("load")
-             else f"drive = _sim.Drive({target.path!r}, {_drive_params(opts)!r})"),
+             else f"drive = _sim.Drive({target.path!r}, {drive_params(opts)!r})"),
             f"drive.write_cache = {self._drives[target.spec].write_cache if target.spec in self._drives else True!r}",
-            f"print(drive.run({streams!r}, {w.threads}, {w.queue_depth}, {w.active_range!r}, {w.entropy!r}, "
-            f"{None if w.rate_iops is None else float(w.rate_iops)!r}, {w.duration_s!r}, {w.bytes_budget!r}, {w.seed_for(tag)}))",
+            f"print(drive.run(**{_run_spec(w, tag)!r}))",
         ]
         return "\n".join(lines) + "\n"
 
@@ -346,13 +319,8 @@ class SimEngine:
         drive = self.drive(target)
         path = _new_raw_path(raw_dir, tag)
         w = workload
-        streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
         try:
-            text = drive.run(
-                streams, w.threads, w.queue_depth, w.active_range, w.entropy,
-                None if w.rate_iops is None else float(w.rate_iops), w.duration_s, w.bytes_budget, w.seed_for(tag),
-                progress,
-            )
+            text = drive.run(**_run_spec(w, tag), progress=progress)
         except ValueError as e:
             raise EngineError(f"sim engine, round {tag!r} on {target.spec}, workload {w.label()!r}: {e}") from None
         return _store_raw(path, text)

@@ -7,7 +7,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store import CellRow, Manifest, RunStore
+from ..cellschema import CellRow
+from ..manifest import Manifest
+from ..store import RunStore
 from ..summary import PhaseSummary, summarise
 from .model import Link
 

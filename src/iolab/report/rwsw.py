@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..analysis.streams import StreamAnalysis
+from ..analysis.streamstats import StreamAnalysis
 from ..analysis.workloads import load_replay
 from ..compare import DIRTH_PHASE, DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percentile, replay_totals
 from ..errors import IolabError

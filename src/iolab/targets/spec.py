@@ -173,7 +173,7 @@ def parse_sim(spec: str, text: str) -> Target:
     if not preset:
         raise IolabError(f"target {spec!r}: sim: needs a preset name, e.g. sim:PRESET. {_FORMS}")
     try:
-        from ..engines.sim import describe_target
+        from .sim_facts import describe_target
     except ImportError as e:
         raise IolabError(
             f"target {spec!r}: the simulated drive is not available in this build ({e}). "

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import IolabError
 from .events import paired_sql
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
+from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
 from .textscan import MAX_SECTORS, MAX_TIME_NS
 
 MAGIC = 0x65617400
@@ -124,10 +124,8 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
             recs, names, tail = read_records(f)
             if tail is not None:
                 if not skip_bad_lines:
-                    raise IolabError(
-                        f"{tail.file}: record {tail.line}: {tail.problem}. The file ends mid-record (blktrace "
-                        "stopped abruptly?); pass --skip-bad-lines to drop the incomplete record."
-                    )
+                    raise refuse_bad_input(tail, 1, ". The file ends mid-record (blktrace stopped abruptly?); pass "
+                                           "--skip-bad-lines to drop the incomplete record.", record=True)
                 skipped += 1
                 examples.append(tail)
             what = recs["action"] & 0xFFFF
@@ -140,9 +138,8 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
                 field = "time" if recs["time"][k] > MAX_TIME_NS else "sector"
                 bad = BadLine(str(f), k + 1, f"field {field}: out of range ({int(recs[field][k])})", "")
                 if not skip_bad_lines:
-                    more = f" ({int(wild.sum()) - 1:,} more)" if wild.sum() > 1 else ""
-                    raise IolabError(f"{bad.file}: record {bad.line}: {bad.problem}{more}; pass --skip-bad-lines to "
-                                     "drop such records (they are counted and reported).")
+                    raise refuse_bad_input(bad, int(wild.sum()), "; pass --skip-bad-lines to drop such records (they "
+                                           "are counted and reported).", record=True)
                 skipped += int(wild.sum())
                 examples.append(bad)
                 keep &= ~wild

@@ -20,16 +20,14 @@ import numpy as np
 
 from ..errors import IolabError
 from . import timeunit
+from .timeunit import VARIABLE_UNIT
 from .events import paired_sql
-from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, first_error_line, scsi_op_sql
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
+from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
+from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, refuse_bad_input, write_table
 from .textscan import clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
-# Formats whose time unit varies between the tools that write them, with the documented
-# default (DiskSim's manual: ms; libCacheSim's vSCSI reader: µs). See timeunit.py.
-VARIABLE_UNIT = {"disksim": "ms", "cloudphysics": "us", "vscsi": "us"}
 # The time field of the variable-unit text formats, as SQL over a line.
 _TIME_FIELD = {"disksim": f"{ws_fields()}[1]", "cloudphysics": f"{csv_fields()}[2]"}
 _DETECT_LINES = 200_000
@@ -116,11 +114,9 @@ def import_trace(
             fix_rejects(con, f"p{i}", str(f))
             n_bad, bad = _bad_lines(con, f"p{i}", str(f))
             if n_bad and not skip_bad_lines:
-                more = f" ({n_bad - 1:,} more bad lines after it)" if n_bad > 1 else ""
-                raise IolabError(
-                    f"{bad[0]}{more}. This does not look like a {fmt} trace line. Fix the file, "
-                    "check the format name, or pass --skip-bad-lines to drop bad lines (they are counted and reported)."
-                )
+                raise refuse_bad_input(bad[0], n_bad, f". This does not look like a {fmt} trace line. Fix the file, "
+                                       "check the format name, or pass --skip-bad-lines to drop bad lines (they are "
+                                       "counted and reported).", "more bad lines after it")
             skipped += n_bad
             examples += bad[: max(0, EXAMPLES - len(examples))]
             first = con.execute(

@@ -78,6 +78,13 @@ class BadLine:
         return f"{self.file}:{self.line}: {self.problem} (line: {self.text!r})"
 
 
+def refuse_bad_input(bad: BadLine, n_bad: int, advice: str, more: str = "more", record: bool = False) -> IolabError:
+    """The refusal of a trace whose bad lines (or records of a binary trace) are not skipped:
+    the first one, how many more there are, and `advice` (what to do, with its lead-in)."""
+    where = f"{bad.file}: record {bad.line}: {bad.problem}" if record else str(bad)
+    return IolabError(where + (f" ({n_bad - 1:,} {more})" if n_bad > 1 else "") + advice)
+
+
 @dataclass(frozen=True)
 class TraceTable:
     """A normalised IO table on disk (`path`, Parquet) and what is known about it."""
@@ -115,7 +122,7 @@ class TraceTable:
                 [str(p)],
             ).fetchall()
         except duckdb.Error as e:
-            raise IolabError(f"{p}: not a readable Parquet file ({_first_line(e)}).") from None
+            raise IolabError(f"{p}: not a readable Parquet file ({first_error_line(e)}).") from None
         finally:
             con.close()
         if not kv:
@@ -317,7 +324,8 @@ def sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _first_line(e: Exception) -> str:
+def first_error_line(e: Exception) -> str:
+    """The first line of a DuckDB error, for a one-line message."""
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 

@@ -218,3 +218,22 @@ __all__ = [
     "Field", "MAX_LINE", "check_fields", "clear_rejects", "csv_fields", "fix_rejects", "header_skip", "lines_sql",
     "one_of", "optional", "q", "range_checked", "rejected", "text", "ufloat", "uint", "ws_fields",
 ]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a format's SQL builder returns for one input file.
+
+    `sql` yields: ln, line, err (NULL when the line is good), kind ('io', 'skip', or
+    'issue'/'complete' for event formats), then the trace-table columns (time_ns, device,
+    op, offset_bytes, size_bytes, process, latency_us, pid) or, for event formats, the event
+    columns (time_ns, device, op, sector, nsect, process, pid). Numbers may be wider than
+    their stored type (HUGEINT, DOUBLE) or NULL on overflow: the driver range-checks them.
+    """
+
+    sql: str
+    events: bool = False
+    start_unix_ns: int | None = None  # wall clock of time_ns = 0, if the format has one
+    notes: tuple[str, ...] = ()
+    lost_sql: str | None = None  # tracefs: how many events the kernel says it dropped
+    labels: dict[str, str] | None = None  # numeric column -> the field it comes from (range errors)

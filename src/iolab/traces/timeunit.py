@@ -26,6 +26,9 @@ NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 UNITS = tuple(NS_PER)
 TYPICAL_GAP_S = 1e-3
 DEFAULT_BONUS = 1.0  # decades
+# Formats whose time unit varies between the tools that write them, with the documented
+# default (DiskSim's manual: ms; libCacheSim's vSCSI reader: µs).
+VARIABLE_UNIT = {"disksim": "ms", "cloudphysics": "us", "vscsi": "us"}
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ import numpy as np
 from ..errors import IolabError
 from . import timeunit
 from .formats import scsi_op_sql
-from .readers import VARIABLE_UNIT
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, write_table
+from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
 from .textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
 
 V1 = np.dtype([("sn", "<u4"), ("len", "<u4"), ("nsg", "<u4"), ("cmd", "<u2"), ("ver", "<u2"),
@@ -89,18 +88,15 @@ def import_vscsi(files: list[Path], out: str | Path, skip_bad_lines: bool = Fals
     skipped, examples = 0, []
     for f, _, _, bad, n_bad in loaded:
         if n_bad and not skip_bad_lines:
-            more = f" ({n_bad - 1:,} more bad records)" if n_bad > 1 else ""
-            raise IolabError(
-                f"{bad[0].file}: record {bad[0].line}: {bad[0].problem}{more}. Pass --skip-bad-lines to drop bad "
-                "records (they are counted and reported)."
-            )
+            raise refuse_bad_input(bad[0], n_bad, ". Pass --skip-bad-lines to drop bad records (they are counted "
+                                   "and reported).", "more bad records", record=True)
         skipped += n_bad
         examples += bad[: max(0, 5 - len(examples))]
     if time_unit:
         tu = timeunit.given(time_unit, "vscsi")
     else:
         ts = np.concatenate([r["ts"][:200_000] for _, r, *_ in loaded]).astype(float)
-        tu = timeunit.detect(ts, False, VARIABLE_UNIT["vscsi"], "vscsi")
+        tu = timeunit.detect(ts, False, timeunit.VARIABLE_UNIT["vscsi"], "vscsi")
     notes = notes + (f"time unit: {tu.unit} ({tu.reason}).",)
     if any(v == 2 for _, _, v, *_ in loaded):
         notes += ("vSCSI rt (response time) read in the unit of ts (its unit is not documented).",)

@@ -1,0 +1,354 @@
+//! Drive parameters, presets and their validation: the one source of truth for what a
+//! simulated drive is. Python lists presets and describes targets through `presets_json`
+//! and `resolve`, so names, units and defaults live only here.
+//!
+//! Conventions: capacities in decimal GB (10^9 B) as drives are sold; over-provisioning
+//! ρ = (physical − user)/user; the spare factor (physical − user)/physical is reported too.
+//! An FTL block is a superblock: one erase block from every plane of every die, written
+//! stripe by stripe (one multi-plane page per die, then the next die).
+
+use serde_json::{json, Value};
+
+mod presets;
+mod resolve;
+
+pub use presets::*;
+pub use resolve::{resolve, resolve_hdd, resolve_ssd};
+
+pub const UNIT: u64 = 4096; // mapping unit, bytes
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Ssd,
+    Hdd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Greedy,
+    Fifo,
+    CostBenefit,
+    Random,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Greedy => "greedy",
+            Policy::Fifo => "fifo",
+            Policy::CostBenefit => "cost-benefit",
+            Policy::Random => "random",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SsdConfig {
+    pub preset: String,
+    /// Every parameter's value (preset merged with overrides), for display.
+    pub params: Vec<(String, String)>,
+    /// Only what the user changed: preset + overrides rebuild this drive.
+    pub overrides: Vec<(String, String)>,
+    pub user_units: u32,
+    pub channels: u32,
+    pub dies: u32,
+    pub planes: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: u32,
+    pub t_read_ns: u64,
+    pub t_prog_ns: u64,
+    pub t_erase_ns: u64,
+    pub slc_t_read_ns: u64,
+    pub slc_t_prog_ns: u64,
+    pub channel_mbps: f64,
+    pub link_mbps: f64,
+    pub link_full_duplex: bool,
+    pub link: String,
+    pub overhead_ns: u64,
+    pub cores: u32,
+    /// Half-width of the triangular spread of NAND and controller times, as a share.
+    pub spread: f64,
+    pub read_retry: f64,
+    pub gc_start: f64,
+    pub gc_slice: u32,
+    pub gc_copy_ns: u64,
+    pub gc_switch_ns: u64,
+    pub bg_period_ns: u64,
+    pub bg_burst_ns: u64,
+    pub compress_floor: f64,
+    pub compress_limit: f64,
+    pub buffer_units: u32,
+    pub plp: bool,
+    pub policy: Policy,
+    pub gc_reserve: u32,
+    pub bg_gc: bool,
+    pub bg_reserve_pct: f64,
+    pub idle_ns: u64,
+    pub compression: bool,
+    pub bits_per_cell: u32,
+    // Derived geometry.
+    pub chunks_per_unit: u32, // G: 1, or 4 (1 KiB chunks) with compression
+    pub chunks_per_page: u32,
+    pub chunks_per_prog: u32, // one multi-plane page on one die
+    pub cpb: u32,             // chunks per FTL block (superblock)
+    pub n_blocks: u32,        // all FTL blocks
+    pub n_slc: u32,           // of which SLC-mode
+    pub slc_cpb: u32,         // chunks used in an SLC-mode block
+}
+
+impl SsdConfig {
+    pub fn n_main(&self) -> u32 {
+        self.n_blocks - self.n_slc
+    }
+    pub fn chunk_bytes(&self) -> u64 {
+        UNIT / self.chunks_per_unit as u64
+    }
+    pub fn physical_bytes(&self) -> u64 {
+        self.n_blocks as u64 * self.cpb as u64 * self.chunk_bytes()
+    }
+    pub fn user_bytes(&self) -> u64 {
+        self.user_units as u64 * UNIT
+    }
+    /// ρ = (physical − user)/user over all the flash.
+    pub fn op(&self) -> f64 {
+        (self.physical_bytes() as f64 - self.user_bytes() as f64) / self.user_bytes() as f64
+    }
+    pub fn spare_factor(&self) -> f64 {
+        (self.physical_bytes() as f64 - self.user_bytes() as f64) / self.physical_bytes() as f64
+    }
+    pub fn total_chunks(&self) -> u64 {
+        self.n_blocks as u64 * self.cpb as u64
+    }
+    /// Bytes the FTL's maps will take (L2P, unit lengths, P2L, valid bitmap).
+    pub fn map_bytes(&self) -> u64 {
+        let lens = if self.chunks_per_unit > 1 { self.user_units as u64 } else { 0 };
+        self.user_units as u64 * 4 + lens + self.total_chunks() * 4 + self.total_chunks() / 8
+    }
+
+    /// A bare FTL for WAF experiments: one die, one plane, 4 KiB pages, `blocks` blocks of
+    /// `pages` pages, `user_units` logical pages. Timing values are nominal.
+    pub fn small(
+        blocks: u32,
+        pages: u32,
+        user_units: u32,
+        policy: Policy,
+        gc_reserve: u32,
+    ) -> SsdConfig {
+        let mut c = resolve_ssd(DEFAULT_PRESET, &[]).expect("default preset");
+        c.channels = 1;
+        c.dies = 1;
+        c.planes = 1;
+        c.page_bytes = UNIT as u32;
+        c.pages_per_block = pages;
+        c.chunks_per_unit = 1;
+        c.chunks_per_page = 1;
+        c.chunks_per_prog = 1;
+        c.cpb = pages;
+        c.n_blocks = blocks;
+        c.n_slc = 0;
+        c.slc_cpb = 0;
+        c.user_units = user_units;
+        c.policy = policy;
+        c.gc_reserve = gc_reserve;
+        c.bg_gc = false;
+        c.compression = false;
+        c.buffer_units = 64;
+        c.gc_start = 0.0;
+        c.gc_slice = 1;
+        c.gc_copy_ns = 0;
+        c.gc_switch_ns = 0;
+        c.bg_period_ns = 0;
+        c.overrides = vec![("custom".into(), "small".into())];
+        c
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct HddConfig {
+    pub preset: String,
+    pub params: Vec<(String, String)>,
+    pub overrides: Vec<(String, String)>,
+    pub capacity: u64,
+    pub rpm: f64,
+    pub track_seek_ns: f64,
+    pub full_seek_ns: f64,
+    pub seek_knee: f64,
+    pub outer_mbps: f64,
+    pub inner_mbps: f64,
+    pub cache_units: u32,
+    pub ncq: u32,
+    pub overhead_ns: u64,
+    pub link_mbps: f64,
+    pub link: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum DriveConfig {
+    Ssd(SsdConfig),
+    Hdd(HddConfig),
+}
+
+impl DriveConfig {
+    pub fn preset(&self) -> &str {
+        match self {
+            DriveConfig::Ssd(c) => &c.preset,
+            DriveConfig::Hdd(c) => &c.preset,
+        }
+    }
+    pub fn params(&self) -> &[(String, String)] {
+        match self {
+            DriveConfig::Ssd(c) => &c.params,
+            DriveConfig::Hdd(c) => &c.params,
+        }
+    }
+    pub fn overrides(&self) -> &[(String, String)] {
+        match self {
+            DriveConfig::Ssd(c) => &c.overrides,
+            DriveConfig::Hdd(c) => &c.overrides,
+        }
+    }
+}
+
+/// Every preset with its parameters (values, units, help), for `iolab sim presets`.
+pub fn presets_json() -> Value {
+    let list: Vec<Value> = PRESETS
+        .iter()
+        .map(|p| {
+            let defs = if p.kind == Kind::Ssd { SSD_PARAMS } else { HDD_PARAMS };
+            let params: Vec<Value> = defs
+                .iter()
+                .map(|d| {
+                    let value = p.values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
+                    json!({"name": d.name, "value": value, "unit": d.unit, "help": d.help, "choices": d.choices})
+                })
+                .collect();
+            json!({
+                "name": p.name,
+                "kind": if p.kind == Kind::Ssd { "ssd" } else { "hdd" },
+                "title": p.title,
+                "default": p.name == DEFAULT_PRESET,
+                "params": params,
+            })
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// Facts about a resolved drive, without building it (no big allocations).
+pub fn describe(cfg: &DriveConfig) -> Value {
+    match cfg {
+        DriveConfig::Ssd(c) => json!({
+            "kind": "ssd",
+            "preset": c.preset,
+            "capacity_bytes": c.user_bytes(),
+            "physical_bytes": c.physical_bytes(),
+            "op": c.op(),
+            "spare_factor": c.spare_factor(),
+            "ftl_block_bytes": c.cpb as u64 * c.chunk_bytes(),
+            "ftl_blocks": c.n_blocks,
+            "slc_blocks": c.n_slc,
+            "dies": c.dies,
+            "memory_bytes": c.map_bytes(),
+            "interface": if c.link.starts_with("pcie") { "nvme" } else if c.link.starts_with("sas") { "sas" } else { "sata" },
+            "link": c.link,
+            "link_mbps": c.link_mbps,
+            "gc": c.policy.name(),
+            "compression": c.compression,
+            "buffer_bytes": c.buffer_units as u64 * UNIT,
+            "plp": c.plp,
+            "params": c.params.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+        }),
+        DriveConfig::Hdd(c) => json!({
+            "kind": "hdd",
+            "preset": c.preset,
+            "capacity_bytes": c.capacity,
+            "rpm": c.rpm,
+            "cache_bytes": c.cache_units as u64 * 4096,
+            "interface": if c.link.starts_with("sas") { "sas" } else { "sata" },
+            "link": c.link,
+            "params": c.params.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve::MIN_SCALED_BLOCKS;
+    use super::*;
+
+    fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn default_preset_is_400_on_512() {
+        let c = resolve_ssd(DEFAULT_PRESET, &[]).unwrap();
+        assert!((c.user_bytes() as f64 / 1e9 - 400.0).abs() < 0.01);
+        assert!(
+            (c.physical_bytes() as f64 / 1e9 - 512.0).abs() < 0.1,
+            "{}",
+            c.physical_bytes()
+        );
+        assert!((c.op() - 0.28).abs() < 0.002, "{}", c.op());
+    }
+
+    #[test]
+    fn all_presets_resolve() {
+        for p in PRESETS {
+            resolve(p.name, &[]).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+    }
+
+    #[test]
+    fn errors_name_the_parameter() {
+        let e = resolve("nope", &[]).unwrap_err();
+        assert!(e.contains("nope") && e.contains("enterprise-sas"), "{e}");
+        let e = resolve(DEFAULT_PRESET, &ov(&[("dies_per_channel", "0")])).unwrap_err();
+        assert!(e.contains("dies_per_channel"), "{e}");
+        let e = resolve(DEFAULT_PRESET, &ov(&[("user_gb", "-5")])).unwrap_err();
+        assert!(e.contains("user_gb"), "{e}");
+        let e = resolve(DEFAULT_PRESET, &ov(&[("op", "0.0001")])).unwrap_err();
+        assert!(e.contains("gc_reserve") && e.contains("op"), "{e}");
+        let e = resolve(DEFAULT_PRESET, &ov(&[("gc", "lru")])).unwrap_err();
+        assert!(e.contains("gc") && e.contains("greedy"), "{e}");
+        let e = resolve(DEFAULT_PRESET, &ov(&[("colour", "red")])).unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+        let e = resolve("sas-15k-hdd", &ov(&[("rpm", "0")])).unwrap_err();
+        assert!(e.contains("rpm"), "{e}");
+    }
+
+    #[test]
+    fn user_gb_scales_the_flash_and_keeps_the_over_provisioning() {
+        for (preset, gb) in [("entry-sata-compress", "50"), (DEFAULT_PRESET, "1"), ("client-nvme-slc", "0.5")] {
+            let stock = resolve_ssd(preset, &[]).unwrap();
+            let c = resolve_ssd(preset, &ov(&[("user_gb", gb)])).unwrap();
+            let want = gb.parse::<f64>().unwrap();
+            assert!((c.user_bytes() as f64 / 1e9 / want - 1.0).abs() < 1e-4, "{preset}: {}", c.user_bytes());
+            assert!(
+                (c.op() / stock.op() - 1.0).abs() < 0.02,
+                "{preset} user_gb={gb}: OP {:.4}, preset {:.4}",
+                c.op(),
+                stock.op()
+            );
+            assert!(c.n_blocks as f64 >= MIN_SCALED_BLOCKS.min(stock.n_blocks as f64));
+            assert_eq!(c.n_slc > 0, stock.n_slc > 0, "{preset}: SLC cache kept");
+            assert_eq!(c.overrides, ov(&[("user_gb", gb)]));
+        }
+        // op with user_gb sizes the flash for that OP; blocks_per_plane keeps the flash as given.
+        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.07")])).unwrap();
+        assert!((c.op() - 0.07).abs() < 0.005, "{}", c.op());
+        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "0.2"), ("blocks_per_plane", "64"), ("pages_per_block", "16")])).unwrap();
+        assert!(c.op() > 1.5, "{}", c.op());
+        let e = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.1"), ("blocks_per_plane", "64")])).unwrap_err();
+        assert!(e.contains("over-determine"), "{e}");
+    }
+
+    #[test]
+    fn op_sets_user_capacity() {
+        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("op", "0.07")])).unwrap();
+        assert!((c.op() - 0.07).abs() < 1e-6);
+    }
+}

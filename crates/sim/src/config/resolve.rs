@@ -1,0 +1,451 @@
+//! From a preset and the user's overrides to a checked drive configuration: merging,
+//! parsing each value (errors name the parameter), sizing a drive by `user_gb`, and the
+//! derived geometry.
+
+use super::*;
+
+/// (MB/s per direction, full duplex)
+fn link_props(name: &str) -> (f64, bool) {
+    match name {
+        "sata3" => (550.0, false),
+        "sas6" => (550.0, true),
+        "sas12" => (1100.0, true),
+        "pcie3x4" => (3500.0, true),
+        _ => (7000.0, true), // pcie4x4
+    }
+}
+
+fn find_preset(name: &str) -> Result<&'static Preset, String> {
+    PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+        format!("sim preset {name:?} is unknown; choose one of: {} (list them with `iolab sim presets`)", names.join(", "))
+    })
+}
+
+/// Preset values with the user's overrides applied, checked for unknown names and bad words.
+fn merged(
+    preset: &Preset,
+    overrides: &[(String, String)],
+) -> Result<Vec<(String, String)>, String> {
+    let defs = if preset.kind == Kind::Ssd {
+        SSD_PARAMS
+    } else {
+        HDD_PARAMS
+    };
+    let mut vals: Vec<(String, String)> = preset
+        .values
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, v) in overrides {
+        let Some(def) = defs.iter().find(|d| d.name == k) else {
+            let names: Vec<&str> = defs.iter().map(|d| d.name).collect();
+            return Err(format!(
+                "sim parameter {k:?} is not a parameter of preset {:?}; valid parameters: {}",
+                preset.name,
+                names.join(", ")
+            ));
+        };
+        let v = v.trim().to_lowercase();
+        if !def.choices.is_empty() && !def.choices.contains(&v.as_str()) {
+            return Err(format!(
+                "sim parameter {k}={v:?}: choose one of {}",
+                def.choices.join(", ")
+            ));
+        }
+        if let Some(slot) = vals.iter_mut().find(|(name, _)| name == k) {
+            slot.1 = v;
+        } else {
+            vals.push((k.clone(), v));
+        }
+    }
+    // Giving op replaces the preset's user capacity. With user_gb as well, op sizes the
+    // flash (see resolve_ssd), which the user must then not fix too.
+    let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
+    if preset.kind == Kind::Ssd && gave("op") {
+        if gave("user_gb") {
+            return Err(
+                "sim parameters user_gb, op and blocks_per_plane over-determine the drive (user capacity, \
+                 over-provisioning, flash size); give two of them"
+                    .into(),
+            );
+        }
+        for slot in vals.iter_mut() {
+            if slot.0 == "user_gb" {
+                slot.1 = String::new();
+            }
+        }
+    }
+    Ok(vals)
+}
+
+struct Vals<'a>(&'a [(String, String)]);
+
+impl Vals<'_> {
+    fn raw(&self, k: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    }
+    fn num(&self, k: &str) -> Result<f64, String> {
+        let s = self.raw(k);
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("sim parameter {k}={s:?} is not a number"))
+    }
+    fn pos(&self, k: &str) -> Result<f64, String> {
+        let v = self.num(k)?;
+        if v <= 0.0 {
+            return Err(format!("sim parameter {k}={v} must be greater than zero"));
+        }
+        Ok(v)
+    }
+    fn nonneg(&self, k: &str) -> Result<f64, String> {
+        let v = self.num(k)?;
+        if v < 0.0 {
+            return Err(format!("sim parameter {k}={v} must not be negative"));
+        }
+        Ok(v)
+    }
+    fn count(&self, k: &str) -> Result<u32, String> {
+        let v = self.num(k)?;
+        if v < 1.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
+            return Err(format!(
+                "sim parameter {k}={v} must be a whole number of at least 1"
+            ));
+        }
+        Ok(v as u32)
+    }
+    fn on(&self, k: &str) -> bool {
+        self.raw(k) == "on"
+    }
+}
+
+pub fn resolve(preset: &str, overrides: &[(String, String)]) -> Result<DriveConfig, String> {
+    let p = find_preset(preset)?;
+    match p.kind {
+        Kind::Ssd => resolve_ssd(preset, overrides).map(DriveConfig::Ssd),
+        Kind::Hdd => resolve_hdd(preset, overrides).map(DriveConfig::Hdd),
+    }
+}
+
+/// A drive sized by `user_gb` has at least this many FTL blocks: fewer, longer blocks than
+/// the preset's when needed, so garbage collection still has blocks to choose from.
+pub(super) const MIN_SCALED_BLOCKS: f64 = 128.0;
+
+/// Resolve an SSD. When the user gives `user_gb` but not `blocks_per_plane`, the flash is
+/// sized with the capacity: over-provisioning stays the preset's (or `op`, when given), and
+/// the SLC cache scales too. Without this, a smaller `user_gb` would keep all the flash and
+/// give the drive far more spare area than the preset it copies.
+pub fn resolve_ssd(preset: &str, overrides: &[(String, String)]) -> Result<SsdConfig, String> {
+    let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
+    if !gave("user_gb") || gave("blocks_per_plane") {
+        return resolve_ssd_exact(preset, overrides);
+    }
+    let mut cfg = resolve_ssd_exact(preset, &scaled_overrides(preset, overrides)?)?;
+    cfg.overrides = overrides.to_vec();
+    Ok(cfg)
+}
+
+fn scaled_overrides(
+    preset: &str,
+    overrides: &[(String, String)],
+) -> Result<Vec<(String, String)>, String> {
+    let get = |n: &str| {
+        overrides
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0))
+    };
+    let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
+    let Some(Some(user_gb)) = get("user_gb") else {
+        return Ok(overrides.to_vec()); // resolve_ssd_exact names the bad value
+    };
+    let stock = resolve_ssd_exact(preset, &[])?;
+    let rho = match get("op") {
+        None => stock.op(),
+        Some(Some(op)) => op,
+        Some(None) => return Ok(overrides.to_vec()),
+    };
+    // The user's geometry at this over-provisioning (user capacity from the flash).
+    let mut out: Vec<(String, String)> = overrides
+        .iter()
+        .filter(|(k, _)| k != "user_gb" && k != "op")
+        .cloned()
+        .collect();
+    out.push(("op".into(), format!("{rho}")));
+    let g = resolve_ssd_exact(preset, &out)?;
+    let stripe = g.chunks_per_prog as f64 * g.dies as f64 * g.chunk_bytes() as f64;
+    let stripes = user_gb * 1e9 * (1.0 + rho) / stripe;
+    let mut ppb = g.pages_per_block as f64;
+    if !gave("pages_per_block") && stripes / ppb < MIN_SCALED_BLOCKS {
+        ppb = (stripes / MIN_SCALED_BLOCKS).floor().max(1.0);
+        // Shorter blocks keep the erase cost per page: a block erase amortised over fewer
+        // pages would otherwise slow the small drive's steady state.
+        if !gave("t_erase_us") {
+            let t = g.t_erase_ns as f64 / 1000.0 * ppb / g.pages_per_block as f64;
+            out.push(("t_erase_us".into(), format!("{t}")));
+        }
+    }
+    let blocks = (stripes / ppb).round().max(1.0);
+    out.retain(|(k, _)| k != "op" && k != "pages_per_block");
+    out.push(("user_gb".into(), format!("{user_gb}")));
+    out.push(("pages_per_block".into(), format!("{ppb}")));
+    out.push(("blocks_per_plane".into(), format!("{blocks}")));
+    if !gave("slc_gb") && stock.n_slc > 0 {
+        let slc = Vals(&stock.params).num("slc_gb")? * user_gb * 1e9 / stock.user_bytes() as f64;
+        out.push(("slc_gb".into(), format!("{slc}")));
+    }
+    Ok(out)
+}
+
+fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<SsdConfig, String> {
+    let p = find_preset(preset)?;
+    let vals = merged(p, overrides)?;
+    let v = Vals(&vals);
+    let channels = v.count("channels")?;
+    let dies_per_channel = v.count("dies_per_channel")?;
+    let planes = v.count("planes")?;
+    let blocks_per_plane = v.count("blocks_per_plane")?;
+    let pages_per_block = v.count("pages_per_block")?;
+    let page_kib = v.pos("page_kib")?;
+    if page_kib.fract() != 0.0 || (page_kib as u64) % 4 != 0 {
+        return Err(format!(
+            "sim parameter page_kib={page_kib} must be a multiple of the 4 KiB mapping unit"
+        ));
+    }
+    let compression = v.on("compression");
+    let g: u32 = if compression { 4 } else { 1 };
+    let units_per_page = (page_kib as u32) / 4;
+    let chunks_per_page = units_per_page * g;
+    let chunks_per_prog = chunks_per_page * planes;
+    let dies = channels
+        .checked_mul(dies_per_channel)
+        .ok_or("sim parameters channels × dies_per_channel overflow")?;
+    let cpb64 = chunks_per_prog as u64 * dies as u64 * pages_per_block as u64;
+    let total = cpb64 * blocks_per_plane as u64;
+    if cpb64 > (u32::MAX / 4) as u64 || total >= u32::MAX as u64 - 1 {
+        return Err(format!(
+            "sim geometry: {:.0} GB of flash is more than the simulator addresses ({} mapping chunks of {} B at most); \
+             lower blocks_per_plane or pages_per_block",
+            total as f64 * (UNIT / g as u64) as f64 / 1e9,
+            u32::MAX - 2,
+            UNIT / g as u64
+        ));
+    }
+    let cpb = cpb64 as u32;
+    let chunk_bytes = UNIT / g as u64;
+    let bits_per_cell = v.count("bits_per_cell")?;
+    if bits_per_cell > 4 {
+        return Err(format!(
+            "sim parameter bits_per_cell={bits_per_cell} must be 1 to 4"
+        ));
+    }
+    let slc_gb = v.nonneg("slc_gb")?;
+    let (n_slc, slc_cpb) = if slc_gb > 0.0 {
+        // An SLC-mode block stores 1/bits of the data, in whole stripes.
+        let slc_cpb = (cpb / bits_per_cell / chunks_per_prog).max(1) * chunks_per_prog;
+        let n = ((slc_gb * 1e9) / (slc_cpb as f64 * chunk_bytes as f64)).ceil() as u32;
+        (n.max(1), slc_cpb)
+    } else {
+        (0, 0)
+    };
+    if n_slc >= blocks_per_plane {
+        return Err(format!("sim parameter slc_gb={slc_gb}: the SLC cache would take all {blocks_per_plane} FTL blocks"));
+    }
+    let n_main = blocks_per_plane - n_slc;
+    let physical = total * chunk_bytes;
+    let user_bytes: f64 = if v.raw("user_gb").is_empty() {
+        let op = v.num("op").map_err(|_| {
+            "sim parameters: give user_gb or op to set the user capacity".to_string()
+        })?;
+        if op <= 0.0 {
+            return Err(format!(
+                "sim parameter op={op} must be greater than zero (rho = (physical − user)/user)"
+            ));
+        }
+        physical as f64 / (1.0 + op)
+    } else {
+        let gb = v.num("user_gb")?;
+        if gb <= 0.0 {
+            return Err(format!(
+                "sim parameter user_gb={gb}: the user capacity must be greater than zero"
+            ));
+        }
+        gb * 1e9
+    };
+    let user_units64 = (user_bytes / UNIT as f64).floor() as u64;
+    if user_units64 == 0 || user_units64 >= u32::MAX as u64 - 1 {
+        return Err(format!(
+            "sim parameter user_gb: {:.3} GB is outside what the simulator maps",
+            user_bytes / 1e9
+        ));
+    }
+    let user_units = user_units64 as u32;
+    let gc_reserve = v.count("gc_reserve")?;
+    if gc_reserve < 2 {
+        return Err(format!(
+            "sim parameter gc_reserve={gc_reserve} must be at least 2 FTL blocks"
+        ));
+    }
+    let user_blocks = (user_units as u64 * g as u64).div_ceil(cpb as u64);
+    let spare_blocks = n_main as i64 - user_blocks as i64;
+    if spare_blocks < gc_reserve as i64 + 2 {
+        let op_now = (physical as f64 - user_bytes) / user_bytes;
+        return Err(format!(
+            "sim parameters op/user_gb: over-provisioning rho = {op_now:.4} leaves {spare_blocks} spare FTL blocks \
+             ({} MB each) outside the SLC cache, below the GC reserve (gc_reserve={gc_reserve}) + 2 blocks the FTL \
+             needs to keep writing; lower user_gb, raise op, lower gc_reserve or slc_gb",
+            cpb as u64 * chunk_bytes / 1_000_000
+        ));
+    }
+    let link = v.raw("link").to_string();
+    let (mut link_mbps, link_full_duplex) = link_props(&link);
+    if !v.raw("link_mbps").is_empty() {
+        link_mbps = v.pos("link_mbps")?;
+    }
+    let us = |k: &str| -> Result<u64, String> { Ok((v.pos(k)? * 1000.0).round() as u64) };
+    Ok(SsdConfig {
+        preset: preset.to_string(),
+        params: vals.clone(),
+        overrides: overrides.to_vec(),
+        user_units,
+        channels,
+        dies,
+        planes,
+        pages_per_block,
+        page_bytes: page_kib as u32 * 1024,
+        t_read_ns: us("t_read_us")?,
+        t_prog_ns: us("t_prog_us")?,
+        t_erase_ns: us("t_erase_us")?,
+        slc_t_read_ns: us("slc_read_us")?,
+        slc_t_prog_ns: us("slc_prog_us")?,
+        channel_mbps: v.pos("channel_mbps")?,
+        link_mbps,
+        link_full_duplex,
+        link,
+        overhead_ns: (v.nonneg("overhead_us")? * 1000.0).round() as u64,
+        cores: {
+            let n = v.count("controller_cores")?;
+            if n > 64 {
+                return Err(format!("sim parameter controller_cores={n} must be at most 64"));
+            }
+            n
+        },
+        spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
+        read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
+        gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
+        gc_slice: v.count("gc_slice")?,
+        gc_copy_ns: (v.nonneg("gc_copy_us")? * 1000.0).round() as u64,
+        gc_switch_ns: (v.nonneg("gc_switch_us")? * 1000.0).round() as u64,
+        bg_period_ns: (v.nonneg("bg_period_ms")? * 1e6).round() as u64,
+        bg_burst_ns: (v.nonneg("bg_burst_ms")? * 1e6).round() as u64,
+        compress_floor: {
+            let x = v.num("compress_floor")?;
+            if !(0.25..=1.0).contains(&x) {
+                return Err(format!("sim parameter compress_floor={x} must be between 0.25 and 1"));
+            }
+            x
+        },
+        compress_limit: {
+            let x = v.num("compress_limit")?;
+            if !(x > 0.0 && x <= 1.0) {
+                return Err(format!("sim parameter compress_limit={x} must be above 0 and at most 1"));
+            }
+            x
+        },
+        buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
+        plp: v.on("plp"),
+        policy: match v.raw("gc") {
+            "fifo" => Policy::Fifo,
+            "cost-benefit" => Policy::CostBenefit,
+            "random" => Policy::Random,
+            _ => Policy::Greedy,
+        },
+        gc_reserve,
+        bg_gc: v.on("bg_gc"),
+        bg_reserve_pct: {
+            let x = v.nonneg("bg_reserve_pct")?;
+            if x > 100.0 {
+                return Err(format!(
+                    "sim parameter bg_reserve_pct={x} must be at most 100"
+                ));
+            }
+            x
+        },
+        idle_ns: (v.nonneg("idle_ms")? * 1e6).round() as u64,
+        compression,
+        bits_per_cell,
+        chunks_per_unit: g,
+        chunks_per_page,
+        chunks_per_prog,
+        cpb,
+        n_blocks: blocks_per_plane,
+        n_slc,
+        slc_cpb,
+    })
+}
+
+/// A percentage parameter between 0 and `max`.
+fn pct(v: &Vals, k: &str, max: f64) -> Result<f64, String> {
+    let x = v.nonneg(k)?;
+    if x > max {
+        return Err(format!("sim parameter {k}={x} must be at most {max}"));
+    }
+    Ok(x)
+}
+
+pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddConfig, String> {
+    let p = find_preset(preset)?;
+    let vals = merged(p, overrides)?;
+    let v = Vals(&vals);
+    let capacity = (v.pos("capacity_gb")? * 1e9) as u64 / 4096 * 4096;
+    if capacity == 0 {
+        return Err("sim parameter capacity_gb is below one 4 KiB block".into());
+    }
+    let track = v.pos("track_seek_ms")?;
+    let full = v.pos("full_seek_ms")?;
+    if full < track {
+        return Err(format!(
+            "sim parameter full_seek_ms={full} is shorter than track_seek_ms={track}"
+        ));
+    }
+    let knee = v.pos("seek_knee")?;
+    if knee >= 1.0 {
+        return Err(format!(
+            "sim parameter seek_knee={knee} must be between 0 and 1"
+        ));
+    }
+    let outer = v.pos("outer_mbps")?;
+    let inner = v.pos("inner_mbps")?;
+    if inner > outer {
+        return Err(format!(
+            "sim parameter inner_mbps={inner} exceeds outer_mbps={outer} (outer tracks are longer)"
+        ));
+    }
+    let link = v.raw("link").to_string();
+    let (mut link_mbps, _) = link_props(&link);
+    if !v.raw("link_mbps").is_empty() {
+        link_mbps = v.pos("link_mbps")?;
+    }
+    Ok(HddConfig {
+        preset: preset.to_string(),
+        params: vals.clone(),
+        overrides: overrides.to_vec(),
+        capacity,
+        rpm: v.pos("rpm")?,
+        track_seek_ns: track * 1e6,
+        full_seek_ns: full * 1e6,
+        seek_knee: knee,
+        outer_mbps: outer,
+        inner_mbps: inner,
+        cache_units: (v.nonneg("cache_mib")? * 256.0) as u32,
+        ncq: v.count("ncq")?,
+        overhead_ns: (v.nonneg("overhead_us")? * 1000.0) as u64,
+        link_mbps,
+        link,
+    })
+}

@@ -1,0 +1,263 @@
+//! Garbage collection: victim choice, copying a victim's live chunks to the frontier,
+//! foreground GC in step with the host (gently from `gc_soft`, in slices), the synchronous
+//! safety net, and background work (SLC eviction, collection while idle or in bursts).
+
+use super::*;
+
+impl Ftl {
+    /// Pick a main-area victim by the configured policy; false if nothing can be gained.
+    fn select_victim(&mut self) -> bool {
+        let cpb = self.cpb;
+        let b = match self.policy {
+            Policy::Greedy => {
+                while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
+                    self.bmin += 1;
+                }
+                if self.bmin >= cpb {
+                    return false;
+                }
+                let b = self.bhead[self.bmin as usize];
+                self.bucket_remove(b, self.bmin);
+                b
+            }
+            Policy::Fifo => loop {
+                match self.fifo.pop_front() {
+                    None => return false,
+                    Some(b) if self.state[b as usize] == CLOSED => break b,
+                    Some(_) => {}
+                }
+            },
+            Policy::Random => {
+                let mut pick = NONE;
+                for _ in 0..64 {
+                    let b = self.rng.below(self.n_main as u64) as u32;
+                    if self.state[b as usize] == CLOSED {
+                        pick = b;
+                        break;
+                    }
+                }
+                if pick == NONE {
+                    pick = (0..self.n_main)
+                        .find(|&b| self.state[b as usize] == CLOSED)
+                        .unwrap_or(NONE);
+                }
+                if pick == NONE {
+                    return false;
+                }
+                pick
+            }
+            Policy::CostBenefit => {
+                // LFS cost-benefit: (1 − u)·age / (1 + u); a scan, as GC runs once per block.
+                let mut best = (f64::MIN, NONE);
+                for b in 0..self.n_main {
+                    if self.state[b as usize] != CLOSED {
+                        continue;
+                    }
+                    let u = self.valid[b as usize] as f64 / cpb as f64;
+                    let age = (self.seq - self.stamp[b as usize] + 1) as f64;
+                    let score = (1.0 - u) * age / (1.0 + u);
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                if best.1 == NONE || self.valid[best.1 as usize] >= cpb {
+                    return false;
+                }
+                best.1
+            }
+        };
+        self.state[b as usize] = VICTIM;
+        self.victim = b;
+        self.vcur = 0;
+        self.gq_len = 0;
+        let v = self.valid[b as usize] as f64;
+        let gain = cpb as f64 - v;
+        self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
+        true
+    }
+
+    #[inline(always)]
+    fn next_valid(&self, from: u64, to: u64) -> Option<u64> {
+        let mut i = from;
+        while i < to {
+            let w = (i >> 6) as usize;
+            let word = self.vbits[w] >> (i & 63);
+            if word != 0 {
+                let a = i + word.trailing_zeros() as u64;
+                return if a < to { Some(a) } else { None };
+            }
+            i = ((i >> 6) + 1) << 6;
+        }
+        None
+    }
+
+    /// Move the victim's next live unit to the frontier; returns chunks copied (0 once the
+    /// victim is empty and has been erased).
+    fn copy_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
+        let b = self.victim;
+        let base = b as u64 * self.cpb as u64;
+        let end = base + self.cpb as u64;
+        loop {
+            // Find live chunks a few ahead and fetch their map entries: each copy rewrites
+            // one, at a random place in a large map.
+            while self.gq_len < GQ {
+                match self.next_valid(base + self.vcur as u64, end) {
+                    None => {
+                        self.vcur = self.cpb;
+                        break;
+                    }
+                    Some(a) => {
+                        self.vcur = (a - base) as u32 + 1; // valid bits mark heads only
+                        prefetch(&self.l2p[self.p2l[a as usize] as usize]);
+                        self.gq[(self.gq_head + self.gq_len) % GQ] = a;
+                        self.gq_len += 1;
+                    }
+                }
+            }
+            if self.gq_len == 0 {
+                self.erase_block(b, t, flash);
+                self.c.gc_runs += 1;
+                self.victim = NONE;
+                self.urgent = false;
+                return 0;
+            }
+            let addr = self.gq[self.gq_head];
+            self.gq_head = (self.gq_head + 1) % GQ;
+            self.gq_len -= 1;
+            if self.vbits[(addr >> 6) as usize] >> (addr & 63) & 1 == 0 {
+                continue; // overwritten by the host since it was found
+            }
+            let lpn = self.p2l[addr as usize];
+            let c = self.len_of(lpn);
+            // The program is charged from `t`, not from this read's completion: with FCFS
+            // reservation a dependency on another die's backlog would leave the target die
+            // idle until then, a gap no real controller leaves (it interleaves).
+            flash.read(addr, c, t, &mut self.last_page);
+            self.clear_bit(addr);
+            self.valid[b as usize] -= c;
+            let new = self.place_main(lpn, c, true, t, flash);
+            flash.program(new as u64, c, t);
+            self.c.gc_chunks += c as u64;
+            return c;
+        }
+    }
+
+    /// Finish the current victim (choosing one if none) before the host may proceed.
+    pub(super) fn gc_sync(&mut self, t: u64, flash: &mut Flash) {
+        if self.victim == NONE && !self.select_victim() {
+            panic!("FTL: no block can be reclaimed (every closed block is full); the configuration has no usable spare area");
+        }
+        self.urgent = true;
+        while self.victim != NONE {
+            self.copy_next(t, flash);
+        }
+    }
+
+    /// Foreground GC in step with the host: below the reserve, each host chunk earns
+    /// `ratio` = valid/invalid chunks of the victim worth of copying, so a victim is done by
+    /// the time the host has filled the space it frees. Between `gc_soft` and the reserve
+    /// it earns a share of that growing as free blocks run out. The copying runs once a
+    /// slice's worth is owed.
+    #[inline]
+    pub(super) fn gc_progress(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
+        let free = self.free.len();
+        if self.victim == NONE {
+            if free >= self.gc_soft || !self.select_victim() {
+                return;
+            }
+        }
+        let w = if free < self.gc_reserve || self.gc_soft <= self.gc_reserve {
+            1.0
+        } else {
+            ((self.gc_soft - free) as f64 / (self.gc_soft - self.gc_reserve) as f64).min(1.0)
+        };
+        self.credit += host_c as f64 * self.ratio * w;
+        if self.credit <= self.slice && !self.urgent {
+            return;
+        }
+        while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
+            let copied = self.copy_next(t, flash);
+            self.credit -= copied as f64;
+            if self.victim == NONE {
+                if self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim()
+                {
+                    self.credit = self.credit.min(0.0);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// One bounded step of background work at `t` (host idle): evict the SLC cache, then
+    /// collect until `bg_target` blocks are free. Returns false when there is nothing to do.
+    pub fn bg_step(&mut self, t: u64, flash: &mut Flash, max_chunks: u32) -> bool {
+        if self.n_slc > 0 {
+            if self.svictim == NONE {
+                while let Some(b) = self.slc_closed.pop_front() {
+                    if self.state[b as usize] == CLOSED {
+                        self.svictim = b;
+                        break;
+                    }
+                }
+                if self.svictim == NONE && self.slc_front != NONE && self.slc_wp > 0 {
+                    self.svictim = self.slc_front;
+                    self.slc_front = NONE;
+                }
+                if self.svictim != NONE {
+                    self.state[self.svictim as usize] = VICTIM;
+                    self.svcur = 0;
+                }
+            }
+            if self.svictim != NONE {
+                self.c.bg_steps += 1;
+                let mut done = 0;
+                while done < max_chunks && self.svictim != NONE {
+                    let room = self.front != NONE && self.wp + self.g <= self.cpb;
+                    if !room && self.free.len() < 2 {
+                        self.gc_sync(t, flash);
+                        return true;
+                    }
+                    done += self.evict_next(t, flash).max(1);
+                }
+                return true;
+            }
+        }
+        if self.bg_gc && self.free.len() < self.bg_target {
+            if self.victim == NONE && !self.select_victim() {
+                return false;
+            }
+            self.c.bg_steps += 1;
+            let mut done = 0;
+            while done < max_chunks && self.victim != NONE {
+                done += self.copy_next(t, flash).max(1);
+            }
+            return true;
+        }
+        false
+    }
+
+    fn evict_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
+        let b = self.svictim;
+        let base = b as u64 * self.cpb as u64;
+        match self.next_valid(base + self.svcur as u64, base + self.slc_cpb as u64) {
+            None => {
+                self.erase_block(b, t, flash);
+                self.c.slc_evictions += 1;
+                self.svictim = NONE;
+                0
+            }
+            Some(addr) => {
+                let lpn = self.p2l[addr as usize];
+                let c = self.len_of(lpn);
+                self.svcur = (addr - base) as u32 + c;
+                flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next
+                self.clear_bit(addr);
+                self.valid[b as usize] -= c;
+                let new = self.place_main(lpn, c, true, t, flash);
+                flash.program(new as u64, c, t);
+                self.c.evict_chunks += c as u64;
+                c
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The FTL's consistency check (tests) and the accessors `state.rs` saves and loads it by.
+
+use super::*;
+
+impl Ftl {
+    /// Cross-check of every structure against the others (tests only; O(size)).
+    pub fn check(&self) -> Result<(), String> {
+        let mut valid = vec![0u32; self.valid.len()];
+        for (lpn, &a) in self.l2p.iter().enumerate() {
+            if a == NONE {
+                continue;
+            }
+            if self.p2l[a as usize] != lpn as u32 {
+                return Err(format!("p2l[{a}] != {lpn}"));
+            }
+            if self.vbits[(a >> 6) as usize] >> (a & 63) & 1 == 0 {
+                return Err(format!("valid bit of {a} not set"));
+            }
+            valid[(a / self.cpb) as usize] += self.len_of(lpn as u32);
+        }
+        if valid != self.valid {
+            return Err("per-block valid counts disagree with the map".into());
+        }
+        let bits: u64 = self.vbits.iter().map(|w| w.count_ones() as u64).sum();
+        let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
+        if bits != mapped {
+            return Err(format!("{bits} valid bits for {mapped} mapped units"));
+        }
+        if self.policy == Policy::Greedy {
+            let mut n = 0;
+            for (v, &h) in self.bhead.iter().enumerate() {
+                let mut b = h;
+                while b != NONE {
+                    if self.state[b as usize] != CLOSED || self.valid[b as usize] != v as u32 {
+                        return Err(format!(
+                            "block {b} in bucket {v} but valid={}",
+                            self.valid[b as usize]
+                        ));
+                    }
+                    n += 1;
+                    b = self.bnext[b as usize];
+                }
+            }
+            let closed = (0..self.n_main)
+                .filter(|&b| self.state[b as usize] == CLOSED)
+                .count();
+            if n != closed {
+                return Err(format!("{n} blocks in buckets, {closed} closed"));
+            }
+        }
+        Ok(())
+    }
+
+    // -- state save/load helpers ------------------------------------------------------------
+    pub fn scalars(&self) -> Vec<u64> {
+        vec![
+            self.bmin as u64,
+            self.front as u64,
+            self.wp as u64,
+            self.slc_front as u64,
+            self.slc_wp as u64,
+            self.victim as u64,
+            self.vcur as u64,
+            self.credit.to_bits(),
+            self.ratio.to_bits(),
+            self.urgent as u64,
+            self.svictim as u64,
+            self.svcur as u64,
+            self.seq,
+            self.rng.state(),
+            self.last_page,
+            self.c.host_chunks,
+            self.c.gc_chunks,
+            self.c.evict_chunks,
+            self.c.gc_runs,
+            self.c.slc_evictions,
+            self.c.erases,
+            self.c.trimmed_units,
+            self.c.rmw_reads,
+            self.c.pad_chunks,
+            self.c.bg_steps,
+            self.gq_head as u64,
+            self.gq_len as u64,
+            self.gq[0],
+            self.gq[1],
+            self.gq[2],
+            self.gq[3],
+            self.gq[4],
+            self.gq[5],
+            self.gq[6],
+            self.gq[7],
+        ]
+    }
+
+    pub fn set_scalars(&mut self, s: &[u64]) {
+        self.bmin = s[0] as u32;
+        self.front = s[1] as u32;
+        self.wp = s[2] as u32;
+        self.slc_front = s[3] as u32;
+        self.slc_wp = s[4] as u32;
+        self.victim = s[5] as u32;
+        self.vcur = s[6] as u32;
+        self.credit = f64::from_bits(s[7]);
+        self.ratio = f64::from_bits(s[8]);
+        self.urgent = s[9] != 0;
+        self.svictim = s[10] as u32;
+        self.svcur = s[11] as u32;
+        self.seq = s[12];
+        self.rng = Rng::from_state(s[13]);
+        self.last_page = s[14];
+        self.c = Counters {
+            host_chunks: s[15],
+            gc_chunks: s[16],
+            evict_chunks: s[17],
+            gc_runs: s[18],
+            slc_evictions: s[19],
+            erases: s[20],
+            trimmed_units: s[21],
+            rmw_reads: s[22],
+            pad_chunks: s[23],
+            bg_steps: s[24],
+        };
+        self.gq_head = s[25] as usize;
+        self.gq_len = s[26] as usize;
+        self.gq.copy_from_slice(&s[27..27 + GQ]);
+    }
+
+    pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
+        vec![
+            &mut self.l2p,
+            &mut self.p2l,
+            &mut self.valid,
+            &mut self.erases,
+            &mut self.bhead,
+            &mut self.bnext,
+            &mut self.bprev,
+        ]
+    }
+
+    pub fn other_arrays(&mut self) -> (&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u64>, &mut Vec<u64>) {
+        (
+            &mut self.lens,
+            &mut self.state,
+            &mut self.vbits,
+            &mut self.stamp,
+        )
+    }
+
+    pub fn queues(&mut self) -> Vec<&mut VecDeque<u32>> {
+        vec![
+            &mut self.fifo,
+            &mut self.free,
+            &mut self.slc_free,
+            &mut self.slc_closed,
+        ]
+    }
+
+    pub fn slc_dead(&mut self) -> &mut Vec<u32> {
+        &mut self.slc_dead
+    }
+}

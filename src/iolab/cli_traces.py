@@ -1,0 +1,166 @@
+"""The `iolab trace …`, `iolab capture` and `iolab sim …` commands. Thin like the rest of the
+CLI: parse, call the library, print. cli.py mounts them on the `iolab` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape as esc
+
+from .errors import IolabError
+from .units import parse_duration, parse_size
+
+sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
+trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+# -- traces: capture, import, stream analysis (SNIA RWSW) ------------------------------------
+
+
+@trace_app.command("capture")
+def capture(
+    device: str = typer.Argument(..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."),
+    duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
+    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it."),
+    process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
+    source: str = typer.Option("auto", "--source", help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs."),
+    buffer: str = typer.Option("16MiB", "--buffer", help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events."),
+):
+    """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
+    from .traces import capture as trace_capture
+
+    seconds = parse_duration(duration, "--duration")
+    buffer_kb = parse_size(buffer, "--buffer") // 1024
+    if buffer_kb < 4:
+        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
+    with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
+        def tick(t) -> None:
+            status.update(f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
+
+        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
+    console.print(esc(result.table.summary()), soft_wrap=True)
+    console.print(f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
+    if result.lost_events:
+        err.print(f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
+                  f"is INCOMPLETE (the IOs they described are missing from {esc(str(out))}). Capture again with a "
+                  "larger --buffer, or only the process that matters (--process).[/]", soft_wrap=True)
+
+
+@trace_app.command("import")
+def trace_import(
+    paths: list[Path] = typer.Argument(..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous)."),
+    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
+    skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Drop lines that do not parse (counted and reported) instead of stopping at the first."),
+    time_unit: Optional[str] = typer.Option(None, "--time-unit", help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed)."),
+):
+    """Import a public trace format into the normalised IO table."""
+    from .traces import detect_format, import_trace
+
+    if fmt is None:
+        fmt = detect_format(paths[0])
+        console.print(f"format: {fmt} (detected; pass --format to override)")
+    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
+    console.print(esc(table.summary()), soft_wrap=True)
+
+
+@trace_app.command("export")
+def trace_export(
+    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
+    fmt: str = typer.Option(..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."),
+    out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
+):
+    """Write an IO table back out in a public trace format (reads and writes)."""
+    from .traces.writers import export_trace
+
+    console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
+
+
+def _fraction(text: str, what: str) -> float:
+    """'3%' or '3' -> 0.03; '0.03' -> 0.03 (bare numbers below 1 are fractions)."""
+    t = text.strip()
+    try:
+        v = float(t.rstrip("%").strip())
+    except ValueError:
+        raise IolabError(f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03).") from None
+    return v / 100 if t.endswith("%") or v >= 1 else v
+
+
+@trace_app.command("analyze")
+def analyze(
+    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."),
+    step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
+    threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
+    process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
+    device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
+    qd: Optional[int] = typer.Option(None, "--qd", help="Queue depth of the workloads (default: the capture's average outstanding IO; needed when the trace has no response times)."),
+    threads: int = typer.Option(1, "--threads", help="Threads of the workloads (outstanding IO = threads × QD)."),
+    compress: float = typer.Option(1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."),
+    replay_streams: str = typer.Option("dominant", "--replay-streams", help="Replay the dominant streams only, or all."),
+):
+    """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
+    writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
+    from rich.table import Table
+
+    from .analysis import composite, replay, save_composite
+    from .analysis.plots import plot_all
+    from .analysis.streams import analyse as run_analysis
+    from .suites.rwsw_common import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+
+    with console.status(f"analysing {esc(str(trace))}"):
+        a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
+                         devices=tuple(device or ()), process=process)
+    console.print(esc(a.summary()), soft_wrap=True)
+    t = Table(title="per step (the Self-Test figures)", title_justify="left")
+    for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
+        t.add_column(col, justify="right")
+
+    def f(v, fmt):
+        return "—" if v is None else format(v, fmt)
+
+    shown = a.steps if len(a.steps) <= 30 else a.steps[:10] + a.steps[-10:]
+    for s in shown:
+        if len(a.steps) > 30 and s is a.steps[-10]:
+            t.add_row("…", *[""] * 6)
+        t.add_row(str(s.index), f"{s.start_s:,.0f}", f(s.iops, ",.0f"), f(s.mbps, ",.1f"),
+                  f(s.read_pct, ".1f"), f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
+                  f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}")
+    console.print(t)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [a.save(out / ANALYSIS_FILE)]
+    w = composite(a, queue_depth=qd, threads=threads)
+    written.append(save_composite(w, out / COMPOSITE_FILE, a))
+    plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
+    written.append(plan.save(out / REPLAY_FILE))
+    written += list(plot_all(a, out / "plots").values())
+    console.print(esc(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
+                      f"TC {w.threads} × QD {w.queue_depth}"), soft_wrap=True)
+    console.print(f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
+                  + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else ""))
+    for p in written:
+        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
+    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
+
+
+@sim_app.command("presets")
+def sim_presets():
+    """List the simulated drive presets and their parameters."""
+    from rich.table import Table
+
+    from .engines.sim import list_presets
+
+    for p in list_presets():
+        t = Table(title=esc(f"{p.name} — {p.description}"), title_justify="left")
+        t.add_column("parameter")
+        t.add_column("value")
+        for k, v in p.parameters:
+            t.add_row(esc(k), esc(str(v)))
+        console.print(t)
+
+

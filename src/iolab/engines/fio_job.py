@@ -1,0 +1,308 @@
+"""Writing fio job files: one fio job section per access pattern (RND, SEQ); inside a
+section, read % and per-direction block-size splits are exact fio options. Also what fio
+itself is on this host (its version, the best async IO engine)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..errors import EngineError, IolabError
+from ..targets import Target
+from ..workload import Stream, Workload
+
+LOG_INTERVAL_MS = 1000  # one point per second in the per-second series
+# Sleep (µs) of a job that is ahead of its `flow` share. With the default 0 fio busy-spins
+# the blocked job, which starves the other jobs on small machines (measured: 2 cores, 4 jobs
+# lost >90 % of their IOPS); 20 µs keeps the proportions and costs almost nothing.
+FLOW_SLEEP_US = 20
+_TAG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+# ---------------------------------------------------------------------------------------
+# fio itself: version and the best async IO engine on this host
+# ---------------------------------------------------------------------------------------
+
+
+def fio_missing(fio: str) -> EngineError:
+    return EngineError(
+        f"fio was not found (looked for {fio!r} on PATH). iolab drives real targets through "
+        "fio: install it (Debian/Ubuntu: apt install fio; Fedora: dnf install fio) or point "
+        "iolab at the binary."
+    )
+
+
+@lru_cache(maxsize=None)
+def fio_version(fio: str) -> str:
+    try:
+        out = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        raise fio_missing(fio) from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"`{fio} --version` did not answer within 30 s (it was stopped). Check the fio installation.") from None
+    version = out.stdout.strip()
+    if out.returncode != 0 or not version.startswith("fio-"):
+        raise EngineError(
+            f"`{fio} --version` did not print a fio version (exit {out.returncode}, output "
+            f"{(out.stdout + out.stderr).strip()[-200:]!r}). Check the fio installation."
+        )
+    return version
+
+
+@lru_cache(maxsize=None)
+def async_ioengine(fio: str) -> str:
+    """'io_uring' if a tiny fio run with it succeeds on this host, else 'libaio'.
+
+    io_uring can be compiled in yet unusable (old kernel, seccomp in containers,
+    io_uring_disabled sysctl), so we ask the kernel rather than the version number. The probe
+    uses buffered IO on a temp file because /tmp may be tmpfs, which refuses O_DIRECT.
+    """
+    with tempfile.TemporaryDirectory(prefix="iolab-fio-probe-") as tmp:
+        cmd = [fio, "--name=probe", f"--filename={tmp}/probe", "--size=64k", "--io_size=4k",
+               "--bs=4k", "--rw=read", "--ioengine=io_uring", "--output-format=json"]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except FileNotFoundError:
+            raise fio_missing(fio) from None
+        except subprocess.TimeoutExpired:
+            return "libaio"
+        try:
+            job = json.loads(out.stdout)["jobs"][0]
+            ok = out.returncode == 0 and job["error"] == 0 and job["read"]["total_ios"] == 1
+        except (ValueError, KeyError, IndexError, TypeError):
+            ok = False
+    return "io_uring" if ok else "libaio"
+
+
+# ---------------------------------------------------------------------------------------
+# Job generation
+# ---------------------------------------------------------------------------------------
+
+
+def _apportion(total: int, weights: list[float]) -> list[int]:
+    """Split `total` into one integer ≥ 1 per weight, proportional to the weights, summing to
+    `total` exactly (largest remainder). Needs total ≥ len(weights)."""
+    wsum = sum(weights)
+    raw = [total * w / wsum for w in weights]
+    out = [max(1, int(r)) for r in raw]
+    while sum(out) > total:
+        i = max((i for i in range(len(out)) if out[i] > 1), key=lambda i: out[i] - raw[i])
+        out[i] -= 1
+    while sum(out) < total:
+        i = max(range(len(out)), key=lambda i: raw[i] - out[i])
+        out[i] += 1
+    return out
+
+
+def _split_text(streams: list[Stream]) -> str:
+    """fio bssplit for one direction: 'bs/pct:bs/pct', percentages to 0.01 summing to 100."""
+    by_bs: dict[int, float] = defaultdict(float)
+    for s in streams:
+        by_bs[s.block_size] += s.share
+    sizes = sorted(by_bs)
+    units = _apportion(10_000, [by_bs[b] for b in sizes])
+    return ":".join(f"{b}/{u / 100:g}" for b, u in zip(sizes, units))
+
+
+def _escape_filename(path: str) -> str:
+    # fio splits `filename` on ':' (several files); a literal colon must be escaped.
+    return path.replace(":", "\\:")
+
+
+@dataclass(frozen=True)
+class _Section:
+    """One fio job section: the streams of one access pattern and their slice of the load."""
+
+    access: str
+    streams: tuple[Stream, ...]
+    share: float  # this section's share of all IOs
+    numjobs: int
+    iodepth: int
+
+    def by_op(self, op: str) -> list[Stream]:
+        return [s for s in self.streams if s.op == op]
+
+    @property
+    def max_bs(self) -> int:
+        return max(s.block_size for s in self.streams)
+
+    @property
+    def bytes_per_io(self) -> float:
+        """Mean bytes per IO of this section, weighted by the streams' shares."""
+        return sum(s.share * s.block_size for s in self.streams) / self.share
+
+
+def _sections(w: Workload) -> tuple[list[_Section], str | None]:
+    """Group streams by access pattern and split the outstanding IO between the groups.
+
+    One fio job expresses any mix of read/write and block sizes exactly (rwmixread plus a
+    per-direction bssplit), but not a mix of random and sequential streams with their joint
+    shares, so each access pattern gets its own section. Returns the sections and, when the
+    requested outstanding IO cannot be split (fewer IOs in flight than sections), a note for
+    the job file saying what was run instead.
+    """
+    groups: dict[str, list[Stream]] = {}
+    for s in w.streams:
+        groups.setdefault(s.access, []).append(s)
+    accesses = sorted(groups, key=lambda a: a != "rnd")  # rnd first: stable section order
+    shares = [sum(s.share for s in groups[a]) for a in accesses]
+    n = len(accesses)
+    note = None
+    if n == 1:
+        jobs, depths = [w.threads], [w.queue_depth]
+    elif w.queue_depth >= n:
+        jobs, depths = [w.threads] * n, _apportion(w.queue_depth, shares)
+    elif w.threads >= n:
+        jobs, depths = _apportion(w.threads, shares), [w.queue_depth] * n
+    else:
+        jobs, depths = [w.threads] * n, [1] * n
+        note = (f"outstanding IO raised from {w.outstanding} to {sum(j * d for j, d in zip(jobs, depths))}: "
+                "each access pattern needs at least one IO in flight")
+    secs = [_Section(a, tuple(groups[a]), sh, j, d) for a, sh, j, d in zip(accesses, shares, jobs, depths)]
+    return secs, note
+
+
+def _rw(section: _Section) -> str:
+    reads, writes = bool(section.by_op("read")), bool(section.by_op("write"))
+    if section.access == "rnd":
+        return "randrw" if reads and writes else "randread" if reads else "randwrite"
+    return "rw" if reads and writes else "read" if reads else "write"
+
+
+def _block_sizes(section: _Section) -> str:
+    """`bs=` when each direction has one block size, else a per-direction `bssplit=`."""
+    reads, writes = section.by_op("read"), section.by_op("write")
+    present = [ss for ss in (reads, writes) if ss]
+    if all(len({s.block_size for s in ss}) == 1 for ss in present):
+        sizes = [str(ss[0].block_size) for ss in present]
+        if len(sizes) == 2 and sizes[0] == sizes[1]:
+            sizes = sizes[:1]
+        return "bs=" + ",".join(sizes)
+    # With one direction present, its split alone is given (fio applies it to all).
+    return "bssplit=" + ",".join(_split_text(ss) for ss in present)
+
+
+def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
+    """The fio job file for one round. `ioengine` is the async engine for block devices and
+    files (NBD targets always use fio's nbd engine). Logs and output paths are relative: fio
+    runs in the round's raw directory, where this file is stored."""
+    if not _TAG_RE.match(tag):
+        raise IolabError(
+            f"round tag {tag!r} cannot name fio's output files: use letters, digits, '.', '_' "
+            "and '-' only, starting with a letter or digit."
+        )
+    if target.kind not in ("block", "file", "nbd"):
+        raise EngineError(
+            f"the fio engine drives block devices, files and NBD exports, not a {target.kind!r} "
+            f"target ({target.spec}). Simulated targets run on the sim engine."
+        )
+    sections, note = _sections(w)
+    max_bs = max(s.block_size for s in w.streams)
+    size = int(w.active_range * target.capacity) // max_bs * max_bs
+    if size < max_bs:
+        raise IolabError(
+            f"workload {w.label()!r}: the active range ({w.active_range:g} of {target.capacity} B "
+            f"on {target.spec}) is smaller than one {max_bs} B block. Use a larger target or range."
+        )
+
+    head = [
+        f"; iolab round {tag}: {w.label()} on {target.spec}",
+        f"; outstanding IO {w.threads} thread(s) x QD {w.queue_depth}, active range {w.active_range:g}"
+        f" ({size} B from offset 0), entropy {w.entropy:g}",
+        f"; run by hand from this directory: fio --output-format=json+ --output={tag}.json {tag}.fio",
+    ]
+    if note:
+        head.append(f"; note: {note}")
+    g = ["[global]"]
+    if target.kind == "nbd":
+        g += ["ioengine=nbd", f"uri={target.path}"]
+    else:
+        g += [f"ioengine={ioengine}", f"filename={_escape_filename(target.path)}"]
+    g += [
+        "direct=1",
+        f"size={size}",
+        "group_reporting=1",
+        # Uniform random with replacement over the whole range, as the PTS asks; fio's random
+        # map (touch each block once per pass) also costs memory on large drives.
+        "norandommap=1",
+        # The 32-bit default generator cannot address every block of drives > 16 TiB at 4 KiB.
+        "random_generator=tausworthe64",
+        f"randseed={w.seed_for(tag)}",
+        # json+ bins of total latency (submission + completion), so percentiles describe the
+        # same latency as the mean and the maximum.
+        "lat_percentiles=1",
+    ]
+    if w.duration_s is not None:
+        # fio takes ms, so sub-second cells (quick profiles) are exact.
+        runtime_ms = max(1, round(w.duration_s * 1000))
+        g += [f"runtime={runtime_ms}ms"]
+        if w.bytes_budget is None:
+            g += ["time_based=1"]
+    if any(s.op == "write" for s in w.streams):
+        # refill_buffers: fresh data for every write, so a drive that dedupes or compresses
+        # sees what `entropy` says. Reads never use these buffers.
+        g += ["refill_buffers=1"]
+        compress = round((1 - w.entropy) * 100)
+        if compress > 0:
+            g += [f"buffer_compress_percentage={compress}"]
+    g += [f"write_iops_log={tag}", f"write_bw_log={tag}", f"write_lat_log={tag}",
+          f"log_avg_msec={LOG_INTERVAL_MS}"]
+
+    body: list[str] = []
+    planned_bytes = 0
+    # fio's flow weights are integers up to 1000.
+    weights = _apportion(1000, [s.share for s in sections]) if len(sections) > 1 else []
+    for i, sec in enumerate(sections):
+        lines = ["", f"[{sec.access}]", f"rw={_rw(sec)}"]
+        reads = sum(s.share for s in sec.by_op("read"))
+        if sec.by_op("read") and sec.by_op("write"):
+            # fio takes whole percent; keep both directions present when both are asked for.
+            lines.append(f"rwmixread={min(99, max(1, round(100 * reads / sec.share)))}")
+        lines += [_block_sizes(sec), f"numjobs={sec.numjobs}", f"iodepth={sec.iodepth}"]
+        if sec.access == "seq" and sec.numjobs > 1:
+            # Each sequential thread streams its own slice instead of all re-reading block 0.
+            per_job = size // sec.numjobs // sec.max_bs * sec.max_bs
+            if per_job >= sec.max_bs:
+                lines += [f"size={per_job}", f"offset_increment={per_job}"]
+        if w.bytes_budget is not None:
+            total_bpi = sum(s.share * s.block_size for s in w.streams)
+            part = w.bytes_budget * sec.share * sec.bytes_per_io / total_bpi
+            # Whole blocks per job (at least one), so fio stops exactly at io_size.
+            per_job = max(sec.max_bs, int(part / sec.numjobs) // sec.max_bs * sec.max_bs)
+            lines.append(f"io_size={per_job}")
+            planned_bytes += per_job * sec.numjobs
+        if w.rate_iops is not None:
+            lines.append("rate_iops=" + _rate_text(w, sec))
+        if len(sections) > 1:
+            # IO proportions between sections follow the stream shares (fio counts IOs).
+            lines += [f"flow={weights[i]}", f"flow_sleep={FLOW_SLEEP_US}"]
+        body += lines
+    if w.bytes_budget is not None and planned_bytes != w.bytes_budget:
+        head.append(f"; note: byte budget {w.bytes_budget} B rounded to whole blocks per job: {planned_bytes} B")
+    return "\n".join(head + g + body) + "\n"
+
+
+def _rate_text(w: Workload, sec: _Section) -> str:
+    """Per-job, per-direction IOPS caps ('r,w') that add up to the workload's rate."""
+    assert w.rate_iops is not None
+    parts = []
+    for op in ("read", "write"):
+        share = sum(s.share for s in sec.by_op(op))
+        if share == 0:
+            parts.append("")
+            continue
+        per_job = w.rate_iops * share / sec.numjobs
+        if per_job < 1:
+            raise IolabError(
+                f"workload {w.label()!r}: a rate of {w.rate_iops} IOPS leaves {per_job:.2f} IOPS "
+                f"per fio job for {op}s ({sec.numjobs} jobs), and fio caps rates in whole IOPS. "
+                "Use fewer threads or a higher rate."
+            )
+        parts.append(str(round(per_job)))
+    return ",".join(parts).rstrip(",")
+

@@ -1,0 +1,49 @@
+"""What the target layer knows about a simulated drive: the simulator's description of
+`sim:PRESET?options` (capacity, kind, over-provisioning) and the device facts iolab shows for
+it. Below both the targets and the sim engine, so parsing a sim: spec never reaches up into
+an engine."""
+
+from __future__ import annotations
+
+import json
+
+from .. import _sim
+from ..errors import IolabError
+from .model import DeviceFacts
+
+# Target options that steer the engine rather than describe the drive.
+STATE_OPTIONS = ("load", "save")
+
+
+def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
+    return [(k, str(v)) for k, v in options.items() if k not in STATE_OPTIONS]
+
+
+def describe(preset: str, options: dict[str, str]) -> dict:
+    """The simulator's facts about a preset with parameters (no drive is built)."""
+    try:
+        return json.loads(_sim.describe(preset, drive_params(options)))
+    except ValueError as e:
+        raise IolabError(f"target sim:{preset}: {e}") from None
+
+
+def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFacts]:
+    """Capacity and device facts of `sim:PRESET?options` (called by targets.parse_target)."""
+    info = describe(preset, options)
+    ssd = info["kind"] == "ssd"
+    # The over-provisioning goes in the model line, which every report's header shows.
+    model = f"sim SSD {preset}, OP {info['op']:.1%}" if ssd else f"sim HDD {preset}"
+    facts = DeviceFacts(
+        vendor="iolab",
+        model=model,
+        firmware=f"sim-{_sim.__version__}",
+        capacity_bytes=int(info["capacity_bytes"]),
+        logical_sector=512,
+        physical_sector=4096 if ssd else 512,
+        rotational=not ssd,
+        interface="sim",
+        # A new simulated drive has its write cache enabled; the runner sets it per profile.
+        write_cache="enabled",
+        sources=("iolab-sim",),
+    )
+    return int(info["capacity_bytes"]), facts

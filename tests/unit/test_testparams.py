@@ -1,0 +1,98 @@
+"""A test's own parameters (`--set NAME=VALUE`): parsing, refusal of unknown or bad values
+before anything is written, defaults, report rows, and their travel in the profile."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from iolab import api, registry, testparams
+from iolab.cli import app
+from iolab.errors import IolabError
+from iolab import plan as plans
+from iolab.plan import Cell, Phase, Profile
+from iolab.suites import make_profile
+from iolab.targets import parse_target
+from iolab.testdef import TestDef
+from iolab.testparams import Param
+from iolab.units import KiB
+from iolab.workload import Workload
+
+STEPS = Param("steps", (1000, 2000), "demand steps in IOPS", testparams.int_list, testparams.show_list,
+              source="published reviews")
+TOL = Param("tolerance", 0.02, "shortfall that ends the ramp", testparams.fraction, testparams.show_percent)
+
+
+def build(profile: Profile, target, workload=None) -> plans.TestPlan:
+    v = testparams.values((STEPS, TOL), profile, "ramp-p")
+    cells = tuple(Cell(f"{d} IOPS", Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=1.0,
+                                                 rate_iops=d), "100/0", 4 * KiB) for d in v["steps"])
+    return plans.TestPlan("ramp-p", "Ramp", "test", profile, (Phase("ramp", cells, (), purge=False, max_rounds=1,
+                                                              stop_on_steady=False),),
+                    profile.rule(), 1 << 30, tuple(testparams.parameter_rows((STEPS, TOL), profile, "ramp-p")))
+
+
+RAMP = TestDef("ramp-p", "Ramp", "test", "a ramp with parameters", build=build, params=(STEPS, TOL))
+
+
+@pytest.fixture
+def ramp():
+    registry.register(RAMP)
+    yield RAMP
+    registry.unregister(RAMP.name)
+
+
+def test_parsers_accept_what_they_say_and_refuse_the_rest():
+    assert testparams.int_list("5000:5000:20000") == (5000, 10000, 15000, 20000)
+    assert testparams.int_list("1,2,4") == (1, 2, 4)
+    assert testparams.fraction("2%") == pytest.approx(0.02)
+    assert testparams.fraction("0.5") == 0.5
+    assert testparams.seconds("2h") == 7200
+    assert testparams.size_list("512,4k,1m") == (512, 4096, 1 << 20)
+    for parse, bad in ((testparams.int_list, "4,2"), (testparams.int_list, "1:0:5"), (testparams.fraction, "150%"),
+                       (testparams.positive_int, "0"), (testparams.seconds, "0s"), (testparams.size_list, "4k,512")):
+        with pytest.raises((ValueError, IolabError)):
+            parse(bad)
+
+
+def test_defaults_and_given_values_reach_the_plan_and_its_report_rows(ramp):
+    target = parse_target("sim:enterprise-sas")
+    plan = api.plans("ramp-p", make_profile(), target)[0]
+    assert [c.key for c in plan.phases[0].cells] == ["1000 IOPS", "2000 IOPS"]
+    assert dict(plan.parameters)["steps"] == "1,000, 2,000 (default, published reviews)"
+    prof = make_profile(settings=testparams.parse_settings(["steps=100:100:300", "tolerance=5%"]))
+    plan = api.plans("ramp-p", prof, target)[0]
+    assert [c.workload.rate_iops for c in plan.phases[0].cells] == [100, 200, 300]
+    assert dict(plan.parameters)["tolerance"] == "5 % (set with --set)"
+
+
+def test_unknown_or_bad_settings_are_refused_naming_the_parameter(ramp):
+    target = parse_target("sim:enterprise-sas")
+    with pytest.raises(IolabError, match="steps, tolerance"):
+        api.plans("ramp-p", make_profile(settings=(("stepz", "1"),)), target)
+    with pytest.raises(IolabError, match=r"--set steps='4,2' \(test ramp-p\)"):
+        api.plans("ramp-p", make_profile(settings=(("steps", "4,2"),)), target)
+    with pytest.raises(IolabError, match="takes no parameters"):
+        api.plans("iops", make_profile(settings=(("steps", "1"),)), target)
+    with pytest.raises(IolabError, match="given twice"):
+        testparams.parse_settings(["a=1", "a=2"])
+
+
+def test_settings_survive_the_manifest_round_trip():
+    prof = make_profile(settings=(("b", "2"), ("a", "1")))
+    assert prof.settings == (("a", "1"), ("b", "2"))
+    from dataclasses import asdict
+
+    back = Profile(**json.loads(json.dumps(asdict(prof))))
+    assert back == prof
+
+
+def test_cli_refuses_an_unknown_setting_and_lists_a_tests_parameters(ramp, tmp_path):
+    r = CliRunner().invoke(app, ["run", "ramp-p", "--set", "nope=1", "--runs-dir", str(tmp_path)])
+    assert isinstance(r.exception, IolabError) and r.exception.exit_code == 2  # main() prints it, exits 2
+    assert "no test in this run has a parameter" in str(r.exception)
+    assert not any(tmp_path.iterdir())
+    r = CliRunner().invoke(app, ["tests", "ramp-p"])
+    assert r.exit_code == 0 and "--set steps=" in r.output and "published reviews" in r.output
