@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 
-from . import api, registry, suites, targets
+from . import api, registry, scaleout, suites, targets
 from .engines import engine_for
 from .errors import IolabError
 from .runlist import list_runs
@@ -85,7 +85,10 @@ TEST_HELP = (f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(
 @app.command()
 def run(
     test: str = typer.Argument(..., help=TEST_HELP),
-    target: Optional[str] = TargetOpt,
+    target: Optional[list[str]] = typer.Option(None, "--target", "-t", help=TargetOpt.help + " Repeat for several drives in parallel."),
+    paths: Optional[str] = typer.Option(None, "--paths", help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target)."),
+    hosts: Optional[str] = typer.Option(None, "--hosts", help="Run on these fio servers at once (HOST[:PORT],...), splitting the outstanding IO."),
+    hosts_file: Optional[Path] = typer.Option(None, "--hosts-file", help="TOML [[host]] list: address, port, target, share, ssh."),
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
@@ -112,11 +115,13 @@ def run(
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
     # An empty -t is a mistake, not a request for the simulated drive.
-    tgt = suites.quick_target(prof, targets.parse_target(target if target is not None else default_target()))
-    engine = engine_for(tgt, stall_timeout=stall_s)
+    root = runs_dir or runs_root()
+    if target and len(target) > 1:  # several drives: one run each, then their comparison
+        raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
+    tgt = suites.quick_target(prof, targets.parse_target(target[0] if target else default_target()))
+    engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
-    root = runs_dir or runs_root()
     try:
         with stop_on_signals():
             _run_tests(test, prof, tgt, workload, engine, options, root, report)
