@@ -24,6 +24,7 @@ from .report import write_document
 from .report.model import Document
 from .report.pts import generic_pages
 from .report.rundata import RunData
+from .report.parts import parts_pages
 from .report.sections import details_pages
 from .store import RunStore
 from .summary import PhaseSummary
@@ -49,7 +50,7 @@ def show(store: RunStore, console) -> None:
 def build_document(run: RunData) -> Document:
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)
-    return _build_document(run, pages + details_pages(run), test.report_heading if test else None)
+    return _build_document(run, pages + parts_pages(run) + details_pages(run), test.report_heading if test else None)
 
 
 def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
