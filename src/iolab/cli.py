@@ -27,6 +27,7 @@ trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.
 app.add_typer(trace_app, name="trace")
 console = Console()
 err = Console(stderr=True)
+app.command()(scaleout.watch)
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 

@@ -8,6 +8,9 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Optional
+
+import typer
 
 from . import targets
 from .engines import Engine, engine_for
@@ -90,3 +93,25 @@ def _without_targets(argv: list[str]) -> list[str]:
         elif not any(a.startswith(f + "=") for f in TARGET_FLAGS if f.startswith("--")):
             out.append(a)
     return out
+
+
+def watch(
+    runs_dir: Optional[Path] = typer.Argument(None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."),
+    bind: str = typer.Option("127.0.0.1", "--bind", help="Address to serve on. The page shows run details to whoever reaches it."),
+    port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
+):
+    """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
+    from rich.console import Console
+
+    from .store import runs_root
+    from .watch import serve
+
+    server = serve(runs_dir or runs_root(), bind, port)
+    host, bound = server.server_address[:2]
+    Console().print(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)", markup=False)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
