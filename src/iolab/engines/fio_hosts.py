@@ -164,30 +164,38 @@ class SplitFioEngine:
         if existing:
             raise EngineError(f"raw output of round {tag!r} already exists in {raw_dir} ({sorted(existing)[0]}); "
                               "iolab never overwrites stored output.")
-        cmd = [self.fio, "--output-format=json+"]
-        for i, leg, w in legs:
-            job = raw_dir / f"{tag}.p{i}.fio"
-            job.write_text(build_job(leg.target, w, f"{tag}.p{i}", leg.host.ioengine))
-            cmd += [f"--client={server_arg(*self.servers.endpoints[leg.host.name])}", job.name]
-        out_path, err_path = raw_dir / f"{tag}.json", raw_dir / f"{tag}.stderr"
-        limit = time_limit(workload, self.stall_timeout)
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
-            try:
-                proc.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                _end(proc)
-                raise EngineError(f"round {tag!r} on {len(legs)} hosts did not finish within {limit:g} s (a host that "
-                                  f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}.") from None
-            except BaseException:
-                _end(proc)
-                raise
-        return client_parts(legs, self.servers.endpoints, raw_dir, tag, proc.returncode)
+        jobs = [(f"{tag}.p{i}", self.servers.endpoints[leg.host.name], build_job(leg.target, w, f"{tag}.p{i}", leg.host.ioengine))
+                for i, leg, w in legs]
+        code = run_clients(jobs, raw_dir, tag, time_limit(workload, self.stall_timeout), self.fio)
+        return client_parts(legs, self.servers.endpoints, raw_dir, tag, code)
 
     def close(self) -> None:
         if self.servers is not None:
             self.servers.close()
+
+
+def run_clients(jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float,
+                fio: str = "fio") -> int:
+    """One `fio --client=E1 NAME1.fio --client=E2 NAME2.fio ...` run of (name, endpoint, job
+    text) triples; fio's output is kept as raw_dir/tag.json (and .stderr). Returns fio's exit status;
+    stops fio and fails after `limit` seconds, so a host that stops answering cannot hang."""
+    cmd = [fio, "--output-format=json+"]
+    for name, endpoint, text in jobs:
+        job = raw_dir / f"{name}.fio"
+        job.write_text(text)
+        cmd += [f"--client={server_arg(*endpoint)}", job.name]
+    out_path, err_path = raw_dir / f"{tag}.json", raw_dir / f"{tag}.stderr"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        try:
+            return proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _end(proc)
+            raise EngineError(f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (a host that "
+                              f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}.") from None
+        except BaseException:
+            _end(proc)
+            raise
 
 
 def _outcome(future):
