@@ -176,6 +176,8 @@ class Servers:
             except (OSError, ValueError):
                 pass  # already gone
             pf.unlink(missing_ok=True)
+            if pf.parent.name.startswith("iolab-fio-server-"):
+                pf.parent.rmdir()
         self._tunnels.clear()
         self._pidfiles.clear()
 
@@ -213,11 +215,12 @@ def _wait_answer(address: str, port: int, what: str, servers: Servers) -> None:
 
 
 def _start_local(h: Host, servers: Servers, fio: str) -> None:
-    pidfile = Path(tempfile.mkstemp(prefix="iolab-fio-server-", suffix=".pid")[1])
+    # A fresh name: fio's --daemonize will not write a pid file that already exists.
+    pidfile = Path(tempfile.mkdtemp(prefix="iolab-fio-server-")) / "server.pid"
     out = subprocess.run([fio, f"--server={server_arg(h.address, h.port)}", f"--daemonize={pidfile}"],
                          capture_output=True, text=True, timeout=START_TIMEOUT_S)
     if out.returncode != 0:
-        pidfile.unlink(missing_ok=True)
+        pidfile.parent.rmdir()
         raise EngineError(f"host {h.name}: `fio --server` failed (exit {out.returncode}): {(out.stdout + out.stderr).strip()[-300:]}")
     servers._pidfiles.append(pidfile)
     servers.started.append(f"fio server on {h.name} (pid file {pidfile})")
