@@ -68,8 +68,14 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
         procs.append((spec, proc))
         threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
         threads[-1].start()
+    interrupted = False
     for (spec, proc), t in zip(procs, threads):
-        proc.wait()
+        while True:
+            try:
+                proc.wait()
+                break
+            except KeyboardInterrupt:  # the terminal's Ctrl-C reached every run too: let them store and stop
+                interrupted = True
         t.join()
     failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
     if failed:
@@ -80,7 +86,7 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
 
         for p in api.compare(done, root / "compare", force=True):
             console.print(f"comparison: {p}", markup=False, soft_wrap=True)
-    return 1 if failed else 0
+    return 130 if interrupted else 1 if failed else 0
 
 
 def _without_targets(argv: list[str]) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from iolab.engines.merge import breakdown
+from iolab.hosts import Host
 from iolab.store import RunStore
 
 from .conftest import iolab
@@ -115,3 +116,26 @@ def test_several_targets_run_in_parallel_and_are_compared(scratch):
     assert any(p.suffix == ".html" for p in (scratch / "runs" / "compare").iterdir())
     runs = [RunStore.open(p) for p in (scratch / "runs").iterdir() if p.name != "compare"]
     assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
+
+
+def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_end():
+    import socket
+
+    from iolab.engines.fio import _fio_version
+    from iolab.hosts import answers, check_versions, start_servers
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.9", 0))
+        port = s.getsockname()[1]
+    h = Host("127.0.0.9", port)
+    servers = start_servers([h])
+    try:
+        assert servers.endpoints == {h.name: ("127.0.0.9", port)} and servers.started
+        assert answers("127.0.0.9", port) and not answers("127.0.0.1", port)  # not every address
+        check_versions([h], servers, _fio_version("fio"))
+    finally:
+        servers.close()
+    deadline = time.monotonic() + 10
+    while answers("127.0.0.9", port, timeout=0.2) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not answers("127.0.0.9", port)

@@ -134,3 +134,13 @@ def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
     assert "0.0.0.0" not in " ".join(start + tunnel)
     assert tunnel[-3:] == ["-L", "127.0.0.1:40123:127.0.0.1:8765", "bench@10.0.0.2"]
     assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel and "-N" in tunnel
+
+
+def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch):
+    import iolab.hosts as hosts
+
+    monkeypatch.setattr(hosts, "remote_version", lambda endpoint, fio="fio": "fio-3.35" if endpoint[0] == "b" else "fio-3.33")
+    servers = hosts.Servers(endpoints={"a:8765": ("a", 8765), "b:8765": ("b", 8765)})
+    with pytest.raises(IolabError, match="host b:8765 runs fio-3.35, this machine runs fio-3.33"):
+        hosts.check_versions([Host("a"), Host("b")], servers, "fio-3.33")
+    hosts.check_versions([Host("a")], servers, "fio-3.33")
