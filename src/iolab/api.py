@@ -26,8 +26,9 @@ from .report import write_document
 from .report.model import Document
 from .report.pts import generic_pages
 from .report.rundata import RunData
+from .report.parts import parts_pages
 from .report.sections import details_pages
-from .engines import engine_for
+from .engines import Engine, engine_for
 from .resume import Resumption
 from .runner import Progress, RunOptions, Runner, start
 from .manifest import runs_root
@@ -60,7 +61,7 @@ class TestRun:
 
 def run_test(test: str, target: Target | str, profile: Profile | None = None, *, workload: str | Path | None = None,
              options: RunOptions | None = None, runs_dir: Path | None = None, stall_timeout: float | None = None,
-             progress: Progress | None = None, report: bool = True,
+             progress: Progress | None = None, report: bool = True, engine: Engine | None = None,
              on_start: Callable[[RunStore], None] | None = None,
              on_end: Callable[[RunStore, list[Path]], None] | None = None) -> list[TestRun]:
     """Run a test, or each test of a sequence in order, as `iolab run` does: claim the target,
@@ -69,10 +70,12 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
 
     `on_start(store)` is called once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
-    An error or interruption is raised after that, the runs so far kept."""
+    An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
+    that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
+    own engine; run_test closes it either way."""
     profile = profile or Profile()
     tgt = suites.quick_target(profile, parse_target(target) if isinstance(target, str) else target)
-    engine = engine_for(tgt, stall_timeout=stall_timeout)
+    engine = engine or engine_for(tgt, stall_timeout=stall_timeout)
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
@@ -130,7 +133,7 @@ def show(store: RunStore, console) -> None:
 def build_document(run: RunData) -> Document:
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)
-    return _build_document(run, pages + details_pages(run), test.report_heading if test else None)
+    return _build_document(run, pages + parts_pages(run) + details_pages(run), test.report_heading if test else None)
 
 
 def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 
-from . import api, cli_traces, registry, suites, targets
+from . import api, cli_traces, registry, scaleout, suites, targets
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
@@ -26,6 +26,7 @@ app.add_typer(cli_traces.trace_app, name="trace")
 app.command("capture")(cli_traces.capture)
 console = Console()
 err = Console(stderr=True)
+app.command()(scaleout.watch)
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 
@@ -84,7 +85,10 @@ TEST_HELP = (f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(
 @app.command()
 def run(
     test: str = typer.Argument(..., help=TEST_HELP),
-    target: Optional[str] = TargetOpt,
+    target: Optional[list[str]] = typer.Option(None, "--target", "-t", help=TargetOpt.help + " Repeat for several drives in parallel."),
+    paths: Optional[str] = typer.Option(None, "--paths", help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target)."),
+    hosts: Optional[str] = typer.Option(None, "--hosts", help="Run on these fio servers at once (HOST[:PORT],...), splitting the outstanding IO."),
+    hosts_file: Optional[Path] = typer.Option(None, "--hosts-file", help="TOML [[host]] list: address, port, target, share, ssh."),
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
@@ -111,7 +115,11 @@ def run(
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
     # An empty -t is a mistake, not a request for the simulated drive.
-    tgt = targets.parse_target(target if target is not None else default_target())
+    root = runs_dir or runs_root()
+    if target and len(target) > 1:  # several drives: one run each, then their comparison
+        raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
+    tgt = targets.parse_target(target[0] if target else default_target())
+    engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
     from .progress import RichProgress
@@ -137,8 +145,8 @@ def run(
 
     try:
         with stop_on_signals(), RichProgress(console) as progress:
-            api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=runs_dir,
-                         stall_timeout=stall_s, progress=progress, report=report, on_start=started, on_end=ended)
+            api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=root, engine=engine,
+                         progress=progress, report=report, on_start=started, on_end=ended)
     except KeyboardInterrupt as e:
         if not current or current[0].manifest.state != "interrupted":
             raise

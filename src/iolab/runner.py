@@ -111,7 +111,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         target={"spec": target.spec, "kind": target.kind, "path": target.path, "capacity": target.capacity,
                 "tested_capacity": plan.capacity, "short_name": target.short_name, "facts": asdict(target.facts)},
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
-        parameters=dict(plan.parameters), notes=list(plan.notes), steady_rule=plan.rule.describe(),
+        parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=plan.rule.describe(),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
         started=now_iso(), plan=plan_summary(plan),
     )

@@ -1,0 +1,286 @@
+"""Split rounds: one workload's outstanding IO spread over several fio job targets that run at
+the same time, either several paths to one drive on this machine (`--paths`), or several
+hosts (`--hosts`, `--hosts-file`) driven through fio's client/server mode. Both are one
+mechanism: `merge.split_workload` gives each leg its share, each leg's fio output is parsed
+as fio's own, and `merge.merge` adds them up exactly (summed json+ bins for percentiles)
+keeping each leg's figures for the report's breakdown page.
+
+Local legs run one fio process each (the single-drive engine, with its watchdog and Ctrl-C
+handling); host legs run in one `fio --client=H1 job1 --client=H2 job2 ...` invocation,
+from whose output iolab reads each client's json+ entries, not fio's "All clients" sum
+(which carries no latency bins)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..errors import EngineError
+from ..hosts import Host, Servers, check_versions, server_arg, start_servers
+from ..results import RoundResult
+from ..targets import PurgeOutcome, Target
+from ..workload import Workload
+from .capabilities import Capabilities
+from .fio import FioEngine
+from .fio_job import build_job
+from .fio_job import fio_version as _fio_version
+from .fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
+from .fio_supervise import _job_processes, default_stall_timeout
+from .merge import Part, merge, split_workload
+
+# A byte-budget round (preconditioning) has no runtime; it is stopped and failed when it
+# has not finished at this rate (bytes/s over all hosts), so a lost host cannot hang a run.
+MIN_BUDGET_RATE = 1e6
+_CLIENT_LOG_RE = re.compile(r"^(?P<base>.+_(?:iops|bw|lat|clat|slat)\.\d+\.log)\.(?P<host>.+)$")
+
+
+@dataclass(frozen=True)
+class Leg:
+    name: str  # device path or host address:port, as the report shows it
+    target: Target  # what this leg's fio opens
+    share: float = 1.0
+    host: Host | None = None
+
+
+def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
+    """`--paths`: every path to the drive gets an equal share."""
+    return [Leg(p.path, p) for p in paths]
+
+
+def host_legs(target: Target, hosts: list[Host]) -> list[Leg]:
+    return [Leg(h.name, replace(target, path=h.target) if h.target else target, h.share, h) for h in hosts]
+
+
+class SplitFioEngine:
+    """The fio engine over several legs; to the runner it is one engine on one target."""
+
+    name = "fio"
+
+    def __init__(self, legs: list[Leg], fio: str = "fio", stall_timeout: float | None = None):
+        if len(legs) < 1 or (any(leg.host for leg in legs) and not all(leg.host for leg in legs)):
+            raise EngineError("a split round needs legs that are all local paths or all hosts.")
+        self.legs = legs
+        self.fio = fio
+        self.single = FioEngine(fio, stall_timeout)
+        self.stall_timeout = stall_timeout
+        self.servers: Servers | None = None
+        if legs[0].host is not None:
+            hosts = [leg.host for leg in legs if leg.host]
+            self.servers = start_servers(hosts, fio)
+            try:
+                check_versions(hosts, self.servers, self.version(), fio)
+            except BaseException:
+                self.close()
+                raise
+        kind = "hosts (fio client/server)" if self.servers else "paths to one drive"
+        # Printed in the report's notes: which legs measured this run and what iolab started.
+        self.notes = (f"each round's outstanding IO is split over {len(legs)} {kind}; results are merged exactly "
+                      "(rates added, percentiles from the summed latency bins): " + "; ".join(
+                          f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
+                      *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())))
+
+    @property
+    def remote(self) -> bool:
+        return self.servers is not None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        # fio's, except that iolab cannot idle, trim, purge or switch the cache of another host
+        if not self.remote:
+            return FioEngine.capabilities
+        return replace(FioEngine.capabilities, idle=False, trim=False, purge_methods=(), write_cache=False,
+                       remote=True, keeps_state=True)
+
+    def version(self) -> str:
+        return _fio_version(self.fio)
+
+    def prepare(self, target: Target) -> None:
+        # A host's fio creates its own file target (the job gives the size); iolab cannot reach it.
+        if not self.remote:
+            for leg in self.legs:
+                self.single.prepare(leg.target)
+
+    def purge(self, target: Target, method: str) -> PurgeOutcome:
+        if self.remote and method != "none":
+            return PurgeOutcome("none", False, "the targets are on other hosts; iolab does not purge them "
+                                "(purge each host's target before the run)")
+        return self.single.purge(self.legs[0].target, method)  # every path reaches the same drive
+
+    def set_write_cache(self, target: Target, enabled: bool) -> str:
+        if self.remote:
+            return "not changed: the targets are on other hosts"
+        return self.single.set_write_cache(self.legs[0].target, enabled)
+
+    def plan(self, workload: Workload) -> list[tuple[int, Leg, Workload]]:
+        split = split_workload(workload, [leg.share for leg in self.legs])
+        return [(i, leg, w) for i, (leg, w) in enumerate(zip(self.legs, split)) if w is not None]
+
+    def job_text(self, target: Target, workload: Workload, tag: str) -> str:
+        out = []
+        for i, leg, w in self.plan(workload):
+            engine = leg.host.ioengine if leg.host else None
+            text = (build_job(leg.target, w, f"{tag}.p{i}", engine) if engine
+                    else self.single.job_text(leg.target, w, f"{tag}.p{i}"))
+            out.append(f"; ===== leg {i}: {leg.name} ({tag}.p{i}.fio) =====\n{text}")
+        return "\n".join(out)
+
+    def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str, progress=None) -> RoundResult:
+        raw_dir = Path(raw_dir)
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        legs = self.plan(workload)
+        if self.remote:
+            parts = self._run_hosts(legs, workload, raw_dir, tag)
+        else:
+            parts = self._run_paths(legs, raw_dir, tag, progress)
+        result = merge(parts, "fio", self.version())
+        if progress is not None:
+            progress(result.runtime_s, result.iops)
+        return result
+
+    def _run_paths(self, legs, raw_dir: Path, tag: str, progress) -> list[Part]:
+        live: dict[int, float] = {}
+        lock = threading.Lock()
+
+        def leg_progress(i):
+            def report(elapsed, iops):
+                with lock:
+                    live[i] = iops
+                    if progress is not None:
+                        progress(elapsed, sum(live.values()))
+            return report
+
+        with ThreadPoolExecutor(max_workers=len(legs)) as pool:
+            futures = [pool.submit(self.single.run, leg.target, w, raw_dir, f"{tag}.p{i}", leg_progress(i))
+                       for i, leg, w in legs]
+            try:
+                outcomes = [_outcome(f) for f in futures]
+            except BaseException:
+                _interrupt_children(raw_dir)  # Ctrl-C reaches this thread only: stop every leg's fio
+                raise
+        failed = [(leg, o) for (i, leg, w), o in zip(legs, outcomes) if isinstance(o, Exception)]
+        if failed:
+            raise EngineError(f"round {tag!r}: {len(failed)} of {len(legs)} paths failed; " + " ".join(
+                f"path {leg.name}: {o}" for leg, o in failed))
+        return [Part(leg.name, o, w.threads, w.queue_depth) for (i, leg, w), o in zip(legs, outcomes)]
+
+    def _run_hosts(self, legs, workload: Workload, raw_dir: Path, tag: str) -> list[Part]:
+        assert self.servers is not None
+        existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
+        if existing:
+            raise EngineError(f"raw output of round {tag!r} already exists in {raw_dir} ({sorted(existing)[0]}); "
+                              "iolab never overwrites stored output.")
+        jobs = [(f"{tag}.p{i}", self.servers.endpoints[leg.host.name], build_job(leg.target, w, f"{tag}.p{i}", leg.host.ioengine))
+                for i, leg, w in legs]
+        code = run_clients(jobs, raw_dir, tag, time_limit(workload, self.stall_timeout), self.fio)
+        return client_parts(legs, self.servers.endpoints, raw_dir, tag, code)
+
+    def close(self) -> None:
+        if self.servers is not None:
+            self.servers.close()
+
+
+def run_clients(jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float,
+                fio: str = "fio") -> int:
+    """One `fio --client=E1 NAME1.fio --client=E2 NAME2.fio ...` run of (name, endpoint, job
+    text) triples; fio's output is kept as raw_dir/tag.json (and .stderr). Returns fio's exit status;
+    stops fio and fails after `limit` seconds, so a host that stops answering cannot hang."""
+    cmd = [fio, "--output-format=json+"]
+    for name, endpoint, text in jobs:
+        job = raw_dir / f"{name}.fio"
+        job.write_text(text)
+        cmd += [f"--client={server_arg(*endpoint)}", job.name]
+    out_path, err_path = raw_dir / f"{tag}.json", raw_dir / f"{tag}.stderr"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        try:
+            return proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _end(proc)
+            raise EngineError(f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (a host that "
+                              f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}.") from None
+        except BaseException:
+            _end(proc)
+            raise
+
+
+def _outcome(future):
+    try:
+        return future.result()
+    except Exception as e:  # reported per path once every leg has ended
+        return e
+
+
+def _interrupt_children(raw_dir: Path) -> None:
+    """SIGINT to this process's fio children running in raw_dir (only ours: by parent pid and cwd)."""
+    for pid in _job_processes(os.getpid()):
+        try:
+            if Path(os.readlink(f"/proc/{pid}/cwd")) == raw_dir.resolve():
+                os.kill(pid, signal.SIGINT)
+        except OSError:
+            pass
+
+
+def _end(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def time_limit(w: Workload, stall_timeout: float | None) -> float:
+    grace = stall_timeout if stall_timeout is not None else default_stall_timeout(w)
+    if w.duration_s is not None:
+        return w.duration_s + grace
+    return (w.bytes_budget or 0) / MIN_BUDGET_RATE + grace
+
+
+def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag: str, returncode: int) -> list[Part]:
+    """Each host's result from one fio client run's output (raw_dir/tag.json): its own json+
+    entries, parsed as a single-host report, and its per-second logs."""
+    out_path = raw_dir / f"{tag}.json"
+    text = out_path.read_text(errors="replace")
+    objs, lines = _json_objects(text)
+    stats = objs[-1].get("client_stats") if objs else None
+    if not isinstance(stats, list):
+        raise EngineError(f"fio client output {out_path} holds no client_stats (exit {returncode}); "
+                          f"fio said: {_said(lines, raw_dir / f'{tag}.stderr')}")
+    version = objs[-1].get("fio version")
+    parts, lost = [], []
+    for i, leg, w in legs:
+        addr, port = endpoints[leg.host.name]
+        jobs = [j for j in stats if isinstance(j, dict) and j.get("hostname") == addr and j.get("port") == port
+                and j.get("jobname") != "All clients"]
+        if not jobs:
+            lost.append(f"host {leg.name} sent no results; it said: "
+                        f"{' | '.join(ln for ln in lines if addr in ln)[-300:] or '(nothing)'}")
+            continue
+        name = f"{tag}.p{i}"
+        result = parse_fio_json(json.dumps({"fio version": version, "jobs": jobs}), f"{out_path} (client {leg.name})")
+        for p in raw_dir.iterdir():  # fio's client appends the host to each log it receives
+            m = _CLIENT_LOG_RE.match(p.name)
+            if m and m.group("base").startswith(f"{name}_") and m.group("host") == addr:
+                p.rename(raw_dir / m.group("base"))
+        logs = log_files(raw_dir, name)
+        rel = tuple(str(p.relative_to(raw_dir.parent)) for p in [raw_dir / f"{name}.fio", out_path, *logs])
+        parts.append(Part(leg.name, replace(result, series=parse_fio_logs(logs), raw_files=rel), w.threads, w.queue_depth))
+    if lost or returncode != 0:
+        raise EngineError(f"round {tag!r}: {'; '.join(lost) or f'fio client exit {returncode}'}. The round is not "
+                          f"stored; finished rounds are kept; fio's output is in {out_path}.")
+    return parts
+
+
+def _said(lines: list[str], err_path: Path) -> str:
+    try:
+        err = err_path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        err = []
+    return " | ".join([*lines, *err][-8:])[-600:] or "(nothing)"

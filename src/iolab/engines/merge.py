@@ -1,0 +1,128 @@
+"""Exact merging of results measured side by side: several paths to one drive, or several
+hosts driving one system. Counts and rates add; latency percentiles come from the summed
+json+ histogram bins (never from averaging each part's percentiles, which is wrong whenever
+the parts differ); each part's own figures are kept in the merged result's counters so the
+report can show the breakdown.
+
+Also: how a workload's outstanding IO (threads × queue depth), rate cap and byte budget are
+split over the parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..errors import EngineError
+from ..results import RoundResult, SecondSample
+from ..workload import Workload
+from .fio_job import _apportion
+from .fio_parse import _combine
+
+# Counter keys of one part: f"{PART_PREFIX}{name}{PART_SEP}{figure}". One declaration,
+# read back by `breakdown`.
+PART_PREFIX = "part "
+PART_SEP = " | "
+PART_FIGURES = ("iops", "mbps", "ios", "lat_mean_us", "p99_us", "threads", "queue_depth")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One leg of a merged measurement: where it ran (host address or device path)."""
+
+    name: str
+    result: RoundResult
+    threads: int
+    queue_depth: int
+
+
+@dataclass(frozen=True)
+class PartFigures:
+    name: str
+    figures: dict[str, float]
+
+
+def split_workload(w: Workload, shares: list[float]) -> list[Workload | None]:
+    """The workload each part runs: the outstanding IO split as `shares` ask (threads when
+    there are at least as many threads as parts, else queue depth), rate cap and byte budget
+    in proportion. A part whose share rounds to no outstanding IO runs nothing (None): one
+    IO cannot be split over two paths."""
+    n = len(shares)
+    if n == 1:
+        return [w]
+    if w.threads >= n:
+        threads = _apportion(w.threads, shares) if w.threads > n else [1] * n
+        qds = [w.queue_depth] * n
+    else:
+        total = w.threads * w.queue_depth
+        per = _apportion(total, shares) if total >= n else [1] * total + [0] * (n - total)
+        threads = [1 if p else 0 for p in per]
+        qds = per
+    out: list[Workload | None] = []
+    for share, t, q in zip(shares, threads, qds):
+        if t == 0:
+            out.append(None)
+            continue
+        frac = share / sum(shares)
+        out.append(replace(
+            w, threads=t, queue_depth=q,
+            rate_iops=None if w.rate_iops is None else max(1, round(w.rate_iops * frac)),
+            bytes_budget=None if w.bytes_budget is None else max(1, round(w.bytes_budget * frac)),
+        ))
+    return out
+
+
+def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[str, ...] = ()) -> RoundResult:
+    """One result for parts that ran at the same time."""
+    if not parts:
+        raise EngineError("no part of a split round produced a result; nothing to merge.")
+    counters: dict[str, float] = {}
+    for p in parts:
+        pct99 = p.result.percentile(99.0)
+        figures = {"iops": p.result.iops, "mbps": p.result.mbps, "ios": float(p.result.ios),
+                   "lat_mean_us": p.result.lat_mean_us, "p99_us": pct99,
+                   "threads": float(p.threads), "queue_depth": float(p.queue_depth)}
+        for k in PART_FIGURES:
+            if figures[k] is not None:
+                counters[f"{PART_PREFIX}{p.name}{PART_SEP}{k}"] = float(figures[k])  # type: ignore[arg-type]
+    results = [p.result for p in parts]
+    return RoundResult(
+        read=_combine([r.read for r in results]),
+        write=_combine([r.write for r in results]),
+        runtime_s=max(r.runtime_s for r in results),
+        series=merge_series([r.series for r in results]),
+        counters=counters,
+        raw_files=raw_files or tuple(f for r in results for f in r.raw_files),
+        engine=engine,
+        engine_version=engine_version,
+    )
+
+
+def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, ...]:
+    """Per-second points summed over parts; a second is kept only when every part logged it
+    (a part that started late would otherwise show up as a dip)."""
+    live = [s for s in series if s]
+    if not live:
+        return ()
+    by_part = [{round(p.t_s): p for p in s} for s in live]
+    out = []
+    for sec in sorted(set.intersection(*(set(b) for b in by_part))):
+        pts = [b[sec] for b in by_part]
+        lat = [(p.read_iops + p.write_iops, p.lat_mean_us) for p in pts if p.lat_mean_us is not None]
+        w = sum(i for i, _ in lat)
+        out.append(SecondSample(
+            t_s=max(p.t_s for p in pts),
+            read_iops=sum(p.read_iops for p in pts),
+            write_iops=sum(p.write_iops for p in pts),
+            mbps=sum(p.mbps for p in pts),
+            lat_mean_us=sum(i * m for i, m in lat) / w if lat and w > 0 else None,
+        ))
+    return tuple(out)
+
+
+def breakdown(counters: dict[str, float]) -> list[PartFigures]:
+    """The parts of a merged result, in the order they were stored."""
+    found: dict[str, dict[str, float]] = {}
+    for key, value in counters.items():
+        if key.startswith(PART_PREFIX) and PART_SEP in key:
+            name, figure = key[len(PART_PREFIX):].rsplit(PART_SEP, 1)
+            found.setdefault(name, {})[figure] = value
+    return [PartFigures(n, f) for n, f in found.items()]

@@ -1,0 +1,277 @@
+"""The load-generating hosts of a scale-out run: the host list (`--hosts`, `--hosts-file`),
+fio servers started or reused on them, and the fio version check.
+
+fio's server runs any job file it is sent, as the user it runs as (it can write any device
+that user can). So a server iolab starts is bound to the address the user names, never to
+0.0.0.0, and the ssh mode binds it to the remote host's loopback and reaches it through an
+SSH tunnel."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import EngineError, IolabError
+
+DEFAULT_PORT = 8765  # fio's own default server port
+CONNECT_TIMEOUT_S = 2.0
+START_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 20.0
+_ADDR_RE = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+))(?::(?P<port>\d+))?$")
+FILE_FIELDS = {"address", "port", "target", "share", "ssh", "ioengine"}
+
+
+@dataclass(frozen=True)
+class Host:
+    """One load generator. `target`: the path its fio opens (None: the run's target path);
+    `share`: its weight in the split of the outstanding IO; `ssh`: user@host to start the
+    server over SSH (the server then listens on the remote loopback, reached by a tunnel)."""
+
+    address: str
+    port: int = DEFAULT_PORT
+    target: str | None = None
+    share: float = 1.0
+    ssh: str | None = None
+    ioengine: str = "libaio"  # the remote host's io_uring support is not probed
+
+    @property
+    def name(self) -> str:
+        return f"{self.address}:{self.port}"
+
+
+def parse_hosts(text: str) -> list[Host]:
+    """`--hosts h1,h2:8766,[fd00::1]`: equal shares, the run's target path on each."""
+    hosts = [_parse_address(item.strip(), "--hosts") for item in text.split(",") if item.strip()]
+    if not hosts:
+        raise IolabError("--hosts: no host given; list addresses separated by commas (e.g. --hosts 10.0.0.2,10.0.0.3).")
+    return _unique(hosts, "--hosts")
+
+
+def _parse_address(item: str, where: str) -> Host:
+    m = _ADDR_RE.match(item)
+    if not m:
+        raise IolabError(f"{where}: {item!r} is not a host address (give HOST or HOST:PORT, IPv6 as [ADDR]:PORT).")
+    port = int(m.group("port") or DEFAULT_PORT)
+    if not 0 < port < 65536:
+        raise IolabError(f"{where}: port {port} of {item!r} is not a TCP port (1-65535).")
+    return Host(address=m.group("v6") or m.group("host"), port=port)
+
+
+def _unique(hosts: list[Host], where: str) -> list[Host]:
+    seen = set()
+    for h in hosts:
+        if h.name in seen:
+            raise IolabError(f"{where}: host {h.name} is listed twice; give each fio server once (use `share` to weight one).")
+        seen.add(h.name)
+    return hosts
+
+
+def load_hosts_file(path: Path) -> list[Host]:
+    """A TOML file of `[[host]]` tables: address (required), port, target, share, ssh, ioengine."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise IolabError(f"hosts file {path}: cannot read it ({e.strerror or e}).") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise IolabError(f"hosts file {path}: not valid TOML ({e}).") from None
+    tables = data.get("host")
+    if not isinstance(tables, list) or not tables or set(data) != {"host"}:
+        raise IolabError(f"hosts file {path}: expected one or more [[host]] tables and nothing else "
+                         f"(found {', '.join(sorted(data)) or 'nothing'}).")
+    starts = [i + 1 for i, line in enumerate(text.splitlines()) if line.strip().startswith("[[host]]")]
+    hosts = []
+    for i, t in enumerate(tables):
+        where = f"hosts file {path}, line {starts[i] if i < len(starts) else '?'} ([[host]] #{i + 1})"
+        unknown = set(t) - FILE_FIELDS
+        if unknown:
+            raise IolabError(f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(sorted(FILE_FIELDS))}.")
+        if not isinstance(t.get("address"), str):
+            raise IolabError(f"{where}: field 'address' is missing or not a string.")
+        h = _parse_address(t["address"] + (f":{t['port']}" if "port" in t else ""), f"{where}, field 'address'/'port'")
+        share = t.get("share", 1.0)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not share > 0:
+            raise IolabError(f"{where}: field 'share' is {share!r}; give a number greater than 0.")
+        for key in ("target", "ssh", "ioengine"):
+            if key in t and (not isinstance(t[key], str) or not t[key]):
+                raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
+        hosts.append(Host(h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio")))
+    return _unique(hosts, f"hosts file {path}")
+
+
+# ---------------------------------------------------------------------------------------
+# Servers
+# ---------------------------------------------------------------------------------------
+
+
+def answers(address: str, port: int, timeout: float = CONNECT_TIMEOUT_S) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def is_local_address(address: str) -> bool:
+    """True when this machine owns `address` (a server may then be started here, bound to it)."""
+    try:
+        infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    for family, _, _, _, sockaddr in infos:
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.bind((sockaddr[0], 0))
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def server_arg(address: str, port: int) -> str:
+    """fio's --server/--client argument: 'ip,port' (IPv6 too; fio splits at the last comma)."""
+    return f"{address},{port}"
+
+
+def ssh_commands(h: Host, local_port: int, pidfile: str) -> tuple[list[str], list[str]]:
+    """(start the server on the remote loopback, tunnel local_port to it). BatchMode: no
+    password prompt can hang a run."""
+    assert h.ssh
+    opts = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(CONNECT_TIMEOUT_S * 5)}"]
+    start = ["ssh", *opts, h.ssh, f"fio --server={server_arg('127.0.0.1', h.port)} --daemonize={pidfile}"]
+    tunnel = ["ssh", *opts, "-o", "ExitOnForwardFailure=yes", "-N",
+              "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}", h.ssh]
+    return start, tunnel
+
+
+@dataclass
+class Servers:
+    """The fio servers of a run: where the client connects to each host (the tunnel's local
+    end in ssh mode) and what iolab started (stopped by `close`)."""
+
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)  # host name -> (address, port)
+    started: list[str] = field(default_factory=list)  # what close() stops, for the manifest
+    _pidfiles: list[Path] = field(default_factory=list)
+    _tunnels: list[subprocess.Popen] = field(default_factory=list)
+
+    def close(self) -> None:
+        for t in self._tunnels:
+            t.terminate()
+            try:
+                t.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                t.kill()
+        for pf in self._pidfiles:
+            try:
+                os.kill(int(pf.read_text().strip()), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass  # already gone
+            pf.unlink(missing_ok=True)
+            if pf.parent.name.startswith("iolab-fio-server-"):
+                pf.parent.rmdir()
+        self._tunnels.clear()
+        self._pidfiles.clear()
+
+
+def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
+    """Reuse the fio server each host already runs, or start one: locally bound to the host's
+    own address when this machine owns it, or over SSH. A host with neither is refused."""
+    servers = Servers()
+    try:
+        for h in hosts:
+            if h.ssh:
+                _start_ssh(h, servers)
+            elif answers(h.address, h.port):
+                servers.endpoints[h.name] = (h.address, h.port)
+            elif is_local_address(h.address):
+                _start_local(h, servers, fio)
+            else:
+                raise IolabError(
+                    f"host {h.name}: no fio server answers there, and iolab can start one only on an address of "
+                    f"this machine or over SSH. Start it on that host with `fio --server={server_arg(h.address, h.port)}`, "
+                    "or give the host an `ssh = \"user@host\"` field in a hosts file.")
+    except BaseException:
+        servers.close()
+        raise
+    return servers
+
+
+def _wait_answer(address: str, port: int, what: str, servers: Servers) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if answers(address, port, timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise EngineError(f"{what}: started, but nothing answered on {address}:{port} within {START_TIMEOUT_S:g} s.")
+
+
+def _start_local(h: Host, servers: Servers, fio: str) -> None:
+    # A fresh name: fio's --daemonize will not write a pid file that already exists.
+    pidfile = Path(tempfile.mkdtemp(prefix="iolab-fio-server-")) / "server.pid"
+    out = subprocess.run([fio, f"--server={server_arg(h.address, h.port)}", f"--daemonize={pidfile}"],
+                         capture_output=True, text=True, timeout=START_TIMEOUT_S)
+    if out.returncode != 0:
+        pidfile.parent.rmdir()
+        raise EngineError(f"host {h.name}: `fio --server` failed (exit {out.returncode}): {(out.stdout + out.stderr).strip()[-300:]}")
+    servers._pidfiles.append(pidfile)
+    servers.started.append(f"fio server on {h.name} (pid file {pidfile})")
+    _wait_answer(h.address, h.port, f"fio server on {h.name}", servers)
+    servers.endpoints[h.name] = (h.address, h.port)
+
+
+def _start_ssh(h: Host, servers: Servers) -> None:
+    with socket.socket() as s:  # a free local port for the tunnel
+        s.bind(("127.0.0.1", 0))
+        local_port = s.getsockname()[1]
+    start, tunnel = ssh_commands(h, local_port, f"/tmp/iolab-fio-server-{h.port}.pid")
+    try:
+        out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+    except (FileNotFoundError, subprocess.TimeoutExpired) as e:
+        raise EngineError(f"host {h.name}: starting fio over SSH ({h.ssh}) failed: {e}") from None
+    if out.returncode != 0:
+        raise EngineError(f"host {h.name}: `{' '.join(start)}` failed (exit {out.returncode}): {out.stderr.strip()[-300:]}")
+    proc = subprocess.Popen(tunnel, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    servers._tunnels.append(proc)
+    servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:127.0.0.1:{h.port}")
+    _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers)
+    servers.endpoints[h.name] = ("127.0.0.1", local_port)
+
+
+_VERSION_RE = re.compile(r"\bfio=(fio-[^\s,]+)")
+
+
+def remote_version(endpoint: tuple[str, int], fio: str = "fio") -> str:
+    """The fio version a server reports when a client connects (a 4 KiB null job)."""
+    with tempfile.TemporaryDirectory(prefix="iolab-probe-") as tmp:
+        job = Path(tmp) / "probe.fio"
+        job.write_text("[probe]\nioengine=null\nsize=4k\n")
+        try:
+            out = subprocess.run([fio, f"--client={server_arg(*endpoint)}", str(job)], capture_output=True,
+                                 text=True, timeout=PROBE_TIMEOUT_S, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"fio server {endpoint[0]}:{endpoint[1]} did not finish a 4 KiB probe job within "
+                              f"{PROBE_TIMEOUT_S:g} s.") from None
+    m = _VERSION_RE.search(out.stdout)
+    if not m:
+        raise EngineError(f"fio server {endpoint[0]}:{endpoint[1]} did not report its version (exit {out.returncode}): "
+                          f"{(out.stdout + out.stderr).strip()[-300:]}")
+    return m.group(1)
+
+
+def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "fio") -> None:
+    """fio's client and servers exchange binary structures: every server must run the
+    client's version."""
+    for h in hosts:
+        v = remote_version(servers.endpoints[h.name], fio)
+        if v != local:
+            raise IolabError(f"host {h.name} runs {v}, this machine runs {local}; fio's client/server protocol "
+                             "needs the same version everywhere. Install the same fio on every host.")

@@ -1,0 +1,123 @@
+"""`iolab run` across several fio job targets: `--paths` (several paths to one drive),
+`--hosts`/`--hosts-file` (several load-generating hosts), and several `--target`s (several
+drives in parallel, one run each, then their comparison report)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from . import targets
+from .engines import Engine, engine_for
+from .errors import IolabError
+from .hosts import load_hosts_file, parse_hosts
+from .targets import Target
+
+TARGET_FLAGS = ("--target", "-t")
+
+
+def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None,
+                   stall_s: float | None, allow_unsafe: bool = False, allow_system_disk: bool = False) -> Engine:
+    """The engine for `iolab run`: the target's own, or one that splits each round's
+    outstanding IO over several paths or hosts."""
+    given = [n for n, v in (("--paths", paths), ("--hosts", hosts), ("--hosts-file", hosts_file)) if v]
+    if len(given) > 1:
+        raise IolabError(f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both.")
+    if not given:
+        return engine_for(tgt, stall_timeout=stall_s)
+    from .engines.fio_hosts import SplitFioEngine, host_legs, path_legs
+
+    if tgt.kind not in ("block", "file", "nbd"):
+        raise IolabError(f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}.")
+    if paths:
+        legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()]
+        if len(legs) < 2 or tgt.path not in {p.path for p in legs}:
+            raise IolabError(f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path}).")
+        for leg in legs:  # every path writes the drive: each must pass the checks the target passes
+            if leg.path != tgt.path:
+                targets.check_safe_to_write(leg, allow_unsafe, allow_system_disk)
+        return SplitFioEngine(path_legs(tgt, legs), stall_timeout=stall_s)
+    host_list = parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)  # type: ignore[arg-type]
+    return SplitFioEngine(host_legs(tgt, host_list), stall_timeout=stall_s)
+
+
+def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:
+    """Several drives at once: one `iolab run` per target, started together, each with the
+    same arguments; their output is printed prefixed with the target; then the comparison
+    report of the runs that finished. Returns the exit status (0: every run finished)."""
+    base = _without_targets(argv)
+    procs, dirs, lock = [], {}, threading.Lock()
+
+    def pump(spec: str, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            line = line.rstrip("\n")
+            if line.startswith("run directory: "):
+                dirs[spec] = Path(line.split(": ", 1)[1])
+            with lock:
+                console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
+
+    threads = []
+    for spec in target_specs:
+        proc = subprocess.Popen([sys.executable, "-c", "from iolab.cli import app; app()", *base, "--target", spec],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append((spec, proc))
+        threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
+        threads[-1].start()
+    interrupted = False
+    for (spec, proc), t in zip(procs, threads):
+        while True:
+            try:
+                proc.wait()
+                break
+            except KeyboardInterrupt:  # the terminal's Ctrl-C reached every run too: let them store and stop
+                interrupted = True
+        t.join()
+    failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
+    if failed:
+        console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
+    done = [dirs[s] for s, p in procs if p.returncode == 0 and s in dirs]
+    if len(done) > 1:
+        from . import api
+
+        for p in api.compare(done, root / "compare", force=True):
+            console.print(f"comparison: {p}", markup=False, soft_wrap=True)
+    return 130 if interrupted else 1 if failed else 0
+
+
+def _without_targets(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in TARGET_FLAGS:
+            skip = True
+        elif not any(a.startswith(f + "=") for f in TARGET_FLAGS if f.startswith("--")):
+            out.append(a)
+    return out
+
+
+def watch(
+    runs_dir: Optional[Path] = typer.Argument(None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."),
+    bind: str = typer.Option("127.0.0.1", "--bind", help="Address to serve on. The page shows run details to whoever reaches it."),
+    port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
+):
+    """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
+    from rich.console import Console
+
+    from .store import runs_root
+    from .watch import serve
+
+    server = serve(runs_dir or runs_root(), bind, port)
+    host, bound = server.server_address[:2]
+    Console().print(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)", markup=False)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

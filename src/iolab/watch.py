@@ -1,0 +1,163 @@
+"""`iolab watch`: a local web page of the runs in a runs directory, running and finished:
+test, phase, round, live IOPS per host/path/drive, steady-state progress, an upper bound on
+the time left, links to reports. It reads the run store only, through its read-only open
+(never creating or changing a file in a run directory); the page polls a JSON endpoint.
+Standard library only (http.server)."""
+
+from __future__ import annotations
+
+import html
+import json
+import mimetypes
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+from .engines.merge import breakdown
+from .errors import IolabError
+from .runlist import list_runs
+from .store import RunStore
+
+DEFAULT_BIND = "127.0.0.1"
+DEFAULT_PORT = 8737
+POLL_MS = 1000
+
+
+def snapshot(root: Path) -> dict:
+    """What the page shows, for every run under root (newest first)."""
+    runs = []
+    for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
+        entry = {"id": s.run_id, "test": s.test, "target": s.target, "state": s.state, "started": s.started,
+                 "compliant": s.compliant, "problem": s.problem, "reports": _reports(s.path, s.run_id)}
+        if s.state != "broken":
+            try:
+                entry |= _progress(s.path)
+            except IolabError as e:
+                entry["problem"] = str(e)
+        runs.append(entry)
+    return {"root": str(root), "runs": runs}
+
+
+def _reports(run_dir: Path, run_id: str) -> list[dict]:
+    d = run_dir / "report"
+    return [{"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
+            for p in sorted(d.glob("*")) if p.suffix in (".html", ".pdf")] if d.is_dir() else []
+
+
+def _progress(run_dir: Path) -> dict:
+    store = RunStore.open(run_dir)
+    try:
+        phases = store.phases()
+        if not phases:
+            return {"phase": None}
+        ph = phases[-1]
+        plan = next((p for p in store.manifest.plan.get("phases", ()) if p.get("name") == ph.name), {})
+        cells = store.cells(ph.name, complete_only=False)
+        last = cells[-1] if cells else None
+        rnd = last.round if last else 0
+        done_in_round = sum(1 for c in cells if c.round == rnd)
+        per_round, max_rounds = len(plan.get("cells", ())) or 1, plan.get("max_rounds") or rnd or 1
+        mean_s = sum(c.runtime_s for c in cells) / len(cells) if cells else None
+        left = max(0, (max_rounds - rnd) * per_round + per_round - done_in_round) if ph.stop_reason is None else 0
+        verdicts = store.steady_rows(ph.name)
+        return {
+            "phase": ph.name, "phases": len(store.manifest.plan.get("phases", ())), "phase_index": ph.ordinal + 1,
+            "round": rnd, "max_rounds": max_rounds, "cells_done": done_in_round, "cells_per_round": per_round,
+            "stop_reason": ph.stop_reason,
+            "last_cell": last.cell_key if last else None,
+            "iops": last.iops if last else None,
+            "parts": [{"name": p.name, "iops": p.figures.get("iops")} for p in breakdown(last.counters)] if last else [],
+            "steady": {"evaluated": bool(verdicts), "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
+                       "variables": len(verdicts), "reached": ph.steady},
+            # Measurement time only (purges and setup not counted): a bound to the round limit.
+            "eta_s": None if mean_s is None or store.manifest.state != "running" else left * mean_s,
+        }
+    finally:
+        store.close()
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>iolab watch</title><link rel="icon" href="data:,">
+<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
+td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
+.running{color:#06c;font-weight:bold}.failed,.broken,.interrupted{color:#b00}</style></head>
+<body><h1>iolab runs in <span id="root"></span></h1>
+<p>Updated <span id="updated">never</span> (every %(poll)d ms). Read-only view of the run store.</p>
+<table><thead><tr><th>run</th><th>test</th><th>target</th><th>state</th><th>phase</th><th>round</th>
+<th>last cell</th><th>IOPS (per host / path)</th><th>steady state</th><th>time left</th><th>reports</th></tr></thead>
+<tbody id="runs"></tbody></table>
+<script>
+function cell(tr, text, cls) { const td = document.createElement("td"); td.textContent = text == null ? "—" : text;
+  if (cls) td.className = cls; tr.appendChild(td); return td; }
+function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
+function render(data) {
+  document.getElementById("root").textContent = data.root;
+  const body = document.getElementById("runs"); body.replaceChildren();
+  for (const r of data.runs) {
+    const tr = document.createElement("tr"); tr.dataset.run = r.id;
+    cell(tr, r.id); cell(tr, r.test); cell(tr, r.target); cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
+    cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
+    cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", cell " + r.cells_done + "/" + r.cells_per_round : null);
+    cell(tr, r.last_cell);
+    const parts = (r.parts || []).map(p => p.name + ": " + fmt(p.iops)).join("; ");
+    cell(tr, r.iops == null ? null : fmt(r.iops) + (parts ? " (" + parts + ")" : ""));
+    const s = r.steady;
+    cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
+         : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));
+    cell(tr, r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s");
+    const td = cell(tr, ""); for (const rep of r.reports) { const a = document.createElement("a");
+      a.href = rep.href; a.textContent = rep.name; td.appendChild(a); td.appendChild(document.createTextNode(" ")); }
+    body.appendChild(tr);
+  }
+  document.getElementById("updated").textContent = new Date().toLocaleTimeString();
+}
+async function poll() {
+  try { const r = await fetch("/api/runs"); if (r.ok) render(await r.json()); } catch (e) { /* server restarting */ }
+  setTimeout(poll, %(poll)d);
+}
+poll();
+</script></body></html>
+"""
+
+
+def handler_for(root: Path):
+    root = Path(root).resolve()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            path = unquote(self.path.split("?", 1)[0])
+            if path == "/":
+                self._send(200, "text/html; charset=utf-8", (PAGE % {"poll": POLL_MS}).encode())
+            elif path == "/api/runs":
+                self._send(200, "application/json", json.dumps(snapshot(root)).encode())
+            elif path.startswith("/runs/") and path.count("/") == 4 and path.split("/")[3] == "report":
+                _, _, run_id, _, name = path.split("/")
+                f = (root / run_id / "report" / name).resolve()
+                if f.parent == (root / run_id / "report").resolve() and f.is_file():
+                    self._send(200, mimetypes.guess_type(f.name)[0] or "application/octet-stream", f.read_bytes())
+                else:
+                    self._send(404, "text/plain", f"no such report: {html.escape(path)}".encode())
+            else:
+                self._send(404, "text/plain", b"not found")
+
+        def _send(self, code: int, ctype: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, fmt, *args) -> None:
+            pass  # polling every second would flood the terminal
+
+    return Handler
+
+
+def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
+    if not Path(root).is_dir():
+        raise IolabError(f"runs directory {root} does not exist; give the directory `iolab run --runs-dir` wrote to.")
+    try:
+        return ThreadingHTTPServer((bind, port), handler_for(root))
+    except OSError as e:
+        raise IolabError(f"iolab watch: cannot listen on {bind}:{port} ({e.strerror or e}); choose another --port.") from None

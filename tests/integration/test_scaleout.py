@@ -1,0 +1,141 @@
+"""Scale-out with real fio: several hosts (network namespaces running `fio --server`), several
+paths to one drive (two loop devices over one file), several drives in parallel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.merge import breakdown
+from iolab.hosts import Host
+from iolab.store import RunStore
+
+from .conftest import iolab
+from .netns import fio_hosts, kill_host
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces and loop devices")
+QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "2", "--no-report")
+
+
+def hosts_file(tmp: Path, hosts, size="32MiB") -> tuple[Path, str]:
+    f = tmp / "hosts.toml"
+    f.write_text("".join(f'[[host]]\naddress = "{addr}"\ntarget = "{tmp}/h{i}.img"\n\n' for i, (_, addr) in enumerate(hosts)))
+    return f, f"file:{tmp}/h0.img?size={size}"
+
+
+def run_dir(out: str) -> Path:
+    return Path(next(ln for ln in out.splitlines() if ln.startswith("run directory: ")).split(": ", 1)[1])
+
+
+def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
+    with fio_hosts(3) as hosts:
+        f, target = hosts_file(scratch, hosts)
+        r = iolab("run", "throughput", *QUICK, "--purge", "none", "--target", target, "--hosts-file", str(f),
+                  "--runs-dir", str(scratch / "runs"), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    cells = store.cells()
+    assert cells and store.manifest.state == "complete"
+    names = [h[1] + ":8765" for h in hosts]
+    for c in cells:
+        parts = {p.name: p.figures for p in breakdown(c.counters)}
+        assert list(parts) == names  # QD 32 split 11/11/10: every host ran every cell
+        assert sum(p["ios"] for p in parts.values()) == c.read_ios + c.write_ios
+        assert sum(p["threads"] * p["queue_depth"] for p in parts.values()) == 32
+        assert [f for f in c.raw_files if f.endswith(".fio")] == [f"raw/{c.raw_files[0].split('/')[1].split('.p')[0]}.p{i}.fio"
+                                                                  for i in range(3)]
+    assert any("split over 3 hosts" in n for n in store.manifest.notes)
+    from iolab import api
+    from iolab.report.rundata import RunData
+
+    titles = [p.title for p in api.build_document(RunData.load(store.dir, scratch / "rep")).pages]
+    assert "Per-Host / Per-Path Breakdown" in titles
+
+
+def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(scratch):
+    with fio_hosts(2) as hosts:
+        f, target = hosts_file(scratch, hosts)
+        runs = scratch / "runs"
+        killer_done = threading.Event()
+
+        def kill_when_measuring():
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not killer_done.is_set():
+                if any(runs.glob("*/raw/*-r01-c01-*.p1.fio")):
+                    time.sleep(0.5)
+                    kill_host(hosts[1][0])
+                    return
+                time.sleep(0.05)
+
+        t = threading.Thread(target=kill_when_measuring)
+        t.start()
+        try:
+            r = iolab("run", "throughput", "--quick", "--cell-time", "3s", "--max-rounds", "1", "--no-report",
+                      "--purge", "none", "--target", target, "--hosts-file", str(f), "--runs-dir", str(runs), timeout=300)
+        finally:
+            killer_done.set()
+            t.join()
+    assert r.returncode != 0
+    assert f"host {hosts[1][1]}:8765 sent no results" in r.stderr, r.stderr
+    assert "disconnected" in r.stderr
+    store = RunStore.open(next(runs.iterdir()))
+    assert store.manifest.state == "failed"
+    kept = store.cells(kind="measure", complete_only=False)  # the cells before the failure are kept
+    assert [c.cell_key for c in kept][:1] == ["100/0 1024KiB"] and "r01-c01" not in " ".join(kept[-1].raw_files)
+
+
+def test_two_paths_to_one_drive_split_the_queue_depth(scratch, loop_device):
+    backing = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", loop_device], capture_output=True, text=True).stdout.strip()
+    second = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", backing], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    try:
+        r = iolab("run", "throughput", *QUICK, "--target", loop_device, "--paths", f"{loop_device},{second}",
+                  "--runs-dir", str(scratch / "runs"), timeout=300)
+    finally:
+        subprocess.run(["losetup", "-d", second], capture_output=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    for c in store.cells():
+        parts = breakdown(c.counters)
+        assert [p.name for p in parts] == [loop_device, second]
+        assert [p.figures["queue_depth"] for p in parts] == [16, 16]
+        assert sum(p.figures["ios"] for p in parts) == c.read_ios + c.write_ios
+
+
+def test_several_targets_run_in_parallel_and_are_compared(scratch):
+    a, b = (f"file:{scratch}/{n}.img?size=32MiB" for n in "ab")
+    r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--target", a, "--target", b,
+              "--runs-dir", str(scratch / "runs"), "--no-report", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"[{a}] run directory:" in r.stdout and f"[{b}] run directory:" in r.stdout
+    assert any(p.suffix == ".html" for p in (scratch / "runs" / "compare").iterdir())
+    runs = [RunStore.open(p) for p in (scratch / "runs").iterdir() if p.name != "compare"]
+    assert sorted(s.manifest.target["path"] for s in runs) == [f"{scratch}/a.img", f"{scratch}/b.img"]
+
+
+def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_end():
+    import socket
+
+    from iolab.engines.fio_job import fio_version as _fio_version
+    from iolab.hosts import answers, check_versions, start_servers
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.9", 0))
+        port = s.getsockname()[1]
+    h = Host("127.0.0.9", port)
+    servers = start_servers([h])
+    try:
+        assert servers.endpoints == {h.name: ("127.0.0.9", port)} and servers.started
+        assert answers("127.0.0.9", port) and not answers("127.0.0.1", port)  # not every address
+        check_versions([h], servers, _fio_version("fio"))
+    finally:
+        servers.close()
+    deadline = time.monotonic() + 10
+    while answers("127.0.0.9", port, timeout=0.2) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not answers("127.0.0.9", port)

@@ -1,0 +1,145 @@
+"""Merging split rounds (several hosts or paths): recorded fio client/server output, exact
+percentiles from summed json+ bins, the outstanding-IO split, the host list and ssh mode."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.fio_hosts import Leg, client_parts
+from iolab.engines.merge import breakdown, merge, split_workload
+from iolab.errors import EngineError, IolabError
+from iolab.hosts import Host, load_hosts_file, parse_hosts, ssh_commands
+from iolab.results import PERCENTILES
+from iolab.targets import Target
+from iolab.workload import Stream, Workload
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
+HOSTS = [Host("10.77.1.2"), Host("10.77.2.2")]
+TAG = "main-r01-c00-x"
+
+
+def workload(**kw) -> Workload:
+    return Workload((Stream("rnd", "read", 4096, 1.0),), duration_s=1.0, **kw)
+
+
+def legs():
+    t = Target("file", "file:/x?size=16MiB", "/x", 16 << 20)
+    return [(i, Leg(h.name, t, 1.0, h), workload()) for i, h in enumerate(HOSTS)]
+
+
+def recorded(tmp_path: Path, edit=None) -> Path:
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    text = (FIX / "two_clients.json").read_text()
+    (raw / f"{TAG}.json").write_text(edit(text) if edit else text)
+    return raw
+
+
+def parts(raw: Path):
+    return client_parts(legs(), {h.name: (h.address, h.port) for h in HOSTS}, raw, TAG, 0)
+
+
+def report() -> dict:
+    t = (FIX / "two_clients.json").read_text()
+    return json.loads(t[t.index("\n{"):])
+
+
+def pooled_percentile(lat: list[float], pct: float) -> float:
+    """Nearest rank: the smallest latency with at least pct % of all IOs at or below it."""
+    return sorted(lat)[max(1, math.ceil(pct / 100 * len(lat) - 1e-9)) - 1]
+
+
+def test_merged_percentiles_are_the_pooled_latencies_not_the_mean_of_per_host_ones(tmp_path):
+    ps = parts(recorded(tmp_path))
+    merged = merge(ps, "fio", "fio-3.33")
+    pooled = [v for p in ps for v, c in zip(p.result.histogram.values_us, p.result.histogram.counts) for _ in range(c)]
+    assert len(pooled) == merged.ios == 1569615 + 31021
+    for pct in PERCENTILES:
+        assert merged.percentile(pct) == pytest.approx(min(pooled_percentile(pooled, pct), merged.lat_max_us))
+    for pct in (50.0, 99.0, 99.9):
+        mean_of_hosts = sum(p.result.percentile(pct) for p in ps) / len(ps)
+        assert merged.percentile(pct) != pytest.approx(mean_of_hosts, rel=0.05)
+    # the slow host's 2 % of IOs decide the 99.9th percentile; the fast host's the median
+    assert merged.percentile(50.0) < 1.0 < 20.0 < merged.percentile(99.9)
+
+
+def test_merged_totals_agree_with_fios_all_clients_entry(tmp_path):
+    merged = merge(parts(recorded(tmp_path)), "fio", "fio-3.33")
+    fio_all = next(j for j in report()["client_stats"] if j["jobname"] == "All clients")
+    assert merged.ios == fio_all["read"]["total_ios"]
+    assert merged.io_bytes == fio_all["read"]["io_bytes"]
+    # fio divides by the longest client's runtime, iolab adds each client's own rate
+    assert merged.iops == pytest.approx(fio_all["read"]["iops"], rel=0.02)
+    assert merged.mbps == pytest.approx(fio_all["read"]["bw_bytes"] / 1e6, rel=0.02)
+    assert "All clients" not in json.dumps(breakdown(merged.counters), default=str)
+
+
+def test_breakdown_keeps_each_hosts_own_figures(tmp_path):
+    ps = parts(recorded(tmp_path))
+    by_name = {p.name: p.figures for p in breakdown(merge(ps, "fio", "fio-3.33").counters)}
+    assert list(by_name) == ["10.77.1.2:8765", "10.77.2.2:8765"]
+    assert by_name["10.77.1.2:8765"]["ios"] == 1569615
+    assert by_name["10.77.2.2:8765"]["iops"] == pytest.approx(30928.215354)
+    assert by_name["10.77.2.2:8765"]["p99_us"] == ps[1].result.percentile(99.0) > 100
+
+
+def test_a_host_missing_from_the_output_fails_the_round_naming_it(tmp_path):
+    def drop_host_b(text: str) -> str:
+        d = json.loads(text[text.index("\n{"):])
+        d["client_stats"] = [j for j in d["client_stats"] if j["hostname"] != "10.77.2.2"]
+        return "client: host=10.77.2.2 disconnected\n" + json.dumps(d)
+
+    with pytest.raises(EngineError, match=r"host 10\.77\.2\.2:8765 sent no results; it said: client: host=10\.77\.2\.2 disconnected"):
+        parts(recorded(tmp_path, drop_host_b))
+
+
+def test_split_keeps_the_total_outstanding_io():
+    w = workload(threads=4, queue_depth=32, rate_iops=900, bytes_budget=3 << 20)
+    a, b = split_workload(w, [1, 1])
+    assert (a.threads, a.queue_depth, b.threads, b.queue_depth) == (2, 32, 2, 32)
+    assert a.rate_iops + b.rate_iops == 900 and a.bytes_budget + b.bytes_budget == 3 << 20
+    x, y = split_workload(workload(threads=3), [2, 1])
+    assert (x.threads, y.threads) == (2, 1)
+    one, two, three = split_workload(workload(threads=2, queue_depth=16), [1, 1, 1])
+    assert sum(p.threads * p.queue_depth for p in (one, two, three)) == 32
+    assert split_workload(workload(), [1, 1])[1] is None  # one IO cannot be split
+    assert split_workload(w, [1]) == [w]
+
+
+def test_host_list_and_hosts_file(tmp_path):
+    assert [h.name for h in parse_hosts("10.0.0.2, h3:9000,[fd00::1]:8766")] == ["10.0.0.2:8765", "h3:9000", "fd00::1:8766"]
+    with pytest.raises(IolabError, match="listed twice"):
+        parse_hosts("a,a:8765")
+    f = tmp_path / "hosts.toml"
+    f.write_text('[[host]]\naddress = "10.0.0.2"\ntarget = "/dev/nvme1n1"\nshare = 2\n\n[[host]]\naddress = "10.0.0.3"\nport = 8766\n')
+    a, b = load_hosts_file(f)
+    assert (a.target, a.share, b.name) == ("/dev/nvme1n1", 2.0, "10.0.0.3:8766")
+    f.write_text('[[host]]\naddress = "10.0.0.2"\n\n[[host]]\naddress = "10.0.0.3"\nshare = -1\n')
+    with pytest.raises(IolabError, match=r"line 4 \(\[\[host\]\] #2\): field 'share'"):
+        load_hosts_file(f)
+    f.write_text('[[host]]\nadress = "10.0.0.2"\n')
+    with pytest.raises(IolabError, match="line 1 .*unknown field 'adress'"):
+        load_hosts_file(f)
+
+
+def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
+    start, tunnel = ssh_commands(Host("10.0.0.2", ssh="bench@10.0.0.2"), 40123, "/tmp/p.pid")
+    assert start[:3] == ["ssh", "-o", "BatchMode=yes"] and start[-2] == "bench@10.0.0.2"
+    assert start[-1] == "fio --server=127.0.0.1,8765 --daemonize=/tmp/p.pid"
+    assert "0.0.0.0" not in " ".join(start + tunnel)
+    assert tunnel[-3:] == ["-L", "127.0.0.1:40123:127.0.0.1:8765", "bench@10.0.0.2"]
+    assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel and "-N" in tunnel
+
+
+def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch):
+    import iolab.hosts as hosts
+
+    monkeypatch.setattr(hosts, "remote_version", lambda endpoint, fio="fio": "fio-3.35" if endpoint[0] == "b" else "fio-3.33")
+    servers = hosts.Servers(endpoints={"a:8765": ("a", 8765), "b:8765": ("b", 8765)})
+    with pytest.raises(IolabError, match="host b:8765 runs fio-3.35, this machine runs fio-3.33"):
+        hosts.check_versions([Host("a"), Host("b")], servers, "fio-3.33")
+    hosts.check_versions([Host("a")], servers, "fio-3.33")

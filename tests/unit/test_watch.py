@@ -1,0 +1,115 @@
+"""`iolab watch` in a real headless Chromium: the page loads, follows a run while its rounds
+are committed (a scripted engine released cell by cell), shows no console errors, and the
+server never creates or changes a file in a run directory."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from iolab import registry, suites
+from iolab.runner import RunOptions, Runner, start
+from iolab.watch import serve, snapshot
+from tests.unit.test_report import DriveEngine, record, target
+from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
+
+WAIT_S = 30.0
+
+
+class GatedEngine(DriveEngine):
+    """Runs a cell only when the test releases one."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = threading.Semaphore(0)
+
+    def run(self, *a, **kw):
+        if not self.gate.acquire(timeout=WAIT_S):
+            raise KeyboardInterrupt  # the test gave up: end the run instead of hanging
+        return super().run(*a, **kw)
+
+
+@pytest.fixture
+def server(tmp_path):
+    srv = serve(tmp_path, port=0)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    t.start()
+    yield srv, tmp_path
+    srv.shutdown()
+    srv.server_close()
+
+
+def wait_for(fn, what: str):
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def files(d: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(d)): (p.stat().st_mtime_ns, p.stat().st_size) for p in d.rglob("*")}
+
+
+def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F811
+    srv, root = server
+    engine = GatedEngine()
+    tgt = target()
+    plan = registry.build_plan("throughput", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), tgt)
+    ids = []
+
+    def run():  # the store's SQLite connection belongs to the thread that opens it
+        store = start(plan, tgt, engine, RunOptions(), root)
+        ids.append(store.manifest.run_id)
+        Runner(plan, tgt, engine, store, RunOptions()).run()
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        engine.gate.release(2)  # the preconditioning cell and the first measurement cell
+        browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+        row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
+
+        def shown():
+            return browser.execute_script(f"const r = document.querySelector(\"{row}\"); return r && r.innerText;")
+
+        first = wait_for(lambda: (t := shown()) and "round 1 of" in t and t, "round 1 on the page")
+        assert "running" in first and "throughput" in first and "SEQ 1024KiB" in first
+        engine.gate.release(3)  # finish rounds 1 and 2
+        later = wait_for(lambda: (t := shown()) and "round 2 of" in t and t, "round 2 on the page")
+        assert "variables pass" in later or "not evaluated yet" in later
+        errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert not errors, errors
+    finally:
+        engine.gate.release(1000)
+        runner.join(timeout=WAIT_S)
+    assert not runner.is_alive()
+
+
+def test_watching_changes_no_file_in_a_run_directory(server):
+    srv, root = server
+    run = record(root, "throughput", DriveEngine())
+    before = files(run)
+    url = f"http://127.0.0.1:{srv.server_address[1]}"
+    for _ in range(3):
+        data = json.loads(urllib.request.urlopen(f"{url}/api/runs", timeout=10).read())
+    assert [r["state"] for r in data["runs"]] == ["complete"]
+    assert urllib.request.urlopen(f"{url}/", timeout=10).status == 200
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen(f"{url}/runs/{run.name}/report/..%2fmanifest.json", timeout=10)
+    assert files(run) == before
+
+
+def test_snapshot_shows_each_hosts_iops_of_the_last_cell(tmp_path):
+    run = record(tmp_path, "throughput", DriveEngine())
+    (entry,) = snapshot(tmp_path)["runs"]
+    assert entry["parts"] == [] and entry["iops"] > 0 and entry["steady"]["evaluated"]
+    assert entry["eta_s"] is None  # finished: nothing left
+    assert run.name == entry["id"]
