@@ -21,6 +21,7 @@ MODULES = {
     "throughput": "iolab.suites.pts_throughput",
     "latency": "iolab.suites.pts_latency",
     "wsat": "iolab.suites.pts_wsat",
+    "xsr": "iolab.suites.pts_xsr",
     "multi-wsat": "iolab.suites.rwsw_multi_wsat",
     "streams-wsat": "iolab.suites.rwsw_streams_wsat",
     "replay": "iolab.suites.rwsw_replay",

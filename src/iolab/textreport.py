@@ -143,3 +143,18 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     full = [r for r in rows if not r.partial] or rows
     console.print(f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
                   f"last 5 full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS")
+
+
+def render_intervals(ph: PhaseSummary, console: Console) -> None:
+    """A phase logged in intervals (Cross Stimulus Recovery's groups): the first and last ten."""
+    rows = ph.rows
+    if not rows:
+        return
+    t = Table(title=f"{ph.phase.name}: throughput per interval", title_justify="left")
+    for col in ("interval", "MB/s", "IOPS", "ART µs", "MRT µs"):
+        t.add_column(col, justify="right")
+    for r in rows if len(rows) <= 20 else rows[:10] + rows[-10:]:
+        t.add_row(interval_label(r), num(r.mbps), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+    console.print(t)
+    console.print(f"{esc(ph.phase.name)}: {len(rows)} intervals, mean {num(sum(r.mbps for r in rows) / len(rows))} MB/s, "
+                  f"last {min(5, len(rows))} mean {num(sum(r.mbps for r in rows[-5:]) / len(rows[-5:]))} MB/s")
