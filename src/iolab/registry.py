@@ -22,6 +22,7 @@ MODULES = {
     "latency": "iolab.suites.pts_latency",
     "wsat": "iolab.suites.pts_wsat",
     "xsr": "iolab.suites.pts_xsr",
+    "dirth": "iolab.suites.pts_dirth",
     "multi-wsat": "iolab.suites.rwsw_multi_wsat",
     "streams-wsat": "iolab.suites.rwsw_streams_wsat",
     "replay": "iolab.suites.rwsw_replay",

@@ -158,3 +158,26 @@ def render_intervals(ph: PhaseSummary, console: Console) -> None:
     console.print(t)
     console.print(f"{esc(ph.phase.name)}: {len(rows)} intervals, mean {num(sum(r.mbps for r in rows) / len(rows))} MB/s, "
                   f"last {min(5, len(rows))} mean {num(sum(r.mbps for r in rows[-5:]) / len(rows[-5:]))} MB/s")
+
+
+def render_dirth(ph: PhaseSummary, console: Console) -> None:
+    """DIRTH: its IOPS over TC × QD (demand variation) and the chosen Max/Mid/Min points
+    (default ART cutoff; the report prints the run's own); other phases per cell."""
+    from .compare.pts2 import DV_PHASE, chosen_points, demand_points  # compare imports no textreport code
+
+    points = demand_points([ph])
+    if ph.phase.name != DV_PHASE or not points:
+        generic_view(ph, console)
+        return
+    depths = sorted({p.queue_depth for p in points}, reverse=True)
+    t = Table(title="Demand variation: IOPS (measurement window)", title_justify="left")
+    t.add_column("TC \\ QD")
+    for q in depths:
+        t.add_column(f"QD{q}", justify="right")
+    for tc in sorted({p.threads for p in points}, reverse=True):
+        by_q = {p.queue_depth: p.iops for p in points if p.threads == tc}
+        t.add_row(f"TC{tc}", *(num(by_q.get(q)) for q in depths))
+    console.print(t)
+    ops = chosen_points([ph])
+    for name, p in (("MaxIOPS", ops.max), ("MidIOPS", ops.mid), ("MinIOPS", ops.min)):
+        console.print(f"{name}: " + (f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs" if p else "not determined"))

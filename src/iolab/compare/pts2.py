@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery, recovery
+from ..points import (
+    ART_CUTOFF, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, operating_points, recovery,
+)
 from ..store import CellRow
 from ..summary import PhaseSummary
 from . import KeyMetric
@@ -91,4 +93,61 @@ def xsr_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...
         KeyMetric(f"Group 3 final MB/s (SEQ 1024 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(2)),
         KeyMetric(f"Group 3 recovery to {100 * (1 - RECOVERY_TOLERANCE.default):g} % of group 1 mean TP", "min", False,
                   _recovery_minutes),
+    )
+
+
+# -- PTS DIRTH ----------------------------------------------------------------------------------
+
+PC_PHASE, DV_PHASE, PREWRITE = "preconditioning", "demand variation", "pre-write"
+
+
+def point_key(threads: int, depth: int) -> str:
+    return f"TC{threads}/QD{depth}"
+
+
+def parse_point(key: str) -> tuple[int, int] | None:
+    tc, _, qd = key.partition("/")
+    if not (tc.startswith("TC") and qd.startswith("QD") and tc[2:].isdigit() and qd[2:].isdigit()):
+        return None
+    return int(tc[2:]), int(qd[2:])
+
+
+def demand_points(phases: Sequence[PhaseSummary]) -> list[DemandPoint]:
+    """The demand-variation grid over its measurement window, in the order it was run."""
+    ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
+    out = []
+    for c in ph.cells if ph else ():
+        tq = parse_point(c.key)
+        if tq is not None:
+            out.append(DemandPoint(tq[0], tq[1], c.iops, c.lat_mean_us))
+    return out
+
+
+def chosen_points(phases: Sequence[PhaseSummary], art_cutoff_ms: float = ART_CUTOFF.default) -> OperatingPoints:
+    return operating_points(demand_points(phases), art_cutoff_ms * 1000)
+
+
+def _point(which: str, attr: str):
+    def get(phases: list[PhaseSummary]) -> float | None:
+        p = getattr(chosen_points(phases), which)
+        return None if p is None else getattr(p, attr)
+    return get
+
+
+def _at(tc: int, qd: int):
+    def get(phases: list[PhaseSummary]) -> float | None:
+        return next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (tc, qd)), None)
+    return get
+
+
+def pts_dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    """The Max point uses the default ART cutoff whatever a run set (runs with different settings
+    are compared only when forced), and says so."""
+    cut = f"ART < {ART_CUTOFF.default:g} ms"
+    return (
+        KeyMetric(f"MaxIOPS point IOPS ({cut})", "IOPS", True, _point("max", "iops")),
+        KeyMetric(f"ART at the MaxIOPS point ({cut})", "µs", False, _point("max", "art_us")),
+        KeyMetric("IOPS at TC32/QD32", "IOPS", True, _at(32, 32)),
+        KeyMetric("IOPS at TC1/QD1 (MinIOPS point)", "IOPS", True, _at(1, 1)),
+        KeyMetric("ART at TC1/QD1", "µs", False, _point("min", "art_us")),
     )
