@@ -11,7 +11,7 @@ from ..units import num
 from . import plots
 from .model import Figure, Page, Table
 from .rundata import RunData
-from .sections import not_measured_page, table_pages
+from .sections import measurement_window_pages, not_measured_page, table_pages
 
 TABLE_MAX_ROWS = 150
 
@@ -71,4 +71,7 @@ def xsr_pages(run: RunData) -> list[Page]:
     caption = "Throughput per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
     tables.append(Table(caption, ("group", "interval", "time (min)", "MB/s", "IOPS", "ART (µs)", "MRT (µs)"),
                         table_rows, src, run.raw_links([r for _, _, r in shown])))
-    return pages + table_pages("Tabular Results — Cross Stimulus Recovery", tables)
+    pages += table_pages("Tabular Results — Cross Stimulus Recovery", tables)
+    for ph in run.phases:  # each group's last five intervals, for information (no group stops at steady state)
+        pages += measurement_window_pages(run, ph, lambda v: "MB/s")
+    return pages
