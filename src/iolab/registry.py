@@ -82,10 +82,13 @@ def sequences() -> list[str]:
     return list(dict.fromkeys(["pts", "rwsw", *(t.sequence for t in _registered.values() if t.sequence)]))
 
 
-def sequence(name: str) -> list[TestDef]:
-    """The tests `iolab run NAME` runs, in registry order: a sequence's members, or the one test."""
+def sequence(name: str, everything: bool = False) -> list[TestDef]:
+    """The tests `iolab run NAME` runs, in registry order: a sequence's members (the optional
+    ones too with `everything`, i.e. --all), or the one test."""
     if name in sequences():
-        return [t for t in all() if t.sequence == name]
+        return [t for t in all() if t.sequence == name and (everything or not t.optional)]
+    if everything:
+        raise IolabError(f"--all: {name!r} is one test; --all runs every test of a sequence ({', '.join(sequences())}).")
     return [get(name)]
 
 

@@ -96,6 +96,6 @@ def build(profile: Profile, target: Target) -> TestPlan:
 TEST = TestDef(
     "dirth", "DIRTH", "SNIA PTS",
     "DIRTH: demand variation over TC × QD to steady state, Max/Mid/Min operating points (A.11)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=pts_dirth_figures,
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=pts_dirth_figures,
     pages=dirth_pages, view=render_dirth, params=PARAMS,
 )

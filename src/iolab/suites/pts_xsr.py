@@ -85,6 +85,6 @@ def build(profile: Profile, target: Target) -> TestPlan:
 TEST = TestDef(
     "xsr", "Cross Stimulus Recovery", "SNIA PTS",
     "Cross Stimulus Recovery: SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W, recovery times (A.10)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=xsr_figures,
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=xsr_figures,
     pages=xsr_pages, view=render_intervals, params=PARAMS, short_title="XSR",
 )
