@@ -22,12 +22,17 @@ def only_run(runs_dir):
     return RunStore.open(r.path)
 
 
-def test_xsr_quick_on_a_file(scratch):
+def run_on_file(scratch, test: str, size: str, *args: str):
+    """`iolab run TEST` quick on a file; the command's output and its one stored run."""
     runs = scratch / "runs"
-    p = iolab("run", "xsr", "--target", f"file:{scratch}/drive.img?size=128MiB", *QUICK, "--set", "group1_time=1s",
-              "--set", "group2_time=600ms", "--set", "group3_time=1s", "--runs-dir", str(runs))
+    p = iolab("run", test, "--target", f"file:{scratch}/drive.img?size={size}", *QUICK, *args, "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr + p.stdout
-    store = only_run(runs)
+    return p, only_run(runs)
+
+
+def test_xsr_quick_on_a_file(scratch):
+    p, store = run_on_file(scratch, "xsr", "128MiB", "--set", "group1_time=1s", "--set", "group2_time=600ms",
+                           "--set", "group3_time=1s")
     assert store.manifest.state == "complete" and not store.manifest.compliant
     res = xsr_result(summarise(store))
     # each group ends at its time budget (wall time, fio's start-up included) or its 5/3/5 intervals
@@ -39,11 +44,7 @@ def test_xsr_quick_on_a_file(scratch):
 
 
 def test_dirth_quick_on_a_file_measures_the_grid_and_cpu(scratch):
-    runs = scratch / "runs"
-    p = iolab("run", "dirth", "--target", f"file:{scratch}/drive.img?size=128MiB", *QUICK, "--max-rounds", "1",
-              "--set", "threads=1,2", "--set", "depths=1,4", "--runs-dir", str(runs))
-    assert p.returncode == 0, p.stderr + p.stdout
-    store = only_run(runs)
+    p, store = run_on_file(scratch, "dirth", "128MiB", "--max-rounds", "1", "--set", "threads=1,2", "--set", "depths=1,4")
     phases = summarise(store)
     assert [ph.phase.name for ph in phases] == ["preconditioning", "demand variation"]
     assert {(q.threads, q.queue_depth) for q in demand_points(phases)} == {(1, 1), (1, 4), (2, 1), (2, 4)}
@@ -55,11 +56,7 @@ def test_dirth_quick_on_a_file_measures_the_grid_and_cpu(scratch):
 
 
 def test_wsat_optional_workload_quick_on_a_file(scratch):
-    runs = scratch / "runs"
-    p = iolab("run", "wsat", "--target", f"file:{scratch}/drive.img?size=64MiB", *QUICK, "--set", "workload=vod",
-              "--wsat-max-time", "1s", "--runs-dir", str(runs))
-    assert p.returncode == 0, p.stderr + p.stdout
-    store = only_run(runs)
+    _, store = run_on_file(scratch, "wsat", "64MiB", "--set", "workload=vod", "--wsat-max-time", "1s")
     [ph] = summarise(store)
     assert ph.cells[0].key == "90/10 128KiB"
     assert all(r.read_iops > r.write_iops > 0 for r in ph.rows)
