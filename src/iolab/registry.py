@@ -23,6 +23,7 @@ MODULES = {
     "wsat": "iolab.suites.pts_wsat",
     "xsr": "iolab.suites.pts_xsr",
     "dirth": "iolab.suites.pts_dirth",
+    "cbw": "iolab.suites.pts_cbw",
     "multi-wsat": "iolab.suites.rwsw_multi_wsat",
     "streams-wsat": "iolab.suites.rwsw_streams_wsat",
     "replay": "iolab.suites.rwsw_replay",

@@ -31,6 +31,7 @@ fn spec(rnd: bool, write: bool, bs: u64, oio: u32) -> RunSpec {
         duration_ns: None,
         bytes_budget: None,
         seed: 7,
+        zones: vec![],
     }
 }
 

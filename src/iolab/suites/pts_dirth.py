@@ -6,6 +6,8 @@ Max/Mid/Min operating points from the measured curve (iolab.points.operating_poi
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..errors import IolabError
 from ..compare.pts2 import DV_PHASE, PC_PHASE, PREWRITE, point_key, pts_dirth_figures
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
@@ -36,10 +38,15 @@ def _descending(text: str) -> tuple[int, ...]:
 
 
 GRID = (32, 16, 8, 6, 4, 2, 1)
-PARAMS = (
-    Param("block_size", 8 * KiB, "Block size of the RND stimulus", size, kib_label, "A.11 implementation default"),
-    Param("read_pct", 65, "Read share (%) of the demand-variation stimulus", percent, lambda v: f"{v}/{100 - v} R/W",
-          "A.11 implementation default (OLTP)"),
+
+
+def read_share(default: int, source: str) -> Param:
+    return Param("read_pct", default, "Read share (%) of the demand-variation stimulus", percent,
+                 lambda v: f"{v}/{100 - v} R/W", source)
+
+
+# The DIRTH flow's own parameters, shared by every stimulus run through it (CBW too).
+FLOW = (
     Param("threads", GRID, "Thread counts of the grid (run high → low)", _descending, show_list, "A.11"),
     Param("depths", GRID, "Queue depths of the grid (run high → low)", _descending, show_list, "A.11"),
     Param("pc_round_time", 30 * 60.0, "Length of one preconditioning round (one interval; y = its IOPS)", seconds,
@@ -48,23 +55,41 @@ PARAMS = (
           show_seconds, "A.11"),
     ART_CUTOFF,
 )
+PARAMS = (
+    Param("block_size", 8 * KiB, "Block size of the RND stimulus", size, kib_label, "A.11 implementation default"),
+    read_share(65, "A.11 implementation default (OLTP)"),
+    *FLOW,
+)
+
+# (read %, threads, queue depth, seconds, name) -> the stimulus at that point
+Stimulus = Callable[[int, int, int, float, str], Workload]
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
-    v, text = values(PARAMS, profile, "dirth"), given(profile)
-    bs, read = v["block_size"], v["read_pct"]
+    v = values(PARAMS, profile, "dirth")
+    bs = v["block_size"]
     if not supported_block_sizes([bs], target)[0]:
         raise IolabError(f"dirth --set block_size={bs}: below the target's {target.facts.logical_sector} B logical "
                          "sector; direct IO cannot issue it. Nothing was run or written.")
     ar = active_fraction(profile, target)
+
+    def rnd(read_pct: int, tc: int, qd: int, secs: float, name: str) -> Workload:
+        return Workload.mix("rnd", read_pct, bs, threads=tc, queue_depth=qd, active_range=ar, duration_s=secs, name=name)
+
+    return build_flow(profile, target, "dirth", "DIRTH", PARAMS, rnd, f"RND {kib_label(bs)}", bs)
+
+
+def build_flow(profile: Profile, target: Target, test: str, title: str, params: tuple[Param, ...], rnd: Stimulus,
+               what: str, bs: int) -> TestPlan:
+    """The DIRTH flow (A.11) with a stimulus: PC at 0/100 to steady state, then the
+    demand-variation rounds at the chosen read share."""
+    v, text = values(params, profile, test), given(profile)
+    read = v["read_pct"]
     top_tc, top_qd = max(v["threads"]), max(v["depths"])
 
     # A quick run keeps every period at one cell unless the user set it.
     def length(name: str) -> float:
         return profile.cell_seconds if profile.quick and name not in text else v[name]
-
-    def rnd(read_pct: int, tc: int, qd: int, secs: float, name: str) -> Workload:
-        return Workload.mix("rnd", read_pct, bs, threads=tc, queue_depth=qd, active_range=ar, duration_s=secs, name=name)
 
     pc_cell = Cell(point_key(top_tc, top_qd), rnd(0, top_tc, top_qd, length("pc_round_time"), "PC RND 0/100"),
                    f"TC{top_tc}", bs)
@@ -76,21 +101,21 @@ def build(profile: Profile, target: Target) -> TestPlan:
     top = point_key(top_tc, top_qd)
     dv = Phase(DV_PHASE, (pre, *grid), (Tracking(f"IOPS {top}", top, "iops"),), purge=False,
                max_rounds=profile.max_rounds)
-    params = common_parameters(profile, target) + [
-        ("Stimulus", f"RND {kib_label(bs)}, R/W {read}/{100 - read}, TC {show_list(v['threads'])} × "
+    rows = common_parameters(profile, target) + [
+        ("Stimulus", f"{what}, R/W {read}/{100 - read}, TC {show_list(v['threads'])} × "
                      f"QD {show_list(v['depths'])} (high → low)"),
-        ("PC", f"RND {kib_label(bs)} 0/100 at TC{top_tc}/QD{top_qd}, rounds of {duration(length('pc_round_time'))}, "
+        ("PC", f"{what} 0/100 at TC{top_tc}/QD{top_qd}, rounds of {duration(length('pc_round_time'))}, "
                "to steady state"),
         ("Between rounds", f"pre-write RND 0/100 TC{top_tc}/QD{top_qd} for {duration(length('prewrite_time'))}"),
         ("Tracking", f"IOPS at {top}"),
-        *parameter_rows(PARAMS, profile, "dirth"),
+        *parameter_rows(params, profile, test),
     ]
     notes = ("The Max/Mid/Min response-time histogram phases of A.11 are not run by this test; the operating "
              "points are chosen and printed from the demand-variation measurement window.",)
     if profile.quick:
         notes += ("Quick run: the PC rounds and pre-writes last one cell each (unless set); non-compliant.",)
-    return TestPlan("dirth", "DIRTH", f"PTS {profile.spec} ({profile.name})", profile, (pc, dv), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), notes)
+    return TestPlan(test, title, f"PTS {profile.spec} ({profile.name})", profile, (pc, dv), profile.rule(),
+                    tested_capacity(profile, target), tuple(rows), notes)
 
 
 TEST = TestDef(

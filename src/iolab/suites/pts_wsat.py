@@ -18,7 +18,7 @@ from ..textreport import render_wsat
 from ..testparams import Param, choice, parameter_rows, values
 from ..units import KiB, duration, eng, kib_label
 from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from . import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
 
 
 # Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
@@ -28,6 +28,7 @@ WORKLOADS = {
     "oltp": ("rnd", 65, 8 * KiB, "Mixed/OLTP: RND 8 KiB R/W 65/35"),
     "vod": ("seq", 90, 128 * KiB, "Video on demand: SEQ 128 KiB R/W 90/10"),
     "metadata": ("seq", 50, 512, "Metadata: SEQ 0.5 KiB R/W 50/50"),
+    "cbw": ("cbw", 40, 4 * KiB, "Composite Block Size Workload, R/W 40/60 (A.12)"),  # 4 KiB: its dominant size
 }
 PARAMS = (
     Param("workload", "rnd4k", "The WSAT stimulus: " + ", ".join(f"{k} ({v[3]})" for k, v in WORKLOADS.items()),
@@ -45,9 +46,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
         raise IolabError(f"wsat --set workload={name}: its {bs} B block is below the target's "
                          f"{target.facts.logical_sector} B logical sector; direct IO cannot issue it. Nothing was run or written.")
     mix = f"{read}/{100 - read}"
-    cell = Cell(f"{mix} {kib_label(bs)}", Workload.mix(access, read, bs, threads=profile.threads, queue_depth=profile.queue_depth,
-                                                     active_range=active_fraction(profile, target), duration_s=interval,
-                                                     name=label), mix, bs)
+    shape = dict(threads=profile.threads, queue_depth=profile.queue_depth, active_range=active_fraction(profile, target),
+                 duration_s=interval, name=label)
+    w = cbw(read, target, **shape) if access == "cbw" else Workload.mix(access, read, bs, **shape)
+    cell = Cell(f"{mix} {'CBW' if access == 'cbw' else kib_label(bs)}", w, mix, bs)
     budget = int(capacity_multiple * cap)
     phase = Phase(
         "main", (cell,), (Tracking(f"IOPS {cell.key}", cell.key, "iops"),), purge=True, precondition=(),
