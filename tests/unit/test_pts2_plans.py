@@ -80,3 +80,50 @@ def test_wsat_workloads_by_name(name, access, read, bs):
 def test_wsat_metadata_on_a_4k_device_is_refused():
     with pytest.raises(IolabError, match="logical sector"):
         plan("wsat", T4K, settings=(("workload", "metadata"),))
+
+
+def test_cbw_is_the_dirth_flow_with_the_skewed_composite():
+    p = plan("cbw", settings=(("threads", "1,2"), ("depths", "1,2")))
+    pc, dv = p.phases
+    [pcc] = pc.cells
+    grid = dv.cells[1:]
+    assert pcc.workload.read_pct == pytest.approx(0) and all(c.workload.read_pct == pytest.approx(40) for c in grid)
+    w = grid[0].workload
+    sizes = {}
+    for s in w.streams:
+        sizes[s.block_size] = sizes.get(s.block_size, 0) + s.share
+    assert sizes[4 * KiB] == pytest.approx(0.67) and sizes[512] == pytest.approx(0.04) and len(sizes) == 12
+    assert w.zones == ((0.50, 0.05), (0.30, 0.15), (0.20, 0.80))
+    with pytest.raises(IolabError, match="logical sector"):
+        plan("cbw", T4K)
+
+
+def test_fio_job_of_a_skewed_workload_carries_the_zones():
+    from iolab.engines.fio_job import build_job
+
+    w = plan("cbw", settings=(("threads", "1"), ("depths", "1"))).phases[1].cells[1].workload
+    text = build_job(T512, w, "t", "libaio")
+    assert text.count("random_distribution=zoned:50/5:30/15:20/80") == 1
+    assert "random_distribution" not in build_job(T512, w.with_(zones=()), "t", "libaio")
+
+
+def test_pts_all_adds_the_optional_tests_in_spec_order():
+    assert [t.name for t in registry.sequence("pts")] == ["iops", "throughput", "latency", "wsat"]
+    every = [t.name for t in registry.sequence("pts", everything=True)]
+    assert every[:4] == ["iops", "throughput", "latency", "wsat"]
+    assert every.index("xsr") < every.index("dirth") < every.index("cbw")
+    with pytest.raises(IolabError, match="--all"):
+        registry.sequence("iops", everything=True)
+
+
+def test_sequence_eta_spans_first_steady_state_to_every_round_limit():
+    from iolab.progress import sequence_eta
+
+    x = plan("xsr")  # runs to its time budgets: 22 h either way
+    assert x.measured_seconds() == (22 * 3600, 22 * 3600)
+    d = plan("dirth", settings=(("threads", "1"), ("depths", "1")))
+    # PC: 30-min rounds, DV: 5-min pre-write + one 1-min cell; 5 rounds at the earliest, 25 at the latest
+    assert d.measured_seconds() == (5 * 1800 + 5 * 360, 25 * 1800 + 25 * 360)
+    text = sequence_eta([x, d])
+    assert text.startswith("2 tests, ETA 25:00:00 to 37:00:00 of measurement")
+    assert "Cross Stimulus Recovery 22:00:00" in text and "DIRTH 3:00:00–15:00:00" in text
