@@ -60,3 +60,14 @@ def test_wsat_optional_workload_quick_on_a_file(scratch):
     [ph] = summarise(store)
     assert ph.cells[0].key == "90/10 128KiB"
     assert all(r.read_iops > r.write_iops > 0 for r in ph.rows)
+
+
+def test_cbw_quick_on_a_file_runs_the_skewed_composite(scratch):
+    p, store = run_on_file(scratch, "cbw", "128MiB", "--max-rounds", "1", "--set", "threads=1,2", "--set", "depths=1,2")
+    phases = summarise(store)
+    assert len(demand_points(phases)) == 4 and all(q.iops > 0 for q in demand_points(phases))
+    [cell] = [c for c in store.cells("demand variation") if c.cell_key == "TC1/QD1"]
+    job = next(f for f in cell.raw_files if f.endswith(".fio"))
+    text = (store.dir / job).read_text()
+    assert "random_distribution=zoned:50/5:30/15:20/80" in text and "bssplit=512/4:" in text
+    assert cell.read_iops > 0 and cell.write_iops > 0
