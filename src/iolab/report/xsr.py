@@ -56,7 +56,7 @@ def xsr_pages(run: RunData) -> list[Page]:
         (f"Group 2 final level (mean of its last {SETTLE_WINDOW} intervals)", f"{num(g2.final_mbps())} MB/s"),
         (f"Group 2 settled (within ± {SETTLE_TOLERANCE.show(tol['settle_tolerance'])} of its final level)",
          _when(res.settled)),
-        (f"Group 3 recovered (TP ≥ {num(100 * (1 - tol['recovery_tolerance']))} % of group 1's mean)",
+        (f"Group 3 recovered (TP ≥ {100 * (1 - tol['recovery_tolerance']):g} % of group 1's mean)",
          _when(res.recovered)),
         ("Group 3 final level (mean of its last 5 intervals)", f"{num(g3.final_mbps())} MB/s"),
         ("recovery_tolerance", f"{RECOVERY_TOLERANCE.show(tol['recovery_tolerance'])} ({RECOVERY_TOLERANCE.source})"),
