@@ -235,7 +235,7 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
     for col in ("test", "family", "sequence", "input", "what it does"):
         t.add_column(col, no_wrap=col != "what it does")
     for d in registry.all():
-        t.add_row(esc(d.name), esc(d.family), d.sequence or "—", "--workload" if d.needs_workload else "—",
+        t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
                   esc(d.summary))
     console.print(t)
 
