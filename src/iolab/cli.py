@@ -109,6 +109,7 @@ def run(
     tested_by: str = typer.Option("", "--tested-by", help="Name for the report's 'tested by' field."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
     stall_timeout: Optional[str] = StallOpt,
+    everything: bool = typer.Option(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test)."),
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
@@ -122,9 +123,13 @@ def run(
     engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
-    from .progress import RichProgress
+    from .progress import RichProgress, sequence_eta
 
     current: list[RunStore] = []
+
+    def planned(plans, i: int) -> None:
+        if len(plans) > 1:
+            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:]))}", soft_wrap=True)
 
     def started(store: RunStore) -> None:
         current[:] = [store]
@@ -146,7 +151,8 @@ def run(
     try:
         with stop_on_signals(), RichProgress(console) as progress:
             api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=root, engine=engine,
-                         progress=progress, report=report, on_start=started, on_end=ended)
+                         progress=progress, report=report, on_start=started, on_end=ended,
+                         everything=everything, on_plan=planned)
     except KeyboardInterrupt as e:
         if not current or current[0].manifest.state != "interrupted":
             raise
@@ -229,7 +235,7 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
     for col in ("test", "family", "sequence", "input", "what it does"):
         t.add_column(col, no_wrap=col != "what it does")
     for d in registry.all():
-        t.add_row(esc(d.name), esc(d.family), d.sequence or "—", "--workload" if d.needs_workload else "—",
+        t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
                   esc(d.summary))
     console.print(t)
 

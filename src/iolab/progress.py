@@ -22,6 +22,17 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def sequence_eta(plans: list[TestPlan]) -> str:
+    """What a sequence will take, for `iolab run SEQ`: each test's timed cells from the earliest
+    stop (steady state at the first window) to the latest (every round limit)."""
+    spans = [p.measured_seconds() for p in plans]
+    parts = ", ".join(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}"
+                      for p, (a, b) in zip(plans, spans))
+    early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
+    return (f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} of measurement ({parts}), plus preconditioning "
+            "writes at the drive's speed (on a simulated drive: virtual time, far less wall time)")
+
+
 class RichProgress:
     def __init__(self, console: Console):
         self.console = console

@@ -149,7 +149,12 @@ def given(profile: "Profile") -> dict[str, str]:
 
 def values(params: Iterable[Param], profile: "Profile", test: str = "") -> dict[str, Any]:
     """The typed value of each declared parameter: the one given, else its default."""
-    text = given(profile)
+    return stored_values(params, profile.settings, test)
+
+
+def stored_values(params: Iterable[Param], settings: Iterable[Iterable[str]], test: str = "") -> dict[str, Any]:
+    """`values` from settings as a run stored them (the manifest's profile), for reports."""
+    text = {str(k): str(v) for k, v in settings}
     return {p.name: (p.read(text[p.name], test) if p.name in text else p.default) for p in params}
 
 

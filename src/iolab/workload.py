@@ -52,6 +52,10 @@ class Workload:
     # Free-form reproducibility tag: a seed for engines that randomise (sim, fio randseed).
     seed: int = 0x10AB
     extra: tuple[tuple[str, str], ...] = field(default=())
+    # Skewed random offsets: (share of the random IOs, share of the active range) per zone,
+    # laid out from the start of the range (the CBW's 50 % of IOs to the first 5 %, …). Empty:
+    # uniform. Sequential streams ignore it.
+    zones: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -65,6 +69,11 @@ class Workload:
             raise IolabError(f"workload {self.name!r}: active range must be in (0, 1]")
         if not 0 <= self.entropy <= 1:
             raise IolabError(f"workload {self.name!r}: entropy must be in [0, 1]")
+        if self.zones and (any(io < 0 or span <= 0 for io, span in self.zones)
+                           or abs(sum(io for io, _ in self.zones) - 1) > 1e-6
+                           or abs(sum(span for _, span in self.zones) - 1) > 1e-6):
+            raise IolabError(f"workload {self.name!r}: zones {self.zones}: the IO shares and the range shares "
+                             "must each add up to 1")
         if self.duration_s is None and self.bytes_budget is None:
             raise IolabError(f"workload {self.name!r}: give a duration or a byte budget")
 

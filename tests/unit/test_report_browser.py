@@ -15,9 +15,20 @@ from tests.unit.test_report import DriveEngine, pdf_pages, record
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    run = record(tmp_path_factory.mktemp("runs"), "throughput", DriveEngine())
+# The PTS 2.0 tests with pages of their own ride along: XSR (three groups, recovery table),
+# DIRTH on a small grid (DV, DI, OIO pages) and WSAT with an optional workload (latency page).
+REPORTS = {
+    "throughput": (),
+    "xsr": (),
+    "dirth": (("threads", "1,2,4"), ("depths", "1,2,4")),
+    "wsat": (("workload", "oltp"),),
+}
+
+
+@pytest.fixture(scope="module", params=list(REPORTS))
+def report(request, tmp_path_factory):
+    run = record(tmp_path_factory.mktemp("runs"), request.param, DriveEngine(), settings=REPORTS[request.param],
+                 **({"wsat_max_seconds": 20.0} if request.param == "wsat" else {}))
     html, pdf = write_report([run], tmp_path_factory.mktemp("report"))
     return html, pdf
 

@@ -402,7 +402,8 @@ impl PyDrive {
     /// Keyword-only, so a call names every field of the workload and a reordering cannot
     /// silently swap two numbers.
     #[pyo3(signature = (*, streams, threads = 1, queue_depth = 1, active_range = 1.0, entropy = 1.0,
-                        rate_iops = None, duration_s = None, bytes_budget = None, seed = 0, progress = None))]
+                        rate_iops = None, duration_s = None, bytes_budget = None, seed = 0, zones = Vec::new(),
+                        progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
@@ -416,6 +417,7 @@ impl PyDrive {
         duration_s: Option<f64>,
         bytes_budget: Option<u64>,
         seed: u64,
+        zones: Vec<(f64, f64)>,
         progress: Option<PyObject>,
     ) -> PyResult<String> {
         let mut specs = Vec::new();
@@ -461,6 +463,7 @@ impl PyDrive {
             duration_ns: duration_s.map(|d| (d * NS as f64).round() as u64),
             bytes_budget,
             seed,
+            zones,
         };
         let d = &mut self.d;
         let out = with_progress(py, progress, move |p| {

@@ -264,6 +264,8 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
             # fio takes whole percent; keep both directions present when both are asked for.
             lines.append(f"rwmixread={min(99, max(1, round(100 * reads / sec.share)))}")
         lines += [_block_sizes(sec), f"numjobs={sec.numjobs}", f"iodepth={sec.iodepth}"]
+        if sec.access == "rnd" and w.zones:
+            lines.append("random_distribution=zoned:" + ":".join(f"{100 * io:g}/{100 * span:g}" for io, span in w.zones))
         if sec.access == "seq" and sec.numjobs > 1:
             # Each sequential thread streams its own slice instead of all re-reading block 0.
             per_job = size // sec.numjobs // sec.max_bs * sec.max_bs

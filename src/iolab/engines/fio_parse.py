@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 from collections import defaultdict
@@ -216,7 +217,22 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
             f"fio output {source}: fio completed no IO in this round, so there is nothing to "
             "measure. Check the target is reachable and the round is long enough."
         )
-    return RoundResult(read=read, write=write, runtime_s=max(runtimes), engine="fio", engine_version=str(version))
+    return RoundResult(read=read, write=write, runtime_s=max(runtimes), counters=_cpu(jobs, f),
+                       engine="fio", engine_version=str(version))
+
+
+def _cpu(jobs: list, f: "_Fields") -> dict[str, float]:
+    """fio's CPU use of the round (usr_cpu/sys_cpu, % of one CPU per job, averaged over the
+    job entries) as counters, which stored runs from before simply lack."""
+    out = {}
+    for key in ("usr_cpu", "sys_cpu"):
+        if not all(key in j for j in jobs):
+            continue
+        vals = [f.num(j, key, f"jobs[{i}]") for i, j in enumerate(jobs)]
+        if any(not math.isfinite(v) or v < 0 for v in vals):
+            raise EngineError(f"fio output {f.source}: {key} {vals} is impossible (a CPU share below 0 or not a number).")
+        out[f"{key}_pct"] = sum(vals) / len(vals)
+    return out
 
 
 # ---------------------------------------------------------------------------------------

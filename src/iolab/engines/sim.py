@@ -192,7 +192,7 @@ def _run_spec(w: Workload, tag: str) -> dict:
         streams=[(s.access, s.op, s.block_size, s.share) for s in w.streams],
         threads=w.threads, queue_depth=w.queue_depth, active_range=w.active_range, entropy=w.entropy,
         rate_iops=None if w.rate_iops is None else float(w.rate_iops), duration_s=w.duration_s,
-        bytes_budget=w.bytes_budget, seed=w.seed_for(tag),
+        bytes_budget=w.bytes_budget, seed=w.seed_for(tag), zones=[tuple(z) for z in w.zones],
     )
 
 
