@@ -47,6 +47,8 @@ class Workload:
     entropy: float = 1.0
     rate_iops: int | None = None
     duration_s: float | None = None
+    # Warm-up before `duration_s` (fio ramp_time): run, never measured (QoS rounds: 9 s + 51 s).
+    ramp_s: float = 0.0
     bytes_budget: int | None = None
     name: str = ""
     # Free-form reproducibility tag: a seed for engines that randomise (sim, fio randseed).
@@ -65,6 +67,8 @@ class Workload:
             raise IolabError(f"workload {self.name!r}: active range must be in (0, 1]")
         if not 0 <= self.entropy <= 1:
             raise IolabError(f"workload {self.name!r}: entropy must be in [0, 1]")
+        if not 0 <= self.ramp_s <= 24 * 3600:
+            raise IolabError(f"workload {self.name!r}: warm-up must be 0 to 24 h, not {self.ramp_s!r} s")
         if self.duration_s is None and self.bytes_budget is None:
             raise IolabError(f"workload {self.name!r}: give a duration or a byte budget")
 

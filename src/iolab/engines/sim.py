@@ -342,6 +342,13 @@ class SimEngine:
         w = workload
         streams = [(s.access, s.op, s.block_size, s.share) for s in w.streams]
         try:
+            if w.ramp_s > 0:
+                # The warm-up runs on the drive (it changes its state) but is not measured, as
+                # fio's ramp_time; its own output is kept beside the round's for inspection.
+                warm = drive.run(streams, w.threads, w.queue_depth, w.active_range, w.entropy,
+                                 None if w.rate_iops is None else float(w.rate_iops), w.ramp_s, None,
+                                 w.seed_for(tag + "-warmup"), None)
+                path.with_name(f"{tag}.warmup.json").write_text(warm + "\n")
             text = drive.run(
                 streams, w.threads, w.queue_depth, w.active_range, w.entropy,
                 None if w.rate_iops is None else float(w.rate_iops), w.duration_s, w.bytes_budget, w.seed_for(tag),
