@@ -9,7 +9,7 @@ from .. import testparams as tp
 from ..chartext import consistency_view
 from ..compare.characterise import consistency_figures, consistency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
-from ..report.char_series import consistency_pages
+from ..report.char_series import STEADY_FROM, consistency_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -42,7 +42,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [
         ("Fill", f"SEQ 128 KiB W, 1× the tested capacity ({cap / 1e9:.3f} GB)"),
         ("Stimulus", f"RND 4 KiB W, TC 1 × QD {v['qd']}, {tp.show_seconds(duration)}, IOPS every second"),
-        ("Steady part", f"from {tp.show_seconds(steady_from)}"),
+        (STEADY_FROM, f"{steady_from:g}"),
     ]
     return TestPlan("consistency", "IO Consistency", f"characterisation ({profile.name})", profile, (phase,),
                     profile.rule(), cap, tuple(rows))

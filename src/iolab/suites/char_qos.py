@@ -9,7 +9,7 @@ from .. import testparams as tp
 from ..chartext import qos_view
 from ..compare.characterise import qos_figures, qos_overlays
 from ..plan import Cell, Profile, TestPlan
-from ..report.char_series import qos_pages
+from ..report.char_series import HISTOGRAM_ROUNDS, qos_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -26,9 +26,17 @@ PARAMS = (
              tp.show_seconds, source="published reviews"),
     tp.Param("qd", 1, "queue depth (one thread)", tp.positive_int, source="published reviews"),
     tp.Param("histogram_rounds", "last,worst", "rounds whose histogram is drawn: round numbers, 'last' and "
-             "'worst' (largest maximum latency), comma-separated", str, source="published reviews"),
+             "'worst' (largest maximum latency), comma-separated", lambda t: _rounds_choice(t),
+             source="published reviews"),
 )
 QUICK_ROUNDS = 10
+
+
+def _rounds_choice(text: str) -> str:
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    if not tokens or any(t not in ("last", "worst") and not (t.isdigit() and int(t) > 0) for t in tokens):
+        raise ValueError("give 'last', 'worst' or round numbers, comma-separated")
+    return ",".join(tokens)
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
@@ -46,7 +54,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         name = f"{op} rounds"
         phases.append(cc.first_phase(s, name, cell, max_rounds=rounds) if op == "write"
                       else cc.next_phase(name, cell, max_rounds=rounds))
-    rows = s.rows + [("Stimulus", f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
+    rows = s.rows + [(HISTOGRAM_ROUNDS, v["histogram_rounds"]), ("Stimulus", f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
                                   f"{tp.show_seconds(warmup)} warm-up + {tp.show_seconds(measured)} measured")]
     return TestPlan("qos", "QoS Rounds", f"characterisation ({profile.name})", profile, tuple(phases), profile.rule(),
                     tested_capacity(profile, target), tuple(rows))

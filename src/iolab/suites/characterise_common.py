@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import testparams as tp
 from ..plan import Cell, Phase, Profile, Tracking
+from ..report.char_series import PE_CYCLES, WARRANTY
 from ..targets import Target
 from ..units import KiB, kib_label
 from ..workload import Workload
@@ -57,13 +58,15 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
     given = tp.given(profile)
     ar = active_fraction(profile, target)
     rows = common_parameters(profile, target) + tp.parameter_rows(params, profile, name)
+    # Plain values the endurance page reads back from the stored plan (0: not given).
+    rows += [(PE_CYCLES, f"{vals['pe_cycles']}"), (WARRANTY, f"{vals['warranty_years']:g}")]
     if not precondition:
         return Setup(vals, (), (), rows)
     pc_time = vals["precondition_time"]
     if profile.quick and "precondition_time" not in given:
         pc_time = QUICK_PRECONDITION_S
     w = Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth, active_range=ar,
-                     entropy=1.0, name="precondition RND 4KiB W")
+                     entropy=1.0, duration_s=pc_time, name="precondition RND 4KiB W")
     if vals["precondition"] == "steady":
         cell = Cell("RND 4KiB W", w.with_(duration_s=profile.cell_seconds), "0/100", 4 * KiB)
         phase = Phase(PRECONDITION_PHASE, (cell,), (Tracking("IOPS RND 4KiB W", cell.key, "iops"),), purge=True,
@@ -73,7 +76,7 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
         return Setup(vals, (phase,), (), rows)
     rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
                                     f"for {tp.show_seconds(pc_time)} (steady state not checked)"))
-    return Setup(vals, (), (w.with_(duration_s=pc_time),), rows)
+    return Setup(vals, (), (w,), rows)
 
 
 def first_phase(s: Setup, name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Phase:
