@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from iolab.api import key_metrics
+from iolab.compare import summary_table
 from iolab.report.char_series import consistency_figures
 from iolab.report.characterise import grid
 from iolab.report.rundata import RunData
@@ -109,3 +111,37 @@ def test_consistency_on_the_simulator_reports_what_it_finds(scratch):
     assert sp.seconds == 18  # after 42 s (70 % of 60 s), one point per second
     assert sp.min <= sp.mean <= sp.max
     assert dips.text().startswith(("none found", "periodic dips every"))
+
+
+CHEAP = {"qos": ("--set", "rounds=2"), "consistency": ("--set", "duration=6s"), "rw-matrix": (), "mixed-matrix": (),
+         "entropy": ()}
+
+
+def lower_is_better(unit: str) -> bool:
+    return unit in ("µs", "ms", "s")
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_compare_two_simulated_drives(scratch, test):
+    """Each test's key figures and overlays on two quick runs: every figure found on both
+    drives, ranked by its direction (a response time lower-is-better, IOPS and MB/s higher)."""
+    stores = [sim_run(scratch, test, f"sim:{p}", "--cell-time", "200ms", *CHEAP[test])
+              for p in ("enterprise-sas", "entry-sata-compress")]
+    out = scratch / "cmp"
+    p = iolab("compare", *(str(s.dir) for s in stores), "-o", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    html = next(out.glob("*.html")).read_text()
+    metrics = key_metrics(test, [summarise(s) for s in stores])
+    assert metrics
+    table = summary_table(["a", "b"], [summarise(s) for s in stores], metrics)
+    for j, m in enumerate(metrics):
+        assert m.higher_is_better == (not lower_is_better(m.unit)), m.name
+        vals = [row[j] for row in table.values]
+        assert all(v is not None and v > 0 for v in vals), (m.name, vals)  # measured on both drives
+        best = min(vals) if lower_is_better(m.unit) else max(vals)
+        assert table.ranks[vals.index(best)][j] == 1, m.name
+    # each test's overlay pages follow the summary (one series per drive)
+    overlays = {"qos": "write rounds: per round", "rw-matrix": "RND READ: IOPS vs queue depth",
+                "mixed-matrix": "mixed: IOPS vs queue depth", "entropy": "write: IOPS vs queue depth",
+                "consistency": "IO Consistency: drives"}
+    assert overlays[test] in html
