@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 from .errors import IolabError
 from .steady import SteadyRule
@@ -156,6 +156,9 @@ class TestPlan:
     capacity: int  # bytes addressed by the test (after any quick limit)
     parameters: tuple[tuple[str, str], ...] = field(default=())  # for the report's Test Parameters column
     notes: tuple[str, ...] = ()  # choices made where the spec is UNVERIFIED, printed in reports
+    # The test's own parameters as the run used them (testparams.values, JSON types), stored
+    # in the manifest so a report reads typed values, not the text of `parameters`.
+    values: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # What the options allow alone is checked by Profile; what they allow on this target

@@ -122,7 +122,8 @@ def plan_summary(plan: TestPlan) -> dict:
              "budget_write_bytes": ph.budget_write_bytes, "budget_seconds": ph.budget_seconds,
              "min_write_bytes": ph.min_write_bytes}
             for ph in plan.phases
-        ]
+        ],
+        "values": dict(plan.values),
     }
 
 

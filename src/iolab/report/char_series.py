@@ -18,10 +18,6 @@ from .rundata import RunData
 from .sections import not_measured_page, table_pages
 
 QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
-STEADY_FROM = "Steady part from (s)"
-HISTOGRAM_ROUNDS = "Histogram rounds"
-PE_CYCLES = "P/E cycles (for TBW)"
-WARRANTY = "Warranty years (for DWPD)"
 NOT_REPORTED = "not reported"
 
 
@@ -37,7 +33,7 @@ def _store(run: RunData) -> RunStore:
 
 
 def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]:
-    """The rounds named by the 'Histogram rounds' parameter: 'last', 'worst' (largest maximum
+    """The rounds named by the histogram_rounds parameter: 'last', 'worst' (largest maximum
     latency) and round numbers; each round once, labelled with why it was chosen."""
     by_round = {r.round: r for r in rows}
     out: dict[int, list[str]] = {}
@@ -79,7 +75,7 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
 
 def qos_pages(run: RunData) -> list[Page]:
     pages: list[Page] = []
-    wanted = run.manifest.parameters.get(HISTOGRAM_ROUNDS, "last,worst")
+    wanted = run.value("histogram_rounds", "last,worst")
     store = _store(run)
     try:
         for ph in (p for p in run.phases if p.phase.name.endswith("rounds")):
@@ -121,10 +117,7 @@ def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h:
 
 
 def steady_from(run: RunData) -> float:
-    try:
-        return float(run.manifest.parameters.get(STEADY_FROM, "0"))
-    except ValueError:
-        return 0.0
+    return float(run.value("steady_from", 0.0))
 
 
 def consistency_series(run: RunData) -> tuple[list[float], list[float], list[float | None], CellRow | None]:
@@ -206,12 +199,9 @@ def consistency_pages(run: RunData) -> list[Page]:
 # -- endurance -------------------------------------------------------------------------------
 
 
-def _given(run: RunData, key: str) -> float | None:
-    try:
-        v = float(run.manifest.parameters.get(key, ""))
-    except ValueError:
-        return None
-    return v if v > 0 else None
+def _given(run: RunData, name: str) -> float | None:
+    v = run.value(name, 0)
+    return float(v) if v and v > 0 else None
 
 
 def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
@@ -236,7 +226,7 @@ def endurance_pages(run: RunData) -> list[Page]:
     rows = endurance_rows(run)
     if not rows:
         return []
-    pe, years = _given(run, PE_CYCLES), _given(run, WARRANTY)
+    pe, years = _given(run, "pe_cycles"), _given(run, "warranty_years")
     waf = run.write_amplification()
     ops = [r.counters.get("op") for ph in run.phases for r in ph.rows if "op" in r.counters]
     user = run.manifest.target.get("capacity")

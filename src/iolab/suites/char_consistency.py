@@ -9,7 +9,7 @@ from .. import testparams as tp
 from ..chartext import consistency_view
 from ..compare.characterise import consistency_figures, consistency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
-from ..report.char_series import STEADY_FROM, consistency_pages
+from ..report.char_series import consistency_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -19,19 +19,17 @@ from . import characterise_common as cc
 
 PARAMS = (
     tp.Param("duration", 2000.0, "4K random-write time after the fill; --quick uses 20 s unless set", tp.seconds,
-             tp.show_seconds, source="published reviews"),
+             tp.show_seconds, source="published reviews", quick=20.0),
     tp.Param("steady_from", 1400.0, "where the steady part starts; --quick: 70 % of the duration unless set",
-             tp.seconds, tp.show_seconds, source="published reviews"),
+             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda _, v: 0.7 * v["duration"]),
     tp.Param("qd", 32, "queue depth (one thread)", tp.positive_int, source="published reviews"),
 )
-QUICK_DURATION = 20.0
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("consistency", PARAMS, profile, target, precondition=False)
-    v, given = s.values, tp.given(profile)
-    duration = QUICK_DURATION if profile.quick and "duration" not in given else v["duration"]
-    steady_from = 0.7 * duration if profile.quick and "steady_from" not in given else v["steady_from"]
+    v = s.values
+    duration = v["duration"]
     ar = active_fraction(profile, target)
     cap = tested_capacity(profile, target)
     fill = Workload.mix("seq", 0, 128 * KiB, threads=1, queue_depth=32, active_range=ar, bytes_budget=cap,
@@ -42,10 +40,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [
         ("Fill", f"SEQ 128 KiB W, 1× the tested capacity ({cap / 1e9:.3f} GB)"),
         ("Stimulus", f"RND 4 KiB W, TC 1 × QD {v['qd']}, {tp.show_seconds(duration)}, IOPS every second"),
-        (STEADY_FROM, f"{steady_from:g}"),
     ]
     return TestPlan("consistency", "IO Consistency", f"characterisation ({profile.name})", profile, (phase,),
-                    profile.rule(), cap, tuple(rows))
+                    profile.rule(), cap, tuple(rows), values=v)
 
 
 TEST = TestDef(

@@ -22,14 +22,12 @@ from . import characterise_common as cc
 MIXES = (("write", 0), ("70/30", 70))  # phase name, read %
 PARAMS = (
     tp.Param("qds", (1, 4, 16, 32, 64), "queue depths (one thread)", tp.int_list, tp.show_list,
-             source="published reviews"),
+             source="published reviews", quick=(1, 32)),
     tp.Param("entropies", (0, 25, 50, 75, 100), "data entropy in % (0: fully compressible, 100: random)",
-             tp.int_list, tp.show_list, source="published reviews"),
+             tp.int_list, tp.show_list, source="published reviews", quick=(0, 50, 100)),
     tp.Param("cell_time", 300.0, "measured time per cell; --quick uses --cell-time unless set", tp.seconds,
-             tp.show_seconds, source="published reviews"),
+             tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
 )
-QUICK_QDS = (1, 32)
-QUICK_ENTROPIES = (0, 50, 100)
 
 
 def entropy_label(pct: int) -> str:
@@ -38,11 +36,10 @@ def entropy_label(pct: int) -> str:
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("entropy", PARAMS, profile, target)
-    qds = cc.quick_list(s.values["qds"], QUICK_QDS, "qds", profile)
-    ents = cc.quick_list(s.values["entropies"], QUICK_ENTROPIES, "entropies", profile)
+    qds, ents = s.values["qds"], s.values["entropies"]
     if ents[-1] > 100:
         raise IolabError(f"--set entropies: {ents[-1]} % is more than 100 %; give 0 to 100. Nothing was run or written.")
-    secs = profile.cell_seconds if profile.quick and "cell_time" not in tp.given(profile) else s.values["cell_time"]
+    secs = s.values["cell_time"]
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for name, read in MIXES:
@@ -60,7 +57,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     notes = ("Entropy maps to fio's buffer_compress_percentage = 100 − entropy (default chunk of "
              "buffer_compress_chunk); iolab checks the mapping by compressing fio's written data with zlib.",)
     return TestPlan("entropy", "Entropy", f"characterisation ({profile.name})", profile, tuple(phases), profile.rule(),
-                    tested_capacity(profile, target), tuple(rows), notes)
+                    tested_capacity(profile, target), tuple(rows), notes, values=s.values)
 
 
 TEST = TestDef(

@@ -19,12 +19,10 @@ from . import characterise_common as cc
 PHASES = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
 PARAMS = (
     tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
-             source="published reviews"),
+             source="published reviews", quick=(1, 4, 32)),
     tp.Param("sizes", (512, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB),
-             "IO sizes", tp.size_list, cc.size_text, source="published reviews"),
+             "IO sizes", tp.size_list, cc.size_text, source="published reviews", quick=(4 * KiB, 128 * KiB)),
 )
-QUICK_QDS = (1, 4, 32)
-QUICK_SIZES = (4 * KiB, 128 * KiB)
 
 
 def phase_name(access: str, op: str) -> str:
@@ -33,8 +31,8 @@ def phase_name(access: str, op: str) -> str:
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("rw-matrix", PARAMS, profile, target)
-    qds = cc.quick_list(s.values["qds"], QUICK_QDS, "qds", profile)
-    sizes, notes = supported_block_sizes(list(cc.quick_list(s.values["sizes"], QUICK_SIZES, "sizes", profile)), target)
+    qds = s.values["qds"]
+    sizes, notes = supported_block_sizes(list(s.values["sizes"]), target)
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for access, op in PHASES:
@@ -48,7 +46,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [("Stimulus", f"RND/SEQ × R/W × QD {tp.show_list(qds)} × {cc.size_text(tuple(sizes))}, TC 1"),
                      ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)")]
     return TestPlan("rw-matrix", "Reads and Writes Matrices", f"characterisation ({profile.name})", profile,
-                    tuple(phases), profile.rule(), tested_capacity(profile, target), tuple(rows), tuple(notes))
+                    tuple(phases), profile.rule(), tested_capacity(profile, target), tuple(rows), tuple(notes),
+                    values=s.values)
 
 
 TEST = TestDef(

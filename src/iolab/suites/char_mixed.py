@@ -18,12 +18,10 @@ from . import characterise_common as cc
 
 PARAMS = (
     tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
-             source="published reviews"),
+             source="published reviews", quick=(1, 32)),
     tp.Param("write_pcts", tuple(range(0, 101, 10)), "write shares in % (0: all reads, 100: all writes)",
-             tp.int_list, tp.show_list, source="published reviews"),
+             tp.int_list, tp.show_list, source="published reviews", quick=(0, 30, 70, 100)),
 )
-QUICK_QDS = (1, 32)
-QUICK_WRITE_PCTS = (0, 30, 70, 100)
 
 
 def mix_label(write_pct: int) -> str:
@@ -32,8 +30,7 @@ def mix_label(write_pct: int) -> str:
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("mixed-matrix", PARAMS, profile, target)
-    qds = cc.quick_list(s.values["qds"], QUICK_QDS, "qds", profile)
-    pcts = cc.quick_list(s.values["write_pcts"], QUICK_WRITE_PCTS, "write_pcts", profile)
+    qds, pcts = s.values["qds"], s.values["write_pcts"]
     if pcts[-1] > 100:
         raise IolabError(f"--set write_pcts: {pcts[-1]} % is more than 100 %; give shares from 0 to 100. "
                          "Nothing was run or written.")
@@ -47,7 +44,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
                      ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)")]
     return TestPlan("mixed-matrix", "4K Mixed Matrix", f"characterisation ({profile.name})", profile,
                     (*s.phases, cc.first_phase(s, "mixed", cells)), profile.rule(), tested_capacity(profile, target),
-                    tuple(rows))
+                    tuple(rows), values=s.values)
 
 
 TEST = TestDef(

@@ -9,7 +9,7 @@ from .. import testparams as tp
 from ..chartext import qos_view
 from ..compare.characterise import qos_figures, qos_overlays
 from ..plan import Cell, Profile, TestPlan
-from ..report.char_series import HISTOGRAM_ROUNDS, qos_pages
+from ..report.char_series import qos_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -19,17 +19,16 @@ from . import characterise_common as cc
 
 PARAMS = (
     tp.Param("rounds", 60, "rounds of each direction; --quick uses 10 unless set", tp.positive_int,
-             source="published reviews"),
+             source="published reviews", quick=10),
     tp.Param("warmup", 9.0, "warm-up of each round (fio ramp_time), not measured; --quick: 10 % of --cell-time",
-             tp.seconds, tp.show_seconds, source="published reviews"),
+             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds / 10),
     tp.Param("measured", 51.0, "measured time of each round; --quick uses --cell-time unless set", tp.seconds,
-             tp.show_seconds, source="published reviews"),
+             tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
     tp.Param("qd", 1, "queue depth (one thread)", tp.positive_int, source="published reviews"),
     tp.Param("histogram_rounds", "last,worst", "rounds whose histogram is drawn: round numbers, 'last' and "
              "'worst' (largest maximum latency), comma-separated", lambda t: _rounds_choice(t),
              source="published reviews"),
 )
-QUICK_ROUNDS = 10
 
 
 def _rounds_choice(text: str) -> str:
@@ -41,10 +40,8 @@ def _rounds_choice(text: str) -> str:
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("qos", PARAMS, profile, target)
-    v, given = s.values, tp.given(profile)
-    rounds = QUICK_ROUNDS if profile.quick and "rounds" not in given else v["rounds"]
-    measured = profile.cell_seconds if profile.quick and "measured" not in given else v["measured"]
-    warmup = profile.cell_seconds / 10 if profile.quick and "warmup" not in given else v["warmup"]
+    v = s.values
+    rounds, measured, warmup = v["rounds"], v["measured"], v["warmup"]
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for op in ("write", "read"):
@@ -54,10 +51,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
         name = f"{op} rounds"
         phases.append(cc.first_phase(s, name, cell, max_rounds=rounds) if op == "write"
                       else cc.next_phase(name, cell, max_rounds=rounds))
-    rows = s.rows + [(HISTOGRAM_ROUNDS, v["histogram_rounds"]), ("Stimulus", f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
+    rows = s.rows + [("Stimulus", f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
                                   f"{tp.show_seconds(warmup)} warm-up + {tp.show_seconds(measured)} measured")]
     return TestPlan("qos", "QoS Rounds", f"characterisation ({profile.name})", profile, tuple(phases), profile.rule(),
-                    tested_capacity(profile, target), tuple(rows))
+                    tested_capacity(profile, target), tuple(rows), values=v)
 
 
 TEST = TestDef(

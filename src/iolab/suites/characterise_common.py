@@ -14,7 +14,6 @@ from typing import Any
 
 from .. import testparams as tp
 from ..plan import Cell, Phase, Profile, Tracking
-from ..report.char_series import PE_CYCLES, WARRANTY
 from ..targets import Target
 from ..units import KiB, kib_label
 from ..workload import Workload
@@ -22,7 +21,6 @@ from . import active_fraction, common_parameters
 
 FAMILY = "iolab characterisation"
 SEQUENCE = "characterise"
-QUICK_PRECONDITION_S = 3.0
 PRECONDITION_PHASE = "precondition"
 
 PARAMS = (
@@ -30,7 +28,7 @@ PARAMS = (
              "or 'steady' (until PTS steady state of their IOPS)", tp.choice("time", "steady"),
              source="published reviews"),
     tp.Param("precondition_time", 7200.0, "how long the 4K random-write preconditioning runs (precondition=time); "
-             "--quick uses 3 s unless set", tp.seconds, tp.show_seconds, source="published reviews"),
+             "--quick uses 3 s unless set", tp.seconds, tp.show_seconds, source="published reviews", quick=3.0),
     tp.Param("pe_cycles", 0, "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
              lambda t: int(t) if t.strip() == "0" else tp.positive_int(t)),
     tp.Param("warranty_years", 0.0, "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
@@ -55,16 +53,11 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
     consistency: purge and a sequential fill instead) skips it."""
     params = own + PARAMS
     vals = tp.values(params, profile, name)
-    given = tp.given(profile)
     ar = active_fraction(profile, target)
     rows = common_parameters(profile, target) + tp.parameter_rows(params, profile, name)
-    # Plain values the endurance page reads back from the stored plan (0: not given).
-    rows += [(PE_CYCLES, f"{vals['pe_cycles']}"), (WARRANTY, f"{vals['warranty_years']:g}")]
     if not precondition:
         return Setup(vals, (), (), rows)
     pc_time = vals["precondition_time"]
-    if profile.quick and "precondition_time" not in given:
-        pc_time = QUICK_PRECONDITION_S
     w = Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth, active_range=ar,
                      entropy=1.0, duration_s=pc_time, name="precondition RND 4KiB W")
     if vals["precondition"] == "steady":
@@ -88,11 +81,6 @@ def first_phase(s: Setup, name: str, cells: tuple[Cell, ...], *, max_rounds: int
 
 def next_phase(name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Phase:
     return Phase(name, cells, (), purge=False, max_rounds=max_rounds, stop_on_steady=False)
-
-
-def quick_list(values: tuple, quick_values: tuple, name: str, profile: Profile) -> tuple:
-    """A list parameter scaled down by --quick (unless the user set it)."""
-    return quick_values if profile.quick and name not in tp.given(profile) else values
 
 
 def cell_key(label: str, qd: int, extra: str = "") -> str:
