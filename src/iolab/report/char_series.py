@@ -6,6 +6,7 @@ Reads only the run directory."""
 from __future__ import annotations
 
 import matplotlib
+from matplotlib.ticker import MaxNLocator
 
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..results import Histogram
@@ -66,6 +67,7 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
         plots._log_ticks(bottom)
         bottom.set_ylabel("latency (µs, log scale)")
         bottom.set_xlabel("round")
+        bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         bottom.legend(loc="upper left", frameon=False)
         top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
         png = plots._png(fig)

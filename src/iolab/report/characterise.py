@@ -27,6 +27,11 @@ READ_IOPS = ("read IOPS", "IOPS", lambda c: c.read_iops, False)
 WRITE_IOPS = ("write IOPS", "IOPS", lambda c: c.write_iops, False)
 
 
+def _axis(name: str, unit: str) -> str:
+    """'average latency (µs)', but 'IOPS', not 'IOPS (IOPS)'."""
+    return name if name == unit else f"{name} ({unit})"
+
+
 def qd_of(key: str) -> int | None:
     m = _QD.search(key)
     return int(m.group(1)) if m else None
@@ -49,7 +54,7 @@ def _table(run: RunData, ph: PhaseSummary, metric) -> Table:
     name, unit, get, _ = metric
     labels, qds, z = _values(ph, get)
     rows = tuple((lab, *(num(v) for v in row)) for lab, row in zip(labels, z))
-    return Table(f"{ph.phase.name}: {name} ({unit}) by queue depth", ("", *(f"QD {q}" for q in qds)), rows,
+    return Table(f"{ph.phase.name}: {_axis(name, unit)} by queue depth", ("", *(f"QD {q}" for q in qds)), rows,
                  window_source(run, ph, "one interval per cell"),
                  run.raw_links(list(ph.rows)) + run.store_links())
 
@@ -59,7 +64,7 @@ def _lines(ph: PhaseSummary, metric, height: float) -> Figure:
     labels, qds, z = _values(ph, get)
     series = [plots.Series(lab, tuple(i for i, v in enumerate(row) if v is not None),
                            tuple(v for v in row if v is not None)) for lab, row in zip(labels, z)]
-    png = plots.lines_over_categories([str(q) for q in qds], series, "queue depth (TC 1)", f"{name} ({unit})",
+    png = plots.lines_over_categories([str(q) for q in qds], series, "queue depth (TC 1)", _axis(name, unit),
                                       f"{ph.phase.name}: {name} vs queue depth", height_mm=height)
     return Figure(f"{ph.phase.name}: {name} vs queue depth, one line per series", png, height,
                   f"Source: results.db table cells, phase {ph.phase.name!r}.")
@@ -68,7 +73,7 @@ def _lines(ph: PhaseSummary, metric, height: float) -> Figure:
 def _heat(ph: PhaseSummary, metric, height: float) -> Figure:
     name, unit, get, lower = metric
     labels, qds, z = _values(ph, get)
-    png = plots.heatmap([str(q) for q in qds], labels, z, f"{name} ({unit})", f"{ph.phase.name}: {name}",
+    png = plots.heatmap([str(q) for q in qds], labels, z, _axis(name, unit), f"{ph.phase.name}: {name}",
                         height_mm=height, lower_is_better=lower, xlabel="queue depth", ylabel="")
     return Figure(f"{ph.phase.name}: {name} map (queue depth × series)", png, height,
                   f"Source: results.db table cells, phase {ph.phase.name!r}.")
