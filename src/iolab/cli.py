@@ -125,11 +125,12 @@ def run(
 
 
 def _run_tests(test, prof, tgt, workload, engine, options, root, report) -> None:
-    from .progress import RichProgress
+    from .progress import RichProgress, planned_seconds
 
     # Every plan of a sequence is built (and so checked) before the first one writes anything.
     plans = api.plans(test, prof, tgt, workload)
-    for plan in plans:
+    planned = [planned_seconds(p) for p in plans]
+    for i, plan in enumerate(plans):
         store = start(plan, tgt, engine, options, root)
         if workload is not None:
             from .suites.rwsw_common import copy_inputs
@@ -141,7 +142,8 @@ def _run_tests(test, prof, tgt, workload, engine, options, root, report) -> None
         if not store.manifest.compliant:
             console.print(f"[yellow]non-compliant: {esc('; '.join(store.manifest.noncompliance))}[/]")
         try:
-            with RichProgress(console) as progress:
+            sequence = (i + 1, len(plans), sum(planned[i + 1:])) if len(plans) > 1 else None
+            with RichProgress(console, sequence) as progress:
                 Runner(plan, tgt, engine, store, options, progress).run()
         except KeyboardInterrupt as e:
             by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS cells (
     counters TEXT, raw_files TEXT, partial INTEGER);
 CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
 CREATE TABLE IF NOT EXISTS series (
-    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL);
+    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL,
+    lat_max_us REAL);
 CREATE TABLE IF NOT EXISTS histograms (
     cell_id INTEGER NOT NULL, direction TEXT NOT NULL, value_us REAL NOT NULL, count INTEGER NOT NULL, max_us REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS steady (
@@ -62,7 +63,7 @@ CREATE TABLE IF NOT EXISTS steady (
 
 # Columns added after the first release, with their type: an older results.db gains them when
 # opened for writing; a reader of an older file sees the CellRow defaults.
-ADDED_CELL_COLUMNS = {"partial": "INTEGER"}
+ADDED_COLUMNS = {"cells": {"partial": "INTEGER"}, "series": {"lat_max_us": "REAL"}}
 
 PCT_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_999"}
 
@@ -239,14 +240,15 @@ class RunStore:
             raise IolabError(f"{db}: damaged (integrity check: {ok}).")
 
     def _migrate(self) -> None:
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(cells)")}
-        for name, kind in ADDED_CELL_COLUMNS.items():
-            if name not in have:
-                try:
-                    with self._db:
-                        self._db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
-                except sqlite3.OperationalError:
-                    pass  # a read-only database: readers fall back to the CellRow default
+        for table, added in ADDED_COLUMNS.items():
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for name, kind in added.items():
+                if name not in have:
+                    try:
+                        with self._db:
+                            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                    except sqlite3.OperationalError:
+                        pass  # a read-only database: readers fall back to the defaults
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
@@ -407,8 +409,8 @@ class RunStore:
             )
             cell_id = cur.lastrowid
             self._db.executemany(
-                "INSERT INTO series VALUES (?,?,?,?,?,?)",
-                [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us) for s in result.series],
+                "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
+                [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series],
             )
             for direction, stats in (("read", r), ("write", w)):
                 hist = stats.histogram
@@ -527,10 +529,13 @@ class RunStore:
             out.append(CellRow(**d))
         return out
 
-    def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None]]:
+    def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None, float | None]]:
+        """(t_s, read IOPS, write IOPS, MB/s, average and maximum latency µs) per second."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
+        mx = "lat_max_us" if "lat_max_us" in have else "NULL"  # a read-only results.db from before the column
         return self._db.execute(
-            "SELECT t_s, read_iops, write_iops, mbps, lat_mean_us FROM series WHERE cell_id=? ORDER BY t_s", (cell_id,)
-        ).fetchall()
+            f"SELECT t_s, read_iops, write_iops, mbps, lat_mean_us, {mx} FROM series WHERE cell_id=? ORDER BY t_s",
+            (cell_id,)).fetchall()
 
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"

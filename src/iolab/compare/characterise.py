@@ -149,7 +149,7 @@ def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
 def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     series, rows = [], []
     for label, run in zip(labels, runs):
-        t, iops, _, _ = consistency_series(run)
+        t, iops, _, _, _ = consistency_series(run)
         series.append(plots.Series(label, tuple(t), tuple(iops)))
         sp, dips = consistency_facts(run)
         rows.append((label, num(sp.mean) if sp else "—", f"{sp.cv:.1%}" if sp else "—",

@@ -202,10 +202,12 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     except json.JSONDecodeError as e:
         raise EngineError(f"sim result {source}: not valid JSON ({e}).") from None
     raw = _Raw(source)
+    # a sixth column, the second's maximum latency; raw files written before it have five
     series = tuple(
         SecondSample(t_s=float(t), read_iops=float(r), write_iops=float(w), mbps=float(mb),
-                     lat_mean_us=None if lat is None else float(lat))
-        for t, r, w, mb, lat in raw.get(j, "series", "result")
+                     lat_mean_us=None if lat is None else float(lat),
+                     lat_max_us=None if not mx or mx[0] is None else float(mx[0]))
+        for t, r, w, mb, lat, *mx in raw.get(j, "series", "result")
     )
     counters = {str(k): float(v) for k, v in raw.get(j, "counters", "result").items()}
     return RoundResult(

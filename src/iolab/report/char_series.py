@@ -122,21 +122,25 @@ def steady_from(run: RunData) -> float:
     return float(run.value("steady_from", 0.0))
 
 
-def consistency_series(run: RunData) -> tuple[list[float], list[float], list[float | None], CellRow | None]:
+Latencies = list[float | None]
+
+
+def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
+    """Per second: time, IOPS, average and maximum latency (None where the engine has none)."""
     ph = run.phase("consistency")
     if ph is None or not ph.rows:
-        return [], [], [], None
+        return [], [], [], [], None
     row = ph.rows[-1]
     store = _store(run)
     try:
         pts = store.series(row.id)
     finally:
         store.close()
-    return [p[0] for p in pts], [p[1] + p[2] for p in pts], [p[4] for p in pts], row
+    return [p[0] for p in pts], [p[1] + p[2] for p in pts], [p[4] for p in pts], [p[5] for p in pts], row
 
 
 def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
-    t, iops, _, _ = consistency_series(run)
+    t, iops, _, _, _ = consistency_series(run)
     start = steady_from(run)
     st = [(x, y) for x, y in zip(t, iops) if x > start]
     if not st:
@@ -145,27 +149,34 @@ def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
     return spread(list(ys)), find_dips(list(ts), list(ys))
 
 
-def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)") -> bytes:
+def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)",
+             label: str = "", more: tuple[tuple[str, list], ...] = ()) -> bytes:
+    """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
     with matplotlib.rc_context(plots.STYLE):
         fig = plots._figure(height)
         ax = fig.subplots()
-        pts = [(a, b) for a, b in zip(t, y) if b is not None and (not log or b > 0)]
-        if pts:
-            ax.scatter(*zip(*pts), s=3, color=plots.color(0))
+        pts = []
+        for i, (name, ys) in enumerate(((label, y), *more)):
+            some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
+            if some:
+                ax.scatter(*zip(*some), s=3, color=plots.color(i), label=name or None)
+            pts += some
+        if more and pts:
+            ax.legend(loc="upper right", frameon=False, markerscale=3)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
         if log and pts:
             ax.set_yscale("log")
             plots._log_ticks(ax)
         else:
-            ax.set_ylim(bottom=0)
+            ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
             plots._thousands(ax)
         ax.set_title(title)
         return plots._png(fig)
 
 
 def consistency_pages(run: RunData) -> list[Page]:
-    t, iops, lat, row = consistency_series(run)
+    t, iops, lat, lat_max, row = consistency_series(run)
     ph = run.phase("consistency")
     if ph is None or row is None or not t:
         return ([not_measured_page(run, ph, "IO Consistency")] if ph else []) + endurance_pages(run)
@@ -181,8 +192,7 @@ def consistency_pages(run: RunData) -> list[Page]:
         Page("IO Consistency: steady part and latency", (
             Figure(f"steady part (after {start:g} s), linear scale",
                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80), 80, src),
-            Figure("average latency every second", _scatter(t, lat, "average latency every second", "latency (µs)",
-                                                            True, 80), 80, src))),
+            _latency_figure(t, lat, lat_max, src))),
     ]
     sp, dips = consistency_figures(run)
     rows = [("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it")]
@@ -190,12 +200,28 @@ def consistency_pages(run: RunData) -> list[Page]:
         rows += [("minimum IOPS", num(sp.min)), ("maximum IOPS", num(sp.max)), ("mean IOPS", num(sp.mean)),
                  ("coefficient of variation", f"{sp.cv:.1%}"), ("minimum ÷ maximum", f"{sp.min_over_max:.1%}")]
     rows += [("periodic dips", dips.text() if dips else "not evaluated (no steady part)"),
-             ("maximum latency per second", "not measured per second by the engines; the whole period's maximum is "
-              f"{num(row.lat_max_us)} µs")]
+             _max_row(t, lat_max, start, row)]
     pages += table_pages("IO Consistency: figures", [Table(
         f"steady part (after {start:g} s)", ("figure", "value"), tuple(rows), src,
         run.raw_links([row]) + run.store_links())])
     return pages + endurance_pages(run)
+
+
+def _latency_figure(t, lat, lat_max, src: str) -> Figure:
+    if any(v is not None for v in lat_max):
+        png = _scatter(t, lat, "average and maximum latency every second", "latency (µs)", True, 80,
+                       label="average", more=(("maximum", lat_max),))
+        return Figure("average and maximum latency every second (µs, log scale)", png, 80, src)
+    return Figure("average latency every second (the engine reports no maximum per second)",
+                  _scatter(t, lat, "average latency every second", "latency (µs)", True, 80), 80, src)
+
+
+def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
+    steady = [m for x, m in zip(t, lat_max) if x > start and m is not None]
+    if steady:
+        return ("maximum latency, largest per-second maximum in the steady part", f"{num(max(steady))} µs")
+    return ("maximum latency per second", "not reported per second by the engine; the whole period's maximum is "
+            f"{num(row.lat_max_us)} µs")
 
 
 # -- endurance -------------------------------------------------------------------------------
