@@ -25,7 +25,7 @@ from .plan import Cell, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .steady import SteadyVerdict, evaluate
 from .store import Manifest, ResultsDiskFull, RunStore, _now_iso, is_disk_full
-from .targets import Target
+from .targets import Target, wear
 from .units import duration
 from .workload import Workload
 
@@ -160,7 +160,10 @@ class Runner:
                 if start_at is not None and i < start_at.phase:
                     continue
                 self.progress.phase(self.plan, phase, i)
+                wear.snapshot(m.endurance, phase.name, "start", self.target.path)
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
+                wear.snapshot(m.endurance, phase.name, "end", self.target.path)
+                self.store.write_manifest()
         except KeyboardInterrupt as e:
             by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
             self.store.finish("interrupted", f"stopped {by}; finished rounds are kept")

@@ -101,6 +101,8 @@ class Manifest:
     write_cache: str | None = None
     safety_overrides: list[str] = field(default_factory=list)
     plan: dict = field(default_factory=dict)
+    # per phase: the drive's own write counters at its start and end (targets/wear.py)
+    endurance: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

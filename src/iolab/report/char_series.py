@@ -11,6 +11,7 @@ from matplotlib.ticker import MaxNLocator
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..results import Histogram
 from ..store import CellRow, RunStore
+from ..targets import wear
 from ..summary import PhaseSummary
 from ..units import eng, num
 from . import plots
@@ -232,13 +233,33 @@ def _given(run: RunData, name: str) -> float | None:
     return float(v) if v and v > 0 else None
 
 
+def _drive_row(name: str, rows: list, counted: tuple) -> tuple[str, str, str, str]:
+    host, media, _ = counted
+    host_text = eng(host, "B") if host is not None else eng(sum(r.write_bytes for r in rows), "B") + " (fio)"
+    waf = f"{media / host:.2f}" if host and media is not None else NOT_REPORTED
+    return (name, host_text, eng(media, "B") if media is not None else NOT_REPORTED, waf)
+
+
+def _drive_waf(run: RunData) -> tuple[float, int] | None:
+    """(WAF, host bytes) over the phases whose drive counters give both host and media writes."""
+    both = [(h, m) for h, m, _ in filter(None, map(wear.phase_writes, run.manifest.endurance.values()))
+            if h and m is not None]
+    host = sum(h for h, _ in both)
+    return (sum(m for _, m in both) / host, host) if host else None
+
+
 def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
-    """(phase, host writes, media writes, WAF), from the engine's host and flash write counters
-    where it has them; a real drive without them says 'not reported'."""
+    """(phase, host writes, media writes, WAF): from the drive's own counters read before and
+    after the phase (targets/wear.py) where it reports them, else from the engine's host and
+    flash write counters (the simulator); what neither has says 'not reported'."""
     out = []
     groups = [("preconditioning", list(run.preconditioning))] + [(ph.phase.name, list(ph.rows)) for ph in run.phases]
     for name, rows in groups:
         if not rows:
+            continue
+        drive = wear.phase_writes(run.manifest.endurance.get(name, {}))
+        if drive is not None:
+            out.append(_drive_row(f"{name} (its purge and preconditioning included)", rows, drive))
             continue
         counted = [r for r in rows if "flash_write_bytes" in r.counters and "host_write_bytes" in r.counters]
         if not counted:
@@ -255,7 +276,7 @@ def endurance_pages(run: RunData) -> list[Page]:
     if not rows:
         return []
     pe, years = _given(run, "pe_cycles"), _given(run, "warranty_years")
-    waf = run.write_amplification()
+    waf = _drive_waf(run) or run.write_amplification()
     ops = [r.counters.get("op") for ph in run.phases for r in ph.rows if "op" in r.counters]
     user = run.manifest.target.get("capacity")
     facts = [("measured WAF over the run", f"{waf[0]:.2f} over {eng(waf[1], 'B')} host writes" if waf else NOT_REPORTED)]
@@ -267,7 +288,10 @@ def endurance_pages(run: RunData) -> list[Page]:
     dwpd = tbw / (user * 365 * years) if tbw and user and years else None
     facts.append(("DWPD over the warranty", f"{dwpd:.2f}" if dwpd else NOT_REPORTED + ("" if dwpd else
                                                                                         " (needs TBW and --set warranty_years=N)")))
-    src = "Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)."
+    drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
+    src = ("Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
+           + (f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"
+              if drive else "") + ".")
     return table_pages("Endurance", [
         Table("host writes and media writes per phase", ("phase", "host writes", "media writes", "WAF"), tuple(rows),
               src, run.store_links()),
