@@ -38,6 +38,7 @@ from ..errors import EngineError, IolabError
 from ..results import Histogram, OpStats, RoundResult, SecondSample
 from ..targets import PurgeOutcome, Target
 from ..workload import Stream, Workload
+from . import fio_hist
 
 Progress = Callable[[float, float], None]
 
@@ -281,7 +282,7 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         if compress > 0:
             g += [f"buffer_compress_percentage={compress}"]
     g += [f"write_iops_log={tag}", f"write_bw_log={tag}", f"write_lat_log={tag}",
-          f"log_avg_msec={LOG_INTERVAL_MS}"]
+          f"log_avg_msec={LOG_INTERVAL_MS}", f"write_hist_log={tag}", f"log_hist_msec={LOG_INTERVAL_MS}"]
 
     body: list[str] = []
     planned_bytes = 0
@@ -587,8 +588,8 @@ def _read_log(path: Path, kind: str, job: int, interval_ms: int) -> _LogFile:
     return _LogFile(kind, job, points)
 
 
-def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0,
-                   interval_ms: int = LOG_INTERVAL_MS) -> tuple[SecondSample, ...]:
+def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0, interval_ms: int = LOG_INTERVAL_MS,
+                   maxima: dict[int, float] | None = None) -> tuple[SecondSample, ...]:
     """The per-second series from fio's iops, bw and lat logs (one file per job each).
 
     A second is reported only when every job's iops and bw logs cover it, so a partial last
@@ -633,6 +634,7 @@ def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0,
             write_iops=per_dir[1],
             mbps=kib_s * 1024 / 1e6,
             lat_mean_us=num / den if den > 0 else None,
+            lat_max_us=(maxima or {}).get(k),  # fio_hist.maxima: same buckets
         ))
     return tuple(out)
 
@@ -654,9 +656,10 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
     result = parse_fio_json(text, str(json_path), require_bins=require_bins)
     logs = log_files(raw_dir, tag)
     lat_per_us = 1.0 if result.engine_version.startswith("fio-2.") else 1000.0
-    series = parse_fio_logs(logs, lat_per_us=lat_per_us)
+    hists = fio_hist.files(raw_dir, tag) if lat_per_us == 1000.0 else []  # fio 3.x bins
+    series = parse_fio_logs(logs, lat_per_us=lat_per_us, maxima=fio_hist.maxima(hists, LOG_INTERVAL_MS))
     run_dir = raw_dir.parent
-    raw = [raw_dir / f"{tag}.fio", json_path, raw_dir / f"{tag}.stderr", *logs]
+    raw = [raw_dir / f"{tag}.fio", json_path, raw_dir / f"{tag}.stderr", *logs, *hists]
     rel = tuple(str(p.relative_to(run_dir)) for p in raw if p.exists() and p.stat().st_size > 0)
     return replace(result, series=series, raw_files=rel)
 
