@@ -391,24 +391,14 @@ class _Fields:
         return v
 
 
-# fio 2.x json+ keyed its latency bins by index; these are fio's stat.c constants and
-# bucket-to-value map (each bin's value is the middle of its range, in µs).
-def _plat_idx_to_val(idx: int, bits: int, val: int) -> float:
-    if idx < (val << 1):
-        return float(idx)
-    error_bits = (idx >> bits) - 1
-    base = 1 << (error_bits + bits)
-    k = idx % val
-    return base + (k + 0.5) * (1 << error_bits)
-
-
 def _histogram(bins: dict, max_us: float, per_us: float, fields: _Fields, where: str) -> Histogram:
     """Histogram from a json+ `bins` object; bin values are in units of 1/per_us µs."""
     try:
         if "FIO_IO_U_PLAT_BITS" in bins:  # fio 2.x json+: index-keyed bins
             bits = int(fields.num(bins, "FIO_IO_U_PLAT_BITS", where))
             val = int(fields.num(bins, "FIO_IO_U_PLAT_VAL", where))
-            items = [(_plat_idx_to_val(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")]
+            # fio 2.x json+ keyed its bins by index (µs), with the stat.c constants beside them
+            items = [(fio_hist.bin_value(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")]
         else:
             items = [(float(k), int(c)) for k, c in bins.items()]
     except (ValueError, TypeError):

@@ -20,12 +20,12 @@ HIST_RE = re.compile(r"_clat_hist\.(\d+)\.log$")
 PLAT_BITS, PLAT_VAL, PLAT_NR = 6, 64, 1856  # fio stat.h, log_hist_coarseness=0
 
 
-def bin_value(idx: int) -> float:
-    """fio's plat_idx_to_val: the middle of bin `idx`'s range (ns)."""
-    if idx < (PLAT_VAL << 1):
+def bin_value(idx: int, bits: int = PLAT_BITS, val: int = PLAT_VAL) -> float:
+    """fio's stat.c plat_idx_to_val: the middle of bin `idx`'s range."""
+    if idx < (val << 1):
         return float(idx)
-    error_bits = (idx >> PLAT_BITS) - 1
-    return (1 << (error_bits + PLAT_BITS)) + (idx % PLAT_VAL + 0.5) * (1 << error_bits)
+    error_bits = (idx >> bits) - 1
+    return (1 << (error_bits + bits)) + (idx % val + 0.5) * (1 << error_bits)
 
 
 def files(raw_dir: Path, tag: str) -> list[Path]:
