@@ -50,6 +50,9 @@ class Workload:
     # Warm-up before `duration_s` (fio ramp_time): run, never measured (QoS rounds: 9 s + 51 s).
     ramp_s: float = 0.0
     bytes_budget: int | None = None
+    # Each second's maximum latency too (fio: a histogram log of ~6 KB per job per second, so
+    # only where a test reads it: IO consistency).
+    max_per_second: bool = False
     name: str = ""
     # Free-form reproducibility tag: a seed for engines that randomise (sim, fio randseed).
     seed: int = 0x10AB

@@ -282,7 +282,9 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         if compress > 0:
             g += [f"buffer_compress_percentage={compress}"]
     g += [f"write_iops_log={tag}", f"write_bw_log={tag}", f"write_lat_log={tag}",
-          f"log_avg_msec={LOG_INTERVAL_MS}", f"write_hist_log={tag}", f"log_hist_msec={LOG_INTERVAL_MS}"]
+          f"log_avg_msec={LOG_INTERVAL_MS}"]
+    if w.max_per_second:
+        g += [f"write_hist_log={tag}", f"log_hist_msec={LOG_INTERVAL_MS}"]
 
     body: list[str] = []
     planned_bytes = 0

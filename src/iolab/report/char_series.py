@@ -163,7 +163,7 @@ def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: st
                 ax.scatter(*zip(*some), s=3, color=plots.color(i), label=name or None)
             pts += some
         if more and pts:
-            ax.legend(loc="upper right", frameon=False, markerscale=3)
+            ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
         if log and pts:

@@ -34,7 +34,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     cap = tested_capacity(profile, target)
     fill = Workload.mix("seq", 0, 128 * KiB, threads=1, queue_depth=32, active_range=ar, bytes_budget=cap,
                         name="fill SEQ 128KiB W, 1× capacity")
-    w = Workload.mix("rnd", 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar, duration_s=duration)
+    w = Workload.mix("rnd", 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar, duration_s=duration,
+                     max_per_second=True)
     cell = Cell(f"RND 4KiB W QD{v['qd']}", w, "0/100", 4 * KiB)
     phase = Phase("consistency", (cell,), (), purge=True, precondition=(fill,), max_rounds=1, stop_on_steady=False)
     rows = s.rows + [
