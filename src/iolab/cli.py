@@ -102,6 +102,8 @@ def run(
     wsat_max_time: Optional[str] = WsatTimeOpt,
     rwsw_min_writes: Optional[float] = MinWritesOpt,
     sets: Optional[list[str]] = SetOpt,
+    pe_cycles: Optional[int] = typer.Option(None, "--pe-cycles", help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N)."),
+    warranty_years: Optional[float] = typer.Option(None, "--warranty-years", help="Warranty in years, for DWPD (same as --set warranty_years=Y)."),
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a partitioned, signature-bearing, in-use or foreign target. DESTROYS DATA."),
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="Write even where a mounted filesystem, active swap or the running system lives (separate from --allow-unsafe-target). DESTROYS DATA."),
@@ -112,6 +114,7 @@ def run(
     everything: bool = typer.Option(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test)."),
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
+    sets = [*(sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", pe_cycles), ("warranty_years", warranty_years)) if v is not None)]
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from .decide import Decision, Sample, StopRule
 from .errors import IolabError
@@ -175,6 +175,9 @@ class TestPlan:
     capacity: int  # bytes addressed by the test (after any quick limit)
     parameters: tuple[tuple[str, str], ...] = field(default=())  # for the report's Test Parameters column
     notes: tuple[str, ...] = ()  # choices made where the spec is UNVERIFIED, printed in reports
+    # The test's own parameters as the run used them (testparams.values, JSON types), stored
+    # in the manifest so a report reads typed values, not the text of `parameters`.
+    values: Mapping[str, Any] = field(default_factory=dict)
 
     def measured_seconds(self) -> tuple[float, float]:
         """(earliest, latest) time the timed cells of the plan take: a phase that stops at

@@ -28,6 +28,11 @@ MODULES = {
     "streams-wsat": "iolab.suites.rwsw_streams_wsat",
     "replay": "iolab.suites.rwsw_replay",
     "dirth-rwsw": "iolab.suites.rwsw_dirth",
+    "qos": "iolab.suites.char_qos",
+    "rw-matrix": "iolab.suites.char_matrix",
+    "mixed-matrix": "iolab.suites.char_mixed",
+    "entropy": "iolab.suites.char_entropy",
+    "consistency": "iolab.suites.char_consistency",
 }
 
 _registered: dict[str, TestDef] = {}
@@ -80,7 +85,7 @@ def all() -> list[TestDef]:  # noqa: A001 - the registry's own vocabulary
 def sequences() -> list[str]:
     """Sequence names, in the order of their first test. Built-in tests declare theirs; the
     built-in sequences are known without importing a test module."""
-    return list(dict.fromkeys(["pts", "rwsw", *(t.sequence for t in _registered.values() if t.sequence)]))
+    return list(dict.fromkeys(["pts", "rwsw", "characterise", *(t.sequence for t in _registered.values() if t.sequence)]))
 
 
 def sequence(name: str, everything: bool = False) -> list[TestDef]:

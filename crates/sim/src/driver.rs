@@ -97,6 +97,7 @@ pub struct SecBucket {
     pub writes: u64,
     pub bytes: u64,
     pub lat_sum_ns: u128,
+    pub lat_max_ns: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -444,6 +445,7 @@ fn drive<D: Device, S: Source>(
         }
         b.bytes += bytes;
         b.lat_sum_ns += lat as u128;
+        b.lat_max_ns = b.lat_max_ns.max(lat as u64);
         free.push(id);
         count += 1;
         if count & 0xFFFF == 0 {

@@ -241,7 +241,8 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
                 b.reads as f64 / width,
                 b.writes as f64 / width,
                 b.bytes as f64 / width / 1e6,
-                (n > 0).then(|| b.lat_sum_ns as f64 / n as f64 / 1000.0)
+                (n > 0).then(|| b.lat_sum_ns as f64 / n as f64 / 1000.0),
+                (n > 0).then(|| b.lat_max_ns as f64 / 1000.0)
             ])
         })
         .collect();
@@ -255,7 +256,7 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
         "runtime_s": rt,
         "read": op_json(&res.read, rt),
         "write": op_json(&res.write, rt),
-        "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us"],
+        "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us", "lat_max_us"],
         "series": series,
         "counters": counters,
     })
