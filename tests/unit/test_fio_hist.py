@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from iolab.engines import fio_hist
-from iolab.engines.fio import parse_fio_logs
+from iolab.engines.fio_parse import parse_fio_logs
 from iolab.errors import EngineError
 
 
