@@ -21,6 +21,7 @@ MODULES = {
     "throughput": "iolab.suites.pts_throughput",
     "latency": "iolab.suites.pts_latency",
     "wsat": "iolab.suites.pts_wsat",
+    "hir": "iolab.suites.pts_hir",
     "xsr": "iolab.suites.pts_xsr",
     "dirth": "iolab.suites.pts_dirth",
     "cbw": "iolab.suites.pts_cbw",

@@ -160,6 +160,21 @@ def render_intervals(ph: PhaseSummary, console: Console) -> None:
                   f"last {min(5, len(rows))} mean {num(sum(r.mbps for r in rows[-5:]) / len(rows[-5:]))} MB/s")
 
 
+def render_hir(ph: PhaseSummary, console: Console) -> None:
+    """Host Idle Recovery: a wait state's bursts (or any interval-logged phase) and their mean IOPS."""
+    rows = ph.rows
+    if not rows:
+        return
+    t = Table(title=f"{ph.phase.name}: IOPS per cell", title_justify="left")
+    for col in ("cell", "idle before", "IOPS", "ART µs", "MRT µs"):
+        t.add_column(col, justify="right")
+    for r in rows if len(rows) <= 20 else rows[:10] + rows[-10:]:
+        t.add_row(esc(f"{r.cell_key} (round {r.round})"), duration(r.idle_before_s) if r.idle_before_s else "—",
+                  num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+    console.print(t)
+    console.print(f"{esc(ph.phase.name)}: {len(rows)} cells, mean {num(sum(r.iops for r in rows) / len(rows))} IOPS")
+
+
 def render_dirth(ph: PhaseSummary, console: Console) -> None:
     """DIRTH: its IOPS over TC × QD (demand variation) and the chosen Max/Mid/Min points
     (default ART cutoff; the report prints the run's own); other phases per cell."""

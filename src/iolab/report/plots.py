@@ -442,3 +442,24 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
             top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
             bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
         return _png(fig)
+
+
+def timeline_with_gaps(series: Sequence[Series], gaps: Sequence[tuple[float, float]], xlabel: str, ylabel: str,
+                       title: str, gap_label: str, height_mm: float = 120) -> bytes:
+    """Series over time with spans (e.g. host idle periods) shaded: the gaps are part of the
+    time axis, so what follows each one is drawn where it happened."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        for k, (a, b) in enumerate(gaps):
+            ax.axvspan(a, b, color="#999", alpha=0.25, lw=0, label=gap_label if k == 0 else None)
+        for i, s in enumerate(series):
+            ax.plot(s.x, s.y, marker="o" if len(s.x) <= 60 else ".", ms=2.5, lw=0.8, color=color(i), label=s.label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        _thousands(ax)
+        ax.set_title(title)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)

@@ -1,0 +1,102 @@
+"""PTS Host Idle Recovery (digest A.9): purge; RND 4 KiB W to steady state; then for each wait
+state, bursts of RND 4 KiB W each preceded by an idle period, followed by a return to
+baseline of continuous writes. The report shows how much the idle lets the drive recover."""
+
+from __future__ import annotations
+
+import math
+
+from ..compare.hir import PC_PHASE, baseline_phase, hir_figures, wait_phase
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..report.header import SPEC_HEADINGS
+from ..report.hir import hir_pages
+from ..targets import Target
+from ..testdef import TestDef
+from ..testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
+from ..textreport import render_hir
+from ..units import KiB, duration
+from ..workload import Workload
+from . import active_fraction, common_parameters, no_input, tested_capacity
+
+WAIT_MULTIPLES = (1, 2, 3, 5, 10)  # the spec's wait states, in bursts: 5, 10, 15, 25, 50 s after 5 s bursts
+
+
+def seconds_list(text: str) -> tuple[float, ...]:
+    """'5,10,15' or '5s,500ms' -> seconds, ascending and distinct."""
+    vals = tuple(seconds(x) for x in text.replace(" ", "").split(",") if x)
+    if not vals or list(vals) != sorted(set(vals)):
+        raise ValueError("give ascending, distinct durations separated by commas (e.g. 5,10,15,25,50)")
+    return vals
+
+
+def show_seconds_list(vals) -> str:
+    return ", ".join(duration(v) for v in vals)
+
+
+# A quick run keeps the spec's proportions (idle = 1, 2, 3, 5, 10 bursts; baseline = all bursts)
+# at one interval (--cell-time) per burst.
+PARAMS = (
+    Param("pc_round_intervals", 30, "Intervals (of --cell-time) per preconditioning round; y = the last one's IOPS",
+          positive_int, str, "UNVERIFIED: impl. round of 30 × 1 min", quick=2),
+    Param("burst_time", 5.0, "Length of each RND 4 KiB W burst", seconds, show_seconds, "A.9",
+          quick=lambda p, v: p.cell_seconds),
+    Param("bursts", 360, "Bursts per wait state", positive_int, str, "A.9", quick=3),
+    Param("wait_states", tuple(5.0 * m for m in WAIT_MULTIPLES), "Idle before each burst, one wait state per value",
+          seconds_list, show_seconds_list, "A.9", quick=lambda p, v: tuple(v["burst_time"] * m for m in WAIT_MULTIPLES)),
+    Param("baseline_time", 1800.0, "Continuous RND 4 KiB W after each wait state (return to baseline)", seconds,
+          show_seconds, "A.9 (= 360 × 5 s)", quick=lambda p, v: v["bursts"] * v["burst_time"]),
+)
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    vals = values(PARAMS, profile, "hir")
+    ar = active_fraction(profile, target)
+    interval = profile.cell_seconds
+
+    def write(secs: float, name: str) -> Workload:
+        return Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth,
+                            active_range=ar, duration_s=secs, name=name)
+
+    def cell(key: str, secs: float, idle: float | None = None) -> Cell:
+        return Cell(key, write(secs, "RND 4KiB W"), "0/100", 4 * KiB, idle_before_s=idle)
+
+    n_pc = vals["pc_round_intervals"]
+    pc_cells = tuple(cell(f"interval {i}", interval) for i in range(1, n_pc + 1))
+    phases = [Phase(PC_PHASE, pc_cells, (Tracking(f"IOPS of interval {n_pc}", pc_cells[-1].key, "iops"),),
+                    purge=True, precondition=(), max_rounds=profile.max_rounds)]
+    n_base = max(1, math.ceil(vals["baseline_time"] / interval - 1e-9))
+    base_len = vals["baseline_time"] / n_base
+    for idle in vals["wait_states"]:
+        bursts = tuple(cell(f"burst {k}", vals["burst_time"], idle) for k in range(1, vals["bursts"] + 1))
+        phases.append(Phase(wait_phase(idle), bursts, (), purge=False, max_rounds=1, stop_on_steady=False))
+        phases.append(Phase(baseline_phase(idle), tuple(cell(f"interval {k}", base_len) for k in range(1, n_base + 1)),
+                            (), purge=False, max_rounds=1, stop_on_steady=False))
+    params = common_parameters(profile, target) + [
+        ("Stimulus", "RND 4 KiB W throughout"),
+        ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
+        ("Preconditioning", f"purge, then rounds of {n_pc} × {duration(interval)} to steady state "
+                            f"(≤ {profile.max_rounds} rounds)"),
+        ("Wait states", " → ".join(f"{vals['bursts']} × ({duration(i)} idle, {duration(vals['burst_time'])} W), then "
+                                   f"{duration(vals['baseline_time'])} W" for i in vals["wait_states"])),
+        *parameter_rows(PARAMS, profile, "hir"),
+    ]
+    notes = (
+        "The preconditioning round length (pc_round_intervals, 30 × 1 min) is UNVERIFIED against the spec; it comes from "
+        "the reference implementations.",
+        "Each burst is preceded by its idle (the spec's 'burst, then idle' with the last idle moved before the first "
+        "burst); the return to baseline is continuous writes, logged in intervals of the cell time.",
+        "Recovery is each wait state's mean burst IOPS over the preconditioning steady-state level.",
+    )
+    if profile.quick:
+        notes += ("Quick run: bursts of one cell time, idles of 1, 2, 3, 5, 10 bursts and a baseline of all bursts "
+                  "(unless set); non-compliant.",)
+    return TestPlan("hir", "Host Idle Recovery", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(params), notes, values=vals)
+
+
+TEST = TestDef(
+    "hir", "Host Idle Recovery", "SNIA PTS",
+    "Host Idle Recovery: RND 4 KiB W bursts after idles of 5–50 s, from steady state, with returns to baseline (A.9)",
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=hir_figures,
+    pages=hir_pages, view=render_hir, params=PARAMS, short_title="HIR",
+)
