@@ -42,6 +42,31 @@ def test_xsr_settings_and_quick_scaling():
     assert any("non-compliant" in n for n in q.notes)
 
 
+def test_hir_is_pc_to_steady_state_then_bursts_after_idles_and_baselines():
+    p = plan("hir")
+    names = [ph.name for ph in p.phases]
+    assert names[:3] == ["preconditioning", "wait 5 s", "baseline after wait 5 s"] and names[-1] == "baseline after wait 50 s"
+    assert len(names) == 11 and [ph.purge for ph in p.phases] == [True] + [False] * 10
+    pc, wait, base = p.phases[:3]
+    assert len(pc.cells) == 30 and pc.stop_on_steady and pc.tracking[0].cell_key == pc.cells[-1].key
+    assert len(wait.cells) == 360 and {c.workload.duration_s for c in wait.cells} == {5.0}
+    assert {c.idle_before_s for c in wait.cells} == {5.0} and not wait.stop_on_steady
+    assert sum(c.workload.duration_s for c in base.cells) == pytest.approx(1800) and {c.idle_before_s for c in base.cells} == {None}
+    assert {(frozenset(c.workload.accesses), c.workload.read_pct, c.block_size) for ph in p.phases
+            for c in ph.cells} == {(frozenset({"rnd"}), 0, 4 * KiB)}
+    assert dict(p.parameters)["pc_round_intervals"].startswith("30 (default, UNVERIFIED")
+
+
+def test_hir_quick_keeps_the_proportions_and_settings_are_checked():
+    q = plan("hir", quick=True, cell_seconds=0.5)
+    waits = [ph for ph in q.phases if ph.name.startswith("wait ")]
+    assert [ph.cells[0].idle_before_s for ph in waits] == [0.5, 1.0, 1.5, 2.5, 5.0]
+    assert all(len(ph.cells) == 3 for ph in waits) and len(q.phases[0].cells) == 2
+    assert any("non-compliant" in n for n in q.notes)
+    with pytest.raises(IolabError, match="wait_states"):
+        plan("hir", settings=(("wait_states", "10,5"),))
+
+
 def test_dirth_is_pc_then_demand_variation_high_to_low():
     p = plan("dirth")
     pc, dv = p.phases
@@ -111,7 +136,7 @@ def test_pts_all_adds_the_optional_tests_in_spec_order():
     assert [t.name for t in registry.sequence("pts")] == ["iops", "throughput", "latency", "wsat"]
     every = [t.name for t in registry.sequence("pts", everything=True)]
     assert every[:4] == ["iops", "throughput", "latency", "wsat"]
-    assert every.index("xsr") < every.index("dirth") < every.index("cbw")
+    assert every.index("hir") < every.index("xsr") < every.index("dirth") < every.index("cbw")
     with pytest.raises(IolabError, match="--all"):
         registry.sequence("iops", everything=True)
 
