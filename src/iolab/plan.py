@@ -91,6 +91,7 @@ class Deferred:
     name: str
     describe: str  # what it will be built from, for the stored plan before it is built
     build: Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]
+    seconds: float = 0.0  # how long the built phase will measure, for the ETA (0: not known before)
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,9 @@ class TestPlan:
         with a byte budget (preconditioning) are not in it: their time is the drive's speed."""
         early = late = 0.0
         for ph in self.phases:
+            if isinstance(ph, Deferred):
+                early, late = early + ph.seconds, late + ph.seconds
+                continue
             per_round = sum(c.workload.duration_s or 0.0 for c in ph.cells)
             most = per_round * ph.max_rounds
             if ph.budget_seconds is not None:

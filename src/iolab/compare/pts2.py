@@ -99,6 +99,7 @@ def xsr_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...
 # -- PTS DIRTH ----------------------------------------------------------------------------------
 
 PC_PHASE, DV_PHASE, PREWRITE = "preconditioning", "demand variation", "pre-write"
+OP_PHASE = "operating points"  # each point's pre-write and the histogram workload
 
 
 def point_key(threads: int, depth: int) -> str:

@@ -5,7 +5,7 @@ points chosen from the measurement window with the ART cutoff the run used."""
 
 from __future__ import annotations
 
-from ..compare.pts2 import DV_PHASE, PC_PHASE, PREWRITE, chosen_points, demand_points, parse_point
+from ..compare.pts2 import DV_PHASE, OP_PHASE, PC_PHASE, PREWRITE, chosen_points, demand_points, parse_point
 from ..points import ART_CUTOFF, DemandPoint
 from ..summary import PhaseSummary
 from ..testparams import stored_values
@@ -14,7 +14,9 @@ from . import plots
 from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
 from .rwsw_plots import Panel, demand_intensity, panels
-from .sections import convergence_page, measurement_window_pages, not_measured_page, table_pages, window_source
+from .sections import (
+    convergence_page, histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source,
+)
 
 
 def _cpu(ph: PhaseSummary, key: str) -> float | None:
@@ -110,4 +112,20 @@ def dirth_pages(run: RunData) -> list[Page]:
                   num(cells[p.label()].lat_max_us), num(cpu[p])) for p in points)
     tables.append(Table("Every TC × QD point", ("point", "OIO", "IOPS", "MB/s", "ART (µs)", "MRT (µs)", "CPU %"), grid,
                         src, run.raw_links([r for r in dv.rows if r.round in dv.window])))
-    return pages + table_pages("Tabular Results — DIRTH", tables)
+    return pages + _histogram_pages(run) + table_pages("Tabular Results — DIRTH", tables)
+
+
+def _histogram_pages(run: RunData) -> list[Page]:
+    """At each chosen point: the response-time histogram of its test workload (percentiles and
+    the MRT under it) and a table of the pre-writes and workloads as measured."""
+    ph = run.phase(OP_PHASE)
+    if ph is None or not ph.cells:
+        return []
+    work = [c for c in ph.cells if not c.key.endswith(PREWRITE)]
+    pages = [histogram_page(run, ph, c) for c in work]
+    rows = tuple((c.key, num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for c in ph.cells)
+    table = Table("Operating points as run: each pre-write (RND 0/100) and test workload",
+                  ("cell", "IOPS", "ART (µs)", "MRT (µs)"), rows,
+                  f"Source: results.db table cells, phase {OP_PHASE!r} (one round); the points are the run's decision "
+                  "(Run Details).", run.raw_links(list(ph.rows)))
+    return pages + table_pages("Operating Points — Max/Mid/Min", [table])
