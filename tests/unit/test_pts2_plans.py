@@ -69,7 +69,7 @@ def test_hir_quick_keeps_the_proportions_and_settings_are_checked():
 
 def test_dirth_is_pc_then_demand_variation_high_to_low():
     p = plan("dirth")
-    pc, dv = p.phases
+    pc, dv, _ = p.phases
     assert pc.purge and pc.stop_on_steady and not dv.purge and dv.stop_on_steady
     [pcc] = pc.cells
     assert (pcc.workload.threads, pcc.workload.queue_depth, pcc.workload.read_pct) == (32, 32, 0)
@@ -107,9 +107,34 @@ def test_wsat_metadata_on_a_4k_device_is_refused():
         plan("wsat", T4K, settings=(("workload", "metadata"),))
 
 
+def test_dirth_builds_its_operating_point_phase_from_the_demand_variation_window():
+    from iolab.decide import Sample
+    from iolab.plan import Deferred
+
+    p = plan("dirth", settings=(("threads", "1,4"), ("depths", "1,16")))
+    ops = p.phases[2]
+    assert isinstance(ops, Deferred) and ops.seconds == 3 * (3600 + 600)
+    # (TC, QD) -> (IOPS, ART µs) per round; round 1 (a slow TC1/QD16) is outside the 5-round window
+    curve = {(4, 16): (100_000, 9_000), (4, 1): (40_000, 100), (1, 16): (60_000, 1_000), (1, 1): (10_000, 90)}
+    samples = [Sample(rnd, f"TC{t}/QD{q}", iops * (0.4 if rnd == 1 and (t, q) == (1, 16) else 1), None, t * q, art)
+               for rnd in range(1, 7) for (t, q), (iops, art) in curve.items()]
+    phase, decision = ops.build({"demand variation": samples})
+    p.check_phase(phase)
+    # Max: TC4/QD16 has an ART over 5 ms, so TC1/QD16; Mid: closest to (60k + 10k) / 2 = 35k is TC4/QD1
+    assert [c.key for c in phase.cells] == ["MaxIOPS pre-write", "MaxIOPS TC1/QD16", "MidIOPS pre-write",
+                                            "MidIOPS TC4/QD1", "MinIOPS pre-write", "MinIOPS TC1/QD1"]
+    pre, work = phase.cells[:2]
+    assert (pre.workload.threads, pre.workload.queue_depth, pre.workload.read_pct, pre.workload.duration_s) == (1, 16, 0, 3600)
+    assert (work.workload.threads, work.workload.queue_depth, work.workload.read_pct, work.workload.duration_s) == (1, 16, 65, 600)
+    assert decision.chosen == {"MaxIOPS": "TC1/QD16", "MidIOPS": "TC4/QD1", "MinIOPS": "TC1/QD1"}
+    assert "MaxIOPS at TC1/QD16 (60,000 IOPS" in decision.outcome
+    with pytest.raises(IolabError, match="no operating point"):
+        ops.build({"demand variation": [s for s in samples if s.key == "TC4/QD16"]})
+
+
 def test_cbw_is_the_dirth_flow_with_the_skewed_composite():
     p = plan("cbw", settings=(("threads", "1,2"), ("depths", "1,2")))
-    pc, dv = p.phases
+    pc, dv, _ = p.phases
     [pcc] = pc.cells
     grid = dv.cells[1:]
     assert pcc.workload.read_pct == pytest.approx(0) and all(c.workload.read_pct == pytest.approx(40) for c in grid)
@@ -147,8 +172,9 @@ def test_sequence_eta_spans_first_steady_state_to_every_round_limit():
     x = plan("xsr")  # runs to its time budgets: 22 h either way
     assert x.measured_seconds() == (22 * 3600, 22 * 3600)
     d = plan("dirth", settings=(("threads", "1"), ("depths", "1")))
-    # PC: 30-min rounds, DV: 5-min pre-write + one 1-min cell; 5 rounds at the earliest, 25 at the latest
-    assert d.measured_seconds() == (5 * 1800 + 5 * 360, 25 * 1800 + 25 * 360)
+    # PC: 30-min rounds, DV: 5-min pre-write + one 1-min cell; 5 rounds at the earliest, 25 at the latest;
+    # then 60 + 10 min at each of the three operating points
+    assert d.measured_seconds() == (5 * 1800 + 5 * 360 + 3 * 4200, 25 * 1800 + 25 * 360 + 3 * 4200)
     text = sequence_eta([x, d])
-    assert text.startswith("2 tests, ETA 25:00:00 to 37:00:00 of measurement")
-    assert "Cross Stimulus Recovery 22:00:00" in text and "DIRTH 3:00:00–15:00:00" in text
+    assert text.startswith("2 tests, ETA 28:30:00 to 40:30:00 of measurement")
+    assert "Cross Stimulus Recovery 22:00:00" in text and "DIRTH 6:30:00–18:30:00" in text
