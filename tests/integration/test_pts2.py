@@ -46,13 +46,17 @@ def test_xsr_quick_on_a_file(scratch):
 def test_dirth_quick_on_a_file_measures_the_grid_and_cpu(scratch):
     p, store = run_on_file(scratch, "dirth", "128MiB", "--max-rounds", "1", "--set", "threads=1,2", "--set", "depths=1,4")
     phases = summarise(store)
-    assert [ph.phase.name for ph in phases] == ["preconditioning", "demand variation"]
+    assert [ph.phase.name for ph in phases] == ["preconditioning", "demand variation", "operating points"]
     assert {(q.threads, q.queue_depth) for q in demand_points(phases)} == {(1, 1), (1, 4), (2, 1), (2, 4)}
     assert chosen_points(phases).min.label() == "TC1/QD1"
     grid = [c for c in store.cells("demand variation") if c.cell_key.startswith("TC")]
     assert grid and all(c.counters["usr_cpu_pct"] >= 0 and c.counters["sys_cpu_pct"] >= 0 for c in grid)
     assert any(c.counters["usr_cpu_pct"] + c.counters["sys_cpu_pct"] > 0 for c in grid)
     assert "steady state" in p.stdout.lower()  # one round: the verdict says it was not reached
+    # the Min point's test workload ran at TC1/QD1 and fio's json+ bins are its histogram
+    [low] = [c for c in store.cells("operating points") if c.cell_key == "MinIOPS TC1/QD1"]
+    assert (low.workload["threads"], low.workload["queue_depth"]) == (1, 1)
+    assert store.histogram(low.id).total == low.read_ios + low.write_ios > 0
 
 
 def test_wsat_optional_workload_quick_on_a_file(scratch):

@@ -200,3 +200,13 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
     assert ops.max.iops > ops.mid.iops > ops.min.iops
     assert ops.max.art_us > ops.mid.art_us > ops.min.art_us
     assert ops.max.art_us < 5_000
+    # the histogram phase at the chosen points, as measured there: Max is the busiest and slowest
+    store = only_run(runs)
+    at = {c.cell_key.split()[0]: c for c in store.cells("operating points") if not c.cell_key.endswith("pre-write")}
+    assert set(at) == {"MaxIOPS", "MidIOPS", "MinIOPS"}
+    assert at["MaxIOPS"].iops > at["MidIOPS"].iops > at["MinIOPS"].iops
+    assert at["MaxIOPS"].lat_mean_us > at["MidIOPS"].lat_mean_us and at["MaxIOPS"].lat_mean_us > at["MinIOPS"].lat_mean_us
+    assert all(store.histogram(c.id).total == c.read_ios + c.write_ios for c in at.values())
+    [decision] = store.manifest.decisions
+    chosen = {"MaxIOPS": ops.max.label(), "MidIOPS": ops.mid.label(), "MinIOPS": ops.min.label()}
+    assert decision["chosen"] == chosen and all(at[n].cell_key == f"{n} {label}" for n, label in chosen.items())
