@@ -10,24 +10,37 @@ import struct
 import pytest
 
 from iolab.api import write_report
+from iolab.engines.sim import SimEngine
 from tests.unit.test_report import DriveEngine, pdf_pages, record
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
 # The PTS 2.0 tests with pages of their own ride along: XSR (three groups, recovery table),
-# DIRTH on a small grid (DV, DI, OIO pages) and WSAT with an optional workload (latency page).
+# DIRTH on a small grid (DV, DI, OIO pages), WSAT with an optional workload (latency page) and
+# HIR (bursts after idles, shaded).
 REPORTS = {
     "throughput": (),
     "xsr": (),
     "dirth": (("threads", "1,2,4"), ("depths", "1,2,4")),
     "wsat": (("workload", "oltp"),),
+    "hir": (("pc_round_intervals", "1"), ("bursts", "2"), ("wait_states", "1,2"), ("baseline_time", "2s")),
 }
+
+
+class IdlingDriveEngine(DriveEngine):
+    """Host Idle Recovery idles between bursts: the scripted drive takes the idle and does nothing."""
+
+    capabilities = SimEngine.capabilities
+
+    def idle(self, target, seconds):
+        pass
 
 
 @pytest.fixture(scope="module", params=list(REPORTS))
 def report(request, tmp_path_factory):
-    run = record(tmp_path_factory.mktemp("runs"), request.param, DriveEngine(), settings=REPORTS[request.param],
+    engine = IdlingDriveEngine() if request.param == "hir" else DriveEngine()
+    run = record(tmp_path_factory.mktemp("runs"), request.param, engine, settings=REPORTS[request.param],
                  **({"wsat_max_seconds": 20.0} if request.param == "wsat" else {}))
     html, pdf = write_report([run], tmp_path_factory.mktemp("report"))
     return html, pdf
