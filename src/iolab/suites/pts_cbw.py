@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..compare.pts2 import pts_dirth_figures
 from ..plan import Profile, TestPlan
 from ..report.dirth import dirth_pages
+from ..compare.pts2_pages import dirth_overlays
 from ..report.header import SPEC_HEADINGS
 from ..targets import Target
 from ..testdef import TestDef
@@ -33,5 +34,5 @@ TEST = TestDef(
     "cbw", "Composite Block Size Workload", "SNIA PTS",
     "CBW (ECW): the 0.5–64 KiB composite with its LBA skew through the DIRTH flow (A.12)",
     build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=pts_dirth_figures,
-    pages=dirth_pages, view=render_dirth, params=PARAMS, short_title="CBW",
+    pages=dirth_pages, overlays=dirth_overlays, view=render_dirth, params=PARAMS, short_title="CBW",
 )

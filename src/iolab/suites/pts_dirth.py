@@ -15,6 +15,7 @@ from ..decide import Decision, Sample
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
 from ..points import ART_CUTOFF, DemandPoint, operating_points
 from ..report.dirth import dirth_pages
+from ..compare.pts2_pages import dirth_overlays
 from ..report.header import SPEC_HEADINGS
 from ..targets import Target
 from ..testdef import TestDef
@@ -172,5 +173,5 @@ TEST = TestDef(
     "dirth", "DIRTH", "SNIA PTS",
     "DIRTH: demand variation over TC × QD to steady state, Max/Mid/Min operating points (A.11)",
     build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=pts_dirth_figures,
-    pages=dirth_pages, view=render_dirth, params=PARAMS,
+    pages=dirth_pages, overlays=dirth_overlays, view=render_dirth, params=PARAMS,
 )

@@ -8,6 +8,7 @@ import math
 
 from ..compare.hir import PC_PHASE, baseline_phase, hir_figures, wait_phase
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..compare.pts2_pages import hir_overlays
 from ..report.header import SPEC_HEADINGS
 from ..report.hir import hir_pages
 from ..targets import Target
@@ -98,5 +99,5 @@ TEST = TestDef(
     "hir", "Host Idle Recovery", "SNIA PTS",
     "Host Idle Recovery: RND 4 KiB W bursts after idles of 5–50 s, from steady state, with returns to baseline (A.9)",
     build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=hir_figures,
-    pages=hir_pages, view=render_hir, params=PARAMS, short_title="HIR",
+    pages=hir_pages, overlays=hir_overlays, view=render_hir, params=PARAMS, short_title="HIR",
 )

@@ -9,6 +9,7 @@ import math
 from ..compare.pts2 import GROUPS, xsr_figures
 from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..compare.pts2_pages import xsr_overlays
 from ..report.header import SPEC_HEADINGS
 from ..report.xsr import xsr_pages
 from ..targets import Target
@@ -86,5 +87,5 @@ TEST = TestDef(
     "xsr", "Cross Stimulus Recovery", "SNIA PTS",
     "Cross Stimulus Recovery: SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W, recovery times (A.10)",
     build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=xsr_figures,
-    pages=xsr_pages, view=render_intervals, params=PARAMS, short_title="XSR",
+    pages=xsr_pages, overlays=xsr_overlays, view=render_intervals, params=PARAMS, short_title="XSR",
 )
