@@ -10,7 +10,7 @@ from iolab.compare import (
     KeyMetric, RunFacts, check_comparable, competition_ranks, differences, summary_table,
 )
 from iolab.errors import IolabError
-from tests.unit.test_report import DriveEngine, pdf_pages, record, target
+from tests.unit.test_report import DriveEngine, IdlingDriveEngine, pdf_pages, record, target
 
 # -- ranking maths ---------------------------------------------------------------------------
 
@@ -222,3 +222,27 @@ def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(uneq
     # matched by interval number, not by position; one drive alone has no group mean
     a, b = Series("D1", (1, 2, 3), (10.0, 20.0, 30.0)), Series("D2", (2, 3, 4, 5), (30.0, 40.0, 50.0, 60.0))
     assert group_means([a, b]) == {2: 25.0, 3: 35.0}
+
+
+# -- the PTS 2.0 tests' overlays ---------------------------------------------------------------
+
+PTS2 = {
+    "xsr": ((), ["Throughput vs Time", "Recovery Times"]),
+    "dirth": ((("threads", "1,2"), ("depths", "1,4")), ["IOPS vs Total Outstanding IO", "Operating Points",
+                                                         "Response Time Histogram — MaxIOPS"]),
+    "hir": ((("pc_round_intervals", "1"), ("bursts", "2"), ("wait_states", "1,2"), ("baseline_time", "2s")),
+            ["Mean IOPS per Wait State"]),
+}
+
+
+@pytest.mark.parametrize("test", list(PTS2))
+def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
+    settings, titles = PTS2[test]
+    engine = IdlingDriveEngine if test == "hir" else DriveEngine
+    runs = [record(tmp_path / "runs", test, engine(speed), target(vendor, model), settings=settings)
+            for vendor, model, speed in (("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5))]
+    _, pdf = compare(runs, tmp_path / "out")
+    pages = pdf_pages(pdf)
+    for title in titles:
+        [page] = [p for p in pages if title in p and "Fast 1" in p and "Slow 2" in p]
+        assert "No drive has" not in page

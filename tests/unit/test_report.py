@@ -17,6 +17,7 @@ from iolab.api import build_document, write_report
 from iolab.report.html import render
 from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
 from iolab.report.rundata import RunData
+from iolab.engines.sim import SimEngine
 from iolab.results import Histogram
 from iolab.runner import RunOptions, Runner, start
 from iolab.store import RunStore
@@ -69,6 +70,15 @@ class DriveEngine(ScriptedEngine):
             return dataclasses.replace(s, lat_mean_us=lat, lat_max_us=lat * 40, histogram=spread_histogram(lat))
 
         return dataclasses.replace(r, read=side(r.read), write=side(r.write))
+
+
+class IdlingDriveEngine(DriveEngine):
+    """Host Idle Recovery idles between bursts: the scripted drive takes the idle and does nothing."""
+
+    capabilities = SimEngine.capabilities
+
+    def idle(self, target, seconds):
+        pass
 
 
 def record(root: Path, test: str, engine: DriveEngine, tgt: Target | None = None, **profile) -> Path:

@@ -10,8 +10,7 @@ import struct
 import pytest
 
 from iolab.api import write_report
-from iolab.engines.sim import SimEngine
-from tests.unit.test_report import DriveEngine, pdf_pages, record
+from tests.unit.test_report import DriveEngine, IdlingDriveEngine, pdf_pages, record
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
@@ -26,15 +25,6 @@ REPORTS = {
     "wsat": (("workload", "oltp"),),
     "hir": (("pc_round_intervals", "1"), ("bursts", "2"), ("wait_states", "1,2"), ("baseline_time", "2s")),
 }
-
-
-class IdlingDriveEngine(DriveEngine):
-    """Host Idle Recovery idles between bursts: the scripted drive takes the idle and does nothing."""
-
-    capabilities = SimEngine.capabilities
-
-    def idle(self, target, seconds):
-        pass
 
 
 @pytest.fixture(scope="module", params=list(REPORTS))
@@ -129,8 +119,7 @@ CHARACTERISATION = {
 
 @pytest.mark.parametrize("test", CHARACTERISATION)
 def test_characterisation_pages_render_in_a_browser(test, browser, tmp_path):
-    from iolab.engines.sim import SimEngine
-    from iolab.targets import parse_target
+        from iolab.targets import parse_target
 
     tgt = parse_target("sim:entry-sata-compress?user_gb=0.125")
     run = record(tmp_path / "runs", test, SimEngine(), tgt,
