@@ -181,7 +181,7 @@ class TestPlan:
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def measured_seconds(self) -> tuple[float, float]:
-        """(earliest, latest) time the timed cells of the plan take: a phase that stops at
+        """(earliest, latest) time the timed cells of the plan take, with their idles: a phase that stops at
         steady state runs between a window of rounds and its round limit; one that runs to a
         time budget runs to it; a write budget can end a phase after its first round. Steps
         with a byte budget (preconditioning) are not in it: their time is the drive's speed."""
@@ -190,7 +190,8 @@ class TestPlan:
             if isinstance(ph, Deferred):
                 early, late = early + ph.seconds, late + ph.seconds
                 continue
-            per_round = sum(c.workload.duration_s or 0.0 for c in ph.cells)
+            # idles are wall time the run takes too (Host Idle Recovery: 10.5 h of its ~13 h)
+            per_round = sum((c.workload.duration_s or 0.0) + (c.idle_before_s or 0.0) for c in ph.cells)
             most = per_round * ph.max_rounds
             if ph.budget_seconds is not None:
                 most = min(most, ph.budget_seconds)

@@ -55,6 +55,9 @@ def test_hir_is_pc_to_steady_state_then_bursts_after_idles_and_baselines():
     assert {(frozenset(c.workload.accesses), c.workload.read_pct, c.block_size) for ph in p.phases
             for c in ph.cells} == {(frozenset({"rnd"}), 0, 4 * KiB)}
     assert dict(p.parameters)["pc_round_intervals"].startswith("30 (default, UNVERIFIED")
+    # the ETA: 5–25 PC rounds of 30 min, then per wait state 360 × (5 s + idle) and 30 min of baseline
+    idles = 360 * (5 + 10 + 15 + 25 + 50)
+    assert p.measured_seconds() == (5 * 1800 + 5 * (1800 + 1800) + idles, 25 * 1800 + 5 * (1800 + 1800) + idles)
 
 
 def test_hir_quick_keeps_the_proportions_and_settings_are_checked():
