@@ -25,6 +25,8 @@ MODULES = {
     "streams-wsat": "iolab.suites.rwsw_streams_wsat",
     "replay": "iolab.suites.rwsw_replay",
     "dirth-rwsw": "iolab.suites.rwsw_dirth",
+    "latency-demand": "iolab.suites.char_demand",
+    "max-iops": "iolab.suites.char_maxiops",
 }
 
 _registered: dict[str, TestDef] = {}

@@ -1,0 +1,79 @@
+"""Latency vs IOPS demand (issue 11, item 1): random 4 KiB reads, then writes, at a rising
+demanded rate (fio's rate_iops), one cell per step. Each ramp ends by its DemandShortfall
+rule once delivered IOPS fall short of the demand by more than the tolerance for two steps
+in a row; the rule's outcome (the highest demand met) is the drive's maximum sustainable
+IOPS. Both ramps follow a purge and 4 KiB random-write preconditioning."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..decide import DemandShortfall
+from ..plan import Cell, Phase, Profile, TestPlan
+from ..report.char_demand import RAMPS, demand_figures, demand_overlays, demand_pages, demand_view
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, common_parameters, no_input, tested_capacity
+
+NAME = "latency-demand"
+FAMILY = "iolab characterisation"
+QUICK_PRECONDITION_S = 3.0
+
+PARAMS = (
+    tp.Param("demand", tuple(range(5000, 2_000_001, 5000)), "demanded IOPS per step: a list (5000,10000,…) or "
+             "START:STEP:STOP", tp.int_list, lambda v: f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)",
+             source="published reviews (5,000 IOPS steps)"),
+    tp.Param("step_time", 60.0, "how long each demand step is measured (--quick: the cell time unless set)",
+             tp.seconds, tp.show_seconds, source="published reviews"),
+    tp.Param("tolerance", 0.02, "a step falls short when it delivers less than demand × (1 − tolerance)",
+             tp.fraction, tp.show_percent, source="published reviews"),
+    tp.Param("shortfall_steps", 2, "steps in a row that must fall short to end a ramp", tp.positive_int,
+             source="published reviews"),
+    tp.Param("queue_depth", 32, "outstanding IO that carries the demand (one thread); the rate limit, not the "
+             "queue, sets the load", tp.positive_int, source="UNVERIFIED: the reviews do not say; iolab's choice"),
+    tp.Param("precondition_time", 7200.0, "4 KiB random writes before the ramps (--quick: 3 s unless set)",
+             tp.seconds, tp.show_seconds, source="published reviews"),
+)
+
+
+def precondition(profile: Profile, target: Target, seconds: float) -> Workload:
+    return Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth,
+                        active_range=active_fraction(profile, target), duration_s=seconds,
+                        name="precondition RND 4KiB W")
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    v = tp.values(PARAMS, profile, NAME)
+    given = tp.given(profile)
+    step_s = profile.cell_seconds if profile.quick and "step_time" not in given else v["step_time"]
+    pc_s = QUICK_PRECONDITION_S if profile.quick and "precondition_time" not in given else v["precondition_time"]
+    rule = DemandShortfall(tolerance=v["tolerance"], steps=v["shortfall_steps"])
+    ar = active_fraction(profile, target)
+    phases = []
+    for i, (phase, read_pct) in enumerate(RAMPS):
+        cells = tuple(Cell(f"{d} IOPS demanded", Workload.mix("rnd", read_pct, 4 * KiB, threads=1,
+                                                                queue_depth=v["queue_depth"], active_range=ar,
+                                                                duration_s=step_s, rate_iops=d),
+                           f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB) for d in v["demand"])
+        phases.append(Phase(phase, cells, (), purge=i == 0, precondition=(precondition(profile, target, pc_s),) if i == 0 else (),
+                            max_rounds=1, stop_on_steady=False, stop_rule=rule))
+    params = common_parameters(profile, target) + tp.parameter_rows(PARAMS, profile, NAME) + [
+        ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
+        ("Preconditioning", f"purge, then RND 4 KiB W at TC {profile.threads} × QD {profile.queue_depth} for "
+                            f"{tp.show_seconds(pc_s)} (steady state not checked)"),
+        ("Stop rule", rule.describe()),
+    ]
+    notes = ("Each step's figures cover the whole step: no warm-up is excluded (this build has no warm-up "
+             "window), so the first IOs of a step count.",
+             "The writes follow the reads without a new purge: the read ramp does not change the drive's state.")
+    return TestPlan(NAME, "Latency vs IOPS Demand", f"{FAMILY} ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
+
+
+TEST = TestDef(
+    NAME, "Latency vs IOPS Demand", FAMILY,
+    "RND 4 KiB reads and writes at rising demanded IOPS until the drive falls short: maximum sustainable IOPS",
+    build=no_input(build), sequence="characterise", key_figures=demand_figures, pages=demand_pages,
+    overlays=demand_overlays, view=demand_view, short_title="Demand", params=PARAMS,
+)
