@@ -79,7 +79,7 @@ def all() -> list[TestDef]:  # noqa: A001 - the registry's own vocabulary
 def sequences() -> list[str]:
     """Sequence names, in the order of their first test. Built-in tests declare theirs; the
     built-in sequences are known without importing a test module."""
-    return list(dict.fromkeys(["pts", "rwsw", *(t.sequence for t in _registered.values() if t.sequence)]))
+    return list(dict.fromkeys(["pts", "rwsw", "characterise", *(t.sequence for t in _registered.values() if t.sequence)]))
 
 
 def sequence(name: str) -> list[TestDef]:

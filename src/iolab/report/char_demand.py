@@ -56,7 +56,8 @@ def sustainable(ph: PhaseSummary | None, rule: DemandShortfall = DemandShortfall
                 return None, f"{ph.phase.name}: no demand was met ({d.outcome})"
             short = samples[k - rule.steps].demand_iops
             return top, (f"The drive can no longer meet the increase in IOPS demand at {num(short)} IOPS: maximum "
-                         f"sustainable IOPS {num(top)} ({d.outcome}).")
+                         f"sustainable IOPS {num(top)} (delivered {num(d.chosen['delivered_iops'])}; rule: "
+                         f"{rule.describe()}).")
     if not samples:
         return None, "not measured"
     return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met within {rule.tolerance * 100:g} %: "
@@ -99,14 +100,14 @@ def demand_pages(run: RunData) -> list[Page]:
                             (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),)),
                       Panel("maximum latency vs demand", "latency (µs)",
                             (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),), logy=True)],
-                     "demanded IOPS", 170)
+                     "demanded IOPS", 150)
         rows = [(num(s.demand_iops), num(c.iops), f"{(c.iops / s.demand_iops - 1) * 100:+.1f} %", num(c.lat_mean_us),
                  num(cell_percentile(c, 99)), num(cell_percentile(c, 99.99)), num(c.lat_max_us)) for s, c in st]
         table = Table(f"Every demand step — {name}", ("demanded IOPS", "delivered IOPS", "delivered − demanded",
                                                       "average (µs)", "99 % (µs)", "99.99 % (µs)", "maximum (µs)"),
                       tuple(rows), src, run.raw_links(list(ph.rows)) + run.store_links())
         pages.append(Page(f"Latency vs Demand — {name}", (Text((verdict,)), Figure(
-            f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate", png, 170, src))))
+            f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate", png, 150, src))))
         pages += table_pages(f"Tabular Results — {name}", [table])
     return pages
 
@@ -183,12 +184,12 @@ def maxiops_pages(run: RunData) -> list[Page]:
                f"{rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
         curve = _series("search", [(float(s.outstanding), c.iops) for s, c in st])
         items = [Panel(f"{op} IOPS vs outstanding IO (search)", "IOPS", (curve,))]
-        png = panels(items, "outstanding IO (threads × QD, log scale)", 90, logx2=True)
-        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth search", png, 90, src)]
+        png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
+        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth search", png, 80, src)]
         if rounds is not None and rounds.rows:
             rpng = panels([Panel(f"{op} IOPS per round at {best.key}", "IOPS",
-                                 (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 70)
-            blocks.append(Figure(f"Rounds at the optimum ({best.key})", rpng, 70, src))
+                                 (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 60)
+            blocks.append(Figure(f"Rounds at the optimum ({best.key})", rpng, 60, src))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
         rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st]
         if rounds is not None:
