@@ -193,7 +193,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
         rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st]
         if rounds is not None:
-            rows += [(f"round {r.round} at {r.cell_key}", "", num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+            rows += [(f"round {r.round}", best.key, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
                      for r in rounds.rows]
         pages += table_pages(f"Tabular Results — {op}", [Table(
             f"{op}: search levels, then the rounds at the optimum", ("cell", "outstanding IO", "IOPS", "average (µs)",
@@ -206,16 +206,8 @@ def maxiops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric,
     def mean(op: str) -> Callable[[list[PhaseSummary]], float | None]:
         return lambda phases: rounds_mean(ramp_phase(phases, rounds_phase(op)))
 
-    def qd(op: str) -> Callable[[list[PhaseSummary]], float | None]:
-        def get(phases: list[PhaseSummary]) -> float | None:
-            b = best_level(ramp_phase(phases, search_phase(op)))
-            return float(b.outstanding) if b else None
-        return get
-
     return (KeyMetric("max read IOPS (rounds)", "IOPS", True, mean("read")),
-            KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")),
-            KeyMetric("read optimum outstanding IO", "IO", False, qd("read")),
-            KeyMetric("write optimum outstanding IO", "IO", False, qd("write")))
+            KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")))
 
 
 def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
@@ -237,10 +229,10 @@ def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
 
 def maxiops_view(ph: PhaseSummary, console: Console) -> None:
     t = RichTable(title=escape(ph.phase.name), title_justify="left")
-    for col in ("cell", "round", "IOPS", "avg µs", "max µs"):
+    for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs"):
         t.add_column(col, justify="right")
     for r in ph.rows:
-        t.add_row(escape(r.cell_key), str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+        t.add_row(escape(r.cell_key), f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}", str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
     console.print(t)
     best = best_level(ph)
     if best is not None and ph.phase.name.endswith("search"):

@@ -37,6 +37,7 @@ PARAMS = (
              tp.seconds, tp.show_seconds, source="published reviews"),
 )
 QUICK_ROUNDS = 3
+OPTIMUM = "at the optimum"
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
@@ -54,14 +55,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
     def work(read_pct: float, qd: int, seconds: float) -> Workload:
         return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds)
 
-    def cell(read_pct: float, qd: int, seconds: float) -> Cell:
-        return Cell(f"TC{threads}/QD{qd}", work(read_pct, qd, seconds), f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB)
+    def cell(read_pct: float, qd: int, seconds: float, key: str = "") -> Cell:
+        # The rounds' key names no QD: drives with different optima still compare cell by cell.
+        return Cell(key or f"TC{threads}/QD{qd}", work(read_pct, qd, seconds), f"TC{threads}/QD{qd}", 4 * KiB)
 
     def at_optimum(op: str, read_pct: float):
         def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
             best = best_by_iops(search_phase(op), samples[search_phase(op)])
             qd = best.outstanding // threads
-            phase = Phase(rounds_phase(op), (cell(read_pct, qd, round_s),), (), purge=False, max_rounds=rounds,
+            phase = Phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM),), (), purge=False, max_rounds=rounds,
                           stop_on_steady=False)
             return phase, Decision(rounds_phase(op), {"name": "most-iops"},
                                    f"{best.key} delivered the most {op} IOPS of the search ({best.iops:,.0f}): "
