@@ -7,6 +7,7 @@ the limit)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,16 +58,19 @@ def test_latency_demand_read_ramp_stops_at_the_simulated_read_limit(tmp_path):
 
 
 def test_max_iops_on_a_file_runs_rounds_at_the_searched_optimum(scratch):
-    m, html = run("max-iops", f"file:{scratch / 'f'}?size=64MiB", scratch / "runs",
-                  "--set", "queue_depths=1,2,4", "--set", "rounds=2")
+    runs = scratch / "runs"
+    m, html = run("max-iops", f"file:{scratch / 'f'}?size=64MiB", runs, "--set", "queue_depths=1,2,4", "--set", "rounds=2")
     assert m["state"] == "complete"
     d = decisions(m)
+    shown = iolab("show", str(next(runs.iterdir()))).stdout
+    optimum = {}
     for op in ("read", "write"):
-        qd = d[f"{op} rounds"]["chosen"]["queue_depth"]
-        assert qd in (1, 2, 4)
-        [built] = [p for p in m["plan"]["phases"] if p["name"] == f"{op} rounds"]
-        assert built["cells"][0]["workload"]["queue_depth"] == qd
+        optimum[op] = d[f"{op} rounds"]["chosen"]["queue_depth"]
+        assert d[f"{op} QD search"]["chosen"]["best"] == f"TC1/QD{optimum[op]}"
         assert f"Maximum IOPS — {op}" in html
+    # every round ran at the optimum its search chose: two read rounds, then two write rounds
+    ran = re.findall(r"at the optimum\s*│\s*TC1/QD(\d+)\s*│", shown)
+    assert ran == [str(optimum["read"])] * 2 + [str(optimum["write"])] * 2, shown
     assert html.count("rounds there averaged") == 2
 
 
