@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from ..compare import KeyMetric, cell_percentile
-from ..decide import DemandShortfall, Sample, sample_of_row
+from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
 from ..summary import CellAverage, PhaseSummary
 from ..units import num
 from .model import Figure, Page, Table, Text
@@ -46,7 +46,9 @@ def steps(ph: PhaseSummary) -> list[tuple[Sample, CellAverage]]:
 
 def sustainable(ph: PhaseSummary | None, rule: DemandShortfall = DemandShortfall()) -> tuple[float | None, str]:
     """The rule replayed on the stored steps, as the runner ran it after each cell: the maximum
-    sustainable IOPS and the sentence that says so, or None and why there is none."""
+    sustainable IOPS and the sentence that says so, or None and why there is none. Key figures
+    and the terminal view see only the phases, so they replay the default rule (compare refuses
+    runs whose --set values differ); the pages pass the rule stored with the run's decision."""
     samples = [s for s, _ in steps(ph)] if ph is not None else []
     for k in range(1, len(samples) + 1):
         d = rule.check(ph.phase.name, samples[:k])
@@ -88,8 +90,9 @@ def demand_pages(run: RunData) -> list[Page]:
             pages.append(Page(f"Latency vs Demand — {name}", (Text((f"The {name} was not reached (see Run Details).",)),)))
             continue
         st = steps(ph)
-        _, verdict = sustainable(ph)
         decided = [d for d in run.manifest.decisions if d.get("phase") == name]
+        # the run's own rule (its --set tolerance and steps), as stored with its decision
+        _, verdict = sustainable(ph, rule_from(decided[-1]["rule"]) if decided else DemandShortfall())
         src = (f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
                "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else ""))
         demand = [s.demand_iops for s, _ in st]
