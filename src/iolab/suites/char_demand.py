@@ -20,9 +20,17 @@ NAME = "latency-demand"
 FAMILY = "iolab characterisation"
 QUICK_PRECONDITION_S = 3.0
 
+def positive_list(text: str) -> tuple[int, ...]:
+    """An ascending list (tp.int_list) without 0: a 0 IOPS demand or QD 0 means nothing to fio."""
+    values = tp.int_list(text)
+    if values[0] < 1:
+        raise ValueError("give values of at least 1")
+    return values
+
+
 PARAMS = (
     tp.Param("demand", tuple(range(5000, 2_000_001, 5000)), "demanded IOPS per step: a list (5000,10000,…) or "
-             "START:STEP:STOP", tp.int_list, lambda v: f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)",
+             "START:STEP:STOP", positive_list, lambda v: f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)",
              source="published reviews (5,000 IOPS steps)"),
     tp.Param("step_time", 60.0, "how long each demand step is measured (--quick: the cell time unless set)",
              tp.seconds, tp.show_seconds, source="published reviews"),

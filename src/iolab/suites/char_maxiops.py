@@ -17,13 +17,13 @@ from ..testdef import TestDef
 from ..units import KiB
 from ..workload import Workload
 from . import active_fraction, common_parameters, no_input, tested_capacity
-from .char_demand import FAMILY, QUICK_PRECONDITION_S, precondition
+from .char_demand import FAMILY, QUICK_PRECONDITION_S, positive_list, precondition
 
 NAME = "max-iops"
 
 PARAMS = (
     tp.Param("queue_depths", tuple(2**k for k in range(9)), "queue depths searched, ascending (1,2,4,…)",
-             tp.int_list, tp.show_list, source="published reviews (1 … 256, powers of two)"),
+             positive_list, tp.show_list, source="published reviews (1 … 256, powers of two)"),
     tp.Param("threads", 1, "threads at every searched queue depth", tp.positive_int,
              source="UNVERIFIED: the reviews search QD and thread count; iolab searches QD at this thread count"),
     tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
