@@ -59,6 +59,7 @@ class Drive:
         duration_s: float | None = None,
         bytes_budget: int | None = None,
         seed: int = 0,
+        zones: list[tuple[float, float]] = [],
         progress: Callable[[float, float], object] | None = None,
     ) -> str:
         """Run a stream mix [(access 'rnd'|'seq', op 'read'|'write', block bytes, share)];

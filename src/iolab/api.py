@@ -38,10 +38,12 @@ from .targets import Target, parse_target
 from .testparams import check_known
 
 
-def plans(test: str, profile: Profile, target: Target, workload: str | Path | None = None) -> list[TestPlan]:
-    """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order. Every
-    `--set` parameter must belong to one of them (checked before any plan is built)."""
-    tests = registry.sequence(test)
+def plans(test: str, profile: Profile, target: Target, workload: str | Path | None = None,
+          everything: bool = False) -> list[TestPlan]:
+    """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
+    `everything`, its optional tests too). Every `--set` parameter must belong to one of them
+    (checked before any plan is built)."""
+    tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
     return [registry.build_plan(t.name, profile, target, workload) for t in tests]
 
@@ -63,12 +65,14 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
              options: RunOptions | None = None, runs_dir: Path | None = None, stall_timeout: float | None = None,
              progress: Progress | None = None, report: bool = True, engine: Engine | None = None,
              on_start: Callable[[RunStore], None] | None = None,
-             on_end: Callable[[RunStore, list[Path]], None] | None = None) -> list[TestRun]:
-    """Run a test, or each test of a sequence in order, as `iolab run` does: claim the target,
+             on_end: Callable[[RunStore, list[Path]], None] | None = None, everything: bool = False,
+             on_plan: Callable[[list[TestPlan], int], None] | None = None) -> list[TestRun]:
+    """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
+    `iolab run SEQ --all`), as `iolab run` does: claim the target,
     check it is safe, open the run directory, keep the test's input there, run the plan, write
     the report. Every plan is built (and so checked) before the first one writes anything.
 
-    `on_start(store)` is called once a run directory exists, `on_end(store, report paths)`
+    `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
     An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
@@ -79,7 +83,10 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
-        for plan in plans(test, profile, tgt, workload):
+        todo = plans(test, profile, tgt, workload, everything)
+        for i, plan in enumerate(todo):
+            if on_plan:
+                on_plan(todo, i)
             store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
             keeper = registry.get(plan.test).keep_input
             if workload is not None and keeper is not None:

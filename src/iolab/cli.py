@@ -102,6 +102,8 @@ def run(
     wsat_max_time: Optional[str] = WsatTimeOpt,
     rwsw_min_writes: Optional[float] = MinWritesOpt,
     sets: Optional[list[str]] = SetOpt,
+    pe_cycles: Optional[int] = typer.Option(None, "--pe-cycles", help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N)."),
+    warranty_years: Optional[float] = typer.Option(None, "--warranty-years", help="Warranty in years, for DWPD (same as --set warranty_years=Y)."),
     purge: str = typer.Option("auto", "--purge", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="Write even to a partitioned, signature-bearing, in-use or foreign target. DESTROYS DATA."),
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="Write even where a mounted filesystem, active swap or the running system lives (separate from --allow-unsafe-target). DESTROYS DATA."),
@@ -109,8 +111,10 @@ def run(
     tested_by: str = typer.Option("", "--tested-by", help="Name for the report's 'tested by' field."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
     stall_timeout: Optional[str] = StallOpt,
+    everything: bool = typer.Option(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test)."),
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
+    sets = [*(sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", pe_cycles), ("warranty_years", warranty_years)) if v is not None)]
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
@@ -122,9 +126,13 @@ def run(
     engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
-    from .progress import RichProgress
+    from .progress import RichProgress, sequence_eta
 
     current: list[RunStore] = []
+
+    def planned(plans, i: int) -> None:
+        if len(plans) > 1:
+            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:]))}", soft_wrap=True)
 
     def started(store: RunStore) -> None:
         current[:] = [store]
@@ -146,7 +154,8 @@ def run(
     try:
         with stop_on_signals(), RichProgress(console) as progress:
             api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=root, engine=engine,
-                         progress=progress, report=report, on_start=started, on_end=ended)
+                         progress=progress, report=report, on_start=started, on_end=ended,
+                         everything=everything, on_plan=planned)
     except KeyboardInterrupt as e:
         if not current or current[0].manifest.state != "interrupted":
             raise
@@ -229,7 +238,7 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
     for col in ("test", "family", "sequence", "input", "what it does"):
         t.add_column(col, no_wrap=col != "what it does")
     for d in registry.all():
-        t.add_row(esc(d.name), esc(d.family), d.sequence or "—", "--workload" if d.needs_workload else "—",
+        t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
                   esc(d.summary))
     console.print(t)
 

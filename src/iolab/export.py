@@ -66,7 +66,7 @@ PHASE_COLUMNS = _cols(
 )
 SERIES_COLUMNS = _cols(
     "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR t_s:DOUBLE read_iops:DOUBLE"
-    " write_iops:DOUBLE mbps:DOUBLE lat_mean_us:DOUBLE"
+    " write_iops:DOUBLE mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE"
 )
 HISTOGRAM_COLUMNS = _cols(
     "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR direction:VARCHAR"
@@ -108,8 +108,8 @@ def collect(store: RunStore) -> list[ExportTable]:
 
     series, histograms = [], []
     for c in exported:
-        for t_s, r_iops, w_iops, mbps, lat in store.series(c.id):
-            series.append((run_id, c.id, c.phase, c.round, c.cell_key, t_s, r_iops, w_iops, mbps, lat))
+        for point in store.series(c.id):
+            series.append((run_id, c.id, c.phase, c.round, c.cell_key, *point))
         for direction in ("read", "write"):
             h = store.histogram(c.id, direction)
             if h is not None:

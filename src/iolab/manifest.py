@@ -48,6 +48,8 @@ class Manifest:
     safety_overrides: list[str] = field(default_factory=list)
     plan: dict = field(default_factory=dict)
     decisions: list[dict] = field(default_factory=list)  # decide.Decision records, in the order made
+    # per phase: the drive's own write counters at its start and end (targets/wear.py)
+    endurance: dict = field(default_factory=dict)
 
 
 def now_iso() -> str:

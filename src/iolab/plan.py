@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from .decide import Decision, Sample, StopRule
 from .errors import IolabError
@@ -175,6 +175,29 @@ class TestPlan:
     capacity: int  # bytes addressed by the test (after any quick limit)
     parameters: tuple[tuple[str, str], ...] = field(default=())  # for the report's Test Parameters column
     notes: tuple[str, ...] = ()  # choices made where the spec is UNVERIFIED, printed in reports
+    # The test's own parameters as the run used them (testparams.values, JSON types), stored
+    # in the manifest so a report reads typed values, not the text of `parameters`.
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def measured_seconds(self) -> tuple[float, float]:
+        """(earliest, latest) time the timed cells of the plan take: a phase that stops at
+        steady state runs between a window of rounds and its round limit; one that runs to a
+        time budget runs to it; a write budget can end a phase after its first round. Steps
+        with a byte budget (preconditioning) are not in it: their time is the drive's speed."""
+        early = late = 0.0
+        for ph in self.phases:
+            per_round = sum(c.workload.duration_s or 0.0 for c in ph.cells)
+            most = per_round * ph.max_rounds
+            if ph.budget_seconds is not None:
+                most = min(most, ph.budget_seconds)
+            if ph.stop_on_steady:
+                least = min(most, per_round * self.rule.window)
+            elif ph.budget_write_bytes is not None:
+                least = min(most, per_round)
+            else:
+                least = most
+            early, late = early + least, late + most
+        return early, late
 
     def __post_init__(self) -> None:
         # What the options allow alone is checked by Profile; what they allow on this target

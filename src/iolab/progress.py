@@ -22,8 +22,33 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def sequence_eta(plans: list[TestPlan]) -> str:
+    """What a sequence will take, for `iolab run SEQ`: each test's timed cells from the earliest
+    stop (steady state at the first window) to the latest (every round limit)."""
+    spans = [p.measured_seconds() for p in plans]
+    parts = ", ".join(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}"
+                      for p, (a, b) in zip(plans, spans))
+    early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
+    return (f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} of measurement ({parts}), plus preconditioning "
+            "writes at the drive's speed (on a simulated drive: virtual time, far less wall time)")
+
+
+def _io_seconds(w: Workload) -> float:
+    return (w.duration_s or 0.0) + w.ramp_s  # a fill by bytes has no planned time
+
+
+def planned_seconds(plan: TestPlan) -> float:
+    """The IO time a plan asks for at most (every phase to its round limit); fills by bytes,
+    purges and reports are not in it."""
+    return sum(sum(map(_io_seconds, ph.precondition)) + ph.max_rounds * sum(_io_seconds(c.workload) for c in ph.cells)
+               for ph in plan.phases)
+
+
 class RichProgress:
-    def __init__(self, console: Console):
+    """`sequence` = (this test's number, the number of tests, planned seconds of the tests after
+    this one): the ETA then covers the rest of the sequence too."""
+
+    def __init__(self, console: Console, sequence: tuple[int, int, float] | None = None):
         self.console = console
         self._display = Live(console=console, refresh_per_second=4, transient=True)
         self.t0 = time.monotonic()
@@ -35,6 +60,9 @@ class RichProgress:
         self.last_iops: float | None = None
         self.cell_wall: float | None = None  # running mean wall time per measurement cell
         self.virtual_s = 0.0
+        self.sequence = sequence
+        self.step_s = 0.0  # planned seconds of the step running
+        self.done_s, self.done_wall = 0.0, 0.0  # planned and wall seconds of the steps done
 
     def __enter__(self):
         self._display.__enter__()
@@ -52,6 +80,7 @@ class RichProgress:
     def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
         self.what, self.round, self.index, self.count = what, round_, index, count
         self.label = workload.label()
+        self.step_s = _io_seconds(workload)
         self.live_iops = None
         self._refresh()
 
@@ -61,6 +90,8 @@ class RichProgress:
 
     def done(self, result: RoundResult, wall_s: float) -> None:
         self.last_iops = result.iops
+        self.done_s += self.step_s
+        self.done_wall += wall_s
         self.virtual_s += result.counters.get("virtual_seconds", 0.0)
         if self.what == "round":
             self.cell_wall = wall_s if self.cell_wall is None else 0.8 * self.cell_wall + 0.2 * wall_s
@@ -71,6 +102,17 @@ class RichProgress:
 
     # -- rendering --------------------------------------------------------------------------
     def _eta(self) -> str:
+        text = self._round_eta()
+        if self.sequence is None or self.plan is None:
+            return text
+        number, count, after = self.sequence
+        if not self.done_s:
+            return f"{text} · sequence: test {number}/{count}, estimating…"
+        # the wall time per planned second so far (the simulator runs faster than real time)
+        rest = (max(0.0, planned_seconds(self.plan) - self.done_s) + after) * self.done_wall / self.done_s
+        return f"{text} · sequence: test {number}/{count}, at most ≈ {_clock(rest)} to the end"
+
+    def _round_eta(self) -> str:
         if self.what != "round" or self.cell_wall is None or self.phase_ is None or self.plan is None:
             return "estimating…"
         per_round = self.cell_wall * self.count

@@ -21,12 +21,20 @@ MODULES = {
     "throughput": "iolab.suites.pts_throughput",
     "latency": "iolab.suites.pts_latency",
     "wsat": "iolab.suites.pts_wsat",
+    "xsr": "iolab.suites.pts_xsr",
+    "dirth": "iolab.suites.pts_dirth",
+    "cbw": "iolab.suites.pts_cbw",
     "multi-wsat": "iolab.suites.rwsw_multi_wsat",
     "streams-wsat": "iolab.suites.rwsw_streams_wsat",
     "replay": "iolab.suites.rwsw_replay",
     "dirth-rwsw": "iolab.suites.rwsw_dirth",
     "latency-demand": "iolab.suites.char_demand",
+    "qos": "iolab.suites.char_qos",
     "max-iops": "iolab.suites.char_maxiops",
+    "rw-matrix": "iolab.suites.char_matrix",
+    "mixed-matrix": "iolab.suites.char_mixed",
+    "entropy": "iolab.suites.char_entropy",
+    "consistency": "iolab.suites.char_consistency",
 }
 
 _registered: dict[str, TestDef] = {}
@@ -82,10 +90,13 @@ def sequences() -> list[str]:
     return list(dict.fromkeys(["pts", "rwsw", "characterise", *(t.sequence for t in _registered.values() if t.sequence)]))
 
 
-def sequence(name: str) -> list[TestDef]:
-    """The tests `iolab run NAME` runs, in registry order: a sequence's members, or the one test."""
+def sequence(name: str, everything: bool = False) -> list[TestDef]:
+    """The tests `iolab run NAME` runs, in registry order: a sequence's members (the optional
+    ones too with `everything`, i.e. --all), or the one test."""
     if name in sequences():
-        return [t for t in all() if t.sequence == name]
+        return [t for t in all() if t.sequence == name and (everything or not t.optional)]
+    if everything:
+        raise IolabError(f"--all: {name!r} is one test; --all runs every test of a sequence ({', '.join(sequences())}).")
     return [get(name)]
 
 

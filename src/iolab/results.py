@@ -104,6 +104,7 @@ class SecondSample:
     write_iops: float
     mbps: float
     lat_mean_us: float | None
+    lat_max_us: float | None = None  # None where the engine does not report it per second
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from .steady import SteadyVerdict, evaluate
 from .durable import ResultsDiskFull, is_disk_full
 from .manifest import Manifest, now_iso
 from .store import RunStore
-from .targets import Target
+from .targets import Target, wear
 from .units import duration
 from .workload import Workload
 
@@ -120,8 +120,11 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
 def plan_summary(plan: TestPlan) -> dict:
     """The plan as the manifest stores it. A deferred phase is its description until the run
     builds it; then it is the phase as built, still marked `deferred`."""
-    return {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
-                       for ph in plan.phases]}
+    out = {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
+                      for ph in plan.phases]}
+    if plan.values:  # only when used, so plans stored before typed values still compare equal (resume)
+        out["values"] = dict(plan.values)
+    return out
 
 
 def phase_summary(ph: Phase) -> dict:
@@ -189,7 +192,10 @@ class Runner:
                 if isinstance(phase, Deferred):
                     phase = self.build(i, phase)
                 self.progress.phase(self.plan, phase, i)
+                wear.snapshot(m.endurance, phase.name, "start", self.target.path)
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
+                wear.snapshot(m.endurance, phase.name, "end", self.target.path)
+                self.store.write_manifest()
         except KeyboardInterrupt as e:
             by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
             self.store.finish("interrupted", f"stopped {by}; finished rounds are kept")

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS rounds (
 """ + CREATE_CELLS + """
 CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
 CREATE TABLE IF NOT EXISTS series (
-    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL);
+    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL,
+    lat_max_us REAL);
 CREATE TABLE IF NOT EXISTS histograms (
     cell_id INTEGER NOT NULL, direction TEXT NOT NULL, value_us REAL NOT NULL, count INTEGER NOT NULL, max_us REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS steady (
@@ -53,6 +54,9 @@ CREATE TABLE IF NOT EXISTS steady (
     fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
     PRIMARY KEY (phase, round, variable));
 """
+# per-second series columns added after the first release (older results.db gain them when
+# opened for writing; readers of an older file get None)
+ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
 
 
 @dataclass(frozen=True)
@@ -144,14 +148,16 @@ class RunStore:
             raise IolabError(f"{db}: damaged (integrity check: {ok}).")
 
     def _migrate(self) -> None:
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(cells)")}
-        for name, kind in ADDED_CELL_COLUMNS.items():
-            if name not in have:
-                try:
-                    with self._db:
-                        self._db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
-                except sqlite3.OperationalError:
-                    pass  # a read-only database: readers take the column's old() value
+        added = {"cells": ADDED_CELL_COLUMNS, "series": ADDED_SERIES_COLUMNS}
+        for table, columns in added.items():
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for name, kind in columns.items():
+                if name not in have:
+                    try:
+                        with self._db:
+                            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                    except sqlite3.OperationalError:
+                        pass  # a read-only database: readers take the column's old value
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
@@ -301,8 +307,8 @@ class RunStore:
                 idle_before_s=idle_before_s))
             cell_id = cur.lastrowid
             self._db.executemany(
-                "INSERT INTO series VALUES (?,?,?,?,?,?)",
-                [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us) for s in result.series],
+                "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
+                [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series],
             )
             for direction, stats in (("read", r), ("write", w)):
                 hist = stats.histogram
@@ -413,10 +419,13 @@ class RunStore:
         names = [d[0] for d in cur.description]
         return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
 
-    def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None]]:
+    def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None, float | None]]:
+        """(t_s, read IOPS, write IOPS, MB/s, average and maximum latency µs) per second."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
+        mx = "lat_max_us" if "lat_max_us" in have else "NULL"  # a read-only results.db from before the column
         return self._db.execute(
-            "SELECT t_s, read_iops, write_iops, mbps, lat_mean_us FROM series WHERE cell_id=? ORDER BY t_s", (cell_id,)
-        ).fetchall()
+            f"SELECT t_s, read_iops, write_iops, mbps, lat_mean_us, {mx} FROM series WHERE cell_id=? ORDER BY t_s",
+            (cell_id,)).fetchall()
 
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"

@@ -51,6 +51,7 @@ class TestDef:
     # only the run); required with needs_workload.
     keep_input: "InputKeeper | None" = None
     sequence: str | None = None  # `iolab run SEQUENCE` runs its tests in registry order
+    optional: bool = False  # in its sequence, run only by `iolab run SEQUENCE --all`
     heading: str = ""  # the report's page-header line before the plan's spec; default: family
     key_figures: "KeyFigures | None" = None  # None: compare refuses (no figures to rank)
     pages: "PageBuilder | None" = None  # None: the generic per-cell pages

@@ -34,6 +34,9 @@ class Param:
     parse: Callable[[str], Any]
     show: Callable[[Any], str] = str
     source: str = ""  # where the default comes from, e.g. "published reviews", "UNVERIFIED: impl."
+    # The value a --quick run uses unless the parameter is set: a constant, or a function of the
+    # profile and the values of the parameters declared before it. None: the default.
+    quick: Any = None
 
     def read(self, text: str, test: str) -> Any:
         try:
@@ -147,9 +150,29 @@ def given(profile: "Profile") -> dict[str, str]:
     return dict(profile.settings)
 
 
+def _scaled(p: Param, profile: "Profile", text: Mapping[str, str]) -> bool:
+    return profile.quick and p.quick is not None and p.name not in text
+
+
 def values(params: Iterable[Param], profile: "Profile", test: str = "") -> dict[str, Any]:
-    """The typed value of each declared parameter: the one given, else its default."""
+    """The typed value of each declared parameter as the run uses it: the one given, else its
+    quick value in a --quick run, else its default. Builders and reports both read these."""
     text = given(profile)
+    out: dict[str, Any] = {}
+    for p in params:
+        if p.name in text:
+            out[p.name] = p.read(text[p.name], test)
+        elif _scaled(p, profile, text):
+            out[p.name] = p.quick(profile, out) if callable(p.quick) else p.quick
+        else:
+            out[p.name] = p.default
+    return out
+
+
+def stored_values(params: Iterable[Param], settings: Iterable[Iterable[str]], test: str = "") -> dict[str, Any]:
+    """The values given in settings as a run stored them (the manifest's profile), else the
+    defaults, for reports of runs that did not store their typed values (manifest plan.values)."""
+    text = {str(k): str(v) for k, v in settings}
     return {p.name: (p.read(text[p.name], test) if p.name in text else p.default) for p in params}
 
 
@@ -160,7 +183,8 @@ def parameter_rows(params: Iterable[Param], profile: "Profile", test: str = "") 
     vals = values(params, profile, test)
     rows = []
     for p in params:
-        how = "set with --set" if p.name in text else ("default" + (f", {p.source}" if p.source else ""))
+        how = ("set with --set" if p.name in text else f"--quick; default {p.show(p.default)}" if _scaled(p, profile, text)
+               else "default" + (f", {p.source}" if p.source else ""))
         rows.append((p.name, f"{p.show(vals[p.name])} ({how})"))
     return rows
 

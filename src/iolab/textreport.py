@@ -143,3 +143,41 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     full = [r for r in rows if not r.partial] or rows
     console.print(f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
                   f"last 5 full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS")
+
+
+def render_intervals(ph: PhaseSummary, console: Console) -> None:
+    """A phase logged in intervals (Cross Stimulus Recovery's groups): the first and last ten."""
+    rows = ph.rows
+    if not rows:
+        return
+    t = Table(title=f"{ph.phase.name}: throughput per interval", title_justify="left")
+    for col in ("interval", "MB/s", "IOPS", "ART µs", "MRT µs"):
+        t.add_column(col, justify="right")
+    for r in rows if len(rows) <= 20 else rows[:10] + rows[-10:]:
+        t.add_row(interval_label(r), num(r.mbps), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+    console.print(t)
+    console.print(f"{esc(ph.phase.name)}: {len(rows)} intervals, mean {num(sum(r.mbps for r in rows) / len(rows))} MB/s, "
+                  f"last {min(5, len(rows))} mean {num(sum(r.mbps for r in rows[-5:]) / len(rows[-5:]))} MB/s")
+
+
+def render_dirth(ph: PhaseSummary, console: Console) -> None:
+    """DIRTH: its IOPS over TC × QD (demand variation) and the chosen Max/Mid/Min points
+    (default ART cutoff; the report prints the run's own); other phases per cell."""
+    from .compare.pts2 import DV_PHASE, chosen_points, demand_points  # compare imports no textreport code
+
+    points = demand_points([ph])
+    if ph.phase.name != DV_PHASE or not points:
+        generic_view(ph, console)
+        return
+    depths = sorted({p.queue_depth for p in points}, reverse=True)
+    t = Table(title="Demand variation: IOPS (measurement window)", title_justify="left")
+    t.add_column("TC \\ QD")
+    for q in depths:
+        t.add_column(f"QD{q}", justify="right")
+    for tc in sorted({p.threads for p in points}, reverse=True):
+        by_q = {p.queue_depth: p.iops for p in points if p.threads == tc}
+        t.add_row(f"TC{tc}", *(num(by_q.get(q)) for q in depths))
+    console.print(t)
+    ops = chosen_points([ph])
+    for name, p in (("MaxIOPS", ops.max), ("MidIOPS", ops.mid), ("MinIOPS", ops.min)):
+        console.print(f"{name}: " + (f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs" if p else "not determined"))

@@ -47,11 +47,20 @@ class Workload:
     entropy: float = 1.0
     rate_iops: int | None = None
     duration_s: float | None = None
+    # Warm-up before `duration_s` (fio ramp_time): run, never measured (QoS rounds: 9 s + 51 s).
+    ramp_s: float = 0.0
     bytes_budget: int | None = None
+    # Each second's maximum latency too (fio: a histogram log of ~6 KB per job per second, so
+    # only where a test reads it: IO consistency).
+    max_per_second: bool = False
     name: str = ""
     # Free-form reproducibility tag: a seed for engines that randomise (sim, fio randseed).
     seed: int = 0x10AB
     extra: tuple[tuple[str, str], ...] = field(default=())
+    # Skewed random offsets: (share of the random IOs, share of the active range) per zone,
+    # laid out from the start of the range (the CBW's 50 % of IOs to the first 5 %, …). Empty:
+    # uniform. Sequential streams ignore it.
+    zones: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.streams:
@@ -65,6 +74,13 @@ class Workload:
             raise IolabError(f"workload {self.name!r}: active range must be in (0, 1]")
         if not 0 <= self.entropy <= 1:
             raise IolabError(f"workload {self.name!r}: entropy must be in [0, 1]")
+        if self.zones and (any(io < 0 or span <= 0 for io, span in self.zones)
+                           or abs(sum(io for io, _ in self.zones) - 1) > 1e-6
+                           or abs(sum(span for _, span in self.zones) - 1) > 1e-6):
+            raise IolabError(f"workload {self.name!r}: zones {self.zones}: the IO shares and the range shares "
+                             "must each add up to 1")
+        if not 0 <= self.ramp_s <= 24 * 3600:
+            raise IolabError(f"workload {self.name!r}: warm-up must be 0 to 24 h, not {self.ramp_s!r} s")
         if self.duration_s is None and self.bytes_budget is None:
             raise IolabError(f"workload {self.name!r}: give a duration or a byte budget")
 

@@ -163,3 +163,40 @@ def test_runs_gives_each_non_compliant_run_its_own_reason(tmp_path):
     [row] = [line for line in p.stdout.splitlines() if "wsat" in line]
     # a full-length run whose only fault is the skipped purge: not "scaled down"
     assert "no: no purge (--purge none)" in row and "scaled down" not in row, row
+
+
+def test_xsr_on_the_simulated_drive_shows_the_transition_and_the_recovery(tmp_path):
+    """SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W on a small copy of the default drive: the
+    random group runs at a fraction of the sequential throughput, and group 3 climbs back to
+    group 1's level some minutes in (the recovery time the report prints)."""
+    from iolab.compare.pts2 import xsr_result
+
+    runs = tmp_path / "runs"
+    p = iolab("run", "xsr", "--quick", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    res = xsr_result(summarise(only_run(runs)))
+    g1, g2, g3 = res.groups
+    assert g2.final_mbps() < 0.6 * g1.mean_mbps  # the transition
+    assert g3.mbps[0] < 0.9 * g1.mean_mbps  # group 3 starts in group 2's drive state …
+    assert res.recovered.minutes is not None and res.recovered.interval > 1  # … and recovers later
+    assert res.settled.minutes is not None
+
+
+def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp_path):
+    from iolab.compare.pts2 import chosen_points, demand_points
+
+    runs = tmp_path / "runs"
+    p = iolab("run", "dirth", "--quick", "--no-report", "--set", "threads=1,4,32", "--set", "depths=1,4,32",
+              "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert "MaxIOPS: TC" in p.stdout
+    phases = summarise(only_run(runs))
+    pts = {(q.threads, q.queue_depth): q for q in demand_points(phases)}
+    assert len(pts) == 9
+    for tc in (1, 4, 32):  # IOPS rise with the queue depth at every thread count …
+        assert pts[tc, 1].iops < pts[tc, 4].iops <= 1.05 * pts[tc, 32].iops
+    assert pts[1, 1].iops < pts[4, 4].iops < 1.05 * pts[32, 32].iops  # … and with the total OIO
+    ops = chosen_points(phases)
+    assert ops.max.iops > ops.mid.iops > ops.min.iops
+    assert ops.max.art_us > ops.mid.art_us > ops.min.art_us
+    assert ops.max.art_us < 5_000

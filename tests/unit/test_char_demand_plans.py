@@ -35,6 +35,9 @@ def test_default_demand_is_5000_iops_steps():
     read = plan("latency-demand").phases[0]
     assert [c.workload.rate_iops for c in read.cells[:3]] == [5000, 10000, 15000]
     assert read.stop_rule.tolerance == 0.02 and read.stop_rule.steps == 2
+    # 60 s measured after an unmeasured 9 s warm-up; --quick drops the warm-up
+    assert (read.cells[0].workload.duration_s, read.cells[0].workload.ramp_s) == (60.0, 9.0)
+    assert plan("latency-demand", quick=True).phases[0].cells[0].workload.ramp_s == 0.0
 
 
 @pytest.mark.parametrize("bad", ["demand=0,5000", "demand=9000,5000", "tolerance=150%"])

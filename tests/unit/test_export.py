@@ -124,8 +124,9 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
     want = store.series(c.id)
     assert len(got) == len(want) > 0
     assert want[0][4] is None and got[0]["lat_mean_us"] is None  # an unmeasured sample stays missing
-    for r, (t_s, ri, wi, mbps, lat) in zip(got, want):
+    for r, (t_s, ri, wi, mbps, lat, mx) in zip(got, want):
         assert same(r["t_s"], t_s) and same(r["read_iops"], ri) and same(r["write_iops"], wi) and same(r["mbps"], mbps) and same(r["lat_mean_us"], lat)
+        assert same(r["lat_max_us"], mx)
     direction = "write" if c.write_iops else "read"
     hist = store.histogram(c.id, direction)
     got = [r for r in tables["histograms"] if int(r["cell_id"]) == c.id and r["direction"] == direction]

@@ -190,3 +190,10 @@ def test_sequential_threads_stream_their_own_slices():
     s = job(Workload.mix("seq", 100, 128 * KiB, threads=4, duration_s=1), Target("file", "f", "/f", 64 * MiB))
     assert s["seq"]["size"] == s["seq"]["offset_increment"] == str(16 * MiB)
     assert "offset_increment" not in job(Workload.mix("rnd", 100, 4096, threads=4, duration_s=1))["rnd"]
+
+
+def test_histogram_log_only_where_the_per_second_maximum_is_asked_for():
+    w = Workload.mix("rnd", 0, 4 * KiB, queue_depth=32, duration_s=10)
+    assert "write_hist_log" not in job(w)["global"]  # ~6 KB per job per second: not for every cell
+    g = job(w.with_(max_per_second=True))["global"]
+    assert g["write_hist_log"] == "iops-r01-c00" and g["log_hist_msec"] == "1000"

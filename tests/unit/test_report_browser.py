@@ -15,9 +15,20 @@ from tests.unit.test_report import DriveEngine, pdf_pages, record
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    run = record(tmp_path_factory.mktemp("runs"), "throughput", DriveEngine())
+# The PTS 2.0 tests with pages of their own ride along: XSR (three groups, recovery table),
+# DIRTH on a small grid (DV, DI, OIO pages) and WSAT with an optional workload (latency page).
+REPORTS = {
+    "throughput": (),
+    "xsr": (),
+    "dirth": (("threads", "1,2,4"), ("depths", "1,2,4")),
+    "wsat": (("workload", "oltp"),),
+}
+
+
+@pytest.fixture(scope="module", params=list(REPORTS))
+def report(request, tmp_path_factory):
+    run = record(tmp_path_factory.mktemp("runs"), request.param, DriveEngine(), settings=REPORTS[request.param],
+                 **({"wsat_max_seconds": 20.0} if request.param == "wsat" else {}))
     html, pdf = write_report([run], tmp_path_factory.mktemp("report"))
     return html, pdf
 
@@ -89,3 +100,37 @@ def test_pdf_pages_match_the_html_pages_one_by_one(report, browser):
         assert " ".join(title.split()) in flat, (n, title)  # the header's test and page title
         assert "Device: Acme FastDisk 9000" in flat and "Tested by: QA lab" in flat, n
         assert "non-compliant (quick profile)" in flat, n
+
+
+# The characterisation tests' own pages (rounds, histograms, matrices, per-second series,
+# endurance), each recorded on a small simulated drive with the cheapest settings that still
+# draw every plot.
+CHARACTERISATION = {
+    "qos": (("rounds", "2"), ("measured", "200ms")),
+    "rw-matrix": (("qds", "1,4"), ("sizes", "4k")),
+    "mixed-matrix": (("qds", "1,4"), ("write_pcts", "0,50")),
+    "entropy": (("qds", "1,4"), ("entropies", "0,100"), ("cell_time", "200ms")),
+    "consistency": (("duration", "4s"),),
+}
+
+
+@pytest.mark.parametrize("test", CHARACTERISATION)
+def test_characterisation_pages_render_in_a_browser(test, browser, tmp_path):
+    from iolab.engines.sim import SimEngine
+    from iolab.targets import parse_target
+
+    tgt = parse_target("sim:entry-sata-compress?user_gb=0.125")
+    run = record(tmp_path / "runs", test, SimEngine(), tgt,
+                 settings=CHARACTERISATION[test] + (("precondition_time", "200ms"),))
+    html, _ = write_report([run], tmp_path / "report")
+    browser.get(html.as_uri())
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+    images = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight])")
+    assert len(images) >= 2, test
+    for alt, complete, nw, nh in images:
+        assert complete and nw > 0 and nh > 0, alt
+    heads = browser.execute_script(
+        "return Array.from(document.querySelectorAll('section.page .head')).map(h => h.innerText)")
+    assert any("Endurance" in h for h in heads), test

@@ -79,6 +79,9 @@ def test_round_result_raw_file_and_counters(tmp_path):
     assert r.iops == pytest.approx(r.write.ios / r.runtime_s)
     assert [s.t_s for s in r.series] == pytest.approx([1.0, 2.0, 3.0], abs=0.01)  # drain in the last
     assert sum(s.write_iops for s in r.series) == pytest.approx(r.write.ios, rel=0.01)
+    # each second's maximum latency: at least its mean, and the largest is the period's maximum
+    assert all(s.lat_max_us >= s.lat_mean_us for s in r.series)
+    assert max(s.lat_max_us for s in r.series) == pytest.approx(r.write.lat_max_us, rel=0.02)
     c = r.counters
     assert c["host_write_bytes"] == r.write.io_bytes
     assert c["waf"] == pytest.approx(c["flash_write_bytes"] / c["host_write_bytes"])
@@ -318,3 +321,34 @@ def test_quick_target_is_a_small_copy_tested_whole():
     assert suites.quick_target(suites.make_profile("enterprise"), full) is full
     with pytest.raises(IolabError, match="load="):
         suites.quick_target(prof, small("&load=/nonexistent"))
+
+
+def test_a_raw_file_from_before_the_per_second_maximum_still_parses(tmp_path):
+    r = SimEngine().run(small(), rnd_write(2.0), tmp_path / "raw", "c01")
+    raw = json.loads((tmp_path / "raw" / "c01.json").read_text())
+    raw["series"] = [row[:5] for row in raw["series"]]
+    old = parse_result(json.dumps(raw), "c01.json")
+    assert [s.lat_mean_us for s in old.series] == [s.lat_mean_us for s in r.series]
+    assert all(s.lat_max_us is None for s in old.series)
+
+
+def test_a_results_db_from_before_the_per_second_maximum_still_opens(tmp_path):
+    import sqlite3
+
+    from iolab import registry, suites
+    from iolab.runner import RunOptions, Runner, start
+    from iolab.store import RunStore
+
+    t, e = small(), SimEngine()
+    plan = registry.build_plan("consistency", suites.make_profile(quick=True, settings=(("duration", "2s"),)), t)
+    store = start(plan, t, e, RunOptions(), tmp_path)
+    Runner(plan, t, e, store, RunOptions()).run()
+    store.close()
+    db = sqlite3.connect(store.dir / "results.db")
+    db.execute("ALTER TABLE series DROP COLUMN lat_max_us")  # as runs before the column wrote it
+    db.commit()
+    db.close()
+    old = RunStore.open(store.dir)  # read-only: the column cannot be added
+    [row] = old.cells("consistency")
+    points = old.series(row.id)
+    assert len(points) == 2 and all(p[4] > 0 and p[5] is None for p in points)

@@ -16,6 +16,7 @@ fn spec(rnd: bool, write: bool, bs: u64, oio: u32, secs: f64) -> RunSpec {
         duration_ns: Some((secs * NS as f64) as u64),
         bytes_budget: None,
         seed: 7,
+        zones: vec![],
     }
 }
 

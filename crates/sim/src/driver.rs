@@ -70,6 +70,9 @@ pub struct RunSpec {
     pub duration_ns: Option<u64>,
     pub bytes_budget: Option<u64>,
     pub seed: u64,
+    /// Skewed random offsets: (share of the random IOs, share of the active range) per zone,
+    /// zones laid out from LBA 0 in order (fio's `random_distribution=zoned`). Empty: uniform.
+    pub zones: Vec<(f64, f64)>,
 }
 
 /// A timestamped IO list replayed open-loop (times from the start of the run).
@@ -94,6 +97,7 @@ pub struct SecBucket {
     pub writes: u64,
     pub bytes: u64,
     pub lat_sum_ns: u128,
+    pub lat_max_ns: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -131,6 +135,7 @@ struct StreamSource {
     blocks: Vec<u64>, // addressable blocks of each stream's size in the active range
     cursor: Vec<u64>,
     rng: Rng,
+    zones: Vec<(f64, u64, u64)>, // (cumulative IO share, first byte, end byte) of each zone
     interval: Option<f64>,
     next: f64,
     ahead: [(bool, u64, u64); LOOK],
@@ -150,7 +155,13 @@ impl StreamSource {
                 .unwrap_or(self.streams.len() - 1)
         };
         let s = &self.streams[i];
-        let off = if s.rnd {
+        let off = if s.rnd && !self.zones.is_empty() {
+            let r = self.rng.unit();
+            let &(_, lo, hi) = self.zones.iter().find(|z| r < z.0).unwrap_or(self.zones.last().unwrap());
+            let first = lo.div_ceil(s.bs);
+            let n = (hi / s.bs).saturating_sub(first).max(1);
+            (first + self.rng.below(n)).min(self.blocks[i] - 1) * s.bs
+        } else if s.rnd {
             self.rng.below(self.blocks[i]) * s.bs
         } else {
             let o = self.cursor[i];
@@ -227,6 +238,14 @@ pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
     if spec.duration_ns.is_none() && spec.bytes_budget.is_none() {
         return Err("workload needs a duration or a byte budget".into());
     }
+    if !spec.zones.is_empty() {
+        let ok = spec.zones.iter().all(|&(io, span)| io >= 0.0 && span > 0.0 && io.is_finite() && span.is_finite());
+        let io: f64 = spec.zones.iter().map(|z| z.0).sum();
+        let span: f64 = spec.zones.iter().map(|z| z.1).sum();
+        if !ok || (io - 1.0).abs() > 1e-6 || (span - 1.0).abs() > 1e-6 {
+            return Err(format!("zones {:?}: IO shares and range shares must each add up to 1", spec.zones));
+        }
+    }
     if let Some(r) = spec.rate_iops {
         if !(r > 0.0 && r.is_finite()) {
             return Err(format!("rate limit {r} IOPS must be greater than zero"));
@@ -269,8 +288,20 @@ pub fn run<D: Device>(
             acc
         })
         .collect();
+    let (mut io, mut at) = (0.0, 0.0);
+    let zones = spec
+        .zones
+        .iter()
+        .map(|&(share, span)| {
+            let lo = (range as f64 * at) as u64;
+            io += share;
+            at += span;
+            (io, lo, ((range as f64 * at) as u64).min(range))
+        })
+        .collect();
     let start = dev.clock();
     let mut src = StreamSource {
+        zones,
         cum,
         streams: spec.streams.clone(),
         blocks: spec.streams.iter().map(|s| range / s.bs).collect(),
@@ -414,6 +445,7 @@ fn drive<D: Device, S: Source>(
         }
         b.bytes += bytes;
         b.lat_sum_ns += lat as u128;
+        b.lat_max_ns = b.lat_max_ns.max(lat as u64);
         free.push(id);
         count += 1;
         if count & 0xFFFF == 0 {
@@ -449,4 +481,73 @@ fn drive<D: Device, S: Source>(
         return Err("interrupted".into());
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Completes every IO 10 µs after submission and counts where the IOs went.
+    struct Counter {
+        now: u64,
+        pending: Vec<(u64, u32)>,
+        offsets: Vec<u64>,
+    }
+
+    impl Device for Counter {
+        fn clock(&self) -> u64 {
+            self.now
+        }
+        fn set_clock(&mut self, t: u64) {
+            self.now = t;
+        }
+        fn capacity(&self) -> u64 {
+            1 << 30
+        }
+        fn set_entropy(&mut self, _e: f64) {}
+        fn submit(&mut self, now: u64, _write: bool, off: u64, len: u64, id: u32) {
+            assert!(off % len == 0 && off + len <= self.capacity());
+            self.offsets.push(off);
+            self.pending.push((now + 10_000, id));
+        }
+        fn next_completion(&self) -> Option<u64> {
+            self.pending.iter().map(|p| p.0).min()
+        }
+        fn pop_completion(&mut self) -> (u64, u32) {
+            let i = (0..self.pending.len()).min_by_key(|&i| self.pending[i].0).unwrap();
+            self.pending.swap_remove(i)
+        }
+        fn idle_until(&mut self, _since: u64, _until: u64) {}
+    }
+
+    #[test]
+    fn zoned_offsets_follow_the_io_shares_of_each_range() {
+        let spec = RunSpec {
+            streams: vec![
+                StreamSpec { rnd: true, write: true, bs: 4096, share: 0.7 },
+                StreamSpec { rnd: true, write: false, bs: 65536, share: 0.3 },
+            ],
+            oio: 4,
+            active_range: 1.0,
+            entropy: 1.0,
+            rate_iops: None,
+            duration_ns: None,
+            bytes_budget: Some(400 << 20),
+            seed: 3,
+            zones: vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)],
+        };
+        let mut dev = Counter { now: 0, pending: vec![], offsets: vec![] };
+        run(&mut dev, &spec, &mut |_, _| true).unwrap();
+        let cap = dev.capacity() as f64;
+        let n = dev.offsets.len() as f64;
+        let share = |lo: f64, hi: f64| {
+            dev.offsets.iter().filter(|&&o| o as f64 >= lo * cap && (o as f64) < hi * cap).count() as f64 / n
+        };
+        assert!(n > 10_000.0);
+        assert!((share(0.0, 0.05) - 0.5).abs() < 0.02, "{}", share(0.0, 0.05));
+        assert!((share(0.05, 0.2) - 0.3).abs() < 0.02, "{}", share(0.05, 0.2));
+        assert!((share(0.2, 1.0) - 0.2).abs() < 0.02, "{}", share(0.2, 1.0));
+        let bad = RunSpec { zones: vec![(0.5, 0.5), (0.4, 0.5)], ..spec };
+        assert!(validate(&bad, 1 << 30).is_err());
+    }
 }

@@ -241,7 +241,8 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
                 b.reads as f64 / width,
                 b.writes as f64 / width,
                 b.bytes as f64 / width / 1e6,
-                (n > 0).then(|| b.lat_sum_ns as f64 / n as f64 / 1000.0)
+                (n > 0).then(|| b.lat_sum_ns as f64 / n as f64 / 1000.0),
+                (n > 0).then(|| b.lat_max_ns as f64 / 1000.0)
             ])
         })
         .collect();
@@ -255,7 +256,7 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
         "runtime_s": rt,
         "read": op_json(&res.read, rt),
         "write": op_json(&res.write, rt),
-        "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us"],
+        "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us", "lat_max_us"],
         "series": series,
         "counters": counters,
     })
@@ -402,7 +403,8 @@ impl PyDrive {
     /// Keyword-only, so a call names every field of the workload and a reordering cannot
     /// silently swap two numbers.
     #[pyo3(signature = (*, streams, threads = 1, queue_depth = 1, active_range = 1.0, entropy = 1.0,
-                        rate_iops = None, duration_s = None, bytes_budget = None, seed = 0, progress = None))]
+                        rate_iops = None, duration_s = None, bytes_budget = None, seed = 0, zones = Vec::new(),
+                        progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
@@ -416,6 +418,7 @@ impl PyDrive {
         duration_s: Option<f64>,
         bytes_budget: Option<u64>,
         seed: u64,
+        zones: Vec<(f64, f64)>,
         progress: Option<PyObject>,
     ) -> PyResult<String> {
         let mut specs = Vec::new();
@@ -461,6 +464,7 @@ impl PyDrive {
             duration_ns: duration_s.map(|d| (d * NS as f64).round() as u64),
             bytes_budget,
             seed,
+            zones,
         };
         let d = &mut self.d;
         let out = with_progress(py, progress, move |p| {

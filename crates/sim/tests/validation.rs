@@ -31,6 +31,7 @@ fn spec(rnd: bool, write: bool, bs: u64, oio: u32) -> RunSpec {
         duration_ns: None,
         bytes_budget: None,
         seed: 7,
+        zones: vec![],
     }
 }
 
@@ -666,6 +667,8 @@ fn random_operation_sequences_keep_the_ftl_consistent() {
                         duration_ns: Some(NS / 4 + rng.below(NS)),
                         bytes_budget: None,
                         seed: rng.next_u64(),
+                        // a third of the runs skewed as the CBW is
+                        zones: if rng.below(3) == 0 { vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)] } else { vec![] },
                     };
                     go(&mut s, &spec);
                     assert!(s.next_completion().is_none());

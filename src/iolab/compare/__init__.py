@@ -119,6 +119,14 @@ def _wsat_full(phases: list[PhaseSummary]) -> list[float]:
     return [r.iops for r in phases[0].rows if not r.partial] if phases else []
 
 
+def _wsat_cell(attr: str) -> Callable[[list[PhaseSummary]], float | None]:
+    """The one cell of the main phase, whichever workload it ran (runs of different WSAT
+    workloads differ in their settings and are compared only when forced)."""
+    def get(phases: list[PhaseSummary]) -> float | None:
+        return getattr(phases[0].cells[0], attr) if phases and phases[0].cells else None
+    return get
+
+
 def _wsat_first(phases: list[PhaseSummary]) -> float | None:
     iops = _wsat_full(phases)
     return iops[0] if iops else None
@@ -157,9 +165,9 @@ def wsat_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ..
         KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _wsat_first),
         KeyMetric("IOPS, minimum interval", "IOPS", True, _wsat_min),
         # the window: the last five intervals, or all of them in a run with fewer
-        KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _from_cell("0/100", 4 * KiB, "iops")),
-        KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
-        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
+        KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _wsat_cell("iops")),
+        KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _wsat_cell("lat_mean_us")),
+        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _wsat_cell("p99_999_us")),
     )
 
 

@@ -82,5 +82,6 @@ def purge_methods(target: Target, caps: Capabilities | None = None) -> tuple[str
     """The --purge values that make sense for this target: those its kind allows that its
     engine carries out, and 'none'. A wrong one is refused before a run directory exists
     rather than at the first purge."""
+    kind = kind_of(target)  # an unregistered kind is refused as such, before any engine is looked for
     caps = caps or engine_class(target).capabilities
-    return (*(m for m in kind_of(target).purge_methods if m in caps.purge_methods), "none")
+    return (*(m for m in kind.purge_methods if m in caps.purge_methods), "none")

@@ -243,6 +243,10 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         g += [f"runtime={runtime_ms}ms"]
         if w.bytes_budget is None:
             g += ["time_based=1"]
+    if w.ramp_s > 0:
+        # fio runs the warm-up first and resets its statistics after it (logs too), so
+        # nothing of it enters the JSON; runtime counts from the end of the warm-up.
+        g += [f"ramp_time={max(1, round(w.ramp_s * 1000))}ms"]
     if any(s.op == "write" for s in w.streams):
         # refill_buffers: fresh data for every write, so a drive that dedupes or compresses
         # sees what `entropy` says. Reads never use these buffers.
@@ -252,6 +256,8 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
             g += [f"buffer_compress_percentage={compress}"]
     g += [f"write_iops_log={tag}", f"write_bw_log={tag}", f"write_lat_log={tag}",
           f"log_avg_msec={LOG_INTERVAL_MS}"]
+    if w.max_per_second:
+        g += [f"write_hist_log={tag}", f"log_hist_msec={LOG_INTERVAL_MS}"]
 
     body: list[str] = []
     planned_bytes = 0
@@ -264,6 +270,8 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
             # fio takes whole percent; keep both directions present when both are asked for.
             lines.append(f"rwmixread={min(99, max(1, round(100 * reads / sec.share)))}")
         lines += [_block_sizes(sec), f"numjobs={sec.numjobs}", f"iodepth={sec.iodepth}"]
+        if sec.access == "rnd" and w.zones:
+            lines.append("random_distribution=zoned:" + ":".join(f"{100 * io:g}/{100 * span:g}" for io, span in w.zones))
         if sec.access == "seq" and sec.numjobs > 1:
             # Each sequential thread streams its own slice instead of all re-reading block 0.
             per_job = size // sec.numjobs // sec.max_bs * sec.max_bs

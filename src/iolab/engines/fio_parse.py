@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 from collections import defaultdict
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ..errors import EngineError
 from ..results import Histogram, OpStats, RoundResult, SecondSample
+from . import fio_hist
 from .fio_job import LOG_INTERVAL_MS
 
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
@@ -69,24 +71,14 @@ class _Fields:
         return v
 
 
-# fio 2.x json+ keyed its latency bins by index; these are fio's stat.c constants and
-# bucket-to-value map (each bin's value is the middle of its range, in µs).
-def _plat_idx_to_val(idx: int, bits: int, val: int) -> float:
-    if idx < (val << 1):
-        return float(idx)
-    error_bits = (idx >> bits) - 1
-    base = 1 << (error_bits + bits)
-    k = idx % val
-    return base + (k + 0.5) * (1 << error_bits)
-
-
 def _histogram(bins: dict, max_us: float, per_us: float, fields: _Fields, where: str) -> Histogram:
     """Histogram from a json+ `bins` object; bin values are in units of 1/per_us µs."""
     try:
         if "FIO_IO_U_PLAT_BITS" in bins:  # fio 2.x json+: index-keyed bins
             bits = int(fields.num(bins, "FIO_IO_U_PLAT_BITS", where))
             val = int(fields.num(bins, "FIO_IO_U_PLAT_VAL", where))
-            items = [(_plat_idx_to_val(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")]
+            # fio 2.x json+ keyed its bins by index (µs), with the stat.c constants beside them
+            items = [(fio_hist.bin_value(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")]
         else:
             items = [(float(k), int(c)) for k, c in bins.items()]
     except (ValueError, TypeError):
@@ -216,7 +208,22 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
             f"fio output {source}: fio completed no IO in this round, so there is nothing to "
             "measure. Check the target is reachable and the round is long enough."
         )
-    return RoundResult(read=read, write=write, runtime_s=max(runtimes), engine="fio", engine_version=str(version))
+    return RoundResult(read=read, write=write, runtime_s=max(runtimes), counters=_cpu(jobs, f),
+                       engine="fio", engine_version=str(version))
+
+
+def _cpu(jobs: list, f: "_Fields") -> dict[str, float]:
+    """fio's CPU use of the round (usr_cpu/sys_cpu, % of one CPU per job, averaged over the
+    job entries) as counters, which stored runs from before simply lack."""
+    out = {}
+    for key in ("usr_cpu", "sys_cpu"):
+        if not all(key in j for j in jobs):
+            continue
+        vals = [f.num(j, key, f"jobs[{i}]") for i, j in enumerate(jobs)]
+        if any(not math.isfinite(v) or v < 0 for v in vals):
+            raise EngineError(f"fio output {f.source}: {key} {vals} is impossible (a CPU share below 0 or not a number).")
+        out[f"{key}_pct"] = sum(vals) / len(vals)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -266,8 +273,8 @@ def _read_log(path: Path, kind: str, job: int, interval_ms: int) -> _LogFile:
     return _LogFile(kind, job, points)
 
 
-def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0,
-                   interval_ms: int = LOG_INTERVAL_MS) -> tuple[SecondSample, ...]:
+def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0, interval_ms: int = LOG_INTERVAL_MS,
+                   maxima: dict[int, float] | None = None) -> tuple[SecondSample, ...]:
     """The per-second series from fio's iops, bw and lat logs (one file per job each).
 
     A second is reported only when every job's iops and bw logs cover it, so a partial last
@@ -312,6 +319,7 @@ def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0,
             write_iops=per_dir[1],
             mbps=kib_s * 1024 / 1e6,
             lat_mean_us=num / den if den > 0 else None,
+            lat_max_us=(maxima or {}).get(k),  # fio_hist.maxima: same buckets
         ))
     return tuple(out)
 
@@ -333,8 +341,9 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
     result = parse_fio_json(text, str(json_path), require_bins=require_bins)
     logs = log_files(raw_dir, tag)
     lat_per_us = 1.0 if result.engine_version.startswith("fio-2.") else 1000.0
-    series = parse_fio_logs(logs, lat_per_us=lat_per_us)
+    hists = fio_hist.files(raw_dir, tag) if lat_per_us == 1000.0 else []  # fio 3.x bins
+    series = parse_fio_logs(logs, lat_per_us=lat_per_us, maxima=fio_hist.maxima(hists, LOG_INTERVAL_MS))
     run_dir = raw_dir.parent
-    raw = [raw_dir / f"{tag}.fio", json_path, raw_dir / f"{tag}.stderr", *logs]
+    raw = [raw_dir / f"{tag}.fio", json_path, raw_dir / f"{tag}.stderr", *logs, *hists]
     rel = tuple(str(p.relative_to(run_dir)) for p in raw if p.exists() and p.stat().st_size > 0)
     return replace(result, series=series, raw_files=rel)

@@ -168,10 +168,12 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     except json.JSONDecodeError as e:
         raise EngineError(f"sim result {source}: not valid JSON ({e}).") from None
     raw = _Raw(source)
+    # a sixth column, the second's maximum latency; raw files written before it have five
     series = tuple(
         SecondSample(t_s=float(t), read_iops=float(r), write_iops=float(w), mbps=float(mb),
-                     lat_mean_us=None if lat is None else float(lat))
-        for t, r, w, mb, lat in raw.get(j, "series", "result")
+                     lat_mean_us=None if lat is None else float(lat),
+                     lat_max_us=None if not mx or mx[0] is None else float(mx[0]))
+        for t, r, w, mb, lat, *mx in raw.get(j, "series", "result")
     )
     counters = {str(k): float(v) for k, v in raw.get(j, "counters", "result").items()}
     return RoundResult(
@@ -192,7 +194,7 @@ def _run_spec(w: Workload, tag: str) -> dict:
         streams=[(s.access, s.op, s.block_size, s.share) for s in w.streams],
         threads=w.threads, queue_depth=w.queue_depth, active_range=w.active_range, entropy=w.entropy,
         rate_iops=None if w.rate_iops is None else float(w.rate_iops), duration_s=w.duration_s,
-        bytes_budget=w.bytes_budget, seed=w.seed_for(tag),
+        bytes_budget=w.bytes_budget, seed=w.seed_for(tag), zones=[tuple(z) for z in w.zones],
     )
 
 
@@ -320,6 +322,11 @@ class SimEngine:
         path = _new_raw_path(raw_dir, tag)
         w = workload
         try:
+            if w.ramp_s > 0:
+                # The warm-up runs on the drive (it changes its state) but is not measured, as
+                # fio's ramp_time; its own output is kept beside the round's for inspection.
+                warm = drive.run(**(_run_spec(w, tag + "-warmup") | {"duration_s": w.ramp_s, "bytes_budget": None}))
+                path.with_name(f"{tag}.warmup.json").write_text(warm + "\n")
             text = drive.run(**_run_spec(w, tag), progress=progress)
         except ValueError as e:
             raise EngineError(f"sim engine, round {tag!r} on {target.spec}, workload {w.label()!r}: {e}") from None

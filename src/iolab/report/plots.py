@@ -251,7 +251,7 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
 
 def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], label: str,
             title: str, height_mm: float = 80, log: bool = True,
-            lower_is_better: bool = False) -> bytes:
+            lower_is_better: bool = False, xlabel: str = "block size", ylabel: str = "R/W mix (%)") -> bytes:
     """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
     import numpy as np
 
@@ -271,8 +271,8 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
                 ax.text(xi, yi, text, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
         ax.set_xticks(range(len(x_labels)), x_labels)
         ax.set_yticks(range(len(y_labels)), y_labels)
-        ax.set_xlabel("block size")
-        ax.set_ylabel("R/W mix (%)")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         ax.set_title(title)
         cb = fig.colorbar(im, ax=ax, pad=0.01)
         if norm is not None:  # a narrow log range gets no default ticks: place five
@@ -381,7 +381,8 @@ def histogram_unit(hists: Sequence[Histogram]) -> tuple[str, float]:
     return scale_for([q for h in hists for q in (*h.percentiles().values(), h.max_us)])
 
 
-def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150) -> bytes:
+def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150,
+                      marks: Sequence[float] = MARKS) -> bytes:
     """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
     Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
     Several histograms (drives) overlay; the bars are drawn only for a single one."""
@@ -402,13 +403,13 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
                         label=f"cumulative % {label}".strip())
             tail = [max(100.0 - c, 1e-6) for c in cum]
             bottom.step(xs, tail, where="post", color=color(k), lw=1.2, label=label or "IOs slower than x")
-            for j, p in enumerate(MARKS):  # j: only the first mark gets a legend entry
+            for j, p in enumerate(marks):  # j: only the first mark gets a legend entry
                 q = h.percentile(p)
                 if q is None:
                     continue
                 q /= div
                 if len(hists) == 1:
-                    top.axvline(q, color="#555", lw=0.7, ls="--", label="99 / 99.9 / 99.99 / 99.999 % marks" if j == 0 else None)
+                    top.axvline(q, color="#555", lw=0.7, ls="--", label=" / ".join(f"{m:g}" for m in marks) + " % marks" if j == 0 else None)
                 bottom.plot([q], [100.0 - p], marker="o", ms=4, color=color(k))
                 if len(hists) == 1:
                     bottom.annotate(f"{p:g} % ≤ {num(q)} {unit}", (q, 100.0 - p), xytext=(6, 2),

@@ -169,7 +169,7 @@ def wsat_pages(run: RunData) -> list[Page]:
            f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written."
            + (" A partial interval (ringed) is the write budget's end: its IOPS are over its true, shorter runtime "
               "and it enters neither the steady-state window nor the minimum." if marked else ""))
-    label = "RND 4KiB W"
+    label = f"R/W {ph.rows[0].cell_key}"
     p1 = plots.time_series_pair([plots.Series(label, tuple(minutes), tuple(iops), marked)], "time (minutes)", "IOPS",
                                 "IOPS vs time", height_mm=160)
     p2 = plots.time_series_pair([plots.Series(label, tuple(tgbw), tuple(iops), marked)], "total GB written (TGBW, 10⁹ B)",
@@ -178,6 +178,16 @@ def wsat_pages(run: RunData) -> list[Page]:
         Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, 160, src),)),
         Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, 160, src),)),
     ]
+    # An interval without a latency (no IO completed) has no point rather than a made-up zero.
+    lat = [plots.Series(f"{what}, {label}", *zip(*[(minutes[i], v) for i, r in enumerate(ph.rows)
+                                                   if (v := getattr(r, attr)) is not None]))
+           for what, attr in (("ART", "lat_mean_us"), ("MRT", "lat_max_us"))
+           if any(getattr(r, attr) is not None for r in ph.rows)]
+    if lat:
+        p3 = plots.time_series_pair(lat, "time (minutes)", "response time (µs)", "ART and MRT vs time", height_mm=160)
+        pages.append(Page("Response Times vs Time", (Figure(
+            "Write Saturation: average (ART) and maximum (MRT) response time per interval, linear and log–log",
+            p3, 160, src + " ART: the interval's mean over all IOs; MRT: its slowest IO."),)))
     pages += measurement_window_pages(run, ph, lambda v: "IOPS")
     full = [v for i, v in enumerate(iops) if i not in marked] or iops
     last = full[-5:]
@@ -193,9 +203,10 @@ def wsat_pages(run: RunData) -> list[Page]:
     tables = [Table("Write Saturation summary", ("item", "value"), summary, src, run.store_links())]
     step = max(1, -(-len(ph.rows) // WSAT_TABLE_MAX_ROWS))
     shown = [(i, r) for i, r in enumerate(ph.rows) if i % step == 0 or i == len(ph.rows) - 1 or r.partial]
-    rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.lat_mean_us)) for i, r in shown)
+    rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+                 for i, r in shown)
     caption = "IOPS per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
-    tables.append(Table(caption, ("interval", "time (min)", "TGBW (GB)", "IOPS", "ART (µs)"), rows, src,
+    tables.append(Table(caption, ("interval", "time (min)", "TGBW (GB)", "IOPS", "ART (µs)", "MRT (µs)"), rows, src,
                         run.raw_links([r for _, r in shown])))
     pages += table_pages("Tabular Results — Write Saturation", tables)
     if ph.cells and ph.cells[0].histogram is not None:

@@ -46,6 +46,11 @@ class RunData:
         was run, never today's suite code."""
         return next((p for p in self.manifest.plan.get("phases", ()) if p.get("name") == name), {})
 
+    def value(self, name: str, default):
+        """A test parameter as the run used it (TestPlan.values in manifest.json); `default`
+        for runs stored before the manifest held them."""
+        return self.manifest.plan.get("values", {}).get(name, default)
+
     def runs_to_budget(self, ph: PhaseSummary) -> bool:
         """The phase ends by its budget, not at steady state (Write Saturation): its steady-state
         check is for information."""

@@ -15,7 +15,7 @@ from ..errors import IolabError
 from ..plan import Profile, TestPlan
 from ..targets import Target, kind_of, parse_target
 from ..units import KiB, MiB
-from ..workload import Workload
+from ..workload import Stream, Workload
 
 QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0
@@ -99,3 +99,23 @@ def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]
         ("Data pattern", "random (incompressible)"),
         ("Cell duration", f"{profile.cell_seconds:g} s"),
     ]
+
+
+# The Composite Block Size Workload (ECW in 1.1, CBW in 2.0; digest A.12): % of IOs per block
+# size, and the LBA skew as (share of IOs, share of the range) from LBA 0.
+CBW_MIX = ((512, 4), (1024, 1), (1536, 1), (2048, 1), (2560, 1), (3072, 1), (3584, 1), (4 * KiB, 67), (8 * KiB, 10),
+           (16 * KiB, 7), (32 * KiB, 3), (64 * KiB, 3))
+CBW_ZONES = ((0.50, 0.05), (0.30, 0.15), (0.20, 0.80))
+CBW_TEXT = "CBW: RND 0.5–64 KiB mix (4 KiB 67 %), 50 % of IOs to the first 5 % of LBAs, 30 % to the next 15 %"
+
+
+def cbw(read_pct: float, target: Target, **kw) -> Workload:
+    """The CBW at a read share, random, with its block-size mix and LBA skew."""
+    sector = target.facts.logical_sector or 512
+    if sector > CBW_MIX[0][0]:
+        raise IolabError(f"the Composite Block Size Workload issues 0.5–3.5 KiB IOs, below this target's {sector} B "
+                         "logical sector; direct IO cannot issue them. Nothing was run or written.")
+    streams = tuple(Stream("rnd", op, bs, pct / 100 * (read_pct if op == "read" else 100 - read_pct) / 100)
+                    for bs, pct in CBW_MIX for op in ("read", "write")
+                    if (read_pct if op == "read" else 100 - read_pct) > 0)
+    return Workload(streams=streams, zones=CBW_ZONES, **kw)

@@ -6,19 +6,23 @@ IOPS. Both ramps follow a purge and 4 KiB random-write preconditioning."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import testparams as tp
 from ..decide import DemandShortfall
-from ..plan import Cell, Phase, Profile, TestPlan
+from ..plan import Cell, Profile, TestPlan
 from ..report.char_demand import RAMPS, demand_figures, demand_overlays, demand_pages, demand_view
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
 from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, tested_capacity
+from . import active_fraction, characterise_common as cc, no_input, tested_capacity
 
 NAME = "latency-demand"
-FAMILY = "iolab characterisation"
-QUICK_PRECONDITION_S = 3.0
+WARMUP = tp.Param("warmup", 9.0, "unmeasured warm-up before each step or round (fio ramp_time; --quick: 0 unless set)",
+                  lambda t: 0.0 if t.strip() in ("0", "0s") else tp.seconds(t), tp.show_seconds,
+                  source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s")
+
 
 def positive_list(text: str) -> tuple[int, ...]:
     """An ascending list (tp.int_list) without 0: a 0 IOPS demand or QD 0 means nothing to fio."""
@@ -40,48 +44,37 @@ PARAMS = (
              source="published reviews"),
     tp.Param("queue_depth", 32, "outstanding IO that carries the demand (one thread); the rate limit, not the "
              "queue, sets the load", tp.positive_int, source="UNVERIFIED: the reviews do not say; iolab's choice"),
-    tp.Param("precondition_time", 7200.0, "4 KiB random writes before the ramps (--quick: 3 s unless set)",
-             tp.seconds, tp.show_seconds, source="published reviews"),
+    WARMUP,
 )
 
 
-def precondition(profile: Profile, target: Target, seconds: float) -> Workload:
-    return Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth,
-                        active_range=active_fraction(profile, target), duration_s=seconds,
-                        name="precondition RND 4KiB W")
-
-
 def build(profile: Profile, target: Target) -> TestPlan:
-    v = tp.values(PARAMS, profile, NAME)
-    given = tp.given(profile)
+    s = cc.setup(NAME, PARAMS, profile, target)
+    v, given = s.values, tp.given(profile)
     step_s = profile.cell_seconds if profile.quick and "step_time" not in given else v["step_time"]
-    pc_s = QUICK_PRECONDITION_S if profile.quick and "precondition_time" not in given else v["precondition_time"]
+    warmup = 0.0 if profile.quick and "warmup" not in given else v["warmup"]
     rule = DemandShortfall(tolerance=v["tolerance"], steps=v["shortfall_steps"])
     ar = active_fraction(profile, target)
-    phases = []
-    for i, (phase, read_pct) in enumerate(RAMPS):
+    phases = list(s.phases)
+    for i, (name, read_pct) in enumerate(RAMPS):
         cells = tuple(Cell(f"{d} IOPS demanded", Workload.mix("rnd", read_pct, 4 * KiB, threads=1,
                                                                 queue_depth=v["queue_depth"], active_range=ar,
-                                                                duration_s=step_s, rate_iops=d),
+                                                                duration_s=step_s, ramp_s=warmup, rate_iops=d),
                            f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB) for d in v["demand"])
-        phases.append(Phase(phase, cells, (), purge=i == 0, precondition=(precondition(profile, target, pc_s),) if i == 0 else (),
-                            max_rounds=1, stop_on_steady=False, stop_rule=rule))
-    params = common_parameters(profile, target) + tp.parameter_rows(PARAMS, profile, NAME) + [
+        phase = cc.first_phase(s, name, cells) if i == 0 else cc.next_phase(name, cells)
+        phases.append(replace(phase, stop_rule=rule))
+    rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
-        ("Preconditioning", f"purge, then RND 4 KiB W at TC {profile.threads} × QD {profile.queue_depth} for "
-                            f"{tp.show_seconds(pc_s)} (steady state not checked)"),
         ("Stop rule", rule.describe()),
     ]
-    notes = ("Each step's figures cover the whole step: no warm-up is excluded (this build has no warm-up "
-             "window), so the first IOs of a step count.",
-             "The writes follow the reads without a new purge: the read ramp does not change the drive's state.")
-    return TestPlan(NAME, "Latency vs IOPS Demand", f"{FAMILY} ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
+    notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
+    return TestPlan(NAME, "Latency vs IOPS Demand", f"characterisation ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
 
 
 TEST = TestDef(
-    NAME, "Latency vs IOPS Demand", FAMILY,
+    NAME, "Latency vs IOPS Demand", cc.FAMILY,
     "RND 4 KiB reads and writes at rising demanded IOPS until the drive falls short: maximum sustainable IOPS",
-    build=no_input(build), sequence="characterise", key_figures=demand_figures, pages=demand_pages,
-    overlays=demand_overlays, view=demand_view, short_title="Demand", params=PARAMS,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=demand_figures, pages=demand_pages,
+    overlays=demand_overlays, view=demand_view, short_title="Demand", params=PARAMS + cc.PARAMS,
 )

@@ -6,6 +6,7 @@ run rebuilds them the same way."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 from .. import testparams as tp
@@ -16,8 +17,8 @@ from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
 from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, tested_capacity
-from .char_demand import FAMILY, QUICK_PRECONDITION_S, positive_list, precondition
+from . import active_fraction, characterise_common as cc, no_input, tested_capacity
+from .char_demand import WARMUP, positive_list
 
 NAME = "max-iops"
 
@@ -29,31 +30,31 @@ PARAMS = (
     tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
              source="published reviews"),
     tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews"),
-    tp.Param("round_time", 60.0, "each round, warm-up included (--quick: the cell time unless set)", tp.seconds,
-             tp.show_seconds, source="published reviews (9 s + 51 s)"),
+    tp.Param("round_time", 51.0, "each round's measured time, after the warm-up (--quick: the cell time unless set)",
+             tp.seconds, tp.show_seconds, source="published reviews (9 s warm-up + 51 s)"),
     tp.Param("search_time", 60.0, "each search step (--quick: the cell time unless set)", tp.seconds, tp.show_seconds,
              source="UNVERIFIED: the reviews do not say; as a PTS cell"),
-    tp.Param("precondition_time", 7200.0, "4 KiB random writes before the search (--quick: 3 s unless set)",
-             tp.seconds, tp.show_seconds, source="published reviews"),
+    WARMUP,
 )
 QUICK_ROUNDS = 3
 OPTIMUM = "at the optimum"
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
-    v = tp.values(PARAMS, profile, NAME)
-    given = tp.given(profile)
+    s = cc.setup(NAME, PARAMS, profile, target)
+    v, given = s.values, tp.given(profile)
 
     def scaled(name: str, quick_value):
         return quick_value if profile.quick and name not in given else v[name]
 
     search_s, round_s = scaled("search_time", profile.cell_seconds), scaled("round_time", profile.cell_seconds)
-    rounds, pc_s = scaled("rounds", QUICK_ROUNDS), scaled("precondition_time", QUICK_PRECONDITION_S)
+    rounds, warmup = scaled("rounds", QUICK_ROUNDS), scaled("warmup", 0.0)
     ar, threads = active_fraction(profile, target), v["threads"]
     rule = NoGain(min_gain=v["min_gain"], steps=1)
 
     def work(read_pct: float, qd: int, seconds: float) -> Workload:
-        return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds)
+        return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds,
+                            ramp_s=warmup)
 
     def cell(read_pct: float, qd: int, seconds: float, key: str = "") -> Cell:
         # The rounds' key names no QD: drives with different optima still compare cell by cell.
@@ -63,35 +64,30 @@ def build(profile: Profile, target: Target) -> TestPlan:
         def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
             best = best_by_iops(search_phase(op), samples[search_phase(op)])
             qd = best.outstanding // threads
-            phase = Phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM),), (), purge=False, max_rounds=rounds,
-                          stop_on_steady=False)
+            phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM),), max_rounds=rounds)
             return phase, Decision(rounds_phase(op), {"name": "most-iops"},
                                    f"{best.key} delivered the most {op} IOPS of the search ({best.iops:,.0f}): "
                                    f"{rounds} rounds there", {"threads": threads, "queue_depth": qd})
         return build_rounds
 
-    phases: list = []
+    phases: list = list(s.phases)
     for i, (op, read_pct) in enumerate(SEARCHES):
-        phases.append(Phase(search_phase(op), tuple(cell(read_pct, qd, search_s) for qd in v["queue_depths"]), (),
-                            purge=i == 0, precondition=(precondition(profile, target, pc_s),) if i == 0 else (),
-                            max_rounds=1, stop_on_steady=False, stop_rule=rule))
+        cells = tuple(cell(read_pct, qd, search_s) for qd in v["queue_depths"])
+        search = cc.first_phase(s, search_phase(op), cells) if i == 0 else cc.next_phase(search_phase(op), cells)
+        phases.append(replace(search, stop_rule=rule))
         phases.append(Deferred(rounds_phase(op), f"the {op} search's most IOPS", at_optimum(op, read_pct)))
-    params = common_parameters(profile, target) + tp.parameter_rows(PARAMS, profile, NAME) + [
+    rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then writes: a queue-depth search, then rounds at its optimum"),
-        ("Preconditioning", f"purge, then RND 4 KiB W at TC {profile.threads} × QD {profile.queue_depth} for "
-                            f"{tp.show_seconds(pc_s)} (steady state not checked)"),
         ("Stop rule", rule.describe()),
     ]
-    notes = ("Each round's figures cover the whole round: this build has no warm-up window, so the reviews' 9 s "
-             "warm-up is measured with the 51 s.",
-             "The write search follows the read rounds without a new purge: reads do not change the drive's state.")
-    return TestPlan(NAME, "Maximum IOPS", f"{FAMILY} ({profile.name})", profile, tuple(phases), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), notes)
+    notes = ("The write search follows the read rounds without a new purge: reads do not change the drive's state.",)
+    return TestPlan(NAME, "Maximum IOPS", f"characterisation ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
 
 
 TEST = TestDef(
-    NAME, "Maximum IOPS", FAMILY,
+    NAME, "Maximum IOPS", cc.FAMILY,
     "RND 4 KiB read and write queue-depth search for the most IOPS, then rounds at the optimum",
-    build=no_input(build), sequence="characterise", key_figures=maxiops_figures, pages=maxiops_pages,
-    overlays=maxiops_overlays, view=maxiops_view, short_title="Max IOPS", params=PARAMS,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=maxiops_figures, pages=maxiops_pages,
+    overlays=maxiops_overlays, view=maxiops_view, short_title="Max IOPS", params=PARAMS + cc.PARAMS,
 )

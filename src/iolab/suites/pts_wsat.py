@@ -1,5 +1,6 @@
-"""PTS Write Saturation (digest A.8): from purge (no preconditioning), continuous RND 4 KiB
-writes logged in 1-minute intervals until 4× user capacity is written or 24 h pass."""
+"""PTS Write Saturation (digest A.8): from purge (no preconditioning), continuous writes (RND
+4 KiB W, or an optional PTS 2.0 workload) logged in 1-minute intervals until 4× user capacity
+is written or 24 h pass."""
 
 from __future__ import annotations
 
@@ -7,35 +8,60 @@ import math
 
 from ..compare import wsat_figures
 from ..compare.pages import wsat_overlays
+from ..errors import IolabError
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
 from ..report.pts import wsat_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..textreport import render_wsat
-from ..units import KiB, duration, eng
+from ..testparams import Param, choice, parameter_rows, values
+from ..units import KiB, duration, eng, kib_label
 from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, tested_capacity
+from . import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
+
+
+# Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
+# the optional workloads of PTS 2.0 (A.8).
+WORKLOADS = {
+    "rnd4k": ("rnd", 0, 4 * KiB, "RND 4 KiB W"),
+    "oltp": ("rnd", 65, 8 * KiB, "Mixed/OLTP: RND 8 KiB R/W 65/35"),
+    "vod": ("seq", 90, 128 * KiB, "Video on demand: SEQ 128 KiB R/W 90/10"),
+    "metadata": ("seq", 50, 512, "Metadata: SEQ 0.5 KiB R/W 50/50"),
+    "cbw": ("cbw", 40, 4 * KiB, "Composite Block Size Workload, R/W 40/60 (A.12)"),  # 4 KiB: its dominant size
+}
+PARAMS = (
+    Param("workload", "rnd4k", "The WSAT stimulus: " + ", ".join(f"{k} ({v[3]})" for k, v in WORKLOADS.items()),
+          choice(*WORKLOADS), str, "A.8; the optional 2.0 workloads by name"),
+)
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
     capacity_multiple, max_seconds = profile.wsat_capacity_multiple, profile.wsat_max_seconds
     cap = tested_capacity(profile, target)
     interval = profile.cell_seconds
-    cell = Cell("0/100 4KiB", Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth,
-                                           active_range=active_fraction(profile, target), duration_s=interval),
-                "0/100", 4 * KiB)
+    name = values(PARAMS, profile, "wsat")["workload"]
+    access, read, bs, label = WORKLOADS[name]
+    if not supported_block_sizes([bs], target)[0]:
+        raise IolabError(f"wsat --set workload={name}: its {bs} B block is below the target's "
+                         f"{target.facts.logical_sector} B logical sector; direct IO cannot issue it. Nothing was run or written.")
+    mix = f"{read}/{100 - read}"
+    shape = dict(threads=profile.threads, queue_depth=profile.queue_depth, active_range=active_fraction(profile, target),
+                 duration_s=interval, name=label)
+    w = cbw(read, target, **shape) if access == "cbw" else Workload.mix(access, read, bs, **shape)
+    cell = Cell(f"{mix} {'CBW' if access == 'cbw' else kib_label(bs)}", w, mix, bs)
     budget = int(capacity_multiple * cap)
     phase = Phase(
-        "main", (cell,), (Tracking("IOPS 0/100 4KiB", cell.key, "iops"),), purge=True, precondition=(),
+        "main", (cell,), (Tracking(f"IOPS {cell.key}", cell.key, "iops"),), purge=True, precondition=(),
         max_rounds=math.ceil(max_seconds / interval), stop_on_steady=False,
         budget_write_bytes=budget, budget_seconds=max_seconds,
     )
     params = common_parameters(profile, target) + [
-        ("Stimulus", "RND 4 KiB W, continuous, logged per interval"),
+        ("Stimulus", f"{label}, continuous, logged per interval"),
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
         ("Preconditioning", "none (starts at FOB after purge)"),
         ("Stop", f"{capacity_multiple:g}× capacity ({eng(budget, 'B')} written) or {duration(max_seconds)}"),
+        *parameter_rows(PARAMS, profile, "wsat"),
     ]
     notes = ("WSAT stops on its byte/time budget, not on steady state (PTS 1.1 rule; the 2.0 early stop is UNVERIFIED); "
              "the steady-state table is reported for information.",)
@@ -44,7 +70,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
 
 TEST = TestDef(
-    "wsat", "Write Saturation", "SNIA PTS", "Write Saturation: RND 4 KiB writes from FOB to 4× capacity or 24 h (A.8)",
+    "wsat", "Write Saturation", "SNIA PTS", "Write Saturation: RND 4 KiB W (or an optional 2.0 workload) from FOB to 4× capacity or 24 h (A.8)",
     build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=wsat_figures,
-    pages=wsat_pages, overlays=wsat_overlays, view=render_wsat,
+    pages=wsat_pages, overlays=wsat_overlays, view=render_wsat, params=PARAMS,
 )

@@ -1,0 +1,108 @@
+"""IO consistency of a per-second IOPS series: the spread of its steady part and periodic dips
+(background garbage collection that stalls the host every N seconds).
+
+Pure functions over plain lists, so they are checked on hand-made series
+(tests/unit/test_consistency.py) and used by the report on a stored run's series.
+
+A dip is a run of seconds well below the series' median: below median − max(DIP_SIGMAS ×
+robust σ, DIP_FLOOR × median), the robust σ being 1.4826 × the median absolute deviation,
+so random noise alone rarely makes one and a flat series never does. Dips are periodic when
+there are at least MIN_DIPS of them, the gaps between their starts agree within
+PERIOD_TOLERANCE of their median, and the series' autocorrelation at that lag confirms it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+DIP_SIGMAS = 4.0
+DIP_FLOOR = 0.10
+MIN_DIPS = 3
+PERIOD_TOLERANCE = 0.15
+MIN_AUTOCORRELATION = 0.2
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The steady part's figures (IOPS)."""
+
+    seconds: int
+    min: float
+    max: float
+    mean: float
+    cv: float  # standard deviation ÷ mean
+    min_over_max: float  # 1.0: perfectly flat
+
+
+@dataclass(frozen=True)
+class Dips:
+    count: int  # dip events found
+    periodic: bool
+    period_s: float | None  # median gap between dip starts, when periodic
+    duration_s: float | None  # median length of a dip
+    depth: float | None  # median of the dips' lowest IOPS ÷ the series' median
+    autocorrelation: float | None  # of the series at the period's lag
+    starts_s: tuple[float, ...]
+
+    def text(self) -> str:
+        if self.periodic:
+            return (f"periodic dips every {self.period_s:.3g} s, each about {self.duration_s:.3g} s long, down to "
+                    f"{self.depth:.0%} of the median IOPS ({self.count} dips; autocorrelation "
+                    f"{self.autocorrelation:.2f} at that lag)")
+        if self.count == 0:
+            return "none found"
+        return f"none found ({self.count} dip(s) at {', '.join(f'{s:g} s' for s in self.starts_s[:6])}, not periodic)"
+
+
+def spread(iops: Sequence[float]) -> Spread | None:
+    if not iops:
+        return None
+    mean = statistics.fmean(iops)
+    sd = statistics.pstdev(iops) if len(iops) > 1 else 0.0
+    lo, hi = min(iops), max(iops)
+    return Spread(len(iops), lo, hi, mean, sd / mean if mean > 0 else math.inf, lo / hi if hi > 0 else 0.0)
+
+
+def autocorrelation(values: Sequence[float], lag: int) -> float:
+    n = len(values)
+    if lag <= 0 or lag >= n:
+        return 0.0
+    mean = statistics.fmean(values)
+    var = sum((v - mean) ** 2 for v in values)
+    if var == 0:
+        return 0.0
+    return sum((values[i] - mean) * (values[i + lag] - mean) for i in range(n - lag)) / var
+
+
+def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
+    """Dip events of a series sampled at a regular interval (t_s: end of each interval)."""
+    none = Dips(0, False, None, None, None, None, ())
+    if len(iops) < 2 * MIN_DIPS or len(t_s) != len(iops):
+        return none
+    dt = (t_s[-1] - t_s[0]) / (len(t_s) - 1)
+    med = statistics.median(iops)
+    if med <= 0:
+        return none
+    sigma = 1.4826 * statistics.median(abs(v - med) for v in iops)
+    limit = med - max(DIP_SIGMAS * sigma, DIP_FLOOR * med)
+    events: list[tuple[int, int]] = []  # (first index, length)
+    for i, v in enumerate(iops):
+        if v < limit:
+            if events and events[-1][0] + events[-1][1] == i:
+                events[-1] = (events[-1][0], events[-1][1] + 1)
+            else:
+                events.append((i, 1))
+    starts = tuple(t_s[i] for i, _ in events)
+    depth = statistics.median(min(iops[i:i + n]) for i, n in events) / med if events else None
+    duration = statistics.median(n for _, n in events) * dt if events else None
+    if len(events) < MIN_DIPS:
+        return Dips(len(events), False, None, duration, depth, None, starts)
+    gaps = [b[0] - a[0] for a, b in zip(events, events[1:])]
+    gap = statistics.median(gaps)
+    regular = all(abs(g - gap) <= PERIOD_TOLERANCE * gap for g in gaps)
+    ac = autocorrelation(iops, round(gap))
+    periodic = regular and ac >= MIN_AUTOCORRELATION
+    return Dips(len(events), periodic, gap * dt if periodic else None, duration, depth, ac, starts)

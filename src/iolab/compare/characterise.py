@@ -1,0 +1,161 @@
+"""The characterisation tests' key figures (with direction and unit) and their overlays for
+`iolab compare`: matrices as IOPS vs queue depth per drive, QoS as per-round figures per
+drive, IO consistency as the per-second series per drive."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Callable, Sequence
+
+from ..report import plots
+from ..report.char_series import consistency_figures as consistency_facts, consistency_series
+from ..report.characterise import grid
+from ..report.model import Figure, Page, Table
+from ..report.rundata import RunData
+from ..summary import PhaseSummary
+from ..units import num
+from . import KeyMetric
+
+Get = Callable[[list[PhaseSummary]], float | None]
+PREFERRED_SERIES = ("4KiB", "30% W", "0% entropy")
+
+
+def _phase(phases: list[PhaseSummary], name: str) -> PhaseSummary | None:
+    return next((p for p in phases if p.phase.name == name), None)
+
+
+def _peak(name: str, attr: str = "iops") -> Get:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        ph = _phase(phases, name)
+        vals = [getattr(c, attr) for c in ph.cells] if ph else []
+        return max(vals) if vals else None
+    return get
+
+
+def _at(name: str, series: str, qd: int, attr: str) -> Get:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        ph = _phase(phases, name)
+        c = grid(ph)[2].get((series, qd)) if ph else None
+        return None if c is None else getattr(c, attr)
+    return get
+
+
+def matrix_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    out = []
+    for name in ("RND READ", "RND WRITE"):
+        out += [KeyMetric(f"{name} peak IOPS", "IOPS", True, _peak(name)),
+                KeyMetric(f"{name} 4KiB QD1 average latency", "µs", False, _at(name, "4KiB", 1, "lat_mean_us"))]
+    out += [KeyMetric(f"{name} peak MB/s", "MB/s", True, _peak(name, "mbps")) for name in ("SEQ READ", "SEQ WRITE")]
+    return tuple(out)
+
+
+def mixed_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (KeyMetric("peak total IOPS", "IOPS", True, _peak("mixed")),
+            KeyMetric("30% W QD1 average latency", "µs", False, _at("mixed", "30% W", 1, "lat_mean_us")))
+
+
+def entropy_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    out = []
+    for ph in ("write", "70/30"):
+        for e in (0, 100):
+            out.append(KeyMetric(f"{ph} peak IOPS at {e}% entropy", "IOPS", True, _peak_of_series(ph, f"{e}% entropy")))
+    return tuple(out)
+
+
+def _peak_of_series(name: str, series: str) -> Get:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        ph = _phase(phases, name)
+        vals = [c.iops for (s, _), c in grid(ph)[2].items() if s == series] if ph else []
+        return max(vals) if vals else None
+    return get
+
+
+def _rounds(name: str, fn: Callable[[list], float | None]) -> Get:
+    def get(phases: list[PhaseSummary]) -> float | None:
+        ph = _phase(phases, name)
+        return fn(list(ph.rows)) if ph and ph.rows else None
+    return get
+
+
+def qos_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    out = []
+    for op in ("write", "read"):
+        name = f"{op} rounds"
+        out += [
+            KeyMetric(f"{op}: median round IOPS", "IOPS", True, _rounds(name, lambda rs: statistics.median(r.iops for r in rs))),
+            KeyMetric(f"{op}: worst round maximum latency", "µs", False,
+                      _rounds(name, lambda rs: max((r.lat_max_us for r in rs if r.lat_max_us), default=None))),
+            KeyMetric(f"{op}: last round 99.99 %", "µs", False, _rounds(name, lambda rs: rs[-1].p99_99)),
+        ]
+    return tuple(out)
+
+
+def consistency_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (KeyMetric("IOPS over the whole period", "IOPS", True, _rounds("consistency", lambda rs: rs[-1].iops)),
+            KeyMetric("maximum latency", "µs", False, _rounds("consistency", lambda rs: rs[-1].lat_max_us)))
+
+
+# -- overlays --------------------------------------------------------------------------------
+
+
+def _common_series(phs: list[PhaseSummary]) -> str | None:
+    sets = [set(grid(p)[0]) for p in phs]
+    common = set.intersection(*sets) if sets else set()
+    return next((s for s in PREFERRED_SERIES if s in common), None) or next(
+        (s for s in grid(phs[0])[0] if s in common), None)
+
+
+def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
+    for name in names:
+        phs = [r.phase(name) for r in runs]
+        if any(p is None or not p.cells for p in phs):
+            continue
+        series = _common_series(phs)
+        if series is None:
+            continue
+        qds = sorted({q for p in phs for (s, q) in grid(p)[2] if s == series})
+        lines = []
+        for label, p in zip(labels, phs):
+            cells = grid(p)[2]
+            pts = [(i, cells[(series, q)].iops) for i, q in enumerate(qds) if (series, q) in cells]
+            lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
+        png = plots.lines_over_categories([str(q) for q in qds], lines, "queue depth", "IOPS",
+                                          f"{name}, {series}: IOPS vs queue depth", height_mm=110)
+        pages.append(Page(f"{name}: IOPS vs queue depth ({series})", (Figure(
+            f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."),)))
+    return pages
+
+
+def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    for name in ("write rounds", "read rounds"):
+        phs = [r.phase(name) for r in runs]
+        if any(p is None or not p.rows for p in phs):
+            continue
+        blocks = []
+        for what, attr, log in (("IOPS", "iops", False), ("maximum latency (µs)", "lat_max_us", True)):
+            series = [plots.Series(label, tuple(float(r.round) for r in p.rows),
+                                   tuple(float(getattr(r, attr) or 0) for r in p.rows)) for label, p in zip(labels, phs)]
+            png = plots.lines_over_categories([str(r.round) for r in phs[0].rows], [
+                plots.Series(s.label, tuple(x - 1 for x in s.x), s.y) for s in series], "round", what,
+                f"{name}: {what} per round", height_mm=85, logy=log)
+            blocks.append(Figure(f"{name}: {what}, one line per drive", png, 85, "Source: each run's results.db."))
+        pages.append(Page(f"{name}: per round", tuple(blocks)))
+    return pages
+
+
+def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    series, rows = [], []
+    for label, run in zip(labels, runs):
+        t, iops, _, _, _ = consistency_series(run)
+        series.append(plots.Series(label, tuple(t), tuple(iops)))
+        sp, dips = consistency_facts(run)
+        rows.append((label, num(sp.mean) if sp else "—", f"{sp.cv:.1%}" if sp else "—",
+                     f"{sp.min_over_max:.1%}" if sp else "—", dips.text() if dips else "not evaluated"))
+    png = plots.time_series_pair(series, "time (s)", "IOPS", "IOPS every second, one series per drive", height_mm=120)
+    return [Page("IO Consistency: drives", (
+        Figure("IOPS every second", png, 120, "Source: each run's results.db table series."),
+        Table("steady part", ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"), tuple(rows),
+              "Source: each run's results.db table series, after the run's steady-part start.")))]

@@ -1,0 +1,153 @@
+"""The figures of the PTS 2.0 tests beyond IOPS/TP/LAT/WSAT, read from a run's phases:
+Cross Stimulus Recovery (group levels, recovery times) and the key figures of the PTS DIRTH
+tests. The report pages (report/xsr.py, report/dirth.py) show the same numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..points import (
+    ART_CUTOFF, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, operating_points, recovery,
+)
+from ..store import CellRow
+from ..summary import PhaseSummary
+from . import KeyMetric
+
+GROUPS = ("group 1", "group 2", "group 3")
+SETTLE_WINDOW = 5  # group 2's final level: the mean of its last this-many intervals
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    rows: tuple[CellRow, ...]  # complete intervals, in order
+    start_min: float  # minutes from the start of group 1 to this group's start
+    minutes: tuple[float, ...]  # end of each interval, minutes from this group's start
+
+    @property
+    def mbps(self) -> tuple[float, ...]:
+        return tuple(r.mbps for r in self.rows)
+
+    @property
+    def mean_mbps(self) -> float | None:
+        return sum(self.mbps) / len(self.rows) if self.rows else None
+
+    def final_mbps(self, n: int = SETTLE_WINDOW) -> float | None:
+        tail = self.mbps[-n:]
+        return sum(tail) / len(tail) if tail else None
+
+
+@dataclass(frozen=True)
+class XsrResult:
+    groups: tuple[Group, ...]
+    recovered: Recovery | None  # group 3 back to (1 − tol) × group 1's mean TP
+    settled: Recovery | None  # group 2 within ± tol of its final level
+
+
+def xsr_groups(phases: Sequence[PhaseSummary]) -> tuple[Group, ...]:
+    by_name = {ph.phase.name: ph for ph in phases}
+    out, t0 = [], 0.0
+    for name in GROUPS:
+        ph = by_name.get(name)
+        rows = tuple(r for r in ph.rows if not r.partial) if ph else ()
+        ends, t = [], 0.0
+        for r in rows:
+            t += r.runtime_s / 60
+            ends.append(t)
+        out.append(Group(name, rows, t0, tuple(ends)))
+        t0 += t
+    return tuple(out)
+
+
+def xsr_result(phases: Sequence[PhaseSummary], recovery_tolerance: float = RECOVERY_TOLERANCE.default,
+               settle_tolerance: float = SETTLE_TOLERANCE.default) -> XsrResult:
+    g1, g2, g3 = xsr_groups(phases)
+    recovered = settled = None
+    if g1.rows and g3.rows:
+        recovered = recovery(g3.minutes, g3.mbps, (1 - recovery_tolerance) * g1.mean_mbps)
+    if g2.rows:
+        settled = recovery(g2.minutes, g2.mbps, g2.final_mbps(), band=settle_tolerance)
+    return XsrResult((g1, g2, g3), recovered, settled)
+
+
+def _group_mean(i: int):
+    return lambda phases: xsr_groups(phases)[i].mean_mbps
+
+
+def _group_final(i: int):
+    return lambda phases: xsr_groups(phases)[i].final_mbps()
+
+
+def _recovery_minutes(phases: list[PhaseSummary]) -> float | None:
+    r = xsr_result(phases).recovered
+    return None if r is None else r.minutes
+
+
+def xsr_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    """The recovery column uses the default tolerance whatever a run set (runs with different
+    settings are not compared unless forced), and says so."""
+    return (
+        KeyMetric("Group 1 mean MB/s (SEQ 1024 KiB W)", "MB/s", True, _group_mean(0)),
+        KeyMetric(f"Group 2 final MB/s (RND 8 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(1)),
+        KeyMetric(f"Group 3 final MB/s (SEQ 1024 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(2)),
+        KeyMetric(f"Group 3 recovery to {100 * (1 - RECOVERY_TOLERANCE.default):g} % of group 1 mean TP", "min", False,
+                  _recovery_minutes),
+    )
+
+
+# -- PTS DIRTH ----------------------------------------------------------------------------------
+
+PC_PHASE, DV_PHASE, PREWRITE = "preconditioning", "demand variation", "pre-write"
+
+
+def point_key(threads: int, depth: int) -> str:
+    return f"TC{threads}/QD{depth}"
+
+
+def parse_point(key: str) -> tuple[int, int] | None:
+    tc, _, qd = key.partition("/")
+    if not (tc.startswith("TC") and qd.startswith("QD") and tc[2:].isdigit() and qd[2:].isdigit()):
+        return None
+    return int(tc[2:]), int(qd[2:])
+
+
+def demand_points(phases: Sequence[PhaseSummary]) -> list[DemandPoint]:
+    """The demand-variation grid over its measurement window, in the order it was run."""
+    ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
+    out = []
+    for c in ph.cells if ph else ():
+        tq = parse_point(c.key)
+        if tq is not None:
+            out.append(DemandPoint(tq[0], tq[1], c.iops, c.lat_mean_us))
+    return out
+
+
+def chosen_points(phases: Sequence[PhaseSummary], art_cutoff_ms: float = ART_CUTOFF.default) -> OperatingPoints:
+    return operating_points(demand_points(phases), art_cutoff_ms * 1000)
+
+
+def _point(which: str, attr: str):
+    def get(phases: list[PhaseSummary]) -> float | None:
+        p = getattr(chosen_points(phases), which)
+        return None if p is None else getattr(p, attr)
+    return get
+
+
+def _at(tc: int, qd: int):
+    def get(phases: list[PhaseSummary]) -> float | None:
+        return next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (tc, qd)), None)
+    return get
+
+
+def pts_dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    """The Max point uses the default ART cutoff whatever a run set (runs with different settings
+    are compared only when forced), and says so."""
+    cut = f"ART < {ART_CUTOFF.default:g} ms"
+    return (
+        KeyMetric(f"MaxIOPS point IOPS ({cut})", "IOPS", True, _point("max", "iops")),
+        KeyMetric(f"ART at the MaxIOPS point ({cut})", "µs", False, _point("max", "art_us")),
+        KeyMetric("IOPS at TC32/QD32", "IOPS", True, _at(32, 32)),
+        KeyMetric("IOPS at TC1/QD1 (MinIOPS point)", "IOPS", True, _at(1, 1)),
+        KeyMetric("ART at TC1/QD1", "µs", False, _point("min", "art_us")),
+    )

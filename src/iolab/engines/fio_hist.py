@@ -1,0 +1,61 @@
+"""Each second's maximum latency from fio's completion-latency histogram logs
+(`write_hist_log` with `log_hist_msec`): a line is `time_ms, direction, bs, bin0 … binN`, the
+IO count of each latency bin over that interval (fio 3.x: 1856 bins in ns, FIO_IO_U_PLAT_BITS
+6), so the highest non-empty bin of a second is its maximum completion latency to within a
+bin (1/64 of the value). Submission latency is not in it; fio's per-second lat log (the
+average) cannot give a maximum alongside its average before fio 3.36.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import EngineError
+
+HIST_RE = re.compile(r"_clat_hist\.(\d+)\.log$")
+PLAT_BITS, PLAT_VAL, PLAT_NR = 6, 64, 1856  # fio stat.h, log_hist_coarseness=0
+
+
+def bin_value(idx: int, bits: int = PLAT_BITS, val: int = PLAT_VAL) -> float:
+    """fio's stat.c plat_idx_to_val: the middle of bin `idx`'s range."""
+    if idx < (val << 1):
+        return float(idx)
+    error_bits = (idx >> bits) - 1
+    return (1 << (error_bits + bits)) + (idx % val + 0.5) * (1 << error_bits)
+
+
+def files(raw_dir: Path, tag: str) -> list[Path]:
+    pat = re.compile(re.escape(tag) + HIST_RE.pattern)
+    return sorted(p for p in raw_dir.iterdir() if pat.fullmatch(p.name))
+
+
+def maxima(paths: Iterable[Path], interval_ms: int) -> dict[int, float]:
+    """Interval bucket (as parse_fio_logs numbers them) → the largest latency (µs) any job
+    completed in it, in either direction."""
+    out: dict[int, float] = {}
+    for path in paths:
+        last: dict[int, int] = defaultdict(int)
+        with open(path, newline="") as fh:
+            for lineno, row in enumerate(csv.reader(fh, skipinitialspace=True), 1):
+                if not row:
+                    continue
+                try:
+                    t_ms, ddir, counts = int(row[0]), int(row[1]), [int(c) for c in row[3:]]
+                except (ValueError, IndexError):
+                    counts = []
+                if len(counts) != PLAT_NR:
+                    raise EngineError(f"fio histogram log {path}, line {lineno}: expected 'time, direction, bs' and "
+                                      f"{PLAT_NR} bin counts, got {len(row)} fields. The log is damaged or from an "
+                                      "unknown fio; rerun the round.")
+                if ddir not in (0, 1):
+                    continue
+                k = max(t_ms // interval_ms, last[ddir] + 1)  # the bucketing of fio.py's _read_log
+                last[ddir] = k
+                top = next((i for i in range(PLAT_NR - 1, -1, -1) if counts[i]), None)
+                if top is not None:
+                    out[k] = max(out.get(k, 0.0), bin_value(top) / 1000.0)
+    return out

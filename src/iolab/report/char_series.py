@@ -1,0 +1,298 @@
+"""Report pages of the characterisation tests that read series: QoS rounds (per-round figures
+and the chosen rounds' stored histograms), IO consistency (the per-second series, the steady
+part and its periodic dips) and the endurance page every characterisation report ends with.
+Reads only the run directory."""
+
+from __future__ import annotations
+
+import matplotlib
+from matplotlib.ticker import MaxNLocator
+
+from ..analysis.consistency import Dips, Spread, find_dips, spread
+from ..results import Histogram
+from ..store import CellRow, RunStore
+from ..targets import wear
+from ..summary import PhaseSummary
+from ..units import eng, num
+from . import plots
+from .model import Figure, Page, Table, Text
+from .rundata import RunData
+from .sections import not_measured_page, table_pages
+
+QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
+NOT_REPORTED = "not reported"
+
+
+def _source(run: RunData, ph: PhaseSummary, what: str) -> str:
+    return f"Source: results.db tables cells and {what}, phase {ph.phase.name!r}; run {run.manifest.run_id}."
+
+
+def _store(run: RunData) -> RunStore:
+    return RunStore.open(run.dir)
+
+
+# -- QoS rounds -----------------------------------------------------------------------------
+
+
+def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]:
+    """The rounds named by the histogram_rounds parameter: 'last', 'worst' (largest maximum
+    latency) and round numbers; each round once, labelled with why it was chosen."""
+    by_round = {r.round: r for r in rows}
+    out: dict[int, list[str]] = {}
+    for token in (t.strip() for t in wanted.split(",") if t.strip()):
+        if token == "last" and rows:
+            out.setdefault(rows[-1].round, []).append("last")
+        elif token == "worst" and rows:
+            worst = max(rows, key=lambda r: r.lat_max_us or 0.0)
+            out.setdefault(worst.round, []).append("worst by maximum latency")
+        elif token.isdigit() and int(token) in by_round:
+            out.setdefault(int(token), []).append("chosen")
+    return [(f"round {k} ({', '.join(v)})", by_round[k]) for k, v in sorted(out.items())]
+
+
+def _per_round_figure(ph: PhaseSummary) -> Figure:
+    rows = list(ph.rows)
+    xs = tuple(float(r.round) for r in rows)
+    with matplotlib.rc_context(plots.STYLE):
+        fig = plots._figure(120)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        top.plot(xs, [r.iops for r in rows], marker="o", ms=2.5, color=plots.color(0))
+        top.set_ylabel("IOPS")
+        top.set_ylim(bottom=0)
+        plots._thousands(top)
+        for i, (label, attr) in enumerate((("average", "lat_mean_us"), ("maximum", "lat_max_us"))):
+            pts = [(x, getattr(r, attr)) for x, r in zip(xs, rows) if getattr(r, attr)]
+            if pts:
+                bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plots.color(i + 1), label=label)
+        bottom.set_yscale("log")
+        plots._log_ticks(bottom)
+        bottom.set_ylabel("latency (µs, log scale)")
+        bottom.set_xlabel("round")
+        bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
+        bottom.legend(loc="upper left", frameon=False)
+        top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
+        png = plots._png(fig)
+    return Figure(f"{ph.phase.name}: per round", png, 120, f"Source: results.db table cells, phase {ph.phase.name!r}, "
+                  f"every complete round ({len(rows)}).")
+
+
+def qos_pages(run: RunData) -> list[Page]:
+    pages: list[Page] = []
+    wanted = run.value("histogram_rounds", "last,worst")
+    store = _store(run)
+    try:
+        for ph in (p for p in run.phases if p.phase.name.endswith("rounds")):
+            if not ph.rows:
+                pages.append(not_measured_page(run, ph, ph.phase.name))
+                continue
+            pages.append(Page(f"{ph.phase.name}: per round", (_per_round_figure(ph),)))
+            rows = tuple((str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us), num(r.p99_99),
+                          num(r.p99_999)) for r in ph.rows)
+            pages += table_pages(f"Tabular Results — {ph.phase.name}", [Table(
+                f"{ph.phase.name}: each round (warm-up excluded)",
+                ("round", "IOPS", "average (µs)", "maximum (µs)", "99.99 % (µs)", "99.999 % (µs)"), rows,
+                _source(run, ph, "histograms (percentiles from each round's own bins)"),
+                run.raw_links(list(ph.rows)) + run.store_links())])
+            for label, row in chosen_rounds(list(ph.rows), wanted):
+                h = store.histogram(row.id)
+                if h is None:
+                    pages.append(Page(f"{ph.phase.name}: {label}", (Text((f"No histogram was stored for {label}; "
+                                                                          "nothing is estimated.",)),)))
+                    continue
+                pages.append(_histogram_page(run, ph, label, row, h))
+    finally:
+        store.close()
+    return pages + endurance_pages(run)
+
+
+def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h: Histogram) -> Page:
+    title = f"{ph.phase.name}: latency histogram, {label}"
+    png = plots.latency_histogram([("", h)], title, 120, marks=QOS_MARKS)
+    marks = tuple((f"{p:g} %", num(h.percentile(p))) for p in QOS_MARKS) + (("maximum", num(h.max_us)),)
+    table = Table(f"{label}: {h.total:,} IOs in {len(h.counts):,} bins (of {row.read_ios + row.write_ios:,} IOs "
+                  "measured)", ("percentile", "latency (µs)"), marks,
+                  _source(run, ph, f"histograms (the round's full-resolution bins, cell {row.id})"),
+                  run.raw_links([row]))
+    return Page(title, (Figure(title, png, 120, table.source), table))
+
+
+# -- IO consistency ----------------------------------------------------------------------------
+
+
+def steady_from(run: RunData) -> float:
+    return float(run.value("steady_from", 0.0))
+
+
+Latencies = list[float | None]
+
+
+def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
+    """Per second: time, IOPS, average and maximum latency (None where the engine has none)."""
+    ph = run.phase("consistency")
+    if ph is None or not ph.rows:
+        return [], [], [], [], None
+    row = ph.rows[-1]
+    store = _store(run)
+    try:
+        pts = store.series(row.id)
+    finally:
+        store.close()
+    return [p[0] for p in pts], [p[1] + p[2] for p in pts], [p[4] for p in pts], [p[5] for p in pts], row
+
+
+def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
+    t, iops, _, _, _ = consistency_series(run)
+    start = steady_from(run)
+    st = [(x, y) for x, y in zip(t, iops) if x > start]
+    if not st:
+        return None, None
+    ts, ys = zip(*st)
+    return spread(list(ys)), find_dips(list(ts), list(ys))
+
+
+def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)",
+             label: str = "", more: tuple[tuple[str, list], ...] = ()) -> bytes:
+    """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
+    with matplotlib.rc_context(plots.STYLE):
+        fig = plots._figure(height)
+        ax = fig.subplots()
+        pts = []
+        for i, (name, ys) in enumerate(((label, y), *more)):
+            some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
+            if some:
+                ax.scatter(*zip(*some), s=3, color=plots.color(i), label=name or None)
+            pts += some
+        if more and pts:
+            ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
+        if log and pts:
+            ax.set_yscale("log")
+            plots._log_ticks(ax)
+        else:
+            ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
+            plots._thousands(ax)
+        ax.set_title(title)
+        return plots._png(fig)
+
+
+def consistency_pages(run: RunData) -> list[Page]:
+    t, iops, lat, lat_max, row = consistency_series(run)
+    ph = run.phase("consistency")
+    if ph is None or row is None or not t:
+        return ([not_measured_page(run, ph, "IO Consistency")] if ph else []) + endurance_pages(run)
+    start = steady_from(run)
+    src = _source(run, ph, f"series (one point per second, cell {row.id})")
+    zt = [x for x in t if x > start]
+    zy = [y for x, y in zip(t, iops) if x > start]
+    pages = [
+        Page("IO Consistency: whole run", (
+            Figure("IOPS every second, whole run", _scatter(t, iops, "IOPS every second", "IOPS", True, 85), 85, src),
+            Figure(f"steady part (after {start:g} s), log scale",
+                   _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", True, 80), 80, src))),
+        Page("IO Consistency: steady part and latency", (
+            Figure(f"steady part (after {start:g} s), linear scale",
+                   _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80), 80, src),
+            _latency_figure(t, lat, lat_max, src))),
+    ]
+    sp, dips = consistency_figures(run)
+    rows = [("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it")]
+    if sp:
+        rows += [("minimum IOPS", num(sp.min)), ("maximum IOPS", num(sp.max)), ("mean IOPS", num(sp.mean)),
+                 ("coefficient of variation", f"{sp.cv:.1%}"), ("minimum ÷ maximum", f"{sp.min_over_max:.1%}")]
+    rows += [("periodic dips", dips.text() if dips else "not evaluated (no steady part)"),
+             _max_row(t, lat_max, start, row)]
+    pages += table_pages("IO Consistency: figures", [Table(
+        f"steady part (after {start:g} s)", ("figure", "value"), tuple(rows), src,
+        run.raw_links([row]) + run.store_links())])
+    return pages + endurance_pages(run)
+
+
+def _latency_figure(t, lat, lat_max, src: str) -> Figure:
+    if any(v is not None for v in lat_max):
+        png = _scatter(t, lat, "average and maximum latency every second", "latency (µs)", True, 80,
+                       label="average", more=(("maximum", lat_max),))
+        return Figure("average and maximum latency every second (µs, log scale)", png, 80, src)
+    return Figure("average latency every second (the engine reports no maximum per second)",
+                  _scatter(t, lat, "average latency every second", "latency (µs)", True, 80), 80, src)
+
+
+def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
+    steady = [m for x, m in zip(t, lat_max) if x > start and m is not None]
+    if steady:
+        return ("maximum latency, largest per-second maximum in the steady part", f"{num(max(steady))} µs")
+    return ("maximum latency per second", "not reported per second by the engine; the whole period's maximum is "
+            f"{num(row.lat_max_us)} µs")
+
+
+# -- endurance -------------------------------------------------------------------------------
+
+
+def _given(run: RunData, name: str) -> float | None:
+    v = run.value(name, 0)
+    return float(v) if v and v > 0 else None
+
+
+def _drive_row(name: str, rows: list, counted: tuple) -> tuple[str, str, str, str]:
+    host, media, _ = counted
+    host_text = eng(host, "B") if host is not None else eng(sum(r.write_bytes for r in rows), "B") + " (fio)"
+    waf = f"{media / host:.2f}" if host and media is not None else NOT_REPORTED
+    return (name, host_text, eng(media, "B") if media is not None else NOT_REPORTED, waf)
+
+
+def _drive_waf(run: RunData) -> tuple[float, int] | None:
+    """(WAF, host bytes) over the phases whose drive counters give both host and media writes."""
+    both = [(h, m) for h, m, _ in filter(None, map(wear.phase_writes, run.manifest.endurance.values()))
+            if h and m is not None]
+    host = sum(h for h, _ in both)
+    return (sum(m for _, m in both) / host, host) if host else None
+
+
+def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
+    """(phase, host writes, media writes, WAF): from the drive's own counters read before and
+    after the phase (targets/wear.py) where it reports them, else from the engine's host and
+    flash write counters (the simulator); what neither has says 'not reported'."""
+    out = []
+    groups = [("preconditioning", list(run.preconditioning))] + [(ph.phase.name, list(ph.rows)) for ph in run.phases]
+    for name, rows in groups:
+        if not rows:
+            continue
+        drive = wear.phase_writes(run.manifest.endurance.get(name, {}))
+        if drive is not None:
+            out.append(_drive_row(f"{name} (its purge and preconditioning included)", rows, drive))
+            continue
+        counted = [r for r in rows if "flash_write_bytes" in r.counters and "host_write_bytes" in r.counters]
+        if not counted:
+            out.append((name, eng(sum(r.write_bytes for r in rows), "B") + " (fio)", NOT_REPORTED, NOT_REPORTED))
+            continue
+        host = sum(r.counters["host_write_bytes"] for r in counted)
+        flash = sum(r.counters["flash_write_bytes"] for r in counted)
+        out.append((name, eng(host, "B"), eng(flash, "B"), f"{flash / host:.2f}" if host else "no writes"))
+    return out
+
+
+def endurance_pages(run: RunData) -> list[Page]:
+    rows = endurance_rows(run)
+    if not rows:
+        return []
+    pe, years = _given(run, "pe_cycles"), _given(run, "warranty_years")
+    waf = _drive_waf(run) or run.write_amplification()
+    ops = [r.counters.get("op") for ph in run.phases for r in ph.rows if "op" in r.counters]
+    user = run.manifest.target.get("capacity")
+    facts = [("measured WAF over the run", f"{waf[0]:.2f} over {eng(waf[1], 'B')} host writes" if waf else NOT_REPORTED)]
+    physical = user * (1 + ops[-1]) if ops and user else None
+    facts.append(("physical (flash) capacity", eng(physical, "B") if physical else NOT_REPORTED))
+    tbw = physical * pe / waf[0] if waf and physical and pe and waf[0] > 0 else None
+    why = "" if tbw else " (needs P/E cycles, set with --set pe_cycles=N, a measured WAF and the flash capacity)"
+    facts.append(("TBW = flash capacity × P/E ÷ WAF", f"{tbw / 1e12:,.1f} TB" if tbw else NOT_REPORTED + why))
+    dwpd = tbw / (user * 365 * years) if tbw and user and years else None
+    facts.append(("DWPD over the warranty", f"{dwpd:.2f}" if dwpd else NOT_REPORTED + ("" if dwpd else
+                                                                                        " (needs TBW and --set warranty_years=N)")))
+    drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
+    src = ("Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
+           + (f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"
+              if drive else "") + ".")
+    return table_pages("Endurance", [
+        Table("host writes and media writes per phase", ("phase", "host writes", "media writes", "WAF"), tuple(rows),
+              src, run.store_links()),
+        Table("endurance figures", ("figure", "value"), tuple(facts), src)])

@@ -1,0 +1,124 @@
+"""Report pages of the characterisation matrices (reads and writes matrices, 4K mixed matrix,
+entropy): per phase, one line per series (IO size, write share, entropy) over queue depth, a
+heat map, and the tables. Cells are named '<series> QD<n>' by suites/characterise_common.py;
+the series is the stored cell's mix column. Reads only the run."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..summary import CellAverage, PhaseSummary
+from ..units import num
+from . import plots
+from .char_series import endurance_pages
+from .model import Figure, Page, Table, Text
+from .rundata import RunData
+from .sections import not_measured_page, table_pages, window_source
+
+Getter = Callable[[CellAverage], float | None]
+_QD = re.compile(r" QD(\d+)$")
+
+IOPS = ("IOPS", "IOPS", lambda c: c.iops, False)
+MBPS = ("MB/s", "MB/s", lambda c: c.mbps, False)
+ART = ("average latency", "µs", lambda c: c.lat_mean_us, True)
+MRT = ("maximum latency", "µs", lambda c: c.lat_max_us, True)
+READ_IOPS = ("read IOPS", "IOPS", lambda c: c.read_iops, False)
+WRITE_IOPS = ("write IOPS", "IOPS", lambda c: c.write_iops, False)
+
+
+def _axis(name: str, unit: str) -> str:
+    """'average latency (µs)', but 'IOPS', not 'IOPS (IOPS)'."""
+    return name if name == unit else f"{name} ({unit})"
+
+
+def qd_of(key: str) -> int | None:
+    m = _QD.search(key)
+    return int(m.group(1)) if m else None
+
+
+def grid(ph: PhaseSummary) -> tuple[list[str], list[int], dict[tuple[str, int], CellAverage]]:
+    """Series labels (in plan order), queue depths (ascending) and the cell at each place."""
+    cells = {(c.mix or c.key, qd_of(c.key)): c for c in ph.cells if qd_of(c.key) is not None}
+    labels = list(dict.fromkeys(m for m, _ in cells))
+    qds = sorted({q for _, q in cells})
+    return labels, qds, cells
+
+
+def _values(ph: PhaseSummary, get: Getter) -> tuple[list[str], list[int], list[list[float | None]]]:
+    labels, qds, cells = grid(ph)
+    return labels, qds, [[None if (lab, q) not in cells else get(cells[(lab, q)]) for q in qds] for lab in labels]
+
+
+def _table(run: RunData, ph: PhaseSummary, metric) -> Table:
+    name, unit, get, _ = metric
+    labels, qds, z = _values(ph, get)
+    rows = tuple((lab, *(num(v) for v in row)) for lab, row in zip(labels, z))
+    return Table(f"{ph.phase.name}: {_axis(name, unit)} by queue depth", ("", *(f"QD {q}" for q in qds)), rows,
+                 window_source(run, ph, "one interval per cell"),
+                 run.raw_links(list(ph.rows)) + run.store_links())
+
+
+def _lines(ph: PhaseSummary, metric, height: float) -> Figure:
+    name, unit, get, _ = metric
+    labels, qds, z = _values(ph, get)
+    series = [plots.Series(lab, tuple(i for i, v in enumerate(row) if v is not None),
+                           tuple(v for v in row if v is not None)) for lab, row in zip(labels, z)]
+    png = plots.lines_over_categories([str(q) for q in qds], series, "queue depth (TC 1)", _axis(name, unit),
+                                      f"{ph.phase.name}: {name} vs queue depth", height_mm=height)
+    return Figure(f"{ph.phase.name}: {name} vs queue depth, one line per series", png, height,
+                  f"Source: results.db table cells, phase {ph.phase.name!r}.")
+
+
+def _heat(ph: PhaseSummary, metric, height: float) -> Figure:
+    name, unit, get, lower = metric
+    labels, qds, z = _values(ph, get)
+    png = plots.heatmap([str(q) for q in qds], labels, z, _axis(name, unit), f"{ph.phase.name}: {name}",
+                        height_mm=height, lower_is_better=lower, xlabel="queue depth", ylabel="")
+    return Figure(f"{ph.phase.name}: {name} map (queue depth × series)", png, height,
+                  f"Source: results.db table cells, phase {ph.phase.name!r}.")
+
+
+def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: tuple, tabled: tuple) -> list[Page]:
+    pages: list[Page] = []
+    for ph in phases:
+        if not ph.cells:
+            pages.append(not_measured_page(run, ph, ph.phase.name))
+            continue
+        first, *rest = plotted
+        pages.append(Page(f"{ph.phase.name}: {first[0]}", (_lines(ph, first, 85), _heat(ph, first, 80))))
+        for a, b in zip(rest[::2], [*rest[1::2], None]):
+            blocks = (_lines(ph, a, 85),) + ((_lines(ph, b, 85),) if b else ())
+            pages.append(Page(f"{ph.phase.name}: {a[0]}" + (f", {b[0]}" if b else ""), blocks))
+        pages += table_pages(f"Tabular Results — {ph.phase.name}", [_table(run, ph, m) for m in tabled])
+    return pages
+
+
+def measured(run: RunData) -> list[PhaseSummary]:
+    """The test's own phases (not the steady-state preconditioning phase, if it ran)."""
+    return [ph for ph in run.phases if ph.phase.name != "precondition"]
+
+
+def _with_preconditioning(run: RunData) -> list[Page]:
+    pc = run.phase("precondition")
+    if pc is None:
+        return []
+    state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
+    return [Page("Preconditioning", (Text((f"Preconditioning ran until PTS steady state of 4K random-write IOPS: "
+                                           f"{state} after {len(pc.rounds)} round(s) ({pc.phase.stop_reason}).",)),))]
+
+
+def matrix_pages(run: RunData) -> list[Page]:
+    return (_with_preconditioning(run) + grid_pages(run, measured(run), (IOPS, MBPS, ART, MRT), (IOPS, MBPS, ART, MRT))
+            + endurance_pages(run))
+
+
+def mixed_pages(run: RunData) -> list[Page]:
+    return (_with_preconditioning(run)
+            + grid_pages(run, measured(run), (IOPS, READ_IOPS, WRITE_IOPS, ART), (IOPS, READ_IOPS, WRITE_IOPS, MBPS, ART))
+            + endurance_pages(run))
+
+
+def entropy_pages(run: RunData) -> list[Page]:
+    return (_with_preconditioning(run) + grid_pages(run, measured(run), (IOPS, ART, MRT), (IOPS, MBPS, ART, MRT))
+            + endurance_pages(run))

@@ -1,0 +1,54 @@
+"""IO consistency (issue 11, #8): purge, fill the whole user capacity sequentially, then 4K
+random writes (incompressible) at QD32 for a long period, IOPS every second (the engines'
+per-second series). The steady part's spread and any periodic dips (analysis/consistency.py)
+are read from that series by the report."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..chartext import consistency_view
+from ..compare.characterise import consistency_figures, consistency_overlays
+from ..plan import Cell, Phase, Profile, TestPlan
+from ..report.char_series import consistency_pages
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, no_input, tested_capacity
+from . import characterise_common as cc
+
+PARAMS = (
+    tp.Param("duration", 2000.0, "4K random-write time after the fill; --quick uses 20 s unless set", tp.seconds,
+             tp.show_seconds, source="published reviews", quick=20.0),
+    tp.Param("steady_from", 1400.0, "where the steady part starts; --quick: 70 % of the duration unless set",
+             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda _, v: 0.7 * v["duration"]),
+    tp.Param("qd", 32, "queue depth (one thread)", tp.positive_int, source="published reviews"),
+)
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup("consistency", PARAMS, profile, target, precondition=False)
+    v = s.values
+    duration = v["duration"]
+    ar = active_fraction(profile, target)
+    cap = tested_capacity(profile, target)
+    fill = Workload.mix("seq", 0, 128 * KiB, threads=1, queue_depth=32, active_range=ar, bytes_budget=cap,
+                        name="fill SEQ 128KiB W, 1× capacity")
+    w = Workload.mix("rnd", 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar, duration_s=duration,
+                     max_per_second=True)
+    cell = Cell(f"RND 4KiB W QD{v['qd']}", w, "0/100", 4 * KiB)
+    phase = Phase("consistency", (cell,), (), purge=True, precondition=(fill,), max_rounds=1, stop_on_steady=False)
+    rows = s.rows + [
+        ("Fill", f"SEQ 128 KiB W, 1× the tested capacity ({cap / 1e9:.3f} GB)"),
+        ("Stimulus", f"RND 4 KiB W, TC 1 × QD {v['qd']}, {tp.show_seconds(duration)}, IOPS every second"),
+    ]
+    return TestPlan("consistency", "IO Consistency", f"characterisation ({profile.name})", profile, (phase,),
+                    profile.rule(), cap, tuple(rows), values=v)
+
+
+TEST = TestDef(
+    "consistency", "IO Consistency", cc.FAMILY,
+    "purge, sequential fill, then 2,000 s of 4K random writes at QD32: IOPS every second, periodic dips",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=consistency_figures, pages=consistency_pages,
+    overlays=consistency_overlays, view=consistency_view, short_title="Consistency", params=PARAMS + cc.PARAMS,
+)

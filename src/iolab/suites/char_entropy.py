@@ -1,0 +1,68 @@
+"""Entropy (issue 11, #6): queue depth × data entropy % (0 = fully compressible … 100 =
+random), 4K random writes per cell, then the same for 70/30 read/write. Entropy is
+Workload.entropy; fio writes it as buffer_compress_percentage = 100 − entropy % with
+refill_buffers (docs/tests.md, checked by tests/integration/test_entropy_mapping.py), the
+simulator compresses what a compressing preset is told is compressible."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..chartext import matrix_view
+from ..compare.characterise import entropy_figures, matrix_overlays
+from ..errors import IolabError
+from ..plan import Cell, Profile, TestPlan
+from ..report.characterise import entropy_pages
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, no_input, tested_capacity
+from . import characterise_common as cc
+
+MIXES = (("write", 0), ("70/30", 70))  # phase name, read %
+PARAMS = (
+    tp.Param("qds", (1, 4, 16, 32, 64), "queue depths (one thread)", tp.int_list, tp.show_list,
+             source="published reviews", quick=(1, 32)),
+    tp.Param("entropies", (0, 25, 50, 75, 100), "data entropy in % (0: fully compressible, 100: random)",
+             tp.int_list, tp.show_list, source="published reviews", quick=(0, 50, 100)),
+    tp.Param("cell_time", 300.0, "measured time per cell; --quick uses --cell-time unless set", tp.seconds,
+             tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
+)
+
+
+def entropy_label(pct: int) -> str:
+    return f"{pct}% entropy"
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup("entropy", PARAMS, profile, target)
+    qds, ents = s.values["qds"], s.values["entropies"]
+    if ents[-1] > 100:
+        raise IolabError(f"--set entropies: {ents[-1]} % is more than 100 %; give 0 to 100. Nothing was run or written.")
+    secs = s.values["cell_time"]
+    ar = active_fraction(profile, target)
+    phases = list(s.phases)
+    for name, read in MIXES:
+        cells = tuple(
+            Cell(cc.cell_key(entropy_label(e), qd), Workload.mix("rnd", read, 4 * KiB, threads=1, queue_depth=qd,
+                                                                 active_range=ar, entropy=e / 100, duration_s=secs),
+                 entropy_label(e), 4 * KiB)
+            for e in ents for qd in qds)
+        phases.append(cc.first_phase(s, name, cells) if len(phases) == len(s.phases) else cc.next_phase(name, cells))
+    rows = s.rows + [
+        ("Stimulus", f"RND 4 KiB W, then R/W 70/30; entropy % {tp.show_list(ents)} × QD {tp.show_list(qds)}, TC 1"),
+        ("Cell duration", tp.show_seconds(secs)),
+        ("Entropy on fio", "buffer_compress_percentage = 100 − entropy %, refill_buffers=1 (fresh data per write)"),
+    ]
+    notes = ("Entropy maps to fio's buffer_compress_percentage = 100 − entropy (default chunk of "
+             "buffer_compress_chunk); iolab checks the mapping by compressing fio's written data with zlib.",)
+    return TestPlan("entropy", "Entropy", f"characterisation ({profile.name})", profile, tuple(phases), profile.rule(),
+                    tested_capacity(profile, target), tuple(rows), notes, values=s.values)
+
+
+TEST = TestDef(
+    "entropy", "Entropy", cc.FAMILY,
+    "QD × data entropy % (compressible … random): 4K random writes, then 70/30",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=entropy_figures, pages=entropy_pages,
+    overlays=matrix_overlays, view=matrix_view, params=PARAMS + cc.PARAMS,
+)

@@ -1,0 +1,58 @@
+"""Reads and writes matrices (issue 11, #4): RND and SEQ × READ and WRITE × queue depth ×
+IO size, one phase per access and direction, each cell IOPS, MB/s, average and maximum
+latency. After the shared preconditioning (characterise_common)."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..compare.characterise import matrix_figures, matrix_overlays
+from ..plan import Cell, Profile, TestPlan
+from ..report.characterise import matrix_pages
+from ..chartext import matrix_view
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB, MiB, kib_label
+from ..workload import Workload
+from . import active_fraction, no_input, supported_block_sizes, tested_capacity
+from . import characterise_common as cc
+
+PHASES = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
+PARAMS = (
+    tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
+             source="published reviews", quick=(1, 4, 32)),
+    tp.Param("sizes", (512, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB),
+             "IO sizes", tp.size_list, cc.size_text, source="published reviews", quick=(4 * KiB, 128 * KiB)),
+)
+
+
+def phase_name(access: str, op: str) -> str:
+    return f"{access.upper()} {op.upper()}"
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup("rw-matrix", PARAMS, profile, target)
+    qds = s.values["qds"]
+    sizes, notes = supported_block_sizes(list(s.values["sizes"]), target)
+    ar = active_fraction(profile, target)
+    phases = list(s.phases)
+    for access, op in PHASES:
+        cells = tuple(
+            Cell(cc.cell_key(kib_label(bs), qd), Workload.mix(access, 100 if op == "read" else 0, bs, threads=1,
+                                                              queue_depth=qd, active_range=ar,
+                                                              duration_s=profile.cell_seconds), kib_label(bs), bs)
+            for bs in sizes for qd in qds)
+        name = phase_name(access, op)
+        phases.append(cc.first_phase(s, name, cells) if len(phases) == len(s.phases) else cc.next_phase(name, cells))
+    rows = s.rows + [("Stimulus", f"RND/SEQ × R/W × QD {tp.show_list(qds)} × {cc.size_text(tuple(sizes))}, TC 1"),
+                     ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)")]
+    return TestPlan("rw-matrix", "Reads and Writes Matrices", f"characterisation ({profile.name})", profile,
+                    tuple(phases), profile.rule(), tested_capacity(profile, target), tuple(rows), tuple(notes),
+                    values=s.values)
+
+
+TEST = TestDef(
+    "rw-matrix", "Reads and Writes Matrices", cc.FAMILY,
+    "RND/SEQ × READ/WRITE × QD 1…128 × IO size 0.5K…1M: IOPS, MB/s, average and maximum latency",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=matrix_figures, pages=matrix_pages,
+    overlays=matrix_overlays, view=matrix_view, short_title="Matrices", params=PARAMS + cc.PARAMS,
+)

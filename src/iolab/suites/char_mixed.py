@@ -1,0 +1,55 @@
+"""4K mixed matrix (issue 11, #5): RND 4 KiB, queue depth × write share (0 … 100 % in steps
+of 10): read, write and total IOPS, MB/s, average latency. After the shared preconditioning."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..chartext import matrix_view
+from ..compare.characterise import mixed_figures, matrix_overlays
+from ..errors import IolabError
+from ..plan import Cell, Profile, TestPlan
+from ..report.characterise import mixed_pages
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, no_input, tested_capacity
+from . import characterise_common as cc
+
+PARAMS = (
+    tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
+             source="published reviews", quick=(1, 32)),
+    tp.Param("write_pcts", tuple(range(0, 101, 10)), "write shares in % (0: all reads, 100: all writes)",
+             tp.int_list, tp.show_list, source="published reviews", quick=(0, 30, 70, 100)),
+)
+
+
+def mix_label(write_pct: int) -> str:
+    return f"{write_pct}% W"
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup("mixed-matrix", PARAMS, profile, target)
+    qds, pcts = s.values["qds"], s.values["write_pcts"]
+    if pcts[-1] > 100:
+        raise IolabError(f"--set write_pcts: {pcts[-1]} % is more than 100 %; give shares from 0 to 100. "
+                         "Nothing was run or written.")
+    ar = active_fraction(profile, target)
+    cells = tuple(
+        Cell(cc.cell_key(mix_label(w), qd), Workload.mix("rnd", 100 - w, 4 * KiB, threads=1, queue_depth=qd,
+                                                         active_range=ar, duration_s=profile.cell_seconds),
+             mix_label(w), 4 * KiB)
+        for w in pcts for qd in qds)
+    rows = s.rows + [("Stimulus", f"RND 4 KiB, write % {tp.show_list(pcts)} × QD {tp.show_list(qds)}, TC 1"),
+                     ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)")]
+    return TestPlan("mixed-matrix", "4K Mixed Matrix", f"characterisation ({profile.name})", profile,
+                    (*s.phases, cc.first_phase(s, "mixed", cells)), profile.rule(), tested_capacity(profile, target),
+                    tuple(rows), values=s.values)
+
+
+TEST = TestDef(
+    "mixed-matrix", "4K Mixed Matrix", cc.FAMILY,
+    "RND 4K, QD × write % (0…100 step 10): read, write and total IOPS, MB/s, average latency",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=mixed_figures, pages=mixed_pages,
+    overlays=matrix_overlays, view=matrix_view, short_title="Mixed", params=PARAMS + cc.PARAMS,
+)

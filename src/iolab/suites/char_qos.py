@@ -1,0 +1,65 @@
+"""QoS rounds (issue 11, #2): after the shared preconditioning, rounds of 4K random write at
+QD1 (each a warm-up, not measured, then a measured period), then as many of 4K random read.
+Per round IOPS, average and maximum latency; for chosen rounds the full-resolution histogram
+as stored (fio json+ bins, the simulator's own), never averaged percentiles."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..chartext import qos_view
+from ..compare.characterise import qos_figures, qos_overlays
+from ..plan import Cell, Profile, TestPlan
+from ..report.char_series import qos_pages
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, no_input, tested_capacity
+from . import characterise_common as cc
+
+PARAMS = (
+    tp.Param("rounds", 60, "rounds of each direction; --quick uses 10 unless set", tp.positive_int,
+             source="published reviews", quick=10),
+    tp.Param("warmup", 9.0, "warm-up of each round (fio ramp_time), not measured; --quick: 10 % of --cell-time",
+             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds / 10),
+    tp.Param("measured", 51.0, "measured time of each round; --quick uses --cell-time unless set", tp.seconds,
+             tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
+    tp.Param("qd", 1, "queue depth (one thread)", tp.positive_int, source="published reviews"),
+    tp.Param("histogram_rounds", "last,worst", "rounds whose histogram is drawn: round numbers, 'last' and "
+             "'worst' (largest maximum latency), comma-separated", lambda t: _rounds_choice(t),
+             source="published reviews"),
+)
+
+
+def _rounds_choice(text: str) -> str:
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    if not tokens or any(t not in ("last", "worst") and not (t.isdigit() and int(t) > 0) for t in tokens):
+        raise ValueError("give 'last', 'worst' or round numbers, comma-separated")
+    return ",".join(tokens)
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup("qos", PARAMS, profile, target)
+    v = s.values
+    rounds, measured, warmup = v["rounds"], v["measured"], v["warmup"]
+    ar = active_fraction(profile, target)
+    phases = list(s.phases)
+    for op in ("write", "read"):
+        w = Workload.mix("rnd", 100 if op == "read" else 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar,
+                         duration_s=measured, ramp_s=warmup)
+        cell = (Cell(f"RND 4KiB {op[0].upper()} QD{v['qd']}", w, "100/0" if op == "read" else "0/100", 4 * KiB),)
+        name = f"{op} rounds"
+        phases.append(cc.first_phase(s, name, cell, max_rounds=rounds) if op == "write"
+                      else cc.next_phase(name, cell, max_rounds=rounds))
+    rows = s.rows + [("Stimulus", f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
+                                  f"{tp.show_seconds(warmup)} warm-up + {tp.show_seconds(measured)} measured")]
+    return TestPlan("qos", "QoS Rounds", f"characterisation ({profile.name})", profile, tuple(phases), profile.rule(),
+                    tested_capacity(profile, target), tuple(rows), values=v)
+
+
+TEST = TestDef(
+    "qos", "QoS Rounds", cc.FAMILY,
+    "60 rounds of 4K random write then read at QD1 (9 s warm-up + 51 s): latency per round and histograms",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=qos_figures, pages=qos_pages, overlays=qos_overlays,
+    view=qos_view, short_title="QoS", params=PARAMS + cc.PARAMS,
+)

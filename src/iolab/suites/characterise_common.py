@@ -1,0 +1,93 @@
+"""What the characterisation tests (the reviewer's suite, issue 11) share: the preconditioning
+they all start from, the endurance parameters every report's endurance page uses, quick
+scaling of their lists, and the cell naming that the report and compare pages read back.
+
+"Precondition" is 4K random writes (incompressible) for a duration (default 2 h) or until
+PTS steady state (IOPS of the 4K writes over a window of rounds), whichever the user picks
+with `--set precondition=time|steady`; the plan records which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import testparams as tp
+from ..plan import Cell, Phase, Profile, Tracking
+from ..targets import Target
+from ..units import KiB, kib_label
+from ..workload import Workload
+from . import active_fraction, common_parameters
+
+FAMILY = "iolab characterisation"
+SEQUENCE = "characterise"
+PRECONDITION_PHASE = "precondition"
+
+PARAMS = (
+    tp.Param("precondition", "time", "how preconditioning ends: 'time' (4K random writes for precondition_time) "
+             "or 'steady' (until PTS steady state of their IOPS)", tp.choice("time", "steady"),
+             source="published reviews"),
+    tp.Param("precondition_time", 7200.0, "how long the 4K random-write preconditioning runs (precondition=time); "
+             "--quick uses 3 s unless set", tp.seconds, tp.show_seconds, source="published reviews", quick=3.0),
+    tp.Param("pe_cycles", 0, "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
+             lambda t: int(t) if t.strip() == "0" else tp.positive_int(t)),
+    tp.Param("warranty_years", 0.0, "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
+             lambda t: 0.0 if t.strip() == "0" else tp.positive_float(t)),
+)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A characterisation test's start: its parameter values, the phases before its own and
+    the preconditioning workload its first own phase runs (if by time)."""
+
+    values: dict[str, Any]
+    phases: tuple[Phase, ...]
+    precondition: tuple[Workload, ...]
+    rows: list[tuple[str, str]]
+
+
+def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target, *,
+          precondition: bool = True) -> Setup:
+    """Read the test's parameters and build the preconditioning. `precondition=False` (IO
+    consistency: purge and a sequential fill instead) skips it."""
+    params = own + PARAMS
+    vals = tp.values(params, profile, name)
+    ar = active_fraction(profile, target)
+    rows = common_parameters(profile, target) + tp.parameter_rows(params, profile, name)
+    if not precondition:
+        return Setup(vals, (), (), rows)
+    pc_time = vals["precondition_time"]
+    w = Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth, active_range=ar,
+                     entropy=1.0, duration_s=pc_time, name="precondition RND 4KiB W")
+    if vals["precondition"] == "steady":
+        cell = Cell("RND 4KiB W", w.with_(duration_s=profile.cell_seconds), "0/100", 4 * KiB)
+        phase = Phase(PRECONDITION_PHASE, (cell,), (Tracking("IOPS RND 4KiB W", cell.key, "iops"),), purge=True,
+                      max_rounds=profile.max_rounds)
+        rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
+                                        f"{profile.cell_seconds:g} s rounds until PTS steady state of IOPS"))
+        return Setup(vals, (phase,), (), rows)
+    rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
+                                    f"for {tp.show_seconds(pc_time)} (steady state not checked)"))
+    return Setup(vals, (), (w,), rows)
+
+
+def first_phase(s: Setup, name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Phase:
+    """The test's first own phase: purged and preconditioned by time, or straight after the
+    steady-state preconditioning phase (no purge between them)."""
+    return Phase(name, cells, (), purge=not s.phases, precondition=s.precondition, max_rounds=max_rounds,
+                 stop_on_steady=False)
+
+
+def next_phase(name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Phase:
+    return Phase(name, cells, (), purge=False, max_rounds=max_rounds, stop_on_steady=False)
+
+
+def cell_key(label: str, qd: int, extra: str = "") -> str:
+    """'RND R 4KiB QD32': what report/characterise.py splits back (`qd_of`)."""
+    return f"{label}{' ' + extra if extra else ''} QD{qd}"
+
+
+def size_text(sizes: tuple[int, ...]) -> str:
+    return ", ".join(kib_label(b) for b in sizes)
+

@@ -1,0 +1,90 @@
+"""PTS Cross Stimulus Recovery (digest A.10): SEQ 1024 KiB W for 8 h, RND 8 KiB W for 6 h,
+SEQ 1024 KiB W for 8 h, logged in 1-minute intervals (no steady-state stop). The report shows
+throughput across the transitions and how long the drive took to recover from each."""
+
+from __future__ import annotations
+
+import math
+
+from ..compare.pts2 import GROUPS, xsr_figures
+from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..report.header import SPEC_HEADINGS
+from ..report.xsr import xsr_pages
+from ..targets import Target
+from ..testdef import TestDef
+from ..testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
+from ..textreport import render_intervals
+from ..units import KiB, duration
+from ..workload import Workload
+from . import active_fraction, common_parameters, no_input, tested_capacity
+
+STIMULI = dict(zip(GROUPS, (("seq", 1024 * KiB), ("rnd", 8 * KiB), ("seq", 1024 * KiB))))
+# A quick run logs this many intervals per group (the 8 h : 6 h : 8 h proportion), unless set.
+QUICK_INTERVALS = dict(zip(GROUPS, (20, 15, 20)))
+
+PARAMS = (
+    Param("group1_time", 8 * 3600.0, "Length of group 1 (SEQ 1024 KiB W)", seconds, show_seconds, "A.10 implementation"),
+    Param("group2_time", 6 * 3600.0, "Length of group 2 (RND 8 KiB W)", seconds, show_seconds, "A.10 implementation"),
+    Param("group3_time", 8 * 3600.0, "Length of group 3 (SEQ 1024 KiB W)", seconds, show_seconds, "A.10 implementation"),
+    Param("purge", "yes", "Purge before group 1 (yes/no)", choice("yes", "no"), str, "UNVERIFIED: purge before XSR"),
+    RECOVERY_TOLERANCE,
+    SETTLE_TOLERANCE,
+)
+
+
+def group_seconds(profile: Profile) -> dict[str, float]:
+    """Each group's length: as set, else the documented default, else (quick) a few intervals."""
+    vals, text = values(PARAMS, profile, "xsr"), given(profile)
+    out = {}
+    for i, group in enumerate(STIMULI, 1):
+        name = f"group{i}_time"
+        quick = profile.quick and name not in text
+        out[group] = QUICK_INTERVALS[group] * profile.cell_seconds if quick else vals[name]
+    return out
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    vals = values(PARAMS, profile, "xsr")
+    ar = active_fraction(profile, target)
+    interval = profile.cell_seconds
+    phases = []
+    lengths = group_seconds(profile)
+    for group, (access, bs) in STIMULI.items():
+        label = f"{access.upper()} {bs // KiB}KiB W"
+        cell = Cell(f"0/100 {bs // KiB}KiB {access.upper()}",
+                    Workload.mix(access, 0, bs, threads=profile.threads, queue_depth=profile.queue_depth,
+                                 active_range=ar, duration_s=interval, name=label), "0/100", bs)
+        phases.append(Phase(
+            group, (cell,), (Tracking(f"MB/s {label}", cell.key, "mbps"),),
+            purge=group == "group 1" and vals["purge"] == "yes", precondition=(),
+            max_rounds=max(1, math.ceil(lengths[group] / interval - 1e-9)), stop_on_steady=False,
+            budget_seconds=lengths[group],
+        ))
+    params = common_parameters(profile, target) + [
+        ("Stimulus", " → ".join(f"{g}: {a.upper()} {bs // KiB} KiB W, {duration(lengths[g])}"
+                                for g, (a, bs) in STIMULI.items())),
+        ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
+        ("Logging", f"every {duration(interval)} (one interval per round, no steady-state stop)"),
+        ("Preconditioning", "none"),
+        *parameter_rows(PARAMS, profile, "xsr"),
+    ]
+    notes = (
+        "Cross Stimulus Recovery runs each group for its full length; the steady-state tables are for information.",
+        "Recovery times are UNVERIFIED definitions (parameters recovery_tolerance, settle_tolerance): group 3 recovers "
+        "at its first interval with TP ≥ (1 − recovery_tolerance) × group 1's mean TP; group 2 settles at its first "
+        "interval within ± settle_tolerance of its final level.",
+    )
+    if profile.quick:
+        notes += ("Quick run: groups of " + ", ".join(f"{QUICK_INTERVALS[g]}" for g in STIMULI)
+                  + " intervals instead of 8 h, 6 h, 8 h (unless set); non-compliant.",)
+    return TestPlan("xsr", "Cross Stimulus Recovery", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
+
+
+TEST = TestDef(
+    "xsr", "Cross Stimulus Recovery", "SNIA PTS",
+    "Cross Stimulus Recovery: SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W, recovery times (A.10)",
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=xsr_figures,
+    pages=xsr_pages, view=render_intervals, params=PARAMS, short_title="XSR",
+)

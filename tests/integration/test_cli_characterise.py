@@ -1,0 +1,147 @@
+"""The characterisation suite through the `iolab` command: the whole `characterise` sequence
+with real fio on a file (quick), and each test's shape on the simulated drives."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab.api import key_metrics
+from iolab.compare import summary_table
+from iolab.report.char_series import consistency_figures
+from iolab.report.characterise import grid
+from iolab.report.rundata import RunData
+from iolab.runlist import list_runs
+from iolab.store import RunStore
+from iolab.summary import summarise
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+TESTS = ("qos", "rw-matrix", "mixed-matrix", "entropy", "consistency")
+
+
+def runs_of(runs_dir) -> dict[str, RunStore]:
+    out = {}
+    for r in list_runs(runs_dir):
+        s = RunStore.open(r.path)
+        out[s.manifest.test] = s
+    return out
+
+
+def phases(store) -> dict:
+    return {ph.phase.name: ph for ph in summarise(store)}
+
+
+def test_characterise_sequence_on_a_file(scratch):
+    runs = scratch / "runs"
+    p = iolab("run", "characterise", "--target", f"file:{scratch}/c.img?size=64MiB", "--quick", "--cell-time", "200ms",
+              "--set", "duration=4s", "--set", "rounds=3", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    stores = runs_of(runs)
+    assert set(stores) == set(TESTS)
+    for test, s in stores.items():
+        assert s.manifest.state == "complete", test
+        assert not s.manifest.compliant
+        assert (s.dir / "report").is_dir()
+    qos = phases(stores["qos"])
+    assert len(qos["write rounds"].rows) == 3 and len(qos["read rounds"].rows) == 3
+    assert all(r.iops > 0 and r.write_ios == 0 for r in qos["read rounds"].rows)
+    matrix = phases(stores["rw-matrix"])
+    assert list(matrix) == ["RND READ", "RND WRITE", "SEQ READ", "SEQ WRITE"]
+    assert all(len(ph.cells) == 6 for ph in matrix.values())  # 2 sizes × 3 QDs
+    mixed = phases(stores["mixed-matrix"])["mixed"]
+    by = grid(mixed)[2]
+    assert by[("0% W", 1)].write_iops == 0 and by[("100% W", 1)].read_iops == 0
+    assert by[("30% W", 32)].read_iops > by[("30% W", 32)].write_iops > 0
+    ent = phases(stores["entropy"])
+    assert set(ent) == {"write", "70/30"}
+    cons = stores["consistency"]
+    [row] = cons.cells("consistency")
+    assert len(cons.series(row.id)) >= 3  # one point per second
+    # a file reports no media writes: the endurance page says so instead of estimating
+    html = next((cons.dir / "report").glob("*.html")).read_text()
+    assert "not reported" in html and "periodic dips" in html
+
+
+def sim_run(scratch, test, target, *extra):
+    runs = scratch / f"runs-{test}-{target.replace(':', '_')}"
+    p = iolab("run", test, "--target", target, "--quick", "--no-report", "--runs-dir", str(runs), *extra)
+    assert p.returncode == 0, p.stderr + p.stdout
+    [r] = list_runs(runs)
+    return RunStore.open(r.path)
+
+
+def test_qos_rounds_on_the_simulator(scratch):
+    s = sim_run(scratch, "qos", "sim:entry-sata-compress", "--set", "rounds=60", "--set", "measured=200ms")
+    ph = phases(s)
+    for name in ("write rounds", "read rounds"):
+        rows = ph[name].rows
+        assert [r.round for r in rows] == list(range(1, 61))
+        for r in (rows[0], rows[-1]):
+            h = s.histogram(r.id)
+            assert h.total == r.read_ios + r.write_ios > 0  # full-resolution bins hold every IO
+            assert abs(r.runtime_s - 0.2) < 0.01  # the warm-up is not in the measured period
+    assert sorted(p.name for p in (s.dir / "raw").glob("*warmup.json"))
+
+
+def test_matrix_iops_rise_with_queue_depth_on_the_simulator(scratch):
+    s = sim_run(scratch, "rw-matrix", "sim:enterprise-sas")
+    cells = grid(phases(s)["RND READ"])[2]
+    assert cells[("4KiB", 1)].iops < cells[("4KiB", 4)].iops < cells[("4KiB", 32)].iops
+
+
+@pytest.mark.parametrize("preset,compressing", [("entry-sata-compress", True), ("enterprise-sas", False)])
+def test_entropy_shows_only_on_a_compressing_drive(scratch, preset, compressing):
+    # preconditioned into steady state first: on a drive still settling, later cells are slower
+    # whatever their entropy (the quick 3 s would not do)
+    s = sim_run(scratch, "entropy", f"sim:{preset}", "--set", "precondition_time=60s")
+    cells = grid(phases(s)["write"])[2]
+    low, high = cells[("0% entropy", 32)].iops, cells[("100% entropy", 32)].iops
+    if compressing:
+        assert low > 1.3 * high
+    else:
+        assert abs(low - high) < 0.1 * high
+
+
+def test_consistency_on_the_simulator_reports_what_it_finds(scratch):
+    s = sim_run(scratch, "consistency", "sim:enterprise-sas", "--set", "duration=60s")
+    run = RunData.load(s.dir, s.dir)
+    sp, dips = consistency_figures(run)
+    assert sp.seconds == 18  # after 42 s (70 % of 60 s), one point per second
+    assert sp.min <= sp.mean <= sp.max
+    assert dips.text().startswith(("none found", "periodic dips every"))
+
+
+CHEAP = {"qos": ("--set", "rounds=2"), "consistency": ("--set", "duration=6s"), "rw-matrix": (), "mixed-matrix": (),
+         "entropy": ()}
+
+
+def lower_is_better(unit: str) -> bool:
+    return unit in ("µs", "ms", "s")
+
+
+@pytest.mark.parametrize("test", TESTS)
+def test_compare_two_simulated_drives(scratch, test):
+    """Each test's key figures and overlays on two quick runs: every figure found on both
+    drives, ranked by its direction (a response time lower-is-better, IOPS and MB/s higher)."""
+    stores = [sim_run(scratch, test, f"sim:{p}", "--cell-time", "200ms", *CHEAP[test])
+              for p in ("enterprise-sas", "entry-sata-compress")]
+    out = scratch / "cmp"
+    p = iolab("compare", *(str(s.dir) for s in stores), "-o", str(out))
+    assert p.returncode == 0, p.stderr + p.stdout
+    html = next(out.glob("*.html")).read_text()
+    metrics = key_metrics(test, [summarise(s) for s in stores])
+    assert metrics
+    table = summary_table(["a", "b"], [summarise(s) for s in stores], metrics)
+    for j, m in enumerate(metrics):
+        assert m.higher_is_better == (not lower_is_better(m.unit)), m.name
+        vals = [row[j] for row in table.values]
+        assert all(v is not None and v > 0 for v in vals), (m.name, vals)  # measured on both drives
+        best = min(vals) if lower_is_better(m.unit) else max(vals)
+        assert table.ranks[vals.index(best)][j] == 1, m.name
+    # each test's overlay pages follow the summary (one series per drive)
+    overlays = {"qos": "write rounds: per round", "rw-matrix": "RND READ: IOPS vs queue depth",
+                "mixed-matrix": "mixed: IOPS vs queue depth", "entropy": "write: IOPS vs queue depth",
+                "consistency": "IO Consistency: drives"}
+    assert overlays[test] in html

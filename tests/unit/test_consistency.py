@@ -1,0 +1,60 @@
+"""The periodic-dip detector of the IO consistency test on hand-made series."""
+
+from __future__ import annotations
+
+import random
+
+from iolab.analysis.consistency import find_dips, spread
+
+
+def series(n, base=10_000.0, noise=0.03, seed=1):
+    rnd = random.Random(seed)
+    return [float(i + 1) for i in range(n)], [base * (1 + rnd.gauss(0, noise)) for _ in range(n)]
+
+
+def test_periodic_dips_are_found_with_their_period_and_length():
+    t, y = series(600)
+    for start in range(37, 600, 45):  # a 45 s period, 3 s dips to 20 %
+        for k in range(3):
+            if start + k < len(y):
+                y[start + k] = 2_000.0
+    d = find_dips(t, y)
+    assert d.periodic
+    assert abs(d.period_s - 45) <= 4.5
+    assert d.duration_s == 3
+    assert 0.15 < d.depth < 0.25
+    assert "every 45 s" in d.text()
+
+
+def test_white_noise_has_no_periodic_dips():
+    for seed in range(5):
+        t, y = series(2000, noise=0.1, seed=seed)
+        assert not find_dips(t, y).periodic
+
+
+def test_a_flat_series_has_no_dips():
+    t = [float(i) for i in range(1, 301)]
+    d = find_dips(t, [5000.0] * 300)
+    assert d.count == 0 and not d.periodic and d.text() == "none found"
+
+
+def test_a_single_dip_is_not_periodic():
+    t, y = series(300)
+    y[150:154] = [100.0] * 4
+    d = find_dips(t, y)
+    assert d.count == 1 and not d.periodic
+    assert "not periodic" in d.text() and "151 s" in d.text()
+
+
+def test_irregular_dips_are_not_periodic():
+    t, y = series(600)
+    for start in (20, 50, 200, 230, 480):
+        y[start] = 1000.0
+    assert not find_dips(t, y).periodic
+
+
+def test_spread_of_the_steady_part():
+    s = spread([100.0, 200.0, 300.0])
+    assert (s.min, s.max, s.mean, s.seconds) == (100.0, 300.0, 200.0, 3)
+    assert abs(s.cv - 0.40825) < 1e-4 and abs(s.min_over_max - 1 / 3) < 1e-9
+    assert spread([]) is None
