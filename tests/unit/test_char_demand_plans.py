@@ -37,7 +37,8 @@ def test_default_demand_is_5000_iops_steps():
     assert read.stop_rule.tolerance == 0.02 and read.stop_rule.steps == 2
     # 60 s measured after an unmeasured 9 s warm-up; --quick drops the warm-up
     assert (read.cells[0].workload.duration_s, read.cells[0].workload.ramp_s) == (60.0, 9.0)
-    assert plan("latency-demand", quick=True).phases[0].cells[0].workload.ramp_s == 0.0
+    quick = plan("latency-demand", quick=True).phases[0].cells
+    assert quick[0].workload.ramp_s == 0.0 and [c.workload.rate_iops for c in quick[:2]] == [25000, 50000]
 
 
 @pytest.mark.parametrize("bad", ["demand=0,5000", "demand=9000,5000", "tolerance=150%"])

@@ -19,6 +19,7 @@ from ..workload import Workload
 from . import active_fraction, characterise_common as cc, no_input, tested_capacity
 
 NAME = "latency-demand"
+QUICK_DEMAND = tuple(range(25_000, 2_000_001, 25_000))
 WARMUP = tp.Param("warmup", 9.0, "unmeasured warm-up before each step or round (fio ramp_time; --quick: 0 unless set)",
                   lambda t: 0.0 if t.strip() in ("0", "0s") else tp.seconds(t), tp.show_seconds,
                   source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s")
@@ -53,6 +54,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     v, given = s.values, tp.given(profile)
     step_s = profile.cell_seconds if profile.quick and "step_time" not in given else v["step_time"]
     warmup = 0.0 if profile.quick and "warmup" not in given else v["warmup"]
+    demand = QUICK_DEMAND if profile.quick and "demand" not in given else v["demand"]
     rule = DemandShortfall(tolerance=v["tolerance"], steps=v["shortfall_steps"])
     ar = active_fraction(profile, target)
     phases = list(s.phases)
@@ -60,12 +62,14 @@ def build(profile: Profile, target: Target) -> TestPlan:
         cells = tuple(Cell(f"{d} IOPS demanded", Workload.mix("rnd", read_pct, 4 * KiB, threads=1,
                                                                 queue_depth=v["queue_depth"], active_range=ar,
                                                                 duration_s=step_s, ramp_s=warmup, rate_iops=d),
-                           f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB) for d in v["demand"])
+                           f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB) for d in demand)
         phase = cc.first_phase(s, name, cells) if i == 0 else cc.next_phase(name, cells)
         phases.append(replace(phase, stop_rule=rule))
     rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
         ("Stop rule", rule.describe()),
+        ("Demand steps run", f"{demand[0]:,} … {demand[-1]:,} IOPS, {len(demand)} steps"
+                             + (" (--quick: 25,000 IOPS steps)" if demand is QUICK_DEMAND else "")),
     ]
     notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
     return TestPlan(NAME, "Latency vs IOPS Demand", f"characterisation ({profile.name})", profile, tuple(phases),
