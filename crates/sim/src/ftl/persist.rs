@@ -89,6 +89,8 @@ impl Ftl {
             self.gq[5],
             self.gq[6],
             self.gq[7],
+            self.cd as u64,
+            self.page_end as u64,
         ]
     }
 
@@ -123,6 +125,8 @@ impl Ftl {
         self.gq_head = s[25] as usize;
         self.gq_len = s[26] as usize;
         self.gq.copy_from_slice(&s[27..27 + GQ]);
+        self.cd = s[27 + GQ] as u32;
+        self.page_end = s[28 + GQ] as u32;
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
@@ -134,6 +138,7 @@ impl Ftl {
             &mut self.bhead,
             &mut self.bnext,
             &mut self.bprev,
+            &mut self.dwp,
         ]
     }
 
