@@ -79,6 +79,9 @@ pub struct Flash {
     /// Probability of a read retry in 1/2^32.
     retry: u64,
     pub rng: Rng,
+    /// When the last program started on its die: its data left the controller's buffer
+    /// for the die's cache register then (cache programming).
+    pub started: u64,
 }
 
 impl Flash {
@@ -103,6 +106,7 @@ impl Flash {
             spread: (c.spread * 65536.0).round() as u64,
             retry: (c.read_retry * 4294967296.0).round() as u64,
             rng: Rng::new(0xF1A5_4), // as purge() resets it
+            started: 0,
         }
     }
 
@@ -172,7 +176,8 @@ impl Flash {
                 self.tp_chunk
             } * c as u64,
         );
-        let p = self.die_busy[d].max(ready + xfer) + tp;
+        self.started = self.die_busy[d].max(ready + xfer);
+        let p = self.started + tp;
         self.die_busy[d] = p;
         p.max(x + tp)
     }

@@ -216,9 +216,9 @@ impl Ssd {
             }
             entry = entry.max(ready);
             let c = self.unit_chunks();
-            let programmed = self.ftl.host_write(lpn, c, entry, &mut self.flash);
+            let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
             if nbuf > 0 {
-                self.buf.push(Reverse(programmed));
+                self.buf.push(Reverse(start));
                 done = if ack_early {
                     entry
                 } else {

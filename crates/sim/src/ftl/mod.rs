@@ -365,21 +365,23 @@ impl Ftl {
     }
 
     /// Host write of one unit (`c` chunks) whose data is in the controller at `t`; returns
-    /// when its program is done.
+    /// when its program starts on the die and when it is done.
     #[inline]
-    pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> u64 {
+    pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> (u64, u64) {
         self.invalidate(lpn);
         self.c.host_chunks += c as u64;
         if self.n_slc > 0 && self.slc_room(c, t, flash) {
             let addr = self.slc_front * self.cpb + self.slc_wp;
             self.slc_wp += c;
             self.map(lpn, addr, c);
-            return flash.program(addr as u64, c, t);
+            let done = flash.program(addr as u64, c, t);
+            return (flash.started, done);
         }
         let addr = self.place_main(lpn, c, false, t, flash);
         let done = flash.program(addr as u64, c, t);
+        let start = flash.started;
         self.gc_progress(c, t, flash);
-        done
+        (start, done)
     }
 
     pub fn trim(&mut self, lpn: u32) {
@@ -461,7 +463,7 @@ impl Ftl {
         }
         if best != NONE {
             self.cd = best;
-            self.page_end = (self.dwp[best as usize] / self.cpp + 1) * self.cpp;
+            self.page_end = self.dwp[best as usize] + 1;
         }
         best
     }
