@@ -176,9 +176,10 @@ impl Flash {
                 self.tp_chunk
             } * c as u64,
         );
-        self.started = self.die_busy[d].max(ready + xfer);
-        let p = self.started + tp;
+        let p = self.die_busy[d].max(ready + xfer) + tp;
         self.die_busy[d] = p;
+        // The data leaves the buffer once it has crossed the channel and the die is free.
+        self.started = (p - tp).max(x);
         p.max(x + tp)
     }
 
