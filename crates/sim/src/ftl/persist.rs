@@ -21,6 +21,10 @@ impl Ftl {
         if valid != self.valid {
             return Err("per-block valid counts disagree with the map".into());
         }
+        let used: u32 = self.dwp.iter().sum();
+        if self.front != NONE && used != self.wp {
+            return Err(format!("per-die write points sum to {used}, frontier holds {}", self.wp));
+        }
         let bits: u64 = self.vbits.iter().map(|w| w.count_ones() as u64).sum();
         let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
         if bits != mapped {
