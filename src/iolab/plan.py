@@ -187,7 +187,7 @@ class TestPlan:
         with a byte budget (preconditioning) are not in it: their time is the drive's speed."""
         early = late = 0.0
         for ph in self.phases:
-            if isinstance(ph, Deferred):
+            if isinstance(ph, Deferred):  # its cells exist only once the phases before it ran
                 early, late = early + ph.seconds, late + ph.seconds
                 continue
             # idles are wall time the run takes too (Host Idle Recovery: 10.5 h of its ~13 h)
