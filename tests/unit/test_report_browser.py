@@ -119,7 +119,8 @@ CHARACTERISATION = {
 
 @pytest.mark.parametrize("test", CHARACTERISATION)
 def test_characterisation_pages_render_in_a_browser(test, browser, tmp_path):
-        from iolab.targets import parse_target
+    from iolab.engines.sim import SimEngine
+    from iolab.targets import parse_target
 
     tgt = parse_target("sim:entry-sata-compress?user_gb=0.125")
     run = record(tmp_path / "runs", test, SimEngine(), tgt,
