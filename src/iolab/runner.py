@@ -269,7 +269,7 @@ class Runner:
                 elapsed += result.runtime_s
                 last_writes[planned.key] = result.write.io_bytes
                 if phase.stop_rule is not None:
-                    samples.append(Sample.of(rnd, cell.key, cell.workload, result.iops, result.lat_mean_us))
+                    samples.append(Sample.of(rnd, cell.key, cell.workload, result))
                     decision = phase.stop_rule.check(phase.name, samples)
                     if decision is not None:
                         break
