@@ -89,7 +89,10 @@ def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src
 
 
 def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
-    body = (("IOPS delivered", num(row.iops)), ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
+    pct, bound = _bound(run)
+    v = _pct(row, pct)
+    held = "yes" if v is not None and v <= bound else "NO: the bound met in the ramp step did not hold"
+    body = ((f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),("IOPS delivered", num(row.iops)), ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
             ("measured time", f"{row.runtime_s:g} s"), ("mean latency", f"{num(row.lat_mean_us)} µs"),
             *((f"{p:g} % latency", f"{num(_pct(row, p))} µs") for p in PERCENTILE_COLUMNS),
             ("maximum latency", f"{num(row.lat_max_us)} µs"))

@@ -6,6 +6,7 @@ sustained for a duration (default 1 h) with IOPS and latency every second."""
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 from .. import testparams as tp
@@ -28,8 +29,27 @@ def _percentile(text: str) -> float:
     return v
 
 
+_US = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
+
+
 def _bound_us(text: str) -> float:
-    return tp.seconds(text) * 1e6
+    """'700us', '700µs', '1ms', '0.001s' or a bare number of µs."""
+    t = text.strip().lower()
+    unit = next((u for u in ("us", "µs", "ms", "s") if t.endswith(u)), "")
+    try:
+        v = float(t[:len(t) - len(unit)]) * _US.get(unit, 1.0)
+    except ValueError:
+        raise ValueError("give a latency such as 700us, 1ms or 700 (µs)") from None
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError("give a latency greater than 0")
+    return v
+
+
+def _show_steps(v: tuple[int, ...]) -> str:
+    step = v[1] - v[0] if len(v) > 3 else 0
+    if step and all(b - a == step for a, b in zip(v, v[1:])):
+        return f"{v[0]:,} to {v[-1]:,} by {step:,}"
+    return tp.show_list(v)
 
 
 def _show_us(v: float) -> str:
@@ -41,11 +61,11 @@ PARAMS = (
     tp.Param("block_size", 4 * KiB, "block size of the random mix", tp.size, kib_label, "issue 14"),
     tp.Param("steps", tuple(range(10_000, 1_000_001, 10_000)),
              "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
-             "10,000 by 1,000 unless set", tp.int_list, tp.show_list, "UNVERIFIED: iolab's choice",
+             "10,000 by 1,000 unless set", tp.int_list, _show_steps, "UNVERIFIED: iolab's choice",
              quick=tuple(range(1_000, 10_001, 1_000))),
     tp.Param("percentile", 99.0, "latency percentile the bound applies to (of each step's merged histogram)",
              _percentile, lambda v: f"{v:g} %", "issue 14 (p99 < 1 ms)"),
-    tp.Param("bound", 1000.0, "latency bound (e.g. 1ms, 700us)", _bound_us, _show_us, "issue 14 (p99 < 1 ms)"),
+    tp.Param("bound", 1000.0, "latency bound (e.g. 1ms, 700us; a bare number is µs)", _bound_us, _show_us, "issue 14 (p99 < 1 ms)"),
     tp.Param("threads", 4, "fio jobs over all hosts/paths (outstanding IO = threads × qd, split by share)",
              tp.positive_int, source="UNVERIFIED: iolab's choice"),
     tp.Param("qd", 32, "queue depth of each job", tp.positive_int, source="UNVERIFIED: iolab's choice"),
@@ -89,7 +109,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
     rows = common_parameters(profile, target) + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
-        ("Ramp", f"demand {tp.show_list(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
+        ("Ramp", f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
                  f"{v['percentile']:g} % latency > {_show_us(v['bound'])}"),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
         *tp.parameter_rows(PARAMS, profile, "latency-bound"),
