@@ -202,6 +202,8 @@ class LatencyBound:
 
     def decide(self, phase: str, samples: Sequence[Sample]) -> Decision:
         """The answer on a finished ramp, broken or not."""
+        if not samples:
+            return Decision(phase, rule_record(self), "no demand step was measured: no demand step met the bound")
         s = samples[-1]
         best = max((m for m in samples if m.demand_iops and self.met(m)), key=lambda m: m.demand_iops, default=None)
         p = f"{self.percentile:g} %"

@@ -67,6 +67,7 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
             top.plot(*zip(*lat), marker="o", ms=3, color=plots.color(0), label=f"{pct:g} % latency")
         top.axhline(bound, color=plots.color(3), ls="--", label=f"bound {num(bound)} µs")
         top.set_yscale("log")
+        plots._log_ticks(top)
         top.set_ylabel("latency (µs, log)")
         top.legend(loc="best", frameon=True)
         bottom.plot(demand, demand, ls=":", color="grey", label="demanded")
