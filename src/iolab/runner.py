@@ -29,6 +29,7 @@ from .durable import ResultsDiskFull, is_disk_full
 from .manifest import Manifest, now_iso
 from .store import RunStore
 from .targets import Target, wear
+from .targets.lock import TargetClaim
 from .units import duration
 from .workload import Workload
 
@@ -426,9 +427,14 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     if options.purge_method not in allowed:
         raise IolabError(f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
                          f"use one of {', '.join(allowed)}. Nothing was run or written.")
-    claim = targets.claim(target)
+    # A remote engine writes the hosts' targets, not this machine's path of the same name: a
+    # local claim or check would guard the wrong thing (scaleout.refuse_remote_devices guards them).
+    remote = engine.capabilities.remote
+    claim = TargetClaim(target, None) if remote else targets.claim(target)
     try:
-        overrides = targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
+        overrides = (["the targets are on other hosts: iolab neither claimed nor checked them"
+                      + (" (--allow-unsafe-target: remote block devices allowed)" if options.allow_unsafe else "")]
+                     if remote else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk))
         manifest = new_manifest(plan, target, engine, options)
         manifest.safety_overrides = overrides
         try:
