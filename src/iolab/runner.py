@@ -114,7 +114,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
         parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=plan.rule.describe(),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
-        started=now_iso(), plan=plan_summary(plan),
+        started=now_iso(), plan=plan_summary(plan), split=list(getattr(engine, "split", ())),
     )
 
 

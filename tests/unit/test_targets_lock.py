@@ -220,6 +220,7 @@ def test_a_refused_start_releases_its_claim(tmp_path):
 
 class RemoteEngine(FailingEngine):
     capabilities = replace(FioEngine.capabilities, remote=True)
+    split = [{"name": "10.0.0.2:8765", "path": "/data/x.img", "share": 1.0, "host": None}]
 
 
 def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tmp_path):
@@ -229,7 +230,13 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
     store = start(_plan(t), t, RemoteEngine(), RunOptions(), tmp_path / "runs")
     assert targets.held(t) is None
     assert store.manifest.safety_overrides == ["the targets are on other hosts: iolab neither claimed nor checked them"]
+    assert store.manifest.split == RemoteEngine.split
+    with pytest.raises(EngineError):
+        Runner(_plan(t), t, RemoteEngine(), store, RunOptions()).run()
     store.close()
+    # resuming on the target alone would measure something else: refused, naming the legs
+    with pytest.raises(IolabError, match=r"split its rounds over 1 paths or hosts \(10.0.0.2:8765\)"):
+        resume.prepare(store.dir, lambda t: RemoteEngine())
 
 
 def test_hosts_mode_refuses_a_block_device_on_a_host_unless_allowed(tmp_path):
