@@ -101,7 +101,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
             raise IolabError(f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
                              "stored; start lower (--set steps=...) or relax --set bound=... .")
         rate = int(d.chosen["demand_iops"])
-        cell = Cell(f"{rate:,} IOPS sustained", rnd(rate, v["sustain"], SUSTAIN), mix, bs)
+        # one key whatever the rate, so runs that chose different rates still compare
+        cell = Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs)
         built = Phase(SUSTAIN, (cell,), (), purge=False, max_rounds=1, stop_on_steady=False)
         return built, Decision(SUSTAIN, {"name": "highest-demand-within-bound", **{
             k: val for k, val in d.rule.items() if k != "name"}},
