@@ -161,6 +161,16 @@ def test_entry_sata_qd1_write_latency_within_the_worst_review_round(sata):
     assert percentile(w, 50) < 190, percentile(w, 50)
 
 
+def test_entry_sata_steady_qd1_writes_keep_a_short_tail(sata):
+    """Review good round: 95 % <= 190 us, 99.9 % <= 280 us. The model is not there yet
+    (docs/simulator.md); these bounds hold the gain from dynamic die allocation and cache
+    programming: with units striped to dies in a fixed order and buffer slots held until
+    the program is done, p95 was ~370 us and p99.9 ~750 us."""
+    w = run(sata, RW, 1, seconds=5.0, seed=50)["write"]
+    assert percentile(w, 95) <= 300, percentile(w, 95)
+    assert percentile(w, 99.9) <= 500, percentile(w, 99.9)
+
+
 def test_entry_sata_entropy_response_is_smooth_and_flattens():
     write, mixed_lat = {}, {}
     for e in (0.2, 0.4, 0.6, 0.8, 1.0):

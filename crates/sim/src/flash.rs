@@ -79,6 +79,9 @@ pub struct Flash {
     /// Probability of a read retry in 1/2^32.
     retry: u64,
     pub rng: Rng,
+    /// When the last program started on its die: its data left the controller's buffer
+    /// for the die's cache register then (cache programming).
+    pub started: u64,
 }
 
 impl Flash {
@@ -103,6 +106,7 @@ impl Flash {
             spread: (c.spread * 65536.0).round() as u64,
             retry: (c.read_retry * 4294967296.0).round() as u64,
             rng: Rng::new(0xF1A5_4), // as purge() resets it
+            started: 0,
         }
     }
 
@@ -174,6 +178,8 @@ impl Flash {
         );
         let p = self.die_busy[d].max(ready + xfer) + tp;
         self.die_busy[d] = p;
+        // The data leaves the buffer once it has crossed the channel and the die is free.
+        self.started = (p - tp).max(x);
         p.max(x + tp)
     }
 

@@ -1,7 +1,8 @@
 //! The SSD: host link, controller, PLP write buffer and the FTL on timed flash.
 //!
 //! Write path: data crosses the link, the controller spends `overhead` on the command, each
-//! 4 KiB unit waits for a write-buffer slot (freed when an earlier unit's program is done),
+//! 4 KiB unit waits for a write-buffer slot (freed when an earlier unit has moved to its die,
+//! see `Flash::started`),
 //! and the command completes once all its units are in the buffer, when the buffer may
 //! acknowledge (write cache enabled, or power-loss protected); otherwise once they are
 //! programmed.
@@ -34,7 +35,7 @@ pub struct Ssd {
     /// When each controller core is free.
     ctrl_busy: Vec<u64>,
     next_burst: u64,
-    /// Program-done times of the units in the write buffer (a min-heap of at most
+    /// When the units in the write buffer leave it for their dies (a min-heap of at most
     /// `buffer_units`): a unit enters when the earliest of them leaves, so one slow die
     /// does not hold the whole buffer (no head-of-line blocking).
     buf: BinaryHeap<Reverse<u64>>,
@@ -216,9 +217,9 @@ impl Ssd {
             }
             entry = entry.max(ready);
             let c = self.unit_chunks();
-            let programmed = self.ftl.host_write(lpn, c, entry, &mut self.flash);
+            let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
             if nbuf > 0 {
-                self.buf.push(Reverse(programmed));
+                self.buf.push(Reverse(start));
                 done = if ack_early {
                     entry
                 } else {

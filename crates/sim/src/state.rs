@@ -10,7 +10,7 @@ use crate::ssd::HostCounters;
 use crate::Drive;
 
 const MAGIC: &[u8; 8] = b"IOLABSIM";
-const VERSION: u32 = 2; // 2: controller cores, flash random generator, burst clock
+const VERSION: u32 = 3; // 2: controller cores, flash random generator, burst clock; 3: write point per die
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("state files are little-endian; add byte swapping for this target");

@@ -273,7 +273,7 @@ pub const PRESETS: &[Preset] = &[
             ("gc", "greedy"),
             ("gc_reserve", "2"),
             ("gc_start_pct", "0"),
-            ("gc_slice", "16"),
+            ("gc_slice", "1"),
             ("gc_copy_us", "4"),
             ("gc_switch_us", "0"),
             ("bg_gc", "on"),

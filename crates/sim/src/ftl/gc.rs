@@ -212,7 +212,7 @@ impl Ftl {
                 self.c.bg_steps += 1;
                 let mut done = 0;
                 while done < max_chunks && self.svictim != NONE {
-                    let room = self.front != NONE && self.wp + self.g <= self.cpb;
+                    let room = self.front_room(self.g);
                     if !room && self.free.len() < 2 {
                         self.gc_sync(t, flash);
                         return true;

@@ -74,7 +74,17 @@ pub struct Ftl {
     fifo: VecDeque<u32>,
     pub free: VecDeque<u32>,
     front: u32,
+    /// Chunks used in the frontier block, over all dies.
     wp: u32,
+    /// Write point per die: chunks used in the frontier block's share on each die. A page
+    /// goes to the least-busy die with room (dynamic die allocation, as real FTLs do), so a
+    /// die with a GC backlog does not hold buffered host data for long.
+    dwp: Vec<u32>,
+    /// The die the open page is on, and the die-share offset where that page ends.
+    cd: u32,
+    page_end: u32,
+    cpp: u32,
+    dies: u32,
     slc_free: VecDeque<u32>,
     slc_closed: VecDeque<u32>,
     slc_dead: Vec<u32>,
@@ -165,6 +175,11 @@ impl Ftl {
             free: VecDeque::new(),
             front: NONE,
             wp: 0,
+            dwp: vec![0; cfg.dies as usize],
+            cd: NONE,
+            page_end: 0,
+            cpp: cfg.chunks_per_prog,
+            dies: cfg.dies,
             slc_free: VecDeque::new(),
             slc_closed: VecDeque::new(),
             slc_dead: Vec::new(),
@@ -203,8 +218,7 @@ impl Ftl {
         self.fifo.clear();
         self.bhead.iter_mut().for_each(|h| *h = NONE);
         self.bmin = 0;
-        self.front = NONE;
-        self.wp = 0;
+        self.open_front(NONE);
         self.slc_front = NONE;
         self.slc_wp = 0;
         self.victim = NONE;
@@ -227,6 +241,7 @@ impl Ftl {
             + self.stamp.capacity() * 8
             + self.state.capacity()
             + self.bhead.capacity() * 4
+            + self.dwp.capacity() * 4
     }
 
     #[inline(always)]
@@ -350,21 +365,23 @@ impl Ftl {
     }
 
     /// Host write of one unit (`c` chunks) whose data is in the controller at `t`; returns
-    /// when its program is done.
+    /// when its program starts on the die and when it is done.
     #[inline]
-    pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> u64 {
+    pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> (u64, u64) {
         self.invalidate(lpn);
         self.c.host_chunks += c as u64;
         if self.n_slc > 0 && self.slc_room(c, t, flash) {
             let addr = self.slc_front * self.cpb + self.slc_wp;
             self.slc_wp += c;
             self.map(lpn, addr, c);
-            return flash.program(addr as u64, c, t);
+            let done = flash.program(addr as u64, c, t);
+            return (flash.started, done);
         }
         let addr = self.place_main(lpn, c, false, t, flash);
         let done = flash.program(addr as u64, c, t);
+        let start = flash.started;
         self.gc_progress(c, t, flash);
-        done
+        (start, done)
     }
 
     pub fn trim(&mut self, lpn: u32) {
@@ -412,12 +429,52 @@ impl Ftl {
         true
     }
 
-    fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
-        loop {
-            if self.front != NONE && self.wp + c <= self.cpb {
-                break;
+    fn open_front(&mut self, b: u32) {
+        self.front = b;
+        self.wp = 0;
+        self.dwp.iter_mut().for_each(|w| *w = 0);
+        self.cd = NONE;
+    }
+
+    /// Whether `c` more chunks fit on some die of the frontier block.
+    fn front_room(&self, c: u32) -> bool {
+        let share = self.cpb / self.dies;
+        self.front != NONE && self.dwp.iter().any(|&w| w + c <= share)
+    }
+
+    /// The die for the next `c` chunks: the open page's die until that page is full, then
+    /// the least-busy die with room in the frontier block (NONE when the block is full).
+    #[inline(always)]
+    fn pick_die(&mut self, c: u32, flash: &Flash) -> u32 {
+        let share = self.cpb / self.dies;
+        if self.cd != NONE {
+            let w = self.dwp[self.cd as usize];
+            if w < self.page_end && w + c <= share {
+                return self.cd;
             }
+        }
+        let mut best = NONE;
+        for d in 0..self.dies {
+            if self.dwp[d as usize] + c <= share
+                && (best == NONE || flash.die_busy[d as usize] < flash.die_busy[best as usize])
+            {
+                best = d;
+            }
+        }
+        if best != NONE {
+            self.cd = best;
+            self.page_end = self.dwp[best as usize] + 1;
+        }
+        best
+    }
+
+    fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
+        let d = loop {
             if self.front != NONE {
+                let d = self.pick_die(c, flash);
+                if d != NONE {
+                    break d;
+                }
                 self.c.pad_chunks += (self.cpb - self.wp) as u64;
                 let f = self.front;
                 self.front = NONE;
@@ -434,15 +491,17 @@ impl Ftl {
                 self.urgent = true;
             }
             self.state[b as usize] = OPEN;
-            self.front = b;
-            self.wp = 0;
-        }
-        let addr = self.front * self.cpb + self.wp;
+            self.open_front(b);
+        };
+        // The die's share is laid out page by page in the block's die stripe (flash.rs).
+        let o = self.dwp[d as usize];
+        let addr =
+            self.front * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp;
+        self.dwp[d as usize] += c;
         self.wp += c;
         self.map(lpn, addr, c);
         addr
     }
-
 
     /// Purge: every block erased, nothing mapped (wear is kept, as on a real drive).
     pub fn purge(&mut self, t: u64, flash: &mut Flash) {

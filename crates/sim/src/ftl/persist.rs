@@ -21,6 +21,10 @@ impl Ftl {
         if valid != self.valid {
             return Err("per-block valid counts disagree with the map".into());
         }
+        let used: u32 = self.dwp.iter().sum();
+        if self.front != NONE && used != self.wp {
+            return Err(format!("per-die write points sum to {used}, frontier holds {}", self.wp));
+        }
         let bits: u64 = self.vbits.iter().map(|w| w.count_ones() as u64).sum();
         let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
         if bits != mapped {
@@ -89,6 +93,8 @@ impl Ftl {
             self.gq[5],
             self.gq[6],
             self.gq[7],
+            self.cd as u64,
+            self.page_end as u64,
         ]
     }
 
@@ -123,6 +129,8 @@ impl Ftl {
         self.gq_head = s[25] as usize;
         self.gq_len = s[26] as usize;
         self.gq.copy_from_slice(&s[27..27 + GQ]);
+        self.cd = s[27 + GQ] as u32;
+        self.page_end = s[28 + GQ] as u32;
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
@@ -134,6 +142,7 @@ impl Ftl {
             &mut self.bhead,
             &mut self.bnext,
             &mut self.bprev,
+            &mut self.dwp,
         ]
     }
 

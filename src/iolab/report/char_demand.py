@@ -1,0 +1,243 @@
+"""Pages, key figures, comparison overlays and terminal views of the two load-search
+characterisation tests: latency vs IOPS demand and maximum IOPS (issue 11, items 1 and 3).
+
+Each figure is read back from the stored cells: a demand step's demanded rate from its
+stored workload (`rate_iops`), a search level's outstanding IO from threads × QD.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from ..compare import KeyMetric, cell_percentile
+from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
+from ..summary import CellAverage, PhaseSummary
+from ..units import num
+from .model import Figure, Page, Table, Text
+from .plots import Series
+from .rundata import RunData
+from .rwsw_plots import Panel, panels
+from .sections import table_pages
+
+RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
+SEARCHES = (("read", 100.0), ("write", 0.0))  # the max-IOPS test's phases: "<op> QD search", "<op> rounds"
+
+
+def search_phase(op: str) -> str:
+    return f"{op} QD search"
+
+
+def rounds_phase(op: str) -> str:
+    return f"{op} rounds"
+
+
+# -- reading the stored cells back ------------------------------------------------------------
+
+
+def steps(ph: PhaseSummary) -> list[tuple[Sample, CellAverage]]:
+    """Each measured cell of a phase with its sample (demand, outstanding IO), in run order."""
+    by_key = {c.key: c for c in ph.cells}
+    return [(sample_of_row(r), by_key[r.cell_key]) for r in ph.rows if r.cell_key in by_key]
+
+
+def sustainable(ph: PhaseSummary | None, rule: DemandShortfall = DemandShortfall()) -> tuple[float | None, str]:
+    """The rule replayed on the stored steps, as the runner ran it after each cell: the maximum
+    sustainable IOPS and the sentence that says so, or None and why there is none. Key figures
+    and the terminal view see only the phases, so they replay the default rule (compare refuses
+    runs whose --set values differ); the pages pass the rule stored with the run's decision."""
+    samples = [s for s, _ in steps(ph)] if ph is not None else []
+    for k in range(1, len(samples) + 1):
+        d = rule.check(ph.phase.name, samples[:k])
+        if d is not None:
+            top = d.chosen.get("max_sustainable_iops")
+            if top is None:
+                return None, f"{ph.phase.name}: no demand was met ({d.outcome})"
+            short = samples[k - rule.steps].demand_iops
+            return top, (f"The drive can no longer meet the increase in IOPS demand at {num(short)} IOPS: maximum "
+                         f"sustainable IOPS {num(top)} (delivered {num(d.chosen['delivered_iops'])}; rule: "
+                         f"{rule.describe()}).")
+    if not samples:
+        return None, "not measured"
+    return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met within {rule.tolerance * 100:g} %: "
+                  "the drive's limit lies beyond the demands planned (raise --set demand=…).")
+
+
+def ramp_phase(phases: Sequence[PhaseSummary], name: str) -> PhaseSummary | None:
+    return next((p for p in phases if p.phase.name == name), None)
+
+
+def rounds_mean(ph: PhaseSummary | None) -> float | None:
+    return sum(r.iops for r in ph.rows) / len(ph.rows) if ph is not None and ph.rows else None
+
+
+def _series(name: str, pts: list[tuple[float, float | None]]) -> Series:
+    pts = [(x, y) for x, y in pts if y is not None]
+    return Series(name, *map(tuple, zip(*pts))) if pts else Series(name, (), ())
+
+
+# -- latency vs demand ------------------------------------------------------------------------
+
+
+def demand_pages(run: RunData) -> list[Page]:
+    pages: list[Page] = []
+    for name, _ in RAMPS:
+        ph = run.phase(name)
+        if ph is None or not ph.rows:
+            pages.append(Page(f"Latency vs Demand — {name}", (Text((f"The {name} was not reached (see Run Details).",)),)))
+            continue
+        st = steps(ph)
+        decided = [d for d in run.manifest.decisions if d.get("phase") == name]
+        # the run's own rule (its --set tolerance and steps), as stored with its decision
+        _, verdict = sustainable(ph, rule_from(decided[-1]["rule"]) if decided else DemandShortfall())
+        src = (f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
+               "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else ""))
+        demand = [s.demand_iops for s, _ in st]
+        png = panels([Panel("delivered vs demanded IOPS", "IOPS",
+                            (_series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
+                             _series("demanded", [(d, d) for d in demand]))),
+                      Panel("average latency vs demand", "latency (µs)",
+                            (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),)),
+                      Panel("maximum latency vs demand", "latency (µs)",
+                            (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),), logy=True)],
+                     "demanded IOPS", 150)
+        rows = [(num(s.demand_iops), num(c.iops), f"{(c.iops / s.demand_iops - 1) * 100:+.1f} %", num(c.lat_mean_us),
+                 num(cell_percentile(c, 99)), num(cell_percentile(c, 99.99)), num(c.lat_max_us)) for s, c in st]
+        table = Table(f"Every demand step — {name}", ("demanded IOPS", "delivered IOPS", "delivered − demanded",
+                                                      "average (µs)", "99 % (µs)", "99.99 % (µs)", "maximum (µs)"),
+                      tuple(rows), src, run.raw_links(list(ph.rows)) + run.store_links())
+        pages.append(Page(f"Latency vs Demand — {name}", (Text((verdict,)), Figure(
+            f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate", png, 150, src))))
+        pages += table_pages(f"Tabular Results — {name}", [table])
+    return pages
+
+
+def demand_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    def top(name: str) -> Callable[[list[PhaseSummary]], float | None]:
+        return lambda phases: sustainable(ramp_phase(phases, name))[0]
+
+    def lat_at_top(name: str) -> Callable[[list[PhaseSummary]], float | None]:
+        def get(phases: list[PhaseSummary]) -> float | None:
+            ph = ramp_phase(phases, name)
+            t = sustainable(ph)[0]
+            return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t else None
+        return get
+
+    return (KeyMetric("max sustainable read IOPS", "IOPS", True, top("read ramp")),
+            KeyMetric("max sustainable write IOPS", "IOPS", True, top("write ramp")),
+            KeyMetric("read latency at max sustainable", "µs", False, lat_at_top("read ramp")),
+            KeyMetric("write latency at max sustainable", "µs", False, lat_at_top("write ramp")))
+
+
+def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    for name, _ in RAMPS:
+        delivered, avg = [], []
+        for r, lab in zip(runs, labels):
+            ph = r.phase(name)
+            st = steps(ph) if ph is not None else []
+            delivered.append(_series(lab, [(s.demand_iops, c.iops) for s, c in st]))
+            avg.append(_series(lab, [(s.demand_iops, c.lat_mean_us) for s, c in st]))
+        if not any(s.x for s in delivered):
+            continue
+        src = f"Source: each run's results.db, phase {name!r}: one cell per demanded rate."
+        png = panels([Panel("delivered vs demanded IOPS", "IOPS", tuple(delivered)),
+                      Panel("average latency vs demand", "latency (µs)", tuple(avg), logy=True)], "demanded IOPS", 150)
+        pages.append(Page(f"Latency vs Demand — {name}, per drive",
+                          (Figure(f"{name}: one line per drive", png, 150, src),)))
+    return pages
+
+
+def demand_view(ph: PhaseSummary, console: Console) -> None:
+    t = RichTable(title=f"{escape(ph.phase.name)}: demanded vs delivered", title_justify="left")
+    for col in ("demanded IOPS", "delivered IOPS", "avg µs", "99.99 % µs", "max µs"):
+        t.add_column(col, justify="right")
+    for s, c in steps(ph):
+        t.add_row(num(s.demand_iops), num(c.iops), num(c.lat_mean_us), num(cell_percentile(c, 99.99)), num(c.lat_max_us))
+    console.print(t)
+    console.print(escape(sustainable(ph)[1]))
+
+
+# -- maximum IOPS -----------------------------------------------------------------------------
+
+
+def best_level(ph: PhaseSummary | None) -> Sample | None:
+    st = [s for s, _ in steps(ph)] if ph is not None else []
+    return max(st, key=lambda s: s.iops) if st else None
+
+
+def maxiops_pages(run: RunData) -> list[Page]:
+    pages: list[Page] = []
+    for op, _ in SEARCHES:
+        search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
+        if search is None or not search.rows:
+            pages.append(Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),)))
+            continue
+        st = steps(search)
+        best = best_level(search)
+        mean = rounds_mean(rounds)
+        decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (search_phase(op), rounds_phase(op))]
+        verdict = (f"Most {op} IOPS in the search at {best.key} ({num(best.iops)} IOPS); "
+                   + (f"{len(rounds.rows)} rounds there averaged {num(mean)} IOPS." if mean is not None
+                      else "the rounds at the optimum were not measured."))
+        src = (f"Source: results.db table cells, phases {search_phase(op)!r} (one cell per outstanding IO) and "
+               f"{rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
+        curve = _series("search", [(float(s.outstanding), c.iops) for s, c in st])
+        items = [Panel(f"{op} IOPS vs outstanding IO (search)", "IOPS", (curve,))]
+        png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
+        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth search", png, 80, src)]
+        if rounds is not None and rounds.rows:
+            rpng = panels([Panel(f"{op} IOPS per round at {best.key}", "IOPS",
+                                 (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 60)
+            blocks.append(Figure(f"Rounds at the optimum ({best.key})", rpng, 60, src))
+        pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
+        rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st]
+        if rounds is not None:
+            rows += [(f"round {r.round}", best.key, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+                     for r in rounds.rows]
+        pages += table_pages(f"Tabular Results — {op}", [Table(
+            f"{op}: search levels, then the rounds at the optimum", ("cell", "outstanding IO", "IOPS", "average (µs)",
+                                                                      "maximum (µs)"), tuple(rows), src,
+            run.raw_links(list(search.rows) + list(rounds.rows if rounds else ())) + run.store_links())])
+    return pages
+
+
+def maxiops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    def mean(op: str) -> Callable[[list[PhaseSummary]], float | None]:
+        return lambda phases: rounds_mean(ramp_phase(phases, rounds_phase(op)))
+
+    return (KeyMetric("max read IOPS (rounds)", "IOPS", True, mean("read")),
+            KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")))
+
+
+def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    items = []
+    for op, _ in SEARCHES:
+        lines = []
+        for r, lab in zip(runs, labels):
+            ph = r.phase(search_phase(op))
+            lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
+        if any(s.x for s in lines):
+            items.append(Panel(f"{op} IOPS vs outstanding IO", "IOPS", tuple(lines)))
+    if not items:
+        return []
+    src = "Source: each run's results.db, phases 'read QD search' and 'write QD search'."
+    return [Page("Maximum IOPS — search per drive", (Figure(
+        "IOPS vs outstanding IO, one line per drive", panels(items, "outstanding IO (log scale)", 150, logx2=True),
+        150, src),))]
+
+
+def maxiops_view(ph: PhaseSummary, console: Console) -> None:
+    t = RichTable(title=escape(ph.phase.name), title_justify="left")
+    for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs"):
+        t.add_column(col, justify="right")
+    for r in ph.rows:
+        t.add_row(escape(r.cell_key), f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}", str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+    console.print(t)
+    best = best_level(ph)
+    if best is not None and ph.phase.name.endswith("search"):
+        console.print(f"most IOPS at {escape(best.key)}: {num(best.iops)} IOPS")
+

@@ -1,0 +1,84 @@
+"""Latency vs IOPS demand (issue 11, item 1): random 4 KiB reads, then writes, at a rising
+demanded rate (fio's rate_iops), one cell per step. Each ramp ends by its DemandShortfall
+rule once delivered IOPS fall short of the demand by more than the tolerance for two steps
+in a row; the rule's outcome (the highest demand met) is the drive's maximum sustainable
+IOPS. Both ramps follow a purge and 4 KiB random-write preconditioning."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import testparams as tp
+from ..decide import DemandShortfall
+from ..plan import Cell, Profile, TestPlan
+from ..report.char_demand import RAMPS, demand_figures, demand_overlays, demand_pages, demand_view
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, characterise_common as cc, no_input, tested_capacity
+
+NAME = "latency-demand"
+QUICK_DEMAND = tuple(range(25_000, 2_000_001, 25_000))
+WARMUP = tp.Param("warmup", 9.0, "unmeasured warm-up before each step or round (fio ramp_time; --quick: 0 unless set)",
+                  lambda t: 0.0 if t.strip() in ("0", "0s") else tp.seconds(t), tp.show_seconds,
+                  source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s")
+
+
+def positive_list(text: str) -> tuple[int, ...]:
+    """An ascending list (tp.int_list) without 0: a 0 IOPS demand or QD 0 means nothing to fio."""
+    values = tp.int_list(text)
+    if values[0] < 1:
+        raise ValueError("give values of at least 1")
+    return values
+
+
+PARAMS = (
+    tp.Param("demand", tuple(range(5000, 2_000_001, 5000)), "demanded IOPS per step: a list (5000,10000,…) or "
+             "START:STEP:STOP", positive_list, lambda v: f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)",
+             source="published reviews (5,000 IOPS steps)"),
+    tp.Param("step_time", 60.0, "how long each demand step is measured (--quick: the cell time unless set)",
+             tp.seconds, tp.show_seconds, source="published reviews"),
+    tp.Param("tolerance", 0.02, "a step falls short when it delivers less than demand × (1 − tolerance)",
+             tp.fraction, tp.show_percent, source="published reviews"),
+    tp.Param("shortfall_steps", 2, "steps in a row that must fall short to end a ramp", tp.positive_int,
+             source="published reviews"),
+    tp.Param("queue_depth", 32, "outstanding IO that carries the demand (one thread); the rate limit, not the "
+             "queue, sets the load", tp.positive_int, source="UNVERIFIED: the reviews do not say; iolab's choice"),
+    WARMUP,
+)
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup(NAME, PARAMS, profile, target)
+    v, given = s.values, tp.given(profile)
+    step_s = profile.cell_seconds if profile.quick and "step_time" not in given else v["step_time"]
+    warmup = 0.0 if profile.quick and "warmup" not in given else v["warmup"]
+    demand = QUICK_DEMAND if profile.quick and "demand" not in given else v["demand"]
+    rule = DemandShortfall(tolerance=v["tolerance"], steps=v["shortfall_steps"])
+    ar = active_fraction(profile, target)
+    phases = list(s.phases)
+    for i, (name, read_pct) in enumerate(RAMPS):
+        cells = tuple(Cell(f"{d} IOPS demanded", Workload.mix("rnd", read_pct, 4 * KiB, threads=1,
+                                                                queue_depth=v["queue_depth"], active_range=ar,
+                                                                duration_s=step_s, ramp_s=warmup, rate_iops=d),
+                           f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB) for d in demand)
+        phase = cc.first_phase(s, name, cells) if i == 0 else cc.next_phase(name, cells)
+        phases.append(replace(phase, stop_rule=rule))
+    rows = s.rows + [
+        ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
+        ("Stop rule", rule.describe()),
+        ("Demand steps run", f"{demand[0]:,} … {demand[-1]:,} IOPS, {len(demand)} steps"
+                             + (" (--quick: 25,000 IOPS steps)" if demand is QUICK_DEMAND else "")),
+    ]
+    notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
+    return TestPlan(NAME, "Latency vs IOPS Demand", f"characterisation ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
+
+
+TEST = TestDef(
+    NAME, "Latency vs IOPS Demand", cc.FAMILY,
+    "RND 4 KiB reads and writes at rising demanded IOPS until the drive falls short: maximum sustainable IOPS",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=demand_figures, pages=demand_pages,
+    overlays=demand_overlays, view=demand_view, short_title="Demand", params=PARAMS + cc.PARAMS,
+)

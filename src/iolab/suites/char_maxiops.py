@@ -1,0 +1,93 @@
+"""Maximum IOPS (issue 11, item 3): random 4 KiB reads, then writes, at rising queue depth
+(1 … 256 by default) until a step gains less than 2 % (the NoGain rule), then rounds of each
+at the search's optimum (60 × 9 s warm-up + 51 s by default). The rounds are phases built
+when the run reaches them, from the search's stored results (a Deferred phase), so a resumed
+run rebuilds them the same way."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping, Sequence
+
+from .. import testparams as tp
+from ..decide import Decision, NoGain, Sample, best_by_iops
+from ..plan import Cell, Deferred, Phase, Profile, TestPlan
+from ..report.char_demand import SEARCHES, maxiops_figures, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase, search_phase
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, characterise_common as cc, no_input, tested_capacity
+from .char_demand import WARMUP, positive_list
+
+NAME = "max-iops"
+
+PARAMS = (
+    tp.Param("queue_depths", tuple(2**k for k in range(9)), "queue depths searched, ascending (1,2,4,…)",
+             positive_list, tp.show_list, source="published reviews (1 … 256, powers of two)"),
+    tp.Param("threads", 1, "threads at every searched queue depth", tp.positive_int,
+             source="UNVERIFIED: the reviews search QD and thread count; iolab searches QD at this thread count"),
+    tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
+             source="published reviews"),
+    tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews"),
+    tp.Param("round_time", 51.0, "each round's measured time, after the warm-up (--quick: the cell time unless set)",
+             tp.seconds, tp.show_seconds, source="published reviews (9 s warm-up + 51 s)"),
+    tp.Param("search_time", 60.0, "each search step (--quick: the cell time unless set)", tp.seconds, tp.show_seconds,
+             source="UNVERIFIED: the reviews do not say; as a PTS cell"),
+    WARMUP,
+)
+QUICK_ROUNDS = 3
+OPTIMUM = "at the optimum"
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup(NAME, PARAMS, profile, target)
+    v, given = s.values, tp.given(profile)
+
+    def scaled(name: str, quick_value):
+        return quick_value if profile.quick and name not in given else v[name]
+
+    search_s, round_s = scaled("search_time", profile.cell_seconds), scaled("round_time", profile.cell_seconds)
+    rounds, warmup = scaled("rounds", QUICK_ROUNDS), scaled("warmup", 0.0)
+    ar, threads = active_fraction(profile, target), v["threads"]
+    rule = NoGain(min_gain=v["min_gain"], steps=1)
+
+    def work(read_pct: float, qd: int, seconds: float) -> Workload:
+        return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds,
+                            ramp_s=warmup)
+
+    def cell(read_pct: float, qd: int, seconds: float, key: str = "") -> Cell:
+        # The rounds' key names no QD: drives with different optima still compare cell by cell.
+        return Cell(key or f"TC{threads}/QD{qd}", work(read_pct, qd, seconds), f"TC{threads}/QD{qd}", 4 * KiB)
+
+    def at_optimum(op: str, read_pct: float):
+        def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
+            best = best_by_iops(search_phase(op), samples[search_phase(op)])
+            qd = best.outstanding // threads
+            phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM),), max_rounds=rounds)
+            return phase, Decision(rounds_phase(op), {"name": "most-iops"},
+                                   f"{best.key} delivered the most {op} IOPS of the search ({best.iops:,.0f}): "
+                                   f"{rounds} rounds there", {"threads": threads, "queue_depth": qd})
+        return build_rounds
+
+    phases: list = list(s.phases)
+    for i, (op, read_pct) in enumerate(SEARCHES):
+        cells = tuple(cell(read_pct, qd, search_s) for qd in v["queue_depths"])
+        search = cc.first_phase(s, search_phase(op), cells) if i == 0 else cc.next_phase(search_phase(op), cells)
+        phases.append(replace(search, stop_rule=rule))
+        phases.append(Deferred(rounds_phase(op), f"the {op} search's most IOPS", at_optimum(op, read_pct)))
+    rows = s.rows + [
+        ("Stimulus", "RND 4 KiB reads, then writes: a queue-depth search, then rounds at its optimum"),
+        ("Stop rule", rule.describe()),
+    ]
+    notes = ("The write search follows the read rounds without a new purge: reads do not change the drive's state.",)
+    return TestPlan(NAME, "Maximum IOPS", f"characterisation ({profile.name})", profile, tuple(phases),
+                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
+
+
+TEST = TestDef(
+    NAME, "Maximum IOPS", cc.FAMILY,
+    "RND 4 KiB read and write queue-depth search for the most IOPS, then rounds at the optimum",
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=maxiops_figures, pages=maxiops_pages,
+    overlays=maxiops_overlays, view=maxiops_view, short_title="Max IOPS", params=PARAMS + cc.PARAMS,
+)

@@ -1,0 +1,58 @@
+"""The latency-demand and max-iops plans: parameters given with --set reach the stop rules and
+cells; the rounds at the optimum are built from the search's best cell."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab import api, testparams
+from iolab.decide import Sample
+from iolab.errors import IolabError
+from iolab.plan import Deferred, Phase
+from iolab.suites import make_profile
+from iolab.targets import parse_target
+
+TARGET = "sim:enterprise-sas"
+
+
+def plan(test: str, *sets: str, quick: bool = False):
+    prof = make_profile(quick=quick, settings=testparams.parse_settings(sets))
+    return api.plans(test, prof, parse_target(TARGET))[0]
+
+
+def test_demand_steps_and_rule_follow_the_settings():
+    p = plan("latency-demand", "demand=1000:1000:3000", "tolerance=5%", "shortfall_steps=3", "step_time=2s")
+    read, write = p.phases
+    assert [c.workload.rate_iops for c in read.cells] == [1000, 2000, 3000]
+    assert [c.workload.read_pct for c in (read.cells[0], write.cells[0])] == [100.0, 0.0]
+    assert read.stop_rule.tolerance == 0.05 and read.stop_rule.steps == 3
+    assert {c.workload.duration_s for c in read.cells} == {2.0}
+    assert read.purge and read.precondition and not write.purge and not write.precondition
+    assert ("tolerance", "5 % (set with --set)") in p.parameters
+
+
+def test_default_demand_is_5000_iops_steps():
+    read = plan("latency-demand").phases[0]
+    assert [c.workload.rate_iops for c in read.cells[:3]] == [5000, 10000, 15000]
+    assert read.stop_rule.tolerance == 0.02 and read.stop_rule.steps == 2
+    # 60 s measured after an unmeasured 9 s warm-up; --quick drops the warm-up
+    assert (read.cells[0].workload.duration_s, read.cells[0].workload.ramp_s) == (60.0, 9.0)
+    quick = plan("latency-demand", quick=True).phases[0].cells
+    assert quick[0].workload.ramp_s == 0.0 and [c.workload.rate_iops for c in quick[:2]] == [25000, 50000]
+
+
+@pytest.mark.parametrize("bad", ["demand=0,5000", "demand=9000,5000", "tolerance=150%"])
+def test_bad_demand_settings_are_refused(bad):
+    with pytest.raises(IolabError, match="--set"):
+        plan("latency-demand", bad)
+
+
+def test_rounds_are_built_at_the_search_optimum():
+    p = plan("max-iops", "queue_depths=1,2,4", "rounds=7", quick=True)
+    search, deferred = p.phases[0], p.phases[1]
+    assert isinstance(search, Phase) and isinstance(deferred, Deferred)
+    samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(search.cells, (10, 30, 20))]
+    built, decision = deferred.build({search.name: samples})
+    [cell] = built.cells
+    assert cell.workload.queue_depth == 2 and cell.workload.read_pct == 100.0
+    assert built.max_rounds == 7 and decision.chosen == {"threads": 1, "queue_depth": 2}
