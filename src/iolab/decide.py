@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import ClassVar, Protocol, Sequence
 
 from .errors import IolabError
+from .results import RoundResult
 from .store import CellRow
 from .units import num
 from .workload import Workload
@@ -30,16 +31,28 @@ class Sample:
     demand_iops: float | None  # the workload's rate limit, when it has one
     outstanding: int  # threads × queue depth
     lat_mean_us: float | None = None
+    # (percentile, µs) for each of PERCENTILE_COLUMNS, from the cell's (merged) histogram
+    percentiles: tuple[tuple[float, float | None], ...] = ()
 
     @classmethod
-    def of(cls, rnd: int, key: str, w: Workload, iops: float, lat_mean_us: float | None) -> "Sample":
-        return cls(rnd, key, iops, w.rate_iops, w.outstanding, lat_mean_us)
+    def of(cls, rnd: int, key: str, w: Workload, result: RoundResult) -> "Sample":
+        return cls(rnd, key, result.iops, w.rate_iops, w.outstanding, result.lat_mean_us,
+                   tuple((p, result.percentile(p)) for p in PERCENTILE_COLUMNS))
+
+    def percentile(self, pct: float) -> float | None:
+        return dict(self.percentiles).get(pct)
+
+
+# The percentiles results.db stores per cell (cellschema), so a resumed run's rules see the
+# same figures the live run saw.
+PERCENTILE_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_999"}
 
 
 def sample_of_row(row: CellRow) -> Sample:
     """A stored cell (its workload is the stored record of Sample.of's workload)."""
     w = row.workload
-    return Sample(row.round, row.cell_key, row.iops, w.get("rate_iops"), w["threads"] * w["queue_depth"], row.lat_mean_us)
+    return Sample(row.round, row.cell_key, row.iops, w.get("rate_iops"), w["threads"] * w["queue_depth"], row.lat_mean_us,
+                  tuple((p, getattr(row, col)) for p, col in PERCENTILE_COLUMNS.items()))
 
 
 @dataclass(frozen=True)
@@ -157,7 +170,65 @@ class NoGain:
                         {"best": top.key, "outstanding": top.outstanding, "iops": top.iops}, s.round, s.key)
 
 
-RULES: dict[str, type] = {r.name: r for r in (DemandShortfall, NoGain)}
+@dataclass(frozen=True)
+class LatencyBound:
+    """A demand ramp ends at the first step whose latency `percentile` (from the step's merged
+    histogram) exceeds `bound_us`; the answer is the highest demand whose percentile met it.
+    A step with no latency measured (no IO completed) breaks the bound: nothing shows it met."""
+
+    name: ClassVar[str] = "latency-bound"
+    percentile: float = 99.0
+    bound_us: float = 1000.0
+
+    def __post_init__(self) -> None:
+        if self.percentile not in PERCENTILE_COLUMNS:
+            raise IolabError(f"stop rule latency-bound percentile: {self.percentile!r} is not allowed; choose one of "
+                             f"{', '.join(f'{p:g}' for p in PERCENTILE_COLUMNS)} (the percentiles stored per cell).")
+        b = self.bound_us
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or b <= 0:
+            raise IolabError(f"stop rule latency-bound bound_us: {b!r} is not allowed; give a latency above 0 µs.")
+
+    def describe(self) -> str:
+        return f"stop at the first demand step whose {self.percentile:g} % latency exceeds {num(self.bound_us)} µs"
+
+    def met(self, s: Sample) -> bool:
+        v = s.percentile(self.percentile)
+        return v is not None and v <= self.bound_us
+
+    def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
+        if not samples or self.met(samples[-1]):
+            return None
+        return self.decide(phase, samples)
+
+    def decide(self, phase: str, samples: Sequence[Sample]) -> Decision:
+        """The answer on a finished ramp, broken or not."""
+        if not samples:
+            return Decision(phase, rule_record(self), "no demand step was measured: no demand step met the bound")
+        s = samples[-1]
+        best = max((m for m in samples if m.demand_iops and self.met(m)), key=lambda m: m.demand_iops, default=None)
+        p = f"{self.percentile:g} %"
+        if self.met(s):
+            head = (f"every step met {p} ≤ {num(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
+                    "(the bound did not break; the maximum may be higher)")
+        else:
+            head = (f"{p} latency {_us(s.percentile(self.percentile))} at a demand of {num(s.demand_iops)} IOPS "
+                    f"(delivered {num(s.iops)}) broke the bound of {num(self.bound_us)} µs")
+        if best is None:
+            tail = "no demand step met the bound"
+            chosen: dict = {}
+        else:
+            tail = (f"highest demand meeting it: {num(best.demand_iops)} IOPS (delivered {num(best.iops)}, "
+                    f"{p} {_us(best.percentile(self.percentile))})")
+            chosen = {"demand_iops": best.demand_iops, "delivered_iops": best.iops,
+                      "latency_us": best.percentile(self.percentile), "step": best.key}
+        return Decision(phase, rule_record(self), f"{head}: {tail}", chosen, s.round, s.key)
+
+
+def _us(v: float | None) -> str:
+    return "not measured" if v is None else f"{num(v)} µs"
+
+
+RULES: dict[str, type] = {r.name: r for r in (DemandShortfall, NoGain, LatencyBound)}
 
 
 def rule_from(record: dict) -> StopRule:

@@ -50,6 +50,8 @@ class Manifest:
     decisions: list[dict] = field(default_factory=list)  # decide.Decision records, in the order made
     # per phase: the drive's own write counters at its start and end (targets/wear.py)
     endurance: dict = field(default_factory=dict)
+    # The legs a split engine ran each round over (--paths/--hosts): name, path, share, host.
+    split: list[dict] = field(default_factory=list)
 
 
 def now_iso() -> str:

@@ -36,6 +36,7 @@ MODULES = {
     "mixed-matrix": "iolab.suites.char_mixed",
     "entropy": "iolab.suites.char_entropy",
     "consistency": "iolab.suites.char_consistency",
+    "latency-bound": "iolab.suites.scale_latbound",
 }
 
 _registered: dict[str, TestDef] = {}

@@ -50,6 +50,12 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
     if m.state == "running":
         raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
+    if m.split:
+        legs = ", ".join(leg["name"] for leg in m.split)
+        raise IolabError(f"run {m.run_id} split its rounds over {len(m.split)} paths or hosts ({legs}); iolab resume "
+                         "cannot rebuild that split yet, and resuming on the target alone would measure something "
+                         f"else. Start a new run with the same --paths/--hosts/--hosts-file: iolab run {m.test} "
+                         f"-t {m.target['spec']} ...")
     target = targets.parse_target(m.target["spec"])
     try:
         profile = Profile(**m.profile)

@@ -29,6 +29,7 @@ from .durable import ResultsDiskFull, is_disk_full
 from .manifest import Manifest, now_iso
 from .store import RunStore
 from .targets import Target, wear
+from .targets.lock import TargetClaim
 from .units import duration
 from .workload import Workload
 
@@ -113,7 +114,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
         parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=plan.rule.describe(),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
-        started=now_iso(), plan=plan_summary(plan),
+        started=now_iso(), plan=plan_summary(plan), split=list(getattr(engine, "split", ())),
     )
 
 
@@ -269,7 +270,7 @@ class Runner:
                 elapsed += result.runtime_s
                 last_writes[planned.key] = result.write.io_bytes
                 if phase.stop_rule is not None:
-                    samples.append(Sample.of(rnd, cell.key, cell.workload, result.iops, result.lat_mean_us))
+                    samples.append(Sample.of(rnd, cell.key, cell.workload, result))
                     decision = phase.stop_rule.check(phase.name, samples)
                     if decision is not None:
                         break
@@ -426,9 +427,14 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     if options.purge_method not in allowed:
         raise IolabError(f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
                          f"use one of {', '.join(allowed)}. Nothing was run or written.")
-    claim = targets.claim(target)
+    # A remote engine writes the hosts' targets, not this machine's path of the same name: a
+    # local claim or check would guard the wrong thing (scaleout.refuse_remote_devices guards them).
+    remote = engine.capabilities.remote
+    claim = TargetClaim(target, None) if remote else targets.claim(target)
     try:
-        overrides = targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
+        overrides = (["the targets are on other hosts: iolab neither claimed nor checked them"
+                      + (" (--allow-unsafe-target: remote block devices allowed)" if options.allow_unsafe else "")]
+                     if remote else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk))
         manifest = new_manifest(plan, target, engine, options)
         manifest.safety_overrides = overrides
         try:

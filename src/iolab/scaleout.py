@@ -43,7 +43,26 @@ def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file
                 targets.check_safe_to_write(leg, allow_unsafe, allow_system_disk)
         return SplitFioEngine(path_legs(tgt, legs), stall_timeout=stall_s)
     host_list = parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)  # type: ignore[arg-type]
-    return SplitFioEngine(host_legs(tgt, host_list), stall_timeout=stall_s)
+    legs = host_legs(tgt, host_list)
+    if not allow_unsafe:
+        refuse_remote_devices(tgt, legs, given[0])
+    return SplitFioEngine(legs, stall_timeout=stall_s)
+
+
+def refuse_remote_devices(tgt: Target, legs, option: str) -> None:
+    """A device on another host cannot be checked from here: fio's server runs the jobs it is
+    sent and reports IO statistics, nothing about mounts, partitions or signatures (a job
+    cannot even send back the data it reads). So a remote device is written only when the
+    user says it holds nothing they need."""
+    devices = [f"{leg.name} opens {leg.target.path}" for leg in legs
+               if tgt.kind == "block" or leg.target.path.startswith("/dev/")]
+    if devices:
+        raise IolabError(
+            f"{option}: {'; '.join(devices)}: a block device on another host. iolab cannot check a remote device "
+            "for filesystems, mounts, partitions or RAID/LVM membership (fio's server only runs the jobs it is sent), "
+            "so it refuses to write one. Give each host a file target (file:PATH?size=...), or, if every listed "
+            "device holds nothing you need, add --allow-unsafe-target (DESTROYS DATA on those devices). "
+            "Nothing was run or written.")
 
 
 def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:

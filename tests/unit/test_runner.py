@@ -10,6 +10,7 @@ import pytest
 
 from iolab import registry, suites
 from iolab.errors import EngineError
+from iolab.engines.sim import SimEngine
 from iolab.results import Histogram, OpStats, RoundResult
 from iolab.runner import RunOptions, Runner, start
 from iolab.runlist import list_runs
@@ -25,6 +26,7 @@ class ScriptedEngine:
     """IOPS per call come from `iops_for(round, call)`; byte budgets are written exactly."""
 
     name = "scripted"
+    capabilities = SimEngine.capabilities  # a local engine, as the runner's protocol requires
 
     def __init__(self, iops_for, fail_at: int | None = None, interrupt_at: int | None = None):
         self.iops_for, self.calls, self.round = iops_for, 0, 0

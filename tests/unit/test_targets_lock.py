@@ -8,10 +8,12 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
-from iolab import registry, resume, suites, targets
+from iolab import registry, resume, scaleout, suites, targets
+from iolab.engines.fio import FioEngine
 from iolab.errors import EngineError, IolabError, RefusedError
 from iolab.runner import RunOptions, Runner, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
@@ -147,6 +149,7 @@ def test_a_file_the_run_creates_is_locked_from_its_creation(tmp_path):
 
 class FailingEngine:
     name = "failing"
+    capabilities = FioEngine.capabilities  # a local engine: the runner claims the target
 
     def version(self):
         return "failing-1"
@@ -213,6 +216,43 @@ def test_a_refused_start_releases_its_claim(tmp_path):
         with pytest.raises(RefusedError, match="not created by iolab"):
             start(_plan(t), t, FailingEngine(), RunOptions(), tmp_path / "runs")
     assert targets.held(t) is None
+
+
+class RemoteEngine(FailingEngine):
+    capabilities = replace(FioEngine.capabilities, remote=True)
+    split = [{"name": "10.0.0.2:8765", "path": "/data/x.img", "share": 1.0, "host": None}]
+
+
+def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tmp_path):
+    f = tmp_path / "photos.tar"  # refused for a local engine above: here it names the hosts' files
+    f.write_bytes(b"precious" * 300_000)
+    t = parse_target(f"file:{f}")
+    store = start(_plan(t), t, RemoteEngine(), RunOptions(), tmp_path / "runs")
+    assert targets.held(t) is None
+    assert store.manifest.safety_overrides == ["the targets are on other hosts: iolab neither claimed nor checked them"]
+    assert store.manifest.split == RemoteEngine.split
+    with pytest.raises(EngineError):
+        Runner(_plan(t), t, RemoteEngine(), store, RunOptions()).run()
+    store.close()
+    # resuming on the target alone would measure something else: refused, naming the legs
+    with pytest.raises(IolabError, match=r"split its rounds over 1 paths or hosts \(10.0.0.2:8765\)"):
+        resume.prepare(store.dir, lambda t: RemoteEngine())
+
+
+def test_hosts_mode_refuses_a_block_device_on_a_host_unless_allowed(tmp_path):
+    from iolab.hosts import parse_hosts
+    from iolab.engines.fio_hosts import host_legs
+    from iolab.scaleout import refuse_remote_devices
+
+    legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("10.0.0.2,10.0.0.3"))
+    refuse_remote_devices(legs[0].target, legs, "--hosts")  # files: nothing to refuse
+    legs[1] = replace(legs[1], target=replace(legs[1].target, path="/dev/nvme0n1"))
+    with pytest.raises(IolabError, match=r"--hosts: 10.0.0.3:8765 opens /dev/nvme0n1: a block device on another "
+                                         r"host. iolab cannot check a remote device for filesystems, mounts"):
+        refuse_remote_devices(legs[0].target, legs, "--hosts")
+    with pytest.raises(IolabError, match="--allow-unsafe-target"):
+        scaleout.engine_for_run(Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "10.0.0.2",
+                                None, None)
 
 
 # --- the kind registry --------------------------------------------------------------------------

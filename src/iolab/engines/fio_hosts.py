@@ -19,7 +19,7 @@ import signal
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..errors import EngineError
@@ -85,6 +85,12 @@ class SplitFioEngine:
                       "(rates added, percentiles from the summed latency bins): " + "; ".join(
                           f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
                       *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())))
+
+    @property
+    def split(self) -> list[dict]:
+        """The legs as the manifest stores them (what a later `iolab resume` would rebuild)."""
+        return [{"name": leg.name, "path": leg.target.path, "share": leg.share,
+                 "host": asdict(leg.host) if leg.host else None} for leg in self.legs]
 
     @property
     def remote(self) -> bool:

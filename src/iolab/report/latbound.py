@@ -1,0 +1,140 @@
+"""Report pages, key figures and terminal view of the latency-bounded maximum-IOPS test
+(suites/scale_latbound.py): the demand ramp against the bound, then the sustained demand's
+IOPS and latency every second and its percentile table. Reads only the run directory."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import matplotlib
+from rich.markup import escape as esc
+
+from ..compare import KeyMetric
+from ..decide import PERCENTILE_COLUMNS
+from ..store import CellRow, RunStore
+from ..summary import PhaseSummary
+from ..units import num
+from . import plots
+from .char_series import _latency_figure, _scatter
+from .model import Figure, Page, Table, Text
+from .rundata import RunData
+from .sections import not_measured_page, table_pages
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+RAMP = "demand ramp"
+SUSTAIN = "sustain"
+
+
+def _rows(phases: Sequence[PhaseSummary], name: str) -> list[CellRow]:
+    ph = next((p for p in phases if p.phase.name == name), None)
+    return list(ph.rows) if ph else []
+
+
+def _sustained(fn) -> "KeyMetric.get":
+    def get(phases: list[PhaseSummary]) -> float | None:
+        rows = _rows(phases, SUSTAIN)
+        return fn(rows[-1]) if rows else None
+    return get
+
+
+def latbound_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("highest demand within the bound (sustained)", "IOPS", True,
+                  _sustained(lambda r: r.workload.get("rate_iops"))),
+        KeyMetric("sustained IOPS delivered", "IOPS", True, _sustained(lambda r: r.iops)),
+        KeyMetric("sustained 99 % latency", "µs", False, _sustained(lambda r: r.p99)),
+        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(lambda r: r.p99_99)),
+    )
+
+
+def _pct(row: CellRow, p: float) -> float | None:
+    return getattr(row, PERCENTILE_COLUMNS[p])
+
+
+def _bound(run: RunData) -> tuple[float, float]:
+    return float(run.value("percentile", 99.0)), float(run.value("bound", 1000.0))
+
+
+def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Figure:
+    demand = [float(r.workload["rate_iops"]) for r in rows]
+    with matplotlib.rc_context(plots.STYLE):
+        fig = plots._figure(95)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        lat = [(d, _pct(r, pct)) for d, r in zip(demand, rows) if _pct(r, pct)]
+        if lat:
+            top.plot(*zip(*lat), marker="o", ms=3, color=plots.color(0), label=f"{pct:g} % latency")
+        top.axhline(bound, color=plots.color(3), ls="--", label=f"bound {num(bound)} µs")
+        top.set_yscale("log")
+        plots._log_ticks(top)
+        top.set_ylabel("latency (µs, log)")
+        top.legend(loc="best", frameon=True)
+        bottom.plot(demand, demand, ls=":", color="grey", label="demanded")
+        bottom.plot(demand, [r.iops for r in rows], marker="o", ms=3, color=plots.color(1), label="delivered")
+        bottom.set_xlabel("demand (IOPS, all hosts/paths)")
+        bottom.set_ylabel("IOPS")
+        bottom.legend(loc="best", frameon=True)
+        plots._thousands(bottom)
+        plots._thousands(bottom, "x")
+        png = plots._png(fig)
+    return Figure(f"{pct:g} % latency and delivered IOPS at each demand step", png, 95, src)
+
+
+def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src: str) -> Table:
+    body = tuple((f"{r.workload['rate_iops']:,}", num(r.iops), num(r.lat_mean_us), num(_pct(r, pct)),
+                  "yes" if (v := _pct(r, pct)) is not None and v <= bound else "NO") for r in rows)
+    return Table(f"demand steps ({pct:g} % ≤ {num(bound)} µs)",
+                 ("demand IOPS", "delivered IOPS", "mean µs", f"{pct:g} % µs", "within bound"), body, src,
+                 run.raw_links(rows) + run.store_links())
+
+
+def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
+    pct, bound = _bound(run)
+    v = _pct(row, pct)
+    held = "yes" if v is not None and v <= bound else "NO: the bound met in the ramp step did not hold"
+    body = ((f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),("IOPS delivered", num(row.iops)), ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
+            ("measured time", f"{row.runtime_s:g} s"), ("mean latency", f"{num(row.lat_mean_us)} µs"),
+            *((f"{p:g} % latency", f"{num(_pct(row, p))} µs") for p in PERCENTILE_COLUMNS),
+            ("maximum latency", f"{num(row.lat_max_us)} µs"))
+    return Table("sustained demand: latency percentiles (merged histogram of every host/path)", ("figure", "value"),
+                 body, src, run.raw_links([row]) + run.store_links())
+
+
+def latbound_pages(run: RunData) -> list[Page]:
+    pct, bound = _bound(run)
+    ramp, sustain = run.phase(RAMP), run.phase(SUSTAIN)
+    if ramp is None or not ramp.rows:
+        return [not_measured_page(run, ramp, "Latency-Bounded IOPS")] if ramp else []
+    rows = list(ramp.rows)
+    src = f"Source: results.db table cells, phase {RAMP!r}; run {run.manifest.run_id}."
+    decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (RAMP, SUSTAIN)]
+    pages = [Page("Latency-Bounded IOPS: demand ramp", (
+        _ramp_figure(rows, pct, bound, src),
+        Text(tuple(decided) or ("No decision was stored (the run ended before the ramp did).",), 30)))]
+    pages += table_pages("Latency-Bounded IOPS: demand steps", [_ramp_table(run, rows, pct, bound, src)])
+    if sustain is None or not sustain.rows:
+        return pages + ([not_measured_page(run, sustain, "Latency-Bounded IOPS: sustain")] if sustain else [])
+    row = sustain.rows[-1]
+    store = RunStore.open(run.dir)
+    try:
+        pts = store.series(row.id)
+    finally:
+        store.close()
+    ssrc = f"Source: results.db tables cells and series (one point per second, cell {row.id}); run {run.manifest.run_id}."
+    t = [p[0] for p in pts]
+    rate = row.workload["rate_iops"]
+    pages.append(Page(f"Latency-Bounded IOPS: {rate:,} IOPS sustained", (
+        Figure("IOPS every second", _scatter(t, [p[1] + p[2] for p in pts], f"{rate:,} IOPS demanded", "IOPS",
+                                             False, 80), 80, ssrc),
+        _latency_figure(t, [p[4] for p in pts], [p[5] for p in pts], ssrc))))
+    pages += table_pages("Latency-Bounded IOPS: sustained percentiles", [_percentile_table(run, row, ssrc)])
+    return pages
+
+
+def latbound_view(ph: PhaseSummary, console: "Console") -> None:
+    for r in ph.rows:
+        pcts = ", ".join(f"{p:g} % {num(_pct(r, p))}" for p in PERCENTILE_COLUMNS)
+        console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts} µs"))
+    if not ph.rows:
+        console.print("no step measured")

@@ -1,0 +1,133 @@
+"""Latency-bounded maximum IOPS (issue 14, #3): a mix (default 70/30 4K random) at rising
+demand (fio rate_iops) on every leg of the run — one target, --paths, --hosts, or the
+simulator — until a latency percentile of a step's merged histogram breaks the bound
+(default 99 % ≤ 1 ms: decide.LatencyBound). The highest demand that met the bound is then
+sustained for a duration (default 1 h) with IOPS and latency every second."""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+from .. import testparams as tp
+from ..decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
+from ..errors import IolabError
+from ..plan import Cell, Deferred, Phase, Profile, TestPlan
+from ..report.latbound import RAMP, SUSTAIN, latbound_figures, latbound_pages, latbound_view
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB, kib_label
+from ..workload import Workload
+from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from .pts_dirth import read_share
+
+
+def _percentile(text: str) -> float:
+    v = float(text.rstrip("%").strip())
+    if v not in PERCENTILE_COLUMNS:
+        raise ValueError(f"choose one of {', '.join(f'{p:g}' for p in PERCENTILE_COLUMNS)}")
+    return v
+
+
+_US = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def _bound_us(text: str) -> float:
+    """'700us', '700µs', '1ms', '0.001s' or a bare number of µs."""
+    t = text.strip().lower()
+    unit = next((u for u in ("us", "µs", "ms", "s") if t.endswith(u)), "")
+    try:
+        v = float(t[:len(t) - len(unit)]) * _US.get(unit, 1.0)
+    except ValueError:
+        raise ValueError("give a latency such as 700us, 1ms or 700 (µs)") from None
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError("give a latency greater than 0")
+    return v
+
+
+def _show_steps(v: tuple[int, ...]) -> str:
+    step = v[1] - v[0] if len(v) > 3 else 0
+    if step and all(b - a == step for a, b in zip(v, v[1:])):
+        return f"{v[0]:,} to {v[-1]:,} by {step:,}"
+    return tp.show_list(v)
+
+
+def _show_us(v: float) -> str:
+    return f"{v:,.6g} µs"
+
+
+PARAMS = (
+    read_share(70, "issue 14: the published scale-out reference point (70/30 4K random)"),
+    tp.Param("block_size", 4 * KiB, "block size of the random mix", tp.size, kib_label, "issue 14"),
+    tp.Param("steps", tuple(range(10_000, 1_000_001, 10_000)),
+             "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
+             "10,000 by 1,000 unless set", tp.int_list, _show_steps, "UNVERIFIED: iolab's choice",
+             quick=tuple(range(1_000, 10_001, 1_000))),
+    tp.Param("percentile", 99.0, "latency percentile the bound applies to (of each step's merged histogram)",
+             _percentile, lambda v: f"{v:g} %", "issue 14 (p99 < 1 ms)"),
+    tp.Param("bound", 1000.0, "latency bound (e.g. 1ms, 700us; a bare number is µs)", _bound_us, _show_us, "issue 14 (p99 < 1 ms)"),
+    tp.Param("threads", 4, "fio jobs over all hosts/paths (outstanding IO = threads × qd, split by share)",
+             tp.positive_int, source="UNVERIFIED: iolab's choice"),
+    tp.Param("qd", 32, "queue depth of each job", tp.positive_int, source="UNVERIFIED: iolab's choice"),
+    tp.Param("sustain", 3600.0, "how long the chosen demand is sustained; --quick uses 5 s unless set", tp.seconds,
+             tp.show_seconds, "issue 14", quick=5.0),
+)
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    v = tp.values(PARAMS, profile, "latency-bound")
+    bs, read = v["block_size"], v["read_pct"]
+    if not supported_block_sizes([bs], target)[0]:
+        raise IolabError(f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
+                         "logical sector; direct IO cannot issue it. Nothing was run or written.")
+    if 0 in v["steps"]:
+        raise IolabError("latency-bound --set steps: a demand of 0 IOPS runs no IO; start at 1 or more. "
+                         "Nothing was run or written.")
+    ar = active_fraction(profile, target)
+    mix = f"{read}/{100 - read}"
+    rule = LatencyBound(v["percentile"], v["bound"])
+
+    def rnd(rate: int, secs: float, name: str) -> Workload:
+        return Workload.mix("rnd", read, bs, threads=v["threads"], queue_depth=v["qd"], active_range=ar,
+                            duration_s=secs, rate_iops=rate, name=name, max_per_second=name == SUSTAIN)
+
+    cells = tuple(Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
+                  for d in v["steps"])
+    ramp = Phase(RAMP, cells, (), purge=False, max_rounds=1, stop_on_steady=False, stop_rule=rule)
+
+    def sustain(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
+        d = rule.decide(RAMP, samples.get(RAMP, ()))
+        if not d.chosen:
+            raise IolabError(f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
+                             "stored; start lower (--set steps=...) or relax --set bound=... .")
+        rate = int(d.chosen["demand_iops"])
+        # one key whatever the rate, so runs that chose different rates still compare
+        cell = Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs)
+        built = Phase(SUSTAIN, (cell,), (), purge=False, max_rounds=1, stop_on_steady=False)
+        return built, Decision(SUSTAIN, {"name": "highest-demand-within-bound", **{
+            k: val for k, val in d.rule.items() if k != "name"}},
+            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}", d.chosen)
+
+    rows = common_parameters(profile, target) + [
+        ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
+        ("Ramp", f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
+                 f"{v['percentile']:g} % latency > {_show_us(v['bound'])}"),
+        ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
+        *tp.parameter_rows(PARAMS, profile, "latency-bound"),
+    ]
+    notes = ("The percentile of each step is that of the step's latency histogram merged over every host and path "
+             "(fio json+ bins summed), never an average of per-host percentiles.",
+             "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.")
+    if profile.quick:
+        notes += ("Quick run: short steps and sustain phase; non-compliant.",)
+    return TestPlan("latency-bound", "Latency-Bounded Maximum IOPS", f"scale-out ({profile.name})", profile,
+                    (ramp, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
+                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
+
+
+TEST = TestDef(
+    "latency-bound", "Latency-Bounded Maximum IOPS", "scale-out",
+    "70/30 4K random at rising demand until p99 > 1 ms, then the highest demand that met it sustained for 1 h",
+    build=no_input(build), key_figures=latbound_figures, pages=latbound_pages, view=latbound_view,
+    short_title="Latency-bound IOPS", params=PARAMS,
+)

@@ -1,0 +1,71 @@
+"""The latency-bounded maximum-IOPS test end to end: on a file with real fio, on the simulated
+drive (where the bound breaks before the drive runs out of IOPS) and on two fio hosts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from iolab.decide import LatencyBound, sample_of_row
+from iolab.engines.merge import breakdown
+from iolab.store import RunStore
+
+from .conftest import iolab
+from .netns import fio_hosts
+from .test_scaleout import hosts_file, run_dir
+
+QUICK = ("--quick", "--cell-time", "500ms", "--no-report")
+# a bound any target meets: these runs check the flow, the simulator run checks the breaking
+LOOSE = ("--set", "steps=200,400", "--set", "bound=10s", "--set", "threads=1", "--set", "qd=4", "--set", "sustain=1s")
+
+
+def check_flow(store: RunStore, rule: LatencyBound) -> None:
+    """The sustain phase ran at the highest stored demand step whose percentile met the bound."""
+    ramp, sustain = store.cells("demand ramp"), store.cells("sustain")
+    met = [r.workload["rate_iops"] for r in ramp if rule.met(sample_of_row(r))]
+    assert store.manifest.state == "complete" and met and len(sustain) == 1
+    assert sustain[0].workload["rate_iops"] == max(met)
+    decisions = [d for d in store.manifest.decisions if d["phase"] == "sustain"]
+    assert len(decisions) == 1 and decisions[0]["chosen"]["demand_iops"] == max(met)
+    for r in (*ramp, *sustain):
+        assert r.p99 is not None and any(f.endswith(".json") for f in r.raw_files)
+
+
+def test_a_quick_run_on_a_file_ramps_then_sustains_the_highest_demand_within_the_bound(scratch):
+    r = iolab("run", "latency-bound", *QUICK, *LOOSE, "--target", f"file:{scratch}/lb.img?size=64MiB",
+              "--runs-dir", str(scratch / "runs"), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    check_flow(store, LatencyBound(99.0, 10e6))
+    assert [c.workload["rate_iops"] for c in store.cells("demand ramp")] == [200, 400]  # never broke: every step ran
+    assert "sustain 400 IOPS" in r.stdout and "did not break" in r.stdout
+
+
+def test_on_the_simulated_drive_the_bound_breaks_while_the_drive_still_delivers_the_demand(scratch):
+    r = iolab("run", "latency-bound", "--quick", "--cell-time", "1s", "--set", "steps=20000:20000:300000",
+              "--set", "bound=300us", "--set", "sustain=2s", "--runs-dir", str(scratch / "runs"), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    check_flow(store, LatencyBound(99.0, 300.0))
+    ramp = store.cells("demand ramp")
+    broke = ramp[-1]
+    assert broke.p99 > 300 and all(c.p99 <= 300 for c in ramp[:-1])
+    assert broke.workload["rate_iops"] < 300000  # the ramp stopped at the bound, not at the last step
+    assert broke.iops >= 0.98 * broke.workload["rate_iops"]  # below the drive's maximum: the demand was delivered
+    ramp_decision = next(d for d in store.manifest.decisions if d["phase"] == "demand ramp")
+    assert ramp_decision["rule"]["name"] == "latency-bound" and ramp_decision["cell"] == broke.cell_key
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")
+def test_two_hosts_are_judged_on_their_merged_percentile(scratch):
+    with fio_hosts(2) as hosts:
+        f, target = hosts_file(scratch, hosts, "16MiB")
+        r = iolab("run", "latency-bound", *QUICK, *LOOSE, "--target", target, "--hosts-file", str(f),
+                  "--runs-dir", str(scratch / "runs"), timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    check_flow(store, LatencyBound(99.0, 10e6))
+    for c in store.cells():
+        assert len(breakdown(c.counters)) == 2  # both hosts ran every step
+        assert c.p99 == pytest.approx(store.histogram(c.id).percentile(99.0))  # the merged histogram's

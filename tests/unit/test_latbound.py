@@ -1,0 +1,69 @@
+"""The latency-bound stop rule on hand-made results: it fires on the first step over the
+bound, answers with the highest demand whose percentile met it, and reads stored cells."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab import registry
+from iolab.decide import LatencyBound, Sample, rule_from, rule_record
+from iolab.errors import IolabError
+from iolab.suites import make_profile
+
+from .test_runner import TARGET
+
+
+def steps(*rows) -> list[Sample]:
+    """(demand, delivered, p99 µs, p99.99 µs) per step."""
+    return [Sample(1, f"{d} demanded", iops, d, 128, None, ((99.0, p99), (99.9, None), (99.99, p4), (99.999, None)))
+            for d, iops, p99, p4 in rows]
+
+
+def test_fires_on_the_first_step_over_the_bound_and_chooses_the_highest_demand_within_it():
+    rule = LatencyBound(99.0, 1000.0)
+    ok = steps((1000, 1000, 200, 900), (2000, 2000, 1000, 1500))
+    assert rule.check("ramp", ok) is None  # exactly at the bound meets it
+    d = rule.check("ramp", ok + steps((4000, 3900, 1001, 3000)))
+    assert d is not None and d.cell == "4000 demanded" and d.rule == {"name": "latency-bound", "percentile": 99.0,
+                                                                       "bound_us": 1000.0}
+    assert d.chosen == {"demand_iops": 2000, "delivered_iops": 2000, "latency_us": 1000, "step": "2000 demanded"}
+    assert "broke the bound" in d.outcome and "2,000 IOPS" in d.outcome
+
+
+def test_the_chosen_percentile_is_the_one_judged_and_an_unmeasured_step_breaks_the_bound():
+    rule = LatencyBound(99.99, 1000.0)
+    d = rule.check("ramp", steps((1000, 1000, 200, 900), (2000, 2000, 300, 1500)))
+    assert d is not None and d.chosen["demand_iops"] == 1000
+    assert LatencyBound(99.0, 1000.0).check("ramp", steps((1000, 0, None, None))).chosen == {}
+
+
+def test_a_ramp_that_never_breaks_the_bound_still_answers_and_says_so():
+    d = LatencyBound(99.0, 1000.0).decide("ramp", steps((1000, 1000, 200, 900), (2000, 2000, 300, 1500)))
+    assert d.chosen["demand_iops"] == 2000 and "did not break" in d.outcome
+
+
+def test_the_rule_round_trips_and_refuses_unstored_percentiles():
+    rule = LatencyBound(99.9, 700.0)
+    assert rule_from(rule_record(rule)) == rule
+    with pytest.raises(IolabError, match="99.5"):
+        LatencyBound(99.5, 700.0)
+    with pytest.raises(IolabError, match="bound_us"):
+        LatencyBound(99.0, 0.0)
+
+
+def test_the_plan_ramps_the_given_steps_then_defers_the_sustain_phase():
+    p = make_profile(quick=True, settings=(("steps", "100:100:300"), ("bound", "700us"), ("percentile", "99.99")))
+    plan = registry.build_plan("latency-bound", p, TARGET)
+    ramp, sustain = plan.phases
+    assert [c.workload.rate_iops for c in ramp.cells] == [100, 200, 300]
+    assert ramp.stop_rule == LatencyBound(99.99, 700.0)
+    assert sustain.name == "sustain" and not hasattr(sustain, "cells")
+    chosen, decision = sustain.build({"demand ramp": steps((100, 100, 50, 60), (200, 199, 900, 600), (300, 250, 200, 9000))})
+    assert [c.workload.rate_iops for c in chosen.cells] == [200] and chosen.cells[0].workload.duration_s == 5.0
+    assert decision.chosen["demand_iops"] == 200
+    with pytest.raises(IolabError, match="no demand step met"):
+        sustain.build({"demand ramp": steps((100, 100, 5000, 6000))})
+    with pytest.raises(IolabError, match="no demand step met"):
+        sustain.build({"demand ramp": []})
+    with pytest.raises(IolabError, match="bound"):
+        registry.build_plan("latency-bound", make_profile(quick=True, settings=(("bound", "fast"),)), TARGET)
