@@ -44,7 +44,7 @@ GRID = (32, 16, 8, 6, 4, 2, 1)
 
 
 def read_share(default: int, source: str) -> Param:
-    return Param("read_pct", default, "Read share (%) of the demand-variation stimulus", percent,
+    return Param("read_pct", default, "Read share (%) of the random stimulus", percent,
                  lambda v: f"{v}/{100 - v} R/W", source)
 
 

@@ -57,20 +57,20 @@ def _show_us(v: float) -> str:
 
 
 PARAMS = (
-    read_share(70, "issue 14: the published scale-out reference point (70/30 4K random)"),
-    tp.Param("block_size", 4 * KiB, "block size of the random mix", tp.size, kib_label, "issue 14"),
+    read_share(70, "the published scale-out reference point (70/30 4K random)"),
+    tp.Param("block_size", 4 * KiB, "block size of the random mix", tp.size, kib_label, "the published scale-out reference point"),
     tp.Param("steps", tuple(range(10_000, 1_000_001, 10_000)),
              "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
              "10,000 by 1,000 unless set", tp.int_list, _show_steps, "UNVERIFIED: iolab's choice",
              quick=tuple(range(1_000, 10_001, 1_000))),
     tp.Param("percentile", 99.0, "latency percentile the bound applies to (of each step's merged histogram)",
-             _percentile, lambda v: f"{v:g} %", "issue 14 (p99 < 1 ms)"),
-    tp.Param("bound", 1000.0, "latency bound (e.g. 1ms, 700us; a bare number is µs)", _bound_us, _show_us, "issue 14 (p99 < 1 ms)"),
+             _percentile, lambda v: f"{v:g} %", "the published scale-out reference point (p99 < 1 ms)"),
+    tp.Param("bound", 1000.0, "latency bound (e.g. 1ms, 700us; a bare number is µs)", _bound_us, _show_us, "the published scale-out reference point (p99 < 1 ms)"),
     tp.Param("threads", 4, "fio jobs over all hosts/paths (outstanding IO = threads × qd, split by share)",
              tp.positive_int, source="UNVERIFIED: iolab's choice"),
     tp.Param("qd", 32, "queue depth of each job", tp.positive_int, source="UNVERIFIED: iolab's choice"),
     tp.Param("sustain", 3600.0, "how long the chosen demand is sustained; --quick uses 5 s unless set", tp.seconds,
-             tp.show_seconds, "issue 14", quick=5.0),
+             tp.show_seconds, "the published scale-out reference point", quick=5.0),
 )
 
 
