@@ -236,7 +236,7 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
         return
     t = Table(expand=True)
     for col in ("test", "family", "sequence", "input", "what it does"):
-        t.add_column(col, no_wrap=col == "test", overflow="fold",
+        t.add_column(col, no_wrap=col == "test", overflow="fold", min_width=min(len(col), 10),
                      ratio=None if col == "test" else 4 if col == "what it does" else 1)
     for d in registry.all():
         t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
