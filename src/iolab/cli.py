@@ -234,10 +234,10 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
                 console.print(f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
                               soft_wrap=True)
         return
-    t = Table(expand=True)
+    t = Table()
     for col in ("test", "family", "sequence", "input", "what it does"):
-        t.add_column(col, no_wrap=col == "test", overflow="fold", min_width=min(len(col), 10),
-                     ratio=None if col == "test" else 4 if col == "what it does" else 1)
+        # the family wraps, so the description keeps room at 80 columns
+        t.add_column(col, no_wrap=col in ("test", "sequence", "input"))
     for d in registry.all():
         t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
                   esc(d.summary))
