@@ -236,8 +236,7 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
         return
     t = Table()
     for col in ("test", "family", "sequence", "input", "what it does"):
-        # the family wraps, so the description keeps room at 80 columns
-        t.add_column(col, no_wrap=col in ("test", "sequence", "input"))
+        t.add_column(col, no_wrap=col != "what it does")
     for d in registry.all():
         t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
                   esc(d.summary))
