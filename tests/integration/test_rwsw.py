@@ -11,6 +11,7 @@ import re
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -192,7 +193,13 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
     result = {}
 
     def work():
-        time.sleep(1.0)  # let the capture arm first
+        # Start the IO once the capture is armed (its tracefs instance traces): `iolab` takes a
+        # couple of seconds to start, so a fixed head start raced it on a slow machine.
+        on = Path("/sys/kernel/tracing/instances/iolab/tracing_on")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (on.exists() and on.read_text().strip() == "1"):
+            time.sleep(0.05)
+        time.sleep(0.2)
         result["fio"] = subprocess.run(
             ["fio", "--name=app", f"--filename={loop_device}", "--rw=randrw", "--rwmixread=70", "--bs=4k", "--direct=1",
              "--ioengine=libaio", "--iodepth=4", "--runtime=2", "--time_based", "--output-format=json"],
@@ -200,7 +207,7 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
 
     t = threading.Thread(target=work)
     t.start()
-    p = iolab("capture", loop_device, "--duration", "4s", "--out", str(out), timeout=120)
+    p = iolab("capture", loop_device, "--duration", "6s", "--out", str(out), timeout=120)
     t.join()
     assert p.returncode == 0, p.stderr + p.stdout
     assert out.is_file() and "response times: yes" in p.stdout
