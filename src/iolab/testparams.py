@@ -115,6 +115,14 @@ def int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+def percent_list(text: str) -> tuple[int, ...]:
+    """int_list of percentages: each from 0 to 100."""
+    values = int_list(text)
+    if values[-1] > 100:
+        raise ValueError(f"{values[-1]} % is more than 100 %; give percentages from 0 to 100")
+    return values
+
+
 def size_list(text: str) -> tuple[int, ...]:
     """'512,4k,64k,1m' -> bytes, ascending."""
     values = tuple(parse_size(x, "size") for x in text.replace(" ", "").split(",") if x)

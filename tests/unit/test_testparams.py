@@ -49,10 +49,12 @@ def test_parsers_accept_what_they_say_and_refuse_the_rest():
     assert testparams.int_list("1,2,4") == (1, 2, 4)
     assert testparams.fraction("2%") == pytest.approx(0.02)
     assert testparams.fraction("0.5") == 0.5
+    assert testparams.percent_list("0,50,100") == (0, 50, 100)
     assert testparams.seconds("2h") == 7200
     assert testparams.size_list("512,4k,1m") == (512, 4096, 1 << 20)
     for parse, bad in ((testparams.int_list, "4,2"), (testparams.int_list, "1:0:5"), (testparams.fraction, "150%"),
-                       (testparams.positive_int, "0"), (testparams.seconds, "0s"), (testparams.size_list, "4k,512")):
+                       (testparams.positive_int, "0"), (testparams.seconds, "0s"), (testparams.size_list, "4k,512"),
+                       (testparams.percent_list, "0,50,101")):
         with pytest.raises((ValueError, IolabError)):
             parse(bad)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from .. import testparams as tp
 from ..chartext import matrix_view
 from ..compare.characterise import mixed_figures, matrix_overlays
-from ..errors import IolabError
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import mixed_pages
 from ..targets import Target
@@ -20,7 +19,7 @@ PARAMS = (
     tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
              source="published reviews", quick=(1, 32)),
     tp.Param("write_pcts", tuple(range(0, 101, 10)), "write shares in % (0: all reads, 100: all writes)",
-             tp.int_list, tp.show_list, source="published reviews", quick=(0, 30, 70, 100)),
+             tp.percent_list, tp.show_list, source="published reviews", quick=(0, 30, 70, 100)),
 )
 
 
@@ -31,9 +30,6 @@ def mix_label(write_pct: int) -> str:
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup("mixed-matrix", PARAMS, profile, target)
     qds, pcts = s.values["qds"], s.values["write_pcts"]
-    if pcts[-1] > 100:
-        raise IolabError(f"--set write_pcts: {pcts[-1]} % is more than 100 %; give shares from 0 to 100. "
-                         "Nothing was run or written.")
     ar = active_fraction(profile, target)
     cells = tuple(
         Cell(cc.cell_key(mix_label(w), qd), Workload.mix("rnd", 100 - w, 4 * KiB, threads=1, queue_depth=qd,
