@@ -26,14 +26,17 @@ CONNECT_TIMEOUT_S = 2.0
 START_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 20.0
 _ADDR_RE = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+))(?::(?P<port>\d+))?$")
-FILE_FIELDS = {"address", "port", "target", "share", "ssh", "ioengine"}
+FILE_FIELDS = {"address", "port", "target", "share", "ssh", "ssh_config", "ioengine"}
+# Made by the remote start command; checked before iolab sends it back in a stop command.
+_REMOTE_DIR_RE = re.compile(r"^/tmp/iolab-fio-server-[A-Za-z0-9]{6,}$")
 
 
 @dataclass(frozen=True)
 class Host:
     """One load generator. `target`: the path its fio opens (None: the run's target path);
     `share`: its weight in the split of the outstanding IO; `ssh`: user@host to start the
-    server over SSH (the server then listens on the remote loopback, reached by a tunnel)."""
+    server over SSH (the server then listens on the remote loopback, reached by a tunnel);
+    `ssh_config`: an ssh_config(5) file for that ssh (port, key, known hosts), else ssh's own."""
 
     address: str
     port: int = DEFAULT_PORT
@@ -41,6 +44,7 @@ class Host:
     share: float = 1.0
     ssh: str | None = None
     ioengine: str = "libaio"  # the remote host's io_uring support is not probed
+    ssh_config: str | None = None
 
     @property
     def name(self) -> str:
@@ -101,10 +105,13 @@ def load_hosts_file(path: Path) -> list[Host]:
         share = t.get("share", 1.0)
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not share > 0:
             raise IolabError(f"{where}: field 'share' is {share!r}; give a number greater than 0.")
-        for key in ("target", "ssh", "ioengine"):
+        for key in ("target", "ssh", "ssh_config", "ioengine"):
             if key in t and (not isinstance(t[key], str) or not t[key]):
                 raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
-        hosts.append(Host(h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio")))
+        if "ssh_config" in t and "ssh" not in t:
+            raise IolabError(f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on).")
+        hosts.append(Host(h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio"),
+                          t.get("ssh_config")))
     return _unique(hosts, f"hosts file {path}")
 
 
@@ -142,15 +149,27 @@ def server_arg(address: str, port: int) -> str:
     return f"{address},{port}"
 
 
-def ssh_commands(h: Host, local_port: int, pidfile: str) -> tuple[list[str], list[str]]:
-    """(start the server on the remote loopback, tunnel local_port to it). BatchMode: no
-    password prompt can hang a run."""
+def ssh_command(h: Host, *args: str) -> list[str]:
+    """ssh to the host with BatchMode (no password or host-key prompt can hang a run)."""
     assert h.ssh
-    opts = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(CONNECT_TIMEOUT_S * 5)}"]
-    start = ["ssh", *opts, h.ssh, f"fio --server={server_arg('127.0.0.1', h.port)} --daemonize={pidfile}"]
-    tunnel = ["ssh", *opts, "-o", "ExitOnForwardFailure=yes", "-N",
-              "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}", h.ssh]
+    return ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(CONNECT_TIMEOUT_S * 5)}",
+            *(["-F", h.ssh_config] if h.ssh_config else []), *args]
+
+
+def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
+    """(start the server on the remote loopback, printing the directory of its pid file;
+    tunnel local_port to it)."""
+    # A fresh directory per server: fio's --daemonize will not write a pid file that exists.
+    start = ssh_command(h, h.ssh, 'd=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; '
+                        f'fio --server={server_arg("127.0.0.1", h.port)} --daemonize="$d/server.pid" '
+                        '|| { rmdir "$d"; exit 1; }; echo "$d"')
+    tunnel = ssh_command(h, "-o", "ExitOnForwardFailure=yes", "-N",
+                         "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}", h.ssh)
     return start, tunnel
+
+
+def ssh_stop_command(h: Host, remote_dir: str) -> list[str]:
+    return ssh_command(h, h.ssh, f'kill "$(cat {remote_dir}/server.pid)"; rm -f {remote_dir}/server.pid; rmdir {remote_dir}')
 
 
 @dataclass
@@ -162,8 +181,15 @@ class Servers:
     started: list[str] = field(default_factory=list)  # what close() stops, for the manifest
     _pidfiles: list[Path] = field(default_factory=list)
     _tunnels: list[subprocess.Popen] = field(default_factory=list)
+    _remote: list[tuple[Host, str]] = field(default_factory=list)  # (host, pid file directory there)
 
     def close(self) -> None:
+        for h, remote_dir in self._remote:
+            try:  # best effort: a host that is gone has no server left to stop
+                subprocess.run(ssh_stop_command(h, remote_dir), capture_output=True, timeout=PROBE_TIMEOUT_S,
+                               stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                pass
         for t in self._tunnels:
             t.terminate()
             try:
@@ -180,6 +206,7 @@ class Servers:
                 pf.parent.rmdir()
         self._tunnels.clear()
         self._pidfiles.clear()
+        self._remote.clear()
 
 
 def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
@@ -205,11 +232,14 @@ def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
     return servers
 
 
-def _wait_answer(address: str, port: int, what: str, servers: Servers) -> None:
+def _wait_answer(address: str, port: int, what: str, servers: Servers, proc: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if answers(address, port, timeout=0.5):
             return
+        if proc is not None and proc.poll() is not None:
+            said = " ".join(proc.stderr.read().decode(errors="replace").split())[-300:] if proc.stderr else ""
+            raise EngineError(f"{what}: ssh exited ({proc.returncode}) before the tunnel was up; ssh said: {said or '(nothing)'}.")
         time.sleep(0.1)
     raise EngineError(f"{what}: started, but nothing answered on {address}:{port} within {START_TIMEOUT_S:g} s.")
 
@@ -232,17 +262,27 @@ def _start_ssh(h: Host, servers: Servers) -> None:
     with socket.socket() as s:  # a free local port for the tunnel
         s.bind(("127.0.0.1", 0))
         local_port = s.getsockname()[1]
-    start, tunnel = ssh_commands(h, local_port, f"/tmp/iolab-fio-server-{h.port}.pid")
+    start, tunnel = ssh_commands(h, local_port)
+    how = (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
+           f"`{' '.join(ssh_command(h, h.ssh, 'fio --version'))}` works from this machine without a prompt")
     try:
-        out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
-    except (FileNotFoundError, subprocess.TimeoutExpired) as e:
-        raise EngineError(f"host {h.name}: starting fio over SSH ({h.ssh}) failed: {e}") from None
-    if out.returncode != 0:
-        raise EngineError(f"host {h.name}: `{' '.join(start)}` failed (exit {out.returncode}): {out.stderr.strip()[-300:]}")
+        out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise EngineError(f"host {h.name}: the ssh client is not installed on this machine (needed by `ssh = {h.ssh!r}`).") from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"host {h.name}: starting fio over SSH ({h.ssh}) did not finish within {PROBE_TIMEOUT_S:g} s; "
+                          f"{how}.") from None
+    remote_dir = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+    if out.returncode != 0 or not _REMOTE_DIR_RE.match(remote_dir):
+        said = " ".join(out.stderr.split())[-300:] or "(nothing)"
+        raise EngineError(f"host {h.name}: starting `fio --server` over SSH as {h.ssh} failed (ssh exit {out.returncode}); "
+                          f"ssh said: {said}. {how}, and that fio is on that host's PATH.")
+    servers._remote.append((h, remote_dir))
+    servers.started.append(f"fio server on {h.ssh} bound to its 127.0.0.1:{h.port} (pid file {remote_dir}/server.pid)")
     proc = subprocess.Popen(tunnel, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     servers._tunnels.append(proc)
     servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:127.0.0.1:{h.port}")
-    _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers)
+    _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers, proc)
     servers.endpoints[h.name] = ("127.0.0.1", local_port)
 
 

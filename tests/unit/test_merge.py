@@ -127,12 +127,14 @@ def test_host_list_and_hosts_file(tmp_path):
 
 
 def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
-    start, tunnel = ssh_commands(Host("10.0.0.2", ssh="bench@10.0.0.2"), 40123, "/tmp/p.pid")
-    assert start[:3] == ["ssh", "-o", "BatchMode=yes"] and start[-2] == "bench@10.0.0.2"
-    assert start[-1] == "fio --server=127.0.0.1,8765 --daemonize=/tmp/p.pid"
+    start, tunnel = ssh_commands(Host("10.0.0.2", ssh="bench@10.0.0.2"), 40123)
+    assert start[:3] == ["ssh", "-o", "BatchMode=yes"] and start[-2] == "bench@10.0.0.2" and "-F" not in start
+    assert "fio --server=127.0.0.1,8765 --daemonize=\"$d/server.pid\"" in start[-1]
     assert "0.0.0.0" not in " ".join(start + tunnel)
     assert tunnel[-3:] == ["-L", "127.0.0.1:40123:127.0.0.1:8765", "bench@10.0.0.2"]
     assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel and "-N" in tunnel
+    start, tunnel = ssh_commands(Host("10.0.0.2", ssh="b", ssh_config="/etc/x.conf"), 40123)
+    assert start[start.index("-F") + 1] == "/etc/x.conf" and tunnel[tunnel.index("-F") + 1] == "/etc/x.conf"
 
 
 def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch):

@@ -1,0 +1,81 @@
+"""The ssh mode of --hosts end to end: iolab starts `fio --server` over SSH on the host's
+loopback, tunnels its port, runs a quick test through the tunnel, and stops the server and
+the tunnel after the run. The host is an sshd the test starts on 127.0.0.1 (tests/integration/sshd.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.merge import breakdown
+from iolab.hosts import answers
+from iolab.store import RunStore
+
+from .conftest import iolab
+from .sshd import available, ssh_host
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not available(), reason="needs root, sshd and ssh")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _servers_on(port: int) -> list[str]:
+    """Command lines of fio servers listening on 127.0.0.1:port (any process of this machine)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if f"--server=127.0.0.1,{port}" in cmd and cmd.startswith("fio"):
+            found.append(cmd)
+    return found
+
+
+def _hosts_file(tmp: Path, dest: str, config: Path, port: int) -> Path:
+    f = tmp / "hosts.toml"
+    f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{dest}"\nssh_config = "{config}"\n'
+                 f'target = "{tmp}/remote.img"\n')
+    return f
+
+
+def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_it(scratch):
+    port = _free_port()
+    with ssh_host() as host:
+        f = _hosts_file(scratch, host.dest, host.config, port)
+        r = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
+                  "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
+                  "--runs-dir", str(scratch / "runs"), timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        # the server ran on the "remote" loopback, and is gone with its pid file directory
+        assert not _servers_on(port) and not answers("127.0.0.1", port)
+        store = RunStore.open(next((scratch / "runs").iterdir()))
+        notes = " ".join(store.manifest.notes)
+        assert f"fio server on {host.dest} bound to its 127.0.0.1:{port}" in notes and "SSH tunnel 127.0.0.1:" in notes
+        remote_dir = notes.split("pid file ")[1].split("/server.pid")[0]
+        assert remote_dir.startswith("/tmp/iolab-fio-server-") and not Path(remote_dir).exists()
+        cells = store.cells()
+        assert cells and all([p.name for p in breakdown(c.counters)] == [f"127.0.0.1:{port}"] for c in cells)
+        assert all(c.read_ios + c.write_ios > 0 for c in cells)
+        assert (scratch / "remote.img").exists() and not (scratch / "local.img").exists()  # the host's fio wrote its path
+
+
+def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):
+    port = _free_port()
+    with ssh_host() as host:
+        f = _hosts_file(scratch, host.dest, host.wrong_key_config, port)
+        r = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report",
+                  "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
+                  "--runs-dir", str(scratch / "runs"), timeout=120)
+    assert r.returncode != 0
+    err = " ".join(r.stderr.split())
+    assert f"host 127.0.0.1:{port}: starting `fio --server` over SSH as {host.dest} failed" in err, r.stderr
+    assert "Permission denied (publickey)" in err and "BatchMode=yes" in err and "Traceback" not in r.stderr
+    assert not _servers_on(port) and not (scratch / "remote.img").exists()
