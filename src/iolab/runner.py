@@ -22,6 +22,7 @@ from .decide import Decision, Sample, rule_record, sample_of_row
 from .engines import Engine, purge_methods
 from .errors import IolabError
 from .identity import target_identity
+from .live import LiveFile
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .steady import SteadyVerdict, evaluate
@@ -364,7 +365,8 @@ class Runner:
         if cell.idle_before_s:
             self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")
         t0, wall0 = time.time(), time.monotonic()
-        result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag, progress=self.progress.live)
+        result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag,
+                                 progress=LiveFile(self.store.dir, tag, self.progress.live))
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
                             workload_record(cell.workload), result, t0, time.time(),

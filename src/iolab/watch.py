@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 from .engines.merge import breakdown
 from .errors import IolabError
+from .live import read as read_live
 from .runlist import list_runs
 from .store import RunStore
 
@@ -60,6 +61,7 @@ def _progress(run_dir: Path) -> dict:
         mean_s = sum(c.runtime_s for c in cells) / len(cells) if cells else None
         left = max(0, (max_rounds - rnd) * per_round + per_round - done_in_round) if ph.stop_reason is None else 0
         verdicts = store.steady_rows(ph.name)
+        running = store.manifest.state == "running"
         return {
             "phase": ph.name, "phases": len(store.manifest.plan.get("phases", ())), "phase_index": ph.ordinal + 1,
             "round": rnd, "max_rounds": max_rounds, "cells_done": done_in_round, "cells_per_round": per_round,
@@ -70,7 +72,10 @@ def _progress(run_dir: Path) -> dict:
             "steady": {"evaluated": bool(verdicts), "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
                        "variables": len(verdicts), "reached": ph.steady},
             # Measurement time only (purges and setup not counted): a bound to the round limit.
-            "eta_s": None if mean_s is None or store.manifest.state != "running" else left * mean_s,
+            "eta_s": None if mean_s is None or not running else left * mean_s,
+            # the cell under way: fio's periodic reports as the runner last wrote them (None for
+            # hosts: fio's client reports each host at the end of its job only)
+            "live": read_live(run_dir) if running else None,
         }
     finally:
         store.close()
@@ -100,7 +105,13 @@ function render(data) {
     cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", cell " + r.cells_done + "/" + r.cells_per_round : null);
     cell(tr, r.last_cell);
     const parts = (r.parts || []).map(p => p.name + ": " + fmt(p.iops)).join("; ");
-    cell(tr, r.iops == null ? null : fmt(r.iops) + (parts ? " (" + parts + ")" : ""));
+    const td_iops = cell(tr, r.iops == null ? null : "last cell " + fmt(r.iops) + (parts ? " (" + parts + ")" : ""));
+    const lv = r.live;
+    if (lv) { const d = document.createElement("div"); d.className = "live";
+      const lp = Object.entries(lv.parts || {}).map(([n, v]) => n + ": " + fmt(v)).join("; ");
+      d.textContent = "now " + lv.cell + " at " + lv.elapsed_s.toFixed(1) + " s: " + (lv.iops == null
+        ? "running (IOPS at the end of the cell)" : fmt(lv.iops) + " IOPS" + (lp ? " (" + lp + ")" : ""));
+      if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
     const s = r.steady;
     cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
          : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));

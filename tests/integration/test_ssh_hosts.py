@@ -50,7 +50,7 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
-        r = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
+        r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
                   "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
                   "--runs-dir", str(scratch / "runs"), timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr

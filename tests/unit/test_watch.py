@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from iolab import registry, suites
+from iolab.live import MIN_INTERVAL_S
 from iolab.runner import RunOptions, Runner, start
 from iolab.watch import serve, snapshot
 from tests.unit.test_report import DriveEngine, record, target
@@ -90,6 +91,60 @@ def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F8
     finally:
         engine.gate.release(1000)
         runner.join(timeout=WAIT_S)
+    assert not runner.is_alive()
+
+
+class SplitProgressEngine(DriveEngine):
+    """Reports two legs' live IOPS mid-cell, one step each time the test releases it, as the
+    split engine does over --paths."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = threading.Semaphore(0)
+
+    def run(self, target, workload, raw_dir, tag, progress=None):
+        for step in (1, 2):
+            if not self.gate.acquire(timeout=WAIT_S):
+                raise KeyboardInterrupt
+            progress(float(step), 1000.0 * step, {"/dev/loop8": 600.0 * step, "/dev/loop9": 400.0 * step})
+        if not self.gate.acquire(timeout=WAIT_S):  # the cell ends when the test has seen it
+            raise KeyboardInterrupt
+        return super().run(target, workload, raw_dir, tag, progress)
+
+
+def test_page_shows_each_paths_live_iops_during_a_cell(server, browser):  # noqa: F811
+    srv, root = server
+    engine = SplitProgressEngine()
+    tgt = target()
+    plan = registry.build_plan("throughput", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), tgt)
+    ids = []
+
+    def run():
+        store = start(plan, tgt, engine, RunOptions(), root)
+        ids.append(store.manifest.run_id)
+        Runner(plan, tgt, engine, store, RunOptions()).run()
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        engine.gate.release(1)
+        browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+        row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
+
+        def shown():
+            return browser.execute_script(f"const r = document.querySelector(\"{row}\"); return r && r.innerText;")
+
+        first = wait_for(lambda: (t := shown()) and "/dev/loop8: 600" in t and t, "the first live report")
+        assert "1,000 IOPS" in first and "/dev/loop9: 400" in first and "at 1.0 s" in first
+        time.sleep(MIN_INTERVAL_S)  # live.json is rewritten at most this often
+        engine.gate.release(1)  # the same cell, a second later: no round was committed in between
+        later = wait_for(lambda: (t := shown()) and "/dev/loop8: 1,200" in t and t, "the second live report")
+        assert "2,000 IOPS" in later and "/dev/loop9: 800" in later and "at 2.0 s" in later
+        errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert not errors, errors
+    finally:
+        engine.gate.release(10000)
+        runner.join(timeout=WAIT_S * 4)
     assert not runner.is_alive()
 
 

@@ -158,8 +158,8 @@ class SplitFioEngine:
             def report(elapsed, iops):
                 with lock:
                     live[i] = iops
-                    if progress is not None:
-                        progress(elapsed, sum(live.values()))
+                    if progress is not None:  # the runner's LiveFile shows each path's share
+                        progress(elapsed, sum(live.values()), {self.legs[j].name: v for j, v in live.items()})
             return report
 
         with ThreadPoolExecutor(max_workers=len(legs)) as pool:

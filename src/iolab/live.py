@@ -1,0 +1,48 @@
+"""Mid-cell progress of a running run, for `iolab watch`: the runner's live-progress callback
+also writes RUN_DIR/live.json (the cell running, seconds into it, live IOPS in total and per
+path or drive of a split round), replaced atomically at most twice a second. It is a view of
+the engine's periodic reports only; no stored result is derived from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+LIVE_NAME = "live.json"
+MIN_INTERVAL_S = 0.5  # fio reports every second; a faster rewrite shows nothing new
+
+
+class LiveFile:
+    """The progress callback the runner gives an engine for one cell: forwards to the display
+    and writes live.json. `parts`: live IOPS per leg of a split round, by leg name."""
+
+    def __init__(self, run_dir: Path, cell: str, forward: Callable[[float, float], None]):
+        self.path = Path(run_dir) / LIVE_NAME
+        self.cell = cell
+        self.forward = forward
+        self._write(0.0, None, {})
+        self._last = 0.0  # the first report is written however soon it comes
+
+    def __call__(self, elapsed_s: float, iops: float, parts: dict[str, float] | None = None) -> None:
+        self.forward(elapsed_s, iops)
+        if time.monotonic() - self._last >= MIN_INTERVAL_S:
+            self._write(elapsed_s, iops, parts or {})
+
+    def _write(self, elapsed_s: float, iops: float | None, parts: dict[str, float]) -> None:
+        self._last = time.monotonic()
+        tmp = self.path.with_name(f".{LIVE_NAME}.tmp")
+        tmp.write_text(json.dumps({"cell": self.cell, "elapsed_s": elapsed_s, "iops": iops, "parts": parts,
+                                   "updated": time.time()}))
+        os.replace(tmp, self.path)
+
+
+def read(run_dir: Path) -> dict | None:
+    """The last live.json written in run_dir (None: none, or caught mid-replace)."""
+    try:
+        data = json.loads((Path(run_dir) / LIVE_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
