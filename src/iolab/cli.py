@@ -39,6 +39,9 @@ def default_target() -> str:
 
 
 TargetOpt = typer.Option(None, "--target", "-t", help="/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (default: the simulated drive).")
+PathsOpt = typer.Option(None, "--paths", help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).")
+HostsOpt = typer.Option(None, "--hosts", help="Run on these fio servers at once (HOST[:PORT],...), splitting the outstanding IO.")
+HostsFileOpt = typer.Option(None, "--hosts-file", help="TOML [[host]] list: address, port, target, share, ssh, ssh_config, ioengine.")
 ProfileOpt = typer.Option("enterprise", "--profile", help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
 SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
 QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
@@ -86,9 +89,9 @@ TEST_HELP = (f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(
 def run(
     test: str = typer.Argument(..., help=TEST_HELP),
     target: Optional[list[str]] = typer.Option(None, "--target", "-t", help=TargetOpt.help + " Repeat for several drives in parallel."),
-    paths: Optional[str] = typer.Option(None, "--paths", help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target)."),
-    hosts: Optional[str] = typer.Option(None, "--hosts", help="Run on these fio servers at once (HOST[:PORT],...), splitting the outstanding IO."),
-    hosts_file: Optional[Path] = typer.Option(None, "--hosts-file", help="TOML [[host]] list: address, port, target, share, ssh."),
+    paths: Optional[str] = PathsOpt,
+    hosts: Optional[str] = HostsOpt,
+    hosts_file: Optional[Path] = HostsFileOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
@@ -323,6 +326,9 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
 def fio_job(
     test: str = typer.Argument(..., help=TEST_HELP),
     target: Optional[str] = TargetOpt,
+    paths: Optional[str] = PathsOpt,
+    hosts: Optional[str] = HostsOpt,
+    hosts_file: Optional[Path] = HostsFileOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
@@ -331,8 +337,10 @@ def fio_job(
     capacity_limit: Optional[str] = CapOpt,
     sets: Optional[list[str]] = SetOpt,
 ):
-    """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by hand."""
+    """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
+    hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
     from .engines.fio import FioEngine
+    from .engines.fio_hosts import legs_job_text
     from .plan import Deferred
     from .runner import cell_tag
 
@@ -341,6 +349,11 @@ def fio_job(
     if tgt.kind == "sim":
         raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")
     engine = FioEngine()
+    split = scaleout.legs_for_run(tgt, paths, hosts, hosts_file)
+
+    def job(w, tag: str) -> str:
+        return legs_job_text(split[0], engine, w, tag) if split else engine.job_text(tgt, w, tag)
+
     for plan in api.plans(test, prof, tgt, workload):
         for phase in plan.phases:
             if isinstance(phase, Deferred):
@@ -349,11 +362,11 @@ def fio_job(
             for i, w in enumerate(phase.precondition):
                 tag = cell_tag(phase.name, 0, i, w.label())
                 print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")
-                print(engine.job_text(tgt, w, tag))
+                print(job(w, tag))
             for i, cell in enumerate(phase.cells):
                 tag = cell_tag(phase.name, 1, i, cell.key)
                 print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
-                print(engine.job_text(tgt, cell.workload, tag))
+                print(job(cell.workload, tag))
 
 
 def main() -> None:

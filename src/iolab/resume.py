@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import registry, targets
 from .engines import Capabilities, Engine, engine_class, purge_methods
+from .engines.fio_hosts import legs_from_manifest, split_engine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
@@ -27,6 +28,7 @@ from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, ce
                      workload_record)
 from .steady import evaluate
 from .store import RunStore
+from .targets.lock import TargetClaim
 
 
 @dataclass
@@ -50,13 +52,11 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
     if m.state == "running":
         raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
-    if m.split:
-        legs = ", ".join(leg["name"] for leg in m.split)
-        raise IolabError(f"run {m.run_id} split its rounds over {len(m.split)} paths or hosts ({legs}); iolab resume "
-                         "cannot rebuild that split yet, and resuming on the target alone would measure something "
-                         f"else. Start a new run with the same --paths/--hosts/--hosts-file: iolab run {m.test} "
-                         f"-t {m.target['spec']} ...")
     target = targets.parse_target(m.target["spec"])
+    # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
+    # targets are not this machine's path, so it is neither claimed nor checked here (as in runner.start).
+    legs = legs_from_manifest(target, m.split) if m.split else None
+    remote = bool(legs and legs[0].host)
     try:
         profile = Profile(**m.profile)
     except TypeError as e:
@@ -73,13 +73,17 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
                          "continue there: a run measures one drive. Start a new run: "
                          f"iolab run {m.test} -t {m.target['spec']}")
-    claim = targets.claim(target)  # one run per target, a resumed one too; Runner.run releases it
+    # one run per target, a resumed one too; Runner.run releases it
+    claim = TargetClaim(target, None) if remote else targets.claim(target)
+    engine = None
     try:
-        targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
-        engine = engine_for(target)
+        if not remote:
+            targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
+        engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk)
+                  if legs else engine_for(target))
         # The purge the run used, as resolved on this device; an engine that owns its device's
         # state (the simulator) has one purge, 'auto'.
-        caps = engine_class(target).capabilities
+        caps = engine.capabilities if legs else engine_class(target).capabilities
         used = m.purges[0]["method"] if m.purges and caps.keeps_state else "auto"
         purge = "none" if "no purge (--purge none)" in m.noncompliance else (
             used if used in purge_methods(target, caps) else "auto")
@@ -89,8 +93,13 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         notes: list[str] = []
         plan = _built(store, plan)
         start = _where(store, plan, target, caps, notes)
+        if remote:
+            notes.append("the targets are on the run's hosts: iolab cannot tell whether they were written since the "
+                         "run stopped (the checks above read this machine's path)")
     except BaseException:
         claim.release()
+        if engine is not None:
+            engine.close()
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine

@@ -14,6 +14,7 @@ import typer
 
 from . import targets
 from .engines import Engine, engine_for
+from .engines.fio_hosts import Leg, host_legs, path_legs, split_engine
 from .errors import IolabError
 from .hosts import load_hosts_file, parse_hosts
 from .targets import Target
@@ -21,48 +22,32 @@ from .targets import Target
 TARGET_FLAGS = ("--target", "-t")
 
 
-def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None,
-                   stall_s: float | None, allow_unsafe: bool = False, allow_system_disk: bool = False) -> Engine:
-    """The engine for `iolab run`: the target's own, or one that splits each round's
-    outstanding IO over several paths or hosts."""
+def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list[Leg], str] | None:
+    """The legs `--paths`/`--hosts`/`--hosts-file` ask for and the option that named them (None:
+    no split). Nothing is checked or connected yet (`iolab fio-job` only prints their jobs)."""
     given = [n for n, v in (("--paths", paths), ("--hosts", hosts), ("--hosts-file", hosts_file)) if v]
     if len(given) > 1:
         raise IolabError(f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both.")
     if not given:
-        return engine_for(tgt, stall_timeout=stall_s)
-    from .engines.fio_hosts import SplitFioEngine, host_legs, path_legs
-
+        return None
     if tgt.kind not in ("block", "file", "nbd"):
         raise IolabError(f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}.")
     if paths:
         legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()]
         if len(legs) < 2 or tgt.path not in {p.path for p in legs}:
             raise IolabError(f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path}).")
-        for leg in legs:  # every path writes the drive: each must pass the checks the target passes
-            if leg.path != tgt.path:
-                targets.check_safe_to_write(leg, allow_unsafe, allow_system_disk)
-        return SplitFioEngine(path_legs(tgt, legs), stall_timeout=stall_s)
-    host_list = parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)  # type: ignore[arg-type]
-    legs = host_legs(tgt, host_list)
-    if not allow_unsafe:
-        refuse_remote_devices(tgt, legs, given[0])
-    return SplitFioEngine(legs, stall_timeout=stall_s)
+        return path_legs(tgt, legs), given[0]
+    return host_legs(tgt, parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)), given[0]  # type: ignore[arg-type]
 
 
-def refuse_remote_devices(tgt: Target, legs, option: str) -> None:
-    """A device on another host cannot be checked from here: fio's server runs the jobs it is
-    sent and reports IO statistics, nothing about mounts, partitions or signatures (a job
-    cannot even send back the data it reads). So a remote device is written only when the
-    user says it holds nothing they need."""
-    devices = [f"{leg.name} opens {leg.target.path}" for leg in legs
-               if tgt.kind == "block" or leg.target.path.startswith("/dev/")]
-    if devices:
-        raise IolabError(
-            f"{option}: {'; '.join(devices)}: a block device on another host. iolab cannot check a remote device "
-            "for filesystems, mounts, partitions or RAID/LVM membership (fio's server only runs the jobs it is sent), "
-            "so it refuses to write one. Give each host a file target (file:PATH?size=...), or, if every listed "
-            "device holds nothing you need, add --allow-unsafe-target (DESTROYS DATA on those devices). "
-            "Nothing was run or written.")
+def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None,
+                   stall_s: float | None, allow_unsafe: bool = False, allow_system_disk: bool = False) -> Engine:
+    """The engine for `iolab run`: the target's own, or one that splits each round's
+    outstanding IO over several paths or hosts."""
+    split = legs_for_run(tgt, paths, hosts, hosts_file)
+    if split is None:
+        return engine_for(tgt, stall_timeout=stall_s)
+    return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk)
 
 
 def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:

@@ -139,3 +139,56 @@ def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_
     while answers("127.0.0.9", port, timeout=0.2) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not answers("127.0.0.9", port)
+
+
+def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_device):
+    from iolab.runlist import list_runs
+
+    from .conftest import IOLAB
+
+    backing = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", loop_device], capture_output=True, text=True).stdout.strip()
+    second = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", backing], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    runs = scratch / "runs"
+    try:
+        proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "500ms", "--max-rounds", "3",
+                                 "--no-report", "--target", loop_device, "--paths", f"{loop_device},{second}",
+                                 "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/SEQ_1024KiB-r02-c01-*.p1.fio")):
+                time.sleep(0.05)
+            assert proc.poll() is None, "the run ended before the kill point"
+            proc.kill()
+        finally:
+            proc.wait()
+        [killed] = list_runs(runs)
+        assert killed.state == "interrupted"
+        r = iolab("resume", str(killed.path), "--no-report", timeout=300)
+    finally:
+        subprocess.run(["losetup", "-d", second], capture_output=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "continues at round 2" in r.stdout
+    store = RunStore.open(killed.path)
+    assert store.manifest.state == "complete"
+    cells = store.cells()
+    assert {c.round for c in store.cells("SEQ 1024KiB")} == {1, 2, 3} and len(cells) == 12
+    for c in cells:  # the resumed rounds are split over both paths too, not run on the target alone
+        parts = breakdown(c.counters)
+        assert [p.name for p in parts] == [loop_device, second], (c.round, c.cell_key)
+        assert sum(p.figures["ios"] for p in parts) == c.read_ios + c.write_ios
+
+
+def test_fio_job_prints_each_hosts_job_file(scratch):
+    f = scratch / "hosts.toml"
+    f.write_text('[[host]]\naddress = "192.0.2.1"\ntarget = "/data/a.img"\nshare = 3\n\n'
+                 '[[host]]\naddress = "192.0.2.2"\nport = 8766\ntarget = "/data/b.img"\n')
+    r = iolab("fio-job", "latency", "--quick", "-t", f"file:{scratch}/x.img?size=16MiB", "--hosts-file", str(f), timeout=60)
+    assert r.returncode == 0, r.stderr
+    blocks = r.stdout.split("; ===== leg ")[1:]
+    tag = next(b.split("(", 1)[1].split(".p1.fio")[0] for b in blocks if b.startswith("1:"))  # a cell both hosts run
+    legs = [b for b in blocks if f"({tag}." in b.split("\n", 1)[0]]
+    assert [b.split(":", 1)[0] for b in legs] == ["0", "1"]
+    assert "--client=192.0.2.1,8765" in legs[0] and "filename=/data/a.img" in legs[0]
+    assert "--client=192.0.2.2,8766" in legs[1] and "filename=/data/b.img" in legs[1]
+    assert not (scratch / "x.img").exists()  # printing connects to nothing and creates nothing

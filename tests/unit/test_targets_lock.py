@@ -220,7 +220,8 @@ def test_a_refused_start_releases_its_claim(tmp_path):
 
 class RemoteEngine(FailingEngine):
     capabilities = replace(FioEngine.capabilities, remote=True)
-    split = [{"name": "10.0.0.2:8765", "path": "/data/x.img", "share": 1.0, "host": None}]
+    split = [{"name": "192.0.2.1:8765", "path": "/data/x.img", "share": 1.0,  # TEST-NET-1: nobody answers
+              "host": {"address": "192.0.2.1", "port": 8765, "target": "/data/x.img"}}]
 
 
 def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tmp_path):
@@ -234,15 +235,16 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
     with pytest.raises(EngineError):
         Runner(_plan(t), t, RemoteEngine(), store, RunOptions()).run()
     store.close()
-    # resuming on the target alone would measure something else: refused, naming the legs
-    with pytest.raises(IolabError, match=r"split its rounds over 1 paths or hosts \(10.0.0.2:8765\)"):
+    # resume goes on over the stored hosts (here unreachable), never on the target alone
+    with pytest.raises(IolabError, match=r"host 192.0.2.1:8765: no fio server answers there"):
         resume.prepare(store.dir, lambda t: RemoteEngine())
+    assert targets.held(t) is None
 
 
 def test_hosts_mode_refuses_a_block_device_on_a_host_unless_allowed(tmp_path):
     from iolab.hosts import parse_hosts
     from iolab.engines.fio_hosts import host_legs
-    from iolab.scaleout import refuse_remote_devices
+    from iolab.engines.fio_hosts import refuse_remote_devices
 
     legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("10.0.0.2,10.0.0.3"))
     refuse_remote_devices(legs[0].target, legs, "--hosts")  # files: nothing to refuse

@@ -22,10 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..errors import EngineError
+from ..errors import EngineError, IolabError
 from ..hosts import Host, Servers, check_versions, server_arg, start_servers
 from ..results import RoundResult
-from ..targets import PurgeOutcome, Target
+from ..targets import PurgeOutcome, Target, check_safe_to_write, parse_target
 from ..workload import Workload
 from .capabilities import Capabilities
 from .fio import FioEngine
@@ -56,6 +56,49 @@ def path_legs(target: Target, paths: list[Target]) -> list[Leg]:
 
 def host_legs(target: Target, hosts: list[Host]) -> list[Leg]:
     return [Leg(h.name, replace(target, path=h.target) if h.target else target, h.share, h) for h in hosts]
+
+
+def legs_from_manifest(target: Target, split: list[dict]) -> list[Leg]:
+    """The legs a run stored in its manifest (`SplitFioEngine.split`), for `iolab resume`."""
+    try:
+        if all(leg.get("host") for leg in split):
+            return [replace(leg, share=float(s["share"])) for leg, s in
+                    zip(host_legs(target, [Host(**s["host"]) for s in split]), split)]
+        return [Leg(s["name"], target if s["path"] == target.path else parse_target(s["path"]) if target.kind == "block"
+                    else replace(target, path=s["path"]), float(s["share"])) for s in split]
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise IolabError(f"the run's stored split {str(split)[:200]} is not one this iolab can rebuild ({e}); "
+                         "start a new run with the same --paths/--hosts/--hosts-file.") from None
+
+
+def split_engine(target: Target, legs: list[Leg], option: str, stall_s: float | None = None,
+                 allow_unsafe: bool = False, allow_system_disk: bool = False) -> "SplitFioEngine":
+    """Check every leg as a run must (each extra path like the target; a device on a host is
+    refused), then start or reach the fio servers."""
+    if legs[0].host is not None:
+        if not allow_unsafe:
+            refuse_remote_devices(target, legs, option)
+    else:
+        for leg in legs:  # every path writes the drive: each must pass the checks the target passes
+            if leg.target.path != target.path:
+                check_safe_to_write(leg.target, allow_unsafe, allow_system_disk)
+    return SplitFioEngine(legs, stall_timeout=stall_s)
+
+
+def refuse_remote_devices(tgt: Target, legs: list[Leg], option: str) -> None:
+    """A device on another host cannot be checked from here: fio's server runs the jobs it is
+    sent and reports IO statistics, nothing about mounts, partitions or signatures (a job
+    cannot even send back the data it reads). So a remote device is written only when the
+    user says it holds nothing they need."""
+    devices = [f"{leg.name} opens {leg.target.path}" for leg in legs
+               if tgt.kind == "block" or leg.target.path.startswith("/dev/")]
+    if devices:
+        raise IolabError(
+            f"{option}: {'; '.join(devices)}: a block device on another host. iolab cannot check a remote device "
+            "for filesystems, mounts, partitions or RAID/LVM membership (fio's server only runs the jobs it is sent), "
+            "so it refuses to write one. Give each host a file target (file:PATH?size=...), or, if every listed "
+            "device holds nothing you need, add --allow-unsafe-target (DESTROYS DATA on those devices). "
+            "Nothing was run or written.")
 
 
 class SplitFioEngine:
@@ -125,17 +168,10 @@ class SplitFioEngine:
         return self.single.set_write_cache(self.legs[0].target, enabled)
 
     def plan(self, workload: Workload) -> list[tuple[int, Leg, Workload]]:
-        split = split_workload(workload, [leg.share for leg in self.legs])
-        return [(i, leg, w) for i, (leg, w) in enumerate(zip(self.legs, split)) if w is not None]
+        return plan_legs(self.legs, workload)
 
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
-        out = []
-        for i, leg, w in self.plan(workload):
-            engine = leg.host.ioengine if leg.host else None
-            text = (build_job(leg.target, w, f"{tag}.p{i}", engine) if engine
-                    else self.single.job_text(leg.target, w, f"{tag}.p{i}"))
-            out.append(f"; ===== leg {i}: {leg.name} ({tag}.p{i}.fio) =====\n{text}")
-        return "\n".join(out)
+        return legs_job_text(self.legs, self.single, workload, tag)
 
     def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str, progress=None) -> RoundResult:
         raw_dir = Path(raw_dir)
@@ -190,6 +226,25 @@ class SplitFioEngine:
     def close(self) -> None:
         if self.servers is not None:
             self.servers.close()
+
+
+def legs_job_text(legs: list[Leg], single: FioEngine, workload: Workload, tag: str) -> str:
+    """Each leg's job file for one round, as the split engine writes them (TAG.pN.fio)."""
+    out = []
+    for i, leg, w in plan_legs(legs, workload):
+        engine = leg.host.ioengine if leg.host else None
+        text = build_job(leg.target, w, f"{tag}.p{i}", engine) if engine else single.job_text(leg.target, w, f"{tag}.p{i}")
+        how = (f"; iolab sends it to the fio server of {leg.name} (together with the other legs): "
+               f"fio --output-format=json+ --client={server_arg(leg.host.address, leg.host.port)} {tag}.p{i}.fio\n"
+               if leg.host else "")
+        out.append(f"; ===== leg {i}: {leg.name} ({tag}.p{i}.fio) =====\n{how}{text}")
+    return "\n".join(out)
+
+
+def plan_legs(legs: list[Leg], workload: Workload) -> list[tuple[int, Leg, Workload]]:
+    """(index, leg, its workload) of the legs that run in a round (a leg may get no IO to run)."""
+    split = split_workload(workload, [leg.share for leg in legs])
+    return [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
 
 
 def run_clients(jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float,
