@@ -8,8 +8,10 @@ SSH tunnel."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -315,3 +317,34 @@ def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "
         if v != local:
             raise IolabError(f"host {h.name} runs {v}, this machine runs {local}; fio's client/server protocol "
                              "needs the same version everywhere. Install the same fio on every host.")
+
+
+# ---------------------------------------------------------------------------------------
+# The host's own view of its target (ssh mode only: fio's server runs jobs, nothing else)
+# ---------------------------------------------------------------------------------------
+
+
+def ssh_runner(h: Host):
+    """run_command's signature, running argv on the host over SSH."""
+    from .targets.host import run_command
+
+    return lambda argv, timeout=60.0: run_command(ssh_command(h, h.ssh, shlex.join(argv)), timeout=timeout)
+
+
+def read_identity_over_ssh(h: Host, path: str) -> dict:
+    """The target as the host sees it: a file by device, inode and size; a block device by
+    model, serial, WWN and size (lsblk). {"not_read": why} when the host did not say."""
+    run = ssh_runner(h)
+    st = run(["stat", "-L", "-c", "%d %i %s %F", path], timeout=PROBE_TIMEOUT_S)
+    if not st.ok:  # e.g. a file the host's fio has not laid out yet: nothing to compare on resume
+        return {"read_on": h.ssh, "path": path, "not_read": st.summary(200)}
+    dev, inode, size, kind = st.text.strip().split(" ", 3)
+    if kind != "block special file":
+        return {"read_on": h.ssh, "kind": "file", "path": path, "dev": int(dev), "inode": int(inode), "size": int(size)}
+    r = run(["lsblk", "-J", "-d", "-b", "-o", "MODEL,SERIAL,WWN,SIZE", path], timeout=PROBE_TIMEOUT_S)
+    try:
+        dev_info = json.loads(r.text)["blockdevices"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return {"read_on": h.ssh, "kind": "block", "path": path, "not_read": r.summary(200)}
+    return {"read_on": h.ssh, "kind": "block", "path": path, "model": dev_info.get("model"),
+            "serial": dev_info.get("serial"), "wwid": dev_info.get("wwn"), "capacity": dev_info.get("size")}

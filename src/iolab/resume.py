@@ -68,7 +68,7 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
                          "(another iolab version, or the target's size changed), so it cannot continue it. "
                          f"Start a new run: iolab run {m.test} -t {m.target['spec']}")
     stored = m.target.get("identity")
-    diff = differences(stored, target_identity(target)) if stored else []
+    diff = differences(stored, target_identity(target)) if stored and not remote else []
     if diff:
         raise IolabError(f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
                          "continue there: a run measures one drive. Start a new run: "
@@ -81,6 +81,10 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk)
                   if legs else engine_for(target))
+        diff = _host_differences(stored, engine.target_identity()) if stored and remote else []
+        if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
+            raise IolabError(f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
+                             f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ...")
         # The purge the run used, as resolved on this device; an engine that owns its device's
         # state (the simulator) has one purge, 'auto'.
         caps = engine.capabilities if legs else engine_class(target).capabilities
@@ -103,6 +107,13 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _host_differences(stored: dict, now: dict) -> list[str]:
+    """Differences of the hosts' targets that were read both times (ssh hosts whose target existed)."""
+    a, b = stored.get("hosts", {}), now.get("hosts", {})
+    return [f"{name}: {d}" for name in sorted(a) if "not_read" not in a[name] and "not_read" not in b.get(name, {"not_read": 1})
+            for d in differences(a[name], b[name])]
 
 
 def _built(store: RunStore, plan: TestPlan) -> TestPlan:

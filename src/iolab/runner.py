@@ -29,7 +29,7 @@ from .steady import SteadyVerdict, evaluate
 from .durable import ResultsDiskFull, is_disk_full
 from .manifest import Manifest, now_iso
 from .store import RunStore
-from .targets import Target, wear
+from .targets import DeviceFacts, Target, wear
 from .targets.lock import TargetClaim
 from .units import duration
 from .workload import Workload
@@ -111,7 +111,9 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
     return Manifest(
         run_id="", test=plan.test, title=plan.title, spec=plan.spec,
         target={"spec": target.spec, "kind": target.kind, "path": target.path, "capacity": target.capacity,
-                "tested_capacity": plan.capacity, "short_name": target.short_name, "facts": asdict(target.facts)},
+                "tested_capacity": plan.capacity, "short_name": target.short_name,
+                # a remote engine's target is on its hosts: this machine's reading of the path is not that drive
+                "facts": asdict(DeviceFacts() if engine.capabilities.remote else target.facts)},
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
         parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=plan.rule.describe(),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
@@ -181,12 +183,13 @@ class Runner:
     # -- the whole run ---------------------------------------------------------------------
     def run(self, start_at: StartAt | None = None) -> None:
         m = self.store.manifest
+        remote = self.engine.capabilities.remote
         try:
             m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
             self.store.write_manifest()
             self.engine.prepare(self.target)
-            if start_at is None:
-                m.target["identity"] = target_identity(self.target)  # what `iolab resume` checks
+            if start_at is None:  # what `iolab resume` checks; a remote engine reads its hosts' targets
+                m.target["identity"] = self.engine.target_identity() if remote else target_identity(self.target)
                 self.store.write_manifest()
             for i, phase in enumerate(self.plan.phases):
                 if start_at is not None and i < start_at.phase:
@@ -194,9 +197,9 @@ class Runner:
                 if isinstance(phase, Deferred):
                     phase = self.build(i, phase)
                 self.progress.phase(self.plan, phase, i)
-                wear.snapshot(m.endurance, phase.name, "start", self.target.path)
+                self.wear(phase.name, "start")
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
-                wear.snapshot(m.endurance, phase.name, "end", self.target.path)
+                self.wear(phase.name, "end")
                 self.store.write_manifest()
         except KeyboardInterrupt as e:
             by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
@@ -374,6 +377,14 @@ class Runner:
                             idle_before_s=cell.idle_before_s)
         self.progress.done(result, time.monotonic() - wall0)
         return result
+
+    def wear(self, phase: str, when: str) -> None:
+        """The drive's write counters: this machine's path, or (a remote engine) each host's drive, read there."""
+        m = self.store.manifest
+        if self.engine.capabilities.remote:
+            m.notes.extend(self.engine.wear_snapshot(m.target.setdefault("host_writes", {}), phase, when))
+        else:
+            wear.snapshot(m.endurance, phase, when, self.target.path)
 
     def idle(self, seconds: float, where: str) -> None:
         caps = self.engine.capabilities

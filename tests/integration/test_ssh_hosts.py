@@ -50,6 +50,8 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
+        with open(scratch / "remote.img", "wb") as img:  # the target, made on the host beforehand
+            img.truncate(16 << 20)
         r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
                   "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
                   "--runs-dir", str(scratch / "runs"), timeout=300)
@@ -64,7 +66,13 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
         cells = store.cells()
         assert cells and all([p.name for p in breakdown(c.counters)] == [f"127.0.0.1:{port}"] for c in cells)
         assert all(c.read_ios + c.write_ios > 0 for c in cells)
-        assert (scratch / "remote.img").exists() and not (scratch / "local.img").exists()  # the host's fio wrote its path
+        assert not (scratch / "local.img").exists()  # the host's fio opened its own path
+        # the target's identity was read on the host, over SSH; nothing read here is shown as that drive's
+        ident = store.manifest.target["identity"]["hosts"][f"127.0.0.1:{port}"]
+        st = os.stat(scratch / "remote.img")
+        assert (ident["read_on"], ident["kind"], ident["inode"]) == (host.dest, "file", st.st_ino)
+        assert "read on each host over SSH: 127.0.0.1:" in notes and "nothing is read on this machine" in notes
+        assert not any(store.manifest.target["facts"].get(k) for k in ("model", "serial"))
 
 
 def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):

@@ -223,6 +223,12 @@ class RemoteEngine(FailingEngine):
     split = [{"name": "192.0.2.1:8765", "path": "/data/x.img", "share": 1.0,  # TEST-NET-1: nobody answers
               "host": {"address": "192.0.2.1", "port": 8765, "target": "/data/x.img"}}]
 
+    def target_identity(self):
+        return {"kind": "hosts", "hosts": {"192.0.2.1:8765": {"not_read": "no SSH access to this host"}}}
+
+    def wear_snapshot(self, record, phase, when):
+        return []
+
 
 def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tmp_path):
     f = tmp_path / "photos.tar"  # refused for a local engine above: here it names the hosts' files

@@ -23,9 +23,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..errors import EngineError, IolabError
-from ..hosts import Host, Servers, check_versions, server_arg, start_servers
+from ..hosts import Host, Servers, check_versions, read_identity_over_ssh, server_arg, ssh_runner, start_servers
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, check_safe_to_write, parse_target
+from ..targets.wear import phase_writes, read_counters
 from ..workload import Workload
 from .capabilities import Capabilities
 from .fio import FioEngine
@@ -127,7 +128,42 @@ class SplitFioEngine:
         self.notes = (f"each round's outstanding IO is split over {len(legs)} {kind}; results are merged exactly "
                       "(rates added, percentiles from the summed latency bins): " + "; ".join(
                           f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
-                      *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())))
+                      *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
+                      *([self._where_read()] if self.servers else ()))
+
+    def _where_read(self) -> str:
+        ssh = [leg.name for leg in self.legs if leg.host and leg.host.ssh]
+        other = [leg.name for leg in self.legs if leg.host and not leg.host.ssh]
+        return ("target identity and the drives' write counters: nothing is read on this machine (its path of the same "
+                "name is not what the hosts write; the target facts shown are empty)"
+                + (f"; read on each host over SSH: {', '.join(ssh)}" if ssh else "")
+                + (f"; not read on {', '.join(other)}: reached through fio's server only, which runs jobs and reports IO "
+                   "statistics (give a host an `ssh` field to read them)" if other else ""))
+
+    def target_identity(self) -> dict:
+        """Each host's target as that host sees it (ssh mode), what `iolab resume` could check."""
+        return {"kind": "hosts", "hosts": {
+            leg.name: read_identity_over_ssh(leg.host, leg.target.path) if leg.host.ssh
+            else {"not_read": "no SSH access to this host"} for leg in self.legs if leg.host}}
+
+    def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
+        """record[host][phase][when]: the write counters of each ssh host's device target, read
+        there. Returns notes for the report at a phase's end (what each host's drive counted)."""
+        notes = []
+        for leg in self.legs:
+            if not (leg.host and leg.host.ssh and leg.target.path.startswith("/dev/")):
+                continue
+            c = read_counters(leg.target.path, ssh_runner(leg.host))
+            if c is not None:
+                record.setdefault(leg.name, {}).setdefault(phase, {})[when] = c.record()
+            got = phase_writes(record.get(leg.name, {}).get(phase, {}))
+            if when == "end":
+                host_b, media_b, source = got if got else (None, None, "")
+                said = (f"{host_b:,} B written by the host, media writes "
+                        + (f"{media_b:,} B" if media_b is not None else "not reported") + f" ({source})"
+                        if host_b is not None else "no write counters reported")
+                notes.append(f"{phase}: {leg.name}'s drive {leg.target.path}, counters read on that host over SSH: {said}")
+        return notes
 
     @property
     def split(self) -> list[dict]:

@@ -82,15 +82,19 @@ def parse_smartctl(text: str) -> WriteCounters | None:
     return WriteCounters(host_bytes, None, "smartctl: write error counter log, gigabytes processed × 10^9 B")
 
 
-def read_counters(path: str) -> WriteCounters | None:
-    """The drive's counters now, or None (not a block device, no tool, nothing reported)."""
-    st = host.stat_or_none(path)
-    if st is None or not stat.S_ISBLK(st.st_mode):
-        return None
+def read_counters(path: str, run=None) -> WriteCounters | None:
+    """The drive's counters now, or None (not a block device, no tool, nothing reported).
+    `run`: how to run a command (default here; hosts mode passes one that runs it over SSH,
+    having checked there that the path is a block device)."""
+    if run is None:
+        st = host.stat_or_none(path)
+        if st is None or not stat.S_ISBLK(st.st_mode):
+            return None
+    run = run or host.run_command
     if Path(path).name.startswith("nvme"):
-        r = host.run_command(["nvme", "smart-log", path, "-o", "json"], timeout=30)
+        r = run(["nvme", "smart-log", path, "-o", "json"], timeout=30)
         return parse_nvme_smart_log(r.text) if r.ok else None
-    r = host.run_command(["smartctl", "-A", "-l", "error", "-j", path], timeout=30)
+    r = run(["smartctl", "-A", "-l", "error", "-j", path], timeout=30)
     # smartctl's exit status is a bit mask of drive conditions; its JSON is still the answer
     return parse_smartctl(r.text) if not r.missing and r.returncode != 124 else None
 
