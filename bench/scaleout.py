@@ -13,12 +13,15 @@ and merging per host (RUSAGE_SELF).
 With --rate-iops 0 each host runs flat out; a null job is then CPU-bound, and on a machine
 with fewer cores than hosts the ratio measures the CPU shared between namespaces, not the
 client/server mechanism. The default cap keeps every host's demand within one core's reach,
-so a ratio below 1 is IO lost in the mechanism. Asserts nothing: it is a measurement.
+so a ratio below 1 is IO lost in the mechanism. It also states this machine's limit: its
+cores, and one flat-out round on 1 and on 4 hosts (the ceiling a null job reaches here, and
+how much of N × one host the CPU allows). Asserts nothing: it is a measurement.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -80,15 +83,24 @@ def main() -> None:
             for n in (1, 2, 4):  # interleaved, so drift on a shared machine hits every N alike
                 results[n].append(once(all_hosts[:n], a.seconds, a.qd, a.rate_iops, Path(tmp), f"n{n}-r{rep}"))
                 time.sleep(0.2)
+        flat = {n: once(all_hosts[:n], a.seconds, a.qd, 0, Path(tmp), f"flat-n{n}")[0] for n in (1, 4)} if a.rate_iops else {}
+    cores = len(os.sched_getaffinity(0))
+    print(f"this machine: {cores} cores usable (shared with whatever else runs), every host and the fio client on them")
+    if flat:
+        print(f"  its limit, flat out (one round each): 1 host {flat[1]:,.0f} IOPS, 4 hosts {flat[4]:,.0f} IOPS = "
+              f"{flat[4] / (4 * flat[1]):.3f} × (4 × one host): a null job is CPU-bound, so flat-out ratios here "
+              f"measure {cores} cores shared by 4 hosts, not the client/server mechanism")
     one = statistics.median(r[0] for r in results[1])
     cap = f"{a.rate_iops:,} IOPS per host" if a.rate_iops else "flat out"
     print(f"null engine, 4 KiB random reads, QD {a.qd}, {a.seconds:g} s, {cap}; medians of {a.repeats}")
-    print(f"{'N':>2} {'aggregate IOPS':>15} {'ratio':>7} {'fio client CPU s/host':>22} {'iolab CPU s/host':>17}")
+    print(f"{'N':>2} {'aggregate IOPS':>15} {'ratio':>7} {'of demand':>10} {'fio client CPU s/host':>22} {'iolab CPU s/host':>17}")
     for n, rs in results.items():
         agg = statistics.median(r[0] for r in rs)
-        print(f"{n:>2} {agg:>15,.0f} {agg / (n * one):>7.3f} {statistics.median(r[1] for r in rs) / n:>22.3f} "
+        demand = f"{agg / (n * a.rate_iops):>10.3f}" if a.rate_iops else f"{'-':>10}"
+        print(f"{n:>2} {agg:>15,.0f} {agg / (n * one):>7.3f} {demand} {statistics.median(r[1] for r in rs) / n:>22.3f} "
               f"{statistics.median(r[2] for r in rs) / n:>17.3f}")
-    print("goal: ratio ≥ 0.95 for every N")
+    print("ratio: aggregate ÷ (N × the one-host IOPS of this run); goal ≥ 0.95 for every N. "
+          "of demand: aggregate ÷ (N × the rate cap)")
 
 
 if __name__ == "__main__":
