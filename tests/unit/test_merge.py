@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,28 @@ def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch)
     with pytest.raises(IolabError, match="host b:8765 runs fio-3.35, this machine runs fio-3.33"):
         hosts.check_versions([Host("a"), Host("b")], servers, "fio-3.33")
     hosts.check_versions([Host("a")], servers, "fio-3.33")
+
+
+def test_the_stored_split_rebuilds_the_same_legs():
+    from iolab.engines.fio_hosts import Leg, SplitFioEngine, host_legs, legs_from_manifest
+    from iolab.targets import parse_target
+
+    t = parse_target("file:/var/tmp/x.img?size=1MiB")
+    hosts = [Host("10.0.0.2", target="/data/a.img", share=3.0, ssh="b@h", ssh_config="/c"), Host("10.0.0.3", 8766)]
+    legs = host_legs(t, hosts)
+    stored = SplitFioEngine.split.fget(type("E", (), {"legs": legs})())  # what the manifest keeps
+    assert legs_from_manifest(t, stored) == legs
+    paths = [Leg("/var/tmp/x.img", t), Leg("/var/tmp/y.img", replace(t, path="/var/tmp/y.img"))]
+    assert legs_from_manifest(t, SplitFioEngine.split.fget(type("E", (), {"legs": paths})())) == paths
+    with pytest.raises(IolabError, match="stored split .* is not one this iolab can rebuild"):
+        legs_from_manifest(t, [{"name": "x", "share": 1.0, "host": {"adress": "10.0.0.2"}}])
+
+
+def test_a_hosts_file_ssh_config_needs_an_ssh_host(tmp_path):
+    f = tmp_path / "hosts.toml"
+    f.write_text('[[host]]\naddress = "10.0.0.2"\nssh = "b@h"\nssh_config = "/etc/b.conf"\n\n'
+                 '[[host]]\naddress = "10.0.0.3"\nssh_config = "/etc/b.conf"\n')
+    with pytest.raises(IolabError, match=r"line 6 \(\[\[host\]\] #2\): field 'ssh_config' needs field 'ssh'"):
+        load_hosts_file(f)
+    f.write_text('[[host]]\naddress = "10.0.0.2"\nssh = "b@h"\nssh_config = "/etc/b.conf"\n')
+    assert load_hosts_file(f)[0].ssh_config == "/etc/b.conf"

@@ -59,12 +59,11 @@ def files(d: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(d)): (p.stat().st_mtime_ns, p.stat().st_size) for p in d.rglob("*")}
 
 
-def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F811
-    srv, root = server
-    engine = GatedEngine()
+def run_in_thread(engine, root: Path) -> tuple[threading.Thread, list[str]]:
+    """A quick throughput run on `engine` in a thread; its id is appended to the list once started."""
     tgt = target()
     plan = registry.build_plan("throughput", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), tgt)
-    ids = []
+    ids: list[str] = []
 
     def run():  # the store's SQLite connection belongs to the thread that opens it
         store = start(plan, tgt, engine, RunOptions(), root)
@@ -73,13 +72,23 @@ def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F8
 
     runner = threading.Thread(target=run)
     runner.start()
+    return runner, ids
+
+
+def run_row(browser, srv, ids: list[str]):
+    """Open the page; returns a function giving the run's row text as shown."""
+    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+    row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
+    return lambda: browser.execute_script(f"const r = document.querySelector(\"{row}\"); return r && r.innerText;")
+
+
+def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F811
+    srv, root = server
+    engine = GatedEngine()
+    runner, ids = run_in_thread(engine, root)
     try:
         engine.gate.release(2)  # the preconditioning cell and the first measurement cell
-        browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
-        row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
-
-        def shown():
-            return browser.execute_script(f"const r = document.querySelector(\"{row}\"); return r && r.innerText;")
+        shown = run_row(browser, srv, ids)
 
         first = wait_for(lambda: (t := shown()) and "round 1 of" in t and t, "round 1 on the page")
         assert "running" in first and "throughput" in first and "SEQ 1024KiB" in first
@@ -115,24 +124,10 @@ class SplitProgressEngine(DriveEngine):
 def test_page_shows_each_paths_live_iops_during_a_cell(server, browser):  # noqa: F811
     srv, root = server
     engine = SplitProgressEngine()
-    tgt = target()
-    plan = registry.build_plan("throughput", suites.make_profile("enterprise", quick=True, cell_seconds=1.0), tgt)
-    ids = []
-
-    def run():
-        store = start(plan, tgt, engine, RunOptions(), root)
-        ids.append(store.manifest.run_id)
-        Runner(plan, tgt, engine, store, RunOptions()).run()
-
-    runner = threading.Thread(target=run)
-    runner.start()
+    runner, ids = run_in_thread(engine, root)
     try:
         engine.gate.release(1)
-        browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
-        row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
-
-        def shown():
-            return browser.execute_script(f"const r = document.querySelector(\"{row}\"); return r && r.innerText;")
+        shown = run_row(browser, srv, ids)
 
         first = wait_for(lambda: (t := shown()) and "/dev/loop8: 600" in t and t, "the first live report")
         assert "1,000 IOPS" in first and "/dev/loop9: 400" in first and "at 1.0 s" in first
