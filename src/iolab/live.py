@@ -23,6 +23,7 @@ class LiveFile:
         self.path = Path(run_dir) / LIVE_NAME
         self.cell = cell
         self.forward = forward
+        self.started = time.time()
         self._write(0.0, None, {})
         self._last = 0.0  # the first report is written however soon it comes
 
@@ -35,7 +36,7 @@ class LiveFile:
         self._last = time.monotonic()
         tmp = self.path.with_name(f".{LIVE_NAME}.tmp")
         tmp.write_text(json.dumps({"cell": self.cell, "elapsed_s": elapsed_s, "iops": iops, "parts": parts,
-                                   "updated": time.time()}))
+                                   "started": self.started, "updated": time.time()}))
         os.replace(tmp, self.path)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import mimetypes
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
@@ -75,10 +76,17 @@ def _progress(run_dir: Path) -> dict:
             "eta_s": None if mean_s is None or not running else left * mean_s,
             # the cell under way: fio's periodic reports as the runner last wrote them (None for
             # hosts: fio's client reports each host at the end of its job only)
-            "live": read_live(run_dir) if running else None,
+            "live": _live(run_dir) if running else None,
         }
     finally:
         store.close()
+
+
+def _live(run_dir: Path) -> dict | None:
+    live = read_live(run_dir)
+    if live is not None and isinstance(live.get("started"), (int, float)):
+        live["running_s"] = max(0.0, time.time() - live["started"])  # wall time: engines without reports
+    return live
 
 
 PAGE = """<!doctype html>
@@ -109,8 +117,9 @@ function render(data) {
     const lv = r.live;
     if (lv) { const d = document.createElement("div"); d.className = "live";
       const lp = Object.entries(lv.parts || {}).map(([n, v]) => n + ": " + fmt(v)).join("; ");
-      d.textContent = "now " + lv.cell + " at " + lv.elapsed_s.toFixed(1) + " s: " + (lv.iops == null
-        ? "running (IOPS at the end of the cell)" : fmt(lv.iops) + " IOPS" + (lp ? " (" + lp + ")" : ""));
+      d.textContent = "now " + lv.cell + (lv.iops == null
+        ? ", running for " + Math.floor(lv.running_s || 0) + " s (IOPS at the end of the cell)"
+        : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lp ? " (" + lp + ")" : ""));
       if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
     const s = r.steady;
     cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"

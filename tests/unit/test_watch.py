@@ -163,3 +163,18 @@ def test_snapshot_shows_each_hosts_iops_of_the_last_cell(tmp_path):
     assert entry["parts"] == [] and entry["iops"] > 0 and entry["steady"]["evaluated"]
     assert entry["eta_s"] is None  # finished: nothing left
     assert run.name == entry["id"]
+
+
+def test_snapshot_shows_the_cell_under_way_before_its_first_report(tmp_path):
+    engine = SplitProgressEngine()  # blocked before its first report, as a host run is until its cell ends
+    runner, ids = run_in_thread(engine, tmp_path)
+    try:
+        live = wait_for(lambda: [r.get("live") for r in snapshot(tmp_path)["runs"] if r.get("live")], "the live cell")[0]
+        assert live["cell"].startswith("SEQ_1024KiB-r00-c00-") and live["iops"] is None and live["parts"] == {}
+        assert live["running_s"] >= 0
+    finally:
+        engine.gate.release(10000)
+        runner.join(timeout=WAIT_S * 4)
+    assert not runner.is_alive()
+    (entry,) = snapshot(tmp_path)["runs"]
+    assert entry["state"] == "complete" and entry["live"] is None  # a finished run shows no cell under way
