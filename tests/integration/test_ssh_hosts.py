@@ -87,3 +87,22 @@ def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):
     assert f"host 127.0.0.1:{port}: starting `fio --server` over SSH as {host.dest} failed" in err, r.stderr
     assert "Permission denied (publickey)" in err and "BatchMode=yes" in err and "Traceback" not in r.stderr
     assert not _servers_on(port) and not (scratch / "remote.img").exists()
+
+
+def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scratch, loop_device):
+    port = _free_port()
+    with ssh_host() as host:
+        f = scratch / "hosts.toml"
+        f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\nssh_config = "{host.config}"\n')
+        r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
+                  "--allow-unsafe-target", "--target", loop_device, "--hosts-file", str(f),
+                  "--runs-dir", str(scratch / "runs"), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(next((scratch / "runs").iterdir()))
+    ident = store.manifest.target["identity"]["hosts"][f"127.0.0.1:{port}"]
+    size = int(Path(f"/sys/block/{Path(loop_device).name}/size").read_text()) * 512
+    assert (ident["read_on"], ident["kind"], ident["capacity"]) == (host.dest, "block", size)
+    # a loop device keeps no write counters: said per phase, never replaced by a local reading
+    notes = store.manifest.notes
+    assert f"main: 127.0.0.1:{port}'s drive {loop_device}, counters read on that host over SSH: no write counters reported" in notes
+    assert store.manifest.endurance == {}
