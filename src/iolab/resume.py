@@ -98,8 +98,9 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         plan = _built(store, plan)
         start = _where(store, plan, target, caps, notes)
         if remote:
-            notes.append("the targets are on the run's hosts: iolab cannot tell whether they were written since the "
-                         "run stopped (the checks above read this machine's path)")
+            notes.append("the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
+                         "run's record; for hosts reached through fio's server only it cannot tell whether their "
+                         "targets were written since the run stopped")
     except BaseException:
         claim.release()
         if engine is not None:
