@@ -11,7 +11,6 @@ from rich.table import Table
 
 from .plan import Phase, TestPlan, step_seconds
 from .results import RoundResult
-from .units import kib_label
 from .workload import Workload
 
 
