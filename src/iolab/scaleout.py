@@ -30,9 +30,10 @@ def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file
         raise IolabError(f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both.")
     if not given:
         return engine_for(tgt, stall_timeout=stall_s)
+    from .engines.fio import FioEngine
     from .engines.fio_hosts import SplitFioEngine, host_legs, path_legs
 
-    if tgt.kind not in ("block", "file", "nbd"):
+    if tgt.kind not in FioEngine.capabilities.drives:  # the split runs fio on every path or host
         raise IolabError(f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}.")
     if paths:
         legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()]
