@@ -2,7 +2,7 @@
 
 Each evaluation replays what a stored run did (its preconditioning, then its cells in the
 order it ran them) on a scaled-down simulated copy of the drive, and compares the figures
-the run measured with those the simulator produced. A bounded coordinate descent in log
+the run measured with those the simulator produced. A bounded pattern search (Hooke-Jeeves) in log
 space over a handful of model parameters (KNOBS) minimises the mean squared log error of
 the fitted figures. The runs are only read (the store is opened read-only); nothing here
 is a measurement of the real drive except the run's own figures.
@@ -42,7 +42,9 @@ KNOBS: tuple[Knob, ...] = (
     Knob("t_prog_us", 50, 20000, "page program time: write IOPS"),
     Knob("op", 0.02, 2.0, "over-provisioning: steady-state write IOPS (write amplification)"),
     Knob("dies_per_channel", 1, 16, "internal parallelism", integer=True),
+    Knob("controller_cores", 1, 16, "controller parallelism: peak small-block IOPS with overhead_us", integer=True),
     Knob("link_mbps", 50, 16000, "host link bandwidth: large-block throughput"),
+    Knob("gc_slice", 1, 64, "GC copies between host commands: how GC shares the drive with host writes", integer=True),
 )
 
 
@@ -263,6 +265,40 @@ def _cost(base: str, params: dict[str, str], scenarios: list[Scenario]) -> tuple
 # -- the search ---------------------------------------------------------------------------
 
 
+def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float, bounds: dict[str, tuple[float, float]],
+                    budget: int, spent: Callable[[], int]) -> tuple[dict[str, float], float]:
+    """Hooke-Jeeves pattern search in log space, from steps of a factor 2 down to 2 %: probe
+    each parameter up and down, then keep moving along the direction the probes found, so
+    parameters that trade off against each other (dies against program time) move together."""
+
+    def clip(p: dict[str, float]) -> dict[str, float]:
+        return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
+
+    def explore(p: dict[str, float], fp: float, step: float) -> tuple[dict[str, float], float]:
+        for n in p:
+            for sign in (1, -1):
+                if spent() >= budget:
+                    return p, fp
+                q = clip(p | {n: p[n] + sign * step})
+                fq = cost(q)
+                if fq < fp:
+                    p, fp = q, fq
+                    break
+        return p, fp
+
+    step = math.log(2.0)
+    while spent() < budget and step > math.log(1.02):
+        y, fy = explore(x, f, step)
+        if fy >= f:
+            step /= 2
+            continue
+        while spent() < budget and fy < f:
+            ahead = clip({n: 2 * y[n] - x[n] for n in y})
+            x, f = y, fy
+            y, fy = explore(ahead, cost(ahead), step)
+    return x, f
+
+
 def _render(k: Knob, x: float) -> str:
     v = math.exp(x)
     return str(int(round(v))) if k.integer else f"{v:.4g}"
@@ -311,22 +347,7 @@ def fit(refs: list[str], base: str, budget: int = 60, sim_capacity: int | None =
     if math.isinf(f):
         raise IolabError(f"--base {base}: the preset cannot run the stored workloads on a "
                          f"{cap / GIB:.3g} GiB copy; give another preset or --capacity.")
-    step = math.log(2.0)
-    while len(cache) < budget and step > math.log(1.02):
-        moved = False
-        for k in KNOBS:
-            for sign in (1, -1):
-                while len(cache) < budget:  # keep going the way that helps
-                    y = dict(x)
-                    y[k.name] = min(max(x[k.name] + sign * step, lo[k.name]), hi[k.name])
-                    if _render(k, y[k.name]) == _render(k, x[k.name]):
-                        break
-                    fy = cost(y)
-                    if fy >= f:
-                        break
-                    x, f, moved = y, fy, True
-        if not moved:
-            step /= 2
+    x, f = _pattern_search(cost, x, f, {k.name: (lo[k.name], hi[k.name]) for k in KNOBS}, budget, lambda: len(cache))
     best = params_of(x)
     sims = cache[tuple(sorted(best.items()))][1]
     residuals = [
@@ -338,7 +359,7 @@ def fit(refs: list[str], base: str, budget: int = 60, sim_capacity: int | None =
     final = {k.name: best[k.name] for k in KNOBS}
     query = "&".join(f"{k}={v}" for k, v in {"user_gb": f"{drive_cap / 1e9:.6g}", **final}.items())
     notes = [n for sc in scenarios for n in sc.notes] + [
-        f"fitted in log space, coordinate descent, {len(cache)} of at most {budget} evaluations; every other "
+        f"fitted in log space, pattern search, {len(cache)} of at most {budget} evaluations; every other "
         f"parameter is {base}'s",
         f"the fitted drive keeps the measured drive's capacity ({drive_cap / 1e9:.4g} GB) and the fitted over-provisioning",
     ]
