@@ -304,14 +304,14 @@ def _render(k: Knob, x: float) -> str:
     return str(int(round(v))) if k.integer else f"{v:.4g}"
 
 
-def _start(base: str, sim_capacity: int, overrides: dict[str, str]) -> dict[str, float]:
+def _start(base: str, sim_capacity: int) -> dict[str, float]:
     try:
-        info = json.loads(_sim.describe(base, [("user_gb", f"{sim_capacity / 1e9:.9g}"), *overrides.items()]))
+        if json.loads(_sim.describe(base, []))["kind"] != "ssd":
+            raise IolabError(f"--base {base} is a simulated HDD; calibration fits the SSD model (give an SSD preset; "
+                             "`iolab sim presets` lists them).")
+        info = json.loads(_sim.describe(base, [("user_gb", f"{sim_capacity / 1e9:.9g}")]))
     except ValueError as e:
         raise IolabError(f"--base {base}: {e}") from None
-    if info["kind"] != "ssd":
-        raise IolabError(f"--base {base} is a simulated HDD; calibration fits the SSD model (give an SSD preset; "
-                         "`iolab sim presets` lists them).")
     values = dict(info["params"]) | {"op": str(info["op"]), "link_mbps": str(info["link_mbps"])}
     return {k.name: math.log(min(max(float(values[k.name]), k.lo), k.hi)) for k in KNOBS}
 
@@ -326,7 +326,7 @@ def fit(refs: list[str], base: str, budget: int = 60, sim_capacity: int | None =
     scenarios = [s for s, _ in loaded]
     drive_cap = loaded[0][1]
     fixed = {"user_gb": f"{cap / 1e9:.9g}"}
-    x = _start(base, cap, {})
+    x = _start(base, cap)
     lo = {k.name: math.log(k.lo) for k in KNOBS}
     hi = {k.name: math.log(k.hi) for k in KNOBS}
     cache: dict[tuple, tuple[float, dict]] = {}

@@ -195,14 +195,24 @@ def sim_calibrate(
     if as_json:
         print(json.dumps(asdict(res), indent=2))
         return
+    runs_seen = list(dict.fromkeys(r.run_id for r in res.residuals))
     t = Table(title="residuals (simulated vs measured)", title_justify="left")
     for col in ("run", "figure", "measured", "simulated", "error", "fitted"):
         t.add_column(col, justify="right" if col in ("measured", "simulated", "error") else "left")
+    num = lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"  # noqa: E731
+    whys: dict[str, list[str]] = {}
     for r in res.residuals:
-        t.add_row(esc(r.run_id), esc(r.figure), f"{r.measured:,.4g} {r.unit}",
-                  "—" if r.simulated is None else f"{r.simulated:,.4g}",
-                  "—" if r.error_pct is None else f"{r.error_pct:+.1f} %", "yes" if r.fitted else esc(f"no: {r.why}"))
+        if not r.fitted:
+            whys.setdefault(r.why, []).append(r.figure)
+        t.add_row(str(runs_seen.index(r.run_id) + 1), esc(r.figure), f"{num(r.measured)} {esc(r.unit)}",
+                  "—" if r.simulated is None else num(r.simulated),
+                  "—" if r.error_pct is None else f"{r.error_pct:+.1f} %", "yes" if r.fitted else "no")
     console.print(t)
+    for i, run_id in enumerate(runs_seen, 1):
+        console.print(f"run {i}: {esc(run_id)}", soft_wrap=True)
+    for why, figs in whys.items():
+        console.print(f"not fitted ({len(figs)}: {esc(', '.join(figs[:4]))}{', …' if len(figs) > 4 else ''}): {esc(why)}",
+                      soft_wrap=True)
     console.print(f"RMS error of the fitted figures: {res.error_before:.1%} at the start ({esc(res.base)}), "
                   f"{res.error_after:.1%} fitted; {res.evaluations} evaluations on a {res.sim_capacity_bytes / 2**30:.3g} GiB copy")
     for k, v in res.params.items():
