@@ -316,7 +316,7 @@ def _start(base: str, sim_capacity: int) -> dict[str, float]:
     return {k.name: math.log(min(max(float(values[k.name]), k.lo), k.hi)) for k in KNOBS}
 
 
-def fit(refs: list[str], base: str, budget: int = 60, sim_capacity: int | None = None, cell_s: float = 0.25,
+def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None = None, cell_s: float = 0.25,
         rounds: int = 2, on_step: Callable[[int, float], None] | None = None) -> Calibration:
     """Fit KNOBS of preset `base` to the stored runs; at most `budget` evaluations."""
     if budget < 1:

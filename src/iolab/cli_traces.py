@@ -170,7 +170,7 @@ def sim_presets():
 def sim_calibrate(
     runs: list[str] = typer.Argument(..., metavar="RUN", help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs."),
     base: str = typer.Option("enterprise-sas", "--base", help="The SSD preset to start from; its parameters other than the fitted ones are kept."),
-    budget: int = typer.Option(60, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."),
+    budget: int = typer.Option(120, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."),
     capacity: Optional[str] = typer.Option(None, "--capacity", help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB)."),
     cell_time: str = typer.Option("250ms", "--cell-time", help="Cell length in an evaluation (the run's own when shorter)."),
     rounds: int = typer.Option(2, "--rounds", help="Cell loops per evaluation after preconditioning; the last is compared."),
