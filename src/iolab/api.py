@@ -17,8 +17,6 @@ from typing import Callable, Sequence
 from . import registry, suites
 from . import resume as resuming
 from .compare import KeyMetric, open_runs
-from .compare.pages import write_comparison
-from .compare.sequence import write_sequence_comparison
 from .errors import IolabError
 from .plan import Profile, TestPlan
 from .report import build_document as _build_document
@@ -167,6 +165,10 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) 
     """Write one comparison report (HTML and PDF) for these runs; returns the paths written.
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
+    # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
+    from .compare.pages import write_comparison
+    from .compare.sequence import write_sequence_comparison
+
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}
     seq = _summary_sequence(tests)

@@ -135,6 +135,7 @@ def run(
 
     def planned(plans, i: int) -> None:
         if len(plans) > 1:
+            progress.in_sequence(plans, i)
             console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:]))}", soft_wrap=True)
 
     def started(store: RunStore) -> None:
@@ -224,7 +225,7 @@ def resume(
 
 @app.command()
 def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE).")):
-    """List the tests iolab can run (name, family, sequence, input, what it does), or one test's parameters."""
+    """List the tests iolab can run by family (name, sequence, input, what it does), or one test's parameters."""
     from rich.table import Table
 
     if test is not None:
@@ -237,13 +238,17 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
                 console.print(f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
                               soft_wrap=True)
         return
-    t = Table()
-    for col in ("test", "family", "sequence", "input", "what it does"):
-        t.add_column(col, no_wrap=col != "what it does")
+    families: dict[str, list] = {}
     for d in registry.all():
-        t.add_row(esc(d.name), esc(d.family), (d.sequence or "—") + (" (--all)" if d.optional else ""), "--workload" if d.needs_workload else "—",
-                  esc(d.summary))
-    console.print(t)
+        families.setdefault(d.family, []).append(d)
+    for family, defs in families.items():  # one table per family: the description keeps the width
+        t = Table(title=esc(family), title_justify="left", title_style="bold")
+        for col in ("test", "sequence", "input", "what it does"):
+            t.add_column(col, no_wrap=col != "what it does")
+        for d in defs:
+            t.add_row(esc(d.name), (d.sequence or "—") + (" (--all)" if d.optional else ""),
+                      "--workload" if d.needs_workload else "—", esc(d.summary))
+        console.print(t)
 
 
 @app.command()

@@ -164,3 +164,60 @@ def sim_presets():
         console.print(t)
 
 
+
+
+@sim_app.command("calibrate")
+def sim_calibrate(
+    runs: list[str] = typer.Argument(..., metavar="RUN", help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs."),
+    base: str = typer.Option("enterprise-sas", "--base", help="The SSD preset to start from; its parameters other than the fitted ones are kept."),
+    budget: int = typer.Option(120, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."),
+    capacity: Optional[str] = typer.Option(None, "--capacity", help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB)."),
+    cell_time: str = typer.Option("250ms", "--cell-time", help="Cell length in an evaluation (the run's own when shorter)."),
+    rounds: int = typer.Option(2, "--rounds", help="Cell loops per evaluation after preconditioning; the last is compared."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+):
+    """Fit a simulated SSD's parameters to a real drive's stored runs: prints the fitted target spec and the residuals."""
+    import json
+    import math
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from .calibrate import fit
+
+    if rounds < 1:
+        raise IolabError(f"--rounds {rounds}: give at least 1.")
+    cap = parse_size(capacity, "--capacity") if capacity else None
+    cell_s = parse_duration(cell_time, "--cell-time")
+    with err.status("calibrating") as status:
+        res = fit(runs, base, budget=budget, sim_capacity=cap, cell_s=cell_s, rounds=rounds,
+                  on_step=lambda n, e: status.update(f"calibrating: evaluation {n} of ≤{budget}, RMS error {math.exp(e) - 1:.1%}"))
+    if as_json:
+        print(json.dumps(asdict(res), indent=2))
+        return
+    runs_seen = list(dict.fromkeys(r.run_id for r in res.residuals))
+    t = Table(title="residuals (simulated vs measured)", title_justify="left")
+    for col in ("run", "figure", "measured", "simulated", "error", "fitted"):
+        t.add_column(col, justify="right" if col in ("measured", "simulated", "error") else "left")
+    num = lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"  # noqa: E731
+    whys: dict[str, list[str]] = {}
+    for r in res.residuals:
+        if not r.fitted:
+            whys.setdefault(r.why, []).append(r.figure)
+        t.add_row(str(runs_seen.index(r.run_id) + 1), esc(r.figure), f"{num(r.measured)} {esc(r.unit)}",
+                  "—" if r.simulated is None else num(r.simulated),
+                  "—" if r.error_pct is None else f"{r.error_pct:+.1f} %", "yes" if r.fitted else "no")
+    console.print(t)
+    for i, run_id in enumerate(runs_seen, 1):
+        console.print(f"run {i}: {esc(run_id)}", soft_wrap=True)
+    for why, figs in whys.items():
+        console.print(f"not fitted ({len(figs)}: {esc(', '.join(figs[:4]))}{', …' if len(figs) > 4 else ''}): {esc(why)}",
+                      soft_wrap=True)
+    console.print(f"RMS error of the fitted figures: {res.error_before:.1%} at the start ({esc(res.base)}), "
+                  f"{res.error_after:.1%} fitted; {res.evaluations} evaluations on a {res.sim_capacity_bytes / 2**30:.3g} GiB copy")
+    for k, v in res.params.items():
+        console.print(f"  {esc(k)}: {esc(res.start[k])} → {esc(v)}")
+    for n in res.notes:
+        console.print(f"note: {esc(n)}", soft_wrap=True)
+    console.print("fitted target (a model of the measured drive, not a measurement):")
+    console.print(esc(res.spec), soft_wrap=True, highlight=False)

@@ -165,6 +165,10 @@ class Profile:
         return SteadyRule(max_rounds=self.max_rounds, strict=self.strict_steady)
 
 
+
+def step_seconds(w: Workload) -> float:
+    return (w.duration_s or 0.0) + w.ramp_s  # a fill by bytes has no planned time
+
 @dataclass(frozen=True)
 class TestPlan:
     test: str  # 'iops', 'throughput', 'latency', 'wsat'
@@ -180,18 +184,20 @@ class TestPlan:
     # in the manifest so a report reads typed values, not the text of `parameters`.
     values: Mapping[str, Any] = field(default_factory=dict)
 
-    def measured_seconds(self) -> tuple[float, float]:
-        """(earliest, latest) time the timed cells of the plan take, with their idles: a phase that stops at
-        steady state runs between a window of rounds and its round limit; one that runs to a
-        time budget runs to it; a write budget can end a phase after its first round. Steps
-        with a byte budget (preconditioning) are not in it: their time is the drive's speed."""
+    def timed_seconds(self) -> tuple[float, float]:
+        """(earliest, latest) time the plan's timed steps take, with their ramps and idles: a phase that
+        stops at steady state runs between a window of rounds and its round limit; one that runs to a
+        time budget runs to it; a write budget can end a phase after its first round. Steps with a
+        byte budget (fills) are not in it: their time is the drive's speed. The one estimate behind
+        every ETA iolab prints."""
         early = late = 0.0
         for ph in self.phases:
             if isinstance(ph, Deferred):  # its cells exist only once the phases before it ran
                 early, late = early + ph.seconds, late + ph.seconds
                 continue
+            timed = sum(step_seconds(w) for w in ph.precondition)
             # idles are wall time the run takes too (Host Idle Recovery: 10.5 h of its ~13 h)
-            per_round = sum((c.workload.duration_s or 0.0) + (c.idle_before_s or 0.0) for c in ph.cells)
+            per_round = sum(step_seconds(c.workload) + (c.idle_before_s or 0.0) for c in ph.cells)
             most = per_round * ph.max_rounds
             if ph.budget_seconds is not None:
                 most = min(most, ph.budget_seconds)
@@ -201,7 +207,7 @@ class TestPlan:
                 least = min(most, per_round)
             else:
                 least = most
-            early, late = early + least, late + most
+            early, late = early + timed + least, late + timed + most
         return early, late
 
     def __post_init__(self) -> None:

@@ -9,9 +9,8 @@ from rich.live import Live
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .plan import Phase, TestPlan
+from .plan import Phase, TestPlan, step_seconds
 from .results import RoundResult
-from .units import kib_label
 from .workload import Workload
 
 
@@ -23,30 +22,19 @@ def _clock(seconds: float) -> str:
 
 
 def sequence_eta(plans: list[TestPlan]) -> str:
-    """What a sequence will take, for `iolab run SEQ`: each test's timed cells from the earliest
+    """What a sequence will take, for `iolab run SEQ`: each test's timed steps from the earliest
     stop (steady state at the first window) to the latest (every round limit)."""
-    spans = [p.measured_seconds() for p in plans]
+    spans = [p.timed_seconds() for p in plans]
     parts = ", ".join(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}"
                       for p, (a, b) in zip(plans, spans))
     early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
-    return (f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} of measurement ({parts}), plus preconditioning "
-            "writes at the drive's speed (on a simulated drive: virtual time, far less wall time)")
-
-
-def _io_seconds(w: Workload) -> float:
-    return (w.duration_s or 0.0) + w.ramp_s  # a fill by bytes has no planned time
-
-
-def planned_seconds(plan: TestPlan) -> float:
-    """The IO time a plan asks for at most (every phase to its round limit); fills by bytes,
-    purges and reports are not in it."""
-    return sum(sum(map(_io_seconds, ph.precondition)) + ph.max_rounds * sum(_io_seconds(c.workload) for c in ph.cells)
-               for ph in plan.phases)
+    return (f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
+            "at the drive's speed (on a simulated drive: virtual time, far less wall time)")
 
 
 class RichProgress:
-    """`sequence` = (this test's number, the number of tests, planned seconds of the tests after
-    this one): the ETA then covers the rest of the sequence too."""
+    """`sequence` = (this test's number, the number of tests, the latest timed seconds of the tests
+    after this one): the ETA then covers the rest of the sequence too (`in_sequence` sets it)."""
 
     def __init__(self, console: Console, sequence: tuple[int, int, float] | None = None):
         self.console = console
@@ -71,6 +59,11 @@ class RichProgress:
     def __exit__(self, *exc):
         self._display.__exit__(*exc)
 
+    def in_sequence(self, plans: list[TestPlan], index: int) -> None:
+        """The sequence's test `index` starts: its live ETA covers the tests after it too."""
+        self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1:]))
+        self.done_s, self.done_wall, self.cell_wall = 0.0, 0.0, None
+
     # -- runner hooks -----------------------------------------------------------------------
     def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
         self.plan, self.phase_ = plan, phase
@@ -80,7 +73,7 @@ class RichProgress:
     def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
         self.what, self.round, self.index, self.count = what, round_, index, count
         self.label = workload.label()
-        self.step_s = _io_seconds(workload)
+        self.step_s = step_seconds(workload)
         self.live_iops = None
         self._refresh()
 
@@ -109,7 +102,7 @@ class RichProgress:
         if not self.done_s:
             return f"{text} · sequence: test {number}/{count}, estimating…"
         # the wall time per planned second so far (the simulator runs faster than real time)
-        rest = (max(0.0, planned_seconds(self.plan) - self.done_s) + after) * self.done_wall / self.done_s
+        rest = (max(0.0, self.plan.timed_seconds()[1] - self.done_s) + after) * self.done_wall / self.done_s
         return f"{text} · sequence: test {number}/{count}, at most ≈ {_clock(rest)} to the end"
 
     def _round_eta(self) -> str:

@@ -14,7 +14,6 @@ import typer
 
 from . import targets
 from .engines import Engine, engine_for
-from .engines.fio_hosts import Leg, host_legs, path_legs, split_engine
 from .errors import IolabError
 from .hosts import load_hosts_file, parse_hosts
 from .targets import Target
@@ -22,7 +21,7 @@ from .targets import Target
 TARGET_FLAGS = ("--target", "-t")
 
 
-def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list[Leg], str] | None:
+def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
     """The legs `--paths`/`--hosts`/`--hosts-file` ask for and the option that named them (None:
     no split). Nothing is checked or connected yet (`iolab fio-job` only prints their jobs)."""
     given = [n for n, v in (("--paths", paths), ("--hosts", hosts), ("--hosts-file", hosts_file)) if v]
@@ -30,7 +29,10 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
         raise IolabError(f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both.")
     if not given:
         return None
-    if tgt.kind not in ("block", "file", "nbd"):
+    from .engines.fio import FioEngine
+    from .engines.fio_hosts import host_legs, path_legs
+
+    if tgt.kind not in FioEngine.capabilities.drives:  # the split runs fio on every path or host
         raise IolabError(f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}.")
     if paths:
         legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()]
@@ -47,6 +49,8 @@ def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file
     split = legs_for_run(tgt, paths, hosts, hosts_file)
     if split is None:
         return engine_for(tgt, stall_timeout=stall_s)
+    from .engines.fio_hosts import split_engine
+
     return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk)
 
 

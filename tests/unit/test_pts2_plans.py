@@ -57,7 +57,7 @@ def test_hir_is_pc_to_steady_state_then_bursts_after_idles_and_baselines():
     assert dict(p.parameters)["pc_round_intervals"].startswith("30 (default, UNVERIFIED")
     # the ETA: 5–25 PC rounds of 30 min, then per wait state 360 × (5 s + idle) and 30 min of baseline
     idles = 360 * (5 + 10 + 15 + 25 + 50)
-    assert p.measured_seconds() == (5 * 1800 + 5 * (1800 + 1800) + idles, 25 * 1800 + 5 * (1800 + 1800) + idles)
+    assert p.timed_seconds() == (5 * 1800 + 5 * (1800 + 1800) + idles, 25 * 1800 + 5 * (1800 + 1800) + idles)
 
 
 def test_hir_quick_keeps_the_proportions_and_settings_are_checked():
@@ -173,11 +173,11 @@ def test_sequence_eta_spans_first_steady_state_to_every_round_limit():
     from iolab.progress import sequence_eta
 
     x = plan("xsr")  # runs to its time budgets: 22 h either way
-    assert x.measured_seconds() == (22 * 3600, 22 * 3600)
+    assert x.timed_seconds() == (22 * 3600, 22 * 3600)
     d = plan("dirth", settings=(("threads", "1"), ("depths", "1")))
     # PC: 30-min rounds, DV: 5-min pre-write + one 1-min cell; 5 rounds at the earliest, 25 at the latest;
     # then 60 + 10 min at each of the three operating points
-    assert d.measured_seconds() == (5 * 1800 + 5 * 360 + 3 * 4200, 25 * 1800 + 25 * 360 + 3 * 4200)
+    assert d.timed_seconds() == (5 * 1800 + 5 * 360 + 3 * 4200, 25 * 1800 + 25 * 360 + 3 * 4200)
     text = sequence_eta([x, d])
-    assert text.startswith("2 tests, ETA 28:30:00 to 40:30:00 of measurement")
+    assert text.startswith("2 tests, ETA 28:30:00 to 40:30:00 (")
     assert "Cross Stimulus Recovery 22:00:00" in text and "DIRTH 6:30:00–18:30:00" in text

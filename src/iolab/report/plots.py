@@ -10,20 +10,15 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import matplotlib
+from ..results import Histogram
+from ..steady import VariableVerdict
+from ..units import num, scale_for
+from .model import CONTENT_WIDTH_MM
 
-matplotlib.use("Agg")  # never open a window; reports are written headless
-
-from matplotlib.figure import Figure as MplFigure  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
-
-from ..results import Histogram  # noqa: E402
-from ..steady import VariableVerdict  # noqa: E402
-from ..units import num, scale_for  # noqa: E402
-from .model import CONTENT_WIDTH_MM  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
 
 MM = 1 / 25.4
 DPI = 140
@@ -61,7 +56,18 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+def styled(extra: dict | None = None):
+    """The report's plot style. matplotlib is imported here, on the first plot, not with the
+    module: every CLI command would otherwise pay its ~2 s import."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # never open a window; reports are written headless
+    return matplotlib.rc_context(STYLE | (extra or {}))
+
+
 def _figure(height_mm: float, width_mm: float = CONTENT_WIDTH_MM) -> MplFigure:
+    from matplotlib.figure import Figure as MplFigure
+
     return MplFigure(figsize=(width_mm * MM, height_mm * MM), dpi=DPI, layout="constrained")
 
 
@@ -71,23 +77,28 @@ def _png(fig: MplFigure) -> bytes:
     return buf.getvalue()
 
 
-# Axis and colour-bar ticks print with the report's one number formatter (units.num).
-TICKS = FuncFormatter(lambda v, _: num(v, trim=True))
+def ticks():
+    """Axis and colour-bar ticks print with the report's one number formatter (units.num)."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: num(v, trim=True))
 
 
 def _thousands(ax, axis: str = "y") -> None:
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(TICKS)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(ticks())
 
 
 def _log_ticks(ax, axis: str = "y") -> None:
     """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
     a = ax.yaxis if axis == "y" else ax.xaxis
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     if lo > 0 and hi / lo < 10:  # under a decade: powers of ten alone may leave no label at all
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
     elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    a.set_major_formatter(TICKS)
+    a.set_major_formatter(ticks())
     a.set_minor_formatter(NullFormatter())
 
 
@@ -98,7 +109,7 @@ def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, win
                 height_mm: float = 120, logy: bool = False) -> bytes:
     """Tracking metric per round, one line per block size (one panel per metric), with the
     measurement window shaded."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
         for ax, (title, series) in zip(axes, panels):
@@ -126,7 +137,7 @@ def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, win
 
 def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> bytes:
     """The window's data, its average, ±10 % and ±20 % of the average, and the fit line."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
         r0, r1 = v.rounds[0], v.rounds[-1]
@@ -163,7 +174,7 @@ def lines_over_categories(categories: Sequence[str], series: Sequence[Series], x
                           title: str, height_mm: float = 110, logy: bool = True) -> bytes:
     """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
     Series x values are indices into `categories`."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
         for i, s in enumerate(series):
@@ -191,7 +202,7 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
     present = [v for _, vals in groups for v in vals if v is not None and v > 0]
     if present and max(present) / min(present) > 50:
         logy = True  # on a linear axis the small bars would be invisible
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
         n = max(1, len(groups))
@@ -227,7 +238,7 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
     Missing cells draw no column."""
     from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
 
-    with matplotlib.rc_context(STYLE | {"axes.grid": False}):
+    with styled({"axes.grid": False}):
         fig = _figure(height_mm)
         ax = fig.add_subplot(projection="3d")
         dx, dy = 0.55, 0.55
@@ -242,7 +253,7 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
         ax.set_xlabel("block size", labelpad=6)
         ax.set_ylabel("R/W mix (%)", labelpad=6)
         ax.set_zlabel(zlabel, labelpad=8)
-        ax.zaxis.set_major_formatter(TICKS)
+        ax.zaxis.set_major_formatter(ticks())
         ax.view_init(elev=24, azim=-58)
         ax.set_title(title)
         ax.set_box_aspect((1.6, 1.2, 0.8))
@@ -253,9 +264,12 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
             title: str, height_mm: float = 80, log: bool = True,
             lower_is_better: bool = False, xlabel: str = "block size", ylabel: str = "R/W mix (%)") -> bytes:
     """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
+    import matplotlib
     import numpy as np
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import NullFormatter
 
-    with matplotlib.rc_context(STYLE | {"axes.grid": False}):
+    with styled({"axes.grid": False}):
         fig = _figure(height_mm)
         ax = fig.subplots()
         arr = np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
@@ -278,7 +292,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         if norm is not None:  # a narrow log range gets no default ticks: place five
             cb.set_ticks(np.geomspace(norm.vmin, norm.vmax, 5))
         cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
-        cb.ax.yaxis.set_major_formatter(TICKS)
+        cb.ax.yaxis.set_major_formatter(ticks())
         cb.ax.yaxis.set_minor_formatter(NullFormatter())
         return _png(fig)
 
@@ -289,7 +303,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
 def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150) -> bytes:
     """The same series twice: linear axes on top, log–log below (Write Saturation's FOB drop
     and its steady-state spread are each visible on one of them)."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1)
         for ax, log in ((top, False), (bottom, True)):
@@ -345,7 +359,7 @@ def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, tit
                          height_mm: float = 150) -> bytes:
     """Each drive's series (top) and its difference from the group mean (bottom, in % of the
     mean) at every x that at least two drives measured (group_means)."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1, sharex=True)
         means = group_means(series)
@@ -386,8 +400,10 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
     """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
     Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
     Several histograms (drives) overlay; the bars are drawn only for a single one."""
+    from matplotlib.ticker import NullFormatter
+
     unit, div = histogram_unit([h for _, h in hists])
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1)
         cum_ax = top.twinx()
@@ -448,7 +464,7 @@ def timeline_with_gaps(series: Sequence[Series], gaps: Sequence[tuple[float, flo
                        title: str, gap_label: str, height_mm: float = 120) -> bytes:
     """Series over time with spans (e.g. host idle periods) shaded: the gaps are part of the
     time axis, so what follows each one is drawn where it happened."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
         for k, (a, b) in enumerate(gaps):

@@ -11,6 +11,7 @@ from ..cellschema import CellRow
 from ..manifest import Manifest
 from ..store import RunStore
 from ..summary import PhaseSummary, summarise
+from ..testparams import stored_values
 from .model import Link
 
 
@@ -50,6 +51,13 @@ class RunData:
         """A test parameter as the run used it (TestPlan.values in manifest.json); `default`
         for runs stored before the manifest held them."""
         return self.manifest.plan.get("values", {}).get(name, default)
+
+    def values_of(self, params, test: str) -> dict:
+        """These test parameters as the run used them: the stored typed values, or for runs
+        stored before the manifest held them, their --set text (else the defaults)."""
+        if "values" in self.manifest.plan:
+            return {p.name: self.value(p.name, p.default) for p in params}
+        return stored_values(params, self.manifest.profile.get("settings", ()), test)
 
     def runs_to_budget(self, ph: PhaseSummary) -> bool:
         """The phase ends by its budget, not at steady state (Write Saturation): its steady-state

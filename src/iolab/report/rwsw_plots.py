@@ -9,10 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
-
 from ..units import num
-from .plots import STYLE, Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color
+from .plots import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
            shade: tuple[float, float] | None = None, shade_label: str = "") -> bytes:
     """Panels stacked over a shared x axis. `logx2`: x is outstanding IO, on a base-2 log axis
     with every level labelled. `shade` marks an x span (e.g. the measurement window)."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         axes = fig.subplots(len(items), 1, squeeze=False, sharex=True)[:, 0]
         for ax, p in zip(axes, items):
@@ -69,7 +67,7 @@ def demand_intensity(points: Sequence[tuple[str, Sequence[tuple[float, float, in
     """Response time vs IOPS, one curve per series, each point labelled with its outstanding
     IO: where the curve turns up, more users only add waiting (the PTS DIRTH 'demand
     intensity' plot). points: (label, [(iops, response time, oio)])."""
-    with matplotlib.rc_context(STYLE):
+    with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
         for i, (label, pts) in enumerate(points):

@@ -6,7 +6,6 @@ from __future__ import annotations
 from ..compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
 from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
 from ..summary import interval_label
-from ..testparams import stored_values
 from ..units import num
 from . import plots
 from .model import Figure, Page, Table
@@ -18,7 +17,7 @@ TABLE_MAX_ROWS = 150
 
 def run_xsr(run: RunData) -> tuple[XsrResult, dict]:
     """The result with the tolerances the run stored (its --set values, else the defaults)."""
-    tol = stored_values((RECOVERY_TOLERANCE, SETTLE_TOLERANCE), run.manifest.profile.get("settings", ()), "xsr")
+    tol = run.values_of((RECOVERY_TOLERANCE, SETTLE_TOLERANCE), "xsr")
     return xsr_result(run.phases, tol["recovery_tolerance"], tol["settle_tolerance"]), tol
 
 

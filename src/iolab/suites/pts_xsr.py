@@ -80,7 +80,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         notes += ("Quick run: groups of " + ", ".join(f"{QUICK_INTERVALS[g]}" for g in STIMULI)
                   + " intervals instead of 8 h, 6 h, 8 h (unless set); non-compliant.",)
     return TestPlan("xsr", "Cross Stimulus Recovery", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
+                    profile.rule(), tested_capacity(profile, target), tuple(params), notes, values=vals)
 
 
 TEST = TestDef(

@@ -1,0 +1,367 @@
+"""`iolab sim calibrate RUN...`: fit a simulated SSD preset to a drive's stored PTS runs.
+
+Each evaluation replays what a stored run did (its preconditioning, then its cells in the
+order it ran them) on a scaled-down simulated copy of the drive, and compares the figures
+the run measured with those the simulator produced. A bounded pattern search (Hooke-Jeeves) in log
+space over a handful of model parameters (KNOBS) minimises the mean squared log error of
+the fitted figures. The runs are only read (the store is opened read-only); nothing here
+is a measurement of the real drive except the run's own figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import _sim
+from .engines.sim import parse_result
+from .errors import IolabError
+from .store import RunStore
+from .summary import summarise
+
+GIB = 2**30
+MAX_SIM_CAPACITY = GIB  # larger runs are replayed on a copy this size (the OP is kept)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A model parameter the fit moves, within bounds, in log space."""
+
+    name: str
+    lo: float
+    hi: float
+    shapes: str
+    integer: bool = False
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("overhead_us", 1, 2000, "controller time per command: peak small-block IOPS"),
+    Knob("t_read_us", 5, 2000, "page read time: read IOPS and latency"),
+    Knob("t_prog_us", 50, 20000, "page program time: write IOPS"),
+    Knob("op", 0.02, 2.0, "over-provisioning: steady-state write IOPS (write amplification)"),
+    Knob("dies_per_channel", 1, 16, "internal parallelism", integer=True),
+    Knob("controller_cores", 1, 16, "controller parallelism: peak small-block IOPS with overhead_us", integer=True),
+    Knob("link_mbps", 50, 16000, "host link bandwidth: large-block throughput"),
+    Knob("gc_slice", 1, 64, "GC copies between host commands: how GC shares the drive with host writes", integer=True),
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One measured number of a stored run that the fit compares."""
+
+    name: str
+    measured: float
+    unit: str
+    fitted: bool = True
+    why: str = ""  # why it is not fitted
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What one stored run did, as simulator calls on the scaled-down copy."""
+
+    run_id: str
+    test: str
+    precondition: tuple[dict, ...]  # Drive.run keyword arguments
+    cells: tuple[tuple[str, dict], ...]  # (figure prefix, Drive.run kwargs), in run order
+    rounds: int  # cell loops run; the last one is compared
+    write_cache: bool
+    figures: tuple[Figure, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Residual:
+    run_id: str
+    figure: str
+    unit: str
+    measured: float
+    simulated: float | None
+    error_pct: float | None
+    fitted: bool
+    why: str = ""
+
+
+@dataclass
+class Calibration:
+    base: str
+    spec: str  # the fitted drive as a target spec for -t
+    params: dict[str, str]
+    start: dict[str, str]
+    sim_capacity_bytes: int
+    evaluations: int
+    error_before: float  # RMS of the fitted figures' log errors (as a factor - 1)
+    error_after: float
+    residuals: list[Residual]
+    notes: list[str] = field(default_factory=list)
+
+
+# -- reading the runs ---------------------------------------------------------------------
+
+
+def _run_kwargs(w: dict, seed: int, duration: float | None, budget: int | None) -> dict:
+    """Drive.run arguments of a stored workload (the cells table keeps each one as JSON)."""
+    try:
+        return dict(
+            streams=[(s["access"], s["op"], int(s["block_size"]), float(s["share"])) for s in w["streams"]],
+            threads=int(w["threads"]), queue_depth=int(w["queue_depth"]), active_range=float(w["active_range"]),
+            entropy=float(w["entropy"]), rate_iops=None if w.get("rate_iops") is None else float(w["rate_iops"]),
+            duration_s=duration, bytes_budget=budget, seed=seed, zones=[tuple(z) for z in w.get("zones", ())],
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise IolabError(f"a stored workload lacks a field calibration needs ({e}); the run was written by an "
+                         "incompatible iolab version.") from None
+
+
+def _scaled(n: float | None, ratio: float) -> int | None:
+    return None if n is None else max(int(n * ratio), 4096)
+
+
+def _tested_capacity(ref: str) -> int:
+    store = RunStore.open(ref)
+    try:
+        t = store.manifest.target
+    finally:
+        store.close()
+    return int(t.get("tested_capacity") or t.get("capacity") or 0)
+
+
+def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[Scenario, int]:
+    """The scenario of one stored run, and the capacity of its drive (bytes). Refuses a run
+    that is not a complete PTS IOPS, latency or WSAT run, or one without steady state."""
+    store = RunStore.open(ref)
+    try:
+        m = store.manifest
+        phases = summarise(store)
+        pre = [r for r in store.cells(kind="precondition") if r.phase == "main"]
+    finally:
+        store.close()
+    where = f"run {m.run_id} ({store.dir})"
+    if m.test not in ("iops", "latency", "wsat"):
+        raise IolabError(f"{where} is a {m.test!r} run; calibration reads the PTS IOPS, latency and Write Saturation "
+                         "runs (iolab run iops|latency|wsat) of the drive to copy.")
+    if m.state != "complete":
+        raise IolabError(f"{where} is {m.state}, not complete: its figures are not the drive's final ones. Finish it "
+                         f"with `iolab resume {m.run_id}` or give a complete run.")
+    main = next((p for p in phases if p.phase.name == "main"), None)
+    if main is None or not main.cells:
+        raise IolabError(f"{where} holds no complete measurement round; nothing to calibrate against.")
+    if m.test != "wsat" and not main.steady:
+        raise IolabError(f"{where} did not reach steady state ({main.phase.stop_reason or 'no verdict'}): its figures "
+                         "are not the drive's steady-state figures. Calibrate against a run that reached it.")
+    drive_cap = int(m.target.get("capacity") or 0)
+    tested = int(m.target.get("tested_capacity") or drive_cap)
+    if tested <= 0:
+        raise IolabError(f"{where}: manifest.json target.tested_capacity is missing or zero.")
+    ratio = sim_cap / tested
+    notes = [f"{m.run_id}: a quick (non-compliant) run"] if m.profile.get("quick") else []
+    if ratio != 1:
+        notes.append(f"{m.run_id}: replayed on a {sim_cap / GIB:.3g} GiB copy of its {tested / 1e9:.4g} GB tested "
+                     f"capacity (byte budgets × {ratio:.3g}); figures of a scaled-down drive")
+    precondition = tuple(_run_kwargs(r.workload, int(r.workload["seed"]) + r.ordinal,
+                                     None if r.workload.get("duration_s") is None else min(r.workload["duration_s"], cell_s),
+                                     _scaled(r.workload.get("bytes_budget"), ratio)) for r in pre)
+    wc = bool(m.profile.get("write_cache", False))
+    if m.test == "wsat":
+        return _wsat_scenario(m, main, precondition, ratio, wc, notes), drive_cap
+    last = main.window[-1]
+    rows = sorted((r for r in main.rows if r.round == last), key=lambda r: r.ordinal)
+    cells = tuple((r.cell_key, _run_kwargs(r.workload, int(r.workload["seed"]) + r.ordinal,
+                                           min(float(r.workload["duration_s"]), cell_s), None)) for r in rows)
+    notes.append(f"{m.run_id}: {len(cells)} cells of {min(float(rows[0].workload['duration_s']), cell_s):g} s "
+                 f"(measured: {float(rows[0].workload['duration_s']):g} s), {rounds} rounds after the run's preconditioning; "
+                 "the last round is compared with the measurement window")
+    figures: list[Figure] = []
+    for c in main.cells:
+        if m.test == "iops":
+            figures.append(Figure(f"{c.key} IOPS", c.iops, "IOPS", c.iops > 0, "" if c.iops > 0 else "measured 0"))
+        else:
+            ok = c.lat_mean_us is not None and c.lat_mean_us > 0
+            figures.append(Figure(f"{c.key} ART", c.lat_mean_us or 0.0, "µs", ok, "" if ok else "not measured"))
+            if c.lat_max_us:
+                figures.append(Figure(f"{c.key} MRT", c.lat_max_us, "µs", False,
+                                      "a maximum is one rare event; the shortened evaluation runs far fewer IOs"))
+    return Scenario(m.run_id, m.test, precondition, cells, rounds, wc, tuple(figures), tuple(notes)), drive_cap
+
+
+def _wsat_scenario(m, main, precondition, ratio: float, wc: bool, notes: list[str]) -> Scenario:
+    rows = [r for r in main.rows if not r.partial]
+    if len(rows) < 3:
+        raise IolabError(f"run {m.run_id}: {len(rows)} full Write Saturation interval(s); calibration needs at least 3.")
+    # Intervals shrink with the drive, so the cliff falls at the same interval on the copy.
+    cells = tuple((f"interval {r.round}", _run_kwargs(r.workload, int(r.workload["seed"]) + r.round,
+                                                       float(r.workload["duration_s"]) * ratio, None)) for r in rows)
+    curve = [r.iops for r in rows]
+    figures = [Figure("WSAT first interval IOPS", curve[0], "IOPS"),
+               Figure("WSAT steady IOPS (last ≤5 intervals)", _steady(curve), "IOPS")]
+    cliff = _cliff(curve)
+    figures.append(Figure("WSAT cliff interval", cliff, "interval") if cliff is not None else
+                   Figure("WSAT cliff interval", 0.0, "interval", False, "the measured curve has no cliff (no fall below "
+                          "halfway from the first interval to the steady level)"))
+    notes.append(f"{m.run_id}: {len(cells)} Write Saturation intervals of {float(rows[0].workload['duration_s']) * ratio:.3g} s "
+                 f"(measured: {float(rows[0].workload['duration_s']):g} s, scaled with the capacity)")
+    return Scenario(m.run_id, "wsat", precondition, cells, 1, wc, tuple(figures), tuple(notes))
+
+
+def _steady(curve: list[float]) -> float:
+    tail = curve[-5:]
+    return sum(tail) / len(tail)
+
+
+def _cliff(curve: list[float]) -> float | None:
+    """The first interval (1-based) below halfway from the first to the steady level; None
+    when the curve does not fall by a fifth (no cliff to place)."""
+    first, steady = curve[0], _steady(curve)
+    if steady > 0.8 * first:
+        return None
+    half = (first + steady) / 2
+    return float(next(i + 1 for i, v in enumerate(curve) if v < half))
+
+
+# -- one evaluation -----------------------------------------------------------------------
+
+
+def simulate(base: str, params: dict[str, str], sc: Scenario) -> dict[str, float]:
+    """The scenario's figures on a new simulated drive with these parameters."""
+    drive = _sim.Drive(base, list(params.items()))
+    drive.write_cache = sc.write_cache
+    for kw in sc.precondition:
+        drive.run(**kw)
+    if sc.test == "wsat":
+        curve = [parse_result(drive.run(**kw), key).iops for key, kw in sc.cells]
+        out = {"WSAT first interval IOPS": curve[0], "WSAT steady IOPS (last ≤5 intervals)": _steady(curve)}
+        cliff = _cliff(curve)
+        if cliff is not None:
+            out["WSAT cliff interval"] = cliff
+        return out
+    out: dict[str, float] = {}
+    for _ in range(sc.rounds):
+        for key, kw in sc.cells:
+            r = parse_result(drive.run(**kw), key)
+            out[f"{key} IOPS"] = r.iops
+            out[f"{key} ART"] = r.lat_mean_us or 0.0
+            out[f"{key} MRT"] = r.lat_max_us or 0.0
+    return out
+
+
+def _log_error(measured: float, simulated: float | None) -> float:
+    if simulated is None or simulated <= 0:
+        return math.log(1e3)  # a figure the model did not produce at all: a large, finite penalty
+    return math.log(simulated / measured)
+
+
+def _cost(base: str, params: dict[str, str], scenarios: list[Scenario]) -> tuple[float, dict]:
+    try:
+        sims = {sc.run_id: simulate(base, params, sc) for sc in scenarios}
+    except ValueError:
+        return math.inf, {}
+    errs = [_log_error(f.measured, sims[sc.run_id].get(f.name)) ** 2 for sc in scenarios for f in sc.figures if f.fitted]
+    return sum(errs) / len(errs), sims
+
+
+# -- the search ---------------------------------------------------------------------------
+
+
+def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float, bounds: dict[str, tuple[float, float]],
+                    budget: int, spent: Callable[[], int]) -> tuple[dict[str, float], float]:
+    """Hooke-Jeeves pattern search in log space, from steps of a factor 2 down to 2 %: probe
+    each parameter up and down, then keep moving along the direction the probes found, so
+    parameters that trade off against each other (dies against program time) move together."""
+
+    def clip(p: dict[str, float]) -> dict[str, float]:
+        return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
+
+    def explore(p: dict[str, float], fp: float, step: float) -> tuple[dict[str, float], float]:
+        for n in p:
+            for sign in (1, -1):
+                if spent() >= budget:
+                    return p, fp
+                q = clip(p | {n: p[n] + sign * step})
+                fq = cost(q)
+                if fq < fp:
+                    p, fp = q, fq
+                    break
+        return p, fp
+
+    step = math.log(2.0)
+    while spent() < budget and step > math.log(1.02):
+        y, fy = explore(x, f, step)
+        if fy >= f:
+            step /= 2
+            continue
+        while spent() < budget and fy < f:
+            ahead = clip({n: 2 * y[n] - x[n] for n in y})
+            x, f = y, fy
+            y, fy = explore(ahead, cost(ahead), step)
+    return x, f
+
+
+def _render(k: Knob, x: float) -> str:
+    v = math.exp(x)
+    return str(int(round(v))) if k.integer else f"{v:.4g}"
+
+
+def _start(base: str, sim_capacity: int) -> dict[str, float]:
+    try:
+        if json.loads(_sim.describe(base, []))["kind"] != "ssd":
+            raise IolabError(f"--base {base} is a simulated HDD; calibration fits the SSD model (give an SSD preset; "
+                             "`iolab sim presets` lists them).")
+        info = json.loads(_sim.describe(base, [("user_gb", f"{sim_capacity / 1e9:.9g}")]))
+    except ValueError as e:
+        raise IolabError(f"--base {base}: {e}") from None
+    values = dict(info["params"]) | {"op": str(info["op"]), "link_mbps": str(info["link_mbps"])}
+    return {k.name: math.log(min(max(float(values[k.name]), k.lo), k.hi)) for k in KNOBS}
+
+
+def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None = None, cell_s: float = 0.25,
+        rounds: int = 2, on_step: Callable[[int, float], None] | None = None) -> Calibration:
+    """Fit KNOBS of preset `base` to the stored runs; at most `budget` evaluations."""
+    if budget < 1:
+        raise IolabError(f"--budget {budget}: give at least 1 evaluation.")
+    cap = sim_capacity or min(MAX_SIM_CAPACITY, *(_tested_capacity(r) for r in refs))
+    loaded = [load_scenario(r, cap, cell_s, rounds) for r in refs]
+    scenarios = [s for s, _ in loaded]
+    drive_cap = loaded[0][1]
+    fixed = {"user_gb": f"{cap / 1e9:.9g}"}
+    x = _start(base, cap)
+    lo = {k.name: math.log(k.lo) for k in KNOBS}
+    hi = {k.name: math.log(k.hi) for k in KNOBS}
+    cache: dict[tuple, tuple[float, dict]] = {}
+
+    def params_of(p: dict[str, float]) -> dict[str, str]:
+        return fixed | {k.name: _render(k, p[k.name]) for k in KNOBS}
+
+    def cost(p: dict[str, float]) -> float:
+        key = tuple(sorted(params_of(p).items()))
+        if key not in cache:
+            cache[key] = _cost(base, params_of(p), scenarios)
+            if on_step:
+                on_step(len(cache), math.sqrt(min(c for c, _ in cache.values())))
+        return cache[key][0]
+
+    start = dict(x)
+    f0 = f = cost(x)
+    if math.isinf(f):
+        raise IolabError(f"--base {base}: the preset cannot run the stored workloads on a "
+                         f"{cap / GIB:.3g} GiB copy; give another preset or --capacity.")
+    x, f = _pattern_search(cost, x, f, {k.name: (lo[k.name], hi[k.name]) for k in KNOBS}, budget, lambda: len(cache))
+    best = params_of(x)
+    sims = cache[tuple(sorted(best.items()))][1]
+    residuals = [
+        Residual(sc.run_id, fig.name, fig.unit, fig.measured, sims[sc.run_id].get(fig.name),
+                 None if sims[sc.run_id].get(fig.name) is None or not fig.measured
+                 else 100 * (sims[sc.run_id][fig.name] / fig.measured - 1), fig.fitted, fig.why)
+        for sc in scenarios for fig in sc.figures
+    ]
+    final = {k.name: best[k.name] for k in KNOBS}
+    query = "&".join(f"{k}={v}" for k, v in {"user_gb": f"{drive_cap / 1e9:.6g}", **final}.items())
+    notes = [n for sc in scenarios for n in sc.notes] + [
+        f"fitted in log space, pattern search, {len(cache)} of at most {budget} evaluations; every other "
+        f"parameter is {base}'s",
+        f"the fitted drive keeps the measured drive's capacity ({drive_cap / 1e9:.4g} GB) and the fitted over-provisioning",
+    ]
+    return Calibration(base, f"sim:{base}?{query}", final, {k.name: _render(k, start[k.name]) for k in KNOBS}, cap,
+                       len(cache), math.exp(math.sqrt(f0)) - 1, math.exp(math.sqrt(f)) - 1, residuals, notes)

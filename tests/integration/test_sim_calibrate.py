@@ -1,0 +1,106 @@
+"""`iolab sim calibrate`: fitting a simulated preset to a stored run recovers the measured
+figures, and bad runs are refused in one paragraph."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+# The "real drive": the default preset with slower programs and a slower controller.
+MEASURED = "sim:enterprise-sas?t_prog_us=1600&overhead_us=55"
+KEY = ("100/0 4KiB IOPS", "65/35 4KiB IOPS", "0/100 4KiB IOPS", "65/35 64KiB IOPS", "100/0 1024KiB IOPS")
+
+
+@pytest.fixture(scope="module")
+def iops_run(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("calib") / "runs"
+    p = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "6", "--no-report",
+              "--runs-dir", str(runs), "--target", MEASURED)
+    assert p.returncode == 0, p.stderr + p.stdout
+    [run] = [d for d in runs.iterdir() if (d / "manifest.json").exists()]
+    return run
+
+
+def _digest(run: Path) -> dict[str, str]:
+    return {str(f.relative_to(run)): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(run.rglob("*")) if f.is_file()}
+
+
+def test_calibration_from_another_preset_recovers_the_measured_figures(iops_run):
+    before = _digest(iops_run)
+    p = iolab("sim", "calibrate", str(iops_run), "--base", "entry-sata-compress", "--budget", "120", "--json")
+    assert p.returncode == 0, p.stderr + p.stdout
+    res = json.loads(p.stdout)
+    errors = {r["figure"]: r["error_pct"] for r in res["residuals"] if r["fitted"]}
+    assert len(errors) == 56
+    # The start (another drive) is far off, so a fit that returned it would fail below.
+    assert res["error_before"] > 0.5
+    assert res["params"] != res["start"]
+    assert all(abs(errors[k]) <= 15 for k in KEY), {k: errors[k] for k in KEY}
+    assert res["error_after"] <= 0.15
+    within = sum(abs(e) <= 15 for e in errors.values())
+    assert within >= 0.85 * len(errors), sorted(errors.items(), key=lambda kv: -abs(kv[1]))[:10]
+    # The fitted spec is a target the user can pass to -t: it runs, and it is the fitted drive.
+    spec = res["spec"]
+    assert spec.startswith("sim:entry-sata-compress?user_gb=0.536871&")
+    assert all(f"{k}={v}" in spec for k, v in res["params"].items())
+    # Read-only on the run.
+    assert _digest(iops_run) == before
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / run.name
+    shutil.copytree(run, dst)
+    return dst
+
+
+def _edit_manifest(run: Path, **changes) -> None:
+    m = json.loads((run / "manifest.json").read_text())
+    m.update(changes)
+    (run / "manifest.json").write_text(json.dumps(m))
+
+
+def _refused(*args: str) -> str:
+    p = iolab("sim", "calibrate", *args)
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr, p.stderr
+    return " ".join(p.stderr.split())
+
+
+def test_a_run_that_is_not_a_pts_iops_latency_or_wsat_run_is_refused(iops_run, tmp_path):
+    run = _copy(iops_run, tmp_path)
+    _edit_manifest(run, test="throughput")
+    msg = _refused(str(run))
+    assert "'throughput' run" in msg and "calibration reads" in msg
+
+
+def test_an_incomplete_run_is_refused(iops_run, tmp_path):
+    run = _copy(iops_run, tmp_path)
+    _edit_manifest(run, state="interrupted")
+    msg = _refused(str(run))
+    assert "is interrupted, not complete" in msg and "iolab resume" in msg
+
+
+def test_a_run_without_steady_state_is_refused(iops_run, tmp_path):
+    run = _copy(iops_run, tmp_path)
+    db = sqlite3.connect(run / "results.db")
+    db.execute("UPDATE phases SET steady=0, stop_reason='round limit reached' WHERE name='main'")
+    db.commit()
+    db.close()
+    msg = _refused(str(run))
+    assert "did not reach steady state" in msg and "round limit reached" in msg
+
+
+def test_bad_base_and_missing_run_are_refused(iops_run, tmp_path):
+    assert "simulated HDD" in _refused(str(iops_run), "--base", "sas-15k-hdd")
+    assert "no-such-preset" in _refused(str(iops_run), "--base", "no-such-preset")
+    assert "no such run directory" in _refused(str(tmp_path / "nothing-here"))
+    assert "--budget 0" in _refused(str(iops_run), "--budget", "0")
