@@ -78,6 +78,8 @@ pub struct SsdConfig {
     pub compress_floor: f64,
     pub compress_limit: f64,
     pub buffer_units: u32,
+    /// Buffer occupancy (share) at which admission matches the drain rate; 0 = no pacing.
+    pub pace: f64,
     pub plp: bool,
     pub policy: Policy,
     pub gc_reserve: u32,
@@ -153,6 +155,7 @@ impl SsdConfig {
         c.bg_gc = false;
         c.compression = false;
         c.buffer_units = 64;
+        c.pace = 0.0;
         c.gc_start = 0.0;
         c.gc_slice = 1;
         c.gc_copy_ns = 0;
