@@ -121,10 +121,20 @@ impl SsdConfig {
     pub fn total_chunks(&self) -> u64 {
         self.n_blocks as u64 * self.cpb as u64
     }
-    /// Bytes the FTL's maps will take (L2P, unit lengths, P2L, valid bitmap).
+    /// Slots of the compressing drive's reverse-map table: live unit heads at a load of
+    /// at most 0.7 (ftl/rmap.rs).
+    pub fn rmap_slots(&self) -> u64 {
+        let u = self.user_units as u64;
+        u + u * 3 / 7 + 64
+    }
+    /// Bytes the FTL's maps will take (L2P, unit lengths, reverse map, valid bitmap).
     pub fn map_bytes(&self) -> u64 {
-        let lens = if self.chunks_per_unit > 1 { self.user_units as u64 } else { 0 };
-        self.user_units as u64 * 4 + lens + self.total_chunks() * 4 + self.total_chunks() / 8
+        let (lens, rmap) = if self.chunks_per_unit > 1 {
+            (self.user_units as u64, self.rmap_slots() * 8)
+        } else {
+            (0, self.total_chunks() * 4)
+        };
+        self.user_units as u64 * 4 + lens + rmap + self.total_chunks() / 8
     }
 
     /// A bare FTL for WAF experiments: one die, one plane, 4 KiB pages, `blocks` blocks of

@@ -21,6 +21,9 @@ use crate::rng::Rng;
 
 mod gc;
 mod persist;
+mod rmap;
+
+use rmap::RevMap;
 
 pub const NONE: u32 = u32::MAX;
 pub const FREE: u8 = 0;
@@ -61,7 +64,7 @@ pub struct Ftl {
     policy: Policy,
     pub l2p: Vec<u32>,
     lens: Vec<u8>,
-    p2l: Vec<u32>,
+    rmap: RevMap,
     vbits: Vec<u64>,
     pub valid: Vec<u32>,
     pub state: Vec<u8>,
@@ -161,7 +164,7 @@ impl Ftl {
             } else {
                 Vec::new()
             },
-            p2l: big_vec(total, NONE),
+            rmap: RevMap::new(total, if g == 1 { 0 } else { cfg.rmap_slots() as usize }),
             vbits: big_vec(total.div_ceil(64), 0),
             valid: vec![0; n],
             state: vec![FREE; n],
@@ -231,7 +234,7 @@ impl Ftl {
     pub fn memory_bytes(&self) -> usize {
         self.l2p.capacity() * 4
             + self.lens.capacity()
-            + self.p2l.capacity() * 4
+            + self.rmap.memory_bytes()
             + self.vbits.capacity() * 8
             + (self.valid.capacity()
                 + self.erases.capacity()
@@ -315,6 +318,7 @@ impl Ftl {
         let c = self.len_of(lpn);
         let b = self.cpb_div.quot(old as u64) as u32;
         self.clear_bit(old as u64);
+        self.rmap.remove(old);
         let v = self.valid[b as usize];
         self.valid[b as usize] = v - c;
         if self.state[b as usize] == CLOSED {
@@ -335,7 +339,7 @@ impl Ftl {
         if self.g > 1 {
             self.lens[lpn as usize] = c as u8;
         }
-        self.p2l[addr as usize] = lpn;
+        self.rmap.set(addr, lpn);
         self.set_bit(addr as u64);
         self.valid[self.cpb_div.quot(addr as u64) as usize] += c;
     }
@@ -515,6 +519,7 @@ impl Ftl {
             self.valid[b] = 0;
         }
         self.l2p.iter_mut().for_each(|x| *x = NONE);
+        self.rmap.clear();
         self.vbits.iter_mut().for_each(|x| *x = 0);
         self.reset_lists();
     }
