@@ -106,12 +106,18 @@ impl Ftl {
             self.open_front(b);
         };
         // The die's share is laid out page by page in the block's die stripe (flash.rs).
-        let o = self.dwp[d as usize];
-        let addr =
-            self.front * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp;
+        let addr = self.die_addr(d, self.dwp[d as usize]);
         self.dwp[d as usize] += c;
         self.wp += c;
         self.map(lpn, addr, c);
+        // This die's next unit goes right after: have its reverse-map slot ready by then.
+        self.rmap.prefetch_slot(self.die_addr(d, self.dwp[d as usize]));
         addr
+    }
+
+    /// Address of the chunk at offset `o` of die `d`'s share of the frontier block.
+    #[inline(always)]
+    fn die_addr(&self, d: u32, o: u32) -> u32 {
+        self.front * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp
     }
 }

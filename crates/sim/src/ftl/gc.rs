@@ -108,7 +108,7 @@ impl Ftl {
                     }
                     Some(a) => {
                         self.vcur = (a - base) as u32 + 1; // valid bits mark heads only
-                        prefetch(&self.l2p[self.rmap.get(a) as usize]);
+                        self.rmap.prefetch_copy(a, &self.l2p);
                         self.gq[(self.gq_head + self.gq_len) % GQ] = a;
                         self.gq_len += 1;
                     }
@@ -127,14 +127,13 @@ impl Ftl {
             if self.vbits[(addr >> 6) as usize] >> (addr & 63) & 1 == 0 {
                 continue; // overwritten by the host since it was found
             }
-            let lpn = self.rmap.get(addr);
+            let lpn = self.rmap.take(addr);
             let c = self.len_of(lpn);
             // The program is charged from `t`, not from this read's completion: with FCFS
             // reservation a dependency on another die's backlog would leave the target die
             // idle until then, a gap no real controller leaves (it interleaves).
             flash.read(addr, c, t, &mut self.last_page);
             self.clear_bit(addr);
-            self.rmap.remove(addr as u32);
             self.valid[b as usize] -= c;
             let new = self.place_main(lpn, c, true, t, flash);
             flash.program(new as u64, c, t);
@@ -248,12 +247,11 @@ impl Ftl {
                 0
             }
             Some(addr) => {
-                let lpn = self.rmap.get(addr);
+                let lpn = self.rmap.take(addr);
                 let c = self.len_of(lpn);
                 self.svcur = (addr - base) as u32 + c;
                 flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next
                 self.clear_bit(addr);
-                self.rmap.remove(addr as u32);
                 self.valid[b as usize] -= c;
                 let new = self.place_main(lpn, c, true, t, flash);
                 flash.program(new as u64, c, t);

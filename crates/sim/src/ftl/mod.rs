@@ -257,7 +257,8 @@ impl Ftl {
         }
     }
 
-    /// Stage 0: bring `lpn`'s map entry into cache; stage 1: the valid bit of its location.
+    /// Stage 0: bring `lpn`'s map entry into cache; stage 1: the valid bit of its location
+    /// (and its reverse-map slot).
     #[inline(always)]
     pub fn prefetch(&self, lpn: u32, stage: u32) {
         if let Some(a) = self.l2p.get(lpn as usize) {
@@ -267,6 +268,7 @@ impl Ftl {
                 if let Some(w) = self.vbits.get((*a >> 6) as usize) {
                     prefetch(w);
                 }
+                self.rmap.prefetch_slot(*a);
             }
         }
     }

@@ -7,6 +7,7 @@
 
 use super::big_vec;
 use super::NONE;
+use crate::driver::prefetch;
 
 const EMPTY: u64 = u64::MAX;
 
@@ -29,10 +30,18 @@ impl RevMap {
         }
     }
 
+    /// Where the search for `addr` starts: groups of 8 consecutive chunks hash to a random
+    /// place and keep their order there, so the units of one flash page (written together
+    /// at the frontier, read together by GC) share a cache line or two.
     #[inline(always)]
     fn home(t: &[u64], addr: u32) -> usize {
-        let h = (addr as u64 ^ 0x5bd1_e995).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h as u128 * t.len() as u128) >> 64) as usize
+        let h = ((addr >> 3) as u64 ^ 0x5bd1_e995).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let i = ((h as u128 * t.len() as u128) >> 64) as usize + (addr & 7) as usize;
+        if i >= t.len() {
+            i - t.len()
+        } else {
+            i
+        }
     }
 
     /// The unit whose head is at `addr` (which must be live).
@@ -52,6 +61,39 @@ impl RevMap {
                     }
                     i = if i + 1 == t.len() { 0 } else { i + 1 };
                 }
+            }
+        }
+    }
+
+    /// GC found a live head at `addr` and will copy it soon: bring into cache what that
+    /// copy reads at random. A flat entry is read in address order (cheap), its unit's map
+    /// entry is not; a table slot is itself at random.
+    #[inline(always)]
+    pub fn prefetch_copy(&self, addr: u64, l2p: &[u32]) {
+        match self {
+            RevMap::Flat(v) => prefetch(&l2p[v[addr as usize] as usize]),
+            RevMap::Hash(t) => prefetch(&t[Self::home(t, addr as u32)]),
+        }
+    }
+
+    /// `addr`'s table slot will soon be written or removed (a no-op for a flat map, whose
+    /// writes follow the frontier in order and whose entries are never removed).
+    #[inline(always)]
+    pub fn prefetch_slot(&self, addr: u32) {
+        if let RevMap::Hash(t) = self {
+            prefetch(&t[Self::home(t, addr)]);
+        }
+    }
+
+    /// The unit whose head is at `addr`, which stops being a live head (one search).
+    #[inline(always)]
+    pub fn take(&mut self, addr: u64) -> u32 {
+        match self {
+            RevMap::Flat(v) => v[addr as usize],
+            RevMap::Hash(_) => {
+                let lpn = self.get(addr);
+                self.remove(addr as u32);
+                lpn
             }
         }
     }
