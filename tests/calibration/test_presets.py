@@ -161,14 +161,14 @@ def test_entry_sata_qd1_write_latency_within_the_worst_review_round(sata):
     assert percentile(w, 50) < 190, percentile(w, 50)
 
 
-def test_entry_sata_steady_qd1_writes_keep_a_short_tail(sata):
-    """Review good round: 95 % <= 190 us, 99.9 % <= 280 us. The model is not there yet
-    (docs/simulator.md); these bounds hold the gain from dynamic die allocation and cache
-    programming: with units striped to dies in a fixed order and buffer slots held until
-    the program is done, p95 was ~370 us and p99.9 ~750 us."""
+def test_entry_sata_steady_qd1_writes_meet_the_good_review_round(sata):
+    """Review good round: 95 % <= 190 us, 99.9 % <= 280 us. At QD1 this drive already writes
+    at its steady rate, so every write waits for buffer room; admission pacing (pace_pct)
+    spaces the entries at the buffer's drain rate. Without it each write waits for the next
+    slot to free, as irregular as the dies' program starts (p95 ~275 us, p99.9 ~430 us)."""
     w = run(sata, RW, 1, seconds=5.0, seed=50)["write"]
-    assert percentile(w, 95) <= 300, percentile(w, 95)
-    assert percentile(w, 99.9) <= 500, percentile(w, 99.9)
+    assert percentile(w, 95) <= 190 * (1 + LAT_TOL), percentile(w, 95)
+    assert percentile(w, 99.9) <= 280 * (1 + LAT_TOL), percentile(w, 99.9)
 
 
 def test_entry_sata_entropy_response_is_smooth_and_flattens():

@@ -8,13 +8,17 @@
 //! limit (as fio's rate_iops with an iodepth does).
 
 use crate::hist::Hist;
-use crate::rng::Rng;
+use crate::source::{Source, StreamSource, TraceSource};
 
 pub const NS: u64 = 1_000_000_000;
 
 /// The id a device gives a completion of its own background work (an HDD destaging its
 /// write cache): it moves the clock but is no host IO.
 pub const INTERNAL: u32 = u32::MAX;
+
+/// Progress: called about every 0.2 s of wall time with (virtual seconds elapsed, IOPS so
+/// far); returning false aborts the run (Ctrl-C).
+pub type Progress<'a> = &'a mut dyn FnMut(f64, f64) -> bool;
 
 /// What the driver needs from a drive model.
 pub trait Device {
@@ -118,110 +122,6 @@ impl RunResult {
     }
 }
 
-/// Where IOs come from.
-trait Source {
-    /// Earliest time the next IO may be issued, given the current time; None when exhausted.
-    fn peek(&mut self, now: u64) -> Option<u64>;
-    /// The next IO (write?, offset, length), issued at `now`.
-    fn take<D: Device>(&mut self, now: u64, dev: &D) -> (bool, u64, u64);
-}
-
-/// IOs are generated this many ahead of issue so their map entries can be prefetched.
-const LOOK: usize = 8;
-
-struct StreamSource {
-    cum: Vec<f64>,
-    streams: Vec<StreamSpec>,
-    blocks: Vec<u64>, // addressable blocks of each stream's size in the active range
-    cursor: Vec<u64>,
-    rng: Rng,
-    zones: Vec<(f64, u64, u64)>, // (cumulative IO share, first byte, end byte) of each zone
-    interval: Option<f64>,
-    next: f64,
-    ahead: [(bool, u64, u64); LOOK],
-    head: usize,
-}
-
-impl StreamSource {
-    #[inline(always)]
-    fn generate(&mut self) -> (bool, u64, u64) {
-        let i = if self.streams.len() == 1 {
-            0
-        } else {
-            let r = self.rng.unit();
-            self.cum
-                .iter()
-                .position(|&c| r < c)
-                .unwrap_or(self.streams.len() - 1)
-        };
-        let s = &self.streams[i];
-        let off = if s.rnd && !self.zones.is_empty() {
-            let r = self.rng.unit();
-            let &(_, lo, hi) = self.zones.iter().find(|z| r < z.0).unwrap_or(self.zones.last().unwrap());
-            let first = lo.div_ceil(s.bs);
-            let n = (hi / s.bs).saturating_sub(first).max(1);
-            (first + self.rng.below(n)).min(self.blocks[i] - 1) * s.bs
-        } else if s.rnd {
-            self.rng.below(self.blocks[i]) * s.bs
-        } else {
-            let o = self.cursor[i];
-            self.cursor[i] = if o / s.bs + 1 >= self.blocks[i] {
-                0
-            } else {
-                o + s.bs
-            };
-            o
-        };
-        (s.write, off, s.bs)
-    }
-}
-
-impl Source for StreamSource {
-    #[inline(always)]
-    fn peek(&mut self, now: u64) -> Option<u64> {
-        Some(match self.interval {
-            None => now,
-            Some(_) => (self.next as u64).max(now),
-        })
-    }
-
-    #[inline(always)]
-    fn take<D: Device>(&mut self, now: u64, dev: &D) -> (bool, u64, u64) {
-        let io = self.ahead[self.head];
-        let new = self.generate();
-        dev.prefetch(new.1, 0);
-        self.ahead[self.head] = new;
-        self.head = (self.head + 1) % LOOK;
-        dev.prefetch(self.ahead[(self.head + LOOK / 2) % LOOK].1, 1);
-        if let Some(iv) = self.interval {
-            self.next = (self.next + iv).max(now as f64);
-        }
-        io
-    }
-}
-
-struct TraceSource<'a> {
-    trace: &'a Trace,
-    start: u64,
-    i: usize,
-}
-
-impl Source for TraceSource<'_> {
-    fn peek(&mut self, now: u64) -> Option<u64> {
-        (self.i < self.trace.times_ns.len())
-            .then(|| (self.start + self.trace.times_ns[self.i]).max(now))
-    }
-    fn take<D: Device>(&mut self, _now: u64, _dev: &D) -> (bool, u64, u64) {
-        let i = self.i;
-        self.i += 1;
-        (self.trace.write[i], self.trace.off[i], self.trace.len[i])
-    }
-}
-
-/// Progress: called about every 0.2 s of wall time with (virtual seconds elapsed, IOPS so
-/// far); returning false aborts the run (Ctrl-C).
-pub type Progress<'a> = &'a mut dyn FnMut(f64, f64) -> bool;
-
 pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
     if spec.streams.is_empty() {
         return Err("workload has no streams".into());
@@ -277,44 +177,7 @@ pub fn run<D: Device>(
     validate(spec, dev.capacity())?;
     dev.set_entropy(spec.entropy);
     dev.seed(spec.seed);
-    let range = (dev.capacity() as f64 * spec.active_range) as u64;
-    let total: f64 = spec.streams.iter().map(|s| s.share).sum();
-    let mut acc = 0.0;
-    let cum = spec
-        .streams
-        .iter()
-        .map(|s| {
-            acc += s.share / total;
-            acc
-        })
-        .collect();
-    let (mut io, mut at) = (0.0, 0.0);
-    let zones = spec
-        .zones
-        .iter()
-        .map(|&(share, span)| {
-            let lo = (range as f64 * at) as u64;
-            io += share;
-            at += span;
-            (io, lo, ((range as f64 * at) as u64).min(range))
-        })
-        .collect();
-    let start = dev.clock();
-    let mut src = StreamSource {
-        zones,
-        cum,
-        streams: spec.streams.clone(),
-        blocks: spec.streams.iter().map(|s| range / s.bs).collect(),
-        cursor: vec![0; spec.streams.len()],
-        rng: Rng::new(spec.seed),
-        interval: spec.rate_iops.map(|r| NS as f64 / r),
-        next: start as f64,
-        ahead: [(false, 0, 0); LOOK],
-        head: 0,
-    };
-    for i in 0..LOOK {
-        src.ahead[i] = src.generate();
-    }
+    let mut src = StreamSource::new(spec, dev.capacity(), dev.clock());
     drive(
         dev,
         &mut src,
@@ -349,11 +212,7 @@ pub fn replay<D: Device>(
         }
     }
     dev.set_entropy(entropy);
-    let mut src = TraceSource {
-        trace,
-        start: dev.clock(),
-        i: 0,
-    };
+    let mut src = TraceSource::new(trace, dev.clock());
     drive(dev, &mut src, oio.max(1), None, None, progress)
 }
 

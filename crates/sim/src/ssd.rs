@@ -40,6 +40,11 @@ pub struct Ssd {
     /// does not hold the whole buffer (no head-of-line blocking).
     buf: BinaryHeap<Reverse<u64>>,
     nbuf: usize,
+    /// Admission pacing: units in the buffer at which admission matches its drain (0 = off),
+    /// the earliest time the next unit may enter, and when the last unit admitted leaves.
+    pace_units: u64,
+    pace_next: u64,
+    buf_last: u64,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     pub now: u64,
     /// Mean chunks per unit for the present entropy, in 1/2^16.
@@ -66,6 +71,9 @@ impl Ssd {
             link_ps_per_byte: (1e6 / cfg.link_mbps).round() as u64,
             buf: BinaryHeap::with_capacity(cfg.buffer_units as usize + 1),
             nbuf: cfg.buffer_units as usize,
+            pace_units: (cfg.pace * cfg.buffer_units as f64).round() as u64,
+            pace_next: 0,
+            buf_last: 0,
             chunks_mean: (cfg.chunks_per_unit as u64) << 16,
             ctrl_busy: vec![0; cfg.cores as usize],
             next_burst: 0,
@@ -92,6 +100,8 @@ impl Ssd {
             self.next_burst,
             self.chunks_mean,
             self.flash.rng.state(),
+            self.pace_next,
+            self.buf_last,
         ];
         v.extend_from_slice(&self.ctrl_busy);
         v
@@ -102,7 +112,9 @@ impl Ssd {
         self.next_burst = s[2];
         self.chunks_mean = s[3];
         self.flash.rng = crate::rng::Rng::from_state(s[4]);
-        self.ctrl_busy.copy_from_slice(&s[5..]);
+        self.pace_next = s[5];
+        self.buf_last = s[6];
+        self.ctrl_busy.copy_from_slice(&s[7..]);
     }
 
     pub fn ring_state(&self) -> Vec<u64> {
@@ -206,6 +218,7 @@ impl Ssd {
                 }
             }
             if nbuf > 0 {
+                ready = ready.max(self.pace_next);
                 // Units whose program is done by now have left the buffer.
                 while let Some(&Reverse(t)) = self.buf.peek() {
                     if t > ready && self.buf.len() < nbuf {
@@ -220,6 +233,15 @@ impl Ssd {
             let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
             if nbuf > 0 {
                 self.buf.push(Reverse(start));
+                if self.pace_units > 0 {
+                    // The buffer's content leaves by `buf_last`: admitting one unit per
+                    // (buf_last − entry)/pace_units matches the drain when the buffer holds
+                    // pace_units, admits faster below and slower above. Spacing entries
+                    // evenly replaces waits for the next slot to free, which are as irregular
+                    // as the dies' program starts.
+                    self.buf_last = self.buf_last.max(start);
+                    self.pace_next = entry + (self.buf_last - entry.min(self.buf_last)) / self.pace_units;
+                }
                 done = if ack_early {
                     entry
                 } else {

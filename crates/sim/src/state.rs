@@ -10,7 +10,8 @@ use crate::ssd::HostCounters;
 use crate::Drive;
 
 const MAGIC: &[u8; 8] = b"IOLABSIM";
-const VERSION: u32 = 3; // 2: controller cores, flash random generator, burst clock; 3: write point per die
+const VERSION: u32 = 4; // 2: controller cores, flash random generator, burst clock; 3: write point per die;
+// 4: admission pacing clock, reverse map of live unit heads on compressing drives
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("state files are little-endian; add byte swapping for this target");
@@ -118,6 +119,11 @@ pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
             for a in s.ftl.u32_arrays() {
                 w.u32s(a).map_err(io)?;
             }
+            match s.ftl.rmap_words() {
+                (Some(flat), _) => w.u32s(flat).map_err(io)?,
+                (_, Some(table)) => w.u64s(table).map_err(io)?,
+                _ => unreachable!("a reverse map is flat or a table"),
+            }
             let (lens, state, vbits, stamp) = s.ftl.other_arrays();
             w.bytes(lens).map_err(io)?;
             w.bytes(state).map_err(io)?;
@@ -198,6 +204,11 @@ pub fn load(path: &str) -> Result<Drive, String> {
             s.ftl.set_scalars(&sc);
             for a in s.ftl.u32_arrays() {
                 r.fill_u32s(a)?;
+            }
+            match s.ftl.rmap_words() {
+                (Some(flat), _) => r.fill_u32s(flat)?,
+                (_, Some(table)) => r.fill_u64s(table)?,
+                _ => unreachable!("a reverse map is flat or a table"),
             }
             let (lens, state, vbits, stamp) = s.ftl.other_arrays();
             r.fill_u8s(lens)?;

@@ -356,23 +356,32 @@ fn same_seed_same_results() {
 
 #[test]
 fn state_survives_save_and_load() {
-    let mut a = Drive::new(
-        resolve(
-            DEFAULT_PRESET,
-            &ov(&[("blocks_per_plane", "32"), ("op", "0.28")]),
-        )
-        .unwrap(),
-    );
-    json_of(&mut a, &bytes(spec(true, true, K4, 32), 5 << 30));
-    let path = std::env::temp_dir().join(format!("iolab-sim-state-{}.bin", std::process::id()));
-    let path = path.to_str().unwrap();
-    _sim::state::save(&mut a, path).unwrap();
-    let mut b = _sim::state::load(path).unwrap();
-    std::fs::remove_file(path).unwrap();
-    let s = secs(spec(true, true, K4, 32), 2.0);
-    assert_eq!(json_of(&mut a, &s), json_of(&mut b, &s));
-    if let Drive::Ssd(s) = &b {
-        s.ftl.check().unwrap();
+    // The default preset (flat reverse map) and a compressing one (a table of live unit
+    // heads, admission pacing) at mixed entropy, so units of 1 to 4 chunks are saved.
+    let drives: [(&str, &[(&str, &str)], f64); 2] = [
+        (DEFAULT_PRESET, &[("blocks_per_plane", "32"), ("op", "0.28")], 1.0),
+        ("entry-sata-compress", &[("user_gb", "0.5")], 0.5),
+    ];
+    for (preset, params, entropy) in drives {
+        let mut a = Drive::new(resolve(preset, &ov(params)).unwrap());
+        let fill = RunSpec { entropy, ..bytes(spec(true, true, K4, 32), 5 << 30) };
+        json_of(&mut a, &fill);
+        let path = std::env::temp_dir().join(format!("iolab-sim-state-{}.bin", std::process::id()));
+        let path = path.to_str().unwrap();
+        _sim::state::save(&mut a, path).unwrap();
+        let mut b = _sim::state::load(path).unwrap();
+        let s = RunSpec { entropy, ..secs(spec(true, true, K4, 32), 2.0) };
+        assert_eq!(json_of(&mut a, &s), json_of(&mut b, &s), "{preset}");
+        if let Drive::Ssd(s) = &b {
+            s.ftl.check().unwrap();
+        }
+        // A file of an older format is refused, naming the versions.
+        let mut raw = std::fs::read(path).unwrap();
+        raw[8..16].copy_from_slice(&3u64.to_le_bytes());
+        std::fs::write(path, &raw).unwrap();
+        let e = _sim::state::load(path).err().unwrap();
+        std::fs::remove_file(path).unwrap();
+        assert!(e.contains("format version 3; this iolab reads version 4"), "{e}");
     }
     let e = _sim::state::load("/nonexistent/x.bin").err().unwrap();
     assert!(e.contains("/nonexistent/x.bin"), "{e}");

@@ -78,6 +78,8 @@ pub struct SsdConfig {
     pub compress_floor: f64,
     pub compress_limit: f64,
     pub buffer_units: u32,
+    /// Buffer occupancy (share) at which admission matches the drain rate; 0 = no pacing.
+    pub pace: f64,
     pub plp: bool,
     pub policy: Policy,
     pub gc_reserve: u32,
@@ -119,10 +121,20 @@ impl SsdConfig {
     pub fn total_chunks(&self) -> u64 {
         self.n_blocks as u64 * self.cpb as u64
     }
-    /// Bytes the FTL's maps will take (L2P, unit lengths, P2L, valid bitmap).
+    /// Slots of the compressing drive's reverse-map table: live unit heads at a load of
+    /// at most 0.7 (ftl/rmap.rs).
+    pub fn rmap_slots(&self) -> u64 {
+        let u = self.user_units as u64;
+        u + u * 3 / 7 + 64
+    }
+    /// Bytes the FTL's maps will take (L2P, unit lengths, reverse map, valid bitmap).
     pub fn map_bytes(&self) -> u64 {
-        let lens = if self.chunks_per_unit > 1 { self.user_units as u64 } else { 0 };
-        self.user_units as u64 * 4 + lens + self.total_chunks() * 4 + self.total_chunks() / 8
+        let (lens, rmap) = if self.chunks_per_unit > 1 {
+            (self.user_units as u64, self.rmap_slots() * 8)
+        } else {
+            (0, self.total_chunks() * 4)
+        };
+        self.user_units as u64 * 4 + lens + rmap + self.total_chunks() / 8
     }
 
     /// A bare FTL for WAF experiments: one die, one plane, 4 KiB pages, `blocks` blocks of
@@ -153,6 +165,7 @@ impl SsdConfig {
         c.bg_gc = false;
         c.compression = false;
         c.buffer_units = 64;
+        c.pace = 0.0;
         c.gc_start = 0.0;
         c.gc_slice = 1;
         c.gc_copy_ns = 0;

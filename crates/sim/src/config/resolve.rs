@@ -358,6 +358,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
             x
         },
         buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
+        pace: pct(&v, "pace_pct", 100.0)? / 100.0,
         plp: v.on("plp"),
         policy: match v.raw("gc") {
             "fifo" => Policy::Fifo,

@@ -108,7 +108,7 @@ impl Ftl {
                     }
                     Some(a) => {
                         self.vcur = (a - base) as u32 + 1; // valid bits mark heads only
-                        prefetch(&self.l2p[self.p2l[a as usize] as usize]);
+                        self.rmap.prefetch_copy(a, &self.l2p);
                         self.gq[(self.gq_head + self.gq_len) % GQ] = a;
                         self.gq_len += 1;
                     }
@@ -127,7 +127,7 @@ impl Ftl {
             if self.vbits[(addr >> 6) as usize] >> (addr & 63) & 1 == 0 {
                 continue; // overwritten by the host since it was found
             }
-            let lpn = self.p2l[addr as usize];
+            let lpn = self.rmap.take(addr);
             let c = self.len_of(lpn);
             // The program is charged from `t`, not from this read's completion: with FCFS
             // reservation a dependency on another die's backlog would leave the target die
@@ -247,7 +247,7 @@ impl Ftl {
                 0
             }
             Some(addr) => {
-                let lpn = self.p2l[addr as usize];
+                let lpn = self.rmap.take(addr);
                 let c = self.len_of(lpn);
                 self.svcur = (addr - base) as u32 + c;
                 flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next

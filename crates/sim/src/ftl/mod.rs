@@ -19,8 +19,12 @@ use crate::driver::prefetch;
 use crate::flash::{FastDiv, Flash};
 use crate::rng::Rng;
 
+mod alloc;
 mod gc;
 mod persist;
+mod rmap;
+
+use rmap::RevMap;
 
 pub const NONE: u32 = u32::MAX;
 pub const FREE: u8 = 0;
@@ -61,7 +65,7 @@ pub struct Ftl {
     policy: Policy,
     pub l2p: Vec<u32>,
     lens: Vec<u8>,
-    p2l: Vec<u32>,
+    rmap: RevMap,
     vbits: Vec<u64>,
     pub valid: Vec<u32>,
     pub state: Vec<u8>,
@@ -161,7 +165,7 @@ impl Ftl {
             } else {
                 Vec::new()
             },
-            p2l: big_vec(total, NONE),
+            rmap: RevMap::new(total, if g == 1 { 0 } else { cfg.rmap_slots() as usize }),
             vbits: big_vec(total.div_ceil(64), 0),
             valid: vec![0; n],
             state: vec![FREE; n],
@@ -231,7 +235,7 @@ impl Ftl {
     pub fn memory_bytes(&self) -> usize {
         self.l2p.capacity() * 4
             + self.lens.capacity()
-            + self.p2l.capacity() * 4
+            + self.rmap.memory_bytes()
             + self.vbits.capacity() * 8
             + (self.valid.capacity()
                 + self.erases.capacity()
@@ -253,7 +257,8 @@ impl Ftl {
         }
     }
 
-    /// Stage 0: bring `lpn`'s map entry into cache; stage 1: the valid bit of its location.
+    /// Stage 0: bring `lpn`'s map entry into cache; stage 1: the valid bit of its location
+    /// (and its reverse-map slot).
     #[inline(always)]
     pub fn prefetch(&self, lpn: u32, stage: u32) {
         if let Some(a) = self.l2p.get(lpn as usize) {
@@ -263,6 +268,7 @@ impl Ftl {
                 if let Some(w) = self.vbits.get((*a >> 6) as usize) {
                     prefetch(w);
                 }
+                self.rmap.prefetch_slot(*a);
             }
         }
     }
@@ -315,6 +321,7 @@ impl Ftl {
         let c = self.len_of(lpn);
         let b = self.cpb_div.quot(old as u64) as u32;
         self.clear_bit(old as u64);
+        self.rmap.remove(old);
         let v = self.valid[b as usize];
         self.valid[b as usize] = v - c;
         if self.state[b as usize] == CLOSED {
@@ -335,7 +342,7 @@ impl Ftl {
         if self.g > 1 {
             self.lens[lpn as usize] = c as u8;
         }
-        self.p2l[addr as usize] = lpn;
+        self.rmap.set(addr, lpn);
         self.set_bit(addr as u64);
         self.valid[self.cpb_div.quot(addr as u64) as usize] += c;
     }
@@ -392,117 +399,6 @@ impl Ftl {
         }
     }
 
-    fn slc_room(&mut self, c: u32, t: u64, flash: &mut Flash) -> bool {
-        if self.slc_front != NONE {
-            if self.slc_wp + c <= self.slc_cpb {
-                return true;
-            }
-            self.c.pad_chunks += (self.slc_cpb - self.slc_wp) as u64;
-            self.state[self.slc_front as usize] = CLOSED;
-            if self.valid[self.slc_front as usize] == 0 {
-                self.slc_dead.push(self.slc_front);
-            }
-            self.slc_closed.push_back(self.slc_front);
-            self.slc_front = NONE;
-        }
-        let b = match self.slc_free.pop_front() {
-            Some(b) => b,
-            None => {
-                // A cached block whose data was all overwritten costs only an erase.
-                let mut found = NONE;
-                while let Some(b) = self.slc_dead.pop() {
-                    if self.state[b as usize] == CLOSED && self.valid[b as usize] == 0 {
-                        found = b;
-                        break;
-                    }
-                }
-                if found == NONE {
-                    return false;
-                }
-                self.erase_block(found, t, flash);
-                self.slc_free.pop_back().expect("just freed")
-            }
-        };
-        self.state[b as usize] = OPEN;
-        self.slc_front = b;
-        self.slc_wp = 0;
-        true
-    }
-
-    fn open_front(&mut self, b: u32) {
-        self.front = b;
-        self.wp = 0;
-        self.dwp.iter_mut().for_each(|w| *w = 0);
-        self.cd = NONE;
-    }
-
-    /// Whether `c` more chunks fit on some die of the frontier block.
-    fn front_room(&self, c: u32) -> bool {
-        let share = self.cpb / self.dies;
-        self.front != NONE && self.dwp.iter().any(|&w| w + c <= share)
-    }
-
-    /// The die for the next `c` chunks: the open page's die until that page is full, then
-    /// the least-busy die with room in the frontier block (NONE when the block is full).
-    #[inline(always)]
-    fn pick_die(&mut self, c: u32, flash: &Flash) -> u32 {
-        let share = self.cpb / self.dies;
-        if self.cd != NONE {
-            let w = self.dwp[self.cd as usize];
-            if w < self.page_end && w + c <= share {
-                return self.cd;
-            }
-        }
-        let mut best = NONE;
-        for d in 0..self.dies {
-            if self.dwp[d as usize] + c <= share
-                && (best == NONE || flash.die_busy[d as usize] < flash.die_busy[best as usize])
-            {
-                best = d;
-            }
-        }
-        if best != NONE {
-            self.cd = best;
-            self.page_end = self.dwp[best as usize] + 1;
-        }
-        best
-    }
-
-    fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
-        let d = loop {
-            if self.front != NONE {
-                let d = self.pick_die(c, flash);
-                if d != NONE {
-                    break d;
-                }
-                self.c.pad_chunks += (self.cpb - self.wp) as u64;
-                let f = self.front;
-                self.front = NONE;
-                self.close_main(f);
-            }
-            if !is_gc && self.free.len() < 2 {
-                self.gc_sync(t, flash);
-                continue;
-            }
-            let b = self.free.pop_front().expect(
-                "FTL invariant broken: no free block for a GC copy (please report this bug)",
-            );
-            if is_gc && self.free.is_empty() {
-                self.urgent = true;
-            }
-            self.state[b as usize] = OPEN;
-            self.open_front(b);
-        };
-        // The die's share is laid out page by page in the block's die stripe (flash.rs).
-        let o = self.dwp[d as usize];
-        let addr =
-            self.front * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp;
-        self.dwp[d as usize] += c;
-        self.wp += c;
-        self.map(lpn, addr, c);
-        addr
-    }
-
     /// Purge: every block erased, nothing mapped (wear is kept, as on a real drive).
     pub fn purge(&mut self, t: u64, flash: &mut Flash) {
         for b in 0..(self.n_main + self.n_slc) as usize {
@@ -515,6 +411,7 @@ impl Ftl {
             self.valid[b] = 0;
         }
         self.l2p.iter_mut().for_each(|x| *x = NONE);
+        self.rmap.clear();
         self.vbits.iter_mut().for_each(|x| *x = 0);
         self.reset_lists();
     }

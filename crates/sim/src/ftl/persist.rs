@@ -10,8 +10,8 @@ impl Ftl {
             if a == NONE {
                 continue;
             }
-            if self.p2l[a as usize] != lpn as u32 {
-                return Err(format!("p2l[{a}] != {lpn}"));
+            if self.rmap.get(a as u64) != lpn as u32 {
+                return Err(format!("reverse map at {a} != {lpn}"));
             }
             if self.vbits[(a >> 6) as usize] >> (a & 63) & 1 == 0 {
                 return Err(format!("valid bit of {a} not set"));
@@ -29,6 +29,11 @@ impl Ftl {
         let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
         if bits != mapped {
             return Err(format!("{bits} valid bits for {mapped} mapped units"));
+        }
+        if let Some(n) = self.rmap.live() {
+            if n as u64 != mapped {
+                return Err(format!("reverse map holds {n} entries for {mapped} mapped units"));
+            }
         }
         if self.policy == Policy::Greedy {
             let mut n = 0;
@@ -136,7 +141,6 @@ impl Ftl {
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
         vec![
             &mut self.l2p,
-            &mut self.p2l,
             &mut self.valid,
             &mut self.erases,
             &mut self.bhead,
@@ -162,6 +166,10 @@ impl Ftl {
             &mut self.slc_free,
             &mut self.slc_closed,
         ]
+    }
+
+    pub fn rmap_words(&mut self) -> (Option<&mut Vec<u32>>, Option<&mut Vec<u64>>) {
+        self.rmap.words()
     }
 
     pub fn slc_dead(&mut self) -> &mut Vec<u32> {

@@ -1,0 +1,123 @@
+//! Where written data goes: the SLC cache's open block, and in the main area the frontier
+//! block, whose pages are given to dies dynamically (the least-busy die with room).
+
+use super::*;
+
+impl Ftl {
+    pub(super) fn slc_room(&mut self, c: u32, t: u64, flash: &mut Flash) -> bool {
+        if self.slc_front != NONE {
+            if self.slc_wp + c <= self.slc_cpb {
+                return true;
+            }
+            self.c.pad_chunks += (self.slc_cpb - self.slc_wp) as u64;
+            self.state[self.slc_front as usize] = CLOSED;
+            if self.valid[self.slc_front as usize] == 0 {
+                self.slc_dead.push(self.slc_front);
+            }
+            self.slc_closed.push_back(self.slc_front);
+            self.slc_front = NONE;
+        }
+        let b = match self.slc_free.pop_front() {
+            Some(b) => b,
+            None => {
+                // A cached block whose data was all overwritten costs only an erase.
+                let mut found = NONE;
+                while let Some(b) = self.slc_dead.pop() {
+                    if self.state[b as usize] == CLOSED && self.valid[b as usize] == 0 {
+                        found = b;
+                        break;
+                    }
+                }
+                if found == NONE {
+                    return false;
+                }
+                self.erase_block(found, t, flash);
+                self.slc_free.pop_back().expect("just freed")
+            }
+        };
+        self.state[b as usize] = OPEN;
+        self.slc_front = b;
+        self.slc_wp = 0;
+        true
+    }
+
+    pub(super) fn open_front(&mut self, b: u32) {
+        self.front = b;
+        self.wp = 0;
+        self.dwp.iter_mut().for_each(|w| *w = 0);
+        self.cd = NONE;
+    }
+
+    /// Whether `c` more chunks fit on some die of the frontier block.
+    pub(super) fn front_room(&self, c: u32) -> bool {
+        let share = self.cpb / self.dies;
+        self.front != NONE && self.dwp.iter().any(|&w| w + c <= share)
+    }
+
+    /// The die for the next `c` chunks: the open page's die until that page is full, then
+    /// the least-busy die with room in the frontier block (NONE when the block is full).
+    #[inline(always)]
+    fn pick_die(&mut self, c: u32, flash: &Flash) -> u32 {
+        let share = self.cpb / self.dies;
+        if self.cd != NONE {
+            let w = self.dwp[self.cd as usize];
+            if w < self.page_end && w + c <= share {
+                return self.cd;
+            }
+        }
+        let mut best = NONE;
+        for d in 0..self.dies {
+            if self.dwp[d as usize] + c <= share
+                && (best == NONE || flash.die_busy[d as usize] < flash.die_busy[best as usize])
+            {
+                best = d;
+            }
+        }
+        if best != NONE {
+            self.cd = best;
+            self.page_end = self.dwp[best as usize] + 1;
+        }
+        best
+    }
+
+    pub(super) fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
+        let d = loop {
+            if self.front != NONE {
+                let d = self.pick_die(c, flash);
+                if d != NONE {
+                    break d;
+                }
+                self.c.pad_chunks += (self.cpb - self.wp) as u64;
+                let f = self.front;
+                self.front = NONE;
+                self.close_main(f);
+            }
+            if !is_gc && self.free.len() < 2 {
+                self.gc_sync(t, flash);
+                continue;
+            }
+            let b = self.free.pop_front().expect(
+                "FTL invariant broken: no free block for a GC copy (please report this bug)",
+            );
+            if is_gc && self.free.is_empty() {
+                self.urgent = true;
+            }
+            self.state[b as usize] = OPEN;
+            self.open_front(b);
+        };
+        // The die's share is laid out page by page in the block's die stripe (flash.rs).
+        let addr = self.die_addr(d, self.dwp[d as usize]);
+        self.dwp[d as usize] += c;
+        self.wp += c;
+        self.map(lpn, addr, c);
+        // This die's next unit goes right after: have its reverse-map slot ready by then.
+        self.rmap.prefetch_slot(self.die_addr(d, self.dwp[d as usize]));
+        addr
+    }
+
+    /// Address of the chunk at offset `o` of die `d`'s share of the frontier block.
+    #[inline(always)]
+    fn die_addr(&self, d: u32, o: u32) -> u32 {
+        self.front * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp
+    }
+}
