@@ -47,12 +47,21 @@ def test_bad_demand_settings_are_refused(bad):
         plan("latency-demand", bad)
 
 
-def test_rounds_are_built_at_the_search_optimum():
-    p = plan("max-iops", "queue_depths=1,2,4", "rounds=7", quick=True)
-    search, deferred = p.phases[0], p.phases[1]
-    assert isinstance(search, Phase) and isinstance(deferred, Deferred)
-    samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(search.cells, (10, 30, 20))]
-    built, decision = deferred.build({search.name: samples})
-    [cell] = built.cells
-    assert cell.workload.queue_depth == 2 and cell.workload.read_pct == 100.0
-    assert built.max_rounds == 7 and decision.chosen == {"threads": 1, "queue_depth": 2}
+def test_rounds_are_built_at_the_best_of_the_queue_depth_and_thread_searches():
+    p = plan("max-iops", "queue_depths=1,2,4", "thread_counts=1,2,4", "rounds=7", quick=True)
+    search, threads, rounds = p.phases[0], p.phases[1], p.phases[2]
+    assert isinstance(search, Phase) and isinstance(threads, Deferred) and isinstance(rounds, Deferred)
+    qd_samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(search.cells, (10, 30, 20))]
+    built, decision = threads.build({search.name: qd_samples})
+    assert [(c.workload.threads, c.workload.queue_depth) for c in built.cells] == [(1, 2), (2, 2), (4, 2)]
+    assert built.stop_rule == search.stop_rule and decision.chosen == {"queue_depth": 2}
+    # two threads at QD 2 beat one: the rounds run there
+    tc_samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (29, 45, 44))]
+    cell_of = {search.name: qd_samples, built.name: tc_samples}
+    [cell], decision = rounds.build(cell_of)[0].cells, rounds.build(cell_of)[1]
+    assert (cell.workload.threads, cell.workload.queue_depth, cell.workload.read_pct) == (2, 2, 100.0)
+    assert rounds.build(cell_of)[0].max_rounds == 7 and decision.chosen == {"threads": 2, "queue_depth": 2}
+    # more threads gained nothing over the queue-depth search's best: its thread count stays
+    worse = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (28, 30, 29))]
+    [cell] = rounds.build({search.name: qd_samples, built.name: worse})[0].cells
+    assert (cell.workload.threads, cell.workload.queue_depth) == (1, 2)

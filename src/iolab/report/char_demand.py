@@ -24,11 +24,15 @@ from .rwsw_plots import Panel, panels
 from .sections import table_pages
 
 RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
-SEARCHES = (("read", 100.0), ("write", 0.0))  # the max-IOPS test's phases: "<op> QD search", "<op> rounds"
+SEARCHES = (("read", 100.0), ("write", 0.0))  # the max-IOPS test's phases: "<op> QD search", "<op> TC search", "<op> rounds"
 
 
 def search_phase(op: str) -> str:
     return f"{op} QD search"
+
+
+def threads_phase(op: str) -> str:
+    return f"{op} TC search"
 
 
 def rounds_phase(op: str) -> str:
@@ -169,39 +173,55 @@ def best_level(ph: PhaseSummary | None) -> Sample | None:
     return max(st, key=lambda s: s.iops) if st else None
 
 
+def _optimum(run: RunData, op: str, rounds: PhaseSummary | None, fallback: Sample) -> str:
+    """Where the rounds ran: the stored workload of their cells (threads × QD)."""
+    if rounds is not None and rounds.rows:
+        w = rounds.rows[0].workload
+        return f"TC{w['threads']}/QD{w['queue_depth']}"
+    return fallback.key
+
+
 def maxiops_pages(run: RunData) -> list[Page]:
     pages: list[Page] = []
     for op, _ in SEARCHES:
         search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
+        threads = run.phase(threads_phase(op))  # absent in runs stored before the thread search
         if search is None or not search.rows:
             pages.append(Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),)))
             continue
-        st = steps(search)
-        best = best_level(search)
+        st, tst = steps(search), steps(threads) if threads is not None else []
+        best = max([s for s, _ in st + tst], key=lambda s: s.iops)
+        where = _optimum(run, op, rounds, best)
         mean = rounds_mean(rounds)
-        decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (search_phase(op), rounds_phase(op))]
-        verdict = (f"Most {op} IOPS in the search at {best.key} ({num(best.iops)} IOPS); "
-                   + (f"{len(rounds.rows)} rounds there averaged {num(mean)} IOPS." if mean is not None
+        decided = [d["outcome"] for d in run.manifest.decisions
+                   if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))]
+        verdict = (f"Most {op} IOPS in the searches at {best.key} ({num(best.iops)} IOPS); "
+                   + (f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS." if mean is not None
                       else "the rounds at the optimum were not measured."))
-        src = (f"Source: results.db table cells, phases {search_phase(op)!r} (one cell per outstanding IO) and "
-               f"{rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
-        curve = _series("search", [(float(s.outstanding), c.iops) for s, c in st])
-        items = [Panel(f"{op} IOPS vs outstanding IO (search)", "IOPS", (curve,))]
+        src = (f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
+               f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
+        curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
+        if tst:
+            curves.append(_series(f"thread search at QD{threads.rows[0].workload['queue_depth']}",
+                                  [(float(s.outstanding), c.iops) for s, c in tst]))
+        items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]
         png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
-        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth search", png, 80, src)]
+        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80,
+                                                 src)]
         if rounds is not None and rounds.rows:
-            rpng = panels([Panel(f"{op} IOPS per round at {best.key}", "IOPS",
+            rpng = panels([Panel(f"{op} IOPS per round at {where}", "IOPS",
                                  (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 60)
-            blocks.append(Figure(f"Rounds at the optimum ({best.key})", rpng, 60, src))
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
-        rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st]
+        rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st + tst]
         if rounds is not None:
-            rows += [(f"round {r.round}", best.key, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+            rows += [(f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
                      for r in rounds.rows]
+        searched = [*search.rows, *(threads.rows if threads else ()), *(rounds.rows if rounds else ())]
         pages += table_pages(f"Tabular Results — {op}", [Table(
-            f"{op}: search levels, then the rounds at the optimum", ("cell", "outstanding IO", "IOPS", "average (µs)",
-                                                                      "maximum (µs)"), tuple(rows), src,
-            run.raw_links(list(search.rows) + list(rounds.rows if rounds else ())) + run.store_links())])
+            f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
+            ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"), tuple(rows), src,
+            run.raw_links(searched) + run.store_links())])
     return pages
 
 
@@ -216,18 +236,19 @@ def maxiops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric,
 def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     items = []
     for op, _ in SEARCHES:
-        lines = []
-        for r, lab in zip(runs, labels):
-            ph = r.phase(search_phase(op))
-            lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
-        if any(s.x for s in lines):
-            items.append(Panel(f"{op} IOPS vs outstanding IO", "IOPS", tuple(lines)))
+        for name in (search_phase(op), threads_phase(op)):
+            lines = []
+            for r, lab in zip(runs, labels):
+                ph = r.phase(name)
+                lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
+            if any(s.x for s in lines):
+                items.append(Panel(f"{name}: IOPS vs outstanding IO", "IOPS", tuple(lines)))
     if not items:
         return []
-    src = "Source: each run's results.db, phases 'read QD search' and 'write QD search'."
-    return [Page("Maximum IOPS — search per drive", (Figure(
-        "IOPS vs outstanding IO, one line per drive", panels(items, "outstanding IO (log scale)", 150, logx2=True),
-        150, src),))]
+    src = "Source: each run's results.db, the phases of the queue-depth and thread-count searches."
+    return [Page("Maximum IOPS — searches per drive", (Figure(
+        "IOPS vs outstanding IO, one line per drive", panels(items, "outstanding IO (log scale)", 170, logx2=True),
+        170, src),))]
 
 
 def maxiops_view(ph: PhaseSummary, console: Console) -> None:
