@@ -48,26 +48,27 @@ def steps(ph: PhaseSummary) -> list[tuple[Sample, CellAverage]]:
     return [(sample_of_row(r), by_key[r.cell_key]) for r in ph.rows if r.cell_key in by_key]
 
 
-def sustainable(ph: PhaseSummary | None, rule: DemandShortfall = DemandShortfall()) -> tuple[float | None, str]:
-    """The rule replayed on the stored steps, as the runner ran it after each cell: the maximum
-    sustainable IOPS and the sentence that says so, or None and why there is none. Key figures
-    and the terminal view see only the phases, so they replay the default rule (compare refuses
-    runs whose --set values differ); the pages pass the rule stored with the run's decision."""
+def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
+    """The maximum sustainable IOPS the ramp's stop rule decided during the run (its stored
+    decision, with the run's own --set tolerance and steps) and the sentence that says so, or
+    None and why there is none."""
     samples = [s for s, _ in steps(ph)] if ph is not None else []
-    for k in range(1, len(samples) + 1):
-        d = rule.check(ph.phase.name, samples[:k])
-        if d is not None:
-            top = d.chosen.get("max_sustainable_iops")
-            if top is None:
-                return None, f"{ph.phase.name}: no demand was met ({d.outcome})"
-            short = samples[k - rule.steps].demand_iops
-            return top, (f"The drive can no longer meet the increase in IOPS demand at {num(short)} IOPS: maximum "
-                         f"sustainable IOPS {num(top)} (delivered {num(d.chosen['delivered_iops'])}; rule: "
-                         f"{rule.describe()}).")
+    decided = [d for d in (ph.decisions if ph is not None else ()) if d["rule"].get("name") == DemandShortfall.name]
+    if decided:
+        d = decided[-1]
+        rule = rule_from(d["rule"])
+        top = d["chosen"].get("max_sustainable_iops")
+        if top is None:
+            return None, f"{ph.phase.name}: no demand was met ({d['outcome']})"
+        # the first of the steps that fell short: `steps` cells before and including the deciding one
+        at = next((i for i, s in enumerate(samples) if s.key == d.get("cell") and s.round == d.get("round")), None)
+        short = f" at {num(samples[at - rule.steps + 1].demand_iops)} IOPS" if at is not None and at >= rule.steps - 1 else ""
+        return top, (f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
+                     f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()}).")
     if not samples:
         return None, "not measured"
-    return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met within {rule.tolerance * 100:g} %: "
-                  "the drive's limit lies beyond the demands planned (raise --set demand=…).")
+    return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met (the ramp's stop rule never "
+                  "decided): the drive's limit lies beyond the demands planned (raise --set demand=…).")
 
 
 def ramp_phase(phases: Sequence[PhaseSummary], name: str) -> PhaseSummary | None:
@@ -95,8 +96,7 @@ def demand_pages(run: RunData) -> list[Page]:
             continue
         st = steps(ph)
         decided = [d for d in run.manifest.decisions if d.get("phase") == name]
-        # the run's own rule (its --set tolerance and steps), as stored with its decision
-        _, verdict = sustainable(ph, rule_from(decided[-1]["rule"]) if decided else DemandShortfall())
+        _, verdict = sustainable(ph)
         src = (f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
                "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else ""))
         demand = [s.demand_iops for s, _ in st]
