@@ -168,17 +168,12 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
 # -- maximum IOPS -----------------------------------------------------------------------------
 
 
-def best_level(ph: PhaseSummary | None) -> Sample | None:
-    st = [s for s, _ in steps(ph)] if ph is not None else []
-    return max(st, key=lambda s: s.iops) if st else None
-
-
-def _optimum(run: RunData, op: str, rounds: PhaseSummary | None, fallback: Sample) -> str:
+def _optimum(rounds: PhaseSummary | None, fallback: str) -> str:
     """Where the rounds ran: the stored workload of their cells (threads × QD)."""
     if rounds is not None and rounds.rows:
         w = rounds.rows[0].workload
         return f"TC{w['threads']}/QD{w['queue_depth']}"
-    return fallback.key
+    return fallback
 
 
 def maxiops_pages(run: RunData) -> list[Page]:
@@ -190,12 +185,13 @@ def maxiops_pages(run: RunData) -> list[Page]:
             pages.append(Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),)))
             continue
         st, tst = steps(search), steps(threads) if threads is not None else []
-        best = max([s for s, _ in st + tst], key=lambda s: s.iops)
-        where = _optimum(run, op, rounds, best)
+        best, best_cell = max(st + tst, key=lambda sc: sc[0].iops)
+        label = best_cell.mix or best.key  # threads × QD (the thread search's keys name no QD)
+        where = _optimum(rounds, label)
         mean = rounds_mean(rounds)
         decided = [d["outcome"] for d in run.manifest.decisions
                    if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))]
-        verdict = (f"Most {op} IOPS in the searches at {best.key} ({num(best.iops)} IOPS); "
+        verdict = (f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); "
                    + (f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS." if mean is not None
                       else "the rounds at the optimum were not measured."))
         src = (f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
@@ -213,7 +209,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
                                  (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 60)
             blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
-        rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st + tst]
+        rows = [(c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st + tst]
         if rounds is not None:
             rows += [(f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
                      for r in rounds.rows]
@@ -258,7 +254,7 @@ def maxiops_view(ph: PhaseSummary, console: Console) -> None:
     for r in ph.rows:
         t.add_row(escape(r.cell_key), f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}", str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
     console.print(t)
-    best = best_level(ph)
-    if best is not None and ph.phase.name.endswith("search"):
-        console.print(f"most IOPS at {escape(best.key)}: {num(best.iops)} IOPS")
+    if ph.rows and ph.phase.name.endswith("search"):
+        best = max(ph.rows, key=lambda r: r.iops)
+        console.print(f"most IOPS at TC{best.workload['threads']}/QD{best.workload['queue_depth']}: {num(best.iops)} IOPS")
 

@@ -72,7 +72,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     def thread_search(op: str, read_pct: float):
         def build_threads(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
             best, qd = best_qd(op, samples)
-            cells = tuple(cell(read_pct, qd, search_s, tc=tc) for tc in v["thread_counts"])
+            # keys name no QD (as the rounds'): drives whose searches chose different QDs still compare
+            cells = tuple(cell(read_pct, qd, search_s, f"TC{tc} at the best QD", tc) for tc in v["thread_counts"])
             phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=rule)
             return phase, Decision(threads_phase(op), {"name": "most-iops"},
                                    f"{best.key} delivered the most {op} IOPS of the queue-depth search "
