@@ -25,11 +25,13 @@ from .report.model import Document
 from .report.pts import generic_pages
 from .report.rundata import RunData
 from .report.parts import parts_pages
+from .report.sequence import SequenceMember, order_runs
+from .report.sequence import write_sequence_report as _write_sequence_report
 from .report.sections import details_pages
 from .engines import Engine, engine_for
 from .resume import Resumption
 from .runner import Progress, RunOptions, Runner, start
-from .manifest import runs_root
+from .manifest import resolve_run, runs_root
 from .store import ResultsDiskFull, RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target
@@ -64,7 +66,8 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
              progress: Progress | None = None, report: bool = True, engine: Engine | None = None,
              on_start: Callable[[RunStore], None] | None = None,
              on_end: Callable[[RunStore, list[Path]], None] | None = None, everything: bool = False,
-             on_plan: Callable[[list[TestPlan], int], None] | None = None) -> list[TestRun]:
+             on_plan: Callable[[list[TestPlan], int], None] | None = None,
+             on_sequence_report: Callable[[list[Path]], None] | None = None) -> list[TestRun]:
     """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
     `iolab run SEQ --all`), as `iolab run` does: claim the target,
     check it is safe, open the run directory, keep the test's input there, run the plan, write
@@ -72,6 +75,8 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
 
     `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
+    A sequence of several tests that all ran also gets one report of them all (in
+    RUNS_DIR/sequences/), whose paths go to `on_sequence_report`.
     An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
     own engine; run_test closes it either way."""
@@ -100,6 +105,10 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
             done.append(_ended(store, report, on_end))
     finally:
         engine.close()
+    if report and len(done) > 1:
+        paths = write_sequence_report([r.dir for r in done])
+        if on_sequence_report:
+            on_sequence_report(paths)
     return done
 
 
@@ -149,6 +158,24 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
         run = RunData.load(ref, out_dir)
         written += write_document(build_document(run), out_dir, run.manifest.run_id)
     return written
+
+
+def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None = None) -> list[Path]:
+    """One HTML and one PDF for runs of a sequence on one target (a summary page, then each
+    run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first
+    run's directory); returns the paths written."""
+    dirs = [resolve_run(r) for r in run_refs]
+    if not dirs:
+        raise IolabError("a sequence report needs at least one run.")
+    out = Path(out_dir or dirs[0].parent / "sequences").resolve()
+    runs = order_runs([RunData.load(d, out) for d in dirs])
+    tests = [registry.find(r.manifest.test) for r in runs]
+    seqs = {t.sequence if t else None for t in tests}
+    name = seqs.pop() if len(seqs) == 1 and None not in seqs else ""
+    members = [SequenceMember(r, t.label if t else r.manifest.test,
+                              tuple(t.key_figures([r.phases])) if t and t.key_figures else (), build_document(r))
+               for r, t in zip(runs, tests)]
+    return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
 
 
 def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:

@@ -159,7 +159,9 @@ def run(
         with stop_on_signals(), RichProgress(console) as progress:
             api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=root, engine=engine,
                          progress=progress, report=report, on_start=started, on_end=ended,
-                         everything=everything, on_plan=planned)
+                         everything=everything, on_plan=planned,
+                         on_sequence_report=lambda paths: [console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+                                                           for p in paths])
     except KeyboardInterrupt as e:
         if not current or current[0].manifest.state != "interrupted":
             raise
@@ -279,11 +281,16 @@ def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or direc
 @app.command()
 def report(
     run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the HTML and PDF files (default: each run's report/ folder; with --sequence: sequences/ beside the runs)."),
+    sequence: bool = typer.Option(False, "--sequence", help="One report of these runs of one target (a summary page, then each run's pages in the order they ran), as `iolab run pts|characterise` writes."),
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
     from .manifest import resolve_run
 
+    if sequence:
+        for p in api.write_sequence_report(run_refs, out):
+            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+        return
     for ref in run_refs:
         path = resolve_run(ref)
         for p in api.write_report([path], out or path / "report"):

@@ -45,6 +45,9 @@ class PhaseSummary:
     mixes: tuple[str, ...]
     block_sizes: tuple[int, ...]
     rows: tuple[CellRow, ...]  # every complete measurement cell, for time series
+    # what the phase's stop rule or builder decided (manifest.decisions), so figures read the
+    # run's own decision instead of replaying a rule with defaults
+    decisions: tuple[dict, ...] = ()
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -85,7 +88,9 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
         ))
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
-    return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows))
+    decided = tuple(d for d in store.manifest.decisions if d.get("phase") == phase.name)
+    return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows),
+                        decided)
 
 
 def summarise(store: RunStore) -> list[PhaseSummary]:

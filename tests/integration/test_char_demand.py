@@ -28,9 +28,15 @@ def run(test: str, target: str, runs: Path, *args: str) -> tuple[dict, str]:
     return json.loads((run_dir / "manifest.json").read_text()), html
 
 
-def section(shown: str, op: str) -> str:
-    """The `iolab show` table of one search phase."""
-    return shown[shown.index(f"\n{op} QD search:"):shown.index(f"\n{op} rounds:")]
+def section(shown: str, phase: str, after: str) -> str:
+    """The `iolab show` table of one phase (up to the next one's)."""
+    return shown[shown.index(f"\n{phase}:"):shown.index(f"\n{after}:")]
+
+
+def levels(table: str) -> dict[tuple[int, int], float]:
+    """(threads, QD) -> IOPS of each search level in an `iolab show` table."""
+    rows = re.findall(r"^│\s*TC\d+[^│]*│\s*TC(\d+)/QD(\d+)\s*│\s*1\s*│\s*([\d,.]+)\s*│", table, re.M)
+    return {(int(t), int(q)): float(v.replace(",", "")) for t, q, v in rows}
 
 
 def decisions(manifest: dict) -> dict[str, dict]:
@@ -62,23 +68,33 @@ def test_latency_demand_read_ramp_stops_at_the_simulated_read_limit(tmp_path):
     assert f"maximum sustainable IOPS {read:,}" in html
 
 
-def test_max_iops_on_a_file_runs_rounds_at_the_searched_optimum(scratch):
+def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at_the_optimum(scratch):
     runs = scratch / "runs"
-    m, html = run("max-iops", f"file:{scratch / 'f'}?size=64MiB", runs, "--set", "queue_depths=1,2,4", "--set", "rounds=2")
+    m, html = run("max-iops", f"file:{scratch / 'f'}?size=64MiB", runs, "--set", "queue_depths=1,2,4",
+                  "--set", "thread_counts=1,2", "--set", "rounds=2")
     assert m["state"] == "complete"
     d = decisions(m)
     shown = iolab("show", str(next(runs.iterdir()))).stdout
     optimum = {}
     for op in ("read", "write"):
-        optimum[op] = d[f"{op} rounds"]["chosen"]["queue_depth"]
-        # the search may end by its rule or run through all three queue depths
-        levels = re.findall(rf"^│\s*TC1/QD(\d+)\s*│\s*TC1/QD\d+\s*│\s*1\s*│\s*([\d,.]+)\s*│", section(shown, op), re.M)
-        assert levels and max(levels, key=lambda lv: float(lv[1].replace(",", "")))[0] == str(optimum[op]), levels
-        assert f"Maximum IOPS — {op}" in html
-    # every round ran at the optimum its search chose: two read rounds, then two write rounds
-    ran = re.findall(r"at the optimum\s*│\s*TC1/QD(\d+)\s*│", shown)
-    assert ran == [str(optimum["read"])] * 2 + [str(optimum["write"])] * 2, shown
-    assert html.count("rounds there averaged") == 2
+        # the searches may end by their rule or run through every level
+        by_qd = levels(section(shown, f"{op} QD search", f"{op} TC search"))
+        best_qd = max(by_qd, key=by_qd.get)
+        assert set(by_qd) <= {(1, 1), (1, 2), (1, 4)} and by_qd, shown
+        built = [x for x in m["decisions"] if x["phase"] == f"{op} TC search" and x["rule"]["name"] == "most-iops"]
+        assert [x["chosen"] for x in built] == [{"queue_depth": best_qd[1]}]
+        by_tc = levels(section(shown, f"{op} TC search", f"{op} rounds"))
+        assert set(by_tc) <= {(1, best_qd[1]), (2, best_qd[1])} and by_tc, shown
+        best_tc = max(by_tc, key=by_tc.get)
+        chosen = d[f"{op} rounds"]["chosen"]
+        optimum[op] = (chosen["threads"], chosen["queue_depth"])
+        if by_tc[best_tc] != by_qd[best_qd]:  # as printed; equal ones may go either way
+            assert optimum[op] == (best_tc if by_tc[best_tc] > by_qd[best_qd] else best_qd)
+        assert f"Maximum IOPS — {op}" in html and f"{op} TC search (before it ran): most-iops" in shown
+    # every round ran at the optimum the searches chose: two read rounds, then two write rounds
+    ran = [(int(t), int(q)) for t, q in re.findall(r"at the optimum\s*│\s*TC(\d+)/QD(\d+)\s*│", shown)]
+    assert ran == [optimum["read"]] * 2 + [optimum["write"]] * 2, shown
+    assert len(re.findall(r"2 rounds at TC\d+/QD\d+ averaged", html)) == 2
 
 
 def test_max_iops_read_optimum_on_the_simulated_drive_is_at_least_qd16(tmp_path):

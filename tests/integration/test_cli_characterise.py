@@ -56,6 +56,11 @@ def test_characterise_sequence_on_a_file(scratch):
     assert by[("30% W", 32)].read_iops > by[("30% W", 32)].write_iops > 0
     ent = phases(stores["entropy"])
     assert set(ent) == {"write", "70/30"}
+    # one report of the whole sequence: its summary, then every test's pages (item 10)
+    [seq_html] = [ln.removeprefix("sequence report: ") for ln in p.stdout.splitlines()
+                  if ln.startswith("sequence report: ") and ln.endswith(".html")]
+    seq = open(seq_html).read()
+    assert "characterise sequence (7 tests)" in seq and all(s.manifest.title in seq for s in stores.values())
     cons = stores["consistency"]
     [row] = cons.cells("consistency")
     assert len(cons.series(row.id)) >= 3  # one point per second
@@ -114,14 +119,17 @@ def test_consistency_on_the_simulator_reports_what_it_finds(scratch):
 
 
 CHEAP = {"qos": ("--set", "rounds=2"), "consistency": ("--set", "duration=6s"), "rw-matrix": (), "mixed-matrix": (),
-         "entropy": ()}
+         "entropy": (),
+         # steps fine enough that both drives meet some demands and miss later ones
+         "latency-demand": ("--set", "demand=5000:5000:150000"),
+         "max-iops": ("--set", "thread_counts=1,2", "--set", "rounds=2")}
 
 
 def lower_is_better(unit: str) -> bool:
     return unit in ("µs", "ms", "s")
 
 
-@pytest.mark.parametrize("test", TESTS)
+@pytest.mark.parametrize("test", [*TESTS, "latency-demand", "max-iops"])
 def test_compare_two_simulated_drives(scratch, test):
     """Each test's key figures and overlays on two quick runs: every figure found on both
     drives, ranked by its direction (a response time lower-is-better, IOPS and MB/s higher)."""
@@ -143,5 +151,6 @@ def test_compare_two_simulated_drives(scratch, test):
     # each test's overlay pages follow the summary (one series per drive)
     overlays = {"qos": "write rounds: per round", "rw-matrix": "RND READ: IOPS vs queue depth",
                 "mixed-matrix": "mixed: IOPS vs queue depth", "entropy": "write: IOPS vs queue depth",
-                "consistency": "IO Consistency: drives"}
+                "consistency": "IO Consistency: drives", "latency-demand": "Latency vs Demand — read ramp, per drive",
+                "max-iops": "Maximum IOPS — searches per drive"}
     assert overlays[test] in html

@@ -47,12 +47,50 @@ def test_bad_demand_settings_are_refused(bad):
         plan("latency-demand", bad)
 
 
-def test_rounds_are_built_at_the_search_optimum():
-    p = plan("max-iops", "queue_depths=1,2,4", "rounds=7", quick=True)
-    search, deferred = p.phases[0], p.phases[1]
-    assert isinstance(search, Phase) and isinstance(deferred, Deferred)
-    samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(search.cells, (10, 30, 20))]
-    built, decision = deferred.build({search.name: samples})
-    [cell] = built.cells
-    assert cell.workload.queue_depth == 2 and cell.workload.read_pct == 100.0
-    assert built.max_rounds == 7 and decision.chosen == {"threads": 1, "queue_depth": 2}
+def test_rounds_are_built_at_the_best_of_the_queue_depth_and_thread_searches():
+    p = plan("max-iops", "queue_depths=1,2,4", "thread_counts=1,2,4", "rounds=7", quick=True)
+    search, threads, rounds = p.phases[0], p.phases[1], p.phases[2]
+    assert isinstance(search, Phase) and isinstance(threads, Deferred) and isinstance(rounds, Deferred)
+    qd_samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(search.cells, (10, 30, 20))]
+    built, decision = threads.build({search.name: qd_samples})
+    assert [(c.workload.threads, c.workload.queue_depth) for c in built.cells] == [(1, 2), (2, 2), (4, 2)]
+    assert built.stop_rule == search.stop_rule and decision.chosen == {"queue_depth": 2}
+    # two threads at QD 2 beat one: the rounds run there
+    tc_samples = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (29, 45, 44))]
+    cell_of = {search.name: qd_samples, built.name: tc_samples}
+    [cell], decision = rounds.build(cell_of)[0].cells, rounds.build(cell_of)[1]
+    assert (cell.workload.threads, cell.workload.queue_depth, cell.workload.read_pct) == (2, 2, 100.0)
+    assert rounds.build(cell_of)[0].max_rounds == 7 and decision.chosen == {"threads": 2, "queue_depth": 2}
+    # more threads gained nothing over the queue-depth search's best: its thread count stays
+    worse = [Sample(1, c.key, iops, None, c.workload.outstanding) for c, iops in zip(built.cells, (28, 30, 29))]
+    [cell] = rounds.build({search.name: qd_samples, built.name: worse})[0].cells
+    assert (cell.workload.threads, cell.workload.queue_depth) == (1, 2)
+
+
+def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
+    """A drive 10 % short of every demand up to 2,000 IOPS and far short above: with the run's
+    tolerance of 20 % the ramp decided 2,000 IOPS sustainable; the default 2 % rule, replayed,
+    would find no demand met."""
+    from iolab.report.char_demand import demand_pages
+    from iolab.report.rundata import RunData
+    from iolab.store import RunStore
+    from iolab.summary import summarise
+    from tests.unit.test_report import DriveEngine, record
+
+    def delivered(rnd, call):
+        demand = engine.workload.rate_iops
+        return (0.9 if demand <= 2000 else 0.5) * demand if demand else 50_000.0
+
+    engine = DriveEngine(shape=delivered)
+    run = record(tmp_path, "latency-demand", engine, settings=(("demand", "1000,2000,3000,4000,5000"),
+                                                                ("tolerance", "20%")))
+    store = RunStore.open(run)
+    phases = summarise(store)
+    assert [d["chosen"]["max_sustainable_iops"] for ph in phases for d in ph.decisions] == [2000, 2000]
+    figures = {m.name: m.get(phases) for m in api.key_metrics("latency-demand", [phases])}
+    assert figures["max sustainable read IOPS"] == figures["max sustainable write IOPS"] == 2000
+    assert figures["read latency at max sustainable"] is not None
+    text = " ".join(b.paragraphs[0] for p in demand_pages(RunData.load(run, run)) for b in p.blocks
+                    if hasattr(b, "paragraphs"))
+    assert text.count("no longer meet the increase in IOPS demand at 3,000 IOPS: maximum sustainable IOPS 2,000") == 2
+    assert "tolerance 20 %" in text or "20 %" in text

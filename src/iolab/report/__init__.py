@@ -10,6 +10,7 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     rwsw.py     the RWSW tests' pages and comparison overlays
     html.py     Document -> self-contained HTML
     pdf.py      the same HTML -> PDF (WeasyPrint)
+    sequence.py one report of a sequence's runs: a summary page, then each run's pages
 
 Reports read only run directories. Which pages a test has is its declaration (suites/, via
 the registry); `iolab.api.write_report` asks the registry and calls `build_document` here, so
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from .. import __version__
 from . import header
@@ -49,16 +51,18 @@ def build_document(run: RunData, pages: list[Page], heading: str | None = None) 
     )
 
 
-def write_document(doc: Document, out_dir: Path, stem: str) -> list[Path]:
-    """Write `stem`.html and `stem`.pdf into out_dir; returns both paths."""
+def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str, title: str | None = None) -> list[Path]:
+    """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
+    pages in order, a sequence's report); returns both paths."""
+    docs = [doc] if isinstance(doc, Document) else list(doc)
+    n = sum(len(d.pages) for d in docs)
     out_dir.mkdir(parents=True, exist_ok=True)
-    html = render(doc)
     html_path = out_dir / f"{stem}.html"
-    html_path.write_text(html, encoding="utf-8")
+    html_path.write_text(render(docs, title=title), encoding="utf-8")
     pdf_path = out_dir / f"{stem}.pdf"
-    pages = write_pdf(render(doc, for_print=True), pdf_path, len(doc.pages), out_dir)
-    if pages != len(doc.pages):
-        print(f"iolab: note: {pdf_path.name} has {pages} sheets for {len(doc.pages)} report pages "
+    pages = write_pdf(render(docs, for_print=True, title=title), pdf_path, n, out_dir)
+    if pages != n:
+        print(f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
               "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)
     return [html_path, pdf_path]
 

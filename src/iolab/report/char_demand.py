@@ -24,11 +24,15 @@ from .rwsw_plots import Panel, panels
 from .sections import table_pages
 
 RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
-SEARCHES = (("read", 100.0), ("write", 0.0))  # the max-IOPS test's phases: "<op> QD search", "<op> rounds"
+SEARCHES = (("read", 100.0), ("write", 0.0))  # the max-IOPS test's phases: "<op> QD search", "<op> TC search", "<op> rounds"
 
 
 def search_phase(op: str) -> str:
     return f"{op} QD search"
+
+
+def threads_phase(op: str) -> str:
+    return f"{op} TC search"
 
 
 def rounds_phase(op: str) -> str:
@@ -44,26 +48,27 @@ def steps(ph: PhaseSummary) -> list[tuple[Sample, CellAverage]]:
     return [(sample_of_row(r), by_key[r.cell_key]) for r in ph.rows if r.cell_key in by_key]
 
 
-def sustainable(ph: PhaseSummary | None, rule: DemandShortfall = DemandShortfall()) -> tuple[float | None, str]:
-    """The rule replayed on the stored steps, as the runner ran it after each cell: the maximum
-    sustainable IOPS and the sentence that says so, or None and why there is none. Key figures
-    and the terminal view see only the phases, so they replay the default rule (compare refuses
-    runs whose --set values differ); the pages pass the rule stored with the run's decision."""
+def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
+    """The maximum sustainable IOPS the ramp's stop rule decided during the run (its stored
+    decision, with the run's own --set tolerance and steps) and the sentence that says so, or
+    None and why there is none."""
     samples = [s for s, _ in steps(ph)] if ph is not None else []
-    for k in range(1, len(samples) + 1):
-        d = rule.check(ph.phase.name, samples[:k])
-        if d is not None:
-            top = d.chosen.get("max_sustainable_iops")
-            if top is None:
-                return None, f"{ph.phase.name}: no demand was met ({d.outcome})"
-            short = samples[k - rule.steps].demand_iops
-            return top, (f"The drive can no longer meet the increase in IOPS demand at {num(short)} IOPS: maximum "
-                         f"sustainable IOPS {num(top)} (delivered {num(d.chosen['delivered_iops'])}; rule: "
-                         f"{rule.describe()}).")
+    decided = [d for d in (ph.decisions if ph is not None else ()) if d["rule"].get("name") == DemandShortfall.name]
+    if decided:
+        d = decided[-1]
+        rule = rule_from(d["rule"])
+        top = d["chosen"].get("max_sustainable_iops")
+        if top is None:
+            return None, f"{ph.phase.name}: no demand was met ({d['outcome']})"
+        # the first of the steps that fell short: `steps` cells before and including the deciding one
+        at = next((i for i, s in enumerate(samples) if s.key == d.get("cell") and s.round == d.get("round")), None)
+        short = f" at {num(samples[at - rule.steps + 1].demand_iops)} IOPS" if at is not None and at >= rule.steps - 1 else ""
+        return top, (f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
+                     f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()}).")
     if not samples:
         return None, "not measured"
-    return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met within {rule.tolerance * 100:g} %: "
-                  "the drive's limit lies beyond the demands planned (raise --set demand=…).")
+    return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met (the ramp's stop rule never "
+                  "decided): the drive's limit lies beyond the demands planned (raise --set demand=…).")
 
 
 def ramp_phase(phases: Sequence[PhaseSummary], name: str) -> PhaseSummary | None:
@@ -91,8 +96,7 @@ def demand_pages(run: RunData) -> list[Page]:
             continue
         st = steps(ph)
         decided = [d for d in run.manifest.decisions if d.get("phase") == name]
-        # the run's own rule (its --set tolerance and steps), as stored with its decision
-        _, verdict = sustainable(ph, rule_from(decided[-1]["rule"]) if decided else DemandShortfall())
+        _, verdict = sustainable(ph)
         src = (f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
                "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else ""))
         demand = [s.demand_iops for s, _ in st]
@@ -164,44 +168,56 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
 # -- maximum IOPS -----------------------------------------------------------------------------
 
 
-def best_level(ph: PhaseSummary | None) -> Sample | None:
-    st = [s for s, _ in steps(ph)] if ph is not None else []
-    return max(st, key=lambda s: s.iops) if st else None
+def _optimum(rounds: PhaseSummary | None, fallback: str) -> str:
+    """Where the rounds ran: the stored workload of their cells (threads × QD)."""
+    if rounds is not None and rounds.rows:
+        w = rounds.rows[0].workload
+        return f"TC{w['threads']}/QD{w['queue_depth']}"
+    return fallback
 
 
 def maxiops_pages(run: RunData) -> list[Page]:
     pages: list[Page] = []
     for op, _ in SEARCHES:
         search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
+        threads = run.phase(threads_phase(op))  # absent in runs stored before the thread search
         if search is None or not search.rows:
             pages.append(Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),)))
             continue
-        st = steps(search)
-        best = best_level(search)
+        st, tst = steps(search), steps(threads) if threads is not None else []
+        best, best_cell = max(st + tst, key=lambda sc: sc[0].iops)
+        label = best_cell.mix or best.key  # threads × QD (the thread search's keys name no QD)
+        where = _optimum(rounds, label)
         mean = rounds_mean(rounds)
-        decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (search_phase(op), rounds_phase(op))]
-        verdict = (f"Most {op} IOPS in the search at {best.key} ({num(best.iops)} IOPS); "
-                   + (f"{len(rounds.rows)} rounds there averaged {num(mean)} IOPS." if mean is not None
+        decided = [d["outcome"] for d in run.manifest.decisions
+                   if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))]
+        verdict = (f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); "
+                   + (f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS." if mean is not None
                       else "the rounds at the optimum were not measured."))
-        src = (f"Source: results.db table cells, phases {search_phase(op)!r} (one cell per outstanding IO) and "
-               f"{rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
-        curve = _series("search", [(float(s.outstanding), c.iops) for s, c in st])
-        items = [Panel(f"{op} IOPS vs outstanding IO (search)", "IOPS", (curve,))]
+        src = (f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
+               f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
+        curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
+        if tst:
+            curves.append(_series(f"thread search at QD{threads.rows[0].workload['queue_depth']}",
+                                  [(float(s.outstanding), c.iops) for s, c in tst]))
+        items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]
         png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
-        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth search", png, 80, src)]
+        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80,
+                                                 src)]
         if rounds is not None and rounds.rows:
-            rpng = panels([Panel(f"{op} IOPS per round at {best.key}", "IOPS",
+            rpng = panels([Panel(f"{op} IOPS per round at {where}", "IOPS",
                                  (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 60)
-            blocks.append(Figure(f"Rounds at the optimum ({best.key})", rpng, 60, src))
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
-        rows = [(s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st]
+        rows = [(c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st + tst]
         if rounds is not None:
-            rows += [(f"round {r.round}", best.key, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+            rows += [(f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
                      for r in rounds.rows]
+        searched = [*search.rows, *(threads.rows if threads else ()), *(rounds.rows if rounds else ())]
         pages += table_pages(f"Tabular Results — {op}", [Table(
-            f"{op}: search levels, then the rounds at the optimum", ("cell", "outstanding IO", "IOPS", "average (µs)",
-                                                                      "maximum (µs)"), tuple(rows), src,
-            run.raw_links(list(search.rows) + list(rounds.rows if rounds else ())) + run.store_links())])
+            f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
+            ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"), tuple(rows), src,
+            run.raw_links(searched) + run.store_links())])
     return pages
 
 
@@ -216,18 +232,19 @@ def maxiops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric,
 def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     items = []
     for op, _ in SEARCHES:
-        lines = []
-        for r, lab in zip(runs, labels):
-            ph = r.phase(search_phase(op))
-            lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
-        if any(s.x for s in lines):
-            items.append(Panel(f"{op} IOPS vs outstanding IO", "IOPS", tuple(lines)))
+        for name in (search_phase(op), threads_phase(op)):
+            lines = []
+            for r, lab in zip(runs, labels):
+                ph = r.phase(name)
+                lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
+            if any(s.x for s in lines):
+                items.append(Panel(f"{name}: IOPS vs outstanding IO", "IOPS", tuple(lines)))
     if not items:
         return []
-    src = "Source: each run's results.db, phases 'read QD search' and 'write QD search'."
-    return [Page("Maximum IOPS — search per drive", (Figure(
-        "IOPS vs outstanding IO, one line per drive", panels(items, "outstanding IO (log scale)", 150, logx2=True),
-        150, src),))]
+    src = "Source: each run's results.db, the phases of the queue-depth and thread-count searches."
+    return [Page("Maximum IOPS — searches per drive", (Figure(
+        "IOPS vs outstanding IO, one line per drive", panels(items, "outstanding IO (log scale)", 170, logx2=True),
+        170, src),))]
 
 
 def maxiops_view(ph: PhaseSummary, console: Console) -> None:
@@ -237,7 +254,7 @@ def maxiops_view(ph: PhaseSummary, console: Console) -> None:
     for r in ph.rows:
         t.add_row(escape(r.cell_key), f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}", str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
     console.print(t)
-    best = best_level(ph)
-    if best is not None and ph.phase.name.endswith("search"):
-        console.print(f"most IOPS at {escape(best.key)}: {num(best.iops)} IOPS")
+    if ph.rows and ph.phase.name.endswith("search"):
+        best = max(ph.rows, key=lambda r: r.iops)
+        console.print(f"most IOPS at TC{best.workload['threads']}/QD{best.workload['queue_depth']}: {num(best.iops)} IOPS")
 

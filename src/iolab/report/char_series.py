@@ -228,9 +228,14 @@ def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
 # -- endurance -------------------------------------------------------------------------------
 
 
-def _given(run: RunData, name: str) -> float | None:
+def _given(run: RunData, name: str, rated: str, option: str) -> tuple[float | None, str]:
+    """A rating for TBW or DWPD and where it came from: the user's --set/option, else the
+    drive's own (a simulated preset's rating), else none."""
     v = run.value(name, 0)
-    return float(v) if v and v > 0 else None
+    if v and v > 0:
+        return float(v), option
+    own = run.manifest.target.get("facts", {}).get(rated)
+    return (float(own), "preset") if own else (None, "")
 
 
 def _drive_row(name: str, rows: list, counted: tuple) -> tuple[str, str, str, str]:
@@ -275,19 +280,22 @@ def endurance_pages(run: RunData) -> list[Page]:
     rows = endurance_rows(run)
     if not rows:
         return []
-    pe, years = _given(run, "pe_cycles"), _given(run, "warranty_years")
+    (pe, pe_src), (years, years_src) = (_given(run, "pe_cycles", "rated_pe_cycles", "--pe-cycles"),
+                                        _given(run, "warranty_years", "warranty_years", "--warranty-years"))
     waf = _drive_waf(run) or run.write_amplification()
     ops = [r.counters.get("op") for ph in run.phases for r in ph.rows if "op" in r.counters]
     user = run.manifest.target.get("capacity")
     facts = [("measured WAF over the run", f"{waf[0]:.2f} over {eng(waf[1], 'B')} host writes" if waf else NOT_REPORTED)]
     physical = user * (1 + ops[-1]) if ops and user else None
     facts.append(("physical (flash) capacity", eng(physical, "B") if physical else NOT_REPORTED))
+    facts.append(("rated P/E cycles", f"{pe:,.0f} (source: {pe_src})" if pe else NOT_REPORTED + " (--pe-cycles N gives it)"))
+    facts.append(("warranty", f"{years:g} years (source: {years_src})" if years else NOT_REPORTED + " (--warranty-years Y gives it)"))
     tbw = physical * pe / waf[0] if waf and physical and pe and waf[0] > 0 else None
-    why = "" if tbw else " (needs P/E cycles, set with --set pe_cycles=N, a measured WAF and the flash capacity)"
+    why = "" if tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
     facts.append(("TBW = flash capacity × P/E ÷ WAF", f"{tbw / 1e12:,.1f} TB" if tbw else NOT_REPORTED + why))
     dwpd = tbw / (user * 365 * years) if tbw and user and years else None
     facts.append(("DWPD over the warranty", f"{dwpd:.2f}" if dwpd else NOT_REPORTED + ("" if dwpd else
-                                                                                        " (needs TBW and --set warranty_years=N)")))
+                                                                                        " (needs TBW and the warranty)")))
     drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
     src = ("Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
            + (f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"

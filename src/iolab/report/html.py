@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
+from typing import Sequence
 
 from jinja2 import Environment
 
@@ -60,20 +61,20 @@ nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
 
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{{ doc.title }}</title>
+<title>{{ title }}</title>
 <meta name="generator" content="iolab">
 <style>{{ css }}</style></head>
 <body>
 {% if not for_print %}
-<nav class="toc"><b>{{ doc.title }}</b> — {{ doc.pages|length }} pages:
-{% for page in doc.pages %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {{ page.title }}</a>{% endfor %}
+<nav class="toc"><b>{{ title }}</b> — {{ sheets|length }} pages:
+{% for doc, page in sheets %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>{% endfor %}
 </nav>
 {% endif %}
-{% for page in doc.pages %}
+{% for doc, page in sheets %}
 <section class="page" id="page-{{ loop.index }}">
   <div class="head">
     <div class="row"><span class="spec">{{ doc.spec }}</span>
-      <span class="pageno">Page {{ loop.index }} of {{ doc.pages|length }}</span></div>
+      <span class="pageno">Page {{ loop.index }} of {{ sheets|length }}</span></div>
     <div class="row"><span class="test">{{ doc.test_name }} — {{ page.title }}</span></div>
     <div class="row meta"><span>Test run: {{ doc.started }} → {{ doc.ended }}</span>
       <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
@@ -139,13 +140,18 @@ def render_block(block, for_print: bool = False) -> str:
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
-def render(doc: Document, for_print: bool = False) -> str:
-    """The HTML file; `for_print` leaves out what a printed page cannot use (the per-table lists
-    of linked raw files, which the HTML folds away anyway)."""
+def render(doc: Document | Sequence[Document], for_print: bool = False, title: str | None = None) -> str:
+    """The HTML file of one document, or of several in order as one file (a sequence's report:
+    pages numbered through, each page under its own document's header); `for_print` leaves out
+    what a printed page cannot use (the per-table lists of linked raw files, which the HTML
+    folds away anyway)."""
+    docs = [doc] if isinstance(doc, Document) else list(doc)
+    sheets = [(d, p) for d in docs for p in d.pages]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     css = CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
-    return env.from_string(TEMPLATE).render(doc=doc, css=_Markup(css), for_print=for_print)
+    return env.from_string(TEMPLATE).render(title=title or docs[0].title, docs=docs, sheets=sheets, css=_Markup(css),
+                                            for_print=for_print)
 
 
 def _Markup(s: str):

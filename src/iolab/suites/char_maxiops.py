@@ -1,8 +1,9 @@
 """Maximum IOPS (issue 11, item 3): random 4 KiB reads, then writes, at rising queue depth
-(1 … 256 by default) until a step gains less than 2 % (the NoGain rule), then rounds of each
-at the search's optimum (60 × 9 s warm-up + 51 s by default). The rounds are phases built
-when the run reaches them, from the search's stored results (a Deferred phase), so a resumed
-run rebuilds them the same way."""
+(1 … 256 by default) until a step gains less than 2 % (the NoGain rule), then at rising thread
+count (1, 2, 4, 8 by default) at the best queue depth with the same rule, then rounds of each
+at the best (threads, QD) of both searches (60 × 9 s warm-up + 51 s by default). The thread
+search and the rounds are phases built when the run reaches them, from the stored results
+(Deferred phases), so a resumed run rebuilds them the same way."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Mapping, Sequence
 from .. import testparams as tp
 from ..decide import Decision, NoGain, Sample, best_by_iops
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..report.char_demand import SEARCHES, maxiops_figures, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase, search_phase
+from ..report.char_demand import (SEARCHES, maxiops_figures, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase,
+                                  search_phase, threads_phase)
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -26,7 +28,9 @@ PARAMS = (
     tp.Param("queue_depths", tuple(2**k for k in range(9)), "queue depths searched, ascending (1,2,4,…)",
              positive_list, tp.show_list, source="published reviews (1 … 256, powers of two)"),
     tp.Param("threads", 1, "threads at every searched queue depth", tp.positive_int,
-             source="UNVERIFIED: the reviews search QD and thread count; iolab searches QD at this thread count"),
+             source="UNVERIFIED: the reviews search QD and thread count, not in which order"),
+    tp.Param("thread_counts", (1, 2, 4, 8), "thread counts searched, ascending, at the queue depth search's best QD",
+             positive_list, tp.show_list, source="UNVERIFIED: the reviews do not list them; powers of two"),
     tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
              source="published reviews"),
     tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews"),
@@ -56,18 +60,37 @@ def build(profile: Profile, target: Target) -> TestPlan:
         return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds,
                             ramp_s=warmup)
 
-    def cell(read_pct: float, qd: int, seconds: float, key: str = "") -> Cell:
+    def cell(read_pct: float, qd: int, seconds: float, key: str = "", tc: int = threads) -> Cell:
         # The rounds' key names no QD: drives with different optima still compare cell by cell.
-        return Cell(key or f"TC{threads}/QD{qd}", work(read_pct, qd, seconds), f"TC{threads}/QD{qd}", 4 * KiB)
+        w = work(read_pct, qd, seconds).with_(threads=tc)
+        return Cell(key or f"TC{tc}/QD{qd}", w, f"TC{tc}/QD{qd}", 4 * KiB)
+
+    def best_qd(op: str, samples: Mapping[str, Sequence[Sample]]) -> tuple[Sample, int]:
+        best = best_by_iops(search_phase(op), samples[search_phase(op)])
+        return best, best.outstanding // threads
+
+    def thread_search(op: str, read_pct: float):
+        def build_threads(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
+            best, qd = best_qd(op, samples)
+            # keys name no QD (as the rounds'): drives whose searches chose different QDs still compare
+            cells = tuple(cell(read_pct, qd, search_s, f"TC{tc} at the best QD", tc) for tc in v["thread_counts"])
+            phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=rule)
+            return phase, Decision(threads_phase(op), {"name": "most-iops"},
+                                   f"{best.key} delivered the most {op} IOPS of the queue-depth search "
+                                   f"({best.iops:,.0f}): thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
+                                   {"queue_depth": qd})
+        return build_threads
 
     def at_optimum(op: str, read_pct: float):
         def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
-            best = best_by_iops(search_phase(op), samples[search_phase(op)])
-            qd = best.outstanding // threads
-            phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM),), max_rounds=rounds)
+            by_qd, qd = best_qd(op, samples)
+            by_tc = best_by_iops(threads_phase(op), samples[threads_phase(op)])
+            # the better of both searches; a tie keeps the fewer threads
+            best, tc = (by_tc, by_tc.outstanding // qd) if by_tc.iops > by_qd.iops else (by_qd, threads)
+            phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM, tc),), max_rounds=rounds)
             return phase, Decision(rounds_phase(op), {"name": "most-iops"},
-                                   f"{best.key} delivered the most {op} IOPS of the search ({best.iops:,.0f}): "
-                                   f"{rounds} rounds there", {"threads": threads, "queue_depth": qd})
+                                   f"{best.key} delivered the most {op} IOPS of the queue-depth and thread searches "
+                                   f"({best.iops:,.0f}): {rounds} rounds there", {"threads": tc, "queue_depth": qd})
         return build_rounds
 
     phases: list = list(s.phases)
@@ -75,9 +98,14 @@ def build(profile: Profile, target: Target) -> TestPlan:
         cells = tuple(cell(read_pct, qd, search_s) for qd in v["queue_depths"])
         search = cc.first_phase(s, search_phase(op), cells) if i == 0 else cc.next_phase(search_phase(op), cells)
         phases.append(replace(search, stop_rule=rule))
-        phases.append(Deferred(rounds_phase(op), f"the {op} search's most IOPS", at_optimum(op, read_pct)))
+        # ETA: the thread search at most runs every count (its rule may end it sooner)
+        phases.append(Deferred(threads_phase(op), f"the {op} QD search's most IOPS", thread_search(op, read_pct),
+                               len(v["thread_counts"]) * (search_s + warmup)))
+        phases.append(Deferred(rounds_phase(op), f"the {op} searches' most IOPS", at_optimum(op, read_pct),
+                               rounds * (round_s + warmup)))
     rows = s.rows + [
-        ("Stimulus", "RND 4 KiB reads, then writes: a queue-depth search, then rounds at its optimum"),
+        ("Stimulus", "RND 4 KiB reads, then writes: a queue-depth search, a thread-count search at its best QD, "
+                     "then rounds at the best (threads, QD)"),
         ("Stop rule", rule.describe()),
     ]
     notes = ("The write search follows the read rounds without a new purge: reads do not change the drive's state.",)
@@ -87,7 +115,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
 TEST = TestDef(
     NAME, "Maximum IOPS", cc.FAMILY,
-    "RND 4 KiB read and write queue-depth search for the most IOPS, then rounds at the optimum",
+    "RND 4 KiB read and write queue-depth, then thread-count search for the most IOPS, then rounds at the optimum",
     build=no_input(build), sequence=cc.SEQUENCE, key_figures=maxiops_figures, pages=maxiops_pages,
     overlays=maxiops_overlays, view=maxiops_view, short_title="Max IOPS", params=PARAMS + cc.PARAMS,
 )

@@ -11,6 +11,16 @@ from .. import _sim
 from ..errors import IolabError
 from .model import DeviceFacts
 
+# Each SSD preset's rated endurance (P/E cycles of its flash, warranty years), shown as source
+# "preset" on the Endurance page; --pe-cycles / --warranty-years override them. The entry
+# SATA drive's 30,000 P/E is its published rating; the others are iolab's documented defaults
+# for their class (enterprise MLC, client TLC), not a vendor's figure. HDDs have none.
+ENDURANCE = {
+    "enterprise-sas": (30_000, 5.0),
+    "entry-sata-compress": (30_000, 5.0),
+    "client-nvme-slc": (3_000, 5.0),
+}
+
 # Target options that steer the engine rather than describe the drive.
 STATE_OPTIONS = ("load", "save")
 
@@ -45,5 +55,7 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
         # A new simulated drive has its write cache enabled; the runner sets it per profile.
         write_cache="enabled",
         sources=("iolab-sim",),
+        rated_pe_cycles=ENDURANCE.get(preset, (None, None))[0] if ssd else None,
+        warranty_years=ENDURANCE.get(preset, (None, None))[1] if ssd else None,
     )
     return int(info["capacity_bytes"]), facts

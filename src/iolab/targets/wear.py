@@ -2,8 +2,11 @@
 before and after each phase so a report can give host vs media writes and the drive's WAF.
 
 NVMe: `nvme smart-log -o json`, data_units_written in units of 1,000 × 512 B (NVMe base
-specification, SMART / Health log); media writes are only in vendor logs, which are not read
-yet, so NVMe media writes are "not reported". SATA: `smartctl -A -j`, attribute 241
+specification, SMART / Health log); media writes are only in vendor logs: the OCP datacenter
+SMART extended log (`nvme ocp smart-add-log -o json`, "Physical media units written", in bytes,
+as {hi, lo} 64-bit halves or one number), else Intel's additional SMART log (`nvme intel
+smart-log-add -j`, nand_bytes_written raw, 1 count = 32 MiB as Intel's data sheets give it);
+a drive with neither reports no NVMe media writes ("not reported"). SATA: `smartctl -A -j`, attribute 241
 (Total_LBAs_Written, in logical blocks) for host writes and 233 or 249 for NAND writes when
 the attribute's name gives its unit (GiB, or 32 MiB); a name without a unit is not guessed.
 SAS: `smartctl -A -l error -j`, the write error-counter log's gigabytes processed (10^9 B)
@@ -15,12 +18,13 @@ from __future__ import annotations
 
 import re
 import stat
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import host
 
 NVME_DATA_UNIT = 512_000
+INTEL_NAND_UNIT = 32 << 20
 GIB, MIB = 1 << 30, 1 << 20
 # A NAND-writes attribute's unit as its name states it (smartctl's drive database names).
 _MEDIA_UNITS = ((re.compile(r"32MiB", re.I), 32 * MIB), (re.compile(r"(GiB|GB|_1G)", re.I), GIB))
@@ -44,6 +48,40 @@ def parse_nvme_smart_log(text: str) -> WriteCounters | None:
     if not isinstance(units, (int, float)) or units < 0:
         return None
     return WriteCounters(int(units) * NVME_DATA_UNIT, None, "nvme smart-log: data_units_written × 512,000 B")
+
+
+def parse_ocp_smart_add_log(text: str) -> int | None:
+    """Media bytes written from the OCP SMART extended log (C0h), or None."""
+    j = host.json_object(text)
+    v = j.get("Physical media units written") if j else None
+    if isinstance(v, dict):
+        hi, lo = v.get("hi"), v.get("lo")
+        v = (hi << 64) + lo if isinstance(hi, int) and isinstance(lo, int) and hi >= 0 and lo >= 0 else None
+    return int(v) if isinstance(v, int) and v >= 0 else None
+
+
+def parse_intel_smart_log_add(text: str) -> int | None:
+    """Media bytes written from Intel's additional SMART log, or None."""
+    j = host.json_object(text)
+    stats = (j.get("Device stats") or j) if j else {}
+    raw = (stats.get("nand_bytes_written") or {}).get("raw") if isinstance(stats, dict) else None
+    return raw * INTEL_NAND_UNIT if isinstance(raw, int) and raw >= 0 else None
+
+
+# The NVMe vendor logs read for media writes, in order: (command after the device, parser, source).
+NVME_VENDOR_LOGS = (
+    (("ocp", "smart-add-log"), ("-o", "json"), parse_ocp_smart_add_log, "nvme ocp smart-add-log: Physical media units written (B)"),
+    (("intel", "smart-log-add"), ("-j",), parse_intel_smart_log_add, "nvme intel smart-log-add: nand_bytes_written × 32 MiB"),
+)
+
+
+def _nvme_media(path: str, run) -> tuple[int, str] | None:
+    for sub, opts, parse, source in NVME_VENDOR_LOGS:
+        r = run(["nvme", *sub, path, *opts], timeout=30)
+        media = parse(r.text) if r.ok else None
+        if media is not None:
+            return media, source
+    return None
 
 
 def _raw(attr: dict) -> int | None:
@@ -93,7 +131,9 @@ def read_counters(path: str, run=None) -> WriteCounters | None:
     run = run or host.run_command
     if Path(path).name.startswith("nvme"):
         r = run(["nvme", "smart-log", path, "-o", "json"], timeout=30)
-        return parse_nvme_smart_log(r.text) if r.ok else None
+        c = parse_nvme_smart_log(r.text) if r.ok else None
+        media = _nvme_media(path, run) if c is not None else None
+        return replace(c, media_bytes=media[0], source=f"{c.source}; {media[1]}") if media else c
     r = run(["smartctl", "-A", "-l", "error", "-j", path], timeout=30)
     # smartctl's exit status is a bit mask of drive conditions; its JSON is still the answer
     return parse_smartctl(r.text) if not r.missing and r.returncode != 124 else None
