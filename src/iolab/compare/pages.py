@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 from .. import __version__
 from ..report import header, plots, sections, write_document
 from ..report.model import Document, Figure, HeaderColumn, Page, Table, Text
+from ..report.parts import legs_text, parts_pages
 from ..report.pts import partial_indices, wsat_series
 from ..report.rundata import RunData, rounds_text
 from ..report.sections import table_pages
@@ -33,10 +34,17 @@ def write_comparison(refs: list, out_dir: Path, force: bool, figures: Figures, o
     """`figures`, `overlays`, `heading`: the test's declared ones."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
-    labels = [f"D{i + 1} {r.label}" for i, r in enumerate(runs)]
+    labels = run_labels(runs)
     diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
     doc = build_comparison(runs, labels, diffs, figures([r.phases for r in runs]), overlays, heading)
     return write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
+
+
+def run_labels(runs: list[RunData]) -> list[str]:
+    """D1, D2 … and the drive; when any run was split over paths or hosts, how each ran too
+    (single-path and multi-path runs of one drive are otherwise told apart by D-number only)."""
+    split = any(r.manifest.split for r in runs)
+    return [f"D{i + 1} {r.label}" + (f" ({legs_text(r)})" if split else "") for i, r in enumerate(runs)]
 
 
 # -- document --------------------------------------------------------------------------------
@@ -46,15 +54,17 @@ def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str], m
                      overlays: Overlays | None = None, heading: str | None = None) -> Document:
     first = runs[0]
     m = first.manifest
-    pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else []) + drives_pages(
-        runs, labels, diffs)
+    # one drive reached over one path and over several is two runs, not two drives
+    what = f"{len(runs)} drives" if len({r.manifest.target.get("spec") for r in runs}) == len(runs) else f"{len(runs)} runs"
+    pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
+    pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
     return Document(
-        title=f"{m.title} comparison — {len(runs)} drives",
+        title=f"{m.title} comparison — {what}",
         spec=header.spec_line(first, heading),
-        test_name=f"{m.title} — comparison of {len(runs)} drives",
+        test_name=f"{m.title} — comparison of {what}",
         started=min(r.manifest.started for r in runs),
         ended=max((r.manifest.ended or "not finished") for r in runs),
-        device=f"{len(runs)} drives (see Devices Under Test)",
+        device=f"{what} (see Devices Under Test)",
         tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given" for r in runs})),
         columns=comparison_columns(runs, labels),
         banners=comparison_banners(runs, labels, diffs),
@@ -70,9 +80,10 @@ def comparison_columns(runs: list[RunData], labels: list[str]) -> tuple[HeaderCo
     """The four header columns for N drives: a fact all runs share is printed once, a fact
     that differs is printed per drive (D1 …; D2 …), each from that drive's own run."""
     short = [lab.split()[0] for lab in labels]
+    split = any(r.manifest.split for r in runs)
     dut = [(d, f"{r.label}; FW {r.manifest.target.get('facts', {}).get('firmware') or header.NOT_REPORTED}; "
-               f"{header.capacity_text(r)}; {r.manifest.target.get('facts', {}).get('interface') or header.NOT_REPORTED}")
-           for r, d in zip(runs, short)]
+               f"{header.capacity_text(r)}; {r.manifest.target.get('facts', {}).get('interface') or header.NOT_REPORTED}"
+               + (f"; {legs_text(r)}" if split else "")) for r, d in zip(runs, short)]
     return (
         header.fit_column("Test Platform", per_drive([header.platform_items(r) for r in runs], short), DRIVES_PAGE),
         header.fit_column("Devices Under Test", dut, DRIVES_PAGE),

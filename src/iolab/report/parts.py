@@ -13,7 +13,18 @@ from .sections import table_pages
 TITLE = "Per-Host / Per-Path Breakdown"
 
 
-def parts_pages(run: RunData) -> list[Page]:
+def legs_text(run: RunData) -> str:
+    """How the run reached its drive: "1 path", or its legs ("2 paths: /dev/sdb, /dev/sdc",
+    "3 hosts: …"), as the manifest stored them (`split`)."""
+    legs = run.manifest.split
+    if not legs:
+        return "1 path"
+    kind = "host" if all(leg.get("host") for leg in legs) else "path"
+    return f"{len(legs)} {kind}s: " + ", ".join(str(leg.get("name") or leg.get("path")) for leg in legs)
+
+
+def parts_pages(run: RunData, whose: str = "") -> list[Page]:
+    """`whose`: the run's name in the page title, where several runs' breakdowns share a report."""
     tables = []
     for ph in run.phases:
         rows_in = [r for r in window_rows(ph) if breakdown(r.counters)]
@@ -45,4 +56,4 @@ def parts_pages(run: RunData) -> list[Page]:
             ("cell", "round", "host / path", "threads×QD", "IOPS", "MB/s", "mean lat", "p99 lat", "share of IOPS"),
             tuple(detail), "Source: results.db table cells, counters; raw per-part fio output under raw/.",
             run.raw_links(rows_in)))
-    return table_pages(TITLE, tables) if tables else []
+    return table_pages(f"{TITLE} — {whose}" if whose else TITLE, tables) if tables else []
