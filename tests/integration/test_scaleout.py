@@ -4,6 +4,7 @@ paths to one drive (two loop devices over one file), several drives in parallel.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -89,22 +90,50 @@ def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(s
     assert [c.cell_key for c in kept][:1] == ["100/0 1024KiB"] and "r01-c01" not in " ".join(kept[-1].raw_files)
 
 
-def test_two_paths_to_one_drive_split_the_queue_depth(scratch, loop_device):
+@pytest.fixture
+def second_path(loop_device):
+    """A second loop device over the loop device's backing file: two paths to one drive."""
     backing = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", loop_device], capture_output=True, text=True).stdout.strip()
     second = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", backing], check=True,
                             capture_output=True, text=True).stdout.strip()
-    try:
-        r = iolab("run", "throughput", *QUICK, "--target", loop_device, "--paths", f"{loop_device},{second}",
-                  "--runs-dir", str(scratch / "runs"), timeout=300)
-    finally:
-        subprocess.run(["losetup", "-d", second], capture_output=True)
+    yield second
+    subprocess.run(["losetup", "-d", second], capture_output=True)
+
+
+def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(scratch, loop_device, second_path):
+    runs = scratch / "runs"
+    one = iolab("run", "throughput", *QUICK, "--target", loop_device, "--runs-dir", str(runs), timeout=300)
+    assert one.returncode == 0, one.stdout + one.stderr
+    r = iolab("run", "throughput", *QUICK, "--target", loop_device, "--paths", f"{loop_device},{second_path}",
+              "--runs-dir", str(runs), timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
+    ios_per_phase: dict[str, dict[str, float]] = {}
     for c in store.cells():
         parts = breakdown(c.counters)
-        assert [p.name for p in parts] == [loop_device, second]
+        assert [p.name for p in parts] == [loop_device, second_path]
         assert [p.figures["queue_depth"] for p in parts] == [16, 16]
         assert sum(p.figures["ios"] for p in parts) == c.read_ios + c.write_ios
+        for p in parts:
+            per = ios_per_phase.setdefault(c.phase, {})
+            per[p.name] = per.get(p.name, 0.0) + p.figures["ios"]
+
+    cmp = iolab("compare", str(run_dir(one.stdout)), str(store.dir), "--out", str(scratch / "cmp"), timeout=300)
+    assert cmp.returncode == 0, cmp.stdout + cmp.stderr
+    [html] = (scratch / "cmp").glob("*.html")
+    text = html.read_text()
+    d1, d2 = f"D1 {loop_device} (1 path)", f"D2 {loop_device} (2 paths: {loop_device}, {second_path})"
+    # side by side: one row each in the summary table, one column each in the drives table
+    assert re.search(rf'<tr><td class="h">{re.escape(d1)}</td>.*?</tr>\s*<tr><td class="h">{re.escape(d2)}</td>', text, re.S)
+    assert re.search(rf"<th>{re.escape(d1)}</th><th>{re.escape(d2)}</th>", text)
+    assert "Per-Host / Per-Path Breakdown — D2" in text and "Breakdown — D1" not in text  # the single path has none
+    tables = re.findall(r"Each part&#x27;s share, phase (.+?), measurement.*?<tbody>(.*?)</tbody>", text, re.S)
+    assert sorted(ph for ph, _ in tables) == sorted(ios_per_phase)
+    for ph, body in tables:
+        rows = re.findall(r'<tr><td class="h">([^<]+)</td><td>\d+</td><td>([\d,]+)</td><td>([\d.]+) %</td>', body)
+        shown = {name: int(ios.replace(",", "")) for name, ios, _ in rows}
+        assert shown == {n: int(v) for n, v in ios_per_phase[ph].items()}  # both paths, each with its own IOs
+        assert abs(sum(float(share) for *_, share in rows) - 100) < 0.2
 
 
 def test_several_targets_run_in_parallel_and_are_compared(scratch):
@@ -141,32 +170,26 @@ def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_
     assert not answers("127.0.0.9", port)
 
 
-def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_device):
+def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_device, second_path):
     from iolab.runlist import list_runs
 
     from .conftest import IOLAB
 
-    backing = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", loop_device], capture_output=True, text=True).stdout.strip()
-    second = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", backing], check=True,
-                            capture_output=True, text=True).stdout.strip()
     runs = scratch / "runs"
+    proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "500ms", "--max-rounds", "3",
+                             "--no-report", "--target", loop_device, "--paths", f"{loop_device},{second_path}",
+                             "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "500ms", "--max-rounds", "3",
-                                 "--no-report", "--target", loop_device, "--paths", f"{loop_device},{second}",
-                                 "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/SEQ_1024KiB-r02-c01-*.p1.fio")):
-                time.sleep(0.05)
-            assert proc.poll() is None, "the run ended before the kill point"
-            proc.kill()
-        finally:
-            proc.wait()
-        [killed] = list_runs(runs)
-        assert killed.state == "interrupted"
-        r = iolab("resume", str(killed.path), "--no-report", timeout=300)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/SEQ_1024KiB-r02-c01-*.p1.fio")):
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before the kill point"
+        proc.kill()
     finally:
-        subprocess.run(["losetup", "-d", second], capture_output=True)
+        proc.wait()
+    [killed] = list_runs(runs)
+    assert killed.state == "interrupted"
+    r = iolab("resume", str(killed.path), "--no-report", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "continues at round 2" in r.stdout
     store = RunStore.open(killed.path)
@@ -175,7 +198,7 @@ def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_d
     assert {c.round for c in store.cells("SEQ 1024KiB")} == {1, 2, 3} and len(cells) == 12
     for c in cells:  # the resumed rounds are split over both paths too, not run on the target alone
         parts = breakdown(c.counters)
-        assert [p.name for p in parts] == [loop_device, second], (c.round, c.cell_key)
+        assert [p.name for p in parts] == [loop_device, second_path], (c.round, c.cell_key)
         assert sum(p.figures["ios"] for p in parts) == c.read_ios + c.write_ios
 
 
