@@ -246,3 +246,20 @@ def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
     for title in titles:
         [page] = [p for p in pages if title in p and "Fast 1" in p and "Slow 2" in p]
         assert "No drive has" not in page
+
+
+def test_a_run_is_labelled_with_how_it_reached_its_drive():
+    from types import SimpleNamespace
+
+    from iolab.report.parts import legs_text
+
+    def run(split):
+        return SimpleNamespace(manifest=SimpleNamespace(split=split))
+
+    host = {"address": "10.0.0.2", "port": 8765}
+    assert legs_text(run([])) == "1 path"
+    assert legs_text(run([{"name": "/dev/sdb", "path": "/dev/sdb", "share": 1.0, "host": None},
+                          {"name": "/dev/sdc", "path": "/dev/sdc", "share": 1.0, "host": None}])) == "2 paths: /dev/sdb, /dev/sdc"
+    assert legs_text(run([{"name": "10.0.0.2:8765", "path": "/x", "share": 1.0, "host": host},
+                          {"name": "10.0.0.3:8765", "path": "/x", "share": 1.0, "host": host}])) == \
+        "2 hosts: 10.0.0.2:8765, 10.0.0.3:8765"
