@@ -55,7 +55,8 @@ def build_comparison(runs: list[RunData], labels: list[str], diffs: list[str], m
     first = runs[0]
     m = first.manifest
     # one drive reached over one path and over several is two runs, not two drives
-    what = f"{len(runs)} drives" if len({r.manifest.target.get("spec") for r in runs}) == len(runs) else f"{len(runs)} runs"
+    drives = len({r.manifest.target.get("spec") for r in runs})
+    what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
     pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
     pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
     return Document(
