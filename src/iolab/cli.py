@@ -303,7 +303,7 @@ def compare(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the comparison (default: compare/ under the runs directory)."),
     force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
 ):
-    """Compare drives: one report overlaying the runs, a summary table and the ordinal ranking per column."""
+    """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
     for p in api.compare(run_refs, out or runs_root() / "compare", force=force):
         console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
 

@@ -238,6 +238,13 @@ def test_interface_from_sysfs_path(fakesys, runner, name, devpath, iface):
     assert f.sources == ("sysfs",)
 
 
+@pytest.mark.parametrize("name", ["loop3", "nbd1", "zram2"])
+def test_a_software_devices_rotational_flag_is_not_reported_as_a_medium(fakesys, runner, name):
+    # the kernel marks loop and NBD devices rotational by default; no medium is behind that
+    fakesys.disk(name, "virtual/block", "250:3", {"size": "2048", **_queue(rotational=1)})
+    assert targets.device_facts(f"/dev/{name}").rotational is None
+
+
 def test_virtio_transport_id_is_not_a_vendor(fakesys, runner):
     fakesys.disk("vda", "pci0000:00/0000:00:02.0/virtio1/block", "254:0",
                  {"size": "536870912", "serial": "overlayblk", "device/vendor": "0x1af4", **_queue(512, 4096, 1)})

@@ -32,7 +32,7 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
 .col { flex: 1 1 0; border: 0.6pt solid #9fb6cd; padding: 0.8mm 1.2mm; overflow: hidden; }
 .col h3 { margin: 0 0 0.6mm 0; font-size: 7pt; color: #fff; background: #1f4e79; padding: 0.4mm 1mm; }
 .col table { border-collapse: collapse; width: 100%; font-size: 5.9pt; line-height: 1.22; }
-.col td { vertical-align: top; padding: 0.15mm 0.4mm; }
+.col td { vertical-align: top; padding: 0.15mm 0.4mm; overflow-wrap: anywhere; }  /* a long target spec breaks, never runs out of its box */
 .col td.k { color: #444; width: 36%; font-weight: bold; }
 .content { min-height: __H__mm; margin-top: 2mm; }  /* min: content that overflows makes a new sheet, never vanishes */
 .block { margin-bottom: 2mm; }
@@ -67,7 +67,8 @@ TEMPLATE = """<!DOCTYPE html>
 <body>
 {% if not for_print %}
 <nav class="toc"><b>{{ title }}</b> — {{ sheets|length }} pages:
-{% for doc, page in sheets %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>{% endfor %}
+{% for doc, page in sheets %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>
+{% endfor %}
 </nav>
 {% endif %}
 {% for doc, page in sheets %}

@@ -64,6 +64,9 @@ def sysname(devnum: str) -> str | None:
     return link.resolve().name if devnum and link.exists() else None
 
 
+SOFTWARE_DEVICES = ("loop", "nbd", "zram")  # block devices the kernel makes in software
+
+
 def _interface(dev: BlockDev) -> str | None:
     """Where the disk hangs: from its name and the sysfs device path (the bus it sits on)."""
     disk = dev.disk.name
@@ -125,7 +128,8 @@ def _block_facts(dev: BlockDev) -> DeviceFacts:
         capacity_bytes=size * 512 if size is not None else None,  # sysfs counts 512 B units always
         logical_sector=host.read_int(queue / "logical_block_size"),
         physical_sector=host.read_int(queue / "physical_block_size"),
-        rotational={"1": True, "0": False}.get(rotational or ""),
+        # a loop or NBD device's flag is the kernel's default, not a fact about any medium
+        rotational=None if interface in SOFTWARE_DEVICES else {"1": True, "0": False}.get(rotational or ""),
         interface=interface,
         write_cache={"write back": "enabled", "write through": "disabled"}.get(host.read(queue / "write_cache") or ""),
         sources=("sysfs",),
