@@ -141,7 +141,7 @@ def show(store: RunStore, console) -> None:
     from .textreport import render
 
     test = registry.find(store.manifest.test)
-    render(store, console, test.view if test else None)
+    render(store, console, test.view if test else None, test.key_figures if test else None)
 
 
 def build_document(run: RunData) -> Document:

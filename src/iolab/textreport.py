@@ -19,8 +19,9 @@ from .units import denoise, duration, eng, kib_label, num
 PhaseView = Callable[[PhaseSummary, Console], None]
 
 
-def render(store: RunStore, console: Console, view: PhaseView | None = None) -> None:
-    """`view`: the test's own view of a phase (None: `generic_view`)."""
+def render(store: RunStore, console: Console, view: PhaseView | None = None, figures=None) -> None:
+    """`view`: the test's own view of a phase (None: `generic_view`); `figures`: the test's key
+    figures (TestDef.key_figures), printed last as the run's headline."""
     m = store.manifest
     # Everything from the manifest is text a user or a device supplied: escaped, so a '[' in
     # it is printed, not read as Rich markup.
@@ -39,12 +40,26 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None) -> 
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))
-    for ph in summarise(store):
+    phases = summarise(store)
+    for ph in phases:
         console.print()
         render_phase(ph, console, view or generic_view)
         for d in m.decisions:
             if d["phase"] == ph.phase.name:
                 console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
+    if figures is not None and phases:
+        render_figures(figures([phases]), phases, console)
+
+
+def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> None:
+    """The figures `iolab compare` ranks drives by, for this run alone."""
+    t = Table(title="key figures", title_justify="left")
+    for col, justify in (("figure", "left"), ("value", "right"), ("unit", "left"), ("", "left")):
+        t.add_column(col, justify=justify)
+    for k in metrics:
+        t.add_row(esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction)
+    console.print()
+    console.print(t)
 
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:

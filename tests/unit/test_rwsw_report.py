@@ -259,3 +259,17 @@ def test_show_prints_one_row_per_cell_for_rwsw_runs(runs):
     text = console.export_text()
     assert "per cell, mean over the measurement window" in text
     assert all(re.search(rf"\bOIO {n}\b", text) for n in (1, 32, 1024))
+
+
+def test_show_ends_with_the_tests_key_figures_for_this_run(runs):
+    from iolab import api, registry
+    from iolab.summary import summarise
+
+    store = RunStore.open(runs[("Fast_2", "multi-wsat")])
+    console = Console(record=True, width=160)
+    api.show(store, console)
+    text = console.export_text()
+    metrics = registry.find("multi-wsat").key_figures([summarise(store)])
+    assert "key figures" in text and metrics
+    for m in metrics:  # each figure printed with this run's value, as compare would rank it
+        assert re.search(rf"{re.escape(m.name)}\s.*{re.escape(m.fmt(m.get(summarise(store))))}", text)
