@@ -34,6 +34,8 @@ pub struct Ssd {
     link_ps_per_byte: u64,
     /// When each controller core is free.
     ctrl_busy: Vec<u64>,
+    /// `core_by_lba` in 1/2^24 (compared with the top 24 bits of an LBA's hash).
+    by_lba: u64,
     next_burst: u64,
     /// When the units in the write buffer leave it for their dies (a min-heap of at most
     /// `buffer_units`): a unit enters when the earliest of them leaves, so one slow die
@@ -76,6 +78,7 @@ impl Ssd {
             buf_last: 0,
             chunks_mean: (cfg.chunks_per_unit as u64) << 16,
             ctrl_busy: vec![0; cfg.cores as usize],
+            by_lba: (cfg.core_by_lba * 16_777_216.0).round() as u64,
             next_burst: 0,
             cfg,
             ftl,
@@ -157,15 +160,24 @@ impl Ssd {
         t
     }
 
-    /// The command is taken by the first core free (no earlier than `ready`).
+    /// The command is taken by the first core free, no earlier than `ready`, except a read
+    /// at `lba` in the `core_by_lba` share of stripes: the core owning that stripe of the
+    /// mapping table looks it up, so the read waits for it even when another core is free.
+    /// Writes go to any core: they land in the write buffer and their mapping is updated later.
     #[inline(always)]
-    fn controller(&mut self, ready: u64) -> u64 {
-        let mut k = 0;
-        for i in 1..self.ctrl_busy.len() {
-            if self.ctrl_busy[i] < self.ctrl_busy[k] {
-                k = i;
+    fn controller(&mut self, ready: u64, lba: Option<u64>) -> u64 {
+        let h = lba.map_or(0, |off| (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let k = if lba.is_some() && (h >> 40) < self.by_lba {
+            ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
+        } else {
+            let mut k = 0;
+            for i in 1..self.ctrl_busy.len() {
+                if self.ctrl_busy[i] < self.ctrl_busy[k] {
+                    k = i;
+                }
             }
-        }
+            k
+        };
         let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
         self.ctrl_busy[k] = t;
         t
@@ -196,7 +208,7 @@ impl Ssd {
     fn write(&mut self, now: u64, off: u64, len: u64) -> u64 {
         self.burst(now);
         let t_in = self.link(0, now, len);
-        let t0 = self.controller(t_in);
+        let t0 = self.controller(t_in, None);
         let gc0 = self.ftl.c.gc_chunks;
         let runs0 = self.ftl.c.gc_runs;
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
@@ -280,7 +292,7 @@ impl Ssd {
     }
 
     fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
-        let t0 = self.controller(now);
+        let t0 = self.controller(now, Some(off));
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         let mut ready = t0;
         let mut last_page = u64::MAX;

@@ -66,6 +66,8 @@ pub struct SsdConfig {
     pub link: String,
     pub overhead_ns: u64,
     pub cores: u32,
+    /// Share of commands bound to the core owning their LBA stripe.
+    pub core_by_lba: f64,
     /// Half-width of the triangular spread of NAND and controller times, as a share.
     pub spread: f64,
     pub read_retry: f64,

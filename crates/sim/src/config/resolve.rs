@@ -335,6 +335,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
             }
             n
         },
+        core_by_lba: pct(&v, "core_by_lba_pct", 100.0)? / 100.0,
         spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
         read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
         gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
