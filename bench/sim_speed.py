@@ -35,7 +35,8 @@ GIB = 1024**3
 RND_W = [("rnd", "write", 4 * KIB, 1.0)]
 RND_R = [("rnd", "read", 4 * KIB, 1.0)]
 # The drive without the mechanisms of issue 13 (what --mechanisms-ab compares against).
-SIMPLER = ["time_spread_pct=0", "read_retry_pct=0", "gc_start_pct=0", "gc_slice=1", "gc_copy_us=0", "bg_period_ms=0"]
+SIMPLER = ["time_spread_pct=0", "read_retry_pct=0", "gc_start_pct=0", "gc_slice=1", "gc_copy_us=0", "bg_period_ms=0",
+           "core_by_lba_pct=0"]
 
 
 def set_thp(enabled: bool) -> None:
