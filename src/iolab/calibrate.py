@@ -43,6 +43,8 @@ KNOBS: tuple[Knob, ...] = (
     Knob("op", 0.02, 2.0, "over-provisioning: steady-state write IOPS (write amplification)"),
     Knob("dies_per_channel", 1, 16, "internal parallelism", integer=True),
     Knob("controller_cores", 1, 16, "controller parallelism: peak small-block IOPS with overhead_us", integer=True),
+    # 1 % stands for off (the fit moves in log space): at most one read in a hundred bound to its core.
+    Knob("core_by_lba_pct", 1, 100, "reads bound to the core owning their LBA stripe: read IOPS by queue depth"),
     Knob("link_mbps", 50, 16000, "host link bandwidth: large-block throughput"),
     Knob("gc_slice", 1, 64, "GC copies between host commands: how GC shares the drive with host writes", integer=True),
 )

@@ -64,7 +64,8 @@ def test_latency_demand_on_a_file_meets_low_demands_and_stops_at_impossible_ones
 def test_latency_demand_read_ramp_stops_at_the_simulated_read_limit(tmp_path):
     m, html = run("latency-demand", SIM, tmp_path / "runs", "--set", "demand=5000:5000:2000000")  # the default steps
     read = decisions(m)["read ramp"]["chosen"]["max_sustainable_iops"]
-    assert 90_000 <= read <= 105_000, read
+    # enterprise-sas is calibrated to a read ramp saturating near 80,000 IOPS (±15 %)
+    assert 68_000 <= read <= 92_000, read
     assert f"maximum sustainable IOPS {read:,}" in html
 
 
@@ -101,4 +102,5 @@ def test_max_iops_read_optimum_on_the_simulated_drive_is_at_least_qd16(tmp_path)
     m, _ = run("max-iops", SIM, tmp_path / "runs")
     d = decisions(m)
     assert d["read rounds"]["chosen"]["queue_depth"] >= 16
-    assert d["read QD search"]["rule"]["name"] == "no-gain"
+    # reads gain up to the controller's limit (QD64): the search may run through every level
+    assert "read QD search" not in d or d["read QD search"]["rule"]["name"] == "no-gain"
