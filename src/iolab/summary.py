@@ -45,6 +45,7 @@ class PhaseSummary:
     mixes: tuple[str, ...]
     block_sizes: tuple[int, ...]
     rows: tuple[CellRow, ...]  # every complete measurement cell, for time series
+    decisions: tuple[dict, ...] = ()  # manifest.decisions made for this phase, in order
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -85,7 +86,9 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
         ))
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
-    return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows))
+    decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
+    return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows),
+                        decisions)
 
 
 def summarise(store: RunStore) -> list[PhaseSummary]:
