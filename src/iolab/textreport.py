@@ -192,7 +192,7 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
         for col in ("OIO", "TC/QD", "IOPS", "ART (µs)"):
             t.add_column(col, justify="right")
         for p in sorted(points, key=lambda p: p.oio):
-            t.add_row(f"OIO {p.oio:,}", p.label(), num(p.iops), num(p.art_us))
+            t.add_row(f"OIO {p.oio}", p.label(), num(p.iops), num(p.art_us))
         console.print(t)
         return
     t = Table(title="Demand variation: IOPS (measurement window)", title_justify="left")
