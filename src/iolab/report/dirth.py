@@ -17,7 +17,7 @@ from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
 from .rwsw_plots import Panel, demand_intensity, panels
 from .sections import (
-    convergence_page, histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source,
+    histogram_page, steady_note, measurement_window_pages, not_measured_page, table_pages, window_source,
 )
 
 
@@ -45,7 +45,21 @@ def _dv_rounds_page(run: RunData, dv: PhaseSummary) -> Page:
     png = plots.convergence(data, "IOPS", dv.window, height_mm=150)
     src = (f"Source: results.db table cells, phase {dv.phase.name!r}, every complete round ({rounds_text(dv.rounds)}); "
            f"shaded: measurement window {rounds_text(dv.window)}.")
-    return Page("Demand Variation Rounds", (Figure("DIRTH: demand-variation rounds and pre-writes", png, 150, src),))
+    return Page("Demand Variation Rounds", (Figure(f"{run.manifest.title}: demand-variation rounds and pre-writes", png, 150, src),))
+
+
+def _pc_page(run: RunData, pc: PhaseSummary) -> Page:
+    """IOPS per preconditioning round (one cell per round: the stimulus at 0/100, or the RWSW
+    composite), whatever its block sizes."""
+    r0 = pc.rows[0]
+    name = (r0.workload or {}).get("name", r0.cell_key)
+    xy = [(r.round, r.iops) for r in pc.rows]
+    png = plots.convergence([(f"PC IOPS per round at {r0.cell_key}", [plots.Series(name, *map(tuple, zip(*xy)))])],
+                            "IOPS", pc.window, height_mm=115)
+    src = (f"Source: results.db table cells, phase {pc.phase.name!r}, every complete round ({rounds_text(pc.rounds)}); "
+           f"shaded: measurement window {rounds_text(pc.window)}.")
+    return Page("Preconditioning — IOPS per Round", (Figure(f"{run.manifest.title}: preconditioning IOPS per round", png, 115, src),
+                                                     steady_note(run, pc)))
 
 
 def pre_mix(dv: PhaseSummary) -> str:
@@ -77,9 +91,7 @@ def dirth_pages(run: RunData) -> list[Page]:
     pages = []
     pc, dv = run.phase(PC_PHASE), run.phase(DV_PHASE)
     if pc is not None and pc.rows:
-        mix = pc.rows[0].mix or ""
-        pages.append(convergence_page(run, pc, "Preconditioning — IOPS per Round",
-                                      [(f"PC IOPS per round at {pc.rows[0].cell_key}", mix, "iops")], "IOPS"))
+        pages.append(_pc_page(run, pc))
         pages += measurement_window_pages(run, pc, lambda v: "IOPS")
     if dv is None or not any(parse_point(c.key) for c in dv.cells):
         return pages + [not_measured_page(run, dv, "Demand Variation") if dv else
@@ -96,23 +108,23 @@ def dirth_pages(run: RunData) -> list[Page]:
         dv_png = plots.lines_over_categories([f"QD{q}" for q in depths], [
             plots.Series(tc, tuple(qd_index[p.queue_depth] for p, _ in pts), tuple(p.iops for p, _ in pts))
             for tc, pts in lines.items()], "queue depth", "IOPS", "Demand Variation: IOPS vs QD per TC", height_mm=120)
-        pages.append(Page("Demand Variation", (Figure("DIRTH: IOPS vs queue depth, one line per thread count", dv_png,
+        pages.append(Page("Demand Variation", (Figure(f"{run.manifest.title}: IOPS vs queue depth, one line per thread count", dv_png,
                                                       120, src),)))
     per = "per TC" if grid else "as outstanding IO grows"
     di_png = demand_intensity([(name, [(p.iops, p.art_us, p.oio) for p, _ in pts if p.art_us is not None])
                                for name, pts in lines.items()], "ART (µs)",
                               f"Demand Intensity: ART vs IOPS {per} (labels: total outstanding IO)", height_mm=120)
-    pages.append(Page("Demand Intensity", (Figure(f"DIRTH: average response time vs IOPS {per}", di_png, 120, src),)))
+    pages.append(Page("Demand Intensity", (Figure(f"{run.manifest.title}: average response time vs IOPS {per}", di_png, 120, src),)))
     oio_png = panels([Panel("IOPS", "IOPS", _series(lines, lambda p, c: p.iops)),
                       Panel("MB/s", "MB/s (10⁶ B/s)", _series(lines, lambda p, c: c.mbps))],
                      "total outstanding IO (TC × QD, log scale)", 140, logx2=True)
-    pages.append(Page("Throughput vs Total Outstanding IO", (Figure(f"DIRTH: IOPS and MB/s vs TC × QD {per}", oio_png,
+    pages.append(Page("Throughput vs Total Outstanding IO", (Figure(f"{run.manifest.title}: IOPS and MB/s vs TC × QD {per}", oio_png,
                                                                     140, src),)))
     rt_png = panels([Panel("ART", "response time (µs)", _series(lines, lambda p, c: c.lat_mean_us), logy=True),
                      Panel("99.999 % response time", "response time (µs)", _series(lines, lambda p, c: c.p99_999_us),
                            logy=True)], "total outstanding IO (TC × QD, log scale)", 140, logx2=True)
     pages.append(Page("Response Times vs Total Outstanding IO", (Figure(
-        f"DIRTH: ART and 99.999 % response time vs TC × QD {per}", rt_png, 140, src),)))
+        f"{run.manifest.title}: ART and 99.999 % response time vs TC × QD {per}", rt_png, 140, src),)))
     cpu = {p: _cpu(dv, p.label()) for p in points}
     if grid and any(v is not None for v in cpu.values()):
         tcs = [parse_point(pts[0][1].key)[0] for pts in lines.values()]
@@ -121,7 +133,7 @@ def dirth_pages(run: RunData) -> list[Page]:
              for tc in tcs]
         hm = plots.heatmap([f"QD{q}" for q in depths], [f"TC{tc}" for tc in tcs], z, "CPU % (usr + sys)",
                            "CPU utilisation per TC × QD", height_mm=110, log=False, lower_is_better=True)
-        pages.append(Page("CPU Utilisation", (Figure("DIRTH: host CPU use of the engine (fio usr_cpu + sys_cpu, % of one "
+        pages.append(Page("CPU Utilisation", (Figure(f"{run.manifest.title}: host CPU use of the engine (fio usr_cpu + sys_cpu, % of one "
                                                      "CPU per job)", hm, 110, src),)))
     elif not any(v is not None for v in cpu.values()):
         pages.append(Page("CPU Utilisation", (Text(("Not measured: the engine of this run reports no CPU use "

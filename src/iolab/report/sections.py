@@ -57,10 +57,10 @@ def convergence_page(run: RunData, ph: PhaseSummary, title: str, panels: Sequenc
     png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy)
     src = (f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
            f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}.")
-    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), _steady_note(run, ph)))
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), steady_note(run, ph)))
 
 
-def _steady_note(run: RunData, ph: PhaseSummary) -> Text:
+def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     if ph.steady is True:
         msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
     elif ph.steady is False:
