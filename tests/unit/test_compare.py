@@ -246,3 +246,23 @@ def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
     for title in titles:
         [page] = [p for p in pages if title in p and "Fast 1" in p and "Slow 2" in p]
         assert "No drive has" not in page
+
+
+def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable():
+    """DIRTH's operating points (and any deferred phase) differ between drives by design; the
+    cells the plan fixes still have to match."""
+    from types import SimpleNamespace
+
+    from iolab.compare import differences
+    from iolab.compare.pages import facts
+
+    def run(grid, points):
+        plan = {"phases": [{"name": "demand variation", "cells": grid},
+                           {"name": "operating points", "deferred": "the Max/Mid/Min points", "cells": points}]}
+        return SimpleNamespace(manifest=SimpleNamespace(test="dirth", profile={}, parameters={}, plan=plan))
+
+    a = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC4/QD8"]), "D1")
+    b = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC1/QD1"]), "D2")
+    assert differences([a, b]) == []
+    c = facts(run(["TC1/QD1"], ["MaxIOPS TC1/QD1"]), "D3")
+    assert differences([a, c]) and "TC4/QD8" in differences([a, c])[0]
