@@ -179,11 +179,15 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
     """DIRTH: its IOPS over TC × QD (demand variation); the Max/Mid/Min points are printed
     with the operating-points phase (the run's decision); other phases per cell."""
     from .compare.pts2 import demand_points  # compare imports no textreport code
-    from .points import DV_PHASE
+    from .points import DV_PHASE, decided_points
 
     points = demand_points([ph])
     if ph.phase.name != DV_PHASE or not points:
         generic_view(ph, console)
+        ops = decided_points(ph.decisions)
+        for name, p in ops.named() if ops else ():
+            console.print(f"{name}: " + (f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs (demand-variation "
+                                         "window)" if p else "not determined"))
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}
