@@ -418,9 +418,12 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
             ax.set_xscale("log")
             _log_ticks(ax, "x")
             ax.set_xlabel(f"response time ({unit}, log scale)")
-        top.set_yscale("log")
-        _log_ticks(top, "y")
-        top.set_ylabel("IOs per bin (log scale)")
+        if len(hists) == 1:
+            top.set_yscale("log")
+            _log_ticks(top, "y")
+            top.set_ylabel("IOs per bin (log scale)")
+        else:  # no bars when overlaid: an empty count axis would read as "no IOs"
+            top.yaxis.set_visible(False)
         cum_ax.set_ylabel("cumulative IOs (%)")
         cum_ax.set_ylim(0, 101)
         cum_ax.grid(False)
