@@ -205,7 +205,10 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
                 ax.bar(x, v, width * 0.95, color=color(gi), label=label if x == xs[0] or label not in
                        ax.get_legend_handles_labels()[1] else None)
                 ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
-        ax.set_xticks(range(len(categories)), [textwrap.fill(c, 16) for c in categories])
+        # narrower columns for more categories, or neighbouring labels run into each other
+        wrap = max(8, min(16, 64 // max(1, len(categories))))
+        ax.set_xticks(range(len(categories)), [textwrap.fill(c, wrap) for c in categories],
+                      fontsize=7 if len(categories) > 4 else None)
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
         if logy:
             ax.set_yscale("log")
