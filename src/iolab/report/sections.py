@@ -248,9 +248,14 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Phase {ph.phase.name}",
                      f"{len(ph.rounds)} complete round(s); window {rounds_text(ph.window)}; "
                      f"{ph.phase.stop_reason or 'unfinished'}"))
-        idle = [f"{r.cell_key} (round {r.round}): {duration(r.idle_before_s)}" for r in ph.rows if r.idle_before_s]
+        # per idle length, not per cell: a full HIR wait state idles before each of its 360 bursts
+        idle: dict[float, int] = {}
+        for r in ph.rows:
+            if r.idle_before_s:
+                idle[r.idle_before_s] = idle.get(r.idle_before_s, 0) + 1
         if idle:
-            rows.append((f"Phase {ph.phase.name}: idle before cells", "; ".join(idle)))
+            rows.append((f"Phase {ph.phase.name}: idle before cells",
+                         "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items())))
         waf = run.write_amplification(ph.rows)
         if waf is not None:
             rows.append((f"Phase {ph.phase.name}: write amplification",
