@@ -418,3 +418,10 @@ def test_run_details_of_a_run_with_hundreds_of_idles_fits_its_pages(tmp_path):
     doc = build_document(RunData.load(run, tmp_path))
     text = render(doc)
     assert "1.00 s before each of 150 cell(s)" in text and "2.00 s before each of 150 cell(s)" in text
+
+
+def test_hir_timeline_shades_idles_closer_than_its_resolution_as_one_band():
+    from iolab.report.hir import _merged
+
+    assert _merged([(0.0, 1.0), (1.001, 2.0), (5.0, 6.0)], 0.01) == [(0.0, 2.0), (5.0, 6.0)]
+    assert _merged([(0.0, 1.0), (1.5, 2.0)], 0.01) == [(0.0, 1.0), (1.5, 2.0)]
