@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import IolabError
-from ..points import DV_PHASE, parse_point
+from ..points import DV_PHASE, DemandPoint, parse_point
 from ..results import Histogram
 from ..summary import CellAverage, PhaseSummary
 from ..units import KiB, num, printed_value
@@ -216,12 +216,17 @@ def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
     )
 
 
-def dirth_levels(phases: Sequence[PhaseSummary]) -> list[tuple[int, CellAverage]]:
-    """The demand points of a DIRTH run by total outstanding IO, ascending (the RWSW sweep has
-    one point per level)."""
+def demand_cells(phases: Sequence[PhaseSummary]) -> list[tuple[DemandPoint, CellAverage]]:
+    """A DIRTH run's demand points over their measurement window, in the order run, each with
+    its cell (MB/s, percentiles)."""
     ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
     tagged = [(parse_point(c.key), c) for c in (ph.cells if ph else ())]
-    return sorted(((tq[0] * tq[1], c) for tq, c in tagged if tq is not None), key=lambda x: x[0])
+    return [(DemandPoint(*tq, c.iops, c.lat_mean_us), c) for tq, c in tagged if tq is not None]
+
+
+def dirth_levels(phases: Sequence[PhaseSummary]) -> list[tuple[int, CellAverage]]:
+    """The demand points by total outstanding IO, ascending (the RWSW sweep has one per level)."""
+    return sorted(((p.oio, c) for p, c in demand_cells(phases)), key=lambda x: x[0])
 
 
 def dirth_level(phases: list[PhaseSummary], oio: int) -> CellAverage | None:

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..points import (
-    DV_PHASE, OP_PHASE, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, decided_points,
-    parse_point, recovery,
+    OP_PHASE, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, decided_points, recovery,
 )
 from ..store import CellRow
 from ..summary import PhaseSummary
-from . import KeyMetric
+from . import KeyMetric, demand_cells
 
 GROUPS = ("group 1", "group 2", "group 3")
 SETTLE_WINDOW = 5  # group 2's final level: the mean of its last this-many intervals
@@ -102,13 +101,7 @@ def xsr_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...
 
 def demand_points(phases: Sequence[PhaseSummary]) -> list[DemandPoint]:
     """The demand-variation points over their measurement window, in the order run."""
-    ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
-    out = []
-    for c in ph.cells if ph else ():
-        tq = parse_point(c.key)
-        if tq is not None:
-            out.append(DemandPoint(tq[0], tq[1], c.iops, c.lat_mean_us))
-    return out
+    return [p for p, _ in demand_cells(phases)]
 
 
 def chosen_points(phases: Sequence[PhaseSummary]) -> OperatingPoints | None:

@@ -6,9 +6,9 @@ Max/Mid/Min operating points as the run decided them, with their histograms."""
 
 from __future__ import annotations
 
-from ..compare import cell_percentile
+from ..compare import cell_percentile, demand_cells
 from ..points import (
-    ART_CUTOFF, DECISION, DV_PHASE, OP_PHASE, PC_PHASE, POINT_NAMES, PREWRITE, DemandPoint, decided_points, parse_point,
+    ART_CUTOFF, DECISION, DV_PHASE, OP_PHASE, PC_PHASE, POINT_NAMES, PREWRITE, DemandPoint, decided_points,
 )
 from ..summary import CellAverage, PhaseSummary
 from ..units import num
@@ -71,7 +71,7 @@ def pre_mix(dv: PhaseSummary) -> str:
 def _lines(dv: PhaseSummary) -> dict[str, list[tuple[DemandPoint, CellAverage]]]:
     """The points as plotted: one line per thread count over a full TC × QD grid, else (the
     RWSW outstanding-IO sweep) one line in order of total outstanding IO."""
-    pts = [(DemandPoint(*tq, c.iops, c.lat_mean_us), c) for c in dv.cells if (tq := parse_point(c.key))]
+    pts = demand_cells([dv])
     tcs, qds = {p.threads for p, _ in pts}, {p.queue_depth for p, _ in pts}
     if len(pts) != len(tcs) * len(qds) or len(qds) == 1:
         return {"every point": sorted(pts, key=lambda x: x[0].oio)}
@@ -93,7 +93,7 @@ def dirth_pages(run: RunData) -> list[Page]:
     if pc is not None and pc.rows:
         pages.append(_pc_page(run, pc))
         pages += measurement_window_pages(run, pc, lambda v: "IOPS")
-    if dv is None or not any(parse_point(c.key) for c in dv.cells):
+    if dv is None or not demand_cells([dv]):
         return pages + [not_measured_page(run, dv, "Demand Variation") if dv else
                         Page("DIRTH", (Text(("The demand-variation rounds were not reached.",)),))]
     pages.append(_dv_rounds_page(run, dv))
@@ -127,7 +127,7 @@ def dirth_pages(run: RunData) -> list[Page]:
         f"{run.manifest.title}: ART and 99.999 % response time vs TC × QD {per}", rt_png, 140, src),)))
     cpu = {p: _cpu(dv, p.label()) for p in points}
     if grid and any(v is not None for v in cpu.values()):
-        tcs = [parse_point(pts[0][1].key)[0] for pts in lines.values()]
+        tcs = [pts[0][0].threads for pts in lines.values()]
         depths = sorted({p.queue_depth for p in points})
         z = [[next((cpu[p] for p in points if (p.threads, p.queue_depth) == (tc, q)), None) for q in depths]
              for tc in tcs]

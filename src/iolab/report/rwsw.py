@@ -21,7 +21,7 @@ from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
 from .pts import partial_indices, wsat_series
 from .rundata import RunData, rounds_text
-from .rwsw_plots import Panel, analysis_pngs, demand_intensity, panels
+from .rwsw_plots import Panel, analysis_pngs, panels
 from .dirth import dirth_pages
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
 
