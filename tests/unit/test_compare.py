@@ -266,3 +266,26 @@ def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable(
     assert differences([a, b]) == []
     c = facts(run(["TC1/QD1"], ["MaxIOPS TC1/QD1"]), "D3")
     assert differences([a, c]) and "TC4/QD8" in differences([a, c])[0]
+
+
+def test_dirth_report_and_key_figures_read_the_stored_decision(tmp_path):
+    """The operating points are what the run decided (manifest.decisions), not a recomputation
+    from today's rule: a decision edited in the manifest is what the report and the figures show."""
+    import json
+
+    from iolab.api import build_document
+    from iolab.report.html import render
+    from iolab.report.rundata import RunData
+
+    run = record(tmp_path / "runs", "dirth", DriveEngine(), settings=(("threads", "1,2"), ("depths", "1,4")))
+    path = run / "manifest.json"
+    m = json.loads(path.read_text())
+    [d] = m["decisions"]
+    d["chosen"]["MaxIOPS"] = {"threads": 2, "queue_depth": 1, "iops": 12345.0, "art_us": 678.0}
+    path.write_text(json.dumps(m))
+    data = RunData.load(run, tmp_path)
+    [max_iops, max_art, *_] = key_metrics("dirth", [data.phases])
+    assert (max_iops.get(data.phases), max_art.get(data.phases)) == (12345.0, 678.0)
+    html = render(build_document(data))
+    table = html.split("Operating points (the run&#x27;s decision)")[1].split("</table>")[0]
+    assert "TC2/QD1" in table and "12,345" in table and "678.0" in table
