@@ -13,7 +13,6 @@ from rich.console import Console
 from iolab import registry, suites
 from iolab.analysis import composite, replay, save_composite
 from iolab.analysis.streams import analyse
-from iolab import registry
 from iolab.api import build_document, compare, key_metrics
 from iolab.compare import check_comparable, replay_totals
 from iolab.compare.sequence import sequence_summary_metrics

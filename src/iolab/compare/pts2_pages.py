@@ -55,7 +55,7 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     if not series:
         return [Page("DIRTH", (Text(("No drive has a measured demand-variation point.",)),))]
     src = f"{SRC}, phase 'demand variation': each point's mean over its measurement window."
-    decided = (f"Source: each run's decision (manifest.json decisions), made from its demand-variation measurement "
+    decided = ("Source: each run's decision (manifest.json decisions), made from its demand-variation measurement "
                "window: the IOPS and ART the choice rested on.")
     pages = [Page("IOPS vs Total Outstanding IO", (Figure("DIRTH: IOPS vs TC × QD, one line per drive (every point)",
                                                           plots.time_series_pair(series, "total outstanding IO (TC × QD)",
