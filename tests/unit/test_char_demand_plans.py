@@ -38,7 +38,30 @@ def test_default_demand_is_5000_iops_steps():
     # 60 s measured after an unmeasured 9 s warm-up; --quick drops the warm-up
     assert (read.cells[0].workload.duration_s, read.cells[0].workload.ramp_s) == (60.0, 9.0)
     quick = plan("latency-demand", quick=True).phases[0].cells
-    assert quick[0].workload.ramp_s == 0.0 and [c.workload.rate_iops for c in quick[:2]] == [25000, 50000]
+    assert quick[0].workload.ramp_s == 0.0 and [c.workload.rate_iops for c in quick[:4]] == [1000, 1400, 2000, 2800]
+
+
+def test_quick_ladder_resolves_slow_and_fast_drives():
+    """Each step at most √2 above the last (to two digits): a 10k-IOPS loop device meets
+    several steps, a million-IOPS drive is still reached."""
+    rates = [c.workload.rate_iops for c in plan("latency-demand", quick=True).phases[0].cells]
+    assert sum(r <= 10_000 for r in rates) >= 6 and rates[-1] >= 1_000_000
+    assert all(1.3 < b / a < 1.5 for a, b in zip(rates, rates[1:]))
+
+
+@pytest.mark.parametrize("test,expected", [
+    ("latency-demand", {"step_time": "1.00 s (--quick; default 60.0 s)", "warmup": "0 s (--quick; default 9.00 s)",
+                        "demand": "1,000, 1,400, 2,000"}),
+    ("max-iops", {"rounds": "3 (--quick; default 60)", "round_time": "1.00 s (--quick; default 51.0 s)",
+                  "search_time": "1.00 s (--quick; default 60.0 s)", "warmup": "0 s (--quick; default 9.00 s)"}),
+])
+def test_quick_reports_print_the_values_that_ran(test, expected):
+    p = plan(test, quick=True)
+    rows = dict(p.parameters)
+    for name, text in expected.items():
+        assert rows[name].startswith(text), (name, rows[name])
+    cell = p.phases[0].cells[0].workload
+    assert cell.ramp_s == 0.0 and cell.duration_s == p.profile.cell_seconds
 
 
 @pytest.mark.parametrize("bad", ["demand=0,5000", "demand=9000,5000", "tolerance=150%"])
