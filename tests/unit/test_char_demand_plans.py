@@ -117,3 +117,27 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
                     if hasattr(b, "paragraphs"))
     assert text.count("no longer meet the increase in IOPS demand at 3,000 IOPS: maximum sustainable IOPS 2,000") == 2
     assert "tolerance 20 %" in text or "20 %" in text
+
+
+def test_no_gain_steps_reaches_the_search_rule_and_the_report():
+    p = plan("max-iops", "no_gain_steps=3")
+    assert p.phases[0].stop_rule.steps == 3 and ("no_gain_steps", "3 (set with --set)") in p.parameters
+    assert plan("max-iops").phases[0].stop_rule.steps == 1
+
+
+@pytest.mark.parametrize("test,settings", [
+    ("latency-demand", (("demand", "1000,2000"), ("step_time", "200ms"))),
+    ("max-iops", (("queue_depths", "1,2"), ("thread_counts", "1,2"), ("rounds", "2"), ("round_time", "200ms"),
+                  ("search_time", "200ms"))),
+])
+def test_reports_have_the_endurance_page(test, settings, tmp_path):
+    """As every characterisation report: host and media writes, WAF, TBW/DWPD when given."""
+    from iolab import registry
+    from iolab.engines.sim import SimEngine
+    from iolab.report.rundata import RunData
+    from tests.unit.test_report import record
+
+    run = record(tmp_path, test, SimEngine(), parse_target("sim:entry-sata-compress?user_gb=0.125"),
+                 settings=settings + (("precondition_time", "200ms"),))
+    pages = registry.get(test).pages(RunData.load(run, run))
+    assert any(p.title.startswith("Endurance") for p in pages), [p.title for p in pages]

@@ -33,6 +33,8 @@ PARAMS = (
              positive_list, tp.show_list, source="UNVERIFIED: the reviews do not list them; powers of two"),
     tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
              source="published reviews"),
+    tp.Param("no_gain_steps", 1, "steps in a row that must gain less than min_gain to end a search", tp.positive_int,
+             source="published reviews (one step); more steps ride out a noisy step"),
     tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews",
              quick=3),
     tp.Param("round_time", 51.0, "each round's measured time, after the warm-up (--quick: the cell time unless set)",
@@ -50,7 +52,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     v = s.values
     search_s, round_s, rounds, warmup = v["search_time"], v["round_time"], v["rounds"], v["warmup"]
     ar, threads = active_fraction(profile, target), v["threads"]
-    rule = NoGain(min_gain=v["min_gain"], steps=1)
+    rule = NoGain(min_gain=v["min_gain"], steps=v["no_gain_steps"])
 
     def work(read_pct: float, qd: int, seconds: float) -> Workload:
         return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds,
