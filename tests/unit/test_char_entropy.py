@@ -46,3 +46,20 @@ def test_compare_overlays_iops_vs_entropy_per_queue_depth(default_preset_run):
     run = RunData.load(default_preset_run, default_preset_run)
     titles = [p.title for p in registry.get("entropy").overlays([run, run], ["a", "b"])]
     assert "write: IOPS vs entropy (QD1, QD32)" in titles and "70/30: IOPS vs entropy (QD1, QD32)" in titles
+
+
+def test_cells_where_fio_used_a_whole_core_are_called_cpu_bound():
+    from types import SimpleNamespace as NS
+
+    from iolab.report.characterise import cpu_notes
+
+    def row(key, usr, sys=3.0):
+        return NS(cell_key=key, counters={"usr_cpu_pct": usr, "sys_cpu_pct": sys})
+
+    busy = NS(phase=NS(name="write"), rows=[row("0% entropy QD32", 96.0), row("100% entropy QD32", 40.0)])
+    idle = NS(phase=NS(name="70/30"), rows=[row("0% entropy QD32", 50.0)])
+    sim = NS(phase=NS(name="sim"), rows=[NS(cell_key="x", counters={"host_write_bytes": 1.0})])
+    w, m, s = cpu_notes([busy, idle, sim])
+    assert "CPU-BOUND at 0% entropy QD32 (99 % of a core)" in w and "100% entropy" not in w
+    assert "at most 53 % of a core" in m and "did not limit" in m
+    assert "did not report" in s
