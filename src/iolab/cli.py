@@ -237,6 +237,9 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
                 console.print("  no parameters of its own (the profile options of `iolab run` apply)")
             for p in d.params:
                 src = f"; {p.source}" if p.source else ""
+                # a computed quick value (from --cell-time) is described by the help text
+                if p.quick is not None and not callable(p.quick):
+                    src += f"; --quick: {p.show(p.quick)}"
                 console.print(f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
                               soft_wrap=True)
         return

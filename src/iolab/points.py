@@ -5,8 +5,8 @@ Reports and comparisons call them on what a run stored; unit tests call them on 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
 
 from .testparams import Param, fraction, positive_float, show_percent
 
@@ -74,6 +74,13 @@ class OperatingPoints:
     mid: DemandPoint | None  # IOPS closest to (max + min) / 2
     min: DemandPoint | None  # TC1/QD1
 
+    def named(self) -> tuple[tuple[str, DemandPoint | None], ...]:
+        return tuple(zip(POINT_NAMES, (self.max, self.mid, self.min)))
+
+    def record(self) -> dict:
+        """The points as a decision stores them (decide.Decision.chosen)."""
+        return {n: asdict(p) for n, p in self.named() if p is not None}
+
 
 def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> OperatingPoints:
     """DIRTH's Max/Mid/Min (A.11): Max = the highest IOPS whose ART is below the cutoff;
@@ -88,3 +95,32 @@ def operating_points(points: Sequence[DemandPoint], art_cutoff_us: float) -> Ope
     middle = (top.iops + low.iops) / 2
     mid = min(points, key=lambda p: (abs(p.iops - middle), p.oio))
     return OperatingPoints(top, mid, low)
+
+
+# The DIRTH flow's phases and cell keys: suites/dirth_flow.py builds them, reports read them.
+PC_PHASE, DV_PHASE, OP_PHASE = "preconditioning", "demand variation", "operating points"
+PREWRITE = "pre-write"
+POINT_NAMES = ("MaxIOPS", "MidIOPS", "MinIOPS")
+DECISION = "dirth-operating-points"
+
+
+def point_key(threads: int, depth: int) -> str:
+    return f"TC{threads}/QD{depth}"
+
+
+def parse_point(key: str) -> tuple[int, int] | None:
+    tc, _, qd = key.partition("/")
+    if not (tc.startswith("TC") and qd.startswith("QD") and tc[2:].isdigit() and qd[2:].isdigit()):
+        return None
+    return int(tc[2:]), int(qd[2:])
+
+
+def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
+    """The Max/Mid/Min points as the run decided them (its stored decision), with the IOPS and
+    ART the choice rested on; None when the run made no such decision."""
+    d = next((d for d in decisions if d.get("rule", {}).get("name") == DECISION), None)
+    if d is None:
+        return None
+    chosen = d.get("chosen", {})
+    return OperatingPoints(*(DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None
+                             for n in POINT_NAMES))

@@ -88,9 +88,9 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
         ))
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
-    decided = tuple(d for d in store.manifest.decisions if d.get("phase") == phase.name)
+    decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
     return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows),
-                        decided)
+                        decisions)
 
 
 def summarise(store: RunStore) -> list[PhaseSummary]:

@@ -191,15 +191,29 @@ def render_hir(ph: PhaseSummary, console: Console) -> None:
 
 
 def render_dirth(ph: PhaseSummary, console: Console) -> None:
-    """DIRTH: its IOPS over TC × QD (demand variation) and the chosen Max/Mid/Min points
-    (default ART cutoff; the report prints the run's own); other phases per cell."""
-    from .compare.pts2 import DV_PHASE, chosen_points, demand_points  # compare imports no textreport code
+    """DIRTH: its IOPS over TC × QD (demand variation); the Max/Mid/Min points are printed
+    with the operating-points phase (the run's decision); other phases per cell."""
+    from .compare.pts2 import demand_points  # compare imports no textreport code
+    from .points import DV_PHASE, decided_points
 
     points = demand_points([ph])
     if ph.phase.name != DV_PHASE or not points:
         generic_view(ph, console)
+        ops = decided_points(ph.decisions)
+        for name, p in ops.named() if ops else ():
+            console.print(f"{name}: " + (f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs (demand-variation "
+                                         "window)" if p else "not determined"))
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
+    tcs = {p.threads for p in points}
+    if len(points) != len(tcs) * len(depths) or len(depths) == 1:  # a sweep of outstanding IO, not a grid
+        t = Table(title="Demand variation (measurement window)", title_justify="left")
+        for col in ("OIO", "TC/QD", "IOPS", "ART (µs)"):
+            t.add_column(col, justify="right")
+        for p in sorted(points, key=lambda p: p.oio):
+            t.add_row(f"OIO {p.oio}", p.label(), num(p.iops), num(p.art_us))
+        console.print(t)
+        return
     t = Table(title="Demand variation: IOPS (measurement window)", title_justify="left")
     t.add_column("TC \\ QD")
     for q in depths:
@@ -208,6 +222,3 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
         by_q = {p.queue_depth: p.iops for p in points if p.threads == tc}
         t.add_row(f"TC{tc}", *(num(by_q.get(q)) for q in depths))
     console.print(t)
-    ops = chosen_points([ph])
-    for name, p in (("MaxIOPS", ops.max), ("MidIOPS", ops.mid), ("MinIOPS", ops.min)):
-        console.print(f"{name}: " + (f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs" if p else "not determined"))

@@ -91,8 +91,9 @@ def test_an_rwsw_test_without_a_workload_fails_cleanly(tmp_path):
 
 
 def run_rwsw(workload, runs, target, *extra) -> list[RunStore]:
+    # DIRTH at three levels only (its default 1 … 1,024 sweep is a unit test): the flow runs rounds of them
     p = iolab("run", "rwsw", "--workload", str(workload / "wl"), "--target", target, "--quick", "--cell-time", "500ms",
-              "--no-report", "--runs-dir", str(runs), *extra)
+              "--no-report", "--runs-dir", str(runs), "--set", "oio=1,32,1024", *extra)
     assert p.returncode == 0, p.stderr + p.stdout[-3000:]
     stores = [RunStore.open(r.path) for r in list_runs(runs)]
     assert sorted(s.manifest.test for s in stores) == sorted(["multi-wsat", "streams-wsat", "replay", "dirth-rwsw"])
@@ -116,8 +117,9 @@ def check_runs(stores: list[RunStore]) -> None:
             assert rep.rows[1].read_iops > 0 and rep.rows[1].write_iops == 0  # the SEQ 64K read step
             assert phases["steady state (composite)"].rows
         if m.test == "dirth-rwsw":
-            levels = phases["demand intensity"].rows
-            assert [r.workload["threads"] * r.workload["queue_depth"] for r in levels] == [2**k for k in range(11)]
+            levels = [r for r in phases["demand variation"].rows if r.round == 1 and r.cell_key != "pre-write"]
+            assert [r.workload["threads"] * r.workload["queue_depth"] for r in levels] == [1, 32, 1024]
+            assert phases["operating points"].rows
 
 
 def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(workload, scratch):
@@ -128,7 +130,7 @@ def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(worklo
     assert all(s.manifest.versions["engine"].startswith("fio") for s in fio_stores)
     # the fio job of the deepest level really keeps 1,024 IOs in flight: 32 jobs × QD 32 per access pattern
     dirth = next(s for s in fio_stores if s.manifest.test == "dirth-rwsw")
-    job = next(dirth.raw_dir.glob("demand_intensity-r01-c10-OIO_1024.fio")).read_text()
+    job = next(dirth.raw_dir.glob("demand_variation-r01-c*-TC32_QD32.fio")).read_text()
     assert re.findall(r"numjobs=(\d+)", job) == ["32", "32"] and sum(map(int, re.findall(r"iodepth=(\d+)", job))) == 32
     sim_stores = run_rwsw(workload, sim_runs, SIM, "--wsat-max-time", "5s")  # the same profile, or no comparison
     check_runs(sim_stores)

@@ -208,5 +208,8 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
     assert at["MaxIOPS"].lat_mean_us > at["MidIOPS"].lat_mean_us and at["MaxIOPS"].lat_mean_us > at["MinIOPS"].lat_mean_us
     assert all(store.histogram(c.id).total == c.read_ios + c.write_ios for c in at.values())
     [decision] = store.manifest.decisions
-    chosen = {"MaxIOPS": ops.max.label(), "MidIOPS": ops.mid.label(), "MinIOPS": ops.min.label()}
-    assert decision["chosen"] == chosen and all(at[n].cell_key == f"{n} {label}" for n, label in chosen.items())
+    chosen = {n: f"TC{d['threads']}/QD{d['queue_depth']}" for n, d in decision["chosen"].items()}
+    assert chosen == {n: p.label() for n, p in ops.named()}
+    assert all(at[n].cell_key == f"{n} {label}" for n, label in chosen.items())
+    # the decision rests on the demand-variation window the report shows
+    assert all(abs(p.iops - pts[p.threads, p.queue_depth].iops) <= 1e-6 * p.iops for _, p in ops.named())

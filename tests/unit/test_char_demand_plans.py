@@ -38,7 +38,30 @@ def test_default_demand_is_5000_iops_steps():
     # 60 s measured after an unmeasured 9 s warm-up; --quick drops the warm-up
     assert (read.cells[0].workload.duration_s, read.cells[0].workload.ramp_s) == (60.0, 9.0)
     quick = plan("latency-demand", quick=True).phases[0].cells
-    assert quick[0].workload.ramp_s == 0.0 and [c.workload.rate_iops for c in quick[:2]] == [25000, 50000]
+    assert quick[0].workload.ramp_s == 0.0 and [c.workload.rate_iops for c in quick[:4]] == [1000, 1400, 2000, 2800]
+
+
+def test_quick_ladder_resolves_slow_and_fast_drives():
+    """Each step at most √2 above the last (to two digits): a 10k-IOPS loop device meets
+    several steps, a million-IOPS drive is still reached."""
+    rates = [c.workload.rate_iops for c in plan("latency-demand", quick=True).phases[0].cells]
+    assert sum(r <= 10_000 for r in rates) >= 6 and rates[-1] >= 1_000_000
+    assert all(1.3 < b / a < 1.5 for a, b in zip(rates, rates[1:]))
+
+
+@pytest.mark.parametrize("test,expected", [
+    ("latency-demand", {"step_time": "1.00 s (--quick; default 60.0 s)", "warmup": "0 s (--quick; default 9.00 s)",
+                        "demand": "1,000, 1,400, 2,000"}),
+    ("max-iops", {"rounds": "3 (--quick; default 60)", "round_time": "1.00 s (--quick; default 51.0 s)",
+                  "search_time": "1.00 s (--quick; default 60.0 s)", "warmup": "0 s (--quick; default 9.00 s)"}),
+])
+def test_quick_reports_print_the_values_that_ran(test, expected):
+    p = plan(test, quick=True)
+    rows = dict(p.parameters)
+    for name, text in expected.items():
+        assert rows[name].startswith(text), (name, rows[name])
+    cell = p.phases[0].cells[0].workload
+    assert cell.ramp_s == 0.0 and cell.duration_s == p.profile.cell_seconds
 
 
 @pytest.mark.parametrize("bad", ["demand=0,5000", "demand=9000,5000", "tolerance=150%"])
@@ -94,3 +117,27 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
                     if hasattr(b, "paragraphs"))
     assert text.count("no longer meet the increase in IOPS demand at 3,000 IOPS: maximum sustainable IOPS 2,000") == 2
     assert "tolerance 20 %" in text or "20 %" in text
+
+
+def test_no_gain_steps_reaches_the_search_rule_and_the_report():
+    p = plan("max-iops", "no_gain_steps=3")
+    assert p.phases[0].stop_rule.steps == 3 and ("no_gain_steps", "3 (set with --set)") in p.parameters
+    assert plan("max-iops").phases[0].stop_rule.steps == 1
+
+
+@pytest.mark.parametrize("test,settings", [
+    ("latency-demand", (("demand", "1000,2000"), ("step_time", "200ms"))),
+    ("max-iops", (("queue_depths", "1,2"), ("thread_counts", "1,2"), ("rounds", "2"), ("round_time", "200ms"),
+                  ("search_time", "200ms"))),
+])
+def test_reports_have_the_endurance_page(test, settings, tmp_path):
+    """As every characterisation report: host and media writes, WAF, TBW/DWPD when given."""
+    from iolab import registry
+    from iolab.engines.sim import SimEngine
+    from iolab.report.rundata import RunData
+    from tests.unit.test_report import record
+
+    run = record(tmp_path, test, SimEngine(), parse_target("sim:entry-sata-compress?user_gb=0.125"),
+                 settings=settings + (("precondition_time", "200ms"),))
+    pages = registry.get(test).pages(RunData.load(run, run))
+    assert any(p.title.startswith("Endurance") for p in pages), [p.title for p in pages]

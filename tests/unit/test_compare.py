@@ -263,3 +263,46 @@ def test_a_run_is_labelled_with_how_it_reached_its_drive():
     assert legs_text(run([{"name": "10.0.0.2:8765", "path": "/x", "share": 1.0, "host": host},
                           {"name": "10.0.0.3:8765", "path": "/x", "share": 1.0, "host": host}])) == \
         "2 hosts: 10.0.0.2:8765, 10.0.0.3:8765"
+
+
+def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable():
+    """DIRTH's operating points (and any deferred phase) differ between drives by design; the
+    cells the plan fixes still have to match."""
+    from types import SimpleNamespace
+
+    from iolab.compare import differences
+    from iolab.compare.pages import facts
+
+    def run(grid, points):
+        plan = {"phases": [{"name": "demand variation", "cells": grid},
+                           {"name": "operating points", "deferred": "the Max/Mid/Min points", "cells": points}]}
+        return SimpleNamespace(manifest=SimpleNamespace(test="dirth", profile={}, parameters={}, plan=plan))
+
+    a = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC4/QD8"]), "D1")
+    b = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC1/QD1"]), "D2")
+    assert differences([a, b]) == []
+    c = facts(run(["TC1/QD1"], ["MaxIOPS TC1/QD1"]), "D3")
+    assert differences([a, c]) and "TC4/QD8" in differences([a, c])[0]
+
+
+def test_dirth_report_and_key_figures_read_the_stored_decision(tmp_path):
+    """The operating points are what the run decided (manifest.decisions), not a recomputation
+    from today's rule: a decision edited in the manifest is what the report and the figures show."""
+    import json
+
+    from iolab.api import build_document
+    from iolab.report.html import render
+    from iolab.report.rundata import RunData
+
+    run = record(tmp_path / "runs", "dirth", DriveEngine(), settings=(("threads", "1,2"), ("depths", "1,4")))
+    path = run / "manifest.json"
+    m = json.loads(path.read_text())
+    [d] = m["decisions"]
+    d["chosen"]["MaxIOPS"] = {"threads": 2, "queue_depth": 1, "iops": 12345.0, "art_us": 678.0}
+    path.write_text(json.dumps(m))
+    data = RunData.load(run, tmp_path)
+    [max_iops, max_art, *_] = key_metrics("dirth", [data.phases])
+    assert (max_iops.get(data.phases), max_art.get(data.phases)) == (12345.0, 678.0)
+    html = render(build_document(data))
+    table = html.split("Operating points (the run&#x27;s decision)")[1].split("</table>")[0]
+    assert "TC2/QD1" in table and "12,345" in table and "678.0" in table

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from iolab.points import decided_points
+
 from iolab import registry, suites
 from iolab.errors import IolabError
 from iolab.targets import DeviceFacts, Target
@@ -129,7 +131,10 @@ def test_dirth_builds_its_operating_point_phase_from_the_demand_variation_window
     pre, work = phase.cells[:2]
     assert (pre.workload.threads, pre.workload.queue_depth, pre.workload.read_pct, pre.workload.duration_s) == (1, 16, 0, 3600)
     assert (work.workload.threads, work.workload.queue_depth, work.workload.read_pct, work.workload.duration_s) == (1, 16, 65, 600)
-    assert decision.chosen == {"MaxIOPS": "TC1/QD16", "MidIOPS": "TC4/QD1", "MinIOPS": "TC1/QD1"}
+    # the stored decision carries each point with the window IOPS and ART it was chosen on; reports read it back
+    stored = decided_points([decision.record()])
+    assert [p.label() for _, p in stored.named()] == ["TC1/QD16", "TC4/QD1", "TC1/QD1"]
+    assert (stored.max.iops, stored.max.art_us) == (60_000, 1_000)
     assert "MaxIOPS at TC1/QD16 (60,000 IOPS" in decision.outcome
     with pytest.raises(IolabError, match="no operating point"):
         ops.build({"demand variation": [s for s in samples if s.key == "TC4/QD16"]})

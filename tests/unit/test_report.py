@@ -408,3 +408,20 @@ def test_wsat_report_marks_the_partial_last_interval_and_leaves_it_out_of_the_fi
     # the minimum over full intervals is interval 4's 1,100 IOPS, not the partial interval's 1,000
     assert "Minimum / maximum interval IOPS (full intervals)" in html and "1,100 / 1,400" in html
     assert "Mean IOPS of the last 4 full intervals" in html
+
+
+def test_run_details_of_a_run_with_hundreds_of_idles_fits_its_pages(tmp_path):
+    """A full HIR idles before each of 360 bursts per wait state; Run Details summarises the
+    idles per length instead of one entry per cell (which overflowed a page)."""
+    run = record(tmp_path, "hir", IdlingDriveEngine(), settings=(
+        ("pc_round_intervals", "1"), ("bursts", "150"), ("wait_states", "1,2"), ("baseline_time", "2s")))
+    doc = build_document(RunData.load(run, tmp_path))
+    text = render(doc)
+    assert "1.00 s before each of 150 cell(s)" in text and "2.00 s before each of 150 cell(s)" in text
+
+
+def test_hir_timeline_shades_idles_closer_than_its_resolution_as_one_band():
+    from iolab.report.hir import _merged
+
+    assert _merged([(0.0, 1.0), (1.001, 2.0), (5.0, 6.0)], 0.01) == [(0.0, 2.0), (5.0, 6.0)]
+    assert _merged([(0.0, 1.0), (1.5, 2.0)], 0.01) == [(0.0, 1.0), (1.5, 2.0)]

@@ -9,7 +9,7 @@ from iolab import registry, suites
 from iolab.analysis.workloads import ReplayPlan, ReplayStep, save_composite
 from iolab.errors import IolabError
 from iolab.suites.rwsw_common import copy_inputs, digest, load_input, locate
-from iolab.suites.rwsw_dirth import OIO_LEVELS, split_oio
+from iolab.suites.rwsw_dirth import split_oio
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB, KiB, MiB
 from iolab.workload import Stream, Workload
@@ -109,14 +109,18 @@ def test_quick_replay_caps_each_step_at_the_cell_time(tmp_path):
     assert [c.workload.duration_s for c in rep.cells] == [1.0, 1.0]
 
 
-def test_dirth_sweeps_outstanding_io_one_to_1024_after_steady_state(tmp_path):
-    steady, sweep = plan("dirth-rwsw", tmp_path).phases
-    assert steady.tracking and steady.purge
-    assert [c.key for c in sweep.cells] == [f"OIO {n}" for n in OIO_LEVELS]
-    assert [c.workload.outstanding for c in sweep.cells] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    assert all(c.workload.queue_depth <= 32 and c.workload.threads >= 1 for c in sweep.cells)
-    assert sweep.cells[-1].workload.threads == 32 and sweep.cells[5].workload.threads == 1
-    assert not sweep.purge and sweep.max_rounds == 1
+def test_dirth_sweeps_outstanding_io_one_to_1024_through_the_dirth_flow(tmp_path):
+    steady, sweep, points = plan("dirth-rwsw", tmp_path).phases
+    assert steady.tracking and steady.purge and steady.precondition  # WIPC, then the composite to steady state
+    pre, *levels = sweep.cells
+    assert pre.key == "pre-write" and pre.workload.outstanding == 1024
+    assert [c.workload.outstanding for c in levels] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    assert [c.key for c in levels][:2] == ["TC1/QD1", "TC1/QD2"] and levels[-1].key == "TC32/QD32"
+    assert all(c.workload.queue_depth <= 32 and c.workload.threads >= 1 for c in levels)
+    # the same stimulus everywhere: the composite's streams, at each point's TC × QD
+    assert {c.workload.streams for c in (steady.cells[0], pre, *levels)} == {steady.cells[0].workload.streams}
+    assert not sweep.purge and sweep.tracking[0].cell_key == "TC32/QD32" and sweep.stop_on_steady
+    assert points.name == "operating points" and points.seconds > 0
 
 
 @pytest.mark.parametrize("oio, split", [(1, (1, 1)), (3, (1, 3)), (32, (1, 32)), (33, (3, 11)), (37, (37, 1)),

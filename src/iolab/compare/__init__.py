@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import IolabError
+from ..points import DV_PHASE, DemandPoint, parse_point
 from ..results import Histogram
 from ..summary import CellAverage, PhaseSummary
 from ..units import KiB, num, printed_value
@@ -173,7 +174,7 @@ def wsat_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ..
 
 # -- the RWSW tests -----------------------------------------------------------------------------
 
-DIRTH_PHASE, DIRTH_SUMMARY_OIO = "demand intensity", 32
+DIRTH_SUMMARY_OIO = 32
 REPLAY_PHASE = "replay"
 
 
@@ -215,11 +216,21 @@ def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
     )
 
 
+def demand_cells(phases: Sequence[PhaseSummary]) -> list[tuple[DemandPoint, CellAverage]]:
+    """A DIRTH run's demand points over their measurement window, in the order run, each with
+    its cell (MB/s, percentiles)."""
+    ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
+    tagged = [(parse_point(c.key), c) for c in (ph.cells if ph else ())]
+    return [(DemandPoint(*tq, c.iops, c.lat_mean_us), c) for tq, c in tagged if tq is not None]
+
+
+def dirth_levels(phases: Sequence[PhaseSummary]) -> list[tuple[int, CellAverage]]:
+    """The demand points by total outstanding IO, ascending (the RWSW sweep has one per level)."""
+    return sorted(((p.oio, c) for p, c in demand_cells(phases)), key=lambda x: x[0])
+
+
 def dirth_level(phases: list[PhaseSummary], oio: int) -> CellAverage | None:
-    for ph in phases:
-        if ph.phase.name == DIRTH_PHASE:
-            return next((c for c in ph.cells if c.key == f"OIO {oio}"), None)
-    return None
+    return next((c for n, c in dirth_levels(phases) if n == oio), None)
 
 
 def cell_percentile(c: CellAverage | None, pct: float) -> float | None:

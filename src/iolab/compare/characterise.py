@@ -1,6 +1,7 @@
 """The characterisation tests' key figures (with direction and unit) and their overlays for
-`iolab compare`: matrices as IOPS vs queue depth per drive, QoS as per-round figures per
-drive, IO consistency as the per-second series per drive."""
+`iolab compare`: matrices as IOPS vs queue depth per drive (entropy also as IOPS vs entropy
+per queue depth), QoS as per-round figures per drive, IO consistency as the per-second series
+per drive."""
 
 from __future__ import annotations
 
@@ -125,6 +126,34 @@ def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                                           f"{name}, {series}: IOPS vs queue depth", height_mm=110)
         pages.append(Page(f"{name}: IOPS vs queue depth ({series})", (Figure(
             f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."),)))
+    return pages
+
+
+def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    """The matrix overlays (IOPS vs QD at 0 % entropy), then per phase and queue depth every
+    drive's IOPS over entropy: where compression pays, the line rises towards 0 %."""
+    pages = matrix_overlays(runs, labels)
+    names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
+    for name in names:
+        phs = [r.phase(name) for r in runs]
+        if any(p is None or not p.cells for p in phs):
+            continue
+        grids = [grid(p) for p in phs]
+        qds = sorted(set.intersection(*({q for _, q in g[2]} for g in grids)))
+        entropies = list(dict.fromkeys(e for g in grids for e in g[0]))
+        figures = []
+        for qd in qds:
+            lines = []
+            for label, (_, _, cells) in zip(labels, grids):
+                pts = [(i, cells[(e, qd)].iops) for i, e in enumerate(entropies) if (e, qd) in cells]
+                lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
+            png = plots.lines_over_categories(entropies, lines, "data entropy (0 %: compressible)", "IOPS",
+                                              f"{name}, QD{qd}: IOPS vs entropy", height_mm=85)
+            figures.append(Figure(f"{name}, QD{qd}: IOPS vs entropy, one line per drive", png, 85,
+                                  "Source: each run's results.db table cells."))
+        for i in range(0, len(figures), 2):
+            qd_text = ", ".join(f"QD{q}" for q in qds[i:i + 2])
+            pages.append(Page(f"{name}: IOPS vs entropy ({qd_text})", tuple(figures[i:i + 2])))
     return pages
 
 

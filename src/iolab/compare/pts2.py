@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..points import (
-    ART_CUTOFF, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, operating_points, recovery,
+    OP_PHASE, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, decided_points, recovery,
 )
 from ..store import CellRow
 from ..summary import PhaseSummary
-from . import KeyMetric
+from . import KeyMetric, demand_cells
 
 GROUPS = ("group 1", "group 2", "group 3")
 SETTLE_WINDOW = 5  # group 2's final level: the mean of its last this-many intervals
@@ -96,41 +96,23 @@ def xsr_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...
     )
 
 
-# -- PTS DIRTH ----------------------------------------------------------------------------------
-
-PC_PHASE, DV_PHASE, PREWRITE = "preconditioning", "demand variation", "pre-write"
-OP_PHASE = "operating points"  # each point's pre-write and the histogram workload
-
-
-def point_key(threads: int, depth: int) -> str:
-    return f"TC{threads}/QD{depth}"
-
-
-def parse_point(key: str) -> tuple[int, int] | None:
-    tc, _, qd = key.partition("/")
-    if not (tc.startswith("TC") and qd.startswith("QD") and tc[2:].isdigit() and qd[2:].isdigit()):
-        return None
-    return int(tc[2:]), int(qd[2:])
+# -- the DIRTH tests (PTS DIRTH, CBW) -------------------------------------------------------------
 
 
 def demand_points(phases: Sequence[PhaseSummary]) -> list[DemandPoint]:
-    """The demand-variation grid over its measurement window, in the order it was run."""
-    ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
-    out = []
-    for c in ph.cells if ph else ():
-        tq = parse_point(c.key)
-        if tq is not None:
-            out.append(DemandPoint(tq[0], tq[1], c.iops, c.lat_mean_us))
-    return out
+    """The demand-variation points over their measurement window, in the order run."""
+    return [p for p, _ in demand_cells(phases)]
 
 
-def chosen_points(phases: Sequence[PhaseSummary], art_cutoff_ms: float = ART_CUTOFF.default) -> OperatingPoints:
-    return operating_points(demand_points(phases), art_cutoff_ms * 1000)
+def chosen_points(phases: Sequence[PhaseSummary]) -> OperatingPoints | None:
+    """The Max/Mid/Min points the run decided (its stored decision); None before it decided."""
+    return decided_points(d for ph in phases if ph.phase.name == OP_PHASE for d in ph.decisions)
 
 
 def _point(which: str, attr: str):
     def get(phases: list[PhaseSummary]) -> float | None:
-        p = getattr(chosen_points(phases), which)
+        ops = chosen_points(phases)
+        p = getattr(ops, which) if ops else None
         return None if p is None else getattr(p, attr)
     return get
 
@@ -142,13 +124,12 @@ def _at(tc: int, qd: int):
 
 
 def pts_dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    """The Max point uses the default ART cutoff whatever a run set (runs with different settings
-    are compared only when forced), and says so."""
-    cut = f"ART < {ART_CUTOFF.default:g} ms"
+    """The points as each run decided them, under its own ART cutoff (runs with different
+    settings are compared only when forced)."""
     return (
-        KeyMetric(f"MaxIOPS point IOPS ({cut})", "IOPS", True, _point("max", "iops")),
-        KeyMetric(f"ART at the MaxIOPS point ({cut})", "µs", False, _point("max", "art_us")),
+        KeyMetric("MaxIOPS point IOPS (ART under the cutoff)", "IOPS", True, _point("max", "iops")),
+        KeyMetric("ART at the MaxIOPS point", "µs", False, _point("max", "art_us")),
         KeyMetric("IOPS at TC32/QD32", "IOPS", True, _at(32, 32)),
-        KeyMetric("IOPS at TC1/QD1 (MinIOPS point)", "IOPS", True, _at(1, 1)),
-        KeyMetric("ART at TC1/QD1", "µs", False, _point("min", "art_us")),
+        KeyMetric("IOPS at the MinIOPS point (TC1/QD1)", "IOPS", True, _point("min", "iops")),
+        KeyMetric("ART at the MinIOPS point (TC1/QD1)", "µs", False, _point("min", "art_us")),
     )

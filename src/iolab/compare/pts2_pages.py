@@ -11,7 +11,8 @@ from ..report.rundata import RunData
 from ..report.xsr import run_xsr
 from ..units import duration, num
 from .hir import hir_result
-from .pts2 import OP_PHASE, PREWRITE, chosen_points, demand_points
+from ..points import OP_PHASE, POINT_NAMES, PREWRITE
+from .pts2 import chosen_points, demand_points
 
 SRC = "Source: each run's results.db"
 
@@ -45,7 +46,7 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             series.append(plots.Series(lab, tuple(float(p.oio) for p in pts), tuple(p.iops for p in pts)))
         ops = chosen_points(r.phases)
         rows.append((lab, *(f"{p.label()}: {num(p.iops)} IOPS, ART {num(p.art_us)} µs" if p else "—"
-                            for p in (ops.max, ops.mid, ops.min))))
+                            for _, p in (ops.named() if ops else ((n, None) for n in POINT_NAMES)))))
         op = r.phase(OP_PHASE)
         hist = next((c.histogram for c in (op.cells if op else ()) if c.key.startswith("MaxIOPS")
                      and not c.key.endswith(PREWRITE) and c.histogram is not None and c.histogram.total), None)
@@ -54,12 +55,14 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     if not series:
         return [Page("DIRTH", (Text(("No drive has a measured demand-variation point.",)),))]
     src = f"{SRC}, phase 'demand variation': each point's mean over its measurement window."
+    decided = ("Source: each run's decision (manifest.json decisions), made from its demand-variation measurement "
+               "window: the IOPS and ART the choice rested on.")
     pages = [Page("IOPS vs Total Outstanding IO", (Figure("DIRTH: IOPS vs TC × QD, one line per drive (every point)",
                                                           plots.time_series_pair(series, "total outstanding IO (TC × QD)",
                                                                                  "IOPS", "IOPS vs OIO", height_mm=150),
                                                           150, src),)),
-             Page("Operating Points", (Table("Max/Mid/Min points per drive (default ART cutoff)", ("drive", "MaxIOPS",
-                                             "MidIOPS", "MinIOPS"), tuple(rows), src),))]
+             Page("Operating Points", (Table("Max/Mid/Min points per drive (each run's decision, under its own ART cutoff)", ("drive", "MaxIOPS",
+                                             "MidIOPS", "MinIOPS"), tuple(rows), decided),))]
     if hists:
         png = plots.latency_histogram(hists, "MaxIOPS point: response times", height_mm=150)
         pages.append(Page("Response Time Histogram — MaxIOPS", (Figure(

@@ -9,7 +9,8 @@ from ..report import plots
 from ..report.model import Figure, Page
 from ..report.plots import Series
 from ..report.rundata import RunData
-from ..report.rwsw import time_axis, dirth_levels, replay_steps
+from ..report.rwsw import time_axis, replay_steps
+from . import dirth_levels
 from ..report.rwsw_plots import Panel, demand_intensity, panels
 
 
@@ -58,7 +59,8 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         di.append((lab, [(c.iops, c.p99_999_us, n) for n, c in levels if c.p99_999_us is not None]))
     if not mb:
         return []
-    src = "Source: each run's results.db, phase 'demand intensity': one cell per outstanding-IO level."
+    src = ("Source: each run's results.db, phase 'demand variation': each outstanding-IO level's mean over the "
+           "measurement window.")
     png = panels([Panel("MB/s vs outstanding IO", "MB/s (10⁶ B/s)", tuple(mb)),
                   Panel("99.999 % response time vs outstanding IO", "response time (µs)", tuple(rt), logy=True)],
                  "total outstanding IO (threads × QD, log scale)", 160, logx2=True)

@@ -17,6 +17,7 @@ from ..compare import KeyMetric, cell_percentile
 from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
 from ..summary import CellAverage, PhaseSummary
 from ..units import num
+from .char_series import endurance_pages
 from .model import Figure, Page, Table, Text
 from .plots import Series
 from .rundata import RunData
@@ -116,7 +117,7 @@ def demand_pages(run: RunData) -> list[Page]:
         pages.append(Page(f"Latency vs Demand — {name}", (Text((verdict,)), Figure(
             f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate", png, 150, src))))
         pages += table_pages(f"Tabular Results — {name}", [table])
-    return pages
+    return pages + endurance_pages(run)
 
 
 def demand_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
@@ -218,7 +219,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
             f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
             ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"), tuple(rows), src,
             run.raw_links(searched) + run.store_links())])
-    return pages
+    return pages + endurance_pages(run)
 
 
 def maxiops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:

@@ -119,6 +119,38 @@ def mixed_pages(run: RunData) -> list[Page]:
             + endurance_pages(run))
 
 
+# fio's usr + sys CPU of a job, in % of one core, from which the host (fio making the data:
+# compressible buffers with refill_buffers cost CPU per write) rather than the drive may set the pace
+CPU_BOUND = 90.0
+
+
+def cpu_notes(phases: list[PhaseSummary]) -> list[str]:
+    """Per phase: the cells where fio used nearly a whole core, or its highest use, or that the
+    engine did not report it. Never silent: a CPU-bound cell is not a drive's figure."""
+    notes = []
+    for ph in phases:
+        use: dict[str, float] = {}
+        for r in ph.rows:
+            c = r.counters or {}
+            if "usr_cpu_pct" in c:
+                use[r.cell_key] = max(use.get(r.cell_key, 0.0), c["usr_cpu_pct"] + c.get("sys_cpu_pct", 0.0))
+        name = ph.phase.name
+        if not use:
+            notes.append(f"{name}: the engine did not report its CPU use (a simulated drive, or a run stored before).")
+            continue
+        busy = [k for k, v in use.items() if v >= CPU_BOUND]
+        top = max(use, key=lambda k: use[k])
+        notes.append(f"{name}: HOST CPU-BOUND at {', '.join(f'{k} ({use[k]:.0f} % of a core)' for k in busy)}: fio "
+                     f"used at least {CPU_BOUND:g} % of a core there, so those IOPS measure how fast the host makes "
+                     "the data (compressible buffers cost fio CPU per write), not only the drive." if busy else
+                     f"{name}: fio used at most {use[top]:.0f} % of a core (at {top}), below {CPU_BOUND:g} %: "
+                     "the host CPU did not limit these cells.")
+    return notes
+
+
 def entropy_pages(run: RunData) -> list[Page]:
+    cpu = Page("Host CPU use", (Text(("fio's CPU use per cell (usr_cpu + sys_cpu of its JSON output, the highest "
+                                      "over a cell's rounds), checked against the host's limit:",
+                                      *cpu_notes(measured(run)))),))
     return (_with_preconditioning(run) + grid_pages(run, measured(run), (IOPS, ART, MRT), (IOPS, MBPS, ART, MRT))
-            + endurance_pages(run))
+            + [cpu] + endurance_pages(run))

@@ -52,7 +52,19 @@ def _timeline(res: HirResult) -> tuple[list[plots.Series], list[tuple[float, flo
             if rows:
                 by_time.append(plots.Series(label, tuple(xs), tuple(ys)))
                 by_gb.append(plots.Series(label, tuple(gb), tuple(ys)))
-    return by_time, gaps, by_gb
+    return by_time, _merged(gaps, t / 60 / 400), by_gb
+
+
+def _merged(gaps: list[tuple[float, float]], closer: float) -> list[tuple[float, float]]:
+    """Idle spans less than `closer` apart as one: a full run's 360 five-second bursts between
+    idles are far below a pixel, and hundreds of hairline spans render as random stripes."""
+    out: list[tuple[float, float]] = []
+    for a, b in gaps:
+        if out and a - out[-1][1] < closer:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def hir_pages(run: RunData) -> list[Page]:
@@ -62,7 +74,8 @@ def hir_pages(run: RunData) -> list[Page]:
         return pages or ([not_measured_page(run, run.phases[0], "Host Idle Recovery")] if run.phases else [])
     by_time, gaps, by_gb = _timeline(res)
     src = (f"{SRC}, phases 'wait …' and 'baseline after wait …': every complete cell; time runs from the first wait "
-           "state and includes the idle periods (shaded); TGBW counts host writes from the same start.")
+           "state and includes the idle periods (shaded; idles closer than 1/400 of the time axis are shaded as one band, the "
+           "bursts between them too short to show); TGBW counts host writes from the same start.")
     png = plots.timeline_with_gaps(by_time, gaps, "time (minutes)", "IOPS", "IOPS vs time, all wait states",
                                    "host idle", height_mm=130)
     pages.append(Page("IOPS vs Time — Wait States", (Figure("Host Idle Recovery: IOPS of each burst and baseline "

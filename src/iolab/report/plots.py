@@ -216,7 +216,10 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
                 ax.bar(x, v, width * 0.95, color=color(gi), label=label if x == xs[0] or label not in
                        ax.get_legend_handles_labels()[1] else None)
                 ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
-        ax.set_xticks(range(len(categories)), [textwrap.fill(c, 16) for c in categories])
+        # narrower columns for more categories, or neighbouring labels run into each other
+        wrap = max(8, min(16, 64 // max(1, len(categories))))
+        ax.set_xticks(range(len(categories)), [textwrap.fill(c, wrap) for c in categories],
+                      fontsize=7 if len(categories) > 4 else None)
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
         if logy:
             ax.set_yscale("log")
@@ -434,9 +437,12 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
             ax.set_xscale("log")
             _log_ticks(ax, "x")
             ax.set_xlabel(f"response time ({unit}, log scale)")
-        top.set_yscale("log")
-        _log_ticks(top, "y")
-        top.set_ylabel("IOs per bin (log scale)")
+        if len(hists) == 1:
+            top.set_yscale("log")
+            _log_ticks(top, "y")
+            top.set_ylabel("IOs per bin (log scale)")
+        else:  # no bars when overlaid: an empty count axis would read as "no IOs"
+            top.yaxis.set_visible(False)
         cum_ax.set_ylabel("cumulative IOs (%)")
         cum_ax.set_ylim(0, 101)
         cum_ax.grid(False)

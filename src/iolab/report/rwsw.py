@@ -10,7 +10,8 @@ from typing import Callable, Sequence
 
 from ..analysis.streamstats import StreamAnalysis
 from ..analysis.workloads import load_replay
-from ..compare import DIRTH_PHASE, DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percentile, replay_totals
+from ..compare import DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percentile, dirth_level, replay_totals
+from ..points import DV_PHASE
 from ..errors import IolabError
 from ..summary import CellAverage, PhaseSummary, interval_label
 from ..suites.rwsw_common import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
@@ -20,7 +21,8 @@ from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
 from .pts import partial_indices, wsat_series
 from .rundata import RunData, rounds_text
-from .rwsw_plots import Panel, analysis_pngs, demand_intensity, panels
+from .rwsw_plots import Panel, analysis_pngs, panels
+from .dirth import dirth_pages
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
 
 STEADY_PHASE = "steady state (composite)"
@@ -335,59 +337,19 @@ def replay_pages(run: RunData) -> list[Page]:
 # -- DIRTH on the composite ------------------------------------------------------------------
 
 
-def dirth_levels(phases: list[PhaseSummary]) -> list[tuple[int, CellAverage]]:
-    ph = next((p for p in phases if p.phase.name == DIRTH_PHASE), None)
-    if ph is None:
-        return []
-    return sorted(((int(c.key.split()[-1]), c) for c in ph.cells if c.key.startswith("OIO ")), key=lambda x: x[0])
-
-
-def dirth_pages(run: RunData) -> list[Page]:
-    levels = dirth_levels(run.phases)
-    ph = run.phase(DIRTH_PHASE)
-    if not levels or ph is None:
-        return [Page("DIRTH", (Text(("The demand-intensity sweep was not reached (see the preconditioning pages and "
-                                     "Run Details).",)),))] + steady_pages(run, "the sweep")
-    oio = tuple(float(n) for n, _ in levels)
-    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per outstanding-IO level "
-           "(percentiles: each cell's histogram).")
-
-    def s(name, get):
-        pts = [(o, get(c)) for o, (_, c) in zip(oio, levels) if get(c) is not None]
-        return Series(name, *map(tuple, zip(*pts))) if pts else Series(name, (), ())
-
-    png1 = panels([Panel("IOPS vs outstanding IO", "IOPS", (s("", lambda c: c.iops),)),
-                   Panel("MB/s vs outstanding IO", "MB/s (10⁶ B/s)", (s("", lambda c: c.mbps),))],
-                  "total outstanding IO (threads × QD, log scale)", 140, logx2=True)
-    png2 = panels([Panel("response times vs outstanding IO", "response time (µs)",
-                         (s("ART", lambda c: c.lat_mean_us), s("99.99 %", lambda c: cell_percentile(c, 99.99)),
-                          s("99.999 %", lambda c: c.p99_999_us)), logy=True)],
-                  "total outstanding IO (threads × QD, log scale)", 110, logx2=True)
-    di = demand_intensity([(name, [(c.iops, get(c), n) for n, c in levels if get(c) is not None])
-                           for name, get in (("ART", lambda c: c.lat_mean_us), ("99.999 %", lambda c: c.p99_999_us))],
-                          "response time (µs)", "Demand intensity: response time vs IOPS (labels: outstanding IO)")
-    at = dict(levels).get(DIRTH_SUMMARY_OIO)
-    summary = Table(f"Summary at OIO = {DIRTH_SUMMARY_OIO}", ("item", "value"), (
-        ("Threads / QD", (at.mix or "—") if at else "not measured"),
-        ("IOPS", num(at.iops) if at else "not measured"),
-        ("MB/s", num(at.mbps) if at else "not measured"),
-        ("ART (µs)", num(at.lat_mean_us) if at else "not measured"),
-        ("99.99 % response time (µs)", num(cell_percentile(at, 99.99)) if at else "not measured"),
-        ("99.999 % response time (µs)", num(at.p99_999_us) if at else "not measured"),
-    ), src)
-    rows = tuple((str(n), c.mix or "", num(c.iops), num(c.mbps), num(c.lat_mean_us), num(cell_percentile(c, 99.99)),
-                  num(c.p99_999_us), num(c.lat_max_us)) for n, c in levels)
-    table = Table("Every outstanding-IO level", ("OIO", "threads/QD", "IOPS", "MB/s", "ART (µs)", "99.99 % (µs)",
-                                                 "99.999 % (µs)", "MRT (µs)"), rows, src,
-                  run.raw_links(list(ph.rows)) + run.store_links())
-    pages = [
-        Page("Throughput vs Outstanding IO", (Figure("DIRTH on the composite: IOPS and MB/s per level", png1, 140, src),)),
-        Page("Response Times vs Outstanding IO", (Figure("DIRTH on the composite: ART, 99.99 % and 99.999 % per level",
-                                                         png2, 110, src), summary)),
-        Page("Demand Intensity", (Figure("Response time vs IOPS as outstanding IO grows", di, 100, src),)),
-    ]
-    pages += table_pages("Tabular Results — DIRTH", [table])
-    return pages + steady_pages(run, "the sweep")
+def rwsw_dirth_pages(run: RunData) -> list[Page]:
+    """The DIRTH flow's pages, then the catalogue's summary at OIO = 32."""
+    at = dirth_level(run.phases, DIRTH_SUMMARY_OIO)
+    ph = run.phase(DV_PHASE)
+    rows = (("Threads / QD", at.key if at else "not measured"),
+            *((name, num(get(at)) if at else "not measured") for name, get in (
+                ("IOPS", lambda c: c.iops), ("MB/s", lambda c: c.mbps), ("ART (µs)", lambda c: c.lat_mean_us),
+                ("99.99 % response time (µs)", lambda c: cell_percentile(c, 99.99)),
+                ("99.999 % response time (µs)", lambda c: c.p99_999_us))))
+    src = window_source(run, ph, "mean of the point") if ph else "not measured"
+    return dirth_pages(run) + [Page(f"Summary at OIO = {DIRTH_SUMMARY_OIO}", (Table(
+        f"DIRTH on the composite at total outstanding IO {DIRTH_SUMMARY_OIO} (the RWSW summary figures)",
+        ("item", "value"), rows, src),))]
 
 
 # -- Self-Test (the capture itself) -----------------------------------------------------------

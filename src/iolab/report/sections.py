@@ -57,10 +57,10 @@ def convergence_page(run: RunData, ph: PhaseSummary, title: str, panels: Sequenc
     png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy)
     src = (f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
            f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}.")
-    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), _steady_note(run, ph)))
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), steady_note(run, ph)))
 
 
-def _steady_note(run: RunData, ph: PhaseSummary) -> Text:
+def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     if ph.steady is True:
         msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
     elif ph.steady is False:
@@ -248,9 +248,14 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Phase {ph.phase.name}",
                      f"{len(ph.rounds)} complete round(s); window {rounds_text(ph.window)}; "
                      f"{ph.phase.stop_reason or 'unfinished'}"))
-        idle = [f"{r.cell_key} (round {r.round}): {duration(r.idle_before_s)}" for r in ph.rows if r.idle_before_s]
+        # per idle length, not per cell: a full HIR wait state idles before each of its 360 bursts
+        idle: dict[float, int] = {}
+        for r in ph.rows:
+            if r.idle_before_s:
+                idle[r.idle_before_s] = idle.get(r.idle_before_s, 0) + 1
         if idle:
-            rows.append((f"Phase {ph.phase.name}: idle before cells", "; ".join(idle)))
+            rows.append((f"Phase {ph.phase.name}: idle before cells",
+                         "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items())))
         waf = run.write_amplification(ph.rows)
         if waf is not None:
             rows.append((f"Phase {ph.phase.name}: write amplification",

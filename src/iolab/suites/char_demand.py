@@ -19,10 +19,25 @@ from ..workload import Workload
 from . import active_fraction, characterise_common as cc, no_input, tested_capacity
 
 NAME = "latency-demand"
-QUICK_DEMAND = tuple(range(25_000, 2_000_001, 25_000))
 WARMUP = tp.Param("warmup", 9.0, "unmeasured warm-up before each step or round (fio ramp_time; --quick: 0 unless set)",
                   lambda t: 0.0 if t.strip() in ("0", "0s") else tp.seconds(t), tp.show_seconds,
-                  source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s")
+                  source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s", quick=0.0)
+
+
+def geometric(start: int, stop: int) -> tuple[int, ...]:
+    """start, start·√2, start·2, … up to stop, each rounded to two significant digits: a quick
+    ladder that resolves a 10k-IOPS loop device as well as a million-IOPS drive in ~20 steps."""
+    out, k = [], 0
+    while (v := start * 2 ** (k / 2)) <= stop:
+        out.append(int(float(f"{v:.2g}")))
+        k += 1
+    return tuple(out)
+
+
+def show_demand(v: tuple[int, ...]) -> str:
+    if len(v) > 2 and len({b - a for a, b in zip(v, v[1:])}) == 1:
+        return f"{v[0]:,} … {v[-1]:,} in {v[1] - v[0]:,} IOPS steps ({len(v)} steps)"
+    return f"{tp.show_list(v)} ({len(v)} steps)" if len(v) <= 30 else f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)"
 
 
 def positive_list(text: str) -> tuple[int, ...]:
@@ -35,10 +50,10 @@ def positive_list(text: str) -> tuple[int, ...]:
 
 PARAMS = (
     tp.Param("demand", tuple(range(5000, 2_000_001, 5000)), "demanded IOPS per step: a list (5000,10000,…) or "
-             "START:STEP:STOP", positive_list, lambda v: f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)",
-             source="published reviews (5,000 IOPS steps)"),
+             "START:STEP:STOP; --quick: 1,000 … 1,400,000 rising by √2 unless set", positive_list, show_demand,
+             source="published reviews (5,000 IOPS steps)", quick=geometric(1000, 2_000_000)),
     tp.Param("step_time", 60.0, "how long each demand step is measured (--quick: the cell time unless set)",
-             tp.seconds, tp.show_seconds, source="published reviews"),
+             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
     tp.Param("tolerance", 0.02, "a step falls short when it delivers less than demand × (1 − tolerance)",
              tp.fraction, tp.show_percent, source="published reviews"),
     tp.Param("shortfall_steps", 2, "steps in a row that must fall short to end a ramp", tp.positive_int,
@@ -51,10 +66,8 @@ PARAMS = (
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup(NAME, PARAMS, profile, target)
-    v, given = s.values, tp.given(profile)
-    step_s = profile.cell_seconds if profile.quick and "step_time" not in given else v["step_time"]
-    warmup = 0.0 if profile.quick and "warmup" not in given else v["warmup"]
-    demand = QUICK_DEMAND if profile.quick and "demand" not in given else v["demand"]
+    v = s.values
+    step_s, warmup, demand = v["step_time"], v["warmup"], v["demand"]
     rule = DemandShortfall(tolerance=v["tolerance"], steps=v["shortfall_steps"])
     ar = active_fraction(profile, target)
     phases = list(s.phases)
@@ -68,8 +81,6 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
         ("Stop rule", rule.describe()),
-        ("Demand steps run", f"{demand[0]:,} … {demand[-1]:,} IOPS, {len(demand)} steps"
-                             + (" (--quick: 25,000 IOPS steps)" if demand is QUICK_DEMAND else "")),
     ]
     notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
     return TestPlan(NAME, "Latency vs IOPS Demand", f"characterisation ({profile.name})", profile, tuple(phases),

@@ -33,28 +33,26 @@ PARAMS = (
              positive_list, tp.show_list, source="UNVERIFIED: the reviews do not list them; powers of two"),
     tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
              source="published reviews"),
-    tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews"),
+    tp.Param("no_gain_steps", 1, "steps in a row that must gain less than min_gain to end a search", tp.positive_int,
+             source="published reviews (one step); more steps ride out a noisy step"),
+    tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews",
+             quick=3),
     tp.Param("round_time", 51.0, "each round's measured time, after the warm-up (--quick: the cell time unless set)",
-             tp.seconds, tp.show_seconds, source="published reviews (9 s warm-up + 51 s)"),
+             tp.seconds, tp.show_seconds, source="published reviews (9 s warm-up + 51 s)",
+             quick=lambda profile, _: profile.cell_seconds),
     tp.Param("search_time", 60.0, "each search step (--quick: the cell time unless set)", tp.seconds, tp.show_seconds,
-             source="UNVERIFIED: the reviews do not say; as a PTS cell"),
+             source="UNVERIFIED: the reviews do not say; as a PTS cell", quick=lambda profile, _: profile.cell_seconds),
     WARMUP,
 )
-QUICK_ROUNDS = 3
 OPTIMUM = "at the optimum"
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
     s = cc.setup(NAME, PARAMS, profile, target)
-    v, given = s.values, tp.given(profile)
-
-    def scaled(name: str, quick_value):
-        return quick_value if profile.quick and name not in given else v[name]
-
-    search_s, round_s = scaled("search_time", profile.cell_seconds), scaled("round_time", profile.cell_seconds)
-    rounds, warmup = scaled("rounds", QUICK_ROUNDS), scaled("warmup", 0.0)
+    v = s.values
+    search_s, round_s, rounds, warmup = v["search_time"], v["round_time"], v["rounds"], v["warmup"]
     ar, threads = active_fraction(profile, target), v["threads"]
-    rule = NoGain(min_gain=v["min_gain"], steps=1)
+    rule = NoGain(min_gain=v["min_gain"], steps=v["no_gain_steps"])
 
     def work(read_pct: float, qd: int, seconds: float) -> Workload:
         return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds,

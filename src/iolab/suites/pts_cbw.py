@@ -1,33 +1,39 @@
 """PTS Composite Block Size Workload (CBW, 2.0; ECW in 1.1; digest A.12): the DIRTH flow
-(suites/pts_dirth.py) with the composite stimulus instead of one block size: random IO of
+(suites/dirth_flow.py) with the composite stimulus instead of one block size: random IO of
 0.5 KiB … 64 KiB in the CBW proportions, skewed over the LBA range (50 % of IOs to the first
 5 %, 30 % to the next 15 %, 20 % to the remaining 80 %), R/W 40/60 in demand variation."""
 
 from __future__ import annotations
 
 from ..compare.pts2 import pts_dirth_figures
+from ..compare.pts2_pages import dirth_overlays
 from ..plan import Profile, TestPlan
 from ..report.dirth import dirth_pages
-from ..compare.pts2_pages import dirth_overlays
 from ..report.header import SPEC_HEADINGS
 from ..targets import Target
 from ..testdef import TestDef
+from ..testparams import values
 from ..textreport import render_dirth
-from ..units import KiB
 from . import CBW_TEXT, active_fraction, cbw, no_input
-from .pts_dirth import FLOW, build_flow, read_share
+from .dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
+from .pts_dirth import grid_text
 
-PARAMS = (read_share(40, "A.12 (R/W 40/60)"), *FLOW)
+PARAMS = (read_share(40, "A.12 (R/W 40/60)"), *TC_QD_GRID, *FLOW)
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
+    v = values(PARAMS, profile, "cbw")
     ar = active_fraction(profile, target)
     cbw(0, target, duration_s=1)  # refuses a target that cannot issue its smallest blocks, before anything else
 
-    def stimulus(read_pct: int, tc: int, qd: int, secs: float, name: str):
-        return cbw(read_pct, target, threads=tc, queue_depth=qd, active_range=ar, duration_s=secs, name=f"CBW {name}")
+    def mix(read_pct: int):
+        return lambda tc, qd, secs, name: cbw(read_pct, target, threads=tc, queue_depth=qd, active_range=ar,
+                                              duration_s=secs, name=f"CBW {name} {read_pct}/{100 - read_pct}")
 
-    return build_flow(profile, target, "cbw", "Composite Block Size Workload", PARAMS, stimulus, CBW_TEXT, 4 * KiB)
+    read = v["read_pct"]
+    stimulus = Stimulus(f"{CBW_TEXT}, R/W {read}/{100 - read}", "CBW 0/100", 0, mix(0), mix(read))
+    return build_flow(profile, target, "cbw", "Composite Block Size Workload", f"PTS {profile.spec} ({profile.name})",
+                      PARAMS, stimulus, grid_points(v), grid_text(v))
 
 
 TEST = TestDef(

@@ -1,24 +1,27 @@
-"""RWSW DIRTH on the composite: after the composite has brought the drive to steady state,
-the composite at total outstanding IO 1, 2, 4, … 1,024 ("users"); per level IOPS, MB/s,
-ART and the 99.99 % / 99.999 % response times, showing where response times saturate.
+"""RWSW DIRTH on the composite: the DIRTH flow (suites/dirth_flow.py) with the captured
+composite as its stimulus and total outstanding IO 1, 2, 4, … 1,024 ("users") as its demand
+points: after WIPC the composite runs to steady state, then rounds of the sweep until IOPS at
+OIO 1,024 is steady, then the Max/Mid/Min points and their histograms. Per level: IOPS,
+MB/s, ART and the 99.99 % / 99.999 % response times, showing where response times saturate.
 The summary figures are at OIO = 32 (MB/s and the 99.99 % response time)."""
 
 from __future__ import annotations
 
-from ..compare import dirth_figures
+from ..compare import DIRTH_SUMMARY_OIO, dirth_figures
 from ..compare.rwsw import dirth_overlays
-from ..plan import Cell, Phase, Profile, TestPlan
+from ..plan import Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import dirth_pages, with_selftest
+from ..report.rwsw import rwsw_dirth_pages, with_selftest
 from ..targets import Target
 from ..testdef import TestDef
-from . import common_parameters, tested_capacity
-from .rwsw_common import DATA_NOTE, SPEC, RwswInput, copy_inputs, applied, input_parameters, mix_text, steady_phase, with_input
+from ..testparams import Param, int_list, show_list, values
+from ..textreport import render_dirth
+from . import wipc
+from .dirth_flow import FLOW, Stimulus, build_flow
+from .rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, copy_inputs, input_parameters, mix_text, with_input
 
 NAME = "dirth-rwsw"
-OIO_LEVELS = tuple(2**k for k in range(11))  # 1 … 1,024
 MAX_QD = 32  # per thread, as the PTS DIRTH's largest QD; more outstanding IO adds threads
-SUMMARY_OIO = 32
 
 
 def split_oio(oio: int) -> tuple[int, int]:
@@ -33,42 +36,43 @@ def split_oio(oio: int) -> tuple[int, int]:
     return threads, oio // threads
 
 
-def level_key(oio: int) -> str:
-    return f"OIO {oio}"
+def _levels(text: str) -> tuple[int, ...]:
+    vals = int_list(text)
+    if 0 in vals:
+        raise ValueError("give outstanding IOs of at least 1")
+    return vals
+
+
+PARAMS = (
+    Param("oio", tuple(2**k for k in range(11)), "Total outstanding IO of the demand points (run low → high)", _levels,
+          show_list, "the RWSW catalogue (1 … 1,024 users)"),
+    *FLOW,
+)
 
 
 def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     composite = inp.need_composite(NAME)
-    cells = []
-    for oio in OIO_LEVELS:
-        tc, qd = split_oio(oio)
-        w = applied(composite, profile, target, f"composite at OIO {oio}", threads=tc, queue_depth=qd)
-        cells.append(Cell(level_key(oio), w, f"TC{tc}/QD{qd}", 0))
-    sweep = Phase("demand intensity", tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False)
-    params = common_parameters(profile, target) + [
-        ("Stimulus", f"composite ({mix_text(composite)}) at OIO 1, 2, 4 … 1,024"),
-        ("Outstanding IO", "per level: TC1 × QD n up to 32, then n/32 threads × QD 32"),
-        ("Preconditioning", f"purge, WIPC, then the composite to steady state at TC {composite.threads} × "
-         f"QD {composite.queue_depth}"),
-        ("PC2 (WDPC)", "the composite until steady state"),
-        ("Summary point", f"OIO {SUMMARY_OIO}"),
-        *input_parameters(inp, composite),
-    ]
-    notes = (
-        "DIRTH on the composite: one sweep of OIO 1 → 1,024 (ascending, as users are added) after the composite "
-        "reached steady state; the PTS DIRTH repeats its sweep until steady state, the RWSW catalogue does not "
-        "say, so iolab runs it once.",
-        "OIO is split as one thread with QD up to 32, then threads of QD 32 (1,024 = TC32 × QD32).",
-        DATA_NOTE,
-    )
-    return TestPlan(NAME, "DIRTH (composite)", f"{SPEC} ({profile.name})", profile,
-                    (steady_phase(composite, profile, target), sweep), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), notes)
+    v = values(PARAMS, profile, NAME)
+
+    def at(tc: int, qd: int, secs: float, name: str):
+        return applied(composite, profile, target, f"composite {name}", threads=tc, queue_depth=qd).with_(duration_s=secs)
+
+    stimulus = Stimulus(f"composite ({mix_text(composite)})", "the composite", 0, at, at,
+                        pc_point=(composite.threads, composite.queue_depth), pc_precondition=(wipc(profile, target),))
+    rows = [("Outstanding IO", "per level: TC1 × QD n up to 32, then n/32 threads × QD 32"),
+            *input_parameters(inp, composite)]
+    notes = ("DIRTH on the composite: the PTS DIRTH flow (A.11) with the composite as its stimulus and outstanding IO "
+             "levels as its demand points, ascending as users are added; the composite also preconditions and "
+             "pre-writes, since it is the workload whose steady state is measured.",
+             "OIO is split as one thread with QD up to 32, then threads of QD 32 (1,024 = TC32 × QD32).",
+             DATA_NOTE)
+    return build_flow(profile, target, NAME, "DIRTH (composite)", f"{SPEC} ({profile.name})", PARAMS, stimulus,
+                      [split_oio(o) for o in v["oio"]], f"OIO {show_list(v['oio'])}", rows, notes)
 
 
 TEST = TestDef(
     NAME, "DIRTH (composite)", "SNIA RWSW", "DIRTH on the composite: outstanding IO 1 … 1,024 after steady state",
     build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=dirth_figures, pages=with_selftest(dirth_pages), overlays=dirth_overlays, short_title="DIRTH",
-    summary_figures=(f"MB/s at OIO {SUMMARY_OIO}", f"99.99 % RT at OIO {SUMMARY_OIO}"), summary_order=2,
+    key_figures=dirth_figures, pages=with_selftest(rwsw_dirth_pages), overlays=dirth_overlays, view=render_dirth,
+    params=PARAMS, short_title="DIRTH", summary_figures=(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}"), summary_order=2,
 )

@@ -19,7 +19,7 @@ from ..testdef import TestDef
 from ..units import KiB, kib_label
 from ..workload import Workload
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
-from .pts_dirth import read_share
+from .dirth_flow import read_share
 
 
 def _percentile(text: str) -> float:
