@@ -1,6 +1,6 @@
 """Latency vs IOPS demand and maximum IOPS (issue 11, items 1 and 3): each on a file with
 real fio (--quick, 200 ms cells) and once on the simulated drive for the shape: the read ramp
-ends at the default preset's ~100 K IOPS read limit, and the read QD search's optimum lies at
+ends near the default preset's ~80 K IOPS read ramp saturation, and the read QD search's optimum lies at
 QD 16 or above (one QD 1 read takes about 110 µs there, so fewer IOs in flight cannot reach
 the limit)."""
 
