@@ -76,7 +76,9 @@ def test_enterprise_random_read_peaks_at_100k_by_qd64_and_does_not_scale_beyond(
 
 
 def test_enterprise_steady_random_write_near_42500_at_qd32_and_depends_on_qd(sas):
-    iops = {qd: run(sas, RW, qd, seconds=3.0)["write"]["iops"] for qd in (1, 2, 32)}
+    # A seed per run: a replayed random sequence rewrites the host blocks in the order they
+    # were filled, which an FTL with a separate GC frontier frees by erases alone (WAF ~1).
+    iops = {qd: run(sas, RW, qd, seconds=3.0, seed=10 + qd)["write"]["iops"] for qd in (1, 2, 32)}
     assert near(iops[32], 42_500), iops
     assert iops[1] < 0.6 * iops[32] and iops[1] < iops[2], f"write IOPS must depend on QD: {iops}"
 
@@ -160,7 +162,7 @@ def test_entry_sata_random_read_saturates_near_47750(sata):
 
 
 def test_entry_sata_qd1_write_latency_within_the_worst_review_round(sata):
-    w = run(sata, RW, 1, seconds=5.0)["write"]
+    w = run(sata, RW, 1, seconds=5.0, seed=8)["write"]  # not the steady test's seed: no replay
     assert percentile(w, 99.9) <= 1900 * (1 + LAT_TOL), percentile(w, 99.9)
     assert percentile(w, 50) < 190, percentile(w, 50)
 

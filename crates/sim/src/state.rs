@@ -10,8 +10,8 @@ use crate::ssd::HostCounters;
 use crate::Drive;
 
 const MAGIC: &[u8; 8] = b"IOLABSIM";
-const VERSION: u32 = 4; // 2: controller cores, flash random generator, burst clock; 3: write point per die;
-// 4: admission pacing clock, reverse map of live unit heads on compressing drives
+const VERSION: u32 = 5; // 2: controller cores, flash random generator, burst clock; 3: write point per die;
+// 4: admission pacing clock, reverse map of live unit heads on compressing drives; 5: GC frontier
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("state files are little-endian; add byte swapping for this target");

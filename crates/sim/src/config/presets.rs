@@ -285,7 +285,7 @@ pub const PRESETS: &[Preset] = &[
             ("pace_pct", "50"),
             ("plp", "on"),
             ("gc", "greedy"),
-            ("gc_reserve", "2"),
+            ("gc_reserve", "3"),
             ("gc_start_pct", "0"),
             ("gc_slice", "1"),
             ("gc_copy_us", "4"),

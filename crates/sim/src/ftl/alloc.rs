@@ -1,5 +1,6 @@
-//! Where written data goes: the SLC cache's open block, and in the main area the frontier
-//! block, whose pages are given to dies dynamically (the least-busy die with room).
+//! Where written data goes: the SLC cache's open block, and in the main area the host or
+//! the GC frontier block, whose pages are given to dies dynamically (the least-busy die
+//! with room).
 
 use super::*;
 
@@ -41,56 +42,52 @@ impl Ftl {
         true
     }
 
-    pub(super) fn open_front(&mut self, b: u32) {
-        self.front = b;
-        self.wp = 0;
-        self.dwp.iter_mut().for_each(|w| *w = 0);
-        self.cd = NONE;
-    }
-
-    /// Whether `c` more chunks fit on some die of the frontier block.
-    pub(super) fn front_room(&self, c: u32) -> bool {
+    /// Whether `c` more chunks fit on some die of the GC frontier block.
+    pub(super) fn gc_front_room(&self, c: u32) -> bool {
         let share = self.cpb / self.dies;
-        self.front != NONE && self.dwp.iter().any(|&w| w + c <= share)
+        let f = &self.fronts[1];
+        f.blk != NONE && f.dwp.iter().any(|&w| w + c <= share)
     }
 
-    /// The die for the next `c` chunks: the open page's die until that page is full, then
-    /// the least-busy die with room in the frontier block (NONE when the block is full).
+    /// The die for the next `c` chunks of frontier `k`: the open page's die until that page
+    /// is full, then the least-busy die with room in the block (NONE when the block is full).
     #[inline(always)]
-    fn pick_die(&mut self, c: u32, flash: &Flash) -> u32 {
+    fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> u32 {
         let share = self.cpb / self.dies;
-        if self.cd != NONE {
-            let w = self.dwp[self.cd as usize];
-            if w < self.page_end && w + c <= share {
-                return self.cd;
+        let f = &mut self.fronts[k];
+        if f.cd != NONE {
+            let w = f.dwp[f.cd as usize];
+            if w < f.page_end && w + c <= share {
+                return f.cd;
             }
         }
         let mut best = NONE;
         for d in 0..self.dies {
-            if self.dwp[d as usize] + c <= share
+            if f.dwp[d as usize] + c <= share
                 && (best == NONE || flash.die_busy[d as usize] < flash.die_busy[best as usize])
             {
                 best = d;
             }
         }
         if best != NONE {
-            self.cd = best;
-            self.page_end = self.dwp[best as usize] + 1;
+            f.cd = best;
+            f.page_end = f.dwp[best as usize] + 1;
         }
         best
     }
 
     pub(super) fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
+        let k = is_gc as usize;
         let d = loop {
-            if self.front != NONE {
-                let d = self.pick_die(c, flash);
+            if self.fronts[k].blk != NONE {
+                let d = self.pick_die(k, c, flash);
                 if d != NONE {
                     break d;
                 }
-                self.c.pad_chunks += (self.cpb - self.wp) as u64;
-                let f = self.front;
-                self.front = NONE;
-                self.close_main(f);
+                self.c.pad_chunks += (self.cpb - self.fronts[k].wp) as u64;
+                let b = self.fronts[k].blk;
+                self.fronts[k].blk = NONE;
+                self.close_main(b);
             }
             if !is_gc && self.free.len() < 2 {
                 self.gc_sync(t, flash);
@@ -103,21 +100,36 @@ impl Ftl {
                 self.urgent = true;
             }
             self.state[b as usize] = OPEN;
-            self.open_front(b);
+            self.fronts[k].open(b);
         };
         // The die's share is laid out page by page in the block's die stripe (flash.rs).
-        let addr = self.die_addr(d, self.dwp[d as usize]);
-        self.dwp[d as usize] += c;
-        self.wp += c;
+        let o = self.fronts[k].dwp[d as usize];
+        let addr = self.die_addr(k, d, o);
+        let f = &mut self.fronts[k];
+        f.dwp[d as usize] += c;
+        f.wp += c;
         self.map(lpn, addr, c);
         // This die's next unit goes right after: have its reverse-map slot ready by then.
-        self.rmap.prefetch_slot(self.die_addr(d, self.dwp[d as usize]));
+        self.rmap.prefetch_slot(self.die_addr(k, d, o + c));
         addr
     }
 
-    /// Address of the chunk at offset `o` of die `d`'s share of the frontier block.
+    /// Address of the chunk at offset `o` of die `d`'s share of frontier `k`'s block.
     #[inline(always)]
-    fn die_addr(&self, d: u32, o: u32) -> u32 {
-        self.front * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp
+    fn die_addr(&self, k: usize, d: u32, o: u32) -> u32 {
+        self.fronts[k].blk * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp
+    }
+}
+
+impl Front {
+    pub(super) fn new(dies: u32) -> Front {
+        Front { blk: NONE, wp: 0, dwp: vec![0; dies as usize], cd: NONE, page_end: 0 }
+    }
+
+    pub(super) fn open(&mut self, b: u32) {
+        self.blk = b;
+        self.wp = 0;
+        self.dwp.iter_mut().for_each(|w| *w = 0);
+        self.cd = NONE;
     }
 }

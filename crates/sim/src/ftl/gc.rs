@@ -69,6 +69,7 @@ impl Ftl {
         self.state[b as usize] = VICTIM;
         self.victim = b;
         self.vcur = 0;
+        self.vcopied = 0;
         self.gq_len = 0;
         let v = self.valid[b as usize] as f64;
         let gain = cpb as f64 - v;
@@ -115,6 +116,11 @@ impl Ftl {
                 }
             }
             if self.gq_len == 0 {
+                // The erase frees what the copies have not yet paid for: more than planned
+                // when the host overwrote part of the victim meanwhile, all of it for a
+                // victim with nothing live (a block the host rewrote wholly).
+                let gain = (self.cpb - self.vcopied) as f64;
+                self.pay(gain - self.vcopied as f64 / self.ratio.max(f64::MIN_POSITIVE));
                 self.erase_block(b, t, flash);
                 self.c.gc_runs += 1;
                 self.victim = NONE;
@@ -138,6 +144,8 @@ impl Ftl {
             let new = self.place_main(lpn, c, true, t, flash);
             flash.program(new as u64, c, t);
             self.c.gc_chunks += c as u64;
+            self.vcopied += c;
+            self.pay(c as f64 / self.ratio);
             return c;
         }
     }
@@ -153,11 +161,21 @@ impl Ftl {
         }
     }
 
-    /// Foreground GC in step with the host: below the reserve, each host chunk earns
-    /// `ratio` = valid/invalid chunks of the victim worth of copying, so a victim is done by
-    /// the time the host has filled the space it frees. Between `gc_soft` and the reserve
-    /// it earns a share of that growing as free blocks run out. The copying runs once a
-    /// slice's worth is owed.
+    /// Free space owed by foreground GC goes down by `gain` chunks; what it may bank ahead
+    /// is bounded by a block, so a burst of reclaiming does not excuse GC for long.
+    #[inline(always)]
+    fn pay(&mut self, gain: f64) {
+        self.credit = (self.credit - gain).max(-(self.cpb as f64));
+    }
+
+    /// Foreground GC in step with the host: below the reserve, each host chunk owes a chunk
+    /// of free space, which the victim pays for as it is collected, 1/`ratio` per chunk
+    /// copied (ratio = its valid/invalid chunks, so it is done by the time the host has
+    /// filled the space it frees) and the rest when it is erased. Between `gc_soft` and the
+    /// reserve a host chunk owes a share of that growing as free blocks run out. The
+    /// copying runs once a slice's worth is owed. Owing free space rather than copies is
+    /// what lets a block the host rewrote wholly pay by its erase alone: GC then rests
+    /// instead of collecting a block the host is still rewriting.
     #[inline]
     pub(super) fn gc_progress(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
         let free = self.free.len();
@@ -171,13 +189,13 @@ impl Ftl {
         } else {
             ((self.gc_soft - free) as f64 / (self.gc_soft - self.gc_reserve) as f64).min(1.0)
         };
-        self.credit += host_c as f64 * self.ratio * w;
-        if self.credit <= self.slice && !self.urgent {
+        self.credit += host_c as f64 * w;
+        let live = self.valid[self.victim as usize] > 0;
+        if (self.credit <= 0.0 || live && self.credit * self.ratio <= self.slice) && !self.urgent {
             return;
         }
         while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
-            let copied = self.copy_next(t, flash);
-            self.credit -= copied as f64;
+            self.copy_next(t, flash);
             if self.victim == NONE {
                 if self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim()
                 {
@@ -212,7 +230,7 @@ impl Ftl {
                 self.c.bg_steps += 1;
                 let mut done = 0;
                 while done < max_chunks && self.svictim != NONE {
-                    let room = self.front_room(self.g);
+                    let room = self.gc_front_room(self.g);
                     if !room && self.free.len() < 2 {
                         self.gc_sync(t, flash);
                         return true;

@@ -1,6 +1,8 @@
 //! Page-mapped FTL: flat L2P/P2L arrays over mapping chunks, per-block valid counts, a
-//! bucketed free/victim structure so greedy victim choice is O(1) amortised, one write
-//! frontier shared by host and GC writes (Desnoyers' model), an optional static SLC cache,
+//! bucketed free/victim structure so greedy victim choice is O(1) amortised, separate write
+//! frontiers for host data and GC copies (as real FTLs keep them: copied data is colder,
+//! and mixed into host blocks it would keep them partly valid after the host rewrites its
+//! data), an optional static SLC cache,
 //! and proportional foreground GC with a synchronous safety net.
 //!
 //! Addresses are chunks: a chunk is the 4 KiB mapping unit, or a quarter of it on a
@@ -47,6 +49,20 @@ pub struct Counters {
     pub bg_steps: u64,
 }
 
+/// An open main-area block being filled.
+pub struct Front {
+    blk: u32,
+    /// Chunks used in the block, over all dies.
+    wp: u32,
+    /// Write point per die: chunks used in the block's share on each die. A page goes to
+    /// the least-busy die with room (dynamic die allocation, as real FTLs do), so a die
+    /// with a GC backlog does not hold buffered host data for long.
+    dwp: Vec<u32>,
+    /// The die the open page is on, and the die-share offset where that page ends.
+    cd: u32,
+    page_end: u32,
+}
+
 pub struct Ftl {
     pub cpb: u32,
     cpb_div: FastDiv,
@@ -77,16 +93,8 @@ pub struct Ftl {
     bmin: u32,
     fifo: VecDeque<u32>,
     pub free: VecDeque<u32>,
-    front: u32,
-    /// Chunks used in the frontier block, over all dies.
-    wp: u32,
-    /// Write point per die: chunks used in the frontier block's share on each die. A page
-    /// goes to the least-busy die with room (dynamic die allocation, as real FTLs do), so a
-    /// die with a GC backlog does not hold buffered host data for long.
-    dwp: Vec<u32>,
-    /// The die the open page is on, and the die-share offset where that page ends.
-    cd: u32,
-    page_end: u32,
+    /// The open main-area blocks: `fronts[0]` takes host data, `fronts[1]` GC copies.
+    fronts: [Front; 2],
     cpp: u32,
     dies: u32,
     slc_free: VecDeque<u32>,
@@ -96,10 +104,13 @@ pub struct Ftl {
     slc_wp: u32,
     victim: u32,
     vcur: u32,
+    /// Chunks copied out of the victim so far.
+    vcopied: u32,
     /// Live chunks of the victim found ahead of copying, whose map entries were prefetched.
     gq: [u64; GQ],
     gq_head: usize,
     gq_len: usize,
+    /// Free space (chunks) foreground GC owes; negative when it has reclaimed ahead.
     credit: f64,
     ratio: f64,
     urgent: bool,
@@ -177,11 +188,7 @@ impl Ftl {
             bmin: 0,
             fifo: VecDeque::new(),
             free: VecDeque::new(),
-            front: NONE,
-            wp: 0,
-            dwp: vec![0; cfg.dies as usize],
-            cd: NONE,
-            page_end: 0,
+            fronts: [Front::new(cfg.dies), Front::new(cfg.dies)],
             cpp: cfg.chunks_per_prog,
             dies: cfg.dies,
             slc_free: VecDeque::new(),
@@ -191,6 +198,7 @@ impl Ftl {
             slc_wp: 0,
             victim: NONE,
             vcur: 0,
+            vcopied: 0,
             gq: [0; GQ],
             gq_head: 0,
             gq_len: 0,
@@ -222,7 +230,7 @@ impl Ftl {
         self.fifo.clear();
         self.bhead.iter_mut().for_each(|h| *h = NONE);
         self.bmin = 0;
-        self.open_front(NONE);
+        self.fronts.iter_mut().for_each(|f| f.open(NONE));
         self.slc_front = NONE;
         self.slc_wp = 0;
         self.victim = NONE;
@@ -245,7 +253,7 @@ impl Ftl {
             + self.stamp.capacity() * 8
             + self.state.capacity()
             + self.bhead.capacity() * 4
-            + self.dwp.capacity() * 4
+            + self.fronts.iter().map(|f| f.dwp.capacity() * 4).sum::<usize>()
     }
 
     #[inline(always)]

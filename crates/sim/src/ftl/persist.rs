@@ -21,9 +21,11 @@ impl Ftl {
         if valid != self.valid {
             return Err("per-block valid counts disagree with the map".into());
         }
-        let used: u32 = self.dwp.iter().sum();
-        if self.front != NONE && used != self.wp {
-            return Err(format!("per-die write points sum to {used}, frontier holds {}", self.wp));
+        for f in &self.fronts {
+            let used: u32 = f.dwp.iter().sum();
+            if f.blk != NONE && used != f.wp {
+                return Err(format!("per-die write points sum to {used}, frontier holds {}", f.wp));
+            }
         }
         let bits: u64 = self.vbits.iter().map(|w| w.count_ones() as u64).sum();
         let mapped = self.l2p.iter().filter(|&&a| a != NONE).count() as u64;
@@ -64,8 +66,8 @@ impl Ftl {
     pub fn scalars(&self) -> Vec<u64> {
         vec![
             self.bmin as u64,
-            self.front as u64,
-            self.wp as u64,
+            self.fronts[0].blk as u64,
+            self.fronts[0].wp as u64,
             self.slc_front as u64,
             self.slc_wp as u64,
             self.victim as u64,
@@ -98,15 +100,20 @@ impl Ftl {
             self.gq[5],
             self.gq[6],
             self.gq[7],
-            self.cd as u64,
-            self.page_end as u64,
+            self.fronts[0].cd as u64,
+            self.fronts[0].page_end as u64,
+            self.fronts[1].blk as u64,
+            self.fronts[1].wp as u64,
+            self.fronts[1].cd as u64,
+            self.fronts[1].page_end as u64,
+            self.vcopied as u64,
         ]
     }
 
     pub fn set_scalars(&mut self, s: &[u64]) {
         self.bmin = s[0] as u32;
-        self.front = s[1] as u32;
-        self.wp = s[2] as u32;
+        self.fronts[0].blk = s[1] as u32;
+        self.fronts[0].wp = s[2] as u32;
         self.slc_front = s[3] as u32;
         self.slc_wp = s[4] as u32;
         self.victim = s[5] as u32;
@@ -134,11 +141,17 @@ impl Ftl {
         self.gq_head = s[25] as usize;
         self.gq_len = s[26] as usize;
         self.gq.copy_from_slice(&s[27..27 + GQ]);
-        self.cd = s[27 + GQ] as u32;
-        self.page_end = s[28 + GQ] as u32;
+        self.fronts[0].cd = s[27 + GQ] as u32;
+        self.fronts[0].page_end = s[28 + GQ] as u32;
+        self.fronts[1].blk = s[29 + GQ] as u32;
+        self.fronts[1].wp = s[30 + GQ] as u32;
+        self.fronts[1].cd = s[31 + GQ] as u32;
+        self.fronts[1].page_end = s[32 + GQ] as u32;
+        self.vcopied = s[33 + GQ] as u32;
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
+        let [host, gc] = &mut self.fronts;
         vec![
             &mut self.l2p,
             &mut self.valid,
@@ -146,7 +159,8 @@ impl Ftl {
             &mut self.bhead,
             &mut self.bnext,
             &mut self.bprev,
-            &mut self.dwp,
+            &mut host.dwp,
+            &mut gc.dwp,
         ]
     }
 
