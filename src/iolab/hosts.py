@@ -171,7 +171,24 @@ def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
 
 
 def ssh_stop_command(h: Host, remote_dir: str) -> list[str]:
-    return ssh_command(h, h.ssh, f'kill "$(cat {remote_dir}/server.pid)"; rm -f {remote_dir}/server.pid; rmdir {remote_dir}')
+    # fio's server exits some time after SIGTERM: wait for it (5 s), then kill it, so no
+    # server that runs whatever job it is sent outlives the run.
+    return ssh_command(h, h.ssh, f'p="$(cat {remote_dir}/server.pid)"; kill "$p"; i=0; '
+                       'while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
+                       f'kill -9 "$p" 2>/dev/null; rm -f {remote_dir}/server.pid; rmdir {remote_dir}')
+
+
+def stop_pid(pid: int, wait_s: float = 5.0) -> None:
+    """SIGTERM, wait up to wait_s for the process to go, then SIGKILL (see ssh_stop_command)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            os.kill(pid, 0)
+            time.sleep(0.05)
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # gone
 
 
 @dataclass
@@ -200,9 +217,9 @@ class Servers:
                 t.kill()
         for pf in self._pidfiles:
             try:
-                os.kill(int(pf.read_text().strip()), signal.SIGTERM)
+                stop_pid(int(pf.read_text().strip()))
             except (OSError, ValueError):
-                pass  # already gone
+                pass  # no pid file: the server never started
             pf.unlink(missing_ok=True)
             if pf.parent.name.startswith("iolab-fio-server-"):
                 pf.parent.rmdir()

@@ -95,8 +95,10 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
                              tested_by=m.platform.get("tested_by", ""))
         store = RunStore.open(probe.dir, writable=True)
         notes: list[str] = []
-        plan = _built(store, plan)
-        start = _where(store, plan, target, caps, notes)
+        built = _built(store, plan)
+        start = _where(store, built, target, caps, notes)
+        # phases after the one it starts at are built again from what it measures now
+        plan = replace(built, phases=built.phases[:start.phase + 1] + plan.phases[start.phase + 1:])
         if remote:
             notes.append("the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
                          "run's record; for hosts reached through fio's server only it cannot tell whether their "
@@ -152,13 +154,24 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
 def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities,
             notes: list[str]) -> StartAt:
     done = _recover(store, plan, ph, target, caps, notes)
-    why = _cannot_continue(store, ph, target, caps, done)
+    lost = _state_lost(store, ph, target, caps)
+    why = lost or _rounds_missing(ph, done)
     if why:
-        moved = store.set_aside(ph.name, 0, _prefixes(ph, 0, plan))
-        notes.append(f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead it runs again from its "
-                     f"purge; what it measured before is kept (cells marked 'interrupted'"
+        # A phase that does not purge goes on from the drive state the phases before it left;
+        # when that state is lost, they run again too, from the last purge.
+        first = i
+        while lost and first > 0 and not plan.phases[first].purge:
+            first -= 1
+        again = plan.phases[first:i + 1]
+        moved = sum(store.set_aside(p.name, 0, _prefixes(p, 0, plan)) for p in again)
+        _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
+        redo = ("it runs again from its purge" if first == i else
+                f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
+                f"again from the purge of {plan.phases[first].name}")
+        notes.append(f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead {redo}; what was measured "
+                     "before is kept (cells marked 'interrupted'"
                      + (f", {moved} raw files in raw/interrupted-*/" if moved else "") + ").")
-        return StartAt(i, 0)
+        return StartAt(first, 0)
     cells = store.cells(ph.name)
     history = {t.name: [(c.round, c.metric(t.metric)) for c in cells if c.cell_key == t.cell_key]
                for t in ph.tracking}
@@ -239,15 +252,28 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
     return complete
 
 
-def _cannot_continue(store: RunStore, ph: Phase, target: targets.Target, caps: Capabilities, done: int) -> str | None:
+def _supersede_decisions(store: RunStore, phases: set[str], notes: list[str]) -> None:
+    """Decisions of phases that run again are made again: the old ones move to the notes."""
     m = store.manifest
+    old = [d for d in m.decisions if d.get("phase") in phases]
+    m.decisions = [d for d in m.decisions if d.get("phase") not in phases]
+    notes.extend(f"{d['phase']}: superseded decision (its phase runs again): {d.get('outcome')}" for d in old)
+
+
+def _rounds_missing(ph: Phase, done: int) -> str | None:
     if done < 0:
         return "it stopped during preconditioning, which must run whole"
     if done == 0 and not ph.precondition:
-        return "no round had finished (the phase starts from a purged drive)"
+        return "no round had finished"
+    return None
+
+
+def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabilities) -> str | None:
+    """Why the drive no longer holds the state the run left, if it does not."""
     if not caps.keeps_state:
         return ("a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
                 "it, so its next round would not follow the last")
+    m = store.manifest
     if m.target.get("identity") is None:
         return "the run does not record which target it wrote (stored by an older iolab)"
     now = target_identity(target)

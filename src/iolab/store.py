@@ -196,6 +196,8 @@ class RunStore:
         store = cls(path, writable=writable)
         if store.manifest is None:
             raise IolabError(f"{path}: not an iolab run directory (no manifest.json).")
+        if not writable:
+            store.check()  # a run being created has its database before its tables
         m = store.manifest
         if m.state == "running" and not store.writer_alive():
             # The process that wrote this run is gone without closing it (kill -9, power loss).

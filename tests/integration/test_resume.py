@@ -20,10 +20,10 @@ ROUNDS = 6
 CELLS = 9  # latency: 3 mixes × 3 block sizes
 
 
-def run_and_kill(scratch: Path, runs: Path, when: str) -> Path:
-    """Start a quick latency run and kill -9 it once a raw file name contains `when`."""
-    cmd = [*IOLAB, "run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", str(ROUNDS),
-           "-t", f"file:{scratch}/target.img?size=64MiB", "--runs-dir", str(runs), "--no-report"]
+def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()) -> Path:
+    """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains `when`."""
+    run = run or ("latency", "--cell-time", "1s", "--max-rounds", str(ROUNDS), "-t", f"file:{scratch}/target.img?size=64MiB")
+    cmd = [*IOLAB, "run", *run, "--quick", "--runs-dir", str(runs), "--no-report"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 600
@@ -124,6 +124,24 @@ def test_a_target_written_since_is_not_continued_and_its_phase_runs_again(scratc
     assert len(cells) == len(set(cells)) == len(store.complete_rounds("main")) * CELLS
     assert len(store.manifest.purges) == 2  # purged again before its new preconditioning
     assert store.cells(kind="interrupted", complete_only=False)
+
+
+def test_a_phase_that_goes_on_from_a_lost_simulated_state_runs_again_with_the_phases_it_follows(scratch):
+    """DIRTH's demand variation starts from the state its preconditioning left (no purge). A
+    simulated drive's state ends with the process: resume must precondition again, never
+    measure the demand variation on a fresh drive."""
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "demand_variation-r01-c05", ("dirth", "-t", "sim:enterprise-sas?user_gb=1"))
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "run again from the purge of preconditioning" in " ".join(res.stdout.split()), res.stdout
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete"
+    assert len(store.manifest.purges) == 2
+    redone = {c.phase for c in store.cells(kind="interrupted", complete_only=False)}
+    assert redone == {"preconditioning", "demand variation"}, redone
+    assert store.cells("preconditioning") and store.cells("demand variation")
+    assert len(store.manifest.decisions) == len({d["phase"] for d in store.manifest.decisions})  # none twice
 
 
 def test_resume_refuses_another_file_at_the_same_path(scratch):

@@ -3,6 +3,8 @@ rules, idle steps and deferred phases with a scripted engine (resume included)."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from iolab import registry, resume
@@ -129,16 +131,29 @@ def test_a_stop_rule_ends_its_phase_and_a_deferred_phase_is_built_from_its_resul
     assert len(done.cells("at best QD")) == 3
 
 
-def test_resume_builds_a_deferred_phase_again_from_the_stored_results(tmp_path, search, monkeypatch):
+class KeepingEngine(ScriptedEngine):
+    capabilities = replace(SimEngine.capabilities, keeps_state=True)  # as a file or a block device
+
+
+@pytest.mark.parametrize("engine_class", [KeepingEngine, ScriptedEngine])
+def test_resume_builds_a_deferred_phase_again_from_the_stored_results(tmp_path, search, monkeypatch, engine_class):
     plan = registry.build_plan("qd-search", profile(), TARGET)
-    s = start(plan, TARGET, ScriptedEngine(iops), RunOptions(), tmp_path)
+    s = start(plan, TARGET, engine_class(iops), RunOptions(), tmp_path)
     with pytest.raises(KeyboardInterrupt):  # call 7: the second round of the built phase
-        Runner(plan, TARGET, ScriptedEngine(iops, interrupt_at=7), s, RunOptions()).run()
+        Runner(plan, TARGET, engine_class(iops, interrupt_at=7), s, RunOptions()).run()
     s.close()
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
-    engine = ScriptedEngine(iops)
+    monkeypatch.setattr(resume, "engine_class", lambda target: engine_class)
+    engine = engine_class(iops)
     r, _ = resume.prepare(s.dir, lambda t: engine)
-    assert isinstance(r.plan.phases[1], Phase) and r.plan.phases[1].cells[0].workload.queue_depth == 8
+    if engine_class is KeepingEngine:  # it goes on in the built phase
+        assert r.start.phase == 1 and isinstance(r.plan.phases[1], Phase)
+        assert r.plan.phases[1].cells[0].workload.queue_depth == 8
+    else:
+        # The built phase goes on from the state the search left (no purge), and that state
+        # ended with the process: the search runs again, and the phase is built from it.
+        assert r.start.phase == 0 and isinstance(r.plan.phases[1], Deferred)
+        assert any("superseded decision" in n for n in r.notes)
     resume.run(r, engine)
     done = RunStore.open(s.dir)
     assert done.manifest.state == "complete" and len(done.manifest.decisions) == 2  # not decided twice
