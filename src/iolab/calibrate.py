@@ -27,13 +27,18 @@ MAX_SIM_CAPACITY = GIB  # larger runs are replayed on a copy this size (the OP i
 
 @dataclass(frozen=True)
 class Knob:
-    """A model parameter the fit moves, within bounds, in log space."""
+    """A model parameter the fit moves, within bounds, in log space; or, with `choices`, one
+    of a few words, moved one choice at a time (its coordinate is the choice's index)."""
 
     name: str
     lo: float
     hi: float
     shapes: str
     integer: bool = False
+    choices: tuple[str, ...] = ()
+
+    def bounds(self) -> tuple[float, float]:
+        return (0.0, len(self.choices) - 1.0) if self.choices else (math.log(self.lo), math.log(self.hi))
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -46,6 +51,9 @@ KNOBS: tuple[Knob, ...] = (
     # 1 % stands for off (the fit moves in log space): at most one read in a hundred bound to its core.
     Knob("core_by_lba_pct", 1, 100, "reads bound to the core owning their LBA stripe: read IOPS by queue depth"),
     Knob("link_mbps", 50, 16000, "host link bandwidth: large-block throughput"),
+    # The link's rate is link_mbps's; the word sets only whether reads and writes share the link
+    # (sata3, half duplex) or cross it both ways at once (sas6, full duplex): R/W mixes.
+    Knob("link", 0, 0, "link duplex: mixed read/write IOPS", choices=("sata3", "sas6")),
     Knob("gc_slice", 1, 64, "GC copies between host commands: how GC shares the drive with host writes", integer=True),
 )
 
@@ -268,10 +276,13 @@ def _cost(base: str, params: dict[str, str], scenarios: list[Scenario]) -> tuple
 
 
 def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float, bounds: dict[str, tuple[float, float]],
-                    budget: int, spent: Callable[[], int]) -> tuple[dict[str, float], float]:
+                    budget: int, spent: Callable[[], int], discrete: frozenset[str] = frozenset()
+                    ) -> tuple[dict[str, float], float]:
     """Hooke-Jeeves pattern search in log space, from steps of a factor 2 down to 2 %: probe
     each parameter up and down, then keep moving along the direction the probes found, so
-    parameters that trade off against each other (dies against program time) move together."""
+    parameters that trade off against each other (dies against program time) move together.
+    A `discrete` coordinate (a choice's index) is probed one whole choice up and down at every
+    step size: a duplex cannot be half changed, and its best choice shifts as the rates move."""
 
     def clip(p: dict[str, float]) -> dict[str, float]:
         return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
@@ -281,7 +292,7 @@ def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float
             for sign in (1, -1):
                 if spent() >= budget:
                     return p, fp
-                q = clip(p | {n: p[n] + sign * step})
+                q = clip(p | {n: p[n] + sign * (1 if n in discrete else step)})
                 fq = cost(q)
                 if fq < fp:
                     p, fp = q, fq
@@ -302,6 +313,8 @@ def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float
 
 
 def _render(k: Knob, x: float) -> str:
+    if k.choices:
+        return k.choices[int(round(x))]
     v = math.exp(x)
     return str(int(round(v))) if k.integer else f"{v:.4g}"
 
@@ -315,7 +328,9 @@ def _start(base: str, sim_capacity: int) -> dict[str, float]:
     except ValueError as e:
         raise IolabError(f"--base {base}: {e}") from None
     values = dict(info["params"]) | {"op": str(info["op"]), "link_mbps": str(info["link_mbps"])}
-    return {k.name: math.log(min(max(float(values[k.name]), k.lo), k.hi)) for k in KNOBS}
+    # A link that is not a choice (PCIe) is full duplex, as sas6 is.
+    return {k.name: float(k.choices.index(values[k.name]) if values[k.name] in k.choices else len(k.choices) - 1)
+            if k.choices else math.log(min(max(float(values[k.name]), k.lo), k.hi)) for k in KNOBS}
 
 
 def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None = None, cell_s: float = 0.25,
@@ -329,8 +344,6 @@ def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None 
     drive_cap = loaded[0][1]
     fixed = {"user_gb": f"{cap / 1e9:.9g}"}
     x = _start(base, cap)
-    lo = {k.name: math.log(k.lo) for k in KNOBS}
-    hi = {k.name: math.log(k.hi) for k in KNOBS}
     cache: dict[tuple, tuple[float, dict]] = {}
 
     def params_of(p: dict[str, float]) -> dict[str, str]:
@@ -349,7 +362,8 @@ def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None 
     if math.isinf(f):
         raise IolabError(f"--base {base}: the preset cannot run the stored workloads on a "
                          f"{cap / GIB:.3g} GiB copy; give another preset or --capacity.")
-    x, f = _pattern_search(cost, x, f, {k.name: (lo[k.name], hi[k.name]) for k in KNOBS}, budget, lambda: len(cache))
+    x, f = _pattern_search(cost, x, f, {k.name: k.bounds() for k in KNOBS}, budget, lambda: len(cache),
+                           frozenset(k.name for k in KNOBS if k.choices))
     best = params_of(x)
     sims = cache[tuple(sorted(best.items()))][1]
     residuals = [
