@@ -1,6 +1,9 @@
-"""The Write Saturation figures calibration fits: the steady level and where the cliff falls."""
+"""The Write Saturation figures calibration fits: the steady level and where the cliff falls;
+and the search's choice knob (the link's duplex)."""
 
-from iolab.calibrate import _cliff, _steady
+import math
+
+from iolab.calibrate import KNOBS, _cliff, _pattern_search, _render, _start, _steady
 
 
 def test_the_cliff_is_the_first_interval_below_halfway_to_the_steady_level():
@@ -11,3 +14,23 @@ def test_the_cliff_is_the_first_interval_below_halfway_to_the_steady_level():
 
 def test_a_curve_that_does_not_fall_by_a_fifth_has_no_cliff():
     assert _cliff([100.0, 95, 90, 88, 85, 85, 85]) is None
+
+
+def test_a_choice_is_probed_a_whole_choice_away_even_when_the_steps_have_shrunk():
+    # The choice only pays once the rate has converged near 100 (steps of a few %), so a search
+    # that moved the index by the current step would never land on the other choice.
+    def cost(p):
+        return abs(p["rate"] - math.log(100)) + (0.0 if p["duplex"] == 1.0 else 0.05 * (p["rate"] > math.log(95)))
+
+    evals = []
+    x, f = _pattern_search(lambda p: evals.append(p) or cost(p), {"rate": math.log(10), "duplex": 0.0}, math.inf,
+                           {"rate": (0.0, math.log(1e4)), "duplex": (0.0, 1.0)}, 400, lambda: len(evals), frozenset({"duplex"}))
+    assert x["duplex"] == 1.0
+    assert abs(math.exp(x["rate"]) / 100 - 1) < 0.05
+
+
+def test_the_link_knob_starts_at_the_base_links_duplex_and_renders_its_word():
+    link = next(k for k in KNOBS if k.name == "link")
+    assert _render(link, _start("entry-sata-compress", 2**29)["link"]) == "sata3"
+    assert _render(link, _start("enterprise-sas", 2**29)["link"]) == "sas6"
+    assert _render(link, _start("client-nvme-slc", 2**29)["link"]) == "sas6"  # PCIe is full duplex
