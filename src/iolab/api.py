@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from . import registry, suites
 from . import resume as resuming
-from .compare import KeyMetric, open_runs
+from .compare import Comparison, KeyMetric, open_runs
 from .errors import IolabError
 from .plan import Profile, TestPlan
 from .report import build_document as _build_document
@@ -188,8 +188,9 @@ def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[Key
     return t.key_figures(runs)
 
 
-def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) -> list[Path]:
-    """Write one comparison report (HTML and PDF) for these runs; returns the paths written.
+def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) -> Comparison:
+    """Write one comparison report (HTML and PDF) for these runs; returns the paths written
+    and the ranking.
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
@@ -200,7 +201,7 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) 
     tests = {_test_of(p) for p in paths}
     seq = _summary_sequence(tests)
     if len(tests) > 1 and seq is not None:
-        return write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq))
+        return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
     test = registry.find(next(iter(tests))) if tests else None
     return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
                             test.overlays if test else None, test.report_heading if test else None)

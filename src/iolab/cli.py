@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 
-from . import api, cli_traces, registry, scaleout, suites, targets
+from . import api, cli_traces, registry, scaleout, suites, targets, textreport
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
@@ -307,7 +307,10 @@ def compare(
     force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
-    for p in api.compare(run_refs, out or runs_root() / "compare", force=force):
+    done = api.compare(run_refs, out or runs_root() / "compare", force=force)
+    if done.summary is not None:
+        textreport.render_ranking(done.summary, console)
+    for p in done.paths:
         console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
 
 

@@ -91,8 +91,12 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
     done = [dirs[s] for s, p in procs if p.returncode == 0 and s in dirs]
     if len(done) > 1:
         from . import api
+        from .textreport import render_ranking
 
-        for p in api.compare(done, root / "compare", force=True):
+        compared = api.compare(done, root / "compare", force=True)
+        if compared.summary is not None:
+            render_ranking(compared.summary, console)
+        for p in compared.paths:
             console.print(f"comparison: {p}", markup=False, soft_wrap=True)
     return 130 if interrupted else 1 if failed else 0
 

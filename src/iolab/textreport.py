@@ -62,6 +62,22 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> Non
     console.print(t)
 
 
+def render_ranking(st, console: Console) -> None:
+    """A comparison's key figures (compare.SummaryTable): one row per figure, one column per
+    drive, each value with its rank (1 = best; ties share a rank)."""
+    t = Table(title="key figures and ranking (rank 1 = best)", title_justify="left")
+    t.add_column("figure")
+    for d in st.drives:
+        t.add_column(esc(d), justify="right")
+    n = len(st.drives)
+    for j, m in enumerate(st.metrics):
+        cells = [m.fmt(row[j]) + ("" if rk[j] is None else f" (#{rk[j]})") for row, rk in zip(st.values, st.ranks)]
+        t.add_row(f"{esc(m.name)} ({esc(m.unit)}; {'↑' if m.higher_is_better else '↓'})", *cells)
+    console.print(t)
+    if n > 1:
+        console.print("↑ higher is better, ↓ lower is better; the report has the tables, overlays and rankings.")
+
+
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     steady = {True: "[green]steady state reached[/]", False: "[red]steady state NOT reached[/]", None: "steady state not evaluated"}[ph.steady]
     rounds = f"{len(ph.rounds)} complete round(s)"

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.integration
 
 DEMANDS = (25000, 50000, 100000, 200000, 400000, 800000)
 MEASURED = DEMANDS[:-1]  # the rule ends the ramp after the second unmet demand
-SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
+# reads spread over every controller core (core_by_lba_pct=0): the ramp meets 100,000 and fails 200,000
+SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28&core_by_lba_pct=0"
 
 
 def build_ramp(profile, target, workload=None) -> plan.TestPlan:
@@ -119,7 +120,10 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
 
     # compare: a second run (standing for a second drive), its key figure ranked (higher is better)
     b = run_ramp(runs)
-    cli("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
+    said = cli("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
+    # the terminal ranks too: one row per figure, each drive's value with its rank (ties share 1)
+    [row] = [ln for ln in said.splitlines() if "max delivered IOPS (IOPS; ↑)" in ln]
+    assert row.count("(#1)") == 2, said
     cmp_html = next((tmp_path / "cmp").glob("compare-read-ramp-2drives-*.html")).read_text()
     assert "max delivered IOPS (IOPS; ↑)" in cmp_html
     assert re.search(r"1 of 2", cmp_html)

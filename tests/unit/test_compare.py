@@ -126,7 +126,7 @@ def wsat_comparison(tmp_path_factory):
                    target(vendor, model), capacity_limit=100_000_000, wsat_capacity_multiple=4)
             for vendor, model, speed in drives]
     out = tmp_path_factory.mktemp("cmp")
-    return runs, out, compare(runs, out)
+    return runs, out, compare(runs, out).paths
 
 
 def test_three_drive_comparison_ranks_the_drives(wsat_comparison):
@@ -164,7 +164,7 @@ def test_forced_comparison_says_so_on_every_page(tmp_path, wsat_comparison):
                    wsat_capacity_multiple=3)
     with pytest.raises(IolabError, match="wsat_capacity_multiple"):
         compare([runs[0], other], tmp_path / "out")
-    html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True)
+    html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True).paths
     html = html_path.read_text()
     assert html.count('<div class="banner">FORCED COMPARISON') == html.count('<section class="page"')
     assert "FORCED COMPARISON: settings that differ between the runs" in html  # listed in full once
@@ -186,7 +186,7 @@ def unequal_drives(tmp_path_factory):
     runs = [record(root, "wsat", DriveEngine(shape=lambda rnd, call: 2_000 / (1 + rnd / 3) + 1_000), t,
                    wsat_capacity_multiple=4) for t in (small, large)]
     out = tmp_path_factory.mktemp("cmp")
-    return runs, compare(runs, out)
+    return runs, compare(runs, out).paths
 
 
 def test_comparison_header_takes_every_per_drive_fact_from_its_own_run(unequal_drives):
@@ -241,7 +241,7 @@ def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
     engine = IdlingDriveEngine if test == "hir" else DriveEngine
     runs = [record(tmp_path / "runs", test, engine(speed), target(vendor, model), settings=settings)
             for vendor, model, speed in (("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5))]
-    _, pdf = compare(runs, tmp_path / "out")
+    _, pdf = compare(runs, tmp_path / "out").paths
     pages = pdf_pages(pdf)
     for title in titles:
         [page] = [p for p in pages if title in p and "Fast 1" in p and "Slow 2" in p]

@@ -209,7 +209,7 @@ def test_rwsw_summary_ranks_the_faster_drive_first_in_every_column(runs, tmp_pat
 
 
 def test_rwsw_comparison_report_of_two_drives(runs, tmp_path):
-    paths = compare(list(runs.values()), tmp_path / "cmp")
+    paths = compare(list(runs.values()), tmp_path / "cmp").paths
     html_path, pdf_path = paths
     assert pdf_path.name.startswith("compare-rwsw-2drives-")
     html = html_path.read_text()

@@ -73,6 +73,14 @@ class SummaryTable:
     ranks: tuple[tuple[int | None, ...], ...]  # [drive][metric]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What `iolab compare` wrote, and its ranking for the terminal (None for a sequence's
+    summary comparison, whose tables are per test)."""
+    paths: list[Path]
+    summary: SummaryTable | None = None
+
+
 def summary_table(drives: Sequence[str], phases: Sequence[list[PhaseSummary]], metrics: Sequence[KeyMetric]) -> SummaryTable:
     values = [[m.get(ph) for m in metrics] for ph in phases]
     per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better)

@@ -17,7 +17,7 @@ from ..report.rundata import RunData, rounds_text
 from ..report.sections import table_pages
 from ..summary import PhaseSummary
 from ..units import KiB, kib_label
-from . import KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
+from . import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 
 
 def facts(run: RunData, label: str) -> RunFacts:
@@ -33,14 +33,16 @@ Overlays = Callable[[list[RunData], list[str]], list[Page]]
 
 
 def write_comparison(refs: list, out_dir: Path, force: bool, figures: Figures, overlays: Overlays | None = None,
-                     heading: str | None = None) -> list[Path]:
+                     heading: str | None = None) -> Comparison:
     """`figures`, `overlays`, `heading`: the test's declared ones."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
     labels = run_labels(runs)
     diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
-    doc = build_comparison(runs, labels, diffs, figures([r.phases for r in runs]), overlays, heading)
-    return write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
+    metrics = figures([r.phases for r in runs])
+    doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
+    paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
+    return Comparison(paths, summary_table(labels, [r.phases for r in runs], metrics))
 
 
 def run_labels(runs: list[RunData]) -> list[str]:
