@@ -228,6 +228,17 @@ impl Ftl {
             }
             if self.svictim != NONE {
                 self.c.bg_steps += 1;
+                // Evicted data fills main blocks that foreground GC is not charged for: below
+                // the reserve, collect first, or a burst ending mid-eviction leaves the host
+                // at the synchronous net (a whole collection per block it opens) until the
+                // next burst.
+                if self.free.len() < self.gc_reserve && (self.victim != NONE || self.select_victim()) {
+                    let mut done = 0;
+                    while done < max_chunks && self.victim != NONE {
+                        done += self.copy_next(t, flash).max(1);
+                    }
+                    return true;
+                }
                 let mut done = 0;
                 while done < max_chunks && self.svictim != NONE {
                     let room = self.gc_front_room(self.g);
