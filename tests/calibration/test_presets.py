@@ -195,6 +195,27 @@ def test_entry_sata_entropy_response_is_smooth_and_flattens():
 
 
 def test_client_per_second_iops_after_the_cliff_spreads_with_periodic_dips():
-    d = preconditioned("client-nvme-slc", 4)
-    series = [s[2] for s in run(d, RW, 32, seconds=30.0, seed=11)["series"]]
-    assert 2 <= max(series) / min(series) <= 10, series
+    """A burst holds the flash for bg_burst_ms, then the host writes into the room it made
+    at the fresh rate, so a second holding a whole burst and its catch-up is not a dip:
+    the period (4.3 s) is not a whole number of seconds, so the bursts fall at every phase
+    of a second and some of them split a second's IOPS whatever the run's start."""
+    for lead_in in (0.0, 0.5):  # shifts the bursts' phase within the series' seconds
+        d = preconditioned("client-nvme-slc", 4)
+        if lead_in:
+            run(d, RW, 32, seconds=lead_in, seed=12)
+        series = [s[2] for s in run(d, RW, 32, seconds=30.0, seed=11)["series"]]
+        assert 2 <= max(series) / min(series) <= 10, (lead_in, series)
+
+
+@pytest.mark.parametrize("period", [None, "5000"])
+def test_client_steady_qd1_write_tail_stays_short(period):
+    """After the cliff, QD1 writes meet foreground GC in slices, not a whole collection:
+    the GC copies' own open block takes one spare block, so with GC starting only at the
+    reserve (gc_start_pct=0) a reserve of 2 left the host opening its next block with one
+    free block, waiting for a synchronous collection (p99.9 ~1 ms, p99.99 ~17 ms). The
+    same held until the next burst when one ended mid-eviction below the reserve (here at
+    a 5 s period: p99.99 ~7 ms), so the tail must not depend on where the bursts fall."""
+    d = preconditioned("client-nvme-slc", 4, **({"bg_period_ms": period} if period else {}))
+    w = run(d, RW, 1, seconds=5.0, seed=21)["write"]
+    assert percentile(w, 99.9) <= 300, percentile(w, 99.9)
+    assert percentile(w, 99.99) <= 1000, percentile(w, 99.99)

@@ -228,6 +228,15 @@ impl Ftl {
             }
             if self.svictim != NONE {
                 self.c.bg_steps += 1;
+                // Evicted data fills main blocks that foreground GC is not charged for: below
+                // the reserve, collect first, or a burst ending mid-eviction leaves the host
+                // at the synchronous net (a whole collection per block it opens) until the
+                // next burst.
+                let below = self.free.len() < self.gc_reserve;
+                if below && (self.victim != NONE || self.select_victim()) {
+                    self.collect_step(t, flash, max_chunks);
+                    return true;
+                }
                 let mut done = 0;
                 while done < max_chunks && self.svictim != NONE {
                     let room = self.gc_front_room(self.g);
@@ -245,13 +254,18 @@ impl Ftl {
                 return false;
             }
             self.c.bg_steps += 1;
-            let mut done = 0;
-            while done < max_chunks && self.victim != NONE {
-                done += self.copy_next(t, flash).max(1);
-            }
+            self.collect_step(t, flash, max_chunks);
             return true;
         }
         false
+    }
+
+    /// Copy the current victim until `max_chunks` chunks are moved or it is erased.
+    fn collect_step(&mut self, t: u64, flash: &mut Flash, max_chunks: u32) {
+        let mut done = 0;
+        while done < max_chunks && self.victim != NONE {
+            done += self.copy_next(t, flash).max(1);
+        }
     }
 
     fn evict_next(&mut self, t: u64, flash: &mut Flash) -> u32 {
