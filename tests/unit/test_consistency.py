@@ -26,6 +26,18 @@ def test_periodic_dips_are_found_with_their_period_and_length():
     assert "every 45 s" in d.text()
 
 
+def test_a_period_that_is_not_a_whole_number_of_samples_is_found_even_with_a_dip_unseen():
+    """GC every 4.3 s sampled every second: gaps of 4 and 5 s, and one dip missing (it fell
+    between two seconds' worth of catch-up); the period is still 4.3 s within 10 %."""
+    t, y = series(300)
+    starts = [int(k * 4.3) + 3 for k in range(68)]
+    for i in starts[:30] + starts[31:]:
+        y[i] = 3_000.0
+    d = find_dips(t, y)
+    assert d.periodic, d
+    assert abs(d.period_s - 4.3) <= 0.43, d.period_s
+
+
 def test_white_noise_has_no_periodic_dips():
     for seed in range(5):
         t, y = series(2000, noise=0.1, seed=seed)

@@ -7,8 +7,9 @@ Pure functions over plain lists, so they are checked on hand-made series
 A dip is a run of seconds well below the series' median: below median − max(DIP_SIGMAS ×
 robust σ, DIP_FLOOR × median), the robust σ being 1.4826 × the median absolute deviation,
 so random noise alone rarely makes one and a flat series never does. Dips are periodic when
-there are at least MIN_DIPS of them, the gaps between their starts agree within
-PERIOD_TOLERANCE of their median, and the series' autocorrelation at that lag confirms it.
+there are at least MIN_DIPS of them, the gaps between their starts are whole multiples of their
+median within PERIOD_TOLERANCE (or one sample), and the series' autocorrelation at the period
+confirms it. The period is the mean gap per period, so it need not be a whole number of samples.
 """
 
 from __future__ import annotations
@@ -101,8 +102,13 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     if len(events) < MIN_DIPS:
         return Dips(len(events), False, None, duration, depth, None, starts)
     gaps = [b[0] - a[0] for a, b in zip(events, events[1:])]
-    gap = statistics.median(gaps)
-    regular = all(abs(g - gap) <= PERIOD_TOLERANCE * gap for g in gaps)
-    ac = autocorrelation(iops, round(gap))
+    base = statistics.median(gaps)
+    # A period that is not a whole number of samples gives gaps of its floor and ceiling (4.3 s
+    # sampled every second: 4 and 5), and a dip that falls within one sample can go unseen (a
+    # gap of two periods): each gap is a whole number of periods, within the tolerance or one sample.
+    periods = [max(1, round(g / base)) for g in gaps]
+    regular = all(abs(g - k * base) <= max(PERIOD_TOLERANCE * k * base, 1) for g, k in zip(gaps, periods))
+    period = sum(gaps) / sum(periods)
+    ac = max(autocorrelation(iops, lag) for lag in {math.floor(period), math.ceil(period)} if lag >= 1)
     periodic = regular and ac >= MIN_AUTOCORRELATION
-    return Dips(len(events), periodic, gap * dt if periodic else None, duration, depth, ac, starts)
+    return Dips(len(events), periodic, period * dt if periodic else None, duration, depth, ac, starts)
