@@ -44,7 +44,7 @@ impl Ftl {
 
     /// Whether `c` more chunks fit on some die of the GC frontier block.
     pub(super) fn gc_front_room(&self, c: u32) -> bool {
-        let share = self.cpb / self.dies;
+        let share = self.share;
         let f = &self.fronts[1];
         f.blk != NONE && f.dwp.iter().any(|&w| w + c <= share)
     }
@@ -53,7 +53,7 @@ impl Ftl {
     /// is full, then the least-busy die with room in the block (NONE when the block is full).
     #[inline(always)]
     fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> u32 {
-        let share = self.cpb / self.dies;
+        let share = self.share;
         let f = &mut self.fronts[k];
         if f.cd != NONE {
             let w = f.dwp[f.cd as usize];
@@ -61,13 +61,14 @@ impl Ftl {
                 return f.cd;
             }
         }
+        // Without branches on the die times: which die is least busy is a coin toss for
+        // the branch predictor, and this runs for every chunk written.
         let mut best = NONE;
-        for d in 0..self.dies {
-            if f.dwp[d as usize] + c <= share
-                && (best == NONE || flash.die_busy[d as usize] < flash.die_busy[best as usize])
-            {
-                best = d;
-            }
+        let mut best_busy = 0;
+        for (d, (&w, &busy)) in f.dwp.iter().zip(&flash.die_busy).enumerate() {
+            let take = (w + c <= share) & ((best == NONE) | (busy < best_busy));
+            best = if take { d as u32 } else { best };
+            best_busy = if take { busy } else { best_busy };
         }
         if best != NONE {
             f.cd = best;
@@ -117,7 +118,9 @@ impl Ftl {
     /// Address of the chunk at offset `o` of die `d`'s share of frontier `k`'s block.
     #[inline(always)]
     fn die_addr(&self, k: usize, d: u32, o: u32) -> u32 {
-        self.fronts[k].blk * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp
+        let cpp = self.cpp;
+        let page = cpp.quot(o as u64) as u32;
+        self.fronts[k].blk * self.cpb + (page * self.dies + d) * (cpp.d as u32) + cpp.modulo(o as u64) as u32
     }
 }
 
