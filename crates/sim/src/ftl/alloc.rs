@@ -123,10 +123,11 @@ impl Ftl {
 #[inline(always)]
 fn least_busy(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
     const L: usize = 4;
+    let n = dwp.len().min(busy.len());
+    let (dwp, busy) = (&dwp[..n], &busy[..n]); // one bounds check, not one per die
     let key = |d: usize| if dwp[d] + c <= share { busy[d] } else { u64::MAX };
     let (mut k0, mut k1, mut k2, mut k3) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
     let (mut a0, mut a1, mut a2, mut a3) = (NONE, NONE, NONE, NONE);
-    let n = dwp.len().min(busy.len());
     let mut d = 0;
     while d + L <= n {
         let (x0, x1, x2, x3) = (key(d), key(d + 1), key(d + 2), key(d + 3));
