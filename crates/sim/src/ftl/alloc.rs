@@ -117,15 +117,31 @@ impl Ftl {
 }
 
 /// The least-busy die with room for `c` more chunks in its `share` (the first of equals),
-/// NONE if none has. Which die is least busy is a coin toss for the branch predictor and
-/// this runs for every chunk written, so it has no branches on the die times, and four
-/// lanes of dies keep their minimum apart so the comparisons do not wait on each other.
+/// NONE if none has. While a block is young every die has room, and the least-busy die
+/// of all is the answer: only when it has none are the full dies left out.
 #[inline(always)]
 fn least_busy(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
-    const L: usize = 4;
     let n = dwp.len().min(busy.len());
     let (dwp, busy) = (&dwp[..n], &busy[..n]); // one bounds check, not one per die
-    let key = |d: usize| if dwp[d] + c <= share { busy[d] } else { u64::MAX };
+    let (k, d) = argmin(n, |d| busy[d]);
+    if k != u64::MAX && dwp[d as usize] + c <= share {
+        return d;
+    }
+    let (k, d) = argmin(n, |d| if dwp[d] + c <= share { busy[d] } else { u64::MAX });
+    if k == u64::MAX {
+        // No die with room, or (never in practice) only dies busy until the end of time.
+        return (0..n).find(|&d| dwp[d] + c <= share).map_or(NONE, |d| d as u32);
+    }
+    d
+}
+
+/// The smallest `key(d)` for d in 0..n and the first d that has it (NONE and u64::MAX for
+/// n = 0). This runs for every chunk written: which die is least busy is a coin toss for
+/// the branch predictor, so there are no branches on the keys, and four lanes keep their
+/// minimum apart so the comparisons do not wait on each other.
+#[inline(always)]
+fn argmin(n: usize, key: impl Fn(usize) -> u64) -> (u64, u32) {
+    const L: usize = 4;
     let (mut k0, mut k1, mut k2, mut k3) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
     let (mut a0, mut a1, mut a2, mut a3) = (NONE, NONE, NONE, NONE);
     let mut d = 0;
@@ -149,12 +165,7 @@ fn least_busy(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
     }
     let (k01, a01) = if (k1, a1) < (k0, a0) { (k1, a1) } else { (k0, a0) };
     let (k23, a23) = if (k3, a3) < (k2, a2) { (k3, a3) } else { (k2, a2) };
-    let (k, a) = if (k23, a23) < (k01, a01) { (k23, a23) } else { (k01, a01) };
-    if k == u64::MAX {
-        // No die with room, or (never in practice) only dies busy until the end of time.
-        return (0..n).find(|&d| dwp[d] + c <= share).map_or(NONE, |d| d as u32);
-    }
-    a
+    if (k23, a23) < (k01, a01) { (k23, a23) } else { (k01, a01) }
 }
 
 impl Front {
