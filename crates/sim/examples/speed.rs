@@ -8,7 +8,12 @@ use _sim::ssd::Ssd;
 
 fn spec(write: bool, bs: u64, rnd: bool, bytes: u64, seed: u64) -> RunSpec {
     RunSpec {
-        streams: vec![StreamSpec { rnd, write, bs, share: 1.0 }],
+        streams: vec![StreamSpec {
+            rnd,
+            write,
+            bs,
+            share: 1.0,
+        }],
         oio: 32,
         active_range: 1.0,
         entropy: 1.0,
@@ -38,7 +43,15 @@ fn fingerprint(r: &RunResult, d: &Ssd) -> u64 {
         eat(s.lat_max_ns);
     }
     let (c, _) = d.counters();
-    for x in [c.host_chunks, c.gc_chunks, c.gc_runs, c.erases, c.pad_chunks, c.bg_steps, c.evict_chunks] {
+    for x in [
+        c.host_chunks,
+        c.gc_chunks,
+        c.gc_runs,
+        c.erases,
+        c.pad_chunks,
+        c.bg_steps,
+        c.evict_chunks,
+    ] {
         eat(x);
     }
     h
@@ -74,8 +87,14 @@ fn main() {
     let phases = [
         ("fill", spec(true, 128 << 10, false, cap, 1)),
         ("warm-up", spec(true, 4096, true, cap / 2, 2)),
-        ("rnd write", spec(true, 4096, true, (mios * 1e6) as u64 * 4096, 3)),
-        ("rnd read", spec(false, 4096, true, (mios * 1e6) as u64 * 4096, 4)),
+        (
+            "rnd write",
+            spec(true, 4096, true, (mios * 1e6) as u64 * 4096, 3),
+        ),
+        (
+            "rnd read",
+            spec(false, 4096, true, (mios * 1e6) as u64 * 4096, 4),
+        ),
     ];
     for (name, s) in phases {
         let t = cpu_s();

@@ -69,7 +69,14 @@ impl Ftl {
         best
     }
 
-    pub(super) fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
+    pub(super) fn place_main(
+        &mut self,
+        lpn: u32,
+        c: u32,
+        is_gc: bool,
+        t: u64,
+        flash: &mut Flash,
+    ) -> u32 {
         let k = is_gc as usize;
         let d = loop {
             if self.fronts[k].blk != NONE {
@@ -112,7 +119,9 @@ impl Ftl {
     fn die_addr(&self, k: usize, d: u32, o: u32) -> u32 {
         let cpp = self.cpp;
         let page = cpp.quot(o as u64) as u32;
-        self.fronts[k].blk * self.cpb + (page * self.dies + d) * (cpp.d as u32) + cpp.modulo(o as u64) as u32
+        self.fronts[k].blk * self.cpb
+            + (page * self.dies + d) * (cpp.d as u32)
+            + cpp.modulo(o as u64) as u32
     }
 }
 
@@ -127,10 +136,18 @@ fn least_busy(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
     if k != u64::MAX && dwp[d as usize] + c <= share {
         return d;
     }
-    let (k, d) = argmin(n, |d| if dwp[d] + c <= share { busy[d] } else { u64::MAX });
+    let (k, d) = argmin(n, |d| {
+        if dwp[d] + c <= share {
+            busy[d]
+        } else {
+            u64::MAX
+        }
+    });
     if k == u64::MAX {
         // No die with room, or (never in practice) only dies busy until the end of time.
-        return (0..n).find(|&d| dwp[d] + c <= share).map_or(NONE, |d| d as u32);
+        return (0..n)
+            .find(|&d| dwp[d] + c <= share)
+            .map_or(NONE, |d| d as u32);
     }
     d
 }
@@ -163,14 +180,32 @@ fn argmin(n: usize, key: impl Fn(usize) -> u64) -> (u64, u32) {
         k0 = k0.min(x);
         d += 1;
     }
-    let (k01, a01) = if (k1, a1) < (k0, a0) { (k1, a1) } else { (k0, a0) };
-    let (k23, a23) = if (k3, a3) < (k2, a2) { (k3, a3) } else { (k2, a2) };
-    if (k23, a23) < (k01, a01) { (k23, a23) } else { (k01, a01) }
+    let (k01, a01) = if (k1, a1) < (k0, a0) {
+        (k1, a1)
+    } else {
+        (k0, a0)
+    };
+    let (k23, a23) = if (k3, a3) < (k2, a2) {
+        (k3, a3)
+    } else {
+        (k2, a2)
+    };
+    if (k23, a23) < (k01, a01) {
+        (k23, a23)
+    } else {
+        (k01, a01)
+    }
 }
 
 impl Front {
     pub(super) fn new(dies: u32) -> Front {
-        Front { blk: NONE, wp: 0, dwp: vec![0; dies as usize], cd: NONE, page_end: 0 }
+        Front {
+            blk: NONE,
+            wp: 0,
+            dwp: vec![0; dies as usize],
+            cd: NONE,
+            page_end: 0,
+        }
     }
 
     pub(super) fn open(&mut self, b: u32) {
