@@ -26,7 +26,7 @@ use crate::rng::Rng;
 /// when it is one: the hot paths divide addresses several times per IO.
 #[derive(Clone, Copy, Debug)]
 pub struct FastDiv {
-    d: u64,
+    pub d: u64,
     shift: u32,
     pow2: bool,
 }

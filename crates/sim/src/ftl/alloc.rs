@@ -44,7 +44,7 @@ impl Ftl {
 
     /// Whether `c` more chunks fit on some die of the GC frontier block.
     pub(super) fn gc_front_room(&self, c: u32) -> bool {
-        let share = self.cpb / self.dies;
+        let share = self.share;
         let f = &self.fronts[1];
         f.blk != NONE && f.dwp.iter().any(|&w| w + c <= share)
     }
@@ -53,7 +53,7 @@ impl Ftl {
     /// is full, then the least-busy die with room in the block (NONE when the block is full).
     #[inline(always)]
     fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> u32 {
-        let share = self.cpb / self.dies;
+        let share = self.share;
         let f = &mut self.fronts[k];
         if f.cd != NONE {
             let w = f.dwp[f.cd as usize];
@@ -61,14 +61,7 @@ impl Ftl {
                 return f.cd;
             }
         }
-        let mut best = NONE;
-        for d in 0..self.dies {
-            if f.dwp[d as usize] + c <= share
-                && (best == NONE || flash.die_busy[d as usize] < flash.die_busy[best as usize])
-            {
-                best = d;
-            }
-        }
+        let best = least_busy(&f.dwp, &flash.die_busy, c, share);
         if best != NONE {
             f.cd = best;
             f.page_end = f.dwp[best as usize] + 1;
@@ -76,7 +69,14 @@ impl Ftl {
         best
     }
 
-    pub(super) fn place_main(&mut self, lpn: u32, c: u32, is_gc: bool, t: u64, flash: &mut Flash) -> u32 {
+    pub(super) fn place_main(
+        &mut self,
+        lpn: u32,
+        c: u32,
+        is_gc: bool,
+        t: u64,
+        flash: &mut Flash,
+    ) -> u32 {
         let k = is_gc as usize;
         let d = loop {
             if self.fronts[k].blk != NONE {
@@ -117,13 +117,95 @@ impl Ftl {
     /// Address of the chunk at offset `o` of die `d`'s share of frontier `k`'s block.
     #[inline(always)]
     fn die_addr(&self, k: usize, d: u32, o: u32) -> u32 {
-        self.fronts[k].blk * self.cpb + ((o / self.cpp) * self.dies + d) * self.cpp + o % self.cpp
+        let cpp = self.cpp;
+        let page = cpp.quot(o as u64) as u32;
+        self.fronts[k].blk * self.cpb
+            + (page * self.dies + d) * (cpp.d as u32)
+            + cpp.modulo(o as u64) as u32
+    }
+}
+
+/// The least-busy die with room for `c` more chunks in its `share` (the first of equals),
+/// NONE if none has. While a block is young every die has room, and the least-busy die
+/// of all is the answer: only when it has none are the full dies left out.
+#[inline(always)]
+fn least_busy(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
+    let n = dwp.len().min(busy.len());
+    let (dwp, busy) = (&dwp[..n], &busy[..n]); // one bounds check, not one per die
+    let (k, d) = argmin(n, |d| busy[d]);
+    if k != u64::MAX && dwp[d as usize] + c <= share {
+        return d;
+    }
+    let (k, d) = argmin(n, |d| {
+        if dwp[d] + c <= share {
+            busy[d]
+        } else {
+            u64::MAX
+        }
+    });
+    if k == u64::MAX {
+        // No die with room, or (never in practice) only dies busy until the end of time.
+        return (0..n)
+            .find(|&d| dwp[d] + c <= share)
+            .map_or(NONE, |d| d as u32);
+    }
+    d
+}
+
+/// The smallest `key(d)` for d in 0..n and the first d that has it (NONE and u64::MAX for
+/// n = 0). This runs for every chunk written: which die is least busy is a coin toss for
+/// the branch predictor, so there are no branches on the keys, and four lanes keep their
+/// minimum apart so the comparisons do not wait on each other.
+#[inline(always)]
+fn argmin(n: usize, key: impl Fn(usize) -> u64) -> (u64, u32) {
+    const L: usize = 4;
+    let (mut k0, mut k1, mut k2, mut k3) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
+    let (mut a0, mut a1, mut a2, mut a3) = (NONE, NONE, NONE, NONE);
+    let mut d = 0;
+    while d + L <= n {
+        let (x0, x1, x2, x3) = (key(d), key(d + 1), key(d + 2), key(d + 3));
+        a0 = if x0 < k0 { d as u32 } else { a0 };
+        k0 = k0.min(x0);
+        a1 = if x1 < k1 { d as u32 + 1 } else { a1 };
+        k1 = k1.min(x1);
+        a2 = if x2 < k2 { d as u32 + 2 } else { a2 };
+        k2 = k2.min(x2);
+        a3 = if x3 < k3 { d as u32 + 3 } else { a3 };
+        k3 = k3.min(x3);
+        d += L;
+    }
+    while d < n {
+        let x = key(d);
+        a0 = if x < k0 { d as u32 } else { a0 };
+        k0 = k0.min(x);
+        d += 1;
+    }
+    let (k01, a01) = if (k1, a1) < (k0, a0) {
+        (k1, a1)
+    } else {
+        (k0, a0)
+    };
+    let (k23, a23) = if (k3, a3) < (k2, a2) {
+        (k3, a3)
+    } else {
+        (k2, a2)
+    };
+    if (k23, a23) < (k01, a01) {
+        (k23, a23)
+    } else {
+        (k01, a01)
     }
 }
 
 impl Front {
     pub(super) fn new(dies: u32) -> Front {
-        Front { blk: NONE, wp: 0, dwp: vec![0; dies as usize], cd: NONE, page_end: 0 }
+        Front {
+            blk: NONE,
+            wp: 0,
+            dwp: vec![0; dies as usize],
+            cd: NONE,
+            page_end: 0,
+        }
     }
 
     pub(super) fn open(&mut self, b: u32) {

@@ -95,8 +95,10 @@ pub struct Ftl {
     pub free: VecDeque<u32>,
     /// The open main-area blocks: `fronts[0]` takes host data, `fronts[1]` GC copies.
     fronts: [Front; 2],
-    cpp: u32,
+    cpp: FastDiv,
     dies: u32,
+    /// Chunks of an FTL block on each die.
+    share: u32,
     slc_free: VecDeque<u32>,
     slc_closed: VecDeque<u32>,
     slc_dead: Vec<u32>,
@@ -189,8 +191,9 @@ impl Ftl {
             fifo: VecDeque::new(),
             free: VecDeque::new(),
             fronts: [Front::new(cfg.dies), Front::new(cfg.dies)],
-            cpp: cfg.chunks_per_prog,
+            cpp: FastDiv::new(cfg.chunks_per_prog as u64),
             dies: cfg.dies,
+            share: cfg.cpb / cfg.dies,
             slc_free: VecDeque::new(),
             slc_closed: VecDeque::new(),
             slc_dead: Vec::new(),
