@@ -51,21 +51,25 @@ def idle_test():
     registry.unregister(test.name)
 
 
-def burst_gain(target: str, runs) -> tuple[float, RunStore]:
+def burst_gain(target: str, runs) -> tuple[float, float, RunStore]:
+    """The burst after idle against the burst straight after the sustained writes, and
+    against the sustained (steady) rate."""
     [run] = api.run_test("idle-recovery", target, suites.make_profile("enterprise", quick=True), runs_dir=runs,
                          report=False)
     store = RunStore.open(run.dir)
     iops = {c.cell_key: c.iops for c in store.cells()}
-    return iops["burst after idle"] / iops["burst"], store
+    return iops["burst after idle"] / iops["burst"], iops["burst after idle"] / iops["sustained"], store
 
 
 def test_background_gc_during_an_idle_step_raises_the_next_burst_only_when_the_drive_has_it(idle_test, tmp_path):
-    gain_on, store = burst_gain(IDLE_CLEANING, tmp_path / "on")
-    gain_off, _ = burst_gain(IDLE_CLEANING + "&bg_gc=off", tmp_path / "off")
-    # measured 1.84× with background GC, 1.24× without (an idle drive also starts with an
-    # empty queue and its GC caught up): the idle's cleaning is the difference
-    assert gain_on > 1.5 and gain_on > 1.3 * gain_off, (gain_on, gain_off)
-    assert gain_off < 1.35, gain_off
+    gain_on, over_steady_on, store = burst_gain(IDLE_CLEANING, tmp_path / "on")
+    gain_off, over_steady_off, _ = burst_gain(IDLE_CLEANING + "&bg_gc=off", tmp_path / "off")
+    # Measured: with background GC the burst after idle runs at 2.02× the sustained rate (3.35× the
+    # burst straight after it, which meets the GC work the sustained writes left); without, 1.11×
+    # the sustained rate (1.85× that burst: an idle drive also starts with empty queues and its
+    # owed GC done). Only the idle's cleaning lifts it well above the steady rate.
+    assert over_steady_on > 1.5 and gain_on > 1.3 * gain_off, (over_steady_on, gain_on, gain_off)
+    assert over_steady_off < 1.25, over_steady_off
     assert [c.idle_before_s for c in store.cells()] == [None, None, 30.0]
     out = Console(record=True, width=160)
     api.show(store, out)
