@@ -69,13 +69,11 @@ def render_ranking(st, console: Console) -> None:
     t.add_column("figure")
     for d in st.drives:
         t.add_column(esc(d), justify="right")
-    n = len(st.drives)
     for j, m in enumerate(st.metrics):
         cells = [m.fmt(row[j]) + ("" if rk[j] is None else f" (#{rk[j]})") for row, rk in zip(st.values, st.ranks)]
-        t.add_row(f"{esc(m.name)} ({esc(m.unit)}; {'↑' if m.higher_is_better else '↓'})", *cells)
+        t.add_row(esc(m.heading), *cells)
     console.print(t)
-    if n > 1:
-        console.print("↑ higher is better, ↓ lower is better; the report has the tables, overlays and rankings.")
+    console.print("↑ higher is better, ↓ lower is better; the report has the tables, overlays and rankings.")
 
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:

@@ -47,6 +47,17 @@ class KeyMetric:
     def direction(self) -> str:
         return "higher is better" if self.higher_is_better else "lower is better"
 
+    @property
+    def heading(self) -> str:
+        """A table column's or row's name: 'IOPS (IOPS; ↑)'."""
+        return f"{self.name} ({self.unit}; {'↑' if self.higher_is_better else '↓'})"
+
+    @property
+    def short(self) -> str:
+        """The name with its unit (left out when the name says it) and direction: 'ART (µs) ↓'."""
+        unit = "" if self.unit in self.name else f" ({self.unit})"
+        return f"{self.name}{unit} {'↑' if self.higher_is_better else '↓'}"
+
     def fmt(self, v: float | None) -> str:
         return num(v)
 

@@ -143,7 +143,7 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
     n = len(runs)
     src = ("Source: each run's results.db (cells, mean over its own measurement window); ranks compare the "
            "values as printed; tied drives share a rank (competition ranking 1, 2, 2, 4).")
-    cols = ("drive", *(f"{m.name} ({m.unit}; {'↑' if m.higher_is_better else '↓'})" for m in metrics))
+    cols = ("drive", *(m.heading for m in metrics))
     values = Table("Summary: key figures per drive (↑ higher is better, ↓ lower is better)", cols,
                    tuple((lab, *(m.fmt(v) for m, v in zip(metrics, row))) for lab, row in zip(labels, st.values)),
                    src, tuple(link for r in runs for link in r.store_links()))

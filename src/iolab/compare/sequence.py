@@ -124,15 +124,11 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     cols = ("key figure (unit, ↑ higher / ↓ lower is better)", *labels)
     links = tuple(link for d in drives for r in d.values() for link in r.store_links())
 
-    def name(m) -> str:
-        unit = "" if m.unit in m.name else f" ({m.unit})"
-        return f"{m.name}{unit} {'↑' if m.higher_is_better else '↓'}"
-
     values = Table(f"{family} summary: key figures per drive", cols,
-                   tuple((name(m), *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
+                   tuple((m.short, *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
                    src, links)
     ranks = Table("Ordinal ranking of the drives per key figure (1 = best)", cols,
-                  tuple((name(m), *(_rank_text(st.ranks[i][j], n) for i in range(n))) for j, m in enumerate(metrics)),
+                  tuple((m.short, *(_rank_text(st.ranks[i][j], n) for i in range(n))) for j, m in enumerate(metrics)),
                   src)
 
     def state(r: RunData) -> str:

@@ -118,8 +118,7 @@ def summary_pages(members: Sequence[SequenceMember]):
                      compliance, steady))
         links += [Link(x.label, x.href, m.label) for x in (*_report_link(r), *r.store_links(), r.link("raw", "raw/"))]
         for k in m.figures:
-            unit = "" if not k.unit or k.unit in k.name else f" ({k.unit})"
-            figs.append((m.label, f"{k.name}{unit} {'↑' if k.higher_is_better else '↓'}", k.fmt(k.get(r.phases))))
+            figs.append((m.label, k.short, k.fmt(k.get(r.phases))))
         if not m.figures:
             figs.append((m.label, "no key figures declared for this test", "—"))
     src = "Source: each run's manifest.json and results.db; the pages after this summary are each run's own report."
