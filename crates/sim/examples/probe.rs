@@ -8,15 +8,9 @@ use _sim::ssd::Ssd;
 
 fn spec(rnd: bool, write: bool, bs: u64, oio: u32, secs: f64) -> RunSpec {
     RunSpec {
-        streams: vec![StreamSpec { rnd, write, bs, share: 1.0 }],
-        oio,
-        active_range: 1.0,
-        entropy: 1.0,
-        rate_iops: None,
         duration_ns: Some((secs * NS as f64) as u64),
-        bytes_budget: None,
         seed: 7,
-        zones: vec![],
+        ..RunSpec::single(rnd, write, bs, oio)
     }
 }
 

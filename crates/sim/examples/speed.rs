@@ -3,25 +3,14 @@
 //! `cargo run --release --example speed -- [user_gb] [M IOs] [KEY=VALUE ...]`
 
 use _sim::config::resolve_ssd;
-use _sim::driver::{run, RunResult, RunSpec, StreamSpec};
+use _sim::driver::{run, RunResult, RunSpec};
 use _sim::ssd::Ssd;
 
 fn spec(write: bool, bs: u64, rnd: bool, bytes: u64, seed: u64) -> RunSpec {
     RunSpec {
-        streams: vec![StreamSpec {
-            rnd,
-            write,
-            bs,
-            share: 1.0,
-        }],
-        oio: 32,
-        active_range: 1.0,
-        entropy: 1.0,
-        rate_iops: None,
-        duration_ns: None,
         bytes_budget: Some(bytes),
         seed,
-        zones: vec![],
+        ..RunSpec::single(rnd, write, bs, 32)
     }
 }
 

@@ -79,6 +79,29 @@ pub struct RunSpec {
     pub zones: Vec<(f64, f64)>,
 }
 
+impl RunSpec {
+    /// One stream at `oio` outstanding over the whole drive, incompressible, seed 0 and no end
+    /// yet: callers add a duration or a byte budget (the examples' and tests' common workload).
+    pub fn single(rnd: bool, write: bool, bs: u64, oio: u32) -> RunSpec {
+        RunSpec {
+            streams: vec![StreamSpec {
+                rnd,
+                write,
+                bs,
+                share: 1.0,
+            }],
+            oio,
+            active_range: 1.0,
+            entropy: 1.0,
+            rate_iops: None,
+            duration_ns: None,
+            bytes_budget: None,
+            seed: 0,
+            zones: vec![],
+        }
+    }
+}
+
 /// A timestamped IO list replayed open-loop (times from the start of the run).
 #[derive(Clone, Debug, Default)]
 pub struct Trace {

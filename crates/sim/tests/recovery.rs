@@ -8,20 +8,15 @@
 //! collects the block the host is still rewriting and copies data about to be overwritten).
 
 use _sim::config::{resolve_ssd, DEFAULT_PRESET};
-use _sim::driver::{run, RunResult, RunSpec, StreamSpec, NS};
+use _sim::driver::{run, RunResult, RunSpec, NS};
 use _sim::ssd::Ssd;
 
 fn spec(rnd: bool, bs: u64, secs: f64, budget: Option<u64>, seed: u64) -> RunSpec {
     RunSpec {
-        streams: vec![StreamSpec { rnd, write: true, bs, share: 1.0 }],
-        oio: 32,
-        active_range: 1.0,
-        entropy: 1.0,
-        rate_iops: None,
         duration_ns: if budget.is_some() { None } else { Some((secs * NS as f64) as u64) },
         bytes_budget: budget,
         seed,
-        zones: vec![],
+        ..RunSpec::single(rnd, true, bs, 32)
     }
 }
 

@@ -18,20 +18,8 @@ fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 fn spec(rnd: bool, write: bool, bs: u64, oio: u32) -> RunSpec {
     RunSpec {
-        streams: vec![StreamSpec {
-            rnd,
-            write,
-            bs,
-            share: 1.0,
-        }],
-        oio,
-        active_range: 1.0,
-        entropy: 1.0,
-        rate_iops: None,
-        duration_ns: None,
-        bytes_budget: None,
         seed: 7,
-        zones: vec![],
+        ..RunSpec::single(rnd, write, bs, oio)
     }
 }
 
