@@ -219,3 +219,21 @@ def test_client_steady_qd1_write_tail_stays_short(period):
     w = run(d, RW, 1, seconds=5.0, seed=21)["write"]
     assert percentile(w, 99.9) <= 300, percentile(w, 99.9)
     assert percentile(w, 99.99) <= 1000, percentile(w, 99.99)
+
+
+@pytest.mark.parametrize("gb", [0.5, 4])
+def test_client_qd1_writes_with_the_cache_disabled_land_in_slc_with_a_spread(gb):
+    """Write cache off (PTS-E's WCD) and the SLC cache full after a sequential fill: at QD1
+    the dies are idle most of the time, so the controller folds the cache as it fills and
+    each write waits for an SLC program (200 µs) with the NAND's spread. Folding only in
+    bursts or host idle time left the scaled-down copies writing straight to TLC: every
+    write took 1,605 µs, one histogram bin."""
+    d = drive("client-nvme-slc", gb)
+    run(d, [("seq", "write", 128 * KiB, 1.0)], 32, budget=2 * d.capacity)
+    d.write_cache = False
+    run(d, RW, 1, seconds=1.0, seed=4)
+    w = run(d, RW, 1, seconds=3.0, seed=5)["write"]
+    p1, p50, p99 = (percentile(w, p) for p in (1, 50, 99))
+    assert near(p50, 210, LAT_TOL), p50
+    assert p1 <= 0.92 * p50, (p1, p50)
+    assert p99 <= 2 * p50, (p50, p99)

@@ -205,8 +205,21 @@ impl Ssd {
         while self.flash.all_idle_at() < until && self.ftl.bg_step(now, &mut self.flash, step) {}
     }
 
+    /// A full SLC cache is evicted whenever the flash has nothing queued, one page program
+    /// at a time, not only when the host goes quiet: under a light load (QD1) the dies are
+    /// idle most of the time and a controller folds the cache then, so the host keeps
+    /// writing at SLC speed; under a heavy load the dies are never idle and the host writes
+    /// straight to the main area until a burst or an idle period makes room.
+    #[inline(always)]
+    fn evict_when_idle(&mut self, now: u64) {
+        if self.ftl.slc_full() && self.flash.all_idle_at() <= now {
+            self.ftl.bg_step(now, &mut self.flash, self.cfg.chunks_per_prog);
+        }
+    }
+
     fn write(&mut self, now: u64, off: u64, len: u64) -> u64 {
         self.burst(now);
+        self.evict_when_idle(now);
         let t_in = self.link(0, now, len);
         let t0 = self.controller(t_in, None);
         let gc0 = self.ftl.c.gc_chunks;
@@ -257,7 +270,7 @@ impl Ssd {
                 done = if ack_early {
                     entry
                 } else {
-                    done.max(self.durable(lpn, entry, programmed))
+                    done.max(self.durable(lpn, start, programmed))
                 };
             } else {
                 done = done.max(programmed);
@@ -279,16 +292,17 @@ impl Ssd {
         done
     }
 
-    /// When a unit that entered the buffer at `entry` is safe on flash: its page program
-    /// (charged to the die per chunk, `programmed`) takes a whole program time.
-    fn durable(&self, lpn: u32, entry: u64, programmed: u64) -> u64 {
+    /// When a unit whose program started at `start` (its die free, its data across the
+    /// channel) is safe on flash: the page program (charged to the die per chunk,
+    /// `programmed`) takes a whole program time, varied as every NAND operation is.
+    fn durable(&mut self, lpn: u32, start: u64, programmed: u64) -> u64 {
         let block = self.ftl.l2p[lpn as usize] as u64 / self.cfg.cpb as u64;
         let t_prog = if block >= self.cfg.n_main() as u64 {
             self.cfg.slc_t_prog_ns
         } else {
             self.cfg.t_prog_ns
         };
-        programmed.max(entry + t_prog)
+        programmed.max(start + self.flash.vary(t_prog))
     }
 
     fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {

@@ -427,6 +427,12 @@ impl Ftl {
         self.reset_lists();
     }
 
+    /// Whether the SLC cache has no free block left and holds data to evict.
+    #[inline(always)]
+    pub fn slc_full(&self) -> bool {
+        self.n_slc > 0 && self.slc_free.is_empty() && (self.svictim != NONE || !self.slc_closed.is_empty())
+    }
+
     pub fn free_blocks(&self) -> usize {
         self.free.len()
     }
