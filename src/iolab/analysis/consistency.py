@@ -7,9 +7,10 @@ Pure functions over plain lists, so they are checked on hand-made series
 A dip is a run of seconds well below the series' median: below median − max(DIP_SIGMAS ×
 robust σ, DIP_FLOOR × median), the robust σ being 1.4826 × the median absolute deviation,
 so random noise alone rarely makes one and a flat series never does. Dips are periodic when
-there are at least MIN_DIPS of them, the gaps between their starts are whole multiples of their
-median within PERIOD_TOLERANCE (or one sample), and the series' autocorrelation at the period
-confirms it. The period is the mean gap per period, so it need not be a whole number of samples.
+there are at least MIN_DIPS of them, at least REGULAR_SHARE of the gaps between their starts are
+whole multiples of their median within PERIOD_TOLERANCE (or one sample), and the series'
+autocorrelation at the period confirms it. The period is the mean gap per period of those gaps,
+so it need not be a whole number of samples.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ DIP_FLOOR = 0.10
 MIN_DIPS = 3
 PERIOD_TOLERANCE = 0.15
 MIN_AUTOCORRELATION = 0.2
+REGULAR_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,12 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     # A period that is not a whole number of samples gives gaps of its floor and ceiling (4.3 s
     # sampled every second: 4 and 5), and a dip that falls within one sample can go unseen (a
     # gap of two periods): each gap is a whole number of periods, within the tolerance or one sample.
+    # A stall between two bursts (a foreground collection) adds a dip off the beat: most gaps,
+    # not all, must fit, and the period is the mean gap per period of those that do.
     periods = [max(1, round(g / base)) for g in gaps]
-    regular = all(abs(g - k * base) <= max(PERIOD_TOLERANCE * k * base, 1) for g, k in zip(gaps, periods))
-    period = sum(gaps) / sum(periods)
+    fit = [(g, k) for g, k in zip(gaps, periods) if abs(g - k * base) <= max(PERIOD_TOLERANCE * k * base, 1)]
+    regular = len(fit) >= REGULAR_SHARE * len(gaps)
+    period = sum(g for g, _ in fit) / sum(k for _, k in fit) if fit else base
     ac = max(autocorrelation(iops, lag) for lag in {math.floor(period), math.ceil(period)} if lag >= 1)
     periodic = regular and ac >= MIN_AUTOCORRELATION
     return Dips(len(events), periodic, period * dt if periodic else None, duration, depth, ac, starts)
