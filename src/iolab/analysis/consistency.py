@@ -8,9 +8,9 @@ A dip is a run of seconds well below the series' median: below median − max(DI
 robust σ, DIP_FLOOR × median), the robust σ being 1.4826 × the median absolute deviation,
 so random noise alone rarely makes one and a flat series never does. Dips are periodic when
 there are at least MIN_DIPS of them, at least REGULAR_SHARE of the gaps between their starts are
-whole multiples of their median within PERIOD_TOLERANCE (or one sample), and the series'
-autocorrelation at the period confirms it. The period is the mean gap per period of those gaps,
-so it need not be a whole number of samples.
+whole multiples of one beat within PERIOD_TOLERANCE (or one sample), the longest such beat, and
+the series' autocorrelation at the period confirms it. The period is the dips' span over the
+number of beats in it, so it need not be a whole number of samples.
 """
 
 from __future__ import annotations
@@ -104,16 +104,42 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     if len(events) < MIN_DIPS:
         return Dips(len(events), False, None, duration, depth, None, starts)
     gaps = [b[0] - a[0] for a, b in zip(events, events[1:])]
-    base = statistics.median(gaps)
     # A period that is not a whole number of samples gives gaps of its floor and ceiling (4.3 s
-    # sampled every second: 4 and 5), and a dip that falls within one sample can go unseen (a
-    # gap of two periods): each gap is a whole number of periods, within the tolerance or one sample.
-    # A stall between two bursts (a foreground collection) adds a dip off the beat: most gaps,
-    # not all, must fit, and the period is the mean gap per period of those that do.
-    periods = [max(1, round(g / base)) for g in gaps]
-    fit = [(g, k) for g, k in zip(gaps, periods) if abs(g - k * base) <= max(PERIOD_TOLERANCE * k * base, 1)]
-    regular = len(fit) >= REGULAR_SHARE * len(gaps)
-    period = sum(g for g, _ in fit) / sum(k for _, k in fit) if fit else base
+    # sampled every second: 4 and 5); a burst whose deficit is split between two seconds can go
+    # unseen (gaps of two or three periods, as often as one); a stall between two bursts adds a
+    # dip off the beat. So the beat is the longest period of which most gaps (REGULAR_SHARE) are
+    # whole multiples, within PERIOD_TOLERANCE or one sample. (The median gap fails when unseen
+    # dips are as common as seen ones: gaps 4, 9, 4, 13 … have a median of 6.5.)
+    beat = longest_beat(gaps)
+    # Multiples make any two gaps fit some beat: MIN_DIPS dips a beat apart must be seen.
+    regular = beat is not None and sum(round(g / beat) <= 1 for g in gaps) >= MIN_DIPS - 1
+    # The span of the dips over the beats in it: the gaps that do not fit are counted too, so
+    # their share of the time is not left out (averaging only the fitting gaps drifts toward
+    # the beat's tolerance edge).
+    period = sum(gaps) / sum(max(1, round(g / beat)) for g in gaps) if beat else statistics.median(gaps)
     ac = max(autocorrelation(iops, lag) for lag in {math.floor(period), math.ceil(period)} if lag >= 1)
     periodic = regular and ac >= MIN_AUTOCORRELATION
     return Dips(len(events), periodic, period * dt if periodic else None, duration, depth, ac, starts)
+
+
+def _fits(gaps: Sequence[int], beat: float) -> int:
+    """How many gaps are a whole number of beats, within the tolerance."""
+    n = 0
+    for g in gaps:
+        k = max(1, round(g / beat))
+        n += abs(g - k * beat) <= max(PERIOD_TOLERANCE * k * beat, 1)
+    return n
+
+
+def longest_beat(gaps: Sequence[int]) -> float | None:
+    """The longest beat (from 2 samples, in steps of 1/20 sample) of which at least
+    REGULAR_SHARE of the gaps are whole multiples; None when there is none. Shorter beats
+    always fit more gaps (within one sample every gap is a multiple of 2), so the longest
+    one is the GC period, not the most gaps."""
+    need = REGULAR_SHARE * len(gaps)
+    # Most gaps are at least (1 − tolerance) beats long (less one sample): no longer beat fits.
+    longest = (sorted(gaps)[int(len(gaps) * (1 - REGULAR_SHARE))] + 1) / (1 - PERIOD_TOLERANCE)
+    for step in range(int(20 * longest) + 1, 39, -1):
+        if _fits(gaps, step / 20) >= need:
+            return step / 20
+    return None
