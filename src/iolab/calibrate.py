@@ -276,13 +276,24 @@ def _cost(base: str, params: dict[str, str], scenarios: list[Scenario]) -> tuple
 
 
 def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float, bounds: dict[str, tuple[float, float]],
-                    budget: int, spent: Callable[[], int], discrete: frozenset[str] = frozenset()
-                    ) -> tuple[dict[str, float], float]:
+                    budget: int, spent: Callable[[], int], discrete: frozenset[str] = frozenset(),
+                    integer: frozenset[str] = frozenset()) -> tuple[dict[str, float], float]:
     """Hooke-Jeeves pattern search in log space, from steps of a factor 2 down to 2 %: probe
     each parameter up and down, then keep moving along the direction the probes found, so
     parameters that trade off against each other (dies against program time) move together.
     A `discrete` coordinate (a choice's index) is probed one whole choice up and down at every
-    step size: a duplex cannot be half changed, and its best choice shifts as the rates move."""
+    step size: a duplex cannot be half changed, and its best choice shifts as the rates move.
+    An `integer` coordinate (the log of a count) is probed at least one whole count away: once
+    the steps shrink below a count's rounding (4 × 1.1 is still 4) it would never move again."""
+
+    def probe(n: str, x: float, sign: int, step: float) -> float:
+        if n in discrete:
+            return x + sign
+        if n in integer:
+            v = round(math.exp(x))
+            if round(math.exp(x + sign * step)) == v:
+                return math.log(max(v + sign, 1))
+        return x + sign * step
 
     def clip(p: dict[str, float]) -> dict[str, float]:
         return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
@@ -292,7 +303,7 @@ def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float
             for sign in (1, -1):
                 if spent() >= budget:
                     return p, fp
-                q = clip(p | {n: p[n] + sign * (1 if n in discrete else step)})
+                q = clip(p | {n: probe(n, p[n], sign, step)})
                 fq = cost(q)
                 if fq < fp:
                     p, fp = q, fq
@@ -363,7 +374,7 @@ def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None 
         raise IolabError(f"--base {base}: the preset cannot run the stored workloads on a "
                          f"{cap / GIB:.3g} GiB copy; give another preset or --capacity.")
     x, f = _pattern_search(cost, x, f, {k.name: k.bounds() for k in KNOBS}, budget, lambda: len(cache),
-                           frozenset(k.name for k in KNOBS if k.choices))
+                           frozenset(k.name for k in KNOBS if k.choices), frozenset(k.name for k in KNOBS if k.integer))
     best = params_of(x)
     sims = cache[tuple(sorted(best.items()))][1]
     residuals = [

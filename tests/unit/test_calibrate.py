@@ -1,5 +1,5 @@
 """The Write Saturation figures calibration fits: the steady level and where the cliff falls;
-and the search's choice knob (the link's duplex)."""
+and the search's choice knob (the link's duplex) and count knobs."""
 
 import math
 
@@ -27,6 +27,22 @@ def test_a_choice_is_probed_a_whole_choice_away_even_when_the_steps_have_shrunk(
                            {"rate": (0.0, math.log(1e4)), "duplex": (0.0, 1.0)}, 400, lambda: len(evals), frozenset({"duplex"}))
     assert x["duplex"] == 1.0
     assert abs(math.exp(x["rate"]) / 100 - 1) < 0.05
+
+
+def test_a_count_is_probed_a_whole_count_away_even_when_the_steps_have_shrunk():
+    # One more core pays only once the rate is within 3 % of 100, when the steps are a few %:
+    # 4 × 1.05 still rounds to 4, so a search that moved the count by the current step would
+    # stay at 4 (as dies_per_channel did while program time converged).
+    def cost(p):
+        best = 5 if p["rate"] > math.log(97) else 4
+        return abs(p["rate"] - math.log(100)) + 0.01 * abs(round(math.exp(p["cores"])) - best)
+
+    evals = []
+    x, f = _pattern_search(lambda p: evals.append(p) or cost(p), {"rate": math.log(10), "cores": math.log(4)}, math.inf,
+                           {"rate": (0.0, math.log(1e4)), "cores": (0.0, math.log(16))}, 400, lambda: len(evals),
+                           integer=frozenset({"cores"}))
+    assert round(math.exp(x["cores"])) == 5
+    assert abs(math.exp(x["rate"]) / 100 - 1) < 0.03
 
 
 def test_the_link_knob_starts_at_the_base_links_duplex_and_renders_its_word():
