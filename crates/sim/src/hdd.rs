@@ -22,10 +22,14 @@
 //! track fill the rest of the turn). With the write cache enabled, a write is acknowledged
 //! once its data is in the cache (overhead + link transfer) and destaged in the background;
 //! contiguous cached data streams to the media without missing a turn. When the cache holds
-//! no room for a write it goes through to the media as with the cache disabled.
+//! no room for a write it waits for a destage to make room (writes are taken in arrival
+//! order); only a write larger than the whole cache goes through to the media as with the
+//! cache disabled. Destages queue apart from host commands and command queuing chooses
+//! among the first `ncq` of each, so a full cache's backlog does not hold a host command
+//! until it has all been written.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::HddConfig;
 use crate::driver::{Device, INTERNAL};
@@ -62,7 +66,11 @@ pub struct Hdd {
     track_x: f64,
     head_x: f64,
     last_end: u64,
+    /// Host commands and destages, each in arrival order.
     queue: Vec<Req>,
+    destages: Vec<Req>,
+    /// Writes waiting for room in the write cache: (arrival, offset, bytes, id).
+    waiting: VecDeque<(u64, u64, u64, u32)>,
     /// (done, id, bytes) of the command on the media.
     in_service: Option<(u64, u32, u64)>,
     /// Host completions of writes acknowledged from the write cache.
@@ -108,6 +116,8 @@ impl Hdd {
             head_x: 0.0,
             last_end: u64::MAX,
             queue: Vec::new(),
+            destages: Vec::new(),
+            waiting: VecDeque::new(),
             in_service: None,
             acks: BinaryHeap::new(),
             ctrl_busy: 0,
@@ -242,19 +252,21 @@ impl Hdd {
     }
 
     fn start_next(&mut self, t: u64) {
-        if self.queue.is_empty() {
-            return;
-        }
-        let window = self.queue.len().min(self.cfg.ncq as usize);
+        let ncq = self.cfg.ncq as usize;
         let tf = t as f64;
-        let mut best = (f64::MAX, 0usize, Access::Position);
-        for i in 0..window {
-            let (start, how) = self.plan(&self.queue[i], tf);
-            if start < best.0 {
-                best = (start, i, how);
+        let mut best = (f64::MAX, 0usize, Access::Position, false);
+        for (d, q) in [(false, &self.queue), (true, &self.destages)] {
+            for (i, r) in q.iter().take(ncq).enumerate() {
+                let (start, how) = self.plan(r, tf);
+                if start < best.0 {
+                    best = (start, i, how, d);
+                }
             }
         }
-        let r = self.queue.remove(best.1);
+        if best.0 == f64::MAX {
+            return;
+        }
+        let r = if best.3 { self.destages.remove(best.1) } else { self.queue.remove(best.1) };
         let done = match best.2 {
             Access::CacheHit => {
                 self.cache_hits += 1;
@@ -284,26 +296,48 @@ impl Hdd {
         self.in_service = Some((done.max(t), r.id, r.len));
     }
 
-    /// Accept a write into the write cache if it has room; returns whether it did.
+    /// Accept a write into the write cache: at once if it has room (and no earlier write is
+    /// waiting), later if it will once destages make room; returns false when the write must
+    /// go to the media itself (cache disabled, or the write is larger than the cache).
     fn cache_write(&mut self, now: u64, off: u64, len: u64, id: u32) -> bool {
         let room = self.cfg.cache_units as u64 * 4096;
-        if !self.write_cache || self.dirty + len > room {
+        if !self.write_cache || len > room {
             return false;
         }
+        if !self.waiting.is_empty() || self.dirty + len > room {
+            self.waiting.push_back((now, off, len, id));
+            return true;
+        }
+        self.admit(now, off, len, id);
+        true
+    }
+
+    fn admit(&mut self, now: u64, off: u64, len: u64, id: u32) {
         let t = self.ctrl_busy.max(now)
             + self.cfg.overhead_ns
             + (len as f64 * 1000.0 / self.cfg.link_mbps).ceil() as u64;
         self.ctrl_busy = t;
         self.dirty += len;
         self.acks.push(Reverse((t, id)));
-        self.queue.push(Req {
+        self.destages.push(Req {
             id: INTERNAL,
             write: true,
             off,
             len,
             at: t,
         });
-        true
+    }
+
+    /// Writes waiting for room enter the cache once a destage at `t` has made it.
+    fn admit_waiting(&mut self, t: u64) {
+        let room = self.cfg.cache_units as u64 * 4096;
+        while let Some(&(at, off, len, id)) = self.waiting.front() {
+            if self.dirty + len > room {
+                break;
+            }
+            self.waiting.pop_front();
+            self.admit(t.max(at), off, len, id);
+        }
     }
 }
 
@@ -352,6 +386,7 @@ impl Device for Hdd {
         let (t, id, len) = self.in_service.take().expect("an IO in service");
         if id == INTERNAL {
             self.dirty -= len;
+            self.admit_waiting(t);
         }
         self.start_next(t);
         (t, id)

@@ -774,6 +774,30 @@ fn hdd_sequential_small_writes_pay_for_the_mechanics() {
     }
 }
 
+/// Random writes at QD1 with the write cache enabled fill the cache within a second; then
+/// each write waits for a destage to make room (milliseconds), and a host read is not held
+/// behind the whole backlog. Queued behind every cached write, one write took 67 s.
+#[test]
+fn hdd_a_full_write_cache_makes_writes_wait_for_room_not_for_the_whole_backlog() {
+    for preset in ["sas-15k-hdd", "sata-7200-hdd"] {
+        let mut h = hdd(preset, true);
+        let r = go(&mut h, &secs(spec(true, true, K4, 1), 4.0));
+        let max_ms = r.write.hist.max_ns as f64 / 1e6;
+        assert!(max_ms < 100.0, "{preset}: a write took {max_ms:.1} ms");
+        let mut h = hdd(preset, true);
+        let mix = RunSpec {
+            streams: vec![
+                StreamSpec { rnd: true, write: false, bs: K4, share: 0.65 },
+                StreamSpec { rnd: true, write: true, bs: K4, share: 0.35 },
+            ],
+            ..secs(spec(true, true, K4, 1), 8.0)
+        };
+        let r = go(&mut h, &mix);
+        let max_ms = r.read.hist.max_ns.max(r.write.hist.max_ns) as f64 / 1e6;
+        assert!(max_ms < 200.0, "{preset}: 65/35 mix, an IO took {max_ms:.1} ms");
+    }
+}
+
 #[test]
 fn hdd_sequential_reads_stream_near_the_zone_media_rate() {
     for preset in ["sas-15k-hdd", "sata-7200-hdd"] {
