@@ -97,7 +97,7 @@ def waf_text(run: RunData) -> str:
     if w is None:
         return NOT_REPORTED
     waf, host = w
-    return f"{waf:.2f} measured over {eng(host, 'B')} host writes"
+    return f"{waf:.2f} measured over {eng(host, 'B')} host writes (the whole run, preconditioning included)"
 
 
 def capacity_text(run: RunData) -> str:

@@ -256,10 +256,12 @@ def details_pages(run: RunData) -> list[Page]:
         if idle:
             rows.append((f"Phase {ph.phase.name}: idle before cells",
                          "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items())))
-        waf = run.write_amplification(ph.rows)
-        if waf is not None:
-            rows.append((f"Phase {ph.phase.name}: write amplification",
-                         f"{waf[0]:.2f} (flash ÷ host writes of its measurement rounds, {eng(waf[1], 'B')} host writes)"))
+        # The window's figure is the drive's steady state; the phase's includes its fresh start.
+        parts = [f"{w[0]:.2f} over {what} ({eng(w[1], 'B')} host writes)" for what, w in (
+            (f"the measurement window, {rounds_text(ph.window)}", run.write_amplification(window_rows(ph)) if ph.window else None),
+            ("the whole phase", run.write_amplification(ph.rows))) if w is not None]
+        if parts:
+            rows.append((f"Phase {ph.phase.name}: write amplification (flash ÷ host writes)", "; ".join(parts)))
     for i, d in enumerate(m.decisions, 1):
         rows.append((f"Decision {i}", decision_text(d)))
     for p in m.purges:
