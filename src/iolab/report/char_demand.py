@@ -68,8 +68,15 @@ def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
                      f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()}).")
     if not samples:
         return None, "not measured"
-    return None, (f"Every demand up to {num(samples[-1].demand_iops)} IOPS was met (the ramp's stop rule never "
-                  "decided): the drive's limit lies beyond the demands planned (raise --set demand=…).")
+    return None, undecided_text(samples[-1])
+
+
+def undecided_text(last: Sample) -> str:
+    """The ramp ended without its rule deciding: it ran out of planned demands, whether or
+    not the last ones were met (fewer short steps in a row than the rule needs)."""
+    gap = f" ({(last.iops / last.demand_iops - 1) * 100:+.1f} %)" if last.demand_iops else ""
+    return (f"The ramp's stop rule never decided: its last planned demand, {num(last.demand_iops)} IOPS, delivered "
+            f"{num(last.iops)}{gap}; every step is in the table (raise --set demand=… to find the drive's limit).")
 
 
 def ramp_phase(phases: Sequence[PhaseSummary], name: str) -> PhaseSummary | None:
