@@ -50,5 +50,5 @@ TEST = TestDef(
     "consistency", "IO Consistency", cc.FAMILY,
     "purge, sequential fill, then 2,000 s of 4K random writes at QD32: IOPS every second, periodic dips",
     build=no_input(build), sequence=cc.SEQUENCE, key_figures=consistency_figures, pages=consistency_pages,
-    overlays=consistency_overlays, view=consistency_view, short_title="Consistency", params=PARAMS + cc.PARAMS,
+    overlays=consistency_overlays, view=consistency_view, short_title="Consistency", params=PARAMS + cc.ENDURANCE_PARAMS,
 )

@@ -26,22 +26,26 @@ PRECONDITION_PHASE = "precondition"
 PRECONDITION = tp.Param("precondition", "time", "how preconditioning ends: 'time' (4K random writes for "
                         "precondition_time) or 'steady' (until PTS steady state of their IOPS)",
                         tp.choice("time", "steady"), source="published reviews")
-PARAMS = (
+PRECONDITION_PARAMS = (
     PRECONDITION,
     tp.Param("precondition_time", 7200.0, "how long the 4K random-write preconditioning runs (precondition=time); "
              "--quick uses 3 s unless set", tp.seconds, tp.show_seconds, source="published reviews", quick=3.0),
+)
+ENDURANCE_PARAMS = (
     tp.Param("pe_cycles", 0, "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
              lambda t: int(t) if t.strip() == "0" else tp.positive_int(t)),
     tp.Param("warranty_years", 0.0, "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
              lambda t: 0.0 if t.strip() == "0" else tp.positive_float(t)),
 )
+PARAMS = PRECONDITION_PARAMS + ENDURANCE_PARAMS
 
 
-def params_of(own: tuple[tp.Param, ...]) -> tuple[tp.Param, ...]:
+def params_of(own: tuple[tp.Param, ...], precondition: bool = True) -> tuple[tp.Param, ...]:
     """A test's parameters: its own, then the shared ones it does not declare itself (a test
-    may redeclare a shared one, e.g. with another quick value)."""
+    may redeclare a shared one, e.g. with another quick value); without preconditioning (IO
+    consistency fills the drive instead) the preconditioning ones do not apply."""
     mine = {p.name for p in own}
-    return own + tuple(p for p in PARAMS if p.name not in mine)
+    return own + tuple(p for p in (PARAMS if precondition else ENDURANCE_PARAMS) if p.name not in mine)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
           precondition: bool = True) -> Setup:
     """Read the test's parameters and build the preconditioning. `precondition=False` (IO
     consistency: purge and a sequential fill instead) skips it."""
-    params = params_of(own)
+    params = params_of(own, precondition)
     vals = tp.values(params, profile, name)
     ar = active_fraction(profile, target)
     rows = common_parameters(profile, target) + tp.parameter_rows(params, profile, name)
