@@ -61,6 +61,13 @@ def interval_label(r: CellRow) -> str:
     return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
 
 
+def rounds_count(ph: PhaseSummary) -> str:
+    """How many rounds a phase measured: a partial interval is counted as such, not as complete."""
+    partial = sorted({r.round: r for r in ph.rows if r.partial and r.round in ph.rounds}.values(), key=lambda r: r.round)
+    text = f"{len(ph.rounds) - len(partial)} complete round(s)"
+    return text + "".join(f", then round {interval_label(r)}" for r in partial)
+
+
 def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> PhaseSummary:
     rows = store.cells(phase.name)
     rounds = tuple(store.complete_rounds(phase.name))

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from .decide import decision_text
 from .store import RunStore
-from .summary import PhaseSummary, interval_label, summarise
+from .summary import PhaseSummary, interval_label, rounds_count, summarise
 from .units import denoise, duration, eng, kib_label, num
 
 PhaseView = Callable[[PhaseSummary, Console], None]
@@ -78,7 +78,7 @@ def render_ranking(st, console: Console) -> None:
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     steady = {True: "[green]steady state reached[/]", False: "[red]steady state NOT reached[/]", None: "steady state not evaluated"}[ph.steady]
-    rounds = f"{len(ph.rounds)} complete round(s)"
+    rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
         console.print(f"measurement window: rounds {ph.window[0]}–{ph.window[-1]}")

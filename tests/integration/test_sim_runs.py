@@ -159,6 +159,8 @@ def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rat
     # the true rate: IOs over the interval's true length, close to the interval before (no fake drop)
     assert last.iops == pytest.approx(last.write_ios / last.runtime_s, rel=1e-3)
     assert last.iops > 0.9 * full[-1].iops, [round(c.iops) for c in cells]
+    # ... and it is not counted as a complete round
+    assert f"{len(full)} complete round(s), then round {last.round} (partial, " in " ".join(p.stdout.split()), p.stdout
     assert sum(c.write_bytes for c in cells) >= int(6.3 * 400 * 2**20)
     [ph] = summarise(store)
     assert last.round not in ph.window and all(last.round not in v.rounds for v in ph.verdicts)

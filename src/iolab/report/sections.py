@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from ..decide import decision_text
 from ..steady import VariableVerdict
-from ..summary import CellAverage, PhaseSummary
+from ..summary import CellAverage, PhaseSummary, rounds_count
 from ..units import denoise, duration, eng, kib_label, num
 from . import header, plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
@@ -246,7 +246,7 @@ def details_pages(run: RunData) -> list[Page]:
     ]
     for ph in run.phases:
         rows.append((f"Phase {ph.phase.name}",
-                     f"{len(ph.rounds)} complete round(s); window {rounds_text(ph.window)}; "
+                     f"{rounds_count(ph)}; window {rounds_text(ph.window)}; "
                      f"{ph.phase.stop_reason or 'unfinished'}"))
         # per idle length, not per cell: a full HIR wait state idles before each of its 360 bursts
         idle: dict[float, int] = {}
