@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,40 @@ import pytest
 IOLAB = [str(Path(sys.executable).parent / "iolab")]
 
 
+@contextmanager
+def _scratch_dir():
+    base = os.environ.get("IOLAB_TEST_SCRATCH", "/var/tmp")
+    d = Path(tempfile.mkdtemp(prefix="iolab-test-", dir=base))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.fixture
 def scratch() -> Path:
     """A directory on a real (O_DIRECT-capable) filesystem, not tmpfs."""
-    base = os.environ.get("IOLAB_TEST_SCRATCH", "/var/tmp")
-    d = Path(tempfile.mkdtemp(prefix="iolab-test-", dir=base))
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
+    with _scratch_dir() as d:
+        yield d
+
+
+@pytest.fixture(scope="session")
+def characterise_on_a_file():
+    """One quick `iolab run characterise` on a 64 MiB file with real fio, with its reports:
+    (runs directory, the finished command). Its runs are read by test_cli_characterise.py (the
+    sequence) and test_char_demand.py (latency vs demand and maximum IOPS on a file), so their
+    settings serve both: easy (1,000, 2,000) and impossible (millions of) IOPS demands held for
+    1 s within 20 %, a QD 1…4 then 1…2 thread search, two QoS and max-IOPS rounds."""
+    with _scratch_dir() as d:
+        runs = d / "runs"
+        p = iolab("run", "characterise", "--target", f"file:{d}/c.img?size=64MiB", "--quick", "--cell-time", "200ms",
+                  "--set", "precondition_time=1s", "--set", "duration=4s", "--set", "rounds=2",
+                  "--set", "demand=1000,2000,2000000,4000000,8000000", "--set", "step_time=1s",
+                  # a shared CI machine can hold a rate within 20 %, not always 2 %
+                  "--set", "tolerance=20%",
+                  "--set", "queue_depths=1,2,4", "--set", "thread_counts=1,2", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr + p.stdout
+        yield runs, p
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """Latency vs IOPS demand and maximum IOPS (issue 11, items 1 and 3): each on a file with
-real fio (--quick, 200 ms cells) and once on the simulated drive for the shape: the read ramp
-ends near the default preset's ~80 K IOPS read ramp saturation, and the read QD search's optimum lies at
-QD 16 or above (one QD 1 read takes about 110 µs there, so fewer IOs in flight cannot reach
-the limit)."""
+real fio (--quick, 200 ms cells; the runs of the characterise sequence, conftest.py) and once
+on the simulated drive for the shape: the read ramp ends near the default preset's ~80 K IOPS
+read ramp saturation, and the read QD search's optimum lies at QD 16 or above (one QD 1 read
+takes about 110 µs there, so fewer IOs in flight cannot reach the limit)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,23 @@ QUICK = ("--quick", "--cell-time", "200ms", "--set", "precondition_time=1s")
 SIM = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
 
 
+def stored(run_dir: Path) -> tuple[dict, str]:
+    html = next((run_dir / "report").glob("*.html")).read_text()
+    return json.loads((run_dir / "manifest.json").read_text()), html
+
+
 def run(test: str, target: str, runs: Path, *args: str) -> tuple[dict, str]:
     p = iolab("run", test, "--target", target, *QUICK, "--runs-dir", str(runs), *args)
     assert p.returncode == 0, p.stdout + p.stderr
     [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
-    html = next((run_dir / "report").glob("*.html")).read_text()
-    return json.loads((run_dir / "manifest.json").read_text()), html
+    return stored(run_dir)
+
+
+def of_test(runs: Path, test: str) -> Path:
+    """The run of `test` in a sequence's runs directory."""
+    [run_dir] = [d for d in runs.iterdir() if (d / "manifest.json").is_file()
+                 and json.loads((d / "manifest.json").read_text())["test"] == test]
+    return run_dir
 
 
 def section(shown: str, phase: str, after: str) -> str:
@@ -43,12 +54,11 @@ def decisions(manifest: dict) -> dict[str, dict]:
     return {d["phase"]: d for d in manifest["decisions"]}
 
 
-def test_latency_demand_on_a_file_meets_low_demands_and_stops_at_impossible_ones(scratch):
-    # 1,000 and 2,000 IOPS are easy for a file; 2 and 4 million are not. Steps of 1 s, so that
-    # fio's rate limit has enough IOs to hold the low demands within the 2 % tolerance.
-    m, html = run("latency-demand", f"file:{scratch / 'f'}?size=64MiB", scratch / "runs",
-                  "--set", "demand=1000,2000,2000000,4000000,8000000", "--set", "step_time=1s",
-                  "--set", "tolerance=20%")  # a shared CI machine can hold a rate within 20 %, not always 2 %
+def test_latency_demand_on_a_file_meets_low_demands_and_stops_at_impossible_ones(characterise_on_a_file):
+    # 1,000 and 2,000 IOPS are easy for a file; 2 and 4 million are not (conftest.py: demands
+    # held for 1 s, so that fio's rate limit has enough IOs to hold the low ones, within 20 %).
+    run_dir = of_test(characterise_on_a_file[0], "latency-demand")
+    m, html = stored(run_dir)
     assert m["state"] == "complete"
     d = decisions(m)
     for ramp in ("read ramp", "write ramp"):
@@ -69,13 +79,13 @@ def test_latency_demand_read_ramp_stops_at_the_simulated_read_limit(tmp_path):
     assert f"maximum sustainable IOPS {read:,}" in html
 
 
-def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at_the_optimum(scratch):
-    runs = scratch / "runs"
-    m, html = run("max-iops", f"file:{scratch / 'f'}?size=64MiB", runs, "--set", "queue_depths=1,2,4",
-                  "--set", "thread_counts=1,2", "--set", "rounds=2")
+def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at_the_optimum(characterise_on_a_file):
+    # conftest.py: queue depths 1, 2, 4, then 1 and 2 threads, 2 rounds at the optimum
+    run_dir = of_test(characterise_on_a_file[0], "max-iops")
+    m, html = stored(run_dir)
     assert m["state"] == "complete"
     d = decisions(m)
-    shown = iolab("show", str(next(runs.iterdir()))).stdout
+    shown = iolab("show", str(run_dir)).stdout
     optimum = {}
     for op in ("read", "write"):
         # the searches may end by their rule or run through every level

@@ -33,11 +33,8 @@ def phases(store) -> dict:
     return {ph.phase.name: ph for ph in summarise(store)}
 
 
-def test_characterise_sequence_on_a_file(scratch):
-    runs = scratch / "runs"
-    p = iolab("run", "characterise", "--target", f"file:{scratch}/c.img?size=64MiB", "--quick", "--cell-time", "200ms",
-              "--set", "duration=4s", "--set", "rounds=3", "--runs-dir", str(runs))
-    assert p.returncode == 0, p.stderr + p.stdout
+def test_characterise_sequence_on_a_file(characterise_on_a_file):
+    runs, p = characterise_on_a_file  # conftest.py: its settings
     stores = runs_of(runs)
     assert set(stores) == {*TESTS, "latency-demand", "max-iops"}  # the last two: test_char_demand.py
     for test, s in stores.items():
@@ -45,7 +42,7 @@ def test_characterise_sequence_on_a_file(scratch):
         assert not s.manifest.compliant
         assert (s.dir / "report").is_dir()
     qos = phases(stores["qos"])
-    assert len(qos["write rounds"].rows) == 3 and len(qos["read rounds"].rows) == 3
+    assert len(qos["write rounds"].rows) == 2 and len(qos["read rounds"].rows) == 2
     assert all(r.iops > 0 and r.write_ios == 0 for r in qos["read rounds"].rows)
     matrix = phases(stores["rw-matrix"])
     assert list(matrix) == ["RND READ", "RND WRITE", "SEQ READ", "SEQ WRITE"]

@@ -16,13 +16,13 @@ from iolab.store import RunStore
 
 from .conftest import IOLAB, iolab
 
-ROUNDS = 6
+ROUNDS = 5  # the steady-state window, no more
 CELLS = 9  # latency: 3 mixes × 3 block sizes
 
 
 def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()) -> Path:
     """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains `when`."""
-    run = run or ("latency", "--cell-time", "500ms", "--max-rounds", str(ROUNDS), "-t", f"file:{scratch}/target.img?size=64MiB")
+    run = run or ("latency", "--cell-time", "200ms", "--max-rounds", str(ROUNDS), "-t", f"file:{scratch}/target.img?size=64MiB")
     cmd = [*IOLAB, "run", *run, "--quick", "--runs-dir", str(runs), "--no-report"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
