@@ -98,10 +98,10 @@ def test_sim_presets_lists_every_preset():
     assert len(re.findall(r"│ plp\s+│", p.stdout)) == len(ssds)
 
 
-def test_quick_wsat_on_the_default_drive_shows_the_write_cliff(tmp_path):
-    """--quick simulates a small copy of the drive with its over-provisioning, so the cliff
-    (FOB plateau, drop, flattening) shows within the quick run; 512 MiB of the full 400 GB
-    drive never left FOB."""
+def test_quick_wsat_on_the_default_drive_shows_its_fall(tmp_path):
+    """--quick simulates a small copy of the drive with its over-provisioning, so the fall
+    (FOB plateau, then a gentle bank to steady state) shows within the quick run; 512 MiB of
+    the full 400 GB drive never left FOB."""
     runs = tmp_path / "runs"
     p = iolab("run", "wsat", "--quick", "--no-report", "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr + p.stdout
@@ -111,10 +111,10 @@ def test_quick_wsat_on_the_default_drive_shows_the_write_cliff(tmp_path):
     cells = sorted(store.cells(kind="measure"), key=lambda c: c.round)
     iops = [c.iops for c in cells]
     assert len(iops) >= 6, iops
-    assert iops[1] > 0.9 * iops[0], iops  # FOB plateau
-    assert iops[-1] < 0.6 * iops[0], iops  # past the cliff
-    drops = [a - b for a, b in zip(iops, iops[1:])]
-    assert drops[-1] < 0.25 * max(drops), iops  # flattening toward steady state
+    assert iops[1] > 0.99 * iops[0], iops  # FOB plateau
+    assert iops[-1] < 0.93 * iops[0], iops  # past the fall (the enterprise drive banks ~13 %)
+    assert all(b > 0.9 * a for a, b in zip(iops, iops[1:])), iops  # gently
+    assert max(iops[-3:]) < 1.1 * min(iops[-3:]), iops  # near its steady level
     # Garbage collection ran and the drive measured its write amplification.
     last = cells[-1].counters
     assert last["gc_runs"] > 0 and 1.5 < last["waf"] < 3.5, last

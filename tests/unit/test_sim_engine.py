@@ -93,7 +93,8 @@ def test_round_result_raw_file_and_counters(tmp_path):
 
 
 def test_state_persists_between_rounds_and_purge_returns_to_fob(tmp_path):
-    t, e = small(), SimEngine()
+    # write_core_us=0: the flash sets the fresh rate, so the cliff is deep enough to tell apart.
+    t, e = small("&write_core_us=0"), SimEngine()
     read = Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=0.2)
     fresh = e.run(t, read, tmp_path, "read-fresh")
     e.run(t, Workload.mix("seq", 0, 128 * KiB, queue_depth=32, bytes_budget=t.capacity), tmp_path, "fill")

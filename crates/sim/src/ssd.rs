@@ -163,7 +163,9 @@ impl Ssd {
     /// The command is taken by the first core free, no earlier than `ready`, except a read
     /// at `lba` in the `core_by_lba` share of stripes: the core owning that stripe of the
     /// mapping table looks it up, so the read waits for it even when another core is free.
-    /// Writes go to any core: they land in the write buffer and their mapping is updated later.
+    /// Writes go to any core: they land in the write buffer and their mapping is updated
+    /// later, by the same core for `write_core` after the command (the host does not wait for
+    /// it, the next command does when every core is so busy).
     #[inline(always)]
     fn controller(&mut self, ready: u64, lba: Option<u64>) -> u64 {
         let h = lba.map_or(0, |off| (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -180,6 +182,9 @@ impl Ssd {
         };
         let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
         self.ctrl_busy[k] = t;
+        if lba.is_none() && self.cfg.write_core_ns > 0 {
+            self.ctrl_busy[k] = t + self.flash.vary(self.cfg.write_core_ns);
+        }
         t
     }
 

@@ -65,6 +65,8 @@ pub struct SsdConfig {
     pub link_full_duplex: bool,
     pub link: String,
     pub overhead_ns: u64,
+    /// Core time a write command keeps after its data is buffered (not waited for).
+    pub write_core_ns: u64,
     pub cores: u32,
     /// Share of commands bound to the core owning their LBA stripe.
     pub core_by_lba: f64,

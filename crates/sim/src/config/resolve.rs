@@ -328,6 +328,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         link_full_duplex,
         link,
         overhead_ns: (v.nonneg("overhead_us")? * 1000.0).round() as u64,
+        write_core_ns: (v.nonneg("write_core_us")? * 1000.0).round() as u64,
         cores: {
             let n = v.count("controller_cores")?;
             if n > 64 {
