@@ -4,7 +4,9 @@ scaling of their lists, and the cell naming that the report and compare pages re
 
 "Precondition" is 4K random writes (incompressible) for a duration (default 2 h) or until
 PTS steady state (IOPS of the 4K writes over a window of rounds), whichever the user picks
-with `--set precondition=time|steady`; the plan records which.
+with `--set precondition=time|steady`; the plan records which. A --quick run writes twice
+the capacity it tests instead of a duration: a few seconds of a drive's fresh rate fill only
+part of even a scaled-down drive, which then never leaves fresh-out-of-box.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..plan import Cell, Phase, Profile, Tracking
 from ..targets import Target
 from ..units import KiB, kib_label
 from ..workload import Workload
-from . import active_fraction, common_parameters
+from . import active_fraction, common_parameters, tested_capacity
 
 FAMILY = "iolab characterisation"
 SEQUENCE = "characterise"
@@ -26,10 +28,19 @@ PRECONDITION_PHASE = "precondition"
 PRECONDITION = tp.Param("precondition", "time", "how preconditioning ends: 'time' (4K random writes for "
                         "precondition_time) or 'steady' (until PTS steady state of their IOPS)",
                         tp.choice("time", "steady"), source="published reviews")
+BY_CAPACITY = 0.0  # precondition_time's quick value: write twice the tested capacity instead
+QUICK_DRIVE_WRITES = 3
+
+
+def _show_precondition_time(v: float) -> str:
+    return f"until {QUICK_DRIVE_WRITES} × the tested capacity is written" if v == BY_CAPACITY else tp.show_seconds(v)
+
+
 PRECONDITION_PARAMS = (
     PRECONDITION,
     tp.Param("precondition_time", 7200.0, "how long the 4K random-write preconditioning runs (precondition=time); "
-             "--quick uses 3 s unless set", tp.seconds, tp.show_seconds, source="published reviews", quick=3.0),
+             f"--quick writes {QUICK_DRIVE_WRITES} × the tested capacity instead unless set", tp.seconds,
+             _show_precondition_time, source="published reviews", quick=BY_CAPACITY),
 )
 ENDURANCE_PARAMS = (
     tp.Param("pe_cycles", 0, "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
@@ -70,8 +81,10 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
     if not precondition:
         return Setup(vals, (), (), rows)
     pc_time = vals["precondition_time"]
+    budget = (dict(bytes_budget=QUICK_DRIVE_WRITES * tested_capacity(profile, target)) if pc_time == BY_CAPACITY
+              else dict(duration_s=pc_time))
     w = Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth, active_range=ar,
-                     entropy=1.0, duration_s=pc_time, name="precondition RND 4KiB W")
+                     entropy=1.0, name="precondition RND 4KiB W", **budget)
     if vals["precondition"] == "steady":
         cell = Cell("RND 4KiB W", w.with_(duration_s=profile.cell_seconds), "0/100", 4 * KiB)
         phase = Phase(PRECONDITION_PHASE, (cell,), (Tracking("IOPS RND 4KiB W", cell.key, "iops"),), purge=True,
@@ -79,8 +92,9 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
         rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
                                         f"{profile.cell_seconds:g} s rounds until PTS steady state of IOPS"))
         return Setup(vals, (phase,), (), rows)
+    how = _show_precondition_time(pc_time) if pc_time == BY_CAPACITY else f"for {tp.show_seconds(pc_time)}"
     rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
-                                    f"for {tp.show_seconds(pc_time)} (steady state not checked)"))
+                                    f"{how} (steady state not checked)"))
     return Setup(vals, (), (w,), rows)
 
 
