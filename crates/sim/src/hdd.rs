@@ -300,7 +300,7 @@ impl Hdd {
     /// waiting), later if it will once destages make room; returns false when the write must
     /// go to the media itself (cache disabled, or the write is larger than the cache).
     fn cache_write(&mut self, now: u64, off: u64, len: u64, id: u32) -> bool {
-        let room = self.cfg.cache_units as u64 * 4096;
+        let room = self.cache_bytes();
         if !self.write_cache || len > room {
             return false;
         }
@@ -310,6 +310,10 @@ impl Hdd {
         }
         self.admit(now, off, len, id);
         true
+    }
+
+    fn cache_bytes(&self) -> u64 {
+        self.cfg.cache_units as u64 * 4096
     }
 
     fn admit(&mut self, now: u64, off: u64, len: u64, id: u32) {
@@ -330,7 +334,7 @@ impl Hdd {
 
     /// Writes waiting for room enter the cache once a destage at `t` has made it.
     fn admit_waiting(&mut self, t: u64) {
-        let room = self.cfg.cache_units as u64 * 4096;
+        let room = self.cache_bytes();
         while let Some(&(at, off, len, id)) = self.waiting.front() {
             if self.dirty + len > room {
                 break;

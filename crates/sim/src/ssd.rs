@@ -181,10 +181,13 @@ impl Ssd {
             k
         };
         let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
-        self.ctrl_busy[k] = t;
-        if lba.is_none() && self.cfg.write_core_ns > 0 {
-            self.ctrl_busy[k] = t + self.flash.vary(self.cfg.write_core_ns);
-        }
+        // No draw when there is no write time: the other presets' timing stays as it was.
+        let after = if lba.is_none() && self.cfg.write_core_ns > 0 {
+            self.flash.vary(self.cfg.write_core_ns)
+        } else {
+            0
+        };
+        self.ctrl_busy[k] = t + after;
         t
     }
 

@@ -4,8 +4,8 @@ scaling of their lists, and the cell naming that the report and compare pages re
 
 "Precondition" is 4K random writes (incompressible) for a duration (default 2 h) or until
 PTS steady state (IOPS of the 4K writes over a window of rounds), whichever the user picks
-with `--set precondition=time|steady`; the plan records which. A --quick run writes twice
-the capacity it tests instead of a duration: a few seconds of a drive's fresh rate fill only
+with `--set precondition=time|steady`; the plan records which. A --quick run writes
+QUICK_DRIVE_WRITES times the capacity it tests instead of a duration: a few seconds of a drive's fresh rate fill only
 part of even a scaled-down drive, which then never leaves fresh-out-of-box.
 """
 
@@ -28,7 +28,7 @@ PRECONDITION_PHASE = "precondition"
 PRECONDITION = tp.Param("precondition", "time", "how preconditioning ends: 'time' (4K random writes for "
                         "precondition_time) or 'steady' (until PTS steady state of their IOPS)",
                         tp.choice("time", "steady"), source="published reviews")
-BY_CAPACITY = 0.0  # precondition_time's quick value: write twice the tested capacity instead
+BY_CAPACITY = 0.0  # precondition_time's quick value: write QUICK_DRIVE_WRITES × the tested capacity instead
 QUICK_DRIVE_WRITES = 3
 
 
@@ -92,7 +92,7 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
         rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
                                         f"{profile.cell_seconds:g} s rounds until PTS steady state of IOPS"))
         return Setup(vals, (phase,), (), rows)
-    how = _show_precondition_time(pc_time) if pc_time == BY_CAPACITY else f"for {tp.show_seconds(pc_time)}"
+    how = ("" if pc_time == BY_CAPACITY else "for ") + _show_precondition_time(pc_time)
     rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
                                     f"{how} (steady state not checked)"))
     return Setup(vals, (), (w,), rows)
