@@ -119,7 +119,7 @@ def resume_test(run: str | Path, *, allow_unsafe: bool = False, allow_system_dis
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
     the run so far kept (and no report written)."""
-    r, engine = resuming.prepare(run, engine_for, allow_unsafe, allow_system_disk)
+    r, engine = resuming.prepare(run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk)
     try:
         if on_start:
             on_start(r)

@@ -17,12 +17,13 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import registry, targets
+from . import targets
 from .engines import Capabilities, Engine, engine_class, purge_methods
 from .engines.fio_hosts import legs_from_manifest, split_engine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
+from .runfiles import INPUTS_DIR
 from .decide import sample_of_row
 from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, early_stop, plan_summary,
                      workload_record)
@@ -41,10 +42,12 @@ class Resumption:
     notes: list[str]
 
 
-def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
+def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
             allow_system_disk: bool = False) -> tuple[Resumption, Engine]:
     """Open the run for writing, check it can go on, recover lost cells and decide where it
-    continues. Raises IolabError (nothing changed) when it cannot be resumed at all."""
+    continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
+    `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
+    the engines' list nor the test registry."""
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
     m = probe.manifest
     probe.close()
@@ -61,8 +64,8 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         profile = Profile(**m.profile)
     except TypeError as e:
         raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
-    workload = probe.dir / "inputs" if (probe.dir / "inputs").is_dir() else None
-    plan = registry.build_plan(m.test, profile, target, workload)
+    workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
+    plan = build_plan(m.test, profile, target, workload)
     if plan_summary(plan) != as_planned(m.plan):
         raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
                          "(another iolab version, or the target's size changed), so it cannot continue it. "

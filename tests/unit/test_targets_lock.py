@@ -199,11 +199,11 @@ def test_resume_claims_the_target_too(tmp_path):
     try:
         assert other.stdout.readline().strip() == "held"
         with pytest.raises(RefusedError, match="iolab run RUN-OF-THE-OTHER-PROCESS"):
-            resume.prepare(store.dir, lambda target: engine)
+            resume.prepare(store.dir, lambda target: engine, registry.build_plan)
     finally:
         other.kill()
         other.wait()
-    r, _ = resume.prepare(store.dir, lambda target: engine)
+    r, _ = resume.prepare(store.dir, lambda target: engine, registry.build_plan)
     assert targets.held(r.target) is not None  # held until the resumed run ends
     targets.release(r.target)
 
@@ -243,7 +243,7 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
     store.close()
     # resume goes on over the stored hosts (here unreachable), never on the target alone
     with pytest.raises(IolabError, match=r"host 192.0.2.1:8765: no fio server answers there"):
-        resume.prepare(store.dir, lambda t: RemoteEngine())
+        resume.prepare(store.dir, lambda t: RemoteEngine(), registry.build_plan)
     assert targets.held(t) is None
 
 
