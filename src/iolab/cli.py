@@ -318,12 +318,15 @@ def compare(
 def export(
     run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
     fmt: str = typer.Option("csv", "--format", "-f", help="csv, json or parquet."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the files (default: the run's export/ folder)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the files (default: the run's export/ folder); - writes a JSON export to standard output as one document."),
 ):
     """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
-    from .export import export_run
+    from .export import export_run, export_stream
 
     store = RunStore.open(run_ref)
+    if out is not None and str(out) == "-":
+        export_stream(store, fmt, sys.stdout)
+        return
     for p in export_run(store, fmt, out or store.dir / "export"):
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
 
