@@ -305,9 +305,10 @@ def compare(
     run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the comparison (default: compare/ under the runs directory)."),
     force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
+    labels: Optional[list[str]] = typer.Option(None, "--label", help="A name for each run, in the order of the runs (repeat once per run), e.g. --label before --label after; default: the drive, with the run id where two runs would read the same."),
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
-    done = api.compare(run_refs, out or runs_root() / "compare", force=force)
+    done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
     if done.summary is not None:
         textreport.render_ranking(done.summary, console)
     for p in done.paths:
@@ -318,12 +319,15 @@ def compare(
 def export(
     run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
     fmt: str = typer.Option("csv", "--format", "-f", help="csv, json or parquet."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the files (default: the run's export/ folder)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the files (default: the run's export/ folder); - writes a JSON export to standard output as one document."),
 ):
     """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
-    from .export import export_run
+    from .export import export_run, export_stream
 
     store = RunStore.open(run_ref)
+    if out is not None and str(out) == "-":
+        export_stream(store, fmt, sys.stdout)
+        return
     for p in export_run(store, fmt, out or store.dir / "export"):
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
 
