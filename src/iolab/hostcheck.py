@@ -21,8 +21,8 @@ import subprocess
 from dataclasses import replace
 
 from . import targets
-from .errors import RefusedError
-from .hosts import PROBE_TIMEOUT_S, Host, is_local_address, ssh_command
+from .errors import EngineError, RefusedError
+from .hosts import PROBE_TIMEOUT_S, Host, is_local_address, ssh_command, ssh_how
 from .targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from .targets.lock import TargetClaim
 
@@ -166,8 +166,11 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
     problems overridden."""
     out = _script(h, "check", t.path)
     lines = out.stdout.splitlines()
+    said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
+    if out.returncode == 255:  # ssh's own failure: no host to check, and none to run on either
+        raise EngineError(f"host {h.name}: checking its target over SSH as {h.ssh} failed (ssh exit 255); ssh said: "
+                          f"{said}. {ssh_how(h)}. Nothing was run or written.")
     if out.returncode != 0 or "done" not in lines:
-        said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
         problems = [Problem("cannot check", f"the check on {h.ssh} did not finish (exit {out.returncode}): {said}")]
     else:
         fields = [ln.split("\t") for ln in lines]
@@ -191,8 +194,6 @@ def create_over_ssh(h: Host, t: Target) -> None:
     next run's check there knows it for iolab's own."""
     out = _script(h, "create", t.path, str(t.capacity))
     if out.returncode != 0 or "done" not in out.stdout.splitlines():
-        from .errors import EngineError
-
         said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
         raise EngineError(f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}")
 

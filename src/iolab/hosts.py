@@ -315,13 +315,18 @@ def _start_local(h: Host, servers: Servers, fio: str) -> None:
     servers.endpoints[h.name] = (h.address, h.port)
 
 
+def ssh_how(h: Host) -> str:
+    """What to try by hand when ssh to the host fails."""
+    return (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
+            f"`{' '.join(ssh_command(h, h.ssh, 'fio --version'))}` works from this machine without a prompt")
+
+
 def _start_ssh(h: Host, servers: Servers) -> None:
     with socket.socket() as s:  # a free local port for the tunnel
         s.bind(("127.0.0.1", 0))
         local_port = s.getsockname()[1]
     start, tunnel = ssh_commands(h, local_port)
-    how = (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
-           f"`{' '.join(ssh_command(h, h.ssh, 'fio --version'))}` works from this machine without a prompt")
+    how = ssh_how(h)
     try:
         out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
