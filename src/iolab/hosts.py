@@ -174,8 +174,9 @@ def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
 
 
 def server_arg(address: str, port: int) -> str:
-    """fio's --server/--client argument: 'ip,port' (IPv6 too; fio splits at the last comma)."""
-    return f"{address},{port}"
+    """fio's --server/--client argument: 'ip,port', and 'ip6:ADDR,port' for an IPv6 address
+    (fio 3.33 takes a bare '::1,8765' for a port it cannot parse and exits)."""
+    return f"ip6:{address},{port}" if ":" in address else f"{address},{port}"
 
 
 def ssh_command(h: Host, *args: str) -> list[str]:
@@ -283,35 +284,39 @@ def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
 
 
 def _wait_answer(address: str, port: int, what: str, servers: Servers, proc: subprocess.Popen | None = None,
-                 failed: str = "ssh exited ({code}) before the tunnel was up; ssh said: {said}") -> None:
+                 failed: str = "ssh exited ({code}) before the tunnel was up; ssh said: {said}", output=None) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if answers(address, port, timeout=0.5):
             return
         if proc is not None and proc.poll() is not None:
-            raise EngineError(f"{what}: " + failed.format(code=proc.returncode, said=_said(proc) or "(nothing)") + ".")
+            said = _said(output or proc.stderr) or "(nothing)"
+            raise EngineError(f"{what}: " + failed.format(code=proc.returncode, said=said) + ".")
         time.sleep(0.1)
     raise EngineError(f"{what}: started, but nothing answered on {address}:{port} within {START_TIMEOUT_S:g} s.")
 
 
-def _said(proc: subprocess.Popen) -> str:
-    err = proc.stderr
-    if err is None:
+def _said(out) -> str:
+    if out is None:
         return ""
-    if hasattr(err, "seek"):  # a file (a long-lived server's stderr must not fill a pipe)
-        err.seek(0)
-    return " ".join(err.read().decode(errors="replace").split())[-300:]
+    if hasattr(out, "seek"):  # a file (a long-lived server's output must not fill a pipe)
+        out.seek(0)
+    return " ".join(out.read().decode(errors="replace").split())[-300:]
 
 
 def _start_local(h: Host, servers: Servers, fio: str) -> None:
     # Not --daemonize: a daemon is no child of iolab, and could not die with it.
+    said = tempfile.TemporaryFile()  # fio says why it cannot serve on stdout; a file cannot fill up like a pipe
     proc = subprocess.Popen([fio, f"--server={server_arg(h.address, h.port)}"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=tempfile.TemporaryFile(), start_new_session=True,
-                            preexec_fn=die_with_parent())
+                            stdout=said, stderr=said, start_new_session=True, preexec_fn=die_with_parent())
     pf = record(proc.pid, h.address, h.port)
     servers._local.append((proc, pf))
     servers.started.append(f"fio server on {h.name} (pid {proc.pid}, pid file {pf})")
-    _wait_answer(h.address, h.port, f"host {h.name}", servers, proc, "`fio --server` failed (exit {code}): {said}")
+    try:
+        _wait_answer(h.address, h.port, f"host {h.name}", servers, proc, "`fio --server` failed (exit {code}): {said}",
+                     said)
+    finally:
+        said.close()
     servers.endpoints[h.name] = (h.address, h.port)
 
 

@@ -113,6 +113,9 @@ def test_split_keeps_the_total_outstanding_io():
 
 def test_host_list_and_hosts_file(tmp_path):
     assert [h.name for h in parse_hosts("10.0.0.2, h3:9000,[fd00::1]:8766")] == ["10.0.0.2:8765", "h3:9000", "fd00::1:8766"]
+    from iolab.hosts import server_arg
+
+    assert server_arg("fd00::1", 8766) == "ip6:fd00::1,8766" and server_arg("10.0.0.2", 8765) == "10.0.0.2,8765"
     with pytest.raises(IolabError, match="listed twice"):
         parse_hosts("a,a:8765")
     f = tmp_path / "hosts.toml"
