@@ -106,7 +106,8 @@ echo done
 _OVERRIDE = {"read-only": None, "mounted": ALLOW_SYSTEM_DISK}
 
 
-def check_host_legs(legs, allow_unsafe: bool, allow_system_disk: bool) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
+def check_host_legs(legs, allow_unsafe: bool,
+                    allow_system_disk: bool) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
     """Check every host leg's target where it is written. Returns (the claims held on this
     machine's paths, {leg name: the Target to prepare on this machine}, the checks overridden,
     how each host was checked). RefusedError names the host and what failed there."""
@@ -174,11 +175,13 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
         problems = [Problem("cannot check", f"the check on {h.ssh} did not finish (exit {out.returncode}): {said}")]
     else:
         fields = [ln.split("\t") for ln in lines]
-        problems = [Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE)) for f in fields if f[0] == "problem" and len(f) == 3]
+        problems = [Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE))
+                    for f in fields if f[0] == "problem" and len(f) == 3]
     allowed = {ALLOW_UNSAFE: allow_unsafe, ALLOW_SYSTEM_DISK: allow_system_disk}
     refused = [p for p in problems if not allowed.get(p.override or "", False)]
     if refused:
-        head = f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH: {'; '.join(map(str, refused))}."
+        head = (f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH: "
+                f"{'; '.join(map(str, refused))}.")
         if any(p.override is None for p in refused):
             raise RefusedError(head + " Nothing overrides this: make the target writable or choose another.")
         if any(p.override == ALLOW_SYSTEM_DISK for p in refused):

@@ -201,7 +201,8 @@ def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
 def ssh_watch_command(remote_dir: str) -> str:
     """The tunnel's remote command: wait until the session's input ends (iolab stopped the
     tunnel, or died and the kernel killed its ssh), then stop the server as ssh_stop_command does."""
-    return f'cat >/dev/null; p="$(cat {remote_dir}/server.pid 2>/dev/null)" || exit 0; kill "$p"; ' + _STOP_WAIT.format(dir=remote_dir)
+    return (f'cat >/dev/null; p="$(cat {remote_dir}/server.pid 2>/dev/null)" || exit 0; kill "$p"; '
+            + _STOP_WAIT.format(dir=remote_dir))
 
 
 _STOP_WAIT = ('i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
