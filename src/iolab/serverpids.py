@@ -36,7 +36,9 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def die_with_parent():
-    """preexec_fn: the kernel kills the child when this process dies, even by SIGKILL."""
+    """preexec_fn: the kernel kills the child when this process dies, even by SIGKILL. (The
+    kernel means the thread that started the child: servers are started from the thread that
+    runs the test, which lasts as long as the run.)"""
     parent = os.getpid()
 
     def arm() -> None:
