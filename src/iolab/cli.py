@@ -357,7 +357,6 @@ def fio_job(
     paths: Optional[str] = PathsOpt,
     hosts: Optional[str] = HostsOpt,
     hosts_file: Optional[Path] = HostsFileOpt,
-    listen_any: bool = ListenAnyOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
