@@ -2,7 +2,7 @@
 
     sudo .venv/bin/python bench/robustness.py [--dir /var/tmp] [--kills 5] [--resume 1]
                                               [--fault-timeout 150] [--fuzz-cases 20000]
-                                              [--skip refusals,kills,faults,fuzz]
+                                              [--skip refusals,kills,faults,fuzz,hosts]
 
 Prints four figures, each measured in this run (nothing is assumed):
 
@@ -23,6 +23,11 @@ Prints four figures, each measured in this run (nothing is assumed):
              never exits, a fio that prints no JSON, a fio that exits with an error (fake fio
              scripts put first on PATH).
   fuzz       bench/fuzz_import.py with --cases, if present: its case count and uncaught exceptions.
+  hosts      hosts runs (--hosts, --hosts-file) that must be refused before anything is written
+             (a foreign file through 127.0.0.1, 127.0.0.2 and localhost; a partitioned loop device
+             spelt //dev/loopN and through a symlink outside /dev; a host reached through fio
+             alone; 0.0.0.0 and [::] without --listen-any), the data compared before and after;
+             and kill -9 of a hosts run, then its resume: no fio server left listening after either.
 
 Needs root (loop devices, mounts) and nbdkit. Everything it creates lives under a scratch
 directory it removes; it stops only processes it started, by their pid.
@@ -419,7 +424,7 @@ def main() -> int:
     ap.add_argument("--fault-timeout", type=float, default=150.0, help="seconds a faulty run may take to end")
     ap.add_argument("--fuzz-cases", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=None, help="kill points (default: random, printed)")
-    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz")
+    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz,hosts")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("robustness: needs root (loop devices, mounts)", file=sys.stderr)
@@ -443,9 +448,94 @@ def main() -> int:
             report(f"faults ending cleanly (within {a.fault_timeout:g} s)", fault_cases(work, a.fault_timeout))
         if "fuzz" not in skip:
             print(f"\nfuzz: {fuzz(a.fuzz_cases)}")
+        if "hosts" not in skip:
+            report("hostile hosts runs (refused before writing; no fio server outlives a run)", hostile_hosts(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+# -- hosts runs -------------------------------------------------------------------------------
+
+HOSTS_PORT = 19380  # a fixed port per case, from the range this bench may use
+
+
+def _digest(path: str | Path) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(1 << 20)).hexdigest()
+
+
+def _server_gone(port: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def hostile_hosts(work: Path) -> list[Case]:
+    runs = work / "runs-hosts"
+    runs.mkdir()
+    loops = Loops(work)
+    cases = []
+    base = ["run", "latency", *QUICK, "--purge", "none", "--runs-dir", str(runs)]
+    try:
+        foreign = work / "hosts-foreign.img"
+        foreign.write_bytes(os.urandom(1 << 20))
+        for i, address in enumerate(("127.0.0.1", "127.0.0.2", "localhost")):
+            before = _digest(foreign)
+            c = refused(f"foreign file through --hosts {address}",
+                        base + ["-t", f"file:{foreign}?size=1MiB", "--hosts", f"{address}:{HOSTS_PORT + i}"], runs)
+            cases.append(Case(c.name, c.ok and _digest(foreign) == before, c.detail))
+
+        dev, backing = loops.make("hosts-partitioned")
+        write_mbr(backing)
+        link = work / "hosts-disk-link"
+        link.symlink_to(dev)
+        for name, spelt in (("partitioned loop device spelt //dev/...", "/" + dev),
+                            ("partitioned loop device through a symlink outside /dev", str(link))):
+            f = work / "hosts.toml"
+            f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {HOSTS_PORT + 3}\ntarget = "{spelt}"\n')
+            before = _digest(dev)
+            c = refused(name, base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts-file", str(f)], runs)
+            cases.append(Case(c.name, c.ok and _digest(dev) == before, c.detail))
+
+        cases.append(refused("a host reached through fio alone (nothing can be checked there)",
+                             base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", "198.51.100.7:19399"], runs))
+        for wild in ("0.0.0.0", "[::]"):
+            c = refused(f"--hosts {wild} without --listen-any",
+                        base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", f"{wild}:{HOSTS_PORT + 4}"], runs)
+            cases.append(Case(c.name, c.ok and _server_gone(HOSTS_PORT + 4, 1), c.detail))
+        cases += _hosts_kill(work)
+    finally:
+        loops.cleanup()
+    return cases
+
+
+def _hosts_kill(work: Path) -> list[Case]:
+    port, runs = HOSTS_PORT + 5, work / "runs-hosts-kill"
+    p = subprocess.Popen([IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2", "--no-report",
+                          "--purge", "none", "-t", f"file:{work}/hosts-k.img?size=16MiB", "--hosts", f"127.0.0.1:{port}",
+                          "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and p.poll() is None and not any(runs.glob("*/raw/*-r01-c01-*.p0.fio")):
+        time.sleep(0.05)
+    if p.poll() is not None:
+        return [Case("kill -9 of a hosts run", False, f"the run ended (exit {p.returncode}) before the kill point")]
+    p.kill()
+    p.wait()
+    killed = Case("kill -9 of a hosts run leaves no fio server", _server_gone(port),
+                  f"127.0.0.1:{port} {'closed' if _server_gone(port, 0.5) else 'STILL LISTENING'} after the kill")
+    run = next(runs.iterdir())
+    rc, _, err = iolab(["resume", str(run), "--no-report"], timeout=300)
+    gone = _server_gone(port)
+    return [killed, Case("its resume completes and leaves no fio server", rc == 0 and gone,
+                         f"exit {rc}, server {'gone' if gone else 'STILL LISTENING'}; {first_line(err) if rc else ''}")]
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ TargetOpt = typer.Option(None, "--target", "-t", help="/dev/XXX, file:PATH?size=
 PathsOpt = typer.Option(None, "--paths", help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).")
 HostsOpt = typer.Option(None, "--hosts", help="Run on these fio servers at once (HOST[:PORT],...), splitting the outstanding IO.")
 HostsFileOpt = typer.Option(None, "--hosts-file", help="TOML [[host]] list: address, port, target, share, ssh, ssh_config, ioengine.")
+ListenAnyOpt = typer.Option(False, "--listen-any", help="Let a fio server iolab starts for --hosts listen on every interface (a host given as 0.0.0.0 or ::). Anyone who reaches it can make it write.")
 ProfileOpt = typer.Option("enterprise", "--profile", help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
 SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
 QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
@@ -92,6 +93,7 @@ def run(
     paths: Optional[str] = PathsOpt,
     hosts: Optional[str] = HostsOpt,
     hosts_file: Optional[Path] = HostsFileOpt,
+    listen_any: bool = ListenAnyOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
@@ -126,7 +128,8 @@ def run(
     if target and len(target) > 1:  # several drives: one run each, then their comparison
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     tgt = targets.parse_target(target[0] if target else default_target())
-    engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk)
+    engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk,
+                                     listen_any)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
     from .progress import RichProgress, sequence_eta
@@ -188,6 +191,7 @@ def resume(
     run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="As for `iolab run`. DESTROYS DATA."),
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="As for `iolab run`. DESTROYS DATA."),
+    listen_any: bool = ListenAnyOpt,
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
@@ -210,7 +214,7 @@ def resume(
     try:
         with stop_on_signals(), RichProgress(console) as progress:
             api.resume_test(run_ref, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
-                            progress=progress, report=report, on_start=started, on_end=ended)
+                            listen_any=listen_any, progress=progress, report=report, on_start=started, on_end=ended)
     except KeyboardInterrupt as e:
         if not current:
             raise
@@ -273,6 +277,12 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
     broken = sum(1 for r in found if r.problem)
     if broken:
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
+    from .serverpids import leftover_servers
+
+    for s in leftover_servers():
+        err.print(f"[yellow]leftover fio server: pid {s['pid']} listening on {esc(str(s['address']))}:{s['port']}, started by "
+                  f"iolab pid {s['owner']} (run {esc(str(s.get('run_dir') or 'not named'))}), which is gone; the next "
+                  f"--hosts run stops it, or `kill {s['pid']}`[/]", soft_wrap=True)
 
 
 @app.command()

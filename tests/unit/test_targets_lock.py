@@ -236,30 +236,31 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
     t = parse_target(f"file:{f}")
     store = start(_plan(t), t, RemoteEngine(), RunOptions(), tmp_path / "runs")
     assert targets.held(t) is None
-    assert store.manifest.safety_overrides == ["the targets are on other hosts: iolab neither claimed nor checked them"]
+    assert store.manifest.safety_overrides == []  # the split engine checks the hosts' targets (hostcheck)
     assert store.manifest.split == RemoteEngine.split
     with pytest.raises(EngineError):
         Runner(_plan(t), t, RemoteEngine(), store, RunOptions()).run()
     store.close()
     # resume goes on over the stored hosts (here unreachable), never on the target alone
-    with pytest.raises(IolabError, match=r"host 192.0.2.1:8765: no fio server answers there"):
+    with pytest.raises(IolabError, match=r"/data/x.img on 192.0.2.1:8765: iolab cannot check a target on a host it "
+                                         r"reaches through fio's server only"):
         resume.prepare(store.dir, lambda t: RemoteEngine(), registry.build_plan)
     assert targets.held(t) is None
 
 
-def test_hosts_mode_refuses_a_block_device_on_a_host_unless_allowed(tmp_path):
-    from iolab.hosts import parse_hosts
+def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tmp_path):
     from iolab.engines.fio_hosts import host_legs
-    from iolab.engines.fio_hosts import refuse_remote_devices
+    from iolab.hostcheck import check_host_legs
+    from iolab.hosts import parse_hosts
 
-    legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("10.0.0.2,10.0.0.3"))
-    refuse_remote_devices(legs[0].target, legs, "--hosts")  # files: nothing to refuse
-    legs[1] = replace(legs[1], target=replace(legs[1].target, path="/dev/nvme0n1"))
-    with pytest.raises(IolabError, match=r"--hosts: 10.0.0.3:8765 opens /dev/nvme0n1: a block device on another "
-                                         r"host. iolab cannot check a remote device for filesystems, mounts"):
-        refuse_remote_devices(legs[0].target, legs, "--hosts")
+    legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("198.51.100.7,198.51.100.8"))
+    with pytest.raises(RefusedError, match=r"x.img on 198.51.100.7:8765; .*x.img on 198.51.100.8:8765: iolab cannot check "
+                                           r"a target on a host it reaches through fio's server only.*--allow-unsafe-target"):
+        check_host_legs(legs, False, False)
+    claims, local, overridden, _ = check_host_legs(legs, True, False)
+    assert claims == [] and local == {} and len(overridden) == 2 and "overridden by --allow-unsafe-target" in overridden[0]
     with pytest.raises(IolabError, match="--allow-unsafe-target"):
-        scaleout.engine_for_run(Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "10.0.0.2",
+        scaleout.engine_for_run(Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "198.51.100.7",
                                 None, None)
 
 
