@@ -15,13 +15,15 @@ class ResultsDiskFull(IolabError):
     """The filesystem holding the run directory has no room left."""
 
     exit_code = 5
+    ADVICE = ("Everything stored before this point is kept; free space on that filesystem (or use --runs-dir on "
+              "another one) and run again.")
 
     def __init__(self, run_dir: Path, detail: str | BaseException = ""):
         if isinstance(detail, OSError) and detail.filename:
             detail = f"{detail.strerror} writing {detail.filename}"
-        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. "
-                         "Everything stored before this point is kept; free space on that filesystem "
-                         "(or use --runs-dir on another one) and run again.")
+        # said once, however often the error is wrapped on its way up
+        detail = str(detail).replace(" " + self.ADVICE, "").rstrip(".")
+        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. {self.ADVICE}")
 
 
 def is_disk_full(e: BaseException) -> bool:
