@@ -6,21 +6,23 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from iolab.durable import ResultsDiskFull
-from tests.integration.conftest import iolab
-
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a tmpfs")
-
+from tests.integration.conftest import IOLAB, iolab
 
 @pytest.fixture
 def small_fs():
     """A 2 MiB tmpfs; the test fills it to the free space it wants."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
     d = Path(tempfile.mkdtemp(prefix="iolab-full-", dir="/var/tmp"))
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(d)], check=True)
     try:
@@ -51,3 +53,66 @@ def test_a_nearly_full_results_disk_ends_the_run_failed_and_says_so_once(small_f
         assert m["error"].count(ResultsDiskFull.ADVICE) == 1
     listed = iolab("runs", "--runs-dir", str(runs))
     assert listed.returncode == 0 and "broken" not in listed.stdout and "interrupted" not in listed.stdout
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp_path, sig, code):
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([*IOLAB, "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1",
+                             "--runs-dir", str(runs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, COLUMNS="100"),
+                            # as from a terminal: a child of a shell that ignores SIGINT would ignore it too
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 600
+        while not list(runs.glob("*/report")):  # the report's directory: it is being written now
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the report was never started"
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, err
+    [run] = list(runs.iterdir())
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"after run {run.name} was complete" in lines[0] and f"`iolab report {run}` writes it" in lines[0]
+    assert list((run / "report").iterdir()) == []  # neither an HTML without its PDF nor a partial file
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+
+
+CLAIMER = """
+import sys, time
+from pathlib import Path
+from iolab import targets
+targets.claim(targets.parse_target(sys.argv[1])).note_run(sys.argv[2], Path("/somewhere/runs") / sys.argv[2])
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
+    locks = tmp_path / "locks"
+    env = dict(os.environ, IOLAB_LOCK_DIR=str(locks))
+    holders = {}
+    for name in ("killed-run", "live-run"):
+        holders[name] = subprocess.Popen([sys.executable, "-c", CLAIMER, f"file:{tmp_path}/{name}.img?size=1MiB", name],
+                                         stdout=subprocess.PIPE, text=True, env=env)
+        assert holders[name].stdout.readline().strip() == "held"
+    try:
+        holders["killed-run"].kill()  # kill -9: nothing of iolab's runs, the kernel drops its lock
+        holders["killed-run"].wait()
+        before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()}
+        assert len(before) == 2
+        res = iolab("runs", "--runs-dir", str(tmp_path / "runs"), env={"IOLAB_LOCK_DIR": str(locks)})
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+        err = " ".join(res.stderr.split())
+        assert "1 stale lock file(s)" in err and "run killed-run" in err and "live-run" not in err
+        [stale] = [n for n, (_, data) in before.items() if b"killed-run" in data]
+        assert str(locks / stale) in err and "leaves them in place" in err
+        assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()} == before
+    finally:
+        for p in holders.values():
+            p.kill()
+            p.wait()

@@ -257,6 +257,42 @@ def _unsafe_file(fd: int) -> str | None:
     return None
 
 
+def stale_locks() -> list[tuple[Path, dict]]:
+    """Lock files in the lock directories that no process holds, each with what it says of its
+    run: left by runs that were killed (the kernel dropped the lock, no one removed the file).
+    Harmless: the next run on the target takes the file over. Only read, never locked."""
+    held = _flocked()
+    if held is None:
+        return []  # no /proc/locks: a held lock cannot be told from a stale one
+    stale = []
+    for d in lock_dirs():
+        for p in sorted(d.glob("*.lock")):
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) not in held:
+                stale.append((p, host.json_object(host.read(p) or "") or {}))
+    return stale
+
+
+def _flocked() -> set[tuple[int, int, int]] | None:
+    """(major, minor, inode) of every file some process holds an flock on."""
+    text = host.read(Path("/proc/locks"))
+    if text is None:
+        return None
+    held = set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK":  # "->" in fields[1]: a waiter, not a holder
+            try:
+                major, minor, inode = fields[5].split(":")
+                held.add((int(major, 16), int(minor, 16), int(inode)))
+            except ValueError:
+                continue
+    return held
+
+
 def _holder(fd: int) -> dict:
     try:
         data = json.loads(os.pread(fd, 65536, 0) or b"{}")
