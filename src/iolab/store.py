@@ -25,7 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
+from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, no_room, release_space, reserve_space,
+                      write_atomic)
 from .errors import IolabError
 from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS, INSERT_CELL, CellRow, cell_row, cell_values
 from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writer
@@ -71,35 +72,6 @@ class PhaseRow:
     stop_reason: str | None
 
 
-# A little space kept aside in each open run directory, released when the disk fills so the
-# run can still be marked failed (a manifest is a few KiB).
-RESERVE_NAME = ".space-reserve"
-RESERVE_BYTES = 128 * 1024
-
-
-def _reserve(run_dir: Path) -> None:
-    """Set the space aside (OSError when the filesystem has not that much left)."""
-    f = run_dir / RESERVE_NAME
-    if f.is_file() and f.stat().st_size == RESERVE_BYTES:
-        return
-    try:
-        with open(f, "wb") as out:
-            out.write(b"\0" * RESERVE_BYTES)
-            out.flush()
-            os.fsync(out.fileno())
-    except OSError:
-        f.unlink(missing_ok=True)
-        raise
-
-
-def _no_room(path: Path) -> bool:
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return False
-    return st.f_bavail * st.f_frsize < 64 * 1024
-
-
 class RunStore:
     def __init__(self, path: Path, writable: bool = True):
         """`writable=False` (every read path) never creates or modifies a file in the run."""
@@ -117,11 +89,11 @@ class RunStore:
                 self._db.executescript(SCHEMA)
                 self._migrate()
             except sqlite3.DatabaseError as e:
-                if is_disk_full(e) or _no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
+                if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
                     raise ResultsDiskFull(path) from None
                 raise IolabError(f"{path / 'results.db'}: not a readable SQLite database ({e}).") from None
             try:
-                _reserve(path)
+                reserve_space(path)
             except OSError as e:
                 self._db.close()
                 if is_disk_full(e):
@@ -204,7 +176,7 @@ class RunStore:
             # The space to record the run's end is set aside first: a run that could not say how
             # it ended is not started. The manifest goes in next, so a directory that `iolab runs`
             # lists as a run (it holds a manifest, a database or raw/) is never one half set up.
-            _reserve(path)
+            reserve_space(path)
             manifest.run_id = path.name
             stamp_writer(manifest)
             write_atomic(path / "manifest.json", manifest_bytes(manifest))
@@ -266,7 +238,7 @@ class RunStore:
         except OSError as e:
             if not is_disk_full(e):
                 raise
-            if not (final and self._release_reserve()):
+            if not (final and release_space(self.dir)):
                 raise ResultsDiskFull(self.dir) from None
             try:
                 write_atomic(self.dir / "manifest.json", data)
@@ -274,13 +246,6 @@ class RunStore:
                 if is_disk_full(e2):
                     raise ResultsDiskFull(self.dir) from None
                 raise
-
-    def _release_reserve(self) -> bool:
-        try:
-            (self.dir / RESERVE_NAME).unlink()
-            return True
-        except FileNotFoundError:
-            return False
 
     def finish(self, state: str, error: str | None = None) -> None:
         self.manifest.state = state
@@ -292,11 +257,11 @@ class RunStore:
             raise ResultsDiskFull(self.dir, f"not even the run's end could be stored: manifest.json still says "
                                   f"'running' (`iolab runs` shows it as interrupted); the run {state}"
                                   + (f": {error}" if error else "")) from None
-        self._release_reserve()
+        release_space(self.dir)
 
     def disk_full(self) -> bool:
         """True if the run directory's filesystem has (next to) no room left."""
-        return _no_room(self.dir)
+        return no_room(self.dir)
 
     @contextmanager
     def _tx(self):
