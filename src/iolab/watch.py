@@ -29,10 +29,11 @@ POLL_MS = 1000
 
 def snapshot(root: Path) -> dict:
     """What the page shows, for every run under root (newest first)."""
+    root = Path(root).resolve()
     runs = []
     for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
         entry = {"id": s.run_id, "test": s.test, "target": s.target, "state": s.state, "started": s.started,
-                 "compliant": s.compliant, "problem": s.problem, "reports": _reports(s.path, s.run_id)}
+                 "compliant": s.compliant, "problem": s.problem, "reports": _reports(root, s.path, s.run_id)}
         if s.state != "broken":
             try:
                 entry |= _progress(s.path)
@@ -42,10 +43,12 @@ def snapshot(root: Path) -> dict:
     return {"root": str(root), "runs": runs}
 
 
-def _reports(run_dir: Path, run_id: str) -> list[dict]:
+def _reports(root: Path, run_dir: Path, run_id: str) -> list[dict]:
+    """The report files the server would send (so none that a link places outside the runs directory)."""
     d = run_dir / "report"
     return [{"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
-            for p in sorted(d.glob("*")) if p.suffix in (".html", ".pdf")] if d.is_dir() else []
+            for p in sorted(d.glob("*")) if p.suffix in (".html", ".pdf")
+            and p.resolve().is_relative_to(root) and p.resolve().is_file()] if d.is_dir() else []
 
 
 def _progress(run_dir: Path) -> dict:

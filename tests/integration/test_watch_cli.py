@@ -88,6 +88,7 @@ def test_watch_serves_the_page_and_a_report(watched):
     assert get("/")[0] == 200
     status, body = get("/api/runs")
     assert status == 200 and run.encode() in body
+    assert b"index.html" in body and b"passwd.html" not in body  # a link out of the runs directory is not offered
     assert get(f"/runs/{run}/report/index.html") == (200, b"<p>the report</p>")
     for host in (f"localhost:{PORT}", f"[::1]:{PORT}"):
         assert get("/", host)[0] == 200
