@@ -457,6 +457,7 @@ def main() -> int:
 # --- hostile requests to `iolab watch` and lock files planted by another user ----------------
 
 WATCH_PORT = 19460
+REPO = Path(__file__).resolve().parents[1]
 SECRET = b"outside the runs directory"
 
 
@@ -464,18 +465,14 @@ def _get(path: str, host: str | None) -> tuple[int | None, bytes]:
     """One raw GET (the request line exactly as given); status None when the server dropped it."""
     import http.client
 
-    c = http.client.HTTPConnection("127.0.0.1", WATCH_PORT, timeout=20)
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # the tests' request helper
+    from tests.integration.test_watch_cli import get
+
     try:
-        c.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
-        if host is not None:
-            c.putheader("Host", host)
-        c.endheaders()
-        r = c.getresponse()
-        return r.status, r.read()
+        return get(path, host, WATCH_PORT)
     except (OSError, http.client.HTTPException):
         return None, b""
-    finally:
-        c.close()
 
 
 def _tree(d: Path) -> dict[str, tuple[int, int]]:

@@ -26,10 +26,10 @@ def files(d: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(d)): (p.lstat().st_mtime_ns, p.lstat().st_size) for p in d.rglob("*")}
 
 
-def get(path: str, host: str | None = f"127.0.0.1:{PORT}") -> tuple[int, bytes]:
+def get(path: str, host: str | None = f"127.0.0.1:{PORT}", port: int = PORT) -> tuple[int, bytes]:
     """One GET with the request line exactly as given (http.client neither normalises nor
     re-encodes it) and the Host header given, or none."""
-    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=20)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
     try:
         c.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
         if host is not None:
