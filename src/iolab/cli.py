@@ -305,14 +305,21 @@ def report(
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
     from .manifest import resolve_run
 
-    if sequence:
-        for p in api.write_sequence_report(run_refs, out):
-            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
-        return
-    for ref in run_refs:
-        path = resolve_run(ref)
-        for p in api.write_report([path], out or path / "report"):
-            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    try:
+        with stop_on_signals():
+            if sequence:
+                for p in api.write_sequence_report(run_refs, out):
+                    console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+                return
+            for ref in run_refs:
+                path = resolve_run(ref)
+                for p in api.write_report([path], out or path / "report"):
+                    console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    except KeyboardInterrupt as e:
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        err.print(f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
+                  soft_wrap=True)
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
 
 
 @app.command()

@@ -80,6 +80,24 @@ def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp
     assert f"after run {run.name} was complete" in lines[0] and f"`iolab report {run}` writes it" in lines[0]
     assert list((run / "report").iterdir()) == []  # neither an HTML without its PDF nor a partial file
     assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+    if sig != signal.SIGTERM:
+        return
+    # `iolab report` stopped the same way, once its first file appears
+    proc = subprocess.Popen([*IOLAB, "report", str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, COLUMNS="100"))
+    try:
+        deadline = time.monotonic() + 600
+        while not list((run / "report").iterdir()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the report was never started"
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        proc.kill()
+    assert proc.returncode == code and [ln for ln in err.splitlines() if ln.strip()] == [
+        "stopped by SIGTERM: the report being written was not kept (the reports listed above are whole)"], err
+    assert list((run / "report").iterdir()) == []
 
 
 CLAIMER = """
