@@ -55,6 +55,21 @@ def test_a_nearly_full_results_disk_ends_the_run_failed_and_says_so_once(small_f
     assert listed.returncode == 0 and "broken" not in listed.stdout and "interrupted" not in listed.stdout
 
 
+def signal_when(proc: subprocess.Popen, ready, sig: int) -> str:
+    """Send sig to proc as soon as ready() is true (the report is being written; not after a
+    time, which a busy machine would make miss); returns its stderr once it ended."""
+    try:
+        deadline = time.monotonic() + 600
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the report was never started"
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        return proc.communicate(timeout=600)[1]
+    finally:
+        proc.kill()
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp_path, sig, code):
     runs = tmp_path / "runs"
@@ -63,16 +78,7 @@ def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp
                             env=dict(os.environ, COLUMNS="100"),
                             # as from a terminal: a child of a shell that ignores SIGINT would ignore it too
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 600
-        while not list(runs.glob("*/report")):  # the report's directory: it is being written now
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the report was never started"
-            time.sleep(0.005)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=600)
-    finally:
-        proc.kill()
+    err = signal_when(proc, lambda: list(runs.glob("*/report")), sig)  # the report's directory: being written now
     assert proc.returncode == code, err
     [run] = list(runs.iterdir())
     lines = [line for line in err.splitlines() if line.strip()]
@@ -85,16 +91,7 @@ def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp
     # `iolab report` stopped the same way, once its first file appears
     proc = subprocess.Popen([*IOLAB, "report", str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, COLUMNS="100"))
-    try:
-        deadline = time.monotonic() + 600
-        while not list((run / "report").iterdir()):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the report was never started"
-            time.sleep(0.005)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=600)
-    finally:
-        proc.kill()
+    err = signal_when(proc, lambda: list((run / "report").iterdir()), sig)
     assert proc.returncode == code and [ln for ln in err.splitlines() if ln.strip()] == [
         "stopped by SIGTERM: the report being written was not kept (the reports listed above are whole)"], err
     assert list((run / "report").iterdir()) == []
