@@ -2,9 +2,9 @@
 
     sudo .venv/bin/python bench/robustness.py [--dir /var/tmp] [--kills 5] [--resume 1]
                                               [--fault-timeout 150] [--fuzz-cases 20000]
-                                              [--skip refusals,kills,faults,fuzz,hosts]
+                                              [--skip refusals,kills,faults,fuzz,hosts,watch]
 
-Prints four figures, each measured in this run (nothing is assumed):
+Prints six figures, each measured in this run (nothing is assumed):
 
   refusals   occupied targets iolab must refuse before it writes anything: a mounted loop
              device, a partitioned one, one with a filesystem signature, a read-only one, a
@@ -28,6 +28,10 @@ Prints four figures, each measured in this run (nothing is assumed):
              spelt //dev/loopN and through a symlink outside /dev; a host reached through fio
              alone; 0.0.0.0 and [::] without --listen-any), the data compared before and after;
              and kill -9 of a hosts run, then its resume: no fio server left listening after either.
+  watch      `iolab watch` (port 19460) asked for files outside its runs directory (`..`, `%2e%2e`,
+             a report symlink pointing out, `%00`) and under another Host name, and nothing under
+             the runs directory changes; nobody's `iolab run` with a lock file planted as a symlink
+             to nobody's own file (another user's per-user lock directory, a shared sticky one).
 
 Needs root (loop devices, mounts) and nbdkit. Everything it creates lives under a scratch
 directory it removes; it stops only processes it started, by their pid.
@@ -424,7 +428,7 @@ def main() -> int:
     ap.add_argument("--fault-timeout", type=float, default=150.0, help="seconds a faulty run may take to end")
     ap.add_argument("--fuzz-cases", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=None, help="kill points (default: random, printed)")
-    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz,hosts")
+    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz,hosts,watch")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("robustness: needs root (loop devices, mounts)", file=sys.stderr)
@@ -450,6 +454,8 @@ def main() -> int:
             print(f"\nfuzz: {fuzz(a.fuzz_cases)}")
         if "hosts" not in skip:
             report("hostile hosts runs (refused before writing; no fio server outlives a run)", hostile_hosts(work))
+        if "watch" not in skip:
+            report("hostile watch requests and planted lock files refused", hostile_watch_and_locks(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -536,6 +542,124 @@ def _hosts_kill(work: Path) -> list[Case]:
     gone = _server_gone(port)
     return [killed, Case("its resume completes and leaves no fio server", rc == 0 and gone,
                          f"exit {rc}, server {'gone' if gone else 'STILL LISTENING'}; {first_line(err) if rc else ''}")]
+# --- hostile requests to `iolab watch` and lock files planted by another user ----------------
+
+WATCH_PORT = 19460
+REPO = Path(__file__).resolve().parents[1]
+SECRET = b"outside the runs directory"
+
+
+def _get(path: str, host: str | None) -> tuple[int | None, bytes]:
+    """One raw GET (the request line exactly as given); status None when the server dropped it."""
+    import http.client
+
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # the tests' request helper
+    from tests.integration.test_watch_cli import get
+
+    try:
+        return get(path, host, WATCH_PORT)
+    except (OSError, http.client.HTTPException):
+        return None, b""
+
+
+def _tree(d: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(d)): (p.lstat().st_mtime_ns, p.lstat().st_size) for p in d.rglob("*")}
+
+
+def hostile_watch_and_locks(work: Path) -> list[Case]:
+    """`iolab watch` asked for files outside its runs directory, with a NUL, under another Host
+    name; lock files planted by another user in the victim's lock directory."""
+    base = work / "hostile"
+    runs, outside = base / "runs", base / "outside"
+    for d in (runs / "a-run" / "report", outside, base / "report"):
+        d.mkdir(parents=True)
+    (runs / "a-run" / "report" / "index.html").write_text("<p>report</p>")
+    (runs / "a-run" / "report" / "passwd.html").symlink_to("/etc/passwd")
+    (runs / "linked-run").mkdir()
+    (runs / "linked-run" / "report").symlink_to(outside)
+    (outside / "secret.html").write_bytes(SECRET)
+    (base / "report" / "secret.html").write_bytes(SECRET)
+    before = _tree(runs)
+    own = f"127.0.0.1:{WATCH_PORT}"
+    asks = [  # name, path, Host, the statuses that are right
+        ("the page", "/", own, {200}),
+        ("a report", "/runs/a-run/report/index.html", own, {200}),
+        ("/runs/../report/F", "/runs/../report/secret.html", own, {400, 404}),
+        ("%2e%2e", "/runs/%2e%2e/report/secret.html", own, {400, 404}),
+        ("encoded slashes", "/runs/x/report/..%2f..%2f..%2freport%2fsecret.html", own, {400, 404}),
+        ("a report symlink out", "/runs/linked-run/report/secret.html", own, {404}),
+        ("a report file linked out", "/runs/a-run/report/passwd.html", own, {404}),
+        ("%00", "/runs/a-run/report/%00", own, {400, 404}),
+        ("invalid UTF-8", "/runs/a-run/report/%ff", own, {400, 404}),
+        ("Host evil.example (DNS rebinding)", "/api/runs", f"evil.example:{WATCH_PORT}", {400, 421}),
+        ("no Host header", "/", None, {400, 421}),
+    ]
+    cases = []
+    proc = subprocess.Popen([IOLAB, "watch", str(runs), "--port", str(WATCH_PORT)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", WATCH_PORT), timeout=5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        if proc.poll() is not None:
+            cases.append(Case("iolab watch starts", False, first_line(proc.stderr.read())))
+        else:
+            for name, path, host, right in asks:
+                status, body = _get(path, host)
+                ok = status in right and SECRET not in body and b"root:" not in body
+                cases.append(Case(f"watch: {name}", ok, f"{path} -> {status}"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    cases.append(Case("watch: nothing under the runs directory changed", _tree(runs) == before, str(runs)))
+    cases += _planted_locks(base)
+    return cases
+
+
+def _planted_locks(base: Path) -> list[Case]:
+    """nobody's `iolab run` with a lock file planted as a symlink to nobody's own file: in a
+    per-user lock directory another user made first, and in a shared sticky one."""
+    from iolab.targets.lock import lock_name
+
+    victim, attacker = 65534, 65533
+    home, tmp = base / "home", base / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    for d in (base.parent, base):  # the scratch directory: nobody must reach the files
+        os.chmod(d, 0o755)
+    os.chmod(tmp, 0o1777)
+    precious = home / "precious.txt"
+    precious.write_bytes(b"the user's own data\n")
+    for p in (home, precious):
+        os.chown(p, victim, victim)
+    cases = []
+    for name, env in (("a per-user lock directory another user made", {"TMPDIR": str(tmp)}),
+                      ("a symlink in a shared lock directory", {"IOLAB_LOCK_DIR": str(tmp)})):
+        d = tmp / f"iolab-locks-{victim}" if "TMPDIR" in env else tmp
+        d.mkdir(mode=0o777, exist_ok=True)
+        link = d / lock_name(f"file-{home}/t.img")
+        link.unlink(missing_ok=True)
+        link.symlink_to(precious)
+        if "TMPDIR" in env:
+            os.chmod(d, 0o777)
+            for p in (d, link):
+                os.lchown(p, attacker, attacker)
+        e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_LOCK_DIR", "TMPDIR")}
+        e.update(HOME=str(home), COLUMNS="200", **env)
+        p = subprocess.run(["setpriv", f"--reuid={victim}", f"--regid={victim}", "--clear-groups", IOLAB, "run",
+                            "throughput", "--target", f"file:{home}/t.img?size=16MiB", *QUICK, "--runs-dir",
+                            str(home / "runs")], capture_output=True, text=True, timeout=600, env=e, cwd=home)
+        intact = precious.read_bytes() == b"the user's own data\n"
+        refused = p.returncode != 0 and "lock" in p.stderr and "Traceback" not in p.stderr
+        cases.append(Case(f"locks: {name}", intact and refused,
+                          f"exit {p.returncode}, file {'intact' if intact else 'OVERWRITTEN'}: {first_line(p.stderr)}"))
+        precious.write_bytes(b"the user's own data\n")
+    return cases
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from . import api, cli_traces, registry, scaleout, suites, targets, textreport
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
+from .targets.lock import stale_locks
 from .manifest import runs_root
 from .store import RunStore
 from .testparams import parse_settings
@@ -166,11 +167,17 @@ def run(
                          on_sequence_report=lambda paths: [console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
                                                            for p in paths])
     except KeyboardInterrupt as e:
-        if not current or current[0].manifest.state != "interrupted":
+        if not current or current[0].manifest.state not in ("interrupted", "complete"):
             raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-        err.print(f"[yellow]{by}: finished rounds are kept in {esc(str(current[0].dir))}; "
-                  f"`iolab report {esc(str(current[0].dir))}` reports what was measured[/]")
+        run_dir = esc(str(current[0].dir))
+        if current[0].manifest.state == "complete":  # stopped while its report was written
+            err.print(f"[yellow]{by} after run {esc(current[0].manifest.run_id)} was complete: its measurements are "
+                      f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
+                      "writes it)[/]", soft_wrap=True)
+        else:
+            err.print(f"[yellow]{by}: finished rounds are kept in {run_dir}; "
+                      f"`iolab report {run_dir}` reports what was measured[/]")
         raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
         if not current or current[0].manifest.state != "failed":
@@ -283,6 +290,14 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
         err.print(f"[yellow]leftover fio server: pid {s['pid']} listening on {esc(str(s['address']))}:{s['port']}, started by "
                   f"iolab pid {s['owner']} (run {esc(str(s.get('run_dir') or 'not named'))}), which is gone; the next "
                   f"--hosts run stops it, or `kill {s['pid']}`[/]", soft_wrap=True)
+    stale = stale_locks()
+    if stale:
+        err.print(f"[yellow]{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
+                  "(the next run on that target takes the lock over); `iolab runs` leaves them in place:[/]")
+        for path, info in stale:
+            who = f"run {info['run_id']}" if info.get("run_id") else "a run that had not started"
+            err.print(f"  {esc(str(path))} ({esc(who)}, pid {esc(str(info.get('pid', '?')))}, "
+                      f"target {esc(str(info.get('target', '?')))})", soft_wrap=True)
 
 
 @app.command()
@@ -300,14 +315,21 @@ def report(
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
     from .manifest import resolve_run
 
-    if sequence:
-        for p in api.write_sequence_report(run_refs, out):
-            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
-        return
-    for ref in run_refs:
-        path = resolve_run(ref)
-        for p in api.write_report([path], out or path / "report"):
-            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    try:
+        with stop_on_signals():
+            if sequence:
+                for p in api.write_sequence_report(run_refs, out):
+                    console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+                return
+            for ref in run_refs:
+                path = resolve_run(ref)
+                for p in api.write_report([path], out or path / "report"):
+                    console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    except KeyboardInterrupt as e:
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        err.print(f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
+                  soft_wrap=True)
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
 
 
 @app.command()

@@ -122,7 +122,7 @@ def watch(
     """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
     from rich.console import Console
 
-    from .store import runs_root
+    from .manifest import runs_root
     from .watch import serve
 
     server = serve(runs_dir or runs_root(), bind, port)
