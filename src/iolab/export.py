@@ -25,6 +25,7 @@ from pathlib import Path
 from .errors import IolabError
 from .cellschema import EXPORTED, CellRow
 from .store import RunStore
+from .targets.writepolicy import check_file, output_dir, output_file
 from .summary import summarise
 
 FORMATS = ("csv", "json", "parquet")
@@ -175,14 +176,18 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     if "'" in str(out_dir):
         # the Parquet writer names the file inside SQL text
         raise IolabError(f"{out_dir}: export directory names with a single quote are not supported; choose another --out.")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for table in collect(store):
-        path = out_dir / f"{table.name}.{fmt}"
-        WRITERS[fmt](table, path)
-        paths.append(path)
+    tables = collect(store)
+    names = [out_dir / f"{t.name}.{fmt}" for t in tables]
     manifest = out_dir / "manifest.json"
-    if manifest.resolve() != (store.dir / "manifest.json").resolve():
-        shutil.copyfile(store.dir / "manifest.json", manifest)
-    paths.append(manifest)
-    return paths
+    copy_manifest = manifest.resolve() != (store.dir / "manifest.json").resolve()
+    # every file is checked before the first is written, so a refusal leaves no export half done
+    output_dir(out_dir, "export directory")
+    for path in names + ([manifest] if copy_manifest else []):
+        check_file(path, "export file")
+    for table, path in zip(tables, names):
+        with output_file(path, "export file"):
+            WRITERS[fmt](table, path)
+    if copy_manifest:
+        with output_file(manifest, "export file"):
+            shutil.copyfile(store.dir / "manifest.json", manifest)
+    return [*names, manifest]

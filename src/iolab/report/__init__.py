@@ -30,6 +30,7 @@ from .model import Document
 from .pdf import write_pdf
 from .model import Page
 from .rundata import RunData
+from ..targets.writepolicy import check_file, output_dir, output_file
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
@@ -56,11 +57,13 @@ def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str,
     pages in order, a sequence's report); returns both paths."""
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    html_path = out_dir / f"{stem}.html"
-    html_path.write_text(render(docs, title=title), encoding="utf-8")
-    pdf_path = out_dir / f"{stem}.pdf"
-    pages = write_pdf(render(docs, for_print=True, title=title), pdf_path, n, out_dir)
+    html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
+    output_dir(out_dir, "report directory")
+    check_file(pdf_path, "report file")
+    with output_file(html_path, "report file"):
+        html_path.write_text(render(docs, title=title), encoding="utf-8")
+    with output_file(pdf_path, "report file"):
+        pages = write_pdf(render(docs, for_print=True, title=title), pdf_path, n, out_dir)
     if pages != n:
         print(f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
               "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)

@@ -28,8 +28,10 @@ from .facts import block_dev, file_type
 from .files import MARK_XATTR, created_by_iolab, sidecar
 from .kinds import Kind, kind_of
 from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
-from .usage import (device_in, devnums, loop_devices_backed_by, mounted, mounts, open_by_others, same_file,
-                    swap_file, system_use)
+from .usage import (device_in, devnums, loop_backing, loop_devices_backed_by, mounted, mounts, open_by_others,
+                    same_file, swap_file, system_use)
+from .writepolicy import file_problems as output_problems
+from .writepolicy import no_write_bits, pseudo_filesystem
 
 
 def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system_disk: bool = False) -> list[str]:
@@ -101,14 +103,41 @@ def block_problems(target: Target) -> list[Problem]:
                                              "(O_EXCL: mkfs, a filesystem or RAID member being set up, another "
                                              "benchmark)"))
 
-    backing = host.read(dev.disk / "loop" / "backing_file")
-    if backing and _locked_by_another_run(backing):
-        problems.append(Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab "
-                                                       "run holds as its target"))
+    backing = loop_backing(dev)
+    if backing:
+        problems += _backing_problems(target, dev, backing)
 
     system = system_use(dev, mount_list)
     if system:
         problems.append(Problem("system disk", "; ".join(system), ALLOW_SYSTEM_DISK))
+    return problems
+
+
+def _backing_problems(target: Target, dev, backing: str) -> list[Problem]:
+    """A loop device writes its backing file: the file rules that hold for a file target hold
+    for it too (iolab's mark excepted: attaching the file as a device says it is one)."""
+    claim = lock.held(target)
+    ours = claim is not None and any(p.target.path == backing for p in claim.parts)
+    if not ours and _locked_by_another_run(backing):
+        return [Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab run holds as "
+                                               "its target")]
+    st = host.stat_or_none(backing)
+    if st is None:  # deleted since it was attached: only the loop device reaches it now
+        return []
+    problems = []
+    pseudo = pseudo_filesystem(backing)
+    if pseudo:
+        problems.append(Problem("pseudo filesystem", f"{dev.node} is backed by {backing} on {pseudo}", None))
+    users = open_by_others(same_file(st))
+    if users:
+        problems.append(Problem("backing file open", f"{dev.node} is backed by {backing}, which is open by "
+                                                     + ", ".join(users)))
+    mount_list = mounts()
+    for other in loop_devices_backed_by(st):
+        on_it = mounted(set(devnums(other).values()), mount_list) if other.disk != dev.disk else []
+        if on_it:
+            problems.append(Problem("mounted", f"{dev.node} is backed by {backing}, which also backs {other.node}: "
+                                               f"{', '.join(on_it)}", ALLOW_SYSTEM_DISK))
     return problems
 
 
@@ -174,6 +203,10 @@ def signature(node: str) -> str | None:
 
 def file_problems(target: Target) -> list[Problem]:
     path = target.path
+    pseudo = pseudo_filesystem(path)
+    if pseudo:
+        return [Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file",
+                        None)]
     try:
         st = os.stat(path)
     except FileNotFoundError:  # iolab will create it, if it can
@@ -183,9 +216,13 @@ def file_problems(target: Target) -> list[Problem]:
                                          f"({_why_not_writable(parent)})", None)]
         return []
     if not stat.S_ISREG(st.st_mode):
-        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}")]
+        # a device is tested as itself (/dev/...), under the block device checks
+        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
     problems: list[Problem] = []
-    if not os.access(path, os.W_OK):
+    if no_write_bits(st):
+        problems.append(Problem("read-only", f"{path} has mode {stat.S_IMODE(st.st_mode):04o}: no one may write it",
+                                None))
+    elif not os.access(path, os.W_OK):
         problems.append(Problem("read-only", f"{path} cannot be written ({_why_not_writable(path)})", None))
 
     swap = swap_file(st)
@@ -238,6 +275,8 @@ def nbd_problems(target: Target) -> list[Problem]:
     return []
 
 
-def no_problems(target: Target) -> list[Problem]:
-    """A simulated drive holds no one's data."""
-    return []
+def sim_problems(target: Target) -> list[Problem]:
+    """A simulated drive holds no one's data; the file it saves its state to (save=) passes
+    the write policy of every file iolab writes."""
+    save = target.option("save")
+    return [Problem("save=", p, None) for p in output_problems(save)] if save else []
