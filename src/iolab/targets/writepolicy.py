@@ -64,48 +64,39 @@ def no_write_bits(st: os.stat_result) -> bool:
 
 def file_problems(path: str | Path) -> list[str]:
     """Why iolab must not write the file at `path` (each a clause naming the path), or []."""
-    p = str(path)
-    pseudo = pseudo_filesystem(p)
-    if pseudo:
-        return [f"{p} is on a pseudo filesystem ({pseudo}), where writes change the kernel, not a file"]
+    return _problems(str(path), stat.S_ISREG, "a regular file")
+
+
+def dir_problems(path: str | Path) -> list[str]:
+    """Why iolab must not create or write into the directory at `path`, or []."""
+    return _problems(str(path), stat.S_ISDIR, "a directory")
+
+
+def _problems(p: str, right_type, meant: str) -> list[str]:
     real = os.path.realpath(p)
     via = f" (through a symlink to {real})" if real != os.path.abspath(p) else ""
     try:
         st = os.stat(real)
     except FileNotFoundError:
-        return _parent_problems(p, real)
+        st = None
     except OSError as e:
         return [f"{p} cannot be examined ({e.strerror})"]
-    if not stat.S_ISREG(st.st_mode):
-        return [f"{p} is {file_type(st.st_mode)}{via}, not a regular file"]
-    if no_write_bits(st):
-        return [f"{p} is read-only (mode {stat.S_IMODE(st.st_mode):04o}){via}"]
+    if st is not None and not right_type(st.st_mode):
+        return [f"{p} is {file_type(st.st_mode)}{via}, not {meant}"]
+    pseudo = pseudo_filesystem(real)
+    if pseudo:
+        return [f"{p} is on a pseudo filesystem ({pseudo}), where writes change the kernel, not a file"]
+    if st is None:
+        return _parent_problems(p, real)
     if _read_only_fs(real):
         return [f"{p} is on a read-only filesystem{via}"]
+    if stat.S_ISDIR(st.st_mode):
+        return []
+    if no_write_bits(st):
+        return [f"{p} is read-only (mode {stat.S_IMODE(st.st_mode):04o}){via}"]
     if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real)):
         return [f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
                 "no iolab mark), so it may be someone's data"]
-    return []
-
-
-def dir_problems(path: str | Path) -> list[str]:
-    """Why iolab must not create or write into the directory at `path`, or []."""
-    p = str(path)
-    pseudo = pseudo_filesystem(p)
-    if pseudo:
-        return [f"{p} is on a pseudo filesystem ({pseudo}), where writes change the kernel, not a file"]
-    real = os.path.realpath(p)
-    try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        return _parent_problems(p, real)
-    except OSError as e:
-        return [f"{p} cannot be examined ({e.strerror})"]
-    if not stat.S_ISDIR(st.st_mode):
-        via = f" (through a symlink to {real})" if real != os.path.abspath(p) else ""
-        return [f"{p} is {file_type(st.st_mode)}{via}, not a directory"]
-    if _read_only_fs(real):
-        return [f"{p} is on a read-only filesystem"]
     return []
 
 
