@@ -187,8 +187,9 @@ def test_a_read_only_file_iolab_made_is_refused_even_as_root(scratch):
 
 def test_a_loop_device_whose_backing_file_is_open_elsewhere_is_refused(scratch):
     image = scratch / "vm.img"
-    with attached_loop(image) as dev, open(image, "r+b") as rw:
-        vm = subprocess.Popen(["sleep", "600"], stdout=rw)  # a VM holding its disk image read-write
+    with attached_loop(image) as dev:
+        with open(image, "r+b") as rw:
+            vm = subprocess.Popen(["sleep", "600"], stdout=rw)  # a VM holding its disk image read-write
         try:
             before = _digest(str(image))
             p = iolab("run", "iops", "-t", dev, *QUICK, "--runs-dir", str(scratch / "runs"))
