@@ -29,6 +29,7 @@ from .targets.writepolicy import check_file, output_dir, output_file
 from .summary import summarise
 
 FORMATS = ("csv", "json", "parquet")
+TABLES = ("cells", "window", "steady", "phases", "series", "histograms")  # as collect() returns them
 
 
 @dataclass(frozen=True)
@@ -176,18 +177,20 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     if "'" in str(out_dir):
         # the Parquet writer names the file inside SQL text
         raise IolabError(f"{out_dir}: export directory names with a single quote are not supported; choose another --out.")
-    tables = collect(store)
-    names = [out_dir / f"{t.name}.{fmt}" for t in tables]
     manifest = out_dir / "manifest.json"
     copy_manifest = manifest.resolve() != (store.dir / "manifest.json").resolve()
-    # every file is checked before the first is written, so a refusal leaves no export half done
+    # every file is checked before the tables are read and the first is written, so a refusal
+    # is quick and leaves no export half done
     output_dir(out_dir, "export directory")
-    for path in names + ([manifest] if copy_manifest else []):
+    for path in [out_dir / f"{name}.{fmt}" for name in TABLES] + ([manifest] if copy_manifest else []):
         check_file(path, "export file")
-    for table, path in zip(tables, names):
+    paths = []
+    for table in collect(store):
+        path = out_dir / f"{table.name}.{fmt}"
         with output_file(path, "export file"):
             WRITERS[fmt](table, path)
+        paths.append(path)
     if copy_manifest:
         with output_file(manifest, "export file"):
             shutil.copyfile(store.dir / "manifest.json", manifest)
-    return [*names, manifest]
+    return [*paths, manifest]
