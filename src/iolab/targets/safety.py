@@ -3,15 +3,22 @@
 Checks on a block device, each named in the refusal: read-only, mounted (the device or a
 partition, or active swap), partitions, signature (blkid -p, else wipefs -n), holders (dm/md),
 open (by another process, from /proc/*/fd), exclusive (the kernel or a program holds it
-O_EXCL), backing file in use (a loop device over another run's file target), system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions
-and dm/md layers).
+O_EXCL), backing file in use (a loop device over another run's file target), backing file open
+(by another process: a VM's disk image), mounted (another loop device over the same file is),
+system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions and dm/md
+layers).
 
-Checks on a file: read-only, mounted (it is active swap, or backs a mounted loop device), loop
-backing (it backs a loop device), not created by iolab (non-empty without iolab's mark),
-signature (a filesystem or other signature inside it, even in a file iolab once made), open.
+Checks on a file: not a regular file, pseudo filesystem (/proc, /sys, ...: writepolicy.py),
+read-only (also a file without any write permission bit, which root could write), mounted (it
+is active swap, or backs a mounted loop device), loop backing (it backs a loop device), not
+created by iolab (non-empty without iolab's mark), signature (a filesystem or other signature
+inside it, even in a file iolab once made), open.
+
+A simulated drive's save= file passes the write policy of every output path (writepolicy.py).
 
 Overrides: mounted and system disk yield only to --allow-system-disk, which no refusal names;
-read-only yields to nothing; everything else yields to --allow-unsafe-target.
+read-only, not a regular file, pseudo filesystem and save= yield to nothing; everything else
+yields to --allow-unsafe-target.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import stat
 from ..errors import RefusedError
 from ..units import human_bytes
 from . import host, lock
-from .facts import block_dev, file_type
+from .facts import BlockDev, block_dev, file_type
 from .files import MARK_XATTR, created_by_iolab, sidecar
 from .kinds import Kind, kind_of
 from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
@@ -113,7 +120,7 @@ def block_problems(target: Target) -> list[Problem]:
     return problems
 
 
-def _backing_problems(target: Target, dev, backing: str) -> list[Problem]:
+def _backing_problems(target: Target, dev: BlockDev, backing: str) -> list[Problem]:
     """A loop device writes its backing file: the file rules that hold for a file target hold
     for it too (iolab's mark excepted: attaching the file as a device says it is one)."""
     claim = lock.held(target)
@@ -203,21 +210,23 @@ def signature(node: str) -> str | None:
 
 def file_problems(target: Target) -> list[Problem]:
     path = target.path
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device is tested as itself (/dev/...), under the block device checks
+        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
     pseudo = pseudo_filesystem(path)
     if pseudo:
         return [Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file",
                         None)]
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:  # iolab will create it, if it can
+    if st is None:  # iolab will create it, if it can
         parent = os.path.dirname(path)
         if not os.access(parent, os.W_OK | os.X_OK):
             return [Problem("read-only", f"{path} cannot be created: {parent} is not writable "
                                          f"({_why_not_writable(parent)})", None)]
         return []
-    if not stat.S_ISREG(st.st_mode):
-        # a device is tested as itself (/dev/...), under the block device checks
-        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
     problems: list[Problem] = []
     if no_write_bits(st):
         problems.append(Problem("read-only", f"{path} has mode {stat.S_IMODE(st.st_mode):04o}: no one may write it",
