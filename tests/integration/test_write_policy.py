@@ -126,6 +126,13 @@ def test_export_and_report_write_only_their_own_files(scratch, sim_run):
     _refused(p, f"report file '{html}'", "iolab did not write")
     assert html.read_text() == "<p>my page</p>"
 
+    # a report an older iolab wrote into the run directory, without the mark, is the run's own
+    older = sim_run / "report" / f"{sim_run.name}.html"
+    older.parent.mkdir()
+    older.write_text("<p>an older report</p>")
+    p = iolab("report", str(sim_run))
+    assert p.returncode == 0 and older.read_text() != "<p>an older report</p>", _said(p)
+
     p = iolab("export", str(sim_run), "--out", "/proc/iolab-export")
     _refused(p, "/proc/iolab-export is on a pseudo filesystem (proc at /proc)")
 

@@ -9,8 +9,9 @@ to) is
   - not a regular file where a file is meant (a block or character device, a FIFO, a socket, a
     directory), or not a directory where a directory is meant;
   - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
-    (the xattr or sidecar that file targets carry), an empty file, or a simulator state file
-    (it begins with the state's magic);
+    (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
+    begins with the state's magic), or a file inside a run directory (reports and exports that
+    older versions wrote without the mark);
   - read-only: no write permission bit is set (root could write it anyway; iolab does not), or
     the filesystem is mounted read-only.
 Nothing overrides these: the user chooses another path or removes the file. Every file written
@@ -94,7 +95,7 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
         return []
     if no_write_bits(st):
         return [f"{p} is read-only (mode {stat.S_IMODE(st.st_mode):04o}){via}"]
-    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real)):
+    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real)):
         return [f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
                 "no iolab mark), so it may be someone's data"]
     return []
@@ -117,6 +118,15 @@ def _read_only_fs(path: str) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+def _in_run_dir(path: str) -> bool:
+    """A file in a run directory (its report/ or export/ folder, written before files carried
+    iolab's mark) is a product of that run."""
+    for d in Path(path).parents:
+        if (d / "manifest.json").is_file() and (d / "raw").is_dir():
+            return True
+    return False
 
 
 def _sim_state(path: str) -> bool:
