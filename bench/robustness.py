@@ -2,9 +2,9 @@
 
     sudo .venv/bin/python bench/robustness.py [--dir /var/tmp] [--kills 5] [--resume 1]
                                               [--fault-timeout 150] [--fuzz-cases 20000]
-                                              [--skip refusals,kills,faults,fuzz,hosts,watch]
+                                              [--skip refusals,writes,kills,faults,fuzz,hosts,watch]
 
-Prints six figures, each measured in this run (nothing is assumed):
+Prints seven figures, each measured in this run (nothing is assumed):
 
   refusals   occupied targets iolab must refuse before it writes anything: a mounted loop
              device, a partitioned one, one with a filesystem signature, a read-only one, a
@@ -12,6 +12,12 @@ Prints six figures, each measured in this run (nothing is assumed):
              loop device, a file carrying a filesystem signature, a file another process holds
              open. Refused = non-zero exit, no traceback, no run directory created, within 60 s
              (a target that is accepted is stopped after 20 s: the case counts as not refused).
+  writes     hostile write paths iolab must refuse (exit 3) leaving the path unchanged: the
+             simulator's save= to a loop device with a filesystem, over a foreign file, to
+             /proc/sys/vm/drop_caches and through a symlink to a device; --runs-dir on sysfs;
+             a file target on /proc; a mode-0444 file iolab made; a loop device whose backing
+             file another process holds open, or whose file a run writes through another loop
+             device; an export over a file iolab did not write.
   kills      kill -9 at a random point of quick runs on file targets, then: the database passes
              SQLite's integrity check, `iolab runs` shows the run interrupted, no fio is left
              behind, and every fio output in raw/ has its cell in the database ("cells lost"
@@ -214,7 +220,7 @@ def refusal_cases(work: Path) -> list[Case]:
     return cases
 
 
-def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
+def concurrent(name: str, target: str, runs: Path, work: Path, second: str | None = None) -> Case:
     first_runs = work / f"runs-first-{abs(hash(name))}"
     env = dict(os.environ, COLUMNS="200")
     first = subprocess.Popen([IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", target, "--runs-dir",
@@ -223,7 +229,7 @@ def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
         deadline = time.monotonic() + 60  # probe between cells, when no fio runs: the hard moment
         while time.monotonic() < deadline and not list(first_runs.glob("*/raw/*-r01-c01-*.json")):
             time.sleep(0.05)
-        target_arg = target if target.startswith("file:") else target
+        target_arg = second or target
         return refused(name, ["run", "iops", *QUICK, "--runs-dir", str(runs), "-t", target_arg], runs)
     finally:
         first.send_signal(signal.SIGINT)
@@ -232,6 +238,89 @@ def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
         except subprocess.TimeoutExpired:
             first.kill()
             first.wait()
+
+
+# -- hostile write paths ----------------------------------------------------------------------
+
+
+def refused_output(name: str, args: list[str], keep: Path | None, runs: Path) -> Case:
+    """An output path iolab must not write: refused (exit 3, no traceback, no run directory)
+    and `keep` (a file or device) unchanged."""
+    before = sh("sha256sum", str(keep)).split()[0] if keep is not None else None
+    case = refused(name, args, runs)
+    if case.ok and not case.detail.startswith("exit 3"):
+        case = Case(name, False, "refused, but not as a safety refusal (exit 3): " + case.detail)
+    if before is not None and sh("sha256sum", str(keep)).split()[0] != before:
+        case = Case(name, False, f"{keep} was changed; " + case.detail)
+    return case
+
+
+def hostile_write_paths(work: Path) -> list[Case]:
+    """Output paths and targets that lead to a device, the kernel or someone's file: the
+    simulator's save=, exports, trace exports, --runs-dir, file targets on /proc, a read-only
+    file iolab made, loop devices over a file that is open elsewhere or in use by a run."""
+    runs = work / "runs-writes"
+    runs.mkdir()
+    loops = Loops(work)
+    cases = []
+    sim = "sim:enterprise-sas?user_gb=4"
+    base = ["run", "iops", *QUICK, "--runs-dir", str(runs), "-t"]
+    try:
+        dev, _ = loops.make("save-device")
+        sh("mkfs.ext4", "-q", dev)
+        cases.append(refused_output("sim save= to a loop device with a filesystem",
+                                    ["run", "throughput", *QUICK, "--runs-dir", str(runs), "-t", f"{sim}&save={dev}"],
+                                    Path(dev), runs))
+        foreign = work / "foreign.txt"
+        foreign.write_text("someone's file\n")
+        cases.append(refused_output("sim save= over a file iolab did not write", base + [f"{sim}&save={foreign}"],
+                                    foreign, runs))
+        cases.append(refused_output("sim save= to /proc/sys/vm/drop_caches", base + [f"{sim}&save=/proc/sys/vm/drop_caches"],
+                                    None, runs))
+        link = work / "link-to-device"
+        link.symlink_to(dev)
+        cases.append(refused_output("sim save= through a symlink to a device", base + [f"{sim}&save={link}"],
+                                    Path(dev), runs))
+        cases.append(refused_output("--runs-dir on sysfs", ["run", "iops", *QUICK, "--runs-dir", "/sys/kernel/iolab-runs",
+                                                             "-t", sim], None, runs))
+        cases.append(refused_output("file target /proc/self/comm", base + ["file:/proc/self/comm?size=1MiB"], None, runs))
+
+        readonly = work / "readonly.img"
+        with open(readonly, "wb") as f:
+            f.truncate(64 << 20)
+        mark_created(str(readonly))
+        readonly.chmod(0o444)
+        cases.append(refused_output("mode-0444 file iolab made (as root)", base + [f"file:{readonly}"], readonly, runs))
+
+        dev, backing = loops.make("vm")
+        with open(backing, "r+b") as rw:
+            vm = subprocess.Popen(["sleep", "600"], stdout=rw)
+        try:
+            cases.append(refused_output("loop device whose backing file is open read-write", base + [dev], backing, runs))
+        finally:
+            vm.kill()
+            vm.wait()
+
+        first, backing = loops.make("two-loops")
+        second = sh("losetup", "-f", "--show", str(backing))
+        loops.devs.append(second)
+        cases.append(concurrent("second loop device over a file a run writes through the first", first, runs, work,
+                                second))
+
+        rc, out, err = iolab(["run", "iops", *QUICK, "--runs-dir", str(work / "runs-export"), "-t", sim], timeout=120)
+        run = next((work / "runs-export").glob("*"), None)
+        if rc != 0 or run is None:
+            cases.append(Case("export over a file iolab did not write", False, f"no run to export: exit {rc}: "
+                              + first_line(err)))
+        else:
+            out_dir = work / "export"
+            out_dir.mkdir()
+            (out_dir / "cells.csv").write_text("someone's spreadsheet\n")
+            cases.append(refused_output("export over a file iolab did not write",
+                                        ["export", str(run), "--out", str(out_dir)], out_dir / "cells.csv", runs))
+    finally:
+        loops.cleanup()
+    return cases
 
 
 # -- kills ------------------------------------------------------------------------------------
@@ -428,7 +517,7 @@ def main() -> int:
     ap.add_argument("--fault-timeout", type=float, default=150.0, help="seconds a faulty run may take to end")
     ap.add_argument("--fuzz-cases", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=None, help="kill points (default: random, printed)")
-    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz,hosts,watch")
+    ap.add_argument("--skip", default="", help="comma-separated: refusals,writes,kills,faults,fuzz,hosts,watch")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("robustness: needs root (loop devices, mounts)", file=sys.stderr)
@@ -440,6 +529,8 @@ def main() -> int:
     try:
         if "refusals" not in skip:
             report("refusals (occupied targets refused before anything is written)", refusal_cases(work))
+        if "writes" not in skip:
+            report("hostile write paths refused (exit 3, nothing changed)", hostile_write_paths(work))
         if "kills" not in skip:
             rng = random.Random(seed)
             kills = [one_kill(work, i, rng) for i in range(a.kills)]

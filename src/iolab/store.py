@@ -33,6 +33,7 @@ from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writ
 from .procs import same_process_alive
 from .results import Histogram, RoundResult
 from .steady import VariableVerdict
+from .targets.writepolicy import output_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS phases (
@@ -167,7 +168,7 @@ class RunStore:
         base = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
         path = None
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            output_dir(root, "runs directory")
             path, n = root / base, 1
             while path.exists():
                 n += 1

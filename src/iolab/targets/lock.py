@@ -29,8 +29,10 @@ from pathlib import Path
 
 from ..errors import IolabError, RefusedError
 from . import host
+from .facts import block_dev
 from .kinds import kind_of
 from .model import Target
+from .usage import loop_backing
 
 DEFAULT_LOCK_DIR = Path("/run/iolab/locks")
 
@@ -43,6 +45,7 @@ class TargetClaim:
     fds: list[int] = field(default_factory=list)  # the lock file's first
     info: dict = field(default_factory=dict)
     file_held: bool = False  # file targets: an flock on the file itself
+    parts: list["TargetClaim"] = field(default_factory=list)  # loop devices: the backing file's claim
 
     def hold_file(self) -> None:
         """flock the file target itself, which holds across lock directories (a missing file
@@ -69,8 +72,12 @@ class TargetClaim:
         """Write the run's id into the lock, so a second run is refused naming it."""
         self.info.update(run_id=run_id, run_dir=str(Path(run_dir).resolve()))
         self._write()
+        for part in self.parts:
+            part.note_run(run_id, run_dir)
 
     def release(self) -> None:
+        for part in self.parts:
+            part.release()
         if _HELD.get(self.target) is self:
             del _HELD[self.target]
         if self.lock_path is not None and self.fds:
@@ -131,6 +138,15 @@ def claim_block(target: Target) -> TargetClaim:
         # EBUSY: mounted, a RAID/LVM member, another program's O_EXCL. The safety checks say
         # which and refuse; with an override the run goes on under the lock file alone.
         got.exclusive = False
+    # A loop device writes its backing file: claim that file as a file target run does, so a
+    # run on the file or on a second loop device over it is refused while this one lasts.
+    backing = loop_backing(block_dev(target.path))
+    if backing:
+        try:
+            got.parts.append(claim_file(Target("file", f"{target.spec} (backing file {backing})", backing, 0)))
+        except RefusedError:
+            got.release()
+            raise
     return got
 
 
