@@ -18,6 +18,7 @@ from .manifest import runs_root
 from .store import RunStore
 from .testparams import parse_settings
 from .units import parse_duration, parse_size
+from .usertext import check_text
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive.")
@@ -69,13 +70,13 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
              min_writes=None, sets=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
-        cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
+        cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time is not None else None,
         max_rounds=max_rounds,
-        capacity_limit=parse_size(capacity_limit, "--capacity-limit") if capacity_limit else None,
+        capacity_limit=parse_size(capacity_limit, "--capacity-limit") if capacity_limit is not None else None,
         precondition_factor=precondition_factor,
         strict_steady=strict or None,
         wsat_capacity_multiple=wsat_mul,
-        wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
+        wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time is not None else None,
         rwsw_min_write_multiple=min_writes,
         settings=parse_settings(sets) if sets else None,
     )
@@ -387,8 +388,21 @@ def fio_job(
                 print(job(cell.workload, tag))
 
 
+def check_argv(args: list[str]) -> None:
+    """Refuse an empty argument (an empty --hosts once ran locally, an empty --runs-dir wrote
+    into the current directory) and control characters in any argument before parsing."""
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
+        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+        if not value:
+            raise IolabError(f"{opt}: the value is empty; give a value or leave the option out. "
+                             "Nothing was run or written.")
+        check_text(value, opt)
+
+
 def main() -> None:
     try:
+        check_argv(sys.argv[1:])
         app()
     except IolabError as e:
         err.print(f"[red]iolab: {esc(str(e))}[/]")

@@ -21,6 +21,8 @@ Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_
 # longer one is a typo (and would overflow the simulator's clock long before it ended).
 MIN_CELL_SECONDS = 0.001
 MAX_CELL_SECONDS = 24 * 3600.0
+# Forty times the PTS's 25: a larger limit is a slip of the keyboard, not a plan.
+MAX_ROUNDS = 1000
 
 
 def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
@@ -127,8 +129,9 @@ class Profile:
         if not _finite(self.cell_seconds) or not MIN_CELL_SECONDS <= self.cell_seconds <= MAX_CELL_SECONDS:
             raise _bad("cell time", "--cell-time", self.cell_seconds,
                        f"give a duration from {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h (the PTS uses 60 s)", " s")
-        if not _whole(self.max_rounds) or self.max_rounds < 1:
-            raise _bad("round limit", "--max-rounds", self.max_rounds, "give a whole number of rounds, at least 1 (the PTS uses 25)")
+        if not _whole(self.max_rounds) or not 1 <= self.max_rounds <= MAX_ROUNDS:
+            raise _bad("round limit", "--max-rounds", self.max_rounds,
+                       f"give a whole number of rounds from 1 to {MAX_ROUNDS:,} (the PTS uses 25)")
         if not _finite(self.precondition_factor) or self.precondition_factor <= 0:
             raise _bad("preconditioning factor", "--precondition-factor", self.precondition_factor,
                        "give a finite number greater than 0 (× the tested capacity; the PTS uses 2)")
