@@ -48,7 +48,7 @@ SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (chan
 QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
                         "drive becomes a 512 MiB copy with the same over-provisioning): finishes in minutes, labelled non-compliant.")
 CellOpt = typer.Option(None, "--cell-time", help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
-RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25).")
+RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25; at most 1,000).")
 CapOpt = typer.Option(None, "--capacity-limit", help="Test only this much of the target (e.g. 4GiB); non-compliant.")
 PcOpt = typer.Option(None, "--precondition-factor", help="WIPC volume in × tested capacity (spec: 2).")
 StrictOpt = typer.Option(False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test.")
