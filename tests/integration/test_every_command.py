@@ -16,14 +16,15 @@ import pytest
 import typer.main
 
 from iolab.cli import app
-from iolab.runlist import list_runs
 
 from .conftest import IOLAB, iolab
+from .test_resume import run_and_kill
 
 SIM = "sim:enterprise-sas?user_gb=1"
 
 # command -> (arguments after it, read-only); {d} is the scratch directory, {iops} and {iops2}
-# two finished quick IOPS runs on the simulator, {cut} a run killed part-way on a file.
+# two finished quick IOPS runs on the simulator, {cut} a run killed part-way on a file, {loop} a
+# loop device being written to.
 LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("run",): ("latency --quick --no-report --cell-time 100ms --max-rounds 1 -t " + SIM + " --runs-dir {d}/runs-new", False),
     ("resume",): ("{cut} --no-report", False),
@@ -67,26 +68,6 @@ def msr_trace(path: Path) -> None:
     lines = [f"{128166372000000000 + i * 20000},host,0,{'Read' if i % 3 else 'Write'},{(i * 7919 % 4096) * 4096},4096,150"
              for i in range(1000)]
     path.write_text("\n".join(lines) + "\n")
-
-
-def kill_part_way(d: Path) -> Path:
-    runs = d / "runs-cut"
-    cmd = [*IOLAB, "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "2", "--no-report",
-           "-t", f"file:{d}/cut.img?size=16MiB", "--runs-dir", str(runs)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:
-            if any("-r01-c01" in p.name for p in runs.glob("*/raw/*")):
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before the kill point"
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
-    [r] = list_runs(runs)
-    assert r.state == "interrupted"
-    return r.path
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +121,7 @@ def test_a_command_runs_from_the_command_line(command, place):
     d = place["d"]
     loop = None
     if "{cut}" in args_text:
-        place["cut"] = place["cut"] or kill_part_way(d)
+        place["cut"] = place["cut"] or run_and_kill(d, d / "runs-cut", "-r01-c01")
     if "{loop}" in args_text:
         loop = loop_with_io(d)
         place["loop"] = loop[0]
