@@ -113,6 +113,13 @@ def analyze(
     from .analysis.streams import analyse as run_analysis
     from .suites.rwsw_common import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
 
+    from .workload import MAX_QUEUE_DEPTH, MAX_THREADS
+
+    for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
+        if v is not None and not 1 <= v <= most:
+            raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
+    if not 0 < compress < float("inf"):  # also refuses nan
+        raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
     with console.status(f"analysing {esc(str(trace))}"):
         a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
                          devices=tuple(device or ()), process=process)

@@ -108,6 +108,12 @@ BAD = [
      "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
      "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
      "999999999999999999999999999999999999999999", "too long"),
+    ("run iops --precondition-factor 1e300", "at most 1,000"),
+    ("run wsat --wsat-capacity-multiple 1e300", "at most 1,000"),
+    ("run iops --rwsw-min-writes inf", "from 0 to 1,000"),
+    ("trace analyze {d}/table.parquet -o {d}/an --threads 0", "--threads 0"),
+    ("trace analyze {d}/table.parquet -o {d}/an --compress nan", "--compress nan"),
+    ("trace analyze {d}/table.parquet -o {d}/an --qd 99999999999999999999", "from 1 to 65,536"),
     # empty values once meant something (the default, a local run, the current directory)
     ("run iops --cell-time ''", "--cell-time: the value is empty"),
     ("run iops --cell-time=", "--cell-time: the value is empty"),
@@ -132,10 +138,29 @@ def hostile_files(d: Path) -> None:
     good = gzip.compress(b"".join(b"%d,h,0,Read,%d,4096,10\n" % (i, i * 4096) for i in range(2000)))
     (d / "bad.csv.gz").write_bytes(good[:30] + bytes(range(200, 255)) + good[85:])
     (d / "cut.csv.gz").write_bytes(good[:25])
+    (d / "table.parquet").write_bytes(TABLE)
+
+
+def _table() -> bytes:
+    """An IO table of a small MSR trace (imported once, by the installed command)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as t:
+        src = Path(t) / "t.csv"
+        src.write_text("".join(f"{128166372000000000 + i * 20000},h,0,{'Read' if i % 3 else 'Write'},{i % 512 * 4096},4096,150\n"
+                               for i in range(500)))
+        p = iolab("trace", "import", str(src), "-f", "msr", "-o", f"{t}/t.parquet")
+        assert p.returncode == 0, p.stderr
+        return Path(f"{t}/t.parquet").read_bytes()
+
+
+TABLE = b""
 
 
 @pytest.mark.parametrize("line,says", BAD)
 def test_a_hostile_command_line_is_refused_in_one_paragraph(scratch, line, says, monkeypatch):
+    global TABLE
+    TABLE = TABLE or _table()
     hostile_files(scratch)
     monkeypatch.chdir(scratch)  # --runs-dir '' once meant the current directory
     before = files_under(scratch)
