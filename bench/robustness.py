@@ -436,6 +436,7 @@ BAD_LINES: list[tuple[str, list[str], int, str]] = [
     ("--precondition-factor of 1e300", ["run", "iops", "--precondition-factor", "1e300"], 2, "1,000"),
     ("--wsat-capacity-multiple of 1e300", ["run", "wsat", "--wsat-capacity-multiple", "1e300"], 2, "1,000"),
     ("--rwsw-min-writes of inf", ["run", "iops", "--rwsw-min-writes", "inf"], 2, "1,000"),
+    ("sim calibrate --rounds of 10^20", ["sim", "calibrate", "{w}/nope", "--rounds", "99999999999999999999"], 2, "1,000"),
     ("--cell-time of 400 digits", ["run", "iops", "--cell-time", "9" * 400], 2, "duration"),
     ("binary --hosts-file", ["run", "iops", "--hosts-file", "{w}/binary", "-t", "file:{w}/h.img?size=16MiB"], 2, "text"),
     ("corrupt gzip trace, format detected", ["trace", "import", "{w}/bad.csv.gz", "-o", "{w}/o.parquet"], 2, "gzip"),

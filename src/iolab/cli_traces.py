@@ -192,8 +192,10 @@ def sim_calibrate(
 
     from .calibrate import fit
 
-    if rounds < 1:
-        raise IolabError(f"--rounds {rounds}: give at least 1.")
+    from .plan import MAX_ROUNDS
+
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise IolabError(f"--rounds {rounds}: give a whole number from 1 to {MAX_ROUNDS:,}.")
     cap = parse_size(capacity, "--capacity") if capacity else None
     cell_s = parse_duration(cell_time, "--cell-time")
     with err.status("calibrating") as status:

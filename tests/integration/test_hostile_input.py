@@ -114,6 +114,7 @@ BAD = [
     ("trace analyze {d}/table.parquet -o {d}/an --threads 0", "--threads 0"),
     ("trace analyze {d}/table.parquet -o {d}/an --compress nan", "--compress nan"),
     ("trace analyze {d}/table.parquet -o {d}/an --qd 99999999999999999999", "from 1 to 65,536"),
+    ("sim calibrate {d}/runs --rounds 99999999999999999999", "from 1 to 1,000"),
     # empty values once meant something (the default, a local run, the current directory)
     ("run iops --cell-time ''", "--cell-time: the value is empty"),
     ("run iops --cell-time=", "--cell-time: the value is empty"),
