@@ -113,13 +113,13 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
 
 
 def resume_test(run: str | Path, *, allow_unsafe: bool = False, allow_system_disk: bool = False,
-                progress: Progress | None = None, report: bool = True,
+                listen_any: bool = False, progress: Progress | None = None, report: bool = True,
                 on_start: Callable[[Resumption], None] | None = None,
                 on_end: Callable[[RunStore, list[Path]], None] | None = None) -> TestRun:
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
     the run so far kept (and no report written)."""
-    r, engine = resuming.prepare(run, engine_for, allow_unsafe, allow_system_disk)
+    r, engine = resuming.prepare(run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any)
     try:
         if on_start:
             on_start(r)
@@ -188,9 +188,10 @@ def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[Key
     return t.key_figures(runs)
 
 
-def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) -> Comparison:
+def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
+            labels: Sequence[str] = ()) -> Comparison:
     """Write one comparison report (HTML and PDF) for these runs; returns the paths written
-    and the ranking.
+    and the ranking. `labels` names each run (one per run, in order) in place of its drive.
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
@@ -201,10 +202,13 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False) 
     tests = {_test_of(p) for p in paths}
     seq = _summary_sequence(tests)
     if len(tests) > 1 and seq is not None:
+        if labels:
+            raise IolabError("--label names the runs of a one-test comparison; a sequence comparison names each "
+                             "drive by its target.")
         return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
     test = registry.find(next(iter(tests))) if tests else None
     return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
-                            test.overlays if test else None, test.report_heading if test else None)
+                            test.overlays if test else None, test.report_heading if test else None, labels)
 
 
 def _summary_sequence(tests: set[str]) -> str | None:

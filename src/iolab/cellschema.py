@@ -59,7 +59,7 @@ class CellColumn:
         return v
 
     def exported(self, v: Any) -> Any:
-        return json.dumps(v, sort_keys=True) if self.codec == "json" else v
+        return v  # JSON columns stay objects: JSON keeps them, CSV and Parquet write their JSON text
 
     @property
     def export_name(self) -> str:

@@ -111,7 +111,7 @@ def analyze(
     from .analysis import composite, replay, save_composite
     from .analysis.plots import plot_all
     from .analysis.streams import analyse as run_analysis
-    from .suites.rwsw_common import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from .runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
 
     from .workload import MAX_QUEUE_DEPTH, MAX_THREADS
 

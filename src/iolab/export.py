@@ -21,6 +21,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .errors import IolabError
 from .cellschema import EXPORTED, CellRow
@@ -33,7 +34,7 @@ FORMATS = ("csv", "json", "parquet")
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # DuckDB type: BIGINT | DOUBLE | VARCHAR | BOOLEAN (Parquet's column type)
+    type: str  # DuckDB type: BIGINT | DOUBLE | VARCHAR | BOOLEAN | BIGINT[] | DOUBLE[] (Parquet's)
 
 
 @dataclass(frozen=True)
@@ -50,19 +51,19 @@ def _cols(spec: str) -> tuple[Column, ...]:
 
 CELL_COLUMNS = (Column("run_id", "VARCHAR"), *(Column(c.export_name, c.export_type) for c in EXPORTED))
 WINDOW_COLUMNS = _cols(
-    "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:VARCHAR n_rounds:BIGINT"
+    "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:BIGINT[] n_rounds:BIGINT"
     " phase_steady:BOOLEAN iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE"
     " write_mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE p99_999_us:DOUBLE"
 )
 STEADY_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR round:BIGINT variable:VARCHAR window_first:BIGINT window_last:BIGINT"
-    " window_rounds:VARCHAR window_values:VARCHAR average:DOUBLE range_measured:DOUBLE range_allowed:DOUBLE"
+    " window_rounds:BIGINT[] window_values:DOUBLE[] average:DOUBLE range_measured:DOUBLE range_allowed:DOUBLE"
     " slope:DOUBLE intercept:DOUBLE fit_excursion:DOUBLE fit_allowed:DOUBLE range_ok:BOOLEAN slope_ok:BOOLEAN"
     " steady:BOOLEAN"
 )
 PHASE_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR ordinal:BIGINT purge_method:VARCHAR purge_ok:BOOLEAN purge_detail:VARCHAR"
-    " steady:BOOLEAN rounds:BIGINT stop_reason:VARCHAR window_rounds:VARCHAR"
+    " steady:BOOLEAN rounds:BIGINT stop_reason:VARCHAR window_rounds:BIGINT[]"
 )
 SERIES_COLUMNS = _cols(
     "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR t_s:DOUBLE read_iops:DOUBLE"
@@ -74,9 +75,19 @@ HISTOGRAM_COLUMNS = _cols(
 )
 
 
-def _rounds_text(rounds) -> str:
-    # A list in one cell: spreadsheet-friendly and the same text in every format.
-    return ",".join(str(r) for r in rounds)
+# A list or object in one CSV cell: rounds as "3,4,5" (spreadsheet-friendly), anything else
+# as JSON text. JSON keeps lists and objects; Parquet has typed lists and objects as JSON text.
+CSV_TEXT = {"BIGINT[]": lambda v: ",".join(str(r) for r in v)}
+
+
+def _csv(v, text):
+    if v is None:
+        return ""
+    if text:
+        return text(v)
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, sort_keys=True)
+    return "true" if v is True else "false" if v is False else v
 
 
 def _cell_row(run_id: str, c: CellRow) -> tuple:
@@ -95,15 +106,15 @@ def collect(store: RunStore) -> list[ExportTable]:
     for s in summaries:
         ph = s.phase
         phases.append((run_id, ph.name, ph.ordinal, ph.purge_method, ph.purge_ok, ph.purge_detail, ph.steady,
-                       ph.rounds, ph.stop_reason, _rounds_text(s.window)))
+                       ph.rounds, ph.stop_reason, list(s.window)))
         for a in s.cells:
-            window.append((run_id, ph.name, a.key, a.mix, a.block_size, _rounds_text(a.rounds), len(a.rounds),
+            window.append((run_id, ph.name, a.key, a.mix, a.block_size, list(a.rounds), len(a.rounds),
                            s.steady, a.iops, a.read_iops, a.write_iops, a.mbps, a.read_mbps, a.write_mbps,
                            a.lat_mean_us, a.lat_max_us, a.p99_999_us))
         for rnd in s.rounds:
             for v in store.steady_rows(ph.name, rnd):
-                steady.append((run_id, ph.name, rnd, v.name, v.rounds[0], v.rounds[-1], _rounds_text(v.rounds),
-                               json.dumps(list(v.values)), v.average, v.range_measured, v.range_allowed, v.slope,
+                steady.append((run_id, ph.name, rnd, v.name, v.rounds[0], v.rounds[-1], list(v.rounds),
+                               list(v.values), v.average, v.range_measured, v.range_allowed, v.slope,
                                v.intercept, v.fit_excursion, v.fit_allowed, v.range_ok, v.slope_ok, v.steady))
 
     series, histograms = [], []
@@ -130,9 +141,9 @@ def _write_csv(table: ExportTable, path: Path) -> None:
     with path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow([c.name for c in table.columns])
+        text = [CSV_TEXT.get(c.type) for c in table.columns]
         # repr-exact floats (csv uses repr), None as an empty field, booleans as true/false
-        w.writerows([["" if v is None else ("true" if v is True else "false" if v is False else v) for v in row]
-                     for row in table.rows])
+        w.writerows([[_csv(v, f) for v, f in zip(row, text)] for row in table.rows])
 
 
 def _records(table: ExportTable) -> list[dict]:
@@ -166,6 +177,20 @@ def _write_parquet(table: ExportTable, path: Path) -> None:
 
 
 WRITERS = {"csv": _write_csv, "json": _write_json, "parquet": _write_parquet}
+
+
+def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
+    """The whole export as one JSON document on a stream (`--out -`): {table: rows, ...,
+    "manifest": manifest.json}. CSV and Parquet are one file per table, which no single stream holds."""
+    if fmt not in WRITERS:
+        raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
+    if fmt != "json":
+        raise IolabError(f"--out -: a {fmt} export is one file per table and cannot go to standard output; give a "
+                         "directory, or --format json to write every table to standard output as one JSON document.")
+    doc: dict = {t.name: _records(t) for t in collect(store)}
+    doc["manifest"] = json.loads((store.dir / "manifest.json").read_text())
+    json.dump(doc, stream, indent=1, allow_nan=False)
+    stream.write("\n")
 
 
 def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:

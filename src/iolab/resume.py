@@ -17,12 +17,13 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import registry, targets
+from . import targets
 from .engines import Capabilities, Engine, engine_class, purge_methods
 from .engines.fio_hosts import legs_from_manifest, split_engine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
+from .runfiles import INPUTS_DIR
 from .decide import sample_of_row
 from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, early_stop, plan_summary,
                      workload_record)
@@ -41,10 +42,12 @@ class Resumption:
     notes: list[str]
 
 
-def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
-            allow_system_disk: bool = False) -> tuple[Resumption, Engine]:
+def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
+            allow_system_disk: bool = False, listen_any: bool = False) -> tuple[Resumption, Engine]:
     """Open the run for writing, check it can go on, recover lost cells and decide where it
-    continues. Raises IolabError (nothing changed) when it cannot be resumed at all."""
+    continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
+    `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
+    the engines' list nor the test registry."""
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
     m = probe.manifest
     probe.close()
@@ -54,15 +57,15 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
     target = targets.parse_target(m.target["spec"])
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
-    # targets are not this machine's path, so it is neither claimed nor checked here (as in runner.start).
+    # targets are checked (and claimed on this machine) by split_engine, as in a new run.
     legs = legs_from_manifest(target, m.split) if m.split else None
     remote = bool(legs and legs[0].host)
     try:
         profile = Profile(**m.profile)
     except TypeError as e:
         raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
-    workload = probe.dir / "inputs" if (probe.dir / "inputs").is_dir() else None
-    plan = registry.build_plan(m.test, profile, target, workload)
+    workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
+    plan = build_plan(m.test, profile, target, workload)
     if plan_summary(plan) != as_planned(m.plan):
         raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
                          "(another iolab version, or the target's size changed), so it cannot continue it. "
@@ -79,7 +82,8 @@ def prepare(ref: str | Path, engine_for, allow_unsafe: bool = False,
     try:
         if not remote:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
-        engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk)
+        engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk,
+                               listen_any)
                   if legs else engine_for(target))
         diff = _host_differences(stored, engine.target_identity()) if stored and remote else []
         if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing

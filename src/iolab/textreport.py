@@ -12,6 +12,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from .decide import decision_text
+from .endurance import Endurance, endurance
 from .store import RunStore
 from .summary import PhaseSummary, interval_label, rounds_count, summarise
 from .units import denoise, duration, eng, kib_label, num
@@ -49,6 +50,21 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
                 console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
     if figures is not None and phases:
         render_figures(figures([phases]), phases, console)
+    if "pe_cycles" in m.plan.get("values", {}) and phases:  # the tests whose report has an Endurance page
+        render_endurance(endurance(m, phases, store.cells(kind="precondition")), console)
+
+
+def render_endurance(e: Endurance, console: Console) -> None:
+    """TBW and DWPD with the WAF they rest on and its basis, as the report's Endurance page."""
+    if e.waf is None:
+        return
+    text = f"endurance: WAF {e.waf.value:.2f}, basis: {e.waf.basis}"
+    if e.tbw:
+        text += f"; TBW {e.tbw / 1e12:,.1f} TB at {e.pe[0]:,.0f} P/E cycles ({e.pe[1]})"
+    if e.dwpd:
+        text += f"; DWPD {e.dwpd:.2f} over {e.years[0]:g} years ({e.years[1]})"
+    console.print()
+    console.print(esc(text), soft_wrap=True)
 
 
 def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> None:

@@ -27,10 +27,13 @@ if os.geteuid() != 0:
     pytest.skip("capture needs root", allow_module_level=True)
 
 
-def fio(dev: str, *extra: str, seconds: int = 2) -> dict:
+def fio(dev: str, *extra: str, seconds: int = 2, ios: int | None = None) -> dict:
+    """A 70/30 random 4 KiB mix for `seconds`, or for exactly `ios` IOs where a test counts
+    events: a busy machine does fewer IOs in a given time, so a count must not hang on one."""
+    until = [f"--io_size={ios * 4}k", "--runtime=300"] if ios else [f"--runtime={seconds}", "--time_based"]
     out = subprocess.run(
         ["fio", "--name=mix", f"--filename={dev}", "--rw=randrw", "--rwmixread=70", "--bs=4k", "--direct=1",
-         "--ioengine=libaio", "--iodepth=4", f"--runtime={seconds}", "--time_based", "--randseed=7",
+         "--ioengine=libaio", "--iodepth=4", *until, "--randseed=7",
          "--output-format=json", *extra],
         check=True, capture_output=True, text=True,
     )
@@ -91,7 +94,7 @@ def test_capture_finds_the_fio_mix(loop_device, scratch):
 
 def test_a_buffer_too_small_for_the_load_reports_the_dropped_events(loop_device, scratch):
     # 8 KiB per CPU holds ~100 events; fio issues thousands between two reads of the buffer.
-    cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device, "--iodepth=16", seconds=1),
+    cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device, "--iodepth=16", ios=20000),
                              buffer_kb=8, source="tracefs")
     fio_ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     assert cap.lost_events > 0
@@ -163,7 +166,7 @@ def test_raw_pages_decode_to_what_the_kernel_prints(loop_device, scratch):
         for ev in events:
             (ev / "filter").write_text(f"dev == {os.major(st.st_rdev) << 20 | os.minor(st.st_rdev)}")
             ev.joinpath("enable").write_text("1")
-        fio(loop_device, "--rate_iops=1500", seconds=1)
+        fio(loop_device, "--rate_iops=1500", ios=1500)
         subprocess.run(["dd", f"if={loop_device}", "of=/dev/null", "bs=256k", "count=20", "iflag=direct"], check=True,
                        capture_output=True)
         for ev in events:

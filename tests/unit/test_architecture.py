@@ -1,6 +1,7 @@
-"""The house rules that keep the code walkable: no module over ~500 lines, and no import
-cycle between iolab's modules, counting imports inside functions too (a lazy import only
-hides a cycle; it does not remove the tangle)."""
+"""The house rules that keep the code walkable: no module over ~500 lines, no import cycle
+between iolab's modules, counting imports inside functions too (a lazy import only hides a
+cycle; it does not remove the tangle), and no import against the layers docs/architecture.md
+documents (data flows plan -> runner -> engine -> store -> report, one way)."""
 
 from __future__ import annotations
 
@@ -114,6 +115,75 @@ def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
         assert cycles(import_graph()) == [["iolab.engines", "iolab.engines.fio"]]
     finally:
         SRC, PACKAGE = saved
+
+
+# (importer, imported, why): a module whose name is, or is under, the first may not import
+# one that is, or is under, the second. Each line is a sentence of docs/architecture.md.
+FORBIDDEN = [
+    *[(low, "iolab.registry", "only the api and the CLI ask the test registry; the layers below are handed "
+                              "what they need (e.g. build_plan, engine_for)")
+      for low in ("iolab.runner", "iolab.resume", "iolab.store", "iolab.engines", "iolab.report", "iolab.compare",
+                  "iolab.suites", "iolab.targets", "iolab.plan", "iolab.decide", "iolab.steady", "iolab.export",
+                  "iolab.scaleout", "iolab.watch", "iolab.textreport", "iolab.summary")],
+    ("iolab.report", "iolab.suites", "reports read the plan stored in the run, never today's suite code"),
+    *[(low, "iolab.api", "the api is the top of the library: only the CLI (and the multi-run driver) use it")
+      for low in ("iolab.runner", "iolab.resume", "iolab.store", "iolab.engines", "iolab.report", "iolab.compare",
+                  "iolab.suites", "iolab.targets", "iolab.registry")],
+    *[(low, "iolab.cli", "the CLI is the top: nothing imports it") for low in ("iolab.api", "iolab.report",
+                                                                              "iolab.runner", "iolab.suites")],
+    *[(low, up, "an engine runs one workload and never knows the test, round or store")
+      for low in ("iolab.engines",) for up in ("iolab.runner", "iolab.store", "iolab.report", "iolab.suites",
+                                               "iolab.compare", "iolab.plan")],
+    *[("iolab.runner", up, "the runner executes any plan and never knows which test it serves or how it is shown")
+      for up in ("iolab.suites", "iolab.report", "iolab.compare", "iolab.textreport")],
+    *[("iolab.store", up, "the store keeps what was measured and knows nothing above it")
+      for up in ("iolab.runner", "iolab.engines", "iolab.suites", "iolab.report", "iolab.compare")],
+    *[("iolab.targets", up, "targets describe what is tested, below the runner and the engines")
+      for up in ("iolab.runner", "iolab.engines", "iolab.suites", "iolab.report", "iolab.store")],
+    *[(low, "iolab.report", "the figures of a comparison (compare/__init__) are below report/")
+      for low in ("iolab.compare.__init__",)],
+]
+
+
+def under(name: str, prefix: str) -> bool:
+    if prefix.endswith(".__init__"):  # the package module itself, not its submodules
+        return name == prefix.removesuffix(".__init__")
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{a} imports {b}: {why}"
+            for low, up, why in FORBIDDEN
+            for a, deps in sorted(graph.items()) if under(a, low)
+            for b in sorted(deps) if under(b, up) and not under(a, up)]
+
+
+def test_no_import_against_the_documented_layers():
+    found = layer_breaks(import_graph())
+    assert not found, "imports against the layers:\n" + "\n".join(found)
+
+
+def test_the_layer_check_finds_a_planted_back_edge(tmp_path):
+    # The check above must be able to fail: a report module that reads suite code, and a
+    # runner that asks the registry, are both found.
+    pkg = tmp_path / "iolab"
+    for d in ("report", "suites"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "registry.py").write_text("")
+    (pkg / "suites" / "pts_iops.py").write_text("X = 1\n")
+    (pkg / "report" / "pts.py").write_text("def f():\n    from ..suites.pts_iops import X\n")
+    (pkg / "runner.py").write_text("from . import registry\n")
+    global SRC, PACKAGE
+    saved = SRC, PACKAGE
+    SRC, PACKAGE = tmp_path, pkg
+    try:
+        found = layer_breaks(import_graph())
+    finally:
+        SRC, PACKAGE = saved
+    assert [f.split(":")[0] for f in found] == ["iolab.runner imports iolab.registry",
+                                                "iolab.report.pts imports iolab.suites.pts_iops"]
 
 
 def test_no_module_over_the_size_limit():

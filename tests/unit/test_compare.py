@@ -3,6 +3,8 @@ of runs that do not measure the same thing, and a three-drive comparison end to 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from iolab.api import compare, key_metrics
@@ -10,6 +12,8 @@ from iolab.compare import (
     KeyMetric, RunFacts, check_comparable, competition_ranks, differences, summary_table,
 )
 from iolab.errors import IolabError
+from iolab.report.rundata import RunData
+from iolab.store import RunStore
 from tests.unit.test_report import DriveEngine, IdlingDriveEngine, pdf_pages, record, target
 
 # -- ranking maths ---------------------------------------------------------------------------
@@ -306,3 +310,41 @@ def test_dirth_report_and_key_figures_read_the_stored_decision(tmp_path):
     html = render(build_document(data))
     table = html.split("Operating points (the run&#x27;s decision)")[1].split("</table>")[0]
     assert "TC2/QD1" in table and "12,345" in table and "678.0" in table
+
+
+# -- two runs of one drive (before/after) ------------------------------------------------------
+
+
+def _iolab(*args):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([str(Path(sys.executable).parent / "iolab"), *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "400"})
+
+
+def test_two_runs_of_one_drive_are_told_apart_by_run_id_or_label(tmp_path):
+    root = tmp_path / "runs"
+    runs = [record(root, "throughput", DriveEngine(speed)) for speed in (1.0, 0.5)]
+    ids = [RunStore.open(r).manifest.run_id for r in runs]
+    assert ids[0] != ids[1]
+    r = _iolab("compare", *map(str, runs), "-o", str(tmp_path / "cmp"))
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    drive = RunData.load(runs[0], tmp_path).label
+    assert f"D1 {drive} [{ids[0]}]" in out and f"D2 {drive} [{ids[1]}]" in out
+    html = next((tmp_path / "cmp").glob("*.html")).read_text()
+    assert f"D1 {drive} [{ids[0]}]" in html and f"D2 {drive} [{ids[1]}]" in html
+    # the user's names replace the drive's
+    r = _iolab("compare", *map(str, runs), "-o", str(tmp_path / "named"), "--label", "before", "--label", "after fw 2")
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "D1 before" in out and "D2 after fw 2" in out
+    html = next((tmp_path / "named").glob("*.html")).read_text()
+    assert "D1 before" in html and "D2 after fw 2" in html
+    # one label per run, or a clear refusal before anything is written
+    r = _iolab("compare", *map(str, runs), "-o", str(tmp_path / "bad"), "--label", "before")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "--label: 1 label(s) for 2 runs" in " ".join((r.stdout + r.stderr).split())
+    assert not (tmp_path / "bad").exists()

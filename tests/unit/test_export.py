@@ -54,6 +54,11 @@ def read_table(path, fmt) -> list[dict]:
     return rows
 
 
+def obj(v, fmt):
+    """A JSON column: JSON text in CSV and Parquet (its JSON type), an object in JSON."""
+    return v if fmt == "json" else json.loads(v)
+
+
 def num(v):
     return None if v is None else float(v)
 
@@ -85,7 +90,7 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
                        "read_ios", "write_ios", "read_lat_max_us", "write_lat_max_us"):
             assert same(r[metric], getattr(c, metric)), (metric, r[metric], getattr(c, metric))
         assert same(r["p99_999_us"], c.p99_999) and same(r["p99_us"], c.p99)
-        assert json.loads(r["workload"]) == c.workload and json.loads(r["raw_files"]) == c.raw_files
+        assert obj(r["workload"], fmt) == c.workload and obj(r["raw_files"], fmt) == c.raw_files
     # a side that did no IO has no latency: missing, not zero
     write_only = next(c for c in measured if c.read_iops == 0)
     assert write_only.read_lat_mean_us is None and rows[write_only.id]["read_lat_mean_us"] is None
@@ -96,7 +101,7 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
     assert len(tables["window"]) == len(expected) == 4  # 2 phases × (read, write)
     for r, (phase, a) in zip(tables["window"], expected):
         assert (r["phase"], r["cell_key"], int(r["block_size"])) == (phase, a.key, a.block_size)
-        assert r["rounds"] == ",".join(map(str, a.rounds)) and int(r["n_rounds"]) == 5
+        assert r["rounds"] == (",".join(map(str, a.rounds)) if fmt == "csv" else list(a.rounds)) and int(r["n_rounds"]) == 5
         for metric in ("iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us", "p99_999_us"):
             assert same(r[metric], getattr(a, metric)), metric
 
@@ -109,7 +114,8 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
         assert [r["variable"] for r in got] == [v.name for v in verdicts]
         for r, v in zip(got, verdicts):
             assert (int(r["window_first"]), int(r["window_last"])) == (v.rounds[0], v.rounds[-1])
-            assert json.loads(r["window_values"]) == pytest.approx(list(v.values), rel=1e-12)
+            values = json.loads(r["window_values"]) if fmt == "csv" else r["window_values"]
+            assert values == pytest.approx(list(v.values), rel=1e-12)
             for f in ("average", "range_measured", "range_allowed", "slope", "intercept", "fit_excursion", "fit_allowed"):
                 assert same(r[f], getattr(v, f)), f
             assert str(r["steady"]).lower() == str(v.steady).lower() == "true"
@@ -155,3 +161,51 @@ def test_cli_export_writes_the_files(run, tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "cells.csv").stat().st_size > 0 and (tmp_path / "manifest.json").exists()
     assert "cells.csv" in result.output
+
+
+def test_json_export_keeps_lists_and_objects(run, tmp_path):
+    """window_values, rounds and the cells' workload are lists and objects in JSON, not strings."""
+    export_run(RunStore.open(run), "json", tmp_path)
+    steady = json.loads((tmp_path / "steady.json").read_text())
+    assert all(isinstance(r["window_values"], list) and r["window_values"]
+               and all(isinstance(x, float) for x in r["window_values"]) for r in steady)
+    assert all(r["window_rounds"] == list(range(r["window_first"], r["window_last"] + 1)) for r in steady)
+    window = json.loads((tmp_path / "window.json").read_text())
+    assert all(isinstance(r["rounds"], list) and len(r["rounds"]) == r["n_rounds"] for r in window)
+    phases = json.loads((tmp_path / "phases.json").read_text())
+    assert all(isinstance(r["window_rounds"], list) for r in phases)
+    cells = json.loads((tmp_path / "cells.json").read_text())
+    assert all(isinstance(r["workload"], dict) and isinstance(r["raw_files"], list) for r in cells)
+
+
+def test_parquet_lists_are_typed(run, tmp_path):
+    export_run(RunStore.open(run), "parquet", tmp_path)
+    con = duckdb.connect()
+    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/steady.parquet'))").fetchall())
+    assert types["window_values"] == "DOUBLE[]" and types["window_rounds"] == "BIGINT[]"
+    con.close()
+
+
+def _iolab(*args, **kw):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.run([str(Path(sys.executable).parent / "iolab"), *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "COLUMNS": "200"}, **kw)
+
+
+def test_cli_export_to_stdout(run, tmp_path):
+    """-o - writes the JSON export to standard output as one document and creates no file;
+    CSV (one file per table) is refused with the reason."""
+    r = _iolab("export", str(run), "--format", "json", "-o", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc) == set(TABLES) | {"manifest"}
+    assert doc["manifest"]["run_id"] == RunStore.open(run).manifest.run_id
+    assert doc["steady"] and isinstance(doc["steady"][0]["window_values"], list)
+    r = _iolab("export", str(run), "--format", "csv", "-o", "-", cwd=tmp_path)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "cannot go to standard output" in " ".join((r.stdout + r.stderr).split())
+    assert not list(tmp_path.iterdir())  # no directory named "-"

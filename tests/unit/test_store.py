@@ -17,6 +17,7 @@ from iolab.api import compare
 from iolab.errors import IolabError
 from iolab.runner import RunOptions, Runner, start
 from iolab.runlist import list_runs
+from iolab.durable import RESERVE_NAME
 from iolab.store import ResultsDiskFull, RunStore
 from tests.unit.test_runner import TARGET, ScriptedEngine, profile
 
@@ -180,7 +181,7 @@ def test_results_disk_full_marks_the_run_failed_with_that_reason(tmp_path):
     r = RunStore.open(s.dir)
     assert r.manifest.state == "failed" and r.manifest.error.startswith("results disk full at")
     assert len(r.cells(complete_only=False)) == 4  # 1 preconditioning + 4 cells, all kept
-    assert not (s.dir / store_mod.RESERVE_NAME).exists()
+    assert not (s.dir / RESERVE_NAME).exists()
 
 
 def test_when_not_even_the_failure_can_be_stored_it_says_so(tmp_path, monkeypatch):
@@ -204,7 +205,7 @@ def test_a_simulated_drive_cannot_continue_and_its_phase_runs_again(tmp_path, mo
     s.close()
     engine = ScriptedEngine(lambda r, c: 100)
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
-    r, _ = resume.prepare(s.dir, lambda t: engine)
+    r, _ = resume.prepare(s.dir, lambda t: engine, registry.build_plan)
     assert r.start.phase == 0 and r.start.round == 0
     assert any("simulated drive" in n and "runs again from its purge" in n for n in r.notes)
     resume.run(r, engine)
@@ -219,7 +220,7 @@ def test_resume_refuses_a_complete_run_without_touching_it(tmp_path):
     d = finished_run(tmp_path)
     before = snapshot(d)
     with pytest.raises(IolabError, match="complete: nothing to resume"):
-        resume.prepare(d, lambda t: None)
+        resume.prepare(d, lambda t: None, registry.build_plan)
     assert snapshot(d) == before
 
 
@@ -235,18 +236,21 @@ def test_a_corrupt_database_is_a_clear_error(tmp_path):
 
 
 def test_iolab_runs_prints_broken_runs_with_the_reason(tmp_path):
-    from typer.testing import CliRunner
-
-    from iolab.cli import app
+    import subprocess
+    import sys
+    from pathlib import Path
 
     good = finished_run(tmp_path)
     bad = finished_run(tmp_path)
     (bad / "results.db").write_bytes(b"[not] a database" * 100)
-    res = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)], env={"COLUMNS": "300"})
-    assert res.exit_code == 0, res.output
-    assert good.name in res.output and bad.name in res.output
-    assert "broken" in res.output and "not a readable SQLite database" in res.output
-    assert "1 of 2 runs cannot be read" in res.output
+    # The real command in its own process: an in-process console keeps the width an earlier
+    # test gave it, and at 80 columns the table folds the state column.
+    res = subprocess.run([str(Path(sys.executable).parent / "iolab"), "runs", "--runs-dir", str(tmp_path)],
+                         capture_output=True, text=True, env=dict(os.environ, COLUMNS="300"))
+    assert res.returncode == 0, res.stderr
+    assert good.name in res.stdout and bad.name in res.stdout
+    assert "broken" in res.stdout and "not a readable SQLite database" in res.stdout
+    assert "1 of 2 runs cannot be read" in res.stderr
 
 
 def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeypatch):

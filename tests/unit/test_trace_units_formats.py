@@ -227,7 +227,7 @@ def test_cli_import_prints_unit_reason_and_span(tmp_path):
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())
     assert "format: disksim (detected" in out
-    assert "time unit: ns (guessed: the median gap" in out
+    assert "time unit: ns (guessed, likely: ns, MQSim's and SSDsim's unit for whole-number times" in out
     assert f"span: {span_ns / 1e6:,.3g} ms" in out
     r = CliRunner().invoke(app, ["trace", "import", str(p), "--time-unit", "us", "--out", str(tmp_path / "u.parquet")])
     from iolab.traces.table import human_span

@@ -149,7 +149,7 @@ def test_the_endurance_page_uses_the_drive_counters_where_reported(tmp_path):
     rows = endurance_rows(data)
     assert rows[-1] == ("mixed (its purge and preconditioning included)", "4.000 GB", "10.00 GB", "2.50")
     facts = dict(endurance_pages(data)[0].blocks[1].rows)
-    assert facts["measured WAF over the run"].startswith("2.50 over 4.000 GB")
+    assert facts["WAF the ratings rest on"].startswith("2.50 over 4.000 GB host writes; basis: the drive's own counters")
 
 
 def test_simulated_presets_carry_their_rating_and_the_options_override_it(tmp_path):

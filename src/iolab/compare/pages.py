@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .. import __version__
+from ..errors import IolabError
 from ..report import header, plots, sections, write_document
 from ..report.model import Document, Figure, HeaderColumn, Page, Table, Text
 from ..report.parts import legs_text, parts_pages
@@ -33,11 +34,12 @@ Overlays = Callable[[list[RunData], list[str]], list[Page]]
 
 
 def write_comparison(refs: list, out_dir: Path, force: bool, figures: Figures, overlays: Overlays | None = None,
-                     heading: str | None = None) -> Comparison:
-    """`figures`, `overlays`, `heading`: the test's declared ones."""
+                     heading: str | None = None, names: Sequence[str] = ()) -> Comparison:
+    """`figures`, `overlays`, `heading`: the test's declared ones; `names`: the user's label of
+    each run (--label), in the order of `refs`."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
-    labels = run_labels(runs)
+    labels = run_labels(runs, names)
     diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
@@ -45,11 +47,17 @@ def write_comparison(refs: list, out_dir: Path, force: bool, figures: Figures, o
     return Comparison(paths, summary_table(labels, [r.phases for r in runs], metrics))
 
 
-def run_labels(runs: list[RunData]) -> list[str]:
-    """D1, D2 … and the drive; when any run was split over paths or hosts, how each ran too
-    (single-path and multi-path runs of one drive are otherwise told apart by D-number only)."""
+def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
+    """D1, D2 … and the user's name for each run (--label), else the drive; when any run was
+    split over paths or hosts, how each ran too; two runs that would still read the same (a
+    before/after pair on one drive) carry their run ids."""
+    if names and len(names) != len(runs):
+        raise IolabError(f"--label: {len(names)} label(s) for {len(runs)} runs; give one --label per run, in the "
+                         "order of the runs.")
     split = any(r.manifest.split for r in runs)
-    return [f"D{i + 1} {r.label}" + (f" ({legs_text(r)})" if split else "") for i, r in enumerate(runs)]
+    base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") for r in runs]
+    return [f"D{i + 1} {b}" + (f" [{r.manifest.run_id}]" if base.count(b) > 1 else "")
+            for i, (b, r) in enumerate(zip(base, runs))]
 
 
 # -- document --------------------------------------------------------------------------------

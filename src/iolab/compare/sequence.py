@@ -58,7 +58,10 @@ def write_sequence_comparison(refs: list, out_dir: Path, force: bool, sequence: 
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
     drives = group_by_drive(runs, tests)
-    labels = [f"D{i + 1} {next(iter(d.values())).label}" for i, d in enumerate(drives)]
+    # one drive per target: two targets of one model (two sizes of one preset) read by their spec
+    base = [next(iter(d.values())).label for d in drives]
+    labels = [f"D{i + 1} {b}" + (f" [{next(iter(d.values())).manifest.target.get('spec', '')}]" if base.count(b) > 1 else "")
+              for i, (b, d) in enumerate(zip(base, drives))]
     diffs = []
     for t in tests:
         have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]

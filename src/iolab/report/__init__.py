@@ -19,11 +19,13 @@ nothing in report/ names a test or imports the registry.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from .. import __version__
+from ..errors import IolabError
 from . import header
 from .html import render
 from .model import Document
@@ -57,10 +59,22 @@ def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str,
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
     out_dir.mkdir(parents=True, exist_ok=True)
-    html_path = out_dir / f"{stem}.html"
-    html_path.write_text(render(docs, title=title), encoding="utf-8")
-    pdf_path = out_dir / f"{stem}.pdf"
-    pages = write_pdf(render(docs, for_print=True, title=title), pdf_path, n, out_dir)
+    html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
+    # Both are written aside and put in place together: a report stopped half-way (Ctrl-C,
+    # SIGTERM, an error) leaves the report before it or none, never an HTML without its PDF.
+    html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
+    try:
+        html_part.write_text(render(docs, title=title), encoding="utf-8")
+        try:
+            pages = write_pdf(render(docs, for_print=True, title=title), pdf_part, n, out_dir)
+        except IolabError:
+            os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says
+            raise
+        os.replace(html_part, html_path)
+        os.replace(pdf_part, pdf_path)
+    finally:
+        html_part.unlink(missing_ok=True)
+        pdf_part.unlink(missing_ok=True)
     if pages != n:
         print(f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
               "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)

@@ -9,6 +9,7 @@ import matplotlib
 from matplotlib.ticker import MaxNLocator
 
 from ..analysis.consistency import Dips, Spread, find_dips, spread
+from ..endurance import endurance
 from ..results import Histogram
 from ..store import CellRow, RunStore
 from ..targets import wear
@@ -228,29 +229,11 @@ def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
 # -- endurance -------------------------------------------------------------------------------
 
 
-def _given(run: RunData, name: str, rated: str, option: str) -> tuple[float | None, str]:
-    """A rating for TBW or DWPD and where it came from: the user's --set/option, else the
-    drive's own (a simulated preset's rating), else none."""
-    v = run.value(name, 0)
-    if v and v > 0:
-        return float(v), option
-    own = run.manifest.target.get("facts", {}).get(rated)
-    return (float(own), "preset") if own else (None, "")
-
-
 def _drive_row(name: str, rows: list, counted: tuple) -> tuple[str, str, str, str]:
     host, media, _ = counted
     host_text = eng(host, "B") if host is not None else eng(sum(r.write_bytes for r in rows), "B") + " (fio)"
     waf = f"{media / host:.2f}" if host and media is not None else NOT_REPORTED
     return (name, host_text, eng(media, "B") if media is not None else NOT_REPORTED, waf)
-
-
-def _drive_waf(run: RunData) -> tuple[float, int] | None:
-    """(WAF, host bytes) over the phases whose drive counters give both host and media writes."""
-    both = [(h, m) for h, m, _ in filter(None, map(wear.phase_writes, run.manifest.endurance.values()))
-            if h and m is not None]
-    host = sum(h for h, _ in both)
-    return (sum(m for _, m in both) / host, host) if host else None
 
 
 def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
@@ -280,22 +263,20 @@ def endurance_pages(run: RunData) -> list[Page]:
     rows = endurance_rows(run)
     if not rows:
         return []
-    (pe, pe_src), (years, years_src) = (_given(run, "pe_cycles", "rated_pe_cycles", "--pe-cycles"),
-                                        _given(run, "warranty_years", "warranty_years", "--warranty-years"))
-    waf = _drive_waf(run) or run.write_amplification()
-    ops = [r.counters.get("op") for ph in run.phases for r in ph.rows if "op" in r.counters]
-    user = run.manifest.target.get("capacity")
-    facts = [("measured WAF over the run", f"{waf[0]:.2f} over {eng(waf[1], 'B')} host writes" if waf else NOT_REPORTED)]
-    physical = user * (1 + ops[-1]) if ops and user else None
-    facts.append(("physical (flash) capacity", eng(physical, "B") if physical else NOT_REPORTED))
+    e = endurance(run.manifest, run.phases, run.preconditioning)
+    (pe, pe_src), (years, years_src), waf = e.pe, e.years, e.waf
+    facts = [("WAF the ratings rest on", f"{waf.value:.2f} over {eng(waf.host_bytes, 'B')} host writes; basis: {waf.basis}"
+              if waf else NOT_REPORTED)]
+    whole = run.write_amplification()
+    if whole and waf and abs(whole[0] - waf.value) > 0.005:
+        facts.append(("WAF over the whole run, for reference", f"{whole[0]:.2f} over {eng(whole[1], 'B')} host writes"))
+    facts.append(("physical (flash) capacity", eng(e.physical, "B") if e.physical else NOT_REPORTED))
     facts.append(("rated P/E cycles", f"{pe:,.0f} (source: {pe_src})" if pe else NOT_REPORTED + " (--pe-cycles N gives it)"))
     facts.append(("warranty", f"{years:g} years (source: {years_src})" if years else NOT_REPORTED + " (--warranty-years Y gives it)"))
-    tbw = physical * pe / waf[0] if waf and physical and pe and waf[0] > 0 else None
-    why = "" if tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
-    facts.append(("TBW = flash capacity × P/E ÷ WAF", f"{tbw / 1e12:,.1f} TB" if tbw else NOT_REPORTED + why))
-    dwpd = tbw / (user * 365 * years) if tbw and user and years else None
-    facts.append(("DWPD over the warranty", f"{dwpd:.2f}" if dwpd else NOT_REPORTED + ("" if dwpd else
-                                                                                        " (needs TBW and the warranty)")))
+    why = "" if e.tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
+    basis = f" (WAF {waf.value:.2f}, {waf.short})" if waf else ""
+    facts.append(("TBW = flash capacity × P/E ÷ WAF", f"{e.tbw / 1e12:,.1f} TB{basis}" if e.tbw else NOT_REPORTED + why))
+    facts.append(("DWPD over the warranty", f"{e.dwpd:.2f}{basis}" if e.dwpd else NOT_REPORTED + " (needs TBW and the warranty)"))
     drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
     src = ("Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
            + (f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cellschema import CellRow
+from ..endurance import written
 from ..manifest import Manifest
 from ..store import RunStore
 from ..summary import PhaseSummary, summarise
@@ -76,14 +77,7 @@ class RunData:
         not count flash writes (fio on a real drive) or nothing was written."""
         if rows is None:
             rows = [*self.preconditioning, *(r for ph in self.phases for r in ph.rows)]
-        host = flash = 0
-        for r in rows:
-            c = r.counters or {}
-            if "flash_write_bytes" not in c or "host_write_bytes" not in c:
-                continue
-            host += int(c["host_write_bytes"])
-            flash += int(c["flash_write_bytes"])
-        return (flash / host, host) if host > 0 else None
+        return written(rows)
 
     # -- links ------------------------------------------------------------------------
     def href(self, rel: str) -> str:

@@ -14,7 +14,7 @@ from ..compare import DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percen
 from ..points import DV_PHASE
 from ..errors import IolabError
 from ..summary import CellAverage, PhaseSummary, interval_label
-from ..suites.rwsw_common import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
+from ..runfiles import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
 from ..units import duration, eng, kib_label, num
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height

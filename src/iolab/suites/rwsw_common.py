@@ -29,15 +29,12 @@ from typing import Callable
 from ..analysis.workloads import ReplayPlan, load_composite, load_replay
 from ..errors import IolabError
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..runfiles import ANALYSIS_FILE, COMPOSITE_FILE, INPUTS_DIR, REPLAY_FILE
 from ..targets import Target
 from ..units import duration, eng
 from ..workload import Workload
 from . import active_fraction, tested_capacity, wipc
 
-ANALYSIS_FILE = "analysis.json"
-COMPOSITE_FILE = "composite.toml"
-REPLAY_FILE = "replay.toml"
-INPUTS_DIR = "inputs"  # inside a run directory: the input files as they were when the run started
 
 SPEC = "RWSW 1.0.x"  # the RWSW PTS for datacenter storage; 1.0.x: which revision is UNVERIFIED
 # In a quick run a saturation phase also stops after this many intervals, so a test that

@@ -29,8 +29,12 @@ from .textscan import clear_rejects, csv_fields, fix_rejects, lines_sql, range_c
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
-# The time field of the variable-unit text formats, as SQL over a line.
-_TIME_FIELD = {"disksim": f"{ws_fields()}[1]", "cloudphysics": f"{csv_fields()}[2]"}
+# The time, size (bytes) and device fields of the variable-unit text formats, as SQL over a
+# line: what the unit guess needs to tell possible rates from impossible ones.
+_UNIT_FIELDS = {
+    "disksim": (f"{ws_fields()}[1]", f"TRY_CAST({ws_fields()}[4] AS DOUBLE) * 512", f"{ws_fields()}[2]"),
+    "cloudphysics": (f"{csv_fields()}[2]", f"TRY_CAST({csv_fields()}[4] AS DOUBLE)", "''"),
+}
 _DETECT_LINES = 200_000
 
 
@@ -173,17 +177,19 @@ def _check_text(path: Path) -> None:
 
 
 def _detect_unit(con: duckdb.DuckDBPyConnection, fmt: str, path: Path) -> timeunit.TimeUnit:
-    """Guess the time unit of a variable-unit text trace from its first lines' times."""
-    field = _TIME_FIELD[fmt]
+    """Guess the time unit of a variable-unit text trace from its first lines."""
+    time, size, device = _UNIT_FIELDS[fmt]
     clear_rejects(con, str(path))
     rows = con.execute(
-        f"SELECT TRY_CAST(trim(v) AS DOUBLE), contains(v, '.') FROM ("
-        f"SELECT {field} AS v FROM ({lines_sql(str(path))}) LIMIT {_DETECT_LINES})"
+        f"SELECT TRY_CAST(trim(v) AS DOUBLE), contains(v, '.'), coalesce(b, 0), d FROM ("
+        f"SELECT {time} AS v, {size} AS b, {device} AS d FROM ({lines_sql(str(path))}) LIMIT {_DETECT_LINES})"
         " WHERE isfinite(TRY_CAST(trim(v) AS DOUBLE))"
     ).fetchall()
     clear_rejects(con, str(path))
     times = np.array([r[0] for r in rows], dtype=float)
-    return timeunit.detect(times, any(r[1] for r in rows), VARIABLE_UNIT[fmt], fmt)
+    sizes = np.array([r[2] for r in rows], dtype=float)
+    return timeunit.detect(times, any(r[1] for r in rows), VARIABLE_UNIT[fmt], fmt,
+                           sizes=sizes, devices=len({r[3] for r in rows}))
 
 
 def _bad_lines(con, table: str, file: str) -> tuple[int, list[BadLine]]:

@@ -96,7 +96,8 @@ def import_vscsi(files: list[Path], out: str | Path, skip_bad_lines: bool = Fals
         tu = timeunit.given(time_unit, "vscsi")
     else:
         ts = np.concatenate([r["ts"][:200_000] for _, r, *_ in loaded]).astype(float)
-        tu = timeunit.detect(ts, False, timeunit.VARIABLE_UNIT["vscsi"], "vscsi")
+        sizes = np.concatenate([r["len"][:200_000] for _, r, *_ in loaded]).astype(float)
+        tu = timeunit.detect(ts, False, timeunit.VARIABLE_UNIT["vscsi"], "vscsi", sizes=sizes)
     notes = notes + (f"time unit: {tu.unit} ({tu.reason}).",)
     if any(v == 2 for _, _, v, *_ in loaded):
         notes += ("vSCSI rt (response time) read in the unit of ts (its unit is not documented).",)
