@@ -2,9 +2,9 @@
 
     sudo .venv/bin/python bench/robustness.py [--dir /var/tmp] [--kills 5] [--resume 1]
                                               [--fault-timeout 150] [--fuzz-cases 20000]
-                                              [--skip refusals,writes,kills,faults,fuzz,hosts,watch]
+                                              [--skip refusals,writes,kills,faults,fuzz,hosts,watch,input]
 
-Prints seven figures, each measured in this run (nothing is assumed):
+Prints eight figures, each measured in this run (nothing is assumed):
 
   refusals   occupied targets iolab must refuse before it writes anything: a mounted loop
              device, a partitioned one, one with a filesystem signature, a read-only one, a
@@ -38,6 +38,10 @@ Prints seven figures, each measured in this run (nothing is assumed):
              a report symlink pointing out, `%00`) and under another Host name, and nothing under
              the runs directory changes; nobody's `iolab run` with a lock file planted as a symlink
              to nobody's own file (another user's per-user lock directory, a shared sticky one).
+  input      a table of bad command lines (control characters and fio's comment and variable
+             characters in targets, --set, hosts; sizes and counts too large; binary and corrupt input files; empty values;
+             a refused target among several). Held = the expected non-zero exit, one paragraph
+             naming the problem, no traceback, nothing created or changed, within 120 s.
 
 Needs root (loop devices, mounts) and nbdkit. Everything it creates lives under a scratch
 directory it removes; it stops only processes it started, by their pid.
@@ -46,6 +50,7 @@ directory it removes; it stops only processes it started, by their pid.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -499,6 +504,110 @@ def fuzz(cases: int) -> str:
     return f"bench/fuzz_import.py --cases {cases} (exit {p.returncode}): " + " | ".join(tail)
 
 
+# -- hostile input ----------------------------------------------------------------------------
+
+# A bad command line: its arguments ({w}: a scratch directory made for it, holding the files
+# named below), the exit status it must end with, and a word its message must hold.
+BAD_LINES: list[tuple[str, list[str], int, str]] = [
+    ("newline in a file target (exec_prerun in the job file)",
+     ["run", "latency", "-t", "file:{w}/x/victim.dat\n[global]\nexec_prerun=touch PWNED?size=4MiB"], 2, "control"),
+    ("carriage return in a file target", ["fio-job", "iops", "-t", "file:{w}/a\rb?size=4MiB"], 2, "control"),
+    ("tab in a file target", ["run", "iops", "-t", "file:{w}/a\tb?size=4MiB"], 2, "control"),
+    ("escape sequence in --tested-by", ["run", "iops", "--tested-by", "me\x1b[31m"], 2, "control"),
+    ("newline in --set", ["run", "iops", "--set", "steps=1\n[global]"], 2, "control"),
+    ("newline in --hosts", ["run", "iops", "--hosts", "127.0.0.1\n[x]", "-t", "file:{w}/h.img?size=16MiB"], 2, "control"),
+    ("newline in a hosts file's target", ["run", "iops", "--hosts-file", "{w}/inject.toml", "-t", "file:{w}/h.img?size=16MiB"],
+     2, "control"),
+    ("';' in a file path (fio: a comment)", ["run", "iops", "-t", "file:{w}/a;b.img?size=4MiB"], 2, "fio"),
+    ("'#' in a file path (fio: a comment)", ["run", "iops", "-t", "file:{w}/a#b.img?size=4MiB"], 2, "fio"),
+    ("'$' in a file path (fio: a variable)", ["run", "iops", "-t", "file:{w}/a${{HOME}}.img?size=4MiB"], 2, "fio"),
+    ("file path ending in a blank", ["run", "iops", "-t", "file:{w}/a.img ?size=4MiB"], 2, "white space"),
+    ("file size of 10^23 TiB", ["run", "iops", "-t", "file:{w}/big.img?size=99999999999999999999999TiB"], 2, "EiB"),
+    ("DIRTH threads of 10^20", ["run", "dirth", "--set", "threads=99999999999999999999"], 2, "2,147,483,647"),
+    ("DIRTH threads of 5,000", ["run", "dirth", "--set", "threads=5000"], 2, "4,096"),
+    ("latency-bound threads of 10^20", ["run", "latency-bound", "--set", "threads=99999999999999999999"], 2, "2,147,483,647"),
+    ("--max-rounds of 10^23", ["run", "iops", "--max-rounds", "99999999999999999999999"], 2, "1,000"),
+    ("--precondition-factor of 1e300", ["run", "iops", "--precondition-factor", "1e300"], 2, "1,000"),
+    ("--wsat-capacity-multiple of 1e300", ["run", "wsat", "--wsat-capacity-multiple", "1e300"], 2, "1,000"),
+    ("--rwsw-min-writes of inf", ["run", "iops", "--rwsw-min-writes", "inf"], 2, "1,000"),
+    ("sim calibrate --rounds of 10^20", ["sim", "calibrate", "{w}/nope", "--rounds", "99999999999999999999"], 2, "1,000"),
+    ("--cell-time of 400 digits", ["run", "iops", "--cell-time", "9" * 400], 2, "duration"),
+    ("binary --hosts-file", ["run", "iops", "--hosts-file", "{w}/binary", "-t", "file:{w}/h.img?size=16MiB"], 2, "text"),
+    ("corrupt gzip trace, format detected", ["trace", "import", "{w}/bad.csv.gz", "-o", "{w}/o.parquet"], 2, "gzip"),
+    ("cut gzip trace, format detected", ["trace", "import", "{w}/cut.csv.gz", "-o", "{w}/o.parquet"], 2, "gzip"),
+    ("corrupt gzip trace, --skip-bad-lines", ["trace", "import", "{w}/bad.csv.gz", "-f", "msr", "--skip-bad-lines", "-o",
+                                              "{w}/o.parquet"], 2, "read"),
+    ("empty --cell-time", ["run", "iops", "--cell-time", ""], 2, "empty"),
+    ("empty --cell-time=", ["run", "iops", "--cell-time="], 2, "empty"),
+    ("empty --hosts", ["run", "iops", "--hosts", "", "-t", "file:{w}/h.img?size=16MiB"], 2, "empty"),
+    ("empty --paths", ["run", "iops", "--paths", "", "-t", "file:{w}/h.img?size=16MiB"], 2, "empty"),
+    ("empty --runs-dir", ["run", "iops", "--runs-dir", ""], 2, "empty"),
+    ("empty -t", ["run", "iops", "-t", ""], 2, "empty"),
+    ("someone's file among several targets", ["run", "iops", "-t", "file:{w}/foreign.img", "-t", "sim:nope"], 3, "Refusing"),
+    ("/dev/null as a target", ["run", "iops", "-t", "/dev/null"], 2, "block device"),
+    ("unknown target option", ["run", "iops", "-t", "file:{w}/f.img?sise=1"], 2, "sise"),
+    ("NBD port out of range", ["run", "iops", "-t", "nbd://h:99999/x"], 2, "NBD"),
+    ("markup in a target", ["info", "[red]x[/red]"], 2, "[red]x[/red]"),
+    ("NaN preconditioning factor", ["run", "iops", "--precondition-factor", "nan"], 2, "preconditioning"),
+    ("zero rounds", ["run", "iops", "--max-rounds", "0"], 2, "round"),
+    ("cell time of 25 h", ["run", "iops", "--cell-time", "25h"], 2, "cell time"),
+    ("unknown purge method", ["run", "iops", "--purge", "foo"], 2, "foo"),
+    ("unknown --set name", ["run", "iops", "--set", "nope=1"], 2, "nope"),
+    ("--set without a value", ["run", "iops", "--set", "steps="], 2, "NAME=VALUE"),
+    ("runs directory that is a file", ["run", "iops", "--runs-dir", "{w}/binary"], 2, "binary"),
+    ("RWSW test without its workload", ["run", "multi-wsat"], 2, "workload"),
+]
+QUICK_BAD = ["--quick", "--no-report"]  # were a bad line accepted, it would at least end soon
+
+
+def bad_line_files(w: Path) -> None:
+    (w / "x").mkdir()
+    (w / "binary").write_bytes(bytes(range(256)) * 4)
+    (w / "foreign.img").write_bytes(os.urandom(1 << 20))  # someone's data: no iolab mark
+    (w / "inject.toml").write_text('[[host]]\naddress = "127.0.0.1"\ntarget = "/tmp/x\\n[global]\\nexec_prerun=touch PWNED"\n')
+    good = gzip.compress(b"".join(b"%d,h,0,Read,%d,4096,10\n" % (i, i * 4096) for i in range(2000)))
+    (w / "bad.csv.gz").write_bytes(good[:30] + bytes(range(200, 255)) + good[85:])
+    (w / "cut.csv.gz").write_bytes(good[:25])
+
+
+def bad_line(name: str, args: list[str], code: int, says: str, work: Path) -> Case:
+    """Held: exit `code`, one paragraph holding `says`, no traceback, no file created or
+    changed in its scratch directory (no run directory, no target, no PWNED), within 120 s."""
+    w = Path(tempfile.mkdtemp(prefix="bad-", dir=work))
+    bad_line_files(w)
+    before = {p: p.stat().st_mtime_ns for p in w.rglob("*")}
+    argv = [a.format(w=w) for a in args] + (QUICK_BAD if args[0] == "run" else [])
+    t0 = time.monotonic()
+    p = subprocess.Popen([IOLAB, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=w,
+                         env=dict(os.environ, COLUMNS="200", IOLAB_RUNS=str(w / "runs")))
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate()
+        return Case(name, False, "accepted: still running after 120 s (stopped)")
+    after = {p: p.stat().st_mtime_ns for p in w.rglob("*")}
+    problems = []
+    if p.returncode != code:
+        problems.append(f"exit {p.returncode}, not {code}")
+    if "Traceback" in out + err:
+        problems.append("traceback")
+    message = err.strip() or out.strip()
+    if "\n\n" in message:
+        problems.append("more than one paragraph")
+    if says not in " ".join(message.split()):
+        problems.append(f"the message does not say {says!r}")
+    changed = sorted(str(q.relative_to(w)) for q in after if before.get(q) != after[q])
+    if changed:
+        problems.append(f"created or changed: {', '.join(changed[:3])}")
+    took = time.monotonic() - t0
+    return Case(name, not problems, f"{took:.1f} s, exit {p.returncode}: " + ("; ".join(problems) or first_line(message)))
+
+
+def hostile_input(work: Path) -> list[Case]:
+    return [bad_line(name, args, code, says, work) for name, args, code, says in BAD_LINES]
+
+
 # -- main -------------------------------------------------------------------------------------
 
 
@@ -517,7 +626,7 @@ def main() -> int:
     ap.add_argument("--fault-timeout", type=float, default=150.0, help="seconds a faulty run may take to end")
     ap.add_argument("--fuzz-cases", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=None, help="kill points (default: random, printed)")
-    ap.add_argument("--skip", default="", help="comma-separated: refusals,writes,kills,faults,fuzz,hosts,watch")
+    ap.add_argument("--skip", default="", help="comma-separated: refusals,writes,kills,faults,fuzz,hosts,watch,input")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("robustness: needs root (loop devices, mounts)", file=sys.stderr)
@@ -547,6 +656,9 @@ def main() -> int:
             report("hostile hosts runs (refused before writing; no fio server outlives a run)", hostile_hosts(work))
         if "watch" not in skip:
             report("hostile watch requests and planted lock files refused", hostile_watch_and_locks(work))
+        if "input" not in skip:
+            report("hostile input (bad command lines: refused in one paragraph, no traceback, nothing written)",
+                   hostile_input(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -19,6 +19,7 @@ from .manifest import runs_root
 from .store import RunStore
 from .testparams import parse_settings
 from .units import parse_duration, parse_size
+from .usertext import check_text
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive.")
@@ -49,7 +50,7 @@ SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (chan
 QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
                         "drive becomes a 512 MiB copy with the same over-provisioning): finishes in minutes, labelled non-compliant.")
 CellOpt = typer.Option(None, "--cell-time", help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
-RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25).")
+RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25; at most 1,000).")
 CapOpt = typer.Option(None, "--capacity-limit", help="Test only this much of the target (e.g. 4GiB); non-compliant.")
 PcOpt = typer.Option(None, "--precondition-factor", help="WIPC volume in × tested capacity (spec: 2).")
 StrictOpt = typer.Option(False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test.")
@@ -71,13 +72,13 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
              min_writes=None, sets=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
-        cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time else None,
+        cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time is not None else None,
         max_rounds=max_rounds,
-        capacity_limit=parse_size(capacity_limit, "--capacity-limit") if capacity_limit else None,
+        capacity_limit=parse_size(capacity_limit, "--capacity-limit") if capacity_limit is not None else None,
         precondition_factor=precondition_factor,
         strict_steady=strict or None,
         wsat_capacity_multiple=wsat_mul,
-        wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time else None,
+        wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time is not None else None,
         rwsw_min_write_multiple=min_writes,
         settings=parse_settings(sets) if sets else None,
     )
@@ -423,8 +424,21 @@ def fio_job(
                 print(job(cell.workload, tag))
 
 
+def check_argv(args: list[str]) -> None:
+    """Refuse an empty argument (an empty --hosts once ran locally, an empty --runs-dir wrote
+    into the current directory) and control characters in any argument before parsing."""
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
+        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+        if not value:
+            raise IolabError(f"{opt}: the value is empty; give a value or leave the option out. "
+                             "Nothing was run or written.")
+        check_text(value, opt)
+
+
 def main() -> None:
     try:
+        check_argv(sys.argv[1:])
         app()
     except IolabError as e:
         err.print(f"[red]iolab: {esc(str(e))}[/]")

@@ -113,7 +113,13 @@ def analyze(
     from .analysis.streams import analyse as run_analysis
     from .runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
     from .targets.writepolicy import check_file, output_dir, output_file
+    from .workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
+    for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
+        if v is not None and not 1 <= v <= most:
+            raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
+    if not 0 < compress < float("inf"):  # also refuses nan
+        raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
     output_dir(out, "analysis directory")  # refused before the analysis, not after it
     for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
         check_file(out / name, "analysis file")
@@ -191,8 +197,10 @@ def sim_calibrate(
 
     from .calibrate import fit
 
-    if rounds < 1:
-        raise IolabError(f"--rounds {rounds}: give at least 1.")
+    from .plan import MAX_ROUNDS
+
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise IolabError(f"--rounds {rounds}: give a whole number from 1 to {MAX_ROUNDS:,}.")
     cap = parse_size(capacity, "--capacity") if capacity else None
     cell_s = parse_duration(cell_time, "--cell-time")
     with err.status("calibrating") as status:

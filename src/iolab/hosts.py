@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .errors import EngineError, IolabError
 from .serverpids import die_with_parent, record, stop_leftovers, stop_pid
+from .usertext import check_text
 
 DEFAULT_PORT = 8765  # fio's own default server port
 CONNECT_TIMEOUT_S = 2.0
@@ -92,6 +93,9 @@ def load_hosts_file(path: Path) -> list[Host]:
         text = Path(path).read_text()
     except OSError as e:
         raise IolabError(f"hosts file {path}: cannot read it ({e.strerror or e}).") from None
+    except UnicodeDecodeError as e:
+        raise IolabError(f"hosts file {path}: not a text file (byte {e.start + 1} is not UTF-8); give a TOML "
+                         "file of [[host]] tables.") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -116,6 +120,8 @@ def load_hosts_file(path: Path) -> list[Host]:
         for key in ("target", "ssh", "ssh_config", "ioengine"):
             if key in t and (not isinstance(t[key], str) or not t[key]):
                 raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
+            if key in t:
+                check_text(t[key], f"{where}: field {key!r}")
         if "ssh_config" in t and "ssh" not in t:
             raise IolabError(f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on).")
         hosts.append(Host(h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio"),

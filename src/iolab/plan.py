@@ -21,6 +21,10 @@ Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_
 # longer one is a typo (and would overflow the simulator's clock long before it ended).
 MIN_CELL_SECONDS = 0.001
 MAX_CELL_SECONDS = 24 * 3600.0
+# Forty times the PTS's 25: a larger limit is a slip of the keyboard, not a plan.
+MAX_ROUNDS = 1000
+# × capacity written: beyond it byte counts overflow, and no test writes a drive that often.
+MAX_MULTIPLE = 1000
 
 
 def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
@@ -127,14 +131,18 @@ class Profile:
         if not _finite(self.cell_seconds) or not MIN_CELL_SECONDS <= self.cell_seconds <= MAX_CELL_SECONDS:
             raise _bad("cell time", "--cell-time", self.cell_seconds,
                        f"give a duration from {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h (the PTS uses 60 s)", " s")
-        if not _whole(self.max_rounds) or self.max_rounds < 1:
-            raise _bad("round limit", "--max-rounds", self.max_rounds, "give a whole number of rounds, at least 1 (the PTS uses 25)")
-        if not _finite(self.precondition_factor) or self.precondition_factor <= 0:
+        if not _whole(self.max_rounds) or not 1 <= self.max_rounds <= MAX_ROUNDS:
+            raise _bad("round limit", "--max-rounds", self.max_rounds,
+                       f"give a whole number of rounds from 1 to {MAX_ROUNDS:,} (the PTS uses 25)")
+        if not _finite(self.precondition_factor) or not 0 < self.precondition_factor <= MAX_MULTIPLE:
             raise _bad("preconditioning factor", "--precondition-factor", self.precondition_factor,
-                       "give a finite number greater than 0 (× the tested capacity; the PTS uses 2)")
-        if not _finite(self.wsat_capacity_multiple) or self.wsat_capacity_multiple <= 0:
+                       f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (× the tested capacity; the PTS uses 2)")
+        if not _finite(self.wsat_capacity_multiple) or not 0 < self.wsat_capacity_multiple <= MAX_MULTIPLE:
             raise _bad("Write Saturation capacity multiple", "--wsat-capacity-multiple", self.wsat_capacity_multiple,
-                       "give a finite number greater than 0 (the PTS uses 4)")
+                       f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (the PTS uses 4)")
+        if not _finite(self.rwsw_min_write_multiple) or not 0 <= self.rwsw_min_write_multiple <= MAX_MULTIPLE:
+            raise _bad("RWSW minimum writes", "--rwsw-min-writes", self.rwsw_min_write_multiple,
+                       f"give a number from 0 to {MAX_MULTIPLE:,} (× the tested capacity; default 1)")
         if not _finite(self.wsat_max_seconds) or self.wsat_max_seconds < self.cell_seconds:
             raise _bad("Write Saturation time limit", "--wsat-max-time", self.wsat_max_seconds,
                        f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)", " s")

@@ -72,7 +72,8 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
 
     threads = []
     for spec in target_specs:
-        proc = subprocess.Popen([sys.executable, "-c", "from iolab.cli import app; app()", *base, "--target", spec],
+        # main(), not app(): a child's error comes out as its one paragraph and exit code
+        proc = subprocess.Popen([sys.executable, "-c", "from iolab.cli import main; main()", *base, "--target", spec],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append((spec, proc))
         threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
@@ -99,7 +100,10 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
             render_ranking(compared.summary, console)
         for p in compared.paths:
             console.print(f"comparison: {p}", markup=False, soft_wrap=True)
-    return 130 if interrupted else 1 if failed else 0
+    # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed
+    # by a signal as a shell reports it (128 + the signal).
+    rc = next((p.returncode for _, p in procs if p.returncode != 0), 0)
+    return 130 if interrupted else rc if rc >= 0 else 128 - rc
 
 
 def _without_targets(argv: list[str]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from .errors import IolabError
 from .units import duration, parse_duration, parse_size
+from .usertext import check_text
 
 if TYPE_CHECKING:
     from .plan import Profile
@@ -49,13 +50,17 @@ class Param:
 # -- parsers: each raises ValueError saying what it needs -------------------------------------
 
 
+# No count a test takes comes near it; beyond it numbers overflow the engines' integers.
+MAX_WHOLE = 2**31 - 1
+
+
 def positive_int(text: str) -> int:
     try:
         v = int(text.replace(",", "").replace("_", ""))
     except ValueError:
         raise ValueError("give a whole number") from None
-    if v < 1:
-        raise ValueError("give a whole number of at least 1")
+    if not 1 <= v <= MAX_WHOLE:
+        raise ValueError(f"give a whole number from 1 to {MAX_WHOLE:,}")
     return v
 
 
@@ -100,8 +105,8 @@ def int_list(text: str) -> tuple[int, ...]:
             start, step, stop = (int(x.replace("_", "")) for x in t.split(":"))
         except ValueError:
             raise ValueError("give START:STEP:STOP as three whole numbers") from None
-        if start < 1 or step < 1 or stop < start:
-            raise ValueError("START:STEP:STOP needs 1 ≤ START ≤ STOP and STEP ≥ 1")
+        if start < 1 or step < 1 or stop < start or stop > MAX_WHOLE:
+            raise ValueError(f"START:STEP:STOP needs 1 ≤ START ≤ STOP ≤ {MAX_WHOLE:,} and STEP ≥ 1")
         values = tuple(range(start, stop + 1, step))
         if len(values) > 1000:
             raise ValueError(f"{len(values)} values; at most 1,000")
@@ -112,6 +117,8 @@ def int_list(text: str) -> tuple[int, ...]:
         raise ValueError("give whole numbers separated by commas, or START:STEP:STOP") from None
     if not values or min(values) < 0 or list(values) != sorted(set(values)):
         raise ValueError("give ascending, distinct whole numbers of at least 0")
+    if values[-1] > MAX_WHOLE:
+        raise ValueError(f"{values[-1]:,} is more than {MAX_WHOLE:,}")
     return values
 
 
@@ -201,7 +208,7 @@ def parse_settings(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """`--set NAME=VALUE` options -> settings, refusing malformed or repeated names."""
     out: dict[str, str] = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
+        name, sep, value = check_text(pair, "--set").partition("=")
         name = name.strip()
         if not sep or not name or not value.strip():
             raise IolabError(f"--set {pair!r}: write NAME=VALUE (e.g. --set steps=5000:5000:100000); "

@@ -25,6 +25,8 @@ _SUFFIX = {
     "k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB, "t": TiB, "tib": TiB,
     "kb": KB, "mb": MB, "gb": GB, "tb": TB,
 }
+# The largest file size the kernel takes (a signed 64-bit offset).
+MAX_SIZE = 2**63 - 1
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -41,6 +43,8 @@ def parse_size(text: str | int, what: str = "size") -> int:
     value = float(m.group(1)) * _SUFFIX[m.group(2).lower()]
     if value <= 0:
         raise IolabError(f"{what}: {text!r} must be greater than zero.")
+    if value > MAX_SIZE:
+        raise IolabError(f"{what}: {text!r} is 8 EiB or more; no drive or file is that large.")
     return int(value)
 
 
@@ -52,7 +56,10 @@ def parse_duration(text: str | float, what: str = "duration") -> float:
     if not m:
         raise IolabError(f"{what}: cannot read {text!r} as a duration (e.g. 250ms, 60s, 5m, 24h).")
     scale = {"ms": 1e-3, "s": 1, None: 1, "m": 60, "min": 60, "h": 3600, "d": 86400}[m.group(2)]
-    return float(m.group(1)) * scale
+    value = float(m.group(1)) * scale
+    if not math.isfinite(value):
+        raise IolabError(f"{what}: {text!r} is too long to be a duration.")
+    return value
 
 
 def kib_label(block_size: int) -> str:

@@ -13,6 +13,11 @@ from typing import Literal
 from .errors import IolabError
 from .units import kib_label
 
+# Far above what any drive needs; a larger number is a slip of the keyboard, and would
+# exhaust memory or overflow the engines' integers rather than run.
+MAX_THREADS = 4096
+MAX_QUEUE_DEPTH = 65536
+
 Access = Literal["rnd", "seq"]
 Op = Literal["read", "write"]
 
@@ -70,6 +75,9 @@ class Workload:
             raise IolabError(f"workload {self.name!r}: stream shares add up to {total:.4f}, not 1")
         if self.threads < 1 or self.queue_depth < 1:
             raise IolabError(f"workload {self.name!r}: threads and queue depth must be ≥ 1")
+        if self.threads > MAX_THREADS or self.queue_depth > MAX_QUEUE_DEPTH:
+            raise IolabError(f"workload {self.name!r}: {self.threads} threads × QD {self.queue_depth}; at most "
+                             f"{MAX_THREADS:,} threads and QD {MAX_QUEUE_DEPTH:,}")
         if not 0 < self.active_range <= 1:
             raise IolabError(f"workload {self.name!r}: active range must be in (0, 1]")
         if not 0 <= self.entropy <= 1:

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ..errors import EngineError, IolabError
 from ..targets import Target
+from ..usertext import check_fio_value, check_text
 from ..workload import Stream, Workload
 
 LOG_INTERVAL_MS = 1000  # one point per second in the per-second series
@@ -292,7 +293,21 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
         body += lines
     if w.bytes_budget is not None and planned_bytes != w.bytes_budget:
         head.append(f"; note: byte budget {w.bytes_budget} B rounded to whole blocks per job: {planned_bytes} B")
-    return "\n".join(head + g + body) + "\n"
+    return "\n".join(_checked(head + g + body)) + "\n"
+
+
+def _checked(lines: list[str]) -> list[str]:
+    """The job file's lines, refused if one could start another line or section in fio's eyes,
+    or hold a value fio would read differently (whatever the caller checked before)."""
+    for line in lines:
+        if line.startswith(";"):
+            check_text(line, "fio job comment")
+        elif line and not (line.startswith("[") and line.endswith("]")):
+            key, _, value = line.partition("=")
+            check_fio_value(value, f"fio job option {key}")
+        else:
+            check_text(line, "fio job section")
+    return lines
 
 
 def _rate_text(w: Workload, sec: _Section) -> str:

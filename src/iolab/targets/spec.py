@@ -16,6 +16,7 @@ import urllib.parse
 
 from ..errors import IolabError
 from ..units import parse_size
+from ..usertext import check_fio_value, check_text
 from . import host
 from .facts import device_facts, file_type
 from .kinds import kind_for_spec
@@ -30,7 +31,7 @@ _FORMS = (
 def parse_target(spec: str) -> Target:
     """Read a target spec (see the module docstring) with its registered kind's reader. Bad
     specs raise IolabError."""
-    text = spec.strip()
+    text = check_text(spec, "target").strip()
     kind = kind_for_spec(text)
     if kind is not None:
         return kind.parse(spec, text)
@@ -95,7 +96,7 @@ def parse_file(spec: str, text: str) -> Target:
     raw, options = _split_query(spec, text, {"size"})
     if not raw:
         raise IolabError(f"target {spec!r}: file: needs a path, e.g. file:/scratch/iolab.img?size=8GiB.")
-    path = os.path.abspath(os.path.expanduser(raw))
+    path = check_fio_value(os.path.abspath(os.path.expanduser(raw)), f"target {spec!r}: path")
     parent = os.path.dirname(path)
     if not os.path.isdir(parent):
         raise IolabError(f"target {spec!r}: directory {parent} does not exist; create it or pick another path.")
@@ -142,6 +143,7 @@ def parse_nbd(spec: str, text: str) -> Target:
         if not opts.get("socket"):
             raise IolabError(f"target {spec!r}: nbd+unix:// needs ?socket=PATH (the server's Unix socket).")
         uri = f"nbd+unix:///{export}?socket={opts['socket']}"
+    check_fio_value(uri, f"target {spec!r}: NBD address")
     if "size" in opts:
         capacity = parse_size(opts["size"], what=f"target {spec!r}: size")
         facts = DeviceFacts(interface="nbd")

@@ -10,6 +10,7 @@ line of something else); those are the cases where --format must be given.
 from __future__ import annotations
 
 import gzip
+import zlib
 import re
 import struct
 from pathlib import Path
@@ -59,7 +60,7 @@ def detect_format(path: str | Path) -> str:
         try:
             with gzip.open(p, "rb") as f:
                 head = f.read(1 << 16)
-        except OSError as e:
+        except (OSError, EOFError, zlib.error) as e:  # a cut or corrupt gzip raises the last two
             raise IolabError(f"{p}: a gzip file that cannot be read ({e}).") from None
     if len(head) >= 4 and any(struct.unpack(e + "I", head[:4])[0] & 0xFFFFFF00 == BLK_MAGIC for e in "<>"):
         return "blktrace"

@@ -13,6 +13,7 @@ lines with `skip_bad_lines`, guesses or takes the time unit of the formats whose
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import duckdb
@@ -166,7 +167,7 @@ def _check_text(path: Path) -> None:
         if head[:2] == b"\x1f\x8b":
             with gzip.open(path, "rb") as fh:
                 head = fh.read(4096)
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:  # a cut or corrupt gzip raises the last two
         raise IolabError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e}).") from None
     if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (head and head.count(0) > len(head) // 4):
         raise IolabError(

@@ -1,0 +1,186 @@
+"""Hostile input through the installed `iolab` command: a value that could start a new line or
+section in a fio job file, numbers too large for the engines, binary or corrupt input files,
+empty values, and a multi-target run whose child is refused. Each ends with a non-zero exit
+and a one-paragraph message, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.fio_job import build_job
+from iolab.errors import IolabError
+from iolab.targets import Target
+from iolab.workload import Workload
+
+from .conftest import iolab
+
+INJECT = "victim.dat\n[global]\nexec_prerun=touch PWNED"
+
+
+def files_under(d: Path) -> set[Path]:
+    return {p for p in d.rglob("*")}
+
+
+def refused(p, d: Path, before: set[Path], code: int = 2) -> str:
+    text = p.stderr + p.stdout
+    assert p.returncode == code, text
+    assert "Traceback" not in text, text
+    assert "\n\n" not in p.stderr.strip(), f"more than one paragraph:\n{p.stderr}"
+    assert files_under(d) == before, f"files appeared: {sorted(files_under(d) - before)}"
+    return " ".join(p.stderr.split())
+
+
+def test_a_newline_in_a_target_never_reaches_fio(scratch):
+    # fio runs in the round's raw directory: PWNED would appear there, in a target file
+    # named after the whole spec that the safety checks examined.
+    (scratch / "x").mkdir()
+    before = files_under(scratch)
+    p = iolab("run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "1", "--no-report",
+              "--runs-dir", str(scratch / "runs"), "-t", f"file:{scratch}/x/{INJECT}?size=4MiB", timeout=300)
+    err = refused(p, scratch, before)
+    assert "control character" in err and not list(scratch.rglob("PWNED"))
+
+
+@pytest.mark.parametrize("value", [f"file:{{d}}/{INJECT}?size=4MiB", "file:{d}/a\rb?size=4MiB",
+                                   "file:{d}/a\x1bb?size=4MiB", "file:{d}/a\tb?size=4MiB"])
+def test_fio_job_refuses_control_characters_in_a_target(scratch, value):
+    before = files_under(scratch)
+    p = iolab("fio-job", "iops", "--quick", "-t", value.format(d=scratch))
+    assert "control character" in refused(p, scratch, before)
+
+
+@pytest.mark.parametrize("name", ["a;b.dat", "a#b.dat", "a${HOME}b.dat", "trail.dat "])
+def test_a_path_fio_would_read_as_another_is_refused(scratch, name):
+    # fio reads ';' and '#' as a comment, expands '$' and drops trailing blanks: the job would
+    # name a file the safety checks never examined.
+    before = files_under(scratch)
+    p = iolab("fio-job", "iops", "--quick", "-t", f"file:{scratch}/{name}?size=4MiB")
+    err = refused(p, scratch, before)
+    assert "fio" in err and "Nothing was run or written" in err
+
+
+def test_a_path_with_a_space_is_written_as_it_is(scratch):
+    p = iolab("fio-job", "iops", "--quick", "-t", f"file:{scratch}/a b.dat?size=4MiB")
+    assert p.returncode == 0, p.stderr
+    assert f"filename={scratch}/a b.dat\n" in p.stdout
+
+
+@pytest.mark.parametrize("path", [f"/tmp/{INJECT}", "/tmp/a;b", "/tmp/a#b", "/tmp/$HOME", "/tmp/a\x85b", "/tmp/a "])
+def test_the_job_writer_refuses_a_value_fio_would_read_differently(path):
+    # Whatever checked the value before, no value can start a line or section of the job.
+    w = Workload.mix("rnd", 100, 4096, duration_s=1)
+    with pytest.raises(IolabError, match="fio job option filename"):
+        build_job(Target("file", "file:/tmp/t", path, 1 << 30), w, "t", "libaio")
+
+
+def test_the_job_writer_refuses_a_comment_that_would_end_its_line():
+    w = Workload.mix("rnd", 100, 4096, duration_s=1)
+    with pytest.raises(IolabError, match="fio job comment"):
+        build_job(Target("file", "file:/tmp/x\n[global]", "/tmp/x", 1 << 30), w, "t", "libaio")
+
+
+def test_a_control_character_in_a_hosts_file_field_is_refused(scratch):
+    hosts = scratch / "hosts.toml"
+    hosts.write_text('[[host]]\naddress = "127.0.0.1"\ntarget = "/tmp/x\\n[global]\\nexec_prerun=touch PWNED"\n')
+    before = files_under(scratch)
+    p = iolab("fio-job", "iops", "--quick", "-t", f"file:{scratch}/t.img?size=4MiB", "--hosts-file", str(hosts))
+    err = refused(p, scratch, before)
+    assert "line 1" in err and "'target'" in err and "control character" in err
+
+
+BAD = [
+    # item: a newline in --set, an argument or a host list
+    ("run iops --set 'steps=1\n[global]'", "control character"),
+    ("run iops --hosts '127.0.0.1\n[x]' -t file:{d}/h.img?size=16MiB", "control character"),
+    ("run iops --tested-by 'me\x1b[31m'", "control character"),
+    # numbers too large for the engines (an OverflowError, and a run directory, before)
+    ("run iops -t file:{d}/t.img?size=99999999999999999999999TiB", "8 EiB or more"),
+    ("run dirth --set threads=99999999999999999999", "2,147,483,647"),
+    ("run dirth --set threads=5000", "4,096 threads"),
+    ("run latency-bound --set threads=99999999999999999999", "2,147,483,647"),
+    ("run iops --max-rounds 99999999999999999999999", "from 1 to 1,000"),
+    ("run iops --cell-time 9999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+     "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+     "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+     "999999999999999999999999999999999999999999", "too long"),
+    ("run iops --precondition-factor 1e300", "at most 1,000"),
+    ("run wsat --wsat-capacity-multiple 1e300", "at most 1,000"),
+    ("run iops --rwsw-min-writes inf", "from 0 to 1,000"),
+    ("trace analyze {d}/table.parquet -o {d}/an --threads 0", "--threads 0"),
+    ("trace analyze {d}/table.parquet -o {d}/an --compress nan", "--compress nan"),
+    ("trace analyze {d}/table.parquet -o {d}/an --qd 99999999999999999999", "from 1 to 65,536"),
+    ("sim calibrate {d}/runs --rounds 99999999999999999999", "from 1 to 1,000"),
+    # empty values once meant something (the default, a local run, the current directory)
+    ("run iops --cell-time ''", "--cell-time: the value is empty"),
+    ("run iops --cell-time=", "--cell-time: the value is empty"),
+    ("run iops --hosts '' -t file:{d}/h.img?size=16MiB", "--hosts: the value is empty"),
+    ("run iops --paths '' -t file:{d}/h.img?size=16MiB", "--paths: the value is empty"),
+    ("run iops --runs-dir ''", "--runs-dir: the value is empty"),
+    ("run iops --capacity-limit ''", "--capacity-limit: the value is empty"),
+    # a binary hosts file (UnicodeDecodeError before)
+    ("run iops --hosts-file {d}/binary -t file:{d}/h.img?size=16MiB", "not a text file"),
+    # a corrupt or cut gzip trace (zlib.error traceback, or "Aborted." with exit 1, before)
+    ("trace import {d}/bad.csv.gz -o {d}/o.parquet", "cannot be read"),
+    ("trace import {d}/cut.csv.gz -o {d}/o.parquet", "cannot be read"),
+    ("trace import {d}/bad.csv.gz -f msr -o {d}/o.parquet", "cannot read"),
+    ("trace import {d}/bad.csv.gz -f msr --skip-bad-lines -o {d}/o.parquet", "cannot read"),
+    ("trace import {d}/cut.csv.gz -f msr --skip-bad-lines -o {d}/o.parquet", "cannot read"),
+]
+
+
+def hostile_files(d: Path) -> None:
+    """The input files the BAD lines name."""
+    (d / "binary").write_bytes(bytes(range(256)) * 4)
+    good = gzip.compress(b"".join(b"%d,h,0,Read,%d,4096,10\n" % (i, i * 4096) for i in range(2000)))
+    (d / "bad.csv.gz").write_bytes(good[:30] + bytes(range(200, 255)) + good[85:])
+    (d / "cut.csv.gz").write_bytes(good[:25])
+    (d / "table.parquet").write_bytes(TABLE)
+
+
+def _table() -> bytes:
+    """An IO table of a small MSR trace (imported once, by the installed command)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as t:
+        src = Path(t) / "t.csv"
+        src.write_text("".join(f"{128166372000000000 + i * 20000},h,0,{'Read' if i % 3 else 'Write'},{i % 512 * 4096},4096,150\n"
+                               for i in range(500)))
+        p = iolab("trace", "import", str(src), "-f", "msr", "-o", f"{t}/t.parquet")
+        assert p.returncode == 0, p.stderr
+        return Path(f"{t}/t.parquet").read_bytes()
+
+
+TABLE = b""
+
+
+@pytest.mark.parametrize("line,says", BAD)
+def test_a_hostile_command_line_is_refused_in_one_paragraph(scratch, line, says, monkeypatch):
+    global TABLE
+    TABLE = TABLE or _table()
+    hostile_files(scratch)
+    monkeypatch.chdir(scratch)  # --runs-dir '' once meant the current directory
+    before = files_under(scratch)
+    args = [a.format(d=scratch) for a in shlex.split(line)]
+    if args[0] == "run":
+        args += ["--quick", "--no-report"]
+    p = iolab(*args, env={"IOLAB_RUNS": str(scratch / "runs")}, timeout=120)  # before: some ran
+    assert says in refused(p, scratch, before)
+
+
+def test_a_refused_target_among_several_gives_its_message_and_exit_code(scratch):
+    foreign = scratch / "foreign.img"
+    foreign.write_bytes(os.urandom(1 << 20))  # someone's data: no iolab mark
+    runs = scratch / "runs"
+    p = iolab("run", "iops", "--quick", "--no-report", "--runs-dir", str(runs), "-t", f"file:{foreign}",
+              "-t", f"file:{scratch}/none/x.img?size=4MiB", timeout=300)
+    text = p.stdout + p.stderr
+    assert p.returncode == 3, text
+    assert "Traceback" not in text, text
+    assert f"[file:{foreign}] iolab: Refusing to write" in text
+    assert "(exit 3)" in text and "(exit 2)" in text
+    assert not runs.exists() or not any(runs.iterdir())
