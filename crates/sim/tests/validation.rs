@@ -375,7 +375,7 @@ fn state_survives_save_and_load() {
         std::fs::write(path, &raw).unwrap();
         let e = _sim::state::load(path).err().unwrap();
         std::fs::remove_file(path).unwrap();
-        assert!(e.contains("format version 3; this iolab reads version 5"), "{e}");
+        assert!(e.contains("format version 3; this iolab reads version 6"), "{e}");
     }
     let e = _sim::state::load("/nonexistent/x.bin").err().unwrap();
     assert!(e.contains("/nonexistent/x.bin"), "{e}");
