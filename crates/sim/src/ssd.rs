@@ -8,9 +8,9 @@
 //! programmed.
 //! A sub-unit write first reads the old unit (read-modify-write), unless the unit is one the
 //! buffer holds open from an earlier sub-unit write: the write then merges into it, with no
-//! read and no program of its own (see `Open`). Read path: controller, array read on the die
-//! (skipped for never-written units, which return zeros, and for a page the controller read
-//! for a recent command, see `Sensed`), channel, link. The controller has `cores` that each take a command (for `overhead`, varied like
+//! read and no program of its own (see held.rs). Read path: controller, array read on the
+//! die (skipped for never-written units, which return zeros, and for a page the controller
+//! holds from a recent command's read), channel, link. The controller has `cores` that each take a command (for `overhead`, varied like
 //! the NAND times) as soon as one is free, so commands queue there under load.
 //! Compression: a unit of entropy e is stored in `chunks_per_unit · f(e)` 1 KiB chunks on
 //! average (rounded up or down at random per unit), f rising smoothly from
@@ -26,50 +26,7 @@ use crate::config::{SsdConfig, UNIT};
 use crate::driver::Device;
 use crate::flash::Flash;
 use crate::ftl::{Counters, Ftl, NONE};
-
-/// Units the write buffer holds open for sub-unit writes to merge into, and flash pages the
-/// controller keeps after reading them. A few of each serve a sequential stream (its next
-/// small IO falls in the unit or page of the last) and almost never a random one.
-const OPEN_UNITS: usize = 8;
-const SENSED_PAGES: usize = 8;
-
-/// A unit written by a sub-unit write, at flash address `addr`, whose program starts at
-/// `start` and is safe on flash at `durable` (0 when the buffer acknowledged it). A real
-/// controller programs a partly written unit once the host has finished it (sequential
-/// sub-unit writes fill the buffered unit; a 0.5 KiB stream does not program every 4 KiB unit
-/// eight times, nor read it back before each write); here the program is booked at the first
-/// write and stands for that one program. With an acknowledging buffer a later write merges
-/// while the unit is open; a write that must be on flash merges only while the unit's program
-/// has not started, and completes with it.
-#[derive(Clone, Copy)]
-struct Open {
-    lpn: u32,
-    addr: u32,
-    start: u64,
-    durable: u64,
-}
-
-const NO_PAGE: Sensed = Sensed {
-    page: u64::MAX,
-    at: 0,
-};
-
-const CLOSED: Open = Open {
-    lpn: NONE,
-    addr: NONE,
-    start: 0,
-    durable: 0,
-};
-
-/// A flash page read for a host command, and when its array read finished: a read of the
-/// same page by a later command (the next small IO of a sequential stream) needs only the
-/// channel transfer, and no mapping lookup by the core owning its stripe (the controller finds
-/// the data it holds). Pages are dropped when any block is erased.
-#[derive(Clone, Copy)]
-struct Sensed {
-    page: u64,
-    at: u64,
-}
+use crate::held::{Held, Open};
 
 pub struct Ssd {
     pub cfg: SsdConfig,
@@ -100,12 +57,7 @@ pub struct Ssd {
     /// The host's write-cache setting (a drive starts with it enabled).
     pub write_cache: bool,
     pub host: HostCounters,
-    open: [Open; OPEN_UNITS],
-    open_next: usize,
-    sensed: [Sensed; SENSED_PAGES],
-    sensed_next: usize,
-    /// The erase count when `sensed` was last valid.
-    sensed_erases: u64,
+    held: Held,
 }
 
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,11 +92,7 @@ impl Ssd {
             now: 0,
             write_cache: true,
             host: HostCounters::default(),
-            open: [CLOSED; OPEN_UNITS],
-            open_next: 0,
-            sensed: [NO_PAGE; SENSED_PAGES],
-            sensed_next: 0,
-            sensed_erases: 0,
+            held: Held::new(),
         }
     }
 
@@ -164,13 +112,7 @@ impl Ssd {
             self.buf_last,
         ];
         v.extend_from_slice(&self.ctrl_busy);
-        v.extend([self.open_next as u64, self.sensed_next as u64, self.sensed_erases]);
-        for o in &self.open {
-            v.extend([o.lpn as u64, o.addr as u64, o.start, o.durable]);
-        }
-        for p in &self.sensed {
-            v.extend([p.page, p.at]);
-        }
+        v.extend(self.held.state());
         v
     }
 
@@ -183,15 +125,7 @@ impl Ssd {
         self.buf_last = s[6];
         let n = self.ctrl_busy.len();
         self.ctrl_busy.copy_from_slice(&s[7..7 + n]);
-        let s = &s[7 + n..];
-        (self.open_next, self.sensed_next, self.sensed_erases) = (s[0] as usize, s[1] as usize, s[2]);
-        let (o, p) = s[3..].split_at(4 * OPEN_UNITS);
-        for (k, w) in o.chunks_exact(4).enumerate() {
-            self.open[k] = Open { lpn: w[0] as u32, addr: w[1] as u32, start: w[2], durable: w[3] };
-        }
-        for (k, w) in p.chunks_exact(2).enumerate() {
-            self.sensed[k] = Sensed { page: w[0], at: w[1] };
-        }
+        self.held.set_state(&s[7 + n..]);
     }
 
     pub fn ring_state(&self) -> Vec<u64> {
@@ -216,8 +150,7 @@ impl Ssd {
         self.flash.reset_clock(self.now);
         // Fresh-out-of-box in every respect, timing draws included.
         self.flash.rng = crate::rng::Rng::new(0xF1A5_4);
-        self.open = [CLOSED; OPEN_UNITS];
-        self.sensed = [NO_PAGE; SENSED_PAGES];
+        self.held.clear();
     }
 
     pub fn trim(&mut self, off: u64, len: u64) {
@@ -241,7 +174,8 @@ impl Ssd {
     /// mapping table looks it up, so the read waits for it even when another core is free.
     /// Writes go to any core: they land in the write buffer and their mapping is updated
     /// later, by the same core for `write_core` after the command (the host does not wait for
-    /// it, the next command does when every core is so busy).
+    /// it, the next command does when every core is so busy). A read of data the controller
+    /// holds (held.rs) needs no lookup and is given no `lba`.
     #[inline(always)]
     fn controller(&mut self, ready: u64, lba: Option<u64>, write: bool) -> u64 {
         let h = lba.map_or(0, |off| (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -318,7 +252,8 @@ impl Ssd {
             let lpn = u as u32;
             let partial = (u == u0 && off % UNIT != 0) || (u == u1 && (off + len) % UNIT != 0);
             if partial && nbuf > 0 {
-                if let Some(o) = self.open_unit(lpn) {
+                // Into a unit the buffer holds open: no read, no program of its own (held.rs).
+                if let Some(o) = self.held.open_unit(lpn, self.ftl.l2p[lpn as usize]) {
                     if ack_early {
                         continue;
                     }
@@ -366,8 +301,7 @@ impl Ssd {
                 done = done.max(if ack_early { entry } else { durable });
                 if partial {
                     let addr = self.ftl.l2p[lpn as usize];
-                    self.open[self.open_next] = Open { lpn, addr, start, durable };
-                    self.open_next = (self.open_next + 1) % OPEN_UNITS;
+                    self.held.keep_open(Open { lpn, addr, start, durable });
                 }
             } else {
                 done = done.max(programmed);
@@ -389,20 +323,6 @@ impl Ssd {
         done
     }
 
-    /// The unit open in the buffer for `lpn`, if its data is still the one written there
-    /// (no full write, GC copy or TRIM since).
-    #[inline(always)]
-    fn open_unit(&self, lpn: u32) -> Option<Open> {
-        let addr = self.ftl.l2p[lpn as usize];
-        self.open.iter().find(|o| o.lpn == lpn && o.addr == addr && addr != NONE).copied()
-    }
-
-    /// When the page at `page` was sensed for a recent read, if it still holds that data.
-    #[inline(always)]
-    fn sensed_page(&self, page: u64) -> Option<u64> {
-        self.sensed.iter().find(|p| p.page == page).map(|p| p.at)
-    }
-
     /// When a unit whose program started at `start` (its die free, its data across the
     /// channel) is safe on flash: the page program (charged to the die per chunk,
     /// `programmed`) takes a whole program time, varied as every NAND operation is.
@@ -417,16 +337,13 @@ impl Ssd {
     }
 
     fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
-        if self.ftl.c.erases != self.sensed_erases {
-            self.sensed = [NO_PAGE; SENSED_PAGES];
-            self.sensed_erases = self.ftl.c.erases;
-        }
+        self.held.check_erases(self.ftl.c.erases);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         let mut mapped = false;
         let held = (u0..=u1).all(|u| {
             let addr = self.ftl.l2p[u as usize];
             mapped |= addr != NONE;
-            addr == NONE || self.sensed_page(self.flash.page_of(addr as u64)).is_some()
+            addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
         });
         let t0 = self.controller(now, if held && mapped { None } else { Some(off) }, false);
         let mut ready = t0;
@@ -436,14 +353,13 @@ impl Ssd {
             if addr != NONE {
                 let c = self.ftl.len_of(u as u32);
                 let page = self.flash.page_of(addr as u64);
-                let done = match self.sensed_page(page) {
+                let done = match self.held.page(page) {
                     Some(at) if page != last_page => self.flash.read_sensed(addr as u64, c, t0, at),
                     _ => {
                         let fresh = page != last_page;
                         let done = self.flash.read(addr as u64, c, t0, &mut last_page);
                         if fresh {
-                            self.sensed[self.sensed_next] = Sensed { page, at: self.flash.sensed };
-                            self.sensed_next = (self.sensed_next + 1) % SENSED_PAGES;
+                            self.held.keep_page(page, self.flash.sensed);
                         }
                         done
                     }
