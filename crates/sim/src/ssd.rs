@@ -26,7 +26,7 @@ use crate::config::{SsdConfig, UNIT};
 use crate::driver::Device;
 use crate::flash::Flash;
 use crate::ftl::{Counters, Ftl, NONE};
-use crate::held::{Held, Open};
+use crate::held::{Held, Open, PAGES_KEPT};
 
 pub struct Ssd {
     pub cfg: SsdConfig,
@@ -248,12 +248,14 @@ impl Ssd {
         let mut entry = t0;
         let mut done = t0;
         let mut scratch = u64::MAX;
+        let stream = self.held.write_in_stream(off, off + len);
         for u in u0..=u1 {
             let lpn = u as u32;
             let partial = (u == u0 && off % UNIT != 0) || (u == u1 && (off + len) % UNIT != 0);
-            if partial && nbuf > 0 {
+            if partial && nbuf > 0 && stream {
                 // Into a unit the buffer holds open: no read, no program of its own (held.rs).
-                if let Some(o) = self.held.open_unit(lpn, self.ftl.l2p[lpn as usize]) {
+                let addr = self.ftl.l2p[lpn as usize];
+                if let Some(o) = self.held.continue_unit(lpn, addr, off, off + len) {
                     if ack_early {
                         continue;
                     }
@@ -301,7 +303,7 @@ impl Ssd {
                 done = done.max(if ack_early { entry } else { durable });
                 if partial {
                     let addr = self.ftl.l2p[lpn as usize];
-                    self.held.keep_open(Open { lpn, addr, start, durable });
+                    self.held.keep_open(Open { lpn, addr, start, durable, end: off + len });
                 }
             } else {
                 done = done.max(programmed);
@@ -339,8 +341,10 @@ impl Ssd {
     fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
         self.held.check_erases(self.ftl.c.erases);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
+        // Only reads smaller than a flash page: a larger one reads its pages whole anyway.
+        let continues = self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
         let mut mapped = false;
-        let held = (u0..=u1).all(|u| {
+        let held = continues && (u0..=u1).all(|u| {
             let addr = self.ftl.l2p[u as usize];
             mapped |= addr != NONE;
             addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
@@ -348,24 +352,33 @@ impl Ssd {
         let t0 = self.controller(now, if held && mapped { None } else { Some(off) }, false);
         let mut ready = t0;
         let mut last_page = u64::MAX;
+        // The pages this command reads are kept for the next commands once it has read them
+        // all (its own reads are as they were: a page it reads again is read again).
+        let mut mine = [(u64::MAX, 0u64); PAGES_KEPT];
+        let mut n = 0;
         for u in u0..=u1 {
             let addr = self.ftl.l2p[u as usize];
             if addr != NONE {
                 let c = self.ftl.len_of(u as u32);
                 let page = self.flash.page_of(addr as u64);
-                let done = match self.held.page(page) {
-                    Some(at) if page != last_page => self.flash.read_sensed(addr as u64, c, t0, at),
-                    _ => {
+                let done = match if continues { self.held.page(page) } else { None } {
+                    Some(at) => self.flash.read_sensed(addr as u64, c, t0, at),
+                    None => {
                         let fresh = page != last_page;
                         let done = self.flash.read(addr as u64, c, t0, &mut last_page);
                         if fresh {
-                            self.held.keep_page(page, self.flash.sensed);
+                            mine[n % PAGES_KEPT] = (page, self.flash.sensed);
+                            n += 1;
                         }
                         done
                     }
                 };
                 ready = ready.max(done);
             }
+        }
+        for k in n.saturating_sub(PAGES_KEPT)..n {
+            let (page, at) = mine[k % PAGES_KEPT];
+            self.held.keep_page(page, at);
         }
         self.host.reads += 1;
         self.host.read_bytes += len;
