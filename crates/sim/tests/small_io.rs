@@ -3,10 +3,10 @@
 //! serves the next small reads of a stream from the page it has just read. So sequential
 //! 0.5 KiB and 4 KiB IO is never slower than random IO of the same size, at QD1 or QD32,
 //! with the write cache enabled or disabled. Before the buffer merged them, sequential
-//! 0.5 KiB writes read back and reprogrammed their unit eight times over (enterprise-sas,
-//! cache disabled: 2,900 / 4,200 IOPS at QD1 / QD32 against 7,400 / 18,000 random), and a
-//! stream's 0.5 KiB reads queued on the one core and die of their page (34,700 against
-//! 89,800 random at QD32).
+//! 0.5 KiB writes read back and reprogrammed their unit eight times over (enterprise-sas
+//! here: 2,820 / 3,862 IOPS at QD1 / QD32 against 6,814 / 15,722 random), and a stream's
+//! 0.5 KiB reads queued on the one core and die of their page (34,669 against 90,216 random
+//! at QD32).
 
 use _sim::config::resolve_ssd;
 use _sim::driver::{run, RunResult, RunSpec, NS};
