@@ -6,11 +6,11 @@
 //! and the command completes once all its units are in the buffer, when the buffer may
 //! acknowledge (write cache enabled, or power-loss protected); otherwise once they are
 //! programmed.
-//! A sub-unit write first reads the old unit (read-modify-write), unless the unit is one the
-//! buffer holds open from an earlier sub-unit write: the write then merges into it, with no
-//! read and no program of its own (see held.rs). Read path: controller, array read on the
-//! die (skipped for never-written units, which return zeros, and for a page the controller
-//! holds from a recent command's read), channel, link. The controller has `cores` that each take a command (for `overhead`, varied like
+//! A sub-unit write first reads the old unit (read-modify-write), unless a sequential stream
+//! continues a unit the buffer holds open: the write then merges into it, with no read and no
+//! program of its own (see held.rs). Read path: controller, array read on the die (skipped
+//! for never-written units, which return zeros, and for a sequential stream's small read of a
+//! page the controller holds from a recent command), channel, link. The controller has `cores` that each take a command (for `overhead`, varied like
 //! the NAND times) as soon as one is free, so commands queue there under load.
 //! Compression: a unit of entropy e is stored in `chunks_per_unit · f(e)` 1 KiB chunks on
 //! average (rounded up or down at random per unit), f rising smoothly from
