@@ -55,6 +55,6 @@ def test_cached_hdd_writes_never_beat_the_media_rate(tmp_path, preset):
     writes = [c for c in s.cells() if c.write_bytes]
     assert writes
     for c in writes:
-        assert c.write_mbps <= media, (c.key, c.round, c.write_mbps, media)
+        assert c.write_mbps <= media, (c.cell_key, c.round, c.write_mbps, media)
     # the cache still streams: sequential writes stay near the media rate of the zones written
     assert min(c.write_mbps for c in writes) > 0.5 * media
