@@ -10,7 +10,7 @@ below imports this module or the registry.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -81,12 +81,14 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
     own engine; run_test closes it either way."""
     profile = profile or Profile()
-    tgt = suites.quick_target(profile, parse_target(target) if isinstance(target, str) else target)
+    given = parse_target(target) if isinstance(target, str) else target
+    tgt = suites.quick_target(profile, given)
+    notes = suites.quick_notes(profile, given, tgt)
     engine = engine or engine_for(tgt, stall_timeout=stall_timeout)
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
-        todo = plans(test, profile, tgt, workload, everything)
+        todo = [replace(p, notes=p.notes + notes) for p in plans(test, profile, tgt, workload, everything)]
         for i, plan in enumerate(todo):
             if on_plan:
                 on_plan(todo, i)

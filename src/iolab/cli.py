@@ -48,7 +48,8 @@ ListenAnyOpt = typer.Option(False, "--listen-any", help="Let a fio server iolab 
 ProfileOpt = typer.Option("enterprise", "--profile", help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
 SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
 QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
-                        "drive becomes a 512 MiB copy with the same over-provisioning): finishes in minutes, labelled non-compliant.")
+                        "drive becomes a 512 MiB copy with the same over-provisioning unless its target gives its size): "
+                        "finishes in minutes, labelled non-compliant.")
 CellOpt = typer.Option(None, "--cell-time", help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
 RoundsOpt = typer.Option(None, "--max-rounds", help="Round limit for steady state (spec: 25; at most 1,000).")
 CapOpt = typer.Option(None, "--capacity-limit", help="Test only this much of the target (e.g. 4GiB); non-compliant.")

@@ -36,12 +36,29 @@ def test_iops_without_a_target_runs_on_the_default_simulated_drive(tmp_path):
     assert spec.startswith("sim:enterprise-sas?user_gb=0.536870912&op=0.28"), spec
     assert store.manifest.target["tested_capacity"] == store.manifest.target["capacity"] <= 512 * 2**20
     assert store.manifest.versions["engine"].startswith("iolab-sim-")
+    assert any(n.startswith("--quick simulated a 0.537 GB copy of sim:enterprise-sas") for n in store.manifest.notes)
     [ph] = summarise(store)
     assert len(ph.cells) == 56 and all(c.iops > 0 for c in ph.cells)
     for c in store.cells():
         assert c.raw_files and all((store.dir / f).exists() for f in c.raw_files)
         raw = json.loads((store.dir / c.raw_files[0]).read_text())
         assert raw["engine"] == "iolab-sim"
+
+
+def test_quick_keeps_the_size_a_simulated_target_gives_and_says_so(tmp_path):
+    runs = tmp_path / "runs"
+    spec = "sim:enterprise-sas?user_gb=4"
+    p = iolab("run", "iops", "--target", spec, "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report",
+              "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    m = only_run(runs).manifest
+    # before: user_gb=0.536870912&op=0.285030546, a drive of an eighth of the size given
+    assert m.target["spec"] == spec and m.target["capacity"] == pytest.approx(4e9, rel=0.01)
+    assert m.target["tested_capacity"] == 512 * 2**20
+    assert "tested capacity limited to 0.537 GB of 4.000 GB" in m.noncompliance
+    out = " ".join(p.stdout.split())
+    assert ("note: --quick kept the simulated drive at the size its target gives (user_gb=4: 4.000 GB, 0.537 GB "
+            "of it tested)") in out, out
 
 
 def test_wsat_on_the_simulated_drive_shows_the_write_cliff(tmp_path):

@@ -321,7 +321,26 @@ def test_quick_target_is_a_small_copy_tested_whole():
     assert hdd.capacity == suites.QUICK_CAPACITY
     assert suites.quick_target(suites.make_profile("enterprise"), full) is full
     with pytest.raises(IolabError, match="load="):
-        suites.quick_target(prof, small("&load=/nonexistent"))
+        suites.quick_target(prof, targets.parse_target(f"sim:{DEFAULT_PRESET}?load=/nonexistent"))
+
+
+def test_quick_keeps_a_simulated_drive_whose_target_gives_its_size():
+    # --quick made sim:enterprise-sas?user_gb=4 a 0.537 GB drive, reported as user_gb=0.536870912&op=0.285030546
+    from iolab import suites
+
+    prof = suites.make_profile("enterprise", quick=True)
+    for spec in (f"sim:{DEFAULT_PRESET}?user_gb=4", SMALL, "sim:sas-15k-hdd?capacity_gb=2", SMALL + "&load=/x"):
+        given = targets.parse_target(spec)
+        q = suites.quick_target(prof, given)
+        assert (q.spec, q.capacity) == (given.spec, given.capacity)
+        [note] = suites.quick_notes(prof, given, q)
+        assert note.startswith("--quick kept the simulated drive at the size its target gives"), note
+    given = targets.parse_target(f"sim:{DEFAULT_PRESET}?user_gb=4")
+    assert "(user_gb=4: 4.000 GB, 0.537 GB of it tested)" in suites.quick_notes(prof, given, given)[0]
+    default = targets.parse_target(f"sim:{DEFAULT_PRESET}")
+    [note] = suites.quick_notes(prof, default, suites.quick_target(prof, default))
+    assert note.startswith(f"--quick simulated a 0.537 GB copy of sim:{DEFAULT_PRESET}"), note
+    assert suites.quick_notes(suites.make_profile("enterprise"), given, given) == ()
 
 
 def test_a_raw_file_from_before_the_per_second_maximum_still_parses(tmp_path):

@@ -264,6 +264,7 @@ fn drive<D: Device, S: Source>(
     let mut stop = false;
     let mut budget_hit = false;
     let mut last_host = start;
+    let mut last_own = start;
     let mut count = 0u64;
     let wall = std::time::Instant::now();
     let mut last_report = 0.0f64;
@@ -301,6 +302,7 @@ fn drive<D: Device, S: Source>(
         let (t, id) = dev.pop_completion();
         now = t;
         if id == INTERNAL {
+            last_own = t;
             continue;
         }
         last_host = t;
@@ -349,13 +351,16 @@ fn drive<D: Device, S: Source>(
     }
     // A timed run lasts its duration even when the host went quiet before the end, but a
     // run that spent its byte budget ends with its last IO: its rates are per true duration.
-    // (The device's own work after the last host IO, e.g. destaging a write cache, runs
-    // on the drive's clock but is not part of the run's time.)
     let mut fin = last_host;
     if duration_ns.is_some() && !budget_hit && fin < end {
         dev.idle_until(now.min(end), end);
         fin = end;
     }
+    // The run also lasts until the device's own work for it is done (an HDD destaging what
+    // the run left in its write cache; the next run starts with the cache empty): a write
+    // cache lends a run the time it takes to write the cache out, and a run's rates would
+    // otherwise exceed what the media can sustain.
+    fin = fin.max(last_own);
     dev.set_clock(fin.max(now));
     res.end_ns = fin.max(start + 1);
     // Always one report with the final figures (the periodic ones depend on wall time).

@@ -82,6 +82,8 @@ pub struct Flash {
     /// When the last program started on its die: its data left the controller's buffer
     /// for the die's cache register then (cache programming).
     pub started: u64,
+    /// When the last array read finished (its page in the die's register).
+    pub sensed: u64,
 }
 
 impl Flash {
@@ -107,6 +109,7 @@ impl Flash {
             retry: (c.read_retry * 4294967296.0).round() as u64,
             rng: Rng::new(0xF1A5_4), // as purge() resets it
             started: 0,
+            sensed: 0,
         }
     }
 
@@ -199,12 +202,24 @@ impl Flash {
             });
             r = self.die_busy[d].max(ready) + tr;
             self.die_busy[d] = r;
+            self.sensed = r;
             *last_page = page;
         }
         let xfer = self.xfer_chunk * c as u64;
         let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
         x.max(r + xfer)
+    }
+
+    /// Move `c` chunks at `addr` of a page already read (sensed at `sensed`) to the
+    /// controller, from `ready`: a channel transfer, no array read.
+    #[inline(always)]
+    pub fn read_sensed(&mut self, addr: u64, c: u32, ready: u64, sensed: u64) -> u64 {
+        let ch = self.chans.modulo(self.die_of(addr) as u64) as usize;
+        let xfer = self.xfer_chunk * c as u64;
+        let x = self.chan_busy[ch].max(ready) + xfer;
+        self.chan_busy[ch] = x;
+        x.max(sensed + xfer)
     }
 
     /// Erase an FTL block: one erase on every die, after each die's queued work.

@@ -9,6 +9,7 @@ pub mod driver;
 pub mod flash;
 pub mod ftl;
 pub mod hdd;
+mod held;
 pub mod hist;
 pub mod oracle;
 pub mod rng;

@@ -6,9 +6,11 @@
 //! and the command completes once all its units are in the buffer, when the buffer may
 //! acknowledge (write cache enabled, or power-loss protected); otherwise once they are
 //! programmed.
-//! A sub-unit write first reads the old unit (read-modify-write). Read path: controller,
-//! array read on the die (skipped for never-written units, which return zeros), channel,
-//! link. The controller has `cores` that each take a command (for `overhead`, varied like
+//! A sub-unit write first reads the old unit (read-modify-write), unless a sequential stream
+//! continues a unit the buffer holds open: the write then merges into it, with no read and no
+//! program of its own (see held.rs). Read path: controller, array read on the die (skipped
+//! for never-written units, which return zeros, and for a sequential stream's small read of a
+//! page the controller holds from a recent command), channel, link. The controller has `cores` that each take a command (for `overhead`, varied like
 //! the NAND times) as soon as one is free, so commands queue there under load.
 //! Compression: a unit of entropy e is stored in `chunks_per_unit · f(e)` 1 KiB chunks on
 //! average (rounded up or down at random per unit), f rising smoothly from
@@ -24,6 +26,7 @@ use crate::config::{SsdConfig, UNIT};
 use crate::driver::Device;
 use crate::flash::Flash;
 use crate::ftl::{Counters, Ftl, NONE};
+use crate::held::{Held, Open, PAGES_KEPT};
 
 pub struct Ssd {
     pub cfg: SsdConfig,
@@ -54,6 +57,7 @@ pub struct Ssd {
     /// The host's write-cache setting (a drive starts with it enabled).
     pub write_cache: bool,
     pub host: HostCounters,
+    held: Held,
 }
 
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +92,7 @@ impl Ssd {
             now: 0,
             write_cache: true,
             host: HostCounters::default(),
+            held: Held::new(),
         }
     }
 
@@ -107,6 +112,7 @@ impl Ssd {
             self.buf_last,
         ];
         v.extend_from_slice(&self.ctrl_busy);
+        v.extend(self.held.state());
         v
     }
 
@@ -117,7 +123,9 @@ impl Ssd {
         self.flash.rng = crate::rng::Rng::from_state(s[4]);
         self.pace_next = s[5];
         self.buf_last = s[6];
-        self.ctrl_busy.copy_from_slice(&s[7..]);
+        let n = self.ctrl_busy.len();
+        self.ctrl_busy.copy_from_slice(&s[7..7 + n]);
+        self.held.set_state(&s[7 + n..]);
     }
 
     pub fn ring_state(&self) -> Vec<u64> {
@@ -142,6 +150,7 @@ impl Ssd {
         self.flash.reset_clock(self.now);
         // Fresh-out-of-box in every respect, timing draws included.
         self.flash.rng = crate::rng::Rng::new(0xF1A5_4);
+        self.held.clear();
     }
 
     pub fn trim(&mut self, off: u64, len: u64) {
@@ -165,9 +174,10 @@ impl Ssd {
     /// mapping table looks it up, so the read waits for it even when another core is free.
     /// Writes go to any core: they land in the write buffer and their mapping is updated
     /// later, by the same core for `write_core` after the command (the host does not wait for
-    /// it, the next command does when every core is so busy).
+    /// it, the next command does when every core is so busy). A read of data the controller
+    /// holds (held.rs) needs no lookup and is given no `lba`.
     #[inline(always)]
-    fn controller(&mut self, ready: u64, lba: Option<u64>) -> u64 {
+    fn controller(&mut self, ready: u64, lba: Option<u64>, write: bool) -> u64 {
         let h = lba.map_or(0, |off| (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let k = if lba.is_some() && (h >> 40) < self.by_lba {
             ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
@@ -182,7 +192,7 @@ impl Ssd {
         };
         let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
         // No draw when there is no write time: the other presets' timing stays as it was.
-        let after = if lba.is_none() && self.cfg.write_core_ns > 0 {
+        let after = if write && self.cfg.write_core_ns > 0 {
             self.flash.vary(self.cfg.write_core_ns)
         } else {
             0
@@ -229,7 +239,7 @@ impl Ssd {
         self.burst(now);
         self.evict_when_idle(now);
         let t_in = self.link(0, now, len);
-        let t0 = self.controller(t_in, None);
+        let t0 = self.controller(t_in, None, true);
         let gc0 = self.ftl.c.gc_chunks;
         let runs0 = self.ftl.c.gc_runs;
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
@@ -238,9 +248,23 @@ impl Ssd {
         let mut entry = t0;
         let mut done = t0;
         let mut scratch = u64::MAX;
+        let stream = self.held.write_in_stream(off, off + len);
         for u in u0..=u1 {
             let lpn = u as u32;
             let partial = (u == u0 && off % UNIT != 0) || (u == u1 && (off + len) % UNIT != 0);
+            if partial && nbuf > 0 && stream {
+                // Into a unit the buffer holds open: no read, no program of its own (held.rs).
+                let addr = self.ftl.l2p[lpn as usize];
+                if let Some(o) = self.held.continue_unit(lpn, addr, off, off + len) {
+                    if ack_early {
+                        continue;
+                    }
+                    if t0 < o.start {
+                        done = done.max(o.durable);
+                        continue;
+                    }
+                }
+            }
             let mut ready = t0;
             if partial {
                 let old = self.ftl.l2p[lpn as usize];
@@ -275,11 +299,12 @@ impl Ssd {
                     self.buf_last = self.buf_last.max(start);
                     self.pace_next = entry + (self.buf_last - entry.min(self.buf_last)) / self.pace_units;
                 }
-                done = if ack_early {
-                    entry
-                } else {
-                    done.max(self.durable(lpn, start, programmed))
-                };
+                let durable = if ack_early { 0 } else { self.durable(lpn, start, programmed) };
+                done = done.max(if ack_early { entry } else { durable });
+                if partial {
+                    let addr = self.ftl.l2p[lpn as usize];
+                    self.held.keep_open(Open { lpn, addr, start, durable, end: off + len });
+                }
             } else {
                 done = done.max(programmed);
             }
@@ -314,16 +339,46 @@ impl Ssd {
     }
 
     fn read(&mut self, now: u64, off: u64, len: u64) -> u64 {
-        let t0 = self.controller(now, Some(off));
+        self.held.check_erases(self.ftl.c.erases);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
+        // Only reads smaller than a flash page: a larger one reads its pages whole anyway.
+        let continues = self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
+        let mut mapped = false;
+        let held = continues && (u0..=u1).all(|u| {
+            let addr = self.ftl.l2p[u as usize];
+            mapped |= addr != NONE;
+            addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
+        });
+        let t0 = self.controller(now, if held && mapped { None } else { Some(off) }, false);
         let mut ready = t0;
         let mut last_page = u64::MAX;
+        // The pages this command reads are kept for the next commands once it has read them
+        // all (its own reads are as they were: a page it reads again is read again).
+        let mut mine = [(u64::MAX, 0u64); PAGES_KEPT];
+        let mut n = 0;
         for u in u0..=u1 {
             let addr = self.ftl.l2p[u as usize];
             if addr != NONE {
                 let c = self.ftl.len_of(u as u32);
-                ready = ready.max(self.flash.read(addr as u64, c, t0, &mut last_page));
+                let page = self.flash.page_of(addr as u64);
+                let done = match if continues { self.held.page(page) } else { None } {
+                    Some(at) => self.flash.read_sensed(addr as u64, c, t0, at),
+                    None => {
+                        let fresh = page != last_page;
+                        let done = self.flash.read(addr as u64, c, t0, &mut last_page);
+                        if fresh {
+                            mine[n % PAGES_KEPT] = (page, self.flash.sensed);
+                            n += 1;
+                        }
+                        done
+                    }
+                };
+                ready = ready.max(done);
             }
+        }
+        for k in n.saturating_sub(PAGES_KEPT)..n {
+            let (page, at) = mine[k % PAGES_KEPT];
+            self.held.keep_page(page, at);
         }
         self.host.reads += 1;
         self.host.read_bytes += len;

@@ -20,6 +20,8 @@ from ..workload import Stream, Workload
 QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0
 QUICK_MAX_ROUNDS = 10
+# Target options that set a simulated drive's size: a quick run keeps a size the user chose.
+SIM_SIZE_OPTIONS = ("user_gb", "blocks_per_plane", "pages_per_block", "capacity_gb")
 
 
 def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides) -> Profile:
@@ -42,16 +44,36 @@ def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "
     return replace(p, **overrides)
 
 
+def given_size(target: Target) -> dict[str, str]:
+    """The size options a simulated target names (empty: the preset's size)."""
+    return {k: v for k, v in target.options if k in SIM_SIZE_OPTIONS} if kind_of(target).simulated else {}
+
+
 def quick_target(profile: Profile, target: Target) -> Target:
     """A quick run on a simulated drive tests a small copy of it, whole: the same geometry
     ratios and over-provisioning at the quick capacity, so the write cliff and steady state
     still appear, sooner. (Testing 512 MiB of a 400 GB drive never reaches its spare area.)
-    Any other target is tested as it is, cut to the capacity limit."""
-    if not profile.quick or not kind_of(target).simulated:
+    A drive whose target gives its size is the user's choice and is kept; it and any other
+    target are tested as they are, cut to the capacity limit."""
+    if not profile.quick or not kind_of(target).simulated or given_size(target):
         return target
     from ..engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 
     return parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY))
+
+
+def quick_notes(profile: Profile, given: Target, run: Target) -> tuple[str, ...]:
+    """What a quick run made of the simulated drive the user named, for the run's notes."""
+    if not profile.quick or not kind_of(given).simulated:
+        return ()
+    size = given_size(given)
+    if size:
+        opts = ", ".join(f"{k}={v}" for k, v in size.items())
+        return (f"--quick kept the simulated drive at the size its target gives ({opts}: {run.capacity / 1e9:.3f} GB, "
+                f"{tested_capacity(profile, run) / 1e9:.3f} GB of it tested); it scales only a drive whose size is not "
+                "given",)
+    return (f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec} (the preset's geometry ratios and "
+            "over-provisioning), tested whole; give user_gb in the target to choose the size",)
 
 
 def no_input(build: Callable[[Profile, Target], TestPlan]) -> Callable[..., TestPlan]:
