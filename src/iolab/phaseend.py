@@ -4,7 +4,7 @@ the rounds a run stored before it stopped."""
 
 from __future__ import annotations
 
-from .plan import Phase, TestPlan
+from .plan import Deferred, Phase, TestPlan
 from .steady import SteadyVerdict
 from .store import RunStore
 from .units import duration
@@ -55,3 +55,20 @@ def written_since_purge(store: RunStore, upto: int) -> int:
     names = {p["name"] for p in phases[first:upto + 1]}
     return sum(c.write_bytes for kind in ("precondition", "measure", "interrupted")
                for c in store.cells(kind=kind, complete_only=False) if c.phase in names)
+
+
+def rule_text(plan: TestPlan) -> str:
+    """The steady-state rule as this plan uses it: the round limit of the phases that stop at
+    steady state (their own, which a test may set above the profile's), and which phases only
+    report it (Write Saturation runs to its budget whatever the verdict)."""
+    phases = [ph for ph in plan.phases if isinstance(ph, Phase) and ph.tracking]
+    stop = sorted({ph.max_rounds for ph in phases if ph.stop_on_steady and ph.max_rounds >= plan.rule.window})
+    report = [ph.name for ph in phases if not ph.stop_on_steady]
+    parts = []
+    if stop:
+        parts.append(f"at most {' or '.join(map(str, stop))} rounds")
+    if report:
+        parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
+    if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):
+        parts.append(f"at most {plan.rule.max_rounds} rounds")
+    return plan.rule.describe("; ".join(parts) or "not evaluated (no phase tracks steady state)")

@@ -25,7 +25,7 @@ from .identity import target_identity
 from .live import LiveFile
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
-from .phaseend import early_stop, steady_minimum, too_fresh, written_since_purge
+from .phaseend import early_stop, rule_text, steady_minimum, too_fresh, written_since_purge
 from .steady import SteadyVerdict, evaluate
 from .durable import ResultsDiskFull, is_disk_full
 from .manifest import Manifest, now_iso
@@ -116,7 +116,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
                 # a remote engine's target is on its hosts: this machine's reading of the path is not that drive
                 "facts": asdict(DeviceFacts() if engine.capabilities.remote else target.facts)},
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
-        parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=plan.rule.describe(),
+        parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=rule_text(plan),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
         started=now_iso(), plan=plan_summary(plan), split=list(getattr(engine, "split", ())),
     )
@@ -377,8 +377,11 @@ class Runner:
         if cell.idle_before_s:
             self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")
         t0, wall0 = time.time(), time.monotonic()
+        # what `iolab watch` shows as running: counted from 1, as its "cell N/M" (the tag counts from 0)
+        at = (f"preconditioning {ordinal + 1} of {len(phase.precondition)}" if kind == "precondition"
+              else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}")
         result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag,
-                                 progress=LiveFile(self.store.dir, tag, self.progress.live))
+                                 progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live))
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
         self.since_purge += result.write.io_bytes
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,

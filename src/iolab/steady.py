@@ -40,12 +40,13 @@ class SteadyRule:
     strict: bool = False  # False: ≤ (inclusive, default); True: <
     min_write_multiple: float = 2.0  # × tested capacity written since the purge before steady state counts
 
-    def describe(self) -> str:
+    def describe(self, limit: str | None = None) -> str:
+        """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
         cmp = "<" if self.strict else "≤"
         return (
             f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
             f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
-            f"at most {self.max_rounds} rounds; comparison {'strict' if self.strict else 'inclusive'}; "
+            f"{limit or f'at most {self.max_rounds} rounds'}; comparison {'strict' if self.strict else 'inclusive'}; "
             f"accepted only after {self.min_write_multiple:g}× the tested capacity is written since the purge"
         )
 

@@ -147,3 +147,11 @@ def duration(seconds: float | None, sig: int = 3) -> str:
         if abs(seconds) >= 2 * d:
             return f"{num(seconds / d, sig)} {name}"
     return f"{num(seconds, sig)} s"
+
+
+def pct_text(v: float | None, ios: int | float | None) -> str:
+    """A latency percentile in a table: the value, or, when its sample is too small to measure
+    it (results.measurable), "n/m" with the IO count it would have been read from."""
+    if v is None and ios:
+        return f"n/m ({int(ios):,} IOs)"
+    return num(v)
