@@ -16,7 +16,8 @@ from dataclasses import dataclass, make_dataclass
 from operator import attrgetter
 from typing import Any, Callable
 
-from .results import PARTIAL_TOLERANCE, RoundResult, measurable
+from .results import PARTIAL_TOLERANCE, RoundResult
+from .units import measurable
 
 # The export's column type for each SQL storage class (DuckDB's names: Parquet's types).
 EXPORT_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR"}
@@ -37,8 +38,8 @@ class CellColumn:
     # Added after the first release: older databases gain it when opened for writing, and a
     # row stored before it existed gets old(row) (the row's other columns already decoded).
     old: Callable[[dict], Any] | None = None
-    # A latency percentile (%): read as empty when the cell's IOs cannot measure it, so runs
-    # stored before that rule read as new ones do (results.measurable).
+    # A latency percentile (%): stored as the bins give it (stop rules read it so on resume as
+    # live), exported empty when the cell's IOs cannot measure it (units.measurable).
     pct: float | None = None
 
     def value(self, result: RoundResult, given: dict[str, Any]) -> Any:
@@ -59,11 +60,11 @@ class CellColumn:
             return json.loads(v or self.empty) if self.empty is not None else json.loads(v)
         if self.codec == "bool":
             return bool(v) if v is not None else (self.old(row) if self.old else False)
-        if self.pct is not None and not measurable(self.pct, (row.get("read_ios") or 0) + (row.get("write_ios") or 0)):
-            return None
         return v
 
-    def exported(self, v: Any) -> Any:
+    def exported(self, v: Any, ios: int | None = None) -> Any:
+        if self.pct is not None and not measurable(self.pct, ios):
+            return None
         return json.dumps(v, sort_keys=True) if self.codec == "json" else v
 
     @property
@@ -76,7 +77,7 @@ class CellColumn:
 
 
 def _pct(p: float) -> Callable[[RoundResult], float | None]:
-    return lambda r: r.histogram.measured(p) if r.histogram else None
+    return lambda r: r.percentile(p)
 
 
 def _old_partial(row: dict) -> bool:

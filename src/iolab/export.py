@@ -82,7 +82,7 @@ def _rounds_text(rounds) -> str:
 
 
 def _cell_row(run_id: str, c: CellRow) -> tuple:
-    return (run_id, *(col.exported(getattr(c, col.name)) for col in EXPORTED))
+    return (run_id, *(col.exported(getattr(c, col.name), c.ios) for col in EXPORTED))
 
 
 def collect(store: RunStore) -> list[ExportTable]:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from .errors import EngineError
+from .units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
 
 # An interval that ended this fraction or more before its planned length is partial (engines
 # end a timed interval within a few ms of its length).
@@ -18,22 +19,6 @@ PARTIAL_TOLERANCE = 0.02
 
 # The percentiles every report shows; 99.999 % is the PTS 2.0 "5 nines" response time.
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999)
-
-# A p % latency is measured only when at least TAIL_IOS IOs lie beyond it, i.e. the sample has
-# n ≥ TAIL_IOS / (1 − p/100) IOs: 99.999 % needs 1,000,000. With fewer it would be read off
-# the few slowest IOs (below 100,000 IOs, the single slowest), which says nothing about the
-# drive's tail. The choice of 10 is iolab's (no specification states one); tables print such a
-# percentile as not measurable with the IO count, and exports leave it empty.
-TAIL_IOS = 10
-
-
-def percentile_min_ios(pct: float) -> int:
-    """The fewest IOs a pct % latency is measured from (TAIL_IOS beyond it)."""
-    return math.ceil(TAIL_IOS / (1 - pct / 100.0) - 1e-6)
-
-
-def measurable(pct: float, ios: int | None) -> bool:
-    return ios is not None and ios >= percentile_min_ios(pct)
 
 
 @dataclass(frozen=True)

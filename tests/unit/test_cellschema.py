@@ -108,7 +108,7 @@ def test_a_stored_cell_reads_back_every_figure_from_its_own_source(tmp_path):
     assert dataclasses.asdict(row) == expected
 
 
-def test_a_percentile_the_ios_cannot_measure_is_empty_whenever_it_was_stored(tmp_path):
+def test_a_percentile_the_ios_cannot_measure_is_shown_nowhere(tmp_path):
     # 20,000 IOs: 99.9 % has 20 IOs beyond it; 99.99 % (2) and 99.999 % (0.2) are not measured
     h = Histogram((10.0, 500.0, 700.0, 900.0), (19_970, 20, 8, 2), 950.0)
     assert [h.measured(p) for p in (99.0, 99.9, 99.99, 99.999)] == [10.0, 500.0, None, None]
@@ -120,10 +120,11 @@ def test_a_percentile_the_ios_cannot_measure_is_empty_whenever_it_was_stored(tmp
     try:
         s.add_cell("main", 1, 0, "measure", "k", "100/0", 4096, {"duration_s": 10.0},
                    RoundResult(read, OpStats(0, 0, 0.0, 0.0, None, None, None, None), runtime_s=10.0), 5.0, 15.0)
-        # a run stored before the rule kept the estimate read off the two slowest IOs
-        s._db.execute("UPDATE cells SET p99_99=900.0, p99_999=900.0")
         [row] = s.cells(complete_only=False)
     finally:
         s.close()
-    assert (row.p99, row.p99_9, row.p99_99, row.p99_999) == (10.0, 500.0, None, None) and row.ios == 20_000
-    assert pct_text(row.p99_999, row.ios) == "n/m (20,000 IOs)" and pct_text(row.p99_9, row.ios) == "500.0"
+    # stored as the bins give it (a stop rule reads the same on resume), never shown or exported
+    assert (row.p99, row.p99_9, row.p99_99, row.p99_999) == (10.0, 500.0, 700.0, 900.0) and row.ios == 20_000
+    assert pct_text(row.p99_999, row.ios, 99.999) == "n/m (20,000 IOs)" and pct_text(row.p99_9, row.ios, 99.9) == "500.0"
+    exported = dict(zip((c.name for c in export.CELL_COLUMNS), export._cell_row("r", row)))
+    assert (exported["p99_us"], exported["p99_9_us"], exported["p99_99_us"], exported["p99_999_us"]) == (10.0, 500.0, None, None)

@@ -86,8 +86,8 @@ def qos_pages(run: RunData) -> list[Page]:
                 pages.append(not_measured_page(run, ph, ph.phase.name))
                 continue
             pages.append(Page(f"{ph.phase.name}: per round", (_per_round_figure(ph),)))
-            rows = tuple((str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us), pct_text(r.p99_99, r.ios),
-                          pct_text(r.p99_999, r.ios)) for r in ph.rows)
+            rows = tuple((str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us), pct_text(r.p99_99, r.ios, 99.99),
+                          pct_text(r.p99_999, r.ios, 99.999)) for r in ph.rows)
             pages += table_pages(f"Tabular Results — {ph.phase.name}", [Table(
                 f"{ph.phase.name}: each round (warm-up excluded)",
                 ("round", "IOPS", "average (µs)", "maximum (µs)", "99.99 % (µs)", "99.999 % (µs)"), rows,

@@ -15,7 +15,7 @@ from ..points import DV_PHASE
 from ..errors import IolabError
 from ..summary import CellAverage, PhaseSummary, interval_label
 from ..suites.rwsw_common import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
-from ..units import duration, eng, kib_label, num, pct_text
+from ..units import duration, eng, kib_label, measurable, num, pct_text
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
@@ -100,7 +100,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
                    Panel(f"{title}: MB/s per interval", "MB/s (10⁶ B/s)",
                          (Series("", x, tuple(r.mbps for r in ph.rows), marked),))],
                   f"time ({unit})", 150, shade=shade, shade_label=label)
-    rt = [("ART", [r.lat_mean_us for r in ph.rows]), ("99.999 %", [r.p99_999 for r in ph.rows]),
+    rt = [("ART", [r.lat_mean_us for r in ph.rows]), ("99.999 %", [r.p99_999 if measurable(99.999, r.ios) else None for r in ph.rows]),
           ("MRT", [r.lat_max_us for r in ph.rows])]
     series = []
     for name, vals in rt:
@@ -121,7 +121,7 @@ def _interval_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
     minutes, tgbw, _ = wsat_series(ph)
     shown, step = _thin(list(ph.rows))
     rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.mbps), num(r.lat_mean_us),
-                  pct_text(r.p99_999, r.ios)) for i, r in shown)
+                  pct_text(r.p99_999, r.ios, 99.999)) for i, r in shown)
     return Table(_thin_caption(caption, step), ("interval", "time (min)", "TGBW (GB)", "IOPS", "MB/s", "ART (µs)",
                                                 "99.999 % (µs)"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}, every complete interval.",
