@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Any, Callable
 
 from .results import PARTIAL_TOLERANCE, RoundResult
+from .units import measurable
 
 # The export's column type for each SQL storage class (DuckDB's names: Parquet's types).
 EXPORT_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR"}
@@ -37,6 +38,9 @@ class CellColumn:
     # Added after the first release: older databases gain it when opened for writing, and a
     # row stored before it existed gets old(row) (the row's other columns already decoded).
     old: Callable[[dict], Any] | None = None
+    # A latency percentile (%): stored as the bins give it (stop rules read it so on resume as
+    # live), exported empty when the cell's IOs cannot measure it (units.measurable).
+    pct: float | None = None
 
     def value(self, result: RoundResult, given: dict[str, Any]) -> Any:
         """What is stored for one cell."""
@@ -58,7 +62,9 @@ class CellColumn:
             return bool(v) if v is not None else (self.old(row) if self.old else False)
         return v
 
-    def exported(self, v: Any) -> Any:
+    def exported(self, v: Any, ios: int | None = None) -> Any:
+        if self.pct is not None and not measurable(self.pct, ios):
+            return None
         return v  # JSON columns stay objects: JSON keeps them, CSV and Parquet write their JSON text
 
     @property
@@ -114,10 +120,10 @@ CELL_COLUMNS: tuple[CellColumn, ...] = (
     C("read_lat_max_us", "REAL", OptF, "read.lat_max_us"),
     C("write_lat_mean_us", "REAL", OptF, "write.lat_mean_us"),
     C("write_lat_max_us", "REAL", OptF, "write.lat_max_us"),
-    C("p99", "REAL", OptF, _pct(99.0), export="p99_us"),
-    C("p99_9", "REAL", OptF, _pct(99.9), export="p99_9_us"),
-    C("p99_99", "REAL", OptF, _pct(99.99), export="p99_99_us"),
-    C("p99_999", "REAL", OptF, _pct(99.999), export="p99_999_us"),
+    C("p99", "REAL", OptF, _pct(99.0), export="p99_us", pct=99.0),
+    C("p99_9", "REAL", OptF, _pct(99.9), export="p99_9_us", pct=99.9),
+    C("p99_99", "REAL", OptF, _pct(99.99), export="p99_99_us", pct=99.99),
+    C("p99_999", "REAL", OptF, _pct(99.999), export="p99_999_us", pct=99.999),
     C("counters", "TEXT", dict, "counters", codec="json", empty="{}"),
     C("raw_files", "TEXT", list, "raw_files", codec="json", empty="[]"),
     # The phase's byte budget ended this interval before its planned length (runtime_s is its
@@ -160,7 +166,8 @@ def _metric(self, name: str) -> float | None:
 CellRow = make_dataclass(
     "CellRow",
     [(c.name, c.type) for c in CELL_COLUMNS],
-    frozen=True, namespace={"metric": _metric, "__doc__": "One stored cell: a row of results.db's cells table.",
+    frozen=True, namespace={"metric": _metric, "ios": property(lambda self: (self.read_ios or 0) + (self.write_ios or 0)),
+                            "__doc__": "One stored cell: a row of results.db's cells table.",
                             "__module__": __name__},
 )
 

@@ -59,6 +59,8 @@ WsatMulOpt = typer.Option(None, "--wsat-capacity-multiple", help="Write Saturati
 WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time limit (spec: 24h).")
 MinWritesOpt = typer.Option(None, "--rwsw-min-writes", help="Multi-WSAT / Individual Streams: accept steady state only "
                             "after this × capacity of workload writes (default 1).")
+SteadyMinOpt = typer.Option(None, "--steady-min-writes", help="Accept steady state only after this × the tested "
+                            "capacity is written since the purge, so a fresh drive's plateau is not taken for it (default 2).")
 StallOpt = typer.Option(None, "--stall-timeout", help="Stop and fail a round in which fio completes no IO for this long "
                         "(default: 3 × the cell time, at least 30 s; e.g. 2m). Lower values than 30 s only when given here.")
 WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab trace analyze` "
@@ -70,7 +72,7 @@ SetOpt = typer.Option(None, "--set", metavar="NAME=VALUE", help="A test's own pa
 
 
 def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict, wsat_mul, wsat_time,
-             min_writes=None, sets=None):
+             min_writes=None, sets=None, steady_min=None):
     return suites.make_profile(
         profile, quick=quick, spec=spec,
         cell_seconds=parse_duration(cell_time, "--cell-time") if cell_time is not None else None,
@@ -81,6 +83,7 @@ def _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precon
         wsat_capacity_multiple=wsat_mul,
         wsat_max_seconds=parse_duration(wsat_time, "--wsat-max-time") if wsat_time is not None else None,
         rwsw_min_write_multiple=min_writes,
+        steady_min_write_multiple=steady_min,
         settings=parse_settings(sets) if sets else None,
     )
 
@@ -109,6 +112,7 @@ def run(
     wsat_capacity_multiple: Optional[float] = WsatMulOpt,
     wsat_max_time: Optional[str] = WsatTimeOpt,
     rwsw_min_writes: Optional[float] = MinWritesOpt,
+    steady_min_writes: Optional[float] = SteadyMinOpt,
     sets: Optional[list[str]] = SetOpt,
     pe_cycles: Optional[int] = typer.Option(None, "--pe-cycles", help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N)."),
     warranty_years: Optional[float] = typer.Option(None, "--warranty-years", help="Warranty in years, for DWPD (same as --set warranty_years=Y)."),
@@ -124,7 +128,8 @@ def run(
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     sets = [*(sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", pe_cycles), ("warranty_years", warranty_years)) if v is not None)]
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
-                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets)
+                    wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets,
+                    steady_min_writes)
     stall_s = parse_duration(stall_timeout, "--stall-timeout") if stall_timeout is not None else None
     # An empty -t is a mistake, not a request for the simulated drive.
     root = runs_dir or runs_root()

@@ -141,8 +141,9 @@ class DemandShortfall:
 @dataclass(frozen=True)
 class NoGain:
     """A ramp of rising load (queue depth, threads) ends once `steps` cells in a row gained
-    less than `min_gain` in IOPS over the best before them; the cell with the most IOPS is
-    chosen."""
+    less than `min_gain` in IOPS over the best before them; the last cell that gained at least
+    `min_gain` is chosen (`last_gain`): a step that bought less than the rule asks, often at a
+    much higher latency, is not the answer even when its IOPS are a little higher."""
 
     name: ClassVar[str] = "no-gain"
     min_gain: float = 0.02
@@ -162,10 +163,11 @@ class NoGain:
         best = max(before, key=lambda s: s.iops)
         if any(s.iops >= best.iops * (1 + self.min_gain) for s in samples[-self.steps:]):
             return None
-        s, top = samples[-1], best_by_iops(phase, samples)
+        s, top = samples[-1], last_gain(phase, samples, self.min_gain)
         outcome = (f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
                    f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
-                   f"{self.steps} step(s): most IOPS at {top.key} ({num(top.iops)} IOPS)")
+                   f"{self.steps} step(s): chosen {top.key} ({num(top.iops)} IOPS), the last step that gained "
+                   f"at least {self.min_gain * 100:g} %")
         return Decision(phase, rule_record(self), outcome,
                         {"best": top.key, "outstanding": top.outstanding, "iops": top.iops}, s.round, s.key)
 
@@ -241,6 +243,19 @@ def rule_from(record: dict) -> StopRule:
         return RULES[name](**params)
     except TypeError as e:
         raise IolabError(f"stop rule {name!r}: {e}") from None
+
+
+def last_gain(phase: str, samples: Sequence[Sample], min_gain: float) -> Sample:
+    """A load search's answer: the last sample that gained at least `min_gain` in IOPS over
+    the best before it (the first sample stands on its own)."""
+    if not samples:
+        raise IolabError(f"phase {phase!r}: no measured cells to choose from.")
+    chosen, best = samples[0], samples[0].iops
+    for s in samples[1:]:
+        if s.iops >= best * (1 + min_gain):
+            chosen = s
+        best = max(best, s.iops)
+    return chosen
 
 
 def best_by_iops(phase: str, samples: Sequence[Sample]) -> Sample:

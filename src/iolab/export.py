@@ -56,6 +56,8 @@ WINDOW_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:BIGINT[] n_rounds:BIGINT"
     " phase_steady:BOOLEAN iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE"
     " write_mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE p99_999_us:DOUBLE"
+    # the IOs the window's percentiles are read from: p99_999_us is empty below 1,000,000 (results.measurable)
+    " latency_ios:BIGINT"
 )
 STEADY_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR round:BIGINT variable:VARCHAR window_first:BIGINT window_last:BIGINT"
@@ -93,7 +95,7 @@ def _csv(v, text):
 
 
 def _cell_row(run_id: str, c: CellRow) -> tuple:
-    return (run_id, *(col.exported(getattr(c, col.name)) for col in EXPORTED))
+    return (run_id, *(col.exported(getattr(c, col.name), c.ios) for col in EXPORTED))
 
 
 def collect(store: RunStore) -> list[ExportTable]:
@@ -112,7 +114,7 @@ def collect(store: RunStore) -> list[ExportTable]:
         for a in s.cells:
             window.append((run_id, ph.name, a.key, a.mix, a.block_size, list(a.rounds), len(a.rounds),
                            s.steady, a.iops, a.read_iops, a.write_iops, a.mbps, a.read_mbps, a.write_mbps,
-                           a.lat_mean_us, a.lat_max_us, a.p99_999_us))
+                           a.lat_mean_us, a.lat_max_us, a.p99_999_us, a.ios))
         for rnd in s.rounds:
             for v in store.steady_rows(ph.name, rnd):
                 steady.append((run_id, ph.name, rnd, v.name, v.rounds[0], v.rounds[-1], list(v.rounds),

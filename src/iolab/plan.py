@@ -119,6 +119,9 @@ class Profile:
     # RWSW Multi-WSAT / Individual Streams: steady state counts only after this × capacity of
     # workload writes (UNVERIFIED in the RWSW spec; 1× fills the drive once, so GC has begun)
     rwsw_min_write_multiple: float = 1.0
+    # Any phase that stops at steady state: it counts only after this × capacity written since
+    # the purge (steady.SteadyRule.min_write_multiple: a fresh drive's plateau is flat too)
+    steady_min_write_multiple: float = 2.0
     # A test's own parameters as given with `--set NAME=VALUE` (text; each test declares and
     # parses its own, see iolab.testparams), sorted by name.
     settings: tuple[tuple[str, str], ...] = ()
@@ -146,6 +149,9 @@ class Profile:
         if not _finite(self.wsat_max_seconds) or self.wsat_max_seconds < self.cell_seconds:
             raise _bad("Write Saturation time limit", "--wsat-max-time", self.wsat_max_seconds,
                        f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)", " s")
+        if not _finite(self.steady_min_write_multiple) or self.steady_min_write_multiple < 0:
+            raise _bad("steady-state minimum writes", "--steady-min-writes", self.steady_min_write_multiple,
+                       "give a finite number, at least 0 (× the tested capacity; default 2)")
         if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
             raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")
         if not _finite(self.active_range) or not 0 < self.active_range <= 1:
@@ -170,7 +176,8 @@ class Profile:
         return why
 
     def rule(self) -> SteadyRule:
-        return SteadyRule(max_rounds=self.max_rounds, strict=self.strict_steady)
+        return SteadyRule(max_rounds=self.max_rounds, strict=self.strict_steady,
+                          min_write_multiple=self.steady_min_write_multiple)
 
 
 

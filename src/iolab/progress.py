@@ -32,6 +32,20 @@ def sequence_eta(plans: list[TestPlan]) -> str:
             "at the drive's speed (on a simulated drive: virtual time, far less wall time)")
 
 
+def round_text(phase, rnd: int, window: int) -> str:
+    """The round under way and what ends the phase: a phase that stops at steady state checks
+    it from its window's last round; one that tracks without stopping runs its limit; one
+    without tracking runs its rounds."""
+    limit = phase.max_rounds
+    if phase.tracking and phase.stop_on_steady:
+        if limit < window:
+            return f"{rnd} of at most {limit} (steady state needs {window} rounds: not checked)"
+        return f"{rnd} (steady state checked from round {window}; at most {limit})"
+    if phase.tracking:
+        return f"{rnd} of at most {limit} (steady state reported, not a stop)"
+    return f"{rnd} of {limit}"
+
+
 class RichProgress:
     """`sequence` = (this test's number, the number of tests, the latest timed seconds of the tests
     after this one): the ETA then covers the rest of the sequence too (`in_sequence` sets it)."""
@@ -126,8 +140,7 @@ class RichProgress:
             if self.what == "precondition":
                 t.add_row("step", f"preconditioning {self.index + 1}/{self.count}: {esc(self.label)}")
             else:
-                limit = self.phase_.max_rounds
-                t.add_row("round", f"{self.round} (steady state checked from round {self.plan.rule.window}; at most {limit})")
+                t.add_row("round", round_text(self.phase_, self.round, self.plan.rule.window))
                 t.add_row("cell", f"{self.index + 1}/{self.count}: {esc(self.label)}")
         iops = []
         if self.live_iops is not None:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from .errors import EngineError
+from .units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
 
 # An interval that ended this fraction or more before its planned length is partial (engines
 # end a timed interval within a few ms of its length).
@@ -34,8 +35,14 @@ class Histogram:
     def total(self) -> int:
         return sum(self.counts)
 
+    def measured(self, pct: float) -> float | None:
+        """The pct % latency when the IOs can measure it (`measurable`), else None: what
+        every table, report and export shows."""
+        return self.percentile(pct) if measurable(pct, self.total) else None
+
     def percentile(self, pct: float) -> float | None:
-        """Smallest bin value with at least pct % of the IOs at or below it, capped at max."""
+        """Smallest bin value with at least pct % of the IOs at or below it, capped at max
+        (however few the IOs: `measured` is the figure to show)."""
         n = self.total
         if n == 0:
             return None

@@ -25,7 +25,8 @@ from .identity import differences, last_modified, target_identity
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
 from .runfiles import INPUTS_DIR
 from .decide import sample_of_row
-from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, early_stop, plan_summary,
+from .phaseend import early_stop, steady_minimum, written_since_purge
+from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, plan_summary,
                      workload_record)
 from .steady import evaluate
 from .store import RunStore
@@ -61,7 +62,8 @@ def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
     legs = legs_from_manifest(target, m.split) if m.split else None
     remote = bool(legs and legs[0].host)
     try:
-        profile = Profile(**m.profile)
+        # a run stored before the steady-state minimum existed goes on as it began: without one
+        profile = Profile(**({"steady_min_write_multiple": 0.0} | m.profile))
     except TypeError as e:
         raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
     workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
@@ -186,7 +188,8 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
         verdict = evaluate(history, plan.rule) if ph.tracking else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
-        stop = early_stop(ph, verdict, written, elapsed)
+        stop = early_stop(ph, verdict, written, elapsed, written_since_purge(store, i), steady_minimum(plan, ph),
+                          plan.rule.min_write_multiple)
         if stop is not None or done >= ph.max_rounds:
             # It was killed after its last round, before closing the phase.
             store.finish_phase(ph.name, verdict.steady if verdict else None, done,

@@ -25,6 +25,7 @@ from .identity import target_identity
 from .live import LiveFile
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
+from .phaseend import early_stop, rule_text, steady_minimum, too_fresh, written_since_purge
 from .steady import SteadyVerdict, evaluate
 from .durable import ResultsDiskFull, is_disk_full
 from .manifest import Manifest, now_iso
@@ -115,7 +116,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
                 # a remote engine's target is on its hosts: this machine's reading of the path is not that drive
                 "facts": asdict(DeviceFacts() if engine.capabilities.remote else target.facts)},
         profile=asdict(profile), compliant=not noncompliance, noncompliance=noncompliance,
-        parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=plan.rule.describe(),
+        parameters=dict(plan.parameters), notes=list(plan.notes) + list(getattr(engine, "notes", ())), steady_rule=rule_text(plan),
         versions={"iolab": __version__, "engine": engine.version()}, platform=platform_facts() | {"tested_by": options.tested_by},
         started=now_iso(), plan=plan_summary(plan), split=list(getattr(engine, "split", ())),
     )
@@ -179,11 +180,14 @@ class Runner:
         self.plan, self.target, self.engine, self.store = plan, target, engine, store
         self.options = options
         self.progress = progress or NoProgress()
+        self.since_purge = 0  # bytes written to the target since the last purge (steady state's minimum)
 
     # -- the whole run ---------------------------------------------------------------------
     def run(self, start_at: StartAt | None = None) -> None:
         m = self.store.manifest
         remote = self.engine.capabilities.remote
+        if start_at is not None:
+            self.since_purge = written_since_purge(self.store, start_at.phase)
         try:
             m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
             self.store.write_manifest()
@@ -262,6 +266,7 @@ class Runner:
         samples = list(at.samples if at else ())
         decision: Decision | None = None
         verdict: SteadyVerdict | None = None
+        minimum = steady_minimum(self.plan, phase)
         stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
         rnd = first - 1
         for rnd in range(first, phase.max_rounds + 1):
@@ -294,7 +299,7 @@ class Runner:
             verdict = evaluate(history, rule) if phase.tracking else None
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
-            early = early_stop(phase, verdict, written, elapsed)
+            early = early_stop(phase, verdict, written, elapsed, self.since_purge, minimum, rule.min_write_multiple)
             if early is not None:
                 stop_reason = early
                 break
@@ -308,6 +313,9 @@ class Runner:
             steady = False
             stop_reason += (f"; only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
                             "required before steady state is accepted")
+        if steady and self.since_purge < minimum:
+            steady = False
+            stop_reason += "; " + too_fresh(self.since_purge, minimum, rule.min_write_multiple)
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
         store.finish_phase(phase.name, steady, rnd, stop_reason)
@@ -355,6 +363,7 @@ class Runner:
         outcome = self.engine.purge(self.target, method)
         self.store.record_purge(phase.name, outcome.method, outcome.ok, outcome.detail)
         self.store.manifest.purges.append({"phase": phase.name} | asdict(outcome))
+        self.since_purge = 0
         if not outcome.ok and method != "none":
             self.store.manifest.noncompliance.append(f"purge failed ({outcome.method}): not from FOB")
             self.store.manifest.compliant = False
@@ -368,9 +377,13 @@ class Runner:
         if cell.idle_before_s:
             self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")
         t0, wall0 = time.time(), time.monotonic()
+        # what `iolab watch` shows as running: counted from 1, as its "cell N/M" (the tag counts from 0)
+        at = (f"preconditioning {ordinal + 1} of {len(phase.precondition)}" if kind == "precondition"
+              else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}")
         result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag,
-                                 progress=LiveFile(self.store.dir, tag, self.progress.live))
+                                 progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live))
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
+        self.since_purge += result.write.io_bytes
         self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
                             workload_record(cell.workload), result, t0, time.time(),
                             partial=planned is not None and is_partial(planned, cell, result),
@@ -394,19 +407,6 @@ class Runner:
         clock = "virtual" if caps.virtual_time else "wall-clock"
         self.progress.note(f"{where}: idle {duration(seconds)} ({clock} time, no host IO)")
         self.engine.idle(self.target, seconds)
-
-
-def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapsed: float) -> str | None:
-    """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
-    state is not accepted before the phase has written its minimum (RWSW saturation tests)."""
-    if (verdict is not None and verdict.steady and phase.stop_on_steady
-            and written >= (phase.min_write_bytes or 0)):
-        return f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
-    if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
-        return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
-    if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
-        return f"ran {duration(phase.budget_seconds)}, the time budget"
-    return None
 
 
 # See Runner.within_budget: a remainder up to this fraction of an interval is folded into the

@@ -15,6 +15,13 @@ real measurements the two differ only when a value lands exactly on the limit.
 
 A test with several tracking variables (2.0.2 IOPS tracks three) is steady only when every
 variable passes over the same window.
+
+A flat window alone does not say the drive has left fresh-out-of-box: a fresh drive writes at a
+flat, fast plateau until its free blocks run out, and that plateau passes the rule. So steady
+state is accepted only once `min_write_multiple` × the tested capacity has been written since
+the last purge (the phase's preconditioning and the phases before it since that purge count).
+The PTS does not state such a minimum (UNVERIFIED); the default, 2×, is its WIPC volume, and it
+is printed with the rule in every report.
 """
 
 from __future__ import annotations
@@ -31,14 +38,20 @@ class SteadyRule:
     slope_limit: float = 0.10  # fit-line excursion, of the window average
     max_rounds: int = 25
     strict: bool = False  # False: ≤ (inclusive, default); True: <
+    min_write_multiple: float = 2.0  # × tested capacity written since the purge before steady state counts
 
-    def describe(self) -> str:
+    def describe(self, limit: str | None = None) -> str:
+        """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
         cmp = "<" if self.strict else "≤"
         return (
             f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
             f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
-            f"at most {self.max_rounds} rounds; comparison {'strict' if self.strict else 'inclusive'}"
+            f"{limit or f'at most {self.max_rounds} rounds'}; comparison {'strict' if self.strict else 'inclusive'}; "
+            f"accepted only after {self.min_write_multiple:g}× the tested capacity is written since the purge"
         )
+
+    def min_write_bytes(self, capacity: int) -> int:
+        return int(self.min_write_multiple * capacity)
 
 
 @dataclass(frozen=True)

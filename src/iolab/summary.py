@@ -3,7 +3,8 @@ the steady-state table, and the run's completeness. Reads only the store."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from .results import Histogram
 from .steady import VariableVerdict
@@ -33,6 +34,11 @@ class CellAverage:
     histogram: Histogram | None
     idle_before_s: float | None = None  # the device idled this long before the cell
 
+    @property
+    def ios(self) -> int | None:
+        """The IOs of the window's merged histogram, which its percentiles are read from."""
+        return self.histogram.total if self.histogram is not None else None
+
 
 @dataclass(frozen=True)
 class PhaseSummary:
@@ -48,6 +54,9 @@ class PhaseSummary:
     # what the phase's stop rule or builder decided (manifest.decisions), so figures read the
     # run's own decision instead of replaying a rule with defaults
     decisions: tuple[dict, ...] = ()
+    # the test's own parameters as the run used them (manifest plan.values; empty for runs
+    # stored before it held them), so a figure reads the run's setting, not today's default
+    values: Mapping[str, Any] = field(default_factory=dict)
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -90,14 +99,15 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> P
         cells.append(CellAverage(
             key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs),
             **{c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED},
-            p99_999_us=merged.percentile(99.999) if merged else None, histogram=merged,
+            p99_999_us=merged.measured(99.999) if merged else None, histogram=merged,
             idle_before_s=rs[0].idle_before_s,
         ))
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
     decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
+    values = dict(store.manifest.plan.get("values", {})) if store.manifest else {}
     return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows),
-                        decisions)
+                        decisions, values)
 
 
 def summarise(store: RunStore) -> list[PhaseSummary]:

@@ -15,7 +15,7 @@ from .decide import decision_text
 from .endurance import Endurance, endurance
 from .store import RunStore
 from .summary import PhaseSummary, interval_label, rounds_count, summarise
-from .units import denoise, duration, eng, kib_label, num
+from .units import denoise, duration, eng, kib_label, num, pct_text
 
 PhaseView = Callable[[PhaseSummary, Console], None]
 
@@ -165,7 +165,7 @@ def render_cells(ph: PhaseSummary, console: Console) -> None:
         if len(ph.cells) > 30 and c is ph.cells[-10]:
             t.add_row("…", *[""] * (len(cols) - 1))
         idle = ((duration(c.idle_before_s) if c.idle_before_s is not None else "—",) if idles else ())
-        t.add_row(esc(c.key), *idle, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.p99_999_us))
+        t.add_row(esc(c.key), *idle, num(c.iops), num(c.mbps), num(c.lat_mean_us), pct_text(c.p99_999_us, c.ios))
     console.print(t)
 
 

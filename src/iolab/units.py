@@ -154,3 +154,28 @@ def duration(seconds: float | None, sig: int = 3) -> str:
         if abs(seconds) >= 2 * d:
             return f"{num(seconds / d, sig)} {name}"
     return f"{num(seconds, sig)} s"
+
+
+# A p % latency is measured only when at least TAIL_IOS IOs lie beyond it, i.e. the sample has
+# n ≥ TAIL_IOS / (1 − p/100) IOs: 99.999 % needs 1,000,000. With fewer it would be read off
+# the few slowest IOs (below 100,000 IOs, the single slowest), which says nothing about the
+# drive's tail. The choice of 10 is iolab's (no specification states one); tables print such a
+# percentile as not measurable with the IO count, and exports leave it empty.
+TAIL_IOS = 10
+
+
+def percentile_min_ios(pct: float) -> int:
+    """The fewest IOs a pct % latency is measured from (TAIL_IOS beyond it)."""
+    return math.ceil(TAIL_IOS / (1 - pct / 100.0) - 1e-6)
+
+
+def measurable(pct: float, ios: int | None) -> bool:
+    return ios is not None and ios >= percentile_min_ios(pct)
+
+
+def pct_text(v: float | None, ios: int | float | None, pct: float | None = None) -> str:
+    """A latency percentile in a table: the value, or "n/m" with the IO count when the IOs
+    cannot measure it (`measurable`; a value read off too few IOs, as stored, is not shown)."""
+    if ios and (v is None or (pct is not None and not measurable(pct, int(ios)))):
+        return f"n/m ({int(ios):,} IOs)"
+    return num(v)

@@ -115,7 +115,7 @@ function render(data) {
     const tr = document.createElement("tr"); tr.dataset.run = r.id;
     cell(tr, r.id); cell(tr, r.test); cell(tr, r.target); cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
     cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
-    cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", cell " + r.cells_done + "/" + r.cells_per_round : null);
+    cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", " + r.cells_done + " of " + r.cells_per_round + " cells done" : null);
     cell(tr, r.last_cell);
     const parts = (r.parts || []).map(p => p.name + ": " + fmt(p.iops)).join("; ");
     const td_iops = cell(tr, r.iops == null ? null : "last cell " + fmt(r.iops) + (parts ? " (" + parts + ")" : ""));

@@ -92,7 +92,7 @@ def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at
         by_qd = levels(section(shown, f"{op} QD search", f"{op} TC search"))
         best_qd = max(by_qd, key=by_qd.get)
         assert set(by_qd) <= {(1, 1), (1, 2), (1, 4)} and by_qd, shown
-        built = [x for x in m["decisions"] if x["phase"] == f"{op} TC search" and x["rule"]["name"] == "most-iops"]
+        built = [x for x in m["decisions"] if x["phase"] == f"{op} TC search" and x["rule"]["name"] == "last-gain"]
         assert [x["chosen"] for x in built] == [{"queue_depth": best_qd[1]}]
         by_tc = levels(section(shown, f"{op} TC search", f"{op} rounds"))
         assert set(by_tc) <= {(1, best_qd[1]), (2, best_qd[1])} and by_tc, shown
@@ -101,7 +101,7 @@ def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at
         optimum[op] = (chosen["threads"], chosen["queue_depth"])
         if by_tc[best_tc] != by_qd[best_qd]:  # as printed; equal ones may go either way
             assert optimum[op] == (best_tc if by_tc[best_tc] > by_qd[best_qd] else best_qd)
-        assert f"Maximum IOPS — {op}" in html and f"{op} TC search (before it ran): most-iops" in shown
+        assert f"Maximum IOPS — {op}" in html and f"{op} TC search (before it ran): last-gain" in shown
     # every round ran at the optimum the searches chose: two read rounds, then two write rounds
     ran = [(int(t), int(q)) for t, q in re.findall(r"at the optimum\s*│\s*TC(\d+)/QD(\d+)\s*│", shown)]
     assert ran == [optimum["read"]] * 2 + [optimum["write"]] * 2, shown

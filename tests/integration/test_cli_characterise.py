@@ -142,6 +142,8 @@ def test_compare_two_simulated_drives(scratch, test):
     for j, m in enumerate(metrics):
         assert m.higher_is_better == (not lower_is_better(m.unit)), m.name
         vals = [row[j] for row in table.values]
+        if " %" in m.name and vals == [None, None]:
+            continue  # a tail percentile that 200 ms cells have too few IOs to measure (units.measurable)
         assert all(v is not None and v > 0 for v in vals), (m.name, vals)  # measured on both drives
         best = min(vals) if lower_is_better(m.unit) else max(vals)
         assert table.ranks[vals.index(best)][j] == 1, m.name

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from iolab import registry, resume
-from iolab.decide import DemandShortfall, NoGain, Decision, Sample, best_by_iops, rule_from, rule_record
+from iolab.decide import DemandShortfall, NoGain, Decision, Sample, best_by_iops, last_gain, rule_from, rule_record
 from iolab.engines.sim import SimEngine
 from iolab.errors import IolabError
 from iolab.plan import Cell, Deferred, Phase
@@ -52,14 +52,24 @@ def test_demand_shortfall_needs_the_short_steps_in_a_row_and_honours_its_toleran
     assert DemandShortfall(steps=1).check("p", demand((1000, 900))) is not None
 
 
-def test_no_gain_fires_when_more_load_stops_paying_and_chooses_the_most_iops():
+def test_no_gain_fires_when_more_load_stops_paying_and_chooses_the_last_step_that_paid():
     rule = NoGain(min_gain=0.05, steps=2)
     assert rule.check("p", ramp(100, 200, 400, 410)) is None  # one flat step
     assert rule.check("p", ramp(100, 200, 400, 410, 500)) is None  # +25 %: it still pays
     d = rule.check("p", ramp(100, 200, 400, 410, 405))
     assert d is not None and d.cell == "QD 16"
-    assert d.chosen == {"best": "QD 8", "outstanding": 8, "iops": 410}
-    assert "most IOPS at QD 8 (410.0 IOPS)" in d.outcome
+    # QD 8 has the most IOPS, but gained +2.5 % with a 5 % rule: QD 4 is the answer
+    assert d.chosen == {"best": "QD 4", "outstanding": 4, "iops": 400}
+    assert "chosen QD 4 (400.0 IOPS), the last step that gained at least 5 %" in d.outcome
+
+
+def test_a_search_keeps_the_last_step_that_met_its_rule():
+    # the read search of the issue: +1.7 % and then +0.9 % with a 2 % rule stay unchosen
+    assert last_gain("p", ramp(100, 200, 300, 305.1, 307.8), 0.02).key == "QD 4"
+    assert last_gain("p", ramp(100, 90, 150), 0.02).key == "QD 4"  # +50 % over the best before
+    assert last_gain("p", ramp(100, 101), 0.02).key == "QD 1"
+    with pytest.raises(IolabError, match="no measured cells"):
+        last_gain("p", [], 0.02)
     assert NoGain().check("p", ramp(100)) is None  # nothing to compare with
 
 
@@ -121,7 +131,7 @@ def test_a_stop_rule_ends_its_phase_and_a_deferred_phase_is_built_from_its_resul
     assert m.state == "complete"
     assert [c.cell_key for c in done.cells("qd search")] == ["QD 1", "QD 2", "QD 4", "QD 8", "QD 16"]
     [rule, built] = m.decisions
-    assert rule["rule"] == {"name": "no-gain", "min_gain": 0.05, "steps": 2} and rule["chosen"]["best"] == "QD 8"
+    assert rule["rule"] == {"name": "no-gain", "min_gain": 0.05, "steps": 2} and rule["chosen"]["best"] == "QD 4"  # +2.5 % at QD 8 is below the rule
     assert built["chosen"] == {"queue_depth": 8} and built["round"] is None
     assert done.phases()[0].stop_reason.startswith("no-gain: QD 16: 405.0 IOPS")
     # the stored plan holds the phase as built, still marked deferred; its cells ran at QD 8

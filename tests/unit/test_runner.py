@@ -3,6 +3,7 @@ interruption, and what a reader sees afterwards."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 import json
 from pathlib import Path
 
@@ -279,7 +280,7 @@ def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
     # flat IOPS: steady at round 5 by the rule, but 1,000 × 4 KiB per round needs 8 rounds for 32 MB
     w = Workload.mix("rnd", 0, 4096, threads=1, queue_depth=1, duration_s=1.0)
     cell = Cell("w", w, "0/100", 4096)
-    prof = profile()
+    prof = profile(steady_min_write_multiple=0.0)  # the phase's own minimum alone
     phase = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), max_rounds=20, min_write_bytes=8 * 4_096_000)
     plan = TestPlan("multi-wsat", "t", "s", prof, (phase,), prof.rule(), GiB)
     engine = ScriptedEngine(lambda rnd, call: 1000)
@@ -295,3 +296,32 @@ def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
     Runner(plan, TARGET, engine, store, RunOptions()).run()
     [ph] = summarise(RunStore.open(store.dir))
     assert ph.steady is False and "below the 0.033 GB required" in ph.phase.stop_reason
+
+
+def test_steady_state_waits_for_the_rules_minimum_written_since_the_purge(tmp_path):
+    from iolab.plan import Cell, Phase, TestPlan, Tracking
+    from iolab.workload import Workload
+
+    # a flat plateau passes the rule at round 5; 1,000 × 4 KiB a round fills 2 × 16 MB at round 8,
+    # and the preconditioning phase's writes before it (no purge between) count
+    w = Workload.mix("rnd", 0, 4096, threads=1, queue_depth=1, duration_s=1.0)
+    cell = Cell("w", w, "0/100", 4096)
+    prof = profile()
+    pre = Phase("pre", (cell,), (), max_rounds=2, stop_on_steady=False)
+    main = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), purge=False, max_rounds=20)
+    plan = TestPlan("t", "t", "s", prof, (pre, main), prof.rule(), 16_384_000)
+    engine = ScriptedEngine(lambda rnd, call: 1000)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    ph = summarise(RunStore.open(store.dir))[1]
+    assert ph.steady is True and ph.window == (2, 3, 4, 5, 6)
+    assert ph.phase.stop_reason == ("steady state reached in rounds 2-6, declared after 0.033 GB written since the "
+                                    "purge (≥ 2× the tested capacity, 0.033 GB)")
+
+    # not enough rounds to write it: the window passes, the phase is not steady, and says why
+    plan = TestPlan("t", "t", "s", prof, (replace(main, purge=True, max_rounds=6),), prof.rule(), 16_384_000)
+    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
+    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    [ph] = summarise(RunStore.open(store.dir))
+    assert ph.steady is False and ("steady state not reached: the window passed, but only 0.025 GB was written since "
+                                   "the purge, below the 2× the tested capacity (0.033 GB)") in ph.phase.stop_reason

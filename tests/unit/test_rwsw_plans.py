@@ -197,3 +197,13 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
         phase = Phase("p", (cell,), (), budget_write_bytes=1000 * MiB)
         got = runner.within_budget(phase, cell, 1000 * MiB - remaining).workload.bytes_budget
         assert got == pytest.approx(expected, abs=1) if expected else got is None  # a read-only interval is not capped
+
+
+def test_the_steady_state_rule_names_the_saturation_phases_own_limit(tmp_path):
+    from iolab.phaseend import rule_text
+
+    p = plan("multi-wsat", tmp_path, quick=True)
+    [ph] = p.phases
+    # main printed the profile's "at most 10 rounds" beside "Stop: … 30 intervals (quick)"
+    assert ph.max_rounds == 30 and "at most 30 rounds" in rule_text(p) and "at most 10" not in rule_text(p)
+    assert "30 intervals (quick)" in dict(p.parameters)["Stop"]

@@ -170,7 +170,7 @@ def test_snapshot_shows_the_cell_under_way_before_its_first_report(tmp_path):
     runner, ids = run_in_thread(engine, tmp_path)
     try:
         live = wait_for(lambda: [r.get("live") for r in snapshot(tmp_path)["runs"] if r.get("live")], "the live cell")[0]
-        assert live["cell"].startswith("SEQ_1024KiB-r00-c00-") and live["iops"] is None and live["parts"] == {}
+        assert live["cell"] == "WIPC SEQ 1024KiB W (preconditioning 1 of 1)" and live["iops"] is None and live["parts"] == {}
         assert live["running_s"] >= 0
     finally:
         engine.gate.release(10000)

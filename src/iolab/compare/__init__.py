@@ -125,7 +125,7 @@ def _figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: fl
             return None
         if pct is None:
             return getattr(x, attr)
-        return x.histogram.percentile(pct) if x.histogram is not None else None
+        return x.histogram.measured(pct) if x.histogram is not None else None
     return get
 
 
@@ -213,7 +213,7 @@ class ReplayTotals:
     histogram: Histogram | None
 
     def percentile(self, pct: float) -> float | None:
-        return self.histogram.percentile(pct) if self.histogram is not None else None
+        return self.histogram.measured(pct) if self.histogram is not None else None
 
 
 def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
@@ -253,7 +253,7 @@ def dirth_level(phases: list[PhaseSummary], oio: int) -> CellAverage | None:
 
 
 def cell_percentile(c: CellAverage | None, pct: float) -> float | None:
-    return c.histogram.percentile(pct) if c is not None and c.histogram is not None else None
+    return c.histogram.measured(pct) if c is not None and c.histogram is not None else None
 
 
 def stream_labels(runs: Sequence[list[PhaseSummary]]) -> list[str]:

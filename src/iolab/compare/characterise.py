@@ -14,7 +14,7 @@ from ..report.characterise import grid
 from ..report.model import Figure, Page, Table
 from ..report.rundata import RunData
 from ..summary import PhaseSummary
-from ..units import num
+from ..units import measurable, num
 from . import KeyMetric
 
 Get = Callable[[list[PhaseSummary]], float | None]
@@ -86,7 +86,7 @@ def qos_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...
             KeyMetric(f"{op}: median round IOPS", "IOPS", True, _rounds(name, lambda rs: statistics.median(r.iops for r in rs))),
             KeyMetric(f"{op}: worst round maximum latency", "µs", False,
                       _rounds(name, lambda rs: max((r.lat_max_us for r in rs if r.lat_max_us), default=None))),
-            KeyMetric(f"{op}: last round 99.99 %", "µs", False, _rounds(name, lambda rs: rs[-1].p99_99)),
+            KeyMetric(f"{op}: last round 99.99 %", "µs", False, _rounds(name, lambda rs: rs[-1].p99_99 if measurable(99.99, rs[-1].ios) else None)),
         ]
     return tuple(out)
 

@@ -16,7 +16,7 @@ from rich.table import Table as RichTable
 from ..compare import KeyMetric, cell_percentile
 from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
 from ..summary import CellAverage, PhaseSummary
-from ..units import num
+from ..units import num, pct_text
 from .char_series import endurance_pages
 from .model import Figure, Page, Table, Text
 from .plots import Series
@@ -117,7 +117,8 @@ def demand_pages(run: RunData) -> list[Page]:
                             (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),), logy=True)],
                      "demanded IOPS", 150)
         rows = [(num(s.demand_iops), num(c.iops), f"{(c.iops / s.demand_iops - 1) * 100:+.1f} %", num(c.lat_mean_us),
-                 num(cell_percentile(c, 99)), num(cell_percentile(c, 99.99)), num(c.lat_max_us)) for s, c in st]
+                 pct_text(cell_percentile(c, 99), c.ios), pct_text(cell_percentile(c, 99.99), c.ios), num(c.lat_max_us))
+                for s, c in st]
         table = Table(f"Every demand step — {name}", ("demanded IOPS", "delivered IOPS", "delivered − demanded",
                                                       "average (µs)", "99 % (µs)", "99.99 % (µs)", "maximum (µs)"),
                       tuple(rows), src, run.raw_links(list(ph.rows)) + run.store_links())
@@ -168,7 +169,8 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
     for col in ("demanded IOPS", "delivered IOPS", "avg µs", "99.99 % µs", "max µs"):
         t.add_column(col, justify="right")
     for s, c in steps(ph):
-        t.add_row(num(s.demand_iops), num(c.iops), num(c.lat_mean_us), num(cell_percentile(c, 99.99)), num(c.lat_max_us))
+        t.add_row(num(s.demand_iops), num(c.iops), num(c.lat_mean_us), pct_text(cell_percentile(c, 99.99), c.ios),
+                  num(c.lat_max_us))
     console.print(t)
     console.print(escape(sustainable(ph)[1]))
 

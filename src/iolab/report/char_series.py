@@ -14,7 +14,7 @@ from ..results import Histogram
 from ..store import CellRow, RunStore
 from ..targets import wear
 from ..summary import PhaseSummary
-from ..units import eng, num
+from ..units import eng, num, pct_text
 from . import plots
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
@@ -87,8 +87,8 @@ def qos_pages(run: RunData) -> list[Page]:
                 pages.append(not_measured_page(run, ph, ph.phase.name))
                 continue
             pages.append(Page(f"{ph.phase.name}: per round", (_per_round_figure(ph),)))
-            rows = tuple((str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us), num(r.p99_99),
-                          num(r.p99_999)) for r in ph.rows)
+            rows = tuple((str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us), pct_text(r.p99_99, r.ios, 99.99),
+                          pct_text(r.p99_999, r.ios, 99.999)) for r in ph.rows)
             pages += table_pages(f"Tabular Results — {ph.phase.name}", [Table(
                 f"{ph.phase.name}: each round (warm-up excluded)",
                 ("round", "IOPS", "average (µs)", "maximum (µs)", "99.99 % (µs)", "99.999 % (µs)"), rows,
@@ -109,7 +109,7 @@ def qos_pages(run: RunData) -> list[Page]:
 def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h: Histogram) -> Page:
     title = f"{ph.phase.name}: latency histogram, {label}"
     png = plots.latency_histogram([("", h)], title, 120, marks=QOS_MARKS)
-    marks = tuple((f"{p:g} %", num(h.percentile(p))) for p in QOS_MARKS) + (("maximum", num(h.max_us)),)
+    marks = tuple((f"{p:g} %", pct_text(h.measured(p), h.total)) for p in QOS_MARKS) + (("maximum", num(h.max_us)),)
     table = Table(f"{label}: {h.total:,} IOs in {len(h.counts):,} bins (of {row.read_ios + row.write_ios:,} IOs "
                   "measured)", ("percentile", "latency (µs)"), marks,
                   _source(run, ph, f"histograms (the round's full-resolution bins, cell {row.id})"),

@@ -11,7 +11,7 @@ from ..points import (
     ART_CUTOFF, DECISION, DV_PHASE, OP_PHASE, PC_PHASE, POINT_NAMES, PREWRITE, DemandPoint, decided_points,
 )
 from ..summary import CellAverage, PhaseSummary
-from ..units import num
+from ..units import num, pct_text
 from . import plots
 from .model import Figure, Page, Table, Text
 from .rundata import RunData, rounds_text
@@ -139,8 +139,8 @@ def dirth_pages(run: RunData) -> list[Page]:
         pages.append(Page("CPU Utilisation", (Text(("Not measured: the engine of this run reports no CPU use "
                                                     "(fio does; the simulated drives do not).",)),)))
     tables = [_operating_points_table(run)]
-    grid_rows = tuple((p.label(), str(p.oio), num(p.iops), num(c.mbps), num(p.art_us), num(cell_percentile(c, 99.99)),
-                       num(c.p99_999_us), num(c.lat_max_us), num(cpu[p]))
+    grid_rows = tuple((p.label(), str(p.oio), num(p.iops), num(c.mbps), num(p.art_us),
+                       pct_text(cell_percentile(c, 99.99), c.ios), pct_text(c.p99_999_us, c.ios), num(c.lat_max_us), num(cpu[p]))
                       for pts in lines.values() for p, c in pts)
     tables.append(Table("Every demand point", ("point", "OIO", "IOPS", "MB/s", "ART (µs)", "99.99 % (µs)",
                                                "99.999 % (µs)", "MRT (µs)", "CPU %"), grid_rows,

@@ -13,7 +13,7 @@ from ..compare import KeyMetric
 from ..decide import PERCENTILE_COLUMNS
 from ..store import CellRow, RunStore
 from ..summary import PhaseSummary
-from ..units import num
+from ..units import measurable, num, pct_text
 from . import plots
 from .char_series import _latency_figure, _scatter
 from .model import Figure, Page, Table, Text
@@ -44,13 +44,18 @@ def latbound_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric
         KeyMetric("highest demand within the bound (sustained)", "IOPS", True,
                   _sustained(lambda r: r.workload.get("rate_iops"))),
         KeyMetric("sustained IOPS delivered", "IOPS", True, _sustained(lambda r: r.iops)),
-        KeyMetric("sustained 99 % latency", "µs", False, _sustained(lambda r: r.p99)),
-        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(lambda r: r.p99_99)),
+        KeyMetric("sustained 99 % latency", "µs", False, _sustained(lambda r: _measured(r, 99.0))),
+        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(lambda r: _measured(r, 99.99))),
     )
 
 
 def _pct(row: CellRow, p: float) -> float | None:
     return getattr(row, PERCENTILE_COLUMNS[p])
+
+
+def _measured(row: CellRow, p: float) -> float | None:
+    """A key figure: the percentile when the cell's IOs can measure it (units.measurable)."""
+    return _pct(row, p) if measurable(p, row.ios) else None
 
 
 def _bound(run: RunData) -> tuple[float, float]:
@@ -89,13 +94,18 @@ def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src
                  run.raw_links(rows) + run.store_links())
 
 
+def _us(v: float | None, ios: int, pct: float) -> str:
+    text = pct_text(v, ios, pct)
+    return text if text.startswith("n/m") or v is None else f"{text} µs"
+
+
 def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
     pct, bound = _bound(run)
     v = _pct(row, pct)
     held = "yes" if v is not None and v <= bound else "NO: the bound met in the ramp step did not hold"
     body = ((f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),("IOPS delivered", num(row.iops)), ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
             ("measured time", f"{row.runtime_s:g} s"), ("mean latency", f"{num(row.lat_mean_us)} µs"),
-            *((f"{p:g} % latency", f"{num(_pct(row, p))} µs") for p in PERCENTILE_COLUMNS),
+            *((f"{p:g} % latency", _us(_pct(row, p), row.ios, p)) for p in PERCENTILE_COLUMNS),
             ("maximum latency", f"{num(row.lat_max_us)} µs"))
     return Table("sustained demand: latency percentiles (merged histogram of every host/path)", ("figure", "value"),
                  body, src, run.raw_links([row]) + run.store_links())
@@ -134,7 +144,7 @@ def latbound_pages(run: RunData) -> list[Page]:
 
 def latbound_view(ph: PhaseSummary, console: "Console") -> None:
     for r in ph.rows:
-        pcts = ", ".join(f"{p:g} % {num(_pct(r, p))}" for p in PERCENTILE_COLUMNS)
-        console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts} µs"))
+        pcts = ", ".join(f"{p:g} % {_us(_pct(r, p), r.ios, p)}" for p in PERCENTILE_COLUMNS)
+        console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts}"))
     if not ph.rows:
         console.print("no step measured")

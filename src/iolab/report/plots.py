@@ -423,7 +423,7 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
             tail = [max(100.0 - c, 1e-6) for c in cum]
             bottom.step(xs, tail, where="post", color=color(k), lw=1.2, label=label or "IOs slower than x")
             for j, p in enumerate(marks):  # j: only the first mark gets a legend entry
-                q = h.percentile(p)
+                q = h.measured(p)
                 if q is None:
                     continue
                 q /= div

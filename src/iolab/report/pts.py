@@ -6,10 +6,10 @@ test's declaration in suites/ names its page builder; `generic_pages` serves any
 from __future__ import annotations
 
 from ..summary import PhaseSummary, interval_label
-from ..units import KiB, duration, eng, kib_label, num, scale_for
+from ..units import KiB, duration, eng, kib_label, num, pct_text, scale_for
 from . import plots
 from .model import Figure, Page, Table, Text
-from .rundata import RunData, rounds_text
+from .rundata import RunData, intervals_text, rounds_text
 from .sections import (
     convergence_page, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
     plot_2d_page, plot_3d_pages, table_pages, window_source,
@@ -117,7 +117,8 @@ def latency_pages(run: RunData) -> list[Page]:
         matrix_table(run, ph, f"Maximum response time (MRT, {munit}), maximum over the window",
                      lat(lambda c: c.lat_max_us, mdiv), "maximum of each cell"),
         matrix_table(run, ph, f"99.999 % response time ({munit}), from the window's merged histogram",
-                     lat(lambda c: c.p99_999_us, mdiv), "99.999 % of each cell's merged histogram"),
+                     lambda c: pct_text(lat(lambda c: c.p99_999_us, mdiv)(c), c.ios),
+                     "99.999 % of each cell's merged histogram; n/m: too few IOs to measure it"),
         matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops),
     ]
     pages += table_pages("Tabular Results — Response Times and IOPS", tables)
@@ -165,8 +166,8 @@ def wsat_pages(run: RunData) -> list[Page]:
         return [not_measured_page(run, ph, "Write Saturation") if ph else _nothing(run)]
     minutes, tgbw, iops = wsat_series(ph)
     marked = partial_indices(ph)
-    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: every complete interval "
-           f"({rounds_text(ph.rounds)}); time is the cumulative measured runtime, TGBW the cumulative bytes written."
+    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: {intervals_text(ph)}; "
+           "time is the cumulative measured runtime, TGBW the cumulative bytes written."
            + (" A partial interval (ringed) is the write budget's end: its IOPS are over its true, shorter runtime "
               "and it enters neither the steady-state window nor the minimum." if marked else ""))
     label = f"R/W {ph.rows[0].cell_key}"
@@ -226,7 +227,7 @@ def generic_pages(run: RunData) -> list[Page]:
             pages.append(not_measured_page(run, ph, ph.phase.name))
             continue
         pages += measurement_window_pages(run, ph, lambda v: v.name)
-        rows = tuple((c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.lat_max_us), num(c.p99_999_us))
+        rows = tuple((c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), num(c.lat_max_us), pct_text(c.p99_999_us, c.ios))
                      for c in ph.cells)
         table = Table(f"{ph.phase.name}: results per cell over the measurement window",
                       ("cell", "IOPS", "MB/s", "ART (µs)", "MRT (µs)", "99.999 % (µs)"), rows,

@@ -114,6 +114,14 @@ def window_rows(ph: PhaseSummary, keys: set[str] | None = None) -> list[CellRow]
     return [r for r in ph.rows if r.round in ph.window and (keys is None or r.cell_key in keys)]
 
 
+def intervals_text(ph: PhaseSummary) -> str:
+    """Which intervals a per-interval figure shows: every one measured, naming a partial one
+    (a write budget's end), which is not a complete interval."""
+    partial = sorted({r.round for r in ph.rows if r.partial and r.round in ph.rounds})
+    cut = "".join(f"; round {r} partial" for r in partial)
+    return f"every interval ({rounds_text(ph.rounds)}{cut})"
+
+
 def rounds_text(rounds: tuple[int, ...]) -> str:
     if not rounds:
         return "no complete round"

@@ -15,12 +15,12 @@ from ..points import DV_PHASE
 from ..errors import IolabError
 from ..summary import CellAverage, PhaseSummary, interval_label
 from ..runfiles import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
-from ..units import duration, eng, kib_label, num
+from ..units import duration, eng, kib_label, measurable, num, pct_text
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plots import Series
 from .pts import partial_indices, wsat_series
-from .rundata import RunData, rounds_text
+from .rundata import RunData, intervals_text, rounds_text
 from .rwsw_plots import Panel, analysis_pngs, panels
 from .dirth import dirth_pages
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
@@ -92,7 +92,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
     window = [(e - r.runtime_s / div, e) for e, r in zip(ends, ph.rows) if r.round in ph.window]
     shade = (window[0][0], window[-1][1]) if window else None
     label = "measurement window" if ph.steady else "last five intervals"
-    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: every complete interval ({rounds_text(ph.rounds)}); "
+    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: {intervals_text(ph)}; "
            "time is the cumulative measured runtime at the end of each interval.")
     x = tuple(ends)
     marked = partial_indices(ph)
@@ -100,7 +100,7 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
                    Panel(f"{title}: MB/s per interval", "MB/s (10⁶ B/s)",
                          (Series("", x, tuple(r.mbps for r in ph.rows), marked),))],
                   f"time ({unit})", 150, shade=shade, shade_label=label)
-    rt = [("ART", [r.lat_mean_us for r in ph.rows]), ("99.999 %", [r.p99_999 for r in ph.rows]),
+    rt = [("ART", [r.lat_mean_us for r in ph.rows]), ("99.999 %", [r.p99_999 if measurable(99.999, r.ios) else None for r in ph.rows]),
           ("MRT", [r.lat_max_us for r in ph.rows])]
     series = []
     for name, vals in rt:
@@ -121,11 +121,15 @@ def _interval_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
     minutes, tgbw, _ = wsat_series(ph)
     shown, step = _thin(list(ph.rows))
     rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.mbps), num(r.lat_mean_us),
-                  num(r.p99_999)) for i, r in shown)
+                  pct_text(r.p99_999, r.ios, 99.999)) for i, r in shown)
     return Table(_thin_caption(caption, step), ("interval", "time (min)", "TGBW (GB)", "IOPS", "MB/s", "ART (µs)",
                                                 "99.999 % (µs)"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}, every complete interval.",
                  run.raw_links([r for _, r in shown]))
+
+
+def _eng_pct(v: float | None, ios: int | None) -> str:
+    return eng(v, "µs") if v is not None else pct_text(v, ios)
 
 
 def _steady_results(run: RunData, ph: PhaseSummary, c: CellAverage, caption: str) -> Table:
@@ -136,8 +140,8 @@ def _steady_results(run: RunData, ph: PhaseSummary, c: CellAverage, caption: str
         ("IOPS (read + write)", f"{num(c.iops)} ({num(c.read_iops)} read, {num(c.write_iops)} write)"),
         ("MB/s (10⁶ B/s)", f"{num(c.mbps)} ({num(c.read_mbps)} read, {num(c.write_mbps)} write)"),
         ("Average response time (ART)", eng(c.lat_mean_us, "µs")),
-        ("99.99 % response time", eng(cell_percentile(c, 99.99), "µs")),
-        ("99.999 % response time (5 nines)", eng(c.p99_999_us, "µs")),
+        ("99.99 % response time", _eng_pct(cell_percentile(c, 99.99), c.ios)),
+        ("99.999 % response time (5 nines)", _eng_pct(c.p99_999_us, c.ios)),
         ("Maximum response time (MRT)", eng(c.lat_max_us, "µs")),
         ("Intervals measured", f"{len(ph.rounds)}; {eng(tgbw[-1] * 1e9, 'B')} written"),
         ("Stop reason", ph.phase.stop_reason or "unfinished"),
@@ -175,7 +179,7 @@ def streams_pages(run: RunData) -> list[Page]:
         return [_nothing(run)]
     state = {True: "yes", False: "NOT ACHIEVED", None: "not evaluated"}
     rows = tuple((ph.phase.name, num(ph.cells[0].iops), num(ph.cells[0].mbps), num(ph.cells[0].lat_mean_us),
-                  num(ph.cells[0].p99_999_us), f"{len(ph.rounds)}", state[ph.steady]) for ph in phases)
+                  pct_text(ph.cells[0].p99_999_us, ph.cells[0].ios), f"{len(ph.rounds)}", state[ph.steady]) for ph in phases)
     src = ("Source: results.db table cells; each stream is its own phase (purge, rounds to steady state); mean over "
            "that phase's measurement window (percentiles: merged histogram).")
     table = Table("IOPS per stream at steady state", ("stream", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)",
@@ -267,8 +271,8 @@ def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
         ("MB/s (all bytes / all runtime)", num(t.mbps)),
         ("Average response time (ART, IO-weighted)", eng(t.art_us, "µs")),
         ("Maximum response time (MRT)", eng(t.mrt_us, "µs")),
-        ("99.99 % response time", eng(t.percentile(99.99), "µs")),
-        ("99.999 % response time (5 nines)", eng(t.percentile(99.999), "µs")),
+        ("99.99 % response time", _eng_pct(t.percentile(99.99), t.histogram and t.histogram.total)),
+        ("99.999 % response time (5 nines)", _eng_pct(t.percentile(99.999), t.histogram and t.histogram.total)),
     )
     return Table("Replay-Native over the whole replay", ("item", "value"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
@@ -321,7 +325,7 @@ def replay_pages(run: RunData) -> list[Page]:
     shown, step = _thin(steps)
     rows = tuple((c.key, num(s), num(ph.rows[i].runtime_s),
                   str(ph.rows[i].workload.get("queue_depth", "?")), num(c.iops), num(c.mbps), num(c.lat_mean_us),
-                  num(c.p99_999_us)) for i, (s, c) in shown)
+                  pct_text(c.p99_999_us, c.ios)) for i, (s, c) in shown)
     table = Table(_thin_caption("Replay-Native: every step", step),
                   ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"), rows,
                   src, run.raw_links([ph.rows[i] for i, _ in shown]))
@@ -342,7 +346,7 @@ def rwsw_dirth_pages(run: RunData) -> list[Page]:
     at = dirth_level(run.phases, DIRTH_SUMMARY_OIO)
     ph = run.phase(DV_PHASE)
     rows = (("Threads / QD", at.key if at else "not measured"),
-            *((name, num(get(at)) if at else "not measured") for name, get in (
+            *((name, pct_text(get(at), at.ios) if at else "not measured") for name, get in (
                 ("IOPS", lambda c: c.iops), ("MB/s", lambda c: c.mbps), ("ART (µs)", lambda c: c.lat_mean_us),
                 ("99.99 % response time (µs)", lambda c: cell_percentile(c, 99.99)),
                 ("99.999 % response time (µs)", lambda c: c.p99_999_us))))

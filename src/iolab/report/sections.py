@@ -129,7 +129,7 @@ def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, how:
         for mix in ph.mixes:
             c = ph.cell(mix, bs)
             v = get(c) if c is not None else None
-            cells.append(num(v))
+            cells.append(v if isinstance(v, str) else num(v))  # a getter may give its own text (n/m)
         rows.append((kib_label(bs), *cells))
     return Table(caption, ("block size", *(f"R/W {m}" for m in ph.mixes)), tuple(rows), window_source(run, ph, how),
                  run.raw_links(window_rows(ph)) + run.store_links())

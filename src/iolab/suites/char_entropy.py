@@ -46,11 +46,14 @@ def build(profile: Profile, target: Target) -> TestPlan:
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for name, read in MIXES:
+        # Highest entropy first: the preconditioning leaves the drive full of incompressible
+        # data, and compressible writes free flash for every cell after them (entry-sata, QD32
+        # at 100 %: 13,493 IOPS run last, 8,331 first; saturated near 7,900).
         cells = tuple(
             Cell(cc.cell_key(entropy_label(e), qd), Workload.mix("rnd", read, 4 * KiB, threads=1, queue_depth=qd,
                                                                  active_range=ar, entropy=e / 100, duration_s=secs),
                  entropy_label(e), 4 * KiB)
-            for e in ents for qd in qds)
+            for e in sorted(ents, reverse=True) for qd in qds)
         phases.append(cc.first_phase(s, name, cells) if len(phases) == len(s.phases) else cc.next_phase(name, cells))
     # the header's default "random (incompressible)" holds for the preconditioning only
     pattern = (f"entropy {tp.show_list(ents)} % (0: fully compressible, 100: random); "

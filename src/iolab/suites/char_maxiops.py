@@ -1,7 +1,9 @@
 """Maximum IOPS (issue 11, item 3): random 4 KiB reads, then writes, at rising queue depth
 (1 … 256 by default) until a step gains less than 2 % (the NoGain rule), then at rising thread
-count (1, 2, 4, 8 by default) at the best queue depth with the same rule, then rounds of each
-at the best (threads, QD) of both searches (60 × 9 s warm-up + 51 s by default). The thread
+count (1, 2, 4, 8 by default) at the chosen queue depth with the same rule, then rounds of each
+at the (threads, QD) both searches chose (60 × 9 s warm-up + 51 s by default). A search chooses
+the last step that gained at least `min_gain`, not the most IOPS: a step that bought +1.7 % at
+twice the latency is past the knee the rule looks for. The thread
 search and the rounds are phases built when the run reaches them, from the stored results
 (Deferred phases), so a resumed run rebuilds them the same way."""
 
@@ -11,7 +13,7 @@ from dataclasses import replace
 from typing import Mapping, Sequence
 
 from .. import testparams as tp
-from ..decide import Decision, NoGain, Sample, best_by_iops
+from ..decide import Decision, NoGain, Sample, last_gain
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
 from ..report.char_demand import (SEARCHES, maxiops_figures, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase,
                                   search_phase, threads_phase)
@@ -64,7 +66,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         return Cell(key or f"TC{tc}/QD{qd}", w, f"TC{tc}/QD{qd}", 4 * KiB)
 
     def best_qd(op: str, samples: Mapping[str, Sequence[Sample]]) -> tuple[Sample, int]:
-        best = best_by_iops(search_phase(op), samples[search_phase(op)])
+        best = last_gain(search_phase(op), samples[search_phase(op)], rule.min_gain)
         return best, best.outstanding // threads
 
     def thread_search(op: str, read_pct: float):
@@ -73,22 +75,24 @@ def build(profile: Profile, target: Target) -> TestPlan:
             # keys name no QD (as the rounds'): drives whose searches chose different QDs still compare
             cells = tuple(cell(read_pct, qd, search_s, f"TC{tc} at the best QD", tc) for tc in v["thread_counts"])
             phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=rule)
-            return phase, Decision(threads_phase(op), {"name": "most-iops"},
-                                   f"{best.key} delivered the most {op} IOPS of the queue-depth search "
-                                   f"({best.iops:,.0f}): thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
+            return phase, Decision(threads_phase(op), {"name": "last-gain"},
+                                   f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), the last "
+                                   f"step that gained at least {tp.show_percent(rule.min_gain)}: thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
                                    {"queue_depth": qd})
         return build_threads
 
     def at_optimum(op: str, read_pct: float):
         def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
             by_qd, qd = best_qd(op, samples)
-            by_tc = best_by_iops(threads_phase(op), samples[threads_phase(op)])
-            # the better of both searches; a tie keeps the fewer threads
-            best, tc = (by_tc, by_tc.outstanding // qd) if by_tc.iops > by_qd.iops else (by_qd, threads)
+            by_tc = last_gain(threads_phase(op), samples[threads_phase(op)], rule.min_gain)
+            # more threads only when they gained what the rule asks over the queue-depth search's choice
+            more = by_tc.outstanding > by_qd.outstanding and by_tc.iops >= by_qd.iops * (1 + rule.min_gain)
+            best, tc = (by_tc, by_tc.outstanding // qd) if more else (by_qd, threads)
             phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM, tc),), max_rounds=rounds)
-            return phase, Decision(rounds_phase(op), {"name": "most-iops"},
-                                   f"{best.key} delivered the most {op} IOPS of the queue-depth and thread searches "
-                                   f"({best.iops:,.0f}): {rounds} rounds there", {"threads": tc, "queue_depth": qd})
+            return phase, Decision(rounds_phase(op), {"name": "last-gain"},
+                                   f"the queue-depth and thread searches chose {best.key} ({best.iops:,.0f} {op} IOPS), "
+                                   f"the last step that gained at least {tp.show_percent(rule.min_gain)}: "
+                                   f"{rounds} rounds there", {"threads": tc, "queue_depth": qd})
         return build_rounds
 
     phases: list = list(s.phases)

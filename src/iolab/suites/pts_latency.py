@@ -12,7 +12,7 @@ from ..targets import Target
 from ..testdef import TestDef
 from ..textreport import grid_view
 from ..units import KiB, kib_label
-from ..units import num
+from ..units import num, pct_text
 from ..workload import Workload
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 
@@ -45,5 +45,5 @@ TEST = TestDef(
     build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=latency_figures,
     pages=latency_pages, overlays=latency_overlays,
     view=grid_view("ART / MRT / 99.999 % (µs)",
-                   lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {num(c.p99_999_us)}"),
+                   lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {pct_text(c.p99_999_us, c.ios)}"),
 )
