@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
@@ -92,19 +93,25 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
 
 
 def render_check(result: dict, console: Console) -> None:
-    t = Table(title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})", title_justify="left")
-    for col in ("figure", "baseline", "candidate", "change", "noise ±", "tolerance", "verdict"):
+    t = Table(title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    allowed = {f["tolerance_pct"] for f in result["figures"]}
+    cols = ("figure", "baseline", "candidate", "change", "noise ±", *(("allowed",) if len(allowed) > 1 else ()), "verdict")
+    for col in cols:
         # the figure's name may wrap; a verdict or a number cut short would mislead
-        t.add_column(col, justify="left" if col in ("figure", "verdict") else "right", no_wrap=col != "figure")
+        t.add_column(col, justify="left" if col in ("figure", "verdict") else "right", no_wrap=col != "figure",
+                     min_width=14 if col == "figure" else None)
     style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
     for f in result["figures"]:
         b, c = f["baseline"]["mean"], f["candidate"]["mean"]
         pct = (lambda v, sign="": "—" if v is None else f"{v:{sign}.1f} %")
         v = f["verdict"]
         t.add_row(esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
-                  num(b), num(c), pct(f["change_pct"], "+"),
-                  pct(f["noise_pct"]), f"{f['tolerance_pct']:g} %", f"[{style[v]}]{v}[/]" if v in style else v)
+                  num(b), num(c), pct(f["change_pct"], "+"), pct(f["noise_pct"]),
+                  *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()), f"[{style[v]}]{v}[/]" if v in style else v)
     console.print(t)
+    if len(allowed) == 1:
+        console.print(f"allowed regression: {allowed.pop():g} % in every figure")
     methods = sorted({f["method"] for f in result["figures"] if f["method"]})
     for m in methods:
         console.print(esc(f"noise: {m}"), soft_wrap=True)
