@@ -173,3 +173,17 @@ def test_the_ci_gate_script_in_docs_passes_a_rerun_and_fails_a_slower_drive(tmp_
                           env=dict(env, RUNS=str(tmp_path / "runs2"), CANDIDATE_TARGET=SLOW))
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert "gate: FAILED" in slow.stdout and "ART RND 4KiB R/W 65/35" in slow.stdout
+
+
+def test_resume_prints_the_finished_run_as_a_document(scratch):
+    from .test_resume import run_and_kill
+
+    run = run_and_kill(scratch, scratch / "runs", "main-r02-c03")
+    p = iolab("resume", str(run), "--no-report", "--json", "--require-steady", timeout=900)
+    d = doc(p)
+    [r] = d["runs"]
+    assert d["command"] == "resume" and r["path"] == str(run) and r["state"] == "complete"
+    assert "continues at round 2" in p.stderr  # the notes went to stderr
+    # a file need not settle in a quick run: the exit code follows the verdict the document gives
+    assert p.returncode == (5 if r["steady_state"] == "not-reached" else 0)
+    assert r["steady_state"] in ("reached", "not-reached") and r["phases"][0]["window"]
