@@ -150,7 +150,8 @@ def side(records: Sequence[dict], name: str) -> Side:
     if not values:
         return Side(ids, None, (), "none")
     rounds = tuple(figs[0].get("round_values") or ())
-    return Side(ids, values[0], rounds, "window-rounds" if len(rounds) >= 2 else "none")
+    # a figure that is no window average (WSAT's first interval) is the same in every round: no noise estimate
+    return Side(ids, values[0], rounds, "window-rounds" if len(set(rounds)) >= 2 else "none")
 
 
 def _pct(x: float | None, base: float) -> float | None:

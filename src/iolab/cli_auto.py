@@ -129,8 +129,8 @@ def check(
                                        "saved `--json` document (FILE.json) whose runs are the baseline."),
     max_regression: str = typer.Option("5%", "--max-regression", help="The largest regression allowed in any figure, in "
                                        "% of the baseline, in the figure's bad direction."),
-    tolerances: Optional[Path] = typer.Option(None, "--tolerances", help="A TOML file: [tolerances] \"FIGURE NAME\" = "
-                                              "\"10%\", overriding --max-regression per figure."),
+    tolerances: Optional[Path] = typer.Option(None, "--tolerances", help="A TOML file whose tolerances table gives a figure "
+                                              "its own allowed regression (\"FIGURE NAME\" = \"10%\")."),
     confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
     force: bool = typer.Option(False, "--force", help="Check runs with different settings, or incomplete runs, anyway."),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -132,6 +133,9 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     ok = iolab("check", paths["slow"], "--baseline", paths["base"], "--tolerances", str(tol))
     assert ok.returncode == 0, ok.stdout
     assert "within-tolerance" in ok.stdout and "passed" in ok.stdout
+    lower = doc(iolab("check", paths["seed2"], "--baseline", paths["base"], "--confidence", "80%", "--json"))
+    assert lower["check"]["confidence"] == 0.8
+    assert lower["check"]["figures"][0]["noise_pct"] < nd["check"]["figures"][0]["noise_pct"]
     # several runs on a side: the noise is the repeats' spread
     rep = doc(iolab("check", paths["slow"], "--baseline", paths["base"], "--baseline", paths["seed2"], "--json"))
     assert rep["check"]["figures"][0]["baseline"]["noise_source"] == "repeats"
@@ -152,6 +156,16 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     bad.write_text('[tolerances]\n"ART RND 4KiB R/W 65/35" = "lots"\n')
     p = iolab("check", path, "--baseline", str(saved), "--tolerances", str(bad))
     assert p.returncode == 2 and "lots" in p.stderr and str(bad) in p.stderr and "Traceback" not in p.stderr
+    p = iolab("check", path, "--baseline", str(saved), "--confidence", "150%")
+    assert p.returncode == 2 and "--confidence" in p.stderr
+    # a run that did not finish is no baseline unless forced
+    cut = tmp_path / "cut"
+    shutil.copytree(path, cut)
+    m = json.loads((cut / "manifest.json").read_text())
+    (cut / "manifest.json").write_text(json.dumps({**m, "state": "interrupted", "run_id": "cut"}))
+    p = iolab("check", path, "--baseline", str(cut))
+    assert p.returncode == 2 and "cut is interrupted, not complete" in p.stderr
+    assert iolab("check", path, "--baseline", str(cut), "--force").returncode == 0
     other = tmp_path / "other.json"
     other.write_text('{"schema": "something else"}')
     p = iolab("check", path, "--baseline", str(other))

@@ -55,6 +55,9 @@ def test_a_change_inside_the_rounds_spread_is_noise_and_a_small_one_within_toler
 def test_without_any_spread_the_tolerance_alone_decides():
     f = one([record("a", 100.0)], [record("b", 94.0)])
     assert f["verdict"] == "regression" and f["noise_pct"] == 0 and "no noise estimate" in f["method"]
+    # a figure that is not a window average reads the same in every round: no spread to take as noise
+    f = one([record("a", 100.0, (100.0,) * 5)], [record("b", 94.0, (94.0,) * 5)])
+    assert f["baseline"]["noise_source"] == f["candidate"]["noise_source"] == "none" and f["verdict"] == "regression"
 
 
 def test_repeats_give_the_noise_when_a_side_has_several_runs():
