@@ -2,9 +2,9 @@
 
     sudo .venv/bin/python bench/robustness.py [--dir /var/tmp] [--kills 5] [--resume 1]
                                               [--fault-timeout 150] [--fuzz-cases 20000]
-                                              [--skip refusals,kills,faults,fuzz]
+                                              [--skip refusals,writes,kills,faults,fuzz,hosts,watch]
 
-Prints four figures, each measured in this run (nothing is assumed):
+Prints seven figures, each measured in this run (nothing is assumed):
 
   refusals   occupied targets iolab must refuse before it writes anything: a mounted loop
              device, a partitioned one, one with a filesystem signature, a read-only one, a
@@ -12,6 +12,12 @@ Prints four figures, each measured in this run (nothing is assumed):
              loop device, a file carrying a filesystem signature, a file another process holds
              open. Refused = non-zero exit, no traceback, no run directory created, within 60 s
              (a target that is accepted is stopped after 20 s: the case counts as not refused).
+  writes     hostile write paths iolab must refuse (exit 3) leaving the path unchanged: the
+             simulator's save= to a loop device with a filesystem, over a foreign file, to
+             /proc/sys/vm/drop_caches and through a symlink to a device; --runs-dir on sysfs;
+             a file target on /proc; a mode-0444 file iolab made; a loop device whose backing
+             file another process holds open, or whose file a run writes through another loop
+             device; an export over a file iolab did not write.
   kills      kill -9 at a random point of quick runs on file targets, then: the database passes
              SQLite's integrity check, `iolab runs` shows the run interrupted, no fio is left
              behind, and every fio output in raw/ has its cell in the database ("cells lost"
@@ -23,6 +29,15 @@ Prints four figures, each measured in this run (nothing is assumed):
              never exits, a fio that prints no JSON, a fio that exits with an error (fake fio
              scripts put first on PATH).
   fuzz       bench/fuzz_import.py with --cases, if present: its case count and uncaught exceptions.
+  hosts      hosts runs (--hosts, --hosts-file) that must be refused before anything is written
+             (a foreign file through 127.0.0.1, 127.0.0.2 and localhost; a partitioned loop device
+             spelt //dev/loopN and through a symlink outside /dev; a host reached through fio
+             alone; 0.0.0.0 and [::] without --listen-any), the data compared before and after;
+             and kill -9 of a hosts run, then its resume: no fio server left listening after either.
+  watch      `iolab watch` (port 19460) asked for files outside its runs directory (`..`, `%2e%2e`,
+             a report symlink pointing out, `%00`) and under another Host name, and nothing under
+             the runs directory changes; nobody's `iolab run` with a lock file planted as a symlink
+             to nobody's own file (another user's per-user lock directory, a shared sticky one).
 
 Needs root (loop devices, mounts) and nbdkit. Everything it creates lives under a scratch
 directory it removes; it stops only processes it started, by their pid.
@@ -205,7 +220,7 @@ def refusal_cases(work: Path) -> list[Case]:
     return cases
 
 
-def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
+def concurrent(name: str, target: str, runs: Path, work: Path, second: str | None = None) -> Case:
     first_runs = work / f"runs-first-{abs(hash(name))}"
     env = dict(os.environ, COLUMNS="200")
     first = subprocess.Popen([IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", target, "--runs-dir",
@@ -214,7 +229,7 @@ def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
         deadline = time.monotonic() + 60  # probe between cells, when no fio runs: the hard moment
         while time.monotonic() < deadline and not list(first_runs.glob("*/raw/*-r01-c01-*.json")):
             time.sleep(0.05)
-        target_arg = target if target.startswith("file:") else target
+        target_arg = second or target
         return refused(name, ["run", "iops", *QUICK, "--runs-dir", str(runs), "-t", target_arg], runs)
     finally:
         first.send_signal(signal.SIGINT)
@@ -223,6 +238,89 @@ def concurrent(name: str, target: str, runs: Path, work: Path) -> Case:
         except subprocess.TimeoutExpired:
             first.kill()
             first.wait()
+
+
+# -- hostile write paths ----------------------------------------------------------------------
+
+
+def refused_output(name: str, args: list[str], keep: Path | None, runs: Path) -> Case:
+    """An output path iolab must not write: refused (exit 3, no traceback, no run directory)
+    and `keep` (a file or device) unchanged."""
+    before = sh("sha256sum", str(keep)).split()[0] if keep is not None else None
+    case = refused(name, args, runs)
+    if case.ok and not case.detail.startswith("exit 3"):
+        case = Case(name, False, "refused, but not as a safety refusal (exit 3): " + case.detail)
+    if before is not None and sh("sha256sum", str(keep)).split()[0] != before:
+        case = Case(name, False, f"{keep} was changed; " + case.detail)
+    return case
+
+
+def hostile_write_paths(work: Path) -> list[Case]:
+    """Output paths and targets that lead to a device, the kernel or someone's file: the
+    simulator's save=, exports, trace exports, --runs-dir, file targets on /proc, a read-only
+    file iolab made, loop devices over a file that is open elsewhere or in use by a run."""
+    runs = work / "runs-writes"
+    runs.mkdir()
+    loops = Loops(work)
+    cases = []
+    sim = "sim:enterprise-sas?user_gb=4"
+    base = ["run", "iops", *QUICK, "--runs-dir", str(runs), "-t"]
+    try:
+        dev, _ = loops.make("save-device")
+        sh("mkfs.ext4", "-q", dev)
+        cases.append(refused_output("sim save= to a loop device with a filesystem",
+                                    ["run", "throughput", *QUICK, "--runs-dir", str(runs), "-t", f"{sim}&save={dev}"],
+                                    Path(dev), runs))
+        foreign = work / "foreign.txt"
+        foreign.write_text("someone's file\n")
+        cases.append(refused_output("sim save= over a file iolab did not write", base + [f"{sim}&save={foreign}"],
+                                    foreign, runs))
+        cases.append(refused_output("sim save= to /proc/sys/vm/drop_caches", base + [f"{sim}&save=/proc/sys/vm/drop_caches"],
+                                    None, runs))
+        link = work / "link-to-device"
+        link.symlink_to(dev)
+        cases.append(refused_output("sim save= through a symlink to a device", base + [f"{sim}&save={link}"],
+                                    Path(dev), runs))
+        cases.append(refused_output("--runs-dir on sysfs", ["run", "iops", *QUICK, "--runs-dir", "/sys/kernel/iolab-runs",
+                                                             "-t", sim], None, runs))
+        cases.append(refused_output("file target /proc/self/comm", base + ["file:/proc/self/comm?size=1MiB"], None, runs))
+
+        readonly = work / "readonly.img"
+        with open(readonly, "wb") as f:
+            f.truncate(64 << 20)
+        mark_created(str(readonly))
+        readonly.chmod(0o444)
+        cases.append(refused_output("mode-0444 file iolab made (as root)", base + [f"file:{readonly}"], readonly, runs))
+
+        dev, backing = loops.make("vm")
+        with open(backing, "r+b") as rw:
+            vm = subprocess.Popen(["sleep", "600"], stdout=rw)
+        try:
+            cases.append(refused_output("loop device whose backing file is open read-write", base + [dev], backing, runs))
+        finally:
+            vm.kill()
+            vm.wait()
+
+        first, backing = loops.make("two-loops")
+        second = sh("losetup", "-f", "--show", str(backing))
+        loops.devs.append(second)
+        cases.append(concurrent("second loop device over a file a run writes through the first", first, runs, work,
+                                second))
+
+        rc, out, err = iolab(["run", "iops", *QUICK, "--runs-dir", str(work / "runs-export"), "-t", sim], timeout=120)
+        run = next((work / "runs-export").glob("*"), None)
+        if rc != 0 or run is None:
+            cases.append(Case("export over a file iolab did not write", False, f"no run to export: exit {rc}: "
+                              + first_line(err)))
+        else:
+            out_dir = work / "export"
+            out_dir.mkdir()
+            (out_dir / "cells.csv").write_text("someone's spreadsheet\n")
+            cases.append(refused_output("export over a file iolab did not write",
+                                        ["export", str(run), "--out", str(out_dir)], out_dir / "cells.csv", runs))
+    finally:
+        loops.cleanup()
+    return cases
 
 
 # -- kills ------------------------------------------------------------------------------------
@@ -419,7 +517,7 @@ def main() -> int:
     ap.add_argument("--fault-timeout", type=float, default=150.0, help="seconds a faulty run may take to end")
     ap.add_argument("--fuzz-cases", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=None, help="kill points (default: random, printed)")
-    ap.add_argument("--skip", default="", help="comma-separated: refusals,kills,faults,fuzz")
+    ap.add_argument("--skip", default="", help="comma-separated: refusals,writes,kills,faults,fuzz,hosts,watch")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("robustness: needs root (loop devices, mounts)", file=sys.stderr)
@@ -431,6 +529,8 @@ def main() -> int:
     try:
         if "refusals" not in skip:
             report("refusals (occupied targets refused before anything is written)", refusal_cases(work))
+        if "writes" not in skip:
+            report("hostile write paths refused (exit 3, nothing changed)", hostile_write_paths(work))
         if "kills" not in skip:
             rng = random.Random(seed)
             kills = [one_kill(work, i, rng) for i in range(a.kills)]
@@ -443,9 +543,214 @@ def main() -> int:
             report(f"faults ending cleanly (within {a.fault_timeout:g} s)", fault_cases(work, a.fault_timeout))
         if "fuzz" not in skip:
             print(f"\nfuzz: {fuzz(a.fuzz_cases)}")
+        if "hosts" not in skip:
+            report("hostile hosts runs (refused before writing; no fio server outlives a run)", hostile_hosts(work))
+        if "watch" not in skip:
+            report("hostile watch requests and planted lock files refused", hostile_watch_and_locks(work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+# -- hosts runs -------------------------------------------------------------------------------
+
+HOSTS_PORT = 19380  # a fixed port per case, from the range this bench may use
+
+
+def _digest(path: str | Path) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(1 << 20)).hexdigest()
+
+
+def _server_gone(port: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def hostile_hosts(work: Path) -> list[Case]:
+    runs = work / "runs-hosts"
+    runs.mkdir()
+    loops = Loops(work)
+    cases = []
+    base = ["run", "latency", *QUICK, "--purge", "none", "--runs-dir", str(runs)]
+    try:
+        foreign = work / "hosts-foreign.img"
+        foreign.write_bytes(os.urandom(1 << 20))
+        for i, address in enumerate(("127.0.0.1", "127.0.0.2", "localhost")):
+            before = _digest(foreign)
+            c = refused(f"foreign file through --hosts {address}",
+                        base + ["-t", f"file:{foreign}?size=1MiB", "--hosts", f"{address}:{HOSTS_PORT + i}"], runs)
+            cases.append(Case(c.name, c.ok and _digest(foreign) == before, c.detail))
+
+        dev, backing = loops.make("hosts-partitioned")
+        write_mbr(backing)
+        link = work / "hosts-disk-link"
+        link.symlink_to(dev)
+        for name, spelt in (("partitioned loop device spelt //dev/...", "/" + dev),
+                            ("partitioned loop device through a symlink outside /dev", str(link))):
+            f = work / "hosts.toml"
+            f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {HOSTS_PORT + 3}\ntarget = "{spelt}"\n')
+            before = _digest(dev)
+            c = refused(name, base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts-file", str(f)], runs)
+            cases.append(Case(c.name, c.ok and _digest(dev) == before, c.detail))
+
+        cases.append(refused("a host reached through fio alone (nothing can be checked there)",
+                             base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", "198.51.100.7:19399"], runs))
+        for wild in ("0.0.0.0", "[::]"):
+            c = refused(f"--hosts {wild} without --listen-any",
+                        base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", f"{wild}:{HOSTS_PORT + 4}"], runs)
+            cases.append(Case(c.name, c.ok and _server_gone(HOSTS_PORT + 4, 1), c.detail))
+        cases += _hosts_kill(work)
+    finally:
+        loops.cleanup()
+    return cases
+
+
+def _hosts_kill(work: Path) -> list[Case]:
+    port, runs = HOSTS_PORT + 5, work / "runs-hosts-kill"
+    p = subprocess.Popen([IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2", "--no-report",
+                          "--purge", "none", "-t", f"file:{work}/hosts-k.img?size=16MiB", "--hosts", f"127.0.0.1:{port}",
+                          "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and p.poll() is None and not any(runs.glob("*/raw/*-r01-c01-*.p0.fio")):
+        time.sleep(0.05)
+    if p.poll() is not None:
+        return [Case("kill -9 of a hosts run", False, f"the run ended (exit {p.returncode}) before the kill point")]
+    p.kill()
+    p.wait()
+    killed = Case("kill -9 of a hosts run leaves no fio server", _server_gone(port),
+                  f"127.0.0.1:{port} {'closed' if _server_gone(port, 0.5) else 'STILL LISTENING'} after the kill")
+    run = next(runs.iterdir())
+    rc, _, err = iolab(["resume", str(run), "--no-report"], timeout=300)
+    gone = _server_gone(port)
+    return [killed, Case("its resume completes and leaves no fio server", rc == 0 and gone,
+                         f"exit {rc}, server {'gone' if gone else 'STILL LISTENING'}; {first_line(err) if rc else ''}")]
+# --- hostile requests to `iolab watch` and lock files planted by another user ----------------
+
+WATCH_PORT = 19460
+REPO = Path(__file__).resolve().parents[1]
+SECRET = b"outside the runs directory"
+
+
+def _get(path: str, host: str | None) -> tuple[int | None, bytes]:
+    """One raw GET (the request line exactly as given); status None when the server dropped it."""
+    import http.client
+
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))  # the tests' request helper
+    from tests.integration.test_watch_cli import get
+
+    try:
+        return get(path, host, WATCH_PORT)
+    except (OSError, http.client.HTTPException):
+        return None, b""
+
+
+def _tree(d: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(d)): (p.lstat().st_mtime_ns, p.lstat().st_size) for p in d.rglob("*")}
+
+
+def hostile_watch_and_locks(work: Path) -> list[Case]:
+    """`iolab watch` asked for files outside its runs directory, with a NUL, under another Host
+    name; lock files planted by another user in the victim's lock directory."""
+    base = work / "hostile"
+    runs, outside = base / "runs", base / "outside"
+    for d in (runs / "a-run" / "report", outside, base / "report"):
+        d.mkdir(parents=True)
+    (runs / "a-run" / "report" / "index.html").write_text("<p>report</p>")
+    (runs / "a-run" / "report" / "passwd.html").symlink_to("/etc/passwd")
+    (runs / "linked-run").mkdir()
+    (runs / "linked-run" / "report").symlink_to(outside)
+    (outside / "secret.html").write_bytes(SECRET)
+    (base / "report" / "secret.html").write_bytes(SECRET)
+    before = _tree(runs)
+    own = f"127.0.0.1:{WATCH_PORT}"
+    asks = [  # name, path, Host, the statuses that are right
+        ("the page", "/", own, {200}),
+        ("a report", "/runs/a-run/report/index.html", own, {200}),
+        ("/runs/../report/F", "/runs/../report/secret.html", own, {400, 404}),
+        ("%2e%2e", "/runs/%2e%2e/report/secret.html", own, {400, 404}),
+        ("encoded slashes", "/runs/x/report/..%2f..%2f..%2freport%2fsecret.html", own, {400, 404}),
+        ("a report symlink out", "/runs/linked-run/report/secret.html", own, {404}),
+        ("a report file linked out", "/runs/a-run/report/passwd.html", own, {404}),
+        ("%00", "/runs/a-run/report/%00", own, {400, 404}),
+        ("invalid UTF-8", "/runs/a-run/report/%ff", own, {400, 404}),
+        ("Host evil.example (DNS rebinding)", "/api/runs", f"evil.example:{WATCH_PORT}", {400, 421}),
+        ("no Host header", "/", None, {400, 421}),
+    ]
+    cases = []
+    proc = subprocess.Popen([IOLAB, "watch", str(runs), "--port", str(WATCH_PORT)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", WATCH_PORT), timeout=5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        if proc.poll() is not None:
+            cases.append(Case("iolab watch starts", False, first_line(proc.stderr.read())))
+        else:
+            for name, path, host, right in asks:
+                status, body = _get(path, host)
+                ok = status in right and SECRET not in body and b"root:" not in body
+                cases.append(Case(f"watch: {name}", ok, f"{path} -> {status}"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    cases.append(Case("watch: nothing under the runs directory changed", _tree(runs) == before, str(runs)))
+    cases += _planted_locks(base)
+    return cases
+
+
+def _planted_locks(base: Path) -> list[Case]:
+    """nobody's `iolab run` with a lock file planted as a symlink to nobody's own file: in a
+    per-user lock directory another user made first, and in a shared sticky one."""
+    from iolab.targets.lock import lock_name
+
+    victim, attacker = 65534, 65533
+    home, tmp = base / "home", base / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    for d in (base.parent, base):  # the scratch directory: nobody must reach the files
+        os.chmod(d, 0o755)
+    os.chmod(tmp, 0o1777)
+    precious = home / "precious.txt"
+    precious.write_bytes(b"the user's own data\n")
+    for p in (home, precious):
+        os.chown(p, victim, victim)
+    cases = []
+    for name, env in (("a per-user lock directory another user made", {"TMPDIR": str(tmp)}),
+                      ("a symlink in a shared lock directory", {"IOLAB_LOCK_DIR": str(tmp)})):
+        d = tmp / f"iolab-locks-{victim}" if "TMPDIR" in env else tmp
+        d.mkdir(mode=0o777, exist_ok=True)
+        link = d / lock_name(f"file-{home}/t.img")
+        link.unlink(missing_ok=True)
+        link.symlink_to(precious)
+        if "TMPDIR" in env:
+            os.chmod(d, 0o777)
+            for p in (d, link):
+                os.lchown(p, attacker, attacker)
+        e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_LOCK_DIR", "TMPDIR")}
+        e.update(HOME=str(home), COLUMNS="200", **env)
+        p = subprocess.run(["setpriv", f"--reuid={victim}", f"--regid={victim}", "--clear-groups", IOLAB, "run",
+                            "throughput", "--target", f"file:{home}/t.img?size=16MiB", *QUICK, "--runs-dir",
+                            str(home / "runs")], capture_output=True, text=True, timeout=600, env=e, cwd=home)
+        intact = precious.read_bytes() == b"the user's own data\n"
+        refused = p.returncode != 0 and "lock" in p.stderr and "Traceback" not in p.stderr
+        cases.append(Case(f"locks: {name}", intact and refused,
+                          f"exit {p.returncode}, file {'intact' if intact else 'OVERWRITTEN'}: {first_line(p.stderr)}"))
+        precious.write_bytes(b"the user's own data\n")
+    return cases
 
 
 if __name__ == "__main__":

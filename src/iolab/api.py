@@ -113,13 +113,13 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
 
 
 def resume_test(run: str | Path, *, allow_unsafe: bool = False, allow_system_disk: bool = False,
-                progress: Progress | None = None, report: bool = True,
+                listen_any: bool = False, progress: Progress | None = None, report: bool = True,
                 on_start: Callable[[Resumption], None] | None = None,
                 on_end: Callable[[RunStore, list[Path]], None] | None = None) -> TestRun:
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
     the run so far kept (and no report written)."""
-    r, engine = resuming.prepare(run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk)
+    r, engine = resuming.prepare(run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any)
     try:
         if on_start:
             on_start(r)

@@ -15,6 +15,7 @@ from .cli_auto import JSON_HELP, STEADY_HELP, emit, records_code, want_json
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
+from .targets.lock import stale_locks
 from .manifest import runs_root
 from .store import RunStore
 from .testparams import parse_settings
@@ -44,6 +45,7 @@ TargetOpt = typer.Option(None, "--target", "-t", help="/dev/XXX, file:PATH?size=
 PathsOpt = typer.Option(None, "--paths", help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).")
 HostsOpt = typer.Option(None, "--hosts", help="Run on these fio servers at once (HOST[:PORT],...), splitting the outstanding IO.")
 HostsFileOpt = typer.Option(None, "--hosts-file", help="TOML [[host]] list: address, port, target, share, ssh, ssh_config, ioengine.")
+ListenAnyOpt = typer.Option(False, "--listen-any", help="Let a fio server iolab starts for --hosts listen on every interface (a host given as 0.0.0.0 or ::). Anyone who reaches it can make it write.")
 ProfileOpt = typer.Option("enterprise", "--profile", help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
 SpecOpt = typer.Option("2.0.2", "--spec", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
 QuickOpt = typer.Option(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
@@ -94,6 +96,7 @@ def run(
     paths: Optional[str] = PathsOpt,
     hosts: Optional[str] = HostsOpt,
     hosts_file: Optional[Path] = HostsFileOpt,
+    listen_any: bool = ListenAnyOpt,
     workload: Optional[Path] = WorkloadOpt,
     profile: str = ProfileOpt,
     spec: str = SpecOpt,
@@ -134,7 +137,8 @@ def run(
                              "afterwards with `iolab compare RUN... --json`.")
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     tgt = targets.parse_target(target[0] if target else default_target())
-    engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk)
+    engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk,
+                                     listen_any)
     options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
                          tested_by=tested_by)
     from .progress import RichProgress, sequence_eta
@@ -175,11 +179,17 @@ def run(
                          on_sequence_report=lambda paths: [seq_reports.append(p) or console.print(
                              f"sequence report: {esc(str(p))}", soft_wrap=True) for p in paths])
     except KeyboardInterrupt as e:
-        if not current or current[0].manifest.state != "interrupted":
+        if not current or current[0].manifest.state not in ("interrupted", "complete"):
             raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-        err.print(f"[yellow]{by}: finished rounds are kept in {esc(str(current[0].dir))}; "
-                  f"`iolab report {esc(str(current[0].dir))}` reports what was measured[/]")
+        run_dir = esc(str(current[0].dir))
+        if current[0].manifest.state == "complete":  # stopped while its report was written
+            err.print(f"[yellow]{by} after run {esc(current[0].manifest.run_id)} was complete: its measurements are "
+                      f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
+                      "writes it)[/]", soft_wrap=True)
+        else:
+            err.print(f"[yellow]{by}: finished rounds are kept in {run_dir}; "
+                      f"`iolab report {run_dir}` reports what was measured[/]")
         _ended_early("run", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
         if not current or current[0].manifest.state != "failed":
@@ -218,6 +228,7 @@ def resume(
     run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
     allow_unsafe_target: bool = typer.Option(False, "--allow-unsafe-target", help="As for `iolab run`. DESTROYS DATA."),
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="As for `iolab run`. DESTROYS DATA."),
+    listen_any: bool = ListenAnyOpt,
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
     require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
@@ -246,7 +257,7 @@ def resume(
     try:
         with stop_on_signals(), RichProgress(console) as progress:
             api.resume_test(run_ref, allow_unsafe=allow_unsafe_target, allow_system_disk=allow_system_disk,
-                            progress=progress, report=report, on_start=started, on_end=ended)
+                            listen_any=listen_any, progress=progress, report=report, on_start=started, on_end=ended)
     except KeyboardInterrupt as e:
         if not current:
             raise
@@ -317,6 +328,20 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir"),
     broken = sum(1 for r in found if r.problem)
     if broken:
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
+    from .serverpids import leftover_servers
+
+    for s in leftover_servers():
+        err.print(f"[yellow]leftover fio server: pid {s['pid']} listening on {esc(str(s['address']))}:{s['port']}, started by "
+                  f"iolab pid {s['owner']} (run {esc(str(s.get('run_dir') or 'not named'))}), which is gone; the next "
+                  f"--hosts run stops it, or `kill {s['pid']}`[/]", soft_wrap=True)
+    stale = stale_locks()
+    if stale:
+        err.print(f"[yellow]{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
+                  "(the next run on that target takes the lock over); `iolab runs` leaves them in place:[/]")
+        for path, info in stale:
+            who = f"run {info['run_id']}" if info.get("run_id") else "a run that had not started"
+            err.print(f"  {esc(str(path))} ({esc(who)}, pid {esc(str(info.get('pid', '?')))}, "
+                      f"target {esc(str(info.get('target', '?')))})", soft_wrap=True)
 
 
 @app.command()
@@ -341,14 +366,21 @@ def report(
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
     from .manifest import resolve_run
 
-    if sequence:
-        for p in api.write_sequence_report(run_refs, out):
-            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
-        return
-    for ref in run_refs:
-        path = resolve_run(ref)
-        for p in api.write_report([path], out or path / "report"):
-            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    try:
+        with stop_on_signals():
+            if sequence:
+                for p in api.write_sequence_report(run_refs, out):
+                    console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+                return
+            for ref in run_refs:
+                path = resolve_run(ref)
+                for p in api.write_report([path], out or path / "report"):
+                    console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    except KeyboardInterrupt as e:
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        err.print(f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
+                  soft_wrap=True)
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
 
 
 @app.command()

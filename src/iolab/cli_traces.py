@@ -112,7 +112,11 @@ def analyze(
     from .analysis.plots import plot_all
     from .analysis.streams import analyse as run_analysis
     from .runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from .targets.writepolicy import check_file, output_dir, output_file
 
+    output_dir(out, "analysis directory")  # refused before the analysis, not after it
+    for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
+        check_file(out / name, "analysis file")
     with console.status(f"analysing {esc(str(trace))}"):
         a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
                          devices=tuple(device or ()), process=process)
@@ -132,12 +136,14 @@ def analyze(
                   f(s.read_pct, ".1f"), f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
                   f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}")
     console.print(t)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [a.save(out / ANALYSIS_FILE)]
+    with output_file(out / ANALYSIS_FILE, "analysis file") as path:
+        written = [a.save(path)]
     w = composite(a, queue_depth=qd, threads=threads)
-    written.append(save_composite(w, out / COMPOSITE_FILE, a))
+    with output_file(out / COMPOSITE_FILE, "analysis file") as path:
+        written.append(save_composite(w, path, a))
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
-    written.append(plan.save(out / REPLAY_FILE))
+    with output_file(out / REPLAY_FILE, "analysis file") as path:
+        written.append(plan.save(path))
     written += list(plot_all(a, out / "plots").values())
     console.print(esc(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
                       f"TC {w.threads} × QD {w.queue_depth}"), soft_wrap=True)

@@ -15,13 +15,54 @@ class ResultsDiskFull(IolabError):
     """The filesystem holding the run directory has no room left."""
 
     exit_code = 5
+    ADVICE = ("Everything stored before this point is kept; free space on that filesystem (or use --runs-dir on "
+              "another one) and run again.")
 
     def __init__(self, run_dir: Path, detail: str | BaseException = ""):
         if isinstance(detail, OSError) and detail.filename:
             detail = f"{detail.strerror} writing {detail.filename}"
-        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. "
-                         "Everything stored before this point is kept; free space on that filesystem "
-                         "(or use --runs-dir on another one) and run again.")
+        # said once, however often the error is wrapped on its way up
+        detail = str(detail).replace(" " + self.ADVICE, "").rstrip(".")
+        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. {self.ADVICE}")
+
+
+# Space kept aside in each open run directory from before the run starts, spent only on the
+# run's last manifest write, so a run on a filesystem that fills still ends marked failed.
+RESERVE_NAME = ".space-reserve"
+RESERVE_BYTES = 128 * 1024
+
+
+def reserve_space(run_dir: Path) -> None:
+    """Set the space aside (OSError when the filesystem has not that much left)."""
+    f = run_dir / RESERVE_NAME
+    if f.is_file() and f.stat().st_size == RESERVE_BYTES:
+        return
+    try:
+        with open(f, "wb") as out:
+            out.write(b"\0" * RESERVE_BYTES)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError:
+        f.unlink(missing_ok=True)
+        raise
+
+
+def no_room(path: Path) -> bool:
+    """The filesystem holding path has (next to) no room left."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def release_space(run_dir: Path) -> bool:
+    """Give the space back; False when there was none set aside."""
+    try:
+        (run_dir / RESERVE_NAME).unlink()
+        return True
+    except FileNotFoundError:
+        return False
 
 
 def is_disk_full(e: BaseException) -> bool:

@@ -26,9 +26,11 @@ from typing import IO
 from .errors import IolabError
 from .cellschema import EXPORTED, CellRow
 from .store import RunStore
+from .targets.writepolicy import check_file, output_dir, output_file
 from .summary import summarise
 
 FORMATS = ("csv", "json", "parquet")
+TABLES = ("cells", "window", "steady", "phases", "series", "histograms")  # as collect() returns them
 
 
 @dataclass(frozen=True)
@@ -200,14 +202,20 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     if "'" in str(out_dir):
         # the Parquet writer names the file inside SQL text
         raise IolabError(f"{out_dir}: export directory names with a single quote are not supported; choose another --out.")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = out_dir / "manifest.json"
+    copy_manifest = manifest.resolve() != (store.dir / "manifest.json").resolve()
+    # every file is checked before the tables are read and the first is written, so a refusal
+    # is quick and leaves no export half done
+    output_dir(out_dir, "export directory")
+    for path in [out_dir / f"{name}.{fmt}" for name in TABLES] + ([manifest] if copy_manifest else []):
+        check_file(path, "export file")
     paths = []
     for table in collect(store):
         path = out_dir / f"{table.name}.{fmt}"
-        WRITERS[fmt](table, path)
+        with output_file(path, "export file"):
+            WRITERS[fmt](table, path)
         paths.append(path)
-    manifest = out_dir / "manifest.json"
-    if manifest.resolve() != (store.dir / "manifest.json").resolve():
-        shutil.copyfile(store.dir / "manifest.json", manifest)
-    paths.append(manifest)
-    return paths
+    if copy_manifest:
+        with output_file(manifest, "export file"):
+            shutil.copyfile(store.dir / "manifest.json", manifest)
+    return [*paths, manifest]

@@ -2,12 +2,17 @@
 fio servers started or reused on them, and the fio version check.
 
 fio's server runs any job file it is sent, as the user it runs as (it can write any device
-that user can). So a server iolab starts is bound to the address the user names, never to
-0.0.0.0, and the ssh mode binds it to the remote host's loopback and reaches it through an
-SSH tunnel."""
+that user can). So a server iolab starts is bound to the address the user names, never to a
+wildcard (0.0.0.0, ::) unless --listen-any says so, and the ssh mode binds it to the remote
+host's loopback and reaches it through an SSH tunnel. Every server iolab starts dies with the
+iolab process that started it, however that ends: a local one by the kernel's parent-death
+signal, an ssh-mode one when the SSH session watching it closes. Each local server is also
+recorded in a pid file (beside the target locks), so a server left by an iolab that could not
+stop it is found, listed by `iolab runs` and stopped by the next hosts run."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import EngineError, IolabError
+from .serverpids import die_with_parent, record, stop_leftovers, stop_pid
 
 DEFAULT_PORT = 8765  # fio's own default server port
 CONNECT_TIMEOUT_S = 2.0
@@ -146,9 +152,31 @@ def is_local_address(address: str) -> bool:
     return False
 
 
+def is_wildcard(address: str) -> bool:
+    """True for an address that means every interface (0.0.0.0, ::, or a name for one)."""
+    try:
+        infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    return any(ipaddress.ip_address(sockaddr[0].split("%")[0]).is_unspecified for *_, sockaddr in infos)
+
+
+def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
+    """A fio server bound to every interface runs any job anyone who reaches it sends (it
+    can write every device its user can): only --listen-any asks for that."""
+    wild = [h.name for h in hosts if not h.ssh and is_wildcard(h.address)]
+    if wild and not listen_any:
+        raise IolabError(
+            f"host {', '.join(wild)}: that address means every interface of this machine, and a fio server there "
+            "runs any job whoever reaches it sends. Name the address to serve on (127.0.0.1 for this machine alone, "
+            "or one of its interfaces' addresses), or pass --listen-any if the server is meant to listen on every "
+            "interface. Nothing was started or written.")
+
+
 def server_arg(address: str, port: int) -> str:
-    """fio's --server/--client argument: 'ip,port' (IPv6 too; fio splits at the last comma)."""
-    return f"{address},{port}"
+    """fio's --server/--client argument: 'ip,port', and 'ip6:ADDR,port' for an IPv6 address
+    (fio 3.33 takes a bare '::1,8765' for a port it cannot parse and exits)."""
+    return f"ip6:{address},{port}" if ":" in address else f"{address},{port}"
 
 
 def ssh_command(h: Host, *args: str) -> list[str]:
@@ -160,35 +188,31 @@ def ssh_command(h: Host, *args: str) -> list[str]:
 
 def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
     """(start the server on the remote loopback, printing the directory of its pid file;
-    tunnel local_port to it)."""
+    tunnel local_port to it and watch it: see ssh_watch_command)."""
     # A fresh directory per server: fio's --daemonize will not write a pid file that exists.
     start = ssh_command(h, h.ssh, 'd=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; '
                         f'fio --server={server_arg("127.0.0.1", h.port)} --daemonize="$d/server.pid" '
                         '|| { rmdir "$d"; exit 1; }; echo "$d"')
-    tunnel = ssh_command(h, "-o", "ExitOnForwardFailure=yes", "-N",
+    tunnel = ssh_command(h, "-o", "ExitOnForwardFailure=yes",
                          "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}", h.ssh)
     return start, tunnel
+
+
+def ssh_watch_command(remote_dir: str) -> str:
+    """The tunnel's remote command: wait until the session's input ends (iolab stopped the
+    tunnel, or died and the kernel killed its ssh), then stop the server as ssh_stop_command does."""
+    return (f'cat >/dev/null; p="$(cat {remote_dir}/server.pid 2>/dev/null)" || exit 0; kill "$p"; '
+            + _STOP_WAIT.format(dir=remote_dir))
+
+
+_STOP_WAIT = ('i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
+              'kill -9 "$p" 2>/dev/null; rm -f {dir}/server.pid; rmdir {dir}')
 
 
 def ssh_stop_command(h: Host, remote_dir: str) -> list[str]:
     # fio's server exits some time after SIGTERM: wait for it (5 s), then kill it, so no
     # server that runs whatever job it is sent outlives the run.
-    return ssh_command(h, h.ssh, f'p="$(cat {remote_dir}/server.pid)"; kill "$p"; i=0; '
-                       'while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
-                       f'kill -9 "$p" 2>/dev/null; rm -f {remote_dir}/server.pid; rmdir {remote_dir}')
-
-
-def stop_pid(pid: int, wait_s: float = 5.0) -> None:
-    """SIGTERM, wait up to wait_s for the process to go, then SIGKILL (see ssh_stop_command)."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            os.kill(pid, 0)
-            time.sleep(0.05)
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # gone
+    return ssh_command(h, h.ssh, f'p="$(cat {remote_dir}/server.pid)"; kill "$p"; ' + _STOP_WAIT.format(dir=remote_dir))
 
 
 @dataclass
@@ -198,9 +222,20 @@ class Servers:
 
     endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)  # host name -> (address, port)
     started: list[str] = field(default_factory=list)  # what close() stops, for the manifest
-    _pidfiles: list[Path] = field(default_factory=list)
+    _local: list[tuple[subprocess.Popen, Path]] = field(default_factory=list)  # (server, its pid file)
     _tunnels: list[subprocess.Popen] = field(default_factory=list)
     _remote: list[tuple[Host, str]] = field(default_factory=list)  # (host, pid file directory there)
+
+    def note_run(self, run_dir: Path) -> None:
+        """Name the run in each local server's pid file (what `iolab runs` shows of a leftover)."""
+        for _, pf in self._local:
+            try:
+                rec = json.loads(pf.read_text())
+                if rec.get("run_dir") is None:
+                    rec["run_dir"] = str(run_dir)
+                    pf.write_text(json.dumps(rec))
+            except (OSError, ValueError):
+                pass
 
     def close(self) -> None:
         for h, remote_dir in self._remote:
@@ -215,23 +250,21 @@ class Servers:
                 t.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 t.kill()
-        for pf in self._pidfiles:
-            try:
-                stop_pid(int(pf.read_text().strip()))
-            except (OSError, ValueError):
-                pass  # no pid file: the server never started
+        for proc, pf in self._local:
+            stop_pid(proc.pid)
+            proc.wait()
             pf.unlink(missing_ok=True)
-            if pf.parent.name.startswith("iolab-fio-server-"):
-                pf.parent.rmdir()
         self._tunnels.clear()
-        self._pidfiles.clear()
+        self._local.clear()
         self._remote.clear()
 
 
 def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
     """Reuse the fio server each host already runs, or start one: locally bound to the host's
-    own address when this machine owns it, or over SSH. A host with neither is refused."""
+    own address when this machine owns it, or over SSH. A host with neither is refused. A
+    server an earlier iolab left behind is stopped first, not reused."""
     servers = Servers()
+    servers.started.extend(stop_leftovers())
     try:
         for h in hosts:
             if h.ssh:
@@ -251,30 +284,47 @@ def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
     return servers
 
 
-def _wait_answer(address: str, port: int, what: str, servers: Servers, proc: subprocess.Popen | None = None) -> None:
+def _wait_answer(address: str, port: int, what: str, servers: Servers, proc: subprocess.Popen | None = None,
+                 failed: str = "ssh exited ({code}) before the tunnel was up; ssh said: {said}", output=None) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if answers(address, port, timeout=0.5):
             return
         if proc is not None and proc.poll() is not None:
-            said = " ".join(proc.stderr.read().decode(errors="replace").split())[-300:] if proc.stderr else ""
-            raise EngineError(f"{what}: ssh exited ({proc.returncode}) before the tunnel was up; ssh said: {said or '(nothing)'}.")
+            said = _said(output or proc.stderr) or "(nothing)"
+            raise EngineError(f"{what}: " + failed.format(code=proc.returncode, said=said) + ".")
         time.sleep(0.1)
     raise EngineError(f"{what}: started, but nothing answered on {address}:{port} within {START_TIMEOUT_S:g} s.")
 
 
+def _said(out) -> str:
+    if out is None:
+        return ""
+    if hasattr(out, "seek"):  # a file (a long-lived server's output must not fill a pipe)
+        out.seek(0)
+    return " ".join(out.read().decode(errors="replace").split())[-300:]
+
+
 def _start_local(h: Host, servers: Servers, fio: str) -> None:
-    # A fresh name: fio's --daemonize will not write a pid file that already exists.
-    pidfile = Path(tempfile.mkdtemp(prefix="iolab-fio-server-")) / "server.pid"
-    out = subprocess.run([fio, f"--server={server_arg(h.address, h.port)}", f"--daemonize={pidfile}"],
-                         capture_output=True, text=True, timeout=START_TIMEOUT_S)
-    if out.returncode != 0:
-        pidfile.parent.rmdir()
-        raise EngineError(f"host {h.name}: `fio --server` failed (exit {out.returncode}): {(out.stdout + out.stderr).strip()[-300:]}")
-    servers._pidfiles.append(pidfile)
-    servers.started.append(f"fio server on {h.name} (pid file {pidfile})")
-    _wait_answer(h.address, h.port, f"fio server on {h.name}", servers)
+    # Not --daemonize: a daemon is no child of iolab, and could not die with it.
+    said = tempfile.TemporaryFile()  # fio says why it cannot serve on stdout; a file cannot fill up like a pipe
+    proc = subprocess.Popen([fio, f"--server={server_arg(h.address, h.port)}"], stdin=subprocess.DEVNULL,
+                            stdout=said, stderr=said, start_new_session=True, preexec_fn=die_with_parent())
+    pf = record(proc.pid, h.address, h.port)
+    servers._local.append((proc, pf))
+    servers.started.append(f"fio server on {h.name} (pid {proc.pid}, pid file {pf})")
+    try:
+        _wait_answer(h.address, h.port, f"host {h.name}", servers, proc, "`fio --server` failed (exit {code}): {said}",
+                     said)
+    finally:
+        said.close()
     servers.endpoints[h.name] = (h.address, h.port)
+
+
+def ssh_how(h: Host) -> str:
+    """What to try by hand when ssh to the host fails."""
+    return (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
+            f"`{' '.join(ssh_command(h, h.ssh, 'fio --version'))}` works from this machine without a prompt")
 
 
 def _start_ssh(h: Host, servers: Servers) -> None:
@@ -282,8 +332,7 @@ def _start_ssh(h: Host, servers: Servers) -> None:
         s.bind(("127.0.0.1", 0))
         local_port = s.getsockname()[1]
     start, tunnel = ssh_commands(h, local_port)
-    how = (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
-           f"`{' '.join(ssh_command(h, h.ssh, 'fio --version'))}` works from this machine without a prompt")
+    how = ssh_how(h)
     try:
         out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
@@ -298,7 +347,10 @@ def _start_ssh(h: Host, servers: Servers) -> None:
                           f"ssh said: {said}. {how}, and that fio is on that host's PATH.")
     servers._remote.append((h, remote_dir))
     servers.started.append(f"fio server on {h.ssh} bound to its 127.0.0.1:{h.port} (pid file {remote_dir}/server.pid)")
-    proc = subprocess.Popen(tunnel, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # The tunnel's session watches the server: it ends when iolab stops it or dies (the
+    # kernel then kills ssh), and the remote command stops the server when its input ends.
+    proc = subprocess.Popen([*tunnel, ssh_watch_command(remote_dir)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, preexec_fn=die_with_parent())
     servers._tunnels.append(proc)
     servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:127.0.0.1:{h.port}")
     _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers, proc)

@@ -43,7 +43,7 @@ class Resumption:
 
 
 def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
-            allow_system_disk: bool = False) -> tuple[Resumption, Engine]:
+            allow_system_disk: bool = False, listen_any: bool = False) -> tuple[Resumption, Engine]:
     """Open the run for writing, check it can go on, recover lost cells and decide where it
     continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
     `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
@@ -57,7 +57,7 @@ def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
         raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
     target = targets.parse_target(m.target["spec"])
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
-    # targets are not this machine's path, so it is neither claimed nor checked here (as in runner.start).
+    # targets are checked (and claimed on this machine) by split_engine, as in a new run.
     legs = legs_from_manifest(target, m.split) if m.split else None
     remote = bool(legs and legs[0].host)
     try:
@@ -82,7 +82,8 @@ def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
     try:
         if not remote:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
-        engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk)
+        engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk,
+                               listen_any)
                   if legs else engine_for(target))
         diff = _host_differences(stored, engine.target_identity()) if stored and remote else []
         if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing

@@ -441,13 +441,13 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
         raise IolabError(f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
                          f"use one of {', '.join(allowed)}. Nothing was run or written.")
     # A remote engine writes the hosts' targets, not this machine's path of the same name: a
-    # local claim or check would guard the wrong thing (scaleout.refuse_remote_devices guards them).
+    # local claim or check would guard the wrong thing (the engine checked and claimed each
+    # host's target where it is written, hostcheck.py, and says what it overrode).
     remote = engine.capabilities.remote
     claim = TargetClaim(target, None) if remote else targets.claim(target)
     try:
-        overrides = (["the targets are on other hosts: iolab neither claimed nor checked them"
-                      + (" (--allow-unsafe-target: remote block devices allowed)" if options.allow_unsafe else "")]
-                     if remote else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk))
+        overrides = (list(getattr(engine, "safety_overrides", ())) if remote
+                     else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk))
         manifest = new_manifest(plan, target, engine, options)
         manifest.safety_overrides = overrides
         try:

@@ -43,7 +43,8 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
 
 
 def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None,
-                   stall_s: float | None, allow_unsafe: bool = False, allow_system_disk: bool = False) -> Engine:
+                   stall_s: float | None, allow_unsafe: bool = False, allow_system_disk: bool = False,
+                   listen_any: bool = False) -> Engine:
     """The engine for `iolab run`: the target's own, or one that splits each round's
     outstanding IO over several paths or hosts."""
     split = legs_for_run(tgt, paths, hosts, hosts_file)
@@ -51,7 +52,7 @@ def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file
         return engine_for(tgt, stall_timeout=stall_s)
     from .engines.fio_hosts import split_engine
 
-    return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk)
+    return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk, listen_any)
 
 
 def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:
@@ -121,7 +122,7 @@ def watch(
     """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
     from rich.console import Console
 
-    from .store import runs_root
+    from .manifest import runs_root
     from .watch import serve
 
     server = serve(runs_dir or runs_root(), bind, port)

@@ -25,13 +25,15 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from .durable import ResultsDiskFull, fsync_dir, is_disk_full, write_atomic
+from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, no_room, release_space, reserve_space,
+                      write_atomic)
 from .errors import IolabError
 from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS, INSERT_CELL, CellRow, cell_row, cell_values
 from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
 from .results import Histogram, RoundResult
 from .steady import VariableVerdict
+from .targets.writepolicy import output_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS phases (
@@ -71,12 +73,6 @@ class PhaseRow:
     stop_reason: str | None
 
 
-# A little space kept aside in each open run directory, released when the disk fills so the
-# run can still be marked failed (a manifest is a few KiB).
-RESERVE_NAME = ".space-reserve"
-RESERVE_BYTES = 128 * 1024
-
-
 class RunStore:
     def __init__(self, path: Path, writable: bool = True):
         """`writable=False` (every read path) never creates or modifies a file in the run."""
@@ -94,10 +90,17 @@ class RunStore:
                 self._db.executescript(SCHEMA)
                 self._migrate()
             except sqlite3.DatabaseError as e:
-                if is_disk_full(e):
+                if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
                     raise ResultsDiskFull(path) from None
                 raise IolabError(f"{path / 'results.db'}: not a readable SQLite database ({e}).") from None
-            self._reserve()
+            try:
+                reserve_space(path)
+            except OSError as e:
+                self._db.close()
+                if is_disk_full(e):
+                    raise ResultsDiskFull(path, f"no room to go on (a run keeps {RESERVE_BYTES // 1024} KiB "
+                                          "aside to record how it ends)") from None
+                raise
         else:
             self._db = self._open_readonly()
 
@@ -163,26 +166,37 @@ class RunStore:
     @classmethod
     def create(cls, root: Path, manifest: Manifest) -> "RunStore":
         base = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
+        path = None
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            output_dir(root, "runs directory")
             path, n = root / base, 1
             while path.exists():
                 n += 1
                 path = root / f"{base}-{n}"
             path.mkdir()
-            # The manifest goes in before anything else, so a directory that `iolab runs` lists as
-            # a run (it holds a manifest, a database or raw/) is never one half set up.
+            # The space to record the run's end is set aside first: a run that could not say how
+            # it ended is not started. The manifest goes in next, so a directory that `iolab runs`
+            # lists as a run (it holds a manifest, a database or raw/) is never one half set up.
+            reserve_space(path)
             manifest.run_id = path.name
             stamp_writer(manifest)
             write_atomic(path / "manifest.json", manifest_bytes(manifest))
             (path / "raw").mkdir()
-        except OSError as e:
-            if is_disk_full(e):
-                raise ResultsDiskFull(root) from None
-            raise
-        store = cls(path)
+            store = cls(path)
+        except (OSError, ResultsDiskFull) as e:
+            if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
+                raise
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)  # made just now, nothing in it yet
+            raise ResultsDiskFull(root, f"no room to start a run (it keeps {RESERVE_BYTES // 1024} KiB aside to "
+                                  "record how it ends); no run directory was left") from None
         store.manifest = manifest
-        store.claim()
+        try:
+            store.claim()
+        except ResultsDiskFull:
+            full = ResultsDiskFull(path, "before the first measurement")
+            store.finish("failed", str(full))
+            raise full from None
         return store
 
     def claim(self) -> None:
@@ -216,14 +230,16 @@ class RunStore:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as e:
             raise IolabError(f"{path}: unreadable manifest ({e}).") from None
 
-    def write_manifest(self) -> None:
+    def write_manifest(self, final: bool = False) -> None:
+        """Replace manifest.json. Only the run's last write (`final`) may use the space set
+        aside: an earlier write that took it would leave the run's end nowhere to go."""
         data = manifest_bytes(self.manifest)
         try:
             write_atomic(self.dir / "manifest.json", data)
         except OSError as e:
             if not is_disk_full(e):
                 raise
-            if not self._release_reserve():
+            if not (final and release_space(self.dir)):
                 raise ResultsDiskFull(self.dir) from None
             try:
                 write_atomic(self.dir / "manifest.json", data)
@@ -232,39 +248,21 @@ class RunStore:
                     raise ResultsDiskFull(self.dir) from None
                 raise
 
-    def _reserve(self) -> None:
-        try:
-            with open(self.dir / RESERVE_NAME, "wb") as f:
-                f.write(b"\0" * RESERVE_BYTES)
-        except OSError:
-            (self.dir / RESERVE_NAME).unlink(missing_ok=True)
-
-    def _release_reserve(self) -> bool:
-        try:
-            (self.dir / RESERVE_NAME).unlink()
-            return True
-        except FileNotFoundError:
-            return False
-
     def finish(self, state: str, error: str | None = None) -> None:
         self.manifest.state = state
         self.manifest.ended = now_iso()
         self.manifest.error = error
         try:
-            self.write_manifest()
+            self.write_manifest(final=True)
         except ResultsDiskFull:
             raise ResultsDiskFull(self.dir, f"not even the run's end could be stored: manifest.json still says "
                                   f"'running' (`iolab runs` shows it as interrupted); the run {state}"
                                   + (f": {error}" if error else "")) from None
-        self._release_reserve()
+        release_space(self.dir)
 
     def disk_full(self) -> bool:
         """True if the run directory's filesystem has (next to) no room left."""
-        try:
-            st = os.statvfs(self.dir)
-        except OSError:
-            return False
-        return st.f_bavail * st.f_frsize < 64 * 1024
+        return no_room(self.dir)
 
     @contextmanager
     def _tx(self):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 import json
 import mimetypes
+import os
+import stat
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,10 +29,11 @@ POLL_MS = 1000
 
 def snapshot(root: Path) -> dict:
     """What the page shows, for every run under root (newest first)."""
+    root = Path(root).resolve()
     runs = []
     for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
         entry = {"id": s.run_id, "test": s.test, "target": s.target, "state": s.state, "started": s.started,
-                 "compliant": s.compliant, "problem": s.problem, "reports": _reports(s.path, s.run_id)}
+                 "compliant": s.compliant, "problem": s.problem, "reports": _reports(root, s.path, s.run_id)}
         if s.state != "broken":
             try:
                 entry |= _progress(s.path)
@@ -40,10 +43,12 @@ def snapshot(root: Path) -> dict:
     return {"root": str(root), "runs": runs}
 
 
-def _reports(run_dir: Path, run_id: str) -> list[dict]:
+def _reports(root: Path, run_dir: Path, run_id: str) -> list[dict]:
+    """The report files the server would send (so none that a link places outside the runs directory)."""
     d = run_dir / "report"
     return [{"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
-            for p in sorted(d.glob("*")) if p.suffix in (".html", ".pdf")] if d.is_dir() else []
+            for p in sorted(d.glob("*")) if p.suffix in (".html", ".pdf")
+            and p.resolve().is_relative_to(root) and p.resolve().is_file()] if d.is_dir() else []
 
 
 def _progress(run_dir: Path) -> dict:
@@ -145,20 +150,35 @@ def handler_for(root: Path):
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            path = unquote(self.path.split("?", 1)[0])
-            if path == "/":
+            if not self._host_ok():
+                # A page of another site that its DNS points here (DNS rebinding) names that site.
+                self._send(421, "text/plain", b"unknown Host header: open this page by the address iolab watch printed")
+                return
+            parts = _segments(self.path)
+            if parts is None:
+                self._send(400, "text/plain", b"bad request path")
+            elif parts == []:
                 self._send(200, "text/html; charset=utf-8", (PAGE % {"poll": POLL_MS}).encode())
-            elif path == "/api/runs":
+            elif parts == ["api", "runs"]:
                 self._send(200, "application/json", json.dumps(snapshot(root)).encode())
-            elif path.startswith("/runs/") and path.count("/") == 4 and path.split("/")[3] == "report":
-                _, _, run_id, _, name = path.split("/")
-                f = (root / run_id / "report" / name).resolve()
-                if f.parent == (root / run_id / "report").resolve() and f.is_file():
-                    self._send(200, mimetypes.guess_type(f.name)[0] or "application/octet-stream", f.read_bytes())
+            elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "report":
+                body = _report_file(root, parts[1], parts[3])
+                if body is None:
+                    self._send(404, "text/plain", f"no such report: {html.escape('/'.join(parts))}".encode())
                 else:
-                    self._send(404, "text/plain", f"no such report: {html.escape(path)}".encode())
+                    self._send(200, mimetypes.guess_type(parts[3])[0] or "application/octet-stream", body)
             else:
                 self._send(404, "text/plain", b"not found")
+
+        def _host_ok(self) -> bool:
+            port = self.server.server_address[1]
+            # the address the client reached: the one given to --bind, or with a wildcard bind
+            # the interface's own address
+            here = self.connection.getsockname()[0]
+            names = {"localhost", "127.0.0.1", "[::1]", f"[{here}]" if ":" in here else here}
+            host = self.headers.get("Host", "").strip().lower()
+            name, _, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+            return name in names and given == str(port)
 
         def _send(self, code: int, ctype: str, body: bytes) -> None:
             self.send_response(code)
@@ -172,6 +192,39 @@ def handler_for(root: Path):
             pass  # polling every second would flood the terminal
 
     return Handler
+
+
+def _segments(raw: str) -> list[str] | None:
+    """The request path's segments, decoded one by one (so an encoded slash stays inside its
+    segment); None for a path that could name something outside what the server shows."""
+    path = raw.split("?", 1)[0]
+    if not path.startswith("/"):
+        return None
+    try:
+        parts = [unquote(p, errors="strict") for p in path.split("/")[1:]]
+    except UnicodeDecodeError:
+        return None
+    if parts == [""]:
+        return []
+    if any(p in ("", ".", "..") or "/" in p or "\\" in p or "\x00" in p for p in parts):
+        return None
+    return parts
+
+
+def _report_file(root: Path, run_id: str, name: str) -> bytes | None:
+    """A report file of a run: a regular file inside the runs directory once every symlink is
+    resolved (a `report` link pointing elsewhere is not followed out)."""
+    f = (root / run_id / "report" / name).resolve()
+    if not f.is_relative_to(root):
+        return None
+    try:
+        fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # a fifo or device under the runs directory: never read
+        return fh.read()
 
 
 def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> ThreadingHTTPServer:

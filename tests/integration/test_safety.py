@@ -440,13 +440,14 @@ def test_a_second_run_on_a_busy_target_is_refused_naming_the_first(scratch, kind
 
 def test_a_loop_device_over_a_busy_file_target_is_refused(scratch):
     spec, path = f"file:{scratch}/drive.img?size=128MiB", scratch / "drive.img"
-    proc, _, _ = _running(spec, scratch / "runs1", "--max-rounds", "10")
+    proc, _, first_id = _running(spec, scratch / "runs1", "--max-rounds", "10")
     try:
         with attached_loop(path, size=None) as dev:
             p = iolab("run", "iops", "--target", dev, *QUICK, "--runs-dir", str(scratch / "runs2"))
             said = _said(p)
             assert p.returncode == 3, said
-            assert f"backing file in use: {dev} is backed by {path}, which another iolab run holds" in said
+            # the loop device claims its backing file as the file target's run did
+            assert f"'{dev} (backing file {path})'" in said and f"iolab run {first_id} (pid {proc.pid}" in said
             assert not (scratch / "runs2").exists()
     finally:
         os.killpg(proc.pid, signal.SIGINT)

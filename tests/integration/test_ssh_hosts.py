@@ -50,8 +50,6 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
-        with open(scratch / "remote.img", "wb") as img:  # the target, made on the host beforehand
-            img.truncate(16 << 20)
         r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
                   "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
                   "--runs-dir", str(scratch / "runs"), timeout=300)
@@ -67,6 +65,8 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
         assert cells and all([p.name for p in breakdown(c.counters)] == [f"127.0.0.1:{port}"] for c in cells)
         assert all(c.read_ios + c.write_ios > 0 for c in cells)
         assert not (scratch / "local.img").exists()  # the host's fio opened its own path
+        # made over SSH, marked as iolab's there (so the next run's check there knows it)
+        assert (scratch / "remote.img.iolab").read_text().strip() == f"iolab target file, inode {os.stat(scratch / 'remote.img').st_ino}"
         # the target's identity was read on the host, over SSH; nothing read here is shown as that drive's
         ident = store.manifest.target["identity"]["hosts"][f"127.0.0.1:{port}"]
         st = os.stat(scratch / "remote.img")
@@ -84,7 +84,7 @@ def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):
                   "--runs-dir", str(scratch / "runs"), timeout=120)
     assert r.returncode != 0
     err = " ".join(r.stderr.split())
-    assert f"host 127.0.0.1:{port}: starting `fio --server` over SSH as {host.dest} failed" in err, r.stderr
+    assert f"host 127.0.0.1:{port}: checking its target over SSH as {host.dest} failed" in err, r.stderr
     assert "Permission denied (publickey)" in err and "BatchMode=yes" in err and "Traceback" not in r.stderr
     assert not _servers_on(port) and not (scratch / "remote.img").exists()
 

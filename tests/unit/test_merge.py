@@ -13,7 +13,7 @@ import pytest
 from iolab.engines.fio_hosts import Leg, client_parts
 from iolab.engines.merge import breakdown, merge, split_workload
 from iolab.errors import EngineError, IolabError
-from iolab.hosts import Host, load_hosts_file, parse_hosts, ssh_commands
+from iolab.hosts import Host, load_hosts_file, parse_hosts, ssh_commands, ssh_watch_command
 from iolab.results import PERCENTILES
 from iolab.targets import Target
 from iolab.workload import Stream, Workload
@@ -113,6 +113,9 @@ def test_split_keeps_the_total_outstanding_io():
 
 def test_host_list_and_hosts_file(tmp_path):
     assert [h.name for h in parse_hosts("10.0.0.2, h3:9000,[fd00::1]:8766")] == ["10.0.0.2:8765", "h3:9000", "fd00::1:8766"]
+    from iolab.hosts import server_arg
+
+    assert server_arg("fd00::1", 8766) == "ip6:fd00::1,8766" and server_arg("10.0.0.2", 8765) == "10.0.0.2,8765"
     with pytest.raises(IolabError, match="listed twice"):
         parse_hosts("a,a:8765")
     f = tmp_path / "hosts.toml"
@@ -133,7 +136,10 @@ def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
     assert "fio --server=127.0.0.1,8765 --daemonize=\"$d/server.pid\"" in start[-1]
     assert "0.0.0.0" not in " ".join(start + tunnel)
     assert tunnel[-3:] == ["-L", "127.0.0.1:40123:127.0.0.1:8765", "bench@10.0.0.2"]
-    assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel and "-N" in tunnel
+    assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel
+    # the tunnel's remote command watches the server: it stops it when the session's input ends
+    watch = ssh_watch_command("/tmp/iolab-fio-server-abcdef")
+    assert watch.startswith("cat >/dev/null; ") and 'kill "$p"' in watch and "rmdir /tmp/iolab-fio-server-abcdef" in watch
     start, tunnel = ssh_commands(Host("10.0.0.2", ssh="b", ssh_config="/etc/x.conf"), 40123)
     assert start[start.index("-F") + 1] == "/etc/x.conf" and tunnel[tunnel.index("-F") + 1] == "/etc/x.conf"
 

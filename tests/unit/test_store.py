@@ -17,6 +17,7 @@ from iolab.api import compare
 from iolab.errors import IolabError
 from iolab.runner import RunOptions, Runner, start
 from iolab.runlist import list_runs
+from iolab.durable import RESERVE_NAME
 from iolab.store import ResultsDiskFull, RunStore
 from tests.unit.test_runner import TARGET, ScriptedEngine, profile
 
@@ -180,7 +181,7 @@ def test_results_disk_full_marks_the_run_failed_with_that_reason(tmp_path):
     r = RunStore.open(s.dir)
     assert r.manifest.state == "failed" and r.manifest.error.startswith("results disk full at")
     assert len(r.cells(complete_only=False)) == 4  # 1 preconditioning + 4 cells, all kept
-    assert not (s.dir / store_mod.RESERVE_NAME).exists()
+    assert not (s.dir / RESERVE_NAME).exists()
 
 
 def test_when_not_even_the_failure_can_be_stored_it_says_so(tmp_path, monkeypatch):

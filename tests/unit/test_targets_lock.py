@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +21,7 @@ from iolab.engines.fio import FioEngine
 from iolab.errors import EngineError, IolabError, RefusedError
 from iolab.runner import RunOptions, Runner, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
+from iolab.targets.lock import lock_name
 
 
 @pytest.fixture(autouse=True)
@@ -236,30 +241,31 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
     t = parse_target(f"file:{f}")
     store = start(_plan(t), t, RemoteEngine(), RunOptions(), tmp_path / "runs")
     assert targets.held(t) is None
-    assert store.manifest.safety_overrides == ["the targets are on other hosts: iolab neither claimed nor checked them"]
+    assert store.manifest.safety_overrides == []  # the split engine checks the hosts' targets (hostcheck)
     assert store.manifest.split == RemoteEngine.split
     with pytest.raises(EngineError):
         Runner(_plan(t), t, RemoteEngine(), store, RunOptions()).run()
     store.close()
     # resume goes on over the stored hosts (here unreachable), never on the target alone
-    with pytest.raises(IolabError, match=r"host 192.0.2.1:8765: no fio server answers there"):
+    with pytest.raises(IolabError, match=r"/data/x.img on 192.0.2.1:8765: iolab cannot check a target on a host it "
+                                         r"reaches through fio's server only"):
         resume.prepare(store.dir, lambda t: RemoteEngine(), registry.build_plan)
     assert targets.held(t) is None
 
 
-def test_hosts_mode_refuses_a_block_device_on_a_host_unless_allowed(tmp_path):
-    from iolab.hosts import parse_hosts
+def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tmp_path):
     from iolab.engines.fio_hosts import host_legs
-    from iolab.engines.fio_hosts import refuse_remote_devices
+    from iolab.hostcheck import check_host_legs
+    from iolab.hosts import parse_hosts
 
-    legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("10.0.0.2,10.0.0.3"))
-    refuse_remote_devices(legs[0].target, legs, "--hosts")  # files: nothing to refuse
-    legs[1] = replace(legs[1], target=replace(legs[1].target, path="/dev/nvme0n1"))
-    with pytest.raises(IolabError, match=r"--hosts: 10.0.0.3:8765 opens /dev/nvme0n1: a block device on another "
-                                         r"host. iolab cannot check a remote device for filesystems, mounts"):
-        refuse_remote_devices(legs[0].target, legs, "--hosts")
+    legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("198.51.100.7,198.51.100.8"))
+    with pytest.raises(RefusedError, match=r"x.img on 198.51.100.7:8765; .*x.img on 198.51.100.8:8765: iolab cannot check "
+                                           r"a target on a host it reaches through fio's server only.*--allow-unsafe-target"):
+        check_host_legs(legs, False, False)
+    claims, local, overridden, _ = check_host_legs(legs, True, False)
+    assert claims == [] and local == {} and len(overridden) == 2 and "overridden by --allow-unsafe-target" in overridden[0]
     with pytest.raises(IolabError, match="--allow-unsafe-target"):
-        scaleout.engine_for_run(Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "10.0.0.2",
+        scaleout.engine_for_run(Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "198.51.100.7",
                                 None, None)
 
 
@@ -323,3 +329,77 @@ def test_read_only_nbd_export_is_refused(monkeypatch):
     with pytest.raises(RefusedError, match="read-only: the NBD server exports nbd://h:10809/e read-only"):
         targets.check_safe_to_write(t, True, True)
 
+
+
+# --- lock files another user could plant --------------------------------------------------------
+
+VICTIM, ATTACKER = 65534, 65533  # nobody runs iolab; another unprivileged uid plants files
+PRECIOUS = b"the user's own data\n"
+
+
+@pytest.fixture
+def victim_home():
+    """A directory the victim owns, with a file of theirs in it, and a world-writable /tmp-like
+    directory (sticky) for TMPDIR."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run iolab as another user")
+    base = Path(tempfile.mkdtemp(prefix="iolab-lockplant-", dir="/var/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        home, tmp = base / "home", base / "tmp"
+        home.mkdir()
+        tmp.mkdir()
+        os.chmod(tmp, 0o1777)
+        (home / "precious.txt").write_bytes(PRECIOUS)
+        for p in (home, home / "precious.txt"):
+            os.chown(p, VICTIM, VICTIM)
+        yield home, tmp
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def iolab_as_victim(home: Path, env: dict) -> subprocess.CompletedProcess:
+    """`iolab run` on a file target of the victim's, as the victim (the claim comes first, so a
+    refused claim ends it at once)."""
+    e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_LOCK_DIR", "TMPDIR")}
+    e.update(HOME=str(home), COLUMNS="200", **env)
+    argv = [str(Path(sys.executable).parent / "iolab"), "run", "throughput", "--target",
+            f"file:{home}/t.img?size=16MiB", "--quick", "--cell-time", "100ms", "--no-report",
+            "--runs-dir", str(home / "runs")]
+    return subprocess.run(["setpriv", f"--reuid={VICTIM}", f"--regid={VICTIM}", "--clear-groups", *argv],
+                          capture_output=True, text=True, timeout=600, env=e, cwd=home)
+
+
+def test_a_lock_directory_another_user_created_is_refused(victim_home):
+    home, tmp = victim_home
+    planted = tmp / f"iolab-locks-{VICTIM}"  # the fallback name, made first by someone else
+    planted.mkdir(mode=0o777)
+    os.chmod(planted, 0o777)
+    link = planted / lock_name(f"file-{home}/t.img")
+    link.symlink_to(home / "precious.txt")
+    for p in (planted, link):
+        os.lchown(p, ATTACKER, ATTACKER)
+    p = iolab_as_victim(home, {"TMPDIR": str(tmp)})
+    assert (home / "precious.txt").read_bytes() == PRECIOUS
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert f"owned by uid {ATTACKER}" in p.stderr and "IOLAB_LOCK_DIR" in p.stderr
+    assert not (home / "runs").exists()
+
+
+def test_a_symlink_in_a_shared_lock_directory_is_not_followed(victim_home):
+    home, tmp = victim_home  # tmp: root's, sticky and world-writable, as /tmp
+    link = tmp / lock_name(f"file-{home}/t.img")
+    link.symlink_to(home / "precious.txt")
+    p = iolab_as_victim(home, {"IOLAB_LOCK_DIR": str(tmp)})
+    assert (home / "precious.txt").read_bytes() == PRECIOUS
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "is a symbolic link" in p.stderr
+    assert link.is_symlink() and not (home / "runs").exists()
+
+
+def test_the_per_user_lock_directory_is_private(victim_home):
+    home, tmp = victim_home
+    p = iolab_as_victim(home, {"TMPDIR": str(tmp)})
+    assert p.returncode == 0, p.stderr
+    st = os.lstat(tmp / f"iolab-locks-{VICTIM}")
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (VICTIM, 0o700)

@@ -25,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..targets.writepolicy import check_file, mark_written, output_dir  # noqa: E402
 from .streamstats import StreamAnalysis  # noqa: E402
 
 
@@ -178,8 +179,10 @@ def stream_table(a: StreamAnalysis, out: Path, max_rows: int = 25) -> Path:
 
 
 def plot_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
+    d = output_dir(out_dir, "plots directory")
+    names = ["stream_map", "stream_table"] + (["outstanding", "response_times"] if a.has_latency else [])
+    for name in names:
+        check_file(d / f"{name}.png", "plot")
     plots = {
         "stream_map": stream_map(a, d / "stream_map.png"),
         "stream_table": stream_table(a, d / "stream_table.png"),
@@ -189,4 +192,6 @@ def plot_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
                                          "Outstanding IO", log=False)
         plots["response_times"] = _per_step(a, d / "response_times.png", "rt_avg_us", "rt_max_us",
                                             "response time (µs)", "Response times", log=True)
+    for p in plots.values():
+        mark_written(p)
     return plots

@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..errors import EngineError, IolabError
-from ..hosts import Host, Servers, check_versions, read_identity_over_ssh, server_arg, ssh_runner, start_servers
+from ..hostcheck import check_host_legs, create_over_ssh
+from ..hosts import (Host, Servers, check_versions, read_identity_over_ssh, refuse_wildcards, server_arg, ssh_runner,
+                     start_servers)
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, check_safe_to_write, parse_target
 from ..targets.wear import phase_writes, read_counters
@@ -73,33 +75,26 @@ def legs_from_manifest(target: Target, split: list[dict]) -> list[Leg]:
 
 
 def split_engine(target: Target, legs: list[Leg], option: str, stall_s: float | None = None,
-                 allow_unsafe: bool = False, allow_system_disk: bool = False) -> "SplitFioEngine":
-    """Check every leg as a run must (each extra path like the target; a device on a host is
-    refused), then start or reach the fio servers."""
-    if legs[0].host is not None:
-        if not allow_unsafe:
-            refuse_remote_devices(target, legs, option)
-    else:
+                 allow_unsafe: bool = False, allow_system_disk: bool = False,
+                 listen_any: bool = False) -> "SplitFioEngine":
+    """Check every leg as a run must (each extra path like the target; each host's target
+    where that host writes it, see hostcheck), then start or reach the fio servers."""
+    if legs[0].host is None:
         for leg in legs:  # every path writes the drive: each must pass the checks the target passes
             if leg.target.path != target.path:
                 check_safe_to_write(leg.target, allow_unsafe, allow_system_disk)
-    return SplitFioEngine(legs, stall_timeout=stall_s)
-
-
-def refuse_remote_devices(tgt: Target, legs: list[Leg], option: str) -> None:
-    """A device on another host cannot be checked from here: fio's server runs the jobs it is
-    sent and reports IO statistics, nothing about mounts, partitions or signatures (a job
-    cannot even send back the data it reads). So a remote device is written only when the
-    user says it holds nothing they need."""
-    devices = [f"{leg.name} opens {leg.target.path}" for leg in legs
-               if tgt.kind == "block" or leg.target.path.startswith("/dev/")]
-    if devices:
-        raise IolabError(
-            f"{option}: {'; '.join(devices)}: a block device on another host. iolab cannot check a remote device "
-            "for filesystems, mounts, partitions or RAID/LVM membership (fio's server only runs the jobs it is sent), "
-            "so it refuses to write one. Give each host a file target (file:PATH?size=...), or, if every listed "
-            "device holds nothing you need, add --allow-unsafe-target (DESTROYS DATA on those devices). "
-            "Nothing was run or written.")
+        return SplitFioEngine(legs, stall_timeout=stall_s)
+    refuse_wildcards([leg.host for leg in legs if leg.host], listen_any)
+    claims, local, overridden, how = check_host_legs(legs, allow_unsafe, allow_system_disk)
+    try:
+        engine = SplitFioEngine(legs, stall_timeout=stall_s)
+    except BaseException:
+        for c in claims:
+            c.release()
+        raise
+    engine.claims, engine.local_targets, engine.safety_overrides = claims, local, overridden
+    engine.notes = (*engine.notes, "where each host's target was checked: " + "; ".join(how))
+    return engine
 
 
 class SplitFioEngine:
@@ -115,6 +110,10 @@ class SplitFioEngine:
         self.single = FioEngine(fio, stall_timeout)
         self.stall_timeout = stall_timeout
         self.servers: Servers | None = None
+        self.claims: list = []  # this machine's paths that host legs write, held until close
+        self.local_targets: dict[str, Target] = {}  # leg name -> its target as checked here
+        self.safety_overrides: list[str] = []
+        self._run_noted = False
         if legs[0].host is not None:
             hosts = [leg.host for leg in legs if leg.host]
             self.servers = start_servers(hosts, fio)
@@ -187,10 +186,17 @@ class SplitFioEngine:
         return _fio_version(self.fio)
 
     def prepare(self, target: Target) -> None:
-        # A host's fio creates its own file target (the job gives the size); iolab cannot reach it.
+        # A file target is made here (marked as iolab's, as a local run makes it) on this
+        # machine or an ssh host; a host reached through fio only lets its fio create it.
         if not self.remote:
             for leg in self.legs:
                 self.single.prepare(leg.target)
+            return
+        for leg in self.legs:
+            if leg.name in self.local_targets:
+                self.single.prepare(self.local_targets[leg.name])
+            elif leg.host and leg.host.ssh and leg.target.kind == "file":
+                create_over_ssh(leg.host, leg.target)
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self.remote and method != "none":
@@ -214,6 +220,11 @@ class SplitFioEngine:
         raw_dir.mkdir(parents=True, exist_ok=True)
         legs = self.plan(workload)
         if self.remote:
+            if not self._run_noted:  # name the run in what would outlive it: locks, server pid files
+                self._run_noted = True
+                for c in self.claims:
+                    c.note_run(raw_dir.parent.name, raw_dir.parent)
+                self.servers.note_run(raw_dir.parent)
             parts = self._run_hosts(legs, workload, raw_dir, tag)
         else:
             parts = self._run_paths(legs, raw_dir, tag, progress)
@@ -262,6 +273,9 @@ class SplitFioEngine:
     def close(self) -> None:
         if self.servers is not None:
             self.servers.close()
+        for c in self.claims:
+            c.release()
+        self.claims = []
 
 
 def legs_job_text(legs: list[Leg], single: FioEngine, workload: Workload, tag: str) -> str:

@@ -16,6 +16,7 @@ returns, stored as raw_dir/<tag>.json and parsed from that text.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..errors import EngineError, IolabError
 from ..results import Histogram, OpStats, RoundResult, SecondSample
 from ..targets import PurgeOutcome, Target
 from ..targets.sim_facts import describe, drive_params
+from ..targets.writepolicy import check_file, mark_written
 from ..workload import Workload
 from .capabilities import Capabilities
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
@@ -367,10 +369,20 @@ class SimEngine:
             raise IolabError(f"target {target.spec}: {e}") from None
 
     def save_state(self, target: Target, path: str | Path) -> None:
+        """Save the drive's state to `path` under the write policy (checked again here: the
+        path may have changed since the run's safety checks). The state is written beside it
+        and renamed into place, so the previous state survives a failed save."""
+        path = Path(check_file(path, "simulator state file (save=)"))
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
         try:
-            self.drive(target).save(str(path))
+            self.drive(target).save(str(tmp))
+            os.replace(tmp, path)
         except ValueError as e:
             raise IolabError(f"target {target.spec}: {e}") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        mark_written(path)
 
     def counters(self, target: Target) -> dict[str, float]:
         """The drive's present counters (lifetime totals, wear, free blocks)."""
@@ -379,13 +391,10 @@ class SimEngine:
     def close(self) -> None:
         """Save the state of targets with save=FILE, then drop the drives."""
         try:
-            for spec, drive in self._drives.items():
-                save = dict(self._targets[spec].options).get("save")
+            for spec in self._drives:
+                save = self._targets[spec].option("save")
                 if save:
-                    try:
-                        drive.save(save)
-                    except ValueError as e:
-                        raise IolabError(f"target {spec}: {e}") from None
+                    self.save_state(self._targets[spec], save)
         finally:
             self._drives.clear()
             self._targets.clear()

@@ -19,17 +19,20 @@ nothing in report/ names a test or imports the registry.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from .. import __version__
+from ..errors import IolabError
 from . import header
 from .html import render
 from .model import Document
 from .pdf import write_pdf
 from .model import Page
 from .rundata import RunData
+from ..targets.writepolicy import check_file, mark_written, output_dir
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
@@ -56,11 +59,28 @@ def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str,
     pages in order, a sequence's report); returns both paths."""
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    html_path = out_dir / f"{stem}.html"
-    html_path.write_text(render(docs, title=title), encoding="utf-8")
-    pdf_path = out_dir / f"{stem}.pdf"
-    pages = write_pdf(render(docs, for_print=True, title=title), pdf_path, n, out_dir)
+    html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
+    output_dir(out_dir, "report directory")
+    check_file(html_path, "report file")
+    check_file(pdf_path, "report file")
+    # Both are written aside and put in place together: a report stopped half-way (Ctrl-C,
+    # SIGTERM, an error) leaves the report before it or none, never an HTML without its PDF.
+    html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
+    try:
+        html_part.write_text(render(docs, title=title), encoding="utf-8")
+        try:
+            pages = write_pdf(render(docs, for_print=True, title=title), pdf_part, n, out_dir)
+        except IolabError:
+            os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says
+            mark_written(html_path)
+            raise
+        os.replace(html_part, html_path)
+        os.replace(pdf_part, pdf_path)
+        mark_written(html_path)
+        mark_written(pdf_path)
+    finally:
+        html_part.unlink(missing_ok=True)
+        pdf_part.unlink(missing_ok=True)
     if pages != n:
         print(f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
               "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)

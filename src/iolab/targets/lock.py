@@ -3,9 +3,10 @@
 A run claims its target before the safety checks and keeps the claim until it ends, however
 it ends (the kernel drops every lock and descriptor of a process that dies):
   - every kind: an flock on a lock file named after the target in the lock directory
-    ($IOLAB_LOCK_DIR, else /run/iolab/locks, else a per-user directory under /tmp when that is
-    not writable); the file says which run holds it (run id, pid, run directory), so a second
-    run is refused naming the first;
+    ($IOLAB_LOCK_DIR, else /run/iolab/locks, else a private per-user directory under /tmp when
+    that is not writable); the file says which run holds it (run id, pid, run directory), so a
+    second run is refused naming the first. Lock files are written, so a directory another user
+    could plant files in and a file that is a link or someone else's are refused;
   - block devices: an O_EXCL open as well, so the kernel also refuses mount, mkfs, swapon and
     other exclusive opens meanwhile (fio's plain opens still work);
   - files: an flock on the file itself as well, which holds across lock directories;
@@ -14,11 +15,13 @@ it ends (the kernel drops every lock and descriptor of a process that dies):
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -26,8 +29,10 @@ from pathlib import Path
 
 from ..errors import IolabError, RefusedError
 from . import host
+from .facts import block_dev
 from .kinds import kind_of
 from .model import Target
+from .usage import loop_backing
 
 DEFAULT_LOCK_DIR = Path("/run/iolab/locks")
 
@@ -40,6 +45,7 @@ class TargetClaim:
     fds: list[int] = field(default_factory=list)  # the lock file's first
     info: dict = field(default_factory=dict)
     file_held: bool = False  # file targets: an flock on the file itself
+    parts: list["TargetClaim"] = field(default_factory=list)  # loop devices: the backing file's claim
 
     def hold_file(self) -> None:
         """flock the file target itself, which holds across lock directories (a missing file
@@ -66,8 +72,12 @@ class TargetClaim:
         """Write the run's id into the lock, so a second run is refused naming it."""
         self.info.update(run_id=run_id, run_dir=str(Path(run_dir).resolve()))
         self._write()
+        for part in self.parts:
+            part.note_run(run_id, run_dir)
 
     def release(self) -> None:
+        for part in self.parts:
+            part.release()
         if _HELD.get(self.target) is self:
             del _HELD[self.target]
         if self.lock_path is not None and self.fds:
@@ -128,6 +138,15 @@ def claim_block(target: Target) -> TargetClaim:
         # EBUSY: mounted, a RAID/LVM member, another program's O_EXCL. The safety checks say
         # which and refuse; with an override the run goes on under the lock file alone.
         got.exclusive = False
+    # A loop device writes its backing file: claim that file as a file target run does, so a
+    # run on the file or on a second loop device over it is refused while this one lasts.
+    backing = loop_backing(block_dev(target.path))
+    if backing:
+        try:
+            got.parts.append(claim_file(Target("file", f"{target.spec} (backing file {backing})", backing, 0)))
+        except RefusedError:
+            got.release()
+            raise
     return got
 
 
@@ -170,10 +189,14 @@ def lock_dirs() -> list[Path]:
     return [DEFAULT_LOCK_DIR, Path(tempfile.gettempdir()) / f"iolab-locks-{os.getuid()}"]
 
 
+def lock_name(ident: str) -> str:
+    """The lock file's name in a lock directory for a target's identity."""
+    return re.sub(r"[^A-Za-z0-9.:_-]+", "_", ident)[-60:] + "-" + hashlib.sha1(ident.encode()).hexdigest()[:12] + ".lock"
+
+
 def _lock(target: Target, ident: str) -> TargetClaim:
-    name = re.sub(r"[^A-Za-z0-9.:_-]+", "_", ident)[-60:] + "-" + hashlib.sha1(ident.encode()).hexdigest()[:12]
     while True:
-        fd, path = _open_lock_file(name + ".lock")
+        fd, path = _open_lock_file(lock_name(ident))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -200,13 +223,90 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
     errors = []
     for d in lock_dirs():
         try:
-            d.mkdir(parents=True, exist_ok=True)
+            # the per-user fallback is private; the shared directory only root can write
+            d.mkdir(mode=0o755 if d == DEFAULT_LOCK_DIR else 0o700, parents=True, exist_ok=True)
+            unsafe = _unsafe_dir(d)
+            if unsafe:
+                errors.append(f"{d}: {unsafe}")
+                continue
             path = d / name
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644), path
+            # never through a link: lock files are written (truncated, then the holder's facts)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise RefusedError(f"lock file {d / name} is a symbolic link, which iolab never follows (someone "
+                                   "may have planted it to make a run overwrite the file it points to); remove it "
+                                   "or set IOLAB_LOCK_DIR to a directory only you can write.") from None
             errors.append(f"{d}: {e.strerror}")
+            continue
+        unsafe = _unsafe_file(fd)
+        if unsafe:
+            os.close(fd)
+            raise RefusedError(f"lock file {path} {unsafe}, so iolab will not write to it; remove it or set "
+                               "IOLAB_LOCK_DIR to a directory only you can write.")
+        return fd, path
     raise RefusedError("cannot create a lock file to claim the target for this run (" + "; ".join(errors) +
-                       "); set IOLAB_LOCK_DIR to a writable directory.")
+                       "); set IOLAB_LOCK_DIR to a directory only you (or root) can write.")
+
+
+def _unsafe_dir(d: Path) -> str | None:
+    """Why lock files cannot be kept in d, or None: another user's directory, or one others
+    may write without the sticky bit, would let them plant the files our opens write."""
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory (a symbolic link or a file)"
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"owned by uid {st.st_uid}, not by you (uid {os.geteuid()}) or root"
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        return f"writable by other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _unsafe_file(fd: int) -> str | None:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_nlink != 1:
+        return f"has {st.st_nlink} hard links (another name for the same file)"
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"belongs to uid {st.st_uid}, not to you (uid {os.geteuid()}) or root"
+    return None
+
+
+def stale_locks() -> list[tuple[Path, dict]]:
+    """Lock files in the lock directories that no process holds, each with what it says of its
+    run: left by runs that were killed (the kernel dropped the lock, no one removed the file).
+    Harmless: the next run on the target takes the file over. Only read, never locked."""
+    held = _flocked()
+    if held is None:
+        return []  # no /proc/locks: a held lock cannot be told from a stale one
+    stale = []
+    for d in lock_dirs():
+        for p in sorted(d.glob("*.lock")):
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) not in held:
+                stale.append((p, host.json_object(host.read(p) or "") or {}))
+    return stale
+
+
+def _flocked() -> set[tuple[int, int, int]] | None:
+    """(major, minor, inode) of every file some process holds an flock on."""
+    text = host.read(Path("/proc/locks"))
+    if text is None:
+        return None
+    held = set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK":  # "->" in fields[1]: a waiter, not a holder
+            try:
+                major, minor, inode = fields[5].split(":")
+                held.add((int(major, 16), int(minor, 16), int(inode)))
+            except ValueError:
+                continue
+    return held
 
 
 def _holder(fd: int) -> dict:

@@ -7,7 +7,7 @@ from .cache import block_write_cache, file_write_cache, nbd_write_cache, sim_wri
 from .kinds import Kind, register
 from .lock import claim_block, claim_file, claim_sim, claim_uri
 from .purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
-from .safety import block_problems, file_problems, nbd_problems, no_problems
+from .safety import block_problems, file_problems, nbd_problems, sim_problems
 from .spec import parse_block, parse_file, parse_nbd, parse_sim
 
 BLOCK = register(Kind("block", ("/dev/",), parse_block, block_problems, claim_block, purge_block, block_write_cache,
@@ -17,5 +17,5 @@ FILE = register(Kind("file", ("file:",), parse_file, file_problems, claim_file, 
 # iolab cannot purge what is behind an NBD server: 'auto' says so (not from FOB)
 NBD = register(Kind("nbd", ("nbd://", "nbd+unix://"), parse_nbd, nbd_problems, claim_uri, purge_nbd,
                     nbd_write_cache, purge_methods=("auto",)))
-SIM = register(Kind("sim", ("sim:",), parse_sim, no_problems, claim_sim, purge_sim, sim_write_cache,
+SIM = register(Kind("sim", ("sim:",), parse_sim, sim_problems, claim_sim, purge_sim, sim_write_cache,
                     purge_methods=("auto", "sim", "sim-purge"), simulated=True))

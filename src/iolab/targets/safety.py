@@ -3,15 +3,22 @@
 Checks on a block device, each named in the refusal: read-only, mounted (the device or a
 partition, or active swap), partitions, signature (blkid -p, else wipefs -n), holders (dm/md),
 open (by another process, from /proc/*/fd), exclusive (the kernel or a program holds it
-O_EXCL), backing file in use (a loop device over another run's file target), system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions
-and dm/md layers).
+O_EXCL), backing file in use (a loop device over another run's file target), backing file open
+(by another process: a VM's disk image), mounted (another loop device over the same file is),
+system disk (/, /boot, /boot/efi, /usr, /var or swap live on it, through partitions and dm/md
+layers).
 
-Checks on a file: read-only, mounted (it is active swap, or backs a mounted loop device), loop
-backing (it backs a loop device), not created by iolab (non-empty without iolab's mark),
-signature (a filesystem or other signature inside it, even in a file iolab once made), open.
+Checks on a file: not a regular file, pseudo filesystem (/proc, /sys, ...: writepolicy.py),
+read-only (also a file without any write permission bit, which root could write), mounted (it
+is active swap, or backs a mounted loop device), loop backing (it backs a loop device), not
+created by iolab (non-empty without iolab's mark), signature (a filesystem or other signature
+inside it, even in a file iolab once made), open.
+
+A simulated drive's save= file passes the write policy of every output path (writepolicy.py).
 
 Overrides: mounted and system disk yield only to --allow-system-disk, which no refusal names;
-read-only yields to nothing; everything else yields to --allow-unsafe-target.
+read-only, not a regular file, pseudo filesystem and save= yield to nothing; everything else
+yields to --allow-unsafe-target.
 """
 
 from __future__ import annotations
@@ -24,12 +31,14 @@ import stat
 from ..errors import RefusedError
 from ..units import human_bytes
 from . import host, lock
-from .facts import block_dev, file_type
+from .facts import BlockDev, block_dev, file_type
 from .files import MARK_XATTR, created_by_iolab, sidecar
 from .kinds import Kind, kind_of
 from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
-from .usage import (device_in, devnums, loop_devices_backed_by, mounted, mounts, open_by_others, same_file,
-                    swap_file, system_use)
+from .usage import (device_in, devnums, loop_backing, loop_devices_backed_by, mounted, mounts, open_by_others,
+                    same_file, swap_file, system_use)
+from .writepolicy import file_problems as output_problems
+from .writepolicy import no_write_bits, pseudo_filesystem
 
 
 def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system_disk: bool = False) -> list[str]:
@@ -101,14 +110,41 @@ def block_problems(target: Target) -> list[Problem]:
                                              "(O_EXCL: mkfs, a filesystem or RAID member being set up, another "
                                              "benchmark)"))
 
-    backing = host.read(dev.disk / "loop" / "backing_file")
-    if backing and _locked_by_another_run(backing):
-        problems.append(Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab "
-                                                       "run holds as its target"))
+    backing = loop_backing(dev)
+    if backing:
+        problems += _backing_problems(target, dev, backing)
 
     system = system_use(dev, mount_list)
     if system:
         problems.append(Problem("system disk", "; ".join(system), ALLOW_SYSTEM_DISK))
+    return problems
+
+
+def _backing_problems(target: Target, dev: BlockDev, backing: str) -> list[Problem]:
+    """A loop device writes its backing file: the file rules that hold for a file target hold
+    for it too (iolab's mark excepted: attaching the file as a device says it is one)."""
+    claim = lock.held(target)
+    ours = claim is not None and any(p.target.path == backing for p in claim.parts)
+    if not ours and _locked_by_another_run(backing):
+        return [Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab run holds as "
+                                               "its target")]
+    st = host.stat_or_none(backing)
+    if st is None:  # deleted since it was attached: only the loop device reaches it now
+        return []
+    problems = []
+    pseudo = pseudo_filesystem(backing)
+    if pseudo:
+        problems.append(Problem("pseudo filesystem", f"{dev.node} is backed by {backing} on {pseudo}", None))
+    users = open_by_others(same_file(st))
+    if users:
+        problems.append(Problem("backing file open", f"{dev.node} is backed by {backing}, which is open by "
+                                                     + ", ".join(users)))
+    mount_list = mounts()
+    for other in loop_devices_backed_by(st):
+        on_it = mounted(set(devnums(other).values()), mount_list) if other.disk != dev.disk else []
+        if on_it:
+            problems.append(Problem("mounted", f"{dev.node} is backed by {backing}, which also backs {other.node}: "
+                                               f"{', '.join(on_it)}", ALLOW_SYSTEM_DISK))
     return problems
 
 
@@ -175,17 +211,27 @@ def signature(node: str) -> str | None:
 def file_problems(target: Target) -> list[Problem]:
     path = target.path
     try:
-        st = os.stat(path)
-    except FileNotFoundError:  # iolab will create it, if it can
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device is tested as itself (/dev/...), under the block device checks
+        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
+    pseudo = pseudo_filesystem(path)
+    if pseudo:
+        return [Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file",
+                        None)]
+    if st is None:  # iolab will create it, if it can
         parent = os.path.dirname(path)
         if not os.access(parent, os.W_OK | os.X_OK):
             return [Problem("read-only", f"{path} cannot be created: {parent} is not writable "
                                          f"({_why_not_writable(parent)})", None)]
         return []
-    if not stat.S_ISREG(st.st_mode):
-        return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}")]
     problems: list[Problem] = []
-    if not os.access(path, os.W_OK):
+    if no_write_bits(st):
+        problems.append(Problem("read-only", f"{path} has mode {stat.S_IMODE(st.st_mode):04o}: no one may write it",
+                                None))
+    elif not os.access(path, os.W_OK):
         problems.append(Problem("read-only", f"{path} cannot be written ({_why_not_writable(path)})", None))
 
     swap = swap_file(st)
@@ -238,6 +284,8 @@ def nbd_problems(target: Target) -> list[Problem]:
     return []
 
 
-def no_problems(target: Target) -> list[Problem]:
-    """A simulated drive holds no one's data."""
-    return []
+def sim_problems(target: Target) -> list[Problem]:
+    """A simulated drive holds no one's data; the file it saves its state to (save=) passes
+    the write policy of every file iolab writes."""
+    save = target.option("save")
+    return [Problem("save=", p, None) for p in output_problems(save)] if save else []

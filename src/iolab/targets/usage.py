@@ -140,6 +140,11 @@ def same_file(target: os.stat_result) -> Callable[[os.stat_result], bool]:
     return lambda st: stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino)
 
 
+def loop_backing(dev: BlockDev) -> str | None:
+    """The file a loop device (or a partition of one) reads and writes, if it is one."""
+    return host.read(dev.disk / "loop" / "backing_file")
+
+
 def loop_devices_backed_by(st: os.stat_result) -> list[BlockDev]:
     """Loop devices whose backing file is this file (compared by device and inode, so another
     path to the same file is found too)."""

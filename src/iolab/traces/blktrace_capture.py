@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from ..errors import IolabError
+from ..targets.writepolicy import output_dir
 
 DEBUGFS = Path("/sys/kernel/debug")
 PROBE_S = 1
@@ -62,8 +63,7 @@ def capture_blktrace(device: str, seconds: float, out: Path, stop: threading.Eve
 
     Returns the per-CPU files, whether it ended early, how long it ran and blktrace's own
     summary (its stderr/stdout: per-CPU event counts and any dropped-event warning)."""
-    raw_dir = out.with_name(out.name + ".blktrace")
-    raw_dir.mkdir(parents=True, exist_ok=True)
+    raw_dir = output_dir(out.with_name(out.name + ".blktrace"), "raw trace directory")
     for old in raw_dir.glob("trace.blktrace.*"):
         old.unlink()
     p = subprocess.Popen(["blktrace", "-d", device, "-w", str(math.ceil(seconds)), "-D", str(raw_dir), "-o", "trace"],

@@ -56,6 +56,7 @@ from typing import Callable
 
 from ..errors import IolabError, RefusedError
 from ..procs import pid_alive
+from ..targets.writepolicy import check_file, output_dir
 from .blktrace_capture import blktrace_problem, capture_blktrace
 from .readers import import_trace
 from .table import TraceTable
@@ -202,7 +203,7 @@ def capture(
     if source not in SOURCES:
         raise IolabError(f"capture source {source!r}: give one of {', '.join(SOURCES)}.")
     major, minor = _block_device(device)
-    out = Path(out)
+    out = check_file(out, "IO table")
     fallback: list[str] = []
     if source != "tracefs":
         if os.geteuid() != 0:
@@ -215,7 +216,7 @@ def capture(
         fallback.append(f"blktrace not used ({problem}); captured with the tracefs block tracepoints")
     root = _tracefs()
     notes = fallback + _check_free(root, major, minor, device)
-    raw_dir = out.with_name(out.name + ".tracefs")
+    raw_dir = output_dir(out.with_name(out.name + ".tracefs"), "raw trace directory")
     inst = root / "instances" / INSTANCE
     interrupted = False
     started = time.monotonic()

@@ -37,6 +37,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import IolabError
+from ..targets.writepolicy import check_file, mark_written, output_dir
 
 COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")
 # What every table has; tables written before pid and outstanding existed lack those two.
@@ -235,8 +236,8 @@ def write_table(
     `presorted` skips the sort when the rows already come in time order (then `ord`
     is not needed). `lost_events` (captures) is how many trace events the kernel dropped.
     """
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = check_file(out, "IO table")
+    output_dir(out.parent, "IO table's directory")
     if origin_ns is None:
         origin_ns = con.execute(f"SELECT min(time_ns) FROM ({select_sql})").fetchall()[0][0]
     if origin_ns is None:
@@ -267,6 +268,7 @@ def write_table(
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)
+    mark_written(out)
     return TraceTable.open(out)
 
 

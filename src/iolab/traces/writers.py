@@ -24,6 +24,7 @@ from ..errors import IolabError
 from .blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
 from .formats import FILETIME_UNIX_EPOCH
 from .table import TraceTable, connect, sql_str
+from ..targets.writepolicy import check_file, mark_written
 
 FORMATS = ("msr", "spc", "alibaba", "tencent", "fiu", "systor", "blkparse", "blktrace", "fio2", "fio3", "tracefs", "disksim",
            "biosnoop", "cloudphysics", "vscsi")
@@ -33,7 +34,7 @@ _SRC = "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op 
 
 def _lines(con, select_line: str, path: str, out: Path, header: str | None = None) -> None:
     """COPY one text column to `out` without any CSV quoting."""
-    tmp = out.with_name(out.name + ".body")
+    tmp = check_file(out.with_name(out.name + ".body"), "trace export's temporary file")
     con.execute(
         f"COPY ({select_line}) TO {sql_str(str(tmp))} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER chr(1))"
     )
@@ -57,7 +58,7 @@ def export_trace(table: TraceTable | str | Path, fmt: str, out: str | Path, devn
         table = TraceTable.open(table)
     if fmt not in FORMATS:
         raise IolabError(f"cannot export to {fmt!r}; formats: {', '.join(FORMATS)}")
-    out = Path(out)
+    out = check_file(out, "trace file")
     base = base_unix_ns if base_unix_ns is not None else (table.start_unix_ns or 1_577_836_800_000_000_000)
     src = _SRC.format(path=sql_str(str(table.path)))
     maj, mnr = (int(x) for x in devno.split(","))
@@ -139,6 +140,7 @@ def export_trace(table: TraceTable | str | Path, fmt: str, out: str | Path, devn
                 _blktrace(con, ev, out, (maj << 20) | mnr)
     finally:
         con.close()
+    mark_written(out)
     return out
 
 

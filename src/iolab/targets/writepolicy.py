@@ -1,0 +1,174 @@
+"""The one write policy for every path iolab writes other than a test target's data: the
+simulator's saved state (save=), run directories and their root (--runs-dir), reports,
+comparisons, exports, trace tables, trace exports, captures and stream analyses.
+
+A path is refused, before anything is written, when it (or what the symlinks on its way lead
+to) is
+  - on a pseudo filesystem (proc, sysfs, debugfs, tracefs, cgroup, devtmpfs, ...): a write
+    there changes the kernel, not a file;
+  - not a regular file where a file is meant (a block or character device, a FIFO, a socket, a
+    directory), or not a directory where a directory is meant;
+  - an existing non-empty file iolab did not make: iolab replaces only files carrying its mark
+    (the xattr or sidecar that file targets carry), an empty file, a simulator state file (it
+    begins with the state's magic), or a file inside a run directory (reports and exports that
+    older versions wrote without the mark);
+  - read-only: no write permission bit is set (root could write it anyway; iolab does not), or
+    the filesystem is mounted read-only.
+Nothing overrides these: the user chooses another path or removes the file. Every file written
+through `output_file` is marked as iolab's afterwards, so writing it again (a report written
+twice, a state saved over the one it was loaded from) is allowed.
+
+The same pseudo-filesystem and permission-bit rules apply to file targets (safety.py).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import RefusedError
+from ..units import human_bytes
+from .facts import file_type
+from .files import created_by_iolab, mark_created
+from .usage import mounts
+
+# Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
+# its device nodes: nothing iolab writes belongs there.
+PSEUDO_FILESYSTEMS = frozenset({
+    "proc", "sysfs", "debugfs", "tracefs", "cgroup", "cgroup2", "devtmpfs", "devpts", "securityfs", "pstore",
+    "bpf", "configfs", "efivarfs", "fusectl", "binfmt_misc", "selinuxfs", "mqueue", "nsfs", "rpc_pipefs",
+})
+SIM_STATE_MAGIC = b"IOLABSIM"  # crates/sim/src/state.rs
+
+
+def pseudo_filesystem(path: str | Path) -> str | None:
+    """The pseudo filesystem (type and mount point) that `path` (symlinks resolved, or where it
+    would be created) lives on, or None."""
+    real = os.path.realpath(path)
+    best = None
+    for m in mounts():
+        mp = m.mountpoint
+        if (real == mp or real.startswith(mp.rstrip("/") + "/")) and (best is None or len(mp) >= len(best.mountpoint)):
+            best = m
+    if best is not None and best.fstype in PSEUDO_FILESYSTEMS:
+        return f"{best.fstype} at {best.mountpoint}"
+    return None
+
+
+def no_write_bits(st: os.stat_result) -> bool:
+    """Mode 0444 and the like: no one may write it, though root's writes would succeed."""
+    return not st.st_mode & 0o222
+
+
+def file_problems(path: str | Path) -> list[str]:
+    """Why iolab must not write the file at `path` (each a clause naming the path), or []."""
+    return _problems(str(path), stat.S_ISREG, "a regular file")
+
+
+def dir_problems(path: str | Path) -> list[str]:
+    """Why iolab must not create or write into the directory at `path`, or []."""
+    return _problems(str(path), stat.S_ISDIR, "a directory")
+
+
+def _problems(p: str, right_type, meant: str) -> list[str]:
+    real = os.path.realpath(p)
+    via = f" (through a symlink to {real})" if real != os.path.abspath(p) else ""
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        return [f"{p} cannot be examined ({e.strerror})"]
+    if st is not None and not right_type(st.st_mode):
+        return [f"{p} is {file_type(st.st_mode)}{via}, not {meant}"]
+    pseudo = pseudo_filesystem(real)
+    if pseudo:
+        return [f"{p} is on a pseudo filesystem ({pseudo}), where writes change the kernel, not a file"]
+    if st is None:
+        return _parent_problems(p, real)
+    if _read_only_fs(real):
+        return [f"{p} is on a read-only filesystem{via}"]
+    if stat.S_ISDIR(st.st_mode):
+        return []
+    if no_write_bits(st):
+        return [f"{p} is read-only (mode {stat.S_IMODE(st.st_mode):04o}){via}"]
+    if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real)):
+        return [f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
+                "no iolab mark), so it may be someone's data"]
+    return []
+
+
+def _parent_problems(p: str, real: str) -> list[str]:
+    """A path to be created: its nearest existing ancestor must be a writable directory."""
+    up = os.path.dirname(real)
+    while up != "/" and not os.path.exists(up):
+        up = os.path.dirname(up)
+    if not os.path.isdir(up):
+        return [f"{p} cannot be created: {up} is not a directory"]
+    if _read_only_fs(up):
+        return [f"{p} cannot be created: {up} is on a read-only filesystem"]
+    return []
+
+
+def _read_only_fs(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _in_run_dir(path: str) -> bool:
+    """A file in a run directory (its report/ or export/ folder, written before files carried
+    iolab's mark) is a product of that run."""
+    for d in Path(path).parents:
+        if (d / "manifest.json").is_file() and (d / "raw").is_dir():
+            return True
+    return False
+
+
+def _sim_state(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SIM_STATE_MAGIC)) == SIM_STATE_MAGIC
+    except OSError:
+        return False
+
+
+def refusal(what: str, path: str | Path, problems: list[str]) -> RefusedError:
+    return RefusedError(f"Refusing to write the {what} {str(path)!r}: {'; '.join(problems)}. Nothing was written; "
+                        "choose another path (iolab replaces only files it wrote itself).")
+
+
+def check_file(path: str | Path, what: str) -> Path:
+    """RefusedError unless the policy lets iolab write the file at `path`."""
+    problems = file_problems(path)
+    if problems:
+        raise refusal(what, path, problems)
+    return Path(path)
+
+
+def output_dir(path: str | Path, what: str) -> Path:
+    """Check the directory `path` against the policy and create it (with its parents)."""
+    problems = dir_problems(path)
+    if problems:
+        raise refusal(what, path, problems)
+    p = Path(path)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def mark_written(path: str | Path) -> None:
+    """Mark a file iolab has just written as its own, so writing it again is allowed."""
+    if os.path.isfile(path):
+        mark_created(str(path))
+
+
+@contextmanager
+def output_file(path: str | Path, what: str) -> Iterator[Path]:
+    """Check a file against the policy, hand it to the writer, then mark it as iolab's."""
+    p = check_file(path, what)
+    yield p
+    mark_written(p)

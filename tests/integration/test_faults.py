@@ -1,0 +1,133 @@
+"""Faults around a run, as a user meets them on the command line: a results filesystem that is
+all but full when the run starts, a stop signal while the report is being written, and lock
+files left by killed runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab.durable import ResultsDiskFull
+from tests.integration.conftest import IOLAB, iolab
+
+@pytest.fixture
+def small_fs():
+    """A 2 MiB tmpfs; the test fills it to the free space it wants."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    d = Path(tempfile.mkdtemp(prefix="iolab-full-", dir="/var/tmp"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(d)], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", str(d)], check=True)
+        d.rmdir()
+
+
+@pytest.mark.parametrize("free_kib", [64, 160, 224, 256])
+def test_a_nearly_full_results_disk_ends_the_run_failed_and_says_so_once(small_fs, free_kib):
+    st = os.statvfs(small_fs)
+    with open(small_fs / "filler", "wb") as f:
+        f.write(b"\0" * (st.f_bavail * st.f_frsize - free_kib * 1024))
+    runs = small_fs / "runs"
+    res = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "3", "--no-report",
+                "--runs-dir", str(runs), timeout=600)
+    assert res.returncode == 5, res.stderr
+    out = " ".join((res.stdout + res.stderr).split())  # Rich wraps long lines
+    assert "Traceback" not in out and out.count("results disk full at ") == 1
+    assert out.count(ResultsDiskFull.ADVICE) == 1, out
+    made = [d for d in runs.iterdir()] if runs.is_dir() else []
+    if not made:
+        assert "no room to start a run" in out and "no run directory was left" in out
+    for run in made:  # the run that began ends failed, with the reason, never 'running'
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["state"] == "failed" and m["error"].startswith(f"results disk full at {run}")
+        assert m["error"].count(ResultsDiskFull.ADVICE) == 1
+    listed = iolab("runs", "--runs-dir", str(runs))
+    assert listed.returncode == 0 and "broken" not in listed.stdout and "interrupted" not in listed.stdout
+
+
+def signal_when(proc: subprocess.Popen, ready, sig: int) -> str:
+    """Send sig to proc as soon as ready() is true (the report is being written; not after a
+    time, which a busy machine would make miss); returns its stderr once it ended."""
+    try:
+        deadline = time.monotonic() + 600
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the report was never started"
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        return proc.communicate(timeout=600)[1]
+    finally:
+        proc.kill()
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp_path, sig, code):
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([*IOLAB, "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1",
+                             "--runs-dir", str(runs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, COLUMNS="100"),
+                            # as from a terminal: a child of a shell that ignores SIGINT would ignore it too
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    err = signal_when(proc, lambda: list(runs.glob("*/report")), sig)  # the report's directory: being written now
+    assert proc.returncode == code, err
+    [run] = list(runs.iterdir())
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"after run {run.name} was complete" in lines[0] and f"`iolab report {run}` writes it" in lines[0]
+    assert list((run / "report").iterdir()) == []  # neither an HTML without its PDF nor a partial file
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+    if sig != signal.SIGTERM:
+        return
+    # `iolab report` stopped the same way, once its first file appears
+    proc = subprocess.Popen([*IOLAB, "report", str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, COLUMNS="100"))
+    err = signal_when(proc, lambda: list((run / "report").iterdir()), sig)
+    assert proc.returncode == code and [ln for ln in err.splitlines() if ln.strip()] == [
+        "stopped by SIGTERM: the report being written was not kept (the reports listed above are whole)"], err
+    assert list((run / "report").iterdir()) == []
+
+
+CLAIMER = """
+import sys, time
+from pathlib import Path
+from iolab import targets
+targets.claim(targets.parse_target(sys.argv[1])).note_run(sys.argv[2], Path("/somewhere/runs") / sys.argv[2])
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
+    locks = tmp_path / "locks"
+    env = dict(os.environ, IOLAB_LOCK_DIR=str(locks))
+    holders = {}
+    for name in ("killed-run", "live-run"):
+        holders[name] = subprocess.Popen([sys.executable, "-c", CLAIMER, f"file:{tmp_path}/{name}.img?size=1MiB", name],
+                                         stdout=subprocess.PIPE, text=True, env=env)
+        assert holders[name].stdout.readline().strip() == "held"
+    try:
+        holders["killed-run"].kill()  # kill -9: nothing of iolab's runs, the kernel drops its lock
+        holders["killed-run"].wait()
+        before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()}
+        assert len(before) == 2
+        res = iolab("runs", "--runs-dir", str(tmp_path / "runs"), env={"IOLAB_LOCK_DIR": str(locks)})
+        assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+        err = " ".join(res.stderr.split())
+        assert "1 stale lock file(s)" in err and "run killed-run" in err and "live-run" not in err
+        [stale] = [n for n, (_, data) in before.items() if b"killed-run" in data]
+        assert str(locks / stale) in err and "leaves them in place" in err
+        assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()} == before
+    finally:
+        for p in holders.values():
+            p.kill()
+            p.wait()

@@ -1,0 +1,236 @@
+"""Safety of hosts runs (--hosts, --hosts-file) as users run them: a host of this machine gets
+a local run's checks and lock, an ssh host's target is checked there, a host reached through
+fio alone is refused unless the user answers for it; the fio servers iolab starts bind where
+told and die with it, and a server an earlier iolab left behind is listed and stopped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab.hosts import answers
+from iolab.store import RunStore
+
+from .conftest import IOLAB, iolab
+from .sshd import available, ssh_host
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, sshd)")
+QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+PORTS = iter(range(19310, 19400))  # this worktree's range; a port per test (tests may run at once)
+
+
+def _sha(path: Path, n: int = 1 << 20) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(n)).hexdigest()
+
+
+def _fio_servers_on(port: int) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(a.startswith(b"--server=") and a.endswith(b",%d" % port) for a in cmd):
+            found.append(int(pid))
+    return found
+
+
+def _gone(port: int, within: float = 15.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _fio_servers_on(port) and not answers("127.0.0.1", port, timeout=0.2):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _foreign(path: Path) -> str:
+    path.write_bytes(os.urandom(1 << 20))  # someone's data: no iolab mark
+    return _sha(path)
+
+
+def test_a_host_of_this_machine_gets_the_local_checks(scratch):
+    port = next(PORTS)
+    before = _foreign(scratch / "photos.img")
+    for address in ("127.0.0.1", "127.0.0.2", "localhost"):  # any address of this machine, not a spelling
+        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/photos.img?size=1MiB",
+                  "--hosts", f"{address}:{port}", "--runs-dir", str(scratch / "runs"), timeout=120)
+        assert r.returncode != 0, r.stdout
+        err = " ".join(r.stderr.split())
+        assert "not created by iolab" in err and "--allow-unsafe-target" in err and "Traceback" not in err, err
+    assert _sha(scratch / "photos.img") == before
+    assert not (scratch / "runs").exists() and _gone(port, 1)  # refused before any server or run directory
+
+
+def test_a_host_of_this_machine_gets_the_local_lock(scratch):
+    from iolab import targets
+
+    port = next(PORTS)
+    spec = f"file:{scratch}/t.img?size=16MiB"
+    held = targets.claim(targets.parse_target(spec))  # another run holds the file
+    try:
+        r = iolab("run", "latency", *QUICK, "--target", spec, "--hosts", f"127.0.0.1:{port}",
+                  "--runs-dir", str(scratch / "runs"), timeout=120)
+    finally:
+        held.release()
+    assert r.returncode != 0 and "Two runs on one target destroy each other's data" in " ".join(r.stderr.split()), r.stderr
+    assert not (scratch / "t.img").exists()
+    # and once free, the host run creates it marked as iolab's, so the next run may use it again
+    for _ in range(2):
+        r = iolab("run", "latency", *QUICK, "--target", spec, "--hosts", f"127.0.0.1:{port}",
+                  "--runs-dir", str(scratch / "runs"), timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert _gone(port)
+
+
+@pytest.fixture
+def partitioned(loop_device):
+    """The loop device with a DOS partition table (one Linux partition): someone's disk."""
+    entry = bytes([0, 0, 0, 0, 0x83, 0, 0, 0]) + (2048).to_bytes(4, "little") + (65536).to_bytes(4, "little")
+    with open(loop_device, "r+b") as f:
+        f.seek(446)
+        f.write(entry + bytes(48) + b"\x55\xaa")
+    return loop_device
+
+
+def _odd_spellings(scratch: Path, dev: str) -> list[str]:
+    link = scratch / "disk-link"
+    link.symlink_to(dev)
+    return ["/" + dev, str(link)]  # "//dev/loopN" and a symlink outside /dev
+
+
+def test_a_device_spelt_oddly_on_this_machine_is_checked_as_the_device(scratch, partitioned):
+    port = next(PORTS)
+    before = _sha(Path(partitioned))
+    for spelt in _odd_spellings(scratch, partitioned):
+        f = scratch / "hosts.toml"
+        f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\ntarget = "{spelt}"\n')
+        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts-file", str(f),
+                  "--runs-dir", str(scratch / "runs"), timeout=120)
+        assert r.returncode != 0, r.stdout
+        err = " ".join(r.stderr.split())
+        assert f"Refusing to write to target '{partitioned}'" in err and "(partition table)" in err, err
+    assert _sha(Path(partitioned)) == before
+
+
+def test_a_host_reached_through_fio_alone_is_refused_unless_the_user_answers_for_it(scratch):
+    r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts", "198.51.100.7:19399",
+              "--runs-dir", str(scratch / "runs"), timeout=120)
+    err = " ".join(r.stderr.split())
+    assert r.returncode != 0 and "iolab cannot check a target on a host it reaches through fio's server only" in err, err
+    assert "`ssh = \"user@host\"`" in err and "--allow-unsafe-target" in err
+
+
+def test_a_wildcard_address_is_refused_without_listen_any(scratch):
+    port = next(PORTS)
+    for wild in ("0.0.0.0", "[::]"):
+        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts", f"{wild}:{port}",
+                  "--runs-dir", str(scratch / "runs"), timeout=120)
+        err = " ".join(r.stderr.split())
+        assert r.returncode != 0 and "means every interface" in err and "--listen-any" in err, err
+        assert _gone(port, 1) and not (scratch / "x.img").exists()
+
+
+def _kill_when_measuring(proc: subprocess.Popen, runs: Path) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/*-r01-c01-*.p0.fio")):
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before the kill point"
+    proc.kill()
+    proc.wait()
+
+
+def test_kill_9_of_a_hosts_run_takes_its_server_down_and_resume_leaves_none(scratch):
+    port = next(PORTS)
+    runs = scratch / "runs"
+    proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2",
+                             "--no-report", "--purge", "none", "--target", f"file:{scratch}/t.img?size=16MiB",
+                             "--hosts", f"127.0.0.1:{port}", "--runs-dir", str(runs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _kill_when_measuring(proc, runs)
+    assert _gone(port), f"fio server still up after kill -9 of iolab: {_fio_servers_on(port)}"
+    [run] = list(runs.iterdir())
+    r = iolab("resume", str(run), "--no-report", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert RunStore.open(run).manifest.state == "complete" and _gone(port)
+
+
+def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(scratch):
+    from iolab.serverpids import servers_dir
+
+    port = next(PORTS)
+    pidfile = scratch / "left.pid"
+    subprocess.run(["fio", f"--server=127.0.0.1,{port}", f"--daemonize={pidfile}"], check=True, timeout=30)
+    deadline = time.monotonic() + 10
+    while not answers("127.0.0.1", port, timeout=0.2) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pid = int(pidfile.read_text())
+    owner = subprocess.Popen(["true"])
+    owner.wait()  # an iolab that died without stopping its server
+    start = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    record = servers_dir() / f"fio-server-{pid}.json"
+    record.write_text(json.dumps({"pid": pid, "start": start, "boot": boot, "address": "127.0.0.1", "port": port,
+                                  "owner": owner.pid, "owner_start": None, "run_dir": str(scratch / "runs" / "old")}))
+    try:
+        listed = iolab("runs", "--runs-dir", str(scratch / "runs"), timeout=60)
+        assert listed.returncode == 0
+        said = " ".join(listed.stderr.split())
+        assert f"leftover fio server: pid {pid} listening on 127.0.0.1:{port}" in said and "old" in said, said
+        assert record.exists() and answers("127.0.0.1", port)  # `iolab runs` only reads
+        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/t.img?size=16MiB", "--hosts",
+                  f"127.0.0.1:{port}", "--runs-dir", str(scratch / "runs"), timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        notes = " ".join(RunStore.open(next(p for p in (scratch / "runs").iterdir())).manifest.notes)
+        assert f"stopped a fio server left running by an earlier iolab (pid {pid}" in notes, notes
+        assert not record.exists() and _gone(port)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        record.unlink(missing_ok=True)
+
+
+@pytest.mark.skipif(not available(), reason="needs sshd and ssh")
+def test_an_ssh_hosts_target_is_checked_there(scratch, partitioned):
+    port = next(PORTS)
+    before = _foreign(scratch / "photos.img")
+    dev_before = _sha(Path(partitioned))
+    with ssh_host() as host:
+        for target, said in ((scratch / "photos.img", "not created by iolab"),
+                             *((t, "partition table dos") for t in _odd_spellings(scratch, partitioned))):
+            f = scratch / "hosts.toml"
+            f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\n'
+                         f'ssh_config = "{host.config}"\ntarget = "{target}"\n')
+            r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file",
+                      str(f), "--runs-dir", str(scratch / "runs"), timeout=180)
+            err = " ".join(r.stderr.split())
+            assert r.returncode != 0 and f"on host 127.0.0.1:{port} ({host.dest}), checked there over SSH" in err, err
+            assert said in err and "--allow-unsafe-target" in err
+    assert _sha(scratch / "photos.img") == before and _sha(Path(partitioned)) == dev_before
+
+
+@pytest.mark.skipif(not available(), reason="needs sshd and ssh")
+def test_kill_9_of_an_ssh_hosts_run_takes_the_remote_server_down(scratch):
+    port = next(PORTS)
+    runs = scratch / "runs"
+    with ssh_host() as host:
+        f = scratch / "hosts.toml"
+        f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\n'
+                     f'ssh_config = "{host.config}"\ntarget = "{scratch}/remote.img"\n')
+        proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2",
+                                 "--no-report", "--purge", "none", "--target", f"file:{scratch}/local.img?size=16MiB",
+                                 "--hosts-file", str(f), "--runs-dir", str(runs)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _kill_when_measuring(proc, runs)
+        assert _gone(port), f"fio server still up after kill -9 of iolab: {_fio_servers_on(port)}"

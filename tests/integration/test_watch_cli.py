@@ -1,0 +1,128 @@
+"""`iolab watch` as a user starts it, asked hostile requests: nothing outside the runs
+directory is served (`..`, encoded dots, a `report` symlink pointing elsewhere), a NUL in the
+path is a 400 rather than a dropped connection, a page reached under another host name (DNS
+rebinding) is refused, and no file under the runs directory changes."""
+
+from __future__ import annotations
+
+import gc
+import http.client
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import IOLAB
+from tests.unit.test_report import DriveEngine, record
+
+PORT = 19431
+SECRET = b"not a report: outside the runs directory"
+
+
+def files(d: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(d)): (p.lstat().st_mtime_ns, p.lstat().st_size) for p in d.rglob("*")}
+
+
+def get(path: str, host: str | None = f"127.0.0.1:{PORT}", port: int = PORT) -> tuple[int, bytes]:
+    """One GET with the request line exactly as given (http.client neither normalises nor
+    re-encodes it) and the Host header given, or none."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        c.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+        if host is not None:
+            c.putheader("Host", host)
+        c.endheaders()
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory):
+    """`iolab watch RUNS --port PORT` on a runs directory holding one finished run with a report,
+    a run whose `report` is a symlink out of the runs directory, and secrets beside it."""
+    base = tmp_path_factory.mktemp("watch")
+    root = base / "runs"
+    root.mkdir()
+    run = record(root, "throughput", DriveEngine())
+    gc.collect()  # closes the recording store, whose last connection checkpoints the WAL
+    (run / "report").mkdir()
+    (run / "report" / "index.html").write_text("<p>the report</p>")
+    (run / "report" / "passwd.html").symlink_to("/etc/passwd")  # a link to a file outside
+    (base / "report").mkdir()
+    (base / "report" / "secret.html").write_bytes(SECRET)  # what /runs/../report/ names
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.html").write_bytes(SECRET)
+    linked = root / "linked-run"
+    linked.mkdir()
+    (linked / "report").symlink_to(outside)
+    before = files(root)
+    proc = subprocess.Popen([*IOLAB, "watch", str(root), "--port", str(PORT)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"iolab watch exited {proc.returncode}: {proc.stderr.read()}")
+            try:
+                socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("iolab watch did not start listening")
+                time.sleep(0.2)
+        yield root, run.name, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert files(root) == before
+
+
+def test_watch_serves_the_page_and_a_report(watched):
+    root, run, proc = watched
+    assert get("/")[0] == 200
+    status, body = get("/api/runs")
+    assert status == 200 and run.encode() in body
+    assert b"index.html" in body and b"passwd.html" not in body  # a link out of the runs directory is not offered
+    assert get(f"/runs/{run}/report/index.html") == (200, b"<p>the report</p>")
+    for host in (f"localhost:{PORT}", f"[::1]:{PORT}"):
+        assert get("/", host)[0] == 200
+
+
+@pytest.mark.parametrize("path,status", [
+    ("/runs/../report/secret.html", 400),
+    ("/runs/%2e%2e/report/secret.html", 400),
+    ("/runs/%2E%2E/report/secret.html", 400),
+    ("/runs/x/report/..%2f..%2f..%2freport%2fsecret.html", 400),
+    ("/runs/linked-run/report/secret.html", 404),
+    ("/runs/RUN/report/passwd.html", 404),
+    ("/runs/RUN/report/%00", 400),
+    ("/runs/RUN/report/index.html%00.pdf", 400),
+    ("/runs/RUN/report/%ff", 400),
+    ("/runs/RUN/report/", 400),
+    ("/runs/RUN/manifest.json", 404),
+])
+def test_watch_serves_nothing_outside_a_runs_report(watched, path, status):
+    root, run, proc = watched
+    got, body = get(path.replace("RUN", run))
+    assert (got, SECRET in body, b"root:" in body) == (status, False, False)
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("host", ["evil.example:19431", f"127.0.0.1:{PORT + 1}", "127.0.0.1", "", None])
+def test_watch_refuses_another_host_name(watched, host):
+    root, run, proc = watched
+    for path in ("/", "/api/runs", f"/runs/{run}/report/index.html"):
+        status, body = get(path, host)
+        assert status == 421 and b"the report" not in body and run.encode() not in body
+
+
+def test_watch_without_a_runs_directory_says_so(tmp_path):
+    p = subprocess.run([*IOLAB, "watch", str(tmp_path / "none"), "--port", str(PORT + 1)], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, COLUMNS="200"))
+    assert p.returncode != 0 and "does not exist" in p.stderr and "Traceback" not in p.stderr
