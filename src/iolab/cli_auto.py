@@ -23,7 +23,7 @@ from .units import num
 
 JSON_HELP = ("Print one JSON document on standard output (docs/automation.md; schema in "
              "docs/schema/outcome.schema.json); the terminal output goes to standard error.")
-STEADY_HELP = "Exit with code 5 when a run completed but a phase that tracks steady state did not reach it."
+STEADY_HELP = "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it."
 
 # The command that was asked for a JSON document, so an error that ends it still prints one.
 _requested: dict[str, str] = {}
@@ -136,7 +136,7 @@ def check(
     force: bool = typer.Option(False, "--force", help="Check runs with different settings, or incomplete runs, anyway."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
-    """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 6 on a
+    """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
     console = Console()
     want_json("check", console, json_out)

@@ -74,16 +74,16 @@ def test_run_show_runs_and_compare_print_one_documented_json_document(tmp_path):
     assert all(sorted(x for x in f["ranks"]) in ([1, 2], [1, 1]) for f in cd["ranking"]["figures"])
 
 
-def test_a_run_without_steady_state_exits_0_or_with_require_steady_5(tmp_path):
+def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
     runs = tmp_path / "runs"
     p, d = run_json(runs, "latency", SLOW)
     assert p.returncode == 0, p.stderr
     [r] = d["runs"]
     assert r["state"] == "complete" and r["steady_state"] == "not-reached" and r["phases"][0]["steady"] is False
     p5, d5 = run_json(runs, "latency", SLOW, "--require-steady")
-    assert p5.returncode == 5 and d5["exit_code"] == 5 and d5["runs"][0]["steady_state"] == "not-reached"
+    assert p5.returncode == 6 and d5["exit_code"] == 6 and d5["runs"][0]["steady_state"] == "not-reached"
     # the same for a stored run, without --json too
-    assert iolab("show", r["path"], "--require-steady").returncode == 5
+    assert iolab("show", r["path"], "--require-steady").returncode == 6
     assert iolab("show", r["path"]).returncode == 0
     ok, _ = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
     assert ok.returncode == 0
@@ -118,7 +118,7 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     xml = tmp_path / "check.xml"
     slow = iolab("check", paths["slow"], "--baseline", paths["base"], "--json", "--junit", str(xml))
     sd = doc(slow)
-    assert slow.returncode == 6
+    assert slow.returncode == 7
     verdicts = {f["name"]: f for f in sd["check"]["figures"]}
     w = verdicts["RND 4KiB R/W 0/100 IOPS"]
     assert w["verdict"] == "regression" and w["worse_pct"] > 5 and w["worse_pct"] > w["noise_pct"]
@@ -199,5 +199,5 @@ def test_resume_prints_the_finished_run_as_a_document(scratch):
     assert d["command"] == "resume" and r["path"] == str(run) and r["state"] == "complete"
     assert "continues at round 2" in p.stderr  # the notes went to stderr
     # a file need not settle in a quick run: the exit code follows the verdict the document gives
-    assert p.returncode == (5 if r["steady_state"] == "not-reached" else 0)
+    assert p.returncode == (6 if r["steady_state"] == "not-reached" else 0)
     assert r["steady_state"] in ("reached", "not-reached") and r["phases"][0]["window"]
