@@ -105,7 +105,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "path": str(store.dir),
         "test": m.test,
         "title": m.title,
-        "state": m.state,
+        # a run whose writer died without a word was interrupted, as `iolab runs` says
+        "state": "interrupted" if m.state == "running" and not store.writer_alive() else m.state,
         "error": m.error,
         "started": m.started,
         "ended": m.ended,

@@ -193,6 +193,8 @@ def test_resume_prints_the_finished_run_as_a_document(scratch):
     from .test_resume import run_and_kill
 
     run = run_and_kill(scratch, scratch / "runs", "main-r02-c03")
+    killed = doc(iolab("show", str(run), "--json"))["runs"][0]
+    assert killed["state"] == "interrupted"  # killed -9: the manifest still says running, its writer is gone
     p = iolab("resume", str(run), "--no-report", "--json", "--require-steady", timeout=900)
     d = doc(p)
     [r] = d["runs"]
