@@ -146,6 +146,14 @@ def show(store: RunStore, console) -> None:
     render(store, console, test.view if test else None, test.key_figures if test else None)
 
 
+def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
+    """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
+    from .outcome import run_record as record
+
+    test = registry.find(store.manifest.test)
+    return record(store, test.key_figures if test else None, reports)
+
+
 def build_document(run: RunData) -> Document:
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)

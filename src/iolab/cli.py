@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape as esc
 
-from . import api, cli_traces, registry, scaleout, suites, targets, textreport
+from . import api, cli_auto, cli_traces, registry, scaleout, suites, targets, textreport
+from .cli_auto import JSON_HELP, STEADY_HELP, emit, records_code, want_json
 from .errors import IolabError
 from .runlist import list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
@@ -29,6 +30,7 @@ app.command("capture")(cli_traces.capture)
 console = Console()
 err = Console(stderr=True)
 app.command()(scaleout.watch)
+app.command()(cli_auto.check)
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 
@@ -124,8 +126,11 @@ def run(
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
     stall_timeout: Optional[str] = StallOpt,
     everything: bool = typer.Option(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test)."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
+    want_json("run", console, json_out)
     sets = [*(sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", pe_cycles), ("warranty_years", warranty_years)) if v is not None)]
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets,
@@ -134,6 +139,9 @@ def run(
     # An empty -t is a mistake, not a request for the simulated drive.
     root = runs_dir or runs_root()
     if target and len(target) > 1:  # several drives: one run each, then their comparison
+        if json_out:
+            raise IolabError("--json describes the runs of one target; with several --target, compare their runs "
+                             "afterwards with `iolab compare RUN... --json`.")
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     tgt = targets.parse_target(target[0] if target else default_target())
     engine = scaleout.engine_for_run(tgt, paths, hosts, hosts_file, stall_s, allow_unsafe_target, allow_system_disk,
@@ -143,6 +151,8 @@ def run(
     from .progress import RichProgress, sequence_eta
 
     current: list[RunStore] = []
+    records: list[dict] = []
+    seq_reports: list[Path] = []
 
     def planned(plans, i: int) -> None:
         if len(plans) > 1:
@@ -159,6 +169,8 @@ def run(
             console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
 
     def ended(store: RunStore, reports: list[Path]) -> None:
+        if json_out or require_steady:
+            records.append(api.run_record(store, reports))
         if store.manifest.state == "complete":
             api.show(store, console)
         for p in reports:
@@ -171,8 +183,8 @@ def run(
             api.run_test(test, tgt, prof, workload=workload, options=options, runs_dir=root, engine=engine,
                          progress=progress, report=report, on_start=started, on_end=ended,
                          everything=everything, on_plan=planned,
-                         on_sequence_report=lambda paths: [console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
-                                                           for p in paths])
+                         on_sequence_report=lambda paths: [seq_reports.append(p) or console.print(
+                             f"sequence report: {esc(str(p))}", soft_wrap=True) for p in paths])
     except KeyboardInterrupt as e:
         if not current or current[0].manifest.state not in ("interrupted", "complete"):
             raise
@@ -185,12 +197,30 @@ def run(
         else:
             err.print(f"[yellow]{by}: finished rounds are kept in {run_dir}; "
                       f"`iolab report {run_dir}` reports what was measured[/]")
-        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
+        _ended_early("run", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
         if not current or current[0].manifest.state != "failed":
             raise  # refused before its run began: main() prints it
         err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
-        raise typer.Exit(e.exit_code)
+        _ended_early("run", json_out, records, current[0], e.exit_code)
+    _finish("run", json_out, require_steady, records, reports=[str(p) for p in seq_reports])
+
+
+def _ended_early(command: str, json_out: bool, records: list[dict], store: RunStore, code: int) -> None:
+    """An interrupted or failed run: its document (the run so far), then its exit code."""
+    if json_out:
+        if not any(r["path"] == str(store.dir) for r in records):
+            records.append(cli_auto.record_of(store.dir))
+        emit(command, code, runs=records)
+    raise typer.Exit(code)
+
+
+def _finish(command: str, json_out: bool, require_steady: bool, records: list[dict], **parts) -> None:
+    code = records_code(records, require_steady)
+    if json_out:
+        emit(command, code, runs=records, **parts)
+    if code:
+        raise typer.Exit(code)
 
 
 def compliance_text(r) -> str:
@@ -207,11 +237,15 @@ def resume(
     allow_system_disk: bool = typer.Option(False, "--allow-system-disk", help="As for `iolab run`. DESTROYS DATA."),
     listen_any: bool = ListenAnyOpt,
     report: bool = typer.Option(True, "--report/--no-report", help="Write the HTML/PDF report at the end."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
     from .progress import RichProgress
 
+    want_json("resume", console, json_out)
     current = []
+    records: list[dict] = []
 
     def started(r) -> None:
         current[:] = [r.store]
@@ -220,6 +254,8 @@ def resume(
             console.print(f"  {esc(note)}", soft_wrap=True)
 
     def ended(store: RunStore, reports: list[Path]) -> None:
+        if json_out or require_steady:
+            records.append(api.run_record(store, reports))
         api.show(store, console)
         for p in reports:
             console.print(f"report: {esc(str(p))}", soft_wrap=True)
@@ -235,12 +271,13 @@ def resume(
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
         err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` "
                   "continues[/]")
-        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
+        _ended_early("resume", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
         if not current:
             raise  # it could not be resumed: nothing changed; main() prints why
         err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
-        raise typer.Exit(e.exit_code)
+        _ended_early("resume", json_out, records, current[0], e.exit_code)
+    _finish("resume", json_out, require_steady, records)
 
 
 @app.command()
@@ -275,10 +312,17 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
 
 
 @app.command()
-def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
+def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir"),
+         json_out: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """List stored runs."""
     from rich.table import Table
 
+    if json_out:
+        emit("runs", 0, listed=[{"run_id": r.run_id, "path": str(r.path), "test": r.test, "target": r.target,
+                                 "state": r.state, "started": r.started, "compliant": r.compliant,
+                                 "noncompliance": list(r.noncompliance), "problem": r.problem}
+                                for r in list_runs(runs_dir)])
+        return
     t = Table()
     for col in ("run", "test", "target", "state", "started", "compliant"):
         t.add_column(col, overflow="fold")  # a run id cut with "…" cannot be typed back
@@ -308,9 +352,16 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir")):
 
 
 @app.command()
-def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory.")):
+def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+         json_out: bool = typer.Option(False, "--json", help="Print the run as one JSON document instead of the tables "
+                                       "(docs/automation.md; schema in docs/schema/outcome.schema.json)."),
+         require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP)):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
-    api.show(RunStore.open(run_ref), console)
+    want_json("show", console, json_out)
+    store = RunStore.open(run_ref)
+    if not json_out:
+        api.show(store, console)
+    _finish("show", json_out, require_steady, [api.run_record(store)] if json_out or require_steady else [])
 
 
 @app.command()
@@ -345,13 +396,18 @@ def compare(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the comparison (default: compare/ under the runs directory)."),
     force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
     labels: Optional[list[str]] = typer.Option(None, "--label", help="A name for each run, in the order of the runs (repeat once per run), e.g. --label before --label after; default: the drive, with the run id where two runs would read the same."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
+    want_json("compare", console, json_out)
     done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
     if done.summary is not None:
         textreport.render_ranking(done.summary, console)
     for p in done.paths:
         console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
+    if json_out:
+        emit("compare", 0, runs=[cli_auto.record_of(r) for r in run_refs], reports=[str(p) for p in done.paths],
+             **({"ranking": cli_auto.ranking(done.summary)} if done.summary is not None else {}))
 
 
 @app.command()
@@ -448,6 +504,7 @@ def main() -> None:
         app()
     except IolabError as e:
         err.print(f"[red]iolab: {esc(str(e))}[/]")
+        cli_auto.emit_error(e)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]")

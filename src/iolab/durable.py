@@ -8,13 +8,13 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .errors import IolabError
+from .errors import Exit, IolabError
 
 
 class ResultsDiskFull(IolabError):
     """The filesystem holding the run directory has no room left."""
 
-    exit_code = 5
+    exit_code = Exit.DISK_FULL
     ADVICE = ("Everything stored before this point is kept; free space on that filesystem (or use --runs-dir on "
               "another one) and run again.")
 

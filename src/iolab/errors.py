@@ -5,19 +5,34 @@ prints its message and exits non-zero. Anything else escaping is a bug in iolab.
 """
 
 
+# The exit codes of every iolab command, as docs/automation.md lists them; the error classes
+# below and the CLI take theirs from here.
+class Exit:
+    OK = 0
+    BUG = 1  # an unexpected exception: a bug in iolab (Python prints the traceback); also `run` with
+    # several --target when one of the runs failed (each run's own code is printed)
+    BAD_INPUT = 2  # bad input, a refused request, a run that cannot be read; also usage errors
+    REFUSED = 3  # a write refused by a safety check (the override flag is named)
+    ENGINE = 4  # the IO engine failed or gave output iolab cannot trust; the run is kept as failed
+    DISK_FULL = 5  # the results filesystem filled: the run stopped, everything stored before is kept
+    NOT_STEADY = 6  # --require-steady: the run completed, but a phase did not reach steady state
+    REGRESSION = 7  # iolab check: a key figure regressed beyond noise and tolerance, or is missing
+    INTERRUPTED = 130  # Ctrl-C; 128 + N when stopped by signal N (SIGTERM: 143)
+
+
 class IolabError(Exception):
     """A user-facing failure. `str(err)` is the whole explanation (what, where, how to fix)."""
 
-    exit_code = 2
+    exit_code = Exit.BAD_INPUT
 
 
 class RefusedError(IolabError):
     """A destructive action was refused by a safety check (override flag named in the message)."""
 
-    exit_code = 3
+    exit_code = Exit.REFUSED
 
 
 class EngineError(IolabError):
     """The IO engine failed or produced output iolab cannot trust."""
 
-    exit_code = 4
+    exit_code = Exit.ENGINE

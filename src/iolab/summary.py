@@ -77,13 +77,17 @@ def rounds_count(ph: PhaseSummary) -> str:
     return text + "".join(f", then round {interval_label(r)}" for r in partial)
 
 
-def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5) -> PhaseSummary:
+def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5,
+                    window: tuple[int, ...] | None = None) -> PhaseSummary:
+    """`window`: average these rounds instead of the measurement window (one round alone, for
+    its own figures)."""
     rows = store.cells(phase.name)
     rounds = tuple(store.complete_rounds(phase.name))
     verdicts = tuple(store.steady_rows(phase.name))
     # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
     full = [r for r in rounds if not any(c.partial for c in rows if c.round == r)]
-    window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
+    if window is None:
+        window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
     in_window = [r for r in rows if r.round in window and not r.partial]
     order: list[str] = []
     by_key: dict[str, list[CellRow]] = {}

@@ -3,9 +3,10 @@
 The drive models live in Rust (crates/sim, built into `iolab._sim`): a page-mapped SSD FTL
 with garbage collection on timed flash, and an HDD. This module adapts them to the engine
 protocol. A target `sim:PRESET?param=value&...` names a preset and overrides its
-parameters (`iolab sim presets` lists them); two more options are not drive parameters:
+parameters (`iolab sim presets` lists them); three more options are not drive parameters:
 `load=FILE` starts from a saved drive state, `save=FILE` writes the state when the engine
-closes (so a preconditioned drive can be reused).
+closes (so a preconditioned drive can be reused), `seed=N` changes every round's random
+stream (offsets, flash timing spread), so two runs of one drive differ as two real runs do.
 
 One engine instance keeps one drive per target spec, so the drive's state carries over from
 round to round as a real drive's does. Each round's raw result is the JSON the simulator
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -190,6 +191,12 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     )
 
 
+def _seeded(w: Workload, opts: dict[str, str]) -> Workload:
+    """The workload with the target's `seed=N` mixed into its seed (unchanged without one)."""
+    # sim_facts.describe has checked it is a whole number when the target was parsed
+    return replace(w, seed=(w.seed ^ int(opts["seed"])) & 0xFFFF_FFFF) if "seed" in opts else w
+
+
 def _run_spec(w: Workload, tag: str) -> dict:
     """The keyword arguments of `Drive.run` for one round (also printed in the job text)."""
     return dict(
@@ -303,7 +310,7 @@ class SimEngine:
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
         """The simulator call this round makes, as Python a user can run by hand."""
         opts = dict(target.options)
-        w = workload
+        w = _seeded(workload, opts)
         lines = [
             f"# iolab sim engine, round {tag}: target {target.spec}",
             f"# workload: {json.dumps(asdict(w))}",
@@ -322,7 +329,7 @@ class SimEngine:
         """Run one round in virtual time; the raw result goes to raw_dir/<tag>.json."""
         drive = self.drive(target)
         path = _new_raw_path(raw_dir, tag)
-        w = workload
+        w = _seeded(workload, dict(target.options))
         try:
             if w.ramp_s > 0:
                 # The warm-up runs on the drive (it changes its state) but is not measured, as

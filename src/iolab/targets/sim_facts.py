@@ -22,7 +22,7 @@ ENDURANCE = {
 }
 
 # Target options that steer the engine rather than describe the drive.
-STATE_OPTIONS = ("load", "save")
+STATE_OPTIONS = ("load", "save", "seed")
 
 
 def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
@@ -31,6 +31,9 @@ def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
 
 def describe(preset: str, options: dict[str, str]) -> dict:
     """The simulator's facts about a preset with parameters (no drive is built)."""
+    seed = options.get("seed")
+    if seed is not None and not seed.isdigit():
+        raise IolabError(f"target sim:{preset}: seed={seed!r} is not a whole number (e.g. seed=7).")
     try:
         return json.loads(_sim.describe(preset, drive_params(options)))
     except ValueError as e:

@@ -1,0 +1,159 @@
+"""The `iolab` command for scripts: `--json` documents on stdout (outcome.py), the shared exit
+codes (errors.Exit) and `iolab check` (check.py). Thin: parse, call, print."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape as esc
+from rich.table import Table
+
+from . import api
+from .check import FAILING, check as check_runs, junit_xml, load_tolerances, parse_pct
+from .errors import Exit, IolabError
+from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
+from .store import RunStore
+from .units import num
+
+JSON_HELP = ("Print one JSON document on standard output (docs/automation.md; schema in "
+             "docs/schema/outcome.schema.json); the terminal output goes to standard error.")
+STEADY_HELP = "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it."
+
+# The command that was asked for a JSON document, so an error that ends it still prints one.
+_requested: dict[str, str] = {}
+
+
+def want_json(command: str, console: Console, on: bool) -> None:
+    """With --json, the command's human output goes to standard error."""
+    if on:
+        _requested["command"] = command
+        console.file = sys.stderr
+
+
+def emit(command: str, code: int, **parts) -> None:
+    sys.stdout.write(dumps(document(command, code, **parts)) + "\n")
+    sys.stdout.flush()
+
+
+def emit_error(e: IolabError) -> None:
+    """The document of a command that ended with an error (main() calls it)."""
+    if _requested:
+        emit(_requested["command"], e.exit_code, error=str(e))
+
+
+def records_code(records: list[dict], require_steady: bool) -> int:
+    return max((run_exit_code(r, require_steady) for r in records), default=Exit.OK)
+
+
+def record_of(ref: str | Path, reports=()) -> dict:
+    store = RunStore.open(ref)
+    try:
+        return api.run_record(store, reports)
+    finally:
+        store.close()
+
+
+def ranking(summary) -> dict:
+    """`iolab compare`'s summary table (compare.SummaryTable) as the document's ranking."""
+    return {"labels": list(summary.drives), "figures": [
+        {"name": m.name, "unit": m.unit, "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+         "values": [row[j] for row in summary.values], "ranks": [row[j] for row in summary.ranks]}
+        for j, m in enumerate(summary.metrics)]}
+
+
+def _side(refs: list[str], what: str, force: bool) -> list[dict]:
+    """Run records from run ids/directories or saved --json documents (a file ending .json)."""
+    out = []
+    for ref in refs:
+        p = Path(ref)
+        if p.suffix == ".json" and p.is_file():
+            try:
+                doc = json.loads(p.read_text())
+            except (OSError, UnicodeDecodeError, ValueError) as e:
+                raise IolabError(f"{p}: cannot read it as a JSON document ({e}).") from None
+            if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME or doc.get("schema_version") != SCHEMA_VERSION:
+                raise IolabError(f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
+                                 "(write one with `iolab show RUN --json > FILE`).")
+            if not doc.get("runs"):
+                raise IolabError(f"{p}: the document lists no runs.")
+            out += doc["runs"]
+        else:
+            out.append(record_of(ref))
+    for r in out:
+        if r["state"] != "complete" and not force:
+            raise IolabError(f"{what} run {r['run_id']} is {r['state']}, not complete: its figures are not those of a "
+                             "whole run. Check complete runs, or pass --force.")
+    return out
+
+
+def render_check(result: dict, console: Console) -> None:
+    t = Table(title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    allowed = {f["tolerance_pct"] for f in result["figures"]}
+    cols = ("figure", "baseline", "candidate", "change", "noise ±", *(("allowed",) if len(allowed) > 1 else ()), "verdict")
+    for col in cols:
+        # the figure's name may wrap; a verdict or a number cut short would mislead
+        t.add_column(col, justify="left" if col in ("figure", "verdict") else "right", no_wrap=col != "figure",
+                     min_width=14 if col == "figure" else None)
+    style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
+    for f in result["figures"]:
+        b, c = f["baseline"]["mean"], f["candidate"]["mean"]
+        pct = (lambda v, sign="": "—" if v is None else f"{v:{sign}.1f} %")
+        v = f["verdict"]
+        t.add_row(esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
+                  num(b), num(c), pct(f["change_pct"], "+"), pct(f["noise_pct"]),
+                  *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()), f"[{style[v]}]{v}[/]" if v in style else v)
+    console.print(t)
+    if len(allowed) == 1:
+        console.print(f"allowed regression: {allowed.pop():g} % in every figure")
+    methods = sorted({f["method"] for f in result["figures"] if f["method"]})
+    for m in methods:
+        console.print(esc(f"noise: {m}"), soft_wrap=True)
+    for d in result["differences"]:
+        console.print(f"[yellow]difference (--force): {esc(d)}[/]", soft_wrap=True)
+    if result["passed"]:
+        console.print("[green]passed[/]: no key figure is worse than the baseline beyond noise and tolerance")
+    else:
+        console.print(f"[red]FAILED[/]: {esc(', '.join(result['regressions']))}", soft_wrap=True)
+
+
+def check(
+    candidates: list[str] = typer.Argument(..., metavar="RUN", help="The candidate: one run, or several runs of it (repeats)."),
+    baseline: list[str] = typer.Option(..., "--baseline", "-b", help="A baseline run (repeat for several runs), or a "
+                                       "saved `--json` document (FILE.json) whose runs are the baseline."),
+    max_regression: str = typer.Option("5%", "--max-regression", help="The largest regression allowed in any figure, in "
+                                       "% of the baseline, in the figure's bad direction."),
+    tolerances: Optional[Path] = typer.Option(None, "--tolerances", help="A TOML file whose tolerances table gives a figure "
+                                              "its own allowed regression (\"FIGURE NAME\" = \"10%\")."),
+    confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
+    force: bool = typer.Option(False, "--force", help="Check runs with different settings, or incomplete runs, anyway."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+):
+    """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
+    regression (docs/automation.md)."""
+    console = Console()
+    want_json("check", console, json_out)
+    conf = parse_pct(confidence, "--confidence")
+    if not 0.5 <= conf < 1:
+        raise IolabError(f"--confidence {confidence}: give a level from 50% to below 100%, e.g. 95%.")
+    tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)
+    base = _side(baseline, "baseline", force)
+    cand = _side(candidates, "candidate", force)
+    result = check_runs(base, cand, tol, conf, force)
+    if junit is not None:
+        junit.write_text(junit_xml(result))
+        result["junit"] = str(junit)
+    render_check(result, console)
+    code = Exit.OK if result["passed"] else Exit.REGRESSION
+    if json_out:
+        emit("check", code, runs=cand, baseline=base, check=result)
+    if code:
+        raise typer.Exit(code)
+

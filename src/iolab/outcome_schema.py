@@ -1,0 +1,123 @@
+"""The JSON Schema of the `--json` documents (outcome.py builds them, check.py builds the
+verdicts), declared once here. docs/schema/outcome.schema.json is this dict as written by
+`python -m iolab.outcome_schema`; a test holds the file to it and checks real documents
+against it. A change that removes or retypes a field raises SCHEMA_VERSION; adding a field
+does not (readers ignore fields they do not know)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .outcome import SCHEMA_NAME, SCHEMA_VERSION
+
+
+def _t(*types: str) -> dict:
+    return {"type": list(types) if len(types) > 1 else types[0]}
+
+
+def _obj(required: dict, optional: dict | None = None) -> dict:
+    """An object with these fields (all listed fields required; more may be added later)."""
+    return {"type": "object", "required": sorted(required), "properties": {**required, **(optional or {})}}
+
+
+def _arr(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+NUM = _t("number")
+NUM_OR_NULL = _t("number", "null")
+STR_OR_NULL = _t("string", "null")
+DIRECTION = {"enum": ["higher-is-better", "lower-is-better"]}
+
+DEFS = {
+    "target": _obj({
+        "spec": _t("string"), "kind": _t("string"), "vendor": STR_OR_NULL, "model": STR_OR_NULL,
+        "serial": STR_OR_NULL, "firmware": STR_OR_NULL, "capacity_bytes": _t("integer", "null"),
+        "tested_capacity_bytes": _t("integer", "null"), "identity": _t("object"),
+    }),
+    "tracking": _obj({
+        "variable": _t("string"), "rounds": _arr(_t("integer")), "values": _arr(NUM), "average": NUM,
+        "range": NUM, "range_allowed": NUM, "slope": NUM, "intercept": NUM, "fit_excursion": NUM,
+        "fit_allowed": NUM, "steady": _t("boolean"),
+    }),
+    "phase": _obj({
+        "name": _t("string"), "steady": _t("boolean", "null"), "rounds": _t("integer"),
+        "window": _arr(_t("integer")), "stop_reason": STR_OR_NULL, "tracking": _arr(_ref("tracking")),
+    }),
+    "decision": _obj({
+        "phase": _t("string"), "rule": _t("object"), "outcome": _t("string"), "chosen": _t("object"),
+        "round": _t("integer", "null"), "cell": STR_OR_NULL, "text": _t("string"),
+    }),
+    "figure": _obj({
+        "name": _t("string"), "unit": _t("string"), "direction": DIRECTION, "value": NUM_OR_NULL,
+        "round_values": _arr(NUM),
+    }),
+    "run": _obj({
+        "run_id": _t("string"), "path": _t("string"), "test": _t("string"), "title": _t("string"),
+        "state": {"enum": ["running", "complete", "failed", "interrupted"]},
+        "error": STR_OR_NULL, "started": _t("string"), "ended": STR_OR_NULL, "compliant": _t("boolean"),
+        "noncompliance": _arr(_t("string")), "target": _ref("target"), "profile": _t("object"),
+        "steady_rule": _t("string"), "steady_state": {"enum": ["reached", "not-reached", "not-applicable"]},
+        "phases": _arr(_ref("phase")), "decisions": _arr(_ref("decision")), "figures": _arr(_ref("figure")),
+        "reports": _arr(_t("string")),
+    }),
+    "listed_run": _obj({
+        "run_id": _t("string"), "path": _t("string"), "test": _t("string"), "target": _t("string"),
+        "state": {"enum": ["running", "complete", "failed", "interrupted", "broken"]},
+        "started": _t("string"), "compliant": _t("boolean"), "noncompliance": _arr(_t("string")),
+        "problem": STR_OR_NULL,
+    }),
+    "ranking": _obj({
+        "labels": _arr(_t("string")),
+        "figures": _arr(_obj({
+            "name": _t("string"), "unit": _t("string"), "direction": DIRECTION,
+            "values": _arr(NUM_OR_NULL), "ranks": _arr(_t("integer", "null")),
+        })),
+    }),
+    "side": _obj({"runs": _arr(_t("string")), "mean": NUM_OR_NULL, "samples": _arr(NUM),
+                  "noise_source": {"enum": ["repeats", "window-rounds", "none"]}}),
+    "verdict": _obj({
+        "name": _t("string"), "unit": _t("string"), "direction": DIRECTION,
+        "verdict": {"enum": ["regression", "within-noise", "within-tolerance", "improvement", "missing",
+                             "not-measured"]},
+        "baseline": _ref("side"), "candidate": _ref("side"),
+        "change_pct": NUM_OR_NULL, "worse_pct": NUM_OR_NULL, "noise_pct": NUM_OR_NULL,
+        "tolerance_pct": NUM, "method": _t("string"),
+    }),
+    "check": _obj({
+        "passed": _t("boolean"), "confidence": NUM, "max_regression_pct": NUM, "test": _t("string"),
+        "differences": _arr(_t("string")), "figures": _arr(_ref("verdict")),
+        "regressions": _arr(_t("string")), "junit": STR_OR_NULL,
+    }),
+}
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": f"{SCHEMA_NAME}-{SCHEMA_VERSION}.schema.json",
+    "title": "iolab --json output",
+    "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
+                   "runs lists run directories; check adds verdicts per key figure.",
+    **_obj({
+        "schema": {"const": SCHEMA_NAME}, "schema_version": {"const": SCHEMA_VERSION},
+        "command": {"enum": ["run", "resume", "show", "compare", "runs", "check"]},
+        "exit_code": _t("integer"),
+    }, {
+        "runs": _arr(_ref("run")), "baseline": _arr(_ref("run")), "listed": _arr(_ref("listed_run")),
+        "ranking": _ref("ranking"), "reports": _arr(_t("string")), "check": _ref("check"),
+        "error": _t("string"),
+    }),
+    "$defs": DEFS,
+}
+
+
+def text() -> str:
+    return json.dumps(SCHEMA, indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(text())

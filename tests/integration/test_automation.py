@@ -1,0 +1,205 @@
+"""iolab for scripts, through the `iolab` command on the simulated drive: the --json documents
+(checked against docs/schema/outcome.schema.json), the exit codes, `iolab check` and the CI
+gate script in docs/."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from ..schema_lite import errors
+from .conftest import IOLAB, iolab
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs/schema/outcome.schema.json").read_text())
+QUICK = ("--quick", "--cell-time", "1s", "--max-rounds", "5", "--no-report")
+# 2300 µs programs: twice the preset's; the quick latency run then never reaches steady state
+SLOW = "sim:enterprise-sas?t_prog_us=2300&seed=1"
+
+
+def doc(p: subprocess.CompletedProcess) -> dict:
+    d = json.loads(p.stdout)
+    assert errors(d, SCHEMA) == [], errors(d, SCHEMA)
+    assert d["exit_code"] == p.returncode
+    return d
+
+
+def run_json(runs: Path, test: str, target: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    p = iolab("run", test, "-t", target, *QUICK, "--runs-dir", str(runs), "--json", *extra)
+    assert "Traceback" not in p.stderr
+    return p, doc(p)
+
+
+def test_run_show_runs_and_compare_print_one_documented_json_document(tmp_path):
+    runs = tmp_path / "runs"
+    p, d = run_json(runs, "latency", "sim:enterprise-sas?seed=1")
+    assert p.returncode == 0, p.stderr
+    assert d["command"] == "run"
+    [r] = d["runs"]
+    assert r["state"] == "complete" and r["steady_state"] == "reached"
+    assert r["target"]["spec"].startswith("sim:enterprise-sas?seed=1") and r["target"]["model"].startswith("sim SSD")
+    [ph] = r["phases"]
+    assert ph["steady"] is True and ph["window"] == [1, 2, 3, 4, 5]
+    assert [t["variable"] for t in ph["tracking"]] == ["ART 0/100 4KiB"] and len(ph["tracking"][0]["values"]) == 5
+    art = next(f for f in r["figures"] if f["name"] == "ART RND 4KiB R/W 65/35")
+    assert art["unit"] == "µs" and art["direction"] == "lower-is-better" and len(art["round_values"]) == 5
+    assert min(art["round_values"]) <= art["value"] <= max(art["round_values"])
+    # the terminal output went to stderr, unchanged
+    assert "key figures" in p.stderr and "run directory:" in p.stderr
+
+    s = iolab("show", r["run_id"], "--json", env={"IOLAB_RUNS": str(runs)})
+    shown = doc(s)
+    assert s.returncode == 0 and s.stderr == ""
+    assert shown["command"] == "show" and shown["runs"][0]["figures"] == r["figures"]
+    plain = iolab("show", r["run_id"], env={"IOLAB_RUNS": str(runs)})
+    assert plain.returncode == 0 and "key figures" in plain.stdout and not plain.stdout.lstrip().startswith("{")
+
+    _, d2 = run_json(runs, "latency", "sim:enterprise-sas?seed=2")
+    listed = doc(iolab("runs", "--runs-dir", str(runs), "--json"))["listed"]
+    assert sorted(x["run_id"] for x in listed) == sorted([r["run_id"], d2["runs"][0]["run_id"]])
+
+    c = iolab("compare", r["path"], d2["runs"][0]["path"], "--out", str(tmp_path / "cmp"), "--json")
+    cd = doc(c)
+    assert c.returncode == 0, c.stderr
+    assert len(cd["runs"]) == 2 and cd["reports"] and all(Path(x).exists() for x in cd["reports"])
+    assert [f["name"] for f in cd["ranking"]["figures"]] == [f["name"] for f in r["figures"]]
+    assert all(sorted(x for x in f["ranks"]) in ([1, 2], [1, 1]) for f in cd["ranking"]["figures"])
+
+
+def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
+    runs = tmp_path / "runs"
+    p, d = run_json(runs, "latency", SLOW)
+    assert p.returncode == 0, p.stderr
+    [r] = d["runs"]
+    assert r["state"] == "complete" and r["steady_state"] == "not-reached" and r["phases"][0]["steady"] is False
+    p5, d5 = run_json(runs, "latency", SLOW, "--require-steady")
+    assert p5.returncode == 6 and d5["exit_code"] == 6 and d5["runs"][0]["steady_state"] == "not-reached"
+    # the same for a stored run, without --json too
+    assert iolab("show", r["path"], "--require-steady").returncode == 6
+    assert iolab("show", r["path"]).returncode == 0
+    ok, _ = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
+    assert ok.returncode == 0
+
+
+def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
+    p = iolab("run", "latency", "-t", "sim:no-such-drive", *QUICK, "--runs-dir", str(tmp_path), "--json")
+    d = doc(p)
+    assert p.returncode == 2 and "no-such-drive" in d["error"] and "Traceback" not in p.stderr
+    p = iolab("run", "latency", "-t", "sim:enterprise-sas?seed=x", *QUICK, "--runs-dir", str(tmp_path))
+    assert p.returncode == 2 and "seed='x' is not a whole number" in p.stderr
+
+
+def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
+    """The regression/noise pair: the quick IOPS test on the default drive, seeds 1 and 2, and
+    seed 1 with 1500 µs programs instead of 1150 µs."""
+    runs = tmp_path / "runs"
+    paths = {}
+    for name, spec in (("base", "sim:enterprise-sas?seed=1"), ("seed2", "sim:enterprise-sas?seed=2"),
+                       ("slow", "sim:enterprise-sas?t_prog_us=1500&seed=1")):
+        p, d = run_json(runs, "iops", spec)
+        assert p.returncode == 0, p.stderr
+        paths[name] = d["runs"][0]["path"]
+    noise = iolab("check", paths["seed2"], "--baseline", paths["base"], "--json")
+    nd = doc(noise)
+    assert noise.returncode == 0, noise.stdout
+    assert nd["check"]["passed"] and {f["verdict"] for f in nd["check"]["figures"]} <= {"within-tolerance", "within-noise"}
+    assert all(f["candidate"]["noise_source"] == "window-rounds" for f in nd["check"]["figures"][:4])
+    # the seeds did change the measurement: the figures are not identical
+    assert any(f["change_pct"] != 0 for f in nd["check"]["figures"])
+
+    xml = tmp_path / "check.xml"
+    slow = iolab("check", paths["slow"], "--baseline", paths["base"], "--json", "--junit", str(xml))
+    sd = doc(slow)
+    assert slow.returncode == 7
+    verdicts = {f["name"]: f for f in sd["check"]["figures"]}
+    w = verdicts["RND 4KiB R/W 0/100 IOPS"]
+    assert w["verdict"] == "regression" and w["worse_pct"] > 5 and w["worse_pct"] > w["noise_pct"]
+    assert "RND 4KiB R/W 0/100 IOPS" in sd["check"]["regressions"]
+    suite = ET.parse(xml).getroot().find("testsuite")
+    failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failed == sd["check"]["regressions"] and suite.get("failures") == str(len(failed))
+
+    # a tolerance file that allows the slower write lets it pass; the terminal table says so
+    tol = tmp_path / "tol.toml"
+    tol.write_text("[tolerances]\n" + "".join(f'"{n}" = "40%"\n' for n in sd["check"]["regressions"]))
+    ok = iolab("check", paths["slow"], "--baseline", paths["base"], "--tolerances", str(tol))
+    assert ok.returncode == 0, ok.stdout
+    assert "within-tolerance" in ok.stdout and "passed" in ok.stdout
+    lower = doc(iolab("check", paths["seed2"], "--baseline", paths["base"], "--confidence", "80%", "--json"))
+    assert lower["check"]["confidence"] == 0.8
+    assert lower["check"]["figures"][0]["noise_pct"] < nd["check"]["figures"][0]["noise_pct"]
+    # several runs on a side: the noise is the repeats' spread
+    rep = doc(iolab("check", paths["slow"], "--baseline", paths["base"], "--baseline", paths["seed2"], "--json"))
+    assert rep["check"]["figures"][0]["baseline"]["noise_source"] == "repeats"
+    assert len(rep["check"]["figures"][0]["baseline"]["samples"]) == 2
+
+
+def test_check_refuses_what_it_cannot_compare(tmp_path):
+    runs = tmp_path / "runs"
+    _, lat = run_json(runs, "latency", "sim:enterprise-sas")
+    path = lat["runs"][0]["path"]
+    saved = tmp_path / "base.json"
+    saved.write_text(json.dumps(lat))
+    assert iolab("check", path, "--baseline", str(saved)).returncode == 0  # a saved document as the baseline
+    bad = tmp_path / "tol.toml"
+    bad.write_text('[tolerances]\n"No such figure" = "10%"\n')
+    p = iolab("check", path, "--baseline", str(saved), "--tolerances", str(bad), "--json")
+    assert p.returncode == 2 and "No such figure" in doc(p)["error"] and "ART RND 4KiB R/W 65/35" in p.stderr
+    bad.write_text('[tolerances]\n"ART RND 4KiB R/W 65/35" = "lots"\n')
+    p = iolab("check", path, "--baseline", str(saved), "--tolerances", str(bad))
+    assert p.returncode == 2 and "lots" in p.stderr and str(bad) in p.stderr and "Traceback" not in p.stderr
+    p = iolab("check", path, "--baseline", str(saved), "--confidence", "150%")
+    assert p.returncode == 2 and "--confidence" in p.stderr
+    # a run that did not finish is no baseline unless forced
+    cut = tmp_path / "cut"
+    shutil.copytree(path, cut)
+    m = json.loads((cut / "manifest.json").read_text())
+    (cut / "manifest.json").write_text(json.dumps({**m, "state": "interrupted", "run_id": "cut"}))
+    p = iolab("check", path, "--baseline", str(cut))
+    assert p.returncode == 2 and "cut is interrupted, not complete" in p.stderr
+    assert iolab("check", path, "--baseline", str(cut), "--force").returncode == 0
+    other = tmp_path / "other.json"
+    other.write_text('{"schema": "something else"}')
+    p = iolab("check", path, "--baseline", str(other))
+    assert p.returncode == 2 and "not an iolab --json document" in p.stderr
+    q = iolab("run", "latency", "-t", "sim:enterprise-sas", "--quick", "--cell-time", "2s", "--max-rounds", "5",
+              "--no-report", "--runs-dir", str(runs), "--json")
+    p = iolab("check", json.loads(q.stdout)["runs"][0]["path"], "--baseline", path)
+    assert p.returncode == 2 and "cell_seconds" in p.stderr and "--force" in p.stderr
+
+
+def test_the_ci_gate_script_in_docs_passes_a_rerun_and_fails_a_slower_drive(tmp_path):
+    script = ROOT / "docs/ci-gate.sh"
+    env = dict(os.environ, IOLAB=IOLAB[0], RUNS=str(tmp_path / "runs"), COLUMNS="200")
+    same = subprocess.run(["sh", str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "gate: passed" in same.stdout
+    assert ET.parse(tmp_path / "runs/check.xml").getroot().get("failures") == "0"
+    slow = subprocess.run(["sh", str(script)], capture_output=True, text=True, timeout=600,
+                          env=dict(env, RUNS=str(tmp_path / "runs2"), CANDIDATE_TARGET=SLOW))
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    assert "gate: FAILED" in slow.stdout and "ART RND 4KiB R/W 65/35" in slow.stdout
+
+
+def test_resume_prints_the_finished_run_as_a_document(scratch):
+    from .test_resume import run_and_kill
+
+    run = run_and_kill(scratch, scratch / "runs", "main-r02-c03")
+    killed = doc(iolab("show", str(run), "--json"))["runs"][0]
+    assert killed["state"] == "interrupted"  # killed -9: the manifest still says running, its writer is gone
+    p = iolab("resume", str(run), "--no-report", "--json", "--require-steady", timeout=900)
+    d = doc(p)
+    [r] = d["runs"]
+    assert d["command"] == "resume" and r["path"] == str(run) and r["state"] == "complete"
+    assert "continues at round 2" in p.stderr  # the notes went to stderr
+    # a file need not settle in a quick run: the exit code follows the verdict the document gives
+    assert p.returncode == (6 if r["steady_state"] == "not-reached" else 0)
+    assert r["steady_state"] in ("reached", "not-reached") and r["phases"][0]["window"]

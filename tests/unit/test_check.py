@@ -1,0 +1,124 @@
+"""`iolab check`'s verdicts on made-up run records, Student's t, the tolerances file, JUnit XML,
+and the JSON Schema file held to its one declaration."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from iolab.check import Tolerances, check, junit_xml, load_tolerances, t_quantile
+from iolab.durable import ResultsDiskFull
+from iolab.errors import EngineError, Exit, IolabError, RefusedError
+from iolab.outcome_schema import SCHEMA, text
+
+from ..schema_lite import errors
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def record(run_id: str, value: float | None, rounds=(), name="IOPS", higher=True, test="iops", **profile) -> dict:
+    return {"run_id": run_id, "test": test, "profile": {"name": "enterprise", **profile},
+            "figures": [{"name": name, "unit": "IOPS", "direction": "higher-is-better" if higher else "lower-is-better",
+                         "value": value, "round_values": list(rounds)}]}
+
+
+def one(base, cand, tol=0.05) -> dict:
+    [f] = check(base, cand, Tolerances(tol))["figures"]
+    return f
+
+
+@pytest.mark.parametrize("df,q", [(1, 12.706), (4, 2.776), (8, 2.306), (30, 2.042), (1e6, 1.960)])
+def test_t_quantiles_match_the_tables(df, q):
+    assert t_quantile(0.975, df) == pytest.approx(q, abs=1e-3)
+
+
+def test_a_drop_beyond_tolerance_and_noise_is_a_regression_in_the_figures_direction():
+    base = [record("a", 100.0, (99, 100, 101, 100, 100))]
+    assert one(base, [record("b", 80.0, (79, 80, 81, 80, 80))])["verdict"] == "regression"
+    assert one(base, [record("b", 120.0, (119, 120, 121, 120, 120))])["verdict"] == "improvement"
+    # lower is better: a rise is the regression
+    lat = [record("a", 100.0, (99, 100, 101, 100, 100), name="ART", higher=False)]
+    f = one(lat, [record("b", 120.0, (119, 120, 121, 120, 120), name="ART", higher=False)])
+    assert f["verdict"] == "regression" and f["worse_pct"] == pytest.approx(20) and f["change_pct"] == pytest.approx(20)
+
+
+def test_a_change_inside_the_rounds_spread_is_noise_and_a_small_one_within_tolerance():
+    base = [record("a", 100.0, (70, 130, 90, 110, 100))]
+    f = one(base, [record("b", 90.0, (60, 120, 80, 100, 90))])
+    assert f["verdict"] == "within-noise" and f["noise_pct"] > 10 and "Welch" in f["method"]
+    assert one(base, [record("b", 97.0, (96, 97, 98, 97, 97))])["verdict"] == "within-tolerance"
+    assert one(base, [record("b", 90.0, (60, 120, 80, 100, 90))], tol=0.2)["verdict"] == "within-tolerance"
+
+
+def test_without_any_spread_the_tolerance_alone_decides():
+    f = one([record("a", 100.0)], [record("b", 94.0)])
+    assert f["verdict"] == "regression" and f["noise_pct"] == 0 and "no noise estimate" in f["method"]
+    # a figure that is not a window average reads the same in every round: no spread to take as noise
+    f = one([record("a", 100.0, (100.0,) * 5)], [record("b", 94.0, (94.0,) * 5)])
+    assert f["baseline"]["noise_source"] == f["candidate"]["noise_source"] == "none" and f["verdict"] == "regression"
+
+
+def test_repeats_give_the_noise_when_a_side_has_several_runs():
+    base = [record("a1", 100.0, (100,) * 5), record("a2", 110.0, (110,) * 5), record("a3", 90.0, (90,) * 5)]
+    f = one(base, [record("b", 93.0, (93,) * 5)])
+    assert f["baseline"]["noise_source"] == "repeats" and f["baseline"]["samples"] == [100.0, 110.0, 90.0]
+    assert f["verdict"] == "within-noise"
+
+
+def test_a_figure_the_candidate_lacks_fails_and_one_the_baseline_lacks_is_skipped():
+    res = check([record("a", 100.0)], [record("b", None)], Tolerances(0.05))
+    assert res["figures"][0]["verdict"] == "missing" and not res["passed"] and res["regressions"] == ["IOPS"]
+    res = check([record("a", None)], [record("b", 50.0)], Tolerances(0.05))
+    assert res["figures"][0]["verdict"] == "not-measured" and res["passed"]
+
+
+def test_runs_of_other_tests_or_settings_are_refused_unless_forced():
+    with pytest.raises(IolabError, match="one test"):
+        check([record("a", 1.0)], [record("b", 1.0, test="latency")], Tolerances(0.05))
+    with pytest.raises(IolabError, match="cell_seconds.*--force"):
+        check([record("a", 1.0, cell_seconds=1)], [record("b", 1.0, cell_seconds=2)], Tolerances(0.05))
+    res = check([record("a", 1.0, cell_seconds=1)], [record("b", 1.0, cell_seconds=2)], Tolerances(0.05), force=True)
+    assert res["differences"] == ["cell_seconds: a 1 vs b 2"]
+
+
+def test_the_tolerances_file_overrides_per_figure_and_says_where_it_is_wrong(tmp_path):
+    f = tmp_path / "t.toml"
+    f.write_text('[tolerances]\n"IOPS" = "25%"\n')
+    tol = load_tolerances(0.05, f)
+    assert tol.of("IOPS") == 0.25 and tol.of("other") == 0.05
+    assert one([record("a", 100.0)], [record("b", 80.0)], tol=0.25)["verdict"] == "within-tolerance"
+    f.write_text('[tolerances]\n"IOPS" = "much"\n')
+    with pytest.raises(IolabError, match=r"t\.toml: \[tolerances\] 'IOPS': 'much' is not a percentage"):
+        load_tolerances(0.05, f)
+    f.write_text('[tolerance]\n"IOPS" = "5%"\n')
+    with pytest.raises(IolabError, match="expected one \\[tolerances\\] table"):
+        load_tolerances(0.05, f)
+    f.write_text('[tolerances\n')
+    with pytest.raises(IolabError, match="not valid TOML"):
+        load_tolerances(0.05, f)
+
+
+def test_junit_has_one_case_per_figure_and_a_failure_per_regression():
+    res = check([record("a", 100.0)], [record("b", 50.0)], Tolerances(0.05))
+    root = ET.fromstring(junit_xml(res))
+    [case] = root.iter("testcase")
+    assert root.get("failures") == "1" and case.get("name") == "IOPS"
+    assert case.find("failure").get("type") == "regression" and "100 -> 50" in case.find("failure").get("message")
+
+
+def test_the_schema_file_is_the_declared_schema_and_the_exit_codes_are_one_table():
+    assert (ROOT / "docs/schema/outcome.schema.json").read_text() == text(), \
+        "regenerate: python -m iolab.outcome_schema > docs/schema/outcome.schema.json"
+    res = check([record("a", 100.0, (99, 101))], [record("b", 90.0, (89, 91))], Tolerances(0.05))
+    assert errors(res, SCHEMA["$defs"]["check"], SCHEMA) == []
+    # the codes tests and scripts already rely on stay what they were
+    assert (IolabError.exit_code, RefusedError.exit_code, EngineError.exit_code, ResultsDiskFull.exit_code) == \
+        (Exit.BAD_INPUT, Exit.REFUSED, Exit.ENGINE, Exit.DISK_FULL) == (2, 3, 4, 5)
+    doc = (ROOT / "docs/automation.md").read_text()
+    for name, code in vars(Exit).items():
+        if not name.startswith("_"):
+            assert f"| {code} |" in doc, f"docs/automation.md lists no exit code {code} ({name})"
+    json.loads(text())
