@@ -27,7 +27,6 @@ from typing import Sequence
 from .. import __version__
 from ..errors import IolabError
 from . import header
-from .html import render
 from .model import Document
 from .pdf import write_pdf
 from .model import Page
@@ -56,6 +55,8 @@ def build_document(run: RunData, pages: list[Page], heading: str | None = None) 
 def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str, title: str | None = None) -> list[Path]:
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
+    from .html import render  # jinja2: only where a report is written, not for every command
+
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from matplotlib.ticker import MaxNLocator
-
 from ..units import num
 from .plots import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
 
@@ -61,6 +59,8 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
             last.set_xticks(levels, [num(x, trim=True) for x in levels])
             last.minorticks_off()
         elif all(float(x).is_integer() for p in items for s in p.series for x in s.x):
+            from matplotlib.ticker import MaxNLocator
+
             last.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds, steps: no 1.25 ticks
         last.set_xlabel(xlabel)
         return _png(fig)
