@@ -13,6 +13,7 @@ from ..targets import wear
 from ..summary import PhaseSummary
 from ..units import eng, num
 from . import plots
+from .drawing import drawn_apart
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
 from .sections import not_measured_page, table_pages
@@ -150,6 +151,7 @@ def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
     return spread(list(ys)), find_dips(list(ts), list(ys))
 
 
+@drawn_apart
 def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)",
              label: str = "", more: tuple[tuple[str, list], ...] = ()) -> bytes:
     """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..units import num
+from .drawing import drawn_apart
 from .plots import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
 
 
@@ -22,6 +23,7 @@ class Panel:
     steps: bool = False  # draw as a step function (a value holds over an interval)
 
 
+@drawn_apart
 def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = False,
            shade: tuple[float, float] | None = None, shade_label: str = "") -> bytes:
     """Panels stacked over a shared x axis. `logx2`: x is outstanding IO, on a base-2 log axis
@@ -66,6 +68,7 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
         return _png(fig)
 
 
+@drawn_apart
 def demand_intensity(points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]], ylabel: str, title: str,
                      height_mm: float = 100) -> bytes:
     """Response time vs IOPS, one curve per series, each point labelled with its outstanding
