@@ -208,10 +208,12 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
         if labels:
             raise IolabError("--label names the runs of a one-test comparison; a sequence comparison names each "
                              "drive by its target.")
-        return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
+        with drawing_in_parallel():
+            return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
     test = registry.find(next(iter(tests))) if tests else None
-    return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
-                            test.overlays if test else None, test.report_heading if test else None, labels)
+    with drawing_in_parallel():
+        return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
+                                test.overlays if test else None, test.report_heading if test else None, labels)
 
 
 def _summary_sequence(tests: set[str]) -> str | None:
