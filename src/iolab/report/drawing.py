@@ -47,7 +47,11 @@ def drawing_in_parallel() -> Iterator[None]:
     # as forks of this one and its threads (the live view, the store)
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["iolab.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg"])
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
+    except (OSError, NotImplementedError):  # no POSIX semaphores here (no /dev/shm): drawn in this process
+        yield
+        return
     _POOL = pool
     try:
         yield
