@@ -25,6 +25,7 @@ from .report.model import Document
 from .report.pts import generic_pages
 from .report.rundata import RunData
 from .report.parts import parts_pages
+from .report.drawing import drawing_in_parallel
 from .report.sequence import SequenceMember, order_runs
 from .report.sequence import write_sequence_report as _write_sequence_report
 from .report.sections import details_pages
@@ -164,9 +165,10 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
     """One HTML and one PDF per run, in out_dir; returns the paths written."""
     out_dir = Path(out_dir).resolve()
     written = []
-    for ref in run_dirs:
-        run = RunData.load(ref, out_dir)
-        written += write_document(build_document(run), out_dir, run.manifest.run_id)
+    with drawing_in_parallel():
+        for ref in run_dirs:
+            run = RunData.load(ref, out_dir)
+            written += write_document(build_document(run), out_dir, run.manifest.run_id)
     return written
 
 
@@ -182,10 +184,11 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     tests = [registry.find(r.manifest.test) for r in runs]
     seqs = {t.sequence if t else None for t in tests}
     name = seqs.pop() if len(seqs) == 1 and None not in seqs else ""
-    members = [SequenceMember(r, t.label if t else r.manifest.test,
-                              tuple(t.key_figures([r.phases])) if t and t.key_figures else (), build_document(r))
-               for r, t in zip(runs, tests)]
-    return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
+    with drawing_in_parallel():
+        members = [SequenceMember(r, t.label if t else r.manifest.test,
+                                  tuple(t.key_figures([r.phases])) if t and t.key_figures else (), build_document(r))
+                   for r, t in zip(runs, tests)]
+        return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
 
 
 def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
@@ -215,10 +218,12 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
         if labels:
             raise IolabError("--label names the runs of a one-test comparison; a sequence comparison names each "
                              "drive by its target.")
-        return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
+        with drawing_in_parallel():
+            return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
     test = registry.find(next(iter(tests))) if tests else None
-    return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
-                            test.overlays if test else None, test.report_heading if test else None, labels)
+    with drawing_in_parallel():
+        return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
+                                test.overlays if test else None, test.report_heading if test else None, labels)
 
 
 def _summary_sequence(tests: set[str]) -> str | None:

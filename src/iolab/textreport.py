@@ -140,7 +140,7 @@ def render_steady(ph: PhaseSummary, console: Console) -> None:
     """Numbers never wrap or shorten (80 columns hold the table); the fit formula, the widest
     entry, goes under the table, one line per variable."""
     t = Table(title="steady state (range and fit excursion: measured, and the most allowed)", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False)
+              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)  # 80 columns with the SS column whole
     for col in ("variable", "rounds", "average", "range", "allowed", "fit exc.", "allowed", "SS"):
         t.add_column(col, justify="left" if col == "variable" else "right", no_wrap=col != "variable",
                      overflow="fold", min_width=8 if col == "variable" else None)

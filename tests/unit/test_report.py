@@ -332,6 +332,10 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     out = console.export_text()
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "…" not in out
+    # the verdict column whole too (it was cut to "p" / "pas" at 80 columns, e.g. stdout to a file)
+    head = next(line for line in out.splitlines() if line.lstrip().startswith("variable"))
+    assert head.split()[-1] == "SS", out
+    assert sum(line.split()[-1:] in (["pass"], ["FAIL"]) for line in out.splitlines()) == len(verdicts), out
     from iolab.units import num
 
     for v in verdicts:

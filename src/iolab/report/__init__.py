@@ -5,6 +5,8 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     rundata.py  a stored run as the pages read it (manifest, summaries, links to raw files)
     header.py   page header fields, the four header columns, banners
     plots.py    matplotlib plots as PNG bytes
+    drawing.py  each plot drawn once, in worker processes while the pages are built
+    progress.py the "writing report … page n of N" lines while a report is written
     sections.py page builders shared by the tests, and the Run Details pages
     pts.py      the PTS tests' pages, and the generic pages of any other test
     rwsw.py     the RWSW tests' pages and comparison overlays
@@ -27,10 +29,9 @@ from typing import Sequence
 from .. import __version__
 from ..errors import IolabError
 from . import header
-from .html import render
-from .model import Document
+from .model import Document, Figure, Page, Pending
 from .pdf import write_pdf
-from .model import Page
+from .progress import Progress
 from .rundata import RunData
 from ..targets.writepolicy import check_file, mark_written, output_dir
 
@@ -57,6 +58,8 @@ def build_document(run: RunData, pages: list[Page], heading: str | None = None) 
 def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str, title: str | None = None) -> list[Path]:
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
+    from .html import render  # jinja2: only where a report is written, not for every command
+
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
     html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
@@ -66,10 +69,12 @@ def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str,
     # Both are written aside and put in place together: a report stopped half-way (Ctrl-C,
     # SIGTERM, an error) leaves the report before it or none, never an HTML without its PDF.
     html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
+    say = Progress(f"writing report {stem}")
     try:
+        _wait_for_plots(docs, say)
         html_part.write_text(render(docs, title=title), encoding="utf-8")
         try:
-            pages = write_pdf(render(docs, for_print=True, title=title), pdf_part, n, out_dir)
+            pages = write_pdf(render(docs, for_print=True, title=title), pdf_part, n, out_dir, say)
         except IolabError:
             os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says
             mark_written(html_path)
@@ -85,6 +90,14 @@ def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str,
         print(f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
               "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)
     return [html_path, pdf_path]
+
+
+def _wait_for_plots(docs: Sequence[Document], say: Progress) -> None:
+    pending = [b.png for d in docs for p in d.pages for b in p.blocks
+               if isinstance(b, Figure) and isinstance(b.png, Pending)]
+    for i, png in enumerate(pending, 1):
+        png.result()
+        say(f"plot {i} of {len(pending)}", i == len(pending))
 
 
 __all__ = ["build_document", "write_document"]

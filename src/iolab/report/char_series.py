@@ -5,9 +5,6 @@ Reads only the run directory."""
 
 from __future__ import annotations
 
-import matplotlib
-from matplotlib.ticker import MaxNLocator
-
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..endurance import endurance
 from ..results import Histogram
@@ -16,6 +13,7 @@ from ..targets import wear
 from ..summary import PhaseSummary
 from ..units import eng, num, pct_text
 from . import plots
+from .drawing import drawn_apart
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
 from .sections import not_measured_page, table_pages
@@ -54,7 +52,7 @@ def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]
 def _per_round_figure(ph: PhaseSummary) -> Figure:
     rows = list(ph.rows)
     xs = tuple(float(r.round) for r in rows)
-    with matplotlib.rc_context(plots.STYLE):
+    with plots.styled():
         fig = plots._figure(120)
         top, bottom = fig.subplots(2, 1, sharex=True)
         top.plot(xs, [r.iops for r in rows], marker="o", ms=2.5, color=plots.color(0))
@@ -69,6 +67,8 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
         plots._log_ticks(bottom)
         bottom.set_ylabel("latency (µs, log scale)")
         bottom.set_xlabel("round")
+        from matplotlib.ticker import MaxNLocator
+
         bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         bottom.legend(loc="upper left", frameon=False)
         top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
@@ -151,10 +151,11 @@ def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
     return spread(list(ys)), find_dips(list(ts), list(ys))
 
 
+@drawn_apart
 def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)",
              label: str = "", more: tuple[tuple[str, list], ...] = ()) -> bytes:
     """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
-    with matplotlib.rc_context(plots.STYLE):
+    with plots.styled():
         fig = plots._figure(height)
         ax = fig.subplots()
         pts = []

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from jinja2 import Environment
 
-from .model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text
+from .model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text, png_bytes
 
 CSS = """
 @page { size: A4 portrait; margin: 8mm 10mm; }
@@ -28,7 +28,7 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
           margin-top: 1mm; font-size: 6.8pt; }
 .banner.incomplete { background: #f8d7da; border-color: #b02a37; color: #58151c; }
 .banners { height: 11mm; }
-.columns { display: flex; gap: 1.5mm; margin-top: 1mm; height: 46mm; }
+.columns { display: flex; gap: __GAP__mm; margin-top: 1mm; height: 46mm; }
 .col { flex: 1 1 0; border: 0.6pt solid #9fb6cd; padding: 0.8mm 1.2mm; overflow: hidden; }
 .col h3 { margin: 0 0 0.6mm 0; font-size: 7pt; color: #fff; background: #1f4e79; padding: 0.4mm 1mm; }
 .col table { border-collapse: collapse; width: 100%; font-size: 5.9pt; line-height: 1.22; }
@@ -57,7 +57,18 @@ details.sources a { margin-right: 2mm; white-space: nowrap; }
 nav.toc { width: 210mm; margin: 6mm auto 0 auto; font-size: 8pt; line-height: 1.6; }
 nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
 @media print { details.sources, nav.toc { display: none; } }
+/* WeasyPrint: the same columns as fixed-width floats with fixed-layout tables; its flex layout
+   measured every header cell's minimum width, character by character (overflow-wrap), on every
+   page (most of the PDF's layout time) */
+@media print {
+  .columns { display: block; }
+  .col { float: left; width: __CW__mm; height: 100%; margin-right: __GAP__mm; }
+  .col:last-child { margin-right: 0; }
+  .col table { table-layout: fixed; }
+}
 """
+
+COLUMN_GAP_MM = 1.5  # .columns' gap
 
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -107,7 +118,7 @@ def _e(text: str) -> str:
 def render_block(block, for_print: bool = False) -> str:
     """One block as HTML (plain functions, not template macros: the blocks are typed)."""
     if isinstance(block, Figure):
-        data = base64.b64encode(block.png).decode()
+        data = base64.b64encode(png_bytes(block.png)).decode()
         return (f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
                 f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '
                 f'src="data:image/png;base64,{data}">'
@@ -150,7 +161,10 @@ def render(doc: Document | Sequence[Document], for_print: bool = False, title: s
     sheets = [(d, p) for d in docs for p in d.pages]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
-    css = CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
+    n = max((len(d.columns) for d in docs), default=1) or 1
+    col_w = (CONTENT_WIDTH_MM - COLUMN_GAP_MM * (n - 1)) / n
+    css = (CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
+           .replace("__CW__", f"{col_w:.3f}").replace("__GAP__", f"{COLUMN_GAP_MM:g}"))
     return env.from_string(TEMPLATE).render(title=title or docs[0].title, docs=docs, sheets=sheets, css=_Markup(css),
                                             for_print=for_print)
 

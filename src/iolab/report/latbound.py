@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-import matplotlib
 from rich.markup import escape as esc
 
 from ..compare import KeyMetric
@@ -64,7 +63,7 @@ def _bound(run: RunData) -> tuple[float, float]:
 
 def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Figure:
     demand = [float(r.workload["rate_iops"]) for r in rows]
-    with matplotlib.rc_context(plots.STYLE):
+    with plots.styled():
         fig = plots._figure(95)
         top, bottom = fig.subplots(2, 1, sharex=True)
         lat = [(d, _pct(r, pct)) for d, r in zip(demand, rows) if _pct(r, pct)]

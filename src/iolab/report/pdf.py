@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Callable
 
 from ..errors import IolabError
 
@@ -20,8 +21,24 @@ SHEET_NUMBERS = """
 """
 
 
-def write_pdf(html: str, path: Path, expected_pages: int, base_url: Path) -> int:
-    """Print `html` to `path`; returns the number of pages written."""
+class _PageLines(logging.Handler):
+    """WeasyPrint's own progress log ("Creating layout - Page 3") as "page 3 of 13" lines."""
+
+    def __init__(self, say: Callable[[str, bool], None], pages: int):
+        super().__init__(logging.INFO)
+        self.say, self.pages = say, pages
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.endswith("Page %d") and record.args:
+            n = int(record.args[0])
+            self.say(f"page {n} of {self.pages}", n == self.pages)
+        elif record.msg.endswith("Creating PDF"):
+            self.say("PDF file", True)
+
+
+def write_pdf(html: str, path: Path, expected_pages: int, base_url: Path,
+              say: Callable[[str, bool], None] = lambda step, last: None) -> int:
+    """Print `html` to `path`; returns the number of pages written. `say`: progress lines."""
     try:
         from weasyprint import CSS, HTML
     except (ImportError, OSError) as e:  # OSError: the pango libraries are missing
@@ -31,8 +48,15 @@ def write_pdf(html: str, path: Path, expected_pages: int, base_url: Path) -> int
         ) from None
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
     logging.getLogger("fontTools").setLevel(logging.ERROR)
-    doc = HTML(string=html, base_url=str(base_url)).render()
-    if len(doc.pages) != expected_pages:
-        doc = HTML(string=html, base_url=str(base_url)).render(stylesheets=[CSS(string=SHEET_NUMBERS)])
-    doc.write_pdf(path)
+    log = logging.getLogger("weasyprint.progress")
+    lines = _PageLines(say, expected_pages)
+    log.addHandler(lines)
+    log.setLevel(logging.INFO)
+    try:
+        doc = HTML(string=html, base_url=str(base_url)).render()
+        if len(doc.pages) != expected_pages:
+            doc = HTML(string=html, base_url=str(base_url)).render(stylesheets=[CSS(string=SHEET_NUMBERS)])
+        doc.write_pdf(path)
+    finally:
+        log.removeHandler(lines)
     return len(doc.pages)

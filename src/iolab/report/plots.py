@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 from ..results import Histogram
 from ..steady import VariableVerdict
 from ..units import num, scale_for
+from .drawing import drawn_apart
 from .model import CONTENT_WIDTH_MM
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ def _log_ticks(ax, axis: str = "y") -> None:
 # -- steady state ----------------------------------------------------------------------------
 
 
+@drawn_apart
 def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, window: Sequence[int],
                 height_mm: float = 120, logy: bool = False) -> bytes:
     """Tracking metric per round, one line per block size (one panel per metric), with the
@@ -135,6 +137,7 @@ def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, win
         return _png(fig)
 
 
+@drawn_apart
 def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> bytes:
     """The window's data, its average, ±10 % and ±20 % of the average, and the fit line."""
     with styled():
@@ -170,6 +173,7 @@ def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -
 # -- results ---------------------------------------------------------------------------------
 
 
+@drawn_apart
 def lines_over_categories(categories: Sequence[str], series: Sequence[Series], xlabel: str, ylabel: str,
                           title: str, height_mm: float = 110, logy: bool = True) -> bytes:
     """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
@@ -193,6 +197,7 @@ def lines_over_categories(categories: Sequence[str], series: Sequence[Series], x
         return _png(fig)
 
 
+@drawn_apart
 def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence[float | None]]], ylabel: str,
                  title: str, height_mm: float = 100, logy: bool = False) -> bytes:
     """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
@@ -235,6 +240,7 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
         return _png(fig)
 
 
+@drawn_apart
 def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], zlabel: str,
                title: str, height_mm: float = 115) -> bytes:
     """3D column plot as in SNIA reports: z[y][x] over (x = block size, y = R/W mix).
@@ -263,6 +269,7 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
         return _png(fig)
 
 
+@drawn_apart
 def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], label: str,
             title: str, height_mm: float = 80, log: bool = True,
             lower_is_better: bool = False, xlabel: str = "block size", ylabel: str = "R/W mix (%)") -> bytes:
@@ -303,6 +310,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
 # -- time series -----------------------------------------------------------------------------
 
 
+@drawn_apart
 def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150) -> bytes:
     """The same series twice: linear axes on top, log–log below (Write Saturation's FOB drop
     and its steady-state spread are each visible on one of them)."""
@@ -358,6 +366,7 @@ def alignment_text(series: Sequence[Series], what: str) -> str:
             f"{span(shared)}). {what.capitalize()}s measured: {each}.")
 
 
+@drawn_apart
 def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, title: str,
                          height_mm: float = 150) -> bytes:
     """Each drive's series (top) and its difference from the group mean (bottom, in % of the
@@ -398,6 +407,7 @@ def histogram_unit(hists: Sequence[Histogram]) -> tuple[str, float]:
     return scale_for([q for h in hists for q in (*h.percentiles().values(), h.max_us)])
 
 
+@drawn_apart
 def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150,
                       marks: Sequence[float] = MARKS) -> bytes:
     """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
@@ -466,6 +476,7 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
         return _png(fig)
 
 
+@drawn_apart
 def timeline_with_gaps(series: Sequence[Series], gaps: Sequence[tuple[float, float]], xlabel: str, ylabel: str,
                        title: str, gap_label: str, height_mm: float = 120) -> bytes:
     """Series over time with spans (e.g. host idle periods) shaded: the gaps are part of the

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from matplotlib.ticker import MaxNLocator
-
 from ..units import num
+from .drawing import drawn_apart
 from .plots import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
 
 
@@ -24,6 +23,7 @@ class Panel:
     steps: bool = False  # draw as a step function (a value holds over an interval)
 
 
+@drawn_apart
 def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = False,
            shade: tuple[float, float] | None = None, shade_label: str = "") -> bytes:
     """Panels stacked over a shared x axis. `logx2`: x is outstanding IO, on a base-2 log axis
@@ -61,11 +61,14 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
             last.set_xticks(levels, [num(x, trim=True) for x in levels])
             last.minorticks_off()
         elif all(float(x).is_integer() for p in items for s in p.series for x in s.x):
+            from matplotlib.ticker import MaxNLocator
+
             last.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds, steps: no 1.25 ticks
         last.set_xlabel(xlabel)
         return _png(fig)
 
 
+@drawn_apart
 def demand_intensity(points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]], ylabel: str, title: str,
                      height_mm: float = 100) -> bytes:
     """Response time vs IOPS, one curve per series, each point labelled with its outstanding

@@ -1,0 +1,58 @@
+"""Report writing time, this tree's code against another ref's (default main), measured
+alternately in one run on the same stored runs.
+
+    .venv/bin/python bench/report_speed.py [--base main] [--repeats 1] [--run RUN] [--sequence RUN ...]
+
+Without --run, makes a quick latency run first (`iolab run latency --quick --no-report` on the
+simulated drive, in a temporary runs directory). Times `iolab report RUN` and, given runs of a
+sequence (e.g. the seven of `iolab run characterise --quick --no-report`), `iolab report
+--sequence RUN ...`: median wall seconds and CPU seconds of the whole process tree (the plot
+workers included), and the ratios base/this. The goals: a quick latency report within 5 s, a
+quick characterise sequence report within 60 s, on a 2-core machine. Nothing asserts; on a
+shared machine the CPU columns are the comparable ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+
+from treetime import REPO, become_subreaper, iolab_argv, load, timed, unpack_src
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", default="main")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--run", help="a stored run to report (default: a quick latency run made here)")
+    ap.add_argument("--sequence", nargs="*", default=[], help="the runs of a sequence, reported as one")
+    a = ap.parse_args()
+    become_subreaper()
+    base, here = unpack_src(a.base), REPO / "src"
+    run = a.run
+    if run is None:
+        runs = Path(tempfile.mkdtemp(prefix="iolab-bench-runs-"))
+        timed(iolab_argv("run", "latency", "--quick", "--no-report", "--runs-dir", str(runs)), here)
+        [run] = [str(p) for p in runs.iterdir()]
+    cases = {"quick latency report": ["report", run]}
+    if a.sequence:
+        cases[f"sequence report ({len(a.sequence)} runs)"] = ["report", "--sequence", *a.sequence]
+    print(f"load average at start {load()}; {a.repeats} repeat(s); median wall / CPU seconds (process tree)")
+    print(f"{'case':28} {a.base + ' wall':>10} {a.base + ' CPU':>9} {'this wall':>10} {'this CPU':>9} "
+          f"{'wall ratio':>11} {'CPU ratio':>10}")
+    for name, args in cases.items():
+        got: dict[str, list[tuple[float, float]]] = {"base": [], "here": []}
+        for _ in range(a.repeats):
+            for which, src in (("base", base), ("here", here)):
+                out = tempfile.mkdtemp(prefix=f"iolab-bench-report-{which}-")
+                got[which].append(timed(iolab_argv(*args, "--out", out), src))
+        (bw, bc), (hw, hc) = ((statistics.median(w for w, _ in got[k]), statistics.median(c for _, c in got[k]))
+                              for k in ("base", "here"))
+        print(f"{name:28} {bw:10.1f} {bc:9.1f} {hw:10.1f} {hc:9.1f} {bw / hw:10.1f}× {bc / hc:9.1f}×")
+    print(f"load average at end {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""What makes reports and start-up fast without changing what they show: commands that
+write no report load none of the plotting, trace or report libraries; a report's plots drawn
+in worker processes are the bytes drawn in-process; the terminal says how far a report is."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pypdf
+import pytest
+
+from iolab.api import build_document
+from iolab.report.model import Figure
+from iolab.report.rundata import RunData
+
+from .conftest import iolab
+
+HEAVY = ("matplotlib", "numpy", "duckdb", "weasyprint", "jinja2")
+
+# the `iolab` command, then the heavy libraries it loaded (as the console script runs it)
+LOADED = """
+import atexit, sys
+atexit.register(lambda: print("LOADED", *sorted(m for m in {heavy} if m in sys.modules), file=sys.stderr))
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [("--help",), ("runs",), ("tests",), ("tests", "latency")])
+def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args, tmp_path):
+    res = subprocess.run([sys.executable, "-c", LOADED.format(heavy=HEAVY), *args, *(
+        ("--runs-dir", str(tmp_path)) if args == ("runs",) else ())], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
+    assert line == "LOADED", f"iolab {' '.join(args)} loaded {line.split()[1:]}"
+
+
+@pytest.fixture(scope="module")
+def latency_run(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    res = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report",
+                "--runs-dir", str(runs))
+    assert res.returncode == 0, res.stderr
+    [run] = list(runs.iterdir())
+    return run
+
+
+def test_report_says_which_plot_and_page_it_is_writing(latency_run, tmp_path):
+    res = iolab("report", str(latency_run), "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    pages = len(pypdf.PdfReader(str(next(tmp_path.glob("*.pdf")))).pages)
+    lines = res.stderr.splitlines()
+    assert all(ln.startswith(f"writing report {latency_run.name}: ") for ln in lines), lines
+    plots = [m.groups() for ln in lines if (m := re.search(r": plot (\d+) of (\d+)$", ln))]
+    layout = [m.groups() for ln in lines if (m := re.search(r": page (\d+) of (\d+)$", ln))]
+    assert plots and plots[-1][0] == plots[-1][1]  # the last plot is always said
+    assert layout[-1] == (str(pages), str(pages))
+    assert lines[-1].endswith(": PDF file")
+    html = next(tmp_path.glob("*.html")).read_text()
+    assert html.count('<img class="plot"') == int(plots[-1][1])
+
+
+def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_run, tmp_path):
+    from iolab.report import drawing
+    from iolab.report.model import png_bytes
+
+    def figures(parallel: bool) -> list[bytes]:
+        drawing._DRAWN.clear()  # drawn anew, not taken from the other way's drawing
+        run = RunData.load(latency_run, tmp_path)
+        if parallel:
+            with drawing.drawing_in_parallel():
+                doc = build_document(run)
+                assert drawing._POOL is not None and any(not isinstance(v, bytes) for v in drawing._DRAWN.values())
+                pngs = [png_bytes(b.png) for p in doc.pages for b in p.blocks if isinstance(b, Figure)]
+        else:
+            doc = build_document(run)
+            pngs = [b.png for p in doc.pages for b in p.blocks if isinstance(b, Figure)]
+        return pngs
+
+    here, apart = figures(False), figures(True)
+    assert len(here) >= 10 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
+    assert apart == here
