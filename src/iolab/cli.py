@@ -13,14 +13,13 @@ from rich.markup import escape as esc
 from . import api, cli_auto, cli_traces, registry, scaleout, suites, targets, textreport
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, records_code, want_json
 from .errors import IolabError
-from .runlist import list_runs
+from .runlist import leftovers, list_runs
 from .runner import Interrupted, RunOptions, stop_on_signals
-from .targets.lock import stale_locks
 from .manifest import runs_root
 from .store import RunStore
 from .testparams import parse_settings
 from .units import parse_duration, parse_size
-from .usertext import check_text
+from .usertext import check_argv
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive.")
@@ -335,20 +334,8 @@ def runs(runs_dir: Optional[Path] = typer.Option(None, "--runs-dir"),
     broken = sum(1 for r in found if r.problem)
     if broken:
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
-    from .serverpids import leftover_servers
-
-    for s in leftover_servers():
-        err.print(f"[yellow]leftover fio server: pid {s['pid']} listening on {esc(str(s['address']))}:{s['port']}, started by "
-                  f"iolab pid {s['owner']} (run {esc(str(s.get('run_dir') or 'not named'))}), which is gone; the next "
-                  f"--hosts run stops it, or `kill {s['pid']}`[/]", soft_wrap=True)
-    stale = stale_locks()
-    if stale:
-        err.print(f"[yellow]{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
-                  "(the next run on that target takes the lock over); `iolab runs` leaves them in place:[/]")
-        for path, info in stale:
-            who = f"run {info['run_id']}" if info.get("run_id") else "a run that had not started"
-            err.print(f"  {esc(str(path))} ({esc(who)}, pid {esc(str(info.get('pid', '?')))}, "
-                      f"target {esc(str(info.get('target', '?')))})", soft_wrap=True)
+    for line in leftovers():
+        err.print(f"[yellow]{esc(line)}[/]", soft_wrap=True)
 
 
 @app.command()
@@ -484,18 +471,6 @@ def fio_job(
                 tag = cell_tag(phase.name, 1, i, cell.key)
                 print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
                 print(job(cell.workload, tag))
-
-
-def check_argv(args: list[str]) -> None:
-    """Refuse an empty argument (an empty --hosts once ran locally, an empty --runs-dir wrote
-    into the current directory) and control characters in any argument before parsing."""
-    for i, a in enumerate(args):
-        name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
-        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
-        if not value:
-            raise IolabError(f"{opt}: the value is empty; give a value or leave the option out. "
-                             "Nothing was run or written.")
-        check_text(value, opt)
 
 
 def main() -> None:

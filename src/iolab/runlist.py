@@ -72,3 +72,22 @@ def list_runs(root: Path | None = None) -> list[RunSummary]:
     if not root.is_dir():
         return []
     return [summarise_run(d) for d in sorted(root.iterdir()) if _looks_like_run(d)]
+
+
+def leftovers() -> list[str]:
+    """What killed runs left on this machine, for `iolab runs` to say (read-only: it removes
+    nothing): fio servers whose iolab is gone, and lock files no process holds."""
+    from .serverpids import leftover_servers
+    from .targets.lock import stale_locks
+
+    lines = [f"leftover fio server: pid {s['pid']} listening on {s['address']}:{s['port']}, started by iolab pid "
+             f"{s['owner']} (run {s.get('run_dir') or 'not named'}), which is gone; the next --hosts run stops it, "
+             f"or `kill {s['pid']}`" for s in leftover_servers()]
+    stale = stale_locks()
+    if stale:
+        lines.append(f"{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
+                     "(the next run on that target takes the lock over); `iolab runs` leaves them in place:")
+        for path, info in stale:
+            who = f"run {info['run_id']}" if info.get("run_id") else "a run that had not started"
+            lines.append(f"  {path} ({who}, pid {info.get('pid', '?')}, target {info.get('target', '?')})")
+    return lines

@@ -48,3 +48,15 @@ def check_fio_value(text: str, what: str) -> str:
         raise IolabError(f"{what} {text!r}: ends in white space, which fio's job files drop. "
                          "Nothing was run or written.")
     return text
+
+
+def check_argv(args: list[str]) -> None:
+    """Refuse an empty argument (an empty --hosts once ran locally, an empty --runs-dir wrote
+    into the current directory) and control characters in any argument before parsing."""
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
+        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+        if not value:
+            raise IolabError(f"{opt}: the value is empty; give a value or leave the option out. "
+                             "Nothing was run or written.")
+        check_text(value, opt)

@@ -71,7 +71,8 @@ def test_run_show_runs_and_compare_print_one_documented_json_document(tmp_path):
     assert c.returncode == 0, c.stderr
     assert len(cd["runs"]) == 2 and cd["reports"] and all(Path(x).exists() for x in cd["reports"])
     assert [f["name"] for f in cd["ranking"]["figures"]] == [f["name"] for f in r["figures"]]
-    assert all(sorted(x for x in f["ranks"]) in ([1, 2], [1, 1]) for f in cd["ranking"]["figures"])
+    # a figure neither run's IOs can measure (a 99.999 % from short cells) is not ranked
+    assert all(f["ranks"] == [None, None] or sorted(f["ranks"]) in ([1, 2], [1, 1]) for f in cd["ranking"]["figures"])
 
 
 def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
@@ -152,7 +153,8 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     bad = tmp_path / "tol.toml"
     bad.write_text('[tolerances]\n"No such figure" = "10%"\n')
     p = iolab("check", path, "--baseline", str(saved), "--tolerances", str(bad), "--json")
-    assert p.returncode == 2 and "No such figure" in doc(p)["error"] and "ART RND 4KiB R/W 65/35" in p.stderr
+    # the figure names are checked in the document: the terminal wraps the message at its width
+    assert p.returncode == 2 and "No such figure" in doc(p)["error"] and "ART RND 4KiB R/W 65/35" in doc(p)["error"]
     bad.write_text('[tolerances]\n"ART RND 4KiB R/W 65/35" = "lots"\n')
     p = iolab("check", path, "--baseline", str(saved), "--tolerances", str(bad))
     assert p.returncode == 2 and "lots" in p.stderr and str(bad) in p.stderr and "Traceback" not in p.stderr

@@ -33,6 +33,7 @@ LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("show",): ("{iops}", True),
     ("report",): ("{iops} --out {d}/report", False),
     ("compare",): ("{iops} {iops2} --out {d}/compare", False),
+    ("check",): ("{iops2} --baseline {iops} --max-regression 50%", True),
     ("export",): ("{iops} --format csv --out {d}/export", False),
     ("info",): (SIM, True),
     ("fio-job",): ("iops --quick -t file:{d}/never-created.img?size=16MiB", True),

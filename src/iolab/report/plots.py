@@ -193,7 +193,8 @@ def lines_over_categories(categories: Sequence[str], series: Sequence[Series], x
             ax.set_ylim(bottom=0)
             _thousands(ax)
         ax.set_title(title)
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        if ax.get_legend_handles_labels()[0]:  # no series: e.g. percentiles the IOs could not measure
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _png(fig)
 
 
