@@ -46,7 +46,7 @@ def test_entropy_preconditioning_leaves_the_fresh_plateau_before_it_is_steady(tm
 
 def test_a_range_cut_to_the_quick_limit_counts_the_rest_of_the_drive(tmp_path):
     # quick tests 0.537 GB of the 4 GB drive: 3× that never uses up the purged drive's free
-    # flash (it was declared steady after 1.790 GB); the rest of the drive counts too
+    # flash (with five entropies it was declared steady after 2.023 GB); the rest of the drive counts too
     p = iolab("run", "entropy", "--quick", "--set", "entropies=100", "--set", "qds=32", "-t", DRIVE,
               "--no-report", "--runs-dir", str(tmp_path))
     assert p.returncode == 0, p.stderr
