@@ -61,7 +61,7 @@ WsatTimeOpt = typer.Option(None, "--wsat-max-time", help="Write Saturation time 
 MinWritesOpt = typer.Option(None, "--rwsw-min-writes", help="Multi-WSAT / Individual Streams: accept steady state only "
                             "after this × capacity of workload writes (default 1).")
 SteadyMinOpt = typer.Option(None, "--steady-min-writes", help="Accept steady state only after this × the tested "
-                            "capacity is written since the purge, so a fresh drive's plateau is not taken for it (default 2).")
+                            "capacity (plus the drive outside a range cut to the quick limit) is written since the purge (default 2).")
 StallOpt = typer.Option(None, "--stall-timeout", help="Stop and fail a round in which fio completes no IO for this long "
                         "(default: 3 × the cell time, at least 30 s; e.g. 2m). Lower values than 30 s only when given here.")
 WorkloadOpt = typer.Option(None, "--workload", "-w", help="RWSW tests: the directory written by `iolab trace analyze` "

@@ -11,7 +11,7 @@ from .units import duration
 
 
 def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapsed: float,
-               since_purge: int = 0, minimum: int = 0, multiple: float = 0.0) -> str | None:
+               since_purge: int = 0, minimum: int = 0, what: str = "") -> str | None:
     """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
     state is not accepted before the phase has written its own minimum (RWSW saturation tests)
     and `minimum` bytes were written since the purge (`steady_minimum`)."""
@@ -20,7 +20,7 @@ def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapse
         why = f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
         if minimum:
             why += (f", declared after {since_purge / 1e9:.3f} GB written since the purge "
-                    f"(≥ {multiple:g}× the tested capacity, {minimum / 1e9:.3f} GB)")
+                    f"(≥ {what}, {minimum / 1e9:.3f} GB)")
         return why
     if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
         return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
@@ -39,9 +39,9 @@ def steady_minimum(plan: TestPlan, phase: Phase) -> int:
     return plan.rule.min_write_bytes(plan.capacity)
 
 
-def too_fresh(since_purge: int, minimum: int, multiple: float) -> str:
+def too_fresh(since_purge: int, minimum: int, what: str) -> str:
     return (f"steady state not reached: the window passed, but only {since_purge / 1e9:.3f} GB was written since "
-            f"the purge, below the {multiple:g}× the tested capacity ({minimum / 1e9:.3f} GB) a drive must take "
+            f"the purge, below the {what} ({minimum / 1e9:.3f} GB) a drive must take "
             "to leave fresh-out-of-box")
 
 

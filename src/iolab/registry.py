@@ -8,11 +8,13 @@ Nothing here imports report/ or compare; only this module and api.py map names t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
 
 from .errors import IolabError
 from .plan import Profile, TestPlan
+from .suites import untested_capacity
 from .targets import Target
 from .testdef import TestDef
 
@@ -112,4 +114,6 @@ def build_plan(name: str, profile: Profile, target: Target, workload: str | Path
     if not test.needs_workload and workload is not None:
         takers = ", ".join(t.name for t in all() if t.needs_workload)
         raise IolabError(f"test {name}: takes no --workload (only {takers} do).")
-    return test.build(profile, target, Path(workload) if workload is not None else None)
+    plan = test.build(profile, target, Path(workload) if workload is not None else None)
+    untested = untested_capacity(profile, target)
+    return replace(plan, rule=replace(plan.rule, untested_bytes=untested)) if untested else plan

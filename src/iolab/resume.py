@@ -189,7 +189,7 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
         stop = early_stop(ph, verdict, written, elapsed, written_since_purge(store, i), steady_minimum(plan, ph),
-                          plan.rule.min_write_multiple)
+                          plan.rule.minimum_text())
         if stop is not None or done >= ph.max_rounds:
             # It was killed after its last round, before closing the phase.
             store.finish_phase(ph.name, verdict.steady if verdict else None, done,

@@ -299,7 +299,7 @@ class Runner:
             verdict = evaluate(history, rule) if phase.tracking else None
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
-            early = early_stop(phase, verdict, written, elapsed, self.since_purge, minimum, rule.min_write_multiple)
+            early = early_stop(phase, verdict, written, elapsed, self.since_purge, minimum, rule.minimum_text())
             if early is not None:
                 stop_reason = early
                 break
@@ -315,7 +315,7 @@ class Runner:
                             "required before steady state is accepted")
         if steady and self.since_purge < minimum:
             steady = False
-            stop_reason += "; " + too_fresh(self.since_purge, minimum, rule.min_write_multiple)
+            stop_reason += "; " + too_fresh(self.since_purge, minimum, rule.minimum_text())
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
         store.finish_phase(phase.name, steady, rnd, stop_reason)

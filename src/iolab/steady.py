@@ -19,7 +19,9 @@ variable passes over the same window.
 A flat window alone does not say the drive has left fresh-out-of-box: a fresh drive writes at a
 flat, fast plateau until its free blocks run out, and that plateau passes the rule. So steady
 state is accepted only once `min_write_multiple` × the tested capacity has been written since
-the last purge (the phase's preconditioning and the phases before it since that purge count).
+the last purge (the phase's preconditioning and the phases before it since that purge count),
+plus, when the tested range is cut to the quick limit, the drive's capacity outside it: writes
+confined to a small range consume the purged drive's free flash before garbage collection starts.
 The PTS does not state such a minimum (UNVERIFIED); the default, 2×, is its WIPC volume, and it
 is printed with the rule in every report.
 """
@@ -39,6 +41,10 @@ class SteadyRule:
     max_rounds: int = 25
     strict: bool = False  # False: ≤ (inclusive, default); True: <
     min_write_multiple: float = 2.0  # × tested capacity written since the purge before steady state counts
+    # The drive's capacity outside a range cut to the quick limit: after a purge, writes confined
+    # to a small range leave fresh-out-of-box only once the drive's free flash is used up, which
+    # takes about the whole drive, so what the range does not cover counts toward the minimum too.
+    untested_bytes: int = 0
 
     def describe(self, limit: str | None = None) -> str:
         """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
@@ -47,11 +53,18 @@ class SteadyRule:
             f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
             f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
             f"{limit or f'at most {self.max_rounds} rounds'}; comparison {'strict' if self.strict else 'inclusive'}; "
-            f"accepted only after {self.min_write_multiple:g}× the tested capacity is written since the purge"
+            f"accepted only after {self.minimum_text()} is written since the purge"
         )
 
+    def minimum_text(self) -> str:
+        rest = (f" plus the {self.untested_bytes / 1e9:.3f} GB of the drive outside it"
+                if self.untested_bytes and self.min_write_multiple else "")
+        return f"{self.min_write_multiple:g}× the tested capacity{rest}"
+
     def min_write_bytes(self, capacity: int) -> int:
-        return int(self.min_write_multiple * capacity)
+        if not self.min_write_multiple:
+            return 0
+        return int(self.min_write_multiple * capacity) + self.untested_bytes
 
 
 @dataclass(frozen=True)

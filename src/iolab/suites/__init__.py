@@ -92,6 +92,13 @@ def tested_capacity(profile: Profile, target: Target) -> int:
     return cap
 
 
+def untested_capacity(profile: Profile, target: Target) -> int:
+    """Bytes of the drive outside a tested range that the quick limit cut (0 when it did not):
+    after a purge, they take writes too before the drive leaves fresh-out-of-box."""
+    cap = tested_capacity(profile, target)
+    return target.capacity - cap if cap < int(target.capacity * profile.active_range) else 0
+
+
 def active_fraction(profile: Profile, target: Target) -> float:
     return tested_capacity(profile, target) / target.capacity
 

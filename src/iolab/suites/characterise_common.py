@@ -19,7 +19,7 @@ from ..plan import Cell, Phase, Profile, Tracking
 from ..targets import Target
 from ..units import KiB, kib_label
 from ..workload import Workload
-from . import active_fraction, common_parameters, tested_capacity
+from . import active_fraction, common_parameters, tested_capacity, untested_capacity
 
 FAMILY = "iolab characterisation"
 SEQUENCE = "characterise"
@@ -81,8 +81,13 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
     if not precondition:
         return Setup(vals, (), (), rows)
     pc_time = vals["precondition_time"]
-    budget = (dict(bytes_budget=QUICK_DRIVE_WRITES * tested_capacity(profile, target)) if pc_time == BY_CAPACITY
-              else dict(duration_s=pc_time))
+    # A range cut to the quick limit leaves fresh-out-of-box only once the rest of the purged
+    # drive's free flash is used up too (SteadyRule.untested_bytes), so a fill by capacity
+    # writes that as well.
+    untested = untested_capacity(profile, target)
+    rest = f" plus the {untested / 1e9:.3f} GB of the drive outside it" if untested else ""
+    budget = (dict(bytes_budget=QUICK_DRIVE_WRITES * tested_capacity(profile, target) + untested)
+              if pc_time == BY_CAPACITY else dict(duration_s=pc_time))
     w = Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth, active_range=ar,
                      entropy=1.0, name="precondition RND 4KiB W", **budget)
     if vals["precondition"] == "steady":
@@ -92,14 +97,14 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
         # entry-sata drive: 2× still reads 23 % above its saturated rate, 3× 5 %).
         multiple = max(float(QUICK_DRIVE_WRITES), profile.steady_min_write_multiple)
         cell = Cell("RND 4KiB W", w.with_(duration_s=profile.cell_seconds, bytes_budget=None), "0/100", 4 * KiB)
-        fill = w.with_(duration_s=None, bytes_budget=int(multiple * tested_capacity(profile, target)))
+        fill = w.with_(duration_s=None, bytes_budget=int(multiple * tested_capacity(profile, target)) + untested)
         phase = Phase(PRECONDITION_PHASE, (cell,), (Tracking("IOPS RND 4KiB W", cell.key, "iops"),), purge=True,
                       precondition=(fill,), max_rounds=profile.max_rounds)
-        first = f"{multiple:g} × the tested capacity, then "
+        first = f"{multiple:g} × the tested capacity{rest}, then "
         rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, {first}"
                                         f"{profile.cell_seconds:g} s rounds until PTS steady state of IOPS"))
         return Setup(vals, (phase,), (), rows)
-    how = ("" if pc_time == BY_CAPACITY else "for ") + _show_precondition_time(pc_time)
+    how = _show_precondition_time(pc_time) + rest if pc_time == BY_CAPACITY else "for " + _show_precondition_time(pc_time)
     rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
                                     f"{how} (steady state not checked)"))
     return Setup(vals, (), (w,), rows)
