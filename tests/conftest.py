@@ -16,8 +16,22 @@ SHARED = {
 }
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        name = item.path.name
-        group = next((g for g, files in SHARED.items() if name in files), str(item.path))
-        item.add_marker(pytest.mark.xdist_group(group))
+def group_of(nodeid: str) -> str:
+    """The worker-sharing group of a test: its file's, or the SHARED group naming the file."""
+    path = nodeid.split("::", 1)[0]
+    return next((g for g, files in SHARED.items() if path.rsplit("/", 1)[-1] in files), path)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    # xdist's own loadgroup reads xdist_group marks into the node id through an attribute this
+    # pytest no longer has, so the marks did nothing and a file's tests ran on every worker
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)
