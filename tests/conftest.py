@@ -1,31 +1,37 @@
-"""How the suite runs in parallel (pytest-xdist, `--dist loadfile`, as scripts/test runs it).
+"""How the suite runs in parallel (pytest-xdist, `--dist loadgroup`, as scripts/test runs it).
 
-A test file stays on one worker: its tests may share module fixtures, ports and names. What
-tests in different files share machine-wide is taken under a lock file for the length of
-each test, so two workers never use it at once."""
+A test file stays on one worker: its tests may share module fixtures, ports and names. Files
+that share something machine-wide, or an expensive session fixture, are one group, so they
+never run side by side and the fixture is built once."""
 
 from __future__ import annotations
 
-import fcntl
-from pathlib import Path
-
 import pytest
 
-# the tracefs instance `iolab capture` uses has one name on the machine
-SHARED = {"tracefs": ("test_capture.py", "test_every_command.py", "test_rwsw.py")}
-LOCKS = Path("/tmp")
+SHARED = {
+    # the tracefs instance `iolab capture` uses has one name on the machine
+    "tracefs": ("test_capture.py", "test_every_command.py", "test_rwsw.py"),
+    # the characterise run of conftest.characterise_on_a_file is read by both
+    "characterise": ("test_cli_characterise.py", "test_char_demand.py"),
+}
 
 
-@pytest.fixture(autouse=True)
-def _machine_wide(request):
-    held = [name for name, files in SHARED.items() if request.node.path.name in files]
-    fds = []
-    try:
-        for name in held:
-            f = open(LOCKS / f"iolab-tests-{name}.lock", "a")
-            fcntl.flock(f, fcntl.LOCK_EX)
-            fds.append(f)
-        yield
-    finally:
-        for f in fds:
-            f.close()
+def group_of(nodeid: str) -> str:
+    """The worker-sharing group of a test: its file's, or the SHARED group naming the file."""
+    path = nodeid.split("::", 1)[0]
+    return next((g for g, files in SHARED.items() if path.rsplit("/", 1)[-1] in files), path)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    # xdist's own loadgroup reads xdist_group marks into the node id through an attribute this
+    # pytest no longer has, so the marks did nothing and a file's tests ran on every worker
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return ByGroup(config, log)

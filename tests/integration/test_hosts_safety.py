@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -23,7 +24,14 @@ from .sshd import available, ssh_host
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, sshd)")
 QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none")
-PORTS = iter(range(19310, 19400))  # this worktree's range; a port per test (tests may run at once)
+
+
+def _port() -> int:
+    """A port nothing on this machine listens on: a fixed one is taken when this file runs from
+    two checkouts at once, and a refused run would look as if it had started a server there."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _sha(path: Path, n: int = 1 << 20) -> str:
@@ -59,7 +67,7 @@ def _foreign(path: Path) -> str:
 
 
 def test_a_host_of_this_machine_gets_the_local_checks(scratch):
-    port = next(PORTS)
+    port = _port()
     before = _foreign(scratch / "photos.img")
     for address in ("127.0.0.1", "127.0.0.2", "localhost"):  # any address of this machine, not a spelling
         r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/photos.img?size=1MiB",
@@ -74,7 +82,7 @@ def test_a_host_of_this_machine_gets_the_local_checks(scratch):
 def test_a_host_of_this_machine_gets_the_local_lock(scratch):
     from iolab import targets
 
-    port = next(PORTS)
+    port = _port()
     spec = f"file:{scratch}/t.img?size=16MiB"
     held = targets.claim(targets.parse_target(spec))  # another run holds the file
     try:
@@ -109,7 +117,7 @@ def _odd_spellings(scratch: Path, dev: str) -> list[str]:
 
 
 def test_a_device_spelt_oddly_on_this_machine_is_checked_as_the_device(scratch, partitioned):
-    port = next(PORTS)
+    port = _port()
     before = _sha(Path(partitioned))
     for spelt in _odd_spellings(scratch, partitioned):
         f = scratch / "hosts.toml"
@@ -131,7 +139,7 @@ def test_a_host_reached_through_fio_alone_is_refused_unless_the_user_answers_for
 
 
 def test_a_wildcard_address_is_refused_without_listen_any(scratch):
-    port = next(PORTS)
+    port = _port()
     for wild in ("0.0.0.0", "[::]"):
         r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts", f"{wild}:{port}",
                   "--runs-dir", str(scratch / "runs"), timeout=120)
@@ -150,7 +158,7 @@ def _kill_when_measuring(proc: subprocess.Popen, runs: Path) -> None:
 
 
 def test_kill_9_of_a_hosts_run_takes_its_server_down_and_resume_leaves_none(scratch):
-    port = next(PORTS)
+    port = _port()
     runs = scratch / "runs"
     proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2",
                              "--no-report", "--purge", "none", "--target", f"file:{scratch}/t.img?size=16MiB",
@@ -164,10 +172,12 @@ def test_kill_9_of_a_hosts_run_takes_its_server_down_and_resume_leaves_none(scra
     assert RunStore.open(run).manifest.state == "complete" and _gone(port)
 
 
-def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(scratch):
+def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(scratch, monkeypatch):
     from iolab.serverpids import servers_dir
 
-    port = next(PORTS)
+    # pid files of its own: any iolab hosts run of this machine stops every leftover server it finds
+    monkeypatch.setenv("IOLAB_LOCK_DIR", str(scratch / "locks"))
+    port = _port()
     pidfile = scratch / "left.pid"
     subprocess.run(["fio", f"--server=127.0.0.1,{port}", f"--daemonize={pidfile}"], check=True, timeout=30)
     deadline = time.monotonic() + 10
@@ -203,7 +213,7 @@ def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(sc
 
 @pytest.mark.skipif(not available(), reason="needs sshd and ssh")
 def test_an_ssh_hosts_target_is_checked_there(scratch, partitioned):
-    port = next(PORTS)
+    port = _port()
     before = _foreign(scratch / "photos.img")
     dev_before = _sha(Path(partitioned))
     with ssh_host() as host:
@@ -222,7 +232,7 @@ def test_an_ssh_hosts_target_is_checked_there(scratch, partitioned):
 
 @pytest.mark.skipif(not available(), reason="needs sshd and ssh")
 def test_kill_9_of_an_ssh_hosts_run_takes_the_remote_server_down(scratch):
-    port = next(PORTS)
+    port = _port()
     runs = scratch / "runs"
     with ssh_host() as host:
         f = scratch / "hosts.toml"

@@ -116,6 +116,14 @@ def held(target: Target) -> TargetClaim | None:
     return _HELD.get(target)
 
 
+def holds_file(path: str) -> bool:
+    """Does a claim of this process hold this file, as a file target or as the backing file of
+    a loop device it claimed? (Its flock, probed from another descriptor, looks like another run's.)"""
+    real = os.path.realpath(path)
+    return any(c.target.kind == "file" and os.path.realpath(c.target.path) == real
+               for got in _HELD.values() for c in (got, *got.parts))
+
+
 def release(target: Target) -> None:
     """Give up this process's claim on the target (nothing happens when there is none)."""
     got = _HELD.get(target)

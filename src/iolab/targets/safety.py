@@ -123,9 +123,9 @@ def block_problems(target: Target) -> list[Problem]:
 def _backing_problems(target: Target, dev: BlockDev, backing: str) -> list[Problem]:
     """A loop device writes its backing file: the file rules that hold for a file target hold
     for it too (iolab's mark excepted: attaching the file as a device says it is one)."""
-    claim = lock.held(target)
-    ours = claim is not None and any(p.target.path == backing for p in claim.parts)
-    if not ours and _locked_by_another_run(backing):
+    # a resumed run over two paths to one drive claims the first path, and with it the backing
+    # file, before it checks the second: that lock is this run's, not another's
+    if not lock.holds_file(backing) and _locked_by_another_run(backing):
         return [Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab run holds as "
                                                "its target")]
     st = host.stat_or_none(backing)

@@ -1,0 +1,39 @@
+"""The suite's parallel run (scripts/test: pytest-xdist, `--dist loadgroup`) keeps a test file on
+one worker and the files of a SHARED group together (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("xdist")
+ROOT = Path(__file__).resolve().parents[2]
+TEST = '''
+import os, time, pytest
+
+@pytest.mark.parametrize("i", range(6))
+def test_one(i):
+    time.sleep(0.2)  # long enough for an idle worker to be handed some of the file
+    with open(os.environ["WHERE"], "a") as f:
+        f.write(__name__ + " " + os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+'''
+
+
+def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
+    for name in ("test_alone.py", "test_capture.py", "test_rwsw.py"):  # the last two share the tracefs instance
+        (tmp_path / name).write_text(TEST)
+    where = tmp_path / "where.txt"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+                        "-n", "3", "--dist", "loadgroup", "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "WHERE": str(where)})
+    assert p.returncode == 0, p.stdout + p.stderr
+    workers: dict[str, set[str]] = {}
+    for line in where.read_text().splitlines():
+        module, worker = line.split()
+        workers.setdefault(module, set()).add(worker)
+    assert len(workers["test_alone"]) == 1, workers
+    assert len(workers["test_capture"] | workers["test_rwsw"]) == 1, workers
