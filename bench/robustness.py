@@ -554,7 +554,7 @@ BAD_LINES: list[tuple[str, list[str], int, str]] = [
     ("unknown purge method", ["run", "iops", "--purge", "foo"], 2, "foo"),
     ("unknown --set name", ["run", "iops", "--set", "nope=1"], 2, "nope"),
     ("--set without a value", ["run", "iops", "--set", "steps="], 2, "NAME=VALUE"),
-    ("runs directory that is a file", ["run", "iops", "--runs-dir", "{w}/binary"], 2, "binary"),
+    ("runs directory that is a file", ["run", "iops", "--runs-dir", "{w}/binary"], 3, "binary"),  # the write policy refuses it
     ("RWSW test without its workload", ["run", "multi-wsat"], 2, "workload"),
 ]
 QUICK_BAD = ["--quick", "--no-report"]  # were a bad line accepted, it would at least end soon
