@@ -3,9 +3,12 @@ and SATA disks under a real kernel (tests/vm), held here on a fake sysfs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from iolab import targets
+from iolab.errors import RefusedError
 
 from .test_targets_tools import HDPARM_NOT_FROZEN, _queue, fakesys, runner  # noqa: F401 (fixtures)
 
@@ -40,3 +43,41 @@ def test_sata_disk_without_a_rotation_rate_is_not_called_rotational(fakesys, run
     assert targets.device_facts("/dev/sdc").rotational is None
     runner.rules[("hdparm", "-I")] = [(0, HDPARM_NOT_FROZEN, "")]  # 'Solid State Device'
     assert targets.device_facts("/dev/sdc").rotational is False
+
+
+def test_host_managed_zoned_namespace_is_refused_whatever_the_overrides(fakesys, runner):
+    """QEMU's zoned NVMe namespace under a real kernel: `iolab run` created its run, then failed
+    in fio's first random write. Now `iolab info` says it is zoned and a run is refused before
+    anything is written; a host-aware device takes random writes and is not refused for it."""
+    fakesys.disk("nvme4n1", "pci0000:00/0000:00:0e.0/nvme/nvme4", "259:3",
+                 {"size": "524288", **_queue(), "queue/zoned": "host-managed"})
+    runner.rules[("blkid",)] = [(2, "", "")]
+    t = targets.Target("block", "/dev/nvme4n1", "/dev/nvme4n1", 268435456, targets.device_facts("/dev/nvme4n1"))
+    assert t.facts.zoned == "host-managed"
+    with pytest.raises(RefusedError) as e:
+        targets.check_safe_to_write(t, allow_unsafe=True, allow_system_disk=True)
+    assert "zoned: /dev/nvme4n1 is a host-managed zoned device" in str(e.value)
+    assert "Nothing overrides this" in str(e.value)
+    aware = replace(t, facts=replace(t.facts, zoned="host-aware"))
+    assert targets.check_safe_to_write(aware) == []
+
+
+def test_write_cache_is_put_back_as_the_drive_had_it(runner):
+    """The run switches the cache for its profile and puts the drive's own setting back at
+    the end (found on QEMU's NVMe controller: left disabled after every enterprise run)."""
+    nvme = targets.Target("block", "/dev/nvme0n1", "/dev/nvme0n1", 10**9, targets.DeviceFacts(interface="nvme"))
+    runner.rules[("nvme", "get-feature")] = [(0, "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001", "")]
+    runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:0x00000000", "")]
+    targets.set_write_cache(nvme, False)
+    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "-f", "6", "-v", "0")
+    said = targets.restore_write_cache(nvme)
+    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "-f", "6", "-v", "1")
+    assert said.startswith("restored at the end of the run: write cache enabled")
+    assert targets.restore_write_cache(nvme) is None  # put back once
+    sata = targets.Target("block", "/dev/sdc", "/dev/sdc", 10**9, targets.DeviceFacts(interface="sata"))
+    runner.rules[("hdparm", "-W")] = [(0, "\n/dev/sdc:\n write-caching =  0 (off)\n", "")]
+    runner.rules[("hdparm", "-W1")] = [(0, "setting drive write-caching to 1 (on)", "")]
+    runner.rules[("hdparm", "-W0")] = [(0, "setting drive write-caching to 0 (off)", "")]
+    targets.set_write_cache(sata, True)
+    assert targets.restore_write_cache(sata).endswith("write-caching to 0 (off)")
+    assert runner.calls[-1] == ("hdparm", "-W0", "/dev/sdc")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import IolabError
 from . import host
-from .model import DeviceFacts
+from .model import DeviceFacts, Problem, Target
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,7 @@ def _block_facts(dev: BlockDev) -> DeviceFacts:
         write_cache={"write back": "enabled", "write through": "disabled"}.get(host.read(queue / "write_cache") or ""),
         sources=("sysfs",),
         wwid=host.read(dev.disk / "wwid") or host.read(device / "wwid"),
+        zoned=host.read(queue / "zoned") if host.read(queue / "zoned") in ("host-managed", "host-aware") else None,
     )
     node = f"/dev/{dev.disk.name}"  # the tools identify drives, not partitions
     # Least direct first: each later tool's identity strings replace the earlier ones.
@@ -193,6 +194,19 @@ def vpd_rotation_rate(device: Path) -> int | None:
     raw = _vpd(device, "b1")
     rate = int.from_bytes(raw[4:6], "big") if raw and len(raw) >= 6 else 0
     return rate or None
+
+
+def zoned_problems(target: Target) -> list[Problem]:
+    """A host-managed zoned device (ZNS namespace, SMR disk) takes writes only at each zone's
+    write pointer, in order; every iolab test writes at random offsets or over the whole
+    range, which such a device rejects. Nothing overrides that. Host-aware devices take
+    random writes (with their own penalties) and are tested like any other."""
+    if target.facts.zoned != "host-managed":
+        return []
+    return [Problem("zoned", f"{target.path} is a host-managed zoned device (the kernel's queue/zoned); it takes "
+                             "writes only sequentially at each zone's write pointer and rejects the random and "
+                             "whole-range writes of every iolab test (and its purge), so iolab does not test it. "
+                             "Test a conventional namespace of the drive instead", None)]
 
 
 _IDENTITY = ("vendor", "model", "serial", "firmware")
