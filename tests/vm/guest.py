@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,7 +22,9 @@ from pathlib import Path
 
 OUT = Path(sys.argv[1])
 IOLAB = str(Path(sys.executable).parent / "iolab")
-RUNS = OUT / "runs"
+# SQLite's WAL needs shared memory the 9p share lacks: runs go to the guest's own /tmp and are
+# copied to OUT at the end, for the host to report.
+RUNS = Path("/tmp/iolab-vm-runs")
 RESULTS: dict = {"devices": {}, "checks": {}}
 # Every run is as small as iolab allows: one round of 1 s cells on a 256 MiB namespace.
 QUICK = ["--quick", "--max-rounds", "1", "--cell-time", "1s", "--no-report", "--runs-dir", str(RUNS)]
@@ -177,6 +180,7 @@ def run_watching(argv: list[str], read, node: str) -> dict:
 
 
 def main() -> None:
+    os.environ["COLUMNS"] = "300"  # iolab's lines (run directories) unfolded
     OUT.mkdir(parents=True, exist_ok=True)
     RUNS.mkdir(exist_ok=True)
     by_serial = nodes_by_serial()
@@ -283,6 +287,7 @@ def main() -> None:
         r["manifest"] = manifest_of(r["run"]["out"])
         return r
 
+    shutil.copytree(RUNS, OUT / "runs", dirs_exist_ok=True)
     RESULTS["finished"] = True
     save()
 
