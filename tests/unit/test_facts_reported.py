@@ -3,12 +3,14 @@ and SATA disks under a real kernel (tests/vm), held here on a fake sysfs."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 
 from iolab import targets
 from iolab.errors import RefusedError
+from iolab.targets import wear
 
 from .test_targets_tools import HDPARM_NOT_FROZEN, _queue, fakesys, runner  # noqa: F401 (fixtures)
 
@@ -69,9 +71,9 @@ def test_write_cache_is_put_back_as_the_drive_had_it(runner):
     runner.rules[("nvme", "get-feature")] = [(0, "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001", "")]
     runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:0x00000000", "")]
     targets.set_write_cache(nvme, False)
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "-f", "6", "-v", "0")
+    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")
     said = targets.restore_write_cache(nvme)
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "-f", "6", "-v", "1")
+    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "1")
     assert said.startswith("restored at the end of the run: write cache enabled")
     assert targets.restore_write_cache(nvme) is None  # put back once
     sata = targets.Target("block", "/dev/sdc", "/dev/sdc", 10**9, targets.DeviceFacts(interface="sata"))
@@ -81,3 +83,12 @@ def test_write_cache_is_put_back_as_the_drive_had_it(runner):
     targets.set_write_cache(sata, True)
     assert targets.restore_write_cache(sata).endswith("write-caching to 0 (off)")
     assert runner.calls[-1] == ("hdparm", "-W0", "/dev/sdc")
+
+
+def test_nvme_cli_2_counters_as_strings_are_read():
+    """nvme-cli 2.3 (Debian 12) prints the SMART log's 128-bit counters as JSON strings: QEMU's
+    NVMe controller said "data_units_written":"1099" and no phase's writes were recorded."""
+    c = wear.parse_nvme_smart_log(json.dumps({"data_units_written": "1099", "host_write_commands": "9822"}))
+    assert c is not None and c.host_bytes == 1099 * 512_000
+    assert wear.parse_nvme_smart_log(json.dumps({"data_units_written": "a lot"})) is None
+    assert wear.parse_nvme_smart_log(json.dumps({"data_units_written": True})) is None
