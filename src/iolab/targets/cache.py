@@ -12,6 +12,10 @@ from .model import Target
 # a run (complete, failed or interrupted) puts it back: a drive left with its cache off runs
 # slow, and one left with it on loses data at power loss where the owner had turned it off.
 _BEFORE: dict[str, bool] = {}
+# The volatile write cache is a controller feature: nvme-cli given a namespace's node sends
+# that namespace's id, which a controller may reject ("Feature Not Namespace Specific", QEMU
+# does); the broadcast id addresses the controller.
+_ALL_NAMESPACES = ("--namespace-id=0xffffffff",)
 
 _NOT_SETTABLE = {
     "loop": "not settable on loop devices (direct IO bypasses the page cache; the backing file's device "
@@ -59,7 +63,7 @@ def drive_write_cache(target: Target) -> bool | None:
     iface, dev = target.facts.interface, target.path
     if iface == "nvme":
         m = re.search(r"Current value:\s*(0x[0-9a-fA-F]+)", host.run_command(
-            ["nvme", "get-feature", dev, "-f", "6"], timeout=30).text)
+            ["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text)
         return bool(int(m.group(1), 16) & 1) if m else None
     if iface == "sata":
         m = re.search(r"write-caching\s*=\s*([01])\b", host.run_command(["hdparm", "-W", dev], timeout=30).text)
@@ -97,7 +101,8 @@ def block_write_cache(target: Target, enabled: bool) -> str:
         if was is not None:
             _BEFORE[dev] = was
     if iface == "nvme":
-        r = host.run_command(["nvme", "set-feature", dev, "-f", "6", "-v", "1" if enabled else "0"], timeout=30)
+        r = host.run_command(["nvme", "set-feature", dev, *_ALL_NAMESPACES, "-f", "6", "-v", "1" if enabled else "0"],
+                             timeout=30)
     elif iface == "sata":
         r = host.run_command(["hdparm", f"-W{1 if enabled else 0}", dev], timeout=30)
     elif iface in ("sas", "scsi", "usb"):
