@@ -92,3 +92,17 @@ def test_nvme_cli_2_counters_as_strings_are_read():
     assert c is not None and c.host_bytes == 1099 * 512_000
     assert wear.parse_nvme_smart_log(json.dumps({"data_units_written": "a lot"})) is None
     assert wear.parse_nvme_smart_log(json.dumps({"data_units_written": True})) is None
+
+
+def test_scsi_write_cache_read_from_the_caching_page_and_put_back(runner):
+    """Without sdparm, the SCSI caching page is read with `sg_modes --raw`, whose reply is
+    binary (QEMU's scsi-hd: its WCE bit), and the setting put back after the run."""
+    page = bytes([0x08, 0x12, 0x04]) + bytes(17)  # caching page, WCE set
+    reply = bytes([0, 6 + len(page), 0, 0, 0, 0, 0, 0]) + page  # MODE SENSE(10) header, no block descriptors
+    runner.rules[("sg_modes",)] = [(0, reply, "")]
+    runner.rules[("sg_wr_mode",)] = [(0, "", "")]
+    scsi = targets.Target("block", "/dev/sda", "/dev/sda", 10**9, targets.DeviceFacts(interface="scsi"))
+    targets.set_write_cache(scsi, False)
+    assert runner.calls[-1] == ("sg_wr_mode", "--page=8", "--contents=0,0,0", "--mask=0,0,4", "/dev/sda")
+    assert targets.restore_write_cache(scsi).startswith("restored at the end of the run: write cache enabled")
+    assert runner.calls[-1] == ("sg_wr_mode", "--page=8", "--contents=0,0,4", "--mask=0,0,4", "/dev/sda")

@@ -110,14 +110,15 @@ def hdparm_wce(node: str) -> int | None:
 
 
 def scsi_wce(node: str) -> int | None:
-    """WCE from the caching mode page (0x08) as the drive returns it (current values)."""
-    r = sh(["sg_modes", "--page=8", "--raw", node], timeout=60)
-    data = bytes.fromhex(r["out"].replace(" ", "").replace("\n", "")) if r["rc"] == 0 else b""
-    # 10-byte MODE SENSE header: 8 bytes + block descriptors; sg_modes asks with 10 bytes by default.
-    if len(data) < 8:
+    """WCE as the kernel reads it from the drive's caching mode page: a rescan makes sd read the
+    page again (iolab switches it with SCSI commands the kernel does not watch)."""
+    dev = Path("/sys/class/block") / Path(node).name / "device"
+    try:
+        (dev / "rescan").write_text("1")
+        cache = next((dev / "scsi_disk").iterdir()) / "cache_type"
+        return {"write back": 1, "write through": 0}.get(cache.read_text().strip())
+    except (OSError, StopIteration):
         return None
-    start = 8 + int.from_bytes(data[6:8], "big")
-    return (data[start + 2] >> 2) & 1 if len(data) > start + 2 else None
 
 
 WCE_READERS = {"nvme": nvme_wce, "sata": hdparm_wce, "scsi": scsi_wce}

@@ -72,17 +72,14 @@ def drive_write_cache(target: Target) -> bool | None:
         m = re.search(r"^WCE\s+([01])\b", host.run_command(["sdparm", "--get", "WCE", dev], timeout=30).text, re.M)
         if m:
             return m.group(1) == "1"
-        return parse_caching_page(host.run_command(["sg_modes", "--page=8", "--raw", dev], timeout=30).text)
+        r = host.run_command(["sg_modes", "--page=8", "--raw", dev], timeout=30)
+        return parse_caching_page(r.stdout) if r.ok else None
     return None
 
 
-def parse_caching_page(text: str) -> bool | None:
-    """WCE from `sg_modes --page=8 --raw` (a MODE SENSE(10) reply in hex: 8-byte header, block
-    descriptors, then the caching page, whose byte 2 bit 2 is WCE)."""
-    try:
-        data = bytes.fromhex("".join(text.split()))
-    except ValueError:
-        return None
+def parse_caching_page(data: bytes) -> bool | None:
+    """WCE from `sg_modes --page=8 --raw` (the MODE SENSE(10) reply as binary: 8-byte header,
+    block descriptors, then the caching page, whose byte 2 bit 2 is WCE)."""
     if len(data) < 8:
         return None
     page = 8 + int.from_bytes(data[6:8], "big")
