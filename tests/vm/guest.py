@@ -153,7 +153,13 @@ def counters(node: str, iface: str) -> dict:
         except ValueError:
             return {"raw": r}
         return {"data_units_written": j.get("data_units_written"), "host_write_commands": j.get("host_write_commands")}
-    return {"smartctl": sh(["smartctl", "-A", "-l", "error", "-j", node], timeout=60)["out"][-4000:]}
+    r = sh(["smartctl", "-A", "-l", "error", "-j", node], timeout=60)
+    try:
+        j = json.loads(r["out"])
+    except ValueError:
+        return {"raw": r}
+    return {"ata_attributes": [a.get("id") for a in (j.get("ata_smart_attributes") or {}).get("table", [])],
+            "scsi_write_log": ((j.get("scsi_error_counter_log") or {}).get("write"))}
 
 
 def identify(node: str, iface: str, ctrl: str | None) -> dict:

@@ -196,13 +196,32 @@ def test_wear_counters_before_and_after(guest):
     assert sum(r["end"]["host_bytes"] - r["start"]["host_bytes"] for r in phases.values()) > 0
 
 
+@pytest.mark.parametrize("check", ["sata-run", "scsi-run"])
+def test_wear_not_reported_where_the_drive_has_no_counter(guest, check):
+    """QEMU's ATA SMART table has no attribute 241 (LBAs written) and its SCSI disk no write
+    error counter log: no counters are recorded, none are made up."""
+    c = guest.check(check)
+    assert c["run"]["rc"] == 0, c["run"]["err"]
+    assert 241 not in (c["smart"].get("ata_attributes") or []) and not c["smart"].get("scsi_write_log")
+    assert c["manifest"]["endurance"] == {}
+
+
 def test_split_over_two_controllers(guest, tmp_path):
     """One namespace behind two controllers (an NVM subsystem, native multipath off): a quick
     IOPS run split over both paths completes with per-path figures, and is reported."""
     c = guest.check("dual-run")
     assert c["run"]["rc"] == 0, c["run"]["err"][-3000:]
-    split = c["manifest"]["split"]
-    assert split, c["manifest"]
+    paths = guest.results["devices"]["nvme-dual"]["paths"]
+    assert len(paths) == 2
+    assert sorted(leg["path"] for leg in c["manifest"]["split"]) == paths
+    assert "2 paths" in c["run"]["out"] or all(p in c["run"]["out"] for p in paths)
+    run = guest.dir / "out" / "runs" / Path(c["manifest"]["dir"]).name
+    p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr
+    (html,) = tmp_path.glob("*.html")
+    text = html.read_text()
+    assert "Per-Host / Per-Path Breakdown" in text and all(p in text for p in paths)
 
 
 @pytest.mark.parametrize("check", ["nvme-run", "sata-run", "scsi-run", "dual-run"])
