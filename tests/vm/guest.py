@@ -249,7 +249,12 @@ def main() -> None:
     @check("nvme-ctrl-c")
     def _():
         before = nvme_wce(nv)
-        p = subprocess.Popen([IOLAB, "run", "latency", "-t", nv, "--profile", "enterprise", *QUICK],
+        # the run names its drive through a link, which then points at another drive: resume
+        # must see that the drive is not the one the run wrote to
+        link = Path("/dev/iolab-vm-drive")
+        link.unlink(missing_ok=True)
+        link.symlink_to(nv)
+        p = subprocess.Popen([IOLAB, "run", "latency", "-t", str(link), "--profile", "enterprise", *QUICK],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         seen, deadline = [], time.monotonic() + 600
         # interrupt once the run has measured a cell (its cache setting is in place by then)
@@ -263,9 +268,14 @@ def main() -> None:
         out, err = p.communicate(timeout=600)
         after = nvme_wce(nv)
         run = manifest_of(out)
+        link.unlink()
+        link.symlink_to(ns2)
+        elsewhere = sh([IOLAB, "resume", run["dir"], "--no-report"]) if run else None
+        link.unlink()
+        link.symlink_to(nv)
         resumed = sh([IOLAB, "resume", run["dir"], "--no-report"]) if run else None
         return {"wce_before": before, "wce_during": seen, "wce_after": after, "rc": p.returncode, "out": out,
-                "err": err, "manifest": run, "resume": resumed,
+                "err": err, "manifest": run, "resume_elsewhere": elsewhere, "resume": resumed,
                 "resumed_manifest": json.loads((Path(run["dir"]) / "manifest.json").read_text()) if run else None}
 
     @check("nvme-ns2-run")

@@ -138,6 +138,9 @@ def test_purge_by_the_drives_own_command(guest, check, method, why):
     assert c["run"]["rc"] == 0, c["run"]["err"]
     (p,) = _purges(c)
     assert p["ok"] and p["method"] == method, p
+    if method == "nvme-format":
+        ctrl = _json(guest.check("identify")["nvme"]["tools"]["id-ctrl"])
+        assert ctrl["oacs"] & 0x2 and ctrl["sanicap"] == 0  # what QEMU 7.2 advertises
     assert "$ " in p["detail"]  # the command that ran, as recorded
     if why:
         assert p["detail"].startswith("auto:") and why in p["detail"]
@@ -171,11 +174,18 @@ def test_write_cache_switched_and_restored(guest, check, wanted):
 
 
 def test_ctrl_c_restores_write_cache_and_resume_checks_the_drive(guest):
+    """Ctrl-C in the middle of an enterprise run: the drive's write cache is on again; `iolab
+    resume` refuses when the run's device path now leads to another drive (by its serial) and
+    finishes the run on the drive it started on."""
     c = guest.check("nvme-ctrl-c")
     assert 0 in c["wce_during"], c["wce_during"]
     assert c["rc"] == 130, c["err"]
     assert c["wce_after"] == c["wce_before"] == 1
     assert c["manifest"]["state"] == "interrupted"
+    wrong = c["resume_elsewhere"]  # the run's link now points at another namespace
+    said = " ".join(wrong["err"].split())
+    assert wrong["rc"] != 0 and "Traceback" not in said
+    assert "IOLABNV1" in said and "IOLABNV2" in said, said
     r = c["resume"]
     assert r["rc"] == 0, r["err"]
     resumed = c["resumed_manifest"]
