@@ -30,7 +30,7 @@ RESULTS: dict = {"devices": {}, "checks": {}}
 QUICK = ["--quick", "--max-rounds", "1", "--cell-time", "1s", "--no-report", "--runs-dir", str(RUNS)]
 
 
-def sh(argv: list[str], timeout: float = 900) -> dict:
+def sh(argv: list[str], timeout: float = 1800) -> dict:
     t0 = time.monotonic()
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)

@@ -138,7 +138,7 @@ def make_images(d: Path) -> dict[str, str]:
     return sums
 
 
-def boot(d: Path, cpus: int | None = None, timeout: float = 3600) -> dict:
+def boot(d: Path, cpus: int | None = None, timeout: float = 7200) -> dict:
     """Make the images in `d`, boot once, run the guest script (its results in d/out, the
     console in d/console.log); returns what the host saw, also kept in d/host.json: vng's exit
     status, seconds, the kept images' checksums before and after."""
