@@ -106,3 +106,14 @@ def test_scsi_write_cache_read_from_the_caching_page_and_put_back(runner):
     assert runner.calls[-1] == ("sg_wr_mode", "--page=8", "--contents=0,0,0", "--mask=0,0,4", "/dev/sda")
     assert targets.restore_write_cache(scsi).startswith("restored at the end of the run: write cache enabled")
     assert runner.calls[-1] == ("sg_wr_mode", "--page=8", "--contents=0,0,4", "--mask=0,0,4", "/dev/sda")
+
+
+def test_nvme_write_cache_off_is_read_and_put_back(runner):
+    """nvme-cli prints a zero feature value as "00000000" (C's %#x adds no 0x to zero): a drive
+    whose cache was off was not known to be, and a client run left it on."""
+    nvme = targets.Target("block", "/dev/nvme0n1", "/dev/nvme0n1", 10**9, targets.DeviceFacts(interface="nvme"))
+    runner.rules[("nvme", "get-feature")] = [(0, "get-feature:0x06 (Volatile Write Cache), Current value:00000000", "")]
+    runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:0x00000001", "")]
+    targets.set_write_cache(nvme, True)
+    assert targets.restore_write_cache(nvme) is not None
+    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")

@@ -91,16 +91,17 @@ def manifest_of(out: str) -> dict | None:
     return {"dir": m.group(1), **json.loads(p.read_text())} if p.exists() else None
 
 
-def newest_run() -> Path | None:
-    runs = sorted(RUNS.glob("*"), key=lambda p: p.stat().st_mtime) if RUNS.exists() else []
-    return runs[-1] if runs else None
+def new_run(known: set[Path]) -> Path | None:
+    """The run directory that is not among `known` (the one a command just started)."""
+    runs = set(RUNS.glob("*")) - known if RUNS.exists() else set()
+    return next(iter(runs)) if runs else None
 
 
 # --- the drive's own write-cache switch, read back -------------------------------------------
 
 def nvme_wce(node: str) -> int | None:
     r = sh(["nvme", "get-feature", node, "-f", "6"], timeout=60)
-    m = re.search(r"Current value:\s*(0x[0-9a-f]+)", r["out"])
+    m = re.search(r"Current value:\s*(?:0x)?([0-9a-f]+)", r["out"])  # zero prints without 0x
     return int(m.group(1), 16) & 1 if m else None
 
 
@@ -249,6 +250,7 @@ def main() -> None:
     @check("nvme-ctrl-c")
     def _():
         before = nvme_wce(nv)
+        known = set(RUNS.glob("*"))
         # the run names its drive through a link, which then points at another drive: resume
         # must see that the drive is not the one the run wrote to
         link = Path("/dev/iolab-vm-drive")
@@ -260,7 +262,7 @@ def main() -> None:
         # interrupt once the run has measured a cell (its cache setting is in place by then)
         while time.monotonic() < deadline and p.poll() is None:
             seen.append(nvme_wce(nv))
-            run = newest_run()
+            run = new_run(known)
             if run and list((run / "raw").glob("main-r01-c00-*.json")):
                 break
             time.sleep(1)

@@ -62,7 +62,8 @@ def drive_write_cache(target: Target) -> bool | None:
     caching mode page WCE); None when it cannot be read."""
     iface, dev = target.facts.interface, target.path
     if iface == "nvme":
-        m = re.search(r"Current value:\s*(0x[0-9a-fA-F]+)", host.run_command(
+        # nvme-cli prints the value with C's %#010x: "0x00000001", but "00000000" for zero
+        m = re.search(r"Current value:\s*(?:0x)?([0-9a-fA-F]+)", host.run_command(
             ["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text)
         return bool(int(m.group(1), 16) & 1) if m else None
     if iface == "sata":
