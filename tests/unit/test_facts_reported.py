@@ -117,3 +117,20 @@ def test_nvme_write_cache_off_is_read_and_put_back(runner):
     targets.set_write_cache(nvme, True)
     assert targets.restore_write_cache(nvme) is not None
     assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")
+
+
+SG_FORMAT_QEMU = ("QEMU      QEMU HARDDISK     2.5+\n      peripheral_type: disk [0x0]\n      Unit serial number: IOLABSC1\n"
+                  "Format unit has started\nFORMAT UNIT Complete\n")
+SG_FORMAT_QEMU_ERR = "test unit ready:  Fixed format, current;  Sense key: Hardware Error\n Additional sense: Internal target failure\n"
+
+
+def test_sg_format_that_the_drive_reports_failed_is_not_a_purge(runner):
+    """QEMU's scsi-hd under a real kernel: sg_format exited 0 while the drive answered its
+    readiness poll with a Hardware Error; the purge was recorded as ok."""
+    runner.rules[("sg_format",)] = [(0, SG_FORMAT_QEMU, SG_FORMAT_QEMU_ERR)]
+    scsi = targets.Target("block", "/dev/sda", "/dev/sda", 10**9, targets.DeviceFacts(interface="scsi"))
+    out = targets.purge(scsi, "sg-format")
+    assert not out.ok and out.method == "sg-format"
+    assert "'Hardware Error' after FORMAT UNIT" in out.detail
+    runner.rules[("sg_format",)] = [(0, SG_FORMAT_QEMU, "")]
+    assert targets.purge(scsi, "sg-format").ok
