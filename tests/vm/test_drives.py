@@ -171,7 +171,8 @@ def test_write_cache_switched_and_restored(guest, check, wanted):
     assert c["run"]["rc"] == 0, c["run"]["err"]
     before, during, after = c["wce_before"], [v for v in c["wce_during"] if v is not None], c["wce_after"]
     assert before is not None and during, c
-    assert during[-1] == wanted and wanted in during
+    # the poller's last reading may come after the run put the setting back
+    assert wanted in during and set(during) <= {before, wanted}
     assert after == before, f"write cache left {after} (was {before})"
     assert "restored" in c["manifest"]["write_cache"]
 
