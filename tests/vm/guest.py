@@ -322,6 +322,5 @@ def main() -> None:
 if __name__ == "__main__":
     main()
     # Power off at once: an emulated controller the kernel keeps resetting can hold up a clean
-    # shutdown for as long as the host waits. Everything is written to the share by now.
-    os.sync()
+    # shutdown (and a sync) for as long as the host waits. The results are on the share by now.
     Path("/proc/sysrq-trigger").write_text("o")
