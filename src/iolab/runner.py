@@ -224,6 +224,10 @@ class Runner:
         else:
             self.store.finish("complete")
         finally:
+            restored = targets.restore_write_cache(self.target)  # however the run ends, Ctrl-C included
+            if restored:
+                m.write_cache = f"{m.write_cache}; {restored}"
+                self.store.write_manifest()
             targets.release(self.target)  # the claim start() took, however the run ends
 
     def build(self, i: int, deferred: Deferred) -> Phase:

@@ -37,7 +37,9 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     if not m.compliant:
         console.print(f"[yellow]NON-COMPLIANT: {esc('; '.join(m.noncompliance))}[/]")
     for p in m.purges:
-        console.print(esc(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}"))
+        # a failed purge says why and a fallback says from what, not only in manifest.json
+        said = f": {p['detail']}" if not p["ok"] or p["detail"].startswith("auto:") else ""
+        console.print(esc(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}"), soft_wrap=True)
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))

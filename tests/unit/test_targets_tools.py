@@ -438,7 +438,7 @@ def test_write_cache_command_lines(runner):
     runner.rules[("hdparm",)] = [(0, "setting drive write-caching to 1 (on)", "")]
     runner.rules[("sg_wr_mode",)] = [(0, "", "")]
     said = targets.set_write_cache(_block("nvme", "/dev/nvme0n1"), False)
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "-f", "6", "-v", "0")
+    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")
     assert said.startswith("write cache disabled") and "Volatile Write Cache" in said
     said = targets.set_write_cache(_block("sata", "/dev/sda"), True)
     assert runner.calls[-1] == ("hdparm", "-W1", "/dev/sda") and "write-caching to 1" in said

@@ -9,6 +9,7 @@ Public functions (the runner, the engines and the CLI call these):
   prepare_file(target)                -> what was done   (files.py: create/extend a file target, marked as iolab's)
   purge(target, method[, progress])   -> PurgeOutcome    (purge.py; method: one of PURGE_METHODS)
   set_write_cache(target, enabled)    -> what was done, for the manifest   (cache.py)
+  restore_write_cache(target)         -> the drive's setting from before the run put back, or None
 
 Each target kind (block, file, nbd, sim) is registered with its hooks for these (kinds.py,
 registry.py); a target of an unregistered kind is refused. Everything that touches the host
@@ -17,7 +18,7 @@ fake.
 """
 
 from . import registry as _registry  # noqa: F401  (registers the built-in kinds)
-from .cache import set_write_cache
+from .cache import restore_write_cache, set_write_cache
 from .facts import device_facts, parse_hdparm_identify, parse_nvme_id_ctrl, parse_smartctl_info
 from .files import MARK_XATTR, created_by_iolab, mark_created, prepare_file
 from .host import CommandResult, run_command
@@ -33,5 +34,5 @@ __all__ = [
     "DeviceFacts", "Kind", "Problem", "PurgeOutcome", "Target", "TargetKind", "check_safe_to_write", "claim",
     "created_by_iolab", "device_facts", "held", "kind_of", "mark_created", "parse_ata_security",
     "parse_hdparm_identify", "parse_nvme_id_ctrl", "parse_sanitize_log", "parse_smartctl_info", "parse_target",
-    "prepare_file", "purge", "register", "release", "run_command", "set_write_cache",
+    "prepare_file", "purge", "register", "release", "restore_write_cache", "run_command", "set_write_cache",
 ]

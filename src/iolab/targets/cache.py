@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from . import host
 from .kinds import kind_of
 from .model import Target
+
+# The drive's own setting before this process first switched it, by device, so the end of
+# a run (complete, failed or interrupted) puts it back: a drive left with its cache off runs
+# slow, and one left with it on loses data at power loss where the owner had turned it off.
+_BEFORE: dict[str, bool] = {}
+# The volatile write cache is a controller feature: nvme-cli given a namespace's node sends
+# that namespace's id, which a controller may reject ("Feature Not Namespace Specific", QEMU
+# does); the broadcast id addresses the controller.
+_ALL_NAMESPACES = ("--namespace-id=0xffffffff",)
 
 _NOT_SETTABLE = {
     "loop": "not settable on loop devices (direct IO bypasses the page cache; the backing file's device "
@@ -35,13 +46,61 @@ def sim_write_cache(target: Target, enabled: bool) -> str:
     return "not settable through iolab.targets on simulated drives (the sim engine switches its model's cache)"
 
 
+def restore_write_cache(target: Target) -> str | None:
+    """Put the drive's write cache back as it was before the run switched it; None when the run
+    did not switch it (or could not read it first)."""
+    was = _BEFORE.get(target.path)
+    if was is None:
+        return None
+    said = kind_of(target).write_cache(target, was)
+    del _BEFORE[target.path]  # after the switch, which would otherwise note the run's setting as the drive's
+    return "restored at the end of the run: " + said
+
+
+def drive_write_cache(target: Target) -> bool | None:
+    """The volatile write cache as the drive reports it (NVMe feature 6, ATA IDENTIFY, SCSI
+    caching mode page WCE); None when it cannot be read."""
+    iface, dev = target.facts.interface, target.path
+    if iface == "nvme":
+        # nvme-cli prints the value with C's %#010x: "0x00000001", but "00000000" for zero
+        m = re.search(r"Current value:\s*(?:0x)?([0-9a-fA-F]+)", host.run_command(
+            ["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text)
+        return bool(int(m.group(1), 16) & 1) if m else None
+    if iface == "sata":
+        m = re.search(r"write-caching\s*=\s*([01])\b", host.run_command(["hdparm", "-W", dev], timeout=30).text)
+        return m.group(1) == "1" if m else None
+    if iface in ("sas", "scsi", "usb"):
+        m = re.search(r"^WCE\s+([01])\b", host.run_command(["sdparm", "--get", "WCE", dev], timeout=30).text, re.M)
+        if m:
+            return m.group(1) == "1"
+        r = host.run_command(["sg_modes", "--page=8", "--raw", dev], timeout=30)
+        return parse_caching_page(r.stdout) if r.ok else None
+    return None
+
+
+def parse_caching_page(data: bytes) -> bool | None:
+    """WCE from `sg_modes --page=8 --raw` (the MODE SENSE(10) reply as binary: 8-byte header,
+    block descriptors, then the caching page, whose byte 2 bit 2 is WCE)."""
+    if len(data) < 8:
+        return None
+    page = 8 + int.from_bytes(data[6:8], "big")
+    if len(data) <= page + 2 or data[page] & 0x3F != 0x08:
+        return None
+    return bool(data[page + 2] & 0x04)
+
+
 def block_write_cache(target: Target, enabled: bool) -> str:
     """The drive's own switch, by interface."""
     on = "enabled" if enabled else "disabled"
     iface = target.facts.interface
     dev = target.path
+    if iface in ("nvme", "sata", "sas", "scsi", "usb") and dev not in _BEFORE:
+        was = drive_write_cache(target)
+        if was is not None:
+            _BEFORE[dev] = was
     if iface == "nvme":
-        r = host.run_command(["nvme", "set-feature", dev, "-f", "6", "-v", "1" if enabled else "0"], timeout=30)
+        r = host.run_command(["nvme", "set-feature", dev, *_ALL_NAMESPACES, "-f", "6", "-v", "1" if enabled else "0"],
+                             timeout=30)
     elif iface == "sata":
         r = host.run_command(["hdparm", f"-W{1 if enabled else 0}", dev], timeout=30)
     elif iface in ("sas", "scsi", "usb"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import IolabError
 from . import host
-from .model import DeviceFacts
+from .model import DeviceFacts, Problem, Target
 
 
 @dataclass(frozen=True)
@@ -123,17 +123,17 @@ def _block_facts(dev: BlockDev) -> DeviceFacts:
     facts = DeviceFacts(
         vendor=vendor,
         model=host.read(device / "model"),
-        serial=host.read(device / "serial") or host.read(dev.disk / "serial"),
+        serial=host.read(device / "serial") or host.read(dev.disk / "serial") or vpd_serial(device),
         firmware=host.read(device / "firmware_rev") or host.read(device / "rev"),
         capacity_bytes=size * 512 if size is not None else None,  # sysfs counts 512 B units always
         logical_sector=host.read_int(queue / "logical_block_size"),
         physical_sector=host.read_int(queue / "physical_block_size"),
-        # a loop or NBD device's flag is the kernel's default, not a fact about any medium
-        rotational=None if interface in SOFTWARE_DEVICES else {"1": True, "0": False}.get(rotational or ""),
+        rotational=_rotational(interface, rotational, device),
         interface=interface,
         write_cache={"write back": "enabled", "write through": "disabled"}.get(host.read(queue / "write_cache") or ""),
         sources=("sysfs",),
         wwid=host.read(dev.disk / "wwid") or host.read(device / "wwid"),
+        zoned=host.read(queue / "zoned") if host.read(queue / "zoned") in ("host-managed", "host-aware") else None,
     )
     node = f"/dev/{dev.disk.name}"  # the tools identify drives, not partitions
     # Least direct first: each later tool's identity strings replace the earlier ones.
@@ -151,6 +151,62 @@ def _block_facts(dev: BlockDev) -> DeviceFacts:
         if r.ok:
             facts = _merge(facts, parse_hdparm_identify(r.text), "hdparm -I")
     return facts
+
+
+# Disks behind the SCSI layer: the kernel clears their rotational flag only when the drive says
+# it does not rotate (ATA IDENTIFY word 217 = 1, SCSI VPD page B1h rate 1); 1 is its default.
+_SCSI_LAYER = ("sata", "sas", "scsi", "usb")
+
+
+def _rotational(interface: str | None, flag: str | None, device: Path) -> bool | None:
+    """What the medium is as the drive reports it: the kernel's flag where it is a fact (NVMe,
+    virtio), SCSI VPD page B1h for SCSI and SAS disks; the kernel's default '1' is not a fact
+    (an emulated or bridged disk that reports no rate gets it), so it stays None for the tools
+    (hdparm, smartctl) to fill in. A loop or NBD device's flag is not about any medium."""
+    if interface in SOFTWARE_DEVICES:
+        return None
+    if interface in _SCSI_LAYER:
+        rate = vpd_rotation_rate(device)
+        if rate is not None:
+            return rate > 1
+        return False if flag == "0" else None
+    return {"1": True, "0": False}.get(flag or "")
+
+
+def _vpd(device: Path, page: str) -> bytes | None:
+    """A VPD page as the kernel read it from the drive (sysfs device/vpd_pgXX), or None."""
+    try:
+        raw = (device / f"vpd_pg{page}").read_bytes()
+    except OSError:
+        return None
+    return raw if len(raw) >= 4 else None
+
+
+def vpd_serial(device: Path) -> str | None:
+    """The Unit Serial Number page (80h): SCSI and SAS disks give their serial only here."""
+    raw = _vpd(device, "80")
+    return _clean(raw[4:4 + int.from_bytes(raw[2:4], "big")].decode("ascii", "replace").strip("\0")) if raw else None
+
+
+def vpd_rotation_rate(device: Path) -> int | None:
+    """Medium rotation rate from the Block Device Characteristics page (B1h): 1 means solid
+    state, above 1 rpm; None when the page is absent or says 'not reported' (0)."""
+    raw = _vpd(device, "b1")
+    rate = int.from_bytes(raw[4:6], "big") if raw and len(raw) >= 6 else 0
+    return rate or None
+
+
+def zoned_problems(target: Target) -> list[Problem]:
+    """A host-managed zoned device (ZNS namespace, SMR disk) takes writes only at each zone's
+    write pointer, in order; every iolab test writes at random offsets or over the whole
+    range, which such a device rejects. Nothing overrides that. Host-aware devices take
+    random writes (with their own penalties) and are tested like any other."""
+    if target.facts.zoned != "host-managed":
+        return []
+    return [Problem("zoned", f"{target.path} is a host-managed zoned device (the kernel's queue/zoned); it takes "
+                             "writes only sequentially at each zone's write pointer and rejects the random and "
+                             "whole-range writes of every iolab test (and its purge), so iolab does not test it. "
+                             "Test a conventional namespace of the drive instead", None)]
 
 
 _IDENTITY = ("vendor", "model", "serial", "firmware")

@@ -27,6 +27,7 @@ class DeviceFacts:
     sources: tuple[str, ...] = ()  # which tools the facts came from (sysfs, nvme id-ctrl, ...)
     wwid: str | None = None  # world-wide id from sysfs (stable across reboots and hosts)
     backing_device: str | None = None  # file targets: the block device under the filesystem
+    zoned: str | None = None  # 'host-managed' or 'host-aware' (the kernel's zone model); None: not zoned
     # the flash's rated endurance, for TBW and DWPD: no drive reports it; the simulated presets carry one
     rated_pe_cycles: int | None = None
     warranty_years: float | None = None

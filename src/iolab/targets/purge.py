@@ -310,7 +310,17 @@ def _purge_sg_format(target: Target, progress: ProgressFn | None = None) -> Purg
     r = host.run_command(["sg_format", "--format", "--quick", target.path], timeout=host.LONG)
     if r.missing:
         raise _NotPossible("sg_format (sg3-utils) is not installed.")
+    # sg_format exits 0 once FORMAT UNIT is accepted, even when the drive then reports the
+    # format failed (QEMU's scsi-hd: TEST UNIT READY -> Hardware Error, Internal target failure)
+    failed = _SENSE_FAILED.search(r.text + "\n" + r.stderr)
+    if r.ok and failed:
+        return PurgeOutcome("sg-format", False, f"{r.summary()}. The drive reported '{failed.group(1).strip()}' "
+                                                "after FORMAT UNIT, so the format is not known to be done.")
     return PurgeOutcome("sg-format", r.ok, r.summary())
+
+
+# A sense key in sg3-utils' output that is not a format's normal course (in progress, parameters changed).
+_SENSE_FAILED = re.compile(r"Sense key:\s*(?!No Sense|Recovered Error|Not Ready|Unit Attention)([^\n;]+)")
 
 
 # sg3-utils exit statuses meaning the drive does not support the request.

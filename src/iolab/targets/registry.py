@@ -4,13 +4,20 @@ with every hook given (kinds.py refuses a kind without them)."""
 from __future__ import annotations
 
 from .cache import block_write_cache, file_write_cache, nbd_write_cache, sim_write_cache
+from .facts import zoned_problems
 from .kinds import Kind, register
 from .lock import claim_block, claim_file, claim_sim, claim_uri
 from .purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
 from .safety import block_problems, file_problems, nbd_problems, sim_problems
 from .spec import parse_block, parse_file, parse_nbd, parse_sim
 
-BLOCK = register(Kind("block", ("/dev/",), parse_block, block_problems, claim_block, purge_block, block_write_cache,
+
+def _block_problems(target):
+    """A zoned device's refusal first: no override makes it take a test's writes."""
+    return zoned_problems(target) + block_problems(target)
+
+
+BLOCK = register(Kind("block", ("/dev/",), parse_block, _block_problems, claim_block, purge_block, block_write_cache,
                       purge_methods=tuple(m for m in PURGE_METHODS if m not in ("file", "none"))))
 FILE = register(Kind("file", ("file:",), parse_file, file_problems, claim_file, purge_file, file_write_cache,
                      purge_methods=("auto", "file")))

@@ -42,12 +42,20 @@ class WriteCounters:
         return asdict(self)
 
 
+def _count(v: object) -> int | None:
+    """A counter from nvme-cli's JSON: a number, or (nvme-cli 2.x, for the 128-bit counters) a
+    string of digits."""
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+
+
 def parse_nvme_smart_log(text: str) -> WriteCounters | None:
     j = host.json_object(text)
-    units = j.get("data_units_written") if j else None
-    if not isinstance(units, (int, float)) or units < 0:
+    units = _count(j.get("data_units_written")) if j else None
+    if units is None:
         return None
-    return WriteCounters(int(units) * NVME_DATA_UNIT, None, "nvme smart-log: data_units_written × 512,000 B")
+    return WriteCounters(units * NVME_DATA_UNIT, None, "nvme smart-log: data_units_written × 512,000 B")
 
 
 def parse_ocp_smart_add_log(text: str) -> int | None:

@@ -1,0 +1,326 @@
+"""Runs INSIDE the guest booted by machine.py: every iolab command the VM tests check, against
+the emulated drives, with the drive tools' own answers beside them. Writes results.json into
+the shared directory given as argv[1]; the host-side tests (test_drives.py) assert on it, so a
+failure names the device and the check. Standard library only: it runs with the repository's
+venv Python but must not import iolab (the CLI is exercised as users run it).
+
+Each check is recorded whatever happens (a crash becomes its 'error'), and the next runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+OUT = Path(sys.argv[1])
+ONLY = set(sys.argv[2:])  # check names to run (all when none are given)
+IOLAB = str(Path(sys.executable).parent / "iolab")
+# SQLite's WAL needs shared memory the 9p share lacks: runs go to the guest's own /tmp and are
+# copied to OUT at the end, for the host to report.
+RUNS = Path("/tmp/iolab-vm-runs")
+RESULTS: dict = {"devices": {}, "checks": {}}
+# Every run is as small as iolab allows: one round of 1 s cells on a 256 MiB namespace. Under
+# emulation on a busy machine an IO can wait out the kernel's 30 s NVMe timeout (a split round
+# stalled so): the stall watchdog is set above it, since speed is not what is tested here.
+QUICK = ["--quick", "--max-rounds", "1", "--cell-time", "1s", "--no-report", "--runs-dir", str(RUNS),
+         "--stall-timeout", "5m"]
+
+
+def sh(argv: list[str], timeout: float = 1800) -> dict:
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = 124, str(e.stdout or ""), f"timed out after {timeout} s"
+    except FileNotFoundError:
+        rc, out, err = 127, "", f"{argv[0]}: not installed"
+    return {"cmd": argv, "rc": rc, "out": out, "err": err, "seconds": round(time.monotonic() - t0, 1)}
+
+
+def save() -> None:
+    tmp = OUT / "results.json.tmp"
+    tmp.write_text(json.dumps(RESULTS, indent=1))
+    tmp.replace(OUT / "results.json")
+
+
+def check(name: str):
+    """Record what a check function returns under its name; an exception is recorded too."""
+    def wrap(fn):
+        if ONLY and name not in ONLY:
+            return fn
+        t0 = time.monotonic()
+        try:
+            RESULTS["checks"][name] = fn()
+        except Exception:
+            RESULTS["checks"][name] = {"error": traceback.format_exc()}
+        RESULTS["checks"].setdefault(name, {})["seconds"] = round(time.monotonic() - t0, 1)
+        print(f"vm-drives: {name} done in {RESULTS['checks'][name]['seconds']} s", flush=True)
+        save()
+        return fn
+    return wrap
+
+
+def nodes_by_serial() -> dict[str, list[str]]:
+    """Block devices by the serial their drive reports (sysfs), whole disks only."""
+    found: dict[str, list[str]] = {}
+    for d in sorted(Path("/sys/class/block").iterdir()):
+        if (d / "partition").exists():
+            continue
+        serial = None
+        for f in (d / "device" / "serial", d / "serial"):
+            if f.exists():
+                serial = f.read_text().strip()
+                break
+        if serial is None and (d / "device" / "vpd_pg80").exists():
+            raw = (d / "device" / "vpd_pg80").read_bytes()[4:]
+            serial = raw.decode(errors="replace").strip("\x00 ")
+        if serial:
+            found.setdefault(serial, []).append(f"/dev/{d.name}")
+    return found
+
+
+def manifest_of(out: str) -> dict | None:
+    """The manifest of the run a command's output names ('run directory: X' or '→ X')."""
+    m = re.search(r"→ (\S+)", out) or re.search(r"run directory: (\S+)", out)
+    if not m:
+        return None
+    p = Path(m.group(1)) / "manifest.json"
+    return {"dir": m.group(1), **json.loads(p.read_text())} if p.exists() else None
+
+
+def new_run(known: set[Path]) -> Path | None:
+    """The run directory that is not among `known` (the one a command just started)."""
+    runs = set(RUNS.glob("*")) - known if RUNS.exists() else set()
+    return next(iter(runs)) if runs else None
+
+
+# --- the drive's own write-cache switch, read back -------------------------------------------
+
+def nvme_wce(node: str) -> int | None:
+    r = sh(["nvme", "get-feature", node, "-f", "6"], timeout=60)
+    m = re.search(r"Current value:\s*(?:0x)?([0-9a-f]+)", r["out"])  # zero prints without 0x
+    return int(m.group(1), 16) & 1 if m else None
+
+
+def hdparm_wce(node: str) -> int | None:
+    m = re.search(r"write-caching\s*=\s*(\d)", sh(["hdparm", "-W", node], timeout=60)["out"])
+    return int(m.group(1)) if m else None
+
+
+def scsi_wce(node: str) -> int | None:
+    """WCE as the kernel reads it from the drive's caching mode page: a rescan makes sd read the
+    page again (iolab switches it with SCSI commands the kernel does not watch)."""
+    dev = Path("/sys/class/block") / Path(node).name / "device"
+    try:
+        (dev / "rescan").write_text("1")
+        cache = next((dev / "scsi_disk").iterdir()) / "cache_type"
+        return {"write back": 1, "write through": 0}.get(cache.read_text().strip())
+    except (OSError, StopIteration):
+        return None
+
+
+WCE_READERS = {"nvme": nvme_wce, "sata": hdparm_wce, "scsi": scsi_wce}
+
+
+class Poller:
+    """Reads the write cache from the drive every few seconds while a run goes on."""
+
+    def __init__(self, read, node: str):
+        self.read, self.node, self.seen, self.stop = read, node, [], threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self):
+        while not self.stop.is_set():
+            self.seen.append(self.read(self.node))
+            self.stop.wait(2)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def counters(node: str, iface: str) -> dict:
+    if iface == "nvme":
+        r = sh(["nvme", "smart-log", node, "-o", "json"], timeout=60)
+        try:
+            j = json.loads(r["out"])
+        except ValueError:
+            return {"raw": r}
+        return {"data_units_written": j.get("data_units_written"), "host_write_commands": j.get("host_write_commands")}
+    r = sh(["smartctl", "-A", "-l", "error", "-j", node], timeout=60)
+    try:
+        j = json.loads(r["out"])
+    except ValueError:
+        return {"raw": r}
+    return {"ata_attributes": [a.get("id") for a in (j.get("ata_smart_attributes") or {}).get("table", [])],
+            "scsi_write_log": ((j.get("scsi_error_counter_log") or {}).get("write"))}
+
+
+def identify(node: str, iface: str, ctrl: str | None) -> dict:
+    tools = {"lsblk": sh(["lsblk", "-J", "-b", "-d", "-o", "NAME,SIZE,MODEL,SERIAL,REV,LOG-SEC,PHY-SEC,ROTA,TRAN,ZONED",
+                          node])}
+    if iface == "nvme":
+        tools["id-ctrl"] = sh(["nvme", "id-ctrl", ctrl, "-o", "json"])
+        tools["id-ns"] = sh(["nvme", "id-ns", node, "-o", "json"])
+        tools["smart-log"] = sh(["nvme", "smart-log", node, "-o", "json"])
+    elif iface == "sata":
+        tools["hdparm"] = sh(["hdparm", "-I", node])
+    else:
+        tools["sg_inq"] = sh(["sg_inq", node])
+        tools["sg_readcap"] = sh(["sg_readcap", "--long", node])
+        tools["sg_vpd_bdc"] = sh(["sg_vpd", "--page=bdc", node])
+    return {"info": sh([IOLAB, "info", node]), "tools": tools}
+
+
+def run_watching(argv: list[str], read, node: str) -> dict:
+    before = read(node)
+    with Poller(read, node) as poll:
+        r = sh(argv)
+    return {"run": r, "wce_before": before, "wce_during": poll.seen, "wce_after": read(node),
+            "manifest": manifest_of(r["out"])}
+
+
+def main() -> None:
+    os.environ["COLUMNS"] = "300"  # iolab's lines (run directories) unfolded
+    OUT.mkdir(parents=True, exist_ok=True)
+    RUNS.mkdir(exist_ok=True)
+    by_serial = nodes_by_serial()
+    RESULTS["by_serial"] = by_serial
+    RESULTS["uname"] = os.uname().release
+    devs = RESULTS["devices"]
+
+    def one(serial: str, i: int = 0) -> str | None:
+        nodes = by_serial.get(serial) or []
+        return nodes[i] if len(nodes) > i else None
+
+    nv, ns2 = one("IOLABNV1"), None
+    two = sorted(by_serial.get("IOLABNV2") or [])
+    ns1, ns2 = (two + [None, None])[:2]
+    dual = sorted(by_serial.get("IOLABDP1") or [])
+    devs.update({
+        "nvme": {"node": nv, "iface": "nvme"},
+        "nvme-ns2": {"node": ns2, "iface": "nvme", "beside": ns1},
+        "nvme-dual": {"node": dual[0] if dual else None, "paths": dual, "iface": "nvme"},
+        "nvme-zoned": {"node": one("IOLABZN1"), "iface": "nvme"},
+        "sata": {"node": one("IOLABSA1"), "iface": "sata"},
+        "scsi": {"node": one("IOLABSC1"), "iface": "scsi"},
+    })
+    save()
+
+    def ctrl_of(node: str) -> str:
+        return re.sub(r"n\d+$", "", node)
+
+    @check("identify")
+    def _():
+        return {k: identify(d["node"], d["iface"], ctrl_of(d["node"]) if d["iface"] == "nvme" else None)
+                for k, d in devs.items() if d["node"]}
+
+    @check("safety")
+    def _():
+        out = {}
+        mnt = Path("/tmp/iolab-vm-mnt")
+        mnt.mkdir(exist_ok=True)
+        # read-only, so the namespace's image stays bit-identical and the host can checksum it
+        out["mount"] = sh(["mount", "-o", "ro,noload", ns1, str(mnt)])
+        for name, node in (("partitioned", one("IOLABSA2")), ("signature", one("IOLABSC2")), ("mounted", ns1),
+                           ("zoned", devs["nvme-zoned"]["node"])):
+            out[name] = {"node": node, **sh([IOLAB, "run", "latency", "-t", node, *QUICK])}
+        return out
+
+    @check("nvme-run")
+    def _():
+        # enterprise profile: write cache disabled during the run; the drive's own purge (format)
+        r = run_watching([IOLAB, "run", "latency", "-t", nv, "--profile", "enterprise", *QUICK], nvme_wce, nv)
+        r["smart_after"] = counters(nv, "nvme")
+        return r
+
+    @check("nvme-sanitize")
+    def _():
+        # QEMU 7.2 advertises no sanitize action: the explicit method must say so, not skip it
+        r = sh([IOLAB, "run", "latency", "-t", nv, "--purge", "nvme-sanitize", *QUICK])
+        return {"run": r, "manifest": manifest_of(r["out"])}
+
+    @check("nvme-ctrl-c")
+    def _():
+        before = nvme_wce(nv)
+        known = set(RUNS.glob("*"))
+        # the run names its drive through a link, which then points at another drive: resume
+        # must see that the drive is not the one the run wrote to
+        link = Path("/dev/iolab-vm-drive")
+        link.unlink(missing_ok=True)
+        link.symlink_to(nv)
+        p = subprocess.Popen([IOLAB, "run", "latency", "-t", str(link), "--profile", "enterprise", *QUICK],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen, deadline = [], time.monotonic() + 600
+        # interrupt once the run has measured a cell (its cache setting is in place by then)
+        while time.monotonic() < deadline and p.poll() is None:
+            seen.append(nvme_wce(nv))
+            run = new_run(known)
+            if run and list((run / "raw").glob("main-r01-c00-*.json")):
+                break
+            time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=600)
+        after = nvme_wce(nv)
+        run = manifest_of(out)
+        link.unlink()
+        link.symlink_to(ns2)
+        elsewhere = sh([IOLAB, "resume", run["dir"], "--no-report"]) if run else None
+        link.unlink()
+        link.symlink_to(nv)
+        resumed = sh([IOLAB, "resume", run["dir"], "--no-report"]) if run else None
+        return {"wce_before": before, "wce_during": seen, "wce_after": after, "rc": p.returncode, "out": out,
+                "err": err, "manifest": run, "resume_elsewhere": elsewhere, "resume": resumed,
+                "resumed_manifest": json.loads((Path(run["dir"]) / "manifest.json").read_text()) if run else None}
+
+    @check("nvme-ns2-run")
+    def _():
+        r = {"run": sh([IOLAB, "run", "latency", "-t", ns2, *QUICK])}
+        r["manifest"] = manifest_of(r["run"]["out"])
+        return r
+
+    @check("sata-run")
+    def _():
+        sata = devs["sata"]["node"]
+        # client profile: write cache enabled during the run; switched off first to see it change
+        off = sh(["hdparm", "-W0", sata])
+        r = run_watching([IOLAB, "run", "latency", "-t", sata, "--profile", "client", *QUICK], hdparm_wce, sata)
+        return {"set_off": off, **r, "smart": counters(sata, "sata")}
+
+    @check("scsi-run")
+    def _():
+        scsi = devs["scsi"]["node"]
+        r = run_watching([IOLAB, "run", "latency", "-t", scsi, "--profile", "enterprise", *QUICK], scsi_wce, scsi)
+        return {**r, "smart": counters(scsi, "scsi")}
+
+    @check("dual-run")
+    def _():
+        a, b = (dual + [None, None])[:2]
+        r = {"run": sh([IOLAB, "run", "iops", "-t", a, "--paths", f"{a},{b}", *QUICK])}
+        r["manifest"] = manifest_of(r["run"]["out"])
+        return r
+
+    RESULTS["dmesg"] = sh(["dmesg"])["out"][-20000:]  # the drivers' view: timeouts, resets
+    shutil.copytree(RUNS, OUT / "runs", dirs_exist_ok=True)
+    RESULTS["finished"] = True
+    save()
+
+
+if __name__ == "__main__":
+    main()
+    # Power off at once: an emulated controller the kernel keeps resetting can hold up a clean
+    # shutdown (and a sync) for as long as the host waits. The results are on the share by now.
+    Path("/proc/sysrq-trigger").write_text("o")

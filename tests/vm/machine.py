@@ -1,0 +1,172 @@
+"""Boot a real Linux kernel (QEMU through virtme-ng) with emulated NVMe, SATA and SCSI drives on
+sparse image files, and run tests/vm/guest.py inside it. The guest sees the host's root
+filesystem read-only, so this repository's venv, fio, nvme-cli, hdparm and sg3-utils are there;
+the work directory is shared read-write for the results.
+
+Used by the VM tests (one boot per pytest session) and by scripts/vm-drives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MiB = 1 << 20
+IMAGE = 256 * MiB  # per namespace/disk: small, since TCG IO is slow
+ZONE = 64 * MiB
+
+
+@dataclass(frozen=True)
+class Image:
+    name: str
+    prepare: tuple[tuple[str, ...], ...] = ()  # commands run on the image file ({} is its path)
+    keep: bool = False  # the tests check that the guest left it bit-identical
+
+
+# What each image holds before boot; what the guest must leave alone is `keep`.
+IMAGES = (
+    Image("nvme"),
+    Image("nvme2-ns1", (("mkfs.ext4", "-q", "-F", "-L", "iolab-vm", "{}"),), keep=True),  # mounted in the guest
+    Image("nvme2-ns2"),
+    Image("dual"),
+    Image("zoned"),
+    Image("sata"),
+    Image("sata-parted", keep=True),  # an MBR partition table with one partition (written below)
+    Image("scsi"),
+    Image("scsi-fs", (("mkfs.ext4", "-q", "-F", "{}"),), keep=True),  # a filesystem, no partition table
+)
+SBIN_ENV = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")  # mkfs, sfdisk
+
+
+def qemu_options(d: Path) -> list[str]:
+    """The controllers and drives, each named by a serial the guest script looks for."""
+    def drive(name: str, extra: str = "") -> list[str]:
+        return ["-drive", f"file={d / (name + '.img')},if=none,id={name},format=raw,discard=unmap{extra}"]
+
+    return [
+        # one NVMe controller, one namespace
+        *drive("nvme"), "-device", "nvme,serial=IOLABNV1,drive=nvme",
+        # one controller, two namespaces: the first is mounted, the second free
+        "-device", "nvme,id=nvc2,serial=IOLABNV2",
+        *drive("nvme2-ns1"), "-device", "nvme-ns,drive=nvme2-ns1,bus=nvc2,nsid=1",
+        *drive("nvme2-ns2"), "-device", "nvme-ns,drive=nvme2-ns2,bus=nvc2,nsid=2",
+        # an NVM subsystem with two controllers sharing one namespace (QEMU wants one serial)
+        "-device", "nvme-subsys,id=dual,nqn=iolab-dual",
+        "-device", "nvme,id=nvc3,serial=IOLABDP1,subsys=dual", "-device", "nvme,id=nvc4,serial=IOLABDP1,subsys=dual",
+        *drive("dual"), "-device", "nvme-ns,drive=dual,bus=nvc3,nsid=1,shared=on",
+        # a zoned (ZNS) namespace
+        "-device", "nvme,id=nvc5,serial=IOLABZN1",
+        *drive("zoned"), "-device", f"nvme-ns,drive=zoned,bus=nvc5,nsid=1,zoned=true,zoned.zone_size={ZONE // MiB}M",
+        # SATA disks on an AHCI controller
+        "-device", "ahci,id=ahci0",
+        *drive("sata"), "-device", "ide-hd,drive=sata,bus=ahci0.0,serial=IOLABSA1",
+        *drive("sata-parted"), "-device", "ide-hd,drive=sata-parted,bus=ahci0.1,serial=IOLABSA2",
+        # SCSI disks on a MegaRAID SAS controller
+        "-device", "megasas,id=sas0",
+        *drive("scsi"), "-device", "scsi-hd,drive=scsi,bus=sas0.0,scsi-id=0,serial=IOLABSC1",
+        *drive("scsi-fs"), "-device", "scsi-hd,drive=scsi-fs,bus=sas0.0,scsi-id=1,serial=IOLABSC2",
+    ]
+
+
+def kernel() -> Path | None:
+    """The newest installed kernel image (Debian's linux-image-amd64)."""
+    found = sorted(Path("/boot").glob("vmlinuz-*"))
+    return found[-1] if found else None
+
+
+def vng() -> str | None:
+    """virtme-ng: $IOLAB_VNG, the test-only venv scripts/test makes, or PATH."""
+    for cand in (os.environ.get("IOLAB_VNG"), str(REPO / ".vm-venv" / "bin" / "vng"), shutil.which("vng")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def missing() -> str | None:
+    """Why the VM cannot boot here (None: it can)."""
+    if os.geteuid() != 0:
+        return "needs root (vng shares the host's root filesystem with the guest)"
+    if not shutil.which("qemu-system-x86_64"):
+        return "QEMU is not installed (apt-get install qemu-system-x86; scripts/test installs it)"
+    if kernel() is None:
+        return "no kernel image in /boot (apt-get install linux-image-amd64)"
+    if vng() is None:
+        return "virtme-ng is not installed (scripts/test puts it in .vm-venv)"
+    return None
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(4 * MiB):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_mbr(path: Path) -> None:
+    """A DOS partition table with one Linux partition (sectors 2048 to 64 MiB), no tool needed."""
+    entry = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048, 64 * MiB // 512 - 2048)
+    with open(path, "r+b") as f:
+        f.seek(446)
+        f.write(entry)
+        f.seek(510)
+        f.write(b"\x55\xaa")
+
+
+def make_images(d: Path) -> dict[str, str]:
+    """Sparse images; returns the checksums of those the guest must not change."""
+    sums = {}
+    for img in IMAGES:
+        path = d / f"{img.name}.img"
+        with open(path, "wb") as f:
+            f.truncate(IMAGE)
+        for cmd in img.prepare:
+            subprocess.run([a.replace("{}", str(path)) for a in cmd], check=True, capture_output=True, env=SBIN_ENV)
+        if img.name == "sata-parted":
+            write_mbr(path)
+        if img.keep:
+            sums[img.name] = sha256(path)
+    return sums
+
+
+def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[str, ...] = ()) -> dict:
+    """Make the images in `d`, boot once, run the guest script (its results in d/out, the
+    console in d/console.log); returns what the host saw, also kept in d/host.json: vng's exit
+    status, seconds, the kept images' checksums before and after."""
+    before = make_images(d)
+    out = d / "out"
+    out.mkdir(exist_ok=True)
+    cpus = cpus or int(os.environ.get("IOLAB_VM_CPUS", "2"))
+    py = REPO / ".venv" / "bin" / "python"
+    argv = [vng(), "--run", str(kernel()), "--disable-kvm", "--memory", "2G", "--cpus", str(cpus),
+            # one block device per controller path: the dual-port namespace shows up twice
+            "--append", "nvme_core.multipath=N", "--rwdir", str(d),
+            "--qemu-opts=" + " ".join(qemu_options(d)),
+            "--exec", " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks])]
+    env = dict(os.environ, PATH=f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}")
+    t0 = time.monotonic()
+    with open(d / "console.log", "w") as log:
+        try:
+            rc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                timeout=timeout, cwd=d).returncode
+        except subprocess.TimeoutExpired:
+            rc = 124
+    after = {name: sha256(d / f"{name}.img") for name in before}
+    host = {"rc": rc, "seconds": round(time.monotonic() - t0), "sums_before": before, "sums_after": after}
+    (d / "host.json").write_text(json.dumps(host, indent=1))
+    return host
+
+
+if __name__ == "__main__":
+    where = Path(sys.argv[1])
+    where.mkdir(parents=True, exist_ok=True)
+    print(json.dumps(boot(where, checks=tuple(sys.argv[2:])), indent=1))  # [CHECK...]: only these (debugging)
