@@ -19,7 +19,8 @@ import pytest
 from iolab import registry, resume, scaleout, suites, targets
 from iolab.engines.fio import FioEngine
 from iolab.errors import EngineError, IolabError, RefusedError
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
 from iolab.targets.lock import lock_name
 
