@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ..errors import EngineError, IolabError
 from ..hostcheck import check_host_legs, create_over_ssh
-from ..hosts import (Host, Servers, check_versions, read_identity_over_ssh, refuse_wildcards, server_arg, ssh_runner,
+from ..hostlist import Host
+from ..hosts import (Servers, check_versions, read_identity_over_ssh, refuse_wildcards, server_arg, ssh_runner,
                      start_servers)
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, check_safe_to_write, parse_target
