@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.engines.fio_hosts import Leg, client_parts
+from iolab.engines.fio_client import client_parts
+from iolab.engines.fio_hosts import Leg
 from iolab.engines.merge import breakdown, merge, split_workload
 from iolab.errors import EngineError, IolabError
 from iolab.hostlist import Host, load_hosts_file, parse_hosts
