@@ -32,7 +32,7 @@ from .report.sections import details_pages
 from .engines import Engine, engine_for
 from .resume import Resumption
 from .runner import Progress, RunOptions, Runner, start
-from .manifest import resolve_run, runs_root
+from .manifest import manifest_of, resolve_run, runs_root
 from .store import ResultsDiskFull, RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target
@@ -136,14 +136,14 @@ def _ended(store: RunStore, report: bool, on_end) -> TestRun:
     paths = write_report([store.dir], store.dir / "report") if report else []
     if on_end:
         on_end(store, paths)
-    m = store.manifest
+    m = manifest_of(store)
     return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
 
 
 def show(store: RunStore, console) -> None:
     from .textreport import render
 
-    test = registry.find(store.manifest.test)
+    test = registry.find(manifest_of(store).test)
     render(store, console, test.view if test else None, test.key_figures if test else None)
 
 
@@ -151,7 +151,7 @@ def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
     """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
     from .outcome import run_record as record
 
-    test = registry.find(store.manifest.test)
+    test = registry.find(manifest_of(store).test)
     return record(store, test.key_figures if test else None, reports)
 
 
@@ -238,6 +238,6 @@ def _summary_sequence(tests: set[str]) -> str | None:
 def _test_of(path: Path) -> str:
     store = RunStore.open(path)
     try:
-        return store.manifest.test
+        return manifest_of(store).test
     finally:
         store.close()
