@@ -183,7 +183,7 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     runs = order_runs([RunData.load(d, out) for d in dirs])
     tests = [registry.find(r.manifest.test) for r in runs]
     seqs = {t.sequence if t else None for t in tests}
-    name = seqs.pop() if len(seqs) == 1 and None not in seqs else ""
+    name = (seqs.pop() if len(seqs) == 1 else None) or ""
     with drawing_in_parallel():
         members = [SequenceMember(r, t.label if t else r.manifest.test,
                                   tuple(t.key_figures([r.phases])) if t and t.key_figures else (), build_document(r))
@@ -229,8 +229,9 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
 def _summary_sequence(tests: set[str]) -> str | None:
     """The one sequence all these tests belong to, if each contributes to its summary."""
     found = [registry.find(t) for t in tests]
-    seqs = {t.sequence for t in found if t is not None}
-    if None in found or len(seqs) != 1 or any(t.summary_figures == () for t in found):
+    known = [t for t in found if t is not None]
+    seqs = {t.sequence for t in known}
+    if len(known) != len(found) or len(seqs) != 1 or any(t.summary_figures == () for t in known):
         return None
     return seqs.pop()
 

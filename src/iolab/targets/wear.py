@@ -104,7 +104,8 @@ def parse_smartctl(text: str) -> WriteCounters | None:
         return None
     table = {a.get("id"): a for a in (j.get("ata_smart_attributes") or {}).get("table", ()) if isinstance(a, dict)}
     if table:
-        lbs = j.get("logical_block_size") if isinstance(j.get("logical_block_size"), int) else 512
+        given = j.get("logical_block_size")
+        lbs = given if isinstance(given, int) else 512
         lbas = _raw(table[241]) if 241 in table else None
         media: int | None = None
         how = ""
@@ -114,7 +115,8 @@ def parse_smartctl(text: str) -> WriteCounters | None:
                 unit = next((u for pat, u in _MEDIA_UNITS if pat.search(name)), None)
                 if unit is not None and ("nand" in name.lower() or "flash" in name.lower()):
                     raw = _raw(table[aid])
-                    media, how = (raw * unit, f", {aid} {name}") if raw is not None else (None, "")
+                    if raw is not None:
+                        media, how = raw * unit, f", {aid} {name}"
         if lbas is None and media is None:
             return None
         return WriteCounters(None if lbas is None else lbas * lbs, media,
