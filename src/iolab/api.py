@@ -33,7 +33,7 @@ from .engines import Engine, engine_for
 from .resume import Resumption
 from .runner import Progress, Runner
 from .runstart import RunOptions, start
-from .manifest import resolve_run, runs_root
+from .manifest import manifest_of, resolve_run, runs_root
 from .store import ResultsDiskFull, RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target
@@ -137,14 +137,14 @@ def _ended(store: RunStore, report: bool, on_end) -> TestRun:
     paths = write_report([store.dir], store.dir / "report") if report else []
     if on_end:
         on_end(store, paths)
-    m = store.manifest
+    m = manifest_of(store)
     return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
 
 
 def show(store: RunStore, console) -> None:
     from .textreport import render
 
-    test = registry.find(store.manifest.test)
+    test = registry.find(manifest_of(store).test)
     render(store, console, test.view if test else None, test.key_figures if test else None)
 
 
@@ -152,7 +152,7 @@ def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
     """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
     from .outcome import run_record as record
 
-    test = registry.find(store.manifest.test)
+    test = registry.find(manifest_of(store).test)
     return record(store, test.key_figures if test else None, reports)
 
 
@@ -184,7 +184,7 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     runs = order_runs([RunData.load(d, out) for d in dirs])
     tests = [registry.find(r.manifest.test) for r in runs]
     seqs = {t.sequence if t else None for t in tests}
-    name = seqs.pop() if len(seqs) == 1 and None not in seqs else ""
+    name = (seqs.pop() if len(seqs) == 1 else None) or ""
     with drawing_in_parallel():
         members = [SequenceMember(r, t.label if t else r.manifest.test,
                                   tuple(t.key_figures([r.phases])) if t and t.key_figures else (), build_document(r))
@@ -230,8 +230,9 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
 def _summary_sequence(tests: set[str]) -> str | None:
     """The one sequence all these tests belong to, if each contributes to its summary."""
     found = [registry.find(t) for t in tests]
-    seqs = {t.sequence for t in found if t is not None}
-    if None in found or len(seqs) != 1 or any(t.summary_figures == () for t in found):
+    known = [t for t in found if t is not None]
+    seqs = {t.sequence for t in known}
+    if len(known) != len(found) or len(seqs) != 1 or any(t.summary_figures == () for t in known):
         return None
     return seqs.pop()
 
@@ -239,6 +240,6 @@ def _summary_sequence(tests: set[str]) -> str | None:
 def _test_of(path: Path) -> str:
     store = RunStore.open(path)
     try:
-        return store.manifest.test
+        return manifest_of(store).test
     finally:
         store.close()

@@ -1,20 +1,21 @@
 """The cells table of results.db, declared once.
 
-One row of `CELL_COLUMNS` per column, in the order results.db has always stored them: its
-SQL type, where its value comes from when a cell is stored (a `RoundResult` attribute, or
-the runner's own facts about the cell), how it is encoded, its name in `iolab export`, and
-whether the report averages it over the measurement window. The CREATE TABLE, the INSERT,
-`CellRow`, the exported columns and the window averages (`summary.CellAverage`) are built
-from it; tests/unit/test_cellschema.py checks that each agrees with it and that the columns
-on disk are still those of the first release, so old run directories keep opening.
+`CellRow` has one field per column, in the order results.db has always stored them; each
+field's `column(...)` gives its SQL type, where its value comes from when a cell is stored
+(a `RoundResult` attribute, or the runner's own facts about the cell), how it is encoded,
+its name in `iolab export`, and whether the report averages it over the measurement window.
+`CELL_COLUMNS` reads those back in order; the CREATE TABLE, the INSERT, the exported columns
+and the window averages (`summary.CellAverage`) are built from it. tests/unit/test_cellschema.py
+checks that each agrees with it and that the columns on disk are still those of the first
+release, so old run directories keep opening.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, make_dataclass
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, dataclass_transform
 
 from .results import PARTIAL_TOLERANCE, RoundResult
 from .units import measurable
@@ -27,7 +28,6 @@ EXPORT_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR"}
 class CellColumn:
     name: str  # the SQL column and the CellRow field
     sql: str  # type and constraints in results.db
-    type: Any  # the CellRow field's type
     # From the RoundResult: an attribute path ("read.iops") or a function; None: the runner
     # gives it with the cell (phase, round, key, workload, times, partial).
     source: str | Callable[[RoundResult], Any] | None = None
@@ -37,7 +37,7 @@ class CellColumn:
     average: str = ""  # "mean" | "max": how CellAverage folds the window's values
     # Added after the first release: older databases gain it when opened for writing, and a
     # row stored before it existed gets old(row) (the row's other columns already decoded).
-    old: Callable[[dict], Any] | None = None
+    old: Callable[[dict[str, Any]], Any] | None = None
     # A latency percentile (%): stored as the bins give it (stop rules read it so on resume as
     # live), exported empty when the cell's IOs cannot measure it (units.measurable).
     pct: float | None = None
@@ -55,7 +55,7 @@ class CellColumn:
         return int(v) if self.codec == "bool" else v
 
     def decode(self, row: dict[str, Any]) -> Any:
-        v = row.get(self.name)
+        v: Any = row.get(self.name)  # SQLite's value, or None (also for a column added later)
         if self.codec == "json":
             return json.loads(v or self.empty) if self.empty is not None else json.loads(v)
         if self.codec == "bool":
@@ -76,63 +76,91 @@ class CellColumn:
         return "BOOLEAN" if self.codec == "bool" else EXPORT_TYPES[self.sql.split()[0]]
 
 
+def column(sql: str, source: str | Callable[[RoundResult], Any] | None = None, *, codec: str = "",
+           empty: str | None = None, export: str = "", average: str = "",
+           old: Callable[[dict[str, Any]], Any] | None = None, pct: float | None = None) -> Any:
+    """A CellRow field and its column (the CellColumn's arguments but its name, which is the field's)."""
+    spec = {"sql": sql, "source": source, "codec": codec, "empty": empty, "export": export,
+            "average": average, "old": old, "pct": pct}
+    return field(metadata={"column": spec})
+
+
+_T = TypeVar("_T")
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(column,))
+def _cells_table(cls: type[_T]) -> type[_T]:
+    """A frozen dataclass whose fields are declared with `column` (type checkers see its fields)."""
+    return dataclass(frozen=True)(cls)
+
+
 def _pct(p: float) -> Callable[[RoundResult], float | None]:
     return lambda r: r.percentile(p)
 
 
-def _old_partial(row: dict) -> bool:
+def _old_partial(row: dict[str, Any]) -> bool:
     """A cell stored before the `partial` column: cut short by a byte budget the runner added
     to a timed interval (the tiny final WSAT interval of older fio runs)."""
     w = row["workload"]
     planned = w.get("duration_s")
-    return (row["kind"] == "measure" and planned is not None and w.get("bytes_budget") is not None
-            and row["runtime_s"] is not None and row["runtime_s"] < (1 - PARTIAL_TOLERANCE) * planned)
+    return bool(row["kind"] == "measure" and planned is not None and w.get("bytes_budget") is not None
+                and row["runtime_s"] is not None and row["runtime_s"] < (1 - PARTIAL_TOLERANCE) * planned)
 
 
-C = CellColumn
-OptF = float | None
-CELL_COLUMNS: tuple[CellColumn, ...] = (
-    C("id", "INTEGER PRIMARY KEY", int, export="cell_id"),
-    C("phase", "TEXT NOT NULL", str),
-    C("round", "INTEGER NOT NULL", int),
-    C("ordinal", "INTEGER NOT NULL", int),
-    C("kind", "TEXT NOT NULL", str),  # 'precondition' | 'measure' | 'interrupted'
-    C("cell_key", "TEXT NOT NULL", str),
-    C("mix", "TEXT", str | None),
-    C("block_size", "INTEGER", int | None),
-    C("workload", "TEXT NOT NULL", dict, codec="json"),
-    C("started", "REAL", float),
-    C("ended", "REAL", float),
-    C("runtime_s", "REAL", float, "runtime_s"),
-    C("read_iops", "REAL", float, "read.iops", average="mean"),
-    C("write_iops", "REAL", float, "write.iops", average="mean"),
-    C("iops", "REAL", float, "iops", average="mean"),
-    C("read_mbps", "REAL", float, "read.mbps", average="mean"),
-    C("write_mbps", "REAL", float, "write.mbps", average="mean"),
-    C("mbps", "REAL", float, "mbps", average="mean"),
-    C("read_ios", "INTEGER", int, "read.ios"),
-    C("write_ios", "INTEGER", int, "write.ios"),
-    C("io_bytes", "INTEGER", int, "io_bytes"),
-    C("write_bytes", "INTEGER", int, "write.io_bytes"),
-    C("lat_mean_us", "REAL", OptF, "lat_mean_us", average="mean"),  # ART: mean of the rounds' means
-    C("lat_max_us", "REAL", OptF, "lat_max_us", average="max"),  # MRT: the window's maximum
-    C("read_lat_mean_us", "REAL", OptF, "read.lat_mean_us"),
-    C("read_lat_max_us", "REAL", OptF, "read.lat_max_us"),
-    C("write_lat_mean_us", "REAL", OptF, "write.lat_mean_us"),
-    C("write_lat_max_us", "REAL", OptF, "write.lat_max_us"),
-    C("p99", "REAL", OptF, _pct(99.0), export="p99_us", pct=99.0),
-    C("p99_9", "REAL", OptF, _pct(99.9), export="p99_9_us", pct=99.9),
-    C("p99_99", "REAL", OptF, _pct(99.99), export="p99_99_us", pct=99.99),
-    C("p99_999", "REAL", OptF, _pct(99.999), export="p99_999_us", pct=99.999),
-    C("counters", "TEXT", dict, "counters", codec="json", empty="{}"),
-    C("raw_files", "TEXT", list, "raw_files", codec="json", empty="[]"),
+@_cells_table
+class CellRow:
+    """One stored cell: a row of results.db's cells table, its fields the columns in order."""
+
+    id: int = column("INTEGER PRIMARY KEY", export="cell_id")
+    phase: str = column("TEXT NOT NULL")
+    round: int = column("INTEGER NOT NULL")
+    ordinal: int = column("INTEGER NOT NULL")
+    kind: str = column("TEXT NOT NULL")  # 'precondition' | 'measure' | 'interrupted'
+    cell_key: str = column("TEXT NOT NULL")
+    mix: str | None = column("TEXT")
+    block_size: int | None = column("INTEGER")
+    workload: dict[str, Any] = column("TEXT NOT NULL", codec="json")
+    started: float = column("REAL")
+    ended: float = column("REAL")
+    runtime_s: float = column("REAL", "runtime_s")
+    read_iops: float = column("REAL", "read.iops", average="mean")
+    write_iops: float = column("REAL", "write.iops", average="mean")
+    iops: float = column("REAL", "iops", average="mean")
+    read_mbps: float = column("REAL", "read.mbps", average="mean")
+    write_mbps: float = column("REAL", "write.mbps", average="mean")
+    mbps: float = column("REAL", "mbps", average="mean")
+    read_ios: int = column("INTEGER", "read.ios")
+    write_ios: int = column("INTEGER", "write.ios")
+    io_bytes: int = column("INTEGER", "io_bytes")
+    write_bytes: int = column("INTEGER", "write.io_bytes")
+    lat_mean_us: float | None = column("REAL", "lat_mean_us", average="mean")  # ART: mean of the rounds' means
+    lat_max_us: float | None = column("REAL", "lat_max_us", average="max")  # MRT: the window's maximum
+    read_lat_mean_us: float | None = column("REAL", "read.lat_mean_us")
+    read_lat_max_us: float | None = column("REAL", "read.lat_max_us")
+    write_lat_mean_us: float | None = column("REAL", "write.lat_mean_us")
+    write_lat_max_us: float | None = column("REAL", "write.lat_max_us")
+    p99: float | None = column("REAL", _pct(99.0), export="p99_us", pct=99.0)
+    p99_9: float | None = column("REAL", _pct(99.9), export="p99_9_us", pct=99.9)
+    p99_99: float | None = column("REAL", _pct(99.99), export="p99_99_us", pct=99.99)
+    p99_999: float | None = column("REAL", _pct(99.999), export="p99_999_us", pct=99.999)
+    counters: dict[str, Any] = column("TEXT", "counters", codec="json", empty="{}")
+    raw_files: list[str] = column("TEXT", "raw_files", codec="json", empty="[]")
     # The phase's byte budget ended this interval before its planned length (runtime_s is its
     # true length); it is shown marked and never enters a steady-state window or a minimum.
-    C("partial", "INTEGER", bool, codec="bool", old=_old_partial),
+    partial: bool = column("INTEGER", codec="bool", old=_old_partial)
     # The device idled this long before the cell (plan.Cell.idle_before_s; Host Idle Recovery).
-    C("idle_before_s", "REAL", OptF, old=lambda row: None),
-)
-del C
+    idle_before_s: float | None = column("REAL", old=lambda row: None)
+
+    def metric(self, name: str) -> float | None:
+        v: float | None = getattr(self, name)
+        return v
+
+    @property
+    def ios(self) -> int:
+        return (self.read_ios or 0) + (self.write_ios or 0)
+
+
+CELL_COLUMNS: tuple[CellColumn, ...] = tuple(CellColumn(f.name, **f.metadata["column"]) for f in fields(CellRow))
 BY_NAME = {c.name: c for c in CELL_COLUMNS}
 
 # `iolab export`'s cells.csv column order (published: it stays as released), after run_id.
@@ -154,25 +182,12 @@ INSERT_CELL = (f"INSERT INTO cells ({', '.join(c.name for c in _STORED)}) "
                f"VALUES ({','.join('?' * len(_STORED))})")
 
 
-def cell_values(result: RoundResult, **given: Any) -> tuple:
+def cell_values(result: RoundResult, **given: Any) -> tuple[Any, ...]:
     """INSERT_CELL's parameters for one cell: `given` names the runner's columns."""
     return tuple(c.value(result, given) for c in _STORED)
 
 
-def _metric(self, name: str) -> float | None:
-    return getattr(self, name)
-
-
-CellRow = make_dataclass(
-    "CellRow",
-    [(c.name, c.type) for c in CELL_COLUMNS],
-    frozen=True, namespace={"metric": _metric, "ios": property(lambda self: (self.read_ios or 0) + (self.write_ios or 0)),
-                            "__doc__": "One stored cell: a row of results.db's cells table.",
-                            "__module__": __name__},
-)
-
-
-def cell_row(row: dict[str, Any]) -> Any:
+def cell_row(row: dict[str, Any]) -> CellRow:
     """A CellRow from a cells row as SQLite returns it (columns by name)."""
     decoded = dict(row)
     for c in CELL_COLUMNS:
@@ -183,7 +198,7 @@ def cell_row(row: dict[str, Any]) -> Any:
 def fold(column: CellColumn, values: list[Any]) -> float | None:
     """A column's window value for CellAverage: the mean or the maximum of the measured
     values (a round without one, e.g. no latency, does not count)."""
-    vals = [v for v in values if v is not None]
+    vals: list[float] = [v for v in values if v is not None]
     if not vals:
         return None
     return sum(vals) / len(vals) if column.average == "mean" else max(vals)

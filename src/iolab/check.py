@@ -149,7 +149,7 @@ def side(records: Sequence[dict], name: str) -> Side:
                     "repeats" if len(values) >= 2 else "none")
     if not values:
         return Side(ids, None, (), "none")
-    rounds = tuple(figs[0].get("round_values") or ())
+    rounds = tuple((figs[0] or {}).get("round_values") or ())  # one record, with the figure (values)
     # a figure that is no window average (WSAT's first interval) is the same in every round: no noise estimate
     return Side(ids, values[0], rounds, "window-rounds" if len(set(rounds)) >= 2 else "none")
 

@@ -11,8 +11,8 @@ and the report's Run Details print them.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import ClassVar, Protocol, Sequence
+from dataclasses import Field, asdict, dataclass, field
+from typing import Any, Callable, ClassVar, Protocol, Sequence
 
 from .errors import IolabError
 from .results import RoundResult
@@ -42,6 +42,11 @@ class Sample:
     def percentile(self, pct: float) -> float | None:
         return dict(self.percentiles).get(pct)
 
+    @property
+    def demand(self) -> float:
+        """The demanded IOPS; 0 for a cell without a rate limit (the rules skip those)."""
+        return self.demand_iops or 0.0
+
 
 # The percentiles results.db stores per cell (cellschema), so a resumed run's rules see the
 # same figures the live run saw.
@@ -60,17 +65,17 @@ class Decision:
     """What a rule or a phase builder decided: stored in manifest.decisions as a dict."""
 
     phase: str
-    rule: dict  # {"name": ..., parameters ...}
+    rule: dict[str, Any]  # {"name": ..., parameters ...}
     outcome: str  # one sentence with the measured figures it rests on
-    chosen: dict = field(default_factory=dict)  # the values decided (e.g. {"queue_depth": 16})
+    chosen: dict[str, Any] = field(default_factory=dict)  # the values decided (e.g. {"queue_depth": 16})
     round: int | None = None  # after which round (None: before the phase ran)
     cell: str | None = None  # after which cell
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def decision_text(d: dict) -> str:
+def decision_text(d: dict[str, Any]) -> str:
     """A stored decision (Decision.record()) as `iolab show` and the report print it."""
     where = ("before it ran" if d.get("round") is None
              else f"after round {d['round']}" + (f", cell {d['cell']}" if d.get("cell") else ""))
@@ -80,12 +85,13 @@ def decision_text(d: dict) -> str:
 
 class StopRule(Protocol):
     name: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # a dataclass: rule_record stores its fields
 
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None: ...
     def describe(self) -> str: ...
 
 
-def rule_record(rule: StopRule) -> dict:
+def rule_record(rule: StopRule) -> dict[str, Any]:
     """The rule as the stored plan names it: its name and its parameters."""
     return {"name": rule.name, **asdict(rule)}
 
@@ -124,10 +130,10 @@ class DemandShortfall:
         last = demanded[-self.steps:]
         if len(last) < self.steps or not all(self._short(s) for s in last):
             return None
-        met = max((m for m in demanded if not self._short(m)), key=lambda m: m.demand_iops, default=None)
+        met = max((m for m in demanded if not self._short(m)), key=lambda m: m.demand, default=None)
         s = last[-1]
         outcome = (f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
-                   f"({(s.iops / s.demand_iops - 1) * 100:+.1f} %) for {self.steps} step(s): "
+                   f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {self.steps} step(s): "
                    + (f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
                       f"{self.tolerance * 100:g} %, delivered {num(met.iops)})" if met is not None
                       else "no demand was met, so no sustainable rate was found"))
@@ -135,7 +141,7 @@ class DemandShortfall:
         return Decision(phase, rule_record(self), outcome, chosen, s.round, s.key)
 
     def _short(self, s: Sample) -> bool:
-        return s.iops < s.demand_iops * (1 - self.tolerance)
+        return s.iops < s.demand * (1 - self.tolerance)
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,7 @@ class LatencyBound:
         if not samples:
             return Decision(phase, rule_record(self), "no demand step was measured: no demand step met the bound")
         s = samples[-1]
-        best = max((m for m in samples if m.demand_iops and self.met(m)), key=lambda m: m.demand_iops, default=None)
+        best = max((m for m in samples if m.demand_iops and self.met(m)), key=lambda m: m.demand, default=None)
         p = f"{self.percentile:g} %"
         if self.met(s):
             head = (f"every step met {p} ≤ {num(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
@@ -217,7 +223,7 @@ class LatencyBound:
                     f"(delivered {num(s.iops)}) broke the bound of {num(self.bound_us)} µs")
         if best is None:
             tail = "no demand step met the bound"
-            chosen: dict = {}
+            chosen: dict[str, Any] = {}
         else:
             tail = (f"highest demand meeting it: {num(best.demand_iops)} IOPS (delivered {num(best.iops)}, "
                     f"{p} {_us(best.percentile(self.percentile))})")
@@ -230,10 +236,10 @@ def _us(v: float | None) -> str:
     return "not measured" if v is None else f"{num(v)} µs"
 
 
-RULES: dict[str, type] = {r.name: r for r in (DemandShortfall, NoGain, LatencyBound)}
+RULES: dict[str, Callable[..., StopRule]] = {r.name: r for r in (DemandShortfall, NoGain, LatencyBound)}
 
 
-def rule_from(record: dict) -> StopRule:
+def rule_from(record: dict[str, Any]) -> StopRule:
     """The rule a stored plan names (see `rule_record`)."""
     params = dict(record)
     name = params.pop("name", None)

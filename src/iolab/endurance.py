@@ -111,7 +111,7 @@ def _rating(manifest: Manifest, name: str, rated: str, option: str) -> tuple[flo
 
 def endurance(manifest: Manifest, phases: list[PhaseSummary], preconditioning: list[CellRow]) -> Endurance:
     waf = endurance_waf(manifest, phases, preconditioning)
-    ops = [r.counters.get("op") for ph in phases for r in ph.rows if "op" in r.counters]
+    ops = [r.counters["op"] for ph in phases for r in ph.rows if "op" in r.counters]
     user = manifest.target.get("capacity")
     physical = user * (1 + ops[-1]) if ops and user else None
     pe = _rating(manifest, "pe_cycles", "rated_pe_cycles", "--pe-cycles")

@@ -25,6 +25,7 @@ from typing import IO
 
 from .errors import IolabError
 from .cellschema import EXPORTED, CellRow
+from .manifest import manifest_of
 from .store import RunStore
 from .targets.writepolicy import check_file, output_dir, output_file
 from .summary import summarise
@@ -100,7 +101,7 @@ def _cell_row(run_id: str, c: CellRow) -> tuple:
 
 def collect(store: RunStore) -> list[ExportTable]:
     """Every table behind the report, from one run's store."""
-    run_id = store.manifest.run_id
+    run_id = manifest_of(store).run_id
     summaries = summarise(store)
     # Preconditioning cells first (round 0), then the measured cells the report uses.
     exported = store.cells(kind="precondition") + store.cells(kind="measure")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .targets import Target
 
@@ -38,7 +39,7 @@ def target_identity(target: Target) -> dict:
                 "capacity": target.capacity}
     if target.kind == "nbd":
         return {"kind": "nbd", "uri": target.path, "capacity": target.capacity}
-    ident = {"kind": target.kind, "serial": f.serial, "model": f.model, "wwid": f.wwid, "capacity": target.capacity}
+    ident: dict[str, Any] = {"kind": target.kind, "serial": f.serial, "model": f.model, "wwid": f.wwid, "capacity": target.capacity}
     backing = _loop_backing(target.path)
     if backing is not None:
         ident["backing_file"] = _file_id(backing)

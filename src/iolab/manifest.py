@@ -9,6 +9,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Protocol
 
 from .errors import IolabError
 from .procs import boot_id, process_start
@@ -26,15 +27,15 @@ class Manifest:
     test: str
     title: str
     spec: str
-    target: dict
-    profile: dict
+    target: dict[str, Any]
+    profile: dict[str, Any]
     compliant: bool
     noncompliance: list[str]
-    parameters: dict
+    parameters: dict[str, Any]
     notes: list[str]
     steady_rule: str
-    versions: dict
-    platform: dict
+    versions: dict[str, Any]
+    platform: dict[str, Any]
     started: str
     state: str = "running"  # running | complete | failed | interrupted
     ended: str | None = None
@@ -43,15 +44,28 @@ class Manifest:
     # With the pid they tell the writer from a later process that reused its pid.
     pid_start: int | None = None
     boot_id: str | None = None
-    purges: list[dict] = field(default_factory=list)
+    purges: list[dict[str, Any]] = field(default_factory=list)
     write_cache: str | None = None
     safety_overrides: list[str] = field(default_factory=list)
-    plan: dict = field(default_factory=dict)
-    decisions: list[dict] = field(default_factory=list)  # decide.Decision records, in the order made
+    plan: dict[str, Any] = field(default_factory=dict)
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # decide.Decision records, in the order made
     # per phase: the drive's own write counters at its start and end (targets/wear.py)
-    endurance: dict = field(default_factory=dict)
+    endurance: dict[str, Any] = field(default_factory=dict)
     # The legs a split engine ran each round over (--paths/--hosts): name, path, share, host.
-    split: list[dict] = field(default_factory=list)
+    split: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _RunDir(Protocol):
+    dir: Path
+    manifest: Manifest | None
+
+
+def manifest_of(store: _RunDir) -> Manifest:
+    """A store's manifest. RunStore.open and RunStore.create always have one; a directory
+    without manifest.json is not a run, and this says so rather than fail on None later."""
+    if store.manifest is None:
+        raise IolabError(f"{store.dir}: not an iolab run directory (no manifest.json).")
+    return store.manifest
 
 
 def now_iso() -> str:

@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 from .compare import KeyMetric
 from .decide import decision_text
 from .errors import Exit
+from .manifest import manifest_of
 from .store import RunStore
 from .summary import PhaseSummary, summarise, summarise_phase
 
@@ -97,7 +98,7 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
 def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ()) -> dict:
     """One run as the document's `runs` list holds it; `figures`: the test's key figures
     (None: the test declares none, or is not registered here)."""
-    m = store.manifest
+    m = manifest_of(store)
     phases = summarise(store)
     facts = m.target.get("facts", {})
     return {

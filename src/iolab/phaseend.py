@@ -4,6 +4,7 @@ the rounds a run stored before it stopped."""
 
 from __future__ import annotations
 
+from .manifest import manifest_of
 from .plan import Deferred, Phase, TestPlan
 from .steady import SteadyVerdict
 from .store import RunStore
@@ -48,7 +49,7 @@ def too_fresh(since_purge: int, minimum: int, what: str) -> str:
 def written_since_purge(store: RunStore, upto: int) -> int:
     """What the stored cells wrote from the last purge before plan phase `upto` up to now (a
     resumed run's count of `Runner.since_purge`)."""
-    phases = store.manifest.plan.get("phases", [])
+    phases = manifest_of(store).plan.get("phases", [])
     first = upto
     while first > 0 and not phases[first].get("purge", True):
         first -= 1

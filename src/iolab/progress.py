@@ -136,7 +136,7 @@ class RichProgress:
         t = Table.grid(padding=(0, 2))
         t.add_column(style="bold cyan")
         t.add_column()
-        if self.phase_ is not None:
+        if self.phase_ is not None and self.plan is not None:
             if self.what == "precondition":
                 t.add_row("step", f"preconditioning {self.index + 1}/{self.count}: {esc(self.label)}")
             else:

@@ -22,7 +22,9 @@ from .engines import Capabilities, Engine, engine_class, purge_methods
 from .engines.fio_hosts import legs_from_manifest, split_engine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
+from .manifest import manifest_of
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
+from .cellschema import CellRow
 from .runfiles import INPUTS_DIR
 from .decide import sample_of_row
 from .phaseend import early_stop, steady_minimum, written_since_purge
@@ -50,7 +52,7 @@ def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
     `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
     the engines' list nor the test registry."""
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
-    m = probe.manifest
+    m = manifest_of(probe)
     probe.close()
     if m.state == "complete":
         raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
@@ -137,7 +139,7 @@ def _built(store: RunStore, plan: TestPlan) -> TestPlan:
 
 
 def run(r: Resumption, engine: Engine, progress=None) -> None:
-    r.store.manifest.notes.append("resumed: " + " ".join(r.notes))
+    manifest_of(r.store).notes.append("resumed: " + " ".join(r.notes))
     r.store.claim()
     Runner(r.plan, r.target, engine, r.store, r.options, progress).run(r.start)
 
@@ -153,8 +155,8 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
         if ended is None:
             notes.append(f"{ph.name}: not begun; it runs from its purge.")
             return StartAt(i, 0)
-        return _within(store, plan, i, ph, target, caps, notes)
-    raise IolabError(f"run {store.manifest.run_id}: every phase is finished; `iolab report` reports it.")
+        return _within(store, plan, i, _begun(ph), target, caps, notes)
+    raise IolabError(f"run {manifest_of(store).run_id}: every phase is finished; `iolab report` reports it.")
 
 
 def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities,
@@ -166,9 +168,9 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
         # A phase that does not purge goes on from the drive state the phases before it left;
         # when that state is lost, they run again too, from the last purge.
         first = i
-        while lost and first > 0 and not plan.phases[first].purge:
+        while lost and first > 0 and not _begun(plan.phases[first]).purge:
             first -= 1
-        again = plan.phases[first:i + 1]
+        again = [_begun(p) for p in plan.phases[first:i + 1]]
         moved = sum(store.set_aside(p.name, 0, _prefixes(p, 0, plan)) for p in again)
         _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
         redo = ("it runs again from its purge" if first == i else
@@ -179,7 +181,7 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
                      + (f", {moved} raw files in raw/interrupted-*/" if moved else "") + ").")
         return StartAt(first, 0)
     cells = store.cells(ph.name)
-    history = {t.name: [(c.round, c.metric(t.metric)) for c in cells if c.cell_key == t.cell_key]
+    history = {t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key]
                for t in ph.tracking}
     written = sum(c.write_bytes for c in cells)
     elapsed = sum(c.runtime_s for c in cells)
@@ -200,6 +202,22 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
                  + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "") + ").")
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
     return StartAt(i, done + 1, written, elapsed, history, samples)
+
+
+def _begun(ph: Phase | Deferred) -> Phase:
+    """A phase the run has begun: `_built` built it again if it was deferred."""
+    if isinstance(ph, Deferred):
+        raise IolabError(f"{ph.name}: the run began this phase but it could not be built again from the stored results.")
+    return ph
+
+
+def _tracked(c: CellRow, metric: str) -> float:
+    """A stored round's steady-state tracking value, as the runner read it from the round."""
+    v = c.metric(metric)
+    if v is None:
+        raise IolabError(f"{c.phase} round {c.round}: tracking metric {metric} was not measured in cell {c.cell_key} "
+                         "(no IOs in that direction?), so steady state cannot be evaluated on resume.")
+    return v
 
 
 def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, caps: Capabilities,
@@ -261,7 +279,7 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
 
 def _supersede_decisions(store: RunStore, phases: set[str], notes: list[str]) -> None:
     """Decisions of phases that run again are made again: the old ones move to the notes."""
-    m = store.manifest
+    m = manifest_of(store)
     old = [d for d in m.decisions if d.get("phase") in phases]
     m.decisions = [d for d in m.decisions if d.get("phase") not in phases]
     notes.extend(f"{d['phase']}: superseded decision (its phase runs again): {d.get('outcome')}" for d in old)
@@ -280,7 +298,7 @@ def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabi
     if not caps.keeps_state:
         return ("a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
                 "it, so its next round would not follow the last")
-    m = store.manifest
+    m = manifest_of(store)
     if m.target.get("identity") is None:
         return "the run does not record which target it wrote (stored by an older iolab)"
     now = target_identity(target)
@@ -293,7 +311,7 @@ def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabi
         return (f"the target was written after the run stopped (modified {modified - last:,.0f} s after the run's "
                 "last stored activity), so its state is no longer the run's (purged or used since?)")
     if target.kind == "block" and ph.precondition:
-        zeros = _zero_blocks(target.path, store.manifest.target.get("tested_capacity") or target.capacity)
+        zeros = _zero_blocks(target.path, manifest_of(store).target.get("tested_capacity") or target.capacity)
         if zeros is not None and zeros >= 0.75:
             return (f"{zeros:.0%} of 64 sampled blocks read as zeros although preconditioning wrote every block: "
                     "the device was purged or trimmed since")

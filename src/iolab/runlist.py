@@ -45,9 +45,10 @@ def summarise_run(d: Path) -> RunSummary:
         return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
                           tuple(m.noncompliance), str(e))
     m = s.manifest
+    if m is None:
+        s.close()
+        return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), f"{d / 'manifest.json'}: missing.")
     try:
-        if m is None:
-            return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), f"{d / 'manifest.json'}: missing.")
         s.check()
         state = "interrupted" if m.state == "running" and not s.writer_alive() else m.state
         return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), state, m.started, m.compliant,

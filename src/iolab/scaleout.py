@@ -130,7 +130,7 @@ def watch(
     from .watch import serve
 
     server = serve(runs_dir or runs_root(), bind, port)
-    host, bound = server.server_address[:2]
+    host, bound = server.socket.getsockname()[:2]
     Console().print(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)", markup=False)
     try:
         server.serve_forever(poll_interval=0.5)

@@ -100,9 +100,10 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5,
         rs = by_key[key]
         hists = [h for h in (store.histogram(r.id) for r in rs) if h is not None]
         merged = Histogram.merge(hists) if hists else None
+        # each averaged column's window value, under its CellAverage field of the same name
+        averages: dict[str, Any] = {c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED}
         cells.append(CellAverage(
-            key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs),
-            **{c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED},
+            key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs), **averages,
             p99_999_us=merged.measured(99.999) if merged else None, histogram=merged,
             idle_before_s=rs[0].idle_before_s,
         ))

@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Callable
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape as esc
 from rich.table import Table
 
 from .decide import decision_text
 from .endurance import Endurance, endurance
+from .manifest import manifest_of
 from .store import RunStore
 from .summary import PhaseSummary, interval_label, rounds_count, summarise
 from .units import denoise, duration, eng, kib_label, num, pct_text
@@ -23,7 +24,7 @@ PhaseView = Callable[[PhaseSummary, Console], None]
 def render(store: RunStore, console: Console, view: PhaseView | None = None, figures=None) -> None:
     """`view`: the test's own view of a phase (None: `generic_view`); `figures`: the test's key
     figures (TestDef.key_figures), printed last as the run's headline."""
-    m = store.manifest
+    m = manifest_of(store)
     # Everything from the manifest is text a user or a device supplied: escaped, so a '[' in
     # it is printed, not read as Rich markup.
     console.print(f"[bold]{esc(m.title)}[/] — {esc(m.spec)} — run {esc(m.run_id)}")
@@ -72,7 +73,8 @@ def render_endurance(e: Endurance, console: Console) -> None:
 def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> None:
     """The figures `iolab compare` ranks drives by, for this run alone."""
     t = Table(title="key figures", title_justify="left")
-    for col, justify in (("figure", "left"), ("value", "right"), ("unit", "left"), ("", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("figure", "left"), ("value", "right"), ("unit", "left"), ("", "left"))
+    for col, justify in columns:
         t.add_column(col, justify=justify)
     for k in metrics:
         t.add_row(esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction)

@@ -12,6 +12,7 @@ import mimetypes
 import os
 import stat
 import time
+from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
@@ -19,6 +20,7 @@ from urllib.parse import unquote
 from .engines.merge import breakdown
 from .errors import IolabError
 from .live import read as read_live
+from .manifest import manifest_of
 from .runlist import list_runs
 from .store import RunStore
 
@@ -58,7 +60,7 @@ def _progress(run_dir: Path) -> dict:
         if not phases:
             return {"phase": None}
         ph = phases[-1]
-        plan = next((p for p in store.manifest.plan.get("phases", ()) if p.get("name") == ph.name), {})
+        plan: dict[str, Any] = next((p for p in manifest_of(store).plan.get("phases", ()) if p.get("name") == ph.name), {})
         cells = store.cells(ph.name, complete_only=False)
         last = cells[-1] if cells else None
         rnd = last.round if last else 0
@@ -67,9 +69,9 @@ def _progress(run_dir: Path) -> dict:
         mean_s = sum(c.runtime_s for c in cells) / len(cells) if cells else None
         left = max(0, (max_rounds - rnd) * per_round + per_round - done_in_round) if ph.stop_reason is None else 0
         verdicts = store.steady_rows(ph.name)
-        running = store.manifest.state == "running"
+        running = manifest_of(store).state == "running"
         return {
-            "phase": ph.name, "phases": len(store.manifest.plan.get("phases", ())), "phase_index": ph.ordinal + 1,
+            "phase": ph.name, "phases": len(manifest_of(store).plan.get("phases", ())), "phase_index": ph.ordinal + 1,
             "round": rnd, "max_rounds": max_rounds, "cells_done": done_in_round, "cells_per_round": per_round,
             "stop_reason": ph.stop_reason,
             "last_cell": last.cell_key if last else None,
@@ -171,10 +173,9 @@ def handler_for(root: Path):
                 self._send(404, "text/plain", b"not found")
 
         def _host_ok(self) -> bool:
-            port = self.server.server_address[1]
-            # the address the client reached: the one given to --bind, or with a wildcard bind
-            # the interface's own address
-            here = self.connection.getsockname()[0]
+            # the address and port the client reached: the ones given to --bind and --port, or
+            # with a wildcard bind the interface's own address
+            here, port = self.connection.getsockname()[:2]
             names = {"localhost", "127.0.0.1", "[::1]", f"[{here}]" if ":" in here else here}
             host = self.headers.get("Host", "").strip().lower()
             name, _, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")

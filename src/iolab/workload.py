@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import IolabError
 from .units import kib_label
@@ -94,7 +94,7 @@ class Workload:
 
     # -- convenient constructors used by the test definitions ---------------------------
     @classmethod
-    def mix(cls, access: Access, read_pct: float, block_size: int, **kw) -> "Workload":
+    def mix(cls, access: Access, read_pct: float, block_size: int, **kw: Any) -> "Workload":
         """The PTS shape: one access pattern, one block size, a read percentage."""
         streams = []
         if read_pct > 0:
@@ -126,7 +126,7 @@ class Workload:
         """
         return (self.seed ^ zlib.crc32(tag.encode())) & 0xFFFF_FFFF
 
-    def with_(self, **changes) -> "Workload":
+    def with_(self, **changes: Any) -> "Workload":
         return replace(self, **changes)
 
     def label(self) -> str:

@@ -254,6 +254,30 @@ def test_iolab_runs_prints_broken_runs_with_the_reason(tmp_path):
     assert "1 of 2 runs cannot be read" in res.stderr
 
 
+def test_a_database_without_a_manifest_is_listed_broken_and_refused_by_name(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from iolab.manifest import manifest_of
+
+    good = finished_run(tmp_path)
+    orphan = tmp_path / "orphan"
+    orphan.mkdir()
+    RunStore(orphan).close()  # results.db with its tables, but no manifest.json
+    res = subprocess.run([str(Path(sys.executable).parent / "iolab"), "runs", "--runs-dir", str(tmp_path)],
+                         capture_output=True, text=True, env=dict(os.environ, COLUMNS="300"))
+    assert res.returncode == 0, res.stderr
+    assert good.name in res.stdout and "orphan" in res.stdout and "manifest.json: missing." in res.stdout
+    assert "Traceback" not in res.stderr
+    s = RunStore(orphan, writable=False)
+    try:
+        with pytest.raises(IolabError, match="not an iolab run directory \\(no manifest.json\\)"):
+            manifest_of(s)
+    finally:
+        s.close()
+
+
 def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeypatch):
     """`iolab runs` (and anything waiting for a run) may look while a run directory is being
     made: from the moment it holds raw/ or a database it already holds its manifest."""

@@ -29,6 +29,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from ..errors import IolabError
 from ..units import kib_label, parse_size
@@ -304,7 +305,7 @@ def _streams(items: list[tuple["_Where", object]]) -> tuple[Stream, ...]:
             f"{first.file.path}:{first.line()}: {first.group()}: the same (access, op, block_size) appears twice; "
             "merge those entries."
         )
-    return tuple(Stream(a, o, b, sh / total) for a, o, b, sh in parsed)  # type: ignore[arg-type]
+    return tuple(Stream(a, o, b, sh / total) for a, o, b, sh in parsed)
 
 
 class _TomlFile:
@@ -379,7 +380,7 @@ class _Where:
                 return str(i + 1)
         return str(start + 1)
 
-    def fail(self, key: str, expected: str, got) -> None:
+    def fail(self, key: str, expected: str, got: object) -> NoReturn:
         shown = "nothing" if got is None or got is _MISSING else repr(got)
         raise IolabError(f"{self.file.path}:{self.line(key)}: {self.label()}: field '{key}': expected {expected}, got {shown}.")
 
@@ -421,15 +422,15 @@ def _stream_inline(s: Stream) -> str:
 
 def _ranges(idx: tuple[int, ...]) -> str:
     """(1, 2, 3, 7) -> '1-3, 7'."""
-    out, start, prev = [], None, None
-    for i in idx:
-        if start is None:
-            start = prev = i
-        elif i == prev + 1:
+    out: list[str] = []
+    if not idx:
+        return ""
+    start = prev = idx[0]
+    for i in idx[1:]:
+        if i == prev + 1:
             prev = i
         else:
             out.append(f"{start}-{prev}" if prev != start else str(start))
             start = prev = i
-    if start is not None:
-        out.append(f"{start}-{prev}" if prev != start else str(start))
+    out.append(f"{start}-{prev}" if prev != start else str(start))
     return ", ".join(out)

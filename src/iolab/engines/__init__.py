@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
-from typing import Callable, ClassVar, Protocol
+from typing import Callable, Protocol
 
 from ..errors import IolabError
 from ..results import RoundResult
@@ -23,7 +23,10 @@ ENGINES = ("iolab.engines.sim:SimEngine", "iolab.engines.fio:FioEngine")
 
 class Engine(Protocol):
     name: str
-    capabilities: ClassVar[Capabilities]
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the engine can do (a class attribute, or worked out from its legs)."""
 
     def version(self) -> str:
         """Engine name and version as recorded in the manifest (e.g. 'fio-3.33')."""
@@ -59,11 +62,19 @@ class Engine(Protocol):
         """Release resources (stop servers, save simulator state)."""
 
 
-def engine_class(target: Target) -> type:
+class EngineClass(Protocol):
+    """A registered engine's class: its capabilities are known before one is made."""
+
+    capabilities: Capabilities
+
+    def __call__(self, **options: float | None) -> Engine: ...
+
+
+def engine_class(target: Target) -> EngineClass:
     """The registered engine that drives this target's kind."""
     for ref in ENGINES:
         module, name = ref.split(":")
-        cls = getattr(import_module(module), name)
+        cls: EngineClass = getattr(import_module(module), name)
         if target.kind in cls.capabilities.drives:
             return cls
     raise IolabError(f"target {target.spec}: no engine drives targets of kind {target.kind!r}.")

@@ -145,18 +145,33 @@ def _combine(parts: list[OpStats]) -> OpStats:
     if len(live) == 1:
         return live[0]
     ios = sum(p.ios for p in live)
-    hists = [p.histogram for p in live]
+    hists = [p.histogram for p in live if p.histogram is not None]
+    means, maxes, mins = _latencies(live)
     return OpStats(
         ios=ios,
         io_bytes=sum(p.io_bytes for p in live),
         iops=sum(p.iops for p in live),
         mbps=sum(p.mbps for p in live),
-        lat_mean_us=sum(p.ios * p.lat_mean_us for p in live) / ios,  # type: ignore[operator]
-        lat_max_us=max(p.lat_max_us for p in live),  # type: ignore[type-var]
-        lat_min_us=min(p.lat_min_us for p in live),  # type: ignore[type-var]
-        histogram=Histogram.merge(hists) if all(h is not None for h in hists) else None,  # type: ignore[arg-type]
+        lat_mean_us=sum(p.ios * m for p, m in zip(live, means)) / ios,
+        lat_max_us=max(maxes),
+        lat_min_us=min(mins),
+        histogram=Histogram.merge(hists) if len(hists) == len(live) else None,
         latency=live[0].latency,  # one fio run: every job has the same latency options
     )
+
+
+def _latencies(live: list[OpStats]) -> tuple[list[float], list[float], list[float]]:
+    """Each job's mean, maximum and minimum latency: fio reports them for a job that did IOs."""
+    means: list[float] = []
+    maxes: list[float] = []
+    mins: list[float] = []
+    for p in live:
+        if p.lat_mean_us is None or p.lat_max_us is None or p.lat_min_us is None:
+            raise EngineError(f"fio output: a job that did {p.ios} IOs reports no latency.")
+        means.append(p.lat_mean_us)
+        maxes.append(p.lat_max_us)
+        mins.append(p.lat_min_us)
+    return means, maxes, mins
 
 
 def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> RoundResult:

@@ -53,17 +53,20 @@ def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
     """The maximum sustainable IOPS the ramp's stop rule decided during the run (its stored
     decision, with the run's own --set tolerance and steps) and the sentence that says so, or
     None and why there is none."""
-    samples = [s for s, _ in steps(ph)] if ph is not None else []
-    decided = [d for d in (ph.decisions if ph is not None else ()) if d["rule"].get("name") == DemandShortfall.name]
+    if ph is None:
+        return None, "not measured"
+    samples = [s for s, _ in steps(ph)]
+    decided = [d for d in ph.decisions if d["rule"].get("name") == DemandShortfall.name]
     if decided:
         d = decided[-1]
         rule = rule_from(d["rule"])
+        n = rule.steps if isinstance(rule, DemandShortfall) else 1  # `decided` holds this rule's decisions
         top = d["chosen"].get("max_sustainable_iops")
         if top is None:
             return None, f"{ph.phase.name}: no demand was met ({d['outcome']})"
         # the first of the steps that fell short: `steps` cells before and including the deciding one
         at = next((i for i, s in enumerate(samples) if s.key == d.get("cell") and s.round == d.get("round")), None)
-        short = f" at {num(samples[at - rule.steps + 1].demand_iops)} IOPS" if at is not None and at >= rule.steps - 1 else ""
+        short = f" at {num(samples[at - n + 1].demand_iops)} IOPS" if at is not None and at >= n - 1 else ""
         return top, (f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
                      f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()}).")
     if not samples:
@@ -87,9 +90,9 @@ def rounds_mean(ph: PhaseSummary | None) -> float | None:
     return sum(r.iops for r in ph.rows) / len(ph.rows) if ph is not None and ph.rows else None
 
 
-def _series(name: str, pts: list[tuple[float, float | None]]) -> Series:
-    pts = [(x, y) for x, y in pts if y is not None]
-    return Series(name, *map(tuple, zip(*pts))) if pts else Series(name, (), ())
+def _series(name: str, pts: list[tuple[float | None, float | None]]) -> Series:
+    known = [(x, y) for x, y in pts if x is not None and y is not None]
+    return Series(name, *map(tuple, zip(*known))) if known else Series(name, (), ())
 
 
 # -- latency vs demand ------------------------------------------------------------------------
@@ -116,7 +119,7 @@ def demand_pages(run: RunData) -> list[Page]:
                       Panel("maximum latency vs demand", "latency (µs)",
                             (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),), logy=True)],
                      "demanded IOPS", 150)
-        rows = [(num(s.demand_iops), num(c.iops), f"{(c.iops / s.demand_iops - 1) * 100:+.1f} %", num(c.lat_mean_us),
+        rows = [(num(s.demand_iops), num(c.iops), f"{(c.iops / s.demand - 1) * 100:+.1f} %", num(c.lat_mean_us),
                  pct_text(cell_percentile(c, 99), c.ios), pct_text(cell_percentile(c, 99.99), c.ios), num(c.lat_max_us))
                 for s, c in st]
         table = Table(f"Every demand step — {name}", ("demanded IOPS", "delivered IOPS", "delivered − demanded",
@@ -136,7 +139,7 @@ def demand_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, 
         def get(phases: list[PhaseSummary]) -> float | None:
             ph = ramp_phase(phases, name)
             t = sustainable(ph)[0]
-            return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t else None
+            return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph is not None else None
         return get
 
     return (KeyMetric("max sustainable read IOPS", "IOPS", True, top("read ramp")),
@@ -202,12 +205,12 @@ def maxiops_pages(run: RunData) -> list[Page]:
         decided = [d["outcome"] for d in run.manifest.decisions
                    if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))]
         verdict = (f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); "
-                   + (f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS." if mean is not None
+                   + (f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS." if mean is not None and rounds is not None
                       else "the rounds at the optimum were not measured."))
         src = (f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
                f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
         curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
-        if tst:
+        if tst and threads is not None:
             curves.append(_series(f"thread search at QD{threads.rows[0].workload['queue_depth']}",
                                   [(float(s.outstanding), c.iops) for s, c in tst]))
         items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]

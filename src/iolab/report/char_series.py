@@ -162,7 +162,8 @@ def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: st
         for i, (name, ys) in enumerate(((label, y), *more)):
             some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
             if some:
-                ax.scatter(*zip(*some), s=3, color=plots.color(i), label=name or None)
+                xs, vs = zip(*some)
+                ax.scatter(xs, vs, s=3, color=plots.color(i), label=name or None)
             pts += some
         if more and pts:
             ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable

@@ -39,7 +39,7 @@ def qd_of(key: str) -> int | None:
 
 def grid(ph: PhaseSummary) -> tuple[list[str], list[int], dict[tuple[str, int], CellAverage]]:
     """Series labels (in plan order), queue depths (ascending) and the cell at each place."""
-    cells = {(c.mix or c.key, qd_of(c.key)): c for c in ph.cells if qd_of(c.key) is not None}
+    cells = {(c.mix or c.key, qd): c for c in ph.cells if (qd := qd_of(c.key)) is not None}
     labels = list(dict.fromkeys(m for m, _ in cells))
     qds = sorted({q for _, q in cells})
     return labels, qds, cells

@@ -4,7 +4,7 @@ IOPS and latency every second and its percentile table. Reads only the run direc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from rich.markup import escape as esc
 
@@ -31,7 +31,7 @@ def _rows(phases: Sequence[PhaseSummary], name: str) -> list[CellRow]:
     return list(ph.rows) if ph else []
 
 
-def _sustained(fn) -> "KeyMetric.get":
+def _sustained(fn: Callable[[CellRow], float | None]) -> Callable[[list[PhaseSummary]], float | None]:
     def get(phases: list[PhaseSummary]) -> float | None:
         rows = _rows(phases, SUSTAIN)
         return fn(rows[-1]) if rows else None

@@ -29,8 +29,9 @@ class _PageLines(logging.Handler):
         self.say, self.pages = say, pages
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.endswith("Page %d") and record.args:
-            n = int(record.args[0])
+        args = record.args if isinstance(record.args, tuple) else ()
+        if record.msg.endswith("Page %d") and args and isinstance(args[0], (int, str)):
+            n = int(args[0])
             self.say(f"page {n} of {self.pages}", n == self.pages)
         elif record.msg.endswith("Creating PDF"):
             self.say("PDF file", True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..summary import PhaseSummary, interval_label
 from ..units import KiB, duration, eng, kib_label, num, pct_text, scale_for
 from . import plots
-from .model import Figure, Page, Table, Text
+from .model import Figure, Link, Page, Table, Text
 from .rundata import RunData, intervals_text, rounds_text
 from .sections import (
     convergence_page, histogram_page, matrix_table, measurement_window_pages, not_measured_page,
@@ -18,7 +18,7 @@ from .sections import (
 
 def _mix_of(ph: PhaseSummary, key: str) -> str:
     """The mix of the cell `key` (as run; a cell never measured: its key without the block size)."""
-    return next((c.mix for c in ph.cells if c.key == key), key.rsplit(" ", 1)[0])
+    return next((c.mix for c in ph.cells if c.key == key and c.mix is not None), key.rsplit(" ", 1)[0])
 
 
 def _main(run: RunData) -> PhaseSummary | None:
@@ -68,7 +68,8 @@ def throughput_pages(run: RunData) -> list[Page]:
             [(f"{ph.phase.name}: write MB/s per round (R/W 0/100)", "0/100", "write_mbps"),
              (f"{ph.phase.name}: read MB/s per round (R/W 100/0)", "100/0", "read_mbps")], "throughput (MB/s)"))
         pages += measurement_window_pages(run, ph, lambda v: "throughput (MB/s)")
-    rows, links, sizes, reads, writes = [], (), [], [], []
+    rows, sizes, reads, writes = [], [], [], []
+    links: tuple[Link, ...] = ()
     for ph in run.phases:
         for bs in ph.block_sizes:
             r, w = ph.cell("100/0", bs), ph.cell("0/100", bs)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..cellschema import CellRow
 from ..endurance import written
-from ..manifest import Manifest
+from ..manifest import Manifest, manifest_of
 from ..store import RunStore
 from ..summary import PhaseSummary, summarise
 from ..testparams import stored_values
@@ -32,7 +32,7 @@ class RunData:
             pc = store.cells(kind="precondition")
         finally:
             store.close()
-        return cls(store.dir, store.manifest, phases, pc, out_dir)
+        return cls(store.dir, manifest_of(store), phases, pc, out_dir)
 
     # -- what the pages say about completeness -----------------------------------------
     @property

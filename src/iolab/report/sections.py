@@ -18,6 +18,7 @@ from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from .rundata import RunData, rounds_text, window_rows
 
 Getter = Callable[[CellAverage], float | None]
+TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
 
 
 def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
@@ -122,7 +123,7 @@ def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
     return out
 
 
-def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: Getter, how: str = "mean of each cell") -> Table:
+def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, how: str = "mean of each cell") -> Table:
     rows = []
     for bs in ph.block_sizes:
         cells = []

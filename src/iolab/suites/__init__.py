@@ -9,7 +9,7 @@ This package holds what the tests share: profiles, quick scaling, WIPC, common p
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Literal
 
 from ..errors import IolabError
 from ..plan import Profile, TestPlan
@@ -22,6 +22,7 @@ QUICK_CELL_SECONDS = 1.0
 QUICK_MAX_ROUNDS = 10
 # Target options that set a simulated drive's size: a quick run keeps a size the user chose.
 SIM_SIZE_OPTIONS = ("user_gb", "blocks_per_plane", "pages_per_block", "capacity_gb")
+_REVISIONS: dict[str, Literal["1.1", "2.0.2"]] = {"1.1": "1.1", "2.0.2": "2.0.2"}  # the PTS revisions iolab runs
 
 
 def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides) -> Profile:
@@ -30,14 +31,15 @@ def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "
     Quick scales the run down (shorter cells, a capacity limit, fewer rounds) and marks it
     non-compliant; any explicit override wins over both.
     """
-    if name == "enterprise":
-        p = Profile(name="enterprise", spec=spec, active_range=1.0, threads=4, queue_depth=32, write_cache=False)
-    elif name == "client":
-        p = Profile(name="client", spec=spec, active_range=0.75, threads=2, queue_depth=16, write_cache=True)
-    else:
+    if name not in ("enterprise", "client"):
         raise IolabError(f"profile {name!r}: unknown; use 'enterprise' or 'client'.")
-    if spec not in ("1.1", "2.0.2"):
+    revision = _REVISIONS.get(spec)
+    if revision is None:
         raise IolabError(f"spec revision {spec!r}: use '1.1' (PTS-E 1.1) or '2.0.2' (PTS 2.0.2).")
+    if name == "enterprise":
+        p = Profile(name="enterprise", spec=revision, active_range=1.0, threads=4, queue_depth=32, write_cache=False)
+    else:
+        p = Profile(name="client", spec=revision, active_range=0.75, threads=2, queue_depth=16, write_cache=True)
     if quick:
         p = replace(p, quick=True, cell_seconds=QUICK_CELL_SECONDS, capacity_limit=QUICK_CAPACITY, max_rounds=QUICK_MAX_ROUNDS)
     overrides = {k: v for k, v in overrides.items() if v is not None}

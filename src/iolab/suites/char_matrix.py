@@ -12,11 +12,11 @@ from ..chartext import matrix_view
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB, MiB, kib_label
-from ..workload import Workload
+from ..workload import Access, Workload
 from . import active_fraction, no_input, supported_block_sizes, tested_capacity
 from . import characterise_common as cc
 
-PHASES = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
+PHASES: tuple[tuple[Access, str], ...] = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
 PARAMS = (
     tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
              source="published reviews", quick=(1, 4, 32)),

@@ -99,7 +99,10 @@ def window_points(samples: Sequence[Sample], window: int) -> list[DemandPoint]:
             by_key.setdefault(s.key, []).append(s)
     out = []
     for key, ss in by_key.items():
-        tc, qd = parse_point(key)
+        point = parse_point(key)
+        if point is None:  # by_key holds operating points only
+            continue
+        tc, qd = point
         arts = [s.lat_mean_us for s in ss if s.lat_mean_us is not None]
         out.append(DemandPoint(tc, qd, sum(s.iops for s in ss) / len(ss), sum(arts) / len(arts) if arts else None))
     return out

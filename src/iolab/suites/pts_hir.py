@@ -81,7 +81,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
                                    f"{duration(vals['baseline_time'])} W" for i in vals["wait_states"])),
         *parameter_rows(PARAMS, profile, "hir"),
     ]
-    notes = (
+    notes: tuple[str, ...] = (
         "The preconditioning round length (pc_round_intervals, 30 × 1 min) is UNVERIFIED against the spec; it comes from "
         "the reference implementations.",
         "Each burst is preceded by its idle (the spec's 'burst, then idle' with the last idle moved before the first "

@@ -5,6 +5,7 @@ is written or 24 h pass."""
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from ..compare import wsat_figures
 from ..compare.pages import wsat_overlays
@@ -23,7 +24,7 @@ from . import active_fraction, cbw, common_parameters, no_input, supported_block
 
 # Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
 # the optional workloads of PTS 2.0 (A.8).
-WORKLOADS = {
+WORKLOADS: dict[str, tuple[Literal["rnd", "seq", "cbw"], int, int, str]] = {
     "rnd4k": ("rnd", 0, 4 * KiB, "RND 4 KiB W"),
     "oltp": ("rnd", 65, 8 * KiB, "Mixed/OLTP: RND 8 KiB R/W 65/35"),
     "vod": ("seq", 90, 128 * KiB, "Video on demand: SEQ 128 KiB R/W 90/10"),

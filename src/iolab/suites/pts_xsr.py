@@ -17,10 +17,10 @@ from ..testdef import TestDef
 from ..testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
 from ..textreport import render_intervals
 from ..units import KiB, duration
-from ..workload import Workload
+from ..workload import Access, Workload
 from . import active_fraction, common_parameters, no_input, tested_capacity
 
-STIMULI = dict(zip(GROUPS, (("seq", 1024 * KiB), ("rnd", 8 * KiB), ("seq", 1024 * KiB))))
+STIMULI: dict[str, tuple[Access, int]] = dict(zip(GROUPS, (("seq", 1024 * KiB), ("rnd", 8 * KiB), ("seq", 1024 * KiB))))
 # A quick run logs this many intervals per group (the 8 h : 6 h : 8 h proportion), unless set.
 QUICK_INTERVALS = dict(zip(GROUPS, (20, 15, 20)))
 
@@ -70,7 +70,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Preconditioning", "none"),
         *parameter_rows(PARAMS, profile, "xsr"),
     ]
-    notes = (
+    notes: tuple[str, ...] = (
         "Cross Stimulus Recovery runs each group for its full length; the steady-state tables are for information.",
         "Recovery times are UNVERIFIED definitions (parameters recovery_tolerance, settle_tolerance): group 3 recovers "
         "at its first interval with TP ≥ (1 − recovery_tolerance) × group 1's mean TP; group 2 settles at its first "

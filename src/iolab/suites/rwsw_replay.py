@@ -24,12 +24,13 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     steps = plan.workloads()
     ar = active_fraction(profile, target)
     cells = []
+    total = 0.0
     for step, w in zip(plan.steps, steps):
         # A quick run shortens long steps to the cell time so a many-step replay stays short.
-        seconds = min(w.duration_s, profile.cell_seconds) if profile.quick else w.duration_s
+        seconds = min(step.duration_s, profile.cell_seconds) if profile.quick else step.duration_s
         cells.append(Cell(f"step {step.index}", w.with_(active_range=ar, entropy=1.0, duration_s=seconds), "", 0))
+        total += seconds
     replay_phase = Phase("replay", tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False)
-    total = sum(c.workload.duration_s for c in cells)
     params = common_parameters(profile, target) + [
         ("Stimulus", f"replay of {len(cells)} capture steps of {plan.step_s:g} s"
          + (f", compressed {plan.compress:g}×" if plan.compress != 1 else "") + f": {total:,.1f} s flat out"),

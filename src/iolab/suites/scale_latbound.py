@@ -115,7 +115,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
         *tp.parameter_rows(PARAMS, profile, "latency-bound"),
     ]
-    notes = ("The percentile of each step is that of the step's latency histogram merged over every host and path "
+    notes: tuple[str, ...] = ("The percentile of each step is that of the step's latency histogram merged over every host and path "
              "(fio json+ bins summed), never an average of per-host percentiles.",
              "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.")
     if profile.quick:

@@ -7,6 +7,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, replace
+from typing import Any
 from pathlib import Path
 
 from ..errors import IolabError
@@ -217,7 +218,7 @@ def _merge(base: DeviceFacts, extra: DeviceFacts | None, source: str) -> DeviceF
     fields only fill gaps, since sysfs is the kernel's live view."""
     if extra is None:
         return base
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     for name in DeviceFacts.__dataclass_fields__:
         if name in ("sources", "interface"):
             continue

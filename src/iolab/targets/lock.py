@@ -107,6 +107,8 @@ def claim(target: Target) -> TargetClaim:
     """Claim the target for one run (its kind's claim hook). RefusedError when another run,
     in this process or another, holds it."""
     got = kind_of(target).claim(target)
+    if not isinstance(got, TargetClaim):  # every kind claims with one of the claim_* below
+        raise TypeError(f"target kind {target.kind}: its claim hook gave a {type(got).__name__}, not a TargetClaim")
     _HELD[target] = got
     return got
 

@@ -104,16 +104,19 @@ def parse_smartctl(text: str) -> WriteCounters | None:
         return None
     table = {a.get("id"): a for a in (j.get("ata_smart_attributes") or {}).get("table", ()) if isinstance(a, dict)}
     if table:
-        lbs = j.get("logical_block_size") if isinstance(j.get("logical_block_size"), int) else 512
+        given = j.get("logical_block_size")
+        lbs = given if isinstance(given, int) else 512
         lbas = _raw(table[241]) if 241 in table else None
-        media, how = None, ""
+        media: int | None = None
+        how = ""
         for aid in (249, 233):
             if aid in table and media is None:
                 name = str(table[aid].get("name", ""))
                 unit = next((u for pat, u in _MEDIA_UNITS if pat.search(name)), None)
                 if unit is not None and ("nand" in name.lower() or "flash" in name.lower()):
                     raw = _raw(table[aid])
-                    media, how = (raw * unit, f", {aid} {name}") if raw is not None else (None, "")
+                    if raw is not None:
+                        media, how = raw * unit, f", {aid} {name}"
         if lbas is None and media is None:
             return None
         return WriteCounters(None if lbas is None else lbas * lbs, media,
@@ -141,7 +144,7 @@ def read_counters(path: str, run=None) -> WriteCounters | None:
         r = run(["nvme", "smart-log", path, "-o", "json"], timeout=30)
         c = parse_nvme_smart_log(r.text) if r.ok else None
         media = _nvme_media(path, run) if c is not None else None
-        return replace(c, media_bytes=media[0], source=f"{c.source}; {media[1]}") if media else c
+        return replace(c, media_bytes=media[0], source=f"{c.source}; {media[1]}") if c is not None and media else c
     r = run(["smartctl", "-A", "-l", "error", "-j", path], timeout=30)
     # smartctl's exit status is a bit mask of drive conditions; its JSON is still the answer
     return parse_smartctl(r.text) if not r.missing and r.returncode != 124 else None

@@ -21,6 +21,7 @@ record starts.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -38,7 +39,7 @@ TC_READ, TC_WRITE, TC_NOTIFY, TC_PC, TC_DISCARD = 1 << 0, 1 << 1, 1 << 10, 1 << 
 TN_PROCESS = 0
 
 
-def record_dtype(order: str) -> np.dtype:
+def record_dtype(order: Literal["<", ">"]) -> np.dtype:
     return np.dtype(
         [("magic", "u4"), ("sequence", "u4"), ("time", "u8"), ("sector", "u8"), ("bytes", "u4"),
          ("action", "u4"), ("pid", "u4"), ("device", "u4"), ("cpu", "u4"), ("error", "u2"),

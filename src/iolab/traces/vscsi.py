@@ -85,7 +85,8 @@ def read_vscsi(path: Path) -> tuple[np.ndarray, int, list[BadLine], int]:
 def import_vscsi(files: list[Path], out: str | Path, skip_bad_lines: bool = False, notes: tuple[str, ...] = (),
                  time_unit: str | None = None) -> TraceTable:
     loaded = [(f, *read_vscsi(f)) for f in files]
-    skipped, examples = 0, []
+    skipped = 0
+    examples: list[BadLine] = []
     for f, _, _, bad, n_bad in loaded:
         if n_bad and not skip_bad_lines:
             raise refuse_bad_input(bad[0], n_bad, ". Pass --skip-bad-lines to drop bad records (they are counted "
