@@ -31,7 +31,8 @@ from .report.sequence import write_sequence_report as _write_sequence_report
 from .report.sections import details_pages
 from .engines import Engine, engine_for
 from .resume import Resumption
-from .runner import Progress, RunOptions, Runner, start
+from .runner import Progress, Runner
+from .runstart import RunOptions, start
 from .manifest import resolve_run, runs_root
 from .store import ResultsDiskFull, RunStore
 from .summary import PhaseSummary

@@ -22,7 +22,8 @@ from dataclasses import replace
 
 from . import targets
 from .errors import EngineError, RefusedError
-from .hosts import PROBE_TIMEOUT_S, Host, is_local_address, ssh_command, ssh_how
+from .hostlist import Host
+from .hosts import PROBE_TIMEOUT_S, is_local_address, ssh_command, ssh_how
 from .targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from .targets.lock import TargetClaim
 

@@ -1,5 +1,5 @@
-"""The load-generating hosts of a scale-out run: the host list (`--hosts`, `--hosts-file`),
-fio servers started or reused on them, and the fio version check.
+"""The load-generating hosts of a scale-out run (their list is hostlist.py's): fio servers
+started or reused on them, and the fio version check.
 
 fio's server runs any job file it is sent, as the user it runs as (it can write any device
 that user can). So a server iolab starts is bound to the address the user names, never to a
@@ -22,111 +22,18 @@ import socket
 import subprocess
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import EngineError, IolabError
+from .hostlist import Host
 from .serverpids import die_with_parent, record, stop_leftovers, stop_pid
-from .usertext import check_text
 
-DEFAULT_PORT = 8765  # fio's own default server port
 CONNECT_TIMEOUT_S = 2.0
 START_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 20.0
-_ADDR_RE = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+))(?::(?P<port>\d+))?$")
-FILE_FIELDS = {"address", "port", "target", "share", "ssh", "ssh_config", "ioengine"}
 # Made by the remote start command; checked before iolab sends it back in a stop command.
 _REMOTE_DIR_RE = re.compile(r"^/tmp/iolab-fio-server-[A-Za-z0-9]{6,}$")
-
-
-@dataclass(frozen=True)
-class Host:
-    """One load generator. `target`: the path its fio opens (None: the run's target path);
-    `share`: its weight in the split of the outstanding IO; `ssh`: user@host to start the
-    server over SSH (the server then listens on the remote loopback, reached by a tunnel);
-    `ssh_config`: an ssh_config(5) file for that ssh (port, key, known hosts), else ssh's own."""
-
-    address: str
-    port: int = DEFAULT_PORT
-    target: str | None = None
-    share: float = 1.0
-    ssh: str | None = None
-    ioengine: str = "libaio"  # the remote host's io_uring support is not probed
-    ssh_config: str | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.address}:{self.port}"
-
-
-def parse_hosts(text: str) -> list[Host]:
-    """`--hosts h1,h2:8766,[fd00::1]`: equal shares, the run's target path on each."""
-    hosts = [_parse_address(item.strip(), "--hosts") for item in text.split(",") if item.strip()]
-    if not hosts:
-        raise IolabError("--hosts: no host given; list addresses separated by commas (e.g. --hosts 10.0.0.2,10.0.0.3).")
-    return _unique(hosts, "--hosts")
-
-
-def _parse_address(item: str, where: str) -> Host:
-    m = _ADDR_RE.match(item)
-    if not m:
-        raise IolabError(f"{where}: {item!r} is not a host address (give HOST or HOST:PORT, IPv6 as [ADDR]:PORT).")
-    port = int(m.group("port") or DEFAULT_PORT)
-    if not 0 < port < 65536:
-        raise IolabError(f"{where}: port {port} of {item!r} is not a TCP port (1-65535).")
-    return Host(address=m.group("v6") or m.group("host"), port=port)
-
-
-def _unique(hosts: list[Host], where: str) -> list[Host]:
-    seen = set()
-    for h in hosts:
-        if h.name in seen:
-            raise IolabError(f"{where}: host {h.name} is listed twice; give each fio server once (use `share` to weight one).")
-        seen.add(h.name)
-    return hosts
-
-
-def load_hosts_file(path: Path) -> list[Host]:
-    """A TOML file of `[[host]]` tables: address (required), port, target, share, ssh, ioengine."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise IolabError(f"hosts file {path}: cannot read it ({e.strerror or e}).") from None
-    except UnicodeDecodeError as e:
-        raise IolabError(f"hosts file {path}: not a text file (byte {e.start + 1} is not UTF-8); give a TOML "
-                         "file of [[host]] tables.") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise IolabError(f"hosts file {path}: not valid TOML ({e}).") from None
-    tables = data.get("host")
-    if not isinstance(tables, list) or not tables or set(data) != {"host"}:
-        raise IolabError(f"hosts file {path}: expected one or more [[host]] tables and nothing else "
-                         f"(found {', '.join(sorted(data)) or 'nothing'}).")
-    starts = [i + 1 for i, line in enumerate(text.splitlines()) if line.strip().startswith("[[host]]")]
-    hosts = []
-    for i, t in enumerate(tables):
-        where = f"hosts file {path}, line {starts[i] if i < len(starts) else '?'} ([[host]] #{i + 1})"
-        unknown = set(t) - FILE_FIELDS
-        if unknown:
-            raise IolabError(f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(sorted(FILE_FIELDS))}.")
-        if not isinstance(t.get("address"), str):
-            raise IolabError(f"{where}: field 'address' is missing or not a string.")
-        h = _parse_address(t["address"] + (f":{t['port']}" if "port" in t else ""), f"{where}, field 'address'/'port'")
-        share = t.get("share", 1.0)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not share > 0:
-            raise IolabError(f"{where}: field 'share' is {share!r}; give a number greater than 0.")
-        for key in ("target", "ssh", "ssh_config", "ioengine"):
-            if key in t and (not isinstance(t[key], str) or not t[key]):
-                raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
-            if key in t:
-                check_text(t[key], f"{where}: field {key!r}")
-        if "ssh_config" in t and "ssh" not in t:
-            raise IolabError(f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on).")
-        hosts.append(Host(h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio"),
-                          t.get("ssh_config")))
-    return _unique(hosts, f"hosts file {path}")
 
 
 # ---------------------------------------------------------------------------------------

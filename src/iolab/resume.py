@@ -26,8 +26,8 @@ from .plan import Cell, Deferred, Phase, Profile, TestPlan
 from .runfiles import INPUTS_DIR
 from .decide import sample_of_row
 from .phaseend import early_stop, steady_minimum, written_since_purge
-from .runner import (RunOptions, Runner, StartAt, as_planned, build_deferred, cell_tag, plan_summary,
-                     workload_record)
+from .runner import Runner, StartAt, build_deferred, cell_tag, workload_record
+from .runstart import RunOptions, as_planned, plan_summary
 from .steady import evaluate
 from .store import RunStore
 from .targets.lock import TargetClaim

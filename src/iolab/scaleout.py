@@ -15,7 +15,7 @@ import typer
 from . import targets
 from .engines import Engine, engine_for
 from .errors import IolabError
-from .hosts import load_hosts_file, parse_hosts
+from .hostlist import load_hosts_file, parse_hosts
 from .targets import Target
 
 TARGET_FLAGS = ("--target", "-t")

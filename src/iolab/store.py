@@ -8,7 +8,7 @@
 Each cell is committed as soon as it is measured and a round is marked complete before the
 next starts, so a crash (even kill -9) loses at most the cell in flight. Readers use only
 complete rounds for results and steady state. The cells table is declared in cellschema.py,
-manifest.json in manifest.py.
+manifest.json in manifest.py; results.db's schema and connections are resultsdb.py's.
 """
 
 from __future__ import annotations
@@ -23,42 +23,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import quote
 
 from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, no_room, release_space, reserve_space,
                       write_atomic)
 from .errors import IolabError
-from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS, INSERT_CELL, CellRow, cell_row, cell_values
+from .cellschema import INSERT_CELL, CellRow, cell_row, cell_values
 from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
+from .resultsdb import check_tables, open_for_writing, open_readonly
 from .results import Histogram, RoundResult
 from .steady import VariableVerdict
 from .targets.writepolicy import output_dir
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS phases (
-    name TEXT PRIMARY KEY, ordinal INTEGER NOT NULL,
-    purge_method TEXT, purge_ok INTEGER, purge_detail TEXT,
-    steady INTEGER, rounds INTEGER, stop_reason TEXT, started REAL, ended REAL);
-CREATE TABLE IF NOT EXISTS rounds (
-    phase TEXT NOT NULL, round INTEGER NOT NULL, started REAL, ended REAL,
-    complete INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (phase, round));
-""" + CREATE_CELLS + """
-CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
-CREATE TABLE IF NOT EXISTS series (
-    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL,
-    lat_max_us REAL);
-CREATE TABLE IF NOT EXISTS histograms (
-    cell_id INTEGER NOT NULL, direction TEXT NOT NULL, value_us REAL NOT NULL, count INTEGER NOT NULL, max_us REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS steady (
-    phase TEXT NOT NULL, round INTEGER NOT NULL, variable TEXT NOT NULL, window TEXT NOT NULL,
-    vals TEXT NOT NULL, average REAL, range_measured REAL, range_allowed REAL, slope REAL, intercept REAL,
-    fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
-    PRIMARY KEY (phase, round, variable));
-"""
-# per-second series columns added after the first release (older results.db gain them when
-# opened for writing; readers of an older file get None)
-ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
 
 
 @dataclass(frozen=True)
@@ -83,16 +58,7 @@ class RunStore:
         has_manifest = (path / "manifest.json").exists()
         self.manifest = self._read_manifest() if has_manifest else None
         if writable:
-            try:
-                self._db = sqlite3.connect(path / "results.db", timeout=30)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=FULL")
-                self._db.executescript(SCHEMA)
-                self._migrate()
-            except sqlite3.DatabaseError as e:
-                if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
-                    raise ResultsDiskFull(path) from None
-                raise IolabError(f"{path / 'results.db'}: not a readable SQLite database ({e}).") from None
+            self._db = open_for_writing(path)
             try:
                 reserve_space(path)
             except OSError as e:
@@ -102,32 +68,7 @@ class RunStore:
                                           "aside to record how it ends)") from None
                 raise
         else:
-            self._db = self._open_readonly()
-
-    def _open_readonly(self) -> sqlite3.Connection:
-        db = self.dir / "results.db"
-        if not db.is_file():
-            what = "manifest.json but no results.db" if self.manifest else "no manifest.json and no results.db"
-            raise IolabError(f"{self.dir}: not an iolab run directory (it holds {what}; an `iolab export` "
-                             "folder is a copy of the tables, not a run). Give the run's own directory.")
-        wal = db.with_name("results.db-wal")
-        if self.writer_alive():
-            uri = f"file:{_uri_path(db)}?mode=ro"  # the writer keeps -wal/-shm; readers share them
-        elif wal.exists() and wal.stat().st_size > 0:
-            # A dead writer's log: read a private copy, so the run directory stays as it was.
-            self._copy = tempfile.TemporaryDirectory(prefix="iolab-read-")
-            shutil.copyfile(db, Path(self._copy.name) / "results.db")
-            shutil.copyfile(wal, Path(self._copy.name) / "results.db-wal")
-            uri = f"file:{_uri_path(Path(self._copy.name) / 'results.db')}"
-        else:
-            uri = f"file:{_uri_path(db)}?mode=ro&immutable=1"  # nobody writes it: no -wal/-shm needed
-        try:
-            con = sqlite3.connect(uri, uri=True, timeout=30)
-            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.DatabaseError as e:
-            self._drop_copy()
-            raise IolabError(f"{db}: not a readable SQLite database ({e}).") from None
-        return con
+            self._db, self._copy = open_readonly(path, self.manifest is not None, self.writer_alive())
 
     def writer_alive(self) -> bool:
         m = self.manifest
@@ -136,31 +77,7 @@ class RunStore:
     def check(self, deep: bool = False) -> None:
         """Raise IolabError unless the database holds iolab's tables and they can be read;
         `deep` runs SQLite's quick_check over every page (slower on big runs)."""
-        db = self.dir / "results.db"
-        try:
-            names = {n for (n,) in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            missing = {"phases", "rounds", "cells"} - names
-            if missing:
-                raise IolabError(f"{db}: not an iolab results database (no {', '.join(sorted(missing))} table).")
-            self._db.execute("SELECT count(*) FROM phases").fetchone()
-            self._db.execute("SELECT count(*) FROM rounds").fetchone()
-            (ok,) = self._db.execute("PRAGMA quick_check").fetchone() if deep else ("ok",)
-        except sqlite3.DatabaseError as e:
-            raise IolabError(f"{db}: damaged ({e}).") from None
-        if ok != "ok":
-            raise IolabError(f"{db}: damaged (integrity check: {ok}).")
-
-    def _migrate(self) -> None:
-        added = {"cells": ADDED_CELL_COLUMNS, "series": ADDED_SERIES_COLUMNS}
-        for table, columns in added.items():
-            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-            for name, kind in columns.items():
-                if name not in have:
-                    try:
-                        with self._db:
-                            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
-                    except sqlite3.OperationalError:
-                        pass  # a read-only database: readers take the column's old value
+        check_tables(self._db, self.dir / "results.db", deep)
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
@@ -469,7 +386,5 @@ class RunStore:
             self._copy = None
 
 
-def _uri_path(path: Path) -> str:
-    return quote(str(path.resolve()))
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from iolab import registry, suites, targets
 from iolab.errors import IolabError, RefusedError
-from iolab.runner import RunOptions, start
+from iolab.runstart import RunOptions, start
 from iolab.runlist import list_runs
 from iolab.store import RunStore
 from iolab.targets import Target, parse_target

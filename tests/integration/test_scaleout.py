@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from iolab.engines.merge import breakdown
-from iolab.hosts import Host
+from iolab.hostlist import Host
 from iolab.store import RunStore
 
 from .conftest import iolab

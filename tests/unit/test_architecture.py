@@ -122,24 +122,29 @@ def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
 FORBIDDEN = [
     *[(low, "iolab.registry", "only the api and the CLI ask the test registry; the layers below are handed "
                               "what they need (e.g. build_plan, engine_for)")
-      for low in ("iolab.runner", "iolab.resume", "iolab.store", "iolab.engines", "iolab.report", "iolab.compare",
-                  "iolab.suites", "iolab.targets", "iolab.plan", "iolab.decide", "iolab.steady", "iolab.export",
-                  "iolab.scaleout", "iolab.watch", "iolab.textreport", "iolab.summary")],
+      for low in ("iolab.runner", "iolab.runstart", "iolab.resume", "iolab.store", "iolab.resultsdb", "iolab.engines",
+                  "iolab.report", "iolab.compare", "iolab.suites", "iolab.targets", "iolab.plan", "iolab.decide",
+                  "iolab.steady", "iolab.export", "iolab.scaleout", "iolab.watch", "iolab.textreport",
+                  "iolab.summary")],
     ("iolab.report", "iolab.suites", "reports read the plan stored in the run, never today's suite code"),
     *[(low, "iolab.api", "the api is the top of the library: only the CLI (and the multi-run driver) use it")
-      for low in ("iolab.runner", "iolab.resume", "iolab.store", "iolab.engines", "iolab.report", "iolab.compare",
-                  "iolab.suites", "iolab.targets", "iolab.registry")],
+      for low in ("iolab.runner", "iolab.runstart", "iolab.resume", "iolab.store", "iolab.resultsdb", "iolab.engines",
+                  "iolab.report", "iolab.compare", "iolab.suites", "iolab.targets", "iolab.registry")],
     *[(low, "iolab.cli", "the CLI is the top: nothing imports it") for low in ("iolab.api", "iolab.report",
-                                                                              "iolab.runner", "iolab.suites")],
+                                                                              "iolab.runner", "iolab.runstart",
+                                                                              "iolab.suites")],
     *[(low, up, "an engine runs one workload and never knows the test, round or store")
-      for low in ("iolab.engines",) for up in ("iolab.runner", "iolab.store", "iolab.report", "iolab.suites",
-                                               "iolab.compare", "iolab.plan")],
-    *[("iolab.runner", up, "the runner executes any plan and never knows which test it serves or how it is shown")
-      for up in ("iolab.suites", "iolab.report", "iolab.compare", "iolab.textreport")],
-    *[("iolab.store", up, "the store keeps what was measured and knows nothing above it")
-      for up in ("iolab.runner", "iolab.engines", "iolab.suites", "iolab.report", "iolab.compare")],
+      for low in ("iolab.engines",) for up in ("iolab.runner", "iolab.runstart", "iolab.store", "iolab.resultsdb",
+                                               "iolab.report", "iolab.suites", "iolab.compare", "iolab.plan")],
+    *[(low, up, "the runner executes any plan and never knows which test it serves or how it is shown")
+      for low in ("iolab.runner", "iolab.runstart") for up in ("iolab.suites", "iolab.report", "iolab.compare",
+                                                              "iolab.textreport")],
+    *[(low, up, "the store keeps what was measured and knows nothing above it")
+      for low in ("iolab.store", "iolab.resultsdb") for up in ("iolab.runner", "iolab.runstart", "iolab.engines",
+                                                              "iolab.suites", "iolab.report", "iolab.compare")],
     *[("iolab.targets", up, "targets describe what is tested, below the runner and the engines")
-      for up in ("iolab.runner", "iolab.engines", "iolab.suites", "iolab.report", "iolab.store")],
+      for up in ("iolab.runner", "iolab.runstart", "iolab.engines", "iolab.suites", "iolab.report", "iolab.store",
+                 "iolab.resultsdb")],
     *[(low, "iolab.report", "the figures of a comparison (compare/__init__) are below report/")
       for low in ("iolab.compare.__init__",)],
 ]

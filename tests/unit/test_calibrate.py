@@ -3,17 +3,18 @@ and the search's choice knob (the link's duplex) and count knobs."""
 
 import math
 
-from iolab.calibrate import KNOBS, _cliff, _pattern_search, _render, _start, _steady
+from iolab.calibrate import KNOBS, _pattern_search, _render, _start
+from iolab.calibrate_runs import cliff_interval, steady_level
 
 
 def test_the_cliff_is_the_first_interval_below_halfway_to_the_steady_level():
     curve = [100.0, 98, 97, 90, 60, 45, 41, 40, 40, 40, 40, 40]
-    assert _steady(curve) == 40
-    assert _cliff(curve) == 5  # 60 < (100 + 40) / 2 = 70; 90 is not
+    assert steady_level(curve) == 40
+    assert cliff_interval(curve) == 5  # 60 < (100 + 40) / 2 = 70; 90 is not
 
 
 def test_a_curve_that_does_not_fall_by_a_fifth_has_no_cliff():
-    assert _cliff([100.0, 95, 90, 88, 85, 85, 85]) is None
+    assert cliff_interval([100.0, 95, 90, 88, 85, 85, 85]) is None
 
 
 def test_a_choice_is_probed_a_whole_choice_away_even_when_the_steps_have_shrunk():

@@ -13,7 +13,8 @@ from iolab.engines.sim import SimEngine
 from iolab.errors import IolabError
 from iolab.plan import Cell, Deferred, Phase
 from iolab.plan import TestPlan as Plan
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.testdef import TestDef
 from iolab.units import KiB

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from iolab.engines.fio_hosts import Leg, client_parts
+from iolab.engines.fio_client import client_parts
+from iolab.engines.fio_hosts import Leg
 from iolab.engines.merge import breakdown, merge, split_workload
 from iolab.errors import EngineError, IolabError
-from iolab.hosts import Host, load_hosts_file, parse_hosts, ssh_commands, ssh_watch_command
+from iolab.hostlist import Host, load_hosts_file, parse_hosts
+from iolab.hosts import ssh_commands, ssh_watch_command
 from iolab.results import PERCENTILES
 from iolab.targets import Target
 from iolab.workload import Stream, Workload

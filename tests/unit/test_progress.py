@@ -120,7 +120,8 @@ def test_the_round_line_says_what_ends_each_kind_of_phase():
 
 
 def test_the_live_cell_counts_from_one_as_the_watch_page_does(tmp_path):
-    from iolab.runner import RunOptions, Runner, start
+    from iolab.runner import Runner
+    from iolab.runstart import RunOptions, start
     from tests.unit.test_runner import ScriptedEngine
 
     seen = []

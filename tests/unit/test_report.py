@@ -19,7 +19,8 @@ from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
 from iolab.report.rundata import RunData
 from iolab.engines.sim import SimEngine
 from iolab.results import Histogram
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB

@@ -13,7 +13,8 @@ from iolab import registry, suites
 from iolab.errors import EngineError
 from iolab.engines.sim import SimEngine
 from iolab.results import Histogram, OpStats, RoundResult
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.runlist import list_runs
 from iolab.store import RunStore
 from iolab.summary import summarise

@@ -21,7 +21,8 @@ from iolab.compare.pages import facts
 from iolab.report.html import render
 from iolab.report.rundata import RunData
 from iolab.compare.sequence import group_by_drive
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.suites.rwsw_common import copy_inputs
 from iolab.textreport import render as render_text

@@ -356,7 +356,8 @@ def test_a_results_db_from_before_the_per_second_maximum_still_opens(tmp_path):
     import sqlite3
 
     from iolab import registry, suites
-    from iolab.runner import RunOptions, Runner, start
+    from iolab.runner import Runner
+    from iolab.runstart import RunOptions, start
     from iolab.store import RunStore
 
     t, e = small(), SimEngine()

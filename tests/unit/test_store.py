@@ -15,7 +15,8 @@ import pytest
 from iolab import procs, registry, resume, store as store_mod
 from iolab.api import compare
 from iolab.errors import IolabError
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.runlist import list_runs
 from iolab.durable import RESERVE_NAME
 from iolab.store import ResultsDiskFull, RunStore

@@ -19,7 +19,8 @@ import pytest
 from iolab import registry, resume, scaleout, suites, targets
 from iolab.engines.fio import FioEngine
 from iolab.errors import EngineError, IolabError, RefusedError
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
 from iolab.targets.lock import lock_name
 
@@ -256,7 +257,7 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
 def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tmp_path):
     from iolab.engines.fio_hosts import host_legs
     from iolab.hostcheck import check_host_legs
-    from iolab.hosts import parse_hosts
+    from iolab.hostlist import parse_hosts
 
     legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("198.51.100.7,198.51.100.8"))
     with pytest.raises(RefusedError, match=r"x.img on 198.51.100.7:8765; .*x.img on 198.51.100.8:8765: iolab cannot check "

@@ -17,7 +17,7 @@ from iolab.engines.fio_parse import parse_fio_json
 from iolab.engines.sim import SimEngine
 from iolab.errors import EngineError, IolabError
 from iolab.results import OpStats, RoundResult, SecondSample, check_result
-from iolab.runner import RunOptions, start
+from iolab.runstart import RunOptions, start
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB, MiB
 

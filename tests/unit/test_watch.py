@@ -14,7 +14,8 @@ import pytest
 
 from iolab import registry, suites
 from iolab.live import MIN_INTERVAL_S
-from iolab.runner import RunOptions, Runner, start
+from iolab.runner import Runner
+from iolab.runstart import RunOptions, start
 from iolab.watch import serve, snapshot
 from tests.unit.test_report import DriveEngine, record, target
 from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)

@@ -200,6 +200,36 @@ class Accumulator:
         # so anything counted at index n_steps (an instant at the very end) joins the last.
         n_steps = max(1, -(-end_ns // self.step_ns))
         last = n_steps - 1
+        inflight, oio_max = self._closed_steps(n_steps)
+        streams, by_step = self._trace_streams(total_ios, threshold, last)
+        steps = [self._step_stat(k, by_step.get(k, []), end_ns, inflight, oio_max) for k in range(n_steps)]
+        notes = list(table.notes)
+        if self.has_latency and self.missing_latency:
+            notes.append(
+                f"{self.missing_latency:,} IOs have no response time (completion not in the trace); "
+                "they are left out of response times and outstanding IO."
+            )
+        return StreamAnalysis(
+            source=str(table.path),
+            fmt=table.fmt,
+            step_s=step_s,
+            threshold=threshold,
+            seq=self.seq,
+            devices=tuple(devices),
+            process=process,
+            total_ios=total_ios,
+            excluded_ios=excluded_ios,
+            duration_s=end_ns / 1e9,
+            has_latency=self.has_latency,
+            streams=streams,
+            steps=tuple(steps),
+            notes=tuple(notes),
+        )
+
+    def _closed_steps(self, n_steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per step: the in-flight time (ns) and the maximum outstanding IO, with anything
+        counted past the last step folded into it."""
+        last = n_steps - 1
         self._grow(n_steps)
         if self.has_latency and self.next_bound < n_steps:
             # Steps after the last issue: only completions remain.
@@ -210,8 +240,11 @@ class Accumulator:
         inflight[last] += self.inflight_ns[n_steps:].sum()
         oio_max = self.oio_max[:n_steps].copy()
         oio_max[last] = max(oio_max[last], self.oio_max[n_steps:].max(initial=0))
+        return inflight, oio_max
 
-        # Whole-trace streams.
+    def _trace_streams(self, total_ios: int, threshold: float, last: int) -> tuple[tuple[StreamStat, ...], dict[int, list]]:
+        """The whole-trace streams, most IOs first, and each step's (stream index, write,
+        group counts) entries."""
         per_stream: dict[tuple[bool, bool, int], list] = {}
         by_step: dict[int, list] = {}
         for (st, sq, w, size), (n, b, ln, ls, lm) in self.groups.items():
@@ -240,64 +273,40 @@ class Accumulator:
         index = {k: i for i, (k, _) in enumerate(ordered)}
         for (st, sq, w, size), g in self.groups.items():
             by_step.setdefault(min(int(st), last), []).append((index[(sq, w, size)], w, g))
+        return streams, by_step
 
-        steps = []
-        for k in range(n_steps):
-            start = k * self.step_ns
-            dur_ns = min(self.step_ns, end_ns - start)
-            # A step can hold the same stream twice after folding the end instant in.
-            counts: dict[int, int] = {}
-            ios = reads = nbytes = lat_n = 0
-            lat_s, lat_m = 0.0, None
-            for i, w, g in by_step.get(k, []):
-                counts[i] = counts.get(i, 0) + g[0]
-                ios += g[0]
-                reads += 0 if w else g[0]
-                nbytes += g[1]
-                lat_n += g[2]
-                lat_s += g[3]
-                if g[4] is not None:
-                    lat_m = g[4] if lat_m is None else max(lat_m, g[4])
-            dur_s = dur_ns / 1e9
-            steps.append(
-                StepStat(
-                    index=k,
-                    start_s=start / 1e9,
-                    duration_s=dur_s,
-                    ios=ios,
-                    read_ios=reads,
-                    io_bytes=nbytes,
-                    iops=ios / dur_s if dur_s > 0 else None,
-                    mbps=nbytes / dur_s / 1e6 if dur_s > 0 else None,
-                    read_pct=100.0 * reads / ios if ios else None,
-                    oio_avg=float(inflight[k] / dur_ns) if self.has_latency and dur_ns > 0 else None,
-                    oio_max=int(oio_max[k]) if self.has_latency else None,
-                    rt_avg_us=lat_s / lat_n if lat_n else None,
-                    rt_max_us=lat_m,
-                    streams=tuple(sorted(counts.items())),
-                )
-            )
-        notes = list(table.notes)
-        if self.has_latency and self.missing_latency:
-            notes.append(
-                f"{self.missing_latency:,} IOs have no response time (completion not in the trace); "
-                "they are left out of response times and outstanding IO."
-            )
-        return StreamAnalysis(
-            source=str(table.path),
-            fmt=table.fmt,
-            step_s=step_s,
-            threshold=threshold,
-            seq=self.seq,
-            devices=tuple(devices),
-            process=process,
-            total_ios=total_ios,
-            excluded_ios=excluded_ios,
-            duration_s=end_ns / 1e9,
-            has_latency=self.has_latency,
-            streams=streams,
-            steps=tuple(steps),
-            notes=tuple(notes),
+    def _step_stat(self, k: int, entries: list, end_ns: int, inflight: np.ndarray, oio_max: np.ndarray) -> StepStat:
+        start = k * self.step_ns
+        dur_ns = min(self.step_ns, end_ns - start)
+        # A step can hold the same stream twice after folding the end instant in.
+        counts: dict[int, int] = {}
+        ios = reads = nbytes = lat_n = 0
+        lat_s, lat_m = 0.0, None
+        for i, w, g in entries:
+            counts[i] = counts.get(i, 0) + g[0]
+            ios += g[0]
+            reads += 0 if w else g[0]
+            nbytes += g[1]
+            lat_n += g[2]
+            lat_s += g[3]
+            if g[4] is not None:
+                lat_m = g[4] if lat_m is None else max(lat_m, g[4])
+        dur_s = dur_ns / 1e9
+        return StepStat(
+            index=k,
+            start_s=start / 1e9,
+            duration_s=dur_s,
+            ios=ios,
+            read_ios=reads,
+            io_bytes=nbytes,
+            iops=ios / dur_s if dur_s > 0 else None,
+            mbps=nbytes / dur_s / 1e6 if dur_s > 0 else None,
+            read_pct=100.0 * reads / ios if ios else None,
+            oio_avg=float(inflight[k] / dur_ns) if self.has_latency and dur_ns > 0 else None,
+            oio_max=int(oio_max[k]) if self.has_latency else None,
+            rt_avg_us=lat_s / lat_n if lat_n else None,
+            rt_max_us=lat_m,
+            streams=tuple(sorted(counts.items())),
         )
 
 

@@ -6,17 +6,13 @@ as fio's own, and `merge.merge` adds them up exactly (summed json+ bins for perc
 keeping each leg's figures for the report's breakdown page.
 
 Local legs run one fio process each (the single-drive engine, with its watchdog and Ctrl-C
-handling); host legs run in one `fio --client=H1 job1 --client=H2 job2 ...` invocation,
-from whose output iolab reads each client's json+ entries, not fio's "All clients" sum
-(which carries no latency bins)."""
+handling); host legs run in one `fio --client=H1 job1 --client=H2 job2 ...` invocation
+(fio_client.py)."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import signal
-import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
@@ -24,7 +20,8 @@ from pathlib import Path
 
 from ..errors import EngineError, IolabError
 from ..hostcheck import check_host_legs, create_over_ssh
-from ..hosts import (Host, Servers, check_versions, read_identity_over_ssh, refuse_wildcards, server_arg, ssh_runner,
+from ..hostlist import Host
+from ..hosts import (Servers, check_versions, read_identity_over_ssh, refuse_wildcards, server_arg, ssh_runner,
                      start_servers)
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, check_safe_to_write, parse_target
@@ -32,16 +29,11 @@ from ..targets.wear import phase_writes, read_counters
 from ..workload import Workload
 from .capabilities import Capabilities
 from .fio import FioEngine
+from .fio_client import client_parts, run_clients, time_limit
 from .fio_job import build_job
 from .fio_job import fio_version as _fio_version
-from .fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
-from .fio_supervise import _job_processes, default_stall_timeout
+from .fio_supervise import _job_processes
 from .merge import Part, merge, split_workload
-
-# A byte-budget round (preconditioning) has no runtime; it is stopped and failed when it
-# has not finished at this rate (bytes/s over all hosts), so a lost host cannot hang a run.
-MIN_BUDGET_RATE = 1e6
-_CLIENT_LOG_RE = re.compile(r"^(?P<base>.+_(?:iops|bw|lat|clat|slat)\.\d+\.log)\.(?P<host>.+)$")
 
 
 @dataclass(frozen=True)
@@ -297,30 +289,6 @@ def plan_legs(legs: list[Leg], workload: Workload) -> list[tuple[int, Leg, Workl
     return [(i, leg, w) for i, (leg, w) in enumerate(zip(legs, split)) if w is not None]
 
 
-def run_clients(jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float,
-                fio: str = "fio") -> int:
-    """One `fio --client=E1 NAME1.fio --client=E2 NAME2.fio ...` run of (name, endpoint, job
-    text) triples; fio's output is kept as raw_dir/tag.json (and .stderr). Returns fio's exit status;
-    stops fio and fails after `limit` seconds, so a host that stops answering cannot hang."""
-    cmd = [fio, "--output-format=json+"]
-    for name, endpoint, text in jobs:
-        job = raw_dir / f"{name}.fio"
-        job.write_text(text)
-        cmd += [f"--client={server_arg(*endpoint)}", job.name]
-    out_path, err_path = raw_dir / f"{tag}.json", raw_dir / f"{tag}.stderr"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
-        try:
-            return proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            _end(proc)
-            raise EngineError(f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (a host that "
-                              f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}.") from None
-        except BaseException:
-            _end(proc)
-            raise
-
-
 def _outcome(future):
     try:
         return future.result()
@@ -338,60 +306,3 @@ def _interrupt_children(raw_dir: Path) -> None:
             pass
 
 
-def _end(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-
-
-def time_limit(w: Workload, stall_timeout: float | None) -> float:
-    grace = stall_timeout if stall_timeout is not None else default_stall_timeout(w)
-    if w.duration_s is not None:
-        return w.duration_s + grace
-    return (w.bytes_budget or 0) / MIN_BUDGET_RATE + grace
-
-
-def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag: str, returncode: int) -> list[Part]:
-    """Each host's result from one fio client run's output (raw_dir/tag.json): its own json+
-    entries, parsed as a single-host report, and its per-second logs."""
-    out_path = raw_dir / f"{tag}.json"
-    text = out_path.read_text(errors="replace")
-    objs, lines = _json_objects(text)
-    stats = objs[-1].get("client_stats") if objs else None
-    if not isinstance(stats, list):
-        raise EngineError(f"fio client output {out_path} holds no client_stats (exit {returncode}); "
-                          f"fio said: {_said(lines, raw_dir / f'{tag}.stderr')}")
-    version = objs[-1].get("fio version")
-    parts, lost = [], []
-    for i, leg, w in legs:
-        addr, port = endpoints[leg.host.name]
-        jobs = [j for j in stats if isinstance(j, dict) and j.get("hostname") == addr and j.get("port") == port
-                and j.get("jobname") != "All clients"]
-        if not jobs:
-            lost.append(f"host {leg.name} sent no results; it said: "
-                        f"{' | '.join(ln for ln in lines if addr in ln)[-300:] or '(nothing)'}")
-            continue
-        name = f"{tag}.p{i}"
-        result = parse_fio_json(json.dumps({"fio version": version, "jobs": jobs}), f"{out_path} (client {leg.name})")
-        for p in raw_dir.iterdir():  # fio's client appends the host to each log it receives
-            m = _CLIENT_LOG_RE.match(p.name)
-            if m and m.group("base").startswith(f"{name}_") and m.group("host") == addr:
-                p.rename(raw_dir / m.group("base"))
-        logs = log_files(raw_dir, name)
-        rel = tuple(str(p.relative_to(raw_dir.parent)) for p in [raw_dir / f"{name}.fio", out_path, *logs])
-        parts.append(Part(leg.name, replace(result, series=parse_fio_logs(logs), raw_files=rel), w.threads, w.queue_depth))
-    if lost or returncode != 0:
-        raise EngineError(f"round {tag!r}: {'; '.join(lost) or f'fio client exit {returncode}'}. The round is not "
-                          f"stored; finished rounds are kept; fio's output is in {out_path}.")
-    return parts
-
-
-def _said(lines: list[str], err_path: Path) -> str:
-    try:
-        err = err_path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        err = []
-    return " | ".join([*lines, *err][-8:])[-600:] or "(nothing)"

@@ -192,6 +192,26 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
     """The fio job file for one round. `ioengine` is the async engine for block devices and
     files (NBD targets always use fio's nbd engine). Logs and output paths are relative: fio
     runs in the round's raw directory, where this file is stored."""
+    _check_job(target, tag)
+    sections, note = _sections(w)
+    size = _active_size(target, w)
+    head = _head_comments(target, w, tag, size, note)
+    g = _global_section(target, w, tag, ioengine, size)
+    body: list[str] = []
+    planned_bytes = 0
+    # fio's flow weights are integers up to 1000.
+    weights = _apportion(1000, [s.share for s in sections]) if len(sections) > 1 else []
+    for i, sec in enumerate(sections):
+        lines, planned = _section_lines(w, sec, size, weights[i] if weights else None)
+        body += lines
+        planned_bytes += planned
+    if w.bytes_budget is not None and planned_bytes != w.bytes_budget:
+        head.append(f"; note: byte budget {w.bytes_budget} B rounded to whole blocks per job: {planned_bytes} B")
+    return "\n".join(_checked(head + g + body)) + "\n"
+
+
+def _check_job(target: Target, tag: str) -> None:
+    """Refuse a tag that cannot name fio's output files and a target fio does not drive."""
     if not _TAG_RE.match(tag):
         raise IolabError(
             f"round tag {tag!r} cannot name fio's output files: use letters, digits, '.', '_' "
@@ -202,7 +222,10 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
             f"the fio engine drives block devices, files and NBD exports, not a {target.kind!r} "
             f"target ({target.spec}). Simulated targets run on the sim engine."
         )
-    sections, note = _sections(w)
+
+
+def _active_size(target: Target, w: Workload) -> int:
+    """The bytes fio addresses from offset 0: the active range in whole largest blocks."""
     max_bs = max(s.block_size for s in w.streams)
     size = int(w.active_range * target.capacity) // max_bs * max_bs
     if size < max_bs:
@@ -210,7 +233,10 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
             f"workload {w.label()!r}: the active range ({w.active_range:g} of {target.capacity} B "
             f"on {target.spec}) is smaller than one {max_bs} B block. Use a larger target or range."
         )
+    return size
 
+
+def _head_comments(target: Target, w: Workload, tag: str, size: int, note: str | None) -> list[str]:
     head = [
         f"; iolab round {tag}: {w.label()} on {target.spec}",
         f"; outstanding IO {w.threads} thread(s) x QD {w.queue_depth}, active range {w.active_range:g}"
@@ -219,6 +245,11 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
     ]
     if note:
         head.append(f"; note: {note}")
+    return head
+
+
+def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: int) -> list[str]:
+    """The [global] section: the target, the run's length, data, seed and logs."""
     g = ["[global]"]
     if target.kind == "nbd":
         g += ["ioengine=nbd", f"uri={target.path}"]
@@ -259,41 +290,39 @@ def build_job(target: Target, w: Workload, tag: str, ioengine: str) -> str:
           f"log_avg_msec={LOG_INTERVAL_MS}"]
     if w.max_per_second:
         g += [f"write_hist_log={tag}", f"log_hist_msec={LOG_INTERVAL_MS}"]
+    return g
 
-    body: list[str] = []
-    planned_bytes = 0
-    # fio's flow weights are integers up to 1000.
-    weights = _apportion(1000, [s.share for s in sections]) if len(sections) > 1 else []
-    for i, sec in enumerate(sections):
-        lines = ["", f"[{sec.access}]", f"rw={_rw(sec)}"]
-        reads = sum(s.share for s in sec.by_op("read"))
-        if sec.by_op("read") and sec.by_op("write"):
-            # fio takes whole percent; keep both directions present when both are asked for.
-            lines.append(f"rwmixread={min(99, max(1, round(100 * reads / sec.share)))}")
-        lines += [_block_sizes(sec), f"numjobs={sec.numjobs}", f"iodepth={sec.iodepth}"]
-        if sec.access == "rnd" and w.zones:
-            lines.append("random_distribution=zoned:" + ":".join(f"{100 * io:g}/{100 * span:g}" for io, span in w.zones))
-        if sec.access == "seq" and sec.numjobs > 1:
-            # Each sequential thread streams its own slice instead of all re-reading block 0.
-            per_job = size // sec.numjobs // sec.max_bs * sec.max_bs
-            if per_job >= sec.max_bs:
-                lines += [f"size={per_job}", f"offset_increment={per_job}"]
-        if w.bytes_budget is not None:
-            total_bpi = sum(s.share * s.block_size for s in w.streams)
-            part = w.bytes_budget * sec.share * sec.bytes_per_io / total_bpi
-            # Whole blocks per job (at least one), so fio stops exactly at io_size.
-            per_job = max(sec.max_bs, int(part / sec.numjobs) // sec.max_bs * sec.max_bs)
-            lines.append(f"io_size={per_job}")
-            planned_bytes += per_job * sec.numjobs
-        if w.rate_iops is not None:
-            lines.append("rate_iops=" + _rate_text(w, sec))
-        if len(sections) > 1:
-            # IO proportions between sections follow the stream shares (fio counts IOs).
-            lines += [f"flow={weights[i]}", f"flow_sleep={FLOW_SLEEP_US}"]
-        body += lines
-    if w.bytes_budget is not None and planned_bytes != w.bytes_budget:
-        head.append(f"; note: byte budget {w.bytes_budget} B rounded to whole blocks per job: {planned_bytes} B")
-    return "\n".join(_checked(head + g + body)) + "\n"
+
+def _section_lines(w: Workload, sec: _Section, size: int, flow: int | None) -> tuple[list[str], int]:
+    """One access pattern's job section, and the bytes it plans under a byte budget (0
+    without one). `flow`: its weight when several sections share the load."""
+    lines = ["", f"[{sec.access}]", f"rw={_rw(sec)}"]
+    planned = 0
+    reads = sum(s.share for s in sec.by_op("read"))
+    if sec.by_op("read") and sec.by_op("write"):
+        # fio takes whole percent; keep both directions present when both are asked for.
+        lines.append(f"rwmixread={min(99, max(1, round(100 * reads / sec.share)))}")
+    lines += [_block_sizes(sec), f"numjobs={sec.numjobs}", f"iodepth={sec.iodepth}"]
+    if sec.access == "rnd" and w.zones:
+        lines.append("random_distribution=zoned:" + ":".join(f"{100 * io:g}/{100 * span:g}" for io, span in w.zones))
+    if sec.access == "seq" and sec.numjobs > 1:
+        # Each sequential thread streams its own slice instead of all re-reading block 0.
+        per_job = size // sec.numjobs // sec.max_bs * sec.max_bs
+        if per_job >= sec.max_bs:
+            lines += [f"size={per_job}", f"offset_increment={per_job}"]
+    if w.bytes_budget is not None:
+        total_bpi = sum(s.share * s.block_size for s in w.streams)
+        part = w.bytes_budget * sec.share * sec.bytes_per_io / total_bpi
+        # Whole blocks per job (at least one), so fio stops exactly at io_size.
+        per_job = max(sec.max_bs, int(part / sec.numjobs) // sec.max_bs * sec.max_bs)
+        lines.append(f"io_size={per_job}")
+        planned = per_job * sec.numjobs
+    if w.rate_iops is not None:
+        lines.append("rate_iops=" + _rate_text(w, sec))
+    if flow is not None:
+        # IO proportions between sections follow the stream shares (fio counts IOs).
+        lines += [f"flow={flow}", f"flow_sleep={FLOW_SLEEP_US}"]
+    return lines, planned
 
 
 def _checked(lines: list[str]) -> list[str]:

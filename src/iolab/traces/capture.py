@@ -193,15 +193,7 @@ def capture(
     """Trace block IO on `device` for `seconds` (or until `stop` is set or Ctrl-C) and write
     the normalised IO table to `out`. `ready` is set once tracing is armed. `source`:
     tracefs, blktrace or auto (see the module doc)."""
-    if seconds <= 0:
-        raise IolabError(f"capture duration must be > 0 s, got {seconds}")
-    if process is not None and not re.fullmatch(r"[\w.:*/+@-]{1,15}", process):
-        raise IolabError(
-            f"process filter {process!r}: give a process name as the kernel shows it (up to 15 characters, "
-            "letters, digits and . _ - : / + @; * as a wildcard)."
-        )
-    if source not in SOURCES:
-        raise IolabError(f"capture source {source!r}: give one of {', '.join(SOURCES)}.")
+    _check_request(seconds, process, source)
     major, minor = _block_device(device)
     out = check_file(out, "IO table")
     fallback: list[str] = []
@@ -226,23 +218,9 @@ def capture(
     except FileExistsError:
         raise RefusedError(f"another capture created {inst} just now; wait for it to finish.") from None
     try:
-        LOCK.write_text(str(os.getpid()))
-        _write(inst / "trace_clock", "mono")
-        _write(inst / "buffer_size_kb", str(buffer_kb))
-        dev_filter = f"dev == {(major << 20) | minor}"
-        comm = "" if process is None else f' && comm {"~" if "*" in process else "=="} "{process}"'
-        _write(inst / "events" / "block" / "block_rq_issue" / "filter", dev_filter + comm)
-        _write(inst / "events" / "block" / "block_rq_complete" / "filter", dev_filter)
-        for old in raw_dir.glob("cpu*.raw"):  # an earlier capture's pages
-            old.unlink()
-        layout = snapshot_layout(inst, raw_dir)
-        cpus = sorted(int(p.name[3:]) for p in (inst / "per_cpu").glob("cpu*") if p.name[3:].isdigit())
+        layout = _arm(inst, raw_dir, buffer_kb, major, minor, process)
         with contextlib.ExitStack() as stack:
-            pipes = []
-            for cpu in cpus:
-                fd = os.open(inst / "per_cpu" / f"cpu{cpu}" / "trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)
-                stack.callback(os.close, fd)
-                pipes.append((fd, stack.enter_context(open(raw_dir / f"cpu{cpu}.raw", "wb"))))
+            pipes = _open_pipes(stack, inst, raw_dir)
             for ev in EVENTS:
                 _write(inst / "events" / "block" / ev / "enable", "1")
             _write(inst / "tracing_on", "1")
@@ -272,6 +250,45 @@ def capture(
             + f" during the {elapsed:.1f} s capture; nothing to analyse (raw trace kept in {raw_dir})."
         ) from None
     return CaptureResult(table, raw_dir, device, f"{major},{minor}", elapsed, interrupted, table.lost_events or 0)
+
+
+def _check_request(seconds: float, process: str | None, source: str) -> None:
+    if seconds <= 0:
+        raise IolabError(f"capture duration must be > 0 s, got {seconds}")
+    if process is not None and not re.fullmatch(r"[\w.:*/+@-]{1,15}", process):
+        raise IolabError(
+            f"process filter {process!r}: give a process name as the kernel shows it (up to 15 characters, "
+            "letters, digits and . _ - : / + @; * as a wildcard)."
+        )
+    if source not in SOURCES:
+        raise IolabError(f"capture source {source!r}: give one of {', '.join(SOURCES)}.")
+
+
+def _arm(inst: Path, raw_dir: Path, buffer_kb: int, major: int, minor: int, process: str | None):
+    """Set up our instance (clock, buffer, the kernel's device and process filters), clear an
+    earlier capture's pages and keep the layout files; returns the layout. The events are
+    not enabled yet."""
+    LOCK.write_text(str(os.getpid()))
+    _write(inst / "trace_clock", "mono")
+    _write(inst / "buffer_size_kb", str(buffer_kb))
+    dev_filter = f"dev == {(major << 20) | minor}"
+    comm = "" if process is None else f' && comm {"~" if "*" in process else "=="} "{process}"'
+    _write(inst / "events" / "block" / "block_rq_issue" / "filter", dev_filter + comm)
+    _write(inst / "events" / "block" / "block_rq_complete" / "filter", dev_filter)
+    for old in raw_dir.glob("cpu*.raw"):  # an earlier capture's pages
+        old.unlink()
+    return snapshot_layout(inst, raw_dir)
+
+
+def _open_pipes(stack: contextlib.ExitStack, inst: Path, raw_dir: Path) -> list:
+    """(trace_pipe_raw fd, raw file) per CPU, both closed when `stack` ends."""
+    cpus = sorted(int(p.name[3:]) for p in (inst / "per_cpu").glob("cpu*") if p.name[3:].isdigit())
+    pipes = []
+    for cpu in cpus:
+        fd = os.open(inst / "per_cpu" / f"cpu{cpu}" / "trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)
+        stack.callback(os.close, fd)
+        pipes.append((fd, stack.enter_context(open(raw_dir / f"cpu{cpu}.raw", "wb"))))
+    return pipes
 
 
 def _via_blktrace(device: str, devno: str, seconds: float, out: Path, stop, ready) -> CaptureResult:

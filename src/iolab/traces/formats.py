@@ -3,7 +3,7 @@
     TEXT_FORMATS[name](path[, unit_ns]) -> Parsed   (SQL over the file's lines)
 
 Formats (documented for users in docs/trace-formats.md; blkparse and tracefs, whose issue and
-complete lines are paired, are built in eventformats.py):
+complete lines are paired, are built in eventformats.py, fio iologs in fioiolog.py):
 
   msr        MSR Cambridge CSV  Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime
              Timestamp is Windows FILETIME (100 ns ticks since 1601-01-01 UTC); Type Read or
@@ -47,13 +47,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-import duckdb
-
-from ..errors import IolabError
 from .eventformats import blkparse, tracefs
-from .table import connect, first_error_line, sql_str
-from .textscan import (MAX_LATENCY_US, Field, Parsed, check_fields, csv_fields, header_skip, lines_sql, one_of, optional, q,
-                       rejected, text, ufloat, uint, ws_fields)
+from .fioiolog import fio_iolog
+from .table import sql_str
+from .textscan import (Field, Parsed, check_fields, csv_fields, first_line, header_skip, lines_sql, one_of, optional, q,
+                       text, ufloat, uint, ws_fields)
 
 FILETIME_UNIX_EPOCH = 116444736000000000  # 100 ns ticks from 1601-01-01 to 1970-01-01
 
@@ -267,7 +265,7 @@ BIOSNOOP_HEADER = "TIME(s)"
 
 def _biosnoop(path: str) -> Parsed:
     # COMM is printed %-14.14s and may hold spaces: the fields after it are taken from the end.
-    first = _first_line(path)
+    first = first_line(path)
     head = first[1].split() if first else []
     if head and head[0] == BIOSNOOP_HEADER:
         queued = "QUE(ms)" in head
@@ -306,89 +304,12 @@ def _biosnoop(path: str) -> Parsed:
                                "size_bytes": "field BYTES", "latency_us": "field LAT(ms)", "pid": "field PID"}, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
 
 
-def _first_line(path: str) -> tuple[int, str] | None:
-    """The first non-blank line of a text file (gzip or not) and its number."""
-    con = connect()
-    try:
-        rows = con.execute(f"SELECT ln, line FROM ({lines_sql(path)}) LIMIT 1").fetchall()
-        rej = rejected(con, path)
-    except duckdb.Error as e:
-        raise IolabError(f"{path}: cannot read as text ({first_error_line(e)}).") from None
-    finally:
-        con.close()
-    if not rows:
-        return (rej[0][0], f"<{rej[0][1]}>") if rej else None
-    k = int(rows[0][0])
-    true_ln = k + sum(1 for j, (ln, _, _) in enumerate(rej, 1) if ln - j < k)  # as in fix_rejects
-    if rej and rej[0][0] < true_ln:
-        return rej[0][0], f"<{rej[0][1]}>"
-    return true_ln, rows[0][1]
-
-
 def _is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
         return False
     return True
-
-
-# ---------------------------------------------------------------------------------------
-# fio iolog
-
-
-def _fio(path: str) -> Parsed:
-    first_line = _first_line(path)
-    first = [first_line] if first_line else []
-    if not first or first[0][1].strip() not in ("fio version 2 iolog", "fio version 3 iolog"):
-        got = first[0][1].strip()[:80] if first else "an empty file"
-        line = first[0][0] if first else 1
-        raise IolabError(
-            f"{path}:{line}: expected the fio iolog header 'fio version 2 iolog' or 'fio version 3 iolog', "
-            f"got {got!r}. Is this a fio iolog (write_iolog=...)?"
-        )
-    v3 = "3" in first[0][1]
-    ts = 1 if v3 else 0  # v3 lines start with a timestamp
-    io_actions = ("read", "write", "trim", "sync", "datasync")
-    file_actions = ("add", "open", "close")
-    acts = ", ".join(sql_str(a) for a in io_actions + file_actions + (() if v3 else ("wait",)))
-    a = f"f[{ts + 2}]"
-    n_io = ts + 4
-    form = "timestamp filename action [offset length]" if v3 else "filename action [offset length]"
-    err = f"""CASE
-        WHEN len(f) NOT IN ({ts + 2}, {n_io}) THEN 'expected {ts + 2} or {n_io} whitespace-separated fields ({form}), found ' || len(f)
-        {f"WHEN TRY_CAST(f[1] AS UBIGINT) IS NULL THEN 'field 1 (timestamp): expected a whole number of µs ≥ 0, got ' || {q('f[1]')}" if v3 else ""}
-        WHEN {a} NOT IN ({acts}) THEN 'field {ts + 2} (action): expected one of {"/".join(io_actions + file_actions + (() if v3 else ("wait",)))}, got ' || {q(a)}
-        WHEN len(f) = {ts + 2} AND {a} NOT IN ('add', 'open', 'close', 'sync', 'datasync') THEN 'action ' || {a} || ' needs an offset and a length'
-        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 3}] AS UBIGINT) IS NULL THEN 'field {ts + 3} (offset): expected bytes ≥ 0, got ' || {q(f'f[{ts + 3}]')}
-        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 4}] AS UBIGINT) IS NULL THEN 'field {ts + 4} (length): expected bytes ≥ 0, got ' || {q(f'f[{ts + 4}]')}
-        WHEN {a} = 'wait' AND TRY_CAST(f[{ts + 3}] AS UBIGINT) > {MAX_LATENCY_US} THEN 'field {ts + 3} (wait): more than 31 years in µs, got ' || {q(f'f[{ts + 3}]')}
-    END"""
-    if v3:
-        time_sql = "TRY_CAST(f[1] AS HUGEINT) * 1000"
-    else:
-        # No clock in v2: an IO happens after all the `wait` (µs) lines before it.
-        time_sql = (
-            f"coalesce(sum(CASE WHEN err IS NULL AND {a} = 'wait' THEN TRY_CAST(f[{ts + 3}] AS HUGEINT) END) "
-            "OVER (ORDER BY ln ROWS UNBOUNDED PRECEDING), 0) * 1000"
-        )
-    sql = f"""
-        WITH l AS ({lines_sql(path)} AND ln > {first[0][0]}),
-        s AS (SELECT ln, line, {ws_fields()} AS f FROM l),
-        c AS (SELECT ln, line, f, {err} AS err FROM s)
-        SELECT ln, line, err,
-               CASE WHEN {a} IN ('read', 'write', 'trim', 'sync', 'datasync') THEN 'io' ELSE 'skip' END AS kind,
-               {time_sql} AS time_ns, f[{ts + 1}] AS device,
-               CASE {a} WHEN 'read' THEN 'read' WHEN 'write' THEN 'write' WHEN 'trim' THEN 'trim' ELSE 'flush' END AS op,
-               coalesce(TRY_CAST(f[{ts + 3}] AS HUGEINT), 0) AS offset_bytes,
-               coalesce(TRY_CAST(f[{ts + 4}] AS HUGEINT), 0) AS size_bytes,
-               CAST(NULL AS VARCHAR) AS process, CAST(NULL AS DOUBLE) AS latency_us, CAST(NULL AS BIGINT) AS pid
-        FROM c
-    """
-    notes = () if v3 else ("fio iolog v2 has no timestamps: IO times are the sum of its wait lines.",)
-    labels = {"time_ns": "field 1 (timestamp)" if v3 else "time (sum of the wait lines so far)",
-              "offset_bytes": f"field {ts + 3} (offset)", "size_bytes": f"field {ts + 4} (length)"}
-    return Parsed(sql, notes=notes, labels=labels)
 
 
 TEXT_FORMATS: dict[str, Callable[..., Parsed]] = {
@@ -399,7 +320,7 @@ TEXT_FORMATS: dict[str, Callable[..., Parsed]] = {
     "fiu": _fiu,
     "systor": _systor,
     "blkparse": blkparse,
-    "fio": _fio,
+    "fio": fio_iolog,
     "tracefs": tracefs,
     "disksim": _disksim,
     "biosnoop": _biosnoop,

@@ -25,7 +25,7 @@ from .timeunit import VARIABLE_UNIT
 from .events import paired_sql
 from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
 from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, refuse_bad_input, write_table
-from .textscan import clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
+from .textscan import Parsed, clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
@@ -62,18 +62,7 @@ def import_trace(
     VARIABLE_UNIT; when None it is guessed from the times (timeunit.py) and the guess and
     its reason are stored as a note."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    if fmt not in FORMATS:
-        raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
-    if not files:
-        raise IolabError("trace import: no input files given.")
-    if time_unit is not None and fmt not in VARIABLE_UNIT:
-        raise IolabError(
-            f"--time-unit applies to formats whose time unit varies ({', '.join(VARIABLE_UNIT)}); "
-            f"{fmt} traces have a fixed unit, which iolab uses."
-        )
-    for f in files:
-        if not f.is_file():
-            raise IolabError(f"{f}: no such trace file.")
+    _check_request(files, fmt, time_unit)
     if fmt == "blktrace":
         from .blktrace import import_blktrace
 
@@ -105,23 +94,7 @@ def import_trace(
             parsed = TEXT_FORMATS[fmt](str(f), **extra)
             start = parsed.start_unix_ns
             notes += [n for n in parsed.notes if n not in notes]
-            clear_rejects(con, str(f))
-            if parsed.lost_sql:
-                lost = con.execute(parsed.lost_sql).fetchall()[0][0]
-                if lost:
-                    notes.append(f"{f}: the kernel reported {lost:,} lost trace events; some IOs are missing.")
-            clear_rejects(con, str(f))
-            # Parse once; keep the text of bad lines only (for the error message).
-            con.execute(
-                f"CREATE TEMP TABLE p{i} AS SELECT * REPLACE (CASE WHEN err IS NOT NULL THEN line END AS line)"
-                f" FROM ({range_checked(parsed.sql, parsed.events, parsed.labels)})"
-            )
-            fix_rejects(con, f"p{i}", str(f))
-            n_bad, bad = _bad_lines(con, f"p{i}", str(f))
-            if n_bad and not skip_bad_lines:
-                raise refuse_bad_input(bad[0], n_bad, f". This does not look like a {fmt} trace line. Fix the file, "
-                                       "check the format name, or pass --skip-bad-lines to drop bad lines (they are "
-                                       "counted and reported).", "more bad lines after it")
+            n_bad, bad = _parse_file(con, i, f, parsed, fmt, skip_bad_lines, notes)
             skipped += n_bad
             examples += bad[: max(0, EXAMPLES - len(examples))]
             first = con.execute(
@@ -129,21 +102,7 @@ def import_trace(
             ).fetchall()[0][0]
             if first is not None:
                 origins.append(int(first))
-            if parsed.events:
-                parts.append(paired_sql(
-                    f"SELECT ln + {i} * 10000000000000 AS ord, kind, time_ns, device, op, sector, nsect, process, pid "
-                    f"FROM p{i} WHERE err IS NULL AND kind IN ('issue', 'complete')"
-                ))
-                unpaired = con.execute(
-                    f"SELECT count(*) FROM ({parts[-1]}) WHERE latency_us IS NULL"
-                ).fetchall()[0][0]
-                if unpaired:
-                    notes.append(f"{f}: {unpaired:,} issued IOs have no completion in the trace (no response time).")
-            else:
-                parts.append(
-                    f"SELECT time_ns, device, op, offset_bytes, size_bytes, process, latency_us, pid,"
-                    f" ln + {i} * 10000000000000 AS ord FROM p{i} WHERE err IS NULL AND kind = 'io'"
-                )
+            parts.append(_io_rows_sql(con, i, f, parsed, notes))
         union = " UNION ALL ".join(f"({p})" for p in parts)
         if not origins:
             what = f" ({skipped:,} bad lines skipped)" if skipped else ""
@@ -157,6 +116,62 @@ def import_trace(
         raise IolabError(f"{current}: cannot read as {fmt} ({first_error_line(e)}).") from None
     finally:
         con.close()
+
+
+def _check_request(files: list[Path], fmt: str, time_unit: str | None) -> None:
+    """Refuse an unknown format, no input, a time unit the format does not take, a missing file."""
+    if fmt not in FORMATS:
+        raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
+    if not files:
+        raise IolabError("trace import: no input files given.")
+    if time_unit is not None and fmt not in VARIABLE_UNIT:
+        raise IolabError(
+            f"--time-unit applies to formats whose time unit varies ({', '.join(VARIABLE_UNIT)}); "
+            f"{fmt} traces have a fixed unit, which iolab uses."
+        )
+    for f in files:
+        if not f.is_file():
+            raise IolabError(f"{f}: no such trace file.")
+
+
+def _parse_file(con: duckdb.DuckDBPyConnection, i: int, f: Path, parsed: Parsed, fmt: str, skip_bad_lines: bool,
+                notes: list[str]) -> tuple[int, list[BadLine]]:
+    """Parse input file `i` once into temp table p{i} and count its bad lines (the first
+    stops the import unless `skip_bad_lines`). Adds the kernel's lost-event count to `notes`."""
+    clear_rejects(con, str(f))
+    if parsed.lost_sql:
+        lost = con.execute(parsed.lost_sql).fetchall()[0][0]
+        if lost:
+            notes.append(f"{f}: the kernel reported {lost:,} lost trace events; some IOs are missing.")
+    clear_rejects(con, str(f))
+    # Parse once; keep the text of bad lines only (for the error message).
+    con.execute(
+        f"CREATE TEMP TABLE p{i} AS SELECT * REPLACE (CASE WHEN err IS NOT NULL THEN line END AS line)"
+        f" FROM ({range_checked(parsed.sql, parsed.events, parsed.labels)})"
+    )
+    fix_rejects(con, f"p{i}", str(f))
+    n_bad, bad = _bad_lines(con, f"p{i}", str(f))
+    if n_bad and not skip_bad_lines:
+        raise refuse_bad_input(bad[0], n_bad, f". This does not look like a {fmt} trace line. Fix the file, "
+                               "check the format name, or pass --skip-bad-lines to drop bad lines (they are "
+                               "counted and reported).", "more bad lines after it")
+    return n_bad, bad
+
+
+def _io_rows_sql(con: duckdb.DuckDBPyConnection, i: int, f: Path, parsed: Parsed, notes: list[str]) -> str:
+    """The IOs of parsed file `i` (table p{i}) as table rows; an event format's issues are
+    paired with their completions, and the issues left without one are counted in `notes`."""
+    if not parsed.events:
+        return (f"SELECT time_ns, device, op, offset_bytes, size_bytes, process, latency_us, pid,"
+                f" ln + {i} * 10000000000000 AS ord FROM p{i} WHERE err IS NULL AND kind = 'io'")
+    part = paired_sql(
+        f"SELECT ln + {i} * 10000000000000 AS ord, kind, time_ns, device, op, sector, nsect, process, pid "
+        f"FROM p{i} WHERE err IS NULL AND kind IN ('issue', 'complete')"
+    )
+    unpaired = con.execute(f"SELECT count(*) FROM ({part}) WHERE latency_us IS NULL").fetchall()[0][0]
+    if unpaired:
+        notes.append(f"{f}: {unpaired:,} issued IOs have no completion in the trace (no response time).")
+    return part
 
 
 def _check_text(path: Path) -> None:

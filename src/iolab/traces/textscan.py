@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from .table import sql_str
+from ..errors import IolabError
+from .table import connect, first_error_line, sql_str
 
 MAX_LINE = 1 << 20  # bytes; a longer line is a bad line (no trace format has lines near this)
 # Limits after conversion. Sums and differences of two values stay inside BIGINT.
@@ -237,3 +238,22 @@ class Parsed:
     notes: tuple[str, ...] = ()
     lost_sql: str | None = None  # tracefs: how many events the kernel says it dropped
     labels: dict[str, str] | None = None  # numeric column -> the field it comes from (range errors)
+
+
+def first_line(path: str) -> tuple[int, str] | None:
+    """The first non-blank line of a text file (gzip or not) and its number."""
+    con = connect()
+    try:
+        rows = con.execute(f"SELECT ln, line FROM ({lines_sql(path)}) LIMIT 1").fetchall()
+        rej = rejected(con, path)
+    except duckdb.Error as e:
+        raise IolabError(f"{path}: cannot read as text ({first_error_line(e)}).") from None
+    finally:
+        con.close()
+    if not rows:
+        return (rej[0][0], f"<{rej[0][1]}>") if rej else None
+    k = int(rows[0][0])
+    true_ln = k + sum(1 for j, (ln, _, _) in enumerate(rej, 1) if ln - j < k)  # as in fix_rejects
+    if rej and rej[0][0] < true_ln:
+        return rej[0][0], f"<{rej[0][1]}>"
+    return true_ln, rows[0][1]

@@ -202,8 +202,6 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
     files = sorted(raw_dir.glob("cpu*.raw"), key=lambda f: int(f.stem[3:]) if f.stem[3:].isdigit() else 0)
     if not files:
         raise IolabError(f"{raw_dir}: no cpuN.raw page files; nothing to import.")
-    ps = layout.page_size
-    iss, cmp = layout.fields["block_rq_issue"], layout.fields["block_rq_complete"]
     con = connect(memory_limit=IMPORT_MEMORY)
     names: dict[bytes, int] = {}
     lost = lost_unknown = 0
@@ -212,42 +210,9 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
         con.execute("CREATE TEMP TABLE ev (ord BIGINT, issue BOOLEAN, time_ns BIGINT, dev BIGINT, opc TINYINT,"
                     " sector BIGINT, nsect BIGINT, pid BIGINT, comm INTEGER)")
         for cpu, f in enumerate(files):
-            total = f.stat().st_size
-            if total % ps:
-                notes.append(f"{f}: ends with {total % ps} bytes of a partial page (ignored)")
-            done, n_ev = 0, 0
-            with open(f, "rb") as fh:
-                while done + ps <= total:
-                    want = min(CHUNK_BYTES // ps * ps, (total - done) // ps * ps)
-                    buf = np.frombuffer(fh.read(want), dtype=np.uint8)
-                    done += want
-                    ch = decode_pages(buf, layout)
-                    lost += ch.lost
-                    lost_unknown += ch.lost_unknown
-                    kind = _gather(buf, ch.at + iss["common_type"].offset, 2)
-                    for ev, fields, is_issue in (("block_rq_issue", iss, True), ("block_rq_complete", cmp, False)):
-                        sel = kind == layout.ids[ev]
-                        a = ch.at[sel]
-                        if not len(a):
-                            continue
-                        rwbs = buf[a[:, None] + fields["rwbs"].offset + np.arange(fields["rwbs"].size)]
-                        cols = {
-                            "ord": np.flatnonzero(sel).astype(np.int64) + n_ev + cpu * 10_000_000_000_000,
-                            "issue": np.full(len(a), is_issue),
-                            "time_ns": ch.time[sel].astype(np.int64),
-                            "dev": _gather(buf, a + fields["dev"].offset, fields["dev"].size).astype(np.int64),
-                            "opc": _rwbs_op(rwbs),
-                            "sector": _gather(buf, a + fields["sector"].offset, fields["sector"].size).astype(np.int64),
-                            "nsect": _gather(buf, a + fields["nr_sector"].offset, fields["nr_sector"].size).astype(np.int64),
-                            "pid": (_gather(buf, a + fields["common_pid"].offset, 4).astype(np.int64) if is_issue
-                                    else np.zeros(len(a), np.int64)),
-                            "comm": _comm_codes(buf, a + fields["comm"].offset, fields["comm"].size, names) if is_issue
-                            else np.zeros(len(a), np.int32),
-                        }
-                        con.register("chunk", cols)
-                        con.execute("INSERT INTO ev SELECT * FROM chunk")
-                        con.unregister("chunk")
-                    n_ev += len(ch.at)
+            n_lost, n_unknown = _load_cpu_file(con, cpu, f, layout, names, notes)
+            lost += n_lost
+            lost_unknown += n_unknown
         first = con.execute("SELECT min(time_ns) FROM ev WHERE issue").fetchall()[0][0]
         if first is None:
             raise NoIssues(f"{raw_dir}: no block_rq_issue events in the pages; nothing to import.")
@@ -278,6 +243,57 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
                            start_unix_ns=clock_unix_ns, notes=tuple(notes), lost_events=lost)
     finally:
         con.close()
+
+
+def _load_cpu_file(con, cpu: int, f: Path, layout: Layout, names: dict[bytes, int], notes: list[str]
+                   ) -> tuple[int, int]:
+    """Decode one CPU's page file, chunk by chunk, into table ev; returns the events its
+    pages say were lost (counted, and pages with an uncounted loss)."""
+    ps = layout.page_size
+    iss, cmp = layout.fields["block_rq_issue"], layout.fields["block_rq_complete"]
+    lost = lost_unknown = 0
+    total = f.stat().st_size
+    if total % ps:
+        notes.append(f"{f}: ends with {total % ps} bytes of a partial page (ignored)")
+    done, n_ev = 0, 0
+    with open(f, "rb") as fh:
+        while done + ps <= total:
+            want = min(CHUNK_BYTES // ps * ps, (total - done) // ps * ps)
+            buf = np.frombuffer(fh.read(want), dtype=np.uint8)
+            done += want
+            ch = decode_pages(buf, layout)
+            lost += ch.lost
+            lost_unknown += ch.lost_unknown
+            kind = _gather(buf, ch.at + iss["common_type"].offset, 2)
+            for ev, fields, is_issue in (("block_rq_issue", iss, True), ("block_rq_complete", cmp, False)):
+                sel = kind == layout.ids[ev]
+                a = ch.at[sel]
+                if not len(a):
+                    continue
+                cols = {"ord": np.flatnonzero(sel).astype(np.int64) + n_ev + cpu * 10_000_000_000_000,
+                        "issue": np.full(len(a), is_issue), "time_ns": ch.time[sel].astype(np.int64),
+                        **_event_columns(buf, a, fields, is_issue, names)}
+                con.register("chunk", cols)
+                con.execute("INSERT INTO ev SELECT * FROM chunk")
+                con.unregister("chunk")
+            n_ev += len(ch.at)
+    return lost, lost_unknown
+
+
+def _event_columns(buf: np.ndarray, a: np.ndarray, fields: dict, is_issue: bool, names: dict[bytes, int]) -> dict:
+    """Device, op, sector, length, pid and process code of the events at offsets `a`
+    (a completion has no pid or process)."""
+    rwbs = buf[a[:, None] + fields["rwbs"].offset + np.arange(fields["rwbs"].size)]
+    return {
+        "dev": _gather(buf, a + fields["dev"].offset, fields["dev"].size).astype(np.int64),
+        "opc": _rwbs_op(rwbs),
+        "sector": _gather(buf, a + fields["sector"].offset, fields["sector"].size).astype(np.int64),
+        "nsect": _gather(buf, a + fields["nr_sector"].offset, fields["nr_sector"].size).astype(np.int64),
+        "pid": (_gather(buf, a + fields["common_pid"].offset, 4).astype(np.int64) if is_issue
+                else np.zeros(len(a), np.int64)),
+        "comm": _comm_codes(buf, a + fields["comm"].offset, fields["comm"].size, names) if is_issue
+        else np.zeros(len(a), np.int32),
+    }
 
 
 def _comm_codes(buf: np.ndarray, at: np.ndarray, size: int, names: dict[bytes, int]) -> np.ndarray:

@@ -64,84 +64,99 @@ def export_trace(table: TraceTable | str | Path, fmt: str, out: str | Path, devn
     maj, mnr = (int(x) for x in devno.split(","))
     con = connect()
     try:
-        if fmt == "msr":
-            _lines(con, f"""SELECT printf('%d,%s,%s,%s,%d,%d,%d',
-                    ({base} + time_ns) // 100 + {FILETIME_UNIX_EPOCH},
-                    CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 1) ELSE device END,
-                    CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 2) ELSE '0' END,
-                    CASE op WHEN 'read' THEN 'Read' ELSE 'Write' END, offset_bytes, size_bytes,
-                    CAST(round(coalesce(latency_us, 0) * 10) AS BIGINT)) FROM {src} ORDER BY n""", "", out)
-        elif fmt == "spc":
-            _lines(con, f"""SELECT printf('%d,%d,%d,%s,%.9f',
-                    coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
-                    offset_bytes // 512, size_bytes, CASE op WHEN 'read' THEN 'r' ELSE 'w' END, time_ns / 1e9)
-                    FROM {src} ORDER BY n""", "", out)
-        elif fmt == "alibaba":
-            _lines(con, f"""SELECT printf('%s,%s,%d,%d,%d', device, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
-                    offset_bytes, size_bytes, time_ns // 1000) FROM {src} ORDER BY n""", "", out)
-        elif fmt == "tencent":
-            _lines(con, f"""SELECT printf('%d,%d,%d,%d,%s', ({base} + time_ns) // 1000000000, offset_bytes // 512,
-                    size_bytes // 512, CASE op WHEN 'read' THEN 0 ELSE 1 END, device) FROM {src} ORDER BY n""", "", out)
-        elif fmt == "fiu":
-            _lines(con, f"""SELECT printf('%d %d %s %d %d %s %d %d %s', time_ns, 1000 + n % 7, coalesce(process, 'unknown'),
-                    offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 'R' ELSE 'W' END, {maj}, {mnr},
-                    md5(CAST(n AS VARCHAR))) FROM {src} ORDER BY n""", "", out)
-        elif fmt == "systor":
-            _lines(con, f"""SELECT printf('%.6f,%s,%s,%d,%d,%d', ({base} + time_ns) / 1e9,
-                    CASE WHEN latency_us IS NULL THEN '' ELSE printf('%.6f', latency_us / 1e6) END,
-                    CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
-                    coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
-                    offset_bytes, size_bytes) FROM {src} ORDER BY n""", "", out,
-                   header="Timestamp,Response,IOType,LUN,Offset,Size")
-        elif fmt == "disksim":
-            _lines(con, f"""SELECT printf('%.6f %d %d %d %d', time_ns / 1e6,
-                    coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
-                    offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 1 ELSE 0 END)
-                    FROM {src} ORDER BY n""", "", out)
-        elif fmt == "cloudphysics":
-            # SCSI READ(10)/WRITE(10) opcodes, time in µs (libCacheSim's unit), lbn in 512 B sectors.
-            _lines(con, f"""SELECT printf('1,%d,%s,%d,%d', time_ns // 1000, CASE op WHEN 'read' THEN '28' ELSE '2a' END,
-                    size_bytes, offset_bytes // 512) FROM {src} ORDER BY n""", "", out, header="version,time,op,size,lbn")
-        elif fmt == "vscsi":
+        if fmt == "vscsi":
             _vscsi(con, src, out)
         elif fmt == "biosnoop":
-            if not table.has_latency:
-                raise IolabError(f"{table.path}: biosnoop needs response times (LAT); this trace has none.")
-            # As bcc prints it (one line per completion, in completion order) but LAT to 1 µs, not
-            # bcc's 10 µs: the issue time is TIME - LAT, and 10 µs steps would reorder close IOs.
-            _lines(con, f"""SELECT printf('%-11.6f %-14.14s %-7d %-9s %1s %-10d %-7d %7.3f',
-                    (time_ns + latency_us * 1000) / 1e9, coalesce(process, 'unknown'), 1000 + n % 7,
-                    replace(device, ' ', '_'), CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
-                    offset_bytes // 512, size_bytes, latency_us / 1000)
-                    FROM {src} WHERE latency_us IS NOT NULL ORDER BY time_ns + latency_us * 1000, n""", "", out,
-                   header="TIME(s)     COMM           PID     DISK      T SECTOR     BYTES   LAT(ms)")
+            _biosnoop(con, table, src, out)
         elif fmt in ("fio2", "fio3"):
             _fio(con, src, out, v3=fmt == "fio3")
         elif fmt in ("blkparse", "tracefs", "blktrace"):
-            if not table.has_latency:
-                raise IolabError(f"{table.path}: {fmt} needs response times to write completions; this trace has none.")
-            ev = _events(src)
-            if fmt == "blkparse":
-                _lines(con, f"""SELECT printf('%3d,%-3d %2d %8d %5d.%09d %5d  %s %3s %d + %d [%s]',
-                        {maj}, {mnr}, k % 2, k, t // 1000000000, t % 1000000000, pid, act, rw, sector, nsect,
-                        CASE WHEN act = 'C' THEN '0' ELSE comm END) FROM ({ev}) ORDER BY t, k""", "", out)
-                with open(out, "a") as f:  # blkparse's summary, which the reader must skip
-                    f.write(f"CPU0 ({maj},{mnr}):\n Reads Queued:           0,        0KiB\tWrites Queued:           0,        0KiB\n"
-                            f"Total ({maj},{mnr}):\n Reads Queued:           0,        0KiB\n\nThroughput (R/W): 0KiB/s / 0KiB/s\n")
-            elif fmt == "tracefs":
-                _lines(con, f"""SELECT CASE WHEN act = 'D' THEN
-                        printf('%16s-%-7d [%03d] ..... %6d.%06d: block_rq_issue: %d,%d %s %d () %d + %d be,0,4 [%s]',
-                               comm, pid, k % 2, t // 1000000000, (t % 1000000000) // 1000, {maj}, {mnr}, rw, nsect * 512, sector, nsect, comm)
-                        ELSE printf('%16s-%-7d [%03d] ..s.. %6d.%06d: block_rq_complete: %d,%d %s () %d + %d be,0,4 [0]',
-                               '<idle>', 0, k % 2, t // 1000000000, (t % 1000000000) // 1000, {maj}, {mnr}, rw, sector, nsect)
-                        END FROM ({ev}) ORDER BY t, k""", "", out,
-                       header="# tracer: nop")
-            else:
-                _blktrace(con, ev, out, (maj << 20) | mnr)
+            _event_format(con, table, fmt, src, out, maj, mnr)
+        else:
+            _text(con, fmt, src, out, base, maj, mnr)
     finally:
         con.close()
     mark_written(out)
     return out
+
+
+def _text(con, fmt: str, src: str, out: Path, base: int, maj: int, mnr: int) -> None:
+    """The line-per-IO text formats (one printf per IO, in table order)."""
+    if fmt == "msr":
+        _lines(con, f"""SELECT printf('%d,%s,%s,%s,%d,%d,%d',
+                ({base} + time_ns) // 100 + {FILETIME_UNIX_EPOCH},
+                CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 1) ELSE device END,
+                CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 2) ELSE '0' END,
+                CASE op WHEN 'read' THEN 'Read' ELSE 'Write' END, offset_bytes, size_bytes,
+                CAST(round(coalesce(latency_us, 0) * 10) AS BIGINT)) FROM {src} ORDER BY n""", "", out)
+    elif fmt == "spc":
+        _lines(con, f"""SELECT printf('%d,%d,%d,%s,%.9f',
+                coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
+                offset_bytes // 512, size_bytes, CASE op WHEN 'read' THEN 'r' ELSE 'w' END, time_ns / 1e9)
+                FROM {src} ORDER BY n""", "", out)
+    elif fmt == "alibaba":
+        _lines(con, f"""SELECT printf('%s,%s,%d,%d,%d', device, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
+                offset_bytes, size_bytes, time_ns // 1000) FROM {src} ORDER BY n""", "", out)
+    elif fmt == "tencent":
+        _lines(con, f"""SELECT printf('%d,%d,%d,%d,%s', ({base} + time_ns) // 1000000000, offset_bytes // 512,
+                size_bytes // 512, CASE op WHEN 'read' THEN 0 ELSE 1 END, device) FROM {src} ORDER BY n""", "", out)
+    elif fmt == "fiu":
+        _lines(con, f"""SELECT printf('%d %d %s %d %d %s %d %d %s', time_ns, 1000 + n % 7, coalesce(process, 'unknown'),
+                offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 'R' ELSE 'W' END, {maj}, {mnr},
+                md5(CAST(n AS VARCHAR))) FROM {src} ORDER BY n""", "", out)
+    elif fmt == "systor":
+        _lines(con, f"""SELECT printf('%.6f,%s,%s,%d,%d,%d', ({base} + time_ns) / 1e9,
+                CASE WHEN latency_us IS NULL THEN '' ELSE printf('%.6f', latency_us / 1e6) END,
+                CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
+                coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
+                offset_bytes, size_bytes) FROM {src} ORDER BY n""", "", out,
+               header="Timestamp,Response,IOType,LUN,Offset,Size")
+    elif fmt == "disksim":
+        _lines(con, f"""SELECT printf('%.6f %d %d %d %d', time_ns / 1e6,
+                coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
+                offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 1 ELSE 0 END)
+                FROM {src} ORDER BY n""", "", out)
+    elif fmt == "cloudphysics":
+        # SCSI READ(10)/WRITE(10) opcodes, time in µs (libCacheSim's unit), lbn in 512 B sectors.
+        _lines(con, f"""SELECT printf('1,%d,%s,%d,%d', time_ns // 1000, CASE op WHEN 'read' THEN '28' ELSE '2a' END,
+                size_bytes, offset_bytes // 512) FROM {src} ORDER BY n""", "", out, header="version,time,op,size,lbn")
+
+
+def _biosnoop(con, table: TraceTable, src: str, out: Path) -> None:
+    if not table.has_latency:
+        raise IolabError(f"{table.path}: biosnoop needs response times (LAT); this trace has none.")
+    # As bcc prints it (one line per completion, in completion order) but LAT to 1 µs, not
+    # bcc's 10 µs: the issue time is TIME - LAT, and 10 µs steps would reorder close IOs.
+    _lines(con, f"""SELECT printf('%-11.6f %-14.14s %-7d %-9s %1s %-10d %-7d %7.3f',
+            (time_ns + latency_us * 1000) / 1e9, coalesce(process, 'unknown'), 1000 + n % 7,
+            replace(device, ' ', '_'), CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
+            offset_bytes // 512, size_bytes, latency_us / 1000)
+            FROM {src} WHERE latency_us IS NOT NULL ORDER BY time_ns + latency_us * 1000, n""", "", out,
+           header="TIME(s)     COMM           PID     DISK      T SECTOR     BYTES   LAT(ms)")
+
+
+def _event_format(con, table: TraceTable, fmt: str, src: str, out: Path, maj: int, mnr: int) -> None:
+    """blkparse, tracefs and blktrace: an issue and a completion event per IO."""
+    if not table.has_latency:
+        raise IolabError(f"{table.path}: {fmt} needs response times to write completions; this trace has none.")
+    ev = _events(src)
+    if fmt == "blkparse":
+        _lines(con, f"""SELECT printf('%3d,%-3d %2d %8d %5d.%09d %5d  %s %3s %d + %d [%s]',
+                {maj}, {mnr}, k % 2, k, t // 1000000000, t % 1000000000, pid, act, rw, sector, nsect,
+                CASE WHEN act = 'C' THEN '0' ELSE comm END) FROM ({ev}) ORDER BY t, k""", "", out)
+        with open(out, "a") as f:  # blkparse's summary, which the reader must skip
+            f.write(f"CPU0 ({maj},{mnr}):\n Reads Queued:           0,        0KiB\tWrites Queued:           0,        0KiB\n"
+                    f"Total ({maj},{mnr}):\n Reads Queued:           0,        0KiB\n\nThroughput (R/W): 0KiB/s / 0KiB/s\n")
+    elif fmt == "tracefs":
+        _lines(con, f"""SELECT CASE WHEN act = 'D' THEN
+                printf('%16s-%-7d [%03d] ..... %6d.%06d: block_rq_issue: %d,%d %s %d () %d + %d be,0,4 [%s]',
+                       comm, pid, k % 2, t // 1000000000, (t % 1000000000) // 1000, {maj}, {mnr}, rw, nsect * 512, sector, nsect, comm)
+                ELSE printf('%16s-%-7d [%03d] ..s.. %6d.%06d: block_rq_complete: %d,%d %s () %d + %d be,0,4 [0]',
+                       '<idle>', 0, k % 2, t // 1000000000, (t % 1000000000) // 1000, {maj}, {mnr}, rw, sector, nsect)
+                END FROM ({ev}) ORDER BY t, k""", "", out,
+               header="# tracer: nop")
+    else:
+        _blktrace(con, ev, out, (maj << 20) | mnr)
 
 
 def _events(src: str) -> str:

@@ -1,0 +1,121 @@
+"""results.db as a file: its schema, the connection the run's writer keeps (WAL, full sync,
+columns added since the first release), a reader's connection (read-only; a dead writer's log
+read from a private copy) and the check that it holds iolab's tables. What goes in the tables
+and what is read back is store.py's."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
+from .durable import ResultsDiskFull, is_disk_full, no_room
+from .errors import IolabError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS phases (
+    name TEXT PRIMARY KEY, ordinal INTEGER NOT NULL,
+    purge_method TEXT, purge_ok INTEGER, purge_detail TEXT,
+    steady INTEGER, rounds INTEGER, stop_reason TEXT, started REAL, ended REAL);
+CREATE TABLE IF NOT EXISTS rounds (
+    phase TEXT NOT NULL, round INTEGER NOT NULL, started REAL, ended REAL,
+    complete INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (phase, round));
+""" + CREATE_CELLS + """
+CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
+CREATE TABLE IF NOT EXISTS series (
+    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL,
+    lat_max_us REAL);
+CREATE TABLE IF NOT EXISTS histograms (
+    cell_id INTEGER NOT NULL, direction TEXT NOT NULL, value_us REAL NOT NULL, count INTEGER NOT NULL, max_us REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS steady (
+    phase TEXT NOT NULL, round INTEGER NOT NULL, variable TEXT NOT NULL, window TEXT NOT NULL,
+    vals TEXT NOT NULL, average REAL, range_measured REAL, range_allowed REAL, slope REAL, intercept REAL,
+    fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
+    PRIMARY KEY (phase, round, variable));
+"""
+# per-second series columns added after the first release (older results.db gain them when
+# opened for writing; readers of an older file get None)
+ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
+
+
+def open_for_writing(path: Path) -> sqlite3.Connection:
+    """The writer's connection to `path`/results.db, created with its tables if new."""
+    try:
+        db = sqlite3.connect(path / "results.db", timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        migrate(db)
+    except sqlite3.DatabaseError as e:
+        if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
+            raise ResultsDiskFull(path) from None
+        raise IolabError(f"{path / 'results.db'}: not a readable SQLite database ({e}).") from None
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    added = {"cells": ADDED_CELL_COLUMNS, "series": ADDED_SERIES_COLUMNS}
+    for table, columns in added.items():
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name not in have:
+                try:
+                    with db:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError:
+                    pass  # a read-only database: readers take the column's old value
+
+
+def open_readonly(path: Path, has_manifest: bool, writer_alive: bool
+                  ) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory | None]:
+    """A reader's connection to `path`/results.db and the private copy it reads, if any (the
+    caller cleans it up). Never creates or modifies a file in the run directory."""
+    db = path / "results.db"
+    if not db.is_file():
+        what = "manifest.json but no results.db" if has_manifest else "no manifest.json and no results.db"
+        raise IolabError(f"{path}: not an iolab run directory (it holds {what}; an `iolab export` "
+                         "folder is a copy of the tables, not a run). Give the run's own directory.")
+    wal = db.with_name("results.db-wal")
+    copy = None
+    if writer_alive:
+        uri = f"file:{_uri_path(db)}?mode=ro"  # the writer keeps -wal/-shm; readers share them
+    elif wal.exists() and wal.stat().st_size > 0:
+        # A dead writer's log: read a private copy, so the run directory stays as it was.
+        copy = tempfile.TemporaryDirectory(prefix="iolab-read-")
+        shutil.copyfile(db, Path(copy.name) / "results.db")
+        shutil.copyfile(wal, Path(copy.name) / "results.db-wal")
+        uri = f"file:{_uri_path(Path(copy.name) / 'results.db')}"
+    else:
+        uri = f"file:{_uri_path(db)}?mode=ro&immutable=1"  # nobody writes it: no -wal/-shm needed
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=30)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as e:
+        if copy is not None:
+            copy.cleanup()
+        raise IolabError(f"{db}: not a readable SQLite database ({e}).") from None
+    return con, copy
+
+
+def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:
+    """Raise IolabError unless `con` holds iolab's tables and they can be read; `deep` runs
+    SQLite's quick_check over every page."""
+    try:
+        names = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = {"phases", "rounds", "cells"} - names
+        if missing:
+            raise IolabError(f"{db}: not an iolab results database (no {', '.join(sorted(missing))} table).")
+        con.execute("SELECT count(*) FROM phases").fetchone()
+        con.execute("SELECT count(*) FROM rounds").fetchone()
+        (ok,) = con.execute("PRAGMA quick_check").fetchone() if deep else ("ok",)
+    except sqlite3.DatabaseError as e:
+        raise IolabError(f"{db}: damaged ({e}).") from None
+    if ok != "ok":
+        raise IolabError(f"{db}: damaged (integrity check: {ok}).")
+
+
+def _uri_path(path: Path) -> str:
+    return quote(str(path.resolve()))
