@@ -156,7 +156,8 @@ def run(
     def planned(plans, i: int) -> None:
         if len(plans) > 1:
             progress.in_sequence(plans, i)
-            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}", soft_wrap=True)
+            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
+                          soft_wrap=True)
 
     def started(store: RunStore) -> None:
         current[:] = [store]

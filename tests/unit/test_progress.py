@@ -140,3 +140,16 @@ def test_the_live_cell_counts_from_one_as_the_watch_page_does(tmp_path):
     # the raw files' tag counts from 0; what `iolab watch` shows beside "N of M cells done" from 1
     assert tag.startswith("write-r01-c00-") and label == "0% entropy QD1 (round 1, cell 1 of 2)"
     assert seen[0][1].endswith("(preconditioning 1 of 1)")
+
+
+def test_a_sequence_s_remaining_time_is_given_in_wall_time_once_its_pace_is_measured():
+    from iolab.progress import Pace, sequence_eta
+
+    pace = Pace()
+    assert "in wall time" not in sequence_eta([qos_plan(), qos_plan()], pace)
+    pace.add(planned_s=10, wall_s=0.5, virtual_s=10)
+    # two tests of 29 s each, at 0.05 s of wall clock per virtual second: 2.9 s
+    text = sequence_eta([qos_plan(), qos_plan()], pace)
+    assert "2 tests, ETA 0:58 to 0:58 (" in text
+    assert "; in wall time at this run's pace so far: 0:02 (done by " in text
+    assert "simulated time × 0.05," in text
