@@ -156,7 +156,8 @@ def run(
     def planned(plans, i: int) -> None:
         if len(plans) > 1:
             progress.in_sequence(plans, i)
-            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:]))}", soft_wrap=True)
+            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
+                          soft_wrap=True)
 
     def started(store: RunStore) -> None:
         current[:] = [store]
@@ -173,7 +174,7 @@ def run(
         if store.manifest.state == "complete":
             api.show(store, console)
         for p in reports:
-            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+            progress.note(f"report: {p}")  # timestamped in a log
         if store.manifest.state == "complete":
             console.print(f"run directory: {esc(str(store.dir))}")
 
@@ -257,7 +258,7 @@ def resume(
             records.append(api.run_record(store, reports))
         api.show(store, console)
         for p in reports:
-            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+            progress.note(f"report: {p}")  # timestamped in a log
         console.print(f"run directory: {esc(str(store.dir))}")
 
     try:

@@ -39,6 +39,8 @@ class Progress(Protocol):
     def live(self, elapsed_s: float, iops: float) -> None: ...
     def done(self, result: RoundResult, wall_s: float) -> None: ...
     def note(self, text: str) -> None: ...
+    def round_done(self, phase: Phase, rnd: int, history: dict, verdict: SteadyVerdict | None) -> None: ...
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: ...
 
 
 class NoProgress:
@@ -47,6 +49,8 @@ class NoProgress:
     def live(self, elapsed_s, iops): pass
     def done(self, result, wall_s): pass
     def note(self, text): pass
+    def round_done(self, phase, rnd, history, verdict): pass
+    def phase_done(self, phase, steady, rounds, reason): pass
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,7 @@ class Runner:
             verdict = evaluate(history, rule) if phase.tracking else None
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
+            self.progress.round_done(phase, rnd, history, verdict)
             early = early_stop(phase, verdict, written, elapsed, self.since_purge, minimum, rule.minimum_text())
             if early is not None:
                 stop_reason = early
@@ -232,6 +237,7 @@ class Runner:
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
         store.finish_phase(phase.name, steady, rnd, stop_reason)
+        self.progress.phase_done(phase, steady, rnd, stop_reason)
 
     def within_budget(self, phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
         """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import re
+import time
 
 from rich.console import Console
 
-from iolab import registry, suites, targets
+from iolab import progress, registry, suites, targets
 from iolab.progress import RichProgress
 from iolab.results import OpStats, RoundResult
 
@@ -32,11 +34,75 @@ def test_sequence_eta_scales_the_planned_rest_by_the_pace_so_far():
     after = qos_plan(), qos_plan()  # 29 s each at most
     p.in_sequence([qos_plan(), plan, *after], 1)
     p.plan, p.phase_ = plan, plan.phases[0]
-    assert "test 2/4, estimating" in p._eta()
+    assert "no step measured yet" in p._eta()
     p.step("precondition", 0, 0, 1, plan.phases[0].precondition[0])
     p.done(RoundResult(NONE, NONE, 5.0), wall_s=2.5)  # twice as fast as planned
     # the rest: 24 s of this test and 2 × 29 s of the tests after it, at 0.5 s per planned second
-    assert p._eta().endswith("sequence: test 2/4, at most ≈ 0:41 to the end")
+    assert "test 2/4; to the end of the sequence: " in p._eta()
+    assert "–0:41 (done by " in p._eta() and "planned time × 0.50" in p._eta()
+
+
+def test_the_eta_is_wall_time_from_the_measured_pace_virtual_on_a_simulated_drive():
+    from iolab.progress import Pace, eta_text
+
+    sim = Pace()
+    sim.add(planned_s=10, wall_s=0.5, virtual_s=10)
+    sim.add(planned_s=0, wall_s=1.5, virtual_s=30)  # a fill: no planned time, but virtual time it took
+    # 2 s of wall clock for 40 virtual seconds: 100 to 400 virtual seconds left take 5 to 20 s
+    end = time.strftime("%H:%M:%S", time.localtime(1000 + 20))
+    assert eta_text(100, 400, sim, now=1000) == (f"0:05–0:20 (done by {end} at the latest; wall clock: "
+                                                 "simulated time × 0.05, the wall/virtual ratio measured so far)")
+    real = Pace()
+    real.add(planned_s=60, wall_s=66, virtual_s=0)
+    real.add(planned_s=0, wall_s=500, virtual_s=0)  # a fill at the drive's speed says nothing of the pace
+    end = time.strftime("%H:%M:%S", time.localtime(1000 + 3960))
+    assert eta_text(3600, 3600, real, now=1000) == (f"1:06:00 (done by {end} at the latest; wall clock: "
+                                                    "planned time × 1.10, the wall/planned ratio measured so far)")
+    assert eta_text(10, 20, Pace()).startswith("estimating")
+
+
+def test_a_round_line_shows_the_tracking_values_against_the_steady_state_limits():
+    from iolab.progress import round_summary
+    from iolab.steady import evaluate
+
+    plan = registry.build_plan("entropy", suites.make_profile("enterprise", quick=True), TARGET)
+    pre = plan.phases[0]
+    name = pre.tracking[0].name
+    history = {name: [(1, 1000.0), (2, 900.0)]}
+    assert round_summary(pre, 2, history, None, 5) == (f"{pre.name}: round 2 done: {name} 900.0 "
+                                                       "(steady state needs a window of 5 rounds)")
+    history[name] += [(3, 1000.0), (4, 1100.0), (5, 1000.0)]
+    text = round_summary(pre, 5, history, evaluate(history, plan.rule), 5)
+    # average 1000: range 200 = 20 %, slope 20/round over 4 rounds = 8 %
+    assert text.endswith(f"window rounds 1–5: {name} range 20.0% (allowed 20%), slope 8.0% (allowed 10%) → steady")
+
+
+def test_plain_lines_are_timestamped_folded_to_about_one_a_second_and_keep_the_newest():
+    out = io.StringIO()
+    t0 = time.monotonic()
+    with RichProgress(Console(file=out, width=200)) as p:
+        for i in range(40):
+            p.note(f"note {i}")
+        elapsed = time.monotonic() - t0
+    lines = out.getvalue().splitlines()
+    assert all(re.match(r"\d\d:\d\d:\d\d ", ln) for ln in lines)
+    # a burst of 5, then one a second at most (the flush at the end included)
+    assert len(lines) <= 5 + 1 + elapsed / progress.LINE_EVERY_S
+    assert "note 0" in lines[0] and lines[-1].endswith("note 39") and "folded" in lines[-1]
+
+
+def test_a_long_step_without_a_line_gets_a_heartbeat_saying_what_runs(monkeypatch):
+    monkeypatch.setattr(progress, "HEARTBEAT_S", 0.2)
+    plan = qos_plan()
+    out = io.StringIO()
+    with RichProgress(Console(file=out, width=200)) as p:
+        p.phase(plan, plan.phases[0], 0)
+        p.step("precondition", 0, 0, 1, plan.phases[0].precondition[0])
+        deadline = time.monotonic() + 60
+        while "still running" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    beat = next(ln for ln in out.getvalue().splitlines() if "still running" in ln)
+    assert f"still running: {plan.phases[0].name}: preconditioning 1/1 (" in beat and "ETA" in beat
 
 
 def test_the_round_line_says_what_ends_each_kind_of_phase():
@@ -74,3 +140,16 @@ def test_the_live_cell_counts_from_one_as_the_watch_page_does(tmp_path):
     # the raw files' tag counts from 0; what `iolab watch` shows beside "N of M cells done" from 1
     assert tag.startswith("write-r01-c00-") and label == "0% entropy QD1 (round 1, cell 1 of 2)"
     assert seen[0][1].endswith("(preconditioning 1 of 1)")
+
+
+def test_a_sequence_s_remaining_time_is_given_in_wall_time_once_its_pace_is_measured():
+    from iolab.progress import Pace, sequence_eta
+
+    pace = Pace()
+    assert "in wall time" not in sequence_eta([qos_plan(), qos_plan()], pace)
+    pace.add(planned_s=10, wall_s=0.5, virtual_s=10)
+    # two tests of 29 s each, at 0.05 s of wall clock per virtual second: 2.9 s
+    text = sequence_eta([qos_plan(), qos_plan()], pace)
+    assert "2 tests, ETA 0:58 to 0:58 (" in text
+    assert "; in wall time at this run's pace so far: 0:02 (done by " in text
+    assert "simulated time × 0.05," in text

@@ -1,0 +1,44 @@
+"""What `iolab run` prints when its output is a CI log or a pipe, not a terminal: timestamped
+round and phase lines, and an ETA in wall-clock time from the run's own measured pace."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+STAMP = re.compile(r"^(\d\d):(\d\d):(\d\d) ")
+CLOCK = r"\d+:\d\d(?::\d\d)?"
+ETA = re.compile(rf"ETA ({CLOCK})(?:–({CLOCK}))? \(done by (\d\d):(\d\d):(\d\d) at the latest; wall clock: "
+                 r"simulated time × ([0-9.e+-]+), the wall/virtual ratio measured so far\)")
+
+
+def seconds(h: str, m: str, s: str) -> int:
+    return int(h) * 3600 + int(m) * 60 + int(s)
+
+
+def span(text: str) -> int:
+    parts = [int(x) for x in text.split(":")]
+    return sum(v * 60 ** i for i, v in enumerate(reversed(parts)))
+
+
+def test_a_piped_run_on_the_simulator_prints_timestamped_rounds_phases_and_a_wall_clock_eta(tmp_path):
+    p = iolab("run", "latency", "-t", "sim:enterprise-sas?user_gb=0.125", "--quick", "--cell-time", "1s",
+              "--max-rounds", "5", "--no-report", "--runs-dir", str(tmp_path))
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    stamped = [ln for ln in p.stdout.splitlines() if STAMP.match(ln)]
+    assert any(re.search(r"round 1 done: .*\(steady state needs a window of 5 rounds\)", ln) for ln in stamped), p.stdout
+    assert any(" phase done after " in ln for ln in stamped), p.stdout
+    etas = [(ln, ETA.search(ln)) for ln in stamped if "simulated time ×" in ln]
+    assert etas, p.stdout
+    for line, m in etas:
+        assert m, line
+        # "done by" is the line's own time plus the latest estimate: wall clock, not virtual time
+        stamp = seconds(*STAMP.match(line).groups())
+        latest = span(m.group(2) or m.group(1))
+        assert abs((seconds(*m.group(3, 4, 5)) - stamp) % 86400 - latest) <= 2, line
+        assert float(m.group(6)) > 0
