@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape as esc
 
+from .cli_options import Console, with_runs_dir
 from .errors import IolabError
 from .units import parse_duration, parse_size
 
@@ -161,13 +161,34 @@ def analyze(
 
 
 @sim_app.command("presets")
-def sim_presets():
-    """List the simulated drive presets and their parameters."""
+def sim_presets(
+    name: Optional[str] = typer.Argument(None, metavar="PRESET", help="Show this preset's every parameter."),
+    detail: bool = typer.Option(False, "--detail", help="Every preset with its every parameter."),
+):
+    """The simulated drive presets, one line each (the default marked); with PRESET or --detail,
+    their parameters (any of them can be set in the target: sim:PRESET?param=value)."""
     from rich.table import Table
 
     from .engines.sim import list_presets
 
-    for p in list_presets():
+    presets = list_presets()
+    if name is not None:
+        presets = [p for p in presets if p.name == name]
+        if not presets:
+            raise IolabError(f"no simulated drive preset {name!r}: `iolab sim presets` lists them.")
+    if name is None and not detail:
+        t = Table(box=None, pad_edge=False)
+        for col in ("preset", "kind", "capacity", "interface", "models"):
+            t.add_column(col, no_wrap=col != "models")
+        for p in presets:
+            value = {q.name: f"{q.value} {q.unit}".strip() for q in p.params if q.value}
+            t.add_row(esc(p.name) + (" (default)" if p.default else ""), p.kind.upper(),
+                      esc(value.get("user_gb") or value.get("capacity_gb", "—")), esc(value.get("link", "—")),
+                      esc(p.description))
+        console.print(t)
+        console.print("`iolab sim presets PRESET` (or --detail) lists the parameters.")
+        return
+    for p in presets:
         t = Table(title=esc(f"{p.name} — {p.description}"), title_justify="left")
         t.add_column("parameter")
         t.add_column("value")
@@ -176,9 +197,8 @@ def sim_presets():
         console.print(t)
 
 
-
-
 @sim_app.command("calibrate")
+@with_runs_dir
 def sim_calibrate(
     runs: list[str] = typer.Argument(..., metavar="RUN", help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs."),
     base: str = typer.Option("enterprise-sas", "--base", help="The SSD preset to start from; its parameters other than the fitted ones are kept."),
