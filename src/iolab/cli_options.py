@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Optional
+from typing import Any, Optional
 
 import rich.console
 import rich.table
@@ -42,7 +42,7 @@ def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     return value
 
 
-def runs_dir_option() -> typer.models.OptionInfo:
+def runs_dir_option() -> Any:  # typer.Option is typed Any, so it defaults any parameter
     return typer.Option(None, "--runs-dir", metavar="DIR", help=RUNS_HELP, callback=_set_runs_dir, is_eager=True)
 
 
