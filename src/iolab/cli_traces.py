@@ -160,6 +160,23 @@ def analyze(
     console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
 
 
+# The published figures each SSD preset is calibrated to (docs/simulator.md, "Calibration
+# targets"; tests/calibration checks the simulator against them): what the preset stands for.
+CALIBRATED_TO = {
+    "enterprise-sas": "4K RR 100k IOPS, 4K RW 42.5k IOPS steady, SEQ 500 MB/s",
+    "entry-sata-compress": "4K RW 6.5-7k IOPS steady (incompressible), 4K RR 47.8k IOPS",
+    "client-nvme-slc": "8 GB SLC cache; write IOPS after its cliff spread 2-10×",
+}
+
+
+def _headline(p, value: dict[str, str]) -> str:
+    """An SSD preset's published figures; an HDD's are its model's own (spindle, media rate, seeks)."""
+    if p.kind == "hdd":
+        return (f"{value.get('rpm', '?')}, {value.get('outer_mbps', '?')} outer, seek {value.get('track_seek_ms', '?')}"
+                f" to {value.get('full_seek_ms', '?')}")
+    return CALIBRATED_TO.get(p.name, p.description)
+
+
 @sim_app.command("presets")
 def sim_presets(
     name: Optional[str] = typer.Argument(None, metavar="PRESET", help="Show this preset's every parameter."),
@@ -178,18 +195,22 @@ def sim_presets(
             raise IolabError(f"no simulated drive preset {name!r}: `iolab sim presets` lists them.")
     if name is None and not detail:
         t = Table(box=None, pad_edge=False)
-        for col in ("preset", "kind", "capacity", "interface", "models"):
-            t.add_column(col, no_wrap=col != "models")
+        for col in ("preset", "kind", "capacity", "interface", "headline figures"):
+            t.add_column(col, no_wrap=col != "headline figures")
         for p in presets:
             value = {q.name: f"{q.value} {q.unit}".strip() for q in p.params if q.value}
             t.add_row(esc(p.name) + (" (default)" if p.default else ""), p.kind.upper(),
                       esc(value.get("user_gb") or value.get("capacity_gb", "—")), esc(value.get("link", "—")),
-                      esc(p.description))
+                      esc(_headline(p, value)))
         console.print(t)
-        console.print("`iolab sim presets PRESET` (or --detail) lists the parameters.")
+        console.print("An SSD's figures are the published ones of the drive it models, which it is calibrated to; an "
+                      "HDD's are its parameters. `iolab sim presets PRESET` (or --detail): what it models, every "
+                      "parameter.", soft_wrap=True)
         return
     for p in presets:
-        t = Table(title=esc(f"{p.name} — {p.description}"), title_justify="left")
+        # its own line, not the table's title: a title is wrapped to the narrow table's width
+        console.print(esc(f"{p.name} — {p.description}"), soft_wrap=True)
+        t = Table()
         t.add_column("parameter")
         t.add_column("value")
         for k, v in p.parameters:
