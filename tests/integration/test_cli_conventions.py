@@ -112,3 +112,38 @@ def test_a_table_written_to_a_file_keeps_every_column_whole(tmp_path):
     assert len(re.findall(r"\b(pass|FAIL)\b", out)) == 3, out
     assert "…" not in out
     assert "1024KiB" in out and "R/W 100/0" in out
+
+
+def _option_rows(help_text: str) -> dict[str, str]:
+    """Each option's row of a command's help (name, metavar, help), words joined."""
+    rows: dict[str, str] = {}
+    name = None
+    for line in help_text.splitlines():
+        cells = line.strip("│ ").split()
+        if not line.startswith("│") or not cells:
+            name = None if not line.startswith("│") else name
+            continue
+        if line.startswith("│ --"):  # a row's first line; its help may go on with "--target" further right
+            name = cells[0]
+            rows[name] = ""
+        if name:
+            rows[name] = f"{rows[name]} {' '.join(cells)}".strip()
+    return rows
+
+
+@pytest.mark.parametrize("command", ["fio-job", "resume"])
+def test_run_options_mean_the_same_in_every_command_that_takes_them(command):
+    # declared once: an option of `iolab run` another command takes reads the same there
+    run, other = _option_rows(cli("run", "--help").stdout), _option_rows(cli(command, "--help").stdout)
+    shared = set(other) - {"--help"}
+    assert len(shared) >= 6 and shared <= set(run), shared - set(run)
+    for name in sorted(shared):
+        assert other[name] == run[name], (name, other[name], run[name])
+
+
+def test_fio_job_refuses_several_targets_instead_of_taking_the_last(tmp_path):
+    a, b = f"file:{tmp_path / 'a.img'}?size=64MiB", f"file:{tmp_path / 'b.img'}?size=64MiB"
+    p = cli("fio-job", "iops", "--quick", "-t", a, "-t", b)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "one --target" in p.stderr
+    assert not p.stdout
