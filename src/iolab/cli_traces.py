@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape as esc
 
+from .cli_options import Console, with_runs_dir
 from .errors import IolabError
 from .units import parse_duration, parse_size
 
@@ -160,15 +160,57 @@ def analyze(
     console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
 
 
+# The published figures each SSD preset is calibrated to (docs/simulator.md, "Calibration
+# targets"; tests/calibration checks the simulator against them): what the preset stands for.
+CALIBRATED_TO = {
+    "enterprise-sas": "4K RR 100k IOPS, 4K RW 42.5k IOPS steady, SEQ 500 MB/s",
+    "entry-sata-compress": "4K RW 6.5-7k IOPS steady (incompressible), 4K RR 47.8k IOPS",
+    "client-nvme-slc": "8 GB SLC cache; write IOPS after its cliff spread 2-10×",
+}
+
+
+def _headline(p, value: dict[str, str]) -> str:
+    """An SSD preset's published figures; an HDD's are its model's own (spindle, media rate, seeks)."""
+    if p.kind == "hdd":
+        return (f"{value.get('rpm', '?')}, {value.get('outer_mbps', '?')} outer, seek {value.get('track_seek_ms', '?')}"
+                f" to {value.get('full_seek_ms', '?')}")
+    return CALIBRATED_TO.get(p.name, p.description)
+
+
 @sim_app.command("presets")
-def sim_presets():
-    """List the simulated drive presets and their parameters."""
+def sim_presets(
+    name: Optional[str] = typer.Argument(None, metavar="PRESET", help="Show this preset's every parameter."),
+    detail: bool = typer.Option(False, "--detail", help="Every preset with its every parameter."),
+):
+    """The simulated drive presets, one line each (the default marked); with PRESET or --detail,
+    their parameters (any of them can be set in the target: sim:PRESET?param=value)."""
     from rich.table import Table
 
     from .engines.sim import list_presets
 
-    for p in list_presets():
-        t = Table(title=esc(f"{p.name} — {p.description}"), title_justify="left")
+    presets = list_presets()
+    if name is not None:
+        presets = [p for p in presets if p.name == name]
+        if not presets:
+            raise IolabError(f"no simulated drive preset {name!r}: `iolab sim presets` lists them.")
+    if name is None and not detail:
+        t = Table(box=None, pad_edge=False)
+        for col in ("preset", "kind", "capacity", "interface", "headline figures"):
+            t.add_column(col, no_wrap=col != "headline figures")
+        for p in presets:
+            value = {q.name: f"{q.value} {q.unit}".strip() for q in p.params if q.value}
+            t.add_row(esc(p.name) + (" (default)" if p.default else ""), p.kind.upper(),
+                      esc(value.get("user_gb") or value.get("capacity_gb", "—")), esc(value.get("link", "—")),
+                      esc(_headline(p, value)))
+        console.print(t)
+        console.print("An SSD's figures are the published ones of the drive it models, which it is calibrated to; an "
+                      "HDD's are its parameters. `iolab sim presets PRESET` (or --detail): what it models, every "
+                      "parameter.", soft_wrap=True)
+        return
+    for p in presets:
+        # its own line, not the table's title: a title is wrapped to the narrow table's width
+        console.print(esc(f"{p.name} — {p.description}"), soft_wrap=True)
+        t = Table()
         t.add_column("parameter")
         t.add_column("value")
         for k, v in p.parameters:
@@ -176,9 +218,8 @@ def sim_presets():
         console.print(t)
 
 
-
-
 @sim_app.command("calibrate")
+@with_runs_dir
 def sim_calibrate(
     runs: list[str] = typer.Argument(..., metavar="RUN", help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs."),
     base: str = typer.Option("enterprise-sas", "--base", help="The SSD preset to start from; its parameters other than the fitted ones are kept."),

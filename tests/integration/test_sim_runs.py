@@ -98,7 +98,7 @@ def test_unknown_preset_is_a_clear_error(tmp_path):
 def test_sim_presets_lists_every_preset():
     from iolab.engines.sim import list_presets
 
-    p = iolab("sim", "presets")
+    p = iolab("sim", "presets", "--detail")
     assert p.returncode == 0, p.stderr
     presets = list_presets()
     assert {q.name for q in presets} >= {"enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd",

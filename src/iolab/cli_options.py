@@ -1,0 +1,305 @@
+"""The options `iolab run` shares with `fio-job` and `resume`, declared once as the fields of
+RunArgs, and the conventions every command follows (-h, --version, --runs-dir, readable
+metavars, help as wide as the terminal). cli.py mounts them; nothing here runs a test."""
+
+import functools
+import inspect
+import os
+import re
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Optional
+
+import rich.console
+import rich.table
+import typer
+from rich.measure import Measurement
+
+from . import registry, suites
+from .cli_auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
+from .plan import Profile
+from .testparams import parse_settings
+from .units import parse_duration, parse_size
+from .usertext import check_argv
+
+RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
+# Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
+# column, narrow enough to read. A terminal's own width is used as it is.
+PIPED_HELP_WIDTH = 110
+HELP_NAMES = ["-h", "--help"]
+
+
+def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
+    # Every module that finds a run by its id reads IOLAB_RUNS; setting it for the command's
+    # length gives the option the same reach as the variable, child processes included.
+    if value is not None:
+        before = os.environ.get("IOLAB_RUNS")
+        os.environ["IOLAB_RUNS"] = str(value)
+        ctx.call_on_close(lambda: os.environ.__setitem__("IOLAB_RUNS", before) if before is not None
+                          else os.environ.pop("IOLAB_RUNS", None))
+    return value
+
+
+def runs_dir_option() -> Any:  # typer.Option is typed Any, so it defaults any parameter
+    return typer.Option(None, "--runs-dir", metavar="DIR", help=RUNS_HELP, callback=_set_runs_dir, is_eager=True)
+
+
+def _opt(default, *names: str, help: str, metavar: Optional[str] = None, **kw):
+    """A dataclass field whose CLI declaration travels with it."""
+    return field(default=default, metadata={"option": typer.Option(default, *names, help=help, metavar=metavar, **kw)})
+
+
+TARGET_HELP = ("/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (`iolab run`: "
+               "default the simulated drive, repeat for several drives in parallel; `iolab fio-job`: default a 1 GiB scratch file).")
+TEST_HELP = (f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(registry.sequences())}: its tests in "
+             "order); `iolab tests` lists them. Tests that need an input take --workload.")
+DESTROYS = " DESTROYS DATA."
+
+
+@dataclass(frozen=True)
+class RunArgs:
+    """The options of `iolab run`, as parsed. A command that takes a subset gets the defaults
+    for the rest, so a profile built from them is the run's profile."""
+
+    target: Optional[list[str]] = _opt(None, "--target", "-t", metavar="TARGET", help=TARGET_HELP)
+    paths: Optional[str] = _opt(None, "--paths", metavar="PATH,...",
+                                help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).")
+    hosts: Optional[str] = _opt(None, "--hosts", metavar="HOST[:PORT],...",
+                                help="Run on these fio servers at once, splitting the outstanding IO.")
+    hosts_file: Optional[Path] = _opt(None, "--hosts-file", metavar="FILE", help="TOML \\[\\[host]] list: address, port, "
+                                      "target, share, ssh, ssh_config, ioengine.")
+    listen_any: bool = _opt(False, "--listen-any", help="Let a fio server iolab starts for --hosts listen on every "
+                            "interface (a host given as 0.0.0.0 or ::). Anyone who reaches it can make it write.")
+    workload: Optional[Path] = _opt(None, "--workload", "-w", metavar="DIR", help="RWSW tests: the directory written by "
+                                    "`iolab trace analyze` (or its composite.toml / replay.toml).")
+    profile: str = _opt("enterprise", "--profile", metavar="NAME",
+                        help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
+    spec: str = _opt("2.0.2", "--spec", metavar="VERSION",
+                     help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
+    quick: bool = _opt(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
+                       "drive becomes a 512 MiB copy with the same over-provisioning unless its target gives its size): "
+                       "finishes in minutes, labelled non-compliant.")
+    cell_time: Optional[str] = _opt(None, "--cell-time", metavar="DURATION",
+                                    help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
+    max_rounds: Optional[int] = _opt(None, "--max-rounds", metavar="N",
+                                     help="Round limit for steady state (spec: 25; at most 1,000).")
+    capacity_limit: Optional[str] = _opt(None, "--capacity-limit", metavar="SIZE",
+                                         help="Test only this much of the target (e.g. 4GiB); non-compliant.")
+    precondition_factor: Optional[float] = _opt(None, "--precondition-factor", metavar="X",
+                                                help="WIPC volume in × tested capacity (spec: 2).")
+    strict_steady: bool = _opt(False, "--strict-steady",
+                               help="Use strict < instead of inclusive ≤ in the steady-state test.")
+    wsat_capacity_multiple: Optional[float] = _opt(None, "--wsat-capacity-multiple", metavar="X",
+                                                   help="Write Saturation stops after this × capacity written (spec: 4).")
+    wsat_max_time: Optional[str] = _opt(None, "--wsat-max-time", metavar="DURATION",
+                                        help="Write Saturation time limit (spec: 24h).")
+    rwsw_min_writes: Optional[float] = _opt(None, "--rwsw-min-writes", metavar="X", help="Multi-WSAT / Individual "
+                                            "Streams: accept steady state only after this × capacity of workload writes (default 1).")
+    steady_min_writes: Optional[float] = _opt(None, "--steady-min-writes", metavar="X", help="Accept steady state only "
+                                              "after this × the tested capacity (plus the drive outside a range cut to the "
+                                              "quick limit) is written since the purge (default 2).")
+    sets: Optional[list[str]] = _opt(None, "--set", metavar="NAME=VALUE", help="A test's own parameter (repeatable), "
+                                     "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters.")
+    pe_cycles: Optional[int] = _opt(None, "--pe-cycles", metavar="N",
+                                    help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N).")
+    warranty_years: Optional[float] = _opt(None, "--warranty-years", metavar="YEARS",
+                                           help="Warranty in years, for DWPD (same as --set warranty_years=Y).")
+    purge: str = _opt("auto", "--purge", metavar="METHOD", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, "
+                      "sg-format, sg-sanitize, blkdiscard, file, none.")
+    allow_unsafe_target: bool = _opt(False, "--allow-unsafe-target", help="Write even to a partitioned, "
+                                     "signature-bearing, in-use or foreign target." + DESTROYS)
+    allow_system_disk: bool = _opt(False, "--allow-system-disk", help="Write even where a mounted filesystem, active "
+                                   "swap or the running system lives (separate from --allow-unsafe-target)." + DESTROYS)
+    runs_dir: Optional[Path] = field(default=None, metadata={"option": runs_dir_option()})
+    tested_by: str = _opt("", "--tested-by", metavar="NAME", help="Name for the report's 'tested by' field.")
+    report: bool = _opt(True, "--report/--no-report", help="Write the HTML/PDF report at the end.")
+    stall_timeout: Optional[str] = _opt(None, "--stall-timeout", metavar="DURATION", help="Stop and fail a round in "
+                                        "which fio completes no IO for this long (default: 3 × the cell time, at least "
+                                        "30 s; e.g. 2m). Lower values than 30 s only when given here.")
+    everything: bool = _opt(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test).")
+    json_out: bool = _opt(False, "--json", help=JSON_HELP)
+    require_steady: bool = _opt(False, "--require-steady", help=STEADY_HELP)
+
+    def make_profile(self) -> Profile:
+        sets = [*(self.sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", self.pe_cycles),
+                                                               ("warranty_years", self.warranty_years)) if v is not None)]
+        return suites.make_profile(
+            self.profile, quick=self.quick, spec=self.spec,
+            cell_seconds=_maybe(parse_duration, self.cell_time, "--cell-time"),
+            max_rounds=self.max_rounds,
+            capacity_limit=_maybe(parse_size, self.capacity_limit, "--capacity-limit"),
+            precondition_factor=self.precondition_factor,
+            strict_steady=self.strict_steady or None,
+            wsat_capacity_multiple=self.wsat_capacity_multiple,
+            wsat_max_seconds=_maybe(parse_duration, self.wsat_max_time, "--wsat-max-time"),
+            rwsw_min_write_multiple=self.rwsw_min_writes,
+            steady_min_write_multiple=self.steady_min_writes,
+            settings=parse_settings(sets) if sets else None,
+        )
+
+    def stall_seconds(self) -> Optional[float]:
+        return _maybe(parse_duration, self.stall_timeout, "--stall-timeout")
+
+
+def _maybe(parse, text, option):
+    return parse(text, option) if text is not None else None
+
+
+# The other commands' options whose declarations would fill a screen of cli.py.
+SHOW_JSON = typer.Option(False, "--json", help="Print the run as one JSON document instead of the tables "
+                         "(docs/automation.md; schema in docs/schema/outcome.schema.json).")
+REPORT_OUT = typer.Option(None, "--out", "-o", metavar="DIR", help="Directory for the HTML and PDF files (default: "
+                          "each run's report/ folder; with --sequence: sequences/ beside the runs).")
+SEQUENCE = typer.Option(False, "--sequence", help="One report of these runs of one target (a summary page, then each "
+                        "run's pages in the order they ran), as `iolab run pts|characterise` writes.")
+COMPARE_OUT = typer.Option(None, "--out", "-o", metavar="DIR",
+                           help="Directory for the comparison (default: compare/ under the runs directory).")
+COMPARE_FORCE = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page "
+                             "lists the differences.")
+LABELS = typer.Option(None, "--label", metavar="NAME", help="A name for each run, in the order of the runs (repeat "
+                      "once per run), e.g. --label before --label after; default: the drive, with the run id where two "
+                      "runs would read the same.")
+EXPORT_OUT = typer.Option(None, "--out", "-o", metavar="DIR", help="Directory for the files (default: the run's "
+                          "export/ folder); - writes a JSON export to standard output as one document.")
+
+
+RUN_FIELDS = {f.name: f for f in fields(RunArgs)}
+
+
+def with_run_args(*names: str):
+    """The command takes the RunArgs options `names` (none given: all of them) and receives
+    them as one RunArgs in its `args` parameter."""
+    chosen = [RUN_FIELDS[n] for n in names] if names else list(RUN_FIELDS.values())
+
+    def wrap(fn):
+        own = [p for p in inspect.signature(fn).parameters.values() if p.name != "args"]
+        added = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"],
+                                   annotation=f.type) for f in chosen]
+
+        @functools.wraps(fn)
+        def command(**kw):
+            args = RunArgs(**{f.name: kw.pop(f.name) for f in chosen})
+            return fn(args=args, **kw)
+
+        hints = {k: v for k, v in fn.__annotations__.items() if k != "args"}
+        command.__signature__ = inspect.Signature([*own, *added])
+        command.__annotations__ = {**hints, **{f.name: f.type for f in chosen}}
+        return command
+
+    return wrap
+
+
+def with_runs_dir(fn):
+    """A command declared elsewhere, given --runs-dir: its runs are then looked up there."""
+
+    @functools.wraps(fn)
+    def command(*a, runs_dir_given: Optional[Path] = None, **kw):
+        return fn(*a, **kw)
+
+    params = list(inspect.signature(fn).parameters.values())
+    params.append(inspect.Parameter("runs_dir_given", inspect.Parameter.KEYWORD_ONLY, default=runs_dir_option(),
+                                    annotation=Optional[Path]))
+    command.__signature__ = inspect.Signature(params)
+    command.__annotations__ = {**fn.__annotations__, "runs_dir_given": Optional[Path]}
+    return command
+
+
+class Console(rich.console.Console):
+    """The commands' console. Written to a file or a pipe, a table is printed at the width its
+    columns need when that is more than the console's: a verdict cut from "pass" to "pas" or
+    a block size to "blo…" misleads, a long line does not. A terminal keeps its width."""
+
+    def print(self, *objects, **kw) -> None:
+        if self.is_terminal or not any(isinstance(o, rich.table.Table) for o in objects):
+            return super().print(*objects, **kw)
+        wide = self.options.update_width(1 << 16)
+        sizes = [Measurement.get(self, wide, o) for o in objects]
+        width = self.width
+        if max(m.minimum for m in sizes) > width:  # squeezed: at its natural width instead
+            self.width = max(m.maximum for m in sizes)
+        try:
+            super().print(*objects, **kw)
+        finally:
+            self.width = width
+
+
+def ended_early(command: str, json_out: bool, records: list[dict], store, code: int) -> None:
+    """An interrupted or failed run: its document (the run so far), then its exit code."""
+    if json_out:
+        if not any(r["path"] == str(store.dir) for r in records):
+            records.append(record_of(store.dir))
+        emit(command, code, runs=records)
+    raise typer.Exit(code)
+
+
+def finish(command: str, json_out: bool, require_steady: bool, records: list[dict], **parts) -> None:
+    code = records_code(records, require_steady)
+    if json_out:
+        emit(command, code, runs=records, **parts)
+    if code:
+        raise typer.Exit(code)
+
+
+def compliance_text(r) -> str:
+    """The `runs` table's compliant column: the run's own reasons, never a guessed one."""
+    if r.compliant:
+        return "yes"
+    return "no: " + "; ".join(r.noncompliance) if r.noncompliance else "no"
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"iolab {version('iolab')}")
+        raise typer.Exit()
+
+
+def app_callback(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version, help="Print the version and exit."),
+) -> None:
+    """iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive."""
+
+
+_METAVARS = {"int": "N", "float": "X", "str": "TEXT", "path": "PATH", "file": "FILE", "directory": "DIR"}
+
+
+def tidy_help(command) -> None:
+    """Readable metavars for every option (PATH, N, TEXT; none for an on/off flag) instead of
+    the types' names (<bool>, <list[str]>), and a help width that is not 80 columns when the
+    help goes to a file or a pipe."""
+    from typer import rich_utils
+
+    if rich_utils.MAX_WIDTH is None and not sys.stdout.isatty():
+        rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
+    for cmd in _commands(command):
+        # the help option is made on first use: made here, with the names the app gives it
+        cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
+        if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
+            cmd.help = re.sub(r"(?<!\n)\n(?!\n)", " ", cmd.help)
+        for p in [*cmd.params, *([cmd._help_option] if cmd._help_option else [])]:
+            if p.param_type_name == "argument":  # its name (TEST, RUN) says it; no <str> beside it
+                p.display_type_rich = lambda ctx: None
+            if p.param_type_name != "option" or p.metavar is not None:
+                continue
+            if p.is_flag:
+                p.metavar = ""
+                continue
+            label = p.display_type(None).strip("<>").removeprefix("list[").rstrip("]")
+            p.metavar = _METAVARS.get(label, label.upper())
+
+
+def _commands(command):
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _commands(sub)
+
+
+def run(app: typer.Typer) -> None:
+    """The `iolab` command line: `app` with -h beside --help and the help tidied."""
+    check_argv(sys.argv[1:])
+    command = typer.main.get_command(app)
+    tidy_help(command)
+    command(prog_name="iolab")

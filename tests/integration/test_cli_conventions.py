@@ -1,0 +1,149 @@
+"""The command line's conventions, as a user meets them: -h, --version, completion,
+--runs-dir wherever runs are read, readable help, the presets' summary, and tables written
+to a file or a pipe whole."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from iolab.engines.sim import list_presets
+
+IOLAB = [sys.executable, "-c", "from iolab.cli import main; main()"]
+COMMANDS = ["run", "resume", "tests", "runs", "show", "report", "compare", "export", "info", "fio-job", "watch",
+            "check", "capture", "sim presets", "sim calibrate", "trace import", "trace analyze", "trace export"]
+READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "resume", "sim calibrate"]
+
+
+def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "IOLAB_RUNS")}
+    return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=300, env={**e, **(env or {})},
+                          **kw)
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    p = cli("--version")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"iolab {version('iolab')}"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_takes_h_as_help_with_readable_metavars(command):
+    short, long = cli(*command.split(), "-h"), cli(*command.split(), "--help")
+    assert short.returncode == 0, short.stdout + short.stderr
+    assert short.stdout == long.stdout
+    assert "Usage: iolab " + command in short.stdout
+    # types' names (<bool>, <list[str]>, <path>) are not what a user types
+    assert not re.search(r"<\w+(\[\w+\])?>", short.stdout), short.stdout
+    # help to a pipe is wider than 80 columns, so an option's help is not cut with "…"
+    assert "…" not in short.stdout
+    assert max(map(len, short.stdout.splitlines())) > 80
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_every_command_that_reads_runs_takes_runs_dir(command):
+    assert "--runs-dir" in cli(*command.split(), "-h").stdout
+
+
+def test_runs_dir_finds_a_run_by_its_id(tmp_path):
+    runs = tmp_path / "runs"
+    p = cli("run", "latency", "--quick", "--cell-time", "100ms", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    [run] = [d.name for d in runs.iterdir()]
+    # by id, from another directory: found only through --runs-dir
+    shown = cli("show", run, "--runs-dir", str(runs), cwd=tmp_path.parent)
+    assert shown.returncode == 0, shown.stderr
+    assert run in shown.stdout
+    assert cli("show", run, cwd=tmp_path.parent).returncode != 0
+    out = tmp_path / "export"
+    exported = cli("export", run, "--runs-dir", str(runs), "--out", str(out), cwd=tmp_path.parent)
+    assert exported.returncode == 0, exported.stderr
+    assert any(out.iterdir())
+
+
+def test_shell_completion_is_offered():
+    p = cli("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert p.returncode == 0, p.stderr
+    assert "complete" in p.stdout and "iolab" in p.stdout.lower()
+
+
+def test_sim_presets_is_one_line_per_preset_with_the_default_marked():
+    p = cli("sim", "presets", env={"COLUMNS": "200"})
+    assert p.returncode == 0, p.stderr
+    presets = list_presets()
+    rows = [line for line in p.stdout.splitlines() if line.split() and line.split()[0] in {q.name for q in presets}]
+    assert [r.split()[0] for r in rows] == [q.name for q in presets]
+    for q, row in zip(presets, rows):
+        assert ("(default)" in row) == q.default, row
+        values = dict(q.parameters)
+        assert q.kind.upper() in row
+        assert values.get("user_gb", values.get("capacity_gb")) in row and values["link"] in row
+        # the figures it stands for: an SSD's published ones, an HDD's spindle and media rate
+        if q.kind == "ssd":
+            assert re.search(r"\d[\d.,]*k? IOPS|\d+ GB SLC", row), row
+        else:
+            assert values["rpm"] in row and values["outer_mbps"] in row, row
+    # the parameters are one command away, not in the summary
+    assert "t_prog_us" not in p.stdout
+    one = cli("sim", "presets", presets[0].name, env={"COLUMNS": "200"})
+    assert one.returncode == 0 and "t_prog_us" in one.stdout and presets[1].name not in one.stdout
+    assert presets[0].description in one.stdout
+    bad = cli("sim", "presets", "no-such-drive")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr and "no-such-drive" in bad.stderr
+
+
+def test_a_table_written_to_a_file_keeps_every_column_whole(tmp_path):
+    runs = tmp_path / "runs"
+    p = cli("run", "iops", "--quick", "--cell-time", "100ms", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    [run] = list(runs.iterdir())
+    # a narrow declared width, output to a pipe: the steady-state verdicts were cut to "pas"
+    shown = cli("show", str(run), env={"COLUMNS": "60"})
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    head = next(line for line in out.splitlines() if line.lstrip().startswith("variable"))
+    assert head.split()[-1] == "SS", out
+    assert len(re.findall(r"\b(pass|FAIL)\b", out)) == 3, out
+    assert "…" not in out
+    assert "1024KiB" in out and "R/W 100/0" in out
+
+
+def _option_rows(help_text: str) -> dict[str, str]:
+    """Each option's row of a command's help (name, metavar, help), words joined."""
+    rows: dict[str, str] = {}
+    name = None
+    for line in help_text.splitlines():
+        cells = line.strip("│ ").split()
+        if not line.startswith("│") or not cells:
+            name = None if not line.startswith("│") else name
+            continue
+        if line.startswith("│ --"):  # a row's first line; its help may go on with "--target" further right
+            name = cells[0]
+            rows[name] = ""
+        if name:
+            rows[name] = f"{rows[name]} {' '.join(cells)}".strip()
+    return rows
+
+
+@pytest.mark.parametrize("command", ["fio-job", "resume"])
+def test_run_options_mean_the_same_in_every_command_that_takes_them(command):
+    # declared once: an option of `iolab run` another command takes reads the same there
+    run, other = _option_rows(cli("run", "--help").stdout), _option_rows(cli(command, "--help").stdout)
+    shared = set(other) - {"--help"}
+    assert len(shared) >= 6 and shared <= set(run), shared - set(run)
+    for name in sorted(shared):
+        assert other[name] == run[name], (name, other[name], run[name])
+
+
+def test_fio_job_refuses_several_targets_instead_of_taking_the_last(tmp_path):
+    a, b = f"file:{tmp_path / 'a.img'}?size=64MiB", f"file:{tmp_path / 'b.img'}?size=64MiB"
+    p = cli("fio-job", "iops", "--quick", "-t", a, "-t", b)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "one --target" in p.stderr
+    assert not p.stdout
