@@ -1,0 +1,96 @@
+"""Reading stored runs: the Python API's documented example (docs/python-api.md) run as a user
+runs it, read-only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..schema_lite import errors
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs/schema/outcome.schema.json").read_text())
+QUICK = ("--quick", "--cell-time", "1s", "--max-rounds", "5", "--no-report")
+ART = "ART RND 4KiB R/W 65/35"
+
+
+def quick_run(runs: Path, target: str, test: str = "latency") -> dict:
+    p = iolab("run", test, "-t", target, *QUICK, "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["runs"][0]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """Three quick runs: two of one simulated drive, one of another."""
+    root = tmp_path_factory.mktemp("results") / "runs"
+    made = [quick_run(root, t) for t in ("sim:enterprise-sas?seed=1&user_gb=4", "sim:enterprise-sas?seed=2&user_gb=4",
+                                         "sim:enterprise-sas?seed=1&user_gb=4")]
+    return root, made
+
+
+def tree_hash(d: Path) -> str:
+    """Every name, size, mode, time and byte under d."""
+    h = hashlib.sha256()
+    for p in sorted(d.rglob("*")):
+        st = p.lstat()
+        h.update(f"{p.relative_to(d)} {st.st_mode} {st.st_size} {st.st_mtime_ns}\n".encode())
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def test_the_python_api_example_in_the_docs_runs_on_a_real_run(runs, tmp_path):
+    root, made = runs
+    text = (ROOT / "docs/python-api.md").read_text()
+    [code] = re.findall(r"```python\n(.*?)```", text, re.S)
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    before = tree_hash(root)
+    p = subprocess.run([sys.executable, str(script), made[0]["path"]], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert tree_hash(root) == before  # read-only
+    # the figures the example prints are the run's own, as `iolab show --json` gives them
+    for f in made[0]["figures"]:
+        shown = "not measured" if f["value"] is None else f"{f['value']:.1f} {f['unit']}"
+        assert f"{f['name']}: {shown} ({f['direction']})" in p.stdout
+    assert f"steady state: {made[0]['steady_state']}" in p.stdout
+    assert re.search(r"^45 cells; most IOPS: ", p.stdout, re.M), p.stdout
+
+
+def test_the_python_api_gives_cells_verdicts_and_a_dataframe_only_with_pandas(runs):
+    from iolab.results_api import CELL_COLUMNS, open_run
+
+    root, made = runs
+    with open_run(made[0]["path"]) as run:
+        rec = made[0]
+        assert [(f.name, f.value, f.unit, f.direction) for f in run.figures()] == [
+            (f["name"], f["value"], f["unit"], f["direction"]) for f in rec["figures"]]
+        assert run.figure(ART).value == next(f["value"] for f in rec["figures"] if f["name"] == ART)
+        with pytest.raises(KeyError, match="it has: 'ART RND 4KiB R/W 100/0'"):
+            run.figure("no such figure")
+        [ph] = run.phases()
+        assert (ph.name, ph.steady, list(ph.window)) == (rec["phases"][0]["name"], rec["phases"][0]["steady"],
+                                                         rec["phases"][0]["window"])
+        assert [t.values for t in ph.tracking] == [tuple(t["values"]) for t in rec["phases"][0]["tracking"]]
+        rows = run.cells()
+        assert rows and set(rows[0]) == set(CELL_COLUMNS)
+        arr = run.cell_arrays()
+        assert list(arr["iops"]) == [r["iops"] for r in rows]
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with pytest.raises(ImportError, match="needs pandas"):
+                run.dataframe()
+        else:
+            assert list(run.dataframe()["iops"]) == [r["iops"] for r in rows]
