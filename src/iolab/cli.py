@@ -30,6 +30,7 @@ console = Console()
 err = Console(stderr=True)
 app.command()(scaleout.watch)
 app.command()(cli_auto.check)
+app.command()(cli_auto.history)
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 

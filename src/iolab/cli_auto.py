@@ -18,6 +18,7 @@ from . import api
 from .check import FAILING, check as check_runs, junit_xml, load_tolerances, parse_pct
 from .errors import Exit, IolabError
 from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
+from .manifest import runs_root
 from .store import RunStore
 from .units import num
 
@@ -157,3 +158,42 @@ def check(
     if code:
         raise typer.Exit(code)
 
+
+
+def history(
+    figure: str = typer.Argument(..., help="A key figure's name as `iolab show` prints it, e.g. \"RND 4KiB R/W 0/100 IOPS\"."),
+    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="The runs directory (default ./runs or $IOLAB_RUNS)."),
+    test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
+    target: Optional[str] = typer.Option(None, "--target", help="Only this target: its id as the table prints it, its "
+                                         "serial, spec or label."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write the trend chart as one self-contained HTML file."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+):
+    """One key figure across every complete run in a runs directory, per target, in time order, with the firmware
+    (read-only: the runs directory is left as it was)."""
+    from .history import history as collect
+    from .historychart import write_html
+    from .targets.writepolicy import check_file
+
+    console = Console()
+    want_json("history", console, json_out)
+    if html is not None:
+        check_file(html, "history chart")  # refused before the runs are read, not after
+    h = collect(figure, runs_dir or runs_root(), test, target)
+    t = Table(title=esc(f"{h.figure} ({h.unit}; {'higher' if h.direction == 'higher-is-better' else 'lower'} is better)"),
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("target", "drive", "started", "run", "firmware", h.unit):
+        t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
+    for g in h.targets:
+        for p in g.points:
+            t.add_row(esc(g.id), esc(g.label), esc(p.started), esc(p.run_id), esc(p.firmware or "?"),
+                      num(p.value) if p.value is not None else "not measured")
+    console.print(t)
+    for s in h.skipped:
+        console.print(f"[yellow]skipped {esc(s['path'])}: {esc(s['reason'])}[/]", soft_wrap=True)
+    written = None
+    if html is not None:
+        written = write_html(h, html)
+        console.print(f"chart: {esc(str(written))}", soft_wrap=True)
+    if json_out:
+        emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})

@@ -92,6 +92,7 @@ class Run:
     def __init__(self, store: RunStore):
         self._store = store
         m = store.manifest
+        assert m is not None  # RunStore.open refuses a directory without one
         self.dir: Path = store.dir
         self.run_id: str = m.run_id
         self.test: str = m.test
@@ -107,6 +108,7 @@ class Run:
     def state(self) -> str:
         """complete, failed, interrupted (its writer died) or running."""
         m = self._store.manifest
+        assert m is not None
         return "interrupted" if m.state == "running" and not self._store.writer_alive() else m.state
 
     def _summaries(self) -> list[PhaseSummary]:

@@ -1,11 +1,10 @@
 """Reading stored runs: the Python API's documented example (docs/python-api.md) run as a user
-runs it, read-only."""
+runs it, and `iolab history` across a runs directory, read-only, through the `iolab` command."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -71,7 +70,7 @@ def test_the_python_api_example_in_the_docs_runs_on_a_real_run(runs, tmp_path):
 def test_the_python_api_gives_cells_verdicts_and_a_dataframe_only_with_pandas(runs):
     from iolab.results_api import CELL_COLUMNS, open_run
 
-    root, made = runs
+    _, made = runs
     with open_run(made[0]["path"]) as run:
         rec = made[0]
         assert [(f.name, f.value, f.unit, f.direction) for f in run.figures()] == [
@@ -94,3 +93,58 @@ def test_the_python_api_gives_cells_verdicts_and_a_dataframe_only_with_pandas(ru
                 run.dataframe()
         else:
             assert list(run.dataframe()["iops"]) == [r["iops"] for r in rows]
+
+
+def test_history_lists_a_figure_per_target_in_time_order_and_leaves_the_runs_as_they_were(runs, tmp_path):
+    root, made = runs
+    broken = root / "20200101-000000-latency-broken"
+    if not broken.exists():
+        broken.mkdir()
+        (broken / "manifest.json").write_text("{not json")
+    before = tree_hash(root)
+    out = tmp_path / "trend.html"
+    p = iolab("history", ART, "--runs-dir", str(root), "--json", "--html", str(out))
+    assert p.returncode == 0, p.stderr
+    assert tree_hash(root) == before  # read-only, also with a chart written elsewhere
+    doc = json.loads(p.stdout)
+    assert errors(doc, SCHEMA) == [] and doc["command"] == "history" and doc["exit_code"] == 0
+    h = doc["history"]
+    assert (h["figure"], h["unit"], h["direction"], h["tests"]) == (ART, "µs", "lower-is-better", ["latency"])
+    value = {r["run_id"]: next(f["value"] for f in r["figures"] if f["name"] == ART) for r in made}
+    seed1, seed2 = h["targets"]  # the first target's first run started first
+    assert [p["run_id"] for p in seed1["points"]] == [made[0]["run_id"], made[2]["run_id"]]
+    assert [p["run_id"] for p in seed2["points"]] == [made[1]["run_id"]]
+    for t in (seed1, seed2):
+        for pt in t["points"]:
+            assert pt["value"] == value[pt["run_id"]] and pt["firmware"].startswith("sim-")
+    assert [s["path"] for s in h["skipped"]] == [str(broken)]
+    # the chart: one self-contained page, nothing loaded from elsewhere
+    page = out.read_text()
+    assert "<svg" in page and page.count("<circle") == 3 and made[2]["run_id"] in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    # the table, one target
+    t = iolab("history", ART, "--runs-dir", str(root), "--target", seed2["id"])
+    assert t.returncode == 0, t.stderr
+    assert made[1]["run_id"] in t.stdout and made[0]["run_id"] not in t.stdout
+    assert f"{value[made[1]['run_id']]:.2f}" in t.stdout
+    assert tree_hash(root) == before
+
+
+def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_write_policy(runs, tmp_path):
+    root, _ = runs
+    def message(*args: str) -> str:
+        p = iolab("history", *args)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        return " ".join(p.stderr.split())
+
+    m = message("No such figure", "--runs-dir", str(root))
+    assert "have a figure named 'No such figure'; the figures they have: " in m and repr(ART) in m
+    assert "no runs of test 'iops'" in message(ART, "--runs-dir", str(root), "--test", "iops")
+    assert "--target nothing-like-it: no target" in message(ART, "--runs-dir", str(root), "--target", "nothing-like-it")
+    assert "no such runs directory" in message(ART, "--runs-dir", str(tmp_path / "absent"))
+    assert not (tmp_path / "absent").exists()
+    mine = tmp_path / "mine.html"
+    mine.write_text("someone's notes")
+    p = iolab("history", ART, "--runs-dir", str(root), "--html", str(mine))
+    assert p.returncode == 3 and "Refusing to write the history chart" in p.stderr
+    assert mine.read_text() == "someone's notes"
