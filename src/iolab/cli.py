@@ -380,7 +380,7 @@ def report(
 
 @app.command()
 def compare(
-    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive)."),
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive); a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory for the comparison (default: compare/ under the runs directory)."),
     force: bool = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."),
     labels: Optional[list[str]] = typer.Option(None, "--label", help="A name for each run, in the order of the runs (repeat once per run), e.g. --label before --label after; default: the drive, with the run id where two runs would read the same."),
@@ -388,6 +388,8 @@ def compare(
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
     want_json("compare", console, json_out)
+    if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
+        return
     done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
     if done.summary is not None:
         textreport.render_ranking(done.summary, console)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 from rich import box
@@ -15,6 +15,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from . import api
+from .compare import KeyMetric, SummaryTable
 from .check import FAILING, check as check_runs, junit_xml, load_tolerances, parse_pct
 from .errors import Exit, IolabError
 from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
@@ -197,3 +198,50 @@ def history(
         console.print(f"chart: {esc(str(written))}", soft_wrap=True)
     if json_out:
         emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})
+
+
+def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[str], json_out: bool,
+                      console: Console) -> bool:
+    """`iolab compare` when any argument is a CSV of published figures (published.py): the
+    measured runs' comparison (its report when there are two or more runs) with the published
+    drives ranked beside them. False when no argument is such a file."""
+    from .published import is_published, known_figures, ranking as published_ranking, read_published
+    from .results_api import open_run
+    from .textreport import render_ranking
+
+    files, run_refs = [Path(r) for r in refs if is_published(r)], [r for r in refs if not is_published(r)]
+    if not files:
+        return False
+    known = known_figures()
+    published = [p for f in files for p in read_published(f, known)]
+    first: dict[tuple[str, str], str] = {}
+    for p in published:
+        if first.setdefault((p.drive, p.figure), p.source) != p.source:
+            raise IolabError(f"{p.source}: {p.drive!r} has {p.figure!r} already at {first[(p.drive, p.figure)]}; "
+                             "give each drive's figure once.")
+    paths: list[Path] = []
+    measured = None
+    if len(run_refs) >= 2:
+        done = api.compare(run_refs, out, force=force, labels=labels)
+        if done.summary is None:
+            raise IolabError("published figures rank beside runs of one test; these runs are a sequence's.")
+        measured, paths = done.summary, list(done.paths)
+    elif run_refs:
+        with open_run(run_refs[0]) as run:
+            figs = run.figures()
+            label = labels[0] if labels else run.target.model or run.target.spec
+        measured = SummaryTable((label,), tuple(KeyMetric(f.name, f.unit, f.higher_is_better, lambda _: None)
+                                                for f in figs), (tuple(f.value for f in figs),), ((),))
+    table, notes = published_ranking(measured, published)
+    render_ranking(table, console)
+    for n in notes:
+        console.print(f"[yellow]{esc(n)}[/]", soft_wrap=True)
+    for path in paths:
+        console.print(f"comparison: {esc(str(path))}", soft_wrap=True)
+    if json_out:
+        rank = ranking(table)
+        n_measured = len(measured.drives) if measured is not None else 0
+        rank["published"] = [i >= n_measured for i in range(len(table.drives))]
+        emit("compare", Exit.OK, runs=[record_of(r) for r in run_refs], reports=[str(path) for path in paths],
+             ranking=rank, published=[p.record() for p in published])
+    return True

@@ -78,6 +78,10 @@ DEFS = {
             "name": _t("string"), "unit": _t("string"), "direction": DIRECTION,
             "values": _arr(NUM_OR_NULL), "ranks": _arr(_t("integer", "null")),
         })),
+    }, {"published": _arr(_t("boolean"))}),
+    "published_figure": _obj({
+        "drive": _t("string"), "figure": _t("string"), "value": NUM, "unit": _t("string"), "direction": DIRECTION,
+        "source": _t("string"),
     }),
     "side": _obj({"runs": _arr(_t("string")), "mean": NUM_OR_NULL, "samples": _arr(NUM),
                   "noise_source": {"enum": ["repeats", "window-rounds", "none"]}}),
@@ -120,7 +124,7 @@ SCHEMA = {
     }, {
         "runs": _arr(_ref("run")), "baseline": _arr(_ref("run")), "listed": _arr(_ref("listed_run")),
         "ranking": _ref("ranking"), "reports": _arr(_t("string")), "check": _ref("check"),
-        "history": _ref("history"), "error": _t("string"),
+        "history": _ref("history"), "published": _arr(_ref("published_figure")), "error": _t("string"),
     }),
     "$defs": DEFS,
 }

@@ -148,3 +148,80 @@ def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_wri
     p = iolab("history", ART, "--runs-dir", str(root), "--html", str(mine))
     assert p.returncode == 3 and "Refusing to write the history chart" in p.stderr
     assert mine.read_text() == "someone's notes"
+
+
+PUBLISHED = """drive,figure,value,unit
+Vendor X1,ART RND 4KiB R/W 65/35,{x1},µs
+Vendor X1,MRT RND 4KiB R/W 0/100,{mrt},µs
+Vendor Y2,ART RND 4KiB R/W 65/35,{y2},µs
+Vendor Y2,RND 4KiB R/W 0/100 IOPS,100000,IOPS
+"""
+
+
+def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp_path):
+    root, made = runs
+    art = [next(f["value"] for f in r["figures"] if f["name"] == ART) for r in made[:2]]
+    mrt = next(f["value"] for f in made[0]["figures"] if f["name"] == "MRT RND 4KiB R/W 0/100")
+    csv_file = tmp_path / "datasheets.csv"
+    # X1 beats both runs' ART, Y2 is worse than both; X1's MRT ties run 1's as printed
+    csv_file.write_text(PUBLISHED.format(x1=min(art) / 2, y2=max(art) * 2, mrt=mrt))
+    p = iolab("compare", made[0]["path"], made[1]["path"], str(csv_file), "--out", str(tmp_path / "cmp"), "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert errors(d, SCHEMA) == [] and d["command"] == "compare" and len(d["runs"]) == 2 and d["reports"]
+    r = d["ranking"]
+    assert r["labels"][2:] == ["Vendor X1 (published)", "Vendor Y2 (published)"]
+    assert r["published"] == [False, False, True, True]
+    a = next(f for f in r["figures"] if f["name"] == ART)
+    assert a["ranks"][2] == 1 and a["ranks"][3] == 4 and sorted(a["ranks"][:2]) in ([2, 2], [2, 3])
+    m = next(f for f in r["figures"] if f["name"] == "MRT RND 4KiB R/W 0/100")
+    assert m["values"][3] is None and m["ranks"][3] is None and m["ranks"][2] == m["ranks"][0]
+    assert [x["source"] for x in d["published"]] == [f"{csv_file}:{n}" for n in (2, 3, 4, 5)]
+    assert "RND 4KiB R/W 0/100 IOPS' is not a figure of the compared test" in " ".join(p.stderr.split())
+
+    # alone: the published drives ranked among themselves, each figure in its known direction
+    p = iolab("compare", str(csv_file), "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert errors(d, SCHEMA) == [] and d["runs"] == [] and d["reports"] == []
+    iops = next(f for f in d["ranking"]["figures"] if f["name"] == "RND 4KiB R/W 0/100 IOPS")
+    assert iops["direction"] == "higher-is-better" and iops["ranks"] == [None, 1]
+    assert next(f for f in d["ranking"]["figures"] if f["name"] == ART)["ranks"] == [1, 2]
+    # the table a person reads
+    t = iolab("compare", made[0]["path"], str(csv_file))
+    assert t.returncode == 0 and "Vendor X1 (published)" in t.stdout and "(#1)" in t.stdout
+
+
+@pytest.mark.parametrize("text, where", [
+    ("drive,figure,value\nX,ART RND 4KiB R/W 65/35,1\n", "line 1, field 'unit': the header line has no column unit"),
+    ("drive,figure,value,unit,colour\n", "line 1, field 'colour': the header line's column 'colour' is unknown"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,fast,µs\n", "line 2, field 'value': 'fast' is not a finite"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': 'nan' is not a finite"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\n,ART RND 4KiB R/W 65/35,2,µs\n",
+     "line 3, field 'drive': the field is empty"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,ms\n", "line 2, field 'unit': 'ART RND 4KiB R/W 65/35' is in µs"),
+    ("drive,figure,value,unit\nX,Made-up figure,1,x\n", "line 2, field 'figure': 'Made-up figure' is no key figure"),
+    ("drive,figure,value,unit,direction\nX,Made-up figure,1,x,up\n", "line 2, field 'direction': 'up' is neither"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs,extra\n", "line 2: the line has 5 fields, the header 4"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\nX,ART RND 4KiB R/W 65/35,2,µs\n",
+     "line 3, field 'figure': 'X' has 'ART RND 4KiB R/W 65/35' already on line 2"),
+])
+def test_a_malformed_published_csv_is_one_message_naming_file_line_and_field(runs, tmp_path, text, where):
+    root, made = runs
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    p = iolab("compare", made[0]["path"], made[1]["path"], str(bad), "--out", str(tmp_path / "cmp"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    message = " ".join(p.stderr.split())
+    assert f"{bad}, {where}" in message and "Nothing was compared." in message
+    assert not (tmp_path / "cmp").exists()  # refused before anything was written
+
+
+def test_a_made_up_figure_with_a_direction_column_is_ranked(tmp_path):
+    f = tmp_path / "vendor.csv"
+    f.write_text("drive,figure,value,unit,direction\nA,Sustained write,900,MB/s,higher-is-better\n"
+                 "B,Sustained write,1200,MB/s,higher-is-better\n")
+    p = iolab("compare", str(f), "--json")
+    assert p.returncode == 0, p.stderr
+    [fig] = json.loads(p.stdout)["ranking"]["figures"]
+    assert fig["ranks"] == [2, 1] and fig["unit"] == "MB/s"
