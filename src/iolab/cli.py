@@ -128,9 +128,12 @@ def run(
     everything: bool = typer.Option(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
     require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
+    repeat: int = typer.Option(1, "--repeat", help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats."),
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     want_json("run", console, json_out)
+    if repeat != 1:
+        raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), json_out, console))
     sets = [*(sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", pe_cycles), ("warranty_years", warranty_years)) if v is not None)]
     prof = _profile(profile, spec, quick, cell_time, max_rounds, capacity_limit, precondition_factor, strict_steady,
                     wsat_capacity_multiple, wsat_max_time, rwsw_min_writes, sets,

@@ -245,3 +245,31 @@ def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[
         emit("compare", Exit.OK, runs=[record_of(r) for r in run_refs], reports=[str(path) for path in paths],
              ranking=rank, published=[p.record() for p in published])
     return True
+
+
+def run_repeats(n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool,
+                console: Console) -> int:
+    """`iolab run --repeat N`: the runs (repeats.py), then each key figure's mean and confidence
+    interval; returns the exit code."""
+    from .repeats import run_repeated, summary
+
+    records, code, error = run_repeated(n, argv, target, default_target)
+    rep = summary(records)
+    t = Table(title=f"{rep['runs']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("figure", "n", "mean", "± (95 %)", "interval", "per run"):
+        t.add_column(col, justify="left" if col in ("figure", "per run") else "right", overflow="fold")
+    for f in rep["figures"]:
+        pm = "—" if f["half_width"] is None else num(f["half_width"])
+        span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
+        t.add_row(esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"), str(f["n"]),
+                  num(f["mean"]), pm, span, ", ".join(num(v) for v in f["values"]))
+    console.print(t)
+    console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
+    for r in records:
+        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
+    if code and code != Exit.NOT_STEADY:
+        console.print(f"[red]repeat {len(records)} of {n} ended with exit code {code}; no further repeat was run[/]")
+    if json_out:
+        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
+    return code

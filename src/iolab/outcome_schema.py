@@ -98,6 +98,14 @@ DEFS = {
         "differences": _arr(_t("string")), "figures": _arr(_ref("verdict")),
         "regressions": _arr(_t("string")), "junit": STR_OR_NULL,
     }),
+    "repeat": _obj({
+        "runs": _t("integer"), "confidence": NUM, "method": _t("string"),
+        "figures": _arr(_obj({
+            "name": _t("string"), "unit": _t("string"), "direction": DIRECTION, "values": _arr(NUM),
+            "n": _t("integer"), "mean": NUM_OR_NULL, "stdev": NUM_OR_NULL, "half_width": NUM_OR_NULL,
+            "low": NUM_OR_NULL, "high": NUM_OR_NULL,
+        })),
+    }),
     "history": _obj({
         "figure": _t("string"), "unit": _t("string"), "direction": DIRECTION, "tests": _arr(_t("string")),
         "targets": _arr(_obj({
@@ -124,7 +132,8 @@ SCHEMA = {
     }, {
         "runs": _arr(_ref("run")), "baseline": _arr(_ref("run")), "listed": _arr(_ref("listed_run")),
         "ranking": _ref("ranking"), "reports": _arr(_t("string")), "check": _ref("check"),
-        "history": _ref("history"), "published": _arr(_ref("published_figure")), "error": _t("string"),
+        "history": _ref("history"), "published": _arr(_ref("published_figure")),
+        "repeat": _ref("repeat"), "error": _t("string"),
     }),
     "$defs": DEFS,
 }

@@ -225,3 +225,57 @@ def test_a_made_up_figure_with_a_direction_column_is_ranked(tmp_path):
     assert p.returncode == 0, p.stderr
     [fig] = json.loads(p.stdout)["ranking"]["figures"]
     assert fig["ranks"] == [2, 1] and fig["unit"] == "MB/s"
+
+
+def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_as_noise(tmp_path):
+    runs = tmp_path / "runs"
+
+    def repeated(target: str) -> tuple[subprocess.CompletedProcess, dict]:
+        p = iolab("run", "latency", "-t", target, *QUICK, "--runs-dir", str(runs), "--repeat", "3", "--json")
+        d = json.loads(p.stdout)
+        assert errors(d, SCHEMA) == [] and d["exit_code"] == p.returncode
+        return p, d
+
+    p, base = repeated("sim:enterprise-sas?user_gb=4")
+    assert p.returncode == 0, p.stderr
+    # three whole runs, each with its own purge; the simulator draws a new stream per repeat
+    assert [r["target"]["spec"].split("&")[-1] for r in base["runs"]] == ["seed=1", "seed=2", "seed=3"]
+    assert p.stderr.count("purge") >= 3 and len({r["run_id"] for r in base["runs"]}) == 3
+    rep = base["repeat"]
+    assert rep["runs"] == 3 and rep["confidence"] == 0.95 and "Student t" in rep["method"]
+    art = next(f for f in rep["figures"] if f["name"] == ART)
+    values = [next(f["value"] for f in r["figures"] if f["name"] == ART) for r in base["runs"]]
+    assert art["values"] == values and art["n"] == 3
+    mean = sum(values) / 3
+    sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+    assert art["mean"] == pytest.approx(mean) and art["stdev"] == pytest.approx(sd)
+    assert art["half_width"] == pytest.approx(4.302653 * sd / 3 ** 0.5, rel=1e-5)  # t(0.975, 2)
+    assert art["low"] == pytest.approx(mean - art["half_width"]) and art["high"] == pytest.approx(mean + art["half_width"])
+    (tmp_path / "base.json").write_text(p.stdout)
+
+    p, cand = repeated("sim:enterprise-sas?user_gb=4&t_prog_us=2300")  # twice the program time
+    assert p.returncode == 0, p.stderr
+    (tmp_path / "cand.json").write_text(p.stdout)
+    c = iolab("check", str(tmp_path / "cand.json"), "--baseline", str(tmp_path / "base.json"), "--json")
+    assert c.returncode == 7, c.stderr
+    fig = next(f for f in json.loads(c.stdout)["check"]["figures"] if f["name"] == ART)
+    assert fig["baseline"]["noise_source"] == fig["candidate"]["noise_source"] == "repeats"
+    assert fig["baseline"]["samples"] == values and "repeated runs" in fig["method"]
+    assert fig["verdict"] == "regression"
+    # the same with the run ids, as a person types them
+    ids = [r["run_id"] for r in cand["runs"]]
+    c = iolab("check", *ids, *(x for r in base["runs"] for x in ("--baseline", r["run_id"])),
+              env={"IOLAB_RUNS": str(runs)})
+    assert c.returncode == 7 and "repeated runs" in " ".join(c.stdout.split())
+
+
+def test_run_repeat_output_and_bad_counts(tmp_path):
+    p = iolab("run", "latency", "-t", "sim:enterprise-sas?user_gb=4", *QUICK, "--runs-dir", str(tmp_path / "runs"),
+              "--repeat", "2")
+    assert p.returncode == 0, p.stderr
+    out = " ".join(p.stdout.split())
+    assert "2 of 2 repeats complete: mean and 95% confidence interval" in out and "Student t interval" in out
+    assert f"{ART} (µs; ↓) 2" in out
+    bad = iolab("run", "latency", "--repeat", "0", "--runs-dir", str(tmp_path / "runs0"))
+    assert bad.returncode == 2 and "--repeat 0: give a number of runs from 1 to 1,000" in bad.stderr
+    assert not (tmp_path / "runs0").exists()
