@@ -21,6 +21,7 @@ from .errors import Exit, IolabError
 from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
 from .manifest import runs_root
 from .store import RunStore
+from .targets.writepolicy import check_file, output_file
 from .units import num
 
 JSON_HELP = ("Print one JSON document on standard output (docs/automation.md; schema in "
@@ -146,11 +147,14 @@ def check(
     if not 0.5 <= conf < 1:
         raise IolabError(f"--confidence {confidence}: give a level from 50% to below 100%, e.g. 95%.")
     tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)
+    if junit is not None:
+        check_file(junit, "JUnit file")  # refused before the runs are read, not after
     base = _side(baseline, "baseline", force)
     cand = _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force)
     if junit is not None:
-        junit.write_text(junit_xml(result))
+        with output_file(junit, "JUnit file") as path:
+            path.write_text(junit_xml(result))
         result["junit"] = str(junit)
     render_check(result, console)
     code = Exit.OK if result["passed"] else Exit.REGRESSION
@@ -174,7 +178,6 @@ def history(
     (read-only: the runs directory is left as it was)."""
     from .history import history as collect
     from .historychart import write_html
-    from .targets.writepolicy import check_file
 
     console = Console()
     want_json("history", console, json_out)

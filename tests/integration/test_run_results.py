@@ -279,3 +279,17 @@ def test_run_repeat_output_and_bad_counts(tmp_path):
     bad = iolab("run", "latency", "--repeat", "0", "--runs-dir", str(tmp_path / "runs0"))
     assert bad.returncode == 2 and "--repeat 0: give a number of runs from 1 to 1,000" in bad.stderr
     assert not (tmp_path / "runs0").exists()
+
+
+def test_check_junit_file_passes_the_write_policy(runs, tmp_path):
+    _, made = runs
+    mine = tmp_path / "notes.xml"
+    mine.write_text("<my-notes/>")
+    p = iolab("check", made[2]["path"], "--baseline", made[0]["path"], "--junit", str(mine))
+    assert p.returncode == 3 and "Refusing to write the JUnit file" in " ".join(p.stderr.split())
+    assert mine.read_text() == "<my-notes/>"
+    fresh = tmp_path / "check.xml"
+    for _ in range(2):  # iolab's own file is written again
+        p = iolab("check", made[2]["path"], "--baseline", made[0]["path"], "--junit", str(fresh))
+        assert p.returncode == 0, p.stderr
+        assert "<testsuites" in fresh.read_text()
