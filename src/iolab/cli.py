@@ -29,6 +29,7 @@ err = Console(stderr=True)
 app.command("watch")(with_runs_dir(scaleout.watch))
 app.command("check")(with_runs_dir(cli_auto.check))
 RunsDirOpt = runs_dir_option()
+app.command()(cli_auto.history)
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 
@@ -42,10 +43,17 @@ def default_target() -> str:
 
 @app.command()
 @with_run_args()
-def run(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
+def run(
+    test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
+    repeat: int = typer.Option(1, "--repeat", metavar="N", help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats."),
+    *,
+    args: RunArgs,
+):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     json_out, require_steady, target = args.json_out, args.require_steady, args.target
     want_json("run", console, json_out)
+    if repeat != 1:
+        raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), json_out, console))
     prof, stall_s = args.make_profile(), args.stall_seconds()
     root = args.runs_dir or runs_root()
     if target and len(target) > 1:  # several drives: one run each, then their comparison
@@ -266,7 +274,7 @@ def report(
 
 @app.command()
 def compare(
-    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive)."),
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive); a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them."),
     out: Optional[Path] = opts.COMPARE_OUT,
     force: bool = opts.COMPARE_FORCE,
     labels: Optional[list[str]] = opts.LABELS,
@@ -275,6 +283,8 @@ def compare(
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
     want_json("compare", console, json_out)
+    if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
+        return
     done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
     if done.summary is not None:
         textreport.render_ranking(done.summary, console)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 from rich import box
@@ -15,10 +15,13 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from . import api
+from .compare import KeyMetric, SummaryTable
 from .check import FAILING, check as check_runs, junit_xml, load_tolerances, parse_pct
 from .errors import Exit, IolabError
 from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
+from .manifest import runs_root
 from .store import RunStore
+from .targets.writepolicy import check_file, output_file
 from .units import num
 
 JSON_HELP = ("Print one JSON document on standard output (docs/automation.md; schema in "
@@ -144,11 +147,14 @@ def check(
     if not 0.5 <= conf < 1:
         raise IolabError(f"--confidence {confidence}: give a level from 50% to below 100%, e.g. 95%.")
     tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)
+    if junit is not None:
+        check_file(junit, "JUnit file")  # refused before the runs are read, not after
     base = _side(baseline, "baseline", force)
     cand = _side(candidates, "candidate", force)
     result = check_runs(base, cand, tol, conf, force)
     if junit is not None:
-        junit.write_text(junit_xml(result))
+        with output_file(junit, "JUnit file") as path:
+            path.write_text(junit_xml(result))
         result["junit"] = str(junit)
     render_check(result, console)
     code = Exit.OK if result["passed"] else Exit.REGRESSION
@@ -157,3 +163,116 @@ def check(
     if code:
         raise typer.Exit(code)
 
+
+
+def history(
+    figure: str = typer.Argument(..., help="A key figure's name as `iolab show` prints it, e.g. \"RND 4KiB R/W 0/100 IOPS\"."),
+    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="The runs directory (default ./runs or $IOLAB_RUNS)."),
+    test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
+    target: Optional[str] = typer.Option(None, "--target", help="Only this target: its id as the table prints it, its "
+                                         "serial, spec or label."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write the trend chart as one self-contained HTML file."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+):
+    """One key figure across every complete run in a runs directory, per target, in time order, with the firmware
+    (read-only: the runs directory is left as it was)."""
+    from .history import history as collect
+    from .historychart import write_html
+
+    console = Console()
+    want_json("history", console, json_out)
+    if html is not None:
+        check_file(html, "history chart")  # refused before the runs are read, not after
+    h = collect(figure, runs_dir or runs_root(), test, target)
+    t = Table(title=esc(f"{h.figure} ({h.unit}; {'higher' if h.direction == 'higher-is-better' else 'lower'} is better)"),
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("target", "drive", "started", "run", "firmware", h.unit):
+        t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
+    for g in h.targets:
+        for p in g.points:
+            t.add_row(esc(g.id), esc(g.label), esc(p.started), esc(p.run_id), esc(p.firmware or "?"),
+                      num(p.value) if p.value is not None else "not measured")
+    console.print(t)
+    for s in h.skipped:
+        console.print(f"[yellow]skipped {esc(s['path'])}: {esc(s['reason'])}[/]", soft_wrap=True)
+    written = None
+    if html is not None:
+        written = write_html(h, html)
+        console.print(f"chart: {esc(str(written))}", soft_wrap=True)
+    if json_out:
+        emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})
+
+
+def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[str], json_out: bool,
+                      console: Console) -> bool:
+    """`iolab compare` when any argument is a CSV of published figures (published.py): the
+    measured runs' comparison (its report when there are two or more runs) with the published
+    drives ranked beside them. False when no argument is such a file."""
+    from .published import is_published, known_figures, ranking as published_ranking, read_published
+    from .results_api import open_run
+    from .textreport import render_ranking
+
+    files, run_refs = [Path(r) for r in refs if is_published(r)], [r for r in refs if not is_published(r)]
+    if not files:
+        return False
+    known = known_figures()
+    published = [p for f in files for p in read_published(f, known)]
+    first: dict[tuple[str, str], str] = {}
+    for p in published:
+        if first.setdefault((p.drive, p.figure), p.source) != p.source:
+            raise IolabError(f"{p.source}: {p.drive!r} has {p.figure!r} already at {first[(p.drive, p.figure)]}; "
+                             "give each drive's figure once.")
+    paths: list[Path] = []
+    measured = None
+    if len(run_refs) >= 2:
+        done = api.compare(run_refs, out, force=force, labels=labels)
+        if done.summary is None:
+            raise IolabError("published figures rank beside runs of one test; these runs are a sequence's.")
+        measured, paths = done.summary, list(done.paths)
+    elif run_refs:
+        with open_run(run_refs[0]) as run:
+            figs = run.figures()
+            label = labels[0] if labels else run.target.model or run.target.spec
+        measured = SummaryTable((label,), tuple(KeyMetric(f.name, f.unit, f.higher_is_better, lambda _: None)
+                                                for f in figs), (tuple(f.value for f in figs),), ((),))
+    table, notes = published_ranking(measured, published)
+    render_ranking(table, console)
+    for n in notes:
+        console.print(f"[yellow]{esc(n)}[/]", soft_wrap=True)
+    for path in paths:
+        console.print(f"comparison: {esc(str(path))}", soft_wrap=True)
+    if json_out:
+        rank = ranking(table)
+        n_measured = len(measured.drives) if measured is not None else 0
+        rank["published"] = [i >= n_measured for i in range(len(table.drives))]
+        emit("compare", Exit.OK, runs=[record_of(r) for r in run_refs], reports=[str(path) for path in paths],
+             ranking=rank, published=[p.record() for p in published])
+    return True
+
+
+def run_repeats(n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool,
+                console: Console) -> int:
+    """`iolab run --repeat N`: the runs (repeats.py), then each key figure's mean and confidence
+    interval; returns the exit code."""
+    from .repeats import run_repeated, summary
+
+    records, code, error = run_repeated(n, argv, target, default_target)
+    rep = summary(records)
+    t = Table(title=f"{rep['runs']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("figure", "n", "mean", "± (95 %)", "interval", "per run"):
+        t.add_column(col, justify="left" if col in ("figure", "per run") else "right", overflow="fold")
+    for f in rep["figures"]:
+        pm = "—" if f["half_width"] is None else num(f["half_width"])
+        span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
+        t.add_row(esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"), str(f["n"]),
+                  num(f["mean"]), pm, span, ", ".join(num(v) for v in f["values"]))
+    console.print(t)
+    console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
+    for r in records:
+        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
+    if code and code != Exit.NOT_STEADY:
+        console.print(f"[red]repeat {len(records)} of {n} ended with exit code {code}; no further repeat was run[/]")
+    if json_out:
+        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
+    return code

@@ -78,6 +78,10 @@ DEFS = {
             "name": _t("string"), "unit": _t("string"), "direction": DIRECTION,
             "values": _arr(NUM_OR_NULL), "ranks": _arr(_t("integer", "null")),
         })),
+    }, {"published": _arr(_t("boolean"))}),
+    "published_figure": _obj({
+        "drive": _t("string"), "figure": _t("string"), "value": NUM, "unit": _t("string"), "direction": DIRECTION,
+        "source": _t("string"),
     }),
     "side": _obj({"runs": _arr(_t("string")), "mean": NUM_OR_NULL, "samples": _arr(NUM),
                   "noise_source": {"enum": ["repeats", "window-rounds", "none"]}}),
@@ -94,6 +98,25 @@ DEFS = {
         "differences": _arr(_t("string")), "figures": _arr(_ref("verdict")),
         "regressions": _arr(_t("string")), "junit": STR_OR_NULL,
     }),
+    "repeat": _obj({
+        "runs": _t("integer"), "confidence": NUM, "method": _t("string"),
+        "figures": _arr(_obj({
+            "name": _t("string"), "unit": _t("string"), "direction": DIRECTION, "values": _arr(NUM),
+            "n": _t("integer"), "mean": NUM_OR_NULL, "stdev": NUM_OR_NULL, "half_width": NUM_OR_NULL,
+            "low": NUM_OR_NULL, "high": NUM_OR_NULL,
+        })),
+    }),
+    "history": _obj({
+        "figure": _t("string"), "unit": _t("string"), "direction": DIRECTION, "tests": _arr(_t("string")),
+        "targets": _arr(_obj({
+            "id": _t("string"), "label": _t("string"), "spec": _t("string"), "serial": STR_OR_NULL,
+            "model": STR_OR_NULL, "identity": _t("object"),
+            "points": _arr(_obj({"run_id": _t("string"), "path": _t("string"), "started": _t("string"),
+                                 "firmware": STR_OR_NULL, "value": NUM_OR_NULL})),
+        })),
+        "skipped": _arr(_obj({"path": _t("string"), "reason": _t("string")})),
+        "html": STR_OR_NULL,
+    }),
 }
 
 SCHEMA = {
@@ -101,15 +124,16 @@ SCHEMA = {
     "$id": f"{SCHEMA_NAME}-{SCHEMA_VERSION}.schema.json",
     "title": "iolab --json output",
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
-                   "runs lists run directories; check adds verdicts per key figure.",
+                   "runs lists run directories; check adds verdicts per key figure; history one figure across runs.",
     **_obj({
         "schema": {"const": SCHEMA_NAME}, "schema_version": {"const": SCHEMA_VERSION},
-        "command": {"enum": ["run", "resume", "show", "compare", "runs", "check"]},
+        "command": {"enum": ["run", "resume", "show", "compare", "runs", "check", "history"]},
         "exit_code": _t("integer"),
     }, {
         "runs": _arr(_ref("run")), "baseline": _arr(_ref("run")), "listed": _arr(_ref("listed_run")),
         "ranking": _ref("ranking"), "reports": _arr(_t("string")), "check": _ref("check"),
-        "error": _t("string"),
+        "history": _ref("history"), "published": _arr(_ref("published_figure")),
+        "repeat": _ref("repeat"), "error": _t("string"),
     }),
     "$defs": DEFS,
 }

@@ -34,6 +34,7 @@ LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("report",): ("{iops} --out {d}/report", False),
     ("compare",): ("{iops} {iops2} --out {d}/compare", False),
     ("check",): ("{iops2} --baseline {iops} --max-regression 50%", True),
+    ("history",): ("{figure} --runs-dir {d}/runs --json", True),
     ("export",): ("{iops} --format csv --out {d}/export", False),
     ("info",): (SIM, True),
     ("fio-job",): ("iops --quick -t file:{d}/never-created.img?size=16MiB", True),
@@ -86,7 +87,8 @@ def place():
         msr_trace(d / "trace.csv")
         p = iolab("trace", "import", str(d / "trace.csv"), "-f", "msr", "-o", str(d / "table.parquet"))
         assert p.returncode == 0, p.stderr
-        yield {"d": d, "iops": iops, "iops2": iops2, "cut": None, "loop": None}
+        yield {"d": d, "iops": iops, "iops2": iops2, "cut": None, "loop": None,
+               "figure": "RND 4KiB R/W 0/100 IOPS"}
 
 
 def loop_with_io(d: Path):

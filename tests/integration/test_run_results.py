@@ -1,0 +1,295 @@
+"""Reading stored runs: the Python API's documented example (docs/python-api.md) run as a user
+runs it, and `iolab history` across a runs directory, read-only, through the `iolab` command."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..schema_lite import errors
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs/schema/outcome.schema.json").read_text())
+QUICK = ("--quick", "--cell-time", "1s", "--max-rounds", "5", "--no-report")
+ART = "ART RND 4KiB R/W 65/35"
+
+
+def quick_run(runs: Path, target: str, test: str = "latency") -> dict:
+    p = iolab("run", test, "-t", target, *QUICK, "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["runs"][0]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """Three quick runs: two of one simulated drive, one of another."""
+    root = tmp_path_factory.mktemp("results") / "runs"
+    made = [quick_run(root, t) for t in ("sim:enterprise-sas?seed=1&user_gb=4", "sim:enterprise-sas?seed=2&user_gb=4",
+                                         "sim:enterprise-sas?seed=1&user_gb=4")]
+    return root, made
+
+
+def tree_hash(d: Path) -> str:
+    """Every name, size, mode, time and byte under d."""
+    h = hashlib.sha256()
+    for p in sorted(d.rglob("*")):
+        st = p.lstat()
+        h.update(f"{p.relative_to(d)} {st.st_mode} {st.st_size} {st.st_mtime_ns}\n".encode())
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def test_the_python_api_example_in_the_docs_runs_on_a_real_run(runs, tmp_path):
+    root, made = runs
+    text = (ROOT / "docs/python-api.md").read_text()
+    [code] = re.findall(r"```python\n(.*?)```", text, re.S)
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    before = tree_hash(root)
+    p = subprocess.run([sys.executable, str(script), made[0]["path"]], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert tree_hash(root) == before  # read-only
+    # the figures the example prints are the run's own, as `iolab show --json` gives them
+    for f in made[0]["figures"]:
+        shown = "not measured" if f["value"] is None else f"{f['value']:.1f} {f['unit']}"
+        assert f"{f['name']}: {shown} ({f['direction']})" in p.stdout
+    assert f"steady state: {made[0]['steady_state']}" in p.stdout
+    assert re.search(r"^45 cells; most IOPS: ", p.stdout, re.M), p.stdout
+
+
+def test_the_python_api_gives_cells_verdicts_and_a_dataframe_only_with_pandas(runs):
+    from iolab.results_api import CELL_COLUMNS, open_run
+
+    _, made = runs
+    with open_run(made[0]["path"]) as run:
+        rec = made[0]
+        assert [(f.name, f.value, f.unit, f.direction) for f in run.figures()] == [
+            (f["name"], f["value"], f["unit"], f["direction"]) for f in rec["figures"]]
+        assert run.figure(ART).value == next(f["value"] for f in rec["figures"] if f["name"] == ART)
+        with pytest.raises(KeyError, match="it has: 'ART RND 4KiB R/W 100/0'"):
+            run.figure("no such figure")
+        [ph] = run.phases()
+        assert (ph.name, ph.steady, list(ph.window)) == (rec["phases"][0]["name"], rec["phases"][0]["steady"],
+                                                         rec["phases"][0]["window"])
+        assert [t.values for t in ph.tracking] == [tuple(t["values"]) for t in rec["phases"][0]["tracking"]]
+        rows = run.cells()
+        assert rows and set(rows[0]) == set(CELL_COLUMNS)
+        arr = run.cell_arrays()
+        assert list(arr["iops"]) == [r["iops"] for r in rows]
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with pytest.raises(ImportError, match="needs pandas"):
+                run.dataframe()
+        else:
+            assert list(run.dataframe()["iops"]) == [r["iops"] for r in rows]
+
+
+def test_history_lists_a_figure_per_target_in_time_order_and_leaves_the_runs_as_they_were(runs, tmp_path):
+    root, made = runs
+    broken = root / "20200101-000000-latency-broken"
+    if not broken.exists():
+        broken.mkdir()
+        (broken / "manifest.json").write_text("{not json")
+    before = tree_hash(root)
+    out = tmp_path / "trend.html"
+    p = iolab("history", ART, "--runs-dir", str(root), "--json", "--html", str(out))
+    assert p.returncode == 0, p.stderr
+    assert tree_hash(root) == before  # read-only, also with a chart written elsewhere
+    doc = json.loads(p.stdout)
+    assert errors(doc, SCHEMA) == [] and doc["command"] == "history" and doc["exit_code"] == 0
+    h = doc["history"]
+    assert (h["figure"], h["unit"], h["direction"], h["tests"]) == (ART, "µs", "lower-is-better", ["latency"])
+    value = {r["run_id"]: next(f["value"] for f in r["figures"] if f["name"] == ART) for r in made}
+    seed1, seed2 = h["targets"]  # the first target's first run started first
+    assert [p["run_id"] for p in seed1["points"]] == [made[0]["run_id"], made[2]["run_id"]]
+    assert [p["run_id"] for p in seed2["points"]] == [made[1]["run_id"]]
+    for t in (seed1, seed2):
+        for pt in t["points"]:
+            assert pt["value"] == value[pt["run_id"]] and pt["firmware"].startswith("sim-")
+    assert [s["path"] for s in h["skipped"]] == [str(broken)]
+    # the chart: one self-contained page, nothing loaded from elsewhere
+    page = out.read_text()
+    assert "<svg" in page and page.count("<circle") == 3 and made[2]["run_id"] in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    # the table, one target
+    t = iolab("history", ART, "--runs-dir", str(root), "--target", seed2["id"])
+    assert t.returncode == 0, t.stderr
+    assert made[1]["run_id"] in t.stdout and made[0]["run_id"] not in t.stdout
+    assert f"{value[made[1]['run_id']]:.2f}" in t.stdout
+    assert tree_hash(root) == before
+
+
+def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_write_policy(runs, tmp_path):
+    root, _ = runs
+    def message(*args: str) -> str:
+        p = iolab("history", *args)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        return " ".join(p.stderr.split())
+
+    m = message("No such figure", "--runs-dir", str(root))
+    assert "have a figure named 'No such figure'; the figures they have: " in m and repr(ART) in m
+    assert "no runs of test 'iops'" in message(ART, "--runs-dir", str(root), "--test", "iops")
+    assert "--target nothing-like-it: no target" in message(ART, "--runs-dir", str(root), "--target", "nothing-like-it")
+    assert "no such runs directory" in message(ART, "--runs-dir", str(tmp_path / "absent"))
+    assert not (tmp_path / "absent").exists()
+    mine = tmp_path / "mine.html"
+    mine.write_text("someone's notes")
+    p = iolab("history", ART, "--runs-dir", str(root), "--html", str(mine))
+    assert p.returncode == 3 and "Refusing to write the history chart" in p.stderr
+    assert mine.read_text() == "someone's notes"
+
+
+PUBLISHED = """drive,figure,value,unit
+Vendor X1,ART RND 4KiB R/W 65/35,{x1},µs
+Vendor X1,MRT RND 4KiB R/W 0/100,{mrt},µs
+Vendor Y2,ART RND 4KiB R/W 65/35,{y2},µs
+Vendor Y2,RND 4KiB R/W 0/100 IOPS,100000,IOPS
+"""
+
+
+def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp_path):
+    root, made = runs
+    art = [next(f["value"] for f in r["figures"] if f["name"] == ART) for r in made[:2]]
+    mrt = next(f["value"] for f in made[0]["figures"] if f["name"] == "MRT RND 4KiB R/W 0/100")
+    csv_file = tmp_path / "datasheets.csv"
+    # X1 beats both runs' ART, Y2 is worse than both; X1's MRT ties run 1's as printed
+    csv_file.write_text(PUBLISHED.format(x1=min(art) / 2, y2=max(art) * 2, mrt=mrt))
+    p = iolab("compare", made[0]["path"], made[1]["path"], str(csv_file), "--out", str(tmp_path / "cmp"), "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert errors(d, SCHEMA) == [] and d["command"] == "compare" and len(d["runs"]) == 2 and d["reports"]
+    r = d["ranking"]
+    assert r["labels"][2:] == ["Vendor X1 (published)", "Vendor Y2 (published)"]
+    assert r["published"] == [False, False, True, True]
+    a = next(f for f in r["figures"] if f["name"] == ART)
+    assert a["ranks"][2] == 1 and a["ranks"][3] == 4 and sorted(a["ranks"][:2]) in ([2, 2], [2, 3])
+    m = next(f for f in r["figures"] if f["name"] == "MRT RND 4KiB R/W 0/100")
+    assert m["values"][3] is None and m["ranks"][3] is None and m["ranks"][2] == m["ranks"][0]
+    assert [x["source"] for x in d["published"]] == [f"{csv_file}:{n}" for n in (2, 3, 4, 5)]
+    assert "RND 4KiB R/W 0/100 IOPS' is not a figure of the compared test" in " ".join(p.stderr.split())
+
+    # alone: the published drives ranked among themselves, each figure in its known direction
+    p = iolab("compare", str(csv_file), "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert errors(d, SCHEMA) == [] and d["runs"] == [] and d["reports"] == []
+    iops = next(f for f in d["ranking"]["figures"] if f["name"] == "RND 4KiB R/W 0/100 IOPS")
+    assert iops["direction"] == "higher-is-better" and iops["ranks"] == [None, 1]
+    assert next(f for f in d["ranking"]["figures"] if f["name"] == ART)["ranks"] == [1, 2]
+    # the table a person reads
+    t = iolab("compare", made[0]["path"], str(csv_file))
+    assert t.returncode == 0 and "Vendor X1 (published)" in t.stdout and "(#1)" in t.stdout
+
+
+@pytest.mark.parametrize("text, where", [
+    ("drive,figure,value\nX,ART RND 4KiB R/W 65/35,1\n", "line 1, field 'unit': the header line has no column unit"),
+    ("drive,figure,value,unit,colour\n", "line 1, field 'colour': the header line's column 'colour' is unknown"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,fast,µs\n", "line 2, field 'value': 'fast' is not a finite"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': 'nan' is not a finite"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\n,ART RND 4KiB R/W 65/35,2,µs\n",
+     "line 3, field 'drive': the field is empty"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,ms\n", "line 2, field 'unit': 'ART RND 4KiB R/W 65/35' is in µs"),
+    ("drive,figure,value,unit\nX,Made-up figure,1,x\n", "line 2, field 'figure': 'Made-up figure' is no key figure"),
+    ("drive,figure,value,unit,direction\nX,Made-up figure,1,x,up\n", "line 2, field 'direction': 'up' is neither"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs,extra\n", "line 2: the line has 5 fields, the header 4"),
+    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\nX,ART RND 4KiB R/W 65/35,2,µs\n",
+     "line 3, field 'figure': 'X' has 'ART RND 4KiB R/W 65/35' already on line 2"),
+])
+def test_a_malformed_published_csv_is_one_message_naming_file_line_and_field(runs, tmp_path, text, where):
+    root, made = runs
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    p = iolab("compare", made[0]["path"], made[1]["path"], str(bad), "--out", str(tmp_path / "cmp"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    message = " ".join(p.stderr.split())
+    assert f"{bad}, {where}" in message and "Nothing was compared." in message
+    assert not (tmp_path / "cmp").exists()  # refused before anything was written
+
+
+def test_a_made_up_figure_with_a_direction_column_is_ranked(tmp_path):
+    f = tmp_path / "vendor.csv"
+    f.write_text("drive,figure,value,unit,direction\nA,Sustained write,900,MB/s,higher-is-better\n"
+                 "B,Sustained write,1200,MB/s,higher-is-better\n")
+    p = iolab("compare", str(f), "--json")
+    assert p.returncode == 0, p.stderr
+    [fig] = json.loads(p.stdout)["ranking"]["figures"]
+    assert fig["ranks"] == [2, 1] and fig["unit"] == "MB/s"
+
+
+def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_as_noise(tmp_path):
+    runs = tmp_path / "runs"
+
+    def repeated(target: str) -> tuple[subprocess.CompletedProcess, dict]:
+        p = iolab("run", "latency", "-t", target, *QUICK, "--runs-dir", str(runs), "--repeat", "3", "--json")
+        d = json.loads(p.stdout)
+        assert errors(d, SCHEMA) == [] and d["exit_code"] == p.returncode
+        return p, d
+
+    p, base = repeated("sim:enterprise-sas?user_gb=4")
+    assert p.returncode == 0, p.stderr
+    # three whole runs, each with its own purge; the simulator draws a new stream per repeat
+    assert [r["target"]["spec"].split("&")[-1] for r in base["runs"]] == ["seed=1", "seed=2", "seed=3"]
+    assert p.stderr.count("purge") >= 3 and len({r["run_id"] for r in base["runs"]}) == 3
+    rep = base["repeat"]
+    assert rep["runs"] == 3 and rep["confidence"] == 0.95 and "Student t" in rep["method"]
+    art = next(f for f in rep["figures"] if f["name"] == ART)
+    values = [next(f["value"] for f in r["figures"] if f["name"] == ART) for r in base["runs"]]
+    assert art["values"] == values and art["n"] == 3
+    mean = sum(values) / 3
+    sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
+    assert art["mean"] == pytest.approx(mean) and art["stdev"] == pytest.approx(sd)
+    assert art["half_width"] == pytest.approx(4.302653 * sd / 3 ** 0.5, rel=1e-5)  # t(0.975, 2)
+    assert art["low"] == pytest.approx(mean - art["half_width"]) and art["high"] == pytest.approx(mean + art["half_width"])
+    (tmp_path / "base.json").write_text(p.stdout)
+
+    p, cand = repeated("sim:enterprise-sas?user_gb=4&t_prog_us=2300")  # twice the program time
+    assert p.returncode == 0, p.stderr
+    (tmp_path / "cand.json").write_text(p.stdout)
+    c = iolab("check", str(tmp_path / "cand.json"), "--baseline", str(tmp_path / "base.json"), "--json")
+    assert c.returncode == 7, c.stderr
+    fig = next(f for f in json.loads(c.stdout)["check"]["figures"] if f["name"] == ART)
+    assert fig["baseline"]["noise_source"] == fig["candidate"]["noise_source"] == "repeats"
+    assert fig["baseline"]["samples"] == values and "repeated runs" in fig["method"]
+    assert fig["verdict"] == "regression"
+    # the same with the run ids, as a person types them
+    ids = [r["run_id"] for r in cand["runs"]]
+    c = iolab("check", *ids, *(x for r in base["runs"] for x in ("--baseline", r["run_id"])),
+              env={"IOLAB_RUNS": str(runs)})
+    assert c.returncode == 7 and "repeated runs" in " ".join(c.stdout.split())
+
+
+def test_run_repeat_output_and_bad_counts(tmp_path):
+    p = iolab("run", "latency", "-t", "sim:enterprise-sas?user_gb=4", *QUICK, "--runs-dir", str(tmp_path / "runs"),
+              "--repeat", "2")
+    assert p.returncode == 0, p.stderr
+    out = " ".join(p.stdout.split())
+    assert "2 of 2 repeats complete: mean and 95% confidence interval" in out and "Student t interval" in out
+    assert f"{ART} (µs; ↓) 2" in out
+    bad = iolab("run", "latency", "--repeat", "0", "--runs-dir", str(tmp_path / "runs0"))
+    assert bad.returncode == 2 and "--repeat 0: give a number of runs from 1 to 1,000" in bad.stderr
+    assert not (tmp_path / "runs0").exists()
+
+
+def test_check_junit_file_passes_the_write_policy(runs, tmp_path):
+    _, made = runs
+    mine = tmp_path / "notes.xml"
+    mine.write_text("<my-notes/>")
+    p = iolab("check", made[2]["path"], "--baseline", made[0]["path"], "--junit", str(mine))
+    assert p.returncode == 3 and "Refusing to write the JUnit file" in " ".join(p.stderr.split())
+    assert mine.read_text() == "<my-notes/>"
+    fresh = tmp_path / "check.xml"
+    for _ in range(2):  # iolab's own file is written again
+        p = iolab("check", made[2]["path"], "--baseline", made[0]["path"], "--junit", str(fresh))
+        assert p.returncode == 0, p.stderr
+        assert "<testsuites" in fresh.read_text()
