@@ -178,7 +178,9 @@ impl Ssd {
     /// holds (held.rs) needs no lookup and is given no `lba`.
     #[inline(always)]
     fn controller(&mut self, ready: u64, lba: Option<u64>, write: bool) -> u64 {
-        let h = lba.map_or(0, |off| (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let h = lba.map_or(0, |off| {
+            (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        });
         let k = if lba.is_some() && (h >> 40) < self.by_lba {
             ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
         } else {
@@ -231,7 +233,8 @@ impl Ssd {
     #[inline(always)]
     fn evict_when_idle(&mut self, now: u64) {
         if self.ftl.slc_full() && self.flash.all_idle_at() <= now {
-            self.ftl.bg_step(now, &mut self.flash, self.cfg.chunks_per_prog);
+            self.ftl
+                .bg_step(now, &mut self.flash, self.cfg.chunks_per_prog);
         }
     }
 
@@ -297,13 +300,24 @@ impl Ssd {
                     // evenly replaces waits for the next slot to free, which are as irregular
                     // as the dies' program starts.
                     self.buf_last = self.buf_last.max(start);
-                    self.pace_next = entry + (self.buf_last - entry.min(self.buf_last)) / self.pace_units;
+                    self.pace_next =
+                        entry + (self.buf_last - entry.min(self.buf_last)) / self.pace_units;
                 }
-                let durable = if ack_early { 0 } else { self.durable(lpn, start, programmed) };
+                let durable = if ack_early {
+                    0
+                } else {
+                    self.durable(lpn, start, programmed)
+                };
                 done = done.max(if ack_early { entry } else { durable });
                 if partial {
                     let addr = self.ftl.l2p[lpn as usize];
-                    self.held.keep_open(Open { lpn, addr, start, durable, end: off + len });
+                    self.held.keep_open(Open {
+                        lpn,
+                        addr,
+                        start,
+                        durable,
+                        end: off + len,
+                    });
                 }
             } else {
                 done = done.max(programmed);
@@ -342,13 +356,15 @@ impl Ssd {
         self.held.check_erases(self.ftl.c.erases);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         // Only reads smaller than a flash page: a larger one reads its pages whole anyway.
-        let continues = self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
+        let continues =
+            self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
         let mut mapped = false;
-        let held = continues && (u0..=u1).all(|u| {
-            let addr = self.ftl.l2p[u as usize];
-            mapped |= addr != NONE;
-            addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
-        });
+        let held = continues
+            && (u0..=u1).all(|u| {
+                let addr = self.ftl.l2p[u as usize];
+                mapped |= addr != NONE;
+                addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
+            });
         let t0 = self.controller(now, if held && mapped { None } else { Some(off) }, false);
         let mut ready = t0;
         let mut last_page = u64::MAX;
@@ -361,7 +377,11 @@ impl Ssd {
             if addr != NONE {
                 let c = self.ftl.len_of(u as u32);
                 let page = self.flash.page_of(addr as u64);
-                let done = match if continues { self.held.page(page) } else { None } {
+                let done = match if continues {
+                    self.held.page(page)
+                } else {
+                    None
+                } {
                     Some(at) => self.flash.read_sensed(addr as u64, c, t0, at),
                     None => {
                         let fresh = page != last_page;

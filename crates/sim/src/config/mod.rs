@@ -339,11 +339,19 @@ mod tests {
 
     #[test]
     fn user_gb_scales_the_flash_and_keeps_the_over_provisioning() {
-        for (preset, gb) in [("entry-sata-compress", "50"), (DEFAULT_PRESET, "1"), ("client-nvme-slc", "0.5")] {
+        for (preset, gb) in [
+            ("entry-sata-compress", "50"),
+            (DEFAULT_PRESET, "1"),
+            ("client-nvme-slc", "0.5"),
+        ] {
             let stock = resolve_ssd(preset, &[]).unwrap();
             let c = resolve_ssd(preset, &ov(&[("user_gb", gb)])).unwrap();
             let want = gb.parse::<f64>().unwrap();
-            assert!((c.user_bytes() as f64 / 1e9 / want - 1.0).abs() < 1e-4, "{preset}: {}", c.user_bytes());
+            assert!(
+                (c.user_bytes() as f64 / 1e9 / want - 1.0).abs() < 1e-4,
+                "{preset}: {}",
+                c.user_bytes()
+            );
             assert!(
                 (c.op() / stock.op() - 1.0).abs() < 0.02,
                 "{preset} user_gb={gb}: OP {:.4}, preset {:.4}",
@@ -357,9 +365,21 @@ mod tests {
         // op with user_gb sizes the flash for that OP; blocks_per_plane keeps the flash as given.
         let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.07")])).unwrap();
         assert!((c.op() - 0.07).abs() < 0.005, "{}", c.op());
-        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "0.2"), ("blocks_per_plane", "64"), ("pages_per_block", "16")])).unwrap();
+        let c = resolve_ssd(
+            DEFAULT_PRESET,
+            &ov(&[
+                ("user_gb", "0.2"),
+                ("blocks_per_plane", "64"),
+                ("pages_per_block", "16"),
+            ]),
+        )
+        .unwrap();
         assert!(c.op() > 1.5, "{}", c.op());
-        let e = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.1"), ("blocks_per_plane", "64")])).unwrap_err();
+        let e = resolve_ssd(
+            DEFAULT_PRESET,
+            &ov(&[("user_gb", "2"), ("op", "0.1"), ("blocks_per_plane", "64")]),
+        )
+        .unwrap_err();
         assert!(e.contains("over-determine"), "{e}");
     }
 

@@ -202,7 +202,11 @@ pub const HDD_PARAMS: &[ParamDef] = &[
     p("ncq", "", "commands the drive reorders (1 = in order)"),
     p("overhead_us", "us", "command overhead"),
     c("link", LINKS, "host link"),
-    p("link_mbps", "MB/s", "host link bandwidth (unset: from link)"),
+    p(
+        "link_mbps",
+        "MB/s",
+        "host link bandwidth (unset: from link)",
+    ),
 ];
 
 pub struct Preset {

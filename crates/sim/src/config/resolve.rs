@@ -155,10 +155,12 @@ fn scaled_overrides(
     overrides: &[(String, String)],
 ) -> Result<Vec<(String, String)>, String> {
     let get = |n: &str| {
-        overrides
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0))
+        overrides.iter().find(|(k, _)| k == n).map(|(_, v)| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+        })
     };
     let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
     let Some(Some(user_gb)) = get("user_gb") else {
@@ -332,7 +334,9 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         cores: {
             let n = v.count("controller_cores")?;
             if n > 64 {
-                return Err(format!("sim parameter controller_cores={n} must be at most 64"));
+                return Err(format!(
+                    "sim parameter controller_cores={n} must be at most 64"
+                ));
             }
             n
         },
@@ -348,14 +352,18 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         compress_floor: {
             let x = v.num("compress_floor")?;
             if !(0.25..=1.0).contains(&x) {
-                return Err(format!("sim parameter compress_floor={x} must be between 0.25 and 1"));
+                return Err(format!(
+                    "sim parameter compress_floor={x} must be between 0.25 and 1"
+                ));
             }
             x
         },
         compress_limit: {
             let x = v.num("compress_limit")?;
             if !(x > 0.0 && x <= 1.0) {
-                return Err(format!("sim parameter compress_limit={x} must be above 0 and at most 1"));
+                return Err(format!(
+                    "sim parameter compress_limit={x} must be above 0 and at most 1"
+                ));
             }
             x
         },

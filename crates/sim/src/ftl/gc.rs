@@ -197,8 +197,7 @@ impl Ftl {
         while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
             self.copy_next(t, flash);
             if self.victim == NONE {
-                if self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim()
-                {
+                if self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim() {
                     self.credit = self.credit.min(0.0);
                     break;
                 }
