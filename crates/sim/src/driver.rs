@@ -283,7 +283,7 @@ fn drive<D: Device, S: Source>(
                 None => stop = true,
                 Some(t_arr) if t_arr >= end => stop = true,
                 Some(t_arr) => {
-                    if t_cmp.map_or(true, |c| t_arr <= c) {
+                    if t_cmp.is_none_or(|c| t_arr <= c) {
                         if free.len() == oio && t_arr > now {
                             dev.idle_until(now, t_arr);
                         }
@@ -399,7 +399,7 @@ mod tests {
         }
         fn set_entropy(&mut self, _e: f64) {}
         fn submit(&mut self, now: u64, _write: bool, off: u64, len: u64, id: u32) {
-            assert!(off % len == 0 && off + len <= self.capacity());
+            assert!(off.is_multiple_of(len) && off + len <= self.capacity());
             self.offsets.push(off);
             self.pending.push((now + 10_000, id));
         }

@@ -391,7 +391,7 @@ impl Device for Hdd {
 
     fn pop_completion(&mut self) -> (u64, u32) {
         if let Some(&Reverse((a, id))) = self.acks.peek() {
-            if self.in_service.map_or(true, |s| a <= s.0) {
+            if self.in_service.is_none_or(|s| a <= s.0) {
                 self.acks.pop();
                 return (a, id);
             }

@@ -149,7 +149,7 @@ impl Ssd {
         self.now = self.flash.all_idle_at().max(t);
         self.flash.reset_clock(self.now);
         // Fresh-out-of-box in every respect, timing draws included.
-        self.flash.rng = crate::rng::Rng::new(0xF1A5_4);
+        self.flash.rng = crate::rng::Rng::new(0x000F_1A54);
         self.held.clear();
     }
 
@@ -254,7 +254,8 @@ impl Ssd {
         let stream = self.held.write_in_stream(off, off + len);
         for u in u0..=u1 {
             let lpn = u as u32;
-            let partial = (u == u0 && off % UNIT != 0) || (u == u1 && (off + len) % UNIT != 0);
+            let partial = (u == u0 && !off.is_multiple_of(UNIT))
+                || (u == u1 && !(off + len).is_multiple_of(UNIT));
             if partial && nbuf > 0 && stream {
                 // Into a unit the buffer holds open: no read, no program of its own (held.rs).
                 let addr = self.ftl.l2p[lpn as usize];
@@ -293,15 +294,15 @@ impl Ssd {
             let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
             if nbuf > 0 {
                 self.buf.push(Reverse(start));
-                if self.pace_units > 0 {
-                    // The buffer's content leaves by `buf_last`: admitting one unit per
-                    // (buf_last − entry)/pace_units matches the drain when the buffer holds
-                    // pace_units, admits faster below and slower above. Spacing entries
-                    // evenly replaces waits for the next slot to free, which are as irregular
-                    // as the dies' program starts.
-                    self.buf_last = self.buf_last.max(start);
-                    self.pace_next =
-                        entry + (self.buf_last - entry.min(self.buf_last)) / self.pace_units;
+                // The buffer's content leaves by `buf_last`: admitting one unit per
+                // (buf_last − entry)/pace_units matches the drain when the buffer holds
+                // pace_units, admits faster below and slower above. Spacing entries
+                // evenly replaces waits for the next slot to free, which are as irregular
+                // as the dies' program starts. No pacing (pace_units 0) leaves both alone.
+                let last = self.buf_last.max(start);
+                if let Some(step) = last.saturating_sub(entry).checked_div(self.pace_units) {
+                    self.buf_last = last;
+                    self.pace_next = entry + step;
                 }
                 let durable = if ack_early {
                     0
@@ -456,7 +457,7 @@ impl Device for Ssd {
         self.ftl.seed(seed);
         // Timing draws come from the run's seed alone, so a round's timing noise does not
         // depend on how many draws earlier rounds made (a purged drive repeats its FOB run).
-        self.flash.rng = crate::rng::Rng::new(0xF1A5_4 ^ seed.rotate_left(29));
+        self.flash.rng = crate::rng::Rng::new(0x000F_1A54 ^ seed.rotate_left(29));
     }
 
     #[inline(always)]

@@ -83,7 +83,7 @@ impl R {
             .read_exact(buf)
             .map_err(|e| self.err(&format!("truncated ({e})")))
     }
-    fn fill_u8s(&mut self, dst: &mut Vec<u8>) -> Result<(), String> {
+    fn fill_u8s(&mut self, dst: &mut [u8]) -> Result<(), String> {
         let v = self.bytes()?;
         if v.len() != dst.len() {
             return Err(self.err("array size does not match the drive's geometry"));

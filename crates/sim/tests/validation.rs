@@ -200,7 +200,6 @@ fn qd1_random_read_latency_is_read_plus_transfer_plus_overhead() {
     let mut s = small_default(&[]);
     let cap = s.capacity();
     go(&mut s, &bytes(spec(false, true, 128 * 1024, 32), cap));
-    Drive::Ssd(Box::new(Ssd::new(s.cfg.clone()))); // (construction is cheap enough to repeat)
     let c = s.cfg.clone();
     let t0 = s.clock();
     s.idle_until(t0, t0 + NS);
@@ -365,11 +364,14 @@ fn same_seed_same_results() {
     );
 }
 
+/// A preset, its parameters and the entropy of the data written to it.
+type SavedDrive = (&'static str, &'static [(&'static str, &'static str)], f64);
+
 #[test]
 fn state_survives_save_and_load() {
     // The default preset (flat reverse map) and a compressing one (a table of live unit
     // heads, admission pacing) at mixed entropy, so units of 1 to 4 chunks are saved.
-    let drives: [(&str, &[(&str, &str)], f64); 2] = [
+    let drives: [SavedDrive; 2] = [
         (
             DEFAULT_PRESET,
             &[("blocks_per_plane", "32"), ("op", "0.28")],

@@ -214,7 +214,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
     let blocks_per_plane = v.count("blocks_per_plane")?;
     let pages_per_block = v.count("pages_per_block")?;
     let page_kib = v.pos("page_kib")?;
-    if page_kib.fract() != 0.0 || (page_kib as u64) % 4 != 0 {
+    if page_kib.fract() != 0.0 || !(page_kib as u64).is_multiple_of(4) {
         return Err(format!(
             "sim parameter page_kib={page_kib} must be a multiple of the 4 KiB mapping unit"
         ));

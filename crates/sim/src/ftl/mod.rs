@@ -211,7 +211,7 @@ impl Ftl {
             svictim: NONE,
             svcur: 0,
             seq: 0,
-            rng: Rng::new(0x5EED_F71),
+            rng: Rng::new(0x05EE_DF71),
             last_page: u64::MAX,
             c: Counters::default(),
         };
