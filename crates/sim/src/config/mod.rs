@@ -9,6 +9,7 @@
 
 use serde_json::{json, Value};
 
+mod geometry;
 mod presets;
 mod resolve;
 
@@ -232,10 +233,11 @@ pub fn presets_json() -> Value {
         .iter()
         .map(|p| {
             let defs = if p.kind == Kind::Ssd { SSD_PARAMS } else { HDD_PARAMS };
+            let values = p.resolved_values();
             let params: Vec<Value> = defs
                 .iter()
                 .map(|d| {
-                    let value = p.values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
+                    let value = values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
                     json!({"name": d.name, "value": value, "unit": d.unit, "help": d.help, "choices": d.choices})
                 })
                 .collect();
@@ -244,11 +246,17 @@ pub fn presets_json() -> Value {
                 "kind": if p.kind == Kind::Ssd { "ssd" } else { "hdd" },
                 "title": p.title,
                 "default": p.name == DEFAULT_PRESET,
+                "rated_pe_cycles": p.endurance.map(|e| e.pe_cycles),
+                "warranty_years": p.endurance.map(|e| e.warranty_years),
                 "params": params,
             })
         })
         .collect();
     Value::Array(list)
+}
+
+fn endurance(preset: &str) -> Option<Endurance> {
+    PRESETS.iter().find(|p| p.name == preset)?.endurance
 }
 
 /// Facts about a resolved drive, without building it (no big allocations).
@@ -273,6 +281,8 @@ pub fn describe(cfg: &DriveConfig) -> Value {
             "compression": c.compression,
             "buffer_bytes": c.buffer_units as u64 * UNIT,
             "plp": c.plp,
+            "rated_pe_cycles": endurance(&c.preset).map(|e| e.pe_cycles),
+            "warranty_years": endurance(&c.preset).map(|e| e.warranty_years),
             "params": c.params.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
         }),
         DriveConfig::Hdd(c) => json!({
@@ -316,6 +326,72 @@ mod tests {
     fn all_presets_resolve() {
         for p in PRESETS {
             resolve(p.name, &[]).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+    }
+
+    #[test]
+    fn every_ssd_preset_states_its_endurance() {
+        for p in PRESETS {
+            match (p.kind, p.endurance) {
+                (Kind::Ssd, Some(e)) => assert!(
+                    e.pe_cycles > 0 && e.warranty_years > 0.0,
+                    "{}: {e:?}",
+                    p.name
+                ),
+                (Kind::Ssd, None) => panic!("SSD preset {} has no rated endurance", p.name),
+                (Kind::Hdd, e) => assert_eq!(e, None, "{}: an HDD has no flash", p.name),
+            }
+            let facts = describe(&resolve(p.name, &[]).unwrap());
+            assert_eq!(
+                facts["rated_pe_cycles"].as_u64().is_some(),
+                p.kind == Kind::Ssd,
+                "{}",
+                p.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_preset_states_only_what_differs_from_its_base() {
+        for p in PRESETS {
+            let defs = if p.kind == Kind::Ssd {
+                SSD_PARAMS
+            } else {
+                HDD_PARAMS
+            };
+            let names: Vec<&str> = p.values.iter().map(|(k, _)| *k).collect();
+            for (i, k) in names.iter().enumerate() {
+                assert!(defs.iter().any(|d| d.name == *k), "{}: unknown {k}", p.name);
+                assert!(!names[..i].contains(k), "{}: {k} twice", p.name);
+            }
+            let Some(base) = p.base else {
+                let all: Vec<&str> = defs.iter().map(|d| d.name).collect();
+                assert_eq!(
+                    names, all,
+                    "base preset {} gives every parameter in table order",
+                    p.name
+                );
+                continue;
+            };
+            let base = PRESETS
+                .iter()
+                .find(|b| b.name == base)
+                .expect("base preset exists");
+            assert!(
+                base.base.is_none() && base.kind == p.kind,
+                "{}: base {}",
+                p.name,
+                base.name
+            );
+            for (k, v) in p.values {
+                let inherited = base.resolved_values().into_iter().find(|(b, _)| b == k);
+                assert_ne!(
+                    inherited,
+                    Some((*k, *v)),
+                    "{}: {k}={v} repeats its base",
+                    p.name
+                );
+            }
         }
     }
 
