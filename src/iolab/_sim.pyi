@@ -11,10 +11,12 @@ __version__: str
 DEFAULT_PRESET: str
 
 def presets() -> str:
-    """JSON list of presets: {name, kind ('ssd'|'hdd'), title, default, params: [{name, value, unit, help, choices}]}."""
+    """JSON list of presets: {name, kind ('ssd'|'hdd'), title, default, rated_pe_cycles, warranty_years,
+    params: [{name, value, unit, help, choices}]}; an SSD preset's rated P/E cycles and warranty years, null for an HDD."""
 
 def describe(preset: str, params: list[tuple[str, str]] = ...) -> str:
-    """JSON facts about a preset with parameters (capacity_bytes, physical_bytes, op, ...), without building it."""
+    """JSON facts about a preset with parameters (capacity_bytes, physical_bytes, op, ..., and for an SSD
+    rated_pe_cycles and warranty_years, the preset's rated endurance), without building it."""
 
 def waf_oracle(policy: str, alpha: float, pages_per_block: float) -> float:
     """Analytic WAF for uniform random page writes ('greedy', 'fifo', 'random'); alpha = physical/logical."""

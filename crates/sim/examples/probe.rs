@@ -56,7 +56,12 @@ fn main() {
         println!("{preset} {gb} GB: 4K random read / write IOPS by QD (after a sequential fill + 2x random writes)");
         for qd in [1, 2, 4, 8, 16, 32, 64, 128, 256] {
             let r = go(&mut d, &spec(true, false, 4096, qd, 2.0));
-            println!("  read  QD{qd:<4} {:9.0} IOPS  mean {:7.1} us  p99 {:7.1}", r.iops(), r.read.hist.sum_ns as f64 / r.read.ios as f64 / 1e3, pct(&r.read, 99.0));
+            println!(
+                "  read  QD{qd:<4} {:9.0} IOPS  mean {:7.1} us  p99 {:7.1}",
+                r.iops(),
+                r.read.hist.sum_ns as f64 / r.read.ios as f64 / 1e3,
+                pct(&r.read, 99.0)
+            );
         }
         let cap = d.cfg.user_bytes();
         let mut s = spec(true, true, 4096, 32, 1e9);
@@ -65,12 +70,23 @@ fn main() {
         go(&mut d, &s);
         for qd in [1, 2, 4, 8, 16, 32, 64, 128, 256] {
             let r = go(&mut d, &spec(true, true, 4096, qd, 5.0));
-            println!("  write QD{qd:<4} {:9.0} IOPS  mean {:7.1} us  p99 {:7.1}", r.iops(), r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1e3, pct(&r.write, 99.0));
+            println!(
+                "  write QD{qd:<4} {:9.0} IOPS  mean {:7.1} us  p99 {:7.1}",
+                r.iops(),
+                r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1e3,
+                pct(&r.write, 99.0)
+            );
         }
         let r = go(&mut d, &spec(false, false, 128 << 10, 32, 3.0));
-        println!("  seq read 128K QD32 {:.0} MB/s", r.read.bytes as f64 / r.runtime_s() / 1e6);
+        println!(
+            "  seq read 128K QD32 {:.0} MB/s",
+            r.read.bytes as f64 / r.runtime_s() / 1e6
+        );
         let r = go(&mut d, &spec(false, true, 128 << 10, 32, 3.0));
-        println!("  seq write 128K QD32 {:.0} MB/s", r.write.bytes as f64 / r.runtime_s() / 1e6);
+        println!(
+            "  seq write 128K QD32 {:.0} MB/s",
+            r.write.bytes as f64 / r.runtime_s() / 1e6
+        );
     }
     if what == "all" || what == "lat" {
         let mut d = Ssd::new(cfg.clone());
@@ -95,11 +111,18 @@ fn main() {
             sp.seed = i as u64 + 100;
             let r = go(&mut d, &sp);
             written += r.write.bytes as f64;
-            for b in &r.series { secs_per.push(b.writes as f64); }
+            for b in &r.series {
+                secs_per.push(b.writes as f64);
+            }
             if i % 10 == 0 {
                 let c = d.ftl.c;
-                println!("  {i:4} {:9.0}  {:.2}  WAF so far {:.2}  free {}", r.iops(), written / cap,
-                    (c.host_chunks + c.gc_chunks) as f64 / c.host_chunks as f64, d.ftl.free_blocks());
+                println!(
+                    "  {i:4} {:9.0}  {:.2}  WAF so far {:.2}  free {}",
+                    r.iops(),
+                    written / cap,
+                    (c.host_chunks + c.gc_chunks) as f64 / c.host_chunks as f64,
+                    d.ftl.free_blocks()
+                );
             }
             i += 1;
         }
@@ -107,7 +130,10 @@ fn main() {
         let mn = tail.iter().cloned().fold(f64::MAX, f64::min);
         let mx = tail.iter().cloned().fold(0.0, f64::max);
         let mean = tail.iter().sum::<f64>() / tail.len() as f64;
-        println!("  last quarter per-second: mean {mean:.0} min {mn:.0} max {mx:.0} (max/min {:.2})", mx / mn.max(1.0));
+        println!(
+            "  last quarter per-second: mean {mean:.0} min {mn:.0} max {mx:.0} (max/min {:.2})",
+            mx / mn.max(1.0)
+        );
     }
     if what == "ent" {
         println!("entropy: steady 4K random write IOPS QD32, 70/30 mix mean latency QD32");
@@ -127,13 +153,27 @@ fn main() {
             let mut m = spec(true, true, 4096, 32, 5.0);
             m.entropy = e;
             m.streams = vec![
-                StreamSpec { rnd: true, write: false, bs: 4096, share: 0.7 },
-                StreamSpec { rnd: true, write: true, bs: 4096, share: 0.3 },
+                StreamSpec {
+                    rnd: true,
+                    write: false,
+                    bs: 4096,
+                    share: 0.7,
+                },
+                StreamSpec {
+                    rnd: true,
+                    write: true,
+                    bs: 4096,
+                    share: 0.3,
+                },
             ];
             let r2 = go(&mut d, &m);
             let n = r2.read.ios + r2.write.ios;
-            println!("  e {e:.1}  write {:8.0} IOPS   70/30 {:8.0} IOPS mean {:7.1} us",
-                r.iops(), r2.iops(), (r2.read.hist.sum_ns + r2.write.hist.sum_ns) as f64 / n as f64 / 1e3);
+            println!(
+                "  e {e:.1}  write {:8.0} IOPS   70/30 {:8.0} IOPS mean {:7.1} us",
+                r.iops(),
+                r2.iops(),
+                (r2.read.hist.sum_ns + r2.write.hist.sum_ns) as f64 / n as f64 / 1e3
+            );
         }
     }
     if what == "sec" {
@@ -151,7 +191,10 @@ fn main() {
         let v: Vec<f64> = r.series.iter().map(|b| b.writes as f64).collect();
         let mn = v.iter().cloned().fold(f64::MAX, f64::min);
         let mx = v.iter().cloned().fold(0.0, f64::max);
-        println!("per-second write IOPS after the cliff: min {mn:.0} max {mx:.0} max/min {:.2}", mx / mn.max(1.0));
+        println!(
+            "per-second write IOPS after the cliff: min {mn:.0} max {mx:.0} max/min {:.2}",
+            mx / mn.max(1.0)
+        );
         println!("  {:?}", v.iter().map(|x| *x as u64).collect::<Vec<_>>());
     }
     if what == "qd1w" {
@@ -175,11 +218,17 @@ fn main() {
         // Open-loop 4K random read demand ramp at 32 outstanding at most.
         let mut d = Ssd::new(cfg.clone());
         fill(&mut d);
-        for rate in [20_000.0, 50_000.0, 70_000.0, 80_000.0, 90_000.0, 100_000.0, 120_000.0] {
+        for rate in [
+            20_000.0, 50_000.0, 70_000.0, 80_000.0, 90_000.0, 100_000.0, 120_000.0,
+        ] {
             let mut s = spec(true, false, 4096, 32, 2.0);
             s.rate_iops = Some(rate);
             let r = go(&mut d, &s);
-            println!("  demand {rate:7.0}  read {:8.0} IOPS  mean {:7.1} us", r.iops(), r.read.hist.sum_ns as f64 / r.read.ios.max(1) as f64 / 1e3);
+            println!(
+                "  demand {rate:7.0}  read {:8.0} IOPS  mean {:7.1} us",
+                r.iops(),
+                r.read.hist.sum_ns as f64 / r.read.ios.max(1) as f64 / 1e3
+            );
         }
     }
 }

@@ -162,11 +162,17 @@ pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
         return Err("workload needs a duration or a byte budget".into());
     }
     if !spec.zones.is_empty() {
-        let ok = spec.zones.iter().all(|&(io, span)| io >= 0.0 && span > 0.0 && io.is_finite() && span.is_finite());
+        let ok = spec
+            .zones
+            .iter()
+            .all(|&(io, span)| io >= 0.0 && span > 0.0 && io.is_finite() && span.is_finite());
         let io: f64 = spec.zones.iter().map(|z| z.0).sum();
         let span: f64 = spec.zones.iter().map(|z| z.1).sum();
         if !ok || (io - 1.0).abs() > 1e-6 || (span - 1.0).abs() > 1e-6 {
-            return Err(format!("zones {:?}: IO shares and range shares must each add up to 1", spec.zones));
+            return Err(format!(
+                "zones {:?}: IO shares and range shares must each add up to 1",
+                spec.zones
+            ));
         }
     }
     if let Some(r) = spec.rate_iops {
@@ -277,7 +283,7 @@ fn drive<D: Device, S: Source>(
                 None => stop = true,
                 Some(t_arr) if t_arr >= end => stop = true,
                 Some(t_arr) => {
-                    if t_cmp.map_or(true, |c| t_arr <= c) {
+                    if t_cmp.is_none_or(|c| t_arr <= c) {
                         if free.len() == oio && t_arr > now {
                             dev.idle_until(now, t_arr);
                         }
@@ -393,7 +399,7 @@ mod tests {
         }
         fn set_entropy(&mut self, _e: f64) {}
         fn submit(&mut self, now: u64, _write: bool, off: u64, len: u64, id: u32) {
-            assert!(off % len == 0 && off + len <= self.capacity());
+            assert!(off.is_multiple_of(len) && off + len <= self.capacity());
             self.offsets.push(off);
             self.pending.push((now + 10_000, id));
         }
@@ -401,7 +407,9 @@ mod tests {
             self.pending.iter().map(|p| p.0).min()
         }
         fn pop_completion(&mut self) -> (u64, u32) {
-            let i = (0..self.pending.len()).min_by_key(|&i| self.pending[i].0).unwrap();
+            let i = (0..self.pending.len())
+                .min_by_key(|&i| self.pending[i].0)
+                .unwrap();
             self.pending.swap_remove(i)
         }
         fn idle_until(&mut self, _since: u64, _until: u64) {}
@@ -411,8 +419,18 @@ mod tests {
     fn zoned_offsets_follow_the_io_shares_of_each_range() {
         let spec = RunSpec {
             streams: vec![
-                StreamSpec { rnd: true, write: true, bs: 4096, share: 0.7 },
-                StreamSpec { rnd: true, write: false, bs: 65536, share: 0.3 },
+                StreamSpec {
+                    rnd: true,
+                    write: true,
+                    bs: 4096,
+                    share: 0.7,
+                },
+                StreamSpec {
+                    rnd: true,
+                    write: false,
+                    bs: 65536,
+                    share: 0.3,
+                },
             ],
             oio: 4,
             active_range: 1.0,
@@ -423,18 +441,37 @@ mod tests {
             seed: 3,
             zones: vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)],
         };
-        let mut dev = Counter { now: 0, pending: vec![], offsets: vec![] };
+        let mut dev = Counter {
+            now: 0,
+            pending: vec![],
+            offsets: vec![],
+        };
         run(&mut dev, &spec, &mut |_, _| true).unwrap();
         let cap = dev.capacity() as f64;
         let n = dev.offsets.len() as f64;
         let share = |lo: f64, hi: f64| {
-            dev.offsets.iter().filter(|&&o| o as f64 >= lo * cap && (o as f64) < hi * cap).count() as f64 / n
+            dev.offsets
+                .iter()
+                .filter(|&&o| o as f64 >= lo * cap && (o as f64) < hi * cap)
+                .count() as f64
+                / n
         };
         assert!(n > 10_000.0);
-        assert!((share(0.0, 0.05) - 0.5).abs() < 0.02, "{}", share(0.0, 0.05));
-        assert!((share(0.05, 0.2) - 0.3).abs() < 0.02, "{}", share(0.05, 0.2));
+        assert!(
+            (share(0.0, 0.05) - 0.5).abs() < 0.02,
+            "{}",
+            share(0.0, 0.05)
+        );
+        assert!(
+            (share(0.05, 0.2) - 0.3).abs() < 0.02,
+            "{}",
+            share(0.05, 0.2)
+        );
         assert!((share(0.2, 1.0) - 0.2).abs() < 0.02, "{}", share(0.2, 1.0));
-        let bad = RunSpec { zones: vec![(0.5, 0.5), (0.4, 0.5)], ..spec };
+        let bad = RunSpec {
+            zones: vec![(0.5, 0.5), (0.4, 0.5)],
+            ..spec
+        };
         assert!(validate(&bad, 1 << 30).is_err());
     }
 }

@@ -107,7 +107,7 @@ impl Flash {
             xfer_chunk: (chunk_bytes * 1000.0 / c.channel_mbps).round() as u64,
             spread: (c.spread * 65536.0).round() as u64,
             retry: (c.read_retry * 4294967296.0).round() as u64,
-            rng: Rng::new(0xF1A5_4), // as purge() resets it
+            rng: Rng::new(0x000F_1A54), // as purge() resets it
             started: 0,
             sensed: 0,
         }

@@ -245,7 +245,11 @@ impl Hdd {
             return (ready + self.cfg.overhead_ns as f64, Access::CacheHit);
         }
         // A destage's command overhead was paid when the host's write was accepted.
-        let ovh = if destage { 0.0 } else { self.cfg.overhead_ns as f64 };
+        let ovh = if destage {
+            0.0
+        } else {
+            self.cfg.overhead_ns as f64
+        };
         let arrive = ready + ovh + self.seek_ns((self.x_of(r.off) - self.head_x).abs());
         let wait = (self.angle(r.off) - arrive / self.rev_ns).rem_euclid(1.0) * self.rev_ns;
         (arrive + wait, Access::Position)
@@ -266,14 +270,19 @@ impl Hdd {
         if best.0 == f64::MAX {
             return;
         }
-        let r = if best.3 { self.destages.remove(best.1) } else { self.queue.remove(best.1) };
+        let r = if best.3 {
+            self.destages.remove(best.1)
+        } else {
+            self.queue.remove(best.1)
+        };
         let done = match best.2 {
             Access::CacheHit => {
                 self.cache_hits += 1;
                 best.0 + r.len as f64 * 1000.0 / self.cfg.link_mbps
             }
-            Access::Continue if !r.write => (best.0 + self.xfer_ns(r.off, r.len))
-                .max((r.at + self.cfg.overhead_ns) as f64),
+            Access::Continue if !r.write => {
+                (best.0 + self.xfer_ns(r.off, r.len)).max((r.at + self.cfg.overhead_ns) as f64)
+            }
             Access::Continue => best.0 + self.xfer_ns(r.off, r.len),
             Access::Position => {
                 self.seeks += 1;
@@ -382,7 +391,7 @@ impl Device for Hdd {
 
     fn pop_completion(&mut self) -> (u64, u32) {
         if let Some(&Reverse((a, id))) = self.acks.peek() {
-            if self.in_service.map_or(true, |s| a <= s.0) {
+            if self.in_service.is_none_or(|s| a <= s.0) {
                 self.acks.pop();
                 return (a, id);
             }

@@ -34,7 +34,13 @@ pub struct Open {
     pub end: u64,
 }
 
-const CLOSED: Open = Open { lpn: NONE, addr: NONE, start: 0, durable: 0, end: u64::MAX };
+const CLOSED: Open = Open {
+    lpn: NONE,
+    addr: NONE,
+    start: 0,
+    durable: 0,
+    end: u64::MAX,
+};
 
 /// A flash page and when its array read finished.
 #[derive(Clone, Copy)]
@@ -43,7 +49,10 @@ struct Page {
     at: u64,
 }
 
-const NO_PAGE: Page = Page { page: u64::MAX, at: 0 };
+const NO_PAGE: Page = Page {
+    page: u64::MAX,
+    at: 0,
+};
 
 pub struct Held {
     open: [Open; OPEN_UNITS],
@@ -77,7 +86,10 @@ impl Held {
 
     /// Nothing held (a purged drive).
     pub fn clear(&mut self) {
-        *self = Held { erases: self.erases, ..Held::new() };
+        *self = Held {
+            erases: self.erases,
+            ..Held::new()
+        };
     }
 
     /// The unit open for `lpn` that a write at byte `off` continues, if its data is still at
@@ -85,7 +97,10 @@ impl Held {
     /// `end`.
     #[inline(always)]
     pub fn continue_unit(&mut self, lpn: u32, addr: u32, off: u64, end: u64) -> Option<Open> {
-        let o = self.open.iter_mut().find(|o| o.lpn == lpn && o.addr == addr && addr != NONE && o.end == off)?;
+        let o = self
+            .open
+            .iter_mut()
+            .find(|o| o.lpn == lpn && o.addr == addr && addr != NONE && o.end == off)?;
         o.end = end;
         Some(*o)
     }
@@ -151,13 +166,27 @@ impl Held {
 
     pub fn set_state(&mut self, s: &[u64]) {
         (self.open_next, self.pages_next, self.erases) = (s[0] as usize, s[1] as usize, s[2]);
-        (self.read_end, self.reads_in_line, self.write_end, self.writes_in_line) = (s[3], s[4], s[5], s[6]);
+        (
+            self.read_end,
+            self.reads_in_line,
+            self.write_end,
+            self.writes_in_line,
+        ) = (s[3], s[4], s[5], s[6]);
         let (o, p) = s[7..].split_at(5 * OPEN_UNITS);
         for (k, w) in o.chunks_exact(5).enumerate() {
-            self.open[k] = Open { lpn: w[0] as u32, addr: w[1] as u32, start: w[2], durable: w[3], end: w[4] };
+            self.open[k] = Open {
+                lpn: w[0] as u32,
+                addr: w[1] as u32,
+                start: w[2],
+                durable: w[3],
+                end: w[4],
+            };
         }
         for (k, w) in p.chunks_exact(2).enumerate() {
-            self.pages[k] = Page { page: w[0], at: w[1] };
+            self.pages[k] = Page {
+                page: w[0],
+                at: w[1],
+            };
         }
     }
 }

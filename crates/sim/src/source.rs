@@ -43,7 +43,11 @@ impl StreamSource {
         let s = &self.streams[i];
         let off = if s.rnd && !self.zones.is_empty() {
             let r = self.rng.unit();
-            let &(_, lo, hi) = self.zones.iter().find(|z| r < z.0).unwrap_or(self.zones.last().unwrap());
+            let &(_, lo, hi) = self
+                .zones
+                .iter()
+                .find(|z| r < z.0)
+                .unwrap_or(self.zones.last().unwrap());
             let first = lo.div_ceil(s.bs);
             let n = (hi / s.bs).saturating_sub(first).max(1);
             (first + self.rng.below(n)).min(self.blocks[i] - 1) * s.bs

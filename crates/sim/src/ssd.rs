@@ -149,7 +149,7 @@ impl Ssd {
         self.now = self.flash.all_idle_at().max(t);
         self.flash.reset_clock(self.now);
         // Fresh-out-of-box in every respect, timing draws included.
-        self.flash.rng = crate::rng::Rng::new(0xF1A5_4);
+        self.flash.rng = crate::rng::Rng::new(0x000F_1A54);
         self.held.clear();
     }
 
@@ -178,7 +178,9 @@ impl Ssd {
     /// holds (held.rs) needs no lookup and is given no `lba`.
     #[inline(always)]
     fn controller(&mut self, ready: u64, lba: Option<u64>, write: bool) -> u64 {
-        let h = lba.map_or(0, |off| (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let h = lba.map_or(0, |off| {
+            (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        });
         let k = if lba.is_some() && (h >> 40) < self.by_lba {
             ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
         } else {
@@ -231,7 +233,8 @@ impl Ssd {
     #[inline(always)]
     fn evict_when_idle(&mut self, now: u64) {
         if self.ftl.slc_full() && self.flash.all_idle_at() <= now {
-            self.ftl.bg_step(now, &mut self.flash, self.cfg.chunks_per_prog);
+            self.ftl
+                .bg_step(now, &mut self.flash, self.cfg.chunks_per_prog);
         }
     }
 
@@ -251,7 +254,8 @@ impl Ssd {
         let stream = self.held.write_in_stream(off, off + len);
         for u in u0..=u1 {
             let lpn = u as u32;
-            let partial = (u == u0 && off % UNIT != 0) || (u == u1 && (off + len) % UNIT != 0);
+            let partial = (u == u0 && !off.is_multiple_of(UNIT))
+                || (u == u1 && !(off + len).is_multiple_of(UNIT));
             if partial && nbuf > 0 && stream {
                 // Into a unit the buffer holds open: no read, no program of its own (held.rs).
                 let addr = self.ftl.l2p[lpn as usize];
@@ -290,20 +294,31 @@ impl Ssd {
             let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
             if nbuf > 0 {
                 self.buf.push(Reverse(start));
-                if self.pace_units > 0 {
-                    // The buffer's content leaves by `buf_last`: admitting one unit per
-                    // (buf_last − entry)/pace_units matches the drain when the buffer holds
-                    // pace_units, admits faster below and slower above. Spacing entries
-                    // evenly replaces waits for the next slot to free, which are as irregular
-                    // as the dies' program starts.
-                    self.buf_last = self.buf_last.max(start);
-                    self.pace_next = entry + (self.buf_last - entry.min(self.buf_last)) / self.pace_units;
+                // The buffer's content leaves by `buf_last`: admitting one unit per
+                // (buf_last − entry)/pace_units matches the drain when the buffer holds
+                // pace_units, admits faster below and slower above. Spacing entries
+                // evenly replaces waits for the next slot to free, which are as irregular
+                // as the dies' program starts. No pacing (pace_units 0) leaves both alone.
+                let last = self.buf_last.max(start);
+                if let Some(step) = last.saturating_sub(entry).checked_div(self.pace_units) {
+                    self.buf_last = last;
+                    self.pace_next = entry + step;
                 }
-                let durable = if ack_early { 0 } else { self.durable(lpn, start, programmed) };
+                let durable = if ack_early {
+                    0
+                } else {
+                    self.durable(lpn, start, programmed)
+                };
                 done = done.max(if ack_early { entry } else { durable });
                 if partial {
                     let addr = self.ftl.l2p[lpn as usize];
-                    self.held.keep_open(Open { lpn, addr, start, durable, end: off + len });
+                    self.held.keep_open(Open {
+                        lpn,
+                        addr,
+                        start,
+                        durable,
+                        end: off + len,
+                    });
                 }
             } else {
                 done = done.max(programmed);
@@ -342,13 +357,15 @@ impl Ssd {
         self.held.check_erases(self.ftl.c.erases);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         // Only reads smaller than a flash page: a larger one reads its pages whole anyway.
-        let continues = self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
+        let continues =
+            self.held.read_in_stream(off, off + len) && len < self.cfg.page_bytes as u64;
         let mut mapped = false;
-        let held = continues && (u0..=u1).all(|u| {
-            let addr = self.ftl.l2p[u as usize];
-            mapped |= addr != NONE;
-            addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
-        });
+        let held = continues
+            && (u0..=u1).all(|u| {
+                let addr = self.ftl.l2p[u as usize];
+                mapped |= addr != NONE;
+                addr == NONE || self.held.page(self.flash.page_of(addr as u64)).is_some()
+            });
         let t0 = self.controller(now, if held && mapped { None } else { Some(off) }, false);
         let mut ready = t0;
         let mut last_page = u64::MAX;
@@ -361,7 +378,11 @@ impl Ssd {
             if addr != NONE {
                 let c = self.ftl.len_of(u as u32);
                 let page = self.flash.page_of(addr as u64);
-                let done = match if continues { self.held.page(page) } else { None } {
+                let done = match if continues {
+                    self.held.page(page)
+                } else {
+                    None
+                } {
                     Some(at) => self.flash.read_sensed(addr as u64, c, t0, at),
                     None => {
                         let fresh = page != last_page;
@@ -436,7 +457,7 @@ impl Device for Ssd {
         self.ftl.seed(seed);
         // Timing draws come from the run's seed alone, so a round's timing noise does not
         // depend on how many draws earlier rounds made (a purged drive repeats its FOB run).
-        self.flash.rng = crate::rng::Rng::new(0xF1A5_4 ^ seed.rotate_left(29));
+        self.flash.rng = crate::rng::Rng::new(0x000F_1A54 ^ seed.rotate_left(29));
     }
 
     #[inline(always)]

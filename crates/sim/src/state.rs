@@ -11,8 +11,8 @@ use crate::Drive;
 
 const MAGIC: &[u8; 8] = b"IOLABSIM";
 const VERSION: u32 = 6; // 2: controller cores, flash random generator, burst clock; 3: write point per die;
-// 4: admission pacing clock, reverse map of live unit heads on compressing drives; 5: GC frontier;
-// 6: units open in the write buffer, pages held after a read
+                        // 4: admission pacing clock, reverse map of live unit heads on compressing drives; 5: GC frontier;
+                        // 6: units open in the write buffer, pages held after a read
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("state files are little-endian; add byte swapping for this target");
@@ -83,7 +83,7 @@ impl R {
             .read_exact(buf)
             .map_err(|e| self.err(&format!("truncated ({e})")))
     }
-    fn fill_u8s(&mut self, dst: &mut Vec<u8>) -> Result<(), String> {
+    fn fill_u8s(&mut self, dst: &mut [u8]) -> Result<(), String> {
         let v = self.bytes()?;
         if v.len() != dst.len() {
             return Err(self.err("array size does not match the drive's geometry"));

@@ -13,7 +13,11 @@ use _sim::ssd::Ssd;
 
 fn spec(rnd: bool, bs: u64, secs: f64, budget: Option<u64>, seed: u64) -> RunSpec {
     RunSpec {
-        duration_ns: if budget.is_some() { None } else { Some((secs * NS as f64) as u64) },
+        duration_ns: if budget.is_some() {
+            None
+        } else {
+            Some((secs * NS as f64) as u64)
+        },
         bytes_budget: budget,
         seed,
         ..RunSpec::single(rnd, true, bs, 32)
@@ -46,10 +50,22 @@ fn sequential_rewrites_of_a_small_region_recover_after_random_overwrite() {
         let waf = (c1.host_chunks + c1.gc_chunks - c0.host_chunks - c0.gc_chunks) as f64
             / (c1.host_chunks - c0.host_chunks) as f64;
         last = (waf, mbps(&r));
-        eprintln!("rewrite {i:2}: WAF {waf:.3}  {:.1} MB/s  free blocks {}", last.1, d.ftl.free_blocks());
+        eprintln!(
+            "rewrite {i:2}: WAF {waf:.3}  {:.1} MB/s  free blocks {}",
+            last.1,
+            d.ftl.free_blocks()
+        );
     }
     d.ftl.check().unwrap();
     eprintln!("FOB {fob:.1} MB/s, random 8K {rnd:.1} MB/s");
-    assert!(last.0 < 1.1, "WAF {:.3} after 40 rewrites of 5 % of the drive", last.0);
-    assert!(last.1 > 0.85 * fob, "{:.1} MB/s after rewrites, FOB {fob:.1}", last.1);
+    assert!(
+        last.0 < 1.1,
+        "WAF {:.3} after 40 rewrites of 5 % of the drive",
+        last.0
+    );
+    assert!(
+        last.1 > 0.85 * fob,
+        "{:.1} MB/s after rewrites, FOB {fob:.1}",
+        last.1
+    );
 }

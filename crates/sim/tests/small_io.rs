@@ -70,15 +70,27 @@ fn small_sequential_io_is_not_slower_than_random() {
         for write_cache in [false, true] {
             for bs in [512u64, 4096] {
                 for qd in [1u32, 32] {
-                    let rnd = go(&mut preconditioned(preset, write_cache), &cell(true, true, bs, qd, 2)).iops();
-                    let seq = go(&mut preconditioned(preset, write_cache), &cell(false, true, bs, qd, 3)).iops();
+                    let rnd = go(
+                        &mut preconditioned(preset, write_cache),
+                        &cell(true, true, bs, qd, 2),
+                    )
+                    .iops();
+                    let seq = go(
+                        &mut preconditioned(preset, write_cache),
+                        &cell(false, true, bs, qd, 3),
+                    )
+                    .iops();
                     let cache = if write_cache { "on" } else { "off" };
                     check(format!("{preset} cache {cache} W {bs} B QD{qd}"), seq, rnd);
                 }
             }
         }
     }
-    assert!(bad.is_empty(), "sequential slower than random:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "sequential slower than random:\n{}",
+        bad.join("\n")
+    );
 }
 
 /// Merging is what makes a 0.5 KiB stream cheap: it programs each unit once (WAF near 1 on

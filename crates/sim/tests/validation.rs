@@ -89,7 +89,15 @@ const WAF_TOL: f64 = 0.01;
 
 #[test]
 fn greedy_waf_matches_desnoyers() {
-    for (rho, np) in [(0.07, 64), (0.15, 64), (0.28, 64), (0.5, 64), (0.07, 256), (0.28, 256), (0.5, 256)] {
+    for (rho, np) in [
+        (0.07, 64),
+        (0.15, 64),
+        (0.28, 64),
+        (0.5, 64),
+        (0.07, 256),
+        (0.28, 256),
+        (0.5, 256),
+    ] {
         let (waf, want) = measured_waf_np(rho, Policy::Greedy, np);
         assert!(
             (waf / want - 1.0).abs() < WAF_TOL,
@@ -128,12 +136,21 @@ fn random_victims_follow_the_workload_seed() {
         let (mut s, cap) = bare_ftl(256, 64, 0.15, Policy::Random);
         go(&mut s, &bytes(spec(true, true, K4, 1), 3 * cap));
         let c0 = s.ftl.c.gc_chunks;
-        go(&mut s, &RunSpec { seed, ..bytes(spec(false, true, K4, 1), 2 * cap) });
+        go(
+            &mut s,
+            &RunSpec {
+                seed,
+                ..bytes(spec(false, true, K4, 1), 2 * cap)
+            },
+        );
         s.ftl.c.gc_chunks - c0
     };
     assert_eq!(gc_after(1), gc_after(1));
     let runs: Vec<u64> = (1..5).map(gc_after).collect();
-    assert!(runs.windows(2).any(|w| w[0] != w[1]), "GC copies by seed: {runs:?}");
+    assert!(
+        runs.windows(2).any(|w| w[0] != w[1]),
+        "GC copies by seed: {runs:?}"
+    );
 }
 
 #[test]
@@ -183,7 +200,6 @@ fn qd1_random_read_latency_is_read_plus_transfer_plus_overhead() {
     let mut s = small_default(&[]);
     let cap = s.capacity();
     go(&mut s, &bytes(spec(false, true, 128 * 1024, 32), cap));
-    Drive::Ssd(Box::new(Ssd::new(s.cfg.clone()))); // (construction is cheap enough to repeat)
     let c = s.cfg.clone();
     let t0 = s.clock();
     s.idle_until(t0, t0 + NS);
@@ -348,23 +364,36 @@ fn same_seed_same_results() {
     );
 }
 
+/// A preset, its parameters and the entropy of the data written to it.
+type SavedDrive = (&'static str, &'static [(&'static str, &'static str)], f64);
+
 #[test]
 fn state_survives_save_and_load() {
     // The default preset (flat reverse map) and a compressing one (a table of live unit
     // heads, admission pacing) at mixed entropy, so units of 1 to 4 chunks are saved.
-    let drives: [(&str, &[(&str, &str)], f64); 2] = [
-        (DEFAULT_PRESET, &[("blocks_per_plane", "32"), ("op", "0.28")], 1.0),
+    let drives: [SavedDrive; 2] = [
+        (
+            DEFAULT_PRESET,
+            &[("blocks_per_plane", "32"), ("op", "0.28")],
+            1.0,
+        ),
         ("entry-sata-compress", &[("user_gb", "0.5")], 0.5),
     ];
     for (preset, params, entropy) in drives {
         let mut a = Drive::new(resolve(preset, &ov(params)).unwrap());
-        let fill = RunSpec { entropy, ..bytes(spec(true, true, K4, 32), 5 << 30) };
+        let fill = RunSpec {
+            entropy,
+            ..bytes(spec(true, true, K4, 32), 5 << 30)
+        };
         json_of(&mut a, &fill);
         let path = std::env::temp_dir().join(format!("iolab-sim-state-{}.bin", std::process::id()));
         let path = path.to_str().unwrap();
         _sim::state::save(&mut a, path).unwrap();
         let mut b = _sim::state::load(path).unwrap();
-        let s = RunSpec { entropy, ..secs(spec(true, true, K4, 32), 2.0) };
+        let s = RunSpec {
+            entropy,
+            ..secs(spec(true, true, K4, 32), 2.0)
+        };
         assert_eq!(json_of(&mut a, &s), json_of(&mut b, &s), "{preset}");
         if let Drive::Ssd(s) = &b {
             s.ftl.check().unwrap();
@@ -375,7 +404,10 @@ fn state_survives_save_and_load() {
         std::fs::write(path, &raw).unwrap();
         let e = _sim::state::load(path).err().unwrap();
         std::fs::remove_file(path).unwrap();
-        assert!(e.contains("format version 3; this iolab reads version 6"), "{e}");
+        assert!(
+            e.contains("format version 3; this iolab reads version 6"),
+            "{e}"
+        );
     }
     let e = _sim::state::load("/nonexistent/x.bin").err().unwrap();
     assert!(e.contains("/nonexistent/x.bin"), "{e}");
@@ -631,10 +663,41 @@ fn every_request_completes_under_gc_pressure() {
 #[test]
 fn random_operation_sequences_keep_the_ftl_consistent() {
     let presets: [(&str, &[(&str, &str)]); 4] = [
-        (DEFAULT_PRESET, &[("blocks_per_plane", "48"), ("pages_per_block", "16"), ("op", "0.1")]),
-        ("entry-sata-compress", &[("blocks_per_plane", "48"), ("pages_per_block", "16"), ("op", "0.2")]),
-        ("client-nvme-slc", &[("blocks_per_plane", "40"), ("pages_per_block", "12"), ("op", "1.0"), ("slc_gb", "0.05")]),
-        (DEFAULT_PRESET, &[("blocks_per_plane", "48"), ("pages_per_block", "16"), ("op", "0.1"), ("gc", "fifo"), ("buffer_kib", "0")]),
+        (
+            DEFAULT_PRESET,
+            &[
+                ("blocks_per_plane", "48"),
+                ("pages_per_block", "16"),
+                ("op", "0.1"),
+            ],
+        ),
+        (
+            "entry-sata-compress",
+            &[
+                ("blocks_per_plane", "48"),
+                ("pages_per_block", "16"),
+                ("op", "0.2"),
+            ],
+        ),
+        (
+            "client-nvme-slc",
+            &[
+                ("blocks_per_plane", "40"),
+                ("pages_per_block", "12"),
+                ("op", "1.0"),
+                ("slc_gb", "0.05"),
+            ],
+        ),
+        (
+            DEFAULT_PRESET,
+            &[
+                ("blocks_per_plane", "48"),
+                ("pages_per_block", "16"),
+                ("op", "0.1"),
+                ("gc", "fifo"),
+                ("buffer_kib", "0"),
+            ],
+        ),
     ];
     let mut rng = _sim::rng::Rng::new(2024);
     for (preset, params) in presets {
@@ -668,18 +731,28 @@ fn random_operation_sequences_keep_the_ftl_consistent() {
                         oio: 1 + rng.below(64) as u32,
                         active_range: 0.2 + 0.8 * rng.unit(),
                         entropy: rng.unit(),
-                        rate_iops: if rng.below(4) == 0 { Some(1000.0 + rng.below(50_000) as f64) } else { None },
+                        rate_iops: if rng.below(4) == 0 {
+                            Some(1000.0 + rng.below(50_000) as f64)
+                        } else {
+                            None
+                        },
                         duration_ns: Some(NS / 4 + rng.below(NS)),
                         bytes_budget: None,
                         seed: rng.next_u64(),
                         // a third of the runs skewed as the CBW is
-                        zones: if rng.below(3) == 0 { vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)] } else { vec![] },
+                        zones: if rng.below(3) == 0 {
+                            vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)]
+                        } else {
+                            vec![]
+                        },
                     };
                     go(&mut s, &spec);
                     assert!(s.next_completion().is_none());
                 }
             }
-            s.ftl.check().unwrap_or_else(|e| panic!("{preset} {params:?} step {step}: {e}"));
+            s.ftl
+                .check()
+                .unwrap_or_else(|e| panic!("{preset} {params:?} step {step}: {e}"));
         }
     }
 }
@@ -802,13 +875,20 @@ fn hdd_cached_writes_never_beat_the_media_rate() {
                         "{preset} {bs} B QD{qd} {t} s: SEQ W {mbps:.1} MB/s, media {:.0} (zone {zone:.0})",
                         cfg.outer_mbps
                     );
-                    assert!(h.clock() == r.end_ns, "the cell ends when its writes are on the media");
+                    assert!(
+                        h.clock() == r.end_ns,
+                        "the cell ends when its writes are on the media"
+                    );
                 }
             }
         }
         let mut h = hdd(preset, true);
         let r = go(&mut h, &secs(spec(true, true, K4, 32), 1.0));
-        assert!(r.iops() < 1000.0, "{preset}: cached random 4K writes {:.0} IOPS", r.iops());
+        assert!(
+            r.iops() < 1000.0,
+            "{preset}: cached random 4K writes {:.0} IOPS",
+            r.iops()
+        );
     }
 }
 
@@ -825,14 +905,27 @@ fn hdd_a_full_write_cache_makes_writes_wait_for_room_not_for_the_whole_backlog()
         let mut h = hdd(preset, true);
         let mix = RunSpec {
             streams: vec![
-                StreamSpec { rnd: true, write: false, bs: K4, share: 0.65 },
-                StreamSpec { rnd: true, write: true, bs: K4, share: 0.35 },
+                StreamSpec {
+                    rnd: true,
+                    write: false,
+                    bs: K4,
+                    share: 0.65,
+                },
+                StreamSpec {
+                    rnd: true,
+                    write: true,
+                    bs: K4,
+                    share: 0.35,
+                },
             ],
             ..secs(spec(true, true, K4, 1), 8.0)
         };
         let r = go(&mut h, &mix);
         let max_ms = r.read.hist.max_ns.max(r.write.hist.max_ns) as f64 / 1e6;
-        assert!(max_ms < 200.0, "{preset}: 65/35 mix, an IO took {max_ms:.1} ms");
+        assert!(
+            max_ms < 200.0,
+            "{preset}: 65/35 mix, an IO took {max_ms:.1} ms"
+        );
     }
 }
 
@@ -862,7 +955,11 @@ fn hdd_random_4k_reads_by_queue_depth() {
             by_qd.push(go(&mut h, &secs(spec(true, false, K4, qd), 20.0)).iops());
         }
         // Published 15K drives: ~170-200 IOPS at QD1, "exceeding 400" with deep queues.
-        let (lo, hi) = if preset == "sas-15k-hdd" { (150.0, 500.0) } else { (70.0, 300.0) };
+        let (lo, hi) = if preset == "sas-15k-hdd" {
+            (150.0, 500.0)
+        } else {
+            (70.0, 300.0)
+        };
         assert!(
             by_qd.iter().all(|&x| x > lo && x < hi) && by_qd.windows(2).all(|w| w[1] > w[0]),
             "{preset}: random 4K read IOPS by QD 1/4/16/32 = {by_qd:?}"
@@ -878,14 +975,23 @@ fn write_cache_setting_decides_when_writes_are_acknowledged() {
         let mut s = small_default(&[("plp", plp)]);
         s.write_cache = wce;
         let r = go(&mut s, &secs(spec(true, true, K4, 1), 0.5));
-        (r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1000.0, s.cfg.t_prog_ns as f64 / 1000.0)
+        (
+            r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1000.0,
+            s.cfg.t_prog_ns as f64 / 1000.0,
+        )
     };
     let (on, t_prog) = qd1_write_us("off", true);
     let (off, _) = qd1_write_us("off", false);
     assert!(on < 50.0, "WCE: {on:.1} us");
-    assert!(off > t_prog, "WCD without PLP: {off:.1} us, program {t_prog} us");
+    assert!(
+        off > t_prog,
+        "WCD without PLP: {off:.1} us, program {t_prog} us"
+    );
     let (plp_off, _) = qd1_write_us("on", false);
-    assert!((plp_off / on - 1.0).abs() < 0.01, "WCD with PLP {plp_off:.1} us, WCE {on:.1} us");
+    assert!(
+        (plp_off / on - 1.0).abs() < 0.01,
+        "WCD with PLP {plp_off:.1} us, WCE {on:.1} us"
+    );
 }
 
 #[test]
@@ -893,7 +999,10 @@ fn controller_write_time_caps_the_fresh_write_rate_without_delaying_the_acknowle
     let rate = |extra: &[(&str, &str)], qd: u32| {
         let mut s = small_default(extra);
         let r = go(&mut s, &secs(spec(true, true, K4, qd), 0.3));
-        (r.iops(), r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1000.0)
+        (
+            r.iops(),
+            r.write.hist.sum_ns as f64 / r.write.ios as f64 / 1000.0,
+        )
     };
     let (free, _) = rate(&[("write_core_us", "0")], 32);
     let (capped, _) = rate(&[("write_core_us", "60")], 32);

@@ -11,16 +11,6 @@ from .. import _sim
 from ..errors import IolabError
 from .model import DeviceFacts
 
-# Each SSD preset's rated endurance (P/E cycles of its flash, warranty years), shown as source
-# "preset" on the Endurance page; --pe-cycles / --warranty-years override them. The entry
-# SATA drive's 30,000 P/E is its published rating; the others are iolab's documented defaults
-# for their class (enterprise MLC, client TLC), not a vendor's figure. HDDs have none.
-ENDURANCE = {
-    "enterprise-sas": (30_000, 5.0),
-    "entry-sata-compress": (30_000, 5.0),
-    "client-nvme-slc": (3_000, 5.0),
-}
-
 # Target options that steer the engine rather than describe the drive.
 STATE_OPTIONS = ("load", "save", "seed")
 
@@ -58,7 +48,9 @@ def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFa
         # A new simulated drive has its write cache enabled; the runner sets it per profile.
         write_cache="enabled",
         sources=("iolab-sim",),
-        rated_pe_cycles=ENDURANCE.get(preset, (None, None))[0] if ssd else None,
-        warranty_years=ENDURANCE.get(preset, (None, None))[1] if ssd else None,
+        # The preset's rated endurance (source "preset" on the Endurance page); --pe-cycles and
+        # --warranty-years override it. None for an HDD.
+        rated_pe_cycles=info.get("rated_pe_cycles"),
+        warranty_years=info.get("warranty_years"),
     )
     return int(info["capacity_bytes"]), facts

@@ -9,6 +9,7 @@
 
 use serde_json::{json, Value};
 
+mod geometry;
 mod presets;
 mod resolve;
 
@@ -232,10 +233,11 @@ pub fn presets_json() -> Value {
         .iter()
         .map(|p| {
             let defs = if p.kind == Kind::Ssd { SSD_PARAMS } else { HDD_PARAMS };
+            let values = p.resolved_values();
             let params: Vec<Value> = defs
                 .iter()
                 .map(|d| {
-                    let value = p.values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
+                    let value = values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
                     json!({"name": d.name, "value": value, "unit": d.unit, "help": d.help, "choices": d.choices})
                 })
                 .collect();
@@ -244,11 +246,17 @@ pub fn presets_json() -> Value {
                 "kind": if p.kind == Kind::Ssd { "ssd" } else { "hdd" },
                 "title": p.title,
                 "default": p.name == DEFAULT_PRESET,
+                "rated_pe_cycles": p.endurance.map(|e| e.pe_cycles),
+                "warranty_years": p.endurance.map(|e| e.warranty_years),
                 "params": params,
             })
         })
         .collect();
     Value::Array(list)
+}
+
+fn endurance(preset: &str) -> Option<Endurance> {
+    PRESETS.iter().find(|p| p.name == preset)?.endurance
 }
 
 /// Facts about a resolved drive, without building it (no big allocations).
@@ -273,6 +281,8 @@ pub fn describe(cfg: &DriveConfig) -> Value {
             "compression": c.compression,
             "buffer_bytes": c.buffer_units as u64 * UNIT,
             "plp": c.plp,
+            "rated_pe_cycles": endurance(&c.preset).map(|e| e.pe_cycles),
+            "warranty_years": endurance(&c.preset).map(|e| e.warranty_years),
             "params": c.params.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
         }),
         DriveConfig::Hdd(c) => json!({
@@ -320,6 +330,72 @@ mod tests {
     }
 
     #[test]
+    fn every_ssd_preset_states_its_endurance() {
+        for p in PRESETS {
+            match (p.kind, p.endurance) {
+                (Kind::Ssd, Some(e)) => assert!(
+                    e.pe_cycles > 0 && e.warranty_years > 0.0,
+                    "{}: {e:?}",
+                    p.name
+                ),
+                (Kind::Ssd, None) => panic!("SSD preset {} has no rated endurance", p.name),
+                (Kind::Hdd, e) => assert_eq!(e, None, "{}: an HDD has no flash", p.name),
+            }
+            let facts = describe(&resolve(p.name, &[]).unwrap());
+            assert_eq!(
+                facts["rated_pe_cycles"].as_u64().is_some(),
+                p.kind == Kind::Ssd,
+                "{}",
+                p.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_preset_states_only_what_differs_from_its_base() {
+        for p in PRESETS {
+            let defs = if p.kind == Kind::Ssd {
+                SSD_PARAMS
+            } else {
+                HDD_PARAMS
+            };
+            let names: Vec<&str> = p.values.iter().map(|(k, _)| *k).collect();
+            for (i, k) in names.iter().enumerate() {
+                assert!(defs.iter().any(|d| d.name == *k), "{}: unknown {k}", p.name);
+                assert!(!names[..i].contains(k), "{}: {k} twice", p.name);
+            }
+            let Some(base) = p.base else {
+                let all: Vec<&str> = defs.iter().map(|d| d.name).collect();
+                assert_eq!(
+                    names, all,
+                    "base preset {} gives every parameter in table order",
+                    p.name
+                );
+                continue;
+            };
+            let base = PRESETS
+                .iter()
+                .find(|b| b.name == base)
+                .expect("base preset exists");
+            assert!(
+                base.base.is_none() && base.kind == p.kind,
+                "{}: base {}",
+                p.name,
+                base.name
+            );
+            for (k, v) in p.values {
+                let inherited = base.resolved_values().into_iter().find(|(b, _)| b == k);
+                assert_ne!(
+                    inherited,
+                    Some((*k, *v)),
+                    "{}: {k}={v} repeats its base",
+                    p.name
+                );
+            }
+        }
+    }
+
+    #[test]
     fn errors_name_the_parameter() {
         let e = resolve("nope", &[]).unwrap_err();
         assert!(e.contains("nope") && e.contains("enterprise-sas"), "{e}");
@@ -339,11 +415,19 @@ mod tests {
 
     #[test]
     fn user_gb_scales_the_flash_and_keeps_the_over_provisioning() {
-        for (preset, gb) in [("entry-sata-compress", "50"), (DEFAULT_PRESET, "1"), ("client-nvme-slc", "0.5")] {
+        for (preset, gb) in [
+            ("entry-sata-compress", "50"),
+            (DEFAULT_PRESET, "1"),
+            ("client-nvme-slc", "0.5"),
+        ] {
             let stock = resolve_ssd(preset, &[]).unwrap();
             let c = resolve_ssd(preset, &ov(&[("user_gb", gb)])).unwrap();
             let want = gb.parse::<f64>().unwrap();
-            assert!((c.user_bytes() as f64 / 1e9 / want - 1.0).abs() < 1e-4, "{preset}: {}", c.user_bytes());
+            assert!(
+                (c.user_bytes() as f64 / 1e9 / want - 1.0).abs() < 1e-4,
+                "{preset}: {}",
+                c.user_bytes()
+            );
             assert!(
                 (c.op() / stock.op() - 1.0).abs() < 0.02,
                 "{preset} user_gb={gb}: OP {:.4}, preset {:.4}",
@@ -357,9 +441,21 @@ mod tests {
         // op with user_gb sizes the flash for that OP; blocks_per_plane keeps the flash as given.
         let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.07")])).unwrap();
         assert!((c.op() - 0.07).abs() < 0.005, "{}", c.op());
-        let c = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "0.2"), ("blocks_per_plane", "64"), ("pages_per_block", "16")])).unwrap();
+        let c = resolve_ssd(
+            DEFAULT_PRESET,
+            &ov(&[
+                ("user_gb", "0.2"),
+                ("blocks_per_plane", "64"),
+                ("pages_per_block", "16"),
+            ]),
+        )
+        .unwrap();
         assert!(c.op() > 1.5, "{}", c.op());
-        let e = resolve_ssd(DEFAULT_PRESET, &ov(&[("user_gb", "2"), ("op", "0.1"), ("blocks_per_plane", "64")])).unwrap_err();
+        let e = resolve_ssd(
+            DEFAULT_PRESET,
+            &ov(&[("user_gb", "2"), ("op", "0.1"), ("blocks_per_plane", "64")]),
+        )
+        .unwrap_err();
         assert!(e.contains("over-determine"), "{e}");
     }
 

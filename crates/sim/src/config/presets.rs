@@ -202,23 +202,44 @@ pub const HDD_PARAMS: &[ParamDef] = &[
     p("ncq", "", "commands the drive reorders (1 = in order)"),
     p("overhead_us", "us", "command overhead"),
     c("link", LINKS, "host link"),
-    p("link_mbps", "MB/s", "host link bandwidth (unset: from link)"),
+    p(
+        "link_mbps",
+        "MB/s",
+        "host link bandwidth (unset: from link)",
+    ),
 ];
 
 pub struct Preset {
     pub name: &'static str,
     pub kind: Kind,
     pub title: &'static str,
+    /// The preset this one copies: `values` then holds only what differs from it, so a
+    /// figure shared by several presets is written once. None for a base, which gives
+    /// every parameter of its kind.
+    pub base: Option<&'static str>,
     pub values: &'static [(&'static str, &'static str)],
+    /// The flash's rated endurance, shown on the Endurance page (a drive's own rating
+    /// replaces it there); every SSD preset states it, an HDD has none.
+    pub endurance: Option<Endurance>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Endurance {
+    /// Rated program/erase cycles of the main flash.
+    pub pe_cycles: u32,
+    pub warranty_years: f64,
 }
 
 pub const DEFAULT_PRESET: &str = "enterprise-sas";
 
+// The entry SATA drive's 30,000 P/E is its published rating; the others are iolab's figures
+// for their class (enterprise MLC, client TLC), not a vendor's.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "enterprise-sas",
         kind: Kind::Ssd,
         title: "Enterprise SAS SSD, 400 GB user on 512 GB of MLC (rho = 0.28)",
+        base: None,
         values: &[
             ("user_gb", "400"),
             ("op", ""),
@@ -262,26 +283,24 @@ pub const PRESETS: &[Preset] = &[
             ("slc_prog_us", "250"),
             ("slc_read_us", "30"),
         ],
+        endurance: Some(Endurance {
+            pe_cycles: 30_000,
+            warranty_years: 5.0,
+        }),
     },
     Preset {
         name: "entry-sata-compress",
         kind: Kind::Ssd,
         title: "Entry enterprise SATA SSD with a compressing controller, 100 GB on 128 GB of MLC",
+        base: Some("enterprise-sas"),
         values: &[
             ("user_gb", "100"),
-            ("op", ""),
-            ("channels", "8"),
             ("dies_per_channel", "2"),
-            ("planes", "2"),
             ("blocks_per_plane", "1908"),
-            ("pages_per_block", "256"),
-            ("page_kib", "8"),
-            ("t_read_us", "50"),
             ("t_prog_us", "3200"),
             ("t_erase_us", "3000"),
             ("channel_mbps", "166"),
             ("link", "sata3"),
-            ("link_mbps", ""),
             ("overhead_us", "42"),
             ("controller_cores", "2"),
             ("write_core_us", "0"),
@@ -290,36 +309,25 @@ pub const PRESETS: &[Preset] = &[
             ("read_retry_pct", "0.1"),
             ("buffer_kib", "512"),
             ("pace_pct", "50"),
-            ("plp", "on"),
-            ("gc", "greedy"),
             ("gc_reserve", "3"),
             ("gc_start_pct", "0"),
             ("gc_slice", "1"),
             ("gc_copy_us", "4"),
             ("gc_switch_us", "0"),
-            ("bg_gc", "on"),
-            ("bg_period_ms", "0"),
-            ("bg_burst_ms", "0"),
-            ("bg_reserve_pct", "5"),
-            ("idle_ms", "5"),
             ("compression", "on"),
-            ("compress_floor", "0.25"),
-            ("compress_limit", "0.75"),
-            ("slc_gb", "0"),
-            ("bits_per_cell", "2"),
-            ("slc_prog_us", "250"),
-            ("slc_read_us", "30"),
         ],
+        endurance: Some(Endurance {
+            pe_cycles: 30_000,
+            warranty_years: 5.0,
+        }),
     },
     Preset {
         name: "client-nvme-slc",
         kind: Kind::Ssd,
         title: "Client NVMe TLC SSD with an 8 GB static SLC cache, 480 GB user",
+        base: Some("enterprise-sas"),
         values: &[
             ("user_gb", "480"),
-            ("op", ""),
-            ("channels", "8"),
-            ("dies_per_channel", "4"),
             ("planes", "4"),
             ("blocks_per_plane", "456"),
             ("pages_per_block", "576"),
@@ -329,40 +337,35 @@ pub const PRESETS: &[Preset] = &[
             ("t_erase_us", "5000"),
             ("channel_mbps", "800"),
             ("link", "pcie3x4"),
-            ("link_mbps", ""),
             ("overhead_us", "4"),
-            ("controller_cores", "4"),
             ("write_core_us", "0"),
             ("core_by_lba_pct", "0"),
             ("time_spread_pct", "15"),
             ("read_retry_pct", "0.2"),
             ("buffer_kib", "4096"),
-            ("pace_pct", "0"),
             ("plp", "off"),
-            ("gc", "greedy"),
             ("gc_reserve", "3"),
             ("gc_start_pct", "0"),
             ("gc_slice", "32"),
             ("gc_copy_us", "1"),
             ("gc_switch_us", "0"),
-            ("bg_gc", "on"),
             ("bg_period_ms", "4300"),
             ("bg_burst_ms", "700"),
             ("bg_reserve_pct", "20"),
-            ("idle_ms", "5"),
-            ("compression", "off"),
-            ("compress_floor", "0.25"),
-            ("compress_limit", "0.75"),
             ("slc_gb", "8"),
             ("bits_per_cell", "3"),
             ("slc_prog_us", "200"),
-            ("slc_read_us", "30"),
         ],
+        endurance: Some(Endurance {
+            pe_cycles: 3_000,
+            warranty_years: 5.0,
+        }),
     },
     Preset {
         name: "sas-15k-hdd",
         kind: Kind::Hdd,
         title: "15,000 rpm SAS HDD, 147 GB",
+        base: None,
         values: &[
             ("capacity_gb", "147"),
             ("rpm", "15000"),
@@ -377,24 +380,41 @@ pub const PRESETS: &[Preset] = &[
             ("link", "sas6"),
             ("link_mbps", ""),
         ],
+        endurance: None,
     },
     Preset {
         name: "sata-7200-hdd",
         kind: Kind::Hdd,
         title: "7,200 rpm SATA HDD, 1 TB",
+        base: Some("sas-15k-hdd"),
         values: &[
             ("capacity_gb", "1000"),
             ("rpm", "7200"),
             ("track_seek_ms", "0.8"),
             ("full_seek_ms", "16"),
-            ("seek_knee", "0.3"),
             ("outer_mbps", "190"),
             ("inner_mbps", "90"),
             ("cache_mib", "64"),
-            ("ncq", "32"),
             ("overhead_us", "50"),
             ("link", "sata3"),
-            ("link_mbps", ""),
         ],
+        endurance: None,
     },
 ];
+
+impl Preset {
+    /// Every parameter's value: the base's, with this preset's own in their place.
+    pub fn resolved_values(&self) -> Vec<(&'static str, &'static str)> {
+        let mut vals = match self.base.and_then(|b| PRESETS.iter().find(|p| p.name == b)) {
+            Some(base) => base.resolved_values(),
+            None => Vec::new(),
+        };
+        for &(k, v) in self.values {
+            match vals.iter_mut().find(|(name, _)| *name == k) {
+                Some(slot) => slot.1 = v,
+                None => vals.push((k, v)),
+            }
+        }
+        vals
+    }
+}

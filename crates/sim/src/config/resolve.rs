@@ -2,6 +2,7 @@
 //! parsing each value (errors name the parameter), sizing a drive by `user_gb`, and the
 //! derived geometry.
 
+use super::geometry::{flash_geometry, user_units};
 use super::*;
 
 /// (MB/s per direction, full duplex)
@@ -33,7 +34,7 @@ fn merged(
         HDD_PARAMS
     };
     let mut vals: Vec<(String, String)> = preset
-        .values
+        .resolved_values()
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
@@ -79,38 +80,38 @@ fn merged(
     Ok(vals)
 }
 
-struct Vals<'a>(&'a [(String, String)]);
+pub(super) struct Vals<'a>(pub(super) &'a [(String, String)]);
 
 impl Vals<'_> {
-    fn raw(&self, k: &str) -> &str {
+    pub(super) fn raw(&self, k: &str) -> &str {
         self.0
             .iter()
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.as_str())
             .unwrap_or("")
     }
-    fn num(&self, k: &str) -> Result<f64, String> {
+    pub(super) fn num(&self, k: &str) -> Result<f64, String> {
         let s = self.raw(k);
         s.parse::<f64>()
             .ok()
             .filter(|v| v.is_finite())
             .ok_or_else(|| format!("sim parameter {k}={s:?} is not a number"))
     }
-    fn pos(&self, k: &str) -> Result<f64, String> {
+    pub(super) fn pos(&self, k: &str) -> Result<f64, String> {
         let v = self.num(k)?;
         if v <= 0.0 {
             return Err(format!("sim parameter {k}={v} must be greater than zero"));
         }
         Ok(v)
     }
-    fn nonneg(&self, k: &str) -> Result<f64, String> {
+    pub(super) fn nonneg(&self, k: &str) -> Result<f64, String> {
         let v = self.num(k)?;
         if v < 0.0 {
             return Err(format!("sim parameter {k}={v} must not be negative"));
         }
         Ok(v)
     }
-    fn count(&self, k: &str) -> Result<u32, String> {
+    pub(super) fn count(&self, k: &str) -> Result<u32, String> {
         let v = self.num(k)?;
         if v < 1.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
             return Err(format!(
@@ -119,7 +120,7 @@ impl Vals<'_> {
         }
         Ok(v as u32)
     }
-    fn on(&self, k: &str) -> bool {
+    pub(super) fn on(&self, k: &str) -> bool {
         self.raw(k) == "on"
     }
 }
@@ -155,10 +156,12 @@ fn scaled_overrides(
     overrides: &[(String, String)],
 ) -> Result<Vec<(String, String)>, String> {
     let get = |n: &str| {
-        overrides
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0))
+        overrides.iter().find(|(k, _)| k == n).map(|(_, v)| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+        })
     };
     let gave = |n: &str| overrides.iter().any(|(k, _)| k == n);
     let Some(Some(user_gb)) = get("user_gb") else {
@@ -206,118 +209,32 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
     let p = find_preset(preset)?;
     let vals = merged(p, overrides)?;
     let v = Vals(&vals);
-    let channels = v.count("channels")?;
-    let dies_per_channel = v.count("dies_per_channel")?;
-    let planes = v.count("planes")?;
-    let blocks_per_plane = v.count("blocks_per_plane")?;
-    let pages_per_block = v.count("pages_per_block")?;
-    let page_kib = v.pos("page_kib")?;
-    if page_kib.fract() != 0.0 || (page_kib as u64) % 4 != 0 {
-        return Err(format!(
-            "sim parameter page_kib={page_kib} must be a multiple of the 4 KiB mapping unit"
-        ));
-    }
-    let compression = v.on("compression");
-    let g: u32 = if compression { 4 } else { 1 };
-    let units_per_page = (page_kib as u32) / 4;
-    let chunks_per_page = units_per_page * g;
-    let chunks_per_prog = chunks_per_page * planes;
-    let dies = channels
-        .checked_mul(dies_per_channel)
-        .ok_or("sim parameters channels × dies_per_channel overflow")?;
-    let cpb64 = chunks_per_prog as u64 * dies as u64 * pages_per_block as u64;
-    let total = cpb64 * blocks_per_plane as u64;
-    if cpb64 > (u32::MAX / 4) as u64 || total >= u32::MAX as u64 - 1 {
-        return Err(format!(
-            "sim geometry: {:.0} GB of flash is more than the simulator addresses ({} mapping chunks of {} B at most); \
-             lower blocks_per_plane or pages_per_block",
-            total as f64 * (UNIT / g as u64) as f64 / 1e9,
-            u32::MAX - 2,
-            UNIT / g as u64
-        ));
-    }
-    let cpb = cpb64 as u32;
-    let chunk_bytes = UNIT / g as u64;
-    let bits_per_cell = v.count("bits_per_cell")?;
-    if bits_per_cell > 4 {
-        return Err(format!(
-            "sim parameter bits_per_cell={bits_per_cell} must be 1 to 4"
-        ));
-    }
-    let slc_gb = v.nonneg("slc_gb")?;
-    let (n_slc, slc_cpb) = if slc_gb > 0.0 {
-        // An SLC-mode block stores 1/bits of the data, in whole stripes.
-        let slc_cpb = (cpb / bits_per_cell / chunks_per_prog).max(1) * chunks_per_prog;
-        let n = ((slc_gb * 1e9) / (slc_cpb as f64 * chunk_bytes as f64)).ceil() as u32;
-        (n.max(1), slc_cpb)
-    } else {
-        (0, 0)
-    };
-    if n_slc >= blocks_per_plane {
-        return Err(format!("sim parameter slc_gb={slc_gb}: the SLC cache would take all {blocks_per_plane} FTL blocks"));
-    }
-    let n_main = blocks_per_plane - n_slc;
-    let physical = total * chunk_bytes;
-    let user_bytes: f64 = if v.raw("user_gb").is_empty() {
-        let op = v.num("op").map_err(|_| {
-            "sim parameters: give user_gb or op to set the user capacity".to_string()
-        })?;
-        if op <= 0.0 {
-            return Err(format!(
-                "sim parameter op={op} must be greater than zero (rho = (physical − user)/user)"
-            ));
-        }
-        physical as f64 / (1.0 + op)
-    } else {
-        let gb = v.num("user_gb")?;
-        if gb <= 0.0 {
-            return Err(format!(
-                "sim parameter user_gb={gb}: the user capacity must be greater than zero"
-            ));
-        }
-        gb * 1e9
-    };
-    let user_units64 = (user_bytes / UNIT as f64).floor() as u64;
-    if user_units64 == 0 || user_units64 >= u32::MAX as u64 - 1 {
-        return Err(format!(
-            "sim parameter user_gb: {:.3} GB is outside what the simulator maps",
-            user_bytes / 1e9
-        ));
-    }
-    let user_units = user_units64 as u32;
+    let geo = flash_geometry(&v)?;
     let gc_reserve = v.count("gc_reserve")?;
     if gc_reserve < 2 {
         return Err(format!(
             "sim parameter gc_reserve={gc_reserve} must be at least 2 FTL blocks"
         ));
     }
-    let user_blocks = (user_units as u64 * g as u64).div_ceil(cpb as u64);
-    let spare_blocks = n_main as i64 - user_blocks as i64;
-    if spare_blocks < gc_reserve as i64 + 2 {
-        let op_now = (physical as f64 - user_bytes) / user_bytes;
-        return Err(format!(
-            "sim parameters op/user_gb: over-provisioning rho = {op_now:.4} leaves {spare_blocks} spare FTL blocks \
-             ({} MB each) outside the SLC cache, below the GC reserve (gc_reserve={gc_reserve}) + 2 blocks the FTL \
-             needs to keep writing; lower user_gb, raise op, lower gc_reserve or slc_gb",
-            cpb as u64 * chunk_bytes / 1_000_000
-        ));
-    }
+    let user_units = user_units(&v, &geo, gc_reserve)?;
     let link = v.raw("link").to_string();
     let (mut link_mbps, link_full_duplex) = link_props(&link);
     if !v.raw("link_mbps").is_empty() {
         link_mbps = v.pos("link_mbps")?;
     }
     let us = |k: &str| -> Result<u64, String> { Ok((v.pos(k)? * 1000.0).round() as u64) };
+    let us0 = |k: &str| -> Result<u64, String> { Ok((v.nonneg(k)? * 1000.0).round() as u64) };
+    let ms0 = |k: &str| -> Result<u64, String> { Ok((v.nonneg(k)? * 1e6).round() as u64) };
     Ok(SsdConfig {
         preset: preset.to_string(),
         params: vals.clone(),
         overrides: overrides.to_vec(),
         user_units,
-        channels,
-        dies,
-        planes,
-        pages_per_block,
-        page_bytes: page_kib as u32 * 1024,
+        channels: geo.channels,
+        dies: geo.dies,
+        planes: geo.planes,
+        pages_per_block: geo.pages_per_block,
+        page_bytes: geo.page_bytes,
         t_read_ns: us("t_read_us")?,
         t_prog_ns: us("t_prog_us")?,
         t_erase_ns: us("t_erase_us")?,
@@ -327,38 +244,20 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         link_mbps,
         link_full_duplex,
         link,
-        overhead_ns: (v.nonneg("overhead_us")? * 1000.0).round() as u64,
-        write_core_ns: (v.nonneg("write_core_us")? * 1000.0).round() as u64,
-        cores: {
-            let n = v.count("controller_cores")?;
-            if n > 64 {
-                return Err(format!("sim parameter controller_cores={n} must be at most 64"));
-            }
-            n
-        },
+        overhead_ns: us0("overhead_us")?,
+        write_core_ns: us0("write_core_us")?,
+        cores: at_most(v.count("controller_cores")?, 64, "controller_cores")?,
         core_by_lba: pct(&v, "core_by_lba_pct", 100.0)? / 100.0,
         spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
         read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
         gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
         gc_slice: v.count("gc_slice")?,
-        gc_copy_ns: (v.nonneg("gc_copy_us")? * 1000.0).round() as u64,
-        gc_switch_ns: (v.nonneg("gc_switch_us")? * 1000.0).round() as u64,
-        bg_period_ns: (v.nonneg("bg_period_ms")? * 1e6).round() as u64,
-        bg_burst_ns: (v.nonneg("bg_burst_ms")? * 1e6).round() as u64,
-        compress_floor: {
-            let x = v.num("compress_floor")?;
-            if !(0.25..=1.0).contains(&x) {
-                return Err(format!("sim parameter compress_floor={x} must be between 0.25 and 1"));
-            }
-            x
-        },
-        compress_limit: {
-            let x = v.num("compress_limit")?;
-            if !(x > 0.0 && x <= 1.0) {
-                return Err(format!("sim parameter compress_limit={x} must be above 0 and at most 1"));
-            }
-            x
-        },
+        gc_copy_ns: us0("gc_copy_us")?,
+        gc_switch_ns: us0("gc_switch_us")?,
+        bg_period_ns: ms0("bg_period_ms")?,
+        bg_burst_ns: ms0("bg_burst_ms")?,
+        compress_floor: compress_floor(&v)?,
+        compress_limit: compress_limit(&v)?,
         buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
         pace: pct(&v, "pace_pct", 100.0)? / 100.0,
         plp: v.on("plp"),
@@ -370,26 +269,45 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         },
         gc_reserve,
         bg_gc: v.on("bg_gc"),
-        bg_reserve_pct: {
-            let x = v.nonneg("bg_reserve_pct")?;
-            if x > 100.0 {
-                return Err(format!(
-                    "sim parameter bg_reserve_pct={x} must be at most 100"
-                ));
-            }
-            x
-        },
-        idle_ns: (v.nonneg("idle_ms")? * 1e6).round() as u64,
-        compression,
-        bits_per_cell,
-        chunks_per_unit: g,
-        chunks_per_page,
-        chunks_per_prog,
-        cpb,
-        n_blocks: blocks_per_plane,
-        n_slc,
-        slc_cpb,
+        bg_reserve_pct: pct(&v, "bg_reserve_pct", 100.0)?,
+        idle_ns: ms0("idle_ms")?,
+        compression: geo.chunks_per_unit > 1,
+        bits_per_cell: geo.bits_per_cell,
+        chunks_per_unit: geo.chunks_per_unit,
+        chunks_per_page: geo.chunks_per_page,
+        chunks_per_prog: geo.chunks_per_prog,
+        cpb: geo.cpb,
+        n_blocks: geo.blocks_per_plane,
+        n_slc: geo.n_slc,
+        slc_cpb: geo.slc_cpb,
     })
+}
+
+fn at_most(n: u32, max: u32, k: &str) -> Result<u32, String> {
+    if n > max {
+        return Err(format!("sim parameter {k}={n} must be at most {max}"));
+    }
+    Ok(n)
+}
+
+fn compress_floor(v: &Vals) -> Result<f64, String> {
+    let x = v.num("compress_floor")?;
+    if !(0.25..=1.0).contains(&x) {
+        return Err(format!(
+            "sim parameter compress_floor={x} must be between 0.25 and 1"
+        ));
+    }
+    Ok(x)
+}
+
+fn compress_limit(v: &Vals) -> Result<f64, String> {
+    let x = v.num("compress_limit")?;
+    if !(x > 0.0 && x <= 1.0) {
+        return Err(format!(
+            "sim parameter compress_limit={x} must be above 0 and at most 1"
+        ));
+    }
+    Ok(x)
 }
 
 /// A percentage parameter between 0 and `max`.

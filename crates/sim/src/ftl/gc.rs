@@ -179,10 +179,8 @@ impl Ftl {
     #[inline]
     pub(super) fn gc_progress(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
         let free = self.free.len();
-        if self.victim == NONE {
-            if free >= self.gc_soft || !self.select_victim() {
-                return;
-            }
+        if self.victim == NONE && (free >= self.gc_soft || !self.select_victim()) {
+            return;
         }
         let w = if free < self.gc_reserve || self.gc_soft <= self.gc_reserve {
             1.0
@@ -196,12 +194,11 @@ impl Ftl {
         }
         while self.victim != NONE && (self.credit > 0.0 || self.urgent) {
             self.copy_next(t, flash);
-            if self.victim == NONE {
-                if self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim()
-                {
-                    self.credit = self.credit.min(0.0);
-                    break;
-                }
+            if self.victim == NONE
+                && (self.credit <= 0.0 || self.free.len() >= self.gc_soft || !self.select_victim())
+            {
+                self.credit = self.credit.min(0.0);
+                break;
             }
         }
     }

@@ -211,7 +211,7 @@ impl Ftl {
             svictim: NONE,
             svcur: 0,
             seq: 0,
-            rng: Rng::new(0x5EED_F71),
+            rng: Rng::new(0x05EE_DF71),
             last_page: u64::MAX,
             c: Counters::default(),
         };
@@ -256,7 +256,11 @@ impl Ftl {
             + self.stamp.capacity() * 8
             + self.state.capacity()
             + self.bhead.capacity() * 4
-            + self.fronts.iter().map(|f| f.dwp.capacity() * 4).sum::<usize>()
+            + self
+                .fronts
+                .iter()
+                .map(|f| f.dwp.capacity() * 4)
+                .sum::<usize>()
     }
 
     #[inline(always)]
@@ -430,7 +434,9 @@ impl Ftl {
     /// Whether the SLC cache has no free block left and holds data to evict.
     #[inline(always)]
     pub fn slc_full(&self) -> bool {
-        self.n_slc > 0 && self.slc_free.is_empty() && (self.svictim != NONE || !self.slc_closed.is_empty())
+        self.n_slc > 0
+            && self.slc_free.is_empty()
+            && (self.svictim != NONE || !self.slc_closed.is_empty())
     }
 
     pub fn free_blocks(&self) -> usize {

@@ -24,7 +24,10 @@ impl Ftl {
         for f in &self.fronts {
             let used: u32 = f.dwp.iter().sum();
             if f.blk != NONE && used != f.wp {
-                return Err(format!("per-die write points sum to {used}, frontier holds {}", f.wp));
+                return Err(format!(
+                    "per-die write points sum to {used}, frontier holds {}",
+                    f.wp
+                ));
             }
         }
         let bits: u64 = self.vbits.iter().map(|w| w.count_ones() as u64).sum();
@@ -34,7 +37,9 @@ impl Ftl {
         }
         if let Some(n) = self.rmap.live() {
             if n as u64 != mapped {
-                return Err(format!("reverse map holds {n} entries for {mapped} mapped units"));
+                return Err(format!(
+                    "reverse map holds {n} entries for {mapped} mapped units"
+                ));
             }
         }
         if self.policy == Policy::Greedy {

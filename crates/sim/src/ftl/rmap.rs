@@ -144,7 +144,11 @@ impl RevMap {
             }
             let h = Self::home(t, (e >> 32) as u32);
             // Does the home h lie cyclically outside (hole, j]? Then the entry may move.
-            let outside = if hole <= j { h <= hole || h > j } else { h <= hole && h > j };
+            let outside = if hole <= j {
+                h <= hole || h > j
+            } else {
+                h <= hole && h > j
+            };
             if outside {
                 t[hole] = e;
                 hole = j;
