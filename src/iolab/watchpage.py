@@ -40,8 +40,9 @@ function chart(title, series, opts) {
   for (let i = 0; i <= 4; i++) { const v = y0 + (y1 - y0) * i / 4;
     el("line", {x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#eee"}, svg);
     el("text", {x: L - 4, y: Y(v) + 4, "text-anchor": "end", "font-size": 10}, svg).textContent = tick(v); }
-  for (let i = 0; i <= 4; i++) { const v = x0 + (x1 - x0) * i / 4;
-    el("text", {x: X(v), y: H - B + 14, "text-anchor": "middle", "font-size": 10}, svg).textContent = tick(v); }
+  const xt = opts.whole_x ? [...new Set(xs)] : [0, 1, 2, 3, 4].map(i => x0 + (x1 - x0) * i / 4);
+  for (const v of xt.slice(0, 30))
+    el("text", {x: X(v), y: H - B + 14, "text-anchor": "middle", "font-size": 10}, svg).textContent = tick(v);
   el("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11}, svg).textContent = opts.xlabel || "";
   el("text", {x: 12, y: (T + H - B) / 2, "text-anchor": "middle", "font-size": 11,
               transform: `rotate(-90 12 ${(T + H - B) / 2})`}, svg).textContent = opts.ylabel || "";
@@ -138,13 +139,13 @@ function render(d) {
     if (b) series.push({name: "fit over the window", points: b.fit, dash: "4 3", line_only: true, color: "#777"});
     tr.push(chart(ph.name + ": " + t.name + " (" + t.metric + ") per round" + (b ? "; band: window average ± half the allowed range, rounds "
       + b.rounds[0] + "–" + b.rounds[1] + (b.range_ok && b.slope_ok ? " (passes)" : " (does not pass)") : "; not evaluated yet"),
-      series, {xlabel: "round", ylabel: t.metric, band: b && {x0: b.rounds[0], x1: b.rounds[1], low: b.low, high: b.high,
+      series, {xlabel: "round", ylabel: t.metric, whole_x: true, band: b && {x0: b.rounds[0], x1: b.rounds[1], low: b.low, high: b.high,
       ok: b.range_ok && b.slope_ok}})); }
   put("tracking", tr.length ? tr : [chart("no tracking variable in this run's plan", [])]);
   const lv = det.live, samples = (lv && lv.samples) || [];
   const names = [...new Set(samples.flatMap(q => Object.keys(q[2] || {})))];
-  put("live", [chart(lv ? lv.cell + ": live IOPS per report" + (lv.iops == null && !samples.length
-      ? " (this engine reports at the end of the cell; running for " + Math.floor(lv.running_s || 0) + " s)" : "") : "no cell under way",
+  put("live", [chart(lv ? lv.cell + ": live IOPS per report" + (!samples.length ? " (running for " + Math.floor(lv.running_s || 0)
+      + " s; fio reports every second, a host run at the end of its cell)" : "") : "no cell under way",
     [{name: "total", points: samples.map(q => [q[0], q[1]])}, ...names.map(n => ({name: n, points: samples.map(q => [q[0], (q[2] || {})[n]])}))],
     {xlabel: "seconds into the cell", ylabel: "IOPS", empty: lv ? "no report yet" : "no cell under way"})]);
   const c = det.last_cell;
@@ -159,7 +160,7 @@ function render(d) {
   const split = det.phases.flatMap(ph => ph.split), parts = [...new Set(split.flatMap(x => Object.keys(x.parts)))];
   document.getElementById("splitbox").hidden = !split.length;
   put("split", split.length ? [chart("IOPS of each host / path, cell by cell (1 = the first stored cell)",
-    parts.map(n => ({name: n, points: split.map((x, i) => [i + 1, x.parts[n]])})), {xlabel: "cell", ylabel: "IOPS"})] : []);
+    parts.map(n => ({name: n, points: split.map((x, i) => [i + 1, x.parts[n]])})), {xlabel: "cell", ylabel: "IOPS", whole_x: true})] : []);
   document.getElementById("updated").textContent = new Date().toLocaleTimeString();
   document.getElementById("polls").textContent = ++polls;
 }

@@ -13,7 +13,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 
 from iolab.store import RunStore
 from tests.integration.conftest import IOLAB

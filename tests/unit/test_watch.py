@@ -15,7 +15,7 @@ import pytest
 from iolab import registry, suites
 from iolab.live import MIN_INTERVAL_S
 from iolab.runner import RunOptions, Runner, start
-from iolab.watch import serve, snapshot
+from iolab.watch import run_snapshot, serve, snapshot
 from tests.unit.test_report import DriveEngine, record, target
 from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
 
@@ -178,3 +178,33 @@ def test_snapshot_shows_the_cell_under_way_before_its_first_report(tmp_path):
     assert not runner.is_alive()
     (entry,) = snapshot(tmp_path)["runs"]
     assert entry["state"] == "complete" and entry["live"] is None  # a finished run shows no cell under way
+
+
+def test_run_snapshot_keeps_the_cells_live_reports_for_its_chart(tmp_path):
+    engine = SplitProgressEngine()
+    runner, ids = run_in_thread(engine, tmp_path)
+    try:
+        engine.gate.release(1)
+        run_id = wait_for(lambda: ids, "the run to start")[0]
+
+        def samples():
+            live = (run_snapshot(tmp_path, run_id) or {}).get("detail", {}) or {}
+            return (live.get("live") or {}).get("samples")
+
+        assert wait_for(samples, "the first live report") == [[1.0, 1000.0, {"/dev/loop8": 600.0, "/dev/loop9": 400.0}]]
+        time.sleep(MIN_INTERVAL_S)  # live.json is rewritten at most this often
+        engine.gate.release(1)
+        later = wait_for(lambda: (s := samples()) and len(s) == 2 and s, "the second live report")
+        assert later[1] == [2.0, 2000.0, {"/dev/loop8": 1200.0, "/dev/loop9": 800.0}]  # both kept, in order
+    finally:
+        engine.gate.release(10000)
+        runner.join(timeout=WAIT_S * 4)
+    assert not runner.is_alive()
+    data = run_snapshot(tmp_path, run_id)
+    assert data["summary"]["state"] == "complete" and data["detail"]["live"] is None
+    tracking = [t for ph in data["detail"]["phases"] for t in ph["tracking"]]
+    assert tracking and all(t["points"] and t["band"] for t in tracking)
+    for t in tracking:  # the band is the stored window average ± half the allowed range
+        b = t["band"]
+        assert b["low"] < b["average"] < b["high"] and b["rounds"][0] < b["rounds"][1]
+    assert run_snapshot(tmp_path, "no-such-run") is None
