@@ -10,26 +10,19 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
-
 
 from iolab.store import RunStore
 from tests.integration.conftest import IOLAB
 from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
+from tests.unit.test_watch import wait_for as wait_until
 
 PORT = 44631
 WAIT_S = 300.0  # a busy machine: conditions are waited for, never timed
 
 
 def wait_for(fn, what: str, timeout: float = WAIT_S):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_until(fn, what, timeout)
 
 
 def files(d: Path) -> dict[str, tuple[int, int]]:

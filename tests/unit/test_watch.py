@@ -45,8 +45,8 @@ def server(tmp_path):
     srv.server_close()
 
 
-def wait_for(fn, what: str):
-    deadline = time.monotonic() + WAIT_S
+def wait_for(fn, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = fn()
         if value:
