@@ -4,6 +4,7 @@ server never creates or changes a file in a run directory."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from iolab import registry, suites
+from iolab.engines.merge import PART_PREFIX, PART_SEP
 from iolab.live import MIN_INTERVAL_S
 from iolab.runner import RunOptions, Runner, start
 from iolab.watch import run_snapshot, serve, snapshot
@@ -208,3 +210,28 @@ def test_run_snapshot_keeps_the_cells_live_reports_for_its_chart(tmp_path):
         b = t["band"]
         assert b["low"] < b["average"] < b["high"] and b["rounds"][0] < b["rounds"][1]
     assert run_snapshot(tmp_path, "no-such-run") is None
+
+
+class TwoPathEngine(DriveEngine):
+    """Each cell's result carries two paths' shares, as the split engine stores them."""
+
+    def run(self, *a, **kw):
+        r = super().run(*a, **kw)
+        parts = {f"{PART_PREFIX}/dev/loop8{PART_SEP}iops": r.iops * 0.6, f"{PART_PREFIX}/dev/loop9{PART_SEP}iops": r.iops * 0.4}
+        return dataclasses.replace(r, counters={**r.counters, **parts})
+
+
+def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa: F811
+    srv, root = server
+    run = record(root, "throughput", TwoPathEngine())
+    data = run_snapshot(root, run.name)
+    split = [x for ph in data["detail"]["phases"] for x in ph["split"]]
+    assert split and all(set(x["parts"]) == {"/dev/loop8", "/dev/loop9"} for x in split)
+    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
+    shown = wait_for(lambda: browser.execute_script(
+        "const s = document.querySelector('#split svg.chart');"
+        " return s && !document.getElementById('splitbox').hidden && s.querySelectorAll('circle').length"), "the split chart")
+    assert shown == 2 * len(split)  # a point per path and cell
+    assert "/dev/loop8" in browser.find_element("id", "split").text
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
