@@ -20,7 +20,7 @@ CHART_JS = r"""
 const NS = "http://www.w3.org/2000/svg", COLORS = ["#06c", "#d62", "#393", "#939", "#c90", "#555"];
 function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
 function tick(v) { const a = Math.abs(v); return a >= 1e6 ? (v / 1e6).toPrecision(3) + "M" : a >= 1e4 ? (v / 1e3).toPrecision(3) + "k"
-  : a >= 100 ? Math.round(v).toString() : v.toPrecision(3); }
+  : a >= 100 || Number.isInteger(v) ? Math.round(v).toString() : v.toPrecision(3); }
 function el(name, attrs, parent) { const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (parent) parent.appendChild(e); return e; }
 function chart(title, series, opts) {
