@@ -1,7 +1,8 @@
 """Mid-cell progress of a running run, for `iolab watch`: the runner's live-progress callback
 also writes RUN_DIR/live.json (the cell running, seconds into it, live IOPS in total and per
 path or drive of a split round), replaced atomically at most twice a second. It is a view of
-the engine's periodic reports only; no stored result is derived from it."""
+the engine's periodic reports only; no stored result is derived from it. The cell's reports
+so far are kept in it too (the last MAX_SAMPLES), so the page can chart the cell under way."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Callable
 
 LIVE_NAME = "live.json"
 MIN_INTERVAL_S = 0.5  # fio reports every second; a faster rewrite shows nothing new
+MAX_SAMPLES = 600  # ten minutes of fio's per-second reports: the chart's width, a small file
 
 
 class LiveFile:
@@ -24,11 +26,13 @@ class LiveFile:
         self.cell = cell
         self.forward = forward
         self.started = time.time()
+        self.samples: list[list] = []  # [seconds into the cell, IOPS, {leg: IOPS}]
         self._write(0.0, None, {})
         self._last = 0.0  # the first report is written however soon it comes
 
     def __call__(self, elapsed_s: float, iops: float, parts: dict[str, float] | None = None) -> None:
         self.forward(elapsed_s, iops)
+        self.samples = [*self.samples[-(MAX_SAMPLES - 1):], [elapsed_s, iops, parts or {}]]
         if time.monotonic() - self._last >= MIN_INTERVAL_S:
             self._write(elapsed_s, iops, parts or {})
 
@@ -36,7 +40,7 @@ class LiveFile:
         self._last = time.monotonic()
         tmp = self.path.with_name(f".{LIVE_NAME}.tmp")
         tmp.write_text(json.dumps({"cell": self.cell, "elapsed_s": elapsed_s, "iops": iops, "parts": parts,
-                                   "started": self.started, "updated": time.time()}))
+                                   "samples": self.samples, "started": self.started, "updated": time.time()}))
         os.replace(tmp, self.path)
 
 

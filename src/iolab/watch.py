@@ -1,7 +1,7 @@
 """`iolab watch`: a local web page of the runs in a runs directory, running and finished:
-test, phase, round, live IOPS per host/path/drive, steady-state progress, an upper bound on
-the time left, links to reports. It reads the run store only, through its read-only open
-(never creating or changing a file in a run directory); the page polls a JSON endpoint.
+test, phase, round, live IOPS per host/path/drive, latency, steady-state progress, an upper
+bound on the time left, links to reports; and a page per run with its charts (watchrun.py). It reads the run store only, through its read-only open
+(never creating or changing a file in a run directory); the pages (watchpage.py) poll JSON endpoints.
 Standard library only (http.server)."""
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from .live import read as read_live
 from .manifest import manifest_of
 from .runlist import list_runs
 from .store import RunStore
+from .watchpage import list_page, run_page
+from .watchrun import run_detail
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 8737
@@ -30,19 +32,37 @@ POLL_MS = 1000
 
 
 def snapshot(root: Path) -> dict:
-    """What the page shows, for every run under root (newest first)."""
+    """What the list page shows, for every run under root (newest first)."""
     root = Path(root).resolve()
-    runs = []
-    for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
-        entry = {"id": s.run_id, "test": s.test, "target": s.target, "state": s.state, "started": s.started,
-                 "compliant": s.compliant, "problem": s.problem, "reports": _reports(root, s.path, s.run_id)}
-        if s.state != "broken":
-            try:
-                entry |= _progress(s.path)
-            except IolabError as e:
-                entry["problem"] = str(e)
-        runs.append(entry)
+    runs = [_entry(root, s) for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True)]
     return {"root": str(root), "runs": runs}
+
+
+def run_snapshot(root: Path, run_id: str) -> dict | None:
+    """What a run's page shows: its line of the list and the charts' data (None: no such run
+    in root; only runs `list_runs` finds are opened, so an id names nothing else)."""
+    root = Path(root).resolve()
+    s = next((r for r in list_runs(root) if r.run_id == run_id), None)
+    if s is None:
+        return None
+    entry, detail = _entry(root, s), None
+    if s.state != "broken" and not entry.get("problem"):
+        try:
+            detail = run_detail(s.path, entry.get("live"))
+        except IolabError as e:
+            entry["problem"] = str(e)
+    return {"summary": entry, "detail": detail}
+
+
+def _entry(root: Path, s) -> dict:
+    entry = {"id": s.run_id, "test": s.test, "target": s.target, "state": s.state, "started": s.started,
+             "compliant": s.compliant, "problem": s.problem, "reports": _reports(root, s.path, s.run_id)}
+    if s.state != "broken":
+        try:
+            entry |= _progress(s.path)
+        except IolabError as e:
+            entry["problem"] = str(e)
+    return entry
 
 
 def _reports(root: Path, run_dir: Path, run_id: str) -> list[dict]:
@@ -76,6 +96,8 @@ def _progress(run_dir: Path) -> dict:
             "stop_reason": ph.stop_reason,
             "last_cell": last.cell_key if last else None,
             "iops": last.iops if last else None,
+            "lat_mean_us": last.lat_mean_us if last else None, "lat_max_us": last.lat_max_us if last else None,
+            "p99_us": last.p99 if last else None,
             "parts": [{"name": p.name, "iops": p.figures.get("iops")} for p in breakdown(last.counters)] if last else [],
             "steady": {"evaluated": bool(verdicts), "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
                        "variables": len(verdicts), "reached": ph.steady},
@@ -96,57 +118,6 @@ def _live(run_dir: Path) -> dict | None:
     return live
 
 
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>iolab watch</title><link rel="icon" href="data:,">
-<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
-td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
-.running{color:#06c;font-weight:bold}.failed,.broken,.interrupted{color:#b00}</style></head>
-<body><h1>iolab runs in <span id="root"></span></h1>
-<p>Updated <span id="updated">never</span> (every %(poll)d ms). Read-only view of the run store.</p>
-<table><thead><tr><th>run</th><th>test</th><th>target</th><th>state</th><th>phase</th><th>round</th>
-<th>last cell</th><th>IOPS (per host / path)</th><th>steady state</th><th>time left</th><th>reports</th></tr></thead>
-<tbody id="runs"></tbody></table>
-<script>
-function cell(tr, text, cls) { const td = document.createElement("td"); td.textContent = text == null ? "—" : text;
-  if (cls) td.className = cls; tr.appendChild(td); return td; }
-function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
-function render(data) {
-  document.getElementById("root").textContent = data.root;
-  const body = document.getElementById("runs"); body.replaceChildren();
-  for (const r of data.runs) {
-    const tr = document.createElement("tr"); tr.dataset.run = r.id;
-    cell(tr, r.id); cell(tr, r.test); cell(tr, r.target); cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
-    cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
-    cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", " + r.cells_done + " of " + r.cells_per_round + " cells done" : null);
-    cell(tr, r.last_cell);
-    const parts = (r.parts || []).map(p => p.name + ": " + fmt(p.iops)).join("; ");
-    const td_iops = cell(tr, r.iops == null ? null : "last cell " + fmt(r.iops) + (parts ? " (" + parts + ")" : ""));
-    const lv = r.live;
-    if (lv) { const d = document.createElement("div"); d.className = "live";
-      const lp = Object.entries(lv.parts || {}).map(([n, v]) => n + ": " + fmt(v)).join("; ");
-      d.textContent = "now " + lv.cell + (lv.iops == null
-        ? ", running for " + Math.floor(lv.running_s || 0) + " s (IOPS at the end of the cell)"
-        : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lp ? " (" + lp + ")" : ""));
-      if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
-    const s = r.steady;
-    cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
-         : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));
-    cell(tr, r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s");
-    const td = cell(tr, ""); for (const rep of r.reports) { const a = document.createElement("a");
-      a.href = rep.href; a.textContent = rep.name; td.appendChild(a); td.appendChild(document.createTextNode(" ")); }
-    body.appendChild(tr);
-  }
-  document.getElementById("updated").textContent = new Date().toLocaleTimeString();
-}
-async function poll() {
-  try { const r = await fetch("/api/runs"); if (r.ok) render(await r.json()); } catch (e) { /* server restarting */ }
-  setTimeout(poll, %(poll)d);
-}
-poll();
-</script></body></html>
-"""
-
-
 def handler_for(root: Path):
     root = Path(root).resolve()
 
@@ -160,9 +131,17 @@ def handler_for(root: Path):
             if parts is None:
                 self._send(400, "text/plain", b"bad request path")
             elif parts == []:
-                self._send(200, "text/html; charset=utf-8", (PAGE % {"poll": POLL_MS}).encode())
+                self._send(200, "text/html; charset=utf-8", list_page(POLL_MS))
             elif parts == ["api", "runs"]:
                 self._send(200, "application/json", json.dumps(snapshot(root)).encode())
+            elif len(parts) == 2 and parts[0] == "runs":
+                found = any(r.run_id == parts[1] for r in list_runs(root))
+                self._send(*((200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS)) if found
+                             else (404, "text/plain", f"no such run: {html.escape(parts[1])}".encode())))
+            elif len(parts) == 3 and parts[:2] == ["api", "runs"]:
+                data = run_snapshot(root, parts[2])
+                self._send(*((200, "application/json", json.dumps(data).encode()) if data is not None
+                             else (404, "text/plain", f"no such run: {html.escape(parts[2])}".encode())))
             elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "report":
                 body = _report_file(root, parts[1], parts[3])
                 if body is None:

@@ -4,6 +4,7 @@ server never creates or changes a file in a run directory."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -13,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from iolab import registry, suites
+from iolab.engines.merge import PART_PREFIX, PART_SEP
 from iolab.live import MIN_INTERVAL_S
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
-from iolab.watch import serve, snapshot
+from iolab.watch import run_snapshot, serve, snapshot
 from tests.unit.test_report import DriveEngine, record, target
 from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
 
@@ -46,8 +48,8 @@ def server(tmp_path):
     srv.server_close()
 
 
-def wait_for(fn, what: str):
-    deadline = time.monotonic() + WAIT_S
+def wait_for(fn, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = fn()
         if value:
@@ -179,3 +181,60 @@ def test_snapshot_shows_the_cell_under_way_before_its_first_report(tmp_path):
     assert not runner.is_alive()
     (entry,) = snapshot(tmp_path)["runs"]
     assert entry["state"] == "complete" and entry["live"] is None  # a finished run shows no cell under way
+
+
+def test_run_snapshot_keeps_the_cells_live_reports_for_its_chart(tmp_path):
+    engine = SplitProgressEngine()
+    runner, ids = run_in_thread(engine, tmp_path)
+    try:
+        engine.gate.release(1)
+        run_id = wait_for(lambda: ids, "the run to start")[0]
+
+        def samples():
+            live = (run_snapshot(tmp_path, run_id) or {}).get("detail", {}) or {}
+            return (live.get("live") or {}).get("samples")
+
+        assert wait_for(samples, "the first live report") == [[1.0, 1000.0, {"/dev/loop8": 600.0, "/dev/loop9": 400.0}]]
+        time.sleep(MIN_INTERVAL_S)  # live.json is rewritten at most this often
+        engine.gate.release(1)
+        later = wait_for(lambda: (s := samples()) and len(s) == 2 and s, "the second live report")
+        assert later[1] == [2.0, 2000.0, {"/dev/loop8": 1200.0, "/dev/loop9": 800.0}]  # both kept, in order
+    finally:
+        engine.gate.release(10000)
+        runner.join(timeout=WAIT_S * 4)
+    assert not runner.is_alive()
+    data = run_snapshot(tmp_path, run_id)
+    assert data["summary"]["state"] == "complete" and data["detail"]["live"] is None
+    tracking = [t for ph in data["detail"]["phases"] for t in ph["tracking"]]
+    assert tracking and all(t["points"] and t["band"] for t in tracking)
+    for t in tracking:  # the band is the stored window average ± half the allowed range
+        b = t["band"]
+        assert b["low"] < b["average"] < b["high"] and b["rounds"][0] < b["rounds"][1]
+    assert run_snapshot(tmp_path, "no-such-run") is None
+
+
+class TwoPathEngine(DriveEngine):
+    """Each cell's result carries two paths' shares, as the split engine stores them."""
+
+    def run(self, *a, **kw):
+        r = super().run(*a, **kw)
+        parts = {f"{PART_PREFIX}/dev/loop8{PART_SEP}iops": r.iops * 0.6, f"{PART_PREFIX}/dev/loop9{PART_SEP}iops": r.iops * 0.4}
+        return dataclasses.replace(r, counters={**r.counters, **parts})
+
+
+def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa: F811
+    srv, root = server
+    run = record(root, "throughput", TwoPathEngine())
+    data = run_snapshot(root, run.name)
+    split = [x for ph in data["detail"]["phases"] for x in ph["split"]]
+    assert split and all(set(x["parts"]) == {"/dev/loop8", "/dev/loop9"} for x in split)
+    browser.get("about:blank")
+    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
+    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
+    shown = wait_for(lambda: browser.execute_script(
+        "const s = document.querySelector('#split svg.chart');"
+        " return s && !document.getElementById('splitbox').hidden && s.querySelectorAll('circle').length"), "the split chart")
+    assert shown == 2 * len(split)  # a point per path and cell
+    assert "/dev/loop8" in browser.find_element("id", "split").text
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors

@@ -1,0 +1,180 @@
+"""The pages `iolab watch` serves: the list of runs and a page per run. Both poll the server's
+JSON endpoints and redraw in place; the charts are inline SVG drawn by the small script below
+(no library, nothing fetched from another site, so the page works offline)."""
+
+from __future__ import annotations
+
+import html
+import json
+
+STYLE = """<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
+td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
+.running{color:#06c;font-weight:bold}.failed,.broken,.interrupted{color:#b00}
+.charts{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}figcaption{font-size:.9em;max-width:460px}
+svg.chart{background:#fff;border:1px solid #ddd}.legend span{margin-right:1em}</style>"""
+
+# chart(title, series, opts): an <figure> with an SVG line chart. series: [{name, points: [[x, y]]}];
+# opts.band: {x0, x1, low, high} shaded; opts.xlabel / opts.ylabel. Each plotted point is a
+# <circle>, so what is drawn can be counted.
+CHART_JS = r"""
+const NS = "http://www.w3.org/2000/svg", COLORS = ["#06c", "#d62", "#393", "#939", "#c90", "#555"];
+function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
+function tick(v) { const a = Math.abs(v); return a >= 1e6 ? (v / 1e6).toPrecision(3) + "M" : a >= 1e4 ? (v / 1e3).toPrecision(3) + "k"
+  : a >= 100 || Number.isInteger(v) ? Math.round(v).toString() : v.toPrecision(3); }
+function el(name, attrs, parent) { const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (parent) parent.appendChild(e); return e; }
+function chart(title, series, opts) {
+  opts = opts || {}; const W = 460, H = 220, L = 58, R = 10, T = 10, B = 34;
+  const pts = series.flatMap(s => s.points).filter(p => p[1] != null);
+  const fig = document.createElement("figure"); const cap = document.createElement("figcaption");
+  cap.textContent = title; fig.appendChild(cap);
+  const svg = el("svg", {width: W, height: H, class: "chart", viewBox: `0 0 ${W} ${H}`}, fig);
+  svg.dataset.points = pts.length;
+  if (!pts.length) { const t = el("text", {x: W / 2, y: H / 2, "text-anchor": "middle", fill: "#777"}, svg);
+    t.textContent = opts.empty || "no data yet"; return fig; }
+  const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
+  if (opts.band) ys.push(opts.band.low, opts.band.high);
+  let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(0, ...ys), y1 = Math.max(...ys);
+  if (x1 === x0) { x0 -= 1; x1 += 1; } if (y1 === y0) y1 = y0 + 1; y1 += (y1 - y0) * 0.05;
+  const X = x => L + (x - x0) / (x1 - x0) * (W - L - R), Y = y => H - B - (y - y0) / (y1 - y0) * (H - T - B);
+  for (let i = 0; i <= 4; i++) { const v = y0 + (y1 - y0) * i / 4;
+    el("line", {x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#eee"}, svg);
+    el("text", {x: L - 4, y: Y(v) + 4, "text-anchor": "end", "font-size": 10}, svg).textContent = tick(v); }
+  const xt = opts.whole_x ? [...new Set(xs)] : [0, 1, 2, 3, 4].map(i => x0 + (x1 - x0) * i / 4);
+  for (const v of xt.slice(0, 30))
+    el("text", {x: X(v), y: H - B + 14, "text-anchor": "middle", "font-size": 10}, svg).textContent = tick(v);
+  el("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11}, svg).textContent = opts.xlabel || "";
+  el("text", {x: 12, y: (T + H - B) / 2, "text-anchor": "middle", "font-size": 11,
+              transform: `rotate(-90 12 ${(T + H - B) / 2})`}, svg).textContent = opts.ylabel || "";
+  if (opts.band) { const b = opts.band;
+    el("rect", {x: X(b.x0), y: Y(b.high), width: Math.max(2, X(b.x1) - X(b.x0)), height: Math.max(1, Y(b.low) - Y(b.high)),
+                fill: b.ok ? "#cfc" : "#fdd", "fill-opacity": .6, class: "band"}, svg); }
+  series.forEach((s, i) => { const c = s.color || COLORS[i % COLORS.length];
+    const p = s.points.filter(q => q[1] != null);
+    if (p.length > 1) el("polyline", {points: p.map(q => X(q[0]) + "," + Y(q[1])).join(" "), fill: "none", stroke: c,
+                                      "stroke-width": 1.5, "stroke-dasharray": s.dash || ""}, svg);
+    if (!s.line_only) for (const q of p) el("circle", {cx: X(q[0]), cy: Y(q[1]), r: 2.5, fill: c}, svg); });
+  if (series.length > 1) { const lg = document.createElement("div"); lg.className = "legend";
+    series.forEach((s, i) => { const sp = document.createElement("span"); sp.style.color = s.color || COLORS[i % COLORS.length];
+      sp.textContent = "● " + s.name; lg.appendChild(sp); }); fig.appendChild(lg); }
+  return fig;
+}
+function poller(url, render, ms) {
+  async function poll() {
+    try { const r = await fetch(url, {cache: "no-store"}); if (r.ok) render(await r.json()); } catch (e) { /* server restarting */ }
+    setTimeout(poll, ms);
+  }
+  poll();
+}
+"""
+
+LIST_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>iolab watch</title><link rel="icon" href="data:,">%(style)s</head>
+<body><h1>iolab runs in <span id="root"></span></h1>
+<p>Updated <span id="updated">never</span> (every %(poll)d ms). Read-only view of the run store. Open a run for its charts.</p>
+<table><thead><tr><th>run</th><th>test</th><th>target</th><th>state</th><th>phase</th><th>round</th>
+<th>last cell</th><th>IOPS (per host / path)</th><th>mean latency µs</th><th>p99 µs</th><th>max latency µs</th>
+<th>steady state</th><th>time left</th><th>reports</th></tr></thead>
+<tbody id="runs"></tbody></table>
+<script>%(chart)s
+function cell(tr, text, cls) { const td = document.createElement("td"); td.textContent = text == null ? "—" : text;
+  if (cls) td.className = cls; tr.appendChild(td); return td; }
+function render(data) {
+  document.getElementById("root").textContent = data.root;
+  const body = document.getElementById("runs"); body.replaceChildren();
+  for (const r of data.runs) {
+    const tr = document.createElement("tr"); tr.dataset.run = r.id;
+    const a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.id); a.textContent = r.id;
+    cell(tr, "").appendChild(a);
+    cell(tr, r.test); cell(tr, r.target); cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
+    cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
+    cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", " + r.cells_done + " of " + r.cells_per_round + " cells done" : null);
+    cell(tr, r.last_cell);
+    const parts = (r.parts || []).map(p => p.name + ": " + fmt(p.iops)).join("; ");
+    const td_iops = cell(tr, r.iops == null ? null : "last cell " + fmt(r.iops) + (parts ? " (" + parts + ")" : ""));
+    const lv = r.live;
+    if (lv) { const d = document.createElement("div"); d.className = "live";
+      const lp = Object.entries(lv.parts || {}).map(([n, v]) => n + ": " + fmt(v)).join("; ");
+      d.textContent = "now " + lv.cell + (lv.iops == null
+        ? ", running for " + Math.floor(lv.running_s || 0) + " s (IOPS at the end of the cell)"
+        : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lp ? " (" + lp + ")" : ""));
+      if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
+    cell(tr, fmt(r.lat_mean_us)); cell(tr, fmt(r.p99_us)); cell(tr, fmt(r.lat_max_us));
+    const s = r.steady;
+    cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
+         : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));
+    cell(tr, r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s");
+    const td = cell(tr, ""); for (const rep of r.reports) { const a = document.createElement("a");
+      a.href = rep.href; a.textContent = rep.name; td.appendChild(a); td.appendChild(document.createTextNode(" ")); }
+    body.appendChild(tr);
+  }
+  document.getElementById("updated").textContent = new Date().toLocaleTimeString();
+}
+poller("/api/runs", render, %(poll)d);
+</script></body></html>
+"""
+
+RUN_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>iolab watch: %(title)s</title><link rel="icon" href="data:,">%(style)s</head>
+<body><p><a href="/">all runs</a></p><h1 id="title">%(title)s</h1>
+<p id="summary"></p><p>Updated <span id="updated">never</span> (every %(poll)d ms; <span id="polls">0</span> updates).
+Read-only view of the run store.</p>
+<h2>Steady state</h2><div class="charts" id="tracking"></div>
+<h2>Cell under way</h2><div class="charts" id="live"></div>
+<h2>Last stored cell</h2><p id="lastcell"></p><div class="charts" id="last"></div>
+<div id="splitbox"><h2>Per host / path</h2><div class="charts" id="split"></div></div>
+<script>%(chart)s
+const RUN = %(run)s; let polls = 0;
+function put(id, figs) { const box = document.getElementById(id); box.replaceChildren(...figs); }
+function render(d) {
+  const r = d.summary, s = r.steady || {};
+  document.getElementById("summary").textContent = [r.test + " on " + r.target, r.state + (r.problem ? ": " + r.problem : ""),
+    r.phase ? "phase " + r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null,
+    r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds : null,
+    s.reached ? "steady state reached" : s.evaluated ? s.passing + " of " + s.variables + " tracking variables pass" : null,
+    r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s of measurement left"].filter(Boolean).join(" · ");
+  const det = d.detail || {phases: []}, tr = [];
+  for (const ph of det.phases) for (const t of ph.tracking) {
+    const b = t.band, series = [{name: t.name, points: t.points}];
+    if (b) series.push({name: "fit over the window", points: b.fit, dash: "4 3", line_only: true, color: "#777"});
+    tr.push(chart(ph.name + ": " + t.name + " (" + t.metric + ") per round" + (b ? "; band: window average ± half the allowed range, rounds "
+      + b.rounds[0] + "–" + b.rounds[1] + (b.range_ok && b.slope_ok ? " (passes)" : " (does not pass)") : "; not evaluated yet"),
+      series, {xlabel: "round", ylabel: t.metric, whole_x: true, band: b && {x0: b.rounds[0], x1: b.rounds[1], low: b.low, high: b.high,
+      ok: b.range_ok && b.slope_ok}})); }
+  put("tracking", tr.length ? tr : [chart("no tracking variable in this run's plan", [])]);
+  const lv = det.live, samples = (lv && lv.samples) || [];
+  const names = [...new Set(samples.flatMap(q => Object.keys(q[2] || {})))];
+  put("live", [chart(lv ? lv.cell + ": live IOPS per report" + (!samples.length ? " (running for " + Math.floor(lv.running_s || 0)
+      + " s; fio reports every second, a host run at the end of its cell)" : "") : "no cell under way",
+    [{name: "total", points: samples.map(q => [q[0], q[1]])}, ...names.map(n => ({name: n, points: samples.map(q => [q[0], (q[2] || {})[n]])}))],
+    {xlabel: "seconds into the cell", ylabel: "IOPS", empty: lv ? "no report yet" : "no cell under way"})]);
+  const c = det.last_cell;
+  document.getElementById("lastcell").textContent = c ? c.key + " (phase " + c.phase + ", round " + c.round + "): " + fmt(c.iops)
+    + " IOPS, mean latency " + fmt(c.lat_mean_us) + " µs, p99 " + fmt(c.p99_us) + " µs, max " + fmt(c.lat_max_us) + " µs"
+    + (c.parts.length ? "; " + c.parts.map(p => p.name + ": " + fmt(p.iops) + " IOPS, mean " + fmt(p.lat_mean_us) + " µs").join("; ") : "") : "none yet";
+  const ser = c ? c.series : [];
+  put("last", [chart("IOPS per second", [{name: "IOPS", points: ser.map(q => [q[0], q[1]])}], {xlabel: "second", ylabel: "IOPS",
+      empty: c ? "no per-second series stored for this cell" : "no cell stored yet"}),
+    chart("latency per second (µs)", [{name: "mean", points: ser.map(q => [q[0], q[2]])}, {name: "max", points: ser.map(q => [q[0], q[3]])}],
+      {xlabel: "second", ylabel: "µs", empty: c ? "no per-second latency stored for this cell" : "no cell stored yet"})]);
+  const split = det.phases.flatMap(ph => ph.split), parts = [...new Set(split.flatMap(x => Object.keys(x.parts)))];
+  document.getElementById("splitbox").hidden = !split.length;
+  put("split", split.length ? [chart("IOPS of each host / path, cell by cell (1 = the first stored cell)",
+    parts.map(n => ({name: n, points: split.map((x, i) => [i + 1, x.parts[n]])})), {xlabel: "cell", ylabel: "IOPS", whole_x: true})] : []);
+  document.getElementById("updated").textContent = new Date().toLocaleTimeString();
+  document.getElementById("polls").textContent = ++polls;
+}
+poller("/api/runs/" + encodeURIComponent(RUN), render, %(poll)d);
+</script></body></html>
+"""
+
+
+def list_page(poll_ms: int) -> bytes:
+    return (LIST_PAGE % {"style": STYLE, "chart": CHART_JS, "poll": poll_ms}).encode()
+
+
+def run_page(run_id: str, poll_ms: int) -> bytes:
+    # the id inside the script as a JSON string, with "<" escaped so no "</script>" can end it
+    run = json.dumps(run_id).replace("<", "\\u003c")
+    return (RUN_PAGE % {"style": STYLE, "chart": CHART_JS, "poll": poll_ms, "title": html.escape(run_id),
+                        "run": run}).encode()

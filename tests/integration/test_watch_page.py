@@ -1,0 +1,137 @@
+"""`iolab watch` followed in a real headless Chromium while a real `iolab run` (fio on a file,
+1 s cells) goes on: the list links to the run's page, whose charts grow as rounds are stored
+(two screenshots, saved as artefacts), with no console error; once the run has ended, the page
+keeps polling and no file of the run directory changes."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from iolab.store import RunStore
+from tests.integration.conftest import IOLAB
+from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
+from tests.unit.test_watch import wait_for as wait_until
+
+PORT = 44631
+WAIT_S = 300.0  # a busy machine: conditions are waited for, never timed
+
+
+def wait_for(fn, what: str, timeout: float = WAIT_S):
+    return wait_until(fn, what, timeout)
+
+
+def files(d: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(d)): (p.lstat().st_mtime_ns, p.lstat().st_size) for p in d.rglob("*")}
+
+
+def listening() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
+def points(browser, box: str) -> list[int]:  # noqa: F811
+    return browser.execute_script(
+        f"return Array.from(document.querySelectorAll('#{box} svg.chart')).map(s => s.querySelectorAll('circle').length)")
+
+
+def console_errors(browser) -> list:  # noqa: F811
+    return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp_path):  # noqa: F811
+    runs = scratch / "runs"
+    runs.mkdir()
+    artefacts = tmp_path / "screenshots"
+    artefacts.mkdir()
+    print(f"screenshots in {artefacts}")
+    watch = subprocess.Popen([*IOLAB, "watch", str(runs), "--port", str(PORT)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen([*IOLAB, "run", "throughput", "-t", f"file:{scratch}/t.img?size=64MiB", "--quick",
+                            "--cell-time", "1s", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: watch.poll() is not None or listening(), "iolab watch to listen")
+        assert watch.poll() is None, watch.stderr.read()
+        base = f"http://127.0.0.1:{PORT}"
+        (run_dir,) = wait_for(lambda: [p for p in runs.iterdir() if (p / "manifest.json").exists()], "the run to start")
+
+        # the list links to the run's page, and its table has latency columns
+        browser.get(base + "/")
+        link = f"tr[data-run='{run_dir.name}'] a"
+        wait_for(lambda: browser.execute_script(f"return document.querySelector(\"{link}\") !== null"), "the run's row")
+        headers = browser.execute_script("return Array.from(document.querySelectorAll('th')).map(t => t.textContent)")
+        assert {"mean latency µs", "p99 µs", "max latency µs"} <= set(headers)
+        browser.execute_script(f"document.querySelector(\"{link}\").click()")
+        wait_for(lambda: browser.current_url == f"{base}/runs/{run_dir.name}", "the run's page")
+
+        # a first round of the first phase stored: its tracking chart has a point
+        first = wait_for(lambda: (p := points(browser, "tracking")) and p[0] >= 1 and p, "a first round on the chart")
+        svg_first = browser.execute_script("return document.getElementById('tracking').innerHTML")
+        browser.save_screenshot(str(artefacts / "run-page-1.png"))
+        # a later round stored: more points plotted
+        later = wait_for(lambda: (p := points(browser, "tracking")) and sum(p) > sum(first) and p, "a later round")
+        browser.save_screenshot(str(artefacts / "run-page-2.png"))
+        assert browser.execute_script("return document.getElementById('tracking').innerHTML") != svg_first
+        assert sum(later) > sum(first)
+        assert not console_errors(browser)
+
+        assert run.wait(timeout=WAIT_S) == 0, run.stderr.read()
+        # finished: every round of both phases charted, the band of the last window drawn, the
+        # last cell's per-second IOPS and latency charted, and no cell under way
+        store = RunStore.open(run_dir)
+        try:
+            stored = [len(store.complete_rounds(ph.name)) for ph in store.phases()]
+        finally:
+            store.close()
+        assert len(stored) == 2 and min(stored) >= 5  # the window's rounds at least
+        wait_for(lambda: points(browser, "tracking") == stored, f"{stored} rounds on the charts")
+        assert browser.execute_script("return document.querySelectorAll('#tracking rect.band').length") == 2
+        assert all(n >= 1 for n in points(browser, "last"))
+        assert "no cell under way" in browser.find_element("id", "live").text
+        assert browser.find_element("id", "splitbox").get_attribute("hidden") is not None  # one path: no split chart
+
+        # the page goes on polling a finished run: nothing in its directory changes
+        before = files(run_dir)
+        polls = int(browser.find_element("id", "polls").text)
+        wait_for(lambda: int(browser.find_element("id", "polls").text) >= polls + 3, "three more updates")
+        assert files(run_dir) == before
+        assert not console_errors(browser)
+    finally:
+        for p in (run, watch):
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=60)
+        if os.environ.get("IOLAB_TEST_ARTEFACTS"):
+            dest = Path(os.environ["IOLAB_TEST_ARTEFACTS"]) / "watch-page"
+            dest.mkdir(parents=True, exist_ok=True)
+            for f in artefacts.glob("*.png"):
+                shutil.copy(f, dest)
+    assert (artefacts / "run-page-1.png").stat().st_size > 0 and (artefacts / "run-page-2.png").stat().st_size > 0
+
+
+def test_run_page_of_an_unknown_run_is_not_found(tmp_path):
+    (tmp_path / "runs").mkdir()
+    watch = subprocess.Popen([*IOLAB, "watch", str(tmp_path / "runs"), "--port", str(PORT + 1)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def status(path: str) -> int | None:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", PORT + 1, timeout=10)
+                c.request("GET", path, headers={"Host": f"127.0.0.1:{PORT + 1}"})
+                return c.getresponse().status
+            except OSError:
+                return None
+
+        wait_for(lambda: watch.poll() is not None or status("/") == 200, "iolab watch to answer", timeout=60)
+        assert status("/runs/no-such-run") == 404 and status("/api/runs/no-such-run") == 404
+    finally:
+        watch.terminate()
+        watch.wait(timeout=60)
