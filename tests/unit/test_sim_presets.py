@@ -28,7 +28,7 @@ def test_every_ssd_preset_carries_its_rating_from_the_simulator():
 def test_sim_presets_command_lists_the_inherited_values():
     # A derived preset states only what differs from its base; the listing shows every value.
     env = {**os.environ, "COLUMNS": "200"}
-    out = subprocess.run([str(Path(sys.executable).parent / "iolab"), "sim", "presets"], capture_output=True,
+    out = subprocess.run([str(Path(sys.executable).parent / "iolab"), "sim", "presets", "--detail"], capture_output=True,
                          text=True, env=env, check=False)
     assert out.returncode == 0, out.stderr
     client = out.stdout[out.stdout.index("client-nvme-slc"):out.stdout.index("sas-15k-hdd")]
