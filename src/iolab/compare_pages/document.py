@@ -1,7 +1,7 @@
 """The comparison report: N drives, same test, on the same pages — summary table with
-ordinal rankings, overlaid plots, and each time series with its difference from the group
-mean. Built from the same page model, plots and renderers as a single-run report. Which key
-figures and overlays a test has is the test's declaration (the caller passes them)."""
+ordinal rankings, the test's overlays, the per-drive facts. Built from the same page model,
+plots and renderers as a single-run report. Which key figures and overlays a test has is the
+test's declaration (the caller passes them; each family's overlays are in this package)."""
 
 from __future__ import annotations
 
