@@ -4,7 +4,7 @@ terminal view, reports, comparisons). A stored run whose test is not registered 
 process is shown and reported with the generic views; comparing it needs key figures, so
 it is refused with the reason.
 
-Dependency direction: api → registry ⇢ suites.* → report/*, compare/*, textreport; nothing
+Dependency direction: api → registry ⇢ suites.* → compare_pages/*, report/*, compare/*, textreport; nothing
 below imports this module or the registry.
 """
 
@@ -209,8 +209,8 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
-    from .compare.pages import write_comparison
-    from .compare.sequence import write_sequence_comparison
+    from .compare_pages.document import write_comparison
+    from .compare_pages.sequence import write_sequence_comparison
 
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .report.characterise import grid
+from .compare.characterise import grid
 from .summary import PhaseSummary
 from .units import num
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from iolab.engines.sim import list_presets
-from iolab.report.characterise import grid
+from iolab.compare.characterise import grid
 from iolab.runlist import list_runs
 from iolab.store import RunStore
 from iolab.summary import summarise

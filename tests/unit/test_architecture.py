@@ -123,30 +123,36 @@ FORBIDDEN = [
     *[(low, "iolab.registry", "only the api and the CLI ask the test registry; the layers below are handed "
                               "what they need (e.g. build_plan, engine_for)")
       for low in ("iolab.runner", "iolab.runstart", "iolab.resume", "iolab.store", "iolab.resultsdb", "iolab.engines",
-                  "iolab.report", "iolab.compare", "iolab.suites", "iolab.targets", "iolab.plan", "iolab.decide",
-                  "iolab.steady", "iolab.export", "iolab.scaleout", "iolab.watch", "iolab.textreport",
+                  "iolab.report", "iolab.compare", "iolab.compare_pages", "iolab.suites", "iolab.targets", "iolab.plan",
+                  "iolab.decide", "iolab.steady", "iolab.export", "iolab.scaleout", "iolab.watch", "iolab.textreport",
                   "iolab.summary")],
-    ("iolab.report", "iolab.suites", "reports read the plan stored in the run, never today's suite code"),
+    *[(low, "iolab.suites", "reports and comparisons read the plan stored in the run, never today's suite code")
+      for low in ("iolab.report", "iolab.compare", "iolab.compare_pages")],
     *[(low, "iolab.api", "the api is the top of the library: only the CLI (and the multi-run driver) use it")
       for low in ("iolab.runner", "iolab.runstart", "iolab.resume", "iolab.store", "iolab.resultsdb", "iolab.engines",
-                  "iolab.report", "iolab.compare", "iolab.suites", "iolab.targets", "iolab.registry")],
+                  "iolab.report", "iolab.compare", "iolab.compare_pages", "iolab.suites", "iolab.targets",
+                  "iolab.registry")],
     *[(low, "iolab.cli", "the CLI is the top: nothing imports it") for low in ("iolab.api", "iolab.report",
                                                                               "iolab.runner", "iolab.runstart",
                                                                               "iolab.suites")],
     *[(low, up, "an engine runs one workload and never knows the test, round or store")
       for low in ("iolab.engines",) for up in ("iolab.runner", "iolab.runstart", "iolab.store", "iolab.resultsdb",
-                                               "iolab.report", "iolab.suites", "iolab.compare", "iolab.plan")],
+                                               "iolab.report", "iolab.suites", "iolab.compare", "iolab.compare_pages",
+                                               "iolab.plan")],
     *[(low, up, "the runner executes any plan and never knows which test it serves or how it is shown")
       for low in ("iolab.runner", "iolab.runstart") for up in ("iolab.suites", "iolab.report", "iolab.compare",
-                                                              "iolab.textreport")],
+                                                              "iolab.compare_pages", "iolab.textreport")],
     *[(low, up, "the store keeps what was measured and knows nothing above it")
       for low in ("iolab.store", "iolab.resultsdb") for up in ("iolab.runner", "iolab.runstart", "iolab.engines",
-                                                              "iolab.suites", "iolab.report", "iolab.compare")],
+                                                              "iolab.suites", "iolab.report", "iolab.compare",
+                                                              "iolab.compare_pages")],
     *[("iolab.targets", up, "targets describe what is tested, below the runner and the engines")
       for up in ("iolab.runner", "iolab.runstart", "iolab.engines", "iolab.suites", "iolab.report", "iolab.store",
                  "iolab.resultsdb")],
-    *[(low, "iolab.report", "the figures of a comparison (compare/__init__) are below report/")
-      for low in ("iolab.compare.__init__",)],
+    *[("iolab.compare", up, "the comparison figures (compare/) are below report/, which may use them, and below "
+                            "the comparison pages") for up in ("iolab.report", "iolab.compare_pages")],
+    ("iolab.report", "iolab.compare_pages", "the comparison pages (compare_pages/) are above report/: they are built "
+                                            "from its pages, never the other way"),
 ]
 
 
@@ -169,10 +175,11 @@ def test_no_import_against_the_documented_layers():
 
 
 def test_the_layer_check_finds_a_planted_back_edge(tmp_path):
-    # The check above must be able to fail: a report module that reads suite code, and a
-    # runner that asks the registry, are both found.
+    # The check above must be able to fail: a report module that reads suite code, a runner
+    # that asks the registry, comparison figures that use a report page builder, and a report
+    # module that uses a comparison page are each found.
     pkg = tmp_path / "iolab"
-    for d in ("report", "suites"):
+    for d in ("report", "suites", "compare", "compare_pages"):
         (pkg / d).mkdir(parents=True)
         (pkg / d / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("")
@@ -180,6 +187,10 @@ def test_the_layer_check_finds_a_planted_back_edge(tmp_path):
     (pkg / "suites" / "pts_iops.py").write_text("X = 1\n")
     (pkg / "report" / "pts.py").write_text("def f():\n    from ..suites.pts_iops import X\n")
     (pkg / "runner.py").write_text("from . import registry\n")
+    (pkg / "report" / "sections.py").write_text("X = 1\n")
+    (pkg / "compare" / "hir.py").write_text("from ..report.sections import X\n")
+    (pkg / "compare_pages" / "pts.py").write_text("X = 1\n")
+    (pkg / "report" / "hir.py").write_text("def f():\n    from ..compare_pages import pts\n")
     global SRC, PACKAGE
     saved = SRC, PACKAGE
     SRC, PACKAGE = tmp_path, pkg
@@ -187,8 +198,10 @@ def test_the_layer_check_finds_a_planted_back_edge(tmp_path):
         found = layer_breaks(import_graph())
     finally:
         SRC, PACKAGE = saved
-    assert [f.split(":")[0] for f in found] == ["iolab.runner imports iolab.registry",
-                                                "iolab.report.pts imports iolab.suites.pts_iops"]
+    assert sorted(f.split(":")[0] for f in found) == ["iolab.compare.hir imports iolab.report.sections",
+                                                      "iolab.report.hir imports iolab.compare_pages.pts",
+                                                      "iolab.report.pts imports iolab.suites.pts_iops",
+                                                      "iolab.runner imports iolab.registry"]
 
 
 def test_no_module_over_the_size_limit():

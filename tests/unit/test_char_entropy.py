@@ -22,7 +22,7 @@ def default_preset_run(tmp_path_factory):
 def test_default_preset_is_flat_over_entropy(default_preset_run):
     """The default preset does not compress: within 5 % at every QD. With 3 s of quick
     preconditioning the drive was still slowing down and QD32 writes fell 18 % over the cells."""
-    from iolab.report.characterise import grid
+    from iolab.compare.characterise import grid
     from iolab.report.rundata import RunData
 
     run = RunData.load(default_preset_run, default_preset_run)

@@ -221,7 +221,8 @@ def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(uneq
     assert (f"a difference is drawn only where at least two drives did (intervals 1–{n[0]}). "
             f"Intervals measured: D1 1–{n[0]}; D2 1–{n[1]}.") in text
 
-    from iolab.report.plots import Series, group_means
+    from iolab.report.difference_plots import group_means
+    from iolab.report.plot_style import Series
 
     # matched by interval number, not by position; one drive alone has no group mean
     a, b = Series("D1", (1, 2, 3), (10.0, 20.0, 30.0)), Series("D2", (2, 3, 4, 5), (30.0, 40.0, 50.0, 60.0))
@@ -275,7 +276,7 @@ def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable(
     from types import SimpleNamespace
 
     from iolab.compare import differences
-    from iolab.compare.pages import facts
+    from iolab.compare_pages.document import facts
 
     def run(grid, points):
         plan = {"phases": [{"name": "demand variation", "cells": grid},

@@ -1,9 +1,8 @@
 """Comparing drives: which runs may be compared, the key figures of the tests (each test's
 declaration in suites/ names its own), the summary table (one row per drive) and the ordinal
-ranking of the drives per column. The comparison report's pages are in pages.py (one test on
-N drives, and the PTS tests' overlays), rwsw.py (the RWSW tests' overlays) and sequence.py (the
-tests of a sequence on N drives); this module imports none of them, so report/ may use the
-figures here.
+ranking of the drives per column. compare/ holds only figures computed from runs, below
+report/ (which may use them); the comparison report's pages are in compare_pages/, above
+report/.
 
 Each key figure knows its direction (higher IOPS and MB/s are better, lower response times
 are better). Ranks are standard competition ranks: tied drives share a rank and the next rank

@@ -4,19 +4,24 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     model.py    the page model (Document, Page, Table, Figure, Text)
     rundata.py  a stored run as the pages read it (manifest, summaries, links to raw files)
     header.py   page header fields, the four header columns, banners
-    plots.py    matplotlib plots as PNG bytes
+    plot_style.py     how every plot is drawn (style, figure size, PNG, axis ticks, Series)
+    plots.py          matplotlib plots as PNG bytes: convergence, windows, categories, time series
+    latency_plots.py  the latency histogram and its tail
+    difference_plots.py  a comparison's series and their difference from the group mean
     drawing.py  each plot drawn once, in worker processes while the pages are built
     progress.py the "writing report … page n of N" lines while a report is written
     sections.py page builders shared by the tests, and the Run Details pages
     pts.py      the PTS tests' pages, and the generic pages of any other test
-    rwsw.py     the RWSW tests' pages and comparison overlays
+    rwsw.py     the RWSW tests' pages (rwsw_replay.py: Replay-Native; rwsw_selftest.py: the
+                Self-Test pages after each of them)
     html.py     Document -> self-contained HTML
     pdf.py      the same HTML -> PDF (WeasyPrint)
     sequence.py one report of a sequence's runs: a summary page, then each run's pages
 
 Reports read only run directories. Which pages a test has is its declaration (suites/, via
 the registry); `iolab.api.write_report` asks the registry and calls `build_document` here, so
-nothing in report/ names a test or imports the registry.
+nothing in report/ names a test or imports the registry. The comparison figures (compare/)
+are below report/ and may be used here; the comparison pages (compare_pages/) are above it.
 """
 
 from __future__ import annotations

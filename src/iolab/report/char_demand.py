@@ -19,7 +19,7 @@ from ..summary import CellAverage, PhaseSummary
 from ..units import num, pct_text
 from .char_series import endurance_pages
 from .model import Figure, Page, Table, Text
-from .plots import Series
+from .plot_style import Series
 from .rundata import RunData
 from .rwsw_plots import Panel, panels
 from .sections import table_pages

@@ -12,7 +12,7 @@ from ..store import CellRow, RunStore
 from ..targets import wear
 from ..summary import PhaseSummary
 from ..units import eng, num, pct_text
-from . import plots
+from . import latency_plots, plot_style
 from .drawing import drawn_apart
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
@@ -52,19 +52,19 @@ def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]
 def _per_round_figure(ph: PhaseSummary) -> Figure:
     rows = list(ph.rows)
     xs = tuple(float(r.round) for r in rows)
-    with plots.styled():
-        fig = plots._figure(120)
+    with plot_style.styled():
+        fig = plot_style._figure(120)
         top, bottom = fig.subplots(2, 1, sharex=True)
-        top.plot(xs, [r.iops for r in rows], marker="o", ms=2.5, color=plots.color(0))
+        top.plot(xs, [r.iops for r in rows], marker="o", ms=2.5, color=plot_style.color(0))
         top.set_ylabel("IOPS")
         top.set_ylim(bottom=0)
-        plots._thousands(top)
+        plot_style._thousands(top)
         for i, (label, attr) in enumerate((("average", "lat_mean_us"), ("maximum", "lat_max_us"))):
             pts = [(x, getattr(r, attr)) for x, r in zip(xs, rows) if getattr(r, attr)]
             if pts:
-                bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plots.color(i + 1), label=label)
+                bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plot_style.color(i + 1), label=label)
         bottom.set_yscale("log")
-        plots._log_ticks(bottom)
+        plot_style._log_ticks(bottom)
         bottom.set_ylabel("latency (µs, log scale)")
         bottom.set_xlabel("round")
         from matplotlib.ticker import MaxNLocator
@@ -72,7 +72,7 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
         bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         bottom.legend(loc="upper left", frameon=False)
         top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
-        png = plots._png(fig)
+        png = plot_style._png(fig)
     return Figure(f"{ph.phase.name}: per round", png, 120, f"Source: results.db table cells, phase {ph.phase.name!r}, "
                   f"every complete round ({len(rows)}).")
 
@@ -108,7 +108,7 @@ def qos_pages(run: RunData) -> list[Page]:
 
 def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h: Histogram) -> Page:
     title = f"{ph.phase.name}: latency histogram, {label}"
-    png = plots.latency_histogram([("", h)], title, 120, marks=QOS_MARKS)
+    png = latency_plots.latency_histogram([("", h)], title, 120, marks=QOS_MARKS)
     marks = tuple((f"{p:g} %", pct_text(h.measured(p), h.total)) for p in QOS_MARKS) + (("maximum", num(h.max_us)),)
     table = Table(f"{label}: {h.total:,} IOs in {len(h.counts):,} bins (of {row.read_ios + row.write_ios:,} IOs "
                   "measured)", ("percentile", "latency (µs)"), marks,
@@ -155,15 +155,15 @@ def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
 def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)",
              label: str = "", more: tuple[tuple[str, list], ...] = ()) -> bytes:
     """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
-    with plots.styled():
-        fig = plots._figure(height)
+    with plot_style.styled():
+        fig = plot_style._figure(height)
         ax = fig.subplots()
         pts = []
         for i, (name, ys) in enumerate(((label, y), *more)):
             some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
             if some:
                 xs, vs = zip(*some)
-                ax.scatter(xs, vs, s=3, color=plots.color(i), label=name or None)
+                ax.scatter(xs, vs, s=3, color=plot_style.color(i), label=name or None)
             pts += some
         if more and pts:
             ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable
@@ -171,12 +171,12 @@ def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: st
         ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
         if log and pts:
             ax.set_yscale("log")
-            plots._log_ticks(ax)
+            plot_style._log_ticks(ax)
         else:
             ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
-            plots._thousands(ax)
+            plot_style._thousands(ax)
         ax.set_title(title)
-        return plots._png(fig)
+        return plot_style._png(fig)
 
 
 def consistency_pages(run: RunData) -> list[Page]:

@@ -5,9 +5,9 @@ the series is the stored cell's mix column. Reads only the run."""
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
+from ..compare.characterise import grid
 from ..summary import CellAverage, PhaseSummary
 from ..units import num
 from . import plots
@@ -17,7 +17,6 @@ from .rundata import RunData
 from .sections import not_measured_page, table_pages, window_source
 
 Getter = Callable[[CellAverage], float | None]
-_QD = re.compile(r" QD(\d+)$")
 
 IOPS = ("IOPS", "IOPS", lambda c: c.iops, False)
 MBPS = ("MB/s", "MB/s", lambda c: c.mbps, False)
@@ -30,19 +29,6 @@ WRITE_IOPS = ("write IOPS", "IOPS", lambda c: c.write_iops, False)
 def _axis(name: str, unit: str) -> str:
     """'average latency (µs)', but 'IOPS', not 'IOPS (IOPS)'."""
     return name if name == unit else f"{name} ({unit})"
-
-
-def qd_of(key: str) -> int | None:
-    m = _QD.search(key)
-    return int(m.group(1)) if m else None
-
-
-def grid(ph: PhaseSummary) -> tuple[list[str], list[int], dict[tuple[str, int], CellAverage]]:
-    """Series labels (in plan order), queue depths (ascending) and the cell at each place."""
-    cells = {(c.mix or c.key, qd): c for c in ph.cells if (qd := qd_of(c.key)) is not None}
-    labels = list(dict.fromkeys(m for m, _ in cells))
-    qds = sorted({q for _, q in cells})
-    return labels, qds, cells
 
 
 def _values(ph: PhaseSummary, get: Getter) -> tuple[list[str], list[int], list[list[float | None]]]:

@@ -13,7 +13,7 @@ from ..decide import PERCENTILE_COLUMNS
 from ..store import CellRow, RunStore
 from ..summary import PhaseSummary
 from ..units import measurable, num, pct_text
-from . import plots
+from . import plot_style
 from .char_series import _latency_figure, _scatter
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
@@ -63,25 +63,25 @@ def _bound(run: RunData) -> tuple[float, float]:
 
 def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Figure:
     demand = [float(r.workload["rate_iops"]) for r in rows]
-    with plots.styled():
-        fig = plots._figure(95)
+    with plot_style.styled():
+        fig = plot_style._figure(95)
         top, bottom = fig.subplots(2, 1, sharex=True)
         lat = [(d, _pct(r, pct)) for d, r in zip(demand, rows) if _pct(r, pct)]
         if lat:
-            top.plot(*zip(*lat), marker="o", ms=3, color=plots.color(0), label=f"{pct:g} % latency")
-        top.axhline(bound, color=plots.color(3), ls="--", label=f"bound {num(bound)} µs")
+            top.plot(*zip(*lat), marker="o", ms=3, color=plot_style.color(0), label=f"{pct:g} % latency")
+        top.axhline(bound, color=plot_style.color(3), ls="--", label=f"bound {num(bound)} µs")
         top.set_yscale("log")
-        plots._log_ticks(top)
+        plot_style._log_ticks(top)
         top.set_ylabel("latency (µs, log)")
         top.legend(loc="best", frameon=True)
         bottom.plot(demand, demand, ls=":", color="grey", label="demanded")
-        bottom.plot(demand, [r.iops for r in rows], marker="o", ms=3, color=plots.color(1), label="delivered")
+        bottom.plot(demand, [r.iops for r in rows], marker="o", ms=3, color=plot_style.color(1), label="delivered")
         bottom.set_xlabel("demand (IOPS, all hosts/paths)")
         bottom.set_ylabel("IOPS")
         bottom.legend(loc="best", frameon=True)
-        plots._thousands(bottom)
-        plots._thousands(bottom, "x")
-        png = plots._png(fig)
+        plot_style._thousands(bottom)
+        plot_style._thousands(bottom, "x")
+        png = plot_style._png(fig)
     return Figure(f"{pct:g} % latency and delivered IOPS at each demand step", png, 95, src)
 
 

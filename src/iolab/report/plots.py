@@ -1,4 +1,6 @@
-"""The report's plots (matplotlib, Agg), each returned as PNG bytes to embed in a page.
+"""The report's plots (matplotlib, Agg), each returned as PNG bytes to embed in a page:
+steady-state convergence and measurement window, results over categories (lines, bars, 3D
+columns, heat map) and time series.
 
 Plots take plain series, never the store, so the single-run report and the comparison draw
 with the same functions. Every axis carries its unit. Sizes are in millimetres of the
@@ -7,100 +9,13 @@ printed page so text stays readable at 100 % in the PDF.
 
 from __future__ import annotations
 
-import io
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-from ..results import Histogram
 from ..steady import VariableVerdict
-from ..units import num, scale_for
+from ..units import num
 from .drawing import drawn_apart
-from .model import CONTENT_WIDTH_MM
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure as MplFigure
-
-MM = 1 / 25.4
-DPI = 140
-STYLE = {
-    "font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "legend.fontsize": 7,
-    "xtick.labelsize": 7, "ytick.labelsize": 7, "axes.grid": True, "grid.alpha": 0.3,
-    "font.family": "DejaVu Sans",
-}
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf"]
-
-
-@dataclass(frozen=True)
-class Series:
-    label: str
-    x: tuple[float, ...]
-    y: tuple[float, ...]
-    partial: tuple[int, ...] = ()  # indices of partial intervals (cut short by a budget), drawn marked
-
-PARTIAL_LABEL = "partial interval (cut short by the write budget)"
-
-
-def _mark_partial(ax, s: Series, log: bool, labelled: bool) -> bool:
-    """Ring a series' partial intervals so no reader takes them for full ones."""
-    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
-    if not pts:
-        return labelled
-    xs, ys = zip(*pts)
-    ax.plot(xs, ys, ls="none", marker="o", ms=7, mfc="none", mec="#d62728", mew=1.2,
-            label=None if labelled else PARTIAL_LABEL)
-    return True
-
-
-def color(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
-
-
-def styled(extra: dict | None = None):
-    """The report's plot style. matplotlib is imported here, on the first plot, not with the
-    module: every CLI command would otherwise pay its ~2 s import."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # never open a window; reports are written headless
-    return matplotlib.rc_context(STYLE | (extra or {}))
-
-
-def _figure(height_mm: float, width_mm: float = CONTENT_WIDTH_MM) -> MplFigure:
-    from matplotlib.figure import Figure as MplFigure
-
-    return MplFigure(figsize=(width_mm * MM, height_mm * MM), dpi=DPI, layout="constrained")
-
-
-def _png(fig: MplFigure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
-    return buf.getvalue()
-
-
-def ticks():
-    """Axis and colour-bar ticks print with the report's one number formatter (units.num)."""
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda v, _: num(v, trim=True))
-
-
-def _thousands(ax, axis: str = "y") -> None:
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(ticks())
-
-
-def _log_ticks(ax, axis: str = "y") -> None:
-    """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
-    from matplotlib.ticker import LogLocator, NullFormatter
-
-    a = ax.yaxis if axis == "y" else ax.xaxis
-    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
-    if lo > 0 and hi / lo < 10:  # under a decade: powers of ten alone may leave no label at all
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
-    elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    a.set_major_formatter(ticks())
-    a.set_minor_formatter(NullFormatter())
+from .plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled, ticks
 
 
 # -- steady state ----------------------------------------------------------------------------
@@ -343,138 +258,6 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
                 ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _png(fig)
 
-
-def group_means(series: Sequence[Series]) -> dict[float, float]:
-    """The group mean at each x (round or interval number) that at least two series measured:
-    points are matched by their x, never by position, and one drive alone has no group."""
-    by_x: dict[float, list[float]] = {}
-    for s in series:
-        for x, y in zip(s.x, s.y):
-            by_x.setdefault(x, []).append(y)
-    return {x: sum(ys) / len(ys) for x, ys in by_x.items() if len(ys) >= 2}
-
-
-def alignment_text(series: Sequence[Series], what: str) -> str:
-    """How the difference plot lines the drives up, and over which span it could."""
-    def span(xs) -> str:
-        xs = sorted(xs)
-        return "none" if not xs else f"{xs[0]:g}" if len(xs) == 1 else f"{xs[0]:g}–{xs[-1]:g}"
-
-    shared = group_means(series)
-    each = "; ".join(f"{s.label.split()[0]} {span(s.x)}" for s in series)
-    return (f"Drives are aligned on the {what} number: the group mean at {what} i is the mean of the drives that "
-            f"measured {what} i, and a difference is drawn only where at least two drives did ({what}s "
-            f"{span(shared)}). {what.capitalize()}s measured: {each}.")
-
-
-@drawn_apart
-def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, title: str,
-                         height_mm: float = 150) -> bytes:
-    """Each drive's series (top) and its difference from the group mean (bottom, in % of the
-    mean) at every x that at least two drives measured (group_means)."""
-    with styled():
-        fig = _figure(height_mm)
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        means = group_means(series)
-        for k, s in enumerate(series):
-            top.plot(s.x, s.y, lw=1.0, marker="o" if len(s.x) <= 60 else None, ms=2.5, color=color(k), label=s.label)
-            pts = [(x, 100.0 * (y - means[x]) / means[x]) for x, y in zip(s.x, s.y) if means.get(x)]
-            if pts:
-                xs, diff = zip(*pts)
-                bottom.plot(xs, diff, lw=1.0, marker="o" if len(xs) <= 60 else None, ms=2.5, color=color(k),
-                            label=s.label)
-        top.set_ylabel(ylabel)
-        top.set_ylim(bottom=0)
-        _thousands(top)
-        top.set_title(title)
-        bottom.axhline(0, color="black", lw=0.8)
-        bottom.set_ylabel("difference from group mean (%)")
-        bottom.set_xlabel(xlabel)
-        bottom.set_title(f"difference from the group mean at each {xlabel} measured by at least two drives")
-        _thousands(bottom)
-        for ax in (top, bottom):
-            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-        return _png(fig)
-
-
-# -- latency distribution --------------------------------------------------------------------
-
-MARKS = (99.0, 99.9, 99.99, 99.999)
-
-
-def histogram_unit(hists: Sequence[Histogram]) -> tuple[str, float]:
-    """The unit of a latency plot and of its percentile table: the one that suits the
-    percentiles and maxima the reader looks up (not the histogram's many low bins)."""
-    return scale_for([q for h in hists for q in (*h.percentiles().values(), h.max_us)])
-
-
-@drawn_apart
-def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150,
-                      marks: Sequence[float] = MARKS) -> bytes:
-    """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
-    Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
-    Several histograms (drives) overlay; the bars are drawn only for a single one."""
-    from matplotlib.ticker import NullFormatter
-
-    unit, div = histogram_unit([h for _, h in hists])
-    with styled():
-        fig = _figure(height_mm)
-        top, bottom = fig.subplots(2, 1)
-        cum_ax = top.twinx()
-        for k, (label, h) in enumerate(hists):
-            xs = [v / div for v in h.values_us]
-            cum = h.cumulative_pct()
-            if len(hists) == 1:
-                # one line per bin as a single collection: fio histograms have ~1,800 bins
-                nz = [(x, c) for x, c in zip(xs, h.counts) if c > 0]
-                top.vlines([x for x, _ in nz], 0.8, [c for _, c in nz], color="#1f77b4", lw=1.4, alpha=0.8,
-                           label="IOs per bin")
-            cum_ax.plot(xs, cum, color=color(k) if len(hists) > 1 else "#d62728", lw=1.2,
-                        label=f"cumulative % {label}".strip())
-            tail = [max(100.0 - c, 1e-6) for c in cum]
-            bottom.step(xs, tail, where="post", color=color(k), lw=1.2, label=label or "IOs slower than x")
-            for j, p in enumerate(marks):  # j: only the first mark gets a legend entry
-                q = h.measured(p)
-                if q is None:
-                    continue
-                q /= div
-                if len(hists) == 1:
-                    top.axvline(q, color="#555", lw=0.7, ls="--", label=" / ".join(f"{m:g}" for m in marks) + " % marks" if j == 0 else None)
-                bottom.plot([q], [100.0 - p], marker="o", ms=4, color=color(k))
-                if len(hists) == 1:
-                    bottom.annotate(f"{p:g} % ≤ {num(q)} {unit}", (q, 100.0 - p), xytext=(6, 2),
-                                    textcoords="offset points", fontsize=6.5)
-        for ax in (top, bottom):
-            ax.set_xscale("log")
-            _log_ticks(ax, "x")
-            ax.set_xlabel(f"response time ({unit}, log scale)")
-        if len(hists) == 1:
-            top.set_yscale("log")
-            _log_ticks(top, "y")
-            top.set_ylabel("IOs per bin (log scale)")
-        else:  # no bars when overlaid: an empty count axis would read as "no IOs"
-            top.yaxis.set_visible(False)
-        cum_ax.set_ylabel("cumulative IOs (%)")
-        cum_ax.set_ylim(0, 101)
-        cum_ax.grid(False)
-        top.set_title(title)
-        bottom.set_yscale("log")
-        bottom.set_ylim(1e-4 / 2, 150)
-        bottom.set_yticks([100, 10, 1, 0.1, 0.01, 0.001, 0.0001],
-                          ["100 %", "10 %", "1 % (99)", "0.1 % (99.9)", "0.01 % (99.99)", "0.001 % (99.999)", "0.0001 %"])
-        bottom.yaxis.set_minor_formatter(NullFormatter())
-        for p in MARKS:
-            bottom.axhline(100.0 - p, color="#999", lw=0.6, ls=":")
-        bottom.set_ylabel("IOs slower than x")
-        bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
-        h1, l1 = top.get_legend_handles_labels()
-        h2, l2 = cum_ax.get_legend_handles_labels()
-        if len(hists) == 1:
-            top.legend(h1 + h2, l1 + l2, loc="upper left", framealpha=0.9)
-        else:
-            top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
-            bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
-        return _png(fig)
 
 
 @drawn_apart

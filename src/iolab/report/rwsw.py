@@ -1,40 +1,29 @@
-"""Pages of the SNIA RWSW tests (catalogue §1): Multi-WSAT, Individual Streams WSAT,
-Replay-Native and DIRTH on the composite, each followed by the Self-Test (in-situ) pages —
-the capture's own per-step metrics, the baseline the drives are compared against — read
-from the stream analysis the run was given (inputs/analysis.json in the run directory).
-(Their overlays for several drives are in compare/rwsw.py.)"""
+"""Pages of the SNIA RWSW tests (catalogue §1): Multi-WSAT, Individual Streams WSAT, the
+composite to steady state and DIRTH on the composite, and the page layout the RWSW pages
+share. Replay-Native's pages are in rwsw_replay.py, the Self-Test pages that follow every RWSW
+test in rwsw_selftest.py; their overlays for several drives in compare_pages/rwsw.py."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
-from ..analysis.streamstats import StreamAnalysis
-from ..analysis.workloads import load_replay
-from ..compare import DIRTH_SUMMARY_OIO, REPLAY_PHASE, ReplayTotals, cell_percentile, dirth_level, replay_totals
+from ..compare import DIRTH_SUMMARY_OIO, cell_percentile, dirth_level
 from ..points import DV_PHASE
-from ..errors import IolabError
 from ..summary import CellAverage, PhaseSummary, interval_label
-from ..runfiles import ANALYSIS_FILE, INPUTS_DIR, REPLAY_FILE
-from ..units import duration, eng, kib_label, measurable, num, pct_text
+from ..units import eng, kib_label, measurable, num, pct_text
 from . import plots
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
-from .plots import Series
+from .plot_style import Series
 from .pts import partial_indices, wsat_series
 from .rundata import RunData, intervals_text, rounds_text
-from .rwsw_plots import Panel, analysis_pngs, panels
+from .rwsw_plots import Panel, panels
 from .dirth import dirth_pages
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
 
 STEADY_PHASE = "steady state (composite)"
 TABLE_MAX_ROWS = 60  # longer per-interval/per-step tables show every k-th row (all are in results.db)
 
-
-def with_selftest(build: Callable[[RunData], list[Page]]) -> Callable[[RunData], list[Page]]:
-    """An RWSW test's pages: its own, then the Self-Test pages of the capture it replayed."""
-    return lambda run: build(run) + selftest_pages(run)
-
-
-def _thin(rows: list, limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, object]], int]:
+def thin(rows: list, limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, object]], int]:
     """Every k-th row (and the last, and any partial interval) when there are more than `limit`:
     (index, row) pairs and k."""
     step = max(1, -(-len(rows) // limit))
@@ -43,8 +32,13 @@ def _thin(rows: list, limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, obje
     return keep, step
 
 
-def _thin_caption(caption: str, step: int) -> str:
+def thin_caption(caption: str, step: int) -> str:
     return caption + (f" (every {step}th shown; all are in results.db)" if step > 1 else "")
+
+
+def time_axis(seconds: Sequence[float]) -> tuple[float, str]:
+    span = max(seconds, default=0.0)
+    return (3600.0, "hours") if span >= 7200 else (60.0, "minutes") if span >= 120 else (1.0, "seconds")
 
 
 def _pack(title: str, blocks: Sequence[Block]) -> list[Page]:
@@ -119,16 +113,16 @@ def _interval_panels(run: RunData, ph: PhaseSummary, title: str) -> list[Page]:
 
 def _interval_table(run: RunData, ph: PhaseSummary, caption: str) -> Table:
     minutes, tgbw, _ = wsat_series(ph)
-    shown, step = _thin(list(ph.rows))
+    shown, step = thin(list(ph.rows))
     rows = tuple((interval_label(r), num(minutes[i]), num(tgbw[i]), num(r.iops), num(r.mbps), num(r.lat_mean_us),
                   pct_text(r.p99_999, r.ios, 99.999)) for i, r in shown)
-    return Table(_thin_caption(caption, step), ("interval", "time (min)", "TGBW (GB)", "IOPS", "MB/s", "ART (µs)",
+    return Table(thin_caption(caption, step), ("interval", "time (min)", "TGBW (GB)", "IOPS", "MB/s", "ART (µs)",
                                                 "99.999 % (µs)"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}, every complete interval.",
                  run.raw_links([r for _, r in shown]))
 
 
-def _eng_pct(v: float | None, ios: int | None) -> str:
+def eng_pct(v: float | None, ios: int | None) -> str:
     return eng(v, "µs") if v is not None else pct_text(v, ios)
 
 
@@ -140,8 +134,8 @@ def _steady_results(run: RunData, ph: PhaseSummary, c: CellAverage, caption: str
         ("IOPS (read + write)", f"{num(c.iops)} ({num(c.read_iops)} read, {num(c.write_iops)} write)"),
         ("MB/s (10⁶ B/s)", f"{num(c.mbps)} ({num(c.read_mbps)} read, {num(c.write_mbps)} write)"),
         ("Average response time (ART)", eng(c.lat_mean_us, "µs")),
-        ("99.99 % response time", _eng_pct(cell_percentile(c, 99.99), c.ios)),
-        ("99.999 % response time (5 nines)", _eng_pct(c.p99_999_us, c.ios)),
+        ("99.99 % response time", eng_pct(cell_percentile(c, 99.99), c.ios)),
+        ("99.999 % response time (5 nines)", eng_pct(c.p99_999_us, c.ios)),
         ("Maximum response time (MRT)", eng(c.lat_max_us, "µs")),
         ("Intervals measured", f"{len(ph.rounds)}; {eng(tgbw[-1] * 1e9, 'B')} written"),
         ("Stop reason", ph.phase.stop_reason or "unfinished"),
@@ -227,117 +221,6 @@ def steady_pages(run: RunData, what: str) -> list[Page]:
     )) + measurement_window_pages(run, ph, lambda v: "IOPS")
 
 
-# -- Replay-Native ---------------------------------------------------------------------------
-
-
-def _capture_times(run: RunData) -> dict[str, float]:
-    """Cell key → start of its step in the capture (s), from the replay file the run used."""
-    path = run.dir / INPUTS_DIR / REPLAY_FILE
-    if not path.is_file():
-        return {}
-    try:
-        return {f"step {s.index}": s.start_s for s in load_replay(path).steps}
-    except IolabError:
-        return {}
-
-
-def time_axis(seconds: Sequence[float]) -> tuple[float, str]:
-    span = max(seconds, default=0.0)
-    return (3600.0, "hours") if span >= 7200 else (60.0, "minutes") if span >= 120 else (1.0, "seconds")
-
-
-def replay_steps(run: RunData) -> tuple[PhaseSummary | None, list[tuple[float, CellAverage]], str]:
-    """The replay's cells in order with their capture time (or, without the replay file, the
-    cumulative replay time) in seconds, and which of the two it is."""
-    ph = run.phase(REPLAY_PHASE)
-    if ph is None:
-        return None, [], ""
-    starts = _capture_times(run)
-    if starts and all(c.key in starts for c in ph.cells):
-        return ph, [(starts[c.key], c) for c in ph.cells], "capture time"
-    t, out = 0.0, []
-    for c, r in zip(ph.cells, ph.rows):
-        out.append((t, c))
-        t += r.runtime_s
-    return ph, out, "replay time"
-
-
-def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
-    rows = (
-        ("Steps replayed", f"{t.steps}"),
-        ("Replay runtime", duration(t.seconds)),
-        ("IOs", num(t.ios)),
-        ("IOPS (all IOs / all runtime)", num(t.iops)),
-        ("MB/s (all bytes / all runtime)", num(t.mbps)),
-        ("Average response time (ART, IO-weighted)", eng(t.art_us, "µs")),
-        ("Maximum response time (MRT)", eng(t.mrt_us, "µs")),
-        ("99.99 % response time", _eng_pct(t.percentile(99.99), t.histogram and t.histogram.total)),
-        ("99.999 % response time (5 nines)", _eng_pct(t.percentile(99.999), t.histogram and t.histogram.total)),
-    )
-    return Table("Replay-Native over the whole replay", ("item", "value"), rows,
-                 f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
-                 "histograms merged (exact bin counts).", run.store_links())
-
-
-def replay_pages(run: RunData) -> list[Page]:
-    ph, steps, axis = replay_steps(run)
-    pages: list[Page] = []
-    t = replay_totals(run.phases)
-    if ph is None or not steps or t is None:
-        pages.append(not_measured_page(run, ph, "Replay-Native") if ph else Page("Replay-Native", (Text((
-            "The replay phase was not reached (see the preconditioning pages and Run Details).",)),)))
-        return pages + steady_pages(run, "the replay")
-    analysis = load_analysis(run)
-    div, unit = time_axis([s for s, _ in steps])
-    x = tuple(s / div for s, _ in steps)
-    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per replay step, at the step's "
-           f"{axis}" + ("; capture: the stream analysis (inputs/analysis.json)" if analysis else "") + ".")
-    iops = [Series("replay (flat out)", x, tuple(c.iops for _, c in steps))]
-    mbps = [Series("replay (flat out)", x, tuple(c.mbps for _, c in steps))]
-    if analysis is not None and axis == "capture time":
-        cap = [(s.start_s / div, s.iops, s.mbps) for s in analysis.steps if s.iops is not None]
-        if cap:
-            iops.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(b for _, b, _ in cap)))
-            mbps.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(c for _, _, c in cap)))
-    png = panels([Panel("IOPS per step", "IOPS", tuple(iops), steps=True),
-                  Panel("MB/s per step", "MB/s (10⁶ B/s)", tuple(mbps), steps=True)], f"{axis} ({unit})", 105)
-    pages.append(Page("Replay-Native Summary", (
-        _totals_table(run, ph, t),
-        Text(("Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
-              "captured IO count), in capture order, after the composite brought the drive to steady state.",),
-             height_mm=12),
-        Figure("Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""), png,
-               105, src))))
-    rts = []
-    for name, get in (("ART", lambda c: c.lat_mean_us), ("99.999 %", lambda c: c.p99_999_us),
-                      ("MRT", lambda c: c.lat_max_us)):
-        pts = [(xi, get(c)) for xi, (_, c) in zip(x, steps) if get(c) is not None]
-        if pts:
-            rts.append(Series(f"replay {name}", *map(tuple, zip(*pts))))
-    if analysis is not None and axis == "capture time":
-        pts = [(s.start_s / div, s.rt_avg_us) for s in analysis.steps if s.rt_avg_us is not None]
-        if pts:
-            rts.append(Series("capture ART (Self-Test)", *map(tuple, zip(*pts))))
-    if rts:
-        png = panels([Panel("response times per step", "response time (µs)", tuple(rts), logy=True, steps=True)],
-                     f"{axis} ({unit})", 110)
-        pages.append(Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),)))
-    shown, step = _thin(steps)
-    rows = tuple((c.key, num(s), num(ph.rows[i].runtime_s),
-                  str(ph.rows[i].workload.get("queue_depth", "?")), num(c.iops), num(c.mbps), num(c.lat_mean_us),
-                  pct_text(c.p99_999_us, c.ios)) for i, (s, c) in shown)
-    table = Table(_thin_caption("Replay-Native: every step", step),
-                  ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"), rows,
-                  src, run.raw_links([ph.rows[i] for i, _ in shown]))
-    pages += table_pages("Tabular Results — Replay-Native", [table])
-    if t.histogram is not None and t.histogram.total:
-        hpng = plots.latency_histogram([("", t.histogram)], "Replay-Native: response times of all steps", height_mm=150)
-        pages.append(Page("Response Time Histogram — Whole Replay", (Figure(
-            "Replay-Native: response-time histogram of every IO of the replay", hpng, 150,
-            "Source: results.db table histograms, every replay step merged (exact bin counts)."),)))
-    return pages + steady_pages(run, "the replay")
-
-
 # -- DIRTH on the composite ------------------------------------------------------------------
 
 
@@ -354,85 +237,6 @@ def rwsw_dirth_pages(run: RunData) -> list[Page]:
     return dirth_pages(run) + [Page(f"Summary at OIO = {DIRTH_SUMMARY_OIO}", (Table(
         f"DIRTH on the composite at total outstanding IO {DIRTH_SUMMARY_OIO} (the RWSW summary figures)",
         ("item", "value"), rows, src),))]
-
-
-# -- Self-Test (the capture itself) -----------------------------------------------------------
-
-
-def load_analysis(run: RunData) -> StreamAnalysis | None:
-    path = run.dir / INPUTS_DIR / ANALYSIS_FILE
-    if not path.is_file():
-        return None
-    try:
-        return StreamAnalysis.load(path)
-    except IolabError:
-        return None
-
-
-def selftest_pages(run: RunData) -> list[Page]:
-    path = run.dir / INPUTS_DIR / ANALYSIS_FILE
-    a = load_analysis(run)
-    if a is None:
-        why = ("this run was given no stream analysis (analysis.json) with its workload" if not path.is_file()
-               else f"{path.name} in the run directory could not be read")
-        return [Page("Self-Test (In-Situ Capture)", (Text((
-            f"No Self-Test page: {why}. Run `iolab trace analyze TRACE --out DIR` and give DIR as --workload so the "
-            "capture's own metrics are reported beside the drive's.",)),))]
-    return selftest_from(a, f"Source: the stream analysis given with the workload ({INPUTS_DIR}/{ANALYSIS_FILE} in "
-                            f"run {run.manifest.run_id}), from {a.source}.")
-
-
-def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
-    """The capture's own figures, as analysed: streams, stream map, per-step metrics."""
-    filters = []
-    if a.process:
-        filters.append(f"process {a.process}")
-    if a.devices:
-        filters.append(f"device(s) {', '.join(a.devices)}")
-    intro = Text((
-        f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
-        f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
-        f"{len(a.steps)} steps of {a.step_s:g} s" + (f", filtered to {' and '.join(filters)}" if filters else "")
-        + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
-        f"holding {num(a.dominant_pct)} % of the IOs." + ("" if a.has_latency else
-                                                            " The trace has no response times."),
-        *(f"Note: {n[:200]}" for n in a.notes[:2])), height_mm=24 + 8 * min(2, len(a.notes)))
-    top = a.streams[:20]
-    rows = [(s.label(), f"{s.ios:,}", num(s.pct), "yes" if s.dominant else "", num(s.rt_avg_us), num(s.rt_max_us))
-            for s in top]
-    if len(a.streams) > len(top):
-        rest = a.streams[len(top):]
-        rows.append((f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", num(sum(s.pct for s in rest)), "",
-                     "", ""))
-    streams = Table("IO streams over the whole capture", ("stream", "IOs", "% occurrence", "dominant", "avg RT (µs)",
-                                                          "max RT (µs)"), tuple(rows), src)
-    pages = [Page("Self-Test — IO Streams", (intro, streams))]
-    pngs = analysis_pngs(a)
-    blocks: list = []
-    if "stream_map" in pngs:
-        png, h = pngs["stream_map"]
-        blocks.append(Figure("Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)",
-                             png, h, src))
-    div, unit = time_axis([s.start_s for s in a.steps])
-    x = tuple(s.start_s / div for s in a.steps)
-    mb = tuple(s.mbps or 0.0 for s in a.steps)
-    blocks.append(Figure("Self-Test: MB/s per step", panels(
-        [Panel("MB/s per step (capture)", "MB/s (10⁶ B/s)", (Series("", x, mb),), steps=True)], f"time ({unit})", 70),
-        70, src))
-    pages.append(Page("Self-Test — IO Stream Map", tuple(blocks)))
-    more = [Figure(f"Self-Test: {what} per step (average and maximum)", *pngs[name], src)
-            for name, what in (("outstanding", "outstanding IO"), ("response_times", "response time"))
-            if name in pngs]
-    if more:
-        pages.append(Page("Self-Test — Outstanding IO and Response Times", tuple(more)))
-    shown, step = _thin(list(a.steps))
-    rows = tuple((str(s.index), num(s.start_s), f"{s.ios:,}", num(s.iops), num(s.mbps), num(s.read_pct),
-                  f"{num(s.oio_avg)} / {num(s.oio_max)}", f"{num(s.rt_avg_us)} / {num(s.rt_max_us)}")
-                 for _, s in shown)
-    table = Table(_thin_caption("Self-Test: per-step metrics of the capture", step),
-                  ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),
-                  rows, src)
-    return pages + table_pages("Self-Test — Per-Step Metrics", [table])
 
 
 def _nothing(run: RunData) -> Page:

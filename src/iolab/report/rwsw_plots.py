@@ -1,6 +1,6 @@
 """Plots of the RWSW pages that the PTS plots do not cover: stacked panels of metrics over
 time or over outstanding IO, and the demand-intensity curve. Same style and sizing as
-plots.py (millimetres of the printed page, units on every axis)."""
+plot_style.py (millimetres of the printed page, units on every axis)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ..units import num
 from .drawing import drawn_apart
-from .plots import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
+from .plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
 
 
 @dataclass(frozen=True)

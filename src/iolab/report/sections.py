@@ -13,7 +13,7 @@ from ..decide import decision_text
 from ..steady import VariableVerdict
 from ..summary import CellAverage, PhaseSummary, rounds_count
 from ..units import denoise, duration, eng, kib_label, num
-from . import header, plots
+from . import header, latency_plots, plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from .rundata import RunData, rounds_text, window_rows
 
@@ -216,9 +216,9 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
         return Page(title, (Text((f"{cell.key}: the engine stored no latency histogram for this cell, so no "
                                   "distribution is shown.",)),))
     h = cell.histogram
-    png = plots.latency_histogram([("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125)
+    png = latency_plots.latency_histogram([("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125)
     pct = h.percentiles()
-    unit, div = plots.histogram_unit([h])
+    unit, div = latency_plots.histogram_unit([h])
     columns = ("", *(f"{p:g} %" for p in pct), "maximum")
     rows = ((f"response time ({unit})", *(num(None if v is None else v / div) for v in pct.values()),
              num(h.max_us / div)),)

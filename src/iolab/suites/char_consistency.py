@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from .. import testparams as tp
 from ..chartext import consistency_view
-from ..compare.characterise import consistency_figures, consistency_overlays
+from ..compare.characterise import consistency_figures
+from ..compare_pages.characterise import consistency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
 from ..report.char_series import consistency_pages
 from ..targets import Target

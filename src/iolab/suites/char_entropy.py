@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from .. import testparams as tp
 from ..chartext import matrix_view
-from ..compare.characterise import entropy_figures, entropy_overlays
+from ..compare.characterise import entropy_figures
+from ..compare_pages.characterise import entropy_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import entropy_pages
 from ..targets import Target

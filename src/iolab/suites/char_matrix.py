@@ -5,7 +5,8 @@ latency. After the shared preconditioning (characterise_common)."""
 from __future__ import annotations
 
 from .. import testparams as tp
-from ..compare.characterise import matrix_figures, matrix_overlays
+from ..compare.characterise import matrix_figures
+from ..compare_pages.characterise import matrix_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import matrix_pages
 from ..chartext import matrix_view

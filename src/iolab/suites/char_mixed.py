@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .. import testparams as tp
 from ..chartext import matrix_view
-from ..compare.characterise import mixed_figures, matrix_overlays
+from ..compare.characterise import mixed_figures
+from ..compare_pages.characterise import matrix_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import mixed_pages
 from ..targets import Target

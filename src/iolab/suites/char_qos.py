@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from .. import testparams as tp
 from ..chartext import qos_view
-from ..compare.characterise import qos_figures, qos_overlays
+from ..compare.characterise import qos_figures
+from ..compare_pages.characterise import qos_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.char_series import qos_pages
 from ..targets import Target

@@ -122,7 +122,7 @@ def next_phase(name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Ph
 
 
 def cell_key(label: str, qd: int, extra: str = "") -> str:
-    """'RND R 4KiB QD32': what report/characterise.py splits back (`qd_of`)."""
+    """'RND R 4KiB QD32': what compare/characterise.py splits back (`qd_of`)."""
     return f"{label}{' ' + extra if extra else ''} QD{qd}"
 
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ..compare.pts2 import pts_dirth_figures
-from ..compare.pts2_pages import dirth_overlays
+from ..compare_pages.pts2 import dirth_overlays
 from ..plan import Profile, TestPlan
 from ..report.dirth import dirth_pages
 from ..report.header import SPEC_HEADINGS

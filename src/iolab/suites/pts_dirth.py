@@ -5,7 +5,7 @@ low); preconditioning and pre-writes are the same RND at 0/100."""
 from __future__ import annotations
 
 from ..compare.pts2 import pts_dirth_figures
-from ..compare.pts2_pages import dirth_overlays
+from ..compare_pages.pts2 import dirth_overlays
 from ..errors import IolabError
 from ..plan import Profile, TestPlan
 from ..report.dirth import dirth_pages

@@ -8,7 +8,7 @@ import math
 
 from ..compare.hir import PC_PHASE, baseline_phase, hir_figures, wait_phase
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
-from ..compare.pts2_pages import hir_overlays
+from ..compare_pages.pts2 import hir_overlays
 from ..report.header import SPEC_HEADINGS
 from ..report.hir import hir_pages
 from ..targets import Target

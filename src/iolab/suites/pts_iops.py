@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..compare import iops_figures
-from ..compare.pages import iops_overlays
+from ..compare_pages.pts import iops_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
 from ..report.pts import iops_pages

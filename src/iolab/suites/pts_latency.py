@@ -4,7 +4,7 @@ RND at TC1/QD1; ART, MRT and the 99.999 % response time per cell; tracks ART of 
 from __future__ import annotations
 
 from ..compare import latency_figures
-from ..compare.pages import latency_overlays
+from ..compare_pages.pts import latency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
 from ..report.pts import latency_pages

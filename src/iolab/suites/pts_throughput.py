@@ -4,7 +4,7 @@ preconditioning at the test block size, and rounds of [100/0 read, 0/100 write] 
 from __future__ import annotations
 
 from ..compare import throughput_figures
-from ..compare.pages import throughput_overlays
+from ..compare_pages.pts import throughput_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
 from ..report.pts import throughput_pages

@@ -8,7 +8,7 @@ import math
 from typing import Literal
 
 from ..compare import wsat_figures
-from ..compare.pages import wsat_overlays
+from ..compare_pages.pts import wsat_overlays
 from ..errors import IolabError
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS

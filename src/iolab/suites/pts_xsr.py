@@ -9,7 +9,7 @@ import math
 from ..compare.pts2 import GROUPS, xsr_figures
 from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
-from ..compare.pts2_pages import xsr_overlays
+from ..compare_pages.pts2 import xsr_overlays
 from ..report.header import SPEC_HEADINGS
 from ..report.xsr import xsr_pages
 from ..targets import Target

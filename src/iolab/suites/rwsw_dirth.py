@@ -8,10 +8,11 @@ The summary figures are at OIO = 32 (MB/s and the 99.99 % response time)."""
 from __future__ import annotations
 
 from ..compare import DIRTH_SUMMARY_OIO, dirth_figures
-from ..compare.rwsw import dirth_overlays
+from ..compare_pages.rwsw import dirth_overlays
 from ..plan import Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import rwsw_dirth_pages, with_selftest
+from ..report.rwsw import rwsw_dirth_pages
+from ..report.rwsw_selftest import with_selftest
 from ..targets import Target
 from ..testdef import TestDef
 from ..testparams import Param, int_list, show_list, values

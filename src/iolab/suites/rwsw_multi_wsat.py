@@ -5,10 +5,11 @@ the 99.999 % response time over time and at steady state."""
 from __future__ import annotations
 
 from ..compare import multi_wsat_figures
-from ..compare.rwsw import multi_wsat_overlays
+from ..compare_pages.rwsw import multi_wsat_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import multi_wsat_pages, with_selftest
+from ..report.rwsw import multi_wsat_pages
+from ..report.rwsw_selftest import with_selftest
 from ..targets import Target
 from ..testdef import TestDef
 from . import common_parameters, tested_capacity

@@ -6,10 +6,11 @@ the composite workload."""
 from __future__ import annotations
 
 from ..compare import replay_figures
-from ..compare.rwsw import replay_overlays
+from ..compare_pages.rwsw import replay_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import replay_pages, with_selftest
+from ..report.rwsw_replay import replay_pages
+from ..report.rwsw_selftest import with_selftest
 from ..targets import Target
 from ..testdef import TestDef
 from . import active_fraction, common_parameters, tested_capacity

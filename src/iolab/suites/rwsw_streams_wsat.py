@@ -6,7 +6,8 @@ from __future__ import annotations
 from ..compare import streams_figures
 from ..plan import Cell, Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import streams_pages, with_selftest
+from ..report.rwsw import streams_pages
+from ..report.rwsw_selftest import with_selftest
 from ..targets import Target
 from ..testdef import TestDef
 from ..workload import Stream

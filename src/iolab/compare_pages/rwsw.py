@@ -5,12 +5,13 @@ comparison."""
 
 from __future__ import annotations
 
-from ..report import plots
+from ..report import difference_plots
 from ..report.model import Figure, Page
-from ..report.plots import Series
+from ..report.plot_style import Series
 from ..report.rundata import RunData
-from ..report.rwsw import time_axis, replay_steps
-from . import dirth_levels
+from ..report.rwsw import time_axis
+from ..report.rwsw_replay import replay_steps
+from ..compare import dirth_levels
 from ..report.rwsw_plots import Panel, demand_intensity, panels
 
 
@@ -22,10 +23,10 @@ def multi_wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             series.append(Series(lab, tuple(x.round for x in ph.rows), tuple(x.iops for x in ph.rows)))
     if not series:
         return []
-    png = plots.difference_from_mean(series, "interval", "IOPS", "Multi-WSAT: IOPS per interval", height_mm=155)
+    png = difference_plots.difference_from_mean(series, "interval", "IOPS", "Multi-WSAT: IOPS per interval", height_mm=155)
     return [Page("Multi-WSAT — IOPS per Interval vs Group Mean", (Figure(
         "Multi-WSAT: composite IOPS per interval, and difference from the group mean", png, 155,
-        "Source: each run's results.db, every complete interval. " + plots.alignment_text(series, "interval")),))]
+        "Source: each run's results.db, every complete interval. " + difference_plots.alignment_text(series, "interval")),))]
 
 
 def replay_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
@@ -37,7 +38,7 @@ def replay_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             series.append(Series(lab, tuple(s / div for s, _ in steps), tuple(c.iops for _, c in steps)))
     if not series:
         return []
-    png = plots.difference_from_mean(series, f"{axis} ({unit})", "IOPS", "Replay-Native: IOPS per step",
+    png = difference_plots.difference_from_mean(series, f"{axis} ({unit})", "IOPS", "Replay-Native: IOPS per step",
                                      height_mm=155)
     return [Page("Replay-Native — IOPS per Step vs Group Mean", (Figure(
         "Replay-Native: IOPS per step for each drive, and difference from the group mean", png, 155,

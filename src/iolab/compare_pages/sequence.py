@@ -21,11 +21,11 @@ from ..errors import IolabError
 from ..report import header, write_document
 from ..report.model import Document, Page, Table
 from ..report.rundata import RunData, rounds_text
-from ..report.rwsw import load_analysis, selftest_from
+from ..report.rwsw_selftest import load_analysis, selftest_from
 from ..report.sections import table_pages
 from ..summary import PhaseSummary
-from . import KeyMetric, check_comparable, summary_table
-from .pages import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
+from ..compare import KeyMetric, check_comparable, summary_table
+from .document import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
 
 if TYPE_CHECKING:
     from ..testdef import TestDef

@@ -5,14 +5,14 @@ The numbers are the single-run reports' (compare/pts2.py, compare/hir.py)."""
 
 from __future__ import annotations
 
-from ..report import plots
+from ..report import latency_plots, plots
 from ..report.model import Figure, Page, Table, Text
 from ..report.rundata import RunData
 from ..report.xsr import run_xsr
 from ..units import duration, num
-from .hir import hir_result
+from ..compare.hir import hir_result
 from ..points import OP_PHASE, POINT_NAMES, PREWRITE
-from .pts2 import chosen_points, demand_points
+from ..compare.pts2 import chosen_points, demand_points
 
 SRC = "Source: each run's results.db"
 
@@ -64,7 +64,7 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
              Page("Operating Points", (Table("Max/Mid/Min points per drive (each run's decision, under its own ART cutoff)", ("drive", "MaxIOPS",
                                              "MidIOPS", "MinIOPS"), tuple(rows), decided),))]
     if hists:
-        png = plots.latency_histogram(hists, "MaxIOPS point: response times", height_mm=150)
+        png = latency_plots.latency_histogram(hists, "MaxIOPS point: response times", height_mm=150)
         pages.append(Page("Response Time Histogram — MaxIOPS", (Figure(
             "DIRTH: response-time distribution of the test workload at each drive's MaxIOPS point", png, 150,
             f"{SRC}, phase {OP_PHASE!r}: the MaxIOPS workload's histogram (fio json+ bins)."),)))

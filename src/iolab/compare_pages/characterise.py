@@ -1,0 +1,106 @@
+"""The characterisation tests' overlays in a comparison: matrices as IOPS vs queue depth per
+drive (entropy also as IOPS vs entropy per queue depth), QoS as per-round figures per drive,
+IO consistency as the per-second series per drive."""
+
+from __future__ import annotations
+
+from ..compare.characterise import grid
+from ..report import plots
+from ..report.char_series import consistency_figures as consistency_facts, consistency_series
+from ..report.model import Figure, Page, Table
+from ..report.rundata import RunData
+from ..summary import PhaseSummary
+from ..units import num
+
+PREFERRED_SERIES = ("4KiB", "30% W", "0% entropy")
+
+
+def _common_series(phs: list[PhaseSummary]) -> str | None:
+    sets = [set(grid(p)[0]) for p in phs]
+    common = set.intersection(*sets) if sets else set()
+    return next((s for s in PREFERRED_SERIES if s in common), None) or next(
+        (s for s in grid(phs[0])[0] if s in common), None)
+
+
+def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
+    for name in names:
+        phs = [r.phase(name) for r in runs]
+        if any(p is None or not p.cells for p in phs):
+            continue
+        series = _common_series(phs)
+        if series is None:
+            continue
+        qds = sorted({q for p in phs for (s, q) in grid(p)[2] if s == series})
+        lines = []
+        for label, p in zip(labels, phs):
+            cells = grid(p)[2]
+            pts = [(i, cells[(series, q)].iops) for i, q in enumerate(qds) if (series, q) in cells]
+            lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
+        png = plots.lines_over_categories([str(q) for q in qds], lines, "queue depth", "IOPS",
+                                          f"{name}, {series}: IOPS vs queue depth", height_mm=110)
+        pages.append(Page(f"{name}: IOPS vs queue depth ({series})", (Figure(
+            f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."),)))
+    return pages
+
+
+def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    """The matrix overlays (IOPS vs QD at 0 % entropy), then per phase and queue depth every
+    drive's IOPS over entropy: where compression pays, the line rises towards 0 %."""
+    pages = matrix_overlays(runs, labels)
+    names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
+    for name in names:
+        phs = [r.phase(name) for r in runs]
+        if any(p is None or not p.cells for p in phs):
+            continue
+        grids = [grid(p) for p in phs]
+        qds = sorted(set.intersection(*({q for _, q in g[2]} for g in grids)))
+        entropies = list(dict.fromkeys(e for g in grids for e in g[0]))
+        figures = []
+        for qd in qds:
+            lines = []
+            for label, (_, _, cells) in zip(labels, grids):
+                pts = [(i, cells[(e, qd)].iops) for i, e in enumerate(entropies) if (e, qd) in cells]
+                lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
+            png = plots.lines_over_categories(entropies, lines, "data entropy (0 %: compressible)", "IOPS",
+                                              f"{name}, QD{qd}: IOPS vs entropy", height_mm=85)
+            figures.append(Figure(f"{name}, QD{qd}: IOPS vs entropy, one line per drive", png, 85,
+                                  "Source: each run's results.db table cells."))
+        for i in range(0, len(figures), 2):
+            qd_text = ", ".join(f"QD{q}" for q in qds[i:i + 2])
+            pages.append(Page(f"{name}: IOPS vs entropy ({qd_text})", tuple(figures[i:i + 2])))
+    return pages
+
+
+def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    for name in ("write rounds", "read rounds"):
+        phs = [r.phase(name) for r in runs]
+        if any(p is None or not p.rows for p in phs):
+            continue
+        blocks = []
+        for what, attr, log in (("IOPS", "iops", False), ("maximum latency (µs)", "lat_max_us", True)):
+            series = [plots.Series(label, tuple(float(r.round) for r in p.rows),
+                                   tuple(float(getattr(r, attr) or 0) for r in p.rows)) for label, p in zip(labels, phs)]
+            png = plots.lines_over_categories([str(r.round) for r in phs[0].rows], [
+                plots.Series(s.label, tuple(x - 1 for x in s.x), s.y) for s in series], "round", what,
+                f"{name}: {what} per round", height_mm=85, logy=log)
+            blocks.append(Figure(f"{name}: {what}, one line per drive", png, 85, "Source: each run's results.db."))
+        pages.append(Page(f"{name}: per round", tuple(blocks)))
+    return pages
+
+
+def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    series, rows = [], []
+    for label, run in zip(labels, runs):
+        t, iops, _, _, _ = consistency_series(run)
+        series.append(plots.Series(label, tuple(t), tuple(iops)))
+        sp, dips = consistency_facts(run)
+        rows.append((label, num(sp.mean) if sp else "—", f"{sp.cv:.1%}" if sp else "—",
+                     f"{sp.min_over_max:.1%}" if sp else "—", dips.text() if dips else "not evaluated"))
+    png = plots.time_series_pair(series, "time (s)", "IOPS", "IOPS every second, one series per drive", height_mm=120)
+    return [Page("IO Consistency: drives", (
+        Figure("IOPS every second", png, 120, "Source: each run's results.db table series."),
+        Table("steady part", ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"), tuple(rows),
+              "Source: each run's results.db table series, after the run's steady-part start.")))]
