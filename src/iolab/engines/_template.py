@@ -27,8 +27,8 @@ import platform
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import EngineError, IolabError
 from ..results import Histogram, OpStats, RoundResult, SecondSample

@@ -27,7 +27,7 @@ from .. import testparams as tp
 from ..compare import KeyMetric
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.model import Page, Table
-from ..report.rundata import RunData
+from ..report.rundata import RunData, window_rows
 from ..report.sections import measurement_window_pages, not_measured_page, table_pages, window_source
 from ..summary import PhaseSummary
 from ..targets import Target
@@ -106,7 +106,7 @@ def pages(run: RunData) -> list[Page]:
     rows = tuple((c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), pct_text(c.p99_999_us, c.ios)) for c in ph.cells)
     table = Table("Template: results per cell over the measurement window",
                   ("cell", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"), rows, window_source(run, ph),
-                  run.raw_links([r for r in ph.rows if r.round in ph.window]) + run.store_links())
+                  run.raw_links(window_rows(ph)) + run.store_links())
     return out + table_pages("Tabular Results — Template", [table])
 
 
