@@ -1,5 +1,5 @@
 """Pages, key figures, comparison overlays and terminal views of the two load-search
-characterisation tests: latency vs IOPS demand and maximum IOPS (issue 11, items 1 and 3).
+characterisation tests: latency vs IOPS demand and maximum IOPS.
 
 Each figure is read back from the stored cells: a demand step's demanded rate from its
 stored workload (`rate_iops`), a search level's outstanding IO from threads × QD.

@@ -1,4 +1,4 @@
-"""IO consistency (issue 11, #8): purge, fill the whole user capacity sequentially, then 4K
+"""IO consistency: purge, fill the whole user capacity sequentially, then 4K
 random writes (incompressible) at QD32 for a long period, IOPS every second (the engines'
 per-second series). The steady part's spread and any periodic dips (analysis/consistency.py)
 are read from that series by the report."""

@@ -1,4 +1,4 @@
-"""Latency vs IOPS demand (issue 11, item 1): random 4 KiB reads, then writes, at a rising
+"""Latency vs IOPS demand: random 4 KiB reads, then writes, at a rising
 demanded rate (fio's rate_iops), one cell per step. Each ramp ends by its DemandShortfall
 rule once delivered IOPS fall short of the demand by more than the tolerance for two steps
 in a row; the rule's outcome (the highest demand met) is the drive's maximum sustainable

@@ -1,4 +1,4 @@
-"""Entropy (issue 11, #6): queue depth × data entropy % (0 = fully compressible … 100 =
+"""Entropy: queue depth × data entropy % (0 = fully compressible … 100 =
 random), 4K random writes per cell, then the same for 70/30 read/write. Entropy is
 Workload.entropy; fio writes it as buffer_compress_percentage = 100 − entropy % with
 refill_buffers (docs/tests.md, checked by tests/integration/test_entropy_mapping.py), the

@@ -1,4 +1,4 @@
-"""Reads and writes matrices (issue 11, #4): RND and SEQ × READ and WRITE × queue depth ×
+"""Reads and writes matrices: RND and SEQ × READ and WRITE × queue depth ×
 IO size, one phase per access and direction, each cell IOPS, MB/s, average and maximum
 latency. After the shared preconditioning (characterise_common)."""
 

@@ -1,4 +1,4 @@
-"""Maximum IOPS (issue 11, item 3): random 4 KiB reads, then writes, at rising queue depth
+"""Maximum IOPS: random 4 KiB reads, then writes, at rising queue depth
 (1 … 256 by default) until a step gains less than 2 % (the NoGain rule), then at rising thread
 count (1, 2, 4, 8 by default) at the chosen queue depth with the same rule, then rounds of each
 at the (threads, QD) both searches chose (60 × 9 s warm-up + 51 s by default). A search chooses

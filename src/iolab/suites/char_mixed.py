@@ -1,4 +1,4 @@
-"""4K mixed matrix (issue 11, #5): RND 4 KiB, queue depth × write share (0 … 100 % in steps
+"""4K mixed matrix: RND 4 KiB, queue depth × write share (0 … 100 % in steps
 of 10): read, write and total IOPS, MB/s, average latency. After the shared preconditioning."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""QoS rounds (issue 11, #2): after the shared preconditioning, rounds of 4K random write at
+"""QoS rounds: after the shared preconditioning, rounds of 4K random write at
 QD1 (each a warm-up, not measured, then a measured period), then as many of 4K random read.
 Per round IOPS, average and maximum latency; for chosen rounds the full-resolution histogram
 as stored (fio json+ bins, the simulator's own), never averaged percentiles."""

@@ -1,4 +1,4 @@
-"""What the characterisation tests (the reviewer's suite, issue 11) share: the preconditioning
+"""What the characterisation tests (a storage reviewer's drive characterisation) share: the preconditioning
 they all start from, the endurance parameters every report's endurance page uses, quick
 scaling of their lists, and the cell naming that the report and compare pages read back.
 

@@ -1,4 +1,4 @@
-"""Latency-bounded maximum IOPS (issue 14, #3): a mix (default 70/30 4K random) at rising
+"""Latency-bounded maximum IOPS: a mix (default 70/30 4K random) at rising
 demand (fio rate_iops) on every leg of the run — one target, --paths, --hosts, or the
 simulator — until a latency percentile of a step's merged histogram breaks the bound
 (default 99 % ≤ 1 ms: decide.LatencyBound). The highest demand that met the bound is then
