@@ -162,6 +162,19 @@ def test_the_engine_template_refuses_what_it_cannot_run_as_planned(tmp_path):
 
 def test_the_recipes_in_the_architecture_page_name_the_templates_and_real_fields():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    assert "src/iolab/suites/_template.py" in text and "src/iolab/engines/_template.py" in text
+    recipes = text[text.index("## How to add"):text.index("## Tests and benchmarks")]
+    assert "src/iolab/suites/_template.py" in recipes and "src/iolab/engines/_template.py" in recipes
     fields = ", ".join(f.name for f in dataclasses.fields(KeyMetric))
-    assert f"KeyMetric({fields})" in text
+    assert f"KeyMetric({fields})" in recipes
+    methods = [m for m in dir(Engine) if not m.startswith("_") and callable(getattr(Engine, m))]
+    assert [m for m in methods if f"`{m}`" not in recipes] == []
+    caps = [f.name for f in dataclasses.fields(type(engine_template.TemplateEngine.capabilities))]
+    assert [c for c in caps if f"{c}=" not in recipes] == []
+
+
+def test_every_test_keeps_its_key_figures_in_its_own_module():
+    # One place to look: the test's module in suites/ (CBW is DIRTH with another stimulus and
+    # shares its figures), not compare/ or report/.
+    elsewhere = {name: registry.get(name).key_figures.__module__ for name in registry.MODULES
+                 if registry.get(name).key_figures.__module__ != registry.MODULES[name]}
+    assert elsewhere == {"cbw": "iolab.suites.pts_dirth"}
