@@ -56,10 +56,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
     """The plan as the runner executes it: purge, precondition, then rounds of cells until the
     tracked cell is steady. Reports read the plan stored in the run, never this function."""
     v = tp.values(PARAMS, profile, NAME)
+    ar = active_fraction(profile, target)
     cells = tuple(
         Cell(f"{mix} 4KiB", Workload.mix("rnd", int(mix.split("/")[0]), 4 * KiB, threads=1, queue_depth=v["qd"],
-                                         active_range=active_fraction(profile, target), duration_s=profile.cell_seconds),
-             mix, 4 * KiB)
+                                         active_range=ar, duration_s=profile.cell_seconds), mix, 4 * KiB)
         for mix in MIXES)
     tracking = (Tracking(f"IOPS {TRACKED}", TRACKED, "iops"),)
     phase = Phase(PHASE, cells, tracking, purge=True, precondition=(wipc(profile, target),), max_rounds=v["rounds"])

@@ -98,7 +98,7 @@ def _latency_at_top(name: str):
     def get(phases) -> float | None:
         ph = ramp_phase(phases, name)
         t = sustainable(ph)[0]
-        return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t else None
+        return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph else None
     return get
 
 

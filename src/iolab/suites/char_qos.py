@@ -67,7 +67,8 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     for op in ("write", "read"):
         name = f"{op} rounds"
         out += [
-            KeyMetric(f"{op}: median round IOPS", "IOPS", True, rounds(name, lambda rs: statistics.median(r.iops for r in rs))),
+            KeyMetric(f"{op}: median round IOPS", "IOPS", True,
+                      rounds(name, lambda rs: statistics.median(r.iops for r in rs))),
             KeyMetric(f"{op}: worst round maximum latency", "µs", False,
                       rounds(name, lambda rs: max((r.lat_max_us for r in rs if r.lat_max_us), default=None))),
             KeyMetric(f"{op}: last round 99.99 %", "µs", False,

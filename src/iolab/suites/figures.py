@@ -34,9 +34,9 @@ def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: flo
         x = find(phases)
         if x is None:
             return None
-        if pct is None:
-            return getattr(x, attr)
-        return x.histogram.measured(pct) if x.histogram is not None else None
+        if pct is not None:
+            return x.histogram.measured(pct) if x.histogram is not None else None
+        return getattr(x, attr) if attr is not None else None
     return get
 
 

@@ -60,9 +60,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, from_cell(mix, bs, "iops"))
-                 for mix, bs, label in (("100/0", 4 * KiB, "4KiB"), ("65/35", 4 * KiB, "4KiB"), ("0/100", 4 * KiB, "4KiB"),
-                                        ("65/35", 64 * KiB, "64KiB"), ("100/0", 1024 * KiB, "1024KiB")))
+    return tuple(KeyMetric(f"RND {kib_label(bs)} R/W {mix} IOPS", "IOPS", True, from_cell(mix, bs, "iops"))
+                 for mix, bs in (("100/0", 4 * KiB), ("65/35", 4 * KiB), ("0/100", 4 * KiB), ("65/35", 64 * KiB),
+                                 ("100/0", 1024 * KiB)))
 
 
 TEST = TestDef(
