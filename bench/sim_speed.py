@@ -1,4 +1,4 @@
-"""Speed and memory of the simulated drive by drive size (issues 3 §7 and 8 §19). Prints
+"""Speed and memory of the simulated drive by drive size (a 2 TB drive must stay practical). Prints
 figures; asserts nothing.
 
     .venv/bin/python bench/sim_speed.py                       # 100 GB, 400 GB and 2 TB at rho 0.28
@@ -35,7 +35,8 @@ KIB = 1024
 GIB = 1024**3
 RND_W = [("rnd", "write", 4 * KIB, 1.0)]
 RND_R = [("rnd", "read", 4 * KIB, 1.0)]
-# The drive without the mechanisms of issue 13 (what --mechanisms-ab compares against).
+# The drive without its timing mechanisms (time spread, read retries, GC thresholds and slicing, GC copy
+# time, background work): what --mechanisms-ab compares against, to show what they cost.
 SIMPLER = ["time_spread_pct=0", "read_retry_pct=0", "gc_start_pct=0", "gc_slice=1", "gc_copy_us=0", "bg_period_ms=0",
            "core_by_lba_pct=0"]
 

@@ -17,7 +17,8 @@ from iolab import cli
 from .conftest import iolab
 
 # Each used to crash (a Rich MarkupError on text holding [...], a raw Python exception) or
-# to run and store something before failing, or to "complete" with nonsense (issue 9).
+# to run and store something before failing, or to "complete" with nonsense: bad input must
+# be refused before anything is written.
 BAD = [
     "run iops -t /dev/null",
     "run iops -t {d}/adir",

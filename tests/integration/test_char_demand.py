@@ -1,4 +1,4 @@
-"""Latency vs IOPS demand and maximum IOPS (issue 11, items 1 and 3): each on a file with
+"""Latency vs IOPS demand and maximum IOPS: each on a file with
 real fio (--quick, 200 ms cells; the runs of the characterise sequence, conftest.py) and once
 on the simulated drive for the shape: the read ramp ends near the default preset's ~80 K IOPS
 read ramp saturation, and the read QD search's optimum lies at QD 16 or above (one QD 1 read

@@ -53,7 +53,7 @@ def test_characterise_sequence_on_a_file(characterise_on_a_file):
     assert by[("30% W", 32)].read_iops > by[("30% W", 32)].write_iops > 0
     ent = phases(stores["entropy"])
     assert list(ent) == ["precondition", "write", "70/30"]  # quick runs precondition to steady state first
-    # one report of the whole sequence: its summary, then every test's pages (item 10)
+    # one report of the whole sequence: its summary, then every test's pages
     [seq_html] = [ln.removeprefix("sequence report: ") for ln in p.stdout.splitlines()
                   if ln.startswith("sequence report: ") and ln.endswith(".html")]
     seq = open(seq_html).read()

@@ -1,5 +1,5 @@
 //! Analytic write-amplification oracles for uniform random single-page writes on a
-//! page-mapped FTL (see docs/sim-model.md). Used by the validation tests, and exposed to
+//! page-mapped FTL (docs/simulator.md, "Validation"). Used by the validation tests, and exposed to
 //! Python so reports can print the model's expected WAF next to the measured one.
 //!
 //! Notation: α = T/U (physical over logical pages), spare factor Sf = 1 − 1/α,

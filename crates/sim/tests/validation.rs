@@ -1,4 +1,4 @@
-//! Validation of the models against analytic results (docs/sim-model.md, issue 3 §6).
+//! Validation of the models against analytic results (docs/simulator.md, "Validation").
 
 use _sim::config::{resolve, resolve_hdd, resolve_ssd, Policy, SsdConfig, DEFAULT_PRESET};
 use _sim::driver::{replay, run, Device, RunResult, RunSpec, StreamSpec, Trace, NS};

@@ -1,8 +1,7 @@
-"""Comparing drives: which runs may be compared, the key figures of the tests (each test's
-declaration in suites/ names its own), the summary table (one row per drive) and the ordinal
-ranking of the drives per column. compare/ holds only figures computed from runs, below
-report/ (which may use them); the comparison report's pages are in compare_pages/, above
-report/.
+"""Comparing drives: which runs may be compared, what a key figure is (`KeyMetric`; each test
+declares its own in its module in suites/), the summary table (one row per drive) and the ordinal
+ranking of the drives per column. compare/ holds only figures computed from runs, below report/
+(which may use them); the comparison report's pages are in compare_pages/, above report/.
 
 Each key figure knows its direction (higher IOPS and MB/s are better, lower response times
 are better). Ranks are standard competition ranks: tied drives share a rank and the next rank
@@ -16,13 +15,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from ..errors import IolabError
 from ..points import DV_PHASE, DemandPoint, parse_point
 from ..results import Histogram
 from ..summary import CellAverage, PhaseSummary
-from ..units import KiB, num, printed_value
+from ..units import num, printed_value
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
@@ -99,97 +98,6 @@ def summary_table(drives: Sequence[str], phases: Sequence[list[PhaseSummary]], m
     return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks))
 
 
-# -- the key figures of each test ------------------------------------------------------------
-
-
-def _cell(phases: list[PhaseSummary], mix: str, bs: int, phase: str | None = None) -> CellAverage | None:
-    for ph in phases:
-        if phase is not None and ph.phase.name != phase:
-            continue
-        c = ph.cell(mix, bs)
-        if c is not None:
-            return c
-    return None
-
-
-Getter = Callable[[list[PhaseSummary]], float | None]
-
-
-def _figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
-    """A key figure: `attr` of what `find` picks from one drive's phases (a cell, the replay's
-    totals), or the `pct` percentile of its histogram; None when the drive has none."""
-    def get(phases: list[PhaseSummary]) -> float | None:
-        x = find(phases)
-        if x is None:
-            return None
-        if pct is None:
-            return getattr(x, attr)
-        return x.histogram.measured(pct) if x.histogram is not None else None
-    return get
-
-
-def _from_cell(mix: str, bs: int, attr: str, phase: str | None = None) -> Getter:
-    return _figure(lambda phases: _cell(phases, mix, bs, phase), attr)
-
-
-def _wsat_full(phases: list[PhaseSummary]) -> list[float]:
-    """Interval IOPS of the main phase; a partial interval (cut short by the budget) is no
-    interval of the same length and never sets the first or the minimum figure."""
-    return [r.iops for r in phases[0].rows if not r.partial] if phases else []
-
-
-def _wsat_cell(attr: str) -> Callable[[list[PhaseSummary]], float | None]:
-    """The one cell of the main phase, whichever workload it ran (runs of different WSAT
-    workloads differ in their settings and are compared only when forced)."""
-    def get(phases: list[PhaseSummary]) -> float | None:
-        return getattr(phases[0].cells[0], attr) if phases and phases[0].cells else None
-    return get
-
-
-def _wsat_first(phases: list[PhaseSummary]) -> float | None:
-    iops = _wsat_full(phases)
-    return iops[0] if iops else None
-
-
-def _wsat_min(phases: list[PhaseSummary]) -> float | None:
-    iops = _wsat_full(phases)
-    return min(iops) if iops else None
-
-
-def iops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return tuple(KeyMetric(f"RND {label} R/W {mix} IOPS", "IOPS", True, _from_cell(mix, bs, "iops"))
-                 for mix, bs, label in (("100/0", 4 * KiB, "4KiB"), ("65/35", 4 * KiB, "4KiB"), ("0/100", 4 * KiB, "4KiB"),
-                                        ("65/35", 64 * KiB, "64KiB"), ("100/0", 1024 * KiB, "1024KiB")))
-
-
-def throughput_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True,
-                           _from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"))
-                 for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB")) for mix in ("100/0", "0/100"))
-
-
-def latency_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return (
-        KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "lat_mean_us")),
-        KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, _from_cell("65/35", 4 * KiB, "lat_mean_us")),
-        KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_mean_us")),
-        KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "lat_max_us")),
-        KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, _from_cell("100/0", 4 * KiB, "p99_999_us")),
-        KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, _from_cell("0/100", 4 * KiB, "p99_999_us")),
-    )
-
-
-def wsat_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return (
-        KeyMetric("IOPS, first interval (FOB)", "IOPS", True, _wsat_first),
-        KeyMetric("IOPS, minimum interval", "IOPS", True, _wsat_min),
-        # the window: the last five intervals, or all of them in a run with fewer
-        KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _wsat_cell("iops")),
-        KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _wsat_cell("lat_mean_us")),
-        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _wsat_cell("p99_999_us")),
-    )
-
-
 # -- the RWSW tests -----------------------------------------------------------------------------
 
 DIRTH_SUMMARY_OIO = 32
@@ -253,62 +161,6 @@ def dirth_level(phases: list[PhaseSummary], oio: int) -> CellAverage | None:
 
 def cell_percentile(c: CellAverage | None, pct: float) -> float | None:
     return c.histogram.measured(pct) if c is not None and c.histogram is not None else None
-
-
-def stream_labels(runs: Sequence[list[PhaseSummary]]) -> list[str]:
-    """Individual Streams: the streams (phase names) of all drives, in run order."""
-    return list(dict.fromkeys(ph.phase.name for phases in runs for ph in phases))
-
-
-def _replay(attr: str, pct: float | None = None) -> Getter:
-    return _figure(replay_totals, attr, pct)
-
-
-def _dirth(attr: str | None, pct: float | None = None) -> Getter:
-    return _figure(lambda phases: dirth_level(phases, DIRTH_SUMMARY_OIO), attr, pct)
-
-
-def _composite(attr: str) -> Getter:
-    return _figure(lambda phases: next((c for ph in phases if ph.phase.name == "main" for c in ph.cells
-                                        if c.key == "composite"), None), attr)
-
-
-def _stream_iops(label: str) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        ph = next((p for p in phases if p.phase.name == label), None)
-        return ph.cells[0].iops if ph is not None and ph.cells else None
-    return get
-
-
-def multi_wsat_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return (
-        KeyMetric("IOPS (steady state)", "IOPS", True, _composite("iops")),
-        KeyMetric("MB/s (steady state)", "MB/s", True, _composite("mbps")),
-        KeyMetric("ART (steady state)", "µs", False, _composite("lat_mean_us")),
-        KeyMetric("99.999 % RT (steady state)", "µs", False, _composite("p99_999_us")),
-    )
-
-
-def streams_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in stream_labels(runs))
-
-
-def replay_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return (
-        KeyMetric("IOPS (whole replay)", "IOPS", True, _replay("iops")),
-        KeyMetric("MB/s (whole replay)", "MB/s", True, _replay("mbps")),
-        KeyMetric("ART (whole replay)", "µs", False, _replay("art_us")),
-        KeyMetric("MRT (whole replay)", "µs", False, _replay("mrt_us")),
-        KeyMetric("99.999 % RT (whole replay)", "µs", False, _replay("", 99.999)),
-    )
-
-
-def dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return (
-        KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, _dirth("mbps")),
-        KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.99)),
-        KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _dirth(None, 99.999)),
-    )
 
 
 # -- which runs may be compared --------------------------------------------------------------

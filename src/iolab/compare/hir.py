@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ..store import CellRow
 from ..summary import PhaseSummary
-from . import KeyMetric
+
 
 PC_PHASE = "preconditioning"
 WAIT_PREFIX, BASELINE_PREFIX = "wait ", "baseline after wait "
@@ -68,21 +68,3 @@ def hir_result(phases: Sequence[PhaseSummary]) -> HirResult:
         base = by_name.get(baseline_phase(idle))
         waits.append(WaitState(idle, p.rows, base.rows if base is not None else ()))
     return HirResult(pc, steady, tuple(waits))
-
-
-def _wait_idles(runs: Sequence[list[PhaseSummary]]) -> list[float]:
-    return sorted({w.idle_s for phases in runs for w in hir_result(phases).waits})
-
-
-def _burst(idle: float):
-    def get(phases: list[PhaseSummary]) -> float | None:
-        return next((w.burst_iops for w in hir_result(phases).waits if w.idle_s == idle), None)
-    return get
-
-
-def hir_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    """One burst column per wait state any of the runs measured."""
-    return (
-        KeyMetric("PC steady-state IOPS (RND 4 KiB W)", "IOPS", True, lambda phases: hir_result(phases).steady_iops),
-        *(KeyMetric(f"Mean burst IOPS after {idle:g} s idle", "IOPS", True, _burst(idle)) for idle in _wait_idles(runs)),
-    )

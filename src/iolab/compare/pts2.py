@@ -1,6 +1,6 @@
 """The figures of the PTS 2.0 tests beyond IOPS/TP/LAT/WSAT, read from a run's phases:
-Cross Stimulus Recovery (group levels, recovery times) and the key figures of the PTS DIRTH
-tests. The report pages (report/xsr.py, report/dirth.py) show the same numbers."""
+Cross Stimulus Recovery (group levels, recovery times) and the demand and operating points of
+the PTS DIRTH tests. The report pages (report/xsr.py, report/dirth.py) show the same numbers."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..points import (
 )
 from ..store import CellRow
 from ..summary import PhaseSummary
-from . import KeyMetric, demand_cells
+from . import demand_cells
 
 GROUPS = ("group 1", "group 2", "group 3")
 SETTLE_WINDOW = 5  # group 2's final level: the mean of its last this-many intervals
@@ -71,39 +71,6 @@ def xsr_result(phases: Sequence[PhaseSummary], recovery_tolerance: float = RECOV
     return XsrResult((g1, g2, g3), recovered, settled)
 
 
-def _group_mean(i: int):
-    return lambda phases: xsr_groups(phases)[i].mean_mbps
-
-
-def _group_final(i: int):
-    return lambda phases: xsr_groups(phases)[i].final_mbps()
-
-
-def _tolerance(phases: Sequence[PhaseSummary]) -> float:
-    """The recovery tolerance the run set (stored with its plan), else the default."""
-    return next((ph.values["recovery_tolerance"] for ph in phases if "recovery_tolerance" in ph.values),
-                RECOVERY_TOLERANCE.default)
-
-
-def _recovery_minutes(phases: list[PhaseSummary]) -> float | None:
-    r = xsr_result(phases, _tolerance(phases)).recovered
-    return None if r is None else r.minutes
-
-
-def xsr_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    """The recovery column uses each run's own tolerance and names it when the runs share one
-    (runs with different settings are compared only when forced)."""
-    tolerances = {_tolerance(phases) for phases in runs} or {RECOVERY_TOLERANCE.default}
-    target = (f"{100 * (1 - tolerances.pop()):g} % of group 1 mean TP" if len(tolerances) == 1
-              else "group 1 mean TP less each run's own recovery_tolerance")
-    return (
-        KeyMetric("Group 1 mean MB/s (SEQ 1024 KiB W)", "MB/s", True, _group_mean(0)),
-        KeyMetric(f"Group 2 final MB/s (RND 8 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(1)),
-        KeyMetric(f"Group 3 final MB/s (SEQ 1024 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(2)),
-        KeyMetric(f"Group 3 recovery to {target}", "min", False, _recovery_minutes),
-    )
-
-
 # -- the DIRTH tests (PTS DIRTH, CBW) -------------------------------------------------------------
 
 
@@ -115,29 +82,3 @@ def demand_points(phases: Sequence[PhaseSummary]) -> list[DemandPoint]:
 def chosen_points(phases: Sequence[PhaseSummary]) -> OperatingPoints | None:
     """The Max/Mid/Min points the run decided (its stored decision); None before it decided."""
     return decided_points(d for ph in phases if ph.phase.name == OP_PHASE for d in ph.decisions)
-
-
-def _point(which: str, attr: str):
-    def get(phases: list[PhaseSummary]) -> float | None:
-        ops = chosen_points(phases)
-        p = getattr(ops, which) if ops else None
-        return None if p is None else getattr(p, attr)
-    return get
-
-
-def _at(tc: int, qd: int):
-    def get(phases: list[PhaseSummary]) -> float | None:
-        return next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (tc, qd)), None)
-    return get
-
-
-def pts_dirth_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    """The points as each run decided them, under its own ART cutoff (runs with different
-    settings are compared only when forced)."""
-    return (
-        KeyMetric("MaxIOPS point IOPS (ART under the cutoff)", "IOPS", True, _point("max", "iops")),
-        KeyMetric("ART at the MaxIOPS point", "µs", False, _point("max", "art_us")),
-        KeyMetric("IOPS at TC32/QD32", "IOPS", True, _at(32, 32)),
-        KeyMetric("IOPS at the MinIOPS point (TC1/QD1)", "IOPS", True, _point("min", "iops")),
-        KeyMetric("ART at the MinIOPS point (TC1/QD1)", "µs", False, _point("min", "art_us")),
-    )

@@ -1,5 +1,5 @@
-"""Pages, key figures, comparison overlays and terminal views of the two load-search
-characterisation tests: latency vs IOPS demand and maximum IOPS (issue 11, items 1 and 3).
+"""Pages, comparison overlays and terminal views of the two load-search
+characterisation tests: latency vs IOPS demand and maximum IOPS.
 
 Each figure is read back from the stored cells: a demand step's demanded rate from its
 stored workload (`rate_iops`), a search level's outstanding IO from threads × QD.
@@ -7,13 +7,13 @@ stored workload (`rate_iops`), a search level's outstanding IO from threads × Q
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from ..compare import KeyMetric, cell_percentile
+from ..compare import cell_percentile
 from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
 from ..summary import CellAverage, PhaseSummary
 from ..units import num, pct_text
@@ -131,23 +131,6 @@ def demand_pages(run: RunData) -> list[Page]:
     return pages + endurance_pages(run)
 
 
-def demand_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    def top(name: str) -> Callable[[list[PhaseSummary]], float | None]:
-        return lambda phases: sustainable(ramp_phase(phases, name))[0]
-
-    def lat_at_top(name: str) -> Callable[[list[PhaseSummary]], float | None]:
-        def get(phases: list[PhaseSummary]) -> float | None:
-            ph = ramp_phase(phases, name)
-            t = sustainable(ph)[0]
-            return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph is not None else None
-        return get
-
-    return (KeyMetric("max sustainable read IOPS", "IOPS", True, top("read ramp")),
-            KeyMetric("max sustainable write IOPS", "IOPS", True, top("write ramp")),
-            KeyMetric("read latency at max sustainable", "µs", False, lat_at_top("read ramp")),
-            KeyMetric("write latency at max sustainable", "µs", False, lat_at_top("write ramp")))
-
-
 def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     pages = []
     for name, _ in RAMPS:
@@ -232,14 +215,6 @@ def maxiops_pages(run: RunData) -> list[Page]:
             ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"), tuple(rows), src,
             run.raw_links(searched) + run.store_links())])
     return pages + endurance_pages(run)
-
-
-def maxiops_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    def mean(op: str) -> Callable[[list[PhaseSummary]], float | None]:
-        return lambda phases: rounds_mean(ramp_phase(phases, rounds_phase(op)))
-
-    return (KeyMetric("max read IOPS (rounds)", "IOPS", True, mean("read")),
-            KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")))
 
 
 def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:

@@ -1,18 +1,17 @@
-"""Report pages, key figures and terminal view of the latency-bounded maximum-IOPS test
+"""Report pages and terminal view of the latency-bounded maximum-IOPS test
 (suites/scale_latbound.py): the demand ramp against the bound, then the sustained demand's
 IOPS and latency every second and its percentile table. Reads only the run directory."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.markup import escape as esc
 
-from ..compare import KeyMetric
 from ..decide import PERCENTILE_COLUMNS
 from ..store import CellRow, RunStore
 from ..summary import PhaseSummary
-from ..units import measurable, num, pct_text
+from ..units import num, pct_text
 from . import plot_style
 from .char_series import _latency_figure, _scatter
 from .model import Figure, Page, Table, Text
@@ -26,35 +25,8 @@ RAMP = "demand ramp"
 SUSTAIN = "sustain"
 
 
-def _rows(phases: Sequence[PhaseSummary], name: str) -> list[CellRow]:
-    ph = next((p for p in phases if p.phase.name == name), None)
-    return list(ph.rows) if ph else []
-
-
-def _sustained(fn: Callable[[CellRow], float | None]) -> Callable[[list[PhaseSummary]], float | None]:
-    def get(phases: list[PhaseSummary]) -> float | None:
-        rows = _rows(phases, SUSTAIN)
-        return fn(rows[-1]) if rows else None
-    return get
-
-
-def latbound_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
-    return (
-        KeyMetric("highest demand within the bound (sustained)", "IOPS", True,
-                  _sustained(lambda r: r.workload.get("rate_iops"))),
-        KeyMetric("sustained IOPS delivered", "IOPS", True, _sustained(lambda r: r.iops)),
-        KeyMetric("sustained 99 % latency", "µs", False, _sustained(lambda r: _measured(r, 99.0))),
-        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(lambda r: _measured(r, 99.99))),
-    )
-
-
 def _pct(row: CellRow, p: float) -> float | None:
     return getattr(row, PERCENTILE_COLUMNS[p])
-
-
-def _measured(row: CellRow, p: float) -> float | None:
-    """A key figure: the percentile when the cell's IOs can measure it (units.measurable)."""
-    return _pct(row, p) if measurable(p, row.ios) else None
 
 
 def _bound(run: RunData) -> tuple[float, float]:

@@ -1,4 +1,4 @@
-"""IO consistency (issue 11, #8): purge, fill the whole user capacity sequentially, then 4K
+"""IO consistency: purge, fill the whole user capacity sequentially, then 4K
 random writes (incompressible) at QD32 for a long period, IOPS every second (the engines'
 per-second series). The steady part's spread and any periodic dips (analysis/consistency.py)
 are read from that series by the report."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import testparams as tp
 from ..chartext import consistency_view
-from ..compare.characterise import consistency_figures
+from ..compare import KeyMetric
 from ..compare_pages.characterise import consistency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
 from ..report.char_series import consistency_pages
@@ -17,6 +17,7 @@ from ..units import KiB
 from ..workload import Workload
 from . import active_fraction, no_input, tested_capacity
 from . import characterise_common as cc
+from .figures import rounds
 
 PARAMS = (
     tp.Param("duration", 2000.0, "4K random-write time after the fill; --quick uses 20 s unless set", tp.seconds,
@@ -47,9 +48,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), cap, tuple(rows), values=v)
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (KeyMetric("IOPS over the whole period", "IOPS", True, rounds("consistency", lambda rs: rs[-1].iops)),
+            KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us)))
+
+
 TEST = TestDef(
     "consistency", "IO Consistency", cc.FAMILY,
     "purge, sequential fill, then 2,000 s of 4K random writes at QD32: IOPS every second, periodic dips",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=consistency_figures, pages=consistency_pages,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=consistency_pages,
     overlays=consistency_overlays, view=consistency_view, short_title="Consistency", params=PARAMS + cc.ENDURANCE_PARAMS,
 )

@@ -1,4 +1,4 @@
-"""Latency vs IOPS demand (issue 11, item 1): random 4 KiB reads, then writes, at a rising
+"""Latency vs IOPS demand: random 4 KiB reads, then writes, at a rising
 demanded rate (fio's rate_iops), one cell per step. Each ramp ends by its DemandShortfall
 rule once delivered IOPS fall short of the demand by more than the tolerance for two steps
 in a row; the rule's outcome (the highest demand met) is the drive's maximum sustainable
@@ -11,7 +11,8 @@ from dataclasses import replace
 from .. import testparams as tp
 from ..decide import DemandShortfall
 from ..plan import Cell, Profile, TestPlan
-from ..report.char_demand import RAMPS, demand_figures, demand_overlays, demand_pages, demand_view
+from ..compare import KeyMetric
+from ..report.char_demand import RAMPS, demand_overlays, demand_pages, demand_view, ramp_phase, steps, sustainable
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -87,9 +88,30 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
 
 
+
+def _top(name: str):
+    """The maximum sustainable IOPS the ramp's stop rule decided during the run."""
+    return lambda phases: sustainable(ramp_phase(phases, name))[0]
+
+
+def _latency_at_top(name: str):
+    def get(phases) -> float | None:
+        ph = ramp_phase(phases, name)
+        t = sustainable(ph)[0]
+        return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph else None
+    return get
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (KeyMetric("max sustainable read IOPS", "IOPS", True, _top("read ramp")),
+            KeyMetric("max sustainable write IOPS", "IOPS", True, _top("write ramp")),
+            KeyMetric("read latency at max sustainable", "µs", False, _latency_at_top("read ramp")),
+            KeyMetric("write latency at max sustainable", "µs", False, _latency_at_top("write ramp")))
+
+
 TEST = TestDef(
     NAME, "Latency vs IOPS Demand", cc.FAMILY,
     "RND 4 KiB reads and writes at rising demanded IOPS until the drive falls short: maximum sustainable IOPS",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=demand_figures, pages=demand_pages,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=demand_pages,
     overlays=demand_overlays, view=demand_view, short_title="Demand", params=PARAMS + cc.PARAMS,
 )

@@ -1,4 +1,4 @@
-"""Entropy (issue 11, #6): queue depth × data entropy % (0 = fully compressible … 100 =
+"""Entropy: queue depth × data entropy % (0 = fully compressible … 100 =
 random), 4K random writes per cell, then the same for 70/30 read/write. Entropy is
 Workload.entropy; fio writes it as buffer_compress_percentage = 100 − entropy % with
 refill_buffers (docs/tests.md, checked by tests/integration/test_entropy_mapping.py), the
@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from .. import testparams as tp
 from ..chartext import matrix_view
-from ..compare.characterise import entropy_figures
+from ..compare import KeyMetric
 from ..compare_pages.characterise import entropy_overlays
 from ..plan import Cell, Profile, TestPlan
-from ..report.characterise import entropy_pages
+from ..report.characterise import entropy_pages, grid
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -70,9 +70,23 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     tested_capacity(profile, target), tuple(rows), notes, values=s.values)
 
 
+
+def _peak_of_series(name: str, series: str):
+    def get(phases) -> float | None:
+        ph = next((p for p in phases if p.phase.name == name), None)
+        vals = [c.iops for (s, _), c in grid(ph)[2].items() if s == series] if ph else []
+        return max(vals) if vals else None
+    return get
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return tuple(KeyMetric(f"{ph} peak IOPS at {e}% entropy", "IOPS", True, _peak_of_series(ph, f"{e}% entropy"))
+                 for ph in ("write", "70/30") for e in (0, 100))
+
+
 TEST = TestDef(
     "entropy", "Entropy", cc.FAMILY,
     "QD × data entropy % (compressible … random): 4K random writes, then 70/30",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=entropy_figures, pages=entropy_pages,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=entropy_pages,
     overlays=entropy_overlays, view=matrix_view, params=cc.params_of(PARAMS),
 )

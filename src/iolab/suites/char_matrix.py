@@ -1,11 +1,11 @@
-"""Reads and writes matrices (issue 11, #4): RND and SEQ × READ and WRITE × queue depth ×
+"""Reads and writes matrices: RND and SEQ × READ and WRITE × queue depth ×
 IO size, one phase per access and direction, each cell IOPS, MB/s, average and maximum
 latency. After the shared preconditioning (characterise_common)."""
 
 from __future__ import annotations
 
 from .. import testparams as tp
-from ..compare.characterise import matrix_figures
+from ..compare import KeyMetric
 from ..compare_pages.characterise import matrix_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import matrix_pages
@@ -16,6 +16,7 @@ from ..units import KiB, MiB, kib_label
 from ..workload import Access, Workload
 from . import active_fraction, no_input, supported_block_sizes, tested_capacity
 from . import characterise_common as cc
+from .figures import peak
 
 PHASES: tuple[tuple[Access, str], ...] = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
 PARAMS = (
@@ -51,9 +52,19 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     values=s.values)
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    out = []
+    for name in ("RND READ", "RND WRITE"):
+        out += [KeyMetric(f"{name} peak IOPS", "IOPS", True, peak(name)),
+                KeyMetric(f"{name} 4KiB QD1 average latency", "µs", False, cc.at(name, "4KiB", 1, "lat_mean_us"))]
+    out += [KeyMetric(f"{name} peak MB/s", "MB/s", True, peak(name, "mbps")) for name in ("SEQ READ", "SEQ WRITE")]
+    return tuple(out)
+
+
 TEST = TestDef(
     "rw-matrix", "Reads and Writes Matrices", cc.FAMILY,
     "RND/SEQ × READ/WRITE × QD 1…128 × IO size 0.5K…1M: IOPS, MB/s, average and maximum latency",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=matrix_figures, pages=matrix_pages,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=matrix_pages,
     overlays=matrix_overlays, view=matrix_view, short_title="Matrices", params=PARAMS + cc.PARAMS,
 )

@@ -1,4 +1,4 @@
-"""Maximum IOPS (issue 11, item 3): random 4 KiB reads, then writes, at rising queue depth
+"""Maximum IOPS: random 4 KiB reads, then writes, at rising queue depth
 (1 … 256 by default) until a step gains less than 2 % (the NoGain rule), then at rising thread
 count (1, 2, 4, 8 by default) at the chosen queue depth with the same rule, then rounds of each
 at the (threads, QD) both searches chose (60 × 9 s warm-up + 51 s by default). A search chooses
@@ -14,9 +14,10 @@ from typing import Mapping, Sequence
 
 from .. import testparams as tp
 from ..decide import Decision, NoGain, Sample, last_gain
+from ..compare import KeyMetric
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..report.char_demand import (SEARCHES, maxiops_figures, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase,
-                                  search_phase, threads_phase)
+from ..report.char_demand import (SEARCHES, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase,
+                                  ramp_phase, rounds_mean, search_phase, threads_phase)
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -115,9 +116,18 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    def mean(op: str):
+        return lambda phases: rounds_mean(ramp_phase(phases, rounds_phase(op)))
+
+    return (KeyMetric("max read IOPS (rounds)", "IOPS", True, mean("read")),
+            KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")))
+
+
 TEST = TestDef(
     NAME, "Maximum IOPS", cc.FAMILY,
     "RND 4 KiB read and write queue-depth, then thread-count search for the most IOPS, then rounds at the optimum",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=maxiops_figures, pages=maxiops_pages,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=maxiops_pages,
     overlays=maxiops_overlays, view=maxiops_view, short_title="Max IOPS", params=PARAMS + cc.PARAMS,
 )

@@ -1,11 +1,11 @@
-"""4K mixed matrix (issue 11, #5): RND 4 KiB, queue depth × write share (0 … 100 % in steps
+"""4K mixed matrix: RND 4 KiB, queue depth × write share (0 … 100 % in steps
 of 10): read, write and total IOPS, MB/s, average latency. After the shared preconditioning."""
 
 from __future__ import annotations
 
 from .. import testparams as tp
 from ..chartext import matrix_view
-from ..compare.characterise import mixed_figures
+from ..compare import KeyMetric
 from ..compare_pages.characterise import matrix_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import mixed_pages
@@ -15,6 +15,7 @@ from ..units import KiB
 from ..workload import Workload
 from . import active_fraction, no_input, tested_capacity
 from . import characterise_common as cc
+from .figures import peak
 
 PARAMS = (
     tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
@@ -44,9 +45,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     tuple(rows), values=s.values)
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (KeyMetric("peak total IOPS", "IOPS", True, peak("mixed")),
+            KeyMetric("30% W QD1 average latency", "µs", False, cc.at("mixed", "30% W", 1, "lat_mean_us")))
+
+
 TEST = TestDef(
     "mixed-matrix", "4K Mixed Matrix", cc.FAMILY,
     "RND 4K, QD × write % (0…100 step 10): read, write and total IOPS, MB/s, average latency",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=mixed_figures, pages=mixed_pages,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=mixed_pages,
     overlays=matrix_overlays, view=matrix_view, short_title="Mixed", params=PARAMS + cc.PARAMS,
 )

@@ -1,22 +1,25 @@
-"""QoS rounds (issue 11, #2): after the shared preconditioning, rounds of 4K random write at
+"""QoS rounds: after the shared preconditioning, rounds of 4K random write at
 QD1 (each a warm-up, not measured, then a measured period), then as many of 4K random read.
 Per round IOPS, average and maximum latency; for chosen rounds the full-resolution histogram
 as stored (fio json+ bins, the simulator's own), never averaged percentiles."""
 
 from __future__ import annotations
 
+import statistics
+
 from .. import testparams as tp
 from ..chartext import qos_view
-from ..compare.characterise import qos_figures
+from ..compare import KeyMetric
 from ..compare_pages.characterise import qos_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.char_series import qos_pages
 from ..targets import Target
 from ..testdef import TestDef
-from ..units import KiB
+from ..units import KiB, measurable
 from ..workload import Workload
 from . import active_fraction, no_input, tested_capacity
 from . import characterise_common as cc
+from .figures import rounds
 
 PARAMS = (
     tp.Param("rounds", 60, "rounds of each direction; --quick uses 10 unless set", tp.positive_int,
@@ -58,9 +61,25 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     tested_capacity(profile, target), tuple(rows), values=v)
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    out = []
+    for op in ("write", "read"):
+        name = f"{op} rounds"
+        out += [
+            KeyMetric(f"{op}: median round IOPS", "IOPS", True,
+                      rounds(name, lambda rs: statistics.median(r.iops for r in rs))),
+            KeyMetric(f"{op}: worst round maximum latency", "µs", False,
+                      rounds(name, lambda rs: max((r.lat_max_us for r in rs if r.lat_max_us), default=None))),
+            KeyMetric(f"{op}: last round 99.99 %", "µs", False,
+                      rounds(name, lambda rs: rs[-1].p99_99 if measurable(99.99, rs[-1].ios) else None)),
+        ]
+    return tuple(out)
+
+
 TEST = TestDef(
     "qos", "QoS Rounds", cc.FAMILY,
     "60 rounds of 4K random write then read at QD1 (9 s warm-up + 51 s): latency per round and histograms",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=qos_figures, pages=qos_pages, overlays=qos_overlays,
+    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=qos_pages, overlays=qos_overlays,
     view=qos_view, short_title="QoS", params=PARAMS + cc.PARAMS,
 )

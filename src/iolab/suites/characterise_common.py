@@ -1,4 +1,4 @@
-"""What the characterisation tests (the reviewer's suite, issue 11) share: the preconditioning
+"""What the characterisation tests (a storage reviewer's drive characterisation) share: the preconditioning
 they all start from, the endurance parameters every report's endurance page uses, quick
 scaling of their lists, and the cell naming that the report and compare pages read back.
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import testparams as tp
 from ..plan import Cell, Phase, Profile, Tracking
+from ..report.characterise import grid
 from ..targets import Target
 from ..units import KiB, kib_label
 from ..workload import Workload
@@ -129,3 +130,11 @@ def cell_key(label: str, qd: int, extra: str = "") -> str:
 def size_text(sizes: tuple[int, ...]) -> str:
     return ", ".join(kib_label(b) for b in sizes)
 
+
+def at(name: str, series: str, qd: int, attr: str):
+    """A key figure of a queue-depth matrix: `attr` of the cell of `series` at `qd` in the phase `name`."""
+    def get(phases) -> float | None:
+        ph = next((p for p in phases if p.phase.name == name), None)
+        c = grid(ph)[2].get((series, qd)) if ph else None
+        return None if c is None else getattr(c, attr)
+    return get

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from ..compare.pts2 import pts_dirth_figures
 from ..compare_pages.pts2 import dirth_overlays
 from ..plan import Profile, TestPlan
 from ..report.dirth import dirth_pages
@@ -16,7 +15,7 @@ from ..testparams import values
 from ..textreport import render_dirth
 from . import CBW_TEXT, active_fraction, cbw, no_input
 from .dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
-from .pts_dirth import grid_text
+from .pts_dirth import grid_text, key_figures  # the DIRTH flow's figures
 
 PARAMS = (read_share(40, "A.12 (R/W 40/60)"), *TC_QD_GRID, *FLOW)
 
@@ -39,6 +38,6 @@ def build(profile: Profile, target: Target) -> TestPlan:
 TEST = TestDef(
     "cbw", "Composite Block Size Workload", "SNIA PTS",
     "CBW (ECW): the 0.5–64 KiB composite with its LBA skew through the DIRTH flow (A.12)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=pts_dirth_figures,
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=dirth_pages, overlays=dirth_overlays, view=render_dirth, params=PARAMS, short_title="CBW",
 )

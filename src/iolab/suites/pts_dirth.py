@@ -4,7 +4,8 @@ low); preconditioning and pre-writes are the same RND at 0/100."""
 
 from __future__ import annotations
 
-from ..compare.pts2 import pts_dirth_figures
+from ..compare import KeyMetric
+from ..compare.pts2 import chosen_points, demand_points
 from ..compare_pages.pts2 import dirth_overlays
 from ..errors import IolabError
 from ..plan import Profile, TestPlan
@@ -49,9 +50,34 @@ def build(profile: Profile, target: Target) -> TestPlan:
                       grid_points(v), grid_text(v))
 
 
+
+def _point(which: str, attr: str):
+    def get(phases) -> float | None:
+        ops = chosen_points(phases)
+        p = getattr(ops, which) if ops else None
+        return None if p is None else getattr(p, attr)
+    return get
+
+
+def _at(tc: int, qd: int):
+    return lambda phases: next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (tc, qd)), None)
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    """The points as each run decided them, under its own ART cutoff (runs with different
+    settings are compared only when forced). CBW has the same figures."""
+    return (
+        KeyMetric("MaxIOPS point IOPS (ART under the cutoff)", "IOPS", True, _point("max", "iops")),
+        KeyMetric("ART at the MaxIOPS point", "µs", False, _point("max", "art_us")),
+        KeyMetric("IOPS at TC32/QD32", "IOPS", True, _at(32, 32)),
+        KeyMetric("IOPS at the MinIOPS point (TC1/QD1)", "IOPS", True, _point("min", "iops")),
+        KeyMetric("ART at the MinIOPS point (TC1/QD1)", "µs", False, _point("min", "art_us")),
+    )
+
+
 TEST = TestDef(
     "dirth", "DIRTH", "SNIA PTS",
     "DIRTH: demand variation over TC × QD to steady state, Max/Mid/Min operating points (A.11)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=pts_dirth_figures,
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=dirth_pages, overlays=dirth_overlays, view=render_dirth, params=PARAMS,
 )

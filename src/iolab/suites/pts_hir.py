@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from ..compare.hir import PC_PHASE, baseline_phase, hir_figures, wait_phase
+from ..compare import KeyMetric
+from ..compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..compare_pages.pts2 import hir_overlays
 from ..report.header import SPEC_HEADINGS
@@ -95,9 +96,23 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(params), notes, values=vals)
 
 
+
+def _burst(idle: float):
+    return lambda phases: next((w.burst_iops for w in hir_result(phases).waits if w.idle_s == idle), None)
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    """One burst column per wait state any of the runs measured."""
+    idles = sorted({w.idle_s for phases in runs for w in hir_result(phases).waits})
+    return (
+        KeyMetric("PC steady-state IOPS (RND 4 KiB W)", "IOPS", True, lambda phases: hir_result(phases).steady_iops),
+        *(KeyMetric(f"Mean burst IOPS after {idle:g} s idle", "IOPS", True, _burst(idle)) for idle in idles),
+    )
+
+
 TEST = TestDef(
     "hir", "Host Idle Recovery", "SNIA PTS",
     "Host Idle Recovery: RND 4 KiB W bursts after idles of 5–50 s, from steady state, with returns to baseline (A.9)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=hir_figures,
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=hir_pages, overlays=hir_overlays, view=render_hir, params=PARAMS, short_title="HIR",
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..compare import iops_figures
+from ..compare import KeyMetric
 from ..compare_pages.pts import iops_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
@@ -12,6 +12,7 @@ from ..testdef import TestDef
 from ..textreport import iops_grid
 from ..units import KiB, kib_label
 from ..workload import Workload
+from .figures import from_cell
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 
 MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
@@ -57,8 +58,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     tested_capacity(profile, target), tuple(params), tuple(notes))
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return tuple(KeyMetric(f"RND {kib_label(bs)} R/W {mix} IOPS", "IOPS", True, from_cell(mix, bs, "iops"))
+                 for mix, bs in (("100/0", 4 * KiB), ("65/35", 4 * KiB), ("0/100", 4 * KiB), ("65/35", 64 * KiB),
+                                 ("100/0", 1024 * KiB)))
+
+
 TEST = TestDef(
     "iops", "IOPS", "SNIA PTS", "IOPS: 7 R/W mixes × 8 block sizes, RND, to steady state (A.5)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=iops_figures,
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=iops_pages, overlays=iops_overlays, view=iops_grid,
 )

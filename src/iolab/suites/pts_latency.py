@@ -3,7 +3,7 @@ RND at TC1/QD1; ART, MRT and the 99.999 % response time per cell; tracks ART of 
 
 from __future__ import annotations
 
-from ..compare import latency_figures
+from ..compare import KeyMetric
 from ..compare_pages.pts import latency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
@@ -14,6 +14,7 @@ from ..textreport import grid_view
 from ..units import KiB, kib_label
 from ..units import num, pct_text
 from ..workload import Workload
+from .figures import from_cell
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 
 MIXES = [(100, 0), (65, 35), (0, 100)]
@@ -40,9 +41,21 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     tested_capacity(profile, target), tuple(params), tuple(notes))
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, from_cell("100/0", 4 * KiB, "lat_mean_us")),
+        KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, from_cell("65/35", 4 * KiB, "lat_mean_us")),
+        KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "lat_mean_us")),
+        KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "lat_max_us")),
+        KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, from_cell("100/0", 4 * KiB, "p99_999_us")),
+        KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "p99_999_us")),
+    )
+
+
 TEST = TestDef(
     "latency", "Latency", "SNIA PTS", "Latency: ART, MRT and 5-nines at TC1/QD1, RND, 3 mixes × 3 sizes (A.7)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=latency_figures,
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=latency_pages, overlays=latency_overlays,
     view=grid_view("ART / MRT / 99.999 % (µs)",
                    lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {pct_text(c.p99_999_us, c.ios)}"),

@@ -3,7 +3,7 @@ preconditioning at the test block size, and rounds of [100/0 read, 0/100 write] 
 
 from __future__ import annotations
 
-from ..compare import throughput_figures
+from ..compare import KeyMetric
 from ..compare_pages.pts import throughput_overlays
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
@@ -14,6 +14,7 @@ from ..textreport import grid_view
 from ..units import KiB, kib_label
 from ..units import num
 from ..workload import Workload
+from .figures import from_cell
 from . import active_fraction, common_parameters, no_input, tested_capacity, wipc
 
 BLOCK_SIZES = [1024 * KiB, 128 * KiB]
@@ -43,8 +44,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(params), notes)
 
 
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True,
+                           from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"))
+                 for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB")) for mix in ("100/0", "0/100"))
+
+
 TEST = TestDef(
     "throughput", "Throughput", "SNIA PTS", "Throughput: SEQ 128 KiB and 1024 KiB read and write MB/s (A.6)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=throughput_figures,
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=throughput_pages, overlays=throughput_overlays, view=grid_view("MB/s", lambda c: num(c.mbps)),
 )

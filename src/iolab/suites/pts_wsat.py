@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from ..compare import wsat_figures
+from ..compare import KeyMetric
 from ..compare_pages.pts import wsat_overlays
 from ..errors import IolabError
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
@@ -70,8 +70,32 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), cap, tuple(params), notes)
 
 
+
+def _full(phases) -> list[float]:
+    """Interval IOPS of the main phase; a partial interval (cut short by the budget) is no
+    interval of the same length and never sets the first or the minimum figure."""
+    return [r.iops for r in phases[0].rows if not r.partial] if phases else []
+
+
+def _window(attr: str):
+    """The one cell of the main phase, whichever workload it ran (runs of different WSAT
+    workloads differ in their settings and are compared only when forced)."""
+    return lambda phases: getattr(phases[0].cells[0], attr) if phases and phases[0].cells else None
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("IOPS, first interval (FOB)", "IOPS", True, lambda phases: next(iter(_full(phases)), None)),
+        KeyMetric("IOPS, minimum interval", "IOPS", True, lambda phases: min(_full(phases), default=None)),
+        # the window: the last five intervals, or all of them in a run with fewer
+        KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _window("iops")),
+        KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _window("lat_mean_us")),
+        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _window("p99_999_us")),
+    )
+
+
 TEST = TestDef(
     "wsat", "Write Saturation", "SNIA PTS", "Write Saturation: RND 4 KiB W (or an optional 2.0 workload) from FOB to 4× capacity or 24 h (A.8)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=wsat_figures,
+    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=wsat_pages, overlays=wsat_overlays, view=render_wsat, params=PARAMS,
 )

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from ..compare.pts2 import GROUPS, xsr_figures
+from ..compare import KeyMetric
+from ..compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
 from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..compare_pages.pts2 import xsr_overlays
@@ -83,9 +84,43 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(params), notes, values=vals)
 
 
+
+def _group_mean(i: int):
+    return lambda phases: xsr_groups(phases)[i].mean_mbps
+
+
+def _group_final(i: int):
+    return lambda phases: xsr_groups(phases)[i].final_mbps()
+
+
+def _tolerance(phases) -> float:
+    """The recovery tolerance the run set (stored with its plan), else the default."""
+    return next((ph.values["recovery_tolerance"] for ph in phases if "recovery_tolerance" in ph.values),
+                RECOVERY_TOLERANCE.default)
+
+
+def _recovery_minutes(phases) -> float | None:
+    r = xsr_result(phases, _tolerance(phases)).recovered
+    return None if r is None else r.minutes
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    """The recovery column uses each run's own tolerance and names it when the runs share one
+    (runs with different settings are compared only when forced)."""
+    tolerances = {_tolerance(phases) for phases in runs} or {RECOVERY_TOLERANCE.default}
+    target = (f"{100 * (1 - tolerances.pop()):g} % of group 1 mean TP" if len(tolerances) == 1
+              else "group 1 mean TP less each run's own recovery_tolerance")
+    return (
+        KeyMetric("Group 1 mean MB/s (SEQ 1024 KiB W)", "MB/s", True, _group_mean(0)),
+        KeyMetric(f"Group 2 final MB/s (RND 8 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(1)),
+        KeyMetric(f"Group 3 final MB/s (SEQ 1024 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(2)),
+        KeyMetric(f"Group 3 recovery to {target}", "min", False, _recovery_minutes),
+    )
+
+
 TEST = TestDef(
     "xsr", "Cross Stimulus Recovery", "SNIA PTS",
     "Cross Stimulus Recovery: SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W, recovery times (A.10)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=xsr_figures,
+    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
     pages=xsr_pages, overlays=xsr_overlays, view=render_intervals, params=PARAMS, short_title="XSR",
 )

@@ -7,7 +7,7 @@ The summary figures are at OIO = 32 (MB/s and the 99.99 % response time)."""
 
 from __future__ import annotations
 
-from ..compare import DIRTH_SUMMARY_OIO, dirth_figures
+from ..compare import DIRTH_SUMMARY_OIO, KeyMetric, dirth_level
 from ..compare_pages.rwsw import dirth_overlays
 from ..plan import Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
@@ -18,6 +18,7 @@ from ..testdef import TestDef
 from ..testparams import Param, int_list, show_list, values
 from ..textreport import render_dirth
 from . import wipc
+from .figures import figure
 from .dirth_flow import FLOW, Stimulus, build_flow
 from .rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, copy_inputs, input_parameters, mix_text, with_input
 
@@ -71,9 +72,22 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
                       [split_oio(o) for o in v["oio"]], f"OIO {show_list(v['oio'])}", rows, notes)
 
 
+
+def _at_summary_oio(attr: str | None, pct: float | None = None):
+    return figure(lambda phases: dirth_level(phases, DIRTH_SUMMARY_OIO), attr, pct)
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, _at_summary_oio("mbps")),
+        KeyMetric(f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _at_summary_oio(None, 99.99)),
+        KeyMetric(f"99.999 % RT at OIO {DIRTH_SUMMARY_OIO}", "µs", False, _at_summary_oio(None, 99.999)),
+    )
+
+
 TEST = TestDef(
     NAME, "DIRTH (composite)", "SNIA RWSW", "DIRTH on the composite: outstanding IO 1 … 1,024 after steady state",
     build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=dirth_figures, pages=with_selftest(rwsw_dirth_pages), overlays=dirth_overlays, view=render_dirth,
+    key_figures=key_figures, pages=with_selftest(rwsw_dirth_pages), overlays=dirth_overlays, view=render_dirth,
     params=PARAMS, short_title="DIRTH", summary_figures=(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}"), summary_order=2,
 )

@@ -3,7 +3,7 @@ purged drive to steady state (one phase per stream); one IOPS figure per stream 
 
 from __future__ import annotations
 
-from ..compare import streams_figures
+from ..compare import KeyMetric
 from ..plan import Cell, Profile, TestPlan
 from ..report.header import SPEC_HEADINGS
 from ..report.rwsw import streams_pages
@@ -12,6 +12,7 @@ from ..targets import Target
 from ..testdef import TestDef
 from ..workload import Stream
 from . import common_parameters, tested_capacity
+from .figures import phase
 from .rwsw_common import (
     DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_parameters, saturation_phase,
     copy_inputs, with_input,
@@ -45,9 +46,23 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(params), notes)
 
 
+
+def _stream_iops(label: str):
+    def get(phases) -> float | None:
+        ph = phase(phases, label)
+        return ph.cells[0].iops if ph is not None and ph.cells else None
+    return get
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    """One column per stream (phase) any of the drives ran, in run order."""
+    labels = dict.fromkeys(ph.phase.name for phases in runs for ph in phases)
+    return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in labels)
+
+
 TEST = TestDef(
     NAME, "Individual Streams WSAT", "SNIA RWSW", "Individual Streams WSAT: each stream of the composite alone to steady state",
     build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=streams_figures, pages=with_selftest(streams_pages), overlays=None, short_title="Individual Streams",
+    key_figures=key_figures, pages=with_selftest(streams_pages), overlays=None, short_title="Individual Streams",
     summary_figures=None, summary_order=3,
 )

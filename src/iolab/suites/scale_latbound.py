@@ -1,4 +1,4 @@
-"""Latency-bounded maximum IOPS (issue 14, #3): a mix (default 70/30 4K random) at rising
+"""Latency-bounded maximum IOPS: a mix (default 70/30 4K random) at rising
 demand (fio rate_iops) on every leg of the run — one target, --paths, --hosts, or the
 simulator — until a latency percentile of a step's merged histogram breaks the bound
 (default 99 % ≤ 1 ms: decide.LatencyBound). The highest demand that met the bound is then
@@ -13,10 +13,11 @@ from .. import testparams as tp
 from ..decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
 from ..errors import IolabError
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..report.latbound import RAMP, SUSTAIN, latbound_figures, latbound_pages, latbound_view
+from ..compare import KeyMetric
+from ..report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
 from ..targets import Target
 from ..testdef import TestDef
-from ..units import KiB, kib_label
+from ..units import KiB, kib_label, measurable
 from ..workload import Workload
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
 from .dirth_flow import read_share
@@ -125,9 +126,33 @@ def build(profile: Profile, target: Target) -> TestPlan:
                     profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
 
 
+
+def _sustained(fn):
+    """`fn` of the last round of the sustained demand, or None before it ran."""
+    def get(phases) -> float | None:
+        ph = next((p for p in phases if p.phase.name == SUSTAIN), None)
+        return fn(ph.rows[-1]) if ph is not None and ph.rows else None
+    return get
+
+
+def _measured(p: float):
+    """The percentile when the cell's IOs can measure it (units.measurable)."""
+    return lambda row: getattr(row, PERCENTILE_COLUMNS[p]) if measurable(p, row.ios) else None
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("highest demand within the bound (sustained)", "IOPS", True,
+                  _sustained(lambda r: r.workload.get("rate_iops"))),
+        KeyMetric("sustained IOPS delivered", "IOPS", True, _sustained(lambda r: r.iops)),
+        KeyMetric("sustained 99 % latency", "µs", False, _sustained(_measured(99.0))),
+        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(_measured(99.99))),
+    )
+
+
 TEST = TestDef(
     "latency-bound", "Latency-Bounded Maximum IOPS", "scale-out",
     "70/30 4K random at rising demand until p99 > 1 ms, then the highest demand that met it sustained for 1 h",
-    build=no_input(build), key_figures=latbound_figures, pages=latbound_pages, view=latbound_view,
+    build=no_input(build), key_figures=key_figures, pages=latbound_pages, view=latbound_view,
     short_title="Latency-bound IOPS", params=PARAMS,
 )

@@ -8,7 +8,7 @@
 //! Addresses are chunks: a chunk is the 4 KiB mapping unit, or a quarter of it on a
 //! compressing drive, where a unit's compressed data takes 1..=4 consecutive chunks.
 //!
-//! Free-space invariant (why the FTL never deadlocks, see MQSim issue #30): between host
+//! Free-space invariant (why the FTL never deadlocks, where a simpler FTL can: GC needing a free block it cannot get): between host
 //! operations at least one free block exists; the host may open a new frontier block only
 //! when two are free (otherwise it first reclaims synchronously); a GC copy that takes the
 //! last free block sets `urgent`, so its victim is finished at once and frees a block again.
