@@ -208,8 +208,9 @@ def with_runs_dir(fn):
 
 class Console(rich.console.Console):
     """The commands' console. Written to a file or a pipe, a table is printed at the width its
-    columns need when that is more than the console's: a verdict cut from "pass" to "pas" or
-    a block size to "blo…" misleads, a long line does not. A terminal keeps its width."""
+    columns need when that is more than the console's: a verdict cut from "pass" to "pas", a
+    block size to "blo…" or a reason wrapped over three lines misleads a reader and defeats
+    grep, a long line does not. A terminal keeps its width."""
 
     def print(self, *objects, **kw) -> None:
         if self.is_terminal or not any(isinstance(o, rich.table.Table) for o in objects):
@@ -217,7 +218,7 @@ class Console(rich.console.Console):
         wide = self.options.update_width(1 << 16)
         sizes = [Measurement.get(self, wide, o) for o in objects]
         width = self.width
-        if max(m.minimum for m in sizes) > width:  # squeezed: at its natural width instead
+        if max(m.maximum for m in sizes) > width:  # squeezed or wrapped: at its natural width instead
             self.width = max(m.maximum for m in sizes)
         try:
             super().print(*objects, **kw)
