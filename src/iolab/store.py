@@ -28,7 +28,7 @@ from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, n
                       write_atomic)
 from .errors import IolabError
 from .cellschema import INSERT_CELL, CellRow, cell_row, cell_values
-from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writer
+from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
 from .resultsdb import check_tables, open_for_writing, open_readonly
 from .results import Histogram, RoundResult
@@ -118,7 +118,7 @@ class RunStore:
 
     def claim(self) -> None:
         """Record this process as the run's writer (pid, its start time, the boot) and store it."""
-        stamp_writer(self.manifest)
+        stamp_writer(manifest_of(self))
         self.write_manifest()
 
     @classmethod
@@ -150,7 +150,7 @@ class RunStore:
     def write_manifest(self, final: bool = False) -> None:
         """Replace manifest.json. Only the run's last write (`final`) may use the space set
         aside: an earlier write that took it would leave the run's end nowhere to go."""
-        data = manifest_bytes(self.manifest)
+        data = manifest_bytes(manifest_of(self))
         try:
             write_atomic(self.dir / "manifest.json", data)
         except OSError as e:
@@ -166,9 +166,8 @@ class RunStore:
                 raise
 
     def finish(self, state: str, error: str | None = None) -> None:
-        self.manifest.state = state
-        self.manifest.ended = now_iso()
-        self.manifest.error = error
+        m = manifest_of(self)
+        m.state, m.ended, m.error = state, now_iso(), error
         try:
             self.write_manifest(final=True)
         except ResultsDiskFull:
@@ -223,6 +222,7 @@ class RunStore:
                 block_size=block_size, workload=workload, started=started, ended=ended, partial=partial,
                 idle_before_s=idle_before_s))
             cell_id = cur.lastrowid
+            assert cell_id is not None  # set by every INSERT that returns
             self._db.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
                 [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series],
