@@ -9,6 +9,7 @@ import platform
 import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from . import __version__, targets
 from .decide import rule_record
@@ -80,7 +81,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
 def plan_summary(plan: TestPlan) -> dict:
     """The plan as the manifest stores it. A deferred phase is its description until the run
     builds it; then it is the phase as built, still marked `deferred`."""
-    out = {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
+    out: dict[str, Any] = {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
                       for ph in plan.phases]}
     if plan.values:  # only when used, so plans stored before typed values still compare equal (resume)
         out["values"] = dict(plan.values)
@@ -134,5 +135,5 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     except BaseException:
         claim.release()
         raise
-    claim.note_run(store.manifest.run_id, store.dir)
+    claim.note_run(manifest.run_id, store.dir)
     return store
