@@ -14,7 +14,8 @@ from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
 from .cli_options import TEST_HELP, Console, RunArgs, compliance_text, ended_early, finish, runs_dir_option, with_run_args, with_runs_dir
 from .errors import IolabError
 from .runlist import leftovers, list_runs
-from .runner import Interrupted, RunOptions, stop_on_signals
+from .runner import Interrupted, stop_on_signals
+from .runstart import RunOptions
 from .manifest import manifest_of, runs_root
 from .store import RunStore
 
@@ -96,12 +97,11 @@ def run(
     def ended(store: RunStore, reports: list[Path]) -> None:
         if json_out or require_steady:
             records.append(api.run_record(store, reports))
-        complete = manifest_of(store).state == "complete"
-        if complete:
+        if manifest_of(store).state == "complete":
             api.show(store, console)
         for p in reports:
             progress.note(f"report: {p}")  # timestamped in a log
-        if complete:
+        if manifest_of(store).state == "complete":
             console.print(f"run directory: {esc(str(store.dir))}")
 
     try:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 import signal
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from types import FrameType
+from typing import Any, Protocol
 
 from . import targets
 from .decide import Decision, Sample, sample_of_row
@@ -40,18 +42,18 @@ class Progress(Protocol):
     def live(self, elapsed_s: float, iops: float) -> None: ...
     def done(self, result: RoundResult, wall_s: float) -> None: ...
     def note(self, text: str) -> None: ...
-    def round_done(self, phase: Phase, rnd: int, history: dict, verdict: SteadyVerdict | None) -> None: ...
+    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None) -> None: ...
     def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: ...
 
 
 class NoProgress:
-    def phase(self, plan, phase, index): pass
-    def step(self, what, round_, index, count, workload): pass
-    def live(self, elapsed_s, iops): pass
-    def done(self, result, wall_s): pass
-    def note(self, text): pass
-    def round_done(self, phase, rnd, history, verdict): pass
-    def phase_done(self, phase, steady, rounds, reason): pass
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None: pass
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None: pass
+    def live(self, elapsed_s: float, iops: float) -> None: pass
+    def done(self, result: RoundResult, wall_s: float) -> None: pass
+    def note(self, text: str) -> None: pass
+    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None) -> None: pass
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: pass
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
     return f"{slug(phase)}-r{rnd:02d}-c{ordinal:02d}-{slug(key)}"
 
 
-def workload_record(w: Workload) -> dict:
+def workload_record(w: Workload) -> dict[str, Any]:
     return asdict(w)
 
 
@@ -328,7 +330,7 @@ def within_budget(phase: Phase, cell: Cell, written: int, last_writes: int | Non
     if share == 0:
         return cell
     remaining = phase.budget_write_bytes - written
-    changes: dict = {}
+    changes: dict[str, float] = {}
     if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
         changes["duration_s"] = w.duration_s * EXTEND_FACTOR
     if share < 1:
@@ -373,10 +375,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def stop_on_signals():
+def stop_on_signals() -> Iterator[None]:
     """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
     (their default is to die at once, leaving fio running and the run marked 'running')."""
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}

@@ -31,7 +31,7 @@ class RunOptions:
     tested_by: str = ""
 
 
-def platform_facts() -> dict:
+def platform_facts() -> dict[str, Any]:
     """The report's Test Platform column, from this machine."""
     cpu = ""
     try:
@@ -78,7 +78,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
     )
 
 
-def plan_summary(plan: TestPlan) -> dict:
+def plan_summary(plan: TestPlan) -> dict[str, Any]:
     """The plan as the manifest stores it. A deferred phase is its description until the run
     builds it; then it is the phase as built, still marked `deferred`."""
     out: dict[str, Any] = {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
@@ -88,7 +88,7 @@ def plan_summary(plan: TestPlan) -> dict:
     return out
 
 
-def phase_summary(ph: Phase) -> dict:
+def phase_summary(ph: Phase) -> dict[str, Any]:
     d = {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
          "cells": [c.key for c in ph.cells], "tracking": [asdict(t) for t in ph.tracking],
          "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
@@ -103,7 +103,7 @@ def phase_summary(ph: Phase) -> dict:
     return d
 
 
-def as_planned(summary: dict) -> dict:
+def as_planned(summary: dict[str, Any]) -> dict[str, Any]:
     """A stored plan with its built phases back as the deferred phases the test declares."""
     return {"phases": [{"name": p["name"], "deferred": p["deferred"]} if "deferred" in p else p
                        for p in summary.get("phases", [])]}

@@ -19,15 +19,17 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, no_room, release_space, reserve_space,
                       write_atomic)
 from .errors import IolabError
-from .cellschema import INSERT_CELL, CellRow, cell_row, cell_values
+from .cellschema import INSERT_CELL, CellRow as CellRow, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
 from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
 from .resultsdb import check_tables, open_for_writing, open_readonly
@@ -54,7 +56,7 @@ class RunStore:
         self.dir = path
         self.raw_dir = path / "raw"
         self.writable = writable
-        self._copy: tempfile.TemporaryDirectory | None = None
+        self._copy: tempfile.TemporaryDirectory[str] | None = None
         has_manifest = (path / "manifest.json").exists()
         self.manifest = self._read_manifest() if has_manifest else None
         if writable:
@@ -181,7 +183,7 @@ class RunStore:
         return no_room(self.dir)
 
     @contextmanager
-    def _tx(self):
+    def _tx(self) -> Iterator[None]:
         """One committed transaction; a full disk becomes ResultsDiskFull (SQLite rolls back)."""
         try:
             with self._db:
@@ -212,7 +214,7 @@ class RunStore:
 
     def add_cell(
         self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
-        workload: dict, result: RoundResult, started: float, ended: float, partial: bool = False,
+        workload: dict[str, Any], result: RoundResult, started: float, ended: float, partial: bool = False,
         idle_before_s: float | None = None,
     ) -> int:
         r, w = result.read, result.write
@@ -278,7 +280,7 @@ class RunStore:
         (t,) = self._db.execute(
             "SELECT MAX(t) FROM (SELECT MAX(ended) AS t FROM cells UNION ALL SELECT MAX(started) FROM rounds"
             " UNION ALL SELECT MAX(started) FROM phases)").fetchone()
-        return t
+        return None if t is None else float(t)
 
     def set_aside(self, phase: str, from_round: int, raw_prefixes: list[str]) -> int:
         """Keep, but take out of the results, everything of `phase` from round `from_round` on:
@@ -327,7 +329,7 @@ class RunStore:
         if complete_only:
             sql += " JOIN rounds r ON r.phase=c.phase AND r.round=c.round AND (r.complete=1 OR c.kind='precondition')"
         sql += " WHERE c.kind=?"
-        args: list = [kind]
+        args: list[object] = [kind]
         if phase is not None:
             sql += " AND c.phase=?"
             args.append(phase)
@@ -346,7 +348,7 @@ class RunStore:
 
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
-        args: list = [cell_id]
+        args: list[object] = [cell_id]
         if direction:
             sql += " AND direction=?"
             args.append(direction)

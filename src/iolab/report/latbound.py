@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from rich.markup import escape as esc
 
+from ..cellschema import CellRow
 from ..compare import KeyMetric
 from ..decide import PERCENTILE_COLUMNS
-from ..store import CellRow, RunStore
+from ..store import RunStore
 from ..summary import PhaseSummary
 from ..units import measurable, num, pct_text
 from . import plots
