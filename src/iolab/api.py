@@ -34,7 +34,8 @@ from .resume import Resumption
 from .runner import Progress, Runner
 from .runstart import RunOptions, start
 from .manifest import manifest_of, resolve_run, runs_root
-from .store import ResultsDiskFull, RunStore
+from .durable import ResultsDiskFull
+from .store import RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target
 from .testparams import check_known

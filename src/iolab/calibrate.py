@@ -93,11 +93,12 @@ def simulate(base: str, params: dict[str, str], sc: Scenario) -> dict[str, float
         drive.run(**kw)
     if sc.test == "wsat":
         curve = [parse_result(drive.run(**kw), key).iops for key, kw in sc.cells]
-        out = {"WSAT first interval IOPS": curve[0], "WSAT steady IOPS (last ≤5 intervals)": steady_level(curve)}
+        wsat: dict[str, float] = {"WSAT first interval IOPS": curve[0],
+                                  "WSAT steady IOPS (last ≤5 intervals)": steady_level(curve)}
         cliff = cliff_interval(curve)
         if cliff is not None:
-            out["WSAT cliff interval"] = cliff
-        return out
+            wsat["WSAT cliff interval"] = cliff
+        return wsat
     out: dict[str, float] = {}
     for _ in range(sc.rounds):
         for key, kw in sc.cells:

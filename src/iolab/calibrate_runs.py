@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import IolabError
+from .manifest import manifest_of
 from .store import RunStore
 from .summary import summarise
 
@@ -60,7 +61,7 @@ def _scaled(n: float | None, ratio: float) -> int | None:
 def tested_capacity(ref: str) -> int:
     store = RunStore.open(ref)
     try:
-        t = store.manifest.target
+        t = manifest_of(store).target
     finally:
         store.close()
     return int(t.get("tested_capacity") or t.get("capacity") or 0)
@@ -71,7 +72,7 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
     that is not a complete PTS IOPS, latency or WSAT run, or one without steady state."""
     store = RunStore.open(ref)
     try:
-        m = store.manifest
+        m = manifest_of(store)
         phases = summarise(store)
         pre = [r for r in store.cells(kind="precondition") if r.phase == "main"]
     finally:

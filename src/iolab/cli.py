@@ -14,8 +14,9 @@ from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
 from .cli_options import TEST_HELP, Console, RunArgs, compliance_text, ended_early, finish, runs_dir_option, with_run_args, with_runs_dir
 from .errors import IolabError
 from .runlist import leftovers, list_runs
-from .runner import Interrupted, RunOptions, stop_on_signals
-from .manifest import runs_root
+from .runner import Interrupted, stop_on_signals
+from .runstart import RunOptions
+from .manifest import manifest_of, runs_root
 from .store import RunStore
 
 app = typer.Typer(pretty_exceptions_enable=False, no_args_is_help=True,
@@ -79,9 +80,14 @@ def run(
             console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
                           soft_wrap=True)
 
+    def sequence_report(paths: list[Path]) -> None:
+        for p in paths:
+            seq_reports.append(p)
+            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+
     def started(store: RunStore) -> None:
         current[:] = [store]
-        m = store.manifest
+        m = manifest_of(store)
         console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
         for overridden in m.safety_overrides:
             console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
@@ -91,11 +97,11 @@ def run(
     def ended(store: RunStore, reports: list[Path]) -> None:
         if json_out or require_steady:
             records.append(api.run_record(store, reports))
-        if store.manifest.state == "complete":
+        if manifest_of(store).state == "complete":
             api.show(store, console)
         for p in reports:
             progress.note(f"report: {p}")  # timestamped in a log
-        if store.manifest.state == "complete":
+        if manifest_of(store).state == "complete":
             console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
@@ -103,15 +109,14 @@ def run(
             api.run_test(test, tgt, prof, workload=args.workload, options=options, runs_dir=root, engine=engine,
                          progress=progress, report=args.report, on_start=started, on_end=ended,
                          everything=args.everything, on_plan=planned,
-                         on_sequence_report=lambda paths: [seq_reports.append(p) or console.print(
-                             f"sequence report: {esc(str(p))}", soft_wrap=True) for p in paths])
+                         on_sequence_report=sequence_report)
     except KeyboardInterrupt as e:
-        if not current or current[0].manifest.state not in ("interrupted", "complete"):
+        if not current or manifest_of(current[0]).state not in ("interrupted", "complete"):
             raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
         run_dir = esc(str(current[0].dir))
-        if current[0].manifest.state == "complete":  # stopped while its report was written
-            err.print(f"[yellow]{by} after run {esc(current[0].manifest.run_id)} was complete: its measurements are "
+        if manifest_of(current[0]).state == "complete":  # stopped while its report was written
+            err.print(f"[yellow]{by} after run {esc(manifest_of(current[0]).run_id)} was complete: its measurements are "
                       f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
                       "writes it)[/]", soft_wrap=True)
         else:
@@ -119,7 +124,7 @@ def run(
                       f"`iolab report {run_dir}` reports what was measured[/]")
         ended_early("run", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
-        if not current or current[0].manifest.state != "failed":
+        if not current or manifest_of(current[0]).state != "failed":
             raise  # refused before its run began: main() prints it
         err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
         ended_early("run", json_out, records, current[0], e.exit_code)
@@ -136,12 +141,12 @@ def resume(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or dir
 
     json_out, require_steady = args.json_out, args.require_steady
     want_json("resume", console, json_out)
-    current = []
+    current: list[RunStore] = []
     records: list[dict] = []
 
     def started(r) -> None:
         current[:] = [r.store]
-        console.print(f"[bold]resuming {esc(r.store.manifest.run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
+        console.print(f"[bold]resuming {esc(manifest_of(r.store).run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
         for note in r.notes:
             console.print(f"  {esc(note)}", soft_wrap=True)
 

@@ -14,9 +14,9 @@ import math
 from dataclasses import Field, asdict, dataclass, field
 from typing import Any, Callable, ClassVar, Protocol, Sequence
 
+from .cellschema import CellRow
 from .errors import IolabError
 from .results import RoundResult
-from .store import CellRow
 from .units import num
 from .workload import Workload
 

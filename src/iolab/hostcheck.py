@@ -205,7 +205,7 @@ def create_over_ssh(h: Host, t: Target) -> None:
 def _script(h: Host, *args: str) -> subprocess.CompletedProcess:
     if h.ssh is None:  # only hosts reached over SSH are checked there
         raise EngineError(f"host {h.name}: no SSH address to check its target on")
-    cmd = ssh_command(h, h.ssh, "sh -s -- " + shlex.join(args))
+    cmd = ssh_command(h, "sh -s -- " + shlex.join(args))
     try:
         return subprocess.run(cmd, input=SCRIPT, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S * 3)
     except subprocess.TimeoutExpired:

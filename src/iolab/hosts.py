@@ -71,7 +71,7 @@ def is_wildcard(address: str) -> bool:
         infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
     except OSError:
         return False
-    return any(ipaddress.ip_address(sockaddr[0].split("%")[0]).is_unspecified for *_, sockaddr in infos)
+    return any(ipaddress.ip_address(str(sockaddr[0]).split("%")[0]).is_unspecified for *_, sockaddr in infos)
 
 
 def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
@@ -92,22 +92,23 @@ def server_arg(address: str, port: int) -> str:
     return f"ip6:{address},{port}" if ":" in address else f"{address},{port}"
 
 
-def ssh_command(h: Host, *args: str) -> list[str]:
-    """ssh to the host with BatchMode (no password or host-key prompt can hang a run)."""
+def ssh_command(h: Host, *command: str, options: tuple[str, ...] = ()) -> list[str]:
+    """ssh to the host with BatchMode (no password or host-key prompt can hang a run): ssh's
+    `options`, then the host's SSH address, then the `command` run there."""
     assert h.ssh
     return ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(CONNECT_TIMEOUT_S * 5)}",
-            *(["-F", h.ssh_config] if h.ssh_config else []), *args]
+            *(["-F", h.ssh_config] if h.ssh_config else []), *options, h.ssh, *command]
 
 
 def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
     """(start the server on the remote loopback, printing the directory of its pid file;
     tunnel local_port to it and watch it: see ssh_watch_command)."""
     # A fresh directory per server: fio's --daemonize will not write a pid file that exists.
-    start = ssh_command(h, h.ssh, 'd=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; '
+    start = ssh_command(h, 'd=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; '
                         f'fio --server={server_arg("127.0.0.1", h.port)} --daemonize="$d/server.pid" '
                         '|| { rmdir "$d"; exit 1; }; echo "$d"')
-    tunnel = ssh_command(h, "-o", "ExitOnForwardFailure=yes",
-                         "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}", h.ssh)
+    tunnel = ssh_command(h, options=("-o", "ExitOnForwardFailure=yes",
+                                     "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}"))
     return start, tunnel
 
 
@@ -125,7 +126,7 @@ _STOP_WAIT = ('i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.
 def ssh_stop_command(h: Host, remote_dir: str) -> list[str]:
     # fio's server exits some time after SIGTERM: wait for it (5 s), then kill it, so no
     # server that runs whatever job it is sent outlives the run.
-    return ssh_command(h, h.ssh, f'p="$(cat {remote_dir}/server.pid)"; kill "$p"; ' + _STOP_WAIT.format(dir=remote_dir))
+    return ssh_command(h, f'p="$(cat {remote_dir}/server.pid)"; kill "$p"; ' + _STOP_WAIT.format(dir=remote_dir))
 
 
 @dataclass
@@ -237,7 +238,7 @@ def _start_local(h: Host, servers: Servers, fio: str) -> None:
 def ssh_how(h: Host) -> str:
     """What to try by hand when ssh to the host fails."""
     return (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
-            f"`{' '.join(ssh_command(h, h.ssh, 'fio --version'))}` works from this machine without a prompt")
+            f"`{' '.join(ssh_command(h, 'fio --version'))}` works from this machine without a prompt")
 
 
 def _start_ssh(h: Host, servers: Servers) -> None:
@@ -310,7 +311,7 @@ def ssh_runner(h: Host):
     """run_command's signature, running argv on the host over SSH."""
     from .targets.host import run_command
 
-    return lambda argv, timeout=60.0: run_command(ssh_command(h, h.ssh, shlex.join(argv)), timeout=timeout)
+    return lambda argv, timeout=60.0: run_command(ssh_command(h, shlex.join(argv)), timeout=timeout)
 
 
 def read_identity_over_ssh(h: Host, path: str) -> dict:

@@ -70,7 +70,7 @@ def migrate(db: sqlite3.Connection) -> None:
 
 
 def open_readonly(path: Path, has_manifest: bool, writer_alive: bool
-                  ) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory | None]:
+                  ) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory[str] | None]:
     """A reader's connection to `path`/results.db and the private copy it reads, if any (the
     caller cleans it up). Never creates or modifies a file in the run directory."""
     db = path / "results.db"

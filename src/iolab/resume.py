@@ -28,7 +28,7 @@ from .cellschema import CellRow
 from .runfiles import INPUTS_DIR
 from .decide import sample_of_row
 from .phaseend import early_stop, steady_minimum, written_since_purge
-from .runner import Runner, StartAt, build_deferred, cell_tag, workload_record
+from .runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
 from .runstart import RunOptions, as_planned, plan_summary
 from .steady import evaluate
 from .store import RunStore
@@ -246,7 +246,6 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
     else:
         cells = [("measure", c) for c in ph.cells]
     stored = store.stored_ordinals(ph.name, rnd)
-    runner = Runner(plan, target, None, store, RunOptions())  # for within_budget: no engine runs
     written = sum(c.write_bytes for c in store.cells(ph.name)) + sum(
         c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd)
     recovered = 0
@@ -255,7 +254,7 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
         if ordinal in stored:
             continue
         if kind == "measure":
-            cell = runner.within_budget(ph, cell, written)
+            cell = within_budget(ph, cell, written)
         tag = cell_tag(ph.name, rnd, ordinal, cell.key)
         json_path = store.raw_dir / f"{tag}.json"
         try:

@@ -9,16 +9,19 @@ from __future__ import annotations
 import re
 import signal
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from types import FrameType
+from typing import Any, Protocol
 
 from . import targets
 from .decide import Decision, Sample, sample_of_row
-from .engines import Engine
+from .engines import Engine, HostsEngine
 from .errors import IolabError
 from .identity import target_identity
 from .live import LiveFile
+from .manifest import manifest_of
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .runstart import RunOptions, phase_summary
@@ -39,18 +42,18 @@ class Progress(Protocol):
     def live(self, elapsed_s: float, iops: float) -> None: ...
     def done(self, result: RoundResult, wall_s: float) -> None: ...
     def note(self, text: str) -> None: ...
-    def round_done(self, phase: Phase, rnd: int, history: dict, verdict: SteadyVerdict | None) -> None: ...
+    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None) -> None: ...
     def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: ...
 
 
 class NoProgress:
-    def phase(self, plan, phase, index): pass
-    def step(self, what, round_, index, count, workload): pass
-    def live(self, elapsed_s, iops): pass
-    def done(self, result, wall_s): pass
-    def note(self, text): pass
-    def round_done(self, phase, rnd, history, verdict): pass
-    def phase_done(self, phase, steady, rounds, reason): pass
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None: pass
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None: pass
+    def live(self, elapsed_s: float, iops: float) -> None: pass
+    def done(self, result: RoundResult, wall_s: float) -> None: pass
+    def note(self, text: str) -> None: pass
+    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None) -> None: pass
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: pass
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
     return f"{slug(phase)}-r{rnd:02d}-c{ordinal:02d}-{slug(key)}"
 
 
-def workload_record(w: Workload) -> dict:
+def workload_record(w: Workload) -> dict[str, Any]:
     return asdict(w)
 
 
@@ -97,8 +100,8 @@ class Runner:
 
     # -- the whole run ---------------------------------------------------------------------
     def run(self, start_at: StartAt | None = None) -> None:
-        m = self.store.manifest
-        remote = self.engine.capabilities.remote
+        m = manifest_of(self.store)
+        hosts = self.hosts_engine()
         if start_at is not None:
             self.since_purge = written_since_purge(self.store, start_at.phase)
         try:
@@ -106,7 +109,7 @@ class Runner:
             self.store.write_manifest()
             self.engine.prepare(self.target)
             if start_at is None:  # what `iolab resume` checks; a remote engine reads its hosts' targets
-                m.target["identity"] = self.engine.target_identity() if remote else target_identity(self.target)
+                m.target["identity"] = hosts.target_identity() if hosts else target_identity(self.target)
                 self.store.write_manifest()
             for i, phase in enumerate(self.plan.phases):
                 if start_at is not None and i < start_at.phase:
@@ -147,12 +150,12 @@ class Runner:
         """Build a deferred phase now, store it in the manifest's plan (reports read what was
         run) and record the decision."""
         phase, decision = build_deferred(self.store, self.plan, deferred)
-        self.store.manifest.plan["phases"][i] = phase_summary(phase) | {"deferred": deferred.describe}
+        manifest_of(self.store).plan["phases"][i] = phase_summary(phase) | {"deferred": deferred.describe}
         self.decide(decision)
         return phase
 
     def decide(self, decision: Decision) -> None:
-        self.store.manifest.decisions.append(decision.record())
+        manifest_of(self.store).decisions.append(decision.record())
         self.store.write_manifest()
         self.progress.note(f"{decision.phase}: decided by {decision.rule['name']}: {decision.outcome}")
 
@@ -189,7 +192,7 @@ class Runner:
         for rnd in range(first, phase.max_rounds + 1):
             store.begin_round(phase.name, rnd)
             for i, planned in enumerate(phase.cells):
-                cell = self.within_budget(phase, planned, written, last_writes.get(planned.key))
+                cell = within_budget(phase, planned, written, last_writes.get(planned.key))
                 self.progress.step("round", rnd, i, len(phase.cells), cell.workload)
                 result = self.measure(phase, rnd, i, "measure", cell, planned)
                 written += result.write.io_bytes
@@ -239,53 +242,17 @@ class Runner:
         store.finish_phase(phase.name, steady, rnd, stop_reason)
         self.progress.phase_done(phase, steady, rnd, stop_reason)
 
-    def within_budget(self, phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
-        """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.
-
-        `last_writes` is what the cell wrote in its previous interval. Cutting the last
-        interval at the exact budget can leave a remainder of a few KiB, measured in a few ms
-        and reported as a silly rate (a 16 KiB interval at "800 IOPS"). So when the rest of the
-        budget is at most FOLD_FRACTION of an interval more than one interval takes, this
-        interval takes all of it and may run up to EXTEND_FACTOR × its length: the last
-        interval is then 1 to 1.5 nominal intervals long (reported with its true length), or,
-        when more is left, a final interval of at least half an interval (at a steady rate),
-        marked partial. Running whole intervals past the budget instead would write up to an
-        interval more than the test asks for.
-        """
-        if phase.budget_write_bytes is None:
-            return cell
-        w = cell.workload
-        # A workload's byte budget counts reads and writes; the phase budget counts writes. A
-        # mixed workload (RWSW composite) needs remaining / (its write share of the bytes), a
-        # little over so the budget is reached rather than approached in ever shorter intervals.
-        by_op = {op: sum(s.share * s.block_size for s in w.streams if s.op == op) for op in ("read", "write")}
-        share = by_op["write"] / (by_op["read"] + by_op["write"])
-        if share == 0:
-            return cell
-        remaining = phase.budget_write_bytes - written
-        changes: dict = {}
-        if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
-            changes["duration_s"] = w.duration_s * EXTEND_FACTOR
-        if share < 1:
-            remaining = int(remaining / share * 1.05)
-        # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down):
-        # round up so the budget is reached, not missed by a few KiB that would need an interval.
-        unit = w.threads * max(s.block_size for s in w.streams)
-        remaining = -(-remaining // unit) * unit
-        if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
-            return cell
-        return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
-
     def purge(self, phase: Phase) -> None:
         method = self.options.purge_method
         self.progress.note(f"{phase.name}: purge ({method})")
         outcome = self.engine.purge(self.target, method)
         self.store.record_purge(phase.name, outcome.method, outcome.ok, outcome.detail)
-        self.store.manifest.purges.append({"phase": phase.name} | asdict(outcome))
+        m = manifest_of(self.store)
+        m.purges.append({"phase": phase.name} | asdict(outcome))
         self.since_purge = 0
         if not outcome.ok and method != "none":
-            self.store.manifest.noncompliance.append(f"purge failed ({outcome.method}): not from FOB")
-            self.store.manifest.compliant = False
+            m.noncompliance.append(f"purge failed ({outcome.method}): not from FOB")
+            m.compliant = False
         self.store.write_manifest()
 
     def measure(self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell,
@@ -312,11 +279,16 @@ class Runner:
 
     def wear(self, phase: str, when: str) -> None:
         """The drive's write counters: this machine's path, or (a remote engine) each host's drive, read there."""
-        m = self.store.manifest
-        if self.engine.capabilities.remote:
-            m.notes.extend(self.engine.wear_snapshot(m.target.setdefault("host_writes", {}), phase, when))
+        m = manifest_of(self.store)
+        hosts = self.hosts_engine()
+        if hosts:
+            m.notes.extend(hosts.wear_snapshot(m.target.setdefault("host_writes", {}), phase, when))
         else:
             wear.snapshot(m.endurance, phase, when, self.target.path)
+
+    def hosts_engine(self) -> HostsEngine | None:
+        """The engine when its targets are on other hosts: it reads their identity and wear there."""
+        return self.engine if self.engine.capabilities.remote and isinstance(self.engine, HostsEngine) else None
 
     def idle(self, seconds: float, where: str) -> None:
         caps = self.engine.capabilities
@@ -328,10 +300,48 @@ class Runner:
         self.engine.idle(self.target, seconds)
 
 
-# See Runner.within_budget: a remainder up to this fraction of an interval is folded into the
+# See within_budget: a remainder up to this fraction of an interval is folded into the
 # interval before it, which may then run up to EXTEND_FACTOR × the planned length.
 FOLD_FRACTION = 0.5
 EXTEND_FACTOR = 2.0
+
+
+def within_budget(phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
+    """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.
+
+    `last_writes` is what the cell wrote in its previous interval. Cutting the last
+    interval at the exact budget can leave a remainder of a few KiB, measured in a few ms
+    and reported as a silly rate (a 16 KiB interval at "800 IOPS"). So when the rest of the
+    budget is at most FOLD_FRACTION of an interval more than one interval takes, this
+    interval takes all of it and may run up to EXTEND_FACTOR × its length: the last
+    interval is then 1 to 1.5 nominal intervals long (reported with its true length), or,
+    when more is left, a final interval of at least half an interval (at a steady rate),
+    marked partial. Running whole intervals past the budget instead would write up to an
+    interval more than the test asks for.
+    """
+    if phase.budget_write_bytes is None:
+        return cell
+    w = cell.workload
+    # A workload's byte budget counts reads and writes; the phase budget counts writes. A
+    # mixed workload (RWSW composite) needs remaining / (its write share of the bytes), a
+    # little over so the budget is reached rather than approached in ever shorter intervals.
+    by_op = {op: sum(s.share * s.block_size for s in w.streams if s.op == op) for op in ("read", "write")}
+    share = by_op["write"] / (by_op["read"] + by_op["write"])
+    if share == 0:
+        return cell
+    remaining = phase.budget_write_bytes - written
+    changes: dict[str, float] = {}
+    if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
+        changes["duration_s"] = w.duration_s * EXTEND_FACTOR
+    if share < 1:
+        remaining = int(remaining / share * 1.05)
+    # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down):
+    # round up so the budget is reached, not missed by a few KiB that would need an interval.
+    unit = w.threads * max(s.block_size for s in w.streams)
+    remaining = -(-remaining // unit) * unit
+    if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
+        return cell
+    return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
 
 
 def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
@@ -365,10 +375,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def stop_on_signals():
+def stop_on_signals() -> Iterator[None]:
     """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
     (their default is to die at once, leaving fio running and the run marked 'running')."""
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(signum)
 
     previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}

@@ -9,6 +9,7 @@ import platform
 import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from . import __version__, targets
 from .decide import rule_record
@@ -30,7 +31,7 @@ class RunOptions:
     tested_by: str = ""
 
 
-def platform_facts() -> dict:
+def platform_facts() -> dict[str, Any]:
     """The report's Test Platform column, from this machine."""
     cpu = ""
     try:
@@ -77,17 +78,17 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
     )
 
 
-def plan_summary(plan: TestPlan) -> dict:
+def plan_summary(plan: TestPlan) -> dict[str, Any]:
     """The plan as the manifest stores it. A deferred phase is its description until the run
     builds it; then it is the phase as built, still marked `deferred`."""
-    out = {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
+    out: dict[str, Any] = {"phases": [{"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
                       for ph in plan.phases]}
     if plan.values:  # only when used, so plans stored before typed values still compare equal (resume)
         out["values"] = dict(plan.values)
     return out
 
 
-def phase_summary(ph: Phase) -> dict:
+def phase_summary(ph: Phase) -> dict[str, Any]:
     d = {"name": ph.name, "purge": ph.purge, "precondition": [w.label() for w in ph.precondition],
          "cells": [c.key for c in ph.cells], "tracking": [asdict(t) for t in ph.tracking],
          "max_rounds": ph.max_rounds, "stop_on_steady": ph.stop_on_steady,
@@ -102,7 +103,7 @@ def phase_summary(ph: Phase) -> dict:
     return d
 
 
-def as_planned(summary: dict) -> dict:
+def as_planned(summary: dict[str, Any]) -> dict[str, Any]:
     """A stored plan with its built phases back as the deferred phases the test declares."""
     return {"phases": [{"name": p["name"], "deferred": p["deferred"]} if "deferred" in p else p
                        for p in summary.get("phases", [])]}
@@ -134,5 +135,5 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     except BaseException:
         claim.release()
         raise
-    claim.note_run(store.manifest.run_id, store.dir)
+    claim.note_run(manifest.run_id, store.dir)
     return store

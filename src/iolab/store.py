@@ -19,16 +19,18 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, no_room, release_space, reserve_space,
                       write_atomic)
 from .errors import IolabError
-from .cellschema import INSERT_CELL, CellRow, cell_row, cell_values
-from .manifest import Manifest, manifest_bytes, now_iso, resolve_run, stamp_writer
+from .cellschema import INSERT_CELL, CellRow as CellRow, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
+from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
 from .resultsdb import check_tables, open_for_writing, open_readonly
 from .results import Histogram, RoundResult
@@ -54,7 +56,7 @@ class RunStore:
         self.dir = path
         self.raw_dir = path / "raw"
         self.writable = writable
-        self._copy: tempfile.TemporaryDirectory | None = None
+        self._copy: tempfile.TemporaryDirectory[str] | None = None
         has_manifest = (path / "manifest.json").exists()
         self.manifest = self._read_manifest() if has_manifest else None
         if writable:
@@ -118,7 +120,7 @@ class RunStore:
 
     def claim(self) -> None:
         """Record this process as the run's writer (pid, its start time, the boot) and store it."""
-        stamp_writer(self.manifest)
+        stamp_writer(manifest_of(self))
         self.write_manifest()
 
     @classmethod
@@ -150,7 +152,7 @@ class RunStore:
     def write_manifest(self, final: bool = False) -> None:
         """Replace manifest.json. Only the run's last write (`final`) may use the space set
         aside: an earlier write that took it would leave the run's end nowhere to go."""
-        data = manifest_bytes(self.manifest)
+        data = manifest_bytes(manifest_of(self))
         try:
             write_atomic(self.dir / "manifest.json", data)
         except OSError as e:
@@ -166,9 +168,8 @@ class RunStore:
                 raise
 
     def finish(self, state: str, error: str | None = None) -> None:
-        self.manifest.state = state
-        self.manifest.ended = now_iso()
-        self.manifest.error = error
+        m = manifest_of(self)
+        m.state, m.ended, m.error = state, now_iso(), error
         try:
             self.write_manifest(final=True)
         except ResultsDiskFull:
@@ -182,7 +183,7 @@ class RunStore:
         return no_room(self.dir)
 
     @contextmanager
-    def _tx(self):
+    def _tx(self) -> Iterator[None]:
         """One committed transaction; a full disk becomes ResultsDiskFull (SQLite rolls back)."""
         try:
             with self._db:
@@ -213,7 +214,7 @@ class RunStore:
 
     def add_cell(
         self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
-        workload: dict, result: RoundResult, started: float, ended: float, partial: bool = False,
+        workload: dict[str, Any], result: RoundResult, started: float, ended: float, partial: bool = False,
         idle_before_s: float | None = None,
     ) -> int:
         r, w = result.read, result.write
@@ -223,6 +224,7 @@ class RunStore:
                 block_size=block_size, workload=workload, started=started, ended=ended, partial=partial,
                 idle_before_s=idle_before_s))
             cell_id = cur.lastrowid
+            assert cell_id is not None  # set by every INSERT that returns
             self._db.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
                 [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series],
@@ -278,7 +280,7 @@ class RunStore:
         (t,) = self._db.execute(
             "SELECT MAX(t) FROM (SELECT MAX(ended) AS t FROM cells UNION ALL SELECT MAX(started) FROM rounds"
             " UNION ALL SELECT MAX(started) FROM phases)").fetchone()
-        return t
+        return None if t is None else float(t)
 
     def set_aside(self, phase: str, from_round: int, raw_prefixes: list[str]) -> int:
         """Keep, but take out of the results, everything of `phase` from round `from_round` on:
@@ -327,7 +329,7 @@ class RunStore:
         if complete_only:
             sql += " JOIN rounds r ON r.phase=c.phase AND r.round=c.round AND (r.complete=1 OR c.kind='precondition')"
         sql += " WHERE c.kind=?"
-        args: list = [kind]
+        args: list[object] = [kind]
         if phase is not None:
             sql += " AND c.phase=?"
             args.append(phase)
@@ -346,7 +348,7 @@ class RunStore:
 
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
-        args: list = [cell_id]
+        args: list[object] = [cell_id]
         if direction:
             sql += " AND direction=?"
             args.append(direction)

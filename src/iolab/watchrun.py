@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .cellschema import CellRow
 from .engines.merge import breakdown
+from .manifest import manifest_of
 from .store import RunStore
 
 # per-second rows of the last cell sent to the page: an hour of fio's reports at most
@@ -20,12 +21,13 @@ MAX_SERIES = 3600
 def run_detail(run_dir: Path, live: dict | None) -> dict:
     store = RunStore.open(run_dir)
     try:
-        plan_phases = {p.get("name"): p for p in store.manifest.plan.get("phases", ())}
+        m = manifest_of(store)
+        plan_phases = {p.get("name"): p for p in m.plan.get("phases", ())}
         phases = [_phase(store, ph.name, plan_phases.get(ph.name, {}), ph.stop_reason) for ph in store.phases()]
         cells = store.cells(complete_only=False)
         last = cells[-1] if cells else None
         return {"phases": phases, "last_cell": _cell(store, last) if last else None,
-                "live": live if store.manifest.state == "running" else None}
+                "live": live if m.state == "running" else None}
     finally:
         store.close()
 

@@ -219,3 +219,20 @@ def test_fio_job_prints_each_hosts_job_file(scratch):
     assert "--client=192.0.2.1,8765" in legs[0] and "filename=/data/a.img" in legs[0]
     assert "--client=192.0.2.2,8766" in legs[1] and "filename=/data/b.img" in legs[1]
     assert not (scratch / "x.img").exists()  # printing connects to nothing and creates nothing
+
+
+def test_a_plan_that_idles_the_drive_runs_over_two_paths(scratch):
+    """Host Idle Recovery idles the drive before each burst: over two paths to one drive it is
+    that drive's idle (as on one path), not a traceback."""
+    target = f"file:{scratch}/d.img?size=32MiB"
+    r = iolab("run", "hir", "--quick", "--cell-time", "200ms", "--no-report", "--target", target,
+              "--paths", f"{target},{target}", "--set", "bursts=1", "--set", "wait_states=0.1", "--set", "baseline_time=0.2",
+              "--set", "pc_round_intervals=1", "--runs-dir", str(scratch / "runs"), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    try:
+        assert store.manifest.state == "complete"
+        assert [c.idle_before_s for c in store.cells() if c.idle_before_s] == [0.1]
+    finally:
+        store.close()

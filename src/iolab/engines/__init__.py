@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Protocol, runtime_checkable
 
 from ..errors import IolabError
 from ..results import RoundResult
@@ -60,6 +60,17 @@ class Engine(Protocol):
 
     def close(self) -> None:
         """Release resources (stop servers, save simulator state)."""
+
+
+@runtime_checkable
+class HostsEngine(Engine, Protocol):
+    """An engine whose targets are on other hosts (capabilities.remote): it reads their facts there."""
+
+    def target_identity(self) -> dict:
+        """Each host's target as that host sees it, for the manifest (what `iolab resume` checks)."""
+
+    def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
+        """Store each host's drive write counters in record[host][phase][when]; notes for the report."""
 
 
 class EngineClass(Protocol):

@@ -196,6 +196,11 @@ class SplitFioEngine:
                                 "(purge each host's target before the run)")
         return self.single.purge(self.legs[0].target, method)  # every path reaches the same drive
 
+    def idle(self, target: Target, seconds: float) -> None:
+        if self.remote:  # capabilities.idle is False: the runner refuses such a plan before this
+            raise EngineError("the targets are on other hosts; iolab cannot keep them idle.")
+        self.single.idle(self.legs[0].target, seconds)  # every path reaches the same drive
+
     def set_write_cache(self, target: Target, enabled: bool) -> str:
         if self.remote:
             return "not changed: the targets are on other hosts"
@@ -216,7 +221,8 @@ class SplitFioEngine:
                 self._run_noted = True
                 for c in self.claims:
                     c.note_run(raw_dir.parent.name, raw_dir.parent)
-                self.servers.note_run(raw_dir.parent)
+                if self.servers is not None:
+                    self.servers.note_run(raw_dir.parent)
             parts = self._run_hosts(legs, workload, raw_dir, tag)
         else:
             parts = self._run_paths(legs, raw_dir, tag, progress)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..endurance import endurance
 from ..results import Histogram
-from ..store import CellRow, RunStore
+from ..cellschema import CellRow
+from ..store import RunStore
 from ..targets import wear
 from ..summary import PhaseSummary
 from ..units import eng, num, pct_text

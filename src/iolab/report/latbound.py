@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape as esc
 
+from ..cellschema import CellRow
 from ..decide import PERCENTILE_COLUMNS
-from ..store import CellRow, RunStore
+from ..store import RunStore
 from ..summary import PhaseSummary
 from ..units import num, pct_text
 from . import plot_style

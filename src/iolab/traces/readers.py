@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -43,7 +44,7 @@ _DETECT_LINES = 200_000
 
 
 def import_trace(
-    paths: str | Path | list[str | Path] | tuple[str | Path, ...],
+    paths: str | Path | Sequence[str | Path],
     fmt: str,
     out: str | Path,
     skip_bad_lines: bool = False,
@@ -82,19 +83,19 @@ def import_trace(
         origins: list[int] = []
         skipped = 0
         examples: list[BadLine] = []
-        notes: list[str] = list(notes)
+        said: list[str] = list(notes)
         start: int | None = None
         extra = {}
         if fmt in VARIABLE_UNIT:
             tu = timeunit.given(time_unit, fmt) if time_unit else _detect_unit(con, fmt, files[0])
             extra = {"unit_ns": tu.ns}
-            notes.append(f"time unit: {tu.unit} ({tu.reason}).")
+            said.append(f"time unit: {tu.unit} ({tu.reason}).")
         for i, f in enumerate(files):
             current = f
             parsed = TEXT_FORMATS[fmt](str(f), **extra)
             start = parsed.start_unix_ns
-            notes += [n for n in parsed.notes if n not in notes]
-            n_bad, bad = _parse_file(con, i, f, parsed, fmt, skip_bad_lines, notes)
+            said += [n for n in parsed.notes if n not in said]
+            n_bad, bad = _parse_file(con, i, f, parsed, fmt, skip_bad_lines, said)
             skipped += n_bad
             examples += bad[: max(0, EXAMPLES - len(examples))]
             first = con.execute(
@@ -102,7 +103,7 @@ def import_trace(
             ).fetchall()[0][0]
             if first is not None:
                 origins.append(int(first))
-            parts.append(_io_rows_sql(con, i, f, parsed, notes))
+            parts.append(_io_rows_sql(con, i, f, parsed, said))
         union = " UNION ALL ".join(f"({p})" for p in parts)
         if not origins:
             what = f" ({skipped:,} bad lines skipped)" if skipped else ""
@@ -110,7 +111,7 @@ def import_trace(
         return write_table(
             con, union, out, fmt=fmt, sources=tuple(str(f) for f in files),
             start_unix_ns=start if clock_unix_ns is None else clock_unix_ns, origin_ns=min(origins),
-            skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(notes), lost_events=lost_events,
+            skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(said), lost_events=lost_events,
         )
     except duckdb.Error as e:
         raise IolabError(f"{current}: cannot read as {fmt} ({first_error_line(e)}).") from None

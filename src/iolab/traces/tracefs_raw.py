@@ -72,7 +72,7 @@ class Layout:
 
 
 def _fields(text: str) -> dict[str, Field]:
-    out = {}
+    out: dict[str, Field] = {}
     for decl, off, size in _FIELD.findall(text):
         name = re.sub(r"\[.*\]$", "", decl.split()[-1])
         out.setdefault(name, Field(int(off), int(size)))
@@ -205,18 +205,18 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
     con = connect(memory_limit=IMPORT_MEMORY)
     names: dict[bytes, int] = {}
     lost = lost_unknown = 0
-    notes = list(notes)
+    said = list(notes)
     try:
         con.execute("CREATE TEMP TABLE ev (ord BIGINT, issue BOOLEAN, time_ns BIGINT, dev BIGINT, opc TINYINT,"
                     " sector BIGINT, nsect BIGINT, pid BIGINT, comm INTEGER)")
         for cpu, f in enumerate(files):
-            n_lost, n_unknown = _load_cpu_file(con, cpu, f, layout, names, notes)
+            n_lost, n_unknown = _load_cpu_file(con, cpu, f, layout, names, said)
             lost += n_lost
             lost_unknown += n_unknown
         first = con.execute("SELECT min(time_ns) FROM ev WHERE issue").fetchall()[0][0]
         if first is None:
             raise NoIssues(f"{raw_dir}: no block_rq_issue events in the pages; nothing to import.")
-        by_code = sorted(names, key=names.get)
+        by_code = sorted(names, key=names.__getitem__)
         con.register("names", {"comm": np.arange(len(by_code), dtype=np.int32),
                                "process": np.array([k.decode("utf-8", "replace") for k in by_code], dtype=object)})
         events = (
@@ -231,16 +231,16 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
         con.execute("DROP TABLE ev")
         unpaired = con.execute("SELECT count(*) FROM ios WHERE latency_us IS NULL").fetchall()[0][0]
         if unpaired:
-            notes.append(f"{unpaired:,} issued IOs have no completion in the trace (no response time).")
+            said.append(f"{unpaired:,} issued IOs have no completion in the trace (no response time).")
         lost = max(lost + lost_unknown, lost_events or 0)
         if lost:
-            notes.insert(0, f"INCOMPLETE TRACE: the kernel dropped {lost:,} trace events (its buffer overran before they "
+            said.insert(0, f"INCOMPLETE TRACE: the kernel dropped {lost:,} trace events (its buffer overran before they "
                          "were read); the IOs they described are missing. Capture again with a larger buffer or a process filter.")
         if lost_unknown:
-            notes.append(f"{lost_unknown:,} page(s) follow a loss of trace events whose count the kernel did not "
+            said.append(f"{lost_unknown:,} page(s) follow a loss of trace events whose count the kernel did not "
                          "store (counted as 1 event each)")
         return write_table(con, "SELECT * FROM ios", out, fmt="tracefs-raw", sources=(str(raw_dir),), origin_ns=int(first),
-                           start_unix_ns=clock_unix_ns, notes=tuple(notes), lost_events=lost)
+                           start_unix_ns=clock_unix_ns, notes=tuple(said), lost_events=lost)
     finally:
         con.close()
 
