@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Generic, Sequence, TypeVar
 
 from ..errors import IolabError
 from ..points import DV_PHASE, DemandPoint, parse_point
@@ -32,14 +32,18 @@ COMPARED_PROFILE_KEYS = (
 )
 
 
+# What a key figure reads of one drive: its phases (a test), or its phases per test (a sequence).
+Drive = TypeVar("Drive")
+
+
 @dataclass(frozen=True)
-class KeyMetric:
+class KeyMetric(Generic[Drive]):
     """One column of the summary table."""
 
     name: str
     unit: str
     higher_is_better: bool
-    get: Callable[[list[PhaseSummary]], float | None]
+    get: Callable[[Drive], float | None]
 
     @property
     def direction(self) -> str:
@@ -90,7 +94,7 @@ class Comparison:
     summary: SummaryTable | None = None
 
 
-def summary_table(drives: Sequence[str], phases: Sequence[list[PhaseSummary]], metrics: Sequence[KeyMetric]) -> SummaryTable:
+def summary_table(drives: Sequence[str], phases: Sequence[Drive], metrics: Sequence[KeyMetric[Drive]]) -> SummaryTable:
     values = [[m.get(ph) for m in metrics] for ph in phases]
     per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better)
                   for j, m in enumerate(metrics)]
@@ -125,7 +129,9 @@ class ReplayTotals:
 
 def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
     ph = next((p for p in phases if p.phase.name == REPLAY_PHASE), None)
-    rows = [r for r in ph.rows if r.round in ph.window] if ph is not None else []
+    if ph is None:
+        return None
+    rows = [r for r in ph.rows if r.round in ph.window]
     if not rows:
         return None
     # fio and the sim give IOPS as IOs / runtime, so IOPS × runtime is each step's IO count.
@@ -235,6 +241,7 @@ def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
 
 def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
     """The run directories named, each checked readable (read-only); a run named twice is refused."""
+    from ..manifest import manifest_of
     from ..store import RunStore
 
     seen: dict[str, str] = {}
@@ -242,9 +249,10 @@ def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
     for ref in run_refs:
         store = RunStore.open(ref)
         try:
-            key = store.manifest.run_id or str(store.dir)
+            run_id = manifest_of(store).run_id
+            key = run_id or str(store.dir)
             if key in seen or str(store.dir) in seen.values():
-                raise IolabError(f"{seen.get(key, ref)!s} and {ref!s} are the same run ({store.manifest.run_id}, "
+                raise IolabError(f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
                                  f"{store.dir}): a run compared with itself says nothing. Give each run once.")
             seen[key] = str(ref)
             paths.append(store.dir)

@@ -64,10 +64,11 @@ def xsr_result(phases: Sequence[PhaseSummary], recovery_tolerance: float = RECOV
                settle_tolerance: float = SETTLE_TOLERANCE.default) -> XsrResult:
     g1, g2, g3 = xsr_groups(phases)
     recovered = settled = None
-    if g1.rows and g3.rows:
-        recovered = recovery(g3.minutes, g3.mbps, (1 - recovery_tolerance) * g1.mean_mbps)
-    if g2.rows:
-        settled = recovery(g2.minutes, g2.mbps, g2.final_mbps(), band=settle_tolerance)
+    base, final = g1.mean_mbps, g2.final_mbps()
+    if g1.rows and g3.rows and base is not None:
+        recovered = recovery(g3.minutes, g3.mbps, (1 - recovery_tolerance) * base)
+    if g2.rows and final is not None:
+        settled = recovery(g2.minutes, g2.mbps, final, band=settle_tolerance)
     return XsrResult((g1, g2, g3), recovered, settled)
 
 

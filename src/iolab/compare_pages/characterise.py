@@ -22,12 +22,19 @@ def _common_series(phs: list[PhaseSummary]) -> str | None:
         (s for s in grid(phs[0])[0] if s in common), None)
 
 
+def _phases(runs: list[RunData], name: str, has: str) -> list[PhaseSummary] | None:
+    """Each run's phase `name`, or None where a run lacks it or it has no `has` (cells, rows)."""
+    phs = [r.phase(name) for r in runs]
+    found = [p for p in phs if p is not None and getattr(p, has)]
+    return found if len(found) == len(phs) else None
+
+
 def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     pages = []
     names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
     for name in names:
-        phs = [r.phase(name) for r in runs]
-        if any(p is None or not p.cells for p in phs):
+        phs = _phases(runs, name, "cells")
+        if phs is None:
             continue
         series = _common_series(phs)
         if series is None:
@@ -51,8 +58,8 @@ def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     pages = matrix_overlays(runs, labels)
     names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
     for name in names:
-        phs = [r.phase(name) for r in runs]
-        if any(p is None or not p.cells for p in phs):
+        phs = _phases(runs, name, "cells")
+        if phs is None:
             continue
         grids = [grid(p) for p in phs]
         qds = sorted(set.intersection(*({q for _, q in g[2]} for g in grids)))
@@ -76,8 +83,8 @@ def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
 def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     pages = []
     for name in ("write rounds", "read rounds"):
-        phs = [r.phase(name) for r in runs]
-        if any(p is None or not p.rows for p in phs):
+        phs = _phases(runs, name, "rows")
+        if phs is None:
             continue
         blocks = []
         for what, attr, log in (("IOPS", "iops", False), ("maximum latency (µs)", "lat_max_us", True)):

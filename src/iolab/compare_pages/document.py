@@ -187,7 +187,16 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
 DRIVES_PER_TABLE = 4
 
 
-def drives_pages(runs: list[RunData], labels: list[str], diffs: list[str] = ()) -> list[Page]:
+def _drive_facts(r: RunData, label: str) -> dict[str, str]:
+    """One run's facts as the side-by-side table shows them: the run, then its header columns."""
+    m = r.manifest
+    facts = {"Run": m.run_id, "State": m.state, "Run directory": r.href("."),
+             "Compliance": "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance)}
+    facts.update((str(k), str(v)) for k, v, *_ in sections.header_table(r, label).rows)
+    return facts
+
+
+def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = ()) -> list[Page]:
     """Every per-drive fact in full, each from its own run, side by side (the header and the
     banners point here), after the settings that differ if the comparison was forced."""
     tables = []
@@ -197,10 +206,7 @@ def drives_pages(runs: list[RunData], labels: list[str], diffs: list[str] = ()) 
                             "Source: each run's manifest.json (profile, test, planned cells, workload digest)."))
     for i in range(0, len(runs), DRIVES_PER_TABLE):
         group = list(zip(runs, labels))[i:i + DRIVES_PER_TABLE]
-        per_run = [dict([("Run", r.manifest.run_id), ("State", r.manifest.state), ("Run directory", r.href(".")),
-                         ("Compliance", "spec-compliant settings" if r.manifest.compliant
-                          else "NON-COMPLIANT: " + "; ".join(r.manifest.noncompliance)),
-                         *sections.header_table(r, lab).rows]) for r, lab in group]
+        per_run = [_drive_facts(r, lab) for r, lab in group]
         keys = list(dict.fromkeys(k for d in per_run for k in d))
         rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)
         tables.append(Table("Drives side by side" + (f" (D{i + 1}–D{i + len(group)})" if len(runs) > DRIVES_PER_TABLE

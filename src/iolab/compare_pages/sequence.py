@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from .. import __version__
 from ..errors import IolabError
@@ -82,9 +82,9 @@ def build_sequence_comparison(drives: list[dict[str, RunData]], labels: list[str
         have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]
         if have and t.overlays is not None:
             pages += t.overlays([r for r, _ in have], [lab for _, lab in have])
-    analysed = next((r for d in drives for r in d.values() if load_analysis(r) is not None), None)
-    if analysed is not None:
-        a = load_analysis(analysed)
+    analyses = ((r, load_analysis(r)) for d in drives for r in d.values())
+    analysed, a = next(((r, an) for r, an in analyses if an is not None), (None, None))
+    if analysed is not None and a is not None:
         pages += selftest_from(a, f"Source: the stream analysis given with run {analysed.manifest.run_id} "
                                   f"(inputs/analysis.json), from {a.source}.")
     pages += drives_pages(firsts, labels, diffs)
@@ -147,19 +147,23 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     return pages
 
 
+def _of_test(m: KeyMetric[list[PhaseSummary]], test: str) -> Callable[[dict[str, list[PhaseSummary]]], float | None]:
+    """A test's key figure read from one drive's phases per test."""
+    return lambda by_test: m.get(by_test.get(test, []))
+
+
 def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
-                             ) -> tuple[tuple[str, KeyMetric], ...]:
+                             ) -> tuple[tuple[str, KeyMetric[dict[str, list[PhaseSummary]]]], ...]:
     """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
     each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
     figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive
     without that test's run has no figure there and is not ranked)."""
-    out = []
+    out: list[tuple[str, KeyMetric[dict[str, list[PhaseSummary]]]]] = []
     for t in sorted(tests, key=lambda t: t.summary_order):
         if t.key_figures is None or t.summary_figures == ():
             continue
         for m in t.key_figures(runs.get(t.name, ())):
             if t.summary_figures is not None and m.name not in t.summary_figures:
                 continue
-            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better,
-                                          lambda by_test, m=m, t=t.name: m.get(by_test.get(t, [])))))
+            out.append((t.name, KeyMetric(f"{t.label}: {m.name}", m.unit, m.higher_is_better, _of_test(m, t.name))))
     return tuple(out)

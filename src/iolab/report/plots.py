@@ -216,7 +216,7 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         ax.set_title(title)
         cb = fig.colorbar(im, ax=ax, pad=0.01)
         if norm is not None:  # a narrow log range gets no default ticks: place five
-            cb.set_ticks(np.geomspace(norm.vmin, norm.vmax, 5))
+            cb.set_ticks(list(np.geomspace(float(finite.min()), float(finite.max()), 5)))
         cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
         cb.ax.yaxis.set_major_formatter(ticks())
         cb.ax.yaxis.set_minor_formatter(NullFormatter())

@@ -5,7 +5,7 @@ test in rwsw_selftest.py; their overlays for several drives in compare_pages/rws
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from ..compare import DIRTH_SUMMARY_OIO, cell_percentile, dirth_level
 from ..points import DV_PHASE
@@ -23,7 +23,10 @@ from .sections import histogram_page, measurement_window_pages, not_measured_pag
 STEADY_PHASE = "steady state (composite)"
 TABLE_MAX_ROWS = 60  # longer per-interval/per-step tables show every k-th row (all are in results.db)
 
-def thin(rows: list, limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, object]], int]:
+Row = TypeVar("Row")
+
+
+def thin(rows: Sequence[Row], limit: int = TABLE_MAX_ROWS) -> tuple[list[tuple[int, Row]], int]:
     """Every k-th row (and the last, and any partial interval) when there are more than `limit`:
     (index, row) pairs and k."""
     step = max(1, -(-len(rows) // limit))

@@ -48,6 +48,7 @@ def replay_steps(run: RunData) -> tuple[PhaseSummary | None, list[tuple[float, C
 
 
 def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
+    ios = t.histogram.total if t.histogram is not None else None
     rows = (
         ("Steps replayed", f"{t.steps}"),
         ("Replay runtime", duration(t.seconds)),
@@ -56,8 +57,8 @@ def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
         ("MB/s (all bytes / all runtime)", num(t.mbps)),
         ("Average response time (ART, IO-weighted)", eng(t.art_us, "µs")),
         ("Maximum response time (MRT)", eng(t.mrt_us, "µs")),
-        ("99.99 % response time", eng_pct(t.percentile(99.99), t.histogram and t.histogram.total)),
-        ("99.999 % response time (5 nines)", eng_pct(t.percentile(99.999), t.histogram and t.histogram.total)),
+        ("99.99 % response time", eng_pct(t.percentile(99.99), ios)),
+        ("99.999 % response time (5 nines)", eng_pct(t.percentile(99.999), ios)),
     )
     return Table("Replay-Native over the whole replay", ("item", "value"), rows,
                  f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
@@ -80,7 +81,7 @@ def replay_pages(run: RunData) -> list[Page]:
     iops = [Series("replay (flat out)", x, tuple(c.iops for _, c in steps))]
     mbps = [Series("replay (flat out)", x, tuple(c.mbps for _, c in steps))]
     if analysis is not None and axis == "capture time":
-        cap = [(s.start_s / div, s.iops, s.mbps) for s in analysis.steps if s.iops is not None]
+        cap = [(s.start_s / div, s.iops, s.mbps) for s in analysis.steps if s.iops is not None and s.mbps is not None]
         if cap:
             iops.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(b for _, b, _ in cap)))
             mbps.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(c for _, _, c in cap)))

@@ -90,10 +90,10 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     if more:
         pages.append(Page("Self-Test — Outstanding IO and Response Times", tuple(more)))
     shown, step = thin(list(a.steps))
-    rows = tuple((str(s.index), num(s.start_s), f"{s.ios:,}", num(s.iops), num(s.mbps), num(s.read_pct),
-                  f"{num(s.oio_avg)} / {num(s.oio_max)}", f"{num(s.rt_avg_us)} / {num(s.rt_max_us)}")
-                 for _, s in shown)
+    step_rows = tuple((str(s.index), num(s.start_s), f"{s.ios:,}", num(s.iops), num(s.mbps), num(s.read_pct),
+                       f"{num(s.oio_avg)} / {num(s.oio_max)}", f"{num(s.rt_avg_us)} / {num(s.rt_max_us)}")
+                      for _, s in shown)
     table = Table(thin_caption("Self-Test: per-step metrics of the capture", step),
                   ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),
-                  rows, src)
+                  step_rows, src)
     return pages + table_pages("Self-Test — Per-Step Metrics", [table])
