@@ -37,3 +37,21 @@ def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
         workers.setdefault(module, set()).add(worker)
     assert len(workers["test_alone"]) == 1, workers
     assert len(workers["test_capture"] | workers["test_rwsw"]) == 1, workers
+
+
+def test_the_slow_groups_are_handed_out_first(tmp_path):
+    """The VM file (one test here, a boot of minutes in the suite) goes to a worker before the
+    files with more tests, which xdist would hand out first: started last, it was the long pole."""
+    for name in ("test_a.py", "test_b.py", "test_c.py", "test_d.py"):
+        (tmp_path / name).write_text(TEST)
+    (tmp_path / "test_drives.py").write_text(TEST.replace("range(6)", "range(1)"))
+    where = tmp_path / "where.txt"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+                        "-n", "3", "--dist", "loadgroup", "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "WHERE": str(where)})
+    assert p.returncode == 0, p.stdout + p.stderr
+    first: dict[str, str] = {}  # each worker's first test file (a worker runs its tests one by one)
+    for line in where.read_text().splitlines():
+        module, worker = line.split()
+        first.setdefault(worker, module)
+    assert "test_drives" in first.values(), first

@@ -31,6 +31,11 @@ class Guest:
         assert "error" not in c, f"the guest's check {name!r} crashed:\n{c['error']}"
         return c
 
+    def run_dir(self, manifest: dict) -> Path:
+        """Where a run the guest made is on the host: its lane's runs directory, copied out."""
+        d = Path(manifest["dir"])
+        return self.dir / "out" / "runs" / d.parent.name / d.name
+
 
 def _load(d: Path) -> Guest:
     host = json.loads((d / "host.json").read_text())

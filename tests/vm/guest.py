@@ -24,14 +24,17 @@ OUT = Path(sys.argv[1])
 ONLY = set(sys.argv[2:])  # check names to run (all when none are given)
 IOLAB = str(Path(sys.executable).parent / "iolab")
 # SQLite's WAL needs shared memory the 9p share lacks: runs go to the guest's own /tmp and are
-# copied to OUT at the end, for the host to report.
+# copied to OUT at the end, for the host to report. Each group of drives has its own runs
+# directory below RUNS, so the Ctrl-C check finds the run it started and no two runs at once
+# share a database.
 RUNS = Path("/tmp/iolab-vm-runs")
 RESULTS: dict = {"devices": {}, "checks": {}}
 # Every run is as small as iolab allows: one round of 1 s cells on a 256 MiB namespace. Under
 # emulation on a busy machine an IO can wait out the kernel's 30 s NVMe timeout (a split round
 # stalled so): the stall watchdog is set above it, since speed is not what is tested here.
-QUICK = ["--quick", "--max-rounds", "1", "--cell-time", "1s", "--no-report", "--runs-dir", str(RUNS),
-         "--stall-timeout", "5m"]
+def quick(lane: str) -> list[str]:
+    return ["--quick", "--max-rounds", "1", "--cell-time", "1s", "--no-report", "--runs-dir", str(RUNS / lane),
+            "--stall-timeout", "5m"]
 
 
 def sh(argv: list[str], timeout: float = 1800) -> dict:
@@ -46,27 +49,47 @@ def sh(argv: list[str], timeout: float = 1800) -> dict:
     return {"cmd": argv, "rc": rc, "out": out, "err": err, "seconds": round(time.monotonic() - t0, 1)}
 
 
-def save() -> None:
-    tmp = OUT / "results.json.tmp"
-    tmp.write_text(json.dumps(RESULTS, indent=1))
-    tmp.replace(OUT / "results.json")
+SAVING = threading.Lock()
 
 
-def check(name: str):
+def save(check: str | None = None, result: dict | None = None) -> None:
+    """Write RESULTS (with a check's result added: the lanes' threads add theirs under the lock)."""
+    with SAVING:
+        if check:
+            RESULTS["checks"][check] = result
+        tmp = OUT / "results.json.tmp"
+        tmp.write_text(json.dumps(RESULTS, indent=1))
+        tmp.replace(OUT / "results.json")
+
+
+def run_check(name: str, fn) -> None:
     """Record what a check function returns under its name; an exception is recorded too."""
-    def wrap(fn):
-        if ONLY and name not in ONLY:
-            return fn
-        t0 = time.monotonic()
-        try:
-            RESULTS["checks"][name] = fn()
-        except Exception:
-            RESULTS["checks"][name] = {"error": traceback.format_exc()}
-        RESULTS["checks"].setdefault(name, {})["seconds"] = round(time.monotonic() - t0, 1)
-        print(f"vm-drives: {name} done in {RESULTS['checks'][name]['seconds']} s", flush=True)
-        save()
-        return fn
-    return wrap
+    if ONLY and name not in ONLY:
+        return
+    t0 = time.monotonic()
+    try:
+        result = fn()
+    except Exception:
+        result = {"error": traceback.format_exc()}
+    result["seconds"] = round(time.monotonic() - t0, 1)
+    print(f"vm-drives: {name} done in {result['seconds']} s", flush=True)
+    save(name, result)
+
+
+def run_lanes(lanes: dict[str, list[tuple[str, object]]]) -> None:
+    """Each lane's checks one after another, the lanes side by side: a lane holds the checks of
+    the drives it writes, so no two lanes touch one drive. Under emulation most of a check is
+    waiting (an emulated IO, a controller reset) and the guest has two CPUs: lanes overlap it."""
+    def lane(name: str, checks: list[tuple[str, object]]) -> None:
+        for check, fn in checks:
+            run_check(check, fn)
+        print(f"vm-drives: lane {name} done", flush=True)
+
+    threads = [threading.Thread(target=lane, args=item) for item in lanes.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def nodes_by_serial() -> dict[str, list[str]]:
@@ -88,6 +111,23 @@ def nodes_by_serial() -> dict[str, list[str]]:
     return found
 
 
+def python_from_image(by_serial: dict[str, list[str]]) -> dict:
+    """Bind the copies of Python's files on the disk machine.py made over their paths, so every
+    `iolab` started from now on reads them from the guest's page cache, not over 9p."""
+    spec = OUT / "python.json"
+    if not spec.exists():
+        return {}
+    spec = json.loads(spec.read_text())
+    node = (by_serial.get(spec["serial"]) or [None])[0]
+    mnt = Path("/tmp/iolab-vm-python")
+    mnt.mkdir(exist_ok=True)
+    done = {"mount": sh(["mount", "-o", "ro,noload", node, str(mnt)]) if node else {"rc": 1, "err": "no disk"}}
+    if done["mount"]["rc"] == 0:
+        for path in spec["paths"]:
+            done[path] = sh(["mount", "--bind", str(mnt / path.lstrip("/")), path])
+    return done
+
+
 def manifest_of(out: str) -> dict | None:
     """The manifest of the run a command's output names ('run directory: X' or '→ X')."""
     m = re.search(r"→ (\S+)", out) or re.search(r"run directory: (\S+)", out)
@@ -97,9 +137,9 @@ def manifest_of(out: str) -> dict | None:
     return {"dir": m.group(1), **json.loads(p.read_text())} if p.exists() else None
 
 
-def new_run(known: set[Path]) -> Path | None:
+def new_run(runs_dir: Path, known: set[Path]) -> Path | None:
     """The run directory that is not among `known` (the one a command just started)."""
-    runs = set(RUNS.glob("*")) - known if RUNS.exists() else set()
+    runs = set(runs_dir.glob("*")) - known if runs_dir.exists() else set()
     return next(iter(runs)) if runs else None
 
 
@@ -132,7 +172,8 @@ WCE_READERS = {"nvme": nvme_wce, "sata": hdparm_wce, "scsi": scsi_wce}
 
 
 class Poller:
-    """Reads the write cache from the drive every few seconds while a run goes on."""
+    """Reads the write cache from the drive every few seconds while a run goes on (not more
+    often: each reading starts a tool, which under emulation takes CPU from the other lanes)."""
 
     def __init__(self, read, node: str):
         self.read, self.node, self.seen, self.stop = read, node, [], threading.Event()
@@ -141,7 +182,7 @@ class Poller:
     def _loop(self):
         while not self.stop.is_set():
             self.seen.append(self.read(self.node))
-            self.stop.wait(2)
+            self.stop.wait(5)
 
     def __enter__(self):
         self.thread.start()
@@ -199,6 +240,7 @@ def main() -> None:
     RUNS.mkdir(exist_ok=True)
     by_serial = nodes_by_serial()
     RESULTS["by_serial"] = by_serial
+    RESULTS["python"] = python_from_image(by_serial)
     RESULTS["uname"] = os.uname().release
     devs = RESULTS["devices"]
 
@@ -223,59 +265,58 @@ def main() -> None:
     def ctrl_of(node: str) -> str:
         return re.sub(r"n\d+$", "", node)
 
-    @check("identify")
-    def _():
-        return {k: identify(d["node"], d["iface"], ctrl_of(d["node"]) if d["iface"] == "nvme" else None)
-                for k, d in devs.items() if d["node"]}
+    def identify_check(kind: str):
+        d = devs[kind]
+        return f"identify-{kind}", lambda: identify(d["node"], d["iface"],
+                                                    ctrl_of(d["node"]) if d["iface"] == "nvme" else None)
 
-    @check("safety")
-    def _():
-        out = {}
-        mnt = Path("/tmp/iolab-vm-mnt")
-        mnt.mkdir(exist_ok=True)
-        # read-only, so the namespace's image stays bit-identical and the host can checksum it
-        out["mount"] = sh(["mount", "-o", "ro,noload", ns1, str(mnt)])
-        for name, node in (("partitioned", one("IOLABSA2")), ("signature", one("IOLABSC2")), ("mounted", ns1),
-                           ("zoned", devs["nvme-zoned"]["node"])):
-            out[name] = {"node": node, **sh([IOLAB, "run", "latency", "-t", node, *QUICK])}
-        return out
+    mnt = Path("/tmp/iolab-vm-mnt")
+    mnt.mkdir(exist_ok=True)
+    # read-only, so the namespace's image stays bit-identical and the host can checksum it;
+    # mounted before the lanes start: the run on its neighbour namespace needs it mounted
+    RESULTS["mount"] = sh(["mount", "-o", "ro,noload", ns1, str(mnt)]) if ns1 else None
+    ns2_done = threading.Event()
 
-    @check("nvme-run")
-    def _():
+    def refused(case: str, node: str | None, lane: str):
+        """A run on a drive iolab must refuse (the tests check the reason and the images)."""
+        return f"safety-{case}", lambda: {"node": node, **sh([IOLAB, "run", "latency", "-t", node, *quick(lane)])}
+
+    def nvme_run():
         # enterprise profile: write cache disabled during the run; the drive's own purge (format)
-        r = run_watching([IOLAB, "run", "latency", "-t", nv, "--profile", "enterprise", *QUICK], nvme_wce, nv)
+        r = run_watching([IOLAB, "run", "latency", "-t", nv, "--profile", "enterprise", *quick("nvme")], nvme_wce, nv)
         r["smart_after"] = counters(nv, "nvme")
         return r
 
-    @check("nvme-sanitize")
-    def _():
+    def nvme_sanitize():
         # QEMU 7.2 advertises no sanitize action: the explicit method must say so, not skip it
-        r = sh([IOLAB, "run", "latency", "-t", nv, "--purge", "nvme-sanitize", *QUICK])
+        r = sh([IOLAB, "run", "latency", "-t", nv, "--purge", "nvme-sanitize", *quick("nvme")])
         return {"run": r, "manifest": manifest_of(r["out"])}
 
-    @check("nvme-ctrl-c")
-    def _():
+    def nvme_ctrl_c():
         before = nvme_wce(nv)
-        known = set(RUNS.glob("*"))
+        runs = RUNS / "nvme"
+        known = set(runs.glob("*"))
         # the run names its drive through a link, which then points at another drive: resume
         # must see that the drive is not the one the run wrote to
         link = Path("/dev/iolab-vm-drive")
         link.unlink(missing_ok=True)
         link.symlink_to(nv)
-        p = subprocess.Popen([IOLAB, "run", "latency", "-t", str(link), "--profile", "enterprise", *QUICK],
+        p = subprocess.Popen([IOLAB, "run", "latency", "-t", str(link), "--profile", "enterprise", *quick("nvme")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         seen, deadline = [], time.monotonic() + 600
         # interrupt once the run has measured a cell (its cache setting is in place by then)
         while time.monotonic() < deadline and p.poll() is None:
             seen.append(nvme_wce(nv))
-            run = new_run(known)
+            run = new_run(runs, known)
             if run and list((run / "raw").glob("main-r01-c00-*.json")):
                 break
-            time.sleep(1)
+            time.sleep(3)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=600)
         after = nvme_wce(nv)
         run = manifest_of(out)
+        # the other drive is the namespace of the ns2 lane's last run: not while that runs
+        ns2_done.wait(3600)
         link.unlink()
         link.symlink_to(ns2)
         elsewhere = sh([IOLAB, "resume", run["dir"], "--no-report"]) if run else None
@@ -286,32 +327,51 @@ def main() -> None:
                 "err": err, "manifest": run, "resume_elsewhere": elsewhere, "resume": resumed,
                 "resumed_manifest": json.loads((Path(run["dir"]) / "manifest.json").read_text()) if run else None}
 
-    @check("nvme-ns2-run")
-    def _():
-        r = {"run": sh([IOLAB, "run", "latency", "-t", ns2, *QUICK])}
+    def nvme_ns2_run():
+        try:
+            r = {"run": sh([IOLAB, "run", "latency", "-t", ns2, *quick("ns2")])}
+        finally:
+            ns2_done.set()
         r["manifest"] = manifest_of(r["run"]["out"])
         return r
 
-    @check("sata-run")
-    def _():
+    def sata_run():
         sata = devs["sata"]["node"]
         # client profile: write cache enabled during the run; switched off first to see it change
         off = sh(["hdparm", "-W0", sata])
-        r = run_watching([IOLAB, "run", "latency", "-t", sata, "--profile", "client", *QUICK], hdparm_wce, sata)
+        r = run_watching([IOLAB, "run", "latency", "-t", sata, "--profile", "client", *quick("sata")], hdparm_wce,
+                         sata)
         return {"set_off": off, **r, "smart": counters(sata, "sata")}
 
-    @check("scsi-run")
-    def _():
+    def scsi_run():
         scsi = devs["scsi"]["node"]
-        r = run_watching([IOLAB, "run", "latency", "-t", scsi, "--profile", "enterprise", *QUICK], scsi_wce, scsi)
+        r = run_watching([IOLAB, "run", "latency", "-t", scsi, "--profile", "enterprise", *quick("scsi")], scsi_wce,
+                         scsi)
         return {**r, "smart": counters(scsi, "scsi")}
 
-    @check("dual-run")
-    def _():
+    def dual_run():
         a, b = (dual + [None, None])[:2]
-        r = {"run": sh([IOLAB, "run", "iops", "-t", a, "--paths", f"{a},{b}", *QUICK])}
+        r = {"run": sh([IOLAB, "run", "iops", "-t", a, "--paths", f"{a},{b}", *quick("dual")])}
         r["manifest"] = manifest_of(r["run"]["out"])
         return r
+
+    if ONLY and "nvme-ns2-run" not in ONLY:
+        ns2_done.set()
+    # First what only reads (identify, the refusals), many side by side: that is mostly starting
+    # `iolab`, CPU the guest's two CPUs share. Then the runs in two lanes: more runs writing at
+    # once starve the emulated controllers (IO timeouts, resets) and each run waits longer.
+    run_lanes({
+        "nvme": [identify_check("nvme"), identify_check("nvme-ns2"), refused("mounted", ns1, "nvme")],
+        "sata": [identify_check("sata"), refused("partitioned", one("IOLABSA2"), "sata")],
+        "scsi": [identify_check("scsi"), refused("signature", one("IOLABSC2"), "scsi")],
+        "zoned": [identify_check("nvme-zoned"), refused("zoned", devs["nvme-zoned"]["node"], "dual")],
+        "dual": [identify_check("nvme-dual")],
+    })
+    run_lanes({
+        "nvme": [("nvme-run", nvme_run), ("nvme-sanitize", nvme_sanitize), ("nvme-ctrl-c", nvme_ctrl_c)],
+        "others": [("nvme-ns2-run", nvme_ns2_run), ("sata-run", sata_run), ("scsi-run", scsi_run),
+                   ("dual-run", dual_run)],
+    })
 
     RESULTS["dmesg"] = sh(["dmesg"])["out"][-20000:]  # the drivers' view: timeouts, resets
     shutil.copytree(RUNS, OUT / "runs", dirs_exist_ok=True)

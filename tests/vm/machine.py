@@ -1,7 +1,8 @@
 """Boot a real Linux kernel (QEMU through virtme-ng) with emulated NVMe, SATA and SCSI drives on
 sparse image files, and run tests/vm/guest.py inside it. The guest sees the host's root
 filesystem read-only, so this repository's venv, fio, nvme-cli, hdparm and sg3-utils are there;
-the work directory is shared read-write for the results.
+the work directory is shared read-write for the results. Python's own files come in on disks
+of their own (python_image).
 
 Used by the VM tests (one boot per pytest session) and by scripts/vm-drives.
 """
@@ -15,6 +16,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +77,57 @@ def qemu_options(d: Path) -> list[str]:
         *drive("scsi"), "-device", "scsi-hd,drive=scsi,bus=sas0.0,scsi-id=0,serial=IOLABSC1",
         *drive("scsi-fs"), "-device", "scsi-hd,drive=scsi-fs,bus=sas0.0,scsi-id=1,serial=IOLABSC2",
     ]
+
+
+# the standard library's parts no `iolab` imports (its own tests are half its size)
+STDLIB_UNUSED = shutil.ignore_patterns("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3")
+
+
+def python_files() -> list[Path]:
+    """What every `iolab` in the guest reads at its start: the interpreter's shared library (tens
+    of MB where Python is built with one), the standard library (not its site-packages: the venv
+    has its own), the venv and iolab's source."""
+    lib = Path(sysconfig.get_config_var("LIBDIR") or "/nonexistent") / (sysconfig.get_config_var("INSTSONAME") or "-")
+    return [*([lib] if lib.is_file() else []), Path(sysconfig.get_paths()["stdlib"]), REPO / ".venv", REPO / "src"]
+
+
+def python_image(d: Path) -> list[str]:
+    """python_files() copied into one read-only ext4 image (under their absolute paths) on a
+    virtio disk; guest.py mounts it and binds each over its path before any check. Read over the
+    9p share instead, nothing is cached: each Python start read its 23 MB libpython again (11 s
+    for `python -c pass` in the guest on a loaded machine) and each module took several round
+    trips (74 s for `import iolab.cli`), and every check starts `iolab` at least once. Returns
+    the QEMU options; d/out/python.json lists the paths for the guest."""
+    stage = d / "python"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+
+    def link(src: str, dst: str) -> None:  # hard links where the tree is on the same filesystem
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    for path in python_files():
+        into = stage / path.relative_to("/")
+        into.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.copytree(path, into, symlinks=True, copy_function=link, ignore=STDLIB_UNUSED if path == stdlib else None)
+        else:
+            link(str(path), str(into))
+    blocks = files = 0
+    for root, dirs, names in os.walk(stage):
+        for n in dirs + names:
+            blocks += os.lstat(os.path.join(root, n)).st_blocks
+            files += 1
+    img = d / "python.img"
+    with open(img, "wb") as f:
+        f.truncate(blocks * 512 * 5 // 4 + 32 * MiB)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-N", str(files * 2 + 1024), "-d", str(stage),
+                    str(img)], check=True, capture_output=True, env=SBIN_ENV)
+    shutil.rmtree(stage)
+    (d / "out" / "python.json").write_text(json.dumps({"serial": "IOLABPY", "paths": [str(p) for p in python_files()]}))
+    return ["-drive", f"file={img},if=none,id=python,format=raw,readonly=on",
+            "-device", "virtio-blk-pci,drive=python,serial=IOLABPY"]
 
 
 def kernel() -> Path | None:
@@ -150,7 +203,7 @@ def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[
     argv = [vng(), "--run", str(kernel()), "--disable-kvm", "--memory", "2G", "--cpus", str(cpus),
             # one block device per controller path: the dual-port namespace shows up twice
             "--append", "nvme_core.multipath=N", "--rwdir", str(d),
-            "--qemu-opts=" + " ".join(qemu_options(d)),
+            "--qemu-opts=" + " ".join(qemu_options(d) + python_image(d)),
             "--exec", " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks])]
     env = dict(os.environ, PATH=f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}")
     t0 = time.monotonic()

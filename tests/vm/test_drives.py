@@ -48,7 +48,7 @@ def test_info_is_what_the_drive_reports(guest, kind):
     """`iolab info` on the real driver: identity, capacity, block sizes, rotational, interface,
     each as the drive's own tool (nvme-cli, hdparm, sg3-utils) and lsblk give it."""
     dev = guest.results["devices"][kind]
-    got = guest.check("identify")[kind]
+    got = guest.check(f"identify-{kind}")
     assert got["info"]["rc"] == 0, got["info"]["err"]
     info = info_fields(got["info"]["out"])
     blk = _json(got["tools"]["lsblk"])["blockdevices"][0]
@@ -88,11 +88,11 @@ def test_info_is_what_the_drive_reports(guest, kind):
 def test_unsafe_drive_is_refused_and_left_alone(guest, case, check):
     """A disk with a partition table, one with a filesystem signature and a mounted namespace:
     refused by the named check before anything is written (their images are bit-identical)."""
-    r = guest.check("safety")[case]
+    r = guest.check(f"safety-{case}")
     assert r["rc"] != 0
     assert "Traceback" not in r["err"]
     assert f"{check}:" in " ".join(r["err"].split()), r["err"]
-    assert guest.results["checks"]["safety"]["mount"]["rc"] == 0
+    assert guest.results["mount"]["rc"] == 0
     for image in ("sata-parted", "scsi-fs", "nvme2-ns1"):
         assert guest.host["sums_after"][image] == guest.host["sums_before"][image], f"{image} was changed"
 
@@ -100,7 +100,7 @@ def test_unsafe_drive_is_refused_and_left_alone(guest, case, check):
 def test_zoned_namespace_is_refused_with_the_reason(guest):
     """A host-managed zoned namespace takes only sequential writes at each zone's write
     pointer: iolab says so before it purges or writes anything, and no override changes that."""
-    r = guest.check("safety")["zoned"]
+    r = guest.check("safety-zoned")
     err = " ".join(r["err"].split())
     assert r["rc"] != 0 and "Traceback" not in err
     assert "zoned" in err and "host-managed" in err, err
@@ -119,7 +119,7 @@ def test_namespace_beside_a_mounted_one(guest):
     mounted namespace is bit-identical afterwards."""
     c = guest.check("nvme-ns2-run")
     assert c["run"]["rc"] == 0, c["run"]["err"]
-    ctrl = _json(guest.check("identify")["nvme-ns2"]["tools"]["id-ctrl"])
+    ctrl = _json(guest.check("identify-nvme-ns2")["tools"]["id-ctrl"])
     assert ctrl["fna"] & 1 == 0
     (p,) = _purges(c)
     assert p["ok"] and p["method"] == "nvme-format" and "formatting namespace:2" in p["detail"], p
@@ -142,7 +142,7 @@ def test_purge_by_the_drives_own_command(guest, check, method, ok, why):
     if not ok:
         assert any("purge failed" in n for n in c["manifest"]["noncompliance"])
     if method == "nvme-format":
-        ctrl = _json(guest.check("identify")["nvme"]["tools"]["id-ctrl"])
+        ctrl = _json(guest.check("identify-nvme")["tools"]["id-ctrl"])
         assert ctrl["oacs"] & 0x2 and ctrl["sanicap"] == 0  # what QEMU 7.2 advertises
     assert "$ " in p["detail"]  # the command that ran, as recorded
     if why:
@@ -237,7 +237,7 @@ def test_split_over_two_controllers(guest, tmp_path):
     assert c["run"]["rc"] == 0, c["run"]["err"][-3000:]
     assert sorted(leg["path"] for leg in c["manifest"]["split"]) == paths
     assert "2 paths" in c["run"]["out"] or all(p in c["run"]["out"] for p in paths)
-    run = guest.dir / "out" / "runs" / Path(c["manifest"]["dir"]).name
+    run = guest.run_dir(c["manifest"])
     p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True,
                        timeout=900)
     assert p.returncode == 0, p.stderr
@@ -252,7 +252,7 @@ def test_runs_are_reported(guest, check, tmp_path):
     (a run directory reports on any machine): the HTML and PDF, with the drive's identity."""
     c = guest.check(check)
     assert c["manifest"], c["run"]["err"][-3000:]
-    run = guest.dir / "out" / "runs" / Path(c["manifest"]["dir"]).name
+    run = guest.run_dir(c["manifest"])
     p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True,
                        timeout=900)
     assert p.returncode == 0, p.stderr
