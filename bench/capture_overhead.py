@@ -64,9 +64,22 @@ def fio(device: str, seconds: float) -> tuple[float, int, float, float]:
     """fio's read IOPS, IOs done, CPU µs per IO and wall time (s) for one run."""
     t0 = time.monotonic()
     out = subprocess.run(
-        ["fio", "--name=cap", f"--filename={device}", "--rw=randread", "--bs=4k", "--ioengine=libaio",
-         "--iodepth=32", "--direct=1", "--time_based", f"--runtime={seconds:g}", "--output-format=json"],
-        capture_output=True, text=True, check=True,
+        [
+            "fio",
+            "--name=cap",
+            f"--filename={device}",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=32",
+            "--direct=1",
+            "--time_based",
+            f"--runtime={seconds:g}",
+            "--output-format=json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     wall = time.monotonic() - t0
     job = json.loads(out.stdout)["jobs"][0]
@@ -100,7 +113,9 @@ def captured_once(capture, device: str, seconds: float, out: Path, variant: str,
 
     def run() -> None:
         try:
-            res["r"] = capture(device, seconds + 600, out, ready=ready, stop=stop, source="tracefs", buffer_kb=buffer_kb)
+            res["r"] = capture(
+                device, seconds + 600, out, ready=ready, stop=stop, source="tracefs", buffer_kb=buffer_kb
+            )
         except BaseException as e:  # reported by the main thread
             res["err"] = e
             ready.set()
@@ -157,8 +172,9 @@ def capture_at(ref: str):
     """`capture` from src/iolab/traces/capture.py as it was at git ref `ref`, loaded inside
     the iolab.traces package (its relative imports use today's readers and table)."""
     try:
-        src = subprocess.run(["git", "-C", str(REPO), "show", f"{ref}:src/iolab/traces/capture.py"],
-                             capture_output=True, check=True).stdout
+        src = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{ref}:src/iolab/traces/capture.py"], capture_output=True, check=True
+        ).stdout
     except subprocess.CalledProcessError as e:
         raise SystemExit(f"--before {ref}: git cannot show capture.py there ({e.stderr.decode().strip()})") from None
     path = Path(tempfile.mkdtemp(prefix="iolab-capbench-src-")) / "capture_before.py"
@@ -172,18 +188,32 @@ def capture_at(ref: str):
 
 def ram_loop(size: int) -> tuple[str, Path]:
     backing = Path(tempfile.mkdtemp(prefix="iolab-capbench-", dir="/dev/shm")) / "backing.img"
-    subprocess.run(["fio", "--name=fill", f"--filename={backing}", "--rw=write", "--bs=1M", f"--size={size}",
-                    "--output-format=terse"], capture_output=True, check=True)
-    dev = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", str(backing)],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(
+        [
+            "fio",
+            "--name=fill",
+            f"--filename={backing}",
+            "--rw=write",
+            "--bs=1M",
+            f"--size={size}",
+            "--output-format=terse",
+        ],
+        capture_output=True,
+        check=True,
+    )
+    dev = subprocess.run(
+        ["losetup", "--find", "--show", "--direct-io=on", str(backing)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     return dev, backing
 
 
 def show(i: int, leg: Leg) -> None:
     text = f"pair {i + 1} {leg.variant:>9}: {leg.iops:10,.0f} IOPS, fio CPU {leg.fio_cpu_us:.2f} µs/IO"
     if leg.dropped is not None:
-        text += (f", dropped {leg.dropped:,} events, recorded {leg.recorded:,} of fio's {leg.fio_ios:,} IOs, "
-                 f"capture CPU {leg.cpu_cores:.2f} cores, table built in {leg.import_s:.1f} s")
+        text += (
+            f", dropped {leg.dropped:,} events, recorded {leg.recorded:,} of fio's {leg.fio_ios:,} IOs, "
+            f"capture CPU {leg.cpu_cores:.2f} cores, table built in {leg.import_s:.1f} s"
+        )
     print(text, flush=True)
 
 
@@ -193,9 +223,14 @@ def main() -> None:
     ap.add_argument("--seconds", default="3", help="fio run time per run (default 3s)")
     ap.add_argument("--pairs", type=int, default=4, help="baseline/capture pairs, in alternating order (default 4)")
     ap.add_argument("--before", metavar="REF", help="also measure capture.py as it was at this git ref (e.g. main)")
-    ap.add_argument("--tracepoints-only", action="store_true",
-                    help="also runs with the block events on and nothing reading them (the kernel's share of the cost)")
-    ap.add_argument("--buffer-kb", type=int, default=16384, help="per-CPU trace buffer of every capture (default 16384)")
+    ap.add_argument(
+        "--tracepoints-only",
+        action="store_true",
+        help="also runs with the block events on and nothing reading them (the kernel's share of the cost)",
+    )
+    ap.add_argument(
+        "--buffer-kb", type=int, default=16384, help="per-CPU trace buffer of every capture (default 16384)"
+    )
     args = ap.parse_args()
     size, seconds = parse_size(args.size, "--size"), parse_duration(args.seconds, "--seconds")
     variants = {"now": capture_now}
@@ -203,8 +238,11 @@ def main() -> None:
         variants[f"@{args.before}"] = capture_at(args.before)
 
     dev, backing = ram_loop(size)
-    print(f"target: {dev} over {backing} ({size >> 20} MiB in RAM); fio 4 KiB randread QD 32, {seconds:g} s per run; "
-          f"buffer {args.buffer_kb} KiB per CPU; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    print(
+        f"target: {dev} over {backing} ({size >> 20} MiB in RAM); fio 4 KiB randread QD 32, {seconds:g} s per run; "
+        f"buffer {args.buffer_kb} KiB per CPU; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+        flush=True,
+    )
     legs: list[list[Leg]] = []
     try:
         for i in range(args.pairs):
@@ -217,29 +255,38 @@ def main() -> None:
                 elif name == "kernel":
                     leg = tracepoints_only(dev, seconds, args.buffer_kb)
                 else:
-                    leg = captured(variants[name], dev, seconds, backing.parent / f"cap{i}.parquet", name, args.buffer_kb)
+                    leg = captured(
+                        variants[name], dev, seconds, backing.parent / f"cap{i}.parquet", name, args.buffer_kb
+                    )
                 show(i, leg)
                 pair.append(leg)
             legs.append(pair)
     finally:
         subprocess.run(["losetup", "-d", dev], check=False)
         shutil.rmtree(backing.parent)
-    print(f"\nload average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (other work on the machine "
-          "makes single runs noisy: compare the pairs' spread with the effect)")
+    print(
+        f"\nload average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (other work on the machine "
+        "makes single runs noisy: compare the pairs' spread with the effect)"
+    )
     if args.tracepoints_only:
-        print(f"tracepoints only (kernel): IOPS ratio median {statistics.median(paired(p, 'kernel', 'iops') for p in legs):.3f}, "
-              f"fio CPU per IO ratio median {statistics.median(paired(p, 'kernel', 'fio_cpu_us') for p in legs):.3f}")
+        print(
+            f"tracepoints only (kernel): IOPS ratio median {statistics.median(paired(p, 'kernel', 'iops') for p in legs):.3f}, "
+            f"fio CPU per IO ratio median {statistics.median(paired(p, 'kernel', 'fio_cpu_us') for p in legs):.3f}"
+        )
     for name in variants:
         ratios = [paired(pair, name, "iops") for pair in legs]
         cpu = statistics.median(paired(pair, name, "fio_cpu_us") for pair in legs)
         runs = [leg for pair in legs for leg in pair if leg.variant == name]
         med = statistics.median(ratios)
         q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (med, med, med)
-        print(f"capture {name}: IOPS ratio captured/baseline median {med:.3f} ({(1 - med) * 100:.1f} % loss; goal ≤ 5 %), "
-              f"quartiles {q1:.3f}-{q3:.3f}, pairs {', '.join(f'{r:.3f}' for r in ratios)}; fio CPU per IO ratio median {cpu:.3f}; dropped events "
-              f"per run {', '.join(f'{leg.dropped:,}' for leg in runs)}; capture CPU median "
-              f"{statistics.median(leg.cpu_cores for leg in runs):.3f} cores; table built in median "
-              f"{statistics.median(leg.import_s for leg in runs):.1f} s", flush=True)
+        print(
+            f"capture {name}: IOPS ratio captured/baseline median {med:.3f} ({(1 - med) * 100:.1f} % loss; goal ≤ 5 %), "
+            f"quartiles {q1:.3f}-{q3:.3f}, pairs {', '.join(f'{r:.3f}' for r in ratios)}; fio CPU per IO ratio median {cpu:.3f}; dropped events "
+            f"per run {', '.join(f'{leg.dropped:,}' for leg in runs)}; capture CPU median "
+            f"{statistics.median(leg.cpu_cores for leg in runs):.3f} cores; table built in median "
+            f"{statistics.median(leg.import_s for leg in runs):.1f} s",
+            flush=True,
+        )
 
 
 def paired(pair: list[Leg], variant: str, what: str) -> float:

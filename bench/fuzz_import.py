@@ -65,7 +65,9 @@ def main() -> None:
     for fmt in fmts:
         head, body = fuzz.seeds(fmt)
         clean = work / f"clean.{fmt}"
-        clean.write_bytes(head + b"".join(body[i % len(body)] for i in range(args.batch if fmt not in fuzz.BINARY else len(body))))
+        clean.write_bytes(
+            head + b"".join(body[i % len(body)] for i in range(args.batch if fmt not in fuzz.BINARY else len(body)))
+        )
         if fuzz.run(clean, fmt, work / "clean.parquet") is not None:
             sys.exit(f"baseline: a clean {fmt} file crashes the reader")
     base_s = (time.perf_counter() - t0) / len(fmts)
@@ -90,26 +92,34 @@ def main() -> None:
             print(f"crash in file {files} ({fmt}): {crash.splitlines()[0]}", flush=True)
             if fmt in fuzz.TEXT and not data.startswith(b"\x1f\x8b"):
                 head, _ = fuzz.seeds(fmt)
-                body = data[len(head):] if data.startswith(head) else data
+                body = data[len(head) :] if data.startswith(head) else data
                 for line in bisect(body.splitlines(keepends=True), head if data.startswith(head) else b"", fmt, work):
                     crash_lines.append((fmt, line))
         cases += k
         files += 1
         now = time.perf_counter()
         if now - last > 30:
-            print(f"  {cases:,} cases, {files:,} files, {crash_files} crashing files, "
-                  f"{cases / (now - t0):,.0f} cases/s", flush=True)
+            print(
+                f"  {cases:,} cases, {files:,} files, {crash_files} crashing files, {cases / (now - t0):,.0f} cases/s",
+                flush=True,
+            )
             last = now
     wall = time.perf_counter() - t0
     for i, (fmt, line) in enumerate(crash_lines):
         (save / f"line-{i:04d}.{fmt}").write_bytes(line)
-    print(f"cases           {cases:,} mangled lines/records in {files:,} files over {len(fmts)} formats "
-          f"(seed {args.seed}, {args.batch} per file)")
-    print(f"crashes         {crash_files} files, {len(crash_lines)} lines that crash alone (goal 0)"
-          + (f"; inputs saved in {save}/" if crash_files else ""))
+    print(
+        f"cases           {cases:,} mangled lines/records in {files:,} files over {len(fmts)} formats "
+        f"(seed {args.seed}, {args.batch} per file)"
+    )
+    print(
+        f"crashes         {crash_files} files, {len(crash_lines)} lines that crash alone (goal 0)"
+        + (f"; inputs saved in {save}/" if crash_files else "")
+    )
     print(f"speed           {cases / wall:,.0f} cases/s, {files / wall:.2f} files/s ({wall:,.1f} s)")
-    print(f"baseline        a clean file of {args.batch} lines imports (twice) in {base_s:.3f} s; broken files take "
-          f"{wall / files / base_s:.2f} x that")
+    print(
+        f"baseline        a clean file of {args.batch} lines imports (twice) in {base_s:.3f} s; broken files take "
+        f"{wall / files / base_s:.2f} x that"
+    )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,9 @@ def raw_fio(engine: FioEngine, target: Target, w: Workload, work: Path, tag: str
     d = work / tag
     d.mkdir()
     (d / f"{tag}.fio").write_text(engine.job_text(target, w, tag))
-    out = subprocess.run([engine.fio, "--output-format=json", f"{tag}.fio"], cwd=d,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [engine.fio, "--output-format=json", f"{tag}.fio"], cwd=d, capture_output=True, text=True, check=True
+    )
     return parse_fio_json(out.stdout, str(d / f"{tag}.fio"), require_bins=False).iops
 
 
@@ -53,8 +54,11 @@ def main() -> None:
     ap.add_argument("--seconds", default="10", help="duration of each run (default 10s)")
     ap.add_argument("--repeats", type=int, default=3, help="runs per way and workload (default 3)")
     ap.add_argument("--qd", type=int, default=32, help="queue depth (default 32)")
-    ap.add_argument("--target", help="a block device to use instead of a file (e.g. /dev/zram0: RAM speed, "
-                    "so less device noise and iolab's overhead shows more); it is overwritten")
+    ap.add_argument(
+        "--target",
+        help="a block device to use instead of a file (e.g. /dev/zram0: RAM speed, "
+        "so less device noise and iolab's overhead shows more); it is overwritten",
+    )
     args = ap.parse_args()
 
     size, seconds = parse_size(args.size, "--size"), parse_duration(args.seconds, "--seconds")
@@ -69,13 +73,17 @@ def main() -> None:
             path = work / "target.img"
             target = Target("file", f"file:{path}?size={size}", str(path), size)
         engine.prepare(target)
-        print(f"{engine.version()}, {engine.job_text(target, Workload.mix('rnd', 100, 4096, duration_s=1), 'x').split('ioengine=')[1].split()[0]}, "
-              f"target {path} ({size / 2**30:.3g} GiB), {seconds:g} s per run, {args.repeats} runs each way")
+        print(
+            f"{engine.version()}, {engine.job_text(target, Workload.mix('rnd', 100, 4096, duration_s=1), 'x').split('ioengine=')[1].split()[0]}, "
+            f"target {path} ({size / 2**30:.3g} GiB), {seconds:g} s per run, {args.repeats} runs each way"
+        )
         t0 = time.monotonic()
         engine.run(target, Workload.mix("seq", 0, 1 << 20, queue_depth=8, bytes_budget=size), work / "fill", "fill")
         print(f"filled the file with sequential writes in {time.monotonic() - t0:.1f} s\n")
 
-        print(f"{'workload':<22}{'run':>4}{'raw IOPS':>12}{'iolab IOPS':>12}{'ratio':>8}{'iolab CPU s':>13}{'CPU %':>7}")
+        print(
+            f"{'workload':<22}{'run':>4}{'raw IOPS':>12}{'iolab IOPS':>12}{'ratio':>8}{'iolab CPU s':>13}{'CPU %':>7}"
+        )
         for name, read_pct in (("4KiB rnd read QD%d", 100), ("4KiB rnd write QD%d", 0)):
             label = name % args.qd
             w = Workload.mix("rnd", read_pct, 4096, queue_depth=args.qd, duration_s=seconds)
@@ -83,14 +91,20 @@ def main() -> None:
             for i in range(args.repeats):
                 raws.append(raw_fio(engine, target, w, work, f"raw-{read_pct}-{i}"))
                 c0, t0 = cpu_s(), time.monotonic()
-                result = engine.run(target, w, work / "run" / "raw", f"iolab-{read_pct}-{i}", progress=lambda t, iops: None)
+                result = engine.run(
+                    target, w, work / "run" / "raw", f"iolab-{read_pct}-{i}", progress=lambda t, iops: None
+                )
                 cpus.append(cpu_s() - c0)
                 wall = time.monotonic() - t0
                 ours.append(result.iops)
-                print(f"{label:<22}{i + 1:>4}{raws[-1]:>12,.0f}{ours[-1]:>12,.0f}{ours[-1] / raws[-1]:>8.3f}"
-                      f"{cpus[-1]:>13.3f}{100 * cpus[-1] / wall:>7.2f}")
+                print(
+                    f"{label:<22}{i + 1:>4}{raws[-1]:>12,.0f}{ours[-1]:>12,.0f}{ours[-1] / raws[-1]:>8.3f}"
+                    f"{cpus[-1]:>13.3f}{100 * cpus[-1] / wall:>7.2f}"
+                )
             raw_m, our_m = statistics.mean(raws), statistics.mean(ours)
-            print(f"{label:<22}{'mean':>4}{raw_m:>12,.0f}{our_m:>12,.0f}{our_m / raw_m:>8.3f}{statistics.mean(cpus):>13.3f}")
+            print(
+                f"{label:<22}{'mean':>4}{raw_m:>12,.0f}{our_m:>12,.0f}{our_m / raw_m:>8.3f}{statistics.mean(cpus):>13.3f}"
+            )
             # The median of the paired ratios resists the run-to-run swings of a shared machine.
             med = statistics.median(o / r for o, r in zip(ours, raws))
             print(f"{label:<22}{'median ratio':>36}{med:>8.3f}\n")

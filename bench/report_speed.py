@@ -40,16 +40,19 @@ def main() -> None:
     if a.sequence:
         cases[f"sequence report ({len(a.sequence)} runs)"] = ["report", "--sequence", *a.sequence]
     print(f"load average at start {load()}; {a.repeats} repeat(s); median wall / CPU seconds (process tree)")
-    print(f"{'case':28} {a.base + ' wall':>10} {a.base + ' CPU':>9} {'this wall':>10} {'this CPU':>9} "
-          f"{'wall ratio':>11} {'CPU ratio':>10}")
+    print(
+        f"{'case':28} {a.base + ' wall':>10} {a.base + ' CPU':>9} {'this wall':>10} {'this CPU':>9} "
+        f"{'wall ratio':>11} {'CPU ratio':>10}"
+    )
     for name, args in cases.items():
         got: dict[str, list[tuple[float, float]]] = {"base": [], "here": []}
         for _ in range(a.repeats):
             for which, src in (("base", base), ("here", here)):
                 out = tempfile.mkdtemp(prefix=f"iolab-bench-report-{which}-")
                 got[which].append(timed(iolab_argv(*args, "--out", out), src))
-        (bw, bc), (hw, hc) = ((statistics.median(w for w, _ in got[k]), statistics.median(c for _, c in got[k]))
-                              for k in ("base", "here"))
+        (bw, bc), (hw, hc) = (
+            (statistics.median(w for w, _ in got[k]), statistics.median(c for _, c in got[k])) for k in ("base", "here")
+        )
         print(f"{name:28} {bw:10.1f} {bc:9.1f} {hw:10.1f} {hc:9.1f} {bw / hw:10.1f}× {bc / hc:9.1f}×")
     print(f"load average at end {load()}")
 

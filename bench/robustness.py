@@ -219,7 +219,9 @@ def refusal_cases(work: Path) -> list[Case]:
 
         dev, _ = loops.make("concurrent")
         cases.append(concurrent("second run on a loop device in use by a run", dev, runs, work))
-        cases.append(concurrent("second run on a file in use by a run", f"file:{work}/shared.img?size=64MiB", runs, work))
+        cases.append(
+            concurrent("second run on a file in use by a run", f"file:{work}/shared.img?size=64MiB", runs, work)
+        )
     finally:
         loops.cleanup()
     return cases
@@ -228,8 +230,12 @@ def refusal_cases(work: Path) -> list[Case]:
 def concurrent(name: str, target: str, runs: Path, work: Path, second: str | None = None) -> Case:
     first_runs = work / f"runs-first-{abs(hash(name))}"
     env = dict(os.environ, COLUMNS="200")
-    first = subprocess.Popen([IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", target, "--runs-dir",
-                              str(first_runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    first = subprocess.Popen(
+        [IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", target, "--runs-dir", str(first_runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 60  # probe between cells, when no fio runs: the hard moment
         while time.monotonic() < deadline and not list(first_runs.glob("*/raw/*-r01-c01-*.json")):
@@ -273,22 +279,40 @@ def hostile_write_paths(work: Path) -> list[Case]:
     try:
         dev, _ = loops.make("save-device")
         sh("mkfs.ext4", "-q", dev)
-        cases.append(refused_output("sim save= to a loop device with a filesystem",
-                                    ["run", "throughput", *QUICK, "--runs-dir", str(runs), "-t", f"{sim}&save={dev}"],
-                                    Path(dev), runs))
+        cases.append(
+            refused_output(
+                "sim save= to a loop device with a filesystem",
+                ["run", "throughput", *QUICK, "--runs-dir", str(runs), "-t", f"{sim}&save={dev}"],
+                Path(dev),
+                runs,
+            )
+        )
         foreign = work / "foreign.txt"
         foreign.write_text("someone's file\n")
-        cases.append(refused_output("sim save= over a file iolab did not write", base + [f"{sim}&save={foreign}"],
-                                    foreign, runs))
-        cases.append(refused_output("sim save= to /proc/sys/vm/drop_caches", base + [f"{sim}&save=/proc/sys/vm/drop_caches"],
-                                    None, runs))
+        cases.append(
+            refused_output("sim save= over a file iolab did not write", base + [f"{sim}&save={foreign}"], foreign, runs)
+        )
+        cases.append(
+            refused_output(
+                "sim save= to /proc/sys/vm/drop_caches", base + [f"{sim}&save=/proc/sys/vm/drop_caches"], None, runs
+            )
+        )
         link = work / "link-to-device"
         link.symlink_to(dev)
-        cases.append(refused_output("sim save= through a symlink to a device", base + [f"{sim}&save={link}"],
-                                    Path(dev), runs))
-        cases.append(refused_output("--runs-dir on sysfs", ["run", "iops", *QUICK, "--runs-dir", "/sys/kernel/iolab-runs",
-                                                             "-t", sim], None, runs))
-        cases.append(refused_output("file target /proc/self/comm", base + ["file:/proc/self/comm?size=1MiB"], None, runs))
+        cases.append(
+            refused_output("sim save= through a symlink to a device", base + [f"{sim}&save={link}"], Path(dev), runs)
+        )
+        cases.append(
+            refused_output(
+                "--runs-dir on sysfs",
+                ["run", "iops", *QUICK, "--runs-dir", "/sys/kernel/iolab-runs", "-t", sim],
+                None,
+                runs,
+            )
+        )
+        cases.append(
+            refused_output("file target /proc/self/comm", base + ["file:/proc/self/comm?size=1MiB"], None, runs)
+        )
 
         readonly = work / "readonly.img"
         with open(readonly, "wb") as f:
@@ -301,7 +325,9 @@ def hostile_write_paths(work: Path) -> list[Case]:
         with open(backing, "r+b") as rw:
             vm = subprocess.Popen(["sleep", "600"], stdout=rw)
         try:
-            cases.append(refused_output("loop device whose backing file is open read-write", base + [dev], backing, runs))
+            cases.append(
+                refused_output("loop device whose backing file is open read-write", base + [dev], backing, runs)
+            )
         finally:
             vm.kill()
             vm.wait()
@@ -309,20 +335,30 @@ def hostile_write_paths(work: Path) -> list[Case]:
         first, backing = loops.make("two-loops")
         second = sh("losetup", "-f", "--show", str(backing))
         loops.devs.append(second)
-        cases.append(concurrent("second loop device over a file a run writes through the first", first, runs, work,
-                                second))
+        cases.append(
+            concurrent("second loop device over a file a run writes through the first", first, runs, work, second)
+        )
 
         rc, out, err = iolab(["run", "iops", *QUICK, "--runs-dir", str(work / "runs-export"), "-t", sim], timeout=120)
         run = next((work / "runs-export").glob("*"), None)
         if rc != 0 or run is None:
-            cases.append(Case("export over a file iolab did not write", False, f"no run to export: exit {rc}: "
-                              + first_line(err)))
+            cases.append(
+                Case(
+                    "export over a file iolab did not write", False, f"no run to export: exit {rc}: " + first_line(err)
+                )
+            )
         else:
             out_dir = work / "export"
             out_dir.mkdir()
             (out_dir / "cells.csv").write_text("someone's spreadsheet\n")
-            cases.append(refused_output("export over a file iolab did not write",
-                                        ["export", str(run), "--out", str(out_dir)], out_dir / "cells.csv", runs))
+            cases.append(
+                refused_output(
+                    "export over a file iolab did not write",
+                    ["export", str(run), "--out", str(out_dir)],
+                    out_dir / "cells.csv",
+                    runs,
+                )
+            )
     finally:
         loops.cleanup()
     return cases
@@ -361,8 +397,18 @@ def db_check(run: Path) -> tuple[str, list[str], list[str]]:
 def one_kill(work: Path, i: int, rng: random.Random) -> KillResult:
     runs = work / f"runs-kill-{i}"
     target = work / f"kill-{i}.img"
-    cmd = [IOLAB, "run", "latency", *QUICK, "--max-rounds", "3", "-t", f"file:{target}?size=64MiB",
-           "--runs-dir", str(runs)]
+    cmd = [
+        IOLAB,
+        "run",
+        "latency",
+        *QUICK,
+        "--max-rounds",
+        "3",
+        "-t",
+        f"file:{target}?size=64MiB",
+        "--runs-dir",
+        str(runs),
+    ]
     at = rng.uniform(2.0, 40.0)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(at)
@@ -388,8 +434,13 @@ def one_kill(work: Path, i: int, rng: random.Random) -> KillResult:
         problems.append(f"`iolab runs` does not show it interrupted: {first_line(out + err)}")
     if lost:
         problems.append(f"cells lost: {', '.join(lost)}")
-    return KillResult(not problems, len(outputs), len(lost),
-                      f"killed at {at:.1f} s: " + ("; ".join(problems) or f"ok ({len(outputs)} outputs, all stored)"), run)
+    return KillResult(
+        not problems,
+        len(outputs),
+        len(lost),
+        f"killed at {at:.1f} s: " + ("; ".join(problems) or f"ok ({len(outputs)} outputs, all stored)"),
+        run,
+    )
 
 
 def resumed(run: Path) -> Case:
@@ -404,8 +455,11 @@ def resumed(run: Path) -> Case:
     ok, outputs, named = db_check(run)
     unstored = [o for o in outputs if o not in named]
     good = rounds == list(range(1, len(rounds) + 1)) and dup == 0 and len(rounds) > 0 and not unstored and ok == "ok"
-    return Case(f"resume {run.name}", good, f"rounds {rounds}, {dup} duplicate cells, {len(unstored)} fio outputs "
-                f"without their cell, database {ok}")
+    return Case(
+        f"resume {run.name}",
+        good,
+        f"rounds {rounds}, {dup} duplicate cells, {len(unstored)} fio outputs without their cell, database {ok}",
+    )
 
 
 # -- faults -----------------------------------------------------------------------------------
@@ -429,9 +483,9 @@ def fake_fio(work: Path, name: str, body: str) -> Path:
     d.mkdir()
     real = shutil.which("fio")
     script = d / "fio"
-    script.write_text("#!/bin/sh\n"
-                      f'case "$1" in --version) exec {real} --version;; --enghelp*) exec {real} "$@";; esac\n'
-                      f"{body}\n")
+    script.write_text(
+        f'#!/bin/sh\ncase "$1" in --version) exec {real} --version;; --enghelp*) exec {real} "$@";; esac\n{body}\n'
+    )
     script.chmod(0o755)
     return d
 
@@ -440,7 +494,11 @@ def fault(name: str, args: list[str], runs: Path, timeout: float, env: dict | No
     t0 = time.monotonic()
     rc, out, err = iolab(args, timeout=timeout, env=env)
     took = time.monotonic() - t0
-    states = [json.loads((d / "manifest.json").read_text()).get("state") for d in runs.glob("*/") if (d / "manifest.json").exists()]
+    states = [
+        json.loads((d / "manifest.json").read_text()).get("state")
+        for d in runs.glob("*/")
+        if (d / "manifest.json").exists()
+    ]
     left = [pid for d in runs.glob("*/") for pid in fio_processes_with(str(d))]
     problems = []
     if rc is None:
@@ -459,22 +517,37 @@ def fault(name: str, args: list[str], runs: Path, timeout: float, env: dict | No
 def fault_cases(work: Path, timeout: float) -> list[Case]:
     cases = []
     nbdkit = shutil.which("nbdkit")
-    filters = [("nbdkit error filter (EIO on 10 % of requests)", ["--filter=error", "memory", "64M",
-                                                                  "error-rate=10%", "error=EIO"]),
-               ("nbdkit delay filter (a server that stops answering)", ["--filter=delay", "memory", "64M",
-                                                                        "rdelay=1000", "wdelay=1000"])]
+    filters = [
+        (
+            "nbdkit error filter (EIO on 10 % of requests)",
+            ["--filter=error", "memory", "64M", "error-rate=10%", "error=EIO"],
+        ),
+        (
+            "nbdkit delay filter (a server that stops answering)",
+            ["--filter=delay", "memory", "64M", "rdelay=1000", "wdelay=1000"],
+        ),
+    ]
     for name, argv in filters:
         if not nbdkit:
             cases.append(Case(name, False, "nbdkit not installed: not measured"))
             continue
         port = free_port()
-        server = subprocess.Popen([nbdkit, "-f", "-i", "127.0.0.1", "-p", str(port), *argv],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [nbdkit, "-f", "-i", "127.0.0.1", "-p", str(port), *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             time.sleep(1)
             runs = work / f"runs-fault-{port}"
-            cases.append(fault(name, ["run", "latency", *QUICK, "-t", f"nbd://127.0.0.1:{port}/?size=64MiB",
-                                      "--runs-dir", str(runs)], runs, timeout))
+            cases.append(
+                fault(
+                    name,
+                    ["run", "latency", *QUICK, "-t", f"nbd://127.0.0.1:{port}/?size=64MiB", "--runs-dir", str(runs)],
+                    runs,
+                    timeout,
+                )
+            )
         finally:
             server.terminate()
             try:
@@ -486,9 +559,23 @@ def fault_cases(work: Path, timeout: float) -> list[Case]:
         d = fake_fio(work, name, body)
         runs = work / f"runs-fake-{abs(hash(name))}"
         env = {"PATH": f"{d}:{os.environ.get('PATH', '')}"}
-        cases.append(fault(f"a fio that {name}", ["run", "latency", *QUICK, "-t",
-                                                  f"file:{work}/fake-{abs(hash(name))}.img?size=16MiB",
-                                                  "--runs-dir", str(runs)], runs, timeout, env))
+        cases.append(
+            fault(
+                f"a fio that {name}",
+                [
+                    "run",
+                    "latency",
+                    *QUICK,
+                    "-t",
+                    f"file:{work}/fake-{abs(hash(name))}.img?size=16MiB",
+                    "--runs-dir",
+                    str(runs),
+                ],
+                runs,
+                timeout,
+                env,
+            )
+        )
     return cases
 
 
@@ -509,15 +596,28 @@ def fuzz(cases: int) -> str:
 # A bad command line: its arguments ({w}: a scratch directory made for it, holding the files
 # named below), the exit status it must end with, and a word its message must hold.
 BAD_LINES: list[tuple[str, list[str], int, str]] = [
-    ("newline in a file target (exec_prerun in the job file)",
-     ["run", "latency", "-t", "file:{w}/x/victim.dat\n[global]\nexec_prerun=touch PWNED?size=4MiB"], 2, "control"),
+    (
+        "newline in a file target (exec_prerun in the job file)",
+        ["run", "latency", "-t", "file:{w}/x/victim.dat\n[global]\nexec_prerun=touch PWNED?size=4MiB"],
+        2,
+        "control",
+    ),
     ("carriage return in a file target", ["fio-job", "iops", "-t", "file:{w}/a\rb?size=4MiB"], 2, "control"),
     ("tab in a file target", ["run", "iops", "-t", "file:{w}/a\tb?size=4MiB"], 2, "control"),
     ("escape sequence in --tested-by", ["run", "iops", "--tested-by", "me\x1b[31m"], 2, "control"),
     ("newline in --set", ["run", "iops", "--set", "steps=1\n[global]"], 2, "control"),
-    ("newline in --hosts", ["run", "iops", "--hosts", "127.0.0.1\n[x]", "-t", "file:{w}/h.img?size=16MiB"], 2, "control"),
-    ("newline in a hosts file's target", ["run", "iops", "--hosts-file", "{w}/inject.toml", "-t", "file:{w}/h.img?size=16MiB"],
-     2, "control"),
+    (
+        "newline in --hosts",
+        ["run", "iops", "--hosts", "127.0.0.1\n[x]", "-t", "file:{w}/h.img?size=16MiB"],
+        2,
+        "control",
+    ),
+    (
+        "newline in a hosts file's target",
+        ["run", "iops", "--hosts-file", "{w}/inject.toml", "-t", "file:{w}/h.img?size=16MiB"],
+        2,
+        "control",
+    ),
     ("';' in a file path (fio: a comment)", ["run", "iops", "-t", "file:{w}/a;b.img?size=4MiB"], 2, "fio"),
     ("'#' in a file path (fio: a comment)", ["run", "iops", "-t", "file:{w}/a#b.img?size=4MiB"], 2, "fio"),
     ("'$' in a file path (fio: a variable)", ["run", "iops", "-t", "file:{w}/a${{HOME}}.img?size=4MiB"], 2, "fio"),
@@ -525,25 +625,49 @@ BAD_LINES: list[tuple[str, list[str], int, str]] = [
     ("file size of 10^23 TiB", ["run", "iops", "-t", "file:{w}/big.img?size=99999999999999999999999TiB"], 2, "EiB"),
     ("DIRTH threads of 10^20", ["run", "dirth", "--set", "threads=99999999999999999999"], 2, "2,147,483,647"),
     ("DIRTH threads of 5,000", ["run", "dirth", "--set", "threads=5000"], 2, "4,096"),
-    ("latency-bound threads of 10^20", ["run", "latency-bound", "--set", "threads=99999999999999999999"], 2, "2,147,483,647"),
+    (
+        "latency-bound threads of 10^20",
+        ["run", "latency-bound", "--set", "threads=99999999999999999999"],
+        2,
+        "2,147,483,647",
+    ),
     ("--max-rounds of 10^23", ["run", "iops", "--max-rounds", "99999999999999999999999"], 2, "1,000"),
     ("--precondition-factor of 1e300", ["run", "iops", "--precondition-factor", "1e300"], 2, "1,000"),
     ("--wsat-capacity-multiple of 1e300", ["run", "wsat", "--wsat-capacity-multiple", "1e300"], 2, "1,000"),
     ("--rwsw-min-writes of inf", ["run", "iops", "--rwsw-min-writes", "inf"], 2, "1,000"),
-    ("sim calibrate --rounds of 10^20", ["sim", "calibrate", "{w}/nope", "--rounds", "99999999999999999999"], 2, "1,000"),
+    (
+        "sim calibrate --rounds of 10^20",
+        ["sim", "calibrate", "{w}/nope", "--rounds", "99999999999999999999"],
+        2,
+        "1,000",
+    ),
     ("--cell-time of 400 digits", ["run", "iops", "--cell-time", "9" * 400], 2, "duration"),
-    ("binary --hosts-file", ["run", "iops", "--hosts-file", "{w}/binary", "-t", "file:{w}/h.img?size=16MiB"], 2, "text"),
+    (
+        "binary --hosts-file",
+        ["run", "iops", "--hosts-file", "{w}/binary", "-t", "file:{w}/h.img?size=16MiB"],
+        2,
+        "text",
+    ),
     ("corrupt gzip trace, format detected", ["trace", "import", "{w}/bad.csv.gz", "-o", "{w}/o.parquet"], 2, "gzip"),
     ("cut gzip trace, format detected", ["trace", "import", "{w}/cut.csv.gz", "-o", "{w}/o.parquet"], 2, "gzip"),
-    ("corrupt gzip trace, --skip-bad-lines", ["trace", "import", "{w}/bad.csv.gz", "-f", "msr", "--skip-bad-lines", "-o",
-                                              "{w}/o.parquet"], 2, "read"),
+    (
+        "corrupt gzip trace, --skip-bad-lines",
+        ["trace", "import", "{w}/bad.csv.gz", "-f", "msr", "--skip-bad-lines", "-o", "{w}/o.parquet"],
+        2,
+        "read",
+    ),
     ("empty --cell-time", ["run", "iops", "--cell-time", ""], 2, "empty"),
     ("empty --cell-time=", ["run", "iops", "--cell-time="], 2, "empty"),
     ("empty --hosts", ["run", "iops", "--hosts", "", "-t", "file:{w}/h.img?size=16MiB"], 2, "empty"),
     ("empty --paths", ["run", "iops", "--paths", "", "-t", "file:{w}/h.img?size=16MiB"], 2, "empty"),
     ("empty --runs-dir", ["run", "iops", "--runs-dir", ""], 2, "empty"),
     ("empty -t", ["run", "iops", "-t", ""], 2, "empty"),
-    ("someone's file among several targets", ["run", "iops", "-t", "file:{w}/foreign.img", "-t", "sim:nope"], 3, "Refusing"),
+    (
+        "someone's file among several targets",
+        ["run", "iops", "-t", "file:{w}/foreign.img", "-t", "sim:nope"],
+        3,
+        "Refusing",
+    ),
     ("/dev/null as a target", ["run", "iops", "-t", "/dev/null"], 2, "block device"),
     ("unknown target option", ["run", "iops", "-t", "file:{w}/f.img?sise=1"], 2, "sise"),
     ("NBD port out of range", ["run", "iops", "-t", "nbd://h:99999/x"], 2, "NBD"),
@@ -554,7 +678,12 @@ BAD_LINES: list[tuple[str, list[str], int, str]] = [
     ("unknown purge method", ["run", "iops", "--purge", "foo"], 2, "foo"),
     ("unknown --set name", ["run", "iops", "--set", "nope=1"], 2, "nope"),
     ("--set without a value", ["run", "iops", "--set", "steps="], 2, "NAME=VALUE"),
-    ("runs directory that is a file", ["run", "iops", "--runs-dir", "{w}/binary"], 3, "binary"),  # the write policy refuses it
+    (
+        "runs directory that is a file",
+        ["run", "iops", "--runs-dir", "{w}/binary"],
+        3,
+        "binary",
+    ),  # the write policy refuses it
     ("RWSW test without its workload", ["run", "multi-wsat"], 2, "workload"),
 ]
 QUICK_BAD = ["--quick", "--no-report"]  # were a bad line accepted, it would at least end soon
@@ -564,7 +693,9 @@ def bad_line_files(w: Path) -> None:
     (w / "x").mkdir()
     (w / "binary").write_bytes(bytes(range(256)) * 4)
     (w / "foreign.img").write_bytes(os.urandom(1 << 20))  # someone's data: no iolab mark
-    (w / "inject.toml").write_text('[[host]]\naddress = "127.0.0.1"\ntarget = "/tmp/x\\n[global]\\nexec_prerun=touch PWNED"\n')
+    (w / "inject.toml").write_text(
+        '[[host]]\naddress = "127.0.0.1"\ntarget = "/tmp/x\\n[global]\\nexec_prerun=touch PWNED"\n'
+    )
     good = gzip.compress(b"".join(b"%d,h,0,Read,%d,4096,10\n" % (i, i * 4096) for i in range(2000)))
     (w / "bad.csv.gz").write_bytes(good[:30] + bytes(range(200, 255)) + good[85:])
     (w / "cut.csv.gz").write_bytes(good[:25])
@@ -578,8 +709,14 @@ def bad_line(name: str, args: list[str], code: int, says: str, work: Path) -> Ca
     before = {p: p.stat().st_mtime_ns for p in w.rglob("*")}
     argv = [a.format(w=w) for a in args] + (QUICK_BAD if args[0] == "run" else [])
     t0 = time.monotonic()
-    p = subprocess.Popen([IOLAB, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=w,
-                         env=dict(os.environ, COLUMNS="200", IOLAB_RUNS=str(w / "runs")))
+    p = subprocess.Popen(
+        [IOLAB, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=w,
+        env=dict(os.environ, COLUMNS="200", IOLAB_RUNS=str(w / "runs")),
+    )
     try:
         out, err = p.communicate(timeout=120)
     except subprocess.TimeoutExpired:
@@ -601,7 +738,9 @@ def bad_line(name: str, args: list[str], code: int, says: str, work: Path) -> Ca
     if changed:
         problems.append(f"created or changed: {', '.join(changed[:3])}")
     took = time.monotonic() - t0
-    return Case(name, not problems, f"{took:.1f} s, exit {p.returncode}: " + ("; ".join(problems) or first_line(message)))
+    return Case(
+        name, not problems, f"{took:.1f} s, exit {p.returncode}: " + ("; ".join(problems) or first_line(message))
+    )
 
 
 def hostile_input(work: Path) -> list[Case]:
@@ -657,8 +796,10 @@ def main() -> int:
         if "watch" not in skip:
             report("hostile watch requests and planted lock files refused", hostile_watch_and_locks(work))
         if "input" not in skip:
-            report("hostile input (bad command lines: refused in one paragraph, no traceback, nothing written)",
-                   hostile_input(work))
+            report(
+                "hostile input (bad command lines: refused in one paragraph, no traceback, nothing written)",
+                hostile_input(work),
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -698,27 +839,40 @@ def hostile_hosts(work: Path) -> list[Case]:
         foreign.write_bytes(os.urandom(1 << 20))
         for i, address in enumerate(("127.0.0.1", "127.0.0.2", "localhost")):
             before = _digest(foreign)
-            c = refused(f"foreign file through --hosts {address}",
-                        base + ["-t", f"file:{foreign}?size=1MiB", "--hosts", f"{address}:{HOSTS_PORT + i}"], runs)
+            c = refused(
+                f"foreign file through --hosts {address}",
+                base + ["-t", f"file:{foreign}?size=1MiB", "--hosts", f"{address}:{HOSTS_PORT + i}"],
+                runs,
+            )
             cases.append(Case(c.name, c.ok and _digest(foreign) == before, c.detail))
 
         dev, backing = loops.make("hosts-partitioned")
         write_mbr(backing)
         link = work / "hosts-disk-link"
         link.symlink_to(dev)
-        for name, spelt in (("partitioned loop device spelt //dev/...", "/" + dev),
-                            ("partitioned loop device through a symlink outside /dev", str(link))):
+        for name, spelt in (
+            ("partitioned loop device spelt //dev/...", "/" + dev),
+            ("partitioned loop device through a symlink outside /dev", str(link)),
+        ):
             f = work / "hosts.toml"
             f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {HOSTS_PORT + 3}\ntarget = "{spelt}"\n')
             before = _digest(dev)
             c = refused(name, base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts-file", str(f)], runs)
             cases.append(Case(c.name, c.ok and _digest(dev) == before, c.detail))
 
-        cases.append(refused("a host reached through fio alone (nothing can be checked there)",
-                             base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", "198.51.100.7:19399"], runs))
+        cases.append(
+            refused(
+                "a host reached through fio alone (nothing can be checked there)",
+                base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", "198.51.100.7:19399"],
+                runs,
+            )
+        )
         for wild in ("0.0.0.0", "[::]"):
-            c = refused(f"--hosts {wild} without --listen-any",
-                        base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", f"{wild}:{HOSTS_PORT + 4}"], runs)
+            c = refused(
+                f"--hosts {wild} without --listen-any",
+                base + ["-t", f"file:{work}/hosts-x.img?size=16MiB", "--hosts", f"{wild}:{HOSTS_PORT + 4}"],
+                runs,
+            )
             cases.append(Case(c.name, c.ok and _server_gone(HOSTS_PORT + 4, 1), c.detail))
         cases += _hosts_kill(work)
     finally:
@@ -728,9 +882,29 @@ def hostile_hosts(work: Path) -> list[Case]:
 
 def _hosts_kill(work: Path) -> list[Case]:
     port, runs = HOSTS_PORT + 5, work / "runs-hosts-kill"
-    p = subprocess.Popen([IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2", "--no-report",
-                          "--purge", "none", "-t", f"file:{work}/hosts-k.img?size=16MiB", "--hosts", f"127.0.0.1:{port}",
-                          "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [
+            IOLAB,
+            "run",
+            "throughput",
+            "--quick",
+            "--cell-time",
+            "1s",
+            "--max-rounds",
+            "2",
+            "--no-report",
+            "--purge",
+            "none",
+            "-t",
+            f"file:{work}/hosts-k.img?size=16MiB",
+            "--hosts",
+            f"127.0.0.1:{port}",
+            "--runs-dir",
+            str(runs),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and p.poll() is None and not any(runs.glob("*/raw/*-r01-c01-*.p0.fio")):
         time.sleep(0.05)
@@ -738,13 +912,24 @@ def _hosts_kill(work: Path) -> list[Case]:
         return [Case("kill -9 of a hosts run", False, f"the run ended (exit {p.returncode}) before the kill point")]
     p.kill()
     p.wait()
-    killed = Case("kill -9 of a hosts run leaves no fio server", _server_gone(port),
-                  f"127.0.0.1:{port} {'closed' if _server_gone(port, 0.5) else 'STILL LISTENING'} after the kill")
+    killed = Case(
+        "kill -9 of a hosts run leaves no fio server",
+        _server_gone(port),
+        f"127.0.0.1:{port} {'closed' if _server_gone(port, 0.5) else 'STILL LISTENING'} after the kill",
+    )
     run = next(runs.iterdir())
     rc, _, err = iolab(["resume", str(run), "--no-report"], timeout=300)
     gone = _server_gone(port)
-    return [killed, Case("its resume completes and leaves no fio server", rc == 0 and gone,
-                         f"exit {rc}, server {'gone' if gone else 'STILL LISTENING'}; {first_line(err) if rc else ''}")]
+    return [
+        killed,
+        Case(
+            "its resume completes and leaves no fio server",
+            rc == 0 and gone,
+            f"exit {rc}, server {'gone' if gone else 'STILL LISTENING'}; {first_line(err) if rc else ''}",
+        ),
+    ]
+
+
 # --- hostile requests to `iolab watch` and lock files planted by another user ----------------
 
 WATCH_PORT = 19460
@@ -799,8 +984,12 @@ def hostile_watch_and_locks(work: Path) -> list[Case]:
         ("no Host header", "/", None, {400, 421}),
     ]
     cases = []
-    proc = subprocess.Popen([IOLAB, "watch", str(runs), "--port", str(WATCH_PORT)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [IOLAB, "watch", str(runs), "--port", str(WATCH_PORT)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
@@ -841,8 +1030,10 @@ def _planted_locks(base: Path) -> list[Case]:
     for p in (home, precious):
         os.chown(p, victim, victim)
     cases = []
-    for name, env in (("a per-user lock directory another user made", {"TMPDIR": str(tmp)}),
-                      ("a symlink in a shared lock directory", {"IOLAB_LOCK_DIR": str(tmp)})):
+    for name, env in (
+        ("a per-user lock directory another user made", {"TMPDIR": str(tmp)}),
+        ("a symlink in a shared lock directory", {"IOLAB_LOCK_DIR": str(tmp)}),
+    ):
         d = tmp / f"iolab-locks-{victim}" if "TMPDIR" in env else tmp
         d.mkdir(mode=0o777, exist_ok=True)
         link = d / lock_name(f"file-{home}/t.img")
@@ -854,13 +1045,36 @@ def _planted_locks(base: Path) -> list[Case]:
                 os.lchown(p, attacker, attacker)
         e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_LOCK_DIR", "TMPDIR")}
         e.update(HOME=str(home), COLUMNS="200", **env)
-        p = subprocess.run(["setpriv", f"--reuid={victim}", f"--regid={victim}", "--clear-groups", IOLAB, "run",
-                            "throughput", "--target", f"file:{home}/t.img?size=16MiB", *QUICK, "--runs-dir",
-                            str(home / "runs")], capture_output=True, text=True, timeout=600, env=e, cwd=home)
+        p = subprocess.run(
+            [
+                "setpriv",
+                f"--reuid={victim}",
+                f"--regid={victim}",
+                "--clear-groups",
+                IOLAB,
+                "run",
+                "throughput",
+                "--target",
+                f"file:{home}/t.img?size=16MiB",
+                *QUICK,
+                "--runs-dir",
+                str(home / "runs"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=e,
+            cwd=home,
+        )
         intact = precious.read_bytes() == b"the user's own data\n"
         refused = p.returncode != 0 and "lock" in p.stderr and "Traceback" not in p.stderr
-        cases.append(Case(f"locks: {name}", intact and refused,
-                          f"exit {p.returncode}, file {'intact' if intact else 'OVERWRITTEN'}: {first_line(p.stderr)}"))
+        cases.append(
+            Case(
+                f"locks: {name}",
+                intact and refused,
+                f"exit {p.returncode}, file {'intact' if intact else 'OVERWRITTEN'}: {first_line(p.stderr)}",
+            )
+        )
         precious.write_bytes(b"the user's own data\n")
     return cases
 

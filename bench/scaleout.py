@@ -41,9 +41,21 @@ from tests.integration.netns import fio_hosts  # noqa: E402
 
 
 def job(seconds: float, qd: int, rate: int, log: str) -> str:
-    lines = ["[global]", "ioengine=null", "size=1g", "rw=randread", "bs=4k", f"iodepth={qd}", "norandommap=1",
-             f"runtime={int(seconds * 1000)}ms", "time_based=1", "lat_percentiles=1", "group_reporting=1",
-             f"write_iops_log={log}", "log_avg_msec=1000"]
+    lines = [
+        "[global]",
+        "ioengine=null",
+        "size=1g",
+        "rw=randread",
+        "bs=4k",
+        f"iodepth={qd}",
+        "norandommap=1",
+        f"runtime={int(seconds * 1000)}ms",
+        "time_based=1",
+        "lat_percentiles=1",
+        "group_reporting=1",
+        f"write_iops_log={log}",
+        "log_avg_msec=1000",
+    ]
     if rate:
         lines.append(f"rate_iops={rate}")
     return "\n".join(lines + ["[null]", ""])
@@ -63,8 +75,12 @@ def once(hosts, seconds: float, qd: int, rate: int, work: Path, tag: str) -> tup
     legs = [(i, Leg(f"{addr}:8765", t, 1.0, Host(addr)), w) for i, (_, addr) in enumerate(hosts)]
     endpoints = {leg.name: (leg.host.address, 8765) for _, leg, _ in legs}
     self0, kids0 = usage()
-    code = run_clients([(f"{tag}.p{i}", endpoints[leg.name], job(seconds, qd, rate, f"{tag}.p{i}")) for i, leg, _ in legs],
-                       raw, tag, seconds + 60)
+    code = run_clients(
+        [(f"{tag}.p{i}", endpoints[leg.name], job(seconds, qd, rate, f"{tag}.p{i}")) for i, leg, _ in legs],
+        raw,
+        tag,
+        seconds + 60,
+    )
     self1, kids1 = usage()
     merged = merge(client_parts(legs, endpoints, raw, tag, code), "fio", "")
     self2, _ = usage()
@@ -84,24 +100,36 @@ def main() -> None:
             for n in (1, 2, 4):  # interleaved, so drift on a shared machine hits every N alike
                 results[n].append(once(all_hosts[:n], a.seconds, a.qd, a.rate_iops, Path(tmp), f"n{n}-r{rep}"))
                 time.sleep(0.2)
-        flat = {n: once(all_hosts[:n], a.seconds, a.qd, 0, Path(tmp), f"flat-n{n}")[0] for n in (1, 4)} if a.rate_iops else {}
+        flat = (
+            {n: once(all_hosts[:n], a.seconds, a.qd, 0, Path(tmp), f"flat-n{n}")[0] for n in (1, 4)}
+            if a.rate_iops
+            else {}
+        )
     cores = len(os.sched_getaffinity(0))
     print(f"this machine: {cores} cores usable (shared with whatever else runs), every host and the fio client on them")
     if flat:
-        print(f"  its limit, flat out (one round each): 1 host {flat[1]:,.0f} IOPS, 4 hosts {flat[4]:,.0f} IOPS = "
-              f"{flat[4] / (4 * flat[1]):.3f} × (4 × one host): a null job is CPU-bound, so flat-out ratios here "
-              f"measure {cores} cores shared by 4 hosts, not the client/server mechanism")
+        print(
+            f"  its limit, flat out (one round each): 1 host {flat[1]:,.0f} IOPS, 4 hosts {flat[4]:,.0f} IOPS = "
+            f"{flat[4] / (4 * flat[1]):.3f} × (4 × one host): a null job is CPU-bound, so flat-out ratios here "
+            f"measure {cores} cores shared by 4 hosts, not the client/server mechanism"
+        )
     one = statistics.median(r[0] for r in results[1])
     cap = f"{a.rate_iops:,} IOPS per host" if a.rate_iops else "flat out"
     print(f"null engine, 4 KiB random reads, QD {a.qd}, {a.seconds:g} s, {cap}; medians of {a.repeats}")
-    print(f"{'N':>2} {'aggregate IOPS':>15} {'ratio':>7} {'of demand':>10} {'fio client CPU s/host':>22} {'iolab CPU s/host':>17}")
+    print(
+        f"{'N':>2} {'aggregate IOPS':>15} {'ratio':>7} {'of demand':>10} {'fio client CPU s/host':>22} {'iolab CPU s/host':>17}"
+    )
     for n, rs in results.items():
         agg = statistics.median(r[0] for r in rs)
         demand = f"{agg / (n * a.rate_iops):>10.3f}" if a.rate_iops else f"{'-':>10}"
-        print(f"{n:>2} {agg:>15,.0f} {agg / (n * one):>7.3f} {demand} {statistics.median(r[1] for r in rs) / n:>22.3f} "
-              f"{statistics.median(r[2] for r in rs) / n:>17.3f}")
-    print("ratio: aggregate ÷ (N × the one-host IOPS of this run); goal ≥ 0.95 for every N. "
-          "of demand: aggregate ÷ (N × the rate cap)")
+        print(
+            f"{n:>2} {agg:>15,.0f} {agg / (n * one):>7.3f} {demand} {statistics.median(r[1] for r in rs) / n:>22.3f} "
+            f"{statistics.median(r[2] for r in rs) / n:>17.3f}"
+        )
+    print(
+        "ratio: aggregate ÷ (N × the one-host IOPS of this run); goal ≥ 0.95 for every N. "
+        "of demand: aggregate ÷ (N × the rate cap)"
+    )
 
 
 if __name__ == "__main__":

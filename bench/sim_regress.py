@@ -29,9 +29,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NEW_LIB = ROOT / "src" / "iolab" / "_sim.abi3.so"
 # What the drive is, beyond its blocks and op; a build that lacks one of them runs without it.
-PARAMS = {"pages_per_block": "64", "gc": "greedy", "gc_reserve": "10", "buffer_kib": "0", "bg_gc": "off", "write_core_us": "0",
-          "core_by_lba_pct": "0", "gc_start_pct": "0", "gc_slice": "1", "gc_copy_us": "0", "gc_switch_us": "0",
-          "time_spread_pct": "0", "read_retry_pct": "0", "bg_period_ms": "0"}
+PARAMS = {
+    "pages_per_block": "64",
+    "gc": "greedy",
+    "gc_reserve": "10",
+    "buffer_kib": "0",
+    "bg_gc": "off",
+    "write_core_us": "0",
+    "core_by_lba_pct": "0",
+    "gc_start_pct": "0",
+    "gc_slice": "1",
+    "gc_copy_us": "0",
+    "gc_switch_us": "0",
+    "time_spread_pct": "0",
+    "read_retry_pct": "0",
+    "bg_period_ms": "0",
+}
+
 
 def child_source() -> str:
     return r"""
@@ -55,11 +69,16 @@ print(json.dumps({"cpu_s": cpu, "waf": r["counters"]["waf"], "ios": r["write"]["
 
 def build_old(rev: str, tmp: Path) -> Path:
     tree = tmp / "old"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev], check=True, capture_output=True
+    )
     try:
-        subprocess.run(["cargo", "build", "--release", "--lib", "--quiet"], cwd=tree / "crates" / "sim", check=True,
-                       env={**os.environ, "CARGO_TARGET_DIR": str(tmp / "target")})
+        subprocess.run(
+            ["cargo", "build", "--release", "--lib", "--quiet"],
+            cwd=tree / "crates" / "sim",
+            check=True,
+            env={**os.environ, "CARGO_TARGET_DIR": str(tmp / "target")},
+        )
     finally:
         lib = tmp / "lib_sim_old.so"
         built = tmp / "target" / "release" / "lib_sim.so"
@@ -70,8 +89,22 @@ def build_old(rev: str, tmp: Path) -> Path:
 
 
 def measure(lib: Path, args: argparse.Namespace, op: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", child_source(), str(lib), args.preset, args.blocks, op,
-                          str(args.mwrites), json.dumps(PARAMS)], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            child_source(),
+            str(lib),
+            args.preset,
+            args.blocks,
+            op,
+            str(args.mwrites),
+            json.dumps(PARAMS),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{lib}: {out.stderr.strip()}")
     return json.loads(out.stdout)
@@ -83,15 +116,19 @@ def main() -> None:
     ap.add_argument("--old-lib", type=Path, help="an old build's lib_sim.so (skips building --old)")
     ap.add_argument("--new-lib", type=Path, default=NEW_LIB, help="the new build (default: this checkout's)")
     ap.add_argument("--preset", default="enterprise-sas")
-    ap.add_argument("--blocks", default="512", help="FTL blocks (blocks_per_plane): 17 GB of flash on the default preset")
+    ap.add_argument(
+        "--blocks", default="512", help="FTL blocks (blocks_per_plane): 17 GB of flash on the default preset"
+    )
     ap.add_argument("--ops", default="0.07,0.28", help="over-provisioning values, comma-separated")
     ap.add_argument("--mwrites", type=float, default=12.0, help="million random writes measured")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="iolab-sim-regress-") as tmp:
         old = args.old_lib or build_old(args.old, Path(tmp))
-        print(f"old {args.old_lib or args.old}, new {args.new_lib}; {args.preset} blocks_per_plane={args.blocks}, "
-              f"{args.mwrites:g} M random 4 KiB writes, {args.rounds} rounds")
+        print(
+            f"old {args.old_lib or args.old}, new {args.new_lib}; {args.preset} blocks_per_plane={args.blocks}, "
+            f"{args.mwrites:g} M random 4 KiB writes, {args.rounds} rounds"
+        )
         for op in args.ops.split(","):
             runs: dict[str, list[dict]] = {"old": [], "new": []}
             for _ in range(args.rounds):
@@ -100,8 +137,10 @@ def main() -> None:
             cpu = {k: statistics.median(r["cpu_s"] for r in v) for k, v in runs.items()}
             waf = {k: v[0]["waf"] for k, v in runs.items()}
             mios = {k: runs[k][0]["ios"] / cpu[k] / 1e6 for k in runs}
-            print(f"op {op}: CPU new/old {cpu['new'] / cpu['old']:.2f}x (old {mios['old']:.2f}, new "
-                  f"{mios['new']:.2f} M IO per CPU s); WAF old {waf['old']:.4f}, new {waf['new']:.4f}")
+            print(
+                f"op {op}: CPU new/old {cpu['new'] / cpu['old']:.2f}x (old {mios['old']:.2f}, new "
+                f"{mios['new']:.2f} M IO per CPU s); WAF old {waf['old']:.4f}, new {waf['new']:.4f}"
+            )
 
 
 if __name__ == "__main__":

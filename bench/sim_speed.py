@@ -37,8 +37,15 @@ RND_W = [("rnd", "write", 4 * KIB, 1.0)]
 RND_R = [("rnd", "read", 4 * KIB, 1.0)]
 # The drive without its timing mechanisms (time spread, read retries, GC thresholds and slicing, GC copy
 # time, background work): what --mechanisms-ab compares against, to show what they cost.
-SIMPLER = ["time_spread_pct=0", "read_retry_pct=0", "gc_start_pct=0", "gc_slice=1", "gc_copy_us=0", "bg_period_ms=0",
-           "core_by_lba_pct=0"]
+SIMPLER = [
+    "time_spread_pct=0",
+    "read_retry_pct=0",
+    "gc_start_pct=0",
+    "gc_slice=1",
+    "gc_copy_us=0",
+    "bg_period_ms=0",
+    "core_by_lba_pct=0",
+]
 
 
 def set_thp(enabled: bool) -> None:
@@ -62,20 +69,39 @@ def rss_bytes() -> int:
     return 0
 
 
-def timed(drive: _sim.Drive, label: str, streams, *, qd: int = 32, threads: int = 1,
-          duration_s: float | None = None, bytes_budget: int | None = None) -> dict:
+def timed(
+    drive: _sim.Drive,
+    label: str,
+    streams,
+    *,
+    qd: int = 32,
+    threads: int = 1,
+    duration_s: float | None = None,
+    bytes_budget: int | None = None,
+) -> dict:
     wall, cpu = time.perf_counter(), time.thread_time()
-    raw = json.loads(drive.run(streams=streams, threads=threads, queue_depth=qd, duration_s=duration_s,
-                               # A seed per phase: the measured writes must not replay the warm-up's
-                               # sequence, which GC frees by erases alone (WAF ~1, an easy GC).
-                               bytes_budget=bytes_budget, seed=zlib.crc32(label.encode())))
+    raw = json.loads(
+        drive.run(
+            streams=streams,
+            threads=threads,
+            queue_depth=qd,
+            duration_s=duration_s,
+            # A seed per phase: the measured writes must not replay the warm-up's
+            # sequence, which GC frees by erases alone (WAF ~1, an easy GC).
+            bytes_budget=bytes_budget,
+            seed=zlib.crc32(label.encode()),
+        )
+    )
     wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
     ios = raw["read"]["ios"] + raw["write"]["ios"]
     waf = raw["counters"].get("waf")
     rate = ios / max(cpu, 1e-9)
-    print(f"  {label:<44} {ios / 1e6:8.2f} M IOs  {rate / 1e6:6.2f} M IO/s per CPU s  "
-          f"{ios / wall / 1e6:6.2f} M IO/s wall  {raw['runtime_s']:8.1f} virtual s  "
-          f"{ios / raw['runtime_s']:9.0f} IOPS" + (f"  WAF {waf:.3f}" if waf is not None else ""), flush=True)
+    print(
+        f"  {label:<44} {ios / 1e6:8.2f} M IOs  {rate / 1e6:6.2f} M IO/s per CPU s  "
+        f"{ios / wall / 1e6:6.2f} M IO/s wall  {raw['runtime_s']:8.1f} virtual s  "
+        f"{ios / raw['runtime_s']:9.0f} IOPS" + (f"  WAF {waf:.3f}" if waf is not None else ""),
+        flush=True,
+    )
     return {"wall": wall, "cpu": cpu, "rate": rate, "raw": raw}
 
 
@@ -102,32 +128,49 @@ def bench_size(args, size_gb: float) -> dict:
     info = json.loads(drive.describe())
     flash_gib = info["physical_bytes"] / GIB
     geometry = {k: v for k, v in info["params"] if k in ("blocks_per_plane", "pages_per_block", "t_erase_us")}
-    print(f"{info['preset']} {drive.capacity / 1e9:.1f} GB user on {info['physical_bytes'] / 1e9:.1f} GB flash "
-          f"(rho {info['op']:.3f}; {info['ftl_blocks']} FTL blocks of {info['ftl_block_bytes'] / 2**20:.1f} MiB; "
-          f"{geometry}); {', '.join(f'{k}={v}' for k, v in params)}", flush=True)
+    print(
+        f"{info['preset']} {drive.capacity / 1e9:.1f} GB user on {info['physical_bytes'] / 1e9:.1f} GB flash "
+        f"(rho {info['op']:.3f}; {info['ftl_blocks']} FTL blocks of {info['ftl_block_bytes'] / 2**20:.1f} MiB; "
+        f"{geometry}); {', '.join(f'{k}={v}' for k, v in params)}",
+        flush=True,
+    )
     # Touch every page of the maps (as a filled drive does) before measuring resident memory.
-    timed(drive, "sequential fill (128 KiB, 1x capacity)", [("seq", "write", 128 * KIB, 1.0)],
-          bytes_budget=drive.capacity)
+    timed(
+        drive, "sequential fill (128 KiB, 1x capacity)", [("seq", "write", 128 * KIB, 1.0)], bytes_budget=drive.capacity
+    )
     rss = rss_bytes() - before
-    out = {"size_gb": size_gb, "maps_mib_per_gib": drive.memory_bytes() / 2**20 / flash_gib,
-           "rss_mib_per_gib": rss / 2**20 / flash_gib, "built_s": time.perf_counter() - t0}
-    print(f"  memory: maps {drive.memory_bytes() / 2**20:.0f} MiB = {out['maps_mib_per_gib']:.2f} MiB per GiB of flash; "
-          f"process RSS grew {rss / 2**20:.0f} MiB = {out['rss_mib_per_gib']:.2f} MiB per GiB (goal <= 4); "
-          f"{huge_bytes() / 2**20:.0f} MiB in huge pages")
+    out = {
+        "size_gb": size_gb,
+        "maps_mib_per_gib": drive.memory_bytes() / 2**20 / flash_gib,
+        "rss_mib_per_gib": rss / 2**20 / flash_gib,
+        "built_s": time.perf_counter() - t0,
+    }
+    print(
+        f"  memory: maps {drive.memory_bytes() / 2**20:.0f} MiB = {out['maps_mib_per_gib']:.2f} MiB per GiB of flash; "
+        f"process RSS grew {rss / 2**20:.0f} MiB = {out['rss_mib_per_gib']:.2f} MiB per GiB (goal <= 4); "
+        f"{huge_bytes() / 2**20:.0f} MiB in huge pages"
+    )
     if args.memory_only:
         return out
     if args.warmup > 0:
-        timed(drive, f"random-write warm-up ({args.warmup:g}x capacity)", RND_W,
-              bytes_budget=int(args.warmup * drive.capacity))
+        timed(
+            drive,
+            f"random-write warm-up ({args.warmup:g}x capacity)",
+            RND_W,
+            bytes_budget=int(args.warmup * drive.capacity),
+        )
     n = int(args.ios * 4 * KIB)
     out["write"] = timed(drive, f"4 KiB random write QD32 ({args.ios / 1e6:g} M IOs)", RND_W, bytes_budget=n)["rate"]
     out["read"] = timed(drive, f"4 KiB random read QD32 ({args.ios / 1e6:g} M IOs)", RND_R, bytes_budget=n)["rate"]
     if args.wsat:
         drive.purge()
-        w = timed(drive, "WSAT from purge to 4x capacity (TC4 x QD32)", RND_W, threads=4,
-                  bytes_budget=4 * drive.capacity)
-        print(f"  WSAT to 4x capacity: {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU (goal < 120 s wall at 400 GB); "
-              f"{w['raw']['runtime_s'] / 3600:.2f} virtual hours")
+        w = timed(
+            drive, "WSAT from purge to 4x capacity (TC4 x QD32)", RND_W, threads=4, bytes_budget=4 * drive.capacity
+        )
+        print(
+            f"  WSAT to 4x capacity: {w['wall']:.1f} s wall, {w['cpu']:.1f} s CPU (goal < 120 s wall at 400 GB); "
+            f"{w['raw']['runtime_s'] / 3600:.2f} virtual hours"
+        )
     del drive
     return out
 
@@ -135,21 +178,39 @@ def bench_size(args, size_gb: float) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", default=_sim.DEFAULT_PRESET, help="which preset (default: %(default)s)")
-    ap.add_argument("--sizes", default="100,400,2000",
-                    help="user capacities in GB, comma-separated; the first is the baseline (default: %(default)s)")
+    ap.add_argument(
+        "--sizes",
+        default="100,400,2000",
+        help="user capacities in GB, comma-separated; the first is the baseline (default: %(default)s)",
+    )
     ap.add_argument("--op", type=float, default=None, help="over-provisioning rho (default: the preset's)")
-    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                    help="any other drive parameter, e.g. pages_per_block=128, channels=16, gc=fifo (repeatable)")
-    ap.add_argument("--warmup", type=float, default=0.5,
-                    help="drive-writes of random warm-up after the fill (GC runs from the first spare block on)")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other drive parameter, e.g. pages_per_block=128, channels=16, gc=fifo (repeatable)",
+    )
+    ap.add_argument(
+        "--warmup",
+        type=float,
+        default=0.5,
+        help="drive-writes of random warm-up after the fill (GC runs from the first spare block on)",
+    )
     ap.add_argument("--ios", type=float, default=5e6, help="IOs in each measured write and read phase")
     ap.add_argument("--wsat", action="store_true", help="also time a Write Saturation run at each size")
     ap.add_argument("--memory-only", action="store_true", help="stop after the memory figures")
-    ap.add_argument("--thp-ab", action="store_true",
-                    help="run each size without huge pages (the baseline), then with them, and print the ratio")
-    ap.add_argument("--mechanisms-ab", action="store_true",
-                    help="run each size as the simpler model (no time spread, read retries, GC slices, gentle GC "
-                         "start or GC bursts; the baseline), then as shipped, and print the ratio")
+    ap.add_argument(
+        "--thp-ab",
+        action="store_true",
+        help="run each size without huge pages (the baseline), then with them, and print the ratio",
+    )
+    ap.add_argument(
+        "--mechanisms-ab",
+        action="store_true",
+        help="run each size as the simpler model (no time spread, read retries, GC slices, gentle GC "
+        "start or GC bursts; the baseline), then as shipped, and print the ratio",
+    )
     args = ap.parse_args()
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
     if args.thp_ab or args.mechanisms_ab:
@@ -171,9 +232,11 @@ def main() -> None:
         for size, (off, on) in rows:
             if args.memory_only:
                 continue
-            print(f"{size:>9g} GB: write {off['write'] / 1e6:.2f} -> {on['write'] / 1e6:.2f} M IO/s "
-                  f"(x{on['write'] / off['write']:.2f}); read {off['read'] / 1e6:.2f} -> {on['read'] / 1e6:.2f} M IO/s "
-                  f"(x{on['read'] / off['read']:.2f})")
+            print(
+                f"{size:>9g} GB: write {off['write'] / 1e6:.2f} -> {on['write'] / 1e6:.2f} M IO/s "
+                f"(x{on['write'] / off['write']:.2f}); read {off['read'] / 1e6:.2f} -> {on['read'] / 1e6:.2f} M IO/s "
+                f"(x{on['read'] / off['read']:.2f})"
+            )
         return
     results = [bench_size(args, s) for s in sizes]
     base = results[0]
@@ -183,8 +246,10 @@ def main() -> None:
         if args.memory_only:
             print(f"{r['size_gb']:>9g} {r['maps_mib_per_gib']:>13.2f}")
             continue
-        print(f"{r['size_gb']:>9g} {r['maps_mib_per_gib']:>13.2f} {r['write'] / 1e6:>13.2f} "
-              f"{r['write'] / base['write']:>6.2f} {r['read'] / 1e6:>12.2f} {r['read'] / base['read']:>6.2f}")
+        print(
+            f"{r['size_gb']:>9g} {r['maps_mib_per_gib']:>13.2f} {r['write'] / 1e6:>13.2f} "
+            f"{r['write'] / base['write']:>6.2f} {r['read'] / 1e6:>12.2f} {r['read'] / base['read']:>6.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -32,11 +32,17 @@ def main() -> None:
     compileall.compile_dir(str(base), quiet=1)
     here = REPO / "src"
     runs = tempfile.mkdtemp(prefix="iolab-bench-runs-")
-    commands = {"python -c pass": None, "iolab --help": ["--help"], "iolab runs": ["runs", "--runs-dir", runs],
-                "iolab tests": ["tests"]}
+    commands = {
+        "python -c pass": None,
+        "iolab --help": ["--help"],
+        "iolab runs": ["runs", "--runs-dir", runs],
+        "iolab tests": ["tests"],
+    }
     print(f"load average {load()}; {a.repeats} repeats; median wall / CPU seconds")
-    print(f"{'command':16} {a.base + ' wall':>11} {a.base + ' CPU':>10} {'this wall':>10} {'this CPU':>9} "
-          f"{'CPU ratio':>10} {'CPU over python -c pass':>24}")
+    print(
+        f"{'command':16} {a.base + ' wall':>11} {a.base + ' CPU':>10} {'this wall':>10} {'this CPU':>9} "
+        f"{'CPU ratio':>10} {'CPU over python -c pass':>24}"
+    )
     bare = None
     for name, args in commands.items():
         got: dict[str, list[tuple[float, float]]] = {"base": [], "here": []}
@@ -44,8 +50,9 @@ def main() -> None:
             for which, src in (("base", base), ("here", here)):
                 argv = [sys.executable, "-c", "pass"] if args is None else iolab_argv(*args)
                 got[which].append(timed(argv, src))
-        (bw, bc), (hw, hc) = ((statistics.median(w for w, _ in got[k]), statistics.median(c for _, c in got[k]))
-                              for k in ("base", "here"))
+        (bw, bc), (hw, hc) = (
+            (statistics.median(w for w, _ in got[k]), statistics.median(c for _, c in got[k])) for k in ("base", "here")
+        )
         if args is None:
             bare = hc
         over = "" if args is None else f"{hc - bare:.2f} (goal < {GOAL_S})"

@@ -51,10 +51,18 @@ def analyse_child(path: str, step_s: float, save: str) -> None:
     # the child had before exec (Linux carries maxrss across exec).
     peak = _status("VmHWM")
     a.save(save)
-    print(json.dumps({
-        "ios": a.total_ios, "wall_s": wall, "cpu_s": cpu, "steps": len(a.steps), "peak_bytes": peak,
-        "streams": [(s.label(), round(s.pct, 3)) for s in a.dominant],
-    }))
+    print(
+        json.dumps(
+            {
+                "ios": a.total_ios,
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "steps": len(a.steps),
+                "peak_bytes": peak,
+                "streams": [(s.label(), round(s.pct, 3)) for s in a.dominant],
+            }
+        )
+    )
 
 
 def plot_child(saved: str, out: str) -> None:
@@ -68,8 +76,11 @@ def plot_child(saved: str, out: str) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     files = plot_all(a, out)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_bytes": _status("VmHWM"), "loaded_bytes": loaded,
-                      "plots": len(files)}))
+    print(
+        json.dumps(
+            {"wall_s": wall, "cpu_s": cpu, "peak_bytes": _status("VmHWM"), "loaded_bytes": loaded, "plots": len(files)}
+        )
+    )
 
 
 def _child(*args: str) -> dict:
@@ -88,12 +99,16 @@ def run_case(name: str, path: Path, step_s: float, work: Path) -> tuple[dict, di
     size = path.stat().st_size
     rate = a["ios"] / a["wall_s"]
     print(f"[{name}] {a['ios']:,} IOs, {a['steps']:,} steps of {step_s:g} s; Parquet {size / 1e6:,.1f} MB")
-    print(f"[{name}] analysis  {a['wall_s']:.2f} s wall, {a['cpu_s']:.2f} s CPU; {rate / 1e6:.2f} M IOs per wall s "
-          f"({rate / GOAL_IOS_PER_S:.2f} x the 5 M/s goal), {a['ios'] / a['cpu_s'] / 1e6:.2f} M per CPU s; "
-          f"peak {a['peak_bytes'] / 1e6:,.0f} MB RSS = {a['peak_bytes'] / size:.2f} x the Parquet file")
-    print(f"[{name}] plots     {p['wall_s']:.2f} s wall, {p['cpu_s']:.2f} s CPU for {p['plots']} plots; "
-          f"peak {p['peak_bytes'] / 1e6:,.0f} MB RSS while plotting ({p['loaded_bytes'] / 1e6:,.0f} MB held after "
-          "loading the analysis)")
+    print(
+        f"[{name}] analysis  {a['wall_s']:.2f} s wall, {a['cpu_s']:.2f} s CPU; {rate / 1e6:.2f} M IOs per wall s "
+        f"({rate / GOAL_IOS_PER_S:.2f} x the 5 M/s goal), {a['ios'] / a['cpu_s'] / 1e6:.2f} M per CPU s; "
+        f"peak {a['peak_bytes'] / 1e6:,.0f} MB RSS = {a['peak_bytes'] / size:.2f} x the Parquet file"
+    )
+    print(
+        f"[{name}] plots     {p['wall_s']:.2f} s wall, {p['cpu_s']:.2f} s CPU for {p['plots']} plots; "
+        f"peak {p['peak_bytes'] / 1e6:,.0f} MB RSS while plotting ({p['loaded_bytes'] / 1e6:,.0f} MB held after "
+        "loading the analysis)"
+    )
     return a, p
 
 
@@ -121,8 +136,12 @@ def main() -> None:
     from iolab.workload import Stream
 
     mix = (
-        Stream("rnd", "read", 65536, 0.305), Stream("seq", "write", 512, 0.289), Stream("rnd", "read", 8192, 0.164),
-        Stream("seq", "read", 8192, 0.142), Stream("seq", "read", 65536, 0.056), Stream("rnd", "write", 8192, 0.044),
+        Stream("rnd", "read", 65536, 0.305),
+        Stream("seq", "write", 512, 0.289),
+        Stream("rnd", "read", 8192, 0.164),
+        Stream("seq", "read", 8192, 0.142),
+        Stream("seq", "read", 65536, 0.056),
+        Stream("rnd", "write", 8192, 0.044),
     )  # the composite of SNIA's retail web-portal capture, as a known mix
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="iolab-bench-", dir="/var/tmp"))
     work.mkdir(parents=True, exist_ok=True)
@@ -133,8 +152,10 @@ def main() -> None:
         made.append(path)
         t0 = time.perf_counter()
         table, _ = generate(SynthSpec(mix, args.ios, iops=args.iops, latency_us=250.0), path)
-        print(f"[throughput] generated {table.rows:,} IOs over {table.duration_s:,.0f} s at {args.iops:,.0f} IOPS "
-              f"in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"[throughput] generated {table.rows:,} IOs over {table.duration_s:,.0f} s at {args.iops:,.0f} IOPS "
+            f"in {time.perf_counter() - t0:.1f} s"
+        )
         _, base_plots = run_case("throughput", path, args.step, work)
         if args.many_steps:
             path = work / f"synthetic-steps-{args.step_ios}.parquet"
@@ -143,8 +164,10 @@ def main() -> None:
             # A step a little shorter than span / N so the cut gives at least N steps.
             step_s = table.duration_s / args.many_steps * 0.999
             a, p = run_case("many steps", path, step_s, work)
-            print(f"[many steps] plots take {p['wall_s'] / base_plots['wall_s']:.2f} x the wall time of the throughput "
-                  f"case's plots ({a['steps']:,} steps vs the throughput case's few)")
+            print(
+                f"[many steps] plots take {p['wall_s'] / base_plots['wall_s']:.2f} x the wall time of the throughput "
+                f"case's plots ({a['steps']:,} steps vs the throughput case's few)"
+            )
     finally:
         if not args.keep:
             for p in made:

@@ -19,8 +19,18 @@ SHARED = {
 # Groups that take minutes, longest first: they are handed out before the rest (xdist would
 # hand out the groups with the most tests first), so none starts late and becomes the long pole
 # while the other workers sit idle. The VM boot (tests/vm) is by far the longest.
-SLOW = ("test_drives.py", "test_cli_pts.py", "tracefs", "characterise", "test_resume.py", "test_hosts_safety.py",
-        "test_automation.py", "test_scaleout.py", "test_ssh_hosts.py", "test_sim_calibrate.py")
+SLOW = (
+    "test_drives.py",
+    "test_cli_pts.py",
+    "tracefs",
+    "characterise",
+    "test_resume.py",
+    "test_hosts_safety.py",
+    "test_automation.py",
+    "test_scaleout.py",
+    "test_ssh_hosts.py",
+    "test_sim_calibrate.py",
+)
 
 
 def group_of(nodeid: str) -> str:
@@ -43,8 +53,11 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _assign_work_unit(self, node) -> None:
             if not getattr(self, "slow_first", False):
-                slow = sorted((g for g in self.workqueue if g.rsplit("/", 1)[-1] in SLOW),
-                              key=lambda g: SLOW.index(g.rsplit("/", 1)[-1]), reverse=True)
+                slow = sorted(
+                    (g for g in self.workqueue if g.rsplit("/", 1)[-1] in SLOW),
+                    key=lambda g: SLOW.index(g.rsplit("/", 1)[-1]),
+                    reverse=True,
+                )
                 for g in slow:
                     self.workqueue.move_to_end(g, last=False)
                 self.slow_first = True

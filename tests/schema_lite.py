@@ -5,8 +5,20 @@ in the schema is an error here, so the schema cannot grow a rule this check igno
 from __future__ import annotations
 
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
-KNOWN = {"$schema", "$id", "title", "description", "$defs", "type", "const", "enum", "required", "properties",
-         "items", "$ref"}
+KNOWN = {
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "$defs",
+    "type",
+    "const",
+    "enum",
+    "required",
+    "properties",
+    "items",
+    "$ref",
+}
 
 
 def _is(value, t: str) -> bool:

@@ -41,8 +41,9 @@ from .targets import Target, parse_target
 from .testparams import check_known
 
 
-def plans(test: str, profile: Profile, target: Target, workload: str | Path | None = None,
-          everything: bool = False) -> list[TestPlan]:
+def plans(
+    test: str, profile: Profile, target: Target, workload: str | Path | None = None, everything: bool = False
+) -> list[TestPlan]:
     """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
     `everything`, its optional tests too). Every `--set` parameter must belong to one of them
     (checked before any plan is built)."""
@@ -64,13 +65,24 @@ class TestRun:
     reports: tuple[Path, ...]
 
 
-def run_test(test: str, target: Target | str, profile: Profile | None = None, *, workload: str | Path | None = None,
-             options: RunOptions | None = None, runs_dir: Path | None = None, stall_timeout: float | None = None,
-             progress: Progress | None = None, report: bool = True, engine: Engine | None = None,
-             on_start: Callable[[RunStore], None] | None = None,
-             on_end: Callable[[RunStore, list[Path]], None] | None = None, everything: bool = False,
-             on_plan: Callable[[list[TestPlan], int], None] | None = None,
-             on_sequence_report: Callable[[list[Path]], None] | None = None) -> list[TestRun]:
+def run_test(
+    test: str,
+    target: Target | str,
+    profile: Profile | None = None,
+    *,
+    workload: str | Path | None = None,
+    options: RunOptions | None = None,
+    runs_dir: Path | None = None,
+    stall_timeout: float | None = None,
+    progress: Progress | None = None,
+    report: bool = True,
+    engine: Engine | None = None,
+    on_start: Callable[[RunStore], None] | None = None,
+    on_end: Callable[[RunStore, list[Path]], None] | None = None,
+    everything: bool = False,
+    on_plan: Callable[[list[TestPlan], int], None] | None = None,
+    on_sequence_report: Callable[[list[Path]], None] | None = None,
+) -> list[TestRun]:
     """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
     `iolab run SEQ --all`), as `iolab run` does: claim the target,
     check it is safe, open the run directory, keep the test's input there, run the plan, write
@@ -117,10 +129,17 @@ def run_test(test: str, target: Target | str, profile: Profile | None = None, *,
     return done
 
 
-def resume_test(run: str | Path, *, allow_unsafe: bool = False, allow_system_disk: bool = False,
-                listen_any: bool = False, progress: Progress | None = None, report: bool = True,
-                on_start: Callable[[Resumption], None] | None = None,
-                on_end: Callable[[RunStore, list[Path]], None] | None = None) -> TestRun:
+def resume_test(
+    run: str | Path,
+    *,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+    progress: Progress | None = None,
+    report: bool = True,
+    on_start: Callable[[Resumption], None] | None = None,
+    on_end: Callable[[RunStore, list[Path]], None] | None = None,
+) -> TestRun:
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
     the run so far kept (and no report written)."""
@@ -187,9 +206,15 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     seqs = {t.sequence if t else None for t in tests}
     name = (seqs.pop() if len(seqs) == 1 else None) or ""
     with drawing_in_parallel():
-        members = [SequenceMember(r, t.label if t else r.manifest.test,
-                                  tuple(t.key_figures([r.phases])) if t and t.key_figures else (), build_document(r))
-                   for r, t in zip(runs, tests)]
+        members = [
+            SequenceMember(
+                r,
+                t.label if t else r.manifest.test,
+                tuple(t.key_figures([r.phases])) if t and t.key_figures else (),
+                build_document(r),
+            )
+            for r, t in zip(runs, tests)
+        ]
         return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
 
 
@@ -203,8 +228,9 @@ def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[Key
     return t.key_figures(runs)
 
 
-def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
-            labels: Sequence[str] = ()) -> Comparison:
+def compare(
+    run_refs: Sequence[str | Path], out_dir: Path, force: bool = False, labels: Sequence[str] = ()
+) -> Comparison:
     """Write one comparison report (HTML and PDF) for these runs; returns the paths written
     and the ranking. `labels` names each run (one per run, in order) in place of its drive.
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
@@ -218,14 +244,22 @@ def compare(run_refs: Sequence[str | Path], out_dir: Path, force: bool = False,
     seq = _summary_sequence(tests)
     if len(tests) > 1 and seq is not None:
         if labels:
-            raise IolabError("--label names the runs of a one-test comparison; a sequence comparison names each "
-                             "drive by its target.")
+            raise IolabError(
+                "--label names the runs of a one-test comparison; a sequence comparison names each drive by its target."
+            )
         with drawing_in_parallel():
             return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
     test = registry.find(next(iter(tests))) if tests else None
     with drawing_in_parallel():
-        return write_comparison(paths, Path(out_dir), force, lambda runs: key_metrics(next(iter(tests)), runs),
-                                test.overlays if test else None, test.report_heading if test else None, labels)
+        return write_comparison(
+            paths,
+            Path(out_dir),
+            force,
+            lambda runs: key_metrics(next(iter(tests)), runs),
+            test.overlays if test else None,
+            test.report_heading if test else None,
+            labels,
+        )
 
 
 def _summary_sequence(tests: set[str]) -> str | None:

@@ -93,8 +93,10 @@ def simulate(base: str, params: dict[str, str], sc: Scenario) -> dict[str, float
         drive.run(**kw)
     if sc.test == "wsat":
         curve = [parse_result(drive.run(**kw), key).iops for key, kw in sc.cells]
-        wsat: dict[str, float] = {"WSAT first interval IOPS": curve[0],
-                                  "WSAT steady IOPS (last ≤5 intervals)": steady_level(curve)}
+        wsat: dict[str, float] = {
+            "WSAT first interval IOPS": curve[0],
+            "WSAT steady IOPS (last ≤5 intervals)": steady_level(curve),
+        }
         cliff = cliff_interval(curve)
         if cliff is not None:
             wsat["WSAT cliff interval"] = cliff
@@ -120,16 +122,25 @@ def _cost(base: str, params: dict[str, str], scenarios: list[Scenario]) -> tuple
         sims = {sc.run_id: simulate(base, params, sc) for sc in scenarios}
     except ValueError:
         return math.inf, {}
-    errs = [_log_error(f.measured, sims[sc.run_id].get(f.name)) ** 2 for sc in scenarios for f in sc.figures if f.fitted]
+    errs = [
+        _log_error(f.measured, sims[sc.run_id].get(f.name)) ** 2 for sc in scenarios for f in sc.figures if f.fitted
+    ]
     return sum(errs) / len(errs), sims
 
 
 # -- the search ---------------------------------------------------------------------------
 
 
-def _pattern_search(cost: Callable[[dict], float], x: dict[str, float], f: float, bounds: dict[str, tuple[float, float]],
-                    budget: int, spent: Callable[[], int], discrete: frozenset[str] = frozenset(),
-                    integer: frozenset[str] = frozenset()) -> tuple[dict[str, float], float]:
+def _pattern_search(
+    cost: Callable[[dict], float],
+    x: dict[str, float],
+    f: float,
+    bounds: dict[str, tuple[float, float]],
+    budget: int,
+    spent: Callable[[], int],
+    discrete: frozenset[str] = frozenset(),
+    integer: frozenset[str] = frozenset(),
+) -> tuple[dict[str, float], float]:
     """Hooke-Jeeves pattern search in log space, from steps of a factor 2 down to 2 %: probe
     each parameter up and down, then keep moving along the direction the probes found, so
     parameters that trade off against each other (dies against program time) move together.
@@ -185,19 +196,32 @@ def _render(k: Knob, x: float) -> str:
 def _start(base: str, sim_capacity: int) -> dict[str, float]:
     try:
         if json.loads(_sim.describe(base, []))["kind"] != "ssd":
-            raise IolabError(f"--base {base} is a simulated HDD; calibration fits the SSD model (give an SSD preset; "
-                             "`iolab sim presets` lists them).")
+            raise IolabError(
+                f"--base {base} is a simulated HDD; calibration fits the SSD model (give an SSD preset; "
+                "`iolab sim presets` lists them)."
+            )
         info = json.loads(_sim.describe(base, [("user_gb", f"{sim_capacity / 1e9:.9g}")]))
     except ValueError as e:
         raise IolabError(f"--base {base}: {e}") from None
     values = dict(info["params"]) | {"op": str(info["op"]), "link_mbps": str(info["link_mbps"])}
     # A link that is not a choice (PCIe) is full duplex, as sas6 is.
-    return {k.name: float(k.choices.index(values[k.name]) if values[k.name] in k.choices else len(k.choices) - 1)
-            if k.choices else math.log(min(max(float(values[k.name]), k.lo), k.hi)) for k in KNOBS}
+    return {
+        k.name: float(k.choices.index(values[k.name]) if values[k.name] in k.choices else len(k.choices) - 1)
+        if k.choices
+        else math.log(min(max(float(values[k.name]), k.lo), k.hi))
+        for k in KNOBS
+    }
 
 
-def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None = None, cell_s: float = 0.25,
-        rounds: int = 2, on_step: Callable[[int, float], None] | None = None) -> Calibration:
+def fit(
+    refs: list[str],
+    base: str,
+    budget: int = 120,
+    sim_capacity: int | None = None,
+    cell_s: float = 0.25,
+    rounds: int = 2,
+    on_step: Callable[[int, float], None] | None = None,
+) -> Calibration:
     """Fit KNOBS of preset `base` to the stored runs; at most `budget` evaluations."""
     if budget < 1:
         raise IolabError(f"--budget {budget}: give at least 1 evaluation.")
@@ -223,17 +247,37 @@ def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None 
     start = dict(x)
     f0 = f = cost(x)
     if math.isinf(f):
-        raise IolabError(f"--base {base}: the preset cannot run the stored workloads on a "
-                         f"{cap / GIB:.3g} GiB copy; give another preset or --capacity.")
-    x, f = _pattern_search(cost, x, f, {k.name: k.bounds() for k in KNOBS}, budget, lambda: len(cache),
-                           frozenset(k.name for k in KNOBS if k.choices), frozenset(k.name for k in KNOBS if k.integer))
+        raise IolabError(
+            f"--base {base}: the preset cannot run the stored workloads on a "
+            f"{cap / GIB:.3g} GiB copy; give another preset or --capacity."
+        )
+    x, f = _pattern_search(
+        cost,
+        x,
+        f,
+        {k.name: k.bounds() for k in KNOBS},
+        budget,
+        lambda: len(cache),
+        frozenset(k.name for k in KNOBS if k.choices),
+        frozenset(k.name for k in KNOBS if k.integer),
+    )
     best = params_of(x)
     sims = cache[tuple(sorted(best.items()))][1]
     residuals = [
-        Residual(sc.run_id, fig.name, fig.unit, fig.measured, sims[sc.run_id].get(fig.name),
-                 None if sims[sc.run_id].get(fig.name) is None or not fig.measured
-                 else 100 * (sims[sc.run_id][fig.name] / fig.measured - 1), fig.fitted, fig.why)
-        for sc in scenarios for fig in sc.figures
+        Residual(
+            sc.run_id,
+            fig.name,
+            fig.unit,
+            fig.measured,
+            sims[sc.run_id].get(fig.name),
+            None
+            if sims[sc.run_id].get(fig.name) is None or not fig.measured
+            else 100 * (sims[sc.run_id][fig.name] / fig.measured - 1),
+            fig.fitted,
+            fig.why,
+        )
+        for sc in scenarios
+        for fig in sc.figures
     ]
     final = {k.name: best[k.name] for k in KNOBS}
     query = "&".join(f"{k}={v}" for k, v in {"user_gb": f"{drive_cap / 1e9:.6g}", **final}.items())
@@ -242,5 +286,15 @@ def fit(refs: list[str], base: str, budget: int = 120, sim_capacity: int | None 
         f"parameter is {base}'s",
         f"the fitted drive keeps the measured drive's capacity ({drive_cap / 1e9:.4g} GB) and the fitted over-provisioning",
     ]
-    return Calibration(base, f"sim:{base}?{query}", final, {k.name: _render(k, start[k.name]) for k in KNOBS}, cap,
-                       len(cache), math.exp(math.sqrt(f0)) - 1, math.exp(math.sqrt(f)) - 1, residuals, notes)
+    return Calibration(
+        base,
+        f"sim:{base}?{query}",
+        final,
+        {k.name: _render(k, start[k.name]) for k in KNOBS},
+        cap,
+        len(cache),
+        math.exp(math.sqrt(f0)) - 1,
+        math.exp(math.sqrt(f)) - 1,
+        residuals,
+        notes,
+    )

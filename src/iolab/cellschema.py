@@ -76,12 +76,28 @@ class CellColumn:
         return "BOOLEAN" if self.codec == "bool" else EXPORT_TYPES[self.sql.split()[0]]
 
 
-def column(sql: str, source: str | Callable[[RoundResult], Any] | None = None, *, codec: str = "",
-           empty: str | None = None, export: str = "", average: str = "",
-           old: Callable[[dict[str, Any]], Any] | None = None, pct: float | None = None) -> Any:
+def column(
+    sql: str,
+    source: str | Callable[[RoundResult], Any] | None = None,
+    *,
+    codec: str = "",
+    empty: str | None = None,
+    export: str = "",
+    average: str = "",
+    old: Callable[[dict[str, Any]], Any] | None = None,
+    pct: float | None = None,
+) -> Any:
     """A CellRow field and its column (the CellColumn's arguments but its name, which is the field's)."""
-    spec = {"sql": sql, "source": source, "codec": codec, "empty": empty, "export": export,
-            "average": average, "old": old, "pct": pct}
+    spec = {
+        "sql": sql,
+        "source": source,
+        "codec": codec,
+        "empty": empty,
+        "export": export,
+        "average": average,
+        "old": old,
+        "pct": pct,
+    }
     return field(metadata={"column": spec})
 
 
@@ -103,8 +119,13 @@ def _old_partial(row: dict[str, Any]) -> bool:
     to a timed interval (the tiny final WSAT interval of older fio runs)."""
     w = row["workload"]
     planned = w.get("duration_s")
-    return bool(row["kind"] == "measure" and planned is not None and w.get("bytes_budget") is not None
-                and row["runtime_s"] is not None and row["runtime_s"] < (1 - PARTIAL_TOLERANCE) * planned)
+    return bool(
+        row["kind"] == "measure"
+        and planned is not None
+        and w.get("bytes_budget") is not None
+        and row["runtime_s"] is not None
+        and row["runtime_s"] < (1 - PARTIAL_TOLERANCE) * planned
+    )
 
 
 @_cells_table
@@ -165,21 +186,50 @@ BY_NAME = {c.name: c for c in CELL_COLUMNS}
 
 # `iolab export`'s cells.csv column order (published: it stays as released), after run_id.
 EXPORT_ORDER = (
-    "id", "phase", "round", "ordinal", "kind", "cell_key", "mix", "block_size", "started", "ended", "runtime_s",
-    "iops", "read_iops", "write_iops", "mbps", "read_mbps", "write_mbps", "io_bytes", "write_bytes",
-    "lat_mean_us", "lat_max_us", "read_lat_mean_us", "write_lat_mean_us", "read_ios", "write_ios",
-    "read_lat_max_us", "write_lat_max_us", "p99", "p99_9", "p99_99", "p99_999",
-    "workload", "counters", "raw_files", "partial", "idle_before_s",
+    "id",
+    "phase",
+    "round",
+    "ordinal",
+    "kind",
+    "cell_key",
+    "mix",
+    "block_size",
+    "started",
+    "ended",
+    "runtime_s",
+    "iops",
+    "read_iops",
+    "write_iops",
+    "mbps",
+    "read_mbps",
+    "write_mbps",
+    "io_bytes",
+    "write_bytes",
+    "lat_mean_us",
+    "lat_max_us",
+    "read_lat_mean_us",
+    "write_lat_mean_us",
+    "read_ios",
+    "write_ios",
+    "read_lat_max_us",
+    "write_lat_max_us",
+    "p99",
+    "p99_9",
+    "p99_99",
+    "p99_999",
+    "workload",
+    "counters",
+    "raw_files",
+    "partial",
+    "idle_before_s",
 )
 EXPORTED = tuple(BY_NAME[n] for n in EXPORT_ORDER)
 AVERAGED = tuple(c for c in CELL_COLUMNS if c.average)
 
-CREATE_CELLS = ("CREATE TABLE IF NOT EXISTS cells (\n    "
-                + ", ".join(f"{c.name} {c.sql}" for c in CELL_COLUMNS) + ");")
+CREATE_CELLS = "CREATE TABLE IF NOT EXISTS cells (\n    " + ", ".join(f"{c.name} {c.sql}" for c in CELL_COLUMNS) + ");"
 ADDED_CELL_COLUMNS = {c.name: c.sql for c in CELL_COLUMNS if c.old is not None}
 _STORED = tuple(c for c in CELL_COLUMNS if c.name != "id")  # SQLite numbers the cells
-INSERT_CELL = (f"INSERT INTO cells ({', '.join(c.name for c in _STORED)}) "
-               f"VALUES ({','.join('?' * len(_STORED))})")
+INSERT_CELL = f"INSERT INTO cells ({', '.join(c.name for c in _STORED)}) VALUES ({','.join('?' * len(_STORED))})"
 
 
 def cell_values(result: RoundResult, **given: Any) -> tuple[Any, ...]:

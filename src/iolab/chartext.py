@@ -26,8 +26,9 @@ def matrix_view(ph: PhaseSummary, console: Console) -> None:
     for q in qds:
         t.add_column(f"QD {q}", justify="right")
     for lab in labels:
-        t.add_row(esc(lab), *(f"{num(c.iops)} ({num(c.lat_mean_us)})" if (c := cells.get((lab, q))) else "—"
-                              for q in qds))
+        t.add_row(
+            esc(lab), *(f"{num(c.iops)} ({num(c.lat_mean_us)})" if (c := cells.get((lab, q))) else "—" for q in qds)
+        )
     console.print(t)
 
 
@@ -37,13 +38,21 @@ def qos_view(ph: PhaseSummary, console: Console) -> None:
         console.print("no round measured")
         return
     worst = max(rows, key=lambda r: r.lat_max_us or 0.0)
-    console.print(esc(f"{len(rows)} rounds: median IOPS {num(statistics.median(r.iops for r in rows))}, "
-                      f"average latency {num(statistics.median(r.lat_mean_us or 0 for r in rows))} µs (median round), "
-                      f"worst maximum {num(worst.lat_max_us)} µs in round {worst.round}, "
-                      f"last round 99.99 % {num(rows[-1].p99_99)} µs"))
+    console.print(
+        esc(
+            f"{len(rows)} rounds: median IOPS {num(statistics.median(r.iops for r in rows))}, "
+            f"average latency {num(statistics.median(r.lat_mean_us or 0 for r in rows))} µs (median round), "
+            f"worst maximum {num(worst.lat_max_us)} µs in round {worst.round}, "
+            f"last round 99.99 % {num(rows[-1].p99_99)} µs"
+        )
+    )
 
 
 def consistency_view(ph: PhaseSummary, console: Console) -> None:
     for r in ph.rows:
-        console.print(esc(f"{r.cell_key}: {num(r.iops)} IOPS over {r.runtime_s:g} s, average {num(r.lat_mean_us)} µs, "
-                          f"maximum {num(r.lat_max_us)} µs (per-second series and dips: `iolab report`)"))
+        console.print(
+            esc(
+                f"{r.cell_key}: {num(r.iops)} IOPS over {r.runtime_s:g} s, average {num(r.lat_mean_us)} µs, "
+                f"maximum {num(r.lat_max_us)} µs (per-second series and dips: `iolab report`)"
+            )
+        )

@@ -69,8 +69,10 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
         raise IolabError(f"{path}: not valid TOML ({e}).") from None
     unknown = sorted(set(data) - {"tolerances"})
     if unknown or not isinstance(data.get("tolerances", {}), dict):
-        raise IolabError(f"{path}: expected one [tolerances] table of \"FIGURE NAME\" = \"N%\" lines; "
-                         f"found {', '.join(unknown) or 'tolerances as a value'}.")
+        raise IolabError(
+            f'{path}: expected one [tolerances] table of "FIGURE NAME" = "N%" lines; '
+            f"found {', '.join(unknown) or 'tolerances as a value'}."
+        )
     per = {str(k): parse_pct(v, f"{path}: [tolerances] {k!r}") for k, v in data.get("tolerances", {}).items()}
     return Tolerances(default, per, str(path))
 
@@ -85,8 +87,10 @@ def _betacf(a: float, b: float, x: float) -> float:
     d = 1 / (d if abs(d) > tiny else tiny)
     h = d
     for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1 + num * d
             d = 1 / (d if abs(d) > tiny else tiny)
             c = 1 + num / c
@@ -145,8 +149,9 @@ def side(records: Sequence[dict], name: str) -> Side:
     ids = tuple(r["run_id"] for r in records)
     values = [f["value"] for f in figs if f is not None and f["value"] is not None]
     if len(records) >= 2:
-        return Side(ids, statistics.fmean(values) if values else None, tuple(values),
-                    "repeats" if len(values) >= 2 else "none")
+        return Side(
+            ids, statistics.fmean(values) if values else None, tuple(values), "repeats" if len(values) >= 2 else "none"
+        )
     if not values:
         return Side(ids, None, (), "none")
     rounds = tuple((figs[0] or {}).get("round_values") or ())  # one record, with the figure (values)
@@ -158,12 +163,20 @@ def _pct(x: float | None, base: float) -> float | None:
     return None if x is None or base == 0 else 100 * x / abs(base)
 
 
-def verdict(name: str, unit: str, direction: str, base: Side, cand: Side, tolerance: float,
-            confidence: float) -> dict:
+def verdict(name: str, unit: str, direction: str, base: Side, cand: Side, tolerance: float, confidence: float) -> dict:
     higher = direction == "higher-is-better"
-    out = {"name": name, "unit": unit, "direction": direction, "baseline": base.record(),
-           "candidate": cand.record(), "change_pct": None, "worse_pct": None, "noise_pct": None,
-           "tolerance_pct": 100 * tolerance, "method": ""}
+    out = {
+        "name": name,
+        "unit": unit,
+        "direction": direction,
+        "baseline": base.record(),
+        "candidate": cand.record(),
+        "change_pct": None,
+        "worse_pct": None,
+        "noise_pct": None,
+        "tolerance_pct": 100 * tolerance,
+        "method": "",
+    }
     if base.mean is None:
         return {**out, "verdict": "not-measured", "method": "the baseline has no value for this figure"}
     if cand.mean is None:
@@ -176,11 +189,14 @@ def verdict(name: str, unit: str, direction: str, base: Side, cand: Side, tolera
         df = (vb + vc) ** 2 / sum(v * v / d for v, d in ((vb, base.df), (vc, cand.df)) if v > 0)
         half = t_quantile(0.5 + confidence / 2, df) * se
         sources = sorted({s.source for s in (base, cand) if s.source != "none"})
-        method = (f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom; noise from "
-                  + " and ".join({"repeats": "repeated runs", "window-rounds": "the steady-state window's rounds"}[s]
-                                 for s in sources))
+        method = f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom; noise from " + " and ".join(
+            {"repeats": "repeated runs", "window-rounds": "the steady-state window's rounds"}[s] for s in sources
+        )
     else:
-        half, method = 0.0, "no noise estimate (no spread on either side): the change is compared with the tolerance only"
+        half, method = (
+            0.0,
+            "no noise estimate (no spread on either side): the change is compared with the tolerance only",
+        )
     tol_abs = tolerance * abs(base.mean)
     if worse > tol_abs and worse > half:
         v = "regression"
@@ -190,8 +206,14 @@ def verdict(name: str, unit: str, direction: str, base: Side, cand: Side, tolera
         v = "within-noise"
     else:
         v = "within-tolerance"
-    return {**out, "verdict": v, "change_pct": _pct(change, base.mean), "worse_pct": _pct(worse, base.mean),
-            "noise_pct": _pct(half, base.mean), "method": method}
+    return {
+        **out,
+        "verdict": v,
+        "change_pct": _pct(change, base.mean),
+        "worse_pct": _pct(worse, base.mean),
+        "noise_pct": _pct(half, base.mean),
+        "method": method,
+    }
 
 
 def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
@@ -205,8 +227,13 @@ def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str
     return out
 
 
-def check(baseline: Sequence[dict], candidate: Sequence[dict], tolerances: Tolerances,
-          confidence: float = 0.95, force: bool = False) -> dict:
+def check(
+    baseline: Sequence[dict],
+    candidate: Sequence[dict],
+    tolerances: Tolerances,
+    confidence: float = 0.95,
+    force: bool = False,
+) -> dict:
     """The `check` part of the document; `passed` is False when any figure regressed or is
     missing. Runs of different tests are refused; runs with different settings unless forced."""
     if not baseline or not candidate:
@@ -216,21 +243,44 @@ def check(baseline: Sequence[dict], candidate: Sequence[dict], tolerances: Toler
         raise IolabError(f"check compares runs of one test; these ran {', '.join(tests)}.")
     diffs = differences(baseline, candidate)
     if diffs and not force:
-        raise IolabError("the runs measure different things, so their figures are not comparable: "
-                         + "; ".join(diffs) + ". Run both sides with the same settings, or pass --force.")
+        raise IolabError(
+            "the runs measure different things, so their figures are not comparable: "
+            + "; ".join(diffs)
+            + ". Run both sides with the same settings, or pass --force."
+        )
     names = list(dict.fromkeys(f["name"] for r in baseline for f in r["figures"]))
     if not names:
         raise IolabError(f"test {tests[0]!r}: the baseline has no key figures to check.")
     unknown = sorted(set(tolerances.per_figure) - set(names))
     if unknown:
-        raise IolabError(f"{tolerances.source}: no figure named {', '.join(map(repr, unknown))} in test {tests[0]!r}; "
-                         f"its figures are: {', '.join(map(repr, names))}.")
+        raise IolabError(
+            f"{tolerances.source}: no figure named {', '.join(map(repr, unknown))} in test {tests[0]!r}; "
+            f"its figures are: {', '.join(map(repr, names))}."
+        )
     meta = {f["name"]: f for r in baseline for f in r["figures"]}
-    figures = [verdict(n, meta[n]["unit"], meta[n]["direction"], side(baseline, n), side(candidate, n),
-                       tolerances.of(n), confidence) for n in names]
+    figures = [
+        verdict(
+            n,
+            meta[n]["unit"],
+            meta[n]["direction"],
+            side(baseline, n),
+            side(candidate, n),
+            tolerances.of(n),
+            confidence,
+        )
+        for n in names
+    ]
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
-    return {"passed": not bad, "confidence": confidence, "max_regression_pct": 100 * tolerances.default,
-            "test": tests[0], "differences": diffs, "figures": figures, "regressions": bad, "junit": None}
+    return {
+        "passed": not bad,
+        "confidence": confidence,
+        "max_regression_pct": 100 * tolerances.default,
+        "test": tests[0],
+        "differences": diffs,
+        "figures": figures,
+        "regressions": bad,
+        "junit": None,
+    }
 
 
 def junit_xml(result: dict, suite: str = "iolab check") -> str:
@@ -243,14 +293,20 @@ def junit_xml(result: dict, suite: str = "iolab check") -> str:
             body = f"<failure message={quoteattr(msg)} type={quoteattr(f['verdict'])}>{escape(f['method'])}</failure>"
         elif f["verdict"] == "not-measured":
             body = f"<skipped message={quoteattr(f['method'])}/>"
-        cases.append(f'    <testcase classname={quoteattr(result["test"])} name={quoteattr(f["name"])}>'
-                     f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>")
+        cases.append(
+            f"    <testcase classname={quoteattr(result['test'])} name={quoteattr(f['name'])}>"
+            f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>"
+        )
     failures = sum(f["verdict"] in FAILING for f in result["figures"])
     skipped = sum(f["verdict"] == "not-measured" for f in result["figures"])
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}">\n'
-            f'  <testsuite name={quoteattr(suite + ": " + result["test"])} tests="{len(cases)}" '
-            f'failures="{failures}" skipped="{skipped}" errors="0">\n' + "\n".join(cases) + "\n  </testsuite>\n</testsuites>\n")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}">\n'
+        f'  <testsuite name={quoteattr(suite + ": " + result["test"])} tests="{len(cases)}" '
+        f'failures="{failures}" skipped="{skipped}" errors="0">\n'
+        + "\n".join(cases)
+        + "\n  </testsuite>\n</testsuites>\n"
+    )
 
 
 def _num(v: float | None) -> str:
@@ -262,5 +318,7 @@ def summary_line(f: dict) -> str:
     b, c = f["baseline"]["mean"], f["candidate"]["mean"]
     pct = "" if f["change_pct"] is None else f"{f['change_pct']:+.1f} %, "
     noise = "" if f["noise_pct"] is None else f"noise ±{f['noise_pct']:.1f} %, "
-    return (f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
-            f"({pct}{noise}tolerance {f['tolerance_pct']:g} %)")
+    return (
+        f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
+        f"({pct}{noise}tolerance {f['tolerance_pct']:g} %)"
+    )

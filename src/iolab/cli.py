@@ -11,7 +11,17 @@ from rich.markup import escape as esc
 
 from . import api, cli_auto, cli_options, cli_options as opts, cli_traces, registry, scaleout, targets, textreport
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
-from .cli_options import TEST_HELP, Console, RunArgs, compliance_text, ended_early, finish, runs_dir_option, with_run_args, with_runs_dir
+from .cli_options import (
+    TEST_HELP,
+    Console,
+    RunArgs,
+    compliance_text,
+    ended_early,
+    finish,
+    runs_dir_option,
+    with_run_args,
+    with_runs_dir,
+)
 from .errors import IolabError
 from .runlist import leftovers, list_runs
 from .runner import Interrupted, stop_on_signals
@@ -19,8 +29,9 @@ from .runstart import RunOptions
 from .manifest import manifest_of, runs_root
 from .store import RunStore
 
-app = typer.Typer(pretty_exceptions_enable=False, no_args_is_help=True,
-                  context_settings={"help_option_names": cli_options.HELP_NAMES})
+app = typer.Typer(
+    pretty_exceptions_enable=False, no_args_is_help=True, context_settings={"help_option_names": cli_options.HELP_NAMES}
+)
 app.callback()(cli_options.app_callback)
 app.add_typer(cli_traces.sim_app, name="sim")
 app.add_typer(cli_traces.trace_app, name="trace")
@@ -46,7 +57,12 @@ def default_target() -> str:
 @with_run_args()
 def run(
     test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
-    repeat: int = typer.Option(1, "--repeat", metavar="N", help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats."),
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        metavar="N",
+        help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats.",
+    ),
     *,
     args: RunArgs,
 ):
@@ -59,15 +75,29 @@ def run(
     root = args.runs_dir or runs_root()
     if target and len(target) > 1:  # several drives: one run each, then their comparison
         if json_out:
-            raise IolabError("--json describes the runs of one target; with several --target, compare their runs "
-                             "afterwards with `iolab compare RUN... --json`.")
+            raise IolabError(
+                "--json describes the runs of one target; with several --target, compare their runs "
+                "afterwards with `iolab compare RUN... --json`."
+            )
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = targets.parse_target(target[0] if target else default_target())
-    engine = scaleout.engine_for_run(tgt, args.paths, args.hosts, args.hosts_file, stall_s, args.allow_unsafe_target,
-                                     args.allow_system_disk, args.listen_any)
-    options = RunOptions(purge_method=args.purge, allow_unsafe=args.allow_unsafe_target,
-                         allow_system_disk=args.allow_system_disk, tested_by=args.tested_by)
+    engine = scaleout.engine_for_run(
+        tgt,
+        args.paths,
+        args.hosts,
+        args.hosts_file,
+        stall_s,
+        args.allow_unsafe_target,
+        args.allow_system_disk,
+        args.listen_any,
+    )
+    options = RunOptions(
+        purge_method=args.purge,
+        allow_unsafe=args.allow_unsafe_target,
+        allow_system_disk=args.allow_system_disk,
+        tested_by=args.tested_by,
+    )
     from .progress import RichProgress, sequence_eta
 
     current: list[RunStore] = []
@@ -77,8 +107,10 @@ def run(
     def planned(plans, i: int) -> None:
         if len(plans) > 1:
             progress.in_sequence(plans, i)
-            console.print(f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
-                          soft_wrap=True)
+            console.print(
+                f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
+                soft_wrap=True,
+            )
 
     def sequence_report(paths: list[Path]) -> None:
         for p in paths:
@@ -106,22 +138,39 @@ def run(
 
     try:
         with stop_on_signals(), RichProgress(console) as progress:
-            api.run_test(test, tgt, prof, workload=args.workload, options=options, runs_dir=root, engine=engine,
-                         progress=progress, report=args.report, on_start=started, on_end=ended,
-                         everything=args.everything, on_plan=planned,
-                         on_sequence_report=sequence_report)
+            api.run_test(
+                test,
+                tgt,
+                prof,
+                workload=args.workload,
+                options=options,
+                runs_dir=root,
+                engine=engine,
+                progress=progress,
+                report=args.report,
+                on_start=started,
+                on_end=ended,
+                everything=args.everything,
+                on_plan=planned,
+                on_sequence_report=sequence_report,
+            )
     except KeyboardInterrupt as e:
         if not current or manifest_of(current[0]).state not in ("interrupted", "complete"):
             raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
         run_dir = esc(str(current[0].dir))
         if manifest_of(current[0]).state == "complete":  # stopped while its report was written
-            err.print(f"[yellow]{by} after run {esc(manifest_of(current[0]).run_id)} was complete: its measurements are "
-                      f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
-                      "writes it)[/]", soft_wrap=True)
+            err.print(
+                f"[yellow]{by} after run {esc(manifest_of(current[0]).run_id)} was complete: its measurements are "
+                f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
+                "writes it)[/]",
+                soft_wrap=True,
+            )
         else:
-            err.print(f"[yellow]{by}: finished rounds are kept in {run_dir}; "
-                      f"`iolab report {run_dir}` reports what was measured[/]")
+            err.print(
+                f"[yellow]{by}: finished rounds are kept in {run_dir}; "
+                f"`iolab report {run_dir}` reports what was measured[/]"
+            )
         ended_early("run", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
         if not current or manifest_of(current[0]).state != "failed":
@@ -132,10 +181,14 @@ def run(
 
 
 @app.command()
-@with_run_args("allow_unsafe_target", "allow_system_disk", "listen_any", "runs_dir", "report", "json_out",
-               "require_steady")
-def resume(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
-           *, args: RunArgs):
+@with_run_args(
+    "allow_unsafe_target", "allow_system_disk", "listen_any", "runs_dir", "report", "json_out", "require_steady"
+)
+def resume(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
+    *,
+    args: RunArgs,
+):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
     from .progress import RichProgress
 
@@ -146,7 +199,9 @@ def resume(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or dir
 
     def started(r) -> None:
         current[:] = [r.store]
-        console.print(f"[bold]resuming {esc(manifest_of(r.store).run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})")
+        console.print(
+            f"[bold]resuming {esc(manifest_of(r.store).run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})"
+        )
         for note in r.notes:
             console.print(f"  {esc(note)}", soft_wrap=True)
 
@@ -160,15 +215,21 @@ def resume(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or dir
 
     try:
         with stop_on_signals(), RichProgress(console) as progress:
-            api.resume_test(run_ref, allow_unsafe=args.allow_unsafe_target, allow_system_disk=args.allow_system_disk,
-                            listen_any=args.listen_any, progress=progress, report=args.report, on_start=started,
-                            on_end=ended)
+            api.resume_test(
+                run_ref,
+                allow_unsafe=args.allow_unsafe_target,
+                allow_system_disk=args.allow_system_disk,
+                listen_any=args.listen_any,
+                progress=progress,
+                report=args.report,
+                on_start=started,
+                on_end=ended,
+            )
     except KeyboardInterrupt as e:
         if not current:
             raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
-        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` "
-                  "continues[/]")
+        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` continues[/]")
         ended_early("resume", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
     except IolabError as e:
         if not current:
@@ -179,7 +240,9 @@ def resume(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or dir
 
 
 @app.command()
-def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE).")):
+def tests(
+    test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE)."),
+):
     """List the tests iolab can run by family (name, sequence, input, what it does), or one test's parameters."""
     from rich.table import Table
 
@@ -193,8 +256,10 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
                 # a computed quick value (from --cell-time) is described by the help text
                 if p.quick is not None and not callable(p.quick):
                     src += f"; --quick: {p.show(p.quick)}"
-                console.print(f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
-                              soft_wrap=True)
+                console.print(
+                    f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
+                    soft_wrap=True,
+                )
         return
     families: dict[str, list] = {}
     for d in registry.all():
@@ -204,22 +269,39 @@ def tests(test: Optional[str] = typer.Argument(None, help="A test or sequence: l
         for col in ("test", "sequence", "input", "what it does"):
             t.add_column(col, no_wrap=col != "what it does")
         for d in defs:
-            t.add_row(esc(d.name), (d.sequence or "—") + (" (--all)" if d.optional else ""),
-                      "--workload" if d.needs_workload else "—", esc(d.summary))
+            t.add_row(
+                esc(d.name),
+                (d.sequence or "—") + (" (--all)" if d.optional else ""),
+                "--workload" if d.needs_workload else "—",
+                esc(d.summary),
+            )
         console.print(t)
 
 
 @app.command()
-def runs(runs_dir: Optional[Path] = RunsDirOpt,
-         json_out: bool = typer.Option(False, "--json", help=JSON_HELP)):
+def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """List stored runs."""
     from rich.table import Table
 
     if json_out:
-        emit("runs", 0, listed=[{"run_id": r.run_id, "path": str(r.path), "test": r.test, "target": r.target,
-                                 "state": r.state, "started": r.started, "compliant": r.compliant,
-                                 "noncompliance": list(r.noncompliance), "problem": r.problem}
-                                for r in list_runs(runs_dir)])
+        emit(
+            "runs",
+            0,
+            listed=[
+                {
+                    "run_id": r.run_id,
+                    "path": str(r.path),
+                    "test": r.test,
+                    "target": r.target,
+                    "state": r.state,
+                    "started": r.started,
+                    "compliant": r.compliant,
+                    "noncompliance": list(r.noncompliance),
+                    "problem": r.problem,
+                }
+                for r in list_runs(runs_dir)
+            ],
+        )
         return
     t = Table()
     for col in ("run", "test", "target", "state", "started", "compliant"):
@@ -227,8 +309,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt,
     found = list_runs(runs_dir)
     for r in found:
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
-        t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started),
-                  esc(compliance_text(r)))
+        t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
     console.print(t)
     broken = sum(1 for r in found if r.problem)
     if broken:
@@ -238,10 +319,12 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt,
 
 
 @app.command()
-def show(run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
-         json_out: bool = opts.SHOW_JSON,
-         require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
-         runs_dir: Optional[Path] = RunsDirOpt):
+def show(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+    json_out: bool = opts.SHOW_JSON,
+    require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
+    runs_dir: Optional[Path] = RunsDirOpt,
+):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
@@ -272,14 +355,20 @@ def report(
                     console.print(f"report: {esc(str(p))}", soft_wrap=True)
     except KeyboardInterrupt as e:
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-        err.print(f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
-                  soft_wrap=True)
+        err.print(
+            f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
+            soft_wrap=True,
+        )
         raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
 
 
 @app.command()
 def compare(
-    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Two or more runs of the same test (one per drive); a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them."),
+    run_refs: list[str] = typer.Argument(
+        ...,
+        metavar="RUN",
+        help="Two or more runs of the same test (one per drive); a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them.",
+    ),
     out: Optional[Path] = opts.COMPARE_OUT,
     force: bool = opts.COMPARE_FORCE,
     labels: Optional[list[str]] = opts.LABELS,
@@ -296,8 +385,13 @@ def compare(
     for p in done.paths:
         console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
     if json_out:
-        emit("compare", 0, runs=[cli_auto.record_of(r) for r in run_refs], reports=[str(p) for p in done.paths],
-             **({"ranking": cli_auto.ranking(done.summary)} if done.summary is not None else {}))
+        emit(
+            "compare",
+            0,
+            runs=[cli_auto.record_of(r) for r in run_refs],
+            reports=[str(p) for p in done.paths],
+            **({"ranking": cli_auto.ranking(done.summary)} if done.summary is not None else {}),
+        )
 
 
 @app.command()
@@ -331,8 +425,19 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
 
 
 @app.command("fio-job")
-@with_run_args("target", "paths", "hosts", "hosts_file", "workload", "profile", "spec", "quick", "cell_time",
-               "capacity_limit", "sets")
+@with_run_args(
+    "target",
+    "paths",
+    "hosts",
+    "hosts_file",
+    "workload",
+    "profile",
+    "spec",
+    "quick",
+    "cell_time",
+    "capacity_limit",
+    "sets",
+)
 def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
     hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
@@ -346,7 +451,9 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
     prof = args.make_profile()
     tgt = targets.parse_target(args.target[0] if args.target else SCRATCH_FILE)
     if tgt.kind == "sim":
-        raise IolabError("fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio.")
+        raise IolabError(
+            "fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio."
+        )
     engine = FioEngine()
     split = scaleout.legs_for_run(tgt, args.paths, args.hosts, args.hosts_file)
 

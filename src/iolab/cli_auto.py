@@ -24,8 +24,10 @@ from .store import RunStore
 from .targets.writepolicy import check_file, output_file
 from .units import num
 
-JSON_HELP = ("Print one JSON document on standard output (docs/automation.md; schema in "
-             "docs/schema/outcome.schema.json); the terminal output goes to standard error.")
+JSON_HELP = (
+    "Print one JSON document on standard output (docs/automation.md; schema in "
+    "docs/schema/outcome.schema.json); the terminal output goes to standard error."
+)
 STEADY_HELP = "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it."
 
 # The command that was asked for a JSON document, so an error that ends it still prints one.
@@ -64,10 +66,19 @@ def record_of(ref: str | Path, reports=()) -> dict:
 
 def ranking(summary) -> dict:
     """`iolab compare`'s summary table (compare.SummaryTable) as the document's ranking."""
-    return {"labels": list(summary.drives), "figures": [
-        {"name": m.name, "unit": m.unit, "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
-         "values": [row[j] for row in summary.values], "ranks": [row[j] for row in summary.ranks]}
-        for j, m in enumerate(summary.metrics)]}
+    return {
+        "labels": list(summary.drives),
+        "figures": [
+            {
+                "name": m.name,
+                "unit": m.unit,
+                "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+                "values": [row[j] for row in summary.values],
+                "ranks": [row[j] for row in summary.ranks],
+            }
+            for j, m in enumerate(summary.metrics)
+        ],
+    }
 
 
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
@@ -80,9 +91,15 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
                 doc = json.loads(p.read_text())
             except (OSError, UnicodeDecodeError, ValueError) as e:
                 raise IolabError(f"{p}: cannot read it as a JSON document ({e}).") from None
-            if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME or doc.get("schema_version") != SCHEMA_VERSION:
-                raise IolabError(f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
-                                 "(write one with `iolab show RUN --json > FILE`).")
+            if (
+                not isinstance(doc, dict)
+                or doc.get("schema") != SCHEMA_NAME
+                or doc.get("schema_version") != SCHEMA_VERSION
+            ):
+                raise IolabError(
+                    f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
+                    "(write one with `iolab show RUN --json > FILE`)."
+                )
             if not doc.get("runs"):
                 raise IolabError(f"{p}: the document lists no runs.")
             out += doc["runs"]
@@ -90,28 +107,52 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
             out.append(record_of(ref))
     for r in out:
         if r["state"] != "complete" and not force:
-            raise IolabError(f"{what} run {r['run_id']} is {r['state']}, not complete: its figures are not those of a "
-                             "whole run. Check complete runs, or pass --force.")
+            raise IolabError(
+                f"{what} run {r['run_id']} is {r['state']}, not complete: its figures are not those of a "
+                "whole run. Check complete runs, or pass --force."
+            )
     return out
 
 
 def render_check(result: dict, console: Console) -> None:
-    t = Table(title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(
+        title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     allowed = {f["tolerance_pct"] for f in result["figures"]}
-    cols = ("figure", "baseline", "candidate", "change", "noise ±", *(("allowed",) if len(allowed) > 1 else ()), "verdict")
+    cols = (
+        "figure",
+        "baseline",
+        "candidate",
+        "change",
+        "noise ±",
+        *(("allowed",) if len(allowed) > 1 else ()),
+        "verdict",
+    )
     for col in cols:
         # the figure's name may wrap; a verdict or a number cut short would mislead
-        t.add_column(col, justify="left" if col in ("figure", "verdict") else "right", no_wrap=col != "figure",
-                     min_width=14 if col == "figure" else None)
+        t.add_column(
+            col,
+            justify="left" if col in ("figure", "verdict") else "right",
+            no_wrap=col != "figure",
+            min_width=14 if col == "figure" else None,
+        )
     style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
     for f in result["figures"]:
         b, c = f["baseline"]["mean"], f["candidate"]["mean"]
-        pct = (lambda v, sign="": "—" if v is None else f"{v:{sign}.1f} %")
+        pct = lambda v, sign="": "—" if v is None else f"{v:{sign}.1f} %"
         v = f["verdict"]
-        t.add_row(esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
-                  num(b), num(c), pct(f["change_pct"], "+"), pct(f["noise_pct"]),
-                  *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()), f"[{style[v]}]{v}[/]" if v in style else v)
+        t.add_row(
+            esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
+            num(b),
+            num(c),
+            pct(f["change_pct"], "+"),
+            pct(f["noise_pct"]),
+            *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()),
+            f"[{style[v]}]{v}[/]" if v in style else v,
+        )
     console.print(t)
     if len(allowed) == 1:
         console.print(f"allowed regression: {allowed.pop():g} % in every figure")
@@ -127,16 +168,31 @@ def render_check(result: dict, console: Console) -> None:
 
 
 def check(
-    candidates: list[str] = typer.Argument(..., metavar="RUN", help="The candidate: one run, or several runs of it (repeats)."),
-    baseline: list[str] = typer.Option(..., "--baseline", "-b", help="A baseline run (repeat for several runs), or a "
-                                       "saved `--json` document (FILE.json) whose runs are the baseline."),
-    max_regression: str = typer.Option("5%", "--max-regression", help="The largest regression allowed in any figure, in "
-                                       "% of the baseline, in the figure's bad direction."),
-    tolerances: Optional[Path] = typer.Option(None, "--tolerances", help="A TOML file whose tolerances table gives a figure "
-                                              "its own allowed regression (\"FIGURE NAME\" = \"10%\")."),
+    candidates: list[str] = typer.Argument(
+        ..., metavar="RUN", help="The candidate: one run, or several runs of it (repeats)."
+    ),
+    baseline: list[str] = typer.Option(
+        ...,
+        "--baseline",
+        "-b",
+        help="A baseline run (repeat for several runs), or a "
+        "saved `--json` document (FILE.json) whose runs are the baseline.",
+    ),
+    max_regression: str = typer.Option(
+        "5%",
+        "--max-regression",
+        help="The largest regression allowed in any figure, in % of the baseline, in the figure's bad direction.",
+    ),
+    tolerances: Optional[Path] = typer.Option(
+        None,
+        "--tolerances",
+        help='A TOML file whose tolerances table gives a figure its own allowed regression ("FIGURE NAME" = "10%").',
+    ),
     confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
-    force: bool = typer.Option(False, "--force", help="Check runs with different settings, or incomplete runs, anyway."),
+    force: bool = typer.Option(
+        False, "--force", help="Check runs with different settings, or incomplete runs, anyway."
+    ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
@@ -164,14 +220,20 @@ def check(
         raise typer.Exit(code)
 
 
-
 def history(
-    figure: str = typer.Argument(..., help="A key figure's name as `iolab show` prints it, e.g. \"RND 4KiB R/W 0/100 IOPS\"."),
-    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="The runs directory (default ./runs or $IOLAB_RUNS)."),
+    figure: str = typer.Argument(
+        ..., help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
+    ),
+    runs_dir: Optional[Path] = typer.Option(
+        None, "--runs-dir", help="The runs directory (default ./runs or $IOLAB_RUNS)."
+    ),
     test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
-    target: Optional[str] = typer.Option(None, "--target", help="Only this target: its id as the table prints it, its "
-                                         "serial, spec or label."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Also write the trend chart as one self-contained HTML file."),
+    target: Optional[str] = typer.Option(
+        None, "--target", help="Only this target: its id as the table prints it, its serial, spec or label."
+    ),
+    html: Optional[Path] = typer.Option(
+        None, "--html", help="Also write the trend chart as one self-contained HTML file."
+    ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
     """One key figure across every complete run in a runs directory, per target, in time order, with the firmware
@@ -184,14 +246,24 @@ def history(
     if html is not None:
         check_file(html, "history chart")  # refused before the runs are read, not after
     h = collect(figure, runs_dir or runs_root(), test, target)
-    t = Table(title=esc(f"{h.figure} ({h.unit}; {'higher' if h.direction == 'higher-is-better' else 'lower'} is better)"),
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(
+        title=esc(f"{h.figure} ({h.unit}; {'higher' if h.direction == 'higher-is-better' else 'lower'} is better)"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     for col in ("target", "drive", "started", "run", "firmware", h.unit):
         t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
     for g in h.targets:
         for p in g.points:
-            t.add_row(esc(g.id), esc(g.label), esc(p.started), esc(p.run_id), esc(p.firmware or "?"),
-                      num(p.value) if p.value is not None else "not measured")
+            t.add_row(
+                esc(g.id),
+                esc(g.label),
+                esc(p.started),
+                esc(p.run_id),
+                esc(p.firmware or "?"),
+                num(p.value) if p.value is not None else "not measured",
+            )
     console.print(t)
     for s in h.skipped:
         console.print(f"[yellow]skipped {esc(s['path'])}: {esc(s['reason'])}[/]", soft_wrap=True)
@@ -203,8 +275,9 @@ def history(
         emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})
 
 
-def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[str], json_out: bool,
-                      console: Console) -> bool:
+def compare_published(
+    refs: list[str], out: Path, force: bool, labels: Sequence[str], json_out: bool, console: Console
+) -> bool:
     """`iolab compare` when any argument is a CSV of published figures (published.py): the
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
@@ -220,8 +293,10 @@ def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[
     first: dict[tuple[str, str], str] = {}
     for p in published:
         if first.setdefault((p.drive, p.figure), p.source) != p.source:
-            raise IolabError(f"{p.source}: {p.drive!r} has {p.figure!r} already at {first[(p.drive, p.figure)]}; "
-                             "give each drive's figure once.")
+            raise IolabError(
+                f"{p.source}: {p.drive!r} has {p.figure!r} already at {first[(p.drive, p.figure)]}; "
+                "give each drive's figure once."
+            )
     paths: list[Path] = []
     measured = None
     if len(run_refs) >= 2:
@@ -233,8 +308,12 @@ def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[
         with open_run(run_refs[0]) as run:
             figs = run.figures()
             label = labels[0] if labels else run.target.model or run.target.spec
-        measured = SummaryTable((label,), tuple(KeyMetric(f.name, f.unit, f.higher_is_better, lambda _: None)
-                                                for f in figs), (tuple(f.value for f in figs),), ((),))
+        measured = SummaryTable(
+            (label,),
+            tuple(KeyMetric(f.name, f.unit, f.higher_is_better, lambda _: None) for f in figs),
+            (tuple(f.value for f in figs),),
+            ((),),
+        )
     table, notes = published_ranking(measured, published)
     render_ranking(table, console)
     for n in notes:
@@ -245,28 +324,45 @@ def compare_published(refs: list[str], out: Path, force: bool, labels: Sequence[
         rank = ranking(table)
         n_measured = len(measured.drives) if measured is not None else 0
         rank["published"] = [i >= n_measured for i in range(len(table.drives))]
-        emit("compare", Exit.OK, runs=[record_of(r) for r in run_refs], reports=[str(path) for path in paths],
-             ranking=rank, published=[p.record() for p in published])
+        emit(
+            "compare",
+            Exit.OK,
+            runs=[record_of(r) for r in run_refs],
+            reports=[str(path) for path in paths],
+            ranking=rank,
+            published=[p.record() for p in published],
+        )
     return True
 
 
-def run_repeats(n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool,
-                console: Console) -> int:
+def run_repeats(
+    n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool, console: Console
+) -> int:
     """`iolab run --repeat N`: the runs (repeats.py), then each key figure's mean and confidence
     interval; returns the exit code."""
     from .repeats import run_repeated, summary
 
     records, code, error = run_repeated(n, argv, target, default_target)
     rep = summary(records)
-    t = Table(title=f"{rep['runs']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(
+        title=f"{rep['runs']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     for col in ("figure", "n", "mean", "± (95 %)", "interval", "per run"):
         t.add_column(col, justify="left" if col in ("figure", "per run") else "right", overflow="fold")
     for f in rep["figures"]:
         pm = "—" if f["half_width"] is None else num(f["half_width"])
         span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
-        t.add_row(esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"), str(f["n"]),
-                  num(f["mean"]), pm, span, ", ".join(num(v) for v in f["values"]))
+        t.add_row(
+            esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
+            str(f["n"]),
+            num(f["mean"]),
+            pm,
+            span,
+            ", ".join(num(v) for v in f["values"]),
+        )
     console.print(t)
     console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
     for r in records:

@@ -37,8 +37,13 @@ def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     if value is not None:
         before = os.environ.get("IOLAB_RUNS")
         os.environ["IOLAB_RUNS"] = str(value)
-        ctx.call_on_close(lambda: os.environ.__setitem__("IOLAB_RUNS", before) if before is not None
-                          else os.environ.pop("IOLAB_RUNS", None))
+        ctx.call_on_close(
+            lambda: (
+                os.environ.__setitem__("IOLAB_RUNS", before)
+                if before is not None
+                else os.environ.pop("IOLAB_RUNS", None)
+            )
+        )
     return value
 
 
@@ -51,10 +56,14 @@ def _opt(default, *names: str, help: str, metavar: Optional[str] = None, **kw):
     return field(default=default, metadata={"option": typer.Option(default, *names, help=help, metavar=metavar, **kw)})
 
 
-TARGET_HELP = ("/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (`iolab run`: "
-               "default the simulated drive, repeat for several drives in parallel; `iolab fio-job`: default a 1 GiB scratch file).")
-TEST_HELP = (f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(registry.sequences())}: its tests in "
-             "order); `iolab tests` lists them. Tests that need an input take --workload.")
+TARGET_HELP = (
+    "/dev/XXX, file:PATH?size=8GiB, nbd://HOST[:PORT]/EXPORT or sim:PRESET?param=value (`iolab run`: "
+    "default the simulated drive, repeat for several drives in parallel; `iolab fio-job`: default a 1 GiB scratch file)."
+)
+TEST_HELP = (
+    f"A test ({', '.join(registry.names())}) or a sequence ({', '.join(registry.sequences())}: its tests in "
+    "order); `iolab tests` lists them. Tests that need an input take --workload."
+)
 DESTROYS = " DESTROYS DATA."
 
 
@@ -64,69 +73,153 @@ class RunArgs:
     for the rest, so a profile built from them is the run's profile."""
 
     target: Optional[list[str]] = _opt(None, "--target", "-t", metavar="TARGET", help=TARGET_HELP)
-    paths: Optional[str] = _opt(None, "--paths", metavar="PATH,...",
-                                help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).")
-    hosts: Optional[str] = _opt(None, "--hosts", metavar="HOST[:PORT],...",
-                                help="Run on these fio servers at once, splitting the outstanding IO.")
-    hosts_file: Optional[Path] = _opt(None, "--hosts-file", metavar="FILE", help="TOML \\[\\[host]] list: address, port, "
-                                      "target, share, ssh, ssh_config, ioengine.")
-    listen_any: bool = _opt(False, "--listen-any", help="Let a fio server iolab starts for --hosts listen on every "
-                            "interface (a host given as 0.0.0.0 or ::). Anyone who reaches it can make it write.")
-    workload: Optional[Path] = _opt(None, "--workload", "-w", metavar="DIR", help="RWSW tests: the directory written by "
-                                    "`iolab trace analyze` (or its composite.toml / replay.toml).")
-    profile: str = _opt("enterprise", "--profile", metavar="NAME",
-                        help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).")
-    spec: str = _opt("2.0.2", "--spec", metavar="VERSION",
-                     help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables).")
-    quick: bool = _opt(False, "--quick", help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
-                       "drive becomes a 512 MiB copy with the same over-provisioning unless its target gives its size): "
-                       "finishes in minutes, labelled non-compliant.")
-    cell_time: Optional[str] = _opt(None, "--cell-time", metavar="DURATION",
-                                    help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.")
-    max_rounds: Optional[int] = _opt(None, "--max-rounds", metavar="N",
-                                     help="Round limit for steady state (spec: 25; at most 1,000).")
-    capacity_limit: Optional[str] = _opt(None, "--capacity-limit", metavar="SIZE",
-                                         help="Test only this much of the target (e.g. 4GiB); non-compliant.")
-    precondition_factor: Optional[float] = _opt(None, "--precondition-factor", metavar="X",
-                                                help="WIPC volume in × tested capacity (spec: 2).")
-    strict_steady: bool = _opt(False, "--strict-steady",
-                               help="Use strict < instead of inclusive ≤ in the steady-state test.")
-    wsat_capacity_multiple: Optional[float] = _opt(None, "--wsat-capacity-multiple", metavar="X",
-                                                   help="Write Saturation stops after this × capacity written (spec: 4).")
-    wsat_max_time: Optional[str] = _opt(None, "--wsat-max-time", metavar="DURATION",
-                                        help="Write Saturation time limit (spec: 24h).")
-    rwsw_min_writes: Optional[float] = _opt(None, "--rwsw-min-writes", metavar="X", help="Multi-WSAT / Individual "
-                                            "Streams: accept steady state only after this × capacity of workload writes (default 1).")
-    steady_min_writes: Optional[float] = _opt(None, "--steady-min-writes", metavar="X", help="Accept steady state only "
-                                              "after this × the tested capacity (plus the drive outside a range cut to the "
-                                              "quick limit) is written since the purge (default 2).")
-    sets: Optional[list[str]] = _opt(None, "--set", metavar="NAME=VALUE", help="A test's own parameter (repeatable), "
-                                     "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters.")
-    pe_cycles: Optional[int] = _opt(None, "--pe-cycles", metavar="N",
-                                    help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N).")
-    warranty_years: Optional[float] = _opt(None, "--warranty-years", metavar="YEARS",
-                                           help="Warranty in years, for DWPD (same as --set warranty_years=Y).")
-    purge: str = _opt("auto", "--purge", metavar="METHOD", help="auto, nvme-format, nvme-sanitize, ata-secure-erase, "
-                      "sg-format, sg-sanitize, blkdiscard, file, none.")
-    allow_unsafe_target: bool = _opt(False, "--allow-unsafe-target", help="Write even to a partitioned, "
-                                     "signature-bearing, in-use or foreign target." + DESTROYS)
-    allow_system_disk: bool = _opt(False, "--allow-system-disk", help="Write even where a mounted filesystem, active "
-                                   "swap or the running system lives (separate from --allow-unsafe-target)." + DESTROYS)
+    paths: Optional[str] = _opt(
+        None,
+        "--paths",
+        metavar="PATH,...",
+        help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).",
+    )
+    hosts: Optional[str] = _opt(
+        None,
+        "--hosts",
+        metavar="HOST[:PORT],...",
+        help="Run on these fio servers at once, splitting the outstanding IO.",
+    )
+    hosts_file: Optional[Path] = _opt(
+        None,
+        "--hosts-file",
+        metavar="FILE",
+        help="TOML \\[\\[host]] list: address, port, target, share, ssh, ssh_config, ioengine.",
+    )
+    listen_any: bool = _opt(
+        False,
+        "--listen-any",
+        help="Let a fio server iolab starts for --hosts listen on every "
+        "interface (a host given as 0.0.0.0 or ::). Anyone who reaches it can make it write.",
+    )
+    workload: Optional[Path] = _opt(
+        None,
+        "--workload",
+        "-w",
+        metavar="DIR",
+        help="RWSW tests: the directory written by `iolab trace analyze` (or its composite.toml / replay.toml).",
+    )
+    profile: str = _opt(
+        "enterprise",
+        "--profile",
+        metavar="NAME",
+        help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).",
+    )
+    spec: str = _opt(
+        "2.0.2", "--spec", metavar="VERSION", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables)."
+    )
+    quick: bool = _opt(
+        False,
+        "--quick",
+        help="Scaled-down run (short cells, 512 MiB tested, ≤10 rounds; a simulated "
+        "drive becomes a 512 MiB copy with the same over-provisioning unless its target gives its size): "
+        "finishes in minutes, labelled non-compliant.",
+    )
+    cell_time: Optional[str] = _opt(
+        None,
+        "--cell-time",
+        metavar="DURATION",
+        help="Duration of each cell/interval (e.g. 60s, 500ms). Below 60 s is non-compliant.",
+    )
+    max_rounds: Optional[int] = _opt(
+        None, "--max-rounds", metavar="N", help="Round limit for steady state (spec: 25; at most 1,000)."
+    )
+    capacity_limit: Optional[str] = _opt(
+        None, "--capacity-limit", metavar="SIZE", help="Test only this much of the target (e.g. 4GiB); non-compliant."
+    )
+    precondition_factor: Optional[float] = _opt(
+        None, "--precondition-factor", metavar="X", help="WIPC volume in × tested capacity (spec: 2)."
+    )
+    strict_steady: bool = _opt(
+        False, "--strict-steady", help="Use strict < instead of inclusive ≤ in the steady-state test."
+    )
+    wsat_capacity_multiple: Optional[float] = _opt(
+        None,
+        "--wsat-capacity-multiple",
+        metavar="X",
+        help="Write Saturation stops after this × capacity written (spec: 4).",
+    )
+    wsat_max_time: Optional[str] = _opt(
+        None, "--wsat-max-time", metavar="DURATION", help="Write Saturation time limit (spec: 24h)."
+    )
+    rwsw_min_writes: Optional[float] = _opt(
+        None,
+        "--rwsw-min-writes",
+        metavar="X",
+        help="Multi-WSAT / Individual "
+        "Streams: accept steady state only after this × capacity of workload writes (default 1).",
+    )
+    steady_min_writes: Optional[float] = _opt(
+        None,
+        "--steady-min-writes",
+        metavar="X",
+        help="Accept steady state only "
+        "after this × the tested capacity (plus the drive outside a range cut to the "
+        "quick limit) is written since the purge (default 2).",
+    )
+    sets: Optional[list[str]] = _opt(
+        None,
+        "--set",
+        metavar="NAME=VALUE",
+        help="A test's own parameter (repeatable), "
+        "e.g. --set steps=5000:5000:100000; `iolab tests TEST` lists each test's parameters.",
+    )
+    pe_cycles: Optional[int] = _opt(
+        None, "--pe-cycles", metavar="N", help="Rated P/E cycles of the flash, for TBW (same as --set pe_cycles=N)."
+    )
+    warranty_years: Optional[float] = _opt(
+        None, "--warranty-years", metavar="YEARS", help="Warranty in years, for DWPD (same as --set warranty_years=Y)."
+    )
+    purge: str = _opt(
+        "auto",
+        "--purge",
+        metavar="METHOD",
+        help="auto, nvme-format, nvme-sanitize, ata-secure-erase, sg-format, sg-sanitize, blkdiscard, file, none.",
+    )
+    allow_unsafe_target: bool = _opt(
+        False,
+        "--allow-unsafe-target",
+        help="Write even to a partitioned, signature-bearing, in-use or foreign target." + DESTROYS,
+    )
+    allow_system_disk: bool = _opt(
+        False,
+        "--allow-system-disk",
+        help="Write even where a mounted filesystem, active "
+        "swap or the running system lives (separate from --allow-unsafe-target)." + DESTROYS,
+    )
     runs_dir: Optional[Path] = field(default=None, metadata={"option": runs_dir_option()})
     tested_by: str = _opt("", "--tested-by", metavar="NAME", help="Name for the report's 'tested by' field.")
     report: bool = _opt(True, "--report/--no-report", help="Write the HTML/PDF report at the end.")
-    stall_timeout: Optional[str] = _opt(None, "--stall-timeout", metavar="DURATION", help="Stop and fail a round in "
-                                        "which fio completes no IO for this long (default: 3 × the cell time, at least "
-                                        "30 s; e.g. 2m). Lower values than 30 s only when given here.")
+    stall_timeout: Optional[str] = _opt(
+        None,
+        "--stall-timeout",
+        metavar="DURATION",
+        help="Stop and fail a round in "
+        "which fio completes no IO for this long (default: 3 × the cell time, at least "
+        "30 s; e.g. 2m). Lower values than 30 s only when given here.",
+    )
     everything: bool = _opt(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test).")
     json_out: bool = _opt(False, "--json", help=JSON_HELP)
     require_steady: bool = _opt(False, "--require-steady", help=STEADY_HELP)
 
     def make_profile(self) -> Profile:
-        sets = [*(self.sets or ()), *(f"{k}={v}" for k, v in (("pe_cycles", self.pe_cycles),
-                                                               ("warranty_years", self.warranty_years)) if v is not None)]
+        sets = [
+            *(self.sets or ()),
+            *(
+                f"{k}={v}"
+                for k, v in (("pe_cycles", self.pe_cycles), ("warranty_years", self.warranty_years))
+                if v is not None
+            ),
+        ]
         return suites.make_profile(
-            self.profile, quick=self.quick, spec=self.spec,
+            self.profile,
+            quick=self.quick,
+            spec=self.spec,
             cell_seconds=_maybe(parse_duration, self.cell_time, "--cell-time"),
             max_rounds=self.max_rounds,
             capacity_limit=_maybe(parse_size, self.capacity_limit, "--capacity-limit"),
@@ -148,21 +241,52 @@ def _maybe(parse, text, option):
 
 
 # The other commands' options whose declarations would fill a screen of cli.py.
-SHOW_JSON = typer.Option(False, "--json", help="Print the run as one JSON document instead of the tables "
-                         "(docs/automation.md; schema in docs/schema/outcome.schema.json).")
-REPORT_OUT = typer.Option(None, "--out", "-o", metavar="DIR", help="Directory for the HTML and PDF files (default: "
-                          "each run's report/ folder; with --sequence: sequences/ beside the runs).")
-SEQUENCE = typer.Option(False, "--sequence", help="One report of these runs of one target (a summary page, then each "
-                        "run's pages in the order they ran), as `iolab run pts|characterise` writes.")
-COMPARE_OUT = typer.Option(None, "--out", "-o", metavar="DIR",
-                           help="Directory for the comparison (default: compare/ under the runs directory).")
-COMPARE_FORCE = typer.Option(False, "--force", help="Compare runs of different tests or parameters anyway; every page "
-                             "lists the differences.")
-LABELS = typer.Option(None, "--label", metavar="NAME", help="A name for each run, in the order of the runs (repeat "
-                      "once per run), e.g. --label before --label after; default: the drive, with the run id where two "
-                      "runs would read the same.")
-EXPORT_OUT = typer.Option(None, "--out", "-o", metavar="DIR", help="Directory for the files (default: the run's "
-                          "export/ folder); - writes a JSON export to standard output as one document.")
+SHOW_JSON = typer.Option(
+    False,
+    "--json",
+    help="Print the run as one JSON document instead of the tables "
+    "(docs/automation.md; schema in docs/schema/outcome.schema.json).",
+)
+REPORT_OUT = typer.Option(
+    None,
+    "--out",
+    "-o",
+    metavar="DIR",
+    help="Directory for the HTML and PDF files (default: "
+    "each run's report/ folder; with --sequence: sequences/ beside the runs).",
+)
+SEQUENCE = typer.Option(
+    False,
+    "--sequence",
+    help="One report of these runs of one target (a summary page, then each "
+    "run's pages in the order they ran), as `iolab run pts|characterise` writes.",
+)
+COMPARE_OUT = typer.Option(
+    None,
+    "--out",
+    "-o",
+    metavar="DIR",
+    help="Directory for the comparison (default: compare/ under the runs directory).",
+)
+COMPARE_FORCE = typer.Option(
+    False, "--force", help="Compare runs of different tests or parameters anyway; every page lists the differences."
+)
+LABELS = typer.Option(
+    None,
+    "--label",
+    metavar="NAME",
+    help="A name for each run, in the order of the runs (repeat "
+    "once per run), e.g. --label before --label after; default: the drive, with the run id where two "
+    "runs would read the same.",
+)
+EXPORT_OUT = typer.Option(
+    None,
+    "--out",
+    "-o",
+    metavar="DIR",
+    help="Directory for the files (default: the run's "
+    "export/ folder); - writes a JSON export to standard output as one document.",
+)
 
 
 RUN_FIELDS = {f.name: f for f in fields(RunArgs)}
@@ -175,8 +299,10 @@ def with_run_args(*names: str):
 
     def wrap(fn):
         own = [p for p in inspect.signature(fn).parameters.values() if p.name != "args"]
-        added = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"],
-                                   annotation=f.type) for f in chosen]
+        added = [
+            inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"], annotation=f.type)
+            for f in chosen
+        ]
 
         @functools.wraps(fn)
         def command(**kw):
@@ -199,8 +325,11 @@ def with_runs_dir(fn):
         return fn(*a, **kw)
 
     params = list(inspect.signature(fn).parameters.values())
-    params.append(inspect.Parameter("runs_dir_given", inspect.Parameter.KEYWORD_ONLY, default=runs_dir_option(),
-                                    annotation=Optional[Path]))
+    params.append(
+        inspect.Parameter(
+            "runs_dir_given", inspect.Parameter.KEYWORD_ONLY, default=runs_dir_option(), annotation=Optional[Path]
+        )
+    )
     command.__signature__ = inspect.Signature(params)
     command.__annotations__ = {**fn.__annotations__, "runs_dir_given": Optional[Path]}
     return command
@@ -259,7 +388,9 @@ def _version(value: bool) -> None:
 
 
 def app_callback(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print the version and exit."
+    ),
 ) -> None:
     """iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive."""
 

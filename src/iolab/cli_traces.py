@@ -24,12 +24,31 @@ err = Console(stderr=True)
 
 @trace_app.command("capture")
 def capture(
-    device: str = typer.Argument(..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."),
-    duration: str = typer.Option(..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."),
-    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it."),
-    process: Optional[str] = typer.Option(None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."),
-    source: str = typer.Option("auto", "--source", help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs."),
-    buffer: str = typer.Option("16MiB", "--buffer", help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events."),
+    device: str = typer.Argument(
+        ..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."
+    ),
+    duration: str = typer.Option(
+        ..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."
+    ),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it.",
+    ),
+    process: Optional[str] = typer.Option(
+        None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."
+    ),
+    source: str = typer.Option(
+        "auto",
+        "--source",
+        help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs.",
+    ),
+    buffer: str = typer.Option(
+        "16MiB",
+        "--buffer",
+        help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events.",
+    ),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from .traces import capture as trace_capture
@@ -39,25 +58,48 @@ def capture(
     if buffer_kb < 4:
         raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
     with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
+
         def tick(t) -> None:
-            status.update(f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs")
+            status.update(
+                f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs"
+            )
 
         result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
     console.print(esc(result.table.summary()), soft_wrap=True)
-    console.print(f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True)
+    console.print(
+        f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True
+    )
     if result.lost_events:
-        err.print(f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
-                  f"is INCOMPLETE (the IOs they described are missing from {esc(str(out))}). Capture again with a "
-                  "larger --buffer, or only the process that matters (--process).[/]", soft_wrap=True)
+        err.print(
+            f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
+            f"is INCOMPLETE (the IOs they described are missing from {esc(str(out))}). Capture again with a "
+            "larger --buffer, or only the process that matters (--process).[/]",
+            soft_wrap=True,
+        )
 
 
 @trace_app.command("import")
 def trace_import(
-    paths: list[Path] = typer.Argument(..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous)."),
+    paths: list[Path] = typer.Argument(
+        ..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."
+    ),
+    fmt: Optional[str] = typer.Option(
+        None,
+        "--format",
+        "-f",
+        help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous).",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
-    skip_bad_lines: bool = typer.Option(False, "--skip-bad-lines", help="Drop lines that do not parse (counted and reported) instead of stopping at the first."),
-    time_unit: Optional[str] = typer.Option(None, "--time-unit", help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed)."),
+    skip_bad_lines: bool = typer.Option(
+        False,
+        "--skip-bad-lines",
+        help="Drop lines that do not parse (counted and reported) instead of stopping at the first.",
+    ),
+    time_unit: Optional[str] = typer.Option(
+        None,
+        "--time-unit",
+        help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed).",
+    ),
 ):
     """Import a public trace format into the normalised IO table."""
     from .traces import detect_format, import_trace
@@ -71,8 +113,12 @@ def trace_import(
 
 @trace_app.command("export")
 def trace_export(
-    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
-    fmt: str = typer.Option(..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."),
+    trace: Path = typer.Argument(
+        ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
+    ),
+    fmt: str = typer.Option(
+        ..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
@@ -87,22 +133,36 @@ def _fraction(text: str, what: str) -> float:
     try:
         v = float(t.rstrip("%").strip())
     except ValueError:
-        raise IolabError(f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03).") from None
+        raise IolabError(
+            f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03)."
+        ) from None
     return v / 100 if t.endswith("%") or v >= 1 else v
 
 
 @trace_app.command("analyze")
 def analyze(
-    trace: Path = typer.Argument(..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."),
+    trace: Path = typer.Argument(
+        ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."
+    ),
     step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
     threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
     process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
     device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
-    qd: Optional[int] = typer.Option(None, "--qd", help="Queue depth of the workloads (default: the capture's average outstanding IO; needed when the trace has no response times)."),
+    qd: Optional[int] = typer.Option(
+        None,
+        "--qd",
+        help="Queue depth of the workloads (default: the capture's average outstanding IO; needed when the trace has no response times).",
+    ),
     threads: int = typer.Option(1, "--threads", help="Threads of the workloads (outstanding IO = threads × QD)."),
-    compress: float = typer.Option(1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."),
-    replay_streams: str = typer.Option("dominant", "--replay-streams", help="Replay the dominant streams only, or all."),
+    compress: float = typer.Option(
+        1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."
+    ),
+    replay_streams: str = typer.Option(
+        "dominant", "--replay-streams", help="Replay the dominant streams only, or all."
+    ),
 ):
     """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
@@ -124,8 +184,13 @@ def analyze(
     for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
         check_file(out / name, "analysis file")
     with console.status(f"analysing {esc(str(trace))}"):
-        a = run_analysis(trace, step_s=parse_duration(step, "--step"), threshold=_fraction(threshold, "--threshold"),
-                         devices=tuple(device or ()), process=process)
+        a = run_analysis(
+            trace,
+            step_s=parse_duration(step, "--step"),
+            threshold=_fraction(threshold, "--threshold"),
+            devices=tuple(device or ()),
+            process=process,
+        )
     console.print(esc(a.summary()), soft_wrap=True)
     t = Table(title="per step (the Self-Test figures)", title_justify="left")
     for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
@@ -138,9 +203,15 @@ def analyze(
     for s in shown:
         if len(a.steps) > 30 and s is a.steps[-10]:
             t.add_row("…", *[""] * 6)
-        t.add_row(str(s.index), f"{s.start_s:,.0f}", f(s.iops, ",.0f"), f(s.mbps, ",.1f"),
-                  f(s.read_pct, ".1f"), f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
-                  f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}")
+        t.add_row(
+            str(s.index),
+            f"{s.start_s:,.0f}",
+            f(s.iops, ",.0f"),
+            f(s.mbps, ",.1f"),
+            f(s.read_pct, ".1f"),
+            f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
+            f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}",
+        )
     console.print(t)
     with output_file(out / ANALYSIS_FILE, "analysis file") as path:
         written = [a.save(path)]
@@ -151,10 +222,17 @@ def analyze(
     with output_file(out / REPLAY_FILE, "analysis file") as path:
         written.append(plan.save(path))
     written += list(plot_all(a, out / "plots").values())
-    console.print(esc(f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
-                      f"TC {w.threads} × QD {w.queue_depth}"), soft_wrap=True)
-    console.print(f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
-                  + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else ""))
+    console.print(
+        esc(
+            f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
+            f"TC {w.threads} × QD {w.queue_depth}"
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
+        + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else "")
+    )
     for p in written:
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
     console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
@@ -172,8 +250,10 @@ CALIBRATED_TO = {
 def _headline(p, value: dict[str, str]) -> str:
     """An SSD preset's published figures; an HDD's are its model's own (spindle, media rate, seeks)."""
     if p.kind == "hdd":
-        return (f"{value.get('rpm', '?')}, {value.get('outer_mbps', '?')} outer, seek {value.get('track_seek_ms', '?')}"
-                f" to {value.get('full_seek_ms', '?')}")
+        return (
+            f"{value.get('rpm', '?')}, {value.get('outer_mbps', '?')} outer, seek {value.get('track_seek_ms', '?')}"
+            f" to {value.get('full_seek_ms', '?')}"
+        )
     return CALIBRATED_TO.get(p.name, p.description)
 
 
@@ -199,13 +279,20 @@ def sim_presets(
             t.add_column(col, no_wrap=col != "headline figures")
         for p in presets:
             value = {q.name: f"{q.value} {q.unit}".strip() for q in p.params if q.value}
-            t.add_row(esc(p.name) + (" (default)" if p.default else ""), p.kind.upper(),
-                      esc(value.get("user_gb") or value.get("capacity_gb", "—")), esc(value.get("link", "—")),
-                      esc(_headline(p, value)))
+            t.add_row(
+                esc(p.name) + (" (default)" if p.default else ""),
+                p.kind.upper(),
+                esc(value.get("user_gb") or value.get("capacity_gb", "—")),
+                esc(value.get("link", "—")),
+                esc(_headline(p, value)),
+            )
         console.print(t)
-        console.print("An SSD's figures are the published ones of the drive it models, which it is calibrated to; an "
-                      "HDD's are its parameters. `iolab sim presets PRESET` (or --detail): what it models, every "
-                      "parameter.", soft_wrap=True)
+        console.print(
+            "An SSD's figures are the published ones of the drive it models, which it is calibrated to; an "
+            "HDD's are its parameters. `iolab sim presets PRESET` (or --detail): what it models, every "
+            "parameter.",
+            soft_wrap=True,
+        )
         return
     for p in presets:
         # its own line, not the table's title: a title is wrapped to the narrow table's width
@@ -221,12 +308,30 @@ def sim_presets(
 @sim_app.command("calibrate")
 @with_runs_dir
 def sim_calibrate(
-    runs: list[str] = typer.Argument(..., metavar="RUN", help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs."),
-    base: str = typer.Option("enterprise-sas", "--base", help="The SSD preset to start from; its parameters other than the fitted ones are kept."),
-    budget: int = typer.Option(120, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."),
-    capacity: Optional[str] = typer.Option(None, "--capacity", help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB)."),
-    cell_time: str = typer.Option("250ms", "--cell-time", help="Cell length in an evaluation (the run's own when shorter)."),
-    rounds: int = typer.Option(2, "--rounds", help="Cell loops per evaluation after preconditioning; the last is compared."),
+    runs: list[str] = typer.Argument(
+        ...,
+        metavar="RUN",
+        help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs.",
+    ),
+    base: str = typer.Option(
+        "enterprise-sas",
+        "--base",
+        help="The SSD preset to start from; its parameters other than the fitted ones are kept.",
+    ),
+    budget: int = typer.Option(
+        120, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."
+    ),
+    capacity: Optional[str] = typer.Option(
+        None,
+        "--capacity",
+        help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB).",
+    ),
+    cell_time: str = typer.Option(
+        "250ms", "--cell-time", help="Cell length in an evaluation (the run's own when shorter)."
+    ),
+    rounds: int = typer.Option(
+        2, "--rounds", help="Cell loops per evaluation after preconditioning; the last is compared."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Fit a simulated SSD's parameters to a real drive's stored runs: prints the fitted target spec and the residuals."""
@@ -245,8 +350,17 @@ def sim_calibrate(
     cap = parse_size(capacity, "--capacity") if capacity else None
     cell_s = parse_duration(cell_time, "--cell-time")
     with err.status("calibrating") as status:
-        res = fit(runs, base, budget=budget, sim_capacity=cap, cell_s=cell_s, rounds=rounds,
-                  on_step=lambda n, e: status.update(f"calibrating: evaluation {n} of ≤{budget}, RMS error {math.exp(e) - 1:.1%}"))
+        res = fit(
+            runs,
+            base,
+            budget=budget,
+            sim_capacity=cap,
+            cell_s=cell_s,
+            rounds=rounds,
+            on_step=lambda n, e: status.update(
+                f"calibrating: evaluation {n} of ≤{budget}, RMS error {math.exp(e) - 1:.1%}"
+            ),
+        )
     if as_json:
         print(json.dumps(asdict(res), indent=2))
         return
@@ -259,17 +373,26 @@ def sim_calibrate(
     for r in res.residuals:
         if not r.fitted:
             whys.setdefault(r.why, []).append(r.figure)
-        t.add_row(str(runs_seen.index(r.run_id) + 1), esc(r.figure), f"{num(r.measured)} {esc(r.unit)}",
-                  "—" if r.simulated is None else num(r.simulated),
-                  "—" if r.error_pct is None else f"{r.error_pct:+.1f} %", "yes" if r.fitted else "no")
+        t.add_row(
+            str(runs_seen.index(r.run_id) + 1),
+            esc(r.figure),
+            f"{num(r.measured)} {esc(r.unit)}",
+            "—" if r.simulated is None else num(r.simulated),
+            "—" if r.error_pct is None else f"{r.error_pct:+.1f} %",
+            "yes" if r.fitted else "no",
+        )
     console.print(t)
     for i, run_id in enumerate(runs_seen, 1):
         console.print(f"run {i}: {esc(run_id)}", soft_wrap=True)
     for why, figs in whys.items():
-        console.print(f"not fitted ({len(figs)}: {esc(', '.join(figs[:4]))}{', …' if len(figs) > 4 else ''}): {esc(why)}",
-                      soft_wrap=True)
-    console.print(f"RMS error of the fitted figures: {res.error_before:.1%} at the start ({esc(res.base)}), "
-                  f"{res.error_after:.1%} fitted; {res.evaluations} evaluations on a {res.sim_capacity_bytes / 2**30:.3g} GiB copy")
+        console.print(
+            f"not fitted ({len(figs)}: {esc(', '.join(figs[:4]))}{', …' if len(figs) > 4 else ''}): {esc(why)}",
+            soft_wrap=True,
+        )
+    console.print(
+        f"RMS error of the fitted figures: {res.error_before:.1%} at the start ({esc(res.base)}), "
+        f"{res.error_after:.1%} fitted; {res.evaluations} evaluations on a {res.sim_capacity_bytes / 2**30:.3g} GiB copy"
+    )
     for k, v in res.params.items():
         console.print(f"  {esc(k)}: {esc(res.start[k])} → {esc(v)}")
     for n in res.notes:

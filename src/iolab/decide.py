@@ -36,8 +36,15 @@ class Sample:
 
     @classmethod
     def of(cls, rnd: int, key: str, w: Workload, result: RoundResult) -> "Sample":
-        return cls(rnd, key, result.iops, w.rate_iops, w.outstanding, result.lat_mean_us,
-                   tuple((p, result.percentile(p)) for p in PERCENTILE_COLUMNS))
+        return cls(
+            rnd,
+            key,
+            result.iops,
+            w.rate_iops,
+            w.outstanding,
+            result.lat_mean_us,
+            tuple((p, result.percentile(p)) for p in PERCENTILE_COLUMNS),
+        )
 
     def percentile(self, pct: float) -> float | None:
         return dict(self.percentiles).get(pct)
@@ -56,8 +63,15 @@ PERCENTILE_COLUMNS = {99.0: "p99", 99.9: "p99_9", 99.99: "p99_99", 99.999: "p99_
 def sample_of_row(row: CellRow) -> Sample:
     """A stored cell (its workload is the stored record of Sample.of's workload)."""
     w = row.workload
-    return Sample(row.round, row.cell_key, row.iops, w.get("rate_iops"), w["threads"] * w["queue_depth"], row.lat_mean_us,
-                  tuple((p, getattr(row, col)) for p, col in PERCENTILE_COLUMNS.items()))
+    return Sample(
+        row.round,
+        row.cell_key,
+        row.iops,
+        w.get("rate_iops"),
+        w["threads"] * w["queue_depth"],
+        row.lat_mean_us,
+        tuple((p, getattr(row, col)) for p, col in PERCENTILE_COLUMNS.items()),
+    )
 
 
 @dataclass(frozen=True)
@@ -77,8 +91,11 @@ class Decision:
 
 def decision_text(d: dict[str, Any]) -> str:
     """A stored decision (Decision.record()) as `iolab show` and the report print it."""
-    where = ("before it ran" if d.get("round") is None
-             else f"after round {d['round']}" + (f", cell {d['cell']}" if d.get("cell") else ""))
+    where = (
+        "before it ran"
+        if d.get("round") is None
+        else f"after round {d['round']}" + (f", cell {d['cell']}" if d.get("cell") else "")
+    )
     params = ", ".join(f"{k}={v}" for k, v in d["rule"].items() if k not in ("name", "describe"))
     return f"{d['phase']} ({where}): {d['rule']['name']}({params}): {d['outcome']}"
 
@@ -122,21 +139,28 @@ class DemandShortfall:
         _steps(self.steps, "demand-shortfall steps")
 
     def describe(self) -> str:
-        return (f"stop when {self.steps} cell(s) in a row deliver more than {self.tolerance * 100:g} % below "
-                "their demanded IOPS")
+        return (
+            f"stop when {self.steps} cell(s) in a row deliver more than {self.tolerance * 100:g} % below "
+            "their demanded IOPS"
+        )
 
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
         demanded = [s for s in samples if s.demand_iops]
-        last = demanded[-self.steps:]
+        last = demanded[-self.steps :]
         if len(last) < self.steps or not all(self._short(s) for s in last):
             return None
         met = max((m for m in demanded if not self._short(m)), key=lambda m: m.demand, default=None)
         s = last[-1]
-        outcome = (f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
-                   f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {self.steps} step(s): "
-                   + (f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
-                      f"{self.tolerance * 100:g} %, delivered {num(met.iops)})" if met is not None
-                      else "no demand was met, so no sustainable rate was found"))
+        outcome = (
+            f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
+            f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {self.steps} step(s): "
+            + (
+                f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
+                f"{self.tolerance * 100:g} %, delivered {num(met.iops)})"
+                if met is not None
+                else "no demand was met, so no sustainable rate was found"
+            )
+        )
         chosen = {"max_sustainable_iops": met.demand_iops, "delivered_iops": met.iops} if met else {}
         return Decision(phase, rule_record(self), outcome, chosen, s.round, s.key)
 
@@ -165,17 +189,25 @@ class NoGain:
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
         if len(samples) <= self.steps:
             return None
-        before = samples[:-self.steps]
+        before = samples[: -self.steps]
         best = max(before, key=lambda s: s.iops)
-        if any(s.iops >= best.iops * (1 + self.min_gain) for s in samples[-self.steps:]):
+        if any(s.iops >= best.iops * (1 + self.min_gain) for s in samples[-self.steps :]):
             return None
         s, top = samples[-1], last_gain(phase, samples, self.min_gain)
-        outcome = (f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
-                   f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
-                   f"{self.steps} step(s): chosen {top.key} ({num(top.iops)} IOPS), the last step that gained "
-                   f"at least {self.min_gain * 100:g} %")
-        return Decision(phase, rule_record(self), outcome,
-                        {"best": top.key, "outstanding": top.outstanding, "iops": top.iops}, s.round, s.key)
+        outcome = (
+            f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
+            f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
+            f"{self.steps} step(s): chosen {top.key} ({num(top.iops)} IOPS), the last step that gained "
+            f"at least {self.min_gain * 100:g} %"
+        )
+        return Decision(
+            phase,
+            rule_record(self),
+            outcome,
+            {"best": top.key, "outstanding": top.outstanding, "iops": top.iops},
+            s.round,
+            s.key,
+        )
 
 
 @dataclass(frozen=True)
@@ -190,8 +222,10 @@ class LatencyBound:
 
     def __post_init__(self) -> None:
         if self.percentile not in PERCENTILE_COLUMNS:
-            raise IolabError(f"stop rule latency-bound percentile: {self.percentile!r} is not allowed; choose one of "
-                             f"{', '.join(f'{p:g}' for p in PERCENTILE_COLUMNS)} (the percentiles stored per cell).")
+            raise IolabError(
+                f"stop rule latency-bound percentile: {self.percentile!r} is not allowed; choose one of "
+                f"{', '.join(f'{p:g}' for p in PERCENTILE_COLUMNS)} (the percentiles stored per cell)."
+            )
         b = self.bound_us
         if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or b <= 0:
             raise IolabError(f"stop rule latency-bound bound_us: {b!r} is not allowed; give a latency above 0 µs.")
@@ -216,19 +250,29 @@ class LatencyBound:
         best = max((m for m in samples if m.demand_iops and self.met(m)), key=lambda m: m.demand, default=None)
         p = f"{self.percentile:g} %"
         if self.met(s):
-            head = (f"every step met {p} ≤ {num(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
-                    "(the bound did not break; the maximum may be higher)")
+            head = (
+                f"every step met {p} ≤ {num(self.bound_us)} µs up to the last demand of {num(s.demand_iops)} IOPS "
+                "(the bound did not break; the maximum may be higher)"
+            )
         else:
-            head = (f"{p} latency {_us(s.percentile(self.percentile))} at a demand of {num(s.demand_iops)} IOPS "
-                    f"(delivered {num(s.iops)}) broke the bound of {num(self.bound_us)} µs")
+            head = (
+                f"{p} latency {_us(s.percentile(self.percentile))} at a demand of {num(s.demand_iops)} IOPS "
+                f"(delivered {num(s.iops)}) broke the bound of {num(self.bound_us)} µs"
+            )
         if best is None:
             tail = "no demand step met the bound"
             chosen: dict[str, Any] = {}
         else:
-            tail = (f"highest demand meeting it: {num(best.demand_iops)} IOPS (delivered {num(best.iops)}, "
-                    f"{p} {_us(best.percentile(self.percentile))})")
-            chosen = {"demand_iops": best.demand_iops, "delivered_iops": best.iops,
-                      "latency_us": best.percentile(self.percentile), "step": best.key}
+            tail = (
+                f"highest demand meeting it: {num(best.demand_iops)} IOPS (delivered {num(best.iops)}, "
+                f"{p} {_us(best.percentile(self.percentile))})"
+            )
+            chosen = {
+                "demand_iops": best.demand_iops,
+                "delivered_iops": best.iops,
+                "latency_us": best.percentile(self.percentile),
+                "step": best.key,
+            }
         return Decision(phase, rule_record(self), f"{head}: {tail}", chosen, s.round, s.key)
 
 

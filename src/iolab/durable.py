@@ -15,8 +15,10 @@ class ResultsDiskFull(IolabError):
     """The filesystem holding the run directory has no room left."""
 
     exit_code = Exit.DISK_FULL
-    ADVICE = ("Everything stored before this point is kept; free space on that filesystem (or use --runs-dir on "
-              "another one) and run again.")
+    ADVICE = (
+        "Everything stored before this point is kept; free space on that filesystem (or use --runs-dir on "
+        "another one) and run again."
+    )
 
     def __init__(self, run_dir: Path, detail: str | BaseException = ""):
         if isinstance(detail, OSError) and detail.filename:

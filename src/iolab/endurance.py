@@ -72,23 +72,33 @@ def steady_random_write(phases: list[PhaseSummary]) -> Waf | None:
         w = written(window) if window and all(_random_write(r) for r in window) else None
         if w is None:
             continue
-        state = {True: "at steady state", False: "steady state NOT reached",
-                 None: "steady state not evaluated"}[ph.steady]
+        state = {True: "at steady state", False: "steady state NOT reached", None: "steady state not evaluated"}[
+            ph.steady
+        ]
         what = "steady random write" if ph.steady else "random write"
-        return Waf(w[0], w[1], f"{what}: the measurement window of phase {ph.phase.name!r} "
-                               f"({_window_text(ph.window)}, {state})", what)
+        return Waf(
+            w[0],
+            w[1],
+            f"{what}: the measurement window of phase {ph.phase.name!r} ({_window_text(ph.window)}, {state})",
+            what,
+        )
     return None
 
 
 def _drive(manifest: Manifest) -> Waf | None:
-    both = [(h, m) for h, m, _ in filter(None, map(wear.phase_writes, manifest.endurance.values()))
-            if h and m is not None]
+    both = [
+        (h, m) for h, m, _ in filter(None, map(wear.phase_writes, manifest.endurance.values())) if h and m is not None
+    ]
     host = sum(h for h, _ in both)
     if not host:
         return None
-    return Waf(sum(m for _, m in both) / host, host,
-               "the drive's own counters over its phases, purge and preconditioning included "
-               "(no random-write measurement window counted flash writes)", "drive counters, whole run")
+    return Waf(
+        sum(m for _, m in both) / host,
+        host,
+        "the drive's own counters over its phases, purge and preconditioning included "
+        "(no random-write measurement window counted flash writes)",
+        "drive counters, whole run",
+    )
 
 
 def endurance_waf(manifest: Manifest, phases: list[PhaseSummary], preconditioning: list[CellRow]) -> Waf | None:
@@ -96,8 +106,16 @@ def endurance_waf(manifest: Manifest, phases: list[PhaseSummary], preconditionin
     if w is not None:
         return w
     whole = written([*preconditioning, *(r for ph in phases for r in ph.rows)])
-    return Waf(whole[0], whole[1], "the whole run, preconditioning included (the run has no random-write "
-                                   "measurement window)", "whole run") if whole else None
+    return (
+        Waf(
+            whole[0],
+            whole[1],
+            "the whole run, preconditioning included (the run has no random-write measurement window)",
+            "whole run",
+        )
+        if whole
+        else None
+    )
 
 
 def _rating(manifest: Manifest, name: str, rated: str, option: str) -> tuple[float | None, str]:

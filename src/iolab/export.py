@@ -110,17 +110,67 @@ def collect(store: RunStore) -> list[ExportTable]:
     window, steady, phases = [], [], []
     for s in summaries:
         ph = s.phase
-        phases.append((run_id, ph.name, ph.ordinal, ph.purge_method, ph.purge_ok, ph.purge_detail, ph.steady,
-                       ph.rounds, ph.stop_reason, list(s.window)))
+        phases.append(
+            (
+                run_id,
+                ph.name,
+                ph.ordinal,
+                ph.purge_method,
+                ph.purge_ok,
+                ph.purge_detail,
+                ph.steady,
+                ph.rounds,
+                ph.stop_reason,
+                list(s.window),
+            )
+        )
         for a in s.cells:
-            window.append((run_id, ph.name, a.key, a.mix, a.block_size, list(a.rounds), len(a.rounds),
-                           s.steady, a.iops, a.read_iops, a.write_iops, a.mbps, a.read_mbps, a.write_mbps,
-                           a.lat_mean_us, a.lat_max_us, a.p99_999_us, a.ios))
+            window.append(
+                (
+                    run_id,
+                    ph.name,
+                    a.key,
+                    a.mix,
+                    a.block_size,
+                    list(a.rounds),
+                    len(a.rounds),
+                    s.steady,
+                    a.iops,
+                    a.read_iops,
+                    a.write_iops,
+                    a.mbps,
+                    a.read_mbps,
+                    a.write_mbps,
+                    a.lat_mean_us,
+                    a.lat_max_us,
+                    a.p99_999_us,
+                    a.ios,
+                )
+            )
         for rnd in s.rounds:
             for v in store.steady_rows(ph.name, rnd):
-                steady.append((run_id, ph.name, rnd, v.name, v.rounds[0], v.rounds[-1], list(v.rounds),
-                               list(v.values), v.average, v.range_measured, v.range_allowed, v.slope,
-                               v.intercept, v.fit_excursion, v.fit_allowed, v.range_ok, v.slope_ok, v.steady))
+                steady.append(
+                    (
+                        run_id,
+                        ph.name,
+                        rnd,
+                        v.name,
+                        v.rounds[0],
+                        v.rounds[-1],
+                        list(v.rounds),
+                        list(v.values),
+                        v.average,
+                        v.range_measured,
+                        v.range_allowed,
+                        v.slope,
+                        v.intercept,
+                        v.fit_excursion,
+                        v.fit_allowed,
+                        v.range_ok,
+                        v.slope_ok,
+                        v.steady,
+                    )
+                )
 
     series, histograms = [], []
     for c in exported:
@@ -129,8 +179,10 @@ def collect(store: RunStore) -> list[ExportTable]:
         for direction in ("read", "write"):
             h = store.histogram(c.id, direction)
             if h is not None:
-                histograms += [(run_id, c.id, c.phase, c.round, c.cell_key, direction, v, n, h.max_us)
-                               for v, n in zip(h.values_us, h.counts)]
+                histograms += [
+                    (run_id, c.id, c.phase, c.round, c.cell_key, direction, v, n, h.max_us)
+                    for v, n in zip(h.values_us, h.counts)
+                ]
 
     return [
         ExportTable("cells", CELL_COLUMNS, cells),
@@ -190,8 +242,10 @@ def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
     if fmt not in WRITERS:
         raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
     if fmt != "json":
-        raise IolabError(f"--out -: a {fmt} export is one file per table and cannot go to standard output; give a "
-                         "directory, or --format json to write every table to standard output as one JSON document.")
+        raise IolabError(
+            f"--out -: a {fmt} export is one file per table and cannot go to standard output; give a "
+            "directory, or --format json to write every table to standard output as one JSON document."
+        )
     doc: dict = {t.name: _records(t) for t in collect(store)}
     doc["manifest"] = json.loads((store.dir / "manifest.json").read_text())
     json.dump(doc, stream, indent=1, allow_nan=False)
@@ -204,7 +258,9 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
         raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
     if "'" in str(out_dir):
         # the Parquet writer names the file inside SQL text
-        raise IolabError(f"{out_dir}: export directory names with a single quote are not supported; choose another --out.")
+        raise IolabError(
+            f"{out_dir}: export directory names with a single quote are not supported; choose another --out."
+        )
     manifest = out_dir / "manifest.json"
     copy_manifest = manifest.resolve() != (store.dir / "manifest.json").resolve()
     # every file is checked before the tables are read and the first is written, so a refusal

@@ -48,13 +48,34 @@ class History:
     skipped: list[dict]  # {"path", "reason"}: runs that are not complete or cannot be read
 
     def record(self) -> dict:
-        return {"figure": self.figure, "unit": self.unit, "direction": self.direction, "tests": self.tests,
-                "targets": [{"id": t.id, "label": t.label, "spec": t.spec, "serial": t.serial, "model": t.model,
-                             "identity": t.identity,
-                             "points": [{"run_id": p.run_id, "path": p.path, "started": p.started,
-                                         "firmware": p.firmware, "value": p.value} for p in t.points]}
-                            for t in self.targets],
-                "skipped": self.skipped}
+        return {
+            "figure": self.figure,
+            "unit": self.unit,
+            "direction": self.direction,
+            "tests": self.tests,
+            "targets": [
+                {
+                    "id": t.id,
+                    "label": t.label,
+                    "spec": t.spec,
+                    "serial": t.serial,
+                    "model": t.model,
+                    "identity": t.identity,
+                    "points": [
+                        {
+                            "run_id": p.run_id,
+                            "path": p.path,
+                            "started": p.started,
+                            "firmware": p.firmware,
+                            "value": p.value,
+                        }
+                        for p in t.points
+                    ],
+                }
+                for t in self.targets
+            ],
+            "skipped": self.skipped,
+        }
 
 
 def when(started: str) -> float:
@@ -113,8 +134,12 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
             meta = meta or (f.unit, f.direction)
             tests[run.test] = None
             key = identity_id(run.target.identity or {"spec": run.target.spec})
-            th = groups.setdefault(key, TargetHistory(key, _label(run), run.target.spec, run.target.serial,
-                                                      run.target.model, run.target.identity))
+            th = groups.setdefault(
+                key,
+                TargetHistory(
+                    key, _label(run), run.target.spec, run.target.serial, run.target.model, run.target.identity
+                ),
+            )
             th.points.append(Point(run.run_id, str(run.dir), run.started, run.target.firmware, f.value))
     if meta is None:
         where = f"runs of test {test!r}" if test else "complete runs"
@@ -122,8 +147,10 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
         raise IolabError(f"no {where} under {runs_dir} have a figure named {figure!r}; the figures they have: {known}.")
     chosen = [g for g in groups.values() if target is None or _matches(g, target)]
     if not chosen:
-        raise IolabError(f"--target {target}: no target with that id, serial, spec or label has {figure!r} under "
-                         f"{runs_dir}; the targets: " + "; ".join(f"{g.id} ({g.label})" for g in groups.values()) + ".")
+        raise IolabError(
+            f"--target {target}: no target with that id, serial, spec or label has {figure!r} under "
+            f"{runs_dir}; the targets: " + "; ".join(f"{g.id} ({g.label})" for g in groups.values()) + "."
+        )
     for g in chosen:
         g.points.sort(key=lambda p: (when(p.started), p.run_id))
     chosen.sort(key=lambda g: when(g.points[0].started))

@@ -29,7 +29,7 @@ from .targets.lock import TargetClaim
 
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
-SCRIPT = r'''
+SCRIPT = r"""
 set -u
 mode=$1; p=$2
 real=$(readlink -f -- "$p" 2>/dev/null); [ -n "$real" ] || real=$p
@@ -102,13 +102,14 @@ else
   [ -w "$(dirname "$real")" ] || prob read-only "$real cannot be created on the host: its directory is not writable"
 fi
 echo done
-'''
+"""
 
 _OVERRIDE = {"read-only": None, "mounted": ALLOW_SYSTEM_DISK}
 
 
-def check_host_legs(legs, allow_unsafe: bool,
-                    allow_system_disk: bool) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
+def check_host_legs(
+    legs, allow_unsafe: bool, allow_system_disk: bool
+) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
     """Check every host leg's target where it is written. Returns (the claims held on this
     machine's paths, {leg name: the Target to prepare on this machine}, the checks overridden,
     how each host was checked). RefusedError names the host and what failed there."""
@@ -121,14 +122,20 @@ def check_host_legs(legs, allow_unsafe: bool,
         for leg in legs:
             h: Host = leg.host
             if h.ssh:
-                overridden += [f"{leg.name}: {o}" for o in check_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)]
-                how.append(f"{leg.name}: its target {leg.target.path} was checked on {h.ssh} over SSH (not locked there)")
+                overridden += [
+                    f"{leg.name}: {o}" for o in check_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
+                ]
+                how.append(
+                    f"{leg.name}: its target {leg.target.path} was checked on {h.ssh} over SSH (not locked there)"
+                )
             elif is_local_address(h.address):
                 t = local_target(leg.target)
                 if not any(c.target.path == t.path for c in claims):  # two servers of this machine may share a path
                     claims.append(targets.claim(t))
-                overridden += [f"{leg.name} (this machine): {o}"
-                               for o in targets.check_safe_to_write(t, allow_unsafe, allow_system_disk)]
+                overridden += [
+                    f"{leg.name} (this machine): {o}"
+                    for o in targets.check_safe_to_write(t, allow_unsafe, allow_system_disk)
+                ]
                 local[leg.name] = t
                 how.append(f"{leg.name}: an address of this machine; its target {t.path} was checked and locked here")
             else:
@@ -138,12 +145,15 @@ def check_host_legs(legs, allow_unsafe: bool,
                 f"Refusing to write to {'; '.join(f'{leg.target.path} on {leg.name}' for leg in unchecked)}: "
                 "iolab cannot check a target on a host it reaches through fio's server only (the server runs the "
                 "jobs it is sent and reports IO statistics, nothing about files, devices, mounts or signatures). "
-                "Give each such host an `ssh = \"user@host\"` field in a hosts file (iolab then checks its target "
+                'Give each such host an `ssh = "user@host"` field in a hosts file (iolab then checks its target '
                 f"there), or, if every listed target holds nothing you need, pass {ALLOW_UNSAFE} (DESTROYS DATA "
-                "there). Nothing was run or written.")
+                "there). Nothing was run or written."
+            )
         for leg in unchecked:
-            overridden.append(f"{leg.name}: its target {leg.target.path} was not checked (reached through fio's "
-                              f"server only) (overridden by {ALLOW_UNSAFE})")
+            overridden.append(
+                f"{leg.name}: its target {leg.target.path} was not checked (reached through fio's "
+                f"server only) (overridden by {ALLOW_UNSAFE})"
+            )
     except BaseException:
         for c in claims:
             c.release()
@@ -170,26 +180,35 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
     lines = out.stdout.splitlines()
     said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
     if out.returncode == 255:  # ssh's own failure: no host to check, and none to run on either
-        raise EngineError(f"host {h.name}: checking its target over SSH as {h.ssh} failed (ssh exit 255); ssh said: "
-                          f"{said}. {ssh_how(h)}. Nothing was run or written.")
+        raise EngineError(
+            f"host {h.name}: checking its target over SSH as {h.ssh} failed (ssh exit 255); ssh said: "
+            f"{said}. {ssh_how(h)}. Nothing was run or written."
+        )
     if out.returncode != 0 or "done" not in lines:
         problems = [Problem("cannot check", f"the check on {h.ssh} did not finish (exit {out.returncode}): {said}")]
     else:
         fields = [ln.split("\t") for ln in lines]
-        problems = [Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE))
-                    for f in fields if f[0] == "problem" and len(f) == 3]
+        problems = [
+            Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE)) for f in fields if f[0] == "problem" and len(f) == 3
+        ]
     allowed = {ALLOW_UNSAFE: allow_unsafe, ALLOW_SYSTEM_DISK: allow_system_disk}
     refused = [p for p in problems if not allowed.get(p.override or "", False)]
     if refused:
-        head = (f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH: "
-                f"{'; '.join(map(str, refused))}.")
+        head = (
+            f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH: "
+            f"{'; '.join(map(str, refused))}."
+        )
         if any(p.override is None for p in refused):
             raise RefusedError(head + " Nothing overrides this: make the target writable or choose another.")
         if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
-            raise RefusedError(head + " iolab does not write where a mounted filesystem or active swap lives: "
-                               "unmount it (swapoff) on that host first, or choose another target.")
-        raise RefusedError(head + f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override "
-                           f"(this destroys data on {t.path} on that host).")
+            raise RefusedError(
+                head + " iolab does not write where a mounted filesystem or active swap lives: "
+                "unmount it (swapoff) on that host first, or choose another target."
+            )
+        raise RefusedError(
+            head + f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override "
+            f"(this destroys data on {t.path} on that host)."
+        )
     return [f"{p} (overridden by {p.override})" for p in problems]
 
 
@@ -199,7 +218,9 @@ def create_over_ssh(h: Host, t: Target) -> None:
     out = _script(h, "create", t.path, str(t.capacity))
     if out.returncode != 0 or "done" not in out.stdout.splitlines():
         said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
-        raise EngineError(f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}")
+        raise EngineError(
+            f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}"
+        )
 
 
 def _script(h: Host, *args: str) -> subprocess.CompletedProcess:

@@ -61,7 +61,9 @@ def _unique(hosts: list[Host], where: str) -> list[Host]:
     seen = set()
     for h in hosts:
         if h.name in seen:
-            raise IolabError(f"{where}: host {h.name} is listed twice; give each fio server once (use `share` to weight one).")
+            raise IolabError(
+                f"{where}: host {h.name} is listed twice; give each fio server once (use `share` to weight one)."
+            )
         seen.add(h.name)
     return hosts
 
@@ -73,23 +75,29 @@ def load_hosts_file(path: Path) -> list[Host]:
     except OSError as e:
         raise IolabError(f"hosts file {path}: cannot read it ({e.strerror or e}).") from None
     except UnicodeDecodeError as e:
-        raise IolabError(f"hosts file {path}: not a text file (byte {e.start + 1} is not UTF-8); give a TOML "
-                         "file of [[host]] tables.") from None
+        raise IolabError(
+            f"hosts file {path}: not a text file (byte {e.start + 1} is not UTF-8); give a TOML "
+            "file of [[host]] tables."
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise IolabError(f"hosts file {path}: not valid TOML ({e}).") from None
     tables = data.get("host")
     if not isinstance(tables, list) or not tables or set(data) != {"host"}:
-        raise IolabError(f"hosts file {path}: expected one or more [[host]] tables and nothing else "
-                         f"(found {', '.join(sorted(data)) or 'nothing'}).")
+        raise IolabError(
+            f"hosts file {path}: expected one or more [[host]] tables and nothing else "
+            f"(found {', '.join(sorted(data)) or 'nothing'})."
+        )
     starts = [i + 1 for i, line in enumerate(text.splitlines()) if line.strip().startswith("[[host]]")]
     hosts = []
     for i, t in enumerate(tables):
         where = f"hosts file {path}, line {starts[i] if i < len(starts) else '?'} ([[host]] #{i + 1})"
         unknown = set(t) - FILE_FIELDS
         if unknown:
-            raise IolabError(f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(sorted(FILE_FIELDS))}.")
+            raise IolabError(
+                f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(sorted(FILE_FIELDS))}."
+            )
         if not isinstance(t.get("address"), str):
             raise IolabError(f"{where}: field 'address' is missing or not a string.")
         h = _parse_address(t["address"] + (f":{t['port']}" if "port" in t else ""), f"{where}, field 'address'/'port'")
@@ -102,7 +110,18 @@ def load_hosts_file(path: Path) -> list[Host]:
             if key in t:
                 check_text(t[key], f"{where}: field {key!r}")
         if "ssh_config" in t and "ssh" not in t:
-            raise IolabError(f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on).")
-        hosts.append(Host(h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio"),
-                          t.get("ssh_config")))
+            raise IolabError(
+                f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on)."
+            )
+        hosts.append(
+            Host(
+                h.address,
+                h.port,
+                t.get("target"),
+                float(share),
+                t.get("ssh"),
+                t.get("ioengine", "libaio"),
+                t.get("ssh_config"),
+            )
+        )
     return _unique(hosts, f"hosts file {path}")

@@ -83,7 +83,8 @@ def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
             f"host {', '.join(wild)}: that address means every interface of this machine, and a fio server there "
             "runs any job whoever reaches it sends. Name the address to serve on (127.0.0.1 for this machine alone, "
             "or one of its interfaces' addresses), or pass --listen-any if the server is meant to listen on every "
-            "interface. Nothing was started or written.")
+            "interface. Nothing was started or written."
+        )
 
 
 def server_arg(address: str, port: int) -> str:
@@ -96,31 +97,47 @@ def ssh_command(h: Host, *command: str, options: tuple[str, ...] = ()) -> list[s
     """ssh to the host with BatchMode (no password or host-key prompt can hang a run): ssh's
     `options`, then the host's SSH address, then the `command` run there."""
     assert h.ssh
-    return ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={int(CONNECT_TIMEOUT_S * 5)}",
-            *(["-F", h.ssh_config] if h.ssh_config else []), *options, h.ssh, *command]
+    return [
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        f"ConnectTimeout={int(CONNECT_TIMEOUT_S * 5)}",
+        *(["-F", h.ssh_config] if h.ssh_config else []),
+        *options,
+        h.ssh,
+        *command,
+    ]
 
 
 def ssh_commands(h: Host, local_port: int) -> tuple[list[str], list[str]]:
     """(start the server on the remote loopback, printing the directory of its pid file;
     tunnel local_port to it and watch it: see ssh_watch_command)."""
     # A fresh directory per server: fio's --daemonize will not write a pid file that exists.
-    start = ssh_command(h, 'd=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; '
-                        f'fio --server={server_arg("127.0.0.1", h.port)} --daemonize="$d/server.pid" '
-                        '|| { rmdir "$d"; exit 1; }; echo "$d"')
-    tunnel = ssh_command(h, options=("-o", "ExitOnForwardFailure=yes",
-                                     "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}"))
+    start = ssh_command(
+        h,
+        "d=$(mktemp -d /tmp/iolab-fio-server-XXXXXX) || exit 1; "
+        f'fio --server={server_arg("127.0.0.1", h.port)} --daemonize="$d/server.pid" '
+        '|| { rmdir "$d"; exit 1; }; echo "$d"',
+    )
+    tunnel = ssh_command(
+        h, options=("-o", "ExitOnForwardFailure=yes", "-L", f"127.0.0.1:{local_port}:127.0.0.1:{h.port}")
+    )
     return start, tunnel
 
 
 def ssh_watch_command(remote_dir: str) -> str:
     """The tunnel's remote command: wait until the session's input ends (iolab stopped the
     tunnel, or died and the kernel killed its ssh), then stop the server as ssh_stop_command does."""
-    return (f'cat >/dev/null; p="$(cat {remote_dir}/server.pid 2>/dev/null)" || exit 0; kill "$p"; '
-            + _STOP_WAIT.format(dir=remote_dir))
+    return f'cat >/dev/null; p="$(cat {remote_dir}/server.pid 2>/dev/null)" || exit 0; kill "$p"; ' + _STOP_WAIT.format(
+        dir=remote_dir
+    )
 
 
-_STOP_WAIT = ('i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
-              'kill -9 "$p" 2>/dev/null; rm -f {dir}/server.pid; rmdir {dir}')
+_STOP_WAIT = (
+    'i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
+    'kill -9 "$p" 2>/dev/null; rm -f {dir}/server.pid; rmdir {dir}'
+)
 
 
 def ssh_stop_command(h: Host, remote_dir: str) -> list[str]:
@@ -154,8 +171,12 @@ class Servers:
     def close(self) -> None:
         for h, remote_dir in self._remote:
             try:  # best effort: a host that is gone has no server left to stop
-                subprocess.run(ssh_stop_command(h, remote_dir), capture_output=True, timeout=PROBE_TIMEOUT_S,
-                               stdin=subprocess.DEVNULL)
+                subprocess.run(
+                    ssh_stop_command(h, remote_dir),
+                    capture_output=True,
+                    timeout=PROBE_TIMEOUT_S,
+                    stdin=subprocess.DEVNULL,
+                )
             except subprocess.TimeoutExpired:
                 pass
         for t in self._tunnels:
@@ -191,15 +212,23 @@ def start_servers(hosts: list[Host], fio: str = "fio") -> Servers:
                 raise IolabError(
                     f"host {h.name}: no fio server answers there, and iolab can start one only on an address of "
                     f"this machine or over SSH. Start it on that host with `fio --server={server_arg(h.address, h.port)}`, "
-                    "or give the host an `ssh = \"user@host\"` field in a hosts file.")
+                    'or give the host an `ssh = "user@host"` field in a hosts file.'
+                )
     except BaseException:
         servers.close()
         raise
     return servers
 
 
-def _wait_answer(address: str, port: int, what: str, servers: Servers, proc: subprocess.Popen | None = None,
-                 failed: str = "ssh exited ({code}) before the tunnel was up; ssh said: {said}", output=None) -> None:
+def _wait_answer(
+    address: str,
+    port: int,
+    what: str,
+    servers: Servers,
+    proc: subprocess.Popen | None = None,
+    failed: str = "ssh exited ({code}) before the tunnel was up; ssh said: {said}",
+    output=None,
+) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if answers(address, port, timeout=0.5):
@@ -222,14 +251,21 @@ def _said(out) -> str:
 def _start_local(h: Host, servers: Servers, fio: str) -> None:
     # Not --daemonize: a daemon is no child of iolab, and could not die with it.
     said = tempfile.TemporaryFile()  # fio says why it cannot serve on stdout; a file cannot fill up like a pipe
-    proc = subprocess.Popen([fio, f"--server={server_arg(h.address, h.port)}"], stdin=subprocess.DEVNULL,
-                            stdout=said, stderr=said, start_new_session=True, preexec_fn=die_with_parent())
+    proc = subprocess.Popen(
+        [fio, f"--server={server_arg(h.address, h.port)}"],
+        stdin=subprocess.DEVNULL,
+        stdout=said,
+        stderr=said,
+        start_new_session=True,
+        preexec_fn=die_with_parent(),
+    )
     pf = record(proc.pid, h.address, h.port)
     servers._local.append((proc, pf))
     servers.started.append(f"fio server on {h.name} (pid {proc.pid}, pid file {pf})")
     try:
-        _wait_answer(h.address, h.port, f"host {h.name}", servers, proc, "`fio --server` failed (exit {code}): {said}",
-                     said)
+        _wait_answer(
+            h.address, h.port, f"host {h.name}", servers, proc, "`fio --server` failed (exit {code}): {said}", said
+        )
     finally:
         said.close()
     servers.endpoints[h.name] = (h.address, h.port)
@@ -237,8 +273,10 @@ def _start_local(h: Host, servers: Servers, fio: str) -> None:
 
 def ssh_how(h: Host) -> str:
     """What to try by hand when ssh to the host fails."""
-    return (f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
-            f"`{' '.join(ssh_command(h, 'fio --version'))}` works from this machine without a prompt")
+    return (
+        f"iolab runs ssh with BatchMode=yes (key or agent authentication, no password or host-key prompt): check that "
+        f"`{' '.join(ssh_command(h, 'fio --version'))}` works from this machine without a prompt"
+    )
 
 
 def _start_ssh(h: Host, servers: Servers) -> None:
@@ -250,21 +288,31 @@ def _start_ssh(h: Host, servers: Servers) -> None:
     try:
         out = subprocess.run(start, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
-        raise EngineError(f"host {h.name}: the ssh client is not installed on this machine (needed by `ssh = {h.ssh!r}`).") from None
+        raise EngineError(
+            f"host {h.name}: the ssh client is not installed on this machine (needed by `ssh = {h.ssh!r}`)."
+        ) from None
     except subprocess.TimeoutExpired:
-        raise EngineError(f"host {h.name}: starting fio over SSH ({h.ssh}) did not finish within {PROBE_TIMEOUT_S:g} s; "
-                          f"{how}.") from None
+        raise EngineError(
+            f"host {h.name}: starting fio over SSH ({h.ssh}) did not finish within {PROBE_TIMEOUT_S:g} s; {how}."
+        ) from None
     remote_dir = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
     if out.returncode != 0 or not _REMOTE_DIR_RE.match(remote_dir):
         said = " ".join(out.stderr.split())[-300:] or "(nothing)"
-        raise EngineError(f"host {h.name}: starting `fio --server` over SSH as {h.ssh} failed (ssh exit {out.returncode}); "
-                          f"ssh said: {said}. {how}, and that fio is on that host's PATH.")
+        raise EngineError(
+            f"host {h.name}: starting `fio --server` over SSH as {h.ssh} failed (ssh exit {out.returncode}); "
+            f"ssh said: {said}. {how}, and that fio is on that host's PATH."
+        )
     servers._remote.append((h, remote_dir))
     servers.started.append(f"fio server on {h.ssh} bound to its 127.0.0.1:{h.port} (pid file {remote_dir}/server.pid)")
     # The tunnel's session watches the server: it ends when iolab stops it or dies (the
     # kernel then kills ssh), and the remote command stops the server when its input ends.
-    proc = subprocess.Popen([*tunnel, ssh_watch_command(remote_dir)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=die_with_parent())
+    proc = subprocess.Popen(
+        [*tunnel, ssh_watch_command(remote_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=die_with_parent(),
+    )
     servers._tunnels.append(proc)
     servers.started.append(f"SSH tunnel 127.0.0.1:{local_port} -> {h.ssh}:127.0.0.1:{h.port}")
     _wait_answer("127.0.0.1", local_port, f"SSH tunnel to {h.ssh}", servers, proc)
@@ -280,15 +328,23 @@ def remote_version(endpoint: tuple[str, int], fio: str = "fio") -> str:
         job = Path(tmp) / "probe.fio"
         job.write_text("[probe]\nioengine=null\nsize=4k\n")
         try:
-            out = subprocess.run([fio, f"--client={server_arg(*endpoint)}", str(job)], capture_output=True,
-                                 text=True, timeout=PROBE_TIMEOUT_S, cwd=tmp)
+            out = subprocess.run(
+                [fio, f"--client={server_arg(*endpoint)}", str(job)],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_S,
+                cwd=tmp,
+            )
         except subprocess.TimeoutExpired:
-            raise EngineError(f"fio server {endpoint[0]}:{endpoint[1]} did not finish a 4 KiB probe job within "
-                              f"{PROBE_TIMEOUT_S:g} s.") from None
+            raise EngineError(
+                f"fio server {endpoint[0]}:{endpoint[1]} did not finish a 4 KiB probe job within {PROBE_TIMEOUT_S:g} s."
+            ) from None
     m = _VERSION_RE.search(out.stdout)
     if not m:
-        raise EngineError(f"fio server {endpoint[0]}:{endpoint[1]} did not report its version (exit {out.returncode}): "
-                          f"{(out.stdout + out.stderr).strip()[-300:]}")
+        raise EngineError(
+            f"fio server {endpoint[0]}:{endpoint[1]} did not report its version (exit {out.returncode}): "
+            f"{(out.stdout + out.stderr).strip()[-300:]}"
+        )
     return m.group(1)
 
 
@@ -298,8 +354,10 @@ def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "
     for h in hosts:
         v = remote_version(servers.endpoints[h.name], fio)
         if v != local:
-            raise IolabError(f"host {h.name} runs {v}, this machine runs {local}; fio's client/server protocol "
-                             "needs the same version everywhere. Install the same fio on every host.")
+            raise IolabError(
+                f"host {h.name} runs {v}, this machine runs {local}; fio's client/server protocol "
+                "needs the same version everywhere. Install the same fio on every host."
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,5 +387,12 @@ def read_identity_over_ssh(h: Host, path: str) -> dict:
         dev_info = json.loads(r.text)["blockdevices"][0]
     except (ValueError, KeyError, IndexError, TypeError):
         return {"read_on": h.ssh, "kind": "block", "path": path, "not_read": r.summary(200)}
-    return {"read_on": h.ssh, "kind": "block", "path": path, "model": dev_info.get("model"),
-            "serial": dev_info.get("serial"), "wwid": dev_info.get("wwn"), "capacity": dev_info.get("size")}
+    return {
+        "read_on": h.ssh,
+        "kind": "block",
+        "path": path,
+        "model": dev_info.get("model"),
+        "serial": dev_info.get("serial"),
+        "wwid": dev_info.get("wwn"),
+        "capacity": dev_info.get("size"),
+    }

@@ -35,11 +35,21 @@ def target_identity(target: Target) -> dict:
     if target.kind == "file":
         return {"kind": "file", **_file_id(target.path)}
     if target.kind == "sim":
-        return {"kind": "sim", "preset": target.path, "options": [list(o) for o in target.options],
-                "capacity": target.capacity}
+        return {
+            "kind": "sim",
+            "preset": target.path,
+            "options": [list(o) for o in target.options],
+            "capacity": target.capacity,
+        }
     if target.kind == "nbd":
         return {"kind": "nbd", "uri": target.path, "capacity": target.capacity}
-    ident: dict[str, Any] = {"kind": target.kind, "serial": f.serial, "model": f.model, "wwid": f.wwid, "capacity": target.capacity}
+    ident: dict[str, Any] = {
+        "kind": target.kind,
+        "serial": f.serial,
+        "model": f.model,
+        "wwid": f.wwid,
+        "capacity": target.capacity,
+    }
     backing = _loop_backing(target.path)
     if backing is not None:
         ident["backing_file"] = _file_id(backing)

@@ -32,15 +32,26 @@ class LiveFile:
 
     def __call__(self, elapsed_s: float, iops: float, parts: dict[str, float] | None = None) -> None:
         self.forward(elapsed_s, iops)
-        self.samples = [*self.samples[-(MAX_SAMPLES - 1):], [elapsed_s, iops, parts or {}]]
+        self.samples = [*self.samples[-(MAX_SAMPLES - 1) :], [elapsed_s, iops, parts or {}]]
         if time.monotonic() - self._last >= MIN_INTERVAL_S:
             self._write(elapsed_s, iops, parts or {})
 
     def _write(self, elapsed_s: float, iops: float | None, parts: dict[str, float]) -> None:
         self._last = time.monotonic()
         tmp = self.path.with_name(f".{LIVE_NAME}.tmp")
-        tmp.write_text(json.dumps({"cell": self.cell, "elapsed_s": elapsed_s, "iops": iops, "parts": parts,
-                                   "samples": self.samples, "started": self.started, "updated": time.time()}))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "cell": self.cell,
+                    "elapsed_s": elapsed_s,
+                    "iops": iops,
+                    "parts": parts,
+                    "samples": self.samples,
+                    "started": self.started,
+                    "updated": time.time(),
+                }
+            )
+        )
         os.replace(tmp, self.path)
 
 

@@ -53,11 +53,22 @@ def _phase(ph: PhaseSummary) -> dict:
         "rounds": len(ph.rounds),
         "window": list(ph.window),
         "stop_reason": ph.phase.stop_reason,
-        "tracking": [{
-            "variable": v.name, "rounds": list(v.rounds), "values": list(v.values), "average": v.average,
-            "range": v.range_measured, "range_allowed": v.range_allowed, "slope": v.slope, "intercept": v.intercept,
-            "fit_excursion": v.fit_excursion, "fit_allowed": v.fit_allowed, "steady": v.steady,
-        } for v in ph.verdicts],
+        "tracking": [
+            {
+                "variable": v.name,
+                "rounds": list(v.rounds),
+                "values": list(v.values),
+                "average": v.average,
+                "range": v.range_measured,
+                "range_allowed": v.range_allowed,
+                "slope": v.slope,
+                "intercept": v.intercept,
+                "fit_excursion": v.fit_excursion,
+                "fit_allowed": v.fit_allowed,
+                "steady": v.steady,
+            }
+            for v in ph.verdicts
+        ],
     }
 
 
@@ -86,12 +97,15 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
     out = []
     for m in metrics:
         rounds = [m.get(p) for p in per_round]
-        out.append({
-            "name": m.name, "unit": m.unit,
-            "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
-            "value": m.get(phases),
-            "round_values": [v for v in rounds if v is not None],
-        })
+        out.append(
+            {
+                "name": m.name,
+                "unit": m.unit,
+                "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+                "value": m.get(phases),
+                "round_values": [v for v in rounds if v is not None],
+            }
+        )
     return out
 
 
@@ -114,9 +128,13 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "compliant": m.compliant,
         "noncompliance": list(m.noncompliance),
         "target": {
-            "spec": m.target.get("spec"), "kind": m.target.get("kind"),
-            "vendor": facts.get("vendor"), "model": facts.get("model"), "serial": facts.get("serial"),
-            "firmware": facts.get("firmware"), "capacity_bytes": m.target.get("capacity"),
+            "spec": m.target.get("spec"),
+            "kind": m.target.get("kind"),
+            "vendor": facts.get("vendor"),
+            "model": facts.get("model"),
+            "serial": facts.get("serial"),
+            "firmware": facts.get("firmware"),
+            "capacity_bytes": m.target.get("capacity"),
             "tested_capacity_bytes": m.target.get("tested_capacity"),
             "identity": json.loads(json.dumps(m.target.get("identity") or {})),
         },
@@ -132,8 +150,13 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
 
 def document(command: str, exit_code: int, **parts) -> dict:
     """The envelope every --json document shares; `parts` are the command's own keys."""
-    return {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION, "command": command, "exit_code": exit_code,
-            **parts}
+    return {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "exit_code": exit_code,
+        **parts,
+    }
 
 
 def _finite(x):

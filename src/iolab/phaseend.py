@@ -11,17 +11,31 @@ from .store import RunStore
 from .units import duration
 
 
-def early_stop(phase: Phase, verdict: SteadyVerdict | None, written: int, elapsed: float,
-               since_purge: int = 0, minimum: int = 0, what: str = "") -> str | None:
+def early_stop(
+    phase: Phase,
+    verdict: SteadyVerdict | None,
+    written: int,
+    elapsed: float,
+    since_purge: int = 0,
+    minimum: int = 0,
+    what: str = "",
+) -> str | None:
     """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
     state is not accepted before the phase has written its own minimum (RWSW saturation tests)
     and `minimum` bytes were written since the purge (`steady_minimum`)."""
-    if (verdict is not None and verdict.steady and phase.stop_on_steady
-            and written >= (phase.min_write_bytes or 0) and since_purge >= minimum):
+    if (
+        verdict is not None
+        and verdict.steady
+        and phase.stop_on_steady
+        and written >= (phase.min_write_bytes or 0)
+        and since_purge >= minimum
+    ):
         why = f"steady state reached in rounds {verdict.window[0]}-{verdict.window[-1]}"
         if minimum:
-            why += (f", declared after {since_purge / 1e9:.3f} GB written since the purge "
-                    f"(≥ {what}, {minimum / 1e9:.3f} GB)")
+            why += (
+                f", declared after {since_purge / 1e9:.3f} GB written since the purge "
+                f"(≥ {what}, {minimum / 1e9:.3f} GB)"
+            )
         return why
     if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
         return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
@@ -41,9 +55,11 @@ def steady_minimum(plan: TestPlan, phase: Phase) -> int:
 
 
 def too_fresh(since_purge: int, minimum: int, what: str) -> str:
-    return (f"steady state not reached: the window passed, but only {since_purge / 1e9:.3f} GB was written since "
-            f"the purge, below the {what} ({minimum / 1e9:.3f} GB) a drive must take "
-            "to leave fresh-out-of-box")
+    return (
+        f"steady state not reached: the window passed, but only {since_purge / 1e9:.3f} GB was written since "
+        f"the purge, below the {what} ({minimum / 1e9:.3f} GB) a drive must take "
+        "to leave fresh-out-of-box"
+    )
 
 
 def written_since_purge(store: RunStore, upto: int) -> int:
@@ -53,9 +69,13 @@ def written_since_purge(store: RunStore, upto: int) -> int:
     first = upto
     while first > 0 and not phases[first].get("purge", True):
         first -= 1
-    names = {p["name"] for p in phases[first:upto + 1]}
-    return sum(c.write_bytes for kind in ("precondition", "measure", "interrupted")
-               for c in store.cells(kind=kind, complete_only=False) if c.phase in names)
+    names = {p["name"] for p in phases[first : upto + 1]}
+    return sum(
+        c.write_bytes
+        for kind in ("precondition", "measure", "interrupted")
+        for c in store.cells(kind=kind, complete_only=False)
+        if c.phase in names
+    )
 
 
 def rule_text(plan: TestPlan) -> str:

@@ -132,26 +132,56 @@ class Profile:
         # Every option is checked here, so a bad value fails before a run directory exists,
         # whether it came from the command line or a Python caller.
         if not _finite(self.cell_seconds) or not MIN_CELL_SECONDS <= self.cell_seconds <= MAX_CELL_SECONDS:
-            raise _bad("cell time", "--cell-time", self.cell_seconds,
-                       f"give a duration from {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h (the PTS uses 60 s)", " s")
+            raise _bad(
+                "cell time",
+                "--cell-time",
+                self.cell_seconds,
+                f"give a duration from {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h (the PTS uses 60 s)",
+                " s",
+            )
         if not _whole(self.max_rounds) or not 1 <= self.max_rounds <= MAX_ROUNDS:
-            raise _bad("round limit", "--max-rounds", self.max_rounds,
-                       f"give a whole number of rounds from 1 to {MAX_ROUNDS:,} (the PTS uses 25)")
+            raise _bad(
+                "round limit",
+                "--max-rounds",
+                self.max_rounds,
+                f"give a whole number of rounds from 1 to {MAX_ROUNDS:,} (the PTS uses 25)",
+            )
         if not _finite(self.precondition_factor) or not 0 < self.precondition_factor <= MAX_MULTIPLE:
-            raise _bad("preconditioning factor", "--precondition-factor", self.precondition_factor,
-                       f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (× the tested capacity; the PTS uses 2)")
+            raise _bad(
+                "preconditioning factor",
+                "--precondition-factor",
+                self.precondition_factor,
+                f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (× the tested capacity; the PTS uses 2)",
+            )
         if not _finite(self.wsat_capacity_multiple) or not 0 < self.wsat_capacity_multiple <= MAX_MULTIPLE:
-            raise _bad("Write Saturation capacity multiple", "--wsat-capacity-multiple", self.wsat_capacity_multiple,
-                       f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (the PTS uses 4)")
+            raise _bad(
+                "Write Saturation capacity multiple",
+                "--wsat-capacity-multiple",
+                self.wsat_capacity_multiple,
+                f"give a number greater than 0 and at most {MAX_MULTIPLE:,} (the PTS uses 4)",
+            )
         if not _finite(self.rwsw_min_write_multiple) or not 0 <= self.rwsw_min_write_multiple <= MAX_MULTIPLE:
-            raise _bad("RWSW minimum writes", "--rwsw-min-writes", self.rwsw_min_write_multiple,
-                       f"give a number from 0 to {MAX_MULTIPLE:,} (× the tested capacity; default 1)")
+            raise _bad(
+                "RWSW minimum writes",
+                "--rwsw-min-writes",
+                self.rwsw_min_write_multiple,
+                f"give a number from 0 to {MAX_MULTIPLE:,} (× the tested capacity; default 1)",
+            )
         if not _finite(self.wsat_max_seconds) or self.wsat_max_seconds < self.cell_seconds:
-            raise _bad("Write Saturation time limit", "--wsat-max-time", self.wsat_max_seconds,
-                       f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)", " s")
+            raise _bad(
+                "Write Saturation time limit",
+                "--wsat-max-time",
+                self.wsat_max_seconds,
+                f"give a finite duration of at least one cell ({self.cell_seconds:g} s; the PTS uses 24 h)",
+                " s",
+            )
         if not _finite(self.steady_min_write_multiple) or self.steady_min_write_multiple < 0:
-            raise _bad("steady-state minimum writes", "--steady-min-writes", self.steady_min_write_multiple,
-                       "give a finite number, at least 0 (× the tested capacity; default 2)")
+            raise _bad(
+                "steady-state minimum writes",
+                "--steady-min-writes",
+                self.steady_min_write_multiple,
+                "give a finite number, at least 0 (× the tested capacity; default 2)",
+            )
         if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
             raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")
         if not _finite(self.active_range) or not 0 < self.active_range <= 1:
@@ -163,7 +193,9 @@ class Profile:
 
     @property
     def compliant(self) -> bool:
-        return not self.quick and self.cell_seconds >= 60 and self.capacity_limit is None and self.precondition_factor >= 2
+        return (
+            not self.quick and self.cell_seconds >= 60 and self.capacity_limit is None and self.precondition_factor >= 2
+        )
 
     def noncompliance(self) -> list[str]:
         why = []
@@ -176,13 +208,14 @@ class Profile:
         return why
 
     def rule(self) -> SteadyRule:
-        return SteadyRule(max_rounds=self.max_rounds, strict=self.strict_steady,
-                          min_write_multiple=self.steady_min_write_multiple)
-
+        return SteadyRule(
+            max_rounds=self.max_rounds, strict=self.strict_steady, min_write_multiple=self.steady_min_write_multiple
+        )
 
 
 def step_seconds(w: Workload) -> float:
     return (w.duration_s or 0.0) + w.ramp_s  # a fill by bytes has no planned time
+
 
 @dataclass(frozen=True)
 class TestPlan:
@@ -245,9 +278,13 @@ class TestPlan:
         for w in (*phase.precondition, *(c.workload for c in phase.cells)):
             _check_workload(w, self.capacity, where)
         for c in phase.cells:
-            if c.idle_before_s is not None and (not _finite(c.idle_before_s) or not 0 <= c.idle_before_s <= MAX_CELL_SECONDS):
-                raise IolabError(f"{where}: cell {c.key!r} idles {c.idle_before_s!r} s before it; give 0 to "
-                                 f"{MAX_CELL_SECONDS / 3600:g} h.")
+            if c.idle_before_s is not None and (
+                not _finite(c.idle_before_s) or not 0 <= c.idle_before_s <= MAX_CELL_SECONDS
+            ):
+                raise IolabError(
+                    f"{where}: cell {c.key!r} idles {c.idle_before_s!r} s before it; give 0 to "
+                    f"{MAX_CELL_SECONDS / 3600:g} h."
+                )
 
 
 def _check_workload(w: Workload, capacity: int, where: str) -> None:
@@ -257,9 +294,15 @@ def _check_workload(w: Workload, capacity: int, where: str) -> None:
             f"{where}: the tested capacity of {capacity:,} B is smaller than one {largest:,} B block of "
             f"{w.label()!r}. Raise --capacity-limit (or use a larger target). Nothing was run or written."
         )
-    if w.duration_s is not None and (not _finite(w.duration_s) or not MIN_CELL_SECONDS <= w.duration_s <= MAX_CELL_SECONDS):
-        raise IolabError(f"{where}: workload {w.label()!r} lasts {w.duration_s!r} s; "
-                         f"it must last {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h.")
+    if w.duration_s is not None and (
+        not _finite(w.duration_s) or not MIN_CELL_SECONDS <= w.duration_s <= MAX_CELL_SECONDS
+    ):
+        raise IolabError(
+            f"{where}: workload {w.label()!r} lasts {w.duration_s!r} s; "
+            f"it must last {MIN_CELL_SECONDS * 1000:g} ms to {MAX_CELL_SECONDS / 3600:g} h."
+        )
     if w.bytes_budget is not None and (not _whole(w.bytes_budget) or w.bytes_budget < largest):
-        raise IolabError(f"{where}: workload {w.label()!r} has a byte budget of {w.bytes_budget!r} B; "
-                         f"it must cover at least one {largest:,} B block.")
+        raise IolabError(
+            f"{where}: workload {w.label()!r} has a byte budget of {w.bytes_budget!r} B; "
+            f"it must cover at least one {largest:,} B block."
+        )

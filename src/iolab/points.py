@@ -13,15 +13,30 @@ from .testparams import Param, fraction, positive_float, show_percent
 # The UNVERIFIED definitions, declared once: the tests list them among their parameters and
 # the reports read the values a run stored.
 RECOVERY_TOLERANCE = Param(
-    "recovery_tolerance", 0.05, "Group 3 has recovered at its first interval with TP ≥ (1 − this) × group 1's mean TP",
-    fraction, show_percent, "UNVERIFIED: iolab's choice; the A.10 implementation's rule is 0 % (TP ≥ group 1 mean), "
-    "which group 1's fresh first minutes alone can put out of reach")
+    "recovery_tolerance",
+    0.05,
+    "Group 3 has recovered at its first interval with TP ≥ (1 − this) × group 1's mean TP",
+    fraction,
+    show_percent,
+    "UNVERIFIED: iolab's choice; the A.10 implementation's rule is 0 % (TP ≥ group 1 mean), "
+    "which group 1's fresh first minutes alone can put out of reach",
+)
 SETTLE_TOLERANCE = Param(
-    "settle_tolerance", 0.10, "Group 2 has settled at its first interval within ± this of its final level "
-    "(mean TP of its last 5 intervals)", fraction, show_percent, "UNVERIFIED: iolab's definition")
+    "settle_tolerance",
+    0.10,
+    "Group 2 has settled at its first interval within ± this of its final level (mean TP of its last 5 intervals)",
+    fraction,
+    show_percent,
+    "UNVERIFIED: iolab's definition",
+)
 ART_CUTOFF = Param(
-    "art_cutoff_ms", 5.0, "MaxIOPS point: the highest IOPS whose ART is below this many ms", positive_float,
-    lambda v: f"{v:g} ms", "UNVERIFIED: A.11 implementation")
+    "art_cutoff_ms",
+    5.0,
+    "MaxIOPS point: the highest IOPS whose ART is below this many ms",
+    positive_float,
+    lambda v: f"{v:g} ms",
+    "UNVERIFIED: A.11 implementation",
+)
 
 
 @dataclass(frozen=True)
@@ -34,8 +49,9 @@ class Recovery:
     interval: int | None  # 1-based interval of the group
 
 
-def recovery(minutes: Sequence[float], values: Sequence[float], target: float, *, rising: bool = True,
-             band: float | None = None) -> Recovery:
+def recovery(
+    minutes: Sequence[float], values: Sequence[float], target: float, *, rising: bool = True, band: float | None = None
+) -> Recovery:
     """The first interval whose value is ≥ `target` (`rising`), ≤ it (not rising), or, with
     `band`, within ± band × target of it. `minutes` are the intervals' end times counted from
     the group's start."""
@@ -122,5 +138,6 @@ def decided_points(decisions: Iterable[dict]) -> OperatingPoints | None:
     if d is None:
         return None
     chosen = d.get("chosen", {})
-    return OperatingPoints(*(DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None
-                             for n in POINT_NAMES))
+    return OperatingPoints(
+        *(DemandPoint(**chosen[n]) if isinstance(chosen.get(n), dict) else None for n in POINT_NAMES)
+    )

@@ -24,7 +24,7 @@ def process_start(pid: int) -> int | None:
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: fields follow its last ')'.
-    fields = text[text.rfind(")") + 2:].split()
+    fields = text[text.rfind(")") + 2 :].split()
     try:
         return int(fields[19])
     except (IndexError, ValueError):

@@ -35,11 +35,14 @@ def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
     stop (steady state at the first window) to the latest (every round limit); once `pace` has
     measured this run's speed, that in wall time too."""
     spans = [p.timed_seconds() for p in plans]
-    parts = ", ".join(f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}"
-                      for p, (a, b) in zip(plans, spans))
+    parts = ", ".join(
+        f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}" for p, (a, b) in zip(plans, spans)
+    )
     early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
-    text = (f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
-            "at the drive's speed (on a simulated drive: virtual time, far less wall time)")
+    text = (
+        f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
+        "at the drive's speed (on a simulated drive: virtual time, far less wall time)"
+    )
     if pace is not None and pace.ratio() is not None:
         text += f"; in wall time at this run's pace so far: {eta_text(early, late, pace)}"
     return text
@@ -97,8 +100,9 @@ def eta_text(early_s: float, late_s: float, pace: Pace, now: float | None = None
     return f"{span} (done by {end} at the latest; wall clock: {basis})"
 
 
-def round_summary(phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]],
-                  verdict: SteadyVerdict | None, window: int) -> str:
+def round_summary(
+    phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None, window: int
+) -> str:
     """A finished round: each tracking variable's value, and once a window of rounds exists its
     range and slope excursion against what steady state allows."""
     values = [f"{name} {num(pts[-1][1])}" for name, pts in history.items() if pts and pts[-1][0] == rnd]
@@ -112,8 +116,10 @@ def round_summary(phase: Phase, rnd: int, history: dict[str, list[tuple[int, flo
     parts = []
     for v in verdict.variables:
         pct = 100 / v.average if v.average > 0 else 0.0
-        parts.append(f"{v.name} range {v.range_measured * pct:.1f}% (allowed {v.range_allowed * pct:.0f}%), "
-                     f"slope {v.fit_excursion * pct:.1f}% (allowed {v.fit_allowed * pct:.0f}%)")
+        parts.append(
+            f"{v.name} range {v.range_measured * pct:.1f}% (allowed {v.range_allowed * pct:.0f}%), "
+            f"slope {v.fit_excursion * pct:.1f}% (allowed {v.fit_allowed * pct:.0f}%)"
+        )
     state = "steady" if verdict.steady else "not steady"
     return f"{text}; window rounds {verdict.window[0]}–{verdict.window[-1]}: " + "; ".join(parts) + f" → {state}"
 
@@ -166,7 +172,7 @@ class RichProgress:
 
     def in_sequence(self, plans: list[TestPlan], index: int) -> None:
         """The sequence's test `index` starts: its live ETA covers the tests after it too."""
-        self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1:]))
+        self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1 :]))
         self.done_s, self.cell_wall = 0.0, None
 
     # -- runner hooks -----------------------------------------------------------------------
@@ -185,8 +191,11 @@ class RichProgress:
         self.step_s = step_seconds(workload)
         self.live_iops = None
         name = self.phase_.name if self.phase_ is not None else ""
-        self._doing(f"{name}: preconditioning {index + 1}/{count} ({self.label})" if what == "precondition"
-                    else f"{name}: round {round_}, cell {index + 1}/{count} ({self.label})")
+        self._doing(
+            f"{name}: preconditioning {index + 1}/{count} ({self.label})"
+            if what == "precondition"
+            else f"{name}: round {round_}, cell {index + 1}/{count} ({self.label})"
+        )
         self._refresh()
 
     def live(self, elapsed_s: float, iops: float) -> None:
@@ -203,8 +212,9 @@ class RichProgress:
             self.cell_wall = wall_s if self.cell_wall is None else 0.8 * self.cell_wall + 0.2 * wall_s
         self._refresh()
 
-    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]],
-                   verdict: SteadyVerdict | None) -> None:
+    def round_done(
+        self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None
+    ) -> None:
         window = self.plan.rule.window if self.plan is not None else 0
         text = round_summary(phase, rnd, history, verdict, window)
         if self.lines:

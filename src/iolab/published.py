@@ -36,8 +36,14 @@ class PublishedFigure:
     source: str  # FILE:LINE
 
     def record(self) -> dict:
-        return {"drive": self.drive, "figure": self.figure, "value": self.value, "unit": self.unit,
-                "direction": DIRECTIONS[0] if self.higher_is_better else DIRECTIONS[1], "source": self.source}
+        return {
+            "drive": self.drive,
+            "figure": self.figure,
+            "value": self.value,
+            "unit": self.unit,
+            "direction": DIRECTIONS[0] if self.higher_is_better else DIRECTIONS[1],
+            "source": self.source,
+        }
 
 
 def is_published(ref: str | Path) -> bool:
@@ -57,10 +63,12 @@ def known_figures(tests: Sequence[str] = ()) -> dict[str, KeyMetric]:
 
 def _problem(path: Path, line: int, field: str | None, text: str) -> IolabError:
     where = f"{path}, line {line}" + (f", field {field!r}" if field else "")
-    return IolabError(f"{where}: {text} A published-figures CSV has a header line with the columns drive, figure, "
-                      "value and unit (and optionally direction: higher-is-better or lower-is-better), then one "
-                      "line per figure of a drive, e.g. 'Vendor X1,RND 4KiB R/W 0/100 IOPS,180000,IOPS'. Nothing "
-                      "was compared.")
+    return IolabError(
+        f"{where}: {text} A published-figures CSV has a header line with the columns drive, figure, "
+        "value and unit (and optionally direction: higher-is-better or lower-is-better), then one "
+        "line per figure of a drive, e.g. 'Vendor X1,RND 4KiB R/W 0/100 IOPS,180000,IOPS'. Nothing "
+        "was compared."
+    )
 
 
 def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFigure]:
@@ -76,8 +84,12 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
     header = [h.strip().lower() for h in next(rows, [])]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise _problem(path, 1, missing[0], f"the header line has no column {', '.join(missing)} "
-                       f"(it has: {', '.join(header) or 'nothing'}).")
+        raise _problem(
+            path,
+            1,
+            missing[0],
+            f"the header line has no column {', '.join(missing)} (it has: {', '.join(header) or 'nothing'}).",
+        )
     unknown = [h for h in header if h not in (*REQUIRED, "direction")]
     if unknown or len(set(header)) != len(header):
         bad = unknown[0] if unknown else next(h for h in header if header.count(h) > 1)
@@ -105,11 +117,20 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
                 raise _problem(path, line, "direction", f"{f['direction']!r} is neither {' nor '.join(DIRECTIONS)}.")
             higher = f["direction"] == DIRECTIONS[0]
             if definition is not None and definition.higher_is_better != higher:
-                raise _problem(path, line, "direction", f"{f['figure']!r} is {definition.direction.replace(' ', '-')} "
-                               "by its definition.")
+                raise _problem(
+                    path,
+                    line,
+                    "direction",
+                    f"{f['figure']!r} is {definition.direction.replace(' ', '-')} by its definition.",
+                )
         elif definition is None:
-            raise _problem(path, line, "figure", f"{f['figure']!r} is no key figure iolab defines, so its direction "
-                           "is unknown: add a direction column, or name the figure as `iolab show` prints it.")
+            raise _problem(
+                path,
+                line,
+                "figure",
+                f"{f['figure']!r} is no key figure iolab defines, so its direction "
+                "is unknown: add a direction column, or name the figure as `iolab show` prints it.",
+            )
         else:
             higher = definition.higher_is_better
         if definition is not None and f["unit"] != definition.unit:
@@ -132,16 +153,19 @@ def ranking(measured: SummaryTable | None, published: Sequence[PublishedFigure])
         metrics = list(measured.metrics)
         drives, values = list(measured.drives), [list(v) for v in measured.values]
     else:
-        metrics = list({p.figure: KeyMetric(p.figure, p.unit, p.higher_is_better, lambda _: None)
-                        for p in published}.values())
+        metrics = list(
+            {p.figure: KeyMetric(p.figure, p.unit, p.higher_is_better, lambda _: None) for p in published}.values()
+        )
         drives, values = [], []
     names = [m.name for m in metrics]
     notes = []
     for m in metrics:
         units = {p.unit for p in published if p.figure == m.name}
         if units - {m.unit}:
-            raise IolabError(f"published figure {m.name!r} is given in {', '.join(sorted(units))}; the measured "
-                             f"runs' is in {m.unit}. Give every drive's figure in one unit.")
+            raise IolabError(
+                f"published figure {m.name!r} is given in {', '.join(sorted(units))}; the measured "
+                f"runs' is in {m.unit}. Give every drive's figure in one unit."
+            )
     for p in published:
         if p.figure not in names:
             notes.append(f"{p.source}: {p.figure!r} is not a figure of the compared test, so it is not ranked")
@@ -153,8 +177,10 @@ def ranking(measured: SummaryTable | None, published: Sequence[PublishedFigure])
             drives.append(f"{drive} (published)")
             values.append([figs.get(n) for n in names])
     if len(drives) < 2:
-        raise IolabError("compare needs at least two drives to rank: give two or more runs, published drives, or "
-                         "both (a published drive counts when it has a figure of the compared test).")
+        raise IolabError(
+            "compare needs at least two drives to rank: give two or more runs, published drives, or "
+            "both (a published drive counts when it has a figure of the compared test)."
+        )
     per = [competition_ranks([row[j] for row in values], m.higher_is_better) for j, m in enumerate(metrics)]
     ranks = tuple(tuple(per[j][i] for j in range(len(metrics))) for i in range(len(drives)))
     return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(v) for v in values), ranks), notes

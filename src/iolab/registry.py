@@ -79,8 +79,10 @@ def get(name: str) -> TestDef:
     test = find(name)
     if test is None:
         seqs = "".join(f", '{s}'" for s in sequences())
-        raise IolabError(f"test {name!r}: unknown; choose one of {', '.join(names())}{seqs} "
-                         "(a sequence runs its tests in order; `iolab tests` lists them all).")
+        raise IolabError(
+            f"test {name!r}: unknown; choose one of {', '.join(names())}{seqs} "
+            "(a sequence runs its tests in order; `iolab tests` lists them all)."
+        )
     return test
 
 
@@ -91,7 +93,9 @@ def all() -> list[TestDef]:  # noqa: A001 - the registry's own vocabulary
 def sequences() -> list[str]:
     """Sequence names, in the order of their first test. Built-in tests declare theirs; the
     built-in sequences are known without importing a test module."""
-    return list(dict.fromkeys(["pts", "rwsw", "characterise", *(t.sequence for t in _registered.values() if t.sequence)]))
+    return list(
+        dict.fromkeys(["pts", "rwsw", "characterise", *(t.sequence for t in _registered.values() if t.sequence)])
+    )
 
 
 def sequence(name: str, everything: bool = False) -> list[TestDef]:
@@ -100,7 +104,9 @@ def sequence(name: str, everything: bool = False) -> list[TestDef]:
     if name in sequences():
         return [t for t in all() if t.sequence == name and (everything or not t.optional)]
     if everything:
-        raise IolabError(f"--all: {name!r} is one test; --all runs every test of a sequence ({', '.join(sequences())}).")
+        raise IolabError(
+            f"--all: {name!r} is one test; --all runs every test of a sequence ({', '.join(sequences())})."
+        )
     return [get(name)]
 
 
@@ -109,8 +115,10 @@ def build_plan(name: str, profile: Profile, target: Target, workload: str | Path
     tests: the `iolab trace analyze` output directory or one of its files)."""
     test = get(name)
     if test.needs_workload and workload is None:
-        raise IolabError(f"test {name}: needs --workload PATH, the directory written by `iolab trace analyze TRACE "
-                         "--out DIR` (or its composite.toml / replay.toml).")
+        raise IolabError(
+            f"test {name}: needs --workload PATH, the directory written by `iolab trace analyze TRACE "
+            "--out DIR` (or its composite.toml / replay.toml)."
+        )
     if not test.needs_workload and workload is not None:
         takers = ", ".join(t.name for t in all() if t.needs_workload)
         raise IolabError(f"test {name}: takes no --workload (only {takers} do).")

@@ -23,8 +23,10 @@ from .errors import Exit, IolabError
 from .scaleout import _without_targets
 
 CONFIDENCE = 0.95
-METHOD = ("Student t interval, 95 %: mean ± t(0.975, n−1) × s / √n, with s the sample standard deviation of the "
-          "n runs' figures")
+METHOD = (
+    "Student t interval, 95 %: mean ± t(0.975, n−1) × s / √n, with s the sample standard deviation of the "
+    "n runs' figures"
+)
 
 
 def _without(argv: Sequence[str], flag: str, takes_value: bool) -> list[str]:
@@ -55,8 +57,14 @@ def interval(values: Sequence[float]) -> dict:
     mean = statistics.fmean(values)
     sd = statistics.stdev(values) if n >= 2 else 0.0
     half = t_quantile(0.5 + CONFIDENCE / 2, n - 1) * sd / math.sqrt(n) if n >= 2 else None
-    return {"n": n, "mean": mean, "stdev": sd, "half_width": half,
-            "low": None if half is None else mean - half, "high": None if half is None else mean + half}
+    return {
+        "n": n,
+        "mean": mean,
+        "stdev": sd,
+        "half_width": half,
+        "low": None if half is None else mean - half,
+        "high": None if half is None else mean + half,
+    }
 
 
 def summary(records: Sequence[dict]) -> dict:
@@ -67,9 +75,19 @@ def summary(records: Sequence[dict]) -> dict:
     for name in dict.fromkeys(f["name"] for r in done for f in r["figures"]):
         meta = next(f for r in done for f in r["figures"] if f["name"] == name)
         values = [f["value"] for r in done for f in r["figures"] if f["name"] == name and f["value"] is not None]
-        figures.append({"name": name, "unit": meta["unit"], "direction": meta["direction"], "values": values,
-                        **(interval(values) if values else {"n": 0, "mean": None, "stdev": None, "half_width": None,
-                                                            "low": None, "high": None})})
+        figures.append(
+            {
+                "name": name,
+                "unit": meta["unit"],
+                "direction": meta["direction"],
+                "values": values,
+                **(
+                    interval(values)
+                    if values
+                    else {"n": 0, "mean": None, "stdev": None, "half_width": None, "low": None, "high": None}
+                ),
+            }
+        )
     return {"runs": len(done), "confidence": CONFIDENCE, "method": METHOD, "figures": figures}
 
 
@@ -88,8 +106,19 @@ def run_repeated(n: int, argv: list[str], target: list[str] | None, default_targ
     for k in range(1, n + 1):
         print(f"repeat {k} of {n}: {repeat_target(spec, k)}", file=sys.stderr, flush=True)
         # main(), not app(): a child's error comes out as its one paragraph and exit code
-        proc = subprocess.Popen([sys.executable, "-c", "from iolab.cli import main; main()", *base,
-                                 "--target", repeat_target(spec, k), "--json"], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from iolab.cli import main; main()",
+                *base,
+                "--target",
+                repeat_target(spec, k),
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         while True:
             try:
                 out = proc.communicate()[0]

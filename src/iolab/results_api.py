@@ -100,8 +100,14 @@ class Run:
         self.started: str = m.started
         self.ended: str | None = m.ended
         facts = m.target.get("facts", {})
-        self.target = Target(m.target.get("spec", ""), facts.get("vendor"), facts.get("model"), facts.get("serial"),
-                             facts.get("firmware"), dict(m.target.get("identity") or {}))
+        self.target = Target(
+            m.target.get("spec", ""),
+            facts.get("vendor"),
+            facts.get("model"),
+            facts.get("serial"),
+            facts.get("firmware"),
+            dict(m.target.get("identity") or {}),
+        )
         self._phases: list[PhaseSummary] | None = None
 
     @property
@@ -123,8 +129,10 @@ class Run:
         phases = self._summaries()
         if test is None or test.key_figures is None or not phases:
             return []
-        return [Figure(m.name, m.get(phases), m.unit, "higher-is-better" if m.higher_is_better else "lower-is-better")
-                for m in test.key_figures([phases])]
+        return [
+            Figure(m.name, m.get(phases), m.unit, "higher-is-better" if m.higher_is_better else "lower-is-better")
+            for m in test.key_figures([phases])
+        ]
 
     def figure(self, name: str) -> Figure:
         """One key figure by its name as `iolab show` prints it; KeyError lists the names."""
@@ -132,8 +140,9 @@ class Run:
         for f in figs:
             if f.name == name:
                 return f
-        raise KeyError(f"run {self.run_id} ({self.test}) has no figure {name!r}; it has: "
-                       + ", ".join(repr(f.name) for f in figs))
+        raise KeyError(
+            f"run {self.run_id} ({self.test}) has no figure {name!r}; it has: " + ", ".join(repr(f.name) for f in figs)
+        )
 
     @property
     def steady_state(self) -> str:
@@ -142,11 +151,30 @@ class Run:
 
     def phases(self) -> list[PhaseVerdict]:
         """Each phase's steady-state verdict, in the order the phases ran."""
-        return [PhaseVerdict(
-            ph.phase.name, ph.steady, len(ph.rounds), tuple(ph.window), ph.phase.stop_reason,
-            tuple(Tracking(v.name, tuple(v.rounds), tuple(v.values), v.average, v.range_measured, v.range_allowed,
-                           v.fit_excursion, v.fit_allowed, v.steady) for v in ph.verdicts))
-            for ph in self._summaries()]
+        return [
+            PhaseVerdict(
+                ph.phase.name,
+                ph.steady,
+                len(ph.rounds),
+                tuple(ph.window),
+                ph.phase.stop_reason,
+                tuple(
+                    Tracking(
+                        v.name,
+                        tuple(v.rounds),
+                        tuple(v.values),
+                        v.average,
+                        v.range_measured,
+                        v.range_allowed,
+                        v.fit_excursion,
+                        v.fit_allowed,
+                        v.steady,
+                    )
+                    for v in ph.verdicts
+                ),
+            )
+            for ph in self._summaries()
+        ]
 
     def cells(self, phase: str | None = None) -> list[dict[str, Any]]:
         """Every measurement cell of complete rounds (of one phase, if given), one dict per
@@ -176,8 +204,10 @@ class Run:
         try:
             pd = importlib.import_module("pandas")
         except ImportError:
-            raise ImportError("Run.dataframe() needs pandas, which iolab does not install "
-                              "(pip install pandas); Run.cells() gives the same rows as dicts.") from None
+            raise ImportError(
+                "Run.dataframe() needs pandas, which iolab does not install "
+                "(pip install pandas); Run.cells() gives the same rows as dicts."
+            ) from None
         return pd.DataFrame(self.cells(phase), columns=list(CELL_COLUMNS))
 
     def record(self) -> dict[str, Any]:
@@ -202,4 +232,3 @@ def open_run(ref: str | Path) -> Run:
     """Open a run by its directory, or its id under the runs directory ($IOLAB_RUNS or ./runs),
     read-only. iolab.errors.IolabError (with the reason) when it is no readable run."""
     return Run(RunStore.open(ref))
-

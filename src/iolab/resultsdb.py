@@ -15,7 +15,8 @@ from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
 from .durable import ResultsDiskFull, is_disk_full, no_room
 from .errors import IolabError
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS phases (
     name TEXT PRIMARY KEY, ordinal INTEGER NOT NULL,
     purge_method TEXT, purge_ok INTEGER, purge_detail TEXT,
@@ -23,7 +24,9 @@ CREATE TABLE IF NOT EXISTS phases (
 CREATE TABLE IF NOT EXISTS rounds (
     phase TEXT NOT NULL, round INTEGER NOT NULL, started REAL, ended REAL,
     complete INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (phase, round));
-""" + CREATE_CELLS + """
+"""
+    + CREATE_CELLS
+    + """
 CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
 CREATE TABLE IF NOT EXISTS series (
     cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL,
@@ -36,6 +39,7 @@ CREATE TABLE IF NOT EXISTS steady (
     fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
     PRIMARY KEY (phase, round, variable));
 """
+)
 # per-second series columns added after the first release (older results.db gain them when
 # opened for writing; readers of an older file get None)
 ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
@@ -69,15 +73,18 @@ def migrate(db: sqlite3.Connection) -> None:
                     pass  # a read-only database: readers take the column's old value
 
 
-def open_readonly(path: Path, has_manifest: bool, writer_alive: bool
-                  ) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory[str] | None]:
+def open_readonly(
+    path: Path, has_manifest: bool, writer_alive: bool
+) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory[str] | None]:
     """A reader's connection to `path`/results.db and the private copy it reads, if any (the
     caller cleans it up). Never creates or modifies a file in the run directory."""
     db = path / "results.db"
     if not db.is_file():
         what = "manifest.json but no results.db" if has_manifest else "no manifest.json and no results.db"
-        raise IolabError(f"{path}: not an iolab run directory (it holds {what}; an `iolab export` "
-                         "folder is a copy of the tables, not a run). Give the run's own directory.")
+        raise IolabError(
+            f"{path}: not an iolab run directory (it holds {what}; an `iolab export` "
+            "folder is a copy of the tables, not a run). Give the run's own directory."
+        )
     wal = db.with_name("results.db-wal")
     copy = None
     if writer_alive:

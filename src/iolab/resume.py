@@ -45,8 +45,14 @@ class Resumption:
     notes: list[str]
 
 
-def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
-            allow_system_disk: bool = False, listen_any: bool = False) -> tuple[Resumption, Engine]:
+def prepare(
+    ref: str | Path,
+    engine_for,
+    build_plan,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+) -> tuple[Resumption, Engine]:
     """Open the run for writing, check it can go on, recover lost cells and decide where it
     continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
     `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
@@ -67,50 +73,71 @@ def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
         # a run stored before the steady-state minimum existed goes on as it began: without one
         profile = Profile(**({"steady_min_write_multiple": 0.0} | m.profile))
     except TypeError as e:
-        raise IolabError(f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run.") from None
+        raise IolabError(
+            f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run."
+        ) from None
     workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
     plan = build_plan(m.test, profile, target, workload)
     if plan_summary(plan) != as_planned(m.plan):
-        raise IolabError(f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
-                         "(another iolab version, or the target's size changed), so it cannot continue it. "
-                         f"Start a new run: iolab run {m.test} -t {m.target['spec']}")
+        raise IolabError(
+            f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
+            "(another iolab version, or the target's size changed), so it cannot continue it. "
+            f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
+        )
     stored = m.target.get("identity")
     diff = differences(stored, target_identity(target)) if stored and not remote else []
     if diff:
-        raise IolabError(f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
-                         "continue there: a run measures one drive. Start a new run: "
-                         f"iolab run {m.test} -t {m.target['spec']}")
+        raise IolabError(
+            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+            "continue there: a run measures one drive. Start a new run: "
+            f"iolab run {m.test} -t {m.target['spec']}"
+        )
     # one run per target, a resumed one too; Runner.run releases it
     claim = TargetClaim(target, None) if remote else targets.claim(target)
     engine = None
     try:
         if not remote:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
-        engine = (split_engine(target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk,
-                               listen_any)
-                  if legs else engine_for(target))
+        engine = (
+            split_engine(
+                target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk, listen_any
+            )
+            if legs
+            else engine_for(target)
+        )
         diff = _host_differences(stored, engine.target_identity()) if stored and remote else []
         if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
-            raise IolabError(f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
-                             f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ...")
+            raise IolabError(
+                f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
+                f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+            )
         # The purge the run used, as resolved on this device; an engine that owns its device's
         # state (the simulator) has one purge, 'auto'.
         caps = engine.capabilities if legs else engine_class(target).capabilities
         used = m.purges[0]["method"] if m.purges and caps.keeps_state else "auto"
-        purge = "none" if "no purge (--purge none)" in m.noncompliance else (
-            used if used in purge_methods(target, caps) else "auto")
-        options = RunOptions(purge_method=purge, allow_unsafe=allow_unsafe, allow_system_disk=allow_system_disk,
-                             tested_by=m.platform.get("tested_by", ""))
+        purge = (
+            "none"
+            if "no purge (--purge none)" in m.noncompliance
+            else (used if used in purge_methods(target, caps) else "auto")
+        )
+        options = RunOptions(
+            purge_method=purge,
+            allow_unsafe=allow_unsafe,
+            allow_system_disk=allow_system_disk,
+            tested_by=m.platform.get("tested_by", ""),
+        )
         store = RunStore.open(probe.dir, writable=True)
         notes: list[str] = []
         built = _built(store, plan)
         start = _where(store, built, target, caps, notes)
         # phases after the one it starts at are built again from what it measures now
-        plan = replace(built, phases=built.phases[:start.phase + 1] + plan.phases[start.phase + 1:])
+        plan = replace(built, phases=built.phases[: start.phase + 1] + plan.phases[start.phase + 1 :])
         if remote:
-            notes.append("the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
-                         "run's record; for hosts reached through fio's server only it cannot tell whether their "
-                         "targets were written since the run stopped")
+            notes.append(
+                "the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
+                "run's record; for hosts reached through fio's server only it cannot tell whether their "
+                "targets were written since the run stopped"
+            )
     except BaseException:
         claim.release()
         if engine is not None:
@@ -123,8 +150,12 @@ def prepare(ref: str | Path, engine_for, build_plan, allow_unsafe: bool = False,
 def _host_differences(stored: dict, now: dict) -> list[str]:
     """Differences of the hosts' targets that were read both times (ssh hosts whose target existed)."""
     a, b = stored.get("hosts", {}), now.get("hosts", {})
-    return [f"{name}: {d}" for name in sorted(a) if "not_read" not in a[name] and "not_read" not in b.get(name, {"not_read": 1})
-            for d in differences(a[name], b[name])]
+    return [
+        f"{name}: {d}"
+        for name in sorted(a)
+        if "not_read" not in a[name] and "not_read" not in b.get(name, {"not_read": 1})
+        for d in differences(a[name], b[name])
+    ]
 
 
 def _built(store: RunStore, plan: TestPlan) -> TestPlan:
@@ -159,8 +190,9 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
     raise IolabError(f"run {manifest_of(store).run_id}: every phase is finished; `iolab report` reports it.")
 
 
-def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities,
-            notes: list[str]) -> StartAt:
+def _within(
+    store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities, notes: list[str]
+) -> StartAt:
     done = _recover(store, plan, ph, target, caps, notes)
     lost = _state_lost(store, ph, target, caps)
     why = lost or _rounds_missing(ph, done)
@@ -170,19 +202,26 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
         first = i
         while lost and first > 0 and not _begun(plan.phases[first]).purge:
             first -= 1
-        again = [_begun(p) for p in plan.phases[first:i + 1]]
+        again = [_begun(p) for p in plan.phases[first : i + 1]]
         moved = sum(store.set_aside(p.name, 0, _prefixes(p, 0, plan)) for p in again)
         _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
-        redo = ("it runs again from its purge" if first == i else
-                f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
-                f"again from the purge of {plan.phases[first].name}")
-        notes.append(f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead {redo}; what was measured "
-                     "before is kept (cells marked 'interrupted'"
-                     + (f", {moved} raw files in raw/interrupted-*/" if moved else "") + ").")
+        redo = (
+            "it runs again from its purge"
+            if first == i
+            else f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
+            f"again from the purge of {plan.phases[first].name}"
+        )
+        notes.append(
+            f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead {redo}; what was measured "
+            "before is kept (cells marked 'interrupted'"
+            + (f", {moved} raw files in raw/interrupted-*/" if moved else "")
+            + ")."
+        )
         return StartAt(first, 0)
     cells = store.cells(ph.name)
-    history = {t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key]
-               for t in ph.tracking}
+    history = {
+        t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key] for t in ph.tracking
+    }
     written = sum(c.write_bytes for c in cells)
     elapsed = sum(c.runtime_s for c in cells)
     moved = store.set_aside(ph.name, done + 1, _prefixes(ph, done + 1, plan))
@@ -190,16 +229,27 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
         verdict = evaluate(history, plan.rule) if ph.tracking else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
-        stop = early_stop(ph, verdict, written, elapsed, written_since_purge(store, i), steady_minimum(plan, ph),
-                          plan.rule.minimum_text())
+        stop = early_stop(
+            ph,
+            verdict,
+            written,
+            elapsed,
+            written_since_purge(store, i),
+            steady_minimum(plan, ph),
+            plan.rule.minimum_text(),
+        )
         if stop is not None or done >= ph.max_rounds:
             # It was killed after its last round, before closing the phase.
-            store.finish_phase(ph.name, verdict.steady if verdict else None, done,
-                               stop or f"reached the round limit ({ph.max_rounds})")
+            store.finish_phase(
+                ph.name, verdict.steady if verdict else None, done, stop or f"reached the round limit ({ph.max_rounds})"
+            )
             notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
             return _where(store, plan, target, caps, notes)
-    notes.append(f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
-                 + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "") + ").")
+    notes.append(
+        f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
+        + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "")
+        + ")."
+    )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
     return StartAt(i, done + 1, written, elapsed, history, samples)
 
@@ -207,7 +257,9 @@ def _within(store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.
 def _begun(ph: Phase | Deferred) -> Phase:
     """A phase the run has begun: `_built` built it again if it was deferred."""
     if isinstance(ph, Deferred):
-        raise IolabError(f"{ph.name}: the run began this phase but it could not be built again from the stored results.")
+        raise IolabError(
+            f"{ph.name}: the run began this phase but it could not be built again from the stored results."
+        )
     return ph
 
 
@@ -215,17 +267,21 @@ def _tracked(c: CellRow, metric: str) -> float:
     """A stored round's steady-state tracking value, as the runner read it from the round."""
     v = c.metric(metric)
     if v is None:
-        raise IolabError(f"{c.phase} round {c.round}: tracking metric {metric} was not measured in cell {c.cell_key} "
-                         "(no IOs in that direction?), so steady state cannot be evaluated on resume.")
+        raise IolabError(
+            f"{c.phase} round {c.round}: tracking metric {metric} was not measured in cell {c.cell_key} "
+            "(no IOs in that direction?), so steady state cannot be evaluated on resume."
+        )
     return v
 
 
-def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, caps: Capabilities,
-             notes: list[str]) -> int:
+def _recover(
+    store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, caps: Capabilities, notes: list[str]
+) -> int:
     """Store cells whose engine output is complete on disk but which never reached the
     database; returns the last complete round (0: preconditioning done, -1: not even that).
     Without `keeps_state` nothing is recovered: a round's output alone cannot say the device
     state it left when that state ended with the process."""
+
     def recovered(rnd: int) -> bool:
         return caps.keeps_state and _recover_round(store, plan, ph, rnd, target, notes)
 
@@ -237,7 +293,9 @@ def _recover(store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target,
     return rnd - 1
 
 
-def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]) -> bool:
+def _recover_round(
+    store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]
+) -> bool:
     """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
     from .engines.fio_parse import load_round
 
@@ -247,7 +305,8 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
         cells = [("measure", c) for c in ph.cells]
     stored = store.stored_ordinals(ph.name, rnd)
     written = sum(c.write_bytes for c in store.cells(ph.name)) + sum(
-        c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd)
+        c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd
+    )
     recovered = 0
     complete = True
     for ordinal, (kind, cell) in enumerate(cells):
@@ -264,13 +323,26 @@ def _recover_round(store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target:
             break
         job = store.raw_dir / f"{tag}.fio"
         started = job.stat().st_mtime if job.exists() else json_path.stat().st_mtime - result.runtime_s
-        store.add_cell(ph.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
-                       workload_record(cell.workload), result, started, json_path.stat().st_mtime)
+        store.add_cell(
+            ph.name,
+            rnd,
+            ordinal,
+            kind,
+            cell.key,
+            cell.mix or None,
+            cell.block_size or None,
+            workload_record(cell.workload),
+            result,
+            started,
+            json_path.stat().st_mtime,
+        )
         written += result.write.io_bytes
         recovered += 1
     if recovered:
-        notes.append(f"{ph.name}: recovered {recovered} cell(s) of round {rnd} from raw/ (measured, not yet stored "
-                     "when the run stopped).")
+        notes.append(
+            f"{ph.name}: recovered {recovered} cell(s) of round {rnd} from raw/ (measured, not yet stored "
+            "when the run stopped)."
+        )
     if complete:
         store.finish_round(ph.name, rnd)
     return complete
@@ -295,8 +367,10 @@ def _rounds_missing(ph: Phase, done: int) -> str | None:
 def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabilities) -> str | None:
     """Why the drive no longer holds the state the run left, if it does not."""
     if not caps.keeps_state:
-        return ("a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
-                "it, so its next round would not follow the last")
+        return (
+            "a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
+            "it, so its next round would not follow the last"
+        )
     m = manifest_of(store)
     if m.target.get("identity") is None:
         return "the run does not record which target it wrote (stored by an older iolab)"
@@ -307,13 +381,17 @@ def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabi
     # stored activity (plus fio's start and stop).
     window = float(m.profile.get("cell_seconds", 60.0)) * 1.5 + 30.0
     if modified is not None and last is not None and modified > last + window:
-        return (f"the target was written after the run stopped (modified {modified - last:,.0f} s after the run's "
-                "last stored activity), so its state is no longer the run's (purged or used since?)")
+        return (
+            f"the target was written after the run stopped (modified {modified - last:,.0f} s after the run's "
+            "last stored activity), so its state is no longer the run's (purged or used since?)"
+        )
     if target.kind == "block" and ph.precondition:
         zeros = _zero_blocks(target.path, manifest_of(store).target.get("tested_capacity") or target.capacity)
         if zeros is not None and zeros >= 0.75:
-            return (f"{zeros:.0%} of 64 sampled blocks read as zeros although preconditioning wrote every block: "
-                    "the device was purged or trimmed since")
+            return (
+                f"{zeros:.0%} of 64 sampled blocks read as zeros although preconditioning wrote every block: "
+                "the device was purged or trimmed since"
+            )
     return None
 
 

@@ -37,13 +37,33 @@ def summarise_run(d: Path) -> RunSummary:
         m = _manifest_or_none(d)
         if m is None:  # the manifest itself is the problem: say what we can from the name
             return RunSummary(d.name, d, "?", "?", "broken", "?", False, (), str(e))
-        if (m.state == "running" and not (d / "results.db").exists()
-                and same_process_alive(m.pid, m.pid_start, m.boot_id)):
+        if (
+            m.state == "running"
+            and not (d / "results.db").exists()
+            and same_process_alive(m.pid, m.pid_start, m.boot_id)
+        ):
             # RunStore.create writes the manifest first: a live writer is still setting the run up.
-            return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "running", m.started, m.compliant,
-                              tuple(m.noncompliance))
-        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
-                          tuple(m.noncompliance), str(e))
+            return RunSummary(
+                m.run_id,
+                d,
+                m.test,
+                m.target.get("spec", "?"),
+                "running",
+                m.started,
+                m.compliant,
+                tuple(m.noncompliance),
+            )
+        return RunSummary(
+            m.run_id,
+            d,
+            m.test,
+            m.target.get("spec", "?"),
+            "broken",
+            m.started,
+            m.compliant,
+            tuple(m.noncompliance),
+            str(e),
+        )
     m = s.manifest
     if m is None:
         s.close()
@@ -51,11 +71,21 @@ def summarise_run(d: Path) -> RunSummary:
     try:
         s.check()
         state = "interrupted" if m.state == "running" and not s.writer_alive() else m.state
-        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), state, m.started, m.compliant,
-                          tuple(m.noncompliance))
+        return RunSummary(
+            m.run_id, d, m.test, m.target.get("spec", "?"), state, m.started, m.compliant, tuple(m.noncompliance)
+        )
     except IolabError as e:
-        return RunSummary(m.run_id, d, m.test, m.target.get("spec", "?"), "broken", m.started, m.compliant,
-                          tuple(m.noncompliance), str(e))
+        return RunSummary(
+            m.run_id,
+            d,
+            m.test,
+            m.target.get("spec", "?"),
+            "broken",
+            m.started,
+            m.compliant,
+            tuple(m.noncompliance),
+            str(e),
+        )
     finally:
         s.close()
 
@@ -81,13 +111,18 @@ def leftovers() -> list[str]:
     from .serverpids import leftover_servers
     from .targets.lock import stale_locks
 
-    lines = [f"leftover fio server: pid {s['pid']} listening on {s['address']}:{s['port']}, started by iolab pid "
-             f"{s['owner']} (run {s.get('run_dir') or 'not named'}), which is gone; the next --hosts run stops it, "
-             f"or `kill {s['pid']}`" for s in leftover_servers()]
+    lines = [
+        f"leftover fio server: pid {s['pid']} listening on {s['address']}:{s['port']}, started by iolab pid "
+        f"{s['owner']} (run {s.get('run_dir') or 'not named'}), which is gone; the next --hosts run stops it, "
+        f"or `kill {s['pid']}`"
+        for s in leftover_servers()
+    ]
     stale = stale_locks()
     if stale:
-        lines.append(f"{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
-                     "(the next run on that target takes the lock over); `iolab runs` leaves them in place:")
+        lines.append(
+            f"{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
+            "(the next run on that target takes the lock over); `iolab runs` leaves them in place:"
+        )
         for path, info in stale:
             who = f"run {info['run_id']}" if info.get("run_id") else "a run that had not started"
             lines.append(f"  {path} ({who}, pid {info.get('pid', '?')}, target {info.get('target', '?')})")

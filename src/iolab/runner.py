@@ -42,18 +42,35 @@ class Progress(Protocol):
     def live(self, elapsed_s: float, iops: float) -> None: ...
     def done(self, result: RoundResult, wall_s: float) -> None: ...
     def note(self, text: str) -> None: ...
-    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None) -> None: ...
+    def round_done(
+        self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None
+    ) -> None: ...
     def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: ...
 
 
 class NoProgress:
-    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None: pass
-    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None: pass
-    def live(self, elapsed_s: float, iops: float) -> None: pass
-    def done(self, result: RoundResult, wall_s: float) -> None: pass
-    def note(self, text: str) -> None: pass
-    def round_done(self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None) -> None: pass
-    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: pass
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
+        pass
+
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
+        pass
+
+    def live(self, elapsed_s: float, iops: float) -> None:
+        pass
+
+    def done(self, result: RoundResult, wall_s: float) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def round_done(
+        self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None
+    ) -> None:
+        pass
+
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,7 @@ class StartAt:
 
 def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase, Decision]:
     """Build a deferred phase from the stored results of the phases before it."""
-    before = plan.phases[:plan.phases.index(ph)]
+    before = plan.phases[: plan.phases.index(ph)]
     samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
     built, decision = ph.build(samples)
     plan.check_phase(built)
@@ -80,6 +97,7 @@ def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase
 
 def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
     """The name of a cell's raw files: the runner writes them, `fio-job` shows the same names."""
+
     def slug(text: str) -> str:
         return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
 
@@ -91,8 +109,15 @@ def workload_record(w: Workload) -> dict[str, Any]:
 
 
 class Runner:
-    def __init__(self, plan: TestPlan, target: Target, engine: Engine, store: RunStore,
-                 options: RunOptions, progress: Progress | None = None):
+    def __init__(
+        self,
+        plan: TestPlan,
+        target: Target,
+        engine: Engine,
+        store: RunStore,
+        options: RunOptions,
+        progress: Progress | None = None,
+    ):
         self.plan, self.target, self.engine, self.store = plan, target, engine, store
         self.options = options
         self.progress = progress or NoProgress()
@@ -181,8 +206,9 @@ class Runner:
         elapsed = at.elapsed if at else 0.0
         written = at.written if at else 0
         last_writes: dict[str, int] = {}  # bytes each cell wrote in its last interval, to foresee the budget's end
-        history: dict[str, list[tuple[int, float]]] = {t.name: list(at.history.get(t.name, []) if at else [])
-                                                       for t in phase.tracking}
+        history: dict[str, list[tuple[int, float]]] = {
+            t.name: list(at.history.get(t.name, []) if at else []) for t in phase.tracking
+        }
         samples = list(at.samples if at else ())
         decision: Decision | None = None
         verdict: SteadyVerdict | None = None
@@ -226,14 +252,17 @@ class Runner:
                 break
         else:
             if not phase.stop_on_steady:
-                stop_reason = ("ran its single round" if phase.max_rounds == 1
-                               else f"ran all {phase.max_rounds} intervals")
+                stop_reason = (
+                    "ran its single round" if phase.max_rounds == 1 else f"ran all {phase.max_rounds} intervals"
+                )
         steady = verdict.steady if verdict is not None else None
         if steady and phase.min_write_bytes and written < phase.min_write_bytes:
             # A write-saturation test is not steady on a drive that has not yet been filled.
             steady = False
-            stop_reason += (f"; only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
-                            "required before steady state is accepted")
+            stop_reason += (
+                f"; only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
+                "required before steady state is accepted"
+            )
         if steady and self.since_purge < minimum:
             steady = False
             stop_reason += "; " + too_fresh(self.since_purge, minimum, rule.minimum_text())
@@ -255,8 +284,9 @@ class Runner:
             m.compliant = False
         self.store.write_manifest()
 
-    def measure(self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell,
-                planned: Cell | None = None) -> RoundResult:
+    def measure(
+        self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell, planned: Cell | None = None
+    ) -> RoundResult:
         """Run one cell and store it; `planned` is the cell as the plan has it, before any
         budget cap (None: run as planned)."""
         tag = cell_tag(phase.name, rnd, ordinal, cell.key)
@@ -264,16 +294,35 @@ class Runner:
             self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")
         t0, wall0 = time.time(), time.monotonic()
         # what `iolab watch` shows as running: counted from 1, as its "cell N/M" (the tag counts from 0)
-        at = (f"preconditioning {ordinal + 1} of {len(phase.precondition)}" if kind == "precondition"
-              else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}")
-        result = self.engine.run(self.target, cell.workload, self.store.raw_dir, tag,
-                                 progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live))
+        at = (
+            f"preconditioning {ordinal + 1} of {len(phase.precondition)}"
+            if kind == "precondition"
+            else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}"
+        )
+        result = self.engine.run(
+            self.target,
+            cell.workload,
+            self.store.raw_dir,
+            tag,
+            progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live),
+        )
         check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
         self.since_purge += result.write.io_bytes
-        self.store.add_cell(phase.name, rnd, ordinal, kind, cell.key, cell.mix or None, cell.block_size or None,
-                            workload_record(cell.workload), result, t0, time.time(),
-                            partial=planned is not None and is_partial(planned, cell, result),
-                            idle_before_s=cell.idle_before_s)
+        self.store.add_cell(
+            phase.name,
+            rnd,
+            ordinal,
+            kind,
+            cell.key,
+            cell.mix or None,
+            cell.block_size or None,
+            workload_record(cell.workload),
+            result,
+            t0,
+            time.time(),
+            partial=planned is not None and is_partial(planned, cell, result),
+            idle_before_s=cell.idle_before_s,
+        )
         self.progress.done(result, time.monotonic() - wall0)
         return result
 
@@ -293,8 +342,10 @@ class Runner:
     def idle(self, seconds: float, where: str) -> None:
         caps = self.engine.capabilities
         if not caps.idle:
-            raise IolabError(f"{where}: the plan idles the device {duration(seconds)}, but the "
-                             f"{self.engine.version()} engine cannot idle a target (capabilities.idle).")
+            raise IolabError(
+                f"{where}: the plan idles the device {duration(seconds)}, but the "
+                f"{self.engine.version()} engine cannot idle a target (capabilities.idle)."
+            )
         clock = "virtual" if caps.virtual_time else "wall-clock"
         self.progress.note(f"{where}: idle {duration(seconds)} ({clock} time, no host IO)")
         self.engine.idle(self.target, seconds)
@@ -353,8 +404,12 @@ def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
 
 def metric_of(result: RoundResult, metric: str) -> float:
     value = {
-        "iops": result.iops, "mbps": result.mbps, "read_mbps": result.read.mbps, "write_mbps": result.write.mbps,
-        "lat_mean_us": result.lat_mean_us, "lat_max_us": result.lat_max_us,
+        "iops": result.iops,
+        "mbps": result.mbps,
+        "read_mbps": result.read.mbps,
+        "write_mbps": result.write.mbps,
+        "lat_mean_us": result.lat_mean_us,
+        "lat_max_us": result.lat_max_us,
     }[metric]
     if value is None:
         raise IolabError(f"tracking metric {metric} was not measured in this cell (no IOs in that direction?)")
@@ -378,6 +433,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 def stop_on_signals() -> Iterator[None]:
     """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
     (their default is to die at once, leaving fio running and the run marked 'running')."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(signum)
 

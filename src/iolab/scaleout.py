@@ -26,25 +26,38 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
     no split). Nothing is checked or connected yet (`iolab fio-job` only prints their jobs)."""
     given = [n for n, v in (("--paths", paths), ("--hosts", hosts), ("--hosts-file", hosts_file)) if v]
     if len(given) > 1:
-        raise IolabError(f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both.")
+        raise IolabError(
+            f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both."
+        )
     if not given:
         return None
     from .engines.fio import FioEngine
     from .engines.fio_hosts import host_legs, path_legs
 
     if tgt.kind not in FioEngine.capabilities.drives:  # the split runs fio on every path or host
-        raise IolabError(f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}.")
+        raise IolabError(
+            f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}."
+        )
     if paths:
         legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()]
         if len(legs) < 2 or tgt.path not in {p.path for p in legs}:
-            raise IolabError(f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path}).")
+            raise IolabError(
+                f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path})."
+            )
         return path_legs(tgt, legs), given[0]
     return host_legs(tgt, parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)), given[0]  # type: ignore[arg-type]
 
 
-def engine_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None,
-                   stall_s: float | None, allow_unsafe: bool = False, allow_system_disk: bool = False,
-                   listen_any: bool = False) -> Engine:
+def engine_for_run(
+    tgt: Target,
+    paths: str | None,
+    hosts: str | None,
+    hosts_file: Path | None,
+    stall_s: float | None,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+) -> Engine:
     """The engine for `iolab run`: the target's own, or one that splits each round's
     outstanding IO over several paths or hosts."""
     split = legs_for_run(tgt, paths, hosts, hosts_file)
@@ -73,8 +86,12 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
     threads = []
     for spec in target_specs:
         # main(), not app(): a child's error comes out as its one paragraph and exit code
-        proc = subprocess.Popen([sys.executable, "-c", "from iolab.cli import main; main()", *base, "--target", spec],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from iolab.cli import main; main()", *base, "--target", spec],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         procs.append((spec, proc))
         threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
         threads[-1].start()
@@ -119,8 +136,12 @@ def _without_targets(argv: list[str]) -> list[str]:
 
 
 def watch(
-    runs_dir: Optional[Path] = typer.Argument(None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."),
-    bind: str = typer.Option("127.0.0.1", "--bind", help="Address to serve on. The page shows run details to whoever reaches it."),
+    runs_dir: Optional[Path] = typer.Argument(
+        None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."
+    ),
+    bind: str = typer.Option(
+        "127.0.0.1", "--bind", help="Address to serve on. The page shows run details to whoever reaches it."
+    ),
     port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
 ):
     """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""

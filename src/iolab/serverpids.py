@@ -45,6 +45,7 @@ def die_with_parent():
         _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the parent died before the signal was armed
             os._exit(1)
+
     return arm
 
 
@@ -56,16 +57,29 @@ def servers_dir() -> Path:
             return d / "fio-servers"
         except OSError:
             continue
-    raise IolabError(f"cannot create a directory for fio server pid files in {', '.join(map(str, lock_dirs()))}; "
-                     "set IOLAB_LOCK_DIR to a writable directory.")
+    raise IolabError(
+        f"cannot create a directory for fio server pid files in {', '.join(map(str, lock_dirs()))}; "
+        "set IOLAB_LOCK_DIR to a writable directory."
+    )
 
 
 def record(pid: int, address: str, port: int) -> Path:
     """The pid file of a server this process started."""
     pf = servers_dir() / f"fio-server-{pid}.json"
-    pf.write_text(json.dumps({"pid": pid, "start": process_start(pid), "boot": boot_id(),
-                              "address": address, "port": port, "owner": os.getpid(),
-                              "owner_start": process_start(os.getpid()), "run_dir": None}))
+    pf.write_text(
+        json.dumps(
+            {
+                "pid": pid,
+                "start": process_start(pid),
+                "boot": boot_id(),
+                "address": address,
+                "port": port,
+                "owner": os.getpid(),
+                "owner_start": process_start(os.getpid()),
+                "run_dir": None,
+            }
+        )
+    )
     return pf
 
 
@@ -94,8 +108,10 @@ def stop_leftovers() -> list[str]:
     for rec in leftover_servers(d):
         stop_pid(int(rec["pid"]))
         Path(rec["pid_file"]).unlink(missing_ok=True)
-        stopped.append(f"stopped a fio server left running by an earlier iolab (pid {rec['pid']}, "
-                       f"{rec['address']}:{rec['port']}, run {rec.get('run_dir') or 'not named'})")
+        stopped.append(
+            f"stopped a fio server left running by an earlier iolab (pid {rec['pid']}, "
+            f"{rec['address']}:{rec['port']}, run {rec.get('run_dir') or 'not named'})"
+        )
     for pf in d.glob("fio-server-*.json"):
         try:
             rec = json.loads(pf.read_text())

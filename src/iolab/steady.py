@@ -57,8 +57,11 @@ class SteadyRule:
         )
 
     def minimum_text(self) -> str:
-        rest = (f" plus the {self.untested_bytes / 1e9:.3f} GB of the drive outside it"
-                if self.untested_bytes and self.min_write_multiple else "")
+        rest = (
+            f" plus the {self.untested_bytes / 1e9:.3f} GB of the drive outside it"
+            if self.untested_bytes and self.min_write_multiple
+            else ""
+        )
         return f"{self.min_write_multiple:g}× the tested capacity{rest}"
 
     def min_write_bytes(self, capacity: int) -> int:

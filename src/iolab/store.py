@@ -26,8 +26,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .durable import (RESERVE_BYTES, ResultsDiskFull, fsync_dir, is_disk_full, no_room, release_space, reserve_space,
-                      write_atomic)
+from .durable import (
+    RESERVE_BYTES,
+    ResultsDiskFull,
+    fsync_dir,
+    is_disk_full,
+    no_room,
+    release_space,
+    reserve_space,
+    write_atomic,
+)
 from .errors import IolabError
 from .cellschema import INSERT_CELL, CellRow as CellRow, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
 from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
@@ -66,8 +74,9 @@ class RunStore:
             except OSError as e:
                 self._db.close()
                 if is_disk_full(e):
-                    raise ResultsDiskFull(path, f"no room to go on (a run keeps {RESERVE_BYTES // 1024} KiB "
-                                          "aside to record how it ends)") from None
+                    raise ResultsDiskFull(
+                        path, f"no room to go on (a run keeps {RESERVE_BYTES // 1024} KiB aside to record how it ends)"
+                    ) from None
                 raise
         else:
             self._db, self._copy = open_readonly(path, self.manifest is not None, self.writer_alive())
@@ -84,7 +93,9 @@ class RunStore:
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
     def create(cls, root: Path, manifest: Manifest) -> "RunStore":
-        base = f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
+        base = (
+            f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
+        )
         path = None
         try:
             output_dir(root, "runs directory")
@@ -107,8 +118,11 @@ class RunStore:
                 raise
             if path is not None:
                 shutil.rmtree(path, ignore_errors=True)  # made just now, nothing in it yet
-            raise ResultsDiskFull(root, f"no room to start a run (it keeps {RESERVE_BYTES // 1024} KiB aside to "
-                                  "record how it ends); no run directory was left") from None
+            raise ResultsDiskFull(
+                root,
+                f"no room to start a run (it keeps {RESERVE_BYTES // 1024} KiB aside to "
+                "record how it ends); no run directory was left",
+            ) from None
         store.manifest = manifest
         try:
             store.claim()
@@ -173,9 +187,11 @@ class RunStore:
         try:
             self.write_manifest(final=True)
         except ResultsDiskFull:
-            raise ResultsDiskFull(self.dir, f"not even the run's end could be stored: manifest.json still says "
-                                  f"'running' (`iolab runs` shows it as interrupted); the run {state}"
-                                  + (f": {error}" if error else "")) from None
+            raise ResultsDiskFull(
+                self.dir,
+                f"not even the run's end could be stored: manifest.json still says "
+                f"'running' (`iolab runs` shows it as interrupted); the run {state}" + (f": {error}" if error else ""),
+            ) from None
         release_space(self.dir)
 
     def disk_full(self) -> bool:
@@ -203,31 +219,61 @@ class RunStore:
     def record_purge(self, phase: str, method: str, ok: bool, detail: str) -> None:
         with self._tx():
             self._db.execute(
-                "UPDATE phases SET purge_method=?, purge_ok=?, purge_detail=? WHERE name=?", (method, int(ok), detail, phase)
+                "UPDATE phases SET purge_method=?, purge_ok=?, purge_detail=? WHERE name=?",
+                (method, int(ok), detail, phase),
             )
 
     def begin_round(self, phase: str, rnd: int) -> None:
         with self._tx():
             self._db.execute(
-                "INSERT OR REPLACE INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0)", (phase, rnd, time.time())
+                "INSERT OR REPLACE INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0)",
+                (phase, rnd, time.time()),
             )
 
     def add_cell(
-        self, phase: str, rnd: int, ordinal: int, kind: str, key: str, mix: str | None, block_size: int | None,
-        workload: dict[str, Any], result: RoundResult, started: float, ended: float, partial: bool = False,
+        self,
+        phase: str,
+        rnd: int,
+        ordinal: int,
+        kind: str,
+        key: str,
+        mix: str | None,
+        block_size: int | None,
+        workload: dict[str, Any],
+        result: RoundResult,
+        started: float,
+        ended: float,
+        partial: bool = False,
         idle_before_s: float | None = None,
     ) -> int:
         r, w = result.read, result.write
         with self._tx():
-            cur = self._db.execute(INSERT_CELL, cell_values(
-                result, phase=phase, round=rnd, ordinal=ordinal, kind=kind, cell_key=key, mix=mix,
-                block_size=block_size, workload=workload, started=started, ended=ended, partial=partial,
-                idle_before_s=idle_before_s))
+            cur = self._db.execute(
+                INSERT_CELL,
+                cell_values(
+                    result,
+                    phase=phase,
+                    round=rnd,
+                    ordinal=ordinal,
+                    kind=kind,
+                    cell_key=key,
+                    mix=mix,
+                    block_size=block_size,
+                    workload=workload,
+                    started=started,
+                    ended=ended,
+                    partial=partial,
+                    idle_before_s=idle_before_s,
+                ),
+            )
             cell_id = cur.lastrowid
             assert cell_id is not None  # set by every INSERT that returns
             self._db.executemany(
                 "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
-                [(cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us) for s in result.series],
+                [
+                    (cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us)
+                    for s in result.series
+                ],
             )
             for direction, stats in (("read", r), ("write", w)):
                 hist = stats.histogram
@@ -240,7 +286,9 @@ class RunStore:
 
     def finish_round(self, phase: str, rnd: int) -> None:
         with self._tx():
-            self._db.execute("UPDATE rounds SET ended=?, complete=1 WHERE phase=? AND round=?", (time.time(), phase, rnd))
+            self._db.execute(
+                "UPDATE rounds SET ended=?, complete=1 WHERE phase=? AND round=?", (time.time(), phase, rnd)
+            )
 
     def add_steady(self, phase: str, rnd: int, verdicts: tuple[VariableVerdict, ...]) -> None:
         with self._tx():
@@ -248,9 +296,20 @@ class RunStore:
                 self._db.execute(
                     "INSERT OR REPLACE INTO steady VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        phase, rnd, v.name, json.dumps(list(v.rounds)), json.dumps(list(v.values)), v.average,
-                        v.range_measured, v.range_allowed, v.slope, v.intercept, v.fit_excursion, v.fit_allowed,
-                        int(v.range_ok), int(v.slope_ok),
+                        phase,
+                        rnd,
+                        v.name,
+                        json.dumps(list(v.rounds)),
+                        json.dumps(list(v.values)),
+                        v.average,
+                        v.range_measured,
+                        v.range_allowed,
+                        v.slope,
+                        v.intercept,
+                        v.fit_excursion,
+                        v.fit_allowed,
+                        int(v.range_ok),
+                        int(v.slope_ok),
                     ),
                 )
 
@@ -272,14 +331,20 @@ class RunStore:
         return bool(row and row[0])
 
     def stored_ordinals(self, phase: str, rnd: int) -> set[int]:
-        return {o for (o,) in self._db.execute(
-            "SELECT ordinal FROM cells WHERE phase=? AND round=? AND kind IN ('measure', 'precondition')", (phase, rnd))}
+        return {
+            o
+            for (o,) in self._db.execute(
+                "SELECT ordinal FROM cells WHERE phase=? AND round=? AND kind IN ('measure', 'precondition')",
+                (phase, rnd),
+            )
+        }
 
     def last_activity(self) -> float | None:
         """The last time the run's writer stored anything (epoch seconds)."""
         (t,) = self._db.execute(
             "SELECT MAX(t) FROM (SELECT MAX(ended) AS t FROM cells UNION ALL SELECT MAX(started) FROM rounds"
-            " UNION ALL SELECT MAX(started) FROM phases)").fetchone()
+            " UNION ALL SELECT MAX(started) FROM phases)"
+        ).fetchone()
         return None if t is None else float(t)
 
     def set_aside(self, phase: str, from_round: int, raw_prefixes: list[str]) -> int:
@@ -298,14 +363,20 @@ class RunStore:
                 os.replace(f, self.dir / dest_rel / f.name)
                 moved[f"raw/{f.name}"] = f"{dest_rel}/{f.name}"
         with self._tx():
-            rows = self._db.execute("SELECT id, raw_files FROM cells WHERE phase=? AND round>=? AND kind IN "
-                                    "('measure', 'precondition')", (phase, from_round)).fetchall()
+            rows = self._db.execute(
+                "SELECT id, raw_files FROM cells WHERE phase=? AND round>=? AND kind IN ('measure', 'precondition')",
+                (phase, from_round),
+            ).fetchall()
             for cid, raw in rows:
                 files = [moved.get(x, x) for x in json.loads(raw or "[]")]
-                self._db.execute("UPDATE cells SET kind='interrupted', raw_files=? WHERE id=?", (json.dumps(files), cid))
+                self._db.execute(
+                    "UPDATE cells SET kind='interrupted', raw_files=? WHERE id=?", (json.dumps(files), cid)
+                )
             self._db.execute("DELETE FROM rounds WHERE phase=? AND round>=?", (phase, from_round))
             self._db.execute("DELETE FROM steady WHERE phase=? AND round>=?", (phase, from_round))
-            self._db.execute("UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,))
+            self._db.execute(
+                "UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,)
+            )
         if moved:
             fsync_dir(self.raw_dir)
         return len(moved)
@@ -321,8 +392,12 @@ class RunStore:
         ]
 
     def complete_rounds(self, phase: str) -> list[int]:
-        return [r for (r,) in self._db.execute(
-            "SELECT round FROM rounds WHERE phase=? AND complete=1 AND round>0 ORDER BY round", (phase,))]
+        return [
+            r
+            for (r,) in self._db.execute(
+                "SELECT round FROM rounds WHERE phase=? AND complete=1 AND round>0 ORDER BY round", (phase,)
+            )
+        ]
 
     def cells(self, phase: str | None = None, kind: str = "measure", complete_only: bool = True) -> list[CellRow]:
         sql = "SELECT c.* FROM cells c"
@@ -344,7 +419,8 @@ class RunStore:
         mx = "lat_max_us" if "lat_max_us" in have else "NULL"  # a read-only results.db from before the column
         return self._db.execute(
             f"SELECT t_s, read_iops, write_iops, mbps, lat_mean_us, {mx} FROM series WHERE cell_id=? ORDER BY t_s",
-            (cell_id,)).fetchall()
+            (cell_id,),
+        ).fetchall()
 
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
@@ -365,10 +441,13 @@ class RunStore:
                 return []
         rows = self._db.execute(
             "SELECT variable, window, vals, average, range_measured, range_allowed, slope, intercept, fit_excursion,"
-            " fit_allowed, range_ok, slope_ok FROM steady WHERE phase=? AND round=? ORDER BY rowid", (phase, rnd)
+            " fit_allowed, range_ok, slope_ok FROM steady WHERE phase=? AND round=? ORDER BY rowid",
+            (phase, rnd),
         ).fetchall()
         return [
-            VariableVerdict(n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok))
+            VariableVerdict(
+                n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok)
+            )
             for n, w, v, a, rm, ra, s, i, fe, fa, rok, sok in rows
         ]
 
@@ -386,7 +465,3 @@ class RunStore:
         if self._copy is not None:
             self._copy.cleanup()
             self._copy = None
-
-
-
-

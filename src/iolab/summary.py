@@ -72,13 +72,16 @@ def interval_label(r: CellRow) -> str:
 
 def rounds_count(ph: PhaseSummary) -> str:
     """How many rounds a phase measured: a partial interval is counted as such, not as complete."""
-    partial = sorted({r.round: r for r in ph.rows if r.partial and r.round in ph.rounds}.values(), key=lambda r: r.round)
+    partial = sorted(
+        {r.round: r for r in ph.rows if r.partial and r.round in ph.rounds}.values(), key=lambda r: r.round
+    )
     text = f"{len(ph.rounds) - len(partial)} complete round(s)"
     return text + "".join(f", then round {interval_label(r)}" for r in partial)
 
 
-def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5,
-                    window: tuple[int, ...] | None = None) -> PhaseSummary:
+def summarise_phase(
+    store: RunStore, phase: PhaseRow, window_size: int = 5, window: tuple[int, ...] | None = None
+) -> PhaseSummary:
     """`window`: average these rounds instead of the measurement window (one round alone, for
     its own figures)."""
     rows = store.cells(phase.name)
@@ -102,17 +105,25 @@ def summarise_phase(store: RunStore, phase: PhaseRow, window_size: int = 5,
         merged = Histogram.merge(hists) if hists else None
         # each averaged column's window value, under its CellAverage field of the same name
         averages: dict[str, Any] = {c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED}
-        cells.append(CellAverage(
-            key=key, mix=rs[0].mix, block_size=rs[0].block_size, rounds=tuple(r.round for r in rs), **averages,
-            p99_999_us=merged.measured(99.999) if merged else None, histogram=merged,
-            idle_before_s=rs[0].idle_before_s,
-        ))
+        cells.append(
+            CellAverage(
+                key=key,
+                mix=rs[0].mix,
+                block_size=rs[0].block_size,
+                rounds=tuple(r.round for r in rs),
+                **averages,
+                p99_999_us=merged.measured(99.999) if merged else None,
+                histogram=merged,
+                idle_before_s=rs[0].idle_before_s,
+            )
+        )
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
     decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
     values = dict(store.manifest.plan.get("values", {})) if store.manifest else {}
-    return PhaseSummary(phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows),
-                        decisions, values)
+    return PhaseSummary(
+        phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows), decisions, values
+    )
 
 
 def summarise(store: RunStore) -> list[PhaseSummary]:

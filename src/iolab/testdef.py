@@ -68,7 +68,9 @@ class TestDef:
 
     def __post_init__(self) -> None:
         if self.needs_workload and self.keep_input is None:
-            raise ValueError(f"test {self.name!r}: needs a workload but declares no keep_input to copy it into its runs")
+            raise ValueError(
+                f"test {self.name!r}: needs a workload but declares no keep_input to copy it into its runs"
+            )
 
     @property
     def report_heading(self) -> str:

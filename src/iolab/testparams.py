@@ -43,8 +43,10 @@ class Param:
         try:
             return self.parse(text.strip())
         except (ValueError, IolabError) as e:
-            raise IolabError(f"--set {self.name}={text!r} (test {test}): {e}. {self.help} "
-                             f"(default {self.show(self.default)}). Nothing was run or written.") from None
+            raise IolabError(
+                f"--set {self.name}={text!r} (test {test}): {e}. {self.help} "
+                f"(default {self.show(self.default)}). Nothing was run or written."
+            ) from None
 
 
 # -- parsers: each raises ValueError saying what it needs -------------------------------------
@@ -143,6 +145,7 @@ def choice(*options: str) -> Callable[[str], str]:
         if text not in options:
             raise ValueError(f"choose one of {', '.join(options)}")
         return text
+
     return parse
 
 
@@ -198,8 +201,13 @@ def parameter_rows(params: Iterable[Param], profile: "Profile", test: str = "") 
     vals = values(params, profile, test)
     rows = []
     for p in params:
-        how = ("set with --set" if p.name in text else f"--quick; default {p.show(p.default)}" if _scaled(p, profile, text)
-               else "default" + (f", {p.source}" if p.source else ""))
+        how = (
+            "set with --set"
+            if p.name in text
+            else f"--quick; default {p.show(p.default)}"
+            if _scaled(p, profile, text)
+            else "default" + (f", {p.source}" if p.source else "")
+        )
         rows.append((p.name, f"{p.show(vals[p.name])} ({how})"))
     return rows
 
@@ -211,8 +219,10 @@ def parse_settings(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
         name, sep, value = check_text(pair, "--set").partition("=")
         name = name.strip()
         if not sep or not name or not value.strip():
-            raise IolabError(f"--set {pair!r}: write NAME=VALUE (e.g. --set steps=5000:5000:100000); "
-                             "`iolab tests TEST` lists a test's parameters. Nothing was run or written.")
+            raise IolabError(
+                f"--set {pair!r}: write NAME=VALUE (e.g. --set steps=5000:5000:100000); "
+                "`iolab tests TEST` lists a test's parameters. Nothing was run or written."
+            )
         if name in out:
             raise IolabError(f"--set {name}: given twice ({out[name]!r} and {value!r}). Nothing was run or written.")
         out[name] = value.strip()
@@ -230,7 +240,9 @@ def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Par
         if name not in by_name:
             known = sorted(by_name)
             offer = f"its parameters are {', '.join(known)}" if known else "it takes no parameters"
-            raise IolabError(f"--set {name}: no test in this run has a parameter of that name ({offer}; "
-                             "`iolab tests TEST` lists them). Nothing was run or written.")
+            raise IolabError(
+                f"--set {name}: no test in this run has a parameter of that name ({offer}; "
+                "`iolab tests TEST` lists them). Nothing was run or written."
+            )
         for test, p in by_name[name]:
             p.read(text, test)

@@ -29,8 +29,12 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     # it is printed, not read as Rich markup.
     console.print(f"[bold]{esc(m.title)}[/] — {esc(m.spec)} — run {esc(m.run_id)}")
     facts = m.target.get("facts", {})
-    console.print(esc(f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
-                      f"{eng(m.target['capacity'], 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})"))
+    console.print(
+        esc(
+            f"target {m.target['spec']} ({m.target['kind']}; {facts.get('model') or 'model unknown'}; "
+            f"{eng(m.target['capacity'], 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})"
+        )
+    )
     state_style = {"complete": "green", "running": "yellow"}.get(m.state, "red")
     console.print(f"state [{state_style}]{esc(m.state)}[/]  started {esc(m.started)}  ended {esc(m.ended or '—')}")
     if m.error:
@@ -40,7 +44,9 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     for p in m.purges:
         # a failed purge says why and a fallback says from what, not only in manifest.json
         said = f": {p['detail']}" if not p["ok"] or p["detail"].startswith("auto:") else ""
-        console.print(esc(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}"), soft_wrap=True)
+        console.print(
+            esc(f"purge ({p['phase']}): {p['method']} — {'ok' if p['ok'] else 'FAILED'}{said}"), soft_wrap=True
+        )
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))
@@ -73,7 +79,12 @@ def render_endurance(e: Endurance, console: Console) -> None:
 def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> None:
     """The figures `iolab compare` ranks drives by, for this run alone."""
     t = Table(title="key figures", title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (("figure", "left"), ("value", "right"), ("unit", "left"), ("", "left"))
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("figure", "left"),
+        ("value", "right"),
+        ("unit", "left"),
+        ("", "left"),
+    )
     for col, justify in columns:
         t.add_column(col, justify=justify)
     for k in metrics:
@@ -97,7 +108,11 @@ def render_ranking(st, console: Console) -> None:
 
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
-    steady = {True: "[green]steady state reached[/]", False: "[red]steady state NOT reached[/]", None: "steady state not evaluated"}[ph.steady]
+    steady = {
+        True: "[green]steady state reached[/]",
+        False: "[red]steady state NOT reached[/]",
+        None: "steady state not evaluated",
+    }[ph.steady]
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
@@ -117,6 +132,7 @@ def is_grid(ph: PhaseSummary) -> bool:
 def grid_view(title: str, fmt: Callable) -> PhaseView:
     """One figure per cell in a block size × mix table (rows × columns); `fmt(cell)` prints it.
     Phases that are not such a grid get one row per cell."""
+
     def view(ph: PhaseSummary, console: Console) -> None:
         if not is_grid(ph):
             if ph.cells:
@@ -130,6 +146,7 @@ def grid_view(title: str, fmt: Callable) -> PhaseView:
             cells = [ph.cell(mix, bs) for mix in ph.mixes]
             t.add_row(kib_label(bs), *(fmt(c) if c else "—" for c in cells))
         console.print(t)
+
     return view
 
 
@@ -143,15 +160,32 @@ generic_view = iops_grid  # any test: the IOPS grid when its cells form one, els
 def render_steady(ph: PhaseSummary, console: Console) -> None:
     """Numbers never wrap or shorten (80 columns hold the table); the fit formula, the widest
     entry, goes under the table, one line per variable."""
-    t = Table(title="steady state (range and fit excursion: measured, and the most allowed)", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)  # 80 columns with the SS column whole
+    t = Table(
+        title="steady state (range and fit excursion: measured, and the most allowed)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )  # 80 columns with the SS column whole
     for col in ("variable", "rounds", "average", "range", "allowed", "fit exc.", "allowed", "SS"):
-        t.add_column(col, justify="left" if col == "variable" else "right", no_wrap=col != "variable",
-                     overflow="fold", min_width=8 if col == "variable" else None)
+        t.add_column(
+            col,
+            justify="left" if col == "variable" else "right",
+            no_wrap=col != "variable",
+            overflow="fold",
+            min_width=8 if col == "variable" else None,
+        )
     for v in ph.verdicts:
-        t.add_row(esc(v.name), f"{v.rounds[0]}–{v.rounds[-1]}", num(v.average), num(v.range_measured),
-                  num(v.range_allowed), num(denoise(v.fit_excursion, v.average)), num(v.fit_allowed),
-                  "[green]pass[/]" if v.steady else "[red]FAIL[/]")
+        t.add_row(
+            esc(v.name),
+            f"{v.rounds[0]}–{v.rounds[-1]}",
+            num(v.average),
+            num(v.range_measured),
+            num(v.range_allowed),
+            num(denoise(v.fit_excursion, v.average)),
+            num(v.fit_allowed),
+            "[green]pass[/]" if v.steady else "[red]FAIL[/]",
+        )
     console.print(t)
     for v in ph.verdicts:
         console.print(f"  fit, {esc(' '.join(v.name.split()))}: {esc(v.formula())} (R = round)", soft_wrap=True)
@@ -168,7 +202,7 @@ def render_cells(ph: PhaseSummary, console: Console) -> None:
     for c in cells:
         if len(ph.cells) > 30 and c is ph.cells[-10]:
             t.add_row("…", *[""] * (len(cols) - 1))
-        idle = ((duration(c.idle_before_s) if c.idle_before_s is not None else "—",) if idles else ())
+        idle = (duration(c.idle_before_s) if c.idle_before_s is not None else "—",) if idles else ()
         t.add_row(esc(c.key), *idle, num(c.iops), num(c.mbps), num(c.lat_mean_us), pct_text(c.p99_999_us, c.ios))
     console.print(t)
 
@@ -190,8 +224,10 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     console.print(t)
     # a partial interval (the budget's end) is shown above but is no full interval to summarise
     full = [r for r in rows if not r.partial] or rows
-    console.print(f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
-                  f"last 5 full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS")
+    console.print(
+        f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
+        f"last 5 full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS"
+    )
 
 
 def render_intervals(ph: PhaseSummary, console: Console) -> None:
@@ -205,8 +241,10 @@ def render_intervals(ph: PhaseSummary, console: Console) -> None:
     for r in rows if len(rows) <= 20 else rows[:10] + rows[-10:]:
         t.add_row(interval_label(r), num(r.mbps), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
     console.print(t)
-    console.print(f"{esc(ph.phase.name)}: {len(rows)} intervals, mean {num(sum(r.mbps for r in rows) / len(rows))} MB/s, "
-                  f"last {min(5, len(rows))} mean {num(sum(r.mbps for r in rows[-5:]) / len(rows[-5:]))} MB/s")
+    console.print(
+        f"{esc(ph.phase.name)}: {len(rows)} intervals, mean {num(sum(r.mbps for r in rows) / len(rows))} MB/s, "
+        f"last {min(5, len(rows))} mean {num(sum(r.mbps for r in rows[-5:]) / len(rows[-5:]))} MB/s"
+    )
 
 
 def render_hir(ph: PhaseSummary, console: Console) -> None:
@@ -218,8 +256,13 @@ def render_hir(ph: PhaseSummary, console: Console) -> None:
     for col in ("cell", "idle before", "IOPS", "ART µs", "MRT µs"):
         t.add_column(col, justify="right")
     for r in rows if len(rows) <= 20 else rows[:10] + rows[-10:]:
-        t.add_row(esc(f"{r.cell_key} (round {r.round})"), duration(r.idle_before_s) if r.idle_before_s else "—",
-                  num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+        t.add_row(
+            esc(f"{r.cell_key} (round {r.round})"),
+            duration(r.idle_before_s) if r.idle_before_s else "—",
+            num(r.iops),
+            num(r.lat_mean_us),
+            num(r.lat_max_us),
+        )
     console.print(t)
     console.print(f"{esc(ph.phase.name)}: {len(rows)} cells, mean {num(sum(r.iops for r in rows) / len(rows))} IOPS")
 
@@ -235,8 +278,14 @@ def render_dirth(ph: PhaseSummary, console: Console) -> None:
         generic_view(ph, console)
         ops = decided_points(ph.decisions)
         for name, p in ops.named() if ops else ():
-            console.print(f"{name}: " + (f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs (demand-variation "
-                                         "window)" if p else "not determined"))
+            console.print(
+                f"{name}: "
+                + (
+                    f"{p.label()}, {num(p.iops)} IOPS, ART {num(p.art_us)} µs (demand-variation window)"
+                    if p
+                    else "not determined"
+                )
+            )
         return
     depths = sorted({p.queue_depth for p in points}, reverse=True)
     tcs = {p.threads for p in points}

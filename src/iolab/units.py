@@ -21,9 +21,20 @@ GB = 1000**3
 TB = 1000**4
 
 _SUFFIX = {
-    "": 1, "b": 1,
-    "k": KiB, "kib": KiB, "m": MiB, "mib": MiB, "g": GiB, "gib": GiB, "t": TiB, "tib": TiB,
-    "kb": KB, "mb": MB, "gb": GB, "tb": TB,
+    "": 1,
+    "b": 1,
+    "k": KiB,
+    "kib": KiB,
+    "m": MiB,
+    "mib": MiB,
+    "g": GiB,
+    "gib": GiB,
+    "t": TiB,
+    "tib": TiB,
+    "kb": KB,
+    "mb": MB,
+    "gb": GB,
+    "tb": TB,
 }
 # The largest file size the kernel takes (a signed 64-bit offset).
 MAX_SIZE = 2**63 - 1

@@ -29,9 +29,11 @@ def check_text(text: str, what: str) -> str:
     """`text` unchanged, or IolabError when it holds a control character (newline, tab, NUL, ...)."""
     i = _control(text)
     if i is not None:
-        raise IolabError(f"{what} {text!r}: holds a control character ({text[i]!r} at position {i + 1}); "
-                         "names, paths and values may not contain newlines, tabs or other control "
-                         "characters. Nothing was run or written.")
+        raise IolabError(
+            f"{what} {text!r}: holds a control character ({text[i]!r} at position {i + 1}); "
+            "names, paths and values may not contain newlines, tabs or other control "
+            "characters. Nothing was run or written."
+        )
     return text
 
 
@@ -40,13 +42,16 @@ def check_fio_value(text: str, what: str) -> str:
     check_text(text, what)
     bad = sorted({ch for ch in text if ch in FIO_SPECIAL})
     if bad:
-        raise IolabError(f"{what} {text!r}: holds {' and '.join(repr(c) for c in bad)}, which fio's job files "
-                         "cannot carry (';' and '#' start a comment, '$' expands a variable), so fio would "
-                         "use another name than the one iolab checked. Rename it or pick another path. "
-                         "Nothing was run or written.")
+        raise IolabError(
+            f"{what} {text!r}: holds {' and '.join(repr(c) for c in bad)}, which fio's job files "
+            "cannot carry (';' and '#' start a comment, '$' expands a variable), so fio would "
+            "use another name than the one iolab checked. Rename it or pick another path. "
+            "Nothing was run or written."
+        )
     if text != text.rstrip():
-        raise IolabError(f"{what} {text!r}: ends in white space, which fio's job files drop. "
-                         "Nothing was run or written.")
+        raise IolabError(
+            f"{what} {text!r}: ends in white space, which fio's job files drop. Nothing was run or written."
+        )
     return text
 
 
@@ -57,6 +62,7 @@ def check_argv(args: list[str]) -> None:
         name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
         opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
         if not value:
-            raise IolabError(f"{opt}: the value is empty; give a value or leave the option out. "
-                             "Nothing was run or written.")
+            raise IolabError(
+                f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."
+            )
         check_text(value, opt)

@@ -55,8 +55,16 @@ def run_snapshot(root: Path, run_id: str) -> dict | None:
 
 
 def _entry(root: Path, s) -> dict:
-    entry = {"id": s.run_id, "test": s.test, "target": s.target, "state": s.state, "started": s.started,
-             "compliant": s.compliant, "problem": s.problem, "reports": _reports(root, s.path, s.run_id)}
+    entry = {
+        "id": s.run_id,
+        "test": s.test,
+        "target": s.target,
+        "state": s.state,
+        "started": s.started,
+        "compliant": s.compliant,
+        "problem": s.problem,
+        "reports": _reports(root, s.path, s.run_id),
+    }
     if s.state != "broken":
         try:
             entry |= _progress(s.path)
@@ -68,9 +76,15 @@ def _entry(root: Path, s) -> dict:
 def _reports(root: Path, run_dir: Path, run_id: str) -> list[dict]:
     """The report files the server would send (so none that a link places outside the runs directory)."""
     d = run_dir / "report"
-    return [{"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
-            for p in sorted(d.glob("*")) if p.suffix in (".html", ".pdf")
-            and p.resolve().is_relative_to(root) and p.resolve().is_file()] if d.is_dir() else []
+    return (
+        [
+            {"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
+            for p in sorted(d.glob("*"))
+            if p.suffix in (".html", ".pdf") and p.resolve().is_relative_to(root) and p.resolve().is_file()
+        ]
+        if d.is_dir()
+        else []
+    )
 
 
 def _progress(run_dir: Path) -> dict:
@@ -80,7 +94,9 @@ def _progress(run_dir: Path) -> dict:
         if not phases:
             return {"phase": None}
         ph = phases[-1]
-        plan: dict[str, Any] = next((p for p in manifest_of(store).plan.get("phases", ()) if p.get("name") == ph.name), {})
+        plan: dict[str, Any] = next(
+            (p for p in manifest_of(store).plan.get("phases", ()) if p.get("name") == ph.name), {}
+        )
         cells = store.cells(ph.name, complete_only=False)
         last = cells[-1] if cells else None
         rnd = last.round if last else 0
@@ -91,16 +107,28 @@ def _progress(run_dir: Path) -> dict:
         verdicts = store.steady_rows(ph.name)
         running = manifest_of(store).state == "running"
         return {
-            "phase": ph.name, "phases": len(manifest_of(store).plan.get("phases", ())), "phase_index": ph.ordinal + 1,
-            "round": rnd, "max_rounds": max_rounds, "cells_done": done_in_round, "cells_per_round": per_round,
+            "phase": ph.name,
+            "phases": len(manifest_of(store).plan.get("phases", ())),
+            "phase_index": ph.ordinal + 1,
+            "round": rnd,
+            "max_rounds": max_rounds,
+            "cells_done": done_in_round,
+            "cells_per_round": per_round,
             "stop_reason": ph.stop_reason,
             "last_cell": last.cell_key if last else None,
             "iops": last.iops if last else None,
-            "lat_mean_us": last.lat_mean_us if last else None, "lat_max_us": last.lat_max_us if last else None,
+            "lat_mean_us": last.lat_mean_us if last else None,
+            "lat_max_us": last.lat_max_us if last else None,
             "p99_us": last.p99 if last else None,
-            "parts": [{"name": p.name, "iops": p.figures.get("iops")} for p in breakdown(last.counters)] if last else [],
-            "steady": {"evaluated": bool(verdicts), "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
-                       "variables": len(verdicts), "reached": ph.steady},
+            "parts": [{"name": p.name, "iops": p.figures.get("iops")} for p in breakdown(last.counters)]
+            if last
+            else [],
+            "steady": {
+                "evaluated": bool(verdicts),
+                "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
+                "variables": len(verdicts),
+                "reached": ph.steady,
+            },
             # Measurement time only (purges and setup not counted): a bound to the round limit.
             "eta_s": None if mean_s is None or not running else left * mean_s,
             # the cell under way: fio's periodic reports as the runner last wrote them (None for
@@ -136,12 +164,22 @@ def handler_for(root: Path):
                 self._send(200, "application/json", json.dumps(snapshot(root)).encode())
             elif len(parts) == 2 and parts[0] == "runs":
                 found = any(r.run_id == parts[1] for r in list_runs(root))
-                self._send(*((200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS)) if found
-                             else (404, "text/plain", f"no such run: {html.escape(parts[1])}".encode())))
+                self._send(
+                    *(
+                        (200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS))
+                        if found
+                        else (404, "text/plain", f"no such run: {html.escape(parts[1])}".encode())
+                    )
+                )
             elif len(parts) == 3 and parts[:2] == ["api", "runs"]:
                 data = run_snapshot(root, parts[2])
-                self._send(*((200, "application/json", json.dumps(data).encode()) if data is not None
-                             else (404, "text/plain", f"no such run: {html.escape(parts[2])}".encode())))
+                self._send(
+                    *(
+                        (200, "application/json", json.dumps(data).encode())
+                        if data is not None
+                        else (404, "text/plain", f"no such run: {html.escape(parts[2])}".encode())
+                    )
+                )
             elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "report":
                 body = _report_file(root, parts[1], parts[3])
                 if body is None:
@@ -213,4 +251,6 @@ def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> Thr
     try:
         return ThreadingHTTPServer((bind, port), handler_for(root))
     except OSError as e:
-        raise IolabError(f"iolab watch: cannot listen on {bind}:{port} ({e.strerror or e}); choose another --port.") from None
+        raise IolabError(
+            f"iolab watch: cannot listen on {bind}:{port} ({e.strerror or e}); choose another --port."
+        ) from None

@@ -176,5 +176,6 @@ def list_page(poll_ms: int) -> bytes:
 def run_page(run_id: str, poll_ms: int) -> bytes:
     # the id inside the script as a JSON string, with "<" escaped so no "</script>" can end it
     run = json.dumps(run_id).replace("<", "\\u003c")
-    return (RUN_PAGE % {"style": STYLE, "chart": CHART_JS, "poll": poll_ms, "title": html.escape(run_id),
-                        "run": run}).encode()
+    return (
+        RUN_PAGE % {"style": STYLE, "chart": CHART_JS, "poll": poll_ms, "title": html.escape(run_id), "run": run}
+    ).encode()

@@ -76,17 +76,22 @@ class Workload:
         if self.threads < 1 or self.queue_depth < 1:
             raise IolabError(f"workload {self.name!r}: threads and queue depth must be ≥ 1")
         if self.threads > MAX_THREADS or self.queue_depth > MAX_QUEUE_DEPTH:
-            raise IolabError(f"workload {self.name!r}: {self.threads} threads × QD {self.queue_depth}; at most "
-                             f"{MAX_THREADS:,} threads and QD {MAX_QUEUE_DEPTH:,}")
+            raise IolabError(
+                f"workload {self.name!r}: {self.threads} threads × QD {self.queue_depth}; at most "
+                f"{MAX_THREADS:,} threads and QD {MAX_QUEUE_DEPTH:,}"
+            )
         if not 0 < self.active_range <= 1:
             raise IolabError(f"workload {self.name!r}: active range must be in (0, 1]")
         if not 0 <= self.entropy <= 1:
             raise IolabError(f"workload {self.name!r}: entropy must be in [0, 1]")
-        if self.zones and (any(io < 0 or span <= 0 for io, span in self.zones)
-                           or abs(sum(io for io, _ in self.zones) - 1) > 1e-6
-                           or abs(sum(span for _, span in self.zones) - 1) > 1e-6):
-            raise IolabError(f"workload {self.name!r}: zones {self.zones}: the IO shares and the range shares "
-                             "must each add up to 1")
+        if self.zones and (
+            any(io < 0 or span <= 0 for io, span in self.zones)
+            or abs(sum(io for io, _ in self.zones) - 1) > 1e-6
+            or abs(sum(span for _, span in self.zones) - 1) > 1e-6
+        ):
+            raise IolabError(
+                f"workload {self.name!r}: zones {self.zones}: the IO shares and the range shares must each add up to 1"
+            )
         if not 0 <= self.ramp_s <= 24 * 3600:
             raise IolabError(f"workload {self.name!r}: warm-up must be 0 to 24 h, not {self.ramp_s!r} s")
         if self.duration_s is None and self.bytes_budget is None:

@@ -25,10 +25,19 @@ def drive(preset: str, gb: float, **params: str) -> _sim.Drive:
     return _sim.Drive(preset, [("user_gb", str(gb)), *params.items()])
 
 
-def run(d: _sim.Drive, streams, qd: int, *, seconds: float | None = None, budget: int | None = None,
-        entropy: float = 1.0, seed: int = 7) -> dict:
-    return json.loads(d.run(streams=streams, queue_depth=qd, duration_s=seconds, bytes_budget=budget,
-                            entropy=entropy, seed=seed))
+def run(
+    d: _sim.Drive,
+    streams,
+    qd: int,
+    *,
+    seconds: float | None = None,
+    budget: int | None = None,
+    entropy: float = 1.0,
+    seed: int = 7,
+) -> dict:
+    return json.loads(
+        d.run(streams=streams, queue_depth=qd, duration_s=seconds, bytes_budget=budget, entropy=entropy, seed=seed)
+    )
 
 
 RR, RW = [("rnd", "read", 4096, 1.0)], [("rnd", "write", 4096, 1.0)]
@@ -136,9 +145,11 @@ def test_enterprise_demand_ramps(sas):
     """Open loop at rising offered rates (QD32 at most outstanding): reads stay under 175 µs
     on average up to 80,000 IOPS and saturate near 80,000; writes knee near 42,500 IOPS,
     latency rising from ~50 µs to ~750 µs (32 outstanding at the steady rate)."""
+
     def at(streams, op, rate):
         j = json.loads(sas.run(streams=streams, queue_depth=32, rate_iops=rate, duration_s=2.0, seed=rate))
         return j[op]["iops"], j[op]["lat_mean_us"]
+
     for rate in (20_000, 50_000, 80_000):
         iops, lat = at(RR, "read", rate)
         assert near(iops, rate, 0.02) and lat < 175 * (1 + LAT_TOL), (rate, iops, lat)

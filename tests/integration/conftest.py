@@ -43,12 +43,34 @@ def characterise_on_a_file():
     1 s within 20 %, a QD 1…4 then 1…2 thread search, two QoS and max-IOPS rounds."""
     with _scratch_dir() as d:
         runs = d / "runs"
-        p = iolab("run", "characterise", "--target", f"file:{d}/c.img?size=64MiB", "--quick", "--cell-time", "200ms",
-                  "--set", "precondition_time=1s", "--set", "duration=4s", "--set", "rounds=2",
-                  "--set", "demand=1000,2000,2000000,4000000,8000000", "--set", "step_time=1s",
-                  # a shared CI machine can hold a rate within 20 %, not always 2 %
-                  "--set", "tolerance=20%",
-                  "--set", "queue_depths=1,2,4", "--set", "thread_counts=1,2", "--runs-dir", str(runs))
+        p = iolab(
+            "run",
+            "characterise",
+            "--target",
+            f"file:{d}/c.img?size=64MiB",
+            "--quick",
+            "--cell-time",
+            "200ms",
+            "--set",
+            "precondition_time=1s",
+            "--set",
+            "duration=4s",
+            "--set",
+            "rounds=2",
+            "--set",
+            "demand=1000,2000,2000000,4000000,8000000",
+            "--set",
+            "step_time=1s",
+            # a shared CI machine can hold a rate within 20 %, not always 2 %
+            "--set",
+            "tolerance=20%",
+            "--set",
+            "queue_depths=1,2,4",
+            "--set",
+            "thread_counts=1,2",
+            "--runs-dir",
+            str(runs),
+        )
         assert p.returncode == 0, p.stderr + p.stdout
         yield runs, p
 
@@ -61,8 +83,9 @@ def loop_device(scratch):
     backing = scratch / "loop.img"
     with open(backing, "wb") as f:
         f.truncate(256 * 1024 * 1024)
-    dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(backing)],
-                         check=True, capture_output=True, text=True).stdout.strip()
+    dev = subprocess.run(
+        ["losetup", "-f", "--show", "--direct-io=on", str(backing)], check=True, capture_output=True, text=True
+    ).stdout.strip()
     try:
         yield dev
     finally:

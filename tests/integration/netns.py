@@ -49,8 +49,12 @@ def fio_hosts(n: int, port: int = 8765):
             _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", peer_if)
             _ip("-n", ns, "link", "set", peer_if, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-            subprocess.run(["ip", "netns", "exec", ns, "fio", f"--server={addr},{port}", f"--daemonize={pids.name}/h{i}.pid"],
-                           check=True, capture_output=True, timeout=30)
+            subprocess.run(
+                ["ip", "netns", "exec", ns, "fio", f"--server={addr},{port}", f"--daemonize={pids.name}/h{i}.pid"],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
         for _, addr in made:
             _wait(addr, port)
         yield made

@@ -40,8 +40,12 @@ def _free_port() -> int:
 
 
 def _keygen(path: Path) -> None:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "iolab-test", "-f", str(path)],
-                   check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "iolab-test", "-f", str(path)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 @contextmanager
@@ -58,15 +62,21 @@ def ssh_host():
         (d / "sshd_config").write_text(
             f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
             f"AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nPasswordAuthentication no\n"
-            "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n")
+            "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
+        )
         for name, key in (("ssh_config", "id"), ("wrong_ssh_config", "wrong_id")):
             (d / name).write_text(
                 f"Host iolab-test-host\n  HostName 127.0.0.1\n  Port {port}\n  User {pwd.getpwuid(os.getuid()).pw_name}\n"
                 f"  IdentityFile {d}/{key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
-                "  StrictHostKeyChecking yes\n")
+                "  StrictHostKeyChecking yes\n"
+            )
         os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
-        proc = subprocess.Popen([SSHD, "-f", str(d / "sshd_config"), "-D", "-e"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=open(d / "sshd.log", "wb"))
+        proc = subprocess.Popen(
+            [SSHD, "-f", str(d / "sshd_config"), "-D", "-e"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(d / "sshd.log", "wb"),
+        )
         deadline = time.monotonic() + WAIT_S
         while True:
             try:

@@ -103,15 +103,21 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     seed 1 with 1500 µs programs instead of 1150 µs."""
     runs = tmp_path / "runs"
     paths = {}
-    for name, spec in (("base", "sim:enterprise-sas?seed=1"), ("seed2", "sim:enterprise-sas?seed=2"),
-                       ("slow", "sim:enterprise-sas?t_prog_us=1500&seed=1")):
+    for name, spec in (
+        ("base", "sim:enterprise-sas?seed=1"),
+        ("seed2", "sim:enterprise-sas?seed=2"),
+        ("slow", "sim:enterprise-sas?t_prog_us=1500&seed=1"),
+    ):
         p, d = run_json(runs, "iops", spec)
         assert p.returncode == 0, p.stderr
         paths[name] = d["runs"][0]["path"]
     noise = iolab("check", paths["seed2"], "--baseline", paths["base"], "--json")
     nd = doc(noise)
     assert noise.returncode == 0, noise.stdout
-    assert nd["check"]["passed"] and {f["verdict"] for f in nd["check"]["figures"]} <= {"within-tolerance", "within-noise"}
+    assert nd["check"]["passed"] and {f["verdict"] for f in nd["check"]["figures"]} <= {
+        "within-tolerance",
+        "within-noise",
+    }
     assert all(f["candidate"]["noise_source"] == "window-rounds" for f in nd["check"]["figures"][:4])
     # the seeds did change the measurement: the figures are not identical
     assert any(f["change_pct"] != 0 for f in nd["check"]["figures"])
@@ -172,8 +178,21 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     other.write_text('{"schema": "something else"}')
     p = iolab("check", path, "--baseline", str(other))
     assert p.returncode == 2 and "not an iolab --json document" in p.stderr
-    q = iolab("run", "latency", "-t", "sim:enterprise-sas", "--quick", "--cell-time", "2s", "--max-rounds", "5",
-              "--no-report", "--runs-dir", str(runs), "--json")
+    q = iolab(
+        "run",
+        "latency",
+        "-t",
+        "sim:enterprise-sas",
+        "--quick",
+        "--cell-time",
+        "2s",
+        "--max-rounds",
+        "5",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+        "--json",
+    )
     p = iolab("check", json.loads(q.stdout)["runs"][0]["path"], "--baseline", path)
     assert p.returncode == 2 and "cell_seconds" in p.stderr and "--force" in p.stderr
 
@@ -185,8 +204,13 @@ def test_the_ci_gate_script_in_docs_passes_a_rerun_and_fails_a_slower_drive(tmp_
     assert same.returncode == 0, same.stdout + same.stderr
     assert "gate: passed" in same.stdout
     assert ET.parse(tmp_path / "runs/check.xml").getroot().get("failures") == "0"
-    slow = subprocess.run(["sh", str(script)], capture_output=True, text=True, timeout=600,
-                          env=dict(env, RUNS=str(tmp_path / "runs2"), CANDIDATE_TARGET=SLOW))
+    slow = subprocess.run(
+        ["sh", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(env, RUNS=str(tmp_path / "runs2"), CANDIDATE_TARGET=SLOW),
+    )
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert "gate: FAILED" in slow.stdout and "ART RND 4KiB R/W 65/35" in slow.stdout
 

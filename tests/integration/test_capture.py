@@ -32,10 +32,24 @@ def fio(dev: str, *extra: str, seconds: int = 2, ios: int | None = None) -> dict
     events: a busy machine does fewer IOs in a given time, so a count must not hang on one."""
     until = [f"--io_size={ios * 4}k", "--runtime=300"] if ios else [f"--runtime={seconds}", "--time_based"]
     out = subprocess.run(
-        ["fio", "--name=mix", f"--filename={dev}", "--rw=randrw", "--rwmixread=70", "--bs=4k", "--direct=1",
-         "--ioengine=libaio", "--iodepth=4", *until, "--randseed=7",
-         "--output-format=json", *extra],
-        check=True, capture_output=True, text=True,
+        [
+            "fio",
+            "--name=mix",
+            f"--filename={dev}",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            *until,
+            "--randseed=7",
+            "--output-format=json",
+            *extra,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout)["jobs"][0]
 
@@ -94,8 +108,13 @@ def test_capture_finds_the_fio_mix(loop_device, scratch):
 
 def test_a_buffer_too_small_for_the_load_reports_the_dropped_events(loop_device, scratch):
     # 8 KiB per CPU holds ~100 events; fio issues thousands between two reads of the buffer.
-    cap, job = capture_while(loop_device, scratch / "cap.parquet", lambda: fio(loop_device, "--iodepth=16", ios=20000),
-                             buffer_kb=8, source="tracefs")
+    cap, job = capture_while(
+        loop_device,
+        scratch / "cap.parquet",
+        lambda: fio(loop_device, "--iodepth=16", ios=20000),
+        buffer_kb=8,
+        source="tracefs",
+    )
     fio_ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     assert cap.lost_events > 0
     stored = TraceTable.open(cap.table.path)
@@ -127,8 +146,9 @@ def test_cli_capture_says_loudly_when_events_were_dropped(loop_device, scratch):
 def ctrl_c_after(cmd: list[str], work):
     """Start a capturing process, run `work()` once it is armed, then Ctrl-C it:
     (its stdout, its stderr, what `work` returned); it must exit 0."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, COLUMNS="300"))
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300")
+    )
     try:
         _wait_armed(p)
         got = work()
@@ -167,8 +187,11 @@ def test_raw_pages_decode_to_what_the_kernel_prints(loop_device, scratch):
             (ev / "filter").write_text(f"dev == {os.major(st.st_rdev) << 20 | os.minor(st.st_rdev)}")
             ev.joinpath("enable").write_text("1")
         fio(loop_device, "--rate_iops=1500", ios=1500)
-        subprocess.run(["dd", f"if={loop_device}", "of=/dev/null", "bs=256k", "count=20", "iflag=direct"], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["dd", f"if={loop_device}", "of=/dev/null", "bs=256k", "count=20", "iflag=direct"],
+            check=True,
+            capture_output=True,
+        )
         for ev in events:
             ev.joinpath("enable").write_text("0")
         (scratch / "trace.txt").write_bytes((inst / "trace").read_bytes())
@@ -208,8 +231,10 @@ def test_raw_pages_decode_to_what_the_kernel_prints(loop_device, scratch):
 
 def test_process_filter_keeps_only_that_process(loop_device, scratch):
     def work():
-        dd = subprocess.Popen(["dd", f"if={loop_device}", "of=/dev/null", "bs=64k", "iflag=direct", "count=2000"],
-                              stderr=subprocess.DEVNULL)
+        dd = subprocess.Popen(
+            ["dd", f"if={loop_device}", "of=/dev/null", "bs=64k", "iflag=direct", "count=2000"],
+            stderr=subprocess.DEVNULL,
+        )
         try:
             return fio(loop_device, seconds=1)
         finally:
@@ -266,8 +291,10 @@ def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device
     import sys
 
     out = scratch / "cap.parquet"
-    code = (f"from iolab.traces import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "
-            "print(r.interrupted, r.table.rows)")
+    code = (
+        f"from iolab.traces import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "
+        "print(r.interrupted, r.table.rows)"
+    )
     stdout, _, job = ctrl_c_after([sys.executable, "-c", code], lambda: fio(loop_device, seconds=1))
     interrupted, rows = stdout.split()
     assert interrupted == "True" and int(rows) >= job["read"]["total_ios"] + job["write"]["total_ios"]

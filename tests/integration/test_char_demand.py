@@ -34,14 +34,17 @@ def run(test: str, target: str, runs: Path, *args: str) -> tuple[dict, str]:
 
 def of_test(runs: Path, test: str) -> Path:
     """The run of `test` in a sequence's runs directory."""
-    [run_dir] = [d for d in runs.iterdir() if (d / "manifest.json").is_file()
-                 and json.loads((d / "manifest.json").read_text())["test"] == test]
+    [run_dir] = [
+        d
+        for d in runs.iterdir()
+        if (d / "manifest.json").is_file() and json.loads((d / "manifest.json").read_text())["test"] == test
+    ]
     return run_dir
 
 
 def section(shown: str, phase: str, after: str) -> str:
     """The `iolab show` table of one phase (up to the next one's)."""
-    return shown[shown.index(f"\n{phase}:"):shown.index(f"\n{after}:")]
+    return shown[shown.index(f"\n{phase}:") : shown.index(f"\n{after}:")]
 
 
 def levels(table: str) -> dict[tuple[int, int], float]:
@@ -114,8 +117,11 @@ def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at
         by_qd = levels(section(shown, f"{op} QD search", f"{op} TC search"))
         assert set(by_qd) <= {(1, 1), (1, 2), (1, 4)} and by_qd, shown
         qd_choices = last_gain(by_qd)
-        built = [x["chosen"]["queue_depth"] for x in m["decisions"]
-                 if x["phase"] == f"{op} TC search" and x["rule"]["name"] == "last-gain"]
+        built = [
+            x["chosen"]["queue_depth"]
+            for x in m["decisions"]
+            if x["phase"] == f"{op} TC search" and x["rule"]["name"] == "last-gain"
+        ]
         assert len(built) == 1 and (1, built[0]) in qd_choices, (built, by_qd)
         by_tc = levels(section(shown, f"{op} TC search", f"{op} rounds"))
         assert set(by_tc) <= {(1, built[0]), (2, built[0])} and by_tc, shown

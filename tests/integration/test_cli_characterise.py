@@ -54,8 +54,11 @@ def test_characterise_sequence_on_a_file(characterise_on_a_file):
     ent = phases(stores["entropy"])
     assert list(ent) == ["precondition", "write", "70/30"]  # quick runs precondition to steady state first
     # one report of the whole sequence: its summary, then every test's pages
-    [seq_html] = [ln.removeprefix("sequence report: ") for ln in p.stdout.splitlines()
-                  if ln.startswith("sequence report: ") and ln.endswith(".html")]
+    [seq_html] = [
+        ln.removeprefix("sequence report: ")
+        for ln in p.stdout.splitlines()
+        if ln.startswith("sequence report: ") and ln.endswith(".html")
+    ]
     seq = open(seq_html).read()
     assert "characterise sequence (7 tests)" in seq and all(s.manifest.title in seq for s in stores.values())
     cons = stores["consistency"]
@@ -115,11 +118,16 @@ def test_consistency_on_the_simulator_reports_what_it_finds(scratch):
     assert dips.text().startswith(("none found", "periodic dips every"))
 
 
-CHEAP = {"qos": ("--set", "rounds=2"), "consistency": ("--set", "duration=6s"), "rw-matrix": (), "mixed-matrix": (),
-         "entropy": (),
-         # steps fine enough that both drives meet some demands and miss later ones
-         "latency-demand": ("--set", "demand=5000:5000:150000"),
-         "max-iops": ("--set", "thread_counts=1,2", "--set", "rounds=2")}
+CHEAP = {
+    "qos": ("--set", "rounds=2"),
+    "consistency": ("--set", "duration=6s"),
+    "rw-matrix": (),
+    "mixed-matrix": (),
+    "entropy": (),
+    # steps fine enough that both drives meet some demands and miss later ones
+    "latency-demand": ("--set", "demand=5000:5000:150000"),
+    "max-iops": ("--set", "thread_counts=1,2", "--set", "rounds=2"),
+}
 
 
 def lower_is_better(unit: str) -> bool:
@@ -130,8 +138,10 @@ def lower_is_better(unit: str) -> bool:
 def test_compare_two_simulated_drives(scratch, test):
     """Each test's key figures and overlays on two quick runs: every figure found on both
     drives, ranked by its direction (a response time lower-is-better, IOPS and MB/s higher)."""
-    stores = [sim_run(scratch, test, f"sim:{p}", "--cell-time", "200ms", *CHEAP[test])
-              for p in ("enterprise-sas", "entry-sata-compress")]
+    stores = [
+        sim_run(scratch, test, f"sim:{p}", "--cell-time", "200ms", *CHEAP[test])
+        for p in ("enterprise-sas", "entry-sata-compress")
+    ]
     out = scratch / "cmp"
     p = iolab("compare", *(str(s.dir) for s in stores), "-o", str(out))
     assert p.returncode == 0, p.stderr + p.stdout
@@ -148,8 +158,13 @@ def test_compare_two_simulated_drives(scratch, test):
         best = min(vals) if lower_is_better(m.unit) else max(vals)
         assert table.ranks[vals.index(best)][j] == 1, m.name
     # each test's overlay pages follow the summary (one series per drive)
-    overlays = {"qos": "write rounds: per round", "rw-matrix": "RND READ: IOPS vs queue depth",
-                "mixed-matrix": "mixed: IOPS vs queue depth", "entropy": "write: IOPS vs queue depth",
-                "consistency": "IO Consistency: drives", "latency-demand": "Latency vs Demand — read ramp, per drive",
-                "max-iops": "Maximum IOPS — searches per drive"}
+    overlays = {
+        "qos": "write rounds: per round",
+        "rw-matrix": "RND READ: IOPS vs queue depth",
+        "mixed-matrix": "mixed: IOPS vs queue depth",
+        "entropy": "write: IOPS vs queue depth",
+        "consistency": "IO Consistency: drives",
+        "latency-demand": "Latency vs Demand — read ramp, per drive",
+        "max-iops": "Maximum IOPS — searches per drive",
+    }
     assert overlays[test] in html

@@ -14,15 +14,32 @@ import pytest
 from iolab.engines.sim import list_presets
 
 IOLAB = [sys.executable, "-c", "from iolab.cli import main; main()"]
-COMMANDS = ["run", "resume", "tests", "runs", "show", "report", "compare", "export", "info", "fio-job", "watch",
-            "check", "capture", "sim presets", "sim calibrate", "trace import", "trace analyze", "trace export"]
+COMMANDS = [
+    "run",
+    "resume",
+    "tests",
+    "runs",
+    "show",
+    "report",
+    "compare",
+    "export",
+    "info",
+    "fio-job",
+    "watch",
+    "check",
+    "capture",
+    "sim presets",
+    "sim calibrate",
+    "trace import",
+    "trace analyze",
+    "trace export",
+]
 READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "resume", "sim calibrate"]
 
 
 def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "IOLAB_RUNS")}
-    return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=300, env={**e, **(env or {})},
-                          **kw)
+    return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=300, env={**e, **(env or {})}, **kw)
 
 
 def test_version_prints_the_installed_version():

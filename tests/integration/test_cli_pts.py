@@ -34,7 +34,9 @@ def check_rounds_are_consistent(store, ph):
     [plan_phase] = [p for p in store.manifest.plan["phases"] if p["name"] == ph.phase.name]
     last = ph.verdicts[0].rounds[-1]
     hist = {
-        t["name"]: [(c.round, c.metric(t["metric"])) for c in ph.rows if c.cell_key == t["cell_key"] and c.round <= last]
+        t["name"]: [
+            (c.round, c.metric(t["metric"])) for c in ph.rows if c.cell_key == t["cell_key"] and c.round <= last
+        ]
         for t in plan_phase["tracking"]
     }
     verdict = evaluate(hist, SteadyRule())
@@ -47,8 +49,20 @@ def test_iops_quick_on_a_file(scratch):
     target = f"file:{scratch}/drive.img?size=256MiB"
     # 100 ms cells: 280 of them, each a fio start (~0.3 s of its own), and what is shown here
     # does not depend on how long a cell measures
-    p = iolab("run", "iops", "--target", target, "--quick", "--cell-time", "100ms", "--no-report", "--max-rounds", "5",
-              "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "iops",
+        "--target",
+        target,
+        "--quick",
+        "--cell-time",
+        "100ms",
+        "--no-report",
+        "--max-rounds",
+        "5",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     assert store.manifest.state == "complete"
@@ -125,8 +139,20 @@ def test_wsat_stops_at_its_byte_budget(scratch):
 def test_wsat_budget_end_on_a_file_is_no_tiny_interval_and_partial_is_marked(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=256MiB"
-    p = iolab("run", "wsat", "--target", target, "--quick", "--cell-time", "100ms", "--no-report",
-              "--wsat-capacity-multiple", "3.3", "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "wsat",
+        "--target",
+        target,
+        "--quick",
+        "--cell-time",
+        "100ms",
+        "--no-report",
+        "--wsat-capacity-multiple",
+        "3.3",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     cells = store.cells()
@@ -162,8 +188,13 @@ def _wait_for_round(runs, rnd, proc, timeout=300):
 def test_kill_9_in_round_3_keeps_rounds_1_and_2(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=64MiB"
-    proc = subprocess.Popen([*IOLAB, "run", "latency", "--target", target, *QUICK, "--runs-dir", str(runs)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*IOLAB, "run", "latency", "--target", target, *QUICK, "--runs-dir", str(runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         path = _wait_for_round(runs, 3, proc)
         os.killpg(proc.pid, signal.SIGKILL)
@@ -182,8 +213,13 @@ def test_kill_9_in_round_3_keeps_rounds_1_and_2(scratch):
 def test_ctrl_c_stops_fio_and_marks_the_run_interrupted(scratch):
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=64MiB"
-    proc = subprocess.Popen([*IOLAB, "run", "latency", "--target", target, *QUICK, "--runs-dir", str(runs)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*IOLAB, "run", "latency", "--target", target, *QUICK, "--runs-dir", str(runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     path = _wait_for_round(runs, 2, proc)
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
     assert proc.wait(timeout=60) == 130
@@ -211,9 +247,11 @@ def test_refuses_a_mounted_device(scratch, loop_device):
 
 
 def test_bad_input_gets_a_clear_error_not_a_traceback(scratch):
-    for args in (["run", "iops", "--target", "file:/nonexistent-dir/x.img"],
-                 ["run", "nosuchtest", "--target", f"file:{scratch}/d.img?size=1MiB"],
-                 ["show", "no-such-run"]):
+    for args in (
+        ["run", "iops", "--target", "file:/nonexistent-dir/x.img"],
+        ["run", "nosuchtest", "--target", f"file:{scratch}/d.img?size=1MiB"],
+        ["show", "no-such-run"],
+    ):
         p = iolab(*args, "--runs-dir", str(scratch)) if args[0] == "run" else iolab(*args)
         assert p.returncode != 0
         assert "Traceback" not in p.stderr + p.stdout

@@ -39,9 +39,11 @@ def build_idle(prof, target, workload=None) -> Plan:
     def write(seconds):
         return Workload.mix("rnd", 0, 4 * KiB, threads=4, queue_depth=32, duration_s=seconds)
 
-    cells = (Cell("sustained", write(2.0), "0/100", 4 * KiB),  # GC at its steady pace
-             Cell("burst", write(0.01), "0/100", 4 * KiB),  # straight after: no time to clean
-             Cell("burst after idle", write(0.01), "0/100", 4 * KiB, idle_before_s=30.0))
+    cells = (
+        Cell("sustained", write(2.0), "0/100", 4 * KiB),  # GC at its steady pace
+        Cell("burst", write(0.01), "0/100", 4 * KiB),  # straight after: no time to clean
+        Cell("burst after idle", write(0.01), "0/100", 4 * KiB, idle_before_s=30.0),
+    )
     phase = Phase("idle recovery", cells, (), precondition=(fill,), max_rounds=1, stop_on_steady=False)
     return Plan("idle-recovery", "Idle Recovery", "test", prof, (phase,), prof.rule(), cap)
 
@@ -56,8 +58,9 @@ def idle_test():
 def burst_gain(target: str, runs) -> tuple[float, float, RunStore]:
     """The burst after idle against the burst straight after the sustained writes, and
     against the sustained (steady) rate."""
-    [run] = api.run_test("idle-recovery", target, suites.make_profile("enterprise", quick=True), runs_dir=runs,
-                         report=False)
+    [run] = api.run_test(
+        "idle-recovery", target, suites.make_profile("enterprise", quick=True), runs_dir=runs, report=False
+    )
     store = RunStore.open(run.dir)
     iops = {c.cell_key: c.iops for c in store.cells()}
     return iops["burst after idle"] / iops["burst"], iops["burst after idle"] / iops["sustained"], store
@@ -90,33 +93,67 @@ def read(qd: int, seconds: float) -> Workload:
 
 def build_search(prof, target, workload=None) -> Plan:
     cap = min(target.capacity, prof.capacity_limit or target.capacity)
-    search = Phase("qd search", tuple(Cell(f"QD {qd}", read(qd, prof.cell_seconds), "100/0", 4 * KiB) for qd in QDS),
-                   (), max_rounds=1, stop_on_steady=False, stop_rule=NoGain(min_gain=0.05, steps=2))
+    search = Phase(
+        "qd search",
+        tuple(Cell(f"QD {qd}", read(qd, prof.cell_seconds), "100/0", 4 * KiB) for qd in QDS),
+        (),
+        max_rounds=1,
+        stop_on_steady=False,
+        stop_rule=NoGain(min_gain=0.05, steps=2),
+    )
 
     def at_best(samples):
         best = best_by_iops("qd search", samples["qd search"])
         qd = best.outstanding
-        phase = Phase("at the best QD", (Cell(f"QD {qd}", read(qd, prof.cell_seconds), "100/0", 4 * KiB),), (),
-                      purge=False, max_rounds=2, stop_on_steady=False)
-        return phase, Decision("at the best QD", {"name": "most-iops"},
-                               f"{best.key} delivered the most IOPS ({best.iops:,.0f})", {"queue_depth": qd})
+        phase = Phase(
+            "at the best QD",
+            (Cell(f"QD {qd}", read(qd, prof.cell_seconds), "100/0", 4 * KiB),),
+            (),
+            purge=False,
+            max_rounds=2,
+            stop_on_steady=False,
+        )
+        return phase, Decision(
+            "at the best QD",
+            {"name": "most-iops"},
+            f"{best.key} delivered the most IOPS ({best.iops:,.0f})",
+            {"queue_depth": qd},
+        )
 
-    return Plan("qd-search", "QD search", "test", prof, (search, Deferred("at the best QD", "the search's most IOPS",
-                at_best)), prof.rule(), cap)
+    return Plan(
+        "qd-search",
+        "QD search",
+        "test",
+        prof,
+        (search, Deferred("at the best QD", "the search's most IOPS", at_best)),
+        prof.rule(),
+        cap,
+    )
 
 
 @pytest.fixture
 def search():
-    test = registry.register(TestDef("qd-search", "QD search", "test", "QD search, then rounds at the best",
-                                     build=build_search))
+    test = registry.register(
+        TestDef("qd-search", "QD search", "test", "QD search, then rounds at the best", build=build_search)
+    )
     yield test
     registry.unregister(test.name)
 
 
 def test_a_queue_depth_search_on_a_file_builds_its_next_phase_at_the_best_queue_depth(search, scratch, tmp_path):
     runs = tmp_path / "runs"
-    out = cli("run", "qd-search", "--target", f"file:{scratch / 'qd.img'}?size=64MiB", "--quick", "--cell-time",
-              "200ms", "--runs-dir", str(runs), "--no-report")
+    out = cli(
+        "run",
+        "qd-search",
+        "--target",
+        f"file:{scratch / 'qd.img'}?size=64MiB",
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--runs-dir",
+        str(runs),
+        "--no-report",
+    )
     [run] = [p for p in runs.iterdir() if (p / "manifest.json").exists()]
     store = RunStore.open(run)
     m = store.manifest

@@ -26,7 +26,10 @@ SIM = "sim:enterprise-sas?user_gb=1"
 # two finished quick IOPS runs on the simulator, {cut} a run killed part-way on a file, {loop} a
 # loop device being written to.
 LINES: dict[tuple[str, ...], tuple[str, bool]] = {
-    ("run",): ("latency --quick --no-report --cell-time 100ms --max-rounds 1 -t " + SIM + " --runs-dir {d}/runs-new", False),
+    ("run",): (
+        "latency --quick --no-report --cell-time 100ms --max-rounds 1 -t " + SIM + " --runs-dir {d}/runs-new",
+        False,
+    ),
     ("resume",): ("{cut} --no-report", False),
     ("tests",): ("", True),
     ("runs",): ("--runs-dir {d}/runs", True),
@@ -61,14 +64,15 @@ def test_every_command_has_a_line():
 
 
 def snapshot(d: Path) -> dict[str, tuple[int, int, int]]:
-    return {str(p.relative_to(d)): (st.st_size, st.st_mtime_ns, st.st_mode)
-            for p in d.rglob("*") for st in [p.lstat()]}
+    return {str(p.relative_to(d)): (st.st_size, st.st_mtime_ns, st.st_mode) for p in d.rglob("*") for st in [p.lstat()]}
 
 
 def msr_trace(path: Path) -> None:
     """A small MSR Cambridge trace: random 4 KiB reads and writes over two seconds."""
-    lines = [f"{128166372000000000 + i * 20000},host,0,{'Read' if i % 3 else 'Write'},{(i * 7919 % 4096) * 4096},4096,150"
-             for i in range(1000)]
+    lines = [
+        f"{128166372000000000 + i * 20000},host,0,{'Read' if i % 3 else 'Write'},{(i * 7919 % 4096) * 4096},4096,150"
+        for i in range(1000)
+    ]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -80,15 +84,16 @@ def place():
     with _scratch_dir() as d:
         runs = d / "runs"
         for _ in range(2):
-            p = iolab("run", "iops", "--quick", "--no-report", "--cell-time", "100ms", "-t", SIM, "--runs-dir", str(runs))
+            p = iolab(
+                "run", "iops", "--quick", "--no-report", "--cell-time", "100ms", "-t", SIM, "--runs-dir", str(runs)
+            )
             assert p.returncode == 0, p.stderr
             time.sleep(1.1)  # run directories are named to the second
         iops, iops2 = sorted(runs.iterdir())
         msr_trace(d / "trace.csv")
         p = iolab("trace", "import", str(d / "trace.csv"), "-f", "msr", "-o", str(d / "table.parquet"))
         assert p.returncode == 0, p.stderr
-        yield {"d": d, "iops": iops, "iops2": iops2, "cut": None, "loop": None,
-               "figure": "RND 4KiB R/W 0/100 IOPS"}
+        yield {"d": d, "iops": iops, "iops2": iops2, "cut": None, "loop": None, "figure": "RND 4KiB R/W 0/100 IOPS"}
 
 
 def loop_with_io(d: Path):
@@ -98,8 +103,9 @@ def loop_with_io(d: Path):
     backing = d / f"loop-{time.monotonic_ns()}.img"
     with open(backing, "wb") as f:
         f.truncate(16 << 20)
-    dev = subprocess.run(["losetup", "-f", "--show", str(backing)], check=True, capture_output=True,
-                         text=True).stdout.strip()
+    dev = subprocess.run(
+        ["losetup", "-f", "--show", str(backing)], check=True, capture_output=True, text=True
+    ).stdout.strip()
     stop = threading.Event()
 
     def write() -> None:

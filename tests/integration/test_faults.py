@@ -18,6 +18,7 @@ import pytest
 from iolab.durable import ResultsDiskFull
 from tests.integration.conftest import IOLAB, iolab
 
+
 @pytest.fixture
 def small_fs():
     """A 2 MiB tmpfs; the test fills it to the free space it wants."""
@@ -38,8 +39,19 @@ def test_a_nearly_full_results_disk_ends_the_run_failed_and_says_so_once(small_f
     with open(small_fs / "filler", "wb") as f:
         f.write(b"\0" * (st.f_bavail * st.f_frsize - free_kib * 1024))
     runs = small_fs / "runs"
-    res = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "3", "--no-report",
-                "--runs-dir", str(runs), timeout=600)
+    res = iolab(
+        "run",
+        "latency",
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--max-rounds",
+        "3",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+        timeout=600,
+    )
     assert res.returncode == 5, res.stderr
     out = " ".join((res.stdout + res.stderr).split())  # Rich wraps long lines
     assert "Traceback" not in out and out.count("results disk full at ") == 1
@@ -73,11 +85,15 @@ def signal_when(proc: subprocess.Popen, ready, sig: int) -> str:
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp_path, sig, code):
     runs = tmp_path / "runs"
-    proc = subprocess.Popen([*IOLAB, "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1",
-                             "--runs-dir", str(runs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, COLUMNS="100"),
-                            # as from a terminal: a child of a shell that ignores SIGINT would ignore it too
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [*IOLAB, "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--runs-dir", str(runs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, COLUMNS="100"),
+        # as from a terminal: a child of a shell that ignores SIGINT would ignore it too
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     err = signal_when(proc, lambda: list(runs.glob("*/report")), sig)  # the report's directory: being written now
     assert proc.returncode == code, err
     [run] = list(runs.iterdir())
@@ -89,11 +105,17 @@ def test_a_stop_while_the_report_is_written_keeps_the_run_and_no_half_report(tmp
     if sig != signal.SIGTERM:
         return
     # `iolab report` stopped the same way, once its first file appears
-    proc = subprocess.Popen([*IOLAB, "report", str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, COLUMNS="100"))
+    proc = subprocess.Popen(
+        [*IOLAB, "report", str(run)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, COLUMNS="100"),
+    )
     err = signal_when(proc, lambda: list((run / "report").iterdir()), sig)
-    assert proc.returncode == code and [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("writing report ")] == [
-        "stopped by SIGTERM: the report being written was not kept (the reports listed above are whole)"], err
+    assert proc.returncode == code and [
+        ln for ln in err.splitlines() if ln.strip() and not ln.startswith("writing report ")
+    ] == ["stopped by SIGTERM: the report being written was not kept (the reports listed above are whole)"], err
     assert list((run / "report").iterdir()) == []
 
 
@@ -112,8 +134,12 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
     env = dict(os.environ, IOLAB_LOCK_DIR=str(locks))
     holders = {}
     for name in ("killed-run", "live-run"):
-        holders[name] = subprocess.Popen([sys.executable, "-c", CLAIMER, f"file:{tmp_path}/{name}.img?size=1MiB", name],
-                                         stdout=subprocess.PIPE, text=True, env=env)
+        holders[name] = subprocess.Popen(
+            [sys.executable, "-c", CLAIMER, f"file:{tmp_path}/{name}.img?size=1MiB", name],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         assert holders[name].stdout.readline().strip() == "held"
     try:
         holders["killed-run"].kill()  # kill -9: nothing of iolab's runs, the kernel drops its lock

@@ -76,8 +76,12 @@ def test_entropy_controls_how_compressible_the_written_data_is(target, scratch):
 
 
 def test_mixed_random_and_sequential_streams_keep_their_proportions(target, scratch):
-    w = Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.7), Stream("seq", "write", 64 * KiB, 0.3)),
-                 threads=1, queue_depth=4, duration_s=2.0)
+    w = Workload(
+        streams=(Stream("rnd", "read", 4 * KiB, 0.7), Stream("seq", "write", 64 * KiB, 0.3)),
+        threads=1,
+        queue_depth=4,
+        duration_s=2.0,
+    )
     r = run(target, w, scratch / "raw")
     # The two access patterns run as two fio jobs; reads are all RND, writes all SEQ.
     assert r.read.ios / r.ios == pytest.approx(0.7, abs=0.03)
@@ -101,22 +105,42 @@ def test_a_missing_device_is_refused_not_created(scratch):
     # fio itself would lay out a regular file at the path, even under /dev.
     missing = scratch / "no-such-device"
     with pytest.raises(EngineError, match="does not exist"):
-        run(Target("block", str(missing), str(missing), 64 * MiB), Workload.mix("rnd", 0, 4 * KiB, duration_s=0.3),
-            scratch / "raw")
+        run(
+            Target("block", str(missing), str(missing), 64 * MiB),
+            Workload.mix("rnd", 0, 4 * KiB, duration_s=0.3),
+            scratch / "raw",
+        )
     assert not missing.exists()
     with pytest.raises(EngineError, match="not a block device"):
-        run(Target("block", str(scratch), str(scratch), 64 * MiB), Workload.mix("rnd", 0, 4 * KiB, duration_s=0.3),
-            scratch / "raw2")
+        run(
+            Target("block", str(scratch), str(scratch), 64 * MiB),
+            Workload.mix("rnd", 0, 4 * KiB, duration_s=0.3),
+            scratch / "raw2",
+        )
 
 
 def test_generated_jobs_are_accepted_by_fio(target, scratch):
     engine = FioEngine()
     workloads = [
-        Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.3), Stream("rnd", "read", 8 * KiB, 0.2),
-                          Stream("rnd", "write", 4 * KiB, 1 / 6), Stream("rnd", "write", 64 * KiB, 1 / 3)),
-                 threads=2, queue_depth=8, rate_iops=5000, entropy=0.4, duration_s=1),
-        Workload(streams=(Stream("seq", "write", 128 * KiB, 0.5), Stream("rnd", "read", 4 * KiB, 0.5)),
-                 threads=3, queue_depth=1, bytes_budget=MiB),
+        Workload(
+            streams=(
+                Stream("rnd", "read", 4 * KiB, 0.3),
+                Stream("rnd", "read", 8 * KiB, 0.2),
+                Stream("rnd", "write", 4 * KiB, 1 / 6),
+                Stream("rnd", "write", 64 * KiB, 1 / 3),
+            ),
+            threads=2,
+            queue_depth=8,
+            rate_iops=5000,
+            entropy=0.4,
+            duration_s=1,
+        ),
+        Workload(
+            streams=(Stream("seq", "write", 128 * KiB, 0.5), Stream("rnd", "read", 4 * KiB, 0.5)),
+            threads=3,
+            queue_depth=1,
+            bytes_budget=MiB,
+        ),
         Workload.mix("seq", 0, 1024 * KiB, threads=4, rate_iops=8, active_range=0.75, duration_s=0.5),
     ]
     for i, w in enumerate(workloads):
@@ -125,7 +149,9 @@ def test_generated_jobs_are_accepted_by_fio(target, scratch):
         out = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True, cwd=scratch)
         assert out.returncode == 0, out.stdout + out.stderr
     assert f"ioengine={engine.job_text(target, workloads[0], 'x').split('ioengine=')[1].split()[0]}" in (
-        "ioengine=io_uring", "ioengine=libaio")
+        "ioengine=io_uring",
+        "ioengine=libaio",
+    )
 
 
 def test_loop_device(loop_device, scratch):
@@ -140,16 +166,20 @@ def test_nbd_export(scratch):
     if not nbdkit:
         pytest.skip("nbdkit not installed")
     sock = scratch / "nbd.sock"
-    server = subprocess.Popen([nbdkit, "-f", "-U", str(sock), "memory", "64M"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [nbdkit, "-f", "-U", str(sock), "memory", "64M"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         for _ in range(100):
             if sock.exists():
                 break
             time.sleep(0.05)
         uri = f"nbd+unix:///?socket={sock}"
-        r = run(Target("nbd", uri, uri, 64 * MiB), Workload.mix("rnd", 50, 4 * KiB, queue_depth=4, duration_s=0.5),
-                scratch / "raw")
+        r = run(
+            Target("nbd", uri, uri, 64 * MiB),
+            Workload.mix("rnd", 50, 4 * KiB, queue_depth=4, duration_s=0.5),
+            scratch / "raw",
+        )
         assert r.read.ios > 0 and r.write.ios > 0
     finally:
         server.terminate()
@@ -201,8 +231,9 @@ def _alive(pid: int) -> bool:
 def _start_child(target: Target, scratch: Path) -> tuple[subprocess.Popen, list[int]]:
     """A Python process running a long round; returns it and fio's processes (fio itself
     and its job processes, which each sit in their own session)."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD, target.path, str(scratch / "raw")],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, target.path, str(scratch / "raw")], stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout.readline().strip() == "live"  # fio is running and reporting
     fio = [p for p in _children(child.pid) if Path(f"/proc/{p}/comm").read_text().strip() == "fio"]
     assert len(fio) == 1

@@ -40,14 +40,34 @@ def test_a_newline_in_a_target_never_reaches_fio(scratch):
     # named after the whole spec that the safety checks examined.
     (scratch / "x").mkdir()
     before = files_under(scratch)
-    p = iolab("run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "1", "--no-report",
-              "--runs-dir", str(scratch / "runs"), "-t", f"file:{scratch}/x/{INJECT}?size=4MiB", timeout=300)
+    p = iolab(
+        "run",
+        "latency",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--max-rounds",
+        "1",
+        "--no-report",
+        "--runs-dir",
+        str(scratch / "runs"),
+        "-t",
+        f"file:{scratch}/x/{INJECT}?size=4MiB",
+        timeout=300,
+    )
     err = refused(p, scratch, before)
     assert "control character" in err and not list(scratch.rglob("PWNED"))
 
 
-@pytest.mark.parametrize("value", [f"file:{{d}}/{INJECT}?size=4MiB", "file:{d}/a\rb?size=4MiB",
-                                   "file:{d}/a\x1bb?size=4MiB", "file:{d}/a\tb?size=4MiB"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"file:{{d}}/{INJECT}?size=4MiB",
+        "file:{d}/a\rb?size=4MiB",
+        "file:{d}/a\x1bb?size=4MiB",
+        "file:{d}/a\tb?size=4MiB",
+    ],
+)
 def test_fio_job_refuses_control_characters_in_a_target(scratch, value):
     before = files_under(scratch)
     p = iolab("fio-job", "iops", "--quick", "-t", value.format(d=scratch))
@@ -104,10 +124,13 @@ BAD = [
     ("run dirth --set threads=5000", "4,096 threads"),
     ("run latency-bound --set threads=99999999999999999999", "2,147,483,647"),
     ("run iops --max-rounds 99999999999999999999999", "from 1 to 1,000"),
-    ("run iops --cell-time 9999999999999999999999999999999999999999999999999999999999999999999999999999999999"
-     "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
-     "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
-     "999999999999999999999999999999999999999999", "too long"),
+    (
+        "run iops --cell-time 9999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "999999999999999999999999999999999999999999",
+        "too long",
+    ),
     ("run iops --precondition-factor 1e300", "at most 1,000"),
     ("run wsat --wsat-capacity-multiple 1e300", "at most 1,000"),
     ("run iops --rwsw-min-writes inf", "from 0 to 1,000"),
@@ -148,8 +171,12 @@ def _table() -> bytes:
 
     with tempfile.TemporaryDirectory() as t:
         src = Path(t) / "t.csv"
-        src.write_text("".join(f"{128166372000000000 + i * 20000},h,0,{'Read' if i % 3 else 'Write'},{i % 512 * 4096},4096,150\n"
-                               for i in range(500)))
+        src.write_text(
+            "".join(
+                f"{128166372000000000 + i * 20000},h,0,{'Read' if i % 3 else 'Write'},{i % 512 * 4096},4096,150\n"
+                for i in range(500)
+            )
+        )
         p = iolab("trace", "import", str(src), "-f", "msr", "-o", f"{t}/t.parquet")
         assert p.returncode == 0, p.stderr
         return Path(f"{t}/t.parquet").read_bytes()
@@ -176,8 +203,19 @@ def test_a_refused_target_among_several_gives_its_message_and_exit_code(scratch)
     foreign = scratch / "foreign.img"
     foreign.write_bytes(os.urandom(1 << 20))  # someone's data: no iolab mark
     runs = scratch / "runs"
-    p = iolab("run", "iops", "--quick", "--no-report", "--runs-dir", str(runs), "-t", f"file:{foreign}",
-              "-t", f"file:{scratch}/none/x.img?size=4MiB", timeout=300)
+    p = iolab(
+        "run",
+        "iops",
+        "--quick",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+        "-t",
+        f"file:{foreign}",
+        "-t",
+        f"file:{scratch}/none/x.img?size=4MiB",
+        timeout=300,
+    )
     text = p.stdout + p.stderr
     assert p.returncode == 3, text
     assert "Traceback" not in text, text

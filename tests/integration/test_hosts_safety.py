@@ -70,8 +70,18 @@ def test_a_host_of_this_machine_gets_the_local_checks(scratch):
     port = _port()
     before = _foreign(scratch / "photos.img")
     for address in ("127.0.0.1", "127.0.0.2", "localhost"):  # any address of this machine, not a spelling
-        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/photos.img?size=1MiB",
-                  "--hosts", f"{address}:{port}", "--runs-dir", str(scratch / "runs"), timeout=120)
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--target",
+            f"file:{scratch}/photos.img?size=1MiB",
+            "--hosts",
+            f"{address}:{port}",
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=120,
+        )
         assert r.returncode != 0, r.stdout
         err = " ".join(r.stderr.split())
         assert "not created by iolab" in err and "--allow-unsafe-target" in err and "Traceback" not in err, err
@@ -86,16 +96,38 @@ def test_a_host_of_this_machine_gets_the_local_lock(scratch):
     spec = f"file:{scratch}/t.img?size=16MiB"
     held = targets.claim(targets.parse_target(spec))  # another run holds the file
     try:
-        r = iolab("run", "latency", *QUICK, "--target", spec, "--hosts", f"127.0.0.1:{port}",
-                  "--runs-dir", str(scratch / "runs"), timeout=120)
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--target",
+            spec,
+            "--hosts",
+            f"127.0.0.1:{port}",
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=120,
+        )
     finally:
         held.release()
-    assert r.returncode != 0 and "Two runs on one target destroy each other's data" in " ".join(r.stderr.split()), r.stderr
+    assert r.returncode != 0 and "Two runs on one target destroy each other's data" in " ".join(r.stderr.split()), (
+        r.stderr
+    )
     assert not (scratch / "t.img").exists()
     # and once free, the host run creates it marked as iolab's, so the next run may use it again
     for _ in range(2):
-        r = iolab("run", "latency", *QUICK, "--target", spec, "--hosts", f"127.0.0.1:{port}",
-                  "--runs-dir", str(scratch / "runs"), timeout=180)
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--target",
+            spec,
+            "--hosts",
+            f"127.0.0.1:{port}",
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=180,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
     assert _gone(port)
 
@@ -122,8 +154,18 @@ def test_a_device_spelt_oddly_on_this_machine_is_checked_as_the_device(scratch, 
     for spelt in _odd_spellings(scratch, partitioned):
         f = scratch / "hosts.toml"
         f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\ntarget = "{spelt}"\n')
-        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts-file", str(f),
-                  "--runs-dir", str(scratch / "runs"), timeout=120)
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--target",
+            f"file:{scratch}/x.img?size=16MiB",
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=120,
+        )
         assert r.returncode != 0, r.stdout
         err = " ".join(r.stderr.split())
         assert f"Refusing to write to target '{partitioned}'" in err and "(partition table)" in err, err
@@ -131,18 +173,40 @@ def test_a_device_spelt_oddly_on_this_machine_is_checked_as_the_device(scratch, 
 
 
 def test_a_host_reached_through_fio_alone_is_refused_unless_the_user_answers_for_it(scratch):
-    r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts", "198.51.100.7:19399",
-              "--runs-dir", str(scratch / "runs"), timeout=120)
+    r = iolab(
+        "run",
+        "latency",
+        *QUICK,
+        "--target",
+        f"file:{scratch}/x.img?size=16MiB",
+        "--hosts",
+        "198.51.100.7:19399",
+        "--runs-dir",
+        str(scratch / "runs"),
+        timeout=120,
+    )
     err = " ".join(r.stderr.split())
-    assert r.returncode != 0 and "iolab cannot check a target on a host it reaches through fio's server only" in err, err
-    assert "`ssh = \"user@host\"`" in err and "--allow-unsafe-target" in err
+    assert r.returncode != 0 and "iolab cannot check a target on a host it reaches through fio's server only" in err, (
+        err
+    )
+    assert '`ssh = "user@host"`' in err and "--allow-unsafe-target" in err
 
 
 def test_a_wildcard_address_is_refused_without_listen_any(scratch):
     port = _port()
     for wild in ("0.0.0.0", "[::]"):
-        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/x.img?size=16MiB", "--hosts", f"{wild}:{port}",
-                  "--runs-dir", str(scratch / "runs"), timeout=120)
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--target",
+            f"file:{scratch}/x.img?size=16MiB",
+            "--hosts",
+            f"{wild}:{port}",
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=120,
+        )
         err = " ".join(r.stderr.split())
         assert r.returncode != 0 and "means every interface" in err and "--listen-any" in err, err
         assert _gone(port, 1) and not (scratch / "x.img").exists()
@@ -160,10 +224,29 @@ def _kill_when_measuring(proc: subprocess.Popen, runs: Path) -> None:
 def test_kill_9_of_a_hosts_run_takes_its_server_down_and_resume_leaves_none(scratch):
     port = _port()
     runs = scratch / "runs"
-    proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2",
-                             "--no-report", "--purge", "none", "--target", f"file:{scratch}/t.img?size=16MiB",
-                             "--hosts", f"127.0.0.1:{port}", "--runs-dir", str(runs)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            *IOLAB,
+            "run",
+            "throughput",
+            "--quick",
+            "--cell-time",
+            "1s",
+            "--max-rounds",
+            "2",
+            "--no-report",
+            "--purge",
+            "none",
+            "--target",
+            f"file:{scratch}/t.img?size=16MiB",
+            "--hosts",
+            f"127.0.0.1:{port}",
+            "--runs-dir",
+            str(runs),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     _kill_when_measuring(proc, runs)
     assert _gone(port), f"fio server still up after kill -9 of iolab: {_fio_servers_on(port)}"
     [run] = list(runs.iterdir())
@@ -189,16 +272,38 @@ def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(sc
     start = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     record = servers_dir() / f"fio-server-{pid}.json"
-    record.write_text(json.dumps({"pid": pid, "start": start, "boot": boot, "address": "127.0.0.1", "port": port,
-                                  "owner": owner.pid, "owner_start": None, "run_dir": str(scratch / "runs" / "old")}))
+    record.write_text(
+        json.dumps(
+            {
+                "pid": pid,
+                "start": start,
+                "boot": boot,
+                "address": "127.0.0.1",
+                "port": port,
+                "owner": owner.pid,
+                "owner_start": None,
+                "run_dir": str(scratch / "runs" / "old"),
+            }
+        )
+    )
     try:
         listed = iolab("runs", "--runs-dir", str(scratch / "runs"), timeout=60)
         assert listed.returncode == 0
         said = " ".join(listed.stderr.split())
         assert f"leftover fio server: pid {pid} listening on 127.0.0.1:{port}" in said and "old" in said, said
         assert record.exists() and answers("127.0.0.1", port)  # `iolab runs` only reads
-        r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/t.img?size=16MiB", "--hosts",
-                  f"127.0.0.1:{port}", "--runs-dir", str(scratch / "runs"), timeout=180)
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--target",
+            f"file:{scratch}/t.img?size=16MiB",
+            "--hosts",
+            f"127.0.0.1:{port}",
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=180,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         notes = " ".join(RunStore.open(next(p for p in (scratch / "runs").iterdir())).manifest.notes)
         assert f"stopped a fio server left running by an earlier iolab (pid {pid}" in notes, notes
@@ -217,13 +322,27 @@ def test_an_ssh_hosts_target_is_checked_there(scratch, partitioned):
     before = _foreign(scratch / "photos.img")
     dev_before = _sha(Path(partitioned))
     with ssh_host() as host:
-        for target, said in ((scratch / "photos.img", "not created by iolab"),
-                             *((t, "partition table dos") for t in _odd_spellings(scratch, partitioned))):
+        for target, said in (
+            (scratch / "photos.img", "not created by iolab"),
+            *((t, "partition table dos") for t in _odd_spellings(scratch, partitioned)),
+        ):
             f = scratch / "hosts.toml"
-            f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\n'
-                         f'ssh_config = "{host.config}"\ntarget = "{target}"\n')
-            r = iolab("run", "latency", *QUICK, "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file",
-                      str(f), "--runs-dir", str(scratch / "runs"), timeout=180)
+            f.write_text(
+                f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\n'
+                f'ssh_config = "{host.config}"\ntarget = "{target}"\n'
+            )
+            r = iolab(
+                "run",
+                "latency",
+                *QUICK,
+                "--target",
+                f"file:{scratch}/local.img?size=16MiB",
+                "--hosts-file",
+                str(f),
+                "--runs-dir",
+                str(scratch / "runs"),
+                timeout=180,
+            )
             err = " ".join(r.stderr.split())
             assert r.returncode != 0 and f"on host 127.0.0.1:{port} ({host.dest}), checked there over SSH" in err, err
             assert said in err and "--allow-unsafe-target" in err
@@ -236,11 +355,32 @@ def test_kill_9_of_an_ssh_hosts_run_takes_the_remote_server_down(scratch):
     runs = scratch / "runs"
     with ssh_host() as host:
         f = scratch / "hosts.toml"
-        f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\n'
-                     f'ssh_config = "{host.config}"\ntarget = "{scratch}/remote.img"\n')
-        proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "1s", "--max-rounds", "2",
-                                 "--no-report", "--purge", "none", "--target", f"file:{scratch}/local.img?size=16MiB",
-                                 "--hosts-file", str(f), "--runs-dir", str(runs)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        f.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\n'
+            f'ssh_config = "{host.config}"\ntarget = "{scratch}/remote.img"\n'
+        )
+        proc = subprocess.Popen(
+            [
+                *IOLAB,
+                "run",
+                "throughput",
+                "--quick",
+                "--cell-time",
+                "1s",
+                "--max-rounds",
+                "2",
+                "--no-report",
+                "--purge",
+                "none",
+                "--target",
+                f"file:{scratch}/local.img?size=16MiB",
+                "--hosts-file",
+                str(f),
+                "--runs-dir",
+                str(runs),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _kill_when_measuring(proc, runs)
         assert _gone(port), f"fio server still up after kill -9 of iolab: {_fio_servers_on(port)}"

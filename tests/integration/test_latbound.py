@@ -33,8 +33,17 @@ def check_flow(store: RunStore, rule: LatencyBound) -> None:
 
 
 def test_a_quick_run_on_a_file_ramps_then_sustains_the_highest_demand_within_the_bound(scratch):
-    r = iolab("run", "latency-bound", *QUICK, *LOOSE, "--target", f"file:{scratch}/lb.img?size=64MiB",
-              "--runs-dir", str(scratch / "runs"), timeout=120)
+    r = iolab(
+        "run",
+        "latency-bound",
+        *QUICK,
+        *LOOSE,
+        "--target",
+        f"file:{scratch}/lb.img?size=64MiB",
+        "--runs-dir",
+        str(scratch / "runs"),
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
     check_flow(store, LatencyBound(99.0, 10e6))
@@ -43,8 +52,22 @@ def test_a_quick_run_on_a_file_ramps_then_sustains_the_highest_demand_within_the
 
 
 def test_on_the_simulated_drive_the_bound_breaks_while_the_drive_still_delivers_the_demand(scratch):
-    r = iolab("run", "latency-bound", "--quick", "--cell-time", "1s", "--set", "steps=20000:20000:300000",
-              "--set", "bound=250us", "--set", "sustain=2s", "--runs-dir", str(scratch / "runs"), timeout=120)
+    r = iolab(
+        "run",
+        "latency-bound",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--set",
+        "steps=20000:20000:300000",
+        "--set",
+        "bound=250us",
+        "--set",
+        "sustain=2s",
+        "--runs-dir",
+        str(scratch / "runs"),
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
     check_flow(store, LatencyBound(99.0, 250.0))
@@ -63,8 +86,20 @@ def test_on_the_simulated_drive_the_bound_breaks_while_the_drive_still_delivers_
 def test_two_hosts_are_judged_on_their_merged_percentile(scratch):
     with fio_hosts(2) as hosts:
         f, target = hosts_file(scratch, hosts, "16MiB")
-        r = iolab("run", "latency-bound", *QUICK, *LOOSE, "--allow-unsafe-target",  # fio-only hosts: not checkable
-                  "--target", target, "--hosts-file", str(f), "--runs-dir", str(scratch / "runs"), timeout=180)
+        r = iolab(
+            "run",
+            "latency-bound",
+            *QUICK,
+            *LOOSE,
+            "--allow-unsafe-target",  # fio-only hosts: not checkable
+            "--target",
+            target,
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=180,
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
     check_flow(store, LatencyBound(99.0, 10e6))

@@ -14,16 +14,29 @@ from .conftest import iolab
 
 
 def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_path):
-    p = iolab("run", "max-iops", "--quick", "-t", "sim:entry-sata-compress?user_gb=4", "--set", "thread_counts=1,2",
-              "--no-report", "--runs-dir", str(tmp_path))
+    p = iolab(
+        "run",
+        "max-iops",
+        "--quick",
+        "-t",
+        "sim:entry-sata-compress?user_gb=4",
+        "--set",
+        "thread_counts=1,2",
+        "--no-report",
+        "--runs-dir",
+        str(tmp_path),
+    )
     assert p.returncode == 0, p.stderr
     run = Path(re.search(r"run directory: (\S+)", p.stdout).group(1))
     db = sqlite3.connect(f"file:{run}/results.db?mode=ro", uri=True)
     try:
-        search = db.execute("SELECT cell_key, iops FROM cells WHERE phase='read QD search' AND kind='measure' "
-                            "ORDER BY ordinal").fetchall()
-        rounds = {json.loads(w)["queue_depth"] for (w,) in
-                  db.execute("SELECT workload FROM cells WHERE phase='read rounds' AND kind='measure'")}
+        search = db.execute(
+            "SELECT cell_key, iops FROM cells WHERE phase='read QD search' AND kind='measure' ORDER BY ordinal"
+        ).fetchall()
+        rounds = {
+            json.loads(w)["queue_depth"]
+            for (w,) in db.execute("SELECT workload FROM cells WHERE phase='read rounds' AND kind='measure'")
+        }
     finally:
         db.close()
     # the rule, worked out again from the search as measured: the last step that gained at

@@ -13,8 +13,10 @@ pytestmark = pytest.mark.integration
 
 STAMP = re.compile(r"^(\d\d):(\d\d):(\d\d) ")
 CLOCK = r"\d+:\d\d(?::\d\d)?"
-ETA = re.compile(rf"ETA ({CLOCK})(?:–({CLOCK}))? \(done by (\d\d):(\d\d):(\d\d) at the latest; wall clock: "
-                 r"simulated time × ([0-9.e+-]+), the wall/virtual ratio measured so far\)")
+ETA = re.compile(
+    rf"ETA ({CLOCK})(?:–({CLOCK}))? \(done by (\d\d):(\d\d):(\d\d) at the latest; wall clock: "
+    r"simulated time × ([0-9.e+-]+), the wall/virtual ratio measured so far\)"
+)
 
 
 def seconds(h: str, m: str, s: str) -> int:
@@ -23,15 +25,29 @@ def seconds(h: str, m: str, s: str) -> int:
 
 def span(text: str) -> int:
     parts = [int(x) for x in text.split(":")]
-    return sum(v * 60 ** i for i, v in enumerate(reversed(parts)))
+    return sum(v * 60**i for i, v in enumerate(reversed(parts)))
 
 
 def test_a_piped_run_on_the_simulator_prints_timestamped_rounds_phases_and_a_wall_clock_eta(tmp_path):
-    p = iolab("run", "latency", "-t", "sim:enterprise-sas?user_gb=0.125", "--quick", "--cell-time", "1s",
-              "--max-rounds", "5", "--no-report", "--runs-dir", str(tmp_path))
+    p = iolab(
+        "run",
+        "latency",
+        "-t",
+        "sim:enterprise-sas?user_gb=0.125",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--max-rounds",
+        "5",
+        "--no-report",
+        "--runs-dir",
+        str(tmp_path),
+    )
     assert p.returncode in (0, 1), p.stdout + p.stderr
     stamped = [ln for ln in p.stdout.splitlines() if STAMP.match(ln)]
-    assert any(re.search(r"round 1 done: .*\(steady state needs a window of 5 rounds\)", ln) for ln in stamped), p.stdout
+    assert any(re.search(r"round 1 done: .*\(steady state needs a window of 5 rounds\)", ln) for ln in stamped), (
+        p.stdout
+    )
     assert any(" phase done after " in ln for ln in stamped), p.stdout
     etas = [(ln, ETA.search(ln)) for ln in stamped if "simulated time ×" in ln]
     assert etas, p.stdout

@@ -31,8 +31,9 @@ def run_on_file(scratch, test: str, size: str, *args: str):
 
 
 def test_xsr_quick_on_a_file(scratch):
-    p, store = run_on_file(scratch, "xsr", "128MiB", "--set", "group1_time=1s", "--set", "group2_time=600ms",
-                           "--set", "group3_time=1s")
+    p, store = run_on_file(
+        scratch, "xsr", "128MiB", "--set", "group1_time=1s", "--set", "group2_time=600ms", "--set", "group3_time=1s"
+    )
     assert store.manifest.state == "complete" and not store.manifest.compliant
     res = xsr_result(summarise(store))
     # each group ends at its time budget (wall time, fio's start-up included) or its 5/3/5 intervals
@@ -44,7 +45,9 @@ def test_xsr_quick_on_a_file(scratch):
 
 
 def test_dirth_quick_on_a_file_measures_the_grid_and_cpu(scratch):
-    p, store = run_on_file(scratch, "dirth", "128MiB", "--max-rounds", "1", "--set", "threads=1,2", "--set", "depths=1,4")
+    p, store = run_on_file(
+        scratch, "dirth", "128MiB", "--max-rounds", "1", "--set", "threads=1,2", "--set", "depths=1,4"
+    )
     phases = summarise(store)
     assert [ph.phase.name for ph in phases] == ["preconditioning", "demand variation", "operating points"]
     assert {(q.threads, q.queue_depth) for q in demand_points(phases)} == {(1, 1), (1, 4), (2, 1), (2, 4)}

@@ -13,8 +13,20 @@ from .test_pts2 import only_run, run_on_file
 
 pytestmark = pytest.mark.integration
 
-TINY = ("--set", "pc_round_intervals=1", "--max-rounds", "5", "--set", "bursts=2", "--set", "burst_time=200ms",
-        "--set", "wait_states=10ms,50ms", "--set", "baseline_time=400ms")
+TINY = (
+    "--set",
+    "pc_round_intervals=1",
+    "--max-rounds",
+    "5",
+    "--set",
+    "bursts=2",
+    "--set",
+    "burst_time=200ms",
+    "--set",
+    "wait_states=10ms,50ms",
+    "--set",
+    "baseline_time=400ms",
+)
 
 
 def test_hir_quick_on_a_file(scratch):
@@ -35,8 +47,22 @@ def test_hir_quick_on_a_file(scratch):
 SIM = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28&bg_reserve_pct=50&write_core_us=0"
 # Preconditioning long enough for the small drive to reach its garbage-collected level; short
 # bursts so the cleaning an idle buys is not diluted; virtual idles cost no wall time.
-SHAPE = ("--quick", "--cell-time", "200ms", "--no-report", "--set", "pc_round_intervals=10", "--set", "bursts=5",
-         "--set", "burst_time=50ms", "--set", "wait_states=0.05,5,30", "--set", "baseline_time=1s")
+SHAPE = (
+    "--quick",
+    "--cell-time",
+    "200ms",
+    "--no-report",
+    "--set",
+    "pc_round_intervals=10",
+    "--set",
+    "bursts=5",
+    "--set",
+    "burst_time=50ms",
+    "--set",
+    "wait_states=0.05,5,30",
+    "--set",
+    "baseline_time=1s",
+)
 
 
 def hir_on(target: str, runs):

@@ -39,14 +39,42 @@ SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28&core_
 def build_ramp(profile, target, workload=None) -> plan.TestPlan:
     cap = min(target.capacity, profile.capacity_limit or target.capacity)
     cells = tuple(
-        Cell(f"{d} IOPS demanded", Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=32,
-                                                active_range=cap / target.capacity, duration_s=profile.cell_seconds,
-                                                rate_iops=d), "100/0", 4 * KiB)
-        for d in DEMANDS)
-    phase = Phase("ramp", cells, (), purge=False, max_rounds=1, stop_on_steady=False,
-                  stop_rule=DemandShortfall(tolerance=0.02, steps=2))
-    return plan.TestPlan("read-ramp", "Read Latency vs Demand", f"iolab characterisation ({profile.name})", profile,
-                    (phase,), profile.rule(), cap, (("Stimulus", "RND 4 KiB reads at rising demand"),))
+        Cell(
+            f"{d} IOPS demanded",
+            Workload.mix(
+                "rnd",
+                100,
+                4 * KiB,
+                threads=1,
+                queue_depth=32,
+                active_range=cap / target.capacity,
+                duration_s=profile.cell_seconds,
+                rate_iops=d,
+            ),
+            "100/0",
+            4 * KiB,
+        )
+        for d in DEMANDS
+    )
+    phase = Phase(
+        "ramp",
+        cells,
+        (),
+        purge=False,
+        max_rounds=1,
+        stop_on_steady=False,
+        stop_rule=DemandShortfall(tolerance=0.02, steps=2),
+    )
+    return plan.TestPlan(
+        "read-ramp",
+        "Read Latency vs Demand",
+        f"iolab characterisation ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        cap,
+        (("Stimulus", "RND 4 KiB reads at rising demand"),),
+    )
 
 
 def max_delivered(phases) -> float | None:
@@ -55,8 +83,11 @@ def max_delivered(phases) -> float | None:
 
 
 RAMP = TestDef(
-    "read-ramp", "Read Latency vs Demand", "iolab characterisation",
-    "Read latency vs demand: RND 4 KiB reads at 25,000 … 800,000 IOPS demanded", build=build_ramp,
+    "read-ramp",
+    "Read Latency vs Demand",
+    "iolab characterisation",
+    "Read latency vs demand: RND 4 KiB reads at 25,000 … 800,000 IOPS demanded",
+    build=build_ramp,
     key_figures=lambda runs: (KeyMetric("max delivered IOPS", "IOPS", True, max_delivered),),
 )
 
@@ -97,8 +128,11 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     assert decision["rule"] == {"name": "demand-shortfall", "tolerance": 0.02, "steps": 2}
     assert decision["cell"] == "400000 IOPS demanded" and decision["chosen"]["max_sustainable_iops"] == 100000
     outcome = decision["outcome"]
-    assert re.match(r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 step\(s\): maximum "
-                    r"sustainable IOPS 100,000", outcome), outcome
+    assert re.match(
+        r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 step\(s\): maximum "
+        r"sustainable IOPS 100,000",
+        outcome,
+    ), outcome
 
     # show: every measured cell, not one grid place of six, and the rule's outcome
     shown = cli("show", str(a))
@@ -153,4 +187,6 @@ def test_a_stored_run_of_an_unregistered_test_still_shows_reports_and_exports(ra
     assert "iolab characterisation (enterprise)" in html
     cli("export", str(a), "--out", str(tmp_path / "exp"))
     r = CliRunner().invoke(app, ["run", "read-ramp", "--target", SMALL, "--runs-dir", str(runs)])
-    assert r.exit_code != 0 and re.search(r"'read-ramp': unknown; choose one of iops, .*'pts', 'rwsw'", str(r.exception))
+    assert r.exit_code != 0 and re.search(
+        r"'read-ramp': unknown; choose one of iops, .*'pts', 'rwsw'", str(r.exception)
+    )

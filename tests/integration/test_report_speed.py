@@ -32,8 +32,18 @@ main()
 
 @pytest.mark.parametrize("args", [("--help",), ("runs",), ("tests",), ("tests", "latency")])
 def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args, tmp_path):
-    res = subprocess.run([sys.executable, "-c", LOADED.format(heavy=HEAVY), *args, *(
-        ("--runs-dir", str(tmp_path)) if args == ("runs",) else ())], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LOADED.format(heavy=HEAVY),
+            *args,
+            *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
     assert line == "LOADED", f"iolab {' '.join(args)} loaded {line.split()[1:]}"
@@ -42,8 +52,9 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
 @pytest.fixture(scope="module")
 def latency_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
-    res = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report",
-                "--runs-dir", str(runs))
+    res = iolab(
+        "run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--runs-dir", str(runs)
+    )
     assert res.returncode == 0, res.stderr
     [run] = list(runs.iterdir())
     return run

@@ -23,8 +23,19 @@ def _flat(text: str) -> str:
 def test_wsat_states_its_own_limit_and_its_partial_last_interval(tmp_path):
     runs = tmp_path / "runs"
     # the 6.3× budget runs out inside interval 14 of 1 s (the profile's round limit is 25)
-    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "1s", "--wsat-capacity-multiple", "6.3",
-              "--no-report", "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "wsat",
+        "--target",
+        SMALL,
+        "--cell-time",
+        "1s",
+        "--wsat-capacity-multiple",
+        "6.3",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr
     out = _flat(p.stdout)
     rule = re.search(r"steady-state rule: (.*?) note:|steady-state rule: (.*?) main:", out)

@@ -22,7 +22,15 @@ CELLS = 9  # latency: 3 mixes × 3 block sizes
 
 def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()) -> Path:
     """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains `when`."""
-    run = run or ("latency", "--cell-time", "200ms", "--max-rounds", str(ROUNDS), "-t", f"file:{scratch}/target.img?size=64MiB")
+    run = run or (
+        "latency",
+        "--cell-time",
+        "200ms",
+        "--max-rounds",
+        str(ROUNDS),
+        "-t",
+        f"file:{scratch}/target.img?size=64MiB",
+    )
     cmd = [*IOLAB, "run", *run, "--quick", "--runs-dir", str(runs), "--no-report"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -90,7 +98,9 @@ def test_a_cell_measured_but_not_stored_is_recovered_from_raw(scratch):
     run = run_and_kill(scratch, runs, "main-r02-c05")
     # Lose the newest stored cell as a kill between fio's end and the commit would.
     con = sqlite3.connect(run / "results.db")
-    (cid, tag_file) = con.execute("SELECT id, raw_files FROM cells WHERE kind='measure' ORDER BY id DESC LIMIT 1").fetchone()
+    (cid, tag_file) = con.execute(
+        "SELECT id, raw_files FROM cells WHERE kind='measure' ORDER BY id DESC LIMIT 1"
+    ).fetchone()
     con.execute("DELETE FROM cells WHERE id=?", (cid,))
     con.commit()
     con.close()
@@ -159,8 +169,21 @@ def test_resume_refuses_another_file_at_the_same_path(scratch):
 
 def test_resume_of_a_finished_run_is_refused(scratch):
     runs = scratch / "runs"
-    res = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "-t",
-                f"file:{scratch}/t.img?size=16MiB", "--runs-dir", str(runs), "--no-report", timeout=600)
+    res = iolab(
+        "run",
+        "latency",
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--max-rounds",
+        "1",
+        "-t",
+        f"file:{scratch}/t.img?size=16MiB",
+        "--runs-dir",
+        str(runs),
+        "--no-report",
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr
     [r] = list_runs(runs)
     res = iolab("resume", str(r.path))
@@ -176,8 +199,20 @@ def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scra
     runs.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", str(runs)], check=True)
     try:
-        res = iolab("run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "6",
-                    "-t", f"file:{scratch}/target.img?size=64MiB", "--runs-dir", str(runs), timeout=900)
+        res = iolab(
+            "run",
+            "latency",
+            "--quick",
+            "--cell-time",
+            "1s",
+            "--max-rounds",
+            "6",
+            "-t",
+            f"file:{scratch}/target.img?size=64MiB",
+            "--runs-dir",
+            str(runs),
+            timeout=900,
+        )
         assert res.returncode == 5, res.stderr
         assert "Traceback" not in res.stderr and "results disk full at " in res.stderr
         [run] = [d for d in runs.iterdir()]

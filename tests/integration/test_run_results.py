@@ -33,8 +33,14 @@ def quick_run(runs: Path, target: str, test: str = "latency") -> dict:
 def runs(tmp_path_factory) -> tuple[Path, list[dict]]:
     """Three quick runs: two of one simulated drive, one of another."""
     root = tmp_path_factory.mktemp("results") / "runs"
-    made = [quick_run(root, t) for t in ("sim:enterprise-sas?seed=1&user_gb=4", "sim:enterprise-sas?seed=2&user_gb=4",
-                                         "sim:enterprise-sas?seed=1&user_gb=4")]
+    made = [
+        quick_run(root, t)
+        for t in (
+            "sim:enterprise-sas?seed=1&user_gb=4",
+            "sim:enterprise-sas?seed=2&user_gb=4",
+            "sim:enterprise-sas?seed=1&user_gb=4",
+        )
+    ]
     return root, made
 
 
@@ -74,13 +80,17 @@ def test_the_python_api_gives_cells_verdicts_and_a_dataframe_only_with_pandas(ru
     with open_run(made[0]["path"]) as run:
         rec = made[0]
         assert [(f.name, f.value, f.unit, f.direction) for f in run.figures()] == [
-            (f["name"], f["value"], f["unit"], f["direction"]) for f in rec["figures"]]
+            (f["name"], f["value"], f["unit"], f["direction"]) for f in rec["figures"]
+        ]
         assert run.figure(ART).value == next(f["value"] for f in rec["figures"] if f["name"] == ART)
         with pytest.raises(KeyError, match="it has: 'ART RND 4KiB R/W 100/0'"):
             run.figure("no such figure")
         [ph] = run.phases()
-        assert (ph.name, ph.steady, list(ph.window)) == (rec["phases"][0]["name"], rec["phases"][0]["steady"],
-                                                         rec["phases"][0]["window"])
+        assert (ph.name, ph.steady, list(ph.window)) == (
+            rec["phases"][0]["name"],
+            rec["phases"][0]["steady"],
+            rec["phases"][0]["window"],
+        )
         assert [t.values for t in ph.tracking] == [tuple(t["values"]) for t in rec["phases"][0]["tracking"]]
         rows = run.cells()
         assert rows and set(rows[0]) == set(CELL_COLUMNS)
@@ -132,6 +142,7 @@ def test_history_lists_a_figure_per_target_in_time_order_and_leaves_the_runs_as_
 
 def test_history_bad_input_is_one_message_and_exit_2_and_the_chart_obeys_the_write_policy(runs, tmp_path):
     root, _ = runs
+
     def message(*args: str) -> str:
         p = iolab("history", *args)
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
@@ -192,20 +203,42 @@ def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp
     assert t.returncode == 0 and "Vendor X1 (published)" in t.stdout and "(#1)" in t.stdout
 
 
-@pytest.mark.parametrize("text, where", [
-    ("drive,figure,value\nX,ART RND 4KiB R/W 65/35,1\n", "line 1, field 'unit': the header line has no column unit"),
-    ("drive,figure,value,unit,colour\n", "line 1, field 'colour': the header line's column 'colour' is unknown"),
-    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,fast,µs\n", "line 2, field 'value': 'fast' is not a finite"),
-    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': 'nan' is not a finite"),
-    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\n,ART RND 4KiB R/W 65/35,2,µs\n",
-     "line 3, field 'drive': the field is empty"),
-    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,ms\n", "line 2, field 'unit': 'ART RND 4KiB R/W 65/35' is in µs"),
-    ("drive,figure,value,unit\nX,Made-up figure,1,x\n", "line 2, field 'figure': 'Made-up figure' is no key figure"),
-    ("drive,figure,value,unit,direction\nX,Made-up figure,1,x,up\n", "line 2, field 'direction': 'up' is neither"),
-    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs,extra\n", "line 2: the line has 5 fields, the header 4"),
-    ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\nX,ART RND 4KiB R/W 65/35,2,µs\n",
-     "line 3, field 'figure': 'X' has 'ART RND 4KiB R/W 65/35' already on line 2"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        (
+            "drive,figure,value\nX,ART RND 4KiB R/W 65/35,1\n",
+            "line 1, field 'unit': the header line has no column unit",
+        ),
+        ("drive,figure,value,unit,colour\n", "line 1, field 'colour': the header line's column 'colour' is unknown"),
+        (
+            "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,fast,µs\n",
+            "line 2, field 'value': 'fast' is not a finite",
+        ),
+        ("drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,nan,µs\n", "line 2, field 'value': 'nan' is not a finite"),
+        (
+            "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\n,ART RND 4KiB R/W 65/35,2,µs\n",
+            "line 3, field 'drive': the field is empty",
+        ),
+        (
+            "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,ms\n",
+            "line 2, field 'unit': 'ART RND 4KiB R/W 65/35' is in µs",
+        ),
+        (
+            "drive,figure,value,unit\nX,Made-up figure,1,x\n",
+            "line 2, field 'figure': 'Made-up figure' is no key figure",
+        ),
+        ("drive,figure,value,unit,direction\nX,Made-up figure,1,x,up\n", "line 2, field 'direction': 'up' is neither"),
+        (
+            "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs,extra\n",
+            "line 2: the line has 5 fields, the header 4",
+        ),
+        (
+            "drive,figure,value,unit\nX,ART RND 4KiB R/W 65/35,1,µs\nX,ART RND 4KiB R/W 65/35,2,µs\n",
+            "line 3, field 'figure': 'X' has 'ART RND 4KiB R/W 65/35' already on line 2",
+        ),
+    ],
+)
 def test_a_malformed_published_csv_is_one_message_naming_file_line_and_field(runs, tmp_path, text, where):
     root, made = runs
     bad = tmp_path / "bad.csv"
@@ -219,8 +252,10 @@ def test_a_malformed_published_csv_is_one_message_naming_file_line_and_field(run
 
 def test_a_made_up_figure_with_a_direction_column_is_ranked(tmp_path):
     f = tmp_path / "vendor.csv"
-    f.write_text("drive,figure,value,unit,direction\nA,Sustained write,900,MB/s,higher-is-better\n"
-                 "B,Sustained write,1200,MB/s,higher-is-better\n")
+    f.write_text(
+        "drive,figure,value,unit,direction\nA,Sustained write,900,MB/s,higher-is-better\n"
+        "B,Sustained write,1200,MB/s,higher-is-better\n"
+    )
     p = iolab("compare", str(f), "--json")
     assert p.returncode == 0, p.stderr
     [fig] = json.loads(p.stdout)["ranking"]["figures"]
@@ -249,8 +284,10 @@ def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_a
     mean = sum(values) / 3
     sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
     assert art["mean"] == pytest.approx(mean) and art["stdev"] == pytest.approx(sd)
-    assert art["half_width"] == pytest.approx(4.302653 * sd / 3 ** 0.5, rel=1e-5)  # t(0.975, 2)
-    assert art["low"] == pytest.approx(mean - art["half_width"]) and art["high"] == pytest.approx(mean + art["half_width"])
+    assert art["half_width"] == pytest.approx(4.302653 * sd / 3**0.5, rel=1e-5)  # t(0.975, 2)
+    assert art["low"] == pytest.approx(mean - art["half_width"]) and art["high"] == pytest.approx(
+        mean + art["half_width"]
+    )
     (tmp_path / "base.json").write_text(p.stdout)
 
     p, cand = repeated("sim:enterprise-sas?user_gb=4&t_prog_us=2300")  # twice the program time
@@ -264,14 +301,24 @@ def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_a
     assert fig["verdict"] == "regression"
     # the same with the run ids, as a person types them
     ids = [r["run_id"] for r in cand["runs"]]
-    c = iolab("check", *ids, *(x for r in base["runs"] for x in ("--baseline", r["run_id"])),
-              env={"IOLAB_RUNS": str(runs)})
+    c = iolab(
+        "check", *ids, *(x for r in base["runs"] for x in ("--baseline", r["run_id"])), env={"IOLAB_RUNS": str(runs)}
+    )
     assert c.returncode == 7 and "repeated runs" in " ".join(c.stdout.split())
 
 
 def test_run_repeat_output_and_bad_counts(tmp_path):
-    p = iolab("run", "latency", "-t", "sim:enterprise-sas?user_gb=4", *QUICK, "--runs-dir", str(tmp_path / "runs"),
-              "--repeat", "2")
+    p = iolab(
+        "run",
+        "latency",
+        "-t",
+        "sim:enterprise-sas?user_gb=4",
+        *QUICK,
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--repeat",
+        "2",
+    )
     assert p.returncode == 0, p.stderr
     out = " ".join(p.stdout.split())
     assert "2 of 2 repeats complete: mean and 95% confidence interval" in out and "Student t interval" in out

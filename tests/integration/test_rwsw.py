@@ -53,7 +53,19 @@ def workload(tmp_path_factory):
     p = iolab("trace", "import", str(d / "web.csv"), "--format", "msr", "--out", str(d / "web.parquet"))
     assert p.returncode == 0, p.stderr + p.stdout
     assert "900 IOs" in p.stdout
-    p = iolab("trace", "analyze", str(d / "web.parquet"), "--step", "1s", "--threshold", "3%", "--qd", "4", "--out", str(d / "wl"))
+    p = iolab(
+        "trace",
+        "analyze",
+        str(d / "web.parquet"),
+        "--step",
+        "1s",
+        "--threshold",
+        "3%",
+        "--qd",
+        "4",
+        "--out",
+        str(d / "wl"),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     assert "dominant streams (≥ 3 %): 3" in p.stdout
     for name in ("analysis.json", "composite.toml", "replay.toml", "plots/stream_map.png"):
@@ -64,8 +76,11 @@ def workload(tmp_path_factory):
 def test_analyse_writes_the_composite_and_the_replay_of_the_trace(workload):
     w = load_composite(workload / "wl" / "composite.toml")
     # 360 RND 8K R, 240 RND 8K W, 300 SEQ 64K R of 900 IOs
-    assert {s.label(): round(s.share, 3) for s in w.streams} == {"RND 8KiB R": 0.4, "SEQ 64KiB R": 0.333,
-                                                                 "RND 8KiB W": 0.267}
+    assert {s.label(): round(s.share, 3) for s in w.streams} == {
+        "RND 8KiB R": 0.4,
+        "SEQ 64KiB R": 0.333,
+        "RND 8KiB W": 0.267,
+    }
     assert w.outstanding == 4
     r = load_replay(workload / "wl" / "replay.toml")
     assert [s.index for s in r.steps] == [0, 1, 2]
@@ -78,7 +93,16 @@ def test_import_stops_at_a_bad_line_unless_told_to_skip(tmp_path):
     p = iolab("trace", "import", str(tmp_path / "bad.csv"), "--format", "msr", "--out", str(tmp_path / "t.parquet"))
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert re.search(r"bad\.csv:11: .*Type", p.stderr), p.stderr
-    p = iolab("trace", "import", str(tmp_path / "bad.csv"), "--format", "msr", "--out", str(tmp_path / "t.parquet"), "--skip-bad-lines")
+    p = iolab(
+        "trace",
+        "import",
+        str(tmp_path / "bad.csv"),
+        "--format",
+        "msr",
+        "--out",
+        str(tmp_path / "t.parquet"),
+        "--skip-bad-lines",
+    )
     assert p.returncode == 0, p.stderr
     assert "skipped 1 bad lines" in p.stdout
 
@@ -92,8 +116,23 @@ def test_an_rwsw_test_without_a_workload_fails_cleanly(tmp_path):
 
 def run_rwsw(workload, runs, target, *extra) -> list[RunStore]:
     # DIRTH at three levels only (its default 1 … 1,024 sweep is a unit test): the flow runs rounds of them
-    p = iolab("run", "rwsw", "--workload", str(workload / "wl"), "--target", target, "--quick", "--cell-time", "500ms",
-              "--no-report", "--runs-dir", str(runs), "--set", "oio=1,32,1024", *extra)
+    p = iolab(
+        "run",
+        "rwsw",
+        "--workload",
+        str(workload / "wl"),
+        "--target",
+        target,
+        "--quick",
+        "--cell-time",
+        "500ms",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+        "--set",
+        "oio=1,32,1024",
+        *extra,
+    )
     assert p.returncode == 0, p.stderr + p.stdout[-3000:]
     stores = [RunStore.open(r.path) for r in list_runs(runs)]
     assert sorted(s.manifest.test for s in stores) == sorted(["multi-wsat", "streams-wsat", "replay", "dirth-rwsw"])
@@ -159,8 +198,19 @@ SMALL_SIM = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
 def test_multi_wsat_saturates_the_drive_before_steady_state(workload, tmp_path):
     runs = tmp_path / "runs"
     for test in ("multi-wsat", "replay"):
-        p = iolab("run", test, "--workload", str(workload / "wl"), "--target", SMALL_SIM, "--cell-time", "1s",
-                  "--no-report", "--runs-dir", str(runs))
+        p = iolab(
+            "run",
+            test,
+            "--workload",
+            str(workload / "wl"),
+            "--target",
+            SMALL_SIM,
+            "--cell-time",
+            "1s",
+            "--no-report",
+            "--runs-dir",
+            str(runs),
+        )
         assert p.returncode == 0, p.stderr + p.stdout[-3000:]
     stores = {s.manifest.test: s for s in (RunStore.open(r.path) for r in list_runs(runs))}
     mw = stores["multi-wsat"]
@@ -204,9 +254,24 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
             time.sleep(0.05)
         time.sleep(0.2)
         result["fio"] = subprocess.run(
-            ["fio", "--name=app", f"--filename={loop_device}", "--rw=randrw", "--rwmixread=70", "--bs=4k", "--direct=1",
-             "--ioengine=libaio", "--iodepth=4", "--runtime=2", "--time_based", "--output-format=json"],
-            capture_output=True, text=True, check=True)
+            [
+                "fio",
+                "--name=app",
+                f"--filename={loop_device}",
+                "--rw=randrw",
+                "--rwmixread=70",
+                "--bs=4k",
+                "--direct=1",
+                "--ioengine=libaio",
+                "--iodepth=4",
+                "--runtime=2",
+                "--time_based",
+                "--output-format=json",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
 
     t = threading.Thread(target=work)
     t.start()

@@ -34,8 +34,7 @@ pytestmark = [
 
 
 @contextlib.contextmanager
-def attached_loop(backing: Path, size: int | None = 64 << 20, sector_size: int | None = None,
-                  read_only: bool = False):
+def attached_loop(backing: Path, size: int | None = 64 << 20, sector_size: int | None = None, read_only: bool = False):
     """A loop device over a fresh sparse file (size=None: over the file as it is), always
     detached afterwards (partitions too). conftest's loop_device has one fixed size and sector
     size; these tests vary both."""
@@ -287,8 +286,16 @@ def _case(name: str, scratch: Path):
     elif name == "loop-mounted file iolab made":  # the reported case: it was overwritten
         f = _iolab_file(scratch / "drive.img")
         with attached_loop(Path(f), size=None) as dev, _mounted(dev, scratch) as mnt:
-            yield f"file:{f}", None, [f"loop backing: {f} backs {dev}", f"mounted: {f} backs {dev}: {dev} is "
-                                      f"mounted at {mnt}", "signature:"], False
+            yield (
+                f"file:{f}",
+                None,
+                [
+                    f"loop backing: {f} backs {dev}",
+                    f"mounted: {f} backs {dev}: {dev} is mounted at {mnt}",
+                    "signature:",
+                ],
+                False,
+            )
     elif name == "read-only NBD export":
         with nbd_export(scratch, "-r", "memory", "64M") as spec:
             yield spec, None, ["read-only: the NBD server exports", "read-only (nbdinfo --can write)"], False
@@ -296,9 +303,18 @@ def _case(name: str, scratch: Path):
         raise AssertionError(name)
 
 
-@pytest.mark.parametrize("name", ["read-only loop", "file on a read-only filesystem", "mounted loop",
-                                  "loop-backed file", "filesystem in a file iolab made",
-                                  "loop-mounted file iolab made", "read-only NBD export"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "read-only loop",
+        "file on a read-only filesystem",
+        "mounted loop",
+        "loop-backed file",
+        "filesystem in a file iolab made",
+        "loop-mounted file iolab made",
+        "read-only NBD export",
+    ],
+)
 def test_refusal_matrix(scratch, name):
     runs = scratch / "runs"
     with _case(name, scratch) as (spec, data, words, named):
@@ -333,8 +349,19 @@ def test_overrides_are_printed_and_stored(scratch):
         mnt.mkdir()
         subprocess.run(["mount", "-o", "ro", dev, str(mnt)], check=True, capture_output=True)
         stack.callback(subprocess.run, ["umount", str(mnt)], check=True)
-        p = iolab("run", "iops", "--target", dev, *QUICK, "--purge", "none", "--allow-unsafe-target",
-                  "--allow-system-disk", "--runs-dir", str(scratch / "runs"))
+        p = iolab(
+            "run",
+            "iops",
+            "--target",
+            dev,
+            *QUICK,
+            "--purge",
+            "none",
+            "--allow-unsafe-target",
+            "--allow-system-disk",
+            "--runs-dir",
+            str(scratch / "runs"),
+        )
     said = _said(p)
     assert f"safety check overridden: mounted: {dev} is mounted at {mnt} (overridden by --allow-system-disk)" in said
     assert f"safety check overridden: signature: {dev} carries ext4" in said
@@ -372,9 +399,14 @@ def _write(path: str, offset: int, data: bytes) -> None:
 
 def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> tuple[subprocess.Popen, Path, str]:
     """Start a quick IOPS run in the background and wait until it has stored a cell."""
-    proc = subprocess.Popen([*IOLAB, "run", "iops", "--target", spec, *QUICK, *extra, "--runs-dir", str(runs)],
-                            stdout=stdout, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env=dict(os.environ, COLUMNS="200"))
+    proc = subprocess.Popen(
+        [*IOLAB, "run", "iops", "--target", spec, *QUICK, *extra, "--runs-dir", str(runs)],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     try:
         deadline = time.time() + 300
         while time.time() < deadline:
@@ -463,15 +495,32 @@ def test_fio_writes_to_a_device_the_run_holds_exclusively(scratch):
         claim = targets.claim(t)
         try:
             assert claim.exclusive
-            fio = subprocess.run(["fio", "--name=w", f"--filename={dev}", "--rw=randwrite", "--bs=4k", "--size=4M",
-                                  "--direct=1", "--ioengine=psync", "--output-format=json"],
-                                 capture_output=True, text=True)
+            fio = subprocess.run(
+                [
+                    "fio",
+                    "--name=w",
+                    f"--filename={dev}",
+                    "--rw=randwrite",
+                    "--bs=4k",
+                    "--size=4M",
+                    "--direct=1",
+                    "--ioengine=psync",
+                    "--output-format=json",
+                ],
+                capture_output=True,
+                text=True,
+            )
             assert fio.returncode == 0, fio.stderr
             assert '"error" : 0' in fio.stdout
-            other = subprocess.run([sys.executable, "-c", f"import os; os.open({dev!r}, os.O_RDONLY | os.O_EXCL)"],
-                                   capture_output=True, text=True)
+            other = subprocess.run(
+                [sys.executable, "-c", f"import os; os.open({dev!r}, os.O_RDONLY | os.O_EXCL)"],
+                capture_output=True,
+                text=True,
+            )
             assert other.returncode != 0 and "Device or resource busy" in other.stderr
         finally:
             claim.release()
-        assert subprocess.run([sys.executable, "-c", f"import os; os.open({dev!r}, os.O_RDONLY | os.O_EXCL)"]
-                              ).returncode == 0
+        assert (
+            subprocess.run([sys.executable, "-c", f"import os; os.open({dev!r}, os.O_RDONLY | os.O_EXCL)"]).returncode
+            == 0
+        )

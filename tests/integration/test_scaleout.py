@@ -28,7 +28,9 @@ UNCHECKED = "--allow-unsafe-target"
 
 def hosts_file(tmp: Path, hosts, size="32MiB") -> tuple[Path, str]:
     f = tmp / "hosts.toml"
-    f.write_text("".join(f'[[host]]\naddress = "{addr}"\ntarget = "{tmp}/h{i}.img"\n\n' for i, (_, addr) in enumerate(hosts)))
+    f.write_text(
+        "".join(f'[[host]]\naddress = "{addr}"\ntarget = "{tmp}/h{i}.img"\n\n' for i, (_, addr) in enumerate(hosts))
+    )
     return f, f"file:{tmp}/h0.img?size={size}"
 
 
@@ -39,8 +41,21 @@ def run_dir(out: str) -> Path:
 def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
     with fio_hosts(3) as hosts:
         f, target = hosts_file(scratch, hosts)
-        r = iolab("run", "throughput", *QUICK, "--purge", "none", UNCHECKED, "--target", target, "--hosts-file", str(f),
-                  "--runs-dir", str(scratch / "runs"), timeout=300)
+        r = iolab(
+            "run",
+            "throughput",
+            *QUICK,
+            "--purge",
+            "none",
+            UNCHECKED,
+            "--target",
+            target,
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=300,
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
     cells = store.cells()
@@ -51,8 +66,9 @@ def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
         assert list(parts) == names  # QD 32 split 11/11/10: every host ran every cell
         assert sum(p["ios"] for p in parts.values()) == c.read_ios + c.write_ios
         assert sum(p["threads"] * p["queue_depth"] for p in parts.values()) == 32
-        assert [f for f in c.raw_files if f.endswith(".fio")] == [f"raw/{c.raw_files[0].split('/')[1].split('.p')[0]}.p{i}.fio"
-                                                                  for i in range(3)]
+        assert [f for f in c.raw_files if f.endswith(".fio")] == [
+            f"raw/{c.raw_files[0].split('/')[1].split('.p')[0]}.p{i}.fio" for i in range(3)
+        ]
     assert any("split over 3 hosts" in n for n in store.manifest.notes)
     from iolab import api
     from iolab.report.rundata import RunData
@@ -79,9 +95,26 @@ def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(s
         t = threading.Thread(target=kill_when_measuring)
         t.start()
         try:
-            r = iolab("run", "throughput", "--quick", "--cell-time", "3s", "--max-rounds", "1", "--no-report",
-                      "--purge", "none", UNCHECKED, "--target", target, "--hosts-file", str(f), "--runs-dir", str(runs),
-                      timeout=300)
+            r = iolab(
+                "run",
+                "throughput",
+                "--quick",
+                "--cell-time",
+                "3s",
+                "--max-rounds",
+                "1",
+                "--no-report",
+                "--purge",
+                "none",
+                UNCHECKED,
+                "--target",
+                target,
+                "--hosts-file",
+                str(f),
+                "--runs-dir",
+                str(runs),
+                timeout=300,
+            )
         finally:
             killer_done.set()
             t.join()
@@ -97,9 +130,12 @@ def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(s
 @pytest.fixture
 def second_path(loop_device):
     """A second loop device over the loop device's backing file: two paths to one drive."""
-    backing = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", loop_device], capture_output=True, text=True).stdout.strip()
-    second = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", backing], check=True,
-                            capture_output=True, text=True).stdout.strip()
+    backing = subprocess.run(
+        ["losetup", "-n", "-O", "BACK-FILE", loop_device], capture_output=True, text=True
+    ).stdout.strip()
+    second = subprocess.run(
+        ["losetup", "-f", "--show", "--direct-io=on", backing], check=True, capture_output=True, text=True
+    ).stdout.strip()
     yield second
     subprocess.run(["losetup", "-d", second], capture_output=True)
 
@@ -108,8 +144,18 @@ def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(
     runs = scratch / "runs"
     one = iolab("run", "throughput", *QUICK, "--target", loop_device, "--runs-dir", str(runs), timeout=300)
     assert one.returncode == 0, one.stdout + one.stderr
-    r = iolab("run", "throughput", *QUICK, "--target", loop_device, "--paths", f"{loop_device},{second_path}",
-              "--runs-dir", str(runs), timeout=300)
+    r = iolab(
+        "run",
+        "throughput",
+        *QUICK,
+        "--target",
+        loop_device,
+        "--paths",
+        f"{loop_device},{second_path}",
+        "--runs-dir",
+        str(runs),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
     ios_per_phase: dict[str, dict[str, float]] = {}
@@ -128,7 +174,9 @@ def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(
     text = html.read_text()
     d1, d2 = f"D1 {loop_device} (1 path)", f"D2 {loop_device} (2 paths: {loop_device}, {second_path})"
     # side by side: one row each in the summary table, one column each in the drives table
-    assert re.search(rf'<tr><td class="h">{re.escape(d1)}</td>.*?</tr>\s*<tr><td class="h">{re.escape(d2)}</td>', text, re.S)
+    assert re.search(
+        rf'<tr><td class="h">{re.escape(d1)}</td>.*?</tr>\s*<tr><td class="h">{re.escape(d2)}</td>', text, re.S
+    )
     assert re.search(rf"<th>{re.escape(d1)}</th><th>{re.escape(d2)}</th>", text)
     assert "Per-Host / Per-Path Breakdown — D2" in text and "Breakdown — D1" not in text  # the single path has none
     tables = re.findall(r"Each part&#x27;s share, phase (.+?), measurement.*?<tbody>(.*?)</tbody>", text, re.S)
@@ -142,8 +190,23 @@ def test_two_paths_to_one_drive_split_the_queue_depth_and_compare_with_one_path(
 
 def test_several_targets_run_in_parallel_and_are_compared(scratch):
     a, b = (f"file:{scratch}/{n}.img?size=32MiB" for n in "ab")
-    r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--target", a, "--target", b,
-              "--runs-dir", str(scratch / "runs"), "--no-report", timeout=300)
+    r = iolab(
+        "run",
+        "latency",
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--max-rounds",
+        "1",
+        "--target",
+        a,
+        "--target",
+        b,
+        "--runs-dir",
+        str(scratch / "runs"),
+        "--no-report",
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"[{a}] run directory:" in r.stdout and f"[{b}] run directory:" in r.stdout
     assert any(p.suffix == ".html" for p in (scratch / "runs" / "compare").iterdir())
@@ -180,12 +243,34 @@ def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_d
     from .conftest import IOLAB
 
     runs = scratch / "runs"
-    proc = subprocess.Popen([*IOLAB, "run", "throughput", "--quick", "--cell-time", "500ms", "--max-rounds", "3",
-                             "--no-report", "--target", loop_device, "--paths", f"{loop_device},{second_path}",
-                             "--runs-dir", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            *IOLAB,
+            "run",
+            "throughput",
+            "--quick",
+            "--cell-time",
+            "500ms",
+            "--max-rounds",
+            "3",
+            "--no-report",
+            "--target",
+            loop_device,
+            "--paths",
+            f"{loop_device},{second_path}",
+            "--runs-dir",
+            str(runs),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/SEQ_1024KiB-r02-c01-*.p1.fio")):
+        while (
+            time.monotonic() < deadline
+            and proc.poll() is None
+            and not any(runs.glob("*/raw/SEQ_1024KiB-r02-c01-*.p1.fio"))
+        ):
             time.sleep(0.05)
         assert proc.poll() is None, "the run ended before the kill point"
         proc.kill()
@@ -208,9 +293,13 @@ def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_d
 
 def test_fio_job_prints_each_hosts_job_file(scratch):
     f = scratch / "hosts.toml"
-    f.write_text('[[host]]\naddress = "192.0.2.1"\ntarget = "/data/a.img"\nshare = 3\n\n'
-                 '[[host]]\naddress = "192.0.2.2"\nport = 8766\ntarget = "/data/b.img"\n')
-    r = iolab("fio-job", "latency", "--quick", "-t", f"file:{scratch}/x.img?size=16MiB", "--hosts-file", str(f), timeout=60)
+    f.write_text(
+        '[[host]]\naddress = "192.0.2.1"\ntarget = "/data/a.img"\nshare = 3\n\n'
+        '[[host]]\naddress = "192.0.2.2"\nport = 8766\ntarget = "/data/b.img"\n'
+    )
+    r = iolab(
+        "fio-job", "latency", "--quick", "-t", f"file:{scratch}/x.img?size=16MiB", "--hosts-file", str(f), timeout=60
+    )
     assert r.returncode == 0, r.stderr
     blocks = r.stdout.split("; ===== leg ")[1:]
     tag = next(b.split("(", 1)[1].split(".p1.fio")[0] for b in blocks if b.startswith("1:"))  # a cell both hosts run
@@ -225,9 +314,29 @@ def test_a_plan_that_idles_the_drive_runs_over_two_paths(scratch):
     """Host Idle Recovery idles the drive before each burst: over two paths to one drive it is
     that drive's idle (as on one path), not a traceback."""
     target = f"file:{scratch}/d.img?size=32MiB"
-    r = iolab("run", "hir", "--quick", "--cell-time", "200ms", "--no-report", "--target", target,
-              "--paths", f"{target},{target}", "--set", "bursts=1", "--set", "wait_states=0.1", "--set", "baseline_time=0.2",
-              "--set", "pc_round_intervals=1", "--runs-dir", str(scratch / "runs"), timeout=300)
+    r = iolab(
+        "run",
+        "hir",
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--no-report",
+        "--target",
+        target,
+        "--paths",
+        f"{target},{target}",
+        "--set",
+        "bursts=1",
+        "--set",
+        "wait_states=0.1",
+        "--set",
+        "baseline_time=0.2",
+        "--set",
+        "pc_round_intervals=1",
+        "--runs-dir",
+        str(scratch / "runs"),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Traceback" not in r.stderr
     store = RunStore.open(run_dir(r.stdout))

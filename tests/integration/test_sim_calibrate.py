@@ -23,15 +23,31 @@ KEY = ("100/0 4KiB IOPS", "65/35 4KiB IOPS", "0/100 4KiB IOPS", "65/35 64KiB IOP
 @pytest.fixture(scope="module")
 def iops_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("calib") / "runs"
-    p = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "6", "--no-report",
-              "--runs-dir", str(runs), "--target", MEASURED)
+    p = iolab(
+        "run",
+        "iops",
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--max-rounds",
+        "6",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+        "--target",
+        MEASURED,
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     [run] = [d for d in runs.iterdir() if (d / "manifest.json").exists()]
     return run
 
 
 def _digest(run: Path) -> dict[str, str]:
-    return {str(f.relative_to(run)): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(run.rglob("*")) if f.is_file()}
+    return {
+        str(f.relative_to(run)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(run.rglob("*"))
+        if f.is_file()
+    }
 
 
 def test_calibration_from_another_preset_recovers_the_measured_figures(iops_run):

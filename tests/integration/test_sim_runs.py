@@ -26,8 +26,9 @@ def only_run(runs_dir):
 
 def test_iops_without_a_target_runs_on_the_default_simulated_drive(tmp_path):
     runs = tmp_path / "runs"
-    p = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report",
-              "--runs-dir", str(runs))
+    p = iolab(
+        "run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report", "--runs-dir", str(runs)
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     assert store.manifest.state == "complete"
@@ -48,8 +49,20 @@ def test_iops_without_a_target_runs_on_the_default_simulated_drive(tmp_path):
 def test_quick_keeps_the_size_a_simulated_target_gives_and_says_so(tmp_path):
     runs = tmp_path / "runs"
     spec = "sim:enterprise-sas?user_gb=4"
-    p = iolab("run", "iops", "--target", spec, "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report",
-              "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "iops",
+        "--target",
+        spec,
+        "--quick",
+        "--cell-time",
+        "100ms",
+        "--max-rounds",
+        "1",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     m = only_run(runs).manifest
     # before: user_gb=0.536870912&op=0.285030546, a drive of an eighth of the size given
@@ -57,14 +70,27 @@ def test_quick_keeps_the_size_a_simulated_target_gives_and_says_so(tmp_path):
     assert m.target["tested_capacity"] == 512 * 2**20
     assert "tested capacity limited to 0.537 GB of 4.000 GB" in m.noncompliance
     out = " ".join(p.stdout.split())
-    assert ("note: --quick kept the simulated drive at the size its target gives (user_gb=4: 4.000 GB, 0.537 GB "
-            "of it tested)") in out, out
+    assert (
+        "note: --quick kept the simulated drive at the size its target gives (user_gb=4: 4.000 GB, 0.537 GB "
+        "of it tested)"
+    ) in out, out
 
 
 def test_wsat_on_the_simulated_drive_shows_the_write_cliff(tmp_path):
     runs = tmp_path / "runs"
-    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "1s", "--wsat-capacity-multiple", "8",
-              "--no-report", "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "wsat",
+        "--target",
+        SMALL,
+        "--cell-time",
+        "1s",
+        "--wsat-capacity-multiple",
+        "8",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     cells = sorted(store.cells(kind="measure"), key=lambda c: c.round)
@@ -79,8 +105,20 @@ def test_wsat_on_the_simulated_drive_shows_the_write_cliff(tmp_path):
 
 def test_throughput_and_latency_on_the_simulated_hdd(tmp_path):
     runs = tmp_path / "runs"
-    p = iolab("run", "latency", "--target", "sim:sas-15k-hdd", "--quick", "--cell-time", "1s", "--max-rounds", "5",
-              "--no-report", "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "latency",
+        "--target",
+        "sim:sas-15k-hdd",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--max-rounds",
+        "5",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     assert store.manifest.state == "complete"
@@ -101,8 +139,13 @@ def test_sim_presets_lists_every_preset():
     p = iolab("sim", "presets", "--detail")
     assert p.returncode == 0, p.stderr
     presets = list_presets()
-    assert {q.name for q in presets} >= {"enterprise-sas", "entry-sata-compress", "client-nvme-slc", "sas-15k-hdd",
-                                         "sata-7200-hdd"}
+    assert {q.name for q in presets} >= {
+        "enterprise-sas",
+        "entry-sata-compress",
+        "client-nvme-slc",
+        "sas-15k-hdd",
+        "sata-7200-hdd",
+    }
     for q in presets:
         assert f"{q.name} — " in p.stdout
         # every parameter of the preset is printed as a row of its table, with its value
@@ -158,15 +201,28 @@ def test_quick_wsat_on_the_default_drive_shows_its_fall(tmp_path):
     win = run.write_amplification(window_rows(ph))
     whole = run.write_amplification(ph.rows)
     assert win[0] > whole[0] and win[1] < whole[1], (win, whole)
-    text = " ".join(str(v) for p in details_pages(run) for t in p.blocks if hasattr(t, "rows") for row in t.rows for v in row)
+    text = " ".join(
+        str(v) for p in details_pages(run) for t in p.blocks if hasattr(t, "rows") for row in t.rows for v in row
+    )
     assert f"{win[0]:.2f} over the measurement window" in text and f"{whole[0]:.2f} over the whole phase" in text, text
 
 
 def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rate(tmp_path):
     # On SMALL at 1 s intervals the 6.3× budget runs out about 0.6 s into interval 14.
     runs = tmp_path / "runs"
-    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "1s", "--wsat-capacity-multiple", "6.3",
-              "--no-report", "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "wsat",
+        "--target",
+        SMALL,
+        "--cell-time",
+        "1s",
+        "--wsat-capacity-multiple",
+        "6.3",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     cells = store.cells()
@@ -185,8 +241,21 @@ def test_wsat_budget_ending_mid_interval_on_the_sim_is_partial_with_its_true_rat
 
 def test_runs_gives_each_non_compliant_run_its_own_reason(tmp_path):
     runs = tmp_path / "runs"
-    p = iolab("run", "wsat", "--target", SMALL, "--cell-time", "60s", "--wsat-capacity-multiple", "1",
-              "--purge", "none", "--no-report", "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "wsat",
+        "--target",
+        SMALL,
+        "--cell-time",
+        "60s",
+        "--wsat-capacity-multiple",
+        "1",
+        "--purge",
+        "none",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     p = iolab("runs", "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr
@@ -216,8 +285,18 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
     from iolab.compare.pts2 import chosen_points, demand_points
 
     runs = tmp_path / "runs"
-    p = iolab("run", "dirth", "--quick", "--no-report", "--set", "threads=1,4,32", "--set", "depths=1,4,32",
-              "--runs-dir", str(runs))
+    p = iolab(
+        "run",
+        "dirth",
+        "--quick",
+        "--no-report",
+        "--set",
+        "threads=1,4,32",
+        "--set",
+        "depths=1,4,32",
+        "--runs-dir",
+        str(runs),
+    )
     assert p.returncode == 0, p.stderr + p.stdout
     assert "MaxIOPS: TC" in p.stdout
     phases = summarise(only_run(runs))
@@ -235,7 +314,9 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
     at = {c.cell_key.split()[0]: c for c in store.cells("operating points") if not c.cell_key.endswith("pre-write")}
     assert set(at) == {"MaxIOPS", "MidIOPS", "MinIOPS"}
     assert at["MaxIOPS"].iops > at["MidIOPS"].iops > at["MinIOPS"].iops
-    assert at["MaxIOPS"].lat_mean_us > at["MidIOPS"].lat_mean_us and at["MaxIOPS"].lat_mean_us > at["MinIOPS"].lat_mean_us
+    assert (
+        at["MaxIOPS"].lat_mean_us > at["MidIOPS"].lat_mean_us and at["MaxIOPS"].lat_mean_us > at["MinIOPS"].lat_mean_us
+    )
     assert all(store.histogram(c.id).total == c.read_ios + c.write_ios for c in at.values())
     [decision] = store.manifest.decisions
     chosen = {n: f"TC{d['threads']}/QD{d['queue_depth']}" for n, d in decision["chosen"].items()}

@@ -41,8 +41,10 @@ def _servers_on(port: int) -> list[str]:
 
 def _hosts_file(tmp: Path, dest: str, config: Path, port: int) -> Path:
     f = tmp / "hosts.toml"
-    f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{dest}"\nssh_config = "{config}"\n'
-                 f'target = "{tmp}/remote.img"\n')
+    f.write_text(
+        f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{dest}"\nssh_config = "{config}"\n'
+        f'target = "{tmp}/remote.img"\n'
+    )
     return f
 
 
@@ -50,9 +52,25 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.config, port)
-        r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
-                  "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
-                  "--runs-dir", str(scratch / "runs"), timeout=300)
+        r = iolab(
+            "run",
+            "latency",
+            "--quick",
+            "--cell-time",
+            "200ms",
+            "--max-rounds",
+            "1",
+            "--no-report",
+            "--purge",
+            "none",
+            "--target",
+            f"file:{scratch}/local.img?size=16MiB",
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=300,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         # the server ran on the "remote" loopback, and is gone with its pid file directory
         assert not _servers_on(port) and not answers("127.0.0.1", port)
@@ -66,7 +84,9 @@ def test_ssh_mode_starts_the_server_over_ssh_runs_through_the_tunnel_and_stops_i
         assert all(c.read_ios + c.write_ios > 0 for c in cells)
         assert not (scratch / "local.img").exists()  # the host's fio opened its own path
         # made over SSH, marked as iolab's there (so the next run's check there knows it)
-        assert (scratch / "remote.img.iolab").read_text().strip() == f"iolab target file, inode {os.stat(scratch / 'remote.img').st_ino}"
+        assert (
+            scratch / "remote.img.iolab"
+        ).read_text().strip() == f"iolab target file, inode {os.stat(scratch / 'remote.img').st_ino}"
         # the target's identity was read on the host, over SSH; nothing read here is shown as that drive's
         ident = store.manifest.target["identity"]["hosts"][f"127.0.0.1:{port}"]
         st = os.stat(scratch / "remote.img")
@@ -79,9 +99,23 @@ def test_a_key_the_host_refuses_fails_clearly_before_any_io(scratch):
     port = _free_port()
     with ssh_host() as host:
         f = _hosts_file(scratch, host.dest, host.wrong_key_config, port)
-        r = iolab("run", "iops", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report",
-                  "--target", f"file:{scratch}/local.img?size=16MiB", "--hosts-file", str(f),
-                  "--runs-dir", str(scratch / "runs"), timeout=120)
+        r = iolab(
+            "run",
+            "iops",
+            "--quick",
+            "--cell-time",
+            "200ms",
+            "--max-rounds",
+            "1",
+            "--no-report",
+            "--target",
+            f"file:{scratch}/local.img?size=16MiB",
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=120,
+        )
     assert r.returncode != 0
     err = " ".join(r.stderr.split())
     assert f"host 127.0.0.1:{port}: checking its target over SSH as {host.dest} failed" in err, r.stderr
@@ -93,10 +127,29 @@ def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scrat
     port = _free_port()
     with ssh_host() as host:
         f = scratch / "hosts.toml"
-        f.write_text(f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\nssh_config = "{host.config}"\n')
-        r = iolab("run", "latency", "--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report", "--purge", "none",
-                  "--allow-unsafe-target", "--target", loop_device, "--hosts-file", str(f),
-                  "--runs-dir", str(scratch / "runs"), timeout=300)
+        f.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {port}\nssh = "{host.dest}"\nssh_config = "{host.config}"\n'
+        )
+        r = iolab(
+            "run",
+            "latency",
+            "--quick",
+            "--cell-time",
+            "200ms",
+            "--max-rounds",
+            "1",
+            "--no-report",
+            "--purge",
+            "none",
+            "--allow-unsafe-target",
+            "--target",
+            loop_device,
+            "--hosts-file",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=300,
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(next((scratch / "runs").iterdir()))
     ident = store.manifest.target["identity"]["hosts"][f"127.0.0.1:{port}"]
@@ -104,5 +157,8 @@ def test_a_device_on_an_ssh_host_is_identified_and_its_counters_read_there(scrat
     assert (ident["read_on"], ident["kind"], ident["capacity"]) == (host.dest, "block", size)
     # a loop device keeps no write counters: said per phase, never replaced by a local reading
     notes = store.manifest.notes
-    assert f"main: 127.0.0.1:{port}'s drive {loop_device}, counters read on that host over SSH: no write counters reported" in notes
+    assert (
+        f"main: 127.0.0.1:{port}'s drive {loop_device}, counters read on that host over SSH: no write counters reported"
+        in notes
+    )
     assert store.manifest.endurance == {}

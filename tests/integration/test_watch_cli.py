@@ -62,8 +62,9 @@ def watched(tmp_path_factory):
     linked.mkdir()
     (linked / "report").symlink_to(outside)
     before = files(root)
-    proc = subprocess.Popen([*IOLAB, "watch", str(root), "--port", str(PORT)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*IOLAB, "watch", str(root), "--port", str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -94,19 +95,22 @@ def test_watch_serves_the_page_and_a_report(watched):
         assert get("/", host)[0] == 200
 
 
-@pytest.mark.parametrize("path,status", [
-    ("/runs/../report/secret.html", 400),
-    ("/runs/%2e%2e/report/secret.html", 400),
-    ("/runs/%2E%2E/report/secret.html", 400),
-    ("/runs/x/report/..%2f..%2f..%2freport%2fsecret.html", 400),
-    ("/runs/linked-run/report/secret.html", 404),
-    ("/runs/RUN/report/passwd.html", 404),
-    ("/runs/RUN/report/%00", 400),
-    ("/runs/RUN/report/index.html%00.pdf", 400),
-    ("/runs/RUN/report/%ff", 400),
-    ("/runs/RUN/report/", 400),
-    ("/runs/RUN/manifest.json", 404),
-])
+@pytest.mark.parametrize(
+    "path,status",
+    [
+        ("/runs/../report/secret.html", 400),
+        ("/runs/%2e%2e/report/secret.html", 400),
+        ("/runs/%2E%2E/report/secret.html", 400),
+        ("/runs/x/report/..%2f..%2f..%2freport%2fsecret.html", 400),
+        ("/runs/linked-run/report/secret.html", 404),
+        ("/runs/RUN/report/passwd.html", 404),
+        ("/runs/RUN/report/%00", 400),
+        ("/runs/RUN/report/index.html%00.pdf", 400),
+        ("/runs/RUN/report/%ff", 400),
+        ("/runs/RUN/report/", 400),
+        ("/runs/RUN/manifest.json", 404),
+    ],
+)
 def test_watch_serves_nothing_outside_a_runs_report(watched, path, status):
     root, run, proc = watched
     got, body = get(path.replace("RUN", run))
@@ -123,6 +127,11 @@ def test_watch_refuses_another_host_name(watched, host):
 
 
 def test_watch_without_a_runs_directory_says_so(tmp_path):
-    p = subprocess.run([*IOLAB, "watch", str(tmp_path / "none"), "--port", str(PORT + 1)], capture_output=True,
-                       text=True, timeout=60, env=dict(os.environ, COLUMNS="200"))
+    p = subprocess.run(
+        [*IOLAB, "watch", str(tmp_path / "none"), "--port", str(PORT + 1)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     assert p.returncode != 0 and "does not exist" in p.stderr and "Traceback" not in p.stderr

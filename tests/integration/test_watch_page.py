@@ -39,7 +39,8 @@ def listening() -> bool:
 
 def points(browser, box: str) -> list[int]:  # noqa: F811
     return browser.execute_script(
-        f"return Array.from(document.querySelectorAll('#{box} svg.chart')).map(s => s.querySelectorAll('circle').length)")
+        f"return Array.from(document.querySelectorAll('#{box} svg.chart')).map(s => s.querySelectorAll('circle').length)"
+    )
 
 
 def console_errors(browser) -> list:  # noqa: F811
@@ -52,11 +53,29 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
     artefacts = tmp_path / "screenshots"
     artefacts.mkdir()
     print(f"screenshots in {artefacts}")
-    watch = subprocess.Popen([*IOLAB, "watch", str(runs), "--port", str(PORT)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    run = subprocess.Popen([*IOLAB, "run", "throughput", "-t", f"file:{scratch}/t.img?size=64MiB", "--quick",
-                            "--cell-time", "1s", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watch = subprocess.Popen(
+        [*IOLAB, "watch", str(runs), "--port", str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    run = subprocess.Popen(
+        [
+            *IOLAB,
+            "run",
+            "throughput",
+            "-t",
+            f"file:{scratch}/t.img?size=64MiB",
+            "--quick",
+            "--cell-time",
+            "1s",
+            "--max-rounds",
+            "6",
+            "--no-report",
+            "--runs-dir",
+            str(runs),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: watch.poll() is not None or listening(), "iolab watch to listen")
         assert watch.poll() is None, watch.stderr.read()
@@ -66,10 +85,10 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
         # the list links to the run's page, and its table has latency columns
         browser.get(base + "/")
         link = f"tr[data-run='{run_dir.name}'] a"
-        wait_for(lambda: browser.execute_script(f"return document.querySelector(\"{link}\") !== null"), "the run's row")
+        wait_for(lambda: browser.execute_script(f'return document.querySelector("{link}") !== null'), "the run's row")
         headers = browser.execute_script("return Array.from(document.querySelectorAll('th')).map(t => t.textContent)")
         assert {"mean latency µs", "p99 µs", "max latency µs"} <= set(headers)
-        browser.execute_script(f"document.querySelector(\"{link}\").click()")
+        browser.execute_script(f'document.querySelector("{link}").click()')
         wait_for(lambda: browser.current_url == f"{base}/runs/{run_dir.name}", "the run's page")
 
         # a first round of the first phase stored: its tracking chart has a point
@@ -119,9 +138,14 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
 
 def test_run_page_of_an_unknown_run_is_not_found(tmp_path):
     (tmp_path / "runs").mkdir()
-    watch = subprocess.Popen([*IOLAB, "watch", str(tmp_path / "runs"), "--port", str(PORT + 1)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watch = subprocess.Popen(
+        [*IOLAB, "watch", str(tmp_path / "runs"), "--port", str(PORT + 1)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
+
         def status(path: str) -> int | None:
             try:
                 c = http.client.HTTPConnection("127.0.0.1", PORT + 1, timeout=10)

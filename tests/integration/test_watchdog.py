@@ -35,6 +35,7 @@ QUICK = ["--quick", "--no-report"]
 @pytest.fixture(autouse=True)
 def deadline():
     """Fail (instead of hanging the suite) if a case does not end: the old code hung here."""
+
     def expired(signum, frame):
         raise TimeoutError("the case did not end within 240 s: something hung")
 
@@ -105,7 +106,9 @@ def nbd_server(scratch):
 
     def start(*args: str) -> tuple[subprocess.Popen, str]:
         sock = scratch / f"nbd{len(servers)}.sock"
-        p = subprocess.Popen([nbdkit, "-f", "-U", str(sock), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [nbdkit, "-f", "-U", str(sock), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         servers.append(p)
         _wait_for(sock.exists, 10, "nbdkit's socket")
         return p, f"nbd+unix:///?socket={sock}"
@@ -131,8 +134,9 @@ def test_a_server_that_never_answers_fails_the_round(nbd_server, scratch):
     _, uri = nbd_server("--filter=delay", "memory", "64M", "rdelay=3600", "wdelay=3600")
     raw = scratch / "raw"
     with pytest.raises(EngineError) as e:
-        FioEngine(stall_timeout=2).run(Target("nbd", uri, uri, 64 * MiB),
-                                       Workload.mix("rnd", 50, 4096, queue_depth=4, duration_s=60), raw, "r1")
+        FioEngine(stall_timeout=2).run(
+            Target("nbd", uri, uri, 64 * MiB), Workload.mix("rnd", 50, 4096, queue_depth=4, duration_s=60), raw, "r1"
+        )
     assert str(e.value).startswith(f"no progress for 2 s on {uri}: fio completed no IO (round 'r1'")
     assert "fio and its job processes were killed" in str(e.value)
     assert not (raw / "r1.json").exists()  # a stalled round is no result
@@ -143,8 +147,12 @@ def test_a_slow_server_that_keeps_answering_is_not_a_stall(nbd_server, scratch):
     # Each IO takes 0.3 s and the round lasts 4 s, twice the stall timeout: the watchdog must
     # look at progress, not at how long the round takes or how fast IOs are.
     _, uri = nbd_server("--filter=delay", "memory", "64M", "rdelay=300ms", "wdelay=300ms")
-    r = FioEngine(stall_timeout=2).run(Target("nbd", uri, uri, 64 * MiB),
-                                       Workload.mix("rnd", 50, 4096, queue_depth=1, duration_s=4), scratch / "raw", "r1")
+    r = FioEngine(stall_timeout=2).run(
+        Target("nbd", uri, uri, 64 * MiB),
+        Workload.mix("rnd", 50, 4096, queue_depth=1, duration_s=4),
+        scratch / "raw",
+        "r1",
+    )
     assert 4 <= r.ios <= 20 and r.runtime_s >= 3.9
 
 
@@ -160,8 +168,7 @@ def _fake_fio(scratch: Path, body: str) -> Path:
     fake.write_text(
         "#!/bin/sh\n"
         f'case "$1" in --version|--name=probe) exec {real} "$@";; esac\n'
-        f"echo $$ >> {scratch}/fake.pids\n"
-        + body + "\n"
+        f"echo $$ >> {scratch}/fake.pids\n" + body + "\n"
     )
     fake.chmod(0o755)
     return fake
@@ -179,7 +186,9 @@ FAKES = {
     "reports once, then nothing": (f"cat {FIX / 'randrw.json'}\nexec sleep 600", "fio completed no IO after its first"),
     "closes its output but never exits": ("exec >&-\nexec sleep 600", "fio closed its output but did not exit"),
     "has a job that ignores SIGINT and SIGTERM": (
-        "sh -c 'trap \"\" INT TERM HUP; echo $$ >> \"$0\"; exec sleep 600' {pids} &\nwait", "fio completed no IO"),
+        'sh -c \'trap "" INT TERM HUP; echo $$ >> "$0"; exec sleep 600\' {pids} &\nwait',
+        "fio completed no IO",
+    ),
 }
 
 
@@ -192,8 +201,9 @@ def test_a_fio_that_does_not_finish_is_killed(case, scratch):
     raw = scratch / "raw"
     try:
         with pytest.raises(EngineError) as e:
-            FioEngine(str(fake), stall_timeout=2).run(Target("file", f"file:{path}", str(path), MiB),
-                                                      Workload.mix("rnd", 50, 4096, duration_s=1), raw, "r1")
+            FioEngine(str(fake), stall_timeout=2).run(
+                Target("file", f"file:{path}", str(path), MiB), Workload.mix("rnd", 50, 4096, duration_s=1), raw, "r1"
+            )
         assert str(e.value).startswith(f"no progress for 2 s on file:{path}: ") and said in str(e.value)
         pids = _fake_pids(scratch)
         assert pids and _wait_gone(pids, 10), f"still running: {[p for p in pids if _alive(p)]}"
@@ -208,10 +218,23 @@ def test_a_fio_that_does_not_finish_is_killed(case, scratch):
 def test_a_frozen_nbd_server_fails_the_run_and_keeps_what_was_measured(nbd_server, scratch):
     server, uri = nbd_server("memory", "64M")
     runs = scratch / "runs"
-    cmd = [*IOLAB, "run", "latency", "-t", f"{uri}&size=64MiB", *QUICK, "--cell-time", "300ms",
-           "--stall-timeout", "3s", "--runs-dir", str(runs)]
-    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=dict(os.environ, COLUMNS="300"))
+    cmd = [
+        *IOLAB,
+        "run",
+        "latency",
+        "-t",
+        f"{uri}&size=64MiB",
+        *QUICK,
+        "--cell-time",
+        "300ms",
+        "--stall-timeout",
+        "3s",
+        "--runs-dir",
+        str(runs),
+    ]
+    run = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300")
+    )
     try:
         _wait_for(lambda: _measured_cells(runs) >= 2, what="two measured cells")
         server.send_signal(signal.SIGSTOP)  # the server freezes mid-run, connections open
@@ -233,10 +256,21 @@ def test_a_frozen_nbd_server_fails_the_run_and_keeps_what_was_measured(nbd_serve
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_stop_signal_stops_fio_and_marks_the_run(sig, scratch):
     runs = scratch / "runs"
-    cmd = [*IOLAB, "run", "latency", "-t", f"file:{scratch}/t.img?size=64MiB", *QUICK, "--cell-time", "2s",
-           "--runs-dir", str(runs)]
-    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=dict(os.environ, COLUMNS="300"))
+    cmd = [
+        *IOLAB,
+        "run",
+        "latency",
+        "-t",
+        f"file:{scratch}/t.img?size=64MiB",
+        *QUICK,
+        "--cell-time",
+        "2s",
+        "--runs-dir",
+        str(runs),
+    ]
+    run = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300")
+    )
     fio: list[int] = []
     try:
         _wait_for(lambda: _measured_cells(runs) >= 1, what="a measured cell")
@@ -264,8 +298,16 @@ def test_fio_reporting_impossible_figures_fails_the_run_and_stores_nothing(scrat
     (scratch / "bad.json").write_text(json.dumps(report))
     fake = _fake_fio(scratch, f"cat {scratch / 'bad.json'}")
     runs = scratch / "runs"
-    p = iolab("run", "latency", "-t", f"file:{scratch}/t.img?size=64MiB", *QUICK, "--runs-dir", str(runs),
-              env={"PATH": f"{fake.parent}:{os.environ['PATH']}"})
+    p = iolab(
+        "run",
+        "latency",
+        "-t",
+        f"file:{scratch}/t.img?size=64MiB",
+        *QUICK,
+        "--runs-dir",
+        str(runs),
+        env={"PATH": f"{fake.parent}:{os.environ['PATH']}"},
+    )
     assert p.returncode == 4, p.stdout + p.stderr
     assert "impossible figures (read iops is -" in " ".join(p.stderr.split())
     store = _stored_run(runs)

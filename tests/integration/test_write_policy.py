@@ -42,7 +42,9 @@ def _refused(p: subprocess.CompletedProcess, *words: str) -> str:
 
 
 def _blkid(dev: str) -> str:
-    return subprocess.run(["blkid", "-p", "-o", "value", "-s", "TYPE", dev], capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["blkid", "-p", "-o", "value", "-s", "TYPE", dev], capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_sim_save_to_a_loop_device_is_refused_and_its_filesystem_kept(scratch):
@@ -71,13 +73,16 @@ def _symlink_to_null(scratch: Path) -> str:
     return str(scratch / "state.bin")
 
 
-@pytest.mark.parametrize("make, words", [
-    (_foreign, "already exists and holds 16 B that iolab did not write"),
-    (lambda s: "/proc/sys/vm/drop_caches", "is on a pseudo filesystem (proc at /proc)"),
-    (lambda s: "/sys/kernel/iolab-state", "is on a pseudo filesystem (sysfs at /sys)"),
-    (_fifo, "is a FIFO"),
-    (_symlink_to_null, "(through a symlink to /dev/null)"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (_foreign, "already exists and holds 16 B that iolab did not write"),
+        (lambda s: "/proc/sys/vm/drop_caches", "is on a pseudo filesystem (proc at /proc)"),
+        (lambda s: "/sys/kernel/iolab-state", "is on a pseudo filesystem (sysfs at /sys)"),
+        (_fifo, "is a FIFO"),
+        (_symlink_to_null, "(through a symlink to /dev/null)"),
+    ],
+)
 def test_sim_save_refuses_paths_that_are_not_its_own(scratch, make, words):
     path = make(scratch)
     before = _digest(path) if os.path.isfile(path) and not path.startswith(("/proc", "/sys")) else None
@@ -164,8 +169,10 @@ def test_trace_outputs_are_refused_on_devices_and_foreign_files(scratch):
 # --- file targets -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/proc/sysrq-trigger", "/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches",
-                                  "/sys/kernel/profiling"])
+@pytest.mark.parametrize(
+    "path",
+    ["/proc/sysrq-trigger", "/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/sys/kernel/profiling"],
+)
 def test_file_targets_on_pseudo_filesystems_fail_the_safety_check(path):
     # Checked without a run: on code that let them through, a run would write to the kernel.
     with pytest.raises(RefusedError, match="pseudo filesystem: .* is on (proc at /proc|sysfs at /sys)"):
@@ -173,8 +180,16 @@ def test_file_targets_on_pseudo_filesystems_fail_the_safety_check(path):
 
 
 def test_a_run_on_a_proc_file_is_refused(scratch):
-    p = iolab("run", "iops", "-t", "file:/proc/self/comm?size=1MiB", *QUICK, "--allow-unsafe-target",
-              "--runs-dir", str(scratch / "runs"))
+    p = iolab(
+        "run",
+        "iops",
+        "-t",
+        "file:/proc/self/comm?size=1MiB",
+        *QUICK,
+        "--allow-unsafe-target",
+        "--runs-dir",
+        str(scratch / "runs"),
+    )
     _refused(p, "pseudo filesystem: /proc/self/comm is on proc at /proc", "Nothing overrides this")
     assert not (scratch / "runs").exists()
 
@@ -215,8 +230,16 @@ def test_two_loop_devices_over_one_file_are_one_target(scratch):
             p = iolab("run", "iops", "-t", second, *QUICK, "--runs-dir", str(scratch / "runs2"))
             _refused(p, f"backing file {image}", f"iolab run {first_id} (pid {proc.pid}")
             assert not (scratch / "runs2").exists()
-            p = iolab("run", "iops", "-t", f"file:{image}", *QUICK, "--allow-unsafe-target",
-                      "--runs-dir", str(scratch / "runs2"))
+            p = iolab(
+                "run",
+                "iops",
+                "-t",
+                f"file:{image}",
+                *QUICK,
+                "--allow-unsafe-target",
+                "--runs-dir",
+                str(scratch / "runs2"),
+            )
             _refused(p, f"iolab run {first_id} (pid {proc.pid}")
         finally:
             os.killpg(proc.pid, signal.SIGINT)

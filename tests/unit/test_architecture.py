@@ -96,8 +96,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycle_between_iolab_modules():
     found = cycles(import_graph())
-    assert not found, "import cycles (counting imports inside functions):\n" + "\n".join(
-        " <-> ".join(c) for c in found)
+    assert not found, "import cycles (counting imports inside functions):\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
 def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
@@ -120,39 +119,118 @@ def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
 # (importer, imported, why): a module whose name is, or is under, the first may not import
 # one that is, or is under, the second. Each line is a sentence of docs/architecture.md.
 FORBIDDEN = [
-    *[(low, "iolab.registry", "only the api and the CLI ask the test registry; the layers below are handed "
-                              "what they need (e.g. build_plan, engine_for)")
-      for low in ("iolab.runner", "iolab.runstart", "iolab.resume", "iolab.store", "iolab.resultsdb", "iolab.engines",
-                  "iolab.report", "iolab.compare", "iolab.compare_pages", "iolab.suites", "iolab.targets", "iolab.plan",
-                  "iolab.decide", "iolab.steady", "iolab.export", "iolab.scaleout", "iolab.watch", "iolab.textreport",
-                  "iolab.summary")],
-    *[(low, "iolab.suites", "reports and comparisons read the plan stored in the run, never today's suite code")
-      for low in ("iolab.report", "iolab.compare", "iolab.compare_pages")],
-    *[(low, "iolab.api", "the api is the top of the library: only the CLI (and the multi-run driver) use it")
-      for low in ("iolab.runner", "iolab.runstart", "iolab.resume", "iolab.store", "iolab.resultsdb", "iolab.engines",
-                  "iolab.report", "iolab.compare", "iolab.compare_pages", "iolab.suites", "iolab.targets",
-                  "iolab.registry")],
-    *[(low, "iolab.cli", "the CLI is the top: nothing imports it") for low in ("iolab.api", "iolab.report",
-                                                                              "iolab.runner", "iolab.runstart",
-                                                                              "iolab.suites")],
-    *[(low, up, "an engine runs one workload and never knows the test, round or store")
-      for low in ("iolab.engines",) for up in ("iolab.runner", "iolab.runstart", "iolab.store", "iolab.resultsdb",
-                                               "iolab.report", "iolab.suites", "iolab.compare", "iolab.compare_pages",
-                                               "iolab.plan")],
-    *[(low, up, "the runner executes any plan and never knows which test it serves or how it is shown")
-      for low in ("iolab.runner", "iolab.runstart") for up in ("iolab.suites", "iolab.report", "iolab.compare",
-                                                              "iolab.compare_pages", "iolab.textreport")],
-    *[(low, up, "the store keeps what was measured and knows nothing above it")
-      for low in ("iolab.store", "iolab.resultsdb") for up in ("iolab.runner", "iolab.runstart", "iolab.engines",
-                                                              "iolab.suites", "iolab.report", "iolab.compare",
-                                                              "iolab.compare_pages")],
-    *[("iolab.targets", up, "targets describe what is tested, below the runner and the engines")
-      for up in ("iolab.runner", "iolab.runstart", "iolab.engines", "iolab.suites", "iolab.report", "iolab.store",
-                 "iolab.resultsdb")],
-    *[("iolab.compare", up, "the comparison figures (compare/) are below report/, which may use them, and below "
-                            "the comparison pages") for up in ("iolab.report", "iolab.compare_pages")],
-    ("iolab.report", "iolab.compare_pages", "the comparison pages (compare_pages/) are above report/: they are built "
-                                            "from its pages, never the other way"),
+    *[
+        (
+            low,
+            "iolab.registry",
+            "only the api and the CLI ask the test registry; the layers below are handed "
+            "what they need (e.g. build_plan, engine_for)",
+        )
+        for low in (
+            "iolab.runner",
+            "iolab.runstart",
+            "iolab.resume",
+            "iolab.store",
+            "iolab.resultsdb",
+            "iolab.engines",
+            "iolab.report",
+            "iolab.compare",
+            "iolab.compare_pages",
+            "iolab.suites",
+            "iolab.targets",
+            "iolab.plan",
+            "iolab.decide",
+            "iolab.steady",
+            "iolab.export",
+            "iolab.scaleout",
+            "iolab.watch",
+            "iolab.textreport",
+            "iolab.summary",
+        )
+    ],
+    *[
+        (low, "iolab.suites", "reports and comparisons read the plan stored in the run, never today's suite code")
+        for low in ("iolab.report", "iolab.compare", "iolab.compare_pages")
+    ],
+    *[
+        (low, "iolab.api", "the api is the top of the library: only the CLI (and the multi-run driver) use it")
+        for low in (
+            "iolab.runner",
+            "iolab.runstart",
+            "iolab.resume",
+            "iolab.store",
+            "iolab.resultsdb",
+            "iolab.engines",
+            "iolab.report",
+            "iolab.compare",
+            "iolab.compare_pages",
+            "iolab.suites",
+            "iolab.targets",
+            "iolab.registry",
+        )
+    ],
+    *[
+        (low, "iolab.cli", "the CLI is the top: nothing imports it")
+        for low in ("iolab.api", "iolab.report", "iolab.runner", "iolab.runstart", "iolab.suites")
+    ],
+    *[
+        (low, up, "an engine runs one workload and never knows the test, round or store")
+        for low in ("iolab.engines",)
+        for up in (
+            "iolab.runner",
+            "iolab.runstart",
+            "iolab.store",
+            "iolab.resultsdb",
+            "iolab.report",
+            "iolab.suites",
+            "iolab.compare",
+            "iolab.compare_pages",
+            "iolab.plan",
+        )
+    ],
+    *[
+        (low, up, "the runner executes any plan and never knows which test it serves or how it is shown")
+        for low in ("iolab.runner", "iolab.runstart")
+        for up in ("iolab.suites", "iolab.report", "iolab.compare", "iolab.compare_pages", "iolab.textreport")
+    ],
+    *[
+        (low, up, "the store keeps what was measured and knows nothing above it")
+        for low in ("iolab.store", "iolab.resultsdb")
+        for up in (
+            "iolab.runner",
+            "iolab.runstart",
+            "iolab.engines",
+            "iolab.suites",
+            "iolab.report",
+            "iolab.compare",
+            "iolab.compare_pages",
+        )
+    ],
+    *[
+        ("iolab.targets", up, "targets describe what is tested, below the runner and the engines")
+        for up in (
+            "iolab.runner",
+            "iolab.runstart",
+            "iolab.engines",
+            "iolab.suites",
+            "iolab.report",
+            "iolab.store",
+            "iolab.resultsdb",
+        )
+    ],
+    *[
+        (
+            "iolab.compare",
+            up,
+            "the comparison figures (compare/) are below report/, which may use them, and below the comparison pages",
+        )
+        for up in ("iolab.report", "iolab.compare_pages")
+    ],
+    (
+        "iolab.report",
+        "iolab.compare_pages",
+        "the comparison pages (compare_pages/) are above report/: they are built from its pages, never the other way",
+    ),
 ]
 
 
@@ -163,10 +241,14 @@ def under(name: str, prefix: str) -> bool:
 
 
 def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
-    return [f"{a} imports {b}: {why}"
-            for low, up, why in FORBIDDEN
-            for a, deps in sorted(graph.items()) if under(a, low)
-            for b in sorted(deps) if under(b, up) and not under(a, up)]
+    return [
+        f"{a} imports {b}: {why}"
+        for low, up, why in FORBIDDEN
+        for a, deps in sorted(graph.items())
+        if under(a, low)
+        for b in sorted(deps)
+        if under(b, up) and not under(a, up)
+    ]
 
 
 def test_no_import_against_the_documented_layers():
@@ -198,13 +280,14 @@ def test_the_layer_check_finds_a_planted_back_edge(tmp_path):
         found = layer_breaks(import_graph())
     finally:
         SRC, PACKAGE = saved
-    assert sorted(f.split(":")[0] for f in found) == ["iolab.compare.hir imports iolab.report.sections",
-                                                      "iolab.report.hir imports iolab.compare_pages.pts",
-                                                      "iolab.report.pts imports iolab.suites.pts_iops",
-                                                      "iolab.runner imports iolab.registry"]
+    assert sorted(f.split(":")[0] for f in found) == [
+        "iolab.compare.hir imports iolab.report.sections",
+        "iolab.report.hir imports iolab.compare_pages.pts",
+        "iolab.report.pts imports iolab.suites.pts_iops",
+        "iolab.runner imports iolab.registry",
+    ]
 
 
 def test_no_module_over_the_size_limit():
-    big = {name: n for name, path in modules().items()
-           if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    big = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert not big, f"modules over {MAX_LINES} lines: {big}"

@@ -24,8 +24,15 @@ def test_a_choice_is_probed_a_whole_choice_away_even_when_the_steps_have_shrunk(
         return abs(p["rate"] - math.log(100)) + (0.0 if p["duplex"] == 1.0 else 0.05 * (p["rate"] > math.log(95)))
 
     evals = []
-    x, f = _pattern_search(lambda p: evals.append(p) or cost(p), {"rate": math.log(10), "duplex": 0.0}, math.inf,
-                           {"rate": (0.0, math.log(1e4)), "duplex": (0.0, 1.0)}, 400, lambda: len(evals), frozenset({"duplex"}))
+    x, f = _pattern_search(
+        lambda p: evals.append(p) or cost(p),
+        {"rate": math.log(10), "duplex": 0.0},
+        math.inf,
+        {"rate": (0.0, math.log(1e4)), "duplex": (0.0, 1.0)},
+        400,
+        lambda: len(evals),
+        frozenset({"duplex"}),
+    )
     assert x["duplex"] == 1.0
     assert abs(math.exp(x["rate"]) / 100 - 1) < 0.05
 
@@ -39,9 +46,15 @@ def test_a_count_is_probed_a_whole_count_away_even_when_the_steps_have_shrunk():
         return abs(p["rate"] - math.log(100)) + 0.01 * abs(round(math.exp(p["cores"])) - best)
 
     evals = []
-    x, f = _pattern_search(lambda p: evals.append(p) or cost(p), {"rate": math.log(10), "cores": math.log(4)}, math.inf,
-                           {"rate": (0.0, math.log(1e4)), "cores": (0.0, math.log(16))}, 400, lambda: len(evals),
-                           integer=frozenset({"cores"}))
+    x, f = _pattern_search(
+        lambda p: evals.append(p) or cost(p),
+        {"rate": math.log(10), "cores": math.log(4)},
+        math.inf,
+        {"rate": (0.0, math.log(1e4)), "cores": (0.0, math.log(16))},
+        400,
+        lambda: len(evals),
+        integer=frozenset({"cores"}),
+    )
     assert round(math.exp(x["cores"])) == 5
     assert abs(math.exp(x["rate"]) / 100 - 1) < 0.03
 

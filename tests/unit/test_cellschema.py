@@ -70,18 +70,42 @@ def test_cellaverage_has_each_averaged_column():
     fields = {f.name for f in dataclasses.fields(CellAverage)}
     averaged = {c.name for c in cellschema.AVERAGED}
     assert averaged and averaged <= fields
-    assert averaged == {"iops", "read_iops", "write_iops", "mbps", "read_mbps", "write_mbps",
-                        "lat_mean_us", "lat_max_us"}
+    assert averaged == {
+        "iops",
+        "read_iops",
+        "write_iops",
+        "mbps",
+        "read_mbps",
+        "write_mbps",
+        "lat_mean_us",
+        "lat_max_us",
+    }
 
 
 def _result() -> RoundResult:
     # Every figure different, so a column reading the wrong one shows.
     # 1,000,000 IOs: enough to measure 99.999 % (ten IOs beyond it)
     rh = Histogram((10.0, 20.0, 500.0, 700.0, 900.0), (990_000, 8_000, 1_500, 400, 100), 950.0)
-    read = OpStats(ios=1_000_000, io_bytes=409_600, iops=1000.0, mbps=4.1, lat_mean_us=12.0, lat_max_us=950.0,
-                   lat_min_us=9.0, histogram=rh)
-    write = OpStats(ios=300, io_bytes=2_457_600, iops=3000.0, mbps=24.6, lat_mean_us=35.0, lat_max_us=45.0,
-                    lat_min_us=29.0, histogram=None)
+    read = OpStats(
+        ios=1_000_000,
+        io_bytes=409_600,
+        iops=1000.0,
+        mbps=4.1,
+        lat_mean_us=12.0,
+        lat_max_us=950.0,
+        lat_min_us=9.0,
+        histogram=rh,
+    )
+    write = OpStats(
+        ios=300,
+        io_bytes=2_457_600,
+        iops=3000.0,
+        mbps=24.6,
+        lat_mean_us=35.0,
+        lat_max_us=45.0,
+        lat_min_us=29.0,
+        histogram=None,
+    )
     return RoundResult(read, write, runtime_s=0.1, counters={"waf": 2.5}, raw_files=("raw/a.json", "raw/a.fio"))
 
 
@@ -89,20 +113,60 @@ def test_a_stored_cell_reads_back_every_figure_from_its_own_source(tmp_path):
     res = _result()
     s = RunStore(tmp_path)
     try:
-        cid = s.add_cell("main", 2, 7, "measure", "k", "65/35", 4096, {"duration_s": 0.1}, res, 5.0, 5.1,
-                         partial=True, idle_before_s=15.0)
+        cid = s.add_cell(
+            "main",
+            2,
+            7,
+            "measure",
+            "k",
+            "65/35",
+            4096,
+            {"duration_s": 0.1},
+            res,
+            5.0,
+            5.1,
+            partial=True,
+            idle_before_s=15.0,
+        )
         [row] = s.cells(kind="measure", complete_only=False)
     finally:
         s.close()
     expected = dict(
-        id=cid, phase="main", round=2, ordinal=7, kind="measure", cell_key="k", mix="65/35", block_size=4096,
-        workload={"duration_s": 0.1}, started=5.0, ended=5.1, runtime_s=0.1,
-        read_iops=1000.0, write_iops=3000.0, iops=4000.0, read_mbps=4.1, write_mbps=24.6, mbps=4.1 + 24.6,
-        read_ios=1_000_000, write_ios=300, io_bytes=409_600 + 2_457_600, write_bytes=2_457_600,
-        lat_mean_us=(1_000_000 * 12.0 + 300 * 35.0) / 1_000_300, lat_max_us=950.0,
-        read_lat_mean_us=12.0, read_lat_max_us=950.0, write_lat_mean_us=35.0, write_lat_max_us=45.0,
-        p99=10.0, p99_9=500.0, p99_99=700.0, p99_999=900.0,
-        counters={"waf": 2.5}, raw_files=["raw/a.json", "raw/a.fio"], partial=True,
+        id=cid,
+        phase="main",
+        round=2,
+        ordinal=7,
+        kind="measure",
+        cell_key="k",
+        mix="65/35",
+        block_size=4096,
+        workload={"duration_s": 0.1},
+        started=5.0,
+        ended=5.1,
+        runtime_s=0.1,
+        read_iops=1000.0,
+        write_iops=3000.0,
+        iops=4000.0,
+        read_mbps=4.1,
+        write_mbps=24.6,
+        mbps=4.1 + 24.6,
+        read_ios=1_000_000,
+        write_ios=300,
+        io_bytes=409_600 + 2_457_600,
+        write_bytes=2_457_600,
+        lat_mean_us=(1_000_000 * 12.0 + 300 * 35.0) / 1_000_300,
+        lat_max_us=950.0,
+        read_lat_mean_us=12.0,
+        read_lat_max_us=950.0,
+        write_lat_mean_us=35.0,
+        write_lat_max_us=45.0,
+        p99=10.0,
+        p99_9=500.0,
+        p99_99=700.0,
+        p99_999=900.0,
+        counters={"waf": 2.5},
+        raw_files=["raw/a.json", "raw/a.fio"],
+        partial=True,
         idle_before_s=15.0,
     )
     assert dataclasses.asdict(row) == expected
@@ -114,17 +178,43 @@ def test_a_percentile_the_ios_cannot_measure_is_shown_nowhere(tmp_path):
     assert [h.measured(p) for p in (99.0, 99.9, 99.99, 99.999)] == [10.0, 500.0, None, None]
     assert h.percentile(99.999) == 900.0  # the bin maths, which no table shows
     assert [percentile_min_ios(p) for p in (99.0, 99.9, 99.99, 99.999)] == [1_000, 10_000, 100_000, 1_000_000]
-    read = OpStats(ios=20_000, io_bytes=81_920_000, iops=2000.0, mbps=8.2, lat_mean_us=12.0, lat_max_us=950.0,
-                   lat_min_us=9.0, histogram=h)
+    read = OpStats(
+        ios=20_000,
+        io_bytes=81_920_000,
+        iops=2000.0,
+        mbps=8.2,
+        lat_mean_us=12.0,
+        lat_max_us=950.0,
+        lat_min_us=9.0,
+        histogram=h,
+    )
     s = RunStore(tmp_path)
     try:
-        s.add_cell("main", 1, 0, "measure", "k", "100/0", 4096, {"duration_s": 10.0},
-                   RoundResult(read, OpStats(0, 0, 0.0, 0.0, None, None, None, None), runtime_s=10.0), 5.0, 15.0)
+        s.add_cell(
+            "main",
+            1,
+            0,
+            "measure",
+            "k",
+            "100/0",
+            4096,
+            {"duration_s": 10.0},
+            RoundResult(read, OpStats(0, 0, 0.0, 0.0, None, None, None, None), runtime_s=10.0),
+            5.0,
+            15.0,
+        )
         [row] = s.cells(complete_only=False)
     finally:
         s.close()
     # stored as the bins give it (a stop rule reads the same on resume), never shown or exported
     assert (row.p99, row.p99_9, row.p99_99, row.p99_999) == (10.0, 500.0, 700.0, 900.0) and row.ios == 20_000
-    assert pct_text(row.p99_999, row.ios, 99.999) == "n/m (20,000 IOs)" and pct_text(row.p99_9, row.ios, 99.9) == "500.0"
+    assert (
+        pct_text(row.p99_999, row.ios, 99.999) == "n/m (20,000 IOs)" and pct_text(row.p99_9, row.ios, 99.9) == "500.0"
+    )
     exported = dict(zip((c.name for c in export.CELL_COLUMNS), export._cell_row("r", row)))
-    assert (exported["p99_us"], exported["p99_9_us"], exported["p99_99_us"], exported["p99_999_us"]) == (10.0, 500.0, None, None)
+    assert (exported["p99_us"], exported["p99_9_us"], exported["p99_99_us"], exported["p99_999_us"]) == (
+        10.0,
+        500.0,
+        None,
+        None,
+    )

@@ -49,12 +49,28 @@ def test_quick_ladder_resolves_slow_and_fast_drives():
     assert all(1.3 < b / a < 1.5 for a, b in zip(rates, rates[1:]))
 
 
-@pytest.mark.parametrize("test,expected", [
-    ("latency-demand", {"step_time": "1.00 s (--quick; default 60.0 s)", "warmup": "0 s (--quick; default 9.00 s)",
-                        "demand": "1,000, 1,400, 2,000"}),
-    ("max-iops", {"rounds": "3 (--quick; default 60)", "round_time": "1.00 s (--quick; default 51.0 s)",
-                  "search_time": "1.00 s (--quick; default 60.0 s)", "warmup": "0 s (--quick; default 9.00 s)"}),
-])
+@pytest.mark.parametrize(
+    "test,expected",
+    [
+        (
+            "latency-demand",
+            {
+                "step_time": "1.00 s (--quick; default 60.0 s)",
+                "warmup": "0 s (--quick; default 9.00 s)",
+                "demand": "1,000, 1,400, 2,000",
+            },
+        ),
+        (
+            "max-iops",
+            {
+                "rounds": "3 (--quick; default 60)",
+                "round_time": "1.00 s (--quick; default 51.0 s)",
+                "search_time": "1.00 s (--quick; default 60.0 s)",
+                "warmup": "0 s (--quick; default 9.00 s)",
+            },
+        ),
+    ],
+)
 def test_quick_reports_print_the_values_that_ran(test, expected):
     p = plan(test, quick=True)
     rows = dict(p.parameters)
@@ -105,16 +121,18 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
         return (0.9 if demand <= 2000 else 0.5) * demand if demand else 50_000.0
 
     engine = DriveEngine(shape=delivered)
-    run = record(tmp_path, "latency-demand", engine, settings=(("demand", "1000,2000,3000,4000,5000"),
-                                                                ("tolerance", "20%")))
+    run = record(
+        tmp_path, "latency-demand", engine, settings=(("demand", "1000,2000,3000,4000,5000"), ("tolerance", "20%"))
+    )
     store = RunStore.open(run)
     phases = summarise(store)
     assert [d["chosen"]["max_sustainable_iops"] for ph in phases for d in ph.decisions] == [2000, 2000]
     figures = {m.name: m.get(phases) for m in api.key_metrics("latency-demand", [phases])}
     assert figures["max sustainable read IOPS"] == figures["max sustainable write IOPS"] == 2000
     assert figures["read latency at max sustainable"] is not None
-    text = " ".join(b.paragraphs[0] for p in demand_pages(RunData.load(run, run)) for b in p.blocks
-                    if hasattr(b, "paragraphs"))
+    text = " ".join(
+        b.paragraphs[0] for p in demand_pages(RunData.load(run, run)) for b in p.blocks if hasattr(b, "paragraphs")
+    )
     assert text.count("no longer meet the increase in IOPS demand at 3,000 IOPS: maximum sustainable IOPS 2,000") == 2
     assert "tolerance 20 %" in text or "20 %" in text
 
@@ -125,11 +143,22 @@ def test_no_gain_steps_reaches_the_search_rule_and_the_report():
     assert plan("max-iops").phases[0].stop_rule.steps == 1
 
 
-@pytest.mark.parametrize("test,settings", [
-    ("latency-demand", (("demand", "1000,2000"), ("step_time", "200ms"))),
-    ("max-iops", (("queue_depths", "1,2"), ("thread_counts", "1,2"), ("rounds", "2"), ("round_time", "200ms"),
-                  ("search_time", "200ms"))),
-])
+@pytest.mark.parametrize(
+    "test,settings",
+    [
+        ("latency-demand", (("demand", "1000,2000"), ("step_time", "200ms"))),
+        (
+            "max-iops",
+            (
+                ("queue_depths", "1,2"),
+                ("thread_counts", "1,2"),
+                ("rounds", "2"),
+                ("round_time", "200ms"),
+                ("search_time", "200ms"),
+            ),
+        ),
+    ],
+)
 def test_reports_have_the_endurance_page(test, settings, tmp_path):
     """As every characterisation report: host and media writes, WAF, TBW/DWPD when given."""
     from iolab import registry
@@ -137,7 +166,12 @@ def test_reports_have_the_endurance_page(test, settings, tmp_path):
     from iolab.report.rundata import RunData
     from tests.unit.test_report import record
 
-    run = record(tmp_path, test, SimEngine(), parse_target("sim:entry-sata-compress?user_gb=0.125"),
-                 settings=settings + (("precondition_time", "200ms"),))
+    run = record(
+        tmp_path,
+        test,
+        SimEngine(),
+        parse_target("sim:entry-sata-compress?user_gb=0.125"),
+        settings=settings + (("precondition_time", "200ms"),),
+    )
     pages = registry.get(test).pages(RunData.load(run, run))
     assert any(p.title.startswith("Endurance") for p in pages), [p.title for p in pages]

@@ -32,11 +32,17 @@ def test_a_quick_range_of_a_sized_drive_also_writes_the_rest_of_the_drive():
     drive = parse_target("sim:entry-sata-compress?user_gb=4").capacity
     assert p.capacity < drive and w.bytes_budget == 3 * p.capacity + (drive - p.capacity)
     assert p.rule.min_write_bytes(p.capacity) == 2 * p.capacity + (drive - p.capacity)
-    assert "3 × the tested capacity is written plus the 3.463 GB of the drive outside it" in dict(p.parameters)["Preconditioning"]
+    assert (
+        "3 × the tested capacity is written plus the 3.463 GB of the drive outside it"
+        in dict(p.parameters)["Preconditioning"]
+    )
 
 
 def test_a_full_run_and_a_set_time_precondition_by_time():
     for p, seconds in ((plan(quick=False), 7200.0), (plan("precondition_time=5s", quick=True), 5.0)):
         [w] = p.phases[0].precondition
         assert w.bytes_budget is None and w.duration_s == seconds
-        assert f"for {testparams.show_seconds(seconds)} (steady state not checked)" in dict(p.parameters)["Preconditioning"]
+        assert (
+            f"for {testparams.show_seconds(seconds)} (steady state not checked)"
+            in dict(p.parameters)["Preconditioning"]
+        )

@@ -20,9 +20,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def record(run_id: str, value: float | None, rounds=(), name="IOPS", higher=True, test="iops", **profile) -> dict:
-    return {"run_id": run_id, "test": test, "profile": {"name": "enterprise", **profile},
-            "figures": [{"name": name, "unit": "IOPS", "direction": "higher-is-better" if higher else "lower-is-better",
-                         "value": value, "round_values": list(rounds)}]}
+    return {
+        "run_id": run_id,
+        "test": test,
+        "profile": {"name": "enterprise", **profile},
+        "figures": [
+            {
+                "name": name,
+                "unit": "IOPS",
+                "direction": "higher-is-better" if higher else "lower-is-better",
+                "value": value,
+                "round_values": list(rounds),
+            }
+        ],
+    }
 
 
 def one(base, cand, tol=0.05) -> dict:
@@ -96,7 +107,7 @@ def test_the_tolerances_file_overrides_per_figure_and_says_where_it_is_wrong(tmp
     f.write_text('[tolerance]\n"IOPS" = "5%"\n')
     with pytest.raises(IolabError, match="expected one \\[tolerances\\] table"):
         load_tolerances(0.05, f)
-    f.write_text('[tolerances\n')
+    f.write_text("[tolerances\n")
     with pytest.raises(IolabError, match="not valid TOML"):
         load_tolerances(0.05, f)
 
@@ -110,13 +121,17 @@ def test_junit_has_one_case_per_figure_and_a_failure_per_regression():
 
 
 def test_the_schema_file_is_the_declared_schema_and_the_exit_codes_are_one_table():
-    assert (ROOT / "docs/schema/outcome.schema.json").read_text() == text(), \
+    assert (ROOT / "docs/schema/outcome.schema.json").read_text() == text(), (
         "regenerate: python -m iolab.outcome_schema > docs/schema/outcome.schema.json"
+    )
     res = check([record("a", 100.0, (99, 101))], [record("b", 90.0, (89, 91))], Tolerances(0.05))
     assert errors(res, SCHEMA["$defs"]["check"], SCHEMA) == []
     # the codes tests and scripts already rely on stay what they were
-    assert (IolabError.exit_code, RefusedError.exit_code, EngineError.exit_code, ResultsDiskFull.exit_code) == \
-        (Exit.BAD_INPUT, Exit.REFUSED, Exit.ENGINE, Exit.DISK_FULL) == (2, 3, 4, 5)
+    assert (
+        (IolabError.exit_code, RefusedError.exit_code, EngineError.exit_code, ResultsDiskFull.exit_code)
+        == (Exit.BAD_INPUT, Exit.REFUSED, Exit.ENGINE, Exit.DISK_FULL)
+        == (2, 3, 4, 5)
+    )
     doc = (ROOT / "docs/automation.md").read_text()
     for name, code in vars(Exit).items():
         if not name.startswith("_"):

@@ -9,7 +9,12 @@ import pytest
 
 from iolab.api import compare, key_metrics
 from iolab.compare import (
-    KeyMetric, RunFacts, check_comparable, competition_ranks, differences, summary_table,
+    KeyMetric,
+    RunFacts,
+    check_comparable,
+    competition_ranks,
+    differences,
+    summary_table,
 )
 from iolab.errors import IolabError
 from iolab.report.rundata import RunData
@@ -126,9 +131,17 @@ def test_compare_refuses_runs_of_different_tests_before_writing_anything(tmp_pat
 def wsat_comparison(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     drives = [("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5), ("Core", "Mid 3", 0.75)]
-    runs = [record(root, "wsat", DriveEngine(speed, shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
-                   target(vendor, model), capacity_limit=100_000_000, wsat_capacity_multiple=4)
-            for vendor, model, speed in drives]
+    runs = [
+        record(
+            root,
+            "wsat",
+            DriveEngine(speed, shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
+            target(vendor, model),
+            capacity_limit=100_000_000,
+            wsat_capacity_multiple=4,
+        )
+        for vendor, model, speed in drives
+    ]
     out = tmp_path_factory.mktemp("cmp")
     return runs, out, compare(runs, out).paths
 
@@ -142,7 +155,7 @@ def test_three_drive_comparison_ranks_the_drives(wsat_comparison):
     # the fast drive is first on every IOPS column and on ART (lower is better)
     import re
 
-    ranking = html[html.index("Ordinal ranking per column"):]
+    ranking = html[html.index("Ordinal ranking per column") :]
     rows = re.findall(r"<tr><td class=\"h\">(D\d[^<]*)</td>(.*?)</tr>", ranking)[:3]
     ranks = {label: re.findall(r"<td>(\d) of 3</td>", cells) for label, cells in rows}
     assert set(ranks["D1 Acme Fast 1"]) == {"1"}
@@ -164,15 +177,20 @@ def test_comparison_pdf_pages_carry_the_header_and_the_quick_label(wsat_comparis
 
 def test_forced_comparison_says_so_on_every_page(tmp_path, wsat_comparison):
     runs, _, _ = wsat_comparison
-    other = record(tmp_path / "runs", "wsat", DriveEngine(shape=lambda rnd, call: 9_000), capacity_limit=10_000_000,
-                   wsat_capacity_multiple=3)
+    other = record(
+        tmp_path / "runs",
+        "wsat",
+        DriveEngine(shape=lambda rnd, call: 9_000),
+        capacity_limit=10_000_000,
+        wsat_capacity_multiple=3,
+    )
     with pytest.raises(IolabError, match="wsat_capacity_multiple"):
         compare([runs[0], other], tmp_path / "out")
     html_path, pdf_path = compare([runs[0], other], tmp_path / "out", force=True).paths
     html = html_path.read_text()
     assert html.count('<div class="banner">FORCED COMPARISON') == html.count('<section class="page"')
     assert "FORCED COMPARISON: settings that differ between the runs" in html  # listed in full once
-    assert "wsat_capacity_multiple" in html[html.index("settings that differ between the runs"):]
+    assert "wsat_capacity_multiple" in html[html.index("settings that differ between the runs") :]
 
 
 # -- drives that differ: each one's own facts, and a difference plot that lines them up --------
@@ -187,8 +205,16 @@ def unequal_drives(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     small = dataclasses.replace(target("Acme", "Small 1"), capacity=16_000_000)
     large = dataclasses.replace(target("Bolt", "Large 2"), capacity=32_000_000)
-    runs = [record(root, "wsat", DriveEngine(shape=lambda rnd, call: 2_000 / (1 + rnd / 3) + 1_000), t,
-                   wsat_capacity_multiple=4) for t in (small, large)]
+    runs = [
+        record(
+            root,
+            "wsat",
+            DriveEngine(shape=lambda rnd, call: 2_000 / (1 + rnd / 3) + 1_000),
+            t,
+            wsat_capacity_multiple=4,
+        )
+        for t in (small, large)
+    ]
     out = tmp_path_factory.mktemp("cmp")
     return runs, compare(runs, out).paths
 
@@ -204,7 +230,7 @@ def test_comparison_header_takes_every_per_drive_fact_from_its_own_run(unequal_d
     stops = [d.manifest.parameters["Stop"] for d in data]
     assert rounds[0] < rounds[1] and stops[0] != stops[1]
     html = html_path.read_text()
-    head = html[html.index('<div class="columns">'):html.index('<div class="content">')]
+    head = html[html.index('<div class="columns">') : html.index('<div class="content">')]
     cells = dict(re.findall(r'<td class="k">([^<]*)</td><td>([^<]*)</td>', head))
     assert cells["Rounds measured"] == f"D1 {rounds[0]}; D2 {rounds[1]}"
     assert cells["Stop"] == f"D1 {stops[0]}; D2 {stops[1]}"
@@ -218,8 +244,10 @@ def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(uneq
     runs, (html_path, pdf_path) = unequal_drives
     text = " ".join(" ".join(pdf_pages(pdf_path)).split())
     n = [len(RunData.load(r, html_path.parent).phases[0].rounds) for r in runs]
-    assert (f"a difference is drawn only where at least two drives did (intervals 1–{n[0]}). "
-            f"Intervals measured: D1 1–{n[0]}; D2 1–{n[1]}.") in text
+    assert (
+        f"a difference is drawn only where at least two drives did (intervals 1–{n[0]}). "
+        f"Intervals measured: D1 1–{n[0]}; D2 1–{n[1]}."
+    ) in text
 
     from iolab.report.difference_plots import group_means
     from iolab.report.plot_style import Series
@@ -233,10 +261,14 @@ def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(uneq
 
 PTS2 = {
     "xsr": ((), ["Throughput vs Time", "Recovery Times"]),
-    "dirth": ((("threads", "1,2"), ("depths", "1,4")), ["IOPS vs Total Outstanding IO", "Operating Points",
-                                                         "Response Time Histogram — MaxIOPS"]),
-    "hir": ((("pc_round_intervals", "1"), ("bursts", "2"), ("wait_states", "1,2"), ("baseline_time", "2s")),
-            ["Mean IOPS per Wait State"]),
+    "dirth": (
+        (("threads", "1,2"), ("depths", "1,4")),
+        ["IOPS vs Total Outstanding IO", "Operating Points", "Response Time Histogram — MaxIOPS"],
+    ),
+    "hir": (
+        (("pc_round_intervals", "1"), ("bursts", "2"), ("wait_states", "1,2"), ("baseline_time", "2s")),
+        ["Mean IOPS per Wait State"],
+    ),
 }
 
 
@@ -244,8 +276,10 @@ PTS2 = {
 def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
     settings, titles = PTS2[test]
     engine = IdlingDriveEngine if test == "hir" else DriveEngine
-    runs = [record(tmp_path / "runs", test, engine(speed), target(vendor, model), settings=settings)
-            for vendor, model, speed in (("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5))]
+    runs = [
+        record(tmp_path / "runs", test, engine(speed), target(vendor, model), settings=settings)
+        for vendor, model, speed in (("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5))
+    ]
     _, pdf = compare(runs, tmp_path / "out").paths
     pages = pdf_pages(pdf)
     for title in titles:
@@ -263,11 +297,28 @@ def test_a_run_is_labelled_with_how_it_reached_its_drive():
 
     host = {"address": "10.0.0.2", "port": 8765}
     assert legs_text(run([])) == "1 path"
-    assert legs_text(run([{"name": "/dev/sdb", "path": "/dev/sdb", "share": 1.0, "host": None},
-                          {"name": "/dev/sdc", "path": "/dev/sdc", "share": 1.0, "host": None}])) == "2 paths: /dev/sdb, /dev/sdc"
-    assert legs_text(run([{"name": "10.0.0.2:8765", "path": "/x", "share": 1.0, "host": host},
-                          {"name": "10.0.0.3:8765", "path": "/x", "share": 1.0, "host": host}])) == \
-        "2 hosts: 10.0.0.2:8765, 10.0.0.3:8765"
+    assert (
+        legs_text(
+            run(
+                [
+                    {"name": "/dev/sdb", "path": "/dev/sdb", "share": 1.0, "host": None},
+                    {"name": "/dev/sdc", "path": "/dev/sdc", "share": 1.0, "host": None},
+                ]
+            )
+        )
+        == "2 paths: /dev/sdb, /dev/sdc"
+    )
+    assert (
+        legs_text(
+            run(
+                [
+                    {"name": "10.0.0.2:8765", "path": "/x", "share": 1.0, "host": host},
+                    {"name": "10.0.0.3:8765", "path": "/x", "share": 1.0, "host": host},
+                ]
+            )
+        )
+        == "2 hosts: 10.0.0.2:8765, 10.0.0.3:8765"
+    )
 
 
 def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable():
@@ -279,8 +330,12 @@ def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable(
     from iolab.compare_pages.document import facts
 
     def run(grid, points):
-        plan = {"phases": [{"name": "demand variation", "cells": grid},
-                           {"name": "operating points", "deferred": "the Max/Mid/Min points", "cells": points}]}
+        plan = {
+            "phases": [
+                {"name": "demand variation", "cells": grid},
+                {"name": "operating points", "deferred": "the Max/Mid/Min points", "cells": points},
+            ]
+        }
         return SimpleNamespace(manifest=SimpleNamespace(test="dirth", profile={}, parameters={}, plan=plan))
 
     a = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC4/QD8"]), "D1")
@@ -321,8 +376,13 @@ def _iolab(*args):
     import subprocess
     import sys
 
-    return subprocess.run([str(Path(sys.executable).parent / "iolab"), *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "COLUMNS": "400"})
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "400"},
+    )
 
 
 def test_two_runs_of_one_drive_are_told_apart_by_run_id_or_label(tmp_path):

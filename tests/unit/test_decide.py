@@ -40,8 +40,9 @@ def test_demand_shortfall_fires_after_its_steps_of_unmet_demand_and_names_the_hi
     d = rule.check("p", demand((1000, 1000), (2000, 1990), (4000, 3000), (8000, 3100)))
     assert d is not None and d.cell == "8000 demanded" and d.round == 1
     assert d.chosen == {"max_sustainable_iops": 2000, "delivered_iops": 1990}
-    assert d.outcome.startswith("delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 step(s): "
-                                "maximum sustainable IOPS 2,000")
+    assert d.outcome.startswith(
+        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 step(s): maximum sustainable IOPS 2,000"
+    )
 
 
 def test_demand_shortfall_needs_the_short_steps_in_a_row_and_honours_its_tolerance():
@@ -98,17 +99,34 @@ def read(qd: int) -> Workload:
 def at_best_qd(samples) -> tuple[Phase, Decision]:
     best = best_by_iops("qd search", samples["qd search"])
     qd = best.outstanding
-    phase = Phase("at best QD", (Cell(f"QD {qd}", read(qd), "100/0", 4 * KiB),), (), purge=False, max_rounds=3,
-                  stop_on_steady=False)
-    return phase, Decision("at best QD", {"name": "most-iops"}, f"{best.key} delivered the most IOPS "
-                           f"({best.iops:,.0f}) of {len(samples['qd search'])} queue depths", {"queue_depth": qd})
+    phase = Phase(
+        "at best QD",
+        (Cell(f"QD {qd}", read(qd), "100/0", 4 * KiB),),
+        (),
+        purge=False,
+        max_rounds=3,
+        stop_on_steady=False,
+    )
+    return phase, Decision(
+        "at best QD",
+        {"name": "most-iops"},
+        f"{best.key} delivered the most IOPS ({best.iops:,.0f}) of {len(samples['qd search'])} queue depths",
+        {"queue_depth": qd},
+    )
 
 
 def build_search(prof, target, workload=None) -> Plan:
     cells = tuple(Cell(f"QD {qd}", read(qd), "100/0", 4 * KiB) for qd in QDS)
     search = Phase("qd search", cells, (), max_rounds=1, stop_on_steady=False, stop_rule=NoGain(min_gain=0.05, steps=2))
-    return Plan("qd-search", "QD search", "test", prof, (search, Deferred("at best QD", "the QD search's most IOPS",
-                    at_best_qd)), prof.rule(), 1 << 30)
+    return Plan(
+        "qd-search",
+        "QD search",
+        "test",
+        prof,
+        (search, Deferred("at best QD", "the QD search's most IOPS", at_best_qd)),
+        prof.rule(),
+        1 << 30,
+    )
 
 
 @pytest.fixture
@@ -132,7 +150,9 @@ def test_a_stop_rule_ends_its_phase_and_a_deferred_phase_is_built_from_its_resul
     assert m.state == "complete"
     assert [c.cell_key for c in done.cells("qd search")] == ["QD 1", "QD 2", "QD 4", "QD 8", "QD 16"]
     [rule, built] = m.decisions
-    assert rule["rule"] == {"name": "no-gain", "min_gain": 0.05, "steps": 2} and rule["chosen"]["best"] == "QD 4"  # +2.5 % at QD 8 is below the rule
+    assert (
+        rule["rule"] == {"name": "no-gain", "min_gain": 0.05, "steps": 2} and rule["chosen"]["best"] == "QD 4"
+    )  # +2.5 % at QD 8 is below the rule
     assert built["chosen"] == {"queue_depth": 8} and built["round"] is None
     assert done.phases()[0].stop_reason.startswith("no-gain: QD 16: 405.0 IOPS")
     # the stored plan holds the phase as built, still marked deferred; its cells ran at QD 8
@@ -188,8 +208,9 @@ class IdlingEngine(ScriptedEngine):
 def build_idle(prof, target, workload=None) -> Plan:
     w = Workload.mix("rnd", 0, 4 * KiB, duration_s=1.0)
     cells = (Cell("busy", w, "0/100", 4 * KiB), Cell("after idle", w, "0/100", 4 * KiB, idle_before_s=30.0))
-    return Plan("idle", "Idle", "test", prof, (Phase("p", cells, (), max_rounds=1, stop_on_steady=False),),
-                    prof.rule(), 1 << 30)
+    return Plan(
+        "idle", "Idle", "test", prof, (Phase("p", cells, (), max_rounds=1, stop_on_steady=False),), prof.rule(), 1 << 30
+    )
 
 
 def test_an_idle_step_idles_before_its_cell_and_is_stored_with_it(tmp_path):

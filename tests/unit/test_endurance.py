@@ -21,8 +21,13 @@ from tests.unit.test_report import record
 
 @pytest.fixture(scope="module")
 def qos_run(tmp_path_factory):
-    return record(tmp_path_factory.mktemp("runs"), "qos", SimEngine(), parse_target("sim:enterprise-sas?user_gb=0.25"),
-                  settings=(("rounds", "6"), ("measured", "500ms"), ("warmup", "100ms")))
+    return record(
+        tmp_path_factory.mktemp("runs"),
+        "qos",
+        SimEngine(),
+        parse_target("sim:enterprise-sas?user_gb=0.25"),
+        settings=(("rounds", "6"), ("measured", "500ms"), ("warmup", "100ms")),
+    )
 
 
 def _facts(run: Path) -> dict[str, str]:
@@ -39,8 +44,10 @@ def test_tbw_and_dwpd_use_the_random_write_window(qos_run):
     assert steady > whole + 0.05  # the case that matters: the whole run flatters the drive
     facts = _facts(qos_run)
     assert facts["WAF the ratings rest on"].startswith(f"{steady:.2f} over ")
-    assert "basis: random write: the measurement window of phase 'write rounds' (rounds 2–6, steady state " \
-           "not evaluated)" in facts["WAF the ratings rest on"]
+    assert (
+        "basis: random write: the measurement window of phase 'write rounds' (rounds 2–6, steady state "
+        "not evaluated)" in facts["WAF the ratings rest on"]
+    )
     assert facts["WAF over the whole run, for reference"].startswith(f"{whole:.2f} over ")
     user = run.manifest.target["capacity"]
     op = [r.counters["op"] for ph in run.phases for r in ph.rows if "op" in r.counters][-1]
@@ -50,12 +57,19 @@ def test_tbw_and_dwpd_use_the_random_write_window(qos_run):
 
 
 def test_terminal_states_the_endurance_basis(qos_run):
-    r = subprocess.run([str(Path(sys.executable).parent / "iolab"), "show", str(qos_run)], capture_output=True,
-                       text=True, timeout=120, env={**os.environ, "COLUMNS": "400"})
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "show", str(qos_run)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "400"},
+    )
     assert r.returncode == 0, r.stderr
     run = RunData.load(qos_run, qos_run)
     steady = run.write_amplification(window_rows(run.phase("write rounds")))[0]
     line = next(x for x in r.stdout.splitlines() if x.startswith("endurance:"))
-    assert line.startswith(f"endurance: WAF {steady:.2f}, basis: random write: the measurement window of phase "
-                           "'write rounds' (rounds 2–6, steady state not evaluated); TBW ")
+    assert line.startswith(
+        f"endurance: WAF {steady:.2f}, basis: random write: the measurement window of phase "
+        "'write rounds' (rounds 2–6, steady state not evaluated); TBW "
+    )
     assert "P/E cycles (preset); DWPD " in line and "over 5 years (preset)" in line

@@ -29,8 +29,12 @@ class SeriesEngine(DriveEngine):
 
     def run(self, target, workload, raw_dir, tag, progress=None):
         r = super().run(target, workload, raw_dir, tag, progress)
-        series = tuple(SecondSample(t + 1.0, r.read.iops * (1 + t / 10), r.write.iops * (1 - t / 10), r.mbps,
-                                    r.lat_mean_us if t else None) for t in range(3))
+        series = tuple(
+            SecondSample(
+                t + 1.0, r.read.iops * (1 + t / 10), r.write.iops * (1 - t / 10), r.mbps, r.lat_mean_us if t else None
+            )
+            for t in range(3)
+        )
         return dataclasses.replace(r, series=series)
 
 
@@ -84,11 +88,31 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
     assert len(rows) == len(tables["cells"]) == len(measured) + len(pre) and pre
     for c in measured + pre:
         r = rows[c.id]
-        assert (r["phase"], int(r["round"]), r["kind"], r["cell_key"], r["mix"]) == (c.phase, c.round, c.kind, c.cell_key, c.mix)
+        assert (r["phase"], int(r["round"]), r["kind"], r["cell_key"], r["mix"]) == (
+            c.phase,
+            c.round,
+            c.kind,
+            c.cell_key,
+            c.mix,
+        )
         assert same(r["block_size"], c.block_size) and int(r["io_bytes"]) == c.io_bytes
-        for metric in ("iops", "read_iops", "write_iops", "mbps", "read_mbps", "write_mbps", "runtime_s",
-                       "lat_mean_us", "lat_max_us", "read_lat_mean_us", "write_lat_mean_us",
-                       "read_ios", "write_ios", "read_lat_max_us", "write_lat_max_us"):
+        for metric in (
+            "iops",
+            "read_iops",
+            "write_iops",
+            "mbps",
+            "read_mbps",
+            "write_mbps",
+            "runtime_s",
+            "lat_mean_us",
+            "lat_max_us",
+            "read_lat_mean_us",
+            "write_lat_mean_us",
+            "read_ios",
+            "write_ios",
+            "read_lat_max_us",
+            "write_lat_max_us",
+        ):
             assert same(r[metric], getattr(c, metric)), (metric, r[metric], getattr(c, metric))
         # a percentile the cell's IOs cannot measure is exported empty (units.measurable)
         assert same(r["p99_999_us"], c.p99_999 if measurable(99.999, c.ios) else None)
@@ -104,7 +128,10 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
     assert len(tables["window"]) == len(expected) == 4  # 2 phases × (read, write)
     for r, (phase, a) in zip(tables["window"], expected):
         assert (r["phase"], r["cell_key"], int(r["block_size"])) == (phase, a.key, a.block_size)
-        assert r["rounds"] == (",".join(map(str, a.rounds)) if fmt == "csv" else list(a.rounds)) and int(r["n_rounds"]) == 5
+        assert (
+            r["rounds"] == (",".join(map(str, a.rounds)) if fmt == "csv" else list(a.rounds))
+            and int(r["n_rounds"]) == 5
+        )
         for metric in ("iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us", "p99_999_us"):
             assert same(r[metric], getattr(a, metric)), metric
 
@@ -119,7 +146,15 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
             assert (int(r["window_first"]), int(r["window_last"])) == (v.rounds[0], v.rounds[-1])
             values = json.loads(r["window_values"]) if fmt == "csv" else r["window_values"]
             assert values == pytest.approx(list(v.values), rel=1e-12)
-            for f in ("average", "range_measured", "range_allowed", "slope", "intercept", "fit_excursion", "fit_allowed"):
+            for f in (
+                "average",
+                "range_measured",
+                "range_allowed",
+                "slope",
+                "intercept",
+                "fit_excursion",
+                "fit_allowed",
+            ):
                 assert same(r[f], getattr(v, f)), f
             assert str(r["steady"]).lower() == str(v.steady).lower() == "true"
     assert {int(r["round"]) for r in tables["steady"]} > {5}  # earlier rounds' evaluations kept too
@@ -134,7 +169,13 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
     assert len(got) == len(want) > 0
     assert want[0][4] is None and got[0]["lat_mean_us"] is None  # an unmeasured sample stays missing
     for r, (t_s, ri, wi, mbps, lat, mx) in zip(got, want):
-        assert same(r["t_s"], t_s) and same(r["read_iops"], ri) and same(r["write_iops"], wi) and same(r["mbps"], mbps) and same(r["lat_mean_us"], lat)
+        assert (
+            same(r["t_s"], t_s)
+            and same(r["read_iops"], ri)
+            and same(r["write_iops"], wi)
+            and same(r["mbps"], mbps)
+            and same(r["lat_mean_us"], lat)
+        )
         assert same(r["lat_max_us"], mx)
     direction = "write" if c.write_iops else "read"
     hist = store.histogram(c.id, direction)
@@ -148,9 +189,17 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
 def test_parquet_columns_are_typed(run, tmp_path):
     export_run(RunStore.open(run), "parquet", tmp_path)
     con = duckdb.connect()
-    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/cells.parquet'))").fetchall())
+    types = dict(
+        con.execute(
+            f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/cells.parquet'))"
+        ).fetchall()
+    )
     assert types["iops"] == "DOUBLE" and types["block_size"] == "BIGINT" and types["phase"] == "VARCHAR"
-    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/steady.parquet'))").fetchall())
+    types = dict(
+        con.execute(
+            f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/steady.parquet'))"
+        ).fetchall()
+    )
     assert types["steady"] == "BOOLEAN"
 
 
@@ -170,8 +219,12 @@ def test_json_export_keeps_lists_and_objects(run, tmp_path):
     """window_values, rounds and the cells' workload are lists and objects in JSON, not strings."""
     export_run(RunStore.open(run), "json", tmp_path)
     steady = json.loads((tmp_path / "steady.json").read_text())
-    assert all(isinstance(r["window_values"], list) and r["window_values"]
-               and all(isinstance(x, float) for x in r["window_values"]) for r in steady)
+    assert all(
+        isinstance(r["window_values"], list)
+        and r["window_values"]
+        and all(isinstance(x, float) for x in r["window_values"])
+        for r in steady
+    )
     assert all(r["window_rounds"] == list(range(r["window_first"], r["window_last"] + 1)) for r in steady)
     window = json.loads((tmp_path / "window.json").read_text())
     assert all(isinstance(r["rounds"], list) and len(r["rounds"]) == r["n_rounds"] for r in window)
@@ -184,7 +237,11 @@ def test_json_export_keeps_lists_and_objects(run, tmp_path):
 def test_parquet_lists_are_typed(run, tmp_path):
     export_run(RunStore.open(run), "parquet", tmp_path)
     con = duckdb.connect()
-    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/steady.parquet'))").fetchall())
+    types = dict(
+        con.execute(
+            f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('{tmp_path}/steady.parquet'))"
+        ).fetchall()
+    )
     assert types["window_values"] == "DOUBLE[]" and types["window_rounds"] == "BIGINT[]"
     con.close()
 
@@ -195,8 +252,14 @@ def _iolab(*args, **kw):
     import sys
     from pathlib import Path
 
-    return subprocess.run([str(Path(sys.executable).parent / "iolab"), *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "COLUMNS": "200"}, **kw)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+        **kw,
+    )
 
 
 def test_cli_export_to_stdout(run, tmp_path):

@@ -27,8 +27,12 @@ def test_scsi_serial_and_medium_from_the_vpd_pages(fakesys, runner, rate, rotati
     """The kernel reads a SCSI disk's serial (page 80h) and rotation rate (page B1h) but has
     no 'serial' file for it, and marks it rotational by default: QEMU's scsi-hd (rate not
     reported) was 'rotational True, no serial' in `iolab info`."""
-    disk = fakesys.disk("sda", MEGASAS, "8:0", {"size": "524288", **_queue(512, 512, 1),
-                                                 "device/vendor": "QEMU    ", "device/model": "QEMU HARDDISK   "})
+    disk = fakesys.disk(
+        "sda",
+        MEGASAS,
+        "8:0",
+        {"size": "524288", **_queue(512, 512, 1), "device/vendor": "QEMU    ", "device/model": "QEMU HARDDISK   "},
+    )
     (disk / "device" / "vpd_pg80").write_bytes(b"\x00\x80\x00\x08IOLABSC1")
     if rate is not None:
         (disk / "device" / "vpd_pgb1").write_bytes(_vpd_b1(rate))
@@ -39,8 +43,12 @@ def test_scsi_serial_and_medium_from_the_vpd_pages(fakesys, runner, rate, rotati
 def test_sata_disk_without_a_rotation_rate_is_not_called_rotational(fakesys, runner):
     """ATA IDENTIFY word 217 absent (QEMU's ide-hd, many bridges): hdparm -I gives no rate, the
     kernel's '1' is its default, so the medium is not reported."""
-    fakesys.disk("sdc", AHCI, "8:32", {"size": "524288", **_queue(512, 512, 1), "device/vendor": "ATA     ",
-                                        "device/model": "QEMU HARDDISK   "})
+    fakesys.disk(
+        "sdc",
+        AHCI,
+        "8:32",
+        {"size": "524288", **_queue(512, 512, 1), "device/vendor": "ATA     ", "device/model": "QEMU HARDDISK   "},
+    )
     runner.rules[("hdparm", "-I")] = [(0, HDPARM_NOT_FROZEN.replace("Nominal Media Rotation Rate", "Unrelated"), "")]
     assert targets.device_facts("/dev/sdc").rotational is None
     runner.rules[("hdparm", "-I")] = [(0, HDPARM_NOT_FROZEN, "")]  # 'Solid State Device'
@@ -51,8 +59,12 @@ def test_host_managed_zoned_namespace_is_refused_whatever_the_overrides(fakesys,
     """QEMU's zoned NVMe namespace under a real kernel: `iolab run` created its run, then failed
     in fio's first random write. Now `iolab info` says it is zoned and a run is refused before
     anything is written; a host-aware device takes random writes and is not refused for it."""
-    fakesys.disk("nvme4n1", "pci0000:00/0000:00:0e.0/nvme/nvme4", "259:3",
-                 {"size": "524288", **_queue(), "queue/zoned": "host-managed"})
+    fakesys.disk(
+        "nvme4n1",
+        "pci0000:00/0000:00:0e.0/nvme/nvme4",
+        "259:3",
+        {"size": "524288", **_queue(), "queue/zoned": "host-managed"},
+    )
     runner.rules[("blkid",)] = [(2, "", "")]
     t = targets.Target("block", "/dev/nvme4n1", "/dev/nvme4n1", 268435456, targets.device_facts("/dev/nvme4n1"))
     assert t.facts.zoned == "host-managed"
@@ -68,12 +80,32 @@ def test_write_cache_is_put_back_as_the_drive_had_it(runner):
     """The run switches the cache for its profile and puts the drive's own setting back at
     the end (found on QEMU's NVMe controller: left disabled after every enterprise run)."""
     nvme = targets.Target("block", "/dev/nvme0n1", "/dev/nvme0n1", 10**9, targets.DeviceFacts(interface="nvme"))
-    runner.rules[("nvme", "get-feature")] = [(0, "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001", "")]
+    runner.rules[("nvme", "get-feature")] = [
+        (0, "get-feature:0x06 (Volatile Write Cache), Current value:0x00000001", "")
+    ]
     runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:0x00000000", "")]
     targets.set_write_cache(nvme, False)
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")
+    assert runner.calls[-1] == (
+        "nvme",
+        "set-feature",
+        "/dev/nvme0n1",
+        "--namespace-id=0xffffffff",
+        "-f",
+        "6",
+        "-v",
+        "0",
+    )
     said = targets.restore_write_cache(nvme)
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "1")
+    assert runner.calls[-1] == (
+        "nvme",
+        "set-feature",
+        "/dev/nvme0n1",
+        "--namespace-id=0xffffffff",
+        "-f",
+        "6",
+        "-v",
+        "1",
+    )
     assert said.startswith("restored at the end of the run: write cache enabled")
     assert targets.restore_write_cache(nvme) is None  # put back once
     sata = targets.Target("block", "/dev/sdc", "/dev/sdc", 10**9, targets.DeviceFacts(interface="sata"))
@@ -116,12 +148,25 @@ def test_nvme_write_cache_off_is_read_and_put_back(runner):
     runner.rules[("nvme", "set-feature")] = [(0, "set-feature:0x06 (Volatile Write Cache), value:0x00000001", "")]
     targets.set_write_cache(nvme, True)
     assert targets.restore_write_cache(nvme) is not None
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")
+    assert runner.calls[-1] == (
+        "nvme",
+        "set-feature",
+        "/dev/nvme0n1",
+        "--namespace-id=0xffffffff",
+        "-f",
+        "6",
+        "-v",
+        "0",
+    )
 
 
-SG_FORMAT_QEMU = ("QEMU      QEMU HARDDISK     2.5+\n      peripheral_type: disk [0x0]\n      Unit serial number: IOLABSC1\n"
-                  "Format unit has started\nFORMAT UNIT Complete\n")
-SG_FORMAT_QEMU_ERR = "test unit ready:  Fixed format, current;  Sense key: Hardware Error\n Additional sense: Internal target failure\n"
+SG_FORMAT_QEMU = (
+    "QEMU      QEMU HARDDISK     2.5+\n      peripheral_type: disk [0x0]\n      Unit serial number: IOLABSC1\n"
+    "Format unit has started\nFORMAT UNIT Complete\n"
+)
+SG_FORMAT_QEMU_ERR = (
+    "test unit ready:  Fixed format, current;  Sense key: Hardware Error\n Additional sense: Internal target failure\n"
+)
 
 
 def test_sg_format_that_the_drive_reports_failed_is_not_a_purge(runner):

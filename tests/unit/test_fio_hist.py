@@ -20,13 +20,12 @@ def line(t_ms: int, ddir: int, counts: dict[int, int]) -> str:
 def test_bin_values_follow_fio():
     assert fio_hist.bin_value(100) == 100  # the first 128 bins are exact (ns)
     assert fio_hist.bin_value(128) == 129  # then 64 bins per power of two, at their middle
-    assert fio_hist.bin_value(64 * 12 + 5) == pytest.approx(2 ** 17 + 5.5 * 2 ** 11)
+    assert fio_hist.bin_value(64 * 12 + 5) == pytest.approx(2**17 + 5.5 * 2**11)
 
 
 def test_the_highest_bin_of_each_second_over_jobs_and_directions(tmp_path):
     a, b = tmp_path / "c_clat_hist.1.log", tmp_path / "c_clat_hist.2.log"
-    a.write_text("\n".join([line(1001, 1, {100: 5, 700: 1}), line(2001, 1, {120: 9}),
-                            line(2001, 0, {900: 1})]) + "\n")
+    a.write_text("\n".join([line(1001, 1, {100: 5, 700: 1}), line(2001, 1, {120: 9}), line(2001, 0, {900: 1})]) + "\n")
     b.write_text(line(1002, 1, {800: 2}) + "\n")
     got = fio_hist.maxima([a, b], 1000)
     assert got == {1: fio_hist.bin_value(800) / 1000, 2: fio_hist.bin_value(900) / 1000}

@@ -55,10 +55,17 @@ def test_pts_mix_lands_in_one_section():
     assert r == {"rw": "randrw", "rwmixread": "65", "bs": "4096", "numjobs": "2", "iodepth": "16"}
 
 
-@pytest.mark.parametrize("access,read_pct,rw", [
-    ("rnd", 100, "randread"), ("rnd", 0, "randwrite"), ("rnd", 50, "randrw"),
-    ("seq", 100, "read"), ("seq", 0, "write"), ("seq", 50, "rw"),
-])
+@pytest.mark.parametrize(
+    "access,read_pct,rw",
+    [
+        ("rnd", 100, "randread"),
+        ("rnd", 0, "randwrite"),
+        ("rnd", 50, "randrw"),
+        ("seq", 100, "read"),
+        ("seq", 0, "write"),
+        ("seq", 50, "rw"),
+    ],
+)
 def test_access_and_direction_map_to_fio_rw(access, read_pct, rw):
     s = job(Workload.mix(access, read_pct, 128 * KiB, duration_s=1))
     sec = s[access]
@@ -67,8 +74,14 @@ def test_access_and_direction_map_to_fio_rw(access, read_pct, rw):
 
 
 def test_block_size_splits_per_direction():
-    w = Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.3), Stream("rnd", "read", 8 * KiB, 0.2),
-                          Stream("rnd", "write", 4 * KiB, 0.5)), duration_s=1)
+    w = Workload(
+        streams=(
+            Stream("rnd", "read", 4 * KiB, 0.3),
+            Stream("rnd", "read", 8 * KiB, 0.2),
+            Stream("rnd", "write", 4 * KiB, 0.5),
+        ),
+        duration_s=1,
+    )
     r = job(w)["rnd"]
     assert r["rwmixread"] == "50"
     assert r["bssplit"] == "4096/60:8192/40,4096/100"
@@ -84,13 +97,21 @@ def test_block_size_splits_per_direction():
 
 def test_size_is_the_active_range_aligned_down_to_the_largest_block():
     t = Target("file", "file:/x", "/x", 100 * MiB + 12345)
-    w = Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.5), Stream("rnd", "write", 1024 * KiB, 0.5)),
-                 active_range=0.5, duration_s=1)
+    w = Workload(
+        streams=(Stream("rnd", "read", 4 * KiB, 0.5), Stream("rnd", "write", 1024 * KiB, 0.5)),
+        active_range=0.5,
+        duration_s=1,
+    )
     size = int(job(w, t)["global"]["size"])
     assert size % (1024 * KiB) == 0
     assert 0.5 * t.capacity - 1024 * KiB < size <= 0.5 * t.capacity
     with pytest.raises(IolabError, match="smaller than one"):
-        build_job(Target("file", "file:/x", "/x", 512 * KiB), Workload.mix("seq", 0, 1024 * KiB, duration_s=1), "t", "io_uring")
+        build_job(
+            Target("file", "file:/x", "/x", 512 * KiB),
+            Workload.mix("seq", 0, 1024 * KiB, duration_s=1),
+            "t",
+            "io_uring",
+        )
 
 
 def test_byte_budget_is_split_over_jobs_and_replaces_time_based():
@@ -156,8 +177,12 @@ def test_bad_tag_is_refused():
 
 
 def test_mixed_access_streams_become_sections_in_one_group_with_flow():
-    w = Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.6), Stream("seq", "write", 128 * KiB, 0.4)),
-                 threads=1, queue_depth=8, duration_s=1)
+    w = Workload(
+        streams=(Stream("rnd", "read", 4 * KiB, 0.6), Stream("seq", "write", 128 * KiB, 0.4)),
+        threads=1,
+        queue_depth=8,
+        duration_s=1,
+    )
     text = build_job(DEV, w, "t", "io_uring")
     s = sections(text)
     assert set(s) == {"global", "rnd", "seq"}
@@ -178,8 +203,11 @@ def test_mixed_access_streams_become_sections_in_one_group_with_flow():
 
 
 def test_byte_budget_over_sections_follows_their_byte_shares():
-    w = Workload(streams=(Stream("rnd", "write", 4 * KiB, 0.5), Stream("seq", "write", 64 * KiB, 0.5)),
-                 queue_depth=2, bytes_budget=68 * MiB)
+    w = Workload(
+        streams=(Stream("rnd", "write", 4 * KiB, 0.5), Stream("seq", "write", 64 * KiB, 0.5)),
+        queue_depth=2,
+        bytes_budget=68 * MiB,
+    )
     s = job(w)
     # Half the IOs each; bytes 4:64, so 4/68 and 64/68 of the budget.
     assert s["rnd"]["io_size"] == str(4 * MiB)

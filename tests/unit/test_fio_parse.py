@@ -91,7 +91,10 @@ def test_total_latency_bins_give_every_figure_of_a_cell_one_definition():
         lat, clat = report["jobs"][0][side]["lat_ns"], report["jobs"][0][side]["clat_ns"]
         assert stats.latency == "total"
         assert stats.lat_mean_us == pytest.approx(lat["mean"] / 1000)
-        assert (stats.lat_min_us, stats.lat_max_us) == (pytest.approx(lat["min"] / 1000), pytest.approx(lat["max"] / 1000))
+        assert (stats.lat_min_us, stats.lat_max_us) == (
+            pytest.approx(lat["min"] / 1000),
+            pytest.approx(lat["max"] / 1000),
+        )
         h = stats.histogram
         assert h.total == stats.ios == lat["N"]
         assert h.max_us == pytest.approx(lat["max"] / 1000)
@@ -192,14 +195,17 @@ def broken(mutate) -> str:
     return json.dumps(report)
 
 
-@pytest.mark.parametrize("mutate,field", [
-    (lambda r: r["jobs"][0]["write"]["clat_ns"].pop("mean"), "jobs[0].write.clat_ns.mean"),
-    (lambda r: r["jobs"][0]["read"].pop("bw_bytes"), "jobs[0].read.bw_bytes"),
-    (lambda r: r["jobs"][0]["read"].pop("total_ios"), "jobs[0].read.total_ios"),
-    (lambda r: r["jobs"][0]["read"]["clat_ns"].pop("bins"), "jobs[0].read.clat_ns.bins"),
-    (lambda r: r["jobs"][0].pop("write"), "jobs[0].write"),
-    (lambda r: r.pop("fio version"), "fio version"),
-])
+@pytest.mark.parametrize(
+    "mutate,field",
+    [
+        (lambda r: r["jobs"][0]["write"]["clat_ns"].pop("mean"), "jobs[0].write.clat_ns.mean"),
+        (lambda r: r["jobs"][0]["read"].pop("bw_bytes"), "jobs[0].read.bw_bytes"),
+        (lambda r: r["jobs"][0]["read"].pop("total_ios"), "jobs[0].read.total_ios"),
+        (lambda r: r["jobs"][0]["read"]["clat_ns"].pop("bins"), "jobs[0].read.clat_ns.bins"),
+        (lambda r: r["jobs"][0].pop("write"), "jobs[0].write"),
+        (lambda r: r.pop("fio version"), "fio version"),
+    ],
+)
 def test_missing_field_names_the_field_and_the_file(mutate, field):
     with pytest.raises(EngineError) as e:
         parse_fio_json(broken(mutate), "/runs/x/raw/r1.json")
@@ -214,13 +220,17 @@ def test_other_failures_are_clear():
     with pytest.raises(EngineError, match="no JSON report.*cannot open"):
         parse_fio_json("fio: cannot open /dev/nvme9n1\n", "x.json")
     with pytest.raises(EngineError, match="no IO"):
+
         def idle(r):
             for d in ("read", "write"):
                 r["jobs"][0][d]["total_ios"] = 0
+
         parse_fio_json(broken(idle), "x.json")
     with pytest.raises(EngineError, match="groups"):
+
         def two_groups(r):
             r["jobs"].append(dict(r["jobs"][0], groupid=1))
+
         parse_fio_json(broken(two_groups), "x.json")
 
 
@@ -232,6 +242,7 @@ def test_warnings_around_the_json_are_skipped():
 def test_jobs_reported_separately_are_combined():
     def twice(r):
         r["jobs"].append(json.loads(json.dumps(r["jobs"][0])))
+
     r = parse_fio_json(broken(twice), "x.json")
     one = parse_fio_json(text("randrw.json"), "x.json")
     assert r.read.ios == 2 * one.read.ios

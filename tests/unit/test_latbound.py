@@ -15,8 +15,10 @@ from .test_runner import TARGET
 
 def steps(*rows) -> list[Sample]:
     """(demand, delivered, p99 µs, p99.99 µs) per step."""
-    return [Sample(1, f"{d} demanded", iops, d, 128, None, ((99.0, p99), (99.9, None), (99.99, p4), (99.999, None)))
-            for d, iops, p99, p4 in rows]
+    return [
+        Sample(1, f"{d} demanded", iops, d, 128, None, ((99.0, p99), (99.9, None), (99.99, p4), (99.999, None)))
+        for d, iops, p99, p4 in rows
+    ]
 
 
 def test_fires_on_the_first_step_over_the_bound_and_chooses_the_highest_demand_within_it():
@@ -24,8 +26,11 @@ def test_fires_on_the_first_step_over_the_bound_and_chooses_the_highest_demand_w
     ok = steps((1000, 1000, 200, 900), (2000, 2000, 1000, 1500))
     assert rule.check("ramp", ok) is None  # exactly at the bound meets it
     d = rule.check("ramp", ok + steps((4000, 3900, 1001, 3000)))
-    assert d is not None and d.cell == "4000 demanded" and d.rule == {"name": "latency-bound", "percentile": 99.0,
-                                                                       "bound_us": 1000.0}
+    assert (
+        d is not None
+        and d.cell == "4000 demanded"
+        and d.rule == {"name": "latency-bound", "percentile": 99.0, "bound_us": 1000.0}
+    )
     assert d.chosen == {"demand_iops": 2000, "delivered_iops": 2000, "latency_us": 1000, "step": "2000 demanded"}
     assert "broke the bound" in d.outcome and "2,000 IOPS" in d.outcome
 
@@ -58,7 +63,9 @@ def test_the_plan_ramps_the_given_steps_then_defers_the_sustain_phase():
     assert [c.workload.rate_iops for c in ramp.cells] == [100, 200, 300]
     assert ramp.stop_rule == LatencyBound(99.99, 700.0)
     assert sustain.name == "sustain" and not hasattr(sustain, "cells")
-    chosen, decision = sustain.build({"demand ramp": steps((100, 100, 50, 60), (200, 199, 900, 600), (300, 250, 200, 9000))})
+    chosen, decision = sustain.build(
+        {"demand ramp": steps((100, 100, 50, 60), (200, 199, 900, 600), (300, 250, 200, 9000))}
+    )
     assert [c.workload.rate_iops for c in chosen.cells] == [200] and chosen.cells[0].workload.duration_s == 5.0
     assert decision.chosen["demand_iops"] == 200
     with pytest.raises(IolabError, match="no demand step met"):

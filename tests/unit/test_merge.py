@@ -48,7 +48,7 @@ def parts(raw: Path):
 
 def report() -> dict:
     t = (FIX / "two_clients.json").read_text()
-    return json.loads(t[t.index("\n{"):])
+    return json.loads(t[t.index("\n{") :])
 
 
 def pooled_percentile(lat: list[float], pct: float) -> float:
@@ -92,11 +92,13 @@ def test_breakdown_keeps_each_hosts_own_figures(tmp_path):
 
 def test_a_host_missing_from_the_output_fails_the_round_naming_it(tmp_path):
     def drop_host_b(text: str) -> str:
-        d = json.loads(text[text.index("\n{"):])
+        d = json.loads(text[text.index("\n{") :])
         d["client_stats"] = [j for j in d["client_stats"] if j["hostname"] != "10.77.2.2"]
         return "client: host=10.77.2.2 disconnected\n" + json.dumps(d)
 
-    with pytest.raises(EngineError, match=r"host 10\.77\.2\.2:8765 sent no results; it said: client: host=10\.77\.2\.2 disconnected"):
+    with pytest.raises(
+        EngineError, match=r"host 10\.77\.2\.2:8765 sent no results; it said: client: host=10\.77\.2\.2 disconnected"
+    ):
         parts(recorded(tmp_path, drop_host_b))
 
 
@@ -114,14 +116,20 @@ def test_split_keeps_the_total_outstanding_io():
 
 
 def test_host_list_and_hosts_file(tmp_path):
-    assert [h.name for h in parse_hosts("10.0.0.2, h3:9000,[fd00::1]:8766")] == ["10.0.0.2:8765", "h3:9000", "fd00::1:8766"]
+    assert [h.name for h in parse_hosts("10.0.0.2, h3:9000,[fd00::1]:8766")] == [
+        "10.0.0.2:8765",
+        "h3:9000",
+        "fd00::1:8766",
+    ]
     from iolab.hosts import server_arg
 
     assert server_arg("fd00::1", 8766) == "ip6:fd00::1,8766" and server_arg("10.0.0.2", 8765) == "10.0.0.2,8765"
     with pytest.raises(IolabError, match="listed twice"):
         parse_hosts("a,a:8765")
     f = tmp_path / "hosts.toml"
-    f.write_text('[[host]]\naddress = "10.0.0.2"\ntarget = "/dev/nvme1n1"\nshare = 2\n\n[[host]]\naddress = "10.0.0.3"\nport = 8766\n')
+    f.write_text(
+        '[[host]]\naddress = "10.0.0.2"\ntarget = "/dev/nvme1n1"\nshare = 2\n\n[[host]]\naddress = "10.0.0.3"\nport = 8766\n'
+    )
     a, b = load_hosts_file(f)
     assert (a.target, a.share, b.name) == ("/dev/nvme1n1", 2.0, "10.0.0.3:8766")
     f.write_text('[[host]]\naddress = "10.0.0.2"\n\n[[host]]\naddress = "10.0.0.3"\nshare = -1\n')
@@ -135,13 +143,15 @@ def test_host_list_and_hosts_file(tmp_path):
 def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
     start, tunnel = ssh_commands(Host("10.0.0.2", ssh="bench@10.0.0.2"), 40123)
     assert start[:3] == ["ssh", "-o", "BatchMode=yes"] and start[-2] == "bench@10.0.0.2" and "-F" not in start
-    assert "fio --server=127.0.0.1,8765 --daemonize=\"$d/server.pid\"" in start[-1]
+    assert 'fio --server=127.0.0.1,8765 --daemonize="$d/server.pid"' in start[-1]
     assert "0.0.0.0" not in " ".join(start + tunnel)
     assert tunnel[-3:] == ["-L", "127.0.0.1:40123:127.0.0.1:8765", "bench@10.0.0.2"]
     assert "BatchMode=yes" in tunnel and "ExitOnForwardFailure=yes" in tunnel
     # the tunnel's remote command watches the server: it stops it when the session's input ends
     watch = ssh_watch_command("/tmp/iolab-fio-server-abcdef")
-    assert watch.startswith("cat >/dev/null; ") and 'kill "$p"' in watch and "rmdir /tmp/iolab-fio-server-abcdef" in watch
+    assert (
+        watch.startswith("cat >/dev/null; ") and 'kill "$p"' in watch and "rmdir /tmp/iolab-fio-server-abcdef" in watch
+    )
     start, tunnel = ssh_commands(Host("10.0.0.2", ssh="b", ssh_config="/etc/x.conf"), 40123)
     assert start[start.index("-F") + 1] == "/etc/x.conf" and tunnel[tunnel.index("-F") + 1] == "/etc/x.conf"
 
@@ -149,7 +159,9 @@ def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
 def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch):
     import iolab.hosts as hosts
 
-    monkeypatch.setattr(hosts, "remote_version", lambda endpoint, fio="fio": "fio-3.35" if endpoint[0] == "b" else "fio-3.33")
+    monkeypatch.setattr(
+        hosts, "remote_version", lambda endpoint, fio="fio": "fio-3.35" if endpoint[0] == "b" else "fio-3.33"
+    )
     servers = hosts.Servers(endpoints={"a:8765": ("a", 8765), "b:8765": ("b", 8765)})
     with pytest.raises(IolabError, match="host b:8765 runs fio-3.35, this machine runs fio-3.33"):
         hosts.check_versions([Host("a"), Host("b")], servers, "fio-3.33")
@@ -173,8 +185,10 @@ def test_the_stored_split_rebuilds_the_same_legs():
 
 def test_a_hosts_file_ssh_config_needs_an_ssh_host(tmp_path):
     f = tmp_path / "hosts.toml"
-    f.write_text('[[host]]\naddress = "10.0.0.2"\nssh = "b@h"\nssh_config = "/etc/b.conf"\n\n'
-                 '[[host]]\naddress = "10.0.0.3"\nssh_config = "/etc/b.conf"\n')
+    f.write_text(
+        '[[host]]\naddress = "10.0.0.2"\nssh = "b@h"\nssh_config = "/etc/b.conf"\n\n'
+        '[[host]]\naddress = "10.0.0.3"\nssh_config = "/etc/b.conf"\n'
+    )
     with pytest.raises(IolabError, match=r"line 6 \(\[\[host\]\] #2\): field 'ssh_config' needs field 'ssh'"):
         load_hosts_file(f)
     f.write_text('[[host]]\naddress = "10.0.0.2"\nssh = "b@h"\nssh_config = "/etc/b.conf"\n')

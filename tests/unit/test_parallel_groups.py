@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("xdist")
 ROOT = Path(__file__).resolve().parents[2]
-TEST = '''
+TEST = """
 import os, time, pytest
 
 @pytest.mark.parametrize("i", range(6))
@@ -20,16 +20,39 @@ def test_one(i):
     time.sleep(0.2)  # long enough for an idle worker to be handed some of the file
     with open(os.environ["WHERE"], "a") as f:
         f.write(__name__ + " " + os.environ["PYTEST_XDIST_WORKER"] + "\\n")
-'''
+"""
 
 
 def test_a_file_stays_on_one_worker_and_a_shared_group_together(tmp_path):
     for name in ("test_alone.py", "test_capture.py", "test_rwsw.py"):  # the last two share the tracefs instance
         (tmp_path / name).write_text(TEST)
     where = tmp_path / "where.txt"
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
-                        "-n", "3", "--dist", "loadgroup", "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "WHERE": str(where)})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.conftest",
+            "-n",
+            "3",
+            "--dist",
+            "loadgroup",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            "/dev/null",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "WHERE": str(where)},
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     workers: dict[str, set[str]] = {}
     for line in where.read_text().splitlines():
@@ -46,9 +69,32 @@ def test_the_slow_groups_are_handed_out_first(tmp_path):
         (tmp_path / name).write_text(TEST)
     (tmp_path / "test_drives.py").write_text(TEST.replace("range(6)", "range(1)"))
     where = tmp_path / "where.txt"
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
-                        "-n", "3", "--dist", "loadgroup", "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "WHERE": str(where)})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.conftest",
+            "-n",
+            "3",
+            "--dist",
+            "loadgroup",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            "/dev/null",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "WHERE": str(where)},
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     first: dict[str, str] = {}  # each worker's first test file (a worker runs its tests one by one)
     for line in where.read_text().splitlines():

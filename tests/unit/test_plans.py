@@ -51,8 +51,9 @@ def test_throughput_plan_precondition_at_test_block_size_tc1_qd32():
     p = plan("throughput")
     for ph, bs in zip(p.phases, (1024 * KiB, 128 * KiB)):
         assert ph.purge and ph.precondition[0].streams[0].block_size == bs
-        assert ph.cells and all(c.workload.accesses == {"seq"} and (c.workload.threads, c.workload.queue_depth) == (1, 32)
-                                for c in ph.cells)
+        assert ph.cells and all(
+            c.workload.accesses == {"seq"} and (c.workload.threads, c.workload.queue_depth) == (1, 32) for c in ph.cells
+        )
         assert ph.tracking[0].metric == "write_mbps"
 
 

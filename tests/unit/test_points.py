@@ -31,14 +31,16 @@ def grid(iops_art):
 
 
 def test_operating_points_follow_the_documented_rules():
-    pts = grid({
-        (32, 32): (90_000, 11_000),  # the highest IOPS, but ART above 5 ms: never Max
-        (8, 8): (80_000, 800),
-        (4, 4): (70_000, 230),
-        (2, 4): (46_000, 170),
-        (2, 2): (40_000, 100),
-        (1, 1): (10_000, 100),
-    })
+    pts = grid(
+        {
+            (32, 32): (90_000, 11_000),  # the highest IOPS, but ART above 5 ms: never Max
+            (8, 8): (80_000, 800),
+            (4, 4): (70_000, 230),
+            (2, 4): (46_000, 170),
+            (2, 2): (40_000, 100),
+            (1, 1): (10_000, 100),
+        }
+    )
     ops = operating_points(pts, 5_000)
     assert ops.max.label() == "TC8/QD8"
     assert ops.min.label() == "TC1/QD1"

@@ -18,8 +18,11 @@ TARGET = targets.parse_target("sim:enterprise-sas?user_gb=0.125")
 
 
 def qos_plan():
-    profile = suites.make_profile("enterprise", quick=True, settings=(("rounds", "4"), ("measured", "2s"),
-                                                                      ("warmup", "1s"), ("precondition_time", "5s")))
+    profile = suites.make_profile(
+        "enterprise",
+        quick=True,
+        settings=(("rounds", "4"), ("measured", "2s"), ("warmup", "1s"), ("precondition_time", "5s")),
+    )
     return registry.build_plan("qos", profile, TARGET)
 
 
@@ -50,14 +53,18 @@ def test_the_eta_is_wall_time_from_the_measured_pace_virtual_on_a_simulated_driv
     sim.add(planned_s=0, wall_s=1.5, virtual_s=30)  # a fill: no planned time, but virtual time it took
     # 2 s of wall clock for 40 virtual seconds: 100 to 400 virtual seconds left take 5 to 20 s
     end = time.strftime("%H:%M:%S", time.localtime(1000 + 20))
-    assert eta_text(100, 400, sim, now=1000) == (f"0:05–0:20 (done by {end} at the latest; wall clock: "
-                                                 "simulated time × 0.05, the wall/virtual ratio measured so far)")
+    assert eta_text(100, 400, sim, now=1000) == (
+        f"0:05–0:20 (done by {end} at the latest; wall clock: "
+        "simulated time × 0.05, the wall/virtual ratio measured so far)"
+    )
     real = Pace()
     real.add(planned_s=60, wall_s=66, virtual_s=0)
     real.add(planned_s=0, wall_s=500, virtual_s=0)  # a fill at the drive's speed says nothing of the pace
     end = time.strftime("%H:%M:%S", time.localtime(1000 + 3960))
-    assert eta_text(3600, 3600, real, now=1000) == (f"1:06:00 (done by {end} at the latest; wall clock: "
-                                                    "planned time × 1.10, the wall/planned ratio measured so far)")
+    assert eta_text(3600, 3600, real, now=1000) == (
+        f"1:06:00 (done by {end} at the latest; wall clock: "
+        "planned time × 1.10, the wall/planned ratio measured so far)"
+    )
     assert eta_text(10, 20, Pace()).startswith("estimating")
 
 
@@ -69,8 +76,9 @@ def test_a_round_line_shows_the_tracking_values_against_the_steady_state_limits(
     pre = plan.phases[0]
     name = pre.tracking[0].name
     history = {name: [(1, 1000.0), (2, 900.0)]}
-    assert round_summary(pre, 2, history, None, 5) == (f"{pre.name}: round 2 done: {name} 900.0 "
-                                                       "(steady state needs a window of 5 rounds)")
+    assert round_summary(pre, 2, history, None, 5) == (
+        f"{pre.name}: round 2 done: {name} 900.0 (steady state needs a window of 5 rounds)"
+    )
     history[name] += [(3, 1000.0), (4, 1100.0), (5, 1000.0)]
     text = round_summary(pre, 5, history, evaluate(history, plan.rule), 5)
     # average 1000: range 200 = 20 %, slope 20/round over 4 rounds = 8 %
@@ -131,7 +139,9 @@ def test_the_live_cell_counts_from_one_as_the_watch_page_does(tmp_path):
             seen.append((tag, progress.cell))
             return super().run(target, workload, raw_dir, tag, progress)
 
-    profile = suites.make_profile("enterprise", quick=True, cell_seconds=1.0, settings=(("qds", "1,4"), ("entropies", "0")))
+    profile = suites.make_profile(
+        "enterprise", quick=True, cell_seconds=1.0, settings=(("qds", "1,4"), ("entropies", "0"))
+    )
     plan = registry.build_plan("entropy", profile, TARGET)
     engine = Watching(lambda rnd, call: 1000)
     store = start(plan, TARGET, engine, RunOptions(), tmp_path)

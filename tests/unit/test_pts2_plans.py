@@ -47,15 +47,21 @@ def test_xsr_settings_and_quick_scaling():
 def test_hir_is_pc_to_steady_state_then_bursts_after_idles_and_baselines():
     p = plan("hir")
     names = [ph.name for ph in p.phases]
-    assert names[:3] == ["preconditioning", "wait 5 s", "baseline after wait 5 s"] and names[-1] == "baseline after wait 50 s"
+    assert (
+        names[:3] == ["preconditioning", "wait 5 s", "baseline after wait 5 s"]
+        and names[-1] == "baseline after wait 50 s"
+    )
     assert len(names) == 11 and [ph.purge for ph in p.phases] == [True] + [False] * 10
     pc, wait, base = p.phases[:3]
     assert len(pc.cells) == 30 and pc.stop_on_steady and pc.tracking[0].cell_key == pc.cells[-1].key
     assert len(wait.cells) == 360 and {c.workload.duration_s for c in wait.cells} == {5.0}
     assert {c.idle_before_s for c in wait.cells} == {5.0} and not wait.stop_on_steady
-    assert sum(c.workload.duration_s for c in base.cells) == pytest.approx(1800) and {c.idle_before_s for c in base.cells} == {None}
-    assert {(frozenset(c.workload.accesses), c.workload.read_pct, c.block_size) for ph in p.phases
-            for c in ph.cells} == {(frozenset({"rnd"}), 0, 4 * KiB)}
+    assert sum(c.workload.duration_s for c in base.cells) == pytest.approx(1800) and {
+        c.idle_before_s for c in base.cells
+    } == {None}
+    assert {
+        (frozenset(c.workload.accesses), c.workload.read_pct, c.block_size) for ph in p.phases for c in ph.cells
+    } == {(frozenset({"rnd"}), 0, 4 * KiB)}
     assert dict(p.parameters)["pc_round_intervals"].startswith("30 (default, UNVERIFIED")
     # the ETA: 5–25 PC rounds of 30 min, then per wait state 360 × (5 s + idle) and 30 min of baseline
     idles = 360 * (5 + 10 + 15 + 25 + 50)
@@ -97,9 +103,15 @@ def test_dirth_settings_shrink_the_grid_and_are_checked():
         plan("dirth", T4K, settings=(("block_size", "512"),))
 
 
-@pytest.mark.parametrize("name, access, read, bs", [
-    ("rnd4k", "rnd", 0, 4 * KiB), ("oltp", "rnd", 65, 8 * KiB), ("vod", "seq", 90, 128 * KiB), ("metadata", "seq", 50, 512),
-])
+@pytest.mark.parametrize(
+    "name, access, read, bs",
+    [
+        ("rnd4k", "rnd", 0, 4 * KiB),
+        ("oltp", "rnd", 65, 8 * KiB),
+        ("vod", "seq", 90, 128 * KiB),
+        ("metadata", "seq", 50, 512),
+    ],
+)
 def test_wsat_workloads_by_name(name, access, read, bs):
     [ph] = plan("wsat", settings=(("workload", name),)).phases
     [c] = ph.cells
@@ -121,16 +133,35 @@ def test_dirth_builds_its_operating_point_phase_from_the_demand_variation_window
     assert isinstance(ops, Deferred) and ops.seconds == 3 * (3600 + 600)
     # (TC, QD) -> (IOPS, ART µs) per round; round 1 (a slow TC1/QD16) is outside the 5-round window
     curve = {(4, 16): (100_000, 9_000), (4, 1): (40_000, 100), (1, 16): (60_000, 1_000), (1, 1): (10_000, 90)}
-    samples = [Sample(rnd, f"TC{t}/QD{q}", iops * (0.4 if rnd == 1 and (t, q) == (1, 16) else 1), None, t * q, art)
-               for rnd in range(1, 7) for (t, q), (iops, art) in curve.items()]
+    samples = [
+        Sample(rnd, f"TC{t}/QD{q}", iops * (0.4 if rnd == 1 and (t, q) == (1, 16) else 1), None, t * q, art)
+        for rnd in range(1, 7)
+        for (t, q), (iops, art) in curve.items()
+    ]
     phase, decision = ops.build({"demand variation": samples})
     p.check_phase(phase)
     # Max: TC4/QD16 has an ART over 5 ms, so TC1/QD16; Mid: closest to (60k + 10k) / 2 = 35k is TC4/QD1
-    assert [c.key for c in phase.cells] == ["MaxIOPS pre-write", "MaxIOPS TC1/QD16", "MidIOPS pre-write",
-                                            "MidIOPS TC4/QD1", "MinIOPS pre-write", "MinIOPS TC1/QD1"]
+    assert [c.key for c in phase.cells] == [
+        "MaxIOPS pre-write",
+        "MaxIOPS TC1/QD16",
+        "MidIOPS pre-write",
+        "MidIOPS TC4/QD1",
+        "MinIOPS pre-write",
+        "MinIOPS TC1/QD1",
+    ]
     pre, work = phase.cells[:2]
-    assert (pre.workload.threads, pre.workload.queue_depth, pre.workload.read_pct, pre.workload.duration_s) == (1, 16, 0, 3600)
-    assert (work.workload.threads, work.workload.queue_depth, work.workload.read_pct, work.workload.duration_s) == (1, 16, 65, 600)
+    assert (pre.workload.threads, pre.workload.queue_depth, pre.workload.read_pct, pre.workload.duration_s) == (
+        1,
+        16,
+        0,
+        3600,
+    )
+    assert (work.workload.threads, work.workload.queue_depth, work.workload.read_pct, work.workload.duration_s) == (
+        1,
+        16,
+        65,
+        600,
+    )
     # the stored decision carries each point with the window IOPS and ART it was chosen on; reports read it back
     stored = decided_points([decision.record()])
     assert [p.label() for _, p in stored.named()] == ["TC1/QD16", "TC4/QD1", "TC1/QD1"]

@@ -28,8 +28,16 @@ from tests.unit.test_runner import ScriptedEngine
 
 
 def target(vendor="Acme", model="FastDisk 9000", firmware="1.2.3") -> Target:
-    facts = DeviceFacts(vendor=vendor, model=model, serial="SN1", firmware=firmware, interface="nvme",
-                        logical_sector=512, physical_sector=4096, rotational=False)
+    facts = DeviceFacts(
+        vendor=vendor,
+        model=model,
+        serial="SN1",
+        firmware=firmware,
+        interface="nvme",
+        logical_sector=512,
+        physical_sector=4096,
+        rotational=False,
+    )
     return Target("sim", f"sim:{model.replace(' ', '_')}", model.replace(" ", "_"), 1 * GiB, facts)
 
 
@@ -160,9 +168,23 @@ def test_html_is_self_contained_and_has_every_page_and_header_field(iops_report)
     assert html.count("non-compliant (quick profile)") == len(IOPS_PAGES)
     for title in IOPS_PAGES:
         assert title in html
-    for field in ("Firmware", "1.2.3", "Capacity", "Interface", "nvme", "Purge", "sim-purge", "Write cache",
-                  "PC1 (WIPC)", "SS rounds", "rounds 3–7 (steady state reached)", "Outstanding IO", "TC 4 × QD 32",
-                  "Test run:", "Page 1 of 13"):
+    for field in (
+        "Firmware",
+        "1.2.3",
+        "Capacity",
+        "Interface",
+        "nvme",
+        "Purge",
+        "sim-purge",
+        "Write cache",
+        "PC1 (WIPC)",
+        "SS rounds",
+        "rounds 3–7 (steady state reached)",
+        "Outstanding IO",
+        "TC 4 × QD 32",
+        "Test run:",
+        "Page 1 of 13",
+    ):
         assert field in html, field
 
 
@@ -208,10 +230,16 @@ def test_latency_not_steady_is_reported_as_such(tmp_path):
     assert "rounds 2–6 (STEADY STATE NOT ACHIEVED)" in html  # the set-up column, on every page
     assert html.count("rounds 2–6 (STEADY STATE NOT ACHIEVED)") == len(doc.pages)
     t = titles(doc)
-    for title in ("Steady State Convergence — ART and MRT, R/W 0/100", "Steady State Measurement Window — ART 0/100 4KiB",
-                  "Tabular Results — Response Times and IOPS", "Average Response Time — 3D Column Plot",
-                  "Maximum Response Time — 3D Column Plot", "Average Response Time — Heat Map",
-                  "Response Time Histogram — 0/100 4KiB", "Response Time Histogram — 100/0 4KiB"):
+    for title in (
+        "Steady State Convergence — ART and MRT, R/W 0/100",
+        "Steady State Measurement Window — ART 0/100 4KiB",
+        "Tabular Results — Response Times and IOPS",
+        "Average Response Time — 3D Column Plot",
+        "Maximum Response Time — 3D Column Plot",
+        "Average Response Time — Heat Map",
+        "Response Time Histogram — 0/100 4KiB",
+        "Response Time Histogram — 100/0 4KiB",
+    ):
         assert title in t, title
     assert "99.999 % response time" in html and "FAIL" in html
 
@@ -239,8 +267,13 @@ def test_run_interrupted_before_any_round_still_gets_a_report(tmp_path):
 
 
 def test_wsat_pages_plot_iops_against_time_and_tgbw(tmp_path):
-    run = record(tmp_path, "wsat", DriveEngine(shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
-                 capacity_limit=20_000_000, wsat_capacity_multiple=4)
+    run = record(
+        tmp_path,
+        "wsat",
+        DriveEngine(shape=lambda rnd, call: 40_000 / (1 + rnd / 3) + 5_000),
+        capacity_limit=20_000_000,
+        wsat_capacity_multiple=4,
+    )
     doc = build_document(RunData.load(run, tmp_path / "out"))
     t = titles(doc)
     assert t[:2] == ["IOPS vs Time", "IOPS vs Total GB Written"]
@@ -305,8 +338,11 @@ def test_a_test_without_pages_of_its_own_still_gets_its_cells_reported(tmp_path)
     store.manifest.test, store.manifest.title = "future-test", "Future Test"
     store.write_manifest()
     doc = build_document(RunData.load(run, tmp_path / "out"))
-    assert [p.title for p in doc.pages] == ["Steady State Measurement Window — ART 0/100 4KiB", "Tabular Results",
-                                            "Run Details and Notes"]
+    assert [p.title for p in doc.pages] == [
+        "Steady State Measurement Window — ART 0/100 4KiB",
+        "Tabular Results",
+        "Run Details and Notes",
+    ]
     table = doc.pages[1].blocks[0]
     assert [row[0] for row in table.rows][:3] == ["100/0 8KiB", "100/0 4KiB", "100/0 0.5KiB"] and len(table.rows) == 9
 
@@ -323,9 +359,15 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     from iolab.textreport import iops_grid, render_phase
 
     rule = SteadyRule()
-    verdicts = (check_variable("IOPS 0/100 1024KiB", [21, 22, 23, 24, 25], [1_234_567.8, 1_111_111.1, 1_345_678.9,
-                                                                           1_299_999.4, 1_200_000.2], rule),
-                check_variable("IOPS 65/35 0.5KiB", [21, 22, 23, 24, 25], [0.0123, 0.0125, 0.0121, 0.0124, 0.0122], rule))
+    verdicts = (
+        check_variable(
+            "IOPS 0/100 1024KiB",
+            [21, 22, 23, 24, 25],
+            [1_234_567.8, 1_111_111.1, 1_345_678.9, 1_299_999.4, 1_200_000.2],
+            rule,
+        ),
+        check_variable("IOPS 65/35 0.5KiB", [21, 22, 23, 24, 25], [0.0123, 0.0125, 0.0121, 0.0124, 0.0122], rule),
+    )
     phase = PhaseRow("main", 0, None, None, None, False, 25, "round limit")
     ph = PhaseSummary(phase, tuple(range(1, 26)), tuple(range(21, 26)), False, verdicts, (), (), (), ())
     console = Console(width=80, record=True, color_system=None)
@@ -366,13 +408,21 @@ def test_header_columns_shrink_or_point_but_never_cut_text():
     from iolab.report.header import MIN_SCALE, RUN_DETAILS, fit_column
 
     # the Test Parameters column of a quick Multi-WSAT run: it used to end in "composite: RND 64Ki…"
-    items = [("Profile", "enterprise (WCD)"), ("Cell duration", "1 s"),
-             ("Stimulus", "composite: RND 64KiB R 49.9 %, SEQ 4KiB W 30.0 %, RND 8KiB W 20.0 %"),
-             ("Outstanding IO", "TC 1 × QD 1 = 1 (from the workload file)"),
-             ("Stop", "steady state, or 4× capacity written (2.147 GB; workloads with writes), or 24.0 h, or 30 "
-                      "intervals (quick)"),
-             ("Workload files", "composite.toml, replay.toml, analysis.json"), ("Workload digest", "316c4d59d71e"),
-             ("Self-Test", "from the capture's stream analysis"), ("Rounds measured", "11")]
+    items = [
+        ("Profile", "enterprise (WCD)"),
+        ("Cell duration", "1 s"),
+        ("Stimulus", "composite: RND 64KiB R 49.9 %, SEQ 4KiB W 30.0 %, RND 8KiB W 20.0 %"),
+        ("Outstanding IO", "TC 1 × QD 1 = 1 (from the workload file)"),
+        (
+            "Stop",
+            "steady state, or 4× capacity written (2.147 GB; workloads with writes), or 24.0 h, or 30 "
+            "intervals (quick)",
+        ),
+        ("Workload files", "composite.toml, replay.toml, analysis.json"),
+        ("Workload digest", "316c4d59d71e"),
+        ("Self-Test", "from the capture's stream analysis"),
+        ("Rounds measured", "11"),
+    ]
     col = fit_column("Test Parameters", items)
     assert col.items == tuple(items) and MIN_SCALE <= col.scale < 1.0  # all of it, in a smaller font
     crowded = fit_column("Test Parameters", items + [(f"Extra {i}", "a long value " * 6) for i in range(4)])
@@ -401,12 +451,19 @@ def test_write_amplification_is_not_reported_where_the_engine_counts_no_flash_wr
     run = RunData.load(iops_report[0], tmp_path)
     assert run.write_amplification() is None
     assert dict(header.device_items(run))["Write amplification"] == header.NOT_REPORTED
+
+
 def test_wsat_report_marks_the_partial_last_interval_and_leaves_it_out_of_the_figures(tmp_path):
     # 1,400, 1,300, 1,200, 1,100, 1,000 IOPS × 4 KiB in 1 s intervals; the budget ends after 800
     # IOs of interval 5, 0.8 s in (a report dividing by the planned 1 s would show 800 IOPS)
     budget = (1400 + 1300 + 1200 + 1100 + 800) * 4096
-    run = record(tmp_path, "wsat", DriveEngine(shape=lambda rnd, call: 1000.0 + 100 * (5 - rnd)),
-                 capacity_limit=budget, wsat_capacity_multiple=1)
+    run = record(
+        tmp_path,
+        "wsat",
+        DriveEngine(shape=lambda rnd, call: 1000.0 + 100 * (5 - rnd)),
+        capacity_limit=budget,
+        wsat_capacity_multiple=1,
+    )
     doc = build_document(RunData.load(run, tmp_path / "out"))
     html = text_of(doc)
     assert "5 (partial, 0.8 s)" in html
@@ -419,8 +476,12 @@ def test_wsat_report_marks_the_partial_last_interval_and_leaves_it_out_of_the_fi
 def test_run_details_of_a_run_with_hundreds_of_idles_fits_its_pages(tmp_path):
     """A full HIR idles before each of 360 bursts per wait state; Run Details summarises the
     idles per length instead of one entry per cell (which overflowed a page)."""
-    run = record(tmp_path, "hir", IdlingDriveEngine(), settings=(
-        ("pc_round_intervals", "1"), ("bursts", "150"), ("wait_states", "1,2"), ("baseline_time", "2s")))
+    run = record(
+        tmp_path,
+        "hir",
+        IdlingDriveEngine(),
+        settings=(("pc_round_intervals", "1"), ("bursts", "150"), ("wait_states", "1,2"), ("baseline_time", "2s")),
+    )
     doc = build_document(RunData.load(run, tmp_path))
     text = render(doc)
     assert "1.00 s before each of 150 cell(s)" in text and "2.00 s before each of 150 cell(s)" in text

@@ -30,8 +30,13 @@ REPORTS = {
 @pytest.fixture(scope="module", params=list(REPORTS))
 def report(request, tmp_path_factory):
     engine = IdlingDriveEngine() if request.param == "hir" else DriveEngine()
-    run = record(tmp_path_factory.mktemp("runs"), request.param, engine, settings=REPORTS[request.param],
-                 **({"wsat_max_seconds": 20.0} if request.param == "wsat" else {}))
+    run = record(
+        tmp_path_factory.mktemp("runs"),
+        request.param,
+        engine,
+        settings=REPORTS[request.param],
+        **({"wsat_max_seconds": 20.0} if request.param == "wsat" else {}),
+    )
     html, pdf = write_report([run], tmp_path_factory.mktemp("report"))
     return html, pdf
 
@@ -39,18 +44,28 @@ def report(request, tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed (Debian: apt-get install chromium chromium-driver; "
-                    "scripts/setup installs them)")
+        pytest.fail(
+            f"{CHROMIUM} and {CHROMEDRIVER} are needed (Debian: apt-get install chromium chromium-driver; "
+            "scripts/setup installs them)"
+        )
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     # root, no GPU, small /dev/shm, no network: the flags a CI container needs
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--window-size=1280,1800",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,1800",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
@@ -73,14 +88,16 @@ def test_html_report_renders_in_a_browser_with_every_plot(report, browser, tmp_p
 
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight,"
-        " i.getBoundingClientRect().width, i.getBoundingClientRect().height])")
+        " i.getBoundingClientRect().width, i.getBoundingClientRect().height])"
+    )
     assert len(images) >= 4  # convergence and window plots for both block sizes, the 2D plot
     for alt, complete, nw, nh, w, h in images:
         assert complete and nw > 0 and nh > 0, alt  # the PNG decoded
         assert w > 0 and h > 0, alt  # and is laid out, not hidden or collapsed
 
     heads = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.head').innerText)")
+        "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.head').innerText)"
+    )
     assert heads and all(f"Page {n} of {len(heads)}" in h for n, h in enumerate(heads, 1))
 
     first = browser.find_element("css selector", "section.page")
@@ -94,7 +111,8 @@ def test_pdf_pages_match_the_html_pages_one_by_one(report, browser):
     html, pdf = report
     browser.get(html.as_uri())
     titles = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section.page .head .test')).map(e => e.innerText)")
+        "return Array.from(document.querySelectorAll('section.page .head .test')).map(e => e.innerText)"
+    )
     pages = pdf_pages(pdf)
     assert len(pages) == len(titles) > 3
     for n, (text, title) in enumerate(zip(pages, titles), 1):
@@ -123,17 +141,20 @@ def test_characterisation_pages_render_in_a_browser(test, browser, tmp_path):
     from iolab.targets import parse_target
 
     tgt = parse_target("sim:entry-sata-compress?user_gb=0.125")
-    run = record(tmp_path / "runs", test, SimEngine(), tgt,
-                 settings=CHARACTERISATION[test] + (("precondition_time", "200ms"),))
+    run = record(
+        tmp_path / "runs", test, SimEngine(), tgt, settings=CHARACTERISATION[test] + (("precondition_time", "200ms"),)
+    )
     html, _ = write_report([run], tmp_path / "report")
     browser.get(html.as_uri())
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert not errors, errors
     images = browser.execute_script(
-        "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight])")
+        "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight])"
+    )
     assert len(images) >= 2, test
     for alt, complete, nw, nh in images:
         assert complete and nw > 0 and nh > 0, alt
     heads = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section.page .head')).map(h => h.innerText)")
+        "return Array.from(document.querySelectorAll('section.page .head')).map(h => h.innerText)"
+    )
     assert any("Endurance" in h for h in heads), test

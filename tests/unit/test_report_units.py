@@ -13,19 +13,22 @@ from iolab.units import denoise, duration, eng, num, printed_value, scale_for
 EXPONENT = re.compile(r"\d[eE][+-]?\d")
 
 
-@pytest.mark.parametrize("v, text", [
-    (13_430.0, "13,430"),  # was "1.343e+04" with {:,.4g}
-    (1_234_567.8, "1,234,568"),  # integer part printed whole: no false zeros
-    (524.569, "524.6"),
-    (12.456, "12.46"),
-    (0.08312, "0.08312"),
-    (9.9996, "10.00"),  # rounding carries into the next digit: still four significant digits
-    (999.96, "1,000"),
-    (-12.3, "-12.30"),
-    (0.0, "0"),
-    (None, "—"),
-    (math.nan, "—"),
-])
+@pytest.mark.parametrize(
+    "v, text",
+    [
+        (13_430.0, "13,430"),  # was "1.343e+04" with {:,.4g}
+        (1_234_567.8, "1,234,568"),  # integer part printed whole: no false zeros
+        (524.569, "524.6"),
+        (12.456, "12.46"),
+        (0.08312, "0.08312"),
+        (9.9996, "10.00"),  # rounding carries into the next digit: still four significant digits
+        (999.96, "1,000"),
+        (-12.3, "-12.30"),
+        (0.0, "0"),
+        (None, "—"),
+        (math.nan, "—"),
+    ],
+)
 def test_num_prints_four_significant_digits_without_exponents(v, text):
     assert num(v) == text
 
@@ -45,16 +48,19 @@ def test_trimmed_ticks_and_printed_values():
     assert printed_value(None) is None
 
 
-@pytest.mark.parametrize("v, unit, text", [
-    (13_430.0, "µs", "13.43 ms"),
-    (132.9, "µs", "132.9 µs"),
-    (2.5e6, "µs", "2.500 s"),
-    (536_870_912, "B", "536.9 MB"),
-    (400e9, "B", "400.0 GB"),
-    (1_500.0, "MB/s", "1.500 GB/s"),
-    (7_530.0, "IOPS", "7,530 IOPS"),
-    (None, "µs", "—"),
-])
+@pytest.mark.parametrize(
+    "v, unit, text",
+    [
+        (13_430.0, "µs", "13.43 ms"),
+        (132.9, "µs", "132.9 µs"),
+        (2.5e6, "µs", "2.500 s"),
+        (536_870_912, "B", "536.9 MB"),
+        (400e9, "B", "400.0 GB"),
+        (1_500.0, "MB/s", "1.500 GB/s"),
+        (7_530.0, "IOPS", "7,530 IOPS"),
+        (None, "µs", "—"),
+    ],
+)
 def test_eng_picks_the_unit_that_keeps_the_value_readable(v, unit, text):
     assert eng(v, unit) == text
 

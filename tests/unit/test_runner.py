@@ -246,8 +246,9 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     from iolab.export import collect
 
     budget = 4 * 4_096_000 + 700 * 4096
-    _, store = go(tmp_path, "wsat", ScriptedEngine(lambda rnd, call: 1000), capacity_limit=budget,
-                  wsat_capacity_multiple=1)
+    _, store = go(
+        tmp_path, "wsat", ScriptedEngine(lambda rnd, call: 1000), capacity_limit=budget, wsat_capacity_multiple=1
+    )
     store.close()
     db = sqlite3.connect(store.dir / "results.db")
     db.execute("ALTER TABLE cells DROP COLUMN partial")  # as the first release wrote it
@@ -316,13 +317,21 @@ def test_steady_state_waits_for_the_rules_minimum_written_since_the_purge(tmp_pa
     Runner(plan, TARGET, engine, store, RunOptions()).run()
     ph = summarise(RunStore.open(store.dir))[1]
     assert ph.steady is True and ph.window == (2, 3, 4, 5, 6)
-    assert ph.phase.stop_reason == ("steady state reached in rounds 2-6, declared after 0.033 GB written since the "
-                                    "purge (≥ 2× the tested capacity, 0.033 GB)")
+    assert ph.phase.stop_reason == (
+        "steady state reached in rounds 2-6, declared after 0.033 GB written since the "
+        "purge (≥ 2× the tested capacity, 0.033 GB)"
+    )
 
     # not enough rounds to write it: the window passes, the phase is not steady, and says why
     plan = TestPlan("t", "t", "s", prof, (replace(main, purge=True, max_rounds=6),), prof.rule(), 16_384_000)
     store = start(plan, TARGET, engine, RunOptions(), tmp_path)
     Runner(plan, TARGET, engine, store, RunOptions()).run()
     [ph] = summarise(RunStore.open(store.dir))
-    assert ph.steady is False and ("steady state not reached: the window passed, but only 0.025 GB was written since "
-                                   "the purge, below the 2× the tested capacity (0.033 GB)") in ph.phase.stop_reason
+    assert (
+        ph.steady is False
+        and (
+            "steady state not reached: the window passed, but only 0.025 GB was written since "
+            "the purge, below the 2× the tested capacity (0.033 GB)"
+        )
+        in ph.phase.stop_reason
+    )

@@ -18,15 +18,21 @@ TARGET = Target("block", "/dev/x", "/dev/x", 100 * GiB, DeviceFacts(logical_sect
 
 # The RWSW paper's composite (retail web portal, SQL Server): six dominant streams.
 PAPER_MIX = (
-    Stream("rnd", "read", 64 * KiB, 0.305), Stream("seq", "write", 512, 0.289), Stream("rnd", "read", 8 * KiB, 0.164),
-    Stream("seq", "read", 8 * KiB, 0.142), Stream("seq", "read", 64 * KiB, 0.056), Stream("rnd", "write", 8 * KiB, 0.044),
+    Stream("rnd", "read", 64 * KiB, 0.305),
+    Stream("seq", "write", 512, 0.289),
+    Stream("rnd", "read", 8 * KiB, 0.164),
+    Stream("seq", "read", 8 * KiB, 0.142),
+    Stream("seq", "read", 64 * KiB, 0.056),
+    Stream("rnd", "write", 8 * KiB, 0.044),
 )
 
 
 def write_inputs(d, composite=True, replay=True, qd=6):
     d.mkdir(parents=True, exist_ok=True)
     if composite:
-        save_composite(Workload(PAPER_MIX, threads=2, queue_depth=qd, duration_s=60.0, name="paper"), d / "composite.toml")
+        save_composite(
+            Workload(PAPER_MIX, threads=2, queue_depth=qd, duration_s=60.0, name="paper"), d / "composite.toml"
+        )
     if replay:
         steps = (
             ReplayStep(0, 0.0, 300.0, 4, (Stream("rnd", "read", 64 * KiB, 0.7), Stream("seq", "write", 512, 0.3))),
@@ -123,8 +129,19 @@ def test_dirth_sweeps_outstanding_io_one_to_1024_through_the_dirth_flow(tmp_path
     assert points.name == "operating points" and points.seconds > 0
 
 
-@pytest.mark.parametrize("oio, split", [(1, (1, 1)), (3, (1, 3)), (32, (1, 32)), (33, (3, 11)), (37, (37, 1)),
-                                        (64, (2, 32)), (96, (3, 32)), (1024, (32, 32))])
+@pytest.mark.parametrize(
+    "oio, split",
+    [
+        (1, (1, 1)),
+        (3, (1, 3)),
+        (32, (1, 32)),
+        (33, (3, 11)),
+        (37, (37, 1)),
+        (64, (2, 32)),
+        (96, (3, 32)),
+        (1024, (32, 32)),
+    ],
+)
 def test_split_oio_is_exact_with_a_qd_of_at_most_32(oio, split):
     assert split_oio(oio) == split
 
@@ -160,7 +177,7 @@ def test_rwsw_tests_need_a_workload_and_pts_tests_refuse_one(tmp_path):
 
 def test_a_file_that_is_no_workload_is_refused_with_its_name(tmp_path):
     bad = tmp_path / "notes.toml"
-    bad.write_text('[other]\nx = 1\n')
+    bad.write_text("[other]\nx = 1\n")
     with pytest.raises(IolabError, match="notes.toml: not an iolab workload file"):
         registry.build_plan("multi-wsat", suites.make_profile(), TARGET, bad)
     with pytest.raises(IolabError, match="no such file"):
@@ -190,8 +207,12 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
     half = Workload((Stream("rnd", "read", 8 * KiB, 0.5), Stream("rnd", "write", 8 * KiB, 0.5)), duration_s=1.0)
     writes = Workload((Stream("rnd", "write", 4 * KiB, 1.0),), duration_s=1.0)
     reads = Workload((Stream("seq", "read", 64 * KiB, 1.0),), duration_s=1.0)
-    for w, remaining, expected in ((half, 100 * MiB, 210 * MiB), (writes, 100 * MiB, 100 * MiB), (reads, 100 * MiB, None),
-                                   (half, 1000 * MiB, 2100 * MiB)):
+    for w, remaining, expected in (
+        (half, 100 * MiB, 210 * MiB),
+        (writes, 100 * MiB, 100 * MiB),
+        (reads, 100 * MiB, None),
+        (half, 1000 * MiB, 2100 * MiB),
+    ):
         cell = Cell("c", w, "", 0)
         phase = Phase("p", (cell,), (), budget_write_bytes=1000 * MiB)
         got = within_budget(phase, cell, 1000 * MiB - remaining).workload.bytes_budget

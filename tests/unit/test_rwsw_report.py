@@ -89,8 +89,9 @@ def runs(tmp_path_factory, inputs):
             if registry.get(test).sequence != "rwsw":
                 continue
             # The scripted drive writes GBs per interval: a large byte budget lets steady state end the phases.
-            out[(tgt.short_name, test)] = record(root, test, RwswEngine(speed), inputs[0], tgt,
-                                                 wsat_capacity_multiple=1000)
+            out[(tgt.short_name, test)] = record(
+                root, test, RwswEngine(speed), inputs[0], tgt, wsat_capacity_multiple=1000
+            )
     return out
 
 
@@ -102,8 +103,12 @@ def titles(doc):
     return [p.title for p in doc.pages]
 
 
-SELFTEST = ["Self-Test — IO Streams", "Self-Test — IO Stream Map", "Self-Test — Outstanding IO and Response Times",
-            "Self-Test — Per-Step Metrics"]
+SELFTEST = [
+    "Self-Test — IO Streams",
+    "Self-Test — IO Stream Map",
+    "Self-Test — Outstanding IO and Response Times",
+    "Self-Test — Per-Step Metrics",
+]
 
 
 def test_multi_wsat_pages(runs, tmp_path):
@@ -131,14 +136,24 @@ def test_streams_pages_have_one_figure_per_stream_and_one_window_per_stream(runs
 
 def test_replay_and_dirth_pages(runs, tmp_path):
     rt = titles(doc_for(runs[("Slow_1", "replay")], tmp_path))
-    assert rt[:4] == ["Replay-Native Summary", "Response Times vs Time", "Tabular Results — Replay-Native",
-                      "Response Time Histogram — Whole Replay"]
+    assert rt[:4] == [
+        "Replay-Native Summary",
+        "Response Times vs Time",
+        "Tabular Results — Replay-Native",
+        "Response Time Histogram — Whole Replay",
+    ]
     assert "Preconditioning — Composite to Steady State" in rt
     dt = titles(doc_for(runs[("Slow_1", "dirth-rwsw")], tmp_path))
     # the DIRTH flow's pages (as the PTS DIRTH's, without the TC × QD grid's Demand Variation), then the summary
-    for title in ("Preconditioning — IOPS per Round", "Demand Variation Rounds", "Demand Intensity",
-                  "Throughput vs Total Outstanding IO", "Response Times vs Total Outstanding IO", "Tabular Results — DIRTH",
-                  "Summary at OIO = 32"):
+    for title in (
+        "Preconditioning — IOPS per Round",
+        "Demand Variation Rounds",
+        "Demand Intensity",
+        "Throughput vs Total Outstanding IO",
+        "Response Times vs Total Outstanding IO",
+        "Tabular Results — DIRTH",
+        "Summary at OIO = 32",
+    ):
         assert title in dt, title
     assert "Demand Variation" not in dt
 
@@ -192,12 +207,20 @@ def test_rwsw_summary_ranks_the_faster_drive_first_in_every_column(runs, tmp_pat
     for (drive, test), path in runs.items():
         by_drive.setdefault(drive, {})[test] = RunData.load(path, tmp_path).phases
     slow, fast = by_drive["Slow_1"], by_drive["Fast_2"]
-    pairs = sequence_summary_metrics(registry.sequence("rwsw"), {"streams-wsat": [slow["streams-wsat"], fast["streams-wsat"]]})
+    pairs = sequence_summary_metrics(
+        registry.sequence("rwsw"), {"streams-wsat": [slow["streams-wsat"], fast["streams-wsat"]]}
+    )
     names = [m.name for _, m in pairs]
     assert names[:8] == [
-        "Multi-WSAT: IOPS (steady state)", "Multi-WSAT: MB/s (steady state)", "Multi-WSAT: 99.999 % RT (steady state)",
-        "Replay-Native: IOPS (whole replay)", "Replay-Native: MB/s (whole replay)",
-        "Replay-Native: 99.999 % RT (whole replay)", "DIRTH: MB/s at OIO 32", "DIRTH: 99.99 % RT at OIO 32"]
+        "Multi-WSAT: IOPS (steady state)",
+        "Multi-WSAT: MB/s (steady state)",
+        "Multi-WSAT: 99.999 % RT (steady state)",
+        "Replay-Native: IOPS (whole replay)",
+        "Replay-Native: MB/s (whole replay)",
+        "Replay-Native: 99.999 % RT (whole replay)",
+        "DIRTH: MB/s at OIO 32",
+        "DIRTH: 99.99 % RT at OIO 32",
+    ]
     assert names[8:] == [f"Individual Streams: {s.label()} IOPS" for s in MIX]
     from iolab.compare import summary_table
 
@@ -219,8 +242,13 @@ def test_rwsw_comparison_report_of_two_drives(runs, tmp_path):
     pages = pdf_pages(pdf_path)
     doc_pages = html.count('<section class="page"')
     assert len(pages) == doc_pages  # nothing overflowed
-    for title in ("Multi-WSAT — IOPS per Interval vs Group Mean", "Replay-Native — IOPS per Step vs Group Mean",
-                  "DIRTH — MB/s and 5-Nines vs OIO", "Self-Test — IO Streams", "Drives Compared"):
+    for title in (
+        "Multi-WSAT — IOPS per Interval vs Group Mean",
+        "Replay-Native — IOPS per Step vs Group Mean",
+        "DIRTH — MB/s and 5-Nines vs OIO",
+        "Self-Test — IO Streams",
+        "Drives Compared",
+    ):
         assert title in html, title
     assert "non-compliant (quick profile): D1, D2" in html
 
@@ -252,7 +280,9 @@ def test_runs_of_different_workloads_are_not_compared(runs, inputs, tmp_path):
 def test_two_runs_of_one_test_on_one_drive_are_ambiguous(runs, tmp_path):
     first = RunData.load(runs[("Slow_1", "replay")], tmp_path)
     with pytest.raises(IolabError, match="two replay runs on"):
-        group_by_drive([first, first, RunData.load(runs[("Fast_2", "multi-wsat")], tmp_path)], registry.sequence("rwsw"))
+        group_by_drive(
+            [first, first, RunData.load(runs[("Fast_2", "multi-wsat")], tmp_path)], registry.sequence("rwsw")
+        )
     with pytest.raises(IolabError, match="at least two drives"):
         group_by_drive([first, RunData.load(runs[("Slow_1", "multi-wsat")], tmp_path)], registry.sequence("rwsw"))
 

@@ -35,25 +35,29 @@ def test_sequence_report_has_a_summary_then_each_runs_pages_in_run_order(sequenc
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert not errors, errors
     heads = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section.page .head .test')).map(e => e.textContent)")
+        "return Array.from(document.querySelectorAll('section.page .head .test')).map(e => e.textContent)"
+    )
     n = len(heads)
     assert heads[0].endswith("— Sequence Summary")
     # the run given first ran later: the QoS test's pages come first, then the latency test's
     first = next(i for i, h in enumerate(heads) if h.startswith("Latency"))
-    assert all(h.startswith("QoS") for h in heads[1:first]) and all(h.startswith("Latency") for h in heads[first:]), heads
+    assert all(h.startswith("QoS") for h in heads[1:first]) and all(h.startswith("Latency") for h in heads[first:]), (
+        heads
+    )
     assert heads[first - 1].startswith("QoS Rounds — Run Details") and first > 2
-    numbers = browser.execute_script(
-        "return Array.from(document.querySelectorAll('.pageno')).map(e => e.textContent)")
+    numbers = browser.execute_script("return Array.from(document.querySelectorAll('.pageno')).map(e => e.textContent)")
     assert numbers == [f"Page {i} of {n}" for i in range(1, n + 1)]
     # the quick runs are marked on every page, the summary's included
     banners = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.banners').textContent)")
+        "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.banners').textContent)"
+    )
     assert all("non-compliant (quick profile)" in b for b in banners)
     images = browser.execute_script("return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])")
     assert images and all(ok and w > 0 for _, ok, w in images)
     # links from the summary: the QoS run's own report (written), each run's raw data and store
     links = browser.execute_script(
-        "return Array.from(document.querySelectorAll('#page-1 details.sources a')).map(a => [a.textContent, a.href])")
+        "return Array.from(document.querySelectorAll('#page-1 details.sources a')).map(a => [a.textContent, a.href])"
+    )
     files = {(label, unquote(urlparse(href).path)) for label, href in links}
     assert ("own report", str(qos / "report" / f"{qos.name}.html")) in files
     assert not any(label == "own report" and latency.name in f for label, f in files)

@@ -47,15 +47,18 @@ def test_default_target_describes_the_enterprise_drive():
     assert hdd.facts.rotational is True
 
 
-@pytest.mark.parametrize("spec, word", [
-    ("sim:no-such-drive", "no-such-drive"),
-    ("sim:enterprise-sas?dies_per_channel=0", "dies_per_channel"),
-    ("sim:enterprise-sas?user_gb=-5", "user_gb"),
-    ("sim:enterprise-sas?op=0.00001", "gc_reserve"),
-    ("sim:enterprise-sas?wibble=3", "wibble"),
-    ("sim:enterprise-sas?gc=lru", "greedy"),
-    ("sim:sas-15k-hdd?rpm=0", "rpm"),
-])
+@pytest.mark.parametrize(
+    "spec, word",
+    [
+        ("sim:no-such-drive", "no-such-drive"),
+        ("sim:enterprise-sas?dies_per_channel=0", "dies_per_channel"),
+        ("sim:enterprise-sas?user_gb=-5", "user_gb"),
+        ("sim:enterprise-sas?op=0.00001", "gc_reserve"),
+        ("sim:enterprise-sas?wibble=3", "wibble"),
+        ("sim:enterprise-sas?gc=lru", "greedy"),
+        ("sim:sas-15k-hdd?rpm=0", "rpm"),
+    ],
+)
 def test_bad_presets_and_parameters_are_named(spec, word):
     with pytest.raises(IolabError) as e:
         targets.parse_target(spec)
@@ -116,8 +119,12 @@ def test_state_persists_between_rounds_and_purge_returns_to_fob(tmp_path):
 
 
 def test_same_seed_same_result_different_seed_differs(tmp_path):
-    mix = Workload(streams=(Stream("rnd", "read", 4 * KiB, 0.7), Stream("rnd", "write", 8 * KiB, 0.3)),
-                   threads=2, queue_depth=4, duration_s=1.0)
+    mix = Workload(
+        streams=(Stream("rnd", "read", 4 * KiB, 0.7), Stream("rnd", "write", 8 * KiB, 0.3)),
+        threads=2,
+        queue_depth=4,
+        duration_s=1.0,
+    )
     runs = [SimEngine().run(small(), mix, tmp_path / str(i), "x") for i in range(2)]
     assert runs[0] == runs[1].__class__(**{**runs[1].__dict__, "raw_files": runs[0].raw_files})
     other = SimEngine().run(small(), mix.with_(seed=1), tmp_path / "o", "x")
@@ -140,7 +147,9 @@ def test_save_and_load_reuse_a_preconditioned_drive(tmp_path):
     r3 = e3.run(small(), rnd_write(1.0), tmp_path / "c", "after")
     assert r2.write.ios == r3.write.ios and r2.counters["gc_runs"] == r3.counters["gc_runs"]
     with pytest.raises(IolabError, match="not the"):
-        SimEngine().prepare(targets.parse_target(f"sim:enterprise-sas?blocks_per_plane=80&pages_per_block=16&op=0.28&load={state}"))
+        SimEngine().prepare(
+            targets.parse_target(f"sim:enterprise-sas?blocks_per_plane=80&pages_per_block=16&op=0.28&load={state}")
+        )
     with pytest.raises(IolabError, match="cannot open"):
         SimEngine().prepare(small(f"&load={tmp_path / 'missing'}"))
 
@@ -200,6 +209,7 @@ def test_job_text_runs_by_hand(tmp_path):
     ns: dict = {}
     import contextlib
     import io
+
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(text, ns)
@@ -209,8 +219,12 @@ def test_job_text_runs_by_hand(tmp_path):
 
 
 def test_hdd_round(tmp_path):
-    r = SimEngine().run(targets.parse_target("sim:sas-15k-hdd"),
-                        Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=5.0), tmp_path, "h")
+    r = SimEngine().run(
+        targets.parse_target("sim:sas-15k-hdd"),
+        Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=5.0),
+        tmp_path,
+        "h",
+    )
     assert 150 < r.iops < 300 and r.counters["seeks"] > 0
 
 
@@ -231,8 +245,15 @@ def test_trim_unmaps_and_replay_follows_timestamps(tmp_path):
     with pytest.raises(IolabError, match="outside"):
         e.trim(t, t.capacity, 4096)
     n = 200
-    r = e.replay(t, [i * 0.01 for i in range(n)], [i % 2 == 0 for i in range(n)],
-                 [i * 4096 for i in range(n)], [4096] * n, tmp_path, "replay")
+    r = e.replay(
+        t,
+        [i * 0.01 for i in range(n)],
+        [i % 2 == 0 for i in range(n)],
+        [i * 4096 for i in range(n)],
+        [4096] * n,
+        tmp_path,
+        "replay",
+    )
     assert r.ios == n and r.write.ios == n // 2
     assert r.runtime_s == pytest.approx((n - 1) * 0.01, rel=0.01)
     assert r.raw_files == (f"{tmp_path.name}/replay.json",)
@@ -262,7 +283,8 @@ def test_budget_ending_mid_interval_reports_its_true_duration(tmp_path):
     assert part.iops == pytest.approx(part.write.ios / part.runtime_s)
     assert part.series[-1].t_s == pytest.approx(part.runtime_s)
     assert e.counters(t)["device_clock_s"] == pytest.approx(
-        sum(json.loads((tmp_path / f"{n}.json").read_text())["runtime_s"] for n in ("pre", "full", "part")), rel=1e-6)
+        sum(json.loads((tmp_path / f"{n}.json").read_text())["runtime_s"] for n in ("pre", "full", "part")), rel=1e-6
+    )
 
 
 def test_write_cache_is_switched_on_the_model_and_reported(tmp_path):

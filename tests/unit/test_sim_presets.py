@@ -28,10 +28,18 @@ def test_every_ssd_preset_carries_its_rating_from_the_simulator():
 def test_sim_presets_command_lists_the_inherited_values():
     # A derived preset states only what differs from its base; the listing shows every value.
     env = {**os.environ, "COLUMNS": "200"}
-    out = subprocess.run([str(Path(sys.executable).parent / "iolab"), "sim", "presets", "--detail"], capture_output=True,
-                         text=True, env=env, check=False)
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "sim", "presets", "--detail"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
-    client = out.stdout[out.stdout.index("client-nvme-slc"):out.stdout.index("sas-15k-hdd")]
-    rows = {cells[1].strip(): cells[2].strip() for cells in (line.split("│") for line in client.splitlines())
-            if len(cells) > 3}
+    client = out.stdout[out.stdout.index("client-nvme-slc") : out.stdout.index("sas-15k-hdd")]
+    rows = {
+        cells[1].strip(): cells[2].strip()
+        for cells in (line.split("│") for line in client.splitlines())
+        if len(cells) > 3
+    }
     assert (rows["idle_ms"], rows["channels"], rows["planes"]) == ("5 ms", "8", "4"), rows

@@ -246,8 +246,12 @@ def test_iolab_runs_prints_broken_runs_with_the_reason(tmp_path):
     (bad / "results.db").write_bytes(b"[not] a database" * 100)
     # The real command in its own process: an in-process console keeps the width an earlier
     # test gave it, and at 80 columns the table folds the state column.
-    res = subprocess.run([str(Path(sys.executable).parent / "iolab"), "runs", "--runs-dir", str(tmp_path)],
-                         capture_output=True, text=True, env=dict(os.environ, COLUMNS="300"))
+    res = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "runs", "--runs-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="300"),
+    )
     assert res.returncode == 0, res.stderr
     assert good.name in res.stdout and bad.name in res.stdout
     assert "broken" in res.stdout and "not a readable SQLite database" in res.stdout
@@ -265,8 +269,12 @@ def test_a_database_without_a_manifest_is_listed_broken_and_refused_by_name(tmp_
     orphan = tmp_path / "orphan"
     orphan.mkdir()
     RunStore(orphan).close()  # results.db with its tables, but no manifest.json
-    res = subprocess.run([str(Path(sys.executable).parent / "iolab"), "runs", "--runs-dir", str(tmp_path)],
-                         capture_output=True, text=True, env=dict(os.environ, COLUMNS="300"))
+    res = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "runs", "--runs-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, COLUMNS="300"),
+    )
     assert res.returncode == 0, res.stderr
     assert good.name in res.stdout and "orphan" in res.stdout and "manifest.json: missing." in res.stdout
     assert "Traceback" not in res.stderr

@@ -36,7 +36,12 @@ def test_seq_rule_follows_recent_ends_of_the_same_direction(tmp_path):
     a = analyse(t)
     assert by_label(a) == {"RND 4KiB R": 3, "SEQ 4KiB R": 2, "RND 4KiB W": 1, "RND 8KiB R": 1}
     # Looking back one read only: IO 4 no longer follows IO 1.
-    assert by_label(analyse(t, seq=SeqRule(lookback=1))) == {"RND 4KiB R": 4, "SEQ 4KiB R": 1, "RND 4KiB W": 1, "RND 8KiB R": 1}
+    assert by_label(analyse(t, seq=SeqRule(lookback=1))) == {
+        "RND 4KiB R": 4,
+        "SEQ 4KiB R": 1,
+        "RND 4KiB W": 1,
+        "RND 8KiB R": 1,
+    }
     assert by_label(analyse(t, seq=SeqRule(gap_bytes=512)))["SEQ 4KiB R"] == 3
     with pytest.raises(IolabError, match="lookback"):
         SeqRule(lookback=0)
@@ -158,7 +163,7 @@ def test_save_and_load(generated, tmp_path):
     a = analyse(generated[0], step_s=5)
     p = a.save(tmp_path / "a.json")
     assert StreamAnalysis.load(p) == a
-    p.write_text("{\n  \"source\": 1,\n")
+    p.write_text('{\n  "source": 1,\n')
     with pytest.raises(IolabError, match=r"a.json:3: not valid JSON"):
         StreamAnalysis.load(p)
     p.write_text(json.dumps({"source": "x"}))

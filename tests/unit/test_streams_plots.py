@@ -14,20 +14,76 @@ from iolab.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, Stream
 def _analysis(n_steps: int, step_s: float = 1.0) -> StreamAnalysis:
     rng = np.random.default_rng(2)
     streams = (
-        StreamStat(access="rnd", op="read", block_size=4096, ios=0, pct=60.0, io_bytes=0, dominant=True, rt_avg_us=100.0, rt_max_us=900.0),
-        StreamStat(access="seq", op="write", block_size=65536, ios=0, pct=35.0, io_bytes=0, dominant=True, rt_avg_us=100.0, rt_max_us=900.0),
-        StreamStat(access="rnd", op="write", block_size=512, ios=0, pct=5.0, io_bytes=0, dominant=False, rt_avg_us=100.0, rt_max_us=900.0),
+        StreamStat(
+            access="rnd",
+            op="read",
+            block_size=4096,
+            ios=0,
+            pct=60.0,
+            io_bytes=0,
+            dominant=True,
+            rt_avg_us=100.0,
+            rt_max_us=900.0,
+        ),
+        StreamStat(
+            access="seq",
+            op="write",
+            block_size=65536,
+            ios=0,
+            pct=35.0,
+            io_bytes=0,
+            dominant=True,
+            rt_avg_us=100.0,
+            rt_max_us=900.0,
+        ),
+        StreamStat(
+            access="rnd",
+            op="write",
+            block_size=512,
+            ios=0,
+            pct=5.0,
+            io_bytes=0,
+            dominant=False,
+            rt_avg_us=100.0,
+            rt_max_us=900.0,
+        ),
     )
     steps = []
     for k in range(n_steps):
         c = rng.integers(0, 50, 3)
-        steps.append(StepStat(index=k, start_s=k * step_s, duration_s=step_s, ios=int(c.sum()), read_ios=int(c[0]),
-                              io_bytes=0, iops=c.sum() / step_s, mbps=0.0, read_pct=None, oio_avg=float(k % 7),
-                              oio_max=int(k % 11), rt_avg_us=float(100 + k % 5), rt_max_us=float(1000 + k % 13),
-                              streams=tuple((i, int(n)) for i, n in enumerate(c) if n)))
-    return StreamAnalysis(source="x.parquet", fmt="synthetic", step_s=step_s, threshold=0.03, seq=SeqRule(), devices=(),
-                          process=None, total_ios=sum(s.ios for s in steps), excluded_ios=0, duration_s=n_steps * step_s,
-                          has_latency=True, streams=streams, steps=tuple(steps))
+        steps.append(
+            StepStat(
+                index=k,
+                start_s=k * step_s,
+                duration_s=step_s,
+                ios=int(c.sum()),
+                read_ios=int(c[0]),
+                io_bytes=0,
+                iops=c.sum() / step_s,
+                mbps=0.0,
+                read_pct=None,
+                oio_avg=float(k % 7),
+                oio_max=int(k % 11),
+                rt_avg_us=float(100 + k % 5),
+                rt_max_us=float(1000 + k % 13),
+                streams=tuple((i, int(n)) for i, n in enumerate(c) if n),
+            )
+        )
+    return StreamAnalysis(
+        source="x.parquet",
+        fmt="synthetic",
+        step_s=step_s,
+        threshold=0.03,
+        seq=SeqRule(),
+        devices=(),
+        process=None,
+        total_ios=sum(s.ios for s in steps),
+        excluded_ios=0,
+        duration_s=n_steps * step_s,
+        has_latency=True,
+        streams=streams,
+        steps=tuple(steps),
+    )
 
 
 def test_drawing_does_not_grow_with_steps(tmp_path, monkeypatch):

@@ -74,7 +74,9 @@ def test_toml_files_round_trip(tmp_path):
     assert (back.queue_depth, back.threads, back.duration_s, back.name) == (16, 1, 60.0, w.name)
     r = replay(a, compress=2)
     rp = load_replay(r.save(tmp_path / "r.toml"))
-    assert [(s.index, s.queue_depth, s.duration_s) for s in rp.steps] == [(s.index, s.queue_depth, s.duration_s) for s in r.steps]
+    assert [(s.index, s.queue_depth, s.duration_s) for s in rp.steps] == [
+        (s.index, s.queue_depth, s.duration_s) for s in r.steps
+    ]
     assert rp.skipped == r.skipped and rp.compress == 2
 
 
@@ -85,7 +87,9 @@ def test_edited_files_are_checked_with_line_and_field(tmp_path):
     lines = text.splitlines()
     n = lines.index('access = "rnd"', lines.index("[[stream]]", lines.index("[[stream]]") + 1)) + 1
     p.write_text(text.replace('access = "rnd"\nop = "write"', 'access = "random"\nop = "write"'))
-    with pytest.raises(IolabError, match=rf"c.toml:{n}: \[\[stream\]\] #2: field 'access': expected 'rnd' or 'seq', got 'random'"):
+    with pytest.raises(
+        IolabError, match=rf"c.toml:{n}: \[\[stream\]\] #2: field 'access': expected 'rnd' or 'seq', got 'random'"
+    ):
         load_composite(p)
     p.write_text(text.replace("block_size = 4096", 'block_size = "4KiB"').replace("share_pct = 75", "share_pct = 70"))
     with pytest.raises(IolabError, match=r"share_pct adds up to 95, not 100"):
@@ -93,7 +97,9 @@ def test_edited_files_are_checked_with_line_and_field(tmp_path):
     p.write_text(text.replace("block_size = 4096", 'block_size = "4KiB"'))
     assert load_composite(p).streams[0].block_size == 4096
     p.write_text(text.replace("queue_depth = 2", "queue_depth = 0"))
-    with pytest.raises(IolabError, match=r"c.toml:\d+: \[workload\]: field 'queue_depth': expected a whole number ≥ 1, got 0"):
+    with pytest.raises(
+        IolabError, match=r"c.toml:\d+: \[workload\]: field 'queue_depth': expected a whole number ≥ 1, got 0"
+    ):
         load_composite(p)
     p.write_text(text.replace("[workload]", "[workload"))
     with pytest.raises(IolabError, match=r"c.toml:\d+: not valid TOML"):

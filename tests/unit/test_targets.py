@@ -156,8 +156,9 @@ def test_nbd_size_without_nbdinfo_asks_for_size(monkeypatch):
 
 
 def test_nbd_server_down_is_reported(monkeypatch):
-    monkeypatch.setattr(host, "run_command",
-                        lambda argv, timeout=60.0: _result(argv, 1, err="nbdinfo: connect: Connection refused"))
+    monkeypatch.setattr(
+        host, "run_command", lambda argv, timeout=60.0: _result(argv, 1, err="nbdinfo: connect: Connection refused")
+    )
     with pytest.raises(IolabError, match="Connection refused"):
         parse_target("nbd+unix:///e?socket=/tmp/none.sock")
 
@@ -326,8 +327,10 @@ def test_a_file_open_in_another_process_is_refused_naming_it(tmp_path):
     [
         (Target("file", "file:/x", "/x", 1, DeviceFacts(interface="file")), "not settable on files"),
         (Target("nbd", "nbd://h/e", "nbd://h:10809/e", 1, DeviceFacts(interface="nbd")), "not settable on NBD"),
-        (Target("block", "/dev/loop3", "/dev/loop3", 1, DeviceFacts(interface="loop")),
-         "not settable on loop devices (direct IO bypasses the page cache"),
+        (
+            Target("block", "/dev/loop3", "/dev/loop3", 1, DeviceFacts(interface="loop")),
+            "not settable on loop devices (direct IO bypasses the page cache",
+        ),
         (Target("block", "/dev/zram0", "/dev/zram0", 1, DeviceFacts(interface="zram")), "not settable on zram"),
         (Target("block", "/dev/mmcblk0", "/dev/mmcblk0", 1, DeviceFacts(interface="mmc")), "not settable on mmc"),
     ],

@@ -143,8 +143,9 @@ def test_a_file_the_run_creates_is_locked_from_its_creation(tmp_path):
     try:
         targets.prepare_file(t)
         env = dict(os.environ, IOLAB_LOCK_DIR=str(tmp_path / "other-locks"))
-        other = subprocess.run([sys.executable, "-c", HOLDER, t.spec], capture_output=True, text=True, env=env,
-                               timeout=60)
+        other = subprocess.run(
+            [sys.executable, "-c", HOLDER, t.spec], capture_output=True, text=True, env=env, timeout=60
+        )
         assert other.returncode != 0 and "another process holds it locked" in other.stderr
     finally:
         targets.release(t)
@@ -226,8 +227,14 @@ def test_a_refused_start_releases_its_claim(tmp_path):
 
 class RemoteEngine(FailingEngine):
     capabilities = replace(FioEngine.capabilities, remote=True)
-    split = [{"name": "192.0.2.1:8765", "path": "/data/x.img", "share": 1.0,  # TEST-NET-1: nobody answers
-              "host": {"address": "192.0.2.1", "port": 8765, "target": "/data/x.img"}}]
+    split = [
+        {
+            "name": "192.0.2.1:8765",
+            "path": "/data/x.img",
+            "share": 1.0,  # TEST-NET-1: nobody answers
+            "host": {"address": "192.0.2.1", "port": 8765, "target": "/data/x.img"},
+        }
+    ]
 
     def target_identity(self):
         return {"kind": "hosts", "hosts": {"192.0.2.1:8765": {"not_read": "no SSH access to this host"}}}
@@ -248,8 +255,11 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
         Runner(_plan(t), t, RemoteEngine(), store, RunOptions()).run()
     store.close()
     # resume goes on over the stored hosts (here unreachable), never on the target alone
-    with pytest.raises(IolabError, match=r"/data/x.img on 192.0.2.1:8765: iolab cannot check a target on a host it "
-                                         r"reaches through fio's server only"):
+    with pytest.raises(
+        IolabError,
+        match=r"/data/x.img on 192.0.2.1:8765: iolab cannot check a target on a host it "
+        r"reaches through fio's server only",
+    ):
         resume.prepare(store.dir, lambda t: RemoteEngine(), registry.build_plan)
     assert targets.held(t) is None
 
@@ -260,14 +270,20 @@ def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tm
     from iolab.hostlist import parse_hosts
 
     legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("198.51.100.7,198.51.100.8"))
-    with pytest.raises(RefusedError, match=r"x.img on 198.51.100.7:8765; .*x.img on 198.51.100.8:8765: iolab cannot check "
-                                           r"a target on a host it reaches through fio's server only.*--allow-unsafe-target"):
+    with pytest.raises(
+        RefusedError,
+        match=r"x.img on 198.51.100.7:8765; .*x.img on 198.51.100.8:8765: iolab cannot check "
+        r"a target on a host it reaches through fio's server only.*--allow-unsafe-target",
+    ):
         check_host_legs(legs, False, False)
     claims, local, overridden, _ = check_host_legs(legs, True, False)
-    assert claims == [] and local == {} and len(overridden) == 2 and "overridden by --allow-unsafe-target" in overridden[0]
+    assert (
+        claims == [] and local == {} and len(overridden) == 2 and "overridden by --allow-unsafe-target" in overridden[0]
+    )
     with pytest.raises(IolabError, match="--allow-unsafe-target"):
-        scaleout.engine_for_run(Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "198.51.100.7",
-                                None, None)
+        scaleout.engine_for_run(
+            Target("block", "/dev/sdz", "/dev/sdz", 10**9, DeviceFacts()), None, "198.51.100.7", None, None
+        )
 
 
 # --- the kind registry --------------------------------------------------------------------------
@@ -275,19 +291,26 @@ def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tm
 
 def test_unknown_kind_is_refused_everywhere():
     t = Target("tape", "tape:/dev/st0", "/dev/st0", 10**9, DeviceFacts())
-    for call in (lambda: targets.check_safe_to_write(t, True, True), lambda: targets.claim(t),
-                 lambda: targets.purge(t, "auto"), lambda: targets.set_write_cache(t, False)):
+    for call in (
+        lambda: targets.check_safe_to_write(t, True, True),
+        lambda: targets.claim(t),
+        lambda: targets.purge(t, "auto"),
+        lambda: targets.set_write_cache(t, False),
+    ):
         with pytest.raises(RefusedError, match="its kind 'tape' is not a registered target kind"):
             call()
 
 
 def _tape_kind(**hooks):
-    base = dict(name="tape", prefixes=("tape:",),
-                parse=lambda spec, text: Target("tape", spec, text[5:], 10**9),
-                problems=lambda t: [targets.Problem("rewound", f"{t.path} is not rewound")],
-                claim=lambda t: targets.lock.TargetClaim(t, None),
-                purge=lambda t, m, p=None: PurgeOutcome("erase", True, "mt erase"),
-                write_cache=lambda t, on: "not settable on tapes")
+    base = dict(
+        name="tape",
+        prefixes=("tape:",),
+        parse=lambda spec, text: Target("tape", spec, text[5:], 10**9),
+        problems=lambda t: [targets.Problem("rewound", f"{t.path} is not rewound")],
+        claim=lambda t: targets.lock.TargetClaim(t, None),
+        purge=lambda t, m, p=None: PurgeOutcome("erase", True, "mt erase"),
+        write_cache=lambda t, on: "not settable on tapes",
+    )
     return Kind(**(base | hooks))
 
 
@@ -331,7 +354,6 @@ def test_read_only_nbd_export_is_refused(monkeypatch):
         targets.check_safe_to_write(t, True, True)
 
 
-
 # --- lock files another user could plant --------------------------------------------------------
 
 VICTIM, ATTACKER = 65534, 65533  # nobody runs iolab; another unprivileged uid plants files
@@ -364,11 +386,27 @@ def iolab_as_victim(home: Path, env: dict) -> subprocess.CompletedProcess:
     refused claim ends it at once)."""
     e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_LOCK_DIR", "TMPDIR")}
     e.update(HOME=str(home), COLUMNS="200", **env)
-    argv = [str(Path(sys.executable).parent / "iolab"), "run", "throughput", "--target",
-            f"file:{home}/t.img?size=16MiB", "--quick", "--cell-time", "100ms", "--no-report",
-            "--runs-dir", str(home / "runs")]
-    return subprocess.run(["setpriv", f"--reuid={VICTIM}", f"--regid={VICTIM}", "--clear-groups", *argv],
-                          capture_output=True, text=True, timeout=600, env=e, cwd=home)
+    argv = [
+        str(Path(sys.executable).parent / "iolab"),
+        "run",
+        "throughput",
+        "--target",
+        f"file:{home}/t.img?size=16MiB",
+        "--quick",
+        "--cell-time",
+        "100ms",
+        "--no-report",
+        "--runs-dir",
+        str(home / "runs"),
+    ]
+    return subprocess.run(
+        ["setpriv", f"--reuid={VICTIM}", f"--regid={VICTIM}", "--clear-groups", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=e,
+        cwd=home,
+    )
 
 
 def test_a_lock_directory_another_user_created_is_refused(victim_home):

@@ -94,32 +94,58 @@ def fakesys(tmp_path, monkeypatch):
 
 
 def _queue(logical=512, physical=512, rotational=0, cache="write back"):
-    return {"queue/logical_block_size": str(logical), "queue/physical_block_size": str(physical),
-            "queue/rotational": str(rotational), "queue/write_cache": cache}
+    return {
+        "queue/logical_block_size": str(logical),
+        "queue/physical_block_size": str(physical),
+        "queue/rotational": str(rotational),
+        "queue/write_cache": cache,
+    }
 
 
 # Recorded outputs (trimmed to the fields read; the layout is the tools' own).
-NVME_ID_CTRL = json.dumps({
-    "vid": 5197, "ssvid": 5197, "sn": "S4EWNX0R123456K     ", "mn": "Samsung SSD 970 EVO Plus 1TB            ",
-    "fr": "2B2QEXM7", "oacs": 23, "vwc": 7, "sanicap": 0, "fna": 0,
-})
-SMARTCTL_SATA = json.dumps({
-    "json_format_version": [1, 0],
-    "smartctl": {"version": [7, 3], "exit_status": 0},
-    "device": {"name": "/dev/sda", "info_name": "/dev/sda [SAT]", "type": "sat", "protocol": "ATA"},
-    "model_family": "Samsung based SSDs", "model_name": "Samsung SSD 860 EVO 500GB",
-    "serial_number": "S3Z1NB0K123456A", "firmware_version": "RVT04B6Q",
-    "user_capacity": {"blocks": 976773168, "bytes": 500107862016},
-    "logical_block_size": 512, "physical_block_size": 512, "rotation_rate": 0,
-})
-SMARTCTL_SAS = json.dumps({
-    "smartctl": {"version": [7, 4], "exit_status": 0},
-    "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"},
-    "scsi_vendor": "SEAGATE", "scsi_product": "ST4000NM0025", "scsi_model_name": "SEAGATE ST4000NM0025",
-    "scsi_revision": "E002", "serial_number": "ZC1ABCDE0000R123ABCD",
-    "user_capacity": {"blocks": 7814037168, "bytes": 4000787030016},
-    "logical_block_size": 512, "physical_block_size": 4096, "rotation_rate": 7200,
-})
+NVME_ID_CTRL = json.dumps(
+    {
+        "vid": 5197,
+        "ssvid": 5197,
+        "sn": "S4EWNX0R123456K     ",
+        "mn": "Samsung SSD 970 EVO Plus 1TB            ",
+        "fr": "2B2QEXM7",
+        "oacs": 23,
+        "vwc": 7,
+        "sanicap": 0,
+        "fna": 0,
+    }
+)
+SMARTCTL_SATA = json.dumps(
+    {
+        "json_format_version": [1, 0],
+        "smartctl": {"version": [7, 3], "exit_status": 0},
+        "device": {"name": "/dev/sda", "info_name": "/dev/sda [SAT]", "type": "sat", "protocol": "ATA"},
+        "model_family": "Samsung based SSDs",
+        "model_name": "Samsung SSD 860 EVO 500GB",
+        "serial_number": "S3Z1NB0K123456A",
+        "firmware_version": "RVT04B6Q",
+        "user_capacity": {"blocks": 976773168, "bytes": 500107862016},
+        "logical_block_size": 512,
+        "physical_block_size": 512,
+        "rotation_rate": 0,
+    }
+)
+SMARTCTL_SAS = json.dumps(
+    {
+        "smartctl": {"version": [7, 4], "exit_status": 0},
+        "device": {"name": "/dev/sdb", "type": "scsi", "protocol": "SCSI"},
+        "scsi_vendor": "SEAGATE",
+        "scsi_product": "ST4000NM0025",
+        "scsi_model_name": "SEAGATE ST4000NM0025",
+        "scsi_revision": "E002",
+        "serial_number": "ZC1ABCDE0000R123ABCD",
+        "user_capacity": {"blocks": 7814037168, "bytes": 4000787030016},
+        "logical_block_size": 512,
+        "physical_block_size": 4096,
+        "rotation_rate": 7200,
+    }
+)
 HDPARM_I = """
 /dev/sda:
 
@@ -169,11 +195,19 @@ HDPARM_FROZEN = HDPARM_I.replace("{frozen}", "\tfrozen")
 
 
 def test_nvme_facts_from_sysfs_and_nvme_cli(fakesys, runner):
-    fakesys.disk("nvme0n1", "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0", "259:0", {
-        "size": "1953525168", "wwid": "eui.0025385b71b0123", **_queue(512, 512, 0),
-        "device/model": "Samsung SSD 970 EVO Plus 1TB", "device/serial": "S4EWNX0R123456K",
-        "device/firmware_rev": "2B2QEXM7",
-    })
+    fakesys.disk(
+        "nvme0n1",
+        "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0",
+        "259:0",
+        {
+            "size": "1953525168",
+            "wwid": "eui.0025385b71b0123",
+            **_queue(512, 512, 0),
+            "device/model": "Samsung SSD 970 EVO Plus 1TB",
+            "device/serial": "S4EWNX0R123456K",
+            "device/firmware_rev": "2B2QEXM7",
+        },
+    )
     runner.rules[("nvme", "id-ctrl")] = [(0, NVME_ID_CTRL, "")]
     f = targets.device_facts("/dev/nvme0n1")
     assert f.interface == "nvme"
@@ -186,10 +220,18 @@ def test_nvme_facts_from_sysfs_and_nvme_cli(fakesys, runner):
 
 
 def test_sata_facts_tools_replace_truncated_sysfs_model(fakesys, runner):
-    fakesys.disk("sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block", "8:0", {
-        "size": "976773168", **_queue(512, 512, 0, "write through"),
-        "device/vendor": "ATA     ", "device/model": "Samsung SSD 860 ", "device/rev": "4B6Q",
-    })
+    fakesys.disk(
+        "sda",
+        "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block",
+        "8:0",
+        {
+            "size": "976773168",
+            **_queue(512, 512, 0, "write through"),
+            "device/vendor": "ATA     ",
+            "device/model": "Samsung SSD 860 ",
+            "device/rev": "4B6Q",
+        },
+    )
     runner.rules[("smartctl", "-i", "-j")] = [(0, SMARTCTL_SATA, "")]
     runner.rules[("hdparm", "-I")] = [(0, HDPARM_NOT_FROZEN, "")]
     f = targets.device_facts("/dev/sda")
@@ -205,9 +247,18 @@ def test_sata_facts_tools_replace_truncated_sysfs_model(fakesys, runner):
 
 def test_sas_facts_and_partition_of_it(fakesys, runner):
     disk = fakesys.disk(
-        "sdb", "pci0000:00/0000:00:01.0/0000:01:00.0/host0/port-0:0/end_device-0:0/target0:0:0/0:0:0:0/block",
-        "8:16", {"size": "7814037168", **_queue(512, 4096, 1), "device/vendor": "SEAGATE ",
-                 "device/model": "ST4000NM0025    ", "device/rev": "E002", "device/sas_address": "0x5000c500a1b2c3d4"})
+        "sdb",
+        "pci0000:00/0000:00:01.0/0000:01:00.0/host0/port-0:0/end_device-0:0/target0:0:0/0:0:0:0/block",
+        "8:16",
+        {
+            "size": "7814037168",
+            **_queue(512, 4096, 1),
+            "device/vendor": "SEAGATE ",
+            "device/model": "ST4000NM0025    ",
+            "device/rev": "E002",
+            "device/sas_address": "0x5000c500a1b2c3d4",
+        },
+    )
     fakesys.partition(disk, "sdb1", "8:17", 2048000)
     runner.rules[("smartctl", "-i", "-j")] = [(0, SMARTCTL_SAS, "")]
     f = targets.device_facts("/dev/sdb")
@@ -246,16 +297,24 @@ def test_a_software_devices_rotational_flag_is_not_reported_as_a_medium(fakesys,
 
 
 def test_virtio_transport_id_is_not_a_vendor(fakesys, runner):
-    fakesys.disk("vda", "pci0000:00/0000:00:02.0/virtio1/block", "254:0",
-                 {"size": "536870912", "serial": "overlayblk", "device/vendor": "0x1af4", **_queue(512, 4096, 1)})
+    fakesys.disk(
+        "vda",
+        "pci0000:00/0000:00:02.0/virtio1/block",
+        "254:0",
+        {"size": "536870912", "serial": "overlayblk", "device/vendor": "0x1af4", **_queue(512, 4096, 1)},
+    )
     f = targets.device_facts("/dev/vda")
     assert (f.interface, f.vendor, f.serial, f.physical_sector) == ("virtio", None, "overlayblk", 4096)
     assert runner.calls == []  # no drive tools for a virtual disk
 
 
 def test_tool_failures_mean_fewer_facts_not_errors(fakesys, runner):
-    fakesys.disk("nvme1n1", "pci0000:00/0000:00:1c.0/0000:02:00.0/nvme/nvme1", "259:3",
-                 {"size": "1000", **_queue(4096, 4096, 0), "device/model": "X"})
+    fakesys.disk(
+        "nvme1n1",
+        "pci0000:00/0000:00:1c.0/0000:02:00.0/nvme/nvme1",
+        "259:3",
+        {"size": "1000", **_queue(4096, 4096, 0), "device/model": "X"},
+    )
     runner.rules[("nvme",)] = [(1, "", "NVMe status: Invalid Field")]
     runner.rules[("smartctl",)] = [(2, "{not json", "")]  # bit 1: device open failed
     f = targets.device_facts("/dev/nvme1n1")
@@ -377,8 +436,9 @@ def test_ata_frozen_auto_falls_back_to_blkdiscard_and_says_so(runner):
 
 
 def test_ata_erase_failure_removes_the_password(runner):
-    runner.rules[("hdparm", "-I")] = [(0, HDPARM_NOT_FROZEN.replace("\t\tsupported: enhanced erase",
-                                                                    "\tnot\tsupported: enhanced erase"), "")]
+    runner.rules[("hdparm", "-I")] = [
+        (0, HDPARM_NOT_FROZEN.replace("\t\tsupported: enhanced erase", "\tnot\tsupported: enhanced erase"), "")
+    ]
     runner.rules[("hdparm", "--user-master", "u", "--security-set-pass")] = [(0, "", "")]
     runner.rules[("hdparm", "--user-master", "u", "--security-erase")] = [(5, "", "SG_IO: bad/missing sense data")]
     runner.rules[("hdparm", "--user-master", "u", "--security-disable")] = [(0, "", "")]
@@ -399,8 +459,10 @@ def test_sg_format_and_sanitize_command_lines(runner):
     runner.rules[("sg_sanitize", "--quick", "--block")] = [(5, "", "Illegal request")]
     runner.rules[("sg_sanitize", "--quick", "--crypto")] = [(0, "", "")]
     out = targets.purge(_block("scsi", "/dev/sdb"), "sg-sanitize")
-    assert runner.calls == [("sg_sanitize", "--quick", "--block", "/dev/sdb"),
-                            ("sg_sanitize", "--quick", "--crypto", "/dev/sdb")]
+    assert runner.calls == [
+        ("sg_sanitize", "--quick", "--block", "/dev/sdb"),
+        ("sg_sanitize", "--quick", "--crypto", "/dev/sdb"),
+    ]
     assert (out.method, out.ok) == ("sg-sanitize", True)
 
 
@@ -438,13 +500,24 @@ def test_write_cache_command_lines(runner):
     runner.rules[("hdparm",)] = [(0, "setting drive write-caching to 1 (on)", "")]
     runner.rules[("sg_wr_mode",)] = [(0, "", "")]
     said = targets.set_write_cache(_block("nvme", "/dev/nvme0n1"), False)
-    assert runner.calls[-1] == ("nvme", "set-feature", "/dev/nvme0n1", "--namespace-id=0xffffffff", "-f", "6", "-v", "0")
+    assert runner.calls[-1] == (
+        "nvme",
+        "set-feature",
+        "/dev/nvme0n1",
+        "--namespace-id=0xffffffff",
+        "-f",
+        "6",
+        "-v",
+        "0",
+    )
     assert said.startswith("write cache disabled") and "Volatile Write Cache" in said
     said = targets.set_write_cache(_block("sata", "/dev/sda"), True)
     assert runner.calls[-1] == ("hdparm", "-W1", "/dev/sda") and "write-caching to 1" in said
     said = targets.set_write_cache(_block("sas", "/dev/sdb"), True)
-    assert runner.calls[-2:] == [("sdparm", "--set", "WCE", "/dev/sdb"),  # not installed in the fake
-                                 ("sg_wr_mode", "--page=8", "--contents=0,0,4", "--mask=0,0,4", "/dev/sdb")]
+    assert runner.calls[-2:] == [
+        ("sdparm", "--set", "WCE", "/dev/sdb"),  # not installed in the fake
+        ("sg_wr_mode", "--page=8", "--contents=0,0,4", "--mask=0,0,4", "/dev/sdb"),
+    ]
     assert said.startswith("write cache enabled")
 
 
@@ -461,8 +534,9 @@ def test_write_cache_failure_is_reported_not_raised(runner):
 
 @pytest.fixture
 def lvm_system(fakesys, tmp_path, monkeypatch):
-    disk = fakesys.disk("nvme0n1", "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0", "259:0",
-                        {"size": "2000000", **_queue()})
+    disk = fakesys.disk(
+        "nvme0n1", "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0", "259:0", {"size": "2000000", **_queue()}
+    )
     fakesys.partition(disk, "nvme0n1p1", "259:1", 1000)
     p3 = fakesys.partition(disk, "nvme0n1p3", "259:3", 1990000)
     dm = fakesys.disk("dm-0", "virtual/block", "253:0", {"size": "1980000", **_queue()})
@@ -474,7 +548,8 @@ def lvm_system(fakesys, tmp_path, monkeypatch):
     (proc / "self" / "mountinfo").write_text(
         "27 1 253:0 / / rw,relatime - ext4 /dev/mapper/vg-root rw\n"
         "30 27 259:1 / /boot\\040efi rw,relatime - vfat /dev/nvme0n1p1 rw\n"
-        "31 27 0:25 / /tmp rw - tmpfs tmpfs rw\n")
+        "31 27 0:25 / /tmp rw - tmpfs tmpfs rw\n"
+    )
     (proc / "swaps").write_text("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
     monkeypatch.setattr(host, "PROC", proc)
     return fakesys
@@ -526,7 +601,8 @@ def test_signature_probe_falls_back_to_wipefs_then_refuses_blind(lvm_system, run
     t = Target("block", "/dev/nvme1n1", "/dev/nvme1n1", 10**9, DeviceFacts(interface="nvme"))
     runner.rules[("wipefs",)] = [(0, json.dumps({"signatures": [{"device": "nvme1n1", "type": "LVM2_member"}]}), "")]
     assert targets.check_safe_to_write(t, True) == [
-        "signature: /dev/nvme1n1 carries LVM2_member (found by wipefs -n) (overridden by --allow-unsafe-target)"]
+        "signature: /dev/nvme1n1 carries LVM2_member (found by wipefs -n) (overridden by --allow-unsafe-target)"
+    ]
     del runner.rules[("wipefs",)]
     with pytest.raises(RefusedError, match="neither blkid nor wipefs"):
         targets.check_safe_to_write(t, False)
@@ -579,8 +655,9 @@ def test_format_with_other_namespaces_depends_on_fna(two_namespaces, runner, fna
 
 
 def test_drive_erase_is_never_aimed_at_a_partition(fakesys, runner):
-    disk = fakesys.disk("sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block", "8:0",
-                        {"size": "976773168", **_queue()})
+    disk = fakesys.disk(
+        "sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block", "8:0", {"size": "976773168", **_queue()}
+    )
     fakesys.partition(disk, "sda2", "8:2", 1000000)
     runner.rules[("blkdiscard",)] = [(0, "", "")]
     out = targets.purge(_block("sata", "/dev/sda2"), "ata-secure-erase")

@@ -61,8 +61,11 @@ def test_the_test_template_is_not_listed_to_users():
 def test_the_test_template_declares_every_field_of_a_test():
     # A field added to TestDef must be explained in the template, or newcomers never learn it.
     source = inspect.getsource(test_template)
-    missing = [f.name for f in dataclasses.fields(TestDef) if not re.search(rf"\b{f.name}=", source)
-               and f.name not in ("name", "title", "family", "summary")]
+    missing = [
+        f.name
+        for f in dataclasses.fields(TestDef)
+        if not re.search(rf"\b{f.name}=", source) and f.name not in ("name", "title", "family", "summary")
+    ]
     assert not missing, f"the template's TEST does not declare {missing}"
 
 
@@ -71,8 +74,20 @@ def test_the_test_template_plans_runs_and_shows_what_it_declares(registered, tmp
     assert built.test == test_template.NAME and [c.key for c in built.phases[0].cells] == ["100/0 4KiB", "0/100 4KiB"]
 
     runs = tmp_path / "runs"
-    out = cli("run", test_template.NAME, "--target", SIM, "--quick", "--cell-time", "200ms", "--runs-dir", str(runs),
-              "--no-report", "--set", "qd=4")
+    out = cli(
+        "run",
+        test_template.NAME,
+        "--target",
+        SIM,
+        "--quick",
+        "--cell-time",
+        "200ms",
+        "--runs-dir",
+        str(runs),
+        "--no-report",
+        "--set",
+        "qd=4",
+    )
     [run_dir] = list(runs.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["test"] == test_template.NAME and manifest["state"] == "complete"
@@ -85,8 +100,11 @@ def test_the_test_template_plans_runs_and_shows_what_it_declares(registered, tmp
     assert all(isinstance(m, KeyMetric) for m in figures)
     values = {m.name: m.get(phases) for m in figures}
     cells = {c.mix: c for c in phases[0].cells}
-    assert values == {"RND 4KiB read IOPS": cells["100/0"].iops, "RND 4KiB write IOPS": cells["0/100"].iops,
-                      "ART RND 4KiB write": cells["0/100"].lat_mean_us}
+    assert values == {
+        "RND 4KiB read IOPS": cells["100/0"].iops,
+        "RND 4KiB write IOPS": cells["0/100"].iops,
+        "ART RND 4KiB write": cells["0/100"].lat_mean_us,
+    }
     assert all(v is not None and v > 0 for v in values.values())
     shown = cli("show", str(run_dir))
     assert "RND 4KiB write IOPS" in shown and "ART µs" in shown and "block size" not in shown
@@ -104,12 +122,24 @@ def test_the_test_template_plans_runs_and_shows_what_it_declares(registered, tmp
 
 def qd1_plan(profile, target, workload=None) -> plan.TestPlan:
     """Two cells the synchronous engine can run as planned: one IO at a time."""
-    cells = tuple(Cell(f"{mix} 4KiB", Workload.mix("rnd", read, 4 * KiB, threads=1, queue_depth=1,
-                                                   duration_s=profile.cell_seconds), mix, 4 * KiB)
-                  for mix, read in (("100/0", 100), ("0/100", 0)))
-    return plan.TestPlan("engine-template", "Engine template", "iolab template", profile,
-                    (Phase("main", cells, (), purge=False, max_rounds=1, stop_on_steady=False),), profile.rule(),
-                    target.capacity)
+    cells = tuple(
+        Cell(
+            f"{mix} 4KiB",
+            Workload.mix("rnd", read, 4 * KiB, threads=1, queue_depth=1, duration_s=profile.cell_seconds),
+            mix,
+            4 * KiB,
+        )
+        for mix, read in (("100/0", 100), ("0/100", 0))
+    )
+    return plan.TestPlan(
+        "engine-template",
+        "Engine template",
+        "iolab template",
+        profile,
+        (Phase("main", cells, (), purge=False, max_rounds=1, stop_on_steady=False),),
+        profile.rule(),
+        target.capacity,
+    )
 
 
 QD1 = TestDef("engine-template", "Engine template", "iolab template", "two QD1 cells", build=qd1_plan)
@@ -125,8 +155,18 @@ def test_the_engine_template_runs_through_the_runner_and_reports_what_it_measure
     registry.register(QD1)
     try:
         runs = tmp_path / "runs"
-        cli("run", QD1.name, "--target", f"file:{tmp_path / 'd.img'}?size=16MiB", "--quick", "--cell-time", "300ms",
-            "--runs-dir", str(runs), "--no-report")
+        cli(
+            "run",
+            QD1.name,
+            "--target",
+            f"file:{tmp_path / 'd.img'}?size=16MiB",
+            "--quick",
+            "--cell-time",
+            "300ms",
+            "--runs-dir",
+            str(runs),
+            "--no-report",
+        )
     finally:
         registry.unregister(QD1.name)
     [run_dir] = list(runs.iterdir())
@@ -162,7 +202,7 @@ def test_the_engine_template_refuses_what_it_cannot_run_as_planned(tmp_path):
 
 def test_the_recipes_in_the_architecture_page_name_the_templates_and_real_fields():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    recipes = text[text.index("## How to add"):text.index("## Tests and benchmarks")]
+    recipes = text[text.index("## How to add") : text.index("## Tests and benchmarks")]
     assert "src/iolab/suites/_template.py" in recipes and "src/iolab/engines/_template.py" in recipes
     fields = ", ".join(f.name for f in dataclasses.fields(KeyMetric))
     assert f"KeyMetric({fields})" in recipes
@@ -175,6 +215,9 @@ def test_the_recipes_in_the_architecture_page_name_the_templates_and_real_fields
 def test_every_test_keeps_its_key_figures_in_its_own_module():
     # One place to look: the test's module in suites/ (CBW is DIRTH with another stimulus and
     # shares its figures), not compare/ or report/.
-    elsewhere = {name: registry.get(name).key_figures.__module__ for name in registry.MODULES
-                 if registry.get(name).key_figures.__module__ != registry.MODULES[name]}
+    elsewhere = {
+        name: registry.get(name).key_figures.__module__
+        for name in registry.MODULES
+        if registry.get(name).key_figures.__module__ != registry.MODULES[name]
+    }
     assert elsewhere == {"cbw": "iolab.suites.pts_dirth"}

@@ -20,18 +20,33 @@ from iolab.testparams import Param
 from iolab.units import KiB
 from iolab.workload import Workload
 
-STEPS = Param("steps", (1000, 2000), "demand steps in IOPS", testparams.int_list, testparams.show_list,
-              source="published reviews")
+STEPS = Param(
+    "steps", (1000, 2000), "demand steps in IOPS", testparams.int_list, testparams.show_list, source="published reviews"
+)
 TOL = Param("tolerance", 0.02, "shortfall that ends the ramp", testparams.fraction, testparams.show_percent)
 
 
 def build(profile: Profile, target, workload=None) -> plans.TestPlan:
     v = testparams.values((STEPS, TOL), profile, "ramp-p")
-    cells = tuple(Cell(f"{d} IOPS", Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=1.0,
-                                                 rate_iops=d), "100/0", 4 * KiB) for d in v["steps"])
-    return plans.TestPlan("ramp-p", "Ramp", "test", profile, (Phase("ramp", cells, (), purge=False, max_rounds=1,
-                                                              stop_on_steady=False),),
-                    profile.rule(), 1 << 30, tuple(testparams.parameter_rows((STEPS, TOL), profile, "ramp-p")))
+    cells = tuple(
+        Cell(
+            f"{d} IOPS",
+            Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=1, duration_s=1.0, rate_iops=d),
+            "100/0",
+            4 * KiB,
+        )
+        for d in v["steps"]
+    )
+    return plans.TestPlan(
+        "ramp-p",
+        "Ramp",
+        "test",
+        profile,
+        (Phase("ramp", cells, (), purge=False, max_rounds=1, stop_on_steady=False),),
+        profile.rule(),
+        1 << 30,
+        tuple(testparams.parameter_rows((STEPS, TOL), profile, "ramp-p")),
+    )
 
 
 RAMP = TestDef("ramp-p", "Ramp", "test", "a ramp with parameters", build=build, params=(STEPS, TOL))
@@ -52,9 +67,15 @@ def test_parsers_accept_what_they_say_and_refuse_the_rest():
     assert testparams.percent_list("0,50,100") == (0, 50, 100)
     assert testparams.seconds("2h") == 7200
     assert testparams.size_list("512,4k,1m") == (512, 4096, 1 << 20)
-    for parse, bad in ((testparams.int_list, "4,2"), (testparams.int_list, "1:0:5"), (testparams.fraction, "150%"),
-                       (testparams.positive_int, "0"), (testparams.seconds, "0s"), (testparams.size_list, "4k,512"),
-                       (testparams.percent_list, "0,50,101")):
+    for parse, bad in (
+        (testparams.int_list, "4,2"),
+        (testparams.int_list, "1:0:5"),
+        (testparams.fraction, "150%"),
+        (testparams.positive_int, "0"),
+        (testparams.seconds, "0s"),
+        (testparams.size_list, "4k,512"),
+        (testparams.percent_list, "0,50,101"),
+    ):
         with pytest.raises((ValueError, IolabError)):
             parse(bad)
 

@@ -17,8 +17,13 @@ def test_every_reader_is_fuzzed():
 
 @pytest.mark.parametrize("fmt", fuzz.READERS)
 def test_broken_input_never_crashes(fmt, tmp_path):
-    @settings(max_examples=6, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=6,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     @given(rnd=st.randoms(use_true_random=False), n=st.integers(1, 80))
     def check(rnd, n):
         data, _ = fuzz.case_file(rnd, fmt, n)

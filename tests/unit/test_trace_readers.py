@@ -78,8 +78,7 @@ def test_round_trip_keeps_streams(fmt, synthetic, tmp_path):
 
 def test_msr_filetime_and_units(tmp_path):
     p = tmp_path / "hm_0.csv"
-    p.write_text("128166372003061629,hm,0,Read,383496192,32768,41286\n"
-                 "128166372003161629,hm,0,Write,3584,512,1000\n")
+    p.write_text("128166372003061629,hm,0,Read,383496192,32768,41286\n128166372003161629,hm,0,Write,3584,512,1000\n")
     t = import_trace(p, "msr", tmp_path / "t.parquet")
     start = datetime.fromtimestamp(t.start_unix_ns / 1e9, tz=timezone.utc)
     assert start.strftime("%Y-%m-%d %H:%M:%S.%f")[:23] == "2007-02-22 17:00:00.306"
@@ -119,8 +118,10 @@ def test_tencent_sectors_and_whole_seconds_keep_file_order(tmp_path):
 
 def test_fiu_process_names_with_spaces(tmp_path):
     p = tmp_path / "homes.blkparse"
-    p.write_text("89966527176 4105 syslogd 1024 8 W 8 0 d41d8cd98f00b204e9800998ecf8427e\n"
-                 "89966527999 4106 my daemon 2048 16 R 8 0 0\n")
+    p.write_text(
+        "89966527176 4105 syslogd 1024 8 W 8 0 d41d8cd98f00b204e9800998ecf8427e\n"
+        "89966527999 4106 my daemon 2048 16 R 8 0 0\n"
+    )
     t = import_trace(p, "fiu", tmp_path / "t.parquet")
     assert _rows(t.path) == [
         (0, "8,0", "write", 1024 * 512, 4096, "syslogd", None),
@@ -130,9 +131,11 @@ def test_fiu_process_names_with_spaces(tmp_path):
 
 def test_systor_header_blank_iotype_and_response(tmp_path):
     p = tmp_path / "systor.csv"
-    p.write_text("Timestamp,Response,IOType,LUN,Offset,Size\n"
-                 "1486688402.000164,0.000346,R,1,4096,4096\n"
-                 "1486688402.000264,,,1,0,4096\n")
+    p.write_text(
+        "Timestamp,Response,IOType,LUN,Offset,Size\n"
+        "1486688402.000164,0.000346,R,1,4096,4096\n"
+        "1486688402.000264,,,1,0,4096\n"
+    )
     t = import_trace(p, "systor", tmp_path / "t.parquet")
     rows = _rows(t.path)
     assert rows[0][:5] == (0, "lun1", "read", 4096, 4096)
@@ -180,12 +183,17 @@ def test_blkparse_pairs_d_and_c_and_skips_the_rest(tmp_path):
 
 def test_fio_v2_time_is_the_sum_of_waits(tmp_path):
     p = tmp_path / "v2.log"
-    p.write_text("fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 0 4096\n"
-                 "/dev/sdb wait 1500 0\n/dev/sdb write 4096 4096\n/dev/sdb wait 500 0\n/dev/sdb trim 0 4096\n"
-                 "/dev/sdb sync\n/dev/sdb close\n")
+    p.write_text(
+        "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 0 4096\n"
+        "/dev/sdb wait 1500 0\n/dev/sdb write 4096 4096\n/dev/sdb wait 500 0\n/dev/sdb trim 0 4096\n"
+        "/dev/sdb sync\n/dev/sdb close\n"
+    )
     t = import_trace(p, "fio", tmp_path / "t.parquet")
     assert [(r[0], r[2], r[3], r[4]) for r in _rows(t.path)] == [
-        (0, "read", 0, 4096), (1_500_000, "write", 4096, 4096), (2_000_000, "trim", 0, 4096), (2_000_000, "flush", 0, 0)
+        (0, "read", 0, 4096),
+        (1_500_000, "write", 4096, 4096),
+        (2_000_000, "trim", 0, 4096),
+        (2_000_000, "flush", 0, 0),
     ]
 
 
@@ -224,21 +232,55 @@ def test_blktrace_either_byte_order_and_truncation(synthetic, tmp_path):
 
 # A valid line per format, and a broken copy: (format, good line, bad line, what the message must say)
 BAD = [
-    ("msr", "128166372003061629,hm,0,Read,4096,4096,10", "128166372003061629,hm,0,Wrte,4096,4096,10",
-     "field 4 (Type): expected Read or Write, got 'Wrte'"),
-    ("msr", "128166372003061629,hm,0,Read,4096,4096,10", "128166372003061629,hm,0,Read,4096",
-     "expected 7 comma-separated fields"),
-    ("spc", "0,303567,3584,w,0.000000", "0,303567,-3584,w,0.000000", "field 3 (Size): expected a whole number ≥ 0, got '-3584'"),
-    ("alibaba", "419,W,8192,4096,1577808000000054", "419,X,8192,4096,1577808000000054", "field 2 (opcode): expected R or W"),
+    (
+        "msr",
+        "128166372003061629,hm,0,Read,4096,4096,10",
+        "128166372003061629,hm,0,Wrte,4096,4096,10",
+        "field 4 (Type): expected Read or Write, got 'Wrte'",
+    ),
+    (
+        "msr",
+        "128166372003061629,hm,0,Read,4096,4096,10",
+        "128166372003061629,hm,0,Read,4096",
+        "expected 7 comma-separated fields",
+    ),
+    (
+        "spc",
+        "0,303567,3584,w,0.000000",
+        "0,303567,-3584,w,0.000000",
+        "field 3 (Size): expected a whole number ≥ 0, got '-3584'",
+    ),
+    (
+        "alibaba",
+        "419,W,8192,4096,1577808000000054",
+        "419,X,8192,4096,1577808000000054",
+        "field 2 (opcode): expected R or W",
+    ),
     ("tencent", "1538323200,800,8,1,1283", "1538323200,800,8,2,1283", "field 4 (IOType): expected 0 or 1, got '2'"),
-    ("fiu", "89966527176 4105 syslogd 1024 8 W 8 0 d41d", "89966527176 4105 syslogd 1024 8 Q 8 0 d41d",
-     "field 6 (W|R): expected W or R, got 'Q'"),
-    ("systor", "1486688402.000164,0.000346,R,1,4096,4096", "1486688402.000164,0.000346,R,1,4096,4k",
-     "field 6 (Size): expected a whole number ≥ 0, got '4k'"),
-    ("blkparse", "  8,16   1        3     1.427377000  5529  D  WS 274432 + 8 [proc]",
-     "  8,16   1        3     1.427377000  5529  D  WS 274432 - 8 [proc]", "expected 'SECTOR + COUNT'"),
-    ("tracefs", "  fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 () 31616 + 8 [fio]",
-     "  fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 31616 + 8 [fio]", "block_rq_issue: expected"),
+    (
+        "fiu",
+        "89966527176 4105 syslogd 1024 8 W 8 0 d41d",
+        "89966527176 4105 syslogd 1024 8 Q 8 0 d41d",
+        "field 6 (W|R): expected W or R, got 'Q'",
+    ),
+    (
+        "systor",
+        "1486688402.000164,0.000346,R,1,4096,4096",
+        "1486688402.000164,0.000346,R,1,4096,4k",
+        "field 6 (Size): expected a whole number ≥ 0, got '4k'",
+    ),
+    (
+        "blkparse",
+        "  8,16   1        3     1.427377000  5529  D  WS 274432 + 8 [proc]",
+        "  8,16   1        3     1.427377000  5529  D  WS 274432 - 8 [proc]",
+        "expected 'SECTOR + COUNT'",
+    ),
+    (
+        "tracefs",
+        "  fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 () 31616 + 8 [fio]",
+        "  fio-6862    [000] .....   457.665281: block_rq_issue: 7,0 R 4096 31616 + 8 [fio]",
+        "block_rq_issue: expected",
+    ),
 ]
 
 
@@ -339,9 +381,14 @@ def test_outstanding_io_at_issue_counts_ios_in_flight(tmp_path):
     # issue ns, latency µs: A [0, 10 µs), B [2, 5 µs), C [5, 25 µs) (B has just completed:
     # not counted), D [10, 11 µs) (A completes at that instant), E at 10.5 µs has no
     # response time and is never in flight itself, F at 10.6 µs sees C and D.
-    rows = [(0, "d", "read", 0, 512, None, 10.0), (2000, "d", "read", 0, 512, None, 3.0),
-            (5000, "d", "read", 0, 512, None, 20.0), (10000, "d", "read", 0, 512, None, 1.0),
-            (10500, "d", "read", 0, 512, None, None), (10600, "d", "read", 0, 512, None, 1.0)]
+    rows = [
+        (0, "d", "read", 0, 512, None, 10.0),
+        (2000, "d", "read", 0, 512, None, 3.0),
+        (5000, "d", "read", 0, 512, None, 20.0),
+        (10000, "d", "read", 0, 512, None, 1.0),
+        (10500, "d", "read", 0, 512, None, None),
+        (10600, "d", "read", 0, 512, None, 1.0),
+    ]
     t = table_from_rows(rows, tmp_path / "t.parquet")
     assert [o for _, o in _pid_oio(t.path)] == [0, 1, 1, 1, 2, 2]
     no_lat = table_from_rows([(0, "d", "read", 0, 512, None, None)], tmp_path / "n.parquet")

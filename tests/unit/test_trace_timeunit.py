@@ -21,8 +21,13 @@ def busy_mqsim(path: Path) -> int:
     gaps = np.maximum(1, np.round(rng.exponential(18.8, 7250))) * 1000
     t = 938_944_000 + np.concatenate([[0], np.cumsum(gaps[:-1])]).astype(np.int64)
     assert np.median(np.diff(np.unique(t))) == 13_000
-    path.write_text("".join(f"{int(ti)} 13 {int(rng.integers(0, 23_000_000)) * 16} {int(rng.choice([16, 32]))} "
-                            f"{int(rng.integers(0, 2))}\n" for ti in t))
+    path.write_text(
+        "".join(
+            f"{int(ti)} 13 {int(rng.integers(0, 23_000_000)) * 16} {int(rng.choice([16, 32]))} "
+            f"{int(rng.integers(0, 2))}\n"
+            for ti in t
+        )
+    )
     return int(t[-1] - t[0])
 
 
@@ -30,9 +35,13 @@ def test_busy_mqsim_trace_is_read_in_ns_and_called_ambiguous(tmp_path):
     p = tmp_path / "tpcc-small.trace"
     span_ns = busy_mqsim(p)
     assert 0.13 < span_ns / 1e9 < 0.14
-    r = subprocess.run([str(Path(sys.executable).parent / "iolab"), "trace", "import", str(p), "-o",
-                        str(tmp_path / "t.parquet")], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "COLUMNS": "400"})
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "trace", "import", str(p), "-o", str(tmp_path / "t.parquet")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "400"},
+    )
     assert r.returncode == 0, r.stderr
     out = " ".join(r.stdout.split())
     assert "span: 135 ms from the first IO to the last" in out  # was 2.3 min (135 s): read as µs
@@ -47,7 +56,9 @@ def test_a_unit_faster_than_any_device_is_ruled_out_for_the_device_count():
     times = np.arange(1000, dtype=float) * 50
     got = detect(times, fractional=False, default="us", fmt="x")
     assert got.unit == "us" and got.sureness == "likely", got.reason
-    assert "ns: impossible, a burst of 100 IOs at 19,801,980 IOPS on one device, beyond any device (~10 M)" in got.reason
+    assert (
+        "ns: impossible, a burst of 100 IOs at 19,801,980 IOPS on one device, beyond any device (~10 M)" in got.reason
+    )
     # The same IOs over four devices are 5 M IOPS each: possible.
     got = detect(times, fractional=False, default="us", fmt="x", devices=4)
     assert "ns: impossible" not in got.reason and "ns: median gap 50 ns, 5,005,005 IOPS per device" in got.reason

@@ -28,8 +28,22 @@ DEV = (7 << 20) | 3  # "7,3"
 
 
 def issue(pid: int, sector: int, nsect: int, rwbs: bytes, comm: bytes, cmd: bytes = b"") -> bytes:
-    rec = struct.pack("<HBBiIIQIIH10s16sI", ISSUE, 0, 0, pid, DEV, 0, sector, nsect, nsect * 512, 0, rwbs, comm,
-                      (len(cmd) + 1) << 16 | 64)
+    rec = struct.pack(
+        "<HBBiIIQIIH10s16sI",
+        ISSUE,
+        0,
+        0,
+        pid,
+        DEV,
+        0,
+        sector,
+        nsect,
+        nsect * 512,
+        0,
+        rwbs,
+        comm,
+        (len(cmd) + 1) << 16 | 64,
+    )
     return rec + cmd + b"\0"
 
 
@@ -85,25 +99,35 @@ def rows(table: TraceTable) -> list[tuple]:
 def test_every_kind_of_entry_decodes_to_the_ios(raw, tmp_path):
     cmd = b"12 34 56 " * 8  # a passthrough command: the record outgrows type_len (> 112 bytes)
     big = (1 << 27) + 5  # too large for a 27-bit delta: written as a time extend
-    cpu0 = page(1_000_000, [
-        event(issue(100, 8, 8, b"R", b"fio"), 0),  # t = 1.000 ms
-        event(complete(8, 8, b"R"), 25_000),  # t = 1.025 ms
-        padding(3_000, 68),  # a discarded event at 1.028 ms: its delta counts
-        event(issue(100, 64, 16, b"WS", b"fio"), 2_000),  # 1.030 ms
-        extend(big),
-        event(complete(64, 16, b"WS"), 0),  # 1.030 ms + big
-    ]) + page(5_000_000_000, [
-        event(issue(55, 1000, 2048, b"DS", b"fstrim"), 0),  # 5 s
-        absolute(5_000_100_000),
-        event(complete(1000, 2048, b"DS"), 0),  # 5.0001 s
-        event(complete(4096, 8, b"R"), 900),  # 5.0001009 s: completes the issue from cpu1
-    ], lost=7)
-    cpu1 = page(2_000_000, [
-        event(issue(7, 4096, 8, b"R", b"kworker/1:1", cmd), 0),  # 2 ms
-        event(issue(7, 9000, 8, b"R", b"kworker/1:1"), 50),  # 2.00005 ms
-        event(complete(9000, 8, b"R"), 10_000),
-        struct.pack("<II", 29, 40),  # padding with no delta: the rest of the page is empty
-    ])
+    cpu0 = page(
+        1_000_000,
+        [
+            event(issue(100, 8, 8, b"R", b"fio"), 0),  # t = 1.000 ms
+            event(complete(8, 8, b"R"), 25_000),  # t = 1.025 ms
+            padding(3_000, 68),  # a discarded event at 1.028 ms: its delta counts
+            event(issue(100, 64, 16, b"WS", b"fio"), 2_000),  # 1.030 ms
+            extend(big),
+            event(complete(64, 16, b"WS"), 0),  # 1.030 ms + big
+        ],
+    ) + page(
+        5_000_000_000,
+        [
+            event(issue(55, 1000, 2048, b"DS", b"fstrim"), 0),  # 5 s
+            absolute(5_000_100_000),
+            event(complete(1000, 2048, b"DS"), 0),  # 5.0001 s
+            event(complete(4096, 8, b"R"), 900),  # 5.0001009 s: completes the issue from cpu1
+        ],
+        lost=7,
+    )
+    cpu1 = page(
+        2_000_000,
+        [
+            event(issue(7, 4096, 8, b"R", b"kworker/1:1", cmd), 0),  # 2 ms
+            event(issue(7, 9000, 8, b"R", b"kworker/1:1"), 50),  # 2.00005 ms
+            event(complete(9000, 8, b"R"), 10_000),
+            struct.pack("<II", 29, 40),  # padding with no delta: the rest of the page is empty
+        ],
+    )
     (raw / "cpu0.raw").write_bytes(cpu0)
     (raw / "cpu1.raw").write_bytes(cpu1 + b"\x01" * 100)  # and a torn partial page
 

@@ -66,8 +66,15 @@ def test_bad_profile_options_are_refused_naming_the_option(field, value, option)
 
 
 def test_good_profiles_still_build():
-    for kw in ({}, {"quick": True}, {"cell_seconds": 0.001}, {"cell_seconds": 24 * 3600.0}, {"max_rounds": 1},
-               {"capacity_limit": 1 * MiB}, {"precondition_factor": 0.5}):
+    for kw in (
+        {},
+        {"quick": True},
+        {"cell_seconds": 0.001},
+        {"cell_seconds": 24 * 3600.0},
+        {"max_rounds": 1},
+        {"capacity_limit": 1 * MiB},
+        {"precondition_factor": 0.5},
+    ):
         for test in ("iops", "throughput", "latency", "wsat"):
             registry.build_plan(test, suites.make_profile(**kw), BLOCK)
 
@@ -126,6 +133,7 @@ def _fio(mutate) -> RoundResult:
 def _set(direction, key, value):
     def mutate(job):
         job[direction][key] = value
+
     return mutate
 
 
@@ -133,6 +141,7 @@ def _set_lat(direction, key, value):
     def mutate(job):  # total and completion latency alike: the parser picks one of them
         for kind in ("lat_ns", "clat_ns"):
             job[direction][kind][key] = value
+
     return mutate
 
 
@@ -166,13 +175,17 @@ def _ok() -> RoundResult:
     return RoundResult(side, OpStats.idle(), 2.0, series=(SecondSample(1.0, 50.0, 0.0, 0.2, 10.0),))
 
 
-@pytest.mark.parametrize("broken", [
-    lambda r: replace(r, read=OpStats.idle()),  # nothing measured at all
-    lambda r: replace(r, write=replace(OpStats.idle(), iops=3.0)),  # an idle direction with a rate
-    lambda r: replace(r, series=(SecondSample(1.0, -50.0, 0.0, 0.2, 10.0),)),
-    lambda r: replace(r, series=(SecondSample(1.0, 50.0, 0.0, math.nan, None),)),
-    lambda r: replace(r, counters={"waf": math.inf}),
-], ids=["no IO", "idle with rate", "negative series", "NaN series", "infinite counter"])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda r: replace(r, read=OpStats.idle()),  # nothing measured at all
+        lambda r: replace(r, write=replace(OpStats.idle(), iops=3.0)),  # an idle direction with a rate
+        lambda r: replace(r, series=(SecondSample(1.0, -50.0, 0.0, 0.2, 10.0),)),
+        lambda r: replace(r, series=(SecondSample(1.0, 50.0, 0.0, math.nan, None),)),
+        lambda r: replace(r, counters={"waf": math.inf}),
+    ],
+    ids=["no IO", "idle with rate", "negative series", "NaN series", "infinite counter"],
+)
 def test_other_impossible_results_are_refused(broken):
     check_result(_ok(), "ok")
     with pytest.raises(EngineError, match="impossible figures"):

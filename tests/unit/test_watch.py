@@ -82,7 +82,7 @@ def run_row(browser, srv, ids: list[str]):
     """Open the page; returns a function giving the run's row text as shown."""
     browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
     row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
-    return lambda: browser.execute_script(f"const r = document.querySelector(\"{row}\"); return r && r.innerText;")
+    return lambda: browser.execute_script(f'const r = document.querySelector("{row}"); return r && r.innerText;')
 
 
 def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F811
@@ -172,8 +172,14 @@ def test_snapshot_shows_the_cell_under_way_before_its_first_report(tmp_path):
     engine = SplitProgressEngine()  # blocked before its first report, as a host run is until its cell ends
     runner, ids = run_in_thread(engine, tmp_path)
     try:
-        live = wait_for(lambda: [r.get("live") for r in snapshot(tmp_path)["runs"] if r.get("live")], "the live cell")[0]
-        assert live["cell"] == "WIPC SEQ 1024KiB W (preconditioning 1 of 1)" and live["iops"] is None and live["parts"] == {}
+        live = wait_for(lambda: [r.get("live") for r in snapshot(tmp_path)["runs"] if r.get("live")], "the live cell")[
+            0
+        ]
+        assert (
+            live["cell"] == "WIPC SEQ 1024KiB W (preconditioning 1 of 1)"
+            and live["iops"] is None
+            and live["parts"] == {}
+        )
         assert live["running_s"] >= 0
     finally:
         engine.gate.release(10000)
@@ -218,7 +224,10 @@ class TwoPathEngine(DriveEngine):
 
     def run(self, *a, **kw):
         r = super().run(*a, **kw)
-        parts = {f"{PART_PREFIX}/dev/loop8{PART_SEP}iops": r.iops * 0.6, f"{PART_PREFIX}/dev/loop9{PART_SEP}iops": r.iops * 0.4}
+        parts = {
+            f"{PART_PREFIX}/dev/loop8{PART_SEP}iops": r.iops * 0.6,
+            f"{PART_PREFIX}/dev/loop9{PART_SEP}iops": r.iops * 0.4,
+        }
         return dataclasses.replace(r, counters={**r.counters, **parts})
 
 
@@ -231,9 +240,13 @@ def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa:
     browser.get("about:blank")
     browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
     browser.get(f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
-    shown = wait_for(lambda: browser.execute_script(
-        "const s = document.querySelector('#split svg.chart');"
-        " return s && !document.getElementById('splitbox').hidden && s.querySelectorAll('circle').length"), "the split chart")
+    shown = wait_for(
+        lambda: browser.execute_script(
+            "const s = document.querySelector('#split svg.chart');"
+            " return s && !document.getElementById('splitbox').hidden && s.querySelectorAll('circle').length"
+        ),
+        "the split chart",
+    )
     assert shown == 2 * len(split)  # a point per path and cell
     assert "/dev/loop8" in browser.find_element("id", "split").text
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]

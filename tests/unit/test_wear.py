@@ -11,23 +11,49 @@ import stat
 from iolab.targets import host, wear
 from iolab.targets.host import CommandResult
 
-NVME = {"critical_warning": 0, "temperature": 310, "avail_spare": 100, "percent_used": 2,
-        "data_units_read": 1523412, "data_units_written": 2048000, "host_read_commands": 91233411,
-        "host_write_commands": 80012121, "power_cycles": 41, "power_on_hours": 5012}
+NVME = {
+    "critical_warning": 0,
+    "temperature": 310,
+    "avail_spare": 100,
+    "percent_used": 2,
+    "data_units_read": 1523412,
+    "data_units_written": 2048000,
+    "host_read_commands": 91233411,
+    "host_write_commands": 80012121,
+    "power_cycles": 41,
+    "power_on_hours": 5012,
+}
 
-SATA = {"device": {"name": "/dev/sda", "type": "sat"}, "logical_block_size": 512, "ata_smart_attributes": {
-    "revision": 1, "table": [
-        {"id": 9, "name": "Power_On_Hours", "value": 98, "raw": {"value": 9120, "string": "9120"}},
-        {"id": 241, "name": "Total_LBAs_Written", "value": 99, "raw": {"value": 40000000, "string": "40000000"}},
-        {"id": 249, "name": "NAND_Writes_1GiB", "value": 100, "raw": {"value": 31, "string": "31"}}]}}
+SATA = {
+    "device": {"name": "/dev/sda", "type": "sat"},
+    "logical_block_size": 512,
+    "ata_smart_attributes": {
+        "revision": 1,
+        "table": [
+            {"id": 9, "name": "Power_On_Hours", "value": 98, "raw": {"value": 9120, "string": "9120"}},
+            {"id": 241, "name": "Total_LBAs_Written", "value": 99, "raw": {"value": 40000000, "string": "40000000"}},
+            {"id": 249, "name": "NAND_Writes_1GiB", "value": 100, "raw": {"value": 31, "string": "31"}},
+        ],
+    },
+}
 
-SATA_233_NO_UNIT = {"logical_block_size": 4096, "ata_smart_attributes": {"table": [
-    {"id": 233, "name": "Media_Wearout_Indicator", "raw": {"value": 99}},  # Intel: wear, not writes
-    {"id": 241, "name": "Total_LBAs_Written", "raw": {"value": 1000}}]}}
+SATA_233_NO_UNIT = {
+    "logical_block_size": 4096,
+    "ata_smart_attributes": {
+        "table": [
+            {"id": 233, "name": "Media_Wearout_Indicator", "raw": {"value": 99}},  # Intel: wear, not writes
+            {"id": 241, "name": "Total_LBAs_Written", "raw": {"value": 1000}},
+        ]
+    },
+}
 
-SAS = {"device": {"type": "scsi", "protocol": "SCSI"}, "scsi_error_counter_log": {
-    "read": {"gigabytes_processed": "812.331", "total_uncorrected_errors": 0},
-    "write": {"gigabytes_processed": "123.456", "total_uncorrected_errors": 0}}}
+SAS = {
+    "device": {"type": "scsi", "protocol": "SCSI"},
+    "scsi_error_counter_log": {
+        "read": {"gigabytes_processed": "812.331", "total_uncorrected_errors": 0},
+        "write": {"gigabytes_processed": "123.456", "total_uncorrected_errors": 0},
+    },
+}
 
 
 def test_nvme_data_units_are_thousands_of_512_byte_units():
@@ -70,6 +96,7 @@ def fake_block_device(monkeypatch, answers, vendor=None):
         else:
             out = answers.pop(0)
         return CommandResult(tuple(argv), out[0], json.dumps(out[1]).encode(), "")
+
     monkeypatch.setattr(host, "run_command", run)
     return calls
 
@@ -86,16 +113,25 @@ def test_snapshots_around_a_phase_give_its_writes(monkeypatch):
 
 # nvme-cli 2.x JSON of the OCP datacenter SMART extended log (C0h) and of Intel's additional
 # SMART log (written by hand from the plugins' printers)
-OCP = {"Physical media units written": {"hi": 0, "lo": 527805403860992},
-       "Physical media units read": {"hi": 0, "lo": 467772386381824}, "Bad user nand blocks - Raw": 0}
-INTEL = {"Device stats": {"program_fail_count": {"normalized": 100, "raw": 0},
-                          "nand_bytes_written": {"normalized": 100, "raw": 3000},
-                          "host_bytes_written": {"normalized": 100, "raw": 1500}}}
+OCP = {
+    "Physical media units written": {"hi": 0, "lo": 527805403860992},
+    "Physical media units read": {"hi": 0, "lo": 467772386381824},
+    "Bad user nand blocks - Raw": 0,
+}
+INTEL = {
+    "Device stats": {
+        "program_fail_count": {"normalized": 100, "raw": 0},
+        "nand_bytes_written": {"normalized": 100, "raw": 3000},
+        "host_bytes_written": {"normalized": 100, "raw": 1500},
+    }
+}
 
 
 def test_nvme_vendor_logs_give_media_writes():
     assert wear.parse_ocp_smart_add_log(json.dumps(OCP)) == 527805403860992
-    assert wear.parse_ocp_smart_add_log(json.dumps({"Physical media units written": {"hi": 1, "lo": 5}})) == (1 << 64) + 5
+    assert (
+        wear.parse_ocp_smart_add_log(json.dumps({"Physical media units written": {"hi": 1, "lo": 5}})) == (1 << 64) + 5
+    )
     assert wear.parse_ocp_smart_add_log(json.dumps({"Physical media units written": 77})) == 77  # newer: one number
     assert wear.parse_ocp_smart_add_log(json.dumps({"Physical media units written": {"lo": 5}})) is None
     assert wear.parse_intel_smart_log_add(json.dumps(INTEL)) == 3000 * 32 * (1 << 20)
@@ -104,8 +140,11 @@ def test_nvme_vendor_logs_give_media_writes():
 
 
 def test_nvme_media_writes_from_the_first_vendor_log_the_drive_has(monkeypatch):
-    calls = fake_block_device(monkeypatch, [(0, NVME), (0, NVME), (0, NVME)],
-                              {"ocp": [(0, OCP), (1, {}), (1, {})], "intel": [(0, INTEL), (1, {})]})
+    calls = fake_block_device(
+        monkeypatch,
+        [(0, NVME), (0, NVME), (0, NVME)],
+        {"ocp": [(0, OCP), (1, {}), (1, {})], "intel": [(0, INTEL), (1, {})]},
+    )
     c = wear.read_counters("/dev/nvme0n1")
     assert (c.host_bytes, c.media_bytes) == (2048000 * 512_000, 527805403860992)
     assert "ocp smart-add-log" in c.source and not any(a[1] == "intel" for a in calls)
@@ -137,19 +176,29 @@ def test_the_endurance_page_uses_the_drive_counters_where_reported(tmp_path):
     from iolab.report.rundata import RunData
     from tests.unit.test_report import DriveEngine, record
 
-    run = record(tmp_path / "runs", "mixed-matrix", DriveEngine(), settings=(("qds", "1"), ("write_pcts", "100"),
-                                                                               ("pe_cycles", "3000")))
+    run = record(
+        tmp_path / "runs",
+        "mixed-matrix",
+        DriveEngine(),
+        settings=(("qds", "1"), ("write_pcts", "100"), ("pe_cycles", "3000")),
+    )
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["endurance"] == {}  # a scripted target has no counters
     assert [r[2] for r in endurance_rows(RunData.load(run, run))] == [NOT_REPORTED] * 2
-    manifest["endurance"] = {"mixed": {"start": {"host_bytes": 10**9, "media_bytes": 2 * 10**9, "source": "s"},
-                                       "end": {"host_bytes": 5 * 10**9, "media_bytes": 12 * 10**9, "source": "s"}}}
+    manifest["endurance"] = {
+        "mixed": {
+            "start": {"host_bytes": 10**9, "media_bytes": 2 * 10**9, "source": "s"},
+            "end": {"host_bytes": 5 * 10**9, "media_bytes": 12 * 10**9, "source": "s"},
+        }
+    }
     (run / "manifest.json").write_text(json.dumps(manifest))
     data = RunData.load(run, run)
     rows = endurance_rows(data)
     assert rows[-1] == ("mixed (its purge and preconditioning included)", "4.000 GB", "10.00 GB", "2.50")
     facts = dict(endurance_pages(data)[0].blocks[1].rows)
-    assert facts["WAF the ratings rest on"].startswith("2.50 over 4.000 GB host writes; basis: the drive's own counters")
+    assert facts["WAF the ratings rest on"].startswith(
+        "2.50 over 4.000 GB host writes; basis: the drive's own counters"
+    )
 
 
 def test_simulated_presets_carry_their_rating_and_the_options_override_it(tmp_path):
@@ -168,13 +217,22 @@ def test_simulated_presets_carry_their_rating_and_the_options_override_it(tmp_pa
     def facts(settings, **rating):
         tgt = target()
         tgt = dataclasses.replace(tgt, facts=dataclasses.replace(tgt.facts, **rating))
-        run = record(tmp_path / f"runs{len(list(tmp_path.iterdir()))}", "mixed-matrix", DriveEngine(), tgt,
-                     settings=(("qds", "1"), ("write_pcts", "100"), *settings))
+        run = record(
+            tmp_path / f"runs{len(list(tmp_path.iterdir()))}",
+            "mixed-matrix",
+            DriveEngine(),
+            tgt,
+            settings=(("qds", "1"), ("write_pcts", "100"), *settings),
+        )
         return dict(endurance_pages(RunData.load(run, run))[0].blocks[1].rows)
 
     f = facts((), rated_pe_cycles=3000, warranty_years=5.0)
     assert f["rated P/E cycles"] == "3,000 (source: preset)" and f["warranty"] == "5 years (source: preset)"
     f = facts((("pe_cycles", "1000"), ("warranty_years", "3")), rated_pe_cycles=3000, warranty_years=5.0)
-    assert f["rated P/E cycles"] == "1,000 (source: --pe-cycles)" and f["warranty"] == "3 years (source: --warranty-years)"
+    assert (
+        f["rated P/E cycles"] == "1,000 (source: --pe-cycles)" and f["warranty"] == "3 years (source: --warranty-years)"
+    )
     f = facts(())  # a drive that states no rating: nothing is assumed
-    assert f["rated P/E cycles"].startswith("not reported") and f["TBW = flash capacity × P/E ÷ WAF"].startswith("not reported")
+    assert f["rated P/E cycles"].startswith("not reported") and f["TBW = flash capacity × P/E ÷ WAF"].startswith(
+        "not reported"
+    )

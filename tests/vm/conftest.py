@@ -42,7 +42,9 @@ def _load(d: Path) -> Guest:
     results_file = d / "out" / "results.json"
     if not results_file.exists():
         console = (d / "console.log").read_text(errors="replace")[-4000:]
-        pytest.fail(f"the guest wrote no results (vng exit {host['rc']} after {host['seconds']} s); console:\n{console}")
+        pytest.fail(
+            f"the guest wrote no results (vng exit {host['rc']} after {host['seconds']} s); console:\n{console}"
+        )
     return Guest(d, host, json.loads(results_file.read_text()))
 
 

@@ -29,12 +29,24 @@ IOLAB = str(Path(sys.executable).parent / "iolab")
 # share a database.
 RUNS = Path("/tmp/iolab-vm-runs")
 RESULTS: dict = {"devices": {}, "checks": {}}
+
+
 # Every run is as small as iolab allows: one round of 1 s cells on a 256 MiB namespace. Under
 # emulation on a busy machine an IO can wait out the kernel's 30 s NVMe timeout (a split round
 # stalled so): the stall watchdog is set above it, since speed is not what is tested here.
 def quick(lane: str) -> list[str]:
-    return ["--quick", "--max-rounds", "1", "--cell-time", "1s", "--no-report", "--runs-dir", str(RUNS / lane),
-            "--stall-timeout", "5m"]
+    return [
+        "--quick",
+        "--max-rounds",
+        "1",
+        "--cell-time",
+        "1s",
+        "--no-report",
+        "--runs-dir",
+        str(RUNS / lane),
+        "--stall-timeout",
+        "5m",
+    ]
 
 
 def sh(argv: list[str], timeout: float = 1800) -> dict:
@@ -80,6 +92,7 @@ def run_lanes(lanes: dict[str, list[tuple[str, object]]]) -> None:
     """Each lane's checks one after another, the lanes side by side: a lane holds the checks of
     the drives it writes, so no two lanes touch one drive. Under emulation most of a check is
     waiting (an emulated IO, a controller reset) and the guest has two CPUs: lanes overlap it."""
+
     def lane(name: str, checks: list[tuple[str, object]]) -> None:
         for check, fn in checks:
             run_check(check, fn)
@@ -145,6 +158,7 @@ def new_run(runs_dir: Path, known: set[Path]) -> Path | None:
 
 # --- the drive's own write-cache switch, read back -------------------------------------------
 
+
 def nvme_wce(node: str) -> int | None:
     r = sh(["nvme", "get-feature", node, "-f", "6"], timeout=60)
     m = re.search(r"Current value:\s*(?:0x)?([0-9a-f]+)", r["out"])  # zero prints without 0x
@@ -206,13 +220,18 @@ def counters(node: str, iface: str) -> dict:
         j = json.loads(r["out"])
     except ValueError:
         return {"raw": r}
-    return {"ata_attributes": [a.get("id") for a in (j.get("ata_smart_attributes") or {}).get("table", [])],
-            "scsi_write_log": ((j.get("scsi_error_counter_log") or {}).get("write"))}
+    return {
+        "ata_attributes": [a.get("id") for a in (j.get("ata_smart_attributes") or {}).get("table", [])],
+        "scsi_write_log": ((j.get("scsi_error_counter_log") or {}).get("write")),
+    }
 
 
 def identify(node: str, iface: str, ctrl: str | None) -> dict:
-    tools = {"lsblk": sh(["lsblk", "-J", "-b", "-d", "-o", "NAME,SIZE,MODEL,SERIAL,REV,LOG-SEC,PHY-SEC,ROTA,TRAN,ZONED",
-                          node])}
+    tools = {
+        "lsblk": sh(
+            ["lsblk", "-J", "-b", "-d", "-o", "NAME,SIZE,MODEL,SERIAL,REV,LOG-SEC,PHY-SEC,ROTA,TRAN,ZONED", node]
+        )
+    }
     if iface == "nvme":
         tools["id-ctrl"] = sh(["nvme", "id-ctrl", ctrl, "-o", "json"])
         tools["id-ns"] = sh(["nvme", "id-ns", node, "-o", "json"])
@@ -230,8 +249,13 @@ def run_watching(argv: list[str], read, node: str) -> dict:
     before = read(node)
     with Poller(read, node) as poll:
         r = sh(argv)
-    return {"run": r, "wce_before": before, "wce_during": poll.seen, "wce_after": read(node),
-            "manifest": manifest_of(r["out"])}
+    return {
+        "run": r,
+        "wce_before": before,
+        "wce_during": poll.seen,
+        "wce_after": read(node),
+        "manifest": manifest_of(r["out"]),
+    }
 
 
 def main() -> None:
@@ -252,14 +276,16 @@ def main() -> None:
     two = sorted(by_serial.get("IOLABNV2") or [])
     ns1, ns2 = (two + [None, None])[:2]
     dual = sorted(by_serial.get("IOLABDP1") or [])
-    devs.update({
-        "nvme": {"node": nv, "iface": "nvme"},
-        "nvme-ns2": {"node": ns2, "iface": "nvme", "beside": ns1},
-        "nvme-dual": {"node": dual[0] if dual else None, "paths": dual, "iface": "nvme"},
-        "nvme-zoned": {"node": one("IOLABZN1"), "iface": "nvme"},
-        "sata": {"node": one("IOLABSA1"), "iface": "sata"},
-        "scsi": {"node": one("IOLABSC1"), "iface": "scsi"},
-    })
+    devs.update(
+        {
+            "nvme": {"node": nv, "iface": "nvme"},
+            "nvme-ns2": {"node": ns2, "iface": "nvme", "beside": ns1},
+            "nvme-dual": {"node": dual[0] if dual else None, "paths": dual, "iface": "nvme"},
+            "nvme-zoned": {"node": one("IOLABZN1"), "iface": "nvme"},
+            "sata": {"node": one("IOLABSA1"), "iface": "sata"},
+            "scsi": {"node": one("IOLABSC1"), "iface": "scsi"},
+        }
+    )
     save()
 
     def ctrl_of(node: str) -> str:
@@ -267,8 +293,9 @@ def main() -> None:
 
     def identify_check(kind: str):
         d = devs[kind]
-        return f"identify-{kind}", lambda: identify(d["node"], d["iface"],
-                                                    ctrl_of(d["node"]) if d["iface"] == "nvme" else None)
+        return f"identify-{kind}", lambda: identify(
+            d["node"], d["iface"], ctrl_of(d["node"]) if d["iface"] == "nvme" else None
+        )
 
     mnt = Path("/tmp/iolab-vm-mnt")
     mnt.mkdir(exist_ok=True)
@@ -301,8 +328,12 @@ def main() -> None:
         link = Path("/dev/iolab-vm-drive")
         link.unlink(missing_ok=True)
         link.symlink_to(nv)
-        p = subprocess.Popen([IOLAB, "run", "latency", "-t", str(link), "--profile", "enterprise", *quick("nvme")],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [IOLAB, "run", "latency", "-t", str(link), "--profile", "enterprise", *quick("nvme")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         seen, deadline = [], time.monotonic() + 600
         # interrupt once the run has measured a cell (its cache setting is in place by then)
         while time.monotonic() < deadline and p.poll() is None:
@@ -323,9 +354,18 @@ def main() -> None:
         link.unlink()
         link.symlink_to(nv)
         resumed = sh([IOLAB, "resume", run["dir"], "--no-report"]) if run else None
-        return {"wce_before": before, "wce_during": seen, "wce_after": after, "rc": p.returncode, "out": out,
-                "err": err, "manifest": run, "resume_elsewhere": elsewhere, "resume": resumed,
-                "resumed_manifest": json.loads((Path(run["dir"]) / "manifest.json").read_text()) if run else None}
+        return {
+            "wce_before": before,
+            "wce_during": seen,
+            "wce_after": after,
+            "rc": p.returncode,
+            "out": out,
+            "err": err,
+            "manifest": run,
+            "resume_elsewhere": elsewhere,
+            "resume": resumed,
+            "resumed_manifest": json.loads((Path(run["dir"]) / "manifest.json").read_text()) if run else None,
+        }
 
     def nvme_ns2_run():
         try:
@@ -339,14 +379,14 @@ def main() -> None:
         sata = devs["sata"]["node"]
         # client profile: write cache enabled during the run; switched off first to see it change
         off = sh(["hdparm", "-W0", sata])
-        r = run_watching([IOLAB, "run", "latency", "-t", sata, "--profile", "client", *quick("sata")], hdparm_wce,
-                         sata)
+        r = run_watching([IOLAB, "run", "latency", "-t", sata, "--profile", "client", *quick("sata")], hdparm_wce, sata)
         return {"set_off": off, **r, "smart": counters(sata, "sata")}
 
     def scsi_run():
         scsi = devs["scsi"]["node"]
-        r = run_watching([IOLAB, "run", "latency", "-t", scsi, "--profile", "enterprise", *quick("scsi")], scsi_wce,
-                         scsi)
+        r = run_watching(
+            [IOLAB, "run", "latency", "-t", scsi, "--profile", "enterprise", *quick("scsi")], scsi_wce, scsi
+        )
         return {**r, "smart": counters(scsi, "scsi")}
 
     def dual_run():
@@ -360,18 +400,26 @@ def main() -> None:
     # First what only reads (identify, the refusals), many side by side: that is mostly starting
     # `iolab`, CPU the guest's two CPUs share. Then the runs in two lanes: more runs writing at
     # once starve the emulated controllers (IO timeouts, resets) and each run waits longer.
-    run_lanes({
-        "nvme": [identify_check("nvme"), identify_check("nvme-ns2"), refused("mounted", ns1, "nvme")],
-        "sata": [identify_check("sata"), refused("partitioned", one("IOLABSA2"), "sata")],
-        "scsi": [identify_check("scsi"), refused("signature", one("IOLABSC2"), "scsi")],
-        "zoned": [identify_check("nvme-zoned"), refused("zoned", devs["nvme-zoned"]["node"], "dual")],
-        "dual": [identify_check("nvme-dual")],
-    })
-    run_lanes({
-        "nvme": [("nvme-run", nvme_run), ("nvme-sanitize", nvme_sanitize), ("nvme-ctrl-c", nvme_ctrl_c)],
-        "others": [("nvme-ns2-run", nvme_ns2_run), ("sata-run", sata_run), ("scsi-run", scsi_run),
-                   ("dual-run", dual_run)],
-    })
+    run_lanes(
+        {
+            "nvme": [identify_check("nvme"), identify_check("nvme-ns2"), refused("mounted", ns1, "nvme")],
+            "sata": [identify_check("sata"), refused("partitioned", one("IOLABSA2"), "sata")],
+            "scsi": [identify_check("scsi"), refused("signature", one("IOLABSC2"), "scsi")],
+            "zoned": [identify_check("nvme-zoned"), refused("zoned", devs["nvme-zoned"]["node"], "dual")],
+            "dual": [identify_check("nvme-dual")],
+        }
+    )
+    run_lanes(
+        {
+            "nvme": [("nvme-run", nvme_run), ("nvme-sanitize", nvme_sanitize), ("nvme-ctrl-c", nvme_ctrl_c)],
+            "others": [
+                ("nvme-ns2-run", nvme_ns2_run),
+                ("sata-run", sata_run),
+                ("scsi-run", scsi_run),
+                ("dual-run", dual_run),
+            ],
+        }
+    )
 
     RESULTS["dmesg"] = sh(["dmesg"])["out"][-20000:]  # the drivers' view: timeouts, resets
     shutil.copytree(RUNS, OUT / "runs", dirs_exist_ok=True)

@@ -51,36 +51,65 @@ SBIN_ENV = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
 
 def qemu_options(d: Path) -> list[str]:
     """The controllers and drives, each named by a serial the guest script looks for."""
+
     def drive(name: str, extra: str = "") -> list[str]:
         return ["-drive", f"file={d / (name + '.img')},if=none,id={name},format=raw,discard=unmap{extra}"]
 
     return [
         # one NVMe controller, one namespace
-        *drive("nvme"), "-device", "nvme,serial=IOLABNV1,drive=nvme",
+        *drive("nvme"),
+        "-device",
+        "nvme,serial=IOLABNV1,drive=nvme",
         # one controller, two namespaces: the first is mounted, the second free
-        "-device", "nvme,id=nvc2,serial=IOLABNV2",
-        *drive("nvme2-ns1"), "-device", "nvme-ns,drive=nvme2-ns1,bus=nvc2,nsid=1",
-        *drive("nvme2-ns2"), "-device", "nvme-ns,drive=nvme2-ns2,bus=nvc2,nsid=2",
+        "-device",
+        "nvme,id=nvc2,serial=IOLABNV2",
+        *drive("nvme2-ns1"),
+        "-device",
+        "nvme-ns,drive=nvme2-ns1,bus=nvc2,nsid=1",
+        *drive("nvme2-ns2"),
+        "-device",
+        "nvme-ns,drive=nvme2-ns2,bus=nvc2,nsid=2",
         # an NVM subsystem with two controllers sharing one namespace (QEMU wants one serial)
-        "-device", "nvme-subsys,id=dual,nqn=iolab-dual",
-        "-device", "nvme,id=nvc3,serial=IOLABDP1,subsys=dual", "-device", "nvme,id=nvc4,serial=IOLABDP1,subsys=dual",
-        *drive("dual"), "-device", "nvme-ns,drive=dual,bus=nvc3,nsid=1,shared=on",
+        "-device",
+        "nvme-subsys,id=dual,nqn=iolab-dual",
+        "-device",
+        "nvme,id=nvc3,serial=IOLABDP1,subsys=dual",
+        "-device",
+        "nvme,id=nvc4,serial=IOLABDP1,subsys=dual",
+        *drive("dual"),
+        "-device",
+        "nvme-ns,drive=dual,bus=nvc3,nsid=1,shared=on",
         # a zoned (ZNS) namespace
-        "-device", "nvme,id=nvc5,serial=IOLABZN1",
-        *drive("zoned"), "-device", f"nvme-ns,drive=zoned,bus=nvc5,nsid=1,zoned=true,zoned.zone_size={ZONE // MiB}M",
+        "-device",
+        "nvme,id=nvc5,serial=IOLABZN1",
+        *drive("zoned"),
+        "-device",
+        f"nvme-ns,drive=zoned,bus=nvc5,nsid=1,zoned=true,zoned.zone_size={ZONE // MiB}M",
         # SATA disks on an AHCI controller
-        "-device", "ahci,id=ahci0",
-        *drive("sata"), "-device", "ide-hd,drive=sata,bus=ahci0.0,serial=IOLABSA1",
-        *drive("sata-parted"), "-device", "ide-hd,drive=sata-parted,bus=ahci0.1,serial=IOLABSA2",
+        "-device",
+        "ahci,id=ahci0",
+        *drive("sata"),
+        "-device",
+        "ide-hd,drive=sata,bus=ahci0.0,serial=IOLABSA1",
+        *drive("sata-parted"),
+        "-device",
+        "ide-hd,drive=sata-parted,bus=ahci0.1,serial=IOLABSA2",
         # SCSI disks on a MegaRAID SAS controller
-        "-device", "megasas,id=sas0",
-        *drive("scsi"), "-device", "scsi-hd,drive=scsi,bus=sas0.0,scsi-id=0,serial=IOLABSC1",
-        *drive("scsi-fs"), "-device", "scsi-hd,drive=scsi-fs,bus=sas0.0,scsi-id=1,serial=IOLABSC2",
+        "-device",
+        "megasas,id=sas0",
+        *drive("scsi"),
+        "-device",
+        "scsi-hd,drive=scsi,bus=sas0.0,scsi-id=0,serial=IOLABSC1",
+        *drive("scsi-fs"),
+        "-device",
+        "scsi-hd,drive=scsi-fs,bus=sas0.0,scsi-id=1,serial=IOLABSC2",
     ]
 
 
 # the standard library's parts no `iolab` imports (its own tests are half its size)
-STDLIB_UNUSED = shutil.ignore_patterns("site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3")
+STDLIB_UNUSED = shutil.ignore_patterns(
+    "site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"
+)
 
 
 def python_files() -> list[Path]:
@@ -111,7 +140,9 @@ def python_image(d: Path) -> list[str]:
         into = stage / path.relative_to("/")
         into.parent.mkdir(parents=True, exist_ok=True)
         if path.is_dir():
-            shutil.copytree(path, into, symlinks=True, copy_function=link, ignore=STDLIB_UNUSED if path == stdlib else None)
+            shutil.copytree(
+                path, into, symlinks=True, copy_function=link, ignore=STDLIB_UNUSED if path == stdlib else None
+            )
         else:
             link(str(path), str(into))
     blocks = files = 0
@@ -122,12 +153,20 @@ def python_image(d: Path) -> list[str]:
     img = d / "python.img"
     with open(img, "wb") as f:
         f.truncate(blocks * 512 * 5 // 4 + 32 * MiB)
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-N", str(files * 2 + 1024), "-d", str(stage),
-                    str(img)], check=True, capture_output=True, env=SBIN_ENV)
+    subprocess.run(
+        ["mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-N", str(files * 2 + 1024), "-d", str(stage), str(img)],
+        check=True,
+        capture_output=True,
+        env=SBIN_ENV,
+    )
     shutil.rmtree(stage)
     (d / "out" / "python.json").write_text(json.dumps({"serial": "IOLABPY", "paths": [str(p) for p in python_files()]}))
-    return ["-drive", f"file={img},if=none,id=python,format=raw,readonly=on",
-            "-device", "virtio-blk-pci,drive=python,serial=IOLABPY"]
+    return [
+        "-drive",
+        f"file={img},if=none,id=python,format=raw,readonly=on",
+        "-device",
+        "virtio-blk-pci,drive=python,serial=IOLABPY",
+    ]
 
 
 def kernel() -> Path | None:
@@ -200,17 +239,31 @@ def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[
     out.mkdir(exist_ok=True)
     cpus = cpus or int(os.environ.get("IOLAB_VM_CPUS", "2"))
     py = REPO / ".venv" / "bin" / "python"
-    argv = [vng(), "--run", str(kernel()), "--disable-kvm", "--memory", "2G", "--cpus", str(cpus),
-            # one block device per controller path: the dual-port namespace shows up twice
-            "--append", "nvme_core.multipath=N", "--rwdir", str(d),
-            "--qemu-opts=" + " ".join(qemu_options(d) + python_image(d)),
-            "--exec", " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks])]
+    argv = [
+        vng(),
+        "--run",
+        str(kernel()),
+        "--disable-kvm",
+        "--memory",
+        "2G",
+        "--cpus",
+        str(cpus),
+        # one block device per controller path: the dual-port namespace shows up twice
+        "--append",
+        "nvme_core.multipath=N",
+        "--rwdir",
+        str(d),
+        "--qemu-opts=" + " ".join(qemu_options(d) + python_image(d)),
+        "--exec",
+        " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks]),
+    ]
     env = dict(os.environ, PATH=f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}")
     t0 = time.monotonic()
     with open(d / "console.log", "w") as log:
         try:
-            rc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                timeout=timeout, cwd=d).returncode
+            rc = subprocess.run(
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, timeout=timeout, cwd=d
+            ).returncode
         except subprocess.TimeoutExpired:
             rc = 124
     after = {name: sha256(d / f"{name}.img") for name in before}

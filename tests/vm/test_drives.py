@@ -60,7 +60,8 @@ def test_info_is_what_the_drive_reports(guest, kind):
     if dev["iface"] == "nvme":
         ctrl = _json(got["tools"]["id-ctrl"])
         assert (info["model"], info["serial"], info["firmware"]) == tuple(
-            " ".join(ctrl[k].split()) for k in ("mn", "sn", "fr"))
+            " ".join(ctrl[k].split()) for k in ("mn", "sn", "fr")
+        )
         ns = _json(got["tools"]["id-ns"])
         lbaf = ns["lbafs"][ns["flbas"] & 0xF]
         assert int(info["logical_sector"]) == 1 << lbaf["ds"]
@@ -70,7 +71,10 @@ def test_info_is_what_the_drive_reports(guest, kind):
     elif dev["iface"] == "sata":
         text = got["tools"]["hdparm"]["out"]
         assert (info["model"], info["serial"], info["firmware"]) == (
-            _hdparm(text, "Model Number"), _hdparm(text, "Serial Number"), _hdparm(text, "Firmware Revision"))
+            _hdparm(text, "Model Number"),
+            _hdparm(text, "Serial Number"),
+            _hdparm(text, "Firmware Revision"),
+        )
         # QEMU's ide-hd gives no rotation rate (IDENTIFY word 217): the kernel's '1' is only its default
         assert "Nominal Media Rotation Rate" not in text and "rotational" not in info
     else:
@@ -83,8 +87,9 @@ def test_info_is_what_the_drive_reports(guest, kind):
         assert "rotation rate is not reported" in got["tools"]["sg_vpd_bdc"]["out"] and "rotational" not in info
 
 
-@pytest.mark.parametrize("case, check", [("partitioned", "partitions"), ("signature", "signature"),
-                                         ("mounted", "mounted")])
+@pytest.mark.parametrize(
+    "case, check", [("partitioned", "partitions"), ("signature", "signature"), ("mounted", "mounted")]
+)
 def test_unsafe_drive_is_refused_and_left_alone(guest, case, check):
     """A disk with a partition table, one with a filesystem signature and a mounted namespace:
     refused by the named check before anything is written (their images are bit-identical)."""
@@ -126,12 +131,15 @@ def test_namespace_beside_a_mounted_one(guest):
     assert guest.host["sums_after"]["nvme2-ns1"] == guest.host["sums_before"]["nvme2-ns1"]
 
 
-@pytest.mark.parametrize("check, method, ok, why", [
-    ("nvme-run", "nvme-format", True, None),  # id-ctrl OACS bit 1: Format NVM
-    ("sata-run", "blkdiscard", True, "does not support the ATA Security feature set"),  # QEMU's IDENTIFY has none
-    # QEMU's scsi-hd accepts FORMAT UNIT, then answers TEST UNIT READY with a Hardware Error
-    ("scsi-run", "sg-format", False, "'Hardware Error' after FORMAT UNIT"),
-])
+@pytest.mark.parametrize(
+    "check, method, ok, why",
+    [
+        ("nvme-run", "nvme-format", True, None),  # id-ctrl OACS bit 1: Format NVM
+        ("sata-run", "blkdiscard", True, "does not support the ATA Security feature set"),  # QEMU's IDENTIFY has none
+        # QEMU's scsi-hd accepts FORMAT UNIT, then answers TEST UNIT READY with a Hardware Error
+        ("scsi-run", "sg-format", False, "'Hardware Error' after FORMAT UNIT"),
+    ],
+)
 def test_purge_by_the_drives_own_command(guest, check, method, ok, why):
     """'auto' picks the drive's own erase where the drive advertises it, records what ran, and
     says why where it falls back or the drive reports failure, on the terminal too."""
@@ -238,8 +246,7 @@ def test_split_over_two_controllers(guest, tmp_path):
     assert sorted(leg["path"] for leg in c["manifest"]["split"]) == paths
     assert "2 paths" in c["run"]["out"] or all(p in c["run"]["out"] for p in paths)
     run = guest.run_dir(c["manifest"])
-    p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True,
-                       timeout=900)
+    p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr
     (html,) = tmp_path.glob("*.html")
     text = html.read_text()
@@ -253,8 +260,7 @@ def test_runs_are_reported(guest, check, tmp_path):
     c = guest.check(check)
     assert c["manifest"], c["run"]["err"][-3000:]
     run = guest.run_dir(c["manifest"])
-    p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True,
-                       timeout=900)
+    p = subprocess.run([IOLAB, "report", str(run), "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr
     (html,) = tmp_path.glob("*.html")
     assert list(tmp_path.glob("*.pdf"))

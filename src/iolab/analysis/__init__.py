@@ -1,18 +1,28 @@
 """Stream analysis of a normalised IO table and the workloads built from it (SNIA RWSW).
 
-    streams.analyse(table, step_s=300, threshold=0.03, seq=SeqRule()) -> StreamAnalysis
-    workloads.composite(analysis) -> Workload      (dominant streams renormalised to 100 %)
-    workloads.replay(analysis, compress=1) -> ReplayPlan   (.workloads(): one per step)
-    workloads.save_composite / load_composite, ReplayPlan.save / load_replay   (TOML)
-    plots.plot_all(analysis, out_dir) -> {name: png}
+streams.analyse(table, step_s=300, threshold=0.03, seq=SeqRule()) -> StreamAnalysis
+workloads.composite(analysis) -> Workload      (dominant streams renormalised to 100 %)
+workloads.replay(analysis, compress=1) -> ReplayPlan   (.workloads(): one per step)
+workloads.save_composite / load_composite, ReplayPlan.save / load_replay   (TOML)
+plots.plot_all(analysis, out_dir) -> {name: png}
 """
 
 from .streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
 from .workloads import ReplayPlan, ReplayStep, composite, load_composite, load_replay, replay, save_composite
 
 __all__ = [
-    "ReplayPlan", "ReplayStep", "SeqRule", "StepStat", "StreamAnalysis", "StreamStat", "analyse", "composite",
-    "load_composite", "load_replay", "replay", "save_composite",
+    "ReplayPlan",
+    "ReplayStep",
+    "SeqRule",
+    "StepStat",
+    "StreamAnalysis",
+    "StreamStat",
+    "analyse",
+    "composite",
+    "load_composite",
+    "load_replay",
+    "replay",
+    "save_composite",
 ]
 
 

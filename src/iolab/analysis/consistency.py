@@ -52,9 +52,11 @@ class Dips:
 
     def text(self) -> str:
         if self.periodic:
-            return (f"periodic dips every {self.period_s:.3g} s, each about {self.duration_s:.3g} s long, down to "
-                    f"{self.depth:.0%} of the median IOPS ({self.count} dips; autocorrelation "
-                    f"{self.autocorrelation:.2f} at that lag)")
+            return (
+                f"periodic dips every {self.period_s:.3g} s, each about {self.duration_s:.3g} s long, down to "
+                f"{self.depth:.0%} of the median IOPS ({self.count} dips; autocorrelation "
+                f"{self.autocorrelation:.2f} at that lag)"
+            )
         if self.count == 0:
             return "none found"
         return f"none found ({self.count} dip(s) at {', '.join(f'{s:g} s' for s in self.starts_s[:6])}, not periodic)"
@@ -99,7 +101,7 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
             else:
                 events.append((i, 1))
     starts = tuple(t_s[i] for i, _ in events)
-    depth = statistics.median(min(iops[i:i + n]) for i, n in events) / med if events else None
+    depth = statistics.median(min(iops[i : i + n]) for i, n in events) / med if events else None
     duration = statistics.median(n for _, n in events) * dt if events else None
     if len(events) < MIN_DIPS:
         return Dips(len(events), False, None, duration, depth, None, starts)

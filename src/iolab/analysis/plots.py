@@ -154,14 +154,28 @@ def _per_step(a: StreamAnalysis, out: Path, avg: str, mx: str, ylabel: str, what
 def stream_table(a: StreamAnalysis, out: Path, max_rows: int = 25) -> Path:
     rows = []
     for s in a.streams[:max_rows]:
-        rows.append([
-            s.label(), f"{s.ios:,}", f"{s.pct:.2f}", "yes" if s.dominant else "",
-            f"{s.io_bytes / 1e6:,.1f}", "" if s.rt_avg_us is None else f"{s.rt_avg_us:,.1f}",
-        ])
+        rows.append(
+            [
+                s.label(),
+                f"{s.ios:,}",
+                f"{s.pct:.2f}",
+                "yes" if s.dominant else "",
+                f"{s.io_bytes / 1e6:,.1f}",
+                "" if s.rt_avg_us is None else f"{s.rt_avg_us:,.1f}",
+            ]
+        )
     if len(a.streams) > max_rows:
         rest = a.streams[max_rows:]
-        rows.append([f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}",
-                     f"{sum(s.pct for s in rest):.2f}", "", f"{sum(s.io_bytes for s in rest) / 1e6:,.1f}", ""])
+        rows.append(
+            [
+                f"{len(rest)} more streams",
+                f"{sum(s.ios for s in rest):,}",
+                f"{sum(s.pct for s in rest):.2f}",
+                "",
+                f"{sum(s.io_bytes for s in rest) / 1e6:,.1f}",
+                "",
+            ]
+        )
     cols = ["stream", "IOs", "% occurrence", "dominant", "MB", "avg RT (µs)"]
     fig, ax = plt.subplots(figsize=(10, 0.6 + 0.3 * (len(rows) + 1)))
     ax.axis("off")
@@ -169,8 +183,8 @@ def stream_table(a: StreamAnalysis, out: Path, max_rows: int = 25) -> Path:
     tbl.auto_set_font_size(False)
     tbl.set_fontsize(9)
     ax.set_title(
-        f"{_title(a, 'IO streams')}: {a.total_ios:,} IOs; dominant (≥ {a.threshold * 100:g} %) "
-        f"{a.dominant_pct:.1f} %", fontsize=10,
+        f"{_title(a, 'IO streams')}: {a.total_ios:,} IOs; dominant (≥ {a.threshold * 100:g} %) {a.dominant_pct:.1f} %",
+        fontsize=10,
     )
     fig.tight_layout()
     fig.savefig(out, dpi=110)
@@ -188,10 +202,12 @@ def plot_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
         "stream_table": stream_table(a, d / "stream_table.png"),
     }
     if a.has_latency:
-        plots["outstanding"] = _per_step(a, d / "outstanding.png", "oio_avg", "oio_max", "outstanding IO",
-                                         "Outstanding IO", log=False)
-        plots["response_times"] = _per_step(a, d / "response_times.png", "rt_avg_us", "rt_max_us",
-                                            "response time (µs)", "Response times", log=True)
+        plots["outstanding"] = _per_step(
+            a, d / "outstanding.png", "oio_avg", "oio_max", "outstanding IO", "Outstanding IO", log=False
+        )
+        plots["response_times"] = _per_step(
+            a, d / "response_times.png", "rt_avg_us", "rt_max_us", "response time (µs)", "Response times", log=True
+        )
     for p in plots.values():
         mark_written(p)
     return plots

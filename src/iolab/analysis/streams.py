@@ -94,7 +94,9 @@ def analyse(
             [str(table.path)],
         ).fetchall()[0]
         if lo_dev is None or lo_dev != hi_dev:
-            con.execute(f"CREATE TYPE iolab_dev AS ENUM (SELECT DISTINCT device FROM {scan} WHERE {sel} AND device IS NOT NULL ORDER BY 1)")
+            con.execute(
+                f"CREATE TYPE iolab_dev AS ENUM (SELECT DISTINCT device FROM {scan} WHERE {sel} AND device IS NOT NULL ORDER BY 1)"
+            )
             n_dev = con.execute("SELECT len(enum_range(NULL::iolab_dev))").fetchall()[0][0]
             dev_sql = f", coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev}) AS dev"  # no device: its own group
         else:
@@ -116,7 +118,11 @@ def analyse(
             raise IolabError(f"{table.path}: no reads or writes{what}; nothing to analyse.")
         n_sel = con.execute(f"SELECT count(*) FROM {scan} WHERE {sel}").fetchall()[0][0]
         return acc.result(
-            table=table, step_s=step_s, threshold=threshold, devices=devices, process=process,
+            table=table,
+            step_s=step_s,
+            threshold=threshold,
+            devices=devices,
+            process=process,
             excluded_ios=int(n_sel - acc.ios),
         )
     finally:
@@ -163,4 +169,3 @@ def _prefetch(con, query: str, rows: int, chunk_rows: int):
         stop.set()
         t.join()
         cur.close()
-

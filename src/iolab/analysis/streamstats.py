@@ -123,8 +123,11 @@ class StreamAnalysis:
         if len(self.streams) > max_streams:
             rest = self.streams[max_streams:]
             head.append(f"{f'+{len(rest)} more':<16} {sum(x.ios for x in rest):>14,} {sum(x.pct for x in rest):>7.2f}")
-        head += ["", f"dominant streams (≥ {self.threshold * 100:g} %): {len(self.dominant)}, "
-                 f"{self.dominant_pct:.1f} % of the IOs; read {self.read_pct():.1f} %"]
+        head += [
+            "",
+            f"dominant streams (≥ {self.threshold * 100:g} %): {len(self.dominant)}, "
+            f"{self.dominant_pct:.1f} % of the IOs; read {self.read_pct():.1f} %",
+        ]
 
         def rng(name: str, vals: list, fmt: str) -> str:
             vals = [v for v in vals if v is not None]
@@ -135,9 +138,11 @@ class StreamAnalysis:
         head += [
             "per step " + rng("IOPS", [x.iops for x in self.steps], ",.0f"),
             "per step " + rng("MB/s", [x.mbps for x in self.steps], ",.1f"),
-            "per step " + rng("average outstanding IO", [x.oio_avg for x in self.steps], ",.2f")
+            "per step "
+            + rng("average outstanding IO", [x.oio_avg for x in self.steps], ",.2f")
             + ("" if not self.has_latency else f"; peak {max((x.oio_max or 0) for x in self.steps)}"),
-            "per step " + rng("average response time µs", [x.rt_avg_us for x in self.steps], ",.1f")
+            "per step "
+            + rng("average response time µs", [x.rt_avg_us for x in self.steps], ",.1f")
             + ("" if not self.has_latency else f"; max {max((x.rt_max_us or 0) for x in self.steps):,.1f} µs"),
         ]
         head += [f"note: {n}" for n in self.notes]

@@ -168,8 +168,10 @@ class Accumulator:
         # step), for every step up to this chunk's last, idle ones included.
         ks = np.arange(self.next_bound, int(si[-1]) + 1)
         bounds = ks * self.step_ns
-        at_b = self.issued + np.searchsorted(ti, bounds, side="left") - (
-            self.completed + np.searchsorted(done, bounds, side="right")
+        at_b = (
+            self.issued
+            + np.searchsorted(ti, bounds, side="left")
+            - (self.completed + np.searchsorted(done, bounds, side="right"))
         )
         np.maximum.at(self.oio_max, ks, at_b)
         self.next_bound = int(si[-1]) + 1
@@ -242,7 +244,9 @@ class Accumulator:
         oio_max[last] = max(oio_max[last], self.oio_max[n_steps:].max(initial=0))
         return inflight, oio_max
 
-    def _trace_streams(self, total_ios: int, threshold: float, last: int) -> tuple[tuple[StreamStat, ...], dict[int, list]]:
+    def _trace_streams(
+        self, total_ios: int, threshold: float, last: int
+    ) -> tuple[tuple[StreamStat, ...], dict[int, list]]:
         """The whole-trace streams, most IOs first, and each step's (stream index, write,
         group counts) entries."""
         per_stream: dict[tuple[bool, bool, int], list] = {}
@@ -354,7 +358,10 @@ def _tabulate(step: np.ndarray, seq: np.ndarray, w: np.ndarray, size: np.ndarray
         sz, rest = (k % m) << tz, k // m
         st, sq, ww = s0 + (rest >> 2), bool(rest & 2), bool(rest & 1)
         has = int(ln[k])
-        out.append(((st, sq, ww, sz), [int(n[k]), int(n[k]) * sz, has, float(ls[k]) if has else 0.0,
-                                       float(lm[k]) if has else None]))
+        out.append(
+            (
+                (st, sq, ww, sz),
+                [int(n[k]), int(n[k]) * sz, has, float(ls[k]) if has else 0.0, float(lm[k]) if has else None],
+            )
+        )
     return out
-

@@ -121,7 +121,11 @@ class ReplayPlan:
             "# Edit freely. share_pct of each step must add up to 100; block_size is bytes or a size",
             '# with a unit ("8KiB"); access is rnd|seq, op is read|write.',
             f"# {len(self.steps)} steps, {self.duration_s:g} s in all"
-            + (f"; capture steps left out (no IOs of the chosen streams): {_ranges(self.skipped)}" if self.skipped else ""),
+            + (
+                f"; capture steps left out (no IOs of the chosen streams): {_ranges(self.skipped)}"
+                if self.skipped
+                else ""
+            ),
             "",
             "[replay]",
             f"source = {_toml_str(self.source)}",
@@ -382,7 +386,9 @@ class _Where:
 
     def fail(self, key: str, expected: str, got: object) -> NoReturn:
         shown = "nothing" if got is None or got is _MISSING else repr(got)
-        raise IolabError(f"{self.file.path}:{self.line(key)}: {self.label()}: field '{key}': expected {expected}, got {shown}.")
+        raise IolabError(
+            f"{self.file.path}:{self.line(key)}: {self.label()}: field '{key}': expected {expected}, got {shown}."
+        )
 
     def num(self, t: dict, key: str, default=_MISSING, minimum: float | None = None) -> float:
         v = t.get(key, default)

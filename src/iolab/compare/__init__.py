@@ -26,9 +26,21 @@ from ..units import num, printed_value
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
 COMPARED_PROFILE_KEYS = (
-    "name", "spec", "active_range", "threads", "queue_depth", "write_cache", "cell_seconds",
-    "precondition_factor", "capacity_limit", "quick", "max_rounds", "strict_steady",
-    "wsat_capacity_multiple", "wsat_max_seconds", "settings",
+    "name",
+    "spec",
+    "active_range",
+    "threads",
+    "queue_depth",
+    "write_cache",
+    "cell_seconds",
+    "precondition_factor",
+    "capacity_limit",
+    "quick",
+    "max_rounds",
+    "strict_steady",
+    "wsat_capacity_multiple",
+    "wsat_max_seconds",
+    "settings",
 )
 
 
@@ -90,14 +102,14 @@ class SummaryTable:
 class Comparison:
     """What `iolab compare` wrote, and its ranking for the terminal (None for a sequence's
     summary comparison, whose tables are per test)."""
+
     paths: list[Path]
     summary: SummaryTable | None = None
 
 
 def summary_table(drives: Sequence[str], phases: Sequence[Drive], metrics: Sequence[KeyMetric[Drive]]) -> SummaryTable:
     values = [[m.get(ph) for m in metrics] for ph in phases]
-    per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better)
-                  for j, m in enumerate(metrics)]
+    per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better) for j, m in enumerate(metrics)]
     ranks = [[per_metric[j][i] for j in range(len(metrics))] for i in range(len(drives))]
     return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks))
 
@@ -141,10 +153,14 @@ def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
     mx = [r.lat_max_us for r in rows if r.lat_max_us is not None]
     hists = [c.histogram for c in ph.cells if c.histogram is not None]
     return ReplayTotals(
-        steps=len(rows), ios=sum(ios), seconds=seconds,
-        iops=sum(ios) / seconds if seconds else 0.0, mbps=sum(r.io_bytes for r in rows) / seconds / 1e6 if seconds else 0.0,
+        steps=len(rows),
+        ios=sum(ios),
+        seconds=seconds,
+        iops=sum(ios) / seconds if seconds else 0.0,
+        mbps=sum(r.io_bytes for r in rows) / seconds / 1e6 if seconds else 0.0,
         art_us=sum(n * v for n, v in lat) / sum(n for n, _ in lat) if lat else None,
-        mrt_us=max(mx) if mx else None, histogram=Histogram.merge(hists) if hists else None,
+        mrt_us=max(mx) if mx else None,
+        histogram=Histogram.merge(hists) if hists else None,
     )
 
 
@@ -203,8 +219,10 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
             if a != b:
                 out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
         if r.workload != first.workload:
-            out.append(f"workload: {first.label} ran workload {first.workload or '?'}, {r.label} ran {r.workload or '?'} "
-                       "(different composite/replay files)")
+            out.append(
+                f"workload: {first.label} ran workload {first.workload or '?'}, {r.label} ran {r.workload or '?'} "
+                "(different composite/replay files)"
+            )
         if r.cells != first.cells:
             mine = {f"{p}: {c}" for p, cs in first.cells for c in cs}
             theirs = {f"{p}: {c}" for p, cs in r.cells for c in cs}
@@ -252,8 +270,10 @@ def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
             run_id = manifest_of(store).run_id
             key = run_id or str(store.dir)
             if key in seen or str(store.dir) in seen.values():
-                raise IolabError(f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
-                                 f"{store.dir}): a run compared with itself says nothing. Give each run once.")
+                raise IolabError(
+                    f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
+                    f"{store.dir}): a run compared with itself says nothing. Give each run once."
+                )
             seen[key] = str(ref)
             paths.append(store.dir)
         finally:

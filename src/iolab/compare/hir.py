@@ -64,7 +64,7 @@ def hir_result(phases: Sequence[PhaseSummary]) -> HirResult:
             continue
         idle = next((r.idle_before_s for r in p.rows if r.idle_before_s is not None), None)
         if idle is None:
-            idle = float(p.phase.name[len(WAIT_PREFIX):].split()[0])
+            idle = float(p.phase.name[len(WAIT_PREFIX) :].split()[0])
         base = by_name.get(baseline_phase(idle))
         waits.append(WaitState(idle, p.rows, base.rows if base is not None else ()))
     return HirResult(pc, steady, tuple(waits))

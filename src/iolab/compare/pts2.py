@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..points import (
-    OP_PHASE, RECOVERY_TOLERANCE, SETTLE_TOLERANCE, DemandPoint, OperatingPoints, Recovery, decided_points, recovery,
+    OP_PHASE,
+    RECOVERY_TOLERANCE,
+    SETTLE_TOLERANCE,
+    DemandPoint,
+    OperatingPoints,
+    Recovery,
+    decided_points,
+    recovery,
 )
 from ..store import CellRow
 from ..summary import PhaseSummary
@@ -60,8 +67,11 @@ def xsr_groups(phases: Sequence[PhaseSummary]) -> tuple[Group, ...]:
     return tuple(out)
 
 
-def xsr_result(phases: Sequence[PhaseSummary], recovery_tolerance: float = RECOVERY_TOLERANCE.default,
-               settle_tolerance: float = SETTLE_TOLERANCE.default) -> XsrResult:
+def xsr_result(
+    phases: Sequence[PhaseSummary],
+    recovery_tolerance: float = RECOVERY_TOLERANCE.default,
+    settle_tolerance: float = SETTLE_TOLERANCE.default,
+) -> XsrResult:
     g1, g2, g3 = xsr_groups(phases)
     recovered = settled = None
     base, final = g1.mean_mbps, g2.final_mbps()

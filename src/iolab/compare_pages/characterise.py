@@ -19,7 +19,8 @@ def _common_series(phs: list[PhaseSummary]) -> str | None:
     sets = [set(grid(p)[0]) for p in phs]
     common = set.intersection(*sets) if sets else set()
     return next((s for s in PREFERRED_SERIES if s in common), None) or next(
-        (s for s in grid(phs[0])[0] if s in common), None)
+        (s for s in grid(phs[0])[0] if s in common), None
+    )
 
 
 def _phases(runs: list[RunData], name: str, has: str) -> list[PhaseSummary] | None:
@@ -45,10 +46,19 @@ def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             cells = grid(p)[2]
             pts = [(i, cells[(series, q)].iops) for i, q in enumerate(qds) if (series, q) in cells]
             lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
-        png = plots.lines_over_categories([str(q) for q in qds], lines, "queue depth", "IOPS",
-                                          f"{name}, {series}: IOPS vs queue depth", height_mm=110)
-        pages.append(Page(f"{name}: IOPS vs queue depth ({series})", (Figure(
-            f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."),)))
+        png = plots.lines_over_categories(
+            [str(q) for q in qds], lines, "queue depth", "IOPS", f"{name}, {series}: IOPS vs queue depth", height_mm=110
+        )
+        pages.append(
+            Page(
+                f"{name}: IOPS vs queue depth ({series})",
+                (
+                    Figure(
+                        f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."
+                    ),
+                ),
+            )
+        )
     return pages
 
 
@@ -70,13 +80,25 @@ def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             for label, (_, _, cells) in zip(labels, grids):
                 pts = [(i, cells[(e, qd)].iops) for i, e in enumerate(entropies) if (e, qd) in cells]
                 lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
-            png = plots.lines_over_categories(entropies, lines, "data entropy (0 %: compressible)", "IOPS",
-                                              f"{name}, QD{qd}: IOPS vs entropy", height_mm=85)
-            figures.append(Figure(f"{name}, QD{qd}: IOPS vs entropy, one line per drive", png, 85,
-                                  "Source: each run's results.db table cells."))
+            png = plots.lines_over_categories(
+                entropies,
+                lines,
+                "data entropy (0 %: compressible)",
+                "IOPS",
+                f"{name}, QD{qd}: IOPS vs entropy",
+                height_mm=85,
+            )
+            figures.append(
+                Figure(
+                    f"{name}, QD{qd}: IOPS vs entropy, one line per drive",
+                    png,
+                    85,
+                    "Source: each run's results.db table cells.",
+                )
+            )
         for i in range(0, len(figures), 2):
-            qd_text = ", ".join(f"QD{q}" for q in qds[i:i + 2])
-            pages.append(Page(f"{name}: IOPS vs entropy ({qd_text})", tuple(figures[i:i + 2])))
+            qd_text = ", ".join(f"QD{q}" for q in qds[i : i + 2])
+            pages.append(Page(f"{name}: IOPS vs entropy ({qd_text})", tuple(figures[i : i + 2])))
     return pages
 
 
@@ -88,11 +110,21 @@ def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             continue
         blocks = []
         for what, attr, log in (("IOPS", "iops", False), ("maximum latency (µs)", "lat_max_us", True)):
-            series = [plots.Series(label, tuple(float(r.round) for r in p.rows),
-                                   tuple(float(getattr(r, attr) or 0) for r in p.rows)) for label, p in zip(labels, phs)]
-            png = plots.lines_over_categories([str(r.round) for r in phs[0].rows], [
-                plots.Series(s.label, tuple(x - 1 for x in s.x), s.y) for s in series], "round", what,
-                f"{name}: {what} per round", height_mm=85, logy=log)
+            series = [
+                plots.Series(
+                    label, tuple(float(r.round) for r in p.rows), tuple(float(getattr(r, attr) or 0) for r in p.rows)
+                )
+                for label, p in zip(labels, phs)
+            ]
+            png = plots.lines_over_categories(
+                [str(r.round) for r in phs[0].rows],
+                [plots.Series(s.label, tuple(x - 1 for x in s.x), s.y) for s in series],
+                "round",
+                what,
+                f"{name}: {what} per round",
+                height_mm=85,
+                logy=log,
+            )
             blocks.append(Figure(f"{name}: {what}, one line per drive", png, 85, "Source: each run's results.db."))
         pages.append(Page(f"{name}: per round", tuple(blocks)))
     return pages
@@ -104,10 +136,27 @@ def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         t, iops, _, _, _ = consistency_series(run)
         series.append(plots.Series(label, tuple(t), tuple(iops)))
         sp, dips = consistency_facts(run)
-        rows.append((label, num(sp.mean) if sp else "—", f"{sp.cv:.1%}" if sp else "—",
-                     f"{sp.min_over_max:.1%}" if sp else "—", dips.text() if dips else "not evaluated"))
+        rows.append(
+            (
+                label,
+                num(sp.mean) if sp else "—",
+                f"{sp.cv:.1%}" if sp else "—",
+                f"{sp.min_over_max:.1%}" if sp else "—",
+                dips.text() if dips else "not evaluated",
+            )
+        )
     png = plots.time_series_pair(series, "time (s)", "IOPS", "IOPS every second, one series per drive", height_mm=120)
-    return [Page("IO Consistency: drives", (
-        Figure("IOPS every second", png, 120, "Source: each run's results.db table series."),
-        Table("steady part", ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"), tuple(rows),
-              "Source: each run's results.db table series, after the run's steady-part start.")))]
+    return [
+        Page(
+            "IO Consistency: drives",
+            (
+                Figure("IOPS every second", png, 120, "Source: each run's results.db table series."),
+                Table(
+                    "steady part",
+                    ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"),
+                    tuple(rows),
+                    "Source: each run's results.db table series, after the run's steady-part start.",
+                ),
+            ),
+        )
+    ]

@@ -13,8 +13,10 @@ from ..units import KiB, kib_label
 
 
 def iops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
-    pages = [_by_block_size_page(runs, labels, mix, "iops", "IOPS", f"IOPS vs block size, R/W {mix}")
-             for mix in ("100/0", "65/35", "0/100")]
+    pages = [
+        _by_block_size_page(runs, labels, mix, "iops", "IOPS", f"IOPS vs block size, R/W {mix}")
+        for mix in ("100/0", "65/35", "0/100")
+    ]
     pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "iops", "IOPS", "main"))
     return pages
 
@@ -28,8 +30,12 @@ def throughput_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
 
 
 def latency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
-    pages = [_by_block_size_page(runs, labels, mix, "lat_mean_us", "ART (µs)", f"Average response time vs block size, R/W {mix}",
-                                 logy=False) for mix in ("100/0", "0/100")]
+    pages = [
+        _by_block_size_page(
+            runs, labels, mix, "lat_mean_us", "ART (µs)", f"Average response time vs block size, R/W {mix}", logy=False
+        )
+        for mix in ("100/0", "0/100")
+    ]
     pages.append(_tracking_page(runs, labels, "0/100", 4 * KiB, "lat_mean_us", "ART (µs)", "main"))
     pages.append(_histogram_overlay_page(runs, labels, "0/100", 4 * KiB))
     pages.append(_histogram_overlay_page(runs, labels, "100/0", 4 * KiB))
@@ -53,8 +59,9 @@ def _by_block_size_page(runs, labels, mix: str, attr: str, ylabel: str, title: s
         if pts:
             xs, ys = zip(*pts)
             series.append(plots.Series(lab, xs, ys))
-    png = plots.lines_over_categories([kib_label(b) for b in sizes], series, "block size", ylabel, title,
-                                      height_mm=125, logy=logy)
+    png = plots.lines_over_categories(
+        [kib_label(b) for b in sizes], series, "block size", ylabel, title, height_mm=125, logy=logy
+    )
     src = "Source: each run's results.db, mean of each cell over that run's measurement window."
     return Page(title[0].upper() + title[1:], (Figure(f"{title}, one line per drive", png, 125, src),))
 
@@ -89,7 +96,9 @@ def _histogram_overlay_page(runs, labels, mix: str, bs: int) -> Page:
     title = f"Response Time Distribution — {mix} {kib_label(bs)}"
     if not hists:
         return Page(title, (Text(("No drive stored a latency histogram for this cell.",)),))
-    png = latency_plots.latency_histogram(hists, f"R/W {mix} {kib_label(bs)}: cumulative response times per drive", height_mm=150)
+    png = latency_plots.latency_histogram(
+        hists, f"R/W {mix} {kib_label(bs)}: cumulative response times per drive", height_mm=150
+    )
     src = "Source: each run's results.db histograms, merged over its measurement window (exact bin counts)."
     return Page(title, (Figure(f"R/W {mix} {kib_label(bs)}: response-time distribution per drive", png, 150, src),))
 
@@ -108,12 +117,41 @@ def wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     if not by_time:
         return [Page("Write Saturation", (Text(("No drive has a measured interval.",)),))]
     return [
-        Page("IOPS vs Time", (Figure("IOPS vs time, one line per drive", plots.time_series_pair(
-            by_time, "time (minutes)", "IOPS", "IOPS vs time", height_mm=160), 160, src),)),
-        Page("IOPS vs Total GB Written", (Figure("IOPS vs TGBW, one line per drive", plots.time_series_pair(
-            by_tgbw, "total GB written (TGBW, 10⁹ B)", "IOPS", "IOPS vs TGBW", height_mm=160), 160, src),)),
-        Page("IOPS per Interval and Difference from Group Mean", (Figure(
-            "IOPS per interval and difference from the group mean", difference_plots.difference_from_mean(
-                by_interval, "interval", "IOPS", "IOPS per interval", height_mm=155), 155,
-            src + " " + difference_plots.alignment_text(by_interval, "interval")),)),
+        Page(
+            "IOPS vs Time",
+            (
+                Figure(
+                    "IOPS vs time, one line per drive",
+                    plots.time_series_pair(by_time, "time (minutes)", "IOPS", "IOPS vs time", height_mm=160),
+                    160,
+                    src,
+                ),
+            ),
+        ),
+        Page(
+            "IOPS vs Total GB Written",
+            (
+                Figure(
+                    "IOPS vs TGBW, one line per drive",
+                    plots.time_series_pair(
+                        by_tgbw, "total GB written (TGBW, 10⁹ B)", "IOPS", "IOPS vs TGBW", height_mm=160
+                    ),
+                    160,
+                    src,
+                ),
+            ),
+        ),
+        Page(
+            "IOPS per Interval and Difference from Group Mean",
+            (
+                Figure(
+                    "IOPS per interval and difference from the group mean",
+                    difference_plots.difference_from_mean(
+                        by_interval, "interval", "IOPS", "IOPS per interval", height_mm=155
+                    ),
+                    155,
+                    src + " " + difference_plots.alignment_text(by_interval, "interval"),
+                ),
+            ),
+        ),
     ]

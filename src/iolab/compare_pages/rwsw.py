@@ -23,10 +23,23 @@ def multi_wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             series.append(Series(lab, tuple(x.round for x in ph.rows), tuple(x.iops for x in ph.rows)))
     if not series:
         return []
-    png = difference_plots.difference_from_mean(series, "interval", "IOPS", "Multi-WSAT: IOPS per interval", height_mm=155)
-    return [Page("Multi-WSAT — IOPS per Interval vs Group Mean", (Figure(
-        "Multi-WSAT: composite IOPS per interval, and difference from the group mean", png, 155,
-        "Source: each run's results.db, every complete interval. " + difference_plots.alignment_text(series, "interval")),))]
+    png = difference_plots.difference_from_mean(
+        series, "interval", "IOPS", "Multi-WSAT: IOPS per interval", height_mm=155
+    )
+    return [
+        Page(
+            "Multi-WSAT — IOPS per Interval vs Group Mean",
+            (
+                Figure(
+                    "Multi-WSAT: composite IOPS per interval, and difference from the group mean",
+                    png,
+                    155,
+                    "Source: each run's results.db, every complete interval. "
+                    + difference_plots.alignment_text(series, "interval"),
+                ),
+            ),
+        )
+    ]
 
 
 def replay_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
@@ -38,13 +51,24 @@ def replay_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             series.append(Series(lab, tuple(s / div for s, _ in steps), tuple(c.iops for _, c in steps)))
     if not series:
         return []
-    png = difference_plots.difference_from_mean(series, f"{axis} ({unit})", "IOPS", "Replay-Native: IOPS per step",
-                                     height_mm=155)
-    return [Page("Replay-Native — IOPS per Step vs Group Mean", (Figure(
-        "Replay-Native: IOPS per step for each drive, and difference from the group mean", png, 155,
-        "Source: each run's results.db, every replay step. Steps are matched by their start time in the capture "
-        "(the same for every drive): the group mean at a step is the mean of the drives that replayed it, and a "
-        "difference is drawn only where at least two drives did."),))]
+    png = difference_plots.difference_from_mean(
+        series, f"{axis} ({unit})", "IOPS", "Replay-Native: IOPS per step", height_mm=155
+    )
+    return [
+        Page(
+            "Replay-Native — IOPS per Step vs Group Mean",
+            (
+                Figure(
+                    "Replay-Native: IOPS per step for each drive, and difference from the group mean",
+                    png,
+                    155,
+                    "Source: each run's results.db, every replay step. Steps are matched by their start time in the capture "
+                    "(the same for every drive): the group mean at a step is the mean of the drives that replayed it, and a "
+                    "difference is drawn only where at least two drives did.",
+                ),
+            ),
+        )
+    ]
 
 
 def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
@@ -60,15 +84,40 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         di.append((lab, [(c.iops, c.p99_999_us, n) for n, c in levels if c.p99_999_us is not None]))
     if not mb:
         return []
-    src = ("Source: each run's results.db, phase 'demand variation': each outstanding-IO level's mean over the "
-           "measurement window.")
-    png = panels([Panel("MB/s vs outstanding IO", "MB/s (10⁶ B/s)", tuple(mb)),
-                  Panel("99.999 % response time vs outstanding IO", "response time (µs)", tuple(rt), logy=True)],
-                 "total outstanding IO (threads × QD, log scale)", 160, logx2=True)
+    src = (
+        "Source: each run's results.db, phase 'demand variation': each outstanding-IO level's mean over the "
+        "measurement window."
+    )
+    png = panels(
+        [
+            Panel("MB/s vs outstanding IO", "MB/s (10⁶ B/s)", tuple(mb)),
+            Panel("99.999 % response time vs outstanding IO", "response time (µs)", tuple(rt), logy=True),
+        ],
+        "total outstanding IO (threads × QD, log scale)",
+        160,
+        logx2=True,
+    )
     return [
-        Page("DIRTH — MB/s and 5-Nines vs OIO", (Figure(
-            "DIRTH on the composite: MB/s and 99.999 % response time per level, one line per drive", png, 160, src),)),
-        Page("DIRTH — Demand Intensity", (Figure("99.999 % response time vs IOPS per drive (labels: outstanding IO)",
-                                                 demand_intensity(di, "99.999 % response time (µs)",
-                                                                  "Demand intensity per drive"), 100, src),)),
+        Page(
+            "DIRTH — MB/s and 5-Nines vs OIO",
+            (
+                Figure(
+                    "DIRTH on the composite: MB/s and 99.999 % response time per level, one line per drive",
+                    png,
+                    160,
+                    src,
+                ),
+            ),
+        ),
+        Page(
+            "DIRTH — Demand Intensity",
+            (
+                Figure(
+                    "99.999 % response time vs IOPS per drive (labels: outstanding IO)",
+                    demand_intensity(di, "99.999 % response time (µs)", "Demand intensity per drive"),
+                    100,
+                    src,
+                ),
+            ),
+        ),
     ]

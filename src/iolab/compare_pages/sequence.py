@@ -39,29 +39,38 @@ def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[s
     for r in runs:
         test = r.manifest.test
         if test not in names:
-            raise IolabError(f"run {r.manifest.run_id} is a {test!r} run; an {tests[0].family.removeprefix('SNIA ')} "
-                             f"comparison takes only the tests {', '.join(names)}.")
+            raise IolabError(
+                f"run {r.manifest.run_id} is a {test!r} run; an {tests[0].family.removeprefix('SNIA ')} "
+                f"comparison takes only the tests {', '.join(names)}."
+            )
         d = drives.setdefault(r.manifest.target.get("spec", r.manifest.run_id), {})
         if test in d:
-            raise IolabError(f"two {test} runs on {r.manifest.target.get('spec')}: {d[test].manifest.run_id} and "
-                             f"{r.manifest.run_id}. Give one run per test and drive.")
+            raise IolabError(
+                f"two {test} runs on {r.manifest.target.get('spec')}: {d[test].manifest.run_id} and "
+                f"{r.manifest.run_id}. Give one run per test and drive."
+            )
         d[test] = r
     if len(drives) < 2:
-        raise IolabError(f"an {tests[0].family.removeprefix('SNIA ')} comparison needs runs on at least two drives (targets); these runs are all on "
-                         f"{next(iter(drives))}.")
+        raise IolabError(
+            f"an {tests[0].family.removeprefix('SNIA ')} comparison needs runs on at least two drives (targets); these runs are all on "
+            f"{next(iter(drives))}."
+        )
     return list(drives.values())
 
 
-def write_sequence_comparison(refs: list, out_dir: Path, force: bool, sequence: str,
-                              tests: Sequence[TestDef]) -> list[Path]:
+def write_sequence_comparison(
+    refs: list, out_dir: Path, force: bool, sequence: str, tests: Sequence[TestDef]
+) -> list[Path]:
     """`tests`: the sequence's tests in registry order (each test's overlays come in it)."""
     out_dir = Path(out_dir).resolve()
     runs = [RunData.load(r, out_dir) for r in refs]
     drives = group_by_drive(runs, tests)
     # one drive per target: two targets of one model (two sizes of one preset) read by their spec
     base = [next(iter(d.values())).label for d in drives]
-    labels = [f"D{i + 1} {b}" + (f" [{next(iter(d.values())).manifest.target.get('spec', '')}]" if base.count(b) > 1 else "")
-              for i, (b, d) in enumerate(zip(base, drives))]
+    labels = [
+        f"D{i + 1} {b}" + (f" [{next(iter(d.values())).manifest.target.get('spec', '')}]" if base.count(b) > 1 else "")
+        for i, (b, d) in enumerate(zip(base, drives))
+    ]
     diffs = []
     for t in tests:
         have = [(d[t.name], lab) for d, lab in zip(drives, labels) if t.name in d]
@@ -72,8 +81,9 @@ def write_sequence_comparison(refs: list, out_dir: Path, force: bool, sequence: 
     return write_document(doc, out_dir, f"compare-{sequence}-{len(drives)}drives-{digest}")
 
 
-def build_sequence_comparison(drives: list[dict[str, RunData]], labels: list[str], diffs: list[str],
-                              tests: Sequence[TestDef]) -> Document:
+def build_sequence_comparison(
+    drives: list[dict[str, RunData]], labels: list[str], diffs: list[str], tests: Sequence[TestDef]
+) -> Document:
     firsts = [next(iter(d.values())) for d in drives]
     first = firsts[0]
     family = tests[0].family.removeprefix("SNIA ")
@@ -85,16 +95,29 @@ def build_sequence_comparison(drives: list[dict[str, RunData]], labels: list[str
     analyses = ((r, load_analysis(r)) for d in drives for r in d.values())
     analysed, a = next(((r, an) for r, an in analyses if an is not None), (None, None))
     if analysed is not None and a is not None:
-        pages += selftest_from(a, f"Source: the stream analysis given with run {analysed.manifest.run_id} "
-                                  f"(inputs/analysis.json), from {a.source}.")
+        pages += selftest_from(
+            a,
+            f"Source: the stream analysis given with run {analysed.manifest.run_id} "
+            f"(inputs/analysis.json), from {a.source}.",
+        )
     pages += drives_pages(firsts, labels, diffs)
-    missing = [f"{lab.split()[0]} has no {t.label} run" for d, lab in zip(drives, labels)
-               for t in tests if t.name not in d]
+    missing = [
+        f"{lab.split()[0]} has no {t.label} run" for d, lab in zip(drives, labels) for t in tests if t.name not in d
+    ]
     # One run stands for each drive in the banners: an incomplete one, else a non-compliant one.
-    reps = [next((r for r in d.values() if not r.complete), None) or next(
-        (r for r in d.values() if not r.manifest.compliant), None) or next(iter(d.values())) for d in drives]
-    gaps = (("MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)",
-             f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)", "Runs Compared"),)
+    reps = [
+        next((r for r in d.values() if not r.complete), None)
+        or next((r for r in d.values() if not r.manifest.compliant), None)
+        or next(iter(d.values()))
+        for d in drives
+    ]
+    gaps = (
+        (
+            "MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)",
+            f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)",
+            "Runs Compared",
+        ),
+    )
     banners = comparison_banners(reps, labels, diffs, gaps if missing else ())
     return Document(
         title=f"{family} comparison — {len(drives)} drives",
@@ -103,13 +126,15 @@ def build_sequence_comparison(drives: list[dict[str, RunData]], labels: list[str
         started=min(r.manifest.started for d in drives for r in d.values()),
         ended=max((r.manifest.ended or "not finished") for d in drives for r in d.values()),
         device=f"{len(drives)} drives (see Devices Under Test)",
-        tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given" for d in drives
-                                    for r in d.values()})),
+        tested_by=", ".join(
+            sorted({r.manifest.platform.get("tested_by") or "not given" for d in drives for r in d.values()})
+        ),
         columns=comparison_columns(firsts, labels),
         banners=banners,
         pages=tuple(pages),
-        footer="runs " + ", ".join(r.manifest.run_id for d in drives for r in d.values())
-               + f" · {family} comparison by iolab {__version__}",
+        footer="runs "
+        + ", ".join(r.manifest.run_id for d in drives for r in d.values())
+        + f" · {family} comparison by iolab {__version__}",
     )
 
 
@@ -120,28 +145,42 @@ def summary_pages(drives: list[dict[str, RunData]], labels: list[str], tests: Se
     by_test = [{t: r.phases for t, r in d.items()} for d in drives]
     st = summary_table(labels, by_test, metrics)
     n = len(drives)
-    src = ("Source: each run's results.db — Multi-WSAT and Individual Streams: mean over the steady-state window; "
-           "Replay-Native: all IOs over all steps; DIRTH: the OIO 32 cell. Ranks compare the values as printed; tied "
-           "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked.")
+    src = (
+        "Source: each run's results.db — Multi-WSAT and Individual Streams: mean over the steady-state window; "
+        "Replay-Native: all IOs over all steps; DIRTH: the OIO 32 cell. Ranks compare the values as printed; tied "
+        "drives share a rank (1, 2, 2, 4); a drive without the figure is not ranked."
+    )
     # One row per figure (there are more figures than drives), one column per drive.
     cols = ("key figure (unit, ↑ higher / ↓ lower is better)", *labels)
     links = tuple(link for d in drives for r in d.values() for link in r.store_links())
 
-    values = Table(f"{family} summary: key figures per drive", cols,
-                   tuple((m.short, *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
-                   src, links)
-    ranks = Table("Ordinal ranking of the drives per key figure (1 = best)", cols,
-                  tuple((m.short, *(_rank_text(st.ranks[i][j], n) for i in range(n))) for j, m in enumerate(metrics)),
-                  src)
+    values = Table(
+        f"{family} summary: key figures per drive",
+        cols,
+        tuple((m.short, *(m.fmt(st.values[i][j]) for i in range(n))) for j, m in enumerate(metrics)),
+        src,
+        links,
+    )
+    ranks = Table(
+        "Ordinal ranking of the drives per key figure (1 = best)",
+        cols,
+        tuple((m.short, *(_rank_text(st.ranks[i][j], n) for i in range(n))) for j, m in enumerate(metrics)),
+        src,
+    )
 
     def state(r: RunData) -> str:
-        steady = "; ".join(f"{ph.phase.name}: {rounds_text(ph.window)}"
-                           + {True: "", False: " (SS NOT ACHIEVED)", None: ""}[ph.steady] for ph in r.phases)
+        steady = "; ".join(
+            f"{ph.phase.name}: {rounds_text(ph.window)}" + {True: "", False: " (SS NOT ACHIEVED)", None: ""}[ph.steady]
+            for ph in r.phases
+        )
         return f"{r.manifest.run_id} ({r.manifest.state}) — {steady or 'nothing measured'}"
 
-    info = Table("Drives and runs", ("drive", "test", "run, state and windows"),
-                 tuple((lab, t.label, state(d[t.name])) for d, lab in zip(drives, labels) for t in tests if t.name in d),
-                 "Source: each run's manifest.json and results.db.")
+    info = Table(
+        "Drives and runs",
+        ("drive", "test", "run, state and windows"),
+        tuple((lab, t.label, state(d[t.name])) for d, lab in zip(drives, labels) for t in tests if t.name in d),
+        "Source: each run's manifest.json and results.db.",
+    )
     pages = table_pages(f"{family} Summary and Rankings", [values, ranks]) + table_pages("Runs Compared", [info])
     pages.append(_metric_bars_page(metrics, st.values, labels))
     return pages
@@ -152,8 +191,9 @@ def _of_test(m: KeyMetric[list[PhaseSummary]], test: str) -> Callable[[dict[str,
     return lambda by_test: m.get(by_test.get(test, []))
 
 
-def sequence_summary_metrics(tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
-                             ) -> tuple[tuple[str, KeyMetric[dict[str, list[PhaseSummary]]]], ...]:
+def sequence_summary_metrics(
+    tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
+) -> tuple[tuple[str, KeyMetric[dict[str, list[PhaseSummary]]]], ...]:
     """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
     each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its
     figures may depend on them); a metric's `get` takes {test: phases} of one drive (a drive

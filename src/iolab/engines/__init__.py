@@ -47,7 +47,11 @@ class Engine(Protocol):
         `capabilities.idle`."""
 
     def run(
-        self, target: Target, workload: Workload, raw_dir: Path, tag: str,
+        self,
+        target: Target,
+        workload: Workload,
+        raw_dir: Path,
+        tag: str,
         progress: Callable[[float, float], None] | None = None,
     ) -> RoundResult:
         """Run one measurement period. Raw output goes to raw_dir/<tag>.*; raises EngineError.

@@ -45,7 +45,8 @@ class TemplateEngine:
         trim=False,  # it issues no discards
         purge_methods=tuple(m for m in PURGE_METHODS if m != "none"),  # carried out by the target kind's hook
         write_cache=False,  # it cannot switch a cache: set_write_cache only says so
-        replay_timestamps=False, remote=False,
+        replay_timestamps=False,
+        remote=False,
         virtual_time=False,  # wall-clock time: idles and budgets cost real seconds
         keeps_state=True,  # the file outlives the process, so `iolab resume` can continue a phase
     )
@@ -88,17 +89,32 @@ class TemplateEngine:
 
     # -- one measurement period -------------------------------------------------------------
 
-    def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str,
-            progress: Callable[[float, float], None] | None = None) -> RoundResult:
-        unsupported = [what for what, bad in (
-            (f"{workload.threads} threads × QD {workload.queue_depth} (it runs one IO at a time)",
-             workload.threads * workload.queue_depth > 1),
-            ("a rate limit", workload.rate_iops is not None), ("LBA zones", bool(workload.zones)),
-            ("a warm-up", workload.ramp_s > 0), ("partly compressible data", workload.entropy < 1.0),
-        ) if bad]
+    def run(
+        self,
+        target: Target,
+        workload: Workload,
+        raw_dir: Path,
+        tag: str,
+        progress: Callable[[float, float], None] | None = None,
+    ) -> RoundResult:
+        unsupported = [
+            what
+            for what, bad in (
+                (
+                    f"{workload.threads} threads × QD {workload.queue_depth} (it runs one IO at a time)",
+                    workload.threads * workload.queue_depth > 1,
+                ),
+                ("a rate limit", workload.rate_iops is not None),
+                ("LBA zones", bool(workload.zones)),
+                ("a warm-up", workload.ramp_s > 0),
+                ("partly compressible data", workload.entropy < 1.0),
+            )
+            if bad
+        ]
         if unsupported:
-            raise EngineError(f"template engine: cannot run workload {workload.name!r} as planned: "
-                              f"{'; '.join(unsupported)}.")
+            raise EngineError(
+                f"template engine: cannot run workload {workload.name!r} as planned: {'; '.join(unsupported)}."
+            )
         if workload.duration_s is None and workload.bytes_budget is None:
             raise EngineError(f"template engine: workload {workload.name!r} has neither a duration nor a byte budget.")
         span = int(target.capacity * workload.active_range)
@@ -127,14 +143,15 @@ class TemplateEngine:
                 else:
                     block = rng.randrange(blocks)
                 offset = block * s.block_size
-                view = memoryview(buf)[:s.block_size]
+                view = memoryview(buf)[: s.block_size]
                 t0 = time.perf_counter_ns()
                 n = os.pwritev(fd, [view], offset) if s.op == "write" else os.preadv(fd, [view], offset)
                 t1 = time.perf_counter_ns()
                 view.release()
                 if n != s.block_size:
-                    raise EngineError(f"template engine: {s.op} of {s.block_size} B at {offset} on {target.path} "
-                                      f"moved {n} B")
+                    raise EngineError(
+                        f"template engine: {s.op} of {s.block_size} B at {offset} on {target.path} moved {n} B"
+                    )
                 written += n if s.op == "write" else 0
                 log.append(((t1 - start) / 1e9, s.op, offset, n, t1 - t0))
                 if progress is not None and len(log) % 1000 == 0:
@@ -146,13 +163,20 @@ class TemplateEngine:
             buf.close()
         runtime = (time.perf_counter_ns() - start) / 1e9
         raw = raw_dir / f"{tag}.template.csv"  # every IO as issued: the figures can be checked against it
-        raw.write_text("end_s,op,offset,bytes,latency_ns\n" + "".join(f"{e:.9f},{o},{off},{b},{lat}\n"
-                                                                     for e, o, off, b, lat in log))
+        raw.write_text(
+            "end_s,op,offset,bytes,latency_ns\n"
+            + "".join(f"{e:.9f},{o},{off},{b},{lat}\n" for e, o, off, b, lat in log)
+        )
         return RoundResult(
             read=_op_stats([x for x in log if x[1] == "read"], runtime),
             write=_op_stats([x for x in log if x[1] == "write"], runtime),
-            runtime_s=runtime, series=_series(log), counters={"direct_io": float(direct)},
-            raw_files=(str(raw.relative_to(raw_dir.parent)),), engine=self.name, engine_version=self.version())
+            runtime_s=runtime,
+            series=_series(log),
+            counters={"direct_io": float(direct)},
+            raw_files=(str(raw.relative_to(raw_dir.parent)),),
+            engine=self.name,
+            engine_version=self.version(),
+        )
 
 
 def _open(path: Path) -> tuple[int, bool]:
@@ -172,9 +196,16 @@ def _op_stats(ios: list[tuple[float, str, int, int, int]], runtime: float) -> Op
     bins = Counter(round(v, 1) for v in lat_us)  # 0.1 µs bins: finer than the clock's useful resolution
     hist = Histogram(tuple(sorted(bins)), tuple(bins[v] for v in sorted(bins)), max(lat_us))
     moved = sum(x[3] for x in ios)
-    return OpStats(ios=len(ios), io_bytes=moved, iops=len(ios) / runtime, mbps=moved / runtime / 1e6,
-                   lat_mean_us=sum(lat_us) / len(lat_us), lat_max_us=max(lat_us), lat_min_us=min(lat_us),
-                   histogram=hist)
+    return OpStats(
+        ios=len(ios),
+        io_bytes=moved,
+        iops=len(ios) / runtime,
+        mbps=moved / runtime / 1e6,
+        lat_mean_us=sum(lat_us) / len(lat_us),
+        lat_max_us=max(lat_us),
+        lat_min_us=min(lat_us),
+        histogram=hist,
+    )
 
 
 def _series(ios: list[tuple[float, str, int, int, int]]) -> tuple[SecondSample, ...]:
@@ -188,5 +219,7 @@ def _series(ios: list[tuple[float, str, int, int, int]]) -> tuple[SecondSample, 
             a[0 if op == "read" else 1] += 1
             a[2] += n
             a[3] += lat
-    return tuple(SecondSample(float(i + 1), float(r), float(w), b / 1e6, lat / (r + w) / 1000 if r + w else None)
-                 for i, (r, w, b, lat) in enumerate(acc))
+    return tuple(
+        SecondSample(float(i + 1), float(r), float(w), b / 1e6, lat / (r + w) / 1000 if r + w else None)
+        for i, (r, w, b, lat) in enumerate(acc)
+    )

@@ -17,8 +17,18 @@ from ..targets import PurgeOutcome, Target
 from ..workload import Workload
 from .fio_job import async_ioengine, build_job, fio_missing, fio_version
 from .fio_parse import load_round
-from .fio_supervise import (Progress, ReportStream, Stalled, check_stall_timeout, default_stall_timeout, kill,
-                            pump, stall_error, stderr_tail, stop)
+from .fio_supervise import (
+    Progress,
+    ReportStream,
+    Stalled,
+    check_stall_timeout,
+    default_stall_timeout,
+    kill,
+    pump,
+    stall_error,
+    stderr_tail,
+    stop,
+)
 
 
 from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
@@ -31,9 +41,16 @@ class FioEngine:
     name = "fio"
     # Purge and the write cache are the target kind's hooks (targets/); idling is wall time.
     capabilities = Capabilities(
-        drives=("block", "file", "nbd"), idle=True, trim=True,
+        drives=("block", "file", "nbd"),
+        idle=True,
+        trim=True,
         purge_methods=tuple(m for m in _TARGET_PURGES if m != "none"),
-        write_cache=True, replay_timestamps=False, remote=False, virtual_time=False, keeps_state=True)
+        write_cache=True,
+        replay_timestamps=False,
+        remote=False,
+        virtual_time=False,
+        keeps_state=True,
+    )
 
     def __init__(self, fio: str = "fio", stall_timeout: float | None = None):
         """`stall_timeout`: seconds without a completed IO before a round is stopped and
@@ -78,8 +95,9 @@ class FioEngine:
         engine = "nbd" if target.kind == "nbd" else async_ioengine(self.fio)
         return build_job(target, workload, tag, engine)
 
-    def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str,
-            progress: Progress | None = None) -> RoundResult:
+    def run(
+        self, target: Target, workload: Workload, raw_dir: Path, tag: str, progress: Progress | None = None
+    ) -> RoundResult:
         """Run one round. Raw output: raw_dir/<tag>.fio (the job), <tag>.json (fio's final
         json+ report), <tag>.stderr (what fio said besides JSON) and fio's logs
         <tag>_{iops,bw,lat,clat,slat}.N.log. Ctrl-C stops fio and re-raises. A round in
@@ -120,8 +138,15 @@ class FioEngine:
                 # fio's "terminating on signal" message then fails with EPIPE instead of
                 # killing fio before it has told its job processes to stop (they would run on,
                 # orphaned, to the end of the round).
-                proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=err, start_new_session=True, restore_signals=False)
+                proc = subprocess.Popen(
+                    cmd,
+                    cwd=raw_dir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    start_new_session=True,
+                    restore_signals=False,
+                )
             except FileNotFoundError:
                 raise fio_missing(self.fio) from None
             try:

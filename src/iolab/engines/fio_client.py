@@ -27,8 +27,9 @@ MIN_BUDGET_RATE = 1e6
 _CLIENT_LOG_RE = re.compile(r"^(?P<base>.+_(?:iops|bw|lat|clat|slat)\.\d+\.log)\.(?P<host>.+)$")
 
 
-def run_clients(jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float,
-                fio: str = "fio") -> int:
+def run_clients(
+    jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag: str, limit: float, fio: str = "fio"
+) -> int:
     """One `fio --client=E1 NAME1.fio --client=E2 NAME2.fio ...` run of (name, endpoint, job
     text) triples; fio's output is kept as raw_dir/tag.json (and .stderr). Returns fio's exit status;
     stops fio and fails after `limit` seconds, so a host that stops answering cannot hang."""
@@ -39,13 +40,17 @@ def run_clients(jobs: list[tuple[str, tuple[str, int], str]], raw_dir: Path, tag
         cmd += [f"--client={server_arg(*endpoint)}", job.name]
     out_path, err_path = raw_dir / f"{tag}.json", raw_dir / f"{tag}.stderr"
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
         try:
             return proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             _end(proc)
-            raise EngineError(f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (a host that "
-                              f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}.") from None
+            raise EngineError(
+                f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (a host that "
+                f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}."
+            ) from None
         except BaseException:
             _end(proc)
             raise
@@ -75,17 +80,27 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     objs, lines = _json_objects(text)
     stats = objs[-1].get("client_stats") if objs else None
     if not isinstance(stats, list):
-        raise EngineError(f"fio client output {out_path} holds no client_stats (exit {returncode}); "
-                          f"fio said: {_said(lines, raw_dir / f'{tag}.stderr')}")
+        raise EngineError(
+            f"fio client output {out_path} holds no client_stats (exit {returncode}); "
+            f"fio said: {_said(lines, raw_dir / f'{tag}.stderr')}"
+        )
     version = objs[-1].get("fio version")
     parts, lost = [], []
     for i, leg, w in legs:
         addr, port = endpoints[leg.host.name]
-        jobs = [j for j in stats if isinstance(j, dict) and j.get("hostname") == addr and j.get("port") == port
-                and j.get("jobname") != "All clients"]
+        jobs = [
+            j
+            for j in stats
+            if isinstance(j, dict)
+            and j.get("hostname") == addr
+            and j.get("port") == port
+            and j.get("jobname") != "All clients"
+        ]
         if not jobs:
-            lost.append(f"host {leg.name} sent no results; it said: "
-                        f"{' | '.join(ln for ln in lines if addr in ln)[-300:] or '(nothing)'}")
+            lost.append(
+                f"host {leg.name} sent no results; it said: "
+                f"{' | '.join(ln for ln in lines if addr in ln)[-300:] or '(nothing)'}"
+            )
             continue
         name = f"{tag}.p{i}"
         result = parse_fio_json(json.dumps({"fio version": version, "jobs": jobs}), f"{out_path} (client {leg.name})")
@@ -95,10 +110,14 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
                 p.rename(raw_dir / m.group("base"))
         logs = log_files(raw_dir, name)
         rel = tuple(str(p.relative_to(raw_dir.parent)) for p in [raw_dir / f"{name}.fio", out_path, *logs])
-        parts.append(Part(leg.name, replace(result, series=parse_fio_logs(logs), raw_files=rel), w.threads, w.queue_depth))
+        parts.append(
+            Part(leg.name, replace(result, series=parse_fio_logs(logs), raw_files=rel), w.threads, w.queue_depth)
+        )
     if lost or returncode != 0:
-        raise EngineError(f"round {tag!r}: {'; '.join(lost) or f'fio client exit {returncode}'}. The round is not "
-                          f"stored; finished rounds are kept; fio's output is in {out_path}.")
+        raise EngineError(
+            f"round {tag!r}: {'; '.join(lost) or f'fio client exit {returncode}'}. The round is not "
+            f"stored; finished rounds are kept; fio's output is in {out_path}."
+        )
     return parts
 
 

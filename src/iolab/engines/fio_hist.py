@@ -48,9 +48,11 @@ def maxima(paths: Iterable[Path], interval_ms: int) -> dict[int, float]:
                 except (ValueError, IndexError):
                     counts = []
                 if len(counts) != PLAT_NR:
-                    raise EngineError(f"fio histogram log {path}, line {lineno}: expected 'time, direction, bs' and "
-                                      f"{PLAT_NR} bin counts, got {len(row)} fields. The log is damaged or from an "
-                                      "unknown fio; rerun the round.")
+                    raise EngineError(
+                        f"fio histogram log {path}, line {lineno}: expected 'time, direction, bs' and "
+                        f"{PLAT_NR} bin counts, got {len(row)} fields. The log is damaged or from an "
+                        "unknown fio; rerun the round."
+                    )
                 if ddir not in (0, 1):
                     continue
                 k = max(t_ms // interval_ms, last[ddir] + 1)  # the bucketing of fio.py's _read_log

@@ -21,8 +21,15 @@ from pathlib import Path
 from ..errors import EngineError, IolabError
 from ..hostcheck import check_host_legs, create_over_ssh
 from ..hostlist import Host
-from ..hosts import (Servers, check_versions, read_identity_over_ssh, refuse_wildcards, server_arg, ssh_runner,
-                     start_servers)
+from ..hosts import (
+    Servers,
+    check_versions,
+    read_identity_over_ssh,
+    refuse_wildcards,
+    server_arg,
+    ssh_runner,
+    start_servers,
+)
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, check_safe_to_write, parse_target
 from ..targets.wear import phase_writes, read_counters
@@ -57,18 +64,38 @@ def legs_from_manifest(target: Target, split: list[dict]) -> list[Leg]:
     """The legs a run stored in its manifest (`SplitFioEngine.split`), for `iolab resume`."""
     try:
         if all(leg.get("host") for leg in split):
-            return [replace(leg, share=float(s["share"])) for leg, s in
-                    zip(host_legs(target, [Host(**s["host"]) for s in split]), split)]
-        return [Leg(s["name"], target if s["path"] == target.path else parse_target(s["path"]) if target.kind == "block"
-                    else replace(target, path=s["path"]), float(s["share"])) for s in split]
+            return [
+                replace(leg, share=float(s["share"]))
+                for leg, s in zip(host_legs(target, [Host(**s["host"]) for s in split]), split)
+            ]
+        return [
+            Leg(
+                s["name"],
+                target
+                if s["path"] == target.path
+                else parse_target(s["path"])
+                if target.kind == "block"
+                else replace(target, path=s["path"]),
+                float(s["share"]),
+            )
+            for s in split
+        ]
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise IolabError(f"the run's stored split {str(split)[:200]} is not one this iolab can rebuild ({e}); "
-                         "start a new run with the same --paths/--hosts/--hosts-file.") from None
+        raise IolabError(
+            f"the run's stored split {str(split)[:200]} is not one this iolab can rebuild ({e}); "
+            "start a new run with the same --paths/--hosts/--hosts-file."
+        ) from None
 
 
-def split_engine(target: Target, legs: list[Leg], option: str, stall_s: float | None = None,
-                 allow_unsafe: bool = False, allow_system_disk: bool = False,
-                 listen_any: bool = False) -> "SplitFioEngine":
+def split_engine(
+    target: Target,
+    legs: list[Leg],
+    option: str,
+    stall_s: float | None = None,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+) -> "SplitFioEngine":
     """Check every leg as a run must (each extra path like the target; each host's target
     where that host writes it, see hostcheck), then start or reach the fio servers."""
     if legs[0].host is None:
@@ -116,26 +143,41 @@ class SplitFioEngine:
                 raise
         kind = "hosts (fio client/server)" if self.servers else "paths to one drive"
         # Printed in the report's notes: which legs measured this run and what iolab started.
-        self.notes = (f"each round's outstanding IO is split over {len(legs)} {kind}; results are merged exactly "
-                      "(rates added, percentiles from the summed latency bins): " + "; ".join(
-                          f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
-                      *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
-                      *([self._where_read()] if self.servers else ()))
+        self.notes = (
+            f"each round's outstanding IO is split over {len(legs)} {kind}; results are merged exactly "
+            "(rates added, percentiles from the summed latency bins): "
+            + "; ".join(f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
+            *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
+            *([self._where_read()] if self.servers else ()),
+        )
 
     def _where_read(self) -> str:
         ssh = [leg.name for leg in self.legs if leg.host and leg.host.ssh]
         other = [leg.name for leg in self.legs if leg.host and not leg.host.ssh]
-        return ("target identity and the drives' write counters: nothing is read on this machine (its path of the same "
-                "name is not what the hosts write; the target facts shown are empty)"
-                + (f"; read on each host over SSH: {', '.join(ssh)}" if ssh else "")
-                + (f"; not read on {', '.join(other)}: reached through fio's server only, which runs jobs and reports IO "
-                   "statistics (give a host an `ssh` field to read them)" if other else ""))
+        return (
+            "target identity and the drives' write counters: nothing is read on this machine (its path of the same "
+            "name is not what the hosts write; the target facts shown are empty)"
+            + (f"; read on each host over SSH: {', '.join(ssh)}" if ssh else "")
+            + (
+                f"; not read on {', '.join(other)}: reached through fio's server only, which runs jobs and reports IO "
+                "statistics (give a host an `ssh` field to read them)"
+                if other
+                else ""
+            )
+        )
 
     def target_identity(self) -> dict:
         """Each host's target as that host sees it (ssh mode), what `iolab resume` could check."""
-        return {"kind": "hosts", "hosts": {
-            leg.name: read_identity_over_ssh(leg.host, leg.target.path) if leg.host.ssh
-            else {"not_read": "no SSH access to this host"} for leg in self.legs if leg.host}}
+        return {
+            "kind": "hosts",
+            "hosts": {
+                leg.name: read_identity_over_ssh(leg.host, leg.target.path)
+                if leg.host.ssh
+                else {"not_read": "no SSH access to this host"}
+                for leg in self.legs
+                if leg.host
+            },
+        }
 
     def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
         """record[host][phase][when]: the write counters of each ssh host's device target, read
@@ -150,17 +192,30 @@ class SplitFioEngine:
             got = phase_writes(record.get(leg.name, {}).get(phase, {}))
             if when == "end":
                 host_b, media_b, source = got if got else (None, None, "")
-                said = (f"{host_b:,} B written by the host, media writes "
-                        + (f"{media_b:,} B" if media_b is not None else "not reported") + f" ({source})"
-                        if host_b is not None else "no write counters reported")
-                notes.append(f"{phase}: {leg.name}'s drive {leg.target.path}, counters read on that host over SSH: {said}")
+                said = (
+                    f"{host_b:,} B written by the host, media writes "
+                    + (f"{media_b:,} B" if media_b is not None else "not reported")
+                    + f" ({source})"
+                    if host_b is not None
+                    else "no write counters reported"
+                )
+                notes.append(
+                    f"{phase}: {leg.name}'s drive {leg.target.path}, counters read on that host over SSH: {said}"
+                )
         return notes
 
     @property
     def split(self) -> list[dict]:
         """The legs as the manifest stores them (what a later `iolab resume` would rebuild)."""
-        return [{"name": leg.name, "path": leg.target.path, "share": leg.share,
-                 "host": asdict(leg.host) if leg.host else None} for leg in self.legs]
+        return [
+            {
+                "name": leg.name,
+                "path": leg.target.path,
+                "share": leg.share,
+                "host": asdict(leg.host) if leg.host else None,
+            }
+            for leg in self.legs
+        ]
 
     @property
     def remote(self) -> bool:
@@ -171,8 +226,15 @@ class SplitFioEngine:
         # fio's, except that iolab cannot idle, trim, purge or switch the cache of another host
         if not self.remote:
             return FioEngine.capabilities
-        return replace(FioEngine.capabilities, idle=False, trim=False, purge_methods=(), write_cache=False,
-                       remote=True, keeps_state=True)
+        return replace(
+            FioEngine.capabilities,
+            idle=False,
+            trim=False,
+            purge_methods=(),
+            write_cache=False,
+            remote=True,
+            keeps_state=True,
+        )
 
     def version(self) -> str:
         return _fio_version(self.fio)
@@ -192,8 +254,11 @@ class SplitFioEngine:
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self.remote and method != "none":
-            return PurgeOutcome("none", False, "the targets are on other hosts; iolab does not purge them "
-                                "(purge each host's target before the run)")
+            return PurgeOutcome(
+                "none",
+                False,
+                "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)",
+            )
         return self.single.purge(self.legs[0].target, method)  # every path reaches the same drive
 
     def idle(self, target: Target, seconds: float) -> None:
@@ -241,11 +306,14 @@ class SplitFioEngine:
                     live[i] = iops
                     if progress is not None:  # the runner's LiveFile shows each path's share
                         progress(elapsed, sum(live.values()), {self.legs[j].name: v for j, v in live.items()})
+
             return report
 
         with ThreadPoolExecutor(max_workers=len(legs)) as pool:
-            futures = [pool.submit(self.single.run, leg.target, w, raw_dir, f"{tag}.p{i}", leg_progress(i))
-                       for i, leg, w in legs]
+            futures = [
+                pool.submit(self.single.run, leg.target, w, raw_dir, f"{tag}.p{i}", leg_progress(i))
+                for i, leg, w in legs
+            ]
             try:
                 outcomes = [_outcome(f) for f in futures]
             except BaseException:
@@ -253,18 +321,28 @@ class SplitFioEngine:
                 raise
         failed = [(leg, o) for (i, leg, w), o in zip(legs, outcomes) if isinstance(o, Exception)]
         if failed:
-            raise EngineError(f"round {tag!r}: {len(failed)} of {len(legs)} paths failed; " + " ".join(
-                f"path {leg.name}: {o}" for leg, o in failed))
+            raise EngineError(
+                f"round {tag!r}: {len(failed)} of {len(legs)} paths failed; "
+                + " ".join(f"path {leg.name}: {o}" for leg, o in failed)
+            )
         return [Part(leg.name, o, w.threads, w.queue_depth) for (i, leg, w), o in zip(legs, outcomes)]
 
     def _run_hosts(self, legs, workload: Workload, raw_dir: Path, tag: str) -> list[Part]:
         assert self.servers is not None
         existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
         if existing:
-            raise EngineError(f"raw output of round {tag!r} already exists in {raw_dir} ({sorted(existing)[0]}); "
-                              "iolab never overwrites stored output.")
-        jobs = [(f"{tag}.p{i}", self.servers.endpoints[leg.host.name], build_job(leg.target, w, f"{tag}.p{i}", leg.host.ioengine))
-                for i, leg, w in legs]
+            raise EngineError(
+                f"raw output of round {tag!r} already exists in {raw_dir} ({sorted(existing)[0]}); "
+                "iolab never overwrites stored output."
+            )
+        jobs = [
+            (
+                f"{tag}.p{i}",
+                self.servers.endpoints[leg.host.name],
+                build_job(leg.target, w, f"{tag}.p{i}", leg.host.ioengine),
+            )
+            for i, leg, w in legs
+        ]
         code = run_clients(jobs, raw_dir, tag, time_limit(workload, self.stall_timeout), self.fio)
         return client_parts(legs, self.servers.endpoints, raw_dir, tag, code)
 
@@ -281,10 +359,15 @@ def legs_job_text(legs: list[Leg], single: FioEngine, workload: Workload, tag: s
     out = []
     for i, leg, w in plan_legs(legs, workload):
         engine = leg.host.ioengine if leg.host else None
-        text = build_job(leg.target, w, f"{tag}.p{i}", engine) if engine else single.job_text(leg.target, w, f"{tag}.p{i}")
-        how = (f"; iolab sends it to the fio server of {leg.name} (together with the other legs): "
-               f"fio --output-format=json+ --client={server_arg(leg.host.address, leg.host.port)} {tag}.p{i}.fio\n"
-               if leg.host else "")
+        text = (
+            build_job(leg.target, w, f"{tag}.p{i}", engine) if engine else single.job_text(leg.target, w, f"{tag}.p{i}")
+        )
+        how = (
+            f"; iolab sends it to the fio server of {leg.name} (together with the other legs): "
+            f"fio --output-format=json+ --client={server_arg(leg.host.address, leg.host.port)} {tag}.p{i}.fio\n"
+            if leg.host
+            else ""
+        )
         out.append(f"; ===== leg {i}: {leg.name} ({tag}.p{i}.fio) =====\n{how}{text}")
     return "\n".join(out)
 
@@ -310,5 +393,3 @@ def _interrupt_children(raw_dir: Path) -> None:
                 os.kill(pid, signal.SIGINT)
         except OSError:
             pass
-
-

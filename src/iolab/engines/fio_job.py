@@ -45,7 +45,9 @@ def fio_version(fio: str) -> str:
     except FileNotFoundError:
         raise fio_missing(fio) from None
     except subprocess.TimeoutExpired:
-        raise EngineError(f"`{fio} --version` did not answer within 30 s (it was stopped). Check the fio installation.") from None
+        raise EngineError(
+            f"`{fio} --version` did not answer within 30 s (it was stopped). Check the fio installation."
+        ) from None
     version = out.stdout.strip()
     if out.returncode != 0 or not version.startswith("fio-"):
         raise EngineError(
@@ -64,8 +66,17 @@ def async_ioengine(fio: str) -> str:
     uses buffered IO on a temp file because /tmp may be tmpfs, which refuses O_DIRECT.
     """
     with tempfile.TemporaryDirectory(prefix="iolab-fio-probe-") as tmp:
-        cmd = [fio, "--name=probe", f"--filename={tmp}/probe", "--size=64k", "--io_size=4k",
-               "--bs=4k", "--rw=read", "--ioengine=io_uring", "--output-format=json"]
+        cmd = [
+            fio,
+            "--name=probe",
+            f"--filename={tmp}/probe",
+            "--size=64k",
+            "--io_size=4k",
+            "--bs=4k",
+            "--rw=read",
+            "--ioengine=io_uring",
+            "--output-format=json",
+        ]
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         except FileNotFoundError:
@@ -162,8 +173,10 @@ def _sections(w: Workload) -> tuple[list[_Section], str | None]:
         jobs, depths = _apportion(w.threads, shares), [w.queue_depth] * n
     else:
         jobs, depths = [w.threads] * n, [1] * n
-        note = (f"outstanding IO raised from {w.outstanding} to {sum(j * d for j, d in zip(jobs, depths))}: "
-                "each access pattern needs at least one IO in flight")
+        note = (
+            f"outstanding IO raised from {w.outstanding} to {sum(j * d for j, d in zip(jobs, depths))}: "
+            "each access pattern needs at least one IO in flight"
+        )
     secs = [_Section(a, tuple(groups[a]), sh, j, d) for a, sh, j, d in zip(accesses, shares, jobs, depths)]
     return secs, note
 
@@ -286,8 +299,7 @@ def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: 
         compress = round((1 - w.entropy) * 100)
         if compress > 0:
             g += [f"buffer_compress_percentage={compress}"]
-    g += [f"write_iops_log={tag}", f"write_bw_log={tag}", f"write_lat_log={tag}",
-          f"log_avg_msec={LOG_INTERVAL_MS}"]
+    g += [f"write_iops_log={tag}", f"write_bw_log={tag}", f"write_lat_log={tag}", f"log_avg_msec={LOG_INTERVAL_MS}"]
     if w.max_per_second:
         g += [f"write_hist_log={tag}", f"log_hist_msec={LOG_INTERVAL_MS}"]
     return g
@@ -357,4 +369,3 @@ def _rate_text(w: Workload, sec: _Section) -> str:
             )
         parts.append(str(round(per_job)))
     return ",".join(parts).rstrip(",")
-

@@ -78,7 +78,9 @@ def _histogram(bins: dict, max_us: float, per_us: float, fields: _Fields, where:
             bits = int(fields.num(bins, "FIO_IO_U_PLAT_BITS", where))
             val = int(fields.num(bins, "FIO_IO_U_PLAT_VAL", where))
             # fio 2.x json+ keyed its bins by index (µs), with the stat.c constants beside them
-            items = [(fio_hist.bin_value(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")]
+            items = [
+                (fio_hist.bin_value(int(k), bits, val), int(c)) for k, c in bins.items() if not k.startswith("FIO_")
+            ]
         else:
             items = [(float(k), int(c)) for k, c in bins.items()]
     except (ValueError, TypeError):
@@ -223,8 +225,14 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
             f"fio output {source}: fio completed no IO in this round, so there is nothing to "
             "measure. Check the target is reachable and the round is long enough."
         )
-    return RoundResult(read=read, write=write, runtime_s=max(runtimes), counters=_cpu(jobs, f),
-                       engine="fio", engine_version=str(version))
+    return RoundResult(
+        read=read,
+        write=write,
+        runtime_s=max(runtimes),
+        counters=_cpu(jobs, f),
+        engine="fio",
+        engine_version=str(version),
+    )
 
 
 def _cpu(jobs: list, f: "_Fields") -> dict[str, float]:
@@ -236,7 +244,9 @@ def _cpu(jobs: list, f: "_Fields") -> dict[str, float]:
             continue
         vals = [f.num(j, key, f"jobs[{i}]") for i, j in enumerate(jobs)]
         if any(not math.isfinite(v) or v < 0 for v in vals):
-            raise EngineError(f"fio output {f.source}: {key} {vals} is impossible (a CPU share below 0 or not a number).")
+            raise EngineError(
+                f"fio output {f.source}: {key} {vals} is impossible (a CPU share below 0 or not a number)."
+            )
         out[f"{key}_pct"] = sum(vals) / len(vals)
     return out
 
@@ -288,8 +298,13 @@ def _read_log(path: Path, kind: str, job: int, interval_ms: int) -> _LogFile:
     return _LogFile(kind, job, points)
 
 
-def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0, interval_ms: int = LOG_INTERVAL_MS,
-                   maxima: dict[int, float] | None = None) -> tuple[SecondSample, ...]:
+def parse_fio_logs(
+    paths: Iterable[Path],
+    *,
+    lat_per_us: float = 1000.0,
+    interval_ms: int = LOG_INTERVAL_MS,
+    maxima: dict[int, float] | None = None,
+) -> tuple[SecondSample, ...]:
     """The per-second series from fio's iops, bw and lat logs (one file per job each).
 
     A second is reported only when every job's iops and bw logs cover it, so a partial last
@@ -328,14 +343,16 @@ def parse_fio_logs(paths: Iterable[Path], *, lat_per_us: float = 1000.0, interva
                     wgt = weights.points[(k, d)][1]
                     num += wgt * lf.points[(k, d)][1] / lat_per_us
                     den += wgt
-        out.append(SecondSample(
-            t_s=t_ms / 1000.0,
-            read_iops=per_dir[0],
-            write_iops=per_dir[1],
-            mbps=kib_s * 1024 / 1e6,
-            lat_mean_us=num / den if den > 0 else None,
-            lat_max_us=(maxima or {}).get(k),  # fio_hist.maxima: same buckets
-        ))
+        out.append(
+            SecondSample(
+                t_s=t_ms / 1000.0,
+                read_iops=per_dir[0],
+                write_iops=per_dir[1],
+                mbps=kib_s * 1024 / 1e6,
+                lat_mean_us=num / den if den > 0 else None,
+                lat_max_us=(maxima or {}).get(k),  # fio_hist.maxima: same buckets
+            )
+        )
     return tuple(out)
 
 

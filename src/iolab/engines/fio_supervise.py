@@ -23,10 +23,13 @@ Progress = Callable[[float, float], None]
 
 
 def check_stall_timeout(seconds: float | None) -> None:
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                                or not math.isfinite(seconds) or seconds <= 0):
-        raise IolabError(f"stall timeout (--stall-timeout): {seconds!r} is not allowed; give a duration greater than 0 "
-                         "(default: 3 × the cell time, at least 30 s). Nothing was run or written.")
+    if seconds is not None and (
+        isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0
+    ):
+        raise IolabError(
+            f"stall timeout (--stall-timeout): {seconds!r} is not allowed; give a duration greater than 0 "
+            "(default: 3 × the cell time, at least 30 s). Nothing was run or written."
+        )
 
 
 class ReportStream:
@@ -192,7 +195,6 @@ class Stalled(Exception):
         self.seconds, self.what = seconds, what  # seconds: the timeout that ran out
 
 
-
 def pump(proc: subprocess.Popen, reports: ReportStream, progress: Progress | None, stall_s: float) -> None:
     """Drain fio's stdout as it comes (a full pipe would stall fio's status output) until
     fio closes it and exits. Raises Stalled when no report shows a new completed IO for
@@ -213,22 +215,36 @@ def pump(proc: subprocess.Popen, reports: ReportStream, progress: Progress | Non
                 last_ios, last_progress = reports.ios, time.monotonic()
         idle = time.monotonic() - last_progress
         if idle >= stall_s:
-            raise Stalled(stall_s, "completed no IO" if last_ios == 0 else f"completed no IO after its first {last_ios:,}")
+            raise Stalled(
+                stall_s, "completed no IO" if last_ios == 0 else f"completed no IO after its first {last_ios:,}"
+            )
     try:
         proc.wait(timeout=max(1.0, stall_s - (time.monotonic() - last_progress)))
     except subprocess.TimeoutExpired:
         raise Stalled(stall_s, "closed its output but did not exit") from None
 
 
-def stall_error(stalled: Stalled, target: Target, tag: str, job: Path, raw_dir: Path, reports: ReportStream,
-                 proc: subprocess.Popen, killed: bool, err_path: Path) -> EngineError:
+def stall_error(
+    stalled: Stalled,
+    target: Target,
+    tag: str,
+    job: Path,
+    raw_dir: Path,
+    reports: ReportStream,
+    proc: subprocess.Popen,
+    killed: bool,
+    err_path: Path,
+) -> EngineError:
     kept = ""
     if reports.final_text is not None:
         path = raw_dir / f"{tag}.stalled.txt"
         path.write_text(reports.final_text + "\n")
         kept = f" fio's last status report is kept in {path}."
-    fate = ("fio and its job processes were killed" if killed else
-            f"fio (pid {proc.pid}) did not die within {KILL_WAIT_S:g} s of SIGKILL (stuck in the kernel?) and was left behind")
+    fate = (
+        "fio and its job processes were killed"
+        if killed
+        else f"fio (pid {proc.pid}) did not die within {KILL_WAIT_S:g} s of SIGKILL (stuck in the kernel?) and was left behind"
+    )
     tail = stderr_tail(err_path)
     return EngineError(
         f"no progress for {stalled.seconds:g} s on {target.spec}: fio {stalled.what} (round {tag!r}, job file {job}); "
@@ -244,4 +260,3 @@ def stderr_tail(path: Path, lines: int = 12) -> str:
     except FileNotFoundError:
         return ""
     return " | ".join(text.splitlines()[-lines:])[-1500:]
-

@@ -62,11 +62,15 @@ def split_workload(w: Workload, shares: list[float]) -> list[Workload | None]:
             out.append(None)
             continue
         frac = share / sum(shares)
-        out.append(replace(
-            w, threads=t, queue_depth=q,
-            rate_iops=None if w.rate_iops is None else max(1, round(w.rate_iops * frac)),
-            bytes_budget=None if w.bytes_budget is None else max(1, round(w.bytes_budget * frac)),
-        ))
+        out.append(
+            replace(
+                w,
+                threads=t,
+                queue_depth=q,
+                rate_iops=None if w.rate_iops is None else max(1, round(w.rate_iops * frac)),
+                bytes_budget=None if w.bytes_budget is None else max(1, round(w.bytes_budget * frac)),
+            )
+        )
     return out
 
 
@@ -77,9 +81,15 @@ def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[
     counters: dict[str, float] = {}
     for p in parts:
         pct99 = p.result.percentile(99.0)
-        figures = {"iops": p.result.iops, "mbps": p.result.mbps, "ios": float(p.result.ios),
-                   "lat_mean_us": p.result.lat_mean_us, "p99_us": pct99,
-                   "threads": float(p.threads), "queue_depth": float(p.queue_depth)}
+        figures = {
+            "iops": p.result.iops,
+            "mbps": p.result.mbps,
+            "ios": float(p.result.ios),
+            "lat_mean_us": p.result.lat_mean_us,
+            "p99_us": pct99,
+            "threads": float(p.threads),
+            "queue_depth": float(p.queue_depth),
+        }
         for k in PART_FIGURES:
             if figures[k] is not None:
                 counters[f"{PART_PREFIX}{p.name}{PART_SEP}{k}"] = float(figures[k])  # type: ignore[arg-type]
@@ -108,13 +118,15 @@ def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, 
         pts = [b[sec] for b in by_part]
         lat = [(p.read_iops + p.write_iops, p.lat_mean_us) for p in pts if p.lat_mean_us is not None]
         w = sum(i for i, _ in lat)
-        out.append(SecondSample(
-            t_s=max(p.t_s for p in pts),
-            read_iops=sum(p.read_iops for p in pts),
-            write_iops=sum(p.write_iops for p in pts),
-            mbps=sum(p.mbps for p in pts),
-            lat_mean_us=sum(i * m for i, m in lat) / w if lat and w > 0 else None,
-        ))
+        out.append(
+            SecondSample(
+                t_s=max(p.t_s for p in pts),
+                read_iops=sum(p.read_iops for p in pts),
+                write_iops=sum(p.write_iops for p in pts),
+                mbps=sum(p.mbps for p in pts),
+                lat_mean_us=sum(i * m for i, m in lat) / w if lat and w > 0 else None,
+            )
+        )
     return tuple(out)
 
 
@@ -123,6 +135,6 @@ def breakdown(counters: dict[str, float]) -> list[PartFigures]:
     found: dict[str, dict[str, float]] = {}
     for key, value in counters.items():
         if key.startswith(PART_PREFIX) and PART_SEP in key:
-            name, figure = key[len(PART_PREFIX):].rsplit(PART_SEP, 1)
+            name, figure = key[len(PART_PREFIX) :].rsplit(PART_SEP, 1)
             found.setdefault(name, {})[figure] = value
     return [PartFigures(n, f) for n, f in found.items()]

@@ -90,8 +90,10 @@ def scaled_spec(target: Target, capacity: int) -> str:
     a scaled-down test still shows the write cliff and steady state, sooner."""
     opts = dict(target.options)
     if "load" in opts:
-        raise IolabError(f"target {target.spec}: --quick simulates a smaller copy of the drive, which cannot start "
-                         "from a saved state (load=); run without --quick or without load=.")
+        raise IolabError(
+            f"target {target.spec}: --quick simulates a smaller copy of the drive, which cannot start "
+            "from a saved state (load=); run without --quick or without load=."
+        )
     info = describe(target.path, opts)
     gb = f"{capacity / 1e9:.9g}"
     if info["kind"] == "hdd":
@@ -139,7 +141,9 @@ class _Raw:
 
     def get(self, obj: dict, key: str, where: str):
         if not isinstance(obj, dict) or key not in obj:
-            raise EngineError(f"sim result {self.source}: field {where}.{key} is missing; the raw file is kept as written.")
+            raise EngineError(
+                f"sim result {self.source}: field {where}.{key} is missing; the raw file is kept as written."
+            )
         return obj[key]
 
 
@@ -173,9 +177,14 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     raw = _Raw(source)
     # a sixth column, the second's maximum latency; raw files written before it have five
     series = tuple(
-        SecondSample(t_s=float(t), read_iops=float(r), write_iops=float(w), mbps=float(mb),
-                     lat_mean_us=None if lat is None else float(lat),
-                     lat_max_us=None if not mx or mx[0] is None else float(mx[0]))
+        SecondSample(
+            t_s=float(t),
+            read_iops=float(r),
+            write_iops=float(w),
+            mbps=float(mb),
+            lat_mean_us=None if lat is None else float(lat),
+            lat_max_us=None if not mx or mx[0] is None else float(mx[0]),
+        )
         for t, r, w, mb, lat, *mx in raw.get(j, "series", "result")
     )
     counters = {str(k): float(v) for k, v in raw.get(j, "counters", "result").items()}
@@ -201,9 +210,15 @@ def _run_spec(w: Workload, tag: str) -> dict:
     """The keyword arguments of `Drive.run` for one round (also printed in the job text)."""
     return dict(
         streams=[(s.access, s.op, s.block_size, s.share) for s in w.streams],
-        threads=w.threads, queue_depth=w.queue_depth, active_range=w.active_range, entropy=w.entropy,
-        rate_iops=None if w.rate_iops is None else float(w.rate_iops), duration_s=w.duration_s,
-        bytes_budget=w.bytes_budget, seed=w.seed_for(tag), zones=[tuple(z) for z in w.zones],
+        threads=w.threads,
+        queue_depth=w.queue_depth,
+        active_range=w.active_range,
+        entropy=w.entropy,
+        rate_iops=None if w.rate_iops is None else float(w.rate_iops),
+        duration_s=w.duration_s,
+        bytes_budget=w.bytes_budget,
+        seed=w.seed_for(tag),
+        zones=[tuple(z) for z in w.zones],
     )
 
 
@@ -236,8 +251,16 @@ class SimEngine:
     # The drive lives in this process (its state ends with it) and runs in virtual time: an
     # idle period is the model's background work, not a wait.
     capabilities = Capabilities(
-        drives=("sim",), idle=True, trim=True, purge_methods=PURGE_METHODS, write_cache=True,
-        replay_timestamps=True, remote=False, virtual_time=True, keeps_state=False)
+        drives=("sim",),
+        idle=True,
+        trim=True,
+        purge_methods=PURGE_METHODS,
+        write_cache=True,
+        replay_timestamps=True,
+        remote=False,
+        virtual_time=True,
+        keeps_state=False,
+    )
 
     def __init__(self) -> None:
         self._drives: dict[str, _sim.Drive] = {}
@@ -315,15 +338,22 @@ class SimEngine:
             f"# iolab sim engine, round {tag}: target {target.spec}",
             f"# workload: {json.dumps(asdict(w))}",
             "from iolab import _sim",
-            (f"drive = _sim.Drive.load({opts['load']!r})" if opts.get("load")
-             else f"drive = _sim.Drive({target.path!r}, {drive_params(opts)!r})"),
+            (
+                f"drive = _sim.Drive.load({opts['load']!r})"
+                if opts.get("load")
+                else f"drive = _sim.Drive({target.path!r}, {drive_params(opts)!r})"
+            ),
             f"drive.write_cache = {self._drives[target.spec].write_cache if target.spec in self._drives else True!r}",
             f"print(drive.run(**{_run_spec(w, tag)!r}))",
         ]
         return "\n".join(lines) + "\n"
 
     def run(
-        self, target: Target, workload: Workload, raw_dir: Path, tag: str,
+        self,
+        target: Target,
+        workload: Workload,
+        raw_dir: Path,
+        tag: str,
         progress: Callable[[float, float], None] | None = None,
     ) -> RoundResult:
         """Run one round in virtual time; the raw result goes to raw_dir/<tag>.json."""
@@ -342,8 +372,16 @@ class SimEngine:
         return _store_raw(path, text)
 
     def replay(
-        self, target: Target, times_s: list[float], writes: list[bool], offsets: list[int], sizes: list[int],
-        raw_dir: Path, tag: str, queue_depth: int = 32, entropy: float = 1.0,
+        self,
+        target: Target,
+        times_s: list[float],
+        writes: list[bool],
+        offsets: list[int],
+        sizes: list[int],
+        raw_dir: Path,
+        tag: str,
+        queue_depth: int = 32,
+        entropy: float = 1.0,
         progress: Callable[[float, float], None] | None = None,
     ) -> RoundResult:
         """Replay IOs at their timestamps (seconds, open loop, at most `queue_depth` outstanding)."""

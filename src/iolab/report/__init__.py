@@ -60,7 +60,9 @@ def build_document(run: RunData, pages: list[Page], heading: str | None = None) 
     )
 
 
-def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str, title: str | None = None) -> list[Path]:
+def write_document(
+    doc: Document | Sequence[Document], out_dir: Path, stem: str, title: str | None = None
+) -> list[Path]:
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
     from .html import render  # jinja2: only where a report is written, not for every command
@@ -92,14 +94,18 @@ def write_document(doc: Document | Sequence[Document], out_dir: Path, stem: str,
         html_part.unlink(missing_ok=True)
         pdf_part.unlink(missing_ok=True)
     if pages != n:
-        print(f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
-              "(a page overflowed); sheet numbers are printed instead of page numbers.", file=sys.stderr)
+        print(
+            f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
+            "(a page overflowed); sheet numbers are printed instead of page numbers.",
+            file=sys.stderr,
+        )
     return [html_path, pdf_path]
 
 
 def _wait_for_plots(docs: Sequence[Document], say: Progress) -> None:
-    pending = [b.png for d in docs for p in d.pages for b in p.blocks
-               if isinstance(b, Figure) and isinstance(b.png, Pending)]
+    pending = [
+        b.png for d in docs for p in d.pages for b in p.blocks if isinstance(b, Figure) and isinstance(b.png, Pending)
+    ]
     for i, png in enumerate(pending, 1):
         png.result()
         say(f"plot {i} of {len(pending)}", i == len(pending))

@@ -25,7 +25,10 @@ from .rwsw_plots import Panel, panels
 from .sections import table_pages
 
 RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
-SEARCHES = (("read", 100.0), ("write", 0.0))  # the max-IOPS test's phases: "<op> QD search", "<op> TC search", "<op> rounds"
+SEARCHES = (
+    ("read", 100.0),
+    ("write", 0.0),
+)  # the max-IOPS test's phases: "<op> QD search", "<op> TC search", "<op> rounds"
 
 
 def search_phase(op: str) -> str:
@@ -67,8 +70,10 @@ def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
         # the first of the steps that fell short: `steps` cells before and including the deciding one
         at = next((i for i, s in enumerate(samples) if s.key == d.get("cell") and s.round == d.get("round")), None)
         short = f" at {num(samples[at - n + 1].demand_iops)} IOPS" if at is not None and at >= n - 1 else ""
-        return top, (f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
-                     f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()}).")
+        return top, (
+            f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
+            f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()})."
+        )
     if not samples:
         return None, "not measured"
     return None, undecided_text(samples[-1])
@@ -78,8 +83,10 @@ def undecided_text(last: Sample) -> str:
     """The ramp ended without its rule deciding: it ran out of planned demands, whether or
     not the last ones were met (fewer short steps in a row than the rule needs)."""
     gap = f" ({(last.iops / last.demand_iops - 1) * 100:+.1f} %)" if last.demand_iops else ""
-    return (f"The ramp's stop rule never decided: its last planned demand, {num(last.demand_iops)} IOPS, delivered "
-            f"{num(last.iops)}{gap}; every step is in the table (raise --set demand=… to find the drive's limit).")
+    return (
+        f"The ramp's stop rule never decided: its last planned demand, {num(last.demand_iops)} IOPS, delivered "
+        f"{num(last.iops)}{gap}; every step is in the table (raise --set demand=… to find the drive's limit)."
+    )
 
 
 def ramp_phase(phases: Sequence[PhaseSummary], name: str) -> PhaseSummary | None:
@@ -103,30 +110,84 @@ def demand_pages(run: RunData) -> list[Page]:
     for name, _ in RAMPS:
         ph = run.phase(name)
         if ph is None or not ph.rows:
-            pages.append(Page(f"Latency vs Demand — {name}", (Text((f"The {name} was not reached (see Run Details).",)),)))
+            pages.append(
+                Page(f"Latency vs Demand — {name}", (Text((f"The {name} was not reached (see Run Details).",)),))
+            )
             continue
         st = steps(ph)
         decided = [d for d in run.manifest.decisions if d.get("phase") == name]
         _, verdict = sustainable(ph)
-        src = (f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
-               "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else ""))
+        src = (
+            f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
+            "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else "")
+        )
         demand = [s.demand_iops for s, _ in st]
-        png = panels([Panel("delivered vs demanded IOPS", "IOPS",
-                            (_series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
-                             _series("demanded", [(d, d) for d in demand]))),
-                      Panel("average latency vs demand", "latency (µs)",
-                            (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),)),
-                      Panel("maximum latency vs demand", "latency (µs)",
-                            (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),), logy=True)],
-                     "demanded IOPS", 150)
-        rows = [(num(s.demand_iops), num(c.iops), f"{(c.iops / s.demand - 1) * 100:+.1f} %", num(c.lat_mean_us),
-                 pct_text(cell_percentile(c, 99), c.ios), pct_text(cell_percentile(c, 99.99), c.ios), num(c.lat_max_us))
-                for s, c in st]
-        table = Table(f"Every demand step — {name}", ("demanded IOPS", "delivered IOPS", "delivered − demanded",
-                                                      "average (µs)", "99 % (µs)", "99.99 % (µs)", "maximum (µs)"),
-                      tuple(rows), src, run.raw_links(list(ph.rows)) + run.store_links())
-        pages.append(Page(f"Latency vs Demand — {name}", (Text((verdict,)), Figure(
-            f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate", png, 150, src))))
+        png = panels(
+            [
+                Panel(
+                    "delivered vs demanded IOPS",
+                    "IOPS",
+                    (
+                        _series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
+                        _series("demanded", [(d, d) for d in demand]),
+                    ),
+                ),
+                Panel(
+                    "average latency vs demand",
+                    "latency (µs)",
+                    (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),),
+                ),
+                Panel(
+                    "maximum latency vs demand",
+                    "latency (µs)",
+                    (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),),
+                    logy=True,
+                ),
+            ],
+            "demanded IOPS",
+            150,
+        )
+        rows = [
+            (
+                num(s.demand_iops),
+                num(c.iops),
+                f"{(c.iops / s.demand - 1) * 100:+.1f} %",
+                num(c.lat_mean_us),
+                pct_text(cell_percentile(c, 99), c.ios),
+                pct_text(cell_percentile(c, 99.99), c.ios),
+                num(c.lat_max_us),
+            )
+            for s, c in st
+        ]
+        table = Table(
+            f"Every demand step — {name}",
+            (
+                "demanded IOPS",
+                "delivered IOPS",
+                "delivered − demanded",
+                "average (µs)",
+                "99 % (µs)",
+                "99.99 % (µs)",
+                "maximum (µs)",
+            ),
+            tuple(rows),
+            src,
+            run.raw_links(list(ph.rows)) + run.store_links(),
+        )
+        pages.append(
+            Page(
+                f"Latency vs Demand — {name}",
+                (
+                    Text((verdict,)),
+                    Figure(
+                        f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate",
+                        png,
+                        150,
+                        src,
+                    ),
+                ),
+            )
+        )
         pages += table_pages(f"Tabular Results — {name}", [table])
     return pages + endurance_pages(run)
 
@@ -143,10 +204,17 @@ def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
         if not any(s.x for s in delivered):
             continue
         src = f"Source: each run's results.db, phase {name!r}: one cell per demanded rate."
-        png = panels([Panel("delivered vs demanded IOPS", "IOPS", tuple(delivered)),
-                      Panel("average latency vs demand", "latency (µs)", tuple(avg), logy=True)], "demanded IOPS", 150)
-        pages.append(Page(f"Latency vs Demand — {name}, per drive",
-                          (Figure(f"{name}: one line per drive", png, 150, src),)))
+        png = panels(
+            [
+                Panel("delivered vs demanded IOPS", "IOPS", tuple(delivered)),
+                Panel("average latency vs demand", "latency (µs)", tuple(avg), logy=True),
+            ],
+            "demanded IOPS",
+            150,
+        )
+        pages.append(
+            Page(f"Latency vs Demand — {name}, per drive", (Figure(f"{name}: one line per drive", png, 150, src),))
+        )
     return pages
 
 
@@ -155,8 +223,13 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
     for col in ("demanded IOPS", "delivered IOPS", "avg µs", "99.99 % µs", "max µs"):
         t.add_column(col, justify="right")
     for s, c in steps(ph):
-        t.add_row(num(s.demand_iops), num(c.iops), num(c.lat_mean_us), pct_text(cell_percentile(c, 99.99), c.ios),
-                  num(c.lat_max_us))
+        t.add_row(
+            num(s.demand_iops),
+            num(c.iops),
+            num(c.lat_mean_us),
+            pct_text(cell_percentile(c, 99.99), c.ios),
+            num(c.lat_max_us),
+        )
     console.print(t)
     console.print(escape(sustainable(ph)[1]))
 
@@ -178,42 +251,79 @@ def maxiops_pages(run: RunData) -> list[Page]:
         search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
         threads = run.phase(threads_phase(op))  # absent in runs stored before the thread search
         if search is None or not search.rows:
-            pages.append(Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),)))
+            pages.append(
+                Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),))
+            )
             continue
         st, tst = steps(search), steps(threads) if threads is not None else []
         best, best_cell = max(st + tst, key=lambda sc: sc[0].iops)
         label = best_cell.mix or best.key  # threads × QD (the thread search's keys name no QD)
         where = _optimum(rounds, label)
         mean = rounds_mean(rounds)
-        decided = [d["outcome"] for d in run.manifest.decisions
-                   if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))]
-        verdict = (f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); "
-                   + (f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS." if mean is not None and rounds is not None
-                      else "the rounds at the optimum were not measured."))
-        src = (f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
-               f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)." + "".join(f" Decision: {d}" for d in decided))
+        decided = [
+            d["outcome"]
+            for d in run.manifest.decisions
+            if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))
+        ]
+        verdict = f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); " + (
+            f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS."
+            if mean is not None and rounds is not None
+            else "the rounds at the optimum were not measured."
+        )
+        src = (
+            f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
+            f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)."
+            + "".join(f" Decision: {d}" for d in decided)
+        )
         curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
         if tst and threads is not None:
-            curves.append(_series(f"thread search at QD{threads.rows[0].workload['queue_depth']}",
-                                  [(float(s.outstanding), c.iops) for s, c in tst]))
+            curves.append(
+                _series(
+                    f"thread search at QD{threads.rows[0].workload['queue_depth']}",
+                    [(float(s.outstanding), c.iops) for s, c in tst],
+                )
+            )
         items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]
         png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
-        blocks: list = [Text((verdict,)), Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80,
-                                                 src)]
+        blocks: list = [
+            Text((verdict,)),
+            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80, src),
+        ]
         if rounds is not None and rounds.rows:
-            rpng = panels([Panel(f"{op} IOPS per round at {where}", "IOPS",
-                                 (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),))], "round", 60)
+            rpng = panels(
+                [
+                    Panel(
+                        f"{op} IOPS per round at {where}",
+                        "IOPS",
+                        (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),),
+                    )
+                ],
+                "round",
+                60,
+            )
             blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
-        rows = [(c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us)) for s, c in st + tst]
+        rows = [
+            (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
+            for s, c in st + tst
+        ]
         if rounds is not None:
-            rows += [(f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
-                     for r in rounds.rows]
+            rows += [
+                (f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us)) for r in rounds.rows
+            ]
         searched = [*search.rows, *(threads.rows if threads else ()), *(rounds.rows if rounds else ())]
-        pages += table_pages(f"Tabular Results — {op}", [Table(
-            f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
-            ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"), tuple(rows), src,
-            run.raw_links(searched) + run.store_links())])
+        pages += table_pages(
+            f"Tabular Results — {op}",
+            [
+                Table(
+                    f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
+                    ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"),
+                    tuple(rows),
+                    src,
+                    run.raw_links(searched) + run.store_links(),
+                )
+            ],
+        )
     return pages + endurance_pages(run)
 
 
@@ -230,9 +340,19 @@ def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     if not items:
         return []
     src = "Source: each run's results.db, the phases of the queue-depth and thread-count searches."
-    return [Page("Maximum IOPS — searches per drive", (Figure(
-        "IOPS vs outstanding IO, one line per drive", panels(items, "outstanding IO (log scale)", 170, logx2=True),
-        170, src),))]
+    return [
+        Page(
+            "Maximum IOPS — searches per drive",
+            (
+                Figure(
+                    "IOPS vs outstanding IO, one line per drive",
+                    panels(items, "outstanding IO (log scale)", 170, logx2=True),
+                    170,
+                    src,
+                ),
+            ),
+        )
+    ]
 
 
 def maxiops_view(ph: PhaseSummary, console: Console) -> None:
@@ -240,9 +360,17 @@ def maxiops_view(ph: PhaseSummary, console: Console) -> None:
     for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs"):
         t.add_column(col, justify="right")
     for r in ph.rows:
-        t.add_row(escape(r.cell_key), f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}", str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us))
+        t.add_row(
+            escape(r.cell_key),
+            f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}",
+            str(r.round),
+            num(r.iops),
+            num(r.lat_mean_us),
+            num(r.lat_max_us),
+        )
     console.print(t)
     if ph.rows and ph.phase.name.endswith("search"):
         best = max(ph.rows, key=lambda r: r.iops)
-        console.print(f"most IOPS at TC{best.workload['threads']}/QD{best.workload['queue_depth']}: {num(best.iops)} IOPS")
-
+        console.print(
+            f"most IOPS at TC{best.workload['threads']}/QD{best.workload['queue_depth']}: {num(best.iops)} IOPS"
+        )

@@ -74,8 +74,12 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
         bottom.legend(loc="upper left", frameon=False)
         top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
         png = plot_style._png(fig)
-    return Figure(f"{ph.phase.name}: per round", png, 120, f"Source: results.db table cells, phase {ph.phase.name!r}, "
-                  f"every complete round ({len(rows)}).")
+    return Figure(
+        f"{ph.phase.name}: per round",
+        png,
+        120,
+        f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round ({len(rows)}).",
+    )
 
 
 def qos_pages(run: RunData) -> list[Page]:
@@ -88,18 +92,38 @@ def qos_pages(run: RunData) -> list[Page]:
                 pages.append(not_measured_page(run, ph, ph.phase.name))
                 continue
             pages.append(Page(f"{ph.phase.name}: per round", (_per_round_figure(ph),)))
-            rows = tuple((str(r.round), num(r.iops), num(r.lat_mean_us), num(r.lat_max_us), pct_text(r.p99_99, r.ios, 99.99),
-                          pct_text(r.p99_999, r.ios, 99.999)) for r in ph.rows)
-            pages += table_pages(f"Tabular Results — {ph.phase.name}", [Table(
-                f"{ph.phase.name}: each round (warm-up excluded)",
-                ("round", "IOPS", "average (µs)", "maximum (µs)", "99.99 % (µs)", "99.999 % (µs)"), rows,
-                _source(run, ph, "histograms (percentiles from each round's own bins)"),
-                run.raw_links(list(ph.rows)) + run.store_links())])
+            rows = tuple(
+                (
+                    str(r.round),
+                    num(r.iops),
+                    num(r.lat_mean_us),
+                    num(r.lat_max_us),
+                    pct_text(r.p99_99, r.ios, 99.99),
+                    pct_text(r.p99_999, r.ios, 99.999),
+                )
+                for r in ph.rows
+            )
+            pages += table_pages(
+                f"Tabular Results — {ph.phase.name}",
+                [
+                    Table(
+                        f"{ph.phase.name}: each round (warm-up excluded)",
+                        ("round", "IOPS", "average (µs)", "maximum (µs)", "99.99 % (µs)", "99.999 % (µs)"),
+                        rows,
+                        _source(run, ph, "histograms (percentiles from each round's own bins)"),
+                        run.raw_links(list(ph.rows)) + run.store_links(),
+                    )
+                ],
+            )
             for label, row in chosen_rounds(list(ph.rows), wanted):
                 h = store.histogram(row.id)
                 if h is None:
-                    pages.append(Page(f"{ph.phase.name}: {label}", (Text((f"No histogram was stored for {label}; "
-                                                                          "nothing is estimated.",)),)))
+                    pages.append(
+                        Page(
+                            f"{ph.phase.name}: {label}",
+                            (Text((f"No histogram was stored for {label}; nothing is estimated.",)),),
+                        )
+                    )
                     continue
                 pages.append(_histogram_page(run, ph, label, row, h))
     finally:
@@ -111,10 +135,13 @@ def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h:
     title = f"{ph.phase.name}: latency histogram, {label}"
     png = latency_plots.latency_histogram([("", h)], title, 120, marks=QOS_MARKS)
     marks = tuple((f"{p:g} %", pct_text(h.measured(p), h.total)) for p in QOS_MARKS) + (("maximum", num(h.max_us)),)
-    table = Table(f"{label}: {h.total:,} IOs in {len(h.counts):,} bins (of {row.read_ios + row.write_ios:,} IOs "
-                  "measured)", ("percentile", "latency (µs)"), marks,
-                  _source(run, ph, f"histograms (the round's full-resolution bins, cell {row.id})"),
-                  run.raw_links([row]))
+    table = Table(
+        f"{label}: {h.total:,} IOs in {len(h.counts):,} bins (of {row.read_ios + row.write_ios:,} IOs measured)",
+        ("percentile", "latency (µs)"),
+        marks,
+        _source(run, ph, f"histograms (the round's full-resolution bins, cell {row.id})"),
+        run.raw_links([row]),
+    )
     return Page(title, (Figure(title, png, 120, table.source), table))
 
 
@@ -153,8 +180,17 @@ def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
 
 
 @drawn_apart
-def _scatter(t, y, title: str, ylabel: str, log: bool, height: float, xlabel: str = "time (s)",
-             label: str = "", more: tuple[tuple[str, list], ...] = ()) -> bytes:
+def _scatter(
+    t,
+    y,
+    title: str,
+    ylabel: str,
+    log: bool,
+    height: float,
+    xlabel: str = "time (s)",
+    label: str = "",
+    more: tuple[tuple[str, list], ...] = (),
+) -> bytes:
     """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
     with plot_style.styled():
         fig = plot_style._figure(height)
@@ -190,43 +226,91 @@ def consistency_pages(run: RunData) -> list[Page]:
     zt = [x for x in t if x > start]
     zy = [y for x, y in zip(t, iops) if x > start]
     pages = [
-        Page("IO Consistency: whole run", (
-            Figure("IOPS every second, whole run", _scatter(t, iops, "IOPS every second", "IOPS", True, 85), 85, src),
-            Figure(f"steady part (after {start:g} s), log scale",
-                   _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", True, 80), 80, src))),
-        Page("IO Consistency: steady part and latency", (
-            Figure(f"steady part (after {start:g} s), linear scale",
-                   _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80), 80, src),
-            _latency_figure(t, lat, lat_max, src))),
+        Page(
+            "IO Consistency: whole run",
+            (
+                Figure(
+                    "IOPS every second, whole run", _scatter(t, iops, "IOPS every second", "IOPS", True, 85), 85, src
+                ),
+                Figure(
+                    f"steady part (after {start:g} s), log scale",
+                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", True, 80),
+                    80,
+                    src,
+                ),
+            ),
+        ),
+        Page(
+            "IO Consistency: steady part and latency",
+            (
+                Figure(
+                    f"steady part (after {start:g} s), linear scale",
+                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80),
+                    80,
+                    src,
+                ),
+                _latency_figure(t, lat, lat_max, src),
+            ),
+        ),
     ]
     sp, dips = consistency_figures(run)
     rows = [("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it")]
     if sp:
-        rows += [("minimum IOPS", num(sp.min)), ("maximum IOPS", num(sp.max)), ("mean IOPS", num(sp.mean)),
-                 ("coefficient of variation", f"{sp.cv:.1%}"), ("minimum ÷ maximum", f"{sp.min_over_max:.1%}")]
-    rows += [("periodic dips", dips.text() if dips else "not evaluated (no steady part)"),
-             _max_row(t, lat_max, start, row)]
-    pages += table_pages("IO Consistency: figures", [Table(
-        f"steady part (after {start:g} s)", ("figure", "value"), tuple(rows), src,
-        run.raw_links([row]) + run.store_links())])
+        rows += [
+            ("minimum IOPS", num(sp.min)),
+            ("maximum IOPS", num(sp.max)),
+            ("mean IOPS", num(sp.mean)),
+            ("coefficient of variation", f"{sp.cv:.1%}"),
+            ("minimum ÷ maximum", f"{sp.min_over_max:.1%}"),
+        ]
+    rows += [
+        ("periodic dips", dips.text() if dips else "not evaluated (no steady part)"),
+        _max_row(t, lat_max, start, row),
+    ]
+    pages += table_pages(
+        "IO Consistency: figures",
+        [
+            Table(
+                f"steady part (after {start:g} s)",
+                ("figure", "value"),
+                tuple(rows),
+                src,
+                run.raw_links([row]) + run.store_links(),
+            )
+        ],
+    )
     return pages + endurance_pages(run)
 
 
 def _latency_figure(t, lat, lat_max, src: str) -> Figure:
     if any(v is not None for v in lat_max):
-        png = _scatter(t, lat, "average and maximum latency every second", "latency (µs)", True, 80,
-                       label="average", more=(("maximum", lat_max),))
+        png = _scatter(
+            t,
+            lat,
+            "average and maximum latency every second",
+            "latency (µs)",
+            True,
+            80,
+            label="average",
+            more=(("maximum", lat_max),),
+        )
         return Figure("average and maximum latency every second (µs, log scale)", png, 80, src)
-    return Figure("average latency every second (the engine reports no maximum per second)",
-                  _scatter(t, lat, "average latency every second", "latency (µs)", True, 80), 80, src)
+    return Figure(
+        "average latency every second (the engine reports no maximum per second)",
+        _scatter(t, lat, "average latency every second", "latency (µs)", True, 80),
+        80,
+        src,
+    )
 
 
 def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
     steady = [m for x, m in zip(t, lat_max) if x > start and m is not None]
     if steady:
         return ("maximum latency, largest per-second maximum in the steady part", f"{num(max(steady))} µs")
-    return ("maximum latency per second", "not reported per second by the engine; the whole period's maximum is "
-            f"{num(row.lat_max_us)} µs")
+    return (
+        "maximum latency per second",
+        f"not reported per second by the engine; the whole period's maximum is {num(row.lat_max_us)} µs",
+    )
 
 
 # -- endurance -------------------------------------------------------------------------------
@@ -268,23 +352,53 @@ def endurance_pages(run: RunData) -> list[Page]:
         return []
     e = endurance(run.manifest, run.phases, run.preconditioning)
     (pe, pe_src), (years, years_src), waf = e.pe, e.years, e.waf
-    facts = [("WAF the ratings rest on", f"{waf.value:.2f} over {eng(waf.host_bytes, 'B')} host writes; basis: {waf.basis}"
-              if waf else NOT_REPORTED)]
+    facts = [
+        (
+            "WAF the ratings rest on",
+            f"{waf.value:.2f} over {eng(waf.host_bytes, 'B')} host writes; basis: {waf.basis}" if waf else NOT_REPORTED,
+        )
+    ]
     whole = run.write_amplification()
     if whole and waf and abs(whole[0] - waf.value) > 0.005:
         facts.append(("WAF over the whole run, for reference", f"{whole[0]:.2f} over {eng(whole[1], 'B')} host writes"))
     facts.append(("physical (flash) capacity", eng(e.physical, "B") if e.physical else NOT_REPORTED))
-    facts.append(("rated P/E cycles", f"{pe:,.0f} (source: {pe_src})" if pe else NOT_REPORTED + " (--pe-cycles N gives it)"))
-    facts.append(("warranty", f"{years:g} years (source: {years_src})" if years else NOT_REPORTED + " (--warranty-years Y gives it)"))
+    facts.append(
+        ("rated P/E cycles", f"{pe:,.0f} (source: {pe_src})" if pe else NOT_REPORTED + " (--pe-cycles N gives it)")
+    )
+    facts.append(
+        (
+            "warranty",
+            f"{years:g} years (source: {years_src})" if years else NOT_REPORTED + " (--warranty-years Y gives it)",
+        )
+    )
     why = "" if e.tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
     basis = f" (WAF {waf.value:.2f}, {waf.short})" if waf else ""
-    facts.append(("TBW = flash capacity × P/E ÷ WAF", f"{e.tbw / 1e12:,.1f} TB{basis}" if e.tbw else NOT_REPORTED + why))
-    facts.append(("DWPD over the warranty", f"{e.dwpd:.2f}{basis}" if e.dwpd else NOT_REPORTED + " (needs TBW and the warranty)"))
+    facts.append(
+        ("TBW = flash capacity × P/E ÷ WAF", f"{e.tbw / 1e12:,.1f} TB{basis}" if e.tbw else NOT_REPORTED + why)
+    )
+    facts.append(
+        ("DWPD over the warranty", f"{e.dwpd:.2f}{basis}" if e.dwpd else NOT_REPORTED + " (needs TBW and the warranty)")
+    )
     drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
-    src = ("Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
-           + (f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"
-              if drive else "") + ".")
-    return table_pages("Endurance", [
-        Table("host writes and media writes per phase", ("phase", "host writes", "media writes", "WAF"), tuple(rows),
-              src, run.store_links()),
-        Table("endurance figures", ("figure", "value"), tuple(facts), src)])
+    src = (
+        "Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
+        + (
+            f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"
+            if drive
+            else ""
+        )
+        + "."
+    )
+    return table_pages(
+        "Endurance",
+        [
+            Table(
+                "host writes and media writes per phase",
+                ("phase", "host writes", "media writes", "WAF"),
+                tuple(rows),
+                src,
+                run.store_links(),
+            ),
+            Table("endurance figures", ("figure", "value"), tuple(facts), src),
+        ],
+    )

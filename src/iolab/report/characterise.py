@@ -40,29 +40,58 @@ def _table(run: RunData, ph: PhaseSummary, metric) -> Table:
     name, unit, get, _ = metric
     labels, qds, z = _values(ph, get)
     rows = tuple((lab, *(num(v) for v in row)) for lab, row in zip(labels, z))
-    return Table(f"{ph.phase.name}: {_axis(name, unit)} by queue depth", ("", *(f"QD {q}" for q in qds)), rows,
-                 window_source(run, ph, "one interval per cell"),
-                 run.raw_links(list(ph.rows)) + run.store_links())
+    return Table(
+        f"{ph.phase.name}: {_axis(name, unit)} by queue depth",
+        ("", *(f"QD {q}" for q in qds)),
+        rows,
+        window_source(run, ph, "one interval per cell"),
+        run.raw_links(list(ph.rows)) + run.store_links(),
+    )
 
 
 def _lines(ph: PhaseSummary, metric, height: float) -> Figure:
     name, unit, get, _ = metric
     labels, qds, z = _values(ph, get)
-    series = [plots.Series(lab, tuple(i for i, v in enumerate(row) if v is not None),
-                           tuple(v for v in row if v is not None)) for lab, row in zip(labels, z)]
-    png = plots.lines_over_categories([str(q) for q in qds], series, "queue depth (TC 1)", _axis(name, unit),
-                                      f"{ph.phase.name}: {name} vs queue depth", height_mm=height)
-    return Figure(f"{ph.phase.name}: {name} vs queue depth, one line per series", png, height,
-                  f"Source: results.db table cells, phase {ph.phase.name!r}.")
+    series = [
+        plots.Series(lab, tuple(i for i, v in enumerate(row) if v is not None), tuple(v for v in row if v is not None))
+        for lab, row in zip(labels, z)
+    ]
+    png = plots.lines_over_categories(
+        [str(q) for q in qds],
+        series,
+        "queue depth (TC 1)",
+        _axis(name, unit),
+        f"{ph.phase.name}: {name} vs queue depth",
+        height_mm=height,
+    )
+    return Figure(
+        f"{ph.phase.name}: {name} vs queue depth, one line per series",
+        png,
+        height,
+        f"Source: results.db table cells, phase {ph.phase.name!r}.",
+    )
 
 
 def _heat(ph: PhaseSummary, metric, height: float) -> Figure:
     name, unit, get, lower = metric
     labels, qds, z = _values(ph, get)
-    png = plots.heatmap([str(q) for q in qds], labels, z, _axis(name, unit), f"{ph.phase.name}: {name}",
-                        height_mm=height, lower_is_better=lower, xlabel="queue depth", ylabel="")
-    return Figure(f"{ph.phase.name}: {name} map (queue depth × series)", png, height,
-                  f"Source: results.db table cells, phase {ph.phase.name!r}.")
+    png = plots.heatmap(
+        [str(q) for q in qds],
+        labels,
+        z,
+        _axis(name, unit),
+        f"{ph.phase.name}: {name}",
+        height_mm=height,
+        lower_is_better=lower,
+        xlabel="queue depth",
+        ylabel="",
+    )
+    return Figure(
+        f"{ph.phase.name}: {name} map (queue depth × series)",
+        png,
+        height,
+        f"Source: results.db table cells, phase {ph.phase.name!r}.",
+    )
 
 
 def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: tuple, tabled: tuple) -> list[Page]:
@@ -90,19 +119,35 @@ def _with_preconditioning(run: RunData) -> list[Page]:
     if pc is None:
         return []
     state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
-    return [Page("Preconditioning", (Text((f"Preconditioning ran until PTS steady state of 4K random-write IOPS: "
-                                           f"{state} after {len(pc.rounds)} round(s) ({pc.phase.stop_reason}).",)),))]
+    return [
+        Page(
+            "Preconditioning",
+            (
+                Text(
+                    (
+                        f"Preconditioning ran until PTS steady state of 4K random-write IOPS: "
+                        f"{state} after {len(pc.rounds)} round(s) ({pc.phase.stop_reason}).",
+                    )
+                ),
+            ),
+        )
+    ]
 
 
 def matrix_pages(run: RunData) -> list[Page]:
-    return (_with_preconditioning(run) + grid_pages(run, measured(run), (IOPS, MBPS, ART, MRT), (IOPS, MBPS, ART, MRT))
-            + endurance_pages(run))
+    return (
+        _with_preconditioning(run)
+        + grid_pages(run, measured(run), (IOPS, MBPS, ART, MRT), (IOPS, MBPS, ART, MRT))
+        + endurance_pages(run)
+    )
 
 
 def mixed_pages(run: RunData) -> list[Page]:
-    return (_with_preconditioning(run)
-            + grid_pages(run, measured(run), (IOPS, READ_IOPS, WRITE_IOPS, ART), (IOPS, READ_IOPS, WRITE_IOPS, MBPS, ART))
-            + endurance_pages(run))
+    return (
+        _with_preconditioning(run)
+        + grid_pages(run, measured(run), (IOPS, READ_IOPS, WRITE_IOPS, ART), (IOPS, READ_IOPS, WRITE_IOPS, MBPS, ART))
+        + endurance_pages(run)
+    )
 
 
 # fio's usr + sys CPU of a job, in % of one core, from which the host (fio making the data:
@@ -126,17 +171,33 @@ def cpu_notes(phases: list[PhaseSummary]) -> list[str]:
             continue
         busy = [k for k, v in use.items() if v >= CPU_BOUND]
         top = max(use, key=lambda k: use[k])
-        notes.append(f"{name}: HOST CPU-BOUND at {', '.join(f'{k} ({use[k]:.0f} % of a core)' for k in busy)}: fio "
-                     f"used at least {CPU_BOUND:g} % of a core there, so those IOPS measure how fast the host makes "
-                     "the data (compressible buffers cost fio CPU per write), not only the drive." if busy else
-                     f"{name}: fio used at most {use[top]:.0f} % of a core (at {top}), below {CPU_BOUND:g} %: "
-                     "the host CPU did not limit these cells.")
+        notes.append(
+            f"{name}: HOST CPU-BOUND at {', '.join(f'{k} ({use[k]:.0f} % of a core)' for k in busy)}: fio "
+            f"used at least {CPU_BOUND:g} % of a core there, so those IOPS measure how fast the host makes "
+            "the data (compressible buffers cost fio CPU per write), not only the drive."
+            if busy
+            else f"{name}: fio used at most {use[top]:.0f} % of a core (at {top}), below {CPU_BOUND:g} %: "
+            "the host CPU did not limit these cells."
+        )
     return notes
 
 
 def entropy_pages(run: RunData) -> list[Page]:
-    cpu = Page("Host CPU use", (Text(("fio's CPU use per cell (usr_cpu + sys_cpu of its JSON output, the highest "
-                                      "over a cell's rounds), checked against the host's limit:",
-                                      *cpu_notes(measured(run)))),))
-    return (_with_preconditioning(run) + grid_pages(run, measured(run), (IOPS, ART, MRT), (IOPS, MBPS, ART, MRT))
-            + [cpu] + endurance_pages(run))
+    cpu = Page(
+        "Host CPU use",
+        (
+            Text(
+                (
+                    "fio's CPU use per cell (usr_cpu + sys_cpu of its JSON output, the highest "
+                    "over a cell's rounds), checked against the host's limit:",
+                    *cpu_notes(measured(run)),
+                )
+            ),
+        ),
+    )
+    return (
+        _with_preconditioning(run)
+        + grid_pages(run, measured(run), (IOPS, ART, MRT), (IOPS, MBPS, ART, MRT))
+        + [cpu]
+        + endurance_pages(run)
+    )

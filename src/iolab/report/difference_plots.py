@@ -21,20 +21,24 @@ def group_means(series: Sequence[Series]) -> dict[float, float]:
 
 def alignment_text(series: Sequence[Series], what: str) -> str:
     """How the difference plot lines the drives up, and over which span it could."""
+
     def span(xs) -> str:
         xs = sorted(xs)
         return "none" if not xs else f"{xs[0]:g}" if len(xs) == 1 else f"{xs[0]:g}–{xs[-1]:g}"
 
     shared = group_means(series)
     each = "; ".join(f"{s.label.split()[0]} {span(s.x)}" for s in series)
-    return (f"Drives are aligned on the {what} number: the group mean at {what} i is the mean of the drives that "
-            f"measured {what} i, and a difference is drawn only where at least two drives did ({what}s "
-            f"{span(shared)}). {what.capitalize()}s measured: {each}.")
+    return (
+        f"Drives are aligned on the {what} number: the group mean at {what} i is the mean of the drives that "
+        f"measured {what} i, and a difference is drawn only where at least two drives did ({what}s "
+        f"{span(shared)}). {what.capitalize()}s measured: {each}."
+    )
 
 
 @drawn_apart
-def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, title: str,
-                         height_mm: float = 150) -> bytes:
+def difference_from_mean(
+    series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150
+) -> bytes:
     """Each drive's series (top) and its difference from the group mean (bottom, in % of the
     mean) at every x that at least two drives measured (group_means)."""
     with styled():
@@ -46,8 +50,9 @@ def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, tit
             pts = [(x, 100.0 * (y - means[x]) / means[x]) for x, y in zip(s.x, s.y) if means.get(x)]
             if pts:
                 xs, diff = zip(*pts)
-                bottom.plot(xs, diff, lw=1.0, marker="o" if len(xs) <= 60 else None, ms=2.5, color=color(k),
-                            label=s.label)
+                bottom.plot(
+                    xs, diff, lw=1.0, marker="o" if len(xs) <= 60 else None, ms=2.5, color=color(k), label=s.label
+                )
         top.set_ylabel(ylabel)
         top.set_ylim(bottom=0)
         _thousands(top)
@@ -60,4 +65,3 @@ def difference_from_mean(series: Sequence[Series], xlabel: str, ylabel: str, tit
         for ax in (top, bottom):
             ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _png(fig)
-

@@ -74,8 +74,9 @@ def drawn_apart(draw: Callable[..., bytes]) -> Callable[..., bytes | Pending]:
             if _POOL is None:
                 _DRAWN[key] = draw(*args, **kwargs)
             else:
-                _DRAWN[key] = Pending(_POOL.submit(_draw_in_worker, draw.__module__, draw.__qualname__, args, kwargs),
-                                      draw, args, kwargs)
+                _DRAWN[key] = Pending(
+                    _POOL.submit(_draw_in_worker, draw.__module__, draw.__qualname__, args, kwargs), draw, args, kwargs
+                )
         return _DRAWN[key]
 
     return call

@@ -122,10 +122,14 @@ def steady_text(run: RunData, short: bool = False) -> str:
     parts = []
     for ph in run.phases:
         if short:
-            parts.append(f"{rounds_text(ph.window).replace('rounds ', '')} "
-                         + {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady])
+            parts.append(
+                f"{rounds_text(ph.window).replace('rounds ', '')} "
+                + {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady]
+            )
             continue
-        state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[ph.steady]
+        state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[
+            ph.steady
+        ]
         if run.runs_to_budget(ph):
             state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
         name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
@@ -144,7 +148,9 @@ def preconditioning_text(run: RunData) -> str:
         w = c.workload
         bs = w["streams"][0]["block_size"]
         access = w["streams"][0]["access"].upper()
-        parts.append(f"{access} {kib_label(bs)} W, TC{w['threads']}×QD{w['queue_depth']}, {eng(c.write_bytes, 'B')} written")
+        parts.append(
+            f"{access} {kib_label(bs)} W, TC{w['threads']}×QD{w['queue_depth']}, {eng(c.write_bytes, 'B')} written"
+        )
     unique = list(dict.fromkeys(parts))
     return "; ".join(unique) if len(unique) == 1 or len(unique) == len(parts) else "; ".join(parts)
 
@@ -153,8 +159,10 @@ def steady_rule_text(run: RunData) -> str:
     """The rule in a header cell's room; the Run Details page prints the manifest's full wording."""
     rule = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady")))
     cmp = "<" if rule.strict else "≤"
-    return (f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
-            f"over {rule.window} rounds")
+    return (
+        f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
+        f"over {rule.window} rounds"
+    )
 
 
 def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
@@ -181,8 +189,12 @@ def parameter_items(run: RunData) -> list[tuple[str, str]]:
     return items
 
 
-COLUMNS = (("Test Platform", platform_items), ("Device Under Test", device_items),
-           ("Set Up Parameters", setup_items), ("Test Parameters", parameter_items))
+COLUMNS = (
+    ("Test Platform", platform_items),
+    ("Device Under Test", device_items),
+    ("Set Up Parameters", setup_items),
+    ("Test Parameters", parameter_items),
+)
 
 
 def header_columns(run: RunData) -> tuple[HeaderColumn, ...]:
@@ -197,8 +209,11 @@ def banners(run: RunData) -> tuple[str, ...]:
         label = "non-compliant (quick profile)" if run.quick else "non-compliant"
         out.append((f"{label}: {'; '.join(m.noncompliance)}", label, RUN_DETAILS))
     if m.state != "complete":
-        what = {"running": "RUN IN PROGRESS", "interrupted": "INCOMPLETE RUN (interrupted)",
-                "failed": "INCOMPLETE RUN (failed)"}.get(m.state, f"INCOMPLETE RUN ({m.state})")
+        what = {
+            "running": "RUN IN PROGRESS",
+            "interrupted": "INCOMPLETE RUN (interrupted)",
+            "failed": "INCOMPLETE RUN (failed)",
+        }.get(m.state, f"INCOMPLETE RUN ({m.state})")
         rounds = sum(len(ph.rounds) for ph in run.phases)
         shown = f"{what}: only the {rounds} complete round(s) measured are shown"
         out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
@@ -232,6 +247,7 @@ def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETA
     def fits(its: list[tuple[str, str]], scale: float) -> bool:
         def lines(text: str, chars: float) -> int:  # word-wrapped, as the browser does
             return len(textwrap.wrap(text, int(chars / scale), break_long_words=True)) or 1
+
         used = sum(max(lines(k, KEY_CHARS_PER_LINE), lines(v, VALUE_CHARS_PER_LINE)) for k, v in its)
         return used <= COLUMN_LINES / scale
 

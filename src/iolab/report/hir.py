@@ -22,12 +22,20 @@ def _pc_pages(run: RunData, res: HirResult) -> list[Page]:
     for r in ph.rows:
         t += r.runtime_s
         xs.append(t / 60)
-    png = plots.time_series_pair([plots.Series("RND 4 KiB W", tuple(xs), tuple(r.iops for r in ph.rows))],
-                                 "time (minutes)", "IOPS", "Preconditioning IOPS", height_mm=150)
-    src = (f"{SRC}, phase {ph.phase.name!r}: every complete interval of rounds {rounds_text(ph.rounds)}; time is the "
-           "cumulative measured runtime.")
-    pages = [Page("Preconditioning IOPS", (Figure("Host Idle Recovery: preconditioning IOPS per interval", png, 150,
-                                                  src),))]
+    png = plots.time_series_pair(
+        [plots.Series("RND 4 KiB W", tuple(xs), tuple(r.iops for r in ph.rows))],
+        "time (minutes)",
+        "IOPS",
+        "Preconditioning IOPS",
+        height_mm=150,
+    )
+    src = (
+        f"{SRC}, phase {ph.phase.name!r}: every complete interval of rounds {rounds_text(ph.rounds)}; time is the "
+        "cumulative measured runtime."
+    )
+    pages = [
+        Page("Preconditioning IOPS", (Figure("Host Idle Recovery: preconditioning IOPS per interval", png, 150, src),))
+    ]
     return pages + measurement_window_pages(run, ph, lambda v: "IOPS")
 
 
@@ -37,8 +45,10 @@ def _timeline(res: HirResult) -> tuple[list[plots.Series], list[tuple[float, flo
     t = written = 0.0
     by_time, gaps, by_gb = [], [], []
     for w in res.waits:
-        for label, rows in ((f"bursts after {duration(w.idle_s)} idle", w.bursts),
-                            (f"baseline after {duration(w.idle_s)}", w.baseline)):
+        for label, rows in (
+            (f"bursts after {duration(w.idle_s)} idle", w.bursts),
+            (f"baseline after {duration(w.idle_s)}", w.baseline),
+        ):
             xs, gb, ys = [], [], []
             for r in rows:
                 if r.idle_before_s:
@@ -73,29 +83,72 @@ def hir_pages(run: RunData) -> list[Page]:
     if not any(w.bursts for w in res.waits):
         return pages or ([not_measured_page(run, run.phases[0], "Host Idle Recovery")] if run.phases else [])
     by_time, gaps, by_gb = _timeline(res)
-    src = (f"{SRC}, phases 'wait …' and 'baseline after wait …': every complete cell; time runs from the first wait "
-           "state and includes the idle periods (shaded; idles closer than 1/400 of the time axis are shaded as one band, the "
-           "bursts between them too short to show); TGBW counts host writes from the same start.")
-    png = plots.timeline_with_gaps(by_time, gaps, "time (minutes)", "IOPS", "IOPS vs time, all wait states",
-                                   "host idle", height_mm=130)
-    pages.append(Page("IOPS vs Time — Wait States", (Figure("Host Idle Recovery: IOPS of each burst and baseline "
-                                                           "interval, idle periods shaded", png, 130, src),)))
+    src = (
+        f"{SRC}, phases 'wait …' and 'baseline after wait …': every complete cell; time runs from the first wait "
+        "state and includes the idle periods (shaded; idles closer than 1/400 of the time axis are shaded as one band, the "
+        "bursts between them too short to show); TGBW counts host writes from the same start."
+    )
+    png = plots.timeline_with_gaps(
+        by_time, gaps, "time (minutes)", "IOPS", "IOPS vs time, all wait states", "host idle", height_mm=130
+    )
+    pages.append(
+        Page(
+            "IOPS vs Time — Wait States",
+            (
+                Figure(
+                    "Host Idle Recovery: IOPS of each burst and baseline interval, idle periods shaded", png, 130, src
+                ),
+            ),
+        )
+    )
     png = plots.time_series_pair(by_gb, "total GB written (TGBW, 10⁹ B)", "IOPS", "IOPS vs TGBW", height_mm=160)
-    pages.append(Page("IOPS vs Total GB Written", (Figure("Host Idle Recovery: IOPS vs TGBW, linear and log–log",
-                                                          png, 160, src),)))
+    pages.append(
+        Page(
+            "IOPS vs Total GB Written", (Figure("Host Idle Recovery: IOPS vs TGBW, linear and log–log", png, 160, src),)
+        )
+    )
     cats = [duration(w.idle_s) for w in res.waits]
-    groups = [("mean burst IOPS", [w.burst_iops for w in res.waits]),
-              ("return-to-baseline mean IOPS", [w.baseline_iops for w in res.waits])]
+    groups = [
+        ("mean burst IOPS", [w.burst_iops for w in res.waits]),
+        ("return-to-baseline mean IOPS", [w.baseline_iops for w in res.waits]),
+    ]
     png = plots.grouped_bars(cats, groups, "IOPS", "Mean IOPS per wait state (idle before each burst)", height_mm=95)
-    steady = (f"Preconditioning steady-state level: {num(res.steady_iops)} IOPS (window average of the tracking "
-              "variable" + ("" if res.pc is not None and res.pc.steady else "; steady state not reached") + ")."
-              if res.steady_iops is not None else "Preconditioning steady-state level: not measured.")
-    pages.append(Page("Mean IOPS per Wait State", (Figure("Host Idle Recovery: mean IOPS of the bursts and of the return "
-                                                          "to baseline, per wait state", png, 95, src),
-                                                   Text((steady,), 12))))
-    rows = tuple((duration(w.idle_s), str(len(w.bursts)), num(w.burst_iops), num(res.recovery(w)),
-                  str(len(w.baseline)), num(w.baseline_iops)) for w in res.waits)
-    table = Table("Recovery per wait state (recovery = mean burst IOPS / preconditioning steady-state IOPS)",
-                  ("idle before burst", "bursts", "mean burst IOPS", "recovery (×)", "baseline intervals",
-                   "baseline mean IOPS"), rows, src, run.raw_links([r for w in res.waits for r in w.bursts[:1]]))
+    steady = (
+        f"Preconditioning steady-state level: {num(res.steady_iops)} IOPS (window average of the tracking "
+        "variable" + ("" if res.pc is not None and res.pc.steady else "; steady state not reached") + ")."
+        if res.steady_iops is not None
+        else "Preconditioning steady-state level: not measured."
+    )
+    pages.append(
+        Page(
+            "Mean IOPS per Wait State",
+            (
+                Figure(
+                    "Host Idle Recovery: mean IOPS of the bursts and of the return to baseline, per wait state",
+                    png,
+                    95,
+                    src,
+                ),
+                Text((steady,), 12),
+            ),
+        )
+    )
+    rows = tuple(
+        (
+            duration(w.idle_s),
+            str(len(w.bursts)),
+            num(w.burst_iops),
+            num(res.recovery(w)),
+            str(len(w.baseline)),
+            num(w.baseline_iops),
+        )
+        for w in res.waits
+    )
+    table = Table(
+        "Recovery per wait state (recovery = mean burst IOPS / preconditioning steady-state IOPS)",
+        ("idle before burst", "bursts", "mean burst IOPS", "recovery (×)", "baseline intervals", "baseline mean IOPS"),
+        rows,
+        src,
+        run.raw_links([r for w in res.waits for r in w.bursts[:1]]),
+    )
     return pages + table_pages("Tabular Results — Host Idle Recovery", [table])

@@ -119,10 +119,12 @@ def render_block(block, for_print: bool = False) -> str:
     """One block as HTML (plain functions, not template macros: the blocks are typed)."""
     if isinstance(block, Figure):
         data = base64.b64encode(png_bytes(block.png)).decode()
-        return (f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
-                f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '
-                f'src="data:image/png;base64,{data}">'
-                f'<div class="source">{_e(block.source)}</div></div>')
+        return (
+            f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
+            f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '
+            f'src="data:image/png;base64,{data}">'
+            f'<div class="source">{_e(block.source)}</div></div>'
+        )
     if isinstance(block, Table):
         kv = " kv" if block.columns[0] == "item" else ""
         head = "".join(f"<th>{_e(c)}</th>" for c in block.columns)
@@ -139,14 +141,21 @@ def render_block(block, for_print: bool = False) -> str:
             for link in block.links:
                 groups.setdefault(link.group, []).append(link)
             items = "".join(
-                "<div>" + (f"<b>{_e(g)}</b>: " if g else "")
-                + " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in ls) + "</div>"
-                for g, ls in groups.items())
-            links = (f'<details class="sources"><summary>Files behind this table: engine output per cell and round '
-                     f"(rN = round N), store files; paths relative to this report</summary>{items}</details>")
-        return (f'<div class="block table"><div class="caption">{_e(block.caption)}</div>'
-                f'<table class="data{kv}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-                f'<div class="source">{_e(block.source)}</div>{links}</div>')
+                "<div>"
+                + (f"<b>{_e(g)}</b>: " if g else "")
+                + " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in ls)
+                + "</div>"
+                for g, ls in groups.items()
+            )
+            links = (
+                f'<details class="sources"><summary>Files behind this table: engine output per cell and round '
+                f"(rN = round N), store files; paths relative to this report</summary>{items}</details>"
+            )
+        return (
+            f'<div class="block table"><div class="caption">{_e(block.caption)}</div>'
+            f'<table class="data{kv}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'<div class="source">{_e(block.source)}</div>{links}</div>'
+        )
     if isinstance(block, Text):
         return '<div class="block text">' + "".join(f"<p>{_e(p)}</p>" for p in block.paragraphs) + "</div>"
     raise TypeError(f"unknown block {type(block).__name__}")
@@ -163,10 +172,15 @@ def render(doc: Document | Sequence[Document], for_print: bool = False, title: s
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     n = max((len(d.columns) for d in docs), default=1) or 1
     col_w = (CONTENT_WIDTH_MM - COLUMN_GAP_MM * (n - 1)) / n
-    css = (CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}").replace("__H__", f"{CONTENT_MM:g}")
-           .replace("__CW__", f"{col_w:.3f}").replace("__GAP__", f"{COLUMN_GAP_MM:g}"))
-    return env.from_string(TEMPLATE).render(title=title or docs[0].title, docs=docs, sheets=sheets, css=_Markup(css),
-                                            for_print=for_print)
+    css = (
+        CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}")
+        .replace("__H__", f"{CONTENT_MM:g}")
+        .replace("__CW__", f"{col_w:.3f}")
+        .replace("__GAP__", f"{COLUMN_GAP_MM:g}")
+    )
+    return env.from_string(TEMPLATE).render(
+        title=title or docs[0].title, docs=docs, sheets=sheets, css=_Markup(css), for_print=for_print
+    )
 
 
 def _Markup(s: str):

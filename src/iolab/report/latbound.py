@@ -59,11 +59,23 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
 
 
 def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src: str) -> Table:
-    body = tuple((f"{r.workload['rate_iops']:,}", num(r.iops), num(r.lat_mean_us), num(_pct(r, pct)),
-                  "yes" if (v := _pct(r, pct)) is not None and v <= bound else "NO") for r in rows)
-    return Table(f"demand steps ({pct:g} % ≤ {num(bound)} µs)",
-                 ("demand IOPS", "delivered IOPS", "mean µs", f"{pct:g} % µs", "within bound"), body, src,
-                 run.raw_links(rows) + run.store_links())
+    body = tuple(
+        (
+            f"{r.workload['rate_iops']:,}",
+            num(r.iops),
+            num(r.lat_mean_us),
+            num(_pct(r, pct)),
+            "yes" if (v := _pct(r, pct)) is not None and v <= bound else "NO",
+        )
+        for r in rows
+    )
+    return Table(
+        f"demand steps ({pct:g} % ≤ {num(bound)} µs)",
+        ("demand IOPS", "delivered IOPS", "mean µs", f"{pct:g} % µs", "within bound"),
+        body,
+        src,
+        run.raw_links(rows) + run.store_links(),
+    )
 
 
 def _us(v: float | None, ios: int, pct: float) -> str:
@@ -75,12 +87,22 @@ def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
     pct, bound = _bound(run)
     v = _pct(row, pct)
     held = "yes" if v is not None and v <= bound else "NO: the bound met in the ramp step did not hold"
-    body = ((f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),("IOPS delivered", num(row.iops)), ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
-            ("measured time", f"{row.runtime_s:g} s"), ("mean latency", f"{num(row.lat_mean_us)} µs"),
-            *((f"{p:g} % latency", _us(_pct(row, p), row.ios, p)) for p in PERCENTILE_COLUMNS),
-            ("maximum latency", f"{num(row.lat_max_us)} µs"))
-    return Table("sustained demand: latency percentiles (merged histogram of every host/path)", ("figure", "value"),
-                 body, src, run.raw_links([row]) + run.store_links())
+    body = (
+        (f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),
+        ("IOPS delivered", num(row.iops)),
+        ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
+        ("measured time", f"{row.runtime_s:g} s"),
+        ("mean latency", f"{num(row.lat_mean_us)} µs"),
+        *((f"{p:g} % latency", _us(_pct(row, p), row.ios, p)) for p in PERCENTILE_COLUMNS),
+        ("maximum latency", f"{num(row.lat_max_us)} µs"),
+    )
+    return Table(
+        "sustained demand: latency percentiles (merged histogram of every host/path)",
+        ("figure", "value"),
+        body,
+        src,
+        run.raw_links([row]) + run.store_links(),
+    )
 
 
 def latbound_pages(run: RunData) -> list[Page]:
@@ -91,9 +113,15 @@ def latbound_pages(run: RunData) -> list[Page]:
     rows = list(ramp.rows)
     src = f"Source: results.db table cells, phase {RAMP!r}; run {run.manifest.run_id}."
     decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (RAMP, SUSTAIN)]
-    pages = [Page("Latency-Bounded IOPS: demand ramp", (
-        _ramp_figure(rows, pct, bound, src),
-        Text(tuple(decided) or ("No decision was stored (the run ended before the ramp did).",), 30)))]
+    pages = [
+        Page(
+            "Latency-Bounded IOPS: demand ramp",
+            (
+                _ramp_figure(rows, pct, bound, src),
+                Text(tuple(decided) or ("No decision was stored (the run ended before the ramp did).",), 30),
+            ),
+        )
+    ]
     pages += table_pages("Latency-Bounded IOPS: demand steps", [_ramp_table(run, rows, pct, bound, src)])
     if sustain is None or not sustain.rows:
         return pages + ([not_measured_page(run, sustain, "Latency-Bounded IOPS: sustain")] if sustain else [])
@@ -103,13 +131,25 @@ def latbound_pages(run: RunData) -> list[Page]:
         pts = store.series(row.id)
     finally:
         store.close()
-    ssrc = f"Source: results.db tables cells and series (one point per second, cell {row.id}); run {run.manifest.run_id}."
+    ssrc = (
+        f"Source: results.db tables cells and series (one point per second, cell {row.id}); run {run.manifest.run_id}."
+    )
     t = [p[0] for p in pts]
     rate = row.workload["rate_iops"]
-    pages.append(Page(f"Latency-Bounded IOPS: {rate:,} IOPS sustained", (
-        Figure("IOPS every second", _scatter(t, [p[1] + p[2] for p in pts], f"{rate:,} IOPS demanded", "IOPS",
-                                             False, 80), 80, ssrc),
-        _latency_figure(t, [p[4] for p in pts], [p[5] for p in pts], ssrc))))
+    pages.append(
+        Page(
+            f"Latency-Bounded IOPS: {rate:,} IOPS sustained",
+            (
+                Figure(
+                    "IOPS every second",
+                    _scatter(t, [p[1] + p[2] for p in pts], f"{rate:,} IOPS demanded", "IOPS", False, 80),
+                    80,
+                    ssrc,
+                ),
+                _latency_figure(t, [p[4] for p in pts], [p[5] for p in pts], ssrc),
+            ),
+        )
+    )
     pages += table_pages("Latency-Bounded IOPS: sustained percentiles", [_percentile_table(run, row, ssrc)])
     return pages
 

@@ -20,8 +20,9 @@ def histogram_unit(hists: Sequence[Histogram]) -> tuple[str, float]:
 
 
 @drawn_apart
-def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150,
-                      marks: Sequence[float] = MARKS) -> bytes:
+def latency_histogram(
+    hists: Sequence[tuple[str, Histogram]], title: str, height_mm: float = 150, marks: Sequence[float] = MARKS
+) -> bytes:
     """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
     Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
     Several histograms (drives) overlay; the bars are drawn only for a single one."""
@@ -38,10 +39,12 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
             if len(hists) == 1:
                 # one line per bin as a single collection: fio histograms have ~1,800 bins
                 nz = [(x, c) for x, c in zip(xs, h.counts) if c > 0]
-                top.vlines([x for x, _ in nz], 0.8, [c for _, c in nz], color="#1f77b4", lw=1.4, alpha=0.8,
-                           label="IOs per bin")
-            cum_ax.plot(xs, cum, color=color(k) if len(hists) > 1 else "#d62728", lw=1.2,
-                        label=f"cumulative % {label}".strip())
+                top.vlines(
+                    [x for x, _ in nz], 0.8, [c for _, c in nz], color="#1f77b4", lw=1.4, alpha=0.8, label="IOs per bin"
+                )
+            cum_ax.plot(
+                xs, cum, color=color(k) if len(hists) > 1 else "#d62728", lw=1.2, label=f"cumulative % {label}".strip()
+            )
             tail = [max(100.0 - c, 1e-6) for c in cum]
             bottom.step(xs, tail, where="post", color=color(k), lw=1.2, label=label or "IOs slower than x")
             for j, p in enumerate(marks):  # j: only the first mark gets a legend entry
@@ -50,11 +53,22 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
                     continue
                 q /= div
                 if len(hists) == 1:
-                    top.axvline(q, color="#555", lw=0.7, ls="--", label=" / ".join(f"{m:g}" for m in marks) + " % marks" if j == 0 else None)
+                    top.axvline(
+                        q,
+                        color="#555",
+                        lw=0.7,
+                        ls="--",
+                        label=" / ".join(f"{m:g}" for m in marks) + " % marks" if j == 0 else None,
+                    )
                 bottom.plot([q], [100.0 - p], marker="o", ms=4, color=color(k))
                 if len(hists) == 1:
-                    bottom.annotate(f"{p:g} % ≤ {num(q)} {unit}", (q, 100.0 - p), xytext=(6, 2),
-                                    textcoords="offset points", fontsize=6.5)
+                    bottom.annotate(
+                        f"{p:g} % ≤ {num(q)} {unit}",
+                        (q, 100.0 - p),
+                        xytext=(6, 2),
+                        textcoords="offset points",
+                        fontsize=6.5,
+                    )
         for ax in (top, bottom):
             ax.set_xscale("log")
             _log_ticks(ax, "x")
@@ -71,8 +85,10 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
         top.set_title(title)
         bottom.set_yscale("log")
         bottom.set_ylim(1e-4 / 2, 150)
-        bottom.set_yticks([100, 10, 1, 0.1, 0.01, 0.001, 0.0001],
-                          ["100 %", "10 %", "1 % (99)", "0.1 % (99.9)", "0.01 % (99.99)", "0.001 % (99.999)", "0.0001 %"])
+        bottom.set_yticks(
+            [100, 10, 1, 0.1, 0.01, 0.001, 0.0001],
+            ["100 %", "10 %", "1 % (99)", "0.1 % (99.9)", "0.01 % (99.99)", "0.001 % (99.999)", "0.0001 %"],
+        )
         bottom.yaxis.set_minor_formatter(NullFormatter())
         for p in MARKS:
             bottom.axhline(100.0 - p, color="#999", lw=0.6, ls=":")
@@ -86,4 +102,3 @@ def latency_histogram(hists: Sequence[tuple[str, Histogram]], title: str, height
             top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
             bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
         return _png(fig)
-

@@ -144,6 +144,7 @@ class Document:
 def split_rows(rows: list[tuple[str, ...]], first_page_room_mm: float, room_mm: float) -> list[list[tuple[str, ...]]]:
     """Split table rows into chunks that fit: the first chunk in `first_page_room_mm`, the rest
     in `room_mm` each (a table header is repeated on every page)."""
+
     def capacity(mm: float) -> int:  # in printed lines, less the header row
         return max(1, int((mm - TABLE_EXTRA_MM) // TABLE_ROW_MM) - 1)
 

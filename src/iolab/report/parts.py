@@ -39,21 +39,41 @@ def parts_pages(run: RunData, whose: str = "") -> list[Page]:
                 t[0] += f.get("ios", 0.0)
                 t[1] += f.get("iops", 0.0)
                 t[2] += 1
-                detail.append((r.cell_key, str(r.round), p.name,
-                               f"{f.get('threads', 0):.0f}×{f.get('queue_depth', 0):.0f}",
-                               num(f.get("iops")), num(f.get("mbps")),
-                               eng(f.get("lat_mean_us"), "µs"), eng(f.get("p99_us"), "µs"),
-                               f"{100 * f.get('iops', 0.0) / r.iops:.1f} %" if r.iops else "—"))
+                detail.append(
+                    (
+                        r.cell_key,
+                        str(r.round),
+                        p.name,
+                        f"{f.get('threads', 0):.0f}×{f.get('queue_depth', 0):.0f}",
+                        num(f.get("iops")),
+                        num(f.get("mbps")),
+                        eng(f.get("lat_mean_us"), "µs"),
+                        eng(f.get("p99_us"), "µs"),
+                        f"{100 * f.get('iops', 0.0) / r.iops:.1f} %" if r.iops else "—",
+                    )
+                )
         all_ios = sum(t[0] for t in totals.values()) or 1.0
-        summary = tuple((name, str(int(t[2])), f"{t[0]:,.0f}", f"{100 * t[0] / all_ios:.1f} %", num(t[1] / t[2]))
-                        for name, t in totals.items())
+        summary = tuple(
+            (name, str(int(t[2])), f"{t[0]:,.0f}", f"{100 * t[0] / all_ios:.1f} %", num(t[1] / t[2]))
+            for name, t in totals.items()
+        )
         where = f"phase {ph.phase.name}, measurement window ({rounds_text(ph.window)})"
-        tables.append(Table(f"Each part's share, {where}", ("host / path", "cells", "IOs", "share of IOs", "mean IOPS per cell"),
-                            summary, "Source: results.db table cells, counters 'part … | …' (each part's own fio json+)."))
-        tables.append(Table(
-            f"Each part per cell, {where}. Merged figures on the other pages add rates and take percentiles from "
-            "the summed latency bins, not from these rows.",
-            ("cell", "round", "host / path", "threads×QD", "IOPS", "MB/s", "mean lat", "p99 lat", "share of IOPS"),
-            tuple(detail), "Source: results.db table cells, counters; raw per-part fio output under raw/.",
-            run.raw_links(rows_in)))
+        tables.append(
+            Table(
+                f"Each part's share, {where}",
+                ("host / path", "cells", "IOs", "share of IOs", "mean IOPS per cell"),
+                summary,
+                "Source: results.db table cells, counters 'part … | …' (each part's own fio json+).",
+            )
+        )
+        tables.append(
+            Table(
+                f"Each part per cell, {where}. Merged figures on the other pages add rates and take percentiles from "
+                "the summed latency bins, not from these rows.",
+                ("cell", "round", "host / path", "threads×QD", "IOPS", "MB/s", "mean lat", "p99 lat", "share of IOPS"),
+                tuple(detail),
+                "Source: results.db table cells, counters; raw per-part fio output under raw/.",
+                run.raw_links(rows_in),
+            )
+        )
     return table_pages(f"{TITLE} — {whose}" if whose else TITLE, tables) if tables else []

@@ -37,8 +37,13 @@ class _PageLines(logging.Handler):
             self.say("PDF file", True)
 
 
-def write_pdf(html: str, path: Path, expected_pages: int, base_url: Path,
-              say: Callable[[str, bool], None] = lambda step, last: None) -> int:
+def write_pdf(
+    html: str,
+    path: Path,
+    expected_pages: int,
+    base_url: Path,
+    say: Callable[[str, bool], None] = lambda step, last: None,
+) -> int:
     """Print `html` to `path`; returns the number of pages written. `say`: progress lines."""
     try:
         from weasyprint import CSS, HTML

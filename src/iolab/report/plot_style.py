@@ -17,12 +17,17 @@ if TYPE_CHECKING:
 MM = 1 / 25.4
 DPI = 140
 STYLE = {
-    "font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "legend.fontsize": 7,
-    "xtick.labelsize": 7, "ytick.labelsize": 7, "axes.grid": True, "grid.alpha": 0.3,
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
     "font.family": "DejaVu Sans",
 }
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf"]
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class Series:
     x: tuple[float, ...]
     y: tuple[float, ...]
     partial: tuple[int, ...] = ()  # indices of partial intervals (cut short by a budget), drawn marked
+
 
 PARTIAL_LABEL = "partial interval (cut short by the write budget)"
 
@@ -41,8 +47,17 @@ def _mark_partial(ax, s: Series, log: bool, labelled: bool) -> bool:
     if not pts:
         return labelled
     xs, ys = zip(*pts)
-    ax.plot(xs, ys, ls="none", marker="o", ms=7, mfc="none", mec="#d62728", mew=1.2,
-            label=None if labelled else PARTIAL_LABEL)
+    ax.plot(
+        xs,
+        ys,
+        ls="none",
+        marker="o",
+        ms=7,
+        mfc="none",
+        mec="#d62728",
+        mew=1.2,
+        label=None if labelled else PARTIAL_LABEL,
+    )
     return True
 
 

@@ -22,8 +22,13 @@ from .plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thous
 
 
 @drawn_apart
-def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, window: Sequence[int],
-                height_mm: float = 120, logy: bool = False) -> bytes:
+def convergence(
+    panels: Sequence[tuple[str, Sequence[Series]]],
+    ylabel: str,
+    window: Sequence[int],
+    height_mm: float = 120,
+    logy: bool = False,
+) -> bytes:
     """Tracking metric per round, one line per block size (one panel per metric), with the
     measurement window shaded."""
     with styled():
@@ -33,8 +38,13 @@ def convergence(panels: Sequence[tuple[str, Sequence[Series]]], ylabel: str, win
             for i, s in enumerate(series):
                 ax.plot(s.x, s.y, marker="o", ms=3, lw=1.2, color=color(i), label=s.label)
             if window:
-                ax.axvspan(window[0] - 0.5, window[-1] + 0.5, color="#2ca02c", alpha=0.08,
-                           label=f"measurement window (rounds {window[0]}–{window[-1]})")
+                ax.axvspan(
+                    window[0] - 0.5,
+                    window[-1] + 0.5,
+                    color="#2ca02c",
+                    alpha=0.08,
+                    label=f"measurement window (rounds {window[0]}–{window[-1]})",
+                )
             ax.set_title(title)
             ax.set_xlabel("round")
             ax.set_ylabel(ylabel)
@@ -69,8 +79,7 @@ def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -
         for k in (1.2, 0.8):
             ax.plot(xs, [k * avg] * 2, color="#ff7f0e", lw=0.8, ls=":")
         fit_x = [r0, r1]
-        ax.plot(fit_x, [v.slope * x + v.intercept for x in fit_x], color="#d62728", lw=1.5,
-                label=f"fit {v.formula()}")
+        ax.plot(fit_x, [v.slope * x + v.intercept for x in fit_x], color="#d62728", lw=1.5, label=f"fit {v.formula()}")
         ax.plot(v.rounds, v.values, marker="o", ms=5, lw=1.2, color="#1f77b4", label=v.name)
         lo = min(min(v.values), 0.75 * avg)
         hi = max(max(v.values), 1.25 * avg)
@@ -89,8 +98,15 @@ def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -
 
 
 @drawn_apart
-def lines_over_categories(categories: Sequence[str], series: Sequence[Series], xlabel: str, ylabel: str,
-                          title: str, height_mm: float = 110, logy: bool = True) -> bytes:
+def lines_over_categories(
+    categories: Sequence[str],
+    series: Sequence[Series],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    height_mm: float = 110,
+    logy: bool = True,
+) -> bytes:
     """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
     Series x values are indices into `categories`."""
     with styled():
@@ -114,8 +130,14 @@ def lines_over_categories(categories: Sequence[str], series: Sequence[Series], x
 
 
 @drawn_apart
-def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence[float | None]]], ylabel: str,
-                 title: str, height_mm: float = 100, logy: bool = False) -> bytes:
+def grouped_bars(
+    categories: Sequence[str],
+    groups: Sequence[tuple[str, Sequence[float | None]]],
+    ylabel: str,
+    title: str,
+    height_mm: float = 100,
+    logy: bool = False,
+) -> bytes:
     """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
     on the bars. A missing value draws no bar and says 'not measured'."""
     import textwrap
@@ -134,13 +156,21 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
                 if v is None:
                     ax.text(x, 0, "not\nmeasured", ha="center", va="bottom", fontsize=6, color="#888")
                     continue
-                ax.bar(x, v, width * 0.95, color=color(gi), label=label if x == xs[0] or label not in
-                       ax.get_legend_handles_labels()[1] else None)
+                ax.bar(
+                    x,
+                    v,
+                    width * 0.95,
+                    color=color(gi),
+                    label=label if x == xs[0] or label not in ax.get_legend_handles_labels()[1] else None,
+                )
                 ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
         # narrower columns for more categories, or neighbouring labels run into each other
         wrap = max(8, min(16, 64 // max(1, len(categories))))
-        ax.set_xticks(range(len(categories)), [textwrap.fill(c, wrap) for c in categories],
-                      fontsize=7 if len(categories) > 4 else None)
+        ax.set_xticks(
+            range(len(categories)),
+            [textwrap.fill(c, wrap) for c in categories],
+            fontsize=7 if len(categories) > 4 else None,
+        )
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
         if logy:
             ax.set_yscale("log")
@@ -157,8 +187,14 @@ def grouped_bars(categories: Sequence[str], groups: Sequence[tuple[str, Sequence
 
 
 @drawn_apart
-def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], zlabel: str,
-               title: str, height_mm: float = 115) -> bytes:
+def columns_3d(
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    z: Sequence[Sequence[float | None]],
+    zlabel: str,
+    title: str,
+    height_mm: float = 115,
+) -> bytes:
     """3D column plot as in SNIA reports: z[y][x] over (x = block size, y = R/W mix).
     Missing cells draw no column."""
     from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
@@ -171,8 +207,19 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
             for xi, v in enumerate(row):
                 if v is None:
                     continue
-                ax.bar3d(xi - dx / 2, yi - dy / 2, 0, dx, dy, v, color=color(yi), alpha=0.9, shade=True,
-                         edgecolor="#333", linewidth=0.2)
+                ax.bar3d(
+                    xi - dx / 2,
+                    yi - dy / 2,
+                    0,
+                    dx,
+                    dy,
+                    v,
+                    color=color(yi),
+                    alpha=0.9,
+                    shade=True,
+                    edgecolor="#333",
+                    linewidth=0.2,
+                )
         ax.set_xticks(range(len(x_labels)), x_labels)
         ax.set_yticks(range(len(y_labels)), y_labels)
         ax.set_xlabel("block size", labelpad=6)
@@ -186,9 +233,18 @@ def columns_3d(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Seq
 
 
 @drawn_apart
-def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequence[float | None]], label: str,
-            title: str, height_mm: float = 80, log: bool = True,
-            lower_is_better: bool = False, xlabel: str = "block size", ylabel: str = "R/W mix (%)") -> bytes:
+def heatmap(
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    z: Sequence[Sequence[float | None]],
+    label: str,
+    title: str,
+    height_mm: float = 80,
+    log: bool = True,
+    lower_is_better: bool = False,
+    xlabel: str = "block size",
+    ylabel: str = "R/W mix (%)",
+) -> bytes:
     """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
     import matplotlib
     import numpy as np
@@ -200,7 +256,11 @@ def heatmap(x_labels: Sequence[str], y_labels: Sequence[str], z: Sequence[Sequen
         ax = fig.subplots()
         arr = np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
         finite = arr[np.isfinite(arr) & (arr > 0)]
-        norm = LogNorm(vmin=finite.min(), vmax=finite.max()) if log and finite.size and finite.min() < finite.max() else None
+        norm = (
+            LogNorm(vmin=finite.min(), vmax=finite.max())
+            if log and finite.size and finite.min() < finite.max()
+            else None
+        )
         cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"]
         im = ax.imshow(arr, aspect="auto", cmap=cmap, norm=norm)
         for yi, row in enumerate(z):
@@ -259,10 +319,16 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
         return _png(fig)
 
 
-
 @drawn_apart
-def timeline_with_gaps(series: Sequence[Series], gaps: Sequence[tuple[float, float]], xlabel: str, ylabel: str,
-                       title: str, gap_label: str, height_mm: float = 120) -> bytes:
+def timeline_with_gaps(
+    series: Sequence[Series],
+    gaps: Sequence[tuple[float, float]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    gap_label: str,
+    height_mm: float = 120,
+) -> bytes:
     """Series over time with spans (e.g. host idle periods) shaded: the gaps are part of the
     time axis, so what follows each one is drawn where it happened."""
     with styled():

@@ -24,8 +24,14 @@ class Panel:
 
 
 @drawn_apart
-def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = False,
-           shade: tuple[float, float] | None = None, shade_label: str = "") -> bytes:
+def panels(
+    items: Sequence[Panel],
+    xlabel: str,
+    height_mm: float,
+    logx2: bool = False,
+    shade: tuple[float, float] | None = None,
+    shade_label: str = "",
+) -> bytes:
     """Panels stacked over a shared x axis. `logx2`: x is outstanding IO, on a base-2 log axis
     with every level labelled. `shade` marks an x span (e.g. the measurement window)."""
     with styled():
@@ -39,8 +45,9 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
                 if p.steps:
                     ax.step(s.x, s.y, where="post", lw=1.1, color=color(i), label=s.label)
                 else:
-                    ax.plot(s.x, s.y, marker="o" if len(s.x) <= 80 else None, ms=2.8, lw=1.1, color=color(i),
-                            label=s.label)
+                    ax.plot(
+                        s.x, s.y, marker="o" if len(s.x) <= 80 else None, ms=2.8, lw=1.1, color=color(i), label=s.label
+                    )
                 labelled = _mark_partial(ax, s, p.logy, labelled)
             if shade is not None:
                 ax.axvspan(shade[0], shade[1], color="#2ca02c", alpha=0.08, label=shade_label or None)
@@ -69,8 +76,9 @@ def panels(items: Sequence[Panel], xlabel: str, height_mm: float, logx2: bool = 
 
 
 @drawn_apart
-def demand_intensity(points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]], ylabel: str, title: str,
-                     height_mm: float = 100) -> bytes:
+def demand_intensity(
+    points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]], ylabel: str, title: str, height_mm: float = 100
+) -> bytes:
     """Response time vs IOPS, one curve per series, each point labelled with its outstanding
     IO: where the curve turns up, more users only add waiting (the PTS DIRTH 'demand
     intensity' plot). points: (label, [(iops, response time, oio)])."""

@@ -60,9 +60,14 @@ def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
         ("99.99 % response time", eng_pct(t.percentile(99.99), ios)),
         ("99.999 % response time (5 nines)", eng_pct(t.percentile(99.999), ios)),
     )
-    return Table("Replay-Native over the whole replay", ("item", "value"), rows,
-                 f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
-                 "histograms merged (exact bin counts).", run.store_links())
+    return Table(
+        "Replay-Native over the whole replay",
+        ("item", "value"),
+        rows,
+        f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
+        "histograms merged (exact bin counts).",
+        run.store_links(),
+    )
 
 
 def replay_pages(run: RunData) -> list[Page]:
@@ -70,14 +75,22 @@ def replay_pages(run: RunData) -> list[Page]:
     pages: list[Page] = []
     t = replay_totals(run.phases)
     if ph is None or not steps or t is None:
-        pages.append(not_measured_page(run, ph, "Replay-Native") if ph else Page("Replay-Native", (Text((
-            "The replay phase was not reached (see the preconditioning pages and Run Details).",)),)))
+        pages.append(
+            not_measured_page(run, ph, "Replay-Native")
+            if ph
+            else Page(
+                "Replay-Native",
+                (Text(("The replay phase was not reached (see the preconditioning pages and Run Details).",)),),
+            )
+        )
         return pages + steady_pages(run, "the replay")
     analysis = load_analysis(run)
     div, unit = time_axis([s for s, _ in steps])
     x = tuple(s / div for s, _ in steps)
-    src = (f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per replay step, at the step's "
-           f"{axis}" + ("; capture: the stream analysis (inputs/analysis.json)" if analysis else "") + ".")
+    src = (
+        f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per replay step, at the step's "
+        f"{axis}" + ("; capture: the stream analysis (inputs/analysis.json)" if analysis else "") + "."
+    )
     iops = [Series("replay (flat out)", x, tuple(c.iops for _, c in steps))]
     mbps = [Series("replay (flat out)", x, tuple(c.mbps for _, c in steps))]
     if analysis is not None and axis == "capture time":
@@ -85,18 +98,41 @@ def replay_pages(run: RunData) -> list[Page]:
         if cap:
             iops.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(b for _, b, _ in cap)))
             mbps.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(c for _, _, c in cap)))
-    png = panels([Panel("IOPS per step", "IOPS", tuple(iops), steps=True),
-                  Panel("MB/s per step", "MB/s (10⁶ B/s)", tuple(mbps), steps=True)], f"{axis} ({unit})", 105)
-    pages.append(Page("Replay-Native Summary", (
-        _totals_table(run, ph, t),
-        Text(("Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
-              "captured IO count), in capture order, after the composite brought the drive to steady state.",),
-             height_mm=12),
-        Figure("Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""), png,
-               105, src))))
+    png = panels(
+        [
+            Panel("IOPS per step", "IOPS", tuple(iops), steps=True),
+            Panel("MB/s per step", "MB/s (10⁶ B/s)", tuple(mbps), steps=True),
+        ],
+        f"{axis} ({unit})",
+        105,
+    )
+    pages.append(
+        Page(
+            "Replay-Native Summary",
+            (
+                _totals_table(run, ph, t),
+                Text(
+                    (
+                        "Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
+                        "captured IO count), in capture order, after the composite brought the drive to steady state.",
+                    ),
+                    height_mm=12,
+                ),
+                Figure(
+                    "Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""),
+                    png,
+                    105,
+                    src,
+                ),
+            ),
+        )
+    )
     rts = []
-    for name, get in (("ART", lambda c: c.lat_mean_us), ("99.999 %", lambda c: c.p99_999_us),
-                      ("MRT", lambda c: c.lat_max_us)):
+    for name, get in (
+        ("ART", lambda c: c.lat_mean_us),
+        ("99.999 %", lambda c: c.p99_999_us),
+        ("MRT", lambda c: c.lat_max_us),
+    ):
         pts = [(xi, get(c)) for xi, (_, c) in zip(x, steps) if get(c) is not None]
         if pts:
             rts.append(Series(f"replay {name}", *map(tuple, zip(*pts))))
@@ -105,20 +141,49 @@ def replay_pages(run: RunData) -> list[Page]:
         if pts:
             rts.append(Series("capture ART (Self-Test)", *map(tuple, zip(*pts))))
     if rts:
-        png = panels([Panel("response times per step", "response time (µs)", tuple(rts), logy=True, steps=True)],
-                     f"{axis} ({unit})", 110)
+        png = panels(
+            [Panel("response times per step", "response time (µs)", tuple(rts), logy=True, steps=True)],
+            f"{axis} ({unit})",
+            110,
+        )
         pages.append(Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),)))
     shown, step = thin(steps)
-    rows = tuple((c.key, num(s), num(ph.rows[i].runtime_s),
-                  str(ph.rows[i].workload.get("queue_depth", "?")), num(c.iops), num(c.mbps), num(c.lat_mean_us),
-                  pct_text(c.p99_999_us, c.ios)) for i, (s, c) in shown)
-    table = Table(thin_caption("Replay-Native: every step", step),
-                  ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"), rows,
-                  src, run.raw_links([ph.rows[i] for i, _ in shown]))
+    rows = tuple(
+        (
+            c.key,
+            num(s),
+            num(ph.rows[i].runtime_s),
+            str(ph.rows[i].workload.get("queue_depth", "?")),
+            num(c.iops),
+            num(c.mbps),
+            num(c.lat_mean_us),
+            pct_text(c.p99_999_us, c.ios),
+        )
+        for i, (s, c) in shown
+    )
+    table = Table(
+        thin_caption("Replay-Native: every step", step),
+        ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"),
+        rows,
+        src,
+        run.raw_links([ph.rows[i] for i, _ in shown]),
+    )
     pages += table_pages("Tabular Results — Replay-Native", [table])
     if t.histogram is not None and t.histogram.total:
-        hpng = latency_plots.latency_histogram([("", t.histogram)], "Replay-Native: response times of all steps", height_mm=150)
-        pages.append(Page("Response Time Histogram — Whole Replay", (Figure(
-            "Replay-Native: response-time histogram of every IO of the replay", hpng, 150,
-            "Source: results.db table histograms, every replay step merged (exact bin counts)."),)))
+        hpng = latency_plots.latency_histogram(
+            [("", t.histogram)], "Replay-Native: response times of all steps", height_mm=150
+        )
+        pages.append(
+            Page(
+                "Response Time Histogram — Whole Replay",
+                (
+                    Figure(
+                        "Replay-Native: response-time histogram of every IO of the replay",
+                        hpng,
+                        150,
+                        "Source: results.db table histograms, every replay step merged (exact bin counts).",
+                    ),
+                ),
+            )
+        )
     return pages + steady_pages(run, "the replay")

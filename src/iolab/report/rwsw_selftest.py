@@ -37,13 +37,29 @@ def selftest_pages(run: RunData) -> list[Page]:
     path = run.dir / INPUTS_DIR / ANALYSIS_FILE
     a = load_analysis(run)
     if a is None:
-        why = ("this run was given no stream analysis (analysis.json) with its workload" if not path.is_file()
-               else f"{path.name} in the run directory could not be read")
-        return [Page("Self-Test (In-Situ Capture)", (Text((
-            f"No Self-Test page: {why}. Run `iolab trace analyze TRACE --out DIR` and give DIR as --workload so the "
-            "capture's own metrics are reported beside the drive's.",)),))]
-    return selftest_from(a, f"Source: the stream analysis given with the workload ({INPUTS_DIR}/{ANALYSIS_FILE} in "
-                            f"run {run.manifest.run_id}), from {a.source}.")
+        why = (
+            "this run was given no stream analysis (analysis.json) with its workload"
+            if not path.is_file()
+            else f"{path.name} in the run directory could not be read"
+        )
+        return [
+            Page(
+                "Self-Test (In-Situ Capture)",
+                (
+                    Text(
+                        (
+                            f"No Self-Test page: {why}. Run `iolab trace analyze TRACE --out DIR` and give DIR as --workload so the "
+                            "capture's own metrics are reported beside the drive's.",
+                        )
+                    ),
+                ),
+            )
+        ]
+    return selftest_from(
+        a,
+        f"Source: the stream analysis given with the workload ({INPUTS_DIR}/{ANALYSIS_FILE} in "
+        f"run {run.manifest.run_id}), from {a.source}.",
+    )
 
 
 def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
@@ -53,47 +69,84 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
         filters.append(f"process {a.process}")
     if a.devices:
         filters.append(f"device(s) {', '.join(a.devices)}")
-    intro = Text((
-        f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
-        f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
-        f"{len(a.steps)} steps of {a.step_s:g} s" + (f", filtered to {' and '.join(filters)}" if filters else "")
-        + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
-        f"holding {num(a.dominant_pct)} % of the IOs." + ("" if a.has_latency else
-                                                            " The trace has no response times."),
-        *(f"Note: {n[:200]}" for n in a.notes[:2])), height_mm=24 + 8 * min(2, len(a.notes)))
+    intro = Text(
+        (
+            f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
+            f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
+            f"{len(a.steps)} steps of {a.step_s:g} s"
+            + (f", filtered to {' and '.join(filters)}" if filters else "")
+            + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
+            f"holding {num(a.dominant_pct)} % of the IOs."
+            + ("" if a.has_latency else " The trace has no response times."),
+            *(f"Note: {n[:200]}" for n in a.notes[:2]),
+        ),
+        height_mm=24 + 8 * min(2, len(a.notes)),
+    )
     top = a.streams[:20]
-    rows = [(s.label(), f"{s.ios:,}", num(s.pct), "yes" if s.dominant else "", num(s.rt_avg_us), num(s.rt_max_us))
-            for s in top]
+    rows = [
+        (s.label(), f"{s.ios:,}", num(s.pct), "yes" if s.dominant else "", num(s.rt_avg_us), num(s.rt_max_us))
+        for s in top
+    ]
     if len(a.streams) > len(top):
-        rest = a.streams[len(top):]
-        rows.append((f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", num(sum(s.pct for s in rest)), "",
-                     "", ""))
-    streams = Table("IO streams over the whole capture", ("stream", "IOs", "% occurrence", "dominant", "avg RT (µs)",
-                                                          "max RT (µs)"), tuple(rows), src)
+        rest = a.streams[len(top) :]
+        rows.append(
+            (f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", num(sum(s.pct for s in rest)), "", "", "")
+        )
+    streams = Table(
+        "IO streams over the whole capture",
+        ("stream", "IOs", "% occurrence", "dominant", "avg RT (µs)", "max RT (µs)"),
+        tuple(rows),
+        src,
+    )
     pages = [Page("Self-Test — IO Streams", (intro, streams))]
     pngs = analysis_pngs(a)
     blocks: list = []
     if "stream_map" in pngs:
         png, h = pngs["stream_map"]
-        blocks.append(Figure("Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)",
-                             png, h, src))
+        blocks.append(
+            Figure("Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)", png, h, src)
+        )
     div, unit = time_axis([s.start_s for s in a.steps])
     x = tuple(s.start_s / div for s in a.steps)
     mb = tuple(s.mbps or 0.0 for s in a.steps)
-    blocks.append(Figure("Self-Test: MB/s per step", panels(
-        [Panel("MB/s per step (capture)", "MB/s (10⁶ B/s)", (Series("", x, mb),), steps=True)], f"time ({unit})", 70),
-        70, src))
+    blocks.append(
+        Figure(
+            "Self-Test: MB/s per step",
+            panels(
+                [Panel("MB/s per step (capture)", "MB/s (10⁶ B/s)", (Series("", x, mb),), steps=True)],
+                f"time ({unit})",
+                70,
+            ),
+            70,
+            src,
+        )
+    )
     pages.append(Page("Self-Test — IO Stream Map", tuple(blocks)))
-    more = [Figure(f"Self-Test: {what} per step (average and maximum)", *pngs[name], src)
-            for name, what in (("outstanding", "outstanding IO"), ("response_times", "response time"))
-            if name in pngs]
+    more = [
+        Figure(f"Self-Test: {what} per step (average and maximum)", *pngs[name], src)
+        for name, what in (("outstanding", "outstanding IO"), ("response_times", "response time"))
+        if name in pngs
+    ]
     if more:
         pages.append(Page("Self-Test — Outstanding IO and Response Times", tuple(more)))
     shown, step = thin(list(a.steps))
-    step_rows = tuple((str(s.index), num(s.start_s), f"{s.ios:,}", num(s.iops), num(s.mbps), num(s.read_pct),
-                       f"{num(s.oio_avg)} / {num(s.oio_max)}", f"{num(s.rt_avg_us)} / {num(s.rt_max_us)}")
-                      for _, s in shown)
-    table = Table(thin_caption("Self-Test: per-step metrics of the capture", step),
-                  ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),
-                  step_rows, src)
+    step_rows = tuple(
+        (
+            str(s.index),
+            num(s.start_s),
+            f"{s.ios:,}",
+            num(s.iops),
+            num(s.mbps),
+            num(s.read_pct),
+            f"{num(s.oio_avg)} / {num(s.oio_max)}",
+            f"{num(s.rt_avg_us)} / {num(s.rt_max_us)}",
+        )
+        for _, s in shown
+    )
+    table = Table(
+        thin_caption("Self-Test: per-step metrics of the capture", step),
+        ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),
+        step_rows,
+        src,
+    )
     return pages + table_pages("Self-Test — Per-Step Metrics", [table])

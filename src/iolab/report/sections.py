@@ -26,20 +26,32 @@ def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
 
 
 def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
-    return (f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
-            f"({rounds_text(ph.window)}); run {run.manifest.run_id}.")
+    return (
+        f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
+        f"({rounds_text(ph.window)}); run {run.manifest.run_id}."
+    )
 
 
 def not_measured_page(run: RunData, ph: PhaseSummary, title: str) -> Page:
-    return Page(title, (Text((f"Phase {ph.phase.name!r}: no complete measurement round was stored, so there is "
-                              "nothing to show here. Nothing on this page is estimated.",)),))
+    return Page(
+        title,
+        (
+            Text(
+                (
+                    f"Phase {ph.phase.name!r}: no complete measurement round was stored, so there is "
+                    "nothing to show here. Nothing on this page is estimated.",
+                )
+            ),
+        ),
+    )
 
 
 # -- steady state ----------------------------------------------------------------------------
 
 
-def convergence_page(run: RunData, ph: PhaseSummary, title: str, panels: Sequence[tuple[str, str, str]], ylabel: str,
-                     logy: bool = False) -> Page:
+def convergence_page(
+    run: RunData, ph: PhaseSummary, title: str, panels: Sequence[tuple[str, str, str]], ylabel: str, logy: bool = False
+) -> Page:
     """panels: (panel title, mix, metric attribute of CellRow); one line per block size."""
     data = []
     for panel_title, mix, attr in panels:
@@ -56,8 +68,10 @@ def convergence_page(run: RunData, ph: PhaseSummary, title: str, panels: Sequenc
         return not_measured_page(run, ph, title)
     height = 150 if len(data) > 1 else 115
     png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy)
-    src = (f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
-           f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}.")
+    src = (
+        f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
+        f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}."
+    )
     return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), steady_note(run, ph)))
 
 
@@ -65,15 +79,21 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     if ph.steady is True:
         msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
     elif ph.steady is False:
-        msg = (f"STEADY STATE NOT ACHIEVED. The results use the last five complete rounds ({rounds_text(ph.window)}) "
-               f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}")
+        msg = (
+            f"STEADY STATE NOT ACHIEVED. The results use the last five complete rounds ({rounds_text(ph.window)}) "
+            f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}"
+        )
     else:
-        msg = (f"Steady state not evaluated (fewer than five complete rounds: {rounds_text(ph.rounds)}). "
-               "Results are the mean over the rounds that were measured.")
+        msg = (
+            f"Steady state not evaluated (fewer than five complete rounds: {rounds_text(ph.rounds)}). "
+            "Results are the mean over the rounds that were measured."
+        )
     if run.runs_to_budget(ph):
-        msg = (f"{run.manifest.title} runs to its byte/time budget, not to steady state; the steady-state check over the "
-               f"last five intervals is for information ({'steady' if ph.steady else 'not steady'}). "
-               f"{ph.phase.stop_reason or ''}")
+        msg = (
+            f"{run.manifest.title} runs to its byte/time budget, not to steady state; the steady-state check over the "
+            f"last five intervals is for information ({'steady' if ph.steady else 'not steady'}). "
+            f"{ph.phase.stop_reason or ''}"
+        )
     return Text((msg,), height_mm=14)
 
 
@@ -86,24 +106,40 @@ def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
         ("Values (y)", ", ".join(num(x) for x in v.values)),
         ("Average", num(v.average)),
         (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
-        ("Measured data excursion (max − min)", f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})"),
+        (
+            "Measured data excursion (max − min)",
+            f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})",
+        ),
         (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
-        ("Measured slope excursion (|m| × window span)", f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})"),
+        (
+            "Measured slope excursion (|m| × window span)",
+            f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})",
+        ),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
         ("Verdict", "steady state" if v.steady else "NOT steady"),
     )
-    return Table(f"Steady-state determination: {v.name}", ("item", "value"), rows,
-                 "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).")
+    return Table(
+        f"Steady-state determination: {v.name}",
+        ("item", "value"),
+        rows,
+        "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).",
+    )
 
 
-def measurement_window_pages(run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]) -> list[Page]:
+def measurement_window_pages(
+    run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]
+) -> list[Page]:
     strict = bool(run.manifest.profile.get("strict_steady"))
     pages = []
     for v in ph.verdicts:
         png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
-        fig = Figure(f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}", png, 95,
-                     "Source: the tracking variable of each window round (results.db tables cells and steady); "
-                     "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.")
+        fig = Figure(
+            f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}",
+            png,
+            95,
+            "Source: the tracking variable of each window round (results.db tables cells and steady); "
+            "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
+        )
         pages.append(Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict))))
     return pages
 
@@ -123,7 +159,9 @@ def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
     return out
 
 
-def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, how: str = "mean of each cell") -> Table:
+def matrix_table(
+    run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, how: str = "mean of each cell"
+) -> Table:
     rows = []
     for bs in ph.block_sizes:
         cells = []
@@ -132,8 +170,13 @@ def matrix_table(run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, 
             v = get(c) if c is not None else None
             cells.append(v if isinstance(v, str) else num(v))  # a getter may give its own text (n/m)
         rows.append((kib_label(bs), *cells))
-    return Table(caption, ("block size", *(f"R/W {m}" for m in ph.mixes)), tuple(rows), window_source(run, ph, how),
-                 run.raw_links(window_rows(ph)) + run.store_links())
+    return Table(
+        caption,
+        ("block size", *(f"R/W {m}" for m in ph.mixes)),
+        tuple(rows),
+        window_source(run, ph, how),
+        run.raw_links(window_rows(ph)) + run.store_links(),
+    )
 
 
 def table_pages(title: str, tables: Sequence[Table]) -> list[Page]:
@@ -147,9 +190,14 @@ def table_pages(title: str, tables: Sequence[Table]) -> list[Page]:
             room = CONTENT_MM
         chunks = split_rows(list(t.rows), room, CONTENT_MM)
         for i, chunk in enumerate(chunks):
-            part = Table(t.caption + (f" (continued, part {i + 1} of {len(chunks)})" if len(chunks) > 1 and i else ""),
-                         t.columns, tuple(chunk), t.source, t.links if i == len(chunks) - 1 else (),
-                         t.first_column_is_header)
+            part = Table(
+                t.caption + (f" (continued, part {i + 1} of {len(chunks)})" if len(chunks) > 1 and i else ""),
+                t.columns,
+                tuple(chunk),
+                t.source,
+                t.links if i == len(chunks) - 1 else (),
+                t.first_column_is_header,
+            )
             if i:
                 pages.append([])
                 room = CONTENT_MM
@@ -163,8 +211,16 @@ def size_labels(ph: PhaseSummary, ascending: bool = True) -> tuple[list[int], li
     return sizes, [kib_label(b) for b in sizes]
 
 
-def plot_2d_page(run: RunData, ph: PhaseSummary, title: str, get: Getter, ylabel: str, logy: bool = True,
-                 mixes: Sequence[str] | None = None, scale: float = 1.0) -> Page:
+def plot_2d_page(
+    run: RunData,
+    ph: PhaseSummary,
+    title: str,
+    get: Getter,
+    ylabel: str,
+    logy: bool = True,
+    mixes: Sequence[str] | None = None,
+    scale: float = 1.0,
+) -> Page:
     sizes, labels = size_labels(ph)
     series = []
     for mix in mixes or ph.mixes:
@@ -181,8 +237,15 @@ def plot_2d_page(run: RunData, ph: PhaseSummary, title: str, get: Getter, ylabel
     return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph)),))
 
 
-def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel: str, lower_is_better: bool = False,
-                  scale: float = 1.0) -> list[Page]:
+def plot_3d_pages(
+    run: RunData,
+    ph: PhaseSummary,
+    what: str,
+    get: Getter,
+    zlabel: str,
+    lower_is_better: bool = False,
+    scale: float = 1.0,
+) -> list[Page]:
     """The SNIA 3D column plot, and on its own page a heat map with the values printed (the
     readable alternative: no bar hides another). Page titles name `what` unless it is the
     test's own name (the page header already says "IOPS — …")."""
@@ -199,8 +262,15 @@ def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel
     mixes = [f"{m}" for m in ph.mixes]
     src = window_source(run, ph)
     png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=160)
-    heat = plots.heatmap(labels, mixes, z, zlabel, f"{what} — values (block size × R/W mix)",
-                         height_mm=95, lower_is_better=lower_is_better)
+    heat = plots.heatmap(
+        labels,
+        mixes,
+        z,
+        zlabel,
+        f"{what} — values (block size × R/W mix)",
+        height_mm=95,
+        lower_is_better=lower_is_better,
+    )
     return [
         Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 160, src),)),
         Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
@@ -213,20 +283,37 @@ def plot_3d_pages(run: RunData, ph: PhaseSummary, what: str, get: Getter, zlabel
 def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
     title = f"Response Time Histogram — {cell.key}"
     if cell.histogram is None or cell.histogram.total == 0:
-        return Page(title, (Text((f"{cell.key}: the engine stored no latency histogram for this cell, so no "
-                                  "distribution is shown.",)),))
+        return Page(
+            title,
+            (
+                Text(
+                    (f"{cell.key}: the engine stored no latency histogram for this cell, so no distribution is shown.",)
+                ),
+            ),
+        )
     h = cell.histogram
-    png = latency_plots.latency_histogram([("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125)
+    png = latency_plots.latency_histogram(
+        [("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125
+    )
     pct = h.percentiles()
     unit, div = latency_plots.histogram_unit([h])
     columns = ("", *(f"{p:g} %" for p in pct), "maximum")
-    rows = ((f"response time ({unit})", *(num(None if v is None else v / div) for v in pct.values()),
-             num(h.max_us / div)),)
-    table = Table(f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)", columns, rows,
-                  window_source(run, ph, "histograms merged (bin counts summed)"),
-                  run.raw_links(window_rows(ph, {cell.key})))
-    fig = Figure(f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)", png, 125,
-                 window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"))
+    rows = (
+        (f"response time ({unit})", *(num(None if v is None else v / div) for v in pct.values()), num(h.max_us / div)),
+    )
+    table = Table(
+        f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)",
+        columns,
+        rows,
+        window_source(run, ph, "histograms merged (bin counts summed)"),
+        run.raw_links(window_rows(ph, {cell.key})),
+    )
+    fig = Figure(
+        f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)",
+        png,
+        125,
+        window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"),
+    )
     return Page(title, (fig, table))
 
 
@@ -246,21 +333,36 @@ def details_pages(run: RunData) -> list[Page]:
         ("Write cache", m.write_cache or "not recorded"),
     ]
     for ph in run.phases:
-        rows.append((f"Phase {ph.phase.name}",
-                     f"{rounds_count(ph)}; window {rounds_text(ph.window)}; "
-                     f"{ph.phase.stop_reason or 'unfinished'}"))
+        rows.append(
+            (
+                f"Phase {ph.phase.name}",
+                f"{rounds_count(ph)}; window {rounds_text(ph.window)}; {ph.phase.stop_reason or 'unfinished'}",
+            )
+        )
         # per idle length, not per cell: a full HIR wait state idles before each of its 360 bursts
         idle: dict[float, int] = {}
         for r in ph.rows:
             if r.idle_before_s:
                 idle[r.idle_before_s] = idle.get(r.idle_before_s, 0) + 1
         if idle:
-            rows.append((f"Phase {ph.phase.name}: idle before cells",
-                         "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items())))
+            rows.append(
+                (
+                    f"Phase {ph.phase.name}: idle before cells",
+                    "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items()),
+                )
+            )
         # The window's figure is the drive's steady state; the phase's includes its fresh start.
-        parts = [f"{w[0]:.2f} over {what} ({eng(w[1], 'B')} host writes)" for what, w in (
-            (f"the measurement window, {rounds_text(ph.window)}", run.write_amplification(window_rows(ph)) if ph.window else None),
-            ("the whole phase", run.write_amplification(ph.rows))) if w is not None]
+        parts = [
+            f"{w[0]:.2f} over {what} ({eng(w[1], 'B')} host writes)"
+            for what, w in (
+                (
+                    f"the measurement window, {rounds_text(ph.window)}",
+                    run.write_amplification(window_rows(ph)) if ph.window else None,
+                ),
+                ("the whole phase", run.write_amplification(ph.rows)),
+            )
+            if w is not None
+        ]
         if parts:
             rows.append((f"Phase {ph.phase.name}: write amplification (flash ÷ host writes)", "; ".join(parts)))
     for i, d in enumerate(m.decisions, 1):
@@ -275,17 +377,24 @@ def details_pages(run: RunData) -> list[Page]:
         rows.append((f"Note {i}", note))
     # what the page header could not hold (it points here)
     shown = {(c.title, k): v for c in header.header_columns(run) for k, v in c.items}
-    rows += [(f"{title}: {k}", v) for title, items in header.COLUMNS for k, v in items(run)
-             if shown.get((title, k)) != " ".join(str(v).split())]
+    rows += [
+        (f"{title}: {k}", v)
+        for title, items in header.COLUMNS
+        for k, v in items(run)
+        if shown.get((title, k)) != " ".join(str(v).split())
+    ]
     rows = [(k, " ".join(str(v).split())) for k, v in rows]  # long values wrap; row_lines counts them
-    table = Table("Run details", ("item", "value"), tuple(rows),
-                  "Source: manifest.json and results.db table phases.", run.store_links())
+    table = Table(
+        "Run details",
+        ("item", "value"),
+        tuple(rows),
+        "Source: manifest.json and results.db table phases.",
+        run.store_links(),
+    )
     return table_pages(header.RUN_DETAILS, [table])
 
 
 def header_table(run: RunData, caption: str) -> Table:
     """The four header columns of one run, nothing shortened."""
-    rows = tuple((f"{title}: {k}", " ".join(str(v).split())) for title, items in header.COLUMNS
-                 for k, v in items(run))
-    return Table(caption, ("item", "value"), rows, "Source: the run's manifest.json and results.db.",
-                 run.store_links())
+    rows = tuple((f"{title}: {k}", " ".join(str(v).split())) for title, items in header.COLUMNS for k, v in items(run))
+    return Table(caption, ("item", "value"), rows, "Source: the run's manifest.json and results.db.", run.store_links())

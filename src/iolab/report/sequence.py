@@ -37,8 +37,10 @@ def order_runs(runs: Sequence[RunData]) -> list[RunData]:
     targets = {r.manifest.target.get("spec") for r in runs}
     if len(targets) > 1:
         listed = "; ".join(f"{r.manifest.run_id} on {r.manifest.target.get('spec')}" for r in runs)
-        raise IolabError(f"a sequence report covers runs on one target, these are on {len(targets)}: {listed}. "
-                         "Compare drives with `iolab compare` instead.")
+        raise IolabError(
+            f"a sequence report covers runs on one target, these are on {len(targets)}: {listed}. "
+            "Compare drives with `iolab compare` instead."
+        )
     ids = [r.manifest.run_id for r in runs]
     twice = sorted({i for i in ids if ids.count(i) > 1})
     if twice:
@@ -46,14 +48,17 @@ def order_runs(runs: Sequence[RunData]) -> list[RunData]:
     return sorted(runs, key=lambda r: r.manifest.started)
 
 
-def write_sequence_report(name: str, heading: str | None, members: Sequence[SequenceMember], out_dir: Path) -> list[Path]:
+def write_sequence_report(
+    name: str, heading: str | None, members: Sequence[SequenceMember], out_dir: Path
+) -> list[Path]:
     """`name`: the sequence ("" for runs of no one sequence); `heading`: its page-header line.
     Writes one HTML and one PDF; returns both paths."""
     cover = summary_document(name, heading, members)
     ids = "\n".join(m.run.manifest.run_id for m in members)
     stem = f"sequence-{name or 'runs'}-{len(members)}tests-{hashlib.sha1(ids.encode()).hexdigest()[:8]}"
-    return write_document([cover, *(m.document for m in members)], Path(out_dir), stem,
-                          title=f"{cover.test_name} — {cover.device}")
+    return write_document(
+        [cover, *(m.document for m in members)], Path(out_dir), stem, title=f"{cover.test_name} — {cover.device}"
+    )
 
 
 def summary_document(name: str, heading: str | None, members: Sequence[SequenceMember]) -> Document:
@@ -64,9 +69,15 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
     noncompliant = [r for r in runs if not r.manifest.compliant]
     if noncompliant:
         label = "non-compliant (quick profile)" if quick else "non-compliant"
-        banners.append((f"{label}: {len(noncompliant)} of {len(runs)} runs "
-                        f"({', '.join(m.label for m in members if not m.run.manifest.compliant)}); every page of "
-                        "each run says why", label, SUMMARY))
+        banners.append(
+            (
+                f"{label}: {len(noncompliant)} of {len(runs)} runs "
+                f"({', '.join(m.label for m in members if not m.run.manifest.compliant)}); every page of "
+                "each run says why",
+                label,
+                SUMMARY,
+            )
+        )
     unfinished = [m for m in members if not m.run.complete]
     if unfinished:
         text = "INCOMPLETE SEQUENCE: " + "; ".join(f"{m.label} {m.run.manifest.state}" for m in unfinished)
@@ -89,15 +100,26 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
 def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
     first = members[0].run
     device = [(k, v) for k, v in header.device_items(first) if k != "Write amplification"]  # per run, on its pages
-    tests = [(m.label, f"{m.run.manifest.state}" + ("" if m.run.manifest.compliant else ", non-compliant"))
-             for m in members]
+    tests = [
+        (m.label, f"{m.run.manifest.state}" + ("" if m.run.manifest.compliant else ", non-compliant")) for m in members
+    ]
     prof = first.manifest.profile
-    profile = [("Profile", str(prof.get("name", header.NOT_REPORTED))), ("Spec", str(prof.get("spec") or "—")),
-               ("Scaled down (--quick)", "yes: non-compliant" if first.quick else "no"),
-               ("Runs", str(len(members))), ("Run directory", str(first.dir.parent))]
-    return tuple(header.fit_column(title, items, SUMMARY) for title, items in (
-        ("Test Platform", header.platform_items(first)), ("Device Under Test", device),
-        ("Tests in this report", tests), ("Set Up", profile)))
+    profile = [
+        ("Profile", str(prof.get("name", header.NOT_REPORTED))),
+        ("Spec", str(prof.get("spec") or "—")),
+        ("Scaled down (--quick)", "yes: non-compliant" if first.quick else "no"),
+        ("Runs", str(len(members))),
+        ("Run directory", str(first.dir.parent)),
+    ]
+    return tuple(
+        header.fit_column(title, items, SUMMARY)
+        for title, items in (
+            ("Test Platform", header.platform_items(first)),
+            ("Device Under Test", device),
+            ("Tests in this report", tests),
+            ("Set Up", profile),
+        )
+    )
 
 
 def _report_link(run: RunData) -> tuple[Link, ...]:
@@ -110,21 +132,44 @@ def summary_pages(members: Sequence[SequenceMember]):
     runs, figs, links = [], [], []
     for m in members:
         r = m.run
-        steady = "; ".join(f"{ph.phase.name}: {rounds_text(ph.window)}"
-                           + {True: " (steady)", False: " (steady state not reached)", None: ""}[ph.steady]
-                           for ph in r.phases) or "nothing measured"
+        steady = (
+            "; ".join(
+                f"{ph.phase.name}: {rounds_text(ph.window)}"
+                + {True: " (steady)", False: " (steady state not reached)", None: ""}[ph.steady]
+                for ph in r.phases
+            )
+            or "nothing measured"
+        )
         compliance = "yes" if r.manifest.compliant else "no: " + "; ".join(r.manifest.noncompliance)
-        runs.append((m.label, r.manifest.run_id, r.manifest.state + (f": {r.manifest.error}" if r.manifest.error else ""),
-                     compliance, steady))
+        runs.append(
+            (
+                m.label,
+                r.manifest.run_id,
+                r.manifest.state + (f": {r.manifest.error}" if r.manifest.error else ""),
+                compliance,
+                steady,
+            )
+        )
         links += [Link(x.label, x.href, m.label) for x in (*_report_link(r), *r.store_links(), r.link("raw", "raw/"))]
         for k in m.figures:
             figs.append((m.label, k.short, k.fmt(k.get(r.phases))))
         if not m.figures:
             figs.append((m.label, "no key figures declared for this test", "—"))
     src = "Source: each run's manifest.json and results.db; the pages after this summary are each run's own report."
-    tables = [Table("Runs of the sequence, in the order they ran", ("test", "run", "state", "compliant", "windows"),
-                    tuple(runs), src, tuple(links)),
-              Table("Key figures per test (↑ higher / ↓ lower is better)", ("test", "key figure", "value"), tuple(figs),
-                    "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
-                    "'—' where the run measured none.")]
+    tables = [
+        Table(
+            "Runs of the sequence, in the order they ran",
+            ("test", "run", "state", "compliant", "windows"),
+            tuple(runs),
+            src,
+            tuple(links),
+        ),
+        Table(
+            "Key figures per test (↑ higher / ↓ lower is better)",
+            ("test", "key figure", "value"),
+            tuple(figs),
+            "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
+            "'—' where the run measured none.",
+        ),
+    ]
     return table_pages(SUMMARY, tables)

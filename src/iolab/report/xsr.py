@@ -22,9 +22,15 @@ def run_xsr(run: RunData) -> tuple[XsrResult, dict]:
 
 
 def _series(res: XsrResult, get) -> list[plots.Series]:
-    return [plots.Series(f"{g.name}: {g.rows[0].cell_key.split(' ', 1)[1]}" if g.rows else g.name,
-                         tuple(g.start_min + m for m in g.minutes), tuple(get(r) for r in g.rows))
-            for g in res.groups if g.rows]
+    return [
+        plots.Series(
+            f"{g.name}: {g.rows[0].cell_key.split(' ', 1)[1]}" if g.rows else g.name,
+            tuple(g.start_min + m for m in g.minutes),
+            tuple(get(r) for r in g.rows),
+        )
+        for g in res.groups
+        if g.rows
+    ]
 
 
 def _when(r: Recovery | None) -> str:
@@ -39,8 +45,10 @@ def xsr_pages(run: RunData) -> list[Page]:
     res, tol = run_xsr(run)
     if not any(g.rows for g in res.groups):
         return [not_measured_page(run, run.phases[0], "Cross Stimulus Recovery")] if run.phases else []
-    src = ("Source: results.db table cells, phases 'group 1' … 'group 3': every complete interval; time is the "
-           "cumulative measured runtime from the start of group 1.")
+    src = (
+        "Source: results.db table cells, phases 'group 1' … 'group 3': every complete interval; time is the "
+        "cumulative measured runtime from the start of group 1."
+    )
     pages = []
     for title, ylabel, get in (
         ("Throughput vs Time", "MB/s", lambda r: r.mbps),
@@ -53,10 +61,14 @@ def xsr_pages(run: RunData) -> list[Page]:
     rows = (
         ("Group 1 mean TP (SEQ 1024 KiB W)", f"{num(g1.mean_mbps)} MB/s over {len(g1.rows)} intervals"),
         (f"Group 2 final level (mean of its last {SETTLE_WINDOW} intervals)", f"{num(g2.final_mbps())} MB/s"),
-        (f"Group 2 settled (within ± {SETTLE_TOLERANCE.show(tol['settle_tolerance'])} of its final level)",
-         _when(res.settled)),
-        (f"Group 3 recovered (TP ≥ {100 * (1 - tol['recovery_tolerance']):g} % of group 1's mean)",
-         _when(res.recovered)),
+        (
+            f"Group 2 settled (within ± {SETTLE_TOLERANCE.show(tol['settle_tolerance'])} of its final level)",
+            _when(res.settled),
+        ),
+        (
+            f"Group 3 recovered (TP ≥ {100 * (1 - tol['recovery_tolerance']):g} % of group 1's mean)",
+            _when(res.recovered),
+        ),
         ("Group 3 final level (mean of its last 5 intervals)", f"{num(g3.final_mbps())} MB/s"),
         ("recovery_tolerance", f"{RECOVERY_TOLERANCE.show(tol['recovery_tolerance'])} ({RECOVERY_TOLERANCE.source})"),
         ("settle_tolerance", f"{SETTLE_TOLERANCE.show(tol['settle_tolerance'])} ({SETTLE_TOLERANCE.source})"),
@@ -65,11 +77,30 @@ def xsr_pages(run: RunData) -> list[Page]:
     every = [(g, i, r) for g in res.groups for i, r in enumerate(g.rows)]
     step = max(1, -(-len(every) // TABLE_MAX_ROWS))
     shown = [e for k, e in enumerate(every) if k % step == 0 or e[1] == len(e[0].rows) - 1]
-    table_rows = tuple((g.name, interval_label(r), num(g.start_min + g.minutes[i]), num(r.mbps), num(r.iops),
-                        num(r.lat_mean_us), num(r.lat_max_us)) for g, i, r in shown)
-    caption = "Throughput per interval" + (f" (every {step}th interval shown; all are in results.db)" if step > 1 else "")
-    tables.append(Table(caption, ("group", "interval", "time (min)", "MB/s", "IOPS", "ART (µs)", "MRT (µs)"),
-                        table_rows, src, run.raw_links([r for _, _, r in shown])))
+    table_rows = tuple(
+        (
+            g.name,
+            interval_label(r),
+            num(g.start_min + g.minutes[i]),
+            num(r.mbps),
+            num(r.iops),
+            num(r.lat_mean_us),
+            num(r.lat_max_us),
+        )
+        for g, i, r in shown
+    )
+    caption = "Throughput per interval" + (
+        f" (every {step}th interval shown; all are in results.db)" if step > 1 else ""
+    )
+    tables.append(
+        Table(
+            caption,
+            ("group", "interval", "time (min)", "MB/s", "IOPS", "ART (µs)", "MRT (µs)"),
+            table_rows,
+            src,
+            run.raw_links([r for _, _, r in shown]),
+        )
+    )
     pages += table_pages("Tabular Results — Cross Stimulus Recovery", tables)
     for ph in run.phases:  # each group's last five intervals, for information (no group stops at steady state)
         pages += measurement_window_pages(run, ph, lambda v: "MB/s")

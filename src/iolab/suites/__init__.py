@@ -41,7 +41,9 @@ def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "
     else:
         p = Profile(name="client", spec=revision, active_range=0.75, threads=2, queue_depth=16, write_cache=True)
     if quick:
-        p = replace(p, quick=True, cell_seconds=QUICK_CELL_SECONDS, capacity_limit=QUICK_CAPACITY, max_rounds=QUICK_MAX_ROUNDS)
+        p = replace(
+            p, quick=True, cell_seconds=QUICK_CELL_SECONDS, capacity_limit=QUICK_CAPACITY, max_rounds=QUICK_MAX_ROUNDS
+        )
     overrides = {k: v for k, v in overrides.items() if v is not None}
     return replace(p, **overrides)
 
@@ -71,11 +73,15 @@ def quick_notes(profile: Profile, given: Target, run: Target) -> tuple[str, ...]
     size = given_size(given)
     if size:
         opts = ", ".join(f"{k}={v}" for k, v in size.items())
-        return (f"--quick kept the simulated drive at the size its target gives ({opts}: {run.capacity / 1e9:.3f} GB, "
-                f"{tested_capacity(profile, run) / 1e9:.3f} GB of it tested); it scales only a drive whose size is not "
-                "given",)
-    return (f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec} (the preset's geometry ratios and "
-            "over-provisioning), tested whole; give user_gb in the target to choose the size",)
+        return (
+            f"--quick kept the simulated drive at the size its target gives ({opts}: {run.capacity / 1e9:.3f} GB, "
+            f"{tested_capacity(profile, run) / 1e9:.3f} GB of it tested); it scales only a drive whose size is not "
+            "given",
+        )
+    return (
+        f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec} (the preset's geometry ratios and "
+        "over-provisioning), tested whole; give user_gb in the target to choose the size",
+    )
 
 
 def no_input(build: Callable[[Profile, Target], TestPlan]) -> Callable[..., TestPlan]:
@@ -109,8 +115,14 @@ def wipc(profile: Profile, target: Target, block_size: int = 128 * KiB) -> Workl
     """Workload-independent preconditioning: SEQ writes of 2× the tested capacity (A.2)."""
     cap = tested_capacity(profile, target)
     return Workload.mix(
-        "seq", 0, block_size, threads=1, queue_depth=32, active_range=active_fraction(profile, target),
-        bytes_budget=int(profile.precondition_factor * cap), name=f"WIPC SEQ {block_size // KiB}KiB W",
+        "seq",
+        0,
+        block_size,
+        threads=1,
+        queue_depth=32,
+        active_range=active_fraction(profile, target),
+        bytes_budget=int(profile.precondition_factor * cap),
+        name=f"WIPC SEQ {block_size // KiB}KiB W",
     )
 
 
@@ -125,8 +137,15 @@ def supported_block_sizes(sizes: list[int], target: Target) -> tuple[list[int], 
 def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]:
     return [
         ("Profile", f"{profile.name} ({'WCE' if profile.write_cache else 'WCD'})"),
-        ("Active range", f"{profile.active_range:.0%}"
-         + (f", limited to {tested_capacity(profile, target) / 1e9:.3f} GB (quick)" if profile.capacity_limit else "")),
+        (
+            "Active range",
+            f"{profile.active_range:.0%}"
+            + (
+                f", limited to {tested_capacity(profile, target) / 1e9:.3f} GB (quick)"
+                if profile.capacity_limit
+                else ""
+            ),
+        ),
         ("Data pattern", "random (incompressible)"),
         ("Cell duration", f"{profile.cell_seconds:g} s"),
     ]
@@ -134,8 +153,20 @@ def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]
 
 # The Composite Block Size Workload (ECW in 1.1, CBW in 2.0; digest A.12): % of IOs per block
 # size, and the LBA skew as (share of IOs, share of the range) from LBA 0.
-CBW_MIX = ((512, 4), (1024, 1), (1536, 1), (2048, 1), (2560, 1), (3072, 1), (3584, 1), (4 * KiB, 67), (8 * KiB, 10),
-           (16 * KiB, 7), (32 * KiB, 3), (64 * KiB, 3))
+CBW_MIX = (
+    (512, 4),
+    (1024, 1),
+    (1536, 1),
+    (2048, 1),
+    (2560, 1),
+    (3072, 1),
+    (3584, 1),
+    (4 * KiB, 67),
+    (8 * KiB, 10),
+    (16 * KiB, 7),
+    (32 * KiB, 3),
+    (64 * KiB, 3),
+)
 CBW_ZONES = ((0.50, 0.05), (0.30, 0.15), (0.20, 0.80))
 CBW_TEXT = "CBW: RND 0.5–64 KiB mix (4 KiB 67 %), 50 % of IOs to the first 5 % of LBAs, 30 % to the next 15 %"
 
@@ -144,9 +175,14 @@ def cbw(read_pct: float, target: Target, **kw) -> Workload:
     """The CBW at a read share, random, with its block-size mix and LBA skew."""
     sector = target.facts.logical_sector or 512
     if sector > CBW_MIX[0][0]:
-        raise IolabError(f"the Composite Block Size Workload issues 0.5–3.5 KiB IOs, below this target's {sector} B "
-                         "logical sector; direct IO cannot issue them. Nothing was run or written.")
-    streams = tuple(Stream("rnd", op, bs, pct / 100 * (read_pct if op == "read" else 100 - read_pct) / 100)
-                    for bs, pct in CBW_MIX for op in ("read", "write")
-                    if (read_pct if op == "read" else 100 - read_pct) > 0)
+        raise IolabError(
+            f"the Composite Block Size Workload issues 0.5–3.5 KiB IOs, below this target's {sector} B "
+            "logical sector; direct IO cannot issue them. Nothing was run or written."
+        )
+    streams = tuple(
+        Stream("rnd", op, bs, pct / 100 * (read_pct if op == "read" else 100 - read_pct) / 100)
+        for bs, pct in CBW_MIX
+        for op in ("read", "write")
+        if (read_pct if op == "read" else 100 - read_pct) > 0
+    )
     return Workload(streams=streams, zones=CBW_ZONES, **kw)

@@ -58,17 +58,43 @@ def build(profile: Profile, target: Target) -> TestPlan:
     v = tp.values(PARAMS, profile, NAME)
     ar = active_fraction(profile, target)
     cells = tuple(
-        Cell(f"{mix} 4KiB", Workload.mix("rnd", int(mix.split("/")[0]), 4 * KiB, threads=1, queue_depth=v["qd"],
-                                         active_range=ar, duration_s=profile.cell_seconds), mix, 4 * KiB)
-        for mix in MIXES)
+        Cell(
+            f"{mix} 4KiB",
+            Workload.mix(
+                "rnd",
+                int(mix.split("/")[0]),
+                4 * KiB,
+                threads=1,
+                queue_depth=v["qd"],
+                active_range=ar,
+                duration_s=profile.cell_seconds,
+            ),
+            mix,
+            4 * KiB,
+        )
+        for mix in MIXES
+    )
     tracking = (Tracking(f"IOPS {TRACKED}", TRACKED, "iops"),)
     phase = Phase(PHASE, cells, tracking, purge=True, precondition=(wipc(profile, target),), max_rounds=v["rounds"])
-    rows = common_parameters(profile, target) + tp.parameter_rows(PARAMS, profile, NAME) + [
-        ("Stimulus", f"RND 4 KiB, R/W {' and '.join(MIXES)}, TC 1 × QD {v['qd']}"),
-        ("Tracking", tracking[0].name),
-    ]
-    return TestPlan(NAME, "Template", f"iolab template ({profile.name})", profile, (phase,), profile.rule(),
-                    tested_capacity(profile, target), tuple(rows), values=v)
+    rows = (
+        common_parameters(profile, target)
+        + tp.parameter_rows(PARAMS, profile, NAME)
+        + [
+            ("Stimulus", f"RND 4 KiB, R/W {' and '.join(MIXES)}, TC 1 × QD {v['qd']}"),
+            ("Tracking", tracking[0].name),
+        ]
+    )
+    return TestPlan(
+        NAME,
+        "Template",
+        f"iolab template ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        values=v,
+    )
 
 
 # -- key figures: what `iolab compare` ranks and `iolab check` guards -----------------------------
@@ -77,9 +103,11 @@ def build(profile: Profile, target: Target) -> TestPlan:
 def _window_cell(mix: str, attr: str):
     """A getter: one drive's phases -> the figure, or None when that drive did not measure it
     (an interrupted run): a missing figure is left unranked, never made up."""
+
     def get(phases: list[PhaseSummary]) -> float | None:
         cell = next((c for ph in phases if ph.phase.name == PHASE for c in ph.cells if c.mix == mix), None)
         return getattr(cell, attr) if cell is not None else None
+
     return get
 
 
@@ -104,9 +132,13 @@ def pages(run: RunData) -> list[Page]:
         return [not_measured_page(run, ph, "Template")] if ph else []
     out = measurement_window_pages(run, ph, lambda v: "IOPS")
     rows = tuple((c.key, num(c.iops), num(c.mbps), num(c.lat_mean_us), pct_text(c.p99_999_us, c.ios)) for c in ph.cells)
-    table = Table("Template: results per cell over the measurement window",
-                  ("cell", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"), rows, window_source(run, ph),
-                  run.raw_links(window_rows(ph)) + run.store_links())
+    table = Table(
+        "Template: results per cell over the measurement window",
+        ("cell", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"),
+        rows,
+        window_source(run, ph),
+        run.raw_links(window_rows(ph)) + run.store_links(),
+    )
     return out + table_pages("Tabular Results — Template", [table])
 
 
@@ -125,7 +157,10 @@ def view(ph: PhaseSummary, console: Console) -> None:
 # -- the declaration the registry reads: every field of TestDef, the defaults spelled out ---------
 
 TEST = TestDef(
-    NAME, "Template", "iolab template", "a template to copy: RND 4 KiB reads and writes to steady state",
+    NAME,
+    "Template",
+    "iolab template",
+    "a template to copy: RND 4 KiB reads and writes to steady state",
     build=no_input(build),  # (profile, target, workload) -> plan; no_input drops the workload
     needs_workload=False,  # True: the test reads `--workload PATH` (build with rwsw_common.with_input) ...
     keep_input=None,  # ... and then names what copies that input into the run directory

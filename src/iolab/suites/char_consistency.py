@@ -20,10 +20,24 @@ from . import characterise_common as cc
 from .figures import rounds
 
 PARAMS = (
-    tp.Param("duration", 2000.0, "4K random-write time after the fill; --quick uses 20 s unless set", tp.seconds,
-             tp.show_seconds, source="published reviews", quick=20.0),
-    tp.Param("steady_from", 1400.0, "where the steady part starts; --quick: 70 % of the duration unless set",
-             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda _, v: 0.7 * v["duration"]),
+    tp.Param(
+        "duration",
+        2000.0,
+        "4K random-write time after the fill; --quick uses 20 s unless set",
+        tp.seconds,
+        tp.show_seconds,
+        source="published reviews",
+        quick=20.0,
+    ),
+    tp.Param(
+        "steady_from",
+        1400.0,
+        "where the steady part starts; --quick: 70 % of the duration unless set",
+        tp.seconds,
+        tp.show_seconds,
+        source="published reviews",
+        quick=lambda _, v: 0.7 * v["duration"],
+    ),
     tp.Param("qd", 32, "queue depth (one thread)", tp.positive_int, source="published reviews"),
 )
 
@@ -34,29 +48,56 @@ def build(profile: Profile, target: Target) -> TestPlan:
     duration = v["duration"]
     ar = active_fraction(profile, target)
     cap = tested_capacity(profile, target)
-    fill = Workload.mix("seq", 0, 128 * KiB, threads=1, queue_depth=32, active_range=ar, bytes_budget=cap,
-                        name="fill SEQ 128KiB W, 1× capacity")
-    w = Workload.mix("rnd", 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar, duration_s=duration,
-                     max_per_second=True)
+    fill = Workload.mix(
+        "seq",
+        0,
+        128 * KiB,
+        threads=1,
+        queue_depth=32,
+        active_range=ar,
+        bytes_budget=cap,
+        name="fill SEQ 128KiB W, 1× capacity",
+    )
+    w = Workload.mix(
+        "rnd", 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar, duration_s=duration, max_per_second=True
+    )
     cell = Cell(f"RND 4KiB W QD{v['qd']}", w, "0/100", 4 * KiB)
     phase = Phase("consistency", (cell,), (), purge=True, precondition=(fill,), max_rounds=1, stop_on_steady=False)
     rows = s.rows + [
         ("Fill", f"SEQ 128 KiB W, 1× the tested capacity ({cap / 1e9:.3f} GB)"),
         ("Stimulus", f"RND 4 KiB W, TC 1 × QD {v['qd']}, {tp.show_seconds(duration)}, IOPS every second"),
     ]
-    return TestPlan("consistency", "IO Consistency", f"characterisation ({profile.name})", profile, (phase,),
-                    profile.rule(), cap, tuple(rows), values=v)
-
+    return TestPlan(
+        "consistency",
+        "IO Consistency",
+        f"characterisation ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        cap,
+        tuple(rows),
+        values=v,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    return (KeyMetric("IOPS over the whole period", "IOPS", True, rounds("consistency", lambda rs: rs[-1].iops)),
-            KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us)))
+    return (
+        KeyMetric("IOPS over the whole period", "IOPS", True, rounds("consistency", lambda rs: rs[-1].iops)),
+        KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us)),
+    )
 
 
 TEST = TestDef(
-    "consistency", "IO Consistency", cc.FAMILY,
+    "consistency",
+    "IO Consistency",
+    cc.FAMILY,
     "purge, sequential fill, then 2,000 s of 4K random writes at QD32: IOPS every second, periodic dips",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=consistency_pages,
-    overlays=consistency_overlays, view=consistency_view, short_title="Consistency", params=PARAMS + cc.ENDURANCE_PARAMS,
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    key_figures=key_figures,
+    pages=consistency_pages,
+    overlays=consistency_overlays,
+    view=consistency_view,
+    short_title="Consistency",
+    params=PARAMS + cc.ENDURANCE_PARAMS,
 )

@@ -20,9 +20,15 @@ from ..workload import Workload
 from . import active_fraction, characterise_common as cc, no_input, tested_capacity
 
 NAME = "latency-demand"
-WARMUP = tp.Param("warmup", 9.0, "unmeasured warm-up before each step or round (fio ramp_time; --quick: 0 unless set)",
-                  lambda t: 0.0 if t.strip() in ("0", "0s") else tp.seconds(t), tp.show_seconds,
-                  source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s", quick=0.0)
+WARMUP = tp.Param(
+    "warmup",
+    9.0,
+    "unmeasured warm-up before each step or round (fio ramp_time; --quick: 0 unless set)",
+    lambda t: 0.0 if t.strip() in ("0", "0s") else tp.seconds(t),
+    tp.show_seconds,
+    source="UNVERIFIED: the reviews exclude a warm-up; iolab uses their QoS rounds' 9 s",
+    quick=0.0,
+)
 
 
 def geometric(start: int, stop: int) -> tuple[int, ...]:
@@ -50,17 +56,47 @@ def positive_list(text: str) -> tuple[int, ...]:
 
 
 PARAMS = (
-    tp.Param("demand", tuple(range(5000, 2_000_001, 5000)), "demanded IOPS per step: a list (5000,10000,…) or "
-             "START:STEP:STOP; --quick: 1,000 … 1,400,000 rising by √2 unless set", positive_list, show_demand,
-             source="published reviews (5,000 IOPS steps)", quick=geometric(1000, 2_000_000)),
-    tp.Param("step_time", 60.0, "how long each demand step is measured (--quick: the cell time unless set)",
-             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
-    tp.Param("tolerance", 0.02, "a step falls short when it delivers less than demand × (1 − tolerance)",
-             tp.fraction, tp.show_percent, source="published reviews"),
-    tp.Param("shortfall_steps", 2, "steps in a row that must fall short to end a ramp", tp.positive_int,
-             source="published reviews"),
-    tp.Param("queue_depth", 32, "outstanding IO that carries the demand (one thread); the rate limit, not the "
-             "queue, sets the load", tp.positive_int, source="UNVERIFIED: the reviews do not say; iolab's choice"),
+    tp.Param(
+        "demand",
+        tuple(range(5000, 2_000_001, 5000)),
+        "demanded IOPS per step: a list (5000,10000,…) or "
+        "START:STEP:STOP; --quick: 1,000 … 1,400,000 rising by √2 unless set",
+        positive_list,
+        show_demand,
+        source="published reviews (5,000 IOPS steps)",
+        quick=geometric(1000, 2_000_000),
+    ),
+    tp.Param(
+        "step_time",
+        60.0,
+        "how long each demand step is measured (--quick: the cell time unless set)",
+        tp.seconds,
+        tp.show_seconds,
+        source="published reviews",
+        quick=lambda profile, _: profile.cell_seconds,
+    ),
+    tp.Param(
+        "tolerance",
+        0.02,
+        "a step falls short when it delivers less than demand × (1 − tolerance)",
+        tp.fraction,
+        tp.show_percent,
+        source="published reviews",
+    ),
+    tp.Param(
+        "shortfall_steps",
+        2,
+        "steps in a row that must fall short to end a ramp",
+        tp.positive_int,
+        source="published reviews",
+    ),
+    tp.Param(
+        "queue_depth",
+        32,
+        "outstanding IO that carries the demand (one thread); the rate limit, not the queue, sets the load",
+        tp.positive_int,
+        source="UNVERIFIED: the reviews do not say; iolab's choice",
+    ),
     WARMUP,
 )
 
@@ -73,10 +109,25 @@ def build(profile: Profile, target: Target) -> TestPlan:
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for i, (name, read_pct) in enumerate(RAMPS):
-        cells = tuple(Cell(f"{d} IOPS demanded", Workload.mix("rnd", read_pct, 4 * KiB, threads=1,
-                                                                queue_depth=v["queue_depth"], active_range=ar,
-                                                                duration_s=step_s, ramp_s=warmup, rate_iops=d),
-                           f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB) for d in demand)
+        cells = tuple(
+            Cell(
+                f"{d} IOPS demanded",
+                Workload.mix(
+                    "rnd",
+                    read_pct,
+                    4 * KiB,
+                    threads=1,
+                    queue_depth=v["queue_depth"],
+                    active_range=ar,
+                    duration_s=step_s,
+                    ramp_s=warmup,
+                    rate_iops=d,
+                ),
+                f"{read_pct:g}/{100 - read_pct:g}",
+                4 * KiB,
+            )
+            for d in demand
+        )
         phase = cc.first_phase(s, name, cells) if i == 0 else cc.next_phase(name, cells)
         phases.append(replace(phase, stop_rule=rule))
     rows = s.rows + [
@@ -84,9 +135,18 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Stop rule", rule.describe()),
     ]
     notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
-    return TestPlan(NAME, "Latency vs IOPS Demand", f"characterisation ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
-
+    return TestPlan(
+        NAME,
+        "Latency vs IOPS Demand",
+        f"characterisation ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        notes,
+        values=v,
+    )
 
 
 def _top(name: str):
@@ -99,19 +159,30 @@ def _latency_at_top(name: str):
         ph = ramp_phase(phases, name)
         t = sustainable(ph)[0]
         return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph else None
+
     return get
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    return (KeyMetric("max sustainable read IOPS", "IOPS", True, _top("read ramp")),
-            KeyMetric("max sustainable write IOPS", "IOPS", True, _top("write ramp")),
-            KeyMetric("read latency at max sustainable", "µs", False, _latency_at_top("read ramp")),
-            KeyMetric("write latency at max sustainable", "µs", False, _latency_at_top("write ramp")))
+    return (
+        KeyMetric("max sustainable read IOPS", "IOPS", True, _top("read ramp")),
+        KeyMetric("max sustainable write IOPS", "IOPS", True, _top("write ramp")),
+        KeyMetric("read latency at max sustainable", "µs", False, _latency_at_top("read ramp")),
+        KeyMetric("write latency at max sustainable", "µs", False, _latency_at_top("write ramp")),
+    )
 
 
 TEST = TestDef(
-    NAME, "Latency vs IOPS Demand", cc.FAMILY,
+    NAME,
+    "Latency vs IOPS Demand",
+    cc.FAMILY,
     "RND 4 KiB reads and writes at rising demanded IOPS until the drive falls short: maximum sustainable IOPS",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=demand_pages,
-    overlays=demand_overlays, view=demand_view, short_title="Demand", params=PARAMS + cc.PARAMS,
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    key_figures=key_figures,
+    pages=demand_pages,
+    overlays=demand_overlays,
+    view=demand_view,
+    short_title="Demand",
+    params=PARAMS + cc.PARAMS,
 )

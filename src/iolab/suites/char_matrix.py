@@ -20,10 +20,24 @@ from .figures import peak
 
 PHASES: tuple[tuple[Access, str], ...] = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
 PARAMS = (
-    tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
-             source="published reviews", quick=(1, 4, 32)),
-    tp.Param("sizes", (512, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB),
-             "IO sizes", tp.size_list, cc.size_text, source="published reviews", quick=(4 * KiB, 128 * KiB)),
+    tp.Param(
+        "qds",
+        (1, 2, 4, 8, 16, 32, 64, 128),
+        "queue depths (one thread)",
+        tp.int_list,
+        tp.show_list,
+        source="published reviews",
+        quick=(1, 4, 32),
+    ),
+    tp.Param(
+        "sizes",
+        (512, 4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB),
+        "IO sizes",
+        tp.size_list,
+        cc.size_text,
+        source="published reviews",
+        quick=(4 * KiB, 128 * KiB),
+    ),
 )
 
 
@@ -39,32 +53,65 @@ def build(profile: Profile, target: Target) -> TestPlan:
     phases = list(s.phases)
     for access, op in PHASES:
         cells = tuple(
-            Cell(cc.cell_key(kib_label(bs), qd), Workload.mix(access, 100 if op == "read" else 0, bs, threads=1,
-                                                              queue_depth=qd, active_range=ar,
-                                                              duration_s=profile.cell_seconds), kib_label(bs), bs)
-            for bs in sizes for qd in qds)
+            Cell(
+                cc.cell_key(kib_label(bs), qd),
+                Workload.mix(
+                    access,
+                    100 if op == "read" else 0,
+                    bs,
+                    threads=1,
+                    queue_depth=qd,
+                    active_range=ar,
+                    duration_s=profile.cell_seconds,
+                ),
+                kib_label(bs),
+                bs,
+            )
+            for bs in sizes
+            for qd in qds
+        )
         name = phase_name(access, op)
         phases.append(cc.first_phase(s, name, cells) if len(phases) == len(s.phases) else cc.next_phase(name, cells))
-    rows = s.rows + [("Stimulus", f"RND/SEQ × R/W × QD {tp.show_list(qds)} × {cc.size_text(tuple(sizes))}, TC 1"),
-                     ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)")]
-    return TestPlan("rw-matrix", "Reads and Writes Matrices", f"characterisation ({profile.name})", profile,
-                    tuple(phases), profile.rule(), tested_capacity(profile, target), tuple(rows), tuple(notes),
-                    values=s.values)
-
+    rows = s.rows + [
+        ("Stimulus", f"RND/SEQ × R/W × QD {tp.show_list(qds)} × {cc.size_text(tuple(sizes))}, TC 1"),
+        ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)"),
+    ]
+    return TestPlan(
+        "rw-matrix",
+        "Reads and Writes Matrices",
+        f"characterisation ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        tuple(notes),
+        values=s.values,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     out = []
     for name in ("RND READ", "RND WRITE"):
-        out += [KeyMetric(f"{name} peak IOPS", "IOPS", True, peak(name)),
-                KeyMetric(f"{name} 4KiB QD1 average latency", "µs", False, cc.at(name, "4KiB", 1, "lat_mean_us"))]
+        out += [
+            KeyMetric(f"{name} peak IOPS", "IOPS", True, peak(name)),
+            KeyMetric(f"{name} 4KiB QD1 average latency", "µs", False, cc.at(name, "4KiB", 1, "lat_mean_us")),
+        ]
     out += [KeyMetric(f"{name} peak MB/s", "MB/s", True, peak(name, "mbps")) for name in ("SEQ READ", "SEQ WRITE")]
     return tuple(out)
 
 
 TEST = TestDef(
-    "rw-matrix", "Reads and Writes Matrices", cc.FAMILY,
+    "rw-matrix",
+    "Reads and Writes Matrices",
+    cc.FAMILY,
     "RND/SEQ × READ/WRITE × QD 1…128 × IO size 0.5K…1M: IOPS, MB/s, average and maximum latency",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=matrix_pages,
-    overlays=matrix_overlays, view=matrix_view, short_title="Matrices", params=PARAMS + cc.PARAMS,
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    key_figures=key_figures,
+    pages=matrix_pages,
+    overlays=matrix_overlays,
+    view=matrix_view,
+    short_title="Matrices",
+    params=PARAMS + cc.PARAMS,
 )

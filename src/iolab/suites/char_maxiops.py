@@ -16,8 +16,17 @@ from .. import testparams as tp
 from ..decide import Decision, NoGain, Sample, last_gain
 from ..compare import KeyMetric
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..report.char_demand import (SEARCHES, maxiops_overlays, maxiops_pages, maxiops_view, rounds_phase,
-                                  ramp_phase, rounds_mean, search_phase, threads_phase)
+from ..report.char_demand import (
+    SEARCHES,
+    maxiops_overlays,
+    maxiops_pages,
+    maxiops_view,
+    rounds_phase,
+    ramp_phase,
+    rounds_mean,
+    search_phase,
+    threads_phase,
+)
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
@@ -28,23 +37,70 @@ from .char_demand import WARMUP, positive_list
 NAME = "max-iops"
 
 PARAMS = (
-    tp.Param("queue_depths", tuple(2**k for k in range(9)), "queue depths searched, ascending (1,2,4,…)",
-             positive_list, tp.show_list, source="published reviews (1 … 256, powers of two)"),
-    tp.Param("threads", 1, "threads at every searched queue depth", tp.positive_int,
-             source="UNVERIFIED: the reviews search QD and thread count, not in which order"),
-    tp.Param("thread_counts", (1, 2, 4, 8), "thread counts searched, ascending, at the queue depth search's best QD",
-             positive_list, tp.show_list, source="UNVERIFIED: the reviews do not list them; powers of two"),
-    tp.Param("min_gain", 0.02, "the search stops when a step gains less than this", tp.fraction, tp.show_percent,
-             source="published reviews"),
-    tp.Param("no_gain_steps", 1, "steps in a row that must gain less than min_gain to end a search", tp.positive_int,
-             source="published reviews (one step); more steps ride out a noisy step"),
-    tp.Param("rounds", 60, "rounds at the optimum (--quick: 3 unless set)", tp.positive_int, source="published reviews",
-             quick=3),
-    tp.Param("round_time", 51.0, "each round's measured time, after the warm-up (--quick: the cell time unless set)",
-             tp.seconds, tp.show_seconds, source="published reviews (9 s warm-up + 51 s)",
-             quick=lambda profile, _: profile.cell_seconds),
-    tp.Param("search_time", 60.0, "each search step (--quick: the cell time unless set)", tp.seconds, tp.show_seconds,
-             source="UNVERIFIED: the reviews do not say; as a PTS cell", quick=lambda profile, _: profile.cell_seconds),
+    tp.Param(
+        "queue_depths",
+        tuple(2**k for k in range(9)),
+        "queue depths searched, ascending (1,2,4,…)",
+        positive_list,
+        tp.show_list,
+        source="published reviews (1 … 256, powers of two)",
+    ),
+    tp.Param(
+        "threads",
+        1,
+        "threads at every searched queue depth",
+        tp.positive_int,
+        source="UNVERIFIED: the reviews search QD and thread count, not in which order",
+    ),
+    tp.Param(
+        "thread_counts",
+        (1, 2, 4, 8),
+        "thread counts searched, ascending, at the queue depth search's best QD",
+        positive_list,
+        tp.show_list,
+        source="UNVERIFIED: the reviews do not list them; powers of two",
+    ),
+    tp.Param(
+        "min_gain",
+        0.02,
+        "the search stops when a step gains less than this",
+        tp.fraction,
+        tp.show_percent,
+        source="published reviews",
+    ),
+    tp.Param(
+        "no_gain_steps",
+        1,
+        "steps in a row that must gain less than min_gain to end a search",
+        tp.positive_int,
+        source="published reviews (one step); more steps ride out a noisy step",
+    ),
+    tp.Param(
+        "rounds",
+        60,
+        "rounds at the optimum (--quick: 3 unless set)",
+        tp.positive_int,
+        source="published reviews",
+        quick=3,
+    ),
+    tp.Param(
+        "round_time",
+        51.0,
+        "each round's measured time, after the warm-up (--quick: the cell time unless set)",
+        tp.seconds,
+        tp.show_seconds,
+        source="published reviews (9 s warm-up + 51 s)",
+        quick=lambda profile, _: profile.cell_seconds,
+    ),
+    tp.Param(
+        "search_time",
+        60.0,
+        "each search step (--quick: the cell time unless set)",
+        tp.seconds,
+        tp.show_seconds,
+        source="UNVERIFIED: the reviews do not say; as a PTS cell",
+        quick=lambda profile, _: profile.cell_seconds,
+    ),
     WARMUP,
 )
 OPTIMUM = "at the optimum"
@@ -58,8 +114,16 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rule = NoGain(min_gain=v["min_gain"], steps=v["no_gain_steps"])
 
     def work(read_pct: float, qd: int, seconds: float) -> Workload:
-        return Workload.mix("rnd", read_pct, 4 * KiB, threads=threads, queue_depth=qd, active_range=ar, duration_s=seconds,
-                            ramp_s=warmup)
+        return Workload.mix(
+            "rnd",
+            read_pct,
+            4 * KiB,
+            threads=threads,
+            queue_depth=qd,
+            active_range=ar,
+            duration_s=seconds,
+            ramp_s=warmup,
+        )
 
     def cell(read_pct: float, qd: int, seconds: float, key: str = "", tc: int = threads) -> Cell:
         # The rounds' key names no QD: drives with different optima still compare cell by cell.
@@ -76,10 +140,14 @@ def build(profile: Profile, target: Target) -> TestPlan:
             # keys name no QD (as the rounds'): drives whose searches chose different QDs still compare
             cells = tuple(cell(read_pct, qd, search_s, f"TC{tc} at the best QD", tc) for tc in v["thread_counts"])
             phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=rule)
-            return phase, Decision(threads_phase(op), {"name": "last-gain"},
-                                   f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), the last "
-                                   f"step that gained at least {tp.show_percent(rule.min_gain)}: thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
-                                   {"queue_depth": qd})
+            return phase, Decision(
+                threads_phase(op),
+                {"name": "last-gain"},
+                f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), the last "
+                f"step that gained at least {tp.show_percent(rule.min_gain)}: thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
+                {"queue_depth": qd},
+            )
+
         return build_threads
 
     def at_optimum(op: str, read_pct: float):
@@ -90,10 +158,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
             more = by_tc.outstanding > by_qd.outstanding and by_tc.iops >= by_qd.iops * (1 + rule.min_gain)
             best, tc = (by_tc, by_tc.outstanding // qd) if more else (by_qd, threads)
             phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM, tc),), max_rounds=rounds)
-            return phase, Decision(rounds_phase(op), {"name": "last-gain"},
-                                   f"the queue-depth and thread searches chose {best.key} ({best.iops:,.0f} {op} IOPS), "
-                                   f"the last step that gained at least {tp.show_percent(rule.min_gain)}: "
-                                   f"{rounds} rounds there", {"threads": tc, "queue_depth": qd})
+            return phase, Decision(
+                rounds_phase(op),
+                {"name": "last-gain"},
+                f"the queue-depth and thread searches chose {best.key} ({best.iops:,.0f} {op} IOPS), "
+                f"the last step that gained at least {tp.show_percent(rule.min_gain)}: "
+                f"{rounds} rounds there",
+                {"threads": tc, "queue_depth": qd},
+            )
+
         return build_rounds
 
     phases: list = list(s.phases)
@@ -102,32 +175,63 @@ def build(profile: Profile, target: Target) -> TestPlan:
         search = cc.first_phase(s, search_phase(op), cells) if i == 0 else cc.next_phase(search_phase(op), cells)
         phases.append(replace(search, stop_rule=rule))
         # ETA: the thread search at most runs every count (its rule may end it sooner)
-        phases.append(Deferred(threads_phase(op), f"the {op} QD search's most IOPS", thread_search(op, read_pct),
-                               len(v["thread_counts"]) * (search_s + warmup)))
-        phases.append(Deferred(rounds_phase(op), f"the {op} searches' most IOPS", at_optimum(op, read_pct),
-                               rounds * (round_s + warmup)))
+        phases.append(
+            Deferred(
+                threads_phase(op),
+                f"the {op} QD search's most IOPS",
+                thread_search(op, read_pct),
+                len(v["thread_counts"]) * (search_s + warmup),
+            )
+        )
+        phases.append(
+            Deferred(
+                rounds_phase(op), f"the {op} searches' most IOPS", at_optimum(op, read_pct), rounds * (round_s + warmup)
+            )
+        )
     rows = s.rows + [
-        ("Stimulus", "RND 4 KiB reads, then writes: a queue-depth search, a thread-count search at its best QD, "
-                     "then rounds at the best (threads, QD)"),
+        (
+            "Stimulus",
+            "RND 4 KiB reads, then writes: a queue-depth search, a thread-count search at its best QD, "
+            "then rounds at the best (threads, QD)",
+        ),
         ("Stop rule", rule.describe()),
     ]
     notes = ("The write search follows the read rounds without a new purge: reads do not change the drive's state.",)
-    return TestPlan(NAME, "Maximum IOPS", f"characterisation ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
-
+    return TestPlan(
+        NAME,
+        "Maximum IOPS",
+        f"characterisation ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        notes,
+        values=v,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     def mean(op: str):
         return lambda phases: rounds_mean(ramp_phase(phases, rounds_phase(op)))
 
-    return (KeyMetric("max read IOPS (rounds)", "IOPS", True, mean("read")),
-            KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")))
+    return (
+        KeyMetric("max read IOPS (rounds)", "IOPS", True, mean("read")),
+        KeyMetric("max write IOPS (rounds)", "IOPS", True, mean("write")),
+    )
 
 
 TEST = TestDef(
-    NAME, "Maximum IOPS", cc.FAMILY,
+    NAME,
+    "Maximum IOPS",
+    cc.FAMILY,
     "RND 4 KiB read and write queue-depth, then thread-count search for the most IOPS, then rounds at the optimum",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=maxiops_pages,
-    overlays=maxiops_overlays, view=maxiops_view, short_title="Max IOPS", params=PARAMS + cc.PARAMS,
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    key_figures=key_figures,
+    pages=maxiops_pages,
+    overlays=maxiops_overlays,
+    view=maxiops_view,
+    short_title="Max IOPS",
+    params=PARAMS + cc.PARAMS,
 )

@@ -18,10 +18,24 @@ from . import characterise_common as cc
 from .figures import peak
 
 PARAMS = (
-    tp.Param("qds", (1, 2, 4, 8, 16, 32, 64, 128), "queue depths (one thread)", tp.int_list, tp.show_list,
-             source="published reviews", quick=(1, 32)),
-    tp.Param("write_pcts", tuple(range(0, 101, 10)), "write shares in % (0: all reads, 100: all writes)",
-             tp.percent_list, tp.show_list, source="published reviews", quick=(0, 30, 70, 100)),
+    tp.Param(
+        "qds",
+        (1, 2, 4, 8, 16, 32, 64, 128),
+        "queue depths (one thread)",
+        tp.int_list,
+        tp.show_list,
+        source="published reviews",
+        quick=(1, 32),
+    ),
+    tp.Param(
+        "write_pcts",
+        tuple(range(0, 101, 10)),
+        "write shares in % (0: all reads, 100: all writes)",
+        tp.percent_list,
+        tp.show_list,
+        source="published reviews",
+        quick=(0, 30, 70, 100),
+    ),
 )
 
 
@@ -34,26 +48,52 @@ def build(profile: Profile, target: Target) -> TestPlan:
     qds, pcts = s.values["qds"], s.values["write_pcts"]
     ar = active_fraction(profile, target)
     cells = tuple(
-        Cell(cc.cell_key(mix_label(w), qd), Workload.mix("rnd", 100 - w, 4 * KiB, threads=1, queue_depth=qd,
-                                                         active_range=ar, duration_s=profile.cell_seconds),
-             mix_label(w), 4 * KiB)
-        for w in pcts for qd in qds)
-    rows = s.rows + [("Stimulus", f"RND 4 KiB, write % {tp.show_list(pcts)} × QD {tp.show_list(qds)}, TC 1"),
-                     ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)")]
-    return TestPlan("mixed-matrix", "4K Mixed Matrix", f"characterisation ({profile.name})", profile,
-                    (*s.phases, cc.first_phase(s, "mixed", cells)), profile.rule(), tested_capacity(profile, target),
-                    tuple(rows), values=s.values)
-
+        Cell(
+            cc.cell_key(mix_label(w), qd),
+            Workload.mix(
+                "rnd", 100 - w, 4 * KiB, threads=1, queue_depth=qd, active_range=ar, duration_s=profile.cell_seconds
+            ),
+            mix_label(w),
+            4 * KiB,
+        )
+        for w in pcts
+        for qd in qds
+    )
+    rows = s.rows + [
+        ("Stimulus", f"RND 4 KiB, write % {tp.show_list(pcts)} × QD {tp.show_list(qds)}, TC 1"),
+        ("Cell duration", f"{profile.cell_seconds:g} s per cell (--cell-time)"),
+    ]
+    return TestPlan(
+        "mixed-matrix",
+        "4K Mixed Matrix",
+        f"characterisation ({profile.name})",
+        profile,
+        (*s.phases, cc.first_phase(s, "mixed", cells)),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        values=s.values,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    return (KeyMetric("peak total IOPS", "IOPS", True, peak("mixed")),
-            KeyMetric("30% W QD1 average latency", "µs", False, cc.at("mixed", "30% W", 1, "lat_mean_us")))
+    return (
+        KeyMetric("peak total IOPS", "IOPS", True, peak("mixed")),
+        KeyMetric("30% W QD1 average latency", "µs", False, cc.at("mixed", "30% W", 1, "lat_mean_us")),
+    )
 
 
 TEST = TestDef(
-    "mixed-matrix", "4K Mixed Matrix", cc.FAMILY,
+    "mixed-matrix",
+    "4K Mixed Matrix",
+    cc.FAMILY,
     "RND 4K, QD × write % (0…100 step 10): read, write and total IOPS, MB/s, average latency",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=mixed_pages,
-    overlays=matrix_overlays, view=matrix_view, short_title="Mixed", params=PARAMS + cc.PARAMS,
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    key_figures=key_figures,
+    pages=mixed_pages,
+    overlays=matrix_overlays,
+    view=matrix_view,
+    short_title="Mixed",
+    params=PARAMS + cc.PARAMS,
 )

@@ -22,16 +22,40 @@ from . import characterise_common as cc
 from .figures import rounds
 
 PARAMS = (
-    tp.Param("rounds", 60, "rounds of each direction; --quick uses 10 unless set", tp.positive_int,
-             source="published reviews", quick=10),
-    tp.Param("warmup", 9.0, "warm-up of each round (fio ramp_time), not measured; --quick: 10 % of --cell-time",
-             tp.seconds, tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds / 10),
-    tp.Param("measured", 51.0, "measured time of each round; --quick uses --cell-time unless set", tp.seconds,
-             tp.show_seconds, source="published reviews", quick=lambda profile, _: profile.cell_seconds),
+    tp.Param(
+        "rounds",
+        60,
+        "rounds of each direction; --quick uses 10 unless set",
+        tp.positive_int,
+        source="published reviews",
+        quick=10,
+    ),
+    tp.Param(
+        "warmup",
+        9.0,
+        "warm-up of each round (fio ramp_time), not measured; --quick: 10 % of --cell-time",
+        tp.seconds,
+        tp.show_seconds,
+        source="published reviews",
+        quick=lambda profile, _: profile.cell_seconds / 10,
+    ),
+    tp.Param(
+        "measured",
+        51.0,
+        "measured time of each round; --quick uses --cell-time unless set",
+        tp.seconds,
+        tp.show_seconds,
+        source="published reviews",
+        quick=lambda profile, _: profile.cell_seconds,
+    ),
     tp.Param("qd", 1, "queue depth (one thread)", tp.positive_int, source="published reviews"),
-    tp.Param("histogram_rounds", "last,worst", "rounds whose histogram is drawn: round numbers, 'last' and "
-             "'worst' (largest maximum latency), comma-separated", lambda t: _rounds_choice(t),
-             source="published reviews"),
+    tp.Param(
+        "histogram_rounds",
+        "last,worst",
+        "rounds whose histogram is drawn: round numbers, 'last' and 'worst' (largest maximum latency), comma-separated",
+        lambda t: _rounds_choice(t),
+        source="published reviews",
+    ),
 )
 
 
@@ -49,17 +73,41 @@ def build(profile: Profile, target: Target) -> TestPlan:
     ar = active_fraction(profile, target)
     phases = list(s.phases)
     for op in ("write", "read"):
-        w = Workload.mix("rnd", 100 if op == "read" else 0, 4 * KiB, threads=1, queue_depth=v["qd"], active_range=ar,
-                         duration_s=measured, ramp_s=warmup)
+        w = Workload.mix(
+            "rnd",
+            100 if op == "read" else 0,
+            4 * KiB,
+            threads=1,
+            queue_depth=v["qd"],
+            active_range=ar,
+            duration_s=measured,
+            ramp_s=warmup,
+        )
         cell = (Cell(f"RND 4KiB {op[0].upper()} QD{v['qd']}", w, "100/0" if op == "read" else "0/100", 4 * KiB),)
         name = f"{op} rounds"
-        phases.append(cc.first_phase(s, name, cell, max_rounds=rounds) if op == "write"
-                      else cc.next_phase(name, cell, max_rounds=rounds))
-    rows = s.rows + [("Stimulus", f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
-                                  f"{tp.show_seconds(warmup)} warm-up + {tp.show_seconds(measured)} measured")]
-    return TestPlan("qos", "QoS Rounds", f"characterisation ({profile.name})", profile, tuple(phases), profile.rule(),
-                    tested_capacity(profile, target), tuple(rows), values=v)
-
+        phases.append(
+            cc.first_phase(s, name, cell, max_rounds=rounds)
+            if op == "write"
+            else cc.next_phase(name, cell, max_rounds=rounds)
+        )
+    rows = s.rows + [
+        (
+            "Stimulus",
+            f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
+            f"{tp.show_seconds(warmup)} warm-up + {tp.show_seconds(measured)} measured",
+        )
+    ]
+    return TestPlan(
+        "qos",
+        "QoS Rounds",
+        f"characterisation ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        values=v,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
@@ -67,19 +115,36 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     for op in ("write", "read"):
         name = f"{op} rounds"
         out += [
-            KeyMetric(f"{op}: median round IOPS", "IOPS", True,
-                      rounds(name, lambda rs: statistics.median(r.iops for r in rs))),
-            KeyMetric(f"{op}: worst round maximum latency", "µs", False,
-                      rounds(name, lambda rs: max((r.lat_max_us for r in rs if r.lat_max_us), default=None))),
-            KeyMetric(f"{op}: last round 99.99 %", "µs", False,
-                      rounds(name, lambda rs: rs[-1].p99_99 if measurable(99.99, rs[-1].ios) else None)),
+            KeyMetric(
+                f"{op}: median round IOPS", "IOPS", True, rounds(name, lambda rs: statistics.median(r.iops for r in rs))
+            ),
+            KeyMetric(
+                f"{op}: worst round maximum latency",
+                "µs",
+                False,
+                rounds(name, lambda rs: max((r.lat_max_us for r in rs if r.lat_max_us), default=None)),
+            ),
+            KeyMetric(
+                f"{op}: last round 99.99 %",
+                "µs",
+                False,
+                rounds(name, lambda rs: rs[-1].p99_99 if measurable(99.99, rs[-1].ios) else None),
+            ),
         ]
     return tuple(out)
 
 
 TEST = TestDef(
-    "qos", "QoS Rounds", cc.FAMILY,
+    "qos",
+    "QoS Rounds",
+    cc.FAMILY,
     "60 rounds of 4K random write then read at QD1 (9 s warm-up + 51 s): latency per round and histograms",
-    build=no_input(build), sequence=cc.SEQUENCE, key_figures=key_figures, pages=qos_pages, overlays=qos_overlays,
-    view=qos_view, short_title="QoS", params=PARAMS + cc.PARAMS,
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    key_figures=key_figures,
+    pages=qos_pages,
+    overlays=qos_overlays,
+    view=qos_view,
+    short_title="QoS",
+    params=PARAMS + cc.PARAMS,
 )

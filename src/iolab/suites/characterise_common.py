@@ -26,9 +26,14 @@ FAMILY = "iolab characterisation"
 SEQUENCE = "characterise"
 PRECONDITION_PHASE = "precondition"
 
-PRECONDITION = tp.Param("precondition", "time", "how preconditioning ends: 'time' (4K random writes for "
-                        "precondition_time) or 'steady' (until PTS steady state of their IOPS)",
-                        tp.choice("time", "steady"), source="published reviews")
+PRECONDITION = tp.Param(
+    "precondition",
+    "time",
+    "how preconditioning ends: 'time' (4K random writes for "
+    "precondition_time) or 'steady' (until PTS steady state of their IOPS)",
+    tp.choice("time", "steady"),
+    source="published reviews",
+)
 BY_CAPACITY = 0.0  # precondition_time's quick value: write QUICK_DRIVE_WRITES × the tested capacity instead
 QUICK_DRIVE_WRITES = 3
 
@@ -39,15 +44,30 @@ def _show_precondition_time(v: float) -> str:
 
 PRECONDITION_PARAMS = (
     PRECONDITION,
-    tp.Param("precondition_time", 7200.0, "how long the 4K random-write preconditioning runs (precondition=time); "
-             f"--quick writes {QUICK_DRIVE_WRITES} × the tested capacity instead unless set", tp.seconds,
-             _show_precondition_time, source="published reviews", quick=BY_CAPACITY),
+    tp.Param(
+        "precondition_time",
+        7200.0,
+        "how long the 4K random-write preconditioning runs (precondition=time); "
+        f"--quick writes {QUICK_DRIVE_WRITES} × the tested capacity instead unless set",
+        tp.seconds,
+        _show_precondition_time,
+        source="published reviews",
+        quick=BY_CAPACITY,
+    ),
 )
 ENDURANCE_PARAMS = (
-    tp.Param("pe_cycles", 0, "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
-             lambda t: int(t) if t.strip() == "0" else tp.positive_int(t)),
-    tp.Param("warranty_years", 0.0, "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
-             lambda t: 0.0 if t.strip() == "0" else tp.positive_float(t)),
+    tp.Param(
+        "pe_cycles",
+        0,
+        "rated P/E cycles of the flash, for TBW (0: not given, TBW is not computed)",
+        lambda t: int(t) if t.strip() == "0" else tp.positive_int(t),
+    ),
+    tp.Param(
+        "warranty_years",
+        0.0,
+        "warranty period in years, for DWPD (0: not given, DWPD is not computed)",
+        lambda t: 0.0 if t.strip() == "0" else tp.positive_float(t),
+    ),
 )
 PARAMS = PRECONDITION_PARAMS + ENDURANCE_PARAMS
 
@@ -71,8 +91,9 @@ class Setup:
     rows: list[tuple[str, str]]
 
 
-def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target, *,
-          precondition: bool = True) -> Setup:
+def setup(
+    name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target, *, precondition: bool = True
+) -> Setup:
     """Read the test's parameters and build the preconditioning. `precondition=False` (IO
     consistency: purge and a sequential fill instead) skips it."""
     params = params_of(own, precondition)
@@ -87,10 +108,22 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
     # writes that as well.
     untested = untested_capacity(profile, target)
     rest = f" plus the {untested / 1e9:.3f} GB of the drive outside it" if untested else ""
-    budget = (dict(bytes_budget=QUICK_DRIVE_WRITES * tested_capacity(profile, target) + untested)
-              if pc_time == BY_CAPACITY else dict(duration_s=pc_time))
-    w = Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth, active_range=ar,
-                     entropy=1.0, name="precondition RND 4KiB W", **budget)
+    budget = (
+        dict(bytes_budget=QUICK_DRIVE_WRITES * tested_capacity(profile, target) + untested)
+        if pc_time == BY_CAPACITY
+        else dict(duration_s=pc_time)
+    )
+    w = Workload.mix(
+        "rnd",
+        0,
+        4 * KiB,
+        threads=profile.threads,
+        queue_depth=profile.queue_depth,
+        active_range=ar,
+        entropy=1.0,
+        name="precondition RND 4KiB W",
+        **budget,
+    )
     if vals["precondition"] == "steady":
         # A fresh drive's plateau is flat too, so steady state counts only after the rule's
         # minimum is written since the purge; the drive writes as much as a preconditioning by
@@ -99,23 +132,41 @@ def setup(name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target
         multiple = max(float(QUICK_DRIVE_WRITES), profile.steady_min_write_multiple)
         cell = Cell("RND 4KiB W", w.with_(duration_s=profile.cell_seconds, bytes_budget=None), "0/100", 4 * KiB)
         fill = w.with_(duration_s=None, bytes_budget=int(multiple * tested_capacity(profile, target)) + untested)
-        phase = Phase(PRECONDITION_PHASE, (cell,), (Tracking("IOPS RND 4KiB W", cell.key, "iops"),), purge=True,
-                      precondition=(fill,), max_rounds=profile.max_rounds)
+        phase = Phase(
+            PRECONDITION_PHASE,
+            (cell,),
+            (Tracking("IOPS RND 4KiB W", cell.key, "iops"),),
+            purge=True,
+            precondition=(fill,),
+            max_rounds=profile.max_rounds,
+        )
         first = f"{multiple:g} × the tested capacity{rest}, then "
-        rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, {first}"
-                                        f"{profile.cell_seconds:g} s rounds until PTS steady state of IOPS"))
+        rows.append(
+            (
+                "Preconditioning",
+                f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, {first}"
+                f"{profile.cell_seconds:g} s rounds until PTS steady state of IOPS",
+            )
+        )
         return Setup(vals, (phase,), (), rows)
-    how = _show_precondition_time(pc_time) + rest if pc_time == BY_CAPACITY else "for " + _show_precondition_time(pc_time)
-    rows.append(("Preconditioning", f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, "
-                                    f"{how} (steady state not checked)"))
+    how = (
+        _show_precondition_time(pc_time) + rest if pc_time == BY_CAPACITY else "for " + _show_precondition_time(pc_time)
+    )
+    rows.append(
+        (
+            "Preconditioning",
+            f"RND 4 KiB W, TC {profile.threads} × QD {profile.queue_depth}, {how} (steady state not checked)",
+        )
+    )
     return Setup(vals, (), (w,), rows)
 
 
 def first_phase(s: Setup, name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Phase:
     """The test's first own phase: purged and preconditioned by time, or straight after the
     steady-state preconditioning phase (no purge between them)."""
-    return Phase(name, cells, (), purge=not s.phases, precondition=s.precondition, max_rounds=max_rounds,
-                 stop_on_steady=False)
+    return Phase(
+        name, cells, (), purge=not s.phases, precondition=s.precondition, max_rounds=max_rounds, stop_on_steady=False
+    )
 
 
 def next_phase(name: str, cells: tuple[Cell, ...], *, max_rounds: int = 1) -> Phase:
@@ -133,8 +184,10 @@ def size_text(sizes: tuple[int, ...]) -> str:
 
 def at(name: str, series: str, qd: int, attr: str):
     """A key figure of a queue-depth matrix: `attr` of the cell of `series` at `qd` in the phase `name`."""
+
     def get(phases) -> float | None:
         ph = next((p for p in phases if p.phase.name == name), None)
         c = grid(ph)[2].get((series, qd)) if ph else None
         return None if c is None else getattr(c, attr)
+
     return get

@@ -17,7 +17,16 @@ from ..decide import Decision, Sample
 from ..errors import IolabError
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
 from ..points import (
-    ART_CUTOFF, DECISION, DV_PHASE, OP_PHASE, PC_PHASE, PREWRITE, DemandPoint, operating_points, parse_point, point_key,
+    ART_CUTOFF,
+    DECISION,
+    DV_PHASE,
+    OP_PHASE,
+    PC_PHASE,
+    PREWRITE,
+    DemandPoint,
+    operating_points,
+    parse_point,
+    point_key,
 )
 from ..targets import Target
 from ..testparams import Param, int_list, parameter_rows, seconds, show_list, show_seconds, values
@@ -34,8 +43,9 @@ def percent(text: str) -> int:
 
 
 def read_share(default: int, source: str) -> Param:
-    return Param("read_pct", default, "Read share (%) of the random stimulus", percent,
-                 lambda v: f"{v}/{100 - v} R/W", source)
+    return Param(
+        "read_pct", default, "Read share (%) of the random stimulus", percent, lambda v: f"{v}/{100 - v} R/W", source
+    )
 
 
 def _descending(text: str) -> tuple[int, ...]:
@@ -60,14 +70,28 @@ def _period(name: str, default: float, help: str, source: str) -> Param:
 
 # The flow's own parameters, the same for every stimulus.
 FLOW = (
-    _period("pc_round_time", 30 * 60.0, "Length of one preconditioning round (one interval; y = its IOPS)",
-            "UNVERIFIED: A.11 implementation rounds of 30 × 1 min"),
-    _period("prewrite_time", 5 * 60.0, "Pre-write (the stimulus at 0/100) at the highest OIO before each "
-            "demand-variation round", "A.11"),
+    _period(
+        "pc_round_time",
+        30 * 60.0,
+        "Length of one preconditioning round (one interval; y = its IOPS)",
+        "UNVERIFIED: A.11 implementation rounds of 30 × 1 min",
+    ),
+    _period(
+        "prewrite_time",
+        5 * 60.0,
+        "Pre-write (the stimulus at 0/100) at the highest OIO before each demand-variation round",
+        "A.11",
+    ),
     ART_CUTOFF,
-    _period("point_prewrite_time", 60 * 60.0, "Pre-write at each operating point's TC/QD", "UNVERIFIED: A.11 implementation"),
-    _period("histogram_time", 10 * 60.0, "Test workload at each operating point (its response-time histogram)",
-            "UNVERIFIED: A.11 implementation"),
+    _period(
+        "point_prewrite_time", 60 * 60.0, "Pre-write at each operating point's TC/QD", "UNVERIFIED: A.11 implementation"
+    ),
+    _period(
+        "histogram_time",
+        10 * 60.0,
+        "Test workload at each operating point (its response-time histogram)",
+        "UNVERIFIED: A.11 implementation",
+    ),
 )
 
 
@@ -108,62 +132,111 @@ def window_points(samples: Sequence[Sample], window: int) -> list[DemandPoint]:
     return out
 
 
-def build_flow(profile: Profile, target: Target, test: str, title: str, spec: str, params: tuple[Param, ...],
-               stimulus: Stimulus, points: Sequence[tuple[int, int]], points_text: str, rows: Sequence[tuple[str, str]] = (),
-               notes: Sequence[str] = ()) -> TestPlan:
+def build_flow(
+    profile: Profile,
+    target: Target,
+    test: str,
+    title: str,
+    spec: str,
+    params: tuple[Param, ...],
+    stimulus: Stimulus,
+    points: Sequence[tuple[int, int]],
+    points_text: str,
+    rows: Sequence[tuple[str, str]] = (),
+    notes: Sequence[str] = (),
+) -> TestPlan:
     v = values(params, profile, test)
     bs, top_tc, top_qd = stimulus.block_size, *max(points, key=lambda p: (p[0] * p[1], p[0]))
     top = point_key(top_tc, top_qd)
     pc_tc, pc_qd = stimulus.pc_point or (top_tc, top_qd)
     pc_cell = Cell(point_key(pc_tc, pc_qd), stimulus.write(pc_tc, pc_qd, v["pc_round_time"], "PC"), f"TC{pc_tc}", bs)
-    pc = Phase(PC_PHASE, (pc_cell,), (Tracking(f"IOPS PC {pc_cell.key}", pc_cell.key, "iops"),), purge=True,
-               precondition=stimulus.pc_precondition, max_rounds=profile.max_rounds)
-    grid = [Cell(point_key(tc, qd), stimulus.test(tc, qd, profile.cell_seconds, point_key(tc, qd)), f"TC{tc}", bs)
-            for tc, qd in points]
+    pc = Phase(
+        PC_PHASE,
+        (pc_cell,),
+        (Tracking(f"IOPS PC {pc_cell.key}", pc_cell.key, "iops"),),
+        purge=True,
+        precondition=stimulus.pc_precondition,
+        max_rounds=profile.max_rounds,
+    )
+    grid = [
+        Cell(point_key(tc, qd), stimulus.test(tc, qd, profile.cell_seconds, point_key(tc, qd)), f"TC{tc}", bs)
+        for tc, qd in points
+    ]
     pre = Cell(PREWRITE, stimulus.write(top_tc, top_qd, v["prewrite_time"], PREWRITE), PREWRITE, bs)
-    dv = Phase(DV_PHASE, (pre, *grid), (Tracking(f"IOPS {top}", top, "iops"),), purge=False,
-               max_rounds=profile.max_rounds)
+    dv = Phase(
+        DV_PHASE, (pre, *grid), (Tracking(f"IOPS {top}", top, "iops"),), purge=False, max_rounds=profile.max_rounds
+    )
     cut = v["art_cutoff_ms"]
 
     def at_points(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
         ops = operating_points(window_points(samples.get(DV_PHASE, ()), profile.rule().window), cut * 1000)
         chosen = [(n, p) for n, p in ops.named() if p is not None]
         if not chosen:
-            raise IolabError(f"{title}: no operating point could be chosen from the demand-variation results (no point "
-                             f"with ART < {cut:g} ms and no TC1/QD1 among the points); nothing to run the histograms "
-                             "at.")
+            raise IolabError(
+                f"{title}: no operating point could be chosen from the demand-variation results (no point "
+                f"with ART < {cut:g} ms and no TC1/QD1 among the points); nothing to run the histograms "
+                "at."
+            )
         cells = []
         for n, p in chosen:
-            cells.append(Cell(f"{n} {PREWRITE}", stimulus.write(p.threads, p.queue_depth, v["point_prewrite_time"],
-                                                                f"{n} {PREWRITE}"), n, bs))
-            cells.append(Cell(f"{n} {p.label()}", stimulus.test(p.threads, p.queue_depth, v["histogram_time"], n), n, bs))
+            cells.append(
+                Cell(
+                    f"{n} {PREWRITE}",
+                    stimulus.write(p.threads, p.queue_depth, v["point_prewrite_time"], f"{n} {PREWRITE}"),
+                    n,
+                    bs,
+                )
+            )
+            cells.append(
+                Cell(f"{n} {p.label()}", stimulus.test(p.threads, p.queue_depth, v["histogram_time"], n), n, bs)
+            )
         outcome = "; ".join(f"{n} at {p.label()} ({num(p.iops)} IOPS, ART {num(p.art_us)} µs)" for n, p in chosen)
         missing = [n for n, p in ops.named() if p is None]
         outcome += f"; not determined: {', '.join(missing)}" if missing else ""
-        return (Phase(OP_PHASE, tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False),
-                Decision(OP_PHASE, {"name": DECISION, "art_cutoff_ms": cut}, outcome, ops.record()))
+        return (
+            Phase(OP_PHASE, tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False),
+            Decision(OP_PHASE, {"name": DECISION, "art_cutoff_ms": cut}, outcome, ops.record()),
+        )
 
-    ops = Deferred(OP_PHASE, f"the Max/Mid/Min operating points of the {DV_PHASE} measurement window", at_points,
-                   3 * (v["point_prewrite_time"] + v["histogram_time"]))
+    ops = Deferred(
+        OP_PHASE,
+        f"the Max/Mid/Min operating points of the {DV_PHASE} measurement window",
+        at_points,
+        3 * (v["point_prewrite_time"] + v["histogram_time"]),
+    )
     table = common_parameters(profile, target) + [
         ("Stimulus", stimulus.text),
         ("Demand points", f"{points_text}: {len(points)} points, each one cell per round"),
-        ("PC", f"{stimulus.write_text} at TC{pc_tc}/QD{pc_qd}, rounds of {duration(v['pc_round_time'])}, to steady state"
-               + (" (after " + ", ".join(w.name for w in stimulus.pc_precondition) + ")" if stimulus.pc_precondition
-                  else "")),
+        (
+            "PC",
+            f"{stimulus.write_text} at TC{pc_tc}/QD{pc_qd}, rounds of {duration(v['pc_round_time'])}, to steady state"
+            + (
+                " (after " + ", ".join(w.name for w in stimulus.pc_precondition) + ")"
+                if stimulus.pc_precondition
+                else ""
+            ),
+        ),
         ("Between rounds", f"pre-write {stimulus.write_text} at {top} for {duration(v['prewrite_time'])}"),
         ("Tracking", f"IOPS at {top}"),
-        ("Operating points", f"Max/Mid/Min from the {DV_PHASE} window: pre-write {stimulus.write_text} at the point's "
-                             f"TC/QD for {duration(v['point_prewrite_time'])}, then {stimulus.text} for "
-                             f"{duration(v['histogram_time'])} (its response-time histogram)"),
+        (
+            "Operating points",
+            f"Max/Mid/Min from the {DV_PHASE} window: pre-write {stimulus.write_text} at the point's "
+            f"TC/QD for {duration(v['point_prewrite_time'])}, then {stimulus.text} for "
+            f"{duration(v['histogram_time'])} (its response-time histogram)",
+        ),
         *rows,
         *parameter_rows(params, profile, test),
     ]
-    notes = ("The operating-point pre-write (60 min) and histogram (10 min) lengths, the PC round length and the 5 ms "
-             "ART cutoff are UNVERIFIED (A.11 implementations); they are parameters.", *notes)
+    notes = (
+        "The operating-point pre-write (60 min) and histogram (10 min) lengths, the PC round length and the 5 ms "
+        "ART cutoff are UNVERIFIED (A.11 implementations); they are parameters.",
+        *notes,
+    )
     if profile.quick:
-        notes += ("Quick run: the PC rounds, pre-writes and histogram workloads last one cell each (unless set); "
-                  "non-compliant.",)
-    return TestPlan(test, title, spec, profile, (pc, dv, ops), profile.rule(), tested_capacity(profile, target),
-                    tuple(table), notes)
-
+        notes += (
+            "Quick run: the PC rounds, pre-writes and histogram workloads last one cell each (unless set); "
+            "non-compliant.",
+        )
+    return TestPlan(
+        test, title, spec, profile, (pc, dv, ops), profile.rule(), tested_capacity(profile, target), tuple(table), notes
+    )

@@ -30,6 +30,7 @@ def cell(phases: list[PhaseSummary], mix: str, bs: int, name: str | None = None)
 def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: float | None = None) -> Getter:
     """`attr` of what `find` picks from one drive's phases (a cell, the replay's totals), or the
     `pct` percentile of its histogram when the IOs measured it."""
+
     def get(phases: list[PhaseSummary]) -> float | None:
         x = find(phases)
         if x is None:
@@ -37,6 +38,7 @@ def figure(find: Callable[[list[PhaseSummary]], Any], attr: str | None, pct: flo
         if pct is not None:
             return x.histogram.measured(pct) if x.histogram is not None else None
         return getattr(x, attr) if attr is not None else None
+
     return get
 
 
@@ -46,16 +48,20 @@ def from_cell(mix: str, bs: int, attr: str, name: str | None = None) -> Getter:
 
 def peak(name: str, attr: str = "iops") -> Getter:
     """The highest `attr` of any cell of the phase `name`."""
+
     def get(phases: list[PhaseSummary]) -> float | None:
         ph = phase(phases, name)
         vals = [getattr(c, attr) for c in ph.cells] if ph else []
         return max(vals) if vals else None
+
     return get
 
 
 def rounds(name: str, fn: Callable[[list], float | None]) -> Getter:
     """`fn` of the stored rounds (cells) of the phase `name`, in the order run."""
+
     def get(phases: list[PhaseSummary]) -> float | None:
         ph = phase(phases, name)
         return fn(list(ph.rows)) if ph and ph.rows else None
+
     return get

@@ -26,18 +26,44 @@ def build(profile: Profile, target: Target) -> TestPlan:
     cbw(0, target, duration_s=1)  # refuses a target that cannot issue its smallest blocks, before anything else
 
     def mix(read_pct: int):
-        return lambda tc, qd, secs, name: cbw(read_pct, target, threads=tc, queue_depth=qd, active_range=ar,
-                                              duration_s=secs, name=f"CBW {name} {read_pct}/{100 - read_pct}")
+        return lambda tc, qd, secs, name: cbw(
+            read_pct,
+            target,
+            threads=tc,
+            queue_depth=qd,
+            active_range=ar,
+            duration_s=secs,
+            name=f"CBW {name} {read_pct}/{100 - read_pct}",
+        )
 
     read = v["read_pct"]
     stimulus = Stimulus(f"{CBW_TEXT}, R/W {read}/{100 - read}", "CBW 0/100", 0, mix(0), mix(read))
-    return build_flow(profile, target, "cbw", "Composite Block Size Workload", f"PTS {profile.spec} ({profile.name})",
-                      PARAMS, stimulus, grid_points(v), grid_text(v))
+    return build_flow(
+        profile,
+        target,
+        "cbw",
+        "Composite Block Size Workload",
+        f"PTS {profile.spec} ({profile.name})",
+        PARAMS,
+        stimulus,
+        grid_points(v),
+        grid_text(v),
+    )
 
 
 TEST = TestDef(
-    "cbw", "Composite Block Size Workload", "SNIA PTS",
+    "cbw",
+    "Composite Block Size Workload",
+    "SNIA PTS",
     "CBW (ECW): the 0.5–64 KiB composite with its LBA skew through the DIRTH flow (A.12)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=dirth_pages, overlays=dirth_overlays, view=render_dirth, params=PARAMS, short_title="CBW",
+    build=no_input(build),
+    sequence="pts",
+    optional=True,
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=dirth_pages,
+    overlays=dirth_overlays,
+    view=render_dirth,
+    params=PARAMS,
+    short_title="CBW",
 )

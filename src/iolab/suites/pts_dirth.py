@@ -36,19 +36,37 @@ def build(profile: Profile, target: Target) -> TestPlan:
     v = values(PARAMS, profile, "dirth")
     bs, read = v["block_size"], v["read_pct"]
     if not supported_block_sizes([bs], target)[0]:
-        raise IolabError(f"dirth --set block_size={bs}: below the target's {target.facts.logical_sector} B logical "
-                         "sector; direct IO cannot issue it. Nothing was run or written.")
+        raise IolabError(
+            f"dirth --set block_size={bs}: below the target's {target.facts.logical_sector} B logical "
+            "sector; direct IO cannot issue it. Nothing was run or written."
+        )
     ar = active_fraction(profile, target)
 
     def rnd(read_pct: int):
-        return lambda tc, qd, secs, name: Workload.mix("rnd", read_pct, bs, threads=tc, queue_depth=qd, active_range=ar,
-                                                       duration_s=secs, name=f"{name} RND {read_pct}/{100 - read_pct}")
+        return lambda tc, qd, secs, name: Workload.mix(
+            "rnd",
+            read_pct,
+            bs,
+            threads=tc,
+            queue_depth=qd,
+            active_range=ar,
+            duration_s=secs,
+            name=f"{name} RND {read_pct}/{100 - read_pct}",
+        )
 
     what = f"RND {kib_label(bs)}"
     stimulus = Stimulus(f"{what}, R/W {read}/{100 - read}", f"{what} 0/100", bs, rnd(0), rnd(read))
-    return build_flow(profile, target, "dirth", "DIRTH", f"PTS {profile.spec} ({profile.name})", PARAMS, stimulus,
-                      grid_points(v), grid_text(v))
-
+    return build_flow(
+        profile,
+        target,
+        "dirth",
+        "DIRTH",
+        f"PTS {profile.spec} ({profile.name})",
+        PARAMS,
+        stimulus,
+        grid_points(v),
+        grid_text(v),
+    )
 
 
 def _point(which: str, attr: str):
@@ -56,6 +74,7 @@ def _point(which: str, attr: str):
         ops = chosen_points(phases)
         p = getattr(ops, which) if ops else None
         return None if p is None else getattr(p, attr)
+
     return get
 
 
@@ -76,8 +95,17 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    "dirth", "DIRTH", "SNIA PTS",
+    "dirth",
+    "DIRTH",
+    "SNIA PTS",
     "DIRTH: demand variation over TC × QD to steady state, Max/Mid/Min operating points (A.11)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=dirth_pages, overlays=dirth_overlays, view=render_dirth, params=PARAMS,
+    build=no_input(build),
+    sequence="pts",
+    optional=True,
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=dirth_pages,
+    overlays=dirth_overlays,
+    view=render_dirth,
+    params=PARAMS,
 )

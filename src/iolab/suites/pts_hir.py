@@ -38,15 +38,43 @@ def show_seconds_list(vals) -> str:
 # A quick run keeps the spec's proportions (idle = 1, 2, 3, 5, 10 bursts; baseline = all bursts)
 # at one interval (--cell-time) per burst.
 PARAMS = (
-    Param("pc_round_intervals", 30, "Intervals (of --cell-time) per preconditioning round; y = the last one's IOPS",
-          positive_int, str, "UNVERIFIED: impl. round of 30 × 1 min", quick=2),
-    Param("burst_time", 5.0, "Length of each RND 4 KiB W burst", seconds, show_seconds, "A.9",
-          quick=lambda p, v: p.cell_seconds),
+    Param(
+        "pc_round_intervals",
+        30,
+        "Intervals (of --cell-time) per preconditioning round; y = the last one's IOPS",
+        positive_int,
+        str,
+        "UNVERIFIED: impl. round of 30 × 1 min",
+        quick=2,
+    ),
+    Param(
+        "burst_time",
+        5.0,
+        "Length of each RND 4 KiB W burst",
+        seconds,
+        show_seconds,
+        "A.9",
+        quick=lambda p, v: p.cell_seconds,
+    ),
     Param("bursts", 360, "Bursts per wait state", positive_int, str, "A.9", quick=3),
-    Param("wait_states", tuple(5.0 * m for m in WAIT_MULTIPLES), "Idle before each burst, one wait state per value",
-          seconds_list, show_seconds_list, "A.9", quick=lambda p, v: tuple(v["burst_time"] * m for m in WAIT_MULTIPLES)),
-    Param("baseline_time", 1800.0, "Continuous RND 4 KiB W after each wait state (return to baseline)", seconds,
-          show_seconds, "A.9 (= 360 × 5 s)", quick=lambda p, v: v["bursts"] * v["burst_time"]),
+    Param(
+        "wait_states",
+        tuple(5.0 * m for m in WAIT_MULTIPLES),
+        "Idle before each burst, one wait state per value",
+        seconds_list,
+        show_seconds_list,
+        "A.9",
+        quick=lambda p, v: tuple(v["burst_time"] * m for m in WAIT_MULTIPLES),
+    ),
+    Param(
+        "baseline_time",
+        1800.0,
+        "Continuous RND 4 KiB W after each wait state (return to baseline)",
+        seconds,
+        show_seconds,
+        "A.9 (= 360 × 5 s)",
+        quick=lambda p, v: v["bursts"] * v["burst_time"],
+    ),
 )
 
 
@@ -56,30 +84,62 @@ def build(profile: Profile, target: Target) -> TestPlan:
     interval = profile.cell_seconds
 
     def write(secs: float, name: str) -> Workload:
-        return Workload.mix("rnd", 0, 4 * KiB, threads=profile.threads, queue_depth=profile.queue_depth,
-                            active_range=ar, duration_s=secs, name=name)
+        return Workload.mix(
+            "rnd",
+            0,
+            4 * KiB,
+            threads=profile.threads,
+            queue_depth=profile.queue_depth,
+            active_range=ar,
+            duration_s=secs,
+            name=name,
+        )
 
     def cell(key: str, secs: float, idle: float | None = None) -> Cell:
         return Cell(key, write(secs, "RND 4KiB W"), "0/100", 4 * KiB, idle_before_s=idle)
 
     n_pc = vals["pc_round_intervals"]
     pc_cells = tuple(cell(f"interval {i}", interval) for i in range(1, n_pc + 1))
-    phases = [Phase(PC_PHASE, pc_cells, (Tracking(f"IOPS of interval {n_pc}", pc_cells[-1].key, "iops"),),
-                    purge=True, precondition=(), max_rounds=profile.max_rounds)]
+    phases = [
+        Phase(
+            PC_PHASE,
+            pc_cells,
+            (Tracking(f"IOPS of interval {n_pc}", pc_cells[-1].key, "iops"),),
+            purge=True,
+            precondition=(),
+            max_rounds=profile.max_rounds,
+        )
+    ]
     n_base = max(1, math.ceil(vals["baseline_time"] / interval - 1e-9))
     base_len = vals["baseline_time"] / n_base
     for idle in vals["wait_states"]:
         bursts = tuple(cell(f"burst {k}", vals["burst_time"], idle) for k in range(1, vals["bursts"] + 1))
         phases.append(Phase(wait_phase(idle), bursts, (), purge=False, max_rounds=1, stop_on_steady=False))
-        phases.append(Phase(baseline_phase(idle), tuple(cell(f"interval {k}", base_len) for k in range(1, n_base + 1)),
-                            (), purge=False, max_rounds=1, stop_on_steady=False))
+        phases.append(
+            Phase(
+                baseline_phase(idle),
+                tuple(cell(f"interval {k}", base_len) for k in range(1, n_base + 1)),
+                (),
+                purge=False,
+                max_rounds=1,
+                stop_on_steady=False,
+            )
+        )
     params = common_parameters(profile, target) + [
         ("Stimulus", "RND 4 KiB W throughout"),
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
-        ("Preconditioning", f"purge, then rounds of {n_pc} × {duration(interval)} to steady state "
-                            f"(≤ {profile.max_rounds} rounds)"),
-        ("Wait states", " → ".join(f"{vals['bursts']} × ({duration(i)} idle, {duration(vals['burst_time'])} W), then "
-                                   f"{duration(vals['baseline_time'])} W" for i in vals["wait_states"])),
+        (
+            "Preconditioning",
+            f"purge, then rounds of {n_pc} × {duration(interval)} to steady state (≤ {profile.max_rounds} rounds)",
+        ),
+        (
+            "Wait states",
+            " → ".join(
+                f"{vals['bursts']} × ({duration(i)} idle, {duration(vals['burst_time'])} W), then "
+                f"{duration(vals['baseline_time'])} W"
+                for i in vals["wait_states"]
+            ),
+        ),
         *parameter_rows(PARAMS, profile, "hir"),
     ]
     notes: tuple[str, ...] = (
@@ -90,11 +150,22 @@ def build(profile: Profile, target: Target) -> TestPlan:
         "Recovery is each wait state's mean burst IOPS over the preconditioning steady-state level.",
     )
     if profile.quick:
-        notes += ("Quick run: bursts of one cell time, idles of 1, 2, 3, 5, 10 bursts and a baseline of all bursts "
-                  "(unless set); non-compliant.",)
-    return TestPlan("hir", "Host Idle Recovery", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(params), notes, values=vals)
-
+        notes += (
+            "Quick run: bursts of one cell time, idles of 1, 2, 3, 5, 10 bursts and a baseline of all bursts "
+            "(unless set); non-compliant.",
+        )
+    return TestPlan(
+        "hir",
+        "Host Idle Recovery",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        notes,
+        values=vals,
+    )
 
 
 def _burst(idle: float):
@@ -111,8 +182,18 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    "hir", "Host Idle Recovery", "SNIA PTS",
+    "hir",
+    "Host Idle Recovery",
+    "SNIA PTS",
     "Host Idle Recovery: RND 4 KiB W bursts after idles of 5–50 s, from steady state, with returns to baseline (A.9)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=hir_pages, overlays=hir_overlays, view=render_hir, params=PARAMS, short_title="HIR",
+    build=no_input(build),
+    sequence="pts",
+    optional=True,
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=hir_pages,
+    overlays=hir_overlays,
+    view=render_hir,
+    params=PARAMS,
+    short_title="HIR",
 )

@@ -36,37 +36,76 @@ def build(profile: Profile, target: Target) -> TestPlan:
     for read, write in MIXES:
         for bs in sizes:
             mix = mix_label(read, write)
-            cells.append(Cell(
-                key=f"{mix} {kib_label(bs)}", mix=mix, block_size=bs,
-                workload=Workload.mix("rnd", read, bs, threads=profile.threads, queue_depth=profile.queue_depth,
-                                      active_range=ar, duration_s=profile.cell_seconds),
-            ))
+            cells.append(
+                Cell(
+                    key=f"{mix} {kib_label(bs)}",
+                    mix=mix,
+                    block_size=bs,
+                    workload=Workload.mix(
+                        "rnd",
+                        read,
+                        bs,
+                        threads=profile.threads,
+                        queue_depth=profile.queue_depth,
+                        active_range=ar,
+                        duration_s=profile.cell_seconds,
+                    ),
+                )
+            )
     tracking = tuple(
         Tracking(f"IOPS {mix} {kib_label(bs)}", f"{mix} {kib_label(bs)}", "iops")
-        for mix, bs in TRACKING[profile.spec] if bs in sizes
+        for mix, bs in TRACKING[profile.spec]
+        if bs in sizes
     )
-    phase = Phase("main", tuple(cells), tracking, purge=True, precondition=(wipc(profile, target),),
-                  max_rounds=profile.max_rounds)
+    phase = Phase(
+        "main", tuple(cells), tracking, purge=True, precondition=(wipc(profile, target),), max_rounds=profile.max_rounds
+    )
     params = common_parameters(profile, target) + [
         ("Stimulus", "RND, R/W 100/0 … 0/100 (7 mixes) × 1024 … 0.5 KiB (8 sizes)"),
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
-        ("Preconditioning", f"SEQ 128 KiB W, {profile.precondition_factor:g}× {tested_capacity(profile, target) / 1e9:.3f} GB"),
+        (
+            "Preconditioning",
+            f"SEQ 128 KiB W, {profile.precondition_factor:g}× {tested_capacity(profile, target) / 1e9:.3f} GB",
+        ),
         ("Tracking", ", ".join(t.name for t in tracking)),
         ("IOPS of a mixed cell", "total (read + write) IOPS, as the PTS reports them"),
     ]
-    return TestPlan("iops", "IOPS", f"PTS {profile.spec} ({profile.name})", profile, (phase,), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), tuple(notes))
-
+    return TestPlan(
+        "iops",
+        "IOPS",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        tuple(notes),
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    return tuple(KeyMetric(f"RND {kib_label(bs)} R/W {mix} IOPS", "IOPS", True, from_cell(mix, bs, "iops"))
-                 for mix, bs in (("100/0", 4 * KiB), ("65/35", 4 * KiB), ("0/100", 4 * KiB), ("65/35", 64 * KiB),
-                                 ("100/0", 1024 * KiB)))
+    return tuple(
+        KeyMetric(f"RND {kib_label(bs)} R/W {mix} IOPS", "IOPS", True, from_cell(mix, bs, "iops"))
+        for mix, bs in (
+            ("100/0", 4 * KiB),
+            ("65/35", 4 * KiB),
+            ("0/100", 4 * KiB),
+            ("65/35", 64 * KiB),
+            ("100/0", 1024 * KiB),
+        )
+    )
 
 
 TEST = TestDef(
-    "iops", "IOPS", "SNIA PTS", "IOPS: 7 R/W mixes × 8 block sizes, RND, to steady state (A.5)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=iops_pages, overlays=iops_overlays, view=iops_grid,
+    "iops",
+    "IOPS",
+    "SNIA PTS",
+    "IOPS: 7 R/W mixes × 8 block sizes, RND, to steady state (A.5)",
+    build=no_input(build),
+    sequence="pts",
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=iops_pages,
+    overlays=iops_overlays,
+    view=iops_grid,
 )

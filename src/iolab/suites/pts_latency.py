@@ -25,21 +25,36 @@ def build(profile: Profile, target: Target) -> TestPlan:
     sizes, notes = supported_block_sizes(BLOCK_SIZES, target)
     ar = active_fraction(profile, target)
     cells = tuple(
-        Cell(f"{r}/{w} {kib_label(bs)}", Workload.mix("rnd", r, bs, threads=1, queue_depth=1, active_range=ar,
-                                                      duration_s=profile.cell_seconds), f"{r}/{w}", bs)
-        for r, w in MIXES for bs in sizes
+        Cell(
+            f"{r}/{w} {kib_label(bs)}",
+            Workload.mix("rnd", r, bs, threads=1, queue_depth=1, active_range=ar, duration_s=profile.cell_seconds),
+            f"{r}/{w}",
+            bs,
+        )
+        for r, w in MIXES
+        for bs in sizes
     )
     tracking = (Tracking("ART 0/100 4KiB", "0/100 4KiB", "lat_mean_us"),)
-    phase = Phase("main", cells, tracking, purge=True, precondition=(wipc(profile, target),), max_rounds=profile.max_rounds)
+    phase = Phase(
+        "main", cells, tracking, purge=True, precondition=(wipc(profile, target),), max_rounds=profile.max_rounds
+    )
     params = common_parameters(profile, target) + [
         ("Stimulus", "RND, R/W 100/0, 65/35, 0/100 × 8, 4, 0.5 KiB"),
         ("Outstanding IO", "TC 1 × QD 1"),
         ("Preconditioning", f"SEQ 128 KiB W, {profile.precondition_factor:g}× capacity"),
         ("Tracking", "ART at RND 4 KiB 0/100"),
     ]
-    return TestPlan("latency", "Latency", f"PTS {profile.spec} ({profile.name})", profile, (phase,), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), tuple(notes))
-
+    return TestPlan(
+        "latency",
+        "Latency",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        tuple(notes),
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
@@ -54,9 +69,18 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    "latency", "Latency", "SNIA PTS", "Latency: ART, MRT and 5-nines at TC1/QD1, RND, 3 mixes × 3 sizes (A.7)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=latency_pages, overlays=latency_overlays,
-    view=grid_view("ART / MRT / 99.999 % (µs)",
-                   lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {pct_text(c.p99_999_us, c.ios)}"),
+    "latency",
+    "Latency",
+    "SNIA PTS",
+    "Latency: ART, MRT and 5-nines at TC1/QD1, RND, 3 mixes × 3 sizes (A.7)",
+    build=no_input(build),
+    sequence="pts",
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=latency_pages,
+    overlays=latency_overlays,
+    view=grid_view(
+        "ART / MRT / 99.999 % (µs)",
+        lambda c: f"{num(c.lat_mean_us)} / {num(c.lat_max_us)} / {pct_text(c.p99_999_us, c.ios)}",
+    ),
 )

@@ -27,32 +27,77 @@ def build(profile: Profile, target: Target) -> TestPlan:
     for bs in BLOCK_SIZES:
         label = kib_label(bs)
         cells = tuple(
-            Cell(f"{mix} {label}", Workload.mix("seq", read, bs, threads=THREADS, queue_depth=QUEUE_DEPTH,
-                                                active_range=ar, duration_s=profile.cell_seconds), mix, bs)
+            Cell(
+                f"{mix} {label}",
+                Workload.mix(
+                    "seq",
+                    read,
+                    bs,
+                    threads=THREADS,
+                    queue_depth=QUEUE_DEPTH,
+                    active_range=ar,
+                    duration_s=profile.cell_seconds,
+                ),
+                mix,
+                bs,
+            )
             for read, mix in ((100, "100/0"), (0, "0/100"))
         )
         tracking = (Tracking(f"Write MB/s SEQ {label}", f"0/100 {label}", "write_mbps"),)
-        phases.append(Phase(f"SEQ {label}", cells, tracking, purge=True, precondition=(wipc(profile, target, bs),),
-                            max_rounds=profile.max_rounds))
+        phases.append(
+            Phase(
+                f"SEQ {label}",
+                cells,
+                tracking,
+                purge=True,
+                precondition=(wipc(profile, target, bs),),
+                max_rounds=profile.max_rounds,
+            )
+        )
     params = common_parameters(profile, target) + [
         ("Stimulus", "SEQ 1024 KiB and SEQ 128 KiB, R/W 100/0 and 0/100, separate runs"),
         ("Outstanding IO", f"TC {THREADS} × QD {QUEUE_DEPTH}"),
         ("Preconditioning", f"SEQ W at the test block size, {profile.precondition_factor:g}× capacity, per block size"),
     ]
-    notes = ("Preconditioning at the test block size follows PTS 1.1/2.0 implementations; its rationale is UNVERIFIED.",)
-    return TestPlan("throughput", "Throughput", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
-
+    notes = (
+        "Preconditioning at the test block size follows PTS 1.1/2.0 implementations; its rationale is UNVERIFIED.",
+    )
+    return TestPlan(
+        "throughput",
+        "Throughput",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        notes,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    return tuple(KeyMetric(f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s", "MB/s", True,
-                           from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"))
-                 for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB")) for mix in ("100/0", "0/100"))
+    return tuple(
+        KeyMetric(
+            f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s",
+            "MB/s",
+            True,
+            from_cell(mix, bs, "read_mbps" if mix == "100/0" else "write_mbps", f"SEQ {label}"),
+        )
+        for bs, label in ((1024 * KiB, "1024KiB"), (128 * KiB, "128KiB"))
+        for mix in ("100/0", "0/100")
+    )
 
 
 TEST = TestDef(
-    "throughput", "Throughput", "SNIA PTS", "Throughput: SEQ 128 KiB and 1024 KiB read and write MB/s (A.6)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=throughput_pages, overlays=throughput_overlays, view=grid_view("MB/s", lambda c: num(c.mbps)),
+    "throughput",
+    "Throughput",
+    "SNIA PTS",
+    "Throughput: SEQ 128 KiB and 1024 KiB read and write MB/s (A.6)",
+    build=no_input(build),
+    sequence="pts",
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=throughput_pages,
+    overlays=throughput_overlays,
+    view=grid_view("MB/s", lambda c: num(c.mbps)),
 )

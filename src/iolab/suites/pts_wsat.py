@@ -32,8 +32,14 @@ WORKLOADS: dict[str, tuple[Literal["rnd", "seq", "cbw"], int, int, str]] = {
     "cbw": ("cbw", 40, 4 * KiB, "Composite Block Size Workload, R/W 40/60 (A.12)"),  # 4 KiB: its dominant size
 }
 PARAMS = (
-    Param("workload", "rnd4k", "The WSAT stimulus: " + ", ".join(f"{k} ({v[3]})" for k, v in WORKLOADS.items()),
-          choice(*WORKLOADS), str, "A.8; the optional 2.0 workloads by name"),
+    Param(
+        "workload",
+        "rnd4k",
+        "The WSAT stimulus: " + ", ".join(f"{k} ({v[3]})" for k, v in WORKLOADS.items()),
+        choice(*WORKLOADS),
+        str,
+        "A.8; the optional 2.0 workloads by name",
+    ),
 )
 
 
@@ -44,18 +50,31 @@ def build(profile: Profile, target: Target) -> TestPlan:
     name = values(PARAMS, profile, "wsat")["workload"]
     access, read, bs, label = WORKLOADS[name]
     if not supported_block_sizes([bs], target)[0]:
-        raise IolabError(f"wsat --set workload={name}: its {bs} B block is below the target's "
-                         f"{target.facts.logical_sector} B logical sector; direct IO cannot issue it. Nothing was run or written.")
+        raise IolabError(
+            f"wsat --set workload={name}: its {bs} B block is below the target's "
+            f"{target.facts.logical_sector} B logical sector; direct IO cannot issue it. Nothing was run or written."
+        )
     mix = f"{read}/{100 - read}"
-    shape = dict(threads=profile.threads, queue_depth=profile.queue_depth, active_range=active_fraction(profile, target),
-                 duration_s=interval, name=label)
+    shape = dict(
+        threads=profile.threads,
+        queue_depth=profile.queue_depth,
+        active_range=active_fraction(profile, target),
+        duration_s=interval,
+        name=label,
+    )
     w = cbw(read, target, **shape) if access == "cbw" else Workload.mix(access, read, bs, **shape)
     cell = Cell(f"{mix} {'CBW' if access == 'cbw' else kib_label(bs)}", w, mix, bs)
     budget = int(capacity_multiple * cap)
     phase = Phase(
-        "main", (cell,), (Tracking(f"IOPS {cell.key}", cell.key, "iops"),), purge=True, precondition=(),
-        max_rounds=math.ceil(max_seconds / interval), stop_on_steady=False,
-        budget_write_bytes=budget, budget_seconds=max_seconds,
+        "main",
+        (cell,),
+        (Tracking(f"IOPS {cell.key}", cell.key, "iops"),),
+        purge=True,
+        precondition=(),
+        max_rounds=math.ceil(max_seconds / interval),
+        stop_on_steady=False,
+        budget_write_bytes=budget,
+        budget_seconds=max_seconds,
     )
     params = common_parameters(profile, target) + [
         ("Stimulus", f"{label}, continuous, logged per interval"),
@@ -64,11 +83,21 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Stop", f"{capacity_multiple:g}× capacity ({eng(budget, 'B')} written) or {duration(max_seconds)}"),
         *parameter_rows(PARAMS, profile, "wsat"),
     ]
-    notes = ("WSAT stops on its byte/time budget, not on steady state (PTS 1.1 rule; the 2.0 early stop is UNVERIFIED); "
-             "the steady-state table is reported for information.",)
-    return TestPlan("wsat", "Write Saturation", f"PTS {profile.spec} ({profile.name})", profile, (phase,),
-                    profile.rule(), cap, tuple(params), notes)
-
+    notes = (
+        "WSAT stops on its byte/time budget, not on steady state (PTS 1.1 rule; the 2.0 early stop is UNVERIFIED); "
+        "the steady-state table is reported for information.",
+    )
+    return TestPlan(
+        "wsat",
+        "Write Saturation",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        cap,
+        tuple(params),
+        notes,
+    )
 
 
 def _full(phases) -> list[float]:
@@ -95,7 +124,16 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    "wsat", "Write Saturation", "SNIA PTS", "Write Saturation: RND 4 KiB W (or an optional 2.0 workload) from FOB to 4× capacity or 24 h (A.8)",
-    build=no_input(build), sequence="pts", heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=wsat_pages, overlays=wsat_overlays, view=render_wsat, params=PARAMS,
+    "wsat",
+    "Write Saturation",
+    "SNIA PTS",
+    "Write Saturation: RND 4 KiB W (or an optional 2.0 workload) from FOB to 4× capacity or 24 h (A.8)",
+    build=no_input(build),
+    sequence="pts",
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=wsat_pages,
+    overlays=wsat_overlays,
+    view=render_wsat,
+    params=PARAMS,
 )

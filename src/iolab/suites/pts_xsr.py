@@ -26,9 +26,13 @@ STIMULI: dict[str, tuple[Access, int]] = dict(zip(GROUPS, (("seq", 1024 * KiB), 
 QUICK_INTERVALS = dict(zip(GROUPS, (20, 15, 20)))
 
 PARAMS = (
-    Param("group1_time", 8 * 3600.0, "Length of group 1 (SEQ 1024 KiB W)", seconds, show_seconds, "A.10 implementation"),
+    Param(
+        "group1_time", 8 * 3600.0, "Length of group 1 (SEQ 1024 KiB W)", seconds, show_seconds, "A.10 implementation"
+    ),
     Param("group2_time", 6 * 3600.0, "Length of group 2 (RND 8 KiB W)", seconds, show_seconds, "A.10 implementation"),
-    Param("group3_time", 8 * 3600.0, "Length of group 3 (SEQ 1024 KiB W)", seconds, show_seconds, "A.10 implementation"),
+    Param(
+        "group3_time", 8 * 3600.0, "Length of group 3 (SEQ 1024 KiB W)", seconds, show_seconds, "A.10 implementation"
+    ),
     Param("purge", "yes", "Purge before group 1 (yes/no)", choice("yes", "no"), str, "UNVERIFIED: purge before XSR"),
     RECOVERY_TOLERANCE,
     SETTLE_TOLERANCE,
@@ -54,18 +58,38 @@ def build(profile: Profile, target: Target) -> TestPlan:
     lengths = group_seconds(profile)
     for group, (access, bs) in STIMULI.items():
         label = f"{access.upper()} {bs // KiB}KiB W"
-        cell = Cell(f"0/100 {bs // KiB}KiB {access.upper()}",
-                    Workload.mix(access, 0, bs, threads=profile.threads, queue_depth=profile.queue_depth,
-                                 active_range=ar, duration_s=interval, name=label), "0/100", bs)
-        phases.append(Phase(
-            group, (cell,), (Tracking(f"MB/s {label}", cell.key, "mbps"),),
-            purge=group == "group 1" and vals["purge"] == "yes", precondition=(),
-            max_rounds=max(1, math.ceil(lengths[group] / interval - 1e-9)), stop_on_steady=False,
-            budget_seconds=lengths[group],
-        ))
+        cell = Cell(
+            f"0/100 {bs // KiB}KiB {access.upper()}",
+            Workload.mix(
+                access,
+                0,
+                bs,
+                threads=profile.threads,
+                queue_depth=profile.queue_depth,
+                active_range=ar,
+                duration_s=interval,
+                name=label,
+            ),
+            "0/100",
+            bs,
+        )
+        phases.append(
+            Phase(
+                group,
+                (cell,),
+                (Tracking(f"MB/s {label}", cell.key, "mbps"),),
+                purge=group == "group 1" and vals["purge"] == "yes",
+                precondition=(),
+                max_rounds=max(1, math.ceil(lengths[group] / interval - 1e-9)),
+                stop_on_steady=False,
+                budget_seconds=lengths[group],
+            )
+        )
     params = common_parameters(profile, target) + [
-        ("Stimulus", " → ".join(f"{g}: {a.upper()} {bs // KiB} KiB W, {duration(lengths[g])}"
-                                for g, (a, bs) in STIMULI.items())),
+        (
+            "Stimulus",
+            " → ".join(f"{g}: {a.upper()} {bs // KiB} KiB W, {duration(lengths[g])}" for g, (a, bs) in STIMULI.items()),
+        ),
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
         ("Logging", f"every {duration(interval)} (one interval per round, no steady-state stop)"),
         ("Preconditioning", "none"),
@@ -78,11 +102,23 @@ def build(profile: Profile, target: Target) -> TestPlan:
         "interval within ± settle_tolerance of its final level.",
     )
     if profile.quick:
-        notes += ("Quick run: groups of " + ", ".join(f"{QUICK_INTERVALS[g]}" for g in STIMULI)
-                  + " intervals instead of 8 h, 6 h, 8 h (unless set); non-compliant.",)
-    return TestPlan("xsr", "Cross Stimulus Recovery", f"PTS {profile.spec} ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(params), notes, values=vals)
-
+        notes += (
+            "Quick run: groups of "
+            + ", ".join(f"{QUICK_INTERVALS[g]}" for g in STIMULI)
+            + " intervals instead of 8 h, 6 h, 8 h (unless set); non-compliant.",
+        )
+    return TestPlan(
+        "xsr",
+        "Cross Stimulus Recovery",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        notes,
+        values=vals,
+    )
 
 
 def _group_mean(i: int):
@@ -95,8 +131,10 @@ def _group_final(i: int):
 
 def _tolerance(phases) -> float:
     """The recovery tolerance the run set (stored with its plan), else the default."""
-    return next((ph.values["recovery_tolerance"] for ph in phases if "recovery_tolerance" in ph.values),
-                RECOVERY_TOLERANCE.default)
+    return next(
+        (ph.values["recovery_tolerance"] for ph in phases if "recovery_tolerance" in ph.values),
+        RECOVERY_TOLERANCE.default,
+    )
 
 
 def _recovery_minutes(phases) -> float | None:
@@ -108,8 +146,11 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     """The recovery column uses each run's own tolerance and names it when the runs share one
     (runs with different settings are compared only when forced)."""
     tolerances = {_tolerance(phases) for phases in runs} or {RECOVERY_TOLERANCE.default}
-    target = (f"{100 * (1 - tolerances.pop()):g} % of group 1 mean TP" if len(tolerances) == 1
-              else "group 1 mean TP less each run's own recovery_tolerance")
+    target = (
+        f"{100 * (1 - tolerances.pop()):g} % of group 1 mean TP"
+        if len(tolerances) == 1
+        else "group 1 mean TP less each run's own recovery_tolerance"
+    )
     return (
         KeyMetric("Group 1 mean MB/s (SEQ 1024 KiB W)", "MB/s", True, _group_mean(0)),
         KeyMetric(f"Group 2 final MB/s (RND 8 KiB W, last {SETTLE_WINDOW})", "MB/s", True, _group_final(1)),
@@ -119,8 +160,18 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    "xsr", "Cross Stimulus Recovery", "SNIA PTS",
+    "xsr",
+    "Cross Stimulus Recovery",
+    "SNIA PTS",
     "Cross Stimulus Recovery: SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W, recovery times (A.10)",
-    build=no_input(build), sequence="pts", optional=True, heading=SPEC_HEADINGS["PTS"], key_figures=key_figures,
-    pages=xsr_pages, overlays=xsr_overlays, view=render_intervals, params=PARAMS, short_title="XSR",
+    build=no_input(build),
+    sequence="pts",
+    optional=True,
+    heading=SPEC_HEADINGS["PTS"],
+    key_figures=key_figures,
+    pages=xsr_pages,
+    overlays=xsr_overlays,
+    view=render_intervals,
+    params=PARAMS,
+    short_title="XSR",
 )

@@ -91,7 +91,9 @@ def locate(path: str | Path) -> dict[str, Path]:
     """The input files for `path` (a directory or one of its files), by kind."""
     p = Path(path)
     if not p.exists():
-        raise IolabError(f"--workload {p}: no such file or directory. Give the directory written by `iolab trace analyze`.")
+        raise IolabError(
+            f"--workload {p}: no such file or directory. Give the directory written by `iolab trace analyze`."
+        )
     found: dict[str, Path] = {}
     if p.is_file():
         kind = _kind(p)
@@ -137,8 +139,16 @@ def digest(*workloads: Workload) -> str:
     comparison can refuse runs of different workloads; file comments do not change it."""
     h = hashlib.sha256()
     for w in workloads:
-        h.update(repr((sorted((s.access, s.op, s.block_size, round(s.share, 9)) for s in w.streams),
-                       w.threads, w.queue_depth, w.duration_s)).encode())
+        h.update(
+            repr(
+                (
+                    sorted((s.access, s.op, s.block_size, round(s.share, 9)) for s in w.streams),
+                    w.threads,
+                    w.queue_depth,
+                    w.duration_s,
+                )
+            ).encode()
+        )
     return h.hexdigest()[:12]
 
 
@@ -149,8 +159,15 @@ def mix_text(w: Workload) -> str:
 def applied(w: Workload, profile: Profile, target: Target, name: str, **changes) -> Workload:
     """A workload from the input file as the test runs it: over the tested capacity, random
     (incompressible) data, one interval long."""
-    return w.with_(active_range=active_fraction(profile, target), entropy=1.0, duration_s=profile.cell_seconds,
-                   bytes_budget=None, rate_iops=None, name=name, **changes)
+    return w.with_(
+        active_range=active_fraction(profile, target),
+        entropy=1.0,
+        duration_s=profile.cell_seconds,
+        bytes_budget=None,
+        rate_iops=None,
+        name=name,
+        **changes,
+    )
 
 
 def oio_text(w: Workload) -> str:
@@ -177,15 +194,26 @@ def saturation_phase(name: str, cell: Cell, profile: Profile, target: Target) ->
     budget = int(profile.wsat_capacity_multiple * cap) if "write" in ops else None
     min_writes = int(profile.rwsw_min_write_multiple * cap) if "write" in ops else None
     precondition = (wipc(profile, target),) if "read" in ops else ()
-    return Phase(name, (cell,), (Tracking(f"IOPS {cell.key}", cell.key, "iops"),), purge=True,
-                 precondition=precondition, max_rounds=rounds, stop_on_steady=True,
-                 budget_write_bytes=budget, budget_seconds=profile.wsat_max_seconds, min_write_bytes=min_writes)
+    return Phase(
+        name,
+        (cell,),
+        (Tracking(f"IOPS {cell.key}", cell.key, "iops"),),
+        purge=True,
+        precondition=precondition,
+        max_rounds=rounds,
+        stop_on_steady=True,
+        budget_write_bytes=budget,
+        budget_seconds=profile.wsat_max_seconds,
+        min_write_bytes=min_writes,
+    )
 
 
 def saturation_stop_text(profile: Profile, target: Target) -> str:
     budget = profile.wsat_capacity_multiple * tested_capacity(profile, target)
-    text = (f"steady state, or {profile.wsat_capacity_multiple:g}× capacity written ({eng(budget, 'B')}; "
-            f"workloads with writes), or {duration(profile.wsat_max_seconds)}")
+    text = (
+        f"steady state, or {profile.wsat_capacity_multiple:g}× capacity written ({eng(budget, 'B')}; "
+        f"workloads with writes), or {duration(profile.wsat_max_seconds)}"
+    )
     if profile.quick:
         text += f", or {QUICK_MAX_INTERVALS} intervals (quick)"
     return text
@@ -195,11 +223,17 @@ def saturation_parameters(profile: Profile, target: Target) -> list[tuple[str, s
     """The report's parameter rows for how a saturation phase starts and when it may stop."""
     cap = tested_capacity(profile, target)
     return [
-        ("Preconditioning", "workloads that read: WIPC SEQ 128 KiB W "
-         f"{profile.precondition_factor:g}× capacity after the purge (every read hits written data); "
-         "write-only workloads: none (FOB after purge)"),
-        ("Steady state accepted after", f"{profile.rwsw_min_write_multiple:g}× capacity of workload writes "
-         f"({profile.rwsw_min_write_multiple * cap / 1e9:.3f} GB; workloads with writes)"),
+        (
+            "Preconditioning",
+            "workloads that read: WIPC SEQ 128 KiB W "
+            f"{profile.precondition_factor:g}× capacity after the purge (every read hits written data); "
+            "write-only workloads: none (FOB after purge)",
+        ),
+        (
+            "Steady state accepted after",
+            f"{profile.rwsw_min_write_multiple:g}× capacity of workload writes "
+            f"({profile.rwsw_min_write_multiple * cap / 1e9:.3f} GB; workloads with writes)",
+        ),
         ("Stop", saturation_stop_text(profile, target)),
     ]
 
@@ -208,8 +242,15 @@ def steady_phase(composite: Workload, profile: Profile, target: Target) -> Phase
     """The drive state before Replay-Native and DIRTH: purge, WIPC, then rounds of the
     composite until steady state (at most `max_rounds`)."""
     cell = Cell("composite", applied(composite, profile, target, "composite"), "", 0)
-    return Phase("steady state (composite)", (cell,), (Tracking("IOPS composite", cell.key, "iops"),), purge=True,
-                 precondition=(wipc(profile, target),), max_rounds=profile.max_rounds, stop_on_steady=True)
+    return Phase(
+        "steady state (composite)",
+        (cell,),
+        (Tracking("IOPS composite", cell.key, "iops"),),
+        purge=True,
+        precondition=(wipc(profile, target),),
+        max_rounds=profile.max_rounds,
+        stop_on_steady=True,
+    )
 
 
 def input_parameters(inp: RwswInput, *workloads: Workload) -> list[tuple[str, str]]:
@@ -221,8 +262,10 @@ def input_parameters(inp: RwswInput, *workloads: Workload) -> list[tuple[str, st
     ]
 
 
-DATA_NOTE = ("The capture has no data content, so writes use random (incompressible) data as the PTS requires; "
-             "compressibility and duplication are not reproduced.")
+DATA_NOTE = (
+    "The capture has no data content, so writes use random (incompressible) data as the PTS requires; "
+    "compressibility and duplication are not reproduced."
+)
 
 
 def with_input(build: Callable[[Profile, Target, RwswInput], TestPlan]) -> Callable[..., TestPlan]:

@@ -46,8 +46,14 @@ def _levels(text: str) -> tuple[int, ...]:
 
 
 PARAMS = (
-    Param("oio", tuple(2**k for k in range(11)), "Total outstanding IO of the demand points (run low → high)", _levels,
-          show_list, "the RWSW catalogue (1 … 1,024 users)"),
+    Param(
+        "oio",
+        tuple(2**k for k in range(11)),
+        "Total outstanding IO of the demand points (run low → high)",
+        _levels,
+        show_list,
+        "the RWSW catalogue (1 … 1,024 users)",
+    ),
     *FLOW,
 )
 
@@ -57,20 +63,43 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     v = values(PARAMS, profile, NAME)
 
     def at(tc: int, qd: int, secs: float, name: str):
-        return applied(composite, profile, target, f"composite {name}", threads=tc, queue_depth=qd).with_(duration_s=secs)
+        return applied(composite, profile, target, f"composite {name}", threads=tc, queue_depth=qd).with_(
+            duration_s=secs
+        )
 
-    stimulus = Stimulus(f"composite ({mix_text(composite)})", "the composite", 0, at, at,
-                        pc_point=(composite.threads, composite.queue_depth), pc_precondition=(wipc(profile, target),))
-    rows = [("Outstanding IO", "per level: TC1 × QD n up to 32, then n/32 threads × QD 32"),
-            *input_parameters(inp, composite)]
-    notes = ("DIRTH on the composite: the PTS DIRTH flow (A.11) with the composite as its stimulus and outstanding IO "
-             "levels as its demand points, ascending as users are added; the composite also preconditions and "
-             "pre-writes, since it is the workload whose steady state is measured.",
-             "OIO is split as one thread with QD up to 32, then threads of QD 32 (1,024 = TC32 × QD32).",
-             DATA_NOTE)
-    return build_flow(profile, target, NAME, "DIRTH (composite)", f"{SPEC} ({profile.name})", PARAMS, stimulus,
-                      [split_oio(o) for o in v["oio"]], f"OIO {show_list(v['oio'])}", rows, notes)
-
+    stimulus = Stimulus(
+        f"composite ({mix_text(composite)})",
+        "the composite",
+        0,
+        at,
+        at,
+        pc_point=(composite.threads, composite.queue_depth),
+        pc_precondition=(wipc(profile, target),),
+    )
+    rows = [
+        ("Outstanding IO", "per level: TC1 × QD n up to 32, then n/32 threads × QD 32"),
+        *input_parameters(inp, composite),
+    ]
+    notes = (
+        "DIRTH on the composite: the PTS DIRTH flow (A.11) with the composite as its stimulus and outstanding IO "
+        "levels as its demand points, ascending as users are added; the composite also preconditions and "
+        "pre-writes, since it is the workload whose steady state is measured.",
+        "OIO is split as one thread with QD up to 32, then threads of QD 32 (1,024 = TC32 × QD32).",
+        DATA_NOTE,
+    )
+    return build_flow(
+        profile,
+        target,
+        NAME,
+        "DIRTH (composite)",
+        f"{SPEC} ({profile.name})",
+        PARAMS,
+        stimulus,
+        [split_oio(o) for o in v["oio"]],
+        f"OIO {show_list(v['oio'])}",
+        rows,
+        notes,
+    )
 
 
 def _at_summary_oio(attr: str | None, pct: float | None = None):
@@ -86,8 +115,21 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    NAME, "DIRTH (composite)", "SNIA RWSW", "DIRTH on the composite: outstanding IO 1 … 1,024 after steady state",
-    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=key_figures, pages=with_selftest(rwsw_dirth_pages), overlays=dirth_overlays, view=render_dirth,
-    params=PARAMS, short_title="DIRTH", summary_figures=(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}"), summary_order=2,
+    NAME,
+    "DIRTH (composite)",
+    "SNIA RWSW",
+    "DIRTH on the composite: outstanding IO 1 … 1,024 after steady state",
+    build=with_input(build),
+    needs_workload=True,
+    keep_input=copy_inputs,
+    sequence="rwsw",
+    heading=SPEC_HEADINGS["RWSW"],
+    key_figures=key_figures,
+    pages=with_selftest(rwsw_dirth_pages),
+    overlays=dirth_overlays,
+    view=render_dirth,
+    params=PARAMS,
+    short_title="DIRTH",
+    summary_figures=(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", f"99.99 % RT at OIO {DIRTH_SUMMARY_OIO}"),
+    summary_order=2,
 )

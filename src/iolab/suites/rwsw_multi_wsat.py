@@ -15,8 +15,17 @@ from ..testdef import TestDef
 from . import common_parameters, tested_capacity
 from .figures import figure
 from .rwsw_common import (
-    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, mix_text, oio_text, saturation_parameters, saturation_phase,
-    copy_inputs, with_input,
+    DATA_NOTE,
+    SPEC,
+    RwswInput,
+    applied,
+    input_parameters,
+    mix_text,
+    oio_text,
+    saturation_parameters,
+    saturation_phase,
+    copy_inputs,
+    with_input,
 )
 
 NAME = "multi-wsat"
@@ -40,14 +49,26 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         "threshold is UNVERIFIED; 1× means every LBA could have been rewritten and garbage collection has begun).",
         DATA_NOTE,
     )
-    return TestPlan(NAME, "Multi-WSAT", f"{SPEC} ({profile.name})", profile, (phase,), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), notes)
-
+    return TestPlan(
+        NAME,
+        "Multi-WSAT",
+        f"{SPEC} ({profile.name})",
+        profile,
+        (phase,),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        notes,
+    )
 
 
 def _composite(attr: str):
-    return figure(lambda phases: next((c for ph in phases if ph.phase.name == "main" for c in ph.cells
-                                       if c.key == "composite"), None), attr)
+    return figure(
+        lambda phases: next(
+            (c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None
+        ),
+        attr,
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
@@ -60,10 +81,19 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    NAME, "Multi-WSAT", "SNIA RWSW",
+    NAME,
+    "Multi-WSAT",
+    "SNIA RWSW",
     "Multi-WSAT: the composite after purge (and WIPC when it reads) to steady state, ≥ 1× capacity written",
-    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=key_figures, pages=with_selftest(multi_wsat_pages), overlays=multi_wsat_overlays,
+    build=with_input(build),
+    needs_workload=True,
+    keep_input=copy_inputs,
+    sequence="rwsw",
+    heading=SPEC_HEADINGS["RWSW"],
+    key_figures=key_figures,
+    pages=with_selftest(multi_wsat_pages),
+    overlays=multi_wsat_overlays,
     short_title="Multi-WSAT",
-    summary_figures=("IOPS (steady state)", "MB/s (steady state)", "99.999 % RT (steady state)"), summary_order=0,
+    summary_figures=("IOPS (steady state)", "MB/s (steady state)", "99.999 % RT (steady state)"),
+    summary_order=0,
 )

@@ -34,12 +34,22 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         total += seconds
     replay_phase = Phase("replay", tuple(cells), (), purge=False, max_rounds=1, stop_on_steady=False)
     params = common_parameters(profile, target) + [
-        ("Stimulus", f"replay of {len(cells)} capture steps of {plan.step_s:g} s"
-         + (f", compressed {plan.compress:g}×" if plan.compress != 1 else "") + f": {total:,.1f} s flat out"),
-        ("Outstanding IO", f"per step: TC {plan.threads} × the step's QD "
-         f"({min(s.queue_depth for s in plan.steps)}–{max(s.queue_depth for s in plan.steps)})"),
-        ("Preconditioning", f"purge, WIPC, then the composite to steady state ({mix_text(composite)}, "
-         f"TC {composite.threads} × QD {composite.queue_depth})"),
+        (
+            "Stimulus",
+            f"replay of {len(cells)} capture steps of {plan.step_s:g} s"
+            + (f", compressed {plan.compress:g}×" if plan.compress != 1 else "")
+            + f": {total:,.1f} s flat out",
+        ),
+        (
+            "Outstanding IO",
+            f"per step: TC {plan.threads} × the step's QD "
+            f"({min(s.queue_depth for s in plan.steps)}–{max(s.queue_depth for s in plan.steps)})",
+        ),
+        (
+            "Preconditioning",
+            f"purge, WIPC, then the composite to steady state ({mix_text(composite)}, "
+            f"TC {composite.threads} × QD {composite.queue_depth})",
+        ),
         ("PC2 (WDPC)", "the composite until steady state"),
         *input_parameters(inp, composite, *steps),
     ]
@@ -51,14 +61,23 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         DATA_NOTE,
     ]
     if profile.quick:
-        notes.append(f"Quick profile: every step runs at most {profile.cell_seconds:g} s instead of its "
-                     "duration in the replay file.")
+        notes.append(
+            f"Quick profile: every step runs at most {profile.cell_seconds:g} s instead of its "
+            "duration in the replay file."
+        )
     if plan.skipped:
         notes.append(f"{len(plan.skipped)} capture step(s) had no IOs of the replayed streams and are not replayed.")
-    return TestPlan(NAME, "Replay-Native", f"{SPEC} ({profile.name})", profile,
-                    (steady_phase(composite, profile, target), replay_phase), profile.rule(),
-                    tested_capacity(profile, target), tuple(params), tuple(notes))
-
+    return TestPlan(
+        NAME,
+        "Replay-Native",
+        f"{SPEC} ({profile.name})",
+        profile,
+        (steady_phase(composite, profile, target), replay_phase),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        tuple(notes),
+    )
 
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
@@ -72,8 +91,19 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    NAME, "Replay-Native", "SNIA RWSW", "Replay-Native: the capture's steps replayed in order after the composite's steady state",
-    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=key_figures, pages=with_selftest(replay_pages), overlays=replay_overlays, short_title="Replay-Native",
-    summary_figures=("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)"), summary_order=1,
+    NAME,
+    "Replay-Native",
+    "SNIA RWSW",
+    "Replay-Native: the capture's steps replayed in order after the composite's steady state",
+    build=with_input(build),
+    needs_workload=True,
+    keep_input=copy_inputs,
+    sequence="rwsw",
+    heading=SPEC_HEADINGS["RWSW"],
+    key_figures=key_figures,
+    pages=with_selftest(replay_pages),
+    overlays=replay_overlays,
+    short_title="Replay-Native",
+    summary_figures=("IOPS (whole replay)", "MB/s (whole replay)", "99.999 % RT (whole replay)"),
+    summary_order=1,
 )

@@ -14,8 +14,16 @@ from ..workload import Stream
 from . import common_parameters, tested_capacity
 from .figures import phase
 from .rwsw_common import (
-    DATA_NOTE, SPEC, RwswInput, applied, input_parameters, oio_text, saturation_parameters, saturation_phase,
-    copy_inputs, with_input,
+    DATA_NOTE,
+    SPEC,
+    RwswInput,
+    applied,
+    input_parameters,
+    oio_text,
+    saturation_parameters,
+    saturation_phase,
+    copy_inputs,
+    with_input,
 )
 
 NAME = "streams-wsat"
@@ -29,8 +37,10 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         w = applied(composite, profile, target, label, streams=(Stream(s.access, s.op, s.block_size, 1.0),))
         phases.append(saturation_phase(label, Cell(label, w, "", s.block_size), profile, target))
     params = common_parameters(profile, target) + [
-        ("Stimulus", f"each of the {len(phases)} dominant streams alone: "
-         + ", ".join(s.label() for s in composite.streams)),
+        (
+            "Stimulus",
+            f"each of the {len(phases)} dominant streams alone: " + ", ".join(s.label() for s in composite.streams),
+        ),
         ("Outstanding IO", oio_text(composite) + " (from the workload file)"),
         *saturation_parameters(profile, target),
         *input_parameters(inp, composite),
@@ -42,15 +52,24 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
         "Streams run at the composite's outstanding IO (from the workload file).",
         DATA_NOTE,
     )
-    return TestPlan(NAME, "Individual Streams WSAT", f"{SPEC} ({profile.name})", profile, tuple(phases),
-                    profile.rule(), tested_capacity(profile, target), tuple(params), notes)
-
+    return TestPlan(
+        NAME,
+        "Individual Streams WSAT",
+        f"{SPEC} ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        notes,
+    )
 
 
 def _stream_iops(label: str):
     def get(phases) -> float | None:
         ph = phase(phases, label)
         return ph.cells[0].iops if ph is not None and ph.cells else None
+
     return get
 
 
@@ -61,8 +80,19 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    NAME, "Individual Streams WSAT", "SNIA RWSW", "Individual Streams WSAT: each stream of the composite alone to steady state",
-    build=with_input(build), needs_workload=True, keep_input=copy_inputs, sequence="rwsw", heading=SPEC_HEADINGS["RWSW"],
-    key_figures=key_figures, pages=with_selftest(streams_pages), overlays=None, short_title="Individual Streams",
-    summary_figures=None, summary_order=3,
+    NAME,
+    "Individual Streams WSAT",
+    "SNIA RWSW",
+    "Individual Streams WSAT: each stream of the composite alone to steady state",
+    build=with_input(build),
+    needs_workload=True,
+    keep_input=copy_inputs,
+    sequence="rwsw",
+    heading=SPEC_HEADINGS["RWSW"],
+    key_figures=key_figures,
+    pages=with_selftest(streams_pages),
+    overlays=None,
+    short_title="Individual Streams",
+    summary_figures=None,
+    summary_order=3,
 )

@@ -38,7 +38,7 @@ def _bound_us(text: str) -> float:
     t = text.strip().lower()
     unit = next((u for u in ("us", "µs", "ms", "s") if t.endswith(u)), "")
     try:
-        v = float(t[:len(t) - len(unit)]) * _US.get(unit, 1.0)
+        v = float(t[: len(t) - len(unit)]) * _US.get(unit, 1.0)
     except ValueError:
         raise ValueError("give a latency such as 700us, 1ms or 700 (µs)") from None
     if not math.isfinite(v) or v <= 0:
@@ -59,19 +59,57 @@ def _show_us(v: float) -> str:
 
 PARAMS = (
     read_share(70, "the published scale-out reference point (70/30 4K random)"),
-    tp.Param("block_size", 4 * KiB, "block size of the random mix", tp.size, kib_label, "the published scale-out reference point"),
-    tp.Param("steps", tuple(range(10_000, 1_000_001, 10_000)),
-             "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
-             "10,000 by 1,000 unless set", tp.int_list, _show_steps, "UNVERIFIED: iolab's choice",
-             quick=tuple(range(1_000, 10_001, 1_000))),
-    tp.Param("percentile", 99.0, "latency percentile the bound applies to (of each step's merged histogram)",
-             _percentile, lambda v: f"{v:g} %", "the published scale-out reference point (p99 < 1 ms)"),
-    tp.Param("bound", 1000.0, "latency bound (e.g. 1ms, 700us; a bare number is µs)", _bound_us, _show_us, "the published scale-out reference point (p99 < 1 ms)"),
-    tp.Param("threads", 4, "fio jobs over all hosts/paths (outstanding IO = threads × qd, split by share)",
-             tp.positive_int, source="UNVERIFIED: iolab's choice"),
+    tp.Param(
+        "block_size",
+        4 * KiB,
+        "block size of the random mix",
+        tp.size,
+        kib_label,
+        "the published scale-out reference point",
+    ),
+    tp.Param(
+        "steps",
+        tuple(range(10_000, 1_000_001, 10_000)),
+        "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
+        "10,000 by 1,000 unless set",
+        tp.int_list,
+        _show_steps,
+        "UNVERIFIED: iolab's choice",
+        quick=tuple(range(1_000, 10_001, 1_000)),
+    ),
+    tp.Param(
+        "percentile",
+        99.0,
+        "latency percentile the bound applies to (of each step's merged histogram)",
+        _percentile,
+        lambda v: f"{v:g} %",
+        "the published scale-out reference point (p99 < 1 ms)",
+    ),
+    tp.Param(
+        "bound",
+        1000.0,
+        "latency bound (e.g. 1ms, 700us; a bare number is µs)",
+        _bound_us,
+        _show_us,
+        "the published scale-out reference point (p99 < 1 ms)",
+    ),
+    tp.Param(
+        "threads",
+        4,
+        "fio jobs over all hosts/paths (outstanding IO = threads × qd, split by share)",
+        tp.positive_int,
+        source="UNVERIFIED: iolab's choice",
+    ),
     tp.Param("qd", 32, "queue depth of each job", tp.positive_int, source="UNVERIFIED: iolab's choice"),
-    tp.Param("sustain", 3600.0, "how long the chosen demand is sustained; --quick uses 5 s unless set", tp.seconds,
-             tp.show_seconds, "the published scale-out reference point", quick=5.0),
+    tp.Param(
+        "sustain",
+        3600.0,
+        "how long the chosen demand is sustained; --quick uses 5 s unless set",
+        tp.seconds,
+        tp.show_seconds,
+        "the published scale-out reference point",
+        quick=5.0,
+    ),
 )
 
 
@@ -79,59 +117,94 @@ def build(profile: Profile, target: Target) -> TestPlan:
     v = tp.values(PARAMS, profile, "latency-bound")
     bs, read = v["block_size"], v["read_pct"]
     if not supported_block_sizes([bs], target)[0]:
-        raise IolabError(f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
-                         "logical sector; direct IO cannot issue it. Nothing was run or written.")
+        raise IolabError(
+            f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
+            "logical sector; direct IO cannot issue it. Nothing was run or written."
+        )
     if 0 in v["steps"]:
-        raise IolabError("latency-bound --set steps: a demand of 0 IOPS runs no IO; start at 1 or more. "
-                         "Nothing was run or written.")
+        raise IolabError(
+            "latency-bound --set steps: a demand of 0 IOPS runs no IO; start at 1 or more. Nothing was run or written."
+        )
     ar = active_fraction(profile, target)
     mix = f"{read}/{100 - read}"
     rule = LatencyBound(v["percentile"], v["bound"])
 
     def rnd(rate: int, secs: float, name: str) -> Workload:
-        return Workload.mix("rnd", read, bs, threads=v["threads"], queue_depth=v["qd"], active_range=ar,
-                            duration_s=secs, rate_iops=rate, name=name, max_per_second=name == SUSTAIN)
+        return Workload.mix(
+            "rnd",
+            read,
+            bs,
+            threads=v["threads"],
+            queue_depth=v["qd"],
+            active_range=ar,
+            duration_s=secs,
+            rate_iops=rate,
+            name=name,
+            max_per_second=name == SUSTAIN,
+        )
 
-    cells = tuple(Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
-                  for d in v["steps"])
+    cells = tuple(
+        Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
+        for d in v["steps"]
+    )
     ramp = Phase(RAMP, cells, (), purge=False, max_rounds=1, stop_on_steady=False, stop_rule=rule)
 
     def sustain(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
         d = rule.decide(RAMP, samples.get(RAMP, ()))
         if not d.chosen:
-            raise IolabError(f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
-                             "stored; start lower (--set steps=...) or relax --set bound=... .")
+            raise IolabError(
+                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
+                "stored; start lower (--set steps=...) or relax --set bound=... ."
+            )
         rate = int(d.chosen["demand_iops"])
         # one key whatever the rate, so runs that chose different rates still compare
         cell = Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs)
         built = Phase(SUSTAIN, (cell,), (), purge=False, max_rounds=1, stop_on_steady=False)
-        return built, Decision(SUSTAIN, {"name": "highest-demand-within-bound", **{
-            k: val for k, val in d.rule.items() if k != "name"}},
-            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}", d.chosen)
+        return built, Decision(
+            SUSTAIN,
+            {"name": "highest-demand-within-bound", **{k: val for k, val in d.rule.items() if k != "name"}},
+            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}",
+            d.chosen,
+        )
 
     rows = common_parameters(profile, target) + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
-        ("Ramp", f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
-                 f"{v['percentile']:g} % latency > {_show_us(v['bound'])}"),
+        (
+            "Ramp",
+            f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
+            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}",
+        ),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
         *tp.parameter_rows(PARAMS, profile, "latency-bound"),
     ]
-    notes: tuple[str, ...] = ("The percentile of each step is that of the step's latency histogram merged over every host and path "
-             "(fio json+ bins summed), never an average of per-host percentiles.",
-             "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.")
+    notes: tuple[str, ...] = (
+        "The percentile of each step is that of the step's latency histogram merged over every host and path "
+        "(fio json+ bins summed), never an average of per-host percentiles.",
+        "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.",
+    )
     if profile.quick:
         notes += ("Quick run: short steps and sustain phase; non-compliant.",)
-    return TestPlan("latency-bound", "Latency-Bounded Maximum IOPS", f"scale-out ({profile.name})", profile,
-                    (ramp, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
-                    profile.rule(), tested_capacity(profile, target), tuple(rows), notes, values=v)
-
+    return TestPlan(
+        "latency-bound",
+        "Latency-Bounded Maximum IOPS",
+        f"scale-out ({profile.name})",
+        profile,
+        (ramp, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(rows),
+        notes,
+        values=v,
+    )
 
 
 def _sustained(fn):
     """`fn` of the last round of the sustained demand, or None before it ran."""
+
     def get(phases) -> float | None:
         ph = next((p for p in phases if p.phase.name == SUSTAIN), None)
         return fn(ph.rows[-1]) if ph is not None and ph.rows else None
+
     return get
 
 
@@ -142,8 +215,12 @@ def _measured(p: float):
 
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     return (
-        KeyMetric("highest demand within the bound (sustained)", "IOPS", True,
-                  _sustained(lambda r: r.workload.get("rate_iops"))),
+        KeyMetric(
+            "highest demand within the bound (sustained)",
+            "IOPS",
+            True,
+            _sustained(lambda r: r.workload.get("rate_iops")),
+        ),
         KeyMetric("sustained IOPS delivered", "IOPS", True, _sustained(lambda r: r.iops)),
         KeyMetric("sustained 99 % latency", "µs", False, _sustained(_measured(99.0))),
         KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(_measured(99.99))),
@@ -151,8 +228,14 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
 
 
 TEST = TestDef(
-    "latency-bound", "Latency-Bounded Maximum IOPS", "scale-out",
+    "latency-bound",
+    "Latency-Bounded Maximum IOPS",
+    "scale-out",
     "70/30 4K random at rising demand until p99 > 1 ms, then the highest demand that met it sustained for 1 h",
-    build=no_input(build), key_figures=key_figures, pages=latbound_pages, view=latbound_view,
-    short_title="Latency-bound IOPS", params=PARAMS,
+    build=no_input(build),
+    key_figures=key_figures,
+    pages=latbound_pages,
+    view=latbound_view,
+    short_title="Latency-bound IOPS",
+    params=PARAMS,
 )

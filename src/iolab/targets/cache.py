@@ -19,7 +19,7 @@ _ALL_NAMESPACES = ("--namespace-id=0xffffffff",)
 
 _NOT_SETTABLE = {
     "loop": "not settable on loop devices (direct IO bypasses the page cache; the backing file's device "
-            "keeps its own setting)",
+    "keeps its own setting)",
     "zram": "not settable on zram (RAM-backed, there is no device cache)",
     "nbd": "not settable on NBD devices (the server decides)",
     "virtio": "not settable from inside a virtual machine (the host's disk cache mode decides)",
@@ -63,8 +63,10 @@ def drive_write_cache(target: Target) -> bool | None:
     iface, dev = target.facts.interface, target.path
     if iface == "nvme":
         # nvme-cli prints the value with C's %#010x: "0x00000001", but "00000000" for zero
-        m = re.search(r"Current value:\s*(?:0x)?([0-9a-fA-F]+)", host.run_command(
-            ["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text)
+        m = re.search(
+            r"Current value:\s*(?:0x)?([0-9a-fA-F]+)",
+            host.run_command(["nvme", "get-feature", dev, *_ALL_NAMESPACES, "-f", "6"], timeout=30).text,
+        )
         return bool(int(m.group(1), 16) & 1) if m else None
     if iface == "sata":
         m = re.search(r"write-caching\s*=\s*([01])\b", host.run_command(["hdparm", "-W", dev], timeout=30).text)
@@ -99,16 +101,18 @@ def block_write_cache(target: Target, enabled: bool) -> str:
         if was is not None:
             _BEFORE[dev] = was
     if iface == "nvme":
-        r = host.run_command(["nvme", "set-feature", dev, *_ALL_NAMESPACES, "-f", "6", "-v", "1" if enabled else "0"],
-                             timeout=30)
+        r = host.run_command(
+            ["nvme", "set-feature", dev, *_ALL_NAMESPACES, "-f", "6", "-v", "1" if enabled else "0"], timeout=30
+        )
     elif iface == "sata":
         r = host.run_command(["hdparm", f"-W{1 if enabled else 0}", dev], timeout=30)
     elif iface in ("sas", "scsi", "usb"):
         r = host.run_command(["sdparm", "--set" if enabled else "--clear", "WCE", dev], timeout=30)
         if r.missing:
             # Caching mode page 0x08, byte 2 bit 2 is WCE; the mask leaves every other bit alone.
-            r = host.run_command(["sg_wr_mode", "--page=8", f"--contents=0,0,{4 if enabled else 0}", "--mask=0,0,4",
-                                  dev], timeout=30)
+            r = host.run_command(
+                ["sg_wr_mode", "--page=8", f"--contents=0,0,{4 if enabled else 0}", "--mask=0,0,4", dev], timeout=30
+            )
     else:
         return _NOT_SETTABLE.get(iface or "", f"not settable on {iface or 'this kind of'} devices")
     if r.missing:

@@ -72,8 +72,17 @@ def _interface(dev: BlockDev) -> str | None:
     """Where the disk hangs: from its name and the sysfs device path (the bus it sits on)."""
     disk = dev.disk.name
     where = str(dev.disk)
-    for prefix, iface in (("loop", "loop"), ("zram", "zram"), ("nbd", "nbd"), ("nvme", "nvme"),
-                          ("dm-", "dm"), ("md", "md"), ("mmcblk", "mmc"), ("vd", "virtio"), ("xvd", "xen")):
+    for prefix, iface in (
+        ("loop", "loop"),
+        ("zram", "zram"),
+        ("nbd", "nbd"),
+        ("nvme", "nvme"),
+        ("dm-", "dm"),
+        ("md", "md"),
+        ("mmcblk", "mmc"),
+        ("vd", "virtio"),
+        ("xvd", "xen"),
+    ):
         if disk.startswith(prefix):
             return iface
     if "/nvme/" in where:
@@ -186,7 +195,7 @@ def _vpd(device: Path, page: str) -> bytes | None:
 def vpd_serial(device: Path) -> str | None:
     """The Unit Serial Number page (80h): SCSI and SAS disks give their serial only here."""
     raw = _vpd(device, "80")
-    return _clean(raw[4:4 + int.from_bytes(raw[2:4], "big")].decode("ascii", "replace").strip("\0")) if raw else None
+    return _clean(raw[4 : 4 + int.from_bytes(raw[2:4], "big")].decode("ascii", "replace").strip("\0")) if raw else None
 
 
 def vpd_rotation_rate(device: Path) -> int | None:
@@ -204,10 +213,16 @@ def zoned_problems(target: Target) -> list[Problem]:
     random writes (with their own penalties) and are tested like any other."""
     if target.facts.zoned != "host-managed":
         return []
-    return [Problem("zoned", f"{target.path} is a host-managed zoned device (the kernel's queue/zoned); it takes "
-                             "writes only sequentially at each zone's write pointer and rejects the random and "
-                             "whole-range writes of every iolab test (and its purge), so iolab does not test it. "
-                             "Test a conventional namespace of the drive instead", None)]
+    return [
+        Problem(
+            "zoned",
+            f"{target.path} is a host-managed zoned device (the kernel's queue/zoned); it takes "
+            "writes only sequentially at each zone's write pointer and rejects the random and "
+            "whole-range writes of every iolab test (and its purge), so iolab does not test it. "
+            "Test a conventional namespace of the drive instead",
+            None,
+        )
+    ]
 
 
 _IDENTITY = ("vendor", "model", "serial", "firmware")
@@ -265,6 +280,7 @@ def parse_smartctl_info(text: str) -> DeviceFacts | None:
 
 def parse_hdparm_identify(text: str) -> DeviceFacts | None:
     """`hdparm -I`: ATA IDENTIFY DEVICE as text."""
+
     def field_(label: str) -> str | None:
         m = re.search(rf"^\s*{label}:\s*(.*?)\s*$", text, re.M)
         return _clean(m.group(1)) if m else None
@@ -312,9 +328,14 @@ def _file_facts(path: str, st: os.stat_result | None) -> DeviceFacts:
 
 
 def file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISREG, "a regular file"),
+    ):
         if test(mode):
             return name
     return "not a regular file"

@@ -21,6 +21,7 @@ PROC = Path("/proc")
 
 sleep = time.sleep  # unit tests replace it to poll without waiting
 
+
 @dataclass(frozen=True)
 class CommandResult:
     argv: tuple[str, ...]

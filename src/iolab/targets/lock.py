@@ -122,8 +122,11 @@ def holds_file(path: str) -> bool:
     """Does a claim of this process hold this file, as a file target or as the backing file of
     a loop device it claimed? (Its flock, probed from another descriptor, looks like another run's.)"""
     real = os.path.realpath(path)
-    return any(c.target.kind == "file" and os.path.realpath(c.target.path) == real
-               for got in _HELD.values() for c in (got, *got.parts))
+    return any(
+        c.target.kind == "file" and os.path.realpath(c.target.path) == real
+        for got in _HELD.values()
+        for c in (got, *got.parts)
+    )
 
 
 def release(target: Target) -> None:
@@ -201,7 +204,9 @@ def lock_dirs() -> list[Path]:
 
 def lock_name(ident: str) -> str:
     """The lock file's name in a lock directory for a target's identity."""
-    return re.sub(r"[^A-Za-z0-9.:_-]+", "_", ident)[-60:] + "-" + hashlib.sha1(ident.encode()).hexdigest()[:12] + ".lock"
+    return (
+        re.sub(r"[^A-Za-z0-9.:_-]+", "_", ident)[-60:] + "-" + hashlib.sha1(ident.encode()).hexdigest()[:12] + ".lock"
+    )
 
 
 def _lock(target: Target, ident: str) -> TargetClaim:
@@ -215,8 +220,10 @@ def _lock(target: Target, ident: str) -> TargetClaim:
             raise RefusedError(_taken(target, holder, path)) from None
         except OSError as e:
             os.close(fd)
-            raise RefusedError(f"cannot lock {path} to claim target {target.spec!r} for this run ({e.strerror}); "
-                               "set IOLAB_LOCK_DIR to a directory on a local filesystem.") from None
+            raise RefusedError(
+                f"cannot lock {path} to claim target {target.spec!r} for this run ({e.strerror}); "
+                "set IOLAB_LOCK_DIR to a directory on a local filesystem."
+            ) from None
         # The run before may have removed the file between our open and our lock: then the
         # lock is on a file no one else will ever open, so take the one at the path now.
         now = host.stat_or_none(str(path))
@@ -244,19 +251,26 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise RefusedError(f"lock file {d / name} is a symbolic link, which iolab never follows (someone "
-                                   "may have planted it to make a run overwrite the file it points to); remove it "
-                                   "or set IOLAB_LOCK_DIR to a directory only you can write.") from None
+                raise RefusedError(
+                    f"lock file {d / name} is a symbolic link, which iolab never follows (someone "
+                    "may have planted it to make a run overwrite the file it points to); remove it "
+                    "or set IOLAB_LOCK_DIR to a directory only you can write."
+                ) from None
             errors.append(f"{d}: {e.strerror}")
             continue
         unsafe = _unsafe_file(fd)
         if unsafe:
             os.close(fd)
-            raise RefusedError(f"lock file {path} {unsafe}, so iolab will not write to it; remove it or set "
-                               "IOLAB_LOCK_DIR to a directory only you can write.")
+            raise RefusedError(
+                f"lock file {path} {unsafe}, so iolab will not write to it; remove it or set "
+                "IOLAB_LOCK_DIR to a directory only you can write."
+            )
         return fd, path
-    raise RefusedError("cannot create a lock file to claim the target for this run (" + "; ".join(errors) +
-                       "); set IOLAB_LOCK_DIR to a directory only you (or root) can write.")
+    raise RefusedError(
+        "cannot create a lock file to claim the target for this run ("
+        + "; ".join(errors)
+        + "); set IOLAB_LOCK_DIR to a directory only you (or root) can write."
+    )
 
 
 def _unsafe_dir(d: Path) -> str | None:
@@ -330,13 +344,16 @@ def _holder(fd: int) -> dict:
 def _taken(target: Target, holder: dict, path: Path) -> str:
     pid, run_id = holder.get("pid"), holder.get("run_id")
     if run_id:
-        who = (f"iolab run {run_id} (pid {pid}, run directory {holder.get('run_dir')}) is using it since "
-               f"{holder.get('since', '?')}")
+        who = (
+            f"iolab run {run_id} (pid {pid}, run directory {holder.get('run_dir')}) is using it since "
+            f"{holder.get('since', '?')}"
+        )
     elif pid:
         who = f"another iolab process (pid {pid}) is starting a run on it"
     else:
         who = f"another iolab process holds its lock {path}"
     stop = f", or stop it (kill {pid})" if pid else ""
-    return (f"Refusing to write to target {target.spec!r} ({target.path}): {who}. Two runs on one target "
-            f"destroy each other's data and measurements; wait for that run to end{stop}.")
-
+    return (
+        f"Refusing to write to target {target.spec!r} ({target.path}): {who}. Two runs on one target "
+        f"destroy each other's data and measurements; wait for that run to end{stop}."
+    )

@@ -23,13 +23,23 @@ from .kinds import ProgressFn, kind_of
 from .model import PurgeOutcome, Target
 
 
-PURGE_METHODS = ("auto", "nvme-format", "nvme-sanitize", "ata-secure-erase", "sg-format", "sg-sanitize",
-                 "blkdiscard", "file", "none")
+PURGE_METHODS = (
+    "auto",
+    "nvme-format",
+    "nvme-sanitize",
+    "ata-secure-erase",
+    "sg-format",
+    "sg-sanitize",
+    "blkdiscard",
+    "file",
+    "none",
+)
 
 # 'auto' picks the drive's own erase by interface; everything else gets a generic TRIM.
 _AUTO_BY_INTERFACE = {"nvme": "nvme-format", "sata": "ata-secure-erase", "sas": "sg-format", "scsi": "sg-format"}
 
 _SANITIZE_POLL_SECONDS = 5.0
+
 
 class _NotPossible(Exception):
     """Raised before anything was written: the method cannot run on this drive (unsupported,
@@ -52,8 +62,12 @@ def purge(target: Target, method: str, progress: ProgressFn | None = None) -> Pu
 
 def _purge(target: Target, method: str, progress: ProgressFn | None) -> PurgeOutcome:
     if method == "none":
-        return PurgeOutcome("none", True, "no purge (--purge none): the run does not start from FOB "
-                                          "(fresh-out-of-box); results depend on what the drive went through before.")
+        return PurgeOutcome(
+            "none",
+            True,
+            "no purge (--purge none): the run does not start from FOB "
+            "(fresh-out-of-box); results depend on what the drive went through before.",
+        )
     return kind_of(target).purge(target, method, progress)
 
 
@@ -62,8 +76,12 @@ def purge_sim(target: Target, method: str, progress: ProgressFn | None = None) -
 
 
 def purge_nbd(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
-    return PurgeOutcome(method, False, f"iolab has no purge method for NBD exports ({target.path}); purge the "
-                                       "storage behind the server yourself and pass --purge none.")
+    return PurgeOutcome(
+        method,
+        False,
+        f"iolab has no purge method for NBD exports ({target.path}); purge the "
+        "storage behind the server yourself and pass --purge none.",
+    )
 
 
 def purge_file(target: Target, method: str, progress: ProgressFn | None = None) -> PurgeOutcome:
@@ -86,12 +104,17 @@ def purge_block(target: Target, method: str, progress: ProgressFn | None = None)
             return _BLOCK_METHODS[chosen](target, progress)
         except _NotPossible as why:
             outcome = _purge_blkdiscard(target)
-            return replace(outcome, detail=f"auto: {chosen} not possible: {why} Fell back to blkdiscard (generic "
-                                           f"TRIM; the declared fallback, weaker than a drive erase). {outcome.detail}")
+            return replace(
+                outcome,
+                detail=f"auto: {chosen} not possible: {why} Fell back to blkdiscard (generic "
+                f"TRIM; the declared fallback, weaker than a drive erase). {outcome.detail}",
+            )
     required = _METHOD_INTERFACES.get(method)
     if required and iface and iface not in required:
-        raise IolabError(f"purge method {method!r} needs a {' or '.join(required)} drive; {target.path} is {iface}. "
-                         "Use --purge auto or blkdiscard.")
+        raise IolabError(
+            f"purge method {method!r} needs a {' or '.join(required)} drive; {target.path} is {iface}. "
+            "Use --purge auto or blkdiscard."
+        )
     try:
         if method != "blkdiscard":
             _whole_drive_only(target)
@@ -107,8 +130,10 @@ def _whole_drive_only(target: Target) -> None:
     except IolabError:
         return  # unknown to sysfs: the erase tool will fail on it and say so
     if dev.is_partition:
-        raise _NotPossible(f"{target.path} is a partition of /dev/{dev.disk.name}; a drive erase would wipe the "
-                           "whole disk, other partitions included.")
+        raise _NotPossible(
+            f"{target.path} is a partition of /dev/{dev.disk.name}; a drive erase would wipe the "
+            "whole disk, other partitions included."
+        )
 
 
 def _other_namespaces(target: Target) -> list[str]:
@@ -146,8 +171,10 @@ def _purge_nvme_format(target: Target, progress: ProgressFn | None = None) -> Pu
     others = _other_namespaces(target)
     # FNA bits 0-1: format / secure erase apply to all namespaces of the controller at once.
     if others and (ctrl is None or int(ctrl.get("fna", 0)) & 0x3):
-        raise _NotPossible(f"this controller formats all its namespaces together and {', '.join(others)} would be "
-                           "erased too (only the target was safety-checked).")
+        raise _NotPossible(
+            f"this controller formats all its namespaces together and {', '.join(others)} would be "
+            "erased too (only the target was safety-checked)."
+        )
     # --ses=1: user data erase. nvme-cli keeps the current LBA format when --lbaf is not given.
     r = host.run_command(["nvme", "format", target.path, "--ses=1", "--force"], timeout=host.LONG)
     return PurgeOutcome("nvme-format", r.ok, r.summary())
@@ -163,8 +190,10 @@ def _purge_nvme_sanitize(target: Target, progress: ProgressFn | None = None) -> 
         raise _NotPossible("`nvme id-ctrl` did not answer, so the supported sanitize actions are unknown.")
     others = _other_namespaces(target)
     if others:
-        raise _NotPossible(f"sanitize erases every namespace of the controller, and {', '.join(others)} would be "
-                           "erased too (only the target was safety-checked).")
+        raise _NotPossible(
+            f"sanitize erases every namespace of the controller, and {', '.join(others)} would be "
+            "erased too (only the target was safety-checked)."
+        )
     sanicap = int(ctrl.get("sanicap", 0))
     action = next(((act, name) for bit, act, name in _SANITIZE_ACTIONS if sanicap >> bit & 1), None)
     if action is None:
@@ -196,8 +225,10 @@ def _purge_nvme_sanitize(target: Target, progress: ProgressFn | None = None) -> 
                 lines.append(f"sanitize ({name}) completed" + (" without deallocation" if status == 4 else ""))
                 return PurgeOutcome("nvme-sanitize", True, "; ".join(lines))
             elif status == 3:
-                lines.append(f"sanitize ({name}) FAILED (sanitize log status 3); the drive may need "
-                             "`nvme sanitize --sanact=1` (exit failure mode) before it accepts IO")
+                lines.append(
+                    f"sanitize ({name}) FAILED (sanitize log status 3); the drive may need "
+                    "`nvme sanitize --sanact=1` (exit failure mode) before it accepts IO"
+                )
                 return PurgeOutcome("nvme-sanitize", False, "; ".join(lines))
             else:  # 0: not started (yet); a drive that never starts it is reported, not waited on forever
                 idle += 1
@@ -254,8 +285,8 @@ def parse_ata_security(text: str) -> AtaSecurity | None:
         locked=flags.get("locked", False),
         frozen=flags.get("frozen", False),
         expired=flags.get("expired", False),
-        enhanced_erase=bool(re.search(r"supported:\s*enhanced erase", m.group(1))) and not re.search(
-            r"not\s+supported:\s*enhanced erase", m.group(1)),
+        enhanced_erase=bool(re.search(r"supported:\s*enhanced erase", m.group(1)))
+        and not re.search(r"not\s+supported:\s*enhanced erase", m.group(1)),
         erase_minutes=int(erase.group(1)) if erase else None,
         enhanced_minutes=int(enhanced.group(1)) if enhanced else None,
     )
@@ -279,11 +310,14 @@ def _purge_ata(target: Target, progress: ProgressFn | None = None) -> PurgeOutco
         raise _NotPossible(
             f"{dev}'s security state is frozen (the firmware or BIOS froze it at power-on). Remedy: suspend "
             "and resume the machine (`systemctl suspend`, then wake it) or hot-unplug and replug the drive, "
-            f"then check that `hdparm -I {dev}` says 'not frozen'.")
+            f"then check that `hdparm -I {dev}` says 'not frozen'."
+        )
     if sec.enabled or sec.locked:
         state = "enabled, locked" if sec.locked else "enabled"
-        raise _NotPossible(f"{dev} already has a security password set (security {state}); iolab will not guess "
-                           "it. Disable it with hdparm --security-disable first.")
+        raise _NotPossible(
+            f"{dev} already has a security password set (security {state}); iolab will not guess "
+            "it. Disable it with hdparm --security-disable first."
+        )
     if sec.expired:
         raise _NotPossible(f"{dev}'s security attempt counter has expired; power-cycle the drive.")
     lines = []
@@ -300,8 +334,10 @@ def _purge_ata(target: Target, progress: ProgressFn | None = None) -> PurgeOutco
     undo = host.run_command(["hdparm", "--user-master", "u", "--security-disable", _ATA_PASSWORD, dev], timeout=60)
     lines.append(undo.summary())
     if not undo.ok:
-        lines.append(f"WARNING: the user password '{_ATA_PASSWORD}' may still be set on {dev}; remove it with "
-                     f"`hdparm --user-master u --security-disable {_ATA_PASSWORD} {dev}`")
+        lines.append(
+            f"WARNING: the user password '{_ATA_PASSWORD}' may still be set on {dev}; remove it with "
+            f"`hdparm --user-master u --security-disable {_ATA_PASSWORD} {dev}`"
+        )
     return PurgeOutcome("ata-secure-erase", False, "; ".join(lines))
 
 
@@ -314,8 +350,12 @@ def _purge_sg_format(target: Target, progress: ProgressFn | None = None) -> Purg
     # format failed (QEMU's scsi-hd: TEST UNIT READY -> Hardware Error, Internal target failure)
     failed = _SENSE_FAILED.search(r.text + "\n" + r.stderr)
     if r.ok and failed:
-        return PurgeOutcome("sg-format", False, f"{r.summary()}. The drive reported '{failed.group(1).strip()}' "
-                                                "after FORMAT UNIT, so the format is not known to be done.")
+        return PurgeOutcome(
+            "sg-format",
+            False,
+            f"{r.summary()}. The drive reported '{failed.group(1).strip()}' "
+            "after FORMAT UNIT, so the format is not known to be done.",
+        )
     return PurgeOutcome("sg-format", r.ok, r.summary())
 
 
@@ -366,8 +406,9 @@ def _purge_file(target: Target) -> PurgeOutcome:
     if not os.path.exists(path):
         return PurgeOutcome("file", True, prepare_file(target) + " (a new file is already fresh)")
     length = max(os.path.getsize(path), target.capacity)
-    punch = host.run_command(["fallocate", "--punch-hole", "--offset", "0", "--length", str(length), path],
-                             timeout=host.LONG)
+    punch = host.run_command(
+        ["fallocate", "--punch-hole", "--offset", "0", "--length", str(length), path], timeout=host.LONG
+    )
     if punch.ok:
         how = f"{punch.summary()}: every block deallocated"
     else:

@@ -17,12 +17,53 @@ def _block_problems(target):
     return zoned_problems(target) + block_problems(target)
 
 
-BLOCK = register(Kind("block", ("/dev/",), parse_block, _block_problems, claim_block, purge_block, block_write_cache,
-                      purge_methods=tuple(m for m in PURGE_METHODS if m not in ("file", "none"))))
-FILE = register(Kind("file", ("file:",), parse_file, file_problems, claim_file, purge_file, file_write_cache,
-                     purge_methods=("auto", "file")))
+BLOCK = register(
+    Kind(
+        "block",
+        ("/dev/",),
+        parse_block,
+        _block_problems,
+        claim_block,
+        purge_block,
+        block_write_cache,
+        purge_methods=tuple(m for m in PURGE_METHODS if m not in ("file", "none")),
+    )
+)
+FILE = register(
+    Kind(
+        "file",
+        ("file:",),
+        parse_file,
+        file_problems,
+        claim_file,
+        purge_file,
+        file_write_cache,
+        purge_methods=("auto", "file"),
+    )
+)
 # iolab cannot purge what is behind an NBD server: 'auto' says so (not from FOB)
-NBD = register(Kind("nbd", ("nbd://", "nbd+unix://"), parse_nbd, nbd_problems, claim_uri, purge_nbd,
-                    nbd_write_cache, purge_methods=("auto",)))
-SIM = register(Kind("sim", ("sim:",), parse_sim, sim_problems, claim_sim, purge_sim, sim_write_cache,
-                    purge_methods=("auto", "sim", "sim-purge"), simulated=True))
+NBD = register(
+    Kind(
+        "nbd",
+        ("nbd://", "nbd+unix://"),
+        parse_nbd,
+        nbd_problems,
+        claim_uri,
+        purge_nbd,
+        nbd_write_cache,
+        purge_methods=("auto",),
+    )
+)
+SIM = register(
+    Kind(
+        "sim",
+        ("sim:",),
+        parse_sim,
+        sim_problems,
+        claim_sim,
+        purge_sim,
+        sim_write_cache,
+        purge_methods=("auto", "sim", "sim-purge"),
+        simulated=True,
+    )
+)

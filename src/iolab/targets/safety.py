@@ -35,8 +35,18 @@ from .facts import BlockDev, block_dev, file_type
 from .files import MARK_XATTR, created_by_iolab, sidecar
 from .kinds import Kind, kind_of
 from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
-from .usage import (device_in, devnums, loop_backing, loop_devices_backed_by, mounted, mounts, open_by_others,
-                    same_file, swap_file, system_use)
+from .usage import (
+    device_in,
+    devnums,
+    loop_backing,
+    loop_devices_backed_by,
+    mounted,
+    mounts,
+    open_by_others,
+    same_file,
+    swap_file,
+    system_use,
+)
 from .writepolicy import file_problems as output_problems
 from .writepolicy import no_write_bits, pseudo_filesystem
 
@@ -62,10 +72,14 @@ def _refusal(target: Target, kind: Kind, refused: list[Problem]) -> str:
     if any(p.override is None for p in refused):
         return head + " Nothing overrides this: make the target writable or choose another."
     if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
-        return head + (" iolab does not write where a mounted filesystem, active swap or the running system "
-                       "lives: unmount it (swapoff) first, or choose another target.")
-    return head + (f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override (this "
-                   f"destroys data {kind.victim(target)}).")
+        return head + (
+            " iolab does not write where a mounted filesystem, active swap or the running system "
+            "lives: unmount it (swapoff) first, or choose another target."
+        )
+    return head + (
+        f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override (this "
+        f"destroys data {kind.victim(target)})."
+    )
 
 
 # --- block devices ---------------------------------------------------------------------------
@@ -78,8 +92,14 @@ def block_problems(target: Target) -> list[Problem]:
     problems: list[Problem] = []
 
     if host.read(dev.sysdir / "ro") == "1":
-        problems.append(Problem("read-only", f"{dev.node} is read-only (the kernel says ro=1; a loop device "
-                                             "attached with losetup -r, a write-protected medium)", None))
+        problems.append(
+            Problem(
+                "read-only",
+                f"{dev.node} is read-only (the kernel says ro=1; a loop device "
+                "attached with losetup -r, a write-protected medium)",
+                None,
+            )
+        )
     mount_list = mounts()
     on_it = mounted(numset, mount_list)
     if on_it:
@@ -106,9 +126,14 @@ def block_problems(target: Target) -> list[Problem]:
         problems.append(Problem("open", "open by " + ", ".join(users)))
 
     if not on_it and not holders and _held_exclusively(target):
-        problems.append(Problem("exclusive", f"the kernel or another program holds {dev.node} exclusively "
-                                             "(O_EXCL: mkfs, a filesystem or RAID member being set up, another "
-                                             "benchmark)"))
+        problems.append(
+            Problem(
+                "exclusive",
+                f"the kernel or another program holds {dev.node} exclusively "
+                "(O_EXCL: mkfs, a filesystem or RAID member being set up, another "
+                "benchmark)",
+            )
+        )
 
     backing = loop_backing(dev)
     if backing:
@@ -126,8 +151,11 @@ def _backing_problems(target: Target, dev: BlockDev, backing: str) -> list[Probl
     # a resumed run over two paths to one drive claims the first path, and with it the backing
     # file, before it checks the second: that lock is this run's, not another's
     if not lock.holds_file(backing) and _locked_by_another_run(backing):
-        return [Problem("backing file in use", f"{dev.node} is backed by {backing}, which another iolab run holds as "
-                                               "its target")]
+        return [
+            Problem(
+                "backing file in use", f"{dev.node} is backed by {backing}, which another iolab run holds as its target"
+            )
+        ]
     st = host.stat_or_none(backing)
     if st is None:  # deleted since it was attached: only the loop device reaches it now
         return []
@@ -137,14 +165,20 @@ def _backing_problems(target: Target, dev: BlockDev, backing: str) -> list[Probl
         problems.append(Problem("pseudo filesystem", f"{dev.node} is backed by {backing} on {pseudo}", None))
     users = open_by_others(same_file(st))
     if users:
-        problems.append(Problem("backing file open", f"{dev.node} is backed by {backing}, which is open by "
-                                                     + ", ".join(users)))
+        problems.append(
+            Problem("backing file open", f"{dev.node} is backed by {backing}, which is open by " + ", ".join(users))
+        )
     mount_list = mounts()
     for other in loop_devices_backed_by(st):
         on_it = mounted(set(devnums(other).values()), mount_list) if other.disk != dev.disk else []
         if on_it:
-            problems.append(Problem("mounted", f"{dev.node} is backed by {backing}, which also backs {other.node}: "
-                                               f"{', '.join(on_it)}", ALLOW_SYSTEM_DISK))
+            problems.append(
+                Problem(
+                    "mounted",
+                    f"{dev.node} is backed by {backing}, which also backs {other.node}: {', '.join(on_it)}",
+                    ALLOW_SYSTEM_DISK,
+                )
+            )
     return problems
 
 
@@ -219,18 +253,25 @@ def file_problems(target: Target) -> list[Problem]:
         return [Problem("not a regular file", f"{path} is {file_type(st.st_mode)}", None)]
     pseudo = pseudo_filesystem(path)
     if pseudo:
-        return [Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file",
-                        None)]
+        return [
+            Problem("pseudo filesystem", f"{path} is on {pseudo}, where writes change the kernel, not a file", None)
+        ]
     if st is None:  # iolab will create it, if it can
         parent = os.path.dirname(path)
         if not os.access(parent, os.W_OK | os.X_OK):
-            return [Problem("read-only", f"{path} cannot be created: {parent} is not writable "
-                                         f"({_why_not_writable(parent)})", None)]
+            return [
+                Problem(
+                    "read-only",
+                    f"{path} cannot be created: {parent} is not writable ({_why_not_writable(parent)})",
+                    None,
+                )
+            ]
         return []
     problems: list[Problem] = []
     if no_write_bits(st):
-        problems.append(Problem("read-only", f"{path} has mode {stat.S_IMODE(st.st_mode):04o}: no one may write it",
-                                None))
+        problems.append(
+            Problem("read-only", f"{path} has mode {stat.S_IMODE(st.st_mode):04o}: no one may write it", None)
+        )
     elif not os.access(path, os.W_OK):
         problems.append(Problem("read-only", f"{path} cannot be written ({_why_not_writable(path)})", None))
 
@@ -247,11 +288,13 @@ def file_problems(target: Target) -> list[Problem]:
                 problems.append(Problem("mounted", f"{path} backs {d.node}: {', '.join(on_it)}", ALLOW_SYSTEM_DISK))
 
     if st.st_size > 0 and not created_by_iolab(path):
-        problems.append(Problem(
-            "not created by iolab",
-            f"{path} holds {human_bytes(st.st_size)} and carries no iolab mark (xattr {MARK_XATTR} or "
-            f"sidecar {os.path.basename(sidecar(path))}), so it may be someone's data",
-        ))
+        problems.append(
+            Problem(
+                "not created by iolab",
+                f"{path} holds {human_bytes(st.st_size)} and carries no iolab mark (xattr {MARK_XATTR} or "
+                f"sidecar {os.path.basename(sidecar(path))}), so it may be someone's data",
+            )
+        )
     # Even a file iolab made may since have become someone's filesystem image.
     sig = signature(path) if st.st_size > 0 else None
     if sig:

@@ -1,10 +1,10 @@
 """Target specs: what the user wrote, read into a Target.
 
-  /dev/XXX                           a block device (whole disk, partition, loop, zram, ...)
-  file:PATH?size=8GiB                a regular file, created and sized when absent
-  nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
-  nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
-  sim:PRESET?param=value             the built-in simulated drive
+/dev/XXX                           a block device (whole disk, partition, loop, zram, ...)
+file:PATH?size=8GiB                a regular file, created and sized when absent
+nbd://HOST[:PORT][/EXPORT]         an NBD export over TCP, reached through fio's nbd engine
+nbd+unix:///EXPORT?socket=PATH     an NBD export over a Unix socket
+sim:PRESET?param=value             the built-in simulated drive
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def parse_block(spec: str, text: str) -> Target:
 
 
 def parse_file(spec: str, text: str) -> Target:
-    text = text[len("file:"):]
+    text = text[len("file:") :]
     raw, options = _split_query(spec, text, {"size"})
     if not raw:
         raise IolabError(f"target {spec!r}: file: needs a path, e.g. file:/scratch/iolab.img?size=8GiB.")
@@ -115,9 +115,7 @@ def parse_file(spec: str, text: str) -> Target:
         capacity = st.st_size
     else:
         state = "is empty" if st is not None else "does not exist yet"
-        raise IolabError(
-            f"target {spec!r}: {path} {state}, so its size must be given, e.g. file:{raw}?size=8GiB."
-        )
+        raise IolabError(f"target {spec!r}: {path} {state}, so its size must be given, e.g. file:{raw}?size=8GiB.")
     return Target(kind="file", spec=spec, path=path, capacity=capacity, facts=device_facts(path), options=options)
 
 
@@ -170,7 +168,7 @@ def _nbd_size(spec: str, uri: str) -> int:
 
 
 def parse_sim(spec: str, text: str) -> Target:
-    text = text[len("sim:"):]
+    text = text[len("sim:") :]
     preset, options = _split_query(spec, text, None)
     if not preset:
         raise IolabError(f"target {spec!r}: sim: needs a preset name, e.g. sim:PRESET. {_FORMS}")

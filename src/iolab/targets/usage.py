@@ -100,6 +100,7 @@ def lower_chain(name: str) -> list[list[str]]:
 def open_by_others(matches: Callable[[os.stat_result], bool]) -> list[str]:
     """Processes holding a matching device or file open, other than us. A process must be seen
     on three scans to count, so a udev probe that happens to be running is not blamed."""
+
     def scan() -> dict[int, str]:
         found: dict[int, str] = {}
         me = os.getpid()
@@ -189,7 +190,8 @@ def system_use(dev: BlockDev, mount_list: list[Mount]) -> list[str]:
                 out.append(f"{what} lives on {dev.node}" + (f" (through {' -> '.join(via)})" if via else ""))
                 break
             if dev.is_partition and dev.disk.name in chain:
-                out.append(f"{dev.node} is a partition of {dev.disk.name}, the disk {what} lives on "
-                           f"({' -> '.join(chain)})")
+                out.append(
+                    f"{dev.node} is a partition of {dev.disk.name}, the disk {what} lives on ({' -> '.join(chain)})"
+                )
                 break
     return list(dict.fromkeys(out))

@@ -78,8 +78,18 @@ def parse_intel_smart_log_add(text: str) -> int | None:
 
 # The NVMe vendor logs read for media writes, in order: (command after the device, parser, source).
 NVME_VENDOR_LOGS = (
-    (("ocp", "smart-add-log"), ("-o", "json"), parse_ocp_smart_add_log, "nvme ocp smart-add-log: Physical media units written (B)"),
-    (("intel", "smart-log-add"), ("-j",), parse_intel_smart_log_add, "nvme intel smart-log-add: nand_bytes_written × 32 MiB"),
+    (
+        ("ocp", "smart-add-log"),
+        ("-o", "json"),
+        parse_ocp_smart_add_log,
+        "nvme ocp smart-add-log: Physical media units written (B)",
+    ),
+    (
+        ("intel", "smart-log-add"),
+        ("-j",),
+        parse_intel_smart_log_add,
+        "nvme intel smart-log-add: nand_bytes_written × 32 MiB",
+    ),
 )
 
 
@@ -119,8 +129,9 @@ def parse_smartctl(text: str) -> WriteCounters | None:
                         media, how = raw * unit, f", {aid} {name}"
         if lbas is None and media is None:
             return None
-        return WriteCounters(None if lbas is None else lbas * lbs, media,
-                             f"smartctl: 241 Total_LBAs_Written × {lbs} B{how}")
+        return WriteCounters(
+            None if lbas is None else lbas * lbs, media, f"smartctl: 241 Total_LBAs_Written × {lbs} B{how}"
+        )
     gb = ((j.get("scsi_error_counter_log") or {}).get("write") or {}).get("gigabytes_processed")
     try:
         host_bytes = round(float(gb) * 1e9) if gb is not None else None
@@ -166,4 +177,5 @@ def phase_writes(record: dict) -> tuple[int | None, int | None, str] | None:
 
     def delta(k: str) -> int | None:
         return b[k] - a[k] if a.get(k) is not None and b.get(k) is not None else None
+
     return delta("host_bytes"), delta("media_bytes"), b.get("source", "")

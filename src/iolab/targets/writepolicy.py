@@ -37,10 +37,29 @@ from .usage import mounts
 
 # Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
 # its device nodes: nothing iolab writes belongs there.
-PSEUDO_FILESYSTEMS = frozenset({
-    "proc", "sysfs", "debugfs", "tracefs", "cgroup", "cgroup2", "devtmpfs", "devpts", "securityfs", "pstore",
-    "bpf", "configfs", "efivarfs", "fusectl", "binfmt_misc", "selinuxfs", "mqueue", "nsfs", "rpc_pipefs",
-})
+PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "debugfs",
+        "tracefs",
+        "cgroup",
+        "cgroup2",
+        "devtmpfs",
+        "devpts",
+        "securityfs",
+        "pstore",
+        "bpf",
+        "configfs",
+        "efivarfs",
+        "fusectl",
+        "binfmt_misc",
+        "selinuxfs",
+        "mqueue",
+        "nsfs",
+        "rpc_pipefs",
+    }
+)
 SIM_STATE_MAGIC = b"IOLABSIM"  # crates/sim/src/state.rs
 
 
@@ -96,8 +115,10 @@ def _problems(p: str, right_type, meant: str) -> list[str]:
     if no_write_bits(st):
         return [f"{p} is read-only (mode {stat.S_IMODE(st.st_mode):04o}){via}"]
     if st.st_size > 0 and not (created_by_iolab(real) or _sim_state(real) or _in_run_dir(real)):
-        return [f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
-                "no iolab mark), so it may be someone's data"]
+        return [
+            f"{p} already exists{via} and holds {human_bytes(st.st_size)} that iolab did not write (it carries "
+            "no iolab mark), so it may be someone's data"
+        ]
     return []
 
 
@@ -138,8 +159,10 @@ def _sim_state(path: str) -> bool:
 
 
 def refusal(what: str, path: str | Path, problems: list[str]) -> RefusedError:
-    return RefusedError(f"Refusing to write the {what} {str(path)!r}: {'; '.join(problems)}. Nothing was written; "
-                        "choose another path (iolab replaces only files it wrote itself).")
+    return RefusedError(
+        f"Refusing to write the {what} {str(path)!r}: {'; '.join(problems)}. Nothing was written; "
+        "choose another path (iolab replaces only files it wrote itself)."
+    )
 
 
 def check_file(path: str | Path, what: str) -> Path:

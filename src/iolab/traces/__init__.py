@@ -16,4 +16,14 @@ from .readers import FORMATS, import_trace
 from .table import BadLine, TraceTable
 from .writers import export_trace
 
-__all__ = ["FORMATS", "BadLine", "CaptureResult", "CaptureTick", "TraceTable", "capture", "detect_format", "export_trace", "import_trace"]
+__all__ = [
+    "FORMATS",
+    "BadLine",
+    "CaptureResult",
+    "CaptureTick",
+    "TraceTable",
+    "capture",
+    "detect_format",
+    "export_trace",
+    "import_trace",
+]

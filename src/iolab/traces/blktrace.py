@@ -41,9 +41,19 @@ TN_PROCESS = 0
 
 def record_dtype(order: Literal["<", ">"]) -> np.dtype:
     return np.dtype(
-        [("magic", "u4"), ("sequence", "u4"), ("time", "u8"), ("sector", "u8"), ("bytes", "u4"),
-         ("action", "u4"), ("pid", "u4"), ("device", "u4"), ("cpu", "u4"), ("error", "u2"),
-         ("pdu_len", "u2")]
+        [
+            ("magic", "u4"),
+            ("sequence", "u4"),
+            ("time", "u8"),
+            ("sector", "u8"),
+            ("bytes", "u4"),
+            ("action", "u4"),
+            ("pid", "u4"),
+            ("device", "u4"),
+            ("cpu", "u4"),
+            ("error", "u2"),
+            ("pdu_len", "u2"),
+        ]
     ).newbyteorder(order)
 
 
@@ -70,7 +80,9 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
     while pos < len(buf):
         count = min(window, (len(buf) - pos) // RECORD)
         if count == 0:
-            tail = BadLine(str(path), int(n_rec) + 1, f"truncated record: {len(buf) - pos} bytes left, a record needs {RECORD}", "")
+            tail = BadLine(
+                str(path), int(n_rec) + 1, f"truncated record: {len(buf) - pos} bytes left, a record needs {RECORD}", ""
+            )
             break
         recs = np.frombuffer(buf, dtype=dt, count=count, offset=pos)
         magic = recs["magic"]
@@ -114,8 +126,13 @@ def read_records(path: Path) -> tuple[np.ndarray, dict[int, str], BadLine | None
     return recs, names, tail
 
 
-def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = False,
-                    notes: tuple[str, ...] = (), lost_events: int | None = None) -> TraceTable:
+def import_blktrace(
+    files: list[Path],
+    out: str | Path,
+    skip_bad_lines: bool = False,
+    notes: tuple[str, ...] = (),
+    lost_events: int | None = None,
+) -> TraceTable:
     """Import the per-CPU files of one blktrace run."""
     con = connect(memory_limit=IMPORT_MEMORY)
     try:
@@ -125,8 +142,13 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
             recs, names, tail = read_records(f)
             if tail is not None:
                 if not skip_bad_lines:
-                    raise refuse_bad_input(tail, 1, ". The file ends mid-record (blktrace stopped abruptly?); pass "
-                                           "--skip-bad-lines to drop the incomplete record.", record=True)
+                    raise refuse_bad_input(
+                        tail,
+                        1,
+                        ". The file ends mid-record (blktrace stopped abruptly?); pass "
+                        "--skip-bad-lines to drop the incomplete record.",
+                        record=True,
+                    )
                 skipped += 1
                 examples.append(tail)
             what = recs["action"] & 0xFFFF
@@ -139,14 +161,20 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
                 field = "time" if recs["time"][k] > MAX_TIME_NS else "sector"
                 bad = BadLine(str(f), k + 1, f"field {field}: out of range ({int(recs[field][k])})", "")
                 if not skip_bad_lines:
-                    raise refuse_bad_input(bad, int(wild.sum()), "; pass --skip-bad-lines to drop such records (they "
-                                           "are counted and reported).", record=True)
+                    raise refuse_bad_input(
+                        bad,
+                        int(wild.sum()),
+                        "; pass --skip-bad-lines to drop such records (they are counted and reported).",
+                        record=True,
+                    )
                 skipped += int(wild.sum())
                 examples.append(bad)
                 keep &= ~wild
             r = recs[keep]
             c = cat[keep]
-            op = np.where(c & TC_DISCARD, 3, np.where(c & TC_WRITE, 2, np.where((c & TC_READ) & (r["bytes"] > 0), 1, 0)))
+            op = np.where(
+                c & TC_DISCARD, 3, np.where(c & TC_WRITE, 2, np.where((c & TC_READ) & (r["bytes"] > 0), 1, 0))
+            )
             pid = r["pid"].astype(np.int64)
             name_pids = np.array(sorted(names), dtype=np.int64)
             con.register(
@@ -162,7 +190,9 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
                     "pid": pid,
                 },
             )
-            con.register(f"n{i}", {"pid": name_pids, "comm": np.array([names[p] for p in name_pids.tolist()], dtype=object)})
+            con.register(
+                f"n{i}", {"pid": name_pids, "comm": np.array([names[p] for p in name_pids.tolist()], dtype=object)}
+            )
             con.execute(
                 f"CREATE TEMP TABLE e{i} AS SELECT ord, CASE WHEN issue THEN 'issue' ELSE 'complete' END AS kind,"
                 " time_ns, (dev >> 20) || ',' || (dev & 1048575) AS device,"
@@ -177,8 +207,15 @@ def import_blktrace(files: list[Path], out: str | Path, skip_bad_lines: bool = F
         if unpaired:
             notes = notes + (f"{unpaired:,} issued IOs have no completion in the trace (no response time).",)
         return write_table(
-            con, union, out, fmt="blktrace", sources=tuple(str(f) for f in files),
-            skipped_lines=skipped, skipped_examples=tuple(examples), notes=notes, lost_events=lost_events,
+            con,
+            union,
+            out,
+            fmt="blktrace",
+            sources=tuple(str(f) for f in files),
+            skipped_lines=skipped,
+            skipped_examples=tuple(examples),
+            notes=notes,
+            lost_events=lost_events,
         )
     finally:
         con.close()

@@ -44,8 +44,12 @@ def blktrace_problem(device: str) -> str | None:
         return f"debugfs is not mounted at {DEBUGFS} (mount -t debugfs none {DEBUGFS})"
     with tempfile.TemporaryDirectory(prefix="iolab-blkprobe-") as d:
         try:
-            r = subprocess.run([exe, "-d", device, "-w", str(PROBE_S), "-D", d, "-o", "probe"],
-                               capture_output=True, text=True, timeout=PROBE_S + 15)
+            r = subprocess.run(
+                [exe, "-d", device, "-w", str(PROBE_S), "-D", d, "-o", "probe"],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_S + 15,
+            )
         except subprocess.TimeoutExpired:
             return "a 1 s blktrace probe did not finish within 16 s"
         msg = (r.stderr or "") + (r.stdout or "")
@@ -57,8 +61,9 @@ def blktrace_problem(device: str) -> str | None:
     return None
 
 
-def capture_blktrace(device: str, seconds: float, out: Path, stop: threading.Event | None = None,
-                     ready: threading.Event | None = None) -> tuple[list[Path], bool, float, str]:
+def capture_blktrace(
+    device: str, seconds: float, out: Path, stop: threading.Event | None = None, ready: threading.Event | None = None
+) -> tuple[list[Path], bool, float, str]:
     """Run blktrace on `device` for `seconds` (Ctrl-C or `stop` end it early).
 
     Returns the per-CPU files, whether it ended early, how long it ran and blktrace's own
@@ -66,8 +71,12 @@ def capture_blktrace(device: str, seconds: float, out: Path, stop: threading.Eve
     raw_dir = output_dir(out.with_name(out.name + ".blktrace"), "raw trace directory")
     for old in raw_dir.glob("trace.blktrace.*"):
         old.unlink()
-    p = subprocess.Popen(["blktrace", "-d", device, "-w", str(math.ceil(seconds)), "-D", str(raw_dir), "-o", "trace"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(
+        ["blktrace", "-d", device, "-w", str(math.ceil(seconds)), "-D", str(raw_dir), "-o", "trace"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     started = time.monotonic()
     interrupted = False
     if ready is not None:

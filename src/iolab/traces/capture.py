@@ -102,7 +102,9 @@ def _block_device(device: str) -> tuple[int, int]:
 
 def _tracefs() -> Path:
     if os.geteuid() != 0:
-        raise IolabError("capture needs root: the kernel's block tracepoints are only reachable by root. Run as root (sudo).")
+        raise IolabError(
+            "capture needs root: the kernel's block tracepoints are only reachable by root. Run as root (sudo)."
+        )
     if not (TRACEFS / "events" / "block").is_dir():
         r = subprocess.run(["mount", "-t", "tracefs", "none", str(TRACEFS)], capture_output=True, text=True)
         if not (TRACEFS / "events" / "block").is_dir():
@@ -152,7 +154,9 @@ def _check_free(root: Path, major: int, minor: int, device: str) -> list[str]:
     name = Path(os.path.realpath(device)).name
     bt = Path("/sys/class/block") / name / "trace" / "enable"
     if _read(bt) == "1":
-        raise RefusedError(f"blktrace is running on {device} ({bt} = 1). Stop it (`blktrace -k` or end blktrace) first.")
+        raise RefusedError(
+            f"blktrace is running on {device} ({bt} = 1). Stop it (`blktrace -k` or end blktrace) first."
+        )
     return notes
 
 
@@ -246,7 +250,8 @@ def capture(
         table = import_tracefs_raw(raw_dir, out, notes=tuple(notes), clock_unix_ns=mono_to_unix, lost_events=lost)
     except NoIssues:
         raise IolabError(
-            f"no block IO was issued to {device}" + (f" by {process!r}" if process else "")
+            f"no block IO was issued to {device}"
+            + (f" by {process!r}" if process else "")
             + f" during the {elapsed:.1f} s capture; nothing to analyse (raw trace kept in {raw_dir})."
         ) from None
     return CaptureResult(table, raw_dir, device, f"{major},{minor}", elapsed, interrupted, table.lost_events or 0)

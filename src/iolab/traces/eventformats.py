@@ -27,15 +27,15 @@ def blkparse(path: str) -> Parsed:
         c AS (SELECT *,
                 CASE WHEN h.maj = '' THEN 'expected a blkparse event line (maj,min cpu seq sec.nsec pid action rwbs ...)'
                      WHEN h.act IN ('D', 'C') AND h.rest <> '' AND r.sector = '' AND regexp_matches(h.rest, '^\\d')
-                       THEN 'field sector + nsectors: expected ''SECTOR + COUNT'', got ' || {q('h.rest')}
+                       THEN 'field sector + nsectors: expected ''SECTOR + COUNT'', got ' || {q("h.rest")}
                 END AS err,
                 CASE WHEN h.act = 'D' AND r.sector <> '' THEN 'issue'
                      WHEN h.act = 'C' AND r.sector <> '' THEN 'complete'
                      ELSE 'skip' END AS kind
               FROM e)
         SELECT ln, line, err, kind,
-               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
-               h.maj || ',' || h.min AS device, {rwbs_op('h.rwbs')} AS op,
+               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac="h.frac")} AS time_ns,
+               h.maj || ',' || h.min AS device, {rwbs_op("h.rwbs")} AS op,
                TRY_CAST(r.sector AS HUGEINT) AS sector, TRY_CAST(r.nsect AS HUGEINT) AS nsect,
                CASE WHEN h.act = 'D' THEN nullif(r.comm, '') END AS process,
                CASE WHEN h.act = 'D' THEN TRY_CAST(h.pid AS HUGEINT) END AS pid
@@ -62,14 +62,14 @@ def tracefs(path: str) -> Parsed:
         k AS (SELECT *,
                 CASE WHEN h.event = '' THEN 'expected a tracefs event line (task-pid [cpu] flags sec.usec: event: ...)'
                      WHEN h.event = 'block_rq_issue' AND i.maj = '' THEN
-                       'block_rq_issue: expected ''maj,min rwbs bytes (cmd) sector + nr [comm]'', got ' || {q('h.body')}
+                       'block_rq_issue: expected ''maj,min rwbs bytes (cmd) sector + nr [comm]'', got ' || {q("h.body")}
                      WHEN h.event = 'block_rq_complete' AND c.maj = '' THEN
-                       'block_rq_complete: expected ''maj,min rwbs (cmd) sector + nr [error]'', got ' || {q('h.body')}
+                       'block_rq_complete: expected ''maj,min rwbs (cmd) sector + nr [error]'', got ' || {q("h.body")}
                 END AS err,
                 CASE h.event WHEN 'block_rq_issue' THEN 'issue' WHEN 'block_rq_complete' THEN 'complete' ELSE 'skip' END AS kind
               FROM e)
         SELECT ln, line, err, kind,
-               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac='h.frac')} AS time_ns,
+               TRY_CAST(h.sec AS HUGEINT) * 1000000000 + {_FRAC_NS.format(frac="h.frac")} AS time_ns,
                CASE kind WHEN 'issue' THEN i.maj || ',' || i.min ELSE c.maj || ',' || c.min END AS device,
                {rwbs_op("CASE kind WHEN 'issue' THEN i.rwbs ELSE c.rwbs END")} AS op,
                TRY_CAST(CASE kind WHEN 'issue' THEN i.sector ELSE c.sector END AS HUGEINT) AS sector,

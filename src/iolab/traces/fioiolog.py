@@ -33,9 +33,9 @@ def fio_iolog(path: str) -> Parsed:
         {f"WHEN TRY_CAST(f[1] AS UBIGINT) IS NULL THEN 'field 1 (timestamp): expected a whole number of µs ≥ 0, got ' || {q('f[1]')}" if v3 else ""}
         WHEN {a} NOT IN ({acts}) THEN 'field {ts + 2} (action): expected one of {"/".join(io_actions + file_actions + (() if v3 else ("wait",)))}, got ' || {q(a)}
         WHEN len(f) = {ts + 2} AND {a} NOT IN ('add', 'open', 'close', 'sync', 'datasync') THEN 'action ' || {a} || ' needs an offset and a length'
-        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 3}] AS UBIGINT) IS NULL THEN 'field {ts + 3} (offset): expected bytes ≥ 0, got ' || {q(f'f[{ts + 3}]')}
-        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 4}] AS UBIGINT) IS NULL THEN 'field {ts + 4} (length): expected bytes ≥ 0, got ' || {q(f'f[{ts + 4}]')}
-        WHEN {a} = 'wait' AND TRY_CAST(f[{ts + 3}] AS UBIGINT) > {MAX_LATENCY_US} THEN 'field {ts + 3} (wait): more than 31 years in µs, got ' || {q(f'f[{ts + 3}]')}
+        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 3}] AS UBIGINT) IS NULL THEN 'field {ts + 3} (offset): expected bytes ≥ 0, got ' || {q(f"f[{ts + 3}]")}
+        WHEN len(f) = {n_io} AND TRY_CAST(f[{ts + 4}] AS UBIGINT) IS NULL THEN 'field {ts + 4} (length): expected bytes ≥ 0, got ' || {q(f"f[{ts + 4}]")}
+        WHEN {a} = 'wait' AND TRY_CAST(f[{ts + 3}] AS UBIGINT) > {MAX_LATENCY_US} THEN 'field {ts + 3} (wait): more than 31 years in µs, got ' || {q(f"f[{ts + 3}]")}
     END"""
     if v3:
         time_sql = "TRY_CAST(f[1] AS HUGEINT) * 1000"
@@ -59,6 +59,9 @@ def fio_iolog(path: str) -> Parsed:
         FROM c
     """
     notes = () if v3 else ("fio iolog v2 has no timestamps: IO times are the sum of its wait lines.",)
-    labels = {"time_ns": "field 1 (timestamp)" if v3 else "time (sum of the wait lines so far)",
-              "offset_bytes": f"field {ts + 3} (offset)", "size_bytes": f"field {ts + 4} (length)"}
+    labels = {
+        "time_ns": "field 1 (timestamp)" if v3 else "time (sum of the wait lines so far)",
+        "offset_bytes": f"field {ts + 3} (offset)",
+        "size_bytes": f"field {ts + 4} (length)",
+    }
     return Parsed(sql, notes=notes, labels=labels)

@@ -50,8 +50,22 @@ from typing import Callable
 from .eventformats import blkparse, tracefs
 from .fioiolog import fio_iolog
 from .table import sql_str
-from .textscan import (Field, Parsed, check_fields, csv_fields, first_line, header_skip, lines_sql, one_of, optional, q,
-                       text, ufloat, uint, ws_fields)
+from .textscan import (
+    Field,
+    Parsed,
+    check_fields,
+    csv_fields,
+    first_line,
+    header_skip,
+    lines_sql,
+    one_of,
+    optional,
+    q,
+    text,
+    ufloat,
+    uint,
+    ws_fields,
+)
 
 FILETIME_UNIX_EPOCH = 116444736000000000  # 100 ns ticks from 1601-01-01 to 1970-01-01
 
@@ -60,18 +74,28 @@ FILETIME_UNIX_EPOCH = 116444736000000000  # 100 ns ticks from 1601-01-01 to 1970
 # Delimited formats: fields -> checks -> values
 
 
-def _delimited(path: str, fields: list[Field], values: dict[str, str], *, header: str | None,
-               at_least: bool = False, ws: bool = False) -> str:
+def _delimited(
+    path: str,
+    fields: list[Field],
+    values: dict[str, str],
+    *,
+    header: str | None,
+    at_least: bool = False,
+    ws: bool = False,
+) -> str:
     """Common shape of the delimited formats. `values` maps trace-table columns to SQL over
     the split list `f`; it is only evaluated on good lines."""
     split = ws_fields() if ws else csv_fields()
     err = check_fields(fields, "f", "whitespace-separated" if ws else "comma-separated", at_least)
     skip = header_skip(header) if header else "false"
     # Values are computed on good data lines only (a CAST of a bad field would fail).
-    cols = ", ".join(
-        f"CASE WHEN err IS NULL AND kind = 'io' THEN {values[c]} END AS {c}"
-        for c in ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
-    ) + f", CASE WHEN err IS NULL AND kind = 'io' THEN {values.get('pid', 'NULL')} END AS pid"
+    cols = (
+        ", ".join(
+            f"CASE WHEN err IS NULL AND kind = 'io' THEN {values[c]} END AS {c}"
+            for c in ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
+        )
+        + f", CASE WHEN err IS NULL AND kind = 'io' THEN {values.get('pid', 'NULL')} END AS pid"
+    )
     return f"""
         WITH l AS ({lines_sql(path)}),
         s AS (SELECT ln, line, {split} AS f, {skip} AS hdr FROM l),
@@ -87,8 +111,15 @@ def _labels(fields: list[Field], **cols: int) -> dict[str, str]:
 
 
 def _msr(path: str) -> Parsed:
-    fields = [uint("Timestamp"), text("Hostname"), uint("DiskNumber"), one_of("Type", ("Read", "Write")),
-              uint("Offset"), uint("Size"), uint("ResponseTime")]
+    fields = [
+        uint("Timestamp"),
+        text("Hostname"),
+        uint("DiskNumber"),
+        one_of("Type", ("Read", "Write")),
+        uint("Offset"),
+        uint("Size"),
+        uint("ResponseTime"),
+    ]
     values = {
         "time_ns": f"(TRY_CAST(f[1] AS HUGEINT) - {FILETIME_UNIX_EPOCH}) * 100",
         "device": "trim(f[2]) || '_' || trim(f[3])",
@@ -117,8 +148,10 @@ def _spc(path: str) -> Parsed:
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(_delimited(path, fields, values, header="ASU", at_least=True),
-                  labels=_labels(fields, time_ns=5, offset_bytes=2, size_bytes=3))
+    return Parsed(
+        _delimited(path, fields, values, header="ASU", at_least=True),
+        labels=_labels(fields, time_ns=5, offset_bytes=2, size_bytes=3),
+    )
 
 
 def _alibaba(path: str) -> Parsed:
@@ -132,8 +165,10 @@ def _alibaba(path: str) -> Parsed:
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(_delimited(path, fields, values, header="device_id"),
-                  labels=_labels(fields, time_ns=5, offset_bytes=3, size_bytes=4))
+    return Parsed(
+        _delimited(path, fields, values, header="device_id"),
+        labels=_labels(fields, time_ns=5, offset_bytes=3, size_bytes=4),
+    )
 
 
 def _tencent(path: str) -> Parsed:
@@ -149,7 +184,8 @@ def _tencent(path: str) -> Parsed:
     }
     return Parsed(
         _delimited(path, fields, values, header="Timestamp"),
-        start_unix_ns=0, labels=_labels(fields, time_ns=1, offset_bytes=2, size_bytes=3),
+        start_unix_ns=0,
+        labels=_labels(fields, time_ns=1, offset_bytes=2, size_bytes=3),
         notes=("Tencent timestamps are whole seconds: IOs within a second keep the file's order.",),
     )
 
@@ -159,10 +195,14 @@ def _fiu(path: str) -> Parsed:
     fields = [uint("ts_ns"), uint("pid"), text("process")]
     tail = [uint("lba"), uint("size_blocks"), one_of("W|R", ("W", "R")), uint("major"), uint("minor"), text("md5")]
     n_tail = len(tail)
-    parts = ["WHEN len(f) < 9 THEN 'expected 9 whitespace-separated fields (ts_ns pid process lba size_blocks W|R major minor md5), found ' || len(f)"]
+    parts = [
+        "WHEN len(f) < 9 THEN 'expected 9 whitespace-separated fields (ts_ns pid process lba size_blocks W|R major minor md5), found ' || len(f)"
+    ]
     for i, fld in enumerate(fields, 1):
         v = f"f[{i}]"
-        parts.append(f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field {i} ({fld.name}): expected {fld.expected}, got ' || {q(v)}")
+        parts.append(
+            f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field {i} ({fld.name}): expected {fld.expected}, got ' || {q(v)}"
+        )
     for j, fld in enumerate(tail):
         v = f"f[len(f) - {n_tail - 1 - j}]"
         parts.append(
@@ -183,13 +223,26 @@ def _fiu(path: str) -> Parsed:
                CAST(NULL AS DOUBLE) AS latency_us, TRY_CAST(f[2] AS HUGEINT) AS pid
         FROM c
     """
-    return Parsed(sql, labels={"time_ns": "field 1 (ts_ns)", "offset_bytes": "field lba", "size_bytes": "field size_blocks",
-                               "pid": "field 2 (pid)"})
+    return Parsed(
+        sql,
+        labels={
+            "time_ns": "field 1 (ts_ns)",
+            "offset_bytes": "field lba",
+            "size_bytes": "field size_blocks",
+            "pid": "field 2 (pid)",
+        },
+    )
 
 
 def _systor(path: str) -> Parsed:
-    fields = [ufloat("Timestamp"), optional(ufloat("Response")), optional(one_of("IOType", ("R", "W"))),
-              uint("LUN"), uint("Offset"), uint("Size")]
+    fields = [
+        ufloat("Timestamp"),
+        optional(ufloat("Response")),
+        optional(one_of("IOType", ("R", "W"))),
+        uint("LUN"),
+        uint("Offset"),
+        uint("Size"),
+    ]
     values = {
         "time_ns": "TRY_CAST(round(TRY_CAST(f[1] AS DOUBLE) * 1e9) AS HUGEINT)",
         "device": "'lun' || CAST(TRY_CAST(f[4] AS UBIGINT) AS VARCHAR)",
@@ -201,15 +254,18 @@ def _systor(path: str) -> Parsed:
     }
     return Parsed(
         _delimited(path, fields, values, header="Timestamp"),
-        start_unix_ns=0, labels=_labels(fields, time_ns=1, latency_us=2, offset_bytes=5, size_bytes=6),
+        start_unix_ns=0,
+        labels=_labels(fields, time_ns=1, latency_us=2, offset_bytes=5, size_bytes=6),
         notes=("SYSTOR'17 Response read as seconds, like its Timestamp.",),
     )
 
 
 def _scaled_time(v: str, unit_ns: int) -> str:
     """SQL: a time field in units of `unit_ns` ns -> ns (exact for whole numbers)."""
-    return (f"CASE WHEN regexp_full_match(trim({v}), '[0-9]+') THEN TRY_CAST({v} AS HUGEINT) * {unit_ns}"
-            f" ELSE TRY_CAST(round(TRY_CAST({v} AS DOUBLE) * {unit_ns}) AS HUGEINT) END")
+    return (
+        f"CASE WHEN regexp_full_match(trim({v}), '[0-9]+') THEN TRY_CAST({v} AS HUGEINT) * {unit_ns}"
+        f" ELSE TRY_CAST(round(TRY_CAST({v} AS DOUBLE) * {unit_ns}) AS HUGEINT) END"
+    )
 
 
 def _disksim(path: str, unit_ns: int) -> Parsed:
@@ -223,8 +279,10 @@ def _disksim(path: str, unit_ns: int) -> Parsed:
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(_delimited(path, fields, values, header=None, ws=True),
-                  labels=_labels(fields, time_ns=1, offset_bytes=3, size_bytes=4))
+    return Parsed(
+        _delimited(path, fields, values, header=None, ws=True),
+        labels=_labels(fields, time_ns=1, offset_bytes=3, size_bytes=4),
+    )
 
 
 # SCSI opcodes (SBC): READ(10)/(16), WRITE(10)/(16), SYNCHRONIZE CACHE(10)/(16), UNMAP.
@@ -233,19 +291,27 @@ SCSI_READ, SCSI_WRITE, SCSI_SYNC, SCSI_UNMAP = (0x28, 0x88), (0x2A, 0x8A), (0x35
 
 def scsi_op_sql(code: str) -> str:
     """SQL: a SCSI opcode (integer expression) -> the table's op."""
+
     def within(codes: tuple[int, ...]) -> str:
         return ", ".join(str(c) for c in codes)
-    return (f"CASE WHEN {code} IN ({within(SCSI_READ)}) THEN 'read' WHEN {code} IN ({within(SCSI_WRITE)}) THEN 'write'"
-            f" WHEN {code} IN ({within(SCSI_SYNC)}) THEN 'flush' WHEN {code} IN ({within(SCSI_UNMAP)}) THEN 'trim'"
-            " ELSE 'other' END")
+
+    return (
+        f"CASE WHEN {code} IN ({within(SCSI_READ)}) THEN 'read' WHEN {code} IN ({within(SCSI_WRITE)}) THEN 'write'"
+        f" WHEN {code} IN ({within(SCSI_SYNC)}) THEN 'flush' WHEN {code} IN ({within(SCSI_UNMAP)}) THEN 'trim'"
+        " ELSE 'other' END"
+    )
 
 
 def _cloudphysics(path: str, unit_ns: int) -> Parsed:
     # op is the SCSI opcode in hex, with or without 0x (libCacheSim's data: 28 = READ(10)).
     opcode = "TRY_CAST('0x' || regexp_replace(lower(trim({v})), '^0x', '') AS INTEGER)"
-    fields = [uint("version"), ufloat("time"),
-              Field("op", f"coalesce(({opcode}) BETWEEN 0 AND 255, false)", "a SCSI opcode in hex (28 read, 2a write, ...)"),
-              uint("size"), uint("lbn")]
+    fields = [
+        uint("version"),
+        ufloat("time"),
+        Field("op", f"coalesce(({opcode}) BETWEEN 0 AND 255, false)", "a SCSI opcode in hex (28 read, 2a write, ...)"),
+        uint("size"),
+        uint("lbn"),
+    ]
     values = {
         "time_ns": _scaled_time("f[2]", unit_ns),
         "device": "'vscsi'",
@@ -255,9 +321,11 @@ def _cloudphysics(path: str, unit_ns: int) -> Parsed:
         "process": "NULL",
         "latency_us": "NULL",
     }
-    return Parsed(_delimited(path, fields, values, header="version"),
-                  labels=_labels(fields, time_ns=2, offset_bytes=5, size_bytes=4),
-                  notes=("CloudPhysics lbn read as 512 B sectors and size as bytes.",))
+    return Parsed(
+        _delimited(path, fields, values, header="version"),
+        labels=_labels(fields, time_ns=2, offset_bytes=5, size_bytes=4),
+        notes=("CloudPhysics lbn read as 512 B sectors and size as bytes.",),
+    )
 
 
 BIOSNOOP_HEADER = "TIME(s)"
@@ -276,12 +344,16 @@ def _biosnoop(path: str) -> Parsed:
     tail += [ufloat("LAT(ms)")]
     n = len(tail) + 2
     names = "TIME(s) COMM " + " ".join(x.name for x in tail)
-    parts = [f"WHEN len(f) < {n} THEN 'expected {n} whitespace-separated fields ({names}), found ' || len(f)",
-             f"WHEN NOT ({ufloat('TIME(s)').valid.format(v='f[1]')}) THEN 'field 1 (TIME(s)): expected a number ≥ 0, got ' || {q('f[1]')}"]
+    parts = [
+        f"WHEN len(f) < {n} THEN 'expected {n} whitespace-separated fields ({names}), found ' || len(f)",
+        f"WHEN NOT ({ufloat('TIME(s)').valid.format(v='f[1]')}) THEN 'field 1 (TIME(s)): expected a number ≥ 0, got ' || {q('f[1]')}",
+    ]
     for j, fld in enumerate(tail):
         back = len(tail) - 1 - j
         v = f"f[len(f) - {back}]"
-        parts.append(f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field ' || (len(f) - {back}) || ' ({fld.name}): expected {fld.expected}, got ' || {q(v)}")
+        parts.append(
+            f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field ' || (len(f) - {back}) || ' ({fld.name}): expected {fld.expected}, got ' || {q(v)}"
+        )
     err = "CASE " + " ".join(parts) + " END"
     k = len(tail)  # f[len(f) - k + 1] is PID
     col = lambda i: f"f[len(f) - {k - 1 - i}]"  # noqa: E731  (i-th tail field)
@@ -300,8 +372,17 @@ def _biosnoop(path: str) -> Parsed:
                TRY_CAST({col(0)} AS HUGEINT) AS pid
         FROM c
     """
-    return Parsed(sql, labels={"time_ns": "field 1 (TIME(s)) minus LAT(ms)", "offset_bytes": "field SECTOR",
-                               "size_bytes": "field BYTES", "latency_us": "field LAT(ms)", "pid": "field PID"}, notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",))
+    return Parsed(
+        sql,
+        labels={
+            "time_ns": "field 1 (TIME(s)) minus LAT(ms)",
+            "offset_bytes": "field SECTOR",
+            "size_bytes": "field BYTES",
+            "latency_us": "field LAT(ms)",
+            "pid": "field PID",
+        },
+        notes=("biosnoop prints each IO at its completion: issue time taken as TIME(s) - LAT(ms).",),
+    )
 
 
 def _is_number(text: str) -> bool:

@@ -25,15 +25,50 @@ from pathlib import Path
 
 from ..errors import IolabError
 
-TEXT = ("msr", "spc", "alibaba", "tencent", "fiu", "systor", "blkparse", "fio2", "fio3", "tracefs", "disksim",
-        "biosnoop", "cloudphysics")
+TEXT = (
+    "msr",
+    "spc",
+    "alibaba",
+    "tencent",
+    "fiu",
+    "systor",
+    "blkparse",
+    "fio2",
+    "fio3",
+    "tracefs",
+    "disksim",
+    "biosnoop",
+    "cloudphysics",
+)
 BINARY = ("blktrace", "vscsi")
 READERS = TEXT + BINARY
 READER = {"fio2": "fio", "fio3": "fio"}  # export name -> reader name
 
-HUGE = (b"18446744073709551615", b"18446744073709551616", b"9223372036854775807", b"9223372036854775808",
-        b"-1", b"-9223372036854775808", b"1e300", b"-1e300", b"nan", b"inf", b"0.5", b"99999999999999999999999",
-        b"0x28", b"", b" ", b"1,2", b"\xff", b"\xc3\xa9", b"0" * 40, b"[", b"]", b"'", b"\\")
+HUGE = (
+    b"18446744073709551615",
+    b"18446744073709551616",
+    b"9223372036854775807",
+    b"9223372036854775808",
+    b"-1",
+    b"-9223372036854775808",
+    b"1e300",
+    b"-1e300",
+    b"nan",
+    b"inf",
+    b"0.5",
+    b"99999999999999999999999",
+    b"0x28",
+    b"",
+    b" ",
+    b"1,2",
+    b"\xff",
+    b"\xc3\xa9",
+    b"0" * 40,
+    b"[",
+    b"]",
+    b"'",
+    b"\\",
+)
 
 
 @lru_cache(maxsize=None)
@@ -43,12 +78,14 @@ def seeds(fmt: str) -> tuple[bytes, tuple[bytes, ...]]:
     from .writers import export_trace
 
     with tempfile.TemporaryDirectory(prefix="iolab-fuzz-") as d:
-        rows = [(i * 1000 + i * i, "8,16", "read" if i % 3 else "write", i * 8192, 4096 * (1 + i % 4), "fio", 40.0 + i)
-                for i in range(12)]
+        rows = [
+            (i * 1000 + i * i, "8,16", "read" if i % 3 else "write", i * 8192, 4096 * (1 + i % 4), "fio", 40.0 + i)
+            for i in range(12)
+        ]
         t = table_from_rows(rows, Path(d) / "t.parquet")
         data = export_trace(t, fmt, Path(d) / f"seed.{fmt}").read_bytes()
     if fmt == "vscsi":
-        return b"", tuple(data[i:i + 40] for i in range(0, len(data), 40))
+        return b"", tuple(data[i : i + 40] for i in range(0, len(data), 40))
     if fmt == "blktrace":
         return b"", (data,)  # variable-length records: mangled as a whole stream
     lines = data.splitlines(keepends=True)
@@ -82,7 +119,7 @@ def mangle(rng: random.Random, line: bytes) -> bytes:
     if k == 6:  # fields dropped or doubled
         parts = body.split()
         i = rng.randrange(len(parts))
-        parts = parts[:i] + parts[i + 1:] if rng.random() < 0.5 else parts[: i + 1] + parts[i:]
+        parts = parts[:i] + parts[i + 1 :] if rng.random() < 0.5 else parts[: i + 1] + parts[i:]
         return b" ".join(parts) + end
     if k == 7:  # random bytes
         return bytes(rng.randrange(256) for _ in range(rng.randint(1, 60))).replace(b"\n", b"") + end
@@ -104,7 +141,7 @@ def mangle_record(rng: random.Random, rec: bytes) -> bytes:
             b[rng.randrange(len(b))] = rng.randrange(256)
     elif k == 3:  # an 8-byte field set to all ones / a huge value
         i = rng.randrange(0, max(1, len(b) - 8), 8)
-        b[i:i + 8] = rng.choice((b"\xff" * 8, b"\x00" * 7 + b"\x80", b"\xff" * 7 + b"\x7f"))
+        b[i : i + 8] = rng.choice((b"\xff" * 8, b"\x00" * 7 + b"\x80", b"\xff" * 7 + b"\x7f"))
     else:
         return bytes(b[: rng.randrange(len(b))])
     return bytes(b)
@@ -122,9 +159,9 @@ def case_file(rng: random.Random, fmt: str, n: int) -> tuple[bytes, int]:
             if op == 0:
                 data[i] = rng.randrange(256)
             elif op == 1:
-                data[i:i + 8] = b"\xff" * 8
+                data[i : i + 8] = b"\xff" * 8
             else:
-                del data[i:i + rng.randint(1, 48)]
+                del data[i : i + rng.randint(1, 48)]
         return bytes(data), n
     if fmt == "vscsi":
         return b"".join(mangle_record(rng, rng.choice(body)) for _ in range(n)), n

@@ -107,11 +107,21 @@ def import_trace(
         union = " UNION ALL ".join(f"({p})" for p in parts)
         if not origins:
             what = f" ({skipped:,} bad lines skipped)" if skipped else ""
-            raise IolabError(f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace{what}; nothing to import.")
+            raise IolabError(
+                f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace{what}; nothing to import."
+            )
         return write_table(
-            con, union, out, fmt=fmt, sources=tuple(str(f) for f in files),
-            start_unix_ns=start if clock_unix_ns is None else clock_unix_ns, origin_ns=min(origins),
-            skipped_lines=skipped, skipped_examples=tuple(examples), notes=tuple(said), lost_events=lost_events,
+            con,
+            union,
+            out,
+            fmt=fmt,
+            sources=tuple(str(f) for f in files),
+            start_unix_ns=start if clock_unix_ns is None else clock_unix_ns,
+            origin_ns=min(origins),
+            skipped_lines=skipped,
+            skipped_examples=tuple(examples),
+            notes=tuple(said),
+            lost_events=lost_events,
         )
     except duckdb.Error as e:
         raise IolabError(f"{current}: cannot read as {fmt} ({first_error_line(e)}).") from None
@@ -135,8 +145,9 @@ def _check_request(files: list[Path], fmt: str, time_unit: str | None) -> None:
             raise IolabError(f"{f}: no such trace file.")
 
 
-def _parse_file(con: duckdb.DuckDBPyConnection, i: int, f: Path, parsed: Parsed, fmt: str, skip_bad_lines: bool,
-                notes: list[str]) -> tuple[int, list[BadLine]]:
+def _parse_file(
+    con: duckdb.DuckDBPyConnection, i: int, f: Path, parsed: Parsed, fmt: str, skip_bad_lines: bool, notes: list[str]
+) -> tuple[int, list[BadLine]]:
     """Parse input file `i` once into temp table p{i} and count its bad lines (the first
     stops the import unless `skip_bad_lines`). Adds the kernel's lost-event count to `notes`."""
     clear_rejects(con, str(f))
@@ -153,9 +164,14 @@ def _parse_file(con: duckdb.DuckDBPyConnection, i: int, f: Path, parsed: Parsed,
     fix_rejects(con, f"p{i}", str(f))
     n_bad, bad = _bad_lines(con, f"p{i}", str(f))
     if n_bad and not skip_bad_lines:
-        raise refuse_bad_input(bad[0], n_bad, f". This does not look like a {fmt} trace line. Fix the file, "
-                               "check the format name, or pass --skip-bad-lines to drop bad lines (they are "
-                               "counted and reported).", "more bad lines after it")
+        raise refuse_bad_input(
+            bad[0],
+            n_bad,
+            f". This does not look like a {fmt} trace line. Fix the file, "
+            "check the format name, or pass --skip-bad-lines to drop bad lines (they are "
+            "counted and reported).",
+            "more bad lines after it",
+        )
     return n_bad, bad
 
 
@@ -163,8 +179,10 @@ def _io_rows_sql(con: duckdb.DuckDBPyConnection, i: int, f: Path, parsed: Parsed
     """The IOs of parsed file `i` (table p{i}) as table rows; an event format's issues are
     paired with their completions, and the issues left without one are counted in `notes`."""
     if not parsed.events:
-        return (f"SELECT time_ns, device, op, offset_bytes, size_bytes, process, latency_us, pid,"
-                f" ln + {i} * 10000000000000 AS ord FROM p{i} WHERE err IS NULL AND kind = 'io'")
+        return (
+            f"SELECT time_ns, device, op, offset_bytes, size_bytes, process, latency_us, pid,"
+            f" ln + {i} * 10000000000000 AS ord FROM p{i} WHERE err IS NULL AND kind = 'io'"
+        )
     part = paired_sql(
         f"SELECT ln + {i} * 10000000000000 AS ord, kind, time_ns, device, op, sector, nsect, process, pid "
         f"FROM p{i} WHERE err IS NULL AND kind IN ('issue', 'complete')"
@@ -204,15 +222,18 @@ def _detect_unit(con: duckdb.DuckDBPyConnection, fmt: str, path: Path) -> timeun
     clear_rejects(con, str(path))
     times = np.array([r[0] for r in rows], dtype=float)
     sizes = np.array([r[2] for r in rows], dtype=float)
-    return timeunit.detect(times, any(r[1] for r in rows), VARIABLE_UNIT[fmt], fmt,
-                           sizes=sizes, devices=len({r[3] for r in rows}))
+    return timeunit.detect(
+        times, any(r[1] for r in rows), VARIABLE_UNIT[fmt], fmt, sizes=sizes, devices=len({r[3] for r in rows})
+    )
 
 
 def _bad_lines(con, table: str, file: str) -> tuple[int, list[BadLine]]:
     n = con.execute(f"SELECT count(*) FROM {table} WHERE err IS NOT NULL").fetchall()[0][0]
     if not n:
         return 0, []
-    rows = con.execute(f"SELECT ln, err, line FROM {table} WHERE err IS NOT NULL ORDER BY ln LIMIT {EXAMPLES}").fetchall()
+    rows = con.execute(
+        f"SELECT ln, err, line FROM {table} WHERE err IS NOT NULL ORDER BY ln LIMIT {EXAMPLES}"
+    ).fetchall()
     return n, [BadLine(file, int(ln), err, line[:200]) for ln, err, line in rows]
 
 

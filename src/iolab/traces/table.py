@@ -111,7 +111,9 @@ class TraceTable:
         """
         p = Path(path)
         if not p.is_file():
-            raise IolabError(f"{p}: no such trace table (expected a .parquet file written by iolab trace import or capture).")
+            raise IolabError(
+                f"{p}: no such trace table (expected a .parquet file written by iolab trace import or capture)."
+            )
         con = connect()
         try:
             kv = con.execute(
@@ -166,8 +168,10 @@ class TraceTable:
         if self.skipped_lines:
             lines.append(f"  skipped {self.skipped_lines:,} bad lines, e.g. {self.skipped_examples[0]}")
         if self.lost_events is not None:
-            lines.append(f"  trace events dropped by the kernel: {self.lost_events:,}"
-                         + (" (INCOMPLETE trace)" if self.lost_events else ""))
+            lines.append(
+                f"  trace events dropped by the kernel: {self.lost_events:,}"
+                + (" (INCOMPLETE trace)" if self.lost_events else "")
+            )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -302,8 +306,10 @@ def table_from_rows(rows, out: str | Path, fmt: str = "rows", notes: tuple[str, 
         given = CORE_COLUMNS + ("pid",)
         cols = ", ".join(f"{c} {SQL_TYPES[c]}" for c in given)
         con.execute(f"CREATE TEMP TABLE r ({cols}, ord BIGINT)")
-        con.executemany(f"INSERT INTO r VALUES ({', '.join('?' * (len(given) + 1))})",
-                        [tuple(r) + (None,) * (len(given) - len(r)) + (i,) for i, r in enumerate(rows)])
+        con.executemany(
+            f"INSERT INTO r VALUES ({', '.join('?' * (len(given) + 1))})",
+            [tuple(r) + (None,) * (len(given) - len(r)) + (i,) for i, r in enumerate(rows)],
+        )
         return write_table(con, "SELECT * FROM r", out, fmt=fmt, sources=("rows",), notes=notes)
     finally:
         con.close()
@@ -331,4 +337,14 @@ def first_error_line(e: Exception) -> str:
     return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
 
 
-__all__ = ["COLUMNS", "CORE_COLUMNS", "OPS", "BadLine", "TraceTable", "connect", "sql_str", "table_from_rows", "write_table"]
+__all__ = [
+    "COLUMNS",
+    "CORE_COLUMNS",
+    "OPS",
+    "BadLine",
+    "TraceTable",
+    "connect",
+    "sql_str",
+    "table_from_rows",
+    "write_table",
+]

@@ -90,8 +90,9 @@ def fix_rejects(con: duckdb.DuckDBPyConnection, table: str, path: str) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE _rej_before (n BIGINT)")
     con.executemany("INSERT INTO _rej_before VALUES (?)", [(b,) for b in before])
     con.execute(f"UPDATE {table} SET ln = ln + (SELECT count(*) FROM _rej_before r WHERE r.n < {table}.ln)")
-    con.executemany(f"INSERT INTO {table} (ln, line, err, kind) VALUES (?, ?, ?, 'io')",
-                    [(ln, txt, why) for ln, why, txt in rows])
+    con.executemany(
+        f"INSERT INTO {table} (ln, line, err, kind) VALUES (?, ?, ?, 'io')", [(ln, txt, why) for ln, why, txt in rows]
+    )
     con.execute("DROP TABLE _rej_before")
 
 
@@ -112,12 +113,15 @@ class Field:
 
 def uint(name: str) -> Field:
     # DuckDB's integer cast also takes '12.5' and '1e3': whole numbers are digits only.
-    return Field(name, "(regexp_full_match(trim({v}), '[0-9]+') AND TRY_CAST({v} AS UBIGINT) IS NOT NULL)",
-                 "a whole number ≥ 0")
+    return Field(
+        name, "(regexp_full_match(trim({v}), '[0-9]+') AND TRY_CAST({v} AS UBIGINT) IS NOT NULL)", "a whole number ≥ 0"
+    )
 
 
 def ufloat(name: str) -> Field:
-    return Field(name, "coalesce(isfinite(TRY_CAST({v} AS DOUBLE)) AND TRY_CAST({v} AS DOUBLE) >= 0, false)", "a number ≥ 0")
+    return Field(
+        name, "coalesce(isfinite(TRY_CAST({v} AS DOUBLE)) AND TRY_CAST({v} AS DOUBLE) >= 0, false)", "a number ≥ 0"
+    )
 
 
 # Numeric casts ignore surrounding blanks; text checks trim explicitly (a per-field trim()
@@ -146,9 +150,7 @@ def check_fields(fields: list[Field], f: str, sep_name: str, at_least: bool = Fa
     names = ",".join(x.name for x in fields)
     count_bad = f"len({f}) < {n}" if at_least else f"len({f}) <> {n}"
     want = f"at least {n}" if at_least else str(n)
-    parts = [
-        f"WHEN {count_bad} THEN 'expected {want} {sep_name} fields ({names}), found ' || len({f})"
-    ]
+    parts = [f"WHEN {count_bad} THEN 'expected {want} {sep_name} fields ({names}), found ' || len({f})"]
     for i, fld in enumerate(fields, 1):
         v = f"{f}[{i}]"
         parts.append(
@@ -181,7 +183,10 @@ _LIMIT = {
     "size_bytes": (f"{{c}} BETWEEN 0 AND {MAX_BYTES}", "size: out of range (0 to 1 EiB once in bytes)"),
     "sector": (f"{{c}} BETWEEN 0 AND {MAX_SECTORS}", "sector: out of range (0 to 1 EiB once in bytes)"),
     "nsect": (f"{{c}} BETWEEN 0 AND {MAX_SECTORS}", "sector count: out of range (0 to 1 EiB once in bytes)"),
-    "latency_us": (f"isfinite({{c}}) AND {{c}} BETWEEN 0 AND {MAX_LATENCY_US}", "response time: out of range (0 to 31 years)"),
+    "latency_us": (
+        f"isfinite({{c}}) AND {{c}} BETWEEN 0 AND {MAX_LATENCY_US}",
+        "response time: out of range (0 to 31 years)",
+    ),
     "pid": ("{c} BETWEEN 0 AND 9223372036854775807", "pid: out of range"),
 }
 _OPTIONAL = ("latency_us", "pid")  # may be NULL on a good line
@@ -206,18 +211,31 @@ def range_checked(sql: str, events: bool, labels: dict[str, str] | None = None) 
         msg = f"{label}: {why.split(': ', 1)[1]}" if label else why
         checks.append(f"WHEN NOT coalesce({ok}, false) THEN {sql_str(msg)}")
     good = "kind IN ('io', 'issue', 'complete')"
-    narrowed = ", ".join(
-        f"TRY_CAST({c} AS {'DOUBLE' if c == 'latency_us' else 'BIGINT'}) AS {c}" for c in cols
-    )
+    narrowed = ", ".join(f"TRY_CAST({c} AS {'DOUBLE' if c == 'latency_us' else 'BIGINT'}) AS {c}" for c in cols)
     return f"""
-        SELECT * REPLACE (coalesce(err, CASE WHEN {good} THEN CASE {' '.join(checks)} END END) AS err, {narrowed})
+        SELECT * REPLACE (coalesce(err, CASE WHEN {good} THEN CASE {" ".join(checks)} END END) AS err, {narrowed})
         FROM ({sql})
     """
 
 
 __all__ = [
-    "Field", "MAX_LINE", "check_fields", "clear_rejects", "csv_fields", "fix_rejects", "header_skip", "lines_sql",
-    "one_of", "optional", "q", "range_checked", "rejected", "text", "ufloat", "uint", "ws_fields",
+    "Field",
+    "MAX_LINE",
+    "check_fields",
+    "clear_rejects",
+    "csv_fields",
+    "fix_rejects",
+    "header_skip",
+    "lines_sql",
+    "one_of",
+    "optional",
+    "q",
+    "range_checked",
+    "rejected",
+    "text",
+    "ufloat",
+    "uint",
+    "ws_fields",
 ]
 
 

@@ -99,7 +99,7 @@ def _burst(t: np.ndarray, sizes: np.ndarray | None) -> _Burst:
     if sizes is None:
         return _Burst(k, float(span.min()), 0.0)
     c = np.concatenate([[0.0], np.cumsum(sizes[order].astype(float))])
-    moved = (c[k + 1:] - c[1:-k]) / span
+    moved = (c[k + 1 :] - c[1:-k]) / span
     return _Burst(k, float(span.min()), float(moved.max()))
 
 
@@ -119,8 +119,9 @@ def _impossible(unit: str, t: np.ndarray, b: _Burst, devices: int, fractional: b
     return ""
 
 
-def detect(times: np.ndarray, fractional: bool, default: str, fmt: str,
-           sizes: np.ndarray | None = None, devices: int = 1) -> TimeUnit:
+def detect(
+    times: np.ndarray, fractional: bool, default: str, fmt: str, sizes: np.ndarray | None = None, devices: int = 1
+) -> TimeUnit:
     """The likely unit of `times` (the file's raw numbers, in file order); `sizes` (bytes,
     one per time) and `devices` (how many devices the trace covers) bound what is possible."""
     keep = np.isfinite(times)
@@ -142,19 +143,29 @@ def detect(times: np.ndarray, fractional: bool, default: str, fmt: str,
             continue
         s = ns / 1e9
         scores[unit] = abs(math.log10(gap * s / TYPICAL_GAP_S)) - (DEFAULT_BONUS if unit == default else 0)
-        readings.append(f"{unit}: median gap {_human(gap * s)}, {_rate(len(times) / (span * s) / devices)} IOPS"
-                        f"{' per device' if devices > 1 else ''} over {_human(span * s)}")
+        readings.append(
+            f"{unit}: median gap {_human(gap * s)}, {_rate(len(times) / (span * s) / devices)} IOPS"
+            f"{' per device' if devices > 1 else ''} over {_human(span * s)}"
+        )
     if not scores:
-        return TimeUnit(default, f"assumed {who}, though no unit gives rates a device can do ("
-                        + "; ".join(readings) + "). Pass --time-unit", "ambiguous")
+        return TimeUnit(
+            default,
+            f"assumed {who}, though no unit gives rates a device can do ("
+            + "; ".join(readings)
+            + "). Pass --time-unit",
+            "ambiguous",
+        )
     ranked = sorted(scores, key=lambda u: (scores[u], UNITS.index(u)))
     best = ranked[0]
     basis = who if best == default else "it puts the median gap nearest the ~1 ms of a typical block trace"
     if len(ranked) == 1:
         sure, head = "certain", f"{best}, the only unit that gives rates a device can do"
     elif scores[ranked[1]] - scores[best] >= SURE_MARGIN:
-        sure, head = "likely", f"{best}, {basis}, a decade or more ahead of {ranked[1]}" + (
-            " (the convention counting one decade)" if best == default or ranked[1] == default else "")
+        sure, head = (
+            "likely",
+            f"{best}, {basis}, a decade or more ahead of {ranked[1]}"
+            + (" (the convention counting one decade)" if best == default or ranked[1] == default else ""),
+        )
     else:
         sure, head = "ambiguous", f"assumed {best}, {basis}; {_and(ranked[1:])} also give rates a device can do"
     tail = "Pass --time-unit to override" if sure != "ambiguous" else f"Pass --time-unit if {best} is wrong"

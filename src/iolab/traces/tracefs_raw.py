@@ -91,19 +91,31 @@ def read_layout(d: Path) -> Layout:
                 raise IolabError(f"{d / f'{ev}.format'}: no 'ID:' line; not a tracefs event format file.")
             ids[ev], fields[ev] = int(m.group(1)), _fields(text)
     except OSError as e:
-        raise IolabError(f"{d}: cannot read the trace layout ({e.strerror}: {e.filename}); a raw tracefs "
-                         "capture keeps header_page and the event format files beside its cpuN.raw pages.") from None
+        raise IolabError(
+            f"{d}: cannot read the trace layout ({e.strerror}: {e.filename}); a raw tracefs "
+            "capture keeps header_page and the event format files beside its cpuN.raw pages."
+        ) from None
     need = {"timestamp", "commit", "data"}
     if not need <= page.keys():
-        raise IolabError(f"{d / 'header_page'}: expected fields {', '.join(sorted(need))}, found {', '.join(page) or 'none'}.")
-    for ev, want in (("block_rq_issue", ("common_type", "common_pid", "dev", "sector", "nr_sector", "rwbs", "comm")),
-                     ("block_rq_complete", ("common_type", "dev", "sector", "nr_sector", "rwbs"))):
+        raise IolabError(
+            f"{d / 'header_page'}: expected fields {', '.join(sorted(need))}, found {', '.join(page) or 'none'}."
+        )
+    for ev, want in (
+        ("block_rq_issue", ("common_type", "common_pid", "dev", "sector", "nr_sector", "rwbs", "comm")),
+        ("block_rq_complete", ("common_type", "dev", "sector", "nr_sector", "rwbs")),
+    ):
         missing = [f for f in want if f not in fields[ev]]
         if missing:
-            raise IolabError(f"{d / f'{ev}.format'}: lacks field(s) {', '.join(missing)}; this kernel's {ev} is not the one iolab reads.")
+            raise IolabError(
+                f"{d / f'{ev}.format'}: lacks field(s) {', '.join(missing)}; this kernel's {ev} is not the one iolab reads."
+            )
     if page["commit"].size not in (4, 8) or page["timestamp"].size != 8:
-        raise IolabError(f"{d / 'header_page'}: unexpected timestamp/commit sizes {page['timestamp'].size}/{page['commit'].size}.")
-    return Layout(page["data"].offset + page["data"].size, page["timestamp"], page["commit"], page["data"].offset, ids, fields)
+        raise IolabError(
+            f"{d / 'header_page'}: unexpected timestamp/commit sizes {page['timestamp'].size}/{page['commit'].size}."
+        )
+    return Layout(
+        page["data"].offset + page["data"].size, page["timestamp"], page["commit"], page["data"].offset, ids, fields
+    )
 
 
 def snapshot_layout(instance: Path, raw_dir: Path) -> Layout:
@@ -144,8 +156,10 @@ def decode_pages(buf: np.ndarray, layout: Layout) -> Chunk:
     size = (commit & np.uint64(COMMIT_MASK)).astype(np.int64)
     if (size > ps - layout.data).any():
         bad = int(np.flatnonzero(size > ps - layout.data)[0])
-        raise IolabError(f"page {bad} (byte {bad * ps}): commit says {size[bad]} bytes of data, a page holds "
-                         f"{ps - layout.data}; not tracefs ring-buffer pages of this layout.")
+        raise IolabError(
+            f"page {bad} (byte {bad * ps}): commit says {size[bad]} bytes of data, a page holds "
+            f"{ps - layout.data}; not tracefs ring-buffer pages of this layout."
+        )
     missed = (commit & np.uint64(MISSED_EVENTS)) != 0
     stored = missed & ((commit & np.uint64(MISSED_STORED)) != 0)
     lost = int(_gather(buf, base[stored] + layout.data + size[stored], layout.commit.size).sum()) if stored.any() else 0
@@ -176,8 +190,12 @@ def decode_pages(buf: np.ndarray, layout: Layout) -> Chunk:
         pos = pos + np.maximum(step, 4)  # a corrupt zero length must not loop forever
         live = pos < end
         pos, end, t = pos[live], end[live], t[live]
-    return Chunk(np.concatenate(at) if at else np.empty(0, np.int64),
-                 np.concatenate(times) if times else np.empty(0, np.uint64), lost, int((missed & ~stored).sum()))
+    return Chunk(
+        np.concatenate(at) if at else np.empty(0, np.int64),
+        np.concatenate(times) if times else np.empty(0, np.uint64),
+        lost,
+        int((missed & ~stored).sum()),
+    )
 
 
 def _rwbs_op(rwbs: np.ndarray) -> np.ndarray:
@@ -190,8 +208,13 @@ class NoIssues(IolabError):
     """The pages hold no block_rq_issue event."""
 
 
-def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, ...] = (),
-                       clock_unix_ns: int | None = None, lost_events: int | None = None) -> TraceTable:
+def import_tracefs_raw(
+    raw_dir: str | Path,
+    out: str | Path,
+    notes: tuple[str, ...] = (),
+    clock_unix_ns: int | None = None,
+    lost_events: int | None = None,
+) -> TraceTable:
     """Decode the per-CPU pages in `raw_dir` and write the IO table to `out`.
 
     The table's `lost_events` is the larger of `lost_events` (the capture's count from the
@@ -207,8 +230,10 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
     lost = lost_unknown = 0
     said = list(notes)
     try:
-        con.execute("CREATE TEMP TABLE ev (ord BIGINT, issue BOOLEAN, time_ns BIGINT, dev BIGINT, opc TINYINT,"
-                    " sector BIGINT, nsect BIGINT, pid BIGINT, comm INTEGER)")
+        con.execute(
+            "CREATE TEMP TABLE ev (ord BIGINT, issue BOOLEAN, time_ns BIGINT, dev BIGINT, opc TINYINT,"
+            " sector BIGINT, nsect BIGINT, pid BIGINT, comm INTEGER)"
+        )
         for cpu, f in enumerate(files):
             n_lost, n_unknown = _load_cpu_file(con, cpu, f, layout, names, said)
             lost += n_lost
@@ -217,8 +242,13 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
         if first is None:
             raise NoIssues(f"{raw_dir}: no block_rq_issue events in the pages; nothing to import.")
         by_code = sorted(names, key=names.__getitem__)
-        con.register("names", {"comm": np.arange(len(by_code), dtype=np.int32),
-                               "process": np.array([k.decode("utf-8", "replace") for k in by_code], dtype=object)})
+        con.register(
+            "names",
+            {
+                "comm": np.arange(len(by_code), dtype=np.int32),
+                "process": np.array([k.decode("utf-8", "replace") for k in by_code], dtype=object),
+            },
+        )
         events = (
             "SELECT ord, CASE WHEN issue THEN 'issue' ELSE 'complete' END AS kind, time_ns,"
             " (dev >> 20) || ',' || (dev & 1048575) AS device,"
@@ -234,19 +264,34 @@ def import_tracefs_raw(raw_dir: str | Path, out: str | Path, notes: tuple[str, .
             said.append(f"{unpaired:,} issued IOs have no completion in the trace (no response time).")
         lost = max(lost + lost_unknown, lost_events or 0)
         if lost:
-            said.insert(0, f"INCOMPLETE TRACE: the kernel dropped {lost:,} trace events (its buffer overran before they "
-                         "were read); the IOs they described are missing. Capture again with a larger buffer or a process filter.")
+            said.insert(
+                0,
+                f"INCOMPLETE TRACE: the kernel dropped {lost:,} trace events (its buffer overran before they "
+                "were read); the IOs they described are missing. Capture again with a larger buffer or a process filter.",
+            )
         if lost_unknown:
-            said.append(f"{lost_unknown:,} page(s) follow a loss of trace events whose count the kernel did not "
-                         "store (counted as 1 event each)")
-        return write_table(con, "SELECT * FROM ios", out, fmt="tracefs-raw", sources=(str(raw_dir),), origin_ns=int(first),
-                           start_unix_ns=clock_unix_ns, notes=tuple(said), lost_events=lost)
+            said.append(
+                f"{lost_unknown:,} page(s) follow a loss of trace events whose count the kernel did not "
+                "store (counted as 1 event each)"
+            )
+        return write_table(
+            con,
+            "SELECT * FROM ios",
+            out,
+            fmt="tracefs-raw",
+            sources=(str(raw_dir),),
+            origin_ns=int(first),
+            start_unix_ns=clock_unix_ns,
+            notes=tuple(said),
+            lost_events=lost,
+        )
     finally:
         con.close()
 
 
-def _load_cpu_file(con, cpu: int, f: Path, layout: Layout, names: dict[bytes, int], notes: list[str]
-                   ) -> tuple[int, int]:
+def _load_cpu_file(
+    con, cpu: int, f: Path, layout: Layout, names: dict[bytes, int], notes: list[str]
+) -> tuple[int, int]:
     """Decode one CPU's page file, chunk by chunk, into table ev; returns the events its
     pages say were lost (counted, and pages with an uncounted loss)."""
     ps = layout.page_size
@@ -270,9 +315,12 @@ def _load_cpu_file(con, cpu: int, f: Path, layout: Layout, names: dict[bytes, in
                 a = ch.at[sel]
                 if not len(a):
                     continue
-                cols = {"ord": np.flatnonzero(sel).astype(np.int64) + n_ev + cpu * 10_000_000_000_000,
-                        "issue": np.full(len(a), is_issue), "time_ns": ch.time[sel].astype(np.int64),
-                        **_event_columns(buf, a, fields, is_issue, names)}
+                cols = {
+                    "ord": np.flatnonzero(sel).astype(np.int64) + n_ev + cpu * 10_000_000_000_000,
+                    "issue": np.full(len(a), is_issue),
+                    "time_ns": ch.time[sel].astype(np.int64),
+                    **_event_columns(buf, a, fields, is_issue, names),
+                }
                 con.register("chunk", cols)
                 con.execute("INSERT INTO ev SELECT * FROM chunk")
                 con.unregister("chunk")
@@ -289,9 +337,13 @@ def _event_columns(buf: np.ndarray, a: np.ndarray, fields: dict, is_issue: bool,
         "opc": _rwbs_op(rwbs),
         "sector": _gather(buf, a + fields["sector"].offset, fields["sector"].size).astype(np.int64),
         "nsect": _gather(buf, a + fields["nr_sector"].offset, fields["nr_sector"].size).astype(np.int64),
-        "pid": (_gather(buf, a + fields["common_pid"].offset, 4).astype(np.int64) if is_issue
-                else np.zeros(len(a), np.int64)),
-        "comm": _comm_codes(buf, a + fields["comm"].offset, fields["comm"].size, names) if is_issue
+        "pid": (
+            _gather(buf, a + fields["common_pid"].offset, 4).astype(np.int64)
+            if is_issue
+            else np.zeros(len(a), np.int64)
+        ),
+        "comm": _comm_codes(buf, a + fields["comm"].offset, fields["comm"].size, names)
+        if is_issue
         else np.zeros(len(a), np.int32),
     }
 

@@ -28,10 +28,21 @@ from .formats import scsi_op_sql
 from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
 from .textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
 
-V1 = np.dtype([("sn", "<u4"), ("len", "<u4"), ("nsg", "<u4"), ("cmd", "<u2"), ("ver", "<u2"),
-               ("lbn", "<u8"), ("ts", "<u8")])
-V2 = np.dtype([("cmd", "<u2"), ("ver", "<u2"), ("sn", "<u4"), ("len", "<u4"), ("nsg", "<u4"),
-               ("lbn", "<u8"), ("ts", "<u8"), ("rt", "<u8")])
+V1 = np.dtype(
+    [("sn", "<u4"), ("len", "<u4"), ("nsg", "<u4"), ("cmd", "<u2"), ("ver", "<u2"), ("lbn", "<u8"), ("ts", "<u8")]
+)
+V2 = np.dtype(
+    [
+        ("cmd", "<u2"),
+        ("ver", "<u2"),
+        ("sn", "<u4"),
+        ("len", "<u4"),
+        ("nsg", "<u4"),
+        ("lbn", "<u8"),
+        ("ts", "<u8"),
+        ("rt", "<u8"),
+    ]
+)
 LAYOUTS = {1: V1, 2: V2}
 _PROBE = 2  # records checked to tell the version, as libCacheSim does
 
@@ -77,20 +88,32 @@ def read_vscsi(path: Path) -> tuple[np.ndarray, int, list[BadLine], int]:
     n_bad = int(bad.sum())
     tail = len(data) - n * dt.itemsize
     if tail:
-        examples.append(BadLine(str(path), n + 1, f"truncated record: {tail} bytes left, a record needs {dt.itemsize}", ""))
+        examples.append(
+            BadLine(str(path), n + 1, f"truncated record: {tail} bytes left, a record needs {dt.itemsize}", "")
+        )
         n_bad += 1
     return recs[~bad], version, examples, n_bad
 
 
-def import_vscsi(files: list[Path], out: str | Path, skip_bad_lines: bool = False, notes: tuple[str, ...] = (),
-                 time_unit: str | None = None) -> TraceTable:
+def import_vscsi(
+    files: list[Path],
+    out: str | Path,
+    skip_bad_lines: bool = False,
+    notes: tuple[str, ...] = (),
+    time_unit: str | None = None,
+) -> TraceTable:
     loaded = [(f, *read_vscsi(f)) for f in files]
     skipped = 0
     examples: list[BadLine] = []
     for f, _, _, bad, n_bad in loaded:
         if n_bad and not skip_bad_lines:
-            raise refuse_bad_input(bad[0], n_bad, ". Pass --skip-bad-lines to drop bad records (they are counted "
-                                   "and reported).", "more bad records", record=True)
+            raise refuse_bad_input(
+                bad[0],
+                n_bad,
+                ". Pass --skip-bad-lines to drop bad records (they are counted and reported).",
+                "more bad records",
+                record=True,
+            )
         skipped += n_bad
         examples += bad[: max(0, 5 - len(examples))]
     if time_unit:
@@ -132,10 +155,20 @@ def import_vscsi(files: list[Path], out: str | Path, skip_bad_lines: bool = Fals
             f"SELECT count(*) FROM ({union}) WHERE time_ns > {MAX_TIME_NS} OR latency_us > {MAX_LATENCY_US}"
         ).fetchall()[0][0]
         if too_far:
-            raise IolabError(f"{files[0]}: {too_far:,} records have ts beyond 126 years or rt beyond 31 years once "
-                             f"read as {tu.unit}; check --time-unit.")
+            raise IolabError(
+                f"{files[0]}: {too_far:,} records have ts beyond 126 years or rt beyond 31 years once "
+                f"read as {tu.unit}; check --time-unit."
+            )
         union = f"SELECT * REPLACE (CAST(time_ns AS BIGINT) AS time_ns) FROM ({union})"
-        return write_table(con, union, out, fmt="vscsi", sources=tuple(str(f) for f in files),
-                           skipped_lines=skipped, skipped_examples=tuple(examples), notes=notes)
+        return write_table(
+            con,
+            union,
+            out,
+            fmt="vscsi",
+            sources=tuple(str(f) for f in files),
+            skipped_lines=skipped,
+            skipped_examples=tuple(examples),
+            notes=notes,
+        )
     finally:
         con.close()

@@ -26,8 +26,23 @@ from .formats import FILETIME_UNIX_EPOCH
 from .table import TraceTable, connect, sql_str
 from ..targets.writepolicy import check_file, mark_written
 
-FORMATS = ("msr", "spc", "alibaba", "tencent", "fiu", "systor", "blkparse", "blktrace", "fio2", "fio3", "tracefs", "disksim",
-           "biosnoop", "cloudphysics", "vscsi")
+FORMATS = (
+    "msr",
+    "spc",
+    "alibaba",
+    "tencent",
+    "fiu",
+    "systor",
+    "blkparse",
+    "blktrace",
+    "fio2",
+    "fio3",
+    "tracefs",
+    "disksim",
+    "biosnoop",
+    "cloudphysics",
+    "vscsi",
+)
 
 _SRC = "(SELECT *, row_number() OVER () AS n FROM read_parquet({path}) WHERE op IN ('read', 'write'))"
 
@@ -47,8 +62,9 @@ def _lines(con, select_line: str, path: str, out: Path, header: str | None = Non
     tmp.unlink()
 
 
-def export_trace(table: TraceTable | str | Path, fmt: str, out: str | Path, devno: str = "8,16",
-                 base_unix_ns: int | None = None) -> Path:
+def export_trace(
+    table: TraceTable | str | Path, fmt: str, out: str | Path, devno: str = "8,16", base_unix_ns: int | None = None
+) -> Path:
     """Write the reads and writes of `table` to `out` in format `fmt` (see FORMATS).
 
     `base_unix_ns` is the wall clock of the first IO for formats with absolute time
@@ -83,43 +99,84 @@ def export_trace(table: TraceTable | str | Path, fmt: str, out: str | Path, devn
 def _text(con, fmt: str, src: str, out: Path, base: int, maj: int, mnr: int) -> None:
     """The line-per-IO text formats (one printf per IO, in table order)."""
     if fmt == "msr":
-        _lines(con, f"""SELECT printf('%d,%s,%s,%s,%d,%d,%d',
+        _lines(
+            con,
+            f"""SELECT printf('%d,%s,%s,%s,%d,%d,%d',
                 ({base} + time_ns) // 100 + {FILETIME_UNIX_EPOCH},
                 CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 1) ELSE device END,
                 CASE WHEN contains(device, '_') THEN regexp_extract(device, '^(.*)_([^_]*)$', 2) ELSE '0' END,
                 CASE op WHEN 'read' THEN 'Read' ELSE 'Write' END, offset_bytes, size_bytes,
-                CAST(round(coalesce(latency_us, 0) * 10) AS BIGINT)) FROM {src} ORDER BY n""", "", out)
+                CAST(round(coalesce(latency_us, 0) * 10) AS BIGINT)) FROM {src} ORDER BY n""",
+            "",
+            out,
+        )
     elif fmt == "spc":
-        _lines(con, f"""SELECT printf('%d,%d,%d,%s,%.9f',
+        _lines(
+            con,
+            f"""SELECT printf('%d,%d,%d,%s,%.9f',
                 coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
                 offset_bytes // 512, size_bytes, CASE op WHEN 'read' THEN 'r' ELSE 'w' END, time_ns / 1e9)
-                FROM {src} ORDER BY n""", "", out)
+                FROM {src} ORDER BY n""",
+            "",
+            out,
+        )
     elif fmt == "alibaba":
-        _lines(con, f"""SELECT printf('%s,%s,%d,%d,%d', device, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
-                offset_bytes, size_bytes, time_ns // 1000) FROM {src} ORDER BY n""", "", out)
+        _lines(
+            con,
+            f"""SELECT printf('%s,%s,%d,%d,%d', device, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
+                offset_bytes, size_bytes, time_ns // 1000) FROM {src} ORDER BY n""",
+            "",
+            out,
+        )
     elif fmt == "tencent":
-        _lines(con, f"""SELECT printf('%d,%d,%d,%d,%s', ({base} + time_ns) // 1000000000, offset_bytes // 512,
-                size_bytes // 512, CASE op WHEN 'read' THEN 0 ELSE 1 END, device) FROM {src} ORDER BY n""", "", out)
+        _lines(
+            con,
+            f"""SELECT printf('%d,%d,%d,%d,%s', ({base} + time_ns) // 1000000000, offset_bytes // 512,
+                size_bytes // 512, CASE op WHEN 'read' THEN 0 ELSE 1 END, device) FROM {src} ORDER BY n""",
+            "",
+            out,
+        )
     elif fmt == "fiu":
-        _lines(con, f"""SELECT printf('%d %d %s %d %d %s %d %d %s', time_ns, 1000 + n % 7, coalesce(process, 'unknown'),
+        _lines(
+            con,
+            f"""SELECT printf('%d %d %s %d %d %s %d %d %s', time_ns, 1000 + n % 7, coalesce(process, 'unknown'),
                 offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 'R' ELSE 'W' END, {maj}, {mnr},
-                md5(CAST(n AS VARCHAR))) FROM {src} ORDER BY n""", "", out)
+                md5(CAST(n AS VARCHAR))) FROM {src} ORDER BY n""",
+            "",
+            out,
+        )
     elif fmt == "systor":
-        _lines(con, f"""SELECT printf('%.6f,%s,%s,%d,%d,%d', ({base} + time_ns) / 1e9,
+        _lines(
+            con,
+            f"""SELECT printf('%.6f,%s,%s,%d,%d,%d', ({base} + time_ns) / 1e9,
                 CASE WHEN latency_us IS NULL THEN '' ELSE printf('%.6f', latency_us / 1e6) END,
                 CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
                 coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
-                offset_bytes, size_bytes) FROM {src} ORDER BY n""", "", out,
-               header="Timestamp,Response,IOType,LUN,Offset,Size")
+                offset_bytes, size_bytes) FROM {src} ORDER BY n""",
+            "",
+            out,
+            header="Timestamp,Response,IOType,LUN,Offset,Size",
+        )
     elif fmt == "disksim":
-        _lines(con, f"""SELECT printf('%.6f %d %d %d %d', time_ns / 1e6,
+        _lines(
+            con,
+            f"""SELECT printf('%.6f %d %d %d %d', time_ns / 1e6,
                 coalesce(TRY_CAST(regexp_extract(device, '(\\d+)$', 1) AS INTEGER), 0),
                 offset_bytes // 512, size_bytes // 512, CASE op WHEN 'read' THEN 1 ELSE 0 END)
-                FROM {src} ORDER BY n""", "", out)
+                FROM {src} ORDER BY n""",
+            "",
+            out,
+        )
     elif fmt == "cloudphysics":
         # SCSI READ(10)/WRITE(10) opcodes, time in µs (libCacheSim's unit), lbn in 512 B sectors.
-        _lines(con, f"""SELECT printf('1,%d,%s,%d,%d', time_ns // 1000, CASE op WHEN 'read' THEN '28' ELSE '2a' END,
-                size_bytes, offset_bytes // 512) FROM {src} ORDER BY n""", "", out, header="version,time,op,size,lbn")
+        _lines(
+            con,
+            f"""SELECT printf('1,%d,%s,%d,%d', time_ns // 1000, CASE op WHEN 'read' THEN '28' ELSE '2a' END,
+                size_bytes, offset_bytes // 512) FROM {src} ORDER BY n""",
+            "",
+            out,
+            header="version,time,op,size,lbn",
+        )
 
 
 def _biosnoop(con, table: TraceTable, src: str, out: Path) -> None:
@@ -127,12 +184,17 @@ def _biosnoop(con, table: TraceTable, src: str, out: Path) -> None:
         raise IolabError(f"{table.path}: biosnoop needs response times (LAT); this trace has none.")
     # As bcc prints it (one line per completion, in completion order) but LAT to 1 µs, not
     # bcc's 10 µs: the issue time is TIME - LAT, and 10 µs steps would reorder close IOs.
-    _lines(con, f"""SELECT printf('%-11.6f %-14.14s %-7d %-9s %1s %-10d %-7d %7.3f',
+    _lines(
+        con,
+        f"""SELECT printf('%-11.6f %-14.14s %-7d %-9s %1s %-10d %-7d %7.3f',
             (time_ns + latency_us * 1000) / 1e9, coalesce(process, 'unknown'), 1000 + n % 7,
             replace(device, ' ', '_'), CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
             offset_bytes // 512, size_bytes, latency_us / 1000)
-            FROM {src} WHERE latency_us IS NOT NULL ORDER BY time_ns + latency_us * 1000, n""", "", out,
-           header="TIME(s)     COMM           PID     DISK      T SECTOR     BYTES   LAT(ms)")
+            FROM {src} WHERE latency_us IS NOT NULL ORDER BY time_ns + latency_us * 1000, n""",
+        "",
+        out,
+        header="TIME(s)     COMM           PID     DISK      T SECTOR     BYTES   LAT(ms)",
+    )
 
 
 def _event_format(con, table: TraceTable, fmt: str, src: str, out: Path, maj: int, mnr: int) -> None:
@@ -141,20 +203,32 @@ def _event_format(con, table: TraceTable, fmt: str, src: str, out: Path, maj: in
         raise IolabError(f"{table.path}: {fmt} needs response times to write completions; this trace has none.")
     ev = _events(src)
     if fmt == "blkparse":
-        _lines(con, f"""SELECT printf('%3d,%-3d %2d %8d %5d.%09d %5d  %s %3s %d + %d [%s]',
+        _lines(
+            con,
+            f"""SELECT printf('%3d,%-3d %2d %8d %5d.%09d %5d  %s %3s %d + %d [%s]',
                 {maj}, {mnr}, k % 2, k, t // 1000000000, t % 1000000000, pid, act, rw, sector, nsect,
-                CASE WHEN act = 'C' THEN '0' ELSE comm END) FROM ({ev}) ORDER BY t, k""", "", out)
+                CASE WHEN act = 'C' THEN '0' ELSE comm END) FROM ({ev}) ORDER BY t, k""",
+            "",
+            out,
+        )
         with open(out, "a") as f:  # blkparse's summary, which the reader must skip
-            f.write(f"CPU0 ({maj},{mnr}):\n Reads Queued:           0,        0KiB\tWrites Queued:           0,        0KiB\n"
-                    f"Total ({maj},{mnr}):\n Reads Queued:           0,        0KiB\n\nThroughput (R/W): 0KiB/s / 0KiB/s\n")
+            f.write(
+                f"CPU0 ({maj},{mnr}):\n Reads Queued:           0,        0KiB\tWrites Queued:           0,        0KiB\n"
+                f"Total ({maj},{mnr}):\n Reads Queued:           0,        0KiB\n\nThroughput (R/W): 0KiB/s / 0KiB/s\n"
+            )
     elif fmt == "tracefs":
-        _lines(con, f"""SELECT CASE WHEN act = 'D' THEN
+        _lines(
+            con,
+            f"""SELECT CASE WHEN act = 'D' THEN
                 printf('%16s-%-7d [%03d] ..... %6d.%06d: block_rq_issue: %d,%d %s %d () %d + %d be,0,4 [%s]',
                        comm, pid, k % 2, t // 1000000000, (t % 1000000000) // 1000, {maj}, {mnr}, rw, nsect * 512, sector, nsect, comm)
                 ELSE printf('%16s-%-7d [%03d] ..s.. %6d.%06d: block_rq_complete: %d,%d %s () %d + %d be,0,4 [0]',
                        '<idle>', 0, k % 2, t // 1000000000, (t % 1000000000) // 1000, {maj}, {mnr}, rw, sector, nsect)
-                END FROM ({ev}) ORDER BY t, k""", "", out,
-               header="# tracer: nop")
+                END FROM ({ev}) ORDER BY t, k""",
+            "",
+            out,
+            header="# tracer: nop",
+        )
     else:
         _blktrace(con, ev, out, (maj << 20) | mnr)
 
@@ -176,15 +250,27 @@ def _fio(con, src: str, out: Path, v3: bool) -> None:
     files = [r[0] for r in con.execute(f"SELECT DISTINCT device FROM {src} ORDER BY 1").fetchall()]
     if v3:
         head = "\n".join(["fio version 3 iolog"] + [f"0 {d} add" for d in files] + [f"0 {d} open" for d in files])
-        _lines(con, f"""SELECT printf('%d %s %s %d %d', time_ns // 1000, device, op, offset_bytes, size_bytes)
-                FROM {src} ORDER BY n""", "", out, header=head)
+        _lines(
+            con,
+            f"""SELECT printf('%d %s %s %d %d', time_ns // 1000, device, op, offset_bytes, size_bytes)
+                FROM {src} ORDER BY n""",
+            "",
+            out,
+            header=head,
+        )
     else:
         # v2 has no clock: a `wait` line (µs) before each IO that comes later than the last.
         head = "\n".join(["fio version 2 iolog"] + [f"{d} add" for d in files] + [f"{d} open" for d in files])
-        _lines(con, f"""SELECT CASE WHEN gap > 0 THEN printf('%s wait %d 0', device, gap) || chr(10) ELSE '' END
+        _lines(
+            con,
+            f"""SELECT CASE WHEN gap > 0 THEN printf('%s wait %d 0', device, gap) || chr(10) ELSE '' END
                 || printf('%s %s %d %d', device, op, offset_bytes, size_bytes)
                 FROM (SELECT *, time_ns // 1000 - coalesce(lag(time_ns // 1000) OVER (ORDER BY n), 0) AS gap FROM {src})
-                ORDER BY n""", "", out, header=head)
+                ORDER BY n""",
+            "",
+            out,
+            header=head,
+        )
 
 
 def _vscsi(con, src: str, out: Path) -> None:
