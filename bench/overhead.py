@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from iolab import targets
 from iolab.engines.fio import FioEngine
 from iolab.engines.fio_parse import parse_fio_json
-from iolab import targets
 from iolab.targets import Target
 from iolab.units import parse_duration, parse_size
 from iolab.workload import Workload

@@ -417,7 +417,7 @@ def one_kill(work: Path, i: int, rng: random.Random) -> KillResult:
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     time.sleep(3)
-    dirs = [d for d in runs.iterdir()] if runs.exists() else []
+    dirs = list(runs.iterdir()) if runs.exists() else []
     if not dirs:
         return KillResult(True, 0, 0, f"killed at {at:.1f} s before the run directory existed", None)
     run = dirs[0]

@@ -5,7 +5,7 @@ workloads raise ValueError with a one-line message naming the parameter; Ctrl-C 
 run raises KeyboardInterrupt and leaves the drive consistent.
 """
 
-from typing import Callable
+from collections.abc import Callable
 
 __version__: str
 DEFAULT_PRESET: str

@@ -10,31 +10,31 @@ below imports this module or the registry.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 from . import registry, suites
 from . import resume as resuming
 from .compare import Comparison, KeyMetric, open_runs
+from .durable import ResultsDiskFull
+from .engines import Engine, engine_for
 from .errors import IolabError
+from .manifest import manifest_of, resolve_run, runs_root
 from .plan import Profile, TestPlan
 from .report import build_document as _build_document
 from .report import write_document
+from .report.drawing import drawing_in_parallel
 from .report.model import Document
+from .report.parts import parts_pages
 from .report.pts import generic_pages
 from .report.rundata import RunData
-from .report.parts import parts_pages
-from .report.drawing import drawing_in_parallel
+from .report.sections import details_pages
 from .report.sequence import SequenceMember, order_runs
 from .report.sequence import write_sequence_report as _write_sequence_report
-from .report.sections import details_pages
-from .engines import Engine, engine_for
 from .resume import Resumption
 from .runner import Progress, Runner
 from .runstart import RunOptions, start
-from .manifest import manifest_of, resolve_run, runs_root
-from .durable import ResultsDiskFull
 from .store import RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import _sim
 from .calibrate_runs import GIB, Scenario, cliff_interval, load_scenario, steady_level, tested_capacity

@@ -43,18 +43,18 @@ class Scenario:
 def _run_kwargs(w: dict, seed: int, duration: float | None, budget: int | None) -> dict:
     """Drive.run arguments of a stored workload (the cells table keeps each one as JSON)."""
     try:
-        return dict(
-            streams=[(s["access"], s["op"], int(s["block_size"]), float(s["share"])) for s in w["streams"]],
-            threads=int(w["threads"]),
-            queue_depth=int(w["queue_depth"]),
-            active_range=float(w["active_range"]),
-            entropy=float(w["entropy"]),
-            rate_iops=None if w.get("rate_iops") is None else float(w["rate_iops"]),
-            duration_s=duration,
-            bytes_budget=budget,
-            seed=seed,
-            zones=[tuple(z) for z in w.get("zones", ())],
-        )
+        return {
+            "streams": [(s["access"], s["op"], int(s["block_size"]), float(s["share"])) for s in w["streams"]],
+            "threads": int(w["threads"]),
+            "queue_depth": int(w["queue_depth"]),
+            "active_range": float(w["active_range"]),
+            "entropy": float(w["entropy"]),
+            "rate_iops": None if w.get("rate_iops") is None else float(w["rate_iops"]),
+            "duration_s": duration,
+            "bytes_budget": budget,
+            "seed": seed,
+            "zones": [tuple(z) for z in w.get("zones", ())],
+        }
     except (KeyError, TypeError, ValueError) as e:
         raise IolabError(
             f"a stored workload lacks a field calibration needs ({e}); the run was written by an "

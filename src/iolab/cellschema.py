@@ -13,9 +13,10 @@ release, so old run directories keep opening.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Callable, TypeVar, dataclass_transform
+from typing import Any, TypeVar, dataclass_transform
 
 from .results import PARTIAL_TOLERANCE, RoundResult
 from .units import measurable

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 import statistics
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from .compare import COMPARED_PROFILE_KEYS

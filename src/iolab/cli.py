@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 from rich.markup import escape as esc
 
-from . import api, cli_auto, cli_options, cli_options as opts, cli_traces, registry, scaleout, targets, textreport
+from . import api, cli_auto, cli_options, cli_traces, registry, scaleout, targets, textreport
+from . import cli_options as opts
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
 from .cli_options import (
     TEST_HELP,
@@ -23,10 +24,10 @@ from .cli_options import (
     with_runs_dir,
 )
 from .errors import IolabError
+from .manifest import manifest_of, runs_root
 from .runlist import leftovers, list_runs
 from .runner import Interrupted, stop_on_signals
 from .runstart import RunOptions
-from .manifest import manifest_of, runs_root
 from .store import RunStore
 
 app = typer.Typer(
@@ -359,7 +360,7 @@ def report(
             f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
             soft_wrap=True,
         )
-        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130)
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130) from None
 
 
 @app.command()

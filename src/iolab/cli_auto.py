@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 import typer
 from rich import box
@@ -15,11 +16,12 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from . import api
+from .check import check as check_runs
+from .check import junit_xml, load_tolerances, parse_pct
 from .compare import KeyMetric, SummaryTable
-from .check import FAILING, check as check_runs, junit_xml, load_tolerances, parse_pct
 from .errors import Exit, IolabError
-from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
 from .manifest import runs_root
+from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
 from .store import RunStore
 from .targets.writepolicy import check_file, output_file
 from .units import num
@@ -142,7 +144,10 @@ def render_check(result: dict, console: Console) -> None:
     style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
     for f in result["figures"]:
         b, c = f["baseline"]["mean"], f["candidate"]["mean"]
-        pct = lambda v, sign="": "—" if v is None else f"{v:{sign}.1f} %"
+
+        def pct(v, sign=""):
+            return "—" if v is None else f"{v:{sign}.1f} %"
+
         v = f["verdict"]
         t.add_row(
             esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
@@ -281,7 +286,8 @@ def compare_published(
     """`iolab compare` when any argument is a CSV of published figures (published.py): the
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
-    from .published import is_published, known_figures, ranking as published_ranking, read_published
+    from .published import is_published, known_figures, read_published
+    from .published import ranking as published_ranking
     from .results_api import open_run
     from .textreport import render_ranking
 

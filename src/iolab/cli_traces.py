@@ -342,7 +342,6 @@ def sim_calibrate(
     from rich.table import Table
 
     from .calibrate import fit
-
     from .plan import MAX_ROUNDS
 
     if not 1 <= rounds <= MAX_ROUNDS:

@@ -11,8 +11,9 @@ and the report's Run Details print them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import Field, asdict, dataclass, field
-from typing import Any, Callable, ClassVar, Protocol, Sequence
+from typing import Any, ClassVar, Protocol
 
 from .cellschema import CellRow
 from .errors import IolabError
@@ -35,7 +36,7 @@ class Sample:
     percentiles: tuple[tuple[float, float | None], ...] = ()
 
     @classmethod
-    def of(cls, rnd: int, key: str, w: Workload, result: RoundResult) -> "Sample":
+    def of(cls, rnd: int, key: str, w: Workload, result: RoundResult) -> Sample:
         return cls(
             rnd,
             key,

@@ -17,8 +17,8 @@ The basis is printed next to the figure.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .cellschema import CellRow
 from .manifest import Manifest

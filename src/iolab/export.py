@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .errors import IolabError
 from .cellschema import EXPORTED, CellRow
+from .errors import IolabError
 from .manifest import manifest_of
 from .store import RunStore
-from .targets.writepolicy import check_file, output_dir, output_file
 from .summary import summarise
+from .targets.writepolicy import check_file, output_dir, output_file
 
 FORMATS = ("csv", "json", "parquet")
 TABLES = ("cells", "window", "steady", "phases", "series", "histograms")  # as collect() returns them

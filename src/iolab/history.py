@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import IolabError
@@ -84,7 +84,7 @@ def when(started: str) -> float:
         d = datetime.fromisoformat(started)
     except ValueError:
         return 0.0
-    return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()
+    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 
 def identity_id(identity: dict) -> str:

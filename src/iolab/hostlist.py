@@ -11,7 +11,6 @@ from pathlib import Path
 from .errors import IolabError
 from .usertext import check_text
 
-
 DEFAULT_PORT = 8765  # fio's own default server port
 
 

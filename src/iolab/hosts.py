@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import re
 import shlex
-import signal
 import socket
 import subprocess
 import tempfile

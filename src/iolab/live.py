@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 LIVE_NAME = "live.json"
 MIN_INTERVAL_S = 0.5  # fio reports every second; a faster rewrite shows nothing new

@@ -13,8 +13,8 @@ takes as the run's own noise), and the report files written.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
 from .compare import KeyMetric
 from .decide import decision_text

@@ -7,8 +7,9 @@ runner executes any plan the same way and never knows which test it serves.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from .decide import Decision, Sample, StopRule
 from .errors import IolabError

@@ -5,8 +5,8 @@ Reports and comparisons call them on what a run stored; unit tests call them on 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
 
 from .testparams import Param, fraction, positive_float, show_percent
 

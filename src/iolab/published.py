@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from . import registry
 from .compare import KeyMetric, SummaryTable, competition_ranks

@@ -16,7 +16,7 @@ import math
 import statistics
 import subprocess
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .check import t_quantile
 from .errors import Exit, IolabError

@@ -58,7 +58,7 @@ class Histogram:
         return {p: self.percentile(p) for p in pcts}
 
     @staticmethod
-    def merge(hists: list["Histogram"]) -> "Histogram":
+    def merge(hists: list[Histogram]) -> Histogram:
         """Exact merge of histograms (sums counts per bin value)."""
         acc: dict[float, int] = {}
         for h in hists:
@@ -98,7 +98,7 @@ class OpStats:
     latency: str = "total"
 
     @staticmethod
-    def idle() -> "OpStats":
+    def idle() -> OpStats:
         return OpStats(0, 0, 0.0, 0.0, None, None, None, None)
 
 

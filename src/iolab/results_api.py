@@ -218,7 +218,7 @@ class Run:
     def close(self) -> None:
         self._store.close()
 
-    def __enter__(self) -> "Run":
+    def __enter__(self) -> Run:
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:

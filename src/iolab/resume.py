@@ -18,16 +18,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import targets
+from .cellschema import CellRow
+from .decide import sample_of_row
 from .engines import Capabilities, Engine, engine_class, purge_methods
 from .engines.fio_hosts import legs_from_manifest, split_engine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
 from .manifest import manifest_of
-from .plan import Cell, Deferred, Phase, Profile, TestPlan
-from .cellschema import CellRow
-from .runfiles import INPUTS_DIR
-from .decide import sample_of_row
 from .phaseend import early_stop, steady_minimum, written_since_purge
+from .plan import Cell, Deferred, Phase, Profile, TestPlan
+from .runfiles import INPUTS_DIR
 from .runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
 from .runstart import RunOptions, as_planned, plan_summary
 from .steady import evaluate

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IolabError
-from .procs import same_process_alive
 from .manifest import Manifest, runs_root
+from .procs import same_process_alive
 from .store import RunStore
 
 

@@ -17,17 +17,17 @@ from typing import Any, Protocol
 
 from . import targets
 from .decide import Decision, Sample, sample_of_row
+from .durable import ResultsDiskFull, is_disk_full
 from .engines import Engine, HostsEngine
 from .errors import IolabError
 from .identity import target_identity
 from .live import LiveFile
 from .manifest import manifest_of
+from .phaseend import early_stop, steady_minimum, too_fresh, written_since_purge
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .runstart import RunOptions, phase_summary
-from .phaseend import early_stop, steady_minimum, too_fresh, written_since_purge
 from .steady import SteadyVerdict, evaluate
-from .durable import ResultsDiskFull, is_disk_full
 from .store import RunStore
 from .targets import Target, wear
 from .units import duration

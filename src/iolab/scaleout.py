@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -96,7 +95,7 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
         threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
         threads[-1].start()
     interrupted = False
-    for (spec, proc), t in zip(procs, threads):
+    for (_spec, proc), t in zip(procs, threads):
         while True:
             try:
                 proc.wait()
@@ -136,7 +135,7 @@ def _without_targets(argv: list[str]) -> list[str]:
 
 
 def watch(
-    runs_dir: Optional[Path] = typer.Argument(
+    runs_dir: Path | None = typer.Argument(
         None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."
     ),
     bind: str = typer.Option(

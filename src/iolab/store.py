@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .cellschema import INSERT_CELL, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
+from .cellschema import CellRow as CellRow
 from .durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
@@ -37,11 +39,10 @@ from .durable import (
     write_atomic,
 )
 from .errors import IolabError
-from .cellschema import INSERT_CELL, CellRow as CellRow, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
 from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
-from .resultsdb import check_tables, open_for_writing, open_readonly
 from .results import Histogram, RoundResult
+from .resultsdb import check_tables, open_for_writing, open_readonly
 from .steady import VariableVerdict
 from .targets.writepolicy import output_dir
 
@@ -92,7 +93,7 @@ class RunStore:
 
     # -- creation and manifest --------------------------------------------------------------
     @classmethod
-    def create(cls, root: Path, manifest: Manifest) -> "RunStore":
+    def create(cls, root: Path, manifest: Manifest) -> RunStore:
         base = (
             f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
         )
@@ -138,7 +139,7 @@ class RunStore:
         self.write_manifest()
 
     @classmethod
-    def open(cls, ref: str | Path, writable: bool = False) -> "RunStore":
+    def open(cls, ref: str | Path, writable: bool = False) -> RunStore:
         path = resolve_run(ref)
         store = cls(path, writable=writable)
         if store.manifest is None:

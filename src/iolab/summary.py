@@ -3,12 +3,13 @@ the steady-state table, and the run's completeness. Reads only the store."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
+from .cellschema import AVERAGED, CellRow, fold
 from .results import Histogram
 from .steady import VariableVerdict
-from .cellschema import AVERAGED, CellRow, fold
 from .store import PhaseRow, RunStore
 
 

@@ -8,8 +8,9 @@ This module imports no test, report or compare code (only types), so every layer
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from .testparams import Param
 
     # (profile, target, workload path or None) -> plan
-    PlanBuilder = Callable[[Profile, Target, Optional[Path]], TestPlan]
+    PlanBuilder = Callable[[Profile, Target, Path | None], TestPlan]
     # each drive's phases (for figures that depend on what was run) -> summary columns
     KeyFigures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
     PageBuilder = Callable[[RunData], list[Page]]
@@ -45,18 +46,18 @@ class TestDef:
     title: str  # e.g. "IOPS"
     family: str  # e.g. "SNIA PTS", "SNIA RWSW", "characterisation"
     summary: str  # one line for `iolab tests` and the CLI help
-    build: "PlanBuilder"
+    build: PlanBuilder
     needs_workload: bool = False
     # Copies the input into the run directory when a run starts (reports and resume read
     # only the run); required with needs_workload.
-    keep_input: "InputKeeper | None" = None
+    keep_input: InputKeeper | None = None
     sequence: str | None = None  # `iolab run SEQUENCE` runs its tests in registry order
     optional: bool = False  # in its sequence, run only by `iolab run SEQUENCE --all`
     heading: str = ""  # the report's page-header line before the plan's spec; default: family
-    key_figures: "KeyFigures | None" = None  # None: compare refuses (no figures to rank)
-    pages: "PageBuilder | None" = None  # None: the generic per-cell pages
-    overlays: "OverlayBuilder | None" = None  # comparison pages after the summary
-    view: "PhaseView | None" = None  # None: grid when cells form mix × block size, else per cell
+    key_figures: KeyFigures | None = None  # None: compare refuses (no figures to rank)
+    pages: PageBuilder | None = None  # None: the generic per-cell pages
+    overlays: OverlayBuilder | None = None  # comparison pages after the summary
+    view: PhaseView | None = None  # None: grid when cells form mix × block size, else per cell
     short_title: str = ""  # in a sequence's cross-test summary; default: title
     # Runs of several tests of one sequence compare as one summary (the RWSW catalogue's
     # "Comparison") when each test names its columns there: () takes no part, None gives all
@@ -64,7 +65,7 @@ class TestDef:
     summary_figures: tuple[str, ...] | None = ()
     summary_order: int = 0
     # What `--set NAME=VALUE` may change for this test (iolab.testparams); the builder reads them.
-    params: "tuple[Param, ...]" = ()
+    params: tuple[Param, ...] = ()
 
     def __post_init__(self) -> None:
         if self.needs_workload and self.keep_input is None:

@@ -13,8 +13,9 @@ declaration says so (`source`), and `parameter_rows` prints the choice on the re
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .errors import IolabError
 from .units import duration, parse_duration, parse_size
@@ -164,15 +165,15 @@ def show_percent(v: float) -> str:
 # -- the settings a run carries ---------------------------------------------------------------
 
 
-def given(profile: "Profile") -> dict[str, str]:
+def given(profile: Profile) -> dict[str, str]:
     return dict(profile.settings)
 
 
-def _scaled(p: Param, profile: "Profile", text: Mapping[str, str]) -> bool:
+def _scaled(p: Param, profile: Profile, text: Mapping[str, str]) -> bool:
     return profile.quick and p.quick is not None and p.name not in text
 
 
-def values(params: Iterable[Param], profile: "Profile", test: str = "") -> dict[str, Any]:
+def values(params: Iterable[Param], profile: Profile, test: str = "") -> dict[str, Any]:
     """The typed value of each declared parameter as the run uses it: the one given, else its
     quick value in a --quick run, else its default. Builders and reports both read these."""
     text = given(profile)
@@ -194,7 +195,7 @@ def stored_values(params: Iterable[Param], settings: Iterable[Iterable[str]], te
     return {p.name: (p.read(text[p.name], test) if p.name in text else p.default) for p in params}
 
 
-def parameter_rows(params: Iterable[Param], profile: "Profile", test: str = "") -> list[tuple[str, str]]:
+def parameter_rows(params: Iterable[Param], profile: Profile, test: str = "") -> list[tuple[str, str]]:
     """Report rows: every parameter with its value and whether it was set or is the default
     (and where the default comes from)."""
     text = given(profile)

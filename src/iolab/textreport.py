@@ -4,7 +4,7 @@ table with its fit formula. Reads summaries only. A test declares its view of a 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich import box
 from rich.console import Console, JustifyMethod

@@ -12,9 +12,9 @@ import mimetypes
 import os
 import stat
 import time
-from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from .engines.merge import breakdown

@@ -99,7 +99,7 @@ class Workload:
 
     # -- convenient constructors used by the test definitions ---------------------------
     @classmethod
-    def mix(cls, access: Access, read_pct: float, block_size: int, **kw: Any) -> "Workload":
+    def mix(cls, access: Access, read_pct: float, block_size: int, **kw: Any) -> Workload:
         """The PTS shape: one access pattern, one block size, a read percentage."""
         streams = []
         if read_pct > 0:
@@ -131,7 +131,7 @@ class Workload:
         """
         return (self.seed ^ zlib.crc32(tag.encode())) & 0xFFFF_FFFF
 
-    def with_(self, **changes: Any) -> "Workload":
+    def with_(self, **changes: Any) -> Workload:
         return replace(self, **changes)
 
     def label(self) -> str:

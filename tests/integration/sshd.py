@@ -84,7 +84,7 @@ def ssh_host():
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"sshd did not start: {(d / 'sshd.log').read_text()[-500:]}")
+                    raise RuntimeError(f"sshd did not start: {(d / 'sshd.log').read_text()[-500:]}") from None
                 time.sleep(0.1)
         yield SshHost("iolab-test-host", d / "ssh_config", d / "wrong_ssh_config", d)
     finally:

@@ -7,8 +7,8 @@ import pytest
 
 from iolab.api import key_metrics
 from iolab.compare import summary_table
-from iolab.report.char_series import consistency_figures
 from iolab.compare.characterise import grid
+from iolab.report.char_series import consistency_figures
 from iolab.report.rundata import RunData
 from iolab.runlist import list_runs
 from iolab.store import RunStore

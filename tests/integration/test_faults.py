@@ -56,7 +56,7 @@ def test_a_nearly_full_results_disk_ends_the_run_failed_and_says_so_once(small_f
     out = " ".join((res.stdout + res.stderr).split())  # Rich wraps long lines
     assert "Traceback" not in out and out.count("results disk full at ") == 1
     assert out.count(ResultsDiskFull.ADVICE) == 1, out
-    made = [d for d in runs.iterdir()] if runs.is_dir() else []
+    made = list(runs.iterdir()) if runs.is_dir() else []
     if not made:
         assert "no room to start a run" in out and "no run directory was left" in out
     for run in made:  # the run that began ends failed, with the reason, never 'running'

@@ -23,7 +23,7 @@ INJECT = "victim.dat\n[global]\nexec_prerun=touch PWNED"
 
 
 def files_under(d: Path) -> set[Path]:
-    return {p for p in d.rglob("*")}
+    return set(d.rglob("*"))
 
 
 def refused(p, d: Path, before: set[Path], code: int = 2) -> str:

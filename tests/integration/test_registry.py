@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from iolab import registry
+from iolab import plan, registry
 from iolab.cli import app
 from iolab.compare import KeyMetric
 from iolab.decide import DemandShortfall
-from iolab import plan
 from iolab.plan import Cell, Phase
 from iolab.runlist import list_runs
 from iolab.testdef import TestDef

@@ -6,7 +6,6 @@ recovery tolerance."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from iolab.report.pts import wsat_pages
 from iolab.report.rundata import RunData

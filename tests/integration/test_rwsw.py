@@ -32,7 +32,7 @@ def msr_trace(path, bad_line: bool = False) -> None:
     """Three 1 s capture steps with different mixes (MSR Cambridge CSV): RND 8 KiB reads and
     writes 60/40, then SEQ 64 KiB reads, then the first mix again; 0.5 ms response times."""
     rng_offsets = iter(range(7919, 10**9, 104729))
-    lines, t = [], 0
+    lines, _t = [], 0
     for step in range(3):
         for i in range(300):
             ts = FILETIME_1970 + (step * 10**9 + i * 3_000_000) // 100

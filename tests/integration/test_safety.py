@@ -19,8 +19,8 @@ import pytest
 
 from iolab import registry, suites, targets
 from iolab.errors import IolabError, RefusedError
-from iolab.runstart import RunOptions, start
 from iolab.runlist import list_runs
+from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.targets import Target, parse_target
 
@@ -183,9 +183,11 @@ def test_loop_device_facts(scratch, sector_size):
 def test_zero_size_device_is_refused_with_a_clear_error(scratch):
     # A loop device over an empty file reports 0 bytes, as an unattached one does; attaching
     # our own keeps other users of loop devices on this machine out of the test.
-    with attached_loop(scratch / "empty.img", size=0) as dev:
-        with pytest.raises(IolabError, match=f"{dev} reports a size of 0 bytes"):
-            parse_target(dev)
+    with (
+        attached_loop(scratch / "empty.img", size=0) as dev,
+        pytest.raises(IolabError, match=f"{dev} reports a size of 0 bytes"),
+    ):
+        parse_target(dev)
 
 
 @pytest.mark.skipif(not (shutil.which("nbdkit") and shutil.which("nbdinfo")), reason="needs nbdkit and nbdinfo")

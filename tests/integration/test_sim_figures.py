@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.engines.sim import list_presets
 from iolab.compare.characterise import grid
+from iolab.engines.sim import list_presets
 from iolab.runlist import list_runs
 from iolab.store import RunStore
 from iolab.summary import summarise

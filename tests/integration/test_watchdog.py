@@ -55,9 +55,8 @@ def _procs_in(directory: Path) -> list[int]:
                 cwd = os.readlink(f"/proc/{entry}/cwd")
             except OSError:
                 continue
-            if cwd == str(directory) or cwd.startswith(f"{directory}/"):
-                if _alive(int(entry)):
-                    out.append(int(entry))
+            if (cwd == str(directory) or cwd.startswith(f"{directory}/")) and _alive(int(entry)):
+                out.append(int(entry))
     return out
 
 

@@ -9,9 +9,9 @@ import sqlite3
 
 from iolab import cellschema, export
 from iolab.results import Histogram, OpStats, RoundResult, percentile_min_ios
-from iolab.units import pct_text
 from iolab.store import RunStore
 from iolab.summary import CellAverage
+from iolab.units import pct_text
 
 # results.db's cells table as released (the `partial` and `idle_before_s` columns were added
 # later, at the end; older files gain them when opened for writing). Changing a column here
@@ -28,15 +28,45 @@ RELEASED_CELLS = """CREATE TABLE cells (
     counters TEXT, raw_files TEXT, partial INTEGER, idle_before_s REAL)"""
 
 # `iolab export`'s cells table as published: users' scripts read these names in this order.
-PUBLISHED_EXPORT = (
-    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT ordinal:BIGINT kind:VARCHAR cell_key:VARCHAR"
-    " mix:VARCHAR block_size:BIGINT started:DOUBLE ended:DOUBLE runtime_s:DOUBLE"
-    " iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE write_mbps:DOUBLE"
-    " io_bytes:BIGINT write_bytes:BIGINT lat_mean_us:DOUBLE lat_max_us:DOUBLE read_lat_mean_us:DOUBLE"
-    " write_lat_mean_us:DOUBLE read_ios:BIGINT write_ios:BIGINT read_lat_max_us:DOUBLE write_lat_max_us:DOUBLE"
-    " p99_us:DOUBLE p99_9_us:DOUBLE p99_99_us:DOUBLE p99_999_us:DOUBLE"
-    " workload:VARCHAR counters:VARCHAR raw_files:VARCHAR partial:BOOLEAN idle_before_s:DOUBLE"
-).split()
+PUBLISHED_EXPORT = [
+    "run_id:VARCHAR",
+    "cell_id:BIGINT",
+    "phase:VARCHAR",
+    "round:BIGINT",
+    "ordinal:BIGINT",
+    "kind:VARCHAR",
+    "cell_key:VARCHAR",
+    "mix:VARCHAR",
+    "block_size:BIGINT",
+    "started:DOUBLE",
+    "ended:DOUBLE",
+    "runtime_s:DOUBLE",
+    "iops:DOUBLE",
+    "read_iops:DOUBLE",
+    "write_iops:DOUBLE",
+    "mbps:DOUBLE",
+    "read_mbps:DOUBLE",
+    "write_mbps:DOUBLE",
+    "io_bytes:BIGINT",
+    "write_bytes:BIGINT",
+    "lat_mean_us:DOUBLE",
+    "lat_max_us:DOUBLE",
+    "read_lat_mean_us:DOUBLE",
+    "write_lat_mean_us:DOUBLE",
+    "read_ios:BIGINT",
+    "write_ios:BIGINT",
+    "read_lat_max_us:DOUBLE",
+    "write_lat_max_us:DOUBLE",
+    "p99_us:DOUBLE",
+    "p99_9_us:DOUBLE",
+    "p99_99_us:DOUBLE",
+    "p99_999_us:DOUBLE",
+    "workload:VARCHAR",
+    "counters:VARCHAR",
+    "raw_files:VARCHAR",
+    "partial:BOOLEAN",
+    "idle_before_s:DOUBLE",
+]
 
 
 def table_info(con: sqlite3.Connection) -> list[tuple]:
@@ -131,44 +161,44 @@ def test_a_stored_cell_reads_back_every_figure_from_its_own_source(tmp_path):
         [row] = s.cells(kind="measure", complete_only=False)
     finally:
         s.close()
-    expected = dict(
-        id=cid,
-        phase="main",
-        round=2,
-        ordinal=7,
-        kind="measure",
-        cell_key="k",
-        mix="65/35",
-        block_size=4096,
-        workload={"duration_s": 0.1},
-        started=5.0,
-        ended=5.1,
-        runtime_s=0.1,
-        read_iops=1000.0,
-        write_iops=3000.0,
-        iops=4000.0,
-        read_mbps=4.1,
-        write_mbps=24.6,
-        mbps=4.1 + 24.6,
-        read_ios=1_000_000,
-        write_ios=300,
-        io_bytes=409_600 + 2_457_600,
-        write_bytes=2_457_600,
-        lat_mean_us=(1_000_000 * 12.0 + 300 * 35.0) / 1_000_300,
-        lat_max_us=950.0,
-        read_lat_mean_us=12.0,
-        read_lat_max_us=950.0,
-        write_lat_mean_us=35.0,
-        write_lat_max_us=45.0,
-        p99=10.0,
-        p99_9=500.0,
-        p99_99=700.0,
-        p99_999=900.0,
-        counters={"waf": 2.5},
-        raw_files=["raw/a.json", "raw/a.fio"],
-        partial=True,
-        idle_before_s=15.0,
-    )
+    expected = {
+        "id": cid,
+        "phase": "main",
+        "round": 2,
+        "ordinal": 7,
+        "kind": "measure",
+        "cell_key": "k",
+        "mix": "65/35",
+        "block_size": 4096,
+        "workload": {"duration_s": 0.1},
+        "started": 5.0,
+        "ended": 5.1,
+        "runtime_s": 0.1,
+        "read_iops": 1000.0,
+        "write_iops": 3000.0,
+        "iops": 4000.0,
+        "read_mbps": 4.1,
+        "write_mbps": 24.6,
+        "mbps": 4.1 + 24.6,
+        "read_ios": 1_000_000,
+        "write_ios": 300,
+        "io_bytes": 409_600 + 2_457_600,
+        "write_bytes": 2_457_600,
+        "lat_mean_us": (1_000_000 * 12.0 + 300 * 35.0) / 1_000_300,
+        "lat_max_us": 950.0,
+        "read_lat_mean_us": 12.0,
+        "read_lat_max_us": 950.0,
+        "write_lat_mean_us": 35.0,
+        "write_lat_max_us": 45.0,
+        "p99": 10.0,
+        "p99_9": 500.0,
+        "p99_99": 700.0,
+        "p99_999": 900.0,
+        "counters": {"waf": 2.5},
+        "raw_files": ["raw/a.json", "raw/a.fio"],
+        "partial": True,
+        "idle_before_s": 15.0,
+    }
     assert dataclasses.asdict(row) == expected
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from iolab import registry, resume
-from iolab.decide import DemandShortfall, NoGain, Decision, Sample, best_by_iops, last_gain, rule_from, rule_record
+from iolab.decide import Decision, DemandShortfall, NoGain, Sample, best_by_iops, last_gain, rule_from, rule_record
 from iolab.engines.sim import SimEngine
 from iolab.errors import IolabError
 from iolab.plan import Cell, Deferred, Phase

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from iolab.cli import app
 from iolab.errors import IolabError
 from iolab.export import export_run
-from iolab.units import measurable
 from iolab.results import SecondSample
 from iolab.store import RunStore
 from iolab.summary import summarise
+from iolab.units import measurable
 from tests.unit.test_report import DriveEngine, record
 
 TABLES = ("cells", "window", "steady", "phases", "series", "histograms")

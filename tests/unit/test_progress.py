@@ -114,8 +114,8 @@ def test_a_long_step_without_a_line_gets_a_heartbeat_saying_what_runs(monkeypatc
 
 
 def test_the_round_line_says_what_ends_each_kind_of_phase():
-    from iolab.progress import round_text
     from iolab.phaseend import rule_text
+    from iolab.progress import round_text
 
     plan = registry.build_plan("entropy", suites.make_profile("enterprise", quick=True), TARGET)
     pre, write, _ = plan.phases

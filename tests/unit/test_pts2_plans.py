@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.points import decided_points
-
 from iolab import registry, suites
 from iolab.errors import IolabError
+from iolab.points import decided_points
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB, KiB
 

@@ -14,10 +14,10 @@ import pytest
 
 from iolab import registry, suites
 from iolab.api import build_document, write_report
+from iolab.engines.sim import SimEngine
 from iolab.report.html import render
 from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
 from iolab.report.rundata import RunData
-from iolab.engines.sim import SimEngine
 from iolab.results import Histogram
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
@@ -354,8 +354,8 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     from rich.console import Console
 
     from iolab.steady import SteadyRule, check_variable
-    from iolab.summary import PhaseSummary
     from iolab.store import PhaseRow
+    from iolab.summary import PhaseSummary
     from iolab.textreport import iops_grid, render_phase
 
     rule = SteadyRule()

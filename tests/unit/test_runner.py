@@ -3,19 +3,19 @@ interruption, and what a reader sees afterwards."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from iolab import registry, suites
-from iolab.errors import EngineError
 from iolab.engines.sim import SimEngine
+from iolab.errors import EngineError
 from iolab.results import Histogram, OpStats, RoundResult
+from iolab.runlist import list_runs
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
-from iolab.runlist import list_runs
 from iolab.store import RunStore
 from iolab.summary import summarise
 from iolab.targets import DeviceFacts, PurgeOutcome, Target

@@ -15,12 +15,11 @@ from iolab.analysis import composite, replay, save_composite
 from iolab.analysis.streams import analyse
 from iolab.api import build_document, compare, key_metrics
 from iolab.compare import check_comparable, replay_totals
-from iolab.compare_pages.sequence import sequence_summary_metrics
-from iolab.errors import IolabError
 from iolab.compare_pages.document import facts
+from iolab.compare_pages.sequence import group_by_drive, sequence_summary_metrics
+from iolab.errors import IolabError
 from iolab.report.html import render
 from iolab.report.rundata import RunData
-from iolab.compare_pages.sequence import group_by_drive
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
 from iolab.store import RunStore

@@ -12,13 +12,14 @@ import sqlite3
 
 import pytest
 
-from iolab import procs, registry, resume, store as store_mod
+from iolab import procs, registry, resume
+from iolab import store as store_mod
 from iolab.api import compare
+from iolab.durable import RESERVE_NAME
 from iolab.errors import IolabError
+from iolab.runlist import list_runs
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
-from iolab.runlist import list_runs
-from iolab.durable import RESERVE_NAME
 from iolab.store import ResultsDiskFull, RunStore
 from tests.unit.test_runner import TARGET, ScriptedEngine, profile
 
@@ -81,7 +82,7 @@ def test_reading_a_killed_run_uses_its_log_without_touching_it(tmp_path):
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-    [d] = [p for p in tmp_path.iterdir()]
+    [d] = list(tmp_path.iterdir())
     assert (d / "results.db-wal").stat().st_size > 0  # the cells are only in the log
     before = snapshot(d)
     assert read_everything(d) == ("interrupted", 2 * 9, [1, 2])

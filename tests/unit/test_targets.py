@@ -12,8 +12,7 @@ import pytest
 
 from iolab import targets
 from iolab.errors import IolabError, RefusedError
-from iolab.targets import CommandResult, DeviceFacts, Target, parse_target
-from iolab.targets import host
+from iolab.targets import CommandResult, DeviceFacts, Target, host, parse_target
 
 
 def _result(argv, rc=0, out="", err=""):

@@ -302,15 +302,15 @@ def test_unknown_kind_is_refused_everywhere():
 
 
 def _tape_kind(**hooks):
-    base = dict(
-        name="tape",
-        prefixes=("tape:",),
-        parse=lambda spec, text: Target("tape", spec, text[5:], 10**9),
-        problems=lambda t: [targets.Problem("rewound", f"{t.path} is not rewound")],
-        claim=lambda t: targets.lock.TargetClaim(t, None),
-        purge=lambda t, m, p=None: PurgeOutcome("erase", True, "mt erase"),
-        write_cache=lambda t, on: "not settable on tapes",
-    )
+    base = {
+        "name": "tape",
+        "prefixes": ("tape:",),
+        "parse": lambda spec, text: Target("tape", spec, text[5:], 10**9),
+        "problems": lambda t: [targets.Problem("rewound", f"{t.path} is not rewound")],
+        "claim": lambda t: targets.lock.TargetClaim(t, None),
+        "purge": lambda t, m, p=None: PurgeOutcome("erase", True, "mt erase"),
+        "write_cache": lambda t, on: "not settable on tapes",
+    }
     return Kind(**(base | hooks))
 
 

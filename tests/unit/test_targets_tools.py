@@ -14,8 +14,7 @@ import pytest
 
 from iolab import targets
 from iolab.errors import IolabError, RefusedError
-from iolab.targets import CommandResult, DeviceFacts, Target
-from iolab.targets import host
+from iolab.targets import CommandResult, DeviceFacts, Target, host
 
 
 class FakeRunner:

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from iolab import api, registry, testparams
+from iolab import plan as plans
 from iolab.cli import app
 from iolab.errors import IolabError
-from iolab import plan as plans
 from iolab.plan import Cell, Phase, Profile
 from iolab.suites import make_profile
 from iolab.targets import parse_target

@@ -4,7 +4,7 @@ reported with file:line and the field (or skipped and counted)."""
 from __future__ import annotations
 
 import gzip
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +80,7 @@ def test_msr_filetime_and_units(tmp_path):
     p = tmp_path / "hm_0.csv"
     p.write_text("128166372003061629,hm,0,Read,383496192,32768,41286\n128166372003161629,hm,0,Write,3584,512,1000\n")
     t = import_trace(p, "msr", tmp_path / "t.parquet")
-    start = datetime.fromtimestamp(t.start_unix_ns / 1e9, tz=timezone.utc)
+    start = datetime.fromtimestamp(t.start_unix_ns / 1e9, tz=UTC)
     assert start.strftime("%Y-%m-%d %H:%M:%S.%f")[:23] == "2007-02-22 17:00:00.306"
     con_rows = _rows(t.path)
     assert con_rows[0] == (0, "hm_0", "read", 383496192, 32768, None, 4128.6)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 DIP_SIGMAS = 4.0
 DIP_FLOOR = 0.10

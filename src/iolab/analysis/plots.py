@@ -28,7 +28,6 @@ import numpy as np  # noqa: E402
 from ..targets.writepolicy import check_file, mark_written, output_dir  # noqa: E402
 from .streamstats import StreamAnalysis  # noqa: E402
 
-
 MAX_BINS = 800  # columns drawn across a plot: about its width in pixels at the saved size
 
 

@@ -158,7 +158,7 @@ class StreamAnalysis:
         return p
 
     @classmethod
-    def load(cls, path: str | Path) -> "StreamAnalysis":
+    def load(cls, path: str | Path) -> StreamAnalysis:
         p = Path(path)
         try:
             d = json.loads(p.read_text())

@@ -251,7 +251,7 @@ class Accumulator:
         group counts) entries."""
         per_stream: dict[tuple[bool, bool, int], list] = {}
         by_step: dict[int, list] = {}
-        for (st, sq, w, size), (n, b, ln, ls, lm) in self.groups.items():
+        for (_step, sq, w, size), (n, b, ln, ls, lm) in self.groups.items():
             a = per_stream.setdefault((sq, w, size), [0, 0, 0, 0.0, None])
             a[0] += n
             a[1] += b

@@ -276,7 +276,7 @@ def load_replay(path: str | Path) -> ReplayPlan:
     )
 
 
-def _streams(items: list[tuple["_Where", object]]) -> tuple[Stream, ...]:
+def _streams(items: list[tuple[_Where, object]]) -> tuple[Stream, ...]:
     parsed = []
     for w, s in items:
         if not isinstance(s, dict):

@@ -13,9 +13,10 @@ figure (not measured, e.g. an interrupted run) is not ranked in that column.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Generic, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 from ..errors import IolabError
 from ..points import DV_PHASE, DemandPoint, parse_point

@@ -5,12 +5,11 @@ comparison read the same numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..store import CellRow
 from ..summary import PhaseSummary
-
 
 PC_PHASE = "preconditioning"
 WAIT_PREFIX, BASELINE_PREFIX = "wait ", "baseline after wait "

@@ -4,8 +4,8 @@ the PTS DIRTH tests. The report pages (report/xsr.py, report/dirth.py) show the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..points import (
     OP_PHASE,

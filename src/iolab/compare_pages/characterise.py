@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..compare.characterise import grid
 from ..report import plots
-from ..report.char_series import consistency_figures as consistency_facts, consistency_series
+from ..report.char_series import consistency_figures as consistency_facts
+from ..report.char_series import consistency_series
 from ..report.model import Figure, Page, Table
 from ..report.rundata import RunData
 from ..summary import PhaseSummary

@@ -5,10 +5,11 @@ test's declaration (the caller passes them; each family's overlays are in this p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from .. import __version__
+from ..compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 from ..errors import IolabError
 from ..report import header, plots, sections, write_document
 from ..report.model import Document, Figure, HeaderColumn, Page, Table
@@ -16,7 +17,6 @@ from ..report.parts import legs_text, parts_pages
 from ..report.rundata import RunData, rounds_text
 from ..report.sections import table_pages
 from ..summary import PhaseSummary
-from ..compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 
 
 def facts(run: RunData, label: str) -> RunFacts:

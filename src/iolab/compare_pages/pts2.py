@@ -5,14 +5,14 @@ The numbers are the single-run reports' (compare/pts2.py, compare/hir.py)."""
 
 from __future__ import annotations
 
+from ..compare.hir import hir_result
+from ..compare.pts2 import chosen_points, demand_points
+from ..points import OP_PHASE, POINT_NAMES, PREWRITE
 from ..report import latency_plots, plots
 from ..report.model import Figure, Page, Table, Text
 from ..report.rundata import RunData
 from ..report.xsr import run_xsr
 from ..units import duration, num
-from ..compare.hir import hir_result
-from ..points import OP_PHASE, POINT_NAMES, PREWRITE
-from ..compare.pts2 import chosen_points, demand_points
 
 SRC = "Source: each run's results.db"
 

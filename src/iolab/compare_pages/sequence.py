@@ -12,11 +12,12 @@ rank) in that test's columns."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..compare import KeyMetric, check_comparable, summary_table
 from ..errors import IolabError
 from ..report import header, write_document
 from ..report.model import Document, Page, Table
@@ -24,7 +25,6 @@ from ..report.rundata import RunData, rounds_text
 from ..report.rwsw_selftest import load_analysis, selftest_from
 from ..report.sections import table_pages
 from ..summary import PhaseSummary
-from ..compare import KeyMetric, check_comparable, summary_table
 from .document import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def _of_test(m: KeyMetric[list[PhaseSummary]], test: str) -> Callable[[dict[str,
 
 
 def sequence_summary_metrics(
-    tests: Sequence["TestDef"], runs: dict[str, Sequence[list[PhaseSummary]]]
+    tests: Sequence[TestDef], runs: dict[str, Sequence[list[PhaseSummary]]]
 ) -> tuple[tuple[str, KeyMetric[dict[str, list[PhaseSummary]]]], ...]:
     """The columns of a cross-test summary (the RWSW catalogue's "Comparison") as (test, metric):
     each test's `summary_figures`, in `summary_order`. `runs` holds each test's runs (its

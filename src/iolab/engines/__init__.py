@@ -5,16 +5,17 @@ target's kind, and asks its capabilities, never its name."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..errors import IolabError
 from ..results import RoundResult
 from ..targets import PurgeOutcome, Target, kind_of
 from ..workload import Workload
-from .fio_supervise import check_stall_timeout
 from .capabilities import Capabilities
+from .fio_supervise import check_stall_timeout
 
 # module:class of each engine, imported when first asked for (the simulator's Rust core is
 # not loaded for a run on a file). The first that drives a kind is used.

@@ -13,8 +13,10 @@ from pathlib import Path
 
 from ..errors import EngineError, IolabError
 from ..results import RoundResult
+from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
 from ..targets import PurgeOutcome, Target
 from ..workload import Workload
+from .capabilities import Capabilities  # noqa: E402
 from .fio_job import async_ioengine, build_job, fio_missing, fio_version
 from .fio_parse import load_round
 from .fio_supervise import (
@@ -29,10 +31,6 @@ from .fio_supervise import (
     stderr_tail,
     stop,
 )
-
-
-from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
-from .capabilities import Capabilities  # noqa: E402
 
 
 class FioEngine:

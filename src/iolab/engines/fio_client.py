@@ -20,7 +20,6 @@ from .fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
 from .fio_supervise import default_stall_timeout
 from .merge import Part
 
-
 # A byte-budget round (preconditioning) has no runtime; it is stopped and failed when it
 # has not finished at this rate (bytes/s over all hosts), so a lost host cannot hang a run.
 MIN_BUDGET_RATE = 1e6

@@ -95,7 +95,7 @@ def split_engine(
     allow_unsafe: bool = False,
     allow_system_disk: bool = False,
     listen_any: bool = False,
-) -> "SplitFioEngine":
+) -> SplitFioEngine:
     """Check every leg as a run must (each extra path like the target; each host's target
     where that host writes it, see hostcheck), then start or reach the fio servers."""
     if legs[0].host is None:

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from ..errors import EngineError, IolabError
 from ..targets import Target
@@ -38,7 +38,7 @@ def fio_missing(fio: str) -> EngineError:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def fio_version(fio: str) -> str:
     try:
         out = subprocess.run([fio, "--version"], capture_output=True, text=True, timeout=30)
@@ -57,7 +57,7 @@ def fio_version(fio: str) -> str:
     return version
 
 
-@lru_cache(maxsize=None)
+@cache
 def async_ioengine(fio: str) -> str:
     """'io_uring' if a tiny fio run with it succeeds on this host, else 'libaio'.
 

@@ -235,7 +235,7 @@ def parse_fio_json(text: str, source: str, *, require_bins: bool = True) -> Roun
     )
 
 
-def _cpu(jobs: list, f: "_Fields") -> dict[str, float]:
+def _cpu(jobs: list, f: _Fields) -> dict[str, float]:
     """fio's CPU use of the round (usr_cpu/sys_cpu, % of one CPU per job, averaged over the
     job entries) as counters, which stored runs from before simply lack."""
     out = {}

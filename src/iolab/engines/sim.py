@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from .. import _sim
 from ..errors import EngineError, IolabError
@@ -30,6 +30,7 @@ from ..targets.sim_facts import describe, drive_params
 from ..targets.writepolicy import check_file, mark_written
 from ..workload import Workload
 from .capabilities import Capabilities
+
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.
 
@@ -208,18 +209,18 @@ def _seeded(w: Workload, opts: dict[str, str]) -> Workload:
 
 def _run_spec(w: Workload, tag: str) -> dict:
     """The keyword arguments of `Drive.run` for one round (also printed in the job text)."""
-    return dict(
-        streams=[(s.access, s.op, s.block_size, s.share) for s in w.streams],
-        threads=w.threads,
-        queue_depth=w.queue_depth,
-        active_range=w.active_range,
-        entropy=w.entropy,
-        rate_iops=None if w.rate_iops is None else float(w.rate_iops),
-        duration_s=w.duration_s,
-        bytes_budget=w.bytes_budget,
-        seed=w.seed_for(tag),
-        zones=[tuple(z) for z in w.zones],
-    )
+    return {
+        "streams": [(s.access, s.op, s.block_size, s.share) for s in w.streams],
+        "threads": w.threads,
+        "queue_depth": w.queue_depth,
+        "active_range": w.active_range,
+        "entropy": w.entropy,
+        "rate_iops": None if w.rate_iops is None else float(w.rate_iops),
+        "duration_s": w.duration_s,
+        "bytes_budget": w.bytes_budget,
+        "seed": w.seed_for(tag),
+        "zones": [tuple(z) for z in w.zones],
+    }
 
 
 # -- the engine -------------------------------------------------------------------------------

@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .. import __version__
 from ..errors import IolabError
+from ..targets.writepolicy import check_file, mark_written, output_dir
 from . import header
 from .model import Document, Figure, Page, Pending
 from .pdf import write_pdf
 from .progress import Progress
 from .rundata import RunData
-from ..targets.writepolicy import check_file, mark_written, output_dir
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:

@@ -7,7 +7,7 @@ stored workload (`rate_iops`), a search level's outstanding IO from threads × Q
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape

@@ -6,12 +6,12 @@ Reads only the run directory."""
 from __future__ import annotations
 
 from ..analysis.consistency import Dips, Spread, find_dips, spread
+from ..cellschema import CellRow
 from ..endurance import endurance
 from ..results import Histogram
-from ..cellschema import CellRow
 from ..store import RunStore
-from ..targets import wear
 from ..summary import PhaseSummary
+from ..targets import wear
 from ..units import eng, num, pct_text
 from . import latency_plots, plot_style
 from .drawing import drawn_apart

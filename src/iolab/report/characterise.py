@@ -5,7 +5,7 @@ the series is the stored cell's mix column. Reads only the run."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..compare.characterise import grid
 from ..summary import CellAverage, PhaseSummary

@@ -3,7 +3,7 @@ mean, the drives lined up by round or interval number (never by position)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .drawing import drawn_apart
 from .plot_style import Series, _figure, _png, _thousands, color, styled

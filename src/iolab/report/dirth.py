@@ -26,9 +26,9 @@ from .rundata import RunData, rounds_text
 from .rwsw_plots import Panel, demand_intensity, panels
 from .sections import (
     histogram_page,
-    steady_note,
     measurement_window_pages,
     not_measured_page,
+    steady_note,
     table_pages,
     window_source,
 )

@@ -10,8 +10,8 @@ import importlib
 import os
 import pickle
 import signal
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from .model import Pending
 

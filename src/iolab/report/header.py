@@ -56,7 +56,7 @@ def platform_items(run: RunData) -> list[tuple[str, str]]:
     cpu = p.get("cpu") or NOT_REPORTED
     if p.get("cores"):
         cpu = f"{cpu} ({p['cores']} cores)"
-    items = [
+    return [
         ("Host", _val(p.get("host"))),
         ("CPU", cpu),
         ("Memory", _val(p.get("memory"))),
@@ -65,7 +65,6 @@ def platform_items(run: RunData) -> list[tuple[str, str]]:
         ("Test software", f"iolab {_val(v.get('iolab'))}"),
         ("IO engine", _val(v.get("engine"))),
     ]
-    return items
 
 
 def device_items(run: RunData) -> list[tuple[str, str]]:
@@ -75,7 +74,7 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
     if facts.get("logical_sector"):
         sectors = f"{facts['logical_sector']} B logical / {facts.get('physical_sector') or '?'} B physical"
     media = {True: "rotational (HDD)", False: "solid state", None: NOT_REPORTED}[facts.get("rotational")]
-    items = [
+    return [
         ("Target", f"{t.get('spec')} ({t.get('kind')})"),
         ("Vendor / model", device_line(run)),
         ("Serial", _val(facts.get("serial"))),
@@ -87,7 +86,6 @@ def device_items(run: RunData) -> list[tuple[str, str]]:
         ("Write cache", _val(m.write_cache or facts.get("write_cache"))),
         ("Write amplification", waf_text(run)),
     ]
-    return items
 
 
 def waf_text(run: RunData) -> str:
@@ -168,7 +166,7 @@ def steady_rule_text(run: RunData) -> str:
 def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
     m = run.manifest
     prm = m.parameters
-    items = [
+    return [
         ("Data pattern", _val(prm.get("Data pattern"))),
         ("Active range", _val(prm.get("Active range"))),
         ("PC1 (WIPC)", preconditioning_text(run)),
@@ -176,7 +174,6 @@ def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
         ("SS rounds", steady_text(run, short)),
         ("SS rule", steady_rule_text(run)),
     ]
-    return items
 
 
 def parameter_items(run: RunData) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
-from typing import Sequence
+from collections.abc import Sequence
 
 from jinja2 import Environment
 

@@ -154,7 +154,7 @@ def latbound_pages(run: RunData) -> list[Page]:
     return pages
 
 
-def latbound_view(ph: PhaseSummary, console: "Console") -> None:
+def latbound_view(ph: PhaseSummary, console: Console) -> None:
     for r in ph.rows:
         pcts = ", ".join(f"{p:g} % {_us(_pct(r, p), r.ios, p)}" for p in PERCENTILE_COLUMNS)
         console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts}"))

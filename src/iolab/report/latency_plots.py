@@ -3,7 +3,7 @@ and the tail as the share of IOs slower than a response time, with the percentil
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..results import Histogram
 from ..units import num, scale_for

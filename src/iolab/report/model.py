@@ -8,8 +8,8 @@ page count is known before anything is rendered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 # Printable height left for blocks on an A4 page once the page header, banners and the four
 # header columns are drawn (see html.py's stylesheet). Builders budget against it.

@@ -8,8 +8,8 @@ from the real sheets instead of the model, and the caller is told.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import IolabError
 

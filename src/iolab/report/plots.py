@@ -10,13 +10,12 @@ printed page so text stays readable at 100 % in the PDF.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..steady import VariableVerdict
 from ..units import num
 from .drawing import drawn_apart
 from .plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled, ticks
-
 
 # -- steady state ----------------------------------------------------------------------------
 

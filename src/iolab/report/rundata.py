@@ -25,7 +25,7 @@ class RunData:
     out_dir: Path  # where the report file goes; links are relative to it
 
     @classmethod
-    def load(cls, ref: str | Path, out_dir: Path) -> "RunData":
+    def load(cls, ref: str | Path, out_dir: Path) -> RunData:
         store = RunStore.open(ref)
         try:
             phases = summarise(store)

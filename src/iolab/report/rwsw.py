@@ -5,19 +5,20 @@ test in rwsw_selftest.py; their overlays for several drives in compare_pages/rws
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 from ..compare import DIRTH_SUMMARY_OIO, cell_percentile, dirth_level
 from ..points import DV_PHASE
 from ..summary import CellAverage, PhaseSummary, interval_label
 from ..units import eng, kib_label, measurable, num, pct_text
 from . import plots
+from .dirth import dirth_pages
 from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
 from .plot_style import Series
 from .pts import partial_indices, wsat_series
 from .rundata import RunData, intervals_text, rounds_text
 from .rwsw_plots import Panel, panels
-from .dirth import dirth_pages
 from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
 
 STEADY_PHASE = "steady state (composite)"

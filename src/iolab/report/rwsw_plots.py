@@ -5,9 +5,9 @@ plot_style.py (millimetres of the printed page, units on every axis)."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..units import num
 from .drawing import drawn_apart

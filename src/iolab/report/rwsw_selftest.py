@@ -4,7 +4,7 @@ was given (inputs/analysis.json in the run directory)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..analysis.streamstats import StreamAnalysis
 from ..errors import IolabError

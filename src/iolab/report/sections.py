@@ -7,7 +7,7 @@ tables link the raw engine files of those rounds.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..decide import decision_text
 from ..steady import VariableVerdict

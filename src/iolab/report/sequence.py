@@ -7,9 +7,9 @@ which pages and figures a test has is handed in by api.py (report/ never asks th
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from .. import __version__
 from ..compare import KeyMetric

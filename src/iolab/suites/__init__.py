@@ -8,8 +8,9 @@ This package holds what the tests share: profiles, quick scaling, WIPC, common p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable, Literal
+from typing import Literal
 
 from ..errors import IolabError
 from ..plan import Profile, TestPlan

@@ -9,15 +9,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import testparams as tp
+from ..compare import KeyMetric
 from ..decide import DemandShortfall
 from ..plan import Cell, Profile, TestPlan
-from ..compare import KeyMetric
 from ..report.char_demand import RAMPS, demand_overlays, demand_pages, demand_view, ramp_phase, steps, sustainable
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
 from ..workload import Workload
-from . import active_fraction, characterise_common as cc, no_input, tested_capacity
+from . import active_fraction, no_input, tested_capacity
+from . import characterise_common as cc
 
 NAME = "latency-demand"
 WARMUP = tp.Param(

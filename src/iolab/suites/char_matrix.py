@@ -5,11 +5,11 @@ latency. After the shared preconditioning (characterise_common)."""
 from __future__ import annotations
 
 from .. import testparams as tp
+from ..chartext import matrix_view
 from ..compare import KeyMetric
 from ..compare_pages.characterise import matrix_overlays
 from ..plan import Cell, Profile, TestPlan
 from ..report.characterise import matrix_pages
-from ..chartext import matrix_view
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB, MiB, kib_label

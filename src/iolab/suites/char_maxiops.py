@@ -9,21 +9,21 @@ search and the rounds are phases built when the run reaches them, from the store
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
 from .. import testparams as tp
-from ..decide import Decision, NoGain, Sample, last_gain
 from ..compare import KeyMetric
+from ..decide import Decision, NoGain, Sample, last_gain
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
 from ..report.char_demand import (
     SEARCHES,
     maxiops_overlays,
     maxiops_pages,
     maxiops_view,
-    rounds_phase,
     ramp_phase,
     rounds_mean,
+    rounds_phase,
     search_phase,
     threads_phase,
 )
@@ -31,7 +31,8 @@ from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
 from ..workload import Workload
-from . import active_fraction, characterise_common as cc, no_input, tested_capacity
+from . import active_fraction, no_input, tested_capacity
+from . import characterise_common as cc
 from .char_demand import WARMUP, positive_list
 
 NAME = "max-iops"

@@ -109,9 +109,9 @@ def setup(
     untested = untested_capacity(profile, target)
     rest = f" plus the {untested / 1e9:.3f} GB of the drive outside it" if untested else ""
     budget = (
-        dict(bytes_budget=QUICK_DRIVE_WRITES * tested_capacity(profile, target) + untested)
+        {"bytes_budget": QUICK_DRIVE_WRITES * tested_capacity(profile, target) + untested}
         if pc_time == BY_CAPACITY
-        else dict(duration_s=pc_time)
+        else {"duration_s": pc_time}
     )
     w = Workload.mix(
         "rnd",

@@ -10,8 +10,8 @@ TC × QD grid, or the RWSW outstanding-IO levels)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from ..decide import Decision, Sample
 from ..errors import IolabError

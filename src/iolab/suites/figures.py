@@ -5,7 +5,8 @@ never filled with a made-up value)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..summary import CellAverage, PhaseSummary
 

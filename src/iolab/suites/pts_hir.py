@@ -8,8 +8,8 @@ import math
 
 from ..compare import KeyMetric
 from ..compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
-from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..compare_pages.pts2 import hir_overlays
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..report.header import SPEC_HEADINGS
 from ..report.hir import hir_pages
 from ..targets import Target

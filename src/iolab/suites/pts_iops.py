@@ -12,8 +12,8 @@ from ..testdef import TestDef
 from ..textreport import iops_grid
 from ..units import KiB, kib_label
 from ..workload import Workload
-from .figures import from_cell
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
+from .figures import from_cell
 
 MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
 BLOCK_SIZES = [1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512]  # inner loop

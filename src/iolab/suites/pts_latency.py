@@ -11,11 +11,10 @@ from ..report.pts import latency_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..textreport import grid_view
-from ..units import KiB, kib_label
-from ..units import num, pct_text
+from ..units import KiB, kib_label, num, pct_text
 from ..workload import Workload
-from .figures import from_cell
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
+from .figures import from_cell
 
 MIXES = [(100, 0), (65, 35), (0, 100)]
 BLOCK_SIZES = [8 * KiB, 4 * KiB, 512]

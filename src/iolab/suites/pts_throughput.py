@@ -11,11 +11,10 @@ from ..report.pts import throughput_pages
 from ..targets import Target
 from ..testdef import TestDef
 from ..textreport import grid_view
-from ..units import KiB, kib_label
-from ..units import num
+from ..units import KiB, kib_label, num
 from ..workload import Workload
-from .figures import from_cell
 from . import active_fraction, common_parameters, no_input, tested_capacity, wipc
+from .figures import from_cell
 
 BLOCK_SIZES = [1024 * KiB, 128 * KiB]
 THREADS, QUEUE_DEPTH = 1, 32

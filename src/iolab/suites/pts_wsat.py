@@ -15,12 +15,11 @@ from ..report.header import SPEC_HEADINGS
 from ..report.pts import wsat_pages
 from ..targets import Target
 from ..testdef import TestDef
-from ..textreport import render_wsat
 from ..testparams import Param, choice, parameter_rows, values
+from ..textreport import render_wsat
 from ..units import KiB, duration, eng, kib_label
 from ..workload import Workload
 from . import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
-
 
 # Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
 # the optional workloads of PTS 2.0 (A.8).
@@ -55,13 +54,13 @@ def build(profile: Profile, target: Target) -> TestPlan:
             f"{target.facts.logical_sector} B logical sector; direct IO cannot issue it. Nothing was run or written."
         )
     mix = f"{read}/{100 - read}"
-    shape = dict(
-        threads=profile.threads,
-        queue_depth=profile.queue_depth,
-        active_range=active_fraction(profile, target),
-        duration_s=interval,
-        name=label,
-    )
+    shape = {
+        "threads": profile.threads,
+        "queue_depth": profile.queue_depth,
+        "active_range": active_fraction(profile, target),
+        "duration_s": interval,
+        "name": label,
+    }
     w = cbw(read, target, **shape) if access == "cbw" else Workload.mix(access, read, bs, **shape)
     cell = Cell(f"{mix} {'CBW' if access == 'cbw' else kib_label(bs)}", w, mix, bs)
     budget = int(capacity_multiple * cap)

@@ -8,9 +8,9 @@ import math
 
 from ..compare import KeyMetric
 from ..compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
-from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
-from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..compare_pages.pts2 import xsr_overlays
+from ..plan import Cell, Phase, Profile, TestPlan, Tracking
+from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
 from ..report.header import SPEC_HEADINGS
 from ..report.xsr import xsr_pages
 from ..targets import Target

@@ -22,9 +22,9 @@ import hashlib
 import math
 import shutil
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..analysis.workloads import ReplayPlan, load_composite, load_replay
 from ..errors import IolabError
@@ -34,7 +34,6 @@ from ..targets import Target
 from ..units import duration, eng
 from ..workload import Workload
 from . import active_fraction, tested_capacity, wipc
-
 
 SPEC = "RWSW 1.0.x"  # the RWSW PTS for datacenter storage; 1.0.x: which revision is UNVERIFIED
 # In a quick run a saturation phase also stops after this many intervals, so a test that

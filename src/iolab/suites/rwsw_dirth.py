@@ -18,8 +18,8 @@ from ..testdef import TestDef
 from ..testparams import Param, int_list, show_list, values
 from ..textreport import render_dirth
 from . import wipc
-from .figures import figure
 from .dirth_flow import FLOW, Stimulus, build_flow
+from .figures import figure
 from .rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, copy_inputs, input_parameters, mix_text, with_input
 
 NAME = "dirth-rwsw"

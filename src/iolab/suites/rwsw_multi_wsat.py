@@ -19,12 +19,12 @@ from .rwsw_common import (
     SPEC,
     RwswInput,
     applied,
+    copy_inputs,
     input_parameters,
     mix_text,
     oio_text,
     saturation_parameters,
     saturation_phase,
-    copy_inputs,
     with_input,
 )
 

@@ -18,11 +18,11 @@ from .rwsw_common import (
     SPEC,
     RwswInput,
     applied,
+    copy_inputs,
     input_parameters,
     oio_text,
     saturation_parameters,
     saturation_phase,
-    copy_inputs,
     with_input,
 )
 

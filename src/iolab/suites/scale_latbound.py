@@ -7,13 +7,13 @@ sustained for a duration (default 1 h) with IOPS and latency every second."""
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from .. import testparams as tp
+from ..compare import KeyMetric
 from ..decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
 from ..errors import IolabError
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..compare import KeyMetric
 from ..report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
 from ..targets import Target
 from ..testdef import TestDef

@@ -7,8 +7,8 @@ import os
 import re
 import stat
 from dataclasses import dataclass, replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from ..errors import IolabError
 from . import host

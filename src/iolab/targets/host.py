@@ -11,9 +11,9 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 # Module-level so unit tests can point them at a fake tree.
 SYSFS = Path("/sys")

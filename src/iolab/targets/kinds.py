@@ -7,9 +7,10 @@ The built-in kinds (block, file, nbd, sim) are registered by registry.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ..errors import RefusedError
 from .model import Problem, PurgeOutcome, Target

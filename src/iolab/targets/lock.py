@@ -45,7 +45,7 @@ class TargetClaim:
     fds: list[int] = field(default_factory=list)  # the lock file's first
     info: dict = field(default_factory=dict)
     file_held: bool = False  # file targets: an flock on the file itself
-    parts: list["TargetClaim"] = field(default_factory=list)  # loop devices: the backing file's claim
+    parts: list[TargetClaim] = field(default_factory=list)  # loop devices: the backing file's claim
 
     def hold_file(self) -> None:
         """flock the file target itself, which holds across lock directories (a missing file

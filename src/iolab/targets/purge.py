@@ -11,8 +11,8 @@ import os
 import re
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from ..errors import IolabError
 from ..units import human_bytes
@@ -21,7 +21,6 @@ from .facts import block_dev
 from .files import allocate, prepare_file
 from .kinds import ProgressFn, kind_of
 from .model import PurgeOutcome, Target
-
 
 PURGE_METHODS = (
     "auto",

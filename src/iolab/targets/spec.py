@@ -38,7 +38,7 @@ def parse_target(spec: str) -> Target:
     hint = ""
     if text.startswith(("nbds://", "nbds+unix://")):
         hint = " NBD over TLS is not supported."
-    elif text.startswith("/") or text.startswith("."):
+    elif text.startswith(("/", ".")):
         hint = f" For a regular file write file:{text}."
     raise IolabError(f"target {spec!r}: not a target spec iolab understands.{hint} {_FORMS}")
 

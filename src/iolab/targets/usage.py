@@ -7,8 +7,8 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from . import host
 from .facts import BlockDev, block_dev_named, sysname

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import RefusedError
 from ..units import human_bytes
@@ -144,10 +144,7 @@ def _read_only_fs(path: str) -> bool:
 def _in_run_dir(path: str) -> bool:
     """A file in a run directory (its report/ or export/ folder, written before files carried
     iolab's mark) is a product of that run."""
-    for d in Path(path).parents:
-        if (d / "manifest.json").is_file() and (d / "raw").is_dir():
-            return True
-    return False
+    return any((d / "manifest.json").is_file() and (d / "raw").is_dir() for d in Path(path).parents)
 
 
 def _sim_state(path: str) -> bool:

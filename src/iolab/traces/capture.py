@@ -50,9 +50,9 @@ import stat
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..errors import IolabError, RefusedError
 from ..procs import pid_alive

@@ -10,9 +10,9 @@ line of something else); those are the cases where --format must be given.
 from __future__ import annotations
 
 import gzip
-import zlib
 import re
 import struct
+import zlib
 from pathlib import Path
 
 from ..errors import IolabError

@@ -6,7 +6,6 @@ from __future__ import annotations
 from .events import rwbs_op
 from .textscan import Parsed, lines_sql, q
 
-
 _FRAC_NS = "TRY_CAST(left(rpad({frac}, 9, '0'), 9) AS BIGINT)"
 _EVENT_LABELS = {"time_ns": "field sec.nsec", "sector": "field sector", "nsect": "field nsectors", "pid": "field pid"}
 

@@ -45,7 +45,7 @@ loop.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .eventformats import blkparse, tracefs
 from .fioiolog import fio_iolog

@@ -20,7 +20,7 @@ import gzip
 import random
 import tempfile
 import traceback
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import IolabError
@@ -71,7 +71,7 @@ HUGE = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def seeds(fmt: str) -> tuple[bytes, tuple[bytes, ...]]:
     """(head, body): the header lines and the data lines (or records) of a valid file."""
     from .table import table_from_rows

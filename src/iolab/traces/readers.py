@@ -22,11 +22,11 @@ import numpy as np
 
 from ..errors import IolabError
 from . import timeunit
-from .timeunit import VARIABLE_UNIT
 from .events import paired_sql
 from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
 from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, refuse_bad_input, write_table
 from .textscan import Parsed, clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
+from .timeunit import VARIABLE_UNIT
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")

@@ -103,7 +103,7 @@ class TraceTable:
     lost_events: int | None = None  # trace events the kernel dropped during a capture (None: not known)
 
     @classmethod
-    def open(cls, path: str | Path) -> "TraceTable":
+    def open(cls, path: str | Path) -> TraceTable:
         """Load a table written by iolab (import, capture or synthetic generator).
 
         Row count, duration and whether response times are present come from the Parquet

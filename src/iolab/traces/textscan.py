@@ -203,10 +203,7 @@ def range_checked(sql: str, events: bool, labels: dict[str, str] | None = None) 
     for c in cols:
         cond, why = _LIMIT[c]
         ok = cond.format(c=c)
-        if c in _OPTIONAL:
-            ok = f"({c} IS NULL OR {ok})"
-        else:
-            ok = f"({c} IS NOT NULL AND {ok})"
+        ok = f"({c} IS NULL OR {ok})" if c in _OPTIONAL else f"({c} IS NOT NULL AND {ok})"
         label = labels.get(c)
         msg = f"{label}: {why.split(': ', 1)[1]}" if label else why
         checks.append(f"WHEN NOT coalesce({ok}, false) THEN {sql_str(msg)}")

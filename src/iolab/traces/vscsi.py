@@ -105,7 +105,7 @@ def import_vscsi(
     loaded = [(f, *read_vscsi(f)) for f in files]
     skipped = 0
     examples: list[BadLine] = []
-    for f, _, _, bad, n_bad in loaded:
+    for _f, _, _, bad, n_bad in loaded:
         if n_bad and not skip_bad_lines:
             raise refuse_bad_input(
                 bad[0],
@@ -128,7 +128,7 @@ def import_vscsi(
     con = connect(memory_limit=IMPORT_MEMORY)
     try:
         parts = []
-        for i, (f, r, version, _, _) in enumerate(loaded):
+        for i, (_f, r, version, _, _) in enumerate(loaded):
             if not len(r):
                 continue
             # Python ints: ts × unit can pass 2^63 before the range check below.

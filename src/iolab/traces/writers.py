@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import IolabError
+from ..targets.writepolicy import check_file, mark_written
 from .blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
 from .formats import FILETIME_UNIX_EPOCH
 from .table import TraceTable, connect, sql_str
-from ..targets.writepolicy import check_file, mark_written
 
 FORMATS = (
     "msr",
