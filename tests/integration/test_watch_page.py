@@ -108,12 +108,16 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
         store = RunStore.open(run_dir)
         try:
             stored = [len(store.complete_rounds(ph.name)) for ph in store.phases()]
+            # fio's per-second log of a 1 s cell may hold no row on a busy machine: the charts
+            # must show what is stored, however many that is
+            series = store.series(store.cells(complete_only=False)[-1].id)
         finally:
             store.close()
+        per_second = len(series) + sum(1 for row in series for v in row[4:6] if v is not None)
         assert len(stored) == 2 and min(stored) >= 5  # the window's rounds at least
         wait_for(lambda: points(browser, "tracking") == stored, f"{stored} rounds on the charts")
         assert browser.execute_script("return document.querySelectorAll('#tracking rect.band').length") == 2
-        assert all(n >= 1 for n in points(browser, "last"))
+        wait_for(lambda: sum(points(browser, "last")) == per_second, f"the last cell's {per_second} stored points")
         assert "no cell under way" in browser.find_element("id", "live").text
         assert browser.find_element("id", "splitbox").get_attribute("hidden") is not None  # one path: no split chart
 
