@@ -79,6 +79,10 @@ def open_readonly(
     """A reader's connection to `path`/results.db and the private copy it reads, if any (the
     caller cleans it up). Never creates or modifies a file in the run directory."""
     db = path / "results.db"
+    if writer_alive and not _has_tables(db):
+        # A run that has just started: its writer has the manifest in place and is creating
+        # the database. Nothing is stored yet, so the reader sees the empty tables.
+        return _empty(), None
     if not db.is_file():
         what = "manifest.json but no results.db" if has_manifest else "no manifest.json and no results.db"
         raise IolabError(
@@ -105,6 +109,26 @@ def open_readonly(
             copy.cleanup()
         raise IolabError(f"{db}: not a readable SQLite database ({e}).") from None
     return con, copy
+
+
+def _has_tables(db: Path) -> bool:
+    if not db.is_file():
+        return False
+    try:
+        con = sqlite3.connect(f"file:{_uri_path(db)}?mode=ro", uri=True, timeout=30)
+        try:
+            (n,) = con.execute("SELECT count(*) FROM sqlite_master WHERE name='cells'").fetchone()
+            return int(n) > 0
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return True  # damaged: the normal path says so
+
+
+def _empty() -> sqlite3.Connection:
+    con = sqlite3.connect(":memory:")
+    con.executescript(SCHEMA)
+    return con
 
 
 def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:

@@ -289,7 +289,8 @@ def test_a_database_without_a_manifest_is_listed_broken_and_refused_by_name(tmp_
 
 def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeypatch):
     """`iolab runs` (and anything waiting for a run) may look while a run directory is being
-    made: from the moment it holds raw/ or a database it already holds its manifest."""
+    made: from the moment it holds raw/ or a database it already holds its manifest, and a
+    reader sees a running run with nothing stored before its writer has made results.db."""
     seen = []
     real_mkdir = store_mod.Path.mkdir
 
@@ -297,11 +298,15 @@ def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeyp
         real_mkdir(self, *a, **kw)
         if self.name == "raw":
             seen.append([(r.run_id, r.state, r.problem) for r in list_runs(tmp_path)])
+            # and a reader that opens it then (CI's Ctrl-C test did) sees a run with nothing stored
+            reader = RunStore.open(self.parent)
+            seen.append((reader.manifest.state, reader.cells(complete_only=False)))
+            reader.close()
 
     monkeypatch.setattr(store_mod.Path, "mkdir", watching_mkdir)
     plan = registry.build_plan("latency", profile(max_rounds=1), TARGET)
     s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
-    assert seen == [[(s.manifest.run_id, "running", None)]]
+    assert seen == [[(s.manifest.run_id, "running", None)], ("running", [])]
 
 
 def test_runs_table_never_cuts_a_run_id_at_80_columns(tmp_path):
