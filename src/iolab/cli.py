@@ -433,6 +433,8 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
     "hosts_file",
     "workload",
     "profile",
+    "write_cache",
+    "active_range",
     "spec",
     "quick",
     "cell_time",

@@ -19,9 +19,10 @@ from rich.measure import Measurement
 
 from . import registry, suites
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
+from .errors import IolabError
 from .plan import Profile
 from .testparams import parse_settings
-from .units import parse_duration, parse_size
+from .units import parse_duration, parse_percent, parse_size
 from .usertext import check_argv
 
 RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
@@ -109,6 +110,20 @@ class RunArgs:
         "--profile",
         metavar="NAME",
         help="enterprise (WCD, AR 100 %, TC4/QD32) or client (WCE, AR 75 %, TC2/QD16).",
+    )
+    write_cache: Optional[str] = _opt(
+        None,
+        "--write-cache",
+        metavar="on|off",
+        help="The drive's volatile write cache during the run: on (WCE) or off (WCD) instead of the profile's "
+        "(enterprise off, client on); non-compliant when it differs.",
+    )
+    active_range: Optional[str] = _opt(
+        None,
+        "--active-range",
+        metavar="PCT",
+        help="Test this share of the target's LBA range, above 0 and at most 100 (e.g. 50 or 50%) instead of the "
+        "profile's (enterprise 100, client 75); non-compliant when it differs.",
     )
     spec: str = _opt(
         "2.0.2", "--spec", metavar="VERSION", help="PTS revision: 2.0.2 or 1.1 (changes the IOPS tracking variables)."
@@ -220,6 +235,8 @@ class RunArgs:
             self.profile,
             quick=self.quick,
             spec=self.spec,
+            write_cache=_maybe(_on_off, self.write_cache, "--write-cache"),
+            active_range=_maybe(parse_percent, self.active_range, "active range (--active-range)"),
             cell_seconds=_maybe(parse_duration, self.cell_time, "--cell-time"),
             max_rounds=self.max_rounds,
             capacity_limit=_maybe(parse_size, self.capacity_limit, "--capacity-limit"),
@@ -238,6 +255,14 @@ class RunArgs:
 
 def _maybe(parse, text, option):
     return parse(text, option) if text is not None else None
+
+
+def _on_off(text: str, option: str) -> bool:
+    if text.strip().lower() not in ("on", "off"):
+        raise IolabError(
+            f"write cache ({option}): {text!r} is not a setting; give on (WCE) or off (WCD). Nothing was run or written."
+        )
+    return text.strip().lower() == "on"
 
 
 # The other commands' options whose declarations would fill a screen of cli.py.

@@ -26,6 +26,11 @@ MAX_CELL_SECONDS = 24 * 3600.0
 MAX_ROUNDS = 1000
 # × capacity written: beyond it byte counts overflow, and no test writes a drive that often.
 MAX_MULTIPLE = 1000
+# What each profile sets (PTS digest A.2); --write-cache and --active-range replace the first two.
+PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
+    "enterprise": {"write_cache": False, "active_range": 1.0, "threads": 4, "queue_depth": 32},
+    "client": {"write_cache": True, "active_range": 0.75, "threads": 2, "queue_depth": 16},
+}
 
 
 def _bad(field_: str, option: str, value: object, need: str, unit: str = "") -> IolabError:
@@ -186,7 +191,13 @@ class Profile:
         if self.capacity_limit is not None and (not _whole(self.capacity_limit) or self.capacity_limit < 1):
             raise _bad("capacity limit", "--capacity-limit", self.capacity_limit, "give a size greater than 0")
         if not _finite(self.active_range) or not 0 < self.active_range <= 1:
-            raise _bad("active range", "profile active_range", self.active_range, "give a fraction in (0, 1]")
+            raise _bad(
+                "active range",
+                "--active-range",
+                self.active_range * 100 if _finite(self.active_range) else self.active_range,
+                "give a percentage of the target above 0 and at most 100 (enterprise uses 100, client 75)",
+                " %",
+            )
         for name in ("threads", "queue_depth"):
             v = getattr(self, name)
             if not _whole(v) or v < 1:
@@ -194,9 +205,7 @@ class Profile:
 
     @property
     def compliant(self) -> bool:
-        return (
-            not self.quick and self.cell_seconds >= 60 and self.capacity_limit is None and self.precondition_factor >= 2
-        )
+        return not self.noncompliance() and self.capacity_limit is None
 
     def noncompliance(self) -> list[str]:
         why = []
@@ -206,12 +215,38 @@ class Profile:
             why.append(f"{self.cell_seconds:g} s per cell instead of 60 s")
         if self.precondition_factor < 2:
             why.append(f"preconditioning {self.precondition_factor:g}× capacity instead of 2×")
-        return why
+        return why + [f"{text} (the {self.name} profile: {own})" for _, text, own in self.own_settings() if own]
+
+    def own_settings(self) -> list[tuple[str, str, str]]:
+        return profile_settings(self.name, self.write_cache, self.active_range)
 
     def rule(self) -> SteadyRule:
         return SteadyRule(
             max_rounds=self.max_rounds, strict=self.strict_steady, min_write_multiple=self.steady_min_write_multiple
         )
+
+
+def profile_settings(name: str, write_cache: bool, active_range: float) -> list[tuple[str, str, str]]:
+    """(option, the run's setting, the profile's own where the option replaced it, else '') for
+    the write cache and the active range; read from a Profile or a stored one."""
+    own = PROFILE_SETTINGS.get(name, {"write_cache": write_cache, "active_range": active_range})
+    cache, span = own["write_cache"], own["active_range"]
+    return [
+        ("--write-cache", f"write cache {cache_text(write_cache)}", cache_text(cache) if write_cache != cache else ""),
+        (
+            "--active-range",
+            f"active range {percent_text(active_range)}",
+            percent_text(span) if active_range != span else "",
+        ),
+    ]
+
+
+def cache_text(enabled: bool) -> str:
+    return "WCE" if enabled else "WCD"  # write cache enabled / disabled, as the PTS writes it
+
+
+def percent_text(fraction: float) -> str:
+    return f"{fraction * 100:g} %"
 
 
 def step_seconds(w: Workload) -> float:

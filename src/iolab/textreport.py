@@ -14,6 +14,7 @@ from rich.table import Table
 from .decide import decision_text
 from .endurance import Endurance, endurance
 from .manifest import manifest_of
+from .plan import profile_settings
 from .store import RunStore
 from .summary import PhaseSummary, interval_label, rounds_count, summarise
 from .units import denoise, duration, eng, kib_label, num, pct_text
@@ -35,6 +36,16 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
             f"{eng(m.target['capacity'], 'B')}, tested {eng(m.target.get('tested_capacity', 0), 'B')})"
         )
     )
+    prof = m.profile
+    # the write cache and active range as the run set them, and the profile's where an option replaced it
+    if "write_cache" in prof and "active_range" in prof:
+        settings = profile_settings(str(prof.get("name")), bool(prof["write_cache"]), float(prof["active_range"]))
+        console.print(
+            esc(
+                f"profile {prof.get('name')}: "
+                + ", ".join(f"{t} ({o}; the profile's: {own})" if own else t for o, t, own in settings)
+            )
+        )
     state_style = {"complete": "green", "running": "yellow"}.get(m.state, "red")
     console.print(f"state [{state_style}]{esc(m.state)}[/]  started {esc(m.started)}  ended {esc(m.ended or '—')}")
     if m.error:

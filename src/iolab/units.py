@@ -73,6 +73,14 @@ def parse_duration(text: str | float, what: str = "duration") -> float:
     return value
 
 
+def parse_percent(text: str, what: str = "percentage") -> float:
+    """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check)."""
+    m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%?\s*$", str(text))
+    if not m:
+        raise IolabError(f"{what}: cannot read {text!r} as a percentage; give a number such as 50 or 50%.")
+    return float(m.group(1)) / 100
+
+
 def kib_label(block_size: int) -> str:
     """4096 -> '4KiB', 512 -> '0.5KiB' (the PTS writes block sizes in KiB)."""
     k = block_size / KiB

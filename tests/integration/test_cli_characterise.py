@@ -3,6 +3,8 @@ with real fio on a file (quick), and each test's shape on the simulated drives."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from iolab.api import key_metrics
@@ -88,6 +90,33 @@ def test_qos_rounds_on_the_simulator(scratch):
             assert h.total == r.read_ios + r.write_ios > 0  # full-resolution bins hold every IO
             assert abs(r.runtime_s - 0.2) < 0.01  # the warm-up is not in the measured period
     assert sorted(p.name for p in (s.dir / "raw").glob("*warmup.json"))
+
+
+def test_every_characterisation_report_plots_its_steady_state_preconditioning(scratch):
+    # qos, like latency-demand and max-iops, had no preconditioning page at all; the matrices a text one
+    runs = scratch / "runs"
+    p = iolab(
+        "run",
+        "qos",
+        "-t",
+        "sim:enterprise-sas",
+        "--quick",
+        "--set",
+        "precondition=steady",
+        "--set",
+        "rounds=2",
+        "--set",
+        "measured=200ms",
+        "--runs-dir",
+        str(runs),
+    )
+    assert p.returncode == 0, p.stderr + p.stdout
+    [r] = list_runs(runs)
+    pc = phases(RunStore.open(r.path))["precondition"]
+    assert len(pc.rows) >= 5  # rounds until the rule decided
+    html = next((r.path / "report").glob("*.html")).read_text()
+    assert re.search(r'<div class="caption">[^<]*Preconditioning — IOPS per Round</div><img class="plot"', html)
+    assert f"steady state {'reached' if pc.steady else 'NOT reached'} after {len(pc.rows)} round(s)" in html
 
 
 def test_matrix_iops_rise_with_queue_depth_on_the_simulator(scratch):

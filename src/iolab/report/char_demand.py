@@ -17,7 +17,7 @@ from ..compare import cell_percentile
 from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
 from ..summary import CellAverage, PhaseSummary
 from ..units import num, pct_text
-from .char_series import endurance_pages
+from .char_series import endurance_pages, preconditioning_pages
 from .model import Figure, Page, Table, Text
 from .plot_style import Series
 from .rundata import RunData
@@ -106,7 +106,7 @@ def _series(name: str, pts: list[tuple[float | None, float | None]]) -> Series:
 
 
 def demand_pages(run: RunData) -> list[Page]:
-    pages: list[Page] = []
+    pages = preconditioning_pages(run)
     for name, _ in RAMPS:
         ph = run.phase(name)
         if ph is None or not ph.rows:
@@ -246,7 +246,7 @@ def _optimum(rounds: PhaseSummary | None, fallback: str) -> str:
 
 
 def maxiops_pages(run: RunData) -> list[Page]:
-    pages: list[Page] = []
+    pages = preconditioning_pages(run)
     for op, _ in SEARCHES:
         search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
         threads = run.phase(threads_phase(op))  # absent in runs stored before the thread search

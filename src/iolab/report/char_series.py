@@ -17,10 +17,13 @@ from . import latency_plots, plot_style
 from .drawing import drawn_apart
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
-from .sections import not_measured_page, table_pages
+from .sections import convergence_page, not_measured_page, table_pages
 
 QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
 NOT_REPORTED = "not reported"
+# The phase a characterisation run preconditions to steady state in (the suites name it; a
+# report reads the run, not suite code)
+PRECONDITION = "precondition"
 
 
 def _source(run: RunData, ph: PhaseSummary, what: str) -> str:
@@ -83,7 +86,7 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
 
 
 def qos_pages(run: RunData) -> list[Page]:
-    pages: list[Page] = []
+    pages = preconditioning_pages(run)
     wanted = run.value("histogram_rounds", "last,worst")
     store = _store(run)
     try:
@@ -344,6 +347,33 @@ def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
         flash = sum(r.counters["flash_write_bytes"] for r in counted)
         out.append((name, eng(host, "B"), eng(flash, "B"), f"{flash / host:.2f}" if host else "no writes"))
     return out
+
+
+def preconditioning_pages(run: RunData) -> list[Page]:
+    """A characterisation run preconditioned to steady state (`--set precondition=steady`): the
+    IOPS of its 4K random writes in every round until the rule decided, and why it stopped. A
+    run preconditioned by time has no rounds to show; its parameters say what it wrote."""
+    pc = run.phase(PRECONDITION)
+    if pc is None:
+        return []
+    state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
+    told = Text(
+        (
+            f"Preconditioning ran until PTS steady state of 4K random-write IOPS: {state} after "
+            f"{len(pc.rounds)} round(s) ({pc.phase.stop_reason or 'no reason stored'}).",
+        )
+    )
+    if not pc.rows:
+        return [Page("Preconditioning", (told,))]
+    mix = pc.rows[0].mix or ""  # stored with every cell the characterisation tests plan
+    page = convergence_page(
+        run,
+        pc,
+        "Preconditioning — IOPS per Round",
+        [(f"4 KiB random-write IOPS per round (R/W {mix})", mix, "iops")],
+        "IOPS",
+    )
+    return [Page(page.title, (told, *page.blocks))]
 
 
 def endurance_pages(run: RunData) -> list[Page]:

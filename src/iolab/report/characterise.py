@@ -11,7 +11,7 @@ from ..compare.characterise import grid
 from ..summary import CellAverage, PhaseSummary
 from ..units import num
 from . import plots
-from .char_series import endurance_pages
+from .char_series import PRECONDITION, endurance_pages, preconditioning_pages
 from .model import Figure, Page, Table, Text
 from .rundata import RunData
 from .sections import not_measured_page, table_pages, window_source
@@ -111,32 +111,12 @@ def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: tuple, tabled:
 
 def measured(run: RunData) -> list[PhaseSummary]:
     """The test's own phases (not the steady-state preconditioning phase, if it ran)."""
-    return [ph for ph in run.phases if ph.phase.name != "precondition"]
-
-
-def _with_preconditioning(run: RunData) -> list[Page]:
-    pc = run.phase("precondition")
-    if pc is None:
-        return []
-    state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
-    return [
-        Page(
-            "Preconditioning",
-            (
-                Text(
-                    (
-                        f"Preconditioning ran until PTS steady state of 4K random-write IOPS: "
-                        f"{state} after {len(pc.rounds)} round(s) ({pc.phase.stop_reason}).",
-                    )
-                ),
-            ),
-        )
-    ]
+    return [ph for ph in run.phases if ph.phase.name != PRECONDITION]
 
 
 def matrix_pages(run: RunData) -> list[Page]:
     return (
-        _with_preconditioning(run)
+        preconditioning_pages(run)
         + grid_pages(run, measured(run), (IOPS, MBPS, ART, MRT), (IOPS, MBPS, ART, MRT))
         + endurance_pages(run)
     )
@@ -144,7 +124,7 @@ def matrix_pages(run: RunData) -> list[Page]:
 
 def mixed_pages(run: RunData) -> list[Page]:
     return (
-        _with_preconditioning(run)
+        preconditioning_pages(run)
         + grid_pages(run, measured(run), (IOPS, READ_IOPS, WRITE_IOPS, ART), (IOPS, READ_IOPS, WRITE_IOPS, MBPS, ART))
         + endurance_pages(run)
     )
@@ -196,7 +176,7 @@ def entropy_pages(run: RunData) -> list[Page]:
         ),
     )
     return (
-        _with_preconditioning(run)
+        preconditioning_pages(run)
         + grid_pages(run, measured(run), (IOPS, ART, MRT), (IOPS, MBPS, ART, MRT))
         + [cpu]
         + endurance_pages(run)

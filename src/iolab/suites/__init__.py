@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from ..errors import IolabError
-from ..plan import Profile, TestPlan
+from ..plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
 from ..targets import Target, kind_of, parse_target
 from ..units import KiB, MiB
 from ..workload import Stream, Workload
@@ -24,23 +24,23 @@ QUICK_MAX_ROUNDS = 10
 # Target options that set a simulated drive's size: a quick run keeps a size the user chose.
 SIM_SIZE_OPTIONS = ("user_gb", "blocks_per_plane", "pages_per_block", "capacity_gb")
 _REVISIONS: dict[str, Literal["1.1", "2.0.2"]] = {"1.1": "1.1", "2.0.2": "2.0.2"}  # the PTS revisions iolab runs
+_PROFILES: dict[str, Literal["enterprise", "client"]] = {"enterprise": "enterprise", "client": "client"}
 
 
 def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides) -> Profile:
     """Enterprise: WCD, AR 100 %, TC4/QD32. Client: WCE, AR 75 %, TC2/QD16 (digest A.2).
 
     Quick scales the run down (shorter cells, a capacity limit, fewer rounds) and marks it
-    non-compliant; any explicit override wins over both.
+    non-compliant; any explicit override wins over both (a write cache or active range other
+    than the profile's also makes the run non-compliant).
     """
-    if name not in ("enterprise", "client"):
+    known = _PROFILES.get(name)
+    if known is None:
         raise IolabError(f"profile {name!r}: unknown; use 'enterprise' or 'client'.")
     revision = _REVISIONS.get(spec)
     if revision is None:
         raise IolabError(f"spec revision {spec!r}: use '1.1' (PTS-E 1.1) or '2.0.2' (PTS 2.0.2).")
-    if name == "enterprise":
-        p = Profile(name="enterprise", spec=revision, active_range=1.0, threads=4, queue_depth=32, write_cache=False)
-    else:
-        p = Profile(name="client", spec=revision, active_range=0.75, threads=2, queue_depth=16, write_cache=True)
+    p = Profile(name=known, spec=revision, **PROFILE_SETTINGS[known])
     if quick:
         p = replace(
             p, quick=True, cell_seconds=QUICK_CELL_SECONDS, capacity_limit=QUICK_CAPACITY, max_rounds=QUICK_MAX_ROUNDS
@@ -136,11 +136,17 @@ def supported_block_sizes(sizes: list[int], target: Target) -> tuple[list[int], 
 
 
 def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]:
+    (_, _, own_cache), (_, _, own_range) = profile.own_settings()
     return [
-        ("Profile", f"{profile.name} ({'WCE' if profile.write_cache else 'WCD'})"),
+        (
+            "Profile",
+            f"{profile.name} ({cache_text(profile.write_cache)}"
+            + (f" by --write-cache; the profile's: {own_cache})" if own_cache else ")"),
+        ),
         (
             "Active range",
-            f"{profile.active_range:.0%}"
+            percent_text(profile.active_range)
+            + (f" by --active-range (the profile's: {own_range})" if own_range else "")
             + (
                 f", limited to {tested_capacity(profile, target) / 1e9:.3f} GB (quick)"
                 if profile.capacity_limit

@@ -1,0 +1,107 @@
+"""`--write-cache on|off` and `--active-range PCT` through the `iolab` command: what a run records
+and shows of them, the fio jobs they give, the runs they keep apart, and the values refused."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from iolab.runlist import list_runs
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+QUICK_QOS = ("qos", "--quick", "--set", "rounds=2", "--set", "measured=200ms", "--set", "warmup=100ms")
+
+
+def one_run(runs):
+    [r] = list_runs(runs)
+    return r.path
+
+
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (("--active-range", "0"), "active range (--active-range): 0 % is not allowed"),
+        (("--active-range", "150"), "active range (--active-range): 150 % is not allowed"),
+        (("--active-range", "abc"), "cannot read 'abc' as a percentage"),
+        (("--write-cache", "maybe"), "write cache (--write-cache): 'maybe' is not a setting"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "fio-job"])
+def test_a_bad_value_is_one_paragraph_and_exit_2(scratch, command, args, says):
+    runs = scratch / "runs"
+    where = ("--runs-dir", str(runs)) if command == "run" else ()
+    p = iolab(command, "iops", "--quick", "-t", f"file:{scratch}/f.img?size=16MiB", *where, *args)
+    assert p.returncode == 2, p.stdout + p.stderr
+    text = " ".join(p.stderr.split())
+    assert says in text and "Traceback" not in p.stderr and "\n\n" not in p.stderr.strip()
+    assert not (scratch / "f.img").exists() and not runs.exists()
+
+
+def _sizes(job_text: str) -> set[int]:
+    return {int(n) for n in re.findall(r"^size=(\d+)$", job_text, re.M)}
+
+
+def test_fio_job_addresses_the_active_range_given(scratch):
+    target = f"file:{scratch}/f.img?size=64MiB"
+    whole = iolab("fio-job", "iops", "-t", target)
+    half = iolab("fio-job", "iops", "-t", target, "--active-range", "50")
+    assert whole.returncode == half.returncode == 0, whole.stderr + half.stderr
+    assert _sizes(whole.stdout) == {64 << 20}
+    assert _sizes(half.stdout) == {32 << 20}  # preconditioning and every cell: the first half, from offset 0
+    assert "active range 0.5 (33554432 B from offset 0)" in half.stdout
+    client = iolab("fio-job", "iops", "-t", target, "--profile", "client", "--active-range", "100%")
+    assert _sizes(client.stdout) == {64 << 20}  # the option replaces the client profile's 75 %
+    assert not (scratch / "f.img").exists()  # printing jobs writes nothing
+
+
+@pytest.fixture(scope="module")
+def cache_on_half_span(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    p = iolab(
+        "run",
+        *QUICK_QOS,
+        "-t",
+        "sim:enterprise-sas",
+        "--write-cache",
+        "on",
+        "--active-range",
+        "50",
+        "--runs-dir",
+        str(runs),
+    )
+    assert p.returncode == 0, p.stderr + p.stdout
+    return runs, one_run(runs)
+
+
+def test_a_run_records_and_shows_write_cache_and_active_range(cache_on_half_span):
+    _, run = cache_on_half_span
+    m = json.loads((run / "manifest.json").read_text())
+    assert (m["profile"]["write_cache"], m["profile"]["active_range"]) == (True, 0.5)
+    assert m["target"]["tested_capacity"] == m["target"]["capacity"] // 2
+    assert "write cache WCE (the enterprise profile: WCD)" in m["noncompliance"]
+    assert "active range 50 % (the enterprise profile: 100 %)" in m["noncompliance"]
+    shown = iolab("show", str(run))
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        "profile enterprise: write cache WCE (--write-cache; the profile's: WCD), "
+        "active range 50 % (--active-range; the profile's: 100 %)"
+    ) in shown.stdout
+    html = " ".join(next((run / "report").glob("*.html")).read_text().split())
+    assert "enterprise (WCE by --write-cache; the profile" in html  # the header's Profile row
+    assert "50 % by --active-range (the profile" in html  # and its Active range row
+
+
+def test_a_run_with_other_settings_is_compared_only_with_force(cache_on_half_span):
+    runs, run = cache_on_half_span
+    other = runs.parent / "runs-default"
+    p = iolab("run", *QUICK_QOS, "-t", "sim:enterprise-sas", "--no-report", "--runs-dir", str(other))
+    assert p.returncode == 0, p.stderr + p.stdout
+    refused = iolab("compare", str(run), str(one_run(other)), "-o", str(runs.parent / "cmp"))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert "write_cache: " in said and "active_range: " in said and "--force" in said
