@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -306,3 +307,29 @@ def test_show_ends_with_the_tests_key_figures_for_this_run(runs):
     assert "key figures" in text and metrics
     for m in metrics:  # each figure printed with this run's value, as compare would rank it
         assert re.search(rf"{re.escape(m.name)}\s.*{re.escape(m.fmt(m.get(summarise(store))))}", text)
+
+
+def test_sequence_report_prints_the_self_test_pages_once(runs, tmp_path):
+    """The four RWSW tests replay one capture: its Self-Test pages follow the first test only,
+    while each test's own report keeps them."""
+    import os
+    import subprocess
+    import sys
+
+    dirs = [str(d) for (drive, _), d in runs.items() if drive == "Slow_1"]
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "report", "--sequence", *dirs, "--out", str(tmp_path / "seq")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "400"},
+    )
+    assert r.returncode == 0, r.stderr
+    html = next((tmp_path / "seq").glob("sequence-*.html")).read_text(encoding="utf-8")
+    heads = re.findall(r'<span class="test">([^<]*)</span>', html)
+    selftest = [i for i, h in enumerate(heads) if " — Self-Test" in h]
+    assert [heads[i].split(" — ", 1)[1] for i in selftest] == SELFTEST, heads
+    first_test = heads[1].split(" — ")[0]  # the summary comes first, then the run that started first
+    assert all(h.startswith(first_test) for h in heads[1 : selftest[-1] + 1])
+    assert "Self-Test pages of a capture follow the first run that replayed it" in html
+    assert [t for t in titles(doc_for(Path(dirs[-1]), tmp_path)) if t.startswith("Self-Test")] == SELFTEST

@@ -71,9 +71,7 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
         plot_style._log_ticks(bottom)
         bottom.set_ylabel("latency (µs, log scale)")
         bottom.set_xlabel("round")
-        from matplotlib.ticker import MaxNLocator
-
-        bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
+        plot_style.whole_number_ticks(bottom.xaxis, xs)
         bottom.legend(loc="upper left", frameon=False)
         top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
         png = plot_style._png(fig)

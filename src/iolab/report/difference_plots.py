@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .drawing import drawn_apart
-from .plot_style import Series, _figure, _png, _thousands, color, styled
+from .plot_style import Series, _figure, _png, _thousands, color, styled, whole_number_ticks
 
 
 def group_means(series: Sequence[Series]) -> dict[float, float]:
@@ -60,6 +60,7 @@ def difference_from_mean(
         bottom.axhline(0, color="black", lw=0.8)
         bottom.set_ylabel("difference from group mean (%)")
         bottom.set_xlabel(xlabel)
+        whole_number_ticks(bottom.xaxis, [x for s in series for x in s.x])
         bottom.set_title(f"difference from the group mean at each {xlabel} measured by at least two drives")
         _thousands(bottom)
         for ax in (top, bottom):

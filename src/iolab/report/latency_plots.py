@@ -96,9 +96,8 @@ def latency_histogram(
         bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
         h1, l1 = top.get_legend_handles_labels()
         h2, l2 = cum_ax.get_legend_handles_labels()
-        if len(hists) == 1:
-            top.legend(h1 + h2, l1 + l2, loc="upper left", framealpha=0.9)
-        else:
-            top.legend(h1 + h2, l1 + l2, loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
+        # right of the plot and of the cumulative axis' label: inside the plot it hides bars
+        fig.legend(h1 + h2, l1 + l2, loc="outside right upper", frameon=False)
+        if len(hists) > 1:
             bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
         return _png(fig)

@@ -109,3 +109,27 @@ def _log_ticks(ax, axis: str = "y") -> None:
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     a.set_major_formatter(ticks())
     a.set_minor_formatter(NullFormatter())
+
+
+def spaced_labels(fig: MplFigure, axis, texts: list[str], gap_px: float = 3.0) -> list[str]:
+    """The tick labels with each one that would overprint the label kept before it left
+    blank (close levels on a log axis, e.g. 32 and 36): measured on the laid-out figure."""
+    axis.set_ticklabels(texts)
+    fig.draw_without_rendering()
+    kept, out = None, []
+    for text, label in zip(texts, axis.get_ticklabels()):
+        box = label.get_window_extent()
+        if kept is not None and box.x0 < kept.x1 + gap_px:
+            out.append("")
+            continue
+        kept = box
+        out.append(text)
+    return out
+
+
+def whole_number_ticks(axis, values) -> None:
+    """Rounds, intervals and steps are whole numbers: no tick between them (1.5)."""
+    from matplotlib.ticker import MaxNLocator
+
+    if values and all(float(v).is_integer() for v in values):
+        axis.set_major_locator(MaxNLocator(integer=True))

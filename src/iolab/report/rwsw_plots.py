@@ -11,7 +11,18 @@ from pathlib import Path
 
 from ..units import num
 from .drawing import drawn_apart
-from .plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled
+from .plot_style import (
+    Series,
+    _figure,
+    _log_ticks,
+    _mark_partial,
+    _png,
+    _thousands,
+    color,
+    spaced_labels,
+    styled,
+    whole_number_ticks,
+)
 
 
 @dataclass(frozen=True)
@@ -62,16 +73,15 @@ def panels(
             if any(s.label for s in p.series) or shade_label or labelled:
                 ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         last = axes[-1]
+        last.set_xlabel(xlabel)
         if logx2:
             levels = sorted({x for p in items for s in p.series for x in s.x})
             last.set_xscale("log", base=2)
-            last.set_xticks(levels, [num(x, trim=True) for x in levels])
+            last.set_xticks(levels)
             last.minorticks_off()
-        elif all(float(x).is_integer() for p in items for s in p.series for x in s.x):
-            from matplotlib.ticker import MaxNLocator
-
-            last.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds, steps: no 1.25 ticks
-        last.set_xlabel(xlabel)
+            last.set_xticks(levels, spaced_labels(fig, last.xaxis, [num(x, trim=True) for x in levels]))
+        else:
+            whole_number_ticks(last.xaxis, [x for p in items for s in p.series for x in s.x])
         return _png(fig)
 
 

@@ -4,6 +4,7 @@ was given (inputs/analysis.json in the run directory)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from ..analysis.streamstats import StreamAnalysis
@@ -21,6 +22,17 @@ from .sections import table_pages
 def with_selftest(build: Callable[[RunData], list[Page]]) -> Callable[[RunData], list[Page]]:
     """An RWSW test's pages: its own, then the Self-Test pages of the capture it replayed."""
     return lambda run: build(run) + selftest_pages(run)
+
+
+def is_selftest(page: Page) -> bool:
+    return page.title.startswith("Self-Test")
+
+
+def capture_key(run: RunData) -> bytes | None:
+    """What a run's Self-Test pages are drawn from (its analysis.json, None: none given):
+    runs with one key have the same Self-Test pages."""
+    path = run.dir / INPUTS_DIR / ANALYSIS_FILE
+    return hashlib.sha1(path.read_bytes()).digest() if path.is_file() else None
 
 
 def load_analysis(run: RunData) -> StreamAnalysis | None:

@@ -6,6 +6,7 @@ which pages and figures a test has is handed in by api.py (report/ never asks th
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from ..errors import IolabError
 from . import header, write_document
 from .model import Document, HeaderColumn, Link, Table
 from .rundata import RunData, rounds_text
+from .rwsw_selftest import capture_key, is_selftest
 from .sections import table_pages
 
 SUMMARY = "Sequence Summary"
@@ -57,8 +59,25 @@ def write_sequence_report(
     ids = "\n".join(m.run.manifest.run_id for m in members)
     stem = f"sequence-{name or 'runs'}-{len(members)}tests-{hashlib.sha1(ids.encode()).hexdigest()[:8]}"
     return write_document(
-        [cover, *(m.document for m in members)], Path(out_dir), stem, title=f"{cover.test_name} — {cover.device}"
+        [cover, *selftest_once(members)], Path(out_dir), stem, title=f"{cover.test_name} — {cover.device}"
     )
+
+
+def selftest_once(members: Sequence[SequenceMember]) -> list[Document]:
+    """The runs' documents, the Self-Test pages of a capture only after the first run that
+    replayed it: every RWSW test of a sequence replays the same capture, and its pages would
+    otherwise repeat once per test."""
+    shown: set[bytes | None] = set()
+    docs = []
+    for m in members:
+        pages = m.document.pages
+        if any(is_selftest(p) for p in pages):
+            key = capture_key(m.run)
+            if key in shown:
+                pages = tuple(p for p in pages if not is_selftest(p))
+            shown.add(key)
+        docs.append(dataclasses.replace(m.document, pages=pages))
+    return docs
 
 
 def summary_document(name: str, heading: str | None, members: Sequence[SequenceMember]) -> Document:
@@ -155,7 +174,10 @@ def summary_pages(members: Sequence[SequenceMember]):
             figs.append((m.label, k.short, k.fmt(k.get(r.phases))))
         if not m.figures:
             figs.append((m.label, "no key figures declared for this test", "—"))
-    src = "Source: each run's manifest.json and results.db; the pages after this summary are each run's own report."
+    src = (
+        "Source: each run's manifest.json and results.db; the pages after this summary are each run's own report "
+        "(the Self-Test pages of a capture follow the first run that replayed it)."
+    )
     tables = [
         Table(
             "Runs of the sequence, in the order they ran",
