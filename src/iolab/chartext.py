@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .compare.characterise import grid
+from .compare.characterise import DIRECTIONS, direction_figures, grid
 from .summary import PhaseSummary
 from .units import num
 
@@ -30,6 +30,26 @@ def matrix_view(ph: PhaseSummary, console: Console) -> None:
             esc(lab), *(f"{num(c.iops)} ({num(c.lat_mean_us)})" if (c := cells.get((lab, q))) else "—" for q in qds)
         )
     console.print(t)
+    figs = direction_figures(ph)
+    if not any(f["read_iops"] is not None and f["write_iops"] is not None for f in figs.values()):
+        return  # no cell mixed reads and writes: the totals above are one direction's
+    for op in DIRECTIONS:
+        t = Table(title=f"{esc(ph.phase.name)}: {op} IOPS, MB/s (average / maximum latency µs)", box=box.SIMPLE)
+        t.add_column("")
+        for q in qds:
+            t.add_column(f"QD {q}", justify="right")
+        for lab in labels:
+            t.add_row(esc(lab), *(_direction_text(figs[c.key], op) if (c := cells.get((lab, q))) else "—" for q in qds))
+        console.print(t)
+
+
+def _direction_text(f: dict[str, float | None], op: str) -> str:
+    """'12,340, 50.54 (80.12 / 1,234)'; '—' for a direction the cell did not run."""
+    if f[f"{op}_iops"] is None:
+        return "—"
+    return (
+        f"{num(f[f'{op}_iops'])}, {num(f[f'{op}_mbps'])} ({num(f[f'{op}_lat_mean_us'])} / {num(f[f'{op}_lat_max_us'])})"
+    )
 
 
 def qos_view(ph: PhaseSummary, console: Console) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .cellschema import AVERAGED, CellRow, fold
@@ -58,6 +59,8 @@ class PhaseSummary:
     # the test's own parameters as the run used them (manifest plan.values; empty for runs
     # stored before it held them), so a figure reads the run's setting, not today's default
     values: Mapping[str, Any] = field(default_factory=dict)
+    # the run directory the phase was read from, for figures of its per-second series
+    run_dir: Path | None = None
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -123,7 +126,18 @@ def summarise_phase(
     decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
     values = dict(store.manifest.plan.get("values", {})) if store.manifest else {}
     return PhaseSummary(
-        phase, rounds, tuple(window), phase.steady, verdicts, tuple(cells), mixes, sizes, tuple(rows), decisions, values
+        phase,
+        rounds,
+        tuple(window),
+        phase.steady,
+        verdicts,
+        tuple(cells),
+        mixes,
+        sizes,
+        tuple(rows),
+        decisions,
+        values,
+        store.dir,
     )
 
 

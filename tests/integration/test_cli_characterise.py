@@ -159,8 +159,9 @@ CHEAP = {
 }
 
 
-def lower_is_better(unit: str) -> bool:
-    return unit in ("µs", "ms", "s")
+def lower_is_better(m) -> bool:
+    """A response time, or a spread (the consistency's coefficient of variation)."""
+    return m.unit in ("µs", "ms", "s") or "coefficient of variation" in m.name
 
 
 @pytest.mark.parametrize("test", [*TESTS, "latency-demand", "max-iops"])
@@ -179,12 +180,13 @@ def test_compare_two_simulated_drives(scratch, test):
     assert metrics
     table = summary_table(["a", "b"], [summarise(s) for s in stores], metrics)
     for j, m in enumerate(metrics):
-        assert m.higher_is_better == (not lower_is_better(m.unit)), m.name
+        assert m.higher_is_better == (not lower_is_better(m)), m.name
         vals = [row[j] for row in table.values]
         if " %" in m.name and vals == [None, None]:
             continue  # a tail percentile that 200 ms cells have too few IOs to measure (units.measurable)
-        assert all(v is not None and v > 0 for v in vals), (m.name, vals)  # measured on both drives
-        best = min(vals) if lower_is_better(m.unit) else max(vals)
+        flat_ok = "coefficient of variation" in m.name  # a flat steady part has a CV of 0
+        assert all(v is not None and (v > 0 or flat_ok and v == 0) for v in vals), (m.name, vals)  # measured on both
+        best = min(vals) if lower_is_better(m) else max(vals)
         assert table.ranks[vals.index(best)][j] == 1, m.name
     # each test's overlay pages follow the summary (one series per drive)
     overlays = {

@@ -1,13 +1,14 @@
 """The characterisation tests' overlays in a comparison: matrices as IOPS vs queue depth per
 drive (entropy also as IOPS vs entropy per queue depth), QoS as per-round figures per drive,
-IO consistency as the per-second series per drive."""
+IO consistency as the per-second series per drive on one linear scale."""
 
 from __future__ import annotations
 
 from ..compare.characterise import grid
-from ..report import plots
+from ..report import plot_style, plots
 from ..report.char_series import consistency_figures as consistency_facts
 from ..report.char_series import consistency_series
+from ..report.drawing import drawn_apart
 from ..report.model import Figure, Page, Table
 from ..report.rundata import RunData
 from ..summary import PhaseSummary
@@ -131,6 +132,37 @@ def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     return pages
 
 
+def common_scale(series: list[plots.Series]) -> float:
+    """The top of the one linear IOPS axis every drive's panel shares: the highest second of
+    any drive, with room so no point sits on the frame."""
+    return 1.05 * max((y for s in series for y in s.y), default=0.0) or 1.0
+
+
+def per_drive_axes(fig, series: list[plots.Series]) -> list:
+    """One panel per drive, each second a point, all on one linear axis from 0 to the common
+    maximum: a 4 % spread looks like 4 %, not like a collapse an auto-zoomed axis would draw."""
+    top = common_scale(series)
+    axes = fig.subplots(len(series), 1, sharex=True, squeeze=False)[:, 0]
+    for i, (ax, s) in enumerate(zip(axes, series)):
+        ax.scatter(s.x, s.y, s=3, color=plot_style.color(i))
+        ax.set_yscale("linear")
+        ax.set_ylim(0, top)
+        plot_style._thousands(ax)
+        ax.set_ylabel("IOPS")
+        ax.set_title(s.label, fontsize="small", loc="left")
+    axes[-1].set_xlabel("time (s)")
+    return list(axes)
+
+
+@drawn_apart
+def _per_drive_scatter(series: list[plots.Series], height: float) -> bytes:
+    with plot_style.styled():
+        fig = plot_style._figure(height)
+        per_drive_axes(fig, series)
+        fig.suptitle("IOPS every second, one panel per drive (one linear scale from 0)")
+        return plot_style._png(fig)
+
+
 def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     series, rows = [], []
     for label, run in zip(labels, runs):
@@ -146,18 +178,19 @@ def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 dips.text() if dips else "not evaluated",
             )
         )
-    png = plots.time_series_pair(series, "time (s)", "IOPS", "IOPS every second, one series per drive", height_mm=120)
-    return [
-        Page(
-            "IO Consistency: drives",
-            (
-                Figure("IOPS every second", png, 120, "Source: each run's results.db table series."),
-                Table(
-                    "steady part",
-                    ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"),
-                    tuple(rows),
-                    "Source: each run's results.db table series, after the run's steady-part start.",
-                ),
-            ),
-        )
-    ]
+    height = min(170.0, 30.0 + 40.0 * len(series))  # the panels and their captions fill one page at most
+    figure = Figure(
+        f"IOPS every second, one panel per drive, linear from 0 to {num(common_scale(series))}",
+        _per_drive_scatter(series, height),
+        height,
+        "Source: each run's results.db table series.",
+    )
+    table = Table(
+        "steady part",
+        ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"),
+        tuple(rows),
+        "Source: each run's results.db table series, after the run's steady-part start.",
+    )
+    if height <= 120:
+        return [Page("IO Consistency: drives", (figure, table))]
+    return [Page("IO Consistency: drives", (figure,)), Page("IO Consistency: steady part", (table,))]

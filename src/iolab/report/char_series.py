@@ -5,6 +5,8 @@ Reads only the run directory."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..cellschema import CellRow
 from ..endurance import endurance
@@ -156,13 +158,15 @@ def steady_from(run: RunData) -> float:
 Latencies = list[float | None]
 
 
-def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
-    """Per second: time, IOPS, average and maximum latency (None where the engine has none)."""
-    ph = run.phase("consistency")
-    if ph is None or not ph.rows:
+def phase_series(
+    ph: PhaseSummary | None, run_dir: Path | None
+) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
+    """Per second of the consistency phase's last cell: time, IOPS, average and maximum
+    latency (None where the engine has none)."""
+    if ph is None or not ph.rows or run_dir is None:
         return [], [], [], [], None
     row = ph.rows[-1]
-    store = _store(run)
+    store = RunStore.open(run_dir)
     try:
         pts = store.series(row.id)
     finally:
@@ -170,14 +174,30 @@ def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencie
     return [p[0] for p in pts], [p[1] + p[2] for p in pts], [p[4] for p in pts], [p[5] for p in pts], row
 
 
-def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
-    t, iops, _, _, _ = consistency_series(run)
-    start = steady_from(run)
+def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
+    return phase_series(run.phase("consistency"), run.dir)
+
+
+def steady_figures(t: list[float], iops: list[float], start: float) -> tuple[Spread | None, Dips | None]:
+    """The spread and dips of the seconds after `start`: what the report, the comparison and
+    the key figures show."""
     st = [(x, y) for x, y in zip(t, iops) if x > start]
     if not st:
         return None, None
     ts, ys = zip(*st)
     return spread(list(ys)), find_dips(list(ts), list(ys))
+
+
+def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
+    t, iops, _, _, _ = consistency_series(run)
+    return steady_figures(t, iops, steady_from(run))
+
+
+def phase_spread(ph: PhaseSummary) -> Spread | None:
+    """The steady part's spread of a consistency phase read on its own (a key figure), from
+    the run's stored series and its own steady_from."""
+    t, iops, _, _, _ = phase_series(ph, ph.run_dir)
+    return steady_figures(t, iops, float(ph.values.get("steady_from", 0.0)))[0]
 
 
 @drawn_apart

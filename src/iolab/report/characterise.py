@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..compare.characterise import grid
+from ..compare.characterise import direction_figures, grid
 from ..summary import CellAverage, PhaseSummary
 from ..units import num
 from . import plots
@@ -16,24 +16,40 @@ from .model import Figure, Page, Table, Text
 from .rundata import RunData
 from .sections import not_measured_page, table_pages, window_source
 
-Getter = Callable[[CellAverage], float | None]
+# A cell's figure from its window averages, or from its per-direction figures (direction_figures)
+Getter = Callable[[CellAverage, dict[str, float | None]], float | None]
+Metric = tuple[str, str, Getter, bool]  # name, unit, getter, lower is better
+Metrics = tuple[Metric, ...] | Callable[[PhaseSummary], tuple[Metric, ...]]  # or per phase
 
-IOPS = ("IOPS", "IOPS", lambda c: c.iops, False)
-MBPS = ("MB/s", "MB/s", lambda c: c.mbps, False)
-ART = ("average latency", "µs", lambda c: c.lat_mean_us, True)
-MRT = ("maximum latency", "µs", lambda c: c.lat_max_us, True)
-READ_IOPS = ("read IOPS", "IOPS", lambda c: c.read_iops, False)
-WRITE_IOPS = ("write IOPS", "IOPS", lambda c: c.write_iops, False)
+IOPS: Metric = ("IOPS", "IOPS", lambda c, d: c.iops, False)
+MBPS: Metric = ("MB/s", "MB/s", lambda c, d: c.mbps, False)
+ART: Metric = ("average latency", "µs", lambda c, d: c.lat_mean_us, True)
+MRT: Metric = ("maximum latency", "µs", lambda c, d: c.lat_max_us, True)
+
+
+def _direction(op: str, name: str, unit: str, figure: str, lower: bool) -> Metric:
+    return (f"{op} {name}", unit, lambda c, d: d[f"{op}_{figure}"], lower)
+
+
+READ_IOPS, WRITE_IOPS = (_direction(op, "IOPS", "IOPS", "iops", False) for op in ("read", "write"))
+READ_MBPS, WRITE_MBPS = (_direction(op, "MB/s", "MB/s", "mbps", False) for op in ("read", "write"))
+READ_ART, WRITE_ART = (_direction(op, "average latency", "µs", "lat_mean_us", True) for op in ("read", "write"))
+READ_MRT, WRITE_MRT = (_direction(op, "maximum latency", "µs", "lat_max_us", True) for op in ("read", "write"))
+# a mixed phase's figures as reviews publish them: each total, then its read and write parts
+MIXED_TABLES: tuple[Metric, ...] = (IOPS, READ_IOPS, WRITE_IOPS, MBPS, READ_MBPS, WRITE_MBPS, ART, READ_ART, WRITE_ART)
+MIXED_TABLES += (MRT, READ_MRT, WRITE_MRT)
+MIXED_PLOTS: tuple[Metric, ...] = (IOPS, READ_IOPS, WRITE_IOPS, READ_ART, WRITE_ART, ART)
 
 
 def _axis(name: str, unit: str) -> str:
-    """'average latency (µs)', but 'IOPS', not 'IOPS (IOPS)'."""
-    return name if name == unit else f"{name} ({unit})"
+    """'average latency (µs)', but 'read IOPS', not 'read IOPS (IOPS)'."""
+    return name if name.endswith(unit) else f"{name} ({unit})"
 
 
 def _values(ph: PhaseSummary, get: Getter) -> tuple[list[str], list[int], list[list[float | None]]]:
     labels, qds, cells = grid(ph)
-    return labels, qds, [[None if (lab, q) not in cells else get(cells[(lab, q)]) for q in qds] for lab in labels]
+    d = direction_figures(ph)
+    return labels, qds, [[get(c, d[c.key]) if (c := cells.get((lab, q))) else None for q in qds] for lab in labels]
 
 
 def _table(run: RunData, ph: PhaseSummary, metric) -> Table:
@@ -94,18 +110,26 @@ def _heat(ph: PhaseSummary, metric, height: float) -> Figure:
     )
 
 
-def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: tuple, tabled: tuple) -> list[Page]:
+def mixes_directions(ph: PhaseSummary) -> bool:
+    """Whether a phase ran reads and writes together in one cell (a mix worth splitting)."""
+    return any({s.get("op") for s in r.workload.get("streams", ())} >= {"read", "write"} for r in ph.rows)
+
+
+def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: Metrics, tabled: Metrics) -> list[Page]:
+    """`plotted`/`tabled` for every phase, or a function of the phase giving them."""
     pages: list[Page] = []
     for ph in phases:
+        plotted_ph = plotted(ph) if callable(plotted) else plotted
+        tabled_ph = tabled(ph) if callable(tabled) else tabled
         if not ph.cells:
             pages.append(not_measured_page(run, ph, ph.phase.name))
             continue
-        first, *rest = plotted
+        first, *rest = plotted_ph
         pages.append(Page(f"{ph.phase.name}: {first[0]}", (_lines(ph, first, 85), _heat(ph, first, 80))))
         for a, b in zip(rest[::2], [*rest[1::2], None]):
             blocks = (_lines(ph, a, 85),) + ((_lines(ph, b, 85),) if b else ())
             pages.append(Page(f"{ph.phase.name}: {a[0]}" + (f", {b[0]}" if b else ""), blocks))
-        pages += table_pages(f"Tabular Results — {ph.phase.name}", [_table(run, ph, m) for m in tabled])
+        pages += table_pages(f"Tabular Results — {ph.phase.name}", [_table(run, ph, m) for m in tabled_ph])
     return pages
 
 
@@ -123,11 +147,7 @@ def matrix_pages(run: RunData) -> list[Page]:
 
 
 def mixed_pages(run: RunData) -> list[Page]:
-    return (
-        preconditioning_pages(run)
-        + grid_pages(run, measured(run), (IOPS, READ_IOPS, WRITE_IOPS, ART), (IOPS, READ_IOPS, WRITE_IOPS, MBPS, ART))
-        + endurance_pages(run)
-    )
+    return preconditioning_pages(run) + grid_pages(run, measured(run), MIXED_PLOTS, MIXED_TABLES) + endurance_pages(run)
 
 
 # fio's usr + sys CPU of a job, in % of one core, from which the host (fio making the data:
@@ -177,7 +197,12 @@ def entropy_pages(run: RunData) -> list[Page]:
     )
     return (
         preconditioning_pages(run)
-        + grid_pages(run, measured(run), (IOPS, ART, MRT), (IOPS, MBPS, ART, MRT))
+        + grid_pages(
+            run,
+            measured(run),
+            lambda ph: (IOPS, ART, MRT) + (MIXED_PLOTS[1:5] if mixes_directions(ph) else ()),
+            lambda ph: MIXED_TABLES if mixes_directions(ph) else (IOPS, MBPS, ART, MRT),
+        )
         + [cpu]
         + endurance_pages(run)
     )

@@ -10,14 +10,14 @@ from ..chartext import consistency_view
 from ..compare import KeyMetric
 from ..compare_pages.characterise import consistency_overlays
 from ..plan import Cell, Phase, Profile, TestPlan
-from ..report.char_series import consistency_pages
+from ..report.char_series import consistency_pages, phase_spread
 from ..targets import Target
 from ..testdef import TestDef
 from ..units import KiB
 from ..workload import Workload
 from . import active_fraction, no_input, tested_capacity
 from . import characterise_common as cc
-from .figures import rounds
+from .figures import phase, rounds
 
 PARAMS = (
     tp.Param(
@@ -84,7 +84,19 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     return (
         KeyMetric("IOPS over the whole period", "IOPS", True, rounds("consistency", lambda rs: rs[-1].iops)),
         KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us)),
+        # the steady part's spread, as the report's figures table gives it
+        KeyMetric("steady-part coefficient of variation", "%", False, _spread(lambda sp: 100 * sp.cv)),
+        KeyMetric("steady-part minimum ÷ maximum", "%", True, _spread(lambda sp: 100 * sp.min_over_max)),
     )
+
+
+def _spread(figure):
+    def get(phases) -> float | None:
+        ph = phase(phases, "consistency")
+        sp = phase_spread(ph) if ph else None
+        return figure(sp) if sp else None
+
+    return get
 
 
 TEST = TestDef(
