@@ -84,3 +84,19 @@ def test_a_run_with_libaio_completes_and_its_manifest_records_it(scratch):
     assert manifest["state"] == "complete" and manifest["versions"]["ioengine"] == "libaio"
     jobs = "\n".join(f.read_text() for f in (run / "raw").rglob("*.fio"))
     assert engines_in(jobs) == {"libaio"}
+
+
+def test_resume_goes_on_with_the_runs_own_ioengine_unless_told(scratch):
+    if async_ioengine("fio") != "io_uring":
+        pytest.skip("io_uring does not work on this host")
+    from .test_resume import run_and_kill
+
+    runs = scratch / "runs"
+    spec = f"file:{scratch}/target.img?size=64MiB"
+    base = ("latency", "--cell-time", "200ms", "--max-rounds", "5", "-t", spec)
+    # io_uring is not what auto takes: a resume that fell back to auto would write libaio jobs
+    run = run_and_kill(scratch, runs, "main-r02-c02", (*base, "--ioengine", "io_uring"))
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert engines_in("\n".join(f.read_text() for f in (run / "raw").rglob("*.fio"))) == {"io_uring"}
+    assert json.loads((run / "manifest.json").read_text())["versions"]["ioengine"] == "io_uring"
