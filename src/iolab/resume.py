@@ -95,10 +95,10 @@ def prepare(
             f"iolab run {m.test} -t {m.target['spec']}"
         )
     # the rounds to come use the fio ioengine of the rounds stored, unless told otherwise
-    used = m.versions.get("ioengine")
-    if used is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
-        used = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
-    ioengine = ioengine or (used if used in ("io_uring", "libaio") else None)
+    ran_with = m.versions.get("ioengine")
+    if ran_with is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
+        ran_with = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
+    ioengine = ioengine or (ran_with if ran_with in ("io_uring", "libaio") else None)
     # one run per target, a resumed one too; Runner.run releases it
     claim = TargetClaim(target, None) if remote else targets.claim(target)
     engine = None
@@ -143,8 +143,8 @@ def prepare(
         store = RunStore.open(probe.dir, writable=True)
         notes: list[str] = []
         now = engine_versions(engine, target).get("ioengine")
-        if used and now != used:  # the manifest names the engine of the rounds to come; the note, the change
-            notes.append(f"fio ioengine {now} from here on (the rounds before used {used}).")
+        if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
+            notes.append(f"fio ioengine {now} from here on (the rounds before used {ran_with}).")
             manifest_of(store).versions["ioengine"] = now
         built = _built(store, plan)
         start = _where(store, built, target, caps, notes)

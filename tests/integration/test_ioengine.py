@@ -100,3 +100,19 @@ def test_resume_goes_on_with_the_runs_own_ioengine_unless_told(scratch):
     assert res.returncode == 0, res.stderr + res.stdout
     assert engines_in("\n".join(f.read_text() for f in (run / "raw").rglob("*.fio"))) == {"io_uring"}
     assert json.loads((run / "manifest.json").read_text())["versions"]["ioengine"] == "io_uring"
+
+
+def test_resume_with_another_ioengine_says_so_and_records_it(scratch):
+    if async_ioengine("fio") != "io_uring":
+        pytest.skip("io_uring does not work on this host")
+    from .test_resume import run_and_kill
+
+    runs = scratch / "runs"
+    run = run_and_kill(scratch, runs, "main-r02-c02")  # auto: libaio on a file
+    res = iolab("resume", str(run), "--no-report", "--ioengine", "io_uring", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "fio ioengine io_uring from here on (the rounds before used libaio)" in res.stdout, res.stdout[:600]
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["versions"]["ioengine"] == "io_uring"
+    assert any("the rounds before used libaio" in n for n in manifest["notes"])
+    assert engines_in("\n".join(f.read_text() for f in (run / "raw").rglob("*.fio"))) == {"libaio", "io_uring"}
