@@ -135,6 +135,7 @@ def resume_test(
     allow_unsafe: bool = False,
     allow_system_disk: bool = False,
     listen_any: bool = False,
+    ioengine: str | None = None,
     progress: Progress | None = None,
     report: bool = True,
     on_start: Callable[[Resumption], None] | None = None,
@@ -142,8 +143,10 @@ def resume_test(
 ) -> TestRun:
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
-    the run so far kept (and no report written)."""
-    r, engine = resuming.prepare(run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any)
+    the run so far kept (and no report written). `ioengine`: fio's IO engine (None: the run's own)."""
+    r, engine = resuming.prepare(
+        run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
+    )
     try:
         if on_start:
             on_start(r)

@@ -92,6 +92,7 @@ def run(
         args.allow_unsafe_target,
         args.allow_system_disk,
         args.listen_any,
+        args.ioengine,
     )
     options = RunOptions(
         purge_method=args.purge,
@@ -122,6 +123,8 @@ def run(
         current[:] = [store]
         m = manifest_of(store)
         console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
+        if "ioengine" in m.versions:
+            console.print(f"fio ioengine: {esc(m.versions['ioengine'])}")
         for overridden in m.safety_overrides:
             console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
         if not m.compliant:
@@ -182,9 +185,7 @@ def run(
 
 
 @app.command()
-@with_run_args(
-    "allow_unsafe_target", "allow_system_disk", "listen_any", "runs_dir", "report", "json_out", "require_steady"
-)
+@with_run_args(*opts.RESUME_OPTIONS)
 def resume(
     run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
     *,
@@ -221,6 +222,7 @@ def resume(
                 allow_unsafe=args.allow_unsafe_target,
                 allow_system_disk=args.allow_system_disk,
                 listen_any=args.listen_any,
+                ioengine=args.ioengine,
                 progress=progress,
                 report=args.report,
                 on_start=started,
@@ -440,6 +442,7 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
     "cell_time",
     "capacity_limit",
     "sets",
+    "ioengine",
 )
 def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
@@ -457,7 +460,7 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
         raise IolabError(
             "fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio."
         )
-    engine = FioEngine()
+    engine = FioEngine(ioengine=args.ioengine or "auto")
     split = scaleout.legs_for_run(tgt, args.paths, args.hosts, args.hosts_file)
 
     def job(w, tag: str) -> str:

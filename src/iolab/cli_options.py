@@ -19,6 +19,7 @@ from rich.measure import Measurement
 
 from . import registry, suites
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
+from .engines.fio_job import AUTO_RULE, check_ioengine
 from .errors import IolabError
 from .plan import Profile
 from .testparams import parse_settings
@@ -218,9 +219,20 @@ class RunArgs:
         "which fio completes no IO for this long (default: 3 × the cell time, at least "
         "30 s; e.g. 2m). Lower values than 30 s only when given here.",
     )
+    ioengine: Optional[str] = _opt(
+        None,
+        "--ioengine",
+        metavar="ENGINE",
+        help=f"fio's IO engine on block devices and files: io_uring, libaio or auto ({AUTO_RULE}; "
+        "`iolab resume`: the run's own). NBD uses fio's nbd engine; --hosts-file hosts their ioengine field.",
+    )
     everything: bool = _opt(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test).")
     json_out: bool = _opt(False, "--json", help=JSON_HELP)
     require_steady: bool = _opt(False, "--require-steady", help=STEADY_HELP)
+
+    def __post_init__(self) -> None:
+        if self.ioengine is not None:  # refused before anything starts, whatever the target
+            check_ioengine(self.ioengine)
 
     def make_profile(self) -> Profile:
         sets = [
@@ -315,6 +327,17 @@ EXPORT_OUT = typer.Option(
 
 
 RUN_FIELDS = {f.name: f for f in fields(RunArgs)}
+# `iolab resume` goes on with the run's own test, target and profile: these options only.
+RESUME_OPTIONS = (
+    "allow_unsafe_target",
+    "allow_system_disk",
+    "listen_any",
+    "runs_dir",
+    "report",
+    "json_out",
+    "require_steady",
+    "ioengine",
+)
 
 
 def with_run_args(*names: str):

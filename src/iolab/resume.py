@@ -22,6 +22,7 @@ from .cellschema import CellRow
 from .decide import sample_of_row
 from .engines import Capabilities, Engine, engine_class, purge_methods
 from .engines.fio_hosts import legs_from_manifest, split_engine
+from .engines.fio_job import async_ioengine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
 from .manifest import manifest_of
@@ -29,7 +30,7 @@ from .phaseend import early_stop, steady_minimum, written_since_purge
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
 from .runfiles import INPUTS_DIR
 from .runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
-from .runstart import RunOptions, as_planned, plan_summary
+from .runstart import RunOptions, as_planned, engine_versions, plan_summary
 from .steady import evaluate
 from .store import RunStore
 from .targets.lock import TargetClaim
@@ -52,11 +53,12 @@ def prepare(
     allow_unsafe: bool = False,
     allow_system_disk: bool = False,
     listen_any: bool = False,
+    ioengine: str | None = None,
 ) -> tuple[Resumption, Engine]:
     """Open the run for writing, check it can go on, recover lost cells and decide where it
     continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
     `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
-    the engines' list nor the test registry."""
+    the engines' list nor the test registry. `ioengine` (fio's; None: the one the run used)."""
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
     m = manifest_of(probe)
     probe.close()
@@ -92,6 +94,11 @@ def prepare(
             "continue there: a run measures one drive. Start a new run: "
             f"iolab run {m.test} -t {m.target['spec']}"
         )
+    # the rounds to come use the fio ioengine of the rounds stored, unless told otherwise
+    ran_with = m.versions.get("ioengine")
+    if ran_with is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
+        ran_with = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
+    ioengine = ioengine or (ran_with if ran_with in ("io_uring", "libaio") else None)
     # one run per target, a resumed one too; Runner.run releases it
     claim = TargetClaim(target, None) if remote else targets.claim(target)
     engine = None
@@ -100,10 +107,17 @@ def prepare(
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (
             split_engine(
-                target, legs, "iolab resume (the run's hosts)", None, allow_unsafe, allow_system_disk, listen_any
+                target,
+                legs,
+                "iolab resume (the run's hosts)",
+                None,
+                allow_unsafe,
+                allow_system_disk,
+                listen_any,
+                ioengine or "auto",
             )
             if legs
-            else engine_for(target)
+            else engine_for(target, ioengine=ioengine)
         )
         diff = _host_differences(stored, engine.target_identity()) if stored and remote else []
         if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
@@ -128,6 +142,10 @@ def prepare(
         )
         store = RunStore.open(probe.dir, writable=True)
         notes: list[str] = []
+        now = engine_versions(engine, target).get("ioengine")
+        if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
+            notes.append(f"fio ioengine {now} from here on (the rounds before used {ran_with}).")
+            manifest_of(store).versions["ioengine"] = now
         built = _built(store, plan)
         start = _where(store, built, target, caps, notes)
         # phases after the one it starts at are built again from what it measures now

@@ -95,12 +95,21 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         parameters=dict(plan.parameters),
         notes=list(plan.notes) + list(getattr(engine, "notes", ())),
         steady_rule=rule_text(plan),
-        versions={"iolab": __version__, "engine": engine.version()},
+        versions=engine_versions(engine, target),
         platform=platform_facts() | {"tested_by": options.tested_by},
         started=now_iso(),
         plan=plan_summary(plan),
         split=list(getattr(engine, "split", ())),
     )
+
+
+def engine_versions(engine: Engine, target: Target) -> dict[str, Any]:
+    """The manifest's versions: iolab's, the engine's and the fio ioengine its rounds use."""
+    out: dict[str, Any] = {"iolab": __version__, "engine": engine.version()}
+    ioengine_of = getattr(engine, "ioengine_of", None)  # only fio has one
+    if ioengine_of is not None:
+        out["ioengine"] = ioengine_of(target)
+    return out
 
 
 def plan_summary(plan: TestPlan) -> dict[str, Any]:

@@ -56,15 +56,16 @@ def engine_for_run(
     allow_unsafe: bool = False,
     allow_system_disk: bool = False,
     listen_any: bool = False,
+    ioengine: str | None = None,
 ) -> Engine:
     """The engine for `iolab run`: the target's own, or one that splits each round's
-    outstanding IO over several paths or hosts."""
+    outstanding IO over several paths or hosts. `ioengine`: `--ioengine` (None: not given)."""
     split = legs_for_run(tgt, paths, hosts, hosts_file)
     if split is None:
-        return engine_for(tgt, stall_timeout=stall_s)
+        return engine_for(tgt, stall_timeout=stall_s, ioengine=ioengine)
     from .engines.fio_hosts import split_engine
 
-    return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk, listen_any)
+    return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
 
 
 def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:

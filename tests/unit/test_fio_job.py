@@ -225,3 +225,23 @@ def test_histogram_log_only_where_the_per_second_maximum_is_asked_for():
     assert "write_hist_log" not in job(w)["global"]  # ~6 KB per job per second: not for every cell
     g = job(w.with_(max_per_second=True))["global"]
     assert g["write_hist_log"] == "iops-r01-c00" and g["log_hist_msec"] == "1000"
+
+
+def test_ioengine_choice(monkeypatch):
+    from iolab.engines import fio_job
+
+    uri = "nbd+unix:///disk?socket=/run/nbd.sock"
+    nbd = Target("nbd", uri, uri, 64 * MiB)
+    file = Target("file", "file:/srv/a.img", "/srv/a.img", 64 * MiB)
+    monkeypatch.setattr(fio_job, "async_ioengine", lambda fio: "io_uring")
+    assert [fio_job.pick_ioengine(c, DEV, "fio") for c in ("io_uring", "libaio")] == ["io_uring", "libaio"]
+    assert fio_job.pick_ioengine("auto", DEV, "fio") == fio_job.AUTO_IOENGINE["block"]
+    assert fio_job.pick_ioengine("auto", file, "fio") == fio_job.AUTO_IOENGINE["file"]
+    assert {fio_job.pick_ioengine(c, nbd, "fio") for c in fio_job.IOENGINES} == {"nbd"}  # NBD keeps fio's nbd
+    with pytest.raises(IolabError, match="use io_uring, libaio or auto"):
+        fio_job.pick_ioengine("sync", DEV, "fio")
+    # a host whose kernel refuses io_uring: auto falls back, a named io_uring is refused
+    monkeypatch.setattr(fio_job, "async_ioengine", lambda fio: "libaio")
+    assert fio_job.pick_ioengine("auto", DEV, "fio") == "libaio"
+    with pytest.raises(EngineError, match="--ioengine io_uring: a one-IO fio run"):
+        fio_job.pick_ioengine("io_uring", DEV, "fio")

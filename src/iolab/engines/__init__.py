@@ -83,7 +83,7 @@ class EngineClass(Protocol):
 
     capabilities: Capabilities
 
-    def __call__(self, **options: float | None) -> Engine: ...
+    def __call__(self, **options: float | str | None) -> Engine: ...
 
 
 def engine_class(target: Target) -> EngineClass:
@@ -96,13 +96,20 @@ def engine_class(target: Target) -> EngineClass:
     raise IolabError(f"target {target.spec}: no engine drives targets of kind {target.kind!r}.")
 
 
-def engine_for(target: Target, stall_timeout: float | None = None) -> Engine:
+def engine_for(target: Target, stall_timeout: float | None = None, ioengine: str | None = None) -> Engine:
     """The engine that drives this kind of target. `stall_timeout` (seconds without a
     completed IO before a round is stopped and failed) applies to engines on real devices;
-    one in virtual time runs in-process and cannot stall on a device."""
+    one in virtual time runs in-process and cannot stall on a device. `ioengine` (fio's IO
+    engine, `--ioengine`; None: the engine's default) only to an engine that takes one."""
     check_stall_timeout(stall_timeout)
     cls = engine_class(target)
-    return cls() if cls.capabilities.virtual_time else cls(stall_timeout=stall_timeout)
+    if cls.capabilities.virtual_time:
+        if ioengine is not None:
+            raise IolabError(
+                f"--ioengine {ioengine}: it chooses fio's IO engine; {target.spec} runs on the simulator, not fio."
+            )
+        return cls()
+    return cls(stall_timeout=stall_timeout, **({"ioengine": ioengine} if ioengine is not None else {}))
 
 
 def purge_methods(target: Target, caps: Capabilities | None = None) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept besid
 from ..targets import PurgeOutcome, Target
 from ..workload import Workload
 from .capabilities import Capabilities  # noqa: E402
-from .fio_job import async_ioengine, build_job, fio_missing, fio_version
+from .fio_job import build_job, check_ioengine, fio_missing, fio_version, pick_ioengine
 from .fio_parse import load_round
 from .fio_supervise import (
     Progress,
@@ -50,12 +50,14 @@ class FioEngine:
         keeps_state=True,
     )
 
-    def __init__(self, fio: str = "fio", stall_timeout: float | None = None):
+    def __init__(self, fio: str = "fio", stall_timeout: float | None = None, ioengine: str = "auto"):
         """`stall_timeout`: seconds without a completed IO before a round is stopped and
-        failed (default: `default_stall_timeout` of each round's workload)."""
+        failed (default: `default_stall_timeout` of each round's workload). `ioengine`: fio's
+        engine for block devices and files, io_uring, libaio or auto (fio_job.pick_ioengine)."""
         check_stall_timeout(stall_timeout)
         self.fio = fio
         self.stall_timeout = stall_timeout
+        self.ioengine = check_ioengine(ioengine)
 
     # -- protocol -------------------------------------------------------------------------
     def version(self) -> str:
@@ -89,9 +91,12 @@ class FioEngine:
         while (left := end - time.monotonic()) > 0:
             time.sleep(min(left, 0.5))
 
+    def ioengine_of(self, target: Target) -> str:
+        """The fio ioengine this engine's rounds on `target` use (the manifest records it)."""
+        return pick_ioengine(self.ioengine, target, self.fio)
+
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
-        engine = "nbd" if target.kind == "nbd" else async_ioengine(self.fio)
-        return build_job(target, workload, tag, engine)
+        return build_job(target, workload, tag, self.ioengine_of(target))
 
     def run(
         self, target: Target, workload: Workload, raw_dir: Path, tag: str, progress: Progress | None = None

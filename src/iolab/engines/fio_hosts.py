@@ -95,6 +95,7 @@ def split_engine(
     allow_unsafe: bool = False,
     allow_system_disk: bool = False,
     listen_any: bool = False,
+    ioengine: str = "auto",
 ) -> SplitFioEngine:
     """Check every leg as a run must (each extra path like the target; each host's target
     where that host writes it, see hostcheck), then start or reach the fio servers."""
@@ -102,11 +103,11 @@ def split_engine(
         for leg in legs:  # every path writes the drive: each must pass the checks the target passes
             if leg.target.path != target.path:
                 check_safe_to_write(leg.target, allow_unsafe, allow_system_disk)
-        return SplitFioEngine(legs, stall_timeout=stall_s)
+        return SplitFioEngine(legs, stall_timeout=stall_s, ioengine=ioengine)
     refuse_wildcards([leg.host for leg in legs if leg.host], listen_any)
     claims, local, overridden, how = check_host_legs(legs, allow_unsafe, allow_system_disk)
     try:
-        engine = SplitFioEngine(legs, stall_timeout=stall_s)
+        engine = SplitFioEngine(legs, stall_timeout=stall_s, ioengine=ioengine)
     except BaseException:
         for c in claims:
             c.release()
@@ -121,12 +122,13 @@ class SplitFioEngine:
 
     name = "fio"
 
-    def __init__(self, legs: list[Leg], fio: str = "fio", stall_timeout: float | None = None):
+    def __init__(self, legs: list[Leg], fio: str = "fio", stall_timeout: float | None = None, ioengine: str = "auto"):
+        """`ioengine`: fio's IO engine for paths on this machine; a host's comes from its host entry."""
         if len(legs) < 1 or (any(leg.host for leg in legs) and not all(leg.host for leg in legs)):
             raise EngineError("a split round needs legs that are all local paths or all hosts.")
         self.legs = legs
         self.fio = fio
-        self.single = FioEngine(fio, stall_timeout)
+        self.single = FioEngine(fio, stall_timeout, ioengine)
         self.stall_timeout = stall_timeout
         self.servers: Servers | None = None
         self.claims: list = []  # this machine's paths that host legs write, held until close
@@ -238,6 +240,11 @@ class SplitFioEngine:
 
     def version(self) -> str:
         return _fio_version(self.fio)
+
+    def ioengine_of(self, target: Target) -> str:
+        """The fio ioengine(s) the legs' rounds use: a host's from its host entry."""
+        names = [leg.host.ioengine if leg.host else self.single.ioengine_of(leg.target) for leg in self.legs]
+        return ", ".join(dict.fromkeys(names))
 
     def prepare(self, target: Target) -> None:
         # A file target is made here (marked as iolab's, as a local run makes it) on this

@@ -1,6 +1,6 @@
 """Writing fio job files: one fio job section per access pattern (RND, SEQ); inside a
 section, read % and per-direction block-size splits are exact fio options. Also what fio
-itself is on this host (its version, the best async IO engine)."""
+itself is on this host (its version, whether io_uring works) and which ioengine a target gets."""
 
 from __future__ import annotations
 
@@ -89,6 +89,44 @@ def async_ioengine(fio: str) -> str:
         except (ValueError, KeyError, IndexError, TypeError):
             ok = False
     return "io_uring" if ok else "libaio"
+
+
+# `--ioengine`: fio's engine for block devices and files (an NBD export always uses fio's nbd).
+IOENGINES = ("auto", "io_uring", "libaio")
+# What `auto` picks per target kind, measured with bench/overhead.py (figures in
+# bench/README.md). On a RAM-speed block device (zram), where fio's own cost is the limit,
+# libaio gave 1.2-2.1x the IOPS and 1.2-1.7x the IOs per fio CPU-second of io_uring; on a
+# file the two were within the noise (0.97-1.02x IOPS), so libaio there too: it works on
+# every kernel and keeps file and device runs on one engine.
+AUTO_IOENGINE = {"block": "libaio", "file": "libaio"}
+AUTO_RULE = "libaio on block devices and files"
+
+
+def check_ioengine(choice: str) -> str:
+    if choice not in IOENGINES:
+        raise IolabError(
+            f"--ioengine {choice!r}: use io_uring, libaio or auto (auto: {AUTO_RULE}; "
+            "libaio where this host cannot run io_uring; NBD exports always use fio's nbd engine)."
+        )
+    return choice
+
+
+def pick_ioengine(choice: str, target: Target, fio: str) -> str:
+    """The fio ioengine a round on `target` uses for `--ioengine choice`. `auto` follows
+    AUTO_IOENGINE, with libaio where io_uring does not work on this host; io_uring asked for
+    by name on such a host is refused rather than silently replaced."""
+    check_ioengine(choice)
+    if target.kind == "nbd":
+        return "nbd"
+    want = AUTO_IOENGINE.get(target.kind, "libaio") if choice == "auto" else choice
+    if want == "io_uring" and async_ioengine(fio) != "io_uring":
+        if choice == "auto":
+            return "libaio"
+        raise EngineError(
+            "--ioengine io_uring: a one-IO fio run with io_uring failed on this host (kernel too old, "
+            "io_uring disabled by sysctl or a container's seccomp). Use --ioengine libaio or auto."
+        )
+    return want
 
 
 # ---------------------------------------------------------------------------------------

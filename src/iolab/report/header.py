@@ -63,7 +63,7 @@ def platform_items(run: RunData) -> list[tuple[str, str]]:
         ("OS", _val(p.get("os"))),
         ("Kernel", _val(p.get("kernel"))),
         ("Test software", f"iolab {_val(v.get('iolab'))}"),
-        ("IO engine", _val(v.get("engine"))),
+        ("IO engine", _val(v.get("engine")) + (f", ioengine={v['ioengine']}" if v.get("ioengine") else "")),
     ]
 
 
