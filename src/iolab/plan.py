@@ -26,7 +26,7 @@ MAX_CELL_SECONDS = 24 * 3600.0
 MAX_ROUNDS = 1000
 # × capacity written: beyond it byte counts overflow, and no test writes a drive that often.
 MAX_MULTIPLE = 1000
-# What each profile sets (PTS digest A.2); --write-cache and --active-range replace the first two.
+# What each profile sets (the PTS's common parameters); --write-cache and --active-range replace the first two.
 PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
     "enterprise": {"write_cache": False, "active_range": 1.0, "threads": 4, "queue_depth": 32},
     "client": {"write_cache": True, "active_range": 0.75, "threads": 2, "queue_depth": 16},

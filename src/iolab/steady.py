@@ -1,4 +1,4 @@
-"""SNIA steady state (PTS §2.1.24; digest A.3).
+"""SNIA steady state (PTS §2.1.24).
 
 For a tracking variable y over the measurement window of the last `window` rounds R:
 

@@ -176,7 +176,7 @@ def test_resume_builds_a_deferred_phase_again_from_the_stored_results(tmp_path, 
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
     monkeypatch.setattr(resume, "engine_class", lambda target: engine_class)
     engine = engine_class(iops)
-    r, _ = resume.prepare(s.dir, lambda t: engine, registry.build_plan)
+    r, _ = resume.prepare(s.dir, lambda t, **_: engine, registry.build_plan)
     if engine_class is KeepingEngine:  # it goes on in the built phase
         assert r.start.phase == 1 and isinstance(r.plan.phases[1], Phase)
         assert r.plan.phases[1].cells[0].workload.queue_depth == 8

@@ -1,4 +1,4 @@
-"""Test definitions: loop order, outstanding IO, tracking variables, budgets (digest A.5–A.8)."""
+"""Test definitions: loop order, outstanding IO, tracking variables, budgets (SNIA PTS 2.0)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Steady-state maths on hand-computed vectors (digest A.3)."""
+"""Steady-state maths on hand-computed vectors (the PTS's steady-state rule)."""
 
 import pytest
 

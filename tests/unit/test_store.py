@@ -207,7 +207,7 @@ def test_a_simulated_drive_cannot_continue_and_its_phase_runs_again(tmp_path, mo
     s.close()
     engine = ScriptedEngine(lambda r, c: 100)
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
-    r, _ = resume.prepare(s.dir, lambda t: engine, registry.build_plan)
+    r, _ = resume.prepare(s.dir, lambda t, **_: engine, registry.build_plan)
     assert r.start.phase == 0 and r.start.round == 0
     assert any("simulated drive" in n and "runs again from its purge" in n for n in r.notes)
     resume.run(r, engine)
@@ -222,7 +222,7 @@ def test_resume_refuses_a_complete_run_without_touching_it(tmp_path):
     d = finished_run(tmp_path)
     before = snapshot(d)
     with pytest.raises(IolabError, match="complete: nothing to resume"):
-        resume.prepare(d, lambda t: None, registry.build_plan)
+        resume.prepare(d, lambda t, **_: None, registry.build_plan)
     assert snapshot(d) == before
 
 

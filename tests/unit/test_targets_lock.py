@@ -206,11 +206,11 @@ def test_resume_claims_the_target_too(tmp_path):
     try:
         assert other.stdout.readline().strip() == "held"
         with pytest.raises(RefusedError, match="iolab run RUN-OF-THE-OTHER-PROCESS"):
-            resume.prepare(store.dir, lambda target: engine, registry.build_plan)
+            resume.prepare(store.dir, lambda target, **_: engine, registry.build_plan)
     finally:
         other.kill()
         other.wait()
-    r, _ = resume.prepare(store.dir, lambda target: engine, registry.build_plan)
+    r, _ = resume.prepare(store.dir, lambda target, **_: engine, registry.build_plan)
     assert targets.held(r.target) is not None  # held until the resumed run ends
     targets.release(r.target)
 
@@ -260,7 +260,7 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
         match=r"/data/x.img on 192.0.2.1:8765: iolab cannot check a target on a host it "
         r"reaches through fio's server only",
     ):
-        resume.prepare(store.dir, lambda t: RemoteEngine(), registry.build_plan)
+        resume.prepare(store.dir, lambda t, **_: RemoteEngine(), registry.build_plan)
     assert targets.held(t) is None
 
 

@@ -1,4 +1,4 @@
-"""The figures of Host Idle Recovery (digest A.9), read from a run's phases: the
+"""The figures of Host Idle Recovery (SNIA PTS 2.0), read from a run's phases: the
 preconditioning steady-state level, and per wait state the mean IOPS of its bursts and of
 its return-to-baseline segment. The report pages (report/hir.py), the terminal view and the
 comparison read the same numbers."""

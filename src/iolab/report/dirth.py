@@ -1,4 +1,4 @@
-"""The pages of every DIRTH test (the flow of suites/dirth_flow.py, digest A.11; PTS DIRTH,
+"""The pages of every DIRTH test (the flow of suites/dirth_flow.py, SNIA PTS 2.0; PTS DIRTH,
 CBW, RWSW DIRTH on the composite): preconditioning and demand-variation steady state, Demand
 Variation (IOPS vs QD per TC, for a TC × QD grid), Demand Intensity (ART vs IOPS), IOPS, MB/s
 and response times vs total outstanding IO, CPU use where the engine measured it, and the

@@ -1,4 +1,4 @@
-"""What every page repeats (PTS report layout, digest A.14): the page header fields, the four
+"""What every page repeats (the PTS report format): the page header fields, the four
 header columns, and the banners (non-compliant, incomplete). Built from the manifest and the
 stored phases only; a fact the run did not record is printed as such, never guessed."""
 

@@ -1,4 +1,4 @@
-"""The pages of Host Idle Recovery (digest A.9): preconditioning IOPS and steady state, IOPS
+"""The pages of Host Idle Recovery (SNIA PTS 2.0): preconditioning IOPS and steady state, IOPS
 over every wait state with the idle periods shaded, IOPS vs TGBW, and each wait state's mean
 burst IOPS against the preconditioning steady-state level."""
 

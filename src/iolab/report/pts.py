@@ -1,4 +1,4 @@
-"""The pages of the PTS tests' reports (digest A.5–A.8), in SNIA order: steady-state
+"""The pages of the PTS tests' reports (SNIA PTS 2.0), in SNIA order: steady-state
 convergence, measurement window and steady-state table, tabular results, 2D and 3D plots,
 then the test's own plots (latency histograms, Write Saturation over time and TGBW). Each
 test's declaration in suites/ names its page builder; `generic_pages` serves any other test."""

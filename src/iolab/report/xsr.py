@@ -1,4 +1,4 @@
-"""The pages of Cross Stimulus Recovery (digest A.10): throughput, ART and MRT over the three
+"""The pages of Cross Stimulus Recovery (SNIA PTS 2.0): throughput, ART and MRT over the three
 groups, the recovery times with the definitions the run used, and every interval."""
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ _PROFILES: dict[str, Literal["enterprise", "client"]] = {"enterprise": "enterpri
 
 
 def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides) -> Profile:
-    """Enterprise: WCD, AR 100 %, TC4/QD32. Client: WCE, AR 75 %, TC2/QD16 (digest A.2).
+    """Enterprise: WCD, AR 100 %, TC4/QD32. Client: WCE, AR 75 %, TC2/QD16 (the PTS's common parameters).
 
     Quick scales the run down (shorter cells, a capacity limit, fewer rounds) and marks it
     non-compliant; any explicit override wins over both (a write cache or active range other
@@ -158,7 +158,7 @@ def common_parameters(profile: Profile, target: Target) -> list[tuple[str, str]]
     ]
 
 
-# The Composite Block Size Workload (ECW in 1.1, CBW in 2.0; digest A.12): % of IOs per block
+# The Composite Block Size Workload (ECW in 1.1, CBW in 2.0; SNIA PTS 2.0): % of IOs per block
 # size, and the LBA skew as (share of IOs, share of the range) from LBA 0.
 CBW_MIX = (
     (512, 4),

@@ -1,4 +1,4 @@
-"""The DIRTH flow (digest A.11), one for every stimulus: preconditioning to steady state,
+"""The DIRTH flow (SNIA PTS 2.0), one for every stimulus: preconditioning to steady state,
 demand-variation rounds (a pre-write, then the stimulus at every demand point, one cell
 each) until IOPS at the highest outstanding IO is steady, then the Max/Mid/Min operating
 points chosen from that phase's measurement window (iolab.points.operating_points, stored

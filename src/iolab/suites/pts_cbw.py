@@ -1,4 +1,4 @@
-"""PTS Composite Block Size Workload (CBW, 2.0; ECW in 1.1; digest A.12): the DIRTH flow
+"""PTS Composite Block Size Workload (CBW in SNIA PTS 2.0; ECW in 1.1): the DIRTH flow
 (suites/dirth_flow.py) with the composite stimulus instead of one block size: random IO of
 0.5 KiB … 64 KiB in the CBW proportions, skewed over the LBA range (50 % of IOs to the first
 5 %, 30 % to the next 15 %, 20 % to the remaining 80 %), R/W 40/60 in demand variation."""

@@ -1,4 +1,4 @@
-"""PTS DIRTH, Demand Intensity / Response Time Histogram (digest A.11): the DIRTH flow
+"""PTS DIRTH, Demand Intensity / Response Time Histogram (SNIA PTS 2.0): the DIRTH flow
 (suites/dirth_flow.py) with RND 8 KiB at R/W 65/35 over the TC × QD grid (32 … 1, high →
 low); preconditioning and pre-writes are the same RND at 0/100."""
 

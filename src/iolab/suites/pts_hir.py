@@ -1,4 +1,4 @@
-"""PTS Host Idle Recovery (digest A.9): purge; RND 4 KiB W to steady state; then for each wait
+"""PTS Host Idle Recovery (SNIA PTS 2.0): purge; RND 4 KiB W to steady state; then for each wait
 state, bursts of RND 4 KiB W each preceded by an idle period, followed by a return to
 baseline of continuous writes. The report shows how much the idle lets the drive recover."""
 

@@ -1,4 +1,4 @@
-"""PTS IOPS test (digest A.5): 7 R/W mixes (outer) × 8 block sizes (inner), RND, per round."""
+"""PTS IOPS test (SNIA PTS 2.0): 7 R/W mixes (outer) × 8 block sizes (inner), RND, per round."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .figures import from_cell
 MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
 BLOCK_SIZES = [1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512]  # inner loop
 
-# 1.1 tracks one variable; 2.0.2 tracks three that must all pass (digest A.3).
+# 1.1 tracks one variable; 2.0.2 tracks three that must all pass (the PTS's steady-state rule).
 TRACKING = {
     "1.1": [("0/100", 4 * KiB)],
     "2.0.2": [("0/100", 4 * KiB), ("65/35", 64 * KiB), ("100/0", 1024 * KiB)],

@@ -1,4 +1,4 @@
-"""PTS Latency test (digest A.7): R/W 100/0, 65/35, 0/100 (outer) × 8, 4, 0.5 KiB (inner),
+"""PTS Latency test (SNIA PTS 2.0): R/W 100/0, 65/35, 0/100 (outer) × 8, 4, 0.5 KiB (inner),
 RND at TC1/QD1; ART, MRT and the 99.999 % response time per cell; tracks ART of 4 KiB 0/100."""
 
 from __future__ import annotations

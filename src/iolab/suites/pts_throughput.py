@@ -1,4 +1,4 @@
-"""PTS Throughput test (digest A.6): SEQ 1024 KiB and SEQ 128 KiB, each its own purge,
+"""PTS Throughput test (SNIA PTS 2.0): SEQ 1024 KiB and SEQ 128 KiB, each its own purge,
 preconditioning at the test block size, and rounds of [100/0 read, 0/100 write] at TC1/QD32."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PTS Write Saturation (digest A.8): from purge (no preconditioning), continuous writes (RND
+"""PTS Write Saturation (SNIA PTS 2.0): from purge (no preconditioning), continuous writes (RND
 4 KiB W, or an optional PTS 2.0 workload) logged in 1-minute intervals until 4× user capacity
 is written or 24 h pass."""
 

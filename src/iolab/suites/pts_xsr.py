@@ -1,4 +1,4 @@
-"""PTS Cross Stimulus Recovery (digest A.10): SEQ 1024 KiB W for 8 h, RND 8 KiB W for 6 h,
+"""PTS Cross Stimulus Recovery (SNIA PTS 2.0): SEQ 1024 KiB W for 8 h, RND 8 KiB W for 6 h,
 SEQ 1024 KiB W for 8 h, logged in 1-minute intervals (no steady-state stop). The report shows
 throughput across the transitions and how long the drive took to recover from each."""
 
