@@ -51,8 +51,8 @@ BAD_OPTIONS = [
     ("capacity_limit", -5, "--capacity-limit"),
     ("threads", 0, "threads"),
     ("queue_depth", 0, "queue_depth"),
-    ("active_range", 0.0, "active_range"),
-    ("active_range", 1.5, "active_range"),
+    ("active_range", 0.0, "--active-range"),
+    ("active_range", 1.5, "--active-range"),
 ]
 
 
