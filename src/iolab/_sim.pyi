@@ -62,10 +62,14 @@ class Drive:
         bytes_budget: int | None = None,
         seed: int = 0,
         zones: list[tuple[float, float]] = [],
+        paths: list[int] = [],
         progress: Callable[[float, float], object] | None = None,
     ) -> str:
         """Run a stream mix [(access 'rnd'|'seq', op 'read'|'write', block bytes, share)];
-        returns the raw result as JSON (see engines/sim.py for its fields)."""
+        returns the raw result as JSON (see engines/sim.py for its fields). `paths`: each host
+        path's outstanding IO (adding up to threads × queue_depth), when the IO comes in over
+        several paths into the drive; the result then has each path's read and write figures
+        under "paths"."""
     def replay(
         self,
         times_s: list[float],

@@ -79,7 +79,10 @@ class RunArgs:
         None,
         "--paths",
         metavar="PATH,...",
-        help="Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target).",
+        help=(
+            "Split the outstanding IO over these paths to the one drive (comma-separated, incl. --target); "
+            "a simulated drive's paths are its ports: SPEC,SPEC&port=1."
+        ),
     )
     hosts: Optional[str] = _opt(
         None,

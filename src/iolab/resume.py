@@ -20,7 +20,7 @@ from pathlib import Path
 from . import targets
 from .cellschema import CellRow
 from .decide import sample_of_row
-from .engines import Capabilities, Engine, engine_class, purge_methods
+from .engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
 from .engines.fio_hosts import legs_from_manifest, split_engine
 from .engines.fio_job import async_ioengine
 from .errors import IolabError
@@ -69,7 +69,8 @@ def prepare(
     target = targets.parse_target(m.target["spec"])
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
     # targets are checked (and claimed on this machine) by split_engine, as in a new run.
-    legs = legs_from_manifest(target, m.split) if m.split else None
+    sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
+    legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
     remote = bool(legs and legs[0].host)
     try:
         # a run stored before the steady-state minimum existed goes on as it began: without one
@@ -117,9 +118,15 @@ def prepare(
                 ioengine or "auto",
             )
             if legs
+            else _sim_paths(m.split)
+            if sim_split
             else engine_for(target, ioengine=ioengine)
         )
-        diff = _host_differences(stored, engine.target_identity()) if stored and remote else []
+        diff = (
+            _host_differences(stored, engine.target_identity())
+            if stored and remote and isinstance(engine, HostsEngine)
+            else []
+        )
         if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
             raise IolabError(
                 f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
@@ -163,6 +170,12 @@ def prepare(
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _sim_paths(split: list[dict]) -> Engine:
+    from .engines.sim_paths import paths_from_manifest  # lazy: the simulator is an optional native module
+
+    return paths_from_manifest(split)
 
 
 def _host_differences(stored: dict, now: dict) -> list[str]:

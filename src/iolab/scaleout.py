@@ -33,12 +33,18 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
     from .engines.fio import FioEngine
     from .engines.fio_hosts import host_legs, path_legs
 
+    legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()] if paths else []
+    if tgt.kind == "sim" and paths:  # the ports of one simulated drive, split in the simulator
+        from .engines.sim_paths import sim_paths
+
+        return sim_paths(tgt, legs, paths), given[0]
     if tgt.kind not in FioEngine.capabilities.drives:  # the split runs fio on every path or host
         raise IolabError(
-            f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export), not {tgt.spec}."
+            f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export)"
+            + (" or --paths into a simulated drive" if tgt.kind == "sim" else "")
+            + f", not {tgt.spec}."
         )
     if paths:
-        legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()]
         if len(legs) < 2 or tgt.path not in {p.path for p in legs}:
             raise IolabError(
                 f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path})."
@@ -63,6 +69,10 @@ def engine_for_run(
     split = legs_for_run(tgt, paths, hosts, hosts_file)
     if split is None:
         return engine_for(tgt, stall_timeout=stall_s, ioengine=ioengine)
+    if tgt.kind == "sim":
+        from .engines.sim_paths import SimPathsEngine
+
+        return SimPathsEngine(split[0])
     from .engines.fio_hosts import split_engine
 
     return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")

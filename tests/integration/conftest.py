@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -96,6 +97,20 @@ def loop_device(scratch):
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:
     e = dict(os.environ, COLUMNS="200", **(env or {}))
     return subprocess.run([*IOLAB, *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def killed_at(args: list[str], runs: Path, point: str) -> None:
+    """Run `iolab ARGS` and kill -9 it once a file matching `point` (a glob under the runs
+    directory) exists: a run stopped mid-way, for `iolab resume`."""
+    proc = subprocess.Popen([*IOLAB, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob(point)):
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before the kill point"
+        proc.kill()
+    finally:
+        proc.wait()
 
 
 def read_direct(path: str, offset: int, length: int) -> bytes:

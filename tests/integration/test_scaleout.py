@@ -240,12 +240,11 @@ def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_
 def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_device, second_path):
     from iolab.runlist import list_runs
 
-    from .conftest import IOLAB
+    from .conftest import killed_at
 
     runs = scratch / "runs"
-    proc = subprocess.Popen(
+    killed_at(
         [
-            *IOLAB,
             "run",
             "throughput",
             "--quick",
@@ -261,21 +260,9 @@ def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_d
             "--runs-dir",
             str(runs),
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        runs,
+        "*/raw/SEQ_1024KiB-r02-c01-*.p1.fio",
     )
-    try:
-        deadline = time.monotonic() + 300
-        while (
-            time.monotonic() < deadline
-            and proc.poll() is None
-            and not any(runs.glob("*/raw/SEQ_1024KiB-r02-c01-*.p1.fio"))
-        ):
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before the kill point"
-        proc.kill()
-    finally:
-        proc.wait()
     [killed] = list_runs(runs)
     assert killed.state == "interrupted"
     r = iolab("resume", str(killed.path), "--no-report", timeout=300)

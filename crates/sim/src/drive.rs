@@ -68,9 +68,19 @@ impl Drive {
     }
 
     pub fn run(&mut self, spec: &RunSpec, progress: driver::Progress) -> Result<RunResult, String> {
+        self.run_paths(spec, &[], progress)
+    }
+
+    /// A run whose outstanding IO comes in over several host paths (see `ports::run_paths`).
+    pub fn run_paths(
+        &mut self,
+        spec: &RunSpec,
+        paths: &[u32],
+        progress: driver::Progress,
+    ) -> Result<RunResult, String> {
         match self {
-            Drive::Ssd(s) => driver::run(s.as_mut(), spec, progress),
-            Drive::Hdd(h) => driver::run(h.as_mut(), spec, progress),
+            Drive::Ssd(s) => crate::ports::run_paths(s.as_mut(), spec, paths, progress),
+            Drive::Hdd(h) => crate::ports::run_paths(h.as_mut(), spec, paths, progress),
         }
     }
 
@@ -231,7 +241,7 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
         .collect();
     let mut counters = drive.counters(before);
     counters.insert("virtual_seconds".into(), json!(rt));
-    json!({
+    let mut out = json!({
         "engine": ENGINE,
         "version": VERSION,
         "drive": config::describe(&drive.config()),
@@ -242,5 +252,13 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
         "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us", "lat_max_us"],
         "series": series,
         "counters": counters,
-    })
+    });
+    if !res.paths.is_empty() {
+        out["paths"] = res
+            .paths
+            .iter()
+            .map(|p| json!({"read": op_json(&p.read, rt), "write": op_json(&p.write, rt)}))
+            .collect();
+    }
+    out
 }

@@ -8,7 +8,8 @@
 //! limit (as fio's rate_iops with an iodepth does).
 
 use crate::hist::Hist;
-use crate::source::{Source, StreamSource, TraceSource};
+use crate::ports::{PathResult, Ports};
+use crate::source::{Source, TraceSource};
 
 pub const NS: u64 = 1_000_000_000;
 
@@ -134,6 +135,8 @@ pub struct RunResult {
     pub start_ns: u64,
     pub end_ns: u64,
     pub series: Vec<SecBucket>,
+    /// Per path when the run came in over several (`ports::run_paths`); empty for one path.
+    pub paths: Vec<PathResult>,
 }
 
 impl RunResult {
@@ -203,18 +206,7 @@ pub fn run<D: Device>(
     spec: &RunSpec,
     progress: Progress,
 ) -> Result<RunResult, String> {
-    validate(spec, dev.capacity())?;
-    dev.set_entropy(spec.entropy);
-    dev.seed(spec.seed);
-    let mut src = StreamSource::new(spec, dev.capacity(), dev.clock());
-    drive(
-        dev,
-        &mut src,
-        spec.oio,
-        spec.duration_ns,
-        spec.bytes_budget,
-        progress,
-    )
+    crate::ports::run_paths(dev, spec, &[], progress)
 }
 
 pub fn replay<D: Device>(
@@ -242,18 +234,25 @@ pub fn replay<D: Device>(
     }
     dev.set_entropy(entropy);
     let mut src = TraceSource::new(trace, dev.clock());
-    drive(dev, &mut src, oio.max(1), None, None, progress)
+    drive(
+        dev,
+        &mut src,
+        Ports::new(&[], oio.max(1))?,
+        None,
+        None,
+        progress,
+    )
 }
 
-fn drive<D: Device, S: Source>(
+pub(crate) fn drive<D: Device, S: Source>(
     dev: &mut D,
     src: &mut S,
-    oio: u32,
+    mut ports: Ports,
     duration_ns: Option<u64>,
     budget: Option<u64>,
     progress: Progress,
 ) -> Result<RunResult, String> {
-    let oio = oio as usize;
+    let oio = ports.oio() as usize;
     let start = dev.clock();
     let end = duration_ns.map_or(u64::MAX, |d| start + d);
     let budget = budget.unwrap_or(u64::MAX);
@@ -263,6 +262,7 @@ fn drive<D: Device, S: Source>(
     let mut free: Vec<u32> = (0..oio as u32).rev().collect();
     let mut res = RunResult {
         start_ns: start,
+        paths: vec![PathResult::default(); ports.len()],
         ..Default::default()
     };
     let mut now = start;
@@ -289,7 +289,7 @@ fn drive<D: Device, S: Source>(
                         }
                         now = t_arr;
                         let (w, off, len) = src.take(now, dev);
-                        let id = free.pop().unwrap();
+                        let id = ports.take(&mut free);
                         arrival[id as usize] = now;
                         is_write[id as usize] = w;
                         size[id as usize] = len;
@@ -322,6 +322,9 @@ fn drive<D: Device, S: Source>(
         op.ios += 1;
         op.bytes += bytes;
         op.hist.record(lat);
+        if let Some(p) = ports.path_of(id) {
+            res.paths[p].record(is_write[id as usize], bytes, lat);
+        }
         // IOs completing after a timed run's end (the drain) count in its last second.
         let sec = (((t - start) / NS) as usize).min(last_sec);
         if sec >= res.series.len() {
@@ -377,14 +380,14 @@ fn drive<D: Device, S: Source>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Completes every IO 10 µs after submission and counts where the IOs went.
-    struct Counter {
-        now: u64,
-        pending: Vec<(u64, u32)>,
-        offsets: Vec<u64>,
+    pub(crate) struct Counter {
+        pub(crate) now: u64,
+        pub(crate) pending: Vec<(u64, u32)>,
+        pub(crate) offsets: Vec<u64>,
     }
 
     impl Device for Counter {

@@ -12,6 +12,7 @@ pub mod hdd;
 mod held;
 pub mod hist;
 pub mod oracle;
+mod ports;
 mod python;
 pub mod rng;
 mod source;

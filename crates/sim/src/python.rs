@@ -151,7 +151,7 @@ impl PyDrive {
     /// silently swap two numbers.
     #[pyo3(signature = (*, streams, threads = 1, queue_depth = 1, active_range = 1.0, entropy = 1.0,
                         rate_iops = None, duration_s = None, bytes_budget = None, seed = 0, zones = Vec::new(),
-                        progress = None))]
+                        paths = Vec::new(), progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
@@ -166,6 +166,7 @@ impl PyDrive {
         bytes_budget: Option<u64>,
         seed: u64,
         zones: Vec<(f64, f64)>,
+        paths: Vec<u32>,
         progress: Option<PyObject>,
     ) -> PyResult<String> {
         let mut specs = Vec::new();
@@ -216,7 +217,7 @@ impl PyDrive {
         let d = &mut self.d;
         let out = with_progress(py, progress, move |p| {
             let before = d.snapshot();
-            let res = d.run(&spec, p)?;
+            let res = d.run_paths(&spec, &paths, p)?;
             Ok(result_json(d, &res, &before))
         })?;
         Ok(out.to_string())

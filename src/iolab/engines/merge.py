@@ -78,6 +78,21 @@ def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[
     """One result for parts that ran at the same time."""
     if not parts:
         raise EngineError("no part of a split round produced a result; nothing to merge.")
+    results = [p.result for p in parts]
+    return RoundResult(
+        read=_combine([r.read for r in results]),
+        write=_combine([r.write for r in results]),
+        runtime_s=max(r.runtime_s for r in results),
+        series=merge_series([r.series for r in results]),
+        counters=part_counters(parts),
+        raw_files=raw_files or tuple(f for r in results for f in r.raw_files),
+        engine=engine,
+        engine_version=engine_version,
+    )
+
+
+def part_counters(parts: list[Part]) -> dict[str, float]:
+    """Each part's own figures as counters of the whole round (what `breakdown` reads back)."""
     counters: dict[str, float] = {}
     for p in parts:
         pct99 = p.result.percentile(99.0)
@@ -93,17 +108,7 @@ def merge(parts: list[Part], engine: str, engine_version: str, raw_files: tuple[
         for k in PART_FIGURES:
             if figures[k] is not None:
                 counters[f"{PART_PREFIX}{p.name}{PART_SEP}{k}"] = float(figures[k])  # type: ignore[arg-type]
-    results = [p.result for p in parts]
-    return RoundResult(
-        read=_combine([r.read for r in results]),
-        write=_combine([r.write for r in results]),
-        runtime_s=max(r.runtime_s for r in results),
-        series=merge_series([r.series for r in results]),
-        counters=counters,
-        raw_files=raw_files or tuple(f for r in results for f in r.raw_files),
-        engine=engine,
-        engine_version=engine_version,
-    )
+    return counters
 
 
 def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, ...]:

@@ -207,9 +207,10 @@ def _seeded(w: Workload, opts: dict[str, str]) -> Workload:
     return replace(w, seed=(w.seed ^ int(opts["seed"])) & 0xFFFF_FFFF) if "seed" in opts else w
 
 
-def _run_spec(w: Workload, tag: str) -> dict:
-    """The keyword arguments of `Drive.run` for one round (also printed in the job text)."""
-    return {
+def _run_spec(w: Workload, tag: str, paths: list[int]) -> dict:
+    """The keyword arguments of `Drive.run` for one round (also printed in the job text);
+    `paths`: each host path's outstanding IO when there are several (`sim_paths`)."""
+    return ({"paths": paths} if paths else {}) | {
         "streams": [(s.access, s.op, s.block_size, s.share) for s in w.streams],
         "threads": w.threads,
         "queue_depth": w.queue_depth,
@@ -345,7 +346,7 @@ class SimEngine:
                 else f"drive = _sim.Drive({target.path!r}, {drive_params(opts)!r})"
             ),
             f"drive.write_cache = {self._drives[target.spec].write_cache if target.spec in self._drives else True!r}",
-            f"print(drive.run(**{_run_spec(w, tag)!r}))",
+            f"print(drive.run(**{_run_spec(w, tag, self._path_io(w))!r}))",
         ]
         return "\n".join(lines) + "\n"
 
@@ -361,16 +362,23 @@ class SimEngine:
         drive = self.drive(target)
         path = _new_raw_path(raw_dir, tag)
         w = _seeded(workload, dict(target.options))
+        paths = self._path_io(w)
         try:
             if w.ramp_s > 0:
                 # The warm-up runs on the drive (it changes its state) but is not measured, as
                 # fio's ramp_time; its own output is kept beside the round's for inspection.
-                warm = drive.run(**(_run_spec(w, tag + "-warmup") | {"duration_s": w.ramp_s, "bytes_budget": None}))
+                warm = drive.run(
+                    **(_run_spec(w, tag + "-warmup", paths) | {"duration_s": w.ramp_s, "bytes_budget": None})
+                )
                 path.with_name(f"{tag}.warmup.json").write_text(warm + "\n")
-            text = drive.run(**_run_spec(w, tag), progress=progress)
+            text = drive.run(**_run_spec(w, tag, paths), progress=progress)
         except ValueError as e:
             raise EngineError(f"sim engine, round {tag!r} on {target.spec}, workload {w.label()!r}: {e}") from None
         return _store_raw(path, text)
+
+    def _path_io(self, w: Workload) -> list[int]:
+        """Each host path's outstanding IO of a round; empty: the drive is reached over one path."""
+        return []
 
     def replay(
         self,

@@ -11,8 +11,9 @@ from .. import _sim
 from ..errors import IolabError
 from .model import DeviceFacts
 
-# Target options that steer the engine rather than describe the drive.
-STATE_OPTIONS = ("load", "save", "seed")
+# Target options that steer the engine rather than describe the drive (port=: which of its host
+# paths a spec names, see engines/sim_paths.py).
+STATE_OPTIONS = ("load", "save", "seed", "port")
 
 
 def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:

@@ -1,0 +1,112 @@
+"""Several paths into one simulated drive (`--paths` on a `sim:` target, each path a port), through
+the `iolab` command: both ports carry IO of one drive, the report breaks it down per port, the
+figures are one drive's; and what is still refused."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.merge import breakdown
+from iolab.store import RunStore
+
+from .conftest import iolab, killed_at
+
+pytestmark = pytest.mark.integration
+
+# A 400 MiB copy of the default drive (same dies, timings, link).
+SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
+TWO_PORTS = f"{SMALL},{SMALL}&port=1"
+QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "1")
+
+
+def run_dir(out: str) -> Path:
+    return Path(next(ln for ln in out.splitlines() if ln.startswith("run directory: ")).split(": ", 1)[1])
+
+
+def test_two_ports_share_one_simulated_drive_and_add_up_to_one_path(tmp_path):
+    runs = tmp_path / "runs"
+    one = iolab("run", "iops", *QUICK, "--no-report", "-t", SMALL, "--runs-dir", str(runs))
+    assert one.returncode == 0, one.stdout + one.stderr
+    # before: refused ("--paths: splitting a round needs a fio target ..., not sim:...")
+    two = iolab("run", "iops", *QUICK, "-t", SMALL, "--paths", TWO_PORTS, "--runs-dir", str(runs))
+    assert two.returncode == 0, two.stdout + two.stderr
+    assert "split over 2 paths into one simulated drive" in " ".join(two.stdout.split())
+    single, split = RunStore.open(run_dir(one.stdout)), RunStore.open(run_dir(two.stdout))
+    try:
+        assert [leg["name"] for leg in split.manifest.split] == ["port 0", "port 1"]
+        alone = {c.cell_key: c for c in single.cells()}
+        cells = split.cells()
+        assert len(cells) == len(alone) == 56
+        for c in cells:
+            parts = breakdown(c.counters)
+            assert [p.name for p in parts] == ["port 0", "port 1"]
+            # iops --quick asks 4 jobs × QD 32: each port keeps 2 × 32 of it outstanding
+            assert [(p.figures["threads"], p.figures["queue_depth"]) for p in parts] == [(2, 32), (2, 32)]
+            assert all(p.figures["ios"] > 0 for p in parts)
+            assert sum(p.figures["ios"] for p in parts) == c.read_ios + c.write_ios  # no IO counted twice
+            assert sum(p.figures["iops"] for p in parts) == pytest.approx(c.iops, rel=1e-6)
+            # one drive behind both ports, no per-port limit: what one path delivers
+            assert c.iops == pytest.approx(alone[c.cell_key].iops, rel=0.02), c.cell_key
+        # one drive's flash and write amplification: the host writes of one run, not two drives' sum
+        last, ref = cells[-1].counters, alone[cells[-1].cell_key].counters
+        assert last["host_write_bytes_total"] == pytest.approx(ref["host_write_bytes_total"], rel=0.02)
+        assert last["waf_total"] == pytest.approx(ref["waf_total"], rel=0.02)
+        ios = {"port 0": 0.0, "port 1": 0.0}
+        for c in cells:
+            for p in breakdown(c.counters):
+                ios[p.name] += p.figures["ios"]
+    finally:
+        single.close()
+        split.close()
+    # the report's per-path pages: each port's IOs over the measurement window
+    [html] = (split.dir / "report").glob("*.html")
+    text = html.read_text()
+    assert "Per-Host / Per-Path Breakdown" in text
+    [body] = re.findall(r"Each part&#x27;s share, phase main, measurement.*?<tbody>(.*?)</tbody>", text, re.S)
+    rows = re.findall(r'<tr><td class="h">([^<]+)</td><td>56</td><td>([\d,]+)</td>', body)
+    assert {name: int(n.replace(",", "")) for name, n in rows} == {k: int(v) for k, v in ios.items()}
+
+
+def test_a_killed_run_over_two_ports_resumes_over_both(tmp_path):
+    from iolab.runlist import list_runs
+
+    runs = tmp_path / "runs"
+    args = ["run", "iops", "--quick", "--cell-time", "1s", "--max-rounds", "1", "--no-report"]
+    killed_at([*args, "-t", SMALL, "--paths", TWO_PORTS, "--runs-dir", str(runs)], runs, "*/raw/main-r01-c01-*")
+    [killed] = list_runs(runs)
+    assert killed.state == "interrupted"
+    # before: resume built fio's split engine for the simulated drive's ports
+    r = iolab("resume", str(killed.path), "--no-report", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(killed.path)
+    try:
+        assert store.manifest.state == "complete"
+        cells = [c for c in store.cells() if c.round == 1]
+        assert len(cells) == 56
+        for c in cells:  # the rounds run again after the resume are split over both ports too
+            parts = breakdown(c.counters)
+            assert [p.name for p in parts] == ["port 0", "port 1"], c.cell_key
+            assert sum(p.figures["ios"] for p in parts) == c.read_ios + c.write_ios
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("paths", "said"),
+    [
+        (f"{SMALL},sim:entry-sata-compress?port=1", "preset entry-sata-compress, not enterprise-sas"),
+        (f"{SMALL},{SMALL.replace('op=0.28', 'op=0.2')}&port=1", "op=0.2, not 0.28"),
+        (TWO_PORTS.replace("&port=1", ""), "port 0 is given twice"),
+        (f"{SMALL}&port=1,{SMALL}&port=2", "including the --target"),
+    ],
+    ids=["another-preset", "other-parameters", "same-port-twice", "target-not-among-them"],
+)
+def test_paths_that_are_not_ports_of_the_target_drive_are_refused(tmp_path, paths, said):
+    runs = tmp_path / "runs"
+    p = iolab("run", "iops", *QUICK, "--no-report", "-t", SMALL, "--paths", paths, "--runs-dir", str(runs))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert said in " ".join(p.stderr.split()) and "Traceback" not in p.stderr
+    assert not runs.exists()
