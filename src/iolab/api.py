@@ -97,16 +97,21 @@ def run_test(
     own engine; run_test closes it either way."""
     profile = profile or Profile()
     given = parse_target(target) if isinstance(target, str) else target
-    tgt = suites.quick_target(profile, given)
-    notes = suites.quick_notes(profile, given, tgt)
-    engine = engine or engine_for(tgt, stall_timeout=stall_timeout)
+    tests = registry.sequence(test, everything)
+    check_known(dict(profile.settings), {t.name: t.params for t in tests})
+    setups = [suites.quick_setup(profile, given, t) for t in tests]  # each test's (profile, target, notes)
+    engine = engine or engine_for(setups[0][1], stall_timeout=stall_timeout)
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
-        todo = [replace(p, notes=p.notes + notes) for p in plans(test, profile, tgt, workload, everything)]
+        todo: list[TestPlan] = []
+        for t, (prof, tgt, notes) in zip(tests, setups):
+            plan = registry.build_plan(t.name, prof, tgt, workload)
+            todo.append(replace(plan, notes=plan.notes + notes))
         for i, plan in enumerate(todo):
             if on_plan:
                 on_plan(todo, i)
+            tgt = setups[i][1]
             store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
             keeper = registry.get(plan.test).keep_input
             if workload is not None and keeper is not None:
