@@ -47,9 +47,22 @@ def plans(
     """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
     `everything`, its optional tests too). Every `--set` parameter must belong to one of them
     (checked before any plan is built)."""
+    return [plan for plan, _ in planned(test, profile, target, workload, everything)]
+
+
+def planned(
+    test: str, profile: Profile, given: Target, workload: str | Path | None = None, everything: bool = False
+) -> list[tuple[TestPlan, Target]]:
+    """Each plan with the target it runs on: on a simulated drive a --quick run tests a copy of
+    it, each test's own (suites.quick_setup), and says so in the plan's notes."""
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
-    return [registry.build_plan(t.name, profile, target, workload) for t in tests]
+    out = []
+    for t in tests:
+        prof, tgt, notes = suites.quick_setup(profile, given, t)
+        plan = registry.build_plan(t.name, prof, tgt, workload)
+        out.append((replace(plan, notes=plan.notes + notes), tgt))
+    return out
 
 
 @dataclass(frozen=True)
@@ -97,21 +110,15 @@ def run_test(
     own engine; run_test closes it either way."""
     profile = profile or Profile()
     given = parse_target(target) if isinstance(target, str) else target
-    tests = registry.sequence(test, everything)
-    check_known(dict(profile.settings), {t.name: t.params for t in tests})
-    setups = [suites.quick_setup(profile, given, t) for t in tests]  # each test's (profile, target, notes)
-    engine = engine or engine_for(setups[0][1], stall_timeout=stall_timeout)
+    engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
-        todo: list[TestPlan] = []
-        for t, (prof, tgt, notes) in zip(tests, setups):
-            plan = registry.build_plan(t.name, prof, tgt, workload)
-            todo.append(replace(plan, notes=plan.notes + notes))
-        for i, plan in enumerate(todo):
+        runs = planned(test, profile, given, workload, everything)
+        todo = [plan for plan, _ in runs]
+        for i, (plan, tgt) in enumerate(runs):
             if on_plan:
                 on_plan(todo, i)
-            tgt = setups[i][1]
             store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
             keeper = registry.get(plan.test).keep_input
             if workload is not None and keeper is not None:
