@@ -7,12 +7,11 @@ from rich.console import Console
 from rich.markup import escape as esc
 
 from ..analysis.slc import Cache, find_cache, written_gb
-from ..store import RunStore
 from ..summary import PhaseSummary
 from . import plot_style
 from .drawing import drawn_apart
 from .model import Figure, Page, Table, Text
-from .rundata import RunData
+from .rundata import RunData, cell_series
 from .sections import not_measured_page, table_pages
 
 PHASE = "fill"  # the suite names it; a report reads the run, not suite code
@@ -25,11 +24,7 @@ def fill_series(ph: PhaseSummary | None) -> tuple[list[float], list[float]]:
     if ph is None or not ph.rows or ph.run_dir is None:
         return [], []
     row = ph.rows[-1]
-    store = RunStore.open(ph.run_dir)
-    try:
-        pts = store.series(row.id)
-    finally:
-        store.close()
+    pts = cell_series(ph.run_dir, row.id)
     if not pts:
         return [row.runtime_s], [row.mbps]
     return [p[0] for p in pts], [p[3] for p in pts]
