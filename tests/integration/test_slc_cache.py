@@ -50,3 +50,18 @@ def test_a_drive_without_a_cache_shows_no_cliff(scratch, target):
     assert "no cache found" in shown, shown
     assert r.figure("SLC cache size").value is None and r.figure("in-cache write rate").value is None
     assert r.figure("post-cache write rate").value > 0  # the rate the whole fill kept
+
+
+def test_runs_on_quick_copies_of_one_drive_make_one_sequence_report(scratch):
+    """Each test of a quick sequence on a simulated drive runs on its own copy (the SLC cache
+    test's keeps the cache whole); the sequence report refused them as runs on two targets."""
+    runs = scratch / "runs"
+    for test, *extra in (("slc-cache",), ("qos", "--set", "rounds=1", "--set", "measured=200ms")):
+        p = iolab("run", test, "-t", "sim:client-nvme-slc", "--quick", "--no-report", "--runs-dir", str(runs), *extra)
+        assert p.returncode == 0, p.stderr + p.stdout
+    dirs = [str(r.path) for r in list_runs(runs)]
+    specs = {RunStore.open(d).manifest.target["spec"] for d in dirs}
+    assert len(specs) == 2 and {RunStore.open(d).manifest.target["copy_of"] for d in dirs} == {"sim:client-nvme-slc"}
+    p = iolab("report", "--sequence", *dirs, "--out", str(scratch / "seq"))
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert len(list((scratch / "seq").glob("sequence-*.html"))) == 1

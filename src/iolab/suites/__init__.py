@@ -82,7 +82,8 @@ def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> 
         return target
     from ..engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 
-    return parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY, keep_cache))
+    copy = parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY, keep_cache))
+    return replace(copy, copy_of=target.spec)
 
 
 def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool = False) -> tuple[str, ...]:
