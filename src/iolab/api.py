@@ -47,9 +47,22 @@ def plans(
     """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
     `everything`, its optional tests too). Every `--set` parameter must belong to one of them
     (checked before any plan is built)."""
+    return [plan for plan, _ in planned(test, profile, target, workload, everything)]
+
+
+def planned(
+    test: str, profile: Profile, given: Target, workload: str | Path | None = None, everything: bool = False
+) -> list[tuple[TestPlan, Target]]:
+    """Each plan with the target it runs on: on a simulated drive a --quick run tests a copy of
+    it, each test's own (suites.quick_setup), and says so in the plan's notes."""
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
-    return [registry.build_plan(t.name, profile, target, workload) for t in tests]
+    out = []
+    for t in tests:
+        prof, tgt, notes = suites.quick_setup(profile, given, t)
+        plan = registry.build_plan(t.name, prof, tgt, workload)
+        out.append((replace(plan, notes=plan.notes + notes), tgt))
+    return out
 
 
 @dataclass(frozen=True)
@@ -97,14 +110,13 @@ def run_test(
     own engine; run_test closes it either way."""
     profile = profile or Profile()
     given = parse_target(target) if isinstance(target, str) else target
-    tgt = suites.quick_target(profile, given)
-    notes = suites.quick_notes(profile, given, tgt)
-    engine = engine or engine_for(tgt, stall_timeout=stall_timeout)
+    engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
-        todo = [replace(p, notes=p.notes + notes) for p in plans(test, profile, tgt, workload, everything)]
-        for i, plan in enumerate(todo):
+        runs = planned(test, profile, given, workload, everything)
+        todo = [plan for plan, _ in runs]
+        for i, (plan, tgt) in enumerate(runs):
             if on_plan:
                 on_plan(todo, i)
             store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())

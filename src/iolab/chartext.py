@@ -1,6 +1,6 @@
 """Terminal views of the characterisation tests (`iolab run`/`iolab show`): a queue depth ×
 series table of IOPS per matrix phase, per-round figures of the QoS rounds, the IO
-consistency period's figures. Reads phase summaries only."""
+consistency period's figures and the dips of its stored per-second series."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from .compare.characterise import DIRECTIONS, direction_figures, grid
+from .report.char_series import phase_series, steady_figures
 from .summary import PhaseSummary
 from .units import num
 
@@ -73,6 +74,11 @@ def consistency_view(ph: PhaseSummary, console: Console) -> None:
         console.print(
             esc(
                 f"{r.cell_key}: {num(r.iops)} IOPS over {r.runtime_s:g} s, average {num(r.lat_mean_us)} µs, "
-                f"maximum {num(r.lat_max_us)} µs (per-second series and dips: `iolab report`)"
+                f"maximum {num(r.lat_max_us)} µs (per-second series: `iolab report`)"
             )
         )
+    start = float(ph.values.get("steady_from", 0.0))
+    t, iops, _, _, _ = phase_series(ph, ph.run_dir)
+    _, dips = steady_figures(t, iops, start)
+    if dips is not None:
+        console.print(esc(f"dips in the steady part (after {start:g} s): {dips.text()}"))

@@ -38,6 +38,7 @@ MODULES = {
     "mixed-matrix": "iolab.suites.char_mixed",
     "entropy": "iolab.suites.char_entropy",
     "consistency": "iolab.suites.char_consistency",
+    "slc-cache": "iolab.suites.char_slc",
     "latency-bound": "iolab.suites.scale_latbound",
 }
 

@@ -88,7 +88,9 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
             "short_name": target.short_name,
             # a remote engine's target is on its hosts: this machine's reading of the path is not that drive
             "facts": asdict(DeviceFacts() if engine.capabilities.remote else target.facts),
-        },
+        }
+        # the drive a quick copy stands for: the runs of a sequence test copies of one drive
+        | ({"copy_of": target.copy_of} if target.copy_of else {}),
         profile=asdict(profile),
         compliant=not noncompliance,
         noncompliance=noncompliance,

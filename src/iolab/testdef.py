@@ -66,6 +66,13 @@ class TestDef:
     summary_order: int = 0
     # What `--set NAME=VALUE` may change for this test (iolab.testparams); the builder reads them.
     params: tuple[Param, ...] = ()
+    # A --quick run tests a small copy of a simulated drive (suites.quick_setup). A test whose
+    # effect needs a larger copy than the quick capacity limit gives its user capacity in GB
+    # (GC bursts whose work grows with the drive); None: the limit.
+    quick_sim_gb: float | None = None
+    # The copy keeps the drive's SLC cache at its own size instead of scaling it with the drive
+    # (a test that measures the cache; a scaled one would be crossed within a second).
+    quick_keeps_cache: bool = False
 
     def __post_init__(self) -> None:
         if self.needs_workload and self.keep_input is None:

@@ -365,6 +365,47 @@ def test_quick_keeps_a_simulated_drive_whose_target_gives_its_size():
     assert suites.quick_notes(suites.make_profile("enterprise"), given, given) == ()
 
 
+def test_a_test_that_needs_a_larger_quick_copy_gets_it_tested_whole():
+    # --quick ran consistency on a 0.5 GB copy of the client drive, 0.5 GB of it tested
+    from iolab import registry, suites
+
+    prof = suites.make_profile("enterprise", quick=True)
+    given = targets.parse_target("sim:client-nvme-slc")
+    p, q, [note] = suites.quick_setup(prof, given, registry.get("consistency"))
+    assert q.capacity == pytest.approx(4e9, rel=1e-3) and suites.tested_capacity(p, q) == q.capacity
+    assert note.startswith("--quick simulated a 4.000 GB copy of sim:client-nvme-slc"), note
+    # other tests keep the quick limit; the user's own limit or drive size wins
+    assert suites.quick_setup(prof, given, registry.get("qos"))[1].capacity <= suites.QUICK_CAPACITY
+    mine = suites.make_profile("enterprise", quick=True, capacity_limit=2 * 10**9)
+    assert suites.quick_setup(mine, given, registry.get("consistency"))[1].capacity == pytest.approx(2e9, rel=1e-3)
+    sized = targets.parse_target("sim:client-nvme-slc?user_gb=8")
+    assert suites.quick_setup(prof, sized, registry.get("consistency"))[1] is sized
+
+
+def test_the_slc_cache_tests_quick_copy_keeps_the_drives_cache():
+    # a copy scaled whole kept 8 GB × 0.5/480 of the client preset's cache: 8 MB, crossed in 2 ms
+    from iolab import registry, suites
+
+    def info(t):
+        return json.loads(_sim.describe(t.path, list(t.options)))
+
+    def cache_raw(i):
+        return i["slc_blocks"] * i["ftl_block_bytes"]
+
+    prof = suites.make_profile("enterprise", quick=True)
+    given = targets.parse_target("sim:client-nvme-slc")
+    p, q, [note] = suites.quick_setup(prof, given, registry.get("slc-cache"))
+    full, copy = info(given), info(q)
+    assert q.capacity == pytest.approx(32e9, rel=1e-3) and suites.tested_capacity(p, q) == q.capacity
+    assert cache_raw(copy) == pytest.approx(cache_raw(full), rel=0.02)
+    spare = [(i["physical_bytes"] - cache_raw(i) - i["capacity_bytes"]) / i["capacity_bytes"] for i in (full, copy)]
+    assert spare[1] == pytest.approx(spare[0], abs=0.02)  # the rest of the flash: the drive's share of spare
+    assert "its SLC cache kept at the drive's 8 GB" in note
+    # a drive without a cache gets the copy any test gets, at this size
+    _, plain, _ = suites.quick_setup(prof, targets.parse_target("sim:enterprise-sas"), registry.get("slc-cache"))
+    assert info(plain)["op"] == pytest.approx(info(targets.parse_target("sim:enterprise-sas"))["op"], rel=0.02)
+
+
 def test_a_raw_file_from_before_the_per_second_maximum_still_parses(tmp_path):
     r = SimEngine().run(small(), rnd_write(2.0), tmp_path / "raw", "c01")
     raw = json.loads((tmp_path / "raw" / "c01.json").read_text())

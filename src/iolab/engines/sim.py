@@ -85,10 +85,11 @@ def write_cache_effect(info: dict, enabled: bool) -> str:
     return f"simulated: {on} (writes acknowledged {'from cache' if enabled else 'once on media'})"
 
 
-def scaled_spec(target: Target, capacity: int) -> str:
+def scaled_spec(target: Target, capacity: int, keep_cache: bool = False) -> str:
     """The spec of a small copy of a simulated drive: `capacity` bytes of user space, the
     same geometry ratios and over-provisioning (the simulator sizes the flash for the OP), so
-    a scaled-down test still shows the write cliff and steady state, sooner."""
+    a scaled-down test still shows the write cliff and steady state, sooner. `keep_cache`:
+    the copy's SLC cache stays the drive's size, its flash beside the drive's own spare."""
     opts = dict(target.options)
     if "load" in opts:
         raise IolabError(
@@ -100,12 +101,18 @@ def scaled_spec(target: Target, capacity: int) -> str:
     if info["kind"] == "hdd":
         opts["capacity_gb"] = gb
     else:
-        scale = capacity / int(info["capacity_bytes"])
+        user = int(info["capacity_bytes"])
         for k in ("user_gb", "op", "blocks_per_plane", "pages_per_block"):
             opts.pop(k, None)
-        if "slc_gb" in opts:  # the user's own SLC size scales with the drive (a preset's scales in the simulator)
-            opts["slc_gb"] = f"{float(opts['slc_gb']) * scale:.9g}"
-        opts["user_gb"], opts["op"] = gb, f"{info['op']:.9g}"
+        op = float(info["op"])
+        slc_raw = int(info.get("slc_blocks", 0)) * int(info.get("ftl_block_bytes", 0))
+        if keep_cache and slc_raw:
+            # The SLC blocks take the same flash in the copy, the rest keeps the drive's spare share.
+            opts["slc_gb"] = dict(info["params"])["slc_gb"]
+            op = (int(info["physical_bytes"]) - slc_raw - user) / user + slc_raw / capacity
+        elif "slc_gb" in opts:  # the user's own SLC size scales with the drive (a preset's scales in the simulator)
+            opts["slc_gb"] = f"{float(opts['slc_gb']) * capacity / user:.9g}"
+        opts["user_gb"], opts["op"] = gb, f"{op:.9g}"
     query = "&".join(f"{k}={v}" for k, v in opts.items())
     return f"sim:{target.path}?{query}"
 

@@ -18,7 +18,7 @@ from ..units import eng, num, pct_text
 from . import latency_plots, plot_style
 from .drawing import drawn_apart
 from .model import Figure, Page, Table, Text
-from .rundata import RunData
+from .rundata import RunData, cell_series
 from .sections import convergence_page, not_measured_page, table_pages
 
 QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
@@ -166,11 +166,7 @@ def phase_series(
     if ph is None or not ph.rows or run_dir is None:
         return [], [], [], [], None
     row = ph.rows[-1]
-    store = RunStore.open(run_dir)
-    try:
-        pts = store.series(row.id)
-    finally:
-        store.close()
+    pts = cell_series(run_dir, row.id)
     return [p[0] for p in pts], [p[1] + p[2] for p in pts], [p[4] for p in pts], [p[5] for p in pts], row
 
 

@@ -10,13 +10,12 @@ from rich.markup import escape as esc
 
 from ..cellschema import CellRow
 from ..decide import PERCENTILE_COLUMNS
-from ..store import RunStore
 from ..summary import PhaseSummary
 from ..units import num, pct_text
 from . import plot_style
 from .char_series import _latency_figure, _scatter
 from .model import Figure, Page, Table, Text
-from .rundata import RunData
+from .rundata import RunData, cell_series
 from .sections import not_measured_page, table_pages
 
 if TYPE_CHECKING:
@@ -126,11 +125,7 @@ def latbound_pages(run: RunData) -> list[Page]:
     if sustain is None or not sustain.rows:
         return pages + ([not_measured_page(run, sustain, "Latency-Bounded IOPS: sustain")] if sustain else [])
     row = sustain.rows[-1]
-    store = RunStore.open(run.dir)
-    try:
-        pts = store.series(row.id)
-    finally:
-        store.close()
+    pts = cell_series(run.dir, row.id)
     ssrc = (
         f"Source: results.db tables cells and series (one point per second, cell {row.id}); run {run.manifest.run_id}."
     )

@@ -128,3 +128,14 @@ def rounds_text(rounds: tuple[int, ...]) -> str:
     if len(rounds) == 1:
         return f"round {rounds[0]}"
     return f"rounds {rounds[0]}–{rounds[-1]}"
+
+
+def cell_series(
+    run_dir: str | Path, cell_id: int
+) -> list[tuple[float, float, float, float, float | None, float | None]]:
+    """One cell's per-second series (RunStore.series) from a run directory, closed again after."""
+    store = RunStore.open(run_dir)
+    try:
+        return store.series(cell_id)
+    finally:
+        store.close()

@@ -35,8 +35,9 @@ class SequenceMember:
 
 
 def order_runs(runs: Sequence[RunData]) -> list[RunData]:
-    """The runs in the order they ran; all on one target (a sequence tests one drive)."""
-    targets = {r.manifest.target.get("spec") for r in runs}
+    """The runs in the order they ran; all on one target (a sequence tests one drive; a quick
+    one on a simulated drive, each test on its own copy of it)."""
+    targets = {r.manifest.target.get("copy_of") or r.manifest.target.get("spec") for r in runs}
     if len(targets) > 1:
         listed = "; ".join(f"{r.manifest.run_id} on {r.manifest.target.get('spec')}" for r in runs)
         raise IolabError(

@@ -15,6 +15,7 @@ from typing import Literal
 from ..errors import IolabError
 from ..plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
 from ..targets import Target, kind_of, parse_target
+from ..testdef import TestDef
 from ..units import KiB, MiB
 from ..workload import Stream, Workload
 
@@ -54,7 +55,24 @@ def given_size(target: Target) -> dict[str, str]:
     return {k: v for k, v in target.options if k in SIM_SIZE_OPTIONS} if kind_of(target).simulated else {}
 
 
-def quick_target(profile: Profile, target: Target) -> Target:
+def quick_setup(profile: Profile, given: Target, test: TestDef) -> tuple[Profile, Target, tuple[str, ...]]:
+    """The profile, target and run notes a test runs with. A quick run on a simulated drive
+    whose size the target does not give tests a copy of it (quick_target); a test that needs a
+    larger copy (`TestDef.quick_sim_gb`) gets that size and tests it whole, unless the user chose
+    the limit with --capacity-limit."""
+    if (
+        test.quick_sim_gb is not None
+        and profile.quick
+        and kind_of(given).simulated
+        and not given_size(given)
+        and profile.capacity_limit == QUICK_CAPACITY
+    ):
+        profile = replace(profile, capacity_limit=round(test.quick_sim_gb * 1e9))
+    run = quick_target(profile, given, test.quick_keeps_cache)
+    return profile, run, quick_notes(profile, given, run, test.quick_keeps_cache)
+
+
+def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> Target:
     """A quick run on a simulated drive tests a small copy of it, whole: the same geometry
     ratios and over-provisioning at the quick capacity, so the write cliff and steady state
     still appear, sooner. (Testing 512 MiB of a 400 GB drive never reaches its spare area.)
@@ -64,10 +82,11 @@ def quick_target(profile: Profile, target: Target) -> Target:
         return target
     from ..engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 
-    return parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY))
+    copy = parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY, keep_cache))
+    return replace(copy, copy_of=target.spec)
 
 
-def quick_notes(profile: Profile, given: Target, run: Target) -> tuple[str, ...]:
+def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool = False) -> tuple[str, ...]:
     """What a quick run made of the simulated drive the user named, for the run's notes."""
     if not profile.quick or not kind_of(given).simulated:
         return ()
@@ -79,9 +98,11 @@ def quick_notes(profile: Profile, given: Target, run: Target) -> tuple[str, ...]
             f"{tested_capacity(profile, run) / 1e9:.3f} GB of it tested); it scales only a drive whose size is not "
             "given",
         )
+    cache = dict(run.options).get("slc_gb") if keep_cache else None
+    kept = f"; its SLC cache kept at the drive's {cache} GB" if cache else ""
     return (
         f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec} (the preset's geometry ratios and "
-        "over-provisioning), tested whole; give user_gb in the target to choose the size",
+        f"over-provisioning{kept}), tested whole; give user_gb in the target to choose the size",
     )
 
 

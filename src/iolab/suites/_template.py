@@ -175,4 +175,6 @@ TEST = TestDef(
     summary_figures=(),  # names of key figures in the sequence's summary comparison; (): none
     summary_order=0,  # where its columns go in that summary
     params=PARAMS,
+    quick_sim_gb=None,  # --quick tests a copy of a simulated drive this large (GB; None: the 0.5 GB limit)
+    quick_keeps_cache=False,  # ... keeping its SLC cache whole (a test that measures the cache)
 )

@@ -45,6 +45,7 @@ class Target:
     capacity: int  # bytes addressable by tests
     facts: DeviceFacts = field(default_factory=DeviceFacts)
     options: tuple[tuple[str, str], ...] = ()  # query parameters (size=..., preset params)
+    copy_of: str = ""  # a --quick run's copy of a simulated drive: the spec of the drive it copies
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)

@@ -1,0 +1,119 @@
+"""SLC cache: a client drive's write cache, crossed by one sequential fill from fresh (a purge,
+no preconditioning): MB/s every second against GB written, and where the rate falls off its
+cliff (analysis/slc.py): the cache size, the rate in the cache and after it. A drive without a
+cache, or a file, writes at one rate and the test says "no cache found"."""
+
+from __future__ import annotations
+
+from .. import testparams as tp
+from ..compare import KeyMetric
+from ..plan import Cell, Phase, Profile, TestPlan
+from ..report.char_slc import PHASE, phase_cache, slc_pages, slc_view
+from ..targets import Target
+from ..testdef import TestDef
+from ..units import KiB
+from ..workload import Workload
+from . import active_fraction, common_parameters, no_input, tested_capacity
+from . import characterise_common as cc
+from .figures import phase
+
+NAME = "slc-cache"
+BLOCK = 128 * KiB
+# A --quick run on a simulated drive writes a copy of this size whose SLC cache is the drive's
+# own: the client preset's 8 GB, crossed in about 2.3 s at its 3.5 GB/s, then 24 GB after it. A
+# copy scaled whole (0.5 GB) keeps a 8 MB cache, crossed within a few milliseconds, which a
+# series of one point a second cannot show.
+QUICK_SIM_GB = 32.0
+
+PARAMS = (
+    tp.Param(
+        "writes",
+        1.0,
+        "how much the fill writes, × the tested capacity (a reviewer fills the whole drive)",
+        tp.positive_float,
+        lambda v: f"{v:g} × the tested capacity",
+        source="published reviews",
+    ),
+    tp.Param("qd", 32, "queue depth of the one thread", tp.positive_int, source="published reviews"),
+    tp.Param(
+        "cliff",
+        0.75,
+        "a cache's cliff: the rate after it stays below this share of the rate in it",
+        tp.fraction,
+        tp.show_percent,
+        source="UNVERIFIED: iolab's choice",
+    ),
+)
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    v = tp.values(PARAMS, profile, NAME)
+    cap = tested_capacity(profile, target)
+    budget = int(v["writes"] * cap)
+    fill = Workload.mix(
+        "seq",
+        0,
+        BLOCK,
+        threads=1,
+        queue_depth=v["qd"],
+        active_range=active_fraction(profile, target),
+        bytes_budget=budget,
+        name=f"fill SEQ 128KiB W, {v['writes']:g}× capacity",
+    )
+    cell = Cell(f"SEQ 128KiB W QD{v['qd']}", fill, "0/100", BLOCK)
+    ph = Phase(PHASE, (cell,), (), purge=True, max_rounds=1, stop_on_steady=False)
+    rows = (
+        common_parameters(profile, target)
+        + tp.parameter_rows(PARAMS, profile, NAME)
+        + [
+            ("Stimulus", f"SEQ 128 KiB W, TC 1 × QD {v['qd']}, {budget / 1e9:.3f} GB from a purge, MB/s every second"),
+            ("Cache found by", "the one change point of the MB/s series (least squares over both parts)"),
+        ]
+    )
+    return TestPlan(
+        NAME,
+        "SLC Cache",
+        f"characterisation ({profile.name})",
+        profile,
+        (ph,),
+        profile.rule(),
+        cap,
+        tuple(rows),
+        values=v,
+    )
+
+
+def _cache(figure):
+    def get(phases) -> float | None:
+        ph = phase(phases, PHASE)
+        found = phase_cache(ph) if ph else None
+        return figure(found) if found else None
+
+    return get
+
+
+def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+    return (
+        KeyMetric("SLC cache size", "GB", True, _cache(lambda c: c.size_gb)),
+        KeyMetric("in-cache write rate", "MB/s", True, _cache(lambda c: c.in_cache_mbps)),
+        # without a cache, the rate the whole fill kept
+        KeyMetric("post-cache write rate", "MB/s", True, _cache(lambda c: c.post_cache_mbps)),
+    )
+
+
+TEST = TestDef(
+    NAME,
+    "SLC Cache",
+    cc.FAMILY,
+    "purge, then one sequential fill: MB/s against GB written, the SLC cache size and the rates in and after it",
+    build=no_input(build),
+    sequence=cc.SEQUENCE,
+    optional=True,
+    key_figures=key_figures,
+    pages=slc_pages,
+    view=slc_view,
+    short_title="SLC cache",
+    params=PARAMS,
+    quick_sim_gb=QUICK_SIM_GB,
+    quick_keeps_cache=True,
+)
