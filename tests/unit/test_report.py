@@ -22,6 +22,7 @@ from iolab.results import Histogram
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
+from iolab.summary import summarise
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB
 from tests.unit.test_runner import ScriptedEngine
@@ -236,6 +237,7 @@ def test_latency_not_steady_is_reported_as_such(tmp_path):
         "Tabular Results — Response Times and IOPS",
         "Average Response Time — 3D Column Plot",
         "Maximum Response Time — 3D Column Plot",
+        "Maximum Response Time vs Block Size (2D)",
         "Average Response Time — Heat Map",
         "Response Time Histogram — 0/100 4KiB",
         "Response Time Histogram — 100/0 4KiB",
@@ -289,6 +291,32 @@ def test_throughput_pages_cover_both_block_sizes(tmp_path):
     assert "Steady State Convergence — SEQ 1024KiB" in t and "Steady State Convergence — SEQ 128KiB" in t
     assert "Tabular Results and 2D Plot — Throughput" in t
     assert "Write MB/s SEQ 128KiB" in text_of(doc)
+
+
+class NoisyReadEngine(DriveEngine):
+    """Writes flat from round 1; reads swing ±50 % round by round, so they never pass the rule."""
+
+    def _iops(self, rnd, call):
+        if self.workload.read_pct == 100:
+            return 2_000 * (1.5 if rnd % 2 else 0.5)
+        return 1_000.0
+
+
+def test_throughput_tracks_read_with_its_own_verdict_that_does_not_end_the_phase(tmp_path):
+    run = record(tmp_path, "throughput", NoisyReadEngine(), max_rounds=6)
+    store = RunStore.open(run)
+    for ph in summarise(store):
+        assert ph.steady is True, ph.phase.stop_reason  # write MB/s alone decides, as in the PTS
+        verdicts = {v.name.split()[0]: v for v in ph.verdicts}
+        assert verdicts["Write"].steady and not verdicts["Read"].steady
+        assert ph.shown_only == {verdicts["Read"].name}
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    t = titles(doc)
+    for bs in ("1024KiB", "128KiB"):
+        assert f"Steady State Measurement Window — Read MB/s SEQ {bs}" in t
+        assert f"Steady State Measurement Window — Write MB/s SEQ {bs}" in t
+    html = text_of(doc)
+    assert "shown only: the phase&#x27;s steady state is decided by its other tracking variables" in html
 
 
 def test_compliant_run_has_no_noncompliance_banner(tmp_path):
