@@ -54,3 +54,51 @@ def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_p
     top = max(search, key=lambda kv: kv[1])[0]
     if top != chosen:
         assert int(top.split("QD")[1]) > qd
+
+
+def test_max_iops_knee_rule_runs_every_step_and_chooses_the_knee_of_the_curve(tmp_path):
+    p = iolab(
+        "run",
+        "max-iops",
+        "--quick",
+        "-t",
+        "sim:entry-sata-compress?user_gb=4",
+        "--set",
+        "thread_counts=1,2",
+        "--set",
+        "rule=knee",
+        "--runs-dir",
+        str(tmp_path),
+    )
+    assert p.returncode == 0, p.stderr
+    run = Path(re.search(r"run directory: (\S+)", p.stdout).group(1))
+    db = sqlite3.connect(f"file:{run}/results.db?mode=ro", uri=True)
+    try:
+        search = db.execute(
+            "SELECT cell_key, iops FROM cells WHERE phase='read QD search' AND kind='measure' ORDER BY ordinal"
+        ).fetchall()
+        rounds = {
+            json.loads(w)["queue_depth"]
+            for (w,) in db.execute("SELECT workload FROM cells WHERE phase='read rounds' AND kind='measure'")
+        }
+    finally:
+        db.close()
+    # no stop rule: every queue depth of the search ran
+    assert [k for k, _ in search] == [f"TC1/QD{2**i}" for i in range(9)]
+    # the knee, worked out again from the search as measured: on IOPS vs log2 QD (the steps are
+    # doublings, so 0 … 8), the step farthest above the line from the first step to the last
+    first, last = search[0][1], search[-1][1]
+    above = [v - (first + (last - first) * i / 8) for i, (_, v) in enumerate(search)]
+    i = max(range(9), key=above.__getitem__)
+    chosen = search[i][0] if above[i] > 0 else max(search, key=lambda kv: kv[1])[0]
+    assert rounds == {int(chosen.split("QD")[1])}
+    out = " ".join(p.stdout.split())
+    assert f"the queue-depth search chose {chosen}" in out and "the knee of IOPS vs outstanding IO" in out
+    html = (run / "report" / f"{run.name}.html").read_text()
+    assert "knee (set with --set)" in html and "Stop rule" in html and "none: every step runs" in html
+
+
+def test_max_iops_refuses_an_unknown_rule(tmp_path):
+    p = iolab("run", "max-iops", "--quick", "--set", "rule=elbow", "--no-report", "--runs-dir", str(tmp_path))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "rule" in p.stderr and "gain" in p.stderr and "knee" in p.stderr

@@ -74,3 +74,12 @@ def test_the_plan_ramps_the_given_steps_then_defers_the_sustain_phase():
         sustain.build({"demand ramp": []})
     with pytest.raises(IolabError, match="bound"):
         registry.build_plan("latency-bound", make_profile(quick=True, settings=(("bound", "fast"),)), TARGET)
+
+
+def test_quick_ramps_a_doubling_ladder_from_a_thousand_to_a_million_iops():
+    plan = registry.build_plan("latency-bound", make_profile(quick=True), TARGET)
+    demands = [c.workload.rate_iops for c in plan.phases[0].cells]
+    assert demands[0] == 1_000 and demands[-1] == 1_000_000 and len(demands) == 11
+    assert all(1.9 <= b / a <= 2.1 for a, b in zip(demands, demands[1:]))  # two digits kept: 64,000 → 130,000
+    full = registry.build_plan("latency-bound", make_profile(), TARGET)
+    assert len(full.phases[0].cells) == 100  # without --quick: 10,000 … 1,000,000 by 10,000, as before

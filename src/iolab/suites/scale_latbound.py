@@ -20,6 +20,7 @@ from ..testdef import TestDef
 from ..units import KiB, kib_label, measurable
 from ..workload import Workload
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from .char_demand import geometric
 from .dirth_flow import read_share
 
 
@@ -70,12 +71,14 @@ PARAMS = (
     tp.Param(
         "steps",
         tuple(range(10_000, 1_000_001, 10_000)),
-        "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
-        "10,000 by 1,000 unless set",
+        "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 "
+        "doubling to 1,000,000 (11 steps) unless set",
         tp.int_list,
         _show_steps,
         "UNVERIFIED: iolab's choice",
-        quick=tuple(range(1_000, 10_001, 1_000)),
+        # Doubling from 1,000 reaches a million-IOPS drive in 11 steps and places the bound within
+        # a factor of 2; the ramp ends at the first step that breaks it, so a slow target runs few.
+        quick=geometric(1_000, 1_024_000, 2.0),
     ),
     tp.Param(
         "percentile",
