@@ -314,3 +314,25 @@ def best_by_iops(phase: str, samples: Sequence[Sample]) -> Sample:
     if not samples:
         raise IolabError(f"phase {phase!r}: no measured cells to choose from.")
     return max(samples, key=lambda s: s.iops)
+
+
+def knee(phase: str, samples: Sequence[Sample]) -> Sample:
+    """A load search's answer by the knee of its curve (Kneedle, Satopää et al. 2011, without
+    its smoothing): on IOPS against log₂ of the outstanding IO, the sample farthest above the
+    straight line from the first sample to the last. Distance is measured vertically, which
+    picks the same sample as the perpendicular distance in Kneedle's normalised axes. A curve
+    with no sample above that line has not bent (it is straight or still steepening): the
+    sample with the most IOPS."""
+    if not samples:
+        raise IolabError(f"phase {phase!r}: no measured cells to choose from.")
+    first, last = samples[0], samples[-1]
+    x0, x1 = math.log2(first.outstanding), math.log2(last.outstanding)
+    if x1 == x0:
+        return best_by_iops(phase, samples)
+
+    def above(s: Sample) -> float:
+        return s.iops - (first.iops + (last.iops - first.iops) * (math.log2(s.outstanding) - x0) / (x1 - x0))
+
+    top = max(samples, key=above)
+    # a tolerance, so that rounding on a straight line is not taken for a bend
+    return top if above(top) > 1e-9 * max(s.iops for s in samples) else best_by_iops(phase, samples)

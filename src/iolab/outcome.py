@@ -66,6 +66,7 @@ def _phase(ph: PhaseSummary) -> dict:
                 "fit_excursion": v.fit_excursion,
                 "fit_allowed": v.fit_allowed,
                 "steady": v.steady,
+                "decides": v.name not in ph.shown_only,
             }
             for v in ph.verdicts
         ],

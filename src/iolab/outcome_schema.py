@@ -61,7 +61,8 @@ DEFS = {
             "fit_excursion": NUM,
             "fit_allowed": NUM,
             "steady": _t("boolean"),
-        }
+        },
+        {"decides": _t("boolean")},
     ),
     "phase": _obj(
         {

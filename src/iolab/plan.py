@@ -66,6 +66,10 @@ class Tracking:
     name: str
     cell_key: str
     metric: Metric
+    # False: the variable gets its own steady-state determination over the phase's window and is
+    # reported, but the phase ends on the others alone (Throughput's read MB/s: the PTS tracks
+    # write MB/s and still shows the read side's convergence).
+    decides: bool = True
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,11 @@ class Phase:
     # Evaluated on the phase's results after every cell; when it fires the phase ends and its
     # decision is stored (decide.py).
     stop_rule: StopRule | None = None
+
+    @property
+    def shown_only(self) -> frozenset[str]:
+        """The tracking variables that are reported but do not decide steady state."""
+        return frozenset(t.name for t in self.tracking if not t.decides)
 
 
 @dataclass(frozen=True)

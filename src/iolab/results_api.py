@@ -55,12 +55,13 @@ class Tracking:
     fit_excursion: float
     fit_allowed: float
     steady: bool
+    decides: bool = True  # False: reported with its own verdict; the phase's steady state ignores it
 
 
 @dataclass(frozen=True)
 class PhaseVerdict:
     """A phase's steady state: `steady` is None when the phase tracks nothing (e.g. Write
-    Saturation), else whether every tracking variable passed in `window`."""
+    Saturation), else whether every deciding tracking variable passed in `window`."""
 
     name: str
     steady: bool | None
@@ -169,6 +170,7 @@ class Run:
                         v.fit_excursion,
                         v.fit_allowed,
                         v.steady,
+                        v.name not in ph.shown_only,
                     )
                     for v in ph.verdicts
                 ),

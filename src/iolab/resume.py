@@ -257,7 +257,7 @@ def _within(
     elapsed = sum(c.runtime_s for c in cells)
     moved = store.set_aside(ph.name, done + 1, _prefixes(ph, done + 1, plan))
     if done >= 1:
-        verdict = evaluate(history, plan.rule) if ph.tracking else None
+        verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
         stop = early_stop(

@@ -242,7 +242,7 @@ class Runner:
                 stop_reason = f"{decision.rule['name']}: {decision.outcome}"
                 break
 
-            verdict = evaluate(history, rule) if phase.tracking else None
+            verdict = evaluate(history, rule, phase.shown_only) if phase.tracking else None
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
             self.progress.round_done(phase, rnd, history, verdict)

@@ -14,7 +14,8 @@ implementation uses ≤; another quotes 2.0.2 as "less than" (<). iolab defaults
 real measurements the two differ only when a value lands exactly on the limit.
 
 A test with several tracking variables (2.0.2 IOPS tracks three) is steady only when every
-variable passes over the same window.
+variable passes over the same window. A variable that is only shown (Throughput's read MB/s)
+gets its own verdict over that window but does not decide.
 
 A flat window alone does not say the drive has left fresh-out-of-box: a fresh drive writes at a
 flat, fast plateau until its free blocks run out, and that plateau passes the rule. So steady
@@ -28,6 +29,7 @@ is printed with the rule in every report.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .units import denoise, num
@@ -151,10 +153,13 @@ def check_variable(name: str, rounds: list[int], values: list[float], rule: Stea
     )
 
 
-def evaluate(history: dict[str, list[tuple[int, float]]], rule: SteadyRule) -> SteadyVerdict | None:
+def evaluate(
+    history: dict[str, list[tuple[int, float]]], rule: SteadyRule, shown_only: Collection[str] = ()
+) -> SteadyVerdict | None:
     """Verdict over the last `rule.window` rounds common to every variable; None if too few.
 
-    `history` maps a tracking variable's name to its (round, value) pairs in round order.
+    `history` maps a tracking variable's name to its (round, value) pairs in round order; the
+    variables named in `shown_only` get their verdict but do not decide the phase's.
     """
     if not history:
         return None
@@ -166,4 +171,5 @@ def evaluate(history: dict[str, list[tuple[int, float]]], rule: SteadyRule) -> S
     for name, pts in history.items():
         by_round = dict(pts)
         verdicts.append(check_variable(name, window, [by_round[r] for r in window], rule))
-    return SteadyVerdict(all(v.steady for v in verdicts), tuple(window), tuple(verdicts))
+    steady = all(v.steady for v in verdicts if v.name not in shown_only)
+    return SteadyVerdict(steady, tuple(window), tuple(verdicts))

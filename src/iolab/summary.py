@@ -61,6 +61,8 @@ class PhaseSummary:
     values: Mapping[str, Any] = field(default_factory=dict)
     # the run directory the phase was read from, for figures of its per-second series
     run_dir: Path | None = None
+    # tracking variables reported with their own verdict that do not decide `steady`
+    shown_only: frozenset[str] = frozenset()
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -125,6 +127,9 @@ def summarise_phase(
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
     decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
     values = dict(store.manifest.plan.get("values", {})) if store.manifest else {}
+    plan_phases = store.manifest.plan.get("phases", ()) if store.manifest else ()
+    planned: dict[str, Any] = next((p for p in plan_phases if p.get("name") == phase.name), {})
+    shown_only = frozenset(t["name"] for t in planned.get("tracking", ()) if t.get("decides") is False)
     return PhaseSummary(
         phase,
         rounds,
@@ -138,6 +143,7 @@ def summarise_phase(
         decisions,
         values,
         store.dir,
+        shown_only,
     )
 
 

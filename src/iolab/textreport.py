@@ -195,11 +195,21 @@ def render_steady(ph: PhaseSummary, console: Console) -> None:
             num(v.range_allowed),
             num(denoise(v.fit_excursion, v.average)),
             num(v.fit_allowed),
-            "[green]pass[/]" if v.steady else "[red]FAIL[/]",
+            ("pass" if v.steady else "fail") + "*"
+            if v.name in ph.shown_only
+            else "[green]pass[/]"
+            if v.steady
+            else "[red]FAIL[/]",
         )
     console.print(t)
     for v in ph.verdicts:
         console.print(f"  fit, {esc(' '.join(v.name.split()))}: {esc(v.formula())} (R = round)", soft_wrap=True)
+    if any(v.name in ph.shown_only for v in ph.verdicts):
+        console.print(
+            "  * shown only: its own steady-state determination over the window; the phase's steady state "
+            "is decided by the other variables",
+            soft_wrap=True,
+        )
 
 
 def render_cells(ph: PhaseSummary, console: Console) -> None:

@@ -106,3 +106,17 @@ def test_two_hosts_are_judged_on_their_merged_percentile(scratch):
     for c in store.cells():
         assert len(breakdown(c.counters)) == 2  # both hosts ran every step
         assert c.p99 == pytest.approx(store.histogram(c.id).percentile(99.0))  # the merged histogram's
+
+
+def test_quick_on_its_own_steps_finds_where_the_simulated_drive_breaks_the_bound(scratch):
+    r = iolab("run", "latency-bound", "--quick", "--no-report", "--runs-dir", str(scratch / "runs"), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    store = RunStore.open(run_dir(r.stdout))
+    check_flow(store, LatencyBound(99.0, 1000.0))
+    ramp = [c.workload["rate_iops"] for c in store.cells("demand ramp")]
+    # the doubling ladder from 1,000 IOPS, ended by the bound before its last step (the drive
+    # saturates near 75,000 IOPS: 64,000 meets 1 ms, 130,000 does not)
+    assert ramp == [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 130_000][: len(ramp)] and len(ramp) < 11
+    assert store.cells("demand ramp")[-1].p99 > 1000
+    out = " ".join(r.stdout.split())
+    assert "broke the bound of 1,000 µs" in out and "did not break" not in out

@@ -13,7 +13,9 @@ from pathlib import Path
 from .conftest import iolab
 
 
-def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_path):
+def read_search(tmp_path: Path, *options: str):
+    """Run max-iops --quick on the entry SATA drive; its stdout, run directory, the read QD
+    search as stored ((key, IOPS) in order) and the queue depths its rounds ran at."""
     p = iolab(
         "run",
         "max-iops",
@@ -22,7 +24,7 @@ def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_p
         "sim:entry-sata-compress?user_gb=4",
         "--set",
         "thread_counts=1,2",
-        "--no-report",
+        *options,
         "--runs-dir",
         str(tmp_path),
     )
@@ -39,6 +41,11 @@ def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_p
         }
     finally:
         db.close()
+    return " ".join(p.stdout.split()), run, search, rounds
+
+
+def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_path):
+    out, _, search, rounds = read_search(tmp_path, "--no-report")
     # the rule, worked out again from the search as measured: the last step that gained at
     # least 2 % over the best before it
     chosen, best = search[0][0], search[0][1]
@@ -48,9 +55,30 @@ def test_max_iops_runs_its_rounds_at_the_last_step_that_gained_the_minimum(tmp_p
         best = max(best, v)
     qd = int(chosen.split("QD")[1])
     assert rounds == {qd}
-    out = " ".join(p.stdout.split())
     assert f"chosen {chosen}" in out and "the last step that gained at least 2 %" in out
     # where a deeper queue has (marginally) the most IOPS for less than 2 %, it is not the choice
     top = max(search, key=lambda kv: kv[1])[0]
     if top != chosen:
         assert int(top.split("QD")[1]) > qd
+
+
+def test_max_iops_knee_rule_runs_every_step_and_chooses_the_knee_of_the_curve(tmp_path):
+    out, run, search, rounds = read_search(tmp_path, "--set", "rule=knee")
+    # no stop rule: every queue depth of the search ran
+    assert [k for k, _ in search] == [f"TC1/QD{2**i}" for i in range(9)]
+    # the knee, worked out again from the search as measured: on IOPS vs log2 QD (the steps are
+    # doublings, so 0 … 8), the step farthest above the line from the first step to the last
+    first, last = search[0][1], search[-1][1]
+    above = [v - (first + (last - first) * i / 8) for i, (_, v) in enumerate(search)]
+    i = max(range(9), key=above.__getitem__)
+    chosen = search[i][0] if above[i] > 0 else max(search, key=lambda kv: kv[1])[0]
+    assert rounds == {int(chosen.split("QD")[1])}
+    assert f"the queue-depth search chose {chosen}" in out and "the knee of IOPS vs outstanding IO" in out
+    html = (run / "report" / f"{run.name}.html").read_text()
+    assert "knee (set with --set)" in html and "Stop rule" in html and "none: every step runs" in html
+
+
+def test_max_iops_refuses_an_unknown_rule(tmp_path):
+    p = iolab("run", "max-iops", "--quick", "--set", "rule=elbow", "--no-report", "--runs-dir", str(tmp_path))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "rule" in p.stderr and "gain" in p.stderr and "knee" in p.stderr

@@ -324,3 +324,24 @@ def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp
     assert all(at[n].cell_key == f"{n} {label}" for n, label in chosen.items())
     # the decision rests on the demand-variation window the report shows
     assert all(abs(p.iops - pts[p.threads, p.queue_depth].iops) <= 1e-6 * p.iops for _, p in ops.named())
+
+
+def test_throughput_shows_the_read_steady_state_beside_the_write_one(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "throughput", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--json", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr + p.stdout
+    [record] = json.loads(p.stdout)["runs"]
+    for phase in record["phases"]:
+        bs = phase["name"].split()[-1]
+        roles = {t["variable"]: t["decides"] for t in phase["tracking"]}
+        assert roles == {f"Write MB/s SEQ {bs}": True, f"Read MB/s SEQ {bs}": False}
+    store = only_run(runs)
+    shown = iolab("show", str(store.dir))
+    assert shown.returncode == 0, shown.stderr
+    out = " ".join(shown.stdout.split())
+    assert "Read MB/s SEQ 1024KiB 1–5" in out and "Read MB/s SEQ 128KiB 1–5" in out
+    assert "* shown only: its own steady-state determination over the window" in out
+    html = (store.dir / "report" / f"{store.dir.name}.html").read_text()
+    assert "Steady State Measurement Window — Read MB/s SEQ 128KiB" in html

@@ -8,7 +8,17 @@ from dataclasses import replace
 import pytest
 
 from iolab import registry, resume
-from iolab.decide import Decision, DemandShortfall, NoGain, Sample, best_by_iops, last_gain, rule_from, rule_record
+from iolab.decide import (
+    Decision,
+    DemandShortfall,
+    NoGain,
+    Sample,
+    best_by_iops,
+    knee,
+    last_gain,
+    rule_from,
+    rule_record,
+)
 from iolab.engines.sim import SimEngine
 from iolab.errors import IolabError
 from iolab.plan import Cell, Deferred, Phase
@@ -73,6 +83,21 @@ def test_a_search_keeps_the_last_step_that_met_its_rule():
     with pytest.raises(IolabError, match="no measured cells"):
         last_gain("p", [], 0.02)
     assert NoGain().check("p", ramp(100)) is None  # nothing to compare with
+
+
+def test_the_knee_is_the_step_farthest_above_the_chord_of_iops_vs_log_outstanding_io():
+    # QD 1 … 32: the chord runs from 100 to 600 IOPS, +100 per doubling; QD 8 (520) is 120 above
+    # it, QD 4 (400) 100
+    assert knee("p", ramp(100, 250, 400, 520, 560, 600)).key == "QD 8"
+    # a saturated tail that still creeps up: the bend, not the most IOPS (QD 32) nor the last gain
+    assert knee("p", ramp(1000, 2000, 3900, 4000, 4050, 4100)).key == "QD 4"
+    assert last_gain("p", ramp(1000, 2000, 3900, 4000, 4050, 4100), 0.02).key == "QD 8"
+    # a straight or still-steepening curve has no knee: the step with the most IOPS
+    assert knee("p", ramp(100, 200, 300, 400)).key == "QD 8"
+    assert knee("p", ramp(100, 110, 150, 400)).key == "QD 8"
+    assert knee("p", ramp(100)).key == "QD 1"
+    with pytest.raises(IolabError, match="no measured cells"):
+        knee("p", [])
 
 
 def test_rules_are_found_again_by_their_stored_name_and_parameters():

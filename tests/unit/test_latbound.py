@@ -74,3 +74,19 @@ def test_the_plan_ramps_the_given_steps_then_defers_the_sustain_phase():
         sustain.build({"demand ramp": []})
     with pytest.raises(IolabError, match="bound"):
         registry.build_plan("latency-bound", make_profile(quick=True, settings=(("bound", "fast"),)), TARGET)
+
+
+def test_quick_ramps_a_doubling_ladder_from_the_lowest_demand_that_measures_the_percentile():
+    def ramp(**kw) -> list[int]:
+        return [
+            c.workload.rate_iops
+            for c in registry.build_plan("latency-bound", make_profile(**kw), TARGET).phases[0].cells
+        ]
+
+    demands = ramp(quick=True)  # 1 s cells: 1,000 IOs, the fewest a 99 % latency is measured from
+    assert demands[0] == 1_000 and demands[-1] == 1_000_000 and len(demands) == 11
+    assert all(1.9 <= b / a <= 2.1 for a, b in zip(demands, demands[1:]))  # two digits kept: 64,000 → 130,000
+    assert ramp(quick=True, cell_seconds=10.0)[:3] == [100, 200, 400]  # longer cells measure p99 at less demand
+    assert ramp(quick=True, settings=(("percentile", "99.9"),))[0] == 10_000  # 10,000 IOs in 1 s
+    assert ramp(quick=True, settings=(("steps", "100,200"),)) == [100, 200]  # a given list is kept
+    assert len(ramp()) == 100  # without --quick: 10,000 … 1,000,000 by 10,000, as before

@@ -22,6 +22,7 @@ from iolab.results import Histogram
 from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
+from iolab.summary import summarise
 from iolab.targets import DeviceFacts, Target
 from iolab.units import GiB
 from tests.unit.test_runner import ScriptedEngine
@@ -236,6 +237,7 @@ def test_latency_not_steady_is_reported_as_such(tmp_path):
         "Tabular Results — Response Times and IOPS",
         "Average Response Time — 3D Column Plot",
         "Maximum Response Time — 3D Column Plot",
+        "Maximum Response Time vs Block Size (2D)",
         "Average Response Time — Heat Map",
         "Response Time Histogram — 0/100 4KiB",
         "Response Time Histogram — 100/0 4KiB",
@@ -289,6 +291,32 @@ def test_throughput_pages_cover_both_block_sizes(tmp_path):
     assert "Steady State Convergence — SEQ 1024KiB" in t and "Steady State Convergence — SEQ 128KiB" in t
     assert "Tabular Results and 2D Plot — Throughput" in t
     assert "Write MB/s SEQ 128KiB" in text_of(doc)
+
+
+class NoisyReadEngine(DriveEngine):
+    """Writes flat from round 1; reads swing ±50 % round by round, so they never pass the rule."""
+
+    def _iops(self, rnd, call):
+        if self.workload.read_pct == 100:
+            return 2_000 * (1.5 if rnd % 2 else 0.5)
+        return 1_000.0
+
+
+def test_throughput_tracks_read_with_its_own_verdict_that_does_not_end_the_phase(tmp_path):
+    run = record(tmp_path, "throughput", NoisyReadEngine(), max_rounds=6)
+    store = RunStore.open(run)
+    for ph in summarise(store):
+        assert ph.steady is True, ph.phase.stop_reason  # write MB/s alone decides, as in the PTS
+        verdicts = {v.name.split()[0]: v for v in ph.verdicts}
+        assert verdicts["Write"].steady and not verdicts["Read"].steady
+        assert ph.shown_only == {verdicts["Read"].name}
+    doc = build_document(RunData.load(run, tmp_path / "out"))
+    t = titles(doc)
+    for bs in ("1024KiB", "128KiB"):
+        assert f"Steady State Measurement Window — Read MB/s SEQ {bs}" in t
+        assert f"Steady State Measurement Window — Write MB/s SEQ {bs}" in t
+    html = text_of(doc)
+    assert "shown only: the phase&#x27;s steady state is decided by its other tracking variables" in html
 
 
 def test_compliant_run_has_no_noncompliance_banner(tmp_path):
@@ -425,11 +453,18 @@ def test_header_columns_shrink_or_point_but_never_cut_text():
     ]
     col = fit_column("Test Parameters", items)
     assert col.items == tuple(items) and MIN_SCALE <= col.scale < 1.0  # all of it, in a smaller font
-    crowded = fit_column("Test Parameters", items + [(f"Extra {i}", "a long value " * 6) for i in range(4)])
+    more = items + [(f"Extra {i}", "a long value " * 6) for i in range(4)]
+    crowded = fit_column("Test Parameters", more)
     assert crowded.scale == MIN_SCALE
-    for (k, v), (k2, v2) in zip(items + [(f"Extra {i}", "a long value " * 6) for i in range(4)], crowded.items):
+    kept = [(k, v) for k, v in crowded.items if k != "…"]
+    for (k, v), (k2, v2) in zip(more, kept):
         assert k == k2 and "…" not in v2
         assert v2 == " ".join(v.split()) or v2 == f"(in full on the {RUN_DETAILS} page)"
+    # rows that do not fit even so are named by the last one, never cut below the box
+    assert len(kept) == len(more) or crowded.items[-1] == (
+        "…",
+        f"{len(more) - len(kept)} more, on the {RUN_DETAILS} page",
+    )
 
 
 def test_banners_are_whole_or_name_the_page_with_the_full_text():

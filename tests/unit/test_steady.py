@@ -76,3 +76,14 @@ def test_window_is_a_parameter():
     rule = SteadyRule(window=3)
     verdict = evaluate({"a": [(1, 1.0), (2, 100.0), (3, 100.0), (4, 100.0)]}, rule)
     assert verdict.window == (2, 3, 4) and verdict.steady
+
+
+def test_a_shown_only_variable_gets_its_own_verdict_but_does_not_decide():
+    hist = {
+        "write": [(r, 200.0) for r in range(1, 6)],
+        "read": [(1, 100.0), (2, 300.0), (3, 100.0), (4, 300.0), (5, 100.0)],
+    }
+    verdict = evaluate(hist, RULE, shown_only={"read"})
+    assert verdict.steady
+    assert [(v.name, v.steady) for v in verdict.variables] == [("write", True), ("read", False)]
+    assert not evaluate(hist, RULE).steady  # the same values decide when the read side decides too

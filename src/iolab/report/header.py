@@ -4,20 +4,25 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
-import textwrap
-
 from ..steady import SteadyRule
 from ..units import eng, kib_label
+from . import textwidth
 from .model import HeaderColumn
 from .rundata import RunData, rounds_text
 
 NOT_REPORTED = "not reported"
-# What one header column holds at its full font size (html.py: 46 mm high, a quarter of the
-# width). A column with more text is printed smaller, down to MIN_SCALE; what still does not
-# fit is named, not cut, and printed in full on the page the column points to.
-COLUMN_LINES = 15
-KEY_CHARS_PER_LINE = 11
-VALUE_CHARS_PER_LINE = 23
+# What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
+# has 39.7 mm below the column's title; a row takes its lines of 5.9 pt × 1.22 line height at the
+# column's font scale plus 0.3 mm of cell padding at any scale (measured on WeasyPrint's layout:
+# 13 one-line rows fit at full size, 17 at MIN_SCALE), and its text wraps in cells as wide as
+# KEY_MM and VALUE_MM (measured there too, four columns across the page). A column with more
+# text is printed smaller, down to MIN_SCALE; what still does not fit is named, not cut, and
+# printed in full on the page the column points to.
+TABLE_MM = 39.7
+FONT_PT = 5.9
+LINE_MM = FONT_PT * 1.22 * 25.4 / 72
+ROW_PAD_MM = 0.3
+KEY_MM, VALUE_MM = 14.88, 27.07  # the text width of a key cell (bold) and of a value cell
 MIN_SCALE = 0.75
 RUN_DETAILS = "Run Details and Notes"
 BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold across the page)
@@ -237,28 +242,48 @@ def fit_banners(items: list[tuple[str, str, str]]) -> tuple[str, ...]:
 
 def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETAILS) -> HeaderColumn:
     """A header column whose text fits its fixed box: printed smaller when needed (down to
-    MIN_SCALE); if it still does not fit, the longest values are replaced by a pointer to the
-    page `full_on`, which prints them in full. No value is ever cut mid-text."""
+    MIN_SCALE); if it still does not fit, the values that take the most lines are replaced by a
+    pointer to the page `full_on`, which prints them in full, and if the rows are still too
+    many, the last ones give way to one row saying how many more that page prints. No value is
+    ever cut mid-text, and no row falls below the box."""
     items = [(k, " ".join(str(v).split())) for k, v in items]
-
-    def fits(its: list[tuple[str, str]], scale: float) -> bool:
-        def lines(text: str, chars: float) -> int:  # word-wrapped, as the browser does
-            return len(textwrap.wrap(text, int(chars / scale), break_long_words=True)) or 1
-
-        used = sum(max(lines(k, KEY_CHARS_PER_LINE), lines(v, VALUE_CHARS_PER_LINE)) for k, v in its)
-        return used <= COLUMN_LINES / scale
-
-    scales = [1.0 - 0.05 * i for i in range(int(round((1.0 - MIN_SCALE) / 0.05)) + 1)]
-    for scale in scales:
-        if fits(items, scale):
+    for scale in [1.0 - 0.05 * i for i in range(int(round((1.0 - MIN_SCALE) / 0.05)) + 1)]:
+        if _fits(items, scale):
             return HeaderColumn(title, tuple(items), scale)
     pointer = f"(in full on the {full_on} page)"
-    while not fits(items, MIN_SCALE):
-        i = max(range(len(items)), key=lambda j: len(items[j][1]))
-        if len(items[i][1]) <= len(pointer):
-            break  # only short values left: too many items, which the column builders avoid
+
+    def saved(i: int) -> int:  # lines the pointer saves in row i
+        k, v = items[i]
+        return _lines(k, v, MIN_SCALE) - _lines(k, pointer, MIN_SCALE)
+
+    while not _fits(items, MIN_SCALE):
+        i = max(range(len(items)), key=lambda j: (saved(j), len(items[j][1])))
+        if saved(i) <= 0:
+            break  # no value is longer than its pointer: too many rows
         items[i] = (items[i][0], pointer)
+    kept = len(items)
+    while kept > 0 and not _fits(items[:kept] + [_more(len(items) - kept, full_on)], MIN_SCALE):
+        kept -= 1
+    if kept < len(items):
+        items = items[:kept] + [_more(len(items) - kept, full_on)]
     return HeaderColumn(title, tuple(items), MIN_SCALE)
+
+
+def _lines(key: str, value: str, scale: float) -> int:
+    """The printed lines of one row: its key or its value, whichever wraps to more."""
+    size = FONT_PT * scale
+    return max(textwidth.lines(key, KEY_MM, size, bold=True), textwidth.lines(value, VALUE_MM, size))
+
+
+def _fits(items: list[tuple[str, str]], scale: float) -> bool:
+    """The rows fit the column's table at this font scale, with one line to spare: the browser
+    breaks a few words where textwidth does not expect it (after "." in "A.11", for one)."""
+    used = sum(_lines(k, v, scale) * LINE_MM * scale + ROW_PAD_MM for k, v in items)
+    return used + LINE_MM * scale <= TABLE_MM
+
+
+def _more(n: int, full_on: str) -> tuple[str, str]:
+    return ("…", f"{n} more, on the {full_on} page")
 
 
 def _cut(text: str, n: int) -> str:

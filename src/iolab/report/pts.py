@@ -184,6 +184,17 @@ def latency_pages(run: RunData) -> list[Page]:
         plot_2d_page(
             run,
             ph,
+            "Maximum Response Time vs Block Size (2D)",
+            lambda c: c.lat_max_us,
+            f"MRT ({munit})",
+            scale=mdiv,
+            how="maximum of each cell",
+        )
+    )
+    pages.append(
+        plot_2d_page(
+            run,
+            ph,
             "99.999 % Response Time vs Block Size (2D)",
             lambda c: c.p99_999_us,
             f"99.999 % response time ({munit})",

@@ -97,11 +97,11 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     return Text((msg,), height_mm=14)
 
 
-def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
+def steady_table(v: VariableVerdict, rule_strict: bool, decides: bool = True) -> Table:
     cmp = "<" if rule_strict else "≤"
     pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
     ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
-    rows = (
+    rows: tuple[tuple[str, str], ...] = (
         ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
         ("Values (y)", ", ".join(num(x) for x in v.values)),
         ("Average", num(v.average)),
@@ -118,6 +118,8 @@ def steady_table(v: VariableVerdict, rule_strict: bool) -> Table:
         ("Least-squares linear fit", v.formula() + " (R = round)"),
         ("Verdict", "steady state" if v.steady else "NOT steady"),
     )
+    if not decides:
+        rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
     return Table(
         f"Steady-state determination: {v.name}",
         ("item", "value"),
@@ -133,14 +135,15 @@ def measurement_window_pages(
     pages = []
     for v in ph.verdicts:
         png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
+        decides = v.name not in ph.shown_only
         fig = Figure(
-            f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}",
+            f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}" + ("" if decides else " (shown only)"),
             png,
             95,
             "Source: the tracking variable of each window round (results.db tables cells and steady); "
             "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
         )
-        pages.append(Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict))))
+        pages.append(Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict, decides))))
     return pages
 
 
@@ -220,6 +223,7 @@ def plot_2d_page(
     logy: bool = True,
     mixes: Sequence[str] | None = None,
     scale: float = 1.0,
+    how: str = "mean of each cell",
 ) -> Page:
     sizes, labels = size_labels(ph)
     series = []
@@ -234,7 +238,7 @@ def plot_2d_page(
             xs, ys = zip(*pts)
             series.append(plots.Series(f"R/W {mix}", xs, ys))
     png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy)
-    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph)),))
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph, how)),))
 
 
 def plot_3d_pages(

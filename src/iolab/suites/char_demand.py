@@ -32,11 +32,12 @@ WARMUP = tp.Param(
 )
 
 
-def geometric(start: int, stop: int) -> tuple[int, ...]:
-    """start, start·√2, start·2, … up to stop, each rounded to two significant digits: a quick
-    ladder that resolves a 10k-IOPS loop device as well as a million-IOPS drive in ~20 steps."""
+def geometric(start: int, stop: int, ratio: float = 2**0.5) -> tuple[int, ...]:
+    """start, start·ratio, start·ratio², … up to stop, each rounded to two significant digits: a
+    quick ladder that resolves a 10k-IOPS loop device as well as a million-IOPS drive (√2: ~20
+    steps)."""
     out, k = [], 0
-    while (v := start * 2 ** (k / 2)) <= stop:
+    while (v := start * ratio**k) <= stop:
         out.append(int(float(f"{v:.2g}")))
         k += 1
     return tuple(out)

@@ -3,7 +3,8 @@
 count (1, 2, 4, 8 by default) at the chosen queue depth with the same rule, then rounds of each
 at the (threads, QD) both searches chose (60 × 9 s warm-up + 51 s by default). A search chooses
 the last step that gained at least `min_gain`, not the most IOPS: a step that bought +1.7 % at
-twice the latency is past the knee the rule looks for. The thread
+twice the latency is past the knee the rule looks for. `--set rule=knee` chooses the knee of
+the curve itself instead (decide.knee), after running every step. The thread
 search and the rounds are phases built when the run reaches them, from the stored results
 (Deferred phases), so a resumed run rebuilds them the same way."""
 
@@ -14,7 +15,7 @@ from dataclasses import replace
 
 from .. import testparams as tp
 from ..compare import KeyMetric
-from ..decide import Decision, NoGain, Sample, last_gain
+from ..decide import Decision, NoGain, Sample, knee, last_gain
 from ..plan import Cell, Deferred, Phase, Profile, TestPlan
 from ..report.char_demand import (
     SEARCHES,
@@ -62,6 +63,15 @@ PARAMS = (
         source="UNVERIFIED: the reviews do not list them; powers of two",
     ),
     tp.Param(
+        "rule",
+        "gain",
+        "how a search chooses its step: gain (the last step that gained at least min_gain; the search stops "
+        "when steps stop gaining) or knee (every step runs; the knee of IOPS vs log2 outstanding IO: the step "
+        "farthest above the line from the first step to the last)",
+        tp.choice("gain", "knee"),
+        source="gain: published reviews; knee: the Kneedle definition (Satopää et al., 2011), iolab's choice",
+    ),
+    tp.Param(
         "min_gain",
         0.02,
         "the search stops when a step gains less than this",
@@ -105,6 +115,7 @@ PARAMS = (
     WARMUP,
 )
 OPTIMUM = "at the optimum"
+CHOICE = {"gain": "last-gain", "knee": "knee"}  # the decision's rule name for each choice
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
@@ -113,6 +124,17 @@ def build(profile: Profile, target: Target) -> TestPlan:
     search_s, round_s, rounds, warmup = v["search_time"], v["round_time"], v["rounds"], v["warmup"]
     ar, threads = active_fraction(profile, target), v["threads"]
     rule = NoGain(min_gain=v["min_gain"], steps=v["no_gain_steps"])
+    by_knee = v["rule"] == "knee"
+    # the knee is a property of the whole curve: its searches run every step, with no stop rule
+    stop = None if by_knee else rule
+    how = (
+        "the knee of IOPS vs outstanding IO (the step farthest above the line from the first step to the last)"
+        if by_knee
+        else f"the last step that gained at least {tp.show_percent(rule.min_gain)}"
+    )
+
+    def choose(phase: str, samples: Sequence[Sample]) -> Sample:
+        return knee(phase, samples) if by_knee else last_gain(phase, samples, rule.min_gain)
 
     def work(read_pct: float, qd: int, seconds: float) -> Workload:
         return Workload.mix(
@@ -132,7 +154,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         return Cell(key or f"TC{tc}/QD{qd}", w, f"TC{tc}/QD{qd}", 4 * KiB)
 
     def best_qd(op: str, samples: Mapping[str, Sequence[Sample]]) -> tuple[Sample, int]:
-        best = last_gain(search_phase(op), samples[search_phase(op)], rule.min_gain)
+        best = choose(search_phase(op), samples[search_phase(op)])
         return best, best.outstanding // threads
 
     def thread_search(op: str, read_pct: float):
@@ -140,12 +162,12 @@ def build(profile: Profile, target: Target) -> TestPlan:
             best, qd = best_qd(op, samples)
             # keys name no QD (as the rounds'): drives whose searches chose different QDs still compare
             cells = tuple(cell(read_pct, qd, search_s, f"TC{tc} at the best QD", tc) for tc in v["thread_counts"])
-            phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=rule)
+            phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=stop)
             return phase, Decision(
                 threads_phase(op),
-                {"name": "last-gain"},
-                f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), the last "
-                f"step that gained at least {tp.show_percent(rule.min_gain)}: thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
+                {"name": CHOICE[v["rule"]]},
+                f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), {how}: "
+                f"thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
                 {"queue_depth": qd},
             )
 
@@ -154,17 +176,16 @@ def build(profile: Profile, target: Target) -> TestPlan:
     def at_optimum(op: str, read_pct: float):
         def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
             by_qd, qd = best_qd(op, samples)
-            by_tc = last_gain(threads_phase(op), samples[threads_phase(op)], rule.min_gain)
+            by_tc = choose(threads_phase(op), samples[threads_phase(op)])
             # more threads only when they gained what the rule asks over the queue-depth search's choice
             more = by_tc.outstanding > by_qd.outstanding and by_tc.iops >= by_qd.iops * (1 + rule.min_gain)
             best, tc = (by_tc, by_tc.outstanding // qd) if more else (by_qd, threads)
             phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM, tc),), max_rounds=rounds)
             return phase, Decision(
                 rounds_phase(op),
-                {"name": "last-gain"},
+                {"name": CHOICE[v["rule"]]},
                 f"the queue-depth and thread searches chose {best.key} ({best.iops:,.0f} {op} IOPS), "
-                f"the last step that gained at least {tp.show_percent(rule.min_gain)}: "
-                f"{rounds} rounds there",
+                f"{how}: {rounds} rounds there",
                 {"threads": tc, "queue_depth": qd},
             )
 
@@ -174,7 +195,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     for i, (op, read_pct) in enumerate(SEARCHES):
         cells = tuple(cell(read_pct, qd, search_s) for qd in v["queue_depths"])
         search = cc.first_phase(s, search_phase(op), cells) if i == 0 else cc.next_phase(search_phase(op), cells)
-        phases.append(replace(search, stop_rule=rule))
+        phases.append(replace(search, stop_rule=stop))
         # ETA: the thread search at most runs every count (its rule may end it sooner)
         phases.append(
             Deferred(
@@ -195,7 +216,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
             "RND 4 KiB reads, then writes: a queue-depth search, a thread-count search at its best QD, "
             "then rounds at the best (threads, QD)",
         ),
-        ("Stop rule", rule.describe()),
+        ("Stop rule", "none: every step runs" if by_knee else rule.describe()),
+        ("Choice", how),
     ]
     notes = ("The write search follows the read rounds without a new purge: reads do not change the drive's state.",)
     return TestPlan(

@@ -17,9 +17,10 @@ from ..plan import Cell, Deferred, Phase, Profile, TestPlan
 from ..report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
 from ..targets import Target
 from ..testdef import TestDef
-from ..units import KiB, kib_label, measurable
+from ..units import KiB, kib_label, measurable, percentile_min_ios
 from ..workload import Workload
 from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from .char_demand import geometric
 from .dirth_flow import read_share
 
 
@@ -57,6 +58,16 @@ def _show_us(v: float) -> str:
     return f"{v:,.6g} µs"
 
 
+def quick_steps(cell_s: float, pct: float) -> tuple[int, ...]:
+    """A quick ramp: doubling from the lowest demand whose step holds the IOs that measure the
+    percentile (units.percentile_min_ios: 1,000 for 99 %, so 1,000 IOPS in 1 s cells) up to
+    about a million IOPS. A lower step would judge the bound by a percentile read off its few
+    slowest IOs; doubling reaches a million-IOPS drive in 11 steps and places its limit within a
+    factor of two, and the ramp ends at the first step that breaks the bound."""
+    start = max(1, math.ceil(percentile_min_ios(pct) / cell_s))
+    return geometric(start, max(start, 1_024_000), 2.0)
+
+
 PARAMS = (
     read_share(70, "the published scale-out reference point (70/30 4K random)"),
     tp.Param(
@@ -68,22 +79,23 @@ PARAMS = (
         "the published scale-out reference point",
     ),
     tp.Param(
-        "steps",
-        tuple(range(10_000, 1_000_001, 10_000)),
-        "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: 1,000 to "
-        "10,000 by 1,000 unless set",
-        tp.int_list,
-        _show_steps,
-        "UNVERIFIED: iolab's choice",
-        quick=tuple(range(1_000, 10_001, 1_000)),
-    ),
-    tp.Param(
         "percentile",
         99.0,
         "latency percentile the bound applies to (of each step's merged histogram)",
         _percentile,
         lambda v: f"{v:g} %",
         "the published scale-out reference point (p99 < 1 ms)",
+    ),
+    tp.Param(
+        "steps",
+        tuple(range(10_000, 1_000_001, 10_000)),
+        "demand steps in IOPS over all hosts/paths, ascending (list or START:STEP:STOP); --quick: doubling "
+        "from the lowest demand whose step holds the IOs to measure the percentile (1,000 IOPS at 1 s and "
+        "99 %) to about 1,000,000, unless set",
+        tp.int_list,
+        _show_steps,
+        "UNVERIFIED: iolab's choice",
+        quick=lambda profile, v: quick_steps(profile.cell_seconds, v["percentile"]),
     ),
     tp.Param(
         "bound",
