@@ -11,10 +11,10 @@ from typing import Optional
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
+from .console import Console
 from .errors import Exit, IolabError
 from .units import num
 
