@@ -41,8 +41,8 @@ _METAVARS = {"int": "N", "float": "X", "str": "TEXT", "path": "PATH", "file": "F
 
 def tidy_help(command) -> None:
     """Readable metavars for every option (PATH, N, TEXT; none for an on/off flag) instead of
-    the types' names (<bool>, <list[str]>), and a help width that is not 80 columns when the
-    help goes to a file or a pipe."""
+    the types' names (<bool>, <list[str]>), a help width that is not 80 columns when the help
+    goes to a file or a pipe, and text, paths and flags taken without pydantic (_Plain)."""
     if not sys.stdout.isatty():
         if "typer.rich_utils" in sys.modules:
             from typer import rich_utils
@@ -58,7 +58,7 @@ def tidy_help(command) -> None:
             cmd.help = re.sub(r"(?<!\n)\n(?!\n)", " ", cmd.help)
         for p in [*cmd.params, *([cmd._help_option] if cmd._help_option else [])]:
             kind = p.type_descriptor.annotation if hasattr(p, "type_descriptor") else None
-            if kind in (str, list[str], Path, list[Path]) or (kind is bool and p.is_flag):
+            if kind in (str, list[str], Path, list[Path]) or (kind is bool and getattr(p, "is_flag", False)):
                 p._runtime_param = _Plain(p.type_descriptor.parameter_info, kind)
             if p.param_type_name == "argument":  # its name (TEST, RUN) says it; no <str> beside it
                 p.display_type_rich = lambda ctx: None
