@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -64,9 +65,13 @@ def main() -> None:
     trees = {"base": base, "this": here}
     jobs = [(name, tree) for name in commands for tree in trees]
     got: dict[tuple[str, str], list[tuple[float, float]]] = {job: [] for job in jobs}
-    for r in range(a.repeats):
-        for name, tree in jobs if r % 2 == 0 else reversed(jobs):
-            got[name, tree].append(timed(commands[name], trees[tree]))
+    try:
+        for r in range(a.repeats):
+            for name, tree in jobs if r % 2 == 0 else reversed(jobs):
+                got[name, tree].append(timed(commands[name], trees[tree]))
+    finally:
+        shutil.rmtree(base.parent)
+        shutil.rmtree(runs)
 
     def median(name: str, tree: str, i: int) -> float:
         return statistics.median(t[i] for t in got[name, tree])

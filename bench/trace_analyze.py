@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -127,10 +128,15 @@ def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) 
 
     trees = {ref: unpack_src(ref), "this": REPO / "src"}
     got: dict[str, list[dict]] = {name: [] for name in trees}
-    for r in range(repeats):
-        for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
-            saved = str(work / "compared-analysis.json")
-            got[name].append(_child("--_analyse", str(path), "--step", repr(step_s), "--_save", saved, src=trees[name]))
+    try:
+        for r in range(repeats):
+            for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
+                saved = str(work / "compared-analysis.json")
+                got[name].append(
+                    _child("--_analyse", str(path), "--step", repr(step_s), "--_save", saved, src=trees[name])
+                )
+    finally:
+        shutil.rmtree(trees[ref].parent)
     cpu = {name: statistics.median(a["cpu_s"] for a in runs) for name, runs in got.items()}
     for name, runs in got.items():
         ios = runs[0]["ios"]
