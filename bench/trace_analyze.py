@@ -3,6 +3,7 @@
     .venv/bin/python bench/trace_analyze.py                      # 50 M IOs + a 100,000-step case
     .venv/bin/python bench/trace_analyze.py --ios 2000000        # a quick run
     .venv/bin/python bench/trace_analyze.py --many-steps 200000  # the step case with more steps
+    .venv/bin/python bench/trace_analyze.py --ios 10000000 --base c659421  # this code against older code
 
 Two cases, each on a synthetic trace (known streams, Poisson arrivals, response times)
 written as a Parquet trace table:
@@ -20,6 +21,11 @@ the throughput case's plots (few steps) measured in the same run. The load avera
 printed too: on a shared machine other work slows the wall-clock rate, the CPU-second rate
 much less.
 
+With --base REF the throughput trace is analysed --repeats times with this tree's code and as
+often with REF's (unpacked by git archive, run with the same Python and libraries), in
+alternating order: the CPU ratio tells a change of code from a busier machine, which lowers
+both. No plots and no many-step case then.
+
 Nothing here asserts: benchmarks print, tests assert behaviour.
 """
 
@@ -28,6 +34,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -83,8 +91,9 @@ def plot_child(saved: str, out: str) -> None:
     )
 
 
-def _child(*args: str) -> dict:
-    child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
+def _child(*args: str, src: Path | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src)} if src else None
+    child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, env=env)
     out = child.stdout.read()
     _, status, _ = os.wait4(child.pid, 0)
     if status != 0:
@@ -112,6 +121,35 @@ def run_case(name: str, path: Path, step_s: float, work: Path) -> tuple[dict, di
     return a, p
 
 
+def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) -> None:
+    """`analyse` on one trace with this tree's code and `ref`'s, alternately (each repeat in the
+    reverse order of the one before), so both meet the same load."""
+    from treetime import REPO, unpack_src
+
+    trees = {ref: unpack_src(ref), "this": REPO / "src"}
+    got: dict[str, list[dict]] = {name: [] for name in trees}
+    try:
+        for r in range(repeats):
+            for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
+                saved = str(work / "compared-analysis.json")
+                got[name].append(
+                    _child("--_analyse", str(path), "--step", repr(step_s), "--_save", saved, src=trees[name])
+                )
+    finally:
+        shutil.rmtree(trees[ref].parent)
+    cpu = {name: statistics.median(a["cpu_s"] for a in runs) for name, runs in got.items()}
+    for name, runs in got.items():
+        ios = runs[0]["ios"]
+        wall = statistics.median(a["wall_s"] for a in runs)
+        print(
+            f"[{name}] analysis median {cpu[name]:.2f} s CPU = {ios / cpu[name] / 1e6:.2f} M IOs per CPU s, {wall:.2f} s wall"
+        )
+    same = all(a["streams"] == got[ref][0]["streams"] for runs in got.values() for a in runs)
+    print(
+        f"CPU this / {ref}: {cpu['this'] / cpu[ref]:.3f} ({repeats} repeats each); streams found: {'identical' if same else 'DIFFERENT'}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ios", type=int, default=50_000_000, help="IOs in the throughput trace (default 50 million)")
@@ -121,6 +159,8 @@ def main() -> None:
     ap.add_argument("--step-ios", type=int, default=1_000_000, help="IOs in the many-step trace (default 1 million)")
     ap.add_argument("--dir", help="where to write the traces (default: a temporary directory, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces")
+    ap.add_argument("--base", help="analyse the throughput trace with this git ref's code too, alternately")
+    ap.add_argument("--repeats", type=int, default=3, help="with --base: analyses of each code (default 3)")
     ap.add_argument("--_analyse", help=argparse.SUPPRESS)
     ap.add_argument("--_plot", help=argparse.SUPPRESS)
     ap.add_argument("--_save", help=argparse.SUPPRESS)
@@ -156,6 +196,9 @@ def main() -> None:
             f"[throughput] generated {table.rows:,} IOs over {table.duration_s:,.0f} s at {args.iops:,.0f} IOPS "
             f"in {time.perf_counter() - t0:.1f} s"
         )
+        if args.base:
+            compare_code(args.base, path, args.step, args.repeats, work)
+            return
         _, base_plots = run_case("throughput", path, args.step, work)
         if args.many_steps:
             path = work / f"synthetic-steps-{args.step_ios}.parquet"

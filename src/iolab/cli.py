@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.markup import escape as esc
 
-from . import api, cli_auto, cli_options, cli_traces, registry, scaleout, targets, textreport
+from . import cli_auto, cli_inspect, cli_traces, cli_typer, registry, scaleout
 from . import cli_options as opts
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
 from .cli_options import (
     TEST_HELP,
-    Console,
     RunArgs,
     compliance_text,
     ended_early,
@@ -23,17 +22,19 @@ from .cli_options import (
     with_run_args,
     with_runs_dir,
 )
+from .console import Console
 from .errors import IolabError
-from .manifest import manifest_of, runs_root
-from .runlist import leftovers, list_runs
-from .runner import Interrupted, stop_on_signals
-from .runstart import RunOptions
-from .store import RunStore
+
+if TYPE_CHECKING:
+    from .store import RunStore
+
+# The library is imported by the commands that use it: `iolab --help`, `iolab tests` and
+# `iolab runs` start without the runner, the reports and the store's readers of results.
 
 app = typer.Typer(
-    pretty_exceptions_enable=False, no_args_is_help=True, context_settings={"help_option_names": cli_options.HELP_NAMES}
+    pretty_exceptions_enable=False, no_args_is_help=True, context_settings={"help_option_names": cli_typer.HELP_NAMES}
 )
-app.callback()(cli_options.app_callback)
+app.callback()(cli_typer.app_callback)
 app.add_typer(cli_traces.sim_app, name="sim")
 app.add_typer(cli_traces.trace_app, name="trace")
 app.command("capture")(cli_traces.capture)
@@ -43,8 +44,6 @@ app.command("watch")(with_runs_dir(scaleout.watch))
 app.command("check")(with_runs_dir(cli_auto.check))
 RunsDirOpt = runs_dir_option()
 app.command()(cli_auto.history)
-
-SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 
 
 def default_target() -> str:
@@ -68,6 +67,11 @@ def run(
     args: RunArgs,
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
+    from . import api, targets
+    from .manifest import manifest_of, runs_root
+    from .runner import Interrupted, stop_on_signals
+    from .runstart import RunOptions
+
     json_out, require_steady, target = args.json_out, args.require_steady, args.target
     want_json("run", console, json_out)
     if repeat != 1:
@@ -192,7 +196,10 @@ def resume(
     args: RunArgs,
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
+    from . import api
+    from .manifest import manifest_of
     from .progress import RichProgress
+    from .runner import Interrupted, stop_on_signals
 
     json_out, require_steady = args.json_out, args.require_steady
     want_json("resume", console, json_out)
@@ -286,6 +293,8 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     """List stored runs."""
     from rich.table import Table
 
+    from .runlist import leftovers, list_runs
+
     if json_out:
         emit(
             "runs",
@@ -329,6 +338,9 @@ def show(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
+    from . import api
+    from .store import RunStore
+
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
     if not json_out:
@@ -344,7 +356,9 @@ def report(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
+    from . import api
     from .manifest import resolve_run
+    from .runner import Interrupted, stop_on_signals
 
     try:
         with stop_on_signals():
@@ -379,6 +393,9 @@ def compare(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
+    from . import api, textreport
+    from .manifest import runs_root
+
     want_json("compare", console, json_out)
     if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
         return
@@ -406,6 +423,7 @@ def export(
 ):
     """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
     from .export import export_run, export_stream
+    from .store import RunStore
 
     store = RunStore.open(run_ref)
     if out is not None and str(out) == "-":
@@ -415,75 +433,13 @@ def export(
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
 
 
-@app.command()
-def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
-    """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
-    from dataclasses import asdict
-
-    tgt = targets.parse_target(target)
-    console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
-    for k, v in asdict(tgt.facts).items():
-        if v not in (None, (), ""):
-            console.print(f"  {k:16} {esc(str(v) if not isinstance(v, (list, tuple)) else ', '.join(map(str, v)))}")
-
-
-@app.command("fio-job")
-@with_run_args(
-    "target",
-    "paths",
-    "hosts",
-    "hosts_file",
-    "workload",
-    "profile",
-    "write_cache",
-    "active_range",
-    "spec",
-    "quick",
-    "cell_time",
-    "capacity_limit",
-    "sets",
-    "ioengine",
-)
-def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
-    """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
-    hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
-    from .engines.fio import FioEngine
-    from .engines.fio_hosts import legs_job_text
-    from .plan import Deferred
-    from .runner import cell_tag
-
-    if args.target and len(args.target) > 1:
-        raise IolabError("fio-job prints the job files of one target: give one --target.")
-    prof = args.make_profile()
-    tgt = targets.parse_target(args.target[0] if args.target else SCRATCH_FILE)
-    if tgt.kind == "sim":
-        raise IolabError(
-            "fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio."
-        )
-    engine = FioEngine(ioengine=args.ioengine or "auto")
-    split = scaleout.legs_for_run(tgt, args.paths, args.hosts, args.hosts_file)
-
-    def job(w, tag: str) -> str:
-        return legs_job_text(split[0], engine, w, tag) if split else engine.job_text(tgt, w, tag)
-
-    for plan in api.plans(test, prof, tgt, args.workload):
-        for phase in plan.phases:
-            if isinstance(phase, Deferred):
-                print(f"# ---- {plan.title} / {phase.name}: built during the run from {phase.describe}")
-                continue
-            for i, w in enumerate(phase.precondition):
-                tag = cell_tag(phase.name, 0, i, w.label())
-                print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")
-                print(job(w, tag))
-            for i, cell in enumerate(phase.cells):
-                tag = cell_tag(phase.name, 1, i, cell.key)
-                print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
-                print(job(cell.workload, tag))
+app.command()(cli_inspect.info)
+app.command("fio-job")(cli_inspect.fio_job)
 
 
 def main() -> None:
     try:
-        cli_options.run(app)
+        cli_typer.run(app)
     except IolabError as e:
         err.print(f"[red]iolab: {esc(str(e))}[/]")
         cli_auto.emit_error(e)

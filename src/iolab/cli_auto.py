@@ -11,20 +11,15 @@ from typing import Optional
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
-from . import api
-from .check import check as check_runs
-from .check import junit_xml, load_tolerances, parse_pct
-from .compare import KeyMetric, SummaryTable
+from .console import Console
 from .errors import Exit, IolabError
-from .manifest import runs_root
-from .outcome import SCHEMA_NAME, SCHEMA_VERSION, document, dumps, run_exit_code
-from .store import RunStore
-from .targets.writepolicy import check_file, output_file
 from .units import num
+
+# Runs, their records and checks are imported by the functions that read them: `iolab --help`
+# mounts these commands without loading the store, the reports or the statistics.
 
 JSON_HELP = (
     "Print one JSON document on standard output (docs/automation.md; schema in "
@@ -44,6 +39,8 @@ def want_json(command: str, console: Console, on: bool) -> None:
 
 
 def emit(command: str, code: int, **parts) -> None:
+    from .outcome import document, dumps
+
     sys.stdout.write(dumps(document(command, code, **parts)) + "\n")
     sys.stdout.flush()
 
@@ -55,10 +52,15 @@ def emit_error(e: IolabError) -> None:
 
 
 def records_code(records: list[dict], require_steady: bool) -> int:
+    from .outcome import run_exit_code
+
     return max((run_exit_code(r, require_steady) for r in records), default=Exit.OK)
 
 
 def record_of(ref: str | Path, reports=()) -> dict:
+    from . import api
+    from .store import RunStore
+
     store = RunStore.open(ref)
     try:
         return api.run_record(store, reports)
@@ -85,6 +87,8 @@ def ranking(summary) -> dict:
 
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
+    from .outcome import SCHEMA_NAME, SCHEMA_VERSION
+
     out = []
     for ref in refs:
         p = Path(ref)
@@ -202,6 +206,10 @@ def check(
 ):
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
+    from .check import check as check_runs
+    from .check import junit_xml, load_tolerances, parse_pct
+    from .targets.writepolicy import check_file, output_file
+
     console = Console()
     want_json("check", console, json_out)
     conf = parse_pct(confidence, "--confidence")
@@ -245,6 +253,8 @@ def history(
     (read-only: the runs directory is left as it was)."""
     from .history import history as collect
     from .historychart import write_html
+    from .manifest import runs_root
+    from .targets.writepolicy import check_file
 
     console = Console()
     want_json("history", console, json_out)
@@ -286,6 +296,8 @@ def compare_published(
     """`iolab compare` when any argument is a CSV of published figures (published.py): the
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
+    from . import api
+    from .compare import KeyMetric, SummaryTable
     from .published import is_published, known_figures, read_published
     from .published import ranking as published_ranking
     from .results_api import open_run

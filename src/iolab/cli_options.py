@@ -1,36 +1,27 @@
 """The options `iolab run` shares with `fio-job` and `resume`, declared once as the fields of
-RunArgs, and the conventions every command follows (-h, --version, --runs-dir, readable
-metavars, help as wide as the terminal). cli.py mounts them; nothing here runs a test."""
+RunArgs, --runs-dir and the options other commands share. cli.py mounts them (the conventions
+of every command are cli_typer.py's); nothing here runs a test."""
 
 import functools
 import inspect
 import os
-import re
-import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import rich.console
-import rich.table
 import typer
-from rich.measure import Measurement
 
-from . import registry, suites
+from . import registry
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
 from .engines.fio_job import AUTO_RULE, check_ioengine
 from .errors import IolabError
-from .plan import Profile
 from .testparams import parse_settings
 from .units import parse_duration, parse_percent, parse_size
-from .usertext import check_argv
+
+if TYPE_CHECKING:
+    from .plan import Profile
 
 RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
-# Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
-# column, narrow enough to read. A terminal's own width is used as it is.
-PIPED_HELP_WIDTH = 110
-HELP_NAMES = ["-h", "--help"]
 
 
 def _set_runs_dir(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
@@ -237,7 +228,9 @@ class RunArgs:
         if self.ioengine is not None:  # refused before anything starts, whatever the target
             check_ioengine(self.ioengine)
 
-    def make_profile(self) -> Profile:
+    def make_profile(self) -> "Profile":
+        from . import suites
+
         sets = [
             *(self.sets or ()),
             *(
@@ -386,26 +379,6 @@ def with_runs_dir(fn):
     return command
 
 
-class Console(rich.console.Console):
-    """The commands' console. Written to a file or a pipe, a table is printed at the width its
-    columns need when that is more than the console's: a verdict cut from "pass" to "pas", a
-    block size to "blo…" or a reason wrapped over three lines misleads a reader and defeats
-    grep, a long line does not. A terminal keeps its width."""
-
-    def print(self, *objects, **kw) -> None:
-        if self.is_terminal or not any(isinstance(o, rich.table.Table) for o in objects):
-            return super().print(*objects, **kw)
-        wide = self.options.update_width(1 << 16)
-        sizes = [Measurement.get(self, wide, o) for o in objects]
-        width = self.width
-        if max(m.maximum for m in sizes) > width:  # squeezed or wrapped: at its natural width instead
-            self.width = max(m.maximum for m in sizes)
-        try:
-            super().print(*objects, **kw)
-        finally:
-            self.width = width
-
-
 def ended_early(command: str, json_out: bool, records: list[dict], store, code: int) -> None:
     """An interrupted or failed run: its document (the run so far), then its exit code."""
     if json_out:
@@ -428,61 +401,3 @@ def compliance_text(r) -> str:
     if r.compliant:
         return "yes"
     return "no: " + "; ".join(r.noncompliance) if r.noncompliance else "no"
-
-
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        print(f"iolab {version('iolab')}")
-        raise typer.Exit()
-
-
-def app_callback(
-    version: bool = typer.Option(
-        False, "--version", is_eager=True, callback=_version, help="Print the version and exit."
-    ),
-) -> None:
-    """iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive."""
-
-
-_METAVARS = {"int": "N", "float": "X", "str": "TEXT", "path": "PATH", "file": "FILE", "directory": "DIR"}
-
-
-def tidy_help(command) -> None:
-    """Readable metavars for every option (PATH, N, TEXT; none for an on/off flag) instead of
-    the types' names (<bool>, <list[str]>), and a help width that is not 80 columns when the
-    help goes to a file or a pipe."""
-    from typer import rich_utils
-
-    if rich_utils.MAX_WIDTH is None and not sys.stdout.isatty():
-        rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
-    for cmd in _commands(command):
-        # the help option is made on first use: made here, with the names the app gives it
-        cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
-        if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
-            cmd.help = re.sub(r"(?<!\n)\n(?!\n)", " ", cmd.help)
-        for p in [*cmd.params, *([cmd._help_option] if cmd._help_option else [])]:
-            if p.param_type_name == "argument":  # its name (TEST, RUN) says it; no <str> beside it
-                p.display_type_rich = lambda ctx: None
-            if p.param_type_name != "option" or p.metavar is not None:
-                continue
-            if p.is_flag:
-                p.metavar = ""
-                continue
-            label = p.display_type(None).strip("<>").removeprefix("list[").rstrip("]")
-            p.metavar = _METAVARS.get(label, label.upper())
-
-
-def _commands(command):
-    yield command
-    for sub in getattr(command, "commands", {}).values():
-        yield from _commands(sub)
-
-
-def run(app: typer.Typer) -> None:
-    """The `iolab` command line: `app` with -h beside --help and the help tidied."""
-    check_argv(sys.argv[1:])
-    command = typer.main.get_command(app)
-    tidy_help(command)
-    command(prog_name="iolab")

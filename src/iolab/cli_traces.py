@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 from rich.markup import escape as esc
 
-from .cli_options import Console, with_runs_dir
+from .cli_options import with_runs_dir
+from .console import Console
 from .errors import IolabError
 from .units import parse_duration, parse_size
 

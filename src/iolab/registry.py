@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import IolabError
-from .plan import Profile, TestPlan
-from .suites import untested_capacity
-from .targets import Target
 from .testdef import TestDef
+
+if TYPE_CHECKING:  # the names alone: `iolab --help` lists the tests without these modules
+    from .plan import Profile, TestPlan
+    from .targets import Target
 
 MODULES = {
     "iops": "iolab.suites.pts_iops",
@@ -114,6 +116,8 @@ def sequence(name: str, everything: bool = False) -> list[TestDef]:
 def build_plan(name: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
     """The plan of one test. `workload` is the input of the tests that need one (the RWSW
     tests: the `iolab trace analyze` output directory or one of its files)."""
+    from .suites import untested_capacity
+
     test = get(name)
     if test.needs_workload and workload is None:
         raise IolabError(

@@ -164,3 +164,25 @@ def test_fio_job_refuses_several_targets_instead_of_taking_the_last(tmp_path):
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert "one --target" in p.stderr
     assert not p.stdout
+
+
+def test_tables_of_run_check_and_history_written_to_a_file_keep_every_cell_whole(tmp_path):
+    runs = tmp_path / "runs"
+
+    def to_file(*args: str) -> str:
+        out = tmp_path / "out.txt"
+        env = {k: v for k, v in os.environ.items() if k != "IOLAB_RUNS"} | {"COLUMNS": "60"}  # a narrow width
+        with out.open("w") as f:
+            p = subprocess.run([*IOLAB, *args, "--runs-dir", str(runs)], stdout=f, stderr=subprocess.PIPE, env=env)
+        assert p.returncode == 0, p.stderr
+        return out.read_text()
+
+    ran = to_file("run", "latency", "--quick", "--cell-time", "100ms", "--no-report")
+    assert re.search(r"ART 0/100 4KiB .* (pass|FAIL)\s*$", ran, re.M), ran  # the steady-state verdict
+    [run] = [p.name for p in runs.iterdir()]
+    checked = to_file("check", "-b", run, run, "--force")
+    for figure in ("ART RND 4KiB R/W 100/0 (µs; ↓)", "MRT RND 4KiB R/W 0/100 (µs; ↓)"):
+        assert re.search(re.escape(figure) + r" .* within-tolerance\s*$", checked, re.M), checked
+    history = to_file("history", "ART RND 4KiB R/W 0/100")
+    assert re.search(rf"\b{run}\b", history) and "sim:enterprise-sas?user_gb=" in history, history
+    assert "…" not in checked + history

@@ -1,0 +1,81 @@
+"""The commands that look without running: what a target reports about itself (`iolab info`)
+and the fio job files a test would run (`iolab fio-job`)."""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape as esc
+
+from .cli_options import TEST_HELP, RunArgs, with_run_args
+from .console import Console
+from .errors import IolabError
+
+SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
+console = Console()
+
+
+def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
+    """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
+    from dataclasses import asdict
+
+    from . import targets
+
+    tgt = targets.parse_target(target)
+    console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
+    for k, v in asdict(tgt.facts).items():
+        if v not in (None, (), ""):
+            console.print(f"  {k:16} {esc(str(v) if not isinstance(v, (list, tuple)) else ', '.join(map(str, v)))}")
+
+
+@with_run_args(
+    "target",
+    "paths",
+    "hosts",
+    "hosts_file",
+    "workload",
+    "profile",
+    "write_cache",
+    "active_range",
+    "spec",
+    "quick",
+    "cell_time",
+    "capacity_limit",
+    "sets",
+    "ioengine",
+)
+def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
+    """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
+    hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
+    from . import api, scaleout, targets
+    from .engines.fio import FioEngine
+    from .engines.fio_hosts import legs_job_text
+    from .plan import Deferred
+    from .runner import cell_tag
+
+    if args.target and len(args.target) > 1:
+        raise IolabError("fio-job prints the job files of one target: give one --target.")
+    prof = args.make_profile()
+    tgt = targets.parse_target(args.target[0] if args.target else SCRATCH_FILE)
+    if tgt.kind == "sim":
+        raise IolabError(
+            "fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio."
+        )
+    engine = FioEngine(ioengine=args.ioengine or "auto")
+    split = scaleout.legs_for_run(tgt, args.paths, args.hosts, args.hosts_file)
+
+    def job(w, tag: str) -> str:
+        return legs_job_text(split[0], engine, w, tag) if split else engine.job_text(tgt, w, tag)
+
+    for plan in api.plans(test, prof, tgt, args.workload):
+        for phase in plan.phases:
+            if isinstance(phase, Deferred):
+                print(f"# ---- {plan.title} / {phase.name}: built during the run from {phase.describe}")
+                continue
+            for i, w in enumerate(phase.precondition):
+                tag = cell_tag(phase.name, 0, i, w.label())
+                print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")
+                print(job(w, tag))
+            for i, cell in enumerate(phase.cells):
+                tag = cell_tag(phase.name, 1, i, cell.key)
+                print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
+                print(job(cell.workload, tag))

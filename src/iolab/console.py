@@ -1,0 +1,27 @@
+"""The console every command prints with."""
+
+from __future__ import annotations
+
+import rich.console
+import rich.table
+from rich.measure import Measurement
+
+
+class Console(rich.console.Console):
+    """Written to a file or a pipe, a table is printed at the width its columns need when that
+    is more than the console's: a verdict cut from "pass" to "pas", a block size to "blo…" or
+    a reason wrapped over three lines misleads a reader and defeats grep, a long line does not.
+    A terminal keeps its width."""
+
+    def print(self, *objects, **kw) -> None:
+        if self.is_terminal or not any(isinstance(o, rich.table.Table) for o in objects):
+            return super().print(*objects, **kw)
+        wide = self.options.update_width(1 << 16)
+        sizes = [Measurement.get(self, wide, o) for o in objects]
+        width = self.width
+        if max(m.maximum for m in sizes) > width:  # squeezed or wrapped: at its natural width instead
+            self.width = max(m.maximum for m in sizes)
+        try:
+            super().print(*objects, **kw)
+        finally:
+            self.width = width
