@@ -1,6 +1,7 @@
 """Mid-cell progress of a running run, for `iolab watch`: the runner's live-progress callback
 also writes RUN_DIR/live.json (the cell running, seconds into it, live IOPS in total and per
-path or drive of a split round), replaced atomically at most twice a second. It is a view of
+path or drive of a split round, and the mean latency of the IOs since the engine's last
+report), replaced atomically at most twice a second. It is a view of
 the engine's periodic reports only; no stored result is derived from it. The cell's reports
 so far are kept in it too (the last MAX_SAMPLES), so the page can chart the cell under way."""
 
@@ -26,17 +27,19 @@ class LiveFile:
         self.cell = cell
         self.forward = forward
         self.started = time.time()
-        self.samples: list[list] = []  # [seconds into the cell, IOPS, {leg: IOPS}]
-        self._write(0.0, None, {})
+        self.samples: list[list] = []  # [seconds into the cell, IOPS, {leg: IOPS}, mean latency µs]
+        self._write(0.0, None, None, {})
         self._last = 0.0  # the first report is written however soon it comes
 
-    def __call__(self, elapsed_s: float, iops: float, parts: dict[str, float] | None = None) -> None:
+    def __call__(
+        self, elapsed_s: float, iops: float, lat_us: float | None = None, parts: dict[str, float] | None = None
+    ) -> None:
         self.forward(elapsed_s, iops)
-        self.samples = [*self.samples[-(MAX_SAMPLES - 1) :], [elapsed_s, iops, parts or {}]]
+        self.samples = [*self.samples[-(MAX_SAMPLES - 1) :], [elapsed_s, iops, parts or {}, lat_us]]
         if time.monotonic() - self._last >= MIN_INTERVAL_S:
-            self._write(elapsed_s, iops, parts or {})
+            self._write(elapsed_s, iops, lat_us, parts or {})
 
-    def _write(self, elapsed_s: float, iops: float | None, parts: dict[str, float]) -> None:
+    def _write(self, elapsed_s: float, iops: float | None, lat_us: float | None, parts: dict[str, float]) -> None:
         self._last = time.monotonic()
         tmp = self.path.with_name(f".{LIVE_NAME}.tmp")
         tmp.write_text(
@@ -45,6 +48,7 @@ class LiveFile:
                     "cell": self.cell,
                     "elapsed_s": elapsed_s,
                     "iops": iops,
+                    "lat_mean_us": lat_us,
                     "parts": parts,
                     "samples": self.samples,
                     "started": self.started,

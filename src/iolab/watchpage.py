@@ -97,7 +97,8 @@ function render(data) {
       const lp = Object.entries(lv.parts || {}).map(([n, v]) => n + ": " + fmt(v)).join("; ");
       d.textContent = "now " + lv.cell + (lv.iops == null
         ? ", running for " + Math.floor(lv.running_s || 0) + " s (IOPS at the end of the cell)"
-        : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lp ? " (" + lp + ")" : ""));
+        : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lv.lat_mean_us == null ? "" : ", mean "
+          + fmt(lv.lat_mean_us) + " µs") + (lp ? " (" + lp + ")" : ""));
       if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
     cell(tr, fmt(r.lat_mean_us)); cell(tr, fmt(r.p99_us)); cell(tr, fmt(r.lat_max_us));
     const s = r.steady;
@@ -147,7 +148,10 @@ function render(d) {
   put("live", [chart(lv ? lv.cell + ": live IOPS per report" + (!samples.length ? " (running for " + Math.floor(lv.running_s || 0)
       + " s; fio reports every second, a host run at the end of its cell)" : "") : "no cell under way",
     [{name: "total", points: samples.map(q => [q[0], q[1]])}, ...names.map(n => ({name: n, points: samples.map(q => [q[0], (q[2] || {})[n]])}))],
-    {xlabel: "seconds into the cell", ylabel: "IOPS", empty: lv ? "no report yet" : "no cell under way"})]);
+    {xlabel: "seconds into the cell", ylabel: "IOPS", empty: lv ? "no report yet" : "no cell under way"}),
+    chart(lv ? lv.cell + ": mean latency per report (µs)" : "no cell under way",
+      [{name: "mean", points: samples.filter(q => q[3] != null).map(q => [q[0], q[3]])}],
+      {xlabel: "seconds into the cell", ylabel: "µs", empty: lv ? "no latency report yet" : "no cell under way"})]);
   const c = det.last_cell;
   document.getElementById("lastcell").textContent = c ? c.key + " (phase " + c.phase + ", round " + c.round + "): " + fmt(c.iops)
     + " IOPS, mean latency " + fmt(c.lat_mean_us) + " µs, p99 " + fmt(c.p99_us) + " µs, max " + fmt(c.lat_max_us) + " µs"

@@ -39,9 +39,9 @@ def run(target: Target, w: Workload, raw: Path, tag: str = "r1", **kw):
 
 
 def test_random_mix_matches_the_read_share_and_is_self_consistent(target, scratch):
-    live: list[tuple[float, float]] = []
+    live: list[tuple[float, float, float | None]] = []
     w = Workload.mix("rnd", 70, 4 * KiB, threads=2, queue_depth=4, duration_s=2.2)
-    r = run(target, w, scratch / "run" / "raw", progress=lambda t, iops: live.append((t, iops)))
+    r = run(target, w, scratch / "run" / "raw", progress=lambda t, iops, lat: live.append((t, iops, lat)))
     assert r.read.ios / r.ios == pytest.approx(0.70, abs=0.02)
     for side in (r.read, r.write):
         assert side.io_bytes == side.ios * 4 * KiB
@@ -50,7 +50,17 @@ def test_random_mix_matches_the_read_share_and_is_self_consistent(target, scratc
         assert side.lat_min_us <= side.lat_mean_us <= side.lat_max_us
     assert len(r.series) >= 2 and all(s.read_iops > 0 and s.write_iops > 0 for s in r.series)
     assert all(s.lat_mean_us is not None for s in r.series)
-    assert live and all(iops > 0 for _, iops in live)
+    assert live and all(iops > 0 for _, iops, _ in live)
+    # each live report's latency is the mean of the IOs since the one before: weighted by those
+    # IOs they add up to the cell's mean, up to the IOs after the last report (the last call
+    # carries the cell's own figures)
+    reports, (end_t, end_iops, end_lat) = live[:-1], live[-1]
+    assert end_iops == r.iops
+    assert end_t == r.runtime_s and end_lat == r.lat_mean_us
+    assert reports and all(lat is not None and lat > 0 for _, _, lat in reports)
+    ios = [iops * (t - t0) for (t, iops, _), t0 in zip(reports, [0.0] + [t for t, _, _ in reports])]
+    weighted = sum(n * lat for n, (_, _, lat) in zip(ios, reports)) / sum(ios)
+    assert weighted == pytest.approx(r.lat_mean_us, rel=0.25)
     assert {"raw/r1.fio", "raw/r1.json", "raw/r1_iops.1.log", "raw/r1_iops.2.log"} <= set(r.raw_files)
     assert all((scratch / "run" / p).exists() for p in r.raw_files)
     # Stored output is never overwritten.
@@ -199,7 +209,7 @@ CHILD = textwrap.dedent("""
     t = Target("file", "file:" + path, path, 64 * 1024 * 1024)
     try:
         FioEngine().run(t, Workload.mix("rnd", 50, 4096, duration_s=120), raw, "long",
-                        progress=lambda s, iops: print("live", flush=True))
+                        progress=lambda s, iops, lat: print("live", flush=True))
     except KeyboardInterrupt:
         print("interrupted", flush=True)
         sys.exit(42)

@@ -290,3 +290,22 @@ def test_damaged_log_names_file_and_line(tmp_path):
     bad.write_text("1000, 5, 0, 0, 0\n2000, oops, 0, 0, 0\n")
     with pytest.raises(EngineError, match=r"t_iops\.1\.log, line 2"):
         parse_fio_logs([bad, write_log(tmp_path / "t_bw.1.log", [(1000, 1, 0)])])
+
+
+def test_live_reports_give_each_intervals_own_mean_latency():
+    """fio's status reports carry each direction's mean over every IO so far; a live point is
+    the mean of the IOs since the report before (a cumulative mean would hide a slow second)."""
+    from iolab.engines.fio_supervise import ReportStream
+
+    def report(ms, reads, read_mean_ns, writes, write_mean_ns):
+        side = lambda n, mean: {"total_ios": n, "runtime": ms, "clat_ns": {"mean": mean}}  # noqa: E731
+        return json.dumps({"jobs": [{"read": side(reads, read_mean_ns), "write": side(writes, write_mean_ns)}]})
+
+    stream = ReportStream()
+    first = stream.feed(report(1000, 1000, 100_000, 0, 0).encode())
+    # the second second: 2,000 more reads averaging 175 µs and 1,000 writes averaging 40 µs
+    second = stream.feed(("noise\n" + report(2000, 3000, 150_000, 1000, 40_000)).encode())
+    assert first == [(1.0, 1000.0, 100.0)]
+    [(t, iops, lat)] = second
+    assert (t, iops) == (2.0, 3000.0)
+    assert lat == pytest.approx((2000 * 175 + 1000 * 40) / 3000)

@@ -118,7 +118,7 @@ class SplitProgressEngine(DriveEngine):
         for step in (1, 2):
             if not self.gate.acquire(timeout=WAIT_S):
                 raise KeyboardInterrupt
-            progress(float(step), 1000.0 * step, {"/dev/loop8": 600.0 * step, "/dev/loop9": 400.0 * step})
+            progress(float(step), 1000.0 * step, 50.0 * step, {"/dev/loop8": 600.0 * step, "/dev/loop9": 400.0 * step})
         if not self.gate.acquire(timeout=WAIT_S):  # the cell ends when the test has seen it
             raise KeyboardInterrupt
         return super().run(target, workload, raw_dir, tag, progress)
@@ -133,11 +133,11 @@ def test_page_shows_each_paths_live_iops_during_a_cell(server, browser):  # noqa
         shown = run_row(browser, srv, ids)
 
         first = wait_for(lambda: (t := shown()) and "/dev/loop8: 600" in t and t, "the first live report")
-        assert "1,000 IOPS" in first and "/dev/loop9: 400" in first and "at 1.0 s" in first
+        assert "1,000 IOPS, mean 50 µs" in first and "/dev/loop9: 400" in first and "at 1.0 s" in first
         time.sleep(MIN_INTERVAL_S)  # live.json is rewritten at most this often
         engine.gate.release(1)  # the same cell, a second later: no round was committed in between
         later = wait_for(lambda: (t := shown()) and "/dev/loop8: 1,200" in t and t, "the second live report")
-        assert "2,000 IOPS" in later and "/dev/loop9: 800" in later and "at 2.0 s" in later
+        assert "2,000 IOPS, mean 100 µs" in later and "/dev/loop9: 800" in later and "at 2.0 s" in later
         errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert not errors, errors
     finally:
@@ -200,11 +200,13 @@ def test_run_snapshot_keeps_the_cells_live_reports_for_its_chart(tmp_path):
             live = (run_snapshot(tmp_path, run_id) or {}).get("detail", {}) or {}
             return (live.get("live") or {}).get("samples")
 
-        assert wait_for(samples, "the first live report") == [[1.0, 1000.0, {"/dev/loop8": 600.0, "/dev/loop9": 400.0}]]
+        assert wait_for(samples, "the first live report") == [
+            [1.0, 1000.0, {"/dev/loop8": 600.0, "/dev/loop9": 400.0}, 50.0]
+        ]
         time.sleep(MIN_INTERVAL_S)  # live.json is rewritten at most this often
         engine.gate.release(1)
         later = wait_for(lambda: (s := samples()) and len(s) == 2 and s, "the second live report")
-        assert later[1] == [2.0, 2000.0, {"/dev/loop8": 1200.0, "/dev/loop9": 800.0}]  # both kept, in order
+        assert later[1] == [2.0, 2000.0, {"/dev/loop8": 1200.0, "/dev/loop9": 800.0}, 100.0]  # both kept, in order
     finally:
         engine.gate.release(10000)
         runner.join(timeout=WAIT_S * 4)

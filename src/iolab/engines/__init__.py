@@ -53,11 +53,12 @@ class Engine(Protocol):
         workload: Workload,
         raw_dir: Path,
         tag: str,
-        progress: Callable[[float, float], None] | None = None,
+        progress: Callable[..., None] | None = None,
     ) -> RoundResult:
         """Run one measurement period. Raw output goes to raw_dir/<tag>.*; raises EngineError.
 
-        `progress(elapsed_s, iops)` is called with live figures when the engine has them. A
+        `progress(elapsed_s, iops, lat_mean_us)` is called with live figures when the engine has
+        them (latency None where it has none). A
         workload with both a duration and a byte budget stops at whichever comes first."""
 
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:

@@ -95,7 +95,7 @@ class TemplateEngine:
         workload: Workload,
         raw_dir: Path,
         tag: str,
-        progress: Callable[[float, float], None] | None = None,
+        progress: Callable[..., None] | None = None,
     ) -> RoundResult:
         unsupported = [
             what
@@ -155,7 +155,7 @@ class TemplateEngine:
                 written += n if s.op == "write" else 0
                 log.append(((t1 - start) / 1e9, s.op, offset, n, t1 - t0))
                 if progress is not None and len(log) % 1000 == 0:
-                    progress(log[-1][0], len(log) / log[-1][0])
+                    progress(log[-1][0], len(log) / log[-1][0], sum(x[4] for x in log[-1000:]) / 1000 / 1000)
         except OSError as e:
             raise EngineError(f"template engine: IO on {target.path} failed: {e.strerror}") from e
         finally:

@@ -180,7 +180,7 @@ class FioEngine:
             tail = stderr_tail(err_path)
             raise EngineError(f"{e} Job file: {job}." + (f" fio said: {tail}" if tail else "")) from None
         if progress is not None:
-            progress(result.runtime_s, result.iops)
+            progress(result.runtime_s, result.iops, result.lat_mean_us)
         return result
 
     def close(self) -> None:

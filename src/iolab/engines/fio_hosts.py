@@ -300,19 +300,27 @@ class SplitFioEngine:
             parts = self._run_paths(legs, raw_dir, tag, progress)
         result = merge(parts, "fio", self.version())
         if progress is not None:
-            progress(result.runtime_s, result.iops)
+            progress(result.runtime_s, result.iops, result.lat_mean_us)
         return result
 
     def _run_paths(self, legs, raw_dir: Path, tag: str, progress) -> list[Part]:
-        live: dict[int, float] = {}
+        live: dict[int, tuple[float, float | None]] = {}
         lock = threading.Lock()
 
         def leg_progress(i):
-            def report(elapsed, iops):
+            def report(elapsed, iops, lat_us=None):
                 with lock:
-                    live[i] = iops
+                    live[i] = (iops, lat_us)
                     if progress is not None:  # the runner's LiveFile shows each path's share
-                        progress(elapsed, sum(live.values()), {self.legs[j].name: v for j, v in live.items()})
+                        total = sum(v for v, _ in live.values())
+                        timed = [(v, lat) for v, lat in live.values() if lat is not None]
+                        # the mean over every leg's IOs: each leg's mean weighted by its IOs
+                        lat = (
+                            sum(v * lat for v, lat in timed) / total
+                            if timed and len(timed) == len(live) and total
+                            else None
+                        )
+                        progress(elapsed, total, lat, {self.legs[j].name: v for j, (v, _) in live.items()})
 
             return report
 

@@ -19,7 +19,8 @@ from ..errors import EngineError, IolabError
 from ..targets import Target
 from ..workload import Workload
 
-Progress = Callable[[float, float], None]
+# (seconds into the cell, IOPS since the last report, mean latency in µs over those IOs or None)
+Progress = Callable[[float, float, float | None], None]
 
 
 def check_stall_timeout(seconds: float | None) -> None:
@@ -49,11 +50,12 @@ class ReportStream:
         self.notes: list[str] = []
         self._prev_ios = 0
         self._prev_ms = 0.0
+        self._prev_lat_ns = 0.0  # total latency of every IO counted so far
         self.ios = 0  # most IOs any report so far counted: the watchdog's sign of progress
 
-    def feed(self, data: bytes) -> list[tuple[float, float]]:
-        """Consume stdout bytes; return (elapsed s, IOPS since the previous report) for
-        each complete report."""
+    def feed(self, data: bytes) -> list[tuple[float, float, float | None]]:
+        """Consume stdout bytes; return (elapsed s, IOPS and mean latency in µs since the
+        previous report) for each complete report."""
         self._buf += self._decoder.decode(data)
         points = []
         while True:
@@ -84,7 +86,7 @@ class ReportStream:
         if text.strip():
             self.notes.append(text.strip())
 
-    def _point(self, obj: dict) -> tuple[float, float] | None:
+    def _point(self, obj: dict) -> tuple[float, float, float | None] | None:
         try:
             jobs = obj["jobs"]
             ios = sum(j[d]["total_ios"] for j in jobs for d in ("read", "write"))
@@ -96,8 +98,18 @@ class ReportStream:
         if ms <= self._prev_ms:
             return None
         iops = (ios - self._prev_ios) / ((ms - self._prev_ms) / 1000.0)
+        # fio reports each direction's mean completion latency (the latency iolab reports) over
+        # all its IOs so far: the interval's mean is the growth of the total over that of the count
+        try:
+            lat_ns = sum(j[d]["clat_ns"]["mean"] * j[d]["total_ios"] for j in jobs for d in ("read", "write"))
+        except (KeyError, TypeError, ValueError):
+            lat_ns = None
+        lat_us = None
+        if lat_ns is not None and ios > self._prev_ios:
+            lat_us = (lat_ns - self._prev_lat_ns) / (ios - self._prev_ios) / 1000.0
+            self._prev_lat_ns = lat_ns
         self._prev_ios, self._prev_ms = ios, ms
-        return ms / 1000.0, iops
+        return ms / 1000.0, iops, lat_us
 
 
 def _job_processes(pid: int) -> list[int]:
@@ -208,9 +220,9 @@ def pump(proc: subprocess.Popen, reports: ReportStream, progress: Progress | Non
             data = os.read(fd, 1 << 20)
             if not data:
                 break
-            for elapsed, iops in reports.feed(data):
+            for elapsed, iops, lat_us in reports.feed(data):
                 if progress is not None:
-                    progress(elapsed, iops)
+                    progress(elapsed, iops, lat_us)
             if reports.ios > last_ios:
                 last_ios, last_progress = reports.ios, time.monotonic()
         idle = time.monotonic() - last_progress
