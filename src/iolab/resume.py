@@ -110,7 +110,6 @@ def prepare(
             split_engine(
                 target,
                 legs,
-                "iolab resume (the run's hosts)",
                 None,
                 allow_unsafe,
                 allow_system_disk,

@@ -75,7 +75,7 @@ def engine_for_run(
         return SimPathsEngine(split[0])
     from .engines.fio_hosts import split_engine
 
-    return split_engine(tgt, *split, stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
+    return split_engine(tgt, split[0], stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
 
 
 def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:

@@ -90,7 +90,6 @@ def legs_from_manifest(target: Target, split: list[dict]) -> list[Leg]:
 def split_engine(
     target: Target,
     legs: list[Leg],
-    option: str,
     stall_s: float | None = None,
     allow_unsafe: bool = False,
     allow_system_disk: bool = False,
