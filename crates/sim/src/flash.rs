@@ -58,6 +58,36 @@ impl FastDiv {
     }
 }
 
+/// Groups of dies for the least-busy choice: (groups, a mask of all of them, log2 of the
+/// dies per group), at most 64 groups of at least 4 dies.
+fn groups(dies: u32) -> (usize, u64, u32) {
+    let mut gs = 2;
+    while (dies as usize).div_ceil(1 << gs) > 64 {
+        gs += 1;
+    }
+    let n = (dies as usize).div_ceil(1 << gs);
+    (n, u64::MAX >> (64 - n.max(1)), gs)
+}
+
+/// The smaller of two u64, as one compare and conditional move: left to itself LLVM
+/// vectorises these short minimum loops, and with SSE2 (no 64-bit compare) that costs a
+/// dozen instructions per compare.
+#[inline(always)]
+fn min_u64(a: u64, b: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut a = a;
+        // SAFETY: a compare and a move between registers; no memory, stack or flags kept.
+        unsafe {
+            core::arch::asm!("cmp {b}, {a}", "cmovb {a}, {b}", a = inout(reg) a, b = in(reg) b,
+                options(pure, nomem, nostack));
+        }
+        a
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    a.min(b)
+}
+
 pub struct Flash {
     pub dies: u32,
     dies_div: FastDiv,
@@ -84,6 +114,14 @@ pub struct Flash {
     pub started: u64,
     /// When the last array read finished (its page in the die's register).
     pub sensed: u64,
+    /// The least-busy die is asked for every chunk placed, and between two asks only a die
+    /// or two changes: the dies are kept in groups of `1 << gshift`, each with its least
+    /// `busy << kshift | die` (one u64 compare orders by time, then index), recomputed only
+    /// for the groups whose bit is in `stale`.
+    gmin: Vec<u64>,
+    stale: u64,
+    gshift: u32,
+    kshift: u32,
 }
 
 impl Flash {
@@ -110,7 +148,63 @@ impl Flash {
             rng: Rng::new(0x000F_1A54), // as purge() resets it
             started: 0,
             sensed: 0,
+            gmin: vec![u64::MAX; groups(c.dies).0],
+            stale: groups(c.dies).1,
+            gshift: groups(c.dies).2,
+            kshift: u32::BITS - (c.dies.max(2) - 1).leading_zeros(),
         }
+    }
+
+    /// Every die's busy time may have changed (erase, clock reset, a loaded state).
+    pub fn touch_all(&mut self) {
+        self.stale = groups(self.dies).1;
+    }
+
+    /// The least-busy die, the first of equals; None when a busy time is too large for the
+    /// packed key (centuries of virtual time, never in practice).
+    #[inline(always)]
+    pub fn least_busy(&mut self) -> Option<u32> {
+        let (gs, ks) = (self.gshift, self.kshift);
+        let n = self.die_busy.len();
+        while self.stale != 0 {
+            let g = self.stale.trailing_zeros() as usize;
+            let lo = g << gs;
+            let key = |d: usize, b: u64| b << ks | d as u64;
+            let (m, high) = if gs == 2 && lo + 4 <= n {
+                let b = &self.die_busy[lo..lo + 4];
+                let m01 = min_u64(key(lo, b[0]), key(lo + 1, b[1]));
+                let m23 = min_u64(key(lo + 2, b[2]), key(lo + 3, b[3]));
+                (min_u64(m01, m23), b[0] | b[1] | b[2] | b[3])
+            } else {
+                let (mut m, mut high) = (u64::MAX, 0);
+                for (d, &b) in self.die_busy[lo..(lo + (1 << gs)).min(n)]
+                    .iter()
+                    .enumerate()
+                {
+                    high |= b;
+                    m = min_u64(m, key(lo + d, b));
+                }
+                (m, high)
+            };
+            if high >> (64 - ks) != 0 {
+                return None;
+            }
+            self.gmin[g] = m;
+            self.stale &= self.stale - 1;
+        }
+        let (mut m0, mut m1, mut m2, mut m3) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
+        let mut quads = self.gmin.chunks_exact(4);
+        for q in &mut quads {
+            m0 = min_u64(m0, q[0]);
+            m1 = min_u64(m1, q[1]);
+            m2 = min_u64(m2, q[2]);
+            m3 = min_u64(m3, q[3]);
+        }
+        for &k in quads.remainder() {
+            m0 = min_u64(m0, k);
+        }
+        let m = min_u64(min_u64(m0, m1), min_u64(m2, m3));
+        Some((m & ((1 << ks) - 1)) as u32)
     }
 
     /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
@@ -181,6 +275,7 @@ impl Flash {
         );
         let p = self.die_busy[d].max(ready + xfer) + tp;
         self.die_busy[d] = p;
+        self.stale |= 1 << (d >> self.gshift);
         // The data leaves the buffer once it has crossed the channel and the die is free.
         self.started = (p - tp).max(x);
         p.max(x + tp)
@@ -202,6 +297,7 @@ impl Flash {
             });
             r = self.die_busy[d].max(ready) + tr;
             self.die_busy[d] = r;
+            self.stale |= 1 << (d >> self.gshift);
             self.sensed = r;
             *last_page = page;
         }
@@ -228,6 +324,7 @@ impl Flash {
             let te = self.vary(self.t_erase);
             self.die_busy[d] = self.die_busy[d].max(t) + te;
         }
+        self.touch_all();
     }
 
     /// When every die has finished its queued work.
@@ -239,5 +336,6 @@ impl Flash {
         for b in self.die_busy.iter_mut().chain(self.chan_busy.iter_mut()) {
             *b = (*b).max(t);
         }
+        self.touch_all();
     }
 }
