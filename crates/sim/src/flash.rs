@@ -58,17 +58,6 @@ impl FastDiv {
     }
 }
 
-/// Groups of dies for the least-busy choice: (groups, a mask of all of them, log2 of the
-/// dies per group), at most 64 groups of at least 4 dies.
-fn groups(dies: u32) -> (usize, u64, u32) {
-    let mut gs = 2;
-    while (dies as usize).div_ceil(1 << gs) > 64 {
-        gs += 1;
-    }
-    let n = (dies as usize).div_ceil(1 << gs);
-    (n, u64::MAX >> (64 - n.max(1)), gs)
-}
-
 /// The smaller of two u64, as one compare and conditional move: left to itself LLVM
 /// vectorises these short minimum loops, and with SSE2 (no 64-bit compare) that costs a
 /// dozen instructions per compare.
@@ -114,13 +103,12 @@ pub struct Flash {
     pub started: u64,
     /// When the last array read finished (its page in the die's register).
     pub sensed: u64,
-    /// The least-busy die is asked for every chunk placed, and between two asks only a die
-    /// or two changes: the dies are kept in groups of `1 << gshift`, each with its least
-    /// `busy << kshift | die` (one u64 compare orders by time, then index), recomputed only
-    /// for the groups whose bit is in `stale`.
-    gmin: Vec<u64>,
-    stale: u64,
-    gshift: u32,
+    /// The least-busy die is asked for every chunk placed: each die's `busy << kshift | die`
+    /// is kept beside its busy time, so one u64 compare orders by time, then index, and the
+    /// choice is a minimum without branches. `over` has bits set once a busy time is too
+    /// large for the packed key (centuries of virtual time).
+    keys: Vec<u64>,
+    over: u64,
     kshift: u32,
 }
 
@@ -148,52 +136,35 @@ impl Flash {
             rng: Rng::new(0x000F_1A54), // as purge() resets it
             started: 0,
             sensed: 0,
-            gmin: vec![u64::MAX; groups(c.dies).0],
-            stale: groups(c.dies).1,
-            gshift: groups(c.dies).2,
+            keys: (0..c.dies as u64).collect(),
+            over: 0,
             kshift: u32::BITS - (c.dies.max(2) - 1).leading_zeros(),
         }
     }
 
-    /// Every die's busy time may have changed (erase, clock reset, a loaded state).
+    #[inline(always)]
+    fn set_busy(&mut self, d: usize, t: u64) {
+        self.die_busy[d] = t;
+        self.keys[d] = t << self.kshift | d as u64;
+        self.over |= t >> (64 - self.kshift);
+    }
+
+    /// Every die's busy time may have changed (a loaded state).
     pub fn touch_all(&mut self) {
-        self.stale = groups(self.dies).1;
+        for d in 0..self.die_busy.len() {
+            self.set_busy(d, self.die_busy[d]);
+        }
     }
 
     /// The least-busy die, the first of equals; None when a busy time is too large for the
-    /// packed key (centuries of virtual time, never in practice).
+    /// packed key.
     #[inline(always)]
-    pub fn least_busy(&mut self) -> Option<u32> {
-        let (gs, ks) = (self.gshift, self.kshift);
-        let n = self.die_busy.len();
-        while self.stale != 0 {
-            let g = self.stale.trailing_zeros() as usize;
-            let lo = g << gs;
-            let key = |d: usize, b: u64| b << ks | d as u64;
-            let (m, high) = if gs == 2 && lo + 4 <= n {
-                let b = &self.die_busy[lo..lo + 4];
-                let m01 = min_u64(key(lo, b[0]), key(lo + 1, b[1]));
-                let m23 = min_u64(key(lo + 2, b[2]), key(lo + 3, b[3]));
-                (min_u64(m01, m23), b[0] | b[1] | b[2] | b[3])
-            } else {
-                let (mut m, mut high) = (u64::MAX, 0);
-                for (d, &b) in self.die_busy[lo..(lo + (1 << gs)).min(n)]
-                    .iter()
-                    .enumerate()
-                {
-                    high |= b;
-                    m = min_u64(m, key(lo + d, b));
-                }
-                (m, high)
-            };
-            if high >> (64 - ks) != 0 {
-                return None;
-            }
-            self.gmin[g] = m;
-            self.stale &= self.stale - 1;
+    pub fn least_busy(&self) -> Option<u32> {
+        if self.over != 0 {
+            return None;
         }
         let (mut m0, mut m1, mut m2, mut m3) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
-        let mut quads = self.gmin.chunks_exact(4);
+        let mut quads = self.keys.chunks_exact(4);
         for q in &mut quads {
             m0 = min_u64(m0, q[0]);
             m1 = min_u64(m1, q[1]);
@@ -204,7 +175,7 @@ impl Flash {
             m0 = min_u64(m0, k);
         }
         let m = min_u64(min_u64(m0, m1), min_u64(m2, m3));
-        Some((m & ((1 << ks) - 1)) as u32)
+        Some((m & ((1 << self.kshift) - 1)) as u32)
     }
 
     /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
@@ -274,8 +245,7 @@ impl Flash {
             } * c as u64,
         );
         let p = self.die_busy[d].max(ready + xfer) + tp;
-        self.die_busy[d] = p;
-        self.stale |= 1 << (d >> self.gshift);
+        self.set_busy(d, p);
         // The data leaves the buffer once it has crossed the channel and the die is free.
         self.started = (p - tp).max(x);
         p.max(x + tp)
@@ -296,8 +266,7 @@ impl Flash {
                 self.t_read
             });
             r = self.die_busy[d].max(ready) + tr;
-            self.die_busy[d] = r;
-            self.stale |= 1 << (d >> self.gshift);
+            self.set_busy(d, r);
             self.sensed = r;
             *last_page = page;
         }
@@ -322,9 +291,9 @@ impl Flash {
     pub fn erase(&mut self, t: u64) {
         for d in 0..self.die_busy.len() {
             let te = self.vary(self.t_erase);
-            self.die_busy[d] = self.die_busy[d].max(t) + te;
+            let b = self.die_busy[d].max(t) + te;
+            self.set_busy(d, b);
         }
-        self.touch_all();
     }
 
     /// When every die has finished its queued work.
@@ -337,5 +306,38 @@ impl Flash {
             *b = (*b).max(t);
         }
         self.touch_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::resolve_ssd;
+
+    #[test]
+    fn least_busy_is_the_first_die_of_the_earliest_time() {
+        let cfg = resolve_ssd("enterprise-sas", &[]).unwrap();
+        let mut f = Flash::new(&cfg);
+        let mut rng = Rng::new(3);
+        let brute = |f: &Flash| {
+            (0..f.die_busy.len())
+                .min_by_key(|&d| (f.die_busy[d], d))
+                .unwrap() as u32
+        };
+        assert_eq!(f.least_busy(), Some(0));
+        for _ in 0..5000 {
+            // Coarse times, so that ties between dies are common.
+            let addr = rng.below(cfg.n_main() as u64 * cfg.cpb as u64);
+            let t = rng.below(20) * 1_000_000;
+            if rng.below(2) == 0 {
+                f.program(addr, 1, t);
+            } else {
+                let mut no_page = u64::MAX; // every read senses its page
+                f.read(addr, 1, t, &mut no_page);
+            }
+            assert_eq!(f.least_busy(), Some(brute(&f)));
+        }
+        f.program(0, 1, u64::MAX >> 4); // beyond what a packed key holds
+        assert_eq!(f.least_busy(), None);
     }
 }

@@ -52,7 +52,7 @@ impl Ftl {
     /// The die for the next `c` chunks of frontier `k`: the open page's die until that page
     /// is full, then the least-busy die with room in the block (NONE when the block is full).
     #[inline(always)]
-    fn pick_die(&mut self, k: usize, c: u32, flash: &mut Flash) -> u32 {
+    fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> u32 {
         let share = self.share;
         let f = &mut self.fronts[k];
         if f.cd != NONE {
