@@ -1,9 +1,10 @@
 //! The write path's speed and a fingerprint of its results, for profiling and for checking
 //! that an optimisation changed no simulated figure (same seed, same output).
-//! `cargo run --release --example speed -- [user_gb] [M IOs] [KEY=VALUE ...]`
+//! `cargo run --release --example speed -- [user_gb|-] [M IOs] [KEY=VALUE ...]`
 
 use _sim::config::resolve_ssd;
-use _sim::driver::{run, RunResult, RunSpec};
+use _sim::digest::digest;
+use _sim::driver::{run, RunSpec};
 use _sim::ssd::Ssd;
 
 fn spec(write: bool, bs: u64, rnd: bool, bytes: u64, seed: u64) -> RunSpec {
@@ -12,38 +13,6 @@ fn spec(write: bool, bs: u64, rnd: bool, bytes: u64, seed: u64) -> RunSpec {
         seed,
         ..RunSpec::single(rnd, write, bs, 32)
     }
-}
-
-/// Everything a run reports, folded into one number (FNV-1a over the figures).
-fn fingerprint(r: &RunResult, d: &Ssd) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut eat = |x: u64| h = (h ^ x).wrapping_mul(0x100_0000_01b3);
-    for op in [&r.read, &r.write] {
-        eat(op.ios);
-        eat(op.bytes);
-        eat(op.hist.sum_ns as u64);
-        eat(op.hist.max_ns);
-        op.hist.counts.iter().for_each(|&c| eat(c));
-    }
-    eat(r.end_ns - r.start_ns);
-    for s in &r.series {
-        eat(s.writes + s.reads);
-        eat(s.lat_sum_ns as u64);
-        eat(s.lat_max_ns);
-    }
-    let (c, _) = d.counters();
-    for x in [
-        c.host_chunks,
-        c.gc_chunks,
-        c.gc_runs,
-        c.erases,
-        c.pad_chunks,
-        c.bg_steps,
-        c.evict_chunks,
-    ] {
-        eat(x);
-    }
-    h
 }
 
 /// CPU seconds of this thread (the machine is shared: wall time would count others' work).
@@ -66,7 +35,12 @@ fn main() {
     let a: Vec<String> = std::env::args().collect();
     let gb = a.get(1).cloned().unwrap_or("100".into());
     let mios: f64 = a.get(2).map_or(5.0, |s| s.parse().unwrap());
-    let mut extra: Vec<(String, String)> = vec![("user_gb".into(), gb)];
+    // "-" sizes the drive by its KEY=VALUE parameters alone (e.g. blocks_per_plane and op).
+    let mut extra: Vec<(String, String)> = if gb == "-" {
+        vec![]
+    } else {
+        vec![("user_gb".into(), gb)]
+    };
     for kv in a.iter().skip(3) {
         let (k, v) = kv.split_once('=').unwrap();
         extra.push((k.into(), v.into()));
@@ -94,7 +68,7 @@ fn main() {
             "{name:<10} {:6.2} M IOs {:6.2} M IO/s per CPU s  fingerprint {:016x}",
             ios as f64 / 1e6,
             ios as f64 / secs / 1e6,
-            fingerprint(&r, &d)
+            digest(&r, &d.counters().0)
         );
     }
 }

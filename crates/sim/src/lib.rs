@@ -4,6 +4,7 @@
 //! Results come back as JSON, which iolab stores verbatim as the raw engine output.
 
 pub mod config;
+pub mod digest;
 mod drive;
 pub mod driver;
 pub mod flash;

@@ -199,6 +199,7 @@ pub fn load(path: &str) -> Result<Drive, String> {
             };
             s.set_ring_state(&ring);
             r.fill_u64s(&mut s.flash.die_busy)?;
+            s.flash.touch_all();
             r.fill_u64s(&mut s.flash.chan_busy)?;
             let n = s.ftl.scalars().len();
             let sc = take(&mut r, n)?;

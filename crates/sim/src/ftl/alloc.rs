@@ -61,7 +61,10 @@ impl Ftl {
                 return f.cd;
             }
         }
-        let best = least_busy(&f.dwp, &flash.die_busy, c, share);
+        let best = match flash.least_busy() {
+            Some(d) if f.dwp[d as usize] + c <= share => d,
+            _ => least_with_room(&f.dwp, &flash.die_busy, c, share),
+        };
         if best != NONE {
             f.cd = best;
             f.page_end = f.dwp[best as usize] + 1;
@@ -69,6 +72,7 @@ impl Ftl {
         best
     }
 
+    #[inline(always)]
     pub(super) fn place_main(
         &mut self,
         lpn: u32,
@@ -127,15 +131,11 @@ impl Ftl {
 
 /// The least-busy die with room for `c` more chunks in its `share` (the first of equals),
 /// NONE if none has. While a block is young every die has room, and the least-busy die
-/// of all is the answer: only when it has none are the full dies left out.
-#[inline(always)]
-fn least_busy(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
+/// of all (`Flash::least_busy`) is the answer: only when it has none are the full dies
+/// left out, here.
+fn least_with_room(dwp: &[u32], busy: &[u64], c: u32, share: u32) -> u32 {
     let n = dwp.len().min(busy.len());
     let (dwp, busy) = (&dwp[..n], &busy[..n]); // one bounds check, not one per die
-    let (k, d) = argmin(n, |d| busy[d]);
-    if k != u64::MAX && dwp[d as usize] + c <= share {
-        return d;
-    }
     let (k, d) = argmin(n, |d| {
         if dwp[d] + c <= share {
             busy[d]

@@ -1,0 +1,132 @@
+//! Pinned results: fixed seeds on small drives give these figures to the last digit. A
+//! change meant only to make the simulator faster must leave them as they are; a change
+//! meant to change results updates them (and says why in its commit).
+
+use _sim::config::resolve_ssd;
+use _sim::digest::digest;
+use _sim::driver::{run, RunSpec};
+use _sim::ssd::Ssd;
+
+/// 1.07 GB of flash in 256 blocks, small enough for a test.
+const SMALL: &[(&str, &str)] = &[("blocks_per_plane", "256"), ("pages_per_block", "8")];
+/// The mechanisms the oldest model lacked turned off (as bench/sim_regress.py runs it).
+const PLAIN: &[(&str, &str)] = &[
+    ("gc", "greedy"),
+    ("gc_reserve", "10"),
+    ("buffer_kib", "0"),
+    ("bg_gc", "off"),
+    ("write_core_us", "0"),
+    ("core_by_lba_pct", "0"),
+    ("gc_start_pct", "0"),
+    ("gc_slice", "1"),
+    ("gc_copy_us", "0"),
+    ("gc_switch_us", "0"),
+    ("time_spread_pct", "0"),
+    ("read_retry_pct", "0"),
+    ("bg_period_ms", "0"),
+];
+
+/// Fill, then random 4 KiB writes of 1.5 drives and random reads of half a drive at QD32:
+/// per random phase its WAF so far, IOPS and digest.
+fn phases(preset: &str, op: &str, params: &[&[(&str, &str)]], entropy: f64) -> Vec<String> {
+    let mut kv: Vec<(String, String)> = vec![("op".into(), op.into())];
+    for p in params {
+        kv.extend(p.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    }
+    let mut d = Ssd::new(resolve_ssd(preset, &kv).unwrap());
+    let cap = d.cfg.user_bytes();
+    let spec = |write, bs, rnd, bytes, seed| RunSpec {
+        bytes_budget: Some(bytes),
+        seed,
+        entropy,
+        ..RunSpec::single(rnd, write, bs, 32)
+    };
+    run(
+        &mut d,
+        &spec(true, 128 << 10, false, cap, 1),
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let mut out = vec![];
+    for (write, bytes, seed) in [(true, cap * 3 / 2, 3), (false, cap / 2, 4)] {
+        let r = run(
+            &mut d,
+            &spec(write, 4096, true, bytes / 4096 * 4096, seed),
+            &mut |_, _| true,
+        )
+        .unwrap();
+        let c = d.counters().0;
+        let waf = (c.host_chunks + c.gc_chunks + c.evict_chunks) as f64 / c.host_chunks as f64;
+        out.push(format!(
+            "waf {waf:.6} iops {:.3} digest {:016x}",
+            r.iops(),
+            digest(&r, &c)
+        ));
+    }
+    out
+}
+
+#[test]
+fn plain_drive_at_low_op_gives_its_pinned_results() {
+    let got = phases("enterprise-sas", "0.07", &[SMALL, PLAIN], 1.0);
+    assert_eq!(
+        got,
+        [
+            "waf 11.091604 iops 4258.058 digest b57198f0445edc32",
+            "waf 11.091604 iops 99990.374 digest 0517b71e3a332c20"
+        ]
+    );
+}
+
+#[test]
+fn plain_drive_at_default_op_gives_its_pinned_results() {
+    let got = phases("enterprise-sas", "0.28", &[SMALL, PLAIN], 1.0);
+    assert_eq!(
+        got,
+        [
+            "waf 1.991406 iops 29050.408 digest 9d5ac1afeb1b7b7d",
+            "waf 1.991406 iops 99987.509 digest c1fd813e7b3f6d27"
+        ]
+    );
+}
+
+#[test]
+fn enterprise_drive_with_every_mechanism_gives_its_pinned_results() {
+    let got = phases("enterprise-sas", "0.28", &[SMALL], 1.0);
+    assert_eq!(
+        got,
+        [
+            "waf 1.911258 iops 30214.666 digest 5339fb379c1e85d9",
+            "waf 1.911258 iops 88685.437 digest 1157d8c615e0b410"
+        ]
+    );
+}
+
+#[test]
+fn compressing_drive_gives_its_pinned_results() {
+    let got = phases("entry-sata-compress", "0.28", &[SMALL], 0.5);
+    assert_eq!(
+        got,
+        [
+            "waf 1.502235 iops 10572.025 digest 10ff22b17b28463f",
+            "waf 1.502235 iops 47526.185 digest be0e9d9db392ba54"
+        ]
+    );
+}
+
+#[test]
+fn drive_with_an_slc_cache_gives_its_pinned_results() {
+    let got = phases(
+        "client-nvme-slc",
+        "0.28",
+        &[SMALL, &[("slc_gb", "0.1")]],
+        1.0,
+    );
+    assert_eq!(
+        got,
+        [
+            "waf 2.185026 iops 70958.268 digest e9931258b7312965",
+            "waf 2.185026 iops 297499.732 digest b42e137189684fd3"
+        ]
+    );
+}
