@@ -14,7 +14,7 @@ from pathlib import Path
 
 from iolab.store import RunStore
 from tests.integration.conftest import IOLAB
-from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
+from tests.unit.test_report_browser import browser, page_errors  # noqa: F401  (browser: a fixture)
 from tests.unit.test_watch import wait_for as wait_until
 
 PORT = 44631
@@ -44,7 +44,7 @@ def points(browser, box: str) -> list[int]:  # noqa: F811
 
 
 def console_errors(browser) -> list:  # noqa: F811
-    return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    return page_errors(browser)
 
 
 def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp_path):  # noqa: F811

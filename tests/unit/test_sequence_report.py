@@ -13,7 +13,7 @@ import pytest
 from iolab.api import write_report, write_sequence_report
 from iolab.errors import IolabError
 from tests.unit.test_report import DriveEngine, pdf_pages, record, target
-from tests.unit.test_report_browser import browser  # noqa: F401 - the shared headless Chromium
+from tests.unit.test_report_browser import browser, page_errors  # noqa: F401 - the shared headless Chromium
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_sequence_report_has_a_summary_then_each_runs_pages_in_run_order(sequenc
     root, qos, latency, html, pdf = sequence
     assert html.parent == root / "sequences" and pdf.suffix == ".pdf"
     browser.get(html.as_uri())
-    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    errors = page_errors(browser)
     assert not errors, errors
     heads = browser.execute_script(
         "return Array.from(document.querySelectorAll('section.page .head .test')).map(e => e.textContent)"

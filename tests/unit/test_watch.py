@@ -20,7 +20,7 @@ from iolab.runner import Runner
 from iolab.runstart import RunOptions, start
 from iolab.watch import run_snapshot, serve, snapshot
 from tests.unit.test_report import DriveEngine, record, target
-from tests.unit.test_report_browser import browser  # noqa: F401  (fixture)
+from tests.unit.test_report_browser import browser, page_errors  # noqa: F401  (browser: a fixture)
 
 WAIT_S = 30.0
 
@@ -98,7 +98,7 @@ def test_page_follows_a_running_run_round_by_round(server, browser):  # noqa: F8
         engine.gate.release(3)  # finish rounds 1 and 2
         later = wait_for(lambda: (t := shown()) and "round 2 of" in t and t, "round 2 on the page")
         assert "variables pass" in later or "not evaluated yet" in later
-        errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        errors = page_errors(browser)
         assert not errors, errors
     finally:
         engine.gate.release(1000)
@@ -138,7 +138,7 @@ def test_page_shows_each_paths_live_iops_during_a_cell(server, browser):  # noqa
         engine.gate.release(1)  # the same cell, a second later: no round was committed in between
         later = wait_for(lambda: (t := shown()) and "/dev/loop8: 1,200" in t and t, "the second live report")
         assert "2,000 IOPS, mean 100 µs" in later and "/dev/loop9: 800" in later and "at 2.0 s" in later
-        errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        errors = page_errors(browser)
         assert not errors, errors
     finally:
         engine.gate.release(10000)
@@ -251,5 +251,5 @@ def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa:
     )
     assert shown == 2 * len(split)  # a point per path and cell
     assert "/dev/loop8" in browser.find_element("id", "split").text
-    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    errors = page_errors(browser)
     assert not errors, errors
