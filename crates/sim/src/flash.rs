@@ -87,7 +87,8 @@ pub struct Flash {
     cpg: FastDiv, // chunks per flash page
     pub die_busy: Vec<u64>,
     pub chan_busy: Vec<u64>,
-    t_read: u64,
+    /// Lower and upper pages' read times (MLC/TLC pages of one cell read at different cost).
+    t_read: [u64; 2],
     t_read_slc: u64,
     tp_chunk: u64,
     tp_chunk_slc: u64,
@@ -125,7 +126,7 @@ impl Flash {
             cpg: FastDiv::new(c.chunks_per_page as u64),
             die_busy: vec![0; c.dies as usize],
             chan_busy: vec![0; c.channels as usize],
-            t_read: c.t_read_ns,
+            t_read: [1.0 - c.read_skew, 1.0 + c.read_skew].map(|f| (c.t_read_ns as f64 * f) as u64),
             t_read_slc: c.slc_t_read_ns,
             tp_chunk: (c.t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64,
             tp_chunk_slc: (c.slc_t_prog_ns as f64 / c.chunks_per_prog as f64).round() as u64,
@@ -263,7 +264,8 @@ impl Flash {
             let tr = self.read_time(if self.is_slc(addr) {
                 self.t_read_slc
             } else {
-                self.t_read
+                // The page's index in its block alternates lower and upper pages.
+                self.t_read[(self.dies_div.quot(self.cpp.quot(self.cpb.modulo(addr))) & 1) as usize]
             });
             r = self.die_busy[d].max(ready) + tr;
             self.set_busy(d, r);

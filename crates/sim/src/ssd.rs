@@ -14,9 +14,9 @@
 //! the NAND times) as soon as one is free, so commands queue there under load.
 //! Compression: a unit of entropy e is stored in `chunks_per_unit · f(e)` 1 KiB chunks on
 //! average (rounded up or down at random per unit), f rising smoothly from
-//! `compress_floor` at e = 0 to 1 at `compress_limit`, past which data is stored as is.
+//! `compress_floor` at e = 0 to `compress_ceiling` at `compress_limit`, and flat past it.
 //! Foreground GC runs in slices: while a slice's copies are issued every core is held for
-//! `gc_copy` each, and for `gc_switch` when a victim is retired and the next one chosen. Background GC bursts (`bg_period`, `bg_burst`) occupy the flash for a
+//! `gc_copy` each, and for `gc_switch` at a block-table checkpoint (every `gc_switch_every` victims). Background GC bursts (`bg_period`, `bg_burst`) occupy the flash for a
 //! while even when the host is busy, which is what makes periodic dips.
 
 use std::cmp::Reverse;
@@ -211,7 +211,7 @@ impl Ssd {
             return 1;
         }
         let r = self.flash.rng.next_u64() & 0xFFFF;
-        (((self.chunks_mean + r) >> 16) as u32).clamp(1, g)
+        (((self.chunks_mean + r) >> 16) as u32).max(1) // above g for a ceiling over 1
     }
 
     /// A background GC burst when one is due: the flash is given `bg_burst` of work.
@@ -244,7 +244,7 @@ impl Ssd {
         let t_in = self.link(0, now, len);
         let t0 = self.controller(t_in, None, true);
         let gc0 = self.ftl.c.gc_chunks;
-        let runs0 = self.ftl.c.gc_runs;
+        let runs0 = self.ftl.c.gc_runs / self.cfg.gc_switch_every; // checkpoints so far
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
         let nbuf = self.nbuf;
         let ack_early = self.write_cache || self.cfg.plp;
@@ -325,7 +325,7 @@ impl Ssd {
             }
         }
         let copied = self.ftl.c.gc_chunks - gc0;
-        let switched = self.ftl.c.gc_runs - runs0;
+        let switched = self.ftl.c.gc_runs / self.cfg.gc_switch_every - runs0;
         let hold = copied * self.cfg.gc_copy_ns / self.cfg.chunks_per_unit as u64
             + switched * self.cfg.gc_switch_ns;
         if hold > 0 {
@@ -423,11 +423,11 @@ impl Device for Ssd {
     fn set_entropy(&mut self, e: f64) {
         let (c, g) = (&self.cfg, self.cfg.chunks_per_unit as f64);
         let f = if !c.compression || e >= c.compress_limit {
-            1.0
+            c.compress_ceiling // unused without compression (one chunk per unit)
         } else {
-            // 1 − (1 − floor)(1 − e/limit)²: smooth, and flat where it reaches 1.
+            // ceiling − (ceiling − floor)(1 − e/limit)²: smooth, flat where it reaches it.
             let x = 1.0 - e.max(0.0) / c.compress_limit;
-            1.0 - (1.0 - c.compress_floor) * x * x
+            c.compress_ceiling - (c.compress_ceiling - c.compress_floor) * x * x
         };
         self.chunks_mean = (f * g * 65536.0).round() as u64;
     }

@@ -74,13 +74,17 @@ pub struct SsdConfig {
     /// Half-width of the triangular spread of NAND and controller times, as a share.
     pub spread: f64,
     pub read_retry: f64,
+    /// Read time of lower / upper pages: t_read × (1 ∓ this share).
+    pub read_skew: f64,
     pub gc_start: f64,
     pub gc_slice: u32,
     pub gc_copy_ns: u64,
     pub gc_switch_ns: u64,
+    pub gc_switch_every: u64,
     pub bg_period_ns: u64,
     pub bg_burst_ns: u64,
     pub compress_floor: f64,
+    pub compress_ceiling: f64, // stored share of an incompressible unit (>= 1)
     pub compress_limit: f64,
     pub buffer_units: u32,
     /// Buffer occupancy (share) at which admission matches the drain rate; 0 = no pacing.
@@ -175,6 +179,7 @@ impl SsdConfig {
         c.gc_slice = 1;
         c.gc_copy_ns = 0;
         c.gc_switch_ns = 0;
+        c.gc_switch_every = 1;
         c.bg_period_ns = 0;
         c.overrides = vec![("custom".into(), "small".into())];
         c
@@ -409,6 +414,14 @@ mod tests {
         assert!(e.contains("gc") && e.contains("greedy"), "{e}");
         let e = resolve(DEFAULT_PRESET, &ov(&[("colour", "red")])).unwrap_err();
         assert!(e.contains("colour"), "{e}");
+        let e = resolve(
+            "entry-sata-compress",
+            &ov(&[("op", "0.07"), ("compress_ceiling", "1.15")]),
+        )
+        .unwrap_err();
+        assert!(e.contains("compress_ceiling=1.15"), "{e}");
+        let e = resolve(DEFAULT_PRESET, &ov(&[("compress_ceiling", "0.9")])).unwrap_err();
+        assert!(e.contains("compress_ceiling"), "{e}");
         let e = resolve("sas-15k-hdd", &ov(&[("rpm", "0")])).unwrap_err();
         assert!(e.contains("rpm"), "{e}");
     }

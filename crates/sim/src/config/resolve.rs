@@ -2,7 +2,7 @@
 //! parsing each value (errors name the parameter), sizing a drive by `user_gb`, and the
 //! derived geometry.
 
-use super::geometry::{flash_geometry, user_units};
+use super::geometry::{flash_geometry, user_units, Geometry};
 use super::*;
 
 /// (MB/s per direction, full duplex)
@@ -250,13 +250,16 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         core_by_lba: pct(&v, "core_by_lba_pct", 100.0)? / 100.0,
         spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
         read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
+        read_skew: pct(&v, "read_page_skew_pct", 90.0)? / 100.0,
         gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
         gc_slice: v.count("gc_slice")?,
         gc_copy_ns: us0("gc_copy_us")?,
         gc_switch_ns: us0("gc_switch_us")?,
+        gc_switch_every: v.count("gc_switch_every")? as u64,
         bg_period_ns: ms0("bg_period_ms")?,
         bg_burst_ns: ms0("bg_burst_ms")?,
         compress_floor: compress_floor(&v)?,
+        compress_ceiling: compress_ceiling(&v, &geo, user_units, gc_reserve)?,
         compress_limit: compress_limit(&v)?,
         buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
         pace: pct(&v, "pace_pct", 100.0)? / 100.0,
@@ -295,6 +298,30 @@ fn compress_floor(v: &Vals) -> Result<f64, String> {
     if !(0.25..=1.0).contains(&x) {
         return Err(format!(
             "sim parameter compress_floor={x} must be between 0.25 and 1"
+        ));
+    }
+    Ok(x)
+}
+
+/// The ceiling, and room for the user's data stored at it beside the blocks GC needs free:
+/// the nominal over-provisioning alone does not say whether incompressible data fits.
+fn compress_ceiling(
+    v: &Vals,
+    geo: &Geometry,
+    user_units: u32,
+    gc_reserve: u32,
+) -> Result<f64, String> {
+    let x = v.num("compress_ceiling")?;
+    if !(1.0..=1.5).contains(&x) {
+        return Err(format!(
+            "sim parameter compress_ceiling={x} must be between 1 and 1.5"
+        ));
+    }
+    let stored = user_units as f64 * geo.chunks_per_unit as f64 * x;
+    let room = (geo.blocks_per_plane - geo.n_slc) as f64 - (gc_reserve + 2) as f64;
+    if geo.chunks_per_unit > 1 && stored > room * geo.cpb as f64 {
+        return Err(format!(
+            "sim parameter compress_ceiling={x}: incompressible user data would fill the flash outside the GC reserve; lower it or user_gb, or raise op"
         ));
     }
     Ok(x)

@@ -88,7 +88,14 @@ impl Ftl {
                 if d != NONE {
                     break d;
                 }
-                self.c.pad_chunks += (self.cpb - self.fronts[k].wp) as u64;
+                let pad = self.cpb - self.fronts[k].wp;
+                self.c.pad_chunks += pad as u64;
+                // A block closed with room units no longer fit in (compressed units of
+                // mixed sizes) used that room too: foreground GC owes it, or free blocks
+                // drift below the reserve to the synchronous net.
+                if self.free.len() < self.gc_soft {
+                    self.credit += pad as f64;
+                }
                 let b = self.fronts[k].blk;
                 self.fronts[k].blk = NONE;
                 self.close_main(b);
