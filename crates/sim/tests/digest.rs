@@ -72,8 +72,8 @@ fn plain_drive_at_low_op_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 11.091604 iops 4258.058 digest b57198f0445edc32",
-            "waf 11.091604 iops 99990.374 digest 0517b71e3a332c20"
+            "waf 11.100724 iops 4254.503 digest f82f172bd6497c0e",
+            "waf 11.100724 iops 99989.966 digest 9ec98ad2434a69a8"
         ]
     );
 }
@@ -84,8 +84,8 @@ fn plain_drive_at_default_op_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 1.991406 iops 29050.408 digest 9d5ac1afeb1b7b7d",
-            "waf 1.991406 iops 99987.509 digest c1fd813e7b3f6d27"
+            "waf 1.991445 iops 29050.559 digest 92feb53fd5075f09",
+            "waf 1.991445 iops 99993.855 digest 57d6ca4a3e1f8709"
         ]
     );
 }
@@ -96,8 +96,8 @@ fn enterprise_drive_with_every_mechanism_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 1.911258 iops 30214.666 digest 5339fb379c1e85d9",
-            "waf 1.911258 iops 88685.437 digest 1157d8c615e0b410"
+            "waf 1.911309 iops 30213.631 digest 5861f747b2704be3",
+            "waf 1.911309 iops 88667.548 digest ff8c6a060bee93cc"
         ]
     );
 }
@@ -108,8 +108,8 @@ fn compressing_drive_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 1.502235 iops 10572.025 digest 10ff22b17b28463f",
-            "waf 1.502235 iops 47526.185 digest be0e9d9db392ba54"
+            "waf 1.513809 iops 10459.338 digest 3e63b15f9a4516ce",
+            "waf 1.513809 iops 47363.446 digest 7d3f5472727a8d70"
         ]
     );
 }
