@@ -79,9 +79,10 @@ def open_readonly(
     """A reader's connection to `path`/results.db and the private copy it reads, if any (the
     caller cleans it up). Never creates or modifies a file in the run directory."""
     db = path / "results.db"
-    if writer_alive and not _has_tables(db):
-        # A run that has just started: its writer has the manifest in place and is creating
-        # the database. Nothing is stored yet, so the reader sees the empty tables.
+    # A run that has just started: its writer has the manifest in place and is creating the
+    # database (no file yet, or one without tables). Nothing is stored yet, so the reader
+    # sees the empty tables.
+    if writer_alive and not db.is_file():
         return _empty(), None
     if not db.is_file():
         what = "manifest.json but no results.db" if has_manifest else "no manifest.json and no results.db"
@@ -103,26 +104,15 @@ def open_readonly(
         uri = f"file:{_uri_path(db)}?mode=ro&immutable=1"  # nobody writes it: no -wal/-shm needed
     try:
         con = sqlite3.connect(uri, uri=True, timeout=30)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        (cells,) = con.execute("SELECT count(*) FROM sqlite_master WHERE name='cells'").fetchone()
     except sqlite3.DatabaseError as e:
         if copy is not None:
             copy.cleanup()
         raise IolabError(f"{db}: not a readable SQLite database ({e}).") from None
+    if writer_alive and not cells:
+        con.close()
+        return _empty(), None
     return con, copy
-
-
-def _has_tables(db: Path) -> bool:
-    if not db.is_file():
-        return False
-    try:
-        con = sqlite3.connect(f"file:{_uri_path(db)}?mode=ro", uri=True, timeout=30)
-        try:
-            (n,) = con.execute("SELECT count(*) FROM sqlite_master WHERE name='cells'").fetchone()
-            return int(n) > 0
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        return True  # damaged: the normal path says so
 
 
 def _empty() -> sqlite3.Connection:

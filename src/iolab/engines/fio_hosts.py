@@ -312,13 +312,9 @@ class SplitFioEngine:
                     live[i] = (iops, lat_us)
                     if progress is not None:  # the runner's LiveFile shows each path's share
                         total = sum(v for v, _ in live.values())
-                        timed = [(v, lat) for v, lat in live.values() if lat is not None]
                         # the mean over every leg's IOs: each leg's mean weighted by its IOs
-                        lat = (
-                            sum(v * lat for v, lat in timed) / total
-                            if timed and len(timed) == len(live) and total
-                            else None
-                        )
+                        timed = total and all(lat is not None for _, lat in live.values())
+                        lat = sum(v * lat for v, lat in live.values()) / total if timed else None
                         progress(elapsed, total, lat, {self.legs[j].name: v for j, (v, _) in live.items()})
 
             return report
