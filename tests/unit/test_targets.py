@@ -284,6 +284,37 @@ def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
     assert not targets.created_by_iolab(str(f))
 
 
+@pytest.mark.parametrize("kind", ["data", "symlink"])
+def test_the_sidecar_mark_never_overwrites_a_file_of_the_same_name(tmp_path, monkeypatch, kind):
+    """Without xattrs the mark is a file named after the target; a user's file (or a symlink to
+    one) under that name is refused, never replaced."""
+
+    def unsupported(*a):
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(os, "setxattr", unsupported)
+    monkeypatch.setattr(os, "getxattr", unsupported)
+    theirs = tmp_path / "notes.txt"
+    theirs.write_text("someone's notes\n")
+    side = tmp_path / "v.img.iolab"
+    if kind == "data":
+        side.write_text("someone's notes\n")
+        theirs = side
+    else:
+        side.symlink_to(theirs)
+    t = _file_target(tmp_path / "v.img", 1 << 20)
+    with pytest.raises(IolabError, match="is not an iolab mark|cannot write iolab's mark"):
+        targets.prepare_file(t)
+    assert theirs.read_text() == "someone's notes\n"
+    # iolab's own older mark (another inode) is replaced.
+    side.unlink()
+    side.write_text("iolab target file, inode 1\n")
+    assert not os.path.exists(t.path)  # the refused attempt left nothing of its own
+    targets.prepare_file(t)
+    assert targets.created_by_iolab(t.path)
+    assert side.read_text() == f"iolab target file, inode {os.stat(t.path).st_ino}\n"
+
+
 def test_nbd_and_sim_have_nothing_to_check(monkeypatch):
     monkeypatch.setattr(host, "run_command", lambda argv, timeout=60.0: _result(argv, 0))  # nbdinfo: writable
     for kind in ("nbd", "sim"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 from ..errors import IolabError
@@ -34,7 +35,31 @@ def mark_created(path: str) -> None:
     except OSError as e:
         if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
             raise IolabError(f"{path}: cannot mark the file as iolab's: {e.strerror}.") from None
-    Path(sidecar(path)).write_text(f"iolab target file, inode {os.stat(path).st_ino}\n")
+    _write_sidecar(path)
+
+
+_SIDECAR_TEXT = "iolab target file, inode "
+
+
+def _write_sidecar(path: str) -> None:
+    """The sidecar sits beside a file the policy allowed, but its own name may be someone's:
+    only a missing name or an older sidecar of iolab's is written, never through a symlink."""
+    side = sidecar(path)
+    try:
+        fd = os.open(side, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        raise IolabError(f"{side}: cannot write iolab's mark beside {path}: {e.strerror}.") from None
+    with os.fdopen(fd, "r+") as f:
+        st = os.fstat(f.fileno())
+        old = f.read(st.st_size + 1) if stat.S_ISREG(st.st_mode) and st.st_size < 4096 else None
+        if old is None or (old and not old.startswith(_SIDECAR_TEXT)):
+            raise IolabError(
+                f"{side} exists and is not an iolab mark, so iolab cannot record there that it made {path} "
+                "(this filesystem has no extended attributes); remove or rename it, or use another target path."
+            )
+        f.seek(0)
+        f.truncate()
+        f.write(f"{_SIDECAR_TEXT}{os.stat(path).st_ino}\n")
 
 
 def created_by_iolab(path: str) -> bool:
@@ -45,7 +70,7 @@ def created_by_iolab(path: str) -> bool:
         pass
     side = host.read(Path(sidecar(path)))
     st = host.stat_or_none(path)
-    return bool(side and st and side == f"iolab target file, inode {st.st_ino}")
+    return bool(side and st and side == f"{_SIDECAR_TEXT}{st.st_ino}")
 
 
 def prepare_file(target: Target) -> str:
@@ -96,7 +121,10 @@ def allocate(fd: int, path: str, size: int, spec: str) -> None:
 
 
 def _remove_ours(path: str) -> None:
-    for p in (path, sidecar(path)):
+    """Remove a file iolab has just made, and its sidecar only when the sidecar is iolab's."""
+    side = sidecar(path)
+    ours = not os.path.islink(side) and (host.read(Path(side)) or "").startswith(_SIDECAR_TEXT)
+    for p in (path, side) if ours else (path,):
         try:
             os.unlink(p)
         except OSError:
