@@ -4,6 +4,7 @@ drives in parallel, one run each, then their comparison report)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -48,6 +49,13 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
         if len(legs) < 2 or tgt.path not in {p.path for p in legs}:
             raise IolabError(
                 f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path})."
+            )
+        real = [os.path.realpath(p.path) for p in legs]
+        twice = sorted({p.path for p, r in zip(legs, real) if real.count(r) > 1})
+        if twice:
+            raise IolabError(
+                f"--paths {paths}: {' and '.join(twice)} name the same path; each path is a port of its own "
+                "into the drive (e.g. /dev/nvme0n1,/dev/nvme1n1 for the two controllers of one namespace)."
             )
         return path_legs(tgt, legs), given[0]
     return host_legs(tgt, parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)), given[0]  # type: ignore[arg-type]

@@ -145,6 +145,15 @@ BAD = [
     ("run iops --paths '' -t file:{d}/h.img?size=16MiB", "--paths: the value is empty"),
     ("run iops --runs-dir ''", "--runs-dir: the value is empty"),
     ("run iops --capacity-limit ''", "--capacity-limit: the value is empty"),
+    # the same path twice is one port, not two (the legs shared a name, and a file, before)
+    (
+        "run iops --paths file:{d}/h.img?size=16MiB,file:{d}/h.img?size=16MiB -t file:{d}/h.img?size=16MiB",
+        "name the same path",
+    ),
+    (
+        "run iops --paths file:{d}/h.img?size=16MiB,file:{d}/./h.img?size=16MiB -t file:{d}/h.img?size=16MiB",
+        "name the same path",
+    ),
     # a binary hosts file (UnicodeDecodeError before)
     ("run iops --hosts-file {d}/binary -t file:{d}/h.img?size=16MiB", "not a text file"),
     # a corrupt or cut gzip trace (zlib.error traceback, or "Aborted." with exit 1, before)
