@@ -65,6 +65,8 @@ STEADY_COLUMNS = _cols(
     " window_rounds:BIGINT[] window_values:DOUBLE[] average:DOUBLE range_measured:DOUBLE range_allowed:DOUBLE"
     " slope:DOUBLE intercept:DOUBLE fit_excursion:DOUBLE fit_allowed:DOUBLE range_ok:BOOLEAN slope_ok:BOOLEAN"
     " steady:BOOLEAN"
+    # False: shown with its own verdict, but the phase's steady state does not wait for it
+    " decides:BOOLEAN"
 )
 PHASE_COLUMNS = _cols(
     "run_id:VARCHAR phase:VARCHAR ordinal:BIGINT purge_method:VARCHAR purge_ok:BOOLEAN purge_detail:VARCHAR"
@@ -169,6 +171,7 @@ def collect(store: RunStore) -> list[ExportTable]:
                         v.range_ok,
                         v.slope_ok,
                         v.steady,
+                        v.name not in s.shown_only,
                     )
                 )
 

@@ -157,6 +157,9 @@ def test_every_table_reads_back_with_the_stored_values(run, tmp_path, fmt):
             ):
                 assert same(r[f], getattr(v, f)), f
             assert str(r["steady"]).lower() == str(v.steady).lower() == "true"
+        # Throughput decides on write MB/s; read MB/s is shown with its own verdict only.
+        decides = {r["variable"]: str(r["decides"]).lower() for r in got}
+        assert decides == {v.name: "false" if v.name.startswith("Read MB/s") else "true" for v in verdicts}
     assert {int(r["round"]) for r in tables["steady"]} > {5}  # earlier rounds' evaluations kept too
 
     # phases
