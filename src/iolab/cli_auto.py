@@ -333,7 +333,7 @@ def compare_published(
             ((),),
         )
     table, notes = published_ranking(measured, published)
-    render_ranking(table, console)
+    render_ranking(table, console, report=bool(paths))
     for n in notes:
         console.print(f"[yellow]{esc(n)}[/]", soft_wrap=True)
     for path in paths:

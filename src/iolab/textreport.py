@@ -104,9 +104,10 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> Non
     console.print(t)
 
 
-def render_ranking(st, console: Console) -> None:
+def render_ranking(st, console: Console, report: bool = True) -> None:
     """A comparison's key figures (compare.SummaryTable): one row per figure, one column per
-    drive, each value with its rank (1 = best; ties share a rank)."""
+    drive, each value with its rank (1 = best; ties share a rank). `report`: a comparison
+    report was written (none is for one run or published figures alone)."""
     t = Table(title="key figures and ranking (rank 1 = best)", title_justify="left")
     t.add_column("figure")
     for d in st.drives:
@@ -115,7 +116,14 @@ def render_ranking(st, console: Console) -> None:
         cells = [m.fmt(row[j]) + ("" if rk[j] is None else f" (#{rk[j]})") for row, rk in zip(st.values, st.ranks)]
         t.add_row(esc(m.heading), *cells)
     console.print(t)
-    console.print("↑ higher is better, ↓ lower is better; the report has the tables, overlays and rankings.")
+    console.print(
+        "↑ higher is better, ↓ lower is better; "
+        + (
+            "the report has the tables, overlays and rankings."
+            if report
+            else "no comparison report: overlays need two or more measured runs of the test."
+        )
+    )
 
 
 def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:

@@ -203,6 +203,9 @@ def test_compare_ranks_published_figures_alone_or_beside_measured_runs(runs, tmp
     # the table a person reads
     t = iolab("compare", made[0]["path"], str(csv_file))
     assert t.returncode == 0 and "Vendor X1 (published)" in t.stdout and "(#1)" in t.stdout
+    # one run and published figures write no report, and the table's note does not promise one
+    assert "comparison:" not in t.stdout and "the report has" not in t.stdout
+    assert "no comparison report: overlays need two or more measured runs" in " ".join(t.stdout.split())
 
 
 @pytest.mark.parametrize(
