@@ -15,6 +15,7 @@ answers for it.
 from __future__ import annotations
 
 import os
+import select
 import shlex
 import stat
 import subprocess
@@ -49,12 +50,20 @@ opened() {
   pids=$(find /proc/[0-9]*/fd -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -u | tr '\n' ' ')
   [ -z "$pids" ] || prob open "$1 is open by processes $pids"
 }
+side=$real.iolab
+foreign_side() { [ -L "$side" ] || { [ -e "$side" ] && ! grep -qs '^iolab target file, inode ' "$side"; }; }
 if [ "$mode" = create ]; then
   [ -e "$real" ] && { echo done; exit 0; }
+  foreign_side && { echo "$side exists and is not an iolab mark" >&2; exit 1; }
   ( set -C; : > "$real" ) || exit 1
   fallocate -l "$3" "$real" 2>/dev/null || truncate -s "$3" "$real" || { rm -f "$real"; exit 1; }
-  echo "iolab target file, inode $(stat -c %i "$real")" > "$real.iolab" || { rm -f "$real"; exit 1; }
+  echo "iolab target file, inode $(stat -c %i "$real")" > "$side" || { rm -f "$real"; exit 1; }
   echo done; exit 0
+fi
+# Another iolab run holds the target (an flock on it, kept by that run's SSH session).
+if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
+  flock -n -E 75 -- "$real" true 2>/dev/null
+  [ $? = 75 ] && prob held "$real is locked on the host by another iolab run (flock), which holds it until it ends"
 fi
 if [ -b "$real" ]; then
   echo 'kind	block'
@@ -100,11 +109,12 @@ elif [ -e "$real" ]; then
 else
   echo 'kind	missing'
   [ -w "$(dirname "$real")" ] || prob read-only "$real cannot be created on the host: its directory is not writable"
+  foreign_side && prob sidecar "$side exists and is not an iolab mark, and iolab records there that it made $real"
 fi
 echo done
 """
 
-_OVERRIDE = {"read-only": None, "mounted": ALLOW_SYSTEM_DISK}
+_OVERRIDE = {"read-only": None, "held": None, "sidecar": None, "mounted": ALLOW_SYSTEM_DISK}
 
 
 def check_host_legs(
@@ -126,7 +136,7 @@ def check_host_legs(
                     f"{leg.name}: {o}" for o in check_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
                 ]
                 how.append(
-                    f"{leg.name}: its target {leg.target.path} was checked on {h.ssh} over SSH (not locked there)"
+                    f"{leg.name}: its target {leg.target.path} was checked on {h.ssh} over SSH and is locked there (flock)"
                 )
             elif is_local_address(h.address):
                 t = local_target(leg.target)
@@ -199,7 +209,10 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
             f"{'; '.join(map(str, refused))}."
         )
         if any(p.override is None for p in refused):
-            raise RefusedError(head + " Nothing overrides this: make the target writable or choose another.")
+            raise RefusedError(
+                head + " Nothing overrides this: wait for a run that holds it to end, make the target writable, "
+                "or choose another."
+            )
         if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
             raise RefusedError(
                 head + " iolab does not write where a mounted filesystem or active swap lives: "
@@ -221,6 +234,56 @@ def create_over_ssh(h: Host, t: Target) -> None:
         raise EngineError(
             f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}"
         )
+
+
+class RemoteHold:
+    """An flock on an ssh host's target, kept by an SSH session for as long as the run lasts.
+    The remote command waits for its input to end: when iolab closes it, or dies and the kernel
+    closes the pipe, the command exits and the host's kernel drops the lock."""
+
+    def __init__(self, h: Host, t: Target):
+        self.host, self.target = h, t
+        cmd = ssh_command(h, shlex.join(["flock", "-n", "-o", "-E", "75", "--", t.path, "sh", "-c", _HOLD]))
+        try:
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except FileNotFoundError:
+            raise EngineError("the ssh client is not installed on this machine") from None
+        out = self.proc.stdout
+        assert out is not None  # stdout=PIPE
+        ready, _, _ = select.select([out], [], [], PROBE_TIMEOUT_S * 3)
+        line = out.readline() if ready else ""
+        if line.strip() == "locked":
+            return
+        self.release()
+        said = " ".join(line.split() + (self._err or "").split())[-300:] or "(nothing)"
+        if self._code == 75:
+            raise RefusedError(
+                f"Refusing to write to {t.path} on host {h.name} ({h.ssh}): another iolab run holds it locked "
+                "there (flock) until it ends. Wait for it, or choose another target. Nothing was run."
+            )
+        raise EngineError(
+            f"host {h.name}: cannot lock the target {t.path} on {h.ssh} for the run (exit {self._code}): {said}. "
+            "iolab holds an flock on an SSH host's target (util-linux flock) so no second run writes it meanwhile."
+        )
+
+    _code: int | None = None
+    _err: str = ""
+
+    def release(self) -> None:
+        p, self.proc = self.proc, None
+        if p is None:
+            return
+        try:
+            _, self._err = p.communicate(timeout=PROBE_TIMEOUT_S * 3)  # closes the input: the lock goes
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, self._err = p.communicate()
+        self._code = p.returncode
+
+
+_HOLD = "echo locked; exec cat >/dev/null"
 
 
 def _script(h: Host, *args: str) -> subprocess.CompletedProcess:

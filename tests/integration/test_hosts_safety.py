@@ -212,10 +212,12 @@ def test_a_wildcard_address_is_refused_without_listen_any(scratch):
         assert _gone(port, 1) and not (scratch / "x.img").exists()
 
 
-def _kill_when_measuring(proc: subprocess.Popen, runs: Path) -> None:
+def _kill_when_measuring(proc: subprocess.Popen, runs: Path, meanwhile=lambda: None) -> None:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/*-r01-c01-*.p0.fio")):
         time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before the kill point"
+    meanwhile()
     assert proc.poll() is None, "the run ended before the kill point"
     proc.kill()
     proc.wait()
@@ -382,5 +384,39 @@ def test_kill_9_of_an_ssh_hosts_run_takes_the_remote_server_down(scratch):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        _kill_when_measuring(proc, runs)
+
+        def second_run() -> None:  # the same target on the same host, while the first run holds it
+            g = scratch / "hosts2.toml"
+            g.write_text(f.read_text().replace(f"port = {port}", f"port = {_port()}"))
+            r = iolab(*second, "--hosts-file", str(g), "--runs-dir", str(scratch / "runs2"), timeout=180)
+            err = " ".join(r.stderr.split())
+            assert r.returncode != 0 and "is locked on the host by another iolab run (flock)" in err, r.stdout + err
+            assert "Nothing overrides this" in err
+
+        second = ("run", "latency", *QUICK, "--target", f"file:{scratch}/local.img?size=16MiB")
+        _kill_when_measuring(proc, runs, second_run)
         assert _gone(port), f"fio server still up after kill -9 of iolab: {_fio_servers_on(port)}"
+        # the host's lock went with the run's SSH session
+        deadline = time.monotonic() + 15
+        while subprocess.run(["flock", "-n", "-E", "75", str(scratch / "remote.img"), "true"]).returncode == 75:
+            assert time.monotonic() < deadline, "the remote target is still locked after kill -9 of iolab"
+            time.sleep(0.1)
+
+
+@pytest.mark.skipif(not available(), reason="needs sshd and ssh")
+def test_an_ssh_host_never_writes_its_mark_over_a_file_of_that_name(scratch):
+    theirs = scratch / "remote.img.iolab"
+    before = _foreign(theirs)
+    with ssh_host() as host:
+        f = scratch / "hosts.toml"
+        f.write_text(
+            f'[[host]]\naddress = "127.0.0.1"\nport = {_port()}\nssh = "{host.dest}"\n'
+            f'ssh_config = "{host.config}"\ntarget = "{scratch}/remote.img"\n'
+        )
+        r = iolab(
+            "run", "latency", *QUICK, "--allow-unsafe-target", "--target", f"file:{scratch}/local.img?size=16MiB",
+            "--hosts-file", str(f), "--runs-dir", str(scratch / "runs"), timeout=180,
+        )  # fmt: skip
+    err = " ".join(r.stderr.split())
+    assert r.returncode != 0 and f"{theirs} exists and is not an iolab mark" in err, r.stdout + err
+    assert _sha(theirs) == before and not (scratch / "remote.img").exists()

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..errors import EngineError, IolabError
-from ..hostcheck import check_host_legs, create_over_ssh
+from ..hostcheck import RemoteHold, check_host_legs, create_over_ssh
 from ..hostlist import Host
 from ..hosts import (
     Servers,
@@ -131,6 +131,7 @@ class SplitFioEngine:
         self.stall_timeout = stall_timeout
         self.servers: Servers | None = None
         self.claims: list = []  # this machine's paths that host legs write, held until close
+        self.holds: list[RemoteHold] = []  # the ssh hosts' targets, locked there until close
         self.local_targets: dict[str, Target] = {}  # leg name -> its target as checked here
         self.safety_overrides: list[str] = []
         self._run_noted = False
@@ -255,8 +256,12 @@ class SplitFioEngine:
         for leg in self.legs:
             if leg.name in self.local_targets:
                 self.single.prepare(self.local_targets[leg.name])
-            elif leg.host and leg.host.ssh and leg.target.kind == "file":
-                create_over_ssh(leg.host, leg.target)
+            elif leg.host and leg.host.ssh:
+                if leg.target.kind == "file":
+                    create_over_ssh(leg.host, leg.target)
+                # Locked once it exists (flock would create a missing file empty and unmarked).
+                if not any(h.host == leg.host and h.target.path == leg.target.path for h in self.holds):
+                    self.holds.append(RemoteHold(leg.host, leg.target))
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
         if self.remote and method != "none":
@@ -359,9 +364,9 @@ class SplitFioEngine:
     def close(self) -> None:
         if self.servers is not None:
             self.servers.close()
-        for c in self.claims:
+        for c in [*self.claims, *self.holds]:
             c.release()
-        self.claims = []
+        self.claims, self.holds = [], []
 
 
 def legs_job_text(legs: list[Leg], single: FioEngine, workload: Workload, tag: str) -> str:
