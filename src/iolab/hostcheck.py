@@ -27,6 +27,7 @@ from .hostlist import Host
 from .hosts import PROBE_TIMEOUT_S, is_local_address, ssh_command, ssh_how
 from .targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from .targets.lock import TargetClaim
+from .targets.safety import judge
 
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
@@ -201,28 +202,14 @@ def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bo
         problems = [
             Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE)) for f in fields if f[0] == "problem" and len(f) == 3
         ]
-    allowed = {ALLOW_UNSAFE: allow_unsafe, ALLOW_SYSTEM_DISK: allow_system_disk}
-    refused = [p for p in problems if not allowed.get(p.override or "", False)]
-    if refused:
-        head = (
-            f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH: "
-            f"{'; '.join(map(str, refused))}."
-        )
-        if any(p.override is None for p in refused):
-            raise RefusedError(
-                head + " Nothing overrides this: wait for a run that holds it to end, make the target writable, "
-                "or choose another."
-            )
-        if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
-            raise RefusedError(
-                head + " iolab does not write where a mounted filesystem or active swap lives: "
-                "unmount it (swapoff) on that host first, or choose another target."
-            )
-        raise RefusedError(
-            head + f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override "
-            f"(this destroys data on {t.path} on that host)."
-        )
-    return [f"{p} (overridden by {p.override})" for p in problems]
+    return judge(
+        problems,
+        allow_unsafe,
+        allow_system_disk,
+        f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH",
+        f"on {t.path} on that host",
+        " on that host",
+    )
 
 
 def create_over_ssh(h: Host, t: Target) -> None:

@@ -33,7 +33,7 @@ from ..units import human_bytes
 from . import host, lock
 from .facts import BlockDev, block_dev, file_type
 from .files import MARK_XATTR, created_by_iolab, sidecar
-from .kinds import Kind, kind_of
+from .kinds import kind_of
 from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
 from .usage import (
     device_in,
@@ -59,26 +59,36 @@ def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system
     manifest and the console; [] when every check passed.
     """
     kind = kind_of(target)
-    problems = kind.problems(target)
+    return judge(
+        kind.problems(target),
+        allow_unsafe,
+        allow_system_disk,
+        f"Refusing to write to target {target.spec!r} ({target.path})",
+        kind.victim(target),
+    )
+
+
+def judge(
+    problems: list[Problem], allow_unsafe: bool, allow_system_disk: bool, head: str, victim: str, where: str = ""
+) -> list[str]:
+    """The one override policy, for a target checked here or on another host (`where`: " on
+    that host"): RefusedError (`head`: what was refused) unless every problem is overridden by
+    the option given for it. Returns the overridden checks, each naming its override."""
     allowed = {ALLOW_UNSAFE: allow_unsafe, ALLOW_SYSTEM_DISK: allow_system_disk}
     refused = [p for p in problems if not allowed.get(p.override or "", False)]
-    if refused:
-        raise RefusedError(_refusal(target, kind, refused))
-    return [f"{p} (overridden by {p.override})" for p in problems]
-
-
-def _refusal(target: Target, kind: Kind, refused: list[Problem]) -> str:
-    head = f"Refusing to write to target {target.spec!r} ({target.path}): {'; '.join(map(str, refused))}."
+    if not refused:
+        return [f"{p} (overridden by {p.override})" for p in problems]
+    head = f"{head}: {'; '.join(map(str, refused))}."
     if any(p.override is None for p in refused):
-        return head + " Nothing overrides this: make the target writable or choose another."
+        raise RefusedError(head + " Nothing overrides this: make the target writable or choose another.")
     if any(p.override == ALLOW_SYSTEM_DISK for p in refused):
-        return head + (
-            " iolab does not write where a mounted filesystem, active swap or the running system "
-            "lives: unmount it (swapoff) first, or choose another target."
+        raise RefusedError(
+            head + " iolab does not write where a mounted filesystem, active swap or the running system "
+            f"lives: unmount it (swapoff){where} first, or choose another target."
         )
-    return head + (
-        f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override (this "
-        f"destroys data {kind.victim(target)})."
+    raise RefusedError(
+        head + f" These checks protect data that may be in use. Pass {ALLOW_UNSAFE} to override (this "
+        f"destroys data {victim})."
     )
 
 
