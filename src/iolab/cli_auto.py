@@ -363,18 +363,22 @@ def run_repeats(
     records, code, error = run_repeated(n, argv, target, default_target)
     rep = summary(records)
     t = Table(
-        title=f"{rep['runs']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
+        title=f"{rep['repeats']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     for col in ("figure", "n", "mean", "± (95 %)", "interval", "per run"):
         t.add_column(col, justify="left" if col in ("figure", "per run") else "right", overflow="fold")
+    several = len({f["test"] for f in rep["figures"]}) > 1  # a sequence: each figure says its test
     for f in rep["figures"]:
         pm = "—" if f["half_width"] is None else num(f["half_width"])
         span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
         t.add_row(
-            esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
+            esc(
+                f"{f['test'] + ': ' if several else ''}{f['name']} "
+                f"({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"
+            ),
             str(f["n"]),
             num(f["mean"]),
             pm,
@@ -386,7 +390,9 @@ def run_repeats(
     for r in records:
         console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
     if code and code != Exit.NOT_STEADY:
-        console.print(f"[red]repeat {len(records)} of {n} ended with exit code {code}; no further repeat was run[/]")
+        console.print(
+            f"[red]repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run[/]"
+        )
     if json_out:
         emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
     return code

@@ -196,11 +196,13 @@ DEFS = {
     "repeat": _obj(
         {
             "runs": _t("integer"),
+            "repeats": _t("integer"),
             "confidence": NUM,
             "method": _t("string"),
             "figures": _arr(
                 _obj(
                     {
+                        "test": _t("string"),
                         "name": _t("string"),
                         "unit": _t("string"),
                         "direction": DIRECTION,

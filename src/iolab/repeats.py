@@ -16,6 +16,7 @@ import math
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Sequence
 
 from .check import t_quantile
@@ -69,17 +70,20 @@ def interval(values: Sequence[float]) -> dict:
 
 def summary(records: Sequence[dict]) -> dict:
     """The `repeat` part of the document: per key figure of the complete runs, its values,
-    mean and confidence interval."""
+    mean and confidence interval. A figure is its test's: a sequence's tests may name figures
+    alike, and one test's values never join another's."""
     done = [r for r in records if r["state"] == "complete"]
+    per_test = Counter(r["test"] for r in done)
     figures = []
-    for name in dict.fromkeys(f["name"] for r in done for f in r["figures"]):
-        meta = next(f for r in done for f in r["figures"] if f["name"] == name)
-        values = [f["value"] for r in done for f in r["figures"] if f["name"] == name and f["value"] is not None]
+    for test, name in dict.fromkeys((r["test"], f["name"]) for r in done for f in r["figures"]):
+        mine = [f for r in done if r["test"] == test for f in r["figures"] if f["name"] == name]
+        values = [f["value"] for f in mine if f["value"] is not None]
         figures.append(
             {
+                "test": test,
                 "name": name,
-                "unit": meta["unit"],
-                "direction": meta["direction"],
+                "unit": mine[0]["unit"],
+                "direction": mine[0]["direction"],
                 "values": values,
                 **(
                     interval(values)
@@ -88,7 +92,14 @@ def summary(records: Sequence[dict]) -> dict:
                 ),
             }
         )
-    return {"runs": len(done), "confidence": CONFIDENCE, "method": METHOD, "figures": figures}
+    return {
+        "runs": len(done),
+        # a repeat of a sequence is one run per test: it is complete when every test's run is
+        "repeats": min(per_test.values(), default=0),
+        "confidence": CONFIDENCE,
+        "method": METHOD,
+        "figures": figures,
+    }
 
 
 def run_repeated(n: int, argv: list[str], target: list[str] | None, default_target: str) -> tuple[list[dict], int, str]:

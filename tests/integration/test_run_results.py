@@ -312,6 +312,32 @@ def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_a
     assert c.returncode == 7 and "repeated runs" in " ".join(c.stdout.split())
 
 
+def test_run_repeat_of_a_sequence_counts_repeats_and_keeps_each_figure_with_its_test(tmp_path):
+    """A repeat of a sequence is one run per test: the table counts repeats, not runs, and a
+    figure's values are its own test's, n of them per test."""
+    p = iolab(
+        "run", "characterise", "-t", "sim:enterprise-sas?user_gb=4", *QUICK, "--runs-dir", str(tmp_path / "runs"),
+        "--repeat", "2", "--json", timeout=900,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert errors(d, SCHEMA) == []
+    tests = [r["test"] for r in d["runs"]]
+    assert len(tests) == 2 * len(set(tests)) > 2
+    rep = d["repeat"]
+    assert rep["runs"] == len(tests) and rep["repeats"] == 2
+    for f in rep["figures"]:
+        runs = [r for r in d["runs"] if r["test"] == f["test"]]
+        mine = [x["value"] for r in runs for x in r["figures"] if x["name"] == f["name"]]
+        assert f["values"] == [v for v in mine if v is not None] and f["n"] <= 2, f
+    out = iolab(
+        "run", "characterise", "-t", "sim:enterprise-sas?user_gb=4", *QUICK, "--runs-dir", str(tmp_path / "runs"),
+        "--repeat", "2", timeout=900,
+    ).stdout  # fmt: skip
+    text = " ".join(out.split())
+    assert "2 of 2 repeats complete" in text and "qos: write: median round IOPS" in text
+
+
 def test_run_repeat_output_and_bad_counts(tmp_path):
     p = iolab(
         "run",
