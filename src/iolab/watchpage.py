@@ -19,8 +19,19 @@ svg.chart{background:#fff;border:1px solid #ddd}.legend span{margin-right:1em}</
 CHART_JS = r"""
 const NS = "http://www.w3.org/2000/svg", COLORS = ["#06c", "#d62", "#393", "#939", "#c90", "#555"];
 function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
-function tick(v) { const a = Math.abs(v); return a >= 1e6 ? (v / 1e6).toPrecision(3) + "M" : a >= 1e4 ? (v / 1e3).toPrecision(3) + "k"
-  : a >= 100 || Number.isInteger(v) ? Math.round(v).toString() : v.toPrecision(3); }
+// An axis reads at a glance when its ticks are round numbers (1, 2, 2.5 or 5 × 10^k apart) written
+// alike: one suffix and one number of decimals for all of them.
+function niceStep(span, whole) { const m = Math.pow(10, Math.floor(Math.log10(span / 4)));
+  const st = (whole ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10]).map(f => f * m).find(s => span / s <= 5.5);
+  return whole ? Math.max(1, Math.round(st)) : st; }
+function ticks(lo, hi, whole) { const st = niceStep(hi - lo, whole), out = [];
+  const first = Math.floor(lo / st + 1e-9), last = Math.ceil(hi / st - 1e-9);
+  for (let i = first; i <= last; i++) out.push(i * st);
+  return {values: out, step: st}; }
+function labeller(values, step) { const top = Math.max(...values.map(Math.abs));
+  const [div, suf] = top >= 1e6 ? [1e6, "M"] : top >= 1e4 ? [1e3, "k"] : [1, ""];
+  let dec = 0; const q = step / div; while (dec < 3 && Math.abs(q * 10 ** dec - Math.round(q * 10 ** dec)) > 1e-6) dec++;
+  return v => v === 0 ? "0" : (v / div).toFixed(dec) + suf; }
 function el(name, attrs, parent) { const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (parent) parent.appendChild(e); return e; }
 function chart(title, series, opts) {
@@ -35,14 +46,17 @@ function chart(title, series, opts) {
   const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
   if (opts.band) ys.push(opts.band.low, opts.band.high);
   let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(0, ...ys), y1 = Math.max(...ys);
-  if (x1 === x0) { x0 -= 1; x1 += 1; } if (y1 === y0) y1 = y0 + 1; y1 += (y1 - y0) * 0.05;
+  if (x1 === x0) { x0 -= 1; x1 += 1; } if (y1 === y0) y1 = y0 + 1;
+  const yt = ticks(y0, y1); y0 = yt.values[0]; y1 = yt.values[yt.values.length - 1];
   const X = x => L + (x - x0) / (x1 - x0) * (W - L - R), Y = y => H - B - (y - y0) / (y1 - y0) * (H - T - B);
-  for (let i = 0; i <= 4; i++) { const v = y0 + (y1 - y0) * i / 4;
-    el("line", {x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#eee"}, svg);
-    el("text", {x: L - 4, y: Y(v) + 4, "text-anchor": "end", "font-size": 10}, svg).textContent = tick(v); }
-  const xt = opts.whole_x ? [...new Set(xs)] : [0, 1, 2, 3, 4].map(i => x0 + (x1 - x0) * i / 4);
-  for (const v of xt.slice(0, 30))
-    el("text", {x: X(v), y: H - B + 14, "text-anchor": "middle", "font-size": 10}, svg).textContent = tick(v);
+  const ylab = labeller(yt.values, yt.step);
+  for (const v of yt.values) { el("line", {x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#eee"}, svg);
+    el("text", {x: L - 4, y: Y(v) + 4, "text-anchor": "end", "font-size": 10}, svg).textContent = ylab(v); }
+  // whole-numbered x (rounds, cells, seconds): steps of 1, 2, 5, 10, ... never a fraction
+  const xt = ticks(x0, x1, opts.whole_x);
+  const xlab = labeller(xt.values, xt.step);
+  for (const v of xt.values.filter(v => v >= x0 - 1e-9 && v <= x1 + 1e-9))
+    el("text", {x: X(v), y: H - B + 14, "text-anchor": "middle", "font-size": 10}, svg).textContent = xlab(v);
   el("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11}, svg).textContent = opts.xlabel || "";
   el("text", {x: 12, y: (T + H - B) / 2, "text-anchor": "middle", "font-size": 11,
               transform: `rotate(-90 12 ${(T + H - B) / 2})`}, svg).textContent = opts.ylabel || "";
@@ -126,6 +140,7 @@ Read-only view of the run store.</p>
 <div id="splitbox"><h2>Per host / path</h2><div class="charts" id="split"></div></div>
 <script>%(chart)s
 const RUN = %(run)s; let polls = 0;
+function unit(metric) { return /mbps$/.test(metric) ? "MB/s" : /iops/.test(metric) ? "IOPS" : /_us$/.test(metric) ? "µs" : metric; }
 function put(id, figs) { const box = document.getElementById(id); box.replaceChildren(...figs); }
 function render(d) {
   const r = d.summary, s = r.steady || {};
@@ -138,15 +153,15 @@ function render(d) {
   for (const ph of det.phases) for (const t of ph.tracking) {
     const b = t.band, series = [{name: t.name, points: t.points}];
     if (b) series.push({name: "fit over the window", points: b.fit, dash: "4 3", line_only: true, color: "#777"});
-    tr.push(chart(ph.name + ": " + t.name + " (" + t.metric + ") per round" + (b ? "; band: window average ± half the allowed range, rounds "
+    tr.push(chart(t.name + (t.name.includes(ph.name) ? "" : " (" + ph.name + ")") + " per round" + (b ? "; band: window average ± half the allowed range, rounds "
       + b.rounds[0] + "–" + b.rounds[1] + (b.range_ok && b.slope_ok ? " (passes)" : " (does not pass)") : "; not evaluated yet"),
-      series, {xlabel: "round", ylabel: t.metric, whole_x: true, band: b && {x0: b.rounds[0], x1: b.rounds[1], low: b.low, high: b.high,
+      series, {xlabel: "round", ylabel: unit(t.metric), whole_x: true, band: b && {x0: b.rounds[0], x1: b.rounds[1], low: b.low, high: b.high,
       ok: b.range_ok && b.slope_ok}})); }
   put("tracking", tr.length ? tr : [chart("no tracking variable in this run's plan", [])]);
   const lv = det.live, samples = (lv && lv.samples) || [];
   const names = [...new Set(samples.flatMap(q => Object.keys(q[2] || {})))];
   put("live", [chart(lv ? lv.cell + ": live IOPS per report" + (!samples.length ? " (running for " + Math.floor(lv.running_s || 0)
-      + " s; fio reports every second, a host run at the end of its cell)" : "") : "no cell under way",
+      + " s; fio reports once a second, a hosts run only at the end of the cell)" : "") : "no cell under way",
     [{name: "total", points: samples.map(q => [q[0], q[1]])}, ...names.map(n => ({name: n, points: samples.map(q => [q[0], (q[2] || {})[n]])}))],
     {xlabel: "seconds into the cell", ylabel: "IOPS", empty: lv ? "no report yet" : "no cell under way"}),
     chart(lv ? lv.cell + ": mean latency per report (µs)" : "no cell under way",
@@ -157,10 +172,10 @@ function render(d) {
     + " IOPS, mean latency " + fmt(c.lat_mean_us) + " µs, p99 " + fmt(c.p99_us) + " µs, max " + fmt(c.lat_max_us) + " µs"
     + (c.parts.length ? "; " + c.parts.map(p => p.name + ": " + fmt(p.iops) + " IOPS, mean " + fmt(p.lat_mean_us) + " µs").join("; ") : "") : "none yet";
   const ser = c ? c.series : [];
-  put("last", [chart("IOPS per second", [{name: "IOPS", points: ser.map(q => [q[0], q[1]])}], {xlabel: "second", ylabel: "IOPS",
+  put("last", [chart("IOPS per second", [{name: "IOPS", points: ser.map(q => [q[0], q[1]])}], {xlabel: "second", ylabel: "IOPS", whole_x: true,
       empty: c ? "no per-second series stored for this cell" : "no cell stored yet"}),
     chart("latency per second (µs)", [{name: "mean", points: ser.map(q => [q[0], q[2]])}, {name: "max", points: ser.map(q => [q[0], q[3]])}],
-      {xlabel: "second", ylabel: "µs", empty: c ? "no per-second latency stored for this cell" : "no cell stored yet"})]);
+      {xlabel: "second", ylabel: "µs", whole_x: true, empty: c ? "no per-second latency stored for this cell" : "no cell stored yet"})]);
   const split = det.phases.flatMap(ph => ph.split), parts = [...new Set(split.flatMap(x => Object.keys(x.parts)))];
   document.getElementById("splitbox").hidden = !split.length;
   put("split", split.length ? [chart("IOPS of each host / path, cell by cell (1 = the first stored cell)",

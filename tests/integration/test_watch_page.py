@@ -6,6 +6,7 @@ keeps polling and no file of the run directory changes."""
 from __future__ import annotations
 
 import http.client
+import math
 import os
 import shutil
 import socket
@@ -41,6 +42,26 @@ def points(browser, box: str) -> list[int]:  # noqa: F811
     return browser.execute_script(
         f"return Array.from(document.querySelectorAll('#{box} svg.chart')).map(s => s.querySelectorAll('circle').length)"
     )
+
+
+def y_ticks(browser) -> list[list[str]]:
+    """Each drawn chart's y-axis labels, bottom to top."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg.chart')).filter(s => s.querySelector('circle'))"
+        ".map(s => Array.from(s.querySelectorAll('text[text-anchor=end]')).map(t => t.textContent))"
+    )
+
+
+def assert_round_ticks(labels: list[str]) -> None:
+    """Ticks a reader takes in at a glance: from 0, 1, 2, 2.5 or 5 × 10^k apart, written alike."""
+    scale = {"k": 1e3, "M": 1e6}
+    values = [float(x[:-1]) * scale[x[-1]] if x[-1] in scale else float(x) for x in labels]
+    steps = {round(b - a, 9) for a, b in zip(values, values[1:])}
+    assert len(values) >= 3 and values[0] == 0 and len(steps) == 1, labels
+    (step,) = steps
+    mantissa = step / 10 ** math.floor(math.log10(step))
+    assert round(mantissa, 6) in (1, 2, 2.5, 5), labels
+    assert len({x[-1] for x in labels[1:] if not x[-1].isdigit()}) <= 1, labels  # one suffix for all
 
 
 def console_errors(browser) -> list:  # noqa: F811
@@ -101,6 +122,8 @@ def test_run_page_charts_a_running_run_and_changes_nothing(browser, scratch, tmp
         assert browser.execute_script("return document.getElementById('tracking').innerHTML") != svg_first
         assert sum(later) > sum(first)
         assert not console_errors(browser)
+        for labels in y_ticks(browser):
+            assert_round_ticks(labels)
 
         assert run.wait(timeout=WAIT_S) == 0, run.stderr.read()
         # finished: every round of both phases charted, the band of the last window drawn, the
