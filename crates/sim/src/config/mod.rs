@@ -201,6 +201,7 @@ pub struct HddConfig {
     pub cache_units: u32,
     pub ncq: u32,
     pub overhead_ns: u64,
+    pub time_spread: f64,
     pub link_mbps: f64,
     pub link: String,
 }
@@ -258,10 +259,6 @@ pub fn presets_json() -> Value {
         })
         .collect();
     Value::Array(list)
-}
-
-fn endurance(preset: &str) -> Option<Endurance> {
-    PRESETS.iter().find(|p| p.name == preset)?.endurance
 }
 
 /// Facts about a resolved drive, without building it (no big allocations).

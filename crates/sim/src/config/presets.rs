@@ -216,6 +216,11 @@ pub const HDD_PARAMS: &[ParamDef] = &[
     ),
     p("ncq", "", "commands the drive reorders (1 = in order)"),
     p("overhead_us", "us", "command overhead"),
+    p(
+        "time_spread_pct",
+        "%",
+        "spread of the controller time of a write taken into the write cache and of a destage's start (triangular, +/- this share)",
+    ),
     c("link", LINKS, "host link"),
     p(
         "link_mbps",
@@ -397,6 +402,7 @@ pub const PRESETS: &[Preset] = &[
             ("cache_mib", "16"),
             ("ncq", "32"),
             ("overhead_us", "30"),
+            ("time_spread_pct", "25"),
             ("link", "sas6"),
             ("link_mbps", ""),
         ],
@@ -421,6 +427,11 @@ pub const PRESETS: &[Preset] = &[
         endurance: None,
     },
 ];
+
+/// The rated endurance of the preset named `preset`.
+pub fn endurance(preset: &str) -> Option<Endurance> {
+    PRESETS.iter().find(|p| p.name == preset)?.endurance
+}
 
 impl Preset {
     /// Every parameter's value: the base's, with this preset's own in their place.
