@@ -68,6 +68,8 @@ pub struct SsdConfig {
     pub overhead_ns: u64,
     /// Core time a write command keeps after its data is buffered (not waited for).
     pub write_core_ns: u64,
+    /// Core time a write takes before its acknowledgement, beyond `overhead_ns`.
+    pub write_path_ns: u64,
     pub cores: u32,
     /// Share of commands bound to the core owning their LBA stripe.
     pub core_by_lba: f64,

@@ -195,6 +195,11 @@ pub const SSD_PARAMS: &[ParamDef] = &[
     ),
     p("slc_prog_us", "us", "SLC page program time"),
     p("slc_read_us", "us", "SLC page read time"),
+    p(
+        "write_path_us",
+        "us",
+        "time a write takes after its command's overhead_us to be acknowledged: its data fetched from host memory into the DRAM buffer and entered in the write cache (by DMA: no core is held, so IOPS are not capped by it)",
+    ),
 ];
 
 pub const HDD_PARAMS: &[ParamDef] = &[
@@ -305,6 +310,7 @@ pub const PRESETS: &[Preset] = &[
             ("bits_per_cell", "2"),
             ("slc_prog_us", "250"),
             ("slc_read_us", "30"),
+            ("write_path_us", "0"),
         ],
         endurance: Some(Endurance {
             pe_cycles: 30_000,
@@ -380,6 +386,7 @@ pub const PRESETS: &[Preset] = &[
             ("slc_gb", "8"),
             ("bits_per_cell", "3"),
             ("slc_prog_us", "200"),
+            ("write_path_us", "10"),
         ],
         endurance: Some(Endurance {
             pe_cycles: 3_000,
