@@ -197,6 +197,16 @@ impl Flash {
         self.spread_by(base, r)
     }
 
+    /// `vary`, but no draw for a time of 0 (a mechanism a preset does not use leaves the
+    /// timing of the others as it was).
+    #[inline(always)]
+    pub fn vary_some(&mut self, base: u64) -> u64 {
+        if base == 0 {
+            return 0;
+        }
+        self.vary(base)
+    }
+
     /// An array read's time: varied, and now and then retried (bits 32-33 of the draw
     /// give the number of retries, bits 34-63 decide whether there are any).
     #[inline(always)]

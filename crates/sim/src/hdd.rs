@@ -20,8 +20,12 @@
 //! platter has turned past the next sector, so even a contiguous write waits for it to come
 //! round again (one write per revolution at queue depth 1; queued writes further along the
 //! track fill the rest of the turn). With the write cache enabled, a write is acknowledged
-//! once its data is in the cache (overhead + link transfer) and destaged in the background;
-//! contiguous cached data streams to the media without missing a turn. When the cache holds
+//! once its data is in the cache (link transfer + the controller's time for the command,
+//! which varies by `time_spread`) and destaged in the background; contiguous cached data
+//! streams to the media without missing a turn. The one controller also starts each destage
+//! that needs a seek (it chooses it and sets up the seek and the transfer, for a command
+//! overhead), so a write arriving then waits for it: the occasional slower acknowledgement
+//! of a drive that is destaging. When the cache holds
 //! no room for a write it waits for a destage to make room (writes are taken in arrival
 //! order); only a write larger than the whole cache goes through to the media as with the
 //! cache disabled. Destages queue apart from host commands and command queuing chooses
@@ -33,6 +37,10 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::HddConfig;
 use crate::driver::{Device, INTERNAL};
+use crate::rng::Rng;
+
+/// The controller's timing draws, mixed with the run's seed.
+const RNG_SEED: u64 = 0x00DD_CAC4;
 
 struct Req {
     /// Host id, or INTERNAL for the destage of a cached write.
@@ -76,6 +84,7 @@ pub struct Hdd {
     /// Host completions of writes acknowledged from the write cache.
     acks: BinaryHeap<Reverse<(u64, u32)>>,
     ctrl_busy: u64,
+    rng: Rng,
     dirty: u64,
     /// Volatile write cache enabled (acknowledge on arrival in the cache).
     pub write_cache: bool,
@@ -121,6 +130,7 @@ impl Hdd {
             in_service: None,
             acks: BinaryHeap::new(),
             ctrl_busy: 0,
+            rng: Rng::new(RNG_SEED),
             dirty: 0,
             write_cache: true,
             cache: vec![u64::MAX; cfg.cache_units.max(1) as usize],
@@ -275,6 +285,9 @@ impl Hdd {
         } else {
             self.queue.remove(best.1)
         };
+        if best.3 && best.2 == Access::Position {
+            self.ctrl_busy = self.ctrl_busy.max(t) + self.ctrl_ns();
+        }
         let done = match best.2 {
             Access::CacheHit => {
                 self.cache_hits += 1;
@@ -325,9 +338,16 @@ impl Hdd {
         self.cfg.cache_units as u64 * 4096
     }
 
+    /// The controller's time for one command: the overhead, varied (triangular).
+    fn ctrl_ns(&mut self) -> u64 {
+        let r = self.rng.next_u64();
+        let tri = ((r & 0xFFFF_FFFF) as f64 - (r >> 32) as f64) / 4_294_967_296.0;
+        (self.cfg.overhead_ns as f64 * (1.0 + self.cfg.time_spread * tri)).round() as u64
+    }
+
     fn admit(&mut self, now: u64, off: u64, len: u64, id: u32) {
         let t = self.ctrl_busy.max(now)
-            + self.cfg.overhead_ns
+            + self.ctrl_ns()
             + (len as f64 * 1000.0 / self.cfg.link_mbps).ceil() as u64;
         self.ctrl_busy = t;
         self.dirty += len;
@@ -403,6 +423,11 @@ impl Device for Hdd {
         }
         self.start_next(t);
         (t, id)
+    }
+
+    fn seed(&mut self, seed: u64) {
+        // As the SSD's: a round's timing does not depend on the draws of earlier rounds.
+        self.rng = Rng::new(RNG_SEED ^ seed.rotate_left(29));
     }
 
     fn idle_until(&mut self, _since: u64, _until: u64) {}

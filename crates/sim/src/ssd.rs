@@ -169,13 +169,12 @@ impl Ssd {
         t
     }
 
-    /// The command is taken by the first core free, no earlier than `ready`, except a read
-    /// at `lba` in the `core_by_lba` share of stripes: the core owning that stripe of the
-    /// mapping table looks it up, so the read waits for it even when another core is free.
-    /// Writes go to any core: they land in the write buffer and their mapping is updated
-    /// later, by the same core for `write_core` after the command (the host does not wait for
-    /// it, the next command does when every core is so busy). A read of data the controller
-    /// holds (held.rs) needs no lookup and is given no `lba`.
+    /// The command is taken by the first core free, no earlier than `ready`, except a read at
+    /// `lba` in the `core_by_lba` share of stripes, which waits for the core owning that stripe
+    /// of the mapping table even when another is free. A write's data then reaches the buffer
+    /// after `write_path` (DMA, no core held), and its core updates its mapping for
+    /// `write_core` (the host does not wait for that, the next command does once every core
+    /// is so busy). A read of data the controller holds (held.rs) needs no lookup.
     #[inline(always)]
     fn controller(&mut self, ready: u64, lba: Option<u64>, write: bool) -> u64 {
         let h = lba.map_or(0, |off| {
@@ -193,14 +192,10 @@ impl Ssd {
             k
         };
         let t = self.ctrl_busy[k].max(ready) + self.flash.vary(self.cfg.overhead_ns);
-        // No draw when there is no write time: the other presets' timing stays as it was.
-        let after = if write && self.cfg.write_core_ns > 0 {
-            self.flash.vary(self.cfg.write_core_ns)
-        } else {
-            0
-        };
+        let path = self.flash.vary_some(self.cfg.write_path_ns * write as u64);
+        let after = self.flash.vary_some(self.cfg.write_core_ns * write as u64);
         self.ctrl_busy[k] = t + after;
-        t
+        t + path
     }
 
     /// Chunks this unit is stored in: the entropy's mean, rounded at random.

@@ -125,8 +125,8 @@ fn drive_with_an_slc_cache_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 2.185026 iops 70958.268 digest e9931258b7312965",
-            "waf 2.185026 iops 297499.732 digest b42e137189684fd3"
+            "waf 2.185211 iops 70955.059 digest 0fbc08299e0e1219",
+            "waf 2.185211 iops 297202.397 digest 97bc994089cd7b99"
         ]
     );
 }

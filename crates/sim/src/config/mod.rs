@@ -68,6 +68,8 @@ pub struct SsdConfig {
     pub overhead_ns: u64,
     /// Core time a write command keeps after its data is buffered (not waited for).
     pub write_core_ns: u64,
+    /// Core time a write takes before its acknowledgement, beyond `overhead_ns`.
+    pub write_path_ns: u64,
     pub cores: u32,
     /// Share of commands bound to the core owning their LBA stripe.
     pub core_by_lba: f64,
@@ -201,6 +203,7 @@ pub struct HddConfig {
     pub cache_units: u32,
     pub ncq: u32,
     pub overhead_ns: u64,
+    pub time_spread: f64,
     pub link_mbps: f64,
     pub link: String,
 }
@@ -258,10 +261,6 @@ pub fn presets_json() -> Value {
         })
         .collect();
     Value::Array(list)
-}
-
-fn endurance(preset: &str) -> Option<Endurance> {
-    PRESETS.iter().find(|p| p.name == preset)?.endurance
 }
 
 /// Facts about a resolved drive, without building it (no big allocations).

@@ -195,6 +195,11 @@ pub const SSD_PARAMS: &[ParamDef] = &[
     ),
     p("slc_prog_us", "us", "SLC page program time"),
     p("slc_read_us", "us", "SLC page read time"),
+    p(
+        "write_path_us",
+        "us",
+        "time a write takes after its command's overhead_us to be acknowledged: its data fetched from host memory into the DRAM buffer and entered in the write cache (by DMA: no core is held, so IOPS are not capped by it)",
+    ),
 ];
 
 pub const HDD_PARAMS: &[ParamDef] = &[
@@ -216,6 +221,11 @@ pub const HDD_PARAMS: &[ParamDef] = &[
     ),
     p("ncq", "", "commands the drive reorders (1 = in order)"),
     p("overhead_us", "us", "command overhead"),
+    p(
+        "time_spread_pct",
+        "%",
+        "spread of the controller time of a write taken into the write cache and of a destage's start (triangular, +/- this share)",
+    ),
     c("link", LINKS, "host link"),
     p(
         "link_mbps",
@@ -300,6 +310,7 @@ pub const PRESETS: &[Preset] = &[
             ("bits_per_cell", "2"),
             ("slc_prog_us", "250"),
             ("slc_read_us", "30"),
+            ("write_path_us", "0"),
         ],
         endurance: Some(Endurance {
             pe_cycles: 30_000,
@@ -375,6 +386,7 @@ pub const PRESETS: &[Preset] = &[
             ("slc_gb", "8"),
             ("bits_per_cell", "3"),
             ("slc_prog_us", "200"),
+            ("write_path_us", "10"),
         ],
         endurance: Some(Endurance {
             pe_cycles: 3_000,
@@ -397,6 +409,7 @@ pub const PRESETS: &[Preset] = &[
             ("cache_mib", "16"),
             ("ncq", "32"),
             ("overhead_us", "30"),
+            ("time_spread_pct", "25"),
             ("link", "sas6"),
             ("link_mbps", ""),
         ],
@@ -421,6 +434,11 @@ pub const PRESETS: &[Preset] = &[
         endurance: None,
     },
 ];
+
+/// The rated endurance of the preset named `preset`.
+pub fn endurance(preset: &str) -> Option<Endurance> {
+    PRESETS.iter().find(|p| p.name == preset)?.endurance
+}
 
 impl Preset {
     /// Every parameter's value: the base's, with this preset's own in their place.

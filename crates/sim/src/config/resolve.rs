@@ -245,6 +245,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         link_full_duplex,
         link,
         overhead_ns: us0("overhead_us")?,
+        write_path_ns: us0("write_path_us")?,
         write_core_ns: us0("write_core_us")?,
         cores: at_most(v.count("controller_cores")?, 64, "controller_cores")?,
         core_by_lba: pct(&v, "core_by_lba_pct", 100.0)? / 100.0,
@@ -393,6 +394,7 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
         cache_units: (v.nonneg("cache_mib")? * 256.0) as u32,
         ncq: v.count("ncq")?,
         overhead_ns: (v.nonneg("overhead_us")? * 1000.0) as u64,
+        time_spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
         link_mbps,
         link,
     })
