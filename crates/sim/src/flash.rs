@@ -241,13 +241,23 @@ impl Flash {
     /// when the program is done.
     #[inline(always)]
     pub fn program(&mut self, addr: u64, c: u32, ready: u64) -> u64 {
-        let d = self.die_of(addr);
+        self.program_on(self.die_of(addr), self.is_slc(addr), c, ready)
+    }
+
+    /// `program` of a main-area chunk whose die the FTL has just chosen.
+    #[inline(always)]
+    pub fn program_main(&mut self, d: u32, c: u32, ready: u64) -> u64 {
+        self.program_on(d as usize, false, c, ready)
+    }
+
+    #[inline(always)]
+    fn program_on(&mut self, d: usize, slc: bool, c: u32, ready: u64) -> u64 {
         let ch = self.chans.modulo(d as u64) as usize;
         let xfer = self.xfer_chunk * c as u64;
         let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
         let tp = self.vary(
-            if self.is_slc(addr) {
+            if slc {
                 self.tp_chunk_slc
             } else {
                 self.tp_chunk
