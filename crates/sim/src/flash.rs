@@ -58,9 +58,9 @@ impl FastDiv {
     }
 }
 
-/// The smaller of two u64, as one compare and conditional move: left to itself LLVM
-/// vectorises these short minimum loops, and with SSE2 (no 64-bit compare) that costs a
-/// dozen instructions per compare.
+/// The smaller of two u64, as one compare and conditional move: which of two dies is less
+/// busy is a coin toss for a branch, and left to itself LLVM vectorises short minimum loops,
+/// with SSE2 (no 64-bit compare) a dozen instructions per compare.
 #[inline(always)]
 fn min_u64(a: u64, b: u64) -> u64 {
     #[cfg(target_arch = "x86_64")]
