@@ -58,9 +58,9 @@ impl FastDiv {
     }
 }
 
-/// The smaller of two u64, as one compare and conditional move: left to itself LLVM
-/// vectorises these short minimum loops, and with SSE2 (no 64-bit compare) that costs a
-/// dozen instructions per compare.
+/// The smaller of two u64, as one compare and conditional move: which of two dies is less
+/// busy is a coin toss for a branch, and left to itself LLVM vectorises short minimum loops,
+/// with SSE2 (no 64-bit compare) a dozen instructions per compare.
 #[inline(always)]
 fn min_u64(a: u64, b: u64) -> u64 {
     #[cfg(target_arch = "x86_64")]
@@ -105,10 +105,14 @@ pub struct Flash {
     /// When the last array read finished (its page in the die's register).
     pub sensed: u64,
     /// The least-busy die is asked for every chunk placed: each die's `busy << kshift | die`
-    /// is kept beside its busy time, so one u64 compare orders by time, then index, and the
-    /// choice is a minimum without branches. `over` has bits set once a busy time is too
-    /// large for the packed key (centuries of virtual time).
-    keys: Vec<u64>,
+    /// orders by time, then index, in one u64 compare. The keys are the leaves of a
+    /// tournament tree (`tree[1]` the least, node i the lesser of 2i and 2i + 1, the leaves
+    /// from `leaves` on, past the last die u64::MAX): a busy time that changes updates its
+    /// path to the root, a few compares, where a scan of every die took one per die for
+    /// every chunk. `over` has bits set once a busy time is too large for the packed key
+    /// (centuries of virtual time).
+    tree: Vec<u64>,
+    leaves: usize,
     over: u64,
     kshift: u32,
 }
@@ -137,17 +141,33 @@ impl Flash {
             rng: Rng::new(0x000F_1A54), // as purge() resets it
             started: 0,
             sensed: 0,
-            keys: (0..c.dies as u64).collect(),
+            tree: Vec::new(),
+            leaves: (c.dies as usize).next_power_of_two(),
             over: 0,
             kshift: u32::BITS - (c.dies.max(2) - 1).leading_zeros(),
         }
+        .with_tree()
+    }
+
+    fn with_tree(mut self) -> Flash {
+        self.tree = vec![u64::MAX; 2 * self.leaves];
+        self.touch_all();
+        self
     }
 
     #[inline(always)]
     fn set_busy(&mut self, d: usize, t: u64) {
         self.die_busy[d] = t;
-        self.keys[d] = t << self.kshift | d as u64;
         self.over |= t >> (64 - self.kshift);
+        let mut v = t << self.kshift | d as u64;
+        let mut i = self.leaves + d;
+        let tree = &mut self.tree[..];
+        tree[i] = v;
+        while i > 1 {
+            v = min_u64(v, tree[i ^ 1]);
+            i >>= 1;
+            tree[i] = v;
+        }
     }
 
     /// Every die's busy time may have changed (a loaded state).
@@ -164,19 +184,7 @@ impl Flash {
         if self.over != 0 {
             return None;
         }
-        let (mut m0, mut m1, mut m2, mut m3) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
-        let mut quads = self.keys.chunks_exact(4);
-        for q in &mut quads {
-            m0 = min_u64(m0, q[0]);
-            m1 = min_u64(m1, q[1]);
-            m2 = min_u64(m2, q[2]);
-            m3 = min_u64(m3, q[3]);
-        }
-        for &k in quads.remainder() {
-            m0 = min_u64(m0, k);
-        }
-        let m = min_u64(min_u64(m0, m1), min_u64(m2, m3));
-        Some((m & ((1 << self.kshift) - 1)) as u32)
+        Some((self.tree[1] & ((1 << self.kshift) - 1)) as u32)
     }
 
     /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
@@ -243,13 +251,23 @@ impl Flash {
     /// when the program is done.
     #[inline(always)]
     pub fn program(&mut self, addr: u64, c: u32, ready: u64) -> u64 {
-        let d = self.die_of(addr);
+        self.program_on(self.die_of(addr), self.is_slc(addr), c, ready)
+    }
+
+    /// `program` of a main-area chunk whose die the FTL has just chosen.
+    #[inline(always)]
+    pub fn program_main(&mut self, d: u32, c: u32, ready: u64) -> u64 {
+        self.program_on(d as usize, false, c, ready)
+    }
+
+    #[inline(always)]
+    fn program_on(&mut self, d: usize, slc: bool, c: u32, ready: u64) -> u64 {
         let ch = self.chans.modulo(d as u64) as usize;
         let xfer = self.xfer_chunk * c as u64;
         let x = self.chan_busy[ch].max(ready) + xfer;
         self.chan_busy[ch] = x;
         let tp = self.vary(
-            if self.is_slc(addr) {
+            if slc {
                 self.tp_chunk_slc
             } else {
                 self.tp_chunk

@@ -72,6 +72,8 @@ impl Ftl {
         best
     }
 
+    /// Map `lpn` (`c` chunks, in the controller at `t`) to the host or GC frontier and
+    /// program it there; returns when the program is done.
     #[inline(always)]
     pub(super) fn place_main(
         &mut self,
@@ -80,7 +82,7 @@ impl Ftl {
         is_gc: bool,
         t: u64,
         flash: &mut Flash,
-    ) -> u32 {
+    ) -> u64 {
         let k = is_gc as usize;
         let d = loop {
             if self.fronts[k].blk != NONE {
@@ -122,7 +124,7 @@ impl Ftl {
         self.map(lpn, addr, c);
         // This die's next unit goes right after: have its reverse-map slot ready by then.
         self.rmap.prefetch_slot(self.die_addr(k, d, o + c));
-        addr
+        flash.program_main(d, c, t)
     }
 
     /// Address of the chunk at offset `o` of die `d`'s share of frontier `k`'s block.

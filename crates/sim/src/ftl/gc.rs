@@ -141,8 +141,7 @@ impl Ftl {
             flash.read(addr, c, t, &mut self.last_page);
             self.clear_bit(addr);
             self.valid[b as usize] -= c;
-            let new = self.place_main(lpn, c, true, t, flash);
-            flash.program(new as u64, c, t);
+            self.place_main(lpn, c, true, t, flash);
             self.c.gc_chunks += c as u64;
             self.vcopied += c;
             self.pay(c as f64 / self.ratio);
@@ -282,8 +281,7 @@ impl Ftl {
                 flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next
                 self.clear_bit(addr);
                 self.valid[b as usize] -= c;
-                let new = self.place_main(lpn, c, true, t, flash);
-                flash.program(new as u64, c, t);
+                self.place_main(lpn, c, true, t, flash);
                 self.c.evict_chunks += c as u64;
                 c
             }

@@ -399,8 +399,7 @@ impl Ftl {
             let done = flash.program(addr as u64, c, t);
             return (flash.started, done);
         }
-        let addr = self.place_main(lpn, c, false, t, flash);
-        let done = flash.program(addr as u64, c, t);
+        let done = self.place_main(lpn, c, false, t, flash);
         let start = flash.started;
         self.gc_progress(c, t, flash);
         (start, done)
