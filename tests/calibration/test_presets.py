@@ -200,13 +200,39 @@ def test_entry_sata_qd1_write_latency_within_the_worst_review_round(sata):
 
 
 def test_entry_sata_steady_qd1_writes_meet_the_good_review_round(sata):
-    """Review good round: 95 % <= 190 us, 99.9 % <= 280 us. At QD1 this drive already writes
-    at its steady rate, so every write waits for buffer room; admission pacing (pace_pct)
-    spaces the entries at the buffer's drain rate. Without it each write waits for the next
-    slot to free, as irregular as the dies' program starts (p95 ~275 us, p99.9 ~430 us)."""
-    w = run(sata, RW, 1, seconds=5.0, seed=50)["write"]
-    assert percentile(w, 95) <= 190 * (1 + LAT_TOL), percentile(w, 95)
-    assert percentile(w, 99.9) <= 280 * (1 + LAT_TOL), percentile(w, 99.9)
+    """Real drives of this class keep steady QD1 4K random writes at 95 % <= 190 us and
+    99.9 % <= 280 us, around a body (the NAND's spread). At QD1 this drive already writes at
+    its steady rate, so every write waits for buffer room; admission pacing (pace_pct) spaces
+    the entries at the buffer's drain rate. With programs of 3,200 us (fewer and longer
+    program starts for the pacer to follow through GC) the 99.9 % of these eight runs
+    spread over 219-325 us, three of them above 280."""
+    for seed in range(50, 58):
+        w = run(sata, RW, 1, seconds=5.0, seed=seed)["write"]
+        p1, p50, p95, p999 = (percentile(w, p) for p in (1, 50, 95, 99.9))
+        assert p95 <= 190 and p999 <= 280, (seed, p95, p999)
+        assert p1 < 0.9 * p50 and p50 < p95, (seed, p1, p50, p95)
+
+
+def test_entry_sata_wsat_falls_around_interval_11_to_a_steady_6500_to_7000():
+    """PTS Write Saturation of incompressible 4K random writes, scaled as the enterprise test
+    is (a 2 GB copy, one-minute intervals shrunk to the same share of the capacity, 150 of
+    them: about four capacities). The drive leaves its fresh-out-of-box plateau around the
+    11th interval, once the host has filled the user capacity and the spare left by the
+    compressor's overhead on incompressible data (compress_ceiling), and settles at
+    6,500-7,000 IOPS. Before (ceiling 1, programs of 3,200 us): a 20,000 IOPS plateau to
+    interval 26 and a steady ~7,800."""
+    gb = 2
+    d = drive("entry-sata-compress", gb)
+    interval = 60.0 * gb / 100
+    curve = [run(d, RW, 32, seconds=interval, seed=100 + i)["write"]["iops"] for i in range(150)]
+    fob, steady = sum(curve[:5]) / 5, curve[-10:]
+    fall = next(i + 1 for i, v in enumerate(curve) if v < 0.98 * fob)
+    assert 9 <= fall <= 13, (fall, curve)
+    assert max(curve[: fall - 1]) / min(curve[: fall - 1]) < 1.02, "a flat plateau before the fall"
+    assert 6_500 * 0.95 <= sum(steady) / len(steady) <= 7_000 * 1.05, steady
+    assert max(steady) / min(steady) < 1.1, "steady state reached"
+    series = [s[2] for s in run(d, RW, 32, seconds=20.0, seed=999)["series"]]
+    assert max(series) / min(series) < 1.3, series
 
 
 def test_entry_sata_entropy_response_is_smooth_and_flattens():

@@ -108,8 +108,8 @@ fn compressing_drive_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 1.513809 iops 10459.338 digest 3e63b15f9a4516ce",
-            "waf 1.513809 iops 47363.446 digest 7d3f5472727a8d70"
+            "waf 2.238289 iops 11369.589 digest d0b736be1399f41e",
+            "waf 2.238289 iops 47457.469 digest 622fa172fcdc1ed5"
         ]
     );
 }
