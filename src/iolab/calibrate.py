@@ -183,7 +183,7 @@ def _pattern_search(
     def clip(p: dict[str, float]) -> dict[str, float]:
         return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
 
-    def explore(p: dict[str, float], fp: float) -> tuple[dict[str, float], float]:
+    def explore(p: dict[str, float], fp: float, shrink: bool = True) -> tuple[dict[str, float], float]:
         for n in p:
             if step[n] <= least and n not in discrete and n not in integer:
                 continue
@@ -202,7 +202,8 @@ def _pattern_search(
                     p, fp = q, fq
                     break
             else:
-                step[n] /= 2
+                if shrink:
+                    step[n] /= 2
         return p, fp
 
     least = math.log(1.02)
@@ -216,7 +217,8 @@ def _pattern_search(
         while spent() < budget and fy < f:
             ahead = clip({n: 2 * y[n] - x[n] for n in y})
             x, f = y, fy
-            y, fy = explore(ahead, cost(ahead))
+            # Probes that fail around a point the pattern only guessed say nothing of the steps.
+            y, fy = explore(ahead, cost(ahead), shrink=False)
     return x, f
 
 
