@@ -39,6 +39,7 @@ PARAMS = {
     "core_by_lba_pct": "0",
     "gc_start_pct": "0",
     "gc_slice": "1",
+    "gc_choices": "0",
     "gc_copy_us": "0",
     "gc_switch_us": "0",
     "time_spread_pct": "0",

@@ -37,6 +37,9 @@ class Knob:
     shapes: str
     integer: bool = False
     choices: tuple[str, ...] = ()
+    # A count's partner: the time per unit of work the count shares, moved with it so that
+    # the rate they set together (cores / overhead, dies / program time) stays.
+    per: str = ""
 
     def bounds(self) -> tuple[float, float]:
         return (0.0, len(self.choices) - 1.0) if self.choices else (math.log(self.lo), math.log(self.hi))
@@ -47,8 +50,18 @@ KNOBS: tuple[Knob, ...] = (
     Knob("t_read_us", 5, 2000, "page read time: read IOPS and latency"),
     Knob("t_prog_us", 50, 20000, "page program time: write IOPS"),
     Knob("op", 0.02, 2.0, "over-provisioning: steady-state write IOPS (write amplification)"),
-    Knob("dies_per_channel", 1, 16, "internal parallelism", integer=True),
-    Knob("controller_cores", 1, 16, "controller parallelism: peak small-block IOPS with overhead_us", integer=True),
+    Knob("dies_per_channel", 1, 16, "internal parallelism", integer=True, per="t_prog_us"),
+    Knob(
+        "controller_cores",
+        1,
+        16,
+        "controller parallelism: peak small-block IOPS with overhead_us",
+        integer=True,
+        per="overhead_us",
+    ),
+    # 1 µs stands for none (log space). Without it a base whose writes cost the cores no more
+    # than its reads cannot reach a drive whose write IOPS its mapping work limits.
+    Knob("write_core_us", 1, 2000, "controller time per write after it is buffered: write IOPS apart from reads"),
     # 1 % stands for off (the fit moves in log space): at most one read in a hundred bound to its core.
     Knob("core_by_lba_pct", 1, 100, "reads bound to the core owning their LBA stripe: read IOPS by queue depth"),
     Knob("link_mbps", 50, 16000, "host link bandwidth: large-block throughput"),
@@ -152,15 +165,24 @@ def _pattern_search(
     spent: Callable[[], int],
     discrete: frozenset[str] = frozenset(),
     integer: frozenset[str] = frozenset(),
-    step: float = math.log(2.0),
+    per: dict[str, str] | None = None,
+    first: float = math.log(2.0),
 ) -> tuple[dict[str, float], float]:
-    """Hooke-Jeeves pattern search in log space, from steps of `step` (a factor 2) down to 2 %: probe
-    each parameter up and down, then keep moving along the direction the probes found, so
-    parameters that trade off against each other (dies against program time) move together.
+    """Hooke-Jeeves pattern search in log space: probe each parameter up and down, then keep
+    moving along the direction the probes found, so parameters that trade off against each
+    other (dies against program time) move together. Each parameter has its own step, from
+    `first` (a factor 2; 8 for one at its floor: off) down to 2 %, halved when neither probe helps: the
+    evaluations go to the parameters still moving, not to a round of probes of every
+    parameter per step size, which spent the budget before the search converged.
     A `discrete` coordinate (a choice's index) is probed one whole choice up and down at every
     step size: a duplex cannot be half changed, and its best choice shifts as the rates move.
     An `integer` coordinate (the log of a count) is probed at least one whole count away: once
-    the steps shrink below a count's rounding (4 × 1.1 is still 4) it would never move again."""
+    the steps shrink below a count's rounding (4 × 1.1 is still 4) it would never move again.
+    A count with a partner in `per` (cores with the time per command) takes it along: alone, a
+    whole count away changes the rate they set by 25-100 %, a cost the search never accepts,
+    so the count would stay where it started, the rate made up by its partner, and the
+    figures that tell them apart (latency, queue-depth curves) would be bent instead."""
+    per = per or {}
 
     def probe(n: str, x: float, sign: int, step: float) -> float:
         if n in discrete:
@@ -174,27 +196,42 @@ def _pattern_search(
     def clip(p: dict[str, float]) -> dict[str, float]:
         return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
 
-    def explore(p: dict[str, float], fp: float, step: float) -> tuple[dict[str, float], float]:
+    def explore(p: dict[str, float], fp: float, shrink: bool = True) -> tuple[dict[str, float], float]:
         for n in p:
+            if step[n] <= least and n not in discrete and n not in integer:
+                continue
             for sign in (1, -1):
                 if spent() >= budget:
                     return p, fp
-                q = clip(p | {n: probe(n, p[n], sign, step)})
+                q = clip(p | {n: probe(n, p[n], sign, step[n])})
+                if n in per:
+                    # The count as rendered (at least 1): its change is what the partner follows.
+                    q = clip(
+                        q
+                        | {per[n]: q[per[n]] + math.log(max(round(math.exp(q[n])), 1) / max(round(math.exp(p[n])), 1))}
+                    )
                 fq = cost(q)
                 if fq < fp:
                     p, fp = q, fq
                     break
+            else:
+                if shrink:
+                    step[n] /= 2
         return p, fp
 
-    while spent() < budget and step > math.log(1.02):
-        y, fy = explore(x, f, step)
-        if fy >= f:
-            step /= 2
-            continue
+    least = math.log(1.02)
+    # A parameter at its floor stands for a mechanism that is off (1 % of reads bound to a
+    # core, 1 µs of write mapping): twice that still does nothing measurable, the probe fails
+    # and its step shrinks at once, so the mechanism would never be tried. It is probed
+    # eight times up instead, where it starts to matter.
+    step = {n: math.log(8.0) if x[n] <= bounds[n][0] and n not in discrete else first for n in x}
+    while spent() < budget and any(v > least for n, v in step.items() if n not in discrete and n not in integer):
+        y, fy = explore(x, f)
         while spent() < budget and fy < f:
             ahead = clip({n: 2 * y[n] - x[n] for n in y})
             x, f = y, fy
-            y, fy = explore(ahead, cost(ahead), step)
+            # Probes that fail around a point the pattern only guessed say nothing of the steps.
+            y, fy = explore(ahead, cost(ahead), shrink=False)
     return x, f
 
 
@@ -346,6 +383,7 @@ def fit(
         lambda: len(cache),
         choices,
         counts,
+        {k.name: k.per for k in knobs if k.per},
         math.log(1.25),
     )
     # The best drive evaluated: a search that ran out of budget may not have moved to its last improvement.

@@ -13,6 +13,7 @@ full-size compliant run takes minutes per test.
 from __future__ import annotations
 
 import json
+import statistics
 
 import pytest
 
@@ -77,9 +78,17 @@ def sas() -> _sim.Drive:
 
 
 def test_enterprise_random_read_peaks_at_100k_by_qd64_and_does_not_scale_beyond(sas):
-    iops = {qd: run(sas, RR, qd, seconds=1.0)["read"]["iops"] for qd in (1, 8, 32, 64, 256)}
+    reads = {qd: run(sas, RR, qd, seconds=1.0)["read"] for qd in (1, 8, 32, 64, 128, 256)}
+    iops = {qd: r["iops"] for qd, r in reads.items()}
     assert near(iops[64], 100_000), iops
-    assert iops[256] <= 1.05 * iops[64], iops
+    # Saturated at 64: the controller takes 64 commands at once (queue_slots), so deeper
+    # queues add none (before: +3 % at 128, +4 % at 256, still rising).
+    assert all(abs(iops[qd] / iops[64] - 1) <= 0.01 for qd in (128, 256)), iops
+    # The commands beyond 64 wait at the port for a slot, 192 / IOPS at QD256: the whole
+    # latency distribution moves up by that wait, not only its mean.
+    wait = 192 / iops[64] * 1e6
+    for p in (10, 50, 90):
+        assert near(percentile(reads[256], p) - percentile(reads[64], p), wait), (p, wait)
     # The best queue depth is 64: QD32 is still clearly below the peak.
     assert iops[32] < 0.95 * iops[64], iops
     assert iops[1] < iops[8] < iops[64], "reads scale with queue depth up to the controller's limit"
@@ -127,13 +136,19 @@ def test_enterprise_qd1_reads_spread_over_page_types_and_stay_within_150us():
 
 
 def test_enterprise_steady_qd1_writes_have_rare_outliers_near_430us(sas):
-    """After preconditioning, QD1 writes meet GC: a victim switch holds the controller
-    (gc_switch_us), so the write behind it is a rare outlier while 99.9 % stay fast."""
-    w = run(sas, RW, 1, seconds=5.0, seed=21)["write"]
-    slow = sum(c for v, c in w["histogram_us"] if v > 300)
-    assert percentile(w, 99.9) <= 120 * (1 + LAT_TOL), percentile(w, 99.9)
-    assert near(w["lat_max_us"], 430, LAT_TOL), w["lat_max_us"]
-    assert 0 < slow <= 0.001 * w["ios"], (slow, w["ios"])
+    """After preconditioning, QD1 writes meet GC: a block-table checkpoint holds the
+    controller (gc_switch_us), so the write behind it is an outlier while 99.9 % stay fast.
+    The reviewed drive shows about one near 430 us per QoS round (51 s measured), not the
+    100+ a checkpoint after every victim gave. The copy's victims are shorter (fewer pages
+    per block) and it checkpoints after proportionally more of them, so a round of the same
+    length holds the same count as at full size."""
+    rounds = [run(sas, RW, 1, seconds=51.0, seed=21 + i)["write"] for i in range(3)]
+    slow = [[v for v, c in w["histogram_us"] if v > 300 for _ in range(c)] for w in rounds]
+    for w in rounds:
+        assert percentile(w, 99.9) <= 120 * (1 + LAT_TOL), percentile(w, 99.9)
+    # About one per round (main: 280 per round), each near 430 us.
+    assert all(len(s) <= 3 for s in slow) and 2 <= sum(map(len, slow)) <= 6, slow
+    assert all(near(v, 430, LAT_TOL) for s in slow for v in s), slow
 
 
 def test_enterprise_wsat_falls_around_interval_45_and_banks_to_a_steady_level():
@@ -173,6 +188,23 @@ def test_enterprise_demand_ramps(sas):
     low, high = at(RW, "write", 20_000), at(RW, "write", 80_000)
     assert near(low[1], 50, LAT_TOL), low
     assert near(high[0], 42_500) and near(high[1], 750, LAT_TOL), high
+
+
+def test_enterprise_steady_per_second_iops_spread_like_a_consistent_drive():
+    """Per-second IOPS in steady state (QD32 4K random writes after a fill and three drive
+    writes) spread as a consistent enterprise drive's do in the IO consistency reviews:
+    within 10-20 % (min/max 0.80-0.90; the best reviewed spreads ~17 %), a coefficient of
+    variation of 2-5 % (what such a range is over a minute of seconds). Main's GC was a
+    constant: min/max 0.98, 0.4 %. The noise is GC's: greedy compares gc_choices blocks
+    drawn at random, so victims hold a spread of valid data and each costs the host a
+    different share of the flash. A 16 GB copy keeps the full drive's 256-page blocks, so
+    a second holds as many victims as at full size (a 4 GB copy's shorter blocks average
+    3.4 times as many)."""
+    d = preconditioned("enterprise-sas", 16)
+    s = [x[2] for x in run(d, RW, 32, seconds=60.0, seed=11)["series"]]
+    low, cv = min(s) / max(s), statistics.pstdev(s) / statistics.mean(s)
+    assert 0.80 <= low <= 0.90 and 0.02 <= cv <= 0.05, (low, cv, s)
+    assert near(statistics.mean(s), 41_000), "the steady level is kept"
 
 
 # -- entry-sata-compress: 100 GB SandForce-class SATA drive on 128 GB of flash ----------------

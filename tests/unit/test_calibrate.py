@@ -64,6 +64,28 @@ def test_a_count_is_probed_a_whole_count_away_even_when_the_steps_have_shrunk():
     assert abs(math.exp(x["rate"]) / 100 - 1) < 0.03
 
 
+def test_a_count_moves_with_its_partner_keeping_the_rate_they_set():
+    # The figures pin the rate cores / overhead; only a weaker figure (latency) prefers 4 cores.
+    # A core more alone moves the rate by half, a probe never accepted: the count stayed at 2.
+    def cost(p):
+        cores = round(math.exp(p["cores"]))
+        return abs(math.log(cores) - p["overhead"] - math.log(0.1)) + 0.01 * abs(cores - 4)
+
+    evals = []
+    x, f = _pattern_search(
+        lambda p: evals.append(p) or cost(p),
+        {"overhead": math.log(20), "cores": math.log(2)},
+        cost({"overhead": math.log(20), "cores": math.log(2)}),
+        {"overhead": (0.0, math.log(1e4)), "cores": (0.0, math.log(16))},
+        200,
+        lambda: len(evals),
+        integer=frozenset({"cores"}),
+        per={"cores": "overhead"},
+    )
+    assert round(math.exp(x["cores"])) == 4
+    assert abs(4 / math.exp(x["overhead"]) / 0.1 - 1) < 0.02
+
+
 def test_the_link_knob_starts_at_the_base_links_duplex_and_renders_its_word():
     link = next(k for k in KNOBS if k.name == "link")
     assert _render(link, _start("entry-sata-compress", 2**29)["link"]) == "sata3"

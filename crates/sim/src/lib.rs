@@ -16,6 +16,7 @@ pub mod oracle;
 mod ports;
 mod python;
 pub mod rng;
+mod slots;
 mod source;
 pub mod ssd;
 pub mod state;

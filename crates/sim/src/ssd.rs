@@ -27,6 +27,10 @@ use crate::driver::Device;
 use crate::flash::Flash;
 use crate::ftl::{Counters, Ftl, NONE};
 use crate::held::{Held, Open, PAGES_KEPT};
+use crate::slots::Slots;
+
+#[path = "ssd_state.rs"]
+mod saved;
 
 pub struct Ssd {
     pub cfg: SsdConfig,
@@ -58,6 +62,7 @@ pub struct Ssd {
     pub write_cache: bool,
     pub host: HostCounters,
     held: Held,
+    slots: Slots,
 }
 
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +89,7 @@ impl Ssd {
             ctrl_busy: vec![0; cfg.cores as usize],
             by_lba: (cfg.core_by_lba * 16_777_216.0).round() as u64,
             next_burst: 0,
+            slots: Slots::new(cfg.queue_slots),
             cfg,
             ftl,
             flash,
@@ -98,44 +104,6 @@ impl Ssd {
 
     pub fn counters(&self) -> (Counters, HostCounters) {
         (self.ftl.c, self.host)
-    }
-
-    /// Link, controller, entropy and random-generator state (for saving).
-    pub fn io_state(&self) -> Vec<u64> {
-        let mut v = vec![
-            self.link_busy[0],
-            self.link_busy[1],
-            self.next_burst,
-            self.chunks_mean,
-            self.flash.rng.state(),
-            self.pace_next,
-            self.buf_last,
-        ];
-        v.extend_from_slice(&self.ctrl_busy);
-        v.extend(self.held.state());
-        v
-    }
-
-    pub fn set_io_state(&mut self, s: &[u64]) {
-        self.link_busy = [s[0], s[1]];
-        self.next_burst = s[2];
-        self.chunks_mean = s[3];
-        self.flash.rng = crate::rng::Rng::from_state(s[4]);
-        self.pace_next = s[5];
-        self.buf_last = s[6];
-        let n = self.ctrl_busy.len();
-        self.ctrl_busy.copy_from_slice(&s[7..7 + n]);
-        self.held.set_state(&s[7 + n..]);
-    }
-
-    pub fn ring_state(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.buf.iter().map(|r| r.0).collect();
-        v.sort_unstable();
-        v
-    }
-
-    pub fn set_ring_state(&mut self, s: &[u64]) {
-        self.buf = s.iter().map(|&t| Reverse(t)).collect();
     }
 
     pub fn memory_bytes(&self) -> usize {
@@ -429,11 +397,13 @@ impl Device for Ssd {
 
     #[inline]
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32) {
+        let now = self.slots.take(now);
         let done = if write {
             self.write(now, off, len)
         } else {
             self.read(now, off, len)
         };
+        self.slots.hold(done);
         self.heap.push(Reverse((done, id)));
     }
 

@@ -19,6 +19,7 @@ const PLAIN: &[(&str, &str)] = &[
     ("core_by_lba_pct", "0"),
     ("gc_start_pct", "0"),
     ("gc_slice", "1"),
+    ("gc_choices", "0"),
     ("gc_copy_us", "0"),
     ("gc_switch_us", "0"),
     ("time_spread_pct", "0"),
@@ -96,8 +97,8 @@ fn enterprise_drive_with_every_mechanism_gives_its_pinned_results() {
     assert_eq!(
         got,
         [
-            "waf 1.911309 iops 30213.631 digest 5861f747b2704be3",
-            "waf 1.911309 iops 88667.548 digest ff8c6a060bee93cc"
+            "waf 1.921363 iops 30028.376 digest 931ec9385265e3a2",
+            "waf 1.921363 iops 88400.041 digest 4abb85b8f905a35f"
         ]
     );
 }

@@ -71,6 +71,7 @@ pub struct SsdConfig {
     /// Core time a write takes before its acknowledgement, beyond `overhead_ns`.
     pub write_path_ns: u64,
     pub cores: u32,
+    pub queue_slots: u16, // commands the controller takes at once (0 = no limit)
     /// Share of commands bound to the core owning their LBA stripe.
     pub core_by_lba: f64,
     /// Half-width of the triangular spread of NAND and controller times, as a share.
@@ -79,6 +80,7 @@ pub struct SsdConfig {
     /// Read time of lower / upper pages: t_read × (1 ∓ this share).
     pub read_skew: f64,
     pub gc_start: f64,
+    pub gc_choices: u16, // greedy compares this many random blocks (0 = all)
     pub gc_slice: u32,
     pub gc_copy_ns: u64,
     pub gc_switch_ns: u64,
@@ -173,15 +175,12 @@ impl SsdConfig {
         c.user_units = user_units;
         c.policy = policy;
         c.gc_reserve = gc_reserve;
-        c.bg_gc = false;
-        c.compression = false;
+        (c.bg_gc, c.compression) = (false, false);
         c.buffer_units = 64;
         c.pace = 0.0;
-        c.gc_start = 0.0;
-        c.gc_slice = 1;
-        c.gc_copy_ns = 0;
-        c.gc_switch_ns = 0;
-        c.gc_switch_every = 1;
+        (c.gc_start, c.gc_slice, c.gc_copy_ns) = (0.0, 1, 0);
+        (c.gc_switch_ns, c.gc_switch_every) = (0, 1);
+        (c.queue_slots, c.gc_choices) = (0, 0);
         c.bg_period_ns = 0;
         c.overrides = vec![("custom".into(), "small".into())];
         c
@@ -208,6 +207,7 @@ pub struct HddConfig {
     pub link: String,
 }
 
+#[allow(clippy::large_enum_variant)] // resolved once per drive: boxing buys nothing
 #[derive(Clone, Debug)]
 pub enum DriveConfig {
     Ssd(SsdConfig),

@@ -192,6 +192,12 @@ fn scaled_overrides(
             let t = g.t_erase_ns as f64 / 1000.0 * ppb / g.pages_per_block as f64;
             out.push(("t_erase_us".into(), format!("{t}")));
         }
+        // And block-table checkpoints as often per page collected: shorter victims, more of
+        // them between two checkpoints, so rare outliers stay as rare per write.
+        if !gave("gc_switch_every") {
+            let n = g.gc_switch_every as f64 * g.pages_per_block as f64 / ppb;
+            out.push(("gc_switch_every".into(), format!("{}", n.round().max(1.0))));
+        }
     }
     let blocks = (stripes / ppb).round().max(1.0);
     out.retain(|(k, _)| k != "op" && k != "pages_per_block");
@@ -248,12 +254,14 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         write_path_ns: us0("write_path_us")?,
         write_core_ns: us0("write_core_us")?,
         cores: at_most(v.count("controller_cores")?, 64, "controller_cores")?,
+        queue_slots: whole0(&v, "queue_slots")?,
         core_by_lba: pct(&v, "core_by_lba_pct", 100.0)? / 100.0,
         spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
         read_retry: pct(&v, "read_retry_pct", 100.0)? / 100.0,
         read_skew: pct(&v, "read_page_skew_pct", 90.0)? / 100.0,
         gc_start: pct(&v, "gc_start_pct", 100.0)? / 100.0,
         gc_slice: v.count("gc_slice")?,
+        gc_choices: whole0(&v, "gc_choices")?,
         gc_copy_ns: us0("gc_copy_us")?,
         gc_switch_ns: us0("gc_switch_us")?,
         gc_switch_every: v.count("gc_switch_every")? as u64,
@@ -285,6 +293,16 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         n_slc: geo.n_slc,
         slc_cpb: geo.slc_cpb,
     })
+}
+
+fn whole0(v: &Vals, k: &str) -> Result<u16, String> {
+    let x = v.nonneg(k)?;
+    if x.fract() != 0.0 || x > u16::MAX as f64 {
+        return Err(format!(
+            "sim parameter {k}={x} must be a whole number (0 = no limit)"
+        ));
+    }
+    Ok(x as u16)
 }
 
 fn at_most(n: u32, max: u32, k: &str) -> Result<u32, String> {

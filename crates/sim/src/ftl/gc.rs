@@ -10,15 +10,31 @@ impl Ftl {
         let cpb = self.cpb;
         let b = match self.policy {
             Policy::Greedy => {
-                while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
-                    self.bmin += 1;
+                // With `choices`, the least valid of a few blocks drawn at random, as firmware
+                // that does not keep every block sorted by valid count picks: victims then hold
+                // a spread of valid data, and so does the copying each one costs the host. The
+                // least valid of all when no draw is a closed block with room to gain (a full
+                // one would be copied whole for nothing).
+                let mut pick = NONE;
+                for _ in 0..self.choices {
+                    let b = self.rng.below(self.n_main as u64) as u32;
+                    let v = self.valid[b as usize];
+                    let better = pick == NONE || v < self.valid[pick as usize];
+                    if self.state[b as usize] == CLOSED && v < cpb && better {
+                        pick = b;
+                    }
                 }
-                if self.bmin >= cpb {
-                    return false;
+                if pick == NONE {
+                    while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
+                        self.bmin += 1;
+                    }
+                    if self.bmin >= cpb {
+                        return false;
+                    }
+                    pick = self.bhead[self.bmin as usize];
                 }
-                let b = self.bhead[self.bmin as usize];
-                self.bucket_remove(b, self.bmin);
-                b
+                self.bucket_remove(pick, self.valid[pick as usize]);
+                pick
             }
             Policy::Fifo => loop {
                 match self.fifo.pop_front() {

@@ -79,6 +79,8 @@ pub struct Ftl {
     bg_target: usize,
     bg_gc: bool,
     policy: Policy,
+    /// Greedy compares this many blocks drawn at random (0: every block).
+    choices: u16,
     pub l2p: Vec<u32>,
     lens: Vec<u8>,
     rmap: RevMap,
@@ -172,6 +174,7 @@ impl Ftl {
             bg_target: cfg.gc_reserve as usize + bg_extra,
             bg_gc: cfg.bg_gc,
             policy: cfg.policy,
+            choices: cfg.gc_choices,
             l2p: big_vec(cfg.user_units as usize, NONE),
             lens: if g > 1 {
                 big_vec(cfg.user_units as usize, 0)
