@@ -104,3 +104,32 @@ def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_r
     here, apart = figures(False), figures(True)
     assert len(here) >= 10 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
     assert apart == here
+
+
+def test_a_plot_is_drawn_once_into_an_opaque_rgb_png_with_the_pixels_savefig_draws(monkeypatch):
+    import io
+
+    from matplotlib.figure import Figure as MplFigure
+    from PIL import Image
+
+    from iolab.report.plot_style import _figure, _png, styled
+
+    def figure():
+        with styled():
+            fig = _figure(60)
+            ax = fig.subplots()
+            ax.plot([1, 10, 100], [3, 1, 2], label="a series")
+            ax.set_xscale("log")
+            ax.set_title("a title")
+            ax.legend()
+        return fig
+
+    saved = io.BytesIO()
+    figure().savefig(saved, format="png")
+    draws = []
+    real_draw = MplFigure.draw
+    monkeypatch.setattr(MplFigure, "draw", lambda fig, renderer: draws.append(1) or real_draw(fig, renderer))
+    png = Image.open(io.BytesIO(_png(figure())))
+    # one pass lays the figure out and renders it; the PDF gets no alpha mask to split off
+    assert len(draws) == 1 and png.mode == "RGB"
+    assert png.tobytes() == Image.open(saved).convert("RGB").tobytes()
