@@ -133,3 +133,40 @@ def test_a_plot_is_drawn_once_into_an_opaque_rgb_png_with_the_pixels_savefig_dra
     # one pass lays the figure out and renders it; the PDF gets no alpha mask to split off
     assert len(draws) == 1 and png.mode == "RGB"
     assert png.tobytes() == Image.open(saved).convert("RGB").tobytes()
+
+
+def _page_texts(pdf: Path) -> list[str]:
+    return [" ".join(p.extract_text().split()) for p in pypdf.PdfReader(str(pdf)).pages]
+
+
+@pytest.mark.parametrize("copied", [True, False])
+def test_header_columns_are_laid_out_once_per_document_and_printed_on_every_page(
+    latency_run, tmp_path, monkeypatch, copied
+):
+    import weasyprint
+
+    from iolab.api import write_report
+    from iolab.report import pdf
+
+    printed: list[str] = []
+    real_html = weasyprint.HTML
+    monkeypatch.setattr(
+        weasyprint, "HTML", lambda string, **kw: printed.append(string) or real_html(string=string, **kw)
+    )
+    if not copied:  # a WeasyPrint whose boxes cannot be copied: the columns are laid out on every page
+        monkeypatch.setattr(pdf, "_copy_columns", lambda doc: 0)
+    paths = write_report([latency_run], tmp_path)
+    pages = _page_texts(next(p for p in paths if p.suffix == ".pdf"))
+    assert len(pages) > 5
+    for text in pages:
+        for field in (
+            "Test Platform",
+            "Device Under Test",
+            "Set Up Parameters",
+            "Test Parameters",
+            "Host ",
+            "Firmware",
+        ):
+            assert field in text
+    laid_out = printed[-1].count('<div class="col"><h3>Test Platform</h3>')
+    assert laid_out == (1 if copied else len(pages))
