@@ -4,9 +4,11 @@ in worker processes are the bytes drawn in-process; the terminal says how far a 
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pypdf
@@ -170,3 +172,44 @@ def test_header_columns_are_laid_out_once_per_document_and_printed_on_every_page
             assert field in text
     laid_out = printed[-1].count('<div class="col"><h3>Test Platform</h3>')
     assert laid_out == (1 if copied else len(pages))
+
+
+def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encoding_them_again(
+    latency_run, tmp_path, monkeypatch
+):
+    import base64
+
+    from PIL import Image, PngImagePlugin
+
+    import iolab.report as report
+    from iolab.api import write_report
+
+    encoded, printing = [], []
+    real_save, real_write_pdf = PngImagePlugin._save, report.write_pdf
+    monkeypatch.setattr(PngImagePlugin, "_save", lambda *a, **kw: encoded.append(bool(printing)) or real_save(*a, **kw))
+    monkeypatch.setitem(Image.SAVE, "PNG", PngImagePlugin._save)
+    monkeypatch.setattr(report, "write_pdf", lambda *a, **kw: printing.append(1) or real_write_pdf(*a, **kw))
+    paths = write_report([latency_run], tmp_path)
+    assert printing and not any(encoded)  # no PNG encoded while the PDF was written
+    pdf_path, html_path = (next(p for p in paths if p.suffix == s) for s in (".pdf", ".html"))
+    drawn = [Image.open(io.BytesIO(base64.b64decode(b))) for b in re.findall(r"base64,([^\"]+)", html_path.read_text())]
+    printed = {im.name: im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images}
+    assert len(drawn) >= 10 and len(printed) == len(drawn)
+    assert sorted(im.convert("RGB").tobytes() for im in printed.values()) == sorted(im.tobytes() for im in drawn)
+
+
+def test_only_8_bit_rgb_pngs_go_into_the_pdf_as_drawn():
+    from PIL import Image
+
+    from iolab.report.pdf import _idat
+
+    def png(mode: str, **kw) -> bytes:
+        buf = io.BytesIO()
+        Image.new(mode, (8, 4), "white" if mode != "I;16" else 7).save(buf, format="png", **kw)
+        return buf.getvalue()
+
+    rgb = png("RGB")
+    assert len(zlib.decompress(_idat(rgb) or b"")) == 4 * (1 + 8 * 3)  # a filter byte, then the row
+    interlaced = rgb[:28] + b"\x01" + rgb[29:]
+    assert _idat(png("RGBA")) is None and _idat(png("L")) is None and _idat(png("I;16")) is None
+    assert _idat(interlaced) is None
