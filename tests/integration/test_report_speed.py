@@ -4,9 +4,11 @@ in worker processes are the bytes drawn in-process; the terminal says how far a 
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pypdf
@@ -104,3 +106,110 @@ def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_r
     here, apart = figures(False), figures(True)
     assert len(here) >= 10 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
     assert apart == here
+
+
+def test_a_plot_is_drawn_once_into_an_opaque_rgb_png_with_the_pixels_savefig_draws(monkeypatch):
+    import io
+
+    from matplotlib.figure import Figure as MplFigure
+    from PIL import Image
+
+    from iolab.report.plot_style import _figure, _png, styled
+
+    def figure():
+        with styled():
+            fig = _figure(60)
+            ax = fig.subplots()
+            ax.plot([1, 10, 100], [3, 1, 2], label="a series")
+            ax.set_xscale("log")
+            ax.set_title("a title")
+            ax.legend()
+        return fig
+
+    saved = io.BytesIO()
+    figure().savefig(saved, format="png")
+    draws = []
+    real_draw = MplFigure.draw
+    monkeypatch.setattr(MplFigure, "draw", lambda fig, renderer: draws.append(1) or real_draw(fig, renderer))
+    png = Image.open(io.BytesIO(_png(figure())))
+    # one pass lays the figure out and renders it; the PDF gets no alpha mask to split off
+    assert len(draws) == 1 and png.mode == "RGB"
+    assert png.tobytes() == Image.open(saved).convert("RGB").tobytes()
+
+
+def _page_texts(pdf: Path) -> list[str]:
+    return [" ".join(p.extract_text().split()) for p in pypdf.PdfReader(str(pdf)).pages]
+
+
+@pytest.mark.parametrize("copied", [True, False])
+def test_header_columns_are_laid_out_once_per_document_and_printed_on_every_page(
+    latency_run, tmp_path, monkeypatch, copied
+):
+    import weasyprint
+
+    from iolab.api import write_report
+    from iolab.report import pdf
+
+    printed: list[str] = []
+    real_html = weasyprint.HTML
+    monkeypatch.setattr(
+        weasyprint, "HTML", lambda string, **kw: printed.append(string) or real_html(string=string, **kw)
+    )
+    if not copied:  # a WeasyPrint whose boxes cannot be copied: the columns are laid out on every page
+        monkeypatch.setattr(pdf, "_copy_columns", lambda doc: 0)
+    paths = write_report([latency_run], tmp_path)
+    pages = _page_texts(next(p for p in paths if p.suffix == ".pdf"))
+    assert len(pages) > 5
+    for text in pages:
+        for field in (
+            "Test Platform",
+            "Device Under Test",
+            "Set Up Parameters",
+            "Test Parameters",
+            "Host ",
+            "Firmware",
+        ):
+            assert field in text
+    laid_out = printed[-1].count('<div class="col"><h3>Test Platform</h3>')
+    assert laid_out == (1 if copied else len(pages))
+
+
+def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encoding_them_again(
+    latency_run, tmp_path, monkeypatch
+):
+    import base64
+
+    from PIL import Image, PngImagePlugin
+
+    import iolab.report as report
+    from iolab.api import write_report
+
+    encoded, printing = [], []
+    real_save, real_write_pdf = PngImagePlugin._save, report.write_pdf
+    monkeypatch.setattr(PngImagePlugin, "_save", lambda *a, **kw: encoded.append(bool(printing)) or real_save(*a, **kw))
+    monkeypatch.setitem(Image.SAVE, "PNG", PngImagePlugin._save)
+    monkeypatch.setattr(report, "write_pdf", lambda *a, **kw: printing.append(1) or real_write_pdf(*a, **kw))
+    paths = write_report([latency_run], tmp_path)
+    assert printing and not any(encoded)  # no PNG encoded while the PDF was written
+    pdf_path, html_path = (next(p for p in paths if p.suffix == s) for s in (".pdf", ".html"))
+    drawn = [Image.open(io.BytesIO(base64.b64decode(b))) for b in re.findall(r"base64,([^\"]+)", html_path.read_text())]
+    printed = {im.name: im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images}
+    assert len(drawn) >= 10 and len(printed) == len(drawn)
+    assert sorted(im.convert("RGB").tobytes() for im in printed.values()) == sorted(im.tobytes() for im in drawn)
+
+
+def test_only_8_bit_rgb_pngs_go_into_the_pdf_as_drawn():
+    from PIL import Image
+
+    from iolab.report.pdf import _idat
+
+    def png(mode: str, **kw) -> bytes:
+        buf = io.BytesIO()
+        Image.new(mode, (8, 4), "white" if mode != "I;16" else 7).save(buf, format="png", **kw)
+        return buf.getvalue()
+
+    rgb = png("RGB")
+    assert len(zlib.decompress(_idat(rgb) or b"")) == 4 * (1 + 8 * 3)  # a filter byte, then the row
+    interlaced = rgb[:28] + b"\x01" + rgb[29:]
+    assert _idat(png("RGBA")) is None and _idat(png("L")) is None and _idat(png("I;16")) is None
+    assert _idat(interlaced) is None

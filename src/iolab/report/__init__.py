@@ -81,7 +81,9 @@ def write_document(
         _wait_for_plots(docs, say)
         html_part.write_text(render(docs, title=title), encoding="utf-8")
         try:
-            pages = write_pdf(render(docs, for_print=True, title=title), pdf_part, n, out_dir, say)
+            pages = write_pdf(
+                lambda once: render(docs, for_print=True, title=title, columns_once=once), pdf_part, n, out_dir, say
+            )
         except IolabError:
             os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says
             mark_written(html_path)

@@ -78,11 +78,11 @@ TEMPLATE = """<!DOCTYPE html>
 <body>
 {% if not for_print %}
 <nav class="toc"><b>{{ title }}</b> — {{ sheets|length }} pages:
-{% for doc, page in sheets %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>
+{% for doc, page, d, first in sheets %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>
 {% endfor %}
 </nav>
 {% endif %}
-{% for doc, page in sheets %}
+{% for doc, page, d, first in sheets %}
 <section class="page" id="page-{{ loop.index }}">
   <div class="head">
     <div class="row"><span class="spec">{{ doc.spec }}</span>
@@ -94,13 +94,13 @@ TEMPLATE = """<!DOCTYPE html>
   <div class="banners">
   {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
   </div>
-  <div class="columns">
+  {% if columns_once and not first %}<div class="columns" data-columns-of="{{ d }}"></div>{% else %}<div class="columns"{% if columns_once %} data-columns="{{ d }}"{% endif %}>
   {% for col in doc.columns %}
     <div class="col"><h3>{{ col.title }}</h3><table style="font-size: {{ '%.2f' % (5.9 * col.scale) }}pt">
     {% for k, v in col.items %}<tr><td class="k">{{ k }}</td><td>{{ v }}</td></tr>{% endfor %}
     </table></div>
   {% endfor %}
-  </div>
+  </div>{% endif %}
   <div class="content">
   {% for b in page.blocks %}{{ render_block(b) }}{% endfor %}
   </div>
@@ -161,13 +161,16 @@ def render_block(block, for_print: bool = False) -> str:
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
-def render(doc: Document | Sequence[Document], for_print: bool = False, title: str | None = None) -> str:
+def render(
+    doc: Document | Sequence[Document], for_print: bool = False, title: str | None = None, columns_once: bool = False
+) -> str:
     """The HTML file of one document, or of several in order as one file (a sequence's report:
     pages numbered through, each page under its own document's header); `for_print` leaves out
     what a printed page cannot use (the per-table lists of linked raw files, which the HTML
-    folds away anyway)."""
+    folds away anyway). `columns_once`: a document's header columns only on its first page, the
+    others keep their room empty, marked with the document's number (pdf.py fills it in)."""
     docs = [doc] if isinstance(doc, Document) else list(doc)
-    sheets = [(d, p) for d in docs for p in d.pages]
+    sheets = [(d, p, k, i == 0) for k, d in enumerate(docs) for i, p in enumerate(d.pages)]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     n = max((len(d.columns) for d in docs), default=1) or 1
@@ -179,7 +182,12 @@ def render(doc: Document | Sequence[Document], for_print: bool = False, title: s
         .replace("__GAP__", f"{COLUMN_GAP_MM:g}")
     )
     return env.from_string(TEMPLATE).render(
-        title=title or docs[0].title, docs=docs, sheets=sheets, css=_Markup(css), for_print=for_print
+        title=title or docs[0].title,
+        docs=docs,
+        sheets=sheets,
+        css=_Markup(css),
+        for_print=for_print,
+        columns_once=columns_once,
     )
 
 
