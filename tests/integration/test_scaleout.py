@@ -297,10 +297,10 @@ def test_fio_job_prints_each_hosts_job_file(scratch):
     assert not (scratch / "x.img").exists()  # printing connects to nothing and creates nothing
 
 
-def test_a_plan_that_idles_the_drive_runs_over_two_paths(scratch):
+def test_a_plan_that_idles_the_drive_runs_over_two_paths(scratch, loop_device, second_path):
     """Host Idle Recovery idles the drive before each burst: over two paths to one drive it is
     that drive's idle (as on one path), not a traceback."""
-    target = f"file:{scratch}/d.img?size=32MiB"
+    target = loop_device
     r = iolab(
         "run",
         "hir",
@@ -311,7 +311,7 @@ def test_a_plan_that_idles_the_drive_runs_over_two_paths(scratch):
         "--target",
         target,
         "--paths",
-        f"{target},{target}",
+        f"{target},{second_path}",
         "--set",
         "bursts=1",
         "--set",

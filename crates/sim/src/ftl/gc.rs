@@ -15,8 +15,11 @@ impl Ftl {
                 // a spread of valid data, and so does the copying each one costs the host. The
                 // least valid of all when no draw is a closed block with room to gain (a full
                 // one would be copied whole for nothing).
-                let mut pick = NONE;
-                for _ in 0..self.choices {
+                // A block with nothing valid left is taken first, drawn or not: it costs no copy,
+                // and firmware keeps such blocks on a list of its own (a sequential overwrite
+                // leaves whole blocks of them, which a random draw would pass over).
+                let mut pick = if self.choices > 0 { self.bhead[0] } else { NONE };
+                for _ in 0..if pick == NONE { self.choices } else { 0 } {
                     let b = self.rng.below(self.n_main as u64) as u32;
                     let v = self.valid[b as usize];
                     let better = pick == NONE || v < self.valid[pick as usize];
