@@ -18,7 +18,11 @@ impl Ftl {
                 // A block with nothing valid left is taken first, drawn or not: it costs no copy,
                 // and firmware keeps such blocks on a list of its own (a sequential overwrite
                 // leaves whole blocks of them, which a random draw would pass over).
-                let mut pick = if self.choices > 0 { self.bhead[0] } else { NONE };
+                let mut pick = if self.choices > 0 {
+                    self.bhead[0]
+                } else {
+                    NONE
+                };
                 for _ in 0..if pick == NONE { self.choices } else { 0 } {
                     let b = self.rng.below(self.n_main as u64) as u32;
                     let v = self.valid[b as usize];
