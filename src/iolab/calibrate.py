@@ -328,7 +328,7 @@ def _start(base: str, sim_capacity: int) -> dict[str, float]:
 def fit(
     refs: list[str],
     base: str,
-    budget: int = 120,
+    budget: int = 240,
     sim_capacity: int | None = None,
     cell_s: float = 0.25,
     rounds: int = 2,

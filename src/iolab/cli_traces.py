@@ -320,7 +320,7 @@ def sim_calibrate(
         help="The SSD preset to start from; its parameters other than the fitted ones are kept.",
     ),
     budget: int = typer.Option(
-        120, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."
+        240, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."
     ),
     capacity: Optional[str] = typer.Option(
         None,

@@ -52,7 +52,7 @@ def _digest(run: Path) -> dict[str, str]:
 
 def test_calibration_from_another_preset_recovers_the_measured_figures(iops_run):
     before = _digest(iops_run)
-    p = iolab("sim", "calibrate", str(iops_run), "--base", "entry-sata-compress", "--budget", "120", "--json")
+    p = iolab("sim", "calibrate", str(iops_run), "--base", "entry-sata-compress", "--budget", "240", "--json")
     assert p.returncode == 0, p.stderr + p.stdout
     res = json.loads(p.stdout)
     errors = {r["figure"]: r["error_pct"] for r in res["residuals"] if r["fitted"]}
