@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import EngineError
-from ..hosts import server_arg
+from ..hosts import answers, server_arg
 from ..workload import Workload
 from .fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
 from .fio_supervise import default_stall_timeout
@@ -96,10 +96,15 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
             and j.get("jobname") != "All clients"
         ]
         if not jobs:
-            lost.append(
-                f"host {leg.name} sent no results; it said: "
-                f"{' | '.join(ln for ln in lines if addr in ln)[-300:] or '(nothing)'}"
+            said = " | ".join(ln for ln in [*lines, *_lines(raw_dir / f"{tag}.stderr")] if addr in ln)[-300:]
+            # What fio printed of a lost host depends on when it went; whether its server still
+            # answers is asked now, so the message says what happened either way.
+            gone = (
+                ""
+                if answers(addr, port, timeout=2.0)
+                else f"; its fio server at {addr}:{port} no longer answers (disconnected)"
             )
+            lost.append(f"host {leg.name} sent no results; it said: {said or '(nothing)'}{gone}")
             continue
         name = f"{tag}.p{i}"
         result = parse_fio_json(json.dumps({"fio version": version, "jobs": jobs}), f"{out_path} (client {leg.name})")
@@ -120,9 +125,12 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     return parts
 
 
-def _said(lines: list[str], err_path: Path) -> str:
+def _lines(path: Path) -> list[str]:
     try:
-        err = err_path.read_text(errors="replace").strip().splitlines()
+        return path.read_text(errors="replace").strip().splitlines()
     except OSError:
-        err = []
-    return " | ".join([*lines, *err][-8:])[-600:] or "(nothing)"
+        return []
+
+
+def _said(lines: list[str], err_path: Path) -> str:
+    return " | ".join([*lines, *_lines(err_path)][-8:])[-600:] or "(nothing)"
