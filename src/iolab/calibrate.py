@@ -156,6 +156,10 @@ def _mean_square(res: list[float] | None) -> float:
 # -- the search ---------------------------------------------------------------------------
 
 
+def _clip(p: dict[str, float], bounds: dict[str, tuple[float, float]]) -> dict[str, float]:
+    return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
+
+
 def _pattern_search(
     cost: Callable[[dict], float],
     x: dict[str, float],
@@ -193,9 +197,6 @@ def _pattern_search(
                 return math.log(max(v + sign, 1))
         return x + sign * step
 
-    def clip(p: dict[str, float]) -> dict[str, float]:
-        return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
-
     def explore(p: dict[str, float], fp: float, shrink: bool = True) -> tuple[dict[str, float], float]:
         for n in p:
             if step[n] <= least and n not in discrete and n not in integer:
@@ -203,12 +204,13 @@ def _pattern_search(
             for sign in (1, -1):
                 if spent() >= budget:
                     return p, fp
-                q = clip(p | {n: probe(n, p[n], sign, step[n])})
+                q = _clip(p | {n: probe(n, p[n], sign, step[n])}, bounds)
                 if n in per:
                     # The count as rendered (at least 1): its change is what the partner follows.
-                    q = clip(
+                    q = _clip(
                         q
-                        | {per[n]: q[per[n]] + math.log(max(round(math.exp(q[n])), 1) / max(round(math.exp(p[n])), 1))}
+                        | {per[n]: q[per[n]] + math.log(max(round(math.exp(q[n])), 1) / max(round(math.exp(p[n])), 1))},
+                        bounds,
                     )
                 fq = cost(q)
                 if fq < fp:
@@ -228,7 +230,7 @@ def _pattern_search(
     while spent() < budget and any(v > least for n, v in step.items() if n not in discrete and n not in integer):
         y, fy = explore(x, f)
         while spent() < budget and fy < f:
-            ahead = clip({n: 2 * y[n] - x[n] for n in y})
+            ahead = _clip({n: 2 * y[n] - x[n] for n in y}, bounds)
             x, f = y, fy
             # Probes that fail around a point the pattern only guessed say nothing of the steps.
             y, fy = explore(ahead, cost(ahead), shrink=False)
@@ -254,9 +256,6 @@ def _least_squares(
     paying; the pattern search polishes from there."""
     names = [n for n in x if n not in discrete]
 
-    def clip(p: dict[str, float]) -> dict[str, float]:
-        return {n: min(max(v, bounds[n][0]), bounds[n][1]) for n, v in p.items()}
-
     def sq(r: list[float]) -> float:
         return float(np.dot(r, r))
 
@@ -268,9 +267,9 @@ def _least_squares(
         jac = np.zeros((len(r), len(names)))
         for j, n in enumerate(names):
             h = math.log(max(round(math.exp(x[n])) + 1, 2)) - x[n] if n in integer else math.log(1.2)
-            q = clip(x | {n: x[n] + h})
+            q = _clip(x | {n: x[n] + h}, bounds)
             if q[n] == x[n]:
-                q = clip(x | {n: x[n] - h})
+                q = _clip(x | {n: x[n] - h}, bounds)
             rq = resid(q) if q[n] != x[n] else None
             if rq is not None:
                 jac[:, j] = (np.array(rq) - r) / (q[n] - x[n])
@@ -278,7 +277,7 @@ def _least_squares(
         moved = False
         while not moved and spent() < budget and lam < 1e4:
             step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
-            q = clip(x | {n: x[n] + float(d) for n, d in zip(names, np.clip(step, -math.log(4), math.log(4)))})
+            q = _clip(x | {n: x[n] + float(d) for n, d in zip(names, np.clip(step, -math.log(4), math.log(4)))}, bounds)
             rq = resid(q)
             if rq is not None and sq(rq) < sq(r):
                 x, r, lam, moved = q, rq, max(lam / 3, 1e-4), True

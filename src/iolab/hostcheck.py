@@ -230,6 +230,8 @@ class RemoteHold:
 
     def __init__(self, h: Host, t: Target):
         self.host, self.target = h, t
+        self._code: int | None = None  # the remote command's exit, once it has ended
+        self._err = ""
         cmd = ssh_command(h, shlex.join(["flock", "-n", "-o", "-E", "75", "--", t.path, "sh", "-c", _HOLD]))
         try:
             self.proc: subprocess.Popen | None = subprocess.Popen(
@@ -254,9 +256,6 @@ class RemoteHold:
             f"host {h.name}: cannot lock the target {t.path} on {h.ssh} for the run (exit {self._code}): {said}. "
             "iolab holds an flock on an SSH host's target (util-linux flock) so no second run writes it meanwhile."
         )
-
-    _code: int | None = None
-    _err: str = ""
 
     def release(self) -> None:
         p, self.proc = self.proc, None
