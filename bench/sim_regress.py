@@ -10,7 +10,7 @@ The old build is a `git worktree` of REV in a temporary directory, built with `c
 runs in its own Python process, loaded from its file, on the same drive: the preset with the
 mechanisms the old model lacks turned off (greedy GC, gc_reserve 10, no buffer, no background
 GC, no mapping-update core time, units striped over the dies by address, no command-slot
-limit), a sequential fill, then MWRITES million 4 KiB random writes at
+limit, one controller core at 10 us per command as the old preset had), a sequential fill, then MWRITES million 4 KiB random writes at
 QD32, of which the CPU time of the process is measured. Old and new alternate `--rounds` times
 and the ratio of the medians is printed with both WAFs, which must agree: the machine is
 shared, so only ratios measured side by side mean anything.
@@ -48,6 +48,8 @@ PARAMS = {
     "bg_period_ms": "0",
     "die_alloc": "striped",
     "queue_slots": "0",
+    "controller_cores": "1",
+    "overhead_us": "10",
 }
 
 
