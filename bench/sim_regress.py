@@ -9,7 +9,8 @@ The old build is a `git worktree` of REV in a temporary directory, built with `c
 --release --lib` (its `lib_sim.so` is the same Python extension `uv sync` installs). Each build
 runs in its own Python process, loaded from its file, on the same drive: the preset with the
 mechanisms the old model lacks turned off (greedy GC, gc_reserve 10, no buffer, no background
-GC, no mapping-update core time), a sequential fill, then MWRITES million 4 KiB random writes at
+GC, no mapping-update core time, units striped over the dies by address, no command-slot
+limit, one controller core at 10 us per command as the old preset had), a sequential fill, then MWRITES million 4 KiB random writes at
 QD32, of which the CPU time of the process is measured. Old and new alternate `--rounds` times
 and the ratio of the medians is printed with both WAFs, which must agree: the machine is
 shared, so only ratios measured side by side mean anything.
@@ -45,6 +46,10 @@ PARAMS = {
     "time_spread_pct": "0",
     "read_retry_pct": "0",
     "bg_period_ms": "0",
+    "die_alloc": "striped",
+    "queue_slots": "0",
+    "controller_cores": "1",
+    "overhead_us": "10",
 }
 
 

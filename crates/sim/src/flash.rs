@@ -113,6 +113,9 @@ pub struct Flash {
     /// (centuries of virtual time).
     tree: Vec<u64>,
     leaves: usize,
+    /// Whether the tree is kept: a drive that stripes units over dies by address never asks
+    /// for the least-busy die, and keeping the tree costs a path per read and program.
+    least_wanted: bool,
     over: u64,
     kshift: u32,
 }
@@ -143,6 +146,7 @@ impl Flash {
             sensed: 0,
             tree: Vec::new(),
             leaves: (c.dies as usize).next_power_of_two(),
+            least_wanted: !c.striped,
             over: 0,
             kshift: u32::BITS - (c.dies.max(2) - 1).leading_zeros(),
         }
@@ -158,6 +162,9 @@ impl Flash {
     #[inline(always)]
     fn set_busy(&mut self, d: usize, t: u64) {
         self.die_busy[d] = t;
+        if !self.least_wanted {
+            return;
+        }
         self.over |= t >> (64 - self.kshift);
         let mut v = t << self.kshift | d as u64;
         let mut i = self.leaves + d;
@@ -181,7 +188,7 @@ impl Flash {
     /// packed key.
     #[inline(always)]
     pub fn least_busy(&self) -> Option<u32> {
-        if self.over != 0 {
+        if self.over != 0 || !self.least_wanted {
             return None;
         }
         Some((self.tree[1] & ((1 << self.kshift) - 1)) as u32)

@@ -10,9 +10,11 @@
 use serde_json::{json, Value};
 
 mod geometry;
+mod params;
 mod presets;
 mod resolve;
 
+pub use params::*;
 pub use presets::*;
 pub use resolve::{resolve, resolve_hdd, resolve_ssd};
 
@@ -53,6 +55,8 @@ pub struct SsdConfig {
     pub user_units: u32,
     pub channels: u32,
     pub dies: u32,
+    /// Units go to dies in turn by address rather than to the least-busy die.
+    pub striped: bool,
     pub planes: u32,
     pub pages_per_block: u32,
     pub page_bytes: u32,
@@ -352,50 +356,6 @@ mod tests {
                 "{}",
                 p.name
             );
-        }
-    }
-
-    #[test]
-    fn a_preset_states_only_what_differs_from_its_base() {
-        for p in PRESETS {
-            let defs = if p.kind == Kind::Ssd {
-                SSD_PARAMS
-            } else {
-                HDD_PARAMS
-            };
-            let names: Vec<&str> = p.values.iter().map(|(k, _)| *k).collect();
-            for (i, k) in names.iter().enumerate() {
-                assert!(defs.iter().any(|d| d.name == *k), "{}: unknown {k}", p.name);
-                assert!(!names[..i].contains(k), "{}: {k} twice", p.name);
-            }
-            let Some(base) = p.base else {
-                let all: Vec<&str> = defs.iter().map(|d| d.name).collect();
-                assert_eq!(
-                    names, all,
-                    "base preset {} gives every parameter in table order",
-                    p.name
-                );
-                continue;
-            };
-            let base = PRESETS
-                .iter()
-                .find(|b| b.name == base)
-                .expect("base preset exists");
-            assert!(
-                base.base.is_none() && base.kind == p.kind,
-                "{}: base {}",
-                p.name,
-                base.name
-            );
-            for (k, v) in p.values {
-                let inherited = base.resolved_values().into_iter().find(|(b, _)| b == k);
-                assert_ne!(
-                    inherited,
-                    Some((*k, *v)),
-                    "{}: {k}={v} repeats its base",
-                    p.name
-                );
-            }
         }
     }
 

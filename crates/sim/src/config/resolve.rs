@@ -281,6 +281,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         },
         gc_reserve,
         bg_gc: v.on("bg_gc"),
+        striped: v.raw("die_alloc") == "striped",
         bg_reserve_pct: pct(&v, "bg_reserve_pct", 100.0)?,
         idle_ns: ms0("idle_ms")?,
         compression: geo.chunks_per_unit > 1,

@@ -51,10 +51,24 @@ impl Ftl {
 
     /// The die for the next `c` chunks of frontier `k`: the open page's die until that page
     /// is full, then the least-busy die with room in the block (NONE when the block is full).
+    /// A striping drive takes the dies in turn, a program unit each, as the block's
+    /// addresses run (the first with room when that one has none).
     #[inline(always)]
     fn pick_die(&mut self, k: usize, c: u32, flash: &Flash) -> u32 {
         let share = self.share;
+        let (stripe, cpp) = (self.stripe, self.cpp);
         let f = &mut self.fronts[k];
+        if let Some(dies) = stripe {
+            let d = dies.modulo(cpp.quot(f.wp as u64)) as usize;
+            if f.dwp[d] + c <= share {
+                return d as u32;
+            }
+            return f
+                .dwp
+                .iter()
+                .position(|&w| w + c <= share)
+                .map_or(NONE, |d| d as u32);
+        }
         if f.cd != NONE {
             let w = f.dwp[f.cd as usize];
             if w < f.page_end && w + c <= share {

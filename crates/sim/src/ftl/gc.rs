@@ -97,6 +97,7 @@ impl Ftl {
         let v = self.valid[b as usize] as f64;
         let gain = cpb as f64 - v;
         self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
+        self.per_chunk = 1.0 / self.ratio;
         true
     }
 
@@ -167,7 +168,12 @@ impl Ftl {
             self.place_main(lpn, c, true, t, flash);
             self.c.gc_chunks += c as u64;
             self.vcopied += c;
-            self.pay(c as f64 / self.ratio);
+            // 1/ratio is kept for the one-chunk unit of most drives (it is the same quotient).
+            self.pay(if c == 1 {
+                self.per_chunk
+            } else {
+                c as f64 / self.ratio
+            });
             return c;
         }
     }

@@ -99,6 +99,8 @@ pub struct Ftl {
     fronts: [Front; 2],
     cpp: FastDiv,
     dies: u32,
+    /// The dies, when units are striped over them by address (`die_alloc` striped).
+    stripe: Option<FastDiv>,
     /// Chunks of an FTL block on each die.
     share: u32,
     slc_free: VecDeque<u32>,
@@ -117,6 +119,7 @@ pub struct Ftl {
     /// Free space (chunks) foreground GC owes; negative when it has reclaimed ahead.
     credit: f64,
     ratio: f64,
+    per_chunk: f64,
     urgent: bool,
     svictim: u32,
     svcur: u32,
@@ -196,6 +199,7 @@ impl Ftl {
             fronts: [Front::new(cfg.dies), Front::new(cfg.dies)],
             cpp: FastDiv::new(cfg.chunks_per_prog as u64),
             dies: cfg.dies,
+            stripe: cfg.striped.then(|| FastDiv::new(cfg.dies as u64)),
             share: cfg.cpb / cfg.dies,
             slc_free: VecDeque::new(),
             slc_closed: VecDeque::new(),
@@ -210,6 +214,7 @@ impl Ftl {
             gq_len: 0,
             credit: 0.0,
             ratio: 0.0,
+            per_chunk: 0.0,
             urgent: false,
             svictim: NONE,
             svcur: 0,

@@ -125,6 +125,7 @@ impl Ftl {
         self.vcur = s[6] as u32;
         self.credit = f64::from_bits(s[7]);
         self.ratio = f64::from_bits(s[8]);
+        self.per_chunk = 1.0 / self.ratio;
         self.urgent = s[9] != 0;
         self.svictim = s[10] as u32;
         self.svcur = s[11] as u32;
