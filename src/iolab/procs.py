@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 def pid_alive(pid: int) -> bool:
@@ -16,19 +17,49 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def process_start(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None.
-    With the boot id it tells a live process from a later one that reused its pid."""
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat from field 3 (the state) on; empty if the process is gone."""
     try:
         text = open(f"/proc/{pid}/stat").read()
     except OSError:
-        return None
+        return []
     # The command name (field 2) may hold spaces and parentheses: fields follow its last ')'.
-    fields = text[text.rfind(")") + 2 :].split()
+    return text[text.rfind(")") + 2 :].split()
+
+
+def process_start(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None.
+    With the boot id it tells a live process from a later one that reused its pid."""
+    fields = _stat(pid)
     try:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def process_state(pid: int) -> str:
+    """The process's state letter (R, S, D, T, Z ...), or "" if it is gone."""
+    fields = _stat(pid)
+    return fields[0] if fields else ""
+
+
+def working_in(directory: Path) -> list[tuple[int, list[str]]]:
+    """The processes whose working directory is `directory`, with their command lines. A
+    zombie has none, and processes another user owns cannot be read (nor be ours)."""
+    want = os.path.realpath(directory)
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd") != want:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        found.append((int(entry), argv))
+    return found
 
 
 def boot_id() -> str | None:
