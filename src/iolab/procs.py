@@ -1,8 +1,10 @@
-"""Small facts about processes, shared by the store (dead writers) and capture (stale locks)."""
+"""Small facts about processes, shared by the store (dead writers), capture (stale locks) and
+resume (what a stopped run left running), and the children that die with iolab."""
 
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 
@@ -80,3 +82,25 @@ def same_process_alive(pid: int, start: int | None, boot: str | None) -> bool:
         now = process_start(pid)
         return now is None or now == start
     return True
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(sig: int = signal.SIGKILL):
+    """preexec_fn: the kernel sends the child `sig` when this process dies, even by SIGKILL.
+    Armed in the child before it execs, and the child exits at once if its parent died before
+    that (a wrapper such as setpriv would arm it only after its own exec, too late for a parent
+    killed in between). (The kernel means the thread that started the child: it is started
+    from the thread that runs the test, which lasts as long as the run.)"""
+    import ctypes  # here, not at import: most commands start no child
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getpid()
+
+    def arm() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, sig)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+
+    return arm
