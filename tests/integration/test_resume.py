@@ -22,8 +22,11 @@ ROUNDS = 5  # the steady-state window, no more
 CELLS = 9  # latency: 3 mixes × 3 block sizes
 
 
-def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()) -> Path:
-    """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains `when`."""
+def run_and_kill(
+    scratch: Path, runs: Path, when: str, run: tuple[str, ...] = (), env: dict | None = None, also=lambda raw: True
+) -> Path:
+    """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains
+    `when` and `also(the raw directory)` holds."""
     run = run or (
         "latency",
         "--cell-time",
@@ -34,11 +37,11 @@ def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()
         f"file:{scratch}/target.img?size=64MiB",
     )
     cmd = [*IOLAB, "run", *run, "--quick", "--runs-dir", str(runs), "--no-report"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:
-            if any(when in p.name for p in runs.glob("*/raw/*")):
+            if any(when in p.name for p in runs.glob("*/raw/*")) and also(next(runs.glob("*/raw"))):
                 break
             time.sleep(0.1)
         assert proc.poll() is None, "the run ended before the kill point"
@@ -258,24 +261,15 @@ def test_resume_ends_the_fio_a_killed_run_left_running_before_it_runs_the_round_
     wrapper.write_text(f'#!/bin/sh\n{shutil.which("fio")} "$@"\n')
     wrapper.chmod(0o755)
     env = dict(os.environ, PATH=f"{wrapper.parent}:{os.environ['PATH']}")
-    runs = scratch / "runs"
     tag = "SEQ_1024KiB-r01-c00-100_0_1024KiB"
-    cmd = [*IOLAB, "run", "throughput", "--quick", "--cell-time", "3s", "--max-rounds", "1"]
-    cmd += ["-t", f"file:{scratch}/target.img?size=64MiB", "--runs-dir", str(runs), "--no-report"]
-    proc = subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            raws = list(runs.glob("*/raw"))
-            # the wrapper, fio and its job process: the cell's IO is under way
-            if raws and (raws[0] / f"{tag}.fio").exists() and len(jobs_running_in(raws[0])) >= 3:
-                break
-            time.sleep(0.02)
-        assert proc.poll() is None, "the run ended before the kill point"
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
-    [run] = runs.iterdir()
+    run = run_and_kill(
+        scratch,
+        scratch / "runs",
+        tag,
+        ("throughput", "--cell-time", "3s", "--max-rounds", "1", "-t", f"file:{scratch}/target.img?size=64MiB"),
+        env,
+        lambda raw: len(jobs_running_in(raw)) >= 3,  # the wrapper, fio and its job process: the cell's IO is under way
+    )
     raw = run / "raw"
     orphans = jobs_running_in(raw)
     assert orphans, "no fio left running: the scenario did not happen"
