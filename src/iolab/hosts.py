@@ -25,7 +25,8 @@ from pathlib import Path
 
 from .errors import EngineError, IolabError
 from .hostlist import Host
-from .serverpids import die_with_parent, record, stop_leftovers, stop_pid
+from .procs import die_with_parent
+from .serverpids import record, stop_leftovers, stop_pid
 
 CONNECT_TIMEOUT_S = 2.0
 START_TIMEOUT_S = 10.0

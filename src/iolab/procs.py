@@ -1,8 +1,11 @@
-"""Small facts about processes, shared by the store (dead writers) and capture (stale locks)."""
+"""Small facts about processes, shared by the store (dead writers), capture (stale locks) and
+resume (what a stopped run left running), and the children that die with iolab."""
 
 from __future__ import annotations
 
 import os
+import signal
+from pathlib import Path
 
 
 def pid_alive(pid: int) -> bool:
@@ -16,19 +19,49 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def process_start(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None.
-    With the boot id it tells a live process from a later one that reused its pid."""
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat from field 3 (the state) on; empty if the process is gone."""
     try:
         text = open(f"/proc/{pid}/stat").read()
     except OSError:
-        return None
+        return []
     # The command name (field 2) may hold spaces and parentheses: fields follow its last ')'.
-    fields = text[text.rfind(")") + 2 :].split()
+    return text[text.rfind(")") + 2 :].split()
+
+
+def process_start(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or None.
+    With the boot id it tells a live process from a later one that reused its pid."""
+    fields = _stat(pid)
     try:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def process_state(pid: int) -> str:
+    """The process's state letter (R, S, D, T, Z ...), or "" if it is gone."""
+    fields = _stat(pid)
+    return fields[0] if fields else ""
+
+
+def working_in(directory: Path) -> list[tuple[int, list[str]]]:
+    """The processes whose working directory is `directory`, with their command lines. A
+    zombie has none, and processes another user owns cannot be read (nor be ours)."""
+    want = os.path.realpath(directory)
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd") != want:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            continue
+        found.append((int(entry), argv))
+    return found
 
 
 def boot_id() -> str | None:
@@ -49,3 +82,25 @@ def same_process_alive(pid: int, start: int | None, boot: str | None) -> bool:
         now = process_start(pid)
         return now is None or now == start
     return True
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(sig: int = signal.SIGKILL):
+    """preexec_fn: the kernel sends the child `sig` when this process dies, even by SIGKILL.
+    Armed in the child before it execs, and the child exits at once if its parent died before
+    that (a wrapper such as setpriv would arm it only after its own exec, too late for a parent
+    killed in between). (The kernel means the thread that started the child: it is started
+    from the thread that runs the test, which lasts as long as the run.)"""
+    import ctypes  # here, not at import: most commands start no child
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getpid()
+
+    def arm() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, sig)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+
+    return arm

@@ -8,7 +8,8 @@ capacity; a file's path, inode and size; a simulated drive's preset and paramete
 a run measures one drive. A phase that cannot continue says why and runs again from its purge:
 on a simulated drive (its state ended with its process), after a kill in preconditioning, or
 when the target was written since. Nothing stored is deleted: cells of a round that is run
-again are kept as kind 'interrupted', their files under raw/interrupted-N/.
+again are kept as kind 'interrupted', their files under raw/interrupted-N/. Processes the
+stopped run left working in raw/ (an fio its death did not stop) are ended first (leftovers.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .engines.fio_hosts import legs_from_manifest, split_engine
 from .engines.fio_job import async_ioengine
 from .errors import IolabError
 from .identity import differences, last_modified, target_identity
+from .leftovers import end_leftovers
 from .manifest import manifest_of
 from .phaseend import early_stop, steady_minimum, written_since_purge
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
@@ -104,6 +106,9 @@ def prepare(
     claim = TargetClaim(target, None) if remote else targets.claim(target)
     engine = None
     try:
+        # Nothing of the stopped run may still write into raw/ or onto the target when resume
+        # reads or moves its files, or when the safety checks ask whether the target is in use.
+        ended = end_leftovers(probe.raw_dir, m.run_id)
         if not remote:
             targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
         engine = (
@@ -147,7 +152,7 @@ def prepare(
             tested_by=m.platform.get("tested_by", ""),
         )
         store = RunStore.open(probe.dir, writable=True)
-        notes: list[str] = []
+        notes: list[str] = [ended] if ended else []
         now = engine_versions(engine, target).get("ioengine")
         if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
             notes.append(f"fio ioengine {now} from here on (the rounds before used {ran_with}).")

@@ -299,6 +299,10 @@ class Runner:
             if kind == "precondition"
             else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}"
         )
+        if strays := self.store.set_aside_strays(tag):
+            note = f"{tag}: {strays} raw file(s) of an attempt never stored, set aside in raw/interrupted-*/"
+            self.progress.note(note)
+            manifest_of(self.store).notes.append(note)
         result = self.engine.run(
             self.target,
             cell.workload,

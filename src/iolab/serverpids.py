@@ -6,7 +6,6 @@ lists a server whose owner is gone; the next hosts run stops it."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -29,24 +28,6 @@ def stop_pid(pid: int, wait_s: float = 5.0) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass  # gone
-
-
-PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(None, use_errno=True)
-
-
-def die_with_parent():
-    """preexec_fn: the kernel kills the child when this process dies, even by SIGKILL. (The
-    kernel means the thread that started the child: servers are started from the thread that
-    runs the test, which lasts as long as the run.)"""
-    parent = os.getpid()
-
-    def arm() -> None:
-        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before the signal was armed
-            os._exit(1)
-
-    return arm
 
 
 def servers_dir() -> Path:

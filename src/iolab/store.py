@@ -14,7 +14,6 @@ manifest.json in manifest.py; results.db's schema and connections are resultsdb.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -31,7 +30,6 @@ from .cellschema import CellRow as CellRow
 from .durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
-    fsync_dir,
     is_disk_full,
     no_room,
     release_space,
@@ -41,6 +39,7 @@ from .durable import (
 from .errors import IolabError
 from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
 from .procs import same_process_alive
+from .rawaside import move_aside, raw_files
 from .results import Histogram, RoundResult
 from .resultsdb import check_tables, open_for_writing, open_readonly
 from .steady import VariableVerdict
@@ -353,16 +352,7 @@ class RunStore:
         its cells become kind 'interrupted', its raw files (those of the cells and any output of
         a cell that was never stored, named by `raw_prefixes`) move to raw/interrupted-N/.
         Returns the number of files moved."""
-        n = 1
-        while (self.raw_dir / f"interrupted-{n}").exists():
-            n += 1
-        dest_rel = f"raw/interrupted-{n}"
-        moved: dict[str, str] = {}
-        for f in sorted(self.raw_dir.iterdir()) if self.raw_dir.is_dir() else []:
-            if f.is_file() and f.name.startswith(tuple(raw_prefixes)):
-                (self.dir / dest_rel).mkdir(exist_ok=True)
-                os.replace(f, self.dir / dest_rel / f.name)
-                moved[f"raw/{f.name}"] = f"{dest_rel}/{f.name}"
+        moved = move_aside(self.raw_dir, raw_files(self.raw_dir, tuple(raw_prefixes)))
         with self._tx():
             rows = self._db.execute(
                 "SELECT id, raw_files FROM cells WHERE phase=? AND round>=? AND kind IN ('measure', 'precondition')",
@@ -378,9 +368,20 @@ class RunStore:
             self._db.execute(
                 "UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,)
             )
-        if moved:
-            fsync_dir(self.raw_dir)
         return len(moved)
+
+    def set_aside_strays(self, tag: str) -> int:
+        """Raw files of cell `tag` that no stored cell names (output of an attempt that was never
+        stored, e.g. written by a stopped run's process after resume had set its round aside)
+        move to a new raw/interrupted-N/, so that the cell can run. Stored output is never
+        moved: the engine then refuses to overwrite it. Returns the number of files moved."""
+        files = raw_files(self.raw_dir, (f"{tag}.", f"{tag}_"))
+        if not files:
+            return 0
+        named = {x for (raw,) in self._db.execute("SELECT raw_files FROM cells") for x in json.loads(raw or "[]")}
+        if any(f"raw/{f.name}" in named for f in files):
+            return 0
+        return len(move_aside(self.raw_dir, files))
 
     # -- reading ----------------------------------------------------------------------------
     def phases(self) -> list[PhaseRow]:

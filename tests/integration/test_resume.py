@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -20,8 +22,11 @@ ROUNDS = 5  # the steady-state window, no more
 CELLS = 9  # latency: 3 mixes × 3 block sizes
 
 
-def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()) -> Path:
-    """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains `when`."""
+def run_and_kill(
+    scratch: Path, runs: Path, when: str, run: tuple[str, ...] = (), env: dict | None = None, also=lambda raw: True
+) -> Path:
+    """Start a quick run (default: latency on a file) and kill -9 it once a raw file name contains
+    `when` and `also(the raw directory)` holds."""
     run = run or (
         "latency",
         "--cell-time",
@@ -32,11 +37,11 @@ def run_and_kill(scratch: Path, runs: Path, when: str, run: tuple[str, ...] = ()
         f"file:{scratch}/target.img?size=64MiB",
     )
     cmd = [*IOLAB, "run", *run, "--quick", "--runs-dir", str(runs), "--no-report"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:
-            if any(when in p.name for p in runs.glob("*/raw/*")):
+            if any(when in p.name for p in runs.glob("*/raw/*")) and also(next(runs.glob("*/raw"))):
                 break
             time.sleep(0.1)
         assert proc.poll() is None, "the run ended before the kill point"
@@ -227,3 +232,96 @@ def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scra
         assert r.state == "failed" and r.problem is None
     finally:
         subprocess.run(["umount", str(runs)], check=True)
+
+
+def jobs_running_in(raw: Path) -> dict[int, str]:
+    """Live processes (no zombies) working in `raw` on a job file: a run's fio and its job processes."""
+    found = {}
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and os.readlink(p / "cwd") == str(raw):
+                cmd = (p / "cmdline").read_bytes()
+                stat = (p / "stat").read_text()
+                if b".fio\0" in cmd and stat[stat.rfind(")") + 2] != "Z":
+                    found[int(p.name)] = stat[stat.rfind(")") + 2 :].split()[19]  # with its start time
+        except OSError:
+            continue
+    return found
+
+
+def test_resume_ends_the_fio_a_killed_run_left_running_before_it_runs_the_round_again(scratch):
+    """kill -9 of iolab reaches only its own child: fio started through a wrapper (here a shell
+    that does not exec it) runs on, orphaned, to the end of its cell, writing into raw/ and onto
+    the target. `iolab resume` started at once must end it before it sets the round aside: its
+    IO must not overlap the round run again, and none of its files may land in raw/ after the
+    move. A raw file of a round the run never stored, found where a cell is about to run, is
+    set aside too instead of failing the run."""
+    wrapper = scratch / "bin" / "fio"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\n{shutil.which("fio")} "$@"\n')
+    wrapper.chmod(0o755)
+    env = dict(os.environ, PATH=f"{wrapper.parent}:{os.environ['PATH']}")
+    tag = "SEQ_1024KiB-r01-c00-100_0_1024KiB"
+    run = run_and_kill(
+        scratch,
+        scratch / "runs",
+        tag,
+        ("throughput", "--cell-time", "3s", "--max-rounds", "1", "-t", f"file:{scratch}/target.img?size=64MiB"),
+        env,
+        lambda raw: len(jobs_running_in(raw)) >= 3,  # the wrapper, fio and its job process: the cell's IO is under way
+    )
+    raw = run / "raw"
+    orphans = jobs_running_in(raw)
+    assert orphans, "no fio left running: the scenario did not happen"
+    # Held, so that they are still there when resume looks however slow the machine (resume
+    # sends SIGCONT with its SIGTERM); whatever is left at the end is killed.
+    for pid in orphans:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        resume_after_orphans(run, tag, orphans, env["PATH"])
+    finally:
+        for pid, _ in set(orphans.items()) & set(jobs_running_in(raw).items()):
+            os.kill(pid, signal.SIGKILL)
+
+
+def resume_after_orphans(run: Path, tag: str, orphans: dict[int, str], path: str) -> None:
+    raw = run / "raw"
+    # as a process iolab cannot see (another machine sharing the runs directory) would leave it
+    stray = raw / "SEQ_128KiB-r00-c00-WIPC_SEQ_128KiB_W_bw.1.log"
+    stray.write_text("0, 1, 0, 0, 0\n")
+
+    overlap: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:  # is a process of the killed attempt alive once the round runs again?
+        while not done.is_set():
+            again = (raw / f"{tag}.fio").exists() and (raw / "interrupted-1" / f"{tag}.fio").exists()
+            if again and (alive := set(orphans.items()) & set(jobs_running_in(raw).items())):
+                overlap.append(f"pids {sorted(p for p, _ in alive)} still run as round {tag} runs again")
+                return
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        res = iolab("resume", str(run), "--no-report", timeout=600, env={"PATH": path})
+    finally:
+        done.set()
+        watcher.join()
+    assert overlap == [], res.stdout
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "ended pid" in res.stdout and "the stopped run had left running" in res.stdout
+    assert not set(orphans.items()) & set(jobs_running_in(raw).items())
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete"
+    cells = [(c.phase, c.round, c.ordinal) for c in store.cells()]
+    assert len(cells) == len(set(cells)) == 4  # two phases × two cells, each once
+    store.close()
+    con = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    named = {f for (files,) in con.execute("SELECT raw_files FROM cells") for f in json.loads(files or "[]")}
+    con.close()
+    # raw/ holds only stored cells' output; the killed attempt's files and the stray are kept aside
+    stored = tuple(f[4:-5] + sep for f in named if f.startswith("raw/") and f.endswith(".json") for sep in "._")
+    assert [p.name for p in raw.iterdir() if p.is_file() and not p.name.startswith(stored)] == []
+    assert (raw / "interrupted-1" / f"{tag}.fio").exists()
+    assert [p.relative_to(raw).parent.name for p in raw.glob(f"interrupted-*/{stray.name}")] != []

@@ -151,7 +151,7 @@ def test_manifest_is_replaced_atomically_and_a_failed_write_leaves_no_tmp(tmp_pa
     s = RunStore.open(d, writable=True)
     old = (d / "manifest.json").read_text()
     synced = []
-    monkeypatch.setattr(store_mod.os, "fsync", lambda fd: synced.append(fd))
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
     s.manifest.notes.append("changed")
     s.write_manifest()
     assert len(synced) == 2  # the file, then its directory
@@ -160,7 +160,7 @@ def test_manifest_is_replaced_atomically_and_a_failed_write_leaves_no_tmp(tmp_pa
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_mod.os, "fsync", full)
+    monkeypatch.setattr(os, "fsync", full)
     s.manifest.notes.append("again")
     with pytest.raises(ResultsDiskFull, match="results disk full at"):
         s.finish("failed", "x")
@@ -319,3 +319,25 @@ def test_runs_table_never_cuts_a_run_id_at_80_columns(tmp_path):
     assert "…" not in out
     first_column = "".join(line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│"))
     assert d.name in first_column, out
+
+
+def test_stray_raw_files_of_a_cell_are_set_aside_but_stored_output_never_moves(tmp_path):
+    d = finished_run(tmp_path, rounds=1)
+    s = RunStore.open(d, writable=True)
+    try:
+        [named] = s.cells("main")[0].raw_files
+        stored = d / named
+        stored.write_text("{}")  # the stored cell's own output, and a log beside it
+        log = stored.with_name(stored.stem + "_bw.1.log")
+        log.write_text("0, 1, 0, 0, 0\n")
+        assert s.set_aside_strays(stored.stem) == 0
+        assert stored.exists() and log.exists() and not (d / "raw" / "interrupted-1").exists()
+        strays = [d / "raw" / "main-r02-c00-x.fio", d / "raw" / "main-r02-c00-x_iops.1.log"]
+        other = d / "raw" / "main-r02-c00-xy.fio"  # another cell's name that only begins the same
+        for f in [*strays, other]:
+            f.write_text("x")
+        assert s.set_aside_strays("main-r02-c00-x") == 2
+        assert sorted(p.name for p in (d / "raw" / "interrupted-1").iterdir()) == sorted(f.name for f in strays)
+        assert other.exists() and not any(f.exists() for f in strays)
+    finally:
+        s.close()

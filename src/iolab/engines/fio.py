@@ -5,13 +5,14 @@ JSON+ output and per-second logs back into a `RoundResult` (`fio_parse`)."""
 from __future__ import annotations
 
 import os
-import shutil
+import signal
 import stat
 import subprocess
 import time
 from pathlib import Path
 
 from ..errors import EngineError, IolabError
+from ..procs import die_with_parent
 from ..results import RoundResult
 from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
 from ..targets import PurgeOutcome, Target
@@ -127,11 +128,6 @@ class FioEngine:
         stall_s = self.stall_timeout if self.stall_timeout is not None else default_stall_timeout(workload)
         stalled: Stalled | None = None
         killed = True
-        # If iolab dies without a chance to stop fio (SIGKILL), the kernel sends fio SIGTERM:
-        # a byte-budget round has no runtime cap and would otherwise go on writing.
-        setpriv = shutil.which("setpriv")
-        if setpriv:
-            cmd = [setpriv, "--pdeathsig", "TERM", *cmd]
         reports = ReportStream()
         with open(err_path, "ab") as err:
             try:
@@ -149,6 +145,9 @@ class FioEngine:
                     stderr=err,
                     start_new_session=True,
                     restore_signals=False,
+                    # If iolab dies without a chance to stop fio (SIGKILL), the kernel sends fio
+                    # SIGTERM: a byte-budget round has no runtime cap and would go on writing.
+                    preexec_fn=die_with_parent(signal.SIGTERM),
                 )
             except FileNotFoundError:
                 raise fio_missing(self.fio) from None
