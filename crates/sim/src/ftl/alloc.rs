@@ -49,8 +49,10 @@ impl Ftl {
         f.blk != NONE && f.dwp.iter().any(|&w| w + c <= share)
     }
 
-    /// The die for the next `c` chunks of frontier `k`: the open page's die until that page
-    /// is full, then the least-busy die with room in the block (NONE when the block is full).
+    /// The die for the next unit (`c` chunks) of frontier `k`: the least-busy die with room in
+    /// the block (NONE when the block is full). Every unit chooses afresh, as a controller
+    /// hands each unit to the first die free: `page_end` is set one chunk past the chosen
+    /// die's write point, so the `cd` shortcut holds only within the unit being placed.
     /// A striping drive takes the dies in turn, a program unit each, as the block's
     /// addresses run (the first with room when that one has none).
     #[inline(always)]
