@@ -11,10 +11,14 @@ from .durable import fsync_dir
 
 
 def raw_files(raw_dir: Path, prefixes: tuple[str, ...]) -> list[Path]:
-    """The files directly in `raw_dir` whose names start with one of `prefixes`."""
-    return sorted(
-        f for f in (raw_dir.iterdir() if raw_dir.is_dir() else ()) if f.is_file() and f.name.startswith(prefixes)
-    )
+    """The files directly in `raw_dir` whose names start with one of `prefixes`. The runner asks
+    before every cell, so the listing is a plain scan (the name first, the file type from the
+    directory entry): a stat of every file of a long run per cell would cost more than the check."""
+    try:
+        with os.scandir(raw_dir) as entries:
+            return sorted(Path(e.path) for e in entries if e.name.startswith(prefixes) and e.is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def move_aside(raw_dir: Path, files: list[Path]) -> dict[str, str]:
