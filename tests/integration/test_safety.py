@@ -408,6 +408,9 @@ def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> t
         text=True,
         start_new_session=True,
         env=dict(os.environ, COLUMNS="200"),
+        # the test stops it with SIGINT: a suite started in the background hands its children
+        # SIGINT ignored, which Python then keeps (no KeyboardInterrupt), so the child gets the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.time() + 300
