@@ -24,7 +24,7 @@ from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.targets import Target, parse_target
 
-from .conftest import IOLAB, iolab, read_direct
+from .conftest import IOLAB, default_signals, iolab, read_direct
 
 pytestmark = [
     pytest.mark.integration,
@@ -408,9 +408,7 @@ def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> t
         text=True,
         start_new_session=True,
         env=dict(os.environ, COLUMNS="200"),
-        # the test stops it with SIGINT: a suite started in the background hands its children
-        # SIGINT ignored, which Python then keeps (no KeyboardInterrupt), so the child gets the default
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,  # stopped with SIGINT below
     )
     try:
         deadline = time.time() + 300
