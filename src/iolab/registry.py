@@ -8,7 +8,6 @@ Nothing here imports report/ or compare; only this module and api.py map names t
 
 from __future__ import annotations
 
-from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,8 +115,6 @@ def sequence(name: str, everything: bool = False) -> list[TestDef]:
 def build_plan(name: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
     """The plan of one test. `workload` is the input of the tests that need one (the RWSW
     tests: the `iolab trace analyze` output directory or one of its files)."""
-    from .suites import untested_capacity
-
     test = get(name)
     if test.needs_workload and workload is None:
         raise IolabError(
@@ -127,6 +124,4 @@ def build_plan(name: str, profile: Profile, target: Target, workload: str | Path
     if not test.needs_workload and workload is not None:
         takers = ", ".join(t.name for t in all() if t.needs_workload)
         raise IolabError(f"test {name}: takes no --workload (only {takers} do).")
-    plan = test.build(profile, target, Path(workload) if workload is not None else None)
-    untested = untested_capacity(profile, target)
-    return replace(plan, rule=replace(plan.rule, untested_bytes=untested)) if untested else plan
+    return test.build(profile, target, Path(workload) if workload is not None else None)

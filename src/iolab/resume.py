@@ -28,7 +28,7 @@ from .errors import IolabError
 from .identity import differences, last_modified, target_identity
 from .leftovers import end_leftovers
 from .manifest import manifest_of
-from .phaseend import early_stop, steady_minimum, written_since_purge
+from .phaseend import after_round, settle, written_since_purge
 from .plan import Cell, Deferred, Phase, Profile, TestPlan
 from .runfiles import INPUTS_DIR
 from .runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
@@ -264,20 +264,13 @@ def _within(
         verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
-        stop = early_stop(
-            ph,
-            verdict,
-            written,
-            elapsed,
-            written_since_purge(store, i),
-            steady_minimum(plan, ph),
-            plan.rule.minimum_text(),
-        )
+        ended = (written, elapsed, written_since_purge(store, i), target.capacity)
+        stop = after_round(store, plan, ph, verdict, ended)
         if stop is not None or done >= ph.max_rounds:
             # It was killed after its last round, before closing the phase.
-            store.finish_phase(
-                ph.name, verdict.steady if verdict else None, done, stop or f"reached the round limit ({ph.max_rounds})"
-            )
+            steady, why_not = settle(store, plan, ph, verdict, ended)
+            reason = stop or f"reached the round limit ({ph.max_rounds})"
+            store.finish_phase(ph.name, steady, done, reason + (f"; {why_not}" if why_not not in reason else ""))
             notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
             return _where(store, plan, target, caps, notes)
     notes.append(

@@ -23,7 +23,7 @@ from .errors import IolabError
 from .identity import target_identity
 from .live import LiveFile
 from .manifest import manifest_of
-from .phaseend import early_stop, steady_minimum, too_fresh, written_since_purge
+from .phaseend import after_round, settle, written_since_purge
 from .plan import Cell, Deferred, Phase, TestPlan
 from .results import PARTIAL_TOLERANCE, RoundResult, check_result
 from .runstart import RunOptions, phase_summary
@@ -212,7 +212,7 @@ class Runner:
         samples = list(at.samples if at else ())
         decision: Decision | None = None
         verdict: SteadyVerdict | None = None
-        minimum = steady_minimum(self.plan, phase)
+        capacity = self.target.capacity
         stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
         rnd = first - 1
         for rnd in range(first, phase.max_rounds + 1):
@@ -246,7 +246,7 @@ class Runner:
             if verdict is not None:
                 store.add_steady(phase.name, rnd, verdict.variables)
             self.progress.round_done(phase, rnd, history, verdict)
-            early = early_stop(phase, verdict, written, elapsed, self.since_purge, minimum, rule.minimum_text())
+            early = after_round(store, self.plan, phase, verdict, (written, elapsed, self.since_purge, capacity))
             if early is not None:
                 stop_reason = early
                 break
@@ -255,17 +255,9 @@ class Runner:
                 stop_reason = (
                     "ran its single round" if phase.max_rounds == 1 else f"ran all {phase.max_rounds} intervals"
                 )
-        steady = verdict.steady if verdict is not None else None
-        if steady and phase.min_write_bytes and written < phase.min_write_bytes:
-            # A write-saturation test is not steady on a drive that has not yet been filled.
-            steady = False
-            stop_reason += (
-                f"; only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
-                "required before steady state is accepted"
-            )
-        if steady and self.since_purge < minimum:
-            steady = False
-            stop_reason += "; " + too_fresh(self.since_purge, minimum, rule.minimum_text())
+        steady, why_not = settle(store, self.plan, phase, verdict, (written, elapsed, self.since_purge, capacity))
+        if why_not and why_not not in stop_reason:
+            stop_reason += "; " + why_not
         if steady is False and phase.stop_on_steady:
             self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
         store.finish_phase(phase.name, steady, rnd, stop_reason)

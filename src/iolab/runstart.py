@@ -16,7 +16,7 @@ from .decide import rule_record
 from .engines import Engine, purge_methods
 from .errors import IolabError
 from .manifest import Manifest, now_iso
-from .phaseend import rule_text
+from .phaseend import range_label, range_share, rule_text
 from .plan import Deferred, Phase, TestPlan
 from .store import RunStore
 from .targets import DeviceFacts, Target
@@ -68,9 +68,11 @@ def platform_facts() -> dict[str, Any]:
 def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
     profile = plan.profile
     noncompliance = profile.noncompliance()
-    if plan.capacity < int(target.capacity * profile.active_range):
+    share = range_share(plan.capacity, target.capacity, profile.active_range)
+    if share is not None:
         noncompliance.append(
-            f"tested capacity limited to {plan.capacity / 1e9:.3f} GB of {target.capacity / 1e9:.3f} GB"
+            f"{range_label(share)} (tested capacity limited to {plan.capacity / 1e9:.3f} GB of "
+            f"{target.capacity / 1e9:.3f} GB)"
         )
     if options.purge_method == "none":
         noncompliance.append("no purge (--purge none)")

@@ -20,11 +20,11 @@ gets its own verdict over that window but does not decide.
 A flat window alone does not say the drive has left fresh-out-of-box: a fresh drive writes at a
 flat, fast plateau until its free blocks run out, and that plateau passes the rule. So steady
 state is accepted only once `min_write_multiple` × the tested capacity has been written since
-the last purge (the phase's preconditioning and the phases before it since that purge count),
-plus, when the tested range is cut to the quick limit, the drive's capacity outside it: writes
-confined to a small range consume the purged drive's free flash before garbage collection starts.
+the last purge (the phase's preconditioning and the phases before it since that purge count).
 The PTS does not state such a minimum (UNVERIFIED); the default, 2×, is its WIPC volume, and it
-is printed with the rule in every report.
+is printed with the rule in every report. The other evidence that the drive left
+fresh-out-of-box (a simulated drive's own erase counter, a tested range that is the drive's)
+is phaseend.py's.
 """
 
 from __future__ import annotations
@@ -43,10 +43,6 @@ class SteadyRule:
     max_rounds: int = 25
     strict: bool = False  # False: ≤ (inclusive, default); True: <
     min_write_multiple: float = 2.0  # × tested capacity written since the purge before steady state counts
-    # The drive's capacity outside a range cut to the quick limit: after a purge, writes confined
-    # to a small range leave fresh-out-of-box only once the drive's free flash is used up, which
-    # takes about the whole drive, so what the range does not cover counts toward the minimum too.
-    untested_bytes: int = 0
 
     def describe(self, limit: str | None = None) -> str:
         """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
@@ -59,17 +55,12 @@ class SteadyRule:
         )
 
     def minimum_text(self) -> str:
-        rest = (
-            f" plus the {self.untested_bytes / 1e9:.3f} GB of the drive outside it"
-            if self.untested_bytes and self.min_write_multiple
-            else ""
-        )
-        return f"{self.min_write_multiple:g}× the tested capacity{rest}"
+        return f"{self.min_write_multiple:g}× the tested capacity"
 
     def min_write_bytes(self, capacity: int) -> int:
         if not self.min_write_multiple:
             return 0
-        return int(self.min_write_multiple * capacity) + self.untested_bytes
+        return int(self.min_write_multiple * capacity)
 
 
 @dataclass(frozen=True)

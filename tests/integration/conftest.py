@@ -6,6 +6,7 @@ from __future__ import annotations
 import mmap
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,14 @@ def loop_device(scratch):
     finally:
         subprocess.run(["umount", dev], capture_output=True)
         subprocess.run(["losetup", "-d", dev], capture_output=True)
+
+
+def default_signals() -> None:
+    """A child's preexec_fn for a test that stops it with SIGINT or SIGTERM: a suite started in
+    the background hands its children SIGINT ignored, which Python then keeps (no
+    KeyboardInterrupt), so the child sets both to their defaults itself."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def iolab(*args: str, timeout: float = 900, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -21,6 +21,8 @@ from iolab.traces import TraceTable, capture, import_trace
 from iolab.traces.capture import INSTANCE, TRACEFS
 from iolab.traces.tracefs_raw import import_tracefs_raw
 
+from .conftest import default_signals
+
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
 if os.geteuid() != 0:
@@ -147,7 +149,12 @@ def ctrl_c_after(cmd: list[str], work):
     """Start a capturing process, run `work()` once it is armed, then Ctrl-C it:
     (its stdout, its stderr, what `work` returned); it must exit 0."""
     p = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="300")
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, COLUMNS="300"),
+        preexec_fn=default_signals,  # stopped with SIGINT
     )
     try:
         _wait_armed(p)

@@ -15,7 +15,7 @@ from iolab.store import RunStore
 from iolab.summary import summarise
 from iolab.units import measurable
 
-from .conftest import IOLAB, iolab
+from .conftest import IOLAB, default_signals, iolab
 
 pytestmark = pytest.mark.integration
 
@@ -220,6 +220,7 @@ def test_ctrl_c_stops_fio_and_marks_the_run_interrupted(scratch):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_signals,  # stopped with SIGINT below
     )
     path = _wait_for_round(runs, 2, proc)
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C

@@ -17,7 +17,7 @@ import typer.main
 
 from iolab.cli import app
 
-from .conftest import IOLAB, iolab
+from .conftest import IOLAB, default_signals, iolab
 from .test_resume import run_and_kill
 
 SIM = "sim:enterprise-sas?user_gb=1"
@@ -158,7 +158,14 @@ def watch(args: list[str]) -> tuple[str, str, int]:
     """Start `iolab watch`, wait for its address, fetch the page, then Ctrl-C it."""
     import urllib.request
 
-    proc = subprocess.Popen([*IOLAB, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C ends it: a suite started in the background hands its children SIGINT ignored
+    proc = subprocess.Popen(
+        [*IOLAB, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_signals,
+    )
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("iolab watch: http://"), line

@@ -20,6 +20,8 @@ from iolab.errors import EngineError
 from iolab.targets import Target
 from iolab.workload import Stream, Workload
 
+from .conftest import default_signals
+
 pytestmark = pytest.mark.integration
 
 KiB = 1024
@@ -242,7 +244,11 @@ def _start_child(target: Target, scratch: Path, env: dict | None = None) -> tupl
     """A Python process running a long round; returns it and fio's processes (fio itself
     and its job processes, which each sit in their own session)."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, target.path, str(scratch / "raw")], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", CHILD, target.path, str(scratch / "raw")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_signals,  # stopped with SIGINT
     )
     assert child.stdout.readline().strip() == "live"  # fio is running and reporting
     fio = [p for p in _children(child.pid) if Path(f"/proc/{p}/comm").read_text().strip() == "fio"]

@@ -24,7 +24,7 @@ from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.targets import Target, parse_target
 
-from .conftest import IOLAB, iolab, read_direct
+from .conftest import IOLAB, default_signals, iolab, read_direct
 
 pytestmark = [
     pytest.mark.integration,
@@ -408,6 +408,7 @@ def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> t
         text=True,
         start_new_session=True,
         env=dict(os.environ, COLUMNS="200"),
+        preexec_fn=default_signals,  # stopped with SIGINT below
     )
     try:
         deadline = time.time() + 300

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from iolab import api, testparams
 from iolab.suites import make_profile, quick_target
-from iolab.targets import parse_target
+from iolab.targets import DeviceFacts, Target, parse_target
 
 
 def plan(*sets: str, quick: bool, target: str = "sim:entry-sata-compress"):
@@ -24,18 +24,22 @@ def test_a_quick_run_preconditions_by_three_drive_writes():
     assert "until 3 × the tested capacity is written (steady state not checked)" in rows["Preconditioning"]
 
 
-def test_a_quick_range_of_a_sized_drive_also_writes_the_rest_of_the_drive():
-    # quick tests 0.537 GB of the 4 GB drive: after the purge the rest of its flash is free,
-    # so 3× the range alone never leaves fresh-out-of-box
-    p = plan(quick=True, target="sim:entry-sata-compress?user_gb=4")
+def test_a_quick_range_of_a_drive_that_cannot_be_copied_also_writes_the_rest_of_the_drive():
+    # quick tests 0.537 GB of a 4 GB real drive: after the purge the rest of its flash is free,
+    # so 3× the range alone never uses it up; a simulated drive is copied instead and tested whole
+    prof = make_profile(quick=True)
+    drive = Target("block", "/dev/fake", "/dev/fake", 4 * 10**9, DeviceFacts(model="Fake", logical_sector=512))
+    p = api.plans("rw-matrix", prof, drive)[0]
     [w] = p.phases[0].precondition
-    drive = parse_target("sim:entry-sata-compress?user_gb=4").capacity
-    assert p.capacity < drive and w.bytes_budget == 3 * p.capacity + (drive - p.capacity)
-    assert p.rule.min_write_bytes(p.capacity) == 2 * p.capacity + (drive - p.capacity)
+    assert p.capacity < drive.capacity and w.bytes_budget == 3 * p.capacity + (drive.capacity - p.capacity)
+    # the rule's minimum is of the tested range; a range cut below the drive is never its steady state
+    assert p.rule.min_write_bytes(p.capacity) == 2 * p.capacity
     assert (
         "3 × the tested capacity is written plus the 3.463 GB of the drive outside it"
         in dict(p.parameters)["Preconditioning"]
     )
+    copied = plan(quick=True, target="sim:entry-sata-compress?user_gb=4")
+    assert copied.phases[0].precondition[0].bytes_budget == 3 * copied.capacity
 
 
 def test_a_full_run_and_a_set_time_precondition_by_time():

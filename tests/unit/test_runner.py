@@ -19,9 +19,10 @@ from iolab.runstart import RunOptions, start
 from iolab.store import RunStore
 from iolab.summary import summarise
 from iolab.targets import DeviceFacts, PurgeOutcome, Target
-from iolab.units import GiB
+from iolab.units import GiB, MiB
 
-TARGET = Target("sim", "sim:scripted", "scripted", 1 * GiB, DeviceFacts(model="Scripted", logical_sector=512))
+# the quick limit's size: a quick run tests it whole (a larger one would test a cut range, never steady)
+TARGET = Target("sim", "sim:scripted", "scripted", 512 * MiB, DeviceFacts(model="Scripted", logical_sector=512))
 
 
 class ScriptedEngine:
@@ -192,7 +193,7 @@ def test_client_profile_settings():
     p = suites.make_profile("client")
     assert (p.active_range, p.threads, p.queue_depth, p.write_cache) == (0.75, 2, 16, True)
     plan = registry.build_plan("iops", p, TARGET)
-    assert plan.capacity == int(0.75 * GiB)
+    assert plan.capacity == int(0.75 * TARGET.capacity)
     assert plan.phases[0].cells[0].workload.active_range == pytest.approx(0.75)
 
 
@@ -313,8 +314,9 @@ def test_steady_state_waits_for_the_rules_minimum_written_since_the_purge(tmp_pa
     main = Phase("main", (cell,), (Tracking("IOPS w", "w", "iops"),), purge=False, max_rounds=20)
     plan = TestPlan("t", "t", "s", prof, (pre, main), prof.rule(), 16_384_000)
     engine = ScriptedEngine(lambda rnd, call: 1000)
-    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
-    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    drive = replace(TARGET, capacity=16_384_000)  # the plan tests the whole drive
+    store = start(plan, drive, engine, RunOptions(), tmp_path)
+    Runner(plan, drive, engine, store, RunOptions()).run()
     ph = summarise(RunStore.open(store.dir))[1]
     assert ph.steady is True and ph.window == (2, 3, 4, 5, 6)
     assert ph.phase.stop_reason == (
@@ -324,8 +326,8 @@ def test_steady_state_waits_for_the_rules_minimum_written_since_the_purge(tmp_pa
 
     # not enough rounds to write it: the window passes, the phase is not steady, and says why
     plan = TestPlan("t", "t", "s", prof, (replace(main, purge=True, max_rounds=6),), prof.rule(), 16_384_000)
-    store = start(plan, TARGET, engine, RunOptions(), tmp_path)
-    Runner(plan, TARGET, engine, store, RunOptions()).run()
+    store = start(plan, drive, engine, RunOptions(), tmp_path)
+    Runner(plan, drive, engine, store, RunOptions()).run()
     [ph] = summarise(RunStore.open(store.dir))
     assert (
         ph.steady is False
@@ -335,3 +337,20 @@ def test_steady_state_waits_for_the_rules_minimum_written_since_the_purge(tmp_pa
         )
         in ph.phase.stop_reason
     )
+
+
+def test_a_range_cut_below_the_drive_stops_at_its_window_but_is_never_the_drives_steady_state(tmp_path):
+    # a 1 GiB drive that --quick cuts to 512 MiB (a real drive cannot be copied smaller): the window
+    # passes at rounds 3-7 as before, and the phase ends there, labelled; it was "steady state reached"
+    engine = ScriptedEngine(lambda rnd, call: 50_000 if rnd <= 2 else 10_000 + (call % 3) * 100)
+    drive = replace(TARGET, capacity=1 * GiB)
+    plan = registry.build_plan("iops", profile(), drive)
+    store = start(plan, drive, engine, RunOptions(), tmp_path)
+    Runner(plan, drive, engine, store, RunOptions()).run()
+    store = RunStore.open(store.dir)
+    [ph] = summarise(store)
+    assert ph.steady is False and ph.rounds == (1, 2, 3, 4, 5, 6, 7)
+    label = "active range 50 %: not the drive's steady state"
+    assert ph.phase.stop_reason.startswith("the window passed in rounds 3-7") and label in ph.phase.stop_reason
+    assert "steady state reached" not in ph.phase.stop_reason
+    assert any(n.startswith(label) for n in store.manifest.noncompliance)

@@ -55,34 +55,38 @@ def given_size(target: Target) -> dict[str, str]:
     return {k: v for k, v in target.options if k in SIM_SIZE_OPTIONS} if kind_of(target).simulated else {}
 
 
+def copies(target: Target) -> bool:
+    """Whether --quick tests a small copy of this target instead of a range of it: a simulated
+    drive can be copied at a smaller size (a saved state, load=, cannot)."""
+    return kind_of(target).simulated and "load" not in dict(target.options)
+
+
 def quick_setup(profile: Profile, given: Target, test: TestDef) -> tuple[Profile, Target, tuple[str, ...]]:
     """The profile, target and run notes a test runs with. A quick run on a simulated drive
-    whose size the target does not give tests a copy of it (quick_target); a test that needs a
-    larger copy (`TestDef.quick_sim_gb`) gets that size and tests it whole, unless the user chose
-    the limit with --capacity-limit."""
-    if (
-        test.quick_sim_gb is not None
-        and profile.quick
-        and kind_of(given).simulated
-        and not given_size(given)
-        and profile.capacity_limit == QUICK_CAPACITY
-    ):
+    tests a whole copy of it (quick_target); a test that needs a larger copy
+    (`TestDef.quick_sim_gb`) gets that size, unless the user chose the limit with
+    --capacity-limit."""
+    if test.quick_sim_gb is not None and profile.quick and copies(given) and profile.capacity_limit == QUICK_CAPACITY:
         profile = replace(profile, capacity_limit=round(test.quick_sim_gb * 1e9))
     run = quick_target(profile, given, test.quick_keeps_cache)
     return profile, run, quick_notes(profile, given, run, test.quick_keeps_cache)
 
 
 def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> Target:
-    """A quick run on a simulated drive tests a small copy of it, whole: the same geometry
-    ratios and over-provisioning at the quick capacity, so the write cliff and steady state
-    still appear, sooner. (Testing 512 MiB of a 400 GB drive never reaches its spare area.)
-    A drive whose target gives its size is the user's choice and is kept; it and any other
-    target are tested as they are, cut to the capacity limit."""
-    if not profile.quick or not kind_of(target).simulated or given_size(target):
+    """A quick run on a simulated drive larger than the quick limit tests a small copy of it,
+    whole: the same geometry ratios and over-provisioning at the quick capacity, so the write
+    cliff and steady state still appear, sooner. Testing 0.5 GB of a 4 GB or 400 GB drive never
+    takes its LBA range out of fresh-out-of-box: every write lands in the small range and the
+    rest of the flash stays free, so a drive whose target gives its size is copied too. Any
+    other target (a real drive, a file, a simulated drive loaded from a saved state) is tested
+    as it is, cut to the capacity limit, and its figures say they are not the drive's steady
+    state (phaseend.range_share)."""
+    limit = profile.capacity_limit or QUICK_CAPACITY
+    if not profile.quick or not copies(target) or target.capacity <= limit:
         return target
     from ..engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 
-    copy = parse_target(scaled_spec(target, profile.capacity_limit or QUICK_CAPACITY, keep_cache))
+    copy = parse_target(scaled_spec(target, limit, keep_cache))
     return replace(copy, copy_of=target.spec)
 
 
@@ -90,19 +94,22 @@ def quick_notes(profile: Profile, given: Target, run: Target, keep_cache: bool =
     """What a quick run made of the simulated drive the user named, for the run's notes."""
     if not profile.quick or not kind_of(given).simulated:
         return ()
-    size = given_size(given)
-    if size:
-        opts = ", ".join(f"{k}={v}" for k, v in size.items())
+    if run is given:
+        if tested_capacity(profile, run) >= int(run.capacity * profile.active_range):
+            return (f"--quick tested the simulated drive whole ({run.capacity / 1e9:.3f} GB): it is within the limit",)
         return (
-            f"--quick kept the simulated drive at the size its target gives ({opts}: {run.capacity / 1e9:.3f} GB, "
-            f"{tested_capacity(profile, run) / 1e9:.3f} GB of it tested); it scales only a drive whose size is not "
-            "given",
+            f"--quick tested {tested_capacity(profile, run) / 1e9:.3f} GB of the simulated drive's "
+            f"{run.capacity / 1e9:.3f} GB: a drive loaded from a saved state (load=) cannot be copied smaller, so "
+            "its figures are not the drive's steady state",
         )
     cache = dict(run.options).get("slc_gb") if keep_cache else None
     kept = f"; its SLC cache kept at the drive's {cache} GB" if cache else ""
+    size = given_size(given)
+    sized = f" (its size as the target gives it: {', '.join(f'{k}={v}' for k, v in size.items())})" if size else ""
     return (
-        f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec} (the preset's geometry ratios and "
-        f"over-provisioning{kept}), tested whole; give user_gb in the target to choose the size",
+        f"--quick simulated a {run.capacity / 1e9:.3f} GB copy of {given.spec}{sized}, with the drive's geometry "
+        f"ratios and over-provisioning{kept}, and tested it whole, so the copy leaves fresh-out-of-box as the "
+        "drive would; --capacity-limit SIZE chooses a larger copy",
     )
 
 

@@ -103,9 +103,9 @@ def setup(
     if not precondition:
         return Setup(vals, (), (), rows)
     pc_time = vals["precondition_time"]
-    # A range cut to the quick limit leaves fresh-out-of-box only once the rest of the purged
-    # drive's free flash is used up too (SteadyRule.untested_bytes), so a fill by capacity
-    # writes that as well.
+    # A range cut to the quick limit on a drive that cannot be copied smaller (a real one) uses
+    # up the purged drive's free flash only once the rest of the drive is written over too, so a
+    # fill by capacity writes that as well (its figures are still not the drive's steady state).
     untested = untested_capacity(profile, target)
     rest = f" plus the {untested / 1e9:.3f} GB of the drive outside it" if untested else ""
     budget = (

@@ -1,0 +1,89 @@
+"""Metamorphic tests of the simulated SSDs through `iolab run --quick`: relations that must hold
+between runs whatever the exact figures are, so a model or runner bug that moves a figure the
+wrong way fails here even where no reference value exists.
+
+For every SSD preset, with Write Saturation (quick: a whole 0.5 GB copy, 4x its capacity written
+from FOB, the last five intervals' mean IOPS as the figure):
+- a drive whose target gives its size and the preset unsized give the same figure within 20 %
+  (a quick run tests a copy of either, so both leave fresh-out-of-box);
+- more over-provisioning never lowers steady write IOPS; a slower NAND program never raises it;
+- the same seed gives the same cells to the last digit;
+- two seeds differ by no more than `iolab check` allows (it flags no regression between them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from functools import cache
+
+import pytest
+
+from iolab import _sim
+
+from .conftest import iolab
+
+SSDS = ("enterprise-sas", "entry-sata-compress", "client-nvme-slc")
+# a monotone relation may be flat within the simulator's round-to-round wobble, never reversed by more
+FLAT = 0.02
+
+
+@cache
+def wsat(spec: str, runs: str) -> tuple[float, str]:
+    """(the window mean IOPS, the run directory) of a quick WSAT on `spec`."""
+    p = iolab("run", "wsat", "--quick", "-t", spec, "--no-report", "--runs-dir", runs)
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"│ IOPS, window mean \(last ≤5 intervals\)\s*│\s*([\d,]+)", p.stdout)
+    assert m, p.stdout
+    return float(m.group(1).replace(",", "")), re.search(r"run directory: (\S+)", p.stdout).group(1)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("metamorphic"))
+
+
+def cells(run_dir: str) -> list[tuple]:
+    db = sqlite3.connect(f"file:{run_dir}/results.db?mode=ro", uri=True)
+    try:
+        return db.execute(
+            "SELECT phase, round, cell_key, iops, mbps, lat_mean_us, lat_max_us, write_bytes, counters "
+            "FROM cells ORDER BY phase, round, ordinal"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("preset", SSDS)
+def test_a_sized_drive_and_the_preset_give_the_same_quick_figure(preset, runs):
+    sized, _ = wsat(f"sim:{preset}?user_gb=4", runs)
+    unsized, _ = wsat(f"sim:{preset}", runs)
+    assert abs(sized - unsized) <= 0.2 * unsized, (sized, unsized)
+
+
+@pytest.mark.parametrize("preset", SSDS)
+def test_more_over_provisioning_never_lowers_steady_write_iops(preset, runs):
+    op = float(json.loads(_sim.describe(preset, []))["op"])
+    low, _ = wsat(f"sim:{preset}?op={op:.6g}", runs)
+    high, _ = wsat(f"sim:{preset}?op={op + 0.15:.6g}", runs)
+    assert high >= low * (1 - FLAT), (low, high)
+
+
+@pytest.mark.parametrize("preset", SSDS)
+def test_a_slower_nand_program_never_raises_write_iops(preset, runs):
+    base, _ = wsat(f"sim:{preset}?seed=7", runs)
+    prog = float(dict(json.loads(_sim.describe(preset, []))["params"])["t_prog_us"])
+    slow, _ = wsat(f"sim:{preset}?seed=7&t_prog_us={prog * 1.3:g}", runs)
+    assert slow <= base * (1 + FLAT), (base, slow)
+
+
+@pytest.mark.parametrize("preset", SSDS)
+def test_the_same_seed_gives_the_same_cells_and_another_seed_stays_within_checks_noise(preset, tmp_path, runs):
+    _, a = wsat(f"sim:{preset}?seed=11", runs)
+    _, b = wsat(f"sim:{preset}?seed=11", str(tmp_path))  # a second run, not the cached one
+    assert cells(a) == cells(b) and len(cells(a)) > 5
+    _, c = wsat(f"sim:{preset}?seed=12", runs)
+    assert cells(c) != cells(a)  # the seed reaches the model
+    p = iolab("check", c, "--baseline", a)
+    assert p.returncode == 0, p.stdout + p.stderr
