@@ -25,7 +25,10 @@ JSON_HELP = (
     "Print one JSON document on standard output (docs/automation.md; schema in "
     "docs/schema/outcome.schema.json); the terminal output goes to standard error."
 )
-STEADY_HELP = "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it."
+STEADY_HELP = (
+    "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it "
+    "or ran too few rounds to be judged."
+)
 
 # The command that was asked for a JSON document, so an error that ends it still prints one.
 _requested: dict[str, str] = {}

@@ -31,17 +31,21 @@ Figures = Callable[[Sequence[list[PhaseSummary]]], Sequence[KeyMetric]]
 
 
 def steady_state(phases: Sequence[PhaseSummary]) -> str:
-    """reached (every phase with tracking variables reached it), not-reached, or
-    not-applicable (no phase tracks steady state)."""
-    tracked = [ph.steady for ph in phases if ph.steady is not None]
+    """reached (every phase with tracking variables reached it), not-reached (one was evaluated
+    and failed), not-evaluated (one tracks steady state but its rounds never filled a window,
+    e.g. --max-rounds below the window), or not-applicable (no phase tracks steady state)."""
+    tracked = [ph.steady for ph in phases if ph.tracks]
     if not tracked:
         return "not-applicable"
-    return "reached" if all(tracked) else "not-reached"
+    if False in tracked:
+        return "not-reached"
+    return "not-evaluated" if None in tracked else "reached"
 
 
 def run_exit_code(record: dict, require_steady: bool) -> int:
-    """A complete run's exit code: NOT_STEADY only when asked to require steady state."""
-    if require_steady and record["state"] == "complete" and record["steady_state"] == "not-reached":
+    """A complete run's exit code: NOT_STEADY only when asked to require steady state, which a
+    run that never evaluated it did not show either."""
+    if require_steady and record["state"] == "complete" and record["steady_state"] in ("not-reached", "not-evaluated"):
         return Exit.NOT_STEADY
     return Exit.OK
 

@@ -109,7 +109,7 @@ DEFS = {
             "target": _ref("target"),
             "profile": _t("object"),
             "steady_rule": _t("string"),
-            "steady_state": {"enum": ["reached", "not-reached", "not-applicable"]},
+            "steady_state": {"enum": ["reached", "not-reached", "not-evaluated", "not-applicable"]},
             "phases": _arr(_ref("phase")),
             "decisions": _arr(_ref("decision")),
             "figures": _arr(_ref("figure")),

@@ -186,10 +186,17 @@ def rule_text(plan: TestPlan) -> str:
     report it (Write Saturation runs to its budget whatever the verdict)."""
     phases = [ph for ph in plan.phases if isinstance(ph, Phase) and ph.tracking]
     stop = sorted({ph.max_rounds for ph in phases if ph.stop_on_steady and ph.max_rounds >= plan.rule.window})
+    # a phase that tracks steady state but may not run a whole window is never evaluated (a
+    # --max-rounds below the window): said as such, not as a run that tracks nothing
+    short = [ph for ph in phases if ph.stop_on_steady and ph.max_rounds < plan.rule.window]
     report = [ph.name for ph in phases if not ph.stop_on_steady]
     parts = []
     if stop:
         parts.append(f"at most {' or '.join(map(str, stop))} rounds")
+    for ph in short:
+        parts.append(
+            f"not evaluated in {ph.name}: at most {ph.max_rounds} round(s), fewer than the {plan.rule.window}-round window"
+        )
     if report:
         parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
     if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):

@@ -147,7 +147,8 @@ class Run:
 
     @property
     def steady_state(self) -> str:
-        """reached (every phase that tracks steady state reached it), not-reached or not-applicable."""
+        """reached (every phase that tracks steady state reached it), not-reached, not-evaluated or
+        not-applicable (outcome.steady_state)."""
         return steady_state(self._summaries())
 
     def phases(self) -> list[PhaseVerdict]:

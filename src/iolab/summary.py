@@ -63,6 +63,9 @@ class PhaseSummary:
     run_dir: Path | None = None
     # tracking variables reported with their own verdict that do not decide `steady`
     shown_only: frozenset[str] = frozenset()
+    # the plan gave the phase tracking variables: `steady` None then means its rounds never
+    # filled a window (not evaluated), not that it tracks nothing
+    tracks: bool = False
 
     def cell(self, mix: str, block_size: int) -> CellAverage | None:
         for c in self.cells:
@@ -144,6 +147,7 @@ def summarise_phase(
         values,
         store.dir,
         shown_only,
+        bool(planned.get("tracking")) or phase.steady is not None,
     )
 
 

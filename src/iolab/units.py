@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from .errors import IolabError
 
@@ -190,6 +191,18 @@ def percentile_min_ios(pct: float) -> int:
 
 def measurable(pct: float, ios: int | None) -> bool:
     return ios is not None and ios >= percentile_min_ios(pct)
+
+
+def unmeasured_text(pcts: Sequence[float], ios: int, fewest: int | None = None) -> str:
+    """Why a plot holds no mark for these percentiles (`measurable`): the IOs each needs and the
+    IOs there were (`fewest`–`ios` for several samples); empty when every one is measured."""
+    short = [p for p in pcts if not measurable(p, ios)]
+    if not short:
+        return ""
+    names = " / ".join(f"{p:g}" for p in short)
+    need = " / ".join(f"{percentile_min_ios(p):,}" for p in short)
+    had = f"{fewest:,}–{ios:,}" if fewest is not None and fewest != ios else f"{ios:,}"
+    return f"{names} %: not measured from {had} IOs (a percentile needs {TAIL_IOS} IOs beyond it: {need} IOs)"
 
 
 def pct_text(v: float | None, ios: int | float | None, pct: float | None = None) -> str:

@@ -90,6 +90,20 @@ def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
     assert ok.returncode == 0
 
 
+def test_a_phase_that_tracks_steady_state_but_never_fills_a_window_is_not_evaluated(tmp_path):
+    """--max-rounds below the 5-round window: the phase tracks steady state but is never judged;
+    that is not 'no phase tracks it', and --require-steady does not pass it."""
+    args = ("run", "latency", "-t", "sim:enterprise-sas?seed=1", "--quick", "--cell-time", "1s", "--no-report")
+    p = iolab(*args, "--max-rounds", "3", "--runs-dir", str(tmp_path), "--json", "--require-steady")
+    d = doc(p)
+    [r] = d["runs"]
+    assert r["state"] == "complete" and len(r["phases"][0]["window"]) == 3 and r["phases"][0]["steady"] is None
+    assert r["steady_state"] == "not-evaluated" and p.returncode == 6 and d["exit_code"] == 6
+    assert "no phase tracks" not in r["steady_rule"]
+    assert "not evaluated in main: at most 3 round(s), fewer than the 5-round window" in r["steady_rule"]
+    assert iolab("show", r["path"]).returncode == 0 and iolab("show", r["path"], "--require-steady").returncode == 6
+
+
 def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
     p = iolab("run", "latency", "-t", "sim:no-such-drive", *QUICK, "--runs-dir", str(tmp_path), "--json")
     d = doc(p)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import re
 
+from iolab.units import percentile_min_ios
+
 from .conftest import iolab
 
 
@@ -28,3 +30,55 @@ def test_a_five_nines_latency_from_too_few_ios_is_not_measurable_everywhere(tmp_
     with open(tmp_path / "export" / "window.csv") as f:
         window = list(csv.DictReader(f))
     assert window and all(r["p99_999_us"] == "" and 0 < int(r["latency_ios"]) < 1_000_000 for r in window)
+
+
+def _histogram_tables(html: str) -> list[tuple[int, str, dict[str, str]]]:
+    """Each histogram page's percentile table: (the IOs it is read from, its caption's rest,
+    {column: cell})."""
+    out = []
+    for ios, rest, head, body in re.findall(
+        r"percentiles of the merged histogram \(([\d,]+) IOs\)([^<]*)</div><table[^>]*><thead>(.*?)</thead>"
+        r"<tbody>(.*?)</tbody>",
+        html,
+        re.S,
+    ):
+        cols = re.findall(r"<th>([^<]*)</th>", head)
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", body)
+        out.append((int(ios.replace(",", "")), rest, dict(zip(cols[1:], cells[1:]))))
+    return out
+
+
+def test_the_histogram_page_shows_only_the_percentiles_its_ios_measure(tmp_path):
+    """An HDD's quick latency cells hold some 430 IOs and a quick WSAT window some 220,000: the
+    histogram page's table printed 99 … 99.999 % read off the few slowest IOs (main: 20.38 /
+    21.95 / 21.95 / 21.95 ms from 431 IOs). It gates them as every table does, and the empty
+    99.999 % plot of the HDD run says why it is empty."""
+    runs = tmp_path / "runs"
+    for test, target in (("latency", "sim:sata-7200-hdd"), ("wsat", "sim:enterprise-sas")):
+        p = iolab("run", test, "--quick", "-t", target, "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr
+    hdd, wsat = sorted(runs.iterdir(), key=lambda d: "wsat" in d.name)
+    r = iolab("report", str(hdd), str(wsat), "--out", str(tmp_path / "rep"))
+    assert r.returncode == 0, r.stderr
+    html = {d.name: (tmp_path / "rep" / f"{d.name}.html").read_text() for d in (hdd, wsat)}
+    seen = set()
+    for name, text in html.items():
+        tables = _histogram_tables(text)
+        assert tables, name
+        for ios, caption, row in tables:
+            for pct in (99.0, 99.9, 99.99, 99.999):
+                cell = row[f"{pct:g} %"]
+                if ios < percentile_min_ios(pct):
+                    assert cell == f"n/m ({ios:,} IOs)", (name, pct, cell)
+                    assert f"{pct:g}" in caption.split(":")[1] and "not measured" in caption
+                    seen.add(("n/m", pct))
+                else:
+                    assert re.fullmatch(r"[\d.,]+", cell), (name, pct, cell)
+                    seen.add(("value", pct))
+    # both cases were met: the HDD's four nines unmeasured, WSAT's 99.99 % measured and 99.999 % not
+    assert {("n/m", 99.0), ("n/m", 99.999), ("value", 99.99)} <= seen
+    assert re.search(
+        r"No point for 9 of 9 cells: 99\.999 %: not measured from [\d,]+–[\d,]+ IOs \(a percentile needs 10 IOs "
+        r"beyond it: 1,000,000 IOs\)",
+        html[hdd.name],
+    )

@@ -1,12 +1,15 @@
 """The latency distribution plot: IO count per response-time bin with the cumulative curve,
-and the tail as the share of IOs slower than a response time, with the percentile marks."""
+and the tail as the share of IOs slower than a response time, with the percentile marks. A
+mark the IOs cannot measure (units.measurable, the rule every table and export uses) is not
+drawn, and the plot says which and why."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from ..results import Histogram
-from ..units import num, scale_for
+from ..units import num, scale_for, unmeasured_text
 from .drawing import drawn_apart
 from .plot_style import _figure, _log_ticks, _png, color, styled
 
@@ -33,6 +36,7 @@ def latency_histogram(
         fig = _figure(height_mm)
         top, bottom = fig.subplots(2, 1)
         cum_ax = top.twinx()
+        drawn = [p for p in marks if any(h.measured(p) is not None for _, h in hists)]
         for k, (label, h) in enumerate(hists):
             xs = [v / div for v in h.values_us]
             cum = h.cumulative_pct()
@@ -47,7 +51,7 @@ def latency_histogram(
             )
             tail = [max(100.0 - c, 1e-6) for c in cum]
             bottom.step(xs, tail, where="post", color=color(k), lw=1.2, label=label or "IOs slower than x")
-            for j, p in enumerate(marks):  # j: only the first mark gets a legend entry
+            for p in drawn:
                 q = h.measured(p)
                 if q is None:
                     continue
@@ -57,8 +61,8 @@ def latency_histogram(
                         q,
                         color="#555",
                         lw=0.7,
-                        ls="--",
-                        label=" / ".join(f"{m:g}" for m in marks) + " % marks" if j == 0 else None,
+                        ls="--",  # only the first mark gets a legend entry, naming the marks drawn
+                        label=" / ".join(f"{m:g}" for m in drawn) + " % marks" if p == drawn[0] else None,
                     )
                 bottom.plot([q], [100.0 - p], marker="o", ms=4, color=color(k))
                 if len(hists) == 1:
@@ -94,6 +98,9 @@ def latency_histogram(
             bottom.axhline(100.0 - p, color="#999", lw=0.6, ls=":")
         bottom.set_ylabel("IOs slower than x")
         bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
+        why = [f"{label + ': ' if label else ''}{t}" for label, h in hists if (t := unmeasured_text(marks, h.total))]
+        if why:  # an empty nines line says why it is empty, under the axis where it hides no data
+            bottom.set_xlabel("\n".join([bottom.get_xlabel(), *(textwrap.fill(w, 90) for w in why)]))
         h1, l1 = top.get_legend_handles_labels()
         h2, l2 = cum_ax.get_legend_handles_labels()
         # right of the plot and of the cumulative axis' label: inside the plot it hides bars

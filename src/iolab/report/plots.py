@@ -105,9 +105,11 @@ def lines_over_categories(
     title: str,
     height_mm: float = 110,
     logy: bool = True,
+    note: str = "",
 ) -> bytes:
     """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
-    Series x values are indices into `categories`."""
+    Series x values are indices into `categories`; `note`, printed in the plot, says why points
+    are missing (an empty plot says why it is empty)."""
     with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
@@ -123,6 +125,18 @@ def lines_over_categories(
             ax.set_ylim(bottom=0)
             _thousands(ax)
         ax.set_title(title)
+        if note:
+            ax.text(
+                0.5,
+                0.5 if not series else 0.02,
+                note,
+                transform=ax.transAxes,
+                ha="center",
+                va="center" if not series else "bottom",
+                fontsize=7,
+                color="#555",
+                wrap=True,
+            )
         if ax.get_legend_handles_labels()[0]:  # no series: e.g. percentiles the IOs could not measure
             ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return _png(fig)

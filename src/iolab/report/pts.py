@@ -199,6 +199,8 @@ def latency_pages(run: RunData) -> list[Page]:
             lambda c: c.p99_999_us,
             f"99.999 % response time ({munit})",
             scale=mdiv,
+            how="99.999 % of each cell's merged histogram",
+            pct=99.999,
         )
     )
     pages += plot_3d_pages(

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..decide import decision_text
+from ..results import PERCENTILES
 from ..steady import VariableVerdict
 from ..summary import CellAverage, PhaseSummary, rounds_count
-from ..units import denoise, duration, eng, kib_label, num
+from ..units import denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
 from . import header, latency_plots, plots
 from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
 from .rundata import RunData, rounds_text, window_rows
@@ -224,9 +225,12 @@ def plot_2d_page(
     mixes: Sequence[str] | None = None,
     scale: float = 1.0,
     how: str = "mean of each cell",
+    pct: float | None = None,
 ) -> Page:
+    """`pct`: the plot is of this latency percentile; a cell whose IOs cannot measure it has no
+    point, and the plot and page say so."""
     sizes, labels = size_labels(ph)
-    series = []
+    series, unmeasured = [], []
     for mix in mixes or ph.mixes:
         pts = []
         for i, bs in enumerate(sizes):
@@ -234,11 +238,20 @@ def plot_2d_page(
             v = get(c) if c is not None else None
             if v is not None:
                 pts.append((i, v / scale))
+            elif c is not None and pct is not None and c.ios:
+                unmeasured.append(c.ios)
         if pts:
             xs, ys = zip(*pts)
             series.append(plots.Series(f"R/W {mix}", xs, ys))
-    png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy)
-    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph, how)),))
+    cells = sum(1 for mix in mixes or ph.mixes for bs in sizes if ph.cell(mix, bs) is not None)
+    note = (
+        f"no point for {len(unmeasured)} of {cells} cells: {unmeasured_text([pct], max(unmeasured), min(unmeasured))}"
+        if unmeasured and pct is not None
+        else ""
+    )
+    png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
+    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph, how))
+    return Page(title, (fig, Text((note[0].upper() + note[1:] + ".",))) if note else (fig,))
 
 
 def plot_3d_pages(
@@ -299,14 +312,20 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
     png = latency_plots.latency_histogram(
         [("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125
     )
-    pct = h.percentiles()
+    # the percentiles the IOs can measure (Histogram.measured), as every table and export shows them
+    pct = {p: h.measured(p) for p in PERCENTILES}
     unit, div = latency_plots.histogram_unit([h])
     columns = ("", *(f"{p:g} %" for p in pct), "maximum")
     rows = (
-        (f"response time ({unit})", *(num(None if v is None else v / div) for v in pct.values()), num(h.max_us / div)),
+        (
+            f"response time ({unit})",
+            *(pct_text(None if v is None else v / div, h.total, p) for p, v in pct.items()),
+            num(h.max_us / div),
+        ),
     )
+    why = unmeasured_text(PERCENTILES, h.total)
     table = Table(
-        f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)",
+        f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)" + (f"; n/m: {why}" if why else ""),
         columns,
         rows,
         window_source(run, ph, "histograms merged (bin counts summed)"),
