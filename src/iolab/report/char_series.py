@@ -10,7 +10,7 @@ from pathlib import Path
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..cellschema import CellRow
 from ..endurance import endurance
-from ..results import Histogram
+from ..results import Histogram, partial_row, row_spans
 from ..store import RunStore
 from ..summary import PhaseSummary
 from ..targets import wear
@@ -175,9 +175,10 @@ def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencie
 
 
 def steady_figures(t: list[float], iops: list[float], start: float) -> tuple[Spread | None, Dips | None]:
-    """The spread and dips of the seconds after `start`: what the report, the comparison and
-    the key figures show."""
-    st = [(x, y) for x, y in zip(t, iops) if x > start]
+    """The spread and dips of the whole seconds after `start`: what the report, the comparison
+    and the key figures show (a partial last row, the cell's drain, is no second of it)."""
+    spans = row_spans(t)
+    st = [(x, y) for x, y, span in zip(t, iops, spans) if x > start and not partial_row(span)]
     if not st:
         return None, None
     ts, ys = zip(*st)
