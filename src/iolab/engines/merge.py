@@ -128,12 +128,7 @@ def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, 
     if tails and last == {seconds[-1] if seconds else 0}:
         start, end = (out[-1].t_s if out else 0.0), max(t.t_s for _, t in tails)
         # each part's tail in IOs and bytes, as rates over the merged tail's length
-        scaled = [
-            SecondSample(
-                end, *(v * (t.t_s - t0) / (end - start) for v in (t.read_iops, t.write_iops, t.mbps)), t.lat_mean_us
-            )
-            for t0, t in tails
-        ]
+        scaled = [_rescaled(t, (t.t_s - t0) / (end - start), end) for t0, t in tails]
         out.append(_sum_points(scaled, end))
     return tuple(out)
 
@@ -143,6 +138,10 @@ def _split_tail(s: tuple[SecondSample, ...]) -> tuple[tuple[SecondSample, ...], 
     if partial_row(s[-1].t_s - (s[-2].t_s if len(s) > 1 else 0.0)):
         return s[:-1], s[-1]
     return s, None
+
+
+def _rescaled(p: SecondSample, share: float, t_s: float) -> SecondSample:
+    return SecondSample(t_s, p.read_iops * share, p.write_iops * share, p.mbps * share, p.lat_mean_us)
 
 
 def _sum_points(pts: list[SecondSample], t_s: float) -> SecondSample:
