@@ -6,7 +6,8 @@ summary (never recomputed differently):
     window      measurement-window averages per cell: what the report's tables show
     steady      the steady-state table at every evaluated round, one row per tracking variable
     phases      per phase: purge, steady state, rounds, why it stopped
-    series      the per-second samples of every exported cell
+    series      the per-second samples of every exported cell (span_s: each row's length; a
+                last row under a second is the partial rest of a cell that ran past its time)
     histograms  the latency histograms of every exported cell, per direction
     manifest    manifest.json as stored (target facts, plan, versions, times)
 
@@ -26,6 +27,7 @@ from typing import IO
 from .cellschema import EXPORTED, CellRow
 from .errors import IolabError
 from .manifest import manifest_of
+from .results import row_spans
 from .store import RunStore
 from .summary import summarise
 from .targets.writepolicy import check_file, output_dir, output_file
@@ -74,7 +76,7 @@ PHASE_COLUMNS = _cols(
 )
 SERIES_COLUMNS = _cols(
     "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR t_s:DOUBLE read_iops:DOUBLE"
-    " write_iops:DOUBLE mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE"
+    " write_iops:DOUBLE mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE span_s:DOUBLE"
 )
 HISTOGRAM_COLUMNS = _cols(
     "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR direction:VARCHAR"
@@ -177,8 +179,10 @@ def collect(store: RunStore) -> list[ExportTable]:
 
     series, histograms = [], []
     for c in exported:
-        for point in store.series(c.id):
-            series.append((run_id, c.id, c.phase, c.round, c.cell_key, *point))
+        points = store.series(c.id)
+        # each row's own length: a last row under a second is the partial rest of its cell
+        for point, span in zip(points, row_spans([p[0] for p in points])):
+            series.append((run_id, c.id, c.phase, c.round, c.cell_key, *point, span))
         for direction in ("read", "write"):
             h = store.histogram(c.id, direction)
             if h is not None:

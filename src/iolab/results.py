@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .errors import EngineError
@@ -104,7 +105,10 @@ class OpStats:
 
 @dataclass(frozen=True)
 class SecondSample:
-    """One point of the per-second (or per-interval) series."""
+    """One point of the per-second (or per-interval) series: the interval from the previous
+    point's t_s (the first from 0) to its own. Each is one second of measured time, except a
+    last, partial one when the period ran past its last whole second (a timed cell draining
+    what it had in flight): its rates are per second of its own length (`row_spans`)."""
 
     t_s: float  # end of the interval, seconds from the start of the period
     read_iops: float
@@ -112,6 +116,17 @@ class SecondSample:
     mbps: float
     lat_mean_us: float | None
     lat_max_us: float | None = None  # None where the engine does not report it per second
+
+
+def row_spans(t_s: Sequence[float]) -> list[float]:
+    """Each series row's length (s), from its own end and the previous row's."""
+    return [t - prev for prev, t in zip([0.0, *t_s], t_s)]
+
+
+def partial_row(span_s: float) -> bool:
+    """A row shorter than a second (within an engine's timing): the rest of a period after its
+    last whole second, not a second to compare with the others (spread, dips)."""
+    return span_s < 1.0 - PARTIAL_TOLERANCE
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,33 @@ def test_load_round_lists_raw_files_relative_to_the_run_dir(tmp_path):
     assert "raw/randrw.fio" in r.raw_files and "raw/randrw.json" in r.raw_files
     assert "raw/randrw_iops.1.log" in r.raw_files and "raw/randrw_slat.2.log" in r.raw_files
     assert all(not Path(p).is_absolute() and (tmp_path / p).exists() for p in r.raw_files)
-    assert len(r.series) == 2 and r.read.ios == 106637
+    assert len(r.series) == 3 and r.read.ios == 106637
+
+
+def test_the_rest_of_a_round_after_its_last_logged_second_is_a_partial_row(tmp_path):
+    """fio 3.33 writes no iops or bw log line for the interval a job ends in: the randrw
+    round ran 2.501 s, its logs hold two seconds, and 20,407 reads and 11,018 writes of its
+    last 0.5 s (a fifth of the round) were in no row. They are a last row of 0.5 s, at the
+    rate of the seconds before it, and the rows add up to the round."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for f in FIX.glob("randrw*"):
+        shutil.copy(f, raw / f.name)
+    r = load_round(raw, "randrw")
+    t = [p.t_s for p in r.series]
+    spans = [b - a for a, b in zip([0.0, *t], t)]
+    assert t[-1] == pytest.approx(r.runtime_s) and spans[-1] == pytest.approx(0.5)
+    held = [sum(getattr(p, k) * d for p, d in zip(r.series, spans)) for k in ("read_iops", "write_iops", "mbps")]
+    assert held[0] == pytest.approx(r.read.ios) and held[1] == pytest.approx(r.write.ios)
+    assert held[2] * 1e6 == pytest.approx(r.read.io_bytes + r.write.io_bytes)
+    tail = r.series[-1]
+    assert tail.read_iops == pytest.approx(40813, abs=1) and tail.write_iops == pytest.approx(21992, abs=1)
+    assert tail.lat_mean_us is None  # two jobs' final lat lines and no IO counts to weigh them by
+    # one job: its lat log's final line is the tail's mean latency
+    for f in FIX.glob("seqwrite*"):
+        shutil.copy(f, raw / f.name)
+    w = load_round(raw, "seqwrite", require_bins=False)
+    assert [p.t_s for p in w.series] == [1.0, 2.0, 2.201] and w.series[-1].lat_mean_us == pytest.approx(549.471)
 
 
 # -- fio 2.x (converted) --------------------------------------------------------------------

@@ -193,3 +193,31 @@ def test_a_hosts_file_ssh_config_needs_an_ssh_host(tmp_path):
         load_hosts_file(f)
     f.write_text('[[host]]\naddress = "10.0.0.2"\nssh = "b@h"\nssh_config = "/etc/b.conf"\n')
     assert load_hosts_file(f)[0].ssh_config == "/etc/b.conf"
+
+
+def _ios(rows) -> tuple[float, float]:
+    """(reads, MB) the rows hold: each row's rates × its own length."""
+    ends = [r.t_s for r in rows]
+    spans = [b - a for a, b in zip([0.0, *ends], ends)]
+    return sum(r.read_iops * d for r, d in zip(rows, spans)), sum(r.mbps * d for r, d in zip(rows, spans))
+
+
+def test_the_parts_partial_last_rows_merge_into_one():
+    """Two paths' rounds ran past their second second by 0.4 and 0.3 s: their rests are one
+    row of 0.4 s, and the merged rows hold what the parts' rows hold. Before, rows were keyed
+    by their rounded end: a rest of 0.3 s replaced its part's second 2."""
+    from iolab.engines.merge import merge_series
+    from iolab.results import SecondSample
+
+    def part(tail_end: float, tail_rate: float):
+        rows = [SecondSample(1.0, 1000.0, 0.0, 4.0, 100.0), SecondSample(2.0, 1000.0, 0.0, 4.0, 100.0)]
+        return (*rows, SecondSample(tail_end, tail_rate, 0.0, tail_rate * 0.004, 300.0))
+
+    a, b = part(2.4, 500.0), part(2.3, 800.0)
+    merged = merge_series([a, b])
+    assert [r.t_s for r in merged] == [1.0, 2.0, 2.4]
+    assert _ios(merged) == pytest.approx(tuple(x + y for x, y in zip(_ios(a), _ios(b))))
+    assert merged[-1].read_iops == pytest.approx((500 * 0.4 + 800 * 0.3) / 0.4)
+    # a part that logged one more whole second: the seconds both logged, no rest
+    c = (*a[:2], SecondSample(3.0, 1000.0, 0.0, 4.0, 100.0))
+    assert [r.t_s for r in merge_series([b, c])] == [1.0, 2.0]

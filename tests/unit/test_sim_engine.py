@@ -80,8 +80,11 @@ def test_round_result_raw_file_and_counters(tmp_path):
     assert r.write.lat_min_us <= r.percentile(50) <= r.percentile(99.999) <= r.write.lat_max_us
     assert r.runtime_s == pytest.approx(3.0, rel=0.01)
     assert r.iops == pytest.approx(r.write.ios / r.runtime_s)
-    assert [s.t_s for s in r.series] == pytest.approx([1.0, 2.0, 3.0], abs=0.01)  # drain in the last
-    assert sum(s.write_iops for s in r.series) == pytest.approx(r.write.ios, rel=0.01)
+    # the IOs in flight at 3 s complete after it: their own, partial, row ending with the run
+    ends = [s.t_s for s in r.series]
+    assert ends[:3] == [1.0, 2.0, 3.0] and len(ends) == 4 and ends[3] == pytest.approx(r.runtime_s) and ends[3] < 3.01
+    spans = [b - a for a, b in zip([0.0, *ends], ends)]
+    assert sum(s.write_iops * d for s, d in zip(r.series, spans)) == pytest.approx(r.write.ios)
     # each second's maximum latency: at least its mean, and the largest is the period's maximum
     assert all(s.lat_max_us >= s.lat_mean_us for s in r.series)
     assert max(s.lat_max_us for s in r.series) == pytest.approx(r.write.lat_max_us, rel=0.02)
@@ -445,4 +448,5 @@ def test_a_results_db_from_before_the_per_second_maximum_still_opens(tmp_path):
     old = RunStore.open(store.dir)  # read-only: the column cannot be added
     [row] = old.cells("consistency")
     points = old.series(row.id)
-    assert len(points) == 2 and all(p[4] > 0 and p[5] is None for p in points)
+    # two seconds and the partial rest (the drain after 2 s)
+    assert len(points) == 3 and points[-1][0] - 2.0 < 0.01 and all(p[4] > 0 and p[5] is None for p in points)

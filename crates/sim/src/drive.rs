@@ -225,7 +225,9 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            // The last second may be partial: rates are per second of the interval it covers.
+            // Row i is the virtual time (i s, i + 1 s]; the last one ends with the run, so it
+            // is partial when the runtime is not a whole number of seconds (span_s < 1): its
+            // rates are per second of the time it covers.
             let t_end = ((i + 1) as f64).min(rt.max(i as f64 + 1e-9));
             let width = (t_end - i as f64).max(1e-9);
             let n = b.reads + b.writes;
@@ -235,7 +237,8 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
                 b.writes as f64 / width,
                 b.bytes as f64 / width / 1e6,
                 (n > 0).then(|| b.lat_sum_ns as f64 / n as f64 / 1000.0),
-                (n > 0).then(|| b.lat_max_ns as f64 / 1000.0)
+                (n > 0).then(|| b.lat_max_ns as f64 / 1000.0),
+                width
             ])
         })
         .collect();
@@ -249,7 +252,7 @@ pub fn result_json(drive: &Drive, res: &RunResult, before: &Snapshot) -> Value {
         "runtime_s": rt,
         "read": op_json(&res.read, rt),
         "write": op_json(&res.write, rt),
-        "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us", "lat_max_us"],
+        "series_columns": ["t_end_s", "read_iops", "write_iops", "mbps", "lat_mean_us", "lat_max_us", "span_s"],
         "series": series,
         "counters": counters,
     });

@@ -244,6 +244,12 @@ pub fn replay<D: Device>(
     )
 }
 
+/// The series row of an instant `dt` ns after the start: row i covers (i s, i + 1 s], so an
+/// IO completing exactly at a whole second counts in the second it ends.
+fn second_of(dt: u64) -> usize {
+    (dt.saturating_sub(1) / NS) as usize
+}
+
 pub(crate) fn drive<D: Device, S: Source>(
     dev: &mut D,
     src: &mut S,
@@ -274,7 +280,6 @@ pub(crate) fn drive<D: Device, S: Source>(
     let mut count = 0u64;
     let wall = std::time::Instant::now();
     let mut last_report = 0.0f64;
-    let last_sec = duration_ns.map_or(usize::MAX, |d| (d.div_ceil(NS) as usize).max(1) - 1);
 
     loop {
         let t_cmp = dev.next_completion();
@@ -325,8 +330,10 @@ pub(crate) fn drive<D: Device, S: Source>(
         if let Some(p) = ports.path_of(id) {
             res.paths[p].record(is_write[id as usize], bytes, lat);
         }
-        // IOs completing after a timed run's end (the drain) count in its last second.
-        let sec = (((t - start) / NS) as usize).min(last_sec);
+        // Second i of the series is the virtual time (i s, i + 1 s] from the start, whatever
+        // the run's nominal length: IOs completing after a timed run's end (the drain of what
+        // was in flight) count in the seconds they complete in, not in its nominal last one.
+        let sec = second_of(t - start);
         if sec >= res.series.len() {
             res.series.resize(sec + 1, SecBucket::default());
         }
@@ -372,6 +379,12 @@ pub(crate) fn drive<D: Device, S: Source>(
     fin = fin.max(last_own);
     dev.set_clock(fin.max(now));
     res.end_ns = fin.max(start + 1);
+    // The series covers the whole runtime, quiet seconds at its end included; its last
+    // second is partial when the runtime is not a whole number of seconds.
+    let secs = second_of(res.end_ns - start) + 1;
+    if res.series.len() < secs {
+        res.series.resize(secs, SecBucket::default());
+    }
     // Always one report with the final figures (the periodic ones depend on wall time).
     if !progress(res.runtime_s(), res.iops()) {
         return Err("interrupted".into());

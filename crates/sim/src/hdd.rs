@@ -10,7 +10,9 @@
 //! Seek time: track-to-track + A·√d for distances d up to the knee, then linear with the
 //! same slope at the knee, reaching full-stroke at d = 1 (Ruemmler & Wilkes' shape).
 //! Command queuing picks, among the first `ncq` queued commands, the one with the shortest
-//! positioning time (seek + rotational wait), so random IOPS grow with queue depth.
+//! positioning time (seek + rotational wait), so random IOPS grow with queue depth; a host
+//! command's wait, weighted by `age_weight`, counts off its positioning time (command aging),
+//! which bounds the wait of one the head keeps passing over.
 //!
 //! Every command costs `overhead` and every byte crosses the media at the zone's rate. A
 //! read that continues the previous transfer finds the head in place: the drive has read
@@ -269,10 +271,23 @@ impl Hdd {
         let ncq = self.cfg.ncq as usize;
         let tf = t as f64;
         let mut best = (f64::MAX, 0usize, Access::Position, false);
+        // Command aging (aged shortest positioning time first, Jacobson & Wilkes 1991): the
+        // time a host command has waited, weighted, is taken off its positioning time.
+        // Without it a command the head keeps passing over waits until the queue empties,
+        // to the end of a run: without write caching, the first of a queued sequential
+        // stream (the head moves on past it, each later command is reached sooner).
+        let w = self.cfg.age_weight;
+        let mut key = f64::MAX;
         for (d, q) in [(false, &self.queue), (true, &self.destages)] {
             for (i, r) in q.iter().take(ncq).enumerate() {
                 let (start, how) = self.plan(r, tf);
-                if start < best.0 {
+                let k = if d {
+                    start
+                } else {
+                    start - w * (tf - r.at as f64)
+                };
+                if k < key {
+                    key = k;
                     best = (start, i, how, d);
                 }
             }

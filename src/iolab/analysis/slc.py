@@ -26,6 +26,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..results import row_spans as widths  # each interval's length from the series' end times
+
 MIN_CACHE_INTERVALS = 2  # whole intervals at the in-cache rate before the cliff
 STAYS_BELOW = 0.8  # share of the time after the cliff spent below `cliff` × the in-cache rate
 
@@ -55,11 +57,6 @@ class Cache:
             f"SLC cache {self.size_gb:.2f} GB: {fast:,.0f} MB/s until {self.cliff_s:.1f} s, then "
             f"{slow:,.0f} MB/s ({slow / fast:.0%}) for the rest of {self.written_gb:.2f} GB"
         )
-
-
-def widths(t_end: Sequence[float]) -> list[float]:
-    """Each interval's length from the series' end times (the first starts at 0)."""
-    return [b - a for a, b in zip([0.0, *t_end], t_end)]
 
 
 def written_gb(t_end: Sequence[float], mbps: Sequence[float]) -> list[float]:

@@ -115,7 +115,12 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
         logs = log_files(raw_dir, name)
         rel = tuple(str(p.relative_to(raw_dir.parent)) for p in [raw_dir / f"{name}.fio", out_path, *logs])
         parts.append(
-            Part(leg.name, replace(result, series=parse_fio_logs(logs), raw_files=rel), w.threads, w.queue_depth)
+            Part(
+                leg.name,
+                replace(result, series=parse_fio_logs(logs, totals=result), raw_files=rel),
+                w.threads,
+                w.queue_depth,
+            )
         )
     if lost or returncode != 0:
         raise EngineError(

@@ -304,6 +304,7 @@ def parse_fio_logs(
     lat_per_us: float = 1000.0,
     interval_ms: int = LOG_INTERVAL_MS,
     maxima: dict[int, float] | None = None,
+    totals: RoundResult | None = None,
 ) -> tuple[SecondSample, ...]:
     """The per-second series from fio's iops, bw and lat logs (one file per job each).
 
@@ -311,6 +312,8 @@ def parse_fio_logs(
     interval or a job that logged late never shows up as a dip. IOPS and MB/s add over jobs;
     mean latency is the IOPS-weighted mean of the jobs' (total latency) lat log values.
     lat log values are in units of 1/lat_per_us µs: fio 3.x logs ns (1000), fio 2.x µs (1).
+    With the round's `totals`, what they hold beyond the logged seconds is one more, partial,
+    row (`tail_row`).
     """
     logs = []
     for p in paths:
@@ -353,7 +356,48 @@ def parse_fio_logs(
                 lat_max_us=(maxima or {}).get(k),  # fio_hist.maxima: same buckets
             )
         )
+    if totals is not None and out:
+        k = max(complete) + 1
+        lat_k = [lf.points[(k, d)][1] / lat_per_us for lf in lat for d in (0, 1) if (k, d) in lf.points]
+        tail = tail_row(out, totals, lat_k[0] if len(lat_k) == 1 else None, (maxima or {}).get(k))
+        out += [tail] if tail else []
     return tuple(out)
+
+
+TAIL_MIN_S = 0.05  # a shorter rest after the last logged second is the logs' own jitter
+
+
+def tail_row(
+    rows: list[SecondSample], totals: RoundResult, lat_mean_us: float | None, lat_max_us: float | None
+) -> SecondSample | None:
+    """The rest of a round after its last logged second, as one partial row.
+
+    fio (3.33) writes no iops or bw log line for the interval its job ends in, so the IOs that
+    completed after the last whole logged interval, the drain of a round that ran past its
+    nominal time among them, were in no row. Here they are the row from the last logged
+    second's end to the end of the round's runtime: the round's IOs and bytes less what the
+    rows hold (each row's rate × its length), its rates over its own length. Its mean latency
+    is the lat log's final line when one job logged one (fio does write that one), else
+    unknown. Each logged rate is rounded to a whole IO (KiB) a second, so the rest is exact to
+    within that; None when less than TAIL_MIN_S remains (fio's log stamps and its runtime
+    differ by milliseconds) or nothing is left (under half an IO).
+    """
+    t0, span = rows[-1].t_s, totals.runtime_s - rows[-1].t_s
+    if span < TAIL_MIN_S:
+        return None
+    held = [0.0, 0.0, 0.0]  # read IOs, write IOs, bytes
+    prev = 0.0
+    for r in rows:
+        dt, prev = r.t_s - prev, r.t_s
+        held[0] += r.read_iops * dt
+        held[1] += r.write_iops * dt
+        held[2] += r.mbps * 1e6 * dt
+    reads = max(0.0, totals.read.ios - held[0])
+    writes = max(0.0, totals.write.ios - held[1])
+    if reads + writes < 0.5:
+        return None
+    rest = max(0.0, totals.read.io_bytes + totals.write.io_bytes - held[2])
+    return SecondSample(t0 + span, reads / span, writes / span, rest / span / 1e6, lat_mean_us, lat_max_us)
 
 
 def log_files(raw_dir: Path, tag: str) -> list[Path]:
@@ -374,7 +418,8 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
     logs = log_files(raw_dir, tag)
     lat_per_us = 1.0 if result.engine_version.startswith("fio-2.") else 1000.0
     hists = fio_hist.files(raw_dir, tag) if lat_per_us == 1000.0 else []  # fio 3.x bins
-    series = parse_fio_logs(logs, lat_per_us=lat_per_us, maxima=fio_hist.maxima(hists, LOG_INTERVAL_MS))
+    maxima = fio_hist.maxima(hists, LOG_INTERVAL_MS)
+    series = parse_fio_logs(logs, lat_per_us=lat_per_us, maxima=maxima, totals=result)
     run_dir = raw_dir.parent
     raw = [raw_dir / f"{tag}.fio", json_path, raw_dir / f"{tag}.stderr", *logs, *hists]
     rel = tuple(str(p.relative_to(run_dir)) for p in raw if p.exists() and p.stat().st_size > 0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import EngineError
-from ..results import RoundResult, SecondSample
+from ..results import RoundResult, SecondSample, partial_row
 from ..workload import Workload
 from .fio_job import _apportion
 from .fio_parse import _combine
@@ -113,26 +113,47 @@ def part_counters(parts: list[Part]) -> dict[str, float]:
 
 def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, ...]:
     """Per-second points summed over parts; a second is kept only when every part logged it
-    (a part that started late would otherwise show up as a dip)."""
+    (a part that started late would otherwise show up as a dip). The parts' partial last rows
+    (what each did after its last whole second) are one partial row, from the merged last
+    second to the latest part's end, when every part's whole seconds end at that second."""
     live = [s for s in series if s]
     if not live:
         return ()
-    by_part = [{round(p.t_s): p for p in s} for s in live]
-    out = []
-    for sec in sorted(set.intersection(*(set(b) for b in by_part))):
-        pts = [b[sec] for b in by_part]
-        lat = [(p.read_iops + p.write_iops, p.lat_mean_us) for p in pts if p.lat_mean_us is not None]
-        w = sum(i for i, _ in lat)
-        out.append(
-            SecondSample(
-                t_s=max(p.t_s for p in pts),
-                read_iops=sum(p.read_iops for p in pts),
-                write_iops=sum(p.write_iops for p in pts),
-                mbps=sum(p.mbps for p in pts),
-                lat_mean_us=sum(i * m for i, m in lat) / w if lat and w > 0 else None,
-            )
-        )
+    split = [_split_tail(s) for s in live]
+    by_part = [{round(p.t_s): p for p in whole} for whole, _ in split]
+    seconds = sorted(set.intersection(*(set(b) for b in by_part)))
+    out = [_sum_points([b[sec] for b in by_part], max(b[sec].t_s for b in by_part)) for sec in seconds]
+    tails = [(whole[-1].t_s if whole else 0.0, tail) for whole, tail in split if tail is not None]
+    last = {round(whole[-1].t_s) if whole else 0 for whole, _ in split}
+    if tails and last == {seconds[-1] if seconds else 0}:
+        start, end = (out[-1].t_s if out else 0.0), max(t.t_s for _, t in tails)
+        # each part's tail in IOs and bytes, as rates over the merged tail's length
+        scaled = [_rescaled(t, (t.t_s - t0) / (end - start), end) for t0, t in tails]
+        out.append(_sum_points(scaled, end))
     return tuple(out)
+
+
+def _split_tail(s: tuple[SecondSample, ...]) -> tuple[tuple[SecondSample, ...], SecondSample | None]:
+    """A part's whole seconds and its partial last row (None when its last row is whole)."""
+    if partial_row(s[-1].t_s - (s[-2].t_s if len(s) > 1 else 0.0)):
+        return s[:-1], s[-1]
+    return s, None
+
+
+def _rescaled(p: SecondSample, share: float, t_s: float) -> SecondSample:
+    return SecondSample(t_s, p.read_iops * share, p.write_iops * share, p.mbps * share, p.lat_mean_us)
+
+
+def _sum_points(pts: list[SecondSample], t_s: float) -> SecondSample:
+    lat = [(p.read_iops + p.write_iops, p.lat_mean_us) for p in pts if p.lat_mean_us is not None]
+    w = sum(i for i, _ in lat)
+    return SecondSample(
+        t_s=t_s,
+        read_iops=sum(p.read_iops for p in pts),
+        write_iops=sum(p.write_iops for p in pts),
+        mbps=sum(p.mbps for p in pts),
+        lat_mean_us=sum(i * m for i, m in lat) / w if lat and w > 0 else None,
+    )
 
 
 def breakdown(counters: dict[str, float]) -> list[PartFigures]:

@@ -183,7 +183,8 @@ def parse_result(text: str, source: str, raw_files: tuple[str, ...] = ()) -> Rou
     except json.JSONDecodeError as e:
         raise EngineError(f"sim result {source}: not valid JSON ({e}).") from None
     raw = _Raw(source)
-    # a sixth column, the second's maximum latency; raw files written before it have five
+    # a sixth column, the second's maximum latency (raw files written before it have five), and
+    # a seventh, the row's length (span_s, under 1 s for the partial rest), which t_s implies
     series = tuple(
         SecondSample(
             t_s=float(t),

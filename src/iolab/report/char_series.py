@@ -10,7 +10,7 @@ from pathlib import Path
 from ..analysis.consistency import Dips, Spread, find_dips, spread
 from ..cellschema import CellRow
 from ..endurance import endurance
-from ..results import Histogram
+from ..results import Histogram, partial_row, row_spans
 from ..store import RunStore
 from ..summary import PhaseSummary
 from ..targets import wear
@@ -175,13 +175,19 @@ def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencie
 
 
 def steady_figures(t: list[float], iops: list[float], start: float) -> tuple[Spread | None, Dips | None]:
-    """The spread and dips of the seconds after `start`: what the report, the comparison and
-    the key figures show."""
-    st = [(x, y) for x, y in zip(t, iops) if x > start]
-    if not st:
+    """The spread and dips of the steady seconds: what the report, the comparison and the key
+    figures show."""
+    ts, ys = steady_seconds(t, iops, start)
+    if not ts:
         return None, None
-    ts, ys = zip(*st)
-    return spread(list(ys)), find_dips(list(ts), list(ys))
+    return spread(ys), find_dips(ts, ys)
+
+
+def steady_seconds(t: list[float], iops: list[float], start: float) -> tuple[list[float], list[float]]:
+    """The whole seconds after `start` (a partial last row, the cell's drain after its last
+    whole second, is no second of the steady part)."""
+    st = [(x, y) for x, y, span in zip(t, iops, row_spans(t)) if x > start and not partial_row(span)]
+    return [x for x, _ in st], [y for _, y in st]
 
 
 def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
@@ -240,8 +246,7 @@ def consistency_pages(run: RunData) -> list[Page]:
         return ([not_measured_page(run, ph, "IO Consistency")] if ph else []) + endurance_pages(run)
     start = steady_from(run)
     src = _source(run, ph, f"series (one point per second, cell {row.id})")
-    zt = [x for x in t if x > start]
-    zy = [y for x, y in zip(t, iops) if x > start]
+    zt, zy = steady_seconds(t, iops, start)
     pages = [
         Page(
             "IO Consistency: whole run",

@@ -205,6 +205,9 @@ pub struct HddConfig {
     pub inner_mbps: f64,
     pub cache_units: u32,
     pub ncq: u32,
+    /// Command aging: the share of a host command's wait taken off its positioning time
+    /// when the next command is chosen (0: shortest positioning time alone).
+    pub age_weight: f64,
     pub overhead_ns: u64,
     pub time_spread: f64,
     pub link_mbps: f64,

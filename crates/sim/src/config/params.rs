@@ -233,6 +233,11 @@ pub const HDD_PARAMS: &[ParamDef] = &[
         "read cache (recently transferred data is served without media access)",
     ),
     p("ncq", "", "commands the drive reorders (1 = in order)"),
+    p(
+        "age_weight_pct",
+        "%",
+        "command aging: this share of the time a host command has waited counts off its positioning time when the drive picks the next command (0.5: 5 ms per second waited; 0 = none, shortest positioning time alone, which can leave a command waiting until the queue empties)",
+    ),
     p("overhead_us", "us", "command overhead"),
     p(
         "time_spread_pct",

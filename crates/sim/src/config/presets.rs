@@ -190,6 +190,7 @@ pub const PRESETS: &[Preset] = &[
             ("inner_mbps", "120"),
             ("cache_mib", "16"),
             ("ncq", "32"),
+            ("age_weight_pct", "0.5"),
             ("overhead_us", "30"),
             ("time_spread_pct", "25"),
             ("link", "sas6"),

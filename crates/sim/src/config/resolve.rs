@@ -412,6 +412,7 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
         inner_mbps: inner,
         cache_units: (v.nonneg("cache_mib")? * 256.0) as u32,
         ncq: v.count("ncq")?,
+        age_weight: pct(&v, "age_weight_pct", 100.0)? / 100.0,
         overhead_ns: (v.nonneg("overhead_us")? * 1000.0) as u64,
         time_spread: pct(&v, "time_spread_pct", 90.0)? / 100.0,
         link_mbps,
