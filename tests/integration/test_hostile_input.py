@@ -231,3 +231,37 @@ def test_a_refused_target_among_several_gives_its_message_and_exit_code(scratch)
     assert f"[file:{foreign}] iolab: Refusing to write" in text
     assert "(exit 3)" in text and "(exit 2)" in text
     assert not runs.exists() or not any(runs.iterdir())
+
+
+@pytest.mark.parametrize(
+    "field,says",
+    [
+        # fio loaded the library into its (root) server and ran its constructor; exec ran a program
+        ('ioengine = "external:{d}/lib.so"', "field 'ioengine'"),
+        ('ioengine = "exec"', "field 'ioengine'"),
+        ('ioengine = "auto"', "field 'ioengine'"),
+        ('target = "{d}/a;b.img"', "field 'target'"),
+        ('target = "{d}/${{HOME}}.img"', "field 'target'"),
+        ('ssh = "-oProxyCommand=touch {d}/PWNED"', "field 'ssh'"),
+    ],
+)
+def test_a_hosts_file_field_gets_the_command_lines_rules(scratch, field, says):
+    hosts = scratch / "hosts.toml"
+    hosts.write_text(f'[[host]]\naddress = "127.0.0.1"\n{field.format(d=scratch)}\n')
+    before = files_under(scratch)
+    p = iolab("fio-job", "iops", "--quick", "-t", f"file:{scratch}/t.img?size=4MiB", "--hosts-file", str(hosts))
+    err = refused(p, scratch, before)
+    assert says in err and "line 1" in err and "external:" not in p.stdout
+
+
+def test_the_hosts_files_engines_are_the_command_lines():
+    from iolab.engines.fio_job import JOB_IOENGINES
+    from iolab.hostlist import HOST_IOENGINES
+
+    assert HOST_IOENGINES == JOB_IOENGINES
+
+
+def test_the_job_writer_names_no_engine_outside_its_list():
+    w = Workload.mix("rnd", 100, 4096, duration_s=1)
+    with pytest.raises(IolabError, match="ioengine 'external:/x.so'"):
+        build_job(Target("file", "file:/tmp/x", "/tmp/x", 1 << 30), w, "t", "external:/x.so")
