@@ -3,7 +3,6 @@ codes (errors.Exit) and `iolab check` (check.py). Thin: parse, call, print."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from rich.table import Table
 
 from .console import Console
 from .errors import Exit, IolabError
+from .safefile import read_json
 from .units import num
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
@@ -94,9 +94,9 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
         p = Path(ref)
         if p.suffix == ".json" and p.is_file():
             try:
-                doc = json.loads(p.read_text())
-            except (OSError, UnicodeDecodeError, ValueError) as e:
-                raise IolabError(f"{p}: cannot read it as a JSON document ({e}).") from None
+                doc = read_json(p, "JSON document", "document")
+            except OSError as e:
+                raise IolabError(f"{p}: cannot read it as a JSON document ({e.strerror or e}).") from None
             if (
                 not isinstance(doc, dict)
                 or doc.get("schema") != SCHEMA_NAME

@@ -4,11 +4,11 @@ the `--hosts-file` TOML tables, parsed and checked into `Host`s (what hosts.py s
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IolabError
+from .safefile import loads_toml, read_text
 from .usertext import check_fio_value, check_text
 
 DEFAULT_PORT = 8765  # fio's own default server port
@@ -74,18 +74,10 @@ def _unique(hosts: list[Host], where: str) -> list[Host]:
 def load_hosts_file(path: Path) -> list[Host]:
     """A TOML file of `[[host]]` tables: address (required), port, target, share, ssh, ioengine."""
     try:
-        text = Path(path).read_text()
+        text = read_text(path, "hosts file", "config")
     except OSError as e:
         raise IolabError(f"hosts file {path}: cannot read it ({e.strerror or e}).") from None
-    except UnicodeDecodeError as e:
-        raise IolabError(
-            f"hosts file {path}: not a text file (byte {e.start + 1} is not UTF-8); give a TOML "
-            "file of [[host]] tables."
-        ) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise IolabError(f"hosts file {path}: not valid TOML ({e}).") from None
+    data = loads_toml(text, f"hosts file {path}")
     tables = data.get("host")
     if not isinstance(tables, list) or not tables or set(data) != {"host"}:
         raise IolabError(

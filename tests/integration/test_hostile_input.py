@@ -6,8 +6,10 @@ and a one-paragraph message, no traceback, nothing written."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -265,3 +267,132 @@ def test_the_job_writer_names_no_engine_outside_its_list():
     w = Workload.mix("rnd", 100, 4096, duration_s=1)
     with pytest.raises(IolabError, match="ioengine 'external:/x.so'"):
         build_job(Target("file", "file:/tmp/x", "/tmp/x", 1 << 30), w, "t", "external:/x.so")
+
+
+# -- special files: a FIFO or a device where iolab reads a file ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory) -> Path:
+    """One finished quick run on a small simulated drive (a few seconds)."""
+    runs = tmp_path_factory.mktemp("hostile-runs")
+    p = iolab("run", "iops", "--quick", "--no-report", "--runs-dir", str(runs), "-t", "sim:enterprise-sas?user_gb=1")
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    return run
+
+
+def fifo_run(a_run: Path, scratch: Path) -> tuple[Path, str]:
+    """A copy of a_run whose manifest.json is a FIFO nobody writes: (runs directory, run id)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "fifo-run")
+    (runs / "fifo-run" / "manifest.json").unlink()
+    os.mkfifo(runs / "fifo-run" / "manifest.json")
+    return runs, "fifo-run"
+
+
+FIFO_COMMANDS = [
+    "show {run}",
+    "export {run} -o {d}/ex",
+    "report {run} --out {d}/rep",
+    "resume {run}",
+    "check {run} --baseline {good}",
+    "check {good} --baseline {run}",
+]
+
+
+@pytest.mark.parametrize("line", FIFO_COMMANDS)
+def test_a_fifo_manifest_is_refused_not_waited_on(a_run, scratch, line):
+    runs, run = fifo_run(a_run, scratch)
+    shutil.copytree(a_run, runs / "good")
+    args = [a.format(run=run, d=scratch, good="good") for a in shlex.split(line)]
+    before = files_under(scratch)
+    p = iolab(*args, "--runs-dir", str(runs), timeout=60)  # before: blocked in open() for ever
+    err = refused(p, scratch, before)
+    assert "manifest.json: is a FIFO (named pipe), not a regular file" in err
+
+
+def test_runs_and_history_list_a_fifo_manifests_run_as_broken(a_run, scratch):
+    runs, run = fifo_run(a_run, scratch)
+    p = iolab("runs", "--runs-dir", str(runs), "--json", timeout=60)
+    assert p.returncode == 0, p.stderr
+    (listed,) = json.loads(p.stdout)["listed"]
+    assert listed["state"] == "broken" and "FIFO" in listed["problem"]
+    p = iolab("history", "RND 4KiB R/W 100/0 IOPS", "--runs-dir", str(runs), timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_watch_answers_beside_a_fifo_manifest(a_run, scratch):
+    import http.client
+    import socket
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    runs, run = fifo_run(a_run, scratch)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*IOLAB, "watch", str(runs), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "iolab watch did not start listening"
+                time.sleep(0.2)
+        for path in ("/api/runs", f"/api/runs/{run}"):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)  # before: no answer, ever
+            c.request("GET", path, headers={"Host": f"127.0.0.1:{port}"})
+            r = c.getresponse()
+            body = r.read()
+            c.close()
+            assert r.status == 200 and b"FIFO" in body, (r.status, body[:300])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero", "big"])
+def test_a_hosts_file_that_is_not_a_small_regular_file_is_refused(scratch, what):
+    path = scratch / "hosts.toml"
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "big":  # a regular file over the cap, a sparse one
+        with open(path, "wb") as f:
+            f.truncate(64 << 20)
+    else:
+        path = Path(what)
+    before = files_under(scratch)
+    t = f"file:{scratch}/t.img?size=4MiB"
+    p = iolab("fio-job", "iops", "--quick", "-t", t, "--hosts-file", str(path), timeout=60)
+    err = refused(p, scratch, before)  # before: blocked for ever; /dev/zero grew to 1.14 GB in 8 s
+    assert {"fifo": "is a FIFO", "/dev/zero": "is a character device", "big": "larger than 4 MiB"}[what] in err
+
+
+def test_a_sim_state_fifo_is_refused_and_no_run_is_left(scratch):
+    os.mkfifo(scratch / "state")
+    before = files_under(scratch)
+    t = f"sim:enterprise-sas?load={scratch}/state"
+    p = iolab("run", "iops", "--no-report", "--runs-dir", str(scratch / "runs"), "-t", t, timeout=60)
+    err = refused(p, scratch, before)  # before: blocked for ever, the run marked running
+    assert "the saved state (load=)" in err and "is a FIFO" in err
+
+
+@pytest.mark.parametrize("kind", ["tolerances", "workload", "baseline"])
+def test_a_fifo_given_as_an_input_file_is_refused(a_run, scratch, kind):
+    f = scratch / ("in.json" if kind == "baseline" else "in.toml")
+    os.mkfifo(f)
+    args = {
+        "tolerances": ["check", str(a_run), "--baseline", str(a_run), "--tolerances", str(f)],
+        "workload": ["run", "replay", "--quick", "--no-report", "-w", str(f), "--runs-dir", str(scratch / "r")],
+        "baseline": ["check", str(a_run), "--baseline", str(f)],
+    }[kind]
+    before = files_under(scratch)
+    p = iolab(*args, timeout=60)
+    err = refused(p, scratch, before)
+    assert str(f) in err
