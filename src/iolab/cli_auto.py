@@ -88,6 +88,8 @@ def ranking(summary) -> dict:
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
     from .outcome import SCHEMA_NAME, SCHEMA_VERSION
+    from .outcome_schema import SCHEMA
+    from .schema_lite import errors
 
     out = []
     for ref in refs:
@@ -105,6 +107,13 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
                 raise IolabError(
                     f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
                     "(write one with `iolab show RUN --json > FILE`)."
+                )
+            wrong = errors(doc, SCHEMA)
+            if wrong:
+                raise IolabError(
+                    f"{p}: does not follow the iolab --json schema ({wrong[0]}"
+                    f"{f', and {len(wrong) - 1} more' if len(wrong) > 1 else ''}); write it again with "
+                    "`iolab show RUN --json > FILE`."
                 )
             if not doc.get("runs"):
                 raise IolabError(f"{p}: the document lists no runs.")

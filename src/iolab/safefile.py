@@ -105,21 +105,47 @@ def loads_json(text: str | bytes, what: str) -> Any:
     """json.loads, with a document nested too deep for Python's parser (RecursionError) and
     invalid JSON both an IolabError."""
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except RecursionError:
-        raise IolabError(f"{what}: nested too deeply to be a document iolab wrote.") from None
+        doc = _TOO_DEEP
     except ValueError as e:  # JSONDecodeError, and bytes that are not UTF-8
         raise IolabError(f"{what}: not valid JSON ({e}).") from None
+    if doc is _TOO_DEEP or _depth(doc) > MAX_DEPTH:
+        # Python's parser stops near 1,000 levels; a document just under that still broke the
+        # code that walks or writes it again (json.dumps, the schema check).
+        raise IolabError(f"{what}: nested more than {MAX_DEPTH} levels deep, not a document iolab wrote.")
+    return doc
+
+
+_TOO_DEEP = object()
+MAX_DEPTH = 64  # iolab's own documents nest under 10 levels
+
+
+def _depth(doc: Any) -> int:
+    """How deep lists and objects nest in a parsed document (without recursion)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            if d > MAX_DEPTH:
+                break
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def loads_toml(text: str, what: str) -> dict[str, Any]:
     """tomllib.loads, with too deep nesting and invalid TOML both an IolabError."""
+    doc: Any
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except RecursionError:
-        raise IolabError(f"{what}: nested too deeply to be a file iolab reads.") from None
+        doc = _TOO_DEEP
     except tomllib.TOMLDecodeError as e:
         raise IolabError(f"{what}: not valid TOML ({e}).") from None
+    if doc is _TOO_DEEP or _depth(doc) > MAX_DEPTH:
+        raise IolabError(f"{what}: nested more than {MAX_DEPTH} levels deep, not a file iolab reads.")
+    return doc
 
 
 def read_json(path: str | Path, what: str, kind: str) -> Any:
