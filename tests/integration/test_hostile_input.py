@@ -396,3 +396,98 @@ def test_a_fifo_given_as_an_input_file_is_refused(a_run, scratch, kind):
     p = iolab(*args, timeout=60)
     err = refused(p, scratch, before)
     assert str(f) in err
+
+
+# -- Ctrl-C while the command starts --------------------------------------------------------------
+
+READY = """import os
+fd = os.environ.pop("IOLAB_TEST_READY_FD", None)
+if fd:  # Python's own start-up is over: from here on, what runs is the iolab command
+    os.write(int(fd), b"r")
+    os.close(int(fd))
+"""
+
+
+@pytest.mark.parametrize("delay", [0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6])
+def test_ctrl_c_while_a_run_starts_exits_130_without_a_traceback(scratch, delay):
+    # Ctrl-C in the first 0.6 s (the imports, then the run before its own handlers) gave a
+    # KeyboardInterrupt traceback. The moment is counted from the end of Python's own start-up
+    # (a sitecustomize on the child's path says when), whose Ctrl-C is Python's, not iolab's, and
+    # the child's SIGINT is set to the default here, as a shell sets it, whatever ran this test.
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    (scratch / "site").mkdir()
+    (scratch / "site" / "sitecustomize.py").write_text(READY)
+    r, w = os.pipe()
+    env = dict(os.environ, IOLAB_TEST_READY_FD=str(w))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(scratch / "site"), os.environ.get("PYTHONPATH")]))
+    runs = scratch / "runs"
+    proc = subprocess.Popen(
+        [*IOLAB, "run", "iops", "--quick", "--no-report", "--runs-dir", str(runs), "-t", "sim:enterprise-sas?user_gb=1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        pass_fds=(w,),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    os.close(w)
+    try:
+        assert os.read(r, 1) == b"r", "the child never finished Python's start-up"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(r)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)  # -2 only if it had already ended
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    for m in runs.glob("*/manifest.json"):  # a run it had started is kept as interrupted, not running
+        assert json.loads(m.read_text())["state"] != "running", m.read_text()
+
+
+# -- input that raised a Python exception: one paragraph and exit 2 instead ----------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "line,says",
+    [
+        # a run whose manifest.json nests 100,000 deep (RecursionError in each, before)
+        ("runs --runs-dir {runs}", None),
+        ("history 'RND 4KiB R/W 100/0 IOPS' --runs-dir {runs}", "no complete runs"),
+        ("show deep --runs-dir {runs}", "nested more than 64 levels"),
+        ("export deep -o {d}/ex --runs-dir {runs}", "nested more than 64 levels"),
+        ("report deep --out {d}/rep --runs-dir {runs}", "nested more than 64 levels"),
+        ("resume deep --runs-dir {runs}", "nested more than 64 levels"),
+        ("check {good} --baseline {d}/deep.json", "nested more than 64 levels"),
+        ("check {good} --baseline {d}/nostate.json", "missing 'state'"),  # KeyError, before
+        ("run replay --quick --no-report -w {d}/binary.toml --runs-dir {d}/r", "not an iolab workload file"),
+        ("watch {runs} --port 99999", "--port 99999 is not a TCP port"),  # OverflowError, before
+        ("watch {runs} --port -1", "--port -1 is not a TCP port"),
+    ],
+)
+def test_input_that_raised_an_exception_gets_one_paragraph(a_run, scratch, line, says):
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "deep")
+    (runs / "deep" / "manifest.json").write_text(DEEP)
+    (scratch / "deep.json").write_text('{"schema": "iolab-outcome", "schema_version": 1, "runs": %s}' % DEEP)
+    p = iolab("show", str(a_run), "--json")
+    doc = json.loads(p.stdout)
+    del doc["runs"][0]["state"]
+    (scratch / "nostate.json").write_text(json.dumps(doc))
+    (scratch / "binary.toml").write_bytes(bytes(range(256)) * 64)
+    before = files_under(scratch)
+    p = iolab(*[a.format(d=scratch, runs=runs, good=a_run) for a in shlex.split(line)], timeout=120)
+    if says is None:  # `runs` lists the run as broken and goes on
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert "nested more than 64 levels" in " ".join(p.stdout.split()), p.stdout
+    else:
+        assert says in refused(p, scratch, before)
