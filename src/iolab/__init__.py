@@ -1,6 +1,6 @@
 """iolab: an open, automated storage test bench (SNIA PTS, RWSW, characterisation)."""
 
-import _signal  # not `signal`: that imports enum, functools and collections first (~10 ms)
+import _signal  # type: ignore[import-not-found]  # not `signal`: it imports enum, functools, collections (~10 ms)
 import sys
 
 __version__ = "0.1.0"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # the C module, as iolab/__init__.py
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional

@@ -427,7 +427,17 @@ def test_ctrl_c_while_a_run_starts_exits_130_without_a_traceback(scratch, delay)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(scratch / "site"), os.environ.get("PYTHONPATH")]))
     runs = scratch / "runs"
     proc = subprocess.Popen(
-        [*IOLAB, "run", "iops", "--quick", "--no-report", "--runs-dir", str(runs), "-t", "sim:enterprise-sas?user_gb=1"],
+        [
+            *IOLAB,
+            "run",
+            "iops",
+            "--quick",
+            "--no-report",
+            "--runs-dir",
+            str(runs),
+            "-t",
+            "sim:enterprise-sas?user_gb=1",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -478,7 +488,7 @@ def test_input_that_raised_an_exception_gets_one_paragraph(a_run, scratch, line,
     runs = scratch / "runs"
     shutil.copytree(a_run, runs / "deep")
     (runs / "deep" / "manifest.json").write_text(DEEP)
-    (scratch / "deep.json").write_text('{"schema": "iolab-outcome", "schema_version": 1, "runs": %s}' % DEEP)
+    (scratch / "deep.json").write_text('{"schema": "iolab-outcome", "schema_version": 1, "runs": ' + DEEP + "}")
     p = iolab("show", str(a_run), "--json")
     doc = json.loads(p.stdout)
     del doc["runs"][0]["state"]
