@@ -272,11 +272,14 @@ def test_the_job_writer_names_no_engine_outside_its_list():
 # -- special files: a FIFO or a device where iolab reads a file ------------------------------------
 
 
+QUICK_SIM_RUN = ("run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=1")  # a few seconds
+
+
 @pytest.fixture(scope="module")
 def a_run(tmp_path_factory) -> Path:
     """One finished quick run on a small simulated drive (a few seconds)."""
     runs = tmp_path_factory.mktemp("hostile-runs")
-    p = iolab("run", "iops", "--quick", "--no-report", "--runs-dir", str(runs), "-t", "sim:enterprise-sas?user_gb=1")
+    p = iolab(*QUICK_SIM_RUN, "--runs-dir", str(runs))
     assert p.returncode == 0, p.stderr
     (run,) = runs.iterdir()
     return run
@@ -383,7 +386,7 @@ def test_a_sim_state_fifo_is_refused_and_no_run_is_left(scratch):
     assert "the saved state (load=)" in err and "is a FIFO" in err
 
 
-@pytest.mark.parametrize("kind", ["tolerances", "workload", "baseline"])
+@pytest.mark.parametrize("kind", ["tolerances", "workload", "baseline", "trace", "trace-msr"])
 def test_a_fifo_given_as_an_input_file_is_refused(a_run, scratch, kind):
     f = scratch / ("in.json" if kind == "baseline" else "in.toml")
     os.mkfifo(f)
@@ -391,6 +394,9 @@ def test_a_fifo_given_as_an_input_file_is_refused(a_run, scratch, kind):
         "tolerances": ["check", str(a_run), "--baseline", str(a_run), "--tolerances", str(f)],
         "workload": ["run", "replay", "--quick", "--no-report", "-w", str(f), "--runs-dir", str(scratch / "r")],
         "baseline": ["check", str(a_run), "--baseline", str(f)],
+        # blocked for ever in open() before (detecting the format), or read as an MSR trace
+        "trace": ["trace", "import", str(f), "-o", str(scratch / "t.parquet")],
+        "trace-msr": ["trace", "import", str(f), "-f", "msr", "-o", str(scratch / "t.parquet")],
     }[kind]
     before = files_under(scratch)
     p = iolab(*args, timeout=60)
@@ -427,17 +433,7 @@ def test_ctrl_c_while_a_run_starts_exits_130_without_a_traceback(scratch, delay)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(scratch / "site"), os.environ.get("PYTHONPATH")]))
     runs = scratch / "runs"
     proc = subprocess.Popen(
-        [
-            *IOLAB,
-            "run",
-            "iops",
-            "--quick",
-            "--no-report",
-            "--runs-dir",
-            str(runs),
-            "-t",
-            "sim:enterprise-sas?user_gb=1",
-        ],
+        [*IOLAB, *QUICK_SIM_RUN, "--runs-dir", str(runs)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
