@@ -25,9 +25,8 @@ MiB = 1 << 20
 # a --json document of a long sequence a few MiB), far below what would strain memory.
 CAPS = {
     "manifest": 16 * MiB,  # a run directory's manifest.json, live.json
-    "document": 256 * MiB,  # a saved --json outcome document (check/compare --baseline), an export's input
+    "document": 256 * MiB,  # a saved --json document (check --baseline), a stream analysis JSON
     "config": 4 * MiB,  # a hosts file, a tolerances file, a workload or replay TOML, published figures CSV
-    "engine-output": 1024 * MiB,  # a stored raw engine result (fio json+, the simulator's JSON)
 }
 
 
