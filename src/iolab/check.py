@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from .compare import COMPARED_PROFILE_KEYS
 from .errors import IolabError
+from .safefile import loads_toml, read_text
 
 FAILING = ("regression", "missing")
 
@@ -62,11 +62,9 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
     if path is None:
         return Tolerances(default)
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = loads_toml(read_text(path, "tolerances file", "config"), str(path))
     except OSError as e:
         raise IolabError(f"{path}: cannot read the tolerances file ({e.strerror}).") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise IolabError(f"{path}: not valid TOML ({e}).") from None
     unknown = sorted(set(data) - {"tolerances"})
     if unknown or not isinstance(data.get("tolerances", {}), dict):
         raise IolabError(

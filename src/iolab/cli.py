@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # the C module, as iolab/__init__.py
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape as esc
 
-from . import cli_auto, cli_inspect, cli_traces, cli_typer, registry, scaleout
+from . import _STARTING, cli_auto, cli_inspect, cli_traces, cli_typer, registry, scaleout
 from . import cli_options as opts
 from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
 from .cli_options import (
@@ -453,3 +454,7 @@ def main() -> None:
         where = f": {e.filename}" if e.filename else ""
         err.print(f"[red]iolab: {esc((e.strerror or str(e)) + where)}[/]")
         sys.exit(2)
+
+
+if _STARTING:  # iolab/__init__.py: the command's imports are done, Ctrl-C is KeyboardInterrupt again
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)

@@ -3,7 +3,6 @@ codes (errors.Exit) and `iolab check` (check.py). Thin: parse, call, print."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from rich.table import Table
 
 from .console import Console
 from .errors import Exit, IolabError
+from .safefile import read_json
 from .units import num
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
@@ -91,15 +91,17 @@ def ranking(summary) -> dict:
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
     from .outcome import SCHEMA_NAME, SCHEMA_VERSION
+    from .outcome_schema import SCHEMA
+    from .schema_lite import errors
 
     out = []
     for ref in refs:
         p = Path(ref)
         if p.suffix == ".json" and p.is_file():
             try:
-                doc = json.loads(p.read_text())
-            except (OSError, UnicodeDecodeError, ValueError) as e:
-                raise IolabError(f"{p}: cannot read it as a JSON document ({e}).") from None
+                doc = read_json(p, "JSON document", "document")
+            except OSError as e:
+                raise IolabError(f"{p}: cannot read it as a JSON document ({e.strerror or e}).") from None
             if (
                 not isinstance(doc, dict)
                 or doc.get("schema") != SCHEMA_NAME
@@ -108,6 +110,13 @@ def _side(refs: list[str], what: str, force: bool) -> list[dict]:
                 raise IolabError(
                     f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
                     "(write one with `iolab show RUN --json > FILE`)."
+                )
+            wrong = errors(doc, SCHEMA)
+            if wrong:
+                raise IolabError(
+                    f"{p}: does not follow the iolab --json schema ({wrong[0]}"
+                    f"{f', and {len(wrong) - 1} more' if len(wrong) > 1 else ''}); write it again with "
+                    "`iolab show RUN --json > FILE`."
                 )
             if not doc.get("runs"):
                 raise IolabError(f"{p}: the document lists no runs.")

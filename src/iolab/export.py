@@ -28,6 +28,7 @@ from .cellschema import EXPORTED, CellRow
 from .errors import IolabError
 from .manifest import manifest_of
 from .results import row_spans
+from .safefile import read_json
 from .store import RunStore
 from .summary import summarise
 from .targets.writepolicy import check_file, output_dir, output_file
@@ -254,7 +255,7 @@ def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
             "directory, or --format json to write every table to standard output as one JSON document."
         )
     doc: dict = {t.name: _records(t) for t in collect(store)}
-    doc["manifest"] = json.loads((store.dir / "manifest.json").read_text())
+    doc["manifest"] = read_json(store.dir / "manifest.json", "run manifest", "manifest")
     json.dump(doc, stream, indent=1, allow_nan=False)
     stream.write("\n")
 

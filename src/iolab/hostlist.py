@@ -4,18 +4,22 @@ the `--hosts-file` TOML tables, parsed and checked into `Host`s (what hosts.py s
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IolabError
-from .usertext import check_text
+from .safefile import loads_toml, read_text
+from .usertext import check_fio_value, check_text
 
 DEFAULT_PORT = 8765  # fio's own default server port
 
 
 _ADDR_RE = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]+))(?::(?P<port>\d+))?$")
 FILE_FIELDS = {"address", "port", "target", "share", "ssh", "ssh_config", "ioengine"}
+# A host's `ioengine` goes into its fio job file as written: fio's `external:/path/lib.so` loads a
+# library into the (root) fio server and `exec` runs a program, so only the engines iolab's own
+# `--ioengine` names reach a job (`auto` is not one: it is decided by probing this host's fio).
+HOST_IOENGINES = ("io_uring", "libaio")  # engines/fio_job.JOB_IOENGINES (a test holds them equal)
 
 
 @dataclass(frozen=True)
@@ -70,18 +74,10 @@ def _unique(hosts: list[Host], where: str) -> list[Host]:
 def load_hosts_file(path: Path) -> list[Host]:
     """A TOML file of `[[host]]` tables: address (required), port, target, share, ssh, ioengine."""
     try:
-        text = Path(path).read_text()
+        text = read_text(path, "hosts file", "config")
     except OSError as e:
         raise IolabError(f"hosts file {path}: cannot read it ({e.strerror or e}).") from None
-    except UnicodeDecodeError as e:
-        raise IolabError(
-            f"hosts file {path}: not a text file (byte {e.start + 1} is not UTF-8); give a TOML "
-            "file of [[host]] tables."
-        ) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise IolabError(f"hosts file {path}: not valid TOML ({e}).") from None
+    data = loads_toml(text, f"hosts file {path}")
     tables = data.get("host")
     if not isinstance(tables, list) or not tables or set(data) != {"host"}:
         raise IolabError(
@@ -108,6 +104,7 @@ def load_hosts_file(path: Path) -> list[Host]:
                 raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
             if key in t:
                 check_text(t[key], f"{where}: field {key!r}")
+        _check_job_fields(t, where)
         if "ssh_config" in t and "ssh" not in t:
             raise IolabError(
                 f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on)."
@@ -124,3 +121,21 @@ def load_hosts_file(path: Path) -> list[Host]:
             )
         )
     return _unique(hosts, f"hosts file {path}")
+
+
+def _check_job_fields(t: dict, where: str) -> None:
+    """The same rules for the fields that reach a fio job file or an ssh command line as for the
+    command line's own: an engine from the allow-list, a target fio reads back as written, an
+    ssh destination that ssh cannot take for an option (`-oProxyCommand=...` runs a program)."""
+    if "ioengine" in t and t["ioengine"] not in HOST_IOENGINES:
+        raise IolabError(
+            f"{where}: field 'ioengine' is {t['ioengine']!r}; use {' or '.join(HOST_IOENGINES)} (a host's engine "
+            "is written into its fio job as given, so no other engine is taken). Nothing was run or written."
+        )
+    if "target" in t:
+        check_fio_value(t["target"], f"{where}: field 'target'")
+    if "ssh" in t and t["ssh"].startswith("-"):
+        raise IolabError(
+            f"{where}: field 'ssh' is {t['ssh']!r}; give user@host or host (a value starting with '-' "
+            "would be an ssh option). Nothing was run or written."
+        )

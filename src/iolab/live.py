@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from .errors import IolabError
+from .safefile import read_json
+
 LIVE_NAME = "live.json"
 MIN_INTERVAL_S = 0.5  # fio reports every second; a faster rewrite shows nothing new
 MAX_SAMPLES = 600  # ten minutes of fio's per-second reports: the chart's width, a small file
@@ -62,7 +65,7 @@ class LiveFile:
 def read(run_dir: Path) -> dict | None:
     """The last live.json written in run_dir (None: none, or caught mid-replace)."""
     try:
-        data = json.loads((Path(run_dir) / LIVE_NAME).read_text())
-    except (OSError, ValueError):
+        data = read_json(Path(run_dir) / LIVE_NAME, "live progress file", "manifest")
+    except (OSError, IolabError):
         return None
     return data if isinstance(data, dict) else None

@@ -21,6 +21,7 @@ from pathlib import Path
 from . import registry
 from .compare import KeyMetric, SummaryTable, competition_ranks
 from .errors import IolabError
+from .safefile import read_bytes
 
 REQUIRED = ("drive", "figure", "value", "unit")
 DIRECTIONS = ("higher-is-better", "lower-is-better")
@@ -75,7 +76,7 @@ def read_published(path: Path, known: dict[str, KeyMetric]) -> list[PublishedFig
     """The figures in one CSV file; `known`: the key figures a figure without a direction
     column takes its direction from (and whose unit it must have)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_bytes(path, "published-figures file", "config").decode("utf-8-sig")
     except OSError as e:
         raise IolabError(f"{path}: cannot read the published-figures file ({e.strerror}).") from None
     except UnicodeDecodeError as e:

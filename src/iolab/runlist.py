@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import IolabError
 from .manifest import Manifest, runs_root
 from .procs import same_process_alive
+from .safefile import read_json
 from .store import RunStore
 
 
@@ -92,8 +92,8 @@ def summarise_run(d: Path) -> RunSummary:
 
 def _manifest_or_none(d: Path) -> Manifest | None:
     try:
-        return Manifest(**json.loads((d / "manifest.json").read_text()))
-    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return Manifest(**read_json(d / "manifest.json", "run manifest", "manifest"))
+    except (OSError, IolabError, TypeError):
         return None
 
 

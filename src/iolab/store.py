@@ -42,6 +42,7 @@ from .procs import same_process_alive
 from .rawaside import move_aside, raw_files
 from .results import Histogram, RoundResult
 from .resultsdb import check_tables, open_for_writing, open_readonly
+from .safefile import read_json
 from .steady import VariableVerdict
 from .targets.writepolicy import output_dir
 
@@ -158,10 +159,12 @@ class RunStore:
     def _read_manifest(self) -> Manifest:
         path = self.dir / "manifest.json"
         try:
-            data = json.loads(path.read_text())
+            data = read_json(path, "run manifest", "manifest")
             return Manifest(**data)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as e:
+        except (OSError, TypeError) as e:
             raise IolabError(f"{path}: unreadable manifest ({e}).") from None
+        except IolabError:
+            raise  # a special or oversized file, too deep a document: the message names the file
 
     def write_manifest(self, final: bool = False) -> None:
         """Replace manifest.json. Only the run's last write (`final`) may use the space set

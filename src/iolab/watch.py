@@ -248,6 +248,8 @@ def _report_file(root: Path, run_id: str, name: str) -> bytes | None:
 def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
     if not Path(root).is_dir():
         raise IolabError(f"runs directory {root} does not exist; give the directory `iolab run --runs-dir` wrote to.")
+    if not 0 <= port <= 65535:  # the socket layer's OverflowError, a traceback, before
+        raise IolabError(f"iolab watch: --port {port} is not a TCP port; give 1 to 65535, or 0 for any free port.")
     try:
         return ThreadingHTTPServer((bind, port), handler_for(root))
     except OSError as e:

@@ -6,8 +6,10 @@ and a one-paragraph message, no traceback, nothing written."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -231,3 +233,267 @@ def test_a_refused_target_among_several_gives_its_message_and_exit_code(scratch)
     assert f"[file:{foreign}] iolab: Refusing to write" in text
     assert "(exit 3)" in text and "(exit 2)" in text
     assert not runs.exists() or not any(runs.iterdir())
+
+
+@pytest.mark.parametrize(
+    "field,says",
+    [
+        # fio loaded the library into its (root) server and ran its constructor; exec ran a program
+        ('ioengine = "external:{d}/lib.so"', "field 'ioengine'"),
+        ('ioengine = "exec"', "field 'ioengine'"),
+        ('ioengine = "auto"', "field 'ioengine'"),
+        ('target = "{d}/a;b.img"', "field 'target'"),
+        ('target = "{d}/${{HOME}}.img"', "field 'target'"),
+        ('ssh = "-oProxyCommand=touch {d}/PWNED"', "field 'ssh'"),
+    ],
+)
+def test_a_hosts_file_field_gets_the_command_lines_rules(scratch, field, says):
+    hosts = scratch / "hosts.toml"
+    hosts.write_text(f'[[host]]\naddress = "127.0.0.1"\n{field.format(d=scratch)}\n')
+    before = files_under(scratch)
+    p = iolab("fio-job", "iops", "--quick", "-t", f"file:{scratch}/t.img?size=4MiB", "--hosts-file", str(hosts))
+    err = refused(p, scratch, before)
+    assert says in err and "line 1" in err and "external:" not in p.stdout
+
+
+def test_the_hosts_files_engines_are_the_command_lines():
+    from iolab.engines.fio_job import JOB_IOENGINES
+    from iolab.hostlist import HOST_IOENGINES
+
+    assert HOST_IOENGINES == JOB_IOENGINES
+
+
+def test_the_job_writer_names_no_engine_outside_its_list():
+    w = Workload.mix("rnd", 100, 4096, duration_s=1)
+    with pytest.raises(IolabError, match="ioengine 'external:/x.so'"):
+        build_job(Target("file", "file:/tmp/x", "/tmp/x", 1 << 30), w, "t", "external:/x.so")
+
+
+# -- special files: a FIFO or a device where iolab reads a file ------------------------------------
+
+
+QUICK_SIM_RUN = ("run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas?user_gb=1")  # a few seconds
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory) -> Path:
+    """One finished quick run on a small simulated drive (a few seconds)."""
+    runs = tmp_path_factory.mktemp("hostile-runs")
+    p = iolab(*QUICK_SIM_RUN, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    (run,) = runs.iterdir()
+    return run
+
+
+def fifo_run(a_run: Path, scratch: Path) -> tuple[Path, str]:
+    """A copy of a_run whose manifest.json is a FIFO nobody writes: (runs directory, run id)."""
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "fifo-run")
+    (runs / "fifo-run" / "manifest.json").unlink()
+    os.mkfifo(runs / "fifo-run" / "manifest.json")
+    return runs, "fifo-run"
+
+
+FIFO_COMMANDS = [
+    "show {run}",
+    "export {run} -o {d}/ex",
+    "report {run} --out {d}/rep",
+    "resume {run}",
+    "check {run} --baseline {good}",
+    "check {good} --baseline {run}",
+]
+
+
+@pytest.mark.parametrize("line", FIFO_COMMANDS)
+def test_a_fifo_manifest_is_refused_not_waited_on(a_run, scratch, line):
+    runs, run = fifo_run(a_run, scratch)
+    shutil.copytree(a_run, runs / "good")
+    args = [a.format(run=run, d=scratch, good="good") for a in shlex.split(line)]
+    before = files_under(scratch)
+    p = iolab(*args, "--runs-dir", str(runs), timeout=60)  # before: blocked in open() for ever
+    err = refused(p, scratch, before)
+    assert "manifest.json: is a FIFO (named pipe), not a regular file" in err
+
+
+def test_runs_and_history_list_a_fifo_manifests_run_as_broken(a_run, scratch):
+    runs, run = fifo_run(a_run, scratch)
+    p = iolab("runs", "--runs-dir", str(runs), "--json", timeout=60)
+    assert p.returncode == 0, p.stderr
+    (listed,) = json.loads(p.stdout)["listed"]
+    assert listed["state"] == "broken" and "FIFO" in listed["problem"]
+    p = iolab("history", "RND 4KiB R/W 100/0 IOPS", "--runs-dir", str(runs), timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_watch_answers_beside_a_fifo_manifest(a_run, scratch):
+    import http.client
+    import socket
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    runs, run = fifo_run(a_run, scratch)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*IOLAB, "watch", str(runs), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "iolab watch did not start listening"
+                time.sleep(0.2)
+        for path in ("/api/runs", f"/api/runs/{run}"):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)  # before: no answer, ever
+            c.request("GET", path, headers={"Host": f"127.0.0.1:{port}"})
+            r = c.getresponse()
+            body = r.read()
+            c.close()
+            assert r.status == 200 and b"FIFO" in body, (r.status, body[:300])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero", "big"])
+def test_a_hosts_file_that_is_not_a_small_regular_file_is_refused(scratch, what):
+    path = scratch / "hosts.toml"
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "big":  # a regular file over the cap, a sparse one
+        with open(path, "wb") as f:
+            f.truncate(64 << 20)
+    else:
+        path = Path(what)
+    before = files_under(scratch)
+    t = f"file:{scratch}/t.img?size=4MiB"
+    p = iolab("fio-job", "iops", "--quick", "-t", t, "--hosts-file", str(path), timeout=60)
+    err = refused(p, scratch, before)  # before: blocked for ever; /dev/zero grew to 1.14 GB in 8 s
+    assert {"fifo": "is a FIFO", "/dev/zero": "is a character device", "big": "larger than 4 MiB"}[what] in err
+
+
+def test_a_sim_state_fifo_is_refused_and_no_run_is_left(scratch):
+    os.mkfifo(scratch / "state")
+    before = files_under(scratch)
+    t = f"sim:enterprise-sas?load={scratch}/state"
+    p = iolab("run", "iops", "--no-report", "--runs-dir", str(scratch / "runs"), "-t", t, timeout=60)
+    err = refused(p, scratch, before)  # before: blocked for ever, the run marked running
+    assert "the saved state (load=)" in err and "is a FIFO" in err
+
+
+@pytest.mark.parametrize("kind", ["tolerances", "workload", "baseline", "trace", "trace-msr"])
+def test_a_fifo_given_as_an_input_file_is_refused(a_run, scratch, kind):
+    f = scratch / ("in.json" if kind == "baseline" else "in.toml")
+    os.mkfifo(f)
+    args = {
+        "tolerances": ["check", str(a_run), "--baseline", str(a_run), "--tolerances", str(f)],
+        "workload": ["run", "replay", "--quick", "--no-report", "-w", str(f), "--runs-dir", str(scratch / "r")],
+        "baseline": ["check", str(a_run), "--baseline", str(f)],
+        # blocked for ever in open() before (detecting the format), or read as an MSR trace
+        "trace": ["trace", "import", str(f), "-o", str(scratch / "t.parquet")],
+        "trace-msr": ["trace", "import", str(f), "-f", "msr", "-o", str(scratch / "t.parquet")],
+    }[kind]
+    before = files_under(scratch)
+    p = iolab(*args, timeout=60)
+    err = refused(p, scratch, before)
+    assert str(f) in err
+
+
+# -- Ctrl-C while the command starts --------------------------------------------------------------
+
+READY = """import os
+fd = os.environ.pop("IOLAB_TEST_READY_FD", None)
+if fd:  # Python's own start-up is over: from here on, what runs is the iolab command
+    os.write(int(fd), b"r")
+    os.close(int(fd))
+"""
+
+
+@pytest.mark.parametrize("delay", [0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6])
+def test_ctrl_c_while_a_run_starts_exits_130_without_a_traceback(scratch, delay):
+    # Ctrl-C in the first 0.6 s (the imports, then the run before its own handlers) gave a
+    # KeyboardInterrupt traceback. The moment is counted from the end of Python's own start-up
+    # (a sitecustomize on the child's path says when), whose Ctrl-C is Python's, not iolab's, and
+    # the child's SIGINT is set to the default here, as a shell sets it, whatever ran this test.
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import IOLAB
+
+    (scratch / "site").mkdir()
+    (scratch / "site" / "sitecustomize.py").write_text(READY)
+    r, w = os.pipe()
+    env = dict(os.environ, IOLAB_TEST_READY_FD=str(w))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(scratch / "site"), os.environ.get("PYTHONPATH")]))
+    runs = scratch / "runs"
+    proc = subprocess.Popen(
+        [*IOLAB, *QUICK_SIM_RUN, "--runs-dir", str(runs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        pass_fds=(w,),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    os.close(w)
+    try:
+        assert os.read(r, 1) == b"r", "the child never finished Python's start-up"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(r)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)  # -2 only if it had already ended
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    for m in runs.glob("*/manifest.json"):  # a run it had started is kept as interrupted, not running
+        assert json.loads(m.read_text())["state"] != "running", m.read_text()
+
+
+# -- input that raised a Python exception: one paragraph and exit 2 instead ----------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "line,says",
+    [
+        # a run whose manifest.json nests 100,000 deep (RecursionError in each, before)
+        ("runs --runs-dir {runs}", None),
+        ("history 'RND 4KiB R/W 100/0 IOPS' --runs-dir {runs}", "no complete runs"),
+        ("show deep --runs-dir {runs}", "nested more than 64 levels"),
+        ("export deep -o {d}/ex --runs-dir {runs}", "nested more than 64 levels"),
+        ("report deep --out {d}/rep --runs-dir {runs}", "nested more than 64 levels"),
+        ("resume deep --runs-dir {runs}", "nested more than 64 levels"),
+        ("check {good} --baseline {d}/deep.json", "nested more than 64 levels"),
+        ("check {good} --baseline {d}/nostate.json", "missing 'state'"),  # KeyError, before
+        ("run replay --quick --no-report -w {d}/binary.toml --runs-dir {d}/r", "not an iolab workload file"),
+        ("watch {runs} --port 99999", "--port 99999 is not a TCP port"),  # OverflowError, before
+        ("watch {runs} --port -1", "--port -1 is not a TCP port"),
+    ],
+)
+def test_input_that_raised_an_exception_gets_one_paragraph(a_run, scratch, line, says):
+    runs = scratch / "runs"
+    shutil.copytree(a_run, runs / "deep")
+    (runs / "deep" / "manifest.json").write_text(DEEP)
+    (scratch / "deep.json").write_text('{"schema": "iolab-outcome", "schema_version": 1, "runs": ' + DEEP + "}")
+    p = iolab("show", str(a_run), "--json")
+    doc = json.loads(p.stdout)
+    del doc["runs"][0]["state"]
+    (scratch / "nostate.json").write_text(json.dumps(doc))
+    (scratch / "binary.toml").write_bytes(bytes(range(256)) * 64)
+    before = files_under(scratch)
+    p = iolab(*[a.format(d=scratch, runs=runs, good=a_run) for a in shlex.split(line)], timeout=120)
+    if says is None:  # `runs` lists the run as broken and goes on
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert "nested more than 64 levels" in " ".join(p.stdout.split()), p.stdout
+    else:
+        assert says in refused(p, scratch, before)

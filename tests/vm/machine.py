@@ -193,7 +193,23 @@ def missing() -> str | None:
         return "no kernel image in /boot (apt-get install linux-image-amd64)"
     if vng() is None:
         return "virtme-ng is not installed (scripts/test puts it in .vm-venv)"
+    if not static_busybox():
+        return "no statically linked busybox, which vng puts in its initramfs (apt-get install busybox-static; scripts/vm-deps installs it)"
     return None
+
+
+def static_busybox() -> bool:
+    """vng takes the first of these on PATH and stops unless it is statically linked (Debian's
+    `busybox` is dynamic): an ELF without a PT_INTERP program header needs no loader."""
+    path = next(filter(None, map(shutil.which, ("busybox-static", "busybox.static", "busybox"))), None)
+    if path is None:
+        return False
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit ELF only (an x86-64 host)
+        return False
+    phoff, phentsize, phnum = struct.unpack_from("<Q", head, 0x20)[0], *struct.unpack_from("<HH", head, 0x36)
+    return all(struct.unpack_from("<I", head, phoff + i * phentsize)[0] != 3 for i in range(phnum))  # 3: PT_INTERP
 
 
 def sha256(path: Path) -> str:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import IolabError
+from ..safefile import read_text
 from ..units import kib_label
 from ..workload import Stream
 
@@ -161,11 +162,15 @@ class StreamAnalysis:
     def load(cls, path: str | Path) -> StreamAnalysis:
         p = Path(path)
         try:
-            d = json.loads(p.read_text())
+            text = read_text(p, "stream analysis file", "document")
         except FileNotFoundError:
             raise IolabError(f"{p}: no such stream analysis file.") from None
+        try:
+            d = json.loads(text)
         except json.JSONDecodeError as e:
             raise IolabError(f"{p}:{e.lineno}: not valid JSON ({e.msg}).") from None
+        except RecursionError:
+            raise IolabError(f"{p}: nested too deeply to be a stream analysis iolab wrote.") from None
         try:
             d["seq"] = SeqRule(**d["seq"])
             d["streams"] = tuple(StreamStat(**s) for s in d["streams"])

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..errors import IolabError
+from ..safefile import read_text
 from ..units import kib_label, parse_size
 from ..workload import Stream, Workload
 from .streamstats import StreamAnalysis
@@ -318,11 +319,15 @@ class _TomlFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            text = self.path.read_text()
+            text = read_text(self.path, "workload file", "config")
         except FileNotFoundError:
             raise IolabError(f"{self.path}: no such workload file.") from None
+        except OSError as e:
+            raise IolabError(f"{self.path}: cannot read the workload file ({e.strerror or e}).") from None
         try:
             self.data = tomllib.loads(text)
+        except RecursionError:
+            raise IolabError(f"{self.path}: nested too deeply to be a workload file.") from None
         except tomllib.TOMLDecodeError as e:
             m = re.search(r"line (\d+)", str(e))
             raise IolabError(f"{self.path}{':' + m.group(1) if m else ''}: not valid TOML ({e}).") from None

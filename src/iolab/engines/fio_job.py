@@ -100,6 +100,8 @@ IOENGINES = ("auto", "io_uring", "libaio")
 # every kernel and keeps file and device runs on one engine.
 AUTO_IOENGINE = {"block": "libaio", "file": "libaio"}
 AUTO_RULE = "libaio on block devices and files"
+# The only engines a job file for a block device or file names (`auto` is resolved before).
+JOB_IOENGINES = tuple(e for e in IOENGINES if e != "auto")
 
 
 def check_ioengine(choice: str) -> str:
@@ -304,6 +306,9 @@ def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: 
     g = ["[global]"]
     if target.kind == "nbd":
         g += ["ioengine=nbd", f"uri={target.path}"]
+    elif ioengine not in JOB_IOENGINES:
+        # whatever the caller checked: fio's external: and exec engines run code as the server's user
+        raise IolabError(f"ioengine {ioengine!r}: iolab writes only {', '.join(JOB_IOENGINES)} into a fio job.")
     else:
         g += [f"ioengine={ioengine}", f"filename={_escape_filename(target.path)}"]
     g += [

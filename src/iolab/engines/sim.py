@@ -25,6 +25,7 @@ from pathlib import Path
 from .. import _sim
 from ..errors import EngineError, IolabError
 from ..results import Histogram, OpStats, RoundResult, SecondSample
+from ..safefile import check_regular
 from ..targets import PurgeOutcome, Target
 from ..targets.sim_facts import describe, drive_params
 from ..targets.writepolicy import check_file, mark_written
@@ -288,6 +289,7 @@ class SimEngine:
         _check_memory(target)
         try:
             if load:
+                check_regular(load, f"target {target.spec}: the saved state (load=)")  # resume skips the parse
                 drive = _sim.Drive.load(load)
                 self._check_loaded(target, drive, load)
             else:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import math
 import shutil
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..analysis.workloads import ReplayPlan, load_composite, load_replay
 from ..errors import IolabError
 from ..plan import Cell, Phase, Profile, TestPlan, Tracking
 from ..runfiles import ANALYSIS_FILE, COMPOSITE_FILE, INPUTS_DIR, REPLAY_FILE
+from ..safefile import loads_toml, read_text
 from ..targets import Target
 from ..units import duration, eng
 from ..workload import Workload
@@ -76,8 +76,8 @@ def _kind(path: Path) -> str:
     if path.suffix == ".json":
         return "analysis"
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
+        data = loads_toml(read_text(path, "workload file", "config"), str(path))
+    except (OSError, IolabError):
         return "unknown"  # the loader reports the file and line
     if "replay" in data:
         return "replay"

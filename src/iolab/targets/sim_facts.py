@@ -9,6 +9,7 @@ import json
 
 from .. import _sim
 from ..errors import IolabError
+from ..safefile import check_regular
 from .model import DeviceFacts
 
 # Target options that steer the engine rather than describe the drive (port=: which of its host
@@ -33,6 +34,9 @@ def describe(preset: str, options: dict[str, str]) -> dict:
 
 def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFacts]:
     """Capacity and device facts of `sim:PRESET?options` (called by targets.parse_target)."""
+    if "load" in options:
+        # The simulator reads the state file: a FIFO there blocked it for ever, with the run marked running.
+        check_regular(options["load"], f"target sim:{preset}: the saved state (load=)")
     info = describe(preset, options)
     ssd = info["kind"] == "ssd"
     # The over-provisioning goes in the model line, which every report's header shows.

@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 
 from ..errors import IolabError
+from ..safefile import check_regular
 from .readers import FORMATS
 from .vscsi import vscsi_version
 
@@ -51,6 +52,7 @@ _LINE_SHAPES = (
 def detect_format(path: str | Path) -> str:
     """The format of trace file `path` (one of readers.FORMATS), or IolabError."""
     p = Path(path)
+    check_regular(p, "trace file")  # a FIFO here blocked `trace import` for ever in open()
     try:
         with open(p, "rb") as f:
             head = f.read(1 << 16)

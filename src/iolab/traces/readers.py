@@ -21,6 +21,7 @@ import duckdb
 import numpy as np
 
 from ..errors import IolabError
+from ..safefile import check_regular
 from . import timeunit
 from .events import paired_sql
 from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
@@ -141,8 +142,9 @@ def _check_request(files: list[Path], fmt: str, time_unit: str | None) -> None:
             f"{fmt} traces have a fixed unit, which iolab uses."
         )
     for f in files:
-        if not f.is_file():
+        if not f.exists():
             raise IolabError(f"{f}: no such trace file.")
+        check_regular(f, "trace file")  # a FIFO or a device: refused, not read
 
 
 def _parse_file(
