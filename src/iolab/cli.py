@@ -293,8 +293,10 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     """List stored runs."""
     from rich.table import Table
 
-    from .runlist import leftovers, list_runs
+    from .runlist import checked_root, leftovers, list_runs
 
+    want_json("runs", console, json_out)
+    runs_dir = checked_root(runs_dir)
     if json_out:
         emit(
             "runs",

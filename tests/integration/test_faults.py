@@ -146,6 +146,7 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
         holders["killed-run"].wait()
         before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()}
         assert len(before) == 2
+        (tmp_path / "runs").mkdir()  # a missing runs directory is an error of its own
         res = iolab("runs", "--runs-dir", str(tmp_path / "runs"), env={"IOLAB_LOCK_DIR": str(locks)})
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
         err = " ".join(res.stderr.split())
