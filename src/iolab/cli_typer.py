@@ -55,6 +55,7 @@ def tidy_help(command) -> None:
     for cmd in _commands(command):
         if any("--json" in p.opts for p in cmd.params):
             cmd.parse_args = _json_usage_errors(cmd, cmd.parse_args)
+        cmd.format_help = _fitting_help(cmd.format_help)
         # the help option is made on first use: made here, with the names the app gives it
         cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
         if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
@@ -72,6 +73,18 @@ def tidy_help(command) -> None:
                 continue
             label = p.display_type(None).strip("<>").removeprefix("list[").rstrip("]")
             p.metavar = _METAVARS.get(label, label.upper())
+
+
+def _fitting_help(format_help):
+    """The command's help, laid out to fit the width without cutting a word (cli_help)."""
+
+    def fitting(ctx, formatter):
+        from . import cli_help
+
+        cli_help.install()
+        return format_help(ctx, formatter)
+
+    return fitting
 
 
 def _json_usage_errors(cmd, parse_args):
