@@ -78,23 +78,29 @@ def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
     assert "Per-Host / Per-Path Breakdown" in titles
 
 
+def when_measuring(runs: Path, act, done: threading.Event) -> threading.Thread:
+    """A thread that calls `act()` once the first measured round's second host has its job file
+    (or gives up when `done` is set or after 120 s)."""
+
+    def watch():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not done.is_set():
+            if any(runs.glob("*/raw/*-r01-c01-*.p1.fio")):
+                act()
+                return
+            time.sleep(0.02)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    return t
+
+
 def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(scratch):
     with fio_hosts(2) as hosts:
         f, target = hosts_file(scratch, hosts)
         runs = scratch / "runs"
         killer_done = threading.Event()
-
-        def kill_when_measuring():
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not killer_done.is_set():
-                if any(runs.glob("*/raw/*-r01-c01-*.p1.fio")):
-                    time.sleep(0.5)
-                    kill_host(hosts[1][0])
-                    return
-                time.sleep(0.05)
-
-        t = threading.Thread(target=kill_when_measuring)
-        t.start()
+        t = when_measuring(runs, lambda: (time.sleep(0.5), kill_host(hosts[1][0])), killer_done)
         try:
             r = iolab(
                 "run",
@@ -136,18 +142,9 @@ def test_a_frozen_host_fails_the_round_within_its_time_and_the_stall_timeout(scr
         f, target = hosts_file(scratch, hosts)
         runs = scratch / "runs"
         frozen: list[float] = []
-
-        def freeze_when_measuring():
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if any(runs.glob("*/raw/*-r01-c01-*.p1.fio")):
-                    kill_host(hosts[1][0], signal.SIGSTOP)
-                    frozen.append(time.monotonic())
-                    return
-                time.sleep(0.02)
-
-        t = threading.Thread(target=freeze_when_measuring)
-        t.start()
+        t = when_measuring(
+            runs, lambda: (kill_host(hosts[1][0], signal.SIGSTOP), frozen.append(time.monotonic())), threading.Event()
+        )
         try:
             r = iolab(
                 *("run", "throughput", "--quick", "--cell-time", f"{cell_s:g}s", "--max-rounds", "1", "--no-report"),
