@@ -99,8 +99,10 @@ def _json_usage_errors(cmd, parse_args):
         except ClickException as e:
             if "--json" in given:
                 from .cli_auto import emit
+                from .outcome_schema import COMMANDS
 
-                emit(cmd.name, e.exit_code, error=e.format_message())
+                if cmd.name in COMMANDS:
+                    emit(cmd.name, e.exit_code, error=e.format_message())
             raise
 
     return parse
