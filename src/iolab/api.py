@@ -119,6 +119,10 @@ def run_test(
         for i, (plan, tgt) in enumerate(runs):
             if on_plan:
                 on_plan(todo, i)
+            if tgt.kind == "sim":
+                # The simulated drive is built (a load= state read and checked) before its run
+                # directory exists: a drive that cannot be built leaves no failed run behind.
+                engine.prepare(tgt)
             store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
             keeper = registry.get(plan.test).keep_input
             if workload is not None and keeper is not None:

@@ -54,6 +54,15 @@ def default_target() -> str:
     return f"sim:{DEFAULT_PRESET}"
 
 
+def report_paths(progress, reports: list[Path], quiet: bool) -> None:
+    """A run's report files: a progress note (timestamped in a log), or plain lines with --quiet."""
+    for p in reports:
+        if quiet:
+            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+        else:
+            progress.note(f"report: {p}")
+
+
 @app.command()
 @with_run_args()
 def run(
@@ -114,6 +123,8 @@ def run(
     def planned(plans, i: int) -> None:
         if len(plans) > 1:
             progress.in_sequence(plans, i)
+            if args.quiet:
+                return
             console.print(
                 f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
                 soft_wrap=True,
@@ -127,8 +138,9 @@ def run(
     def started(store: RunStore) -> None:
         current[:] = [store]
         m = manifest_of(store)
-        console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
-        if "ioengine" in m.versions:
+        if not args.quiet:
+            console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
+        if "ioengine" in m.versions and not args.quiet:
             console.print(f"fio ioengine: {esc(m.versions['ioengine'])}")
         for overridden in m.safety_overrides:
             console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
@@ -140,13 +152,12 @@ def run(
             records.append(api.run_record(store, reports))
         if manifest_of(store).state == "complete":
             api.show(store, console)
-        for p in reports:
-            progress.note(f"report: {p}")  # timestamped in a log
+        report_paths(progress, reports, args.quiet)
         if manifest_of(store).state == "complete":
             console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
-        with stop_on_signals(), RichProgress(console) as progress:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet) as progress:
             api.run_test(
                 test,
                 tgt,
@@ -209,6 +220,8 @@ def resume(
 
     def started(r) -> None:
         current[:] = [r.store]
+        if args.quiet:
+            return
         console.print(
             f"[bold]resuming {esc(manifest_of(r.store).run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})"
         )
@@ -219,12 +232,11 @@ def resume(
         if json_out or require_steady:
             records.append(api.run_record(store, reports))
         api.show(store, console)
-        for p in reports:
-            progress.note(f"report: {p}")  # timestamped in a log
+        report_paths(progress, reports, args.quiet)
         console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
-        with stop_on_signals(), RichProgress(console) as progress:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet) as progress:
             api.resume_test(
                 run_ref,
                 allow_unsafe=args.allow_unsafe_target,
@@ -294,8 +306,10 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     """List stored runs."""
     from rich.table import Table
 
-    from .runlist import leftovers, list_runs
+    from .runlist import checked_root, leftovers, list_runs
 
+    want_json("runs", console, json_out)
+    runs_dir = checked_root(runs_dir)
     if json_out:
         emit(
             "runs",

@@ -13,7 +13,7 @@ from rich import box
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .console import Console
+from .console import Console, write_out
 from .errors import Exit, IolabError
 from .safefile import read_json
 from .units import num
@@ -44,8 +44,7 @@ def want_json(command: str, console: Console, on: bool) -> None:
 def emit(command: str, code: int, **parts) -> None:
     from .outcome import document, dumps
 
-    sys.stdout.write(dumps(document(command, code, **parts)) + "\n")
-    sys.stdout.flush()
+    write_out(dumps(document(command, code, **parts)) + "\n")
 
 
 def emit_error(e: IolabError) -> None:

@@ -223,6 +223,13 @@ class RunArgs:
     everything: bool = _opt(False, "--all", help="A sequence with its optional tests (pts: every PTS 2.0 test).")
     json_out: bool = _opt(False, "--json", help=JSON_HELP)
     require_steady: bool = _opt(False, "--require-steady", help=STEADY_HELP)
+    quiet: bool = _opt(
+        False,
+        "--quiet",
+        "-q",
+        help="No progress (no live panel, no timestamped lines): only the results, the report and run "
+        "directory paths, warnings and errors.",
+    )
 
     def __post_init__(self) -> None:
         if self.ioengine is not None:  # refused before anything starts, whatever the target
@@ -333,6 +340,7 @@ RESUME_OPTIONS = (
     "json_out",
     "require_steady",
     "ioengine",
+    "quiet",
 )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import typer
+from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam
 from typer._param_types import coerce_cli_path
 
@@ -52,6 +53,9 @@ def tidy_help(command) -> None:
         else:  # Typer's help printer reads it when first imported; importing it here would cost every command
             os.environ.setdefault("TERMINAL_WIDTH", str(PIPED_HELP_WIDTH))
     for cmd in _commands(command):
+        if any("--json" in p.opts for p in cmd.params):
+            cmd.parse_args = _json_usage_errors(cmd, cmd.parse_args)
+        cmd.format_help = _fitting_help(cmd.format_help)
         # the help option is made on first use: made here, with the names the app gives it
         cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
         if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
@@ -69,6 +73,39 @@ def tidy_help(command) -> None:
                 continue
             label = p.display_type(None).strip("<>").removeprefix("list[").rstrip("]")
             p.metavar = _METAVARS.get(label, label.upper())
+
+
+def _fitting_help(format_help):
+    """The command's help, laid out to fit the width without cutting a word (cli_help)."""
+
+    def fitting(ctx, formatter):
+        from . import cli_help
+
+        cli_help.install()
+        return format_help(ctx, formatter)
+
+    return fitting
+
+
+def _json_usage_errors(cmd, parse_args):
+    """A command line the command cannot parse, asked for --json: the JSON document of the
+    error (exit 2) on standard output beside Typer's message on standard error, as for every
+    other error of the command (docs/automation.md)."""
+
+    def parse(ctx, args):
+        given = args[: args.index("--")] if "--" in args else list(args)  # the parser empties args
+        try:
+            return parse_args(ctx, args)
+        except ClickException as e:
+            if "--json" in given:
+                from .cli_auto import emit
+                from .outcome_schema import COMMANDS
+
+                if cmd.name in COMMANDS:
+                    emit(cmd.name, e.exit_code, error=e.format_message())
+            raise
+
+    return parse
 
 
 class _Plain(RuntimeParam):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import rich.console
 import rich.table
 from rich.measure import Measurement
@@ -11,7 +14,16 @@ class Console(rich.console.Console):
     """Written to a file or a pipe, a table is printed at the width its columns need when that
     is more than the console's: a verdict cut from "pass" to "pas", a block size to "blo…" or
     a reason wrapped over three lines misleads a reader and defeats grep, a long line does not.
-    A terminal keeps its width."""
+    A terminal keeps its width.
+
+    A reader that goes away (`iolab run ... | head -3`) does not end the command: what could not
+    be printed is dropped and the command goes on (a run completes and is stored) with its own
+    exit code. Rich's own answer to a broken pipe is SystemExit(1), which the runner would
+    take for a failure of the run."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        drop_output(self.file)
 
     def print(self, *objects, **kw) -> None:
         if self.is_terminal or not any(isinstance(o, rich.table.Table) for o in objects):
@@ -25,3 +37,26 @@ class Console(rich.console.Console):
             super().print(*objects, **kw)
         finally:
             self.width = width
+
+
+def drop_output(stream) -> None:
+    """Send whatever is still written to `stream` (closed by its reader) to /dev/null, so later
+    writes and the flush at exit do not fail again."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
+def write_out(text: str) -> None:
+    """Text to standard output that may be closed by its reader: then it is dropped (see Console)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        drop_output(sys.stdout)

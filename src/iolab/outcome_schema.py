@@ -253,6 +253,9 @@ DEFS = {
     ),
 }
 
+# The commands whose --json prints this document (`sim calibrate --json` prints its own).
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history")
+
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": f"{SCHEMA_NAME}-{SCHEMA_VERSION}.schema.json",
@@ -263,7 +266,7 @@ SCHEMA = {
         {
             "schema": {"const": SCHEMA_NAME},
             "schema_version": {"const": SCHEMA_VERSION},
-            "command": {"enum": ["run", "resume", "show", "compare", "runs", "check", "history"]},
+            "command": {"enum": list(COMMANDS)},
             "exit_code": _t("integer"),
         },
         {

@@ -126,12 +126,14 @@ def round_summary(
 
 class RichProgress:
     """The runner's progress hooks, shown as a live panel on a terminal and as timestamped lines
-    elsewhere. `sequence` = (this test's number, the number of tests, the latest timed seconds of
-    the tests after this one): the ETA then covers the rest of the sequence too (`in_sequence`)."""
+    elsewhere, or nothing at all (`quiet`). `sequence` = (this test's number, the number of tests,
+    the latest timed seconds of the tests after this one): the ETA then covers the rest of the
+    sequence too (`in_sequence`)."""
 
-    def __init__(self, console: Console, sequence: tuple[int, int, float] | None = None):
+    def __init__(self, console: Console, sequence: tuple[int, int, float] | None = None, quiet: bool = False):
         self.console = console
-        self.lines = not console.is_terminal  # a CI log or a pipe: a live panel would print nothing
+        self.quiet = quiet  # --quiet: no panel and no lines; the pace and ETA are still kept
+        self.lines = quiet or not console.is_terminal  # a CI log or a pipe: a live panel would print nothing
         self._display = None if self.lines else Live(console=console, refresh_per_second=4, transient=True)
         self.t0 = time.monotonic()
         self.plan: TestPlan | None = None
@@ -245,6 +247,8 @@ class RichProgress:
         self._emit(text)
 
     def _emit(self, text: str) -> None:
+        if self.quiet:
+            return
         with self._lock:
             self.console.print(f"{time.strftime('%H:%M:%S')} {esc(text)}", soft_wrap=True, highlight=False)
             self._last_line = time.monotonic()

@@ -5,6 +5,7 @@ and what is read back is store.py's."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -56,7 +57,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as e:
         if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
             raise ResultsDiskFull(path) from None
-        raise IolabError(f"{path / 'results.db'}: not a readable SQLite database ({e}).") from None
+        raise IolabError(db_error(path / "results.db", e)) from None
     return db
 
 
@@ -108,7 +109,7 @@ def open_readonly(
     except sqlite3.DatabaseError as e:
         if copy is not None:
             copy.cleanup()
-        raise IolabError(f"{db}: not a readable SQLite database ({e}).") from None
+        raise IolabError(db_error(db, e)) from None
     if writer_alive and not cells:
         con.close()
         return _empty(), None
@@ -136,6 +137,39 @@ def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:
         raise IolabError(f"{db}: damaged ({e}).") from None
     if ok != "ok":
         raise IolabError(f"{db}: damaged (integrity check: {ok}).")
+
+
+# Filesystems whose locks and shared memory SQLite cannot rely on (mountinfo's type names).
+NETWORK_FS = ("9p", "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "fuse.sshfs", "afs")
+
+
+def db_error(db: Path, e: sqlite3.Error) -> str:
+    """What SQLite's error on results.db means. On a network filesystem SQLite says only "disk
+    I/O error" or "database is locked": the message says why and what to do."""
+    fs = network_fs(db.parent)
+    if fs is None:
+        return f"{db}: not a readable SQLite database ({e})."
+    fstype, mountpoint = fs
+    return (
+        f"{db}: SQLite cannot work on this file ({e}): the run directory is on {fstype} (mounted at "
+        f"{mountpoint}), a network filesystem, and SQLite's write-ahead log needs shared memory (mmap of "
+        "results.db-shm) and POSIX locks that 9p and NFS do not give reliably. Keep runs on a local "
+        "filesystem (--runs-dir DIR or $IOLAB_RUNS) and copy the run directory to the shared one once the run "
+        "has ended."
+    )
+
+
+def network_fs(path: Path) -> tuple[str, str] | None:
+    """(filesystem type, mount point) of the network filesystem `path` is on, or None."""
+    from .targets.usage import mounts  # on failure only: reading mountinfo costs every start
+
+    try:
+        where = os.path.realpath(path)
+        found = [m for m in mounts() if where == m.mountpoint or where.startswith(m.mountpoint.rstrip("/") + "/")]
+    except (OSError, ValueError):
+        return None
+    m = max(found, key=lambda m: len(m.mountpoint), default=None)
+    return (m.fstype, m.mountpoint) if m is not None and m.fstype in NETWORK_FS else None
 
 
 def _uri_path(path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,20 @@ def _manifest_or_none(d: Path) -> Manifest | None:
         return Manifest(**read_json(d / "manifest.json", "run manifest", "manifest"))
     except (OSError, IolabError, TypeError):
         return None
+
+
+def checked_root(root: Path | None) -> Path:
+    """The runs directory `iolab runs` lists: a missing one or a file is an error (an empty list
+    would say "no runs" of a path that was mistyped), except the default ./runs before any run."""
+    given = root is not None or "IOLAB_RUNS" in os.environ
+    root = root or runs_root()
+    if root.is_dir() or (not given and not root.exists()):
+        return root
+    what = "is not a directory" if root.exists() else "does not exist"
+    raise IolabError(
+        f"runs directory {root} {what}, so it holds no runs. Give the directory `iolab run` stored them in "
+        "(--runs-dir DIR or $IOLAB_RUNS)."
+    )
 
 
 def list_runs(root: Path | None = None) -> list[RunSummary]:

@@ -19,12 +19,13 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=30)
 
 
-def kill_host(ns: str) -> None:
-    """What a host crash looks like to the client: every process in the namespace dies."""
+def kill_host(ns: str, sig: int = 9) -> None:
+    """What a host crash looks like to the client: every process in the namespace dies (or,
+    with SIGSTOP, freezes with its connections open)."""
     pids = _ip("netns", "pids", ns, check=False).stdout.split()
     for pid in pids:
         try:
-            os.kill(int(pid), 9)
+            os.kill(int(pid), sig)
         except (ProcessLookupError, ValueError):
             pass
 

@@ -112,6 +112,25 @@ def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
     assert p.returncode == 2 and "seed='x' is not a whole number" in p.stderr
 
 
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("run iops --json --no-such-option", "No such option: --no-such-option"),
+        ("show --json", "Missing argument 'RUN'"),
+        ("run iops --max-rounds many --json", "--max-rounds"),
+        ("runs --json --runs-dir {d}/missing", "does not exist"),
+        ("runs --json --runs-dir {d}/afile", "is not a directory"),
+    ],
+)
+def test_a_usage_error_or_a_runs_directory_that_is_not_one_gives_a_document_too(line, said, tmp_path):
+    # a usage error printed no document; `runs` said "no runs" (exit 0) of a mistyped path or a file
+    (tmp_path / "afile").write_text("")
+    p = iolab(*line.format(d=tmp_path).split())
+    d = doc(p)
+    assert p.returncode == 2 and said in d["error"] and said in " ".join(p.stderr.split())
+    assert d["command"] == line.split()[0] and "Traceback" not in p.stderr
+
+
 def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     """The regression/noise pair: the quick IOPS test on the default drive, seeds 1 and 2, and
     seed 1 with 1500 µs programs instead of 1150 µs."""

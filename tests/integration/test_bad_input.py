@@ -30,6 +30,8 @@ BAD = [
     "run iops -t nbd://[x]/y",
     "run iops -t /dev/sda[1]",
     "run iops -t sim:[x]",
+    "run iops -t sim:enterprise-sas?port=99",  # ran to completion on a port the drive does not have
+    "run iops -t sim:entry-sata-compress?port=1",  # SATA: one port
     "run iops -t ''",
     "info ''",
     "info {d}/adir",
@@ -117,6 +119,14 @@ def test_the_installed_command_says_the_same(line, place):
     p = iolab(*_args(line, place), env={"IOLAB_RUNS": str(place / "runs")})
     _check(p.returncode, p.stdout, p.stderr, place)
     assert p.stderr.startswith("iolab: ")
+
+
+@pytest.mark.parametrize("state", ["afile", "missing.state"])
+def test_a_saved_state_that_cannot_be_loaded_leaves_no_failed_run(state, place):
+    # load= was read once the run had started: a failed run directory was left behind
+    p = iolab("run", "iops", "-t", f"sim:enterprise-sas?load={place / state}", "--no-report")
+    _check(p.returncode, p.stdout, p.stderr, place)
+    assert p.stderr.startswith("iolab: target sim:enterprise-sas?load=") and "sim state file" in p.stderr
 
 
 def test_user_text_with_markup_is_printed_as_given(place, capsys, monkeypatch):

@@ -186,3 +186,85 @@ def test_tables_of_run_check_and_history_written_to_a_file_keep_every_cell_whole
     history = to_file("history", "ART RND 4KiB R/W 0/100")
     assert re.search(rf"\b{run}\b", history) and "sim:enterprise-sas?user_gb=" in history, history
     assert "…" not in checked + history
+
+
+def _on_a_terminal(args: list[str], columns: int) -> str:
+    """`iolab ARGS` with its output on a terminal `columns` wide (a pseudo-terminal), colours removed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    e = {k: v for k, v in os.environ.items() if k not in ("IOLAB_RUNS", "TERMINAL_WIDTH")}
+    p = subprocess.Popen([*IOLAB, *args], stdout=sub, stderr=sub, env={**e, "COLUMNS": str(columns)})
+    os.close(sub)
+    out = b""
+    while True:
+        try:
+            data = os.read(main, 1 << 16)
+        except OSError:  # EIO: the command ended and closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    os.close(main)
+    assert p.wait(timeout=60) == 0
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode()).replace("\r", "")
+
+
+def _words(help_text: str) -> list[str]:
+    return sorted(w for w in re.split(r"[\s│╭╮╰╯─]+", help_text) if w)
+
+
+@pytest.mark.parametrize("columns", [60, 80, 200])
+@pytest.mark.parametrize("command", ["run", "resume", "check", "sim calibrate"])
+def test_help_fits_the_terminal_without_cutting_a_word(command, columns):
+    # an 80-column terminal cut 10 cells of `run -h` ("--precondition-fac…", "file:PATH?size=8Gi…")
+    shown = _on_a_terminal([*command.split(), "-h"], columns)
+    assert "…" not in shown, shown
+    assert max(map(len, shown.splitlines())) <= columns, shown
+    # every word of the help, whole: the same words as the help written to a pipe
+    assert _words(shown) == _words(cli(*command.split(), "-h").stdout)
+
+
+PROGRESS_LINE = re.compile(r"^\d\d:\d\d:\d\d |phase \d+/\d+|round \d+ done|^resuming ", re.M)
+
+
+def test_quiet_run_and_resume_print_results_and_errors_only(scratch):
+    from .test_resume import run_and_kill
+
+    runs = scratch / "runs"
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report", "--runs-dir", str(runs))
+    shown = cli("run", "latency", *quick)
+    assert PROGRESS_LINE.search(shown.stdout), shown.stdout  # what --quiet leaves out
+    for extra in ((), ("--json",)):  # progress goes to standard error with --json: none there either
+        p = cli("run", "latency", *quick, "-q", *extra)
+        assert p.returncode == 0, p.stderr
+        assert not PROGRESS_LINE.search(p.stdout + p.stderr), p.stdout + p.stderr
+        assert ("run directory: " in p.stderr) if extra else ("run directory: " in p.stdout and "ART" in p.stdout)
+    cut = run_and_kill(scratch, scratch / "cut", "main-r02-c01")
+    p = cli("resume", str(cut), "--quiet", "--no-report", env={"COLUMNS": "300"})
+    assert p.returncode == 0, p.stderr
+    assert not PROGRESS_LINE.search(p.stdout + p.stderr), p.stdout + p.stderr
+    assert f"run directory: {cut}" in p.stdout
+
+
+def test_a_reader_that_goes_away_does_not_end_the_run(tmp_path):
+    # `iolab run ... | head -3` failed the run: "internal error: SystemExit(1)"
+    import json
+
+    runs = tmp_path / "runs"
+    e = {k: v for k, v in os.environ.items() if k != "IOLAB_RUNS"}
+    cmd = [*IOLAB, "run", "iops", "--quick", "--no-report", "-t", "sim:enterprise-sas", "--runs-dir", str(runs)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    assert p.stdout is not None and p.stderr is not None
+    head = [p.stdout.readline() for _ in range(3)]
+    p.stdout.close()  # as `head -3` exits
+    err = p.stderr.read()
+    assert p.wait(timeout=300) == 0, err
+    assert all(head) and "Traceback" not in err and not err.strip(), err
+    [run] = list(runs.iterdir())
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["state"] == "complete", manifest.get("error")

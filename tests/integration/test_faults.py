@@ -146,6 +146,7 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
         holders["killed-run"].wait()
         before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()}
         assert len(before) == 2
+        (tmp_path / "runs").mkdir()  # a missing runs directory is an error of its own
         res = iolab("runs", "--runs-dir", str(tmp_path / "runs"), env={"IOLAB_LOCK_DIR": str(locks)})
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
         err = " ".join(res.stderr.split())
@@ -157,3 +158,45 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
         for p in holders.values():
             p.kill()
             p.wait()
+
+
+# iolab with /proc/self/mountinfo read from a fake tree (targets/host.py's seam): the first
+# argument is that tree, the rest iolab's.
+ON_FAKE_PROC = (
+    "import sys; from pathlib import Path; import iolab.targets.host as h; h.PROC = Path(sys.argv.pop(1)); "
+    "from iolab.cli import main; main()"
+)
+
+
+def test_a_runs_directory_on_a_network_filesystem_is_named_as_the_cause(tmp_path):
+    # SQLite failing on a 9p runs directory said only "not a readable SQLite database (disk I/O error)"
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    [run] = list(runs.iterdir())
+    m = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps({**m, "state": "interrupted"}))
+    # SQLite's real answer where it cannot map the WAL index: "disk I/O error"
+    os.mkfifo(run / "results.db-shm")
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    mounts = Path("/proc/self/mountinfo").read_text()
+    (proc / "self" / "mountinfo").write_text(f"{mounts}999 1 0:99 / {runs} rw - 9p trans9p rw,trans=virtio\n")
+    env = dict(os.environ, COLUMNS="300")
+    said = subprocess.run(
+        [sys.executable, "-c", ON_FAKE_PROC, str(proc), "resume", str(run), "--no-report"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert said.returncode == 2 and "Traceback" not in said.stderr, said.stderr
+    err = " ".join(said.stderr.split())
+    assert "results.db: SQLite cannot work on this file (disk I/O error)" in err, err
+    assert f"the run directory is on 9p (mounted at {runs})" in err and "POSIX locks" in err
+    assert "Keep runs on a local filesystem (--runs-dir DIR or $IOLAB_RUNS) and copy the run directory" in err
+    # on a local filesystem the same error is not put down to the network
+    local = iolab("resume", str(run), "--no-report")
+    assert local.returncode == 2 and "disk I/O error" in local.stderr and "9p" not in local.stderr

@@ -289,6 +289,7 @@ def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(sc
         )
     )
     try:
+        (scratch / "runs").mkdir(exist_ok=True)  # a missing runs directory is an error of its own
         listed = iolab("runs", "--runs-dir", str(scratch / "runs"), timeout=60)
         assert listed.returncode == 0
         said = " ".join(listed.stderr.split())

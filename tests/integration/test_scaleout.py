@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -77,23 +78,29 @@ def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
     assert "Per-Host / Per-Path Breakdown" in titles
 
 
+def when_measuring(runs: Path, act, done: threading.Event) -> threading.Thread:
+    """A thread that calls `act()` once the first measured round's second host has its job file
+    (or gives up when `done` is set or after 120 s)."""
+
+    def watch():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not done.is_set():
+            if any(runs.glob("*/raw/*-r01-c01-*.p1.fio")):
+                act()
+                return
+            time.sleep(0.02)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    return t
+
+
 def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(scratch):
     with fio_hosts(2) as hosts:
         f, target = hosts_file(scratch, hosts)
         runs = scratch / "runs"
         killer_done = threading.Event()
-
-        def kill_when_measuring():
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not killer_done.is_set():
-                if any(runs.glob("*/raw/*-r01-c01-*.p1.fio")):
-                    time.sleep(0.5)
-                    kill_host(hosts[1][0])
-                    return
-                time.sleep(0.05)
-
-        t = threading.Thread(target=kill_when_measuring)
-        t.start()
+        t = when_measuring(runs, lambda: (time.sleep(0.5), kill_host(hosts[1][0])), killer_done)
         try:
             r = iolab(
                 "run",
@@ -125,6 +132,34 @@ def test_a_host_that_dies_mid_round_fails_the_cell_naming_it_and_keeps_the_run(s
     assert store.manifest.state == "failed"
     kept = store.cells(kind="measure", complete_only=False)  # the cells before the failure are kept
     assert [c.cell_key for c in kept][:1] == ["100/0 1024KiB"] and "r01-c01" not in " ".join(kept[-1].raw_files)
+
+
+def test_a_frozen_host_fails_the_round_within_its_time_and_the_stall_timeout(scratch):
+    # the fio client waited 10 s for a frozen host to answer its stop: a 10 s stall timeout
+    # took 21-26 s to fail the run
+    cell_s, stall_s = 1.0, 3.0
+    with fio_hosts(2) as hosts:
+        f, target = hosts_file(scratch, hosts)
+        runs = scratch / "runs"
+        frozen: list[float] = []
+        t = when_measuring(
+            runs, lambda: (kill_host(hosts[1][0], signal.SIGSTOP), frozen.append(time.monotonic())), threading.Event()
+        )
+        try:
+            r = iolab(
+                *("run", "throughput", "--quick", "--cell-time", f"{cell_s:g}s", "--max-rounds", "1", "--no-report"),
+                *("--purge", "none", UNCHECKED, "--target", target, "--hosts-file", str(f), "--runs-dir", str(runs)),
+                *("--stall-timeout", f"{stall_s:g}s"),
+                timeout=300,
+            )
+            ended = time.monotonic()
+        finally:
+            t.join()
+    assert frozen and r.returncode == 4, r.stdout + r.stderr
+    # the round's time limit counts from its start, before the freeze; then 2 s for fio's client
+    # to stop (fio_client.END_WAIT_S) and 4 s for iolab to end
+    assert ended - frozen[0] < cell_s + stall_s + 2.0 + 4.0, ended - frozen[0]
+    assert "did not finish within 4 s (its time and the stall timeout" in " ".join(r.stderr.split())
 
 
 @pytest.fixture

@@ -97,12 +97,13 @@ def test_a_killed_run_over_two_ports_resumes_over_both(tmp_path):
 @pytest.mark.parametrize(
     ("paths", "said"),
     [
-        (f"{SMALL},sim:entry-sata-compress?port=1", "preset entry-sata-compress, not enterprise-sas"),
+        (f"{SMALL},sim:client-nvme-slc?port=1", "preset client-nvme-slc, not enterprise-sas"),
         (f"{SMALL},{SMALL.replace('op=0.28', 'op=0.2')}&port=1", "op=0.2, not 0.28"),
         (TWO_PORTS.replace("&port=1", ""), "port 0 is given twice"),
-        (f"{SMALL}&port=1,{SMALL}&port=2", "including the --target"),
+        (f"{SMALL}&port=1", "including the --target"),
+        (f"{TWO_PORTS},{SMALL}&port=2", "this drive (SAS) has 2 host ports, ports 0 and 1"),
     ],
-    ids=["another-preset", "other-parameters", "same-port-twice", "target-not-among-them"],
+    ids=["another-preset", "other-parameters", "same-port-twice", "target-not-among-them", "a-third-port"],
 )
 def test_paths_that_are_not_ports_of_the_target_drive_are_refused(tmp_path, paths, said):
     runs = tmp_path / "runs"

@@ -442,3 +442,40 @@ def test_the_per_user_lock_directory_is_private(victim_home):
     assert p.returncode == 0, p.stderr
     st = os.lstat(tmp / f"iolab-locks-{VICTIM}")
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (VICTIM, 0o700)
+
+
+@pytest.mark.parametrize("how", ["another user's directory", "a world-writable directory", "another user's link"])
+def test_a_lock_directory_under_a_directory_someone_else_controls_is_refused(victim_home, how):
+    # IOLAB_LOCK_DIR was checked at its last component only: a victim-owned locks directory
+    # inside one the attacker may rename or replace was taken
+    home, tmp = victim_home
+    above = tmp / "above"
+    above.mkdir()
+    (above / "locks").mkdir(mode=0o700)
+    os.chown(above / "locks", VICTIM, VICTIM)
+    given = above
+    if how == "another user's directory":
+        os.chown(above, ATTACKER, ATTACKER)
+        said = f"the directory {above} on its path is owned by uid {ATTACKER}"
+    elif how == "a world-writable directory":
+        os.chmod(above, 0o777)  # no sticky bit: anyone may rename locks/
+        said = f"the directory {above} on its path is writable by other users (mode 777)"
+    else:
+        given = tmp / "link"
+        given.symlink_to(above)
+        os.lchown(given, ATTACKER, ATTACKER)
+        said = f"{given} is a symbolic link owned by uid {ATTACKER}"
+    p = iolab_as_victim(home, {"IOLAB_LOCK_DIR": str(given / "locks")})
+    assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
+    assert said in " ".join(p.stderr.split()) and "IOLAB_LOCK_DIR" in p.stderr
+    assert not (home / "runs").exists() and not any((above / "locks").iterdir())
+
+
+def test_a_lock_directory_on_a_safe_path_through_a_link_is_taken(victim_home):
+    home, tmp = victim_home
+    (home / "locks").mkdir(mode=0o700)
+    os.chown(home / "locks", VICTIM, VICTIM)
+    link = tmp / "my-locks"
+    link.symlink_to(home)  # root's link (as /var/run -> /run) to a directory of the victim's
+    p = iolab_as_victim(home, {"IOLAB_LOCK_DIR": str(link / "locks")})
+    assert p.returncode == 0, p.stderr

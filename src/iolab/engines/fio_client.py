@@ -47,21 +47,31 @@ def run_clients(
         except subprocess.TimeoutExpired:
             _end(proc)
             raise EngineError(
-                f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (a host that "
-                f"stopped answering?); fio's client was stopped. Its output is kept in {out_path}."
+                f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (its time and the stall "
+                f"timeout: a host that stopped answering?); fio's client was stopped. Its output is kept in {out_path}."
             ) from None
         except BaseException:
             _end(proc)
             raise
 
 
+# How long fio's client gets to stop on SIGINT before it is killed. A client whose host froze
+# waits for that host's answer to the stop and never gets it; the round has failed either way,
+# so the failure comes END_WAIT_S after the time limit (it waited 10 s here: a 10 s stall
+# timeout took 21-26 s to fail the run).
+END_WAIT_S = 2.0
+
+
 def _end(proc: subprocess.Popen) -> None:
     proc.send_signal(signal.SIGINT)
     try:
-        proc.wait(timeout=10)
+        proc.wait(timeout=END_WAIT_S)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=10)  # SIGKILL cannot be ignored; a client is not stuck in a device
 
 
 def time_limit(w: Workload, stall_timeout: float | None) -> float:

@@ -241,8 +241,13 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
     for d in lock_dirs():
         try:
             # the per-user fallback is private; the shared directory only root can write
+            # the path up to it first: a directory made inside another user's is already theirs to swap
+            unsafe = _unsafe_path(d.parent)
+            if unsafe:
+                errors.append(f"{d}: {unsafe}")
+                continue
             d.mkdir(mode=0o755 if d == DEFAULT_LOCK_DIR else 0o700, parents=True, exist_ok=True)
-            unsafe = _unsafe_dir(d)
+            unsafe = _unsafe_path(d.parent) or _unsafe_dir(d)
             if unsafe:
                 errors.append(f"{d}: {unsafe}")
                 continue
@@ -271,6 +276,33 @@ def _open_lock_file(name: str) -> tuple[int, Path]:
         + "; ".join(errors)
         + "); set IOLAB_LOCK_DIR to a directory only you (or root) can write."
     )
+
+
+def _unsafe_path(d: Path, depth: int = 0) -> str | None:
+    """Why the directories on the way to a lock directory (d and those above it) are unsafe, or
+    None, each checked as _unsafe_dir checks the lock directory itself: whoever may rename or
+    replace any of them (or a symbolic link on the way) decides where our opens write. A link
+    is taken when root or we own it, and the path it points to is checked the same way. A part
+    that does not exist yet ends the check (mkdir makes it and those below it ours)."""
+    path = Path(os.path.abspath(d))
+    for part in [*reversed(path.parents), path]:
+        try:
+            st = os.lstat(part)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            if st.st_uid not in (os.geteuid(), 0):
+                return f"{part} is a symbolic link owned by uid {st.st_uid}, not by you (uid {os.geteuid()}) or root"
+            if depth >= 20:
+                return f"{part}: too many levels of symbolic links"
+            unsafe = _unsafe_path(Path(os.path.realpath(part.parent)) / os.readlink(part), depth + 1)
+            if unsafe:
+                return unsafe
+            continue
+        unsafe = _unsafe_dir(part)
+        if unsafe:
+            return f"the directory {part} on its path is {unsafe}"
+    return None
 
 
 def _unsafe_dir(d: Path) -> str | None:

@@ -15,6 +15,9 @@ from .model import DeviceFacts
 # Target options that steer the engine rather than describe the drive (port=: which of its host
 # paths a spec names, see engines/sim_paths.py).
 STATE_OPTIONS = ("load", "save", "seed", "port")
+# Host ports by interface: SAS drives are dual-ported, as enterprise NVMe drives can be (the
+# model gives every NVMe preset two); SATA has one.
+PORTS = {"sas": 2, "nvme": 2, "sata": 1}
 
 
 def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
@@ -27,9 +30,27 @@ def describe(preset: str, options: dict[str, str]) -> dict:
     if seed is not None and not seed.isdigit():
         raise IolabError(f"target sim:{preset}: seed={seed!r} is not a whole number (e.g. seed=7).")
     try:
-        return json.loads(_sim.describe(preset, drive_params(options)))
+        info = json.loads(_sim.describe(preset, drive_params(options)))
     except ValueError as e:
         raise IolabError(f"target sim:{preset}: {e}") from None
+    _check_port(preset, options.get("port"), info["interface"])
+    return info
+
+
+def _check_port(preset: str, port: str | None, interface: str) -> None:
+    """port=N names one of the drive's host ports: a port it does not have is refused, as a
+    real drive's missing port could not be reached."""
+    if port is None:
+        return
+    n = PORTS.get(interface, 1)
+    if not port.isdigit():
+        raise IolabError(f"target sim:{preset}: port={port!r} is not a port number (0, 1, ...).")
+    if int(port) >= n:
+        ports = "port 0 only" if n == 1 else "ports 0 and 1" if n == 2 else f"ports 0 to {n - 1}"
+        raise IolabError(
+            f"target sim:{preset}: port={port}: this drive ({interface.upper()}) has {n} host "
+            f"port{'s' if n > 1 else ''}, {ports}."
+        )
 
 
 def describe_target(preset: str, options: dict[str, str]) -> tuple[int, DeviceFacts]:
