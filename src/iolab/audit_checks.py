@@ -76,7 +76,7 @@ def _cell_name(c: CellRow) -> str:
     return f"{c.phase} round {c.round} {c.cell_key}"
 
 
-def _outcome(failures: list[str], checked: int, what: str, numbers: dict[str, Any]) -> Outcome:
+def _outcome(failures: list[str], checked: int, what: str, numbers: dict[str, Any], said: str = "") -> Outcome:
     if not checked:
         return Outcome(NA, f"no {what} to check", numbers)
     numbers["checked"] = checked
@@ -84,7 +84,7 @@ def _outcome(failures: list[str], checked: int, what: str, numbers: dict[str, An
         more = f" (and {len(failures) - 2} more)" if len(failures) > 2 else ""
         numbers["failures"] = len(failures)
         return Outcome(FAIL, "; ".join(failures[:2]) + more, numbers)
-    return Outcome(PASS, f"{checked} {what} checked", numbers)
+    return Outcome(PASS, f"{checked} {what} checked" + (f": {said}" if said else ""), numbers)
 
 
 class RunView:
@@ -160,6 +160,7 @@ def steady_evidence(v: RunView) -> Outcome:
     multiple = float(v.m.profile.get("steady_min_write_multiple", 2.0))
     minimum = int(multiple * cap)
     failures: list[str] = []
+    said: list[str] = []
     numbers: dict[str, Any] = {"capacity_bytes": cap, "tested_bytes": tested, "minimum_bytes": minimum}
     for p in steady:
         rows = v.store.steady_rows(p.name)
@@ -178,12 +179,15 @@ def steady_evidence(v: RunView) -> Outcome:
             n["erases_per_round"] = [erases[r] for r in window]
             n["gc_copied_pages"] = sum(float(c.counters.get("gc_copied_pages", 0)) for c in counted)
             idle = [r for r in window if erases[r] <= 0]
+            said.append(f"{p.name}: {min(erases.values()):,.0f}+ erases in every window round")
             if idle:
                 failures.append(
                     f"{p.name}: stored as steady with 0 erases in round(s) {', '.join(map(str, idle))} of its "
                     f"window {window[0]}-{window[-1]}: no garbage collection, the drive is fresh-out-of-box"
                 )
-        elif written < minimum:
+        else:
+            said.append(f"{p.name}: {written / 1e9:.3f} GB written since the purge (≥ {minimum / 1e9:.3f} GB)")
+        if not (counted and writes) and written < minimum:
             failures.append(
                 f"{p.name}: stored as steady after {written / 1e9:.3f} GB written since the purge, below "
                 f"{multiple:g}× the drive's {cap / 1e9:.3f} GB ({minimum / 1e9:.3f} GB)"
@@ -194,7 +198,7 @@ def steady_evidence(v: RunView) -> Outcome:
                 f"(tested {tested / 1e9:.3f} of {cap / 1e9:.3f} GB): not the drive's steady state"
             )
         numbers[p.name] = n
-    return _outcome(failures, len(steady), "steady phase(s)", numbers)
+    return _outcome(failures, len(steady), "steady phase(s)", numbers, "; ".join(said))
 
 
 def waf_floor(v: RunView) -> Outcome:

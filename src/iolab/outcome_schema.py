@@ -303,7 +303,7 @@ SCHEMA = {
             "audits": _arr(
                 _obj(
                     {"run_id": _t("string"), "path": _t("string"), "audit": _ref("audit")},
-                    {"stored": {"anyOf": [_ref("audit"), {"type": "null"}]}},
+                    {"stored": _t("object", "null")},  # the audit stored at the run's end, if any
                 )
             ),
             "error": _t("string"),
