@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 import urllib.parse
-from functools import cached_property
-from typing import Any
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from .cellschema import CellRow
 from .errors import IolabError
@@ -290,7 +289,9 @@ def percentile_samples(v: RunView) -> Outcome:
             failures.append(f"{_cell_name(c)}: its latency histogram holds {total:,} IOs, the cell {c.ios:,}")
         for pct, val in ((99.0, c.p99), (99.9, c.p99_9), (99.99, c.p99_99), (99.999, c.p99_999)):
             if val is not None and c.lat_max_us is not None and val > c.lat_max_us * (1 + RATE_TOL):
-                failures.append(f"{_cell_name(c)}: {pct:g} % {val:,.1f} µs above its largest sample {c.lat_max_us:,.1f}")
+                failures.append(
+                    f"{_cell_name(c)}: {pct:g} % {val:,.1f} µs above its largest sample {c.lat_max_us:,.1f}"
+                )
     for ph in v.summaries:
         for a in ph.cells:
             if a.p99_999_us is not None and not measurable(99.999, a.ios):
@@ -366,7 +367,9 @@ def rw_shares(v: RunView) -> Outcome:
             continue
         planned = sum(float(s.get("share", 1.0)) for s in streams if s.get("op") == "read") / total
         got = (c.read_ios or 0) / c.ios
-        allowed = 0.0 if planned in (0.0, 1.0) else SHARE_TOL + SHARE_SIGMAS * math.sqrt(planned * (1 - planned) / c.ios)
+        allowed = (
+            0.0 if planned in (0.0, 1.0) else SHARE_TOL + SHARE_SIGMAS * math.sqrt(planned * (1 - planned) / c.ios)
+        )
         checked += 1
         if abs(got - planned) > allowed:
             failures.append(
@@ -413,9 +416,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     Invariant("waf-floor", "WAF ≥ 1 for incompressible random writes", ("WAF", "endurance"), waf_floor),
     Invariant("series-totals", "the per-second rows add up to the cell totals", ("per-second",), series_totals),
-    Invariant(
-        "latency-runtime", "no latency above the cell's runtime", ("latency", "percentile"), latency_runtime
-    ),
+    Invariant("latency-runtime", "no latency above the cell's runtime", ("latency", "percentile"), latency_runtime),
     Invariant(
         "percentile-samples",
         "no percentile beyond its sample count (histogram = IO count; a shown percentile has its IOs)",

@@ -429,8 +429,10 @@ class RunStore:
         have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
         mx = "lat_max_us" if "lat_max_us" in have else "NULL"
         out: dict[int, list[tuple[float, float, float, float, float | None]]] = {}
-        for cid, *row in self._db.execute(f"SELECT cell_id, t_s, read_iops, write_iops, mbps, {mx} FROM series ORDER BY cell_id, t_s"):
-            out.setdefault(cid, []).append(tuple(row))  # type: ignore[arg-type]
+        for cid, *row in self._db.execute(
+            f"SELECT cell_id, t_s, read_iops, write_iops, mbps, {mx} FROM series ORDER BY cell_id, t_s"
+        ):
+            out.setdefault(cid, []).append(tuple(row))
         return out
 
     def histogram_totals(self) -> dict[int, int]:

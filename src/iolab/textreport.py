@@ -69,7 +69,9 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
         console.print()
         render_phase(ph, console, view or generic_view)
         if ph.steady and audit.marks(()):
-            console.print(f"[red]{esc(marker(audit.marks(())))}: this steady state is not the drive's on the run's own evidence[/]")
+            console.print(
+                f"[red]{esc(marker(audit.marks(())))}: this steady state is not the drive's on the run's own evidence[/]"
+            )
         for d in m.decisions:
             if d["phase"] == ph.phase.name:
                 console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
@@ -122,7 +124,9 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit:
     if any(marks):
         t.add_column("audit", justify="left", style="red")
     for k, mk in zip(metrics, marks):
-        t.add_row(esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else []))
+        t.add_row(
+            esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else [])
+        )
     console.print()
     console.print(t)
 

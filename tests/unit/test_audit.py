@@ -173,7 +173,9 @@ def test_read_and_write_counts_stored_swapped_fail(iops_run, tmp_path):
 
 
 def test_hdd_per_second_throughput_beyond_media_and_cache_fails(tmp_path_factory, tmp_path):
-    run = record(tmp_path_factory.mktemp("runs"), "throughput", SimEngine(), parse_target("sim:sas-15k-hdd?capacity_gb=0.25"))
+    run = record(
+        tmp_path_factory.mktemp("runs"), "throughput", SimEngine(), parse_target("sim:sas-15k-hdd?capacity_gb=0.25")
+    )
     got = results(run)
     assert got["hdd-media"] == "pass" and "fail" not in got.values(), got
     # the bug: the per-second MB/s of a striped pair of logs summed twice
