@@ -17,6 +17,7 @@ from iolab.engines.sim import SimEngine
 from iolab.results import Histogram
 from iolab.store import RunStore
 from iolab.targets import parse_target
+from tests.unit.test_endurance import qos_run  # noqa: F401 (a run with endurance figures)
 from tests.unit.test_report import record
 
 
@@ -24,18 +25,6 @@ from tests.unit.test_report import record
 def iops_run(tmp_path_factory) -> Path:
     """A quick IOPS run on a whole small simulated drive: steady on the drive's own evidence."""
     return record(tmp_path_factory.mktemp("runs"), "iops", SimEngine(), parse_target("sim:enterprise-sas?user_gb=0.25"))
-
-
-@pytest.fixture(scope="module")
-def qos_run(tmp_path_factory) -> Path:
-    """A run with endurance figures (TBW, DWPD) resting on its random-write window."""
-    return record(
-        tmp_path_factory.mktemp("runs"),
-        "qos",
-        SimEngine(),
-        parse_target("sim:enterprise-sas?user_gb=0.25"),
-        settings=(("rounds", "6"), ("measured", "500ms"), ("warmup", "100ms")),
-    )
 
 
 def results(run: Path) -> dict[str, str]:
@@ -82,12 +71,6 @@ def test_the_audit_reads_the_run_and_writes_nothing(iops_run):
     assert {p: p.stat().st_mtime_ns for p in iops_run.rglob("*") if p.is_file()} == before
 
 
-def test_steady_state_with_no_erase_in_the_window_fails(iops_run, tmp_path):
-    # the bug: steady state declared on the fresh drive's flat plateau, before GC ever ran
-    bad = planted(iops_run, tmp_path, "UPDATE cells SET counters=json_set(counters, '$.erases', 0.0)")
-    assert only_failed(bad) == ["steady-evidence"]
-
-
 def test_steady_state_on_part_of_the_drive_fails(iops_run, tmp_path):
     def cut(m):
         m["target"]["tested_capacity"] = m["target"]["capacity"] // 8
@@ -108,47 +91,6 @@ def test_steady_state_on_a_real_drive_needs_the_minimum_written_since_the_purge(
     assert only_failed(bad) == ["steady-evidence"]
 
 
-def test_waf_below_one_for_incompressible_random_writes_fails(iops_run, tmp_path):
-    # the bug: a compression model applied to random data
-    bad = planted(
-        iops_run,
-        tmp_path,
-        "UPDATE cells SET counters=json_set(counters, '$.flash_write_bytes', "
-        "json_extract(counters, '$.host_write_bytes') * 0.6) WHERE id = (SELECT MAX(id) FROM cells WHERE write_ios > 0)",
-    )
-    assert only_failed(bad) == ["waf-floor"]
-
-
-def test_per_second_rows_that_exceed_the_cell_fail(iops_run, tmp_path):
-    # the bug: one second logged twice
-    bad = planted(
-        iops_run,
-        tmp_path,
-        "INSERT INTO series SELECT cell_id, t_s + 1, read_iops, write_iops, mbps, lat_mean_us, lat_max_us "
-        "FROM series WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure')",
-    )
-    assert only_failed(bad) == ["series-totals"]
-
-
-def test_a_latency_longer_than_the_cell_fails(iops_run, tmp_path):
-    # the bug: nanoseconds stored as microseconds
-    bad = planted(
-        iops_run, tmp_path, "UPDATE cells SET lat_max_us = lat_max_us * 1000 WHERE id = (SELECT MAX(id) FROM cells)"
-    )
-    assert "latency-runtime" in only_failed(bad)
-
-
-def test_a_histogram_that_lost_samples_fails(iops_run, tmp_path):
-    # the bug: the overflow bin dropped, so every percentile is read off fewer IOs than measured
-    bad = planted(
-        iops_run,
-        tmp_path,
-        "DELETE FROM histograms WHERE rowid = (SELECT MAX(rowid) FROM histograms "
-        "WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure'))",
-    )
-    assert only_failed(bad) == ["percentile-samples"]
-
-
 def test_a_percentile_shown_from_too_few_ios_fails(iops_run, monkeypatch):
     # the bug: a view reads the percentile whatever the IO count (a 1 s cell has far fewer
     # than the 99.999 % needs)
@@ -156,20 +98,53 @@ def test_a_percentile_shown_from_too_few_ios_fails(iops_run, monkeypatch):
     assert only_failed(iops_run) == ["percentile-samples"]
 
 
-def test_mb_per_s_not_iops_times_block_size_fails(iops_run, tmp_path):
-    # the bug: MiB/s stored as MB/s
-    bad = planted(iops_run, tmp_path, "UPDATE cells SET write_mbps = write_mbps / 1.048576 WHERE write_ios > 0")
-    assert only_failed(bad) == ["iops-bytes"]
+# (the plausible bug, the statement that plants it in a copy of the good run, the invariants that fail)
+PLANTED = [
+    (
+        "steady state declared on the fresh drive's flat plateau, before GC ever ran",
+        "UPDATE cells SET counters=json_set(counters, '$.erases', 0.0)",
+        ["steady-evidence"],
+    ),
+    (
+        "a compression model applied to random data",
+        "UPDATE cells SET counters=json_set(counters, '$.flash_write_bytes', json_extract(counters, "
+        "'$.host_write_bytes') * 0.6) WHERE id = (SELECT MAX(id) FROM cells WHERE write_ios > 0)",
+        ["waf-floor"],
+    ),
+    (
+        "one second logged twice",
+        "INSERT INTO series SELECT cell_id, t_s + 1, read_iops, write_iops, mbps, lat_mean_us, lat_max_us "
+        "FROM series WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure')",
+        ["series-totals"],
+    ),
+    (
+        "nanoseconds stored as microseconds",
+        "UPDATE cells SET lat_max_us = lat_max_us * 1000 WHERE id = (SELECT MAX(id) FROM cells)",
+        ["latency-runtime"],
+    ),
+    (
+        "the histogram's overflow bin dropped, so percentiles are read off fewer IOs than measured",
+        "DELETE FROM histograms WHERE rowid = (SELECT MAX(rowid) FROM histograms "
+        "WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure'))",
+        ["percentile-samples"],
+    ),
+    (
+        "MiB/s stored as MB/s",
+        "UPDATE cells SET write_mbps = write_mbps / 1.048576 WHERE write_ios > 0",
+        ["iops-bytes"],
+    ),
+    (
+        "the read and write sides of a mixed cell stored swapped",
+        "UPDATE cells SET read_ios = write_ios, write_ios = read_ios, read_iops = write_iops, "
+        "write_iops = read_iops, read_mbps = write_mbps, write_mbps = read_mbps WHERE mix = '65/35'",
+        ["rw-shares"],
+    ),
+]
 
 
-def test_read_and_write_counts_stored_swapped_fail(iops_run, tmp_path):
-    bad = planted(
-        iops_run,
-        tmp_path,
-        "UPDATE cells SET read_ios = write_ios, write_ios = read_ios, read_iops = write_iops, write_iops = read_iops "
-        "WHERE mix = '65/35'",
-    )
-    assert "rw-shares" in only_failed(bad)
+@pytest.mark.parametrize("bug, sql, failing", PLANTED, ids=[p[2][0] for p in PLANTED])
+def test_each_invariant_fails_on_a_planted_bug(iops_run, tmp_path, bug, sql, failing):
+    assert only_failed(planted(iops_run, tmp_path, sql)) == failing, bug
 
 
 def test_hdd_per_second_throughput_beyond_media_and_cache_fails(tmp_path_factory, tmp_path):
