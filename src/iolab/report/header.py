@@ -4,7 +4,7 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
-from ..audit import marker
+from ..audit import Audit, marker
 from ..steady import SteadyRule
 from ..units import eng, kib_label
 from . import textwidth
@@ -178,6 +178,15 @@ def audit_text(run: RunData) -> str:
     if a.passed:
         return f"passed ({c['pass']} invariants held, {c['n/a']} not applicable)"
     return f"FAILED: {', '.join(r.name for r in a.failed)} (the figures it touches are marked)"
+
+
+def audit_detail(a: Audit) -> str:
+    """The self-audit on the Run Details page: each failed invariant with its reason, the others
+    by name (`iolab audit RUN` prints every reason)."""
+    failed = "; ".join(f"{r.name} FAILED: {r.reason} (marks {', '.join(r.touches)})" for r in a.failed)
+    held = ", ".join(r.name for r in a.results if r.status == "pass") or "none"
+    na = ", ".join(r.name for r in a.results if r.status == "n/a")
+    return (f"{failed}. " if failed else "") + f"Held: {held}" + (f"; not applicable: {na}" if na else "") + "."
 
 
 def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
