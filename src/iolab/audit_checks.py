@@ -156,11 +156,18 @@ def steady_evidence(v: RunView) -> Outcome:
         return Outcome(NA, "no phase is stored as steady")
     cap = int(v.m.target.get("capacity") or 0)
     tested = int(v.m.target.get("tested_capacity") or cap)
+    # the range the profile asks for (PTS client tests: 75 %); a tested range below it was cut
+    asked = int(cap * float(v.m.profile.get("active_range", 1.0)))
     multiple = float(v.m.profile.get("steady_min_write_multiple", 2.0))
-    minimum = int(multiple * cap)
+    minimum = int(multiple * max(tested, asked))
     failures: list[str] = []
     said: list[str] = []
-    numbers: dict[str, Any] = {"capacity_bytes": cap, "tested_bytes": tested, "minimum_bytes": minimum}
+    numbers: dict[str, Any] = {
+        "capacity_bytes": cap,
+        "active_range_bytes": asked,
+        "tested_bytes": tested,
+        "minimum_bytes": minimum,
+    }
     for p in steady:
         rows = v.store.steady_rows(p.name)
         window = rows[0].rounds if rows else ()
@@ -189,12 +196,12 @@ def steady_evidence(v: RunView) -> Outcome:
         if not (counted and writes) and written < minimum:
             failures.append(
                 f"{p.name}: stored as steady after {written / 1e9:.3f} GB written since the purge, below "
-                f"{multiple:g}× the drive's {cap / 1e9:.3f} GB ({minimum / 1e9:.3f} GB)"
+                f"{multiple:g}× its active range ({minimum / 1e9:.3f} GB)"
             )
-        if cap and tested < cap * (1 - RANGE_TOL):
+        if asked and tested < asked * (1 - RANGE_TOL):
             failures.append(
-                f"{p.name}: steady on {tested / cap:.0%} of the drive's LBAs "
-                f"(tested {tested / 1e9:.3f} of {cap / 1e9:.3f} GB): not the drive's steady state"
+                f"{p.name}: steady on {tested / cap:.0%} of the drive's LBAs (tested {tested / 1e9:.3f} of "
+                f"{asked / 1e9:.3f} GB, the range cut by the quick limit): not the drive's steady state"
             )
         numbers[p.name] = n
     return _outcome(failures, len(steady), "steady phase(s)", numbers, "; ".join(said))
@@ -238,10 +245,14 @@ def series_totals(v: RunView) -> Outcome:
             ios, mb, t_prev = ios + (r + w) * dt, mb + mbps * dt, t
         covered = c.runtime_s - t_prev <= SERIES_TOL * c.runtime_s  # the rows reach the cell's end
         one_sided += not covered
+        # fio logs each second's rate as a whole number of IOs: one IO per row more either way
+        largest = max((int(s.get("block_size", 0)) for s in _streams(c)), default=0)
+        slack = {"IOs": len(rows), "MB": len(rows) * largest / 1e6}
         for what, got, total in (("IOs", ios, c.ios), ("MB", mb, (c.io_bytes or 0) / 1e6)):
             if total <= 0:
                 continue
-            lo, hi = (total * (1 - SERIES_TOL) if covered else 0.0), total * (1 + SERIES_TOL)
+            lo = total * (1 - SERIES_TOL) - slack[what] if covered else 0.0
+            hi = total * (1 + SERIES_TOL) + slack[what]
             worst = max(worst, abs(got - total) / total)
             if not lo <= got <= hi:
                 failures.append(
