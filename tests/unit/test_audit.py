@@ -83,6 +83,15 @@ def test_steady_state_on_part_of_the_drive_fails(iops_run, tmp_path):
     assert "steady on 12% of the drive's LBAs (tested 0.031 of 0.250 GB, the range cut by the quick limit)" in reason
 
 
+def test_an_active_range_the_profile_asks_for_is_not_a_cut(iops_run, tmp_path):
+    # PTS client tests address 75 % of the drive: that range is the test's, not cut short
+    def client(m):
+        m["profile"]["active_range"] = 0.75
+        m["target"]["tested_capacity"] = int(m["target"]["capacity"] * 0.75)
+
+    assert results(planted(iops_run, tmp_path, manifest=client))["steady-evidence"] == "pass"
+
+
 def test_steady_state_on_a_real_drive_needs_the_minimum_written_since_the_purge(iops_run, tmp_path):
     # no engine counters (fio): the evidence is the bytes written since the purge
     real = planted(iops_run, tmp_path, "UPDATE cells SET counters='{}'")
