@@ -127,12 +127,15 @@ class Runner:
     # -- the whole run ---------------------------------------------------------------------
     def finish(self, state: str, error: str | None = None) -> None:
         """End the run: audit what it stored (audit.py; kept in the manifest for every view)
-        and write its final state. An audit that cannot run must not cost the run its end."""
+        and write its final state. An audit that cannot run must not cost the run its end; an
+        interrupted run is audited when it is read (audit.stored_audit)."""
         try:
-            manifest_of(self.store).audit = audit(self.store).to_dict()
+            # a user who stopped the run waits for nothing more (an audit an earlier end stored is dropped)
+            manifest_of(self.store).audit = audit(self.store).to_dict() if state != "interrupted" else {}
         except Exception as e:  # noqa: BLE001 (a bug in a check: say so where the audit would be)
             manifest_of(self.store).audit = {"error": f"the audit could not run: {e!r}"}
-        self.store.finish(state, error)
+        finally:
+            self.store.finish(state, error)
 
     def run(self, start_at: StartAt | None = None) -> None:
         m = manifest_of(self.store)
