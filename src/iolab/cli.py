@@ -450,6 +450,7 @@ def export(
 
 app.command()(cli_inspect.info)
 app.command("fio-job")(cli_inspect.fio_job)
+app.command("audit")(with_runs_dir(cli_inspect.audit))
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""The commands that look without running: what a target reports about itself (`iolab info`)
-and the fio job files a test would run (`iolab fio-job`)."""
+"""The commands that look without running: what a target reports about itself (`iolab info`),
+the fio job files a test would run (`iolab fio-job`) and a stored run's self-audit (`iolab audit`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rich.markup import escape as esc
 
 from .cli_options import TEST_HELP, RunArgs, with_run_args
 from .console import Console
-from .errors import IolabError
+from .errors import Exit, IolabError
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 console = Console()
@@ -79,3 +79,59 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
                 tag = cell_tag(phase.name, 1, i, cell.key)
                 print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
                 print(job(cell.workload, tag))
+
+
+def audit(
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print one JSON document on standard output (docs/automation.md)."
+    ),
+    store: bool = typer.Option(
+        False,
+        "--store",
+        help="Also keep this audit in the run's manifest.json, replacing the one stored when the run ended "
+        "(without it nothing in the run is written).",
+    ),
+):
+    """Check a stored run's figures against physical invariants (steady state on evidence, WAF, totals,
+    latencies, percentiles, rates, shares); exit 8 when one fails (docs/automation.md)."""
+    from .audit import audit as audit_run
+    from .audit import stored_audit
+    from .cli_auto import emit, want_json
+    from .manifest import manifest_of
+    from .store import RunStore
+    from .textreport import render_audit
+
+    want_json("audit", console, json_out)
+    docs, failed = [], False
+    for ref in run_refs:
+        st = RunStore.open(ref)
+        try:
+            m = manifest_of(st)
+            before = stored_audit(st) if m.audit.get("invariants") else None
+            a = audit_run(st)
+            if store:
+                if st.writer_alive():
+                    raise IolabError(f"run {m.run_id} is still being written; store its audit once it has ended.")
+                m.audit = a.to_dict()
+                st.write_manifest()
+        finally:
+            st.close()
+        failed = failed or not a.passed
+        console.print(f"[bold]{esc(m.run_id)}[/] ({esc(m.test)}, {esc(str(m.target.get('spec')))})")
+        render_audit(a, console, detail=True)
+        if before is not None and [r.status for r in before.results] != [r.status for r in a.results]:
+            console.print(f"[yellow]the audit stored when the run ended differs: {esc(before.summary())}[/]")
+        docs.append(
+            {
+                "run_id": m.run_id,
+                "path": str(st.dir),
+                "audit": a.to_dict(),
+                "stored": before.to_dict() if before is not None else None,
+            }
+        )
+    code = Exit.AUDIT_FAILED if failed else Exit.OK
+    if json_out:
+        emit("audit", code, audits=docs)
+    if code:
+        raise typer.Exit(code)

@@ -53,6 +53,9 @@ class Manifest:
     endurance: dict[str, Any] = field(default_factory=dict)
     # The legs a split engine ran each round over (--paths/--hosts): name, path, share, host.
     split: list[dict[str, Any]] = field(default_factory=list)
+    # The self-audit of physical invariants made when the run ended (audit.Audit.to_dict); empty
+    # for runs stored before it existed, which `iolab audit` and the views audit when read.
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 class _RunDir(Protocol):

@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from .audit import Audit, kinds_of, stored_audit
 from .compare import KeyMetric
 from .decide import decision_text
 from .errors import Exit
@@ -50,10 +51,12 @@ def run_exit_code(record: dict, require_steady: bool) -> int:
     return Exit.OK
 
 
-def _phase(ph: PhaseSummary) -> dict:
+def _phase(ph: PhaseSummary, audit: Audit) -> dict:
     return {
         "name": ph.phase.name,
         "steady": ph.steady,
+        # the failed audit invariants that touch this phase's steady-state verdict
+        "audit": list(audit.marks(())) if ph.steady else [],
         "rounds": len(ph.rounds),
         "window": list(ph.window),
         "stop_reason": ph.phase.stop_reason,
@@ -94,7 +97,7 @@ def round_phases(store: RunStore, phases: Sequence[PhaseSummary]) -> list[list[P
     return out
 
 
-def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | None) -> list[dict]:
+def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | None, audit: Audit) -> list[dict]:
     if figures is None or not phases:
         return []
     metrics = figures([phases])
@@ -109,6 +112,7 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
                 "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
                 "value": m.get(phases),
                 "round_values": [v for v in rounds if v is not None],
+                "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it
             }
         )
     return out
@@ -119,6 +123,7 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
     (None: the test declares none, or is not registered here)."""
     m = manifest_of(store)
     phases = summarise(store)
+    audit = stored_audit(store)
     facts = m.target.get("facts", {})
     return {
         "run_id": m.run_id,
@@ -146,9 +151,10 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "profile": m.profile,
         "steady_rule": m.steady_rule,
         "steady_state": steady_state(phases),
-        "phases": [_phase(ph) for ph in phases],
+        "phases": [_phase(ph, audit) for ph in phases],
         "decisions": [{**d, "text": decision_text(d)} for d in m.decisions],
-        "figures": _figures(store, phases, figures),
+        "figures": _figures(store, phases, figures, audit),
+        "audit": audit.to_dict(),
         "reports": [str(p) for p in reports],
     }
 

@@ -72,7 +72,8 @@ DEFS = {
             "window": _arr(_t("integer")),
             "stop_reason": STR_OR_NULL,
             "tracking": _arr(_ref("tracking")),
-        }
+        },
+        {"audit": _arr(_t("string"))},
     ),
     "decision": _obj(
         {
@@ -92,7 +93,28 @@ DEFS = {
             "direction": DIRECTION,
             "value": NUM_OR_NULL,
             "round_values": _arr(NUM),
+        },
+        {"audit": _arr(_t("string"))},
+    ),
+    "invariant": _obj(
+        {
+            "name": _t("string"),
+            "checks": _t("string"),
+            "touches": _arr(_t("string")),
+            "status": {"enum": ["pass", "fail", "n/a"]},
+            "reason": _t("string"),
+            "numbers": _t("object"),
         }
+    ),
+    "audit": _obj(
+        {
+            "passed": _t("boolean"),
+            "audited": _t("string"),
+            "counts": _obj({"pass": _t("integer"), "fail": _t("integer"), "n/a": _t("integer")}),
+            "failed": _arr(_t("string")),
+            "invariants": _arr(_ref("invariant")),
+        },
+        {"stored": _t("boolean")},
     ),
     "run": _obj(
         {
@@ -114,7 +136,8 @@ DEFS = {
             "decisions": _arr(_ref("decision")),
             "figures": _arr(_ref("figure")),
             "reports": _arr(_t("string")),
-        }
+        },
+        {"audit": _ref("audit")},
     ),
     "listed_run": _obj(
         {
@@ -254,14 +277,15 @@ DEFS = {
 }
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
-COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history")
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit")
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": f"{SCHEMA_NAME}-{SCHEMA_VERSION}.schema.json",
     "title": "iolab --json output",
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
-    "runs lists run directories; check adds verdicts per key figure; history one figure across runs.",
+    "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
+    "audit gives each run's self-audit.",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},
@@ -279,6 +303,12 @@ SCHEMA = {
             "history": _ref("history"),
             "published": _arr(_ref("published_figure")),
             "repeat": _ref("repeat"),
+            "audits": _arr(
+                _obj(
+                    {"run_id": _t("string"), "path": _t("string"), "audit": _ref("audit")},
+                    {"stored": _t("object", "null")},  # the audit stored at the run's end, if any
+                )
+            ),
             "error": _t("string"),
         },
     ),

@@ -39,6 +39,10 @@ CREATE TABLE IF NOT EXISTS steady (
     vals TEXT NOT NULL, average REAL, range_measured REAL, range_allowed REAL, slope REAL, intercept REAL,
     fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
     PRIMARY KEY (phase, round, variable));
+-- a cell's series and histogram are read by cell (reports, the audit): without these every
+-- read scanned the whole table (3.7 ms per cell at 280 cells of a quick IOPS run)
+CREATE INDEX IF NOT EXISTS series_by_cell ON series (cell_id);
+CREATE INDEX IF NOT EXISTS histograms_by_cell ON histograms (cell_id);
 """
 )
 # per-second series columns added after the first release (older results.db gain them when

@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from . import targets
+from .audit import audit
 from .decide import Decision, Sample, sample_of_row
 from .durable import ResultsDiskFull, is_disk_full
 from .engines import Engine, HostsEngine
@@ -124,6 +125,18 @@ class Runner:
         self.since_purge = 0  # bytes written to the target since the last purge (steady state's minimum)
 
     # -- the whole run ---------------------------------------------------------------------
+    def finish(self, state: str, error: str | None = None) -> None:
+        """End the run: audit what it stored (audit.py; kept in the manifest for every view)
+        and write its final state. An audit that cannot run must not cost the run its end; an
+        interrupted run is audited when it is read (audit.stored_audit)."""
+        try:
+            # a user who stopped the run waits for nothing more (an audit an earlier end stored is dropped)
+            manifest_of(self.store).audit = audit(self.store).to_dict() if state != "interrupted" else {}
+        except Exception as e:  # noqa: BLE001 (a bug in a check: say so where the audit would be)
+            manifest_of(self.store).audit = {"error": f"the audit could not run: {e!r}"}
+        finally:
+            self.store.finish(state, error)
+
     def run(self, start_at: StartAt | None = None) -> None:
         m = manifest_of(self.store)
         hosts = self.hosts_engine()
@@ -148,22 +161,22 @@ class Runner:
                 self.store.write_manifest()
         except KeyboardInterrupt as e:
             by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
-            self.store.finish("interrupted", f"stopped {by}; finished rounds are kept")
+            self.finish("interrupted", f"stopped {by}; finished rounds are kept")
             raise
         except IolabError as e:
             if not isinstance(e, ResultsDiskFull) and self.store.disk_full():
                 e = ResultsDiskFull(self.store.dir, str(e))  # e.g. fio could not write its logs
-            self.store.finish("failed", str(e))
+            self.finish("failed", str(e))
             raise e from None
         except BaseException as e:
             if is_disk_full(e):  # the run directory's filesystem filled: a user's problem, not a bug
                 full = ResultsDiskFull(self.store.dir, e)
-                self.store.finish("failed", str(full))
+                self.store.finish("failed", str(full))  # no room to audit either
                 raise full from None
-            self.store.finish("failed", f"internal error: {e!r}")  # a bug: keep the run readable and say so
+            self.finish("failed", f"internal error: {e!r}")  # a bug: keep the run readable and say so
             raise
         else:
-            self.store.finish("complete")
+            self.finish("complete")
         finally:
             restored = targets.restore_write_cache(self.target)  # however the run ends, Ctrl-C included
             if restored:

@@ -427,6 +427,21 @@ class RunStore:
             (cell_id,),
         ).fetchall()
 
+    def all_series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
+        """Every cell's (t_s, read IOPS, write IOPS, MB/s, maximum latency µs) rows in one read."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
+        mx = "lat_max_us" if "lat_max_us" in have else "NULL"
+        out: dict[int, list[tuple[float, float, float, float, float | None]]] = {}
+        for cid, *row in self._db.execute(
+            f"SELECT cell_id, t_s, read_iops, write_iops, mbps, {mx} FROM series ORDER BY cell_id, t_s"
+        ):
+            out.setdefault(cid, []).append(tuple(row))
+        return out
+
+    def histogram_totals(self) -> dict[int, int]:
+        """Every cell's IO count in its latency histogram, in one read."""
+        return dict(self._db.execute("SELECT cell_id, SUM(count) FROM histograms GROUP BY cell_id").fetchall())
+
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
         args: list[object] = [cell_id]

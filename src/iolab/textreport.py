@@ -11,6 +11,7 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape as esc
 from rich.table import Table
 
+from .audit import Audit, kinds_of, marker, stored_audit
 from .decide import decision_text
 from .endurance import Endurance, endurance
 from .manifest import manifest_of
@@ -61,20 +62,38 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))
+    audit = stored_audit(store)
+    render_audit(audit, console)
     phases = summarise(store)
     for ph in phases:
         console.print()
         render_phase(ph, console, view or generic_view)
+        if ph.steady and audit.marks(()):
+            console.print(
+                f"[red]{esc(marker(audit.marks(())))}: this steady state is not the drive's on the run's own evidence[/]"
+            )
         for d in m.decisions:
             if d["phase"] == ph.phase.name:
                 console.print(esc(f"decision: {decision_text(d)}"), soft_wrap=True)
     if figures is not None and phases:
-        render_figures(figures([phases]), phases, console)
+        render_figures(figures([phases]), phases, console, audit)
     if "pe_cycles" in m.plan.get("values", {}) and phases:  # the tests whose report has an Endurance page
-        render_endurance(endurance(m, phases, store.cells(kind="precondition")), console)
+        render_endurance(endurance(m, phases, store.cells(kind="precondition")), console, audit)
 
 
-def render_endurance(e: Endurance, console: Console) -> None:
+def render_audit(a: Audit, console: Console, detail: bool = False) -> None:
+    """The self-audit's line (audit.py) and each failed invariant with its reason; `detail`:
+    every invariant with its reason (`iolab audit`)."""
+    style = "green" if a.passed else "red"
+    console.print(f"[{style}]{esc(a.summary())}[/]", soft_wrap=True)
+    for r in a.results:
+        if r.failed or detail:
+            mark = {"pass": "ok  ", "fail": "FAIL", "n/a": "n/a "}.get(r.status, r.status)
+            touches = f" (touches: {', '.join(r.touches)})" if r.failed else ""
+            console.print(esc(f"  {mark} {r.name}: {r.reason}{touches}"), soft_wrap=True)
+
+
+def render_endurance(e: Endurance, console: Console, audit: Audit | None = None) -> None:
     """TBW and DWPD with the WAF they rest on and its basis, as the report's Endurance page."""
     if e.waf is None:
         return
@@ -83,12 +102,15 @@ def render_endurance(e: Endurance, console: Console) -> None:
         text += f"; TBW {e.tbw / 1e12:,.1f} TB at {e.pe[0]:,.0f} P/E cycles ({e.pe[1]})"
     if e.dwpd:
         text += f"; DWPD {e.dwpd:.2f} over {e.years[0]:g} years ({e.years[1]})"
+    if audit is not None and audit.marks(("endurance", "WAF")):
+        text += f"  {marker(audit.marks(('endurance', 'WAF')))}"
     console.print()
     console.print(esc(text), soft_wrap=True)
 
 
-def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> None:
-    """The figures `iolab compare` ranks drives by, for this run alone."""
+def render_figures(metrics, phases: list[PhaseSummary], console: Console, audit: Audit | None = None) -> None:
+    """The figures `iolab compare` ranks drives by, for this run alone; each marked with the
+    failed audit invariants that touch it."""
     t = Table(title="key figures", title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("figure", "left"),
@@ -98,8 +120,13 @@ def render_figures(metrics, phases: list[PhaseSummary], console: Console) -> Non
     )
     for col, justify in columns:
         t.add_column(col, justify=justify)
-    for k in metrics:
-        t.add_row(esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction)
+    marks = [audit.marks(kinds_of(k.name, k.unit)) if audit else () for k in metrics]
+    if any(marks):
+        t.add_column("audit", justify="left", style="red")
+    for k, mk in zip(metrics, marks):
+        t.add_row(
+            esc(k.name), k.fmt(k.get(phases)), esc(k.unit), k.direction, *([esc(marker(mk))] if any(marks) else [])
+        )
     console.print()
     console.print(t)
 

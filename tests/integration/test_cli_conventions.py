@@ -27,6 +27,7 @@ COMMANDS = [
     "fio-job",
     "watch",
     "check",
+    "audit",
     "capture",
     "sim presets",
     "sim calibrate",
@@ -34,7 +35,7 @@ COMMANDS = [
     "trace analyze",
     "trace export",
 ]
-READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "resume", "sim calibrate"]
+READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "audit", "resume", "sim calibrate"]
 
 
 def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:

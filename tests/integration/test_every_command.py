@@ -39,6 +39,7 @@ LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("check",): ("{iops2} --baseline {iops} --max-regression 50%", True),
     ("history",): ("{figure} --runs-dir {d}/runs --json", True),
     ("export",): ("{iops} --format csv --out {d}/export", False),
+    ("audit",): ("{good}", True),
     ("info",): (SIM, True),
     ("fio-job",): ("iops --quick -t file:{d}/never-created.img?size=16MiB", True),
     ("watch",): ("{d}/runs --port 0", True),
@@ -90,10 +91,25 @@ def place():
             assert p.returncode == 0, p.stderr
             time.sleep(1.1)  # run directories are named to the second
         iops, iops2 = sorted(runs.iterdir())
+        # a run whose audit passes (one round: no steady state declared on the quick-cut range)
+        p = iolab(
+            "run", "latency", "--quick", "--no-report", "--cell-time", "100ms", "--max-rounds", "1", "-t", SIM,
+            "--runs-dir", str(d / "runs-good"),
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        [good] = (d / "runs-good").iterdir()
         msr_trace(d / "trace.csv")
         p = iolab("trace", "import", str(d / "trace.csv"), "-f", "msr", "-o", str(d / "table.parquet"))
         assert p.returncode == 0, p.stderr
-        yield {"d": d, "iops": iops, "iops2": iops2, "cut": None, "loop": None, "figure": "RND 4KiB R/W 0/100 IOPS"}
+        yield {
+            "d": d,
+            "iops": iops,
+            "iops2": iops2,
+            "good": good,
+            "cut": None,
+            "loop": None,
+            "figure": "RND 4KiB R/W 0/100 IOPS",
+        }
 
 
 def loop_with_io(d: Path):

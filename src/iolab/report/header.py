@@ -4,6 +4,7 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
+from ..audit import Audit, marker
 from ..steady import SteadyRule
 from ..units import eng, kib_label
 from . import textwidth
@@ -168,16 +169,38 @@ def steady_rule_text(run: RunData) -> str:
     )
 
 
+def audit_text(run: RunData) -> str:
+    """The self-audit in a header cell: how many invariants held, and which failed."""
+    a = run.audit
+    if a is None:
+        return NOT_REPORTED
+    c = a.counts()
+    if a.passed:
+        return f"passed ({c['pass']} invariants held, {c['n/a']} not applicable)"
+    return f"FAILED: {', '.join(r.name for r in a.failed)} (the figures it touches are marked)"
+
+
+def audit_detail(a: Audit) -> str:
+    """The self-audit on the Run Details page: each failed invariant with its reason, the others
+    by name (`iolab audit RUN` prints every reason)."""
+    failed = "; ".join(f"{r.name} FAILED: {r.reason} (marks {', '.join(r.touches)})" for r in a.failed)
+    held = ", ".join(r.name for r in a.results if r.status == "pass") or "none"
+    na = ", ".join(r.name for r in a.results if r.status == "n/a")
+    return (f"{failed}. " if failed else "") + f"Held: {held}" + (f"; not applicable: {na}" if na else "") + "."
+
+
 def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
     m = run.manifest
     prm = m.parameters
+    steady_marks = marker(run.audit.marks(())) if run.audit else ""
     return [
         ("Data pattern", _val(prm.get("Data pattern"))),
         ("Active range", _val(prm.get("Active range"))),
         ("PC1 (WIPC)", preconditioning_text(run)),
         ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or f"the test loop, {_val(prm.get('Outstanding IO'))}"),
-        ("SS rounds", steady_text(run, short)),
+        ("SS rounds", steady_text(run, short) + (f" {steady_marks}" if steady_marks else "")),
         ("SS rule", steady_rule_text(run)),
+        ("Audit", audit_text(run)),
     ]
 
 
@@ -219,6 +242,12 @@ def banners(run: RunData) -> tuple[str, ...]:
         rounds = sum(len(ph.rounds) for ph in run.phases)
         shown = f"{what}: only the {rounds} complete round(s) measured are shown"
         out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
+    if run.audit is not None and not run.audit.passed:
+        names = ", ".join(r.name for r in run.audit.failed)
+        touched = ", ".join(run.audit.touched())
+        short = f"AUDIT FAILED: {names} (marks: {touched})"
+        full = f"{short} — " + "; ".join(f"{r.name}: {r.reason}" for r in run.audit.failed)
+        out.append((full, short, RUN_DETAILS))
     return fit_banners(out)
 
 

@@ -92,7 +92,7 @@ TEMPLATE = """<!DOCTYPE html>
       <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
   </div>
   <div class="banners">
-  {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
+  {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b or 'AUDIT FAILED' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
   </div>
   {% if columns_once and not first %}<div class="columns" data-columns-of="{{ d }}"></div>{% else %}<div class="columns"{% if columns_once %} data-columns="{{ d }}"{% endif %}>
   {% for col in doc.columns %}

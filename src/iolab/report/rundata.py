@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..audit import Audit, stored_audit
 from ..cellschema import CellRow
 from ..endurance import written
 from ..manifest import Manifest, manifest_of
@@ -23,6 +24,8 @@ class RunData:
     phases: list[PhaseSummary]
     preconditioning: list[CellRow]  # WIPC cells (round 0) of every phase
     out_dir: Path  # where the report file goes; links are relative to it
+    # the run's self-audit (audit.py): stored at its end, or made when loaded for an older run
+    audit: Audit | None = None
 
     @classmethod
     def load(cls, ref: str | Path, out_dir: Path) -> RunData:
@@ -30,9 +33,10 @@ class RunData:
         try:
             phases = summarise(store)
             pc = store.cells(kind="precondition")
+            audit = stored_audit(store)
         finally:
             store.close()
-        return cls(store.dir, manifest_of(store), phases, pc, out_dir)
+        return cls(store.dir, manifest_of(store), phases, pc, out_dir, audit)
 
     # -- what the pages say about completeness -----------------------------------------
     @property

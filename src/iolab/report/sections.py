@@ -390,6 +390,8 @@ def details_pages(run: RunData) -> list[Page]:
             rows.append((f"Phase {ph.phase.name}: write amplification (flash ÷ host writes)", "; ".join(parts)))
     for i, d in enumerate(m.decisions, 1):
         rows.append((f"Decision {i}", decision_text(d)))
+    if run.audit is not None:
+        rows.append(("Audit", header.audit_detail(run.audit)))
     for p in m.purges:
         rows.append((f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}"))
     for o in m.safety_overrides:

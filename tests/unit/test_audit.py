@@ -1,0 +1,200 @@
+"""The self-audit (audit.py): every invariant passes on a good simulated run and fails on a copy
+of it into which a plausible bug was planted (a value stored in the wrong unit, a row logged
+twice, a mix stored swapped, steady state declared on a fresh drive, ...). The audit reads the
+run only: it never changes a file of it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from iolab.audit import Audit, audit, kinds_of, marker, stored_audit
+from iolab.engines.sim import SimEngine
+from iolab.results import Histogram
+from iolab.store import RunStore
+from iolab.targets import parse_target
+from tests.unit.test_endurance import qos_run  # noqa: F401 (a run with endurance figures)
+from tests.unit.test_report import record
+
+
+@pytest.fixture(scope="module")
+def iops_run(tmp_path_factory) -> Path:
+    """A quick IOPS run on a whole small simulated drive: steady on the drive's own evidence."""
+    return record(tmp_path_factory.mktemp("runs"), "iops", SimEngine(), parse_target("sim:enterprise-sas?user_gb=0.25"))
+
+
+def results(run: Path) -> dict[str, str]:
+    store = RunStore.open(run)
+    try:
+        return {r.name: r.status for r in audit(store).results}
+    finally:
+        store.close()
+
+
+def planted(run: Path, tmp_path: Path, *sql: str, manifest=None) -> Path:
+    """A copy of `run` with these statements run on its results.db (and `manifest(dict)` applied)."""
+    copy = tmp_path / run.name
+    shutil.copytree(run, copy)
+    db = sqlite3.connect(copy / "results.db")
+    for s in sql:
+        db.execute(s)
+    db.commit()
+    db.close()
+    if manifest is not None:
+        m = json.loads((copy / "manifest.json").read_text())
+        manifest(m)
+        m["audit"] = {}  # the stored audit was of the good run
+        (copy / "manifest.json").write_text(json.dumps(m))
+    return copy
+
+
+def only_failed(run: Path) -> list[str]:
+    return [n for n, s in results(run).items() if s == "fail"]
+
+
+def test_a_good_run_passes_and_its_end_stored_the_audit(iops_run):
+    got = results(iops_run)
+    assert "fail" not in got.values(), got
+    assert got["steady-evidence"] == got["waf-floor"] == got["series-totals"] == "pass"
+    stored = json.loads((iops_run / "manifest.json").read_text())["audit"]
+    assert stored["passed"] is True and stored["counts"]["fail"] == 0
+    assert [i["name"] for i in stored["invariants"]] == list(got)
+
+
+def test_the_audit_reads_the_run_and_writes_nothing(iops_run):
+    before = {p: p.stat().st_mtime_ns for p in iops_run.rglob("*") if p.is_file()}
+    results(iops_run)
+    assert {p: p.stat().st_mtime_ns for p in iops_run.rglob("*") if p.is_file()} == before
+
+
+def test_steady_state_on_part_of_the_drive_fails(iops_run, tmp_path):
+    def cut(m):
+        m["target"]["tested_capacity"] = m["target"]["capacity"] // 8
+
+    bad = planted(iops_run, tmp_path, manifest=cut)
+    assert only_failed(bad) == ["steady-evidence"]
+    store = RunStore.open(bad)
+    reason = audit(store).results[0].reason
+    store.close()
+    assert "steady on 12% of the drive's LBAs (tested 0.031 of 0.250 GB, the range cut by the quick limit)" in reason
+
+
+def test_an_active_range_the_profile_asks_for_is_not_a_cut(iops_run, tmp_path):
+    # PTS client tests address 75 % of the drive: that range is the test's, not cut short
+    def client(m):
+        m["profile"]["active_range"] = 0.75
+        m["target"]["tested_capacity"] = int(m["target"]["capacity"] * 0.75)
+
+    assert results(planted(iops_run, tmp_path, manifest=client))["steady-evidence"] == "pass"
+
+
+def test_steady_state_on_a_real_drive_needs_the_minimum_written_since_the_purge(iops_run, tmp_path):
+    # no engine counters (fio): the evidence is the bytes written since the purge
+    real = planted(iops_run, tmp_path, "UPDATE cells SET counters='{}'")
+    assert results(real)["steady-evidence"] == "pass"
+    bad = planted(real, tmp_path / "b", "UPDATE cells SET write_bytes = write_bytes / 100")
+    assert only_failed(bad) == ["steady-evidence"]
+
+
+def test_a_percentile_shown_from_too_few_ios_fails(iops_run, monkeypatch):
+    # the bug: a view reads the percentile whatever the IO count (a 1 s cell has far fewer
+    # than the 99.999 % needs)
+    monkeypatch.setattr(Histogram, "measured", Histogram.percentile)
+    assert only_failed(iops_run) == ["percentile-samples"]
+
+
+# (the plausible bug, the statement that plants it in a copy of the good run, the invariants that fail)
+PLANTED = [
+    (
+        "steady state declared on the fresh drive's flat plateau, before GC ever ran",
+        "UPDATE cells SET counters=json_set(counters, '$.erases', 0.0)",
+        ["steady-evidence"],
+    ),
+    (
+        "a compression model applied to random data",
+        "UPDATE cells SET counters=json_set(counters, '$.flash_write_bytes', json_extract(counters, "
+        "'$.host_write_bytes') * 0.6) WHERE id = (SELECT MAX(id) FROM cells WHERE write_ios > 0)",
+        ["waf-floor"],
+    ),
+    (
+        "one second logged twice",
+        "INSERT INTO series SELECT cell_id, t_s + 1, read_iops, write_iops, mbps, lat_mean_us, lat_max_us "
+        "FROM series WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure')",
+        ["series-totals"],
+    ),
+    (
+        "nanoseconds stored as microseconds",
+        "UPDATE cells SET lat_max_us = lat_max_us * 1000 WHERE id = (SELECT MAX(id) FROM cells)",
+        ["latency-runtime"],
+    ),
+    (
+        "the histogram's overflow bin dropped, so percentiles are read off fewer IOs than measured",
+        "DELETE FROM histograms WHERE rowid = (SELECT MAX(rowid) FROM histograms "
+        "WHERE cell_id = (SELECT MIN(id) FROM cells WHERE kind='measure'))",
+        ["percentile-samples"],
+    ),
+    (
+        "MiB/s stored as MB/s",
+        "UPDATE cells SET write_mbps = write_mbps / 1.048576 WHERE write_ios > 0",
+        ["iops-bytes"],
+    ),
+    (
+        "the read and write sides of a mixed cell stored swapped",
+        "UPDATE cells SET read_ios = write_ios, write_ios = read_ios, read_iops = write_iops, "
+        "write_iops = read_iops, read_mbps = write_mbps, write_mbps = read_mbps WHERE mix = '65/35'",
+        ["rw-shares"],
+    ),
+]
+
+
+@pytest.mark.parametrize("bug, sql, failing", PLANTED, ids=[p[2][0] for p in PLANTED])
+def test_each_invariant_fails_on_a_planted_bug(iops_run, tmp_path, bug, sql, failing):
+    assert only_failed(planted(iops_run, tmp_path, sql)) == failing, bug
+
+
+def test_hdd_per_second_throughput_beyond_media_and_cache_fails(tmp_path_factory, tmp_path):
+    run = record(
+        tmp_path_factory.mktemp("runs"), "throughput", SimEngine(), parse_target("sim:sas-15k-hdd?capacity_gb=0.25")
+    )
+    got = results(run)
+    assert got["hdd-media"] == "pass" and "fail" not in got.values(), got
+    # the bug: the per-second MB/s of a striped pair of logs summed twice
+    bad = planted(run, tmp_path, "UPDATE series SET mbps = mbps * 3")
+    assert "hdd-media" in only_failed(bad)
+
+
+def test_an_endurance_basis_of_compressible_data_fails(qos_run, tmp_path):
+    assert results(qos_run)["endurance-basis"] == "pass"
+    bad = planted(qos_run, tmp_path, "UPDATE cells SET workload = json_set(workload, '$.entropy', 0.5)")
+    assert "endurance-basis" in only_failed(bad)
+
+
+def test_a_run_stored_before_the_audit_is_audited_when_read(iops_run, tmp_path):
+    def older(m):
+        del m["audit"]
+
+    old = planted(iops_run, tmp_path, manifest=older)
+    store = RunStore.open(old)
+    a = stored_audit(store)
+    store.close()
+    assert not a.stored and a.passed and len(a.results) == 9
+    assert Audit.from_dict(a.to_dict()).results == a.results
+
+
+def test_marks_reach_the_figures_an_invariant_touches():
+    a = Audit.from_dict(
+        {
+            "invariants": [
+                {"name": "latency-runtime", "touches": ["latency", "percentile"], "status": "fail", "reason": "x"},
+                {"name": "iops-bytes", "touches": ["IOPS", "MB/s"], "status": "pass", "reason": "y"},
+            ]
+        }
+    )
+    assert a.marks(kinds_of("99.999 % RND 4KiB R/W 0/100", "µs")) == ("latency-runtime",)
+    assert a.marks(kinds_of("ART, window", "ms")) == ("latency-runtime",)
+    assert a.marks(kinds_of("RND 4KiB R/W 0/100 IOPS", "IOPS")) == ()
+    assert marker(a.marks(kinds_of("MRT", "µs"))) == "⚠ audit: latency-runtime failed"
