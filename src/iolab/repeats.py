@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
-from .check import t_quantile
+from .tstat import t_quantile
 from .errors import Exit, IolabError
 from .scaleout import _without_targets
 
