@@ -48,7 +48,6 @@ from .compare import COMPARED_PROFILE_KEYS
 from .errors import IolabError
 from .tstat import t_quantile
 
-
 FAILING = ("regression", "missing")
 TABLES = ("tolerances", "spread")
 

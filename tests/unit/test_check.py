@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from iolab.check import Tolerances, check, junit_xml, load_tolerances
-from iolab.tstat import t_quantile
 from iolab.durable import ResultsDiskFull
 from iolab.errors import EngineError, Exit, IolabError, RefusedError
 from iolab.outcome_schema import SCHEMA, text
+from iolab.tstat import t_quantile
 
 from ..schema_lite import errors
 
