@@ -86,8 +86,19 @@ def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
     # the same for a stored run, without --json too
     assert iolab("show", r["path"], "--require-steady").returncode == 6
     assert iolab("show", r["path"]).returncode == 0
-    ok, _ = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
+    ok, okd = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
     assert ok.returncode == 0
+    # iolab check warns when a side did not reach steady state; --require-steady makes it exit 6
+    c = iolab("check", okd["runs"][0]["path"], "--baseline", r["path"])
+    assert "steady state not reached in " + r["run_id"] in c.stdout.replace("\n", " ")
+    cs = doc(iolab("check", okd["runs"][0]["path"], "--baseline", r["path"], "--require-steady", "--json"))
+    assert cs["exit_code"] == 6 and not cs["check"]["passed"] and cs["check"]["not_steady"] == [r["run_id"]]
+    assert (
+        doc(iolab("check", okd["runs"][0]["path"], "--baseline", okd["runs"][0]["path"], "--require-steady", "--json"))[
+            "exit_code"
+        ]
+        == 0
+    )
 
 
 def test_an_error_with_json_is_a_document_with_its_exit_code(tmp_path):
