@@ -173,7 +173,7 @@ def render_check(result: dict, console: Console) -> None:
             methods.setdefault(f["method"], []).append(f["name"])
     for m, names in methods.items():
         which = "every figure" if len(names) == len(result["figures"]) else ", ".join(names)
-        console.print(esc(f"noise ({which}): {m}"), soft_wrap=True)
+        console.print(esc(f"how ({which}): {m}"), soft_wrap=True)
     for w in result["warnings"]:
         console.print(f"[yellow]warning: {esc(w)}[/]", soft_wrap=True)
     for d in result["differences"]:

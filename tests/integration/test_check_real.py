@@ -23,6 +23,8 @@ pytestmark = [
 
 ART = ("ART RND 4KiB R/W 100/0", "ART RND 4KiB R/W 65/35", "ART RND 4KiB R/W 0/100")
 MRT = "MRT RND 4KiB R/W 0/100"
+# nbd has no purge; two rounds of 200 ms cells: about 10 IOs per cell at 20 ms
+QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "2", "--purge", "none", "--no-report")
 
 
 @pytest.fixture
@@ -74,21 +76,8 @@ def checks(pairs: list[tuple[list[str], str]], *extra: str) -> list[dict]:
 
 def test_identical_runs_raise_no_alarm_and_a_twice_slower_target_is_flagged(scratch, delayed_disks):
     runs = scratch / "runs"
-    p = iolab(
-        "run",
-        "latency",
-        *[a for s in delayed_disks for a in ("-t", s)],
-        "--quick",
-        "--cell-time",
-        "200ms",
-        "--max-rounds",
-        "2",
-        "--purge",
-        "none",
-        "--no-report",
-        "--runs-dir",
-        str(runs),
-    )
+    targets = [a for s in delayed_disks for a in ("-t", s)]
+    p = iolab("run", "latency", *targets, *QUICK, "--runs-dir", str(runs))
     assert p.returncode == 0, p.stdout + p.stderr
     listed = json.loads(iolab("runs", "--runs-dir", str(runs), "--json").stdout)["listed"]
     path = {r["target"]: r["path"] for r in listed}
