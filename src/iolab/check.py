@@ -164,7 +164,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> No
         terms = [(vb / nb, nb - 1), (vc / nc, nc - 1)]
         df = sum(v for v, _ in terms) ** 2 / sum(v * v / d for v, d in terms if v > 0)
         half = t_quantile(p, df) * math.sqrt(vb / nb + vc / nc)
-        how = f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom, from the repeats' spread"
+        how = f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom, from the repeated runs' spread"
         return Noise(half, f"{how} ({nb} baseline and {nc} candidate runs)")
     one = vb if vb is not None else vc
     if one:  # one side a single run: the other side's per-run spread stands for it
@@ -173,8 +173,8 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> No
         which = "baseline" if vb is not None else "candidate"
         return Noise(
             half,
-            f"t prediction interval, {confidence:.0%}, {n - 1} degrees of freedom, from the {n} {which} "
-            "repeats' spread (the single run on the other side taken to vary as much)",
+            f"t prediction interval, {confidence:.0%}, {n - 1} degrees of freedom, from the spread of the {which}'s "
+            f"{n} repeated runs (the single run on the other side taken to vary as much)",
         )
     if nb >= 2 or nc >= 2:
         return Noise(0.0, "the repeats agree exactly: no spread to take as noise; judged against the tolerance alone")
