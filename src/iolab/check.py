@@ -346,20 +346,28 @@ def check(
 
 
 def junit_xml(result: dict, suite: str = "iolab check") -> str:
-    """One test case per figure; a regression or a missing figure is a failure."""
-    cases = []
+    """One test case per figure; a regression or a missing figure is a failure. Runs without
+    steady state add a "steady state" case: a failure under --require-steady, else its warning."""
+    cases, failures = [], 0
     for f in result["figures"]:
         body = ""
         if f["verdict"] in FAILING:
             msg = summary_line(f)
             body = f"<failure message={quoteattr(msg)} type={quoteattr(f['verdict'])}>{escape(f['method'])}</failure>"
+            failures += 1
         elif f["verdict"] == "not-measured":
             body = f"<skipped message={quoteattr(f['method'])}/>"
         cases.append(
             f"    <testcase classname={quoteattr(result['test'])} name={quoteattr(f['name'])}>"
             f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>"
         )
-    failures = sum(f["verdict"] in FAILING for f in result["figures"])
+    for w in result["warnings"]:
+        body = f'<failure message={quoteattr(w)} type="not-steady"/>' if result["require_steady"] else ""
+        failures += bool(body)
+        cases.append(
+            f'    <testcase classname={quoteattr(result["test"])} name="steady state">'
+            f"{body}<system-out>{escape(w)}</system-out></testcase>"
+        )
     skipped = sum(f["verdict"] == "not-measured" for f in result["figures"])
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'

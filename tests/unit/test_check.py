@@ -182,6 +182,9 @@ def test_a_run_without_steady_state_warns_and_fails_only_when_steady_state_is_re
     assert res["passed"] and res["not_steady"] == ["a"] and "steady state not reached in a" in res["warnings"][0]
     res = check(base, cand, Tolerances(0.05), require_steady=True)
     assert not res["passed"] and res["regressions"] == [] and "--require-steady" in res["warnings"][0]
+    root = ET.fromstring(junit_xml(res))
+    [case] = [c for c in root.iter("testcase") if c.get("name") == "steady state"]
+    assert root.get("failures") == "1" and case.find("failure").get("type") == "not-steady"
     res = check([record("a", 100.0, steady="not-applicable")], cand, Tolerances(0.05), require_steady=True)
     assert res["passed"] and res["warnings"] == []
 
