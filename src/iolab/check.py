@@ -1,11 +1,25 @@
 """`iolab check`: is a candidate worse than a baseline beyond noise? Per key figure, aware of
-its direction, on run records (outcome.run_record, or the `runs` of a saved --json document).
+its direction and of its kind, on run records (outcome.run_record, or the `runs` of a saved
+--json document).
 
-Noise. Each side is a mean with its standard error: with several runs on a side (repeats),
-their figures' mean and spread; with one run, its figure and the spread of the same figure
-computed from each steady-state window round alone (`round_values`). The difference of the
-two means gets a Welch t confidence interval (95 % unless asked otherwise; Welch-Satterthwaite
-degrees of freedom). A side without any spread (one round, identical repeats) adds no noise.
+Noise is run-to-run variation, never the spread of one run's window rounds: rounds of one run
+follow each other on one warmed-up target, so they share its state and say nothing of how a
+second run would come out (four identical quick runs on a file differed by 15 % to 10x while
+their rounds' spread claimed ±35 %). It comes from
+  - a declared spread: the tolerances file's [spread] table gives a figure's run-to-run standard
+    deviation (in % of its value), measured once by the user; taken as known (normal quantile);
+  - else repeats (`run --repeat N`, several runs on a side): Welch's t interval of the
+    difference of the two means; with one side a single run, the other side's spread stands for
+    it too (a prediction interval: t(n-1) × s × √(1/n + 1));
+  - else none: single runs on both sides are judged against the tolerance alone, and say so.
+
+Kinds of figure (KeyMetric.kind, in each figure record):
+  value       an average, a rate, a search result: judged as above
+  percentile  judged as above on each run's percentile (never a mean of round percentiles); the
+              run gives it only where its IOs support it (else not-measured)
+  extreme     one observation (a maximum latency, a minimum interval): no standard error, a
+              heavy-tailed spread: `info` (reported, not judged) unless the tolerances file gives
+              it its own tolerance, then the candidate's worst run against the baseline's worst
 
 Verdict per figure, with `worse` the change in the figure's bad direction and `noise` the
 interval's half-width (both in % of the baseline):
@@ -13,8 +27,11 @@ interval's half-width (both in % of the baseline):
   within-noise      |change| > tolerance, but the interval includes no change
   improvement       better by more than the tolerance and than the noise
   within-tolerance  |change| <= tolerance
+  info              an extreme without a tolerance of its own: reported, never failing
   missing           the baseline has the figure, the candidate does not (counts as failing)
   not-measured      the baseline has no value for it (nothing to hold the candidate to)
+`detectable_pct` is the smallest worsening the check would call a regression: the larger of the
+tolerance and the noise.
 """
 
 from __future__ import annotations
@@ -29,8 +46,10 @@ from xml.sax.saxutils import escape, quoteattr
 from .compare import COMPARED_PROFILE_KEYS
 from .errors import IolabError
 from .safefile import loads_toml, read_text
+from .tstat import t_quantile
 
 FAILING = ("regression", "missing")
+TABLES = ("tolerances", "spread")
 
 
 def parse_pct(text: str | float | int, where: str) -> float:
@@ -47,76 +66,38 @@ def parse_pct(text: str | float | int, where: str) -> float:
 
 @dataclass(frozen=True)
 class Tolerances:
-    """The largest regression allowed, in the figure's bad direction (fractions)."""
+    """The largest regression allowed, in the figure's bad direction (fractions), and the
+    declared run-to-run spreads (standard deviation of one run's figure, fraction of its value)."""
 
     default: float
     per_figure: dict[str, float] = field(default_factory=dict)
     source: str = ""  # the TOML file the overrides came from
+    spread: dict[str, float] = field(default_factory=dict)
 
     def of(self, name: str) -> float:
         return self.per_figure.get(name, self.default)
 
+    def named(self) -> set[str]:
+        return set(self.per_figure) | set(self.spread)
+
 
 def load_tolerances(default: float, path: Path | None) -> Tolerances:
-    """A TOML file: `[tolerances]` with one `"FIGURE NAME" = "10%"` line per figure."""
+    """A TOML file: `[tolerances]` with one `"FIGURE NAME" = "10%"` line per figure, and
+    `[spread]` with a figure's run-to-run standard deviation, `"FIGURE NAME" = "4%"`."""
     if path is None:
         return Tolerances(default)
     try:
         data = loads_toml(read_text(path, "tolerances file", "config"), str(path))
     except OSError as e:
         raise IolabError(f"{path}: cannot read the tolerances file ({e.strerror}).") from None
-    unknown = sorted(set(data) - {"tolerances"})
-    if unknown or not isinstance(data.get("tolerances", {}), dict):
+    unknown = sorted(set(data) - set(TABLES))
+    if unknown or not data or not all(isinstance(data.get(t, {}), dict) for t in TABLES):
         raise IolabError(
-            f'{path}: expected one [tolerances] table of "FIGURE NAME" = "N%" lines; '
-            f"found {', '.join(unknown) or 'tolerances as a value'}."
+            f'{path}: expected a [tolerances] table of "FIGURE NAME" = "N%" lines (and optionally a [spread] '
+            f"table of the same form); found {', '.join(unknown) or 'no table, or a value instead of a table'}."
         )
-    per = {str(k): parse_pct(v, f"{path}: [tolerances] {k!r}") for k, v in data.get("tolerances", {}).items()}
-    return Tolerances(default, per, str(path))
-
-
-# -- Student's t ----------------------------------------------------------------------------
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (Lentz's method)."""
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        for num in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1 + num * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < 1e-14:
-            break
-    return h
-
-
-def _t_cdf(t: float, df: float) -> float:
-    x = df / (df + t * t)
-    lbeta = math.lgamma(df / 2) + math.lgamma(0.5) - math.lgamma(df / 2 + 0.5)
-    front = math.exp(math.log(x) * df / 2 + math.log(1 - x) * 0.5 - lbeta)
-    if x < (df / 2 + 1) / (df / 2 + 2.5):
-        tail = front * _betacf(df / 2, 0.5, x) / (df / 2)
-    else:
-        tail = 1 - front * _betacf(0.5, df / 2, 1 - x) / 0.5
-    return 1 - tail / 2 if t >= 0 else tail / 2
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The p quantile (p > 0.5) of Student's t with df degrees of freedom."""
-    lo, hi = 0.0, 1e6
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _t_cdf(mid, df) < p else (lo, mid)
-    return (lo + hi) / 2
+    tables = {t: {str(k): parse_pct(v, f"{path}: [{t}] {k!r}") for k, v in data.get(t, {}).items()} for t in TABLES}
+    return Tolerances(default, tables["tolerances"], str(path), tables["spread"])
 
 
 # -- the comparison -------------------------------------------------------------------------
@@ -125,77 +106,130 @@ def t_quantile(p: float, df: float) -> float:
 @dataclass(frozen=True)
 class Side:
     runs: tuple[str, ...]
-    mean: float | None
-    samples: tuple[float, ...]
-    source: str  # repeats | window-rounds | none
+    samples: tuple[float, ...]  # one value per run that has the figure
+    value: float | None  # what is compared: the runs' mean, or an extreme's worst run
 
     @property
-    def var_mean(self) -> float:
-        n = len(self.samples)
-        return statistics.variance(self.samples) / n if n >= 2 else 0.0
+    def mean(self) -> float | None:
+        return statistics.fmean(self.samples) if self.samples else None
 
     @property
-    def df(self) -> int:
-        return max(len(self.samples) - 1, 1)
+    def source(self) -> str:
+        return "repeats" if len(self.samples) >= 2 else "none"
 
     def record(self) -> dict:
-        return {"runs": list(self.runs), "mean": self.mean, "samples": list(self.samples), "noise_source": self.source}
+        return {
+            "runs": list(self.runs),
+            "mean": self.mean,
+            "value": self.value,
+            "samples": list(self.samples),
+            "noise_source": self.source,
+        }
 
 
-def side(records: Sequence[dict], name: str) -> Side:
+def side(records: Sequence[dict], name: str, kind: str, higher: bool) -> Side:
     figs = [next((f for f in r["figures"] if f["name"] == name), None) for r in records]
-    ids = tuple(r["run_id"] for r in records)
-    values = [f["value"] for f in figs if f is not None and f["value"] is not None]
-    if len(records) >= 2:
-        return Side(
-            ids, statistics.fmean(values) if values else None, tuple(values), "repeats" if len(values) >= 2 else "none"
-        )
+    values = tuple(f["value"] for f in figs if f is not None and f["value"] is not None)
     if not values:
-        return Side(ids, None, (), "none")
-    rounds = tuple((figs[0] or {}).get("round_values") or ())  # one record, with the figure (values)
-    # a figure that is no window average (WSAT's first interval) is the same in every round: no noise estimate
-    return Side(ids, values[0], rounds, "window-rounds" if len(set(rounds)) >= 2 else "none")
+        value = None
+    elif kind == "extreme":  # the worst run's: one bad maximum is what the figure is about
+        value = min(values) if higher else max(values)
+    else:
+        value = statistics.fmean(values)
+    return Side(tuple(r["run_id"] for r in records), values, value)
+
+
+@dataclass(frozen=True)
+class Noise:
+    half: float  # the interval's half-width, in the figure's unit (0: none)
+    method: str
+
+
+def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> Noise:
+    """The half-width of the interval of the difference of the two sides' means."""
+    nb, nc = len(base.samples), len(cand.samples)
+    p = 0.5 + confidence / 2
+    if spread is not None:
+        half = t_quantile(p, 1e9) * spread * abs(base.value or 0) * math.sqrt(1 / nb + 1 / nc)
+        return Noise(
+            half,
+            f"normal interval, {confidence:.0%}, from the declared run-to-run spread ({100 * spread:g} % of the "
+            f"value per run; {nb} baseline and {nc} candidate run(s))",
+        )
+    vb = statistics.variance(base.samples) if nb >= 2 else None
+    vc = statistics.variance(cand.samples) if nc >= 2 else None
+    if vb is not None and vc is not None and vb + vc > 0:
+        terms = [(vb / nb, nb - 1), (vc / nc, nc - 1)]
+        df = sum(v for v, _ in terms) ** 2 / sum(v * v / d for v, d in terms if v > 0)
+        half = t_quantile(p, df) * math.sqrt(vb / nb + vc / nc)
+        how = f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom, from the repeated runs' spread"
+        return Noise(half, f"{how} ({nb} baseline and {nc} candidate runs)")
+    one = vb if vb is not None else vc
+    if one:  # one side a single run: the other side's per-run spread stands for it
+        n = nb if vb is not None else nc
+        half = t_quantile(p, n - 1) * math.sqrt(one * (1 / n + 1))
+        which = "baseline" if vb is not None else "candidate"
+        return Noise(
+            half,
+            f"t prediction interval, {confidence:.0%}, {n - 1} degrees of freedom, from the spread of the {which}'s "
+            f"{n} repeated runs (the single run on the other side taken to vary as much)",
+        )
+    if nb >= 2 or nc >= 2:
+        return Noise(0.0, "the repeats agree exactly: no spread to take as noise; judged against the tolerance alone")
+    return Noise(
+        0.0,
+        "single runs on both sides: no run-to-run noise estimate (a run's window rounds are not repeats); "
+        "judged against the tolerance alone. Run the baseline with --repeat N or declare the figure's spread "
+        "in the tolerances file",
+    )
 
 
 def _pct(x: float | None, base: float) -> float | None:
     return None if x is None or base == 0 else 100 * x / abs(base)
 
 
-def verdict(name: str, unit: str, direction: str, base: Side, cand: Side, tolerance: float, confidence: float) -> dict:
-    higher = direction == "higher-is-better"
+EXTREME_INFO = (
+    "an extreme (one observation per run): no standard error and a heavy-tailed run-to-run spread, so it is "
+    "reported, not judged; give it its own tolerance in the tolerances file to judge the candidate's worst run "
+    "against the baseline's worst"
+)
+EXTREME_JUDGED = "an extreme: the candidate's worst run against the baseline's worst, with its own tolerance; no noise"
+
+
+def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerances, confidence: float) -> dict:
+    higher = meta["direction"] == "higher-is-better"
+    kind = meta["kind"]
+    tolerance = tolerances.of(name)
     out = {
         "name": name,
-        "unit": unit,
-        "direction": direction,
+        "unit": meta["unit"],
+        "direction": meta["direction"],
+        "kind": kind,
         "baseline": base.record(),
         "candidate": cand.record(),
         "change_pct": None,
         "worse_pct": None,
         "noise_pct": None,
+        "detectable_pct": None,
         "tolerance_pct": 100 * tolerance,
         "method": "",
     }
-    if base.mean is None:
+    if base.value is None:
         return {**out, "verdict": "not-measured", "method": "the baseline has no value for this figure"}
-    if cand.mean is None:
+    if cand.value is None:
         return {**out, "verdict": "missing", "method": "the candidate has no value for this figure"}
-    change = cand.mean - base.mean
+    change = cand.value - base.value
     worse = -change if higher else change
-    vb, vc = base.var_mean, cand.var_mean
-    se = math.sqrt(vb + vc)
-    if se > 0:
-        df = (vb + vc) ** 2 / sum(v * v / d for v, d in ((vb, base.df), (vc, cand.df)) if v > 0)
-        half = t_quantile(0.5 + confidence / 2, df) * se
-        sources = sorted({s.source for s in (base, cand) if s.source != "none"})
-        method = f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom; noise from " + " and ".join(
-            {"repeats": "repeated runs", "window-rounds": "the steady-state window's rounds"}[s] for s in sources
-        )
+    pcts = {"change_pct": _pct(change, base.value), "worse_pct": _pct(worse, base.value)}
+    if kind == "extreme" and name not in tolerances.per_figure:
+        return {**out, **pcts, "verdict": "info", "method": EXTREME_INFO}
+    if kind == "extreme":
+        half, method = 0.0, EXTREME_JUDGED
     else:
-        half, method = (
-            0.0,
-            "no noise estimate (no spread on either side): the change is compared with the tolerance only",
-        )
-    tol_abs = tolerance * abs(base.mean)
+        nz = noise(base, cand, tolerances.spread.get(name), confidence)
+        half = nz.half
+        method = ("percentile, each run's own: " if kind == "percentile" else "") + nz.method
+    tol_abs = tolerance * abs(base.value)
     if worse > tol_abs and worse > half:
         v = "regression"
     elif -worse > tol_abs and -worse > half:
@@ -206,12 +240,16 @@ def verdict(name: str, unit: str, direction: str, base: Side, cand: Side, tolera
         v = "within-tolerance"
     return {
         **out,
+        **pcts,
         "verdict": v,
-        "change_pct": _pct(change, base.mean),
-        "worse_pct": _pct(worse, base.mean),
-        "noise_pct": _pct(half, base.mean),
+        "noise_pct": _pct(half, base.value) if half > 0 else None,
+        "detectable_pct": _pct(max(tol_abs, half), base.value),
         "method": method,
     }
+
+
+def not_steady(records: Sequence[dict]) -> list[str]:
+    return [r["run_id"] for r in records if r.get("steady_state") == "not-reached"]
 
 
 def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
@@ -225,15 +263,28 @@ def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str
     return out
 
 
+def _meta(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict[str, dict]:
+    """Each figure's unit, direction and kind; a baseline saved before figures had a kind takes
+    the candidate's (a figure without one anywhere is a value)."""
+    kinds = {f["name"]: f["kind"] for r in [*candidate, *baseline] for f in r["figures"] if f.get("kind")}
+    return {
+        f["name"]: {"unit": f["unit"], "direction": f["direction"], "kind": kinds.get(f["name"], "value")}
+        for r in baseline
+        for f in r["figures"]
+    }
+
+
 def check(
     baseline: Sequence[dict],
     candidate: Sequence[dict],
     tolerances: Tolerances,
     confidence: float = 0.95,
     force: bool = False,
+    require_steady: bool = False,
 ) -> dict:
     """The `check` part of the document; `passed` is False when any figure regressed or is
-    missing. Runs of different tests are refused; runs with different settings unless forced."""
+    missing, or (require_steady) a run on either side did not reach steady state. Runs of
+    different tests are refused; runs with different settings unless forced."""
     if not baseline or not candidate:
         raise IolabError("iolab check needs at least one candidate run and one baseline run.")
     tests = sorted({r["test"] for r in [*baseline, *candidate]})
@@ -246,56 +297,75 @@ def check(
             + "; ".join(diffs)
             + ". Run both sides with the same settings, or pass --force."
         )
-    names = list(dict.fromkeys(f["name"] for r in baseline for f in r["figures"]))
+    meta = _meta(baseline, candidate)
+    names = list(meta)
     if not names:
         raise IolabError(f"test {tests[0]!r}: the baseline has no key figures to check.")
-    unknown = sorted(set(tolerances.per_figure) - set(names))
+    unknown = sorted(tolerances.named() - set(names))
     if unknown:
         raise IolabError(
             f"{tolerances.source}: no figure named {', '.join(map(repr, unknown))} in test {tests[0]!r}; "
             f"its figures are: {', '.join(map(repr, names))}."
         )
-    meta = {f["name"]: f for r in baseline for f in r["figures"]}
-    figures = [
-        verdict(
-            n,
-            meta[n]["unit"],
-            meta[n]["direction"],
-            side(baseline, n),
-            side(candidate, n),
-            tolerances.of(n),
-            confidence,
+    extremes = sorted(n for n in tolerances.spread if meta[n]["kind"] == "extreme")
+    if extremes:
+        raise IolabError(
+            f"{tolerances.source}: [spread] {', '.join(map(repr, extremes))}: an extreme has no run-to-run "
+            "standard deviation to declare; give it a tolerance in [tolerances] instead."
         )
-        for n in names
-    ]
+    figures = []
+    for n in names:
+        higher = meta[n]["direction"] == "higher-is-better"
+        b, c = (side(recs, n, meta[n]["kind"], higher) for recs in (baseline, candidate))
+        figures.append(verdict(n, meta[n], b, c, tolerances, confidence))
     bad = [f["name"] for f in figures if f["verdict"] in FAILING]
+    unsteady = not_steady(baseline) + not_steady(candidate)
+    warnings = (
+        [
+            f"steady state not reached in {', '.join(unsteady)}: its figures may still be drifting, so a change "
+            "(or its absence) can be the drift" + (" (--require-steady: failing)" if require_steady else "")
+        ]
+        if unsteady
+        else []
+    )
     return {
-        "passed": not bad,
+        "passed": not bad and not (require_steady and unsteady),
         "confidence": confidence,
         "max_regression_pct": 100 * tolerances.default,
         "test": tests[0],
         "differences": diffs,
         "figures": figures,
         "regressions": bad,
+        "not_steady": unsteady,
+        "require_steady": require_steady,
+        "warnings": warnings,
         "junit": None,
     }
 
 
 def junit_xml(result: dict, suite: str = "iolab check") -> str:
-    """One test case per figure; a regression or a missing figure is a failure."""
-    cases = []
+    """One test case per figure; a regression or a missing figure is a failure. Runs without
+    steady state add a "steady state" case: a failure under --require-steady, else its warning."""
+    cases, failures = [], 0
     for f in result["figures"]:
         body = ""
         if f["verdict"] in FAILING:
             msg = summary_line(f)
             body = f"<failure message={quoteattr(msg)} type={quoteattr(f['verdict'])}>{escape(f['method'])}</failure>"
+            failures += 1
         elif f["verdict"] == "not-measured":
             body = f"<skipped message={quoteattr(f['method'])}/>"
         cases.append(
             f"    <testcase classname={quoteattr(result['test'])} name={quoteattr(f['name'])}>"
             f"{body}<system-out>{escape(summary_line(f))}</system-out></testcase>"
         )
-    failures = sum(f["verdict"] in FAILING for f in result["figures"])
+    for w in result["warnings"]:
+        body = f'<failure message={quoteattr(w)} type="not-steady"/>' if result["require_steady"] else ""
+        failures += bool(body)
+        cases.append(
+            f'    <testcase classname={quoteattr(result["test"])} name="steady state">'
+            f"{body}<system-out>{escape(w)}</system-out></testcase>"
+        )
     skipped = sum(f["verdict"] == "not-measured" for f in result["figures"])
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -312,11 +382,13 @@ def _num(v: float | None) -> str:
 
 
 def summary_line(f: dict) -> str:
-    """'ART RND 4KiB R/W 65/35: regression, 103.7 -> 117.9 µs (+13.7 %, noise ±0.8 %, tolerance 5 %)'."""
-    b, c = f["baseline"]["mean"], f["candidate"]["mean"]
+    """'ART RND 4KiB R/W 65/35: regression, 103.7 -> 117.9 µs (+13.7 %, noise ±0.8 %, tolerance 5 %,
+    detects ≥5 %)'."""
+    b, c = f["baseline"]["value"], f["candidate"]["value"]
     pct = "" if f["change_pct"] is None else f"{f['change_pct']:+.1f} %, "
     noise = "" if f["noise_pct"] is None else f"noise ±{f['noise_pct']:.1f} %, "
+    detect = "" if f["detectable_pct"] is None else f", detects ≥{f['detectable_pct']:.1f} %"
     return (
         f"{f['name']}: {f['verdict']}, {_num(b)} -> {_num(c)} {f['unit']} "
-        f"({pct}{noise}tolerance {f['tolerance_pct']:g} %)"
+        f"({pct}{noise}tolerance {f['tolerance_pct']:g} %{detect})"
     )

@@ -145,6 +145,7 @@ def render_check(result: dict, console: Console) -> None:
         "candidate",
         "change",
         "noise ±",
+        "detects ≥",
         *(("allowed",) if len(allowed) > 1 else ()),
         "verdict",
     )
@@ -157,34 +158,43 @@ def render_check(result: dict, console: Console) -> None:
             min_width=14 if col == "figure" else None,
         )
     style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
+
+    def pct(v, sign=""):
+        return "—" if v is None else f"{v:{sign}.1f} %"
+
     for f in result["figures"]:
-        b, c = f["baseline"]["mean"], f["candidate"]["mean"]
-
-        def pct(v, sign=""):
-            return "—" if v is None else f"{v:{sign}.1f} %"
-
         v = f["verdict"]
+        kind = "" if f["kind"] == "value" else f"; {f['kind']}"
         t.add_row(
-            esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"),
-            num(b),
-            num(c),
+            esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'}{kind})"),
+            num(f["baseline"]["value"]),
+            num(f["candidate"]["value"]),
             pct(f["change_pct"], "+"),
             pct(f["noise_pct"]),
+            pct(f["detectable_pct"]),
             *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()),
             f"[{style[v]}]{v}[/]" if v in style else v,
         )
     console.print(t)
     if len(allowed) == 1:
         console.print(f"allowed regression: {allowed.pop():g} % in every figure")
-    methods = sorted({f["method"] for f in result["figures"] if f["method"]})
-    for m in methods:
-        console.print(esc(f"noise: {m}"), soft_wrap=True)
+    methods: dict[str, list[str]] = {}
+    for f in result["figures"]:
+        if f["method"] and f["verdict"] not in ("missing", "not-measured"):
+            methods.setdefault(f["method"], []).append(f["name"])
+    for m, names in methods.items():
+        which = "every figure" if len(names) == len(result["figures"]) else ", ".join(names)
+        console.print(esc(f"how ({which}): {m}"), soft_wrap=True)
+    for w in result["warnings"]:
+        console.print(f"[yellow]warning: {esc(w)}[/]", soft_wrap=True)
     for d in result["differences"]:
         console.print(f"[yellow]difference (--force): {esc(d)}[/]", soft_wrap=True)
-    if result["passed"]:
-        console.print("[green]passed[/]: no key figure is worse than the baseline beyond noise and tolerance")
-    else:
+    if result["regressions"]:
         console.print(f"[red]FAILED[/]: {esc(', '.join(result['regressions']))}", soft_wrap=True)
+    elif not result["passed"]:
+        console.print("[red]FAILED[/]: --require-steady, and a run did not reach steady state", soft_wrap=True)
+    else:
+        console.print("[green]passed[/]: no key figure is worse than the baseline beyond noise and tolerance")
 
 
 def check(
@@ -206,12 +216,18 @@ def check(
     tolerances: Optional[Path] = typer.Option(
         None,
         "--tolerances",
-        help='A TOML file whose tolerances table gives a figure its own allowed regression ("FIGURE NAME" = "10%").',
+        help='A TOML file: its [tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
+        '"10%"), its [spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
     ),
     confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
     force: bool = typer.Option(
         False, "--force", help="Check runs with different settings, or incomplete runs, anyway."
+    ),
+    require_steady: bool = typer.Option(
+        False,
+        "--require-steady",
+        help="Exit with code 6 when a run on either side did not reach steady state (else a warning).",
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ):
@@ -231,13 +247,19 @@ def check(
         check_file(junit, "JUnit file")  # refused before the runs are read, not after
     base = _side(baseline, "baseline", force)
     cand = _side(candidates, "candidate", force)
-    result = check_runs(base, cand, tol, conf, force)
+    result = check_runs(base, cand, tol, conf, force, require_steady)
     if junit is not None:
         with output_file(junit, "JUnit file") as path:
             path.write_text(junit_xml(result))
         result["junit"] = str(junit)
     render_check(result, console)
-    code = Exit.OK if result["passed"] else Exit.REGRESSION
+    # a run without steady state makes every verdict doubtful: that comes first under --require-steady
+    if result["passed"]:
+        code = Exit.OK
+    elif require_steady and result["not_steady"]:
+        code = Exit.NOT_STEADY
+    else:
+        code = Exit.REGRESSION
     if json_out:
         emit("check", code, runs=cand, baseline=base, check=result)
     if code:

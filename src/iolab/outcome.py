@@ -110,6 +110,7 @@ def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | Non
                 "name": m.name,
                 "unit": m.unit,
                 "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+                "kind": m.kind,
                 "value": m.get(phases),
                 "round_values": [v for v in rounds if v is not None],
                 "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it

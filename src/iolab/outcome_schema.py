@@ -33,6 +33,7 @@ NUM = _t("number")
 NUM_OR_NULL = _t("number", "null")
 STR_OR_NULL = _t("string", "null")
 DIRECTION = {"enum": ["higher-is-better", "lower-is-better"]}
+KIND = {"enum": ["value", "percentile", "extreme"]}
 
 DEFS = {
     "target": _obj(
@@ -94,7 +95,7 @@ DEFS = {
             "value": NUM_OR_NULL,
             "round_values": _arr(NUM),
         },
-        {"audit": _arr(_t("string"))},
+        {"audit": _arr(_t("string")), "kind": KIND},
     ),
     "invariant": _obj(
         {
@@ -183,7 +184,9 @@ DEFS = {
         {
             "runs": _arr(_t("string")),
             "mean": NUM_OR_NULL,
+            "value": NUM_OR_NULL,
             "samples": _arr(NUM),
+            # window-rounds: no longer given (a run's rounds are not run-to-run noise)
             "noise_source": {"enum": ["repeats", "window-rounds", "none"]},
         }
     ),
@@ -192,14 +195,24 @@ DEFS = {
             "name": _t("string"),
             "unit": _t("string"),
             "direction": DIRECTION,
+            "kind": KIND,
             "verdict": {
-                "enum": ["regression", "within-noise", "within-tolerance", "improvement", "missing", "not-measured"]
+                "enum": [
+                    "regression",
+                    "within-noise",
+                    "within-tolerance",
+                    "improvement",
+                    "info",
+                    "missing",
+                    "not-measured",
+                ]
             },
             "baseline": _ref("side"),
             "candidate": _ref("side"),
             "change_pct": NUM_OR_NULL,
             "worse_pct": NUM_OR_NULL,
             "noise_pct": NUM_OR_NULL,
+            "detectable_pct": NUM_OR_NULL,
             "tolerance_pct": NUM,
             "method": _t("string"),
         }
@@ -213,6 +226,9 @@ DEFS = {
             "differences": _arr(_t("string")),
             "figures": _arr(_ref("verdict")),
             "regressions": _arr(_t("string")),
+            "not_steady": _arr(_t("string")),
+            "require_steady": _t("boolean"),
+            "warnings": _arr(_t("string")),
             "junit": STR_OR_NULL,
         }
     ),

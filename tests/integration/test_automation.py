@@ -86,8 +86,19 @@ def test_a_run_without_steady_state_exits_0_or_with_require_steady_6(tmp_path):
     # the same for a stored run, without --json too
     assert iolab("show", r["path"], "--require-steady").returncode == 6
     assert iolab("show", r["path"]).returncode == 0
-    ok, _ = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
+    ok, okd = run_json(runs, "latency", "sim:enterprise-sas", "--require-steady")
     assert ok.returncode == 0
+    # iolab check warns when a side did not reach steady state; --require-steady makes it exit 6
+    c = iolab("check", okd["runs"][0]["path"], "--baseline", r["path"])
+    assert "steady state not reached in " + r["run_id"] in c.stdout.replace("\n", " ")
+    cs = doc(iolab("check", okd["runs"][0]["path"], "--baseline", r["path"], "--require-steady", "--json"))
+    assert cs["exit_code"] == 6 and not cs["check"]["passed"] and cs["check"]["not_steady"] == [r["run_id"]]
+    assert (
+        doc(iolab("check", okd["runs"][0]["path"], "--baseline", okd["runs"][0]["path"], "--require-steady", "--json"))[
+            "exit_code"
+        ]
+        == 0
+    )
 
 
 def test_a_phase_that_tracks_steady_state_but_never_fills_a_window_is_not_evaluated(tmp_path):
@@ -151,7 +162,9 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
         "within-tolerance",
         "within-noise",
     }
-    assert all(f["candidate"]["noise_source"] == "window-rounds" for f in nd["check"]["figures"][:4])
+    # one run a side: no noise claimed from a run's window rounds, the tolerance alone decides
+    assert all(f["noise_pct"] is None and f["detectable_pct"] == pytest.approx(5) for f in nd["check"]["figures"][:4])
+    assert all("single runs on both sides" in f["method"] for f in nd["check"]["figures"][:4])
     # the seeds did change the measurement: the figures are not identical
     assert any(f["change_pct"] != 0 for f in nd["check"]["figures"])
 
@@ -161,7 +174,7 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     assert slow.returncode == 7
     verdicts = {f["name"]: f for f in sd["check"]["figures"]}
     w = verdicts["RND 4KiB R/W 0/100 IOPS"]
-    assert w["verdict"] == "regression" and w["worse_pct"] > 5 and w["worse_pct"] > w["noise_pct"]
+    assert w["verdict"] == "regression" and w["worse_pct"] > w["detectable_pct"] == pytest.approx(5)
     assert "RND 4KiB R/W 0/100 IOPS" in sd["check"]["regressions"]
     suite = ET.parse(xml).getroot().find("testsuite")
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
@@ -173,13 +186,15 @@ def test_check_tells_a_slower_nand_program_from_a_different_seed(tmp_path):
     ok = iolab("check", paths["slow"], "--baseline", paths["base"], "--tolerances", str(tol))
     assert ok.returncode == 0, ok.stdout
     assert "within-tolerance" in ok.stdout and "passed" in ok.stdout
-    lower = doc(iolab("check", paths["seed2"], "--baseline", paths["base"], "--confidence", "80%", "--json"))
-    assert lower["check"]["confidence"] == 0.8
-    assert lower["check"]["figures"][0]["noise_pct"] < nd["check"]["figures"][0]["noise_pct"]
     # several runs on a side: the noise is the repeats' spread
-    rep = doc(iolab("check", paths["slow"], "--baseline", paths["base"], "--baseline", paths["seed2"], "--json"))
+    two = ("--baseline", paths["base"], "--baseline", paths["seed2"], "--json")
+    rep = doc(iolab("check", paths["slow"], *two))
     assert rep["check"]["figures"][0]["baseline"]["noise_source"] == "repeats"
     assert len(rep["check"]["figures"][0]["baseline"]["samples"]) == 2
+    assert all(f["detectable_pct"] >= max(5, f["noise_pct"] or 0) for f in rep["check"]["figures"])
+    lower = doc(iolab("check", paths["slow"], *two, "--confidence", "80%"))
+    assert lower["check"]["confidence"] == 0.8
+    assert lower["check"]["figures"][0]["noise_pct"] < rep["check"]["figures"][0]["noise_pct"]
 
 
 def test_check_refuses_what_it_cannot_compare(tmp_path):

@@ -9,30 +9,41 @@ from pathlib import Path
 
 import pytest
 
-from iolab.check import Tolerances, check, junit_xml, load_tolerances, t_quantile
+from iolab.check import Tolerances, check, junit_xml, load_tolerances
 from iolab.durable import ResultsDiskFull
 from iolab.errors import EngineError, Exit, IolabError, RefusedError
 from iolab.outcome_schema import SCHEMA, text
+from iolab.tstat import t_quantile
 
 from ..schema_lite import errors
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def record(run_id: str, value: float | None, rounds=(), name="IOPS", higher=True, test="iops", **profile) -> dict:
+def record(
+    run_id: str,
+    value: float | None,
+    rounds=(),
+    name="IOPS",
+    higher=True,
+    test="iops",
+    kind: str | None = "value",
+    steady="reached",
+    **profile,
+) -> dict:
+    fig = {
+        "name": name,
+        "unit": "IOPS",
+        "direction": "higher-is-better" if higher else "lower-is-better",
+        "value": value,
+        "round_values": list(rounds),
+    }
     return {
         "run_id": run_id,
         "test": test,
+        "steady_state": steady,
         "profile": {"name": "enterprise", **profile},
-        "figures": [
-            {
-                "name": name,
-                "unit": "IOPS",
-                "direction": "higher-is-better" if higher else "lower-is-better",
-                "value": value,
-                "round_values": list(rounds),
-            }
-        ],
+        "figures": [fig if kind is None else {**fig, "kind": kind}],
     }
 
 
@@ -56,27 +67,36 @@ def test_a_drop_beyond_tolerance_and_noise_is_a_regression_in_the_figures_direct
     assert f["verdict"] == "regression" and f["worse_pct"] == pytest.approx(20) and f["change_pct"] == pytest.approx(20)
 
 
-def test_a_change_inside_the_rounds_spread_is_noise_and_a_small_one_within_tolerance():
+def test_a_runs_window_rounds_are_never_taken_as_noise():
+    # rounds spread ±30 %: main called a 10 % drop within-noise (±35 %); one run per side has no
+    # run-to-run noise, so the tolerance alone decides, and the check says so
     base = [record("a", 100.0, (70, 130, 90, 110, 100))]
     f = one(base, [record("b", 90.0, (60, 120, 80, 100, 90))])
-    assert f["verdict"] == "within-noise" and f["noise_pct"] > 10 and "Welch" in f["method"]
+    assert f["verdict"] == "regression" and f["noise_pct"] is None and f["detectable_pct"] == pytest.approx(5)
+    assert "single runs on both sides" in f["method"] and "window rounds are not repeats" in f["method"]
+    assert f["baseline"]["noise_source"] == f["candidate"]["noise_source"] == "none"
     assert one(base, [record("b", 97.0, (96, 97, 98, 97, 97))])["verdict"] == "within-tolerance"
     assert one(base, [record("b", 90.0, (60, 120, 80, 100, 90))], tol=0.2)["verdict"] == "within-tolerance"
 
 
 def test_without_any_spread_the_tolerance_alone_decides():
     f = one([record("a", 100.0)], [record("b", 94.0)])
-    assert f["verdict"] == "regression" and f["noise_pct"] == 0 and "no noise estimate" in f["method"]
-    # a figure that is not a window average reads the same in every round: no spread to take as noise
-    f = one([record("a", 100.0, (100.0,) * 5)], [record("b", 94.0, (94.0,) * 5)])
-    assert f["baseline"]["noise_source"] == f["candidate"]["noise_source"] == "none" and f["verdict"] == "regression"
+    assert f["verdict"] == "regression" and f["noise_pct"] is None and "tolerance alone" in f["method"]
+    # repeats that agree exactly give no spread either
+    f = one([record("a1", 100.0), record("a2", 100.0)], [record("b", 94.0)])
+    assert f["verdict"] == "regression" and "agree exactly" in f["method"]
 
 
 def test_repeats_give_the_noise_when_a_side_has_several_runs():
     base = [record("a1", 100.0, (100,) * 5), record("a2", 110.0, (110,) * 5), record("a3", 90.0, (90,) * 5)]
     f = one(base, [record("b", 93.0, (93,) * 5)])
     assert f["baseline"]["noise_source"] == "repeats" and f["baseline"]["samples"] == [100.0, 110.0, 90.0]
-    assert f["verdict"] == "within-noise"
+    # the single candidate run varies as a baseline run does: t(0.975, 2) × 10 × √(1/3 + 1) = 49.7
+    assert f["verdict"] == "within-noise" and f["noise_pct"] == pytest.approx(49.69, abs=0.01)
+    assert "prediction interval" in f["method"] and f["detectable_pct"] == pytest.approx(f["noise_pct"])
+    # both sides repeated: Welch's interval of the two means
+    f = one(base, [record("b1", 60.0), record("b2", 62.0), record("b3", 58.0)])
+    assert f["verdict"] == "regression" and "Welch" in f["method"] and f["candidate"]["noise_source"] == "repeats"
 
 
 def test_a_figure_the_candidate_lacks_fails_and_one_the_baseline_lacks_is_skipped():
@@ -105,11 +125,68 @@ def test_the_tolerances_file_overrides_per_figure_and_says_where_it_is_wrong(tmp
     with pytest.raises(IolabError, match=r"t\.toml: \[tolerances\] 'IOPS': 'much' is not a percentage"):
         load_tolerances(0.05, f)
     f.write_text('[tolerance]\n"IOPS" = "5%"\n')
-    with pytest.raises(IolabError, match="expected one \\[tolerances\\] table"):
+    with pytest.raises(IolabError, match="expected a \\[tolerances\\] table.*found tolerance"):
         load_tolerances(0.05, f)
     f.write_text("[tolerances\n")
     with pytest.raises(IolabError, match="not valid TOML"):
         load_tolerances(0.05, f)
+
+
+def test_a_declared_spread_is_the_noise_of_single_runs(tmp_path):
+    f = tmp_path / "t.toml"
+    f.write_text('[tolerances]\n"IOPS" = "5%"\n[spread]\n"IOPS" = "4%"\n')
+    tol = load_tolerances(0.05, f)
+    assert tol.spread == {"IOPS": 0.04}
+    [v] = check([record("a", 100.0)], [record("b", 90.0)], tol)["figures"]
+    # 1.96 × 4 × √2 = 11.1 %: a 10 % drop is inside the noise, the smallest flagged one is 11.1 %
+    assert v["verdict"] == "within-noise" and v["noise_pct"] == pytest.approx(11.09, abs=0.01)
+    assert v["detectable_pct"] == pytest.approx(11.09, abs=0.01) and "declared run-to-run spread" in v["method"]
+    [v] = check([record("a", 100.0)], [record("b", 85.0)], tol)["figures"]
+    assert v["verdict"] == "regression"
+    f.write_text('[spread]\n"No such" = "4%"\n')
+    with pytest.raises(IolabError, match="no figure named 'No such'"):
+        check([record("a", 100.0)], [record("b", 85.0)], load_tolerances(0.05, f))
+
+
+def test_a_maximum_is_reported_not_judged_unless_it_has_its_own_tolerance(tmp_path):
+    mrt = {"name": "MRT", "higher": False, "kind": "extreme"}
+    base = [record("a1", 1000.0, (400, 1000), **mrt), record("a2", 3000.0, (3000, 900), **mrt)]
+    res = check(base, [record("b", 9000.0, **mrt)], Tolerances(0.05))
+    [v] = res["figures"]
+    # its side's value is the worst run's, never a mean with a t interval
+    assert v["verdict"] == "info" and res["passed"] and v["baseline"]["value"] == 3000.0
+    assert v["noise_pct"] is None and v["detectable_pct"] is None and "extreme" in v["method"]
+    own = Tolerances(0.05, {"MRT": 1.0})
+    [v] = check(base, [record("b", 9000.0, **mrt)], own)["figures"]
+    assert v["verdict"] == "regression" and v["worse_pct"] == pytest.approx(200) and v["detectable_pct"] == 100
+    [v] = check(base, [record("b", 5000.0, **mrt)], own)["figures"]
+    assert v["verdict"] == "within-tolerance"
+    # a baseline saved before figures had a kind takes the candidate's
+    [v] = check(
+        [record("a", 1000.0, name="MRT", higher=False, kind=None)], [record("b", 9000.0, **mrt)], Tolerances(0.05)
+    )["figures"]
+    assert v["kind"] == "extreme" and v["verdict"] == "info"
+    with pytest.raises(IolabError, match="an extreme has no run-to-run standard deviation"):
+        check(base, [record("b", 9000.0, **mrt)], Tolerances(0.05, spread={"MRT": 0.1}))
+
+
+def test_a_percentile_is_each_runs_own_and_window_rounds_do_not_widen_it():
+    p = {"name": "99.99 %", "higher": False, "kind": "percentile"}
+    [v] = check([record("a", 100.0, (50, 150), **p)], [record("b", 120.0, (60, 180), **p)], Tolerances(0.1))["figures"]
+    assert v["verdict"] == "regression" and v["kind"] == "percentile" and v["method"].startswith("percentile")
+
+
+def test_a_run_without_steady_state_warns_and_fails_only_when_steady_state_is_required():
+    base, cand = [record("a", 100.0, steady="not-reached")], [record("b", 100.0)]
+    res = check(base, cand, Tolerances(0.05))
+    assert res["passed"] and res["not_steady"] == ["a"] and "steady state not reached in a" in res["warnings"][0]
+    res = check(base, cand, Tolerances(0.05), require_steady=True)
+    assert not res["passed"] and res["regressions"] == [] and "--require-steady" in res["warnings"][0]
+    root = ET.fromstring(junit_xml(res))
+    [case] = [c for c in root.iter("testcase") if c.get("name") == "steady state"]
+    assert root.get("failures") == "1" and case.find("failure").get("type") == "not-steady"
+    res = check([record("a", 100.0, steady="not-applicable")], cand, Tolerances(0.05), require_steady=True)
+    assert res["passed"] and res["warnings"] == []
 
 
 def test_junit_has_one_case_per_figure_and_a_failure_per_regression():

@@ -57,6 +57,9 @@ class KeyMetric(Generic[Drive]):
     unit: str
     higher_is_better: bool
     get: Callable[[Drive], float | None]
+    # value (an average, a rate, a search result), percentile, or extreme (one observation: a
+    # maximum latency, a minimum interval); `iolab check` judges each kind by its own rule
+    kind: str = "value"
 
     @property
     def direction(self) -> str:

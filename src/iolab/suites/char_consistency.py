@@ -91,7 +91,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     return (
         KeyMetric("IOPS over the whole period", "IOPS", True, rounds("consistency", lambda rs: rs[-1].iops)),
-        KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us)),
+        KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us), kind="extreme"),
         # the steady part's spread, as the report's figures table gives it
         KeyMetric("steady-part coefficient of variation", "%", False, _spread(lambda sp: 100 * sp.cv)),
         KeyMetric("steady-part minimum ÷ maximum", "%", True, _spread(lambda sp: 100 * sp.min_over_max)),

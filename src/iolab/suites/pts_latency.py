@@ -61,9 +61,13 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
         KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, from_cell("100/0", 4 * KiB, "lat_mean_us")),
         KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, from_cell("65/35", 4 * KiB, "lat_mean_us")),
         KeyMetric("ART RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "lat_mean_us")),
-        KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "lat_max_us")),
-        KeyMetric("99.999 % RND 4KiB R/W 100/0", "µs", False, from_cell("100/0", 4 * KiB, "p99_999_us")),
-        KeyMetric("99.999 % RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "p99_999_us")),
+        KeyMetric("MRT RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "lat_max_us"), kind="extreme"),
+        KeyMetric(
+            "99.999 % RND 4KiB R/W 100/0", "µs", False, from_cell("100/0", 4 * KiB, "p99_999_us"), kind="percentile"
+        ),
+        KeyMetric(
+            "99.999 % RND 4KiB R/W 0/100", "µs", False, from_cell("0/100", 4 * KiB, "p99_999_us"), kind="percentile"
+        ),
     )
 
 

@@ -114,11 +114,13 @@ def _window(attr: str):
 def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     return (
         KeyMetric("IOPS, first interval (FOB)", "IOPS", True, lambda phases: next(iter(_full(phases)), None)),
-        KeyMetric("IOPS, minimum interval", "IOPS", True, lambda phases: min(_full(phases), default=None)),
+        KeyMetric(
+            "IOPS, minimum interval", "IOPS", True, lambda phases: min(_full(phases), default=None), kind="extreme"
+        ),
         # the window: the last five intervals, or all of them in a run with fewer
         KeyMetric("IOPS, window mean (last ≤5 intervals)", "IOPS", True, _window("iops")),
         KeyMetric("ART, window (last ≤5 intervals)", "µs", False, _window("lat_mean_us")),
-        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _window("p99_999_us")),
+        KeyMetric("99.999 %, window (last ≤5 intervals)", "µs", False, _window("p99_999_us"), kind="percentile"),
     )
 
 

@@ -76,7 +76,7 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
         KeyMetric("IOPS (steady state)", "IOPS", True, _composite("iops")),
         KeyMetric("MB/s (steady state)", "MB/s", True, _composite("mbps")),
         KeyMetric("ART (steady state)", "µs", False, _composite("lat_mean_us")),
-        KeyMetric("99.999 % RT (steady state)", "µs", False, _composite("p99_999_us")),
+        KeyMetric("99.999 % RT (steady state)", "µs", False, _composite("p99_999_us"), kind="percentile"),
     )
 
 

@@ -234,8 +234,8 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
             _sustained(lambda r: r.workload.get("rate_iops")),
         ),
         KeyMetric("sustained IOPS delivered", "IOPS", True, _sustained(lambda r: r.iops)),
-        KeyMetric("sustained 99 % latency", "µs", False, _sustained(_measured(99.0))),
-        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(_measured(99.99))),
+        KeyMetric("sustained 99 % latency", "µs", False, _sustained(_measured(99.0)), kind="percentile"),
+        KeyMetric("sustained 99.99 % latency", "µs", False, _sustained(_measured(99.99)), kind="percentile"),
     )
 
 

@@ -1,0 +1,47 @@
+"""Student's t distribution: its quantiles, for the confidence intervals of `iolab check` and
+`run --repeat` (no SciPy: the incomplete beta function by its continued fraction)."""
+
+from __future__ import annotations
+
+import math
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (Lentz's method)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-14:
+            break
+    return h
+
+
+def _t_cdf(t: float, df: float) -> float:
+    x = df / (df + t * t)
+    lbeta = math.lgamma(df / 2) + math.lgamma(0.5) - math.lgamma(df / 2 + 0.5)
+    front = math.exp(math.log(x) * df / 2 + math.log(1 - x) * 0.5 - lbeta)
+    if x < (df / 2 + 1) / (df / 2 + 2.5):
+        tail = front * _betacf(df / 2, 0.5, x) / (df / 2)
+    else:
+        tail = 1 - front * _betacf(0.5, df / 2, 1 - x) / 0.5
+    return 1 - tail / 2 if t >= 0 else tail / 2
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The p quantile (p > 0.5) of Student's t with df degrees of freedom."""
+    lo, hi = 0.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2

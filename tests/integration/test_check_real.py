@@ -1,0 +1,123 @@
+"""`iolab check` on real targets with real fio: identical runs raise no alarm, a target twice as
+slow is flagged. The targets are nbdkit memory disks behind its delay filter: a 20 ms delay per
+request dominates the service time (about 1 ms of it is fio, nbd and a busy CPU), so the
+identical targets stay within a few % of each other and the slow one (40 ms) is about 2x, on
+any machine. The five quick latency runs go in parallel (one `iolab run` with five targets)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from itertools import permutations
+
+import pytest
+
+from .conftest import IOLAB, iolab
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not shutil.which("nbdkit"), reason="needs nbdkit (with its delay filter)"),
+]
+
+ART = ("ART RND 4KiB R/W 100/0", "ART RND 4KiB R/W 65/35", "ART RND 4KiB R/W 0/100")
+MRT = "MRT RND 4KiB R/W 0/100"
+# nbd has no purge; two rounds of 200 ms cells: about 10 IOs per cell at 20 ms
+QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "2", "--purge", "none", "--no-report")
+
+
+@pytest.fixture
+def delayed_disks(scratch):
+    """Four nbdkit memory disks with 20 ms per read and write, and one with 40 ms."""
+    servers, specs = [], []
+    try:
+        for i, delay in enumerate(("20ms",) * 4 + ("40ms",)):
+            sock = scratch / f"d{i}.sock"
+            servers.append(
+                subprocess.Popen(
+                    ["nbdkit", "-f", "-U", str(sock), "--filter=delay", "memory", "64M"]
+                    + [f"rdelay={delay}", f"wdelay={delay}"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+            specs.append(f"nbd+unix:///?socket={sock}")
+        end = time.monotonic() + 20
+        while not all((scratch / f"d{i}.sock").exists() for i in range(5)):
+            assert time.monotonic() < end, "nbdkit did not start"
+            time.sleep(0.05)
+        yield specs
+    finally:
+        for p in servers:
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def checks(pairs: list[tuple[list[str], str]], *extra: str) -> list[dict]:
+    """`iolab check CANDIDATE --baseline B...` for each pair, all at once; their documents."""
+    procs = [
+        subprocess.Popen(
+            [*IOLAB, "check", cand, *[a for b in base for a in ("--baseline", b)], "--json", *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for base, cand in pairs
+    ]
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=300)
+        d = json.loads(stdout)
+        assert d["exit_code"] == p.returncode and "Traceback" not in stderr, stderr
+        out.append(d)
+    return out
+
+
+def test_identical_runs_raise_no_alarm_and_a_twice_slower_target_is_flagged(scratch, delayed_disks):
+    runs = scratch / "runs"
+    targets = [a for s in delayed_disks for a in ("-t", s)]
+    p = iolab("run", "latency", *targets, *QUICK, "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    listed = json.loads(iolab("runs", "--runs-dir", str(runs), "--json").stdout)["listed"]
+    path = {r["target"]: r["path"] for r in listed}
+    same, slow = [path[s] for s in delayed_disks[:4]], path[delayed_disks[4]]
+
+    # every ordered pair of the identical runs: single runs, so the 40 % tolerance alone decides
+    docs = checks([([a], b) for a, b in permutations(same, 2)], "--max-regression", "40%")
+    assert len(docs) == 12
+    alarms = [f for d in docs for f in d["check"]["figures"] if f["verdict"] in ("regression", "missing")]
+    assert alarms == [], [(f["name"], f["change_pct"]) for f in alarms]
+    for d in docs:
+        assert d["exit_code"] == 0 and d["check"]["passed"]
+        fig = {f["name"]: f for f in d["check"]["figures"]}
+        for name in ART:
+            f = fig[name]
+            # no noise claimed from one run's rounds; the smallest change it can flag is printed
+            assert f["noise_pct"] is None and f["detectable_pct"] == pytest.approx(40)
+            assert "single runs on both sides" in f["method"]
+        # the maximum is one observation: reported, never a t interval of a mean
+        assert fig[MRT]["kind"] == "extreme" and fig[MRT]["verdict"] == "info" and fig[MRT]["noise_pct"] is None
+
+    # the 2x slower target: against one run (tolerance), against the four as repeats (their
+    # spread as the noise of a single run), and against one run with a declared spread
+    tol = scratch / "tol.toml"
+    tol.write_text("[spread]\n" + "".join(f'"{n}" = "10%"\n' for n in ART))
+    pairs = [([same[0]], slow), (same, slow), (same[:3], same[3])]
+    one, four, fourth = checks(pairs, "--max-regression", "40%")
+    [declared] = checks([([same[0]], slow)], "--max-regression", "40%", "--tolerances", str(tol))
+    for d in (one, four, declared):
+        assert d["exit_code"] == 7 and set(ART) <= set(d["check"]["regressions"])
+        for name in ART:
+            f = next(f for f in d["check"]["figures"] if f["name"] == name)
+            assert 60 < f["worse_pct"] < 300 and f["worse_pct"] > f["detectable_pct"] >= 40
+    by = {f["name"]: f for f in four["check"]["figures"]}
+    assert all(by[n]["baseline"]["noise_source"] == "repeats" and "prediction interval" in by[n]["method"] for n in ART)
+    by = {f["name"]: f for f in declared["check"]["figures"]}
+    # 1.96 × 10 % × √2 = 27.7 % noise: below the tolerance, which still decides what is detectable
+    assert all(by[n]["noise_pct"] == pytest.approx(27.72, abs=0.01) for n in ART)
+    # a fourth identical run against the other three as repeats: no alarm
+    assert fourth["exit_code"] == 0 and fourth["check"]["passed"], fourth["check"]["figures"]
+    # the terminal table prints the noise and the smallest detectable change of each figure
+    shown = iolab("check", slow, *[a for b in same for a in ("--baseline", b)], "--max-regression", "40%")
+    assert shown.returncode == 7 and "detects ≥" in shown.stdout and "prediction interval" in shown.stdout
