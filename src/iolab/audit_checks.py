@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from .cellschema import CellRow
+from .endurance import steady_random_write
 from .errors import IolabError
 from .manifest import manifest_of
 from .store import RunStore
@@ -390,31 +391,28 @@ def rw_shares(v: RunView) -> Outcome:
 
 
 def endurance_basis(v: RunView) -> Outcome:
+    """The cells endurance.py says its TBW and DWPD rest on, looked up in the stored window
+    they came from: every one must have written incompressible data (a compressing drive's
+    WAF on compressible data flatters them)."""
     if "pe_cycles" not in v.m.plan.get("values", {}):
         return Outcome(NA, "the run states no endurance figures")
-    basis: list[CellRow] = []
-    for ph in reversed(v.summaries):  # endurance.steady_random_write's choice of window
-        window = [r for r in ph.rows if r.round in ph.window]
-        rnd_w = all(s.get("access") == "rnd" and s.get("op") == "write" for r in window for s in _streams(r))
-        if window and rnd_w and any("flash_write_bytes" in (r.counters or {}) for r in window):
-            basis = window
-            break
-    where = "the last random-write window"
-    if not basis:
-        basis, where = [c for c in v.written_cells if (c.write_bytes or 0) > 0], "every cell that wrote"
-    if not basis:
-        return Outcome(NA, "nothing was written")
+    w = steady_random_write(v.summaries)
+    if w is None:
+        return Outcome(NA, "no random-write window with flash counters: the endurance figures use the drive's counters")
+    named = set(w.cells)
+    basis = [r for ph in v.summaries for r in ph.rows if r.round in ph.window and r.cell_key in named]
     low = [c for c in basis if float((c.workload or {}).get("entropy", 1.0)) < 1.0]
-    numbers = {"basis": where, "cells": len(basis), "compressible_cells": len(low)}
+    numbers = {"cells": len(basis), "compressible_cells": len(low), "left_out": list(w.left_out)}
     if low:
         e = min(float(c.workload.get("entropy", 1.0)) for c in low)
         return Outcome(
             FAIL,
-            f"the endurance basis ({where}) holds {len(low)} cell(s) of compressible data (entropy {e:g}): "
+            f"the endurance basis ({w.short}) holds {len(low)} cell(s) of compressible data (entropy {e:g}): "
             "its WAF flatters TBW and DWPD",
             numbers,
         )
-    return Outcome(PASS, f"the endurance basis ({where}, {len(basis)} cells) wrote incompressible data", numbers)
+    left = f"; {len(w.left_out)} compressible cell(s) left out" if w.left_out else ""
+    return Outcome(PASS, f"the endurance basis ({len(basis)} cells) wrote incompressible data{left}", numbers)
 
 
 INVARIANTS: tuple[Invariant, ...] = (

@@ -2,6 +2,10 @@
 between runs whatever the exact figures are, so a model or runner bug that moves a figure the
 wrong way fails here even where no reference value exists.
 
+Every test in the registry, on every SSD preset, passes its own self-audit (`iolab audit`: the
+physical invariants, steady state only on the drive's evidence among them), quick with short
+cells.
+
 For every SSD preset, with Write Saturation (quick: a whole 0.5 GB copy, 4x its capacity written
 from FOB, the last five intervals' mean IOPS as the figure):
 - a drive whose target gives its size and the preset unsized give the same figure within 20 %
@@ -20,9 +24,10 @@ from functools import cache
 
 import pytest
 
-from iolab import _sim
+from iolab import _sim, registry
 
 from .conftest import iolab
+from .test_rwsw import workload  # noqa: F401  (the RWSW tests' input: a small analysed trace)
 
 SSDS = ("enterprise-sas", "entry-sata-compress", "client-nvme-slc")
 # a monotone relation may be flat within the simulator's round-to-round wobble, never reversed by more
@@ -87,3 +92,21 @@ def test_the_same_seed_gives_the_same_cells_and_another_seed_stays_within_checks
     assert cells(c) != cells(a)  # the seed reaches the model
     p = iolab("check", c, "--baseline", a)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+TESTS = sorted(t.name for t in registry.all())
+
+
+@pytest.mark.parametrize("preset", SSDS)
+@pytest.mark.parametrize("test", TESTS)
+def test_every_test_passes_its_self_audit_on_every_ssd_preset(test, preset, workload, tmp_path):  # noqa: F811
+    given = ("--workload", str(workload / "wl")) if registry.get(test).needs_workload else ()
+    p = iolab(
+        "run", test, *given, "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--wsat-max-time", "5s",
+        "-t", f"sim:{preset}", "--no-report", "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    run_dir = re.findall(r"run directory: (\S+)", p.stdout)
+    assert run_dir, p.stdout[-2000:]
+    a = iolab("audit", *run_dir)
+    assert a.returncode == 0, a.stdout[-3000:] + a.stderr[-1000:]
