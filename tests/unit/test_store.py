@@ -125,7 +125,7 @@ def test_runs_lists_every_run_and_marks_broken_ones_with_the_reason(tmp_path):
     assert runs[good.name].state == "complete" and runs[good.name].problem is None
     assert runs[bad_db.name].state == "broken" and "results.db" in runs[bad_db.name].problem
     assert runs[bad_db.name].test == "latency"  # what the manifest says is still shown
-    assert runs[bad_manifest.name].state == "broken" and "unreadable manifest" in runs[bad_manifest.name].problem
+    assert runs[bad_manifest.name].state == "broken" and "not valid JSON" in runs[bad_manifest.name].problem
     assert runs[no_manifest.name].state == "broken" and "manifest.json" in runs[no_manifest.name].problem
 
 
