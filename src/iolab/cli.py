@@ -145,7 +145,7 @@ def run(
             console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
-        with stop_on_signals(), RichProgress(console) as progress:
+        with stop_on_signals(), RichProgress(console, report=args.report) as progress:
             api.run_test(
                 test,
                 tgt,
@@ -223,7 +223,7 @@ def resume(
         console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
-        with stop_on_signals(), RichProgress(console) as progress:
+        with stop_on_signals(), RichProgress(console, report=args.report) as progress:
             api.resume_test(
                 run_ref,
                 allow_unsafe=args.allow_unsafe_target,
