@@ -113,9 +113,7 @@ def _phase_data(store: RunStore, phase: str) -> _PhaseData:
         _kept[store] = kept
     data = kept[1].get(phase)
     if data is None:
-        data = _PhaseData(
-            store.cells(phase), tuple(store.complete_rounds(phase)), tuple(store.steady_rows(phase))
-        )
+        data = _PhaseData(store.cells(phase), tuple(store.complete_rounds(phase)), tuple(store.steady_rows(phase)))
         kept[1][phase] = data
     return data
 
