@@ -21,7 +21,9 @@ lines, so the ratio shows what broken input costs against good input.
 from __future__ import annotations
 
 import argparse
+import atexit
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -61,6 +63,7 @@ def main() -> None:
     fmts = args.formats.split(",")
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="iolab-fuzz-"))
+    atexit.register(shutil.rmtree, work, True)  # the cases; crashing ones are kept under --save
     save = Path(args.save)
 
     # Baseline: clean files of the same size, one per format.
