@@ -231,7 +231,12 @@ def main() -> None:
     ap.add_argument(
         "--buffer-kb", type=int, default=16384, help="per-CPU trace buffer of every capture (default 16384)"
     )
+    ap.add_argument(
+        "--smoke", action="store_true", help="one pair on a 32 MiB device, 0.5 s runs: does the bench still run?"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.size, args.seconds, args.pairs = "32MiB", "500ms", 1
     size, seconds = parse_size(args.size, "--size"), parse_duration(args.seconds, "--seconds")
     variants = {"now": capture_now}
     if args.before:

@@ -21,7 +21,9 @@ lines, so the ratio shows what broken input costs against good input.
 from __future__ import annotations
 
 import argparse
+import atexit
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -54,10 +56,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--formats", default=",".join(fuzz.READERS), help="comma-separated (default: every reader)")
     ap.add_argument("--save", default="fuzz-crashes", help="directory for crashing inputs (created only on a crash)")
+    ap.add_argument("--smoke", action="store_true", help="100 cases of two formats: does the bench still run?")
     args = ap.parse_args()
+    if args.smoke:
+        args.cases, args.batch, args.formats = 100, 50, ",".join(list(fuzz.READERS)[:2])
     fmts = args.formats.split(",")
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="iolab-fuzz-"))
+    atexit.register(shutil.rmtree, work, True)  # the cases; crashing ones are kept under --save
     save = Path(args.save)
 
     # Baseline: clean files of the same size, one per format.

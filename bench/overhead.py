@@ -78,6 +78,10 @@ def plain_job(target: Target, ioengine: str, read_pct: int, qd: int, size: int, 
     )
 
 
+def live(elapsed_s: float, iops: float, lat_us: float | None) -> None:
+    """The live-progress callback as the runner passes it (fio_supervise.Progress), doing nothing."""
+
+
 def run_way(way: tuple[str, str], target: Target, w: Workload, read_pct: int, size: int, work: Path, tag: str):
     job, ioengine = way
     c0, s0 = cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF)
@@ -91,7 +95,7 @@ def run_way(way: tuple[str, str], target: Target, w: Workload, read_pct: int, si
         result = parse_fio_json(out.stdout, str(d / "job.fio"), require_bins=False)
     else:
         engine = FioEngine(ioengine=ioengine)
-        result = engine.run(target, w, work / "iolab", tag, progress=lambda t, iops: None)
+        result = engine.run(target, w, work / "iolab", tag, progress=live)
     return Measured(result.iops, result.ios, cpu(resource.RUSAGE_CHILDREN) - c0, cpu(resource.RUSAGE_SELF) - s0)
 
 
@@ -111,7 +115,12 @@ def main() -> None:
         help="a block device to use instead of a file (e.g. /dev/zram0: RAM speed, so fio's own "
         "cost shows most); it is overwritten",
     )
+    ap.add_argument(
+        "--smoke", action="store_true", help="a tiny run (16 MiB, 0.3 s, one repeat): does the bench still run?"
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.size, args.seconds, args.repeats = "16MiB", "300ms", 1
 
     size, seconds = parse_size(args.size, "--size"), parse_duration(args.seconds, "--seconds")
     work = Path(tempfile.mkdtemp(prefix="iolab-overhead-", dir=args.dir))

@@ -15,6 +15,7 @@ shared machine the CPU columns are the comparable ones.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 from pathlib import Path
@@ -28,13 +29,33 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--run", help="a stored run to report (default: a quick latency run made here)")
     ap.add_argument("--sequence", nargs="*", default=[], help="the runs of a sequence, reported as one")
+    ap.add_argument(
+        "--smoke", action="store_true", help="this tree against itself on a one-round run: does the bench still run?"
+    )
     a = ap.parse_args()
     become_subreaper()
-    base, here = unpack_src(a.base), REPO / "src"
+    here = REPO / "src"
+    if a.smoke:  # no base to unpack: this tree's code stands in for it
+        a.base, base = "this tree", here
+    else:
+        base = unpack_src(a.base)
+    made: list[str] = []  # temporary directories, removed at the end
+    try:
+        report_all(a, base, here, made)
+    finally:
+        for d in made:
+            shutil.rmtree(d, ignore_errors=True)
+        if base != here:
+            shutil.rmtree(base.parent, ignore_errors=True)
+
+
+def report_all(a: argparse.Namespace, base: Path, here: Path, made: list[str]) -> None:
     run = a.run
     if run is None:
         runs = Path(tempfile.mkdtemp(prefix="iolab-bench-runs-"))
-        timed(iolab_argv("run", "latency", "--quick", "--no-report", "--runs-dir", str(runs)), here)
+        made.append(str(runs))
+        small = ["--max-rounds", "1", "--cell-time", "200ms"] if a.smoke else []
+        timed(iolab_argv("run", "latency", "--quick", "--no-report", *small, "--runs-dir", str(runs)), here)
         [run] = [str(p) for p in runs.iterdir()]
     cases = {"quick latency report": ["report", run]}
     if a.sequence:
@@ -49,6 +70,7 @@ def main() -> None:
         for _ in range(a.repeats):
             for which, src in (("base", base), ("here", here)):
                 out = tempfile.mkdtemp(prefix=f"iolab-bench-report-{which}-")
+                made.append(out)
                 got[which].append(timed(iolab_argv(*args, "--out", out), src))
         (bw, bc), (hw, hc) = (
             (statistics.median(w for w, _ in got[k]), statistics.median(c for _, c in got[k])) for k in ("base", "here")

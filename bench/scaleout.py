@@ -93,7 +93,10 @@ def main() -> None:
     ap.add_argument("--rate-iops", type=int, default=20000, help="per host; 0: flat out")
     ap.add_argument("--qd", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--smoke", action="store_true", help="one 0.3 s round per N: does the bench still run?")
     a = ap.parse_args()
+    if a.smoke:
+        a.seconds, a.repeats = 0.3, 1
     with tempfile.TemporaryDirectory(prefix="iolab-bench-scaleout-") as tmp, fio_hosts(4) as all_hosts:
         results: dict[int, list[tuple[float, float, float]]] = {1: [], 2: [], 4: []}
         for rep in range(a.repeats):

@@ -128,7 +128,14 @@ def main() -> None:
     ap.add_argument("--ops", default="0.07,0.28", help="over-provisioning values, comma-separated")
     ap.add_argument("--mwrites", type=float, default=12.0, help="million random writes measured")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="this checkout's build against itself, 10,000 writes at OP 0.28 once: does the bench still run?",
+    )
     args = ap.parse_args()
+    if args.smoke:  # no old build to make: the new one stands in for it
+        args.old_lib, args.ops, args.mwrites, args.rounds = args.new_lib, "0.28", 0.01, 1
     with tempfile.TemporaryDirectory(prefix="iolab-sim-regress-") as tmp:
         old = args.old_lib or build_old(args.old, Path(tmp))
         print(

@@ -211,7 +211,14 @@ def main() -> None:
         help="run each size as the simpler model (no time spread, read retries, GC slices, gentle GC "
         "start or GC bursts; the baseline), then as shipped, and print the ratio",
     )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run (1 GB, 10,000 IOs, 0.1 drive-writes of warm-up): does the bench still run?",
+    )
     args = ap.parse_args()
+    if args.smoke:
+        args.sizes, args.ios, args.warmup = "1", 1e4, 0.1
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
     if args.thp_ab or args.mechanisms_ab:
         what = "huge pages" if args.thp_ab else "the model's mechanisms"

@@ -48,10 +48,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", default="main")
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="this tree against itself, one repeat of two commands: does the bench still run?",
+    )
     a = ap.parse_args()
-    base = unpack_src(a.base)
-    compileall.compile_dir(str(base), quiet=1)
     here = REPO / "src"
+    if a.smoke:  # no base to unpack: the tree stands in for it (a copy, removed below like an unpacked one)
+        a.base, a.repeats = "this tree", 1
+        base = Path(tempfile.mkdtemp(prefix="iolab-bench-smoke-")) / "src"
+        shutil.copytree(here, base, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        base = unpack_src(a.base)
+    compileall.compile_dir(str(base), quiet=1)
     runs = tempfile.mkdtemp(prefix="iolab-bench-runs-")
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
@@ -62,6 +72,8 @@ def main() -> None:
         "iolab tests": iolab_argv("tests"),
         "iolab sim presets": iolab_argv("sim", "presets"),
     }
+    if a.smoke:
+        commands = {k: v for k, v in commands.items() if k in ("python -c pass", "import iolab.cli", "iolab --version")}
     trees = {"base": base, "this": here}
     jobs = [(name, tree) for name in commands for tree in trees]
     got: dict[tuple[str, str], list[tuple[float, float]]] = {job: [] for job in jobs}

@@ -164,7 +164,10 @@ def main() -> None:
     ap.add_argument("--_analyse", help=argparse.SUPPRESS)
     ap.add_argument("--_plot", help=argparse.SUPPRESS)
     ap.add_argument("--_save", help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true", help="20,000 IOs and 10 steps of 2,000: does the bench still run?")
     args = ap.parse_args()
+    if args.smoke:
+        args.ios, args.many_steps, args.step_ios = 20_000, 10, 2_000
     if args._analyse:
         analyse_child(args._analyse, args.step, args._save)
         return

@@ -157,7 +157,7 @@ def run(
             console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
-        with stop_on_signals(), RichProgress(console, quiet=args.quiet) as progress:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
             api.run_test(
                 test,
                 tgt,
@@ -236,7 +236,7 @@ def resume(
         console.print(f"run directory: {esc(str(store.dir))}")
 
     try:
-        with stop_on_signals(), RichProgress(console, quiet=args.quiet) as progress:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
             api.resume_test(
                 run_ref,
                 allow_unsafe=args.allow_unsafe_target,

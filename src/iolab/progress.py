@@ -130,9 +130,16 @@ class RichProgress:
     the latest timed seconds of the tests after this one): the ETA then covers the rest of the
     sequence too (`in_sequence`)."""
 
-    def __init__(self, console: Console, sequence: tuple[int, int, float] | None = None, quiet: bool = False):
+    def __init__(
+        self,
+        console: Console,
+        sequence: tuple[int, int, float] | None = None,
+        quiet: bool = False,
+        report: bool = True,
+    ):
         self.console = console
         self.quiet = quiet  # --quiet: no panel and no lines; the pace and ETA are still kept
+        self.report = report  # a report follows the run (not under --no-report): what the heartbeat says at the end
         self.lines = quiet or not console.is_terminal  # a CI log or a pipe: a live panel would print nothing
         self._display = None if self.lines else Live(console=console, refresh_per_second=4, transient=True)
         self.t0 = time.monotonic()
@@ -227,7 +234,8 @@ class RichProgress:
     def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None:
         state = "" if steady is None else (", steady" if steady else ", not steady")
         last = self.plan is not None and phase.name == self.plan.phases[-1].name
-        self._doing("the run is measured; writing its report" if last else f"{phase.name}: done")
+        end = "writing its report" if self.report else "summarising its results"
+        self._doing(f"the run is measured; {end}" if last else f"{phase.name}: done")
         if self.lines:
             self._print(f"{phase.name}: phase done after {rounds} round(s){state}: {reason}")
 

@@ -18,7 +18,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -66,6 +66,7 @@ class RunStore:
         self.raw_dir = path / "raw"
         self.writable = writable
         self._copy: tempfile.TemporaryDirectory[str] | None = None
+        self._commits = 0  # this connection's write transactions, for data_version()
         has_manifest = (path / "manifest.json").exists()
         self.manifest = self._read_manifest() if has_manifest else None
         if writable:
@@ -211,6 +212,15 @@ class RunStore:
             if is_disk_full(e):
                 raise ResultsDiskFull(self.dir) from None
             raise
+        finally:
+            self._commits += 1
+
+    def data_version(self) -> tuple[int, int]:
+        """Changes when results.db may have changed: this store's own write transactions (SQLite's
+        data_version does not count them) and any other connection's commits (which it does).
+        What is computed from the database is kept only while this stays the same."""
+        (other,) = self._db.execute("PRAGMA data_version").fetchone()
+        return self._commits, other
 
     # -- writing ----------------------------------------------------------------------------
     def begin_phase(self, name: str, ordinal: int) -> None:
@@ -452,6 +462,25 @@ class RunStore:
         if not rows:
             return None
         return Histogram(tuple(r[0] for r in rows), tuple(int(r[1]) for r in rows), max(r[2] for r in rows))
+
+    def histograms(self, cell_ids: Collection[int]) -> dict[int, Histogram]:
+        """Several cells' histograms (both directions summed, as histogram() without a direction)
+        in one query per 500 cells: the table has no index on cell_id, so each query scans it
+        whole, and a query per cell made a run's summary scan it 120 times."""
+        ids = sorted(set(cell_ids))
+        rows: dict[int, list[tuple[float, int, float]]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for cid, v, c, mx in self._db.execute(
+                "SELECT cell_id, value_us, SUM(count), MAX(max_us) FROM histograms"
+                f" WHERE cell_id IN ({','.join('?' * len(chunk))}) GROUP BY cell_id, value_us ORDER BY cell_id, value_us",
+                chunk,
+            ):
+                rows.setdefault(cid, []).append((v, int(c), mx))
+        return {
+            cid: Histogram(tuple(r[0] for r in rs), tuple(r[1] for r in rs), max(r[2] for r in rs))
+            for cid, rs in rows.items()
+        }
 
     def steady_rows(self, phase: str, rnd: int | None = None) -> list[VariableVerdict]:
         """The steady-state table at round `rnd` (default: the last evaluated round)."""

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from .cellschema import AVERAGED, CellRow, fold
 from .results import Histogram
@@ -88,19 +89,47 @@ def rounds_count(ph: PhaseSummary) -> str:
     return text + "".join(f", then round {interval_label(r)}" for r in partial)
 
 
-def summarise_phase(
-    store: RunStore, phase: PhaseRow, window_size: int = 5, window: tuple[int, ...] | None = None
-) -> PhaseSummary:
-    """`window`: average these rounds instead of the measurement window (one round alone, for
-    its own figures)."""
-    rows = store.cells(phase.name)
-    rounds = tuple(store.complete_rounds(phase.name))
-    verdicts = tuple(store.steady_rows(phase.name))
-    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
-    full = [r for r in rounds if not any(c.partial for c in rows if c.round == r)]
-    if window is None:
-        window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
-    in_window = [r for r in rows if r.round in window and not r.partial]
+@dataclass
+class _PhaseData:
+    """What a phase's summaries read from results.db, read once per version of the database."""
+
+    rows: list[CellRow]
+    rounds: tuple[int, ...]
+    verdicts: tuple[VariableVerdict, ...]
+    histograms: dict[int, Histogram | None] = field(default_factory=dict)  # by cell id, as fetched
+    cells: dict[tuple[int, ...], tuple[CellAverage, ...]] = field(default_factory=dict)  # by window
+
+
+# Per open store: the database version read (RunStore.data_version) and each phase's data. A run
+# summarises a phase for its table, its --json record and the record's per-round figures; each of
+# those read the same rows and histograms again (840 histogram queries for a quick iops run). Any
+# write to results.db changes the version and drops what was kept, so a summary never outlives
+# the data it came from; the manifest's parts are read afresh on every call.
+_kept: WeakKeyDictionary[RunStore, tuple[tuple[int, int], dict[str, _PhaseData]]] = WeakKeyDictionary()
+
+
+def _phase_data(store: RunStore, phase: str) -> _PhaseData:
+    version = store.data_version()
+    kept = _kept.get(store)
+    if kept is None or kept[0] != version:
+        kept = (version, {})
+        _kept[store] = kept
+    data = kept[1].get(phase)
+    if data is None:
+        data = _PhaseData(store.cells(phase), tuple(store.complete_rounds(phase)), tuple(store.steady_rows(phase)))
+        kept[1][phase] = data
+    return data
+
+
+def _window_cells(store: RunStore, data: _PhaseData, window: tuple[int, ...]) -> tuple[CellAverage, ...]:
+    """The window's cell averages, in the plan's loop order (computed once per window)."""
+    if window in data.cells:
+        return data.cells[window]
+    in_window = [r for r in data.rows if r.round in window and not r.partial]
+    missing = [r.id for r in in_window if r.id not in data.histograms]
+    if missing:
+        found = store.histograms(missing)
+        data.histograms.update({cid: found.get(cid) for cid in missing})
     order: list[str] = []
     by_key: dict[str, list[CellRow]] = {}
     for r in in_window:
@@ -110,7 +139,7 @@ def summarise_phase(
     cells = []
     for key in order:
         rs = by_key[key]
-        hists = [h for h in (store.histogram(r.id) for r in rs) if h is not None]
+        hists = [h for h in (data.histograms[r.id] for r in rs) if h is not None]
         merged = Histogram.merge(hists) if hists else None
         # each averaged column's window value, under its CellAverage field of the same name
         averages: dict[str, Any] = {c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED}
@@ -126,6 +155,24 @@ def summarise_phase(
                 idle_before_s=rs[0].idle_before_s,
             )
         )
+    data.cells[window] = tuple(cells)
+    return data.cells[window]
+
+
+def summarise_phase(
+    store: RunStore, phase: PhaseRow, window_size: int = 5, window: tuple[int, ...] | None = None
+) -> PhaseSummary:
+    """`window`: average these rounds instead of the measurement window (one round alone, for
+    its own figures)."""
+    data = _phase_data(store, phase.name)
+    rows, rounds, verdicts = data.rows, data.rounds, data.verdicts
+    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
+    partial = {c.round for c in rows if c.partial}
+    full = [r for r in rounds if r not in partial]
+    if window is None:
+        window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
+    window = tuple(window)
+    cells = _window_cells(store, data, window)
     mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
     sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
     decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
@@ -136,10 +183,10 @@ def summarise_phase(
     return PhaseSummary(
         phase,
         rounds,
-        tuple(window),
+        window,
         phase.steady,
         verdicts,
-        tuple(cells),
+        cells,
         mixes,
         sizes,
         tuple(rows),

@@ -163,3 +163,12 @@ def test_a_sequence_s_remaining_time_is_given_in_wall_time_once_its_pace_is_meas
     assert "2 tests, ETA 0:58 to 0:58 (" in text
     assert "; in wall time at this run's pace so far: 0:02 (done by " in text
     assert "simulated time × 0.05," in text
+
+
+def test_the_heartbeat_at_the_end_says_a_report_is_written_only_when_one_is():
+    plan = qos_plan()
+    for report, says in ((True, "writing its report"), (False, "summarising its results")):
+        p = RichProgress(Console(file=io.StringIO()), report=report)
+        p.plan = plan
+        p.phase_done(plan.phases[-1], None, 4, "round limit")
+        assert p.doing == f"the run is measured; {says}"

@@ -1,0 +1,71 @@
+"""Benches that cannot rot: every bench in bench/ runs with `--smoke`, its tiny setting, as
+users run it (`python bench/NAME.py`). A bench is any bench/*.py run as a script (it has a
+`__main__` block); shared helpers (treetime.py) are not. A new bench without `--smoke` fails
+here, and so does one the code under it has moved away from (bench/overhead.py passed the
+engine a two-argument progress callback after the engine began to call it with three, and
+crashed for months). The benches run two at a time (two cores); their figures are not checked,
+only that each runs to its end without a traceback."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "bench"
+# Benches that make loop devices, network namespaces or mounts: run as root only (as the
+# loop-device tests are).
+NEEDS_ROOT = {"capture_overhead", "robustness", "scaleout"}
+
+
+def benches() -> list[str]:
+    return sorted(p.stem for p in BENCH.glob("*.py") if re.search(r"^if __name__ == .__main__.:", p.read_text(), re.M))
+
+
+def runnable(name: str) -> bool:
+    return name not in NEEDS_ROOT or os.geteuid() == 0
+
+
+def smoke(name: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    try:
+        return subprocess.run(
+            [sys.executable, str(BENCH / f"{name}.py"), "--smoke"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(e.cmd, -9, str(e.stdout or ""), f"timed out after {e.timeout} s")
+
+
+@pytest.fixture(scope="module")
+def smoked() -> dict[str, subprocess.CompletedProcess[str]]:
+    names = [n for n in benches() if runnable(n)]
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(names, pool.map(smoke, names)))
+
+
+def test_the_benches_are_found():
+    found = benches()
+    assert {"overhead", "json_overhead", "sim_regress"} <= set(found), found
+    assert "treetime" not in found  # a helper the benches import, not a bench
+
+
+@pytest.mark.parametrize("name", benches())
+def test_every_bench_runs_its_smoke_setting(name, smoked):
+    if not runnable(name):
+        pytest.skip(f"bench/{name}.py needs root")
+    res = smoked[name]
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, f"bench/{name}.py --smoke exited {res.returncode}:\n{out[-3000:]}"
+    assert "Traceback" not in out, out[-3000:]
+    assert res.stdout.strip(), f"bench/{name}.py --smoke printed no figures"
