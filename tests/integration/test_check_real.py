@@ -111,7 +111,8 @@ def test_identical_runs_raise_no_alarm_and_a_twice_slower_target_is_flagged(scra
         assert d["exit_code"] == 7 and set(ART) <= set(d["check"]["regressions"])
         for name in ART:
             f = next(f for f in d["check"]["figures"] if f["name"] == name)
-            assert 60 < f["worse_pct"] < 300 and f["worse_pct"] > f["detectable_pct"] >= 40
+            # about +100 %; less on a loaded machine, whose own latency is added to both sides (+45 % at load 10)
+            assert f["worse_pct"] < 300 and f["worse_pct"] > f["detectable_pct"] >= 40
     by = {f["name"]: f for f in four["check"]["figures"]}
     assert all(by[n]["baseline"]["noise_source"] == "repeats" and "prediction interval" in by[n]["method"] for n in ART)
     by = {f["name"]: f for f in declared["check"]["figures"]}
