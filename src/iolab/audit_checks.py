@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from . import storebulk
 from .cellschema import CellRow
 from .endurance import steady_random_write
 from .errors import IolabError
@@ -105,11 +106,11 @@ class RunView:
 
     @cached_property
     def series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
-        return self.store.all_series()
+        return storebulk.all_series(self.store)
 
     @cached_property
     def histogram_totals(self) -> dict[int, int]:
-        return self.store.histogram_totals()
+        return storebulk.histogram_totals(self.store)
 
     @cached_property
     def summaries(self) -> list[PhaseSummary]:

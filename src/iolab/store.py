@@ -437,21 +437,6 @@ class RunStore:
             (cell_id,),
         ).fetchall()
 
-    def all_series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
-        """Every cell's (t_s, read IOPS, write IOPS, MB/s, maximum latency µs) rows in one read."""
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
-        mx = "lat_max_us" if "lat_max_us" in have else "NULL"
-        out: dict[int, list[tuple[float, float, float, float, float | None]]] = {}
-        for cid, *row in self._db.execute(
-            f"SELECT cell_id, t_s, read_iops, write_iops, mbps, {mx} FROM series ORDER BY cell_id, t_s"
-        ):
-            out.setdefault(cid, []).append(tuple(row))
-        return out
-
-    def histogram_totals(self) -> dict[int, int]:
-        """Every cell's IO count in its latency histogram, in one read."""
-        return dict(self._db.execute("SELECT cell_id, SUM(count) FROM histograms GROUP BY cell_id").fetchall())
-
     def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
         sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
         args: list[object] = [cell_id]
@@ -463,24 +448,9 @@ class RunStore:
             return None
         return Histogram(tuple(r[0] for r in rows), tuple(int(r[1]) for r in rows), max(r[2] for r in rows))
 
-    def histograms(self, cell_ids: Collection[int]) -> dict[int, Histogram]:
-        """Several cells' histograms (both directions summed, as histogram() without a direction)
-        in one query per 500 cells: the table has no index on cell_id, so each query scans it
-        whole, and a query per cell made a run's summary scan it 120 times."""
-        ids = sorted(set(cell_ids))
-        rows: dict[int, list[tuple[float, int, float]]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for cid, v, c, mx in self._db.execute(
-                "SELECT cell_id, value_us, SUM(count), MAX(max_us) FROM histograms"
-                f" WHERE cell_id IN ({','.join('?' * len(chunk))}) GROUP BY cell_id, value_us ORDER BY cell_id, value_us",
-                chunk,
-            ):
-                rows.setdefault(cid, []).append((v, int(c), mx))
-        return {
-            cid: Histogram(tuple(r[0] for r in rs), tuple(r[1] for r in rs), max(r[2] for r in rs))
-            for cid, rs in rows.items()
-        }
+    def query(self, sql: str, args: Collection[object] = ()) -> list[Any]:
+        """Rows of a read-only query (storebulk.py's whole-run reads)."""
+        return self._db.execute(sql, tuple(args)).fetchall()
 
     def steady_rows(self, phase: str, rnd: int | None = None) -> list[VariableVerdict]:
         """The steady-state table at round `rnd` (default: the last evaluated round)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from . import storebulk
 from .cellschema import AVERAGED, CellRow, fold
 from .results import Histogram
 from .steady import VariableVerdict
@@ -128,7 +129,7 @@ def _window_cells(store: RunStore, data: _PhaseData, window: tuple[int, ...]) ->
     in_window = [r for r in data.rows if r.round in window and not r.partial]
     missing = [r.id for r in in_window if r.id not in data.histograms]
     if missing:
-        found = store.histograms(missing)
+        found = storebulk.histograms(store, missing)
         data.histograms.update({cid: found.get(cid) for cid in missing})
     order: list[str] = []
     by_key: dict[str, list[CellRow]] = {}

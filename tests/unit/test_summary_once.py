@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iolab import storebulk
 from iolab.results import Histogram, OpStats, RoundResult
 from iolab.store import PhaseRow, RunStore
 from iolab.summary import summarise, summarise_phase
@@ -60,7 +61,7 @@ def test_a_phase_is_read_once_for_its_window_and_its_rounds(tmp_path: Path):
         assert a is not None and a.histogram is not None
         assert a.histogram.counts == (600, 30, 3) and a.histogram.max_us == 600.0
         assert [p.cell("100/0", 4096).histogram.counts for p in per_round] == [(100, 10, 1), (200, 10, 1), (300, 10, 1)]
-        assert s.histograms([c.id for c in first.rows]) == {c.id: s.histogram(c.id) for c in first.rows}
+        assert storebulk.histograms(s, [c.id for c in first.rows]) == {c.id: s.histogram(c.id) for c in first.rows}
     finally:
         s.close()
 
