@@ -7,8 +7,12 @@ from __future__ import annotations
 import html
 import json
 
-STYLE = """<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
-td,th{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}
+# The run list spans the window and its long cells (run ids, targets with a query string, report
+# names, live text) may break anywhere: ten columns then fit a 1,280 px window with nothing to
+# scroll sideways to. Numbers and words elsewhere stay whole.
+STYLE = """<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;width:100%}
+td,th{border:1px solid #bbb;padding:.3em .5em;text-align:left;vertical-align:top}td.long{overflow-wrap:anywhere}td.num{white-space:nowrap}
+.sub{color:#555;font-size:.9em}
 .running{color:#06c;font-weight:bold}.failed,.broken,.interrupted{color:#b00}
 .charts{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}figcaption{font-size:.9em;max-width:460px}
 svg.chart{background:#fff;border:1px solid #ddd}.legend span{margin-right:1em}</style>"""
@@ -19,6 +23,8 @@ svg.chart{background:#fff;border:1px solid #ddd}.legend span{margin-right:1em}</
 CHART_JS = r"""
 const NS = "http://www.w3.org/2000/svg", COLORS = ["#06c", "#d62", "#393", "#939", "#c90", "#555"];
 function fmt(v) { return v == null ? "—" : Math.round(v).toLocaleString("en"); }
+// a time of day as the terminal prints it (HH:MM:SS, 24-hour), whatever the browser's locale
+function clock(d) { return [d.getHours(), d.getMinutes(), d.getSeconds()].map(n => String(n).padStart(2, "0")).join(":"); }
 // An axis reads at a glance when its ticks are round numbers (1, 2, 2.5 or 5 × 10^k apart) written
 // alike: one suffix and one number of decimals for all of them.
 function niceStep(span, whole) { const m = Math.pow(10, Math.floor(Math.log10(span / 4)));
@@ -63,14 +69,17 @@ function chart(title, series, opts) {
   if (opts.band) { const b = opts.band;
     el("rect", {x: X(b.x0), y: Y(b.high), width: Math.max(2, X(b.x1) - X(b.x0)), height: Math.max(1, Y(b.low) - Y(b.high)),
                 fill: b.ok ? "#cfc" : "#fdd", "fill-opacity": .6, class: "band"}, svg); }
+  // the legend names what was drawn: a series without a value (a latency fio did not log) gets no entry
+  const drawn = [];
   series.forEach((s, i) => { const c = s.color || COLORS[i % COLORS.length];
-    const p = s.points.filter(q => q[1] != null);
-    if (p.length > 1) el("polyline", {points: p.map(q => X(q[0]) + "," + Y(q[1])).join(" "), fill: "none", stroke: c,
-                                      "stroke-width": 1.5, "stroke-dasharray": s.dash || ""}, svg);
-    if (!s.line_only) for (const q of p) el("circle", {cx: X(q[0]), cy: Y(q[1]), r: 2.5, fill: c}, svg); });
+    const p = s.points.filter(q => q[1] != null), line = p.length > 1, dots = !s.line_only && p.length > 0;
+    if (line) el("polyline", {points: p.map(q => X(q[0]) + "," + Y(q[1])).join(" "), fill: "none", stroke: c,
+                              "stroke-width": 1.5, "stroke-dasharray": s.dash || "", "data-series": s.name}, svg);
+    if (dots) for (const q of p) el("circle", {cx: X(q[0]), cy: Y(q[1]), r: 2.5, fill: c, "data-series": s.name}, svg);
+    if (line || dots) drawn.push([s.name, c]); });
   if (series.length > 1) { const lg = document.createElement("div"); lg.className = "legend";
-    series.forEach((s, i) => { const sp = document.createElement("span"); sp.style.color = s.color || COLORS[i % COLORS.length];
-      sp.textContent = "● " + s.name; lg.appendChild(sp); }); fig.appendChild(lg); }
+    for (const [name, c] of drawn) { const sp = document.createElement("span"); sp.style.color = c;
+      sp.textContent = "● " + name; lg.appendChild(sp); } fig.appendChild(lg); }
   return fig;
 }
 function poller(url, render, ms) {
@@ -86,26 +95,29 @@ LIST_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>iolab watch</title><link rel="icon" href="data:,">%(style)s</head>
 <body><h1>iolab runs in <span id="root"></span></h1>
 <p>Updated <span id="updated">never</span> (every %(poll)d ms). Read-only view of the run store. Open a run for its charts.</p>
-<table><thead><tr><th>run</th><th>test</th><th>target</th><th>state</th><th>phase</th><th>round</th>
-<th>last cell</th><th>IOPS (per host / path)</th><th>mean latency µs</th><th>p99 µs</th><th>max latency µs</th>
+<table><thead><tr><th>run (test on target)</th><th>state</th><th>phase and round</th>
+<th>last cell: IOPS (per host / path)</th><th>mean latency µs</th><th>p99 µs</th><th>max latency µs</th>
 <th>steady state</th><th>time left</th><th>reports</th></tr></thead>
 <tbody id="runs"></tbody></table>
 <script>%(chart)s
 function cell(tr, text, cls) { const td = document.createElement("td"); td.textContent = text == null ? "—" : text;
   if (cls) td.className = cls; tr.appendChild(td); return td; }
+function line(td, text, cls) { const d = document.createElement("div"); d.textContent = text; if (cls) d.className = cls;
+  td.appendChild(d); return d; }
 function render(data) {
   document.getElementById("root").textContent = data.root;
   const body = document.getElementById("runs"); body.replaceChildren();
   for (const r of data.runs) {
     const tr = document.createElement("tr"); tr.dataset.run = r.id;
     const a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.id); a.textContent = r.id;
-    cell(tr, "").appendChild(a);
-    cell(tr, r.test); cell(tr, r.target); cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
-    cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
-    cell(tr, r.round != null ? "round " + r.round + " of ≤ " + r.max_rounds + ", " + r.cells_done + " of " + r.cells_per_round + " cells done" : null);
-    cell(tr, r.last_cell);
+    const td_run = cell(tr, "", "long"); td_run.appendChild(a); line(td_run, r.test + " on " + r.target, "sub");
+    cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
+    const td_prog = cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
+    if (r.round != null) line(td_prog, "round " + r.round + " of ≤ " + r.max_rounds + ", " + r.cells_done + " of "
+                              + r.cells_per_round + " cells done");
     const parts = (r.parts || []).map(p => p.name + ": " + fmt(p.iops)).join("; ");
-    const td_iops = cell(tr, r.iops == null ? null : "last cell " + fmt(r.iops) + (parts ? " (" + parts + ")" : ""));
+    const td_iops = cell(tr, r.iops == null ? null : (r.last_cell ? r.last_cell + ": " : "") + fmt(r.iops)
+                         + (parts ? " (" + parts + ")" : ""), "long");
     const lv = r.live;
     if (lv) { const d = document.createElement("div"); d.className = "live";
       const lp = Object.entries(lv.parts || {}).map(([n, v]) => n + ": " + fmt(v)).join("; ");
@@ -114,16 +126,16 @@ function render(data) {
         : " at " + lv.elapsed_s.toFixed(1) + " s: " + fmt(lv.iops) + " IOPS" + (lv.lat_mean_us == null ? "" : ", mean "
           + fmt(lv.lat_mean_us) + " µs") + (lp ? " (" + lp + ")" : ""));
       if (td_iops.textContent === "—") td_iops.textContent = ""; td_iops.appendChild(d); }
-    cell(tr, fmt(r.lat_mean_us)); cell(tr, fmt(r.p99_us)); cell(tr, fmt(r.lat_max_us));
+    cell(tr, fmt(r.lat_mean_us), "num"); cell(tr, fmt(r.p99_us), "num"); cell(tr, fmt(r.lat_max_us), "num");
     const s = r.steady;
     cell(tr, !s ? null : s.reached ? "reached" : s.evaluated ? s.passing + " of " + s.variables + " variables pass"
          : "not evaluated yet" + (r.stop_reason ? "; " + r.stop_reason : ""));
-    cell(tr, r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s");
-    const td = cell(tr, ""); for (const rep of r.reports) { const a = document.createElement("a");
+    cell(tr, r.eta_s == null ? null : "≤ " + Math.ceil(r.eta_s) + " s", "num");
+    const td = cell(tr, "", "long"); for (const rep of r.reports) { const a = document.createElement("a");
       a.href = rep.href; a.textContent = rep.name; td.appendChild(a); td.appendChild(document.createTextNode(" ")); }
     body.appendChild(tr);
   }
-  document.getElementById("updated").textContent = new Date().toLocaleTimeString();
+  document.getElementById("updated").textContent = clock(new Date());
 }
 poller("/api/runs", render, %(poll)d);
 </script></body></html>
@@ -180,7 +192,7 @@ function render(d) {
   document.getElementById("splitbox").hidden = !split.length;
   put("split", split.length ? [chart("IOPS of each host / path, cell by cell (1 = the first stored cell)",
     parts.map(n => ({name: n, points: split.map((x, i) => [i + 1, x.parts[n]])})), {xlabel: "cell", ylabel: "IOPS", whole_x: true})] : []);
-  document.getElementById("updated").textContent = new Date().toLocaleTimeString();
+  document.getElementById("updated").textContent = clock(new Date());
   document.getElementById("polls").textContent = ++polls;
 }
 poller("/api/runs/" + encodeURIComponent(RUN), render, %(poll)d);
