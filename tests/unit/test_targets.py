@@ -200,6 +200,11 @@ def test_sim_spec_asks_the_sim_engine(monkeypatch):
     assert seen["args"] == ("tlc-1tb", {"op": "7", "cache": "off"})
     assert (t.kind, t.path, t.capacity, t.facts.model) == ("sim", "tlc-1tb", 512 * 10**9, "sim TLC")
     assert t.options == (("op", "7"), ("cache", "off"))
+    # `--paths SPEC,SPEC&port=1` (as `iolab run --help` writes it) with SPEC a bare preset: the
+    # '&' opens the options as '?' would (before: preset "tlc-1tb&port=1" was unknown, exit 2)
+    t = parse_target("sim:tlc-1tb&port=1&op=7")
+    assert seen["args"] == ("tlc-1tb", {"port": "1", "op": "7"})
+    assert (t.path, t.options) == ("tlc-1tb", (("port", "1"), ("op", "7")))
 
 
 # --- file safety, marking, preparation ------------------------------------------------------

@@ -31,6 +31,11 @@ pub trait Device {
     /// Entropy of the data the next writes carry (1 = incompressible).
     fn set_entropy(&mut self, e: f64);
     fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32);
+    /// The host port the next `submit` comes in on (a run over several paths, ports.rs);
+    /// never called for a single-path run, which uses port 0. A drive that models no
+    /// per-port link ignores it.
+    #[inline(always)]
+    fn set_port(&mut self, _port: usize) {}
     /// Completion time of the earliest outstanding IO (or of the device's own work).
     fn next_completion(&self) -> Option<u64>;
     /// The earliest completion: (time, id), id `INTERNAL` for the device's own work.
@@ -295,6 +300,9 @@ pub(crate) fn drive<D: Device, S: Source>(
                         now = t_arr;
                         let (w, off, len) = src.take(now, dev);
                         let id = ports.take(&mut free);
+                        if let Some(p) = ports.path_of(id) {
+                            dev.set_port(p);
+                        }
                         arrival[id as usize] = now;
                         is_write[id as usize] = w;
                         size[id as usize] = len;

@@ -13,7 +13,7 @@ pub mod hdd;
 mod held;
 pub mod hist;
 pub mod oracle;
-mod ports;
+pub mod ports;
 mod python;
 pub mod rng;
 mod slots;

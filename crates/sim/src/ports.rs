@@ -1,7 +1,10 @@
 //! Several host paths (ports) into one drive, as into a dual-ported drive: the run's
 //! outstanding IO slots are handed out path by path, each path keeps its own slots busy, and
-//! each path's IOs are counted apart. The drive sees the same IOs whichever port they came in
-//! on: the model has one host link and no per-port queue.
+//! each path's IOs are counted apart. Path p comes in on the drive's port p (`Device::set_port`):
+//! each port has a host link of its own (an SSD's; an HDD's media, not its link, bounds it),
+//! while the back end behind the ports (controller cores, command slots, buffer, dies) is the
+//! one drive's. So a link-bound workload (sequential reads at the link's rate) gains from a
+//! second port and a back-end-bound one (small random reads) does not.
 
 use crate::driver::{drive, validate, Device, OpResult, Progress, RunResult, RunSpec};
 use crate::source::StreamSource;

@@ -36,7 +36,12 @@ pub struct Ssd {
     pub cfg: SsdConfig,
     pub ftl: Ftl,
     pub flash: Flash,
-    link_busy: [u64; 2],
+    /// When each host port's link is free, per direction: one link per port (a wide port's
+    /// links carry data side by side), `links[0]` the port a single-path run uses. The back
+    /// end behind them (cores, buffer, dies) is the drive's, shared by every port.
+    links: Vec<[u64; 2]>,
+    /// The port the next command comes in on (`Device::set_port`).
+    port: usize,
     link_out: usize,
     link_ps_per_byte: u64,
     /// When each controller core is free.
@@ -93,7 +98,8 @@ impl Ssd {
             cfg,
             ftl,
             flash,
-            link_busy: [0; 2],
+            links: vec![[0; 2]],
+            port: 0,
             heap: BinaryHeap::new(),
             now: 0,
             write_cache: true,
@@ -132,8 +138,9 @@ impl Ssd {
 
     #[inline(always)]
     fn link(&mut self, dir: usize, ready: u64, bytes: u64) -> u64 {
-        let t = self.link_busy[dir].max(ready) + bytes * self.link_ps_per_byte / 1000;
-        self.link_busy[dir] = t;
+        let busy = &mut self.links[self.port][dir];
+        let t = (*busy).max(ready) + bytes * self.link_ps_per_byte / 1000;
+        *busy = t;
         t
     }
 
@@ -414,6 +421,14 @@ impl Device for Ssd {
         };
         self.slots.hold(done);
         self.heap.push(Reverse((done, id)));
+    }
+
+    #[inline]
+    fn set_port(&mut self, port: usize) {
+        if port >= self.links.len() {
+            self.links.resize(port + 1, [0; 2]);
+        }
+        self.port = port;
     }
 
     #[inline]

@@ -7,8 +7,8 @@ impl Ssd {
     /// Link, controller, entropy and random-generator state (for saving).
     pub fn io_state(&self) -> Vec<u64> {
         let mut v = vec![
-            self.link_busy[0],
-            self.link_busy[1],
+            self.links[0][0],
+            self.links[0][1],
             self.next_burst,
             self.chunks_mean,
             self.flash.rng.state(),
@@ -21,7 +21,10 @@ impl Ssd {
     }
 
     pub fn set_io_state(&mut self, s: &[u64]) {
-        self.link_busy = [s[0], s[1]];
+        // Only port 0's link is saved (as before ports had links of their own): a run ends
+        // once every IO has completed, so the other ports' links are idle by the saved clock.
+        self.links = vec![[s[0], s[1]]];
+        self.port = 0;
         self.next_burst = s[2];
         self.chunks_mean = s[3];
         self.flash.rng = crate::rng::Rng::from_state(s[4]);

@@ -1,9 +1,11 @@
 """Several host paths into one simulated drive (`--paths` on a `sim:` target), as into a
 dual-ported drive: a path is the target's spec with `port=N` (the target itself is port 0
 unless it names another). Every path's IO goes to the one drive the target builds (one FTL,
-one flash array, one host link: the model has no per-port limit), each path keeps its share
-of the round's outstanding IO (split as `--paths` splits it on real paths), and the
-simulator counts each path's IOs apart. The round's figures are the drive's own; each path's
+one controller, one flash array) over a host link of its own port (an SSD's; the simulator's
+ports.rs), each path keeps its share of the round's outstanding IO (split as `--paths` splits
+it on real paths), and the simulator counts each path's IOs apart. So a link-bound round
+(sequential reads at the link's rate) gains from a second port and a back-end-bound one does
+not. The round's figures are the drive's own; each path's
 are stored beside them for the report's per-path breakdown, as a split fio round stores them."""
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ class SimPathsEngine(SimEngine):
         self.paths = paths
         self.notes = (
             f"each round's outstanding IO is split over {len(paths)} paths into one simulated drive (its ports; "
-            "one FTL, flash array and host link, no per-port limit): "
+            "one FTL, controller and flash array; a host link per port): "
             + "; ".join(f"{p.name} (share {p.share:g})" for p in paths),
         )
 

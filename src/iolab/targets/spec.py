@@ -169,6 +169,10 @@ def _nbd_size(spec: str, uri: str) -> int:
 
 def parse_sim(spec: str, text: str) -> Target:
     text = text[len("sim:") :]
+    if "?" not in text and "&" in text:
+        # A bare preset followed by &key=value (`--paths SPEC,SPEC&port=1` with SPEC a bare
+        # preset): no preset name has '&', so the first one opens the options as '?' would.
+        text = text.replace("&", "?", 1)
     preset, options = _split_query(spec, text, None)
     if not preset:
         raise IolabError(f"target {spec!r}: sim: needs a preset name, e.g. sim:PRESET. {_FORMS}")
