@@ -213,3 +213,35 @@ def test_only_8_bit_rgb_pngs_go_into_the_pdf_as_drawn():
     interlaced = rgb[:28] + b"\x01" + rgb[29:]
     assert _idat(png("RGBA")) is None and _idat(png("L")) is None and _idat(png("I;16")) is None
     assert _idat(interlaced) is None
+
+
+# A script run as the `iolab` console script is: the main module imports the command line. It
+# notes each process its body runs in.
+MAIN_SCRIPT = """
+import os, sys
+import iolab.cli  # noqa: F401 - as the console script does, with everything it imports
+with open(sys.argv[1] if __name__ == "__main__" else os.environ["RAN_LOG"], "a") as log:
+    print(__name__, os.getpid(), file=log)
+
+if __name__ == "__main__":
+    os.environ["RAN_LOG"] = sys.argv[1]
+    os.sched_getaffinity = lambda pid: {0, 1}  # two workers on any machine
+    from iolab.report import drawing
+    with drawing.drawing_in_parallel():
+        assert drawing._POOL is not None
+        print("WORKERS", *sorted({drawing._POOL.submit(os.getpid).result() for _ in range(4)}))
+"""
+
+
+def test_plot_workers_do_not_each_run_the_main_script_and_import_the_command_line(tmp_path):
+    # multiprocessing runs the main script again in every worker it starts: ~0.06 CPU-s of
+    # imports per worker, 16 workers in a characterise run
+    script, log = tmp_path / "iolab_main.py", tmp_path / "ran.log"
+    script.write_text(MAIN_SCRIPT)
+    res = subprocess.run([sys.executable, str(script), str(log)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stdout.splitlines() if ln.startswith("WORKERS")]
+    workers = line.split()[1:]
+    ran = [ln.split() for ln in log.read_text().splitlines()]
+    assert workers and ran[0][0] == "__main__"  # the script itself, then nowhere else
+    assert ran == [ran[0]], ran
