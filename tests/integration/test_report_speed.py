@@ -245,3 +245,38 @@ def test_plot_workers_do_not_each_run_the_main_script_and_import_the_command_lin
     ran = [ln.split() for ln in log.read_text().splitlines()]
     assert workers and ran[0][0] == "__main__"  # the script itself, then nowhere else
     assert ran == [ran[0]], ran
+
+
+def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_the_same_text_and_images(
+    tmp_path, monkeypatch
+):
+    # `iolab run SEQUENCE` writes each run's own report, then the sequence's, in one process: the
+    # runs' pages are laid out once; the sequence lays out its summary and the pages' heads
+    import weasyprint
+
+    from iolab.api import write_report, write_sequence_report
+    from tests.unit.test_report import DriveEngine, record
+
+    qos = record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
+    fresh = write_sequence_report([qos], tmp_path / "fresh")  # before its run's own report: laid out whole
+
+    printed: list[str] = []
+    real_html = weasyprint.HTML
+    monkeypatch.setattr(
+        weasyprint, "HTML", lambda string, **kw: printed.append(string) or real_html(string=string, **kw)
+    )
+    own = write_report([qos], tmp_path / "own")
+    own_pages = sum(len(pypdf.PdfReader(str(p)).pages) for p in own if p.suffix == ".pdf")
+    printed.clear()
+    again = write_sequence_report([qos], tmp_path / "again")
+    fresh_pdf, again_pdf = (next(p for p in paths if p.suffix == ".pdf") for paths in (fresh, again))
+    pages = _page_texts(again_pdf)
+    assert pages == _page_texts(fresh_pdf) and len(pages) > own_pages > 5
+    laid_out = sum(html.count('<div class="content">') for html in printed)  # whole pages, not heads alone
+    assert laid_out == len(pages) - own_pages  # the summary's pages
+    assert sum(html.count('<div class="head">') for html in printed) == len(pages)
+    images = [
+        sorted(im.image.convert("RGB").tobytes() for p in pypdf.PdfReader(str(f)).pages for im in p.images)
+        for f in (fresh_pdf, again_pdf)
+    ]
+    assert images[0] and images[0] == images[1]
