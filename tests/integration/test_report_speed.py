@@ -280,3 +280,38 @@ def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_th
         for f in (fresh_pdf, again_pdf)
     ]
     assert images[0] and images[0] == images[1]
+
+
+# `iolab report RUN` on two CPUs, then the modules its own process loaded
+REPORT_LOADED = """
+import atexit, os, sys
+atexit.register(lambda: print("LOADED", *sorted(sys.modules), file=sys.stderr))
+os.sched_getaffinity = lambda pid: {0, 1}  # plot workers on any machine
+sys.argv = ["iolab", *sys.argv[1:]]
+from iolab.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("test", ["latency", "qos"])
+def test_a_report_draws_every_plot_in_the_plot_workers_never_in_its_own_process(test, latency_run, tmp_path):
+    # a plot drawn in the report's process imports matplotlib there too (0.4 CPU-s) and is drawn
+    # again for the sequence's report (the QoS test's per-round plot was)
+    from tests.unit.test_report import DriveEngine, record
+
+    run = (
+        latency_run
+        if test == "latency"
+        else record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", REPORT_LOADED, "report", str(run), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
+    loaded = line.split()[1:]
+    assert "weasyprint" in loaded and "iolab.report.plots" in loaded  # it wrote a report with plots
+    assert not [m for m in loaded if m.split(".")[0] == "matplotlib"]
