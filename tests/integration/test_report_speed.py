@@ -38,20 +38,20 @@ main()
 """
 
 
+def loaded_by(*args: str, script: str = LOADED) -> list[str]:
+    """The modules `iolab ARGS` loaded in its own process."""
+    res = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
+    return line.split()[1:]
+
+
 @pytest.mark.parametrize(
     "args",
     [("--help",), ("--version",), ("runs",), ("tests",), ("tests", "latency"), ("sim", "presets"), ("run", "-h")],
 )
 def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args, tmp_path):
-    res = subprocess.run(
-        [sys.executable, "-c", LOADED, *args, *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ())],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr
-    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
-    loaded = line.split()[1:]
+    loaded = loaded_by(*args, *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ()))
     assert "typer" in loaded and "iolab.cli" in loaded  # the list is the command's
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert not heavy, f"iolab {' '.join(args)} loaded {heavy}"
@@ -282,15 +282,8 @@ def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_th
     assert images[0] and images[0] == images[1]
 
 
-# `iolab report RUN` on two CPUs, then the modules its own process loaded
-REPORT_LOADED = """
-import atexit, os, sys
-atexit.register(lambda: print("LOADED", *sorted(sys.modules), file=sys.stderr))
-os.sched_getaffinity = lambda pid: {0, 1}  # plot workers on any machine
-sys.argv = ["iolab", *sys.argv[1:]]
-from iolab.cli import main
-main()
-"""
+# the `iolab` command on two CPUs (plot workers on any machine)
+REPORT_LOADED = "import os\nos.sched_getaffinity = lambda pid: {0, 1}\n" + LOADED
 
 
 @pytest.mark.parametrize("test", ["latency", "qos"])
@@ -304,14 +297,6 @@ def test_a_report_draws_every_plot_in_the_plot_workers_never_in_its_own_process(
         if test == "latency"
         else record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
     )
-    res = subprocess.run(
-        [sys.executable, "-c", REPORT_LOADED, "report", str(run), "--out", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr
-    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
-    loaded = line.split()[1:]
+    loaded = loaded_by("report", str(run), "--out", str(tmp_path / "out"), script=REPORT_LOADED)
     assert "weasyprint" in loaded and "iolab.report.plots" in loaded  # it wrote a report with plots
     assert not [m for m in loaded if m.split(".")[0] == "matplotlib"]
