@@ -23,10 +23,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
-from treetime import REPO, become_subreaper, iolab_argv, load, timed, unpack_src
+from treetime import IOLAB, REPO, become_subreaper, iolab_argv, load, timed, unpack_src
 
 
 def main() -> None:
@@ -93,6 +94,10 @@ GOAL = 2.0  # a run with its report within 2x the CPU of the same run without (i
 
 
 def with_without(name: str, base: Path, here: Path, repeats: int) -> None:
+    # run as the installed `iolab` console script is, a script file: multiprocessing treats a main
+    # module with a file differently (it ran it again in every plot worker)
+    script = Path(tempfile.mkdtemp(prefix="iolab-bench-script-")) / "iolab"
+    script.write_text(IOLAB)
     print(f"load average at start {load()}; {repeats} repeat(s); median CPU seconds of the process tree")
     print(f"{'case':22} {'code':>8} {'no report':>10} {'report':>8} {'ratio':>7} {'goal':>6}")
     for test in ("latency", "characterise"):
@@ -104,7 +109,7 @@ def with_without(name: str, base: Path, here: Path, repeats: int) -> None:
                     runs = tempfile.mkdtemp(prefix=f"iolab-bench-runs-{which}-")
                     flag = [] if report else ["--no-report"]
                     cpu[which, report].append(
-                        timed(iolab_argv("run", test, "--quick", *flag, "--runs-dir", runs), src)[1]
+                        timed([sys.executable, str(script), "run", test, "--quick", *flag, "--runs-dir", runs], src)[1]
                     )
                     shutil.rmtree(runs, ignore_errors=True)
         for which, label in (("base", name), ("here", "this")):
