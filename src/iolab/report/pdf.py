@@ -136,7 +136,7 @@ def _head_path(box, depth: int = 0) -> list | None:
     return None
 
 
-def _renumbered(page_class, page, head_page, own: int, number: int):
+def _renumbered(page, head_page, own: int, number: int):
     """`page` (laid out as page `own` of its own report) with `head_page`'s head in place of its
     own: the head has a fixed height, so nothing else on the page moves. A new page object;
     the kept one is left as it was."""
@@ -149,10 +149,27 @@ def _renumbered(page_class, page, head_page, own: int, number: int):
         copy = parent.copy()
         copy.children = [head if c is old[old.index(parent) + 1] else c for c in parent.children]
         head = copy
-    out = page_class(head)
+    out = type(page)(head)  # weasyprint's Page, gathering the anchors of the boxes given
     if (at := out.anchors.pop(f"page-{own}", None)) is not None:  # the section's id, numbered as here
         out.anchors[f"page-{number}"] = at
     return out
+
+
+def _assembled(sizes: Sequence[int], kept: dict, rest, heads):
+    """The report's pages in order: those of the documents in `kept` (renumbered with the heads
+    laid out in `heads`, in order), the others from `rest` (laid out here, in order)."""
+    made, from_rest, from_heads, number = [], iter(rest.pages if rest else ()), iter(heads.pages), 0
+    for k, n in enumerate(sizes):
+        for i in range(n):
+            number += 1
+            made.append(
+                _renumbered(kept[k].pages[i], next(from_heads), i + 1, number) if k in kept else next(from_rest)
+            )
+    return (rest or heads).copy(made)
+
+
+def _key(html: str) -> bytes:
+    return hashlib.sha1(html.encode()).digest()
 
 
 def _keep(key: bytes, doc) -> None:
@@ -177,7 +194,7 @@ def write_pdf(
     count; `own(k)`: document k's HTML as its own report prints it (both empty: not kept or
     reused). `say`: progress lines."""
     try:
-        from weasyprint import CSS, HTML, Page
+        from weasyprint import CSS, HTML
         from weasyprint.images import RasterImage
     except (ImportError, OSError) as e:  # OSError: the pango libraries are missing
         raise IolabError(
@@ -209,10 +226,10 @@ def write_pdf(
     def reusing() -> Any:
         """The report with the pages of documents laid out before taken again (None: none were,
         or a page overflowed: then laid out whole)."""
-        keys = [hashlib.sha1(own(k).encode()).digest() for k in range(len(sizes))] if own else []
+        keys = [_key(own(k)) for k in range(len(sizes))] if own and len(sizes) > 1 else []
         kept = {k: _LAID_OUT[key] for k, key in enumerate(keys) if key in _LAID_OUT}
         kept = {k: d for k, d in kept.items() if len(d.pages) == sizes[k]}
-        if len(sizes) < 2 or not kept:
+        if not kept:
             return None
         fresh = [k for k in range(len(sizes)) if k not in kept]
         rest = laid_out([], fresh) if fresh else None
@@ -222,15 +239,7 @@ def write_pdf(
             lines.numbers
         ):
             return None
-        made, from_rest, from_heads = [], iter(rest.pages if rest else ()), iter(heads.pages)
-        for k, n in enumerate(sizes):
-            for i in range(n):
-                made.append(
-                    _renumbered(Page, kept[k].pages[i], next(from_heads), i + 1, first[k] + i + 1)
-                    if k in kept
-                    else next(from_rest)
-                )
-        return (rest or heads).copy(made)
+        return _assembled(sizes, kept, rest, heads)
 
     try:
         try:
@@ -242,7 +251,7 @@ def write_pdf(
         if len(doc.pages) != expected_pages:
             doc = laid_out([CSS(string=SHEET_NUMBERS)])
         elif len(sizes) == 1 and own is not None:
-            _keep(hashlib.sha1(own(0).encode()).digest(), doc)
+            _keep(_key(own(0)), doc)
         with _plots_as_drawn(RasterImage):
             doc.write_pdf(path)
     finally:
