@@ -10,9 +10,12 @@ below imports this module or the registry.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from . import registry, suites
 from . import resume as resuming
@@ -39,6 +42,9 @@ from .store import RunStore
 from .summary import PhaseSummary
 from .targets import Target, parse_target
 from .testparams import check_known
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def plans(
@@ -78,6 +84,20 @@ class TestRun:
     reports: tuple[Path, ...]
 
 
+def _one_set_of_plot_workers(run: Callable[P, R]) -> Callable[P, R]:
+    """`run` with all the reports it writes (a sequence's: each run's own, then the sequence's)
+    drawing their plots in one set of worker processes, started at the first plot, not a new set
+    per report."""
+
+    @functools.wraps(run)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        with drawing_in_parallel() if kwargs.get("report", True) else nullcontext():
+            return run(*args, **kwargs)
+
+    return call
+
+
+@_one_set_of_plot_workers
 def run_test(
     test: str,
     target: Target | str,

@@ -38,20 +38,20 @@ main()
 """
 
 
+def loaded_by(*args: str, script: str = LOADED) -> list[str]:
+    """The modules `iolab ARGS` loaded in its own process."""
+    res = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
+    return line.split()[1:]
+
+
 @pytest.mark.parametrize(
     "args",
     [("--help",), ("--version",), ("runs",), ("tests",), ("tests", "latency"), ("sim", "presets"), ("run", "-h")],
 )
 def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args, tmp_path):
-    res = subprocess.run(
-        [sys.executable, "-c", LOADED, *args, *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ())],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr
-    [line] = [ln for ln in res.stderr.splitlines() if ln.startswith("LOADED")]
-    loaded = line.split()[1:]
+    loaded = loaded_by(*args, *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ()))
     assert "typer" in loaded and "iolab.cli" in loaded  # the list is the command's
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert not heavy, f"iolab {' '.join(args)} loaded {heavy}"
@@ -213,3 +213,90 @@ def test_only_8_bit_rgb_pngs_go_into_the_pdf_as_drawn():
     interlaced = rgb[:28] + b"\x01" + rgb[29:]
     assert _idat(png("RGBA")) is None and _idat(png("L")) is None and _idat(png("I;16")) is None
     assert _idat(interlaced) is None
+
+
+# A script run as the `iolab` console script is: the main module imports the command line. It
+# notes each process its body runs in.
+MAIN_SCRIPT = """
+import os, sys
+import iolab.cli  # noqa: F401 - as the console script does, with everything it imports
+with open(sys.argv[1] if __name__ == "__main__" else os.environ["RAN_LOG"], "a") as log:
+    print(__name__, os.getpid(), file=log)
+
+if __name__ == "__main__":
+    os.environ["RAN_LOG"] = sys.argv[1]
+    os.sched_getaffinity = lambda pid: {0, 1}  # two workers on any machine
+    from iolab.report import drawing
+    with drawing.drawing_in_parallel():
+        assert drawing._POOL is not None
+        print("WORKERS", *sorted({drawing._POOL.submit(os.getpid).result() for _ in range(4)}))
+"""
+
+
+def test_plot_workers_do_not_each_run_the_main_script_and_import_the_command_line(tmp_path):
+    # multiprocessing runs the main script again in every worker it starts: ~0.06 CPU-s of
+    # imports per worker, 16 workers in a characterise run
+    script, log = tmp_path / "iolab_main.py", tmp_path / "ran.log"
+    script.write_text(MAIN_SCRIPT)
+    res = subprocess.run([sys.executable, str(script), str(log)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stdout.splitlines() if ln.startswith("WORKERS")]
+    workers = line.split()[1:]
+    ran = [ln.split() for ln in log.read_text().splitlines()]
+    assert workers and ran[0][0] == "__main__"  # the script itself, then nowhere else
+    assert ran == [ran[0]], ran
+
+
+def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_the_same_text_and_images(
+    tmp_path, monkeypatch
+):
+    # `iolab run SEQUENCE` writes each run's own report, then the sequence's, in one process: the
+    # runs' pages are laid out once; the sequence lays out its summary and the pages' heads
+    import weasyprint
+
+    from iolab.api import write_report, write_sequence_report
+    from tests.unit.test_report import DriveEngine, record
+
+    qos = record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
+    fresh = write_sequence_report([qos], tmp_path / "fresh")  # before its run's own report: laid out whole
+
+    printed: list[str] = []
+    real_html = weasyprint.HTML
+    monkeypatch.setattr(
+        weasyprint, "HTML", lambda string, **kw: printed.append(string) or real_html(string=string, **kw)
+    )
+    own = write_report([qos], tmp_path / "own")
+    own_pages = sum(len(pypdf.PdfReader(str(p)).pages) for p in own if p.suffix == ".pdf")
+    printed.clear()
+    again = write_sequence_report([qos], tmp_path / "again")
+    fresh_pdf, again_pdf = (next(p for p in paths if p.suffix == ".pdf") for paths in (fresh, again))
+    pages = _page_texts(again_pdf)
+    assert pages == _page_texts(fresh_pdf) and len(pages) > own_pages > 5
+    laid_out = sum(html.count('<div class="content">') for html in printed)  # whole pages, not heads alone
+    assert laid_out == len(pages) - own_pages  # the summary's pages
+    assert sum(html.count('<div class="head">') for html in printed) == len(pages)
+    images = [
+        sorted(im.image.convert("RGB").tobytes() for p in pypdf.PdfReader(str(f)).pages for im in p.images)
+        for f in (fresh_pdf, again_pdf)
+    ]
+    assert images[0] and images[0] == images[1]
+
+
+# the `iolab` command on two CPUs (plot workers on any machine)
+REPORT_LOADED = "import os\nos.sched_getaffinity = lambda pid: {0, 1}\n" + LOADED
+
+
+@pytest.mark.parametrize("test", ["latency", "qos"])
+def test_a_report_draws_every_plot_in_the_plot_workers_never_in_its_own_process(test, latency_run, tmp_path):
+    # a plot drawn in the report's process imports matplotlib there too (0.4 CPU-s) and is drawn
+    # again for the sequence's report (the QoS test's per-round plot was)
+    from tests.unit.test_report import DriveEngine, record
+
+    run = (
+        latency_run
+        if test == "latency"
+        else record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
+    )
+    loaded = loaded_by("report", str(run), "--out", str(tmp_path / "out"), script=REPORT_LOADED)
+    assert "weasyprint" in loaded and "iolab.report.plots" in loaded  # it wrote a report with plots
+    assert not [m for m in loaded if m.split(".")[0] == "matplotlib"]

@@ -65,7 +65,7 @@ def write_document(
 ) -> list[Path]:
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
-    from .html import render  # jinja2: only where a report is written, not for every command
+    from .html import column_count, render  # jinja2: only where a report is written, not for every command
 
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)
@@ -82,7 +82,14 @@ def write_document(
         html_part.write_text(render(docs, title=title), encoding="utf-8")
         try:
             pages = write_pdf(
-                lambda once: render(docs, for_print=True, title=title, columns_once=once), pdf_part, n, out_dir, say
+                lambda once, **kw: render(docs, for_print=True, title=title, columns_once=once, **kw),
+                pdf_part,
+                n,
+                out_dir,
+                say,
+                [len(d.pages) for d in docs],
+                # a document's pages as its own report prints them (only the page numbers differ)
+                lambda k: render(docs[k], for_print=True, columns_once=True, columns=column_count(docs)),
             )
         except IolabError:
             os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says

@@ -55,18 +55,23 @@ def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]
     return [(f"round {k} ({', '.join(v)})", by_round[k]) for k, v in sorted(out.items())]
 
 
-def _per_round_figure(ph: PhaseSummary) -> Figure:
-    rows = list(ph.rows)
-    xs = tuple(float(r.round) for r in rows)
+@drawn_apart
+def per_round_plot(
+    name: str,
+    xs: tuple[float, ...],
+    iops: tuple[float, ...],
+    latency: tuple[tuple[str, tuple[tuple[float, float], ...]], ...],
+) -> bytes:
+    """IOPS (top) and the latency series (bottom, log) per round: drawn once, in a plot worker
+    while a report is written (in this process it would import matplotlib here as well)."""
     with plot_style.styled():
         fig = plot_style._figure(120)
         top, bottom = fig.subplots(2, 1, sharex=True)
-        top.plot(xs, [r.iops for r in rows], marker="o", ms=2.5, color=plot_style.color(0))
+        top.plot(xs, iops, marker="o", ms=2.5, color=plot_style.color(0))
         top.set_ylabel("IOPS")
         top.set_ylim(bottom=0)
         plot_style._thousands(top)
-        for i, (label, attr) in enumerate((("average", "lat_mean_us"), ("maximum", "lat_max_us"))):
-            pts = [(x, getattr(r, attr)) for x, r in zip(xs, rows) if getattr(r, attr)]
+        for i, (label, pts) in enumerate(latency):
             if pts:
                 bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plot_style.color(i + 1), label=label)
         bottom.set_yscale("log")
@@ -75,8 +80,18 @@ def _per_round_figure(ph: PhaseSummary) -> Figure:
         bottom.set_xlabel("round")
         plot_style.whole_number_ticks(bottom.xaxis, xs)
         bottom.legend(loc="upper left", frameon=False)
-        top.set_title(f"{ph.phase.name}: IOPS, average and maximum latency per round")
-        png = plot_style._png(fig)
+        top.set_title(f"{name}: IOPS, average and maximum latency per round")
+        return plot_style._png(fig)
+
+
+def _per_round_figure(ph: PhaseSummary) -> Figure:
+    rows = list(ph.rows)
+    xs = tuple(float(r.round) for r in rows)
+    latency = tuple(
+        (label, tuple((x, getattr(r, attr)) for x, r in zip(xs, rows) if getattr(r, attr)))
+        for label, attr in (("average", "lat_mean_us"), ("maximum", "lat_max_us"))
+    )
+    png = per_round_plot(ph.phase.name, xs, tuple(r.iops for r in rows), latency)
     return Figure(
         f"{ph.phase.name}: per round",
         png,

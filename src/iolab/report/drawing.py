@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from .model import Pending
 
+PRELOAD = ["iolab.report.workermain", "iolab.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg"]
 _POOL = None  # the worker processes while `drawing_in_parallel` is active
 # Every plot drawn in this process, by its function and arguments: a sequence's report shows the
 # same figures as its runs' own reports, drawn once.
@@ -44,9 +45,10 @@ def drawing_in_parallel() -> Iterator[None]:
     from concurrent.futures import ProcessPoolExecutor
 
     # forkserver: the workers start from a clean process that has imported matplotlib once, not
-    # as forks of this one and its threads (the live view, the store)
+    # as forks of this one and its threads (the live view, the store), and do not run the main
+    # script (the `iolab` console script, the whole command line) again each (workermain.py)
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["iolab.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg"])
+    ctx.set_forkserver_preload(PRELOAD)
     try:
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
     except (OSError, NotImplementedError):  # no POSIX semaphores here (no /dev/shm): drawn in this process

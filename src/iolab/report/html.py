@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import html as _html
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from jinja2 import Environment
 
@@ -77,21 +77,21 @@ TEMPLATE = """<!DOCTYPE html>
 <style>{{ css }}</style></head>
 <body>
 {% if not for_print %}
-<nav class="toc"><b>{{ title }}</b> — {{ sheets|length }} pages:
-{% for doc, page, d, first in sheets %}<a href="#page-{{ loop.index }}">{{ loop.index }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>
+<nav class="toc"><b>{{ title }}</b> — {{ total }} pages:
+{% for doc, page, d, first, n in sheets %}<a href="#page-{{ n }}">{{ n }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>
 {% endfor %}
 </nav>
 {% endif %}
-{% for doc, page, d, first in sheets %}
-<section class="page" id="page-{{ loop.index }}">
+{% for doc, page, d, first, n in sheets %}
+<section class="page" id="page-{{ n }}">
   <div class="head">
     <div class="row"><span class="spec">{{ doc.spec }}</span>
-      <span class="pageno">Page {{ loop.index }} of {{ sheets|length }}</span></div>
+      <span class="pageno">Page {{ n }} of {{ total }}</span></div>
     <div class="row"><span class="test">{{ doc.test_name }} — {{ page.title }}</span></div>
     <div class="row meta"><span>Test run: {{ doc.started }} → {{ doc.ended }}</span>
       <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
   </div>
-  <div class="banners">
+  {% if not heads_only %}<div class="banners">
   {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b or 'AUDIT FAILED' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
   </div>
   {% if columns_once and not first %}<div class="columns" data-columns-of="{{ d }}"></div>{% else %}<div class="columns"{% if columns_once %} data-columns="{{ d }}"{% endif %}>
@@ -104,7 +104,7 @@ TEMPLATE = """<!DOCTYPE html>
   <div class="content">
   {% for b in page.blocks %}{{ render_block(b) }}{% endfor %}
   </div>
-  <div class="foot">{{ doc.footer }}</div>
+  <div class="foot">{{ doc.footer }}</div>{% endif %}
 </section>
 {% endfor %}
 </body></html>
@@ -162,18 +162,28 @@ def render_block(block, for_print: bool = False) -> str:
 
 
 def render(
-    doc: Document | Sequence[Document], for_print: bool = False, title: str | None = None, columns_once: bool = False
+    doc: Document | Sequence[Document],
+    for_print: bool = False,
+    title: str | None = None,
+    columns_once: bool = False,
+    only: Collection[int] | None = None,
+    heads_only: bool = False,
+    columns: int | None = None,
 ) -> str:
     """The HTML file of one document, or of several in order as one file (a sequence's report:
     pages numbered through, each page under its own document's header); `for_print` leaves out
     what a printed page cannot use (the per-table lists of linked raw files, which the HTML
     folds away anyway). `columns_once`: a document's header columns only on its first page, the
-    others keep their room empty, marked with the document's number (pdf.py fills it in)."""
+    others keep their room empty, marked with the document's number (pdf.py fills it in).
+    `only`: the pages of these documents alone, numbered as among all (pdf.py lays out the
+    others' pages once); `heads_only`: each page's head alone (its title and number); `columns`:
+    how many header columns share the width (default: the most any of these documents has)."""
     docs = [doc] if isinstance(doc, Document) else list(doc)
     sheets = [(d, p, k, i == 0) for k, d in enumerate(docs) for i, p in enumerate(d.pages)]
+    numbered = [(*s, n) for n, s in enumerate(sheets, 1) if only is None or s[2] in only]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
-    n = max((len(d.columns) for d in docs), default=1) or 1
+    n = columns or column_count(docs)
     col_w = (CONTENT_WIDTH_MM - COLUMN_GAP_MM * (n - 1)) / n
     css = (
         CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}")
@@ -184,11 +194,17 @@ def render(
     return env.from_string(TEMPLATE).render(
         title=title or docs[0].title,
         docs=docs,
-        sheets=sheets,
+        sheets=numbered,
+        total=len(sheets),
+        heads_only=heads_only,
         css=_Markup(css),
         for_print=for_print,
         columns_once=columns_once,
     )
+
+
+def column_count(docs: Sequence[Document]) -> int:
+    return max((len(d.columns) for d in docs), default=1) or 1
 
 
 def _Markup(s: str):
