@@ -40,7 +40,7 @@ from .runner import Progress, Runner
 from .runstart import RunOptions, start
 from .store import RunStore
 from .summary import PhaseSummary
-from .targets import Target, parse_target
+from .targets import Target, parse_target, release
 from .testparams import check_known
 
 P = ParamSpec("P")
@@ -144,13 +144,16 @@ def run_test(
                 # directory exists: a drive that cannot be built leaves no failed run behind.
                 engine.prepare(tgt)
             store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
-            keeper = registry.get(plan.test).keep_input
-            if workload is not None and keeper is not None:
-                keeper(Path(workload), store.dir)
-            if on_start:
-                on_start(store)
             try:
+                keeper = registry.get(plan.test).keep_input
+                if workload is not None and keeper is not None:
+                    keeper(Path(workload), store.dir)
+                if on_start:
+                    on_start(store)
                 Runner(plan, tgt, engine, store, options, progress).run()
+            except KeyboardInterrupt:
+                _stopped_before_its_rounds(store, tgt)
+                raise
             except IolabError as e:
                 # no room for a report either when the results disk is full
                 _ended(store, report and not isinstance(e, ResultsDiskFull), on_end)
@@ -163,6 +166,14 @@ def run_test(
         if on_sequence_report:
             on_sequence_report(paths)
     return done
+
+
+def _stopped_before_its_rounds(store: RunStore, target: Target) -> None:
+    """Ctrl-C after the run directory exists but before the runner took over (which marks its
+    own interruptions): the run must not stay 'running', nor its target claimed."""
+    if manifest_of(store).state == "running":
+        store.finish("interrupted", "stopped by the user (Ctrl-C) as it started; nothing was measured")
+    release(target)
 
 
 def resume_test(

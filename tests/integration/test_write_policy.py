@@ -53,7 +53,7 @@ def test_sim_save_to_a_loop_device_is_refused_and_its_filesystem_kept(scratch):
         subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True, capture_output=True)
         before = _digest(dev)
         p = iolab("run", "throughput", *SIM_QUICK, "-t", f"{SIM}&save={dev}", "--runs-dir", str(runs))
-        _refused(p, f"save=: {dev} is a block device", "not a regular file")
+        _refused(p, "simulator state file (save=)", f"{dev} is a block device", "not a regular file")
         assert _blkid(dev) == "ext4" and _digest(dev) == before
     assert not runs.exists()
 

@@ -354,3 +354,23 @@ def test_a_range_cut_below_the_drive_stops_at_its_window_but_is_never_the_drives
     assert ph.phase.stop_reason.startswith("the window passed in rounds 3-7") and label in ph.phase.stop_reason
     assert "steady state reached" not in ph.phase.stop_reason
     assert any(n.startswith(label) for n in store.manifest.noncompliance)
+
+
+def test_ctrl_c_as_a_run_starts_leaves_it_interrupted_and_its_target_free(tmp_path):
+    # Ctrl-C between the run directory's creation and the runner's first step (under load at
+    # 0.45 s into `iolab run`) left the manifest "running" and the target claimed
+    from iolab import api
+    from iolab.targets import lock
+
+    def stop(store):
+        raise KeyboardInterrupt
+
+    target = "sim:enterprise-sas?user_gb=0.25"
+    with pytest.raises(KeyboardInterrupt):
+        api.run_test("latency", target, profile(), runs_dir=tmp_path, report=False, on_start=stop)
+    [r] = list_runs(tmp_path)
+    store = RunStore.open(r.path)
+    assert store.manifest.state == "interrupted" and "as it started" in (store.manifest.error or "")
+    assert not lock._HELD  # the claim went with it: the next run may take the target
+    [again] = api.run_test("latency", target, profile(max_rounds=1), runs_dir=tmp_path, report=False)
+    assert again.state == "complete"
