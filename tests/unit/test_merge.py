@@ -221,3 +221,17 @@ def test_the_parts_partial_last_rows_merge_into_one():
     # a part that logged one more whole second: the seconds both logged, no rest
     c = (*a[:2], SecondSample(3.0, 1000.0, 0.0, 4.0, 100.0))
     assert [r.t_s for r in merge_series([b, c])] == [1.0, 2.0]
+
+
+def test_a_late_log_stamp_never_makes_a_merged_rest_of_negative_rates():
+    """One part's second 1 was stamped at 1.4 s, the other's rest ended at 1.227 s: the merged
+    rest ran from 1.4 s to 1.227 s and held -4,560 write IOPS (a VM's split over two NVMe
+    controllers failed as 'impossible figures'). No rest row then, and no negative rate."""
+    from iolab.engines.merge import merge_series
+    from iolab.results import SecondSample
+
+    a = (SecondSample(1.0, 0.0, 1000.0, 4.0, 100.0), SecondSample(1.227, 0.0, 800.0, 3.2, 120.0))
+    b = (SecondSample(1.4, 0.0, 1000.0, 4.0, 100.0),)
+    merged = merge_series([a, b])
+    assert all(r.read_iops >= 0 and r.write_iops >= 0 and r.mbps >= 0 for r in merged)
+    assert [r.t_s for r in merged] == [1.4]

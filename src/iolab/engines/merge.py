@@ -15,7 +15,7 @@ from ..errors import EngineError
 from ..results import RoundResult, SecondSample, partial_row
 from ..workload import Workload
 from .fio_job import _apportion
-from .fio_parse import _combine
+from .fio_parse import TAIL_MIN_S, _combine
 
 # Counter keys of one part: f"{PART_PREFIX}{name}{PART_SEP}{figure}". One declaration,
 # read back by `breakdown`.
@@ -127,9 +127,13 @@ def merge_series(series: list[tuple[SecondSample, ...]]) -> tuple[SecondSample, 
     last = {round(whole[-1].t_s) if whole else 0 for whole, _ in split}
     if tails and last == {seconds[-1] if seconds else 0}:
         start, end = (out[-1].t_s if out else 0.0), max(t.t_s for _, t in tails)
-        # each part's tail in IOs and bytes, as rates over the merged tail's length
-        scaled = [_rescaled(t, (t.t_s - t0) / (end - start), end) for t0, t in tails]
-        out.append(_sum_points(scaled, end))
+        # A part's late log stamp can put the merged last second after every tail's end (fio
+        # stamped one second 1.4 s, another part's tail ended at 1.227 s): no tail row then,
+        # rather than one of negative rates; the rows under-count that rest, as fio's own do.
+        if end - start >= TAIL_MIN_S:
+            # each part's tail in IOs and bytes, as rates over the merged tail's length
+            scaled = [_rescaled(t, (t.t_s - t0) / (end - start), end) for t0, t in tails]
+            out.append(_sum_points(scaled, end))
     return tuple(out)
 
 
