@@ -19,6 +19,7 @@ from .cellschema import CellRow
 from .endurance import steady_random_write
 from .errors import IolabError
 from .manifest import manifest_of
+from .phaseend import since_last_purge
 from .store import RunStore
 from .summary import PhaseSummary, summarise
 from .units import measurable
@@ -132,12 +133,9 @@ class RunView:
 
     def since_purge(self, phase: str, upto_round: int) -> int:
         """Bytes the stored cells wrote from the last purge before `phase` to its round `upto_round`."""
-        names = [p.get("name") for p in self.m.plan.get("phases", [])]
-        i = names.index(phase) if phase in names else 0
-        first = i
-        while first > 0 and not self.m.plan["phases"][first].get("purge", True):
-            first -= 1
-        before = set(names[first:i])
+        phases = self.m.plan.get("phases", [])
+        names = [p.get("name") for p in phases]
+        before = set(since_last_purge(phases, names.index(phase) if phase in names else 0)) - {phase}
         return sum(
             c.write_bytes or 0
             for c in self.written_cells

@@ -164,14 +164,19 @@ def too_fresh(since_purge: int, minimum: int, what: str) -> str:
     )
 
 
-def written_since_purge(store: RunStore, upto: int) -> int:
-    """What the stored cells wrote from the last purge before plan phase `upto` up to now (a
-    resumed run's count of `Runner.since_purge`)."""
-    phases = manifest_of(store).plan.get("phases", [])
+def since_last_purge(phases: list[dict], upto: int) -> list[str]:
+    """The stored plan's phases from the last purge at or before phase `upto` to it, by name: a
+    phase that does not purge goes on from the drive state the phases before it left."""
     first = upto
     while first > 0 and not phases[first].get("purge", True):
         first -= 1
-    names = {p["name"] for p in phases[first : upto + 1]}
+    return [p["name"] for p in phases[first : upto + 1]]
+
+
+def written_since_purge(store: RunStore, upto: int) -> int:
+    """What the stored cells wrote from the last purge before plan phase `upto` up to now (a
+    resumed run's count of `Runner.since_purge`)."""
+    names = set(since_last_purge(manifest_of(store).plan.get("phases", []), upto))
     return sum(
         c.write_bytes
         for kind in ("precondition", "measure", "interrupted")
