@@ -13,6 +13,7 @@ import time
 from contextlib import contextmanager
 
 SERVER_WAIT_S = 10.0
+_calls = iter(range(1_000_000))  # names and subnets distinct between calls in one process
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -33,17 +34,23 @@ def kill_host(ns: str, sig: int = 9) -> None:
 @contextmanager
 def fio_hosts(n: int, port: int = 8765):
     """Yields [(namespace, address)] of n hosts, each with a fio server listening."""
-    tag = f"{os.getpid() % 100000}"
+    # Deleting a namespace frees its veth end asynchronously, so the next call in the same
+    # process must not reuse the names or subnets (CI: "ip link add ilNv1" found it existing).
+    call = next(_calls)
+    tag = f"{os.getpid() % 100000}c{call % 1000}"  # interface names: 15 characters at most
     base = 100 + os.getpid() % 100  # second octet: distinct between concurrent test processes
     made: list[tuple[str, str]] = []
+    links: list[str] = []
     pids = tempfile.TemporaryDirectory(prefix="iolab-netns-")
     try:
         for i in range(1, n + 1):
             ns, host_if, peer_if = f"iolab{tag}h{i}", f"il{tag}v{i}", f"il{tag}p{i}"
-            addr, gw = f"10.{base}.{i}.2", f"10.{base}.{i}.1"
+            third = (call * 8 + i) % 250 + 1
+            addr, gw = f"10.{base}.{third}.2", f"10.{base}.{third}.1"
             _ip("netns", "add", ns)
             made.append((ns, addr))
             _ip("link", "add", host_if, "type", "veth", "peer", "name", peer_if)
+            links.append(host_if)
             _ip("link", "set", peer_if, "netns", ns)
             _ip("addr", "add", f"{gw}/24", "dev", host_if)
             _ip("link", "set", host_if, "up")
@@ -62,6 +69,8 @@ def fio_hosts(n: int, port: int = 8765):
     finally:
         for ns, _ in made:
             kill_host(ns)
+        for link in links:  # deleting one end removes the pair now, not when the netns goes
+            _ip("link", "del", link, check=False)
         for ns, _ in made:
             _ip("netns", "del", ns, check=False)
         pids.cleanup()
