@@ -17,31 +17,31 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from . import registry, suites
-from . import resume as resuming
-from .compare import Comparison, KeyMetric, open_runs
-from .durable import ResultsDiskFull
-from .engines import Engine, engine_for
-from .errors import IolabError
-from .manifest import manifest_of, resolve_run, runs_root
-from .plan import Profile, TestPlan
-from .report import build_document as _build_document
-from .report import write_document
-from .report.drawing import drawing_in_parallel
-from .report.model import Document
-from .report.parts import parts_pages
-from .report.pts import generic_pages
-from .report.rundata import RunData
-from .report.sections import details_pages
-from .report.sequence import SequenceMember, order_runs
-from .report.sequence import write_sequence_report as _write_sequence_report
-from .resume import Resumption
-from .runner import Progress, Runner
-from .runstart import RunOptions, start
-from .store import RunStore
-from .summary import PhaseSummary
-from .targets import Target, parse_target, release
-from .testparams import check_known
+from iolab import registry, suites
+from iolab import resume as resuming
+from iolab.compare import Comparison, KeyMetric, open_runs
+from iolab.durable import ResultsDiskFull
+from iolab.engines import Engine, engine_for
+from iolab.errors import IolabError
+from iolab.manifest import manifest_of, resolve_run, runs_root
+from iolab.plan import Profile, TestPlan
+from iolab.report import build_document as _build_document
+from iolab.report import write_document
+from iolab.report.drawing import drawing_in_parallel
+from iolab.report.model import Document
+from iolab.report.parts import parts_pages
+from iolab.report.pts import generic_pages
+from iolab.report.rundata import RunData
+from iolab.report.sections import details_pages
+from iolab.report.sequence import SequenceMember, order_runs
+from iolab.report.sequence import write_sequence_report as _write_sequence_report
+from iolab.resume import Resumption
+from iolab.runner import Progress, Runner
+from iolab.runstart import RunOptions, start
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary
+from iolab.targets import Target, parse_target, release
+from iolab.testparams import check_known
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -212,7 +212,7 @@ def _ended(store: RunStore, report: bool, on_end) -> TestRun:
 
 
 def show(store: RunStore, console) -> None:
-    from .textreport import render
+    from iolab.textreport import render
 
     test = registry.find(manifest_of(store).test)
     render(store, console, test.view if test else None, test.key_figures if test else None)
@@ -220,7 +220,7 @@ def show(store: RunStore, console) -> None:
 
 def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
     """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
-    from .outcome import run_record as record
+    from iolab.outcome import run_record as record
 
     test = registry.find(manifest_of(store).test)
     return record(store, test.key_figures if test else None, reports)
@@ -286,8 +286,8 @@ def compare(
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
-    from .compare_pages.document import write_comparison
-    from .compare_pages.sequence import write_sequence_comparison
+    from iolab.compare_pages.document import write_comparison
+    from iolab.compare_pages.sequence import write_sequence_comparison
 
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .audit_checks import FAIL, INVARIANTS, NA, PASS, Outcome, RunView
-from .manifest import manifest_of, now_iso
-from .store import RunStore
+from iolab.audit_checks import FAIL, INVARIANTS, NA, PASS, Outcome, RunView
+from iolab.manifest import manifest_of, now_iso
+from iolab.store import RunStore
 
 STATUSES = (PASS, FAIL, NA)
 

@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import storebulk
-from .cellschema import CellRow
-from .endurance import steady_random_write
-from .errors import IolabError
-from .manifest import manifest_of
-from .phaseend import since_last_purge
-from .store import RunStore
-from .summary import PhaseSummary, summarise
-from .units import measurable
+from iolab import storebulk
+from iolab.cellschema import CellRow
+from iolab.endurance import steady_random_write
+from iolab.errors import IolabError
+from iolab.manifest import manifest_of
+from iolab.phaseend import since_last_purge
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary, summarise
+from iolab.units import measurable
 
 # The tested range may fall short of the drive's by the alignment the tested capacity is cut to
 # (a few MiB); a range cut by more (the quick capacity limit) is not the drive's steady state.
@@ -125,7 +125,7 @@ class RunView:
             return None
         preset, _, query = spec[len("sim:") :].partition("?")
         try:
-            from .targets.sim_facts import describe
+            from iolab.targets.sim_facts import describe
 
             return describe(preset, dict(urllib.parse.parse_qsl(query, keep_blank_values=True)))
         except (IolabError, ImportError):

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _sim
-from .calibrate_runs import GIB, Scenario, cliff_interval, load_scenario, steady_level, tested_capacity
-from .engines.sim import parse_result
-from .errors import IolabError
+from iolab import _sim
+from iolab.calibrate_runs import GIB, Scenario, cliff_interval, load_scenario, steady_level, tested_capacity
+from iolab.engines.sim import parse_result
+from iolab.errors import IolabError
 
 MAX_SIM_CAPACITY = GIB  # larger runs are replayed on a copy this size (the OP is kept)
 

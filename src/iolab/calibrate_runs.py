@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import IolabError
-from .manifest import manifest_of
-from .store import RunStore
-from .summary import summarise
+from iolab.errors import IolabError
+from iolab.manifest import manifest_of
+from iolab.store import RunStore
+from iolab.summary import summarise
 
 GIB = 2**30
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, TypeVar, dataclass_transform
 
-from .results import PARTIAL_TOLERANCE, RoundResult
-from .units import measurable
+from iolab.results import PARTIAL_TOLERANCE, RoundResult
+from iolab.units import measurable
 
 # The export's column type for each SQL storage class (DuckDB's names: Parquet's types).
 EXPORT_TYPES = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "VARCHAR"}

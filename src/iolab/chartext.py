@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .compare.characterise import DIRECTIONS, direction_figures, grid
-from .report.char_series import phase_series, steady_figures
-from .summary import PhaseSummary
-from .units import num
+from iolab.compare.characterise import DIRECTIONS, direction_figures, grid
+from iolab.report.char_series import phase_series, steady_figures
+from iolab.summary import PhaseSummary
+from iolab.units import num
 
 
 def matrix_view(ph: PhaseSummary, console: Console) -> None:

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from .compare import COMPARED_PROFILE_KEYS
-from .errors import IolabError
-from .safefile import loads_toml, read_text
-from .tstat import t_quantile
+from iolab.compare import COMPARED_PROFILE_KEYS
+from iolab.errors import IolabError
+from iolab.safefile import loads_toml, read_text
+from iolab.tstat import t_quantile
 
 FAILING = ("regression", "missing")
 TABLES = ("tolerances", "spread")

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.markup import escape as esc
 
-from . import _STARTING, cli_auto, cli_inspect, cli_traces, cli_typer, registry, scaleout
-from . import cli_options as opts
-from .cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
-from .cli_options import (
+from iolab import _STARTING, cli_auto, cli_inspect, cli_traces, cli_typer, registry, scaleout
+from iolab import cli_options as opts
+from iolab.cli_auto import JSON_HELP, STEADY_HELP, emit, want_json
+from iolab.cli_options import (
     TEST_HELP,
     RunArgs,
     compliance_text,
@@ -23,11 +23,11 @@ from .cli_options import (
     with_run_args,
     with_runs_dir,
 )
-from .console import Console
-from .errors import IolabError
+from iolab.console import Console
+from iolab.errors import IolabError
 
 if TYPE_CHECKING:
-    from .store import RunStore
+    from iolab.store import RunStore
 
 # The library is imported by the commands that use it: `iolab --help`, `iolab tests` and
 # `iolab runs` start without the runner, the reports and the store's readers of results.
@@ -49,7 +49,7 @@ app.command()(cli_auto.history)
 
 def default_target() -> str:
     """The built-in simulated drive (its default preset)."""
-    from .engines.sim import DEFAULT_PRESET
+    from iolab.engines.sim import DEFAULT_PRESET
 
     return f"sim:{DEFAULT_PRESET}"
 
@@ -77,10 +77,10 @@ def run(
     args: RunArgs,
 ):
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
-    from . import api, targets
-    from .manifest import manifest_of, runs_root
-    from .runner import Interrupted, stop_on_signals
-    from .runstart import RunOptions
+    from iolab import api, targets
+    from iolab.manifest import manifest_of, runs_root
+    from iolab.runner import Interrupted, stop_on_signals
+    from iolab.runstart import RunOptions
 
     json_out, require_steady, target = args.json_out, args.require_steady, args.target
     want_json("run", console, json_out)
@@ -114,7 +114,7 @@ def run(
         allow_system_disk=args.allow_system_disk,
         tested_by=args.tested_by,
     )
-    from .progress import RichProgress, sequence_eta
+    from iolab.progress import RichProgress, sequence_eta
 
     current: list[RunStore] = []
     records: list[dict] = []
@@ -208,10 +208,10 @@ def resume(
     args: RunArgs,
 ):
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
-    from . import api
-    from .manifest import manifest_of
-    from .progress import RichProgress
-    from .runner import Interrupted, stop_on_signals
+    from iolab import api
+    from iolab.manifest import manifest_of
+    from iolab.progress import RichProgress
+    from iolab.runner import Interrupted, stop_on_signals
 
     json_out, require_steady = args.json_out, args.require_steady
     want_json("resume", console, json_out)
@@ -306,7 +306,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     """List stored runs."""
     from rich.table import Table
 
-    from .runlist import checked_root, leftovers, list_runs
+    from iolab.runlist import checked_root, leftovers, list_runs
 
     want_json("runs", console, json_out)
     runs_dir = checked_root(runs_dir)
@@ -353,8 +353,8 @@ def show(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
-    from . import api
-    from .store import RunStore
+    from iolab import api
+    from iolab.store import RunStore
 
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
@@ -371,9 +371,9 @@ def report(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
-    from . import api
-    from .manifest import resolve_run
-    from .runner import Interrupted, stop_on_signals
+    from iolab import api
+    from iolab.manifest import resolve_run
+    from iolab.runner import Interrupted, stop_on_signals
 
     try:
         with stop_on_signals():
@@ -408,8 +408,8 @@ def compare(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
-    from . import api, textreport
-    from .manifest import runs_root
+    from iolab import api, textreport
+    from iolab.manifest import runs_root
 
     want_json("compare", console, json_out)
     if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
@@ -437,8 +437,8 @@ def export(
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
-    from .export import export_run, export_stream
-    from .store import RunStore
+    from iolab.export import export_run, export_stream
+    from iolab.store import RunStore
 
     store = RunStore.open(run_ref)
     if out is not None and str(out) == "-":

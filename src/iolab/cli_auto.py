@@ -13,10 +13,10 @@ from rich import box
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .console import Console, write_out
-from .errors import Exit, IolabError
-from .safefile import read_json
-from .units import num
+from iolab.console import Console, write_out
+from iolab.errors import Exit, IolabError
+from iolab.safefile import read_json
+from iolab.units import num
 
 # Runs, their records and checks are imported by the functions that read them: `iolab --help`
 # mounts these commands without loading the store, the reports or the statistics.
@@ -42,7 +42,7 @@ def want_json(command: str, console: Console, on: bool) -> None:
 
 
 def emit(command: str, code: int, **parts) -> None:
-    from .outcome import document, dumps
+    from iolab.outcome import document, dumps
 
     write_out(dumps(document(command, code, **parts)) + "\n")
 
@@ -54,14 +54,14 @@ def emit_error(e: IolabError) -> None:
 
 
 def records_code(records: list[dict], require_steady: bool) -> int:
-    from .outcome import run_exit_code
+    from iolab.outcome import run_exit_code
 
     return max((run_exit_code(r, require_steady) for r in records), default=Exit.OK)
 
 
 def record_of(ref: str | Path, reports=()) -> dict:
-    from . import api
-    from .store import RunStore
+    from iolab import api
+    from iolab.store import RunStore
 
     store = RunStore.open(ref)
     try:
@@ -89,9 +89,9 @@ def ranking(summary) -> dict:
 
 def _side(refs: list[str], what: str, force: bool) -> list[dict]:
     """Run records from run ids/directories or saved --json documents (a file ending .json)."""
-    from .outcome import SCHEMA_NAME, SCHEMA_VERSION
-    from .outcome_schema import SCHEMA
-    from .schema_lite import errors
+    from iolab.outcome import SCHEMA_NAME, SCHEMA_VERSION
+    from iolab.outcome_schema import SCHEMA
+    from iolab.schema_lite import errors
 
     out = []
     for ref in refs:
@@ -233,9 +233,9 @@ def check(
 ):
     """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
     regression (docs/automation.md)."""
-    from .check import check as check_runs
-    from .check import junit_xml, load_tolerances, parse_pct
-    from .targets.writepolicy import check_file, output_file
+    from iolab.check import check as check_runs
+    from iolab.check import junit_xml, load_tolerances, parse_pct
+    from iolab.targets.writepolicy import check_file, output_file
 
     console = Console()
     want_json("check", console, json_out)
@@ -284,10 +284,10 @@ def history(
 ):
     """One key figure across every complete run in a runs directory, per target, in time order, with the firmware
     (read-only: the runs directory is left as it was)."""
-    from .history import history as collect
-    from .historychart import write_html
-    from .manifest import runs_root
-    from .targets.writepolicy import check_file
+    from iolab.history import history as collect
+    from iolab.historychart import write_html
+    from iolab.manifest import runs_root
+    from iolab.targets.writepolicy import check_file
 
     console = Console()
     want_json("history", console, json_out)
@@ -329,12 +329,12 @@ def compare_published(
     """`iolab compare` when any argument is a CSV of published figures (published.py): the
     measured runs' comparison (its report when there are two or more runs) with the published
     drives ranked beside them. False when no argument is such a file."""
-    from . import api
-    from .compare import KeyMetric, SummaryTable
-    from .published import is_published, known_figures, read_published
-    from .published import ranking as published_ranking
-    from .results_api import open_run
-    from .textreport import render_ranking
+    from iolab import api
+    from iolab.compare import KeyMetric, SummaryTable
+    from iolab.published import is_published, known_figures, read_published
+    from iolab.published import ranking as published_ranking
+    from iolab.results_api import open_run
+    from iolab.textreport import render_ranking
 
     files, run_refs = [Path(r) for r in refs if is_published(r)], [r for r in refs if not is_published(r)]
     if not files:
@@ -391,7 +391,7 @@ def run_repeats(
 ) -> int:
     """`iolab run --repeat N`: the runs (repeats.py), then each key figure's mean and confidence
     interval; returns the exit code."""
-    from .repeats import run_repeated, summary
+    from iolab.repeats import run_repeated, summary
 
     records, code, error = run_repeated(n, argv, target, default_target)
     rep = summary(records)

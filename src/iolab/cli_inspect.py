@@ -6,9 +6,9 @@ from __future__ import annotations
 import typer
 from rich.markup import escape as esc
 
-from .cli_options import TEST_HELP, RunArgs, with_run_args
-from .console import Console
-from .errors import Exit, IolabError
+from iolab.cli_options import TEST_HELP, RunArgs, with_run_args
+from iolab.console import Console
+from iolab.errors import Exit, IolabError
 
 SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 console = Console()
@@ -18,7 +18,7 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
     """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
     from dataclasses import asdict
 
-    from . import targets
+    from iolab import targets
 
     tgt = targets.parse_target(target)
     console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
@@ -46,11 +46,11 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
 def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
     """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
     hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
-    from . import api, scaleout, targets
-    from .engines.fio import FioEngine
-    from .engines.fio_hosts import legs_job_text
-    from .plan import Deferred
-    from .runner import cell_tag
+    from iolab import api, scaleout, targets
+    from iolab.engines.fio import FioEngine
+    from iolab.engines.fio_hosts import legs_job_text
+    from iolab.plan import Deferred
+    from iolab.runner import cell_tag
 
     if args.target and len(args.target) > 1:
         raise IolabError("fio-job prints the job files of one target: give one --target.")
@@ -95,12 +95,12 @@ def audit(
 ):
     """Check a stored run's figures against physical invariants (steady state on evidence, WAF, totals,
     latencies, percentiles, rates, shares); exit 8 when one fails (docs/automation.md)."""
-    from .audit import audit as audit_run
-    from .audit import stored_audit
-    from .cli_auto import emit, want_json
-    from .manifest import manifest_of
-    from .store import RunStore
-    from .textreport import render_audit
+    from iolab.audit import audit as audit_run
+    from iolab.audit import stored_audit
+    from iolab.cli_auto import emit, want_json
+    from iolab.manifest import manifest_of
+    from iolab.store import RunStore
+    from iolab.textreport import render_audit
 
     want_json("audit", console, json_out)
     docs, failed = [], False

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from . import registry
-from .cli_auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
-from .engines.fio_job import AUTO_RULE, check_ioengine
-from .errors import IolabError
-from .testparams import parse_settings
-from .units import parse_duration, parse_percent, parse_size
+from iolab import registry
+from iolab.cli_auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
+from iolab.engines.fio_job import AUTO_RULE, check_ioengine
+from iolab.errors import IolabError
+from iolab.testparams import parse_settings
+from iolab.units import parse_duration, parse_percent, parse_size
 
 if TYPE_CHECKING:
-    from .plan import Profile
+    from iolab.plan import Profile
 
 RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
 
@@ -236,7 +236,7 @@ class RunArgs:
             check_ioengine(self.ioengine)
 
     def make_profile(self) -> "Profile":
-        from . import suites
+        from iolab import suites
 
         sets = [
             *(self.sets or ()),

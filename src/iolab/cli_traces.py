@@ -9,10 +9,10 @@ from typing import Optional
 import typer
 from rich.markup import escape as esc
 
-from .cli_options import with_runs_dir
-from .console import Console
-from .errors import IolabError
-from .units import parse_duration, parse_size
+from iolab.cli_options import with_runs_dir
+from iolab.console import Console
+from iolab.errors import IolabError
+from iolab.units import parse_duration, parse_size
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
 trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
@@ -52,7 +52,7 @@ def capture(
     ),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
-    from .traces import capture as trace_capture
+    from iolab.traces import capture as trace_capture
 
     seconds = parse_duration(duration, "--duration")
     buffer_kb = parse_size(buffer, "--buffer") // 1024
@@ -103,7 +103,7 @@ def trace_import(
     ),
 ):
     """Import a public trace format into the normalised IO table."""
-    from .traces import detect_format, import_trace
+    from iolab.traces import detect_format, import_trace
 
     if fmt is None:
         fmt = detect_format(paths[0])
@@ -123,7 +123,7 @@ def trace_export(
     out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
-    from .traces.writers import export_trace
+    from iolab.traces.writers import export_trace
 
     console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
 
@@ -169,12 +169,12 @@ def analyze(
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
     from rich.table import Table
 
-    from .analysis import composite, replay, save_composite
-    from .analysis.plots import plot_all
-    from .analysis.streams import analyse as run_analysis
-    from .runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
-    from .targets.writepolicy import check_file, output_dir, output_file
-    from .workload import MAX_QUEUE_DEPTH, MAX_THREADS
+    from iolab.analysis import composite, replay, save_composite
+    from iolab.analysis.plots import plot_all
+    from iolab.analysis.streams import analyse as run_analysis
+    from iolab.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.targets.writepolicy import check_file, output_dir, output_file
+    from iolab.workload import MAX_QUEUE_DEPTH, MAX_THREADS
 
     for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
         if v is not None and not 1 <= v <= most:
@@ -267,7 +267,7 @@ def sim_presets(
     their parameters (any of them can be set in the target: sim:PRESET?param=value)."""
     from rich.table import Table
 
-    from .engines.sim import list_presets
+    from iolab.engines.sim import list_presets
 
     presets = list_presets()
     if name is not None:
@@ -342,8 +342,8 @@ def sim_calibrate(
 
     from rich.table import Table
 
-    from .calibrate import fit
-    from .plan import MAX_ROUNDS
+    from iolab.calibrate import fit
+    from iolab.plan import MAX_ROUNDS
 
     if not 1 <= rounds <= MAX_ROUNDS:
         raise IolabError(f"--rounds {rounds}: give a whole number from 1 to {MAX_ROUNDS:,}.")

@@ -13,7 +13,7 @@ from typer._click.exceptions import ClickException
 from typer._coercion import RuntimeParam
 from typer._param_types import coerce_cli_path
 
-from .usertext import check_argv
+from iolab.usertext import check_argv
 
 # Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
 # column, narrow enough to read. A terminal's own width is used as it is.
@@ -79,7 +79,7 @@ def _fitting_help(format_help):
     """The command's help, laid out to fit the width without cutting a word (cli_help)."""
 
     def fitting(ctx, formatter):
-        from . import cli_help
+        from iolab import cli_help
 
         cli_help.install()
         return format_help(ctx, formatter)
@@ -98,8 +98,8 @@ def _json_usage_errors(cmd, parse_args):
             return parse_args(ctx, args)
         except ClickException as e:
             if "--json" in given:
-                from .cli_auto import emit
-                from .outcome_schema import COMMANDS
+                from iolab.cli_auto import emit
+                from iolab.outcome_schema import COMMANDS
 
                 if cmd.name in COMMANDS:
                     emit(cmd.name, e.exit_code, error=e.format_message())

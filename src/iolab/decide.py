@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import Field, asdict, dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from .cellschema import CellRow
-from .errors import IolabError
-from .results import RoundResult
-from .units import num
-from .workload import Workload
+from iolab.cellschema import CellRow
+from iolab.errors import IolabError
+from iolab.results import RoundResult
+from iolab.units import num
+from iolab.workload import Workload
 
 
 @dataclass(frozen=True)

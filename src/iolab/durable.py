@@ -8,7 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .errors import Exit, IolabError
+from iolab.errors import Exit, IolabError
 
 
 class ResultsDiskFull(IolabError):

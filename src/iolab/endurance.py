@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .cellschema import CellRow
-from .manifest import Manifest
-from .summary import PhaseSummary
-from .targets import wear
+from iolab.cellschema import CellRow
+from iolab.manifest import Manifest
+from iolab.summary import PhaseSummary
+from iolab.targets import wear
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .cellschema import EXPORTED, CellRow
-from .errors import IolabError
-from .manifest import manifest_of
-from .results import row_spans
-from .safefile import read_json
-from .store import RunStore
-from .summary import summarise
-from .targets.writepolicy import check_file, output_dir, output_file
+from iolab.cellschema import EXPORTED, CellRow
+from iolab.errors import IolabError
+from iolab.manifest import manifest_of
+from iolab.results import row_spans
+from iolab.safefile import read_json
+from iolab.store import RunStore
+from iolab.summary import summarise
+from iolab.targets.writepolicy import check_file, output_dir, output_file
 
 FORMATS = ("csv", "json", "parquet")
 TABLES = ("cells", "window", "steady", "phases", "series", "histograms")  # as collect() returns them

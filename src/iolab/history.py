@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .errors import IolabError
-from .results_api import Run, open_run
-from .runlist import list_runs
+from iolab.errors import IolabError
+from iolab.results_api import Run, open_run
+from iolab.runlist import list_runs
 
 
 @dataclass(frozen=True)

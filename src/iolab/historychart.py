@@ -7,9 +7,9 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from .history import History, when
-from .targets.writepolicy import output_file
-from .units import num
+from iolab.history import History, when
+from iolab.targets.writepolicy import output_file
+from iolab.units import num
 
 W, H, LEFT, RIGHT, TOP, BOTTOM = 900, 420, 80, 20, 20, 60
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")

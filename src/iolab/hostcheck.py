@@ -21,13 +21,13 @@ import stat
 import subprocess
 from dataclasses import replace
 
-from . import targets
-from .errors import EngineError, RefusedError
-from .hostlist import Host
-from .hosts import PROBE_TIMEOUT_S, is_local_address, ssh_command, ssh_how
-from .targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
-from .targets.lock import TargetClaim
-from .targets.safety import judge
+from iolab import targets
+from iolab.errors import EngineError, RefusedError
+from iolab.hostlist import Host
+from iolab.hosts import PROBE_TIMEOUT_S, is_local_address, ssh_command, ssh_how
+from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
+from iolab.targets.lock import TargetClaim
+from iolab.targets.safety import judge
 
 # $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
 # block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import IolabError
-from .safefile import loads_toml, read_text
-from .usertext import check_fio_value, check_text
+from iolab.errors import IolabError
+from iolab.safefile import loads_toml, read_text
+from iolab.usertext import check_fio_value, check_text
 
 DEFAULT_PORT = 8765  # fio's own default server port
 

@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import EngineError, IolabError
-from .hostlist import Host
-from .procs import die_with_parent
-from .serverpids import record, stop_leftovers, stop_pid
+from iolab.errors import EngineError, IolabError
+from iolab.hostlist import Host
+from iolab.procs import die_with_parent
+from iolab.serverpids import record, stop_leftovers, stop_pid
 
 CONNECT_TIMEOUT_S = 2.0
 START_TIMEOUT_S = 10.0
@@ -366,7 +366,7 @@ def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "
 
 def ssh_runner(h: Host):
     """run_command's signature, running argv on the host over SSH."""
-    from .targets.host import run_command
+    from iolab.targets.host import run_command
 
     return lambda argv, timeout=60.0: run_command(ssh_command(h, shlex.join(argv)), timeout=timeout)
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .targets import Target
+from iolab.targets import Target
 
 
 def _file_id(path: str) -> dict:

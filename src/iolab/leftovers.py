@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import IolabError
-from .procs import process_start, process_state, working_in
+from iolab.errors import IolabError
+from iolab.procs import process_start, process_state, working_in
 
 WAIT_S = 30.0  # in all: half for SIGTERM (fio stops its jobs and writes its logs), half for SIGKILL
 

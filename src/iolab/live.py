@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import IolabError
-from .safefile import read_json
+from iolab.errors import IolabError
+from iolab.safefile import read_json
 
 LIVE_NAME = "live.json"
 MIN_INTERVAL_S = 0.5  # fio reports every second; a faster rewrite shows nothing new

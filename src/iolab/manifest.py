@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from .errors import IolabError
-from .procs import boot_id, process_start
+from iolab.errors import IolabError
+from iolab.procs import boot_id, process_start
 
 
 def runs_root() -> Path:

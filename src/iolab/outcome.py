@@ -16,13 +16,13 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .audit import Audit, kinds_of, stored_audit
-from .compare import KeyMetric
-from .decide import decision_text
-from .errors import Exit
-from .manifest import manifest_of
-from .store import RunStore
-from .summary import PhaseSummary, summarise, summarise_phase
+from iolab.audit import Audit, kinds_of, stored_audit
+from iolab.compare import KeyMetric
+from iolab.decide import decision_text
+from iolab.errors import Exit
+from iolab.manifest import manifest_of
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary, summarise, summarise_phase
 
 SCHEMA_NAME = "iolab-outcome"
 SCHEMA_VERSION = 1

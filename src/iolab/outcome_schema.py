@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .outcome import SCHEMA_NAME, SCHEMA_VERSION
+from iolab.outcome import SCHEMA_NAME, SCHEMA_VERSION
 
 
 def _t(*types: str) -> dict:

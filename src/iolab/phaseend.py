@@ -17,11 +17,11 @@ This holds for every phase that tracks steady state and writes, Write Saturation
 
 from __future__ import annotations
 
-from .manifest import manifest_of
-from .plan import Deferred, Phase, TestPlan
-from .steady import SteadyVerdict
-from .store import RunStore
-from .units import duration
+from iolab.manifest import manifest_of
+from iolab.plan import Deferred, Phase, TestPlan
+from iolab.steady import SteadyVerdict
+from iolab.store import RunStore
+from iolab.units import duration
 
 
 def early_stop(

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .decide import Decision, Sample, StopRule
-from .errors import IolabError
-from .steady import SteadyRule
-from .workload import Workload
+from iolab.decide import Decision, Sample, StopRule
+from iolab.errors import IolabError
+from iolab.steady import SteadyRule
+from iolab.workload import Workload
 
 Metric = Literal["iops", "mbps", "read_mbps", "write_mbps", "lat_mean_us", "lat_max_us"]
 

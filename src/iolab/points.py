@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from .testparams import Param, fraction, positive_float, show_percent
+from iolab.testparams import Param, fraction, positive_float, show_percent
 
 # The UNVERIFIED definitions, declared once: the tests list them among their parameters and
 # the reports read the values a run stored.

@@ -12,11 +12,11 @@ from rich.live import Live
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .plan import Phase, TestPlan, step_seconds
-from .results import RoundResult
-from .steady import SteadyVerdict
-from .units import num
-from .workload import Workload
+from iolab.plan import Phase, TestPlan, step_seconds
+from iolab.results import RoundResult
+from iolab.steady import SteadyVerdict
+from iolab.units import num
+from iolab.workload import Workload
 
 LINE_EVERY_S = 1.0  # plain lines: the sustained rate of round lines and notes; more are folded
 BURST = 5  # plain lines: how many may come at once before folding starts

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import registry
-from .compare import KeyMetric, SummaryTable, competition_ranks
-from .errors import IolabError
-from .safefile import read_bytes
+from iolab import registry
+from iolab.compare import KeyMetric, SummaryTable, competition_ranks
+from iolab.errors import IolabError
+from iolab.safefile import read_bytes
 
 REQUIRED = ("drive", "figure", "value", "unit")
 DIRECTIONS = ("higher-is-better", "lower-is-better")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .durable import fsync_dir
+from iolab.durable import fsync_dir
 
 
 def raw_files(raw_dir: Path, prefixes: tuple[str, ...]) -> list[Path]:

@@ -12,12 +12,12 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import IolabError
-from .testdef import TestDef
+from iolab.errors import IolabError
+from iolab.testdef import TestDef
 
 if TYPE_CHECKING:  # the names alone: `iolab --help` lists the tests without these modules
-    from .plan import Profile, TestPlan
-    from .targets import Target
+    from iolab.plan import Profile, TestPlan
+    from iolab.targets import Target
 
 MODULES = {
     "iops": "iolab.suites.pts_iops",

@@ -19,9 +19,9 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
-from .errors import Exit, IolabError
-from .scaleout import _without_targets
-from .tstat import t_quantile
+from iolab.errors import Exit, IolabError
+from iolab.scaleout import _without_targets
+from iolab.tstat import t_quantile
 
 CONFIDENCE = 0.95
 METHOD = (

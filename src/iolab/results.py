@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .errors import EngineError
-from .units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
+from iolab.errors import EngineError
+from iolab.units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
 
 # An interval that ended this fraction or more before its planned length is partial (engines
 # end a timed interval within a few ms of its length).

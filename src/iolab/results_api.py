@@ -20,11 +20,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from . import registry
-from .cellschema import EXPORTED
-from .outcome import run_record, steady_state
-from .store import RunStore
-from .summary import PhaseSummary, summarise
+from iolab import registry
+from iolab.cellschema import EXPORTED
+from iolab.outcome import run_record, steady_state
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary, summarise
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-from .cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
-from .durable import ResultsDiskFull, is_disk_full, no_room
-from .errors import IolabError
+from iolab.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
+from iolab.durable import ResultsDiskFull, is_disk_full, no_room
+from iolab.errors import IolabError
 
 SCHEMA = (
     """
@@ -165,7 +165,7 @@ def db_error(db: Path, e: sqlite3.Error) -> str:
 
 def network_fs(path: Path) -> tuple[str, str] | None:
     """(filesystem type, mount point) of the network filesystem `path` is on, or None."""
-    from .targets.usage import mounts  # on failure only: reading mountinfo costs every start
+    from iolab.targets.usage import mounts  # on failure only: reading mountinfo costs every start
 
     try:
         where = os.path.realpath(path)

@@ -18,24 +18,24 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import targets
-from .cellschema import CellRow
-from .decide import sample_of_row
-from .engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
-from .engines.fio_hosts import legs_from_manifest, split_engine
-from .engines.fio_job import async_ioengine
-from .errors import IolabError
-from .identity import differences, last_modified, target_identity
-from .leftovers import end_leftovers
-from .manifest import manifest_of
-from .phaseend import after_round, settle, written_since_purge
-from .plan import Cell, Deferred, Phase, Profile, TestPlan
-from .runfiles import INPUTS_DIR
-from .runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
-from .runstart import RunOptions, as_planned, engine_versions, plan_summary
-from .steady import evaluate
-from .store import RunStore
-from .targets.lock import TargetClaim
+from iolab import targets
+from iolab.cellschema import CellRow
+from iolab.decide import sample_of_row
+from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
+from iolab.engines.fio_hosts import legs_from_manifest, split_engine
+from iolab.engines.fio_job import async_ioengine
+from iolab.errors import IolabError
+from iolab.identity import differences, last_modified, target_identity
+from iolab.leftovers import end_leftovers
+from iolab.manifest import manifest_of
+from iolab.phaseend import after_round, settle, written_since_purge
+from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan
+from iolab.runfiles import INPUTS_DIR
+from iolab.runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
+from iolab.runstart import RunOptions, as_planned, engine_versions, plan_summary
+from iolab.steady import evaluate
+from iolab.store import RunStore
+from iolab.targets.lock import TargetClaim
 
 
 @dataclass
@@ -177,7 +177,7 @@ def prepare(
 
 
 def _sim_paths(split: list[dict]) -> Engine:
-    from .engines.sim_paths import paths_from_manifest  # lazy: the simulator is an optional native module
+    from iolab.engines.sim_paths import paths_from_manifest  # lazy: the simulator is an optional native module
 
     return paths_from_manifest(split)
 
@@ -325,7 +325,7 @@ def _recover_round(
     store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]
 ) -> bool:
     """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
-    from .engines.fio_parse import load_round
+    from iolab.engines.fio_parse import load_round
 
     if rnd == 0:
         cells = [("precondition", Cell(w.label(), w, "", 0)) for w in ph.precondition]

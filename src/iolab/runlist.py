@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import IolabError
-from .manifest import Manifest, runs_root
-from .procs import same_process_alive
-from .safefile import read_json
-from .store import RunStore
+from iolab.errors import IolabError
+from iolab.manifest import Manifest, runs_root
+from iolab.procs import same_process_alive
+from iolab.safefile import read_json
+from iolab.store import RunStore
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,8 @@ def list_runs(root: Path | None = None) -> list[RunSummary]:
 def leftovers() -> list[str]:
     """What killed runs left on this machine, for `iolab runs` to say (read-only: it removes
     nothing): fio servers whose iolab is gone, and lock files no process holds."""
-    from .serverpids import leftover_servers
-    from .targets.lock import stale_locks
+    from iolab.serverpids import leftover_servers
+    from iolab.targets.lock import stale_locks
 
     lines = [
         f"leftover fio server: pid {s['pid']} listening on {s['address']}:{s['port']}, started by iolab pid "

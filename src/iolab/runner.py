@@ -15,24 +15,24 @@ from dataclasses import asdict, dataclass, field
 from types import FrameType
 from typing import Any, Protocol
 
-from . import targets
-from .audit import audit
-from .decide import Decision, Sample, sample_of_row
-from .durable import ResultsDiskFull, is_disk_full
-from .engines import Engine, HostsEngine
-from .errors import IolabError
-from .identity import target_identity
-from .live import LiveFile
-from .manifest import manifest_of
-from .phaseend import after_round, settle, written_since_purge
-from .plan import Cell, Deferred, Phase, TestPlan
-from .results import PARTIAL_TOLERANCE, RoundResult, check_result
-from .runstart import RunOptions, phase_summary
-from .steady import SteadyVerdict, evaluate
-from .store import RunStore
-from .targets import Target, wear
-from .units import duration
-from .workload import Workload
+from iolab import targets
+from iolab.audit import audit
+from iolab.decide import Decision, Sample, sample_of_row
+from iolab.durable import ResultsDiskFull, is_disk_full
+from iolab.engines import Engine, HostsEngine
+from iolab.errors import IolabError
+from iolab.identity import target_identity
+from iolab.live import LiveFile
+from iolab.manifest import manifest_of
+from iolab.phaseend import after_round, settle, written_since_purge
+from iolab.plan import Cell, Deferred, Phase, TestPlan
+from iolab.results import PARTIAL_TOLERANCE, RoundResult, check_result
+from iolab.runstart import RunOptions, phase_summary
+from iolab.steady import SteadyVerdict, evaluate
+from iolab.store import RunStore
+from iolab.targets import Target, wear
+from iolab.units import duration
+from iolab.workload import Workload
 
 
 class Progress(Protocol):

@@ -11,16 +11,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__, targets
-from .decide import rule_record
-from .engines import Engine, purge_methods
-from .errors import IolabError
-from .manifest import Manifest, now_iso
-from .phaseend import range_label, range_share, rule_text
-from .plan import Deferred, Phase, TestPlan
-from .store import RunStore
-from .targets import DeviceFacts, Target
-from .targets.lock import TargetClaim
+from iolab import __version__, targets
+from iolab.decide import rule_record
+from iolab.engines import Engine, purge_methods
+from iolab.errors import IolabError
+from iolab.manifest import Manifest, now_iso
+from iolab.phaseend import range_label, range_share, rule_text
+from iolab.plan import Deferred, Phase, TestPlan
+from iolab.store import RunStore
+from iolab.targets import DeviceFacts, Target
+from iolab.targets.lock import TargetClaim
 
 
 @dataclass(frozen=True)

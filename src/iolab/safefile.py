@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import IolabError
+from iolab.errors import IolabError
 
 MiB = 1 << 20
 # The most iolab reads of each kind of file: far above any real one (a manifest is a few KiB,

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import typer
 
-from . import targets
-from .engines import Engine, engine_for
-from .errors import IolabError
-from .hostlist import load_hosts_file, parse_hosts
-from .targets import Target
+from iolab import targets
+from iolab.engines import Engine, engine_for
+from iolab.errors import IolabError
+from iolab.hostlist import load_hosts_file, parse_hosts
+from iolab.targets import Target
 
 TARGET_FLAGS = ("--target", "-t")
 
@@ -31,12 +31,12 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
         )
     if not given:
         return None
-    from .engines.fio import FioEngine
-    from .engines.fio_hosts import host_legs, path_legs
+    from iolab.engines.fio import FioEngine
+    from iolab.engines.fio_hosts import host_legs, path_legs
 
     legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()] if paths else []
     if tgt.kind == "sim" and paths:  # the ports of one simulated drive, split in the simulator
-        from .engines.sim_paths import sim_paths
+        from iolab.engines.sim_paths import sim_paths
 
         return sim_paths(tgt, legs, paths), given[0]
     if tgt.kind not in FioEngine.capabilities.drives:  # the split runs fio on every path or host
@@ -78,10 +78,10 @@ def engine_for_run(
     if split is None:
         return engine_for(tgt, stall_timeout=stall_s, ioengine=ioengine)
     if tgt.kind == "sim":
-        from .engines.sim_paths import SimPathsEngine
+        from iolab.engines.sim_paths import SimPathsEngine
 
         return SimPathsEngine(split[0])
-    from .engines.fio_hosts import split_engine
+    from iolab.engines.fio_hosts import split_engine
 
     return split_engine(tgt, split[0], stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
 
@@ -127,8 +127,8 @@ def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> i
         console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
     done = [dirs[s] for s, p in procs if p.returncode == 0 and s in dirs]
     if len(done) > 1:
-        from . import api
-        from .textreport import render_ranking
+        from iolab import api
+        from iolab.textreport import render_ranking
 
         compared = api.compare(done, root / "compare", force=True)
         if compared.summary is not None:
@@ -165,8 +165,8 @@ def watch(
     """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
     from rich.console import Console
 
-    from .manifest import runs_root
-    from .watch import serve
+    from iolab.manifest import runs_root
+    from iolab.watch import serve
 
     server = serve(runs_dir or runs_root(), bind, port)
     host, bound = server.socket.getsockname()[:2]

@@ -12,9 +12,9 @@ import signal
 import time
 from pathlib import Path
 
-from .errors import IolabError
-from .procs import boot_id, process_start, same_process_alive
-from .targets.lock import lock_dirs
+from iolab.errors import IolabError
+from iolab.procs import boot_id, process_start, same_process_alive
+from iolab.targets.lock import lock_dirs
 
 
 def stop_pid(pid: int, wait_s: float = 5.0) -> None:

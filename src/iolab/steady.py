@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from .units import denoise, num
+from iolab.units import denoise, num
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .cellschema import INSERT_CELL, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
-from .cellschema import CellRow as CellRow
-from .durable import (
+from iolab.cellschema import INSERT_CELL, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
+from iolab.cellschema import CellRow as CellRow
+from iolab.durable import (
     RESERVE_BYTES,
     ResultsDiskFull,
     is_disk_full,
@@ -36,15 +36,15 @@ from .durable import (
     reserve_space,
     write_atomic,
 )
-from .errors import IolabError
-from .manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
-from .procs import same_process_alive
-from .rawaside import move_aside, raw_files
-from .results import Histogram, RoundResult
-from .resultsdb import check_tables, open_for_writing, open_readonly
-from .safefile import read_json
-from .steady import VariableVerdict
-from .targets.writepolicy import output_dir
+from iolab.errors import IolabError
+from iolab.manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
+from iolab.procs import same_process_alive
+from iolab.rawaside import move_aside, raw_files
+from iolab.results import Histogram, RoundResult
+from iolab.resultsdb import check_tables, open_for_writing, open_readonly
+from iolab.safefile import read_json
+from iolab.steady import VariableVerdict
+from iolab.targets.writepolicy import output_dir
 
 
 @dataclass(frozen=True)

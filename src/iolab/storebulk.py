@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .results import Histogram
-from .store import RunStore
+from iolab.results import Histogram
+from iolab.store import RunStore
 
 SeriesRow = tuple[float, float, float, float, float | None]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from . import storebulk
-from .cellschema import AVERAGED, CellRow, fold
-from .results import Histogram
-from .steady import VariableVerdict
-from .store import PhaseRow, RunStore
+from iolab import storebulk
+from iolab.cellschema import AVERAGED, CellRow, fold
+from iolab.results import Histogram
+from iolab.steady import VariableVerdict
+from iolab.store import PhaseRow, RunStore
 
 
 @dataclass(frozen=True)

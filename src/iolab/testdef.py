@@ -17,13 +17,13 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from .compare import KeyMetric
-    from .plan import Profile, TestPlan
-    from .report.model import Page
-    from .report.rundata import RunData
-    from .summary import PhaseSummary
-    from .targets import Target
-    from .testparams import Param
+    from iolab.compare import KeyMetric
+    from iolab.plan import Profile, TestPlan
+    from iolab.report.model import Page
+    from iolab.report.rundata import RunData
+    from iolab.summary import PhaseSummary
+    from iolab.targets import Target
+    from iolab.testparams import Param
 
     # (profile, target, workload path or None) -> plan
     PlanBuilder = Callable[[Profile, Target, Path | None], TestPlan]

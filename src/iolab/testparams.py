@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import IolabError
-from .units import duration, parse_duration, parse_size
-from .usertext import check_text
+from iolab.errors import IolabError
+from iolab.units import duration, parse_duration, parse_size
+from iolab.usertext import check_text
 
 if TYPE_CHECKING:
-    from .plan import Profile
+    from iolab.plan import Profile
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,14 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape as esc
 from rich.table import Table
 
-from .audit import Audit, kinds_of, marker, stored_audit
-from .decide import decision_text
-from .endurance import Endurance, endurance
-from .manifest import manifest_of
-from .plan import profile_settings
-from .store import RunStore
-from .summary import PhaseSummary, interval_label, rounds_count, summarise
-from .units import denoise, duration, eng, kib_label, num, pct_text
+from iolab.audit import Audit, kinds_of, marker, stored_audit
+from iolab.decide import decision_text
+from iolab.endurance import Endurance, endurance
+from iolab.manifest import manifest_of
+from iolab.plan import profile_settings
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary, interval_label, rounds_count, summarise
+from iolab.units import denoise, duration, eng, kib_label, num, pct_text
 
 PhaseView = Callable[[PhaseSummary, Console], None]
 
@@ -326,8 +326,8 @@ def render_hir(ph: PhaseSummary, console: Console) -> None:
 def render_dirth(ph: PhaseSummary, console: Console) -> None:
     """DIRTH: its IOPS over TC × QD (demand variation); the Max/Mid/Min points are printed
     with the operating-points phase (the run's decision); other phases per cell."""
-    from .compare.pts2 import demand_points  # compare imports no textreport code
-    from .points import DV_PHASE, decided_points
+    from iolab.compare.pts2 import demand_points  # compare imports no textreport code
+    from iolab.points import DV_PHASE, decided_points
 
     points = demand_points([ph])
     if ph.phase.name != DV_PHASE or not points:

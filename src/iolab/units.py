@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from .errors import IolabError
+from iolab.errors import IolabError
 
 KiB = 1024
 MiB = 1024**2

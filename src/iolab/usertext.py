@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from .errors import IolabError
+from iolab.errors import IolabError
 
 # fio reads ';' and '#' as the start of a comment anywhere in a line and expands '$' (${VAR},
 # $ncpus, ...), so a value holding one names something other than what iolab checked.

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from .engines.merge import breakdown
-from .errors import IolabError
-from .live import read as read_live
-from .manifest import manifest_of
-from .runlist import list_runs
-from .store import RunStore
-from .watchpage import list_page, run_page
-from .watchrun import run_detail
+from iolab.engines.merge import breakdown
+from iolab.errors import IolabError
+from iolab.live import read as read_live
+from iolab.manifest import manifest_of
+from iolab.runlist import list_runs
+from iolab.store import RunStore
+from iolab.watchpage import list_page, run_page
+from iolab.watchrun import run_detail
 
 DEFAULT_BIND = "127.0.0.1"
 DEFAULT_PORT = 8737

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cellschema import CellRow
-from .engines.merge import breakdown
-from .manifest import manifest_of
-from .store import RunStore
+from iolab.cellschema import CellRow
+from iolab.engines.merge import breakdown
+from iolab.manifest import manifest_of
+from iolab.store import RunStore
 
 # per-second rows of the last cell sent to the page: an hour of fio's reports at most
 MAX_SERIES = 3600

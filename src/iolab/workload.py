@@ -10,8 +10,8 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .errors import IolabError
-from .units import kib_label
+from iolab.errors import IolabError
+from iolab.units import kib_label
 
 # Far above what any drive needs; a larger number is a slip of the keyboard, and would
 # exhaust memory or overflow the engines' integers rather than run.

@@ -7,8 +7,8 @@ workloads.save_composite / load_composite, ReplayPlan.save / load_replay   (TOML
 plots.plot_all(analysis, out_dir) -> {name: png}
 """
 
-from .streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
-from .workloads import ReplayPlan, ReplayStep, composite, load_composite, load_replay, replay, save_composite
+from iolab.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
+from iolab.analysis.workloads import ReplayPlan, ReplayStep, composite, load_composite, load_replay, replay, save_composite
 
 __all__ = [
     "ReplayPlan",
@@ -30,7 +30,7 @@ def __getattr__(name: str):
     # the analysis itself reads traces through duckdb; the report pages need only the result
     # types above, so `iolab tests` and the report modules do not load duckdb and numpy
     if name == "analyse":
-        from .streams import analyse
+        from iolab.analysis.streams import analyse
 
         return analyse
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

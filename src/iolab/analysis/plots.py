@@ -25,8 +25,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ..targets.writepolicy import check_file, mark_written, output_dir  # noqa: E402
-from .streamstats import StreamAnalysis  # noqa: E402
+from iolab.targets.writepolicy import check_file, mark_written, output_dir  # noqa: E402
+from iolab.analysis.streamstats import StreamAnalysis  # noqa: E402
 
 MAX_BINS = 800  # columns drawn across a plot: about its width in pixels at the saved size
 

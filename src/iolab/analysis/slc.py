@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..results import row_spans as widths  # each interval's length from the series' end times
+from iolab.results import row_spans as widths  # each interval's length from the series' end times
 
 MIN_CACHE_INTERVALS = 2  # whole intervals at the in-cache rate before the cliff
 STAYS_BELOW = 0.8  # share of the time after the cliff spent below `cliff` × the in-cache rate

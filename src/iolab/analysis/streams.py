@@ -44,10 +44,10 @@ import queue
 import threading
 from pathlib import Path
 
-from ..errors import IolabError
-from ..traces.table import TraceTable, connect, sql_str
-from .streamstats import SeqRule, StreamAnalysis
-from .tabulate import Accumulator
+from iolab.errors import IolabError
+from iolab.traces.table import TraceTable, connect, sql_str
+from iolab.analysis.streamstats import SeqRule, StreamAnalysis
+from iolab.analysis.tabulate import Accumulator
 
 CHUNK_ROWS = 1_000_000  # IOs per numpy batch: ~40 MB of columns, a few times that in flight
 

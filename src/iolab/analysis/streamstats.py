@@ -8,10 +8,10 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import IolabError
-from ..safefile import read_text
-from ..units import kib_label
-from ..workload import Stream
+from iolab.errors import IolabError
+from iolab.safefile import read_text
+from iolab.units import kib_label
+from iolab.workload import Stream
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
+from iolab.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
 
 _SEQ_BLOCK = 65_536  # IOs per block of the SEQ passes: offsets and ends of a block fit in the cache
 

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from ..errors import IolabError
-from ..safefile import read_text
-from ..units import kib_label, parse_size
-from ..workload import Stream, Workload
-from .streamstats import StreamAnalysis
+from iolab.errors import IolabError
+from iolab.safefile import read_text
+from iolab.units import kib_label, parse_size
+from iolab.workload import Stream, Workload
+from iolab.analysis.streamstats import StreamAnalysis
 
 SHARE_TOLERANCE_PCT = 0.01
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from ..errors import IolabError
-from ..points import DV_PHASE, DemandPoint, parse_point
-from ..results import Histogram
-from ..summary import CellAverage, PhaseSummary
-from ..units import num, printed_value
+from iolab.errors import IolabError
+from iolab.points import DV_PHASE, DemandPoint, parse_point
+from iolab.results import Histogram
+from iolab.summary import CellAverage, PhaseSummary
+from iolab.units import num, printed_value
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
 # different things and are not compared unless forced.
@@ -263,8 +263,8 @@ def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
 
 def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
     """The run directories named, each checked readable (read-only); a run named twice is refused."""
-    from ..manifest import manifest_of
-    from ..store import RunStore
+    from iolab.manifest import manifest_of
+    from iolab.store import RunStore
 
     seen: dict[str, str] = {}
     paths = []

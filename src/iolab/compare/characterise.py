@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..summary import CellAverage, PhaseSummary
+from iolab.summary import CellAverage, PhaseSummary
 
 _QD = re.compile(r" QD(\d+)$")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..store import CellRow
-from ..summary import PhaseSummary
+from iolab.store import CellRow
+from iolab.summary import PhaseSummary
 
 PC_PHASE = "preconditioning"
 WAIT_PREFIX, BASELINE_PREFIX = "wait ", "baseline after wait "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..points import (
+from iolab.points import (
     OP_PHASE,
     RECOVERY_TOLERANCE,
     SETTLE_TOLERANCE,
@@ -17,9 +17,9 @@ from ..points import (
     decided_points,
     recovery,
 )
-from ..store import CellRow
-from ..summary import PhaseSummary
-from . import demand_cells
+from iolab.store import CellRow
+from iolab.summary import PhaseSummary
+from iolab.compare import demand_cells
 
 GROUPS = ("group 1", "group 2", "group 3")
 SETTLE_WINDOW = 5  # group 2's final level: the mean of its last this-many intervals

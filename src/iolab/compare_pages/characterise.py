@@ -4,15 +4,15 @@ IO consistency as the per-second series per drive on one linear scale."""
 
 from __future__ import annotations
 
-from ..compare.characterise import grid
-from ..report import plot_style, plots
-from ..report.char_series import consistency_figures as consistency_facts
-from ..report.char_series import consistency_series
-from ..report.drawing import drawn_apart
-from ..report.model import Figure, Page, Table
-from ..report.rundata import RunData
-from ..summary import PhaseSummary
-from ..units import num
+from iolab.compare.characterise import grid
+from iolab.report import plot_style, plots
+from iolab.report.char_series import consistency_figures as consistency_facts
+from iolab.report.char_series import consistency_series
+from iolab.report.drawing import drawn_apart
+from iolab.report.model import Figure, Page, Table
+from iolab.report.rundata import RunData
+from iolab.summary import PhaseSummary
+from iolab.units import num
 
 PREFERRED_SERIES = ("4KiB", "30% W", "0% entropy")
 

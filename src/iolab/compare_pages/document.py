@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .. import __version__
-from ..compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
-from ..errors import IolabError
-from ..report import header, plots, sections, write_document
-from ..report.model import Document, Figure, HeaderColumn, Page, Table
-from ..report.parts import legs_text, parts_pages
-from ..report.rundata import RunData, rounds_text
-from ..report.sections import table_pages
-from ..summary import PhaseSummary
+from iolab import __version__
+from iolab.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
+from iolab.errors import IolabError
+from iolab.report import header, plots, sections, write_document
+from iolab.report.model import Document, Figure, HeaderColumn, Page, Table
+from iolab.report.parts import legs_text, parts_pages
+from iolab.report.rundata import RunData, rounds_text
+from iolab.report.sections import table_pages
+from iolab.summary import PhaseSummary
 
 
 def facts(run: RunData, label: str) -> RunFacts:

@@ -4,12 +4,12 @@ distributions, and Write Saturation's IOPS against time, TGBW and interval."""
 
 from __future__ import annotations
 
-from ..report import difference_plots, latency_plots, plots
-from ..report.model import Figure, Page, Text
-from ..report.pts import partial_indices, wsat_series
-from ..report.rundata import RunData
-from ..summary import PhaseSummary
-from ..units import KiB, kib_label
+from iolab.report import difference_plots, latency_plots, plots
+from iolab.report.model import Figure, Page, Text
+from iolab.report.pts import partial_indices, wsat_series
+from iolab.report.rundata import RunData
+from iolab.summary import PhaseSummary
+from iolab.units import KiB, kib_label
 
 
 def iops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:

@@ -5,14 +5,14 @@ The numbers are the single-run reports' (compare/pts2.py, compare/hir.py)."""
 
 from __future__ import annotations
 
-from ..compare.hir import hir_result
-from ..compare.pts2 import chosen_points, demand_points
-from ..points import OP_PHASE, POINT_NAMES, PREWRITE
-from ..report import latency_plots, plots
-from ..report.model import Figure, Page, Table, Text
-from ..report.rundata import RunData
-from ..report.xsr import run_xsr
-from ..units import duration, num
+from iolab.compare.hir import hir_result
+from iolab.compare.pts2 import chosen_points, demand_points
+from iolab.points import OP_PHASE, POINT_NAMES, PREWRITE
+from iolab.report import latency_plots, plots
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData
+from iolab.report.xsr import run_xsr
+from iolab.units import duration, num
 
 SRC = "Source: each run's results.db"
 

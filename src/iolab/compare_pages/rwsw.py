@@ -5,14 +5,14 @@ comparison."""
 
 from __future__ import annotations
 
-from ..compare import dirth_levels
-from ..report import difference_plots
-from ..report.model import Figure, Page
-from ..report.plot_style import Series
-from ..report.rundata import RunData
-from ..report.rwsw import time_axis
-from ..report.rwsw_plots import Panel, demand_intensity, panels
-from ..report.rwsw_replay import replay_steps
+from iolab.compare import dirth_levels
+from iolab.report import difference_plots
+from iolab.report.model import Figure, Page
+from iolab.report.plot_style import Series
+from iolab.report.rundata import RunData
+from iolab.report.rwsw import time_axis
+from iolab.report.rwsw_plots import Panel, demand_intensity, panels
+from iolab.report.rwsw_replay import replay_steps
 
 
 def multi_wsat_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:

@@ -16,19 +16,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..compare import KeyMetric, check_comparable, summary_table
-from ..errors import IolabError
-from ..report import header, write_document
-from ..report.model import Document, Page, Table
-from ..report.rundata import RunData, rounds_text
-from ..report.rwsw_selftest import load_analysis, selftest_from
-from ..report.sections import table_pages
-from ..summary import PhaseSummary
-from .document import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
+from iolab import __version__
+from iolab.compare import KeyMetric, check_comparable, summary_table
+from iolab.errors import IolabError
+from iolab.report import header, write_document
+from iolab.report.model import Document, Page, Table
+from iolab.report.rundata import RunData, rounds_text
+from iolab.report.rwsw_selftest import load_analysis, selftest_from
+from iolab.report.sections import table_pages
+from iolab.summary import PhaseSummary
+from iolab.compare_pages.document import _metric_bars_page, _rank_text, comparison_banners, comparison_columns, drives_pages, facts
 
 if TYPE_CHECKING:
-    from ..testdef import TestDef
+    from iolab.testdef import TestDef
 
 
 def group_by_drive(runs: list[RunData], tests: Sequence[TestDef]) -> list[dict[str, RunData]]:

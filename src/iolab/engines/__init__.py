@@ -10,12 +10,12 @@ from importlib import import_module
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ..errors import IolabError
-from ..results import RoundResult
-from ..targets import PurgeOutcome, Target, kind_of
-from ..workload import Workload
-from .capabilities import Capabilities
-from .fio_supervise import check_stall_timeout
+from iolab.errors import IolabError
+from iolab.results import RoundResult
+from iolab.targets import PurgeOutcome, Target, kind_of
+from iolab.workload import Workload
+from iolab.engines.capabilities import Capabilities
+from iolab.engines.fio_supervise import check_stall_timeout
 
 # module:class of each engine, imported when first asked for (the simulator's Rust core is
 # not loaded for a run on a file). The first that drives a kind is used.

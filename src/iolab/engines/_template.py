@@ -30,11 +30,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import EngineError, IolabError
-from ..results import Histogram, OpStats, RoundResult, SecondSample
-from ..targets import PURGE_METHODS, PurgeOutcome, Target
-from ..workload import Workload
-from .capabilities import Capabilities
+from iolab.errors import EngineError, IolabError
+from iolab.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.targets import PURGE_METHODS, PurgeOutcome, Target
+from iolab.workload import Workload
+from iolab.engines.capabilities import Capabilities
 
 
 class TemplateEngine:
@@ -60,12 +60,12 @@ class TemplateEngine:
         return f"template-{platform.python_version()}"
 
     def prepare(self, target: Target) -> None:
-        from ..targets import prepare_file  # targets owns file creation, sizing and marking
+        from iolab.targets import prepare_file  # targets owns file creation, sizing and marking
 
         prepare_file(target)
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
-        from ..targets import purge
+        from iolab.targets import purge
 
         return purge(target, method)
 

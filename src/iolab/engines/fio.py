@@ -11,16 +11,16 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..errors import EngineError, IolabError
-from ..procs import die_with_parent
-from ..results import RoundResult
-from ..targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
-from ..targets import PurgeOutcome, Target
-from ..workload import Workload
-from .capabilities import Capabilities  # noqa: E402
-from .fio_job import build_job, check_ioengine, fio_missing, fio_version, pick_ioengine
-from .fio_parse import load_round
-from .fio_supervise import (
+from iolab.errors import EngineError, IolabError
+from iolab.procs import die_with_parent
+from iolab.results import RoundResult
+from iolab.targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
+from iolab.targets import PurgeOutcome, Target
+from iolab.workload import Workload
+from iolab.engines.capabilities import Capabilities  # noqa: E402
+from iolab.engines.fio_job import build_job, check_ioengine, fio_missing, fio_version, pick_ioengine
+from iolab.engines.fio_parse import load_round
+from iolab.engines.fio_supervise import (
     Progress,
     ReportStream,
     Stalled,
@@ -69,17 +69,17 @@ class FioEngine:
         targets.prepare_file (which never shrinks or overwrites data). Block devices and NBD
         exports need nothing."""
         if target.kind == "file":
-            from ..targets import prepare_file  # lazy: targets owns file creation and marking
+            from iolab.targets import prepare_file  # lazy: targets owns file creation and marking
 
             prepare_file(target)
 
     def purge(self, target: Target, method: str) -> PurgeOutcome:
-        from ..targets import purge  # lazy: targets owns purge methods and safety checks
+        from iolab.targets import purge  # lazy: targets owns purge methods and safety checks
 
         return purge(target, method)
 
     def set_write_cache(self, target: Target, enabled: bool) -> str:
-        from ..targets import set_write_cache
+        from iolab.targets import set_write_cache
 
         return set_write_cache(target, enabled)
 

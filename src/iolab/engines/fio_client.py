@@ -13,12 +13,12 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import EngineError
-from ..hosts import answers, server_arg
-from ..workload import Workload
-from .fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
-from .fio_supervise import default_stall_timeout
-from .merge import Part
+from iolab.errors import EngineError
+from iolab.hosts import answers, server_arg
+from iolab.workload import Workload
+from iolab.engines.fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
+from iolab.engines.fio_supervise import default_stall_timeout
+from iolab.engines.merge import Part
 
 # A byte-budget round (preconditioning) has no runtime; it is stopped and failed when it
 # has not finished at this rate (bytes/s over all hosts), so a lost host cannot hang a run.

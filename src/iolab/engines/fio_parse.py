@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import EngineError
-from ..results import Histogram, OpStats, RoundResult, SecondSample
-from . import fio_hist
-from .fio_job import LOG_INTERVAL_MS
+from iolab.errors import EngineError
+from iolab.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.engines import fio_hist
+from iolab.engines.fio_job import LOG_INTERVAL_MS
 
 _LOG_RE = re.compile(r"_(iops|bw|lat|clat|slat)\.(\d+)\.log$")
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..errors import EngineError
-from ..results import RoundResult, SecondSample, partial_row
-from ..workload import Workload
-from .fio_job import _apportion
-from .fio_parse import TAIL_MIN_S, _combine
+from iolab.errors import EngineError
+from iolab.results import RoundResult, SecondSample, partial_row
+from iolab.workload import Workload
+from iolab.engines.fio_job import _apportion
+from iolab.engines.fio_parse import TAIL_MIN_S, _combine
 
 # Counter keys of one part: f"{PART_PREFIX}{name}{PART_SEP}{figure}". One declaration,
 # read back by `breakdown`.

@@ -22,15 +22,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from .. import _sim
-from ..errors import EngineError, IolabError
-from ..results import Histogram, OpStats, RoundResult, SecondSample
-from ..safefile import check_regular
-from ..targets import PurgeOutcome, Target
-from ..targets.sim_facts import describe, drive_params
-from ..targets.writepolicy import check_file, mark_written
-from ..workload import Workload
-from .capabilities import Capabilities
+from iolab import _sim
+from iolab.errors import EngineError, IolabError
+from iolab.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.safefile import check_regular
+from iolab.targets import PurgeOutcome, Target
+from iolab.targets.sim_facts import describe, drive_params
+from iolab.targets.writepolicy import check_file, mark_written
+from iolab.workload import Workload
+from iolab.engines.capabilities import Capabilities
 
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.

@@ -31,14 +31,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
-from ..errors import IolabError
-from ..targets.writepolicy import check_file, mark_written, output_dir
-from . import header
-from .model import Document, Figure, Page, Pending
-from .pdf import write_pdf
-from .progress import Progress
-from .rundata import RunData
+from iolab import __version__
+from iolab.errors import IolabError
+from iolab.targets.writepolicy import check_file, mark_written, output_dir
+from iolab.report import header
+from iolab.report.model import Document, Figure, Page, Pending
+from iolab.report.pdf import write_pdf
+from iolab.report.progress import Progress
+from iolab.report.rundata import RunData
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
@@ -65,7 +65,7 @@ def write_document(
 ) -> list[Path]:
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
-    from .html import column_count, render  # jinja2: only where a report is written, not for every command
+    from iolab.report.html import column_count, render  # jinja2: only where a report is written, not for every command
 
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)

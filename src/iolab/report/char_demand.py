@@ -13,16 +13,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from ..compare import cell_percentile
-from ..decide import DemandShortfall, Sample, rule_from, sample_of_row
-from ..summary import CellAverage, PhaseSummary
-from ..units import num, pct_text
-from .char_series import endurance_pages, preconditioning_pages
-from .model import Figure, Page, Table, Text
-from .plot_style import Series
-from .rundata import RunData
-from .rwsw_plots import Panel, panels
-from .sections import table_pages
+from iolab.compare import cell_percentile
+from iolab.decide import DemandShortfall, Sample, rule_from, sample_of_row
+from iolab.summary import CellAverage, PhaseSummary
+from iolab.units import num, pct_text
+from iolab.report.char_series import endurance_pages, preconditioning_pages
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.plot_style import Series
+from iolab.report.rundata import RunData
+from iolab.report.rwsw_plots import Panel, panels
+from iolab.report.sections import table_pages
 
 RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
 SEARCHES = (

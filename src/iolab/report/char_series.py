@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis.consistency import Dips, Spread, find_dips, spread
-from ..cellschema import CellRow
-from ..endurance import endurance
-from ..results import Histogram, partial_row, row_spans
-from ..store import RunStore
-from ..summary import PhaseSummary
-from ..targets import wear
-from ..units import eng, num, pct_text
-from . import latency_plots, plot_style
-from .drawing import drawn_apart
-from .model import Figure, Page, Table, Text
-from .rundata import RunData, cell_series
-from .sections import convergence_page, not_measured_page, table_pages
+from iolab.analysis.consistency import Dips, Spread, find_dips, spread
+from iolab.cellschema import CellRow
+from iolab.endurance import endurance
+from iolab.results import Histogram, partial_row, row_spans
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary
+from iolab.targets import wear
+from iolab.units import eng, num, pct_text
+from iolab.report import latency_plots, plot_style
+from iolab.report.drawing import drawn_apart
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData, cell_series
+from iolab.report.sections import convergence_page, not_measured_page, table_pages
 
 QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
 NOT_REPORTED = "not reported"

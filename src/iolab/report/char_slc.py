@@ -6,13 +6,13 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape as esc
 
-from ..analysis.slc import Cache, find_cache, written_gb
-from ..summary import PhaseSummary
-from . import plot_style
-from .drawing import drawn_apart
-from .model import Figure, Page, Table, Text
-from .rundata import RunData, cell_series
-from .sections import not_measured_page, table_pages
+from iolab.analysis.slc import Cache, find_cache, written_gb
+from iolab.summary import PhaseSummary
+from iolab.report import plot_style
+from iolab.report.drawing import drawn_apart
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData, cell_series
+from iolab.report.sections import not_measured_page, table_pages
 
 PHASE = "fill"  # the suite names it; a report reads the run, not suite code
 DEFAULT_CLIFF = 0.75  # a run stored without the parameter

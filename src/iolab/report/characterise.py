@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..compare.characterise import direction_figures, grid
-from ..summary import CellAverage, PhaseSummary
-from ..units import num
-from . import plots
-from .char_series import PRECONDITION, endurance_pages, preconditioning_pages
-from .model import Figure, Page, Table, Text
-from .rundata import RunData
-from .sections import not_measured_page, table_pages, window_source
+from iolab.compare.characterise import direction_figures, grid
+from iolab.summary import CellAverage, PhaseSummary
+from iolab.units import num
+from iolab.report import plots
+from iolab.report.char_series import PRECONDITION, endurance_pages, preconditioning_pages
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData
+from iolab.report.sections import not_measured_page, table_pages, window_source
 
 # A cell's figure from its window averages, or from its per-direction figures (direction_figures)
 Getter = Callable[[CellAverage, dict[str, float | None]], float | None]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .drawing import drawn_apart
-from .plot_style import Series, _figure, _png, _thousands, color, styled, whole_number_ticks
+from iolab.report.drawing import drawn_apart
+from iolab.report.plot_style import Series, _figure, _png, _thousands, color, styled, whole_number_ticks
 
 
 def group_means(series: Sequence[Series]) -> dict[float, float]:

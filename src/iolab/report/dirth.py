@@ -6,8 +6,8 @@ Max/Mid/Min operating points as the run decided them, with their histograms."""
 
 from __future__ import annotations
 
-from ..compare import cell_percentile, demand_cells
-from ..points import (
+from iolab.compare import cell_percentile, demand_cells
+from iolab.points import (
     ART_CUTOFF,
     DECISION,
     DV_PHASE,
@@ -18,13 +18,13 @@ from ..points import (
     DemandPoint,
     decided_points,
 )
-from ..summary import CellAverage, PhaseSummary
-from ..units import num, pct_text
-from . import plots
-from .model import Figure, Page, Table, Text
-from .rundata import RunData, rounds_text
-from .rwsw_plots import Panel, demand_intensity, panels
-from .sections import (
+from iolab.summary import CellAverage, PhaseSummary
+from iolab.units import num, pct_text
+from iolab.report import plots
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData, rounds_text
+from iolab.report.rwsw_plots import Panel, demand_intensity, panels
+from iolab.report.sections import (
     histogram_page,
     measurement_window_pages,
     not_measured_page,

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .model import Pending
+from iolab.report.model import Pending
 
 PRELOAD = ["iolab.report.workermain", "iolab.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg"]
 _POOL = None  # the worker processes while `drawing_in_parallel` is active

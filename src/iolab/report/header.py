@@ -4,12 +4,12 @@ stored phases only; a fact the run did not record is printed as such, never gues
 
 from __future__ import annotations
 
-from ..audit import Audit, marker
-from ..steady import SteadyRule
-from ..units import eng, kib_label
-from . import textwidth
-from .model import HeaderColumn
-from .rundata import RunData, rounds_text
+from iolab.audit import Audit, marker
+from iolab.steady import SteadyRule
+from iolab.units import eng, kib_label
+from iolab.report import textwidth
+from iolab.report.model import HeaderColumn
+from iolab.report.rundata import RunData, rounds_text
 
 NOT_REPORTED = "not reported"
 # What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table

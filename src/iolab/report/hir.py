@@ -4,12 +4,12 @@ burst IOPS against the preconditioning steady-state level."""
 
 from __future__ import annotations
 
-from ..compare.hir import HirResult, hir_result
-from ..units import duration, num
-from . import plots
-from .model import Figure, Page, Table, Text
-from .rundata import RunData, rounds_text
-from .sections import measurement_window_pages, not_measured_page, table_pages
+from iolab.compare.hir import HirResult, hir_result
+from iolab.units import duration, num
+from iolab.report import plots
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData, rounds_text
+from iolab.report.sections import measurement_window_pages, not_measured_page, table_pages
 
 SRC = "Source: results.db table cells"
 

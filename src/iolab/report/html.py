@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 
 from jinja2 import Environment
 
-from .model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text, png_bytes
+from iolab.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text, png_bytes
 
 CSS = """
 @page { size: A4 portrait; margin: 8mm 10mm; }

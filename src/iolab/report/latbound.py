@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape as esc
 
-from ..cellschema import CellRow
-from ..decide import PERCENTILE_COLUMNS
-from ..summary import PhaseSummary
-from ..units import num, pct_text
-from . import plot_style
-from .char_series import _latency_figure, _scatter
-from .model import Figure, Page, Table, Text
-from .rundata import RunData, cell_series
-from .sections import not_measured_page, table_pages
+from iolab.cellschema import CellRow
+from iolab.decide import PERCENTILE_COLUMNS
+from iolab.summary import PhaseSummary
+from iolab.units import num, pct_text
+from iolab.report import plot_style
+from iolab.report.char_series import _latency_figure, _scatter
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.rundata import RunData, cell_series
+from iolab.report.sections import not_measured_page, table_pages
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -8,10 +8,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from ..results import Histogram
-from ..units import num, scale_for, unmeasured_text
-from .drawing import drawn_apart
-from .plot_style import _figure, _log_ticks, _png, color, styled
+from iolab.results import Histogram
+from iolab.units import num, scale_for, unmeasured_text
+from iolab.report.drawing import drawn_apart
+from iolab.report.plot_style import _figure, _log_ticks, _png, color, styled
 
 MARKS = (99.0, 99.9, 99.99, 99.999)
 

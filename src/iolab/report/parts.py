@@ -4,11 +4,11 @@ pages show. Any test gets these pages when its cells carry a breakdown."""
 
 from __future__ import annotations
 
-from ..engines.merge import breakdown
-from ..units import eng, num
-from .model import Page, Table
-from .rundata import RunData, rounds_text, window_rows
-from .sections import table_pages
+from iolab.engines.merge import breakdown
+from iolab.units import eng, num
+from iolab.report.model import Page, Table
+from iolab.report.rundata import RunData, rounds_text, window_rows
+from iolab.report.sections import table_pages
 
 TITLE = "Per-Host / Per-Path Breakdown"
 

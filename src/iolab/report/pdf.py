@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import IolabError
+from iolab.errors import IolabError
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Numbering from the real sheets, used only when the model's page count does not hold.

@@ -8,8 +8,8 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..units import num
-from .model import CONTENT_WIDTH_MM
+from iolab.units import num
+from iolab.report.model import CONTENT_WIDTH_MM
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..steady import VariableVerdict
-from ..units import num
-from .drawing import drawn_apart
-from .plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled, ticks
+from iolab.steady import VariableVerdict
+from iolab.units import num
+from iolab.report.drawing import drawn_apart
+from iolab.report.plot_style import Series, _figure, _log_ticks, _mark_partial, _png, _thousands, color, styled, ticks
 
 # -- steady state ----------------------------------------------------------------------------
 

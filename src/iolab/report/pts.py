@@ -5,12 +5,12 @@ test's declaration in suites/ names its page builder; `generic_pages` serves any
 
 from __future__ import annotations
 
-from ..summary import PhaseSummary, interval_label
-from ..units import KiB, duration, eng, kib_label, num, pct_text, scale_for
-from . import plots
-from .model import Figure, Link, Page, Table, Text
-from .rundata import RunData, intervals_text, rounds_text
-from .sections import (
+from iolab.summary import PhaseSummary, interval_label
+from iolab.units import KiB, duration, eng, kib_label, num, pct_text, scale_for
+from iolab.report import plots
+from iolab.report.model import Figure, Link, Page, Table, Text
+from iolab.report.rundata import RunData, intervals_text, rounds_text
+from iolab.report.sections import (
     convergence_page,
     histogram_page,
     matrix_table,

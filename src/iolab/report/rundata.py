@@ -7,14 +7,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audit import Audit, stored_audit
-from ..cellschema import CellRow
-from ..endurance import written
-from ..manifest import Manifest, manifest_of
-from ..store import RunStore
-from ..summary import PhaseSummary, summarise
-from ..testparams import stored_values
-from .model import Link
+from iolab.audit import Audit, stored_audit
+from iolab.cellschema import CellRow
+from iolab.endurance import written
+from iolab.manifest import Manifest, manifest_of
+from iolab.store import RunStore
+from iolab.summary import PhaseSummary, summarise
+from iolab.testparams import stored_values
+from iolab.report.model import Link
 
 
 @dataclass

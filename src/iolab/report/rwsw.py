@@ -8,18 +8,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ..compare import DIRTH_SUMMARY_OIO, cell_percentile, dirth_level
-from ..points import DV_PHASE
-from ..summary import CellAverage, PhaseSummary, interval_label
-from ..units import eng, kib_label, measurable, num, pct_text
-from . import plots
-from .dirth import dirth_pages
-from .model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
-from .plot_style import Series
-from .pts import partial_indices, wsat_series
-from .rundata import RunData, intervals_text, rounds_text
-from .rwsw_plots import Panel, panels
-from .sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
+from iolab.compare import DIRTH_SUMMARY_OIO, cell_percentile, dirth_level
+from iolab.points import DV_PHASE
+from iolab.summary import CellAverage, PhaseSummary, interval_label
+from iolab.units import eng, kib_label, measurable, num, pct_text
+from iolab.report import plots
+from iolab.report.dirth import dirth_pages
+from iolab.report.model import CONTENT_MM, Block, Figure, Page, Table, Text, block_height
+from iolab.report.plot_style import Series
+from iolab.report.pts import partial_indices, wsat_series
+from iolab.report.rundata import RunData, intervals_text, rounds_text
+from iolab.report.rwsw_plots import Panel, panels
+from iolab.report.sections import histogram_page, measurement_window_pages, not_measured_page, table_pages, window_source
 
 STEADY_PHASE = "steady state (composite)"
 TABLE_MAX_ROWS = 60  # longer per-interval/per-step tables show every k-th row (all are in results.db)

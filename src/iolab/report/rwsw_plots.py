@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..units import num
-from .drawing import drawn_apart
-from .plot_style import (
+from iolab.units import num
+from iolab.report.drawing import drawn_apart
+from iolab.report.plot_style import (
     Series,
     _figure,
     _log_ticks,
@@ -119,8 +119,8 @@ def analysis_pngs(analysis) -> dict[str, tuple[bytes, float]]:
     RT plot) is absent."""
     from PIL import Image
 
-    from ..analysis.plots import plot_all
-    from .model import CONTENT_WIDTH_MM
+    from iolab.analysis.plots import plot_all
+    from iolab.report.model import CONTENT_WIDTH_MM
 
     out = {}
     with tempfile.TemporaryDirectory(prefix="iolab-selftest-") as d:

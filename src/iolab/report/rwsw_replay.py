@@ -4,20 +4,20 @@ beside the capture's own, the whole replay's totals and histogram."""
 
 from __future__ import annotations
 
-from ..analysis.workloads import load_replay
-from ..compare import REPLAY_PHASE, ReplayTotals, replay_totals
-from ..errors import IolabError
-from ..runfiles import INPUTS_DIR, REPLAY_FILE
-from ..summary import CellAverage, PhaseSummary
-from ..units import duration, eng, num, pct_text
-from . import latency_plots
-from .model import Figure, Page, Table, Text
-from .plot_style import Series
-from .rundata import RunData
-from .rwsw import eng_pct, steady_pages, thin, thin_caption, time_axis
-from .rwsw_plots import Panel, panels
-from .rwsw_selftest import load_analysis
-from .sections import not_measured_page, table_pages
+from iolab.analysis.workloads import load_replay
+from iolab.compare import REPLAY_PHASE, ReplayTotals, replay_totals
+from iolab.errors import IolabError
+from iolab.runfiles import INPUTS_DIR, REPLAY_FILE
+from iolab.summary import CellAverage, PhaseSummary
+from iolab.units import duration, eng, num, pct_text
+from iolab.report import latency_plots
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.plot_style import Series
+from iolab.report.rundata import RunData
+from iolab.report.rwsw import eng_pct, steady_pages, thin, thin_caption, time_axis
+from iolab.report.rwsw_plots import Panel, panels
+from iolab.report.rwsw_selftest import load_analysis
+from iolab.report.sections import not_measured_page, table_pages
 
 
 def _capture_times(run: RunData) -> dict[str, float]:

@@ -7,16 +7,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from ..analysis.streamstats import StreamAnalysis
-from ..errors import IolabError
-from ..runfiles import ANALYSIS_FILE, INPUTS_DIR
-from ..units import duration, num
-from .model import Figure, Page, Table, Text
-from .plot_style import Series
-from .rundata import RunData
-from .rwsw import thin, thin_caption, time_axis
-from .rwsw_plots import Panel, analysis_pngs, panels
-from .sections import table_pages
+from iolab.analysis.streamstats import StreamAnalysis
+from iolab.errors import IolabError
+from iolab.runfiles import ANALYSIS_FILE, INPUTS_DIR
+from iolab.units import duration, num
+from iolab.report.model import Figure, Page, Table, Text
+from iolab.report.plot_style import Series
+from iolab.report.rundata import RunData
+from iolab.report.rwsw import thin, thin_caption, time_axis
+from iolab.report.rwsw_plots import Panel, analysis_pngs, panels
+from iolab.report.sections import table_pages
 
 
 def with_selftest(build: Callable[[RunData], list[Page]]) -> Callable[[RunData], list[Page]]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..decide import decision_text
-from ..results import PERCENTILES
-from ..steady import VariableVerdict
-from ..summary import CellAverage, PhaseSummary, rounds_count
-from ..units import denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
-from . import header, latency_plots, plots
-from .model import CONTENT_MM, Figure, Page, Table, Text, split_rows
-from .rundata import RunData, rounds_text, window_rows
+from iolab.decide import decision_text
+from iolab.results import PERCENTILES
+from iolab.steady import VariableVerdict
+from iolab.summary import CellAverage, PhaseSummary, rounds_count
+from iolab.units import denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
+from iolab.report import header, latency_plots, plots
+from iolab.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
+from iolab.report.rundata import RunData, rounds_text, window_rows
 
 Getter = Callable[[CellAverage], float | None]
 TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself

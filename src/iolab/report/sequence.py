@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
-from ..compare import KeyMetric
-from ..errors import IolabError
-from . import header, write_document
-from .model import Document, HeaderColumn, Link, Table
-from .rundata import RunData, rounds_text
-from .rwsw_selftest import capture_key, is_selftest
-from .sections import table_pages
+from iolab import __version__
+from iolab.compare import KeyMetric
+from iolab.errors import IolabError
+from iolab.report import header, write_document
+from iolab.report.model import Document, HeaderColumn, Link, Table
+from iolab.report.rundata import RunData, rounds_text
+from iolab.report.rwsw_selftest import capture_key, is_selftest
+from iolab.report.sections import table_pages
 
 SUMMARY = "Sequence Summary"
 

@@ -3,14 +3,14 @@ groups, the recovery times with the definitions the run used, and every interval
 
 from __future__ import annotations
 
-from ..compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
-from ..points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
-from ..summary import interval_label
-from ..units import num
-from . import plots
-from .model import Figure, Page, Table
-from .rundata import RunData
-from .sections import measurement_window_pages, not_measured_page, table_pages
+from iolab.compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
+from iolab.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
+from iolab.summary import interval_label
+from iolab.units import num
+from iolab.report import plots
+from iolab.report.model import Figure, Page, Table
+from iolab.report.rundata import RunData
+from iolab.report.sections import measurement_window_pages, not_measured_page, table_pages
 
 TABLE_MAX_ROWS = 150
 

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
-from ..errors import IolabError
-from ..plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
-from ..targets import Target, kind_of, parse_target
-from ..testdef import TestDef
-from ..units import KiB, MiB
-from ..workload import Stream, Workload
+from iolab.errors import IolabError
+from iolab.plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
+from iolab.targets import Target, kind_of, parse_target
+from iolab.testdef import TestDef
+from iolab.units import KiB, MiB
+from iolab.workload import Stream, Workload
 
 QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0
@@ -84,7 +84,7 @@ def quick_target(profile: Profile, target: Target, keep_cache: bool = False) -> 
     limit = profile.capacity_limit or QUICK_CAPACITY
     if not profile.quick or not copies(target) or target.capacity <= limit:
         return target
-    from ..engines.sim import scaled_spec  # lazy: the simulator is an optional native module
+    from iolab.engines.sim import scaled_spec  # lazy: the simulator is an optional native module
 
     copy = parse_target(scaled_spec(target, limit, keep_cache))
     return replace(copy, copy_of=target.spec)

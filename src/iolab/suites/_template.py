@@ -23,18 +23,18 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from .. import testparams as tp
-from ..compare import KeyMetric
-from ..plan import Cell, Phase, Profile, TestPlan, Tracking
-from ..report.model import Page, Table
-from ..report.rundata import RunData, window_rows
-from ..report.sections import measurement_window_pages, not_measured_page, table_pages, window_source
-from ..summary import PhaseSummary
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB, num, pct_text
-from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, tested_capacity, wipc
+from iolab import testparams as tp
+from iolab.compare import KeyMetric
+from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.report.model import Page, Table
+from iolab.report.rundata import RunData, window_rows
+from iolab.report.sections import measurement_window_pages, not_measured_page, table_pages, window_source
+from iolab.summary import PhaseSummary
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB, num, pct_text
+from iolab.workload import Workload
+from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity, wipc
 
 NAME = "template"  # what `iolab run NAME` takes; the registry refuses a module whose TEST says otherwise
 PHASE = "main"

@@ -5,19 +5,19 @@ are read from that series by the report."""
 
 from __future__ import annotations
 
-from .. import testparams as tp
-from ..chartext import consistency_view
-from ..compare import KeyMetric
-from ..compare_pages.characterise import consistency_overlays
-from ..plan import Cell, Phase, Profile, TestPlan
-from ..report.char_series import consistency_pages, phase_spread
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB
-from ..workload import Workload
-from . import active_fraction, no_input, tested_capacity
-from . import characterise_common as cc
-from .figures import phase, rounds
+from iolab import testparams as tp
+from iolab.chartext import consistency_view
+from iolab.compare import KeyMetric
+from iolab.compare_pages.characterise import consistency_overlays
+from iolab.plan import Cell, Phase, Profile, TestPlan
+from iolab.report.char_series import consistency_pages, phase_spread
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB
+from iolab.workload import Workload
+from iolab.suites import active_fraction, no_input, tested_capacity
+from iolab.suites import characterise_common as cc
+from iolab.suites.figures import phase, rounds
 
 # A quick run on a simulated drive tests a copy of QUICK_SIM_GB for QUICK_SECONDS: on a 0.5 GB
 # copy a GC burst runs out of work (its free-block target is a share of the drive) long before

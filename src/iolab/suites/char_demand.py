@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import testparams as tp
-from ..compare import KeyMetric
-from ..decide import DemandShortfall
-from ..plan import Cell, Profile, TestPlan
-from ..report.char_demand import RAMPS, demand_overlays, demand_pages, demand_view, ramp_phase, steps, sustainable
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB
-from ..workload import Workload
-from . import active_fraction, no_input, tested_capacity
-from . import characterise_common as cc
+from iolab import testparams as tp
+from iolab.compare import KeyMetric
+from iolab.decide import DemandShortfall
+from iolab.plan import Cell, Profile, TestPlan
+from iolab.report.char_demand import RAMPS, demand_overlays, demand_pages, demand_view, ramp_phase, steps, sustainable
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB
+from iolab.workload import Workload
+from iolab.suites import active_fraction, no_input, tested_capacity
+from iolab.suites import characterise_common as cc
 
 NAME = "latency-demand"
 WARMUP = tp.Param(

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import testparams as tp
-from ..chartext import matrix_view
-from ..compare import KeyMetric
-from ..compare_pages.characterise import entropy_overlays
-from ..plan import Cell, Profile, TestPlan
-from ..report.characterise import entropy_pages, grid
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB
-from ..workload import Workload
-from . import active_fraction, no_input, tested_capacity
-from . import characterise_common as cc
+from iolab import testparams as tp
+from iolab.chartext import matrix_view
+from iolab.compare import KeyMetric
+from iolab.compare_pages.characterise import entropy_overlays
+from iolab.plan import Cell, Profile, TestPlan
+from iolab.report.characterise import entropy_pages, grid
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB
+from iolab.workload import Workload
+from iolab.suites import active_fraction, no_input, tested_capacity
+from iolab.suites import characterise_common as cc
 
 MIXES = (("write", 0), ("70/30", 70))  # phase name, read %
 PARAMS = (

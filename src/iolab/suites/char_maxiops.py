@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .. import testparams as tp
-from ..compare import KeyMetric
-from ..decide import Decision, NoGain, Sample, knee, last_gain
-from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..report.char_demand import (
+from iolab import testparams as tp
+from iolab.compare import KeyMetric
+from iolab.decide import Decision, NoGain, Sample, knee, last_gain
+from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan
+from iolab.report.char_demand import (
     SEARCHES,
     maxiops_overlays,
     maxiops_pages,
@@ -28,13 +28,13 @@ from ..report.char_demand import (
     search_phase,
     threads_phase,
 )
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB
-from ..workload import Workload
-from . import active_fraction, no_input, tested_capacity
-from . import characterise_common as cc
-from .char_demand import WARMUP, positive_list
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB
+from iolab.workload import Workload
+from iolab.suites import active_fraction, no_input, tested_capacity
+from iolab.suites import characterise_common as cc
+from iolab.suites.char_demand import WARMUP, positive_list
 
 NAME = "max-iops"
 

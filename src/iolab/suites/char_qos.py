@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import statistics
 
-from .. import testparams as tp
-from ..chartext import qos_view
-from ..compare import KeyMetric
-from ..compare_pages.characterise import qos_overlays
-from ..plan import Cell, Profile, TestPlan
-from ..report.char_series import qos_pages
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB, measurable
-from ..workload import Workload
-from . import active_fraction, no_input, tested_capacity
-from . import characterise_common as cc
-from .figures import rounds
+from iolab import testparams as tp
+from iolab.chartext import qos_view
+from iolab.compare import KeyMetric
+from iolab.compare_pages.characterise import qos_overlays
+from iolab.plan import Cell, Profile, TestPlan
+from iolab.report.char_series import qos_pages
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB, measurable
+from iolab.workload import Workload
+from iolab.suites import active_fraction, no_input, tested_capacity
+from iolab.suites import characterise_common as cc
+from iolab.suites.figures import rounds
 
 PARAMS = (
     tp.Param(

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import testparams as tp
-from ..plan import Cell, Phase, Profile, Tracking
-from ..report.characterise import grid
-from ..targets import Target
-from ..units import KiB, kib_label
-from ..workload import Workload
-from . import active_fraction, common_parameters, tested_capacity, untested_capacity
+from iolab import testparams as tp
+from iolab.plan import Cell, Phase, Profile, Tracking
+from iolab.report.characterise import grid
+from iolab.targets import Target
+from iolab.units import KiB, kib_label
+from iolab.workload import Workload
+from iolab.suites import active_fraction, common_parameters, tested_capacity, untested_capacity
 
 FAMILY = "iolab characterisation"
 SEQUENCE = "characterise"

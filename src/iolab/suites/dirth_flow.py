@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..decide import Decision, Sample
-from ..errors import IolabError
-from ..plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
-from ..points import (
+from iolab.decide import Decision, Sample
+from iolab.errors import IolabError
+from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
+from iolab.points import (
     ART_CUTOFF,
     DECISION,
     DV_PHASE,
@@ -28,11 +28,11 @@ from ..points import (
     parse_point,
     point_key,
 )
-from ..targets import Target
-from ..testparams import Param, int_list, parameter_rows, seconds, show_list, show_seconds, values
-from ..units import duration, num
-from ..workload import Workload
-from . import common_parameters, tested_capacity
+from iolab.targets import Target
+from iolab.testparams import Param, int_list, parameter_rows, seconds, show_list, show_seconds, values
+from iolab.units import duration, num
+from iolab.workload import Workload
+from iolab.suites import common_parameters, tested_capacity
 
 
 def percent(text: str) -> int:

@@ -4,21 +4,21 @@ low); preconditioning and pre-writes are the same RND at 0/100."""
 
 from __future__ import annotations
 
-from ..compare import KeyMetric
-from ..compare.pts2 import chosen_points, demand_points
-from ..compare_pages.pts2 import dirth_overlays
-from ..errors import IolabError
-from ..plan import Profile, TestPlan
-from ..report.dirth import dirth_pages
-from ..report.header import SPEC_HEADINGS
-from ..targets import Target
-from ..testdef import TestDef
-from ..testparams import Param, show_list, size, values
-from ..textreport import render_dirth
-from ..units import KiB, kib_label
-from ..workload import Workload
-from . import active_fraction, no_input, supported_block_sizes
-from .dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
+from iolab.compare import KeyMetric
+from iolab.compare.pts2 import chosen_points, demand_points
+from iolab.compare_pages.pts2 import dirth_overlays
+from iolab.errors import IolabError
+from iolab.plan import Profile, TestPlan
+from iolab.report.dirth import dirth_pages
+from iolab.report.header import SPEC_HEADINGS
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.testparams import Param, show_list, size, values
+from iolab.textreport import render_dirth
+from iolab.units import KiB, kib_label
+from iolab.workload import Workload
+from iolab.suites import active_fraction, no_input, supported_block_sizes
+from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
 
 PARAMS = (
     Param("block_size", 8 * KiB, "Block size of the RND stimulus", size, kib_label, "A.11 implementation default"),

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import math
 
-from ..compare import KeyMetric
-from ..compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
-from ..compare_pages.pts2 import hir_overlays
-from ..plan import Cell, Phase, Profile, TestPlan, Tracking
-from ..report.header import SPEC_HEADINGS
-from ..report.hir import hir_pages
-from ..targets import Target
-from ..testdef import TestDef
-from ..testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
-from ..textreport import render_hir
-from ..units import KiB, duration
-from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, tested_capacity
+from iolab.compare import KeyMetric
+from iolab.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
+from iolab.compare_pages.pts2 import hir_overlays
+from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.report.header import SPEC_HEADINGS
+from iolab.report.hir import hir_pages
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
+from iolab.textreport import render_hir
+from iolab.units import KiB, duration
+from iolab.workload import Workload
+from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 
 WAIT_MULTIPLES = (1, 2, 3, 5, 10)  # the spec's wait states, in bursts: 5, 10, 15, 25, 50 s after 5 s bursts
 

@@ -7,19 +7,19 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from ..compare import KeyMetric
-from ..compare_pages.pts import wsat_overlays
-from ..errors import IolabError
-from ..plan import Cell, Phase, Profile, TestPlan, Tracking
-from ..report.header import SPEC_HEADINGS
-from ..report.pts import wsat_pages
-from ..targets import Target
-from ..testdef import TestDef
-from ..testparams import Param, choice, parameter_rows, values
-from ..textreport import render_wsat
-from ..units import KiB, duration, eng, kib_label
-from ..workload import Workload
-from . import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
+from iolab.compare import KeyMetric
+from iolab.compare_pages.pts import wsat_overlays
+from iolab.errors import IolabError
+from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.report.header import SPEC_HEADINGS
+from iolab.report.pts import wsat_pages
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.testparams import Param, choice, parameter_rows, values
+from iolab.textreport import render_wsat
+from iolab.units import KiB, duration, eng, kib_label
+from iolab.workload import Workload
+from iolab.suites import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
 
 # Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
 # the optional workloads of PTS 2.0 (A.8).

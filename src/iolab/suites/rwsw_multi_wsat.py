@@ -4,17 +4,17 @@ the 99.999 % response time over time and at steady state."""
 
 from __future__ import annotations
 
-from ..compare import KeyMetric
-from ..compare_pages.rwsw import multi_wsat_overlays
-from ..plan import Cell, Profile, TestPlan
-from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import multi_wsat_pages
-from ..report.rwsw_selftest import with_selftest
-from ..targets import Target
-from ..testdef import TestDef
-from . import common_parameters, tested_capacity
-from .figures import figure
-from .rwsw_common import (
+from iolab.compare import KeyMetric
+from iolab.compare_pages.rwsw import multi_wsat_overlays
+from iolab.plan import Cell, Profile, TestPlan
+from iolab.report.header import SPEC_HEADINGS
+from iolab.report.rwsw import multi_wsat_pages
+from iolab.report.rwsw_selftest import with_selftest
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.suites import common_parameters, tested_capacity
+from iolab.suites.figures import figure
+from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
     RwswInput,

@@ -5,17 +5,17 @@ the composite workload."""
 
 from __future__ import annotations
 
-from ..compare import KeyMetric, replay_totals
-from ..compare_pages.rwsw import replay_overlays
-from ..plan import Cell, Phase, Profile, TestPlan
-from ..report.header import SPEC_HEADINGS
-from ..report.rwsw_replay import replay_pages
-from ..report.rwsw_selftest import with_selftest
-from ..targets import Target
-from ..testdef import TestDef
-from . import active_fraction, common_parameters, tested_capacity
-from .figures import figure
-from .rwsw_common import DATA_NOTE, SPEC, RwswInput, copy_inputs, input_parameters, mix_text, steady_phase, with_input
+from iolab.compare import KeyMetric, replay_totals
+from iolab.compare_pages.rwsw import replay_overlays
+from iolab.plan import Cell, Phase, Profile, TestPlan
+from iolab.report.header import SPEC_HEADINGS
+from iolab.report.rwsw_replay import replay_pages
+from iolab.report.rwsw_selftest import with_selftest
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.suites import active_fraction, common_parameters, tested_capacity
+from iolab.suites.figures import figure
+from iolab.suites.rwsw_common import DATA_NOTE, SPEC, RwswInput, copy_inputs, input_parameters, mix_text, steady_phase, with_input
 
 NAME = "replay"
 

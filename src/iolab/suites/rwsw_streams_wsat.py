@@ -3,17 +3,17 @@ purged drive to steady state (one phase per stream); one IOPS figure per stream 
 
 from __future__ import annotations
 
-from ..compare import KeyMetric
-from ..plan import Cell, Profile, TestPlan
-from ..report.header import SPEC_HEADINGS
-from ..report.rwsw import streams_pages
-from ..report.rwsw_selftest import with_selftest
-from ..targets import Target
-from ..testdef import TestDef
-from ..workload import Stream
-from . import common_parameters, tested_capacity
-from .figures import phase
-from .rwsw_common import (
+from iolab.compare import KeyMetric
+from iolab.plan import Cell, Profile, TestPlan
+from iolab.report.header import SPEC_HEADINGS
+from iolab.report.rwsw import streams_pages
+from iolab.report.rwsw_selftest import with_selftest
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.workload import Stream
+from iolab.suites import common_parameters, tested_capacity
+from iolab.suites.figures import phase
+from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
     RwswInput,

@@ -9,19 +9,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from .. import testparams as tp
-from ..compare import KeyMetric
-from ..decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
-from ..errors import IolabError
-from ..plan import Cell, Deferred, Phase, Profile, TestPlan
-from ..report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
-from ..targets import Target
-from ..testdef import TestDef
-from ..units import KiB, kib_label, measurable, percentile_min_ios
-from ..workload import Workload
-from . import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
-from .char_demand import geometric
-from .dirth_flow import read_share
+from iolab import testparams as tp
+from iolab.compare import KeyMetric
+from iolab.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
+from iolab.errors import IolabError
+from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan
+from iolab.report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
+from iolab.targets import Target
+from iolab.testdef import TestDef
+from iolab.units import KiB, kib_label, measurable, percentile_min_ios
+from iolab.workload import Workload
+from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from iolab.suites.char_demand import geometric
+from iolab.suites.dirth_flow import read_share
 
 
 def _percentile(text: str) -> float:

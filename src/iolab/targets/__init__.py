@@ -17,17 +17,17 @@ registry.py); a target of an unregistered kind is refused. Everything that touch
 fake.
 """
 
-from . import registry as _registry  # noqa: F401  (registers the built-in kinds)
-from .cache import restore_write_cache, set_write_cache
-from .facts import device_facts, parse_hdparm_identify, parse_nvme_id_ctrl, parse_smartctl_info
-from .files import MARK_XATTR, created_by_iolab, mark_created, prepare_file
-from .host import CommandResult, run_command
-from .kinds import KINDS, Kind, kind_of, register
-from .lock import claim, held, release
-from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, DeviceFacts, Problem, PurgeOutcome, Target, TargetKind
-from .purge import PURGE_METHODS, AtaSecurity, parse_ata_security, parse_sanitize_log, purge
-from .safety import check_safe_to_write
-from .spec import parse_target
+from iolab.targets import registry as _registry  # noqa: F401  (registers the built-in kinds)
+from iolab.targets.cache import restore_write_cache, set_write_cache
+from iolab.targets.facts import device_facts, parse_hdparm_identify, parse_nvme_id_ctrl, parse_smartctl_info
+from iolab.targets.files import MARK_XATTR, created_by_iolab, mark_created, prepare_file
+from iolab.targets.host import CommandResult, run_command
+from iolab.targets.kinds import KINDS, Kind, kind_of, register
+from iolab.targets.lock import claim, held, release
+from iolab.targets.model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, DeviceFacts, Problem, PurgeOutcome, Target, TargetKind
+from iolab.targets.purge import PURGE_METHODS, AtaSecurity, parse_ata_security, parse_sanitize_log, purge
+from iolab.targets.safety import check_safe_to_write
+from iolab.targets.spec import parse_target
 
 __all__ = [
     "ALLOW_SYSTEM_DISK",

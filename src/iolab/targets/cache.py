@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from . import host
-from .kinds import kind_of
-from .model import Target
+from iolab.targets import host
+from iolab.targets.kinds import kind_of
+from iolab.targets.model import Target
 
 # The drive's own setting before this process first switched it, by device, so the end of
 # a run (complete, failed or interrupted) puts it back: a drive left with its cache off runs

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import IolabError
-from . import host
-from .model import DeviceFacts, Problem, Target
+from iolab.errors import IolabError
+from iolab.targets import host
+from iolab.targets.model import DeviceFacts, Problem, Target
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import IolabError
-from ..units import human_bytes
-from . import host, lock
-from .model import Target
+from iolab.errors import IolabError
+from iolab.units import human_bytes
+from iolab.targets import host, lock
+from iolab.targets.model import Target
 
 MARK_XATTR = "user.iolab"
 _MARK_VALUE = b"created by iolab"

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import RefusedError
-from .model import Problem, PurgeOutcome, Target
+from iolab.errors import RefusedError
+from iolab.targets.model import Problem, PurgeOutcome, Target
 
 ProgressFn = Callable[[float], None]
 

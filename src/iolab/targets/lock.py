@@ -27,12 +27,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import IolabError, RefusedError
-from . import host
-from .facts import block_dev
-from .kinds import kind_of
-from .model import Target
-from .usage import loop_backing
+from iolab.errors import IolabError, RefusedError
+from iolab.targets import host
+from iolab.targets.facts import block_dev
+from iolab.targets.kinds import kind_of
+from iolab.targets.model import Target
+from iolab.targets.usage import loop_backing
 
 DEFAULT_LOCK_DIR = Path("/run/iolab/locks")
 

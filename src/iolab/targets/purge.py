@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..errors import IolabError
-from ..units import human_bytes
-from . import host
-from .facts import block_dev
-from .files import allocate, prepare_file
-from .kinds import ProgressFn, kind_of
-from .model import PurgeOutcome, Target
+from iolab.errors import IolabError
+from iolab.units import human_bytes
+from iolab.targets import host
+from iolab.targets.facts import block_dev
+from iolab.targets.files import allocate, prepare_file
+from iolab.targets.kinds import ProgressFn, kind_of
+from iolab.targets.model import PurgeOutcome, Target
 
 PURGE_METHODS = (
     "auto",

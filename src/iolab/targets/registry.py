@@ -3,13 +3,13 @@ with every hook given (kinds.py refuses a kind without them)."""
 
 from __future__ import annotations
 
-from .cache import block_write_cache, file_write_cache, nbd_write_cache, sim_write_cache
-from .facts import zoned_problems
-from .kinds import Kind, register
-from .lock import claim_block, claim_file, claim_sim, claim_uri
-from .purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
-from .safety import block_problems, file_problems, nbd_problems, sim_problems
-from .spec import parse_block, parse_file, parse_nbd, parse_sim
+from iolab.targets.cache import block_write_cache, file_write_cache, nbd_write_cache, sim_write_cache
+from iolab.targets.facts import zoned_problems
+from iolab.targets.kinds import Kind, register
+from iolab.targets.lock import claim_block, claim_file, claim_sim, claim_uri
+from iolab.targets.purge import PURGE_METHODS, purge_block, purge_file, purge_nbd, purge_sim
+from iolab.targets.safety import block_problems, file_problems, nbd_problems, sim_problems
+from iolab.targets.spec import parse_block, parse_file, parse_nbd, parse_sim
 
 
 def _block_problems(target):

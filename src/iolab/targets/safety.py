@@ -28,14 +28,14 @@ import fcntl
 import os
 import stat
 
-from ..errors import RefusedError
-from ..units import human_bytes
-from . import host, lock
-from .facts import BlockDev, block_dev, file_type
-from .files import MARK_XATTR, created_by_iolab, sidecar
-from .kinds import kind_of
-from .model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
-from .usage import (
+from iolab.errors import RefusedError
+from iolab.units import human_bytes
+from iolab.targets import host, lock
+from iolab.targets.facts import BlockDev, block_dev, file_type
+from iolab.targets.files import MARK_XATTR, created_by_iolab, sidecar
+from iolab.targets.kinds import kind_of
+from iolab.targets.model import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
+from iolab.targets.usage import (
     device_in,
     devnums,
     loop_backing,
@@ -47,8 +47,8 @@ from .usage import (
     swap_file,
     system_use,
 )
-from .writepolicy import file_problems as output_problems
-from .writepolicy import no_write_bits, pseudo_filesystem
+from iolab.targets.writepolicy import file_problems as output_problems
+from iolab.targets.writepolicy import no_write_bits, pseudo_filesystem
 
 
 def check_safe_to_write(target: Target, allow_unsafe: bool = False, allow_system_disk: bool = False) -> list[str]:

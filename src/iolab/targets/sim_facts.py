@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from .. import _sim
-from ..errors import IolabError
-from ..safefile import check_regular
-from .model import DeviceFacts
+from iolab import _sim
+from iolab.errors import IolabError
+from iolab.safefile import check_regular
+from iolab.targets.model import DeviceFacts
 
 # Target options that steer the engine rather than describe the drive (port=: which of its host
 # paths a spec names, see engines/sim_paths.py).

@@ -14,13 +14,13 @@ import re
 import stat
 import urllib.parse
 
-from ..errors import IolabError
-from ..units import parse_size
-from ..usertext import check_fio_value, check_text
-from . import host
-from .facts import device_facts, file_type
-from .kinds import kind_for_spec
-from .model import DeviceFacts, Target
+from iolab.errors import IolabError
+from iolab.units import parse_size
+from iolab.usertext import check_fio_value, check_text
+from iolab.targets import host
+from iolab.targets.facts import device_facts, file_type
+from iolab.targets.kinds import kind_for_spec
+from iolab.targets.model import DeviceFacts, Target
 
 _FORMS = (
     "Accepted forms: /dev/NAME (a block device), file:PATH?size=8GiB, nbd://HOST[:PORT][/EXPORT]"
@@ -177,7 +177,7 @@ def parse_sim(spec: str, text: str) -> Target:
     if not preset:
         raise IolabError(f"target {spec!r}: sim: needs a preset name, e.g. sim:PRESET. {_FORMS}")
     try:
-        from .sim_facts import describe_target
+        from iolab.targets.sim_facts import describe_target
     except ImportError as e:
         raise IolabError(
             f"target {spec!r}: the simulated drive is not available in this build ({e}). "

@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import host
-from .facts import BlockDev, block_dev_named, sysname
+from iolab.targets import host
+from iolab.targets.facts import BlockDev, block_dev_named, sysname
 
 
 def rdev_of(path: str) -> str | None:

@@ -21,7 +21,7 @@ import stat
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from . import host
+from iolab.targets import host
 
 NVME_DATA_UNIT = 512_000
 INTEL_NAND_UNIT = 32 << 20

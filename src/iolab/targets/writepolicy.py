@@ -29,11 +29,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import RefusedError
-from ..units import human_bytes
-from .facts import file_type
-from .files import created_by_iolab, mark_created
-from .usage import mounts
+from iolab.errors import RefusedError
+from iolab.units import human_bytes
+from iolab.targets.facts import file_type
+from iolab.targets.files import created_by_iolab, mark_created
+from iolab.targets.usage import mounts
 
 # Filesystems whose "files" are the kernel's interfaces (sysfs, /proc/sys, tracing, cgroups) or
 # its device nodes: nothing iolab writes belongs there.

@@ -10,11 +10,11 @@ one IO table (Parquet: time, device, op, offset, size, process, latency). See ta
 Stream analysis and workloads built from a table live in iolab.analysis.
 """
 
-from .capture import CaptureResult, CaptureTick, capture
-from .detect import detect_format
-from .readers import FORMATS, import_trace
-from .table import BadLine, TraceTable
-from .writers import export_trace
+from iolab.traces.capture import CaptureResult, CaptureTick, capture
+from iolab.traces.detect import detect_format
+from iolab.traces.readers import FORMATS, import_trace
+from iolab.traces.table import BadLine, TraceTable
+from iolab.traces.writers import export_trace
 
 __all__ = [
     "FORMATS",

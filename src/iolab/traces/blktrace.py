@@ -25,10 +25,10 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import IolabError
-from .events import paired_sql
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
-from .textscan import MAX_SECTORS, MAX_TIME_NS
+from iolab.errors import IolabError
+from iolab.traces.events import paired_sql
+from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
+from iolab.traces.textscan import MAX_SECTORS, MAX_TIME_NS
 
 MAGIC = 0x65617400
 VERSION = 0x07

@@ -27,8 +27,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import IolabError
-from ..targets.writepolicy import output_dir
+from iolab.errors import IolabError
+from iolab.targets.writepolicy import output_dir
 
 DEBUGFS = Path("/sys/kernel/debug")
 PROBE_S = 1

@@ -54,13 +54,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IolabError, RefusedError
-from ..procs import pid_alive
-from ..targets.writepolicy import check_file, output_dir
-from .blktrace_capture import blktrace_problem, capture_blktrace
-from .readers import import_trace
-from .table import TraceTable
-from .tracefs_raw import EVENTS, NoIssues, import_tracefs_raw, snapshot_layout
+from iolab.errors import IolabError, RefusedError
+from iolab.procs import pid_alive
+from iolab.targets.writepolicy import check_file, output_dir
+from iolab.traces.blktrace_capture import blktrace_problem, capture_blktrace
+from iolab.traces.readers import import_trace
+from iolab.traces.table import TraceTable
+from iolab.traces.tracefs_raw import EVENTS, NoIssues, import_tracefs_raw, snapshot_layout
 
 TRACEFS = Path("/sys/kernel/tracing")
 INSTANCE = "iolab"

@@ -15,10 +15,10 @@ import struct
 import zlib
 from pathlib import Path
 
-from ..errors import IolabError
-from ..safefile import check_regular
-from .readers import FORMATS
-from .vscsi import vscsi_version
+from iolab.errors import IolabError
+from iolab.safefile import check_regular
+from iolab.traces.readers import FORMATS
+from iolab.traces.vscsi import vscsi_version
 
 BLK_MAGIC = 0x65617400  # struct blk_io_trace magic, low byte = version
 _HEAD_LINES = 20

@@ -3,8 +3,8 @@ builder each, registered in formats.TEXT_FORMATS; the events are paired in event
 
 from __future__ import annotations
 
-from .events import rwbs_op
-from .textscan import Parsed, lines_sql, q
+from iolab.traces.events import rwbs_op
+from iolab.traces.textscan import Parsed, lines_sql, q
 
 _FRAC_NS = "TRY_CAST(left(rpad({frac}, 9, '0'), 9) AS BIGINT)"
 _EVENT_LABELS = {"time_ns": "field sec.nsec", "sector": "field sector", "nsect": "field nsectors", "pid": "field pid"}

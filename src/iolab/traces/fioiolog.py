@@ -5,9 +5,9 @@ datasync become flushes."""
 
 from __future__ import annotations
 
-from ..errors import IolabError
-from .table import sql_str
-from .textscan import MAX_LATENCY_US, Parsed, first_line, lines_sql, q, ws_fields
+from iolab.errors import IolabError
+from iolab.traces.table import sql_str
+from iolab.traces.textscan import MAX_LATENCY_US, Parsed, first_line, lines_sql, q, ws_fields
 
 
 def fio_iolog(path: str) -> Parsed:

@@ -47,10 +47,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .eventformats import blkparse, tracefs
-from .fioiolog import fio_iolog
-from .table import sql_str
-from .textscan import (
+from iolab.traces.eventformats import blkparse, tracefs
+from iolab.traces.fioiolog import fio_iolog
+from iolab.traces.table import sql_str
+from iolab.traces.textscan import (
     Field,
     Parsed,
     check_fields,

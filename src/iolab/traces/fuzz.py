@@ -23,7 +23,7 @@ import traceback
 from functools import cache
 from pathlib import Path
 
-from ..errors import IolabError
+from iolab.errors import IolabError
 
 TEXT = (
     "msr",
@@ -74,8 +74,8 @@ HUGE = (
 @cache
 def seeds(fmt: str) -> tuple[bytes, tuple[bytes, ...]]:
     """(head, body): the header lines and the data lines (or records) of a valid file."""
-    from .table import table_from_rows
-    from .writers import export_trace
+    from iolab.traces.table import table_from_rows
+    from iolab.traces.writers import export_trace
 
     with tempfile.TemporaryDirectory(prefix="iolab-fuzz-") as d:
         rows = [
@@ -189,7 +189,7 @@ def file_level(rng: random.Random, data: bytes) -> bytes:
 def run(path: Path, fmt: str, out: Path) -> str | None:
     """Import `path` as `fmt` without and with skip_bad_lines: the first crash (an exception
     other than IolabError) as text, or None."""
-    from .readers import import_trace
+    from iolab.traces.readers import import_trace
 
     for skip in (False, True):
         try:

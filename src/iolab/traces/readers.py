@@ -20,14 +20,14 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from ..errors import IolabError
-from ..safefile import check_regular
-from . import timeunit
-from .events import paired_sql
-from .formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, refuse_bad_input, write_table
-from .textscan import Parsed, clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
-from .timeunit import VARIABLE_UNIT
+from iolab.errors import IolabError
+from iolab.safefile import check_regular
+from iolab.traces import timeunit
+from iolab.traces.events import paired_sql
+from iolab.traces.formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
+from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, refuse_bad_input, write_table
+from iolab.traces.textscan import Parsed, clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
+from iolab.traces.timeunit import VARIABLE_UNIT
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
 FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
@@ -66,11 +66,11 @@ def import_trace(
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     _check_request(files, fmt, time_unit)
     if fmt == "blktrace":
-        from .blktrace import import_blktrace
+        from iolab.traces.blktrace import import_blktrace
 
         return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events)
     if fmt == "vscsi":
-        from .vscsi import import_vscsi
+        from iolab.traces.vscsi import import_vscsi
 
         return import_vscsi(files, out, skip_bad_lines=skip_bad_lines, notes=notes, time_unit=time_unit)
     for f in files:

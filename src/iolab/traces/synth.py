@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IolabError
-from ..workload import Stream
-from .table import IMPORT_MEMORY, TraceTable, connect, sql_str, write_table
+from iolab.errors import IolabError
+from iolab.workload import Stream
+from iolab.traces.table import IMPORT_MEMORY, TraceTable, connect, sql_str, write_table
 
 
 @dataclass(frozen=True)

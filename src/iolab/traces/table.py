@@ -36,8 +36,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import IolabError
-from ..targets.writepolicy import check_file, mark_written, output_dir
+from iolab.errors import IolabError
+from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")
 # What every table has; tables written before pid and outstanding existed lack those two.

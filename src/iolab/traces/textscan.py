@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from ..errors import IolabError
-from .table import connect, first_error_line, sql_str
+from iolab.errors import IolabError
+from iolab.traces.table import connect, first_error_line, sql_str
 
 MAX_LINE = 1 << 20  # bytes; a longer line is a bad line (no trace format has lines near this)
 # Limits after conversion. Sums and differences of two values stay inside BIGINT.

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import IolabError
-from .textscan import MAX_TIME_NS
+from iolab.errors import IolabError
+from iolab.traces.textscan import MAX_TIME_NS
 
 NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 UNITS = tuple(NS_PER)

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IolabError
-from .events import paired_sql
-from .table import TraceTable, connect, write_table
+from iolab.errors import IolabError
+from iolab.traces.events import paired_sql
+from iolab.traces.table import TraceTable, connect, write_table
 
 EVENTS = ("block_rq_issue", "block_rq_complete")
 LAYOUT_FILES = ("header_page", "header_event", *(f"{ev}.format" for ev in EVENTS))

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IolabError
-from . import timeunit
-from .formats import scsi_op_sql
-from .table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
-from .textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
+from iolab.errors import IolabError
+from iolab.traces import timeunit
+from iolab.traces.formats import scsi_op_sql
+from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
+from iolab.traces.textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
 
 V1 = np.dtype(
     [("sn", "<u4"), ("len", "<u4"), ("nsg", "<u4"), ("cmd", "<u2"), ("ver", "<u2"), ("lbn", "<u8"), ("ts", "<u8")]

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IolabError
-from ..targets.writepolicy import check_file, mark_written
-from .blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
-from .formats import FILETIME_UNIX_EPOCH
-from .table import TraceTable, connect, sql_str
+from iolab.errors import IolabError
+from iolab.targets.writepolicy import check_file, mark_written
+from iolab.traces.blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
+from iolab.traces.formats import FILETIME_UNIX_EPOCH
+from iolab.traces.table import TraceTable, connect, sql_str
 
 FORMATS = (
     "msr",
@@ -275,7 +275,7 @@ def _fio(con, src: str, out: Path, v3: bool) -> None:
 
 def _vscsi(con, src: str, out: Path) -> None:
     """Version 2 records (with rt), ts and rt in µs."""
-    from .vscsi import V2
+    from iolab.traces.vscsi import V2
 
     rows = con.execute(f"SELECT time_ns, op, offset_bytes, size_bytes, latency_us FROM {src} ORDER BY n").fetchnumpy()
     recs = np.zeros(len(rows["time_ns"]), dtype=V2)
