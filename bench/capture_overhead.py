@@ -41,9 +41,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.errors import RefusedError
+from iolab.core.errors import RefusedError
+from iolab.core.units import parse_duration, parse_size
 from iolab.traces import capture as capture_now
-from iolab.units import parse_duration, parse_size
 
 REPO = Path(__file__).resolve().parent.parent
 

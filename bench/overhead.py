@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab import targets
+from iolab.core.units import parse_duration, parse_size
+from iolab.core.workload import Workload
 from iolab.engines.fio import FioEngine
 from iolab.engines.fio_parse import parse_fio_json
 from iolab.targets import Target
-from iolab.units import parse_duration, parse_size
-from iolab.workload import Workload
 
 ENGINES = ("io_uring", "libaio")
 WAYS = [(job, eng) for job in ("plain", "iolab") for eng in ENGINES]

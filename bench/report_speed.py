@@ -93,7 +93,7 @@ def report_all(a: argparse.Namespace, base: Path, here: Path, made: list[str]) -
 
 GOAL = 2.0  # a run with its report within 2x the CPU of the same run without (issue 35)
 # what pip writes as the `iolab` console script
-CONSOLE_SCRIPT = "import sys\nfrom iolab.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
+CONSOLE_SCRIPT = "import sys\nfrom iolab.cli.main import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
 
 
 def with_without(name: str, base: Path, here: Path, repeats: int, tests: list[str]) -> None:

@@ -31,12 +31,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from iolab.core.workload import Stream, Workload  # noqa: E402
 from iolab.engines.fio_client import client_parts, run_clients  # noqa: E402
 from iolab.engines.fio_hosts import Leg  # noqa: E402
+from iolab.engines.hostlist import Host  # noqa: E402
 from iolab.engines.merge import merge  # noqa: E402
-from iolab.hostlist import Host  # noqa: E402
 from iolab.targets import Target  # noqa: E402
-from iolab.workload import Stream, Workload  # noqa: E402
 from tests.integration.netns import fio_hosts  # noqa: E402
 
 

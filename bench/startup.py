@@ -1,5 +1,5 @@
 """Start-up time of the commands that write no report, against `python -c pass`, against
-`python -c "import iolab.cli"` and against another ref's code (default main), measured
+`python -c "import iolab.cli.main"` and against another ref's code (default main), measured
 alternately in one run.
 
     .venv/bin/python bench/startup.py [--base main] [--repeats 7]
@@ -65,7 +65,7 @@ def main() -> None:
     runs = tempfile.mkdtemp(prefix="iolab-bench-runs-")
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
-        "import iolab.cli": [sys.executable, "-c", "import iolab.cli"],
+        "import iolab.cli.main": [sys.executable, "-c", "import iolab.cli.main"],
         "iolab --help": iolab_argv("--help"),
         "iolab --version": iolab_argv("--version"),
         "iolab runs": iolab_argv("runs", "--runs-dir", runs),
@@ -73,7 +73,9 @@ def main() -> None:
         "iolab sim presets": iolab_argv("sim", "presets"),
     }
     if a.smoke:
-        commands = {k: v for k, v in commands.items() if k in ("python -c pass", "import iolab.cli", "iolab --version")}
+        commands = {
+            k: v for k, v in commands.items() if k in ("python -c pass", "import iolab.cli.main", "iolab --version")
+        }
     trees = {"base": base, "this": here}
     jobs = [(name, tree) for name in commands for tree in trees]
     got: dict[tuple[str, str], list[tuple[float, float]]] = {job: [] for job in jobs}
@@ -93,11 +95,11 @@ def main() -> None:
         f"{'command':18} {a.base + ' wall':>10} {a.base + ' CPU':>9} {'this wall':>9} {'this CPU':>8} "
         f"{'CPU ratio':>9} {'CPU - pass':>10} {'CPU / import':>12}"
     )
-    bare, imported = median("python -c pass", "this", 1), median("import iolab.cli", "this", 1)
+    bare, imported = median("python -c pass", "this", 1), median("import iolab.cli.main", "this", 1)
     for name in commands:
         (bw, bc), (hw, hc) = ((median(name, t, 0), median(name, t, 1)) for t in trees)
         over = hc - bare
-        mark = "" if name in ("python -c pass", "import iolab.cli") else (" ok" if over < GOAL_MS else " OVER")
+        mark = "" if name in ("python -c pass", "import iolab.cli.main") else (" ok" if over < GOAL_MS else " OVER")
         print(
             f"{name:18} {bw:10.0f} {bc:9.0f} {hw:9.0f} {hc:8.0f} {bc / hc:8.2f}× {over:10.0f} "
             f"{hc / imported:11.2f}×{mark}"

@@ -50,7 +50,7 @@ def _status(key: str) -> int:
 
 
 def analyse_child(path: str, step_s: float, save: str) -> None:
-    from iolab.analysis.streams import analyse
+    from iolab.traces.analysis.streams import analyse
 
     t0, c0 = time.perf_counter(), time.process_time()
     a = analyse(path, step_s=step_s)
@@ -74,8 +74,8 @@ def analyse_child(path: str, step_s: float, save: str) -> None:
 
 
 def plot_child(saved: str, out: str) -> None:
-    from iolab.analysis.plots import plot_all
-    from iolab.analysis.streamstats import StreamAnalysis
+    from iolab.traces.analysis.plots import plot_all
+    from iolab.traces.analysis.streamstats import StreamAnalysis
 
     a = StreamAnalysis.load(saved)
     loaded = _status("VmRSS")
@@ -175,8 +175,8 @@ def main() -> None:
         plot_child(args._plot, args._save)
         return
 
+    from iolab.core.workload import Stream
     from iolab.traces.synth import SynthSpec, generate
-    from iolab.workload import Stream
 
     mix = (
         Stream("rnd", "read", 65536, 0.305),

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 PR_SET_CHILD_SUBREAPER = 36
 
 # the `iolab` console script, run from whichever src/ is first on PYTHONPATH
-IOLAB = "import sys; sys.argv = ['iolab', *sys.argv[1:]]\nif __name__ == '__main__':\n    from iolab.cli import main; main()"
+IOLAB = "import sys; sys.argv = ['iolab', *sys.argv[1:]]\nif __name__ == '__main__':\n    from iolab.cli.main import main; main()"
 
 
 def become_subreaper() -> None:

@@ -1,7 +1,7 @@
 """Bad command lines: each ends with a non-zero exit and a one-paragraph error, never a
 traceback, and leaves no run directory behind (nothing was purged or written).
 
-Most run in-process through `iolab.cli.main` (the console script's entry point) to keep the
+Most run in-process through `iolab.cli.main.main` (the console script's entry point) to keep the
 suite fast; a few go through the installed `iolab` command as a user types them.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import cli
+from iolab.cli import main as cli
 
 from .conftest import iolab
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from iolab.analysis.streams import analyse
-from iolab.errors import RefusedError
+from iolab.core.errors import RefusedError
 from iolab.traces import TraceTable, capture, import_trace
+from iolab.traces.analysis.streams import analyse
 from iolab.traces.capture import INSTANCE, TRACEFS
 from iolab.traces.tracefs_raw import import_tracefs_raw
 
@@ -309,7 +309,7 @@ def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device
 
 
 def test_no_io_during_the_capture_is_an_error(loop_device, scratch):
-    from iolab.errors import IolabError
+    from iolab.core.errors import IolabError
 
     with pytest.raises(IolabError, match=f"no block IO was issued to {loop_device}"):
         capture(loop_device, 0.5, scratch / "x.parquet")
@@ -317,7 +317,7 @@ def test_no_io_during_the_capture_is_an_error(loop_device, scratch):
 
 
 def test_blktrace_when_it_works_else_tracefs_saying_why(loop_device, scratch, monkeypatch):
-    from iolab.errors import IolabError
+    from iolab.core.errors import IolabError
     from iolab.traces import blktrace_capture
 
     problem = blktrace_capture.blktrace_problem(loop_device)

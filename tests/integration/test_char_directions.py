@@ -9,12 +9,12 @@ import json
 import pytest
 from matplotlib.figure import Figure  # drawn on directly: no pyplot, no backend
 
-from iolab.compare_pages.characterise import common_scale, per_drive_axes
-from iolab.report import model, plots
-from iolab.report.char_series import consistency_figures, consistency_series
-from iolab.report.characterise import entropy_pages, mixed_pages
-from iolab.report.rundata import RunData
-from iolab.units import NONE, num
+from iolab.core.units import NONE, num
+from iolab.pages.compare_pages.characterise import common_scale, per_drive_axes
+from iolab.pages.report import model, plots
+from iolab.pages.report.char_series import consistency_figures, consistency_series
+from iolab.pages.report.characterise import entropy_pages, mixed_pages
+from iolab.pages.report.rundata import RunData
 
 from .conftest import iolab
 from .test_cli_characterise import sim_run

@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from iolab.api import key_metrics
-from iolab.compare import summary_table
-from iolab.compare.characterise import grid
-from iolab.report.char_series import consistency_figures
-from iolab.report.rundata import RunData
-from iolab.runlist import list_runs
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.api.runlist import list_runs
+from iolab.api.runs import key_metrics
+from iolab.figures.compare import summary_table
+from iolab.figures.compare.characterise import grid
+from iolab.figures.summary import summarise
+from iolab.pages.report.char_series import consistency_figures
+from iolab.pages.report.rundata import RunData
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 

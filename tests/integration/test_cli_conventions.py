@@ -13,7 +13,7 @@ import pytest
 
 from iolab.engines.sim import list_presets
 
-IOLAB = [sys.executable, "-c", "from iolab.cli import main; main()"]
+IOLAB = [sys.executable, "-c", "from iolab.cli.main import main; main()"]
 COMMANDS = [
     "run",
     "resume",

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from iolab.runlist import list_runs
-from iolab.store import RunStore
-from iolab.summary import summarise
-from iolab.units import measurable
+from iolab.api.runlist import list_runs
+from iolab.core.units import measurable
+from iolab.figures.summary import summarise
+from iolab.store.runstore import RunStore
 
 from .conftest import IOLAB, default_signals, iolab
 
@@ -29,7 +29,7 @@ def only_run(runs_dir):
 
 def check_rounds_are_consistent(store, ph):
     """The stored verdict must be what the rule says about the stored rounds."""
-    from iolab.steady import SteadyRule, evaluate
+    from iolab.core.steady import SteadyRule, evaluate
 
     [plan_phase] = [p for p in store.manifest.plan["phases"] if p["name"] == ph.phase.name]
     last = ph.verdicts[0].rounds[-1]

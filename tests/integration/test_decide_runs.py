@@ -8,14 +8,16 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from iolab import api, registry, suites
-from iolab.decide import Decision, NoGain, best_by_iops
-from iolab.plan import Cell, Deferred, Phase
-from iolab.plan import TestPlan as Plan
-from iolab.store import RunStore
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab import suites
+from iolab.api import registry
+from iolab.api import runs as api
+from iolab.core.decide import Decision, NoGain, best_by_iops
+from iolab.core.plan import Cell, Deferred, Phase
+from iolab.core.plan import TestPlan as Plan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.store.runstore import RunStore
+from iolab.suites.testdef import TestDef
 
 from .test_registry import cli
 

@@ -8,10 +8,10 @@ import zlib
 
 import pytest
 
+from iolab.core.units import KiB, MiB
+from iolab.core.workload import Workload
 from iolab.engines.fio import FioEngine
 from iolab.targets import parse_target
-from iolab.units import KiB, MiB
-from iolab.workload import Workload
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.durable import ResultsDiskFull
+from iolab.store.durable import ResultsDiskFull
 from tests.integration.conftest import IOLAB, iolab
 
 
@@ -164,7 +164,7 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
 # argument is that tree, the rest iolab's.
 ON_FAKE_PROC = (
     "import sys; from pathlib import Path; import iolab.targets.host as h; h.PROC = Path(sys.argv.pop(1)); "
-    "from iolab.cli import main; main()"
+    "from iolab.cli.main import main; main()"
 )
 
 

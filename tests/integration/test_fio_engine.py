@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.errors import EngineError
+from iolab.core.workload import Stream, Workload
 from iolab.engines.fio import FioEngine
-from iolab.errors import EngineError
 from iolab.targets import Target
-from iolab.workload import Stream, Workload
 
 from .conftest import default_signals
 
@@ -211,7 +211,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     from iolab.engines.fio import FioEngine
     from iolab.targets import Target
-    from iolab.workload import Workload
+    from iolab.core.workload import Workload
 
     path, raw = sys.argv[1], Path(sys.argv[2])
     t = Target("file", "file:" + path, path, 64 * 1024 * 1024)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.errors import IolabError
+from iolab.core.workload import Workload
 from iolab.engines.fio_job import build_job
-from iolab.errors import IolabError
 from iolab.targets import Target
-from iolab.workload import Workload
 
 from .conftest import iolab
 
@@ -258,7 +258,7 @@ def test_a_hosts_file_field_gets_the_command_lines_rules(scratch, field, says):
 
 def test_the_hosts_files_engines_are_the_command_lines():
     from iolab.engines.fio_job import JOB_IOENGINES
-    from iolab.hostlist import HOST_IOENGINES
+    from iolab.engines.hostlist import HOST_IOENGINES
 
     assert HOST_IOENGINES == JOB_IOENGINES
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.hosts import answers
-from iolab.store import RunStore
+from iolab.engines.hosts import answers
+from iolab.store.runstore import RunStore
 
 from .conftest import IOLAB, iolab
 from .sshd import available, ssh_host
@@ -258,7 +258,7 @@ def test_kill_9_of_a_hosts_run_takes_its_server_down_and_resume_leaves_none(scra
 
 
 def test_a_server_an_earlier_iolab_left_is_listed_and_stopped_by_the_next_run(scratch, monkeypatch):
-    from iolab.serverpids import servers_dir
+    from iolab.engines.serverpids import servers_dir
 
     # pid files of its own: any iolab hosts run of this machine stops every leftover server it finds
     monkeypatch.setenv("IOLAB_LOCK_DIR", str(scratch / "locks"))

@@ -22,7 +22,7 @@ def traced(*a, **k):
 sqlite3.connect = traced
 atexit.register(lambda: print("HISTOGRAM READS", len(reads), file=sys.stderr))
 sys.argv = ["iolab", *sys.argv[1:]]
-from iolab.cli import main
+from iolab.cli.main import main
 main()
 """
 

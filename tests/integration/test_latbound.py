@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from iolab.decide import LatencyBound, sample_of_row
+from iolab.core.decide import LatencyBound, sample_of_row
 from iolab.engines.merge import breakdown
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 from .netns import fio_hosts

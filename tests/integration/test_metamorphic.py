@@ -24,7 +24,8 @@ from functools import cache
 
 import pytest
 
-from iolab import _sim, registry
+from iolab import _sim
+from iolab.api import registry
 
 from .conftest import iolab
 from .test_rwsw import workload  # noqa: F401  (the RWSW tests' input: a small analysed trace)

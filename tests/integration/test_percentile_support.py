@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import re
 
-from iolab.units import percentile_min_ios
+from iolab.core.units import percentile_min_ios
 
 from .conftest import iolab
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from iolab.runlist import list_runs
+from iolab.api.runlist import list_runs
 
 from .conftest import iolab
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.compare.pts2 import chosen_points, demand_points, xsr_result
-from iolab.runlist import list_runs
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.api.runlist import list_runs
+from iolab.figures.compare.pts2 import chosen_points, demand_points, xsr_result
+from iolab.figures.summary import summarise
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.compare.hir import hir_result
-from iolab.summary import summarise
+from iolab.figures.compare.hir import hir_result
+from iolab.figures.summary import summarise
 
 from .conftest import iolab
 from .test_pts2 import only_run, run_on_file

@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from iolab import plan, registry
-from iolab.cli import app
-from iolab.compare import KeyMetric
-from iolab.decide import DemandShortfall
-from iolab.plan import Cell, Phase
-from iolab.runlist import list_runs
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.api import registry
+from iolab.api.runlist import list_runs
+from iolab.cli.main import app
+from iolab.core import plan
+from iolab.core.decide import DemandShortfall
+from iolab.core.plan import Cell, Phase
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.suites.testdef import TestDef
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from iolab.api import build_document
-from iolab.report.model import Figure
-from iolab.report.rundata import RunData
+from iolab.api.runs import build_document
+from iolab.pages.report.model import Figure
+from iolab.pages.report.rundata import RunData
 
 from .conftest import iolab
 
@@ -26,14 +26,14 @@ from .conftest import iolab
 HEAVY = ("matplotlib", "numpy", "duckdb", "weasyprint", "jinja2", "PIL", "scipy", "pandas", "pyarrow", "pydantic")
 # iolab's own layers above the test declarations: the library the commands call, the runner,
 # the reports and comparisons. Only `iolab tests` reads the declarations, which name their pages.
-LAYERS = ("iolab.api", "iolab.runner", "iolab.report", "iolab.compare_pages")
+LAYERS = ("iolab.api.runs", "iolab.run.runner", "iolab.pages.report", "iolab.pages.compare_pages")
 
 # the `iolab` command, then the modules it loaded (as the console script runs it)
 LOADED = """
 import atexit, sys
 atexit.register(lambda: print("LOADED", *sorted(sys.modules), file=sys.stderr))
 sys.argv = ["iolab", *sys.argv[1:]]
-from iolab.cli import main
+from iolab.cli.main import main
 main()
 """
 
@@ -52,7 +52,7 @@ def loaded_by(*args: str, script: str = LOADED) -> list[str]:
 )
 def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args, tmp_path):
     loaded = loaded_by(*args, *(("--runs-dir", str(tmp_path)) if args == ("runs",) else ()))
-    assert "typer" in loaded and "iolab.cli" in loaded  # the list is the command's
+    assert "typer" in loaded and "iolab.cli.main" in loaded  # the list is the command's
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert not heavy, f"iolab {' '.join(args)} loaded {heavy}"
     if args[0] != "tests":
@@ -87,8 +87,8 @@ def test_report_says_which_plot_and_page_it_is_writing(latency_run, tmp_path):
 
 
 def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_run, tmp_path):
-    from iolab.report import drawing
-    from iolab.report.model import png_bytes
+    from iolab.pages.report import drawing
+    from iolab.pages.report.model import png_bytes
 
     def figures(parallel: bool) -> list[bytes]:
         drawing._DRAWN.clear()  # drawn anew, not taken from the other way's drawing
@@ -114,7 +114,7 @@ def test_a_plot_is_drawn_once_into_an_opaque_rgb_png_with_the_pixels_savefig_dra
     from matplotlib.figure import Figure as MplFigure
     from PIL import Image
 
-    from iolab.report.plot_style import _figure, _png, styled
+    from iolab.pages.report.plot_style import _figure, _png, styled
 
     def figure():
         with styled():
@@ -147,8 +147,8 @@ def test_header_columns_are_laid_out_once_per_document_and_printed_on_every_page
 ):
     import weasyprint
 
-    from iolab.api import write_report
-    from iolab.report import pdf
+    from iolab.api.runs import write_report
+    from iolab.pages.report import pdf
 
     printed: list[str] = []
     real_html = weasyprint.HTML
@@ -181,8 +181,8 @@ def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encodi
 
     from PIL import Image, PngImagePlugin
 
-    import iolab.report as report
-    from iolab.api import write_report
+    import iolab.pages.report as report
+    from iolab.api.runs import write_report
 
     encoded, printing = [], []
     real_save, real_write_pdf = PngImagePlugin._save, report.write_pdf
@@ -201,7 +201,7 @@ def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encodi
 def test_only_8_bit_rgb_pngs_go_into_the_pdf_as_drawn():
     from PIL import Image
 
-    from iolab.report.pdf import _idat
+    from iolab.pages.report.pdf import _idat
 
     def png(mode: str, **kw) -> bytes:
         buf = io.BytesIO()
@@ -219,14 +219,14 @@ def test_only_8_bit_rgb_pngs_go_into_the_pdf_as_drawn():
 # notes each process its body runs in.
 MAIN_SCRIPT = """
 import os, sys
-import iolab.cli  # noqa: F401 - as the console script does, with everything it imports
+import iolab.cli.main  # noqa: F401 - as the console script does, with everything it imports
 with open(sys.argv[1] if __name__ == "__main__" else os.environ["RAN_LOG"], "a") as log:
     print(__name__, os.getpid(), file=log)
 
 if __name__ == "__main__":
     os.environ["RAN_LOG"] = sys.argv[1]
     os.sched_getaffinity = lambda pid: {0, 1}  # two workers on any machine
-    from iolab.report import drawing
+    from iolab.pages.report import drawing
     with drawing.drawing_in_parallel():
         assert drawing._POOL is not None
         print("WORKERS", *sorted({drawing._POOL.submit(os.getpid).result() for _ in range(4)}))
@@ -254,7 +254,7 @@ def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_th
     # runs' pages are laid out once; the sequence lays out its summary and the pages' heads
     import weasyprint
 
-    from iolab.api import write_report, write_sequence_report
+    from iolab.api.runs import write_report, write_sequence_report
     from tests.unit.test_report import DriveEngine, record
 
     qos = record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
@@ -298,5 +298,5 @@ def test_a_report_draws_every_plot_in_the_plot_workers_never_in_its_own_process(
         else record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
     )
     loaded = loaded_by("report", str(run), "--out", str(tmp_path / "out"), script=REPORT_LOADED)
-    assert "weasyprint" in loaded and "iolab.report.plots" in loaded  # it wrote a report with plots
+    assert "weasyprint" in loaded and "iolab.pages.report.plots" in loaded  # it wrote a report with plots
     assert not [m for m in loaded if m.split(".")[0] == "matplotlib"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from iolab.report.pts import wsat_pages
-from iolab.report.rundata import RunData
+from iolab.pages.report.pts import wsat_pages
+from iolab.pages.report.rundata import RunData
 
 from .conftest import iolab
 

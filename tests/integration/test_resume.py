@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from iolab.runlist import list_runs
-from iolab.store import RunStore
+from iolab.api.runlist import list_runs
+from iolab.store.runstore import RunStore
 
 from .conftest import IOLAB, iolab
 

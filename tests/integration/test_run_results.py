@@ -74,7 +74,7 @@ def test_the_python_api_example_in_the_docs_runs_on_a_real_run(runs, tmp_path):
 
 
 def test_the_python_api_gives_cells_verdicts_and_a_dataframe_only_with_pandas(runs):
-    from iolab.results_api import CELL_COLUMNS, open_run
+    from iolab.api.results import CELL_COLUMNS, open_run
 
     _, made = runs
     with open_run(made[0]["path"]) as run:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab.analysis.workloads import load_composite, load_replay
-from iolab.runlist import list_runs
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.api.runlist import list_runs
+from iolab.figures.summary import summarise
+from iolab.store.runstore import RunStore
+from iolab.traces.analysis.workloads import load_composite, load_replay
 
 from .conftest import iolab
 
@@ -230,8 +230,8 @@ def test_multi_wsat_saturates_the_drive_before_steady_state(workload, tmp_path):
     assert cells[0].counters["waf"] == 1.0 and cells[0].iops > 1.1 * ph.cells[0].iops
     assert "1× capacity of workload writes" in mw.manifest.parameters["Steady state accepted after"]
     # a saturated drive is no faster on the composite than the replay of the same capture
-    from iolab.api import key_metrics
-    from iolab.compare import replay_totals
+    from iolab.api.runs import key_metrics
+    from iolab.figures.compare import replay_totals
 
     multi = key_metrics("multi-wsat")[0].get([ph])
     replay = replay_totals(summarise(stores["replay"]))
@@ -292,7 +292,8 @@ def test_capture_then_analyse_a_fio_mix_on_a_loop_device(loop_device, scratch):
 def test_a_run_started_from_python_keeps_its_input_and_has_its_self_test_page(workload, tmp_path):
     """api.run_test does what `iolab run` does, input copy included: the report's Self-Test
     pages read inputs/analysis.json from the run directory."""
-    from iolab import api, suites
+    from iolab import suites
+    from iolab.api import runs as api
 
     profile = suites.make_profile("enterprise", quick=True, cell_seconds=0.5)
     [run] = api.run_test("replay", SMALL_SIM, profile, workload=workload / "wl", runs_dir=tmp_path / "runs")

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from iolab import registry, suites, targets
-from iolab.errors import IolabError, RefusedError
-from iolab.runlist import list_runs
-from iolab.runstart import RunOptions, start
-from iolab.store import RunStore
+from iolab import suites, targets
+from iolab.api import registry
+from iolab.api.runlist import list_runs
+from iolab.core.errors import IolabError, RefusedError
+from iolab.run.runstart import RunOptions, start
+from iolab.store.runstore import RunStore
 from iolab.targets import Target, parse_target
 
 from .conftest import IOLAB, default_signals, iolab, read_direct

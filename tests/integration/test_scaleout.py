@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from iolab.engines.hostlist import Host
 from iolab.engines.merge import breakdown
-from iolab.hostlist import Host
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 from .netns import fio_hosts, kill_host
@@ -71,8 +71,8 @@ def test_three_hosts_run_a_test_together_and_merge_exactly(scratch):
             f"raw/{c.raw_files[0].split('/')[1].split('.p')[0]}.p{i}.fio" for i in range(3)
         ]
     assert any("split over 3 hosts" in n for n in store.manifest.notes)
-    from iolab import api
-    from iolab.report.rundata import RunData
+    from iolab.api import runs as api
+    from iolab.pages.report.rundata import RunData
 
     titles = [p.title for p in api.build_document(RunData.load(store.dir, scratch / "rep")).pages]
     assert "Per-Host / Per-Path Breakdown" in titles
@@ -253,7 +253,7 @@ def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_
     import socket
 
     from iolab.engines.fio_job import fio_version as _fio_version
-    from iolab.hosts import answers, check_versions, start_servers
+    from iolab.engines.hosts import answers, check_versions, start_servers
 
     with socket.socket() as s:
         s.bind(("127.0.0.9", 0))
@@ -273,7 +273,7 @@ def test_a_server_iolab_starts_is_bound_to_the_given_address_and_stopped_at_the_
 
 
 def test_a_killed_run_over_two_paths_resumes_over_the_same_paths(scratch, loop_device, second_path):
-    from iolab.runlist import list_runs
+    from iolab.api.runlist import list_runs
 
     from .conftest import killed_at
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from iolab.runlist import list_runs
-from iolab.store import RunStore
+from iolab.api.runlist import list_runs
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.compare.characterise import grid
+from iolab.api.runlist import list_runs
 from iolab.engines.sim import list_presets
-from iolab.runlist import list_runs
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.figures.compare.characterise import grid
+from iolab.figures.summary import summarise
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from iolab.engines.merge import breakdown
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab, killed_at
 
@@ -83,7 +83,7 @@ def test_two_ports_share_one_simulated_drive_and_add_up_to_one_path(tmp_path):
 
 
 def test_a_killed_run_over_two_ports_resumes_over_both(tmp_path):
-    from iolab.runlist import list_runs
+    from iolab.api.runlist import list_runs
 
     runs = tmp_path / "runs"
     args = ["run", "iops", "--quick", "--cell-time", "1s", "--max-rounds", "1", "--no-report"]

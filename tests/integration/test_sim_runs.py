@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from iolab.runlist import list_runs
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.api.runlist import list_runs
+from iolab.figures.summary import summarise
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 
@@ -168,8 +168,8 @@ def test_quick_wsat_on_the_default_drive_shows_its_fall(tmp_path):
     assert last["op"] == pytest.approx(0.28, abs=0.005)
     # Every report page's Device Under Test column shows the measured write amplification:
     # flash ÷ host bytes summed over the run's cells, not one cell's figure.
-    from iolab.report import header
-    from iolab.report.rundata import RunData
+    from iolab.pages.report import header
+    from iolab.pages.report.rundata import RunData
 
     run = RunData.load(store.dir, tmp_path)
     waf, host = run.write_amplification()
@@ -181,8 +181,8 @@ def test_quick_wsat_on_the_default_drive_shows_its_fall(tmp_path):
     assert item.startswith(f"{waf:.2f} measured over ") and "the whole run" in item, item
     # Run Details gives the measurement window's figure (past the cliff, higher) beside the
     # whole phase's, each from its own cells' counters.
-    from iolab.report.rundata import window_rows
-    from iolab.report.sections import details_pages
+    from iolab.pages.report.rundata import window_rows
+    from iolab.pages.report.sections import details_pages
 
     ph = run.phases[0]
     win = run.write_amplification(window_rows(ph))
@@ -255,7 +255,7 @@ def test_xsr_on_the_simulated_drive_shows_the_transition_and_the_recovery(tmp_pa
     """SEQ 1024 KiB W → RND 8 KiB W → SEQ 1024 KiB W on a small copy of the default drive: the
     random group runs at a fraction of the sequential throughput, and group 3 climbs back to
     group 1's level some minutes in (the recovery time the report prints)."""
-    from iolab.compare.pts2 import xsr_result
+    from iolab.figures.compare.pts2 import xsr_result
 
     runs = tmp_path / "runs"
     p = iolab("run", "xsr", "--quick", "--no-report", "--runs-dir", str(runs))
@@ -269,7 +269,7 @@ def test_xsr_on_the_simulated_drive_shows_the_transition_and_the_recovery(tmp_pa
 
 
 def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp_path):
-    from iolab.compare.pts2 import chosen_points, demand_points
+    from iolab.figures.compare.pts2 import chosen_points, demand_points
 
     runs = tmp_path / "runs"
     p = iolab(

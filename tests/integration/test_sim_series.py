@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from iolab.api.runlist import list_runs
 from iolab.engines.sim import list_presets
-from iolab.runlist import list_runs
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from iolab import _sim
-from iolab.results_api import open_run
-from iolab.runlist import list_runs
-from iolab.store import RunStore
+from iolab.api.results import open_run
+from iolab.api.runlist import list_runs
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 

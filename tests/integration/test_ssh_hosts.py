@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from iolab.engines.hosts import answers
 from iolab.engines.merge import breakdown
-from iolab.hosts import answers
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 
 from .conftest import iolab
 from .sshd import available, ssh_host

@@ -13,7 +13,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 from tests.integration.conftest import IOLAB
 from tests.unit.test_report_browser import browser, page_errors  # noqa: F401  (browser: a fixture)
 from tests.unit.test_watch import wait_for as wait_until

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.errors import EngineError
+from iolab.core.workload import Workload
 from iolab.engines.fio import FioEngine
 from iolab.engines.fio_supervise import MIN_STALL_S, default_stall_timeout
-from iolab.errors import EngineError
-from iolab.store import RunStore
+from iolab.store.runstore import RunStore
 from iolab.targets import Target
-from iolab.workload import Workload
 
 from .conftest import IOLAB, iolab
 from .test_fio_engine import _alive, _wait_gone

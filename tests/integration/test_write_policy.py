@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from iolab import targets
-from iolab.errors import RefusedError
+from iolab.core.errors import RefusedError
 from iolab.targets import parse_target
 
 from .conftest import iolab

@@ -1,12 +1,19 @@
 """The house rules that keep the code walkable: no module over ~500 lines, no import cycle
 between iolab's modules, counting imports inside functions too (a lazy import only hides a
-cycle; it does not remove the tangle), and no import against the layers docs/architecture.md
-documents (data flows plan -> runner -> engine -> store -> report, one way)."""
+cycle; it does not remove the tangle), and no import up a layer: the packages at the top of
+src/iolab are the layers docs/architecture.md documents, held by import-linter's contracts."""
 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "iolab"
@@ -116,176 +123,86 @@ def test_the_cycle_finder_finds_a_cycle_through_a_lazy_import(tmp_path):
         SRC, PACKAGE = saved
 
 
-# (importer, imported, why): a module whose name is, or is under, the first may not import
-# one that is, or is under, the second. Each line is a sentence of docs/architecture.md.
-FORBIDDEN = [
-    *[
-        (
-            low,
-            "iolab.registry",
-            "only the api and the CLI ask the test registry; the layers below are handed "
-            "what they need (e.g. build_plan, engine_for)",
-        )
-        for low in (
-            "iolab.runner",
-            "iolab.runstart",
-            "iolab.resume",
-            "iolab.store",
-            "iolab.resultsdb",
-            "iolab.engines",
-            "iolab.report",
-            "iolab.compare",
-            "iolab.compare_pages",
-            "iolab.suites",
-            "iolab.targets",
-            "iolab.plan",
-            "iolab.decide",
-            "iolab.steady",
-            "iolab.export",
-            "iolab.scaleout",
-            "iolab.watch",
-            "iolab.textreport",
-            "iolab.summary",
-        )
-    ],
-    *[
-        (low, "iolab.suites", "reports and comparisons read the plan stored in the run, never today's suite code")
-        for low in ("iolab.report", "iolab.compare", "iolab.compare_pages")
-    ],
-    *[
-        (low, "iolab.api", "the api is the top of the library: only the CLI (and the multi-run driver) use it")
-        for low in (
-            "iolab.runner",
-            "iolab.runstart",
-            "iolab.resume",
-            "iolab.store",
-            "iolab.resultsdb",
-            "iolab.engines",
-            "iolab.report",
-            "iolab.compare",
-            "iolab.compare_pages",
-            "iolab.suites",
-            "iolab.targets",
-            "iolab.registry",
-        )
-    ],
-    *[
-        (low, "iolab.cli", "the CLI is the top: nothing imports it")
-        for low in ("iolab.api", "iolab.report", "iolab.runner", "iolab.runstart", "iolab.suites")
-    ],
-    *[
-        (low, up, "an engine runs one workload and never knows the test, round or store")
-        for low in ("iolab.engines",)
-        for up in (
-            "iolab.runner",
-            "iolab.runstart",
-            "iolab.store",
-            "iolab.resultsdb",
-            "iolab.report",
-            "iolab.suites",
-            "iolab.compare",
-            "iolab.compare_pages",
-            "iolab.plan",
-        )
-    ],
-    *[
-        (low, up, "the runner executes any plan and never knows which test it serves or how it is shown")
-        for low in ("iolab.runner", "iolab.runstart")
-        for up in ("iolab.suites", "iolab.report", "iolab.compare", "iolab.compare_pages", "iolab.textreport")
-    ],
-    *[
-        (low, up, "the store keeps what was measured and knows nothing above it")
-        for low in ("iolab.store", "iolab.resultsdb")
-        for up in (
-            "iolab.runner",
-            "iolab.runstart",
-            "iolab.engines",
-            "iolab.suites",
-            "iolab.report",
-            "iolab.compare",
-            "iolab.compare_pages",
-        )
-    ],
-    *[
-        ("iolab.targets", up, "targets describe what is tested, below the runner and the engines")
-        for up in (
-            "iolab.runner",
-            "iolab.runstart",
-            "iolab.engines",
-            "iolab.suites",
-            "iolab.report",
-            "iolab.store",
-            "iolab.resultsdb",
-        )
-    ],
-    *[
-        (
-            "iolab.compare",
-            up,
-            "the comparison figures (compare/) are below report/, which may use them, and below the comparison pages",
-        )
-        for up in ("iolab.report", "iolab.compare_pages")
-    ],
-    (
-        "iolab.report",
-        "iolab.compare_pages",
-        "the comparison pages (compare_pages/) are above report/: they are built from its pages, never the other way",
-    ),
+ROOT = SRC.parent
+LAYERS = [
+    "cli",
+    "automation",
+    "api",
+    "suites",
+    "run",
+    "pages",
+    "figures",
+    "engines",
+    "store",
+    "traces",
+    "targets",
+    "core",
 ]
 
 
-def under(name: str, prefix: str) -> bool:
-    if prefix.endswith(".__init__"):  # the package module itself, not its submodules
-        return name == prefix.removesuffix(".__init__")
-    return name == prefix or name.startswith(prefix + ".")
+def lint_imports(src: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """import-linter's contracts (pyproject.toml [tool.importlinter]) over the package in src."""
+    exe = Path(sys.executable).parent / "lint-imports"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(
+        [str(exe), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
-    return [
-        f"{a} imports {b}: {why}"
-        for low, up, why in FORBIDDEN
-        for a, deps in sorted(graph.items())
-        if under(a, low)
-        for b in sorted(deps)
-        if under(b, up) and not under(a, up)
-    ]
+def test_the_layer_contract_names_the_layers_in_the_documented_order():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert f"layers = {json.dumps(LAYERS)}".replace('", "', '", "') in text
+    top = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert top == sorted(LAYERS), "every package at the top of src/iolab is one layer"
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    for layer in LAYERS:
+        init = (PACKAGE / layer / "__init__.py").read_text()
+        assert "May import" in init, f"iolab/{layer}/__init__.py says its layer and what it may import"
+        assert f"`{layer}/`" in doc
 
 
-def test_no_import_against_the_documented_layers():
-    found = layer_breaks(import_graph())
-    assert not found, "imports against the layers:\n" + "\n".join(found)
+def test_no_import_runs_up_a_layer(tmp_path):
+    done = lint_imports(SRC, tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
 
 
-def test_the_layer_check_finds_a_planted_back_edge(tmp_path):
-    # The check above must be able to fail: a report module that reads suite code, a runner
-    # that asks the registry, comparison figures that use a report page builder, and a report
-    # module that uses a comparison page are each found.
-    pkg = tmp_path / "iolab"
-    for d in ("report", "suites", "compare", "compare_pages"):
-        (pkg / d).mkdir(parents=True)
-        (pkg / d / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "registry.py").write_text("")
-    (pkg / "suites" / "pts_iops.py").write_text("X = 1\n")
-    (pkg / "report" / "pts.py").write_text("def f():\n    from ..suites.pts_iops import X\n")
-    (pkg / "runner.py").write_text("from . import registry\n")
-    (pkg / "report" / "sections.py").write_text("X = 1\n")
-    (pkg / "compare" / "hir.py").write_text("from ..report.sections import X\n")
-    (pkg / "compare_pages" / "pts.py").write_text("X = 1\n")
-    (pkg / "report" / "hir.py").write_text("def f():\n    from ..compare_pages import pts\n")
-    global SRC, PACKAGE
-    saved = SRC, PACKAGE
-    SRC, PACKAGE = tmp_path, pkg
-    try:
-        found = layer_breaks(import_graph())
-    finally:
-        SRC, PACKAGE = saved
-    assert sorted(f.split(":")[0] for f in found) == [
-        "iolab.compare.hir imports iolab.report.sections",
-        "iolab.report.hir imports iolab.compare_pages.pts",
-        "iolab.report.pts imports iolab.suites.pts_iops",
-        "iolab.runner imports iolab.registry",
-    ]
+@pytest.mark.parametrize(
+    ("importer", "line", "named"),
+    [
+        ("engines/fio.py", "from iolab.pages import export", "iolab.engines.fio -> iolab.pages.export"),
+        ("pages/report/pts.py", "from iolab.run import runner", "iolab.pages.report.pts -> iolab.run.runner"),
+        ("targets/spec.py", "from iolab.figures import compare", "iolab.targets.spec -> iolab.figures.compare"),
+        ("run/runner.py", "from iolab.pages import textreport", "iolab.run.runner -> iolab.pages.textreport"),
+        (
+            "pages/report/hir.py",
+            "from iolab.pages.compare_pages import pts",
+            "iolab.pages.report.hir -> iolab.pages.compare_pages.pts",
+        ),
+    ],
+)
+def test_the_contract_fails_on_a_planted_upward_import(tmp_path, importer, line, named):
+    tree = tmp_path / "src"
+    shutil.copytree(PACKAGE, tree / "iolab", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    target = tree / "iolab" / importer
+    # inside a function, as a lazy import would hide it
+    target.write_text(target.read_text() + f"\n\ndef _planted():\n    {line}\n")
+    done = lint_imports(tree, tmp_path)
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert named in done.stdout, done.stdout[-3000:]
+
+
+def test_a_top_level_module_outside_every_layer_fails_the_contract(tmp_path):
+    tree = tmp_path / "src"
+    shutil.copytree(PACKAGE, tree / "iolab", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    (tree / "iolab" / "helpers.py").write_text("X = 1\n")
+    done = lint_imports(tree, tmp_path)
+    assert done.returncode == 1 and "iolab.helpers" in done.stdout, done.stdout[-2000:]
 
 
 def test_no_module_over_the_size_limit():

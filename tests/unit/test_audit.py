@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab.audit import Audit, audit, kinds_of, marker, stored_audit
+from iolab.core.results import Histogram
 from iolab.engines.sim import SimEngine
-from iolab.results import Histogram
-from iolab.store import RunStore
+from iolab.figures.audit import Audit, audit, kinds_of, marker, stored_audit
+from iolab.store.runstore import RunStore
 from iolab.targets import parse_target
 from tests.unit.test_endurance import qos_run  # noqa: F401 (a run with endurance figures)
 from tests.unit.test_report import record
@@ -168,7 +168,7 @@ def test_hdd_per_second_throughput_beyond_media_and_cache_fails(tmp_path_factory
 
 
 def test_an_endurance_basis_of_compressible_data_fails(qos_run, tmp_path, monkeypatch):
-    from iolab import endurance
+    from iolab.figures import endurance
 
     assert results(qos_run)["endurance-basis"] == "pass"
     # the window's cells wrote compressible data: endurance leaves them out of its basis

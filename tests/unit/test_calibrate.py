@@ -8,8 +8,8 @@ import math
 import pytest
 
 from iolab import _sim
-from iolab.calibrate import KNOBS, _least_squares, _pattern_search, _render, _start
-from iolab.calibrate_runs import cliff_interval, steady_level
+from iolab.api.calibrate import KNOBS, _least_squares, _pattern_search, _render, _start
+from iolab.api.calibrate_runs import cliff_interval, steady_level
 
 
 def test_the_cliff_is_the_first_interval_below_halfway_to_the_steady_level():

@@ -1,4 +1,4 @@
-"""The cells table is declared once (iolab.cellschema): the database iolab writes, the INSERT,
+"""The cells table is declared once (iolab.core.cellschema): the database iolab writes, the INSERT,
 CellRow, the exported cells table and the window averages all agree with that declaration,
 and the columns on disk are still those every released results.db has, so old runs open."""
 
@@ -7,11 +7,12 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 
-from iolab import cellschema, export
-from iolab.results import Histogram, OpStats, RoundResult, percentile_min_ios
-from iolab.store import RunStore
-from iolab.summary import CellAverage
-from iolab.units import pct_text
+from iolab.core import cellschema
+from iolab.core.results import Histogram, OpStats, RoundResult, percentile_min_ios
+from iolab.core.units import pct_text
+from iolab.figures.summary import CellAverage
+from iolab.pages import export
+from iolab.store.runstore import RunStore
 
 # results.db's cells table as released (the `partial` and `idle_before_s` columns were added
 # later, at the end; older files gain them when opened for writing). Changing a column here

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import api, testparams
-from iolab.decide import Sample
-from iolab.errors import IolabError
-from iolab.plan import Deferred, Phase
+from iolab.api import runs as api
+from iolab.core import testparams
+from iolab.core.decide import Sample
+from iolab.core.errors import IolabError
+from iolab.core.plan import Deferred, Phase
 from iolab.suites import make_profile
 from iolab.targets import parse_target
 
@@ -110,10 +111,10 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
     """A drive 10 % short of every demand up to 2,000 IOPS and far short above: with the run's
     tolerance of 20 % the ramp decided 2,000 IOPS sustainable; the default 2 % rule, replayed,
     would find no demand met."""
-    from iolab.report.char_demand import demand_pages
-    from iolab.report.rundata import RunData
-    from iolab.store import RunStore
-    from iolab.summary import summarise
+    from iolab.figures.summary import summarise
+    from iolab.pages.report.char_demand import demand_pages
+    from iolab.pages.report.rundata import RunData
+    from iolab.store.runstore import RunStore
     from tests.unit.test_report import DriveEngine, record
 
     def delivered(rnd, call):
@@ -161,9 +162,9 @@ def test_no_gain_steps_reaches_the_search_rule_and_the_report():
 )
 def test_reports_have_the_endurance_page(test, settings, tmp_path):
     """As every characterisation report: host and media writes, WAF, TBW/DWPD when given."""
-    from iolab import registry
+    from iolab.api import registry
     from iolab.engines.sim import SimEngine
-    from iolab.report.rundata import RunData
+    from iolab.pages.report.rundata import RunData
     from tests.unit.test_report import record
 
     run = record(

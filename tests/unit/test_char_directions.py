@@ -8,11 +8,11 @@ from dataclasses import asdict
 
 import pytest
 
-from iolab.cellschema import CellRow
-from iolab.compare.characterise import direction_figures
-from iolab.store import PhaseRow
-from iolab.summary import CellAverage, PhaseSummary
-from iolab.workload import Workload
+from iolab.core.cellschema import CellRow
+from iolab.core.workload import Workload
+from iolab.figures.compare.characterise import direction_figures
+from iolab.figures.summary import CellAverage, PhaseSummary
+from iolab.store.runstore import PhaseRow
 
 
 def row(i: int, rnd: int, write_pct: int, read: tuple, write: tuple) -> CellRow:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import registry, suites, testparams
+from iolab import suites
+from iolab.api import registry
+from iolab.core import testparams
 from iolab.targets import parse_target
 
 
@@ -22,8 +24,8 @@ def default_preset_run(tmp_path_factory):
 def test_default_preset_is_flat_over_entropy(default_preset_run):
     """The default preset does not compress: within 5 % at every QD. With 3 s of quick
     preconditioning the drive was still slowing down and QD32 writes fell 18 % over the cells."""
-    from iolab.compare.characterise import grid
-    from iolab.report.rundata import RunData
+    from iolab.figures.compare.characterise import grid
+    from iolab.pages.report.rundata import RunData
 
     run = RunData.load(default_preset_run, default_preset_run)
     for name in ("write", "70/30"):
@@ -41,7 +43,7 @@ def test_header_prints_the_entropy_range():
 
 
 def test_compare_overlays_iops_vs_entropy_per_queue_depth(default_preset_run):
-    from iolab.report.rundata import RunData
+    from iolab.pages.report.rundata import RunData
 
     run = RunData.load(default_preset_run, default_preset_run)
     titles = [p.title for p in registry.get("entropy").overlays([run, run], ["a", "b"])]
@@ -51,7 +53,7 @@ def test_compare_overlays_iops_vs_entropy_per_queue_depth(default_preset_run):
 def test_cells_where_fio_used_a_whole_core_are_called_cpu_bound():
     from types import SimpleNamespace as NS
 
-    from iolab.report.characterise import cpu_notes
+    from iolab.pages.report.characterise import cpu_notes
 
     def row(key, usr, sys=3.0):
         return NS(cell_key=key, counters={"usr_cpu_pct": usr, "sys_cpu_pct": sys})

@@ -3,7 +3,8 @@ writing three times the tested capacity, so a scaled-down drive leaves fresh-out
 
 from __future__ import annotations
 
-from iolab import api, testparams
+from iolab.api import runs as api
+from iolab.core import testparams
 from iolab.suites import make_profile, quick_target
 from iolab.targets import DeviceFacts, Target, parse_target
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from iolab.check import Tolerances, check, junit_xml, load_tolerances
-from iolab.durable import ResultsDiskFull
-from iolab.errors import EngineError, Exit, IolabError, RefusedError
-from iolab.outcome_schema import SCHEMA, text
-from iolab.tstat import t_quantile
+from iolab.automation.check import Tolerances, check, junit_xml, load_tolerances
+from iolab.automation.tstat import t_quantile
+from iolab.core.errors import EngineError, Exit, IolabError, RefusedError
+from iolab.pages.outcome_schema import SCHEMA, text
+from iolab.store.durable import ResultsDiskFull
 
 from ..schema_lite import errors
 
@@ -199,7 +199,7 @@ def test_junit_has_one_case_per_figure_and_a_failure_per_regression():
 
 def test_the_schema_file_is_the_declared_schema_and_the_exit_codes_are_one_table():
     assert (ROOT / "docs/schema/outcome.schema.json").read_text() == text(), (
-        "regenerate: python -m iolab.outcome_schema > docs/schema/outcome.schema.json"
+        "regenerate: python -m iolab.pages.outcome_schema > docs/schema/outcome.schema.json"
     )
     res = check([record("a", 100.0, (99, 101))], [record("b", 90.0, (89, 91))], Tolerances(0.05))
     assert errors(res, SCHEMA["$defs"]["check"], SCHEMA) == []

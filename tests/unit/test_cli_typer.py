@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from typer._coercion import build_runtime_param
 
-from iolab import cli, cli_typer
+from iolab.cli import conventions as cli_typer
+from iolab.cli import main as cli
 
 
 def test_every_parameter_taken_without_pydantic_gets_what_typer_would_give(tmp_path):

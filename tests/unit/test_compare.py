@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab.api import compare, key_metrics
-from iolab.compare import (
+from iolab.api.runs import compare, key_metrics
+from iolab.core.errors import IolabError
+from iolab.figures.compare import (
     KeyMetric,
     RunFacts,
     check_comparable,
@@ -16,9 +17,8 @@ from iolab.compare import (
     differences,
     summary_table,
 )
-from iolab.errors import IolabError
-from iolab.report.rundata import RunData
-from iolab.store import RunStore
+from iolab.pages.report.rundata import RunData
+from iolab.store.runstore import RunStore
 from tests.unit.test_report import DriveEngine, IdlingDriveEngine, pdf_pages, record, target
 
 # -- ranking maths ---------------------------------------------------------------------------
@@ -222,7 +222,7 @@ def unequal_drives(tmp_path_factory):
 def test_comparison_header_takes_every_per_drive_fact_from_its_own_run(unequal_drives):
     import re
 
-    from iolab.report.rundata import RunData
+    from iolab.pages.report.rundata import RunData
 
     runs, (html_path, _) = unequal_drives
     data = [RunData.load(r, html_path.parent) for r in runs]
@@ -239,7 +239,7 @@ def test_comparison_header_takes_every_per_drive_fact_from_its_own_run(unequal_d
 
 
 def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(unequal_drives):
-    from iolab.report.rundata import RunData
+    from iolab.pages.report.rundata import RunData
 
     runs, (html_path, pdf_path) = unequal_drives
     text = " ".join(" ".join(pdf_pages(pdf_path)).split())
@@ -249,8 +249,8 @@ def test_difference_from_group_mean_is_drawn_only_where_two_drives_measured(uneq
         f"Intervals measured: D1 1–{n[0]}; D2 1–{n[1]}."
     ) in text
 
-    from iolab.report.difference_plots import group_means
-    from iolab.report.plot_style import Series
+    from iolab.pages.report.difference_plots import group_means
+    from iolab.pages.report.plot_style import Series
 
     # matched by interval number, not by position; one drive alone has no group mean
     a, b = Series("D1", (1, 2, 3), (10.0, 20.0, 30.0)), Series("D2", (2, 3, 4, 5), (30.0, 40.0, 50.0, 60.0))
@@ -290,7 +290,7 @@ def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
 def test_a_run_is_labelled_with_how_it_reached_its_drive():
     from types import SimpleNamespace
 
-    from iolab.report.parts import legs_text
+    from iolab.pages.report.parts import legs_text
 
     def run(split):
         return SimpleNamespace(manifest=SimpleNamespace(split=split))
@@ -326,8 +326,8 @@ def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable(
     cells the plan fixes still have to match."""
     from types import SimpleNamespace
 
-    from iolab.compare import differences
-    from iolab.compare_pages.document import facts
+    from iolab.figures.compare import differences
+    from iolab.pages.compare_pages.document import facts
 
     def run(grid, points):
         plan = {
@@ -350,9 +350,9 @@ def test_dirth_report_and_key_figures_read_the_stored_decision(tmp_path):
     from today's rule: a decision edited in the manifest is what the report and the figures show."""
     import json
 
-    from iolab.api import build_document
-    from iolab.report.html import render
-    from iolab.report.rundata import RunData
+    from iolab.api.runs import build_document
+    from iolab.pages.report.html import render
+    from iolab.pages.report.rundata import RunData
 
     run = record(tmp_path / "runs", "dirth", DriveEngine(), settings=(("threads", "1,2"), ("depths", "1,4")))
     path = run / "manifest.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from iolab.analysis.consistency import find_dips, spread
+from iolab.figures.consistency import find_dips, spread
 
 
 def series(n, base=10_000.0, noise=0.03, seed=1):

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from iolab import registry, resume
-from iolab.decide import (
+from iolab.api import registry
+from iolab.core.decide import (
     Decision,
     DemandShortfall,
     NoGain,
@@ -19,16 +19,17 @@ from iolab.decide import (
     rule_from,
     rule_record,
 )
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Deferred, Phase
+from iolab.core.plan import TestPlan as Plan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
 from iolab.engines.sim import SimEngine
-from iolab.errors import IolabError
-from iolab.plan import Cell, Deferred, Phase
-from iolab.plan import TestPlan as Plan
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
-from iolab.store import RunStore
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.run import resume
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store.runstore import RunStore
+from iolab.suites.testdef import TestDef
 
 from .test_runner import TARGET, ScriptedEngine, profile
 

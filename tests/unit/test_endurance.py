@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab import registry
+from iolab.api import registry
 from iolab.engines.sim import SimEngine
-from iolab.report.model import Table
-from iolab.report.rundata import RunData, window_rows
+from iolab.pages.report.model import Table
+from iolab.pages.report.rundata import RunData, window_rows
 from iolab.targets import parse_target
 from tests.unit.test_report import record
 
@@ -116,7 +116,7 @@ def test_drive_counters_and_the_whole_run_leave_out_what_wrote_compressible_data
     is left out whole; without a window or drive counters, the compressible cells are."""
     from types import SimpleNamespace as NS
 
-    from iolab.endurance import endurance_waf
+    from iolab.figures.endurance import endurance_waf
 
     def cell(phase, entropy, host, flash=None):
         counters = {"host_write_bytes": host, **({"flash_write_bytes": flash} if flash else {})}

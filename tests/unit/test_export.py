@@ -12,13 +12,13 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from iolab.cli import app
-from iolab.errors import IolabError
-from iolab.export import export_run
-from iolab.results import SecondSample
-from iolab.store import RunStore
-from iolab.summary import summarise
-from iolab.units import measurable
+from iolab.cli.main import app
+from iolab.core.errors import IolabError
+from iolab.core.results import SecondSample
+from iolab.core.units import measurable
+from iolab.figures.summary import summarise
+from iolab.pages.export import export_run
+from iolab.store.runstore import RunStore
 from tests.unit.test_report import DriveEngine, record
 
 TABLES = ("cells", "window", "steady", "phases", "series", "histograms")

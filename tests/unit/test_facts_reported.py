@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from iolab import targets
-from iolab.errors import RefusedError
+from iolab.core.errors import RefusedError
 from iolab.targets import wear
 
 from .test_targets_tools import HDPARM_NOT_FROZEN, _queue, fakesys, runner  # noqa: F401 (fixtures)

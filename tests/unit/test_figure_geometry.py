@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from iolab.report import difference_plots, latency_plots, plots, rwsw_plots
-from iolab.report.plot_style import Series
-from iolab.report.rwsw_plots import Panel
-from iolab.results import Histogram
+from iolab.core.results import Histogram
+from iolab.pages.report import difference_plots, latency_plots, plots, rwsw_plots
+from iolab.pages.report.plot_style import Series
+from iolab.pages.report.rwsw_plots import Panel
 
 
 @pytest.fixture

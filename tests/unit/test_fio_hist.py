@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from iolab.core.errors import EngineError
 from iolab.engines import fio_hist
 from iolab.engines.fio_parse import parse_fio_logs
-from iolab.errors import EngineError
 
 
 def line(t_ms: int, ddir: int, counts: dict[int, int]) -> str:

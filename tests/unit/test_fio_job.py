@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.workload import Stream, Workload
 from iolab.engines.fio_job import build_job
-from iolab.errors import EngineError, IolabError
 from iolab.targets import Target
-from iolab.workload import Stream, Workload
 
 KiB = 1024
 MiB = 1024 * KiB

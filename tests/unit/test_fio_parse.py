@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.errors import EngineError
+from iolab.core.results import PERCENTILES
 from iolab.engines.fio_parse import load_round, parse_fio_json, parse_fio_logs
-from iolab.errors import EngineError
-from iolab.results import PERCENTILES
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 

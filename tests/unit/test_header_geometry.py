@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from iolab.report.header import MIN_SCALE, RUN_DETAILS, fit_column
-from iolab.report.html import render
-from iolab.report.model import Document, Page, Text
+from iolab.pages.report.header import MIN_SCALE, RUN_DETAILS, fit_column
+from iolab.pages.report.html import render
+from iolab.pages.report.model import Document, Page, Text
 
 PX_MM = 25.4 / 96  # WeasyPrint lays out in CSS px
 

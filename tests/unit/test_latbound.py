@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import registry
-from iolab.decide import LatencyBound, Sample, rule_from, rule_record
-from iolab.errors import IolabError
+from iolab.api import registry
+from iolab.core.decide import LatencyBound, Sample, rule_from, rule_record
+from iolab.core.errors import IolabError
 from iolab.suites import make_profile
 
 from .test_runner import TARGET

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from iolab.leftovers import end_leftovers, leftovers
+from iolab.run.leftovers import end_leftovers, leftovers
 
 IGNORES_TERM = (
     "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.results import PERCENTILES
+from iolab.core.workload import Stream, Workload
 from iolab.engines.fio_client import client_parts
 from iolab.engines.fio_hosts import Leg
+from iolab.engines.hostlist import Host, load_hosts_file, parse_hosts
+from iolab.engines.hosts import ssh_commands, ssh_watch_command
 from iolab.engines.merge import breakdown, merge, split_workload
-from iolab.errors import EngineError, IolabError
-from iolab.hostlist import Host, load_hosts_file, parse_hosts
-from iolab.hosts import ssh_commands, ssh_watch_command
-from iolab.results import PERCENTILES
 from iolab.targets import Target
-from iolab.workload import Stream, Workload
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 HOSTS = [Host("10.77.1.2"), Host("10.77.2.2")]
@@ -121,7 +121,7 @@ def test_host_list_and_hosts_file(tmp_path):
         "h3:9000",
         "fd00::1:8766",
     ]
-    from iolab.hosts import server_arg
+    from iolab.engines.hosts import server_arg
 
     assert server_arg("fd00::1", 8766) == "ip6:fd00::1,8766" and server_arg("10.0.0.2", 8765) == "10.0.0.2,8765"
     with pytest.raises(IolabError, match="listed twice"):
@@ -157,7 +157,7 @@ def test_ssh_mode_binds_the_server_to_the_remote_loopback_and_tunnels_to_it():
 
 
 def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch):
-    import iolab.hosts as hosts
+    import iolab.engines.hosts as hosts
 
     monkeypatch.setattr(
         hosts, "remote_version", lambda endpoint, fio="fio": "fio-3.35" if endpoint[0] == "b" else "fio-3.33"
@@ -206,8 +206,8 @@ def test_the_parts_partial_last_rows_merge_into_one():
     """Two paths' rounds ran past their second second by 0.4 and 0.3 s: their rests are one
     row of 0.4 s, and the merged rows hold what the parts' rows hold. Before, rows were keyed
     by their rounded end: a rest of 0.3 s replaced its part's second 2."""
+    from iolab.core.results import SecondSample
     from iolab.engines.merge import merge_series
-    from iolab.results import SecondSample
 
     def part(tail_end: float, tail_rate: float):
         rows = [SecondSample(1.0, 1000.0, 0.0, 4.0, 100.0), SecondSample(2.0, 1000.0, 0.0, 4.0, 100.0)]
@@ -227,8 +227,8 @@ def test_a_late_log_stamp_never_makes_a_merged_rest_of_negative_rates():
     """One part's second 1 was stamped at 1.4 s, the other's rest ended at 1.227 s: the merged
     rest ran from 1.4 s to 1.227 s and held -4,560 write IOPS (a VM's split over two NVMe
     controllers failed as 'impossible figures'). No rest row then, and no negative rate."""
+    from iolab.core.results import SecondSample
     from iolab.engines.merge import merge_series
-    from iolab.results import SecondSample
 
     a = (SecondSample(1.0, 0.0, 1000.0, 4.0, 100.0), SecondSample(1.227, 0.0, 800.0, 3.2, 120.0))
     b = (SecondSample(1.4, 0.0, 1000.0, 4.0, 100.0),)

@@ -2,11 +2,12 @@
 
 import pytest
 
-from iolab import registry, suites
-from iolab.errors import IolabError
-from iolab.results import Histogram
+from iolab import suites
+from iolab.api import registry
+from iolab.core.errors import IolabError
+from iolab.core.results import Histogram
+from iolab.core.units import GiB, KiB, parse_duration, parse_size
 from iolab.targets import DeviceFacts, Target
-from iolab.units import GiB, KiB, parse_duration, parse_size
 
 T512 = Target("block", "/dev/x", "/dev/x", 100 * GiB, DeviceFacts(logical_sector=512))
 T4K = Target("block", "/dev/y", "/dev/y", 100 * GiB, DeviceFacts(logical_sector=4096))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.points import DemandPoint, operating_points, recovery
+from iolab.figures.points import DemandPoint, operating_points, recovery
 
 
 def test_recovery_is_the_end_of_the_first_interval_at_the_target():

@@ -8,9 +8,11 @@ import time
 
 from rich.console import Console
 
-from iolab import progress, registry, suites, targets
-from iolab.progress import RichProgress
-from iolab.results import OpStats, RoundResult
+from iolab import suites, targets
+from iolab.api import registry
+from iolab.cli import progress
+from iolab.cli.progress import RichProgress
+from iolab.core.results import OpStats, RoundResult
 
 NONE = OpStats(0, 0, 0.0, 0.0, None, None, None, None)
 
@@ -46,7 +48,7 @@ def test_sequence_eta_scales_the_planned_rest_by_the_pace_so_far():
 
 
 def test_the_eta_is_wall_time_from_the_measured_pace_virtual_on_a_simulated_drive():
-    from iolab.progress import Pace, eta_text
+    from iolab.cli.progress import Pace, eta_text
 
     sim = Pace()
     sim.add(planned_s=10, wall_s=0.5, virtual_s=10)
@@ -69,8 +71,8 @@ def test_the_eta_is_wall_time_from_the_measured_pace_virtual_on_a_simulated_driv
 
 
 def test_a_round_line_shows_the_tracking_values_against_the_steady_state_limits():
-    from iolab.progress import round_summary
-    from iolab.steady import evaluate
+    from iolab.cli.progress import round_summary
+    from iolab.core.steady import evaluate
 
     plan = registry.build_plan("entropy", suites.make_profile("enterprise", quick=True), TARGET)
     pre = plan.phases[0]
@@ -114,8 +116,8 @@ def test_a_long_step_without_a_line_gets_a_heartbeat_saying_what_runs(monkeypatc
 
 
 def test_the_round_line_says_what_ends_each_kind_of_phase():
-    from iolab.phaseend import rule_text
-    from iolab.progress import round_text
+    from iolab.cli.progress import round_text
+    from iolab.figures.phaseend import rule_text
 
     plan = registry.build_plan("entropy", suites.make_profile("enterprise", quick=True), TARGET)
     pre, write, _ = plan.phases
@@ -128,8 +130,8 @@ def test_the_round_line_says_what_ends_each_kind_of_phase():
 
 
 def test_the_live_cell_counts_from_one_as_the_watch_page_does(tmp_path):
-    from iolab.runner import Runner
-    from iolab.runstart import RunOptions, start
+    from iolab.run.runner import Runner
+    from iolab.run.runstart import RunOptions, start
     from tests.unit.test_runner import ScriptedEngine
 
     seen = []
@@ -153,7 +155,7 @@ def test_the_live_cell_counts_from_one_as_the_watch_page_does(tmp_path):
 
 
 def test_a_sequence_s_remaining_time_is_given_in_wall_time_once_its_pace_is_measured():
-    from iolab.progress import Pace, sequence_eta
+    from iolab.cli.progress import Pace, sequence_eta
 
     pace = Pace()
     assert "in wall time" not in sequence_eta([qos_plan(), qos_plan()], pace)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import registry, suites
-from iolab.errors import IolabError
-from iolab.points import decided_points
+from iolab import suites
+from iolab.api import registry
+from iolab.core.errors import IolabError
+from iolab.core.units import GiB, KiB
+from iolab.figures.points import decided_points
 from iolab.targets import DeviceFacts, Target
-from iolab.units import GiB, KiB
 
 T512 = Target("block", "/dev/x", "/dev/x", 100 * GiB, DeviceFacts(logical_sector=512))
 T4K = Target("block", "/dev/y", "/dev/y", 100 * GiB, DeviceFacts(logical_sector=4096))
@@ -124,8 +125,8 @@ def test_wsat_metadata_on_a_4k_device_is_refused():
 
 
 def test_dirth_builds_its_operating_point_phase_from_the_demand_variation_window():
-    from iolab.decide import Sample
-    from iolab.plan import Deferred
+    from iolab.core.decide import Sample
+    from iolab.core.plan import Deferred
 
     p = plan("dirth", settings=(("threads", "1,4"), ("depths", "1,16")))
     ops = p.phases[2]
@@ -205,7 +206,7 @@ def test_pts_all_adds_the_optional_tests_in_spec_order():
 
 
 def test_sequence_eta_spans_first_steady_state_to_every_round_limit():
-    from iolab.progress import sequence_eta
+    from iolab.cli.progress import sequence_eta
 
     x = plan("xsr")  # runs to its time budgets: 22 h either way
     assert x.timed_seconds() == (22 * 3600, 22 * 3600)

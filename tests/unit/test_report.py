@@ -12,19 +12,20 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from iolab import registry, suites
-from iolab.api import build_document, write_report
+from iolab import suites
+from iolab.api import registry
+from iolab.api.runs import build_document, write_report
+from iolab.core.results import Histogram
+from iolab.core.units import MiB
 from iolab.engines.sim import SimEngine
-from iolab.report.html import render
-from iolab.report.model import CONTENT_MM, Page, Table, Text, split_rows
-from iolab.report.rundata import RunData
-from iolab.results import Histogram
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.figures.summary import summarise
+from iolab.pages.report.html import render
+from iolab.pages.report.model import CONTENT_MM, Page, Table, Text, split_rows
+from iolab.pages.report.rundata import RunData
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
-from iolab.units import MiB
 from tests.unit.test_runner import ScriptedEngine
 
 
@@ -349,8 +350,8 @@ def test_split_rows_fits_each_chunk_on_a_page():
 
 
 def test_a_page_that_spills_over_gets_real_sheet_numbers_in_the_pdf(tmp_path):
-    from iolab.report import write_document
-    from iolab.report.model import Document, HeaderColumn
+    from iolab.pages.report import write_document
+    from iolab.pages.report.model import Document, HeaderColumn
 
     long_text = Text(tuple("a paragraph that takes room " * 12 for _ in range(120)), height_mm=10)  # a lie
     cols = tuple(HeaderColumn(t, (("k", "v"),)) for t in ("Test Platform", "Device Under Test", "Set Up", "Test"))
@@ -382,10 +383,10 @@ def test_a_test_without_pages_of_its_own_still_gets_its_cells_reported(tmp_path)
 def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     from rich.console import Console
 
-    from iolab.steady import SteadyRule, check_variable
-    from iolab.store import PhaseRow
-    from iolab.summary import PhaseSummary
-    from iolab.textreport import iops_grid, render_phase
+    from iolab.core.steady import SteadyRule, check_variable
+    from iolab.figures.summary import PhaseSummary
+    from iolab.pages.textreport import iops_grid, render_phase
+    from iolab.store.runstore import PhaseRow
 
     rule = SteadyRule()
     verdicts = (
@@ -408,7 +409,7 @@ def test_steady_state_terminal_table_keeps_every_number_whole_at_80_columns():
     head = next(line for line in out.splitlines() if line.lstrip().startswith("variable"))
     assert head.split()[-1] == "SS", out
     assert sum(line.split()[-1:] in (["pass"], ["FAIL"]) for line in out.splitlines()) == len(verdicts), out
-    from iolab.units import num
+    from iolab.core.units import num
 
     for v in verdicts:
         for x in (v.average, v.range_measured, v.range_allowed, v.fit_excursion, v.fit_allowed):
@@ -434,7 +435,7 @@ def test_report_numbers_have_no_exponent_notation_and_one_unit_per_table(tmp_pat
 
 
 def test_header_columns_shrink_or_point_but_never_cut_text():
-    from iolab.report.header import MIN_SCALE, RUN_DETAILS, fit_column
+    from iolab.pages.report.header import MIN_SCALE, RUN_DETAILS, fit_column
 
     # the Test Parameters column of a quick Multi-WSAT run: it used to end in "composite: RND 64Ki…"
     items = [
@@ -469,7 +470,7 @@ def test_header_columns_shrink_or_point_but_never_cut_text():
 
 
 def test_banners_are_whole_or_name_the_page_with_the_full_text():
-    from iolab.report.header import BANNER_LINE_CHARS, fit_banners
+    from iolab.pages.report.header import BANNER_LINE_CHARS, fit_banners
 
     short = ("non-compliant (quick profile): quick profile", "non-compliant (quick profile)", "Run Details and Notes")
     assert fit_banners([short]) == (short[0],)
@@ -482,7 +483,7 @@ def test_banners_are_whole_or_name_the_page_with_the_full_text():
 
 def test_write_amplification_is_not_reported_where_the_engine_counts_no_flash_writes(iops_report, tmp_path):
     """fio on a real drive cannot see flash writes: the header says so instead of a number."""
-    from iolab.report import header
+    from iolab.pages.report import header
 
     run = RunData.load(iops_report[0], tmp_path)
     assert run.write_amplification() is None
@@ -524,7 +525,7 @@ def test_run_details_of_a_run_with_hundreds_of_idles_fits_its_pages(tmp_path):
 
 
 def test_hir_timeline_shades_idles_closer_than_its_resolution_as_one_band():
-    from iolab.report.hir import _merged
+    from iolab.pages.report.hir import _merged
 
     assert _merged([(0.0, 1.0), (1.001, 2.0), (5.0, 6.0)], 0.01) == [(0.0, 2.0), (5.0, 6.0)]
     assert _merged([(0.0, 1.0), (1.5, 2.0)], 0.01) == [(0.0, 1.0), (1.5, 2.0)]

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from iolab.units import denoise, duration, eng, num, printed_value, scale_for
+from iolab.core.units import denoise, duration, eng, num, printed_value, scale_for
 
 EXPONENT = re.compile(r"\d[eE][+-]?\d")
 

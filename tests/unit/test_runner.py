@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from iolab import registry, suites
+from iolab import suites
+from iolab.api import registry
+from iolab.api.runlist import list_runs
+from iolab.core.errors import EngineError
+from iolab.core.results import Histogram, OpStats, RoundResult
+from iolab.core.units import GiB, MiB
 from iolab.engines.sim import SimEngine
-from iolab.errors import EngineError
-from iolab.results import Histogram, OpStats, RoundResult
-from iolab.runlist import list_runs
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
-from iolab.store import RunStore
-from iolab.summary import summarise
+from iolab.figures.summary import summarise
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, PurgeOutcome, Target
-from iolab.units import GiB, MiB
 
 # the quick limit's size: a quick run tests it whole (a larger one would test a cut range, never steady)
 TARGET = Target("sim", "sim:scripted", "scripted", 512 * MiB, DeviceFacts(model="Scripted", logical_sector=512))
@@ -207,7 +208,7 @@ def test_wsat_time_limit_counts_measured_time(tmp_path):
 
 
 def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
-    from iolab.api import key_metrics
+    from iolab.api.runs import key_metrics
 
     # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval; the budget ends 0.7 s into interval 5,
     # with IOPS falling from the start so a wrongly averaged interval would move the minimum.
@@ -244,7 +245,7 @@ def test_wsat_folds_a_tiny_budget_remainder_into_the_interval_before(tmp_path):
 def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     import sqlite3
 
-    from iolab.export import collect
+    from iolab.pages.export import collect
 
     budget = 4 * 4_096_000 + 700 * 4096
     _, store = go(
@@ -269,7 +270,7 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     from rich.console import Console
 
-    from iolab.api import show
+    from iolab.api.runs import show
 
     buf = io.StringIO()
     show(old, Console(file=buf, width=200))
@@ -277,8 +278,8 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
 
 def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
-    from iolab.plan import Cell, Phase, TestPlan, Tracking
-    from iolab.workload import Workload
+    from iolab.core.plan import Cell, Phase, TestPlan, Tracking
+    from iolab.core.workload import Workload
 
     # flat IOPS: steady at round 5 by the rule, but 1,000 × 4 KiB per round needs 8 rounds for 32 MB
     w = Workload.mix("rnd", 0, 4096, threads=1, queue_depth=1, duration_s=1.0)
@@ -302,8 +303,8 @@ def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):
 
 
 def test_steady_state_waits_for_the_rules_minimum_written_since_the_purge(tmp_path):
-    from iolab.plan import Cell, Phase, TestPlan, Tracking
-    from iolab.workload import Workload
+    from iolab.core.plan import Cell, Phase, TestPlan, Tracking
+    from iolab.core.workload import Workload
 
     # a flat plateau passes the rule at round 5; 1,000 × 4 KiB a round fills 2 × 16 MB at round 8,
     # and the preconditioning phase's writes before it (no purge between) count
@@ -359,7 +360,7 @@ def test_a_range_cut_below_the_drive_stops_at_its_window_but_is_never_the_drives
 def test_ctrl_c_as_a_run_starts_leaves_it_interrupted_and_its_target_free(tmp_path):
     # Ctrl-C between the run directory's creation and the runner's first step (under load at
     # 0.45 s into `iolab run`) left the manifest "running" and the target claimed
-    from iolab import api
+    from iolab.api import runs as api
     from iolab.targets import lock
 
     def stop(store):

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import registry, suites
-from iolab.analysis.workloads import ReplayPlan, ReplayStep, save_composite
-from iolab.errors import IolabError
+from iolab import suites
+from iolab.api import registry
+from iolab.core.errors import IolabError
+from iolab.core.units import GiB, KiB, MiB
+from iolab.core.workload import Stream, Workload
 from iolab.suites.rwsw_common import copy_inputs, digest, load_input, locate
 from iolab.suites.rwsw_dirth import split_oio
 from iolab.targets import DeviceFacts, Target
-from iolab.units import GiB, KiB, MiB
-from iolab.workload import Stream, Workload
+from iolab.traces.analysis.workloads import ReplayPlan, ReplayStep, save_composite
 
 TARGET = Target("block", "/dev/x", "/dev/x", 100 * GiB, DeviceFacts(logical_sector=512))
 
@@ -201,8 +202,8 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
     """The phase budget counts writes, a workload's byte budget all IO: a composite that is half
     writes by bytes needs twice the remaining writes (plus a margin) in its last interval, or
     the phase would approach its budget in ever shorter intervals and never reach it."""
-    from iolab.plan import Cell, Phase
-    from iolab.runner import within_budget
+    from iolab.core.plan import Cell, Phase
+    from iolab.run.runner import within_budget
 
     half = Workload((Stream("rnd", "read", 8 * KiB, 0.5), Stream("rnd", "write", 8 * KiB, 0.5)), duration_s=1.0)
     writes = Workload((Stream("rnd", "write", 4 * KiB, 1.0),), duration_s=1.0)
@@ -220,7 +221,7 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
 
 
 def test_the_steady_state_rule_names_the_saturation_phases_own_limit(tmp_path):
-    from iolab.phaseend import rule_text
+    from iolab.figures.phaseend import rule_text
 
     p = plan("multi-wsat", tmp_path, quick=True)
     [ph] = p.phases

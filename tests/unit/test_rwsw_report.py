@@ -11,24 +11,25 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from iolab import registry, suites
-from iolab.analysis import composite, replay, save_composite
-from iolab.analysis.streams import analyse
-from iolab.api import build_document, compare, key_metrics
-from iolab.compare import check_comparable, replay_totals
-from iolab.compare_pages.document import facts
-from iolab.compare_pages.sequence import group_by_drive, sequence_summary_metrics
-from iolab.errors import IolabError
-from iolab.report.html import render
-from iolab.report.rundata import RunData
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
-from iolab.store import RunStore
+from iolab import suites
+from iolab.api import registry
+from iolab.api.runs import build_document, compare, key_metrics
+from iolab.core.errors import IolabError
+from iolab.core.units import KiB
+from iolab.core.workload import Stream
+from iolab.figures.compare import check_comparable, replay_totals
+from iolab.pages.compare_pages.document import facts
+from iolab.pages.compare_pages.sequence import group_by_drive, sequence_summary_metrics
+from iolab.pages.report.html import render
+from iolab.pages.report.rundata import RunData
+from iolab.pages.textreport import render as render_text
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store.runstore import RunStore
 from iolab.suites.rwsw_common import copy_inputs
-from iolab.textreport import render as render_text
+from iolab.traces.analysis import composite, replay, save_composite
+from iolab.traces.analysis.streams import analyse
 from iolab.traces.synth import SynthSpec, generate
-from iolab.units import KiB
-from iolab.workload import Stream
 from tests.unit.test_report import DriveEngine, pdf_pages, target
 
 MIX = (Stream("rnd", "read", 64 * KiB, 0.5), Stream("seq", "write", 4 * KiB, 0.3), Stream("rnd", "write", 8 * KiB, 0.2))
@@ -222,7 +223,7 @@ def test_rwsw_summary_ranks_the_faster_drive_first_in_every_column(runs, tmp_pat
         "DIRTH: 99.99 % RT at OIO 32",
     ]
     assert names[8:] == [f"Individual Streams: {s.label()} IOPS" for s in MIX]
-    from iolab.compare import summary_table
+    from iolab.figures.compare import summary_table
 
     st = summary_table(["slow", "fast"], [slow, fast], [m for _, m in pairs])
     assert all(v is not None for row in st.values for v in row)
@@ -296,8 +297,9 @@ def test_show_prints_one_row_per_cell_for_rwsw_runs(runs):
 
 
 def test_show_ends_with_the_tests_key_figures_for_this_run(runs):
-    from iolab import api, registry
-    from iolab.summary import summarise
+    from iolab.api import registry
+    from iolab.api import runs as api
+    from iolab.figures.summary import summarise
 
     store = RunStore.open(runs[("Fast_2", "multi-wsat")])
     console = Console(record=True, width=160)

@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 
 from iolab import _sim, targets
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.units import KiB
+from iolab.core.workload import Stream, Workload
 from iolab.engines import engine_for
 from iolab.engines.sim import DEFAULT_PRESET, SimEngine, list_presets, parse_result
-from iolab.errors import EngineError, IolabError
-from iolab.units import KiB
-from iolab.workload import Stream, Workload
 
 # A 512 MiB copy of the default drive: same dies, timings and link, fewer/smaller blocks.
 SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
@@ -380,7 +380,8 @@ def test_quick_copies_a_simulated_drive_whose_target_gives_its_size_too():
 
 def test_a_test_that_needs_a_larger_quick_copy_gets_it_tested_whole():
     # --quick ran consistency on a 0.5 GB copy of the client drive, 0.5 GB of it tested
-    from iolab import registry, suites
+    from iolab import suites
+    from iolab.api import registry
 
     prof = suites.make_profile("enterprise", quick=True)
     given = targets.parse_target("sim:client-nvme-slc")
@@ -398,7 +399,8 @@ def test_a_test_that_needs_a_larger_quick_copy_gets_it_tested_whole():
 
 def test_the_slc_cache_tests_quick_copy_keeps_the_drives_cache():
     # a copy scaled whole kept 8 GB × 0.5/480 of the client preset's cache: 8 MB, crossed in 2 ms
-    from iolab import registry, suites
+    from iolab import suites
+    from iolab.api import registry
 
     def info(t):
         return json.loads(_sim.describe(t.path, list(t.options)))
@@ -432,10 +434,11 @@ def test_a_raw_file_from_before_the_per_second_maximum_still_parses(tmp_path):
 def test_a_results_db_from_before_the_per_second_maximum_still_opens(tmp_path):
     import sqlite3
 
-    from iolab import registry, suites
-    from iolab.runner import Runner
-    from iolab.runstart import RunOptions, start
-    from iolab.store import RunStore
+    from iolab import suites
+    from iolab.api import registry
+    from iolab.run.runner import Runner
+    from iolab.run.runstart import RunOptions, start
+    from iolab.store.runstore import RunStore
 
     t, e = small(), SimEngine()
     plan = registry.build_plan("consistency", suites.make_profile(quick=True, settings=(("duration", "2s"),)), t)

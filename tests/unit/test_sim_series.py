@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from iolab import targets
+from iolab.core.results import RoundResult
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
 from iolab.engines.sim import SimEngine
-from iolab.report.char_series import steady_figures
-from iolab.results import RoundResult
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.pages.report.char_series import steady_figures
 
 # sata-7200-hdd at the size --quick tests it; its outer zone reads and writes 190 MB/s
 HDD = "sim:sata-7200-hdd?capacity_gb=0.536870912"

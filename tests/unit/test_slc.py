@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from iolab.analysis.slc import change_point, find_cache, widths, written_gb
+from iolab.figures.slc import change_point, find_cache, widths, written_gb
 
 # The client preset's fill as the simulator wrote it (its 8 GB copy's cache, 20 GB written):
 # the cache runs out 0.3 s into the third second, then folding dips below the TLC rate.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from iolab.steady import SteadyRule, check_variable, evaluate, fit_line
+from iolab.core.steady import SteadyRule, check_variable, evaluate, fit_line
 
 R = [1, 2, 3, 4, 5]
 RULE = SteadyRule()

@@ -12,15 +12,17 @@ import sqlite3
 
 import pytest
 
-from iolab import procs, registry, resume
-from iolab import store as store_mod
-from iolab.api import compare
-from iolab.durable import RESERVE_NAME
-from iolab.errors import IolabError
-from iolab.runlist import list_runs
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
-from iolab.store import ResultsDiskFull, RunStore
+from iolab.api import registry
+from iolab.api.runlist import list_runs
+from iolab.api.runs import compare
+from iolab.core import procs
+from iolab.core.errors import IolabError
+from iolab.run import resume
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store import runstore as store_mod
+from iolab.store.durable import RESERVE_NAME
+from iolab.store.runstore import ResultsDiskFull, RunStore
 from tests.unit.test_runner import TARGET, ScriptedEngine, profile
 
 
@@ -264,7 +266,7 @@ def test_a_database_without_a_manifest_is_listed_broken_and_refused_by_name(tmp_
     import sys
     from pathlib import Path
 
-    from iolab.manifest import manifest_of
+    from iolab.store.manifest import manifest_of
 
     good = finished_run(tmp_path)
     orphan = tmp_path / "orphan"
@@ -312,7 +314,7 @@ def test_a_run_being_created_is_listed_whole_never_half_set_up(tmp_path, monkeyp
 def test_runs_table_never_cuts_a_run_id_at_80_columns(tmp_path):
     from typer.testing import CliRunner
 
-    from iolab.cli import app
+    from iolab.cli.main import app
 
     d = finished_run(tmp_path)
     out = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)], env={"COLUMNS": "80"}).stdout

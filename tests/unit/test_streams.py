@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from iolab.analysis.streams import analyse
-from iolab.analysis.streamstats import SeqRule, StreamAnalysis
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
+from iolab.core.workload import Stream
+from iolab.traces.analysis.streams import analyse
+from iolab.traces.analysis.streamstats import SeqRule, StreamAnalysis
 from iolab.traces.synth import SynthSpec, generate
 from iolab.traces.table import table_from_rows
-from iolab.workload import Stream
 
 US = 1000  # ns
 S = 10**9

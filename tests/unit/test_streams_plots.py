@@ -7,8 +7,8 @@ import matplotlib.figure
 import numpy as np
 import pytest
 
-from iolab.analysis import plots
-from iolab.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
+from iolab.traces.analysis import plots
+from iolab.traces.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
 
 
 def _analysis(n_steps: int, step_s: float = 1.0) -> StreamAnalysis:

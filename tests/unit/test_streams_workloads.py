@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from iolab.analysis.plots import plot_all
-from iolab.analysis.streams import analyse
-from iolab.analysis.workloads import composite, load_composite, load_replay, replay, save_composite
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
+from iolab.traces.analysis.plots import plot_all
+from iolab.traces.analysis.streams import analyse
+from iolab.traces.analysis.workloads import composite, load_composite, load_replay, replay, save_composite
 from iolab.traces.table import table_from_rows
 
 S = 10**9

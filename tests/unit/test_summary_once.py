@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iolab import storebulk
-from iolab.results import Histogram, OpStats, RoundResult
-from iolab.store import PhaseRow, RunStore
-from iolab.summary import summarise, summarise_phase
+from iolab.core.results import Histogram, OpStats, RoundResult
+from iolab.figures.summary import summarise, summarise_phase
+from iolab.store import bulk as storebulk
+from iolab.store.runstore import PhaseRow, RunStore
 
 
 def _result(counts: tuple[int, ...]) -> RoundResult:

@@ -11,7 +11,7 @@ import types
 import pytest
 
 from iolab import targets
-from iolab.errors import IolabError, RefusedError
+from iolab.core.errors import IolabError, RefusedError
 from iolab.targets import CommandResult, DeviceFacts, Target, host, parse_target
 
 

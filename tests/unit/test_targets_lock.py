@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from iolab import registry, resume, scaleout, suites, targets
+from iolab import suites, targets
+from iolab.api import registry, scaleout
+from iolab.core.errors import EngineError, IolabError, RefusedError
 from iolab.engines.fio import FioEngine
-from iolab.errors import EngineError, IolabError, RefusedError
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
+from iolab.run import resume
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
 from iolab.targets import DeviceFacts, Kind, PurgeOutcome, Target, host, parse_target
 from iolab.targets.lock import lock_name
 
@@ -266,8 +268,8 @@ def test_a_remote_engine_neither_claims_nor_checks_the_local_path_and_says_so(tm
 
 def test_hosts_mode_refuses_a_target_on_a_host_it_cannot_check_unless_allowed(tmp_path):
     from iolab.engines.fio_hosts import host_legs
-    from iolab.hostcheck import check_host_legs
-    from iolab.hostlist import parse_hosts
+    from iolab.engines.hostcheck import check_host_legs
+    from iolab.engines.hostlist import parse_hosts
 
     legs = host_legs(parse_target(f"file:{tmp_path}/x.img?size=1MiB"), parse_hosts("198.51.100.7,198.51.100.8"))
     with pytest.raises(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from iolab import targets
-from iolab.errors import IolabError, RefusedError
+from iolab.core.errors import IolabError, RefusedError
 from iolab.targets import CommandResult, DeviceFacts, Target, host
 
 

@@ -19,22 +19,25 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from iolab import api, engines, plan, registry
-from iolab.cli import app
-from iolab.compare import KeyMetric
+from iolab import engines
+from iolab.api import registry
+from iolab.api import runs as api
+from iolab.cli.main import app
+from iolab.core import plan
+from iolab.core.errors import EngineError
+from iolab.core.plan import Cell, Phase
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
 from iolab.engines import Engine
 from iolab.engines import _template as engine_template
-from iolab.errors import EngineError
-from iolab.plan import Cell, Phase
-from iolab.report.html import render
-from iolab.report.rundata import RunData
-from iolab.store import RunStore
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report.html import render
+from iolab.pages.report.rundata import RunData
+from iolab.store.runstore import RunStore
 from iolab.suites import _template as test_template
 from iolab.suites import make_profile
+from iolab.suites.testdef import TestDef
 from iolab.targets import parse_target
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
 # a small simulated SSD: the whole template run (purge, preconditioning, five rounds) is ~1 s

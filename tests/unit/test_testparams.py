@@ -8,17 +8,19 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from iolab import api, registry, testparams
-from iolab import plan as plans
-from iolab.cli import app
-from iolab.errors import IolabError
-from iolab.plan import Cell, Phase, Profile
+from iolab.api import registry
+from iolab.api import runs as api
+from iolab.cli.main import app
+from iolab.core import plan as plans
+from iolab.core import testparams
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Phase, Profile
+from iolab.core.testparams import Param
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
 from iolab.suites import make_profile
+from iolab.suites.testdef import TestDef
 from iolab.targets import parse_target
-from iolab.testdef import TestDef
-from iolab.testparams import Param
-from iolab.units import KiB
-from iolab.workload import Workload
 
 STEPS = Param(
     "steps", (1000, 2000), "demand steps in IOPS", testparams.int_list, testparams.show_list, source="published reviews"

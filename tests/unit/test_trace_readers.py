@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iolab.analysis.streams import analyse
-from iolab.analysis.streamstats import SeqRule
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
+from iolab.core.workload import Stream
 from iolab.traces import FORMATS, export_trace, import_trace
+from iolab.traces.analysis.streams import analyse
+from iolab.traces.analysis.streamstats import SeqRule
 from iolab.traces.blktrace import read_records, record_dtype
 from iolab.traces.synth import SynthSpec, generate
 from iolab.traces.table import CORE_COLUMNS
 from iolab.traces.writers import FORMATS as EXPORTS
-from iolab.workload import Stream
 
 MIX = (
     Stream("rnd", "read", 4096, 0.5),

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces import TraceTable
 from iolab.traces.tracefs_raw import import_tracefs_raw, read_layout
 

@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from iolab import registry, suites
+from iolab import suites
+from iolab.api import registry
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.results import OpStats, RoundResult, SecondSample, check_result
+from iolab.core.units import GiB, MiB
 from iolab.engines import engine_for
 from iolab.engines.fio import FioEngine
 from iolab.engines.fio_parse import parse_fio_json
 from iolab.engines.sim import SimEngine
-from iolab.errors import EngineError, IolabError
-from iolab.results import OpStats, RoundResult, SecondSample, check_result
-from iolab.runstart import RunOptions, start
+from iolab.run.runstart import RunOptions, start
 from iolab.targets import DeviceFacts, Target
-from iolab.units import GiB, MiB
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 BLOCK = Target("block", "/dev/x", "/dev/x", 100 * GiB, DeviceFacts(logical_sector=512))

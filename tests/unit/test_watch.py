@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from iolab import registry, suites
+from iolab import suites
+from iolab.api import registry
+from iolab.api.watch import run_snapshot, serve, snapshot
 from iolab.engines.merge import PART_PREFIX, PART_SEP
-from iolab.live import MIN_INTERVAL_S
-from iolab.runner import Runner
-from iolab.runstart import RunOptions, start
-from iolab.watch import run_snapshot, serve, snapshot
+from iolab.run.live import MIN_INTERVAL_S
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
 from tests.unit.test_report import DriveEngine, record, target
 from tests.unit.test_report_browser import browser, page_errors  # noqa: F401  (browser: a fixture)
 

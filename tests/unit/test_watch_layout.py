@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from iolab.results import SecondSample
+from iolab.core.results import SecondSample
 from tests.unit.test_report import DriveEngine, record
 from tests.unit.test_report_browser import browser, page_errors  # noqa: F401  (browser: a fixture)
 from tests.unit.test_watch import SplitProgressEngine, run_in_thread, server, wait_for  # noqa: F401  (server: a fixture)

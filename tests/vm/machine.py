@@ -125,7 +125,7 @@ def python_image(d: Path) -> list[str]:
     virtio disk; guest.py mounts it and binds each over its path before any check. Read over the
     9p share instead, nothing is cached: each Python start read its 23 MB libpython again (11 s
     for `python -c pass` in the guest on a loaded machine) and each module took several round
-    trips (74 s for `import iolab.cli`), and every check starts `iolab` at least once. Returns
+    trips (74 s for `import iolab.cli.main`), and every check starts `iolab` at least once. Returns
     the QEMU options; d/out/python.json lists the paths for the guest."""
     stage = d / "python"
     stdlib = Path(sysconfig.get_paths()["stdlib"])

@@ -1,4 +1,7 @@
-"""IO engines. Each engine is one module implementing `Engine` and declaring its
+"""Layer 8 of 12. May import: traces, targets, core (the store, figures and pages never: an
+engine measures one workload and hands the result back). Imported by run and above.
+
+IO engines. Each engine is one module implementing `Engine` and declaring its
 `Capabilities` (in the spirit of fio's `ioengine_ops` flags); `ENGINES` lists them. The
 runner gets one with `engine_for`, which asks each registered engine whether it drives the
 target's kind, and asks its capabilities, never its name."""
@@ -10,12 +13,12 @@ from importlib import import_module
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from iolab.errors import IolabError
-from iolab.results import RoundResult
-from iolab.targets import PurgeOutcome, Target, kind_of
-from iolab.workload import Workload
+from iolab.core.errors import IolabError
+from iolab.core.results import RoundResult
+from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.engines.fio_supervise import check_stall_timeout
+from iolab.targets import PurgeOutcome, Target, kind_of
 
 # module:class of each engine, imported when first asked for (the simulator's Rust core is
 # not loaded for a run on a file). The first that drives a kind is used.

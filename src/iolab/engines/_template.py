@@ -30,11 +30,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from iolab.errors import EngineError, IolabError
-from iolab.results import Histogram, OpStats, RoundResult, SecondSample
-from iolab.targets import PURGE_METHODS, PurgeOutcome, Target
-from iolab.workload import Workload
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
+from iolab.targets import PURGE_METHODS, PurgeOutcome, Target
 
 
 class TemplateEngine:

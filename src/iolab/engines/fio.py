@@ -11,12 +11,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from iolab.errors import EngineError, IolabError
-from iolab.procs import die_with_parent
-from iolab.results import RoundResult
-from iolab.targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
-from iolab.targets import PurgeOutcome, Target
-from iolab.workload import Workload
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.procs import die_with_parent
+from iolab.core.results import RoundResult
+from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities  # noqa: E402
 from iolab.engines.fio_job import build_job, check_ioengine, fio_missing, fio_version, pick_ioengine
 from iolab.engines.fio_parse import load_round
@@ -32,6 +30,8 @@ from iolab.engines.fio_supervise import (
     stderr_tail,
     stop,
 )
+from iolab.targets import PURGE_METHODS as _TARGET_PURGES  # noqa: E402  (kept beside the class that uses them)
+from iolab.targets import PurgeOutcome, Target
 
 
 class FioEngine:

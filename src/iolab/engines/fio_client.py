@@ -13,11 +13,11 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from iolab.errors import EngineError
-from iolab.hosts import answers, server_arg
-from iolab.workload import Workload
+from iolab.core.errors import EngineError
+from iolab.core.workload import Workload
 from iolab.engines.fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
 from iolab.engines.fio_supervise import default_stall_timeout
+from iolab.engines.hosts import answers, server_arg
 from iolab.engines.merge import Part
 
 # A byte-budget round (preconditioning) has no runtime; it is stopped and failed when it

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from iolab.errors import EngineError
+from iolab.core.errors import EngineError
 
 HIST_RE = re.compile(r"_clat_hist\.(\d+)\.log$")
 PLAT_BITS, PLAT_VAL, PLAT_NR = 6, 64, 1856  # fio stat.h, log_hist_coarseness=0

@@ -18,10 +18,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from iolab.errors import EngineError, IolabError
-from iolab.hostcheck import RemoteHold, check_host_legs, create_over_ssh
-from iolab.hostlist import Host
-from iolab.hosts import (
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.results import RoundResult
+from iolab.core.workload import Workload
+from iolab.engines.capabilities import Capabilities
+from iolab.engines.fio import FioEngine
+from iolab.engines.fio_client import client_parts, run_clients, time_limit
+from iolab.engines.fio_job import build_job
+from iolab.engines.fio_job import fio_version as _fio_version
+from iolab.engines.fio_supervise import _job_processes
+from iolab.engines.hostcheck import RemoteHold, check_host_legs, create_over_ssh
+from iolab.engines.hostlist import Host
+from iolab.engines.hosts import (
     Servers,
     check_versions,
     read_identity_over_ssh,
@@ -30,17 +38,9 @@ from iolab.hosts import (
     ssh_runner,
     start_servers,
 )
-from iolab.results import RoundResult
+from iolab.engines.merge import Part, merge, split_workload
 from iolab.targets import PurgeOutcome, Target, check_safe_to_write, parse_target
 from iolab.targets.wear import phase_writes, read_counters
-from iolab.workload import Workload
-from iolab.engines.capabilities import Capabilities
-from iolab.engines.fio import FioEngine
-from iolab.engines.fio_client import client_parts, run_clients, time_limit
-from iolab.engines.fio_job import build_job
-from iolab.engines.fio_job import fio_version as _fio_version
-from iolab.engines.fio_supervise import _job_processes
-from iolab.engines.merge import Part, merge, split_workload
 
 
 @dataclass(frozen=True)

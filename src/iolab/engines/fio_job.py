@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 
-from iolab.errors import EngineError, IolabError
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.usertext import check_fio_value, check_text
+from iolab.core.workload import Stream, Workload
 from iolab.targets import Target
-from iolab.usertext import check_fio_value, check_text
-from iolab.workload import Stream, Workload
 
 LOG_INTERVAL_MS = 1000  # one point per second in the per-second series
 # Sleep (µs) of a job that is ahead of its `flow` share. With the default 0 fio busy-spins

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from iolab.errors import EngineError
-from iolab.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.core.errors import EngineError
+from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample
 from iolab.engines import fio_hist
 from iolab.engines.fio_job import LOG_INTERVAL_MS
 

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iolab.errors import EngineError, IolabError
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.workload import Workload
 from iolab.targets import Target
-from iolab.workload import Workload
 
 # (seconds into the cell, IOPS since the last report, mean latency in µs over those IOs or None)
 Progress = Callable[[float, float, float | None], None]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from iolab.errors import EngineError
-from iolab.results import RoundResult, SecondSample, partial_row
-from iolab.workload import Workload
+from iolab.core.errors import EngineError
+from iolab.core.results import RoundResult, SecondSample, partial_row
+from iolab.core.workload import Workload
 from iolab.engines.fio_job import _apportion
 from iolab.engines.fio_parse import TAIL_MIN_S, _combine
 

@@ -23,14 +23,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from iolab import _sim
-from iolab.errors import EngineError, IolabError
-from iolab.results import Histogram, OpStats, RoundResult, SecondSample
-from iolab.safefile import check_regular
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.results import Histogram, OpStats, RoundResult, SecondSample
+from iolab.core.safefile import check_regular
+from iolab.core.workload import Workload
+from iolab.engines.capabilities import Capabilities
 from iolab.targets import PurgeOutcome, Target
 from iolab.targets.sim_facts import describe, drive_params
 from iolab.targets.writepolicy import check_file, mark_written
-from iolab.workload import Workload
-from iolab.engines.capabilities import Capabilities
 
 # Each round's seed mixes in its tag, exactly as the fio engine's randseed does, so rounds do
 # not replay the same offsets and every run stays reproducible.

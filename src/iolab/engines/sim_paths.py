@@ -14,12 +14,12 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from iolab.errors import EngineError, IolabError
-from iolab.results import RoundResult
-from iolab.targets import Target
-from iolab.workload import Workload
+from iolab.core.errors import EngineError, IolabError
+from iolab.core.results import RoundResult
+from iolab.core.workload import Workload
 from iolab.engines.merge import Part, part_counters, split_workload
 from iolab.engines.sim import SimEngine, _op_stats, _Raw
+from iolab.targets import Target
 
 PORT = "port"
 

@@ -1,5 +1,8 @@
-"""The storage tests: one module per test, each declaring `TEST = TestDef(...)` (its plan
-builder and the functions that show it; see iolab.testdef) and listed in iolab.registry.
+"""Layer 4 of 12. May import: run, pages, figures, engines, store, traces, targets, core (a test
+declares its plan and the pages, figures and views that show it). Imported by api and above.
+
+The storage tests: one module per test, each declaring `TEST = TestDef(...)` (its plan
+builder and the functions that show it; see iolab.suites.testdef) and listed in iolab.api.registry.
 This package holds what the tests share: profiles, quick scaling, WIPC, common parameters.
 
 (The project's own test suite is `tests/` at the repository root; this package holds the
@@ -12,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
 
-from iolab.errors import IolabError
-from iolab.plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
+from iolab.core.errors import IolabError
+from iolab.core.plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
+from iolab.core.units import KiB, MiB
+from iolab.core.workload import Stream, Workload
+from iolab.suites.testdef import TestDef
 from iolab.targets import Target, kind_of, parse_target
-from iolab.testdef import TestDef
-from iolab.units import KiB, MiB
-from iolab.workload import Stream, Workload
 
 QUICK_CAPACITY = 512 * MiB
 QUICK_CELL_SECONDS = 1.0

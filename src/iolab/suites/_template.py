@@ -9,7 +9,7 @@ and writes at one queue depth, rounds until the write IOPS are steady. To make i
 2. name its key figures in `key_figures` (they are what `iolab compare` ranks and
    `iolab check` guards, so choose the few a reader decides on);
 3. keep `pages` and `view`, or set them to None for the generic ones;
-4. add one line to `MODULES` in `iolab/registry.py`.
+4. add one line to `MODULES` in `iolab/api/registry.py`.
 
 This module is not in `MODULES`, so `iolab tests` does not list it. `tests/unit/test_templates.py`
 registers it, runs it on a simulated drive and renders what it declares, so a change of the
@@ -23,18 +23,18 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from iolab import testparams as tp
-from iolab.compare import KeyMetric
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.report.model import Page, Table
-from iolab.report.rundata import RunData, window_rows
-from iolab.report.sections import measurement_window_pages, not_measured_page, table_pages, window_source
-from iolab.summary import PhaseSummary
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB, num, pct_text
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.units import KiB, num, pct_text
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report.model import Page, Table
+from iolab.pages.report.rundata import RunData, window_rows
+from iolab.pages.report.sections import measurement_window_pages, not_measured_page, table_pages, window_source
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity, wipc
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "template"  # what `iolab run NAME` takes; the registry refuses a module whose TEST says otherwise
 PHASE = "main"

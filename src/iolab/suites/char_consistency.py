@@ -5,19 +5,19 @@ are read from that series by the report."""
 
 from __future__ import annotations
 
-from iolab import testparams as tp
-from iolab.chartext import consistency_view
-from iolab.compare import KeyMetric
-from iolab.compare_pages.characterise import consistency_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan
-from iolab.report.char_series import consistency_pages, phase_spread
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Phase, Profile, TestPlan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.chartext import consistency_view
+from iolab.pages.compare_pages.characterise import consistency_overlays
+from iolab.pages.report.char_series import consistency_pages, phase_spread
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import phase, rounds
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 # A quick run on a simulated drive tests a copy of QUICK_SIM_GB for QUICK_SECONDS: on a 0.5 GB
 # copy a GC burst runs out of work (its free-block target is a share of the drive) long before

@@ -8,17 +8,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from iolab import testparams as tp
-from iolab.compare import KeyMetric
-from iolab.decide import DemandShortfall
-from iolab.plan import Cell, Profile, TestPlan
-from iolab.report.char_demand import RAMPS, demand_overlays, demand_pages, demand_view, ramp_phase, steps, sustainable
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.decide import DemandShortfall
+from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report.char_demand import (
+    RAMPS,
+    demand_overlays,
+    demand_pages,
+    demand_view,
+    ramp_phase,
+    steps,
+    sustainable,
+)
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "latency-demand"
 WARMUP = tp.Param(

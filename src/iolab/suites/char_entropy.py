@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from iolab import testparams as tp
-from iolab.chartext import matrix_view
-from iolab.compare import KeyMetric
-from iolab.compare_pages.characterise import entropy_overlays
-from iolab.plan import Cell, Profile, TestPlan
-from iolab.report.characterise import entropy_pages, grid
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.chartext import matrix_view
+from iolab.pages.compare_pages.characterise import entropy_overlays
+from iolab.pages.report.characterise import entropy_pages, grid
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 MIXES = (("write", 0), ("70/30", 70))  # phase name, read %
 PARAMS = (

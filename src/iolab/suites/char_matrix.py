@@ -4,19 +4,19 @@ latency. After the shared preconditioning (characterise_common)."""
 
 from __future__ import annotations
 
-from iolab import testparams as tp
-from iolab.chartext import matrix_view
-from iolab.compare import KeyMetric
-from iolab.compare_pages.characterise import matrix_overlays
-from iolab.plan import Cell, Profile, TestPlan
-from iolab.report.characterise import matrix_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB, MiB, kib_label
-from iolab.workload import Access, Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.core.units import KiB, MiB, kib_label
+from iolab.core.workload import Access, Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.chartext import matrix_view
+from iolab.pages.compare_pages.characterise import matrix_overlays
+from iolab.pages.report.characterise import matrix_pages
 from iolab.suites import active_fraction, no_input, supported_block_sizes, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import peak
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 PHASES: tuple[tuple[Access, str], ...] = (("rnd", "read"), ("rnd", "write"), ("seq", "read"), ("seq", "write"))
 PARAMS = (

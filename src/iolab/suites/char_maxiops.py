@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from iolab import testparams as tp
-from iolab.compare import KeyMetric
-from iolab.decide import Decision, NoGain, Sample, knee, last_gain
-from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.report.char_demand import (
+from iolab.core import testparams as tp
+from iolab.core.decide import Decision, NoGain, Sample, knee, last_gain
+from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report.char_demand import (
     SEARCHES,
     maxiops_overlays,
     maxiops_pages,
@@ -28,13 +30,11 @@ from iolab.report.char_demand import (
     search_phase,
     threads_phase,
 )
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import WARMUP, positive_list
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "max-iops"
 

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import statistics
 
-from iolab import testparams as tp
-from iolab.chartext import qos_view
-from iolab.compare import KeyMetric
-from iolab.compare_pages.characterise import qos_overlays
-from iolab.plan import Cell, Profile, TestPlan
-from iolab.report.char_series import qos_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB, measurable
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.core.units import KiB, measurable
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.chartext import qos_view
+from iolab.pages.compare_pages.characterise import qos_overlays
+from iolab.pages.report.char_series import qos_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import rounds
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 PARAMS = (
     tp.Param(

@@ -5,17 +5,17 @@ cache, or a file, writes at one rate and the test says "no cache found"."""
 
 from __future__ import annotations
 
-from iolab import testparams as tp
-from iolab.compare import KeyMetric
-from iolab.plan import Cell, Phase, Profile, TestPlan
-from iolab.report.char_slc import PHASE, phase_cache, slc_pages, slc_view
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Phase, Profile, TestPlan
+from iolab.core.units import KiB
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report.char_slc import PHASE, phase_cache, slc_pages, slc_view
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import phase
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "slc-cache"
 BLOCK = 128 * KiB

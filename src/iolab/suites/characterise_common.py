@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from iolab import testparams as tp
-from iolab.plan import Cell, Phase, Profile, Tracking
-from iolab.report.characterise import grid
-from iolab.targets import Target
-from iolab.units import KiB, kib_label
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.plan import Cell, Phase, Profile, Tracking
+from iolab.core.units import KiB, kib_label
+from iolab.core.workload import Workload
+from iolab.pages.report.characterise import grid
 from iolab.suites import active_fraction, common_parameters, tested_capacity, untested_capacity
+from iolab.targets import Target
 
 FAMILY = "iolab characterisation"
 SEQUENCE = "characterise"

@@ -1,7 +1,7 @@
 """The DIRTH flow (SNIA PTS 2.0), one for every stimulus: preconditioning to steady state,
 demand-variation rounds (a pre-write, then the stimulus at every demand point, one cell
 each) until IOPS at the highest outstanding IO is steady, then the Max/Mid/Min operating
-points chosen from that phase's measurement window (iolab.points.operating_points, stored
+points chosen from that phase's measurement window (iolab.figures.points.operating_points, stored
 as the run's decision) with a pre-write and the histogram workload at each.
 
 The tests differ only in their stimulus (PTS DIRTH: RND 8 KiB 65/35; CBW: the composite
@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.decide import Decision, Sample
-from iolab.errors import IolabError
-from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
-from iolab.points import (
+from iolab.core.decide import Decision, Sample
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan, Tracking
+from iolab.core.testparams import Param, int_list, parameter_rows, seconds, show_list, show_seconds, values
+from iolab.core.units import duration, num
+from iolab.core.workload import Workload
+from iolab.figures.points import (
     ART_CUTOFF,
     DECISION,
     DV_PHASE,
@@ -28,11 +31,8 @@ from iolab.points import (
     parse_point,
     point_key,
 )
-from iolab.targets import Target
-from iolab.testparams import Param, int_list, parameter_rows, seconds, show_list, show_seconds, values
-from iolab.units import duration, num
-from iolab.workload import Workload
 from iolab.suites import common_parameters, tested_capacity
+from iolab.targets import Target
 
 
 def percent(text: str) -> int:

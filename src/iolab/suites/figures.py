@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from iolab.summary import CellAverage, PhaseSummary
+from iolab.figures.summary import CellAverage, PhaseSummary
 
 Getter = Callable[[list[PhaseSummary]], float | None]
 

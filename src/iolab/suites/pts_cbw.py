@@ -5,17 +5,17 @@
 
 from __future__ import annotations
 
-from iolab.compare_pages.pts2 import dirth_overlays
-from iolab.plan import Profile, TestPlan
-from iolab.report.dirth import dirth_pages
-from iolab.report.header import SPEC_HEADINGS
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.testparams import values
-from iolab.textreport import render_dirth
+from iolab.core.plan import Profile, TestPlan
+from iolab.core.testparams import values
+from iolab.pages.compare_pages.pts2 import dirth_overlays
+from iolab.pages.report.dirth import dirth_pages
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.textreport import render_dirth
 from iolab.suites import CBW_TEXT, active_fraction, cbw, no_input
 from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
 from iolab.suites.pts_dirth import grid_text, key_figures  # the DIRTH flow's figures
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 PARAMS = (read_share(40, "A.12 (R/W 40/60)"), *TC_QD_GRID, *FLOW)
 

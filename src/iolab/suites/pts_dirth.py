@@ -4,21 +4,21 @@ low); preconditioning and pre-writes are the same RND at 0/100."""
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric
-from iolab.compare.pts2 import chosen_points, demand_points
-from iolab.compare_pages.pts2 import dirth_overlays
-from iolab.errors import IolabError
-from iolab.plan import Profile, TestPlan
-from iolab.report.dirth import dirth_pages
-from iolab.report.header import SPEC_HEADINGS
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.testparams import Param, show_list, size, values
-from iolab.textreport import render_dirth
-from iolab.units import KiB, kib_label
-from iolab.workload import Workload
+from iolab.core.errors import IolabError
+from iolab.core.plan import Profile, TestPlan
+from iolab.core.testparams import Param, show_list, size, values
+from iolab.core.units import KiB, kib_label
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.figures.compare.pts2 import chosen_points, demand_points
+from iolab.pages.compare_pages.pts2 import dirth_overlays
+from iolab.pages.report.dirth import dirth_pages
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.textreport import render_dirth
 from iolab.suites import active_fraction, no_input, supported_block_sizes
 from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 PARAMS = (
     Param("block_size", 8 * KiB, "Block size of the RND stimulus", size, kib_label, "A.11 implementation default"),

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import math
 
-from iolab.compare import KeyMetric
-from iolab.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
-from iolab.compare_pages.pts2 import hir_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.hir import hir_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
-from iolab.textreport import render_hir
-from iolab.units import KiB, duration
-from iolab.workload import Workload
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
+from iolab.core.units import KiB, duration
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.figures.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
+from iolab.pages.compare_pages.pts2 import hir_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.hir import hir_pages
+from iolab.pages.textreport import render_hir
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 WAIT_MULTIPLES = (1, 2, 3, 5, 10)  # the spec's wait states, in bursts: 5, 10, 15, 25, 50 s after 5 s bursts
 

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric
-from iolab.compare_pages.pts import iops_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.pts import iops_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.textreport import iops_grid
-from iolab.units import KiB, kib_label
-from iolab.workload import Workload
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.units import KiB, kib_label
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.compare_pages.pts import iops_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.pts import iops_pages
+from iolab.pages.textreport import iops_grid
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 from iolab.suites.figures import from_cell
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 MIXES = [(100, 0), (95, 5), (65, 35), (50, 50), (35, 65), (5, 95), (0, 100)]  # R/W %, outer loop
 BLOCK_SIZES = [1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512]  # inner loop

@@ -3,18 +3,18 @@ RND at TC1/QD1; ART, MRT and the 99.999 % response time per cell; tracks ART of 
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric
-from iolab.compare_pages.pts import latency_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.pts import latency_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.textreport import grid_view
-from iolab.units import KiB, kib_label, num, pct_text
-from iolab.workload import Workload
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.units import KiB, kib_label, num, pct_text
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.compare_pages.pts import latency_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.pts import latency_pages
+from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
 from iolab.suites.figures import from_cell
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 MIXES = [(100, 0), (65, 35), (0, 100)]
 BLOCK_SIZES = [8 * KiB, 4 * KiB, 512]

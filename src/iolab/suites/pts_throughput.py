@@ -4,18 +4,18 @@ steady state; read MB/s is tracked and reported with its own determination."""
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric
-from iolab.compare_pages.pts import throughput_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.pts import throughput_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.textreport import grid_view
-from iolab.units import KiB, kib_label, num
-from iolab.workload import Workload
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.units import KiB, kib_label, num
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.compare_pages.pts import throughput_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.pts import throughput_pages
+from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity, wipc
 from iolab.suites.figures import from_cell
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 BLOCK_SIZES = [1024 * KiB, 128 * KiB]
 THREADS, QUEUE_DEPTH = 1, 32

@@ -7,19 +7,19 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from iolab.compare import KeyMetric
-from iolab.compare_pages.pts import wsat_overlays
-from iolab.errors import IolabError
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.pts import wsat_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.testparams import Param, choice, parameter_rows, values
-from iolab.textreport import render_wsat
-from iolab.units import KiB, duration, eng, kib_label
-from iolab.workload import Workload
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.testparams import Param, choice, parameter_rows, values
+from iolab.core.units import KiB, duration, eng, kib_label
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.compare_pages.pts import wsat_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.pts import wsat_pages
+from iolab.pages.textreport import render_wsat
 from iolab.suites import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 # Name -> (access, read %, block size, label); "rnd4k" is the WSAT of PTS 1.1, the others are
 # the optional workloads of PTS 2.0 (A.8).

@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import math
 
-from iolab.compare import KeyMetric
-from iolab.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
-from iolab.compare_pages.pts2 import xsr_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.xsr import xsr_pages
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
-from iolab.textreport import render_intervals
-from iolab.units import KiB, duration
-from iolab.workload import Access, Workload
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.testparams import Param, choice, given, parameter_rows, seconds, show_seconds, values
+from iolab.core.units import KiB, duration
+from iolab.core.workload import Access, Workload
+from iolab.figures.compare import KeyMetric
+from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
+from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
+from iolab.pages.compare_pages.pts2 import xsr_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.xsr import xsr_pages
+from iolab.pages.textreport import render_intervals
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 STIMULI: dict[str, tuple[Access, int]] = dict(zip(GROUPS, (("seq", 1024 * KiB), ("rnd", 8 * KiB), ("seq", 1024 * KiB))))
 # A quick run logs this many intervals per group (the 8 h : 6 h : 8 h proportion), unless set.

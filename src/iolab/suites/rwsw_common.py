@@ -25,15 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.analysis.workloads import ReplayPlan, load_composite, load_replay
-from iolab.errors import IolabError
-from iolab.plan import Cell, Phase, Profile, TestPlan, Tracking
-from iolab.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, INPUTS_DIR, REPLAY_FILE
-from iolab.safefile import loads_toml, read_text
-from iolab.targets import Target
-from iolab.units import duration, eng
-from iolab.workload import Workload
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
+from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, INPUTS_DIR, REPLAY_FILE
+from iolab.core.safefile import loads_toml, read_text
+from iolab.core.units import duration, eng
+from iolab.core.workload import Workload
 from iolab.suites import active_fraction, tested_capacity, wipc
+from iolab.targets import Target
+from iolab.traces.analysis.workloads import ReplayPlan, load_composite, load_replay
 
 SPEC = "RWSW 1.0.x"  # the RWSW PTS for datacenter storage; 1.0.x: which revision is UNVERIFIED
 # In a quick run a saturation phase also stops after this many intervals, so a test that

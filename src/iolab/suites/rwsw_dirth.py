@@ -7,20 +7,29 @@ The summary figures are at OIO = 32 (MB/s and the 99.99 % response time)."""
 
 from __future__ import annotations
 
-from iolab.compare import DIRTH_SUMMARY_OIO, KeyMetric, dirth_level
-from iolab.compare_pages.rwsw import dirth_overlays
-from iolab.plan import Profile, TestPlan
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.rwsw import rwsw_dirth_pages
-from iolab.report.rwsw_selftest import with_selftest
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.testparams import Param, int_list, show_list, values
-from iolab.textreport import render_dirth
+from iolab.core.plan import Profile, TestPlan
+from iolab.core.testparams import Param, int_list, show_list, values
+from iolab.figures.compare import DIRTH_SUMMARY_OIO, KeyMetric, dirth_level
+from iolab.pages.compare_pages.rwsw import dirth_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.rwsw import rwsw_dirth_pages
+from iolab.pages.report.rwsw_selftest import with_selftest
+from iolab.pages.textreport import render_dirth
 from iolab.suites import wipc
 from iolab.suites.dirth_flow import FLOW, Stimulus, build_flow
 from iolab.suites.figures import figure
-from iolab.suites.rwsw_common import DATA_NOTE, SPEC, RwswInput, applied, copy_inputs, input_parameters, mix_text, with_input
+from iolab.suites.rwsw_common import (
+    DATA_NOTE,
+    SPEC,
+    RwswInput,
+    applied,
+    copy_inputs,
+    input_parameters,
+    mix_text,
+    with_input,
+)
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "dirth-rwsw"
 MAX_QD = 32  # per thread, as the PTS DIRTH's largest QD; more outstanding IO adds threads

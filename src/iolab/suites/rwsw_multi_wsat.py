@@ -4,14 +4,12 @@ the 99.999 % response time over time and at steady state."""
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric
-from iolab.compare_pages.rwsw import multi_wsat_overlays
-from iolab.plan import Cell, Profile, TestPlan
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.rwsw import multi_wsat_pages
-from iolab.report.rwsw_selftest import with_selftest
-from iolab.targets import Target
-from iolab.testdef import TestDef
+from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.figures.compare import KeyMetric
+from iolab.pages.compare_pages.rwsw import multi_wsat_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.rwsw import multi_wsat_pages
+from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
 from iolab.suites.figures import figure
 from iolab.suites.rwsw_common import (
@@ -27,6 +25,8 @@ from iolab.suites.rwsw_common import (
     saturation_phase,
     with_input,
 )
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "multi-wsat"
 

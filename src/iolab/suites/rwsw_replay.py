@@ -5,17 +5,26 @@ the composite workload."""
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric, replay_totals
-from iolab.compare_pages.rwsw import replay_overlays
-from iolab.plan import Cell, Phase, Profile, TestPlan
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.rwsw_replay import replay_pages
-from iolab.report.rwsw_selftest import with_selftest
-from iolab.targets import Target
-from iolab.testdef import TestDef
+from iolab.core.plan import Cell, Phase, Profile, TestPlan
+from iolab.figures.compare import KeyMetric, replay_totals
+from iolab.pages.compare_pages.rwsw import replay_overlays
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.rwsw_replay import replay_pages
+from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import active_fraction, common_parameters, tested_capacity
 from iolab.suites.figures import figure
-from iolab.suites.rwsw_common import DATA_NOTE, SPEC, RwswInput, copy_inputs, input_parameters, mix_text, steady_phase, with_input
+from iolab.suites.rwsw_common import (
+    DATA_NOTE,
+    SPEC,
+    RwswInput,
+    copy_inputs,
+    input_parameters,
+    mix_text,
+    steady_phase,
+    with_input,
+)
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "replay"
 

@@ -3,14 +3,12 @@ purged drive to steady state (one phase per stream); one IOPS figure per stream 
 
 from __future__ import annotations
 
-from iolab.compare import KeyMetric
-from iolab.plan import Cell, Profile, TestPlan
-from iolab.report.header import SPEC_HEADINGS
-from iolab.report.rwsw import streams_pages
-from iolab.report.rwsw_selftest import with_selftest
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.workload import Stream
+from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.core.workload import Stream
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report.header import SPEC_HEADINGS
+from iolab.pages.report.rwsw import streams_pages
+from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
 from iolab.suites.figures import phase
 from iolab.suites.rwsw_common import (
@@ -25,6 +23,8 @@ from iolab.suites.rwsw_common import (
     saturation_phase,
     with_input,
 )
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 NAME = "streams-wsat"
 

@@ -9,19 +9,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from iolab import testparams as tp
-from iolab.compare import KeyMetric
-from iolab.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
-from iolab.errors import IolabError
-from iolab.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
-from iolab.targets import Target
-from iolab.testdef import TestDef
-from iolab.units import KiB, kib_label, measurable, percentile_min_ios
-from iolab.workload import Workload
+from iolab.core import testparams as tp
+from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
+from iolab.core.units import KiB, kib_label, measurable, percentile_min_ios
+from iolab.core.workload import Workload
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
 from iolab.suites.char_demand import geometric
 from iolab.suites.dirth_flow import read_share
+from iolab.suites.testdef import TestDef
+from iolab.targets import Target
 
 
 def _percentile(text: str) -> float:

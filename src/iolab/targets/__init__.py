@@ -1,4 +1,6 @@
-"""Targets: what is tested. Parsing target specs, device facts, safety checks, purge methods.
+"""Layer 11 of 12. May import: core. Imported by every layer above.
+
+Targets: what is tested. Parsing target specs, device facts, safety checks, purge methods.
 
 Public functions (the runner, the engines and the CLI call these):
   parse_target(spec)                  -> Target          (spec.py)

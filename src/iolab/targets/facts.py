@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.targets import host
 from iolab.targets.model import DeviceFacts, Problem, Target
 

@@ -14,8 +14,8 @@ import os
 import stat
 from pathlib import Path
 
-from iolab.errors import IolabError
-from iolab.units import human_bytes
+from iolab.core.errors import IolabError
+from iolab.core.units import human_bytes
 from iolab.targets import host, lock
 from iolab.targets.model import Target
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from iolab.errors import RefusedError
+from iolab.core.errors import RefusedError
 from iolab.targets.model import Problem, PurgeOutcome, Target
 
 ProgressFn = Callable[[float], None]

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iolab.errors import IolabError, RefusedError
+from iolab.core.errors import IolabError, RefusedError
 from iolab.targets import host
 from iolab.targets.facts import block_dev
 from iolab.targets.kinds import kind_of

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from iolab.errors import IolabError
-from iolab.units import human_bytes
+from iolab.core.errors import IolabError
+from iolab.core.units import human_bytes
 from iolab.targets import host
 from iolab.targets.facts import block_dev
 from iolab.targets.files import allocate, prepare_file

@@ -28,8 +28,8 @@ import fcntl
 import os
 import stat
 
-from iolab.errors import RefusedError
-from iolab.units import human_bytes
+from iolab.core.errors import RefusedError
+from iolab.core.units import human_bytes
 from iolab.targets import host, lock
 from iolab.targets.facts import BlockDev, block_dev, file_type
 from iolab.targets.files import MARK_XATTR, created_by_iolab, sidecar

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from iolab import _sim
-from iolab.errors import IolabError
-from iolab.safefile import check_regular
+from iolab.core.errors import IolabError
+from iolab.core.safefile import check_regular
 from iolab.targets.model import DeviceFacts
 
 # Target options that steer the engine rather than describe the drive (port=: which of its host

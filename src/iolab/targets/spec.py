@@ -14,9 +14,9 @@ import re
 import stat
 import urllib.parse
 
-from iolab.errors import IolabError
-from iolab.units import parse_size
-from iolab.usertext import check_fio_value, check_text
+from iolab.core.errors import IolabError
+from iolab.core.units import parse_size
+from iolab.core.usertext import check_fio_value, check_text
 from iolab.targets import host
 from iolab.targets.facts import device_facts, file_type
 from iolab.targets.kinds import kind_for_spec

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from iolab.errors import RefusedError
-from iolab.units import human_bytes
+from iolab.core.errors import RefusedError
+from iolab.core.units import human_bytes
 from iolab.targets.facts import file_type
 from iolab.targets.files import created_by_iolab, mark_created
 from iolab.targets.usage import mounts

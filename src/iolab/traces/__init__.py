@@ -1,4 +1,7 @@
-"""Traces: block IO captured on Linux or imported from public trace formats, normalised into
+"""Layer 10 of 12 (with `traces/analysis/`, the stream analysis of a trace). May import: targets, core.
+Imported by store and above.
+
+Traces: block IO captured on Linux or imported from public trace formats, normalised into
 one IO table (Parquet: time, device, op, offset, size, process, latency). See table.py.
 
     import_trace(paths, fmt, out, skip_bad_lines=False) -> TraceTable   (readers.py; FORMATS)
@@ -7,7 +10,7 @@ one IO table (Parquet: time, device, op, offset, size, process, latency). See ta
     TraceTable.open(path) -> TraceTable
     synth.generate(SynthSpec(...), out) -> (TraceTable, SynthTruth)       (known streams)
 
-Stream analysis and workloads built from a table live in iolab.analysis.
+Stream analysis and workloads built from a table live in iolab.traces.analysis.
 """
 
 from iolab.traces.capture import CaptureResult, CaptureTick, capture

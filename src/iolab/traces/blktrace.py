@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces.events import paired_sql
 from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
 from iolab.traces.textscan import MAX_SECTORS, MAX_TIME_NS

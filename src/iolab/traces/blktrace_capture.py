@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.targets.writepolicy import output_dir
 
 DEBUGFS = Path("/sys/kernel/debug")

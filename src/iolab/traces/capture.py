@@ -54,8 +54,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.errors import IolabError, RefusedError
-from iolab.procs import pid_alive
+from iolab.core.errors import IolabError, RefusedError
+from iolab.core.procs import pid_alive
 from iolab.targets.writepolicy import check_file, output_dir
 from iolab.traces.blktrace_capture import blktrace_problem, capture_blktrace
 from iolab.traces.readers import import_trace

@@ -15,8 +15,8 @@ import struct
 import zlib
 from pathlib import Path
 
-from iolab.errors import IolabError
-from iolab.safefile import check_regular
+from iolab.core.errors import IolabError
+from iolab.core.safefile import check_regular
 from iolab.traces.readers import FORMATS
 from iolab.traces.vscsi import vscsi_version
 

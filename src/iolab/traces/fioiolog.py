@@ -5,7 +5,7 @@ datasync become flushes."""
 
 from __future__ import annotations
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces.table import sql_str
 from iolab.traces.textscan import MAX_LATENCY_US, Parsed, first_line, lines_sql, q, ws_fields
 

@@ -23,7 +23,7 @@ import traceback
 from functools import cache
 from pathlib import Path
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 
 TEXT = (
     "msr",

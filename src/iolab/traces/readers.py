@@ -20,12 +20,20 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from iolab.errors import IolabError
-from iolab.safefile import check_regular
+from iolab.core.errors import IolabError
+from iolab.core.safefile import check_regular
 from iolab.traces import timeunit
 from iolab.traces.events import paired_sql
 from iolab.traces.formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
-from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, first_error_line, refuse_bad_input, write_table
+from iolab.traces.table import (
+    IMPORT_MEMORY,
+    BadLine,
+    TraceTable,
+    connect,
+    first_error_line,
+    refuse_bad_input,
+    write_table,
+)
 from iolab.traces.textscan import Parsed, clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
 from iolab.traces.timeunit import VARIABLE_UNIT
 

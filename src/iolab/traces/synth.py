@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from iolab.errors import IolabError
-from iolab.workload import Stream
+from iolab.core.errors import IolabError
+from iolab.core.workload import Stream
 from iolab.traces.table import IMPORT_MEMORY, TraceTable, connect, sql_str, write_table
 
 

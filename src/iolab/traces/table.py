@@ -36,7 +36,7 @@ from pathlib import Path
 
 import duckdb
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")

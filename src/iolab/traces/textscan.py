@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces.table import connect, first_error_line, sql_str
 
 MAX_LINE = 1 << 20  # bytes; a longer line is a bad line (no trace format has lines near this)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces.textscan import MAX_TIME_NS
 
 NS_PER = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces.events import paired_sql
 from iolab.traces.table import TraceTable, connect, write_table
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.traces import timeunit
 from iolab.traces.formats import scsi_op_sql
 from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iolab.errors import IolabError
+from iolab.core.errors import IolabError
 from iolab.targets.writepolicy import check_file, mark_written
 from iolab.traces.blktrace import MAGIC, TA_COMPLETE, TA_ISSUE, TC_NOTIFY, TC_READ, TC_WRITE, VERSION, record_dtype
 from iolab.traces.formats import FILETIME_UNIX_EPOCH

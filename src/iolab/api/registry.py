@@ -1,0 +1,127 @@
+"""The storage tests iolab knows: one line per test, naming the module that declares it
+(its `TEST = TestDef(...)`). Modules are imported when a test is first asked for, so
+`iolab --help` imports no test. `register` adds a test declared elsewhere (a plug-in, or a
+test of the test suite) for the life of the process.
+
+Nothing here imports pages/ or figures/compare; only this module and api/runs.py map names to tests.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from iolab.core.errors import IolabError
+from iolab.suites.testdef import TestDef
+
+if TYPE_CHECKING:  # the names alone: `iolab --help` lists the tests without these modules
+    from iolab.core.plan import Profile, TestPlan
+    from iolab.targets import Target
+
+MODULES = {
+    "iops": "iolab.suites.pts_iops",
+    "throughput": "iolab.suites.pts_throughput",
+    "latency": "iolab.suites.pts_latency",
+    "wsat": "iolab.suites.pts_wsat",
+    "hir": "iolab.suites.pts_hir",
+    "xsr": "iolab.suites.pts_xsr",
+    "dirth": "iolab.suites.pts_dirth",
+    "cbw": "iolab.suites.pts_cbw",
+    "multi-wsat": "iolab.suites.rwsw_multi_wsat",
+    "streams-wsat": "iolab.suites.rwsw_streams_wsat",
+    "replay": "iolab.suites.rwsw_replay",
+    "dirth-rwsw": "iolab.suites.rwsw_dirth",
+    "latency-demand": "iolab.suites.char_demand",
+    "qos": "iolab.suites.char_qos",
+    "max-iops": "iolab.suites.char_maxiops",
+    "rw-matrix": "iolab.suites.char_matrix",
+    "mixed-matrix": "iolab.suites.char_mixed",
+    "entropy": "iolab.suites.char_entropy",
+    "consistency": "iolab.suites.char_consistency",
+    "slc-cache": "iolab.suites.char_slc",
+    "latency-bound": "iolab.suites.scale_latbound",
+}
+
+_registered: dict[str, TestDef] = {}
+
+__all__ = ["TestDef", "register", "unregister", "get", "find", "all", "names", "sequence", "sequences", "build_plan"]
+
+
+def register(test: TestDef) -> TestDef:
+    """Make `test` known to every command in this process (after the built-in tests)."""
+    if test.name in MODULES or test.name in sequences():
+        raise IolabError(f"test {test.name!r}: the name is taken by a built-in test or sequence.")
+    _registered[test.name] = test
+    return test
+
+
+def unregister(name: str) -> None:
+    _registered.pop(name, None)
+
+
+def names() -> list[str]:
+    return [*MODULES, *_registered]
+
+
+def find(name: str) -> TestDef | None:
+    """The test of this name, or None (a stored run of a test this process does not know is
+    shown with the generic views)."""
+    if name in _registered:
+        return _registered[name]
+    if name not in MODULES:
+        return None
+    test = import_module(MODULES[name]).TEST
+    if test.name != name:
+        raise IolabError(f"{MODULES[name]} declares test {test.name!r}, registered as {name!r}.")
+    return test
+
+
+def get(name: str) -> TestDef:
+    test = find(name)
+    if test is None:
+        seqs = "".join(f", '{s}'" for s in sequences())
+        raise IolabError(
+            f"test {name!r}: unknown; choose one of {', '.join(names())}{seqs} "
+            "(a sequence runs its tests in order; `iolab tests` lists them all)."
+        )
+    return test
+
+
+def all() -> list[TestDef]:  # noqa: A001 - the registry's own vocabulary
+    return [get(n) for n in names()]
+
+
+def sequences() -> list[str]:
+    """Sequence names, in the order of their first test. Built-in tests declare theirs; the
+    built-in sequences are known without importing a test module."""
+    return list(
+        dict.fromkeys(["pts", "rwsw", "characterise", *(t.sequence for t in _registered.values() if t.sequence)])
+    )
+
+
+def sequence(name: str, everything: bool = False) -> list[TestDef]:
+    """The tests `iolab run NAME` runs, in registry order: a sequence's members (the optional
+    ones too with `everything`, i.e. --all), or the one test."""
+    if name in sequences():
+        return [t for t in all() if t.sequence == name and (everything or not t.optional)]
+    if everything:
+        raise IolabError(
+            f"--all: {name!r} is one test; --all runs every test of a sequence ({', '.join(sequences())})."
+        )
+    return [get(name)]
+
+
+def build_plan(name: str, profile: Profile, target: Target, workload: str | Path | None = None) -> TestPlan:
+    """The plan of one test. `workload` is the input of the tests that need one (the RWSW
+    tests: the `iolab trace analyze` output directory or one of its files)."""
+    test = get(name)
+    if test.needs_workload and workload is None:
+        raise IolabError(
+            f"test {name}: needs --workload PATH, the directory written by `iolab trace analyze TRACE "
+            "--out DIR` (or its composite.toml / replay.toml)."
+        )
+    if not test.needs_workload and workload is not None:
+        takers = ", ".join(t.name for t in all() if t.needs_workload)
+        raise IolabError(f"test {name}: takes no --workload (only {takers} do).")
+    return test.build(profile, target, Path(workload) if workload is not None else None)

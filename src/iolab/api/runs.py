@@ -1,0 +1,331 @@
+"""What the CLI calls where a command depends on the test: the one place that asks the
+registry and hands a test's declared functions to the layers that do the work (plans, the
+terminal view, reports, comparisons). A stored run whose test is not registered in this
+process is shown and reported with the generic views; comparing it needs key figures, so
+it is refused with the reason.
+
+Dependency direction: api → registry ⇢ suites.* → compare_pages/*, report/*, compare/*, textreport; nothing
+below imports this module or the registry.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+from iolab import suites
+from iolab.api import registry
+from iolab.core.errors import IolabError
+from iolab.core.plan import Profile, TestPlan
+from iolab.core.testparams import check_known
+from iolab.engines import Engine, engine_for
+from iolab.figures.compare import Comparison, KeyMetric, open_runs
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report import build_document as _build_document
+from iolab.pages.report import write_document
+from iolab.pages.report.drawing import drawing_in_parallel
+from iolab.pages.report.model import Document
+from iolab.pages.report.parts import parts_pages
+from iolab.pages.report.pts import generic_pages
+from iolab.pages.report.rundata import RunData
+from iolab.pages.report.sections import details_pages
+from iolab.pages.report.sequence import SequenceMember, order_runs
+from iolab.pages.report.sequence import write_sequence_report as _write_sequence_report
+from iolab.run import resume as resuming
+from iolab.run.resume import Resumption
+from iolab.run.runner import Progress, Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store.durable import ResultsDiskFull
+from iolab.store.manifest import manifest_of, resolve_run, runs_root
+from iolab.store.runstore import RunStore
+from iolab.targets import Target, parse_target, release
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def plans(
+    test: str, profile: Profile, target: Target, workload: str | Path | None = None, everything: bool = False
+) -> list[TestPlan]:
+    """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
+    `everything`, its optional tests too). Every `--set` parameter must belong to one of them
+    (checked before any plan is built)."""
+    return [plan for plan, _ in planned(test, profile, target, workload, everything)]
+
+
+def planned(
+    test: str, profile: Profile, given: Target, workload: str | Path | None = None, everything: bool = False
+) -> list[tuple[TestPlan, Target]]:
+    """Each plan with the target it runs on: on a simulated drive a --quick run tests a copy of
+    it, each test's own (suites.quick_setup), and says so in the plan's notes."""
+    tests = registry.sequence(test, everything)
+    check_known(dict(profile.settings), {t.name: t.params for t in tests})
+    out = []
+    for t in tests:
+        prof, tgt, notes = suites.quick_setup(profile, given, t)
+        plan = registry.build_plan(t.name, prof, tgt, workload)
+        out.append((replace(plan, notes=plan.notes + notes), tgt))
+    return out
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """One run `run_test` made: where it is, how it ended, its report files."""
+
+    __test__ = False  # not a pytest class
+
+    dir: Path
+    run_id: str
+    test: str
+    state: str  # complete | failed | interrupted (manifest.state)
+    reports: tuple[Path, ...]
+
+
+def _one_set_of_plot_workers(run: Callable[P, R]) -> Callable[P, R]:
+    """`run` with all the reports it writes (a sequence's: each run's own, then the sequence's)
+    drawing their plots in one set of worker processes, started at the first plot, not a new set
+    per report."""
+
+    @functools.wraps(run)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        with drawing_in_parallel() if kwargs.get("report", True) else nullcontext():
+            return run(*args, **kwargs)
+
+    return call
+
+
+@_one_set_of_plot_workers
+def run_test(
+    test: str,
+    target: Target | str,
+    profile: Profile | None = None,
+    *,
+    workload: str | Path | None = None,
+    options: RunOptions | None = None,
+    runs_dir: Path | None = None,
+    stall_timeout: float | None = None,
+    progress: Progress | None = None,
+    report: bool = True,
+    engine: Engine | None = None,
+    on_start: Callable[[RunStore], None] | None = None,
+    on_end: Callable[[RunStore, list[Path]], None] | None = None,
+    everything: bool = False,
+    on_plan: Callable[[list[TestPlan], int], None] | None = None,
+    on_sequence_report: Callable[[list[Path]], None] | None = None,
+) -> list[TestRun]:
+    """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
+    `iolab run SEQ --all`), as `iolab run` does: claim the target,
+    check it is safe, open the run directory, keep the test's input there, run the plan, write
+    the report. Every plan is built (and so checked) before the first one writes anything.
+
+    `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
+    when its run has ended, also when it failed (the report then shows what was measured).
+    A sequence of several tests that all ran also gets one report of them all (in
+    RUNS_DIR/sequences/), whose paths go to `on_sequence_report`.
+    An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
+    that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
+    own engine; run_test closes it either way."""
+    profile = profile or Profile()
+    given = parse_target(target) if isinstance(target, str) else target
+    engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
+    options = options or RunOptions()
+    done: list[TestRun] = []
+    try:
+        runs = planned(test, profile, given, workload, everything)
+        todo = [plan for plan, _ in runs]
+        for i, (plan, tgt) in enumerate(runs):
+            if on_plan:
+                on_plan(todo, i)
+            if tgt.kind == "sim":
+                # The simulated drive is built (a load= state read and checked) before its run
+                # directory exists: a drive that cannot be built leaves no failed run behind.
+                engine.prepare(tgt)
+            store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
+            try:
+                keeper = registry.get(plan.test).keep_input
+                if workload is not None and keeper is not None:
+                    keeper(Path(workload), store.dir)
+                if on_start:
+                    on_start(store)
+                Runner(plan, tgt, engine, store, options, progress).run()
+            except KeyboardInterrupt:
+                _stopped_before_its_rounds(store, tgt)
+                raise
+            except IolabError as e:
+                # no room for a report either when the results disk is full
+                _ended(store, report and not isinstance(e, ResultsDiskFull), on_end)
+                raise
+            done.append(_ended(store, report, on_end))
+    finally:
+        engine.close()
+    if report and len(done) > 1:
+        paths = write_sequence_report([r.dir for r in done])
+        if on_sequence_report:
+            on_sequence_report(paths)
+    return done
+
+
+def _stopped_before_its_rounds(store: RunStore, target: Target) -> None:
+    """Ctrl-C after the run directory exists but before the runner took over (which marks its
+    own interruptions): the run must not stay 'running', nor its target claimed."""
+    if manifest_of(store).state == "running":
+        store.finish("interrupted", "stopped by the user (Ctrl-C) as it started; nothing was measured")
+    release(target)
+
+
+def resume_test(
+    run: str | Path,
+    *,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+    ioengine: str | None = None,
+    progress: Progress | None = None,
+    report: bool = True,
+    on_start: Callable[[Resumption], None] | None = None,
+    on_end: Callable[[RunStore, list[Path]], None] | None = None,
+) -> TestRun:
+    """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
+    continues (Resumption.notes) before anything runs; an error or interruption is raised,
+    the run so far kept (and no report written). `ioengine`: fio's IO engine (None: the run's own)."""
+    r, engine = resuming.prepare(
+        run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
+    )
+    try:
+        if on_start:
+            on_start(r)
+        resuming.run(r, engine, progress)
+    finally:
+        engine.close()
+    return _ended(r.store, report, on_end)
+
+
+def _ended(store: RunStore, report: bool, on_end) -> TestRun:
+    paths = write_report([store.dir], store.dir / "report") if report else []
+    if on_end:
+        on_end(store, paths)
+    m = manifest_of(store)
+    return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
+
+
+def show(store: RunStore, console) -> None:
+    from iolab.pages.textreport import render
+
+    test = registry.find(manifest_of(store).test)
+    render(store, console, test.view if test else None, test.key_figures if test else None)
+
+
+def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
+    """The run as `--json` documents list it (outcome.run_record), with its test's key figures."""
+    from iolab.pages.outcome import run_record as record
+
+    test = registry.find(manifest_of(store).test)
+    return record(store, test.key_figures if test else None, reports)
+
+
+def build_document(run: RunData) -> Document:
+    test = registry.find(run.manifest.test)
+    pages = test.pages(run) if test and test.pages else generic_pages(run)
+    return _build_document(run, pages + parts_pages(run) + details_pages(run), test.report_heading if test else None)
+
+
+def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
+    """One HTML and one PDF per run, in out_dir; returns the paths written."""
+    out_dir = Path(out_dir).resolve()
+    written = []
+    with drawing_in_parallel():
+        for ref in run_dirs:
+            run = RunData.load(ref, out_dir)
+            written += write_document(build_document(run), out_dir, run.manifest.run_id)
+    return written
+
+
+def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None = None) -> list[Path]:
+    """One HTML and one PDF for runs of a sequence on one target (a summary page, then each
+    run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first
+    run's directory); returns the paths written."""
+    dirs = [resolve_run(r) for r in run_refs]
+    if not dirs:
+        raise IolabError("a sequence report needs at least one run.")
+    out = Path(out_dir or dirs[0].parent / "sequences").resolve()
+    runs = order_runs([RunData.load(d, out) for d in dirs])
+    tests = [registry.find(r.manifest.test) for r in runs]
+    seqs = {t.sequence if t else None for t in tests}
+    name = (seqs.pop() if len(seqs) == 1 else None) or ""
+    with drawing_in_parallel():
+        members = [
+            SequenceMember(
+                r,
+                t.label if t else r.manifest.test,
+                tuple(t.key_figures([r.phases])) if t and t.key_figures else (),
+                build_document(r),
+            )
+            for r, t in zip(runs, tests)
+        ]
+        return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
+
+
+def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+    """The summary columns of a test's comparison. `runs` (each drive's phases) is needed
+    only where the columns depend on what was run (Individual Streams: one per stream)."""
+    t = registry.find(test)
+    if t is None or t.key_figures is None:
+        why = "it is not a registered test" if t is None else "its declaration names none"
+        raise IolabError(f"test {test!r}: no comparison figures are defined for it ({why}).")
+    return t.key_figures(runs)
+
+
+def compare(
+    run_refs: Sequence[str | Path], out_dir: Path, force: bool = False, labels: Sequence[str] = ()
+) -> Comparison:
+    """Write one comparison report (HTML and PDF) for these runs; returns the paths written
+    and the ranking. `labels` names each run (one per run, in order) in place of its drive.
+    Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
+    on several drives) make that sequence's summary comparison."""
+    # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
+    from iolab.pages.compare_pages.document import write_comparison
+    from iolab.pages.compare_pages.sequence import write_sequence_comparison
+
+    paths = open_runs(run_refs)
+    tests = {_test_of(p) for p in paths}
+    seq = _summary_sequence(tests)
+    if len(tests) > 1 and seq is not None:
+        if labels:
+            raise IolabError(
+                "--label names the runs of a one-test comparison; a sequence comparison names each drive by its target."
+            )
+        with drawing_in_parallel():
+            return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
+    test = registry.find(next(iter(tests))) if tests else None
+    with drawing_in_parallel():
+        return write_comparison(
+            paths,
+            Path(out_dir),
+            force,
+            lambda runs: key_metrics(next(iter(tests)), runs),
+            test.overlays if test else None,
+            test.report_heading if test else None,
+            labels,
+        )
+
+
+def _summary_sequence(tests: set[str]) -> str | None:
+    """The one sequence all these tests belong to, if each contributes to its summary."""
+    found = [registry.find(t) for t in tests]
+    known = [t for t in found if t is not None]
+    seqs = {t.sequence for t in known}
+    if len(known) != len(found) or len(seqs) != 1 or any(t.summary_figures == () for t in known):
+        return None
+    return seqs.pop()
+
+
+def _test_of(path: Path) -> str:
+    store = RunStore.open(path)
+    try:
+        return manifest_of(store).test
+    finally:
+        store.close()

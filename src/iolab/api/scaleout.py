@@ -1,0 +1,179 @@
+"""`iolab run` across several fio job targets: `--paths` (several paths to one drive),
+`--hosts`/`--hosts-file` (several load-generating hosts), and several `--target`s (several
+drives in parallel, one run each, then their comparison report)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import typer
+
+from iolab import targets
+from iolab.core.errors import IolabError
+from iolab.engines import Engine, engine_for
+from iolab.engines.hostlist import load_hosts_file, parse_hosts
+from iolab.targets import Target
+
+TARGET_FLAGS = ("--target", "-t")
+
+
+def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: Path | None) -> tuple[list, str] | None:
+    """The legs `--paths`/`--hosts`/`--hosts-file` ask for and the option that named them (None:
+    no split). Nothing is checked or connected yet (`iolab fio-job` only prints their jobs)."""
+    given = [n for n, v in (("--paths", paths), ("--hosts", hosts), ("--hosts-file", hosts_file)) if v]
+    if len(given) > 1:
+        raise IolabError(
+            f"{' and '.join(given)}: give one way to split the IO (paths to one drive, or hosts), not both."
+        )
+    if not given:
+        return None
+    from iolab.engines.fio import FioEngine
+    from iolab.engines.fio_hosts import host_legs, path_legs
+
+    legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()] if paths else []
+    if tgt.kind == "sim" and paths:  # the ports of one simulated drive, split in the simulator
+        from iolab.engines.sim_paths import sim_paths
+
+        return sim_paths(tgt, legs, paths), given[0]
+    if tgt.kind not in FioEngine.capabilities.drives:  # the split runs fio on every path or host
+        raise IolabError(
+            f"{given[0]}: splitting a round needs a fio target (a device, file or NBD export)"
+            + (" or --paths into a simulated drive" if tgt.kind == "sim" else "")
+            + f", not {tgt.spec}."
+        )
+    if paths:
+        if len(legs) < 2 or tgt.path not in {p.path for p in legs}:
+            raise IolabError(
+                f"--paths {paths}: give two or more paths to the drive, including the --target ({tgt.path})."
+            )
+        real = [os.path.realpath(p.path) for p in legs]
+        twice = sorted({p.path for p, r in zip(legs, real) if real.count(r) > 1})
+        if twice:
+            raise IolabError(
+                f"--paths {paths}: {' and '.join(twice)} name the same path; each path is a port of its own "
+                "into the drive (e.g. /dev/nvme0n1,/dev/nvme1n1 for the two controllers of one namespace)."
+            )
+        return path_legs(tgt, legs), given[0]
+    return host_legs(tgt, parse_hosts(hosts) if hosts else load_hosts_file(hosts_file)), given[0]  # type: ignore[arg-type]
+
+
+def engine_for_run(
+    tgt: Target,
+    paths: str | None,
+    hosts: str | None,
+    hosts_file: Path | None,
+    stall_s: float | None,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+    ioengine: str | None = None,
+) -> Engine:
+    """The engine for `iolab run`: the target's own, or one that splits each round's
+    outstanding IO over several paths or hosts. `ioengine`: `--ioengine` (None: not given)."""
+    split = legs_for_run(tgt, paths, hosts, hosts_file)
+    if split is None:
+        return engine_for(tgt, stall_timeout=stall_s, ioengine=ioengine)
+    if tgt.kind == "sim":
+        from iolab.engines.sim_paths import SimPathsEngine
+
+        return SimPathsEngine(split[0])
+    from iolab.engines.fio_hosts import split_engine
+
+    return split_engine(tgt, split[0], stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
+
+
+def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:
+    """Several drives at once: one `iolab run` per target, started together, each with the
+    same arguments; their output is printed prefixed with the target; then the comparison
+    report of the runs that finished. Returns the exit status (0: every run finished)."""
+    base = _without_targets(argv)
+    procs, dirs, lock = [], {}, threading.Lock()
+
+    def pump(spec: str, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            line = line.rstrip("\n")
+            if line.startswith("run directory: "):
+                dirs[spec] = Path(line.split(": ", 1)[1])
+            with lock:
+                console.print(f"[{spec}] {line}", markup=False, highlight=False, soft_wrap=True)
+
+    threads = []
+    for spec in target_specs:
+        # main(), not app(): a child's error comes out as its one paragraph and exit code
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from iolab.cli.main import main; main()", *base, "--target", spec],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        procs.append((spec, proc))
+        threads.append(threading.Thread(target=pump, args=(spec, proc), daemon=True))
+        threads[-1].start()
+    interrupted = False
+    for (_spec, proc), t in zip(procs, threads):
+        while True:
+            try:
+                proc.wait()
+                break
+            except KeyboardInterrupt:  # the terminal's Ctrl-C reached every run too: let them store and stop
+                interrupted = True
+        t.join()
+    failed = [f"{spec} (exit {p.returncode})" for spec, p in procs if p.returncode != 0]
+    if failed:
+        console.print(f"runs that did not finish: {', '.join(failed)}", markup=False)
+    done = [dirs[s] for s, p in procs if p.returncode == 0 and s in dirs]
+    if len(done) > 1:
+        from iolab.api import runs as api
+        from iolab.pages.textreport import render_ranking
+
+        compared = api.compare(done, root / "compare", force=True)
+        if compared.summary is not None:
+            render_ranking(compared.summary, console)
+        for p in compared.paths:
+            console.print(f"comparison: {p}", markup=False, soft_wrap=True)
+    # The first failed run's own status (3: a safety refusal, 2: bad input, ...); a run killed
+    # by a signal as a shell reports it (128 + the signal).
+    rc = next((p.returncode for _, p in procs if p.returncode != 0), 0)
+    return 130 if interrupted else rc if rc >= 0 else 128 - rc
+
+
+def _without_targets(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in TARGET_FLAGS:
+            skip = True
+        elif not any(a.startswith(f + "=") for f in TARGET_FLAGS if f.startswith("--")):
+            out.append(a)
+    return out
+
+
+def watch(
+    runs_dir: Path | None = typer.Argument(
+        None, metavar="RUNS_DIR", help="Runs directory (default ./runs or $IOLAB_RUNS)."
+    ),
+    bind: str = typer.Option(
+        "127.0.0.1", "--bind", help="Address to serve on. The page shows run details to whoever reaches it."
+    ),
+    port: int = typer.Option(8737, "--port", help="TCP port (0: any free port)."),
+):
+    """Serve a live web page of running and finished runs (read-only; Ctrl-C stops it)."""
+    from rich.console import Console
+
+    from iolab.api.watch import serve
+    from iolab.store.manifest import runs_root
+
+    server = serve(runs_dir or runs_root(), bind, port)
+    host, bound = server.socket.getsockname()[:2]
+    Console().print(f"iolab watch: http://{host}:{bound}/ (Ctrl-C stops)", markup=False)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

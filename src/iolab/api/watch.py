@@ -1,0 +1,258 @@
+"""`iolab watch`: a local web page of the runs in a runs directory, running and finished:
+test, phase, round, live IOPS per host/path/drive, latency, steady-state progress, an upper
+bound on the time left, links to reports; and a page per run with its charts (watchrun.py). It reads the run store only, through its read-only open
+(never creating or changing a file in a run directory); the pages (watchpage.py) poll JSON endpoints.
+Standard library only (http.server)."""
+
+from __future__ import annotations
+
+import html
+import json
+import mimetypes
+import os
+import stat
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from iolab.api.runlist import list_runs
+from iolab.api.watchpage import list_page, run_page
+from iolab.api.watchrun import run_detail
+from iolab.core.errors import IolabError
+from iolab.engines.merge import breakdown
+from iolab.run.live import read as read_live
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+
+DEFAULT_BIND = "127.0.0.1"
+DEFAULT_PORT = 8737
+POLL_MS = 1000
+
+
+def snapshot(root: Path) -> dict:
+    """What the list page shows, for every run under root (newest first)."""
+    root = Path(root).resolve()
+    runs = [_entry(root, s) for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True)]
+    return {"root": str(root), "runs": runs}
+
+
+def run_snapshot(root: Path, run_id: str) -> dict | None:
+    """What a run's page shows: its line of the list and the charts' data (None: no such run
+    in root; only runs `list_runs` finds are opened, so an id names nothing else)."""
+    root = Path(root).resolve()
+    s = next((r for r in list_runs(root) if r.run_id == run_id), None)
+    if s is None:
+        return None
+    entry, detail = _entry(root, s), None
+    if s.state != "broken" and not entry.get("problem"):
+        try:
+            detail = run_detail(s.path, entry.get("live"))
+        except IolabError as e:
+            entry["problem"] = str(e)
+    return {"summary": entry, "detail": detail}
+
+
+def _entry(root: Path, s) -> dict:
+    entry = {
+        "id": s.run_id,
+        "test": s.test,
+        "target": s.target,
+        "state": s.state,
+        "started": s.started,
+        "compliant": s.compliant,
+        "problem": s.problem,
+        "reports": _reports(root, s.path, s.run_id),
+    }
+    if s.state != "broken":
+        try:
+            entry |= _progress(s.path)
+        except IolabError as e:
+            entry["problem"] = str(e)
+    return entry
+
+
+def _reports(root: Path, run_dir: Path, run_id: str) -> list[dict]:
+    """The report files the server would send (so none that a link places outside the runs directory)."""
+    d = run_dir / "report"
+    return (
+        [
+            {"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
+            for p in sorted(d.glob("*"))
+            if p.suffix in (".html", ".pdf") and p.resolve().is_relative_to(root) and p.resolve().is_file()
+        ]
+        if d.is_dir()
+        else []
+    )
+
+
+def _progress(run_dir: Path) -> dict:
+    store = RunStore.open(run_dir)
+    try:
+        phases = store.phases()
+        if not phases:
+            return {"phase": None}
+        ph = phases[-1]
+        plan: dict[str, Any] = next(
+            (p for p in manifest_of(store).plan.get("phases", ()) if p.get("name") == ph.name), {}
+        )
+        cells = store.cells(ph.name, complete_only=False)
+        last = cells[-1] if cells else None
+        rnd = last.round if last else 0
+        done_in_round = sum(1 for c in cells if c.round == rnd)
+        per_round, max_rounds = len(plan.get("cells", ())) or 1, plan.get("max_rounds") or rnd or 1
+        mean_s = sum(c.runtime_s for c in cells) / len(cells) if cells else None
+        left = max(0, (max_rounds - rnd) * per_round + per_round - done_in_round) if ph.stop_reason is None else 0
+        verdicts = store.steady_rows(ph.name)
+        running = manifest_of(store).state == "running"
+        return {
+            "phase": ph.name,
+            "phases": len(manifest_of(store).plan.get("phases", ())),
+            "phase_index": ph.ordinal + 1,
+            "round": rnd,
+            "max_rounds": max_rounds,
+            "cells_done": done_in_round,
+            "cells_per_round": per_round,
+            "stop_reason": ph.stop_reason,
+            "last_cell": last.cell_key if last else None,
+            "iops": last.iops if last else None,
+            "lat_mean_us": last.lat_mean_us if last else None,
+            "lat_max_us": last.lat_max_us if last else None,
+            "p99_us": last.p99 if last else None,
+            "parts": [{"name": p.name, "iops": p.figures.get("iops")} for p in breakdown(last.counters)]
+            if last
+            else [],
+            "steady": {
+                "evaluated": bool(verdicts),
+                "passing": sum(v.range_ok and v.slope_ok for v in verdicts),
+                "variables": len(verdicts),
+                "reached": ph.steady,
+            },
+            # Measurement time only (purges and setup not counted): a bound to the round limit.
+            "eta_s": None if mean_s is None or not running else left * mean_s,
+            # the cell under way: fio's periodic reports as the runner last wrote them (None for
+            # hosts: fio's client reports each host at the end of its job only)
+            "live": _live(run_dir) if running else None,
+        }
+    finally:
+        store.close()
+
+
+def _live(run_dir: Path) -> dict | None:
+    live = read_live(run_dir)
+    if live is not None and isinstance(live.get("started"), (int, float)):
+        live["running_s"] = max(0.0, time.time() - live["started"])  # wall time: engines without reports
+    return live
+
+
+def handler_for(root: Path):
+    root = Path(root).resolve()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if not self._host_ok():
+                # A page of another site that its DNS points here (DNS rebinding) names that site.
+                self._send(421, "text/plain", b"unknown Host header: open this page by the address iolab watch printed")
+                return
+            parts = _segments(self.path)
+            if parts is None:
+                self._send(400, "text/plain", b"bad request path")
+            elif parts == []:
+                self._send(200, "text/html; charset=utf-8", list_page(POLL_MS))
+            elif parts == ["api", "runs"]:
+                self._send(200, "application/json", json.dumps(snapshot(root)).encode())
+            elif len(parts) == 2 and parts[0] == "runs":
+                found = any(r.run_id == parts[1] for r in list_runs(root))
+                self._send(
+                    *(
+                        (200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS))
+                        if found
+                        else (404, "text/plain", f"no such run: {html.escape(parts[1])}".encode())
+                    )
+                )
+            elif len(parts) == 3 and parts[:2] == ["api", "runs"]:
+                data = run_snapshot(root, parts[2])
+                self._send(
+                    *(
+                        (200, "application/json", json.dumps(data).encode())
+                        if data is not None
+                        else (404, "text/plain", f"no such run: {html.escape(parts[2])}".encode())
+                    )
+                )
+            elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "report":
+                body = _report_file(root, parts[1], parts[3])
+                if body is None:
+                    self._send(404, "text/plain", f"no such report: {html.escape('/'.join(parts))}".encode())
+                else:
+                    self._send(200, mimetypes.guess_type(parts[3])[0] or "application/octet-stream", body)
+            else:
+                self._send(404, "text/plain", b"not found")
+
+        def _host_ok(self) -> bool:
+            # the address and port the client reached: the ones given to --bind and --port, or
+            # with a wildcard bind the interface's own address
+            here, port = self.connection.getsockname()[:2]
+            names = {"localhost", "127.0.0.1", "[::1]", f"[{here}]" if ":" in here else here}
+            host = self.headers.get("Host", "").strip().lower()
+            name, _, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+            return name in names and given == str(port)
+
+        def _send(self, code: int, ctype: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, fmt, *args) -> None:
+            pass  # polling every second would flood the terminal
+
+    return Handler
+
+
+def _segments(raw: str) -> list[str] | None:
+    """The request path's segments, decoded one by one (so an encoded slash stays inside its
+    segment); None for a path that could name something outside what the server shows."""
+    path = raw.split("?", 1)[0]
+    if not path.startswith("/"):
+        return None
+    try:
+        parts = [unquote(p, errors="strict") for p in path.split("/")[1:]]
+    except UnicodeDecodeError:
+        return None
+    if parts == [""]:
+        return []
+    if any(p in ("", ".", "..") or "/" in p or "\\" in p or "\x00" in p for p in parts):
+        return None
+    return parts
+
+
+def _report_file(root: Path, run_id: str, name: str) -> bytes | None:
+    """A report file of a run: a regular file inside the runs directory once every symlink is
+    resolved (a `report` link pointing elsewhere is not followed out)."""
+    f = (root / run_id / "report" / name).resolve()
+    if not f.is_relative_to(root):
+        return None
+    try:
+        fd = os.open(f, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # a fifo or device under the runs directory: never read
+        return fh.read()
+
+
+def serve(root: Path, bind: str = DEFAULT_BIND, port: int = DEFAULT_PORT) -> ThreadingHTTPServer:
+    if not Path(root).is_dir():
+        raise IolabError(f"runs directory {root} does not exist; give the directory `iolab run --runs-dir` wrote to.")
+    if not 0 <= port <= 65535:  # the socket layer's OverflowError, a traceback, before
+        raise IolabError(f"iolab watch: --port {port} is not a TCP port; give 1 to 65535, or 0 for any free port.")
+    try:
+        return ThreadingHTTPServer((bind, port), handler_for(root))
+    except OSError as e:
+        raise IolabError(
+            f"iolab watch: cannot listen on {bind}:{port} ({e.strerror or e}); choose another --port."
+        ) from None

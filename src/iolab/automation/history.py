@@ -1,0 +1,157 @@
+"""`iolab history FIGURE`: one key figure across every run in a runs directory, per target
+identity (identity.py: serial and model, a file's inode, a simulated drive's preset and
+parameters), in the order the runs started, with the firmware each ran. Read-only: each run's
+own SQLite store is opened read-only (store.RunStore), so the runs directory is left exactly
+as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from iolab.api.results import Run, open_run
+from iolab.api.runlist import list_runs
+from iolab.core.errors import IolabError
+
+
+@dataclass(frozen=True)
+class Point:
+    run_id: str
+    path: str
+    started: str
+    firmware: str | None
+    value: float | None  # None: the run did not measure it
+
+
+@dataclass
+class TargetHistory:
+    id: str  # 8 hex digits of the identity, as the table prints it
+    label: str  # vendor, model and serial, or the target spec
+    spec: str
+    serial: str | None
+    model: str | None
+    identity: dict
+    points: list[Point] = field(default_factory=list)
+
+
+@dataclass
+class History:
+    figure: str
+    unit: str
+    direction: str
+    tests: list[str]
+    targets: list[TargetHistory]
+    skipped: list[dict]  # {"path", "reason"}: runs that are not complete or cannot be read
+
+    def record(self) -> dict:
+        return {
+            "figure": self.figure,
+            "unit": self.unit,
+            "direction": self.direction,
+            "tests": self.tests,
+            "targets": [
+                {
+                    "id": t.id,
+                    "label": t.label,
+                    "spec": t.spec,
+                    "serial": t.serial,
+                    "model": t.model,
+                    "identity": t.identity,
+                    "points": [
+                        {
+                            "run_id": p.run_id,
+                            "path": p.path,
+                            "started": p.started,
+                            "firmware": p.firmware,
+                            "value": p.value,
+                        }
+                        for p in t.points
+                    ],
+                }
+                for t in self.targets
+            ],
+            "skipped": self.skipped,
+        }
+
+
+def when(started: str) -> float:
+    """A run's start as a POSIX time (runs started in other time zones sort by the instant)."""
+    try:
+        d = datetime.fromisoformat(started)
+    except ValueError:
+        return 0.0
+    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
+
+
+def identity_id(identity: dict) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+def _label(run: Run) -> str:
+    t = run.target
+    named = " ".join(x for x in (t.vendor, t.model) if x)
+    if t.serial:
+        return f"{named} SN {t.serial}".strip()
+    return t.spec or named or "?"
+
+
+def _matches(th: TargetHistory, want: str) -> bool:
+    return want in (th.id, th.serial, th.spec, th.label)
+
+
+def history(figure: str, runs_dir: Path, test: str | None = None, target: str | None = None) -> History:
+    """The figure in every complete run under runs_dir (of `test`, on `target`: a target's id
+    as the table prints it, its serial, spec or label)."""
+    if not runs_dir.is_dir():
+        raise IolabError(f"{runs_dir}: no such runs directory.")
+    groups: dict[str, TargetHistory] = {}
+    skipped: list[dict] = []
+    names: dict[str, None] = {}
+    meta: tuple[str, str] | None = None
+    tests: dict[str, None] = {}
+    for summary in list_runs(runs_dir):
+        if summary.problem or summary.state != "complete":
+            if test is None or summary.test == test:
+                skipped.append({"path": str(summary.path), "reason": summary.problem or f"the run is {summary.state}"})
+            continue
+        if test is not None and summary.test != test:
+            continue
+        try:
+            run = open_run(summary.path)
+        except IolabError as e:
+            skipped.append({"path": str(summary.path), "reason": str(e)})
+            continue
+        with run:
+            figs = {f.name: f for f in run.figures()}
+            names.update(dict.fromkeys(figs))
+            if figure not in figs:
+                continue
+            f = figs[figure]
+            meta = meta or (f.unit, f.direction)
+            tests[run.test] = None
+            key = identity_id(run.target.identity or {"spec": run.target.spec})
+            th = groups.setdefault(
+                key,
+                TargetHistory(
+                    key, _label(run), run.target.spec, run.target.serial, run.target.model, run.target.identity
+                ),
+            )
+            th.points.append(Point(run.run_id, str(run.dir), run.started, run.target.firmware, f.value))
+    if meta is None:
+        where = f"runs of test {test!r}" if test else "complete runs"
+        known = ", ".join(map(repr, names)) if names else "none (no complete run with key figures)"
+        raise IolabError(f"no {where} under {runs_dir} have a figure named {figure!r}; the figures they have: {known}.")
+    chosen = [g for g in groups.values() if target is None or _matches(g, target)]
+    if not chosen:
+        raise IolabError(
+            f"--target {target}: no target with that id, serial, spec or label has {figure!r} under "
+            f"{runs_dir}; the targets: " + "; ".join(f"{g.id} ({g.label})" for g in groups.values()) + "."
+        )
+    for g in chosen:
+        g.points.sort(key=lambda p: (when(p.started), p.run_id))
+    chosen.sort(key=lambda g: when(g.points[0].started))
+    return History(figure, meta[0], meta[1], list(tests), chosen, skipped)

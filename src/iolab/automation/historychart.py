@@ -1,0 +1,114 @@
+"""`iolab history --html`: the figure's trend as one self-contained HTML page (an inline SVG
+chart and the table; no script, font or stylesheet from anywhere else), written through the
+write policy like every other file iolab writes."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from iolab.automation.history import History, when
+from iolab.core.units import num
+from iolab.targets.writepolicy import output_file
+
+W, H, LEFT, RIGHT, TOP, BOTTOM = 900, 420, 80, 20, 20, 60
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+
+
+def _scale(lo: float, hi: float, a: float, b: float):
+    span = hi - lo or 1.0
+    return lambda v: a + (v - lo) / span * (b - a)
+
+
+def svg(h: History) -> str:
+    pts = [(when(p.started), p.value) for t in h.targets for p in t.points if p.value is not None]
+    if not pts:
+        return "<p>No run measured this figure.</p>"
+    times = [x for x, _ in pts]
+    values = [y for _, y in pts]
+    lo, hi = min(0.0, min(values)), max(values) * 1.05 or 1.0
+    sx = (
+        _scale(min(times), max(times), LEFT + 10, W - RIGHT - 10) if len(set(times)) > 1 else (lambda v: (W + LEFT) / 2)
+    )
+    sy = _scale(lo, hi, H - BOTTOM, TOP)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+        f'role="img" aria-label="{escape(h.figure)} per run">',
+        f'<line x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}" stroke="#444"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}" stroke="#444"/>',
+    ]
+    for k in range(5):
+        v = lo + (hi - lo) * k / 4
+        y = sy(v)
+        out.append(
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="12">{escape(num(v, trim=True))}</text>'
+        )
+    out.append(
+        f'<text x="16" y="{(TOP + H - BOTTOM) / 2}" font-size="12" transform="rotate(-90 16 '
+        f'{(TOP + H - BOTTOM) / 2})" text-anchor="middle">{escape(h.unit)}</text>'
+    )
+    first, last = min(pts)[0], max(pts)[0]
+    for x, anchor in ((first, "start"), (last, "end")) if first != last else ((first, "middle"),):
+        stamp = next(p.started for t in h.targets for p in t.points if when(p.started) == x)
+        out.append(
+            f'<text x="{sx(x):.1f}" y="{H - BOTTOM + 18}" font-size="12" text-anchor="{anchor}">{escape(stamp)}</text>'
+        )
+    for i, t in enumerate(h.targets):
+        colour = COLOURS[i % len(COLOURS)]
+        xy = [(sx(when(p.started)), sy(p.value), p) for p in t.points if p.value is not None]
+        if len(xy) > 1:
+            out.append(
+                f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+                + " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in xy)
+                + '"/>'
+            )
+        firmware = None
+        for x, y, p in xy:
+            tip = f"{t.label}: {num(p.value)} {h.unit}, run {p.run_id}, firmware {p.firmware or '?'}"
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"><title>{escape(tip)}</title></circle>')
+            if p.firmware != firmware:  # mark where the firmware changed
+                out.append(
+                    f'<text x="{x:.1f}" y="{y - 8:.1f}" font-size="10" text-anchor="middle" '
+                    f'fill="{colour}">{escape(p.firmware or "?")}</text>'
+                )
+                firmware = p.firmware
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def page(h: History) -> str:
+    arrow = "higher is better" if h.direction == "higher-is-better" else "lower is better"
+    rows = "\n".join(
+        f"<tr><td>{escape(t.id)}</td><td>{escape(t.label)}</td><td>{escape(p.started)}</td>"
+        f"<td>{escape(p.run_id)}</td><td>{escape(p.firmware or '?')}</td>"
+        f"<td class=n>{escape(num(p.value)) if p.value is not None else 'not measured'}</td></tr>"
+        for t in h.targets
+        for p in t.points
+    )
+    title = f"{h.figure} ({h.unit}, {arrow})"
+    legend = "".join(
+        f'<li><span style="color:{COLOURS[i % len(COLOURS)]}">■</span> {escape(t.id)}: {escape(t.label)}</li>'
+        for i, t in enumerate(h.targets)
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>iolab history: {escape(h.figure)}</title>
+<style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
+td,th{{border-bottom:1px solid #ccc;padding:2px 8px;text-align:left}} td.n{{text-align:right}}</style>
+</head><body>
+<h1>{escape(title)}</h1>
+<p>Test: {escape(", ".join(h.tests))}. One line per target; each point is one complete run, at the time it
+started; a label marks the firmware where it changed.</p>
+{svg(h)}
+<ul style="list-style:none;padding:0">{legend}</ul>
+<table><tr><th>target</th><th>drive</th><th>started</th><th>run</th><th>firmware</th><th>{escape(h.unit)}</th></tr>
+{rows}
+</table>
+</body></html>
+"""
+
+
+def write_html(h: History, path: Path) -> Path:
+    with output_file(path, "history chart") as p:
+        p.write_text(page(h), encoding="utf-8")
+    return p

@@ -1,0 +1,147 @@
+"""`iolab run TEST --repeat N`: the test run N times, one after the other, each a whole run of
+its own (its own purge, preconditioning and steady state, as the test prescribes), then each
+key figure's mean with a Student t confidence interval over the N runs.
+
+Each repeat is the same `iolab run` as a child process (as scaleout.run_many runs one per
+target), so a repeat is exactly what a single run is and is stored as one. A simulated drive
+without `seed=` gets seed=k in repeat k: the simulator repeats its random stream exactly
+otherwise, where a real drive's second run would not. The runs are what `iolab check` takes as
+repeats: their figures' spread is the noise (check.side).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Sequence
+
+from iolab.api.scaleout import _without_targets
+from iolab.automation.tstat import t_quantile
+from iolab.core.errors import Exit, IolabError
+
+CONFIDENCE = 0.95
+METHOD = (
+    "Student t interval, 95 %: mean ± t(0.975, n−1) × s / √n, with s the sample standard deviation of the "
+    "n runs' figures"
+)
+
+
+def _without(argv: Sequence[str], flag: str, takes_value: bool) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == flag:
+            skip = takes_value
+        elif not a.startswith(flag + "="):
+            out.append(a)
+    return out
+
+
+def repeat_target(spec: str, k: int) -> str:
+    """The target of repeat k (1-based): a simulated drive without a seed gets seed=k."""
+    if not spec.startswith("sim:"):
+        return spec
+    query = spec.split("?", 1)[1] if "?" in spec else ""
+    if any(p.split("=", 1)[0] == "seed" for p in query.split("&") if p):
+        return spec
+    return f"{spec}{'&' if query else '?'}seed={k}"
+
+
+def interval(values: Sequence[float]) -> dict:
+    """Mean, sample standard deviation and the Student t interval of the mean (n >= 2)."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if n >= 2 else 0.0
+    half = t_quantile(0.5 + CONFIDENCE / 2, n - 1) * sd / math.sqrt(n) if n >= 2 else None
+    return {
+        "n": n,
+        "mean": mean,
+        "stdev": sd,
+        "half_width": half,
+        "low": None if half is None else mean - half,
+        "high": None if half is None else mean + half,
+    }
+
+
+def summary(records: Sequence[dict]) -> dict:
+    """The `repeat` part of the document: per key figure of the complete runs, its values,
+    mean and confidence interval. A figure is its test's: a sequence's tests may name figures
+    alike, and one test's values never join another's."""
+    done = [r for r in records if r["state"] == "complete"]
+    per_test = Counter(r["test"] for r in done)
+    figures = []
+    for test, name in dict.fromkeys((r["test"], f["name"]) for r in done for f in r["figures"]):
+        mine = [f for r in done if r["test"] == test for f in r["figures"] if f["name"] == name]
+        values = [f["value"] for f in mine if f["value"] is not None]
+        figures.append(
+            {
+                "test": test,
+                "name": name,
+                "unit": mine[0]["unit"],
+                "direction": mine[0]["direction"],
+                "values": values,
+                **(
+                    interval(values)
+                    if values
+                    else {"n": 0, "mean": None, "stdev": None, "half_width": None, "low": None, "high": None}
+                ),
+            }
+        )
+    return {
+        "runs": len(done),
+        # a repeat of a sequence is one run per test: it is complete when every test's run is
+        "repeats": min(per_test.values(), default=0),
+        "confidence": CONFIDENCE,
+        "method": METHOD,
+        "figures": figures,
+    }
+
+
+def run_repeated(n: int, argv: list[str], target: list[str] | None, default_target: str) -> tuple[list[dict], int, str]:
+    """Run `iolab run` (argv, without --repeat) n times; returns the runs' records, the exit
+    code (that of the first repeat that did not complete: no further repeat starts after it;
+    else the largest, e.g. 6 with --require-steady) and the error it printed."""
+    if n < 1 or n > 1000:
+        raise IolabError(f"--repeat {n}: give a number of runs from 1 to 1,000.")
+    if target and len(target) > 1:
+        raise IolabError("--repeat repeats a run on one target; with several --target, run each with --repeat.")
+    base = _without(_without(_without_targets(argv), "--repeat", True), "--json", False)
+    spec = target[0] if target else default_target
+    records: list[dict] = []
+    code = Exit.OK
+    for k in range(1, n + 1):
+        print(f"repeat {k} of {n}: {repeat_target(spec, k)}", file=sys.stderr, flush=True)
+        # main(), not app(): a child's error comes out as its one paragraph and exit code
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from iolab.cli.main import main; main()",
+                *base,
+                "--target",
+                repeat_target(spec, k),
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        while True:
+            try:
+                out = proc.communicate()[0]
+                break
+            except KeyboardInterrupt:  # the terminal's Ctrl-C reached the run too: let it store and stop
+                pass
+        try:
+            doc = json.loads(out)
+        except ValueError:
+            doc = {}
+        records += doc.get("runs", [])
+        if proc.returncode not in (Exit.OK, Exit.NOT_STEADY):
+            return records, proc.returncode, doc.get("error", "")
+        code = max(code, proc.returncode)
+    return records, code, ""

@@ -1,0 +1,431 @@
+"""The `iolab` command for scripts: `--json` documents on stdout (outcome.py), the shared exit
+codes (errors.Exit) and `iolab check` (check.py). Thin: parse, call, print."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich import box
+from rich.markup import escape as esc
+from rich.table import Table
+
+from iolab.cli.console import Console, write_out
+from iolab.core.errors import Exit, IolabError
+from iolab.core.safefile import read_json
+from iolab.core.units import num
+
+# Runs, their records and checks are imported by the functions that read them: `iolab --help`
+# mounts these commands without loading the store, the reports or the statistics.
+
+JSON_HELP = (
+    "Print one JSON document on standard output (docs/automation.md; schema in "
+    "docs/schema/outcome.schema.json); the terminal output goes to standard error."
+)
+STEADY_HELP = (
+    "Exit with code 6 when a run completed but a phase that tracks steady state did not reach it "
+    "or ran too few rounds to be judged."
+)
+
+# The command that was asked for a JSON document, so an error that ends it still prints one.
+_requested: dict[str, str] = {}
+
+
+def want_json(command: str, console: Console, on: bool) -> None:
+    """With --json, the command's human output goes to standard error."""
+    if on:
+        _requested["command"] = command
+        console.file = sys.stderr
+
+
+def emit(command: str, code: int, **parts) -> None:
+    from iolab.pages.outcome import document, dumps
+
+    write_out(dumps(document(command, code, **parts)) + "\n")
+
+
+def emit_error(e: IolabError) -> None:
+    """The document of a command that ended with an error (main() calls it)."""
+    if _requested:
+        emit(_requested["command"], e.exit_code, error=str(e))
+
+
+def records_code(records: list[dict], require_steady: bool) -> int:
+    from iolab.pages.outcome import run_exit_code
+
+    return max((run_exit_code(r, require_steady) for r in records), default=Exit.OK)
+
+
+def record_of(ref: str | Path, reports=()) -> dict:
+    from iolab.api import runs as api
+    from iolab.store.runstore import RunStore
+
+    store = RunStore.open(ref)
+    try:
+        return api.run_record(store, reports)
+    finally:
+        store.close()
+
+
+def ranking(summary) -> dict:
+    """`iolab compare`'s summary table (compare.SummaryTable) as the document's ranking."""
+    return {
+        "labels": list(summary.drives),
+        "figures": [
+            {
+                "name": m.name,
+                "unit": m.unit,
+                "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+                "values": [row[j] for row in summary.values],
+                "ranks": [row[j] for row in summary.ranks],
+            }
+            for j, m in enumerate(summary.metrics)
+        ],
+    }
+
+
+def _side(refs: list[str], what: str, force: bool) -> list[dict]:
+    """Run records from run ids/directories or saved --json documents (a file ending .json)."""
+    from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
+    from iolab.pages.outcome_schema import SCHEMA
+    from iolab.pages.schema_lite import errors
+
+    out = []
+    for ref in refs:
+        p = Path(ref)
+        if p.suffix == ".json" and p.is_file():
+            try:
+                doc = read_json(p, "JSON document", "document")
+            except OSError as e:
+                raise IolabError(f"{p}: cannot read it as a JSON document ({e.strerror or e}).") from None
+            if (
+                not isinstance(doc, dict)
+                or doc.get("schema") != SCHEMA_NAME
+                or doc.get("schema_version") != SCHEMA_VERSION
+            ):
+                raise IolabError(
+                    f"{p}: not an iolab --json document of schema version {SCHEMA_VERSION} "
+                    "(write one with `iolab show RUN --json > FILE`)."
+                )
+            wrong = errors(doc, SCHEMA)
+            if wrong:
+                raise IolabError(
+                    f"{p}: does not follow the iolab --json schema ({wrong[0]}"
+                    f"{f', and {len(wrong) - 1} more' if len(wrong) > 1 else ''}); write it again with "
+                    "`iolab show RUN --json > FILE`."
+                )
+            if not doc.get("runs"):
+                raise IolabError(f"{p}: the document lists no runs.")
+            out += doc["runs"]
+        else:
+            out.append(record_of(ref))
+    for r in out:
+        if r["state"] != "complete" and not force:
+            raise IolabError(
+                f"{what} run {r['run_id']} is {r['state']}, not complete: its figures are not those of a "
+                "whole run. Check complete runs, or pass --force."
+            )
+    return out
+
+
+def render_check(result: dict, console: Console) -> None:
+    t = Table(
+        title=f"check: {esc(result['test'])} (confidence {result['confidence']:.0%})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    allowed = {f["tolerance_pct"] for f in result["figures"]}
+    cols = (
+        "figure",
+        "baseline",
+        "candidate",
+        "change",
+        "noise ±",
+        "detects ≥",
+        *(("allowed",) if len(allowed) > 1 else ()),
+        "verdict",
+    )
+    for col in cols:
+        # the figure's name may wrap; a verdict or a number cut short would mislead
+        t.add_column(
+            col,
+            justify="left" if col in ("figure", "verdict") else "right",
+            no_wrap=col != "figure",
+            min_width=14 if col == "figure" else None,
+        )
+    style = {"regression": "red", "missing": "red", "improvement": "green", "within-noise": "yellow"}
+
+    def pct(v, sign=""):
+        return "—" if v is None else f"{v:{sign}.1f} %"
+
+    for f in result["figures"]:
+        v = f["verdict"]
+        kind = "" if f["kind"] == "value" else f"; {f['kind']}"
+        t.add_row(
+            esc(f"{f['name']} ({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'}{kind})"),
+            num(f["baseline"]["value"]),
+            num(f["candidate"]["value"]),
+            pct(f["change_pct"], "+"),
+            pct(f["noise_pct"]),
+            pct(f["detectable_pct"]),
+            *((f"{f['tolerance_pct']:g} %",) if len(allowed) > 1 else ()),
+            f"[{style[v]}]{v}[/]" if v in style else v,
+        )
+    console.print(t)
+    if len(allowed) == 1:
+        console.print(f"allowed regression: {allowed.pop():g} % in every figure")
+    methods: dict[str, list[str]] = {}
+    for f in result["figures"]:
+        if f["method"] and f["verdict"] not in ("missing", "not-measured"):
+            methods.setdefault(f["method"], []).append(f["name"])
+    for m, names in methods.items():
+        which = "every figure" if len(names) == len(result["figures"]) else ", ".join(names)
+        console.print(esc(f"how ({which}): {m}"), soft_wrap=True)
+    for w in result["warnings"]:
+        console.print(f"[yellow]warning: {esc(w)}[/]", soft_wrap=True)
+    for d in result["differences"]:
+        console.print(f"[yellow]difference (--force): {esc(d)}[/]", soft_wrap=True)
+    if result["regressions"]:
+        console.print(f"[red]FAILED[/]: {esc(', '.join(result['regressions']))}", soft_wrap=True)
+    elif not result["passed"]:
+        console.print("[red]FAILED[/]: --require-steady, and a run did not reach steady state", soft_wrap=True)
+    else:
+        console.print("[green]passed[/]: no key figure is worse than the baseline beyond noise and tolerance")
+
+
+def check(
+    candidates: list[str] = typer.Argument(
+        ..., metavar="RUN", help="The candidate: one run, or several runs of it (repeats)."
+    ),
+    baseline: list[str] = typer.Option(
+        ...,
+        "--baseline",
+        "-b",
+        help="A baseline run (repeat for several runs), or a "
+        "saved `--json` document (FILE.json) whose runs are the baseline.",
+    ),
+    max_regression: str = typer.Option(
+        "5%",
+        "--max-regression",
+        help="The largest regression allowed in any figure, in % of the baseline, in the figure's bad direction.",
+    ),
+    tolerances: Optional[Path] = typer.Option(
+        None,
+        "--tolerances",
+        help='A TOML file: its [tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
+        '"10%"), its [spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
+    ),
+    confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
+    force: bool = typer.Option(
+        False, "--force", help="Check runs with different settings, or incomplete runs, anyway."
+    ),
+    require_steady: bool = typer.Option(
+        False,
+        "--require-steady",
+        help="Exit with code 6 when a run on either side did not reach steady state (else a warning).",
+    ),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+):
+    """Is the candidate worse than the baseline beyond noise? Per key figure, direction-aware; exit 7 on a
+    regression (docs/automation.md)."""
+    from iolab.automation.check import check as check_runs
+    from iolab.automation.check import junit_xml, load_tolerances, parse_pct
+    from iolab.targets.writepolicy import check_file, output_file
+
+    console = Console()
+    want_json("check", console, json_out)
+    conf = parse_pct(confidence, "--confidence")
+    if not 0.5 <= conf < 1:
+        raise IolabError(f"--confidence {confidence}: give a level from 50% to below 100%, e.g. 95%.")
+    tol = load_tolerances(parse_pct(max_regression, "--max-regression"), tolerances)
+    if junit is not None:
+        check_file(junit, "JUnit file")  # refused before the runs are read, not after
+    base = _side(baseline, "baseline", force)
+    cand = _side(candidates, "candidate", force)
+    result = check_runs(base, cand, tol, conf, force, require_steady)
+    if junit is not None:
+        with output_file(junit, "JUnit file") as path:
+            path.write_text(junit_xml(result))
+        result["junit"] = str(junit)
+    render_check(result, console)
+    # a run without steady state makes every verdict doubtful: that comes first under --require-steady
+    if result["passed"]:
+        code = Exit.OK
+    elif require_steady and result["not_steady"]:
+        code = Exit.NOT_STEADY
+    else:
+        code = Exit.REGRESSION
+    if json_out:
+        emit("check", code, runs=cand, baseline=base, check=result)
+    if code:
+        raise typer.Exit(code)
+
+
+def history(
+    figure: str = typer.Argument(
+        ..., help='A key figure\'s name as `iolab show` prints it, e.g. "RND 4KiB R/W 0/100 IOPS".'
+    ),
+    runs_dir: Optional[Path] = typer.Option(
+        None, "--runs-dir", help="The runs directory (default ./runs or $IOLAB_RUNS)."
+    ),
+    test: Optional[str] = typer.Option(None, "--test", help="Only runs of this test."),
+    target: Optional[str] = typer.Option(
+        None, "--target", help="Only this target: its id as the table prints it, its serial, spec or label."
+    ),
+    html: Optional[Path] = typer.Option(
+        None, "--html", help="Also write the trend chart as one self-contained HTML file."
+    ),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+):
+    """One key figure across every complete run in a runs directory, per target, in time order, with the firmware
+    (read-only: the runs directory is left as it was)."""
+    from iolab.automation.history import history as collect
+    from iolab.automation.historychart import write_html
+    from iolab.store.manifest import runs_root
+    from iolab.targets.writepolicy import check_file
+
+    console = Console()
+    want_json("history", console, json_out)
+    if html is not None:
+        check_file(html, "history chart")  # refused before the runs are read, not after
+    h = collect(figure, runs_dir or runs_root(), test, target)
+    t = Table(
+        title=esc(f"{h.figure} ({h.unit}; {'higher' if h.direction == 'higher-is-better' else 'lower'} is better)"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("target", "drive", "started", "run", "firmware", h.unit):
+        t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
+    for g in h.targets:
+        for p in g.points:
+            t.add_row(
+                esc(g.id),
+                esc(g.label),
+                esc(p.started),
+                esc(p.run_id),
+                esc(p.firmware or "?"),
+                num(p.value) if p.value is not None else "not measured",
+            )
+    console.print(t)
+    for s in h.skipped:
+        console.print(f"[yellow]skipped {esc(s['path'])}: {esc(s['reason'])}[/]", soft_wrap=True)
+    written = None
+    if html is not None:
+        written = write_html(h, html)
+        console.print(f"chart: {esc(str(written))}", soft_wrap=True)
+    if json_out:
+        emit("history", Exit.OK, history={**h.record(), "html": str(written) if written else None})
+
+
+def compare_published(
+    refs: list[str], out: Path, force: bool, labels: Sequence[str], json_out: bool, console: Console
+) -> bool:
+    """`iolab compare` when any argument is a CSV of published figures (published.py): the
+    measured runs' comparison (its report when there are two or more runs) with the published
+    drives ranked beside them. False when no argument is such a file."""
+    from iolab.api import runs as api
+    from iolab.api.results import open_run
+    from iolab.automation.published import is_published, known_figures, read_published
+    from iolab.automation.published import ranking as published_ranking
+    from iolab.figures.compare import KeyMetric, SummaryTable
+    from iolab.pages.textreport import render_ranking
+
+    files, run_refs = [Path(r) for r in refs if is_published(r)], [r for r in refs if not is_published(r)]
+    if not files:
+        return False
+    known = known_figures()
+    published = [p for f in files for p in read_published(f, known)]
+    first: dict[tuple[str, str], str] = {}
+    for p in published:
+        if first.setdefault((p.drive, p.figure), p.source) != p.source:
+            raise IolabError(
+                f"{p.source}: {p.drive!r} has {p.figure!r} already at {first[(p.drive, p.figure)]}; "
+                "give each drive's figure once."
+            )
+    paths: list[Path] = []
+    measured = None
+    if len(run_refs) >= 2:
+        done = api.compare(run_refs, out, force=force, labels=labels)
+        if done.summary is None:
+            raise IolabError("published figures rank beside runs of one test; these runs are a sequence's.")
+        measured, paths = done.summary, list(done.paths)
+    elif run_refs:
+        with open_run(run_refs[0]) as run:
+            figs = run.figures()
+            label = labels[0] if labels else run.target.model or run.target.spec
+        measured = SummaryTable(
+            (label,),
+            tuple(KeyMetric(f.name, f.unit, f.higher_is_better, lambda _: None) for f in figs),
+            (tuple(f.value for f in figs),),
+            ((),),
+        )
+    table, notes = published_ranking(measured, published)
+    render_ranking(table, console, report=bool(paths))
+    for n in notes:
+        console.print(f"[yellow]{esc(n)}[/]", soft_wrap=True)
+    for path in paths:
+        console.print(f"comparison: {esc(str(path))}", soft_wrap=True)
+    if json_out:
+        rank = ranking(table)
+        n_measured = len(measured.drives) if measured is not None else 0
+        rank["published"] = [i >= n_measured for i in range(len(table.drives))]
+        emit(
+            "compare",
+            Exit.OK,
+            runs=[record_of(r) for r in run_refs],
+            reports=[str(path) for path in paths],
+            ranking=rank,
+            published=[p.record() for p in published],
+        )
+    return True
+
+
+def run_repeats(
+    n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool, console: Console
+) -> int:
+    """`iolab run --repeat N`: the runs (repeats.py), then each key figure's mean and confidence
+    interval; returns the exit code."""
+    from iolab.automation.repeats import run_repeated, summary
+
+    records, code, error = run_repeated(n, argv, target, default_target)
+    rep = summary(records)
+    t = Table(
+        title=f"{rep['repeats']} of {n} repeats complete: mean and {rep['confidence']:.0%} confidence interval",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("figure", "n", "mean", "± (95 %)", "interval", "per run"):
+        t.add_column(col, justify="left" if col in ("figure", "per run") else "right", overflow="fold")
+    several = len({f["test"] for f in rep["figures"]}) > 1  # a sequence: each figure says its test
+    for f in rep["figures"]:
+        pm = "—" if f["half_width"] is None else num(f["half_width"])
+        span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
+        t.add_row(
+            esc(
+                f"{f['test'] + ': ' if several else ''}{f['name']} "
+                f"({f['unit']}; {'↑' if f['direction'] == 'higher-is-better' else '↓'})"
+            ),
+            str(f["n"]),
+            num(f["mean"]),
+            pm,
+            span,
+            ", ".join(num(v) for v in f["values"]),
+        )
+    console.print(t)
+    console.print(esc(f"interval: {rep['method']}"), soft_wrap=True)
+    for r in records:
+        console.print(f"run: {esc(r['run_id'])} ({esc(r['state'])})", soft_wrap=True)
+    if code and code != Exit.NOT_STEADY:
+        console.print(
+            f"[red]repeat {rep['repeats'] + 1} of {n} ended with exit code {code}; no further repeat was run[/]"
+        )
+    if json_out:
+        emit("run", code, runs=records, repeat=rep, **({"error": error} if error else {}))
+    return code

@@ -1,0 +1,135 @@
+"""How iolab drives Typer: -h beside --help, --version, readable metavars, help as wide as the
+terminal (110 columns to a file or a pipe), and text, paths and flags taken without the
+validator Typer would import pydantic for."""
+
+import os
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import typer
+from typer._click.exceptions import ClickException
+from typer._coercion import RuntimeParam
+from typer._param_types import coerce_cli_path
+
+from iolab.core.usertext import check_argv
+
+# Help printed to a file or a pipe: wide enough that an option's help is not cut to a narrow
+# column, narrow enough to read. A terminal's own width is used as it is.
+PIPED_HELP_WIDTH = 110
+HELP_NAMES = ["-h", "--help"]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"iolab {version('iolab')}")
+        raise typer.Exit()
+
+
+def app_callback(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print the version and exit."
+    ),
+) -> None:
+    """iolab: SNIA PTS and more, on real drives, files, NBD exports or a simulated drive."""
+
+
+_METAVARS = {"int": "N", "float": "X", "str": "TEXT", "path": "PATH", "file": "FILE", "directory": "DIR"}
+
+
+def tidy_help(command) -> None:
+    """Readable metavars for every option (PATH, N, TEXT; none for an on/off flag) instead of
+    the types' names (<bool>, <list[str]>), a help width that is not 80 columns when the help
+    goes to a file or a pipe, and text, paths and flags taken without pydantic (_Plain)."""
+    if not sys.stdout.isatty():
+        if "typer.rich_utils" in sys.modules:
+            from typer import rich_utils
+
+            if rich_utils.MAX_WIDTH is None:
+                rich_utils.MAX_WIDTH = PIPED_HELP_WIDTH
+        else:  # Typer's help printer reads it when first imported; importing it here would cost every command
+            os.environ.setdefault("TERMINAL_WIDTH", str(PIPED_HELP_WIDTH))
+    for cmd in _commands(command):
+        if any("--json" in p.opts for p in cmd.params):
+            cmd.parse_args = _json_usage_errors(cmd, cmd.parse_args)
+        cmd.format_help = _fitting_help(cmd.format_help)
+        # the help option is made on first use: made here, with the names the app gives it
+        cmd.get_help_option(SimpleNamespace(help_option_names=HELP_NAMES))
+        if cmd.help:  # a docstring's line breaks are not the help's: Rich wraps it to the width
+            cmd.help = re.sub(r"(?<!\n)\n(?!\n)", " ", cmd.help)
+        for p in [*cmd.params, *([cmd._help_option] if cmd._help_option else [])]:
+            kind = p.type_descriptor.annotation if hasattr(p, "type_descriptor") else None
+            if kind in (str, list[str], Path, list[Path]) or (kind is bool and getattr(p, "is_flag", False)):
+                p._runtime_param = _Plain(p.type_descriptor.parameter_info, kind)
+            if p.param_type_name == "argument":  # its name (TEST, RUN) says it; no <str> beside it
+                p.display_type_rich = lambda ctx: None
+            if p.param_type_name != "option" or p.metavar is not None:
+                continue
+            if p.is_flag:
+                p.metavar = ""
+                continue
+            label = p.display_type(None).strip("<>").removeprefix("list[").rstrip("]")
+            p.metavar = _METAVARS.get(label, label.upper())
+
+
+def _fitting_help(format_help):
+    """The command's help, laid out to fit the width without cutting a word (cli_help)."""
+
+    def fitting(ctx, formatter):
+        from iolab.cli import help as cli_help
+
+        cli_help.install()
+        return format_help(ctx, formatter)
+
+    return fitting
+
+
+def _json_usage_errors(cmd, parse_args):
+    """A command line the command cannot parse, asked for --json: the JSON document of the
+    error (exit 2) on standard output beside Typer's message on standard error, as for every
+    other error of the command (docs/automation.md)."""
+
+    def parse(ctx, args):
+        given = args[: args.index("--")] if "--" in args else list(args)  # the parser empties args
+        try:
+            return parse_args(ctx, args)
+        except ClickException as e:
+            if "--json" in given:
+                from iolab.cli.auto import emit
+                from iolab.pages.outcome_schema import COMMANDS
+
+                if cmd.name in COMMANDS:
+                    emit(cmd.name, e.exit_code, error=e.format_message())
+            raise
+
+    return parse
+
+
+class _Plain(RuntimeParam):
+    """Text and paths as given (a path checked as Typer checks it) and a flag's True/False
+    (unset: None), as Typer's own coercion takes them, without the pydantic validator Typer
+    builds for each: importing pydantic costs 0.1 s CPU at every start. Numbers keep Typer's."""
+
+    def _coerce_value(self, value, param, ctx):
+        if isinstance(value, (list, tuple)):
+            return [self._coerce_value(v, param, ctx) for v in value]
+        if self.annotation in (Path, list[Path]):
+            return Path(coerce_cli_path(value, self.parameter_info, path_type=None, param=param, ctx=ctx))
+        return str(value)
+
+
+def _commands(command):
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _commands(sub)
+
+
+def run(app: typer.Typer) -> None:
+    """The `iolab` command line: `app` with -h beside --help and the help tidied."""
+    check_argv(sys.argv[1:])
+    command = typer.main.get_command(app)
+    tidy_help(command)
+    command(prog_name="iolab")

@@ -1,0 +1,139 @@
+"""The commands that look without running: what a target reports about itself (`iolab info`),
+the fio job files a test would run (`iolab fio-job`) and a stored run's self-audit (`iolab audit`)."""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape as esc
+
+from iolab.cli.console import Console
+from iolab.cli.options import TEST_HELP, RunArgs, with_run_args
+from iolab.core.errors import Exit, IolabError
+
+SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
+console = Console()
+
+
+def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
+    """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
+    from dataclasses import asdict
+
+    from iolab import targets
+
+    tgt = targets.parse_target(target)
+    console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
+    for k, v in asdict(tgt.facts).items():
+        if v not in (None, (), ""):
+            console.print(f"  {k:16} {esc(str(v) if not isinstance(v, (list, tuple)) else ', '.join(map(str, v)))}")
+
+
+@with_run_args(
+    "target",
+    "paths",
+    "hosts",
+    "hosts_file",
+    "workload",
+    "profile",
+    "write_cache",
+    "active_range",
+    "spec",
+    "quick",
+    "cell_time",
+    "capacity_limit",
+    "sets",
+    "ioengine",
+)
+def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, args: RunArgs):
+    """Print the exact fio job files a test runs (preconditioning and one round), to reproduce any cell by
+    hand; with --paths/--hosts, each path's or host's own job file (nothing is connected or checked)."""
+    from iolab import targets
+    from iolab.api import runs as api
+    from iolab.api import scaleout
+    from iolab.core.plan import Deferred
+    from iolab.engines.fio import FioEngine
+    from iolab.engines.fio_hosts import legs_job_text
+    from iolab.run.runner import cell_tag
+
+    if args.target and len(args.target) > 1:
+        raise IolabError("fio-job prints the job files of one target: give one --target.")
+    prof = args.make_profile()
+    tgt = targets.parse_target(args.target[0] if args.target else SCRATCH_FILE)
+    if tgt.kind == "sim":
+        raise IolabError(
+            "fio-job needs a real target (block device, file: or nbd://); the simulated drive does not run fio."
+        )
+    engine = FioEngine(ioengine=args.ioengine or "auto")
+    split = scaleout.legs_for_run(tgt, args.paths, args.hosts, args.hosts_file)
+
+    def job(w, tag: str) -> str:
+        return legs_job_text(split[0], engine, w, tag) if split else engine.job_text(tgt, w, tag)
+
+    for plan in api.plans(test, prof, tgt, args.workload):
+        for phase in plan.phases:
+            if isinstance(phase, Deferred):
+                print(f"# ---- {plan.title} / {phase.name}: built during the run from {phase.describe}")
+                continue
+            for i, w in enumerate(phase.precondition):
+                tag = cell_tag(phase.name, 0, i, w.label())
+                print(f"# ---- {plan.title} / {phase.name} / preconditioning {i + 1}: {w.label()}")
+                print(job(w, tag))
+            for i, cell in enumerate(phase.cells):
+                tag = cell_tag(phase.name, 1, i, cell.key)
+                print(f"# ---- {plan.title} / {phase.name} / cell {i + 1}/{len(phase.cells)}: {cell.key} (every round)")
+                print(job(cell.workload, tag))
+
+
+def audit(
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print one JSON document on standard output (docs/automation.md)."
+    ),
+    store: bool = typer.Option(
+        False,
+        "--store",
+        help="Also keep this audit in the run's manifest.json, replacing the one stored when the run ended "
+        "(without it nothing in the run is written).",
+    ),
+):
+    """Check a stored run's figures against physical invariants (steady state on evidence, WAF, totals,
+    latencies, percentiles, rates, shares); exit 8 when one fails (docs/automation.md)."""
+    from iolab.cli.auto import emit, want_json
+    from iolab.figures.audit import audit as audit_run
+    from iolab.figures.audit import stored_audit
+    from iolab.pages.textreport import render_audit
+    from iolab.store.manifest import manifest_of
+    from iolab.store.runstore import RunStore
+
+    want_json("audit", console, json_out)
+    docs, failed = [], False
+    for ref in run_refs:
+        st = RunStore.open(ref)
+        try:
+            m = manifest_of(st)
+            before = stored_audit(st) if m.audit.get("invariants") else None
+            a = audit_run(st)
+            if store:
+                if st.writer_alive():
+                    raise IolabError(f"run {m.run_id} is still being written; store its audit once it has ended.")
+                m.audit = a.to_dict()
+                st.write_manifest()
+        finally:
+            st.close()
+        failed = failed or not a.passed
+        console.print(f"[bold]{esc(m.run_id)}[/] ({esc(m.test)}, {esc(str(m.target.get('spec')))})")
+        render_audit(a, console, detail=True)
+        if before is not None and [r.status for r in before.results] != [r.status for r in a.results]:
+            console.print(f"[yellow]the audit stored when the run ended differs: {esc(before.summary())}[/]")
+        docs.append(
+            {
+                "run_id": m.run_id,
+                "path": str(st.dir),
+                "audit": a.to_dict(),
+                "stored": before.to_dict() if before is not None else None,
+            }
+        )
+    code = Exit.AUDIT_FAILED if failed else Exit.OK
+    if json_out:
+        emit("audit", code, audits=docs)
+    if code:
+        raise typer.Exit(code)

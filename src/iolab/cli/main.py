@@ -1,0 +1,482 @@
+"""The `iolab` command. Thin: parse, call, print."""
+
+from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # the C module, as iolab/__init__.py
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+from rich.markup import escape as esc
+
+from iolab import _STARTING
+from iolab.api import registry, scaleout
+from iolab.cli import auto as cli_auto
+from iolab.cli import conventions as cli_typer
+from iolab.cli import inspection as cli_inspect
+from iolab.cli import options as opts
+from iolab.cli import traces as cli_traces
+from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
+from iolab.cli.console import Console
+from iolab.cli.options import (
+    TEST_HELP,
+    RunArgs,
+    compliance_text,
+    ended_early,
+    finish,
+    runs_dir_option,
+    with_run_args,
+    with_runs_dir,
+)
+from iolab.core.errors import IolabError
+
+if TYPE_CHECKING:
+    from iolab.store.runstore import RunStore
+
+# The library is imported by the commands that use it: `iolab --help`, `iolab tests` and
+# `iolab runs` start without the runner, the reports and the store's readers of results.
+
+app = typer.Typer(
+    pretty_exceptions_enable=False, no_args_is_help=True, context_settings={"help_option_names": cli_typer.HELP_NAMES}
+)
+app.callback()(cli_typer.app_callback)
+app.add_typer(cli_traces.sim_app, name="sim")
+app.add_typer(cli_traces.trace_app, name="trace")
+app.command("capture")(cli_traces.capture)
+console = Console()
+err = Console(stderr=True)
+app.command("watch")(with_runs_dir(scaleout.watch))
+app.command("check")(with_runs_dir(cli_auto.check))
+RunsDirOpt = runs_dir_option()
+app.command()(cli_auto.history)
+
+
+def default_target() -> str:
+    """The built-in simulated drive (its default preset)."""
+    from iolab.engines.sim import DEFAULT_PRESET
+
+    return f"sim:{DEFAULT_PRESET}"
+
+
+def report_paths(progress, reports: list[Path], quiet: bool) -> None:
+    """A run's report files: a progress note (timestamped in a log), or plain lines with --quiet."""
+    for p in reports:
+        if quiet:
+            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+        else:
+            progress.note(f"report: {p}")
+
+
+@app.command()
+@with_run_args()
+def run(
+    test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        metavar="N",
+        help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats.",
+    ),
+    *,
+    args: RunArgs,
+):
+    """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
+    from iolab import targets
+    from iolab.api import runs as api
+    from iolab.run.runner import Interrupted, stop_on_signals
+    from iolab.run.runstart import RunOptions
+    from iolab.store.manifest import manifest_of, runs_root
+
+    json_out, require_steady, target = args.json_out, args.require_steady, args.target
+    want_json("run", console, json_out)
+    if repeat != 1:
+        raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), json_out, console))
+    prof, stall_s = args.make_profile(), args.stall_seconds()
+    root = args.runs_dir or runs_root()
+    if target and len(target) > 1:  # several drives: one run each, then their comparison
+        if json_out:
+            raise IolabError(
+                "--json describes the runs of one target; with several --target, compare their runs "
+                "afterwards with `iolab compare RUN... --json`."
+            )
+        raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
+    # An empty -t is a mistake, not a request for the simulated drive.
+    tgt = targets.parse_target(target[0] if target else default_target())
+    engine = scaleout.engine_for_run(
+        tgt,
+        args.paths,
+        args.hosts,
+        args.hosts_file,
+        stall_s,
+        args.allow_unsafe_target,
+        args.allow_system_disk,
+        args.listen_any,
+        args.ioengine,
+    )
+    options = RunOptions(
+        purge_method=args.purge,
+        allow_unsafe=args.allow_unsafe_target,
+        allow_system_disk=args.allow_system_disk,
+        tested_by=args.tested_by,
+    )
+    from iolab.cli.progress import RichProgress, sequence_eta
+
+    current: list[RunStore] = []
+    records: list[dict] = []
+    seq_reports: list[Path] = []
+
+    def planned(plans, i: int) -> None:
+        if len(plans) > 1:
+            progress.in_sequence(plans, i)
+            if args.quiet:
+                return
+            console.print(
+                f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
+                soft_wrap=True,
+            )
+
+    def sequence_report(paths: list[Path]) -> None:
+        for p in paths:
+            seq_reports.append(p)
+            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+
+    def started(store: RunStore) -> None:
+        current[:] = [store]
+        m = manifest_of(store)
+        if not args.quiet:
+            console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
+        if "ioengine" in m.versions and not args.quiet:
+            console.print(f"fio ioengine: {esc(m.versions['ioengine'])}")
+        for overridden in m.safety_overrides:
+            console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
+        if not m.compliant:
+            console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
+
+    def ended(store: RunStore, reports: list[Path]) -> None:
+        if json_out or require_steady:
+            records.append(api.run_record(store, reports))
+        if manifest_of(store).state == "complete":
+            api.show(store, console)
+        report_paths(progress, reports, args.quiet)
+        if manifest_of(store).state == "complete":
+            console.print(f"run directory: {esc(str(store.dir))}")
+
+    try:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
+            api.run_test(
+                test,
+                tgt,
+                prof,
+                workload=args.workload,
+                options=options,
+                runs_dir=root,
+                engine=engine,
+                progress=progress,
+                report=args.report,
+                on_start=started,
+                on_end=ended,
+                everything=args.everything,
+                on_plan=planned,
+                on_sequence_report=sequence_report,
+            )
+    except KeyboardInterrupt as e:
+        if not current or manifest_of(current[0]).state not in ("interrupted", "complete"):
+            raise
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        run_dir = esc(str(current[0].dir))
+        if manifest_of(current[0]).state == "complete":  # stopped while its report was written
+            err.print(
+                f"[yellow]{by} after run {esc(manifest_of(current[0]).run_id)} was complete: its measurements are "
+                f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
+                "writes it)[/]",
+                soft_wrap=True,
+            )
+        else:
+            err.print(
+                f"[yellow]{by}: finished rounds are kept in {run_dir}; "
+                f"`iolab report {run_dir}` reports what was measured[/]"
+            )
+        ended_early("run", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
+    except IolabError as e:
+        if not current or manifest_of(current[0]).state != "failed":
+            raise  # refused before its run began: main() prints it
+        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
+        ended_early("run", json_out, records, current[0], e.exit_code)
+    finish("run", json_out, require_steady, records, reports=[str(p) for p in seq_reports])
+
+
+@app.command()
+@with_run_args(*opts.RESUME_OPTIONS)
+def resume(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory of an interrupted or failed run."),
+    *,
+    args: RunArgs,
+):
+    """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
+    from iolab.api import runs as api
+    from iolab.cli.progress import RichProgress
+    from iolab.run.runner import Interrupted, stop_on_signals
+    from iolab.store.manifest import manifest_of
+
+    json_out, require_steady = args.json_out, args.require_steady
+    want_json("resume", console, json_out)
+    current: list[RunStore] = []
+    records: list[dict] = []
+
+    def started(r) -> None:
+        current[:] = [r.store]
+        if args.quiet:
+            return
+        console.print(
+            f"[bold]resuming {esc(manifest_of(r.store).run_id)}[/] ({esc(r.plan.title)} on {esc(r.target.spec)})"
+        )
+        for note in r.notes:
+            console.print(f"  {esc(note)}", soft_wrap=True)
+
+    def ended(store: RunStore, reports: list[Path]) -> None:
+        if json_out or require_steady:
+            records.append(api.run_record(store, reports))
+        api.show(store, console)
+        report_paths(progress, reports, args.quiet)
+        console.print(f"run directory: {esc(str(store.dir))}")
+
+    try:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
+            api.resume_test(
+                run_ref,
+                allow_unsafe=args.allow_unsafe_target,
+                allow_system_disk=args.allow_system_disk,
+                listen_any=args.listen_any,
+                ioengine=args.ioengine,
+                progress=progress,
+                report=args.report,
+                on_start=started,
+                on_end=ended,
+            )
+    except KeyboardInterrupt as e:
+        if not current:
+            raise
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
+        err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` continues[/]")
+        ended_early("resume", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
+    except IolabError as e:
+        if not current:
+            raise  # it could not be resumed: nothing changed; main() prints why
+        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
+        ended_early("resume", json_out, records, current[0], e.exit_code)
+    finish("resume", json_out, require_steady, records)
+
+
+@app.command()
+def tests(
+    test: Optional[str] = typer.Argument(None, help="A test or sequence: list its parameters (--set NAME=VALUE)."),
+):
+    """List the tests iolab can run by family (name, sequence, input, what it does), or one test's parameters."""
+    from rich.table import Table
+
+    if test is not None:
+        for d in registry.sequence(test):
+            console.print(f"[bold]{esc(d.name)}[/]: {esc(d.summary)}")
+            if not d.params:
+                console.print("  no parameters of its own (the profile options of `iolab run` apply)")
+            for p in d.params:
+                src = f"; {p.source}" if p.source else ""
+                # a computed quick value (from --cell-time) is described by the help text
+                if p.quick is not None and not callable(p.quick):
+                    src += f"; --quick: {p.show(p.quick)}"
+                console.print(
+                    f"  --set {esc(p.name)}=…  {esc(p.help)} (default {esc(p.show(p.default))}{esc(src)})",
+                    soft_wrap=True,
+                )
+        return
+    families: dict[str, list] = {}
+    for d in registry.all():
+        families.setdefault(d.family, []).append(d)
+    for family, defs in families.items():  # one table per family: the description keeps the width
+        t = Table(title=esc(family), title_justify="left", title_style="bold")
+        for col in ("test", "sequence", "input", "what it does"):
+            t.add_column(col, no_wrap=col != "what it does")
+        for d in defs:
+            t.add_row(
+                esc(d.name),
+                (d.sequence or "—") + (" (--all)" if d.optional else ""),
+                "--workload" if d.needs_workload else "—",
+                esc(d.summary),
+            )
+        console.print(t)
+
+
+@app.command()
+def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(False, "--json", help=JSON_HELP)):
+    """List stored runs."""
+    from rich.table import Table
+
+    from iolab.api.runlist import checked_root, leftovers, list_runs
+
+    want_json("runs", console, json_out)
+    runs_dir = checked_root(runs_dir)
+    if json_out:
+        emit(
+            "runs",
+            0,
+            listed=[
+                {
+                    "run_id": r.run_id,
+                    "path": str(r.path),
+                    "test": r.test,
+                    "target": r.target,
+                    "state": r.state,
+                    "started": r.started,
+                    "compliant": r.compliant,
+                    "noncompliance": list(r.noncompliance),
+                    "problem": r.problem,
+                }
+                for r in list_runs(runs_dir)
+            ],
+        )
+        return
+    t = Table()
+    for col in ("run", "test", "target", "state", "started", "compliant"):
+        t.add_column(col, overflow="fold")  # a run id cut with "…" cannot be typed back
+    found = list_runs(runs_dir)
+    for r in found:
+        state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
+        t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
+    console.print(t)
+    broken = sum(1 for r in found if r.problem)
+    if broken:
+        err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
+    for line in leftovers():
+        err.print(f"[yellow]{esc(line)}[/]", soft_wrap=True)
+
+
+@app.command()
+def show(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+    json_out: bool = opts.SHOW_JSON,
+    require_steady: bool = typer.Option(False, "--require-steady", help=STEADY_HELP),
+    runs_dir: Optional[Path] = RunsDirOpt,
+):
+    """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
+    from iolab.api import runs as api
+    from iolab.store.runstore import RunStore
+
+    want_json("show", console, json_out)
+    store = RunStore.open(run_ref)
+    if not json_out:
+        api.show(store, console)
+    finish("show", json_out, require_steady, [api.run_record(store)] if json_out or require_steady else [])
+
+
+@app.command()
+def report(
+    run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
+    out: Optional[Path] = opts.REPORT_OUT,
+    sequence: bool = opts.SEQUENCE,
+    runs_dir: Optional[Path] = RunsDirOpt,
+):
+    """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
+    from iolab.api import runs as api
+    from iolab.run.runner import Interrupted, stop_on_signals
+    from iolab.store.manifest import resolve_run
+
+    try:
+        with stop_on_signals():
+            if sequence:
+                for p in api.write_sequence_report(run_refs, out):
+                    console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+                return
+            for ref in run_refs:
+                path = resolve_run(ref)
+                for p in api.write_report([path], out or path / "report"):
+                    console.print(f"report: {esc(str(p))}", soft_wrap=True)
+    except KeyboardInterrupt as e:
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        err.print(
+            f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
+            soft_wrap=True,
+        )
+        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130) from None
+
+
+@app.command()
+def compare(
+    run_refs: list[str] = typer.Argument(
+        ...,
+        metavar="RUN",
+        help="Two or more runs of the same test (one per drive); a FILE.csv of published figures (drive, figure, value, unit[, direction]) ranks those drives beside them.",
+    ),
+    out: Optional[Path] = opts.COMPARE_OUT,
+    force: bool = opts.COMPARE_FORCE,
+    labels: Optional[list[str]] = opts.LABELS,
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+    runs_dir: Optional[Path] = RunsDirOpt,
+):
+    """Compare drives: one report (HTML and PDF) overlaying the runs, with a summary table and the ordinal ranking per column."""
+    from iolab.api import runs as api
+    from iolab.pages import textreport
+    from iolab.store.manifest import runs_root
+
+    want_json("compare", console, json_out)
+    if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
+        return
+    done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
+    if done.summary is not None:
+        textreport.render_ranking(done.summary, console)
+    for p in done.paths:
+        console.print(f"comparison: {esc(str(p))}", soft_wrap=True)
+    if json_out:
+        emit(
+            "compare",
+            0,
+            runs=[cli_auto.record_of(r) for r in run_refs],
+            reports=[str(p) for p in done.paths],
+            **({"ranking": cli_auto.ranking(done.summary)} if done.summary is not None else {}),
+        )
+
+
+@app.command()
+def export(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory."),
+    fmt: str = typer.Option("csv", "--format", "-f", help="csv, json or parquet."),
+    out: Optional[Path] = opts.EXPORT_OUT,
+    runs_dir: Optional[Path] = RunsDirOpt,
+):
+    """Export every table behind the report (cells, window averages, steady state, series, histograms, manifest), one file per table."""
+    from iolab.pages.export import export_run, export_stream
+    from iolab.store.runstore import RunStore
+
+    store = RunStore.open(run_ref)
+    if out is not None and str(out) == "-":
+        export_stream(store, fmt, sys.stdout)
+        return
+    for p in export_run(store, fmt, out or store.dir / "export"):
+        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
+
+
+app.command()(cli_inspect.info)
+app.command("fio-job")(cli_inspect.fio_job)
+app.command("audit")(with_runs_dir(cli_inspect.audit))
+
+
+def main() -> None:
+    try:
+        cli_typer.run(app)
+    except IolabError as e:
+        err.print(f"[red]iolab: {esc(str(e))}[/]")
+        cli_auto.emit_error(e)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]")
+        sys.exit(130)
+    except OSError as e:
+        # A path iolab was pointed at that the system refuses (not a directory, read-only,
+        # full): the system's own words and the path, not a traceback.
+        where = f": {e.filename}" if e.filename else ""
+        err.print(f"[red]iolab: {esc((e.strerror or str(e)) + where)}[/]")
+        sys.exit(2)
+
+
+if _STARTING:  # iolab/__init__.py: the command's imports are done, Ctrl-C is KeyboardInterrupt again
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)

@@ -1,0 +1,353 @@
+"""Progress of `iolab run`: on a terminal, a Rich live panel (test, phase, round, cell, live IOPS,
+ETA) with a line per finished round printed above it; anywhere else (a CI log, a pipe) plain
+timestamped lines, folded to about one a second, with a heartbeat while a long step runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.markup import escape as esc
+from rich.table import Table
+
+from iolab.core.plan import Phase, TestPlan, step_seconds
+from iolab.core.results import RoundResult
+from iolab.core.steady import SteadyVerdict
+from iolab.core.units import num
+from iolab.core.workload import Workload
+
+LINE_EVERY_S = 1.0  # plain lines: the sustained rate of round lines and notes; more are folded
+BURST = 5  # plain lines: how many may come at once before folding starts
+HEARTBEAT_S = 45.0  # plain lines: a step running this long without a line still gets one
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
+    """What a sequence will take, for `iolab run SEQ`: each test's timed steps from the earliest
+    stop (steady state at the first window) to the latest (every round limit); once `pace` has
+    measured this run's speed, that in wall time too."""
+    spans = [p.timed_seconds() for p in plans]
+    parts = ", ".join(
+        f"{p.title} {_clock(a)}–{_clock(b)}" if a != b else f"{p.title} {_clock(a)}" for p, (a, b) in zip(plans, spans)
+    )
+    early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
+    text = (
+        f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
+        "at the drive's speed (on a simulated drive: virtual time, far less wall time)"
+    )
+    if pace is not None and pace.ratio() is not None:
+        text += f"; in wall time at this run's pace so far: {eta_text(early, late, pace)}"
+    return text
+
+
+def round_text(phase, rnd: int, window: int) -> str:
+    """The round under way and what ends the phase: a phase that stops at steady state checks
+    it from its window's last round; one that tracks without stopping runs its limit; one
+    without tracking runs its rounds."""
+    limit = phase.max_rounds
+    if phase.tracking and phase.stop_on_steady:
+        if limit < window:
+            return f"{rnd} of at most {limit} (steady state needs {window} rounds: not checked)"
+        return f"{rnd} (steady state checked from round {window}; at most {limit})"
+    if phase.tracking:
+        return f"{rnd} of at most {limit} (steady state reported, not a stop)"
+    return f"{rnd} of {limit}"
+
+
+class Pace:
+    """This run's measured speed: wall seconds per second of the engine's clock. A simulated drive
+    counts virtual seconds (fills included); a real one, the planned seconds of its timed steps
+    (a fill has none: its time is the drive's speed)."""
+
+    def __init__(self) -> None:
+        self.virtual_s = self.virtual_wall = 0.0
+        self.planned_s = self.planned_wall = 0.0
+
+    def add(self, planned_s: float, wall_s: float, virtual_s: float) -> None:
+        if virtual_s:
+            self.virtual_s, self.virtual_wall = self.virtual_s + virtual_s, self.virtual_wall + wall_s
+        elif planned_s:
+            self.planned_s, self.planned_wall = self.planned_s + planned_s, self.planned_wall + wall_s
+
+    def ratio(self) -> tuple[float, str] | None:
+        """(wall seconds per planned second, how that was measured); None before any step."""
+        if self.virtual_s:
+            r = self.virtual_wall / self.virtual_s
+            return r, f"simulated time × {r:.3g}, the wall/virtual ratio measured so far"
+        if self.planned_s:
+            r = self.planned_wall / self.planned_s
+            return r, f"planned time × {r:.2f}, the wall/planned ratio measured so far"
+        return None
+
+
+def eta_text(early_s: float, late_s: float, pace: Pace, now: float | None = None) -> str:
+    """The wall time left when `early_s` to `late_s` planned seconds are left, at this run's pace."""
+    got = pace.ratio()
+    if got is None:
+        return "estimating… (no step measured yet)"
+    r, basis = got
+    a, b = early_s * r, late_s * r
+    end = time.strftime("%H:%M:%S", time.localtime((time.time() if now is None else now) + b))
+    span = _clock(a) if _clock(a) == _clock(b) else f"{_clock(a)}–{_clock(b)}"
+    return f"{span} (done by {end} at the latest; wall clock: {basis})"
+
+
+def round_summary(
+    phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None, window: int
+) -> str:
+    """A finished round: each tracking variable's value, and once a window of rounds exists its
+    range and slope excursion against what steady state allows."""
+    values = [f"{name} {num(pts[-1][1])}" for name, pts in history.items() if pts and pts[-1][0] == rnd]
+    text = f"{phase.name}: round {rnd} done"
+    if values:
+        text += ": " + ", ".join(values)
+    if verdict is None:
+        if phase.tracking:
+            text += f" (steady state needs a window of {window} rounds)"
+        return text
+    parts = []
+    for v in verdict.variables:
+        pct = 100 / v.average if v.average > 0 else 0.0
+        parts.append(
+            f"{v.name} range {v.range_measured * pct:.1f}% (allowed {v.range_allowed * pct:.0f}%), "
+            f"slope {v.fit_excursion * pct:.1f}% (allowed {v.fit_allowed * pct:.0f}%)"
+        )
+    state = "steady" if verdict.steady else "not steady"
+    return f"{text}; window rounds {verdict.window[0]}–{verdict.window[-1]}: " + "; ".join(parts) + f" → {state}"
+
+
+class RichProgress:
+    """The runner's progress hooks, shown as a live panel on a terminal and as timestamped lines
+    elsewhere, or nothing at all (`quiet`). `sequence` = (this test's number, the number of tests,
+    the latest timed seconds of the tests after this one): the ETA then covers the rest of the
+    sequence too (`in_sequence`)."""
+
+    def __init__(
+        self,
+        console: Console,
+        sequence: tuple[int, int, float] | None = None,
+        quiet: bool = False,
+        report: bool = True,
+    ):
+        self.console = console
+        self.quiet = quiet  # --quiet: no panel and no lines; the pace and ETA are still kept
+        self.report = report  # a report follows the run (not under --no-report): what the heartbeat says at the end
+        self.lines = quiet or not console.is_terminal  # a CI log or a pipe: a live panel would print nothing
+        self._display = None if self.lines else Live(console=console, refresh_per_second=4, transient=True)
+        self.t0 = time.monotonic()
+        self.plan: TestPlan | None = None
+        self.phase_: Phase | None = None
+        self.what, self.round, self.index, self.count = "", 0, 0, 0
+        self.label = ""
+        self.live_iops: float | None = None
+        self.last_iops: float | None = None
+        self.cell_wall: float | None = None  # running mean wall time per measurement cell
+        self.virtual_s = 0.0
+        self.sequence = sequence
+        self.step_s = 0.0  # planned seconds of the step running
+        self.done_s = 0.0  # planned seconds of this test's steps done
+        self.pace = Pace()
+        self.doing, self.since = "starting", time.monotonic()  # what the heartbeat says
+        self._lock = threading.Lock()
+        self._tokens, self._last_line, self._refill = float(BURST), time.monotonic(), time.monotonic()
+        self._held: dict[str, str] = {}  # folded lines, the newest of each kind
+        self._folded = 0
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def __enter__(self):
+        if self._display is not None:
+            self._display.__enter__()
+        else:
+            self._ticker = threading.Thread(target=self._tick, name="progress-lines", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._display is not None:
+            self._display.__exit__(*exc)
+        if self._ticker is not None:
+            self._stop.set()
+            self._ticker.join()
+            self._flush()
+
+    def in_sequence(self, plans: list[TestPlan], index: int) -> None:
+        """The sequence's test `index` starts: its live ETA covers the tests after it too."""
+        self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1 :]))
+        self.done_s, self.cell_wall = 0.0, None
+
+    # -- runner hooks -----------------------------------------------------------------------
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
+        self.plan, self.phase_ = plan, phase
+        self._doing(f"{phase.name}: starting")
+        if self.lines:
+            self._print(f"{plan.title} · phase {index + 1}/{len(plan.phases)}: {phase.name} starts; ETA {self._eta()}")
+        else:
+            self.console.print(f"[bold]{esc(plan.title)}[/] · phase {index + 1}/{len(plan.phases)}: {esc(phase.name)}")
+        self._refresh()
+
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
+        self.what, self.round, self.index, self.count = what, round_, index, count
+        self.label = workload.label()
+        self.step_s = step_seconds(workload)
+        self.live_iops = None
+        name = self.phase_.name if self.phase_ is not None else ""
+        self._doing(
+            f"{name}: preconditioning {index + 1}/{count} ({self.label})"
+            if what == "precondition"
+            else f"{name}: round {round_}, cell {index + 1}/{count} ({self.label})"
+        )
+        self._refresh()
+
+    def live(self, elapsed_s: float, iops: float) -> None:
+        self.live_iops = iops
+        self._refresh()
+
+    def done(self, result: RoundResult, wall_s: float) -> None:
+        self.last_iops = result.iops
+        virtual = result.counters.get("virtual_seconds", 0.0)
+        self.done_s += self.step_s
+        self.pace.add(self.step_s, wall_s, virtual)
+        self.virtual_s += virtual
+        if self.what == "round":
+            self.cell_wall = wall_s if self.cell_wall is None else 0.8 * self.cell_wall + 0.2 * wall_s
+        self._refresh()
+
+    def round_done(
+        self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None
+    ) -> None:
+        window = self.plan.rule.window if self.plan is not None else 0
+        text = round_summary(phase, rnd, history, verdict, window)
+        if self.lines:
+            self._fold("round", f"{text}; ETA {self._eta()}")
+        else:
+            self.console.print(esc(text), soft_wrap=True, highlight=False)
+
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None:
+        state = "" if steady is None else (", steady" if steady else ", not steady")
+        last = self.plan is not None and phase.name == self.plan.phases[-1].name
+        end = "writing its report" if self.report else "summarising its results"
+        self._doing(f"the run is measured; {end}" if last else f"{phase.name}: done")
+        if self.lines:
+            self._print(f"{phase.name}: phase done after {rounds} round(s){state}: {reason}")
+
+    def note(self, text: str) -> None:
+        if self.lines:
+            self._fold("note", text)
+        else:
+            self.console.print(esc(text), soft_wrap=True)
+
+    # -- plain lines ------------------------------------------------------------------------
+    def _doing(self, what: str) -> None:
+        self.doing, self.since = what, time.monotonic()
+
+    def _print(self, text: str) -> None:
+        """A line that always prints (a phase starts or ends), after any line folded before it."""
+        self._flush()
+        self._emit(text)
+
+    def _emit(self, text: str) -> None:
+        if self.quiet:
+            return
+        with self._lock:
+            self.console.print(f"{time.strftime('%H:%M:%S')} {esc(text)}", soft_wrap=True, highlight=False)
+            self._last_line = time.monotonic()
+
+    def _fold(self, kind: str, text: str) -> None:
+        """A line that may come often: printed while the rate allows, else held (the newest of its
+        kind) for the ticker to print once it does."""
+        with self._lock:
+            if self._held or self._take(1) < 0:
+                self._tokens += not self._held  # nothing printed: nothing spent
+                self._folded += kind in self._held
+                self._held[kind] = text
+                return
+        self._emit(text)
+
+    def _take(self, n: int) -> float:
+        """Spend `n` of the lines the rate allows (with the lock held); what is left after."""
+        now = time.monotonic()
+        self._tokens = min(BURST, self._tokens + (now - self._refill) / LINE_EVERY_S) - n
+        self._refill = now
+        return self._tokens
+
+    def _flush(self) -> None:
+        with self._lock:
+            held, folded = list(self._held.values()), self._folded
+            self._held.clear()
+            self._folded = 0
+            self._take(len(held))
+        if held and folded:
+            held[0] = f"({folded} earlier line(s) folded, to keep about one line a second) {held[0]}"
+        for text in held:
+            self._emit(text)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            now = time.monotonic()
+            with self._lock:
+                ready = bool(self._held) and self._take(0) >= len(self._held)
+            if ready:
+                self._flush()
+            elif now - self._last_line >= HEARTBEAT_S:
+                live = f", live {self.live_iops:,.0f} IOPS" if self.live_iops is not None else ""
+                self._emit(f"still running: {self.doing} for {_clock(now - self.since)}{live}; ETA {self._eta()}")
+
+    # -- the live panel ---------------------------------------------------------------------
+    def _eta(self) -> str:
+        """The rest of this test (and of the sequence) in wall time, from this run's measured pace."""
+        if self.plan is None:
+            return "estimating…"
+        early, late = self.plan.timed_seconds()
+        early, late = max(0.0, early - self.done_s), max(0.0, late - self.done_s)
+        text = eta_text(early, late, self.pace)
+        if self.sequence is None:
+            return text
+        number, count, after = self.sequence
+        return f"test {number}/{count}; to the end of the sequence: {eta_text(early, late + after, self.pace)}"
+
+    def _round_eta(self) -> str:
+        if self.what != "round" or self.cell_wall is None or self.phase_ is None or self.plan is None:
+            return "estimating…"
+        per_round = self.cell_wall * self.count
+        this_round = self.cell_wall * (self.count - self.index)
+        window = self.plan.rule.window
+        earliest = this_round + max(0, window - self.round) * per_round
+        latest = this_round + max(0, self.phase_.max_rounds - self.round) * per_round
+        text = f"round {_clock(this_round)} · phase earliest {_clock(earliest)}"
+        if self.phase_.stop_on_steady:
+            text += f", latest {_clock(latest)}"
+        return text
+
+    def _refresh(self) -> None:
+        if self._display is None:
+            return
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold cyan")
+        t.add_column()
+        if self.phase_ is not None and self.plan is not None:
+            if self.what == "precondition":
+                t.add_row("step", f"preconditioning {self.index + 1}/{self.count}: {esc(self.label)}")
+            else:
+                t.add_row("round", round_text(self.phase_, self.round, self.plan.rule.window))
+                t.add_row("cell", f"{self.index + 1}/{self.count}: {esc(self.label)}")
+        iops = []
+        if self.live_iops is not None:
+            iops.append(f"live {self.live_iops:,.0f}")
+        if self.last_iops is not None:
+            iops.append(f"last cell {self.last_iops:,.0f}")
+        t.add_row("IOPS", " · ".join(iops) or "…")
+        wall = f"wall {_clock(time.monotonic() - self.t0)}"
+        if self.virtual_s:
+            wall += f" · virtual {_clock(self.virtual_s)}"
+        t.add_row("time", wall)
+        t.add_row("ETA", f"{self._round_eta()} · run {esc(self._eta())}")
+        self._display.update(t)

@@ -1,0 +1,401 @@
+"""The `iolab trace …`, `iolab capture` and `iolab sim …` commands. Thin like the rest of the
+CLI: parse, call the library, print. cli/main.py mounts them on the `iolab` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape as esc
+
+from iolab.cli.console import Console
+from iolab.cli.options import with_runs_dir
+from iolab.core.errors import IolabError
+from iolab.core.units import parse_duration, parse_size
+
+sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
+trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+# -- traces: capture, import, stream analysis (SNIA RWSW) ------------------------------------
+
+
+@trace_app.command("capture")
+def capture(
+    device: str = typer.Argument(
+        ..., help="Block device to trace, e.g. /dev/nvme0n1 (read-only: nothing is written to it)."
+    ),
+    duration: str = typer.Option(
+        ..., "--duration", "-d", help="How long to capture (e.g. 60s, 5m, 24h); Ctrl-C ends it early."
+    ),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        help="The IO table to write (.parquet); the raw trace (the kernel's buffer pages, or blktrace's files) is kept beside it.",
+    ),
+    process: Optional[str] = typer.Option(
+        None, "--process", help="Only IOs issued by this process name (as the kernel shows it; * as a wildcard)."
+    ),
+    source: str = typer.Option(
+        "auto",
+        "--source",
+        help="tracefs (block tracepoints), blktrace (the blktrace tool's binary output) or auto: blktrace when it works on this machine, else tracefs.",
+    ),
+    buffer: str = typer.Option(
+        "16MiB",
+        "--buffer",
+        help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events.",
+    ),
+):
+    """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
+    from iolab.traces import capture as trace_capture
+
+    seconds = parse_duration(duration, "--duration")
+    buffer_kb = parse_size(buffer, "--buffer") // 1024
+    if buffer_kb < 4:
+        raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
+    with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
+
+        def tick(t) -> None:
+            status.update(
+                f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs"
+            )
+
+        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
+    console.print(esc(result.table.summary()), soft_wrap=True)
+    console.print(
+        f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True
+    )
+    if result.lost_events:
+        err.print(
+            f"[bold red]WARNING: the kernel dropped {result.lost_events:,} trace events during this capture: the trace "
+            f"is INCOMPLETE (the IOs they described are missing from {esc(str(out))}). Capture again with a "
+            "larger --buffer, or only the process that matters (--process).[/]",
+            soft_wrap=True,
+        )
+
+
+@trace_app.command("import")
+def trace_import(
+    paths: list[Path] = typer.Argument(
+        ..., metavar="FILE", help="Trace file(s) of one trace (e.g. the per-CPU blktrace files)."
+    ),
+    fmt: Optional[str] = typer.Option(
+        None,
+        "--format",
+        "-f",
+        help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous).",
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
+    skip_bad_lines: bool = typer.Option(
+        False,
+        "--skip-bad-lines",
+        help="Drop lines that do not parse (counted and reported) instead of stopping at the first.",
+    ),
+    time_unit: Optional[str] = typer.Option(
+        None,
+        "--time-unit",
+        help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed).",
+    ),
+):
+    """Import a public trace format into the normalised IO table."""
+    from iolab.traces import detect_format, import_trace
+
+    if fmt is None:
+        fmt = detect_format(paths[0])
+        console.print(f"format: {fmt} (detected; pass --format to override)")
+    table = import_trace(paths, fmt, out, skip_bad_lines=skip_bad_lines, time_unit=time_unit)
+    console.print(esc(table.summary()), soft_wrap=True)
+
+
+@trace_app.command("export")
+def trace_export(
+    trace: Path = typer.Argument(
+        ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
+    ),
+    fmt: str = typer.Option(
+        ..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
+):
+    """Write an IO table back out in a public trace format (reads and writes)."""
+    from iolab.traces.writers import export_trace
+
+    console.print(f"wrote {esc(str(export_trace(trace, fmt, out)))}", soft_wrap=True)
+
+
+def _fraction(text: str, what: str) -> float:
+    """'3%' or '3' -> 0.03; '0.03' -> 0.03 (bare numbers below 1 are fractions)."""
+    t = text.strip()
+    try:
+        v = float(t.rstrip("%").strip())
+    except ValueError:
+        raise IolabError(
+            f"{what}: cannot read {text!r}; give a percentage such as 3% (or a fraction such as 0.03)."
+        ) from None
+    return v / 100 if t.endswith("%") or v >= 1 else v
+
+
+@trace_app.command("analyze")
+def analyze(
+    trace: Path = typer.Argument(
+        ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Directory for analysis.json, composite.toml, replay.toml and plots/."
+    ),
+    step: str = typer.Option("5m", "--step", help="Capture step length (SNIA RWSW: 5 minutes)."),
+    threshold: str = typer.Option("3%", "--threshold", help="Dominant streams: at least this share of all IOs."),
+    process: Optional[str] = typer.Option(None, "--process", help="Only IOs of this process."),
+    device: Optional[list[str]] = typer.Option(None, "--device", help="Only IOs of this device (repeat for several)."),
+    qd: Optional[int] = typer.Option(
+        None,
+        "--qd",
+        help="Queue depth of the workloads (default: the capture's average outstanding IO; needed when the trace has no response times).",
+    ),
+    threads: int = typer.Option(1, "--threads", help="Threads of the workloads (outstanding IO = threads × QD)."),
+    compress: float = typer.Option(
+        1.0, "--compress", help="Replay time compression: 60 turns a 5-minute step into 5 s."
+    ),
+    replay_streams: str = typer.Option(
+        "dominant", "--replay-streams", help="Replay the dominant streams only, or all."
+    ),
+):
+    """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
+    writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
+    from rich.table import Table
+
+    from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
+    from iolab.targets.writepolicy import check_file, output_dir, output_file
+    from iolab.traces.analysis import composite, replay, save_composite
+    from iolab.traces.analysis.plots import plot_all
+    from iolab.traces.analysis.streams import analyse as run_analysis
+
+    for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
+        if v is not None and not 1 <= v <= most:
+            raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
+    if not 0 < compress < float("inf"):  # also refuses nan
+        raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
+    output_dir(out, "analysis directory")  # refused before the analysis, not after it
+    for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
+        check_file(out / name, "analysis file")
+    with console.status(f"analysing {esc(str(trace))}"):
+        a = run_analysis(
+            trace,
+            step_s=parse_duration(step, "--step"),
+            threshold=_fraction(threshold, "--threshold"),
+            devices=tuple(device or ()),
+            process=process,
+        )
+    console.print(esc(a.summary()), soft_wrap=True)
+    t = Table(title="per step (the Self-Test figures)", title_justify="left")
+    for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
+        t.add_column(col, justify="right")
+
+    def f(v, fmt):
+        return "—" if v is None else format(v, fmt)
+
+    shown = a.steps if len(a.steps) <= 30 else a.steps[:10] + a.steps[-10:]
+    for s in shown:
+        if len(a.steps) > 30 and s is a.steps[-10]:
+            t.add_row("…", *[""] * 6)
+        t.add_row(
+            str(s.index),
+            f"{s.start_s:,.0f}",
+            f(s.iops, ",.0f"),
+            f(s.mbps, ",.1f"),
+            f(s.read_pct, ".1f"),
+            f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
+            f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}",
+        )
+    console.print(t)
+    with output_file(out / ANALYSIS_FILE, "analysis file") as path:
+        written = [a.save(path)]
+    w = composite(a, queue_depth=qd, threads=threads)
+    with output_file(out / COMPOSITE_FILE, "analysis file") as path:
+        written.append(save_composite(w, path, a))
+    plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
+    with output_file(out / REPLAY_FILE, "analysis file") as path:
+        written.append(plan.save(path))
+    written += list(plot_all(a, out / "plots").values())
+    console.print(
+        esc(
+            f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "
+            f"TC {w.threads} × QD {w.queue_depth}"
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
+        + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else "")
+    )
+    for p in written:
+        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
+    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
+
+
+# The published figures each SSD preset is calibrated to (docs/simulator.md, "Calibration
+# targets"; tests/calibration checks the simulator against them): what the preset stands for.
+CALIBRATED_TO = {
+    "enterprise-sas": "4K RR 100k IOPS, 4K RW 42.5k IOPS steady, SEQ 500 MB/s",
+    "entry-sata-compress": "4K RW 6.5-7k IOPS steady (incompressible), 4K RR 47.8k IOPS",
+    "client-nvme-slc": "8 GB SLC cache; write IOPS after its cliff spread 2-10×",
+}
+
+
+def _headline(p, value: dict[str, str]) -> str:
+    """An SSD preset's published figures; an HDD's are its model's own (spindle, media rate, seeks)."""
+    if p.kind == "hdd":
+        return (
+            f"{value.get('rpm', '?')}, {value.get('outer_mbps', '?')} outer, seek {value.get('track_seek_ms', '?')}"
+            f" to {value.get('full_seek_ms', '?')}"
+        )
+    return CALIBRATED_TO.get(p.name, p.description)
+
+
+@sim_app.command("presets")
+def sim_presets(
+    name: Optional[str] = typer.Argument(None, metavar="PRESET", help="Show this preset's every parameter."),
+    detail: bool = typer.Option(False, "--detail", help="Every preset with its every parameter."),
+):
+    """The simulated drive presets, one line each (the default marked); with PRESET or --detail,
+    their parameters (any of them can be set in the target: sim:PRESET?param=value)."""
+    from rich.table import Table
+
+    from iolab.engines.sim import list_presets
+
+    presets = list_presets()
+    if name is not None:
+        presets = [p for p in presets if p.name == name]
+        if not presets:
+            raise IolabError(f"no simulated drive preset {name!r}: `iolab sim presets` lists them.")
+    if name is None and not detail:
+        t = Table(box=None, pad_edge=False)
+        for col in ("preset", "kind", "capacity", "interface", "headline figures"):
+            t.add_column(col, no_wrap=col != "headline figures")
+        for p in presets:
+            value = {q.name: f"{q.value} {q.unit}".strip() for q in p.params if q.value}
+            t.add_row(
+                esc(p.name) + (" (default)" if p.default else ""),
+                p.kind.upper(),
+                esc(value.get("user_gb") or value.get("capacity_gb", "—")),
+                esc(value.get("link", "—")),
+                esc(_headline(p, value)),
+            )
+        console.print(t)
+        console.print(
+            "An SSD's figures are the published ones of the drive it models, which it is calibrated to; an "
+            "HDD's are its parameters. `iolab sim presets PRESET` (or --detail): what it models, every "
+            "parameter.",
+            soft_wrap=True,
+        )
+        return
+    for p in presets:
+        # its own line, not the table's title: a title is wrapped to the narrow table's width
+        console.print(esc(f"{p.name} — {p.description}"), soft_wrap=True)
+        t = Table()
+        t.add_column("parameter")
+        t.add_column("value")
+        for k, v in p.parameters:
+            t.add_row(esc(k), esc(str(v)))
+        console.print(t)
+
+
+@sim_app.command("calibrate")
+@with_runs_dir
+def sim_calibrate(
+    runs: list[str] = typer.Argument(
+        ...,
+        metavar="RUN",
+        help="Stored PTS runs of the drive to copy: its IOPS run, and optionally its WSAT and latency runs.",
+    ),
+    base: str = typer.Option(
+        "enterprise-sas",
+        "--base",
+        help="The SSD preset to start from; its parameters other than the fitted ones are kept.",
+    ),
+    budget: int = typer.Option(
+        240, "--budget", help="At most this many simulator evaluations (each replays every RUN on the copy)."
+    ),
+    capacity: Optional[str] = typer.Option(
+        None,
+        "--capacity",
+        help="Size of the simulated copy the fit runs on (default: the tested capacity, at most 1GiB).",
+    ),
+    cell_time: str = typer.Option(
+        "250ms", "--cell-time", help="Cell length in an evaluation (the run's own when shorter)."
+    ),
+    rounds: int = typer.Option(
+        2, "--rounds", help="Cell loops per evaluation after preconditioning; the last is compared."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+):
+    """Fit a simulated SSD's parameters to a real drive's stored runs: prints the fitted target spec and the residuals."""
+    import json
+    import math
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from iolab.api.calibrate import fit
+    from iolab.core.plan import MAX_ROUNDS
+
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise IolabError(f"--rounds {rounds}: give a whole number from 1 to {MAX_ROUNDS:,}.")
+    cap = parse_size(capacity, "--capacity") if capacity else None
+    cell_s = parse_duration(cell_time, "--cell-time")
+    with err.status("calibrating") as status:
+        res = fit(
+            runs,
+            base,
+            budget=budget,
+            sim_capacity=cap,
+            cell_s=cell_s,
+            rounds=rounds,
+            on_step=lambda n, e: status.update(
+                f"calibrating: evaluation {n} of ≤{budget}, RMS error {math.exp(e) - 1:.1%}"
+            ),
+        )
+    if as_json:
+        print(json.dumps(asdict(res), indent=2))
+        return
+    runs_seen = list(dict.fromkeys(r.run_id for r in res.residuals))
+    t = Table(title="residuals (simulated vs measured)", title_justify="left")
+    for col in ("run", "figure", "measured", "simulated", "error", "fitted"):
+        t.add_column(col, justify="right" if col in ("measured", "simulated", "error") else "left")
+    num = lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"  # noqa: E731
+    whys: dict[str, list[str]] = {}
+    for r in res.residuals:
+        if not r.fitted:
+            whys.setdefault(r.why, []).append(r.figure)
+        t.add_row(
+            str(runs_seen.index(r.run_id) + 1),
+            esc(r.figure),
+            f"{num(r.measured)} {esc(r.unit)}",
+            "—" if r.simulated is None else num(r.simulated),
+            "—" if r.error_pct is None else f"{r.error_pct:+.1f} %",
+            "yes" if r.fitted else "no",
+        )
+    console.print(t)
+    for i, run_id in enumerate(runs_seen, 1):
+        console.print(f"run {i}: {esc(run_id)}", soft_wrap=True)
+    for why, figs in whys.items():
+        console.print(
+            f"not fitted ({len(figs)}: {esc(', '.join(figs[:4]))}{', …' if len(figs) > 4 else ''}): {esc(why)}",
+            soft_wrap=True,
+        )
+    console.print(
+        f"RMS error of the fitted figures: {res.error_before:.1%} at the start ({esc(res.base)}), "
+        f"{res.error_after:.1%} fitted; {res.evaluations} evaluations on a {res.sim_capacity_bytes / 2**30:.3g} GiB copy"
+    )
+    for k, v in res.params.items():
+        console.print(f"  {esc(k)}: {esc(res.start[k])} → {esc(v)}")
+    for n in res.notes:
+        console.print(f"note: {esc(n)}", soft_wrap=True)
+    console.print("fitted target (a model of the measured drive, not a measurement):")
+    console.print(esc(res.spec), soft_wrap=True, highlight=False)

@@ -1,0 +1,240 @@
+"""What an engine returns for one measurement period: `RoundResult` and its parts.
+
+Latency is in µs, throughput in MB/s (10^6 B/s). Every figure here was measured by the
+engine; a field an engine cannot measure is None, never 0.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from iolab.core.errors import EngineError
+from iolab.core.units import measurable, percentile_min_ios  # noqa: F401 (percentile_min_ios: read with the rule)
+
+# An interval that ended this fraction or more before its planned length is partial (engines
+# end a timed interval within a few ms of its length).
+PARTIAL_TOLERANCE = 0.02
+
+# The percentiles every report shows; 99.999 % is the PTS 2.0 "5 nines" response time.
+PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Latency histogram: `values_us[i]` is the representative latency of bin i, `counts[i]`
+    the IOs in it. Bins are sorted. `max_us` is the true maximum, which caps percentiles (a
+    bin's representative value can exceed the largest sample in it)."""
+
+    values_us: tuple[float, ...]
+    counts: tuple[int, ...]
+    max_us: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    def measured(self, pct: float) -> float | None:
+        """The pct % latency when the IOs can measure it (`measurable`), else None: what
+        every table, report and export shows."""
+        return self.percentile(pct) if measurable(pct, self.total) else None
+
+    def percentile(self, pct: float) -> float | None:
+        """Smallest bin value with at least pct % of the IOs at or below it, capped at max
+        (however few the IOs: `measured` is the figure to show)."""
+        n = self.total
+        if n == 0:
+            return None
+        need = pct / 100.0 * n
+        cum = 0
+        for value, count in zip(self.values_us, self.counts):
+            cum += count
+            if cum >= need - 1e-9:
+                return min(value, self.max_us)
+        return self.max_us
+
+    def percentiles(self, pcts=PERCENTILES) -> dict[float, float | None]:
+        return {p: self.percentile(p) for p in pcts}
+
+    @staticmethod
+    def merge(hists: list[Histogram]) -> Histogram:
+        """Exact merge of histograms (sums counts per bin value)."""
+        acc: dict[float, int] = {}
+        for h in hists:
+            for v, c in zip(h.values_us, h.counts):
+                acc[v] = acc.get(v, 0) + c
+        keys = sorted(acc)
+        return Histogram(tuple(keys), tuple(acc[k] for k in keys), max((h.max_us for h in hists), default=0.0))
+
+    def cumulative_pct(self) -> list[float]:
+        n = self.total or 1
+        out, cum = [], 0
+        for c in self.counts:
+            cum += c
+            out.append(100.0 * cum / n)
+        return out
+
+    def count_at_or_below(self, value_us: float) -> int:
+        i = bisect.bisect_right(self.values_us, value_us)
+        return sum(self.counts[:i])
+
+
+@dataclass(frozen=True)
+class OpStats:
+    """One direction (read or write) of a measurement period."""
+
+    ios: int
+    io_bytes: int
+    iops: float
+    mbps: float
+    lat_mean_us: float | None
+    lat_max_us: float | None
+    lat_min_us: float | None
+    histogram: Histogram | None
+    # Which latency every figure above is: "total" (submission to completion, what the host
+    # waits) or "completion" (fio without total-latency bins: from submission to the device
+    # until completion). One definition for all figures of a direction.
+    latency: str = "total"
+
+    @staticmethod
+    def idle() -> OpStats:
+        return OpStats(0, 0, 0.0, 0.0, None, None, None, None)
+
+
+@dataclass(frozen=True)
+class SecondSample:
+    """One point of the per-second (or per-interval) series: the interval from the previous
+    point's t_s (the first from 0) to its own. Each is one second of measured time, except a
+    last, partial one when the period ran past its last whole second (a timed cell draining
+    what it had in flight): its rates are per second of its own length (`row_spans`)."""
+
+    t_s: float  # end of the interval, seconds from the start of the period
+    read_iops: float
+    write_iops: float
+    mbps: float
+    lat_mean_us: float | None
+    lat_max_us: float | None = None  # None where the engine does not report it per second
+
+
+def row_spans(t_s: Sequence[float]) -> list[float]:
+    """Each series row's length (s), from its own end and the previous row's."""
+    return [t - prev for prev, t in zip([0.0, *t_s], t_s)]
+
+
+def partial_row(span_s: float) -> bool:
+    """A row shorter than a second (within an engine's timing): the rest of a period after its
+    last whole second, not a second to compare with the others (spread, dips)."""
+    return span_s < 1.0 - PARTIAL_TOLERANCE
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """One measurement period of one workload on one target."""
+
+    read: OpStats
+    write: OpStats
+    runtime_s: float
+    series: tuple[SecondSample, ...] = ()
+    counters: dict[str, float] = field(default_factory=dict)  # engine-specific (e.g. WAF)
+    raw_files: tuple[str, ...] = ()  # paths relative to the run directory
+    engine: str = ""
+    engine_version: str = ""
+
+    @property
+    def iops(self) -> float:
+        return self.read.iops + self.write.iops
+
+    @property
+    def mbps(self) -> float:
+        return self.read.mbps + self.write.mbps
+
+    @property
+    def ios(self) -> int:
+        return self.read.ios + self.write.ios
+
+    @property
+    def io_bytes(self) -> int:
+        return self.read.io_bytes + self.write.io_bytes
+
+    @property
+    def histogram(self) -> Histogram | None:
+        hs = [h for h in (self.read.histogram, self.write.histogram) if h is not None]
+        return Histogram.merge(hs) if hs else None
+
+    @property
+    def lat_mean_us(self) -> float | None:
+        """IO-weighted mean over both directions."""
+        parts = [(s.ios, s.lat_mean_us) for s in (self.read, self.write) if s.ios and s.lat_mean_us is not None]
+        if not parts:
+            return None
+        n = sum(p[0] for p in parts)
+        return sum(c * m for c, m in parts) / n
+
+    @property
+    def lat_max_us(self) -> float | None:
+        vals = [s.lat_max_us for s in (self.read, self.write) if s.lat_max_us is not None]
+        return max(vals) if vals else None
+
+    def percentile(self, pct: float) -> float | None:
+        h = self.histogram
+        return h.percentile(pct) if h else None
+
+
+# -- validation: every engine result is checked before anything stores or uses it -------------
+
+
+def _problems(s: OpStats, side: str) -> list[str]:
+    out = []
+    for name in ("iops", "mbps"):
+        v = getattr(s, name)
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            out.append(f"{side} {name} is {v!r}")
+    if not isinstance(s.ios, int) or s.ios < 0:
+        out.append(f"{side} IO count is {s.ios!r}")
+        return out
+    if not isinstance(s.io_bytes, int) or s.io_bytes < 0:
+        out.append(f"{side} bytes are {s.io_bytes!r}")
+        return out
+    if s.ios == 0:
+        if s.io_bytes or s.iops or s.mbps:
+            out.append(f"{side} has no IOs but {s.io_bytes} B, {s.iops!r} IOPS, {s.mbps!r} MB/s")
+        return out
+    if s.io_bytes == 0:
+        out.append(f"{side} has {s.ios} IOs but 0 bytes")
+    lats = {"min": s.lat_min_us, "mean": s.lat_mean_us, "max": s.lat_max_us}
+    for name, v in lats.items():
+        if v is not None and (not math.isfinite(v) or v < 0):
+            out.append(f"{side} {name} latency is {v!r} µs")
+            return out
+    h = s.histogram
+    if h is not None and (any(c < 0 for c in h.counts) or not all(math.isfinite(v) and v >= 0 for v in h.values_us)):
+        out.append(f"{side} latency histogram holds a negative or non-finite bin")
+    return out
+
+
+def check_result(result: RoundResult, where: str) -> None:
+    """Raise EngineError if `result` holds a figure no measurement can produce (negative,
+    NaN or infinite rates, no runtime, IOs without bytes, latencies out of order, ...).
+    `where` names the round and its raw files for the message."""
+    problems = []
+    rt = result.runtime_s
+    if not isinstance(rt, (int, float)) or not math.isfinite(rt) or rt <= 0:
+        problems.append(f"runtime is {rt!r} s")
+    problems += _problems(result.read, "read") + _problems(result.write, "write")
+    if not problems and result.ios == 0:
+        problems.append("no IO completed")
+    for s in result.series:
+        vals = (s.t_s, s.read_iops, s.write_iops, s.mbps) + (() if s.lat_mean_us is None else (s.lat_mean_us,))
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in vals):
+            problems.append(f"the per-second series holds {s!r}")
+            break
+    for k, v in result.counters.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            problems.append(f"counter {k} is {v!r}")
+    if problems:
+        raise EngineError(
+            f"{where}: the engine reported impossible figures ({'; '.join(problems)}), so this round is not stored. "
+            "Its raw output is kept; rerun, and report the engine version if it persists."
+        )

@@ -1,0 +1,152 @@
+"""Reading a file a user named, or one a runs directory holds, without hanging or filling memory.
+
+A FIFO named manifest.json in a run directory hung `iolab runs` (and one `iolab watch` server
+thread per request) in `open()`, `--hosts-file /dev/zero` grew to 1.14 GB in 8 s, and a JSON
+document nested a few thousand levels deep ended in a RecursionError traceback. Every such read
+goes through here: the path must name a regular file (checked with stat, before any open, so
+opening a device or a FIFO never happens; the open itself is non-blocking, and the open file is
+checked again in case it was swapped in between), and at most the kind's cap is read. A refusal
+is an `IolabError` (one paragraph, exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from iolab.core.errors import IolabError
+
+MiB = 1 << 20
+# The most iolab reads of each kind of file: far above any real one (a manifest is a few KiB,
+# a --json document of a long sequence a few MiB), far below what would strain memory.
+CAPS = {
+    "manifest": 16 * MiB,  # a run directory's manifest.json, live.json
+    "document": 256 * MiB,  # a saved --json document (check --baseline), a stream analysis JSON
+    "config": 4 * MiB,  # a hosts file, a tolerances file, a workload or replay TOML, published figures CSV
+}
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse_special(path: Path, mode: int, what: str) -> None:
+    if not stat.S_ISREG(mode):
+        raise IolabError(
+            f"{what} {path}: is {_kind(mode)}, not a regular file; iolab reads only regular files "
+            "(a FIFO or a device could block it for ever or never end). Give the path of an ordinary file."
+        )
+
+
+def check_regular(path: str | Path, what: str) -> os.stat_result:
+    """The file's stat if `path` names a regular file (after symlinks), else IolabError. Opens
+    nothing: for a file another program (the simulator) reads."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise IolabError(f"{what} {p}: cannot read it ({e.strerror or e}).") from None
+    _refuse_special(p, st.st_mode, what)
+    return st
+
+
+def read_bytes(path: str | Path, what: str, kind: str) -> bytes:
+    """The whole of a regular file of at most CAPS[kind] bytes. OSError as the system gives it
+    (a missing file stays FileNotFoundError for callers that expect one); IolabError for a
+    special file or one over the cap."""
+    p = Path(path)
+    cap = CAPS[kind]
+    _refuse_special(p, os.stat(p).st_mode, what)
+    # O_NONBLOCK: had a FIFO been put there since the stat, the open still returns at once.
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        _refuse_special(p, os.fstat(fd).st_mode, what)
+        chunks, got = [], 0
+        while got <= cap:
+            chunk = os.read(fd, min(cap + 1 - got, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    finally:
+        os.close(fd)
+    if got > cap:
+        raise IolabError(
+            f"{what} {p}: larger than {cap // MiB} MiB, the most iolab reads of such a file; "
+            "it is not one iolab wrote or a user would write."
+        )
+    return b"".join(chunks)
+
+
+def read_text(path: str | Path, what: str, kind: str) -> str:
+    """read_bytes as UTF-8; UnicodeDecodeError becomes IolabError."""
+    data = read_bytes(path, what, kind)
+    try:
+        return data.decode()
+    except UnicodeDecodeError as e:
+        raise IolabError(f"{what} {path}: not a text file (byte {e.start + 1} is not UTF-8).") from None
+
+
+def loads_json(text: str | bytes, what: str) -> Any:
+    """json.loads, with a document nested too deep for Python's parser (RecursionError) and
+    invalid JSON both an IolabError."""
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        doc = _TOO_DEEP
+    except ValueError as e:  # JSONDecodeError, and bytes that are not UTF-8
+        raise IolabError(f"{what}: not valid JSON ({e}).") from None
+    if doc is _TOO_DEEP or _depth(doc) > MAX_DEPTH:
+        # Python's parser stops near 1,000 levels; a document just under that still broke the
+        # code that walks or writes it again (json.dumps, the schema check).
+        raise IolabError(f"{what}: nested more than {MAX_DEPTH} levels deep, not a document iolab wrote.")
+    return doc
+
+
+_TOO_DEEP = object()
+MAX_DEPTH = 64  # iolab's own documents nest under 10 levels
+
+
+def _depth(doc: Any) -> int:
+    """How deep lists and objects nest in a parsed document (without recursion)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            if d > MAX_DEPTH:
+                break
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def loads_toml(text: str, what: str) -> dict[str, Any]:
+    """tomllib.loads, with too deep nesting and invalid TOML both an IolabError."""
+    doc: Any
+    try:
+        doc = tomllib.loads(text)
+    except RecursionError:
+        doc = _TOO_DEEP
+    except tomllib.TOMLDecodeError as e:
+        raise IolabError(f"{what}: not valid TOML ({e}).") from None
+    if doc is _TOO_DEEP or _depth(doc) > MAX_DEPTH:
+        raise IolabError(f"{what}: nested more than {MAX_DEPTH} levels deep, not a file iolab reads.")
+    return doc
+
+
+def read_json(path: str | Path, what: str, kind: str) -> Any:
+    """A regular file's JSON document, capped (read_bytes), nesting and syntax checked."""
+    return loads_json(read_text(path, what, kind), f"{what} {path}")

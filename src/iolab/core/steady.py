@@ -1,0 +1,166 @@
+"""SNIA steady state (PTS §2.1.24).
+
+For a tracking variable y over the measurement window of the last `window` rounds R:
+
+    avg   = Σy / n
+    range = max(y) − min(y)                       (data excursion)
+    y ≈ m·R + b                                   (least squares)
+    fit excursion = |m| · (R_last − R_first)      (max − min of the fit line in the window)
+    steady  ⇔  range ≤ 0.20·avg  and  fit excursion ≤ 0.10·avg
+
+Inclusive vs strict: PTS 1.1 words it "no more than 20 % / within 10 %" (≤) and one public
+implementation uses ≤; another quotes 2.0.2 as "less than" (<). iolab defaults to inclusive
+(≤) and `SteadyRule.strict=True` switches to <. The choice is printed in every report. With
+real measurements the two differ only when a value lands exactly on the limit.
+
+A test with several tracking variables (2.0.2 IOPS tracks three) is steady only when every
+variable passes over the same window. A variable that is only shown (Throughput's read MB/s)
+gets its own verdict over that window but does not decide.
+
+A flat window alone does not say the drive has left fresh-out-of-box: a fresh drive writes at a
+flat, fast plateau until its free blocks run out, and that plateau passes the rule. So steady
+state is accepted only once `min_write_multiple` × the tested capacity has been written since
+the last purge (the phase's preconditioning and the phases before it since that purge count).
+The PTS does not state such a minimum (UNVERIFIED); the default, 2×, is its WIPC volume, and it
+is printed with the rule in every report. The other evidence that the drive left
+fresh-out-of-box (a simulated drive's own erase counter, a tested range that is the drive's)
+is phaseend.py's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from iolab.core.units import denoise, num
+
+
+@dataclass(frozen=True)
+class SteadyRule:
+    window: int = 5
+    range_limit: float = 0.20  # of the window average
+    slope_limit: float = 0.10  # fit-line excursion, of the window average
+    max_rounds: int = 25
+    strict: bool = False  # False: ≤ (inclusive, default); True: <
+    min_write_multiple: float = 2.0  # × tested capacity written since the purge before steady state counts
+
+    def describe(self, limit: str | None = None) -> str:
+        """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
+        cmp = "<" if self.strict else "≤"
+        return (
+            f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
+            f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
+            f"{limit or f'at most {self.max_rounds} rounds'}; comparison {'strict' if self.strict else 'inclusive'}; "
+            f"accepted only after {self.minimum_text()} is written since the purge"
+        )
+
+    def minimum_text(self) -> str:
+        return f"{self.min_write_multiple:g}× the tested capacity"
+
+    def min_write_bytes(self, capacity: int) -> int:
+        if not self.min_write_multiple:
+            return 0
+        return int(self.min_write_multiple * capacity)
+
+
+@dataclass(frozen=True)
+class VariableVerdict:
+    """The steady-state table row of one tracking variable over one window."""
+
+    name: str
+    rounds: tuple[int, ...]
+    values: tuple[float, ...]
+    average: float
+    range_measured: float
+    range_allowed: float
+    slope: float  # m, units of y per round
+    intercept: float  # b
+    fit_excursion: float
+    fit_allowed: float
+    range_ok: bool
+    slope_ok: bool
+
+    @property
+    def steady(self) -> bool:
+        return self.range_ok and self.slope_ok
+
+    def formula(self) -> str:
+        slope = denoise(self.slope, self.average)
+        sign = "+" if self.intercept >= 0 else "−"
+        return f"y = {num(slope, trim=True)}·R {sign} {num(abs(self.intercept), trim=True)}"
+
+
+@dataclass(frozen=True)
+class SteadyVerdict:
+    steady: bool
+    window: tuple[int, ...]
+    variables: tuple[VariableVerdict, ...]
+
+
+def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least-squares slope and intercept, written exactly as in the spec."""
+    n = len(xs)
+    sx, sy = sum(xs), sum(ys)
+    sxx = sum(x * x for x in xs)
+    sxy = sum(x * y for x, y in zip(xs, ys))
+    den = n * sxx - sx * sx
+    if den == 0:
+        raise ValueError("a fit needs at least two distinct rounds")
+    m = (n * sxy - sx * sy) / den
+    b = (sy * sxx - sx * sxy) / den
+    return m, b
+
+
+def check_variable(name: str, rounds: list[int], values: list[float], rule: SteadyRule) -> VariableVerdict:
+    """Apply the rule to one variable over exactly the rounds given (the window)."""
+    if len(rounds) != len(values) or len(rounds) < 2:
+        raise ValueError("need matching rounds and values, at least two")
+    n = len(values)
+    avg = sum(values) / n
+    rng = max(values) - min(values)
+    m, b = fit_line([float(r) for r in rounds], values)
+    fit_exc = abs(m) * (max(rounds) - min(rounds))
+    range_allowed = rule.range_limit * avg
+    fit_allowed = rule.slope_limit * avg
+
+    def ok(measured: float, allowed: float) -> bool:
+        if avg <= 0:  # nothing measured (e.g. zero IOPS) is never steady
+            return False
+        return measured < allowed if rule.strict else measured <= allowed
+
+    return VariableVerdict(
+        name=name,
+        rounds=tuple(rounds),
+        values=tuple(values),
+        average=avg,
+        range_measured=rng,
+        range_allowed=range_allowed,
+        slope=m,
+        intercept=b,
+        fit_excursion=fit_exc,
+        fit_allowed=fit_allowed,
+        range_ok=ok(rng, range_allowed),
+        slope_ok=ok(fit_exc, fit_allowed),
+    )
+
+
+def evaluate(
+    history: dict[str, list[tuple[int, float]]], rule: SteadyRule, shown_only: Collection[str] = ()
+) -> SteadyVerdict | None:
+    """Verdict over the last `rule.window` rounds common to every variable; None if too few.
+
+    `history` maps a tracking variable's name to its (round, value) pairs in round order; the
+    variables named in `shown_only` get their verdict but do not decide the phase's.
+    """
+    if not history:
+        return None
+    common = set.intersection(*({r for r, _ in pts} for pts in history.values()))
+    window = sorted(common)[-rule.window :]
+    if len(window) < rule.window:
+        return None
+    verdicts = []
+    for name, pts in history.items():
+        by_round = dict(pts)
+        verdicts.append(check_variable(name, window, [by_round[r] for r in window], rule))
+    steady = all(v.steady for v in verdicts if v.name not in shown_only)
+    return SteadyVerdict(steady, tuple(window), tuple(verdicts))

@@ -1,0 +1,249 @@
+"""A test's own parameters: what `iolab run TEST --set NAME=VALUE` may change.
+
+Each test declares its parameters (`TestDef.params`) with a typed default, the text of its
+help and where the default comes from; the values given on the command line travel in the
+profile (`Profile.settings`, stored in the run's manifest and compared like the other profile
+settings), and the test's plan builder reads them with `values(PARAMS, profile)`. A value
+nobody declared, or one that does not parse, is refused before anything is written.
+
+Where the default is a reviewer's choice or an UNVERIFIED reading of a specification, the
+declaration says so (`source`), and `parameter_rows` prints the choice on the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from iolab.core.errors import IolabError
+from iolab.core.units import duration, parse_duration, parse_size
+from iolab.core.usertext import check_text
+
+if TYPE_CHECKING:
+    from iolab.core.plan import Profile
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a test. `parse` turns command-line text into the typed value (raising
+    ValueError with the reason); `show` prints a value for the report."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any]
+    show: Callable[[Any], str] = str
+    source: str = ""  # where the default comes from, e.g. "published reviews", "UNVERIFIED: impl."
+    # The value a --quick run uses unless the parameter is set: a constant, or a function of the
+    # profile and the values of the parameters declared before it. None: the default.
+    quick: Any = None
+
+    def read(self, text: str, test: str) -> Any:
+        try:
+            return self.parse(text.strip())
+        except (ValueError, IolabError) as e:
+            raise IolabError(
+                f"--set {self.name}={text!r} (test {test}): {e}. {self.help} "
+                f"(default {self.show(self.default)}). Nothing was run or written."
+            ) from None
+
+
+# -- parsers: each raises ValueError saying what it needs -------------------------------------
+
+
+# No count a test takes comes near it; beyond it numbers overflow the engines' integers.
+MAX_WHOLE = 2**31 - 1
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise ValueError("give a whole number") from None
+    if not 1 <= v <= MAX_WHOLE:
+        raise ValueError(f"give a whole number from 1 to {MAX_WHOLE:,}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError("give a number") from None
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError("give a finite number greater than 0")
+    return v
+
+
+def fraction(text: str) -> float:
+    """'2%' or '0.02' -> 0.02."""
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise ValueError("give a fraction (0.02) or a percentage (2%)") from None
+    if not math.isfinite(v) or not 0 <= v <= 1:
+        raise ValueError("give a fraction from 0 to 1 (or 0% to 100%)")
+    return v
+
+
+def seconds(text: str) -> float:
+    v = parse_duration(text, "duration")
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError("give a duration greater than 0 (e.g. 500ms, 60s, 2h)")
+    return v
+
+
+def size(text: str) -> int:
+    return parse_size(text, "size")
+
+
+def int_list(text: str) -> tuple[int, ...]:
+    """'1,2,4,8' or 'START:STEP:STOP' (inclusive, e.g. 5000:5000:100000) -> ascending values."""
+    t = text.replace(" ", "")
+    if ":" in t:
+        try:
+            start, step, stop = (int(x.replace("_", "")) for x in t.split(":"))
+        except ValueError:
+            raise ValueError("give START:STEP:STOP as three whole numbers") from None
+        if start < 1 or step < 1 or stop < start or stop > MAX_WHOLE:
+            raise ValueError(f"START:STEP:STOP needs 1 ≤ START ≤ STOP ≤ {MAX_WHOLE:,} and STEP ≥ 1")
+        values = tuple(range(start, stop + 1, step))
+        if len(values) > 1000:
+            raise ValueError(f"{len(values)} values; at most 1,000")
+        return values
+    try:
+        values = tuple(int(x.replace("_", "")) for x in t.split(",") if x)
+    except ValueError:
+        raise ValueError("give whole numbers separated by commas, or START:STEP:STOP") from None
+    if not values or min(values) < 0 or list(values) != sorted(set(values)):
+        raise ValueError("give ascending, distinct whole numbers of at least 0")
+    if values[-1] > MAX_WHOLE:
+        raise ValueError(f"{values[-1]:,} is more than {MAX_WHOLE:,}")
+    return values
+
+
+def percent_list(text: str) -> tuple[int, ...]:
+    """int_list of percentages: each from 0 to 100."""
+    values = int_list(text)
+    if values[-1] > 100:
+        raise ValueError(f"{values[-1]} % is more than 100 %; give percentages from 0 to 100")
+    return values
+
+
+def size_list(text: str) -> tuple[int, ...]:
+    """'512,4k,64k,1m' -> bytes, ascending."""
+    values = tuple(parse_size(x, "size") for x in text.replace(" ", "").split(",") if x)
+    if not values or list(values) != sorted(set(values)):
+        raise ValueError("give ascending, distinct sizes separated by commas (e.g. 512,4k,64k,1m)")
+    return values
+
+
+def choice(*options: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"choose one of {', '.join(options)}")
+        return text
+
+    return parse
+
+
+def show_list(values: Iterable[Any]) -> str:
+    return ", ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in values)
+
+
+def show_seconds(v: float) -> str:
+    return duration(v)
+
+
+def show_percent(v: float) -> str:
+    return f"{v * 100:g} %"
+
+
+# -- the settings a run carries ---------------------------------------------------------------
+
+
+def given(profile: Profile) -> dict[str, str]:
+    return dict(profile.settings)
+
+
+def _scaled(p: Param, profile: Profile, text: Mapping[str, str]) -> bool:
+    return profile.quick and p.quick is not None and p.name not in text
+
+
+def values(params: Iterable[Param], profile: Profile, test: str = "") -> dict[str, Any]:
+    """The typed value of each declared parameter as the run uses it: the one given, else its
+    quick value in a --quick run, else its default. Builders and reports both read these."""
+    text = given(profile)
+    out: dict[str, Any] = {}
+    for p in params:
+        if p.name in text:
+            out[p.name] = p.read(text[p.name], test)
+        elif _scaled(p, profile, text):
+            out[p.name] = p.quick(profile, out) if callable(p.quick) else p.quick
+        else:
+            out[p.name] = p.default
+    return out
+
+
+def stored_values(params: Iterable[Param], settings: Iterable[Iterable[str]], test: str = "") -> dict[str, Any]:
+    """The values given in settings as a run stored them (the manifest's profile), else the
+    defaults, for reports of runs that did not store their typed values (manifest plan.values)."""
+    text = {str(k): str(v) for k, v in settings}
+    return {p.name: (p.read(text[p.name], test) if p.name in text else p.default) for p in params}
+
+
+def parameter_rows(params: Iterable[Param], profile: Profile, test: str = "") -> list[tuple[str, str]]:
+    """Report rows: every parameter with its value and whether it was set or is the default
+    (and where the default comes from)."""
+    text = given(profile)
+    vals = values(params, profile, test)
+    rows = []
+    for p in params:
+        how = (
+            "set with --set"
+            if p.name in text
+            else f"--quick; default {p.show(p.default)}"
+            if _scaled(p, profile, text)
+            else "default" + (f", {p.source}" if p.source else "")
+        )
+        rows.append((p.name, f"{p.show(vals[p.name])} ({how})"))
+    return rows
+
+
+def parse_settings(pairs: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """`--set NAME=VALUE` options -> settings, refusing malformed or repeated names."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = check_text(pair, "--set").partition("=")
+        name = name.strip()
+        if not sep or not name or not value.strip():
+            raise IolabError(
+                f"--set {pair!r}: write NAME=VALUE (e.g. --set steps=5000:5000:100000); "
+                "`iolab tests TEST` lists a test's parameters. Nothing was run or written."
+            )
+        if name in out:
+            raise IolabError(f"--set {name}: given twice ({out[name]!r} and {value!r}). Nothing was run or written.")
+        out[name] = value.strip()
+    return tuple(sorted(out.items()))
+
+
+def check_known(settings: Mapping[str, str], declared: Mapping[str, Iterable[Param]]) -> None:
+    """Every set name must be a parameter of at least one test that will run; each value must
+    parse for every test that declares it."""
+    by_name: dict[str, list[tuple[str, Param]]] = {}
+    for test, params in declared.items():
+        for p in params:
+            by_name.setdefault(p.name, []).append((test, p))
+    for name, text in settings.items():
+        if name not in by_name:
+            known = sorted(by_name)
+            offer = f"its parameters are {', '.join(known)}" if known else "it takes no parameters"
+            raise IolabError(
+                f"--set {name}: no test in this run has a parameter of that name ({offer}; "
+                "`iolab tests TEST` lists them). Nothing was run or written."
+            )
+        for test, p in by_name[name]:
+            p.read(text, test)

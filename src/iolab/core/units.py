@@ -1,0 +1,213 @@
+"""Units used everywhere: sizes in bytes, rates in decimal MB/s, latency in µs.
+
+Block sizes are written in KiB (binary) as the PTS does; capacities and throughput in decimal
+GB and MB/s as drives are sold. Parsing accepts both families and says which it used.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from iolab.core.errors import IolabError
+
+KiB = 1024
+MiB = 1024**2
+GiB = 1024**3
+TiB = 1024**4
+KB = 1000
+MB = 1000**2
+GB = 1000**3
+TB = 1000**4
+
+_SUFFIX = {
+    "": 1,
+    "b": 1,
+    "k": KiB,
+    "kib": KiB,
+    "m": MiB,
+    "mib": MiB,
+    "g": GiB,
+    "gib": GiB,
+    "t": TiB,
+    "tib": TiB,
+    "kb": KB,
+    "mb": MB,
+    "gb": GB,
+    "tb": TB,
+}
+# The largest file size the kernel takes (a signed 64-bit offset).
+MAX_SIZE = 2**63 - 1
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str | int, what: str = "size") -> int:
+    """'8GiB' -> bytes. Bare K/M/G are binary (as in fio); KB/MB/GB are decimal."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE_RE.match(str(text))
+    if not m or m.group(2).lower() not in _SUFFIX:
+        raise IolabError(
+            f"{what}: cannot read {text!r} as a size. Use a number with an optional unit: "
+            "B, KiB, MiB, GiB, TiB (binary; K/M/G/T mean the same) or KB, MB, GB, TB (decimal)."
+        )
+    value = float(m.group(1)) * _SUFFIX[m.group(2).lower()]
+    if value <= 0:
+        raise IolabError(f"{what}: {text!r} must be greater than zero.")
+    if value > MAX_SIZE:
+        raise IolabError(f"{what}: {text!r} is 8 EiB or more; no drive or file is that large.")
+    return int(value)
+
+
+def parse_duration(text: str | float, what: str = "duration") -> float:
+    """'90s', '1m', '24h', '250ms' -> seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d)?\s*$", str(text))
+    if not m:
+        raise IolabError(f"{what}: cannot read {text!r} as a duration (e.g. 250ms, 60s, 5m, 24h).")
+    scale = {"ms": 1e-3, "s": 1, None: 1, "m": 60, "min": 60, "h": 3600, "d": 86400}[m.group(2)]
+    value = float(m.group(1)) * scale
+    if not math.isfinite(value):
+        raise IolabError(f"{what}: {text!r} is too long to be a duration.")
+    return value
+
+
+def parse_percent(text: str, what: str = "percentage") -> float:
+    """'50', '50%' or '50 %' -> 0.5 (the range is the caller's to check)."""
+    m = re.match(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%?\s*$", str(text))
+    if not m:
+        raise IolabError(f"{what}: cannot read {text!r} as a percentage; give a number such as 50 or 50%.")
+    return float(m.group(1)) / 100
+
+
+def kib_label(block_size: int) -> str:
+    """4096 -> '4KiB', 512 -> '0.5KiB' (the PTS writes block sizes in KiB)."""
+    k = block_size / KiB
+    return f"{k:g}KiB"
+
+
+def human_bytes(n: float) -> str:
+    for unit, scale in (("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+# -- printing numbers ---------------------------------------------------------------------------
+# One formatter for every number a person reads (report tables, plot ticks and colour bars, the
+# terminal views): SIG significant digits, thousands separators, never exponent notation. An
+# integer part longer than SIG digits is printed whole (134,567 IOPS, not 134,600), so no
+# printed measurement is coarser than SIG digits and none is falsely rounded to zeros.
+SIG = 4
+NONE = "—"
+
+
+def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
+    """12.46 / 0.08312 / 1,235 / 13,430 / 134,567. `trim` drops trailing zeros (axis ticks:
+    0.5, 1, 1.5 rather than 0.5000, 1.000, 1.500)."""
+    if v is None or math.isnan(v):
+        return NONE
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    if v == 0:
+        return "0"
+    decimals = max(0, sig - 1 - math.floor(math.log10(abs(v))))
+    r = round(v, decimals)
+    if r != 0:  # rounding may carry into the next digit (9.9996 -> 10.00): one decimal fewer
+        decimals = max(0, sig - 1 - math.floor(math.log10(abs(r))))
+    text = f"{r:,.{decimals}f}"
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "0") else text
+
+
+def denoise(v: float, scale: float) -> float:
+    """0 for a value that is floating-point noise next to `scale` (a flat series' fit slope of
+    4.5e-15 is a zero slope, and prints as one)."""
+    return 0.0 if abs(v) < 1e-9 * max(abs(scale), 1.0) else v
+
+
+def printed_value(v: float | None, sig: int = SIG) -> float | None:
+    """The value exactly as `num` prints it (ranks and ties are judged on what a reader sees)."""
+    return None if v is None else float(num(v, sig).replace(",", "").replace("∞", "inf"))
+
+
+# Engineering units: the prefix (or larger unit) that puts the value in [1, 1000).
+_SCALES = {
+    "µs": (("µs", 1.0), ("ms", 1e3), ("s", 1e6)),
+    "MB/s": (("MB/s", 1.0), ("GB/s", 1e3)),
+    "B": (("B", 1.0), ("KB", KB), ("MB", MB), ("GB", GB), ("TB", TB)),
+    "GB": (("GB", 1.0), ("TB", 1e3)),
+}
+
+
+def eng(v: float | None, unit: str, sig: int = SIG) -> str:
+    """A value with its unit scaled to a readable size: eng(13430, 'µs') -> '13.43 ms',
+    eng(2.5e9, 'B') -> '2.500 GB'. Units without a scale chain print as num(v) + unit."""
+    if v is None:
+        return NONE
+    name, div = unit, 1.0
+    for n, d in _SCALES.get(unit, ()):
+        if abs(v) >= d * 0.9995 or d == 1.0:
+            name, div = n, d
+    return f"{num(v / div, sig)} {name}"
+
+
+def scale_for(values_us, unit: str = "µs") -> tuple[str, float]:
+    """One unit for a whole table or axis (its values share a column header): the engineering
+    unit of the median value. Returns (unit, divisor)."""
+    vals = sorted(abs(v) for v in values_us if v is not None)
+    chain = _SCALES.get(unit, ((unit, 1.0),))
+    if not vals:
+        return chain[0]
+    mid = vals[len(vals) // 2]
+    return next(((n, d) for n, d in reversed(chain) if mid >= d), chain[0])
+
+
+def duration(seconds: float | None, sig: int = 3) -> str:
+    """90 -> '90.0 s', 2000 -> '33.3 min', 86400 -> '24.0 h'."""
+    if seconds is None:
+        return NONE
+    for name, d in (("h", 3600.0), ("min", 60.0)):
+        if abs(seconds) >= 2 * d:
+            return f"{num(seconds / d, sig)} {name}"
+    return f"{num(seconds, sig)} s"
+
+
+# A p % latency is measured only when at least TAIL_IOS IOs lie beyond it, i.e. the sample has
+# n ≥ TAIL_IOS / (1 − p/100) IOs: 99.999 % needs 1,000,000. With fewer it would be read off
+# the few slowest IOs (below 100,000 IOs, the single slowest), which says nothing about the
+# drive's tail. The choice of 10 is iolab's (no specification states one); tables print such a
+# percentile as not measurable with the IO count, and exports leave it empty.
+TAIL_IOS = 10
+
+
+def percentile_min_ios(pct: float) -> int:
+    """The fewest IOs a pct % latency is measured from (TAIL_IOS beyond it)."""
+    return math.ceil(TAIL_IOS / (1 - pct / 100.0) - 1e-6)
+
+
+def measurable(pct: float, ios: int | None) -> bool:
+    return ios is not None and ios >= percentile_min_ios(pct)
+
+
+def unmeasured_text(pcts: Sequence[float], ios: int, fewest: int | None = None) -> str:
+    """Why a plot holds no mark for these percentiles (`measurable`): the IOs each needs and the
+    IOs there were (`fewest`–`ios` for several samples); empty when every one is measured."""
+    short = [p for p in pcts if not measurable(p, ios)]
+    if not short:
+        return ""
+    names = " / ".join(f"{p:g}" for p in short)
+    need = " / ".join(f"{percentile_min_ios(p):,}" for p in short)
+    had = f"{fewest:,}–{ios:,}" if fewest is not None and fewest != ios else f"{ios:,}"
+    return f"{names} %: not measured from {had} IOs (a percentile needs {TAIL_IOS} IOs beyond it: {need} IOs)"
+
+
+def pct_text(v: float | None, ios: int | float | None, pct: float | None = None) -> str:
+    """A latency percentile in a table: the value, or "n/m" with the IO count when the IOs
+    cannot measure it (`measurable`; a value read off too few IOs, as stored, is not shown)."""
+    if ios and (v is None or (pct is not None and not measurable(pct, int(ios)))):
+        return f"n/m ({int(ios):,} IOs)"
+    return num(v)

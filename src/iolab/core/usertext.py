@@ -1,0 +1,68 @@
+"""What a user-given string may hold before it reaches a fio job file or a command line.
+
+A newline in a target path once started a new `[global]` section in a job file, so fio ran
+options the safety checks never saw. Control characters are refused wherever user text
+enters (the command line, target specs, `--set`, hosts files), and the job writer refuses
+what fio would read differently from what iolab checked.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from iolab.core.errors import IolabError
+
+# fio reads ';' and '#' as the start of a comment anywhere in a line and expands '$' (${VAR},
+# $ncpus, ...), so a value holding one names something other than what iolab checked.
+FIO_SPECIAL = ";#$"
+
+
+def _control(text: str) -> int | None:
+    """Index of the first control or line/paragraph separator character, or None."""
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            return i
+    return None
+
+
+def check_text(text: str, what: str) -> str:
+    """`text` unchanged, or IolabError when it holds a control character (newline, tab, NUL, ...)."""
+    i = _control(text)
+    if i is not None:
+        raise IolabError(
+            f"{what} {text!r}: holds a control character ({text[i]!r} at position {i + 1}); "
+            "names, paths and values may not contain newlines, tabs or other control "
+            "characters. Nothing was run or written."
+        )
+    return text
+
+
+def check_fio_value(text: str, what: str) -> str:
+    """`text` unchanged if fio's job-file parser reads it back as written, else IolabError."""
+    check_text(text, what)
+    bad = sorted({ch for ch in text if ch in FIO_SPECIAL})
+    if bad:
+        raise IolabError(
+            f"{what} {text!r}: holds {' and '.join(repr(c) for c in bad)}, which fio's job files "
+            "cannot carry (';' and '#' start a comment, '$' expands a variable), so fio would "
+            "use another name than the one iolab checked. Rename it or pick another path. "
+            "Nothing was run or written."
+        )
+    if text != text.rstrip():
+        raise IolabError(
+            f"{what} {text!r}: ends in white space, which fio's job files drop. Nothing was run or written."
+        )
+    return text
+
+
+def check_argv(args: list[str]) -> None:
+    """Refuse an empty argument (an empty --hosts once ran locally, an empty --runs-dir wrote
+    into the current directory) and control characters in any argument before parsing."""
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=") if a.startswith("--") and "=" in a else ("", "", a)
+        opt = name if eq else args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+        if not value:
+            raise IolabError(
+                f"{opt}: the value is empty; give a value or leave the option out. Nothing was run or written."
+            )
+        check_text(value, opt)

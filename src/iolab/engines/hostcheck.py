@@ -1,0 +1,284 @@
+"""Write safety for the targets of a hosts run, checked where they are written.
+
+A host whose address is this machine's (loopback or any local interface's, found by binding
+to it) writes a path of this machine: that path gets exactly a local run's checks
+(targets.check_safe_to_write, on the path resolved and a block device taken as one) and its
+claim (targets.claim), held until the run ends. An ssh host's target is checked on that
+host over SSH by a POSIX shell script (iolab need not be installed there; the tools are
+util-linux's and the kernel's /proc and /sys): the path is resolved there first, so a
+block device is recognised by what it is, never by how its name is spelt. A host reached
+through fio's server alone cannot be checked at all (the server runs jobs and reports IO
+statistics only), so its target is refused unless --allow-unsafe-target says the user
+answers for it.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import stat
+import subprocess
+from dataclasses import replace
+
+from iolab import targets
+from iolab.core.errors import EngineError, RefusedError
+from iolab.engines.hostlist import Host
+from iolab.engines.hosts import PROBE_TIMEOUT_S, is_local_address, ssh_command, ssh_how
+from iolab.targets import ALLOW_SYSTEM_DISK, ALLOW_UNSAFE, Problem, Target
+from iolab.targets.lock import TargetClaim
+from iolab.targets.safety import judge
+
+# $1 mode (check|create), $2 path, $3 size in bytes (create). Prints `real PATH`, `kind
+# block|file|missing|other`, one `problem<TAB>CHECK<TAB>EVIDENCE` per failed check, then `done`.
+SCRIPT = r"""
+set -u
+mode=$1; p=$2
+real=$(readlink -f -- "$p" 2>/dev/null); [ -n "$real" ] || real=$p
+printf 'real\t%s\n' "$real"
+prob() { printf 'problem\t%s\t%s\n' "$1" "$2"; }
+sig() {
+  out=$(blkid -p -o export "$1" 2>&1); rc=$?
+  case $rc in
+    0) t=$(printf '%s\n' "$out" | sed -n 's/^TYPE=//p; s/^PTTYPE=/partition table /p' | tr '\n' ' ')
+       prob signature "$1 carries ${t:-an unnamed signature}(found by blkid -p on the host)" ;;
+    2) ;;
+    8) prob signature "$1 carries several conflicting signatures (blkid -p on the host)" ;;
+    *) prob signature "cannot probe $1 for signatures on the host (blkid: $(printf '%s' "$out" | tr '\n' ' '))" ;;
+  esac
+}
+opened() {
+  pids=$(find /proc/[0-9]*/fd -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -u | tr '\n' ' ')
+  [ -z "$pids" ] || prob open "$1 is open by processes $pids"
+}
+side=$real.iolab
+foreign_side() { [ -L "$side" ] || { [ -e "$side" ] && ! grep -qs '^iolab target file, inode ' "$side"; }; }
+if [ "$mode" = create ]; then
+  [ -e "$real" ] && { echo done; exit 0; }
+  foreign_side && { echo "$side exists and is not an iolab mark" >&2; exit 1; }
+  ( set -C; : > "$real" ) || exit 1
+  fallocate -l "$3" "$real" 2>/dev/null || truncate -s "$3" "$real" || { rm -f "$real"; exit 1; }
+  echo "iolab target file, inode $(stat -c %i "$real")" > "$side" || { rm -f "$real"; exit 1; }
+  echo done; exit 0
+fi
+# Another iolab run holds the target (an flock on it, kept by that run's SSH session).
+if [ -e "$real" ] && command -v flock >/dev/null 2>&1; then
+  flock -n -E 75 -- "$real" true 2>/dev/null
+  [ $? = 75 ] && prob held "$real is locked on the host by another iolab run (flock), which holds it until it ends"
+fi
+if [ -b "$real" ]; then
+  echo 'kind	block'
+  name=${real##*/}; sys=/sys/class/block/$name
+  [ "$(cat "$sys/ro" 2>/dev/null)" = 1 ] && prob read-only "$real is read-only on the host (ro=1)"
+  parts=$(for d in "$sys"/*/partition; do [ -e "$d" ] && basename "$(dirname "$d")"; done | tr '\n' ' ')
+  [ -n "$parts" ] && prob partitions "$real holds partitions $parts"
+  on=""
+  for n in $name $parts; do
+    d=$(cat "/sys/class/block/$n/dev" 2>/dev/null) || continue
+    on="$on$(awk -v d="$d" '$3 == d {printf "%s ", $5}' /proc/self/mountinfo)"
+    grep -q "^/dev/$n " /proc/swaps 2>/dev/null && on="$on(swap /dev/$n) "
+  done
+  [ -n "$on" ] && prob mounted "$real or a partition of it is in use on the host: $on"
+  hold=$(ls "$sys/holders" "$sys"/*/holders 2>/dev/null | grep -v '^/' | grep -v '^$' | tr '\n' ' ')
+  [ -n "$hold" ] && prob holders "in use by the host's kernel through $hold(device-mapper/RAID)"
+  sig "$real"
+  opened "$real"
+elif [ -e "$real" ]; then
+  if [ ! -f "$real" ]; then
+    echo 'kind	other'; prob 'not a regular file' "$real is not a regular file or block device on the host"
+  else
+    echo 'kind	file'
+    [ -w "$real" ] || prob read-only "$real cannot be written on the host"
+    size=$(stat -c %s "$real"); ino=$(stat -c %i "$real")
+    if [ "$size" -gt 0 ]; then
+      mark=no
+      [ "$(cat "$real.iolab" 2>/dev/null)" = "iolab target file, inode $ino" ] && mark=yes
+      if [ $mark = no ] && command -v getfattr >/dev/null 2>&1; then
+        [ "$(getfattr --only-values -n user.iolab "$real" 2>/dev/null)" = "created by iolab" ] && mark=yes
+      fi
+      if [ $mark = no ] && command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import os, sys; sys.exit(os.getxattr(sys.argv[1], "user.iolab") != b"created by iolab")' "$real" 2>/dev/null && mark=yes
+      fi
+      [ $mark = yes ] || prob 'not created by iolab' "$real holds $size bytes and carries no iolab mark (xattr user.iolab or sidecar $real.iolab), so it may be someone's data"
+      sig "$real"
+    fi
+    loops=$(losetup -n -O NAME -j "$real" 2>/dev/null | tr '\n' ' ')
+    [ -n "$loops" ] && prob 'loop backing' "$real backs $loops"
+    grep -q "^$real " /proc/swaps 2>/dev/null && prob mounted "$real is active swap on the host"
+    opened "$real"
+  fi
+else
+  echo 'kind	missing'
+  [ -w "$(dirname "$real")" ] || prob read-only "$real cannot be created on the host: its directory is not writable"
+  foreign_side && prob sidecar "$side exists and is not an iolab mark, and iolab records there that it made $real"
+fi
+echo done
+"""
+
+_OVERRIDE = {"read-only": None, "held": None, "sidecar": None, "mounted": ALLOW_SYSTEM_DISK}
+
+
+def check_host_legs(
+    legs, allow_unsafe: bool, allow_system_disk: bool
+) -> tuple[list[TargetClaim], dict, list[str], list[str]]:
+    """Check every host leg's target where it is written. Returns (the claims held on this
+    machine's paths, {leg name: the Target to prepare on this machine}, the checks overridden,
+    how each host was checked). RefusedError names the host and what failed there."""
+    claims: list[TargetClaim] = []
+    local: dict[str, Target] = {}
+    overridden: list[str] = []
+    how: list[str] = []
+    unchecked = []
+    try:
+        for leg in legs:
+            h: Host = leg.host
+            if h.ssh:
+                overridden += [
+                    f"{leg.name}: {o}" for o in check_over_ssh(h, leg.target, allow_unsafe, allow_system_disk)
+                ]
+                how.append(
+                    f"{leg.name}: its target {leg.target.path} was checked on {h.ssh} over SSH and is locked there (flock)"
+                )
+            elif is_local_address(h.address):
+                t = local_target(leg.target)
+                if not any(c.target.path == t.path for c in claims):  # two servers of this machine may share a path
+                    claims.append(targets.claim(t))
+                overridden += [
+                    f"{leg.name} (this machine): {o}"
+                    for o in targets.check_safe_to_write(t, allow_unsafe, allow_system_disk)
+                ]
+                local[leg.name] = t
+                how.append(f"{leg.name}: an address of this machine; its target {t.path} was checked and locked here")
+            else:
+                unchecked.append(leg)
+        if unchecked and not allow_unsafe:
+            raise RefusedError(
+                f"Refusing to write to {'; '.join(f'{leg.target.path} on {leg.name}' for leg in unchecked)}: "
+                "iolab cannot check a target on a host it reaches through fio's server only (the server runs the "
+                "jobs it is sent and reports IO statistics, nothing about files, devices, mounts or signatures). "
+                'Give each such host an `ssh = "user@host"` field in a hosts file (iolab then checks its target '
+                f"there), or, if every listed target holds nothing you need, pass {ALLOW_UNSAFE} (DESTROYS DATA "
+                "there). Nothing was run or written."
+            )
+        for leg in unchecked:
+            overridden.append(
+                f"{leg.name}: its target {leg.target.path} was not checked (reached through fio's "
+                f"server only) (overridden by {ALLOW_UNSAFE})"
+            )
+    except BaseException:
+        for c in claims:
+            c.release()
+        raise
+    return claims, local, overridden, how
+
+
+def local_target(t: Target) -> Target:
+    """The leg's target on this machine, resolved: a block device is checked and claimed as a
+    device whatever its path says (a symlink, `//dev/x`), a file by its real path."""
+    real = os.path.realpath(t.path)
+    try:
+        if stat.S_ISBLK(os.stat(real).st_mode):
+            return t if t.kind == "block" and t.path == real else targets.parse_target(real)
+    except OSError:
+        pass  # missing: a file the run creates
+    return replace(t, path=real)
+
+
+def check_over_ssh(h: Host, t: Target, allow_unsafe: bool, allow_system_disk: bool) -> list[str]:
+    """Run the check script on the host; refuse as check_safe_to_write does. Returns the
+    problems overridden."""
+    out = _script(h, "check", t.path)
+    lines = out.stdout.splitlines()
+    said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
+    if out.returncode == 255:  # ssh's own failure: no host to check, and none to run on either
+        raise EngineError(
+            f"host {h.name}: checking its target over SSH as {h.ssh} failed (ssh exit 255); ssh said: "
+            f"{said}. {ssh_how(h)}. Nothing was run or written."
+        )
+    if out.returncode != 0 or "done" not in lines:
+        problems = [Problem("cannot check", f"the check on {h.ssh} did not finish (exit {out.returncode}): {said}")]
+    else:
+        fields = [ln.split("\t") for ln in lines]
+        problems = [
+            Problem(f[1], f[2], _OVERRIDE.get(f[1], ALLOW_UNSAFE)) for f in fields if f[0] == "problem" and len(f) == 3
+        ]
+    return judge(
+        problems,
+        allow_unsafe,
+        allow_system_disk,
+        f"Refusing to write to {t.path} on host {h.name} ({h.ssh}), checked there over SSH",
+        f"on {t.path} on that host",
+        " on that host",
+    )
+
+
+def create_over_ssh(h: Host, t: Target) -> None:
+    """Create a missing file target on the host, marked as iolab's (the sidecar mark), so the
+    next run's check there knows it for iolab's own."""
+    out = _script(h, "create", t.path, str(t.capacity))
+    if out.returncode != 0 or "done" not in out.stdout.splitlines():
+        said = " ".join((out.stdout + " " + out.stderr).split())[-300:] or "(nothing)"
+        raise EngineError(
+            f"host {h.name}: cannot create the target {t.path} on {h.ssh} (exit {out.returncode}): {said}"
+        )
+
+
+class RemoteHold:
+    """An flock on an ssh host's target, kept by an SSH session for as long as the run lasts.
+    The remote command waits for its input to end: when iolab closes it, or dies and the kernel
+    closes the pipe, the command exits and the host's kernel drops the lock."""
+
+    def __init__(self, h: Host, t: Target):
+        self.host, self.target = h, t
+        self._code: int | None = None  # the remote command's exit, once it has ended
+        self._err = ""
+        cmd = ssh_command(h, shlex.join(["flock", "-n", "-o", "-E", "75", "--", t.path, "sh", "-c", _HOLD]))
+        try:
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except FileNotFoundError:
+            raise EngineError("the ssh client is not installed on this machine") from None
+        out = self.proc.stdout
+        assert out is not None  # stdout=PIPE
+        ready, _, _ = select.select([out], [], [], PROBE_TIMEOUT_S * 3)
+        line = out.readline() if ready else ""
+        if line.strip() == "locked":
+            return
+        self.release()
+        said = " ".join(line.split() + (self._err or "").split())[-300:] or "(nothing)"
+        if self._code == 75:
+            raise RefusedError(
+                f"Refusing to write to {t.path} on host {h.name} ({h.ssh}): another iolab run holds it locked "
+                "there (flock) until it ends. Wait for it, or choose another target. Nothing was run."
+            )
+        raise EngineError(
+            f"host {h.name}: cannot lock the target {t.path} on {h.ssh} for the run (exit {self._code}): {said}. "
+            "iolab holds an flock on an SSH host's target (util-linux flock) so no second run writes it meanwhile."
+        )
+
+    def release(self) -> None:
+        p, self.proc = self.proc, None
+        if p is None:
+            return
+        try:
+            _, self._err = p.communicate(timeout=PROBE_TIMEOUT_S * 3)  # closes the input: the lock goes
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, self._err = p.communicate()
+        self._code = p.returncode
+
+
+_HOLD = "echo locked; exec cat >/dev/null"
+
+
+def _script(h: Host, *args: str) -> subprocess.CompletedProcess:
+    if h.ssh is None:  # only hosts reached over SSH are checked there
+        raise EngineError(f"host {h.name}: no SSH address to check its target on")
+    cmd = ssh_command(h, "sh -s -- " + shlex.join(args))
+    try:
+        return subprocess.run(cmd, input=SCRIPT, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S * 3)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 124, "", f"no answer within {PROBE_TIMEOUT_S * 3:g} s")
+    except FileNotFoundError:
+        return subprocess.CompletedProcess(cmd, 127, "", "the ssh client is not installed on this machine")

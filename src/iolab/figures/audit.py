@@ -1,0 +1,180 @@
+"""The self-audit: physical invariants every stored run must hold, checked from the run
+directory alone (never the runner's own verdicts), so a figure that no drive can produce is
+caught and marked wherever it is shown.
+
+`INVARIANTS` is the registry (the checks themselves are in audit_checks.py): each invariant has
+a name, what it checks, which figures it touches (`TOUCHES`) and a function over the stored run
+returning pass, fail or n/a with a one-line reason and the numbers behind it. `audit(store)` runs
+them all; the runner's caller stores the result in the manifest (`Manifest.audit`) at the end of
+every run, `iolab show`, `--json` and the report show it, and `iolab audit RUN` runs it again on
+a stored run. Below report/ and the CLI; reads only the store and the manifest, writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from iolab.figures.audit_checks import FAIL, INVARIANTS, NA, PASS, Outcome, RunView
+from iolab.store.manifest import manifest_of, now_iso
+from iolab.store.runstore import RunStore
+
+STATUSES = (PASS, FAIL, NA)
+
+# The kinds of figure an invariant can touch, and what each means where figures are shown.
+# "window" is every figure measured over a steady-state window (all key figures, the
+# steady-state verdicts); the others are found by a key figure's unit and name (`kinds_of`).
+TOUCHES = {
+    "steady-state": "the steady-state verdicts and every figure read from a steady-state window",
+    "IOPS": "IOPS figures",
+    "MB/s": "throughput figures",
+    "latency": "response times (mean, maximum)",
+    "percentile": "latency percentiles",
+    "per-second": "the per-second series and their plots",
+    "WAF": "write amplification",
+    "endurance": "TBW and DWPD",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    checks: str
+    touches: tuple[str, ...]
+    status: str
+    reason: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.status == FAIL
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Every invariant's result for one run, and when it was made."""
+
+    results: tuple[Result, ...]
+    audited: str = ""  # ISO time
+    stored: bool = False  # read from the manifest (True) or made now from the stored run (False)
+
+    @property
+    def failed(self) -> tuple[Result, ...]:
+        return tuple(r for r in self.results if r.failed)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
+
+    def summary(self) -> str:
+        c = self.counts()
+        head = f"audit: {c[PASS]} passed, {c[FAIL]} failed, {c[NA]} not applicable"
+        return head + (f" — FAILED: {', '.join(r.name for r in self.failed)}" if self.failed else "")
+
+    def touched(self) -> dict[str, tuple[str, ...]]:
+        """Each figure kind a failed invariant touches, with the invariants that failed."""
+        out: dict[str, list[str]] = {}
+        for r in self.failed:
+            for k in r.touches:
+                out.setdefault(k, []).append(r.name)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def marks(self, kinds: Sequence[str]) -> tuple[str, ...]:
+        """The failed invariants that touch a figure of these kinds (a window figure is always
+        touched by a failed steady-state invariant)."""
+        touched = self.touched()
+        names: list[str] = []
+        for k in ("steady-state", *kinds):
+            names += [n for n in touched.get(k, ()) if n not in names]
+        return tuple(names)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "audited": self.audited,
+            "stored": self.stored,
+            "counts": self.counts(),
+            "failed": [r.name for r in self.failed],
+            "invariants": [{**asdict(r), "touches": list(r.touches)} for r in self.results],
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Audit:
+        rows = tuple(
+            Result(
+                str(r["name"]),
+                str(r.get("checks", "")),
+                tuple(r.get("touches", ())),
+                str(r["status"]),
+                str(r.get("reason", "")),
+                dict(r.get("numbers") or {}),
+            )
+            for r in d.get("invariants", ())
+        )
+        return Audit(rows, str(d.get("audited", "")), stored=True)
+
+
+def marker(names: Sequence[str]) -> str:
+    """The mark beside a figure an invariant failed for ("" when none did)."""
+    return f"⚠ audit: {', '.join(names)} failed" if names else ""
+
+
+# A percentile in a figure's name ("99.999 %", "p99"): the figure is a percentile.
+_PCT = re.compile(r"\d+(\.\d+)?\s*%|\bp\d+")
+
+
+def kinds_of(name: str, unit: str) -> tuple[str, ...]:
+    """The figure kinds (TOUCHES) of a key figure, from its unit and name."""
+    u = unit.strip()
+    if u in ("IOPS", "IO/s"):
+        return ("IOPS",)
+    if u.endswith("B/s"):
+        return ("MB/s",)
+    if u in ("µs", "us", "ms", "s"):
+        return ("latency", "percentile") if _PCT.search(name) else ("latency",)
+    if "WAF" in name:
+        return ("WAF",)
+    if u in ("TB", "TBW", "DWPD") or "endurance" in name.lower():
+        return ("endurance",)
+    return ()
+
+
+def audit(store: RunStore, only: Sequence[str] = ()) -> Audit:
+    """Run every invariant (or those named in `only`) over the stored run. Read-only."""
+    view = RunView(store)
+    results = []
+    for inv in INVARIANTS:
+        if only and inv.name not in only:
+            continue
+        try:
+            out = inv.run(view)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+            # a run too old or too broken for this check says so rather than stop the audit
+            out = Outcome(NA, f"could not be checked on this run ({type(e).__name__}: {e})")
+        results.append(Result(inv.name, inv.checks, inv.touches, out.status, out.reason, out.numbers))
+    return Audit(tuple(results), now_iso())
+
+
+def stored_audit(store: RunStore) -> Audit:
+    """The audit the run stored at its end, or one made now for a run stored without it (older
+    runs, a run still going)."""
+    d = manifest_of(store).audit
+    return Audit.from_dict(d) if d and "invariants" in d else audit(store)
+
+
+def store_audit(store: RunStore) -> Audit:
+    """Audit a run that just ended and keep the result in its manifest (the runner's caller does
+    this once per run; `iolab audit` never writes unless asked)."""
+    a = audit(store)
+    manifest_of(store).audit = a.to_dict()
+    store.write_manifest(final=True)
+    return a
+
+
+def invariant_names() -> tuple[str, ...]:
+    return tuple(i.name for i in INVARIANTS)

@@ -1,0 +1,438 @@
+"""The invariants of the self-audit (audit.py), each a function over the stored run.
+
+Every check recomputes its evidence from what the run directory holds (cells, their raw engine
+counters, per-second rows, histograms, the manifest's target and plan); none reads the runner's
+verdict as evidence of itself. Tolerances are named constants with the reason for their size.
+"""
+
+from __future__ import annotations
+
+import math
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from iolab.core.cellschema import CellRow
+from iolab.core.errors import IolabError
+from iolab.core.units import measurable
+from iolab.figures.endurance import steady_random_write
+from iolab.figures.phaseend import since_last_purge
+from iolab.figures.summary import PhaseSummary, summarise
+from iolab.store import bulk as storebulk
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+
+# The tested range may fall short of the drive's by the alignment the tested capacity is cut to
+# (a few MiB); a range cut by more (the quick capacity limit) is not the drive's steady state.
+RANGE_TOL = 0.01
+# A cell's flash writes lag its host writes by at most what the controller's write buffer holds
+# at the cell's end (the simulator's buffer_bytes); this much of the host writes more covers the
+# pages a cell ends with half-programmed.
+WAF_SLACK = 0.01
+# The rows may differ from the totals by this: a logged second's rate against the IOs that
+# completed in it. fio's per-second log leaves out the cell's last part second (a 2 s cell may
+# log one row), so the rows may fall short only where they cover the cell to within this too;
+# they may never add up to more.
+SERIES_TOL = 0.05
+# No IO counted in a cell can have waited longer than the cell ran (its ramp included): this
+# much more covers clock reads at the cell's start and end.
+LAT_SLACK = 0.01
+LAT_SLACK_S = 0.010
+# IOPS × mean IO size against MB/s: both come from one count of IOs and bytes, so only the
+# rounding of each figure separates them.
+RATE_TOL = 0.01
+# The realised read share against the plan's: fio's rwmixread is a whole percent (1 %), and
+# fio's flow control keeps the sections' proportions within about 1 %; on top, the binomial
+# spread of a random choice per IO (SHARE_SIGMAS standard deviations).
+SHARE_TOL = 0.02
+SHARE_SIGMAS = 4.0
+SHARE_MIN_IOS = 100  # fewer IOs say nothing about a share
+# HDD: the media rate (the outer zone's) may be exceeded by timer jitter in a logged second;
+# beyond that only the drive's cache can deliver more, at most its size once in an interval.
+HDD_TOL = 0.05
+
+
+PASS, FAIL, NA = "pass", "fail", "n/a"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one invariant found: its status, a one-line reason and the numbers behind it."""
+
+    status: str  # pass | fail | n/a
+    reason: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Invariant:
+    name: str
+    checks: str  # what it checks, in a sentence
+    touches: tuple[str, ...]  # the figure kinds it touches (audit.TOUCHES)
+    run: Callable[[RunView], Outcome]
+
+
+def _cell_name(c: CellRow) -> str:
+    return f"{c.phase} round {c.round} {c.cell_key}"
+
+
+def _outcome(failures: list[str], checked: int, what: str, numbers: dict[str, Any], said: str = "") -> Outcome:
+    if not checked:
+        return Outcome(NA, f"no {what} to check", numbers)
+    numbers["checked"] = checked
+    if failures:
+        more = f" (and {len(failures) - 2} more)" if len(failures) > 2 else ""
+        numbers["failures"] = len(failures)
+        return Outcome(FAIL, "; ".join(failures[:2]) + more, numbers)
+    return Outcome(PASS, f"{checked} {what} checked" + (f": {said}" if said else ""), numbers)
+
+
+class RunView:
+    """The stored run as the checks read it, each part read once."""
+
+    def __init__(self, store: RunStore):
+        self.store = store
+        self.m = manifest_of(store)
+
+    @cached_property
+    def cells(self) -> list[CellRow]:
+        return self.store.cells()
+
+    @cached_property
+    def written_cells(self) -> list[CellRow]:
+        kinds = ("precondition", "measure", "interrupted")
+        return [c for k in kinds for c in self.store.cells(kind=k, complete_only=False)]
+
+    @cached_property
+    def series(self) -> dict[int, list[tuple[float, float, float, float, float | None]]]:
+        return storebulk.all_series(self.store)
+
+    @cached_property
+    def histogram_totals(self) -> dict[int, int]:
+        return storebulk.histogram_totals(self.store)
+
+    @cached_property
+    def summaries(self) -> list[PhaseSummary]:
+        return summarise(self.store)
+
+    @cached_property
+    def sim(self) -> dict[str, Any] | None:
+        """The simulator's description of the drive (None: not a simulated drive)."""
+        spec = str(self.m.target.get("spec", ""))
+        if self.m.target.get("kind") != "sim" or not spec.startswith("sim:"):
+            return None
+        preset, _, query = spec[len("sim:") :].partition("?")
+        try:
+            from iolab.targets.sim_facts import describe
+
+            return describe(preset, dict(urllib.parse.parse_qsl(query, keep_blank_values=True)))
+        except (IolabError, ImportError):
+            return None
+
+    def since_purge(self, phase: str, upto_round: int) -> int:
+        """Bytes the stored cells wrote from the last purge before `phase` to its round `upto_round`."""
+        phases = self.m.plan.get("phases", [])
+        names = [p.get("name") for p in phases]
+        before = set(since_last_purge(phases, names.index(phase) if phase in names else 0)) - {phase}
+        return sum(
+            c.write_bytes or 0
+            for c in self.written_cells
+            if c.phase in before or (c.phase == phase and c.round <= upto_round)
+        )
+
+
+def _streams(c: CellRow) -> list[dict[str, Any]]:
+    return list((c.workload or {}).get("streams") or ())
+
+
+# -- the invariants ----------------------------------------------------------------------------
+
+
+def steady_evidence(v: RunView) -> Outcome:
+    steady = [p for p in v.store.phases() if p.steady]
+    if not steady:
+        return Outcome(NA, "no phase is stored as steady")
+    cap = int(v.m.target.get("capacity") or 0)
+    tested = int(v.m.target.get("tested_capacity") or cap)
+    # the range the profile asks for (PTS client tests: 75 %); a tested range below it was cut
+    asked = int(cap * float(v.m.profile.get("active_range", 1.0)))
+    multiple = float(v.m.profile.get("steady_min_write_multiple", 2.0))
+    minimum = int(multiple * max(tested, asked))
+    failures: list[str] = []
+    said: list[str] = []
+    numbers: dict[str, Any] = {
+        "capacity_bytes": cap,
+        "active_range_bytes": asked,
+        "tested_bytes": tested,
+        "minimum_bytes": minimum,
+    }
+    for p in steady:
+        rows = v.store.steady_rows(p.name)
+        window = rows[0].rounds if rows else ()
+        if not window:
+            failures.append(f"{p.name}: stored as steady without a steady-state window")
+            continue
+        cells = [c for c in v.cells if c.phase == p.name and c.round in window]
+        written = v.since_purge(p.name, window[-1])
+        n: dict[str, Any] = {"window": list(window), "written_since_purge_bytes": written}
+        counted = [c for c in cells if "erases" in (c.counters or {})]
+        writes = sum(c.write_bytes or 0 for c in cells)
+        if counted and writes:
+            # the simulator counts its own garbage collection: at work in every window round
+            erases = {r: sum(float(c.counters["erases"]) for c in counted if c.round == r) for r in window}
+            n["erases_per_round"] = [erases[r] for r in window]
+            n["gc_copied_pages"] = sum(float(c.counters.get("gc_copied_pages", 0)) for c in counted)
+            idle = [r for r in window if erases[r] <= 0]
+            said.append(f"{p.name}: {min(erases.values()):,.0f}+ erases in every window round")
+            if idle:
+                failures.append(
+                    f"{p.name}: stored as steady with 0 erases in round(s) {', '.join(map(str, idle))} of its "
+                    f"window {window[0]}-{window[-1]}: no garbage collection, the drive is fresh-out-of-box"
+                )
+        else:
+            said.append(f"{p.name}: {written / 1e9:.3f} GB written since the purge (≥ {minimum / 1e9:.3f} GB)")
+        if not (counted and writes) and written < minimum:
+            failures.append(
+                f"{p.name}: stored as steady after {written / 1e9:.3f} GB written since the purge, below "
+                f"{multiple:g}× its active range ({minimum / 1e9:.3f} GB)"
+            )
+        if asked and tested < asked * (1 - RANGE_TOL):
+            failures.append(
+                f"{p.name}: steady on {tested / cap:.0%} of the drive's LBAs (tested {tested / 1e9:.3f} of "
+                f"{asked / 1e9:.3f} GB, the range cut by the quick limit): not the drive's steady state"
+            )
+        numbers[p.name] = n
+    return _outcome(failures, len(steady), "steady phase(s)", numbers, "; ".join(said))
+
+
+def waf_floor(v: RunView) -> Outcome:
+    buffer = int((v.sim or {}).get("buffer_bytes") or 0)
+    failures, checked, wafs = [], 0, []
+    for c in v.cells:
+        k = c.counters or {}
+        host, flash = float(k.get("host_write_bytes", 0)), k.get("flash_write_bytes")
+        writes = [s for s in _streams(c) if s.get("op") == "write"]
+        incompressible = float((c.workload or {}).get("entropy", 1.0)) >= 1.0
+        if flash is None or host <= 0 or not writes or not incompressible:
+            continue
+        if any(s.get("access") != "rnd" for s in writes):
+            continue
+        checked += 1
+        wafs.append(float(flash) / host)
+        if float(flash) < host - buffer - WAF_SLACK * host:
+            failures.append(
+                f"{_cell_name(c)}: WAF {float(flash) / host:.3f} < 1 for incompressible random writes "
+                f"({float(flash) / 1e6:.1f} MB flash for {host / 1e6:.1f} MB host writes)"
+            )
+    numbers: dict[str, Any] = {"buffer_bytes": buffer}
+    if wafs:
+        numbers["waf_min"], numbers["waf_max"] = min(wafs), max(wafs)
+    return _outcome(failures, checked, "incompressible random-write cells with flash counters", numbers)
+
+
+def series_totals(v: RunView) -> Outcome:
+    failures, checked, one_sided, worst = [], 0, 0, 0.0
+    for c in v.cells:
+        rows = v.series.get(c.id)
+        if not rows or not c.runtime_s:
+            continue
+        checked += 1
+        t_prev = ios = mb = 0.0
+        for t, r, w, mbps, _ in rows:
+            dt = max(0.0, t - t_prev)
+            ios, mb, t_prev = ios + (r + w) * dt, mb + mbps * dt, t
+        covered = c.runtime_s - t_prev <= SERIES_TOL * c.runtime_s  # the rows reach the cell's end
+        one_sided += not covered
+        # fio logs each second's rate as a whole number of IOs: one IO per row more either way
+        largest = max((int(s.get("block_size", 0)) for s in _streams(c)), default=0)
+        slack = {"IOs": len(rows), "MB": len(rows) * largest / 1e6}
+        for what, got, total in (("IOs", ios, c.ios), ("MB", mb, (c.io_bytes or 0) / 1e6)):
+            if total <= 0:
+                continue
+            lo = total * (1 - SERIES_TOL) - slack[what] if covered else 0.0
+            hi = total * (1 + SERIES_TOL) + slack[what]
+            worst = max(worst, abs(got - total) / total)
+            if not lo <= got <= hi:
+                failures.append(
+                    f"{_cell_name(c)}: the per-second rows add up to {got:,.1f} {what}, the cell's total is "
+                    f"{total:,.1f} (allowed {lo:,.1f}-{hi:,.1f})"
+                )
+    numbers = {"worst_difference": worst, "rows_short_of_the_end": one_sided}
+    return _outcome(failures, checked, "cells with per-second rows", numbers)
+
+
+def latency_runtime(v: RunView) -> Outcome:
+    failures, checked = [], 0
+    for c in v.cells:
+        if not c.runtime_s:
+            continue
+        ramp = float((c.workload or {}).get("ramp_s") or 0.0)
+        limit_us = ((c.runtime_s + ramp) * (1 + LAT_SLACK) + LAT_SLACK_S) * 1e6
+        lats = {
+            "maximum": c.lat_max_us,
+            "read maximum": c.read_lat_max_us,
+            "write maximum": c.write_lat_max_us,
+            "mean": c.lat_mean_us,
+            "99.999 %": c.p99_999,
+        }
+        lats.update({f"per-second maximum at {row[0]:g} s": row[4] for row in v.series.get(c.id, ())})
+        checked += 1
+        for name, us in lats.items():
+            if us is not None and us > limit_us:
+                failures.append(
+                    f"{_cell_name(c)}: {name} latency {us / 1e6:.3f} s exceeds the cell's runtime "
+                    f"{c.runtime_s:.3f} s (+ ramp {ramp:g} s)"
+                )
+                break
+    return _outcome(failures, checked, "cells", {})
+
+
+def percentile_samples(v: RunView) -> Outcome:
+    failures, checked = [], 0
+    for c in v.cells:
+        total = v.histogram_totals.get(c.id)
+        if total is None:
+            continue
+        checked += 1
+        if total != c.ios:
+            failures.append(f"{_cell_name(c)}: its latency histogram holds {total:,} IOs, the cell {c.ios:,}")
+        for pct, val in ((99.0, c.p99), (99.9, c.p99_9), (99.99, c.p99_99), (99.999, c.p99_999)):
+            if val is not None and c.lat_max_us is not None and val > c.lat_max_us * (1 + RATE_TOL):
+                failures.append(
+                    f"{_cell_name(c)}: {pct:g} % {val:,.1f} µs above its largest sample {c.lat_max_us:,.1f}"
+                )
+    for ph in v.summaries:
+        for a in ph.cells:
+            if a.p99_999_us is not None and not measurable(99.999, a.ios):
+                failures.append(
+                    f"{ph.phase.name} window {a.key}: a 99.999 % shown from {a.ios or 0:,} IOs, "
+                    "fewer than it needs to be measured"
+                )
+    return _outcome(failures, checked, "cells with latency histograms", {})
+
+
+def hdd_media(v: RunView) -> Outcome:
+    if not v.m.target.get("facts", {}).get("rotational"):
+        return Outcome(NA, "not a rotating drive")
+    params = dict((v.sim or {}).get("params") or ())
+    media = float(params.get("outer_mbps") or 0)
+    cache_mb = float((v.sim or {}).get("cache_bytes") or 0) / 1e6
+    if not media:
+        return Outcome(NA, "the drive's media rate is not known (only a simulated HDD states it)")
+    failures, checked, top = [], 0, 0.0
+    for c in v.cells:
+        t_prev = 0.0
+        for t, _r, _w, mbps, _ in v.series.get(c.id, ()):
+            dt, t_prev = max(t - t_prev, 1e-3), t
+            checked += 1
+            top = max(top, mbps)
+            limit = media * (1 + HDD_TOL) + cache_mb / dt
+            if mbps > limit:
+                failures.append(
+                    f"{_cell_name(c)} at {t:g} s: {mbps:,.1f} MB/s beyond the media's {media:g} MB/s "
+                    f"plus its {cache_mb:g} MB cache ({limit:,.1f} MB/s)"
+                )
+    return _outcome(
+        failures, checked, "per-second rows", {"media_mbps": media, "cache_mb": cache_mb, "highest_mbps": top}
+    )
+
+
+def iops_bytes(v: RunView) -> Outcome:
+    failures, checked = [], 0
+    for c in v.cells:
+        for side, iops, mbps, ios in (
+            ("read", c.read_iops, c.read_mbps, c.read_ios),
+            ("write", c.write_iops, c.write_mbps, c.write_ios),
+        ):
+            if not ios or iops is None or mbps is None:
+                continue
+            sizes = {int(s["block_size"]) for s in _streams(c) if s.get("op") == side}
+            size = sizes.pop() if len(sizes) == 1 else None
+            if size is None:  # per-direction bytes are not stored: a mix of sizes checks below, as a whole
+                continue
+            checked += 1
+            want = iops * size / 1e6
+            if abs(want - mbps) > RATE_TOL * max(want, mbps):
+                failures.append(
+                    f"{_cell_name(c)} {side}: {iops:,.1f} IOPS × {size:,} B = {want:,.2f} MB/s, stored {mbps:,.2f} MB/s"
+                )
+        if c.ios and c.io_bytes and c.iops and c.mbps:
+            checked += 1
+            want = c.iops * c.io_bytes / c.ios / 1e6  # the mean IO size, for mixed sizes
+            if abs(want - c.mbps) > RATE_TOL * max(want, c.mbps):
+                failures.append(
+                    f"{_cell_name(c)}: {c.iops:,.1f} IOPS × {c.io_bytes / c.ios:,.0f} B mean = {want:,.2f} MB/s, "
+                    f"stored {c.mbps:,.2f} MB/s"
+                )
+    return _outcome(failures, checked, "directions and cells", {})
+
+
+def rw_shares(v: RunView) -> Outcome:
+    failures, checked = [], 0
+    for c in v.cells:
+        streams = _streams(c)
+        total = sum(float(s.get("share", 1.0)) for s in streams)
+        if not streams or c.ios < SHARE_MIN_IOS or total <= 0:
+            continue
+        planned = sum(float(s.get("share", 1.0)) for s in streams if s.get("op") == "read") / total
+        got = (c.read_ios or 0) / c.ios
+        allowed = (
+            0.0 if planned in (0.0, 1.0) else SHARE_TOL + SHARE_SIGMAS * math.sqrt(planned * (1 - planned) / c.ios)
+        )
+        checked += 1
+        if abs(got - planned) > allowed:
+            failures.append(
+                f"{_cell_name(c)}: {got:.1%} of the IOs were reads, the mix plans {planned:.1%} (allowed ± {allowed:.1%})"
+            )
+    return _outcome(failures, checked, "cells", {})
+
+
+def endurance_basis(v: RunView) -> Outcome:
+    """The cells endurance.py says its TBW and DWPD rest on, looked up in the stored window
+    they came from: every one must have written incompressible data (a compressing drive's
+    WAF on compressible data flatters them)."""
+    if "pe_cycles" not in v.m.plan.get("values", {}):
+        return Outcome(NA, "the run states no endurance figures")
+    w = steady_random_write(v.summaries)
+    if w is None:
+        return Outcome(NA, "no random-write window with flash counters: the endurance figures use the drive's counters")
+    named = set(w.cells)
+    basis = [r for ph in v.summaries for r in ph.rows if r.round in ph.window and r.cell_key in named]
+    low = [c for c in basis if float((c.workload or {}).get("entropy", 1.0)) < 1.0]
+    numbers = {"cells": len(basis), "compressible_cells": len(low), "left_out": list(w.left_out)}
+    if low:
+        e = min(float(c.workload.get("entropy", 1.0)) for c in low)
+        return Outcome(
+            FAIL,
+            f"the endurance basis ({w.short}) holds {len(low)} cell(s) of compressible data (entropy {e:g}): "
+            "its WAF flatters TBW and DWPD",
+            numbers,
+        )
+    left = f"; {len(w.left_out)} compressible cell(s) left out" if w.left_out else ""
+    return Outcome(PASS, f"the endurance basis ({len(basis)} cells) wrote incompressible data{left}", numbers)
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant(
+        "steady-evidence",
+        "a phase stored as steady has left fresh-out-of-box on the run's own evidence: on the whole LBA "
+        "range, with erases in every window round (simulator) or the rule's minimum written since the purge",
+        ("steady-state",),
+        steady_evidence,
+    ),
+    Invariant("waf-floor", "WAF ≥ 1 for incompressible random writes", ("WAF", "endurance"), waf_floor),
+    Invariant("series-totals", "the per-second rows add up to the cell totals", ("per-second",), series_totals),
+    Invariant("latency-runtime", "no latency above the cell's runtime", ("latency", "percentile"), latency_runtime),
+    Invariant(
+        "percentile-samples",
+        "no percentile beyond its sample count (histogram = IO count; a shown percentile has its IOs)",
+        ("percentile",),
+        percentile_samples,
+    ),
+    Invariant("hdd-media", "HDD per-second MB/s within media plus cache", ("MB/s", "per-second"), hdd_media),
+    Invariant("iops-bytes", "IOPS × block size = MB/s", ("IOPS", "MB/s"), iops_bytes),
+    Invariant("rw-shares", "read/write shares match the mix", ("IOPS", "MB/s"), rw_shares),
+    Invariant("endurance-basis", "the endurance basis wrote incompressible data", ("endurance",), endurance_basis),
+)

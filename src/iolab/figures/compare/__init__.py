@@ -1,0 +1,285 @@
+"""Comparing drives: which runs may be compared, what a key figure is (`KeyMetric`; each test
+declares its own in its module in suites/), the summary table (one row per drive) and the ordinal
+ranking of the drives per column. compare/ holds only figures computed from runs, below report/
+(which may use them); the comparison report's pages are in compare_pages/, above report/.
+
+Each key figure knows its direction (higher IOPS and MB/s are better, lower response times
+are better). Ranks are standard competition ranks: tied drives share a rank and the next rank
+skips (1, 2, 2, 4). Drives tie when their figures are equal *as printed* (units.num), so a
+reader never sees two equal numbers ranked differently. A drive without a
+figure (not measured, e.g. an interrupted run) is not ranked in that column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from iolab.core.errors import IolabError
+from iolab.core.results import Histogram
+from iolab.core.units import num, printed_value
+from iolab.figures.points import DV_PHASE, DemandPoint, parse_point
+from iolab.figures.summary import CellAverage, PhaseSummary
+
+# Profile settings that change what a test measures; runs that differ in any of them measure
+# different things and are not compared unless forced.
+COMPARED_PROFILE_KEYS = (
+    "name",
+    "spec",
+    "active_range",
+    "threads",
+    "queue_depth",
+    "write_cache",
+    "cell_seconds",
+    "precondition_factor",
+    "capacity_limit",
+    "quick",
+    "max_rounds",
+    "strict_steady",
+    "wsat_capacity_multiple",
+    "wsat_max_seconds",
+    "settings",
+)
+
+
+# What a key figure reads of one drive: its phases (a test), or its phases per test (a sequence).
+Drive = TypeVar("Drive")
+
+
+@dataclass(frozen=True)
+class KeyMetric(Generic[Drive]):
+    """One column of the summary table."""
+
+    name: str
+    unit: str
+    higher_is_better: bool
+    get: Callable[[Drive], float | None]
+    # value (an average, a rate, a search result), percentile, or extreme (one observation: a
+    # maximum latency, a minimum interval); `iolab check` judges each kind by its own rule
+    kind: str = "value"
+
+    @property
+    def direction(self) -> str:
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+    @property
+    def heading(self) -> str:
+        """A table column's or row's name: 'IOPS (IOPS; ↑)'."""
+        return f"{self.name} ({self.unit}; {'↑' if self.higher_is_better else '↓'})"
+
+    @property
+    def short(self) -> str:
+        """The name with its unit (left out when the name says it) and direction: 'ART (µs) ↓'."""
+        unit = "" if self.unit in self.name else f" ({self.unit})"
+        return f"{self.name}{unit} {'↑' if self.higher_is_better else '↓'}"
+
+    def fmt(self, v: float | None) -> str:
+        return num(v)
+
+
+def competition_ranks(values: Sequence[float | None], higher_is_better: bool) -> list[int | None]:
+    """Rank = 1 + the number of drives strictly better; ties share a rank; None is unranked.
+    Values are compared as printed (units.num)."""
+    keyed = [printed_value(v) for v in values]
+    ranks: list[int | None] = []
+    for v in keyed:
+        if v is None:
+            ranks.append(None)
+            continue
+        better = sum(1 for w in keyed if w is not None and (w > v if higher_is_better else w < v))
+        ranks.append(1 + better)
+    return ranks
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    drives: tuple[str, ...]
+    metrics: tuple[KeyMetric, ...]
+    values: tuple[tuple[float | None, ...], ...]  # [drive][metric]
+    ranks: tuple[tuple[int | None, ...], ...]  # [drive][metric]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What `iolab compare` wrote, and its ranking for the terminal (None for a sequence's
+    summary comparison, whose tables are per test)."""
+
+    paths: list[Path]
+    summary: SummaryTable | None = None
+
+
+def summary_table(drives: Sequence[str], phases: Sequence[Drive], metrics: Sequence[KeyMetric[Drive]]) -> SummaryTable:
+    values = [[m.get(ph) for m in metrics] for ph in phases]
+    per_metric = [competition_ranks([row[j] for row in values], m.higher_is_better) for j, m in enumerate(metrics)]
+    ranks = [[per_metric[j][i] for j in range(len(metrics))] for i in range(len(drives))]
+    return SummaryTable(tuple(drives), tuple(metrics), tuple(tuple(r) for r in values), tuple(tuple(r) for r in ranks))
+
+
+# -- the RWSW tests -----------------------------------------------------------------------------
+
+DIRTH_SUMMARY_OIO = 32
+REPLAY_PHASE = "replay"
+
+
+@dataclass(frozen=True)
+class ReplayTotals:
+    """A whole replay as one figure set (the catalogue's "24-hour averages"): IOPS and MB/s are
+    all IOs and bytes over all step runtimes; ART is IO-weighted; percentiles come from the
+    steps' histograms merged (exact, never averaged)."""
+
+    steps: int
+    ios: float
+    seconds: float
+    iops: float
+    mbps: float
+    art_us: float | None
+    mrt_us: float | None
+    histogram: Histogram | None
+
+    def percentile(self, pct: float) -> float | None:
+        return self.histogram.measured(pct) if self.histogram is not None else None
+
+
+def replay_totals(phases: list[PhaseSummary]) -> ReplayTotals | None:
+    ph = next((p for p in phases if p.phase.name == REPLAY_PHASE), None)
+    if ph is None:
+        return None
+    rows = [r for r in ph.rows if r.round in ph.window]
+    if not rows:
+        return None
+    # fio and the sim give IOPS as IOs / runtime, so IOPS × runtime is each step's IO count.
+    ios = [r.iops * r.runtime_s for r in rows]
+    seconds = sum(r.runtime_s for r in rows)
+    lat = [(n, r.lat_mean_us) for n, r in zip(ios, rows) if r.lat_mean_us is not None and n > 0]
+    mx = [r.lat_max_us for r in rows if r.lat_max_us is not None]
+    hists = [c.histogram for c in ph.cells if c.histogram is not None]
+    return ReplayTotals(
+        steps=len(rows),
+        ios=sum(ios),
+        seconds=seconds,
+        iops=sum(ios) / seconds if seconds else 0.0,
+        mbps=sum(r.io_bytes for r in rows) / seconds / 1e6 if seconds else 0.0,
+        art_us=sum(n * v for n, v in lat) / sum(n for n, _ in lat) if lat else None,
+        mrt_us=max(mx) if mx else None,
+        histogram=Histogram.merge(hists) if hists else None,
+    )
+
+
+def demand_cells(phases: Sequence[PhaseSummary]) -> list[tuple[DemandPoint, CellAverage]]:
+    """A DIRTH run's demand points over their measurement window, in the order run, each with
+    its cell (MB/s, percentiles)."""
+    ph = next((p for p in phases if p.phase.name == DV_PHASE), None)
+    tagged = [(parse_point(c.key), c) for c in (ph.cells if ph else ())]
+    return [(DemandPoint(*tq, c.iops, c.lat_mean_us), c) for tq, c in tagged if tq is not None]
+
+
+def dirth_levels(phases: Sequence[PhaseSummary]) -> list[tuple[int, CellAverage]]:
+    """The demand points by total outstanding IO, ascending (the RWSW sweep has one per level)."""
+    return sorted(((p.oio, c) for p, c in demand_cells(phases)), key=lambda x: x[0])
+
+
+def dirth_level(phases: list[PhaseSummary], oio: int) -> CellAverage | None:
+    return next((c for n, c in dirth_levels(phases) if n == oio), None)
+
+
+def cell_percentile(c: CellAverage | None, pct: float) -> float | None:
+    return c.histogram.measured(pct) if c is not None and c.histogram is not None else None
+
+
+# -- which runs may be compared --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What decides whether two runs are comparable (read from each manifest)."""
+
+    label: str
+    test: str
+    profile: dict
+    cells: tuple[tuple[str, tuple[str, ...]], ...]  # per phase: name, cell keys
+    workload: str = ""  # RWSW: digest of the workload run (streams, shares, outstanding IO)
+
+
+def _profile_value(profile: dict, key: str):
+    if key == "settings":  # runs made before tests had parameters ran every test with its defaults
+        return [list(kv) for kv in profile.get(key) or ()]
+    return profile.get(key)
+
+
+def differences(runs: Sequence[RunFacts]) -> list[str]:
+    """Why these runs do not measure the same thing; empty when they are comparable."""
+    if not runs:
+        return []
+    first, out = runs[0], []
+    for r in runs[1:]:
+        if r.test != first.test:
+            out.append(f"{r.label} ran test {r.test!r}, {first.label} ran {first.test!r}")
+            continue
+        for k in COMPARED_PROFILE_KEYS:
+            a, b = _profile_value(first.profile, k), _profile_value(r.profile, k)
+            if a != b:
+                out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
+        if r.workload != first.workload:
+            out.append(
+                f"workload: {first.label} ran workload {first.workload or '?'}, {r.label} ran {r.workload or '?'} "
+                "(different composite/replay files)"
+            )
+        if r.cells != first.cells:
+            mine = {f"{p}: {c}" for p, cs in first.cells for c in cs}
+            theirs = {f"{p}: {c}" for p, cs in r.cells for c in cs}
+            only_a, only_b = sorted(mine - theirs), sorted(theirs - mine)
+            what = []
+            if only_a:
+                what.append(f"only {first.label} has {', '.join(only_a[:4])}{' …' if len(only_a) > 4 else ''}")
+            if only_b:
+                what.append(f"only {r.label} has {', '.join(only_b[:4])}{' …' if len(only_b) > 4 else ''}")
+            out.append("test cells differ: " + ("; ".join(what) or "different order or phases"))
+    return out
+
+
+def check_comparable(runs: Sequence[RunFacts], force: bool) -> list[str]:
+    """Raise unless the runs are comparable or `force`; returns the differences (for a banner)."""
+    if len(runs) < 2:
+        raise IolabError("compare needs at least two runs (give two or more run ids or directories).")
+    diffs = differences(runs)
+    if diffs and not force:
+        listed = "; ".join(diffs[:8]) + (f"; and {len(diffs) - 8} more" if len(diffs) > 8 else "")
+        raise IolabError(
+            f"these runs do not measure the same thing, so their figures are not comparable: {listed}. "
+            "Compare runs of the same test with the same profile and parameters, or pass --force to compare "
+            "anyway (every page then lists these differences)."
+        )
+    return diffs
+
+
+def comparison_stem(test: str, run_ids: Sequence[str]) -> str:
+    """A stable file name: the same runs compared again overwrite the same report."""
+    digest = hashlib.sha1("\n".join(run_ids).encode()).hexdigest()[:8]
+    return f"compare-{test}-{len(run_ids)}drives-{digest}"
+
+
+def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
+    """The run directories named, each checked readable (read-only); a run named twice is refused."""
+    from iolab.store.manifest import manifest_of
+    from iolab.store.runstore import RunStore
+
+    seen: dict[str, str] = {}
+    paths = []
+    for ref in run_refs:
+        store = RunStore.open(ref)
+        try:
+            run_id = manifest_of(store).run_id
+            key = run_id or str(store.dir)
+            if key in seen or str(store.dir) in seen.values():
+                raise IolabError(
+                    f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
+                    f"{store.dir}): a run compared with itself says nothing. Give each run once."
+                )
+            seen[key] = str(ref)
+            paths.append(store.dir)
+        finally:
+            store.close()
+    return paths

@@ -1,0 +1,209 @@
+"""When a phase may end: steady state (once the drive has left fresh-out-of-box), its write
+budget or its time budget. The runner asks after every round; `iolab resume` asks the same of
+the rounds a run stored before it stopped.
+
+A flat window is not steady state by itself: a purged drive writes at a flat, fast plateau
+until its free flash runs out. So a window that passes the SNIA rule counts as the drive's
+steady state only on evidence that the drive left fresh-out-of-box (`fob_doubt`):
+- the writes since the purge reached the rule's minimum (× the tested capacity);
+- where the engine counts the flash blocks it erases (the simulator), the window's cells erased
+  some: garbage collection is at work (a drive that has not erased a block since its purge is
+  still writing into free flash, whatever the byte count says);
+- the tested range is the drive's (the profile's active range): a quick run that tests 512 MiB
+  of a larger drive it cannot copy smaller confines every write to that range, and the flash
+  behind the rest of the drive stays free, so whatever it measures is that small range's
+  steady state at best, never the drive's (`range_share`, labelled on every page).
+This holds for every phase that tracks steady state and writes, Write Saturation included."""
+
+from __future__ import annotations
+
+from iolab.core.plan import Deferred, Phase, TestPlan
+from iolab.core.steady import SteadyVerdict
+from iolab.core.units import duration
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+
+
+def early_stop(
+    phase: Phase,
+    verdict: SteadyVerdict | None,
+    written: int,
+    elapsed: float,
+    since_purge: int = 0,
+    minimum: int = 0,
+    what: str = "",
+    doubt: str | None = None,
+    share: float | None = None,
+) -> str | None:
+    """Why the phase ends after this round (steady state, a budget), or None to go on. Steady
+    state is not accepted before the phase has written its own minimum (RWSW saturation tests),
+    `minimum` bytes were written since the purge (`steady_minimum`) and nothing casts `doubt`
+    on the drive having left fresh-out-of-box (`fob_doubt`). A range cut below the drive's
+    (`share`) ends the phase at its window too, as that range's steady state, never the drive's."""
+    if (
+        verdict is not None
+        and verdict.steady
+        and phase.stop_on_steady
+        and written >= (phase.min_write_bytes or 0)
+        and since_purge >= minimum
+        and doubt is None
+    ):
+        rounds = f"rounds {verdict.window[0]}-{verdict.window[-1]}"
+        why = f"steady state reached in {rounds}" if share is None else f"the window passed in {rounds}"
+        if minimum:
+            why += (
+                f", declared after {since_purge / 1e9:.3f} GB written since the purge "
+                f"(≥ {what}, {minimum / 1e9:.3f} GB)"
+            )
+        return why if share is None else f"{why}; {range_label(share)}"
+    if phase.budget_write_bytes is not None and written >= phase.budget_write_bytes:
+        return f"wrote {written / 1e9:.3f} GB, the budget of {phase.budget_write_bytes / 1e9:.3f} GB"
+    if phase.budget_seconds is not None and elapsed >= phase.budget_seconds:
+        return f"ran {duration(phase.budget_seconds)}, the time budget"
+    return None
+
+
+def after_round(
+    store: RunStore, plan: TestPlan, phase: Phase, verdict: SteadyVerdict | None, done: tuple[int, float, int, int]
+) -> str | None:
+    """`early_stop` with the evidence behind a steady window; `done`: (bytes the phase's rounds
+    wrote, their engine seconds, bytes written since the purge, the drive's capacity)."""
+    written, elapsed, since_purge, capacity = done
+    minimum, what = steady_minimum(plan, phase), plan.rule.minimum_text()
+    doubt = fob_doubt(store, phase, verdict, since_purge, minimum, what)
+    share = range_share(plan.capacity, capacity, plan.profile.active_range)
+    return early_stop(phase, verdict, written, elapsed, since_purge, minimum, what, doubt, share)
+
+
+def settle(
+    store: RunStore, plan: TestPlan, phase: Phase, verdict: SteadyVerdict | None, done: tuple[int, float, int, int]
+) -> tuple[bool | None, str]:
+    """The phase's stored verdict once it ended: the window's, unless the evidence that the
+    drive left fresh-out-of-box is missing; then False and why (to add to the stop reason)."""
+    written, _, since_purge, capacity = done
+    steady = verdict.steady if verdict is not None else None
+    if not steady:
+        return steady, ""
+    if phase.min_write_bytes and written < phase.min_write_bytes:
+        # A write-saturation test is not steady on a drive that has not yet been filled.
+        return False, (
+            f"only {written / 1e9:.3f} GB written, below the {phase.min_write_bytes / 1e9:.3f} GB "
+            "required before steady state is accepted"
+        )
+    doubt = fob_doubt(store, phase, verdict, since_purge, steady_minimum(plan, phase), plan.rule.minimum_text())
+    if doubt is not None:
+        return False, doubt
+    share = range_share(plan.capacity, capacity, plan.profile.active_range)
+    # the tested range's steady state at best: never labelled the drive's
+    return (False, range_label(share)) if share is not None else (True, "")
+
+
+def writes(phase: Phase) -> bool:
+    return any(s.op == "write" for c in phase.cells for s in c.workload.streams)
+
+
+def steady_minimum(plan: TestPlan, phase: Phase) -> int:
+    """Bytes that must be written since the purge before this phase may be steady: a phase
+    that tracks steady state and writes must have left fresh-out-of-box, whose flat plateau
+    passes the steady-state rule too (SteadyRule.min_write_multiple). Write Saturation, which
+    runs to its budget whatever the verdict, is held to it as well: its verdict is printed."""
+    if not (phase.tracking and writes(phase)):
+        return 0
+    return plan.rule.min_write_bytes(plan.capacity)
+
+
+def range_share(tested: int, capacity: int, active_range: float) -> float | None:
+    """The share of the drive a run tested when a limit (--quick's) cut it below the range the
+    profile names; None when it tests that range."""
+    return tested / capacity if capacity and tested < int(capacity * active_range) else None
+
+
+def range_label(share: float) -> str:
+    """What every figure of a range-limited run says of itself."""
+    return f"active range {share * 100:.2g} %: not the drive's steady state"
+
+
+def window_erases(store: RunStore, phase: str, window: tuple[int, ...]) -> dict[int, float]:
+    """Flash blocks the drive erased in each window round's cells, by the engine's own counter;
+    empty when the engine counts none (fio: a real drive does not say)."""
+    out: dict[int, float] = {}
+    for c in store.cells(phase):
+        if c.round in window and "erases" in (c.counters or {}):
+            out[c.round] = out.get(c.round, 0.0) + float(c.counters["erases"])
+    return out
+
+
+def fob_doubt(
+    store: RunStore, phase: Phase, verdict: SteadyVerdict | None, since_purge: int, minimum: int, what: str
+) -> str | None:
+    """Why a window that passed the rule is not yet evidence of steady state (None: it is)."""
+    if verdict is None or not verdict.steady:
+        return None
+    if since_purge < minimum:
+        return too_fresh(since_purge, minimum, what)
+    if not (phase.tracking and writes(phase)):
+        return None
+    erased = window_erases(store, phase.name, verdict.window)
+    idle = [r for r in verdict.window if r in erased and erased[r] == 0]
+    if idle:
+        # garbage collection at work in every round: a round that erased nothing still wrote into
+        # the free flash the purge left
+        return (
+            f"steady state not reached: the window (rounds {verdict.window[0]}-{verdict.window[-1]}) passed, but "
+            f"the simulated drive erased no flash block in round(s) {', '.join(map(str, idle))}: it was still "
+            "writing into the free flash a purge leaves (fresh-out-of-box), not collecting garbage"
+        )
+    return None
+
+
+def too_fresh(since_purge: int, minimum: int, what: str) -> str:
+    return (
+        f"steady state not reached: the window passed, but only {since_purge / 1e9:.3f} GB was written since "
+        f"the purge, below the {what} ({minimum / 1e9:.3f} GB) a drive must take "
+        "to leave fresh-out-of-box"
+    )
+
+
+def since_last_purge(phases: list[dict], upto: int) -> list[str]:
+    """The stored plan's phases from the last purge at or before phase `upto` to it, by name: a
+    phase that does not purge goes on from the drive state the phases before it left."""
+    first = upto
+    while first > 0 and not phases[first].get("purge", True):
+        first -= 1
+    return [p["name"] for p in phases[first : upto + 1]]
+
+
+def written_since_purge(store: RunStore, upto: int) -> int:
+    """What the stored cells wrote from the last purge before plan phase `upto` up to now (a
+    resumed run's count of `Runner.since_purge`)."""
+    names = set(since_last_purge(manifest_of(store).plan.get("phases", []), upto))
+    return sum(
+        c.write_bytes
+        for kind in ("precondition", "measure", "interrupted")
+        for c in store.cells(kind=kind, complete_only=False)
+        if c.phase in names
+    )
+
+
+def rule_text(plan: TestPlan) -> str:
+    """The steady-state rule as this plan uses it: the round limit of the phases that stop at
+    steady state (their own, which a test may set above the profile's), and which phases only
+    report it (Write Saturation runs to its budget whatever the verdict)."""
+    phases = [ph for ph in plan.phases if isinstance(ph, Phase) and ph.tracking]
+    stop = sorted({ph.max_rounds for ph in phases if ph.stop_on_steady and ph.max_rounds >= plan.rule.window})
+    # a phase that tracks steady state but may not run a whole window is never evaluated (a
+    # --max-rounds below the window): said as such, not as a run that tracks nothing
+    short = [ph for ph in phases if ph.stop_on_steady and ph.max_rounds < plan.rule.window]
+    report = [ph.name for ph in phases if not ph.stop_on_steady]
+    parts = []
+    if stop:
+        parts.append(f"at most {' or '.join(map(str, stop))} rounds")
+    for ph in short:
+        parts.append(
+            f"not evaluated in {ph.name}: at most {ph.max_rounds} round(s), fewer than the {plan.rule.window}-round window"
+        )
+    if report:
+        parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
+    if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):
+        parts.append(f"at most {plan.rule.max_rounds} rounds")
+    return plan.rule.describe("; ".join(parts) or "not evaluated (no phase tracks steady state)")

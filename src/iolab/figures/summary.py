@@ -1,0 +1,203 @@
+"""Results of a stored run as the reports show them: measurement-window averages per cell,
+the steady-state table, and the run's completeness. Reads only the store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from iolab.core.cellschema import AVERAGED, CellRow, fold
+from iolab.core.results import Histogram
+from iolab.core.steady import VariableVerdict
+from iolab.store import bulk as storebulk
+from iolab.store.runstore import PhaseRow, RunStore
+
+
+@dataclass(frozen=True)
+class CellAverage:
+    """One table entry: a cell averaged over the measurement-window rounds. Its figures
+    are the cells-table columns cellschema marks as averaged (same names), folded over the
+    window as declared there, plus the window's merged histogram."""
+
+    key: str
+    mix: str | None
+    block_size: int | None
+    rounds: tuple[int, ...]
+    iops: float
+    read_iops: float
+    write_iops: float
+    mbps: float
+    read_mbps: float
+    write_mbps: float
+    lat_mean_us: float | None  # ART: mean of the per-round means
+    lat_max_us: float | None  # MRT: the maximum over the window
+    p99_999_us: float | None  # from the window's merged histogram (exact, not an average of percentiles)
+    histogram: Histogram | None
+    idle_before_s: float | None = None  # the device idled this long before the cell
+
+    @property
+    def ios(self) -> int | None:
+        """The IOs of the window's merged histogram, which its percentiles are read from."""
+        return self.histogram.total if self.histogram is not None else None
+
+
+@dataclass(frozen=True)
+class PhaseSummary:
+    phase: PhaseRow
+    rounds: tuple[int, ...]  # complete measurement rounds
+    window: tuple[int, ...]  # measurement window (last 5 complete rounds)
+    steady: bool | None
+    verdicts: tuple[VariableVerdict, ...]
+    cells: tuple[CellAverage, ...]  # in the plan's loop order
+    mixes: tuple[str, ...]
+    block_sizes: tuple[int, ...]
+    rows: tuple[CellRow, ...]  # every complete measurement cell, for time series
+    # what the phase's stop rule or builder decided (manifest.decisions), so figures read the
+    # run's own decision instead of replaying a rule with defaults
+    decisions: tuple[dict, ...] = ()
+    # the test's own parameters as the run used them (manifest plan.values; empty for runs
+    # stored before it held them), so a figure reads the run's setting, not today's default
+    values: Mapping[str, Any] = field(default_factory=dict)
+    # the run directory the phase was read from, for figures of its per-second series
+    run_dir: Path | None = None
+    # tracking variables reported with their own verdict that do not decide `steady`
+    shown_only: frozenset[str] = frozenset()
+    # the plan gave the phase tracking variables: `steady` None then means its rounds never
+    # filled a window (not evaluated), not that it tracks nothing
+    tracks: bool = False
+
+    def cell(self, mix: str, block_size: int) -> CellAverage | None:
+        for c in self.cells:
+            if c.mix == mix and c.block_size == block_size:
+                return c
+        return None
+
+
+def interval_label(r: CellRow) -> str:
+    """An interval's number in a table, with its true length when it is partial."""
+    return f"{r.round} (partial, {r.runtime_s:.3g} s)" if r.partial else str(r.round)
+
+
+def rounds_count(ph: PhaseSummary) -> str:
+    """How many rounds a phase measured: a partial interval is counted as such, not as complete."""
+    partial = sorted(
+        {r.round: r for r in ph.rows if r.partial and r.round in ph.rounds}.values(), key=lambda r: r.round
+    )
+    text = f"{len(ph.rounds) - len(partial)} complete round(s)"
+    return text + "".join(f", then round {interval_label(r)}" for r in partial)
+
+
+@dataclass
+class _PhaseData:
+    """What a phase's summaries read from results.db, read once per version of the database."""
+
+    rows: list[CellRow]
+    rounds: tuple[int, ...]
+    verdicts: tuple[VariableVerdict, ...]
+    histograms: dict[int, Histogram | None] = field(default_factory=dict)  # by cell id, as fetched
+    cells: dict[tuple[int, ...], tuple[CellAverage, ...]] = field(default_factory=dict)  # by window
+
+
+# Per open store: the database version read (RunStore.data_version) and each phase's data. A run
+# summarises a phase for its table, its --json record and the record's per-round figures; each of
+# those read the same rows and histograms again (840 histogram queries for a quick iops run). Any
+# write to results.db changes the version and drops what was kept, so a summary never outlives
+# the data it came from; the manifest's parts are read afresh on every call.
+_kept: WeakKeyDictionary[RunStore, tuple[tuple[int, int], dict[str, _PhaseData]]] = WeakKeyDictionary()
+
+
+def _phase_data(store: RunStore, phase: str) -> _PhaseData:
+    version = store.data_version()
+    kept = _kept.get(store)
+    if kept is None or kept[0] != version:
+        kept = (version, {})
+        _kept[store] = kept
+    data = kept[1].get(phase)
+    if data is None:
+        data = _PhaseData(store.cells(phase), tuple(store.complete_rounds(phase)), tuple(store.steady_rows(phase)))
+        kept[1][phase] = data
+    return data
+
+
+def _window_cells(store: RunStore, data: _PhaseData, window: tuple[int, ...]) -> tuple[CellAverage, ...]:
+    """The window's cell averages, in the plan's loop order (computed once per window)."""
+    if window in data.cells:
+        return data.cells[window]
+    in_window = [r for r in data.rows if r.round in window and not r.partial]
+    missing = [r.id for r in in_window if r.id not in data.histograms]
+    if missing:
+        found = storebulk.histograms(store, missing)
+        data.histograms.update({cid: found.get(cid) for cid in missing})
+    order: list[str] = []
+    by_key: dict[str, list[CellRow]] = {}
+    for r in in_window:
+        if r.cell_key not in by_key:
+            order.append(r.cell_key)
+        by_key.setdefault(r.cell_key, []).append(r)
+    cells = []
+    for key in order:
+        rs = by_key[key]
+        hists = [h for h in (data.histograms[r.id] for r in rs) if h is not None]
+        merged = Histogram.merge(hists) if hists else None
+        # each averaged column's window value, under its CellAverage field of the same name
+        averages: dict[str, Any] = {c.name: fold(c, [getattr(r, c.name) for r in rs]) for c in AVERAGED}
+        cells.append(
+            CellAverage(
+                key=key,
+                mix=rs[0].mix,
+                block_size=rs[0].block_size,
+                rounds=tuple(r.round for r in rs),
+                **averages,
+                p99_999_us=merged.measured(99.999) if merged else None,
+                histogram=merged,
+                idle_before_s=rs[0].idle_before_s,
+            )
+        )
+    data.cells[window] = tuple(cells)
+    return data.cells[window]
+
+
+def summarise_phase(
+    store: RunStore, phase: PhaseRow, window_size: int = 5, window: tuple[int, ...] | None = None
+) -> PhaseSummary:
+    """`window`: average these rounds instead of the measurement window (one round alone, for
+    its own figures)."""
+    data = _phase_data(store, phase.name)
+    rows, rounds, verdicts = data.rows, data.rounds, data.verdicts
+    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
+    partial = {c.round for c in rows if c.partial}
+    full = [r for r in rounds if r not in partial]
+    if window is None:
+        window = verdicts[0].rounds if verdicts else tuple(full[-window_size:])
+    window = tuple(window)
+    cells = _window_cells(store, data, window)
+    mixes = tuple(dict.fromkeys(c.mix for c in cells if c.mix))
+    sizes = tuple(dict.fromkeys(c.block_size for c in cells if c.block_size))
+    decisions = tuple(d for d in (store.manifest.decisions if store.manifest else ()) if d.get("phase") == phase.name)
+    values = dict(store.manifest.plan.get("values", {})) if store.manifest else {}
+    plan_phases = store.manifest.plan.get("phases", ()) if store.manifest else ()
+    planned: dict[str, Any] = next((p for p in plan_phases if p.get("name") == phase.name), {})
+    shown_only = frozenset(t["name"] for t in planned.get("tracking", ()) if t.get("decides") is False)
+    return PhaseSummary(
+        phase,
+        rounds,
+        window,
+        phase.steady,
+        verdicts,
+        cells,
+        mixes,
+        sizes,
+        tuple(rows),
+        decisions,
+        values,
+        store.dir,
+        shown_only,
+        bool(planned.get("tracking")) or phase.steady is not None,
+    )
+
+
+def summarise(store: RunStore) -> list[PhaseSummary]:
+    return [summarise_phase(store, ph) for ph in store.phases()]

@@ -1,0 +1,84 @@
+"""Terminal views of the characterisation tests (`iolab run`/`iolab show`): a queue depth ×
+series table of IOPS per matrix phase, per-round figures of the QoS rounds, the IO
+consistency period's figures and the dips of its stored per-second series."""
+
+from __future__ import annotations
+
+import statistics
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape as esc
+from rich.table import Table
+
+from iolab.core.units import num
+from iolab.figures.compare.characterise import DIRECTIONS, direction_figures, grid
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report.char_series import phase_series, steady_figures
+
+
+def matrix_view(ph: PhaseSummary, console: Console) -> None:
+    labels, qds, cells = grid(ph)
+    if not cells:
+        console.print("no cell measured")
+        return
+    t = Table(title=f"{esc(ph.phase.name)}: IOPS (average latency µs)", box=box.SIMPLE)
+    t.add_column("")
+    for q in qds:
+        t.add_column(f"QD {q}", justify="right")
+    for lab in labels:
+        t.add_row(
+            esc(lab), *(f"{num(c.iops)} ({num(c.lat_mean_us)})" if (c := cells.get((lab, q))) else "—" for q in qds)
+        )
+    console.print(t)
+    figs = direction_figures(ph)
+    if not any(f["read_iops"] is not None and f["write_iops"] is not None for f in figs.values()):
+        return  # no cell mixed reads and writes: the totals above are one direction's
+    for op in DIRECTIONS:
+        t = Table(title=f"{esc(ph.phase.name)}: {op} IOPS, MB/s (average / maximum latency µs)", box=box.SIMPLE)
+        t.add_column("")
+        for q in qds:
+            t.add_column(f"QD {q}", justify="right")
+        for lab in labels:
+            t.add_row(esc(lab), *(_direction_text(figs[c.key], op) if (c := cells.get((lab, q))) else "—" for q in qds))
+        console.print(t)
+
+
+def _direction_text(f: dict[str, float | None], op: str) -> str:
+    """'12,340, 50.54 (80.12 / 1,234)'; '—' for a direction the cell did not run."""
+    if f[f"{op}_iops"] is None:
+        return "—"
+    return (
+        f"{num(f[f'{op}_iops'])}, {num(f[f'{op}_mbps'])} ({num(f[f'{op}_lat_mean_us'])} / {num(f[f'{op}_lat_max_us'])})"
+    )
+
+
+def qos_view(ph: PhaseSummary, console: Console) -> None:
+    rows = list(ph.rows)
+    if not rows:
+        console.print("no round measured")
+        return
+    worst = max(rows, key=lambda r: r.lat_max_us or 0.0)
+    console.print(
+        esc(
+            f"{len(rows)} rounds: median IOPS {num(statistics.median(r.iops for r in rows))}, "
+            f"average latency {num(statistics.median(r.lat_mean_us or 0 for r in rows))} µs (median round), "
+            f"worst maximum {num(worst.lat_max_us)} µs in round {worst.round}, "
+            f"last round 99.99 % {num(rows[-1].p99_99)} µs"
+        )
+    )
+
+
+def consistency_view(ph: PhaseSummary, console: Console) -> None:
+    for r in ph.rows:
+        console.print(
+            esc(
+                f"{r.cell_key}: {num(r.iops)} IOPS over {r.runtime_s:g} s, average {num(r.lat_mean_us)} µs, "
+                f"maximum {num(r.lat_max_us)} µs (per-second series: `iolab report`)"
+            )
+        )
+    start = float(ph.values.get("steady_from", 0.0))
+    t, iops, _, _, _ = phase_series(ph, ph.run_dir)
+    _, dips = steady_figures(t, iops, start)
+    if dips is not None:
+        console.print(esc(f"dips in the steady part (after {start:g} s): {dips.text()}"))

@@ -1,0 +1,196 @@
+"""The characterisation tests' overlays in a comparison: matrices as IOPS vs queue depth per
+drive (entropy also as IOPS vs entropy per queue depth), QoS as per-round figures per drive,
+IO consistency as the per-second series per drive on one linear scale."""
+
+from __future__ import annotations
+
+from iolab.core.units import num
+from iolab.figures.compare.characterise import grid
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report import plot_style, plots
+from iolab.pages.report.char_series import consistency_figures as consistency_facts
+from iolab.pages.report.char_series import consistency_series
+from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report.model import Figure, Page, Table
+from iolab.pages.report.rundata import RunData
+
+PREFERRED_SERIES = ("4KiB", "30% W", "0% entropy")
+
+
+def _common_series(phs: list[PhaseSummary]) -> str | None:
+    sets = [set(grid(p)[0]) for p in phs]
+    common = set.intersection(*sets) if sets else set()
+    return next((s for s in PREFERRED_SERIES if s in common), None) or next(
+        (s for s in grid(phs[0])[0] if s in common), None
+    )
+
+
+def _phases(runs: list[RunData], name: str, has: str) -> list[PhaseSummary] | None:
+    """Each run's phase `name`, or None where a run lacks it or it has no `has` (cells, rows)."""
+    phs = [r.phase(name) for r in runs]
+    found = [p for p in phs if p is not None and getattr(p, has)]
+    return found if len(found) == len(phs) else None
+
+
+def matrix_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
+    for name in names:
+        phs = _phases(runs, name, "cells")
+        if phs is None:
+            continue
+        series = _common_series(phs)
+        if series is None:
+            continue
+        qds = sorted({q for p in phs for (s, q) in grid(p)[2] if s == series})
+        lines = []
+        for label, p in zip(labels, phs):
+            cells = grid(p)[2]
+            pts = [(i, cells[(series, q)].iops) for i, q in enumerate(qds) if (series, q) in cells]
+            lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
+        png = plots.lines_over_categories(
+            [str(q) for q in qds], lines, "queue depth", "IOPS", f"{name}, {series}: IOPS vs queue depth", height_mm=110
+        )
+        pages.append(
+            Page(
+                f"{name}: IOPS vs queue depth ({series})",
+                (
+                    Figure(
+                        f"{name}, {series}: one line per drive", png, 110, "Source: each run's results.db table cells."
+                    ),
+                ),
+            )
+        )
+    return pages
+
+
+def entropy_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    """The matrix overlays (IOPS vs QD at 0 % entropy), then per phase and queue depth every
+    drive's IOPS over entropy: where compression pays, the line rises towards 0 %."""
+    pages = matrix_overlays(runs, labels)
+    names = list(dict.fromkeys(p.phase.name for p in runs[0].phases if p.phase.name != "precondition"))
+    for name in names:
+        phs = _phases(runs, name, "cells")
+        if phs is None:
+            continue
+        grids = [grid(p) for p in phs]
+        qds = sorted(set.intersection(*({q for _, q in g[2]} for g in grids)))
+        entropies = list(dict.fromkeys(e for g in grids for e in g[0]))
+        figures = []
+        for qd in qds:
+            lines = []
+            for label, (_, _, cells) in zip(labels, grids):
+                pts = [(i, cells[(e, qd)].iops) for i, e in enumerate(entropies) if (e, qd) in cells]
+                lines.append(plots.Series(label, *map(tuple, zip(*pts))) if pts else plots.Series(label, (), ()))
+            png = plots.lines_over_categories(
+                entropies,
+                lines,
+                "data entropy (0 %: compressible)",
+                "IOPS",
+                f"{name}, QD{qd}: IOPS vs entropy",
+                height_mm=85,
+            )
+            figures.append(
+                Figure(
+                    f"{name}, QD{qd}: IOPS vs entropy, one line per drive",
+                    png,
+                    85,
+                    "Source: each run's results.db table cells.",
+                )
+            )
+        for i in range(0, len(figures), 2):
+            qd_text = ", ".join(f"QD{q}" for q in qds[i : i + 2])
+            pages.append(Page(f"{name}: IOPS vs entropy ({qd_text})", tuple(figures[i : i + 2])))
+    return pages
+
+
+def qos_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    for name in ("write rounds", "read rounds"):
+        phs = _phases(runs, name, "rows")
+        if phs is None:
+            continue
+        blocks = []
+        for what, attr, log in (("IOPS", "iops", False), ("maximum latency (µs)", "lat_max_us", True)):
+            series = [
+                plots.Series(
+                    label, tuple(float(r.round) for r in p.rows), tuple(float(getattr(r, attr) or 0) for r in p.rows)
+                )
+                for label, p in zip(labels, phs)
+            ]
+            png = plots.lines_over_categories(
+                [str(r.round) for r in phs[0].rows],
+                [plots.Series(s.label, tuple(x - 1 for x in s.x), s.y) for s in series],
+                "round",
+                what,
+                f"{name}: {what} per round",
+                height_mm=85,
+                logy=log,
+            )
+            blocks.append(Figure(f"{name}: {what}, one line per drive", png, 85, "Source: each run's results.db."))
+        pages.append(Page(f"{name}: per round", tuple(blocks)))
+    return pages
+
+
+def common_scale(series: list[plots.Series]) -> float:
+    """The top of the one linear IOPS axis every drive's panel shares: the highest second of
+    any drive, with room so no point sits on the frame."""
+    return 1.05 * max((y for s in series for y in s.y), default=0.0) or 1.0
+
+
+def per_drive_axes(fig, series: list[plots.Series]) -> list:
+    """One panel per drive, each second a point, all on one linear axis from 0 to the common
+    maximum: a 4 % spread looks like 4 %, not like a collapse an auto-zoomed axis would draw."""
+    top = common_scale(series)
+    axes = fig.subplots(len(series), 1, sharex=True, squeeze=False)[:, 0]
+    for i, (ax, s) in enumerate(zip(axes, series)):
+        ax.scatter(s.x, s.y, s=3, color=plot_style.color(i))
+        ax.set_yscale("linear")
+        ax.set_ylim(0, top)
+        plot_style._thousands(ax)
+        ax.set_ylabel("IOPS")
+        ax.set_title(s.label, fontsize="small", loc="left")
+    axes[-1].set_xlabel("time (s)")
+    return list(axes)
+
+
+@drawn_apart
+def _per_drive_scatter(series: list[plots.Series], height: float) -> bytes:
+    with plot_style.styled():
+        fig = plot_style._figure(height)
+        per_drive_axes(fig, series)
+        fig.suptitle("IOPS every second, one panel per drive (one linear scale from 0)")
+        return plot_style._png(fig)
+
+
+def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    series, rows = [], []
+    for label, run in zip(labels, runs):
+        t, iops, _, _, _ = consistency_series(run)
+        series.append(plots.Series(label, tuple(t), tuple(iops)))
+        sp, dips = consistency_facts(run)
+        rows.append(
+            (
+                label,
+                num(sp.mean) if sp else "—",
+                f"{sp.cv:.1%}" if sp else "—",
+                f"{sp.min_over_max:.1%}" if sp else "—",
+                dips.text() if dips else "not evaluated",
+            )
+        )
+    height = min(170.0, 30.0 + 40.0 * len(series))  # the panels and their captions fill one page at most
+    figure = Figure(
+        f"IOPS every second, one panel per drive, linear from 0 to {num(common_scale(series))}",
+        _per_drive_scatter(series, height),
+        height,
+        "Source: each run's results.db table series.",
+    )
+    table = Table(
+        "steady part",
+        ("drive", "mean IOPS", "CV", "min ÷ max", "periodic dips"),
+        tuple(rows),
+        "Source: each run's results.db table series, after the run's steady-part start.",
+    )
+    if height <= 120:
+        return [Page("IO Consistency: drives", (figure, table))]
+    return [Page("IO Consistency: drives", (figure,)), Page("IO Consistency: steady part", (table,))]

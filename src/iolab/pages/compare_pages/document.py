@@ -1,0 +1,297 @@
+"""The comparison report: N drives, same test, on the same pages — summary table with
+ordinal rankings, the test's overlays, the per-drive facts. Built from the same page model,
+plots and renderers as a single-run report. Which key figures and overlays a test has is the
+test's declaration (the caller passes them; each family's overlays are in this package)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from iolab import __version__
+from iolab.core.errors import IolabError
+from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report import header, plots, sections, write_document
+from iolab.pages.report.model import Document, Figure, HeaderColumn, Page, Table
+from iolab.pages.report.parts import legs_text, parts_pages
+from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.sections import table_pages
+
+
+def facts(run: RunData, label: str) -> RunFacts:
+    """A phase built from the run's own results (DIRTH's operating points, a searched QD) is
+    compared by what it is built from: its cells differ between drives by design."""
+    cells = tuple(
+        (p["name"], (p["deferred"],) if "deferred" in p else tuple(p.get("cells", ())))
+        for p in run.manifest.plan.get("phases", [])
+    )
+    return RunFacts(
+        label, run.manifest.test, run.manifest.profile, cells, run.manifest.parameters.get("Workload digest", "")
+    )
+
+
+Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
+Overlays = Callable[[list[RunData], list[str]], list[Page]]
+
+
+def write_comparison(
+    refs: list,
+    out_dir: Path,
+    force: bool,
+    figures: Figures,
+    overlays: Overlays | None = None,
+    heading: str | None = None,
+    names: Sequence[str] = (),
+) -> Comparison:
+    """`figures`, `overlays`, `heading`: the test's declared ones; `names`: the user's label of
+    each run (--label), in the order of `refs`."""
+    out_dir = Path(out_dir).resolve()
+    runs = [RunData.load(r, out_dir) for r in refs]
+    labels = run_labels(runs, names)
+    diffs = check_comparable([facts(r, lab) for r, lab in zip(runs, labels)], force)
+    metrics = figures([r.phases for r in runs])
+    doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
+    paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
+    return Comparison(paths, summary_table(labels, [r.phases for r in runs], metrics))
+
+
+def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
+    """D1, D2 … and the user's name for each run (--label), else the drive; when any run was
+    split over paths or hosts, how each ran too; two runs that would still read the same (a
+    before/after pair on one drive) carry their run ids."""
+    if names and len(names) != len(runs):
+        raise IolabError(
+            f"--label: {len(names)} label(s) for {len(runs)} runs; give one --label per run, in the order of the runs."
+        )
+    split = any(r.manifest.split for r in runs)
+    base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") for r in runs]
+    return [
+        f"D{i + 1} {b}" + (f" [{r.manifest.run_id}]" if base.count(b) > 1 else "")
+        for i, (b, r) in enumerate(zip(base, runs))
+    ]
+
+
+# -- document --------------------------------------------------------------------------------
+
+
+def build_comparison(
+    runs: list[RunData],
+    labels: list[str],
+    diffs: list[str],
+    metrics: tuple[KeyMetric, ...],
+    overlays: Overlays | None = None,
+    heading: str | None = None,
+) -> Document:
+    first = runs[0]
+    m = first.manifest
+    # one drive reached over one path and over several is two runs, not two drives
+    drives = len({r.manifest.target.get("spec") for r in runs})
+    what = f"{len(runs)} drives" if drives == len(runs) else f"{len(runs)} runs"
+    pages = summary_pages(runs, labels, metrics) + (overlays(runs, labels) if overlays else [])
+    pages += [p for r, lab in zip(runs, labels) for p in parts_pages(r, lab)] + drives_pages(runs, labels, diffs)
+    return Document(
+        title=f"{m.title} comparison — {what}",
+        spec=header.spec_line(first, heading),
+        test_name=f"{m.title} — comparison of {what}",
+        started=min(r.manifest.started for r in runs),
+        ended=max((r.manifest.ended or "not finished") for r in runs),
+        device=f"{what} (see Devices Under Test)",
+        tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given" for r in runs})),
+        columns=comparison_columns(runs, labels),
+        banners=comparison_banners(runs, labels, diffs),
+        pages=tuple(pages),
+        footer="runs " + ", ".join(r.manifest.run_id for r in runs) + f" · comparison by iolab {__version__}",
+    )
+
+
+DRIVES_PAGE = "Drives Compared"
+
+
+def comparison_columns(runs: list[RunData], labels: list[str]) -> tuple[HeaderColumn, ...]:
+    """The four header columns for N drives: a fact all runs share is printed once, a fact
+    that differs is printed per drive (D1 …; D2 …), each from that drive's own run."""
+    short = [lab.split()[0] for lab in labels]
+    split = any(r.manifest.split for r in runs)
+    dut = [
+        (
+            d,
+            f"{r.label}; FW {r.manifest.target.get('facts', {}).get('firmware') or header.NOT_REPORTED}; "
+            f"{header.capacity_text(r)}; {r.manifest.target.get('facts', {}).get('interface') or header.NOT_REPORTED}"
+            + (f"; {legs_text(r)}" if split else ""),
+        )
+        for r, d in zip(runs, short)
+    ]
+    return (
+        header.fit_column("Test Platform", per_drive([header.platform_items(r) for r in runs], short), DRIVES_PAGE),
+        header.fit_column("Devices Under Test", dut, DRIVES_PAGE),
+        header.fit_column(
+            "Set Up Parameters", per_drive([header.setup_items(r, short=True) for r in runs], short), DRIVES_PAGE
+        ),
+        header.fit_column("Test Parameters", per_drive([header.parameter_items(r) for r in runs], short), DRIVES_PAGE),
+    )
+
+
+def per_drive(items: list[list[tuple[str, str]]], drives: list[str]) -> list[tuple[str, str]]:
+    """Merge each run's header items: one value where all drives agree, else 'D1 x; D2 y'."""
+    keys = list(dict.fromkeys(k for its in items for k, _ in its))
+    out = []
+    for k in keys:
+        vals = [dict(its).get(k, "—") for its in items]
+        out.append((k, vals[0] if len(set(vals)) == 1 else "; ".join(f"{d} {v}" for d, v in zip(drives, vals))))
+    return out
+
+
+def comparison_banners(
+    runs: list[RunData], labels: list[str], diffs: list[str], first: tuple[tuple[str, str, str], ...] = ()
+) -> tuple[str, ...]:
+    """The comparison's caveats, after `first` (full, short, page) ones of the caller."""
+    out = list(first)
+    if diffs:
+        out.append(
+            (
+                f"FORCED COMPARISON of runs that differ: {'; '.join(diffs)}",
+                f"FORCED COMPARISON of runs that differ in {len(diffs)} setting(s)",
+                DRIVES_PAGE,
+            )
+        )
+    nc = [(lab.split()[0], r.manifest.noncompliance) for r, lab in zip(runs, labels) if not r.manifest.compliant]
+    if nc:
+        what = "non-compliant (quick profile)" if any(r.quick for r in runs) else "non-compliant"
+        common = [x for x in nc[0][1] if all(x in reasons for _, reasons in nc)]
+        own = [
+            f"{d}: {'; '.join(x for x in reasons if x not in common)}"
+            for d, reasons in nc
+            if set(reasons) - set(common)
+        ]
+        drives = ", ".join(d for d, _ in nc)
+        out.append((f"{what}: {drives} — {'; '.join(common + own)}", f"{what}: {drives}", DRIVES_PAGE))
+    inc = [f"{lab.split()[0]} ({r.manifest.state})" for r, lab in zip(runs, labels) if not r.complete]
+    if inc:
+        text = f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared"
+        out.append((text, text, DRIVES_PAGE))
+    return header.fit_banners(out)
+
+
+# -- summary and rankings -------------------------------------------------------------------
+
+
+def _rank_text(rank: int | None, n: int) -> str:
+    return "—" if rank is None else f"{rank} of {n}"
+
+
+def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetric, ...]) -> list[Page]:
+    st = summary_table(labels, [r.phases for r in runs], metrics)
+    n = len(runs)
+    src = (
+        "Source: each run's results.db (cells, mean over its own measurement window); ranks compare the "
+        "values as printed; tied drives share a rank (competition ranking 1, 2, 2, 4)."
+    )
+    cols = ("drive", *(m.heading for m in metrics))
+    values = Table(
+        "Summary: key figures per drive (↑ higher is better, ↓ lower is better)",
+        cols,
+        tuple((lab, *(m.fmt(v) for m, v in zip(metrics, row))) for lab, row in zip(labels, st.values)),
+        src,
+        tuple(link for r in runs for link in r.store_links()),
+    )
+    ranks = Table(
+        "Ordinal ranking per column (1 = best)",
+        cols,
+        tuple((lab, *(_rank_text(k, n) for k in row)) for lab, row in zip(labels, st.ranks)),
+        src,
+    )
+    info = Table(
+        "Drives and runs",
+        ("drive", "run", "state", "compliant", "measurement window(s)"),
+        tuple(
+            (
+                lab,
+                r.manifest.run_id,
+                r.manifest.state,
+                "yes" if r.manifest.compliant else "no",
+                "; ".join(
+                    rounds_text(ph.window)
+                    + ("" if ph.steady else " (SS NOT ACHIEVED)" if ph.steady is False else " (SS not evaluated)")
+                    for ph in r.phases
+                )
+                or "none",
+            )
+            for r, lab in zip(runs, labels)
+        ),
+        "Source: each run's manifest.json and results.db.",
+    )
+    pages = table_pages("Summary and Rankings", [values, ranks, info])
+    pages.append(_metric_bars_page(metrics, st.values, labels))
+    return pages
+
+
+def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str]) -> Page:
+    """The key figures as bars, one panel per unit (IOPS, MB/s and µs do not share an axis)."""
+    units = list(dict.fromkeys(m.unit for m in metrics))
+    blocks = []
+    height = min(80.0, 165.0 / len(units) - 9)
+    for unit in units:
+        idx = [j for j, m in enumerate(metrics) if m.unit == unit]
+        cats = [metrics[j].name for j in idx]
+        groups = [(lab, [values[i][j] for j in idx]) for i, lab in enumerate(labels)]
+        direction = "higher is better" if metrics[idx[0]].higher_is_better else "lower is better"
+        png = plots.grouped_bars(cats, groups, unit, f"Key figures in {unit} ({direction})", height_mm=height)
+        blocks.append(
+            Figure(
+                f"Key figures ({unit}), one bar per drive",
+                png,
+                height,
+                "Source: the summary table on the previous page.",
+            )
+        )
+    return Page("Key Figures per Drive", tuple(blocks))
+
+
+# -- per-drive facts -------------------------------------------------------------------------
+
+
+DRIVES_PER_TABLE = 4
+
+
+def _drive_facts(r: RunData, label: str) -> dict[str, str]:
+    """One run's facts as the side-by-side table shows them: the run, then its header columns."""
+    m = r.manifest
+    facts = {
+        "Run": m.run_id,
+        "State": m.state,
+        "Run directory": r.href("."),
+        "Compliance": "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance),
+    }
+    facts.update((str(k), str(v)) for k, v, *_ in sections.header_table(r, label).rows)
+    return facts
+
+
+def drives_pages(runs: list[RunData], labels: list[str], diffs: Sequence[str] = ()) -> list[Page]:
+    """Every per-drive fact in full, each from its own run, side by side (the header and the
+    banners point here), after the settings that differ if the comparison was forced."""
+    tables = []
+    if diffs:
+        tables.append(
+            Table(
+                "FORCED COMPARISON: settings that differ between the runs",
+                ("item", "difference"),
+                tuple((str(i), d) for i, d in enumerate(diffs, 1)),
+                "Source: each run's manifest.json (profile, test, planned cells, workload digest).",
+            )
+        )
+    for i in range(0, len(runs), DRIVES_PER_TABLE):
+        group = list(zip(runs, labels))[i : i + DRIVES_PER_TABLE]
+        per_run = [_drive_facts(r, lab) for r, lab in group]
+        keys = list(dict.fromkeys(k for d in per_run for k in d))
+        rows = tuple((k, *(d.get(k, "—") for d in per_run)) for k in keys)
+        tables.append(
+            Table(
+                "Drives side by side" + (f" (D{i + 1}–D{i + len(group)})" if len(runs) > DRIVES_PER_TABLE else ""),
+                ("item", *(lab for _, lab in group)),
+                rows,
+                "Source: each run's manifest.json and results.db.",
+                tuple(link for r, _ in group for link in r.store_links()),
+            )
+        )
+    return table_pages(DRIVES_PAGE, tables)

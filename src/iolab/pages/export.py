@@ -1,0 +1,288 @@
+"""Export a stored run as plain tables (CSV, JSON or Parquet) so users can chart it in their own
+tools. One file per table, the same numbers the report shows, read only from the store and the
+summary (never recomputed differently):
+
+    cells       every measured cell of every complete round (and the preconditioning cells)
+    window      measurement-window averages per cell: what the report's tables show
+    steady      the steady-state table at every evaluated round, one row per tracking variable
+    phases      per phase: purge, steady state, rounds, why it stopped
+    series      the per-second samples of every exported cell (span_s: each row's length; a
+                last row under a second is the partial rest of a cell that ran past its time)
+    histograms  the latency histograms of every exported cell, per direction
+    manifest    manifest.json as stored (target facts, plan, versions, times)
+
+Missing measurements stay missing (empty in CSV, null in JSON and Parquet), never zero.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from iolab.core.cellschema import EXPORTED, CellRow
+from iolab.core.errors import IolabError
+from iolab.core.results import row_spans
+from iolab.core.safefile import read_json
+from iolab.figures.summary import summarise
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+from iolab.targets.writepolicy import check_file, output_dir, output_file
+
+FORMATS = ("csv", "json", "parquet")
+TABLES = ("cells", "window", "steady", "phases", "series", "histograms")  # as collect() returns them
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # DuckDB type: BIGINT | DOUBLE | VARCHAR | BOOLEAN | BIGINT[] | DOUBLE[] (Parquet's)
+
+
+@dataclass(frozen=True)
+class ExportTable:
+    name: str
+    columns: tuple[Column, ...]
+    rows: list[tuple]
+
+
+def _cols(spec: str) -> tuple[Column, ...]:
+    """'name:TYPE name:TYPE ...' (compact, so each table's schema reads on a few lines)."""
+    return tuple(Column(*item.split(":")) for item in spec.split())
+
+
+CELL_COLUMNS = (Column("run_id", "VARCHAR"), *(Column(c.export_name, c.export_type) for c in EXPORTED))
+WINDOW_COLUMNS = _cols(
+    "run_id:VARCHAR phase:VARCHAR cell_key:VARCHAR mix:VARCHAR block_size:BIGINT rounds:BIGINT[] n_rounds:BIGINT"
+    " phase_steady:BOOLEAN iops:DOUBLE read_iops:DOUBLE write_iops:DOUBLE mbps:DOUBLE read_mbps:DOUBLE"
+    " write_mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE p99_999_us:DOUBLE"
+    # the IOs the window's percentiles are read from: p99_999_us is empty below 1,000,000 (results.measurable)
+    " latency_ios:BIGINT"
+)
+STEADY_COLUMNS = _cols(
+    "run_id:VARCHAR phase:VARCHAR round:BIGINT variable:VARCHAR window_first:BIGINT window_last:BIGINT"
+    " window_rounds:BIGINT[] window_values:DOUBLE[] average:DOUBLE range_measured:DOUBLE range_allowed:DOUBLE"
+    " slope:DOUBLE intercept:DOUBLE fit_excursion:DOUBLE fit_allowed:DOUBLE range_ok:BOOLEAN slope_ok:BOOLEAN"
+    " steady:BOOLEAN"
+    # False: shown with its own verdict, but the phase's steady state does not wait for it
+    " decides:BOOLEAN"
+)
+PHASE_COLUMNS = _cols(
+    "run_id:VARCHAR phase:VARCHAR ordinal:BIGINT purge_method:VARCHAR purge_ok:BOOLEAN purge_detail:VARCHAR"
+    " steady:BOOLEAN rounds:BIGINT stop_reason:VARCHAR window_rounds:BIGINT[]"
+)
+SERIES_COLUMNS = _cols(
+    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR t_s:DOUBLE read_iops:DOUBLE"
+    " write_iops:DOUBLE mbps:DOUBLE lat_mean_us:DOUBLE lat_max_us:DOUBLE span_s:DOUBLE"
+)
+HISTOGRAM_COLUMNS = _cols(
+    "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR direction:VARCHAR"
+    " value_us:DOUBLE count:BIGINT max_us:DOUBLE"
+)
+
+
+# A list or object in one CSV cell: rounds as "3,4,5" (spreadsheet-friendly), anything else
+# as JSON text. JSON keeps lists and objects; Parquet has typed lists and objects as JSON text.
+CSV_TEXT = {"BIGINT[]": lambda v: ",".join(str(r) for r in v)}
+
+
+def _csv(v, text):
+    if v is None:
+        return ""
+    if text:
+        return text(v)
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, sort_keys=True)
+    return "true" if v is True else "false" if v is False else v
+
+
+def _cell_row(run_id: str, c: CellRow) -> tuple:
+    return (run_id, *(col.exported(getattr(c, col.name), c.ios) for col in EXPORTED))
+
+
+def collect(store: RunStore) -> list[ExportTable]:
+    """Every table behind the report, from one run's store."""
+    run_id = manifest_of(store).run_id
+    summaries = summarise(store)
+    # Preconditioning cells first (round 0), then the measured cells the report uses.
+    exported = store.cells(kind="precondition") + store.cells(kind="measure")
+    cells = [_cell_row(run_id, c) for c in exported]
+
+    window, steady, phases = [], [], []
+    for s in summaries:
+        ph = s.phase
+        phases.append(
+            (
+                run_id,
+                ph.name,
+                ph.ordinal,
+                ph.purge_method,
+                ph.purge_ok,
+                ph.purge_detail,
+                ph.steady,
+                ph.rounds,
+                ph.stop_reason,
+                list(s.window),
+            )
+        )
+        for a in s.cells:
+            window.append(
+                (
+                    run_id,
+                    ph.name,
+                    a.key,
+                    a.mix,
+                    a.block_size,
+                    list(a.rounds),
+                    len(a.rounds),
+                    s.steady,
+                    a.iops,
+                    a.read_iops,
+                    a.write_iops,
+                    a.mbps,
+                    a.read_mbps,
+                    a.write_mbps,
+                    a.lat_mean_us,
+                    a.lat_max_us,
+                    a.p99_999_us,
+                    a.ios,
+                )
+            )
+        for rnd in s.rounds:
+            for v in store.steady_rows(ph.name, rnd):
+                steady.append(
+                    (
+                        run_id,
+                        ph.name,
+                        rnd,
+                        v.name,
+                        v.rounds[0],
+                        v.rounds[-1],
+                        list(v.rounds),
+                        list(v.values),
+                        v.average,
+                        v.range_measured,
+                        v.range_allowed,
+                        v.slope,
+                        v.intercept,
+                        v.fit_excursion,
+                        v.fit_allowed,
+                        v.range_ok,
+                        v.slope_ok,
+                        v.steady,
+                        v.name not in s.shown_only,
+                    )
+                )
+
+    series, histograms = [], []
+    for c in exported:
+        points = store.series(c.id)
+        # each row's own length: a last row under a second is the partial rest of its cell
+        for point, span in zip(points, row_spans([p[0] for p in points])):
+            series.append((run_id, c.id, c.phase, c.round, c.cell_key, *point, span))
+        for direction in ("read", "write"):
+            h = store.histogram(c.id, direction)
+            if h is not None:
+                histograms += [
+                    (run_id, c.id, c.phase, c.round, c.cell_key, direction, v, n, h.max_us)
+                    for v, n in zip(h.values_us, h.counts)
+                ]
+
+    return [
+        ExportTable("cells", CELL_COLUMNS, cells),
+        ExportTable("window", WINDOW_COLUMNS, window),
+        ExportTable("steady", STEADY_COLUMNS, steady),
+        ExportTable("phases", PHASE_COLUMNS, phases),
+        ExportTable("series", SERIES_COLUMNS, series),
+        ExportTable("histograms", HISTOGRAM_COLUMNS, histograms),
+    ]
+
+
+def _write_csv(table: ExportTable, path: Path) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([c.name for c in table.columns])
+        text = [CSV_TEXT.get(c.type) for c in table.columns]
+        # repr-exact floats (csv uses repr), None as an empty field, booleans as true/false
+        w.writerows([[_csv(v, f) for v, f in zip(row, text)] for row in table.rows])
+
+
+def _records(table: ExportTable) -> list[dict]:
+    names = [c.name for c in table.columns]
+    return [dict(zip(names, row)) for row in table.rows]
+
+
+def _write_json(table: ExportTable, path: Path) -> None:
+    path.write_text(json.dumps(_records(table), indent=1, allow_nan=False))
+
+
+def _write_parquet(table: ExportTable, path: Path) -> None:
+    import duckdb
+
+    # DuckDB reads the rows back from newline-delimited JSON with the declared column types, so
+    # the Parquet schema is exact even for an empty table or a column that is all null.
+    with tempfile.TemporaryDirectory(prefix="iolab-export-") as tmp:
+        src = Path(tmp) / f"{table.name}.jsonl"
+        with src.open("w") as f:
+            for rec in _records(table):
+                f.write(json.dumps(rec, allow_nan=False) + "\n")
+        columns = "{" + ", ".join(f"'{c.name}': '{c.type}'" for c in table.columns) + "}"
+        con = duckdb.connect()
+        try:
+            con.execute(
+                f"COPY (SELECT * FROM read_json('{src}', format='newline_delimited', columns={columns}))"
+                f" TO '{path}' (FORMAT parquet)"
+            )
+        finally:
+            con.close()
+
+
+WRITERS = {"csv": _write_csv, "json": _write_json, "parquet": _write_parquet}
+
+
+def export_stream(store: RunStore, fmt: str, stream: IO[str]) -> None:
+    """The whole export as one JSON document on a stream (`--out -`): {table: rows, ...,
+    "manifest": manifest.json}. CSV and Parquet are one file per table, which no single stream holds."""
+    if fmt not in WRITERS:
+        raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
+    if fmt != "json":
+        raise IolabError(
+            f"--out -: a {fmt} export is one file per table and cannot go to standard output; give a "
+            "directory, or --format json to write every table to standard output as one JSON document."
+        )
+    doc: dict = {t.name: _records(t) for t in collect(store)}
+    doc["manifest"] = read_json(store.dir / "manifest.json", "run manifest", "manifest")
+    json.dump(doc, stream, indent=1, allow_nan=False)
+    stream.write("\n")
+
+
+def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
+    """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths."""
+    if fmt not in WRITERS:
+        raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
+    if "'" in str(out_dir):
+        # the Parquet writer names the file inside SQL text
+        raise IolabError(
+            f"{out_dir}: export directory names with a single quote are not supported; choose another --out."
+        )
+    manifest = out_dir / "manifest.json"
+    copy_manifest = manifest.resolve() != (store.dir / "manifest.json").resolve()
+    # every file is checked before the tables are read and the first is written, so a refusal
+    # is quick and leaves no export half done
+    output_dir(out_dir, "export directory")
+    for path in [out_dir / f"{name}.{fmt}" for name in TABLES] + ([manifest] if copy_manifest else []):
+        check_file(path, "export file")
+    paths = []
+    for table in collect(store):
+        path = out_dir / f"{table.name}.{fmt}"
+        with output_file(path, "export file"):
+            WRITERS[fmt](table, path)
+        paths.append(path)
+    if copy_manifest:
+        with output_file(manifest, "export file"):
+            shutil.copyfile(store.dir / "manifest.json", manifest)
+    return [*paths, manifest]

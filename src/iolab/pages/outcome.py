@@ -1,0 +1,186 @@
+"""A run's outcome as data: the one JSON document `--json` prints (run, resume, show, compare,
+runs, check), and the exit codes every command shares. The document's shape is declared once,
+in outcome_schema.py, which docs/schema/outcome.schema.json is generated from; the exit
+codes are errors.Exit.
+
+A run record says what a script needs without parsing the terminal: which run, which test on
+which drive, how it ended, whether each phase reached steady state (its window and the
+tracking variables' values), the decisions the plan made, the test's key figures with unit
+and direction, each figure's value in every window round alone (the spread `iolab check`
+takes as the run's own noise), and the report files written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from iolab.core.decide import decision_text
+from iolab.core.errors import Exit
+from iolab.figures.audit import Audit, kinds_of, stored_audit
+from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary, summarise, summarise_phase
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+
+SCHEMA_NAME = "iolab-outcome"
+SCHEMA_VERSION = 1
+
+
+Figures = Callable[[Sequence[list[PhaseSummary]]], Sequence[KeyMetric]]
+
+
+def steady_state(phases: Sequence[PhaseSummary]) -> str:
+    """reached (every phase with tracking variables reached it), not-reached (one was evaluated
+    and failed), not-evaluated (one tracks steady state but its rounds never filled a window,
+    e.g. --max-rounds below the window), or not-applicable (no phase tracks steady state)."""
+    tracked = [ph.steady for ph in phases if ph.tracks]
+    if not tracked:
+        return "not-applicable"
+    if False in tracked:
+        return "not-reached"
+    return "not-evaluated" if None in tracked else "reached"
+
+
+def run_exit_code(record: dict, require_steady: bool) -> int:
+    """A complete run's exit code: NOT_STEADY only when asked to require steady state, which a
+    run that never evaluated it did not show either."""
+    if require_steady and record["state"] == "complete" and record["steady_state"] in ("not-reached", "not-evaluated"):
+        return Exit.NOT_STEADY
+    return Exit.OK
+
+
+def _phase(ph: PhaseSummary, audit: Audit) -> dict:
+    return {
+        "name": ph.phase.name,
+        "steady": ph.steady,
+        # the failed audit invariants that touch this phase's steady-state verdict
+        "audit": list(audit.marks(())) if ph.steady else [],
+        "rounds": len(ph.rounds),
+        "window": list(ph.window),
+        "stop_reason": ph.phase.stop_reason,
+        "tracking": [
+            {
+                "variable": v.name,
+                "rounds": list(v.rounds),
+                "values": list(v.values),
+                "average": v.average,
+                "range": v.range_measured,
+                "range_allowed": v.range_allowed,
+                "slope": v.slope,
+                "intercept": v.intercept,
+                "fit_excursion": v.fit_excursion,
+                "fit_allowed": v.fit_allowed,
+                "steady": v.steady,
+                "decides": v.name not in ph.shown_only,
+            }
+            for v in ph.verdicts
+        ],
+    }
+
+
+def round_phases(store: RunStore, phases: Sequence[PhaseSummary]) -> list[list[PhaseSummary]]:
+    """The run's phases as if each window held one round: the k-th list has every phase's k-th
+    window round, counted from the last (a phase with a shorter window repeats its first)."""
+    n = max((len(ph.window) for ph in phases), default=0)
+    out = []
+    for k in range(n):
+        one = []
+        for ph in phases:
+            if not ph.window:
+                one.append(ph)
+                continue
+            rnd = ph.window[max(0, len(ph.window) - n + k)]
+            one.append(replace(summarise_phase(store, ph.phase, window=(rnd,)), steady=ph.steady))
+        out.append(one)
+    return out
+
+
+def _figures(store: RunStore, phases: list[PhaseSummary], figures: Figures | None, audit: Audit) -> list[dict]:
+    if figures is None or not phases:
+        return []
+    metrics = figures([phases])
+    per_round = round_phases(store, phases)
+    out = []
+    for m in metrics:
+        rounds = [m.get(p) for p in per_round]
+        out.append(
+            {
+                "name": m.name,
+                "unit": m.unit,
+                "direction": "higher-is-better" if m.higher_is_better else "lower-is-better",
+                "kind": m.kind,
+                "value": m.get(phases),
+                "round_values": [v for v in rounds if v is not None],
+                "audit": list(audit.marks(kinds_of(m.name, m.unit))),  # failed invariants touching it
+            }
+        )
+    return out
+
+
+def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ()) -> dict:
+    """One run as the document's `runs` list holds it; `figures`: the test's key figures
+    (None: the test declares none, or is not registered here)."""
+    m = manifest_of(store)
+    phases = summarise(store)
+    audit = stored_audit(store)
+    facts = m.target.get("facts", {})
+    return {
+        "run_id": m.run_id,
+        "path": str(store.dir),
+        "test": m.test,
+        "title": m.title,
+        # a run whose writer died without a word was interrupted, as `iolab runs` says
+        "state": "interrupted" if m.state == "running" and not store.writer_alive() else m.state,
+        "error": m.error,
+        "started": m.started,
+        "ended": m.ended,
+        "compliant": m.compliant,
+        "noncompliance": list(m.noncompliance),
+        "target": {
+            "spec": m.target.get("spec"),
+            "kind": m.target.get("kind"),
+            "vendor": facts.get("vendor"),
+            "model": facts.get("model"),
+            "serial": facts.get("serial"),
+            "firmware": facts.get("firmware"),
+            "capacity_bytes": m.target.get("capacity"),
+            "tested_capacity_bytes": m.target.get("tested_capacity"),
+            "identity": json.loads(json.dumps(m.target.get("identity") or {})),
+        },
+        "profile": m.profile,
+        "steady_rule": m.steady_rule,
+        "steady_state": steady_state(phases),
+        "phases": [_phase(ph, audit) for ph in phases],
+        "decisions": [{**d, "text": decision_text(d)} for d in m.decisions],
+        "figures": _figures(store, phases, figures, audit),
+        "audit": audit.to_dict(),
+        "reports": [str(p) for p in reports],
+    }
+
+
+def document(command: str, exit_code: int, **parts) -> dict:
+    """The envelope every --json document shares; `parts` are the command's own keys."""
+    return {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "exit_code": exit_code,
+        **parts,
+    }
+
+
+def _finite(x):
+    """JSON has no NaN or infinity: a figure that is not a number is null."""
+    if isinstance(x, float):
+        return x if x == x and abs(x) != float("inf") else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return x
+
+
+def dumps(doc: dict) -> str:
+    return json.dumps(_finite(doc), indent=2, ensure_ascii=False, allow_nan=False, default=str)

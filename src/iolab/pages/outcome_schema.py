@@ -1,0 +1,340 @@
+"""The JSON Schema of the `--json` documents (outcome.py builds them, check.py builds the
+verdicts), declared once here. docs/schema/outcome.schema.json is this dict as written by
+`python -m iolab.pages.outcome_schema`; a test holds the file to it and checks real documents
+against it. A change that removes or retypes a field raises SCHEMA_VERSION; adding a field
+does not (readers ignore fields they do not know)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
+
+
+def _t(*types: str) -> dict:
+    return {"type": list(types) if len(types) > 1 else types[0]}
+
+
+def _obj(required: dict, optional: dict | None = None) -> dict:
+    """An object with these fields (all listed fields required; more may be added later)."""
+    return {"type": "object", "required": sorted(required), "properties": {**required, **(optional or {})}}
+
+
+def _arr(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+NUM = _t("number")
+NUM_OR_NULL = _t("number", "null")
+STR_OR_NULL = _t("string", "null")
+DIRECTION = {"enum": ["higher-is-better", "lower-is-better"]}
+KIND = {"enum": ["value", "percentile", "extreme"]}
+
+DEFS = {
+    "target": _obj(
+        {
+            "spec": _t("string"),
+            "kind": _t("string"),
+            "vendor": STR_OR_NULL,
+            "model": STR_OR_NULL,
+            "serial": STR_OR_NULL,
+            "firmware": STR_OR_NULL,
+            "capacity_bytes": _t("integer", "null"),
+            "tested_capacity_bytes": _t("integer", "null"),
+            "identity": _t("object"),
+        }
+    ),
+    "tracking": _obj(
+        {
+            "variable": _t("string"),
+            "rounds": _arr(_t("integer")),
+            "values": _arr(NUM),
+            "average": NUM,
+            "range": NUM,
+            "range_allowed": NUM,
+            "slope": NUM,
+            "intercept": NUM,
+            "fit_excursion": NUM,
+            "fit_allowed": NUM,
+            "steady": _t("boolean"),
+        },
+        {"decides": _t("boolean")},
+    ),
+    "phase": _obj(
+        {
+            "name": _t("string"),
+            "steady": _t("boolean", "null"),
+            "rounds": _t("integer"),
+            "window": _arr(_t("integer")),
+            "stop_reason": STR_OR_NULL,
+            "tracking": _arr(_ref("tracking")),
+        },
+        {"audit": _arr(_t("string"))},
+    ),
+    "decision": _obj(
+        {
+            "phase": _t("string"),
+            "rule": _t("object"),
+            "outcome": _t("string"),
+            "chosen": _t("object"),
+            "round": _t("integer", "null"),
+            "cell": STR_OR_NULL,
+            "text": _t("string"),
+        }
+    ),
+    "figure": _obj(
+        {
+            "name": _t("string"),
+            "unit": _t("string"),
+            "direction": DIRECTION,
+            "value": NUM_OR_NULL,
+            "round_values": _arr(NUM),
+        },
+        {"audit": _arr(_t("string")), "kind": KIND},
+    ),
+    "invariant": _obj(
+        {
+            "name": _t("string"),
+            "checks": _t("string"),
+            "touches": _arr(_t("string")),
+            "status": {"enum": ["pass", "fail", "n/a"]},
+            "reason": _t("string"),
+            "numbers": _t("object"),
+        }
+    ),
+    "audit": _obj(
+        {
+            "passed": _t("boolean"),
+            "audited": _t("string"),
+            "counts": _obj({"pass": _t("integer"), "fail": _t("integer"), "n/a": _t("integer")}),
+            "failed": _arr(_t("string")),
+            "invariants": _arr(_ref("invariant")),
+        },
+        {"stored": _t("boolean")},
+    ),
+    "run": _obj(
+        {
+            "run_id": _t("string"),
+            "path": _t("string"),
+            "test": _t("string"),
+            "title": _t("string"),
+            "state": {"enum": ["running", "complete", "failed", "interrupted"]},
+            "error": STR_OR_NULL,
+            "started": _t("string"),
+            "ended": STR_OR_NULL,
+            "compliant": _t("boolean"),
+            "noncompliance": _arr(_t("string")),
+            "target": _ref("target"),
+            "profile": _t("object"),
+            "steady_rule": _t("string"),
+            "steady_state": {"enum": ["reached", "not-reached", "not-evaluated", "not-applicable"]},
+            "phases": _arr(_ref("phase")),
+            "decisions": _arr(_ref("decision")),
+            "figures": _arr(_ref("figure")),
+            "reports": _arr(_t("string")),
+        },
+        {"audit": _ref("audit")},
+    ),
+    "listed_run": _obj(
+        {
+            "run_id": _t("string"),
+            "path": _t("string"),
+            "test": _t("string"),
+            "target": _t("string"),
+            "state": {"enum": ["running", "complete", "failed", "interrupted", "broken"]},
+            "started": _t("string"),
+            "compliant": _t("boolean"),
+            "noncompliance": _arr(_t("string")),
+            "problem": STR_OR_NULL,
+        }
+    ),
+    "ranking": _obj(
+        {
+            "labels": _arr(_t("string")),
+            "figures": _arr(
+                _obj(
+                    {
+                        "name": _t("string"),
+                        "unit": _t("string"),
+                        "direction": DIRECTION,
+                        "values": _arr(NUM_OR_NULL),
+                        "ranks": _arr(_t("integer", "null")),
+                    }
+                )
+            ),
+        },
+        {"published": _arr(_t("boolean"))},
+    ),
+    "published_figure": _obj(
+        {
+            "drive": _t("string"),
+            "figure": _t("string"),
+            "value": NUM,
+            "unit": _t("string"),
+            "direction": DIRECTION,
+            "source": _t("string"),
+        }
+    ),
+    "side": _obj(
+        {
+            "runs": _arr(_t("string")),
+            "mean": NUM_OR_NULL,
+            "value": NUM_OR_NULL,
+            "samples": _arr(NUM),
+            # window-rounds: no longer given (a run's rounds are not run-to-run noise)
+            "noise_source": {"enum": ["repeats", "window-rounds", "none"]},
+        }
+    ),
+    "verdict": _obj(
+        {
+            "name": _t("string"),
+            "unit": _t("string"),
+            "direction": DIRECTION,
+            "kind": KIND,
+            "verdict": {
+                "enum": [
+                    "regression",
+                    "within-noise",
+                    "within-tolerance",
+                    "improvement",
+                    "info",
+                    "missing",
+                    "not-measured",
+                ]
+            },
+            "baseline": _ref("side"),
+            "candidate": _ref("side"),
+            "change_pct": NUM_OR_NULL,
+            "worse_pct": NUM_OR_NULL,
+            "noise_pct": NUM_OR_NULL,
+            "detectable_pct": NUM_OR_NULL,
+            "tolerance_pct": NUM,
+            "method": _t("string"),
+        }
+    ),
+    "check": _obj(
+        {
+            "passed": _t("boolean"),
+            "confidence": NUM,
+            "max_regression_pct": NUM,
+            "test": _t("string"),
+            "differences": _arr(_t("string")),
+            "figures": _arr(_ref("verdict")),
+            "regressions": _arr(_t("string")),
+            "not_steady": _arr(_t("string")),
+            "require_steady": _t("boolean"),
+            "warnings": _arr(_t("string")),
+            "junit": STR_OR_NULL,
+        }
+    ),
+    "repeat": _obj(
+        {
+            "runs": _t("integer"),
+            "repeats": _t("integer"),
+            "confidence": NUM,
+            "method": _t("string"),
+            "figures": _arr(
+                _obj(
+                    {
+                        "test": _t("string"),
+                        "name": _t("string"),
+                        "unit": _t("string"),
+                        "direction": DIRECTION,
+                        "values": _arr(NUM),
+                        "n": _t("integer"),
+                        "mean": NUM_OR_NULL,
+                        "stdev": NUM_OR_NULL,
+                        "half_width": NUM_OR_NULL,
+                        "low": NUM_OR_NULL,
+                        "high": NUM_OR_NULL,
+                    }
+                )
+            ),
+        }
+    ),
+    "history": _obj(
+        {
+            "figure": _t("string"),
+            "unit": _t("string"),
+            "direction": DIRECTION,
+            "tests": _arr(_t("string")),
+            "targets": _arr(
+                _obj(
+                    {
+                        "id": _t("string"),
+                        "label": _t("string"),
+                        "spec": _t("string"),
+                        "serial": STR_OR_NULL,
+                        "model": STR_OR_NULL,
+                        "identity": _t("object"),
+                        "points": _arr(
+                            _obj(
+                                {
+                                    "run_id": _t("string"),
+                                    "path": _t("string"),
+                                    "started": _t("string"),
+                                    "firmware": STR_OR_NULL,
+                                    "value": NUM_OR_NULL,
+                                }
+                            )
+                        ),
+                    }
+                )
+            ),
+            "skipped": _arr(_obj({"path": _t("string"), "reason": _t("string")})),
+            "html": STR_OR_NULL,
+        }
+    ),
+}
+
+# The commands whose --json prints this document (`sim calibrate --json` prints its own).
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit")
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": f"{SCHEMA_NAME}-{SCHEMA_VERSION}.schema.json",
+    "title": "iolab --json output",
+    "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
+    "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
+    "audit gives each run's self-audit.",
+    **_obj(
+        {
+            "schema": {"const": SCHEMA_NAME},
+            "schema_version": {"const": SCHEMA_VERSION},
+            "command": {"enum": list(COMMANDS)},
+            "exit_code": _t("integer"),
+        },
+        {
+            "runs": _arr(_ref("run")),
+            "baseline": _arr(_ref("run")),
+            "listed": _arr(_ref("listed_run")),
+            "ranking": _ref("ranking"),
+            "reports": _arr(_t("string")),
+            "check": _ref("check"),
+            "history": _ref("history"),
+            "published": _arr(_ref("published_figure")),
+            "repeat": _ref("repeat"),
+            "audits": _arr(
+                _obj(
+                    {"run_id": _t("string"), "path": _t("string"), "audit": _ref("audit")},
+                    {"stored": _t("object", "null")},  # the audit stored at the run's end, if any
+                )
+            ),
+            "error": _t("string"),
+        },
+    ),
+    "$defs": DEFS,
+}
+
+
+def text() -> str:
+    return json.dumps(SCHEMA, indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(text())

@@ -1,0 +1,126 @@
+"""Reports a reviewer could publish: per run, one self-contained HTML file and a PDF of the
+same pages (SNIA PTS layout: page header, four header columns, the test's tables and plots).
+
+    model.py    the page model (Document, Page, Table, Figure, Text)
+    rundata.py  a stored run as the pages read it (manifest, summaries, links to raw files)
+    header.py   page header fields, the four header columns, banners
+    plot_style.py     how every plot is drawn (style, figure size, PNG, axis ticks, Series)
+    plots.py          matplotlib plots as PNG bytes: convergence, windows, categories, time series
+    latency_plots.py  the latency histogram and its tail
+    difference_plots.py  a comparison's series and their difference from the group mean
+    drawing.py  each plot drawn once, in worker processes while the pages are built
+    progress.py the "writing report … page n of N" lines while a report is written
+    sections.py page builders shared by the tests, and the Run Details pages
+    pts.py      the PTS tests' pages, and the generic pages of any other test
+    rwsw.py     the RWSW tests' pages (rwsw_replay.py: Replay-Native; rwsw_selftest.py: the
+                Self-Test pages after each of them)
+    html.py     Document -> self-contained HTML
+    pdf.py      the same HTML -> PDF (WeasyPrint)
+    sequence.py one report of a sequence's runs: a summary page, then each run's pages
+
+Reports read only run directories. Which pages a test has is its declaration (suites/, via
+the registry); `iolab.api.runs.write_report` asks the registry and calls `build_document` here, so
+nothing in report/ names a test or imports the registry. The comparison figures (compare/)
+are below report/ and may be used here; the comparison pages (compare_pages/) are above it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from iolab import __version__
+from iolab.core.errors import IolabError
+from iolab.pages.report import header
+from iolab.pages.report.model import Document, Figure, Page, Pending
+from iolab.pages.report.pdf import write_pdf
+from iolab.pages.report.progress import Progress
+from iolab.pages.report.rundata import RunData
+from iolab.targets.writepolicy import check_file, mark_written, output_dir
+
+
+def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
+    """`pages`: every page (the test's own, then Run Details: sections.details_pages);
+    `heading`: the test's declared page-header line (None: from the run's spec)."""
+    m = run.manifest
+    return Document(
+        title=f"{m.title} — {run.label} — {m.run_id}",
+        spec=header.spec_line(run, heading),
+        test_name=m.title,
+        started=m.started,
+        ended=m.ended or ("in progress" if m.state == "running" else f"not finished ({m.state})"),
+        device=header.device_line(run),
+        tested_by=m.platform.get("tested_by") or "not given (--tested-by)",
+        columns=header.header_columns(run),
+        banners=header.banners(run),
+        pages=tuple(pages),
+        footer=f"run {m.run_id} · results from {run.dir.name}/results.db · report by iolab {__version__}",
+    )
+
+
+def write_document(
+    doc: Document | Sequence[Document], out_dir: Path, stem: str, title: str | None = None
+) -> list[Path]:
+    """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
+    pages in order, a sequence's report); returns both paths."""
+    from iolab.pages.report.html import (  # jinja2: only where a report is written, not for every command
+        column_count,
+        render,
+    )
+
+    docs = [doc] if isinstance(doc, Document) else list(doc)
+    n = sum(len(d.pages) for d in docs)
+    html_path, pdf_path = out_dir / f"{stem}.html", out_dir / f"{stem}.pdf"
+    output_dir(out_dir, "report directory")
+    check_file(html_path, "report file")
+    check_file(pdf_path, "report file")
+    # Both are written aside and put in place together: a report stopped half-way (Ctrl-C,
+    # SIGTERM, an error) leaves the report before it or none, never an HTML without its PDF.
+    html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
+    say = Progress(f"writing report {stem}")
+    try:
+        _wait_for_plots(docs, say)
+        html_part.write_text(render(docs, title=title), encoding="utf-8")
+        try:
+            pages = write_pdf(
+                lambda once, **kw: render(docs, for_print=True, title=title, columns_once=once, **kw),
+                pdf_part,
+                n,
+                out_dir,
+                say,
+                [len(d.pages) for d in docs],
+                # a document's pages as its own report prints them (only the page numbers differ)
+                lambda k: render(docs[k], for_print=True, columns_once=True, columns=column_count(docs)),
+            )
+        except IolabError:
+            os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says
+            mark_written(html_path)
+            raise
+        os.replace(html_part, html_path)
+        os.replace(pdf_part, pdf_path)
+        mark_written(html_path)
+        mark_written(pdf_path)
+    finally:
+        html_part.unlink(missing_ok=True)
+        pdf_part.unlink(missing_ok=True)
+    if pages != n:
+        print(
+            f"iolab: note: {pdf_path.name} has {pages} sheets for {n} report pages "
+            "(a page overflowed); sheet numbers are printed instead of page numbers.",
+            file=sys.stderr,
+        )
+    return [html_path, pdf_path]
+
+
+def _wait_for_plots(docs: Sequence[Document], say: Progress) -> None:
+    pending = [
+        b.png for d in docs for p in d.pages for b in p.blocks if isinstance(b, Figure) and isinstance(b.png, Pending)
+    ]
+    for i, png in enumerate(pending, 1):
+        png.result()
+        say(f"plot {i} of {len(pending)}", i == len(pending))
+
+
+__all__ = ["build_document", "write_document"]

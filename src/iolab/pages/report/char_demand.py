@@ -1,0 +1,376 @@
+"""Pages, comparison overlays and terminal views of the two load-search
+characterisation tests: latency vs IOPS demand and maximum IOPS.
+
+Each figure is read back from the stored cells: a demand step's demanded rate from its
+stored workload (`rate_iops`), a search level's outstanding IO from threads × QD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from iolab.core.decide import DemandShortfall, Sample, rule_from, sample_of_row
+from iolab.core.units import num, pct_text
+from iolab.figures.compare import cell_percentile
+from iolab.figures.summary import CellAverage, PhaseSummary
+from iolab.pages.report.char_series import endurance_pages, preconditioning_pages
+from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.plot_style import Series
+from iolab.pages.report.rundata import RunData
+from iolab.pages.report.rwsw_plots import Panel, panels
+from iolab.pages.report.sections import table_pages
+
+RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
+SEARCHES = (
+    ("read", 100.0),
+    ("write", 0.0),
+)  # the max-IOPS test's phases: "<op> QD search", "<op> TC search", "<op> rounds"
+
+
+def search_phase(op: str) -> str:
+    return f"{op} QD search"
+
+
+def threads_phase(op: str) -> str:
+    return f"{op} TC search"
+
+
+def rounds_phase(op: str) -> str:
+    return f"{op} rounds"
+
+
+# -- reading the stored cells back ------------------------------------------------------------
+
+
+def steps(ph: PhaseSummary) -> list[tuple[Sample, CellAverage]]:
+    """Each measured cell of a phase with its sample (demand, outstanding IO), in run order."""
+    by_key = {c.key: c for c in ph.cells}
+    return [(sample_of_row(r), by_key[r.cell_key]) for r in ph.rows if r.cell_key in by_key]
+
+
+def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
+    """The maximum sustainable IOPS the ramp's stop rule decided during the run (its stored
+    decision, with the run's own --set tolerance and steps) and the sentence that says so, or
+    None and why there is none."""
+    if ph is None:
+        return None, "not measured"
+    samples = [s for s, _ in steps(ph)]
+    decided = [d for d in ph.decisions if d["rule"].get("name") == DemandShortfall.name]
+    if decided:
+        d = decided[-1]
+        rule = rule_from(d["rule"])
+        n = rule.steps if isinstance(rule, DemandShortfall) else 1  # `decided` holds this rule's decisions
+        top = d["chosen"].get("max_sustainable_iops")
+        if top is None:
+            return None, f"{ph.phase.name}: no demand was met ({d['outcome']})"
+        # the first of the steps that fell short: `steps` cells before and including the deciding one
+        at = next((i for i, s in enumerate(samples) if s.key == d.get("cell") and s.round == d.get("round")), None)
+        short = f" at {num(samples[at - n + 1].demand_iops)} IOPS" if at is not None and at >= n - 1 else ""
+        return top, (
+            f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
+            f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()})."
+        )
+    if not samples:
+        return None, "not measured"
+    return None, undecided_text(samples[-1])
+
+
+def undecided_text(last: Sample) -> str:
+    """The ramp ended without its rule deciding: it ran out of planned demands, whether or
+    not the last ones were met (fewer short steps in a row than the rule needs)."""
+    gap = f" ({(last.iops / last.demand_iops - 1) * 100:+.1f} %)" if last.demand_iops else ""
+    return (
+        f"The ramp's stop rule never decided: its last planned demand, {num(last.demand_iops)} IOPS, delivered "
+        f"{num(last.iops)}{gap}; every step is in the table (raise --set demand=… to find the drive's limit)."
+    )
+
+
+def ramp_phase(phases: Sequence[PhaseSummary], name: str) -> PhaseSummary | None:
+    return next((p for p in phases if p.phase.name == name), None)
+
+
+def rounds_mean(ph: PhaseSummary | None) -> float | None:
+    return sum(r.iops for r in ph.rows) / len(ph.rows) if ph is not None and ph.rows else None
+
+
+def _series(name: str, pts: list[tuple[float | None, float | None]]) -> Series:
+    known = [(x, y) for x, y in pts if x is not None and y is not None]
+    return Series(name, *map(tuple, zip(*known))) if known else Series(name, (), ())
+
+
+# -- latency vs demand ------------------------------------------------------------------------
+
+
+def demand_pages(run: RunData) -> list[Page]:
+    pages = preconditioning_pages(run)
+    for name, _ in RAMPS:
+        ph = run.phase(name)
+        if ph is None or not ph.rows:
+            pages.append(
+                Page(f"Latency vs Demand — {name}", (Text((f"The {name} was not reached (see Run Details).",)),))
+            )
+            continue
+        st = steps(ph)
+        decided = [d for d in run.manifest.decisions if d.get("phase") == name]
+        _, verdict = sustainable(ph)
+        src = (
+            f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
+            "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else "")
+        )
+        demand = [s.demand_iops for s, _ in st]
+        png = panels(
+            [
+                Panel(
+                    "delivered vs demanded IOPS",
+                    "IOPS",
+                    (
+                        _series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
+                        _series("demanded", [(d, d) for d in demand]),
+                    ),
+                ),
+                Panel(
+                    "average latency vs demand",
+                    "latency (µs)",
+                    (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),),
+                ),
+                Panel(
+                    "maximum latency vs demand",
+                    "latency (µs)",
+                    (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),),
+                    logy=True,
+                ),
+            ],
+            "demanded IOPS",
+            150,
+        )
+        rows = [
+            (
+                num(s.demand_iops),
+                num(c.iops),
+                f"{(c.iops / s.demand - 1) * 100:+.1f} %",
+                num(c.lat_mean_us),
+                pct_text(cell_percentile(c, 99), c.ios),
+                pct_text(cell_percentile(c, 99.99), c.ios),
+                num(c.lat_max_us),
+            )
+            for s, c in st
+        ]
+        table = Table(
+            f"Every demand step — {name}",
+            (
+                "demanded IOPS",
+                "delivered IOPS",
+                "delivered − demanded",
+                "average (µs)",
+                "99 % (µs)",
+                "99.99 % (µs)",
+                "maximum (µs)",
+            ),
+            tuple(rows),
+            src,
+            run.raw_links(list(ph.rows)) + run.store_links(),
+        )
+        pages.append(
+            Page(
+                f"Latency vs Demand — {name}",
+                (
+                    Text((verdict,)),
+                    Figure(
+                        f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate",
+                        png,
+                        150,
+                        src,
+                    ),
+                ),
+            )
+        )
+        pages += table_pages(f"Tabular Results — {name}", [table])
+    return pages + endurance_pages(run)
+
+
+def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    pages = []
+    for name, _ in RAMPS:
+        delivered, avg = [], []
+        for r, lab in zip(runs, labels):
+            ph = r.phase(name)
+            st = steps(ph) if ph is not None else []
+            delivered.append(_series(lab, [(s.demand_iops, c.iops) for s, c in st]))
+            avg.append(_series(lab, [(s.demand_iops, c.lat_mean_us) for s, c in st]))
+        if not any(s.x for s in delivered):
+            continue
+        src = f"Source: each run's results.db, phase {name!r}: one cell per demanded rate."
+        png = panels(
+            [
+                Panel("delivered vs demanded IOPS", "IOPS", tuple(delivered)),
+                Panel("average latency vs demand", "latency (µs)", tuple(avg), logy=True),
+            ],
+            "demanded IOPS",
+            150,
+        )
+        pages.append(
+            Page(f"Latency vs Demand — {name}, per drive", (Figure(f"{name}: one line per drive", png, 150, src),))
+        )
+    return pages
+
+
+def demand_view(ph: PhaseSummary, console: Console) -> None:
+    t = RichTable(title=f"{escape(ph.phase.name)}: demanded vs delivered", title_justify="left")
+    for col in ("demanded IOPS", "delivered IOPS", "avg µs", "99.99 % µs", "max µs"):
+        t.add_column(col, justify="right")
+    for s, c in steps(ph):
+        t.add_row(
+            num(s.demand_iops),
+            num(c.iops),
+            num(c.lat_mean_us),
+            pct_text(cell_percentile(c, 99.99), c.ios),
+            num(c.lat_max_us),
+        )
+    console.print(t)
+    console.print(escape(sustainable(ph)[1]))
+
+
+# -- maximum IOPS -----------------------------------------------------------------------------
+
+
+def _optimum(rounds: PhaseSummary | None, fallback: str) -> str:
+    """Where the rounds ran: the stored workload of their cells (threads × QD)."""
+    if rounds is not None and rounds.rows:
+        w = rounds.rows[0].workload
+        return f"TC{w['threads']}/QD{w['queue_depth']}"
+    return fallback
+
+
+def maxiops_pages(run: RunData) -> list[Page]:
+    pages = preconditioning_pages(run)
+    for op, _ in SEARCHES:
+        search, rounds = run.phase(search_phase(op)), run.phase(rounds_phase(op))
+        threads = run.phase(threads_phase(op))  # absent in runs stored before the thread search
+        if search is None or not search.rows:
+            pages.append(
+                Page(f"Maximum IOPS — {op}", (Text((f"The {op} search was not reached (see Run Details).",)),))
+            )
+            continue
+        st, tst = steps(search), steps(threads) if threads is not None else []
+        best, best_cell = max(st + tst, key=lambda sc: sc[0].iops)
+        label = best_cell.mix or best.key  # threads × QD (the thread search's keys name no QD)
+        where = _optimum(rounds, label)
+        mean = rounds_mean(rounds)
+        decided = [
+            d["outcome"]
+            for d in run.manifest.decisions
+            if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))
+        ]
+        verdict = f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); " + (
+            f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS."
+            if mean is not None and rounds is not None
+            else "the rounds at the optimum were not measured."
+        )
+        src = (
+            f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
+            f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)."
+            + "".join(f" Decision: {d}" for d in decided)
+        )
+        curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
+        if tst and threads is not None:
+            curves.append(
+                _series(
+                    f"thread search at QD{threads.rows[0].workload['queue_depth']}",
+                    [(float(s.outstanding), c.iops) for s, c in tst],
+                )
+            )
+        items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]
+        png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
+        blocks: list = [
+            Text((verdict,)),
+            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80, src),
+        ]
+        if rounds is not None and rounds.rows:
+            rpng = panels(
+                [
+                    Panel(
+                        f"{op} IOPS per round at {where}",
+                        "IOPS",
+                        (_series("IOPS", [(float(r.round), r.iops) for r in rounds.rows]),),
+                    )
+                ],
+                "round",
+                60,
+            )
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
+        pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
+        rows = [
+            (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
+            for s, c in st + tst
+        ]
+        if rounds is not None:
+            rows += [
+                (f"round {r.round}", where, num(r.iops), num(r.lat_mean_us), num(r.lat_max_us)) for r in rounds.rows
+            ]
+        searched = [*search.rows, *(threads.rows if threads else ()), *(rounds.rows if rounds else ())]
+        pages += table_pages(
+            f"Tabular Results — {op}",
+            [
+                Table(
+                    f"{op}: queue-depth search, thread-count search, then the rounds at the optimum",
+                    ("cell", "outstanding IO", "IOPS", "average (µs)", "maximum (µs)"),
+                    tuple(rows),
+                    src,
+                    run.raw_links(searched) + run.store_links(),
+                )
+            ],
+        )
+    return pages + endurance_pages(run)
+
+
+def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
+    items = []
+    for op, _ in SEARCHES:
+        for name in (search_phase(op), threads_phase(op)):
+            lines = []
+            for r, lab in zip(runs, labels):
+                ph = r.phase(name)
+                lines.append(_series(lab, [(float(s.outstanding), c.iops) for s, c in (steps(ph) if ph else [])]))
+            if any(s.x for s in lines):
+                items.append(Panel(f"{name}: IOPS vs outstanding IO", "IOPS", tuple(lines)))
+    if not items:
+        return []
+    src = "Source: each run's results.db, the phases of the queue-depth and thread-count searches."
+    return [
+        Page(
+            "Maximum IOPS — searches per drive",
+            (
+                Figure(
+                    "IOPS vs outstanding IO, one line per drive",
+                    panels(items, "outstanding IO (log scale)", 170, logx2=True),
+                    170,
+                    src,
+                ),
+            ),
+        )
+    ]
+
+
+def maxiops_view(ph: PhaseSummary, console: Console) -> None:
+    t = RichTable(title=escape(ph.phase.name), title_justify="left")
+    for col in ("cell", "threads/QD", "round", "IOPS", "avg µs", "max µs"):
+        t.add_column(col, justify="right")
+    for r in ph.rows:
+        t.add_row(
+            escape(r.cell_key),
+            f"TC{r.workload['threads']}/QD{r.workload['queue_depth']}",
+            str(r.round),
+            num(r.iops),
+            num(r.lat_mean_us),
+            num(r.lat_max_us),
+        )
+    console.print(t)
+    if ph.rows and ph.phase.name.endswith("search"):
+        best = max(ph.rows, key=lambda r: r.iops)
+        console.print(
+            f"most IOPS at TC{best.workload['threads']}/QD{best.workload['queue_depth']}: {num(best.iops)} IOPS"
+        )

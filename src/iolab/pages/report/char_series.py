@@ -1,0 +1,468 @@
+"""Report pages of the characterisation tests that read series: QoS rounds (per-round figures
+and the chosen rounds' stored histograms), IO consistency (the per-second series, the steady
+part and its periodic dips) and the endurance page every characterisation report ends with.
+Reads only the run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iolab.core.cellschema import CellRow
+from iolab.core.results import Histogram, partial_row, row_spans
+from iolab.core.units import eng, num, pct_text
+from iolab.figures.consistency import Dips, Spread, find_dips, spread
+from iolab.figures.endurance import endurance
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report import latency_plots, plot_style
+from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.rundata import RunData, cell_series
+from iolab.pages.report.sections import convergence_page, not_measured_page, table_pages
+from iolab.store.runstore import RunStore
+from iolab.targets import wear
+
+QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
+NOT_REPORTED = "not reported"
+# The phase a characterisation run preconditions to steady state in (the suites name it; a
+# report reads the run, not suite code)
+PRECONDITION = "precondition"
+
+
+def _source(run: RunData, ph: PhaseSummary, what: str) -> str:
+    return f"Source: results.db tables cells and {what}, phase {ph.phase.name!r}; run {run.manifest.run_id}."
+
+
+def _store(run: RunData) -> RunStore:
+    return RunStore.open(run.dir)
+
+
+# -- QoS rounds -----------------------------------------------------------------------------
+
+
+def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]:
+    """The rounds named by the histogram_rounds parameter: 'last', 'worst' (largest maximum
+    latency) and round numbers; each round once, labelled with why it was chosen."""
+    by_round = {r.round: r for r in rows}
+    out: dict[int, list[str]] = {}
+    for token in (t.strip() for t in wanted.split(",") if t.strip()):
+        if token == "last" and rows:
+            out.setdefault(rows[-1].round, []).append("last")
+        elif token == "worst" and rows:
+            worst = max(rows, key=lambda r: r.lat_max_us or 0.0)
+            out.setdefault(worst.round, []).append("worst by maximum latency")
+        elif token.isdigit() and int(token) in by_round:
+            out.setdefault(int(token), []).append("chosen")
+    return [(f"round {k} ({', '.join(v)})", by_round[k]) for k, v in sorted(out.items())]
+
+
+@drawn_apart
+def per_round_plot(
+    name: str,
+    xs: tuple[float, ...],
+    iops: tuple[float, ...],
+    latency: tuple[tuple[str, tuple[tuple[float, float], ...]], ...],
+) -> bytes:
+    """IOPS (top) and the latency series (bottom, log) per round: drawn once, in a plot worker
+    while a report is written (in this process it would import matplotlib here as well)."""
+    with plot_style.styled():
+        fig = plot_style._figure(120)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        top.plot(xs, iops, marker="o", ms=2.5, color=plot_style.color(0))
+        top.set_ylabel("IOPS")
+        top.set_ylim(bottom=0)
+        plot_style._thousands(top)
+        for i, (label, pts) in enumerate(latency):
+            if pts:
+                bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plot_style.color(i + 1), label=label)
+        bottom.set_yscale("log")
+        plot_style._log_ticks(bottom)
+        bottom.set_ylabel("latency (µs, log scale)")
+        bottom.set_xlabel("round")
+        plot_style.whole_number_ticks(bottom.xaxis, xs)
+        bottom.legend(loc="upper left", frameon=False)
+        top.set_title(f"{name}: IOPS, average and maximum latency per round")
+        return plot_style._png(fig)
+
+
+def _per_round_figure(ph: PhaseSummary) -> Figure:
+    rows = list(ph.rows)
+    xs = tuple(float(r.round) for r in rows)
+    latency = tuple(
+        (label, tuple((x, getattr(r, attr)) for x, r in zip(xs, rows) if getattr(r, attr)))
+        for label, attr in (("average", "lat_mean_us"), ("maximum", "lat_max_us"))
+    )
+    png = per_round_plot(ph.phase.name, xs, tuple(r.iops for r in rows), latency)
+    return Figure(
+        f"{ph.phase.name}: per round",
+        png,
+        120,
+        f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round ({len(rows)}).",
+    )
+
+
+def qos_pages(run: RunData) -> list[Page]:
+    pages = preconditioning_pages(run)
+    wanted = run.value("histogram_rounds", "last,worst")
+    store = _store(run)
+    try:
+        for ph in (p for p in run.phases if p.phase.name.endswith("rounds")):
+            if not ph.rows:
+                pages.append(not_measured_page(run, ph, ph.phase.name))
+                continue
+            pages.append(Page(f"{ph.phase.name}: per round", (_per_round_figure(ph),)))
+            rows = tuple(
+                (
+                    str(r.round),
+                    num(r.iops),
+                    num(r.lat_mean_us),
+                    num(r.lat_max_us),
+                    pct_text(r.p99_99, r.ios, 99.99),
+                    pct_text(r.p99_999, r.ios, 99.999),
+                )
+                for r in ph.rows
+            )
+            pages += table_pages(
+                f"Tabular Results — {ph.phase.name}",
+                [
+                    Table(
+                        f"{ph.phase.name}: each round (warm-up excluded)",
+                        ("round", "IOPS", "average (µs)", "maximum (µs)", "99.99 % (µs)", "99.999 % (µs)"),
+                        rows,
+                        _source(run, ph, "histograms (percentiles from each round's own bins)"),
+                        run.raw_links(list(ph.rows)) + run.store_links(),
+                    )
+                ],
+            )
+            for label, row in chosen_rounds(list(ph.rows), wanted):
+                h = store.histogram(row.id)
+                if h is None:
+                    pages.append(
+                        Page(
+                            f"{ph.phase.name}: {label}",
+                            (Text((f"No histogram was stored for {label}; nothing is estimated.",)),),
+                        )
+                    )
+                    continue
+                pages.append(_histogram_page(run, ph, label, row, h))
+    finally:
+        store.close()
+    return pages + endurance_pages(run)
+
+
+def _histogram_page(run: RunData, ph: PhaseSummary, label: str, row: CellRow, h: Histogram) -> Page:
+    title = f"{ph.phase.name}: latency histogram, {label}"
+    png = latency_plots.latency_histogram([("", h)], title, 120, marks=QOS_MARKS)
+    marks = tuple((f"{p:g} %", pct_text(h.measured(p), h.total)) for p in QOS_MARKS) + (("maximum", num(h.max_us)),)
+    table = Table(
+        f"{label}: {h.total:,} IOs in {len(h.counts):,} bins (of {row.read_ios + row.write_ios:,} IOs measured)",
+        ("percentile", "latency (µs)"),
+        marks,
+        _source(run, ph, f"histograms (the round's full-resolution bins, cell {row.id})"),
+        run.raw_links([row]),
+    )
+    return Page(title, (Figure(title, png, 120, table.source), table))
+
+
+# -- IO consistency ----------------------------------------------------------------------------
+
+
+def steady_from(run: RunData) -> float:
+    return float(run.value("steady_from", 0.0))
+
+
+Latencies = list[float | None]
+
+
+def phase_series(
+    ph: PhaseSummary | None, run_dir: Path | None
+) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
+    """Per second of the consistency phase's last cell: time, IOPS, average and maximum
+    latency (None where the engine has none)."""
+    if ph is None or not ph.rows or run_dir is None:
+        return [], [], [], [], None
+    row = ph.rows[-1]
+    pts = cell_series(run_dir, row.id)
+    return [p[0] for p in pts], [p[1] + p[2] for p in pts], [p[4] for p in pts], [p[5] for p in pts], row
+
+
+def consistency_series(run: RunData) -> tuple[list[float], list[float], Latencies, Latencies, CellRow | None]:
+    return phase_series(run.phase("consistency"), run.dir)
+
+
+def steady_figures(t: list[float], iops: list[float], start: float) -> tuple[Spread | None, Dips | None]:
+    """The spread and dips of the steady seconds: what the report, the comparison and the key
+    figures show."""
+    ts, ys = steady_seconds(t, iops, start)
+    if not ts:
+        return None, None
+    return spread(ys), find_dips(ts, ys)
+
+
+def steady_seconds(t: list[float], iops: list[float], start: float) -> tuple[list[float], list[float]]:
+    """The whole seconds after `start` (a partial last row, the cell's drain after its last
+    whole second, is no second of the steady part)."""
+    st = [(x, y) for x, y, span in zip(t, iops, row_spans(t)) if x > start and not partial_row(span)]
+    return [x for x, _ in st], [y for _, y in st]
+
+
+def consistency_figures(run: RunData) -> tuple[Spread | None, Dips | None]:
+    t, iops, _, _, _ = consistency_series(run)
+    return steady_figures(t, iops, steady_from(run))
+
+
+def phase_spread(ph: PhaseSummary) -> Spread | None:
+    """The steady part's spread of a consistency phase read on its own (a key figure), from
+    the run's stored series and its own steady_from."""
+    t, iops, _, _, _ = phase_series(ph, ph.run_dir)
+    return steady_figures(t, iops, float(ph.values.get("steady_from", 0.0)))[0]
+
+
+@drawn_apart
+def _scatter(
+    t,
+    y,
+    title: str,
+    ylabel: str,
+    log: bool,
+    height: float,
+    xlabel: str = "time (s)",
+    label: str = "",
+    more: tuple[tuple[str, list], ...] = (),
+) -> bytes:
+    """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
+    with plot_style.styled():
+        fig = plot_style._figure(height)
+        ax = fig.subplots()
+        pts = []
+        for i, (name, ys) in enumerate(((label, y), *more)):
+            some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
+            if some:
+                xs, vs = zip(*some)
+                ax.scatter(xs, vs, s=3, color=plot_style.color(i), label=name or None)
+            pts += some
+        if more and pts:
+            ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
+        if log and pts:
+            ax.set_yscale("log")
+            plot_style._log_ticks(ax)
+        else:
+            ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
+            plot_style._thousands(ax)
+        ax.set_title(title)
+        return plot_style._png(fig)
+
+
+def consistency_pages(run: RunData) -> list[Page]:
+    t, iops, lat, lat_max, row = consistency_series(run)
+    ph = run.phase("consistency")
+    if ph is None or row is None or not t:
+        return ([not_measured_page(run, ph, "IO Consistency")] if ph else []) + endurance_pages(run)
+    start = steady_from(run)
+    src = _source(run, ph, f"series (one point per second, cell {row.id})")
+    zt, zy = steady_seconds(t, iops, start)
+    pages = [
+        Page(
+            "IO Consistency: whole run",
+            (
+                Figure(
+                    "IOPS every second, whole run", _scatter(t, iops, "IOPS every second", "IOPS", True, 85), 85, src
+                ),
+                Figure(
+                    f"steady part (after {start:g} s), log scale",
+                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", True, 80),
+                    80,
+                    src,
+                ),
+            ),
+        ),
+        Page(
+            "IO Consistency: steady part and latency",
+            (
+                Figure(
+                    f"steady part (after {start:g} s), linear scale",
+                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80),
+                    80,
+                    src,
+                ),
+                _latency_figure(t, lat, lat_max, src),
+            ),
+        ),
+    ]
+    sp, dips = consistency_figures(run)
+    rows = [("seconds in the steady part", f"{sp.seconds:,}" if sp else "none: the run ended before it")]
+    if sp:
+        rows += [
+            ("minimum IOPS", num(sp.min)),
+            ("maximum IOPS", num(sp.max)),
+            ("mean IOPS", num(sp.mean)),
+            ("coefficient of variation", f"{sp.cv:.1%}"),
+            ("minimum ÷ maximum", f"{sp.min_over_max:.1%}"),
+        ]
+    rows += [
+        ("periodic dips", dips.text() if dips else "not evaluated (no steady part)"),
+        _max_row(t, lat_max, start, row),
+    ]
+    pages += table_pages(
+        "IO Consistency: figures",
+        [
+            Table(
+                f"steady part (after {start:g} s)",
+                ("figure", "value"),
+                tuple(rows),
+                src,
+                run.raw_links([row]) + run.store_links(),
+            )
+        ],
+    )
+    return pages + endurance_pages(run)
+
+
+def _latency_figure(t, lat, lat_max, src: str) -> Figure:
+    if any(v is not None for v in lat_max):
+        png = _scatter(
+            t,
+            lat,
+            "average and maximum latency every second",
+            "latency (µs)",
+            True,
+            80,
+            label="average",
+            more=(("maximum", lat_max),),
+        )
+        return Figure("average and maximum latency every second (µs, log scale)", png, 80, src)
+    return Figure(
+        "average latency every second (the engine reports no maximum per second)",
+        _scatter(t, lat, "average latency every second", "latency (µs)", True, 80),
+        80,
+        src,
+    )
+
+
+def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
+    steady = [m for x, m in zip(t, lat_max) if x > start and m is not None]
+    if steady:
+        return ("maximum latency, largest per-second maximum in the steady part", f"{num(max(steady))} µs")
+    return (
+        "maximum latency per second",
+        f"not reported per second by the engine; the whole period's maximum is {num(row.lat_max_us)} µs",
+    )
+
+
+# -- endurance -------------------------------------------------------------------------------
+
+
+def _drive_row(name: str, rows: list, counted: tuple) -> tuple[str, str, str, str]:
+    host, media, _ = counted
+    host_text = eng(host, "B") if host is not None else eng(sum(r.write_bytes for r in rows), "B") + " (fio)"
+    waf = f"{media / host:.2f}" if host and media is not None else NOT_REPORTED
+    return (name, host_text, eng(media, "B") if media is not None else NOT_REPORTED, waf)
+
+
+def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
+    """(phase, host writes, media writes, WAF): from the drive's own counters read before and
+    after the phase (targets/wear.py) where it reports them, else from the engine's host and
+    flash write counters (the simulator); what neither has says 'not reported'."""
+    out = []
+    groups = [("preconditioning", list(run.preconditioning))] + [(ph.phase.name, list(ph.rows)) for ph in run.phases]
+    for name, rows in groups:
+        if not rows:
+            continue
+        drive = wear.phase_writes(run.manifest.endurance.get(name, {}))
+        if drive is not None:
+            out.append(_drive_row(f"{name} (its purge and preconditioning included)", rows, drive))
+            continue
+        counted = [r for r in rows if "flash_write_bytes" in r.counters and "host_write_bytes" in r.counters]
+        if not counted:
+            out.append((name, eng(sum(r.write_bytes for r in rows), "B") + " (fio)", NOT_REPORTED, NOT_REPORTED))
+            continue
+        host = sum(r.counters["host_write_bytes"] for r in counted)
+        flash = sum(r.counters["flash_write_bytes"] for r in counted)
+        out.append((name, eng(host, "B"), eng(flash, "B"), f"{flash / host:.2f}" if host else "no writes"))
+    return out
+
+
+def preconditioning_pages(run: RunData) -> list[Page]:
+    """A characterisation run preconditioned to steady state (`--set precondition=steady`): the
+    IOPS of its 4K random writes in every round until the rule decided, and why it stopped. A
+    run preconditioned by time has no rounds to show; its parameters say what it wrote."""
+    pc = run.phase(PRECONDITION)
+    if pc is None:
+        return []
+    state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
+    told = Text(
+        (
+            f"Preconditioning ran until PTS steady state of 4K random-write IOPS: {state} after "
+            f"{len(pc.rounds)} round(s) ({pc.phase.stop_reason or 'no reason stored'}).",
+        )
+    )
+    if not pc.rows:
+        return [Page("Preconditioning", (told,))]
+    mix = pc.rows[0].mix or ""  # stored with every cell the characterisation tests plan
+    page = convergence_page(
+        run,
+        pc,
+        "Preconditioning — IOPS per Round",
+        [(f"4 KiB random-write IOPS per round (R/W {mix})", mix, "iops")],
+        "IOPS",
+    )
+    return [Page(page.title, (told, *page.blocks))]
+
+
+def endurance_pages(run: RunData) -> list[Page]:
+    rows = endurance_rows(run)
+    if not rows:
+        return []
+    e = endurance(run.manifest, run.phases, run.preconditioning)
+    (pe, pe_src), (years, years_src), waf = e.pe, e.years, e.waf
+    facts = [
+        (
+            "WAF the ratings rest on",
+            f"{waf.value:.2f} over {eng(waf.host_bytes, 'B')} host writes; basis: {waf.basis}" if waf else NOT_REPORTED,
+        )
+    ]
+    whole = run.write_amplification()
+    if whole and waf and abs(whole[0] - waf.value) > 0.005:
+        facts.append(("WAF over the whole run, for reference", f"{whole[0]:.2f} over {eng(whole[1], 'B')} host writes"))
+    facts.append(("physical (flash) capacity", eng(e.physical, "B") if e.physical else NOT_REPORTED))
+    facts.append(
+        ("rated P/E cycles", f"{pe:,.0f} (source: {pe_src})" if pe else NOT_REPORTED + " (--pe-cycles N gives it)")
+    )
+    facts.append(
+        (
+            "warranty",
+            f"{years:g} years (source: {years_src})" if years else NOT_REPORTED + " (--warranty-years Y gives it)",
+        )
+    )
+    why = "" if e.tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
+    basis = f" (WAF {waf.value:.2f}, {waf.short})" if waf else ""
+    facts.append(
+        ("TBW = flash capacity × P/E ÷ WAF", f"{e.tbw / 1e12:,.1f} TB{basis}" if e.tbw else NOT_REPORTED + why)
+    )
+    facts.append(
+        ("DWPD over the warranty", f"{e.dwpd:.2f}{basis}" if e.dwpd else NOT_REPORTED + " (needs TBW and the warranty)")
+    )
+    drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
+    src = (
+        "Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
+        + (
+            f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"
+            if drive
+            else ""
+        )
+        + "."
+    )
+    return table_pages(
+        "Endurance",
+        [
+            Table(
+                "host writes and media writes per phase",
+                ("phase", "host writes", "media writes", "WAF"),
+                tuple(rows),
+                src,
+                run.store_links(),
+            ),
+            Table("endurance figures", ("figure", "value"), tuple(facts), src),
+        ],
+    )

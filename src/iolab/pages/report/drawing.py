@@ -1,0 +1,89 @@
+"""Plots drawn once and, while a report is written, in worker processes: a plot function
+marked `drawn_apart` returns its PNG bytes, or inside `drawing_in_parallel` a `Pending` PNG
+at once, so matplotlib draws on every CPU while the pages are built and the PDF laid out."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import os
+import pickle
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from iolab.pages.report.model import Pending
+
+PRELOAD = [
+    "iolab.pages.report.workermain",
+    "iolab.pages.report.plots",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+]
+_POOL = None  # the worker processes while `drawing_in_parallel` is active
+# Every plot drawn in this process, by its function and arguments: a sequence's report shows the
+# same figures as its runs' own reports, drawn once.
+_DRAWN: dict[bytes, bytes | Pending] = {}
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group: the report's process stops the workers, which
+    # would otherwise each print a KeyboardInterrupt trace
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _draw_in_worker(module: str, name: str, args: tuple, kwargs: dict) -> bytes:
+    return getattr(importlib.import_module(module), name).__wrapped__(*args, **kwargs)
+
+
+@contextmanager
+def drawing_in_parallel() -> Iterator[None]:
+    """Plots called inside are drawn in worker processes (one per CPU) while the pages are
+    built; the figures hold `Pending` PNGs until the report is rendered."""
+    global _POOL
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if _POOL is not None or workers < 2:
+        yield
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forkserver: the workers start from a clean process that has imported matplotlib once, not
+    # as forks of this one and its threads (the live view, the store), and do not run the main
+    # script (the `iolab` console script, the whole command line) again each (workermain.py)
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
+    except (OSError, NotImplementedError):  # no POSIX semaphores here (no /dev/shm): drawn in this process
+        yield
+        return
+    _POOL = pool
+    try:
+        yield
+    finally:
+        _POOL = None
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def drawn_apart(draw: Callable[..., bytes]) -> Callable[..., bytes | Pending]:
+    """A plot function whose PNG is drawn once per set of arguments in this process, in a
+    worker process inside `drawing_in_parallel` (the call then returns a `Pending`)."""
+
+    @functools.wraps(draw)
+    def call(*args, **kwargs):
+        try:
+            key = hashlib.sha1(pickle.dumps((draw.__module__, draw.__qualname__, args, kwargs))).digest()
+        except Exception:  # noqa: BLE001 - arguments that do not pickle: drawn here, every time
+            return draw(*args, **kwargs)
+        if key not in _DRAWN:
+            if _POOL is None:
+                _DRAWN[key] = draw(*args, **kwargs)
+            else:
+                _DRAWN[key] = Pending(
+                    _POOL.submit(_draw_in_worker, draw.__module__, draw.__qualname__, args, kwargs), draw, args, kwargs
+                )
+        return _DRAWN[key]
+
+    return call

@@ -1,0 +1,319 @@
+"""What every page repeats (the PTS report format): the page header fields, the four
+header columns, and the banners (non-compliant, incomplete). Built from the manifest and the
+stored phases only; a fact the run did not record is printed as such, never guessed."""
+
+from __future__ import annotations
+
+from iolab.core.steady import SteadyRule
+from iolab.core.units import eng, kib_label
+from iolab.figures.audit import Audit, marker
+from iolab.pages.report import textwidth
+from iolab.pages.report.model import HeaderColumn
+from iolab.pages.report.rundata import RunData, rounds_text
+
+NOT_REPORTED = "not reported"
+# What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
+# has 39.7 mm below the column's title; a row takes its lines of 5.9 pt × 1.22 line height at the
+# column's font scale plus 0.3 mm of cell padding at any scale (measured on WeasyPrint's layout:
+# 13 one-line rows fit at full size, 17 at MIN_SCALE), and its text wraps in cells as wide as
+# KEY_MM and VALUE_MM (measured there too, four columns across the page). A column with more
+# text is printed smaller, down to MIN_SCALE; what still does not fit is named, not cut, and
+# printed in full on the page the column points to.
+TABLE_MM = 39.7
+FONT_PT = 5.9
+LINE_MM = FONT_PT * 1.22 * 25.4 / 72
+ROW_PAD_MM = 0.3
+KEY_MM, VALUE_MM = 14.88, 27.07  # the text width of a key cell (bold) and of a value cell
+MIN_SCALE = 0.75
+RUN_DETAILS = "Run Details and Notes"
+BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold across the page)
+BANNER_LINES = 3  # what the banner strip holds (html.py .banners: 11 mm)
+
+
+def _val(v) -> str:
+    return NOT_REPORTED if v in (None, "", ()) else str(v)
+
+
+SPEC_HEADINGS = {  # a stored run whose test this process does not know: by its plan's spec
+    "PTS": "Solid State Storage Performance Test Specification",
+    "RWSW": "Real World Storage Workload Performance Test Specification",
+}
+
+
+def spec_line(run: RunData, heading: str | None = None) -> str:
+    """`heading`: the test's declared one (None: the run's test is not registered here)."""
+    if heading is None:
+        heading = SPEC_HEADINGS.get(run.manifest.spec.split(" ", 1)[0])
+    return f"{heading} — {run.manifest.spec}" if heading else run.manifest.spec
+
+
+def device_line(run: RunData) -> str:
+    """Vendor and model for the page header (one line: the target path stands in when the
+    device does not report a model; the Device Under Test column has the full target)."""
+    facts = run.manifest.target.get("facts", {})
+    name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
+    if name:
+        return _cut(name, 48)
+    return _cut(str(run.manifest.target.get("path") or run.manifest.target.get("spec")), 32) + " (model not reported)"
+
+
+def platform_items(run: RunData) -> list[tuple[str, str]]:
+    p, v = run.manifest.platform, run.manifest.versions
+    cpu = p.get("cpu") or NOT_REPORTED
+    if p.get("cores"):
+        cpu = f"{cpu} ({p['cores']} cores)"
+    return [
+        ("Host", _val(p.get("host"))),
+        ("CPU", cpu),
+        ("Memory", _val(p.get("memory"))),
+        ("OS", _val(p.get("os"))),
+        ("Kernel", _val(p.get("kernel"))),
+        ("Test software", f"iolab {_val(v.get('iolab'))}"),
+        ("IO engine", _val(v.get("engine")) + (f", ioengine={v['ioengine']}" if v.get("ioengine") else "")),
+    ]
+
+
+def device_items(run: RunData) -> list[tuple[str, str]]:
+    m = run.manifest
+    t, facts = m.target, m.target.get("facts", {})
+    sectors = NOT_REPORTED
+    if facts.get("logical_sector"):
+        sectors = f"{facts['logical_sector']} B logical / {facts.get('physical_sector') or '?'} B physical"
+    media = {True: "rotational (HDD)", False: "solid state", None: NOT_REPORTED}[facts.get("rotational")]
+    return [
+        ("Target", f"{t.get('spec')} ({t.get('kind')})"),
+        ("Vendor / model", device_line(run)),
+        ("Serial", _val(facts.get("serial"))),
+        ("Firmware", _val(facts.get("firmware"))),
+        ("Capacity", capacity_text(run)),
+        ("Interface", _val(facts.get("interface"))),
+        ("Sectors / media", f"{sectors}; {media}"),
+        ("Purge", purge_text(run)),
+        ("Write cache", _val(m.write_cache or facts.get("write_cache"))),
+        ("Write amplification", waf_text(run)),
+    ]
+
+
+def waf_text(run: RunData) -> str:
+    """Measured flash writes ÷ host writes over the whole run (the simulator counts both; a real
+    drive's figure needs its SMART counters, which are not read yet)."""
+    w = run.write_amplification()
+    if w is None:
+        return NOT_REPORTED
+    waf, host = w
+    return f"{waf:.2f} measured over {eng(host, 'B')} host writes (the whole run, preconditioning included)"
+
+
+def capacity_text(run: RunData) -> str:
+    cap, tested = run.manifest.target.get("capacity"), run.manifest.target.get("tested_capacity")
+    if not cap:
+        return NOT_REPORTED
+    return eng(cap, "B") + (f" ({eng(tested, 'B')} tested)" if tested and tested != cap else "")
+
+
+def purge_text(run: RunData) -> str:
+    purges = run.manifest.purges
+    if not purges:
+        return "none recorded"
+    methods = sorted({p["method"] for p in purges})
+    failed = [p for p in purges if not p.get("ok")]
+    text = ", ".join(methods)
+    return text + (f" — FAILED in {len(failed)} of {len(purges)}" if failed else " — ok")
+
+
+def steady_text(run: RunData, short: bool = False) -> str:
+    """The 'SS rounds' entry: the window of each phase and whether steady state was reached."""
+    parts = []
+    for ph in run.phases:
+        if short:
+            parts.append(
+                f"{rounds_text(ph.window).replace('rounds ', '')} "
+                + {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady]
+            )
+            continue
+        state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[
+            ph.steady
+        ]
+        if run.runs_to_budget(ph):
+            state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
+        name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
+        if len(run.phases) > 1:
+            state = {True: "SS", False: "SS NOT ACHIEVED", None: "SS n/a"}[ph.steady]
+        parts.append(f"{name}{rounds_text(ph.window)} ({state})")
+    return "; ".join(parts) or "no complete round"
+
+
+def preconditioning_text(run: RunData) -> str:
+    if not run.preconditioning:
+        plan_pc = [pc for ph in run.manifest.plan.get("phases", []) for pc in ph.get("precondition", [])]
+        return "none (starts at FOB after purge)" if not plan_pc else "planned, not stored (run incomplete)"
+    parts = []
+    for c in run.preconditioning:
+        w = c.workload
+        bs = w["streams"][0]["block_size"]
+        access = w["streams"][0]["access"].upper()
+        parts.append(
+            f"{access} {kib_label(bs)} W, TC{w['threads']}×QD{w['queue_depth']}, {eng(c.write_bytes, 'B')} written"
+        )
+    unique = list(dict.fromkeys(parts))
+    return "; ".join(unique) if len(unique) == 1 or len(unique) == len(parts) else "; ".join(parts)
+
+
+def steady_rule_text(run: RunData) -> str:
+    """The rule in a header cell's room; the Run Details page prints the manifest's full wording."""
+    rule = SteadyRule(strict=bool(run.manifest.profile.get("strict_steady")))
+    cmp = "<" if rule.strict else "≤"
+    return (
+        f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
+        f"over {rule.window} rounds"
+    )
+
+
+def audit_text(run: RunData) -> str:
+    """The self-audit in a header cell: how many invariants held, and which failed."""
+    a = run.audit
+    if a is None:
+        return NOT_REPORTED
+    c = a.counts()
+    if a.passed:
+        return f"passed ({c['pass']} invariants held, {c['n/a']} not applicable)"
+    return f"FAILED: {', '.join(r.name for r in a.failed)} (the figures it touches are marked)"
+
+
+def audit_detail(a: Audit) -> str:
+    """The self-audit on the Run Details page: each failed invariant with its reason, the others
+    by name (`iolab audit RUN` prints every reason)."""
+    failed = "; ".join(f"{r.name} FAILED: {r.reason} (marks {', '.join(r.touches)})" for r in a.failed)
+    held = ", ".join(r.name for r in a.results if r.status == "pass") or "none"
+    na = ", ".join(r.name for r in a.results if r.status == "n/a")
+    return (f"{failed}. " if failed else "") + f"Held: {held}" + (f"; not applicable: {na}" if na else "") + "."
+
+
+def setup_items(run: RunData, short: bool = False) -> list[tuple[str, str]]:
+    m = run.manifest
+    prm = m.parameters
+    steady_marks = marker(run.audit.marks(())) if run.audit else ""
+    return [
+        ("Data pattern", _val(prm.get("Data pattern"))),
+        ("Active range", _val(prm.get("Active range"))),
+        ("PC1 (WIPC)", preconditioning_text(run)),
+        ("PC2 (WDPC)", prm.get("PC2 (WDPC)") or f"the test loop, {_val(prm.get('Outstanding IO'))}"),
+        ("SS rounds", steady_text(run, short) + (f" {steady_marks}" if steady_marks else "")),
+        ("SS rule", steady_rule_text(run)),
+        ("Audit", audit_text(run)),
+    ]
+
+
+def parameter_items(run: RunData) -> list[tuple[str, str]]:
+    m = run.manifest
+    prm = m.parameters
+    shown = ("Data pattern", "Active range", "Preconditioning", "PC2 (WDPC)")  # already in Set Up Parameters
+    items = [(k, str(v)) for k, v in prm.items() if k not in shown]
+    rounds = [str(len(ph.rounds)) for ph in run.phases]
+    items.append(("Rounds measured", " / ".join(rounds) if rounds else "0"))
+    return items
+
+
+COLUMNS = (
+    ("Test Platform", platform_items),
+    ("Device Under Test", device_items),
+    ("Set Up Parameters", setup_items),
+    ("Test Parameters", parameter_items),
+)
+
+
+def header_columns(run: RunData) -> tuple[HeaderColumn, ...]:
+    return tuple(fit_column(title, items(run)) for title, items in COLUMNS)
+
+
+def banners(run: RunData) -> tuple[str, ...]:
+    """Printed on every page, so no page can be read without its caveats."""
+    m = run.manifest
+    out = []
+    if not m.compliant:
+        label = "non-compliant (quick profile)" if run.quick else "non-compliant"
+        out.append((f"{label}: {'; '.join(m.noncompliance)}", label, RUN_DETAILS))
+    if m.state != "complete":
+        what = {
+            "running": "RUN IN PROGRESS",
+            "interrupted": "INCOMPLETE RUN (interrupted)",
+            "failed": "INCOMPLETE RUN (failed)",
+        }.get(m.state, f"INCOMPLETE RUN ({m.state})")
+        rounds = sum(len(ph.rounds) for ph in run.phases)
+        shown = f"{what}: only the {rounds} complete round(s) measured are shown"
+        out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
+    if run.audit is not None and not run.audit.passed:
+        names = ", ".join(r.name for r in run.audit.failed)
+        touched = ", ".join(run.audit.touched())
+        short = f"AUDIT FAILED: {names} (marks: {touched})"
+        full = f"{short} — " + "; ".join(f"{r.name}: {r.reason}" for r in run.audit.failed)
+        out.append((full, short, RUN_DETAILS))
+    return fit_banners(out)
+
+
+def fit_banners(items: list[tuple[str, str, str]]) -> tuple[str, ...]:
+    """items: (full text, short form, page that prints the full text). Every banner is on every
+    page: in full while the banner strip holds them all, else the longest ones in their short
+    form naming that page; never a sentence cut off."""
+    texts = [full for full, _, _ in items]
+
+    def lines() -> float:  # a banner's own padding costs about half a line
+        return sum(-(-len(t) // BANNER_LINE_CHARS) + 0.5 for t in texts)
+
+    while lines() > BANNER_LINES:
+        full = [i for i, (f, short, _) in enumerate(items) if texts[i] == f and short != f]
+        if not full:
+            break
+        i = max(full, key=lambda j: len(texts[j]))
+        texts[i] = f"{items[i][1]} — in full on the {items[i][2]} page"
+    return tuple(texts)
+
+
+def fit_column(title: str, items: list[tuple[str, str]], full_on: str = RUN_DETAILS) -> HeaderColumn:
+    """A header column whose text fits its fixed box: printed smaller when needed (down to
+    MIN_SCALE); if it still does not fit, the values that take the most lines are replaced by a
+    pointer to the page `full_on`, which prints them in full, and if the rows are still too
+    many, the last ones give way to one row saying how many more that page prints. No value is
+    ever cut mid-text, and no row falls below the box."""
+    items = [(k, " ".join(str(v).split())) for k, v in items]
+    for scale in [1.0 - 0.05 * i for i in range(int(round((1.0 - MIN_SCALE) / 0.05)) + 1)]:
+        if _fits(items, scale):
+            return HeaderColumn(title, tuple(items), scale)
+    pointer = f"(in full on the {full_on} page)"
+
+    def saved(i: int) -> int:  # lines the pointer saves in row i
+        k, v = items[i]
+        return _lines(k, v, MIN_SCALE) - _lines(k, pointer, MIN_SCALE)
+
+    while not _fits(items, MIN_SCALE):
+        i = max(range(len(items)), key=lambda j: (saved(j), len(items[j][1])))
+        if saved(i) <= 0:
+            break  # no value is longer than its pointer: too many rows
+        items[i] = (items[i][0], pointer)
+    kept = len(items)
+    while kept > 0 and not _fits(items[:kept] + [_more(len(items) - kept, full_on)], MIN_SCALE):
+        kept -= 1
+    if kept < len(items):
+        items = items[:kept] + [_more(len(items) - kept, full_on)]
+    return HeaderColumn(title, tuple(items), MIN_SCALE)
+
+
+def _lines(key: str, value: str, scale: float) -> int:
+    """The printed lines of one row: its key or its value, whichever wraps to more."""
+    size = FONT_PT * scale
+    return max(textwidth.lines(key, KEY_MM, size, bold=True), textwidth.lines(value, VALUE_MM, size))
+
+
+def _fits(items: list[tuple[str, str]], scale: float) -> bool:
+    """The rows fit the column's table at this font scale, with one line to spare: the browser
+    breaks a few words where textwidth does not expect it (after "." in "A.11", for one)."""
+    used = sum(_lines(k, v, scale) * LINE_MM * scale + ROW_PAD_MM for k, v in items)
+    return used + LINE_MM * scale <= TABLE_MM
+
+
+def _more(n: int, full_on: str) -> tuple[str, str]:
+    return ("…", f"{n} more, on the {full_on} page")
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,213 @@
+"""The page model as one self-contained HTML file: plots embedded as data URIs, no script,
+no web font, no network. The same HTML, printed by WeasyPrint, is the PDF (pdf.py), so the
+stylesheet lays each `Page` out on exactly one A4 sheet."""
+
+from __future__ import annotations
+
+import base64
+import html as _html
+from collections.abc import Collection, Sequence
+
+from jinja2 import Environment
+
+from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text, png_bytes
+
+CSS = """
+@page { size: A4 portrait; margin: 8mm 10mm; }
+* { box-sizing: border-box; }
+body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; color: #111; margin: 0; }
+.page { width: __W__mm; break-after: page; position: relative; }
+.page:last-child { break-after: auto; }
+.head { border-bottom: 1.4pt solid #1f4e79; padding-bottom: 1mm; height: 15mm; }
+.head .row { display: flex; justify-content: space-between; gap: 4mm; }
+.head .spec { font-weight: bold; color: #1f4e79; font-size: 7.6pt; }
+.head .test { font-size: 10.5pt; font-weight: bold; margin-top: 0.6mm; }
+.head .meta { color: #333; margin-top: 0.6mm; }
+.pageno { font-weight: bold; white-space: nowrap; }
+.banner { background: #fff2cc; border: 0.6pt solid #bf9000; color: #5c4400; font-weight: bold; padding: 0.6mm 1.5mm;
+          margin-top: 1mm; font-size: 6.8pt; }
+.banner.incomplete { background: #f8d7da; border-color: #b02a37; color: #58151c; }
+.banners { height: 11mm; }
+.columns { display: flex; gap: __GAP__mm; margin-top: 1mm; height: 46mm; }
+.col { flex: 1 1 0; border: 0.6pt solid #9fb6cd; padding: 0.8mm 1.2mm; overflow: hidden; }
+.col h3 { margin: 0 0 0.6mm 0; font-size: 7pt; color: #fff; background: #1f4e79; padding: 0.4mm 1mm; }
+.col table { border-collapse: collapse; width: 100%; font-size: 5.9pt; line-height: 1.22; }
+.col td { vertical-align: top; padding: 0.15mm 0.4mm; overflow-wrap: anywhere; }  /* a long target spec breaks, never runs out of its box */
+.col td.k { color: #444; width: 36%; font-weight: bold; }
+.content { min-height: __H__mm; margin-top: 2mm; }  /* min: content that overflows makes a new sheet, never vanishes */
+.block { margin-bottom: 2mm; }
+.caption { font-weight: bold; font-size: 7.6pt; margin-bottom: 0.6mm; }
+.source { color: #555; font-size: 6.2pt; margin-top: 0.5mm; }
+img.plot { width: __W__mm; display: block; }
+table.data { border-collapse: collapse; width: 100%; font-size: 7pt; }
+table.data th, table.data td { border: 0.5pt solid #b7c7d7; padding: 0.35mm 1.2mm; text-align: right; }
+table.data th { background: #dbe5f1; text-align: center; }
+table.data td.h { text-align: left; font-weight: bold; background: #f2f6fa; }
+table.data.kv td { text-align: left; }
+.text p { margin: 0 0 1mm 0; font-size: 7.6pt; }
+.foot { border-top: 0.5pt solid #9fb6cd; color: #555; font-size: 6pt; padding-top: 0.5mm; margin-top: 1mm; }
+details.sources { font-size: 6.4pt; margin-top: 0.5mm; }
+details.sources a { margin-right: 2mm; white-space: nowrap; }
+@media screen {
+  body { background: #e5e5e5; }
+  .page { background: #fff; margin: 6mm auto; padding: 8mm 10mm; width: 210mm; min-height: 297mm;
+          box-shadow: 0 1px 4px rgba(0,0,0,.3); }
+  img.plot { width: 100%; }
+}
+nav.toc { width: 210mm; margin: 6mm auto 0 auto; font-size: 8pt; line-height: 1.6; }
+nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
+@media print { details.sources, nav.toc { display: none; } }
+/* WeasyPrint: the same columns as fixed-width floats with fixed-layout tables; its flex layout
+   measured every header cell's minimum width, character by character (overflow-wrap), on every
+   page (most of the PDF's layout time) */
+@media print {
+  .columns { display: block; }
+  .col { float: left; width: __CW__mm; height: 100%; margin-right: __GAP__mm; }
+  .col:last-child { margin-right: 0; }
+  .col table { table-layout: fixed; }
+}
+"""
+
+COLUMN_GAP_MM = 1.5  # .columns' gap
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>{{ title }}</title>
+<meta name="generator" content="iolab">
+<style>{{ css }}</style></head>
+<body>
+{% if not for_print %}
+<nav class="toc"><b>{{ title }}</b> — {{ total }} pages:
+{% for doc, page, d, first, n in sheets %}<a href="#page-{{ n }}">{{ n }}. {% if docs|length > 1 %}{{ doc.test_name }}: {% endif %}{{ page.title }}</a>
+{% endfor %}
+</nav>
+{% endif %}
+{% for doc, page, d, first, n in sheets %}
+<section class="page" id="page-{{ n }}">
+  <div class="head">
+    <div class="row"><span class="spec">{{ doc.spec }}</span>
+      <span class="pageno">Page {{ n }} of {{ total }}</span></div>
+    <div class="row"><span class="test">{{ doc.test_name }} — {{ page.title }}</span></div>
+    <div class="row meta"><span>Test run: {{ doc.started }} → {{ doc.ended }}</span>
+      <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
+  </div>
+  {% if not heads_only %}<div class="banners">
+  {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b or 'AUDIT FAILED' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
+  </div>
+  {% if columns_once and not first %}<div class="columns" data-columns-of="{{ d }}"></div>{% else %}<div class="columns"{% if columns_once %} data-columns="{{ d }}"{% endif %}>
+  {% for col in doc.columns %}
+    <div class="col"><h3>{{ col.title }}</h3><table style="font-size: {{ '%.2f' % (5.9 * col.scale) }}pt">
+    {% for k, v in col.items %}<tr><td class="k">{{ k }}</td><td>{{ v }}</td></tr>{% endfor %}
+    </table></div>
+  {% endfor %}
+  </div>{% endif %}
+  <div class="content">
+  {% for b in page.blocks %}{{ render_block(b) }}{% endfor %}
+  </div>
+  <div class="foot">{{ doc.footer }}</div>{% endif %}
+</section>
+{% endfor %}
+</body></html>
+"""
+
+
+def _e(text: str) -> str:
+    return _html.escape(str(text))
+
+
+def render_block(block, for_print: bool = False) -> str:
+    """One block as HTML (plain functions, not template macros: the blocks are typed)."""
+    if isinstance(block, Figure):
+        data = base64.b64encode(png_bytes(block.png)).decode()
+        return (
+            f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
+            f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '
+            f'src="data:image/png;base64,{data}">'
+            f'<div class="source">{_e(block.source)}</div></div>'
+        )
+    if isinstance(block, Table):
+        kv = " kv" if block.columns[0] == "item" else ""
+        head = "".join(f"<th>{_e(c)}</th>" for c in block.columns)
+        body = []
+        for row in block.rows:
+            cells = []
+            for i, v in enumerate(row):
+                cls = ' class="h"' if i == 0 and block.first_column_is_header else ""
+                cells.append(f"<td{cls}>{_e(v)}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        links = ""
+        if block.links and not for_print:  # the PDF prints the source line; links are for the HTML
+            groups: dict[str, list] = {}
+            for link in block.links:
+                groups.setdefault(link.group, []).append(link)
+            items = "".join(
+                "<div>"
+                + (f"<b>{_e(g)}</b>: " if g else "")
+                + " ".join(f'<a href="{_e(link.href)}">{_e(link.label)}</a>' for link in ls)
+                + "</div>"
+                for g, ls in groups.items()
+            )
+            links = (
+                f'<details class="sources"><summary>Files behind this table: engine output per cell and round '
+                f"(rN = round N), store files; paths relative to this report</summary>{items}</details>"
+            )
+        return (
+            f'<div class="block table"><div class="caption">{_e(block.caption)}</div>'
+            f'<table class="data{kv}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            f'<div class="source">{_e(block.source)}</div>{links}</div>'
+        )
+    if isinstance(block, Text):
+        return '<div class="block text">' + "".join(f"<p>{_e(p)}</p>" for p in block.paragraphs) + "</div>"
+    raise TypeError(f"unknown block {type(block).__name__}")
+
+
+def render(
+    doc: Document | Sequence[Document],
+    for_print: bool = False,
+    title: str | None = None,
+    columns_once: bool = False,
+    only: Collection[int] | None = None,
+    heads_only: bool = False,
+    columns: int | None = None,
+) -> str:
+    """The HTML file of one document, or of several in order as one file (a sequence's report:
+    pages numbered through, each page under its own document's header); `for_print` leaves out
+    what a printed page cannot use (the per-table lists of linked raw files, which the HTML
+    folds away anyway). `columns_once`: a document's header columns only on its first page, the
+    others keep their room empty, marked with the document's number (pdf.py fills it in).
+    `only`: the pages of these documents alone, numbered as among all (pdf.py lays out the
+    others' pages once); `heads_only`: each page's head alone (its title and number); `columns`:
+    how many header columns share the width (default: the most any of these documents has)."""
+    docs = [doc] if isinstance(doc, Document) else list(doc)
+    sheets = [(d, p, k, i == 0) for k, d in enumerate(docs) for i, p in enumerate(d.pages)]
+    numbered = [(*s, n) for n, s in enumerate(sheets, 1) if only is None or s[2] in only]
+    env = Environment(autoescape=True)
+    env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
+    n = columns or column_count(docs)
+    col_w = (CONTENT_WIDTH_MM - COLUMN_GAP_MM * (n - 1)) / n
+    css = (
+        CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}")
+        .replace("__H__", f"{CONTENT_MM:g}")
+        .replace("__CW__", f"{col_w:.3f}")
+        .replace("__GAP__", f"{COLUMN_GAP_MM:g}")
+    )
+    return env.from_string(TEMPLATE).render(
+        title=title or docs[0].title,
+        docs=docs,
+        sheets=numbered,
+        total=len(sheets),
+        heads_only=heads_only,
+        css=_Markup(css),
+        for_print=for_print,
+        columns_once=columns_once,
+    )
+
+
+def column_count(docs: Sequence[Document]) -> int:
+    return max((len(d.columns) for d in docs), default=1) or 1
+
+
+def _Markup(s: str):
+    from markupsafe import Markup
+
+    return Markup(s)

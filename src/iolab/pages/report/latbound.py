@@ -1,0 +1,157 @@
+"""Report pages and terminal view of the latency-bounded maximum-IOPS test
+(suites/scale_latbound.py): the demand ramp against the bound, then the sustained demand's
+IOPS and latency every second and its percentile table. Reads only the run directory."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape as esc
+
+from iolab.core.cellschema import CellRow
+from iolab.core.decide import PERCENTILE_COLUMNS
+from iolab.core.units import num, pct_text
+from iolab.figures.summary import PhaseSummary
+from iolab.pages.report import plot_style
+from iolab.pages.report.char_series import _latency_figure, _scatter
+from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.rundata import RunData, cell_series
+from iolab.pages.report.sections import not_measured_page, table_pages
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+RAMP = "demand ramp"
+SUSTAIN = "sustain"
+
+
+def _pct(row: CellRow, p: float) -> float | None:
+    return getattr(row, PERCENTILE_COLUMNS[p])
+
+
+def _bound(run: RunData) -> tuple[float, float]:
+    return float(run.value("percentile", 99.0)), float(run.value("bound", 1000.0))
+
+
+def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Figure:
+    demand = [float(r.workload["rate_iops"]) for r in rows]
+    with plot_style.styled():
+        fig = plot_style._figure(95)
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        lat = [(d, _pct(r, pct)) for d, r in zip(demand, rows) if _pct(r, pct)]
+        if lat:
+            top.plot(*zip(*lat), marker="o", ms=3, color=plot_style.color(0), label=f"{pct:g} % latency")
+        top.axhline(bound, color=plot_style.color(3), ls="--", label=f"bound {num(bound)} µs")
+        top.set_yscale("log")
+        plot_style._log_ticks(top)
+        top.set_ylabel("latency (µs, log)")
+        top.legend(loc="best", frameon=True)
+        bottom.plot(demand, demand, ls=":", color="grey", label="demanded")
+        bottom.plot(demand, [r.iops for r in rows], marker="o", ms=3, color=plot_style.color(1), label="delivered")
+        bottom.set_xlabel("demand (IOPS, all hosts/paths)")
+        bottom.set_ylabel("IOPS")
+        bottom.legend(loc="best", frameon=True)
+        plot_style._thousands(bottom)
+        plot_style._thousands(bottom, "x")
+        png = plot_style._png(fig)
+    return Figure(f"{pct:g} % latency and delivered IOPS at each demand step", png, 95, src)
+
+
+def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src: str) -> Table:
+    body = tuple(
+        (
+            f"{r.workload['rate_iops']:,}",
+            num(r.iops),
+            num(r.lat_mean_us),
+            num(_pct(r, pct)),
+            "yes" if (v := _pct(r, pct)) is not None and v <= bound else "NO",
+        )
+        for r in rows
+    )
+    return Table(
+        f"demand steps ({pct:g} % ≤ {num(bound)} µs)",
+        ("demand IOPS", "delivered IOPS", "mean µs", f"{pct:g} % µs", "within bound"),
+        body,
+        src,
+        run.raw_links(rows) + run.store_links(),
+    )
+
+
+def _us(v: float | None, ios: int, pct: float) -> str:
+    text = pct_text(v, ios, pct)
+    return text if text.startswith("n/m") or v is None else f"{text} µs"
+
+
+def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
+    pct, bound = _bound(run)
+    v = _pct(row, pct)
+    held = "yes" if v is not None and v <= bound else "NO: the bound met in the ramp step did not hold"
+    body = (
+        (f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),
+        ("IOPS delivered", num(row.iops)),
+        ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
+        ("measured time", f"{row.runtime_s:g} s"),
+        ("mean latency", f"{num(row.lat_mean_us)} µs"),
+        *((f"{p:g} % latency", _us(_pct(row, p), row.ios, p)) for p in PERCENTILE_COLUMNS),
+        ("maximum latency", f"{num(row.lat_max_us)} µs"),
+    )
+    return Table(
+        "sustained demand: latency percentiles (merged histogram of every host/path)",
+        ("figure", "value"),
+        body,
+        src,
+        run.raw_links([row]) + run.store_links(),
+    )
+
+
+def latbound_pages(run: RunData) -> list[Page]:
+    pct, bound = _bound(run)
+    ramp, sustain = run.phase(RAMP), run.phase(SUSTAIN)
+    if ramp is None or not ramp.rows:
+        return [not_measured_page(run, ramp, "Latency-Bounded IOPS")] if ramp else []
+    rows = list(ramp.rows)
+    src = f"Source: results.db table cells, phase {RAMP!r}; run {run.manifest.run_id}."
+    decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (RAMP, SUSTAIN)]
+    pages = [
+        Page(
+            "Latency-Bounded IOPS: demand ramp",
+            (
+                _ramp_figure(rows, pct, bound, src),
+                Text(tuple(decided) or ("No decision was stored (the run ended before the ramp did).",), 30),
+            ),
+        )
+    ]
+    pages += table_pages("Latency-Bounded IOPS: demand steps", [_ramp_table(run, rows, pct, bound, src)])
+    if sustain is None or not sustain.rows:
+        return pages + ([not_measured_page(run, sustain, "Latency-Bounded IOPS: sustain")] if sustain else [])
+    row = sustain.rows[-1]
+    pts = cell_series(run.dir, row.id)
+    ssrc = (
+        f"Source: results.db tables cells and series (one point per second, cell {row.id}); run {run.manifest.run_id}."
+    )
+    t = [p[0] for p in pts]
+    rate = row.workload["rate_iops"]
+    pages.append(
+        Page(
+            f"Latency-Bounded IOPS: {rate:,} IOPS sustained",
+            (
+                Figure(
+                    "IOPS every second",
+                    _scatter(t, [p[1] + p[2] for p in pts], f"{rate:,} IOPS demanded", "IOPS", False, 80),
+                    80,
+                    ssrc,
+                ),
+                _latency_figure(t, [p[4] for p in pts], [p[5] for p in pts], ssrc),
+            ),
+        )
+    )
+    pages += table_pages("Latency-Bounded IOPS: sustained percentiles", [_percentile_table(run, row, ssrc)])
+    return pages
+
+
+def latbound_view(ph: PhaseSummary, console: Console) -> None:
+    for r in ph.rows:
+        pcts = ", ".join(f"{p:g} % {_us(_pct(r, p), r.ios, p)}" for p in PERCENTILE_COLUMNS)
+        console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts}"))
+    if not ph.rows:
+        console.print("no step measured")

@@ -1,0 +1,148 @@
+"""How every report plot is drawn: the style, palette and page-sized figure, the PNG it
+becomes, the axis formatters, and `Series`, the plain series every plot takes. matplotlib is
+imported on the first plot, never with the module."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from iolab.core.units import num
+from iolab.pages.report.model import CONTENT_WIDTH_MM
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+MM = 1 / 25.4
+DPI = 140
+STYLE = {
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "font.family": "DejaVu Sans",
+}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    partial: tuple[int, ...] = ()  # indices of partial intervals (cut short by a budget), drawn marked
+
+
+PARTIAL_LABEL = "partial interval (cut short by the write budget)"
+
+
+def _mark_partial(ax, s: Series, log: bool, labelled: bool) -> bool:
+    """Ring a series' partial intervals so no reader takes them for full ones."""
+    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
+    if not pts:
+        return labelled
+    xs, ys = zip(*pts)
+    ax.plot(
+        xs,
+        ys,
+        ls="none",
+        marker="o",
+        ms=7,
+        mfc="none",
+        mec="#d62728",
+        mew=1.2,
+        label=None if labelled else PARTIAL_LABEL,
+    )
+    return True
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def styled(extra: dict | None = None):
+    """The report's plot style. matplotlib is imported here, on the first plot, not with the
+    module: every CLI command would otherwise pay its ~2 s import."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # never open a window; reports are written headless
+    return matplotlib.rc_context(STYLE | (extra or {}))
+
+
+def _figure(height_mm: float, width_mm: float = CONTENT_WIDTH_MM) -> MplFigure:
+    from matplotlib.figure import Figure as MplFigure
+
+    return MplFigure(figsize=(width_mm * MM, height_mm * MM), dpi=DPI, layout="constrained")
+
+
+def _png(fig: MplFigure) -> bytes:
+    """The figure as an opaque RGB PNG, drawn once. `savefig` would draw it twice (a hidden pass
+    for the constrained layout, then the real one) and keep an alpha channel every pixel of which
+    is opaque, which WeasyPrint then splits off and encodes again as the PDF image's mask: the
+    same pixels at about two thirds of the CPU (a figure with see-through parts keeps its alpha)."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # lays the figure out (constrained) and renders it, in one pass
+    pixels = np.asarray(canvas.buffer_rgba())
+    rgba = Image.fromarray(pixels, "RGBA")
+    opaque = bool(pixels[..., 3].min() == 255)
+    buf = io.BytesIO()
+    (rgba.convert("RGB") if opaque else rgba).save(buf, format="png", dpi=(DPI, DPI))
+    return buf.getvalue()
+
+
+def ticks():
+    """Axis and colour-bar ticks print with the report's one number formatter (units.num)."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: num(v, trim=True))
+
+
+def _thousands(ax, axis: str = "y") -> None:
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(ticks())
+
+
+def _log_ticks(ax, axis: str = "y") -> None:
+    """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    if lo > 0 and hi / lo < 10:  # under a decade: powers of ten alone may leave no label at all
+        a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
+        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    a.set_major_formatter(ticks())
+    a.set_minor_formatter(NullFormatter())
+
+
+def spaced_labels(fig: MplFigure, axis, texts: list[str], gap_px: float = 3.0) -> list[str]:
+    """The tick labels with each one that would overprint the label kept before it left
+    blank (close levels on a log axis, e.g. 32 and 36): measured on the laid-out figure."""
+    axis.set_ticklabels(texts)
+    fig.draw_without_rendering()
+    kept, out = None, []
+    for text, label in zip(texts, axis.get_ticklabels()):
+        box = label.get_window_extent()
+        if kept is not None and box.x0 < kept.x1 + gap_px:
+            out.append("")
+            continue
+        kept = box
+        out.append(text)
+    return out
+
+
+def whole_number_ticks(axis, values) -> None:
+    """Rounds, intervals and steps are whole numbers: no tick between them (1.5)."""
+    from matplotlib.ticker import MaxNLocator
+
+    if values and all(float(v).is_integer() for v in values):
+        axis.set_major_locator(MaxNLocator(integer=True))

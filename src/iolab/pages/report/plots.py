@@ -1,0 +1,374 @@
+"""The report's plots (matplotlib, Agg), each returned as PNG bytes to embed in a page:
+steady-state convergence and measurement window, results over categories (lines, bars, 3D
+columns, heat map) and time series.
+
+Plots take plain series, never the store, so the single-run report and the comparison draw
+with the same functions. Every axis carries its unit. Sizes are in millimetres of the
+printed page so text stays readable at 100 % in the PDF.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from iolab.core.steady import VariableVerdict
+from iolab.core.units import num
+from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report.plot_style import (
+    Series,
+    _figure,
+    _log_ticks,
+    _mark_partial,
+    _png,
+    _thousands,
+    color,
+    styled,
+    ticks,
+)
+
+# -- steady state ----------------------------------------------------------------------------
+
+
+@drawn_apart
+def convergence(
+    panels: Sequence[tuple[str, Sequence[Series]]],
+    ylabel: str,
+    window: Sequence[int],
+    height_mm: float = 120,
+    logy: bool = False,
+) -> bytes:
+    """Tracking metric per round, one line per block size (one panel per metric), with the
+    measurement window shaded."""
+    with styled():
+        fig = _figure(height_mm)
+        axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+        for ax, (title, series) in zip(axes, panels):
+            for i, s in enumerate(series):
+                ax.plot(s.x, s.y, marker="o", ms=3, lw=1.2, color=color(i), label=s.label)
+            if window:
+                ax.axvspan(
+                    window[0] - 0.5,
+                    window[-1] + 0.5,
+                    color="#2ca02c",
+                    alpha=0.08,
+                    label=f"measurement window (rounds {window[0]}–{window[-1]})",
+                )
+            ax.set_title(title)
+            ax.set_xlabel("round")
+            ax.set_ylabel(ylabel)
+            rounds = sorted({x for s in series for x in s.x})
+            if rounds:
+                step = max(1, math.ceil(len(rounds) / 25))
+                ax.set_xticks(rounds[::step])
+            if logy:
+                ax.set_yscale("log")
+                _log_ticks(ax)
+            else:
+                ax.set_ylim(bottom=0)
+                _thousands(ax)
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+@drawn_apart
+def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> bytes:
+    """The window's data, its average, ±10 % and ±20 % of the average, and the fit line."""
+    with styled():
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        r0, r1 = v.rounds[0], v.rounds[-1]
+        xs = [r0 - 0.3, r1 + 0.3]
+        avg = v.average
+        ax.fill_between(xs, [0.8 * avg] * 2, [1.2 * avg] * 2, color="#ff7f0e", alpha=0.08, label="±20 % of average")
+        ax.fill_between(xs, [0.9 * avg] * 2, [1.1 * avg] * 2, color="#2ca02c", alpha=0.12, label="±10 % of average")
+        ax.plot(xs, [avg] * 2, color="black", lw=1, label=f"average {num(avg)}")
+        for k, style in ((1.1, "--"), (0.9, "--")):
+            ax.plot(xs, [k * avg] * 2, color="#2ca02c", lw=0.8, ls=style)
+        for k in (1.2, 0.8):
+            ax.plot(xs, [k * avg] * 2, color="#ff7f0e", lw=0.8, ls=":")
+        fit_x = [r0, r1]
+        ax.plot(fit_x, [v.slope * x + v.intercept for x in fit_x], color="#d62728", lw=1.5, label=f"fit {v.formula()}")
+        ax.plot(v.rounds, v.values, marker="o", ms=5, lw=1.2, color="#1f77b4", label=v.name)
+        lo = min(min(v.values), 0.75 * avg)
+        hi = max(max(v.values), 1.25 * avg)
+        ax.set_ylim(lo - 0.02 * abs(hi), hi + 0.02 * abs(hi))
+        ax.set_xlim(*xs)
+        ax.set_xticks(list(v.rounds))
+        ax.set_xlabel("round")
+        ax.set_ylabel(ylabel)
+        _thousands(ax)
+        ax.set_title(f"{v.name}: measurement window rounds {r0}–{r1}")
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+@drawn_apart
+def lines_over_categories(
+    categories: Sequence[str],
+    series: Sequence[Series],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    height_mm: float = 110,
+    logy: bool = True,
+    note: str = "",
+) -> bytes:
+    """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
+    Series x values are indices into `categories`; `note`, printed in the plot, says why points
+    are missing (an empty plot says why it is empty)."""
+    with styled():
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        for i, s in enumerate(series):
+            ax.plot(s.x, s.y, marker="o", ms=3.5, lw=1.3, color=color(i), label=s.label)
+        ax.set_xticks(range(len(categories)), categories)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
+        if logy and any(y > 0 for s in series for y in s.y):
+            ax.set_yscale("log")
+            _log_ticks(ax)
+        else:
+            ax.set_ylim(bottom=0)
+            _thousands(ax)
+        ax.set_title(title)
+        if note:
+            ax.text(
+                0.5,
+                0.5 if not series else 0.02,
+                note,
+                transform=ax.transAxes,
+                ha="center",
+                va="center" if not series else "bottom",
+                fontsize=7,
+                color="#555",
+                wrap=True,
+            )
+        if ax.get_legend_handles_labels()[0]:  # no series: e.g. percentiles the IOs could not measure
+            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+@drawn_apart
+def grouped_bars(
+    categories: Sequence[str],
+    groups: Sequence[tuple[str, Sequence[float | None]]],
+    ylabel: str,
+    title: str,
+    height_mm: float = 100,
+    logy: bool = False,
+) -> bytes:
+    """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
+    on the bars. A missing value draws no bar and says 'not measured'."""
+    import textwrap
+
+    present = [v for _, vals in groups for v in vals if v is not None and v > 0]
+    if present and max(present) / min(present) > 50:
+        logy = True  # on a linear axis the small bars would be invisible
+    with styled():
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        n = max(1, len(groups))
+        width = 0.8 / n
+        for gi, (label, values) in enumerate(groups):
+            xs = [ci + (gi - (n - 1) / 2) * width for ci in range(len(categories))]
+            for x, v in zip(xs, values):
+                if v is None:
+                    ax.text(x, 0, "not\nmeasured", ha="center", va="bottom", fontsize=6, color="#888")
+                    continue
+                ax.bar(
+                    x,
+                    v,
+                    width * 0.95,
+                    color=color(gi),
+                    label=label if x == xs[0] or label not in ax.get_legend_handles_labels()[1] else None,
+                )
+                ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
+        # narrower columns for more categories, or neighbouring labels run into each other
+        wrap = max(8, min(16, 64 // max(1, len(categories))))
+        ax.set_xticks(
+            range(len(categories)),
+            [textwrap.fill(c, wrap) for c in categories],
+            fontsize=7 if len(categories) > 4 else None,
+        )
+        ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
+        if logy:
+            ax.set_yscale("log")
+            ax.set_ylim(top=max(present) * (8 if n > 2 else 2))  # room for the printed values
+            _log_ticks(ax)
+        else:
+            ax.margins(y=0.25 if n > 2 else 0.15)
+            _thousands(ax)
+        ax.set_title(title)
+        handles, labels = ax.get_legend_handles_labels()
+        uniq = dict(zip(labels, handles))
+        ax.legend(uniq.values(), uniq.keys(), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+@drawn_apart
+def columns_3d(
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    z: Sequence[Sequence[float | None]],
+    zlabel: str,
+    title: str,
+    height_mm: float = 115,
+) -> bytes:
+    """3D column plot as in SNIA reports: z[y][x] over (x = block size, y = R/W mix).
+    Missing cells draw no column."""
+    from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
+
+    with styled({"axes.grid": False}):
+        fig = _figure(height_mm)
+        ax = fig.add_subplot(projection="3d")
+        dx, dy = 0.55, 0.55
+        for yi, row in enumerate(z):
+            for xi, v in enumerate(row):
+                if v is None:
+                    continue
+                ax.bar3d(
+                    xi - dx / 2,
+                    yi - dy / 2,
+                    0,
+                    dx,
+                    dy,
+                    v,
+                    color=color(yi),
+                    alpha=0.9,
+                    shade=True,
+                    edgecolor="#333",
+                    linewidth=0.2,
+                )
+        ax.set_xticks(range(len(x_labels)), x_labels)
+        ax.set_yticks(range(len(y_labels)), y_labels)
+        ax.set_xlabel("block size", labelpad=6)
+        ax.set_ylabel("R/W mix (%)", labelpad=6)
+        # constrained layout leaves no room for a 3D axis label: upright, and the box drawn a
+        # little smaller, the z label stays on the page instead of running off its right edge
+        ax.zaxis.set_rotate_label(False)
+        ax.set_zlabel(zlabel, labelpad=10, rotation=90)
+        ax.zaxis.set_major_formatter(ticks())
+        ax.view_init(elev=24, azim=-58)
+        ax.set_title(title)
+        ax.set_box_aspect((1.6, 1.2, 0.8), zoom=0.94)
+        return _png(fig)
+
+
+@drawn_apart
+def heatmap(
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    z: Sequence[Sequence[float | None]],
+    label: str,
+    title: str,
+    height_mm: float = 80,
+    log: bool = True,
+    lower_is_better: bool = False,
+    xlabel: str = "block size",
+    ylabel: str = "R/W mix (%)",
+) -> bytes:
+    """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
+    import matplotlib
+    import numpy as np
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import NullFormatter
+
+    with styled({"axes.grid": False}):
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        arr = np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
+        finite = arr[np.isfinite(arr) & (arr > 0)]
+        norm = (
+            LogNorm(vmin=finite.min(), vmax=finite.max())
+            if log and finite.size and finite.min() < finite.max()
+            else None
+        )
+        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"]
+        im = ax.imshow(arr, aspect="auto", cmap=cmap, norm=norm)
+        for yi, row in enumerate(z):
+            for xi, v in enumerate(row):
+                text = num(v)
+                shade = 0.5 if v is None or norm is None else norm(v)
+                dark = shade > 0.55 if lower_is_better else shade < 0.55
+                ax.text(xi, yi, text, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
+        ax.set_xticks(range(len(x_labels)), x_labels)
+        ax.set_yticks(range(len(y_labels)), y_labels)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        cb = fig.colorbar(im, ax=ax, pad=0.01)
+        if norm is not None:  # a narrow log range gets no default ticks: place five
+            cb.set_ticks(list(np.geomspace(float(finite.min()), float(finite.max()), 5)))
+        cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
+        cb.ax.yaxis.set_major_formatter(ticks())
+        cb.ax.yaxis.set_minor_formatter(NullFormatter())
+        return _png(fig)
+
+
+# -- time series -----------------------------------------------------------------------------
+
+
+@drawn_apart
+def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150) -> bytes:
+    """The same series twice: linear axes on top, log–log below (Write Saturation's FOB drop
+    and its steady-state spread are each visible on one of them)."""
+    with styled():
+        fig = _figure(height_mm)
+        top, bottom = fig.subplots(2, 1)
+        for ax, log in ((top, False), (bottom, True)):
+            labelled = False
+            for i, s in enumerate(series):
+                pts = [(x, y) for x, y in zip(s.x, s.y) if not log or (x > 0 and y > 0)]
+                if not pts:
+                    continue
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, marker="o" if len(xs) <= 60 else None, ms=2.5, lw=1.0, color=color(i), label=s.label)
+                labelled = _mark_partial(ax, s, log, labelled)
+            ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
+            ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
+            if log:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                _log_ticks(ax, "y")
+                _log_ticks(ax, "x")
+            else:
+                ax.set_ylim(bottom=0)
+                ax.set_xlim(left=0)
+                _thousands(ax)
+            ax.set_title(f"{title} — {'log–log' if log else 'linear'}")
+            if len(series) > 1 or series and series[0].label or labelled:
+                ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)
+
+
+@drawn_apart
+def timeline_with_gaps(
+    series: Sequence[Series],
+    gaps: Sequence[tuple[float, float]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    gap_label: str,
+    height_mm: float = 120,
+) -> bytes:
+    """Series over time with spans (e.g. host idle periods) shaded: the gaps are part of the
+    time axis, so what follows each one is drawn where it happened."""
+    with styled():
+        fig = _figure(height_mm)
+        ax = fig.subplots()
+        for k, (a, b) in enumerate(gaps):
+            ax.axvspan(a, b, color="#999", alpha=0.25, lw=0, label=gap_label if k == 0 else None)
+        for i, s in enumerate(series):
+            ax.plot(s.x, s.y, marker="o" if len(s.x) <= 60 else ".", ms=2.5, lw=0.8, color=color(i), label=s.label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        _thousands(ax)
+        ax.set_title(title)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        return _png(fig)

@@ -1,0 +1,145 @@
+"""One stored run as the report pages read it: manifest, per-phase summaries, and links from
+the report file to the raw files inside the run directory. Reads only the run directory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.core.cellschema import CellRow
+from iolab.core.testparams import stored_values
+from iolab.figures.audit import Audit, stored_audit
+from iolab.figures.endurance import written
+from iolab.figures.summary import PhaseSummary, summarise
+from iolab.pages.report.model import Link
+from iolab.store.manifest import Manifest, manifest_of
+from iolab.store.runstore import RunStore
+
+
+@dataclass
+class RunData:
+    dir: Path
+    manifest: Manifest
+    phases: list[PhaseSummary]
+    preconditioning: list[CellRow]  # WIPC cells (round 0) of every phase
+    out_dir: Path  # where the report file goes; links are relative to it
+    # the run's self-audit (audit.py): stored at its end, or made when loaded for an older run
+    audit: Audit | None = None
+
+    @classmethod
+    def load(cls, ref: str | Path, out_dir: Path) -> RunData:
+        store = RunStore.open(ref)
+        try:
+            phases = summarise(store)
+            pc = store.cells(kind="precondition")
+            audit = stored_audit(store)
+        finally:
+            store.close()
+        return cls(store.dir, manifest_of(store), phases, pc, out_dir, audit)
+
+    # -- what the pages say about completeness -----------------------------------------
+    @property
+    def complete(self) -> bool:
+        return self.manifest.state == "complete"
+
+    @property
+    def quick(self) -> bool:
+        return bool(self.manifest.profile.get("quick"))
+
+    def plan_phase(self, name: str) -> dict:
+        """The phase as the run stored its plan (manifest.json), {} if absent: reports read what
+        was run, never today's suite code."""
+        return next((p for p in self.manifest.plan.get("phases", ()) if p.get("name") == name), {})
+
+    def value(self, name: str, default):
+        """A test parameter as the run used it (TestPlan.values in manifest.json); `default`
+        for runs stored before the manifest held them."""
+        return self.manifest.plan.get("values", {}).get(name, default)
+
+    def values_of(self, params, test: str) -> dict:
+        """These test parameters as the run used them: the stored typed values, or for runs
+        stored before the manifest held them, their --set text (else the defaults)."""
+        if "values" in self.manifest.plan:
+            return {p.name: self.value(p.name, p.default) for p in params}
+        return stored_values(params, self.manifest.profile.get("settings", ()), test)
+
+    def runs_to_budget(self, ph: PhaseSummary) -> bool:
+        """The phase ends by its budget, not at steady state (Write Saturation): its steady-state
+        check is for information."""
+        return self.plan_phase(ph.phase.name).get("stop_on_steady") is False
+
+    def phase(self, name: str) -> PhaseSummary | None:
+        for ph in self.phases:
+            if ph.phase.name == name:
+                return ph
+        return None
+
+    def write_amplification(self, rows: list[CellRow] | tuple[CellRow, ...] | None = None) -> tuple[float, int] | None:
+        """(WAF, host bytes written) over these cells (default: every stored cell, preconditioning
+        included), from the engine's flash and host write counters; None where the engine does
+        not count flash writes (fio on a real drive) or nothing was written."""
+        if rows is None:
+            rows = [*self.preconditioning, *(r for ph in self.phases for r in ph.rows)]
+        return written(rows)
+
+    # -- links ------------------------------------------------------------------------
+    def href(self, rel: str) -> str:
+        """A path inside the run directory, relative to the report file."""
+        return Path(os.path.relpath(self.dir / rel, self.out_dir)).as_posix()
+
+    def link(self, rel: str, label: str | None = None) -> Link:
+        return Link(label or rel, self.href(rel))
+
+    def store_links(self) -> tuple[Link, ...]:
+        return (self.link("manifest.json"), self.link("results.db"))
+
+    def raw_links(self, rows: list[CellRow] | tuple[CellRow, ...]) -> tuple[Link, ...]:
+        """One link per stored cell and round, to the engine's main output (its JSON where there
+        is one); the cell's other raw files (job file, logs) sit beside it with the same prefix."""
+        out = []
+        for r in sorted(rows, key=lambda r: (r.ordinal, r.round)):
+            if not r.raw_files:
+                continue
+            main = next((f for f in r.raw_files if f.endswith(".json")), r.raw_files[0])
+            out.append(Link(f"r{r.round}", self.href(main), group=r.cell_key))
+        return tuple(out)
+
+    @property
+    def label(self) -> str:
+        """How a comparison names this drive: vendor and model, else the target."""
+        facts = self.manifest.target.get("facts", {})
+        name = " ".join(x for x in (facts.get("vendor"), facts.get("model")) if x)
+        return name or self.manifest.target.get("spec", self.manifest.run_id)
+
+
+def window_rows(ph: PhaseSummary, keys: set[str] | None = None) -> list[CellRow]:
+    """The stored cells averaged into the tables: the measurement-window rounds."""
+    return [r for r in ph.rows if r.round in ph.window and (keys is None or r.cell_key in keys)]
+
+
+def intervals_text(ph: PhaseSummary) -> str:
+    """Which intervals a per-interval figure shows: every one measured, naming a partial one
+    (a write budget's end), which is not a complete interval."""
+    partial = sorted({r.round for r in ph.rows if r.partial and r.round in ph.rounds})
+    cut = "".join(f"; round {r} partial" for r in partial)
+    return f"every interval ({rounds_text(ph.rounds)}{cut})"
+
+
+def rounds_text(rounds: tuple[int, ...]) -> str:
+    if not rounds:
+        return "no complete round"
+    if len(rounds) == 1:
+        return f"round {rounds[0]}"
+    return f"rounds {rounds[0]}–{rounds[-1]}"
+
+
+def cell_series(
+    run_dir: str | Path, cell_id: int
+) -> list[tuple[float, float, float, float, float | None, float | None]]:
+    """One cell's per-second series (RunStore.series) from a run directory, closed again after."""
+    store = RunStore.open(run_dir)
+    try:
+        return store.series(cell_id)
+    finally:
+        store.close()

@@ -1,0 +1,189 @@
+"""Replay-Native's pages (RWSW catalogue): the capture's steps replayed flat out in capture
+order after the composite reached steady state, each step's IOPS, MB/s and response times
+beside the capture's own, the whole replay's totals and histogram."""
+
+from __future__ import annotations
+
+from iolab.core.errors import IolabError
+from iolab.core.runfiles import INPUTS_DIR, REPLAY_FILE
+from iolab.core.units import duration, eng, num, pct_text
+from iolab.figures.compare import REPLAY_PHASE, ReplayTotals, replay_totals
+from iolab.figures.summary import CellAverage, PhaseSummary
+from iolab.pages.report import latency_plots
+from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.plot_style import Series
+from iolab.pages.report.rundata import RunData
+from iolab.pages.report.rwsw import eng_pct, steady_pages, thin, thin_caption, time_axis
+from iolab.pages.report.rwsw_plots import Panel, panels
+from iolab.pages.report.rwsw_selftest import load_analysis
+from iolab.pages.report.sections import not_measured_page, table_pages
+from iolab.traces.analysis.workloads import load_replay
+
+
+def _capture_times(run: RunData) -> dict[str, float]:
+    """Cell key → start of its step in the capture (s), from the replay file the run used."""
+    path = run.dir / INPUTS_DIR / REPLAY_FILE
+    if not path.is_file():
+        return {}
+    try:
+        return {f"step {s.index}": s.start_s for s in load_replay(path).steps}
+    except IolabError:
+        return {}
+
+
+def replay_steps(run: RunData) -> tuple[PhaseSummary | None, list[tuple[float, CellAverage]], str]:
+    """The replay's cells in order with their capture time (or, without the replay file, the
+    cumulative replay time) in seconds, and which of the two it is."""
+    ph = run.phase(REPLAY_PHASE)
+    if ph is None:
+        return None, [], ""
+    starts = _capture_times(run)
+    if starts and all(c.key in starts for c in ph.cells):
+        return ph, [(starts[c.key], c) for c in ph.cells], "capture time"
+    t, out = 0.0, []
+    for c, r in zip(ph.cells, ph.rows):
+        out.append((t, c))
+        t += r.runtime_s
+    return ph, out, "replay time"
+
+
+def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
+    ios = t.histogram.total if t.histogram is not None else None
+    rows = (
+        ("Steps replayed", f"{t.steps}"),
+        ("Replay runtime", duration(t.seconds)),
+        ("IOs", num(t.ios)),
+        ("IOPS (all IOs / all runtime)", num(t.iops)),
+        ("MB/s (all bytes / all runtime)", num(t.mbps)),
+        ("Average response time (ART, IO-weighted)", eng(t.art_us, "µs")),
+        ("Maximum response time (MRT)", eng(t.mrt_us, "µs")),
+        ("99.99 % response time", eng_pct(t.percentile(99.99), ios)),
+        ("99.999 % response time (5 nines)", eng_pct(t.percentile(99.999), ios)),
+    )
+    return Table(
+        "Replay-Native over the whole replay",
+        ("item", "value"),
+        rows,
+        f"Source: results.db table cells, phase {ph.phase.name!r}: every step; percentiles from the steps' "
+        "histograms merged (exact bin counts).",
+        run.store_links(),
+    )
+
+
+def replay_pages(run: RunData) -> list[Page]:
+    ph, steps, axis = replay_steps(run)
+    pages: list[Page] = []
+    t = replay_totals(run.phases)
+    if ph is None or not steps or t is None:
+        pages.append(
+            not_measured_page(run, ph, "Replay-Native")
+            if ph
+            else Page(
+                "Replay-Native",
+                (Text(("The replay phase was not reached (see the preconditioning pages and Run Details).",)),),
+            )
+        )
+        return pages + steady_pages(run, "the replay")
+    analysis = load_analysis(run)
+    div, unit = time_axis([s for s, _ in steps])
+    x = tuple(s / div for s, _ in steps)
+    src = (
+        f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per replay step, at the step's "
+        f"{axis}" + ("; capture: the stream analysis (inputs/analysis.json)" if analysis else "") + "."
+    )
+    iops = [Series("replay (flat out)", x, tuple(c.iops for _, c in steps))]
+    mbps = [Series("replay (flat out)", x, tuple(c.mbps for _, c in steps))]
+    if analysis is not None and axis == "capture time":
+        cap = [(s.start_s / div, s.iops, s.mbps) for s in analysis.steps if s.iops is not None and s.mbps is not None]
+        if cap:
+            iops.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(b for _, b, _ in cap)))
+            mbps.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(c for _, _, c in cap)))
+    png = panels(
+        [
+            Panel("IOPS per step", "IOPS", tuple(iops), steps=True),
+            Panel("MB/s per step", "MB/s (10⁶ B/s)", tuple(mbps), steps=True),
+        ],
+        f"{axis} ({unit})",
+        105,
+    )
+    pages.append(
+        Page(
+            "Replay-Native Summary",
+            (
+                _totals_table(run, ph, t),
+                Text(
+                    (
+                        "Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
+                        "captured IO count), in capture order, after the composite brought the drive to steady state.",
+                    ),
+                    height_mm=12,
+                ),
+                Figure(
+                    "Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""),
+                    png,
+                    105,
+                    src,
+                ),
+            ),
+        )
+    )
+    rts = []
+    for name, get in (
+        ("ART", lambda c: c.lat_mean_us),
+        ("99.999 %", lambda c: c.p99_999_us),
+        ("MRT", lambda c: c.lat_max_us),
+    ):
+        pts = [(xi, get(c)) for xi, (_, c) in zip(x, steps) if get(c) is not None]
+        if pts:
+            rts.append(Series(f"replay {name}", *map(tuple, zip(*pts))))
+    if analysis is not None and axis == "capture time":
+        pts = [(s.start_s / div, s.rt_avg_us) for s in analysis.steps if s.rt_avg_us is not None]
+        if pts:
+            rts.append(Series("capture ART (Self-Test)", *map(tuple, zip(*pts))))
+    if rts:
+        png = panels(
+            [Panel("response times per step", "response time (µs)", tuple(rts), logy=True, steps=True)],
+            f"{axis} ({unit})",
+            110,
+        )
+        pages.append(Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),)))
+    shown, step = thin(steps)
+    rows = tuple(
+        (
+            c.key,
+            num(s),
+            num(ph.rows[i].runtime_s),
+            str(ph.rows[i].workload.get("queue_depth", "?")),
+            num(c.iops),
+            num(c.mbps),
+            num(c.lat_mean_us),
+            pct_text(c.p99_999_us, c.ios),
+        )
+        for i, (s, c) in shown
+    )
+    table = Table(
+        thin_caption("Replay-Native: every step", step),
+        ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"),
+        rows,
+        src,
+        run.raw_links([ph.rows[i] for i, _ in shown]),
+    )
+    pages += table_pages("Tabular Results — Replay-Native", [table])
+    if t.histogram is not None and t.histogram.total:
+        hpng = latency_plots.latency_histogram(
+            [("", t.histogram)], "Replay-Native: response times of all steps", height_mm=150
+        )
+        pages.append(
+            Page(
+                "Response Time Histogram — Whole Replay",
+                (
+                    Figure(
+                        "Replay-Native: response-time histogram of every IO of the replay",
+                        hpng,
+                        150,
+                        "Source: results.db table histograms, every replay step merged (exact bin counts).",
+                    ),
+                ),
+            )
+        )
+    return pages + steady_pages(run, "the replay")

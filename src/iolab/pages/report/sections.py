@@ -1,0 +1,425 @@
+"""Page builders shared by the PTS tests: steady-state convergence, measurement window with
+its steady-state table, block size × mix tables and plots, latency histograms, run details.
+
+Every table and figure carries a source line naming the store rows and the rounds behind it;
+tables link the raw engine files of those rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from iolab.core.decide import decision_text
+from iolab.core.results import PERCENTILES
+from iolab.core.steady import VariableVerdict
+from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
+from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
+from iolab.pages.report import header, latency_plots, plots
+from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
+from iolab.pages.report.rundata import RunData, rounds_text, window_rows
+
+Getter = Callable[[CellAverage], float | None]
+TextGetter = Callable[[CellAverage], float | str | None]  # text: a getter may say n/m itself
+
+
+def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
+    return f"{ph.phase.name} — " if len(run.phases) > 1 else ""
+
+
+def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
+    return (
+        f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
+        f"({rounds_text(ph.window)}); run {run.manifest.run_id}."
+    )
+
+
+def not_measured_page(run: RunData, ph: PhaseSummary, title: str) -> Page:
+    return Page(
+        title,
+        (
+            Text(
+                (
+                    f"Phase {ph.phase.name!r}: no complete measurement round was stored, so there is "
+                    "nothing to show here. Nothing on this page is estimated.",
+                )
+            ),
+        ),
+    )
+
+
+# -- steady state ----------------------------------------------------------------------------
+
+
+def convergence_page(
+    run: RunData, ph: PhaseSummary, title: str, panels: Sequence[tuple[str, str, str]], ylabel: str, logy: bool = False
+) -> Page:
+    """panels: (panel title, mix, metric attribute of CellRow); one line per block size."""
+    data = []
+    for panel_title, mix, attr in panels:
+        series = []
+        for bs in ph.block_sizes:
+            pts = [(r.round, getattr(r, attr)) for r in ph.rows if r.mix == mix and r.block_size == bs]
+            pts = [(x, y) for x, y in pts if y is not None]
+            if pts:
+                xs, ys = zip(*pts)
+                series.append(plots.Series(kib_label(bs), xs, ys))
+        if series:
+            data.append((panel_title, series))
+    if not data:
+        return not_measured_page(run, ph, title)
+    height = 150 if len(data) > 1 else 115
+    png = plots.convergence(data, ylabel, ph.window, height_mm=height, logy=logy)
+    src = (
+        f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
+        f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}."
+    )
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), steady_note(run, ph)))
+
+
+def steady_note(run: RunData, ph: PhaseSummary) -> Text:
+    if ph.steady is True:
+        msg = f"Steady state reached: measurement window {rounds_text(ph.window)}."
+    elif ph.steady is False:
+        msg = (
+            f"STEADY STATE NOT ACHIEVED. The results use the last five complete rounds ({rounds_text(ph.window)}) "
+            f"as the measurement window. {ph.phase.stop_reason or 'The run ended before the round limit.'}"
+        )
+    else:
+        msg = (
+            f"Steady state not evaluated (fewer than five complete rounds: {rounds_text(ph.rounds)}). "
+            "Results are the mean over the rounds that were measured."
+        )
+    if run.runs_to_budget(ph):
+        msg = (
+            f"{run.manifest.title} runs to its byte/time budget, not to steady state; the steady-state check over the "
+            f"last five intervals is for information ({'steady' if ph.steady else 'not steady'}). "
+            f"{ph.phase.stop_reason or ''}"
+        )
+    return Text((msg,), height_mm=14)
+
+
+def steady_table(v: VariableVerdict, rule_strict: bool, decides: bool = True) -> Table:
+    cmp = "<" if rule_strict else "≤"
+    pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
+    ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
+    rows: tuple[tuple[str, str], ...] = (
+        ("Measurement window", f"rounds {v.rounds[0]}–{v.rounds[-1]}"),
+        ("Values (y)", ", ".join(num(x) for x in v.values)),
+        ("Average", num(v.average)),
+        (f"Allowed maximum data excursion ({pr} of average)", num(v.range_allowed)),
+        (
+            "Measured data excursion (max − min)",
+            f"{num(v.range_measured)} — {'pass' if v.range_ok else 'FAIL'} ({cmp})",
+        ),
+        (f"Allowed maximum slope excursion ({ps} of average)", num(v.fit_allowed)),
+        (
+            "Measured slope excursion (|m| × window span)",
+            f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})",
+        ),
+        ("Least-squares linear fit", v.formula() + " (R = round)"),
+        ("Verdict", "steady state" if v.steady else "NOT steady"),
+    )
+    if not decides:
+        rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
+    return Table(
+        f"Steady-state determination: {v.name}",
+        ("item", "value"),
+        rows,
+        "Source: results.db table steady (values recorded by the runner at the end of the last evaluated round).",
+    )
+
+
+def measurement_window_pages(
+    run: RunData, ph: PhaseSummary, ylabel_for: Callable[[VariableVerdict], str]
+) -> list[Page]:
+    strict = bool(run.manifest.profile.get("strict_steady"))
+    pages = []
+    for v in ph.verdicts:
+        png = plots.measurement_window(v, ylabel_for(v), height_mm=95)
+        decides = v.name not in ph.shown_only
+        fig = Figure(
+            f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}" + ("" if decides else " (shown only)"),
+            png,
+            95,
+            "Source: the tracking variable of each window round (results.db tables cells and steady); "
+            "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
+        )
+        pages.append(Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict, decides))))
+    return pages
+
+
+# -- block size × mix results ----------------------------------------------------------------
+
+
+def matrix(ph: PhaseSummary, get: Getter) -> list[list[float | None]]:
+    """z[mix][block size] in plan order; None where the cell was not measured."""
+    out = []
+    for mix in ph.mixes:
+        row = []
+        for bs in ph.block_sizes:
+            c = ph.cell(mix, bs)
+            row.append(get(c) if c is not None else None)
+        out.append(row)
+    return out
+
+
+def matrix_table(
+    run: RunData, ph: PhaseSummary, caption: str, get: TextGetter, how: str = "mean of each cell"
+) -> Table:
+    rows = []
+    for bs in ph.block_sizes:
+        cells = []
+        for mix in ph.mixes:
+            c = ph.cell(mix, bs)
+            v = get(c) if c is not None else None
+            cells.append(v if isinstance(v, str) else num(v))  # a getter may give its own text (n/m)
+        rows.append((kib_label(bs), *cells))
+    return Table(
+        caption,
+        ("block size", *(f"R/W {m}" for m in ph.mixes)),
+        tuple(rows),
+        window_source(run, ph, how),
+        run.raw_links(window_rows(ph)) + run.store_links(),
+    )
+
+
+def table_pages(title: str, tables: Sequence[Table]) -> list[Page]:
+    """Lay out tables top to bottom, starting a new page when the next one does not fit, and
+    splitting a table that is longer than a page."""
+    pages: list[list] = [[]]
+    room = CONTENT_MM
+    for t in tables:
+        if t.height_mm > room and pages[-1]:
+            pages.append([])
+            room = CONTENT_MM
+        chunks = split_rows(list(t.rows), room, CONTENT_MM)
+        for i, chunk in enumerate(chunks):
+            part = Table(
+                t.caption + (f" (continued, part {i + 1} of {len(chunks)})" if len(chunks) > 1 and i else ""),
+                t.columns,
+                tuple(chunk),
+                t.source,
+                t.links if i == len(chunks) - 1 else (),
+                t.first_column_is_header,
+            )
+            if i:
+                pages.append([])
+                room = CONTENT_MM
+            pages[-1].append(part)
+            room -= part.height_mm
+    return [Page(title, tuple(p)) for p in pages if p]
+
+
+def size_labels(ph: PhaseSummary, ascending: bool = True) -> tuple[list[int], list[str]]:
+    sizes = sorted(ph.block_sizes) if ascending else list(ph.block_sizes)
+    return sizes, [kib_label(b) for b in sizes]
+
+
+def plot_2d_page(
+    run: RunData,
+    ph: PhaseSummary,
+    title: str,
+    get: Getter,
+    ylabel: str,
+    logy: bool = True,
+    mixes: Sequence[str] | None = None,
+    scale: float = 1.0,
+    how: str = "mean of each cell",
+    pct: float | None = None,
+) -> Page:
+    """`pct`: the plot is of this latency percentile; a cell whose IOs cannot measure it has no
+    point, and the plot and page say so."""
+    sizes, labels = size_labels(ph)
+    series, unmeasured = [], []
+    for mix in mixes or ph.mixes:
+        pts = []
+        for i, bs in enumerate(sizes):
+            c = ph.cell(mix, bs)
+            v = get(c) if c is not None else None
+            if v is not None:
+                pts.append((i, v / scale))
+            elif c is not None and pct is not None and c.ios:
+                unmeasured.append(c.ios)
+        if pts:
+            xs, ys = zip(*pts)
+            series.append(plots.Series(f"R/W {mix}", xs, ys))
+    cells = sum(1 for mix in mixes or ph.mixes for bs in sizes if ph.cell(mix, bs) is not None)
+    note = (
+        f"no point for {len(unmeasured)} of {cells} cells: {unmeasured_text([pct], max(unmeasured), min(unmeasured))}"
+        if unmeasured and pct is not None
+        else ""
+    )
+    png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
+    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph, how))
+    return Page(title, (fig, Text((note[0].upper() + note[1:] + ".",))) if note else (fig,))
+
+
+def plot_3d_pages(
+    run: RunData,
+    ph: PhaseSummary,
+    what: str,
+    get: Getter,
+    zlabel: str,
+    lower_is_better: bool = False,
+    scale: float = 1.0,
+) -> list[Page]:
+    """The SNIA 3D column plot, and on its own page a heat map with the values printed (the
+    readable alternative: no bar hides another). Page titles name `what` unless it is the
+    test's own name (the page header already says "IOPS — …")."""
+    prefix = "" if what == run.manifest.title else f"{what} — "
+    sizes, labels = size_labels(ph)
+    z = []
+    for mix in ph.mixes:
+        row = []
+        for bs in sizes:
+            c = ph.cell(mix, bs)
+            v = get(c) if c is not None else None
+            row.append(None if v is None else v / scale)
+        z.append(row)
+    mixes = [f"{m}" for m in ph.mixes]
+    src = window_source(run, ph)
+    png3d = plots.columns_3d(labels, mixes, z, zlabel, f"{what} — 3D columns (block size × R/W mix)", height_mm=160)
+    heat = plots.heatmap(
+        labels,
+        mixes,
+        z,
+        zlabel,
+        f"{what} — values (block size × R/W mix)",
+        height_mm=95,
+        lower_is_better=lower_is_better,
+    )
+    return [
+        Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 160, src),)),
+        Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
+    ]
+
+
+# -- latency distribution --------------------------------------------------------------------
+
+
+def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
+    title = f"Response Time Histogram — {cell.key}"
+    if cell.histogram is None or cell.histogram.total == 0:
+        return Page(
+            title,
+            (
+                Text(
+                    (f"{cell.key}: the engine stored no latency histogram for this cell, so no distribution is shown.",)
+                ),
+            ),
+        )
+    h = cell.histogram
+    png = latency_plots.latency_histogram(
+        [("", h)], f"{cell.key}: response times over {rounds_text(cell.rounds)}", height_mm=125
+    )
+    # the percentiles the IOs can measure (Histogram.measured), as every table and export shows them
+    pct = {p: h.measured(p) for p in PERCENTILES}
+    unit, div = latency_plots.histogram_unit([h])
+    columns = ("", *(f"{p:g} %" for p in pct), "maximum")
+    rows = (
+        (
+            f"response time ({unit})",
+            *(pct_text(None if v is None else v / div, h.total, p) for p, v in pct.items()),
+            num(h.max_us / div),
+        ),
+    )
+    why = unmeasured_text(PERCENTILES, h.total)
+    table = Table(
+        f"{cell.key}: percentiles of the merged histogram ({h.total:,} IOs)" + (f"; n/m: {why}" if why else ""),
+        columns,
+        rows,
+        window_source(run, ph, "histograms merged (bin counts summed)"),
+        run.raw_links(window_rows(ph, {cell.key})),
+    )
+    fig = Figure(
+        f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)",
+        png,
+        125,
+        window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"),
+    )
+    return Page(title, (fig, table))
+
+
+# -- details ---------------------------------------------------------------------------------
+
+
+def details_pages(run: RunData) -> list[Page]:
+    """Everything the header cuts short, in full: state, stop reasons, purges, notes, files."""
+    m = run.manifest
+    rows = [
+        ("Run", m.run_id),
+        ("Run directory", str(run.dir)),
+        ("State", m.state + (f" — {m.error}" if m.error else "")),
+        ("Started / ended", f"{m.started} / {m.ended or '—'}"),
+        ("Compliance", "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance)),
+        ("Steady-state rule", m.steady_rule),
+        ("Write cache", m.write_cache or "not recorded"),
+    ]
+    for ph in run.phases:
+        rows.append(
+            (
+                f"Phase {ph.phase.name}",
+                f"{rounds_count(ph)}; window {rounds_text(ph.window)}; {ph.phase.stop_reason or 'unfinished'}",
+            )
+        )
+        # per idle length, not per cell: a full HIR wait state idles before each of its 360 bursts
+        idle: dict[float, int] = {}
+        for r in ph.rows:
+            if r.idle_before_s:
+                idle[r.idle_before_s] = idle.get(r.idle_before_s, 0) + 1
+        if idle:
+            rows.append(
+                (
+                    f"Phase {ph.phase.name}: idle before cells",
+                    "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items()),
+                )
+            )
+        # The window's figure is the drive's steady state; the phase's includes its fresh start.
+        parts = [
+            f"{w[0]:.2f} over {what} ({eng(w[1], 'B')} host writes)"
+            for what, w in (
+                (
+                    f"the measurement window, {rounds_text(ph.window)}",
+                    run.write_amplification(window_rows(ph)) if ph.window else None,
+                ),
+                ("the whole phase", run.write_amplification(ph.rows)),
+            )
+            if w is not None
+        ]
+        if parts:
+            rows.append((f"Phase {ph.phase.name}: write amplification (flash ÷ host writes)", "; ".join(parts)))
+    for i, d in enumerate(m.decisions, 1):
+        rows.append((f"Decision {i}", decision_text(d)))
+    if run.audit is not None:
+        rows.append(("Audit", header.audit_detail(run.audit)))
+    for p in m.purges:
+        rows.append((f"Purge ({p['phase']})", f"{p['method']}: {'ok' if p['ok'] else 'FAILED'} — {p['detail']}"))
+    for o in m.safety_overrides:
+        rows.append(("Safety override", o))
+    for k, v in m.versions.items():
+        rows.append((f"Version: {k}", str(v)))
+    for i, note in enumerate(m.notes, 1):
+        rows.append((f"Note {i}", note))
+    # what the page header could not hold (it points here)
+    shown = {(c.title, k): v for c in header.header_columns(run) for k, v in c.items}
+    rows += [
+        (f"{title}: {k}", v)
+        for title, items in header.COLUMNS
+        for k, v in items(run)
+        if shown.get((title, k)) != " ".join(str(v).split())
+    ]
+    rows = [(k, " ".join(str(v).split())) for k, v in rows]  # long values wrap; row_lines counts them
+    table = Table(
+        "Run details",
+        ("item", "value"),
+        tuple(rows),
+        "Source: manifest.json and results.db table phases.",
+        run.store_links(),
+    )
+    return table_pages(header.RUN_DETAILS, [table])
+
+
+def header_table(run: RunData, caption: str) -> Table:
+    """The four header columns of one run, nothing shortened."""
+    rows = tuple((f"{title}: {k}", " ".join(str(v).split())) for title, items in header.COLUMNS for k, v in items(run))
+    return Table(caption, ("item", "value"), rows, "Source: the run's manifest.json and results.db.", run.store_links())

@@ -1,0 +1,198 @@
+"""One report for a sequence of runs on one target (`iolab run pts`, `iolab run characterise`,
+or `iolab report --sequence RUN...` later): a summary document (each test's state, compliance,
+steady state and key figures, with links to each run's own report and its raw data), then
+every run's own document in the order the runs started. Built from the run directories only;
+which pages and figures a test has is handed in by api/runs.py (pages/report/ never asks the registry)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab import __version__
+from iolab.core.errors import IolabError
+from iolab.figures.compare import KeyMetric
+from iolab.pages.report import header, write_document
+from iolab.pages.report.model import Document, HeaderColumn, Link, Table
+from iolab.pages.report.rundata import RunData, rounds_text
+from iolab.pages.report.rwsw_selftest import capture_key, is_selftest
+from iolab.pages.report.sections import table_pages
+
+SUMMARY = "Sequence Summary"
+
+
+@dataclass(frozen=True)
+class SequenceMember:
+    """One run of the sequence as the summary shows it."""
+
+    run: RunData
+    label: str  # the test's short name
+    figures: tuple[KeyMetric, ...]  # its key figures (none: the test declares none)
+    document: Document  # the run's own report, as `iolab report RUN` builds it
+
+
+def order_runs(runs: Sequence[RunData]) -> list[RunData]:
+    """The runs in the order they ran; all on one target (a sequence tests one drive; a quick
+    one on a simulated drive, each test on its own copy of it)."""
+    targets = {r.manifest.target.get("copy_of") or r.manifest.target.get("spec") for r in runs}
+    if len(targets) > 1:
+        listed = "; ".join(f"{r.manifest.run_id} on {r.manifest.target.get('spec')}" for r in runs)
+        raise IolabError(
+            f"a sequence report covers runs on one target, these are on {len(targets)}: {listed}. "
+            "Compare drives with `iolab compare` instead."
+        )
+    ids = [r.manifest.run_id for r in runs]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise IolabError(f"a sequence report takes each run once; given twice: {', '.join(twice)}.")
+    return sorted(runs, key=lambda r: r.manifest.started)
+
+
+def write_sequence_report(
+    name: str, heading: str | None, members: Sequence[SequenceMember], out_dir: Path
+) -> list[Path]:
+    """`name`: the sequence ("" for runs of no one sequence); `heading`: its page-header line.
+    Writes one HTML and one PDF; returns both paths."""
+    cover = summary_document(name, heading, members)
+    ids = "\n".join(m.run.manifest.run_id for m in members)
+    stem = f"sequence-{name or 'runs'}-{len(members)}tests-{hashlib.sha1(ids.encode()).hexdigest()[:8]}"
+    return write_document(
+        [cover, *selftest_once(members)], Path(out_dir), stem, title=f"{cover.test_name} — {cover.device}"
+    )
+
+
+def selftest_once(members: Sequence[SequenceMember]) -> list[Document]:
+    """The runs' documents, the Self-Test pages of a capture only after the first run that
+    replayed it: every RWSW test of a sequence replays the same capture, and its pages would
+    otherwise repeat once per test."""
+    shown: set[bytes | None] = set()
+    docs = []
+    for m in members:
+        pages = m.document.pages
+        if any(is_selftest(p) for p in pages):
+            key = capture_key(m.run)
+            if key in shown:
+                pages = tuple(p for p in pages if not is_selftest(p))
+            shown.add(key)
+        docs.append(dataclasses.replace(m.document, pages=pages))
+    return docs
+
+
+def summary_document(name: str, heading: str | None, members: Sequence[SequenceMember]) -> Document:
+    runs = [m.run for m in members]
+    first = runs[0]
+    quick = [r for r in runs if r.quick]
+    banners = []
+    noncompliant = [r for r in runs if not r.manifest.compliant]
+    if noncompliant:
+        label = "non-compliant (quick profile)" if quick else "non-compliant"
+        banners.append(
+            (
+                f"{label}: {len(noncompliant)} of {len(runs)} runs "
+                f"({', '.join(m.label for m in members if not m.run.manifest.compliant)}); every page of "
+                "each run says why",
+                label,
+                SUMMARY,
+            )
+        )
+    unfinished = [m for m in members if not m.run.complete]
+    if unfinished:
+        text = "INCOMPLETE SEQUENCE: " + "; ".join(f"{m.label} {m.run.manifest.state}" for m in unfinished)
+        banners.append((text, "INCOMPLETE SEQUENCE", SUMMARY))
+    return Document(
+        title=f"{name or 'runs'} sequence — {first.label}",
+        spec=header.spec_line(first, heading),
+        test_name=f"{name} sequence ({len(runs)} tests)" if name else f"Sequence of {len(runs)} runs",
+        started=min(r.manifest.started for r in runs),
+        ended=max((r.manifest.ended or f"not finished ({r.manifest.state})") for r in runs),
+        device=header.device_line(first),
+        tested_by=", ".join(sorted({r.manifest.platform.get("tested_by") or "not given (--tested-by)" for r in runs})),
+        columns=_columns(members),
+        banners=header.fit_banners(banners),
+        pages=tuple(summary_pages(members)),
+        footer="runs " + ", ".join(r.manifest.run_id for r in runs) + f" · sequence report by iolab {__version__}",
+    )
+
+
+def _columns(members: Sequence[SequenceMember]) -> tuple[HeaderColumn, ...]:
+    first = members[0].run
+    device = [(k, v) for k, v in header.device_items(first) if k != "Write amplification"]  # per run, on its pages
+    tests = [
+        (m.label, f"{m.run.manifest.state}" + ("" if m.run.manifest.compliant else ", non-compliant")) for m in members
+    ]
+    prof = first.manifest.profile
+    profile = [
+        ("Profile", str(prof.get("name", header.NOT_REPORTED))),
+        ("Spec", str(prof.get("spec") or "—")),
+        ("Scaled down (--quick)", "yes: non-compliant" if first.quick else "no"),
+        ("Runs", str(len(members))),
+        ("Run directory", str(first.dir.parent)),
+    ]
+    return tuple(
+        header.fit_column(title, items, SUMMARY)
+        for title, items in (
+            ("Test Platform", header.platform_items(first)),
+            ("Device Under Test", device),
+            ("Tests in this report", tests),
+            ("Set Up", profile),
+        )
+    )
+
+
+def _report_link(run: RunData) -> tuple[Link, ...]:
+    """The run's own report, where it was written (`iolab run`, `iolab report RUN`)."""
+    own = run.dir / "report" / f"{run.manifest.run_id}.html"
+    return (Link("own report", run.href(f"report/{own.name}")),) if own.is_file() else ()
+
+
+def summary_pages(members: Sequence[SequenceMember]):
+    runs, figs, links = [], [], []
+    for m in members:
+        r = m.run
+        steady = (
+            "; ".join(
+                f"{ph.phase.name}: {rounds_text(ph.window)}"
+                + {True: " (steady)", False: " (steady state not reached)", None: ""}[ph.steady]
+                for ph in r.phases
+            )
+            or "nothing measured"
+        )
+        compliance = "yes" if r.manifest.compliant else "no: " + "; ".join(r.manifest.noncompliance)
+        runs.append(
+            (
+                m.label,
+                r.manifest.run_id,
+                r.manifest.state + (f": {r.manifest.error}" if r.manifest.error else ""),
+                compliance,
+                steady,
+            )
+        )
+        links += [Link(x.label, x.href, m.label) for x in (*_report_link(r), *r.store_links(), r.link("raw", "raw/"))]
+        for k in m.figures:
+            figs.append((m.label, k.short, k.fmt(k.get(r.phases))))
+        if not m.figures:
+            figs.append((m.label, "no key figures declared for this test", "—"))
+    src = (
+        "Source: each run's manifest.json and results.db; the pages after this summary are each run's own report "
+        "(the Self-Test pages of a capture follow the first run that replayed it)."
+    )
+    tables = [
+        Table(
+            "Runs of the sequence, in the order they ran",
+            ("test", "run", "state", "compliant", "windows"),
+            tuple(runs),
+            src,
+            tuple(links),
+        ),
+        Table(
+            "Key figures per test (↑ higher / ↓ lower is better)",
+            ("test", "key figure", "value"),
+            tuple(figs),
+            "Source: each run's results.db, the figures `iolab compare` ranks drives by; "
+            "'—' where the run measured none.",
+        ),
+    ]
+    return table_pages(SUMMARY, tables)

@@ -1,0 +1,446 @@
+"""`iolab resume RUN`: continue an interrupted run where its stored rounds end.
+
+The plan is rebuilt from the manifest (test, profile, target) and must match the stored one.
+Within the first unfinished phase, cells whose engine output is on disk but which never
+reached the database (killed between the two) are recovered from raw/; then the run goes on
+at the first round not complete. A target that is not the one the run wrote (serial and
+capacity; a file's path, inode and size; a simulated drive's preset and parameters) is refused:
+a run measures one drive. A phase that cannot continue says why and runs again from its purge:
+on a simulated drive (its state ended with its process), after a kill in preconditioning, or
+when the target was written since. Nothing stored is deleted: cells of a round that is run
+again are kept as kind 'interrupted', their files under raw/interrupted-N/. Processes the
+stopped run left working in raw/ (an fio its death did not stop) are ended first (leftovers.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from iolab import targets
+from iolab.core.cellschema import CellRow
+from iolab.core.decide import sample_of_row
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
+from iolab.core.runfiles import INPUTS_DIR
+from iolab.core.steady import evaluate
+from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
+from iolab.engines.fio_hosts import legs_from_manifest, split_engine
+from iolab.engines.fio_job import async_ioengine
+from iolab.figures.phaseend import after_round, settle, written_since_purge
+from iolab.run.identity import differences, last_modified, target_identity
+from iolab.run.leftovers import end_leftovers
+from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
+from iolab.run.runstart import RunOptions, as_planned, engine_versions, plan_summary
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+from iolab.targets.lock import TargetClaim
+
+
+@dataclass
+class Resumption:
+    store: RunStore
+    plan: TestPlan
+    target: targets.Target
+    options: RunOptions
+    start: StartAt
+    notes: list[str]
+
+
+def prepare(
+    ref: str | Path,
+    engine_for,
+    build_plan,
+    allow_unsafe: bool = False,
+    allow_system_disk: bool = False,
+    listen_any: bool = False,
+    ioengine: str | None = None,
+) -> tuple[Resumption, Engine]:
+    """Open the run for writing, check it can go on, recover lost cells and decide where it
+    continues. Raises IolabError (nothing changed) when it cannot be resumed at all.
+    `engine_for` and `build_plan` are handed down by the api, so that resume needs neither
+    the engines' list nor the test registry. `ioengine` (fio's; None: the one the run used)."""
+    probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
+    m = manifest_of(probe)
+    probe.close()
+    if m.state == "complete":
+        raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
+    if m.state == "running":
+        raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
+    target = targets.parse_target(m.target["spec"])
+    # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
+    # targets are checked (and claimed on this machine) by split_engine, as in a new run.
+    sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
+    legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
+    remote = bool(legs and legs[0].host)
+    try:
+        # a run stored before the steady-state minimum existed goes on as it began: without one
+        profile = Profile(**({"steady_min_write_multiple": 0.0} | m.profile))
+    except TypeError as e:
+        raise IolabError(
+            f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run."
+        ) from None
+    workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
+    plan = build_plan(m.test, profile, target, workload)
+    if plan_summary(plan) != as_planned(m.plan):
+        raise IolabError(
+            f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
+            "(another iolab version, or the target's size changed), so it cannot continue it. "
+            f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
+        )
+    stored = m.target.get("identity")
+    diff = differences(stored, target_identity(target)) if stored and not remote else []
+    if diff:
+        raise IolabError(
+            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+            "continue there: a run measures one drive. Start a new run: "
+            f"iolab run {m.test} -t {m.target['spec']}"
+        )
+    # the rounds to come use the fio ioengine of the rounds stored, unless told otherwise
+    ran_with = m.versions.get("ioengine")
+    if ran_with is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
+        ran_with = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
+    ioengine = ioengine or (ran_with if ran_with in ("io_uring", "libaio") else None)
+    # one run per target, a resumed one too; Runner.run releases it
+    claim = TargetClaim(target, None) if remote else targets.claim(target)
+    engine = None
+    try:
+        # Nothing of the stopped run may still write into raw/ or onto the target when resume
+        # reads or moves its files, or when the safety checks ask whether the target is in use.
+        ended = end_leftovers(probe.raw_dir, m.run_id)
+        if not remote:
+            targets.check_safe_to_write(target, allow_unsafe, allow_system_disk)
+        engine = (
+            split_engine(
+                target,
+                legs,
+                None,
+                allow_unsafe,
+                allow_system_disk,
+                listen_any,
+                ioengine or "auto",
+            )
+            if legs
+            else _sim_paths(m.split)
+            if sim_split
+            else engine_for(target, ioengine=ioengine)
+        )
+        diff = (
+            _host_differences(stored, engine.target_identity())
+            if stored and remote and isinstance(engine, HostsEngine)
+            else []
+        )
+        if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
+            raise IolabError(
+                f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
+                f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+            )
+        # The purge the run used, as resolved on this device; an engine that owns its device's
+        # state (the simulator) has one purge, 'auto'.
+        caps = engine.capabilities if legs else engine_class(target).capabilities
+        used = m.purges[0]["method"] if m.purges and caps.keeps_state else "auto"
+        purge = (
+            "none"
+            if "no purge (--purge none)" in m.noncompliance
+            else (used if used in purge_methods(target, caps) else "auto")
+        )
+        options = RunOptions(
+            purge_method=purge,
+            allow_unsafe=allow_unsafe,
+            allow_system_disk=allow_system_disk,
+            tested_by=m.platform.get("tested_by", ""),
+        )
+        store = RunStore.open(probe.dir, writable=True)
+        notes: list[str] = [ended] if ended else []
+        now = engine_versions(engine, target).get("ioengine")
+        if ran_with and now != ran_with:  # the manifest names the engine of the rounds to come; the note, the change
+            notes.append(f"fio ioengine {now} from here on (the rounds before used {ran_with}).")
+            manifest_of(store).versions["ioengine"] = now
+        built = _built(store, plan)
+        start = _where(store, built, target, caps, notes)
+        # phases after the one it starts at are built again from what it measures now
+        plan = replace(built, phases=built.phases[: start.phase + 1] + plan.phases[start.phase + 1 :])
+        if remote:
+            notes.append(
+                "the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
+                "run's record; for hosts reached through fio's server only it cannot tell whether their "
+                "targets were written since the run stopped"
+            )
+    except BaseException:
+        claim.release()
+        if engine is not None:
+            engine.close()
+        raise
+    claim.note_run(m.run_id, probe.dir)
+    return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _sim_paths(split: list[dict]) -> Engine:
+    from iolab.engines.sim_paths import paths_from_manifest  # lazy: the simulator is an optional native module
+
+    return paths_from_manifest(split)
+
+
+def _host_differences(stored: dict, now: dict) -> list[str]:
+    """Differences of the hosts' targets that were read both times (ssh hosts whose target existed)."""
+    a, b = stored.get("hosts", {}), now.get("hosts", {})
+    return [
+        f"{name}: {d}"
+        for name in sorted(a)
+        if "not_read" not in a[name] and "not_read" not in b.get(name, {"not_read": 1})
+        for d in differences(a[name], b[name])
+    ]
+
+
+def _built(store: RunStore, plan: TestPlan) -> TestPlan:
+    """The plan with every deferred phase the run has begun built again from the stored
+    results (the same results give the same phase); later ones the runner builds on reaching
+    them."""
+    phases = list(plan.phases)
+    for i, ph in enumerate(phases):
+        if isinstance(ph, Deferred) and store.phase_ended(ph.name) is not None:
+            phases[i] = build_deferred(store, replace(plan, phases=tuple(phases)), ph)[0]
+    return replace(plan, phases=tuple(phases))
+
+
+def run(r: Resumption, engine: Engine, progress=None) -> None:
+    manifest_of(r.store).notes.append("resumed: " + " ".join(r.notes))
+    r.store.claim()
+    Runner(r.plan, r.target, engine, r.store, r.options, progress).run(r.start)
+
+
+# -- where to continue -----------------------------------------------------------------------
+
+
+def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabilities, notes: list[str]) -> StartAt:
+    for i, ph in enumerate(plan.phases):
+        ended = store.phase_ended(ph.name)
+        if ended:
+            continue
+        if ended is None:
+            notes.append(f"{ph.name}: not begun; it runs from its purge.")
+            return StartAt(i, 0)
+        return _within(store, plan, i, _begun(ph), target, caps, notes)
+    raise IolabError(f"run {manifest_of(store).run_id}: every phase is finished; `iolab report` reports it.")
+
+
+def _within(
+    store: RunStore, plan: TestPlan, i: int, ph: Phase, target: targets.Target, caps: Capabilities, notes: list[str]
+) -> StartAt:
+    done = _recover(store, plan, ph, target, caps, notes)
+    lost = _state_lost(store, ph, target, caps)
+    why = lost or _rounds_missing(ph, done)
+    if why:
+        # A phase that does not purge goes on from the drive state the phases before it left;
+        # when that state is lost, they run again too, from the last purge.
+        first = i
+        while lost and first > 0 and not _begun(plan.phases[first]).purge:
+            first -= 1
+        again = [_begun(p) for p in plan.phases[first : i + 1]]
+        moved = sum(store.set_aside(p.name, 0, _prefixes(p, 0, plan)) for p in again)
+        _supersede_decisions(store, {p.name for p in plan.phases[first:]}, notes)
+        redo = (
+            "it runs again from its purge"
+            if first == i
+            else f"it goes on from the state the phases before it left, so {', '.join(p.name for p in again)} run "
+            f"again from the purge of {plan.phases[first].name}"
+        )
+        notes.append(
+            f"{ph.name}: cannot continue from round {done + 1}: {why}. Instead {redo}; what was measured "
+            "before is kept (cells marked 'interrupted'"
+            + (f", {moved} raw files in raw/interrupted-*/" if moved else "")
+            + ")."
+        )
+        return StartAt(first, 0)
+    cells = store.cells(ph.name)
+    history = {
+        t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key] for t in ph.tracking
+    }
+    written = sum(c.write_bytes for c in cells)
+    elapsed = sum(c.runtime_s for c in cells)
+    moved = store.set_aside(ph.name, done + 1, _prefixes(ph, done + 1, plan))
+    if done >= 1:
+        verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
+        if verdict is not None:
+            store.add_steady(ph.name, done, verdict.variables)
+        ended = (written, elapsed, written_since_purge(store, i), target.capacity)
+        stop = after_round(store, plan, ph, verdict, ended)
+        if stop is not None or done >= ph.max_rounds:
+            # It was killed after its last round, before closing the phase.
+            steady, why_not = settle(store, plan, ph, verdict, ended)
+            reason = stop or f"reached the round limit ({ph.max_rounds})"
+            store.finish_phase(ph.name, steady, done, reason + (f"; {why_not}" if why_not not in reason else ""))
+            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
+            return _where(store, plan, target, caps, notes)
+    notes.append(
+        f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
+        + (f"; the unfinished round's {moved} files are kept in raw/interrupted-*/" if moved else "")
+        + ")."
+    )
+    samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
+    return StartAt(i, done + 1, written, elapsed, history, samples)
+
+
+def _begun(ph: Phase | Deferred) -> Phase:
+    """A phase the run has begun: `_built` built it again if it was deferred."""
+    if isinstance(ph, Deferred):
+        raise IolabError(
+            f"{ph.name}: the run began this phase but it could not be built again from the stored results."
+        )
+    return ph
+
+
+def _tracked(c: CellRow, metric: str) -> float:
+    """A stored round's steady-state tracking value, as the runner read it from the round."""
+    v = c.metric(metric)
+    if v is None:
+        raise IolabError(
+            f"{c.phase} round {c.round}: tracking metric {metric} was not measured in cell {c.cell_key} "
+            "(no IOs in that direction?), so steady state cannot be evaluated on resume."
+        )
+    return v
+
+
+def _recover(
+    store: RunStore, plan: TestPlan, ph: Phase, target: targets.Target, caps: Capabilities, notes: list[str]
+) -> int:
+    """Store cells whose engine output is complete on disk but which never reached the
+    database; returns the last complete round (0: preconditioning done, -1: not even that).
+    Without `keeps_state` nothing is recovered: a round's output alone cannot say the device
+    state it left when that state ended with the process."""
+
+    def recovered(rnd: int) -> bool:
+        return caps.keeps_state and _recover_round(store, plan, ph, rnd, target, notes)
+
+    if ph.precondition and not store.round_complete(ph.name, 0) and not recovered(0):
+        return -1
+    rnd = 1
+    while rnd <= ph.max_rounds and (store.round_complete(ph.name, rnd) or recovered(rnd)):
+        rnd += 1
+    return rnd - 1
+
+
+def _recover_round(
+    store: RunStore, plan: TestPlan, ph: Phase, rnd: int, target: targets.Target, notes: list[str]
+) -> bool:
+    """Complete round `rnd` from raw/ if only its stored rows are missing; True if now complete."""
+    from iolab.engines.fio_parse import load_round
+
+    if rnd == 0:
+        cells = [("precondition", Cell(w.label(), w, "", 0)) for w in ph.precondition]
+    else:
+        cells = [("measure", c) for c in ph.cells]
+    stored = store.stored_ordinals(ph.name, rnd)
+    written = sum(c.write_bytes for c in store.cells(ph.name)) + sum(
+        c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd
+    )
+    recovered = 0
+    complete = True
+    for ordinal, (kind, cell) in enumerate(cells):
+        if ordinal in stored:
+            continue
+        if kind == "measure":
+            cell = within_budget(ph, cell, written)
+        tag = cell_tag(ph.name, rnd, ordinal, cell.key)
+        json_path = store.raw_dir / f"{tag}.json"
+        try:
+            result = load_round(store.raw_dir, tag)
+        except IolabError:
+            complete = False  # no output, or an incomplete one: that cell was in flight
+            break
+        job = store.raw_dir / f"{tag}.fio"
+        started = job.stat().st_mtime if job.exists() else json_path.stat().st_mtime - result.runtime_s
+        store.add_cell(
+            ph.name,
+            rnd,
+            ordinal,
+            kind,
+            cell.key,
+            cell.mix or None,
+            cell.block_size or None,
+            workload_record(cell.workload),
+            result,
+            started,
+            json_path.stat().st_mtime,
+        )
+        written += result.write.io_bytes
+        recovered += 1
+    if recovered:
+        notes.append(
+            f"{ph.name}: recovered {recovered} cell(s) of round {rnd} from raw/ (measured, not yet stored "
+            "when the run stopped)."
+        )
+    if complete:
+        store.finish_round(ph.name, rnd)
+    return complete
+
+
+def _supersede_decisions(store: RunStore, phases: set[str], notes: list[str]) -> None:
+    """Decisions of phases that run again are made again: the old ones move to the notes."""
+    m = manifest_of(store)
+    old = [d for d in m.decisions if d.get("phase") in phases]
+    m.decisions = [d for d in m.decisions if d.get("phase") not in phases]
+    notes.extend(f"{d['phase']}: superseded decision (its phase runs again): {d.get('outcome')}" for d in old)
+
+
+def _rounds_missing(ph: Phase, done: int) -> str | None:
+    if done < 0:
+        return "it stopped during preconditioning, which must run whole"
+    if done == 0 and not ph.precondition:
+        return "no round had finished"
+    return None
+
+
+def _state_lost(store: RunStore, ph: Phase, target: targets.Target, caps: Capabilities) -> str | None:
+    """Why the drive no longer holds the state the run left, if it does not."""
+    if not caps.keeps_state:
+        return (
+            "a simulated drive's state (its mapping, wear, garbage collection) ended with the process that ran "
+            "it, so its next round would not follow the last"
+        )
+    m = manifest_of(store)
+    if m.target.get("identity") is None:
+        return "the run does not record which target it wrote (stored by an older iolab)"
+    now = target_identity(target)
+    last = store.last_activity()
+    modified = last_modified(now)
+    # The cell in flight when the run stopped wrote for at most one cell time after the last
+    # stored activity (plus fio's start and stop).
+    window = float(m.profile.get("cell_seconds", 60.0)) * 1.5 + 30.0
+    if modified is not None and last is not None and modified > last + window:
+        return (
+            f"the target was written after the run stopped (modified {modified - last:,.0f} s after the run's "
+            "last stored activity), so its state is no longer the run's (purged or used since?)"
+        )
+    if target.kind == "block" and ph.precondition:
+        zeros = _zero_blocks(target.path, manifest_of(store).target.get("tested_capacity") or target.capacity)
+        if zeros is not None and zeros >= 0.75:
+            return (
+                f"{zeros:.0%} of 64 sampled blocks read as zeros although preconditioning wrote every block: "
+                "the device was purged or trimmed since"
+            )
+    return None
+
+
+def _zero_blocks(path: str, capacity: int, samples: int = 64, size: int = 4096) -> float | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        zero = 0
+        for k in range(samples):
+            off = (capacity - size) * k // max(samples - 1, 1) // size * size
+            if os.pread(fd, size, off).count(0) == size:
+                zero += 1
+        return zero / samples
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _prefixes(ph: Phase, from_round: int, plan: TestPlan) -> list[str]:
+    """Raw file name prefixes of the phase's rounds from `from_round` on (see cell_tag)."""
+    return [cell_tag(ph.name, r, 0, "x").rsplit("-c00-", 1)[0] + "-" for r in range(from_round, ph.max_rounds + 1)]

@@ -1,0 +1,454 @@
+"""The runner: purge → precondition → rounds → steady state → store, for any TestPlan.
+
+It never knows which test it serves (the plan says what to run) nor which engine it drives
+(the engine protocol hides it). Every measured cell is committed before the next starts.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from types import FrameType
+from typing import Any, Protocol
+
+from iolab import targets
+from iolab.core.decide import Decision, Sample, sample_of_row
+from iolab.core.errors import IolabError
+from iolab.core.plan import Cell, Deferred, Phase, TestPlan
+from iolab.core.results import PARTIAL_TOLERANCE, RoundResult, check_result
+from iolab.core.steady import SteadyVerdict, evaluate
+from iolab.core.units import duration
+from iolab.core.workload import Workload
+from iolab.engines import Engine, HostsEngine
+from iolab.figures.audit import audit
+from iolab.figures.phaseend import after_round, settle, written_since_purge
+from iolab.run.identity import target_identity
+from iolab.run.live import LiveFile
+from iolab.run.runstart import RunOptions, phase_summary
+from iolab.store.durable import ResultsDiskFull, is_disk_full
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+from iolab.targets import Target, wear
+
+
+class Progress(Protocol):
+    """What the runner tells whoever watches (the CLI's Rich display, or nothing)."""
+
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None: ...
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None: ...
+    def live(self, elapsed_s: float, iops: float) -> None: ...
+    def done(self, result: RoundResult, wall_s: float) -> None: ...
+    def note(self, text: str) -> None: ...
+    def round_done(
+        self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None
+    ) -> None: ...
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None: ...
+
+
+class NoProgress:
+    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
+        pass
+
+    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
+        pass
+
+    def live(self, elapsed_s: float, iops: float) -> None:
+        pass
+
+    def done(self, result: RoundResult, wall_s: float) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def round_done(
+        self, phase: Phase, rnd: int, history: dict[str, list[tuple[int, float]]], verdict: SteadyVerdict | None
+    ) -> None:
+        pass
+
+    def phase_done(self, phase: Phase, steady: bool | None, rounds: int, reason: str) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class StartAt:
+    """Where a resumed run continues (`iolab resume`): plan phase `phase` at round `round`
+    (0: the phase from its purge), with what that phase's stored rounds hold."""
+
+    phase: int
+    round: int
+    written: int = 0  # workload bytes written by the stored rounds (the phase's byte budget)
+    elapsed: float = 0.0  # engine seconds of the stored rounds (the phase's time budget)
+    history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # tracking values
+    samples: tuple[Sample, ...] = ()  # the stored cells, for the phase's stop rule
+
+
+def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase, Decision]:
+    """Build a deferred phase from the stored results of the phases before it."""
+    before = plan.phases[: plan.phases.index(ph)]
+    samples = {p.name: [sample_of_row(r) for r in store.cells(p.name)] for p in before}
+    built, decision = ph.build(samples)
+    plan.check_phase(built)
+    return built, decision
+
+
+def cell_tag(phase: str, rnd: int, ordinal: int, key: str) -> str:
+    """The name of a cell's raw files: the runner writes them, `fio-job` shows the same names."""
+
+    def slug(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+    return f"{slug(phase)}-r{rnd:02d}-c{ordinal:02d}-{slug(key)}"
+
+
+def workload_record(w: Workload) -> dict[str, Any]:
+    return asdict(w)
+
+
+class Runner:
+    def __init__(
+        self,
+        plan: TestPlan,
+        target: Target,
+        engine: Engine,
+        store: RunStore,
+        options: RunOptions,
+        progress: Progress | None = None,
+    ):
+        self.plan, self.target, self.engine, self.store = plan, target, engine, store
+        self.options = options
+        self.progress = progress or NoProgress()
+        self.since_purge = 0  # bytes written to the target since the last purge (steady state's minimum)
+
+    # -- the whole run ---------------------------------------------------------------------
+    def finish(self, state: str, error: str | None = None) -> None:
+        """End the run: audit what it stored (audit.py; kept in the manifest for every view)
+        and write its final state. An audit that cannot run must not cost the run its end; an
+        interrupted run is audited when it is read (audit.stored_audit)."""
+        try:
+            # a user who stopped the run waits for nothing more (an audit an earlier end stored is dropped)
+            manifest_of(self.store).audit = audit(self.store).to_dict() if state != "interrupted" else {}
+        except Exception as e:  # noqa: BLE001 (a bug in a check: say so where the audit would be)
+            manifest_of(self.store).audit = {"error": f"the audit could not run: {e!r}"}
+        finally:
+            self.store.finish(state, error)
+
+    def run(self, start_at: StartAt | None = None) -> None:
+        m = manifest_of(self.store)
+        hosts = self.hosts_engine()
+        if start_at is not None:
+            self.since_purge = written_since_purge(self.store, start_at.phase)
+        try:
+            m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
+            self.store.write_manifest()
+            self.engine.prepare(self.target)
+            if start_at is None:  # what `iolab resume` checks; a remote engine reads its hosts' targets
+                m.target["identity"] = hosts.target_identity() if hosts else target_identity(self.target)
+                self.store.write_manifest()
+            for i, phase in enumerate(self.plan.phases):
+                if start_at is not None and i < start_at.phase:
+                    continue
+                if isinstance(phase, Deferred):
+                    phase = self.build(i, phase)
+                self.progress.phase(self.plan, phase, i)
+                self.wear(phase.name, "start")
+                self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
+                self.wear(phase.name, "end")
+                self.store.write_manifest()
+        except KeyboardInterrupt as e:
+            by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
+            self.finish("interrupted", f"stopped {by}; finished rounds are kept")
+            raise
+        except IolabError as e:
+            if not isinstance(e, ResultsDiskFull) and self.store.disk_full():
+                e = ResultsDiskFull(self.store.dir, str(e))  # e.g. fio could not write its logs
+            self.finish("failed", str(e))
+            raise e from None
+        except BaseException as e:
+            if is_disk_full(e):  # the run directory's filesystem filled: a user's problem, not a bug
+                full = ResultsDiskFull(self.store.dir, e)
+                self.store.finish("failed", str(full))  # no room to audit either
+                raise full from None
+            self.finish("failed", f"internal error: {e!r}")  # a bug: keep the run readable and say so
+            raise
+        else:
+            self.finish("complete")
+        finally:
+            restored = targets.restore_write_cache(self.target)  # however the run ends, Ctrl-C included
+            if restored:
+                m.write_cache = f"{m.write_cache}; {restored}"
+                self.store.write_manifest()
+            targets.release(self.target)  # the claim runstart.start took, however the run ends
+
+    def build(self, i: int, deferred: Deferred) -> Phase:
+        """Build a deferred phase now, store it in the manifest's plan (reports read what was
+        run) and record the decision."""
+        phase, decision = build_deferred(self.store, self.plan, deferred)
+        manifest_of(self.store).plan["phases"][i] = phase_summary(phase) | {"deferred": deferred.describe}
+        self.decide(decision)
+        return phase
+
+    def decide(self, decision: Decision) -> None:
+        manifest_of(self.store).decisions.append(decision.record())
+        self.store.write_manifest()
+        self.progress.note(f"{decision.phase}: decided by {decision.rule['name']}: {decision.outcome}")
+
+    # -- one phase -----------------------------------------------------------------------
+    def run_phase(self, phase: Phase, ordinal: int, at: StartAt | None = None) -> None:
+        store, rule = self.store, self.plan.rule
+        if at is not None and at.round == 0:
+            at = None  # resumed from the phase's purge: as a fresh phase
+        first = at.round if at is not None else 1
+        if at is None:
+            store.begin_phase(phase.name, ordinal)
+        if at is None and phase.purge:
+            self.purge(phase)
+        if at is None and phase.precondition:
+            store.begin_round(phase.name, 0)
+            for i, w in enumerate(phase.precondition):
+                self.progress.step("precondition", 0, i, len(phase.precondition), w)
+                self.measure(phase, 0, i, "precondition", Cell(w.label(), w, "", 0))
+            store.finish_round(phase.name, 0)
+
+        # Budgets count the engine's own time (virtual seconds on the simulator), so a 24-hour
+        # Write Saturation means 24 hours of measured IO on any engine.
+        elapsed = at.elapsed if at else 0.0
+        written = at.written if at else 0
+        last_writes: dict[str, int] = {}  # bytes each cell wrote in its last interval, to foresee the budget's end
+        history: dict[str, list[tuple[int, float]]] = {
+            t.name: list(at.history.get(t.name, []) if at else []) for t in phase.tracking
+        }
+        samples = list(at.samples if at else ())
+        decision: Decision | None = None
+        verdict: SteadyVerdict | None = None
+        capacity = self.target.capacity
+        stop_reason = f"reached the round limit ({phase.max_rounds}) without steady state"
+        rnd = first - 1
+        for rnd in range(first, phase.max_rounds + 1):
+            store.begin_round(phase.name, rnd)
+            for i, planned in enumerate(phase.cells):
+                cell = within_budget(phase, planned, written, last_writes.get(planned.key))
+                self.progress.step("round", rnd, i, len(phase.cells), cell.workload)
+                result = self.measure(phase, rnd, i, "measure", cell, planned)
+                written += result.write.io_bytes
+                elapsed += result.runtime_s
+                last_writes[planned.key] = result.write.io_bytes
+                if phase.stop_rule is not None:
+                    samples.append(Sample.of(rnd, cell.key, cell.workload, result))
+                    decision = phase.stop_rule.check(phase.name, samples)
+                    if decision is not None:
+                        break
+                if is_partial(planned, cell, result):
+                    # Stored and shown with its true length, but a shortened interval is not a
+                    # sample of the same thing: it never enters the steady-state window.
+                    continue
+                for t in phase.tracking:
+                    if t.cell_key == cell.key:
+                        history[t.name].append((rnd, metric_of(result, t.metric)))
+            store.finish_round(phase.name, rnd)
+            if decision is not None:
+                self.decide(decision)
+                stop_reason = f"{decision.rule['name']}: {decision.outcome}"
+                break
+
+            verdict = evaluate(history, rule, phase.shown_only) if phase.tracking else None
+            if verdict is not None:
+                store.add_steady(phase.name, rnd, verdict.variables)
+            self.progress.round_done(phase, rnd, history, verdict)
+            early = after_round(store, self.plan, phase, verdict, (written, elapsed, self.since_purge, capacity))
+            if early is not None:
+                stop_reason = early
+                break
+        else:
+            if not phase.stop_on_steady:
+                stop_reason = (
+                    "ran its single round" if phase.max_rounds == 1 else f"ran all {phase.max_rounds} intervals"
+                )
+        steady, why_not = settle(store, self.plan, phase, verdict, (written, elapsed, self.since_purge, capacity))
+        if why_not and why_not not in stop_reason:
+            stop_reason += "; " + why_not
+        if steady is False and phase.stop_on_steady:
+            self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
+        store.finish_phase(phase.name, steady, rnd, stop_reason)
+        self.progress.phase_done(phase, steady, rnd, stop_reason)
+
+    def purge(self, phase: Phase) -> None:
+        method = self.options.purge_method
+        self.progress.note(f"{phase.name}: purge ({method})")
+        outcome = self.engine.purge(self.target, method)
+        self.store.record_purge(phase.name, outcome.method, outcome.ok, outcome.detail)
+        m = manifest_of(self.store)
+        m.purges.append({"phase": phase.name} | asdict(outcome))
+        self.since_purge = 0
+        if not outcome.ok and method != "none":
+            m.noncompliance.append(f"purge failed ({outcome.method}): not from FOB")
+            m.compliant = False
+        self.store.write_manifest()
+
+    def measure(
+        self, phase: Phase, rnd: int, ordinal: int, kind: str, cell: Cell, planned: Cell | None = None
+    ) -> RoundResult:
+        """Run one cell and store it; `planned` is the cell as the plan has it, before any
+        budget cap (None: run as planned)."""
+        tag = cell_tag(phase.name, rnd, ordinal, cell.key)
+        if cell.idle_before_s:
+            self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")
+        t0, wall0 = time.time(), time.monotonic()
+        # what `iolab watch` shows as running: counted from 1, as its "cell N/M" (the tag counts from 0)
+        at = (
+            f"preconditioning {ordinal + 1} of {len(phase.precondition)}"
+            if kind == "precondition"
+            else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}"
+        )
+        if strays := self.store.set_aside_strays(tag):
+            note = f"{tag}: {strays} raw file(s) of an attempt never stored, set aside in raw/interrupted-*/"
+            self.progress.note(note)
+            manifest_of(self.store).notes.append(note)
+        result = self.engine.run(
+            self.target,
+            cell.workload,
+            self.store.raw_dir,
+            tag,
+            progress=LiveFile(self.store.dir, f"{cell.key} ({at})", self.progress.live),
+        )
+        check_result(result, f"round {tag} ({', '.join(result.raw_files[:2]) or 'no raw files'})")
+        self.since_purge += result.write.io_bytes
+        self.store.add_cell(
+            phase.name,
+            rnd,
+            ordinal,
+            kind,
+            cell.key,
+            cell.mix or None,
+            cell.block_size or None,
+            workload_record(cell.workload),
+            result,
+            t0,
+            time.time(),
+            partial=planned is not None and is_partial(planned, cell, result),
+            idle_before_s=cell.idle_before_s,
+        )
+        self.progress.done(result, time.monotonic() - wall0)
+        return result
+
+    def wear(self, phase: str, when: str) -> None:
+        """The drive's write counters: this machine's path, or (a remote engine) each host's drive, read there."""
+        m = manifest_of(self.store)
+        hosts = self.hosts_engine()
+        if hosts:
+            m.notes.extend(hosts.wear_snapshot(m.target.setdefault("host_writes", {}), phase, when))
+        else:
+            wear.snapshot(m.endurance, phase, when, self.target.path)
+
+    def hosts_engine(self) -> HostsEngine | None:
+        """The engine when its targets are on other hosts: it reads their identity and wear there."""
+        return self.engine if self.engine.capabilities.remote and isinstance(self.engine, HostsEngine) else None
+
+    def idle(self, seconds: float, where: str) -> None:
+        caps = self.engine.capabilities
+        if not caps.idle:
+            raise IolabError(
+                f"{where}: the plan idles the device {duration(seconds)}, but the "
+                f"{self.engine.version()} engine cannot idle a target (capabilities.idle)."
+            )
+        clock = "virtual" if caps.virtual_time else "wall-clock"
+        self.progress.note(f"{where}: idle {duration(seconds)} ({clock} time, no host IO)")
+        self.engine.idle(self.target, seconds)
+
+
+# See within_budget: a remainder up to this fraction of an interval is folded into the
+# interval before it, which may then run up to EXTEND_FACTOR × the planned length.
+FOLD_FRACTION = 0.5
+EXTEND_FACTOR = 2.0
+
+
+def within_budget(phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
+    """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.
+
+    `last_writes` is what the cell wrote in its previous interval. Cutting the last
+    interval at the exact budget can leave a remainder of a few KiB, measured in a few ms
+    and reported as a silly rate (a 16 KiB interval at "800 IOPS"). So when the rest of the
+    budget is at most FOLD_FRACTION of an interval more than one interval takes, this
+    interval takes all of it and may run up to EXTEND_FACTOR × its length: the last
+    interval is then 1 to 1.5 nominal intervals long (reported with its true length), or,
+    when more is left, a final interval of at least half an interval (at a steady rate),
+    marked partial. Running whole intervals past the budget instead would write up to an
+    interval more than the test asks for.
+    """
+    if phase.budget_write_bytes is None:
+        return cell
+    w = cell.workload
+    # A workload's byte budget counts reads and writes; the phase budget counts writes. A
+    # mixed workload (RWSW composite) needs remaining / (its write share of the bytes), a
+    # little over so the budget is reached rather than approached in ever shorter intervals.
+    by_op = {op: sum(s.share * s.block_size for s in w.streams if s.op == op) for op in ("read", "write")}
+    share = by_op["write"] / (by_op["read"] + by_op["write"])
+    if share == 0:
+        return cell
+    remaining = phase.budget_write_bytes - written
+    changes: dict[str, float] = {}
+    if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
+        changes["duration_s"] = w.duration_s * EXTEND_FACTOR
+    if share < 1:
+        remaining = int(remaining / share * 1.05)
+    # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down):
+    # round up so the budget is reached, not missed by a few KiB that would need an interval.
+    unit = w.threads * max(s.block_size for s in w.streams)
+    remaining = -(-remaining // unit) * unit
+    if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
+        return cell
+    return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
+
+
+def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
+    """Whether a budget cap (`run` differs from `planned`) ended this interval before its
+    planned length. RoundResult.runtime_s is the interval's true length on every engine."""
+    d = planned.workload.duration_s
+    return run is not planned and d is not None and result.runtime_s < d * (1 - PARTIAL_TOLERANCE)
+
+
+def metric_of(result: RoundResult, metric: str) -> float:
+    value = {
+        "iops": result.iops,
+        "mbps": result.mbps,
+        "read_mbps": result.read.mbps,
+        "write_mbps": result.write.mbps,
+        "lat_mean_us": result.lat_mean_us,
+        "lat_max_us": result.lat_max_us,
+    }[metric]
+    if value is None:
+        raise IolabError(f"tracking metric {metric} was not measured in this cell (no IOs in that direction?)")
+    return value
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal other than Ctrl-C (SIGTERM, SIGHUP), handled exactly like Ctrl-C: fio is
+    stopped, the run is marked interrupted with the signal named, what is stored is kept."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
+    (their default is to die at once, leaving fio running and the run marked 'running')."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

@@ -1,0 +1,198 @@
+"""Opening a run: the options it runs with, the manifest of a new run (this machine's platform,
+the plan as stored) and `start`, which claims the target, checks it is safe to write and creates
+the run directory."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from iolab import __version__, targets
+from iolab.core.decide import rule_record
+from iolab.core.errors import IolabError
+from iolab.core.plan import Deferred, Phase, TestPlan
+from iolab.engines import Engine, purge_methods
+from iolab.figures.phaseend import range_label, range_share, rule_text
+from iolab.store.manifest import Manifest, now_iso
+from iolab.store.runstore import RunStore
+from iolab.targets import DeviceFacts, Target
+from iolab.targets.lock import TargetClaim
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    purge_method: str = "auto"  # 'none' is allowed and flagged non-compliant
+    allow_unsafe: bool = False  # --allow-unsafe-target
+    allow_system_disk: bool = False  # --allow-system-disk: a mounted filesystem or the running system
+    tested_by: str = ""
+
+
+def platform_facts() -> dict[str, Any]:
+    """The report's Test Platform column, from this machine."""
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kib / 1024**2:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    os_name = platform.system()
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return {
+        "host": socket.gethostname(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "os": os_name,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
+
+
+def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
+    profile = plan.profile
+    noncompliance = profile.noncompliance()
+    share = range_share(plan.capacity, target.capacity, profile.active_range)
+    if share is not None:
+        noncompliance.append(
+            f"{range_label(share)} (tested capacity limited to {plan.capacity / 1e9:.3f} GB of "
+            f"{target.capacity / 1e9:.3f} GB)"
+        )
+    if options.purge_method == "none":
+        noncompliance.append("no purge (--purge none)")
+    return Manifest(
+        run_id="",
+        test=plan.test,
+        title=plan.title,
+        spec=plan.spec,
+        target={
+            "spec": target.spec,
+            "kind": target.kind,
+            "path": target.path,
+            "capacity": target.capacity,
+            "tested_capacity": plan.capacity,
+            "short_name": target.short_name,
+            # a remote engine's target is on its hosts: this machine's reading of the path is not that drive
+            "facts": asdict(DeviceFacts() if engine.capabilities.remote else target.facts),
+        }
+        # the drive a quick copy stands for: the runs of a sequence test copies of one drive
+        | ({"copy_of": target.copy_of} if target.copy_of else {}),
+        profile=asdict(profile),
+        compliant=not noncompliance,
+        noncompliance=noncompliance,
+        parameters=dict(plan.parameters),
+        notes=list(plan.notes) + list(getattr(engine, "notes", ())),
+        steady_rule=rule_text(plan),
+        versions=engine_versions(engine, target),
+        platform=platform_facts() | {"tested_by": options.tested_by},
+        started=now_iso(),
+        plan=plan_summary(plan),
+        split=list(getattr(engine, "split", ())),
+    )
+
+
+def engine_versions(engine: Engine, target: Target) -> dict[str, Any]:
+    """The manifest's versions: iolab's, the engine's and the fio ioengine its rounds use."""
+    out: dict[str, Any] = {"iolab": __version__, "engine": engine.version()}
+    ioengine_of = getattr(engine, "ioengine_of", None)  # only fio has one
+    if ioengine_of is not None:
+        out["ioengine"] = ioengine_of(target)
+    return out
+
+
+def plan_summary(plan: TestPlan) -> dict[str, Any]:
+    """The plan as the manifest stores it. A deferred phase is its description until the run
+    builds it; then it is the phase as built, still marked `deferred`."""
+    out: dict[str, Any] = {
+        "phases": [
+            {"name": ph.name, "deferred": ph.describe} if isinstance(ph, Deferred) else phase_summary(ph)
+            for ph in plan.phases
+        ]
+    }
+    if plan.values:  # only when used, so plans stored before typed values still compare equal (resume)
+        out["values"] = dict(plan.values)
+    return out
+
+
+def phase_summary(ph: Phase) -> dict[str, Any]:
+    d = {
+        "name": ph.name,
+        "purge": ph.purge,
+        "precondition": [w.label() for w in ph.precondition],
+        "cells": [c.key for c in ph.cells],
+        "tracking": [asdict(t) for t in ph.tracking],
+        "max_rounds": ph.max_rounds,
+        "stop_on_steady": ph.stop_on_steady,
+        "budget_write_bytes": ph.budget_write_bytes,
+        "budget_seconds": ph.budget_seconds,
+        "min_write_bytes": ph.min_write_bytes,
+    }
+    # only when used, so plans stored before these existed still compare equal (resume)
+    if ph.stop_rule is not None:
+        d["stop_rule"] = rule_record(ph.stop_rule) | {"describe": ph.stop_rule.describe()}
+    idle = {c.key: c.idle_before_s for c in ph.cells if c.idle_before_s is not None}
+    if idle:
+        d["idle_before_s"] = idle
+    return d
+
+
+def as_planned(summary: dict[str, Any]) -> dict[str, Any]:
+    """A stored plan with its built phases back as the deferred phases the test declares."""
+    return {
+        "phases": [
+            {"name": p["name"], "deferred": p["deferred"]} if "deferred" in p else p for p in summary.get("phases", [])
+        ]
+    }
+
+
+def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
+    """Check the purge method fits the target, claim the target for this run (a second run on it
+    is refused, naming this one), check it is safe to write, then open the run directory. A
+    refused target leaves no run behind; the claim lasts until Runner.run ends."""
+    allowed = purge_methods(target)
+    if options.purge_method not in allowed:
+        raise IolabError(
+            f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
+            f"use one of {', '.join(allowed)}. Nothing was run or written."
+        )
+    # A remote engine writes the hosts' targets, not this machine's path of the same name: a
+    # local claim or check would guard the wrong thing (the engine checked and claimed each
+    # host's target where it is written, hostcheck.py, and says what it overrode).
+    remote = engine.capabilities.remote
+    claim = TargetClaim(target, None) if remote else targets.claim(target)
+    try:
+        overrides = (
+            list(getattr(engine, "safety_overrides", ()))
+            if remote
+            else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
+        )
+        manifest = new_manifest(plan, target, engine, options)
+        manifest.safety_overrides = overrides
+        try:
+            store = RunStore.create(root, manifest)
+        except OSError as e:
+            raise IolabError(
+                f"runs directory {root}: cannot create a run directory there ({e.strerror or e}: "
+                f"{e.filename or root}). Choose a writable directory with --runs-dir or $IOLAB_RUNS."
+            ) from None
+    except BaseException:
+        claim.release()
+        raise
+    claim.note_run(manifest.run_id, store.dir)
+    return store

@@ -1,0 +1,98 @@
+"""Files that survive a crash and a full disk: atomic replacement with fsync, and the one
+error a full results filesystem gives."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from pathlib import Path
+
+from iolab.core.errors import Exit, IolabError
+
+
+class ResultsDiskFull(IolabError):
+    """The filesystem holding the run directory has no room left."""
+
+    exit_code = Exit.DISK_FULL
+    ADVICE = (
+        "Everything stored before this point is kept; free space on that filesystem (or use --runs-dir on "
+        "another one) and run again."
+    )
+
+    def __init__(self, run_dir: Path, detail: str | BaseException = ""):
+        if isinstance(detail, OSError) and detail.filename:
+            detail = f"{detail.strerror} writing {detail.filename}"
+        # said once, however often the error is wrapped on its way up
+        detail = str(detail).replace(" " + self.ADVICE, "").rstrip(".")
+        super().__init__(f"results disk full at {run_dir}: {detail or 'no space left on device'}. {self.ADVICE}")
+
+
+# Space kept aside in each open run directory from before the run starts, spent only on the
+# run's last manifest write, so a run on a filesystem that fills still ends marked failed.
+RESERVE_NAME = ".space-reserve"
+RESERVE_BYTES = 128 * 1024
+
+
+def reserve_space(run_dir: Path) -> None:
+    """Set the space aside (OSError when the filesystem has not that much left)."""
+    f = run_dir / RESERVE_NAME
+    if f.is_file() and f.stat().st_size == RESERVE_BYTES:
+        return
+    try:
+        with open(f, "wb") as out:
+            out.write(b"\0" * RESERVE_BYTES)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError:
+        f.unlink(missing_ok=True)
+        raise
+
+
+def no_room(path: Path) -> bool:
+    """The filesystem holding path has (next to) no room left."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def release_space(run_dir: Path) -> bool:
+    """Give the space back; False when there was none set aside."""
+    try:
+        (run_dir / RESERVE_NAME).unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def is_disk_full(e: BaseException) -> bool:
+    if isinstance(e, OSError):
+        return e.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(e, sqlite3.OperationalError):
+        return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(e)
+    return False
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)

@@ -1,0 +1,102 @@
+"""manifest.json and where run directories are: the run's plain-data description (target
+facts, plan, versions, times, state, who writes it) and how a run is named on the command
+line."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from iolab.core.errors import IolabError
+from iolab.core.procs import boot_id, process_start
+
+
+def runs_root() -> Path:
+    return Path(os.environ.get("IOLAB_RUNS", "runs")).resolve()
+
+
+@dataclass
+class Manifest:
+    """manifest.json. Plain data so a run directory can be read without iolab's code."""
+
+    run_id: str
+    test: str
+    title: str
+    spec: str
+    target: dict[str, Any]
+    profile: dict[str, Any]
+    compliant: bool
+    noncompliance: list[str]
+    parameters: dict[str, Any]
+    notes: list[str]
+    steady_rule: str
+    versions: dict[str, Any]
+    platform: dict[str, Any]
+    started: str
+    state: str = "running"  # running | complete | failed | interrupted
+    ended: str | None = None
+    error: str | None = None
+    pid: int = field(default_factory=os.getpid)
+    # With the pid they tell the writer from a later process that reused its pid.
+    pid_start: int | None = None
+    boot_id: str | None = None
+    purges: list[dict[str, Any]] = field(default_factory=list)
+    write_cache: str | None = None
+    safety_overrides: list[str] = field(default_factory=list)
+    plan: dict[str, Any] = field(default_factory=dict)
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # decide.Decision records, in the order made
+    # per phase: the drive's own write counters at its start and end (targets/wear.py)
+    endurance: dict[str, Any] = field(default_factory=dict)
+    # The legs a split engine ran each round over (--paths/--hosts): name, path, share, host.
+    split: list[dict[str, Any]] = field(default_factory=list)
+    # The self-audit of physical invariants made when the run ended (audit.Audit.to_dict); empty
+    # for runs stored before it existed, which `iolab audit` and the views audit when read.
+    audit: dict[str, Any] = field(default_factory=dict)
+
+
+class _RunDir(Protocol):
+    dir: Path
+    manifest: Manifest | None
+
+
+def manifest_of(store: _RunDir) -> Manifest:
+    """A store's manifest. RunStore.open and RunStore.create always have one; a directory
+    without manifest.json is not a run, and this says so rather than fail on None later."""
+    if store.manifest is None:
+        raise IolabError(f"{store.dir}: not an iolab run directory (no manifest.json).")
+    return store.manifest
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).astimezone().isoformat(timespec="seconds")
+
+
+def stamp_writer(m: Manifest) -> None:
+    """Mark the run as running in this process (pid, its start time, the boot)."""
+    m.state, m.ended, m.error = "running", None, None
+    m.pid, m.pid_start, m.boot_id = os.getpid(), process_start(os.getpid()), boot_id()
+
+
+def manifest_bytes(m: Manifest) -> bytes:
+    return json.dumps(asdict(m), indent=2, sort_keys=False, default=str).encode()
+
+
+def resolve_run(ref: str | Path) -> Path:
+    """A run is named by its directory path or by its id under the runs root."""
+    p = Path(ref)
+    if (p / "manifest.json").exists():
+        return p.resolve()
+    q = runs_root() / str(ref)
+    if (q / "manifest.json").exists():
+        return q
+    matches = sorted(runs_root().glob(f"*{ref}*")) if runs_root().exists() else []
+    matches = [m for m in matches if (m / "manifest.json").exists()]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
+    raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")

@@ -1,0 +1,180 @@
+"""results.db as a file: its schema, the connection the run's writer keeps (WAL, full sync,
+columns added since the first release), a reader's connection (read-only; a dead writer's log
+read from a private copy) and the check that it holds iolab's tables. What goes in the tables
+and what is read back is runstore.py's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+from iolab.core.cellschema import ADDED_CELL_COLUMNS, CREATE_CELLS
+from iolab.core.errors import IolabError
+from iolab.store.durable import ResultsDiskFull, is_disk_full, no_room
+
+SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS phases (
+    name TEXT PRIMARY KEY, ordinal INTEGER NOT NULL,
+    purge_method TEXT, purge_ok INTEGER, purge_detail TEXT,
+    steady INTEGER, rounds INTEGER, stop_reason TEXT, started REAL, ended REAL);
+CREATE TABLE IF NOT EXISTS rounds (
+    phase TEXT NOT NULL, round INTEGER NOT NULL, started REAL, ended REAL,
+    complete INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (phase, round));
+"""
+    + CREATE_CELLS
+    + """
+CREATE INDEX IF NOT EXISTS cells_by_round ON cells (phase, round);
+CREATE TABLE IF NOT EXISTS series (
+    cell_id INTEGER NOT NULL, t_s REAL NOT NULL, read_iops REAL, write_iops REAL, mbps REAL, lat_mean_us REAL,
+    lat_max_us REAL);
+CREATE TABLE IF NOT EXISTS histograms (
+    cell_id INTEGER NOT NULL, direction TEXT NOT NULL, value_us REAL NOT NULL, count INTEGER NOT NULL, max_us REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS steady (
+    phase TEXT NOT NULL, round INTEGER NOT NULL, variable TEXT NOT NULL, window TEXT NOT NULL,
+    vals TEXT NOT NULL, average REAL, range_measured REAL, range_allowed REAL, slope REAL, intercept REAL,
+    fit_excursion REAL, fit_allowed REAL, range_ok INTEGER, slope_ok INTEGER,
+    PRIMARY KEY (phase, round, variable));
+-- a cell's series and histogram are read by cell (reports, the audit): without these every
+-- read scanned the whole table (3.7 ms per cell at 280 cells of a quick IOPS run)
+CREATE INDEX IF NOT EXISTS series_by_cell ON series (cell_id);
+CREATE INDEX IF NOT EXISTS histograms_by_cell ON histograms (cell_id);
+"""
+)
+# per-second series columns added after the first release (older results.db gain them when
+# opened for writing; readers of an older file get None)
+ADDED_SERIES_COLUMNS = {"lat_max_us": "REAL"}
+
+
+def open_for_writing(path: Path) -> sqlite3.Connection:
+    """The writer's connection to `path`/results.db, created with its tables if new."""
+    try:
+        db = sqlite3.connect(path / "results.db", timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        migrate(db)
+    except sqlite3.DatabaseError as e:
+        if is_disk_full(e) or no_room(path):  # a full tmpfs can fail the WAL index as an I/O error
+            raise ResultsDiskFull(path) from None
+        raise IolabError(db_error(path / "results.db", e)) from None
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    added = {"cells": ADDED_CELL_COLUMNS, "series": ADDED_SERIES_COLUMNS}
+    for table, columns in added.items():
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns.items():
+            if name not in have:
+                try:
+                    with db:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError:
+                    pass  # a read-only database: readers take the column's old value
+
+
+def open_readonly(
+    path: Path, has_manifest: bool, writer_alive: bool
+) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory[str] | None]:
+    """A reader's connection to `path`/results.db and the private copy it reads, if any (the
+    caller cleans it up). Never creates or modifies a file in the run directory."""
+    db = path / "results.db"
+    # A run that has just started: its writer has the manifest in place and is creating the
+    # database (no file yet, or one without tables). Nothing is stored yet, so the reader
+    # sees the empty tables.
+    if writer_alive and not db.is_file():
+        return _empty(), None
+    if not db.is_file():
+        what = "manifest.json but no results.db" if has_manifest else "no manifest.json and no results.db"
+        raise IolabError(
+            f"{path}: not an iolab run directory (it holds {what}; an `iolab export` "
+            "folder is a copy of the tables, not a run). Give the run's own directory."
+        )
+    wal = db.with_name("results.db-wal")
+    copy = None
+    if writer_alive:
+        uri = f"file:{_uri_path(db)}?mode=ro"  # the writer keeps -wal/-shm; readers share them
+    elif wal.exists() and wal.stat().st_size > 0:
+        # A dead writer's log: read a private copy, so the run directory stays as it was.
+        copy = tempfile.TemporaryDirectory(prefix="iolab-read-")
+        shutil.copyfile(db, Path(copy.name) / "results.db")
+        shutil.copyfile(wal, Path(copy.name) / "results.db-wal")
+        uri = f"file:{_uri_path(Path(copy.name) / 'results.db')}"
+    else:
+        uri = f"file:{_uri_path(db)}?mode=ro&immutable=1"  # nobody writes it: no -wal/-shm needed
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=30)
+        (cells,) = con.execute("SELECT count(*) FROM sqlite_master WHERE name='cells'").fetchone()
+    except sqlite3.DatabaseError as e:
+        if copy is not None:
+            copy.cleanup()
+        raise IolabError(db_error(db, e)) from None
+    if writer_alive and not cells:
+        con.close()
+        return _empty(), None
+    return con, copy
+
+
+def _empty() -> sqlite3.Connection:
+    con = sqlite3.connect(":memory:")
+    con.executescript(SCHEMA)
+    return con
+
+
+def check_tables(con: sqlite3.Connection, db: Path, deep: bool) -> None:
+    """Raise IolabError unless `con` holds iolab's tables and they can be read; `deep` runs
+    SQLite's quick_check over every page."""
+    try:
+        names = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = {"phases", "rounds", "cells"} - names
+        if missing:
+            raise IolabError(f"{db}: not an iolab results database (no {', '.join(sorted(missing))} table).")
+        con.execute("SELECT count(*) FROM phases").fetchone()
+        con.execute("SELECT count(*) FROM rounds").fetchone()
+        (ok,) = con.execute("PRAGMA quick_check").fetchone() if deep else ("ok",)
+    except sqlite3.DatabaseError as e:
+        raise IolabError(f"{db}: damaged ({e}).") from None
+    if ok != "ok":
+        raise IolabError(f"{db}: damaged (integrity check: {ok}).")
+
+
+# Filesystems whose locks and shared memory SQLite cannot rely on (mountinfo's type names).
+NETWORK_FS = ("9p", "nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "fuse.sshfs", "afs")
+
+
+def db_error(db: Path, e: sqlite3.Error) -> str:
+    """What SQLite's error on results.db means. On a network filesystem SQLite says only "disk
+    I/O error" or "database is locked": the message says why and what to do."""
+    fs = network_fs(db.parent)
+    if fs is None:
+        return f"{db}: not a readable SQLite database ({e})."
+    fstype, mountpoint = fs
+    return (
+        f"{db}: SQLite cannot work on this file ({e}): the run directory is on {fstype} (mounted at "
+        f"{mountpoint}), a network filesystem, and SQLite's write-ahead log needs shared memory (mmap of "
+        "results.db-shm) and POSIX locks that 9p and NFS do not give reliably. Keep runs on a local "
+        "filesystem (--runs-dir DIR or $IOLAB_RUNS) and copy the run directory to the shared one once the run "
+        "has ended."
+    )
+
+
+def network_fs(path: Path) -> tuple[str, str] | None:
+    """(filesystem type, mount point) of the network filesystem `path` is on, or None."""
+    from iolab.targets.usage import mounts  # on failure only: reading mountinfo costs every start
+
+    try:
+        where = os.path.realpath(path)
+        found = [m for m in mounts() if where == m.mountpoint or where.startswith(m.mountpoint.rstrip("/") + "/")]
+    except (OSError, ValueError):
+        return None
+    m = max(found, key=lambda m: len(m.mountpoint), default=None)
+    return (m.fstype, m.mountpoint) if m is not None and m.fstype in NETWORK_FS else None
+
+
+def _uri_path(path: Path) -> str:
+    return quote(str(path.resolve()))

@@ -1,0 +1,486 @@
+"""Run directories: the source of truth every report reads.
+
+    runs/<timestamp>-<test>-<target>/
+      manifest.json   target facts, plan, versions, times, purge outcomes, state
+      raw/            every engine output as produced, one set of files per cell
+      results.db      SQLite (WAL): phases, rounds, cells, series, histograms, steady state
+
+Each cell is committed as soon as it is measured and a round is marked complete before the
+next starts, so a crash (even kill -9) loses at most the cell in flight. Readers use only
+complete rounds for results and steady state. The cells table is declared in cellschema.py,
+manifest.json in manifest.py; results.db's schema and connections are resultsdb.py's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from iolab.core.cellschema import INSERT_CELL, cell_row, cell_values  # noqa: PLC0414 (compare/ imports CellRow from here)
+from iolab.core.cellschema import CellRow as CellRow
+from iolab.core.errors import IolabError
+from iolab.core.procs import same_process_alive
+from iolab.core.results import Histogram, RoundResult
+from iolab.core.safefile import read_json
+from iolab.core.steady import VariableVerdict
+from iolab.store.durable import (
+    RESERVE_BYTES,
+    ResultsDiskFull,
+    is_disk_full,
+    no_room,
+    release_space,
+    reserve_space,
+    write_atomic,
+)
+from iolab.store.manifest import Manifest, manifest_bytes, manifest_of, now_iso, resolve_run, stamp_writer
+from iolab.store.rawaside import move_aside, raw_files
+from iolab.store.resultsdb import check_tables, open_for_writing, open_readonly
+from iolab.targets.writepolicy import output_dir
+
+
+@dataclass(frozen=True)
+class PhaseRow:
+    name: str
+    ordinal: int
+    purge_method: str | None
+    purge_ok: bool | None
+    purge_detail: str | None
+    steady: bool | None
+    rounds: int | None
+    stop_reason: str | None
+
+
+class RunStore:
+    def __init__(self, path: Path, writable: bool = True):
+        """`writable=False` (every read path) never creates or modifies a file in the run."""
+        self.dir = path
+        self.raw_dir = path / "raw"
+        self.writable = writable
+        self._copy: tempfile.TemporaryDirectory[str] | None = None
+        self._commits = 0  # this connection's write transactions, for data_version()
+        has_manifest = (path / "manifest.json").exists()
+        self.manifest = self._read_manifest() if has_manifest else None
+        if writable:
+            self._db = open_for_writing(path)
+            try:
+                reserve_space(path)
+            except OSError as e:
+                self._db.close()
+                if is_disk_full(e):
+                    raise ResultsDiskFull(
+                        path, f"no room to go on (a run keeps {RESERVE_BYTES // 1024} KiB aside to record how it ends)"
+                    ) from None
+                raise
+        else:
+            self._db, self._copy = open_readonly(path, self.manifest is not None, self.writer_alive())
+
+    def writer_alive(self) -> bool:
+        m = self.manifest
+        return m is not None and m.state == "running" and same_process_alive(m.pid, m.pid_start, m.boot_id)
+
+    def check(self, deep: bool = False) -> None:
+        """Raise IolabError unless the database holds iolab's tables and they can be read;
+        `deep` runs SQLite's quick_check over every page (slower on big runs)."""
+        check_tables(self._db, self.dir / "results.db", deep)
+
+    # -- creation and manifest --------------------------------------------------------------
+    @classmethod
+    def create(cls, root: Path, manifest: Manifest) -> RunStore:
+        base = (
+            f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{manifest.test}-{manifest.target.get('short_name', 'target')}"
+        )
+        path = None
+        try:
+            output_dir(root, "runs directory")
+            path, n = root / base, 1
+            while path.exists():
+                n += 1
+                path = root / f"{base}-{n}"
+            path.mkdir()
+            # The space to record the run's end is set aside first: a run that could not say how
+            # it ended is not started. The manifest goes in next, so a directory that `iolab runs`
+            # lists as a run (it holds a manifest, a database or raw/) is never one half set up.
+            reserve_space(path)
+            manifest.run_id = path.name
+            stamp_writer(manifest)
+            write_atomic(path / "manifest.json", manifest_bytes(manifest))
+            (path / "raw").mkdir()
+            store = cls(path)
+        except (OSError, ResultsDiskFull) as e:
+            if not isinstance(e, ResultsDiskFull) and not is_disk_full(e):
+                raise
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)  # made just now, nothing in it yet
+            raise ResultsDiskFull(
+                root,
+                f"no room to start a run (it keeps {RESERVE_BYTES // 1024} KiB aside to "
+                "record how it ends); no run directory was left",
+            ) from None
+        store.manifest = manifest
+        try:
+            store.claim()
+        except ResultsDiskFull:
+            full = ResultsDiskFull(path, "before the first measurement")
+            store.finish("failed", str(full))
+            raise full from None
+        return store
+
+    def claim(self) -> None:
+        """Record this process as the run's writer (pid, its start time, the boot) and store it."""
+        stamp_writer(manifest_of(self))
+        self.write_manifest()
+
+    @classmethod
+    def open(cls, ref: str | Path, writable: bool = False) -> RunStore:
+        path = resolve_run(ref)
+        store = cls(path, writable=writable)
+        if store.manifest is None:
+            raise IolabError(f"{path}: not an iolab run directory (no manifest.json).")
+        if not writable:
+            store.check()  # a run being created has its database before its tables
+        m = store.manifest
+        if m.state == "running" and not store.writer_alive():
+            # The process that wrote this run is gone without closing it (kill -9, power loss).
+            # Readers only say so; the next writer (resume) stores it.
+            m.state = "interrupted"
+            m.error = m.error or "the iolab process ended without finishing the run"
+            if writable:
+                store.write_manifest()
+        return store
+
+    def _read_manifest(self) -> Manifest:
+        path = self.dir / "manifest.json"
+        try:
+            data = read_json(path, "run manifest", "manifest")
+            return Manifest(**data)
+        except (OSError, TypeError) as e:
+            raise IolabError(f"{path}: unreadable manifest ({e}).") from None
+        except IolabError:
+            raise  # a special or oversized file, too deep a document: the message names the file
+
+    def write_manifest(self, final: bool = False) -> None:
+        """Replace manifest.json. Only the run's last write (`final`) may use the space set
+        aside: an earlier write that took it would leave the run's end nowhere to go."""
+        data = manifest_bytes(manifest_of(self))
+        try:
+            write_atomic(self.dir / "manifest.json", data)
+        except OSError as e:
+            if not is_disk_full(e):
+                raise
+            if not (final and release_space(self.dir)):
+                raise ResultsDiskFull(self.dir) from None
+            try:
+                write_atomic(self.dir / "manifest.json", data)
+            except OSError as e2:
+                if is_disk_full(e2):
+                    raise ResultsDiskFull(self.dir) from None
+                raise
+
+    def finish(self, state: str, error: str | None = None) -> None:
+        m = manifest_of(self)
+        m.state, m.ended, m.error = state, now_iso(), error
+        try:
+            self.write_manifest(final=True)
+        except ResultsDiskFull:
+            raise ResultsDiskFull(
+                self.dir,
+                f"not even the run's end could be stored: manifest.json still says "
+                f"'running' (`iolab runs` shows it as interrupted); the run {state}" + (f": {error}" if error else ""),
+            ) from None
+        release_space(self.dir)
+
+    def disk_full(self) -> bool:
+        """True if the run directory's filesystem has (next to) no room left."""
+        return no_room(self.dir)
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One committed transaction; a full disk becomes ResultsDiskFull (SQLite rolls back)."""
+        try:
+            with self._db:
+                yield
+        except (sqlite3.OperationalError, OSError) as e:
+            if is_disk_full(e):
+                raise ResultsDiskFull(self.dir) from None
+            raise
+        finally:
+            self._commits += 1
+
+    def data_version(self) -> tuple[int, int]:
+        """Changes when results.db may have changed: this store's own write transactions (SQLite's
+        data_version does not count them) and any other connection's commits (which it does).
+        What is computed from the database is kept only while this stays the same."""
+        (other,) = self._db.execute("PRAGMA data_version").fetchone()
+        return self._commits, other
+
+    # -- writing ----------------------------------------------------------------------------
+    def begin_phase(self, name: str, ordinal: int) -> None:
+        with self._tx():
+            self._db.execute(
+                "INSERT OR REPLACE INTO phases (name, ordinal, started) VALUES (?, ?, ?)", (name, ordinal, time.time())
+            )
+
+    def record_purge(self, phase: str, method: str, ok: bool, detail: str) -> None:
+        with self._tx():
+            self._db.execute(
+                "UPDATE phases SET purge_method=?, purge_ok=?, purge_detail=? WHERE name=?",
+                (method, int(ok), detail, phase),
+            )
+
+    def begin_round(self, phase: str, rnd: int) -> None:
+        with self._tx():
+            self._db.execute(
+                "INSERT OR REPLACE INTO rounds (phase, round, started, complete) VALUES (?, ?, ?, 0)",
+                (phase, rnd, time.time()),
+            )
+
+    def add_cell(
+        self,
+        phase: str,
+        rnd: int,
+        ordinal: int,
+        kind: str,
+        key: str,
+        mix: str | None,
+        block_size: int | None,
+        workload: dict[str, Any],
+        result: RoundResult,
+        started: float,
+        ended: float,
+        partial: bool = False,
+        idle_before_s: float | None = None,
+    ) -> int:
+        r, w = result.read, result.write
+        with self._tx():
+            cur = self._db.execute(
+                INSERT_CELL,
+                cell_values(
+                    result,
+                    phase=phase,
+                    round=rnd,
+                    ordinal=ordinal,
+                    kind=kind,
+                    cell_key=key,
+                    mix=mix,
+                    block_size=block_size,
+                    workload=workload,
+                    started=started,
+                    ended=ended,
+                    partial=partial,
+                    idle_before_s=idle_before_s,
+                ),
+            )
+            cell_id = cur.lastrowid
+            assert cell_id is not None  # set by every INSERT that returns
+            self._db.executemany(
+                "INSERT INTO series VALUES (?,?,?,?,?,?,?)",
+                [
+                    (cell_id, s.t_s, s.read_iops, s.write_iops, s.mbps, s.lat_mean_us, s.lat_max_us)
+                    for s in result.series
+                ],
+            )
+            for direction, stats in (("read", r), ("write", w)):
+                hist = stats.histogram
+                if hist is not None:
+                    self._db.executemany(
+                        "INSERT INTO histograms VALUES (?,?,?,?,?)",
+                        [(cell_id, direction, v, c, hist.max_us) for v, c in zip(hist.values_us, hist.counts)],
+                    )
+        return cell_id
+
+    def finish_round(self, phase: str, rnd: int) -> None:
+        with self._tx():
+            self._db.execute(
+                "UPDATE rounds SET ended=?, complete=1 WHERE phase=? AND round=?", (time.time(), phase, rnd)
+            )
+
+    def add_steady(self, phase: str, rnd: int, verdicts: tuple[VariableVerdict, ...]) -> None:
+        with self._tx():
+            for v in verdicts:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO steady VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        phase,
+                        rnd,
+                        v.name,
+                        json.dumps(list(v.rounds)),
+                        json.dumps(list(v.values)),
+                        v.average,
+                        v.range_measured,
+                        v.range_allowed,
+                        v.slope,
+                        v.intercept,
+                        v.fit_excursion,
+                        v.fit_allowed,
+                        int(v.range_ok),
+                        int(v.slope_ok),
+                    ),
+                )
+
+    def finish_phase(self, phase: str, steady: bool | None, rounds: int, stop_reason: str) -> None:
+        with self._tx():
+            self._db.execute(
+                "UPDATE phases SET steady=?, rounds=?, stop_reason=?, ended=? WHERE name=?",
+                (None if steady is None else int(steady), rounds, stop_reason, time.time(), phase),
+            )
+
+    # -- resuming an interrupted run ------------------------------------------------------
+    def phase_ended(self, name: str) -> bool | None:
+        """None: the phase never began; False: begun, not finished; True: finished."""
+        row = self._db.execute("SELECT ended FROM phases WHERE name=?", (name,)).fetchone()
+        return None if row is None else row[0] is not None
+
+    def round_complete(self, phase: str, rnd: int) -> bool:
+        row = self._db.execute("SELECT complete FROM rounds WHERE phase=? AND round=?", (phase, rnd)).fetchone()
+        return bool(row and row[0])
+
+    def stored_ordinals(self, phase: str, rnd: int) -> set[int]:
+        return {
+            o
+            for (o,) in self._db.execute(
+                "SELECT ordinal FROM cells WHERE phase=? AND round=? AND kind IN ('measure', 'precondition')",
+                (phase, rnd),
+            )
+        }
+
+    def last_activity(self) -> float | None:
+        """The last time the run's writer stored anything (epoch seconds)."""
+        (t,) = self._db.execute(
+            "SELECT MAX(t) FROM (SELECT MAX(ended) AS t FROM cells UNION ALL SELECT MAX(started) FROM rounds"
+            " UNION ALL SELECT MAX(started) FROM phases)"
+        ).fetchone()
+        return None if t is None else float(t)
+
+    def set_aside(self, phase: str, from_round: int, raw_prefixes: list[str]) -> int:
+        """Keep, but take out of the results, everything of `phase` from round `from_round` on:
+        its cells become kind 'interrupted', its raw files (those of the cells and any output of
+        a cell that was never stored, named by `raw_prefixes`) move to raw/interrupted-N/.
+        Returns the number of files moved."""
+        moved = move_aside(self.raw_dir, raw_files(self.raw_dir, tuple(raw_prefixes)))
+        with self._tx():
+            rows = self._db.execute(
+                "SELECT id, raw_files FROM cells WHERE phase=? AND round>=? AND kind IN ('measure', 'precondition')",
+                (phase, from_round),
+            ).fetchall()
+            for cid, raw in rows:
+                files = [moved.get(x, x) for x in json.loads(raw or "[]")]
+                self._db.execute(
+                    "UPDATE cells SET kind='interrupted', raw_files=? WHERE id=?", (json.dumps(files), cid)
+                )
+            self._db.execute("DELETE FROM rounds WHERE phase=? AND round>=?", (phase, from_round))
+            self._db.execute("DELETE FROM steady WHERE phase=? AND round>=?", (phase, from_round))
+            self._db.execute(
+                "UPDATE phases SET ended=NULL, steady=NULL, rounds=NULL, stop_reason=NULL WHERE name=?", (phase,)
+            )
+        return len(moved)
+
+    def set_aside_strays(self, tag: str) -> int:
+        """Raw files of cell `tag` that no stored cell names (output of an attempt that was never
+        stored, e.g. written by a stopped run's process after resume had set its round aside)
+        move to a new raw/interrupted-N/, so that the cell can run. Stored output is never
+        moved: the engine then refuses to overwrite it. Returns the number of files moved."""
+        files = raw_files(self.raw_dir, (f"{tag}.", f"{tag}_"))
+        if not files:
+            return 0
+        named = {x for (raw,) in self._db.execute("SELECT raw_files FROM cells") for x in json.loads(raw or "[]")}
+        if any(f"raw/{f.name}" in named for f in files):
+            return 0
+        return len(move_aside(self.raw_dir, files))
+
+    # -- reading ----------------------------------------------------------------------------
+    def phases(self) -> list[PhaseRow]:
+        rows = self._db.execute(
+            "SELECT name, ordinal, purge_method, purge_ok, purge_detail, steady, rounds, stop_reason FROM phases ORDER BY ordinal"
+        ).fetchall()
+        return [
+            PhaseRow(n, o, pm, None if pok is None else bool(pok), pd, None if s is None else bool(s), r, sr)
+            for n, o, pm, pok, pd, s, r, sr in rows
+        ]
+
+    def complete_rounds(self, phase: str) -> list[int]:
+        return [
+            r
+            for (r,) in self._db.execute(
+                "SELECT round FROM rounds WHERE phase=? AND complete=1 AND round>0 ORDER BY round", (phase,)
+            )
+        ]
+
+    def cells(self, phase: str | None = None, kind: str = "measure", complete_only: bool = True) -> list[CellRow]:
+        sql = "SELECT c.* FROM cells c"
+        if complete_only:
+            sql += " JOIN rounds r ON r.phase=c.phase AND r.round=c.round AND (r.complete=1 OR c.kind='precondition')"
+        sql += " WHERE c.kind=?"
+        args: list[object] = [kind]
+        if phase is not None:
+            sql += " AND c.phase=?"
+            args.append(phase)
+        sql += " ORDER BY c.phase, c.round, c.ordinal"
+        cur = self._db.execute(sql, args)
+        names = [d[0] for d in cur.description]
+        return [cell_row(dict(zip(names, row))) for row in cur.fetchall()]
+
+    def series(self, cell_id: int) -> list[tuple[float, float, float, float, float | None, float | None]]:
+        """(t_s, read IOPS, write IOPS, MB/s, average and maximum latency µs) per second."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(series)")}
+        mx = "lat_max_us" if "lat_max_us" in have else "NULL"  # a read-only results.db from before the column
+        return self._db.execute(
+            f"SELECT t_s, read_iops, write_iops, mbps, lat_mean_us, {mx} FROM series WHERE cell_id=? ORDER BY t_s",
+            (cell_id,),
+        ).fetchall()
+
+    def histogram(self, cell_id: int, direction: str | None = None) -> Histogram | None:
+        sql = "SELECT value_us, SUM(count), MAX(max_us) FROM histograms WHERE cell_id=?"
+        args: list[object] = [cell_id]
+        if direction:
+            sql += " AND direction=?"
+            args.append(direction)
+        rows = self._db.execute(sql + " GROUP BY value_us ORDER BY value_us", args).fetchall()
+        if not rows:
+            return None
+        return Histogram(tuple(r[0] for r in rows), tuple(int(r[1]) for r in rows), max(r[2] for r in rows))
+
+    def query(self, sql: str, args: Collection[object] = ()) -> list[Any]:
+        """Rows of a read-only query (storebulk.py's whole-run reads)."""
+        return self._db.execute(sql, tuple(args)).fetchall()
+
+    def steady_rows(self, phase: str, rnd: int | None = None) -> list[VariableVerdict]:
+        """The steady-state table at round `rnd` (default: the last evaluated round)."""
+        if rnd is None:
+            (rnd,) = self._db.execute("SELECT MAX(round) FROM steady WHERE phase=?", (phase,)).fetchone()
+            if rnd is None:
+                return []
+        rows = self._db.execute(
+            "SELECT variable, window, vals, average, range_measured, range_allowed, slope, intercept, fit_excursion,"
+            " fit_allowed, range_ok, slope_ok FROM steady WHERE phase=? AND round=? ORDER BY rowid",
+            (phase, rnd),
+        ).fetchall()
+        return [
+            VariableVerdict(
+                n, tuple(json.loads(w)), tuple(json.loads(v)), a, rm, ra, s, i, fe, fa, bool(rok), bool(sok)
+            )
+            for n, w, v, a, rm, ra, s, i, fe, fa, rok, sok in rows
+        ]
+
+    def close(self) -> None:
+        if self.writable and (self.manifest is None or self.manifest.state != "running"):
+            # A finished run leaves a plain database (no -wal/-shm), which readers open read-only.
+            try:
+                self._db.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.DatabaseError:
+                pass
+        self._db.close()
+        self._drop_copy()
+
+    def _drop_copy(self) -> None:
+        if self._copy is not None:
+            self._copy.cleanup()
+            self._copy = None

@@ -1,0 +1,89 @@
+"""What iolab knows about one storage test, declared by the test's own module in suites/.
+
+A test module builds its plan and names the functions that show it: key figures (compare),
+report pages and comparison overlays (report/), the terminal view (textreport). Anything it
+leaves out gets the generic view, the one a stored run of an unregistered test also gets.
+This module imports no test, report or compare code (only types), so every layer may use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from iolab.core.plan import Profile, TestPlan
+    from iolab.core.testparams import Param
+    from iolab.figures.compare import KeyMetric
+    from iolab.figures.summary import PhaseSummary
+    from iolab.pages.report.model import Page
+    from iolab.pages.report.rundata import RunData
+    from iolab.targets import Target
+
+    # (profile, target, workload path or None) -> plan
+    PlanBuilder = Callable[[Profile, Target, Path | None], TestPlan]
+    # each drive's phases (for figures that depend on what was run) -> summary columns
+    KeyFigures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
+    PageBuilder = Callable[[RunData], list[Page]]
+    OverlayBuilder = Callable[[list[RunData], list[str]], list[Page]]
+    PhaseView = Callable[[PhaseSummary, Console], None]
+    # (workload path as given, run directory) -> the files copied into the run
+    InputKeeper = Callable[[Path, Path], list[Path]]
+
+
+@dataclass(frozen=True)
+class TestDef:
+    """One storage test. `build` takes the workload path only when `needs_workload`."""
+
+    __test__ = False  # not a pytest class
+
+    name: str  # what `iolab run NAME` takes; stored as manifest.test
+    title: str  # e.g. "IOPS"
+    family: str  # e.g. "SNIA PTS", "SNIA RWSW", "characterisation"
+    summary: str  # one line for `iolab tests` and the CLI help
+    build: PlanBuilder
+    needs_workload: bool = False
+    # Copies the input into the run directory when a run starts (reports and resume read
+    # only the run); required with needs_workload.
+    keep_input: InputKeeper | None = None
+    sequence: str | None = None  # `iolab run SEQUENCE` runs its tests in registry order
+    optional: bool = False  # in its sequence, run only by `iolab run SEQUENCE --all`
+    heading: str = ""  # the report's page-header line before the plan's spec; default: family
+    key_figures: KeyFigures | None = None  # None: compare refuses (no figures to rank)
+    pages: PageBuilder | None = None  # None: the generic per-cell pages
+    overlays: OverlayBuilder | None = None  # comparison pages after the summary
+    view: PhaseView | None = None  # None: grid when cells form mix × block size, else per cell
+    short_title: str = ""  # in a sequence's cross-test summary; default: title
+    # Runs of several tests of one sequence compare as one summary (the RWSW catalogue's
+    # "Comparison") when each test names its columns there: () takes no part, None gives all
+    # its key figures; `summary_order` orders the tests' columns.
+    summary_figures: tuple[str, ...] | None = ()
+    summary_order: int = 0
+    # What `--set NAME=VALUE` may change for this test (iolab.core.testparams); the builder reads them.
+    params: tuple[Param, ...] = ()
+    # A --quick run tests a small copy of a simulated drive (suites.quick_setup). A test whose
+    # effect needs a larger copy than the quick capacity limit gives its user capacity in GB
+    # (GC bursts whose work grows with the drive); None: the limit.
+    quick_sim_gb: float | None = None
+    # The copy keeps the drive's SLC cache at its own size instead of scaling it with the drive
+    # (a test that measures the cache; a scaled one would be crossed within a second).
+    quick_keeps_cache: bool = False
+
+    def __post_init__(self) -> None:
+        if self.needs_workload and self.keep_input is None:
+            raise ValueError(
+                f"test {self.name!r}: needs a workload but declares no keep_input to copy it into its runs"
+            )
+
+    @property
+    def report_heading(self) -> str:
+        return self.heading or self.family
+
+    @property
+    def label(self) -> str:
+        return self.short_title or self.title
