@@ -40,6 +40,8 @@ LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("history",): ("{figure} --runs-dir {d}/runs --json", True),
     ("export",): ("{iops} --format csv --out {d}/export", False),
     ("audit",): ("{good}", True),
+    # a meter log whose two readings hold over any run's time (written as the fixtures are made)
+    ("power",): ("{cut} {d}/meter.csv", False),
     ("info",): (SIM, True),
     ("fio-job",): ("iops --quick -t file:{d}/never-created.img?size=16MiB", True),
     ("watch",): ("{d}/runs --port 0", True),
@@ -99,6 +101,7 @@ def place():
         assert p.returncode == 0, p.stderr
         [good] = (d / "runs-good").iterdir()
         msr_trace(d / "trace.csv")
+        (d / "meter.csv").write_text("time,watts\n0,5.5\n4000000000,5.5\n")
         p = iolab("trace", "import", str(d / "trace.csv"), "-f", "msr", "-o", str(d / "table.parquet"))
         assert p.returncode == 0, p.stderr
         yield {

@@ -30,6 +30,7 @@ from iolab.pages.report import write_document
 from iolab.pages.report.drawing import drawing_in_parallel
 from iolab.pages.report.model import Document
 from iolab.pages.report.parts import parts_pages
+from iolab.pages.report.power import power_pages
 from iolab.pages.report.pts import generic_pages
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import details_pages
@@ -230,7 +231,9 @@ def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
 def build_document(run: RunData) -> Document:
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)
-    return _build_document(run, pages + parts_pages(run) + details_pages(run), test.report_heading if test else None)
+    return _build_document(
+        run, pages + parts_pages(run) + power_pages(run) + details_pages(run), test.report_heading if test else None
+    )
 
 
 def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:

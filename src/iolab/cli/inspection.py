@@ -3,6 +3,8 @@ the fio job files a test would run (`iolab fio-job`) and a stored run's self-aud
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.markup import escape as esc
 
@@ -137,3 +139,35 @@ def audit(
         emit("audit", code, audits=docs)
     if code:
         raise typer.Exit(code)
+
+
+def power(
+    run_ref: str = typer.Argument(..., metavar="RUN", help="Run id or directory (a run on a real drive, ended)."),
+    log: Path = typer.Argument(
+        ...,
+        metavar="LOG",
+        help="The power meter's CSV: time (Unix seconds or ISO 8601 with an offset) and watts (or mW).",
+    ),
+    offset: float = typer.Option(
+        0.0, "--offset", metavar="SECONDS", help="Added to every meter time: this machine's clock minus the meter's."
+    ),
+    min_coverage: float = typer.Option(
+        90.0, "--min-coverage", metavar="PCT", help="A cell the log covers less of gets no figure ('not measured')."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print one JSON document on standard output (docs/automation.md)."
+    ),
+):
+    """Keep a power meter's log with a run: average and maximum mW per cell, phase and run, in the run's
+    power.json (the report's Power Consumption pages read it) and the log itself in its inputs/."""
+    from iolab.api.power import attach
+    from iolab.cli.auto import emit, want_json
+
+    want_json("power", console, json_out)
+    doc = attach(run_ref, log, offset, min_coverage / 100.0)
+    console.print(f"[bold]{esc(doc['run_id'])}[/]: power meter log {esc(str(log))}, {doc['readings']:,} readings")
+    for s in [doc["run"], *doc["phases"]]:
+        avg = "not measured" if s["avg_mw"] is None else f"{s['avg_mw']:,.0f} mW average, {s['max_mw']:,.0f} mW maximum"
+        console.print(f"  {esc(s['name'])}: {avg} ({s['measured']} of {s['cells']} cells measured)")
+    if json_out:
+        emit("power", Exit.OK, power=doc)

@@ -458,6 +458,7 @@ def export(
 app.command()(cli_inspect.info)
 app.command("fio-job")(cli_inspect.fio_job)
 app.command("audit")(with_runs_dir(cli_inspect.audit))
+app.command("power")(with_runs_dir(cli_inspect.power))
 
 
 def main() -> None:

@@ -292,8 +292,50 @@ DEFS = {
     ),
 }
 
+_POWER_SCOPE = _obj(
+    {
+        "name": _t("string"),
+        "cells": _t("integer"),
+        "measured": _t("integer"),
+        "avg_mw": _t("number", "null"),
+        "max_mw": _t("number", "null"),
+    }
+)
+# `iolab power`: a meter's log aligned to a run's cells (figures/power.py); avg/max null: not measured
+POWER = _obj(
+    {
+        "run_id": _t("string"),
+        "source": _t("string"),
+        "source_copy": _t("string"),
+        "readings": _t("integer"),
+        "interval_s": NUM,
+        "offset_s": NUM,
+        "min_coverage_pct": NUM,
+        "run": _POWER_SCOPE,
+        "phases": _arr(_POWER_SCOPE),
+        "cells": _arr(
+            _obj(
+                {
+                    "phase": _t("string"),
+                    "round": _t("integer"),
+                    "cell": _t("integer"),
+                    "label": _t("string"),
+                    "started": NUM,
+                    "ended": NUM,
+                    "readings": _t("integer"),
+                    "coverage_pct": NUM,
+                    "avg_mw": _t("number", "null"),
+                    "max_mw": _t("number", "null"),
+                    "energy_mj": NUM,
+                    "covered_s": NUM,
+                }
+            )
+        ),
+    }
+)
+
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
-COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit")
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power")
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -301,7 +343,7 @@ SCHEMA = {
     "title": "iolab --json output",
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
     "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
-    "audit gives each run's self-audit.",
+    "audit gives each run's self-audit; power a meter log's figures per cell.",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},
@@ -325,6 +367,7 @@ SCHEMA = {
                     {"stored": _t("object", "null")},  # the audit stored at the run's end, if any
                 )
             ),
+            "power": POWER,
             "error": _t("string"),
         },
     ),

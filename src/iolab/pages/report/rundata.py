@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.core.cellschema import CellRow
+from iolab.core.runfiles import POWER_FILE
+from iolab.core.safefile import read_json
 from iolab.core.testparams import stored_values
 from iolab.figures.audit import Audit, stored_audit
 from iolab.figures.endurance import written
@@ -15,6 +17,12 @@ from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.report.model import Link
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
+
+
+def stored_power(run_dir: Path) -> dict | None:
+    """The run's power.json, None when no meter log was attached to it."""
+    p = run_dir / POWER_FILE
+    return read_json(p, "run's power figures", "document") if p.exists() else None
 
 
 @dataclass
@@ -26,6 +34,8 @@ class RunData:
     out_dir: Path  # where the report file goes; links are relative to it
     # the run's self-audit (audit.py): stored at its end, or made when loaded for an older run
     audit: Audit | None = None
+    # a power meter's log aligned to the cells (`iolab power`, figures/power.py); None: none attached
+    power: dict | None = None
 
     @classmethod
     def load(cls, ref: str | Path, out_dir: Path) -> RunData:
@@ -36,7 +46,7 @@ class RunData:
             audit = stored_audit(store)
         finally:
             store.close()
-        return cls(store.dir, manifest_of(store), phases, pc, out_dir, audit)
+        return cls(store.dir, manifest_of(store), phases, pc, out_dir, audit, stored_power(store.dir))
 
     # -- what the pages say about completeness -----------------------------------------
     @property

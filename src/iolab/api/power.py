@@ -1,0 +1,50 @@
+"""`iolab power RUN LOG`: a power meter's log kept with a run. The log is checked and aligned
+to the run's cells (figures/power.py), copied into the run's inputs/ (the raw data behind the
+figures) and the aligned figures written to the run's power.json, which the report, `show` and
+`export` read back. Running it again with another log or offset replaces both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from iolab.core.errors import IolabError
+from iolab.core.runfiles import INPUTS_DIR, METER_COPY, POWER_FILE
+from iolab.core.safefile import read_text
+from iolab.figures.power import MIN_COVERAGE, align, parse_meter_log, to_document
+from iolab.store.durable import write_atomic
+from iolab.store.manifest import manifest_of
+from iolab.store.runstore import RunStore
+from iolab.targets.writepolicy import output_dir, output_file
+
+
+def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
+    """Align the meter log to the run's cells and keep both in the run; the power document."""
+    if not 0.0 < min_coverage <= 1.0:
+        raise IolabError(f"the minimum coverage must be above 0 % and at most 100 %, not {100 * min_coverage:g} %.")
+    text = read_text(log, "power meter log", "document")
+    st = RunStore.open(run_ref)
+    try:
+        m = manifest_of(st)
+        if m.target.get("kind") == "sim":
+            raise IolabError(
+                f"run {m.run_id} is on a simulated drive ({m.target.get('spec')}): its cells ran in virtual time, "
+                "so no meter's log lines up with them."
+            )
+        if st.writer_alive():
+            raise IolabError(f"run {m.run_id} is still being written; attach its power log once it has ended.")
+        cells = sorted(st.cells(kind="precondition") + st.cells(kind="measure"), key=lambda c: c.started)
+        if not cells:
+            raise IolabError(f"run {m.run_id} has no stored cell to align a power log to.")
+        meter = parse_meter_log(text, str(log), offset_s)
+        doc = {"run_id": m.run_id, **to_document(meter, align(meter, cells, min_coverage), min_coverage, offset_s)}
+        run_dir = st.dir
+    finally:
+        st.close()
+    inputs = output_dir(run_dir / INPUTS_DIR, "run's inputs directory")
+    with output_file(inputs / METER_COPY, "copy of the power meter log") as p:
+        write_atomic(p, text.encode())
+    doc["source_copy"] = f"{INPUTS_DIR}/{METER_COPY}"
+    with output_file(run_dir / POWER_FILE, "run's power figures") as p:
+        write_atomic(p, json.dumps(doc, indent=1).encode())
+    return doc

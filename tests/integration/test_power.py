@@ -1,0 +1,98 @@
+"""`iolab power RUN LOG` on a run with real fio on a file: a meter log made to draw a known power
+in each cell comes back as each cell's average and maximum, through a shifted meter clock, into
+power.json, the JSON document, the report's Power Consumption page and the run's inputs/."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from pypdf import PdfReader
+
+from .conftest import iolab
+
+pytestmark = pytest.mark.integration
+
+
+def designed_log(run_dir, shift: float) -> tuple[str, dict[tuple[str, int, int], float]]:
+    """Readings every 0.1 s inside each cell at 2 W + 0.5 W x its order, 1 W between cells; a reading
+    at each cell's start and end, so the step function is the design exactly. Meter clock = host - shift."""
+    db = sqlite3.connect(f"file:{run_dir / 'results.db'}?mode=ro", uri=True)
+    cells = db.execute("SELECT phase, round, ordinal, started, ended FROM cells ORDER BY started").fetchall()
+    rows, want = [], {}
+    t0 = cells[0][3] - 5
+    rows.append((t0, 1.0))
+    for i, (phase, rnd, ordinal, start, end) in enumerate(cells):
+        w = 2.0 + 0.5 * i
+        want[(phase, rnd, ordinal)] = w * 1000
+        t = start
+        while t < end:
+            rows.append((t, w))
+            t += 0.1
+        rows.append((end, 1.0))
+    rows.append((cells[-1][4] + 5, 1.0))
+    return "time,watts\n" + "".join(f"{t - shift:.6f},{w}\n" for t, w in rows), want
+
+
+def test_a_meter_log_gives_each_cell_its_power_in_the_document_report_and_run(scratch):
+    runs = scratch / "runs"
+    p = iolab(
+        "run",
+        "latency",
+        "-t",
+        f"file:{scratch}/drive.img?size=64MiB",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--max-rounds",
+        "1",
+        "--no-report",
+        "--runs-dir",
+        str(runs),
+    )
+    assert p.returncode in (0, 6), p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    text, want = designed_log(run, shift=100.0)
+    meter = scratch / "meter.csv"
+    meter.write_text(text)
+
+    p = iolab("power", str(run), str(meter), "--offset", "100", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["command"] == "power" and doc["exit_code"] == 0
+    got = {(c["phase"], c["round"], c["cell"]): c for c in doc["power"]["cells"]}
+    assert set(got) == set(want)
+    for key, mw in want.items():
+        assert got[key]["avg_mw"] == pytest.approx(mw, rel=1e-6) and got[key]["max_mw"] == pytest.approx(mw)
+        assert got[key]["coverage_pct"] == pytest.approx(100.0)
+    assert doc["power"]["run"]["max_mw"] == pytest.approx(max(want.values()))
+    assert json.loads((run / "power.json").read_text())["cells"] == doc["power"]["cells"]
+    assert (run / "inputs" / "power-meter.csv").read_text() == text
+
+    # without the clock offset the log misses the run: refused, with the times, nothing replaced
+    p = iolab("power", str(run), str(meter))
+    assert p.returncode == 2 and "covers none of the run's cells" in p.stderr and "Traceback" not in p.stderr
+    assert json.loads((run / "power.json").read_text())["offset_s"] == 100.0
+
+    out = scratch / "report"
+    p = iolab("report", str(run), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    [pdf] = out.glob("*.pdf")
+    pages = [pg.extract_text() for pg in PdfReader(pdf).pages]
+    power = "\n".join(t for t in pages if "— Power Consumption" in t[:300])
+    assert "Power Consumption: average and maximum" in power and "Power per cell" in power
+    # every cell's average is printed (as the table writes them), none is "not measured"
+    assert all(f"{mw:,.0f}" in power for mw in want.values())
+    assert "not measured" not in power.replace("is not measured", "")  # the source line names the rule
+
+
+def test_a_simulated_run_has_no_meter_to_align(scratch):
+    runs = scratch / "runs"
+    p = iolab("run", "latency", "-t", "sim:client-nvme-slc", "--quick", "--no-report", "--runs-dir", str(runs))
+    assert p.returncode in (0, 6), p.stderr
+    [run] = list(runs.iterdir())
+    meter = scratch / "m.csv"
+    meter.write_text("time,watts\n1,1\n2,1\n")
+    p = iolab("power", str(run), str(meter))
+    assert p.returncode == 2 and "virtual time" in p.stderr and not (run / "power.json").exists()
