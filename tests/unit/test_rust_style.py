@@ -43,7 +43,7 @@ def rust_functions(text: str) -> list[tuple[str, int, int]]:
 
 
 def test_the_function_reader_counts_lines():
-    src = "fn a() {\n    let s = \"}\";\n    if x { y }\n}\ntrait T {\n    fn b(&self);\n    fn c() {}\n}\n"
+    src = 'fn a() {\n    let s = "}";\n    if x { y }\n}\ntrait T {\n    fn b(&self);\n    fn c() {}\n}\n'
     assert rust_functions(src) == [("a", 1, 4), ("c", 7, 1)]
 
 
