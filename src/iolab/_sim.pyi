@@ -12,7 +12,9 @@ DEFAULT_PRESET: str
 
 def presets() -> str:
     """JSON list of presets: {name, kind ('ssd'|'hdd'), title, default, rated_pe_cycles, warranty_years,
-    params: [{name, value, unit, help, choices}]}; an SSD preset's rated P/E cycles and warranty years, null for an HDD."""
+    calibrated_to, params: [{name, value, unit, help, choices}]}; an SSD preset's rated P/E cycles and warranty
+    years and the published figures it is calibrated to (its headline), null for an HDD. Raises ValueError if a
+    preset's chain of bases is broken (a cycle, a missing base)."""
 
 def describe(preset: str, params: list[tuple[str, str]] = ...) -> str:
     """JSON facts about a preset with parameters (capacity_bytes, physical_bytes, op, ..., and for an SSD

@@ -107,6 +107,8 @@ def test_sim_presets_is_one_line_per_preset_with_the_default_marked():
         assert values.get("user_gb", values.get("capacity_gb")) in row and values["link"] in row
         # the figures it stands for: an SSD's published ones, an HDD's spindle and media rate
         if q.kind == "ssd":
+            # the preset's own calibration, from the simulator (no Python table of them)
+            assert q.calibrated_to and q.calibrated_to in row, row
             assert re.search(r"\d[\d.,]*k? IOPS|\d+ GB SLC", row), row
         else:
             assert values["rpm"] in row and values["outer_mbps"] in row, row

@@ -43,3 +43,28 @@ def test_sim_presets_command_lists_the_inherited_values():
         if len(cells) > 3
     }
     assert (rows["idle_ms"], rows["channels"], rows["planes"]) == ("5 ms", "8", "4"), rows
+
+
+def test_every_ssd_preset_states_what_it_is_calibrated_to_in_the_simulator():
+    # The `iolab sim presets` headline lives in the preset (crates/sim/src/config/presets.rs), as
+    # its endurance does: a new SSD preset brings its own, an HDD has none (its parameters are its
+    # headline).
+    presets = json.loads(_sim.presets())
+    for p in presets:
+        if p["kind"] == "ssd":
+            assert isinstance(p["calibrated_to"], str) and p["calibrated_to"].strip(), p["name"]
+        else:
+            assert p["calibrated_to"] is None, p["name"]
+    env = {**os.environ, "COLUMNS": "200"}
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "iolab"), "sim", "presets"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line for line in out.stdout.splitlines() if line.split()}
+    for p in presets:
+        if p["kind"] == "ssd":
+            assert p["calibrated_to"] in rows[p["name"]], rows[p["name"]]

@@ -258,8 +258,8 @@ impl PyDrive {
 
 /// All presets with their parameters (JSON).
 #[pyfunction]
-fn presets() -> String {
-    config::presets_json().to_string()
+fn presets() -> PyResult<String> {
+    Ok(config::presets_json().map_err(value_err)?.to_string())
 }
 
 /// Resolve a preset with parameters and describe the drive without building it (JSON).

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 
 use crate::config::resolve;
-use crate::ssd::HostCounters;
+use crate::ssd::{HostCounters, Ssd};
 use crate::Drive;
 
 const MAGIC: &[u8; 8] = b"IOLABSIM";
@@ -60,6 +60,23 @@ impl R {
             .read_exact(&mut v)
             .map_err(|e| self.err(&format!("truncated ({e})")))?;
         Ok(v)
+    }
+    /// A block of `n` u64 words (any number when `n` is 0).
+    fn scalars(&mut self, n: usize) -> Result<Vec<u64>, String> {
+        let b = self.bytes()?;
+        if b.len() != n * 8 && n != 0 {
+            return Err(self.err("scalar block has the wrong size"));
+        }
+        Ok(b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
+    }
+    fn u32_list(&mut self) -> Result<Vec<u32>, String> {
+        Ok(self
+            .bytes()?
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     }
     fn fill_u32s(&mut self, dst: &mut Vec<u32>) -> Result<(), String> {
         let n = self.u64()? as usize;
@@ -148,6 +165,22 @@ pub fn save(drive: &mut Drive, path: &str) -> Result<(), String> {
 pub fn load(path: &str) -> Result<Drive, String> {
     let f = File::open(path).map_err(|e| format!("sim state file {path}: cannot open it ({e})"))?;
     let mut r = R(BufReader::with_capacity(1 << 20, f), path.to_string());
+    let (preset, params) = read_header(&mut r)?;
+    let cfg = resolve(&preset, &params).map_err(|e| r.err(&e))?;
+    let mut drive = Drive::new(cfg);
+    match &mut drive {
+        Drive::Ssd(s) => load_ssd(&mut r, s)?,
+        Drive::Hdd(h) => {
+            let n = h.state().len();
+            let st = r.scalars(n)?;
+            h.set_state(&st);
+        }
+    }
+    Ok(drive)
+}
+
+/// The magic, the format version and the preset and parameters the drive was built with.
+fn read_header(r: &mut R) -> Result<(String, Vec<(String, String)>), String> {
     let mut magic = [0u8; 8];
     r.0.read_exact(&mut magic)
         .map_err(|_| r.err("not an iolab sim state file (too short)"))?;
@@ -168,73 +201,45 @@ pub fn load(path: &str) -> Result<Drive, String> {
         .to_string();
     let params: Vec<(String, String)> = serde_json::from_value(head["params"].clone())
         .map_err(|e| r.err(&format!("bad parameters ({e})")))?;
-    let cfg = resolve(&preset, &params).map_err(|e| r.err(&e))?;
-    let mut drive = Drive::new(cfg);
-    let take = |r: &mut R, n: usize| -> Result<Vec<u64>, String> {
-        let b = r.bytes()?;
-        if b.len() != n * 8 && n != 0 {
-            return Err(r.err("scalar block has the wrong size"));
-        }
-        Ok(b.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect())
+    Ok((preset, params))
+}
+
+/// An SSD's state, in the order `save` wrote it, into a drive of the same configuration.
+fn load_ssd(r: &mut R, s: &mut Ssd) -> Result<(), String> {
+    let sc = r.scalars(5)?;
+    s.now = sc[0];
+    s.host = HostCounters {
+        read_bytes: sc[1],
+        write_bytes: sc[2],
+        reads: sc[3],
+        writes: sc[4],
     };
-    match &mut drive {
-        Drive::Ssd(s) => {
-            let sc = take(&mut r, 5)?;
-            s.now = sc[0];
-            s.host = HostCounters {
-                read_bytes: sc[1],
-                write_bytes: sc[2],
-                reads: sc[3],
-                writes: sc[4],
-            };
-            let io = take(&mut r, s.io_state().len())?;
-            s.set_io_state(&io);
-            let ring = {
-                let b = r.bytes()?;
-                b.chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-                    .collect::<Vec<u64>>()
-            };
-            s.set_ring_state(&ring);
-            r.fill_u64s(&mut s.flash.die_busy)?;
-            s.flash.touch_all();
-            r.fill_u64s(&mut s.flash.chan_busy)?;
-            let n = s.ftl.scalars().len();
-            let sc = take(&mut r, n)?;
-            s.ftl.set_scalars(&sc);
-            for a in s.ftl.u32_arrays() {
-                r.fill_u32s(a)?;
-            }
-            match s.ftl.rmap_words() {
-                (Some(flat), _) => r.fill_u32s(flat)?,
-                (_, Some(table)) => r.fill_u64s(table)?,
-                _ => unreachable!("a reverse map is flat or a table"),
-            }
-            let (lens, state, vbits, stamp) = s.ftl.other_arrays();
-            r.fill_u8s(lens)?;
-            r.fill_u8s(state)?;
-            r.fill_u64s(vbits)?;
-            r.fill_u64s(stamp)?;
-            for q in s.ftl.queues() {
-                let b = r.bytes()?;
-                *q = b
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-                    .collect();
-            }
-            let b = r.bytes()?;
-            *s.ftl.slc_dead() = b
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-                .collect();
-        }
-        Drive::Hdd(h) => {
-            let n = h.state().len();
-            let st = take(&mut r, n)?;
-            h.set_state(&st);
-        }
+    let io = r.scalars(s.io_state().len())?;
+    s.set_io_state(&io);
+    let ring = r.scalars(0)?;
+    s.set_ring_state(&ring);
+    r.fill_u64s(&mut s.flash.die_busy)?;
+    s.flash.touch_all();
+    r.fill_u64s(&mut s.flash.chan_busy)?;
+    let n = s.ftl.scalars().len();
+    let sc = r.scalars(n)?;
+    s.ftl.set_scalars(&sc);
+    for a in s.ftl.u32_arrays() {
+        r.fill_u32s(a)?;
     }
-    Ok(drive)
+    match s.ftl.rmap_words() {
+        (Some(flat), _) => r.fill_u32s(flat)?,
+        (_, Some(table)) => r.fill_u64s(table)?,
+        _ => unreachable!("a reverse map is flat or a table"),
+    }
+    let (lens, state, vbits, stamp) = s.ftl.other_arrays();
+    r.fill_u8s(lens)?;
+    r.fill_u8s(state)?;
+    r.fill_u64s(vbits)?;
+    r.fill_u64s(stamp)?;
+    for q in s.ftl.queues() {
+        *q = r.u32_list()?.into();
+    }
+    *s.ftl.slc_dead() = r.u32_list()?;
+    Ok(())
 }

@@ -667,7 +667,39 @@ fn every_request_completes_under_gc_pressure() {
 /// SSD preset: the FTL's structures must stay consistent and every IO must complete.
 #[test]
 fn random_operation_sequences_keep_the_ftl_consistent() {
-    let presets: [(&str, &[(&str, &str)]); 4] = [
+    let presets = small_drives();
+    let mut rng = _sim::rng::Rng::new(2024);
+    for (preset, params) in presets {
+        let mut s = Ssd::new(resolve_ssd(preset, &ov(params)).unwrap());
+        let cap = s.capacity();
+        for step in 0..40 {
+            match rng.below(10) {
+                0 => {
+                    let off = rng.below(cap / K4) * K4;
+                    let len = (rng.below((cap - off) / K4) + 1) * K4;
+                    s.trim(off, len);
+                }
+                1 => {
+                    let t = s.clock();
+                    s.idle_until(t, t + rng.below(3 * NS));
+                    s.set_clock(t + 3 * NS);
+                }
+                2 if step % 13 == 0 => s.purge(),
+                _ => {
+                    go(&mut s, &random_spec(&mut rng));
+                    assert!(s.next_completion().is_none());
+                }
+            }
+            s.ftl
+                .check()
+                .unwrap_or_else(|e| panic!("{preset} {params:?} step {step}: {e}"));
+        }
+    }
+}
+
+/// Small drives of every kind of FTL: greedy, compressing, SLC cache, FIFO write-through.
+fn small_drives() -> [(&'static str, &'static [(&'static str, &'static str)]); 4] {
+    [
         (
             DEFAULT_PRESET,
             &[
@@ -704,62 +736,39 @@ fn random_operation_sequences_keep_the_ftl_consistent() {
                 ("buffer_kib", "0"),
             ],
         ),
-    ];
-    let mut rng = _sim::rng::Rng::new(2024);
-    for (preset, params) in presets {
-        let mut s = Ssd::new(resolve_ssd(preset, &ov(params)).unwrap());
-        let cap = s.capacity();
-        for step in 0..40 {
-            match rng.below(10) {
-                0 => {
-                    let off = rng.below(cap / K4) * K4;
-                    let len = (rng.below((cap - off) / K4) + 1) * K4;
-                    s.trim(off, len);
-                }
-                1 => {
-                    let t = s.clock();
-                    s.idle_until(t, t + rng.below(3 * NS));
-                    s.set_clock(t + 3 * NS);
-                }
-                2 if step % 13 == 0 => s.purge(),
-                _ => {
-                    let sizes = [512u64, 4096, 8192, 16384, 65536, 131072];
-                    let streams: Vec<StreamSpec> = (0..1 + rng.below(3))
-                        .map(|_| StreamSpec {
-                            rnd: rng.below(4) != 0,
-                            write: rng.below(3) != 0,
-                            bs: sizes[rng.below(sizes.len() as u64) as usize],
-                            share: 1.0,
-                        })
-                        .collect();
-                    let spec = RunSpec {
-                        streams,
-                        oio: 1 + rng.below(64) as u32,
-                        active_range: 0.2 + 0.8 * rng.unit(),
-                        entropy: rng.unit(),
-                        rate_iops: if rng.below(4) == 0 {
-                            Some(1000.0 + rng.below(50_000) as f64)
-                        } else {
-                            None
-                        },
-                        duration_ns: Some(NS / 4 + rng.below(NS)),
-                        bytes_budget: None,
-                        seed: rng.next_u64(),
-                        // a third of the runs skewed as the CBW is
-                        zones: if rng.below(3) == 0 {
-                            vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)]
-                        } else {
-                            vec![]
-                        },
-                    };
-                    go(&mut s, &spec);
-                    assert!(s.next_completion().is_none());
-                }
-            }
-            s.ftl
-                .check()
-                .unwrap_or_else(|e| panic!("{preset} {params:?} step {step}: {e}"));
-        }
+    ]
+}
+
+/// A run of one to three random streams, of random queue depth, range, entropy and rate.
+fn random_spec(rng: &mut _sim::rng::Rng) -> RunSpec {
+    let sizes = [512u64, 4096, 8192, 16384, 65536, 131072];
+    let streams: Vec<StreamSpec> = (0..1 + rng.below(3))
+        .map(|_| StreamSpec {
+            rnd: rng.below(4) != 0,
+            write: rng.below(3) != 0,
+            bs: sizes[rng.below(sizes.len() as u64) as usize],
+            share: 1.0,
+        })
+        .collect();
+    RunSpec {
+        streams,
+        oio: 1 + rng.below(64) as u32,
+        active_range: 0.2 + 0.8 * rng.unit(),
+        entropy: rng.unit(),
+        rate_iops: if rng.below(4) == 0 {
+            Some(1000.0 + rng.below(50_000) as f64)
+        } else {
+            None
+        },
+        duration_ns: Some(NS / 4 + rng.below(NS)),
+        bytes_budget: None,
+        seed: rng.next_u64(),
+        // a third of the runs skewed as the CBW is
+        zones: if rng.below(3) == 0 {
+            vec![(0.5, 0.05), (0.3, 0.15), (0.2, 0.8)]
+        } else {
+            vec![]
+        },
     }
 }
 

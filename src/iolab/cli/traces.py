@@ -239,23 +239,15 @@ def analyze(
     console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
 
 
-# The published figures each SSD preset is calibrated to (docs/simulator.md, "Calibration
-# targets"; tests/calibration checks the simulator against them): what the preset stands for.
-CALIBRATED_TO = {
-    "enterprise-sas": "4K RR 100k IOPS, 4K RW 42.5k IOPS steady, SEQ 500 MB/s",
-    "entry-sata-compress": "4K RW 6.5-7k IOPS steady (incompressible), 4K RR 47.8k IOPS",
-    "client-nvme-slc": "8 GB SLC cache; write IOPS after its cliff spread 2-10×",
-}
-
-
 def _headline(p, value: dict[str, str]) -> str:
-    """An SSD preset's published figures; an HDD's are its model's own (spindle, media rate, seeks)."""
+    """An SSD preset's published figures (the preset's own `calibrated_to`); an HDD's are its model's own
+    (spindle, media rate, seeks)."""
     if p.kind == "hdd":
         return (
             f"{value.get('rpm', '?')}, {value.get('outer_mbps', '?')} outer, seek {value.get('track_seek_ms', '?')}"
             f" to {value.get('full_seek_ms', '?')}"
         )
-    return CALIBRATED_TO.get(p.name, p.description)
+    return p.calibrated_to or p.description
 
 
 @sim_app.command("presets")

@@ -55,6 +55,8 @@ class SimPreset:
     description: str
     default: bool
     params: tuple[SimParam, ...]
+    # The published figures an SSD preset is calibrated to (its headline); None for an HDD.
+    calibrated_to: str | None
 
     @property
     def parameters(self) -> tuple[tuple[str, str], ...]:
@@ -67,7 +69,7 @@ def list_presets() -> list[SimPreset]:
     out = []
     for p in json.loads(_sim.presets()):
         params = tuple(SimParam(q["name"], q["value"], q["unit"], q["help"], tuple(q["choices"])) for q in p["params"])
-        out.append(SimPreset(p["name"], p["kind"], p["title"], bool(p["default"]), params))
+        out.append(SimPreset(p["name"], p["kind"], p["title"], bool(p["default"]), params, p["calibrated_to"]))
     return sorted(out, key=lambda p: not p.default)
 
 

@@ -1,6 +1,6 @@
 //! The flash's geometry and the user capacity it leaves, from a preset's merged values.
 
-use super::resolve::Vals;
+use super::vals::Vals;
 use super::UNIT;
 
 /// The flash's shape, checked: what the FTL addresses and how much it holds.

@@ -10,9 +10,12 @@
 use serde_json::{json, Value};
 
 mod geometry;
+#[cfg(test)]
+mod golden;
 mod params;
 mod presets;
 mod resolve;
+mod vals;
 
 pub use params::*;
 pub use presets::*;
@@ -243,31 +246,34 @@ impl DriveConfig {
 }
 
 /// Every preset with its parameters (values, units, help), for `iolab sim presets`.
-pub fn presets_json() -> Value {
-    let list: Vec<Value> = PRESETS
-        .iter()
-        .map(|p| {
-            let defs = if p.kind == Kind::Ssd { SSD_PARAMS } else { HDD_PARAMS };
-            let values = p.resolved_values();
-            let params: Vec<Value> = defs
-                .iter()
-                .map(|d| {
-                    let value = values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
-                    json!({"name": d.name, "value": value, "unit": d.unit, "help": d.help, "choices": d.choices})
-                })
-                .collect();
-            json!({
-                "name": p.name,
-                "kind": if p.kind == Kind::Ssd { "ssd" } else { "hdd" },
-                "title": p.title,
-                "default": p.name == DEFAULT_PRESET,
-                "rated_pe_cycles": p.endurance.map(|e| e.pe_cycles),
-                "warranty_years": p.endurance.map(|e| e.warranty_years),
-                "params": params,
+pub fn presets_json() -> Result<Value, String> {
+    let mut list = Vec::new();
+    for p in PRESETS {
+        let defs = if p.kind == Kind::Ssd {
+            SSD_PARAMS
+        } else {
+            HDD_PARAMS
+        };
+        let values = p.resolved_values()?;
+        let params: Vec<Value> = defs
+            .iter()
+            .map(|d| {
+                let value = values.iter().find(|(k, _)| *k == d.name).map(|(_, v)| *v).unwrap_or("");
+                json!({"name": d.name, "value": value, "unit": d.unit, "help": d.help, "choices": d.choices})
             })
-        })
-        .collect();
-    Value::Array(list)
+            .collect();
+        list.push(json!({
+            "name": p.name,
+            "kind": if p.kind == Kind::Ssd { "ssd" } else { "hdd" },
+            "title": p.title,
+            "default": p.name == DEFAULT_PRESET,
+            "rated_pe_cycles": p.endurance.map(|e| e.pe_cycles),
+            "warranty_years": p.endurance.map(|e| e.warranty_years),
+            "calibrated_to": p.calibrated_to,
+            "params": params,
+        }));
+    }
+    Ok(Value::Array(list))
 }
 
 /// Facts about a resolved drive, without building it (no big allocations).
@@ -341,8 +347,15 @@ mod tests {
     }
 
     #[test]
-    fn every_ssd_preset_states_its_endurance() {
+    fn every_ssd_preset_states_its_endurance_and_calibration() {
         for p in PRESETS {
+            // An SSD's headline is what it is calibrated to; an HDD's is its own parameters.
+            assert_eq!(
+                p.calibrated_to.is_some_and(|c| !c.is_empty()),
+                p.kind == Kind::Ssd,
+                "{}: calibrated_to",
+                p.name
+            );
             match (p.kind, p.endurance) {
                 (Kind::Ssd, Some(e)) => assert!(
                     e.pe_cycles > 0 && e.warranty_years > 0.0,

@@ -6,14 +6,18 @@ pub struct Preset {
     pub name: &'static str,
     pub kind: Kind,
     pub title: &'static str,
-    /// The preset this one copies: `values` then holds only what differs from it, so a
-    /// figure shared by several presets is written once. None for a base, which gives
-    /// every parameter of its kind.
+    /// The preset this one derives from (any preset of its kind, itself derived or not):
+    /// `values` then holds only what differs from it, so a figure shared by several presets
+    /// is written once. None for a root, which gives every parameter of its kind.
     pub base: Option<&'static str>,
     pub values: &'static [(&'static str, &'static str)],
     /// The flash's rated endurance, shown on the Endurance page (a drive's own rating
     /// replaces it there); every SSD preset states it, an HDD has none.
     pub endurance: Option<Endurance>,
+    /// The published figures an SSD preset is calibrated to (docs/simulator.md, "Calibration
+    /// targets"; tests/calibration checks them): the headline `iolab sim presets` shows. An
+    /// HDD's headline is its own parameters, so it has none.
+    pub calibrated_to: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,6 +91,7 @@ pub const PRESETS: &[Preset] = &[
             pe_cycles: 30_000,
             warranty_years: 5.0,
         }),
+        calibrated_to: Some("4K RR 100k IOPS, 4K RW 42.5k IOPS steady, SEQ 500 MB/s"),
     },
     Preset {
         name: "entry-sata-compress",
@@ -130,6 +135,7 @@ pub const PRESETS: &[Preset] = &[
             pe_cycles: 30_000,
             warranty_years: 5.0,
         }),
+        calibrated_to: Some("4K RW 6.5-7k IOPS steady (incompressible), 4K RR 47.8k IOPS"),
     },
     Preset {
         name: "client-nvme-slc",
@@ -174,6 +180,7 @@ pub const PRESETS: &[Preset] = &[
             pe_cycles: 3_000,
             warranty_years: 5.0,
         }),
+        calibrated_to: Some("8 GB SLC cache; write IOPS after its cliff spread 2-10×"),
     },
     Preset {
         name: "sas-15k-hdd",
@@ -197,6 +204,7 @@ pub const PRESETS: &[Preset] = &[
             ("link_mbps", ""),
         ],
         endurance: None,
+        calibrated_to: None,
     },
     Preset {
         name: "sata-7200-hdd",
@@ -215,6 +223,7 @@ pub const PRESETS: &[Preset] = &[
             ("link", "sata3"),
         ],
         endurance: None,
+        calibrated_to: None,
     },
 ];
 
@@ -224,19 +233,56 @@ pub fn endurance(preset: &str) -> Option<Endurance> {
 }
 
 impl Preset {
-    /// Every parameter's value: the base's, with this preset's own in their place.
-    pub fn resolved_values(&self) -> Vec<(&'static str, &'static str)> {
-        let mut vals = match self.base.and_then(|b| PRESETS.iter().find(|p| p.name == b)) {
-            Some(base) => base.resolved_values(),
-            None => Vec::new(),
-        };
-        for &(k, v) in self.values {
-            match vals.iter_mut().find(|(name, _)| *name == k) {
-                Some(slot) => slot.1 = v,
-                None => vals.push((k, v)),
+    /// Every parameter's value: its root's, then each preset's own down the chain to this one.
+    pub fn resolved_values(&self) -> Result<Vec<(&'static str, &'static str)>, String> {
+        self.resolved_in(PRESETS)
+    }
+
+    /// As `resolved_values`, with the bases looked up in `table`. A base that is missing, of
+    /// the other kind or the start of a cycle is refused, naming the chain.
+    pub fn resolved_in(
+        &self,
+        table: &[Preset],
+    ) -> Result<Vec<(&'static str, &'static str)>, String> {
+        let mut chain = vec![self];
+        while let Some(name) = chain[chain.len() - 1].base {
+            let names = || {
+                let v: Vec<&str> = chain.iter().map(|p| p.name).collect();
+                format!("{} -> {name}", v.join(" -> "))
+            };
+            let base = table.iter().find(|p| p.name == name).ok_or_else(|| {
+                format!(
+                    "sim preset {}: its base {name:?} is not a preset ({})",
+                    self.name,
+                    names()
+                )
+            })?;
+            if chain.iter().any(|p| p.name == name) {
+                return Err(format!(
+                    "sim preset {}: its bases form a cycle ({}); a chain of bases must end at a preset without one",
+                    self.name,
+                    names()
+                ));
+            }
+            if base.kind != self.kind {
+                return Err(format!(
+                    "sim preset {}: its base {name:?} is a drive of another kind ({})",
+                    self.name,
+                    names()
+                ));
+            }
+            chain.push(base);
+        }
+        let mut vals: Vec<(&'static str, &'static str)> = Vec::new();
+        for p in chain.iter().rev() {
+            for &(k, v) in p.values {
+                match vals.iter_mut().find(|(name, _)| *name == k) {
+                    Some(slot) => slot.1 = v,
+                    None => vals.push((k, v)),
+                }
             }
         }
-        vals
+        Ok(vals)
     }
 }
 
@@ -262,30 +308,76 @@ mod tests {
                 let all: Vec<&str> = defs.iter().map(|d| d.name).collect();
                 assert_eq!(
                     names, all,
-                    "base preset {} gives every parameter in table order",
+                    "root preset {} gives every parameter in table order",
                     p.name
                 );
                 continue;
             };
-            let base = PRESETS
-                .iter()
-                .find(|b| b.name == base)
-                .expect("base preset exists");
-            assert!(
-                base.base.is_none() && base.kind == p.kind,
-                "{}: base {}",
-                p.name,
-                base.name
-            );
+            let base = PRESETS.iter().find(|b| b.name == base).unwrap();
+            let inherited = base.resolved_values().unwrap();
             for (k, v) in p.values {
-                let inherited = base.resolved_values().into_iter().find(|(b, _)| b == k);
-                assert_ne!(
-                    inherited,
-                    Some((*k, *v)),
-                    "{}: {k}={v} repeats its base",
-                    p.name
+                assert!(
+                    !inherited.contains(&(*k, *v)),
+                    "{}: {k}={v} repeats its base {}",
+                    p.name,
+                    base.name
                 );
             }
         }
+    }
+
+    const fn preset(
+        name: &'static str,
+        kind: Kind,
+        base: Option<&'static str>,
+        values: &'static [(&'static str, &'static str)],
+    ) -> Preset {
+        Preset {
+            name,
+            kind,
+            title: "",
+            base,
+            values,
+            endurance: None,
+            calibrated_to: None,
+        }
+    }
+
+    #[test]
+    fn a_preset_derives_from_a_derived_preset() {
+        let table = [
+            preset(
+                "root",
+                Kind::Ssd,
+                None,
+                &[("a", "1"), ("b", "2"), ("c", "3")],
+            ),
+            preset("mid", Kind::Ssd, Some("root"), &[("b", "20")]),
+            preset("leaf", Kind::Ssd, Some("mid"), &[("c", "30")]),
+        ];
+        assert_eq!(
+            table[2].resolved_in(&table).unwrap(),
+            [("a", "1"), ("b", "20"), ("c", "30")]
+        );
+    }
+
+    #[test]
+    fn a_cycle_of_bases_is_refused_naming_it() {
+        let table = [
+            preset("root", Kind::Ssd, None, &[("a", "1")]),
+            preset("x", Kind::Ssd, Some("y"), &[]),
+            preset("y", Kind::Ssd, Some("x"), &[]),
+            preset("self", Kind::Ssd, Some("self"), &[]),
+            preset("lost", Kind::Ssd, Some("nowhere"), &[]),
+            preset("disk", Kind::Hdd, Some("root"), &[]),
+        ];
+        let e = table[1].resolved_in(&table).unwrap_err();
+        assert!(e.contains("cycle (x -> y -> x)"), "{e}");
+        let e = table[3].resolved_in(&table).unwrap_err();
+        assert!(e.contains("cycle (self -> self)"), "{e}");
+        let e = table[4].resolved_in(&table).unwrap_err();
+        assert!(e.contains("\"nowhere\" is not a preset"), "{e}");
+        let e = table[5].resolved_in(&table).unwrap_err();
+        assert!(e.contains("another kind"), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 //! derived geometry.
 
 use super::geometry::{flash_geometry, user_units, Geometry};
+use super::vals::Vals;
 use super::*;
 
 /// (MB/s per direction, full duplex)
@@ -34,7 +35,7 @@ fn merged(
         HDD_PARAMS
     };
     let mut vals: Vec<(String, String)> = preset
-        .resolved_values()
+        .resolved_values()?
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
@@ -78,51 +79,6 @@ fn merged(
         }
     }
     Ok(vals)
-}
-
-pub(super) struct Vals<'a>(pub(super) &'a [(String, String)]);
-
-impl Vals<'_> {
-    pub(super) fn raw(&self, k: &str) -> &str {
-        self.0
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.as_str())
-            .unwrap_or("")
-    }
-    pub(super) fn num(&self, k: &str) -> Result<f64, String> {
-        let s = self.raw(k);
-        s.parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| format!("sim parameter {k}={s:?} is not a number"))
-    }
-    pub(super) fn pos(&self, k: &str) -> Result<f64, String> {
-        let v = self.num(k)?;
-        if v <= 0.0 {
-            return Err(format!("sim parameter {k}={v} must be greater than zero"));
-        }
-        Ok(v)
-    }
-    pub(super) fn nonneg(&self, k: &str) -> Result<f64, String> {
-        let v = self.num(k)?;
-        if v < 0.0 {
-            return Err(format!("sim parameter {k}={v} must not be negative"));
-        }
-        Ok(v)
-    }
-    pub(super) fn count(&self, k: &str) -> Result<u32, String> {
-        let v = self.num(k)?;
-        if v < 1.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
-            return Err(format!(
-                "sim parameter {k}={v} must be a whole number of at least 1"
-            ));
-        }
-        Ok(v as u32)
-    }
-    pub(super) fn on(&self, k: &str) -> bool {
-        self.raw(k) == "on"
-    }
 }
 
 pub fn resolve(preset: &str, overrides: &[(String, String)]) -> Result<DriveConfig, String> {
@@ -216,18 +172,9 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
     let vals = merged(p, overrides)?;
     let v = Vals(&vals);
     let geo = flash_geometry(&v)?;
-    let gc_reserve = v.count("gc_reserve")?;
-    if gc_reserve < 2 {
-        return Err(format!(
-            "sim parameter gc_reserve={gc_reserve} must be at least 2 FTL blocks"
-        ));
-    }
+    let gc_reserve = gc_reserve(&v)?;
     let user_units = user_units(&v, &geo, gc_reserve)?;
-    let link = v.raw("link").to_string();
-    let (mut link_mbps, link_full_duplex) = link_props(&link);
-    if !v.raw("link_mbps").is_empty() {
-        link_mbps = v.pos("link_mbps")?;
-    }
+    let (link, link_mbps, link_full_duplex) = host_link(&v)?;
     let us = |k: &str| -> Result<u64, String> { Ok((v.pos(k)? * 1000.0).round() as u64) };
     let us0 = |k: &str| -> Result<u64, String> { Ok((v.nonneg(k)? * 1000.0).round() as u64) };
     let ms0 = |k: &str| -> Result<u64, String> { Ok((v.nonneg(k)? * 1e6).round() as u64) };
@@ -273,12 +220,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         buffer_units: (v.nonneg("buffer_kib")? / 4.0).floor() as u32,
         pace: pct(&v, "pace_pct", 100.0)? / 100.0,
         plp: v.on("plp"),
-        policy: match v.raw("gc") {
-            "fifo" => Policy::Fifo,
-            "cost-benefit" => Policy::CostBenefit,
-            "random" => Policy::Random,
-            _ => Policy::Greedy,
-        },
+        policy: policy(&v),
         gc_reserve,
         bg_gc: v.on("bg_gc"),
         striped: v.raw("die_alloc") == "striped",
@@ -294,6 +236,36 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         n_slc: geo.n_slc,
         slc_cpb: geo.slc_cpb,
     })
+}
+
+fn gc_reserve(v: &Vals) -> Result<u32, String> {
+    let n = v.count("gc_reserve")?;
+    if n < 2 {
+        return Err(format!(
+            "sim parameter gc_reserve={n} must be at least 2 FTL blocks"
+        ));
+    }
+    Ok(n)
+}
+
+/// The link's name, its rate per direction (`link_mbps` when given, else the link's own) and
+/// whether it is full duplex.
+fn host_link(v: &Vals) -> Result<(String, f64, bool), String> {
+    let link = v.raw("link").to_string();
+    let (mut mbps, full_duplex) = link_props(&link);
+    if !v.raw("link_mbps").is_empty() {
+        mbps = v.pos("link_mbps")?;
+    }
+    Ok((link, mbps, full_duplex))
+}
+
+fn policy(v: &Vals) -> Policy {
+    match v.raw("gc") {
+        "fifo" => Policy::Fifo,
+        "cost-benefit" => Policy::CostBenefit,
+        "random" => Policy::Random,
+        _ => Policy::Greedy,
+    }
 }
 
 fn whole0(v: &Vals, k: &str) -> Result<u16, String> {
@@ -394,11 +366,7 @@ pub fn resolve_hdd(preset: &str, overrides: &[(String, String)]) -> Result<HddCo
             "sim parameter inner_mbps={inner} exceeds outer_mbps={outer} (outer tracks are longer)"
         ));
     }
-    let link = v.raw("link").to_string();
-    let (mut link_mbps, _) = link_props(&link);
-    if !v.raw("link_mbps").is_empty() {
-        link_mbps = v.pos("link_mbps")?;
-    }
+    let (link, link_mbps, _) = host_link(&v)?;
     Ok(HddConfig {
         preset: preset.to_string(),
         params: vals.clone(),

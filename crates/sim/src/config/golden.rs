@@ -1,11 +1,12 @@
 //! Every preset's resolved configuration, compared with a recorded copy: a change to a preset
 //! (or to how presets inherit from their base) that moves any resolved figure fails here.
 //! After an intended change, rewrite the copy with `IOLAB_SIM_BLESS=1 cargo test --release
-//! --test presets_golden` and review its diff.
+//! --lib golden` and review its diff. It is a unit test of the library, not a test target of
+//! its own, so `cargo test` compiles and links it with the other unit tests, once.
 
-use _sim::config::{presets_json, resolve, Kind, PRESETS};
+use super::{presets_json, resolve, Kind, PRESETS};
 
-const GOLDEN: &str = "tests/golden/presets.txt";
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/presets.txt");
 
 fn dump() -> String {
     let mut out = String::new();
@@ -31,7 +32,7 @@ fn dump() -> String {
             ));
         }
     }
-    out.push_str(&serde_json::to_string_pretty(&presets_json()).unwrap());
+    out.push_str(&serde_json::to_string_pretty(&presets_json().unwrap()).unwrap());
     out.push('\n');
     out
 }
