@@ -80,8 +80,8 @@ def test_round_trip_keeps_streams(fmt, synthetic, tmp_path):
     for s, n in truth.counts.items():
         expected = n - 1 if s.access == "seq" else n
         assert counts(a)[(s.access, s.op, s.block_size)] == expected
-    assert a.has_latency == (fmt in WITH_LATENCY)
-    if fmt in WITH_LATENCY:
+    assert a.has_latency == (READER[fmt] in WITH_LATENCY)
+    if READER[fmt] in WITH_LATENCY:
         mean = sum(s.rt_avg_us * s.ios for s in a.streams) / a.total_ios
         base_mean = sum(s.rt_avg_us * s.ios for s in base.streams) / base.total_ios
         assert mean == pytest.approx(base_mean, abs=1.0)  # tracefs prints µs

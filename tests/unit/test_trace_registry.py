@@ -26,8 +26,6 @@ def _read_toy(path: str) -> Parsed:
         "op": "CASE lower(trim(f[2])) WHEN 'r' THEN 'read' ELSE 'write' END",
         "offset_bytes": "TRY_CAST(f[3] AS HUGEINT)",
         "size_bytes": "TRY_CAST(f[4] AS HUGEINT)",
-        "process": "NULL",
-        "latency_us": "NULL",
     }
     return Parsed(
         delimited(path, fields, values, header="t_us"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iolab.traces.events import export_events_sql
 from iolab.traces.registry import ExportJob, TraceFormat, Writer
@@ -14,18 +14,11 @@ if TYPE_CHECKING:
     from iolab.traces.table import TraceTable
 
 
-def load(
-    files: list[Path],
-    out: str | Path,
-    *,
-    skip_bad_lines: bool,
-    notes: tuple[str, ...],
-    lost_events: int | None,
-    time_unit: str | None,
-) -> TraceTable:
+def load(files: list[Path], out: str | Path, **opts: Any) -> TraceTable:
+    """registry.TraceFormat.load: `opts` are import_trace's (skip_bad_lines, notes, lost_events, time_unit)."""
     from iolab.traces.blktrace import import_blktrace
 
-    return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events)
+    return import_blktrace(files, out, opts["skip_bad_lines"], opts["notes"], opts["lost_events"])
 
 
 def write(job: ExportJob) -> None:

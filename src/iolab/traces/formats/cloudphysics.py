@@ -29,8 +29,6 @@ def read(path: str, unit_ns: int) -> Parsed:
         "op": scsi_op_sql(opcode.format(v="f[3]")),
         "offset_bytes": "TRY_CAST(f[5] AS HUGEINT) * 512",
         "size_bytes": "TRY_CAST(f[4] AS HUGEINT)",
-        "process": "NULL",
-        "latency_us": "NULL",
     }
     return Parsed(
         delimited(path, fields, values, header="version"),

@@ -20,17 +20,15 @@ def delimited(
     ws: bool = False,
 ) -> str:
     """Common shape of the delimited formats. `values` maps trace-table columns to SQL over
-    the split list `f`; it is only evaluated on good lines."""
+    the split list `f` (process, latency_us and pid may be left out: NULL); it is only
+    evaluated on good lines."""
     split = ws_fields() if ws else csv_fields()
     err = check_fields(fields, "f", "whitespace-separated" if ws else "comma-separated", at_least)
     skip = header_skip(header) if header else "false"
     # Values are computed on good data lines only (a CAST of a bad field would fail).
-    cols = (
-        ", ".join(
-            f"CASE WHEN err IS NULL AND kind = 'io' THEN {values[c]} END AS {c}"
-            for c in ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us")
-        )
-        + f", CASE WHEN err IS NULL AND kind = 'io' THEN {values.get('pid', 'NULL')} END AS pid"
+    cols = ", ".join(
+        f"CASE WHEN err IS NULL AND kind = 'io' THEN {values.get(c, 'NULL')} END AS {c}"
+        for c in ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid")
     )
     return f"""
         WITH l AS ({lines_sql(path)}),

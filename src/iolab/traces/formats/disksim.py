@@ -21,8 +21,6 @@ def read(path: str, unit_ns: int) -> Parsed:
         "op": "CASE trim(f[5]) WHEN '1' THEN 'read' ELSE 'write' END",
         "offset_bytes": "TRY_CAST(f[3] AS HUGEINT) * 512",
         "size_bytes": "TRY_CAST(f[4] AS HUGEINT) * 512",
-        "process": "NULL",
-        "latency_us": "NULL",
     }
     return Parsed(
         delimited(path, fields, values, header=None, ws=True),

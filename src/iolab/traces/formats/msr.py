@@ -31,7 +31,6 @@ def read(path: str) -> Parsed:
         "op": "lower(trim(f[4]))",
         "offset_bytes": "TRY_CAST(f[5] AS HUGEINT)",
         "size_bytes": "TRY_CAST(f[6] AS HUGEINT)",
-        "process": "NULL",
         "latency_us": "TRY_CAST(f[7] AS DOUBLE) / 10",
     }
     return Parsed(

@@ -21,8 +21,6 @@ def read(path: str) -> Parsed:
         "op": "CASE lower(trim(f[4])) WHEN 'r' THEN 'read' ELSE 'write' END",
         "offset_bytes": "TRY_CAST(f[2] AS HUGEINT) * 512",
         "size_bytes": "TRY_CAST(f[3] AS HUGEINT)",
-        "process": "NULL",
-        "latency_us": "NULL",
     }
     return Parsed(
         delimited(path, fields, values, header="ASU", at_least=True),

@@ -28,7 +28,6 @@ def read(path: str) -> Parsed:
         "op": "CASE upper(trim(f[3])) WHEN 'R' THEN 'read' WHEN 'W' THEN 'write' ELSE 'other' END",
         "offset_bytes": "TRY_CAST(f[5] AS HUGEINT)",
         "size_bytes": "TRY_CAST(f[6] AS HUGEINT)",
-        "process": "NULL",
         "latency_us": "CASE WHEN trim(f[2]) = '' THEN NULL ELSE TRY_CAST(f[2] AS DOUBLE) * 1e6 END",
     }
     return Parsed(

@@ -18,8 +18,6 @@ def read(path: str) -> Parsed:
         "op": "CASE trim(f[4]) WHEN '0' THEN 'read' ELSE 'write' END",
         "offset_bytes": "TRY_CAST(f[2] AS HUGEINT) * 512",
         "size_bytes": "TRY_CAST(f[3] AS HUGEINT) * 512",
-        "process": "NULL",
-        "latency_us": "NULL",
     }
     return Parsed(
         delimited(path, fields, values, header="Timestamp"),

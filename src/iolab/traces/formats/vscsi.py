@@ -5,7 +5,7 @@ varies like the CSV form's (libCacheSim: µs)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iolab.traces.registry import ExportJob, TraceFormat, UnitRule, Writer
 
@@ -15,18 +15,11 @@ if TYPE_CHECKING:
 UNIT = UnitRule("us")
 
 
-def load(
-    files: list[Path],
-    out: str | Path,
-    *,
-    skip_bad_lines: bool,
-    notes: tuple[str, ...],
-    lost_events: int | None,
-    time_unit: str | None,
-) -> TraceTable:
+def load(files: list[Path], out: str | Path, **opts: Any) -> TraceTable:
+    """registry.TraceFormat.load: `opts` are import_trace's (skip_bad_lines, notes, lost_events, time_unit)."""
     from iolab.traces.vscsi import import_vscsi
 
-    return import_vscsi(files, out, skip_bad_lines=skip_bad_lines, notes=notes, time_unit=time_unit, unit=UNIT)
+    return import_vscsi(files, out, opts["skip_bad_lines"], opts["notes"], opts["time_unit"], UNIT)
 
 
 def write(job: ExportJob) -> None:
