@@ -13,7 +13,7 @@ import pytest
 from iolab.core.errors import IolabError
 from iolab.traces import detect_format, export_trace, formats, fuzz, import_trace
 from iolab.traces.formats.delimited import delimited, labels
-from iolab.traces.registry import TraceFormat, Writer, csv_header
+from iolab.traces.registry import TraceFormat, UnitRule, Writer, csv_header
 from iolab.traces.sqltext import Parsed, one_of, uint
 from iolab.traces.table import table_from_rows
 
@@ -129,9 +129,11 @@ def test_register_refuses_a_taken_name_no_reader_or_a_writerless_format_without_
         formats.register(TraceFormat("newfio", "x", sql=_read_toy, writers=(Writer("fio3", lambda job: None),)))
     with pytest.raises(ValueError, match="exactly one reader"):
         formats.register(TraceFormat("none", "x", sample=("x",)))
+    with pytest.raises(ValueError, match="time fields"):
+        formats.register(TraceFormat("nofields", "x", sql=_read_toy, sample=("x",), time_unit=UnitRule("us")))
     with pytest.raises(ValueError, match="sample lines"):
         formats.register(TraceFormat("nosample", "x", sql=_read_toy))
-    assert {"newfio", "none", "nosample"}.isdisjoint(formats.reader_names())
+    assert {"newfio", "none", "nofields", "nosample"}.isdisjoint(formats.reader_names())
 
 
 def test_writers_are_optional_but_a_writer_round_trips(tmp_path):

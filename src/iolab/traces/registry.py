@@ -101,8 +101,9 @@ class TraceFormat:
     """Everything iolab knows about one trace format (see the module doc).
 
     A text format gives `sql`: (path[, unit_ns]) -> Parsed, the SQL readers.py runs over the
-    file's lines. A binary format gives `load`: (files, out, *, skip_bad_lines, notes,
-    lost_events, time_unit) -> TraceTable, a reader of its own. Detection tries, in
+    file's lines (`unit_ns` when it has a `time_unit` rule). A binary format gives `load`:
+    (files, out, **opts) -> TraceTable, a reader of its own, where `opts` are import_trace's
+    skip_bad_lines, notes, lost_events and time_unit. Detection tries, in
     registry order, every `magic` on the first 64 KiB, then every `header` on the first
     non-blank line (stripped), then every `shape` on that line, which must match one format
     only. `sample` (the lines of a small valid file, `sample_head` of them a header) stands
@@ -147,14 +148,17 @@ _REGISTERED: dict[str, TraceFormat] = {}
 
 def register(fmt: TraceFormat) -> TraceFormat:
     """Add a format. Refused: a name (format or writer) already taken, a format that cannot
-    be read (neither `sql` nor `load`, or both), a format without a writer and without a
-    `sample` (the fuzz tests need valid lines of it)."""
+    be read (neither `sql` nor `load`, or both), a text format with a variable unit that
+    does not say where its times are, a format without a writer and without a `sample`
+    (the fuzz tests need valid lines of it)."""
     taken = set(_REGISTERED) | set(writer_names())
     clash = sorted(({fmt.name} | {w.name for w in fmt.writers}) & taken)
     if clash or len({w.name for w in fmt.writers}) < len(fmt.writers):
         raise ValueError(f"trace format {fmt.name!r}: a name is taken twice ({', '.join(clash) or 'its writers'})")
     if (fmt.sql is None) == (fmt.load is None):
         raise ValueError(f"trace format {fmt.name!r}: give exactly one reader, sql (text) or load (binary)")
+    if fmt.time_unit is not None and fmt.sql is not None and fmt.time_unit.fields is None:
+        raise ValueError(f"trace format {fmt.name!r}: a text format whose unit varies names its time fields")
     if not fmt.writers and (fmt.binary or not fmt.sample):
         # The fuzz tests mangle a writer's output, or else these lines (text only).
         raise ValueError(f"trace format {fmt.name!r}: a format without a writer must be text and give sample lines")
