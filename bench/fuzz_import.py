@@ -54,12 +54,12 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=1_000_000, help="mangled lines/records in all (default 1 million)")
     ap.add_argument("--batch", type=int, default=2000, help="cases per file (default 2000)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--formats", default=",".join(fuzz.READERS), help="comma-separated (default: every reader)")
+    ap.add_argument("--formats", default=",".join(fuzz.cases()), help="comma-separated (default: every reader)")
     ap.add_argument("--save", default="fuzz-crashes", help="directory for crashing inputs (created only on a crash)")
     ap.add_argument("--smoke", action="store_true", help="100 cases of two formats: does the bench still run?")
     args = ap.parse_args()
     if args.smoke:
-        args.cases, args.batch, args.formats = 100, 50, ",".join(list(fuzz.READERS)[:2])
+        args.cases, args.batch, args.formats = 100, 50, ",".join(list(fuzz.cases())[:2])
     fmts = args.formats.split(",")
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="iolab-fuzz-"))
@@ -72,7 +72,7 @@ def main() -> None:
         head, body = fuzz.seeds(fmt)
         clean = work / f"clean.{fmt}"
         clean.write_bytes(
-            head + b"".join(body[i % len(body)] for i in range(args.batch if fmt not in fuzz.BINARY else len(body)))
+            head + b"".join(body[i % len(body)] for i in range(args.batch if fmt in fuzz.text_cases() else len(body)))
         )
         if fuzz.run(clean, fmt, work / "clean.parquet") is not None:
             sys.exit(f"baseline: a clean {fmt} file crashes the reader")
@@ -96,7 +96,7 @@ def main() -> None:
             (save / f"{files:06d}.{fmt}").write_bytes(data)
             (save / f"{files:06d}.{fmt}.txt").write_text(crash)
             print(f"crash in file {files} ({fmt}): {crash.splitlines()[0]}", flush=True)
-            if fmt in fuzz.TEXT and not data.startswith(b"\x1f\x8b"):
+            if fmt in fuzz.text_cases() and not data.startswith(b"\x1f\x8b"):
                 head, _ = fuzz.seeds(fmt)
                 body = data[len(head) :] if data.startswith(head) else data
                 for line in bisect(body.splitlines(keepends=True), head if data.startswith(head) else b"", fmt, work):

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iolab.traces import FORMATS, fuzz
+from iolab.traces import formats, fuzz
 
 
 def test_every_reader_is_fuzzed():
-    assert {fuzz.READER.get(f, f) for f in fuzz.READERS} == set(FORMATS)
+    assert {fuzz.reader(c) for c in fuzz.cases()} == set(formats.reader_names())
 
 
-@pytest.mark.parametrize("fmt", fuzz.READERS)
+@pytest.mark.parametrize("fmt", list(fuzz.cases()))
 def test_broken_input_never_crashes(fmt, tmp_path):
     @settings(
         max_examples=6,
@@ -35,7 +35,7 @@ def test_broken_input_never_crashes(fmt, tmp_path):
     check()
 
 
-@pytest.mark.parametrize("fmt", fuzz.TEXT)
+@pytest.mark.parametrize("fmt", fuzz.text_cases())
 def test_each_mangling_alone_never_crashes(fmt, tmp_path):
     """Every kind of line damage, on every seed line, one file per damage kind."""
     import random

@@ -12,13 +12,12 @@ import pytest
 
 from iolab.core.errors import IolabError
 from iolab.core.workload import Stream
-from iolab.traces import FORMATS, export_trace, import_trace
+from iolab.traces import detect_format, export_trace, formats, import_trace
 from iolab.traces.analysis.streams import analyse
 from iolab.traces.analysis.streamstats import SeqRule
 from iolab.traces.blktrace import read_records, record_dtype
 from iolab.traces.synth import SynthSpec, generate
 from iolab.traces.table import CORE_COLUMNS
-from iolab.traces.writers import FORMATS as EXPORTS
 
 MIX = (
     Stream("rnd", "read", 4096, 0.5),
@@ -26,8 +25,10 @@ MIX = (
     Stream("rnd", "write", 8192, 0.15),
     Stream("seq", "read", 131072, 0.05),
 )
-READER = {"fio2": "fio", "fio3": "fio"}
-WITH_LATENCY = {"msr", "systor", "blkparse", "blktrace", "tracefs", "biosnoop", "vscsi"}
+# Every writer of every registered format, and the format each reads back as.
+EXPORTS = formats.writer_names()
+READER = {w: formats.writer(w)[0].name for w in EXPORTS}  # type: ignore[index]
+WITH_LATENCY = {f.name for f in formats.all_formats() if f.latency}
 
 
 # The SEQ 128KiB R stream is 1 read in 11: looking back far enough that it never loses
@@ -50,8 +51,19 @@ def counts(a):
     return {(s.access, s.op, s.block_size): s.ios for s in a.streams}
 
 
-def test_every_format_has_an_exporter():
-    assert {READER.get(f, f) for f in EXPORTS} == set(FORMATS)
+@pytest.mark.parametrize("fmt", formats.reader_names())
+def test_every_format_is_round_tripped_or_sampled(fmt, tmp_path):
+    """A format with a writer is round-tripped below; one without (a writer is optional)
+    declares sample lines, which must be detected as it and import."""
+    spec = formats.get(fmt)
+    assert spec is not None
+    if spec.writers:
+        assert all(READER[w.name] == fmt for w in spec.writers)
+        return
+    p = tmp_path / "sample"
+    p.write_text("\n".join(spec.sample) + "\n")
+    assert detect_format(p) == fmt
+    assert import_trace(p, fmt, tmp_path / "t.parquet").rows == len(spec.sample) - spec.sample_head
 
 
 @pytest.mark.parametrize("fmt", EXPORTS)
@@ -68,8 +80,8 @@ def test_round_trip_keeps_streams(fmt, synthetic, tmp_path):
     for s, n in truth.counts.items():
         expected = n - 1 if s.access == "seq" else n
         assert counts(a)[(s.access, s.op, s.block_size)] == expected
-    assert a.has_latency == (fmt in WITH_LATENCY)
-    if fmt in WITH_LATENCY:
+    assert a.has_latency == (READER[fmt] in WITH_LATENCY)
+    if READER[fmt] in WITH_LATENCY:
         mean = sum(s.rt_avg_us * s.ios for s in a.streams) / a.total_ios
         base_mean = sum(s.rt_avg_us * s.ios for s in base.streams) / base.total_ios
         assert mean == pytest.approx(base_mean, abs=1.0)  # tracefs prints µs
@@ -354,15 +366,11 @@ def test_biosnoop_plain_and_queued_variant(queued, tmp_path):
 
 @pytest.mark.parametrize("fmt", EXPORTS)
 def test_format_is_detected_from_the_file(fmt, synthetic, tmp_path):
-    from iolab.traces import detect_format
-
     path = export_trace(synthetic[0], fmt, tmp_path / f"trace.{fmt}")
     assert detect_format(path) == READER.get(fmt, fmt)
 
 
 def test_detection_refuses_what_it_cannot_tell(tmp_path):
-    from iolab.traces import detect_format
-
     p = tmp_path / "x.txt"
     p.write_text("hello world\n")
     with pytest.raises(IolabError, match="--format"):

@@ -13,6 +13,7 @@ from iolab.cli.console import Console
 from iolab.cli.options import with_runs_dir
 from iolab.core.errors import IolabError
 from iolab.core.units import parse_duration, parse_size
+from iolab.traces import formats as trace_formats
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
 trace_app = typer.Typer(help="Block IO traces: capture, import, analyze, export.", no_args_is_help=True)
@@ -88,7 +89,7 @@ def trace_import(
         None,
         "--format",
         "-f",
-        help="Trace format: msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio, tracefs, disksim, biosnoop, cloudphysics, vscsi (default: detected from the file when unambiguous).",
+        help=f"Trace format: {', '.join(trace_formats.reader_names())} (default: detected from the file when unambiguous).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="The IO table to write (.parquet)."),
     skip_bad_lines: bool = typer.Option(
@@ -99,7 +100,9 @@ def trace_import(
     time_unit: Optional[str] = typer.Option(
         None,
         "--time-unit",
-        help="Unit of the time field: ns, us, ms or s, for formats whose unit varies (disksim/MQSim, cloudphysics, vscsi; default: guessed from the times, and the guess is printed).",
+        help="Unit of the time field: ns, us, ms or s, for formats whose unit varies "
+        f"({', '.join(f.name for f in trace_formats.all_formats() if f.time_unit)}; default: guessed from the times, "
+        "and the guess is printed).",
     ),
 ):
     """Import a public trace format into the normalised IO table."""
@@ -117,9 +120,7 @@ def trace_export(
     trace: Path = typer.Argument(
         ..., metavar="TRACE", help="IO table (.parquet) from `iolab trace capture` or `iolab trace import`."
     ),
-    fmt: str = typer.Option(
-        ..., "--format", "-f", help="msr, spc, alibaba, tencent, fiu, systor, blkparse, blktrace, fio2, fio3, tracefs."
-    ),
+    fmt: str = typer.Option(..., "--format", "-f", help=f"{', '.join(trace_formats.writer_names())}."),
     out: Path = typer.Option(..., "--out", "-o", help="The file to write."),
 ):
     """Write an IO table back out in a public trace format (reads and writes)."""
@@ -167,13 +168,9 @@ def analyze(
 ):
     """Stream analysis of an IO table (SNIA RWSW): streams, dominant streams, per-step metrics;
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
-    from rich.table import Table
-
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
     from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
-    from iolab.targets.writepolicy import check_file, output_dir, output_file
-    from iolab.traces.analysis import composite, replay, save_composite
-    from iolab.traces.analysis.plots import plot_all
+    from iolab.targets.writepolicy import check_file, output_dir
     from iolab.traces.analysis.streams import analyse as run_analysis
 
     for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
@@ -193,6 +190,17 @@ def analyze(
             process=process,
         )
     console.print(esc(a.summary()), soft_wrap=True)
+    console.print(_step_table(a))
+    written = _write_analysis(a, out, qd=qd, threads=threads, compress=compress, replay_streams=replay_streams)
+    for p in written:
+        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
+    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
+
+
+def _step_table(a):
+    """The per-step figures of an analysis (the first and last 10 steps of a long trace)."""
+    from rich.table import Table
+
     t = Table(title="per step (the Self-Test figures)", title_justify="left")
     for col in ("step", "start s", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max µs"):
         t.add_column(col, justify="right")
@@ -213,7 +221,17 @@ def analyze(
             f"{f(s.oio_avg, ',.2f')} / {f(s.oio_max, ',')}",
             f"{f(s.rt_avg_us, ',.0f')} / {f(s.rt_max_us, ',.0f')}",
         )
-    console.print(t)
+    return t
+
+
+def _write_analysis(a, out: Path, *, qd, threads: int, compress: float, replay_streams: str) -> list[Path]:
+    """Write analysis.json, the composite and replay workloads and the plots; say what the
+    workloads hold. The files written, in order."""
+    from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.targets.writepolicy import output_file
+    from iolab.traces.analysis import composite, replay, save_composite
+    from iolab.traces.analysis.plots import plot_all
+
     with output_file(out / ANALYSIS_FILE, "analysis file") as path:
         written = [a.save(path)]
     w = composite(a, queue_depth=qd, threads=threads)
@@ -234,9 +252,7 @@ def analyze(
         f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
         + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else "")
     )
-    for p in written:
-        console.print(f"wrote {esc(str(p))}", soft_wrap=True)
-    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
+    return written
 
 
 def _headline(p, value: dict[str, str]) -> str:
@@ -332,8 +348,6 @@ def sim_calibrate(
     import math
     from dataclasses import asdict
 
-    from rich.table import Table
-
     from iolab.api.calibrate import fit
     from iolab.core.plan import MAX_ROUNDS
 
@@ -356,6 +370,13 @@ def sim_calibrate(
     if as_json:
         print(json.dumps(asdict(res), indent=2))
         return
+    _print_fit(res)
+
+
+def _print_fit(res) -> None:
+    """A calibration's residuals table, what was not fitted and why, and the fitted target."""
+    from rich.table import Table
+
     runs_seen = list(dict.fromkeys(r.run_id for r in res.residuals))
     t = Table(title="residuals (simulated vs measured)", title_justify="left")
     for col in ("run", "figure", "measured", "simulated", "error", "fitted"):

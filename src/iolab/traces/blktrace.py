@@ -139,66 +139,9 @@ def import_blktrace(
         parts = []
         skipped, examples = 0, []
         for i, f in enumerate(files):
-            recs, names, tail = read_records(f)
-            if tail is not None:
-                if not skip_bad_lines:
-                    raise refuse_bad_input(
-                        tail,
-                        1,
-                        ". The file ends mid-record (blktrace stopped abruptly?); pass "
-                        "--skip-bad-lines to drop the incomplete record.",
-                        record=True,
-                    )
-                skipped += 1
-                examples.append(tail)
-            what = recs["action"] & 0xFFFF
-            cat = recs["action"] >> 16
-            keep = ((what == TA_ISSUE) | (what == TA_COMPLETE)) & ((cat & (TC_NOTIFY | TC_PC)) == 0)
-            # Out-of-range values would overflow once in ns and bytes: bad records, named.
-            wild = keep & ((recs["time"] > MAX_TIME_NS) | (recs["sector"] > MAX_SECTORS))
-            if wild.any():
-                k = int(np.flatnonzero(wild)[0])
-                field = "time" if recs["time"][k] > MAX_TIME_NS else "sector"
-                bad = BadLine(str(f), k + 1, f"field {field}: out of range ({int(recs[field][k])})", "")
-                if not skip_bad_lines:
-                    raise refuse_bad_input(
-                        bad,
-                        int(wild.sum()),
-                        "; pass --skip-bad-lines to drop such records (they are counted and reported).",
-                        record=True,
-                    )
-                skipped += int(wild.sum())
-                examples.append(bad)
-                keep &= ~wild
-            r = recs[keep]
-            c = cat[keep]
-            op = np.where(
-                c & TC_DISCARD, 3, np.where(c & TC_WRITE, 2, np.where((c & TC_READ) & (r["bytes"] > 0), 1, 0))
-            )
-            pid = r["pid"].astype(np.int64)
-            name_pids = np.array(sorted(names), dtype=np.int64)
-            con.register(
-                f"b{i}",
-                {
-                    "ord": np.flatnonzero(keep).astype(np.int64) + i * 10_000_000_000_000,
-                    "issue": (what[keep] == TA_ISSUE),
-                    "time_ns": r["time"].astype(np.int64),
-                    "dev": r["device"].astype(np.int64),
-                    "opc": op.astype(np.int8),
-                    "sector": r["sector"].astype(np.int64),
-                    "nsect": (r["bytes"] // 512).astype(np.int64),
-                    "pid": pid,
-                },
-            )
-            con.register(
-                f"n{i}", {"pid": name_pids, "comm": np.array([names[p] for p in name_pids.tolist()], dtype=object)}
-            )
-            con.execute(
-                f"CREATE TEMP TABLE e{i} AS SELECT ord, CASE WHEN issue THEN 'issue' ELSE 'complete' END AS kind,"
-                " time_ns, (dev >> 20) || ',' || (dev & 1048575) AS device,"
-                " ['other', 'read', 'write', 'trim'][opc + 1] AS op, sector, nsect,"
-                f" CASE WHEN issue THEN n.comm END AS process, CASE WHEN issue THEN pid END AS pid FROM b{i} LEFT JOIN n{i} n USING (pid)"
-            )
+            n_bad, bad = _load_events(con, i, f, skip_bad_lines)
+            skipped += n_bad
+            examples += bad
             parts.append(f"SELECT * FROM e{i}")
         # blktrace writes one file per CPU and a completion often lands on another CPU than
         # its issue, so the events of all files are paired together.
@@ -219,3 +162,99 @@ def import_blktrace(
         )
     finally:
         con.close()
+
+
+def _load_events(con, i: int, f: Path, skip_bad_lines: bool) -> tuple[int, list[BadLine]]:
+    """Read file `i` into temp table e{i} (events.EVENT_COLUMNS): its issue and complete
+    records with process names. Returns the bad records skipped (a cut last record, values
+    out of range) and examples of them; without `skip_bad_lines` the first one is refused."""
+    skipped, examples = 0, []
+    recs, names, tail = read_records(f)
+    if tail is not None:
+        if not skip_bad_lines:
+            raise refuse_bad_input(
+                tail,
+                1,
+                ". The file ends mid-record (blktrace stopped abruptly?); pass "
+                "--skip-bad-lines to drop the incomplete record.",
+                record=True,
+            )
+        skipped += 1
+        examples.append(tail)
+    what = recs["action"] & 0xFFFF
+    cat = recs["action"] >> 16
+    keep = ((what == TA_ISSUE) | (what == TA_COMPLETE)) & ((cat & (TC_NOTIFY | TC_PC)) == 0)
+    # Out-of-range values would overflow once in ns and bytes: bad records, named.
+    wild = keep & ((recs["time"] > MAX_TIME_NS) | (recs["sector"] > MAX_SECTORS))
+    if wild.any():
+        k = int(np.flatnonzero(wild)[0])
+        field = "time" if recs["time"][k] > MAX_TIME_NS else "sector"
+        bad = BadLine(str(f), k + 1, f"field {field}: out of range ({int(recs[field][k])})", "")
+        if not skip_bad_lines:
+            raise refuse_bad_input(
+                bad,
+                int(wild.sum()),
+                "; pass --skip-bad-lines to drop such records (they are counted and reported).",
+                record=True,
+            )
+        skipped += int(wild.sum())
+        examples.append(bad)
+        keep &= ~wild
+    r = recs[keep]
+    c = cat[keep]
+    op = np.where(c & TC_DISCARD, 3, np.where(c & TC_WRITE, 2, np.where((c & TC_READ) & (r["bytes"] > 0), 1, 0)))
+    name_pids = np.array(sorted(names), dtype=np.int64)
+    con.register(
+        f"b{i}",
+        {
+            "ord": np.flatnonzero(keep).astype(np.int64) + i * 10_000_000_000_000,
+            "issue": (what[keep] == TA_ISSUE),
+            "time_ns": r["time"].astype(np.int64),
+            "dev": r["device"].astype(np.int64),
+            "opc": op.astype(np.int8),
+            "sector": r["sector"].astype(np.int64),
+            "nsect": (r["bytes"] // 512).astype(np.int64),
+            "pid": r["pid"].astype(np.int64),
+        },
+    )
+    con.register(f"n{i}", {"pid": name_pids, "comm": np.array([names[p] for p in name_pids.tolist()], dtype=object)})
+    con.execute(
+        f"CREATE TEMP TABLE e{i} AS SELECT ord, CASE WHEN issue THEN 'issue' ELSE 'complete' END AS kind,"
+        " time_ns, (dev >> 20) || ',' || (dev & 1048575) AS device,"
+        " ['other', 'read', 'write', 'trim'][opc + 1] AS op, sector, nsect,"
+        f" CASE WHEN issue THEN n.comm END AS process, CASE WHEN issue THEN pid END AS pid FROM b{i} LEFT JOIN n{i} n USING (pid)"
+    )
+    return skipped, examples
+
+
+def write_blktrace(con, ev: str, out: Path, dev: int) -> None:
+    """Issue and complete records (one 'process' notify record per pid first, as blktrace
+    writes them) from an export's events `ev` (events.export_events_sql)."""
+    rows = con.execute(f"SELECT act, t, rw, sector, nsect, pid, comm FROM ({ev}) ORDER BY t, k").fetchnumpy()
+    n = len(rows["t"])
+    dt = record_dtype("<")
+    recs = np.zeros(n, dtype=dt)
+    issue = rows["act"] == "D"
+    write = rows["rw"] == "W"
+    cat = np.where(write, TC_WRITE, TC_READ) | np.where(issue, 1 << 6, 1 << 7)
+    recs["magic"] = MAGIC | VERSION
+    recs["sequence"] = np.arange(n)
+    recs["time"] = rows["t"]
+    recs["sector"] = rows["sector"]
+    recs["bytes"] = rows["nsect"] * 512
+    recs["action"] = (cat.astype(np.uint32) << 16) | np.where(issue, TA_ISSUE, TA_COMPLETE)
+    recs["pid"] = rows["pid"]
+    recs["device"] = dev
+    # One 'process' notify record (with the name as payload) per pid, up front, as blktrace does.
+    with open(out, "wb") as f:
+        pids = sorted(set(zip(rows["pid"].tolist(), rows["comm"].tolist())))
+        for pid, comm in pids:
+            name = comm.encode()[:15] + b"\0"
+            note = np.zeros(1, dtype=dt)
+            note["magic"] = MAGIC | VERSION
+            note["action"] = (TC_NOTIFY << 16) | 0
+            note["pid"] = pid
+            note["device"] = dev
+            note["pdu_len"] = len(name)
+            f.write(note.tobytes() + name)
+        f.write(recs.tobytes())

@@ -44,3 +44,22 @@ RWBS_OP_SQL = """CASE WHEN contains({x}, 'D') THEN 'trim'
 
 def rwbs_op(expr: str) -> str:
     return RWBS_OP_SQL.format(x=expr)
+
+
+# The text event formats (blkparse, tracefs): sec.frac as ns, and the fields a range error names.
+FRAC_NS = "TRY_CAST(left(rpad({frac}, 9, '0'), 9) AS BIGINT)"
+EVENT_LABELS = {"time_ns": "field sec.nsec", "sector": "field sector", "nsect": "field nsectors", "pid": "field pid"}
+
+
+def export_events_sql(src: str) -> str:
+    """Issue (D) and complete (C) events with integer ns times, for the writers of the event
+    formats (blkparse, tracefs, blktrace); `src` is an export's reads and writes (writers.py)."""
+    return f"""
+        SELECT 'D' AS act, time_ns AS t, n * 2 AS k, CASE op WHEN 'read' THEN 'R' ELSE 'W' END AS rw,
+               offset_bytes // 512 AS sector, size_bytes // 512 AS nsect, coalesce(process, 'unknown') AS comm,
+               1000 + n % 7 AS pid FROM {src}
+        UNION ALL
+        SELECT 'C', time_ns + CAST(round(latency_us * 1000) AS BIGINT), n * 2 + 1, CASE op WHEN 'read' THEN 'R' ELSE 'W' END,
+               offset_bytes // 512, size_bytes // 512, coalesce(process, 'unknown'), 1000 + n % 7
+        FROM {src} WHERE latency_us IS NOT NULL
+    """

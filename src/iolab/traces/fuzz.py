@@ -2,7 +2,9 @@
 bench/fuzz_import.py).
 
 A case is one mangled line (text formats) or record (binary formats), starting from valid
-ones: the lines iolab's own exporters write for a small table. Mangling: byte flips,
+ones: the lines iolab's own exporters write for a small table, or the sample lines a format
+without a writer declares (registry.TraceFormat.sample). The cases are derived from the
+registered formats (`cases()`): one per writer, one per format without a writer. Mangling: byte flips,
 truncation, a field replaced by a huge, negative, fractional or non-numeric value, fields
 dropped or doubled, random bytes, invalid UTF-8, UTF-16, over-long lines. Many cases are
 imported together as one file (the readers judge each line on its own, so one file of N
@@ -24,25 +26,30 @@ from functools import cache
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.traces import formats
+from iolab.traces.registry import TraceFormat, Writer
 
-TEXT = (
-    "msr",
-    "spc",
-    "alibaba",
-    "tencent",
-    "fiu",
-    "systor",
-    "blkparse",
-    "fio2",
-    "fio3",
-    "tracefs",
-    "disksim",
-    "biosnoop",
-    "cloudphysics",
-)
-BINARY = ("blktrace", "vscsi")
-READERS = TEXT + BINARY
-READER = {"fio2": "fio", "fio3": "fio"}  # export name -> reader name
+
+def cases() -> dict[str, tuple[TraceFormat, Writer | None]]:
+    """Fuzz case name -> (format, writer): one case per writer (a format's output is what is
+    mangled), and one per format without a writer (its declared sample lines are); text
+    cases first, then binary ones, each in registry order."""
+    found: dict[str, tuple[TraceFormat, Writer | None]] = {}
+    for binary in (False, True):
+        for f in formats.all_formats():
+            if f.binary == binary:
+                found.update({w.name: (f, w) for w in f.writers} if f.writers else {f.name: (f, None)})
+    return found
+
+
+def text_cases() -> tuple[str, ...]:
+    return tuple(n for n, (f, _) in cases().items() if not f.binary)
+
+
+def reader(case: str) -> str:
+    """The format (reader) a fuzz case is imported as."""
+    return cases()[case][0].name
+
 
 HUGE = (
     b"18446744073709551615",
@@ -72,8 +79,27 @@ HUGE = (
 
 
 @cache
-def seeds(fmt: str) -> tuple[bytes, tuple[bytes, ...]]:
+def seeds(case: str) -> tuple[bytes, tuple[bytes, ...]]:
     """(head, body): the header lines and the data lines (or records) of a valid file."""
+    fmt, writer = cases()[case]
+    if writer is None:
+        lines = [(ln + "\n").encode() for ln in fmt.sample]
+        return b"".join(lines[: fmt.sample_head]), tuple(lines[fmt.sample_head :])
+    data = _written(case)
+    if fmt.binary:
+        if writer.record_bytes:
+            n = writer.record_bytes
+            return b"", tuple(data[i : i + n] for i in range(0, len(data), n))
+        return b"", (data,)  # variable-length records: mangled as a whole stream
+    lines = data.splitlines(keepends=True)
+    body = lines[writer.head_lines :]
+    if writer.io_line is not None:  # its IO lines, not what the writer adds after them
+        body = [ln for ln in body if writer.io_line(ln)]
+    return b"".join(lines[: writer.head_lines]), tuple(body)
+
+
+def _written(case: str) -> bytes:
+    """A small table with known IOs, written by the case's writer."""
     from iolab.traces.table import table_from_rows
     from iolab.traces.writers import export_trace
 
@@ -83,17 +109,7 @@ def seeds(fmt: str) -> tuple[bytes, tuple[bytes, ...]]:
             for i in range(12)
         ]
         t = table_from_rows(rows, Path(d) / "t.parquet")
-        data = export_trace(t, fmt, Path(d) / f"seed.{fmt}").read_bytes()
-    if fmt == "vscsi":
-        return b"", tuple(data[i : i + 40] for i in range(0, len(data), 40))
-    if fmt == "blktrace":
-        return b"", (data,)  # variable-length records: mangled as a whole stream
-    lines = data.splitlines(keepends=True)
-    head_n = {"fio2": 3, "fio3": 3, "systor": 1, "biosnoop": 1, "cloudphysics": 1, "tracefs": 1}.get(fmt, 0)
-    body = lines[head_n:]
-    if fmt == "blkparse":  # its events, not the summary after them
-        body = [ln for ln in body if ln.lstrip()[:1].isdigit()]
-    return b"".join(lines[:head_n]), tuple(body)
+        return export_trace(t, case, Path(d) / f"seed.{case}").read_bytes()
 
 
 def mangle(rng: random.Random, line: bytes) -> bytes:
@@ -151,7 +167,8 @@ def case_file(rng: random.Random, fmt: str, n: int) -> tuple[bytes, int]:
     """A file of `n` mangled lines or records of `fmt` (plus its header), and the number
     of cases in it."""
     head, body = seeds(fmt)
-    if fmt == "blktrace":
+    spec, writer = cases()[fmt]
+    if spec.binary and not (writer and writer.record_bytes):
         data = bytearray(body[0] * max(1, n // 40))
         for _ in range(max(1, n // 8)):
             op = rng.randrange(3)
@@ -163,7 +180,7 @@ def case_file(rng: random.Random, fmt: str, n: int) -> tuple[bytes, int]:
             else:
                 del data[i : i + rng.randint(1, 48)]
         return bytes(data), n
-    if fmt == "vscsi":
+    if spec.binary:
         return b"".join(mangle_record(rng, rng.choice(body)) for _ in range(n)), n
     lines = [mangle(rng, rng.choice(body)) for _ in range(n)]
     if head and rng.random() < 0.1:
@@ -193,7 +210,7 @@ def run(path: Path, fmt: str, out: Path) -> str | None:
 
     for skip in (False, True):
         try:
-            import_trace(path, READER.get(fmt, fmt), out, skip_bad_lines=skip)
+            import_trace(path, reader(fmt), out, skip_bad_lines=skip)
         except IolabError as e:
             # With skip_bad_lines a bad line must be skipped, not abort the import with the
             # database engine's own words.
@@ -204,4 +221,4 @@ def run(path: Path, fmt: str, out: Path) -> str | None:
     return None
 
 
-__all__ = ["BINARY", "READERS", "TEXT", "case_file", "file_level", "mangle", "run", "seeds"]
+__all__ = ["case_file", "cases", "file_level", "mangle", "reader", "run", "seeds", "text_cases"]

@@ -2,12 +2,12 @@
 
     import_trace(paths, fmt, out, skip_bad_lines=False, time_unit=None) -> TraceTable
 
-The text formats and their SQL builders are in formats.py (the field lists and units are
-there and in docs/trace-formats.md); blktrace.py and vscsi.py read the binary ones. This
-module runs a reader over each input file, applies the shared checks (textscan.py: lines the
-scanner rejects, numbers out of range), stops at the first bad line or skips and counts bad
-lines with `skip_bad_lines`, guesses or takes the time unit of the formats whose unit varies
-(timeunit.py), and writes the table.
+Each format is declared once in traces/formats/ (registry.py says what a declaration holds):
+a text format gives the SQL that reads its lines, a binary one its own loader (blktrace.py,
+vscsi.py). This module runs a text reader over each input file, applies the shared checks
+(textscan.py: lines the scanner rejects, numbers out of range), stops at the first bad line
+or skips and counts bad lines with `skip_bad_lines`, guesses or takes the time unit of the
+formats whose unit varies (timeunit.py), and writes the table.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -22,9 +23,9 @@ import numpy as np
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import check_regular
-from iolab.traces import timeunit
+from iolab.traces import formats, timeunit
 from iolab.traces.events import paired_sql
-from iolab.traces.formats import FILETIME_UNIX_EPOCH, TEXT_FORMATS, scsi_op_sql
+from iolab.traces.registry import TraceFormat
 from iolab.traces.table import (
     IMPORT_MEMORY,
     BadLine,
@@ -34,17 +35,9 @@ from iolab.traces.table import (
     refuse_bad_input,
     write_table,
 )
-from iolab.traces.textscan import Parsed, clear_rejects, csv_fields, fix_rejects, lines_sql, range_checked, ws_fields
-from iolab.traces.timeunit import VARIABLE_UNIT
+from iolab.traces.textscan import Parsed, clear_rejects, fix_rejects, lines_sql, range_checked
 
 EXAMPLES = 5  # bad lines kept as examples with skip_bad_lines
-FORMATS = tuple(TEXT_FORMATS) + ("blktrace", "vscsi")
-# The time, size (bytes) and device fields of the variable-unit text formats, as SQL over a
-# line: what the unit guess needs to tell possible rates from impossible ones.
-_UNIT_FIELDS = {
-    "disksim": (f"{ws_fields()}[1]", f"TRY_CAST({ws_fields()}[4] AS DOUBLE) * 512", f"{ws_fields()}[2]"),
-    "cloudphysics": (f"{csv_fields()}[2]", f"TRY_CAST({csv_fields()}[4] AS DOUBLE)", "''"),
-}
 _DETECT_LINES = 200_000
 
 
@@ -68,91 +61,107 @@ def import_trace(
     `clock_unix_ns` is the wall-clock time of the input's time 0 when the caller knows it
     and the format does not say (the capture knows its monotonic clock's offset);
     `lost_events` is how many trace events a capture dropped (kept in the metadata).
-    `time_unit` (ns, us, ms or s) is the unit of the time field for the formats in
-    VARIABLE_UNIT; when None it is guessed from the times (timeunit.py) and the guess and
+    `time_unit` (ns, us, ms or s) is the unit of the time field for the formats whose unit
+    varies (a `time_unit` rule in their descriptor); when None it is guessed from the times (timeunit.py) and the guess and
     its reason are stored as a note."""
     files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    _check_request(files, fmt, time_unit)
-    if fmt == "blktrace":
-        from iolab.traces.blktrace import import_blktrace
-
-        return import_blktrace(files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events)
-    if fmt == "vscsi":
-        from iolab.traces.vscsi import import_vscsi
-
-        return import_vscsi(files, out, skip_bad_lines=skip_bad_lines, notes=notes, time_unit=time_unit)
+    spec = _check_request(files, fmt, time_unit)
+    if spec.load is not None:
+        return spec.load(
+            files, out, skip_bad_lines=skip_bad_lines, notes=notes, lost_events=lost_events, time_unit=time_unit
+        )
     for f in files:
         _check_text(f)
-
     # Parsed lines are kept in DuckDB temp tables: past this much memory they spill to disk.
     con = connect(memory_limit=IMPORT_MEMORY)
-    current = files[0]
+    run = _TextImport(spec, files, skip_bad_lines, list(notes))
     try:
-        parts: list[str] = []
-        origins: list[int] = []
-        skipped = 0
-        examples: list[BadLine] = []
-        said: list[str] = list(notes)
-        start: int | None = None
-        extra = {}
-        if fmt in VARIABLE_UNIT:
-            tu = timeunit.given(time_unit, fmt) if time_unit else _detect_unit(con, fmt, files[0])
-            extra = {"unit_ns": tu.ns}
-            said.append(f"time unit: {tu.unit} ({tu.reason}).")
+        if spec.time_unit is not None:
+            tu = timeunit.given(time_unit, fmt) if time_unit else _detect_unit(con, spec, files[0])
+            run.extra = {"unit_ns": tu.ns}
+            run.said.append(f"time unit: {tu.unit} ({tu.reason}).")
         for i, f in enumerate(files):
-            current = f
-            parsed = TEXT_FORMATS[fmt](str(f), **extra)
-            start = parsed.start_unix_ns
-            said += [n for n in parsed.notes if n not in said]
-            n_bad, bad = _parse_file(con, i, f, parsed, fmt, skip_bad_lines, said)
-            skipped += n_bad
-            examples += bad[: max(0, EXAMPLES - len(examples))]
-            first = con.execute(
-                f"SELECT min(time_ns) FROM p{i} WHERE err IS NULL AND kind IN ('io', 'issue')"
-            ).fetchall()[0][0]
-            if first is not None:
-                origins.append(int(first))
-            parts.append(_io_rows_sql(con, i, f, parsed, said))
-        union = " UNION ALL ".join(f"({p})" for p in parts)
-        if not origins:
-            what = f" ({skipped:,} bad lines skipped)" if skipped else ""
+            run.current = f
+            run.read_file(con, i, f)
+        if not run.origins:
+            what = f" ({run.skipped:,} bad lines skipped)" if run.skipped else ""
             raise IolabError(
                 f"{', '.join(str(f) for f in files)}: no IOs found in this {fmt} trace{what}; nothing to import."
             )
         return write_table(
             con,
-            union,
+            " UNION ALL ".join(f"({p})" for p in run.parts),
             out,
             fmt=fmt,
             sources=tuple(str(f) for f in files),
-            start_unix_ns=start if clock_unix_ns is None else clock_unix_ns,
-            origin_ns=min(origins),
-            skipped_lines=skipped,
-            skipped_examples=tuple(examples),
-            notes=tuple(said),
+            start_unix_ns=run.start if clock_unix_ns is None else clock_unix_ns,
+            origin_ns=min(run.origins),
+            skipped_lines=run.skipped,
+            skipped_examples=tuple(run.examples),
+            notes=tuple(run.said),
             lost_events=lost_events,
         )
     except duckdb.Error as e:
-        raise IolabError(f"{current}: cannot read as {fmt} ({first_error_line(e)}).") from None
+        raise IolabError(f"{run.current}: cannot read as {fmt} ({first_error_line(e)}).") from None
     finally:
         con.close()
 
 
-def _check_request(files: list[Path], fmt: str, time_unit: str | None) -> None:
-    """Refuse an unknown format, no input, a time unit the format does not take, a missing file."""
-    if fmt not in FORMATS:
-        raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(FORMATS)}.")
+@dataclass
+class _TextImport:
+    """The state of one text import over its files: the rows of each file (SQL over its
+    parsed temp table), the earliest IO time of each, bad lines skipped, notes said."""
+
+    spec: TraceFormat
+    files: list[Path]
+    skip_bad_lines: bool
+    said: list[str]
+    extra: dict[str, int] = field(default_factory=dict)
+    current: Path | None = None
+    parts: list[str] = field(default_factory=list)
+    origins: list[int] = field(default_factory=list)
+    skipped: int = 0
+    examples: list[BadLine] = field(default_factory=list)
+    start: int | None = None
+
+    def __post_init__(self) -> None:
+        self.current = self.files[0]
+
+    def read_file(self, con: duckdb.DuckDBPyConnection, i: int, f: Path) -> None:
+        assert self.spec.sql is not None
+        parsed = self.spec.sql(str(f), **self.extra)
+        self.start = parsed.start_unix_ns
+        self.said += [n for n in parsed.notes if n not in self.said]
+        n_bad, bad = _parse_file(con, i, f, parsed, self.spec.name, self.skip_bad_lines, self.said)
+        self.skipped += n_bad
+        self.examples += bad[: max(0, EXAMPLES - len(self.examples))]
+        first = con.execute(f"SELECT min(time_ns) FROM p{i} WHERE err IS NULL AND kind IN ('io', 'issue')").fetchall()[
+            0
+        ][0]
+        if first is not None:
+            self.origins.append(int(first))
+        self.parts.append(_io_rows_sql(con, i, f, parsed, self.said))
+
+
+def _check_request(files: list[Path], fmt: str, time_unit: str | None) -> TraceFormat:
+    """The format's descriptor; refused: an unknown format, no input, a time unit the format
+    does not take, a missing file."""
+    spec = formats.get(fmt)
+    if spec is None:
+        raise IolabError(f"unknown trace format {fmt!r}; iolab reads: {', '.join(formats.reader_names())}.")
     if not files:
         raise IolabError("trace import: no input files given.")
-    if time_unit is not None and fmt not in VARIABLE_UNIT:
+    if time_unit is not None and spec.time_unit is None:
+        variable = [f.name for f in formats.all_formats() if f.time_unit is not None]
         raise IolabError(
-            f"--time-unit applies to formats whose time unit varies ({', '.join(VARIABLE_UNIT)}); "
+            f"--time-unit applies to formats whose time unit varies ({', '.join(variable)}); "
             f"{fmt} traces have a fixed unit, which iolab uses."
         )
     for f in files:
         if not f.exists():
             raise IolabError(f"{f}: no such trace file.")
         check_regular(f, "trace file")  # a FIFO or a device: refused, not read
+    return spec
 
 
 def _parse_file(
@@ -220,9 +229,13 @@ def _check_text(path: Path) -> None:
         )
 
 
-def _detect_unit(con: duckdb.DuckDBPyConnection, fmt: str, path: Path) -> timeunit.TimeUnit:
+def _detect_unit(con: duckdb.DuckDBPyConnection, spec: TraceFormat, path: Path) -> timeunit.TimeUnit:
     """Guess the time unit of a variable-unit text trace from its first lines."""
-    time, size, device = _UNIT_FIELDS[fmt]
+    rule = spec.time_unit
+    assert rule is not None and rule.fields is not None, (
+        f"{spec.name}: a text format with a variable unit names its fields"
+    )
+    time, size, device = rule.fields
     clear_rejects(con, str(path))
     rows = con.execute(
         f"SELECT TRY_CAST(trim(v) AS DOUBLE), contains(v, '.'), coalesce(b, 0), d FROM ("
@@ -233,7 +246,13 @@ def _detect_unit(con: duckdb.DuckDBPyConnection, fmt: str, path: Path) -> timeun
     times = np.array([r[0] for r in rows], dtype=float)
     sizes = np.array([r[2] for r in rows], dtype=float)
     return timeunit.detect(
-        times, any(r[1] for r in rows), VARIABLE_UNIT[fmt], fmt, sizes=sizes, devices=len({r[3] for r in rows})
+        times,
+        any(r[1] for r in rows),
+        rule.default,
+        spec.name,
+        sizes=sizes,
+        devices=len({r[3] for r in rows}),
+        whole=rule.whole,
     )
 
 
@@ -247,4 +266,4 @@ def _bad_lines(con, table: str, file: str) -> tuple[int, list[BadLine]]:
     return n, [BadLine(file, int(ln), err, line[:200]) for ln, err, line in rows]
 
 
-__all__ = ["EXAMPLES", "FILETIME_UNIX_EPOCH", "FORMATS", "VARIABLE_UNIT", "import_trace", "scsi_op_sql"]
+__all__ = ["EXAMPLES", "import_trace"]

@@ -38,6 +38,7 @@ import duckdb
 
 from iolab.core.errors import IolabError
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
+from iolab.traces.sqltext import sql_str
 
 COLUMNS = ("time_ns", "device", "op", "offset_bytes", "size_bytes", "process", "latency_us", "pid", "outstanding")
 # What every table has; tables written before pid and outstanding existed lack those two.
@@ -325,11 +326,6 @@ def _spill_dir() -> str:
         _SPILL_DIR = tempfile.mkdtemp(prefix="iolab-duckdb-")
         atexit.register(shutil.rmtree, _SPILL_DIR, True)
     return _SPILL_DIR
-
-
-def sql_str(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def first_error_line(e: Exception) -> str:

@@ -13,44 +13,35 @@ field named, never a DuckDB overflow.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-
 import duckdb
 
 from iolab.core.errors import IolabError
-from iolab.traces.table import connect, first_error_line, sql_str
 
-MAX_LINE = 1 << 20  # bytes; a longer line is a bad line (no trace format has lines near this)
-# Limits after conversion. Sums and differences of two values stay inside BIGINT.
-MAX_TIME_NS = 4 * 10**18  # ±126 years
-MAX_BYTES = 1 << 60  # offsets and sizes: 1 EiB
-MAX_SECTORS = MAX_BYTES // 512
-MAX_LATENCY_US = 10**15  # 31 years
-
-
-def rejects_table(path: str) -> str:
-    """Name of the DuckDB table that collects the lines of `path` the scanner set aside."""
-    return "rej_" + hashlib.sha1(path.encode()).hexdigest()[:16]
-
-
-def lines_sql(path: str) -> str:
-    """Every line of a text file (gzip or not) with its number; blank lines skipped.
-
-    DuckDB's CSV scanner with one VARCHAR column and a control character as delimiter
-    reads lines at memory speed and keeps their order, so row_number() is the line number
-    (it also takes CRLF line ends). Lines it rejects are left out here and counted back in
-    by `fix_rejects` (the numbers below are those of the accepted lines until then).
-    """
-    rej = rejects_table(path)
-    return (
-        f"SELECT ln, line FROM ("
-        f"SELECT row_number() OVER () AS ln, line FROM read_csv({sql_str(path)}, columns = {{'line': 'VARCHAR'}},"
-        " header = false, delim = chr(1), quote = '', escape = '', auto_detect = false,"
-        f" strict_mode = false, max_line_size = {MAX_LINE}, ignore_errors = true, store_rejects = true,"
-        f" rejects_table = {sql_str(rej)}, rejects_scan = {sql_str(rej + '_scan')})"
-        ") WHERE line IS NOT NULL AND trim(line) <> ''"
-    )
+# The SQL text (no database needed) lives in sqltext.py; it is re-exported here for the
+# readers that run it.
+from iolab.traces.sqltext import (
+    MAX_BYTES,
+    MAX_LATENCY_US,
+    MAX_LINE,
+    MAX_SECTORS,
+    MAX_TIME_NS,
+    Field,
+    Parsed,
+    check_fields,
+    csv_fields,
+    header_skip,
+    lines_sql,
+    one_of,
+    optional,
+    q,
+    rejects_table,
+    sql_str,
+    text,
+    ufloat,
+    uint,
+    ws_fields,
+)
+from iolab.traces.table import connect, first_error_line
 
 
 def clear_rejects(con: duckdb.DuckDBPyConnection, path: str) -> None:
@@ -94,82 +85,6 @@ def fix_rejects(con: duckdb.DuckDBPyConnection, table: str, path: str) -> None:
         f"INSERT INTO {table} (ln, line, err, kind) VALUES (?, ?, ?, 'io')", [(ln, txt, why) for ln, why, txt in rows]
     )
     con.execute("DROP TABLE _rej_before")
-
-
-def q(expr: str) -> str:
-    """SQL for: the value quoted for an error message."""
-    return f"'''' || coalesce({expr}, '') || ''''"
-
-
-@dataclass(frozen=True)
-class Field:
-    """One field of a delimited line: its documented name, a SQL validity test over `{v}`
-    (the trimmed field text), and what the error message says was expected."""
-
-    name: str
-    valid: str
-    expected: str
-
-
-def uint(name: str) -> Field:
-    # DuckDB's integer cast also takes '12.5' and '1e3': whole numbers are digits only.
-    return Field(
-        name, "(regexp_full_match(trim({v}), '[0-9]+') AND TRY_CAST({v} AS UBIGINT) IS NOT NULL)", "a whole number ≥ 0"
-    )
-
-
-def ufloat(name: str) -> Field:
-    return Field(
-        name, "coalesce(isfinite(TRY_CAST({v} AS DOUBLE)) AND TRY_CAST({v} AS DOUBLE) >= 0, false)", "a number ≥ 0"
-    )
-
-
-# Numeric casts ignore surrounding blanks; text checks trim explicitly (a per-field trim()
-# is far cheaper than trimming every field of the split list with a lambda).
-
-
-def one_of(name: str, values: tuple[str, ...], case: bool = False) -> Field:
-    vals = ", ".join(sql_str(x if case else x.lower()) for x in values)
-    v = "trim({v})" if case else "lower(trim({v}))"
-    shown = " or ".join(values)
-    return Field(name, f"coalesce({v} IN ({vals}), false)", shown)
-
-
-def text(name: str) -> Field:
-    return Field(name, "coalesce(length(trim({v})) > 0, false)", "a non-empty name")
-
-
-def optional(f: Field) -> Field:
-    """The same field, or nothing at all."""
-    return Field(f.name, f"(trim({{v}}) = '' OR {f.valid})", f"{f.expected} or nothing")
-
-
-def check_fields(fields: list[Field], f: str, sep_name: str, at_least: bool = False) -> str:
-    """SQL CASE giving the first problem of a split line `f` (a list), or NULL."""
-    n = len(fields)
-    names = ",".join(x.name for x in fields)
-    count_bad = f"len({f}) < {n}" if at_least else f"len({f}) <> {n}"
-    want = f"at least {n}" if at_least else str(n)
-    parts = [f"WHEN {count_bad} THEN 'expected {want} {sep_name} fields ({names}), found ' || len({f})"]
-    for i, fld in enumerate(fields, 1):
-        v = f"{f}[{i}]"
-        parts.append(
-            f"WHEN NOT ({fld.valid.format(v=v)}) THEN 'field {i} ({fld.name}): expected {fld.expected}, got ' || {q(v)}"
-        )
-    return "CASE " + " ".join(parts) + " END"
-
-
-def csv_fields(line: str = "line", sep: str = ",") -> str:
-    return f"string_split({line}, {sql_str(sep)})"
-
-
-def ws_fields(line: str = "line") -> str:
-    return f"regexp_split_to_array(trim({line}), '\\s+')"
-
-
-def header_skip(first_name: str) -> str:
-    """A line-1 header (its first field is the first column's name) is not an error."""
-    return f"(ln = 1 AND lower(trim(split_part(line, ',', 1))) = {sql_str(first_name.lower())})"
 
 
 # ---------------------------------------------------------------------------------------
@@ -216,8 +131,16 @@ def range_checked(sql: str, events: bool, labels: dict[str, str] | None = None) 
 
 
 __all__ = [
+    "MAX_BYTES",
+    "MAX_LATENCY_US",
+    "MAX_SECTORS",
+    "MAX_TIME_NS",
     "Field",
+    "Parsed",
     "MAX_LINE",
+    "first_line",
+    "rejects_table",
+    "sql_str",
     "check_fields",
     "clear_rejects",
     "csv_fields",
@@ -234,25 +157,6 @@ __all__ = [
     "uint",
     "ws_fields",
 ]
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """What a format's SQL builder returns for one input file.
-
-    `sql` yields: ln, line, err (NULL when the line is good), kind ('io', 'skip', or
-    'issue'/'complete' for event formats), then the trace-table columns (time_ns, device,
-    op, offset_bytes, size_bytes, process, latency_us, pid) or, for event formats, the event
-    columns (time_ns, device, op, sector, nsect, process, pid). Numbers may be wider than
-    their stored type (HUGEINT, DOUBLE) or NULL on overflow: the driver range-checks them.
-    """
-
-    sql: str
-    events: bool = False
-    start_unix_ns: int | None = None  # wall clock of time_ns = 0, if the format has one
-    notes: tuple[str, ...] = ()
-    lost_sql: str | None = None  # tracefs: how many events the kernel says it dropped
-    labels: dict[str, str] | None = None  # numeric column -> the field it comes from (range errors)
 
 
 def first_line(path: str) -> tuple[int, str] | None:

@@ -39,11 +39,8 @@ SURE_MARGIN = 1.0  # decades between the winner and the next possible unit for "
 MAX_IOPS = 10e6
 MAX_BYTES_PER_S = 100e9
 BURST_IOS = 100
-# Formats whose time unit varies between the tools that write them, with the documented
-# default (DiskSim's manual: ms; libCacheSim's vSCSI reader: µs).
-VARIABLE_UNIT = {"disksim": "ms", "cloudphysics": "us", "vscsi": "us"}
-# ... and the convention when the times are whole numbers, where it differs.
-WHOLE_UNIT = {"disksim": ("ns", "MQSim's and SSDsim's unit for whole-number times")}
+# Which formats' unit varies, their documented default and their convention for whole-number
+# times are declared with each format (registry.UnitRule, traces/formats/).
 
 
 @dataclass(frozen=True)
@@ -120,14 +117,22 @@ def _impossible(unit: str, t: np.ndarray, b: _Burst, devices: int, fractional: b
 
 
 def detect(
-    times: np.ndarray, fractional: bool, default: str, fmt: str, sizes: np.ndarray | None = None, devices: int = 1
+    times: np.ndarray,
+    fractional: bool,
+    default: str,
+    fmt: str,
+    sizes: np.ndarray | None = None,
+    devices: int = 1,
+    whole: tuple[str, str] | None = None,
 ) -> TimeUnit:
     """The likely unit of `times` (the file's raw numbers, in file order); `sizes` (bytes,
-    one per time) and `devices` (how many devices the trace covers) bound what is possible."""
+    one per time) and `devices` (how many devices the trace covers) bound what is possible.
+    `default` is the format's documented unit; `whole` is (unit, whose convention) for
+    whole-number times, when that differs."""
     keep = np.isfinite(times)
     times, sizes = times[keep], (None if sizes is None else np.asarray(sizes, dtype=float)[keep])
     t = np.unique(times)
-    default, who = WHOLE_UNIT.get(fmt, (default, "")) if not fractional else (default, "")
+    default, who = (whole or (default, "")) if not fractional else (default, "")
     who = who or f"{fmt}'s documented unit"
     if len(t) < 2:
         return TimeUnit(default, f"{who} (too few distinct times to tell)", "default")

@@ -24,7 +24,8 @@ import numpy as np
 
 from iolab.core.errors import IolabError
 from iolab.traces import timeunit
-from iolab.traces.formats import scsi_op_sql
+from iolab.traces.formats.delimited import scsi_op_sql
+from iolab.traces.registry import UnitRule
 from iolab.traces.table import IMPORT_MEMORY, BadLine, TraceTable, connect, refuse_bad_input, write_table
 from iolab.traces.textscan import MAX_BYTES, MAX_LATENCY_US, MAX_SECTORS, MAX_TIME_NS
 
@@ -95,13 +96,24 @@ def read_vscsi(path: Path) -> tuple[np.ndarray, int, list[BadLine], int]:
     return recs[~bad], version, examples, n_bad
 
 
+def _time_unit(recs: list[np.ndarray], time_unit: str | None, unit: UnitRule) -> timeunit.TimeUnit:
+    """The unit given, or else guessed from the first records' times and sizes."""
+    if time_unit:
+        return timeunit.given(time_unit, "vscsi")
+    ts = np.concatenate([r["ts"][:200_000] for r in recs]).astype(float)
+    sizes = np.concatenate([r["len"][:200_000] for r in recs]).astype(float)
+    return timeunit.detect(ts, False, unit.default, "vscsi", sizes=sizes, whole=unit.whole)
+
+
 def import_vscsi(
     files: list[Path],
     out: str | Path,
     skip_bad_lines: bool = False,
     notes: tuple[str, ...] = (),
     time_unit: str | None = None,
+    unit: UnitRule = UnitRule("us"),
 ) -> TraceTable:
+    """Import vSCSI files; `unit` is the format's time-unit rule (formats/vscsi.py)."""
     loaded = [(f, *read_vscsi(f)) for f in files]
     skipped = 0
     examples: list[BadLine] = []
@@ -116,12 +128,7 @@ def import_vscsi(
             )
         skipped += n_bad
         examples += bad[: max(0, 5 - len(examples))]
-    if time_unit:
-        tu = timeunit.given(time_unit, "vscsi")
-    else:
-        ts = np.concatenate([r["ts"][:200_000] for _, r, *_ in loaded]).astype(float)
-        sizes = np.concatenate([r["len"][:200_000] for _, r, *_ in loaded]).astype(float)
-        tu = timeunit.detect(ts, False, timeunit.VARIABLE_UNIT["vscsi"], "vscsi", sizes=sizes)
+    tu = _time_unit([r for _, r, *_ in loaded], time_unit, unit)
     notes = notes + (f"time unit: {tu.unit} ({tu.reason}).",)
     if any(v == 2 for _, _, v, *_ in loaded):
         notes += ("vSCSI rt (response time) read in the unit of ts (its unit is not documented).",)
@@ -172,3 +179,18 @@ def import_vscsi(
         )
     finally:
         con.close()
+
+
+def write_vscsi(con, src: str, out: Path) -> None:
+    """Version 2 records (with rt), ts and rt in µs, from an export's rows `src` (writers.py)."""
+    rows = con.execute(f"SELECT time_ns, op, offset_bytes, size_bytes, latency_us FROM {src} ORDER BY n").fetchnumpy()
+    recs = np.zeros(len(rows["time_ns"]), dtype=V2)
+    recs["cmd"] = np.where(rows["op"] == "read", 0x28, 0x2A)
+    recs["ver"] = 2 << 8
+    recs["sn"] = np.arange(len(recs))
+    recs["len"] = rows["size_bytes"]
+    recs["lbn"] = rows["offset_bytes"] // 512
+    recs["ts"] = rows["time_ns"] // 1000
+    lat = rows["latency_us"]
+    recs["rt"] = np.where(np.isnan(lat), 0, np.round(lat)) if lat.dtype.kind == "f" else 0
+    out.write_bytes(recs.tobytes())

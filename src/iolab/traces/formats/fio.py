@@ -1,19 +1,23 @@
-"""fio iologs, version 2 or 3 (read from the header): the SQL that reads one (the driver is
-readers.py). v2 has no clock: an IO's time is the sum of the `wait` lines before it; v3
-timestamps are µs (what fio's iolog.c writes). Offsets and lengths are bytes; sync and
-datasync become flushes."""
+"""fio iologs, version 2 or 3 (read from the header). v2 has no clock: an IO's time is the
+sum of the `wait` lines before it; v3 timestamps are µs (what fio's iolog.c writes). Offsets
+and lengths are bytes; sync and datasync become flushes. Written as either version (fio
+replays a v3 log with read_iolog=...)."""
 
 from __future__ import annotations
 
 from iolab.core.errors import IolabError
-from iolab.traces.table import sql_str
-from iolab.traces.textscan import MAX_LATENCY_US, Parsed, first_line, lines_sql, q, ws_fields
+from iolab.traces.registry import ExportJob, TraceFormat, Writer, first_line_in
+from iolab.traces.sqltext import MAX_LATENCY_US, Parsed, lines_sql, q, sql_str, ws_fields
+
+HEADERS = ("fio version 2 iolog", "fio version 3 iolog")
 
 
-def fio_iolog(path: str) -> Parsed:
+def read(path: str) -> Parsed:
+    from iolab.traces.textscan import first_line
+
     header = first_line(path)
     first = [header] if header else []
-    if not first or first[0][1].strip() not in ("fio version 2 iolog", "fio version 3 iolog"):
+    if not first or first[0][1].strip() not in HEADERS:
         got = first[0][1].strip()[:80] if first else "an empty file"
         line = first[0][0] if first else 1
         raise IolabError(
@@ -65,3 +69,40 @@ def fio_iolog(path: str) -> Parsed:
         "size_bytes": f"field {ts + 4} (length)",
     }
     return Parsed(sql, notes=notes, labels=labels)
+
+
+def _devices(job: ExportJob) -> list[str]:
+    return [r[0] for r in job.con.execute(f"SELECT DISTINCT device FROM {job.src} ORDER BY 1").fetchall()]
+
+
+def write_v3(job: ExportJob) -> None:
+    files = _devices(job)
+    head = "\n".join([HEADERS[1]] + [f"0 {d} add" for d in files] + [f"0 {d} open" for d in files])
+    job.lines(
+        f"""SELECT printf('%d %s %s %d %d', time_ns // 1000, device, op, offset_bytes, size_bytes)
+            FROM {job.src} ORDER BY n""",
+        header=head,
+    )
+
+
+def write_v2(job: ExportJob) -> None:
+    # v2 has no clock: a `wait` line (µs) before each IO that comes later than the last.
+    files = _devices(job)
+    head = "\n".join([HEADERS[0]] + [f"{d} add" for d in files] + [f"{d} open" for d in files])
+    job.lines(
+        f"""SELECT CASE WHEN gap > 0 THEN printf('%s wait %d 0', device, gap) || chr(10) ELSE '' END
+            || printf('%s %s %d %d', device, op, offset_bytes, size_bytes)
+            FROM (SELECT *, time_ns // 1000 - coalesce(lag(time_ns // 1000) OVER (ORDER BY n), 0) AS gap FROM {job.src})
+            ORDER BY n""",
+        header=head,
+    )
+
+
+FORMAT = TraceFormat(
+    name="fio",
+    title="fio iolog, version 2 or 3",
+    sql=read,
+    # The header line and, for the one device a fuzz seed has, its add and open lines.
+    writers=(Writer("fio2", write_v2, head_lines=3), Writer("fio3", write_v3, head_lines=3)),
+    header=first_line_in(*HEADERS),
+)

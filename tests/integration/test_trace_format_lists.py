@@ -1,0 +1,59 @@
+"""`iolab trace import/export` as a user runs them: the --format help names every format the
+registry holds (export: exactly those with a writer), and every writer works from the
+command line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from iolab.traces import formats
+
+from .conftest import iolab
+
+
+def _help(*args: str) -> str:
+    p = iolab(*args, "--help")
+    assert p.returncode == 0, p.stderr
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", p.stdout).split())
+
+
+def test_format_help_lists_the_registered_formats():
+    assert f"--format -f TEXT {', '.join(formats.writer_names())}." in _help("trace", "export")
+    assert f"Trace format: {', '.join(formats.reader_names())} (default" in _help("trace", "import")
+    variable = ", ".join(f.name for f in formats.all_formats() if f.time_unit)
+    assert f"formats whose unit varies ({variable};" in _help("trace", "import")
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    d = tmp_path_factory.mktemp("lists")
+    src = d / "hm_0.csv"
+    # MSR: FILETIME, host, disk, type, offset, size, response time (100 ns ticks)
+    src.write_text(
+        "".join(
+            f"{128166372000000000 + i * 5000},hm,0,{'Read' if i % 2 else 'Write'},{i * 8192},4096,{300 + i}\n"
+            for i in range(20)
+        )
+    )
+    p = iolab("trace", "import", str(src), "--format", "msr", "--out", str(d / "t.parquet"))
+    assert p.returncode == 0, p.stderr
+    return d / "t.parquet"
+
+
+@pytest.mark.parametrize("fmt", formats.writer_names())
+def test_every_listed_writer_exports_and_reads_back(fmt, table, tmp_path):
+    out = tmp_path / f"t.{fmt}"
+    p = iolab("trace", "export", str(table), "--format", fmt, "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    p = iolab("trace", "import", str(out), "--out", str(tmp_path / "back.parquet"))
+    assert p.returncode == 0, p.stderr
+    reader = formats.writer(fmt)[0].name  # type: ignore[index]
+    assert f"format: {reader} (detected" in p.stdout and "20 IOs" in p.stdout
+
+
+def test_export_to_an_unknown_format_is_refused_with_the_list(table, tmp_path):
+    p = iolab("trace", "export", str(table), "--format", "nope", "--out", str(tmp_path / "x"))
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert f"cannot export to 'nope'; formats: {', '.join(formats.writer_names())}" in " ".join(p.stderr.split())
