@@ -14,7 +14,7 @@ from collections.abc import Callable, Generator, Sequence
 from contextlib import closing, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from iolab import suites
 from iolab.api import registry
@@ -118,6 +118,19 @@ class SequenceReported:
 Step = Planned | Started | Ended | SequenceReported
 
 
+class RunHow(TypedDict, total=False):
+    """run_steps' options, which run_test passes on (each as run_steps documents it)."""
+
+    workload: str | Path | None
+    options: RunOptions | None
+    runs_dir: Path | None
+    stall_timeout: float | None
+    progress: Progress | None
+    report: bool
+    engine: Engine | None
+    everything: bool
+
+
 def run_steps(
     test: str,
     target: Target | str,
@@ -172,24 +185,17 @@ def run_test(
     target: Target | str,
     profile: Profile | None = None,
     *,
-    workload: str | Path | None = None,
-    options: RunOptions | None = None,
-    runs_dir: Path | None = None,
-    stall_timeout: float | None = None,
-    progress: Progress | None = None,
-    report: bool = True,
-    engine: Engine | None = None,
-    everything: bool = False,
     on_start: Callable[[RunStore], None] | None = None,
     on_end: Callable[[RunStore, list[Path]], None] | None = None,
     on_plan: Callable[[list[TestPlan], int], None] | None = None,
     on_sequence_report: Callable[[list[Path]], None] | None = None,
+    **how: Unpack[RunHow],
 ) -> list[TestRun]:
     """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
     `iolab run SEQ --all`), as `iolab run` does: claim the target, check it is safe, open the
     run directory, keep the test's input there, run the plan, write the report. Every plan is
-    built (and so checked) before the first one writes anything (`run_steps` yields the same
-    run's steps to a caller that shows each as it comes).
+    built (and so checked) before the first one writes anything. `how`: run_steps' options
+    (`RunHow`); run_steps yields the same run's steps to a caller that shows each as it comes.
 
     `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
@@ -199,19 +205,7 @@ def run_test(
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
     own engine; run_test closes it either way."""
     done: list[TestRun] = []
-    steps = run_steps(
-        test,
-        target,
-        profile,
-        workload=workload,
-        options=options,
-        runs_dir=runs_dir,
-        stall_timeout=stall_timeout,
-        progress=progress,
-        report=report,
-        engine=engine,
-        everything=everything,
-    )
+    steps = run_steps(test, target, profile, **how)
     with closing(steps):
         for step in steps:
             if isinstance(step, Planned) and on_plan:
