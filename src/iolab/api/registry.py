@@ -66,7 +66,7 @@ def check(test: TestDef) -> TestDef:
         raise IolabError(
             f"test {test.name!r}: its declaration breaks the TestDef contract (iolab/suites/testdef.py CONTRACT): "
             + "; ".join(problems)
-            + ". The test is not registered."
+            + ". The test is refused; nothing was run or written."
         )
     return test
 
