@@ -12,6 +12,7 @@ from iolab import suites, targets
 from iolab.api import registry
 from iolab.cli import progress
 from iolab.cli.progress import RichProgress
+from iolab.core.plan import step_seconds
 from iolab.core.results import OpStats, RoundResult
 
 NONE = OpStats(0, 0, 0.0, 0.0, None, None, None, None)
@@ -40,7 +41,8 @@ def test_sequence_eta_scales_the_planned_rest_by_the_pace_so_far():
     p.in_sequence([qos_plan(), plan, *after], 1)
     p.plan, p.phase_ = plan, plan.phases[0]
     assert "no step measured yet" in p._eta()
-    p.step("precondition", 0, 0, 1, plan.phases[0].precondition[0])
+    w = plan.phases[0].precondition[0]
+    p.step("precondition", 0, 0, 1, w.label(), step_seconds(w))
     p.done(RoundResult(NONE, NONE, 5.0), wall_s=2.5)  # twice as fast as planned
     # the rest: 24 s of this test and 2 × 29 s of the tests after it, at 0.5 s per planned second
     assert "test 2/4; to the end of the sequence: " in p._eta()
@@ -106,8 +108,10 @@ def test_a_long_step_without_a_line_gets_a_heartbeat_saying_what_runs(monkeypatc
     plan = qos_plan()
     out = io.StringIO()
     with RichProgress(Console(file=out, width=200)) as p:
-        p.phase(plan, plan.phases[0], 0)
-        p.step("precondition", 0, 0, 1, plan.phases[0].precondition[0])
+        p.test_starts(plan)
+        p.phase(plan.phases[0], 0)
+        w = plan.phases[0].precondition[0]
+        p.step("precondition", 0, 0, 1, w.label(), step_seconds(w))
         deadline = time.monotonic() + 60
         while "still running" not in out.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)

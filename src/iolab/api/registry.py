@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab.core.errors import IolabError
-from iolab.suites.testdef import TestDef
+from iolab.suites.testdef import TestDef, contract_problems
 
 if TYPE_CHECKING:  # the names alone: `iolab --help` lists the tests without these modules
     from iolab.core.plan import Profile, TestPlan
@@ -44,6 +44,7 @@ MODULES = {
 }
 
 _registered: dict[str, TestDef] = {}
+_checked: set[str] = set()  # built-in tests whose functions were checked against the contract
 
 __all__ = ["TestDef", "register", "unregister", "get", "find", "all", "names", "sequence", "sequences", "build_plan"]
 
@@ -52,7 +53,21 @@ def register(test: TestDef) -> TestDef:
     """Make `test` known to every command in this process (after the built-in tests)."""
     if test.name in MODULES or test.name in sequences():
         raise IolabError(f"test {test.name!r}: the name is taken by a built-in test or sequence.")
-    _registered[test.name] = test
+    _registered[test.name] = check(test)
+    return test
+
+
+def check(test: TestDef) -> TestDef:
+    """`test`, once its declared functions are found to keep TestDef's contract (as pluggy checks
+    a hook's implementation against its specification when it is registered): a function of
+    the wrong signature is refused here, naming the test, the field and the call it must take."""
+    problems = contract_problems(test)
+    if problems:
+        raise IolabError(
+            f"test {test.name!r}: its declaration breaks the TestDef contract (iolab/suites/testdef.py CONTRACT): "
+            + "; ".join(problems)
+            + ". The test is refused; nothing was run or written."
+        )
     return test
 
 
@@ -74,6 +89,8 @@ def find(name: str) -> TestDef | None:
     test = import_module(MODULES[name]).TEST
     if test.name != name:
         raise IolabError(f"{MODULES[name]} declares test {test.name!r}, registered as {name!r}.")
+    if name not in _checked:
+        _checked.add(check(test).name)
     return test
 
 

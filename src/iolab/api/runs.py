@@ -10,12 +10,11 @@ below imports this module or the registry.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from iolab import suites
 from iolab.api import registry
@@ -39,14 +38,14 @@ from iolab.pages.report.sequence import write_sequence_report as _write_sequence
 from iolab.run import resume as resuming
 from iolab.run.resume import Resumption
 from iolab.run.runner import Progress, Runner
-from iolab.run.runstart import RunOptions, start
+from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
 from iolab.store.durable import ResultsDiskFull
 from iolab.store.manifest import manifest_of, resolve_run, runs_root
 from iolab.store.runstore import RunStore
-from iolab.targets import Target, parse_target, release
+from iolab.targets import Target, parse_target
 
-P = ParamSpec("P")
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from iolab.suites.testdef import InputKeeper
 
 
 def plans(
@@ -55,21 +54,22 @@ def plans(
     """The plans `iolab run TEST` runs: one test's, or each of a sequence's in order (with
     `everything`, its optional tests too). Every `--set` parameter must belong to one of them
     (checked before any plan is built)."""
-    return [plan for plan, _ in planned(test, profile, target, workload, everything)]
+    return [plan for plan, _, _ in planned(test, profile, target, workload, everything)]
 
 
 def planned(
     test: str, profile: Profile, given: Target, workload: str | Path | None = None, everything: bool = False
-) -> list[tuple[TestPlan, Target]]:
-    """Each plan with the target it runs on: on a simulated drive a --quick run tests a copy of
-    it, each test's own (suites.quick_setup), and says so in the plan's notes."""
+) -> list[tuple[TestPlan, Target, InputKeeper | None]]:
+    """Each plan with the target it runs on and what keeps its input in the run directory: on
+    a simulated drive a --quick run tests a copy of it, each test's own (suites.quick_setup),
+    and says so in the plan's notes."""
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
     out = []
     for t in tests:
         prof, tgt, notes = suites.quick_setup(profile, given, t)
         plan = registry.build_plan(t.name, prof, tgt, workload)
-        out.append((replace(plan, notes=plan.notes + notes), tgt))
+        out.append((replace(plan, notes=plan.notes + notes), tgt, t.keep_input))
     return out
 
 
@@ -86,21 +86,53 @@ class TestRun:
     reports: tuple[Path, ...]
 
 
-def _one_set_of_plot_workers(run: Callable[P, R]) -> Callable[P, R]:
-    """`run` with all the reports it writes (a sequence's: each run's own, then the sequence's)
-    drawing their plots in one set of worker processes, started at the first plot, not a new set
-    per report."""
+@dataclass(frozen=True)
+class Planned:
+    """Plan `index` of `plans` (every plan is built and checked) is about to start."""
 
-    @functools.wraps(run)
-    def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        with drawing_in_parallel() if kwargs.get("report", True) else nullcontext():
-            return run(*args, **kwargs)
-
-    return call
+    plans: list[TestPlan]
+    index: int
 
 
-@_one_set_of_plot_workers
-def run_test(
+@dataclass(frozen=True)
+class Started:
+    """Its run directory exists, the target is claimed and found safe; the runner comes next."""
+
+    store: RunStore
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The run ended (complete, or failed: an error follows this step); `run.reports` written."""
+
+    store: RunStore
+    run: TestRun
+
+
+@dataclass(frozen=True)
+class SequenceReported:
+    """The one report of a sequence's runs (RUNS_DIR/sequences/)."""
+
+    paths: list[Path]
+
+
+Step = Planned | Started | Ended | SequenceReported
+
+
+class RunHow(TypedDict, total=False):
+    """run_steps' options, which run_test passes on (each as run_steps documents it)."""
+
+    workload: str | Path | None
+    options: RunOptions | None
+    runs_dir: Path | None
+    stall_timeout: float | None
+    progress: Progress | None
+    report: bool
+    engine: Engine | None
+    everything: bool
+
+
+def run_steps(
     test: str,
     target: Target | str,
     profile: Profile | None = None,
@@ -112,16 +144,59 @@ def run_test(
     progress: Progress | None = None,
     report: bool = True,
     engine: Engine | None = None,
+    everything: bool = False,
+) -> Generator[Step, None, None]:
+    """`run_test` as the steps its caller shows between them (the CLI's `iolab run`): the run
+    goes down api → run (runstart.start: safety, claim, run directory; Runner) → engine → store
+    and never calls back up; whoever iterates shows each step and then asks for the next. An
+    error or interruption is raised after its run's `Ended`, the runs so far kept; closing the
+    iterator at `Started` (Ctrl-C while it was shown) marks that run interrupted."""
+    given = parse_target(target) if isinstance(target, str) else target
+    engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
+    done: list[Path] = []
+    # every report of the run (a sequence's: each run's, then the sequence's) draws in one set of workers
+    with drawing_in_parallel() if report else nullcontext():
+        try:
+            runs = planned(test, profile or Profile(), given, workload, everything)
+            for i, (plan, tgt, keeper) in enumerate(runs):
+                yield Planned([p for p, _, _ in runs], i)
+                store = start(plan, tgt, engine, options or RunOptions(), Path(runs_dir) if runs_dir else runs_root())
+                try:
+                    if workload is not None and keeper is not None:
+                        keeper(Path(workload), store.dir)
+                    yield Started(store)
+                    Runner(plan, tgt, engine, store, options or RunOptions(), progress).run()
+                except (KeyboardInterrupt, GeneratorExit):
+                    stopped_before_its_rounds(store, tgt)
+                    raise
+                except IolabError as e:
+                    # no room for a report either when the results disk is full
+                    yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull)))
+                    raise
+                yield Ended(store, _ended(store, report))
+                done.append(store.dir)
+        finally:
+            engine.close()
+        if report and len(done) > 1:
+            yield SequenceReported(write_sequence_report(done))
+
+
+def run_test(
+    test: str,
+    target: Target | str,
+    profile: Profile | None = None,
+    *,
     on_start: Callable[[RunStore], None] | None = None,
     on_end: Callable[[RunStore, list[Path]], None] | None = None,
-    everything: bool = False,
     on_plan: Callable[[list[TestPlan], int], None] | None = None,
     on_sequence_report: Callable[[list[Path]], None] | None = None,
+    **how: Unpack[RunHow],
 ) -> list[TestRun]:
     """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
-    `iolab run SEQ --all`), as `iolab run` does: claim the target,
-    check it is safe, open the run directory, keep the test's input there, run the plan, write
-    the report. Every plan is built (and so checked) before the first one writes anything.
+    `iolab run SEQ --all`), as `iolab run` does: claim the target, check it is safe, open the
+    run directory, keep the test's input there, run the plan, write the report. Every plan is
+    built (and so checked) before the first one writes anything. `how`: run_steps' options
+    (`RunHow`); run_steps yields the same run's steps to a caller that shows each as it comes.
 
     `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
@@ -130,52 +205,21 @@ def run_test(
     An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
     own engine; run_test closes it either way."""
-    profile = profile or Profile()
-    given = parse_target(target) if isinstance(target, str) else target
-    engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
-    options = options or RunOptions()
     done: list[TestRun] = []
-    try:
-        runs = planned(test, profile, given, workload, everything)
-        todo = [plan for plan, _ in runs]
-        for i, (plan, tgt) in enumerate(runs):
-            if on_plan:
-                on_plan(todo, i)
-            if tgt.kind == "sim":
-                # The simulated drive is built (a load= state read and checked) before its run
-                # directory exists: a drive that cannot be built leaves no failed run behind.
-                engine.prepare(tgt)
-            store = start(plan, tgt, engine, options, Path(runs_dir) if runs_dir else runs_root())
-            try:
-                keeper = registry.get(plan.test).keep_input
-                if workload is not None and keeper is not None:
-                    keeper(Path(workload), store.dir)
-                if on_start:
-                    on_start(store)
-                Runner(plan, tgt, engine, store, options, progress).run()
-            except KeyboardInterrupt:
-                _stopped_before_its_rounds(store, tgt)
-                raise
-            except IolabError as e:
-                # no room for a report either when the results disk is full
-                _ended(store, report and not isinstance(e, ResultsDiskFull), on_end)
-                raise
-            done.append(_ended(store, report, on_end))
-    finally:
-        engine.close()
-    if report and len(done) > 1:
-        paths = write_sequence_report([r.dir for r in done])
-        if on_sequence_report:
-            on_sequence_report(paths)
+    steps = run_steps(test, target, profile, **how)
+    with closing(steps):
+        for step in steps:
+            if isinstance(step, Planned) and on_plan:
+                on_plan(step.plans, step.index)
+            elif isinstance(step, Started) and on_start:
+                on_start(step.store)
+            elif isinstance(step, Ended):
+                if on_end:
+                    on_end(step.store, list(step.run.reports))
+                done.append(step.run)
+            elif isinstance(step, SequenceReported) and on_sequence_report:
+                on_sequence_report(step.paths)
     return done
-
-
-def _stopped_before_its_rounds(store: RunStore, target: Target) -> None:
-    """Ctrl-C after the run directory exists but before the runner took over (which marks its
-    own interruptions): the run must not stay 'running', nor its target claimed."""
-    if manifest_of(store).state == "running":
-        store.finish("interrupted", "stopped by the user (Ctrl-C) as it started; nothing was measured")
-    release(target)
 
 
 def resume_test(
@@ -202,13 +246,14 @@ def resume_test(
         resuming.run(r, engine, progress)
     finally:
         engine.close()
-    return _ended(r.store, report, on_end)
-
-
-def _ended(store: RunStore, report: bool, on_end) -> TestRun:
-    paths = write_report([store.dir], store.dir / "report") if report else []
+    done = _ended(r.store, report)
     if on_end:
-        on_end(store, paths)
+        on_end(r.store, list(done.reports))
+    return done
+
+
+def _ended(store: RunStore, report: bool) -> TestRun:
+    paths = write_report([store.dir], store.dir / "report") if report else []
     m = manifest_of(store)
     return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
 

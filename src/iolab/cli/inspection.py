@@ -40,7 +40,7 @@ def info(target: str = typer.Argument(..., help="Target spec (read-only inspecti
     "active_range",
     "spec",
     "quick",
-    "cell_time",
+    "cell_seconds",
     "capacity_limit",
     "sets",
     "ioengine",

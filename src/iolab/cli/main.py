@@ -59,15 +59,6 @@ def default_target() -> str:
     return f"sim:{DEFAULT_PRESET}"
 
 
-def report_paths(progress, reports: list[Path], quiet: bool) -> None:
-    """A run's report files: a progress note (timestamped in a log), or plain lines with --quiet."""
-    for p in reports:
-        if quiet:
-            console.print(f"report: {esc(str(p))}", soft_wrap=True)
-        else:
-            progress.note(f"report: {p}")
-
-
 @app.command()
 @with_run_args()
 def run(
@@ -84,18 +75,19 @@ def run(
     """Run a test or a sequence: purge, precondition, rounds until steady state; every round is stored."""
     from iolab import targets
     from iolab.api import runs as api
-    from iolab.run.runner import Interrupted, stop_on_signals
-    from iolab.run.runstart import RunOptions
-    from iolab.store.manifest import manifest_of, runs_root
+    from iolab.cli.progress import RichProgress
+    from iolab.cli.runview import RunView
+    from iolab.run.runner import stop_on_signals
+    from iolab.store.manifest import runs_root
 
-    json_out, require_steady, target = args.json_out, args.require_steady, args.target
-    want_json("run", console, json_out)
+    target = args.target
+    want_json("run", console, args.json_out)
     if repeat != 1:
-        raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), json_out, console))
+        raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), args.json_out, console))
     prof, stall_s = args.make_profile(), args.stall_seconds()
     root = args.runs_dir or runs_root()
     if target and len(target) > 1:  # several drives: one run each, then their comparison
-        if json_out:
+        if args.json_out:
             raise IolabError(
                 "--json describes the runs of one target; with several --target, compare their runs "
                 "afterwards with `iolab compare RUN... --json`."
@@ -103,7 +95,34 @@ def run(
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = targets.parse_target(target[0] if target else default_target())
-    engine = scaleout.engine_for_run(
+    engine = run_engine(tgt, stall_s, args)
+    view = RunView(console, err, args)
+    try:
+        with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
+            view.progress = progress
+            steps = api.run_steps(
+                test,
+                tgt,
+                prof,
+                workload=args.workload,
+                options=args.run_options(),
+                runs_dir=root,
+                engine=engine,
+                progress=progress,
+                report=args.report,
+                everything=args.everything,
+            )
+            view.follow(steps)
+    except KeyboardInterrupt as e:
+        view.interrupted(e)
+    except IolabError as e:
+        view.failed(e)
+    finish("run", args.json_out, args.require_steady, view.records, reports=[str(p) for p in view.sequence_reports])
+
+
+def run_engine(tgt, stall_s: float | None, args: RunArgs):
+    """The engine of `iolab run`: the target's own, or one that splits rounds over --paths or hosts."""
+    return scaleout.engine_for_run(
         tgt,
         args.paths,
         args.hosts,
@@ -114,96 +133,6 @@ def run(
         args.listen_any,
         args.ioengine,
     )
-    options = RunOptions(
-        purge_method=args.purge,
-        allow_unsafe=args.allow_unsafe_target,
-        allow_system_disk=args.allow_system_disk,
-        tested_by=args.tested_by,
-    )
-    from iolab.cli.progress import RichProgress, sequence_eta
-
-    current: list[RunStore] = []
-    records: list[dict] = []
-    seq_reports: list[Path] = []
-
-    def planned(plans, i: int) -> None:
-        if len(plans) > 1:
-            progress.in_sequence(plans, i)
-            if args.quiet:
-                return
-            console.print(
-                f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], progress.pace))}",
-                soft_wrap=True,
-            )
-
-    def sequence_report(paths: list[Path]) -> None:
-        for p in paths:
-            seq_reports.append(p)
-            console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
-
-    def started(store: RunStore) -> None:
-        current[:] = [store]
-        m = manifest_of(store)
-        if not args.quiet:
-            console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
-        if "ioengine" in m.versions and not args.quiet:
-            console.print(f"fio ioengine: {esc(m.versions['ioengine'])}")
-        for overridden in m.safety_overrides:
-            console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
-        if not m.compliant:
-            console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
-
-    def ended(store: RunStore, reports: list[Path]) -> None:
-        if json_out or require_steady:
-            records.append(api.run_record(store, reports))
-        if manifest_of(store).state == "complete":
-            api.show(store, console)
-        report_paths(progress, reports, args.quiet)
-        if manifest_of(store).state == "complete":
-            console.print(f"run directory: {esc(str(store.dir))}")
-
-    try:
-        with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:
-            api.run_test(
-                test,
-                tgt,
-                prof,
-                workload=args.workload,
-                options=options,
-                runs_dir=root,
-                engine=engine,
-                progress=progress,
-                report=args.report,
-                on_start=started,
-                on_end=ended,
-                everything=args.everything,
-                on_plan=planned,
-                on_sequence_report=sequence_report,
-            )
-    except KeyboardInterrupt as e:
-        if not current or manifest_of(current[0]).state not in ("interrupted", "complete"):
-            raise
-        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
-        run_dir = esc(str(current[0].dir))
-        if manifest_of(current[0]).state == "complete":  # stopped while its report was written
-            err.print(
-                f"[yellow]{by} after run {esc(manifest_of(current[0]).run_id)} was complete: its measurements are "
-                f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
-                "writes it)[/]",
-                soft_wrap=True,
-            )
-        else:
-            err.print(
-                f"[yellow]{by}: finished rounds are kept in {run_dir}; "
-                f"`iolab report {run_dir}` reports what was measured[/]"
-            )
-        ended_early("run", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
-    except IolabError as e:
-        if not current or manifest_of(current[0]).state != "failed":
-            raise  # refused before its run began: main() prints it
-        err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(current[0].dir))})")
-        ended_early("run", json_out, records, current[0], e.exit_code)
-    finish("run", json_out, require_steady, records, reports=[str(p) for p in seq_reports])
 
 
 @app.command()
@@ -216,6 +145,7 @@ def resume(
     """Continue an interrupted run from its last complete round (or say why it cannot, and what it does instead)."""
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
+    from iolab.cli.runview import report_paths
     from iolab.run.runner import Interrupted, stop_on_signals
     from iolab.store.manifest import manifest_of
 
@@ -238,7 +168,7 @@ def resume(
         if json_out or require_steady:
             records.append(api.run_record(store, reports))
         api.show(store, console)
-        report_paths(progress, reports, args.quiet)
+        report_paths(console, progress, reports, args.quiet)
         console.print(f"run directory: {esc(str(store.dir))}")
 
     try:

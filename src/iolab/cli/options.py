@@ -20,6 +20,7 @@ from iolab.engines.fio_job import AUTO_RULE, check_ioengine
 
 if TYPE_CHECKING:
     from iolab.core.plan import Profile
+    from iolab.run.runstart import RunOptions
 
 RUNS_HELP = "Runs directory (default ./runs or $IOLAB_RUNS)."
 
@@ -130,7 +131,9 @@ class RunArgs:
         "drive becomes a 512 MiB copy with the same over-provisioning unless its target gives its size): "
         "finishes in minutes, labelled non-compliant.",
     )
-    cell_time: Optional[str] = _opt(
+    # the cell time is `cell_seconds` from here to the engine (Profile.cell_seconds, then each
+    # workload's duration_s); only an engine converts it (fio's runtime=, the simulator's ns)
+    cell_seconds: Optional[str] = _opt(
         None,
         "--cell-time",
         metavar="DURATION",
@@ -252,7 +255,7 @@ class RunArgs:
             spec=self.spec,
             write_cache=_maybe(_on_off, self.write_cache, "--write-cache"),
             active_range=_maybe(parse_percent, self.active_range, "active range (--active-range)"),
-            cell_seconds=_maybe(parse_duration, self.cell_time, "--cell-time"),
+            cell_seconds=_maybe(parse_duration, self.cell_seconds, "--cell-time"),
             max_rounds=self.max_rounds,
             capacity_limit=_maybe(parse_size, self.capacity_limit, "--capacity-limit"),
             precondition_factor=self.precondition_factor,
@@ -262,6 +265,16 @@ class RunArgs:
             rwsw_min_write_multiple=self.rwsw_min_writes,
             steady_min_write_multiple=self.steady_min_writes,
             settings=parse_settings(sets) if sets else None,
+        )
+
+    def run_options(self) -> "RunOptions":
+        from iolab.run.runstart import RunOptions
+
+        return RunOptions(
+            purge_method=self.purge,
+            allow_unsafe=self.allow_unsafe_target,
+            allow_system_disk=self.allow_system_disk,
+            tested_by=self.tested_by,
         )
 
     def stall_seconds(self) -> Optional[float]:

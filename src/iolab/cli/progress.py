@@ -12,11 +12,10 @@ from rich.live import Live
 from rich.markup import escape as esc
 from rich.table import Table
 
-from iolab.core.plan import Phase, TestPlan, step_seconds
+from iolab.core.plan import Phase, TestPlan
 from iolab.core.results import RoundResult
 from iolab.core.steady import SteadyVerdict
 from iolab.core.units import num
-from iolab.core.workload import Workload
 
 LINE_EVERY_S = 1.0  # plain lines: the sustained rate of round lines and notes; more are folded
 BURST = 5  # plain lines: how many may come at once before folding starts
@@ -184,20 +183,25 @@ class RichProgress:
         self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1 :]))
         self.done_s, self.cell_wall = 0.0, None
 
+    def test_starts(self, plan: TestPlan) -> None:
+        """The plan the runner is given next (the command tells; the runner names only phases)."""
+        self.plan = plan
+
     # -- runner hooks -----------------------------------------------------------------------
-    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
-        self.plan, self.phase_ = plan, phase
+    def phase(self, phase: Phase, index: int) -> None:
+        self.phase_ = phase
         self._doing(f"{phase.name}: starting")
+        title, of = (self.plan.title, f"/{len(self.plan.phases)}") if self.plan is not None else ("", "")
         if self.lines:
-            self._print(f"{plan.title} · phase {index + 1}/{len(plan.phases)}: {phase.name} starts; ETA {self._eta()}")
+            self._print(f"{title} · phase {index + 1}{of}: {phase.name} starts; ETA {self._eta()}")
         else:
-            self.console.print(f"[bold]{esc(plan.title)}[/] · phase {index + 1}/{len(plan.phases)}: {esc(phase.name)}")
+            self.console.print(f"[bold]{esc(title)}[/] · phase {index + 1}{of}: {esc(phase.name)}")
         self._refresh()
 
-    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
+    def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None:
         self.what, self.round, self.index, self.count = what, round_, index, count
-        self.label = workload.label()
-        self.step_s = step_seconds(workload)
+        self.label = label
+        self.step_s = seconds
         self.live_iops = None
         name = self.phase_.name if self.phase_ is not None else ""
         self._doing(

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from iolab import targets
 from iolab.core.decide import Decision, Sample, sample_of_row
 from iolab.core.errors import IolabError
-from iolab.core.plan import Cell, Deferred, Phase, TestPlan
+from iolab.core.plan import Cell, Deferred, Phase, TestPlan, step_seconds
 from iolab.core.results import PARTIAL_TOLERANCE, RoundResult, check_result
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import duration
@@ -38,8 +38,9 @@ from iolab.targets import Target, wear
 class Progress(Protocol):
     """What the runner tells whoever watches (the CLI's Rich display, or nothing)."""
 
-    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None: ...
-    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None: ...
+    def phase(self, phase: Phase, index: int) -> None: ...
+    # a cell or preconditioning step starts: its workload's label and planned seconds (core.plan.step_seconds)
+    def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None: ...
     def live(self, elapsed_s: float, iops: float) -> None: ...
     def done(self, result: RoundResult, wall_s: float) -> None: ...
     def note(self, text: str) -> None: ...
@@ -50,10 +51,10 @@ class Progress(Protocol):
 
 
 class NoProgress:
-    def phase(self, plan: TestPlan, phase: Phase, index: int) -> None:
+    def phase(self, phase: Phase, index: int) -> None:
         pass
 
-    def step(self, what: str, round_: int, index: int, count: int, workload: Workload) -> None:
+    def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None:
         pass
 
     def live(self, elapsed_s: float, iops: float) -> None:
@@ -154,7 +155,7 @@ class Runner:
                     continue
                 if isinstance(phase, Deferred):
                     phase = self.build(i, phase)
-                self.progress.phase(self.plan, phase, i)
+                self.progress.phase(phase, i)
                 self.wear(phase.name, "start")
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
                 self.wear(phase.name, "end")
@@ -210,7 +211,7 @@ class Runner:
         if at is None and phase.precondition:
             store.begin_round(phase.name, 0)
             for i, w in enumerate(phase.precondition):
-                self.progress.step("precondition", 0, i, len(phase.precondition), w)
+                self.progress.step("precondition", 0, i, len(phase.precondition), w.label(), step_seconds(w))
                 self.measure(phase, 0, i, "precondition", Cell(w.label(), w, "", 0))
             store.finish_round(phase.name, 0)
 
@@ -232,7 +233,8 @@ class Runner:
             store.begin_round(phase.name, rnd)
             for i, planned in enumerate(phase.cells):
                 cell = within_budget(phase, planned, written, last_writes.get(planned.key))
-                self.progress.step("round", rnd, i, len(phase.cells), cell.workload)
+                w = cell.workload
+                self.progress.step("round", rnd, i, len(phase.cells), w.label(), step_seconds(w))
                 result = self.measure(phase, rnd, i, "measure", cell, planned)
                 written += result.write.io_bytes
                 elapsed += result.runtime_s

@@ -17,7 +17,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.engines import Engine, purge_methods
 from iolab.figures.phaseend import range_label, range_share, rule_text
-from iolab.store.manifest import Manifest, now_iso
+from iolab.store.manifest import Manifest, manifest_of, now_iso
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
 from iolab.targets.lock import TargetClaim
@@ -162,9 +162,14 @@ def as_planned(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
-    """Check the purge method fits the target, claim the target for this run (a second run on it
-    is refused, naming this one), check it is safe to write, then open the run directory. A
-    refused target leaves no run behind; the claim lasts until Runner.run ends."""
+    """Build a simulated drive, check the purge method fits the target, claim the target for
+    this run (a second run on it is refused, naming this one), check it is safe to write, then
+    open the run directory. A refused target leaves no run behind; the claim lasts until
+    Runner.run ends (or stopped_before_its_rounds)."""
+    if target.kind == "sim":
+        # The simulated drive is built (a load= state read and checked) before its run
+        # directory exists: a drive that cannot be built leaves no failed run behind.
+        engine.prepare(target)
     allowed = purge_methods(target)
     if options.purge_method not in allowed:
         raise IolabError(
@@ -196,3 +201,11 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
         raise
     claim.note_run(manifest.run_id, store.dir)
     return store
+
+
+def stopped_before_its_rounds(store: RunStore, target: Target) -> None:
+    """Ctrl-C after `start` opened the run but before the runner took over (which marks its
+    own interruptions): the run must not stay 'running', nor its target claimed."""
+    if manifest_of(store).state == "running":
+        store.finish("interrupted", "stopped by the user (Ctrl-C) as it started; nothing was measured")
+    targets.release(target)

@@ -8,6 +8,7 @@ This module imports no test, report or compare code (only types), so every layer
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -87,3 +88,40 @@ class TestDef:
     @property
     def label(self) -> str:
         return self.short_title or self.title
+
+
+# The contract of a TestDef's functions: each is called with these arguments, positionally (so
+# their names are the declaring module's to choose), and returns the last item. The registry
+# checks every declared function against it when the test is registered (api.registry), so a
+# function that cannot take these arguments fails as iolab starts the test, not when a report
+# or a comparison first calls it; what it returns is the type aliases' above (mypy checks them).
+CONTRACT: dict[str, tuple[tuple[str, ...], str]] = {
+    "build": (("profile", "target", "workload"), "TestPlan"),  # workload: a Path, or None
+    "keep_input": (("workload", "run_dir"), "list[Path]"),
+    "key_figures": (("runs",), "tuple[KeyMetric, ...]"),  # runs: each drive's list[PhaseSummary]
+    "pages": (("run",), "list[Page]"),  # run: RunData
+    "overlays": (("runs", "labels"), "list[Page]"),  # list[RunData], list[str]
+    "view": (("phase", "console"), "None"),  # PhaseSummary, rich Console
+}
+
+
+def contract_problems(test: TestDef) -> list[str]:
+    """How `test`'s declared functions break CONTRACT: one line each (none: it keeps it)."""
+    out = []
+    for name, (args, returns) in CONTRACT.items():
+        fn = getattr(test, name)
+        if fn is None:
+            continue
+        expected = f"{name}({', '.join(args)}) -> {returns}"
+        if not callable(fn):
+            out.append(f"{name} is a {type(fn).__name__}, not a function {expected}")
+            continue
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):  # a callable inspect cannot read (a builtin) is taken on trust
+            continue
+        try:
+            sig.bind(*args)
+        except TypeError as e:
+            out.append(f"{name} is {getattr(fn, '__qualname__', fn)}{sig}, which cannot be called as {expected} ({e})")
+    return out

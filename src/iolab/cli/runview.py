@@ -1,0 +1,134 @@
+"""What `iolab run` shows of a run as it goes: it iterates api.runs.run_steps and prints each
+step (the sequence's next test, the run's header, its results and report paths) between them,
+so the run itself goes straight down (api → run → engines → store) and never calls back up
+into the command. Then what an interruption or a failed run leaves: a message and the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from contextlib import closing
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.markup import escape as esc
+
+from iolab.cli.console import Console
+from iolab.cli.options import RunArgs, ended_early
+from iolab.core.errors import IolabError
+
+if TYPE_CHECKING:
+    from iolab.api.runs import Step
+    from iolab.cli.progress import RichProgress
+    from iolab.store.runstore import RunStore
+
+
+def report_paths(console: Console, progress, reports: list[Path], quiet: bool) -> None:
+    """A run's report files: a progress note (timestamped in a log), or plain lines with --quiet."""
+    for p in reports:
+        if quiet:
+            console.print(f"report: {esc(str(p))}", soft_wrap=True)
+        else:
+            progress.note(f"report: {p}")
+
+
+class RunView:
+    """The steps of `iolab run` as its console shows them; `records` for --json and --require-steady."""
+
+    def __init__(self, console: Console, err: Console, args: RunArgs):
+        self.console, self.err, self.args = console, err, args
+        self.progress: RichProgress  # set once the display is open
+        self.current: list[RunStore] = []
+        self.records: list[dict] = []
+        self.sequence_reports: list[Path] = []
+
+    def follow(self, steps: Generator[Step, None, None]) -> None:
+        """Show each step as the run reaches it (closing `steps` on Ctrl-C marks a run that had
+        only started as interrupted)."""
+        from iolab.api.runs import Ended, Planned, SequenceReported, Started
+
+        with closing(steps):
+            for step in steps:
+                if isinstance(step, Planned):
+                    self.planned(step.plans, step.index)
+                elif isinstance(step, Started):
+                    self.started(step.store)
+                elif isinstance(step, Ended):
+                    self.ended(step.store, list(step.run.reports))
+                elif isinstance(step, SequenceReported):
+                    for p in step.paths:
+                        self.sequence_reports.append(p)
+                        self.console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
+
+    def planned(self, plans, i: int) -> None:
+        from iolab.cli.progress import sequence_eta
+
+        self.progress.test_starts(plans[i])
+        if len(plans) > 1:
+            self.progress.in_sequence(plans, i)
+            if self.args.quiet:
+                return
+            self.console.print(
+                f"[bold]test {i + 1}/{len(plans)}[/]: remaining {esc(sequence_eta(plans[i:], self.progress.pace))}",
+                soft_wrap=True,
+            )
+
+    def started(self, store: RunStore) -> None:
+        from iolab.store.manifest import manifest_of
+
+        self.current[:] = [store]
+        m, console = manifest_of(store), self.console
+        if not self.args.quiet:
+            console.print(f"[bold]{esc(m.title)}[/] on {esc(m.target['spec'])} → {esc(str(store.dir))}")
+        if "ioengine" in m.versions and not self.args.quiet:
+            console.print(f"fio ioengine: {esc(m.versions['ioengine'])}")
+        for overridden in m.safety_overrides:
+            console.print(f"[bold yellow]safety check overridden: {esc(overridden)}[/]", soft_wrap=True)
+        if not m.compliant:
+            console.print(f"[yellow]non-compliant: {esc('; '.join(m.noncompliance))}[/]")
+
+    def ended(self, store: RunStore, reports: list[Path]) -> None:
+        from iolab.api import runs as api
+        from iolab.store.manifest import manifest_of
+
+        if self.args.json_out or self.args.require_steady:
+            self.records.append(api.run_record(store, reports))
+        if manifest_of(store).state == "complete":
+            api.show(store, self.console)
+        report_paths(self.console, self.progress, reports, self.args.quiet)
+        if manifest_of(store).state == "complete":
+            self.console.print(f"run directory: {esc(str(store.dir))}")
+
+    def interrupted(self, e: KeyboardInterrupt) -> None:
+        """Ctrl-C or a stop signal: say what is kept, then end with 130 (or 128 + the signal)."""
+        from iolab.run.runner import Interrupted
+        from iolab.store.manifest import manifest_of
+
+        if not self.current or manifest_of(self.current[0]).state not in ("interrupted", "complete"):
+            raise e
+        store = self.current[0]
+        by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
+        run_dir = esc(str(store.dir))
+        if manifest_of(store).state == "complete":  # stopped while its report was written
+            self.err.print(
+                f"[yellow]{by} after run {esc(manifest_of(store).run_id)} was complete: its measurements are "
+                f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
+                "writes it)[/]",
+                soft_wrap=True,
+            )
+        else:
+            self.err.print(
+                f"[yellow]{by}: finished rounds are kept in {run_dir}; "
+                f"`iolab report {run_dir}` reports what was measured[/]"
+            )
+        code = 128 + e.signum if isinstance(e, Interrupted) else 130
+        ended_early("run", self.args.json_out, self.records, store, code)
+
+    def failed(self, e: IolabError) -> None:
+        """An error once a run began: the run so far is kept; its exit code. Before: main() says why."""
+        from iolab.store.manifest import manifest_of
+
+        if not self.current or manifest_of(self.current[0]).state != "failed":
+            raise e
+        self.err.print(f"[red]{esc(str(e))}[/]\n(the run so far is kept in {esc(str(self.current[0].dir))})")
+        ended_early("run", self.args.json_out, self.records, self.current[0], e.exit_code)
