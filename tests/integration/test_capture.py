@@ -16,9 +16,9 @@ import duckdb
 import pytest
 
 from iolab.core.errors import RefusedError
-from iolab.traces import TraceTable, capture, import_trace
+from iolab.traces import TraceTable, import_trace
 from iolab.traces.analysis.streams import analyse
-from iolab.traces.capture import INSTANCE, TRACEFS
+from iolab.traces.capture import INSTANCE, TRACEFS, capture
 from iolab.traces.tracefs_raw import import_tracefs_raw
 
 from .conftest import default_signals

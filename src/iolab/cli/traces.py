@@ -53,7 +53,7 @@ def capture(
     ),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
-    from iolab.traces import capture as trace_capture
+    from iolab.traces.capture import capture as trace_capture
 
     seconds = parse_duration(duration, "--duration")
     buffer_kb = parse_size(buffer, "--buffer") // 1024

@@ -5,7 +5,7 @@ Traces: block IO captured on Linux or imported from public trace formats, normal
 one IO table (Parquet: time, device, op, offset, size, process, latency). See table.py.
 
     import_trace(paths, fmt, out, skip_bad_lines=False) -> TraceTable   (readers.py)
-    capture(device, seconds, out, process=None, on_tick=None) -> CaptureResult  (capture.py)
+    capture.capture(device, seconds, out, process=None, on_tick=None) -> CaptureResult
     export_trace(table, fmt, out) -> Path                                 (writers.py)
     TraceTable.open(path) -> TraceTable
     synth.generate(SynthSpec(...), out) -> (TraceTable, SynthTruth)       (known streams)
@@ -25,7 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from iolab.traces.capture import CaptureResult, CaptureTick, capture
+    from iolab.traces.capture import CaptureResult, CaptureTick
     from iolab.traces.detect import detect_format
     from iolab.traces.readers import import_trace
     from iolab.traces.table import BadLine, TraceTable
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 _WHERE = {
     "CaptureResult": "capture",
     "CaptureTick": "capture",
-    "capture": "capture",
     "detect_format": "detect",
     "import_trace": "readers",
     "BadLine": "table",
@@ -48,7 +47,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'iolab.traces' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"iolab.traces.{module}"), name)
-    # Importing iolab.traces.capture bound the module to the name `capture`: the function wins.
+    # No name here is also a submodule's (the capture function is `iolab.traces.capture.capture`):
+    # importing the submodule would bind the module to the package's attribute first.
     globals()[name] = value
     return value
 
@@ -58,7 +58,6 @@ __all__ = [
     "CaptureResult",
     "CaptureTick",
     "TraceTable",
-    "capture",
     "detect_format",
     "export_trace",
     "import_trace",
