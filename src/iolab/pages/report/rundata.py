@@ -4,11 +4,13 @@ the report file to the raw files inside the run directory. Reads only the run di
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iolab.core.cellschema import CellRow
-from iolab.core.testparams import stored_values
+from iolab.core.testparams import Param, stored_values
 from iolab.figures.audit import Audit, stored_audit
 from iolab.figures.endurance import written
 from iolab.figures.summary import PhaseSummary, summarise
@@ -47,17 +49,17 @@ class RunData:
     def quick(self) -> bool:
         return bool(self.manifest.profile.get("quick"))
 
-    def plan_phase(self, name: str) -> dict:
+    def plan_phase(self, name: str) -> dict[str, Any]:
         """The phase as the run stored its plan (manifest.json), {} if absent: reports read what
         was run, never today's suite code."""
         return next((p for p in self.manifest.plan.get("phases", ()) if p.get("name") == name), {})
 
-    def value(self, name: str, default):
+    def value(self, name: str, default: Any) -> Any:
         """A test parameter as the run used it (TestPlan.values in manifest.json); `default`
         for runs stored before the manifest held them."""
         return self.manifest.plan.get("values", {}).get(name, default)
 
-    def values_of(self, params, test: str) -> dict:
+    def values_of(self, params: Sequence[Param], test: str) -> dict[str, Any]:
         """These test parameters as the run used them: the stored typed values, or for runs
         stored before the manifest held them, their --set text (else the defaults)."""
         if "values" in self.manifest.plan:
