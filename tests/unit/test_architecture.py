@@ -1,4 +1,5 @@
-"""The house rules that keep the code walkable: no module over ~500 lines, no import cycle
+"""The house rules that keep the code walkable: no module over ~500 lines, no function over 80
+lines, no import cycle
 between iolab's modules, counting imports inside functions too (a lazy import only hides a
 cycle; it does not remove the tangle), and no import up a layer: the packages at the top of
 src/iolab are the layers docs/architecture.md documents, held by import-linter's contracts."""
@@ -18,6 +19,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "iolab"
 MAX_LINES = 500
+MAX_FUNCTION_LINES = 80
 
 
 def module_name(path: Path) -> str:
@@ -208,3 +210,55 @@ def test_a_top_level_module_outside_every_layer_fails_the_contract(tmp_path):
 def test_no_module_over_the_size_limit():
     big = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert not big, f"modules over {MAX_LINES} lines: {big}"
+
+
+# Functions other branches are splitting at the same time (issue 34 item 6); the coordinator
+# removes each entry when that branch is merged, so the limit then holds for them too.
+SPLITTING_ELSEWHERE = {
+    "iolab.pages.report.char_demand:demand_pages",  # split on branch geometry
+    "iolab.pages.report.latency_plots:latency_histogram",  # split on branch geometry
+}
+
+
+def function_lengths(path: Path) -> dict[str, int]:
+    """Every function and method of a module (nested ones too, by dotted name) and its length
+    in lines, from `def` to its last line, docstring and comments inside included."""
+    out: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out[name] = (child.end_lineno or child.lineno) - child.lineno + 1
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(), str(path)), "")
+    return out
+
+
+def long_functions(package: Path = PACKAGE) -> dict[str, int]:
+    src = package.parent
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for name, n in function_lengths(path).items():
+            if n > MAX_FUNCTION_LINES:
+                found[f"{module}:{name}"] = n
+    return found
+
+
+def test_no_function_over_the_length_limit():
+    long = {name: n for name, n in long_functions().items() if name not in SPLITTING_ELSEWHERE}
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them into named helpers): {long}"
+
+
+def test_the_length_check_finds_a_long_nested_function(tmp_path):
+    pkg = tmp_path / "iolab"
+    pkg.mkdir()
+    body = "".join(f"        x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    (pkg / "m.py").write_text(f"class C:\n    def short(self):\n        pass\n\n    def long(self):\n{body}")
+    assert long_functions(pkg) == {"iolab.m:C.long": MAX_FUNCTION_LINES + 1}

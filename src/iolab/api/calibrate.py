@@ -367,43 +367,10 @@ def fit(
             f"--base {base}: the preset cannot run the stored workloads on a "
             f"{cap / GIB:.3g} GiB copy; give another preset or --capacity."
         )
-    bounds = {k.name: k.bounds() for k in knobs}
-    choices = frozenset(k.name for k in knobs if k.choices)
-    counts = frozenset(k.name for k in knobs if k.integer)
-    x = _least_squares(resid, x, bounds, budget, lambda: len(cache), choices, counts)
-    # What least squares leaves (a kink where one limit takes over from another) the
-    # pattern search polishes, from steps of a quarter.
-    _pattern_search(
-        lambda p: _mean_square(resid(p)),
-        x,
-        _mean_square(resid(x)),
-        bounds,
-        budget,
-        lambda: len(cache),
-        choices,
-        counts,
-        {k.name: k.per for k in knobs if k.per},
-        math.log(1.25),
-    )
+    _search(resid, x, knobs, budget, lambda: len(cache))
     # The best drive evaluated: a search that ran out of budget may not have moved to its last improvement.
     best_key, (best_res, sims) = min(cache.items(), key=lambda kv: _mean_square(kv[1][0]))
     best, f = dict(best_key), _mean_square(best_res)
-    residuals = [
-        Residual(
-            sc.run_id,
-            fig.name,
-            fig.unit,
-            fig.measured,
-            sims[sc.run_id].get(fig.name),
-            None
-            if sims[sc.run_id].get(fig.name) is None or not fig.measured
-            else 100 * (sims[sc.run_id][fig.name] / fig.measured - 1),
-            fig.fitted,
-            fig.why,
-        )
-        for sc in scenarios
-        for fig in sc.figures
-    ]
     final = {k.name: best[k.name] for k in knobs}
     query = "&".join(f"{k}={v}" for k, v in {"user_gb": f"{drive_cap / 1e9:.6g}", **final}.items())
     notes = [n for sc in scenarios for n in sc.notes] + [
@@ -425,6 +392,55 @@ def fit(
         len(cache),
         math.exp(math.sqrt(f0)) - 1,
         math.exp(math.sqrt(f)) - 1,
-        residuals,
+        _residual_rows(scenarios, sims),
         notes,
     )
+
+
+def _search(
+    resid: Callable[[dict[str, float]], list[float] | None],
+    x: dict[str, float],
+    knobs: list[Knob],
+    budget: int,
+    evaluations: Callable[[], int],
+) -> None:
+    """Least-squares steps from `x`, then a pattern search; `resid` keeps every drive it evaluates
+    (the caller takes the best of them, so what the searches return is not needed)."""
+    bounds = {k.name: k.bounds() for k in knobs}
+    choices = frozenset(k.name for k in knobs if k.choices)
+    counts = frozenset(k.name for k in knobs if k.integer)
+    x = _least_squares(resid, x, bounds, budget, evaluations, choices, counts)
+    # What least squares leaves (a kink where one limit takes over from another) the
+    # pattern search polishes, from steps of a quarter.
+    _pattern_search(
+        lambda p: _mean_square(resid(p)),
+        x,
+        _mean_square(resid(x)),
+        bounds,
+        budget,
+        evaluations,
+        choices,
+        counts,
+        {k.name: k.per for k in knobs if k.per},
+        math.log(1.25),
+    )
+
+
+def _residual_rows(scenarios: list[Scenario], sims: dict[str, dict[str, float]]) -> list[Residual]:
+    """Each stored figure beside the fitted drive's, and the difference in per cent."""
+    return [
+        Residual(
+            sc.run_id,
+            fig.name,
+            fig.unit,
+            fig.measured,
+            sims[sc.run_id].get(fig.name),
+            None
+            if sims[sc.run_id].get(fig.name) is None or not fig.measured
+            else 100 * (sims[sc.run_id][fig.name] / fig.measured - 1),
+            fig.fitted,
+            fig.why,
+        )
+        for sc in scenarios
+        for fig in sc.figures
+    ]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iolab.core.errors import IolabError
-from iolab.figures.summary import summarise
-from iolab.store.manifest import manifest_of
+from iolab.figures.summary import PhaseSummary, summarise
+from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
 
 GIB = 2**30
@@ -86,24 +86,7 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
     finally:
         store.close()
     where = f"run {m.run_id} ({store.dir})"
-    if m.test not in ("iops", "latency", "wsat"):
-        raise IolabError(
-            f"{where} is a {m.test!r} run; calibration reads the PTS IOPS, latency and Write Saturation "
-            "runs (iolab run iops|latency|wsat) of the drive to copy."
-        )
-    if m.state != "complete":
-        raise IolabError(
-            f"{where} is {m.state}, not complete: its figures are not the drive's final ones. Finish it "
-            f"with `iolab resume {m.run_id}` or give a complete run."
-        )
-    main = next((p for p in phases if p.phase.name == "main"), None)
-    if main is None or not main.cells:
-        raise IolabError(f"{where} holds no complete measurement round; nothing to calibrate against.")
-    if m.test != "wsat" and not main.steady:
-        raise IolabError(
-            f"{where} did not reach steady state ({main.phase.stop_reason or 'no verdict'}): its figures "
-            "are not the drive's steady-state figures. Calibrate against a run that reached it."
-        )
+    main = _main_phase(m, phases, where)
     drive_cap = int(m.target.get("capacity") or 0)
     tested = int(m.target.get("tested_capacity") or drive_cap)
     if tested <= 0:
@@ -143,9 +126,40 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
         f"(measured: {float(rows[0].workload['duration_s']):g} s), {rounds} rounds after the run's preconditioning; "
         "the last round is compared with the measurement window"
     )
+    figures = _figures(m.test, main)
+    return Scenario(m.run_id, m.test, precondition, cells, rounds, wc, tuple(figures), tuple(notes)), drive_cap
+
+
+def _main_phase(m: Manifest, phases: list[PhaseSummary], where: str) -> PhaseSummary:
+    """The run's measured phase; refuses a run that is not a complete PTS IOPS, latency or
+    WSAT run, or one without steady state."""
+    if m.test not in ("iops", "latency", "wsat"):
+        raise IolabError(
+            f"{where} is a {m.test!r} run; calibration reads the PTS IOPS, latency and Write Saturation "
+            "runs (iolab run iops|latency|wsat) of the drive to copy."
+        )
+    if m.state != "complete":
+        raise IolabError(
+            f"{where} is {m.state}, not complete: its figures are not the drive's final ones. Finish it "
+            f"with `iolab resume {m.run_id}` or give a complete run."
+        )
+    main = next((p for p in phases if p.phase.name == "main"), None)
+    if main is None or not main.cells:
+        raise IolabError(f"{where} holds no complete measurement round; nothing to calibrate against.")
+    if m.test != "wsat" and not main.steady:
+        raise IolabError(
+            f"{where} did not reach steady state ({main.phase.stop_reason or 'no verdict'}): its figures "
+            "are not the drive's steady-state figures. Calibrate against a run that reached it."
+        )
+    return main
+
+
+def _figures(test: str, main: PhaseSummary) -> list[Figure]:
+    """What the fit compares: each cell's IOPS (an IOPS run) or ART, with its MRT shown but
+    not fitted (a latency run)."""
     figures: list[Figure] = []
     for c in main.cells:
-        if m.test == "iops":
+        if test == "iops":
             figures.append(Figure(f"{c.key} IOPS", c.iops, "IOPS", c.iops > 0, "" if c.iops > 0 else "measured 0"))
         else:
             ok = c.lat_mean_us is not None and c.lat_mean_us > 0
@@ -160,7 +174,7 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
                         "a maximum is one rare event; the shortened evaluation runs far fewer IOs",
                     )
                 )
-    return Scenario(m.run_id, m.test, precondition, cells, rounds, wc, tuple(figures), tuple(notes)), drive_cap
+    return figures
 
 
 def _wsat_scenario(m, main, precondition, ratio: float, wc: bool, notes: list[str]) -> Scenario:

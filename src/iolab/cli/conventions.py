@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 import typer
 from typer._click.exceptions import ClickException
@@ -117,7 +118,9 @@ class _Plain(RuntimeParam):
         if isinstance(value, (list, tuple)):
             return [self._coerce_value(v, param, ctx) for v in value]
         if self.annotation in (Path, list[Path]):
-            return Path(coerce_cli_path(value, self.parameter_info, path_type=None, param=param, ctx=ctx))
+            # path_type=None: the value comes back as given on the command line, text, never bytes
+            given = coerce_cli_path(value, self.parameter_info, path_type=None, param=param, ctx=ctx)
+            return Path(cast("str | os.PathLike[str]", given))
         return str(value)
 
 

@@ -375,7 +375,8 @@ def with_run_args(*names: str):
             return fn(args=args, **kw)
 
         hints = {k: v for k, v in fn.__annotations__.items() if k != "args"}
-        command.__signature__ = inspect.Signature([*own, *added])
+        # typer reads the signature set here; the type functools.wraps gives has no such attribute
+        command.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
         command.__annotations__ = {**hints, **{f.name: f.type for f in chosen}}
         return command
 
@@ -395,7 +396,7 @@ def with_runs_dir(fn):
             "runs_dir_given", inspect.Parameter.KEYWORD_ONLY, default=runs_dir_option(), annotation=Optional[Path]
         )
     )
-    command.__signature__ = inspect.Signature(params)
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # as in with_run_args
     command.__annotations__ = {**fn.__annotations__, "runs_dir_given": Optional[Path]}
     return command
 

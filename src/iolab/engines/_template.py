@@ -9,7 +9,7 @@ real engine:
 1. declare what it can do in `capabilities` (the runner, resume and the suites ask these
    flags, never the engine's name) and give it a `name`;
 2. implement every method of the `Engine` protocol (`engines/__init__.py`);
-3. refuse in `run` every part of a workload it cannot carry out as asked (here: more than
+3. refuse in `run` (here `_refuse_unsupported`) every part of a workload it cannot carry out as asked (here: more than
    one outstanding IO, a rate, zones, a warm-up): a figure measured under other conditions
    than the plan says is a wrong figure;
 4. add `"iolab.engines.<name>:<Class>"` to `ENGINES`, before any engine that drives the same
@@ -97,26 +97,7 @@ class TemplateEngine:
         tag: str,
         progress: Callable[..., None] | None = None,
     ) -> RoundResult:
-        unsupported = [
-            what
-            for what, bad in (
-                (
-                    f"{workload.threads} threads × QD {workload.queue_depth} (it runs one IO at a time)",
-                    workload.threads * workload.queue_depth > 1,
-                ),
-                ("a rate limit", workload.rate_iops is not None),
-                ("LBA zones", bool(workload.zones)),
-                ("a warm-up", workload.ramp_s > 0),
-                ("partly compressible data", workload.entropy < 1.0),
-            )
-            if bad
-        ]
-        if unsupported:
-            raise EngineError(
-                f"template engine: cannot run workload {workload.name!r} as planned: {'; '.join(unsupported)}."
-            )
-        if workload.duration_s is None and workload.bytes_budget is None:
-            raise EngineError(f"template engine: workload {workload.name!r} has neither a duration nor a byte budget.")
+        _refuse_unsupported(workload)
         span = int(target.capacity * workload.active_range)
         rng = random.Random(workload.seed)
         biggest = max(s.block_size for s in workload.streams)
@@ -162,11 +143,7 @@ class TemplateEngine:
             os.close(fd)
             buf.close()
         runtime = (time.perf_counter_ns() - start) / 1e9
-        raw = raw_dir / f"{tag}.template.csv"  # every IO as issued: the figures can be checked against it
-        raw.write_text(
-            "end_s,op,offset,bytes,latency_ns\n"
-            + "".join(f"{e:.9f},{o},{off},{b},{lat}\n" for e, o, off, b, lat in log)
-        )
+        raw = _write_log(raw_dir / f"{tag}.template.csv", log)
         return RoundResult(
             read=_op_stats([x for x in log if x[1] == "read"], runtime),
             write=_op_stats([x for x in log if x[1] == "write"], runtime),
@@ -177,6 +154,39 @@ class TemplateEngine:
             engine=self.name,
             engine_version=self.version(),
         )
+
+
+def _refuse_unsupported(workload: Workload) -> None:
+    """Every part of the workload this engine cannot carry out as asked, refused before any IO:
+    a figure measured under other conditions than the plan says is a wrong figure."""
+    unsupported = [
+        what
+        for what, bad in (
+            (
+                f"{workload.threads} threads × QD {workload.queue_depth} (it runs one IO at a time)",
+                workload.threads * workload.queue_depth > 1,
+            ),
+            ("a rate limit", workload.rate_iops is not None),
+            ("LBA zones", bool(workload.zones)),
+            ("a warm-up", workload.ramp_s > 0),
+            ("partly compressible data", workload.entropy < 1.0),
+        )
+        if bad
+    ]
+    if unsupported:
+        raise EngineError(
+            f"template engine: cannot run workload {workload.name!r} as planned: {'; '.join(unsupported)}."
+        )
+    if workload.duration_s is None and workload.bytes_budget is None:
+        raise EngineError(f"template engine: workload {workload.name!r} has neither a duration nor a byte budget.")
+
+
+def _write_log(raw: Path, log: list[tuple[float, str, int, int, int]]) -> Path:
+    """Every IO as issued, so the figures can be checked against it."""
+    raw.write_text(
+        "end_s,op,offset,bytes,latency_ns\n" + "".join(f"{e:.9f},{o},{off},{b},{lat}\n" for e, o, off, b, lat in log)
+    )
+    return raw
 
 
 def _open(path: Path) -> tuple[int, bool]:

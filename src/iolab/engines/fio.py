@@ -10,6 +10,7 @@ import stat
 import subprocess
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.procs import die_with_parent
@@ -111,13 +112,7 @@ class FioEngine:
         raw_dir.mkdir(parents=True, exist_ok=True)
         text = self.job_text(target, workload, tag)
         _check_path(target)
-        existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
-        if existing:
-            raise EngineError(
-                f"raw output of round {tag!r} already exists in {raw_dir} ({', '.join(sorted(existing)[:3])}"
-                f"{', ...' if len(existing) > 3 else ''}). iolab never overwrites stored output: "
-                "use a new round tag or move the old files away."
-            )
+        _refuse_existing(raw_dir, tag)
         job = raw_dir / f"{tag}.fio"
         job.write_text(text)
         err_path = raw_dir / f"{tag}.stderr"
@@ -130,27 +125,7 @@ class FioEngine:
         killed = True
         reports = ReportStream()
         with open(err_path, "ab") as err:
-            try:
-                # Own session: a terminal's Ctrl-C reaches iolab only, which then stops fio
-                # once, on purpose, and knows the round was interrupted.
-                # restore_signals=False: fio inherits Python's ignored SIGPIPE. If iolab dies,
-                # fio's "terminating on signal" message then fails with EPIPE instead of
-                # killing fio before it has told its job processes to stop (they would run on,
-                # orphaned, to the end of the round).
-                proc = subprocess.Popen(
-                    cmd,
-                    cwd=raw_dir,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                    start_new_session=True,
-                    restore_signals=False,
-                    # If iolab dies without a chance to stop fio (SIGKILL), the kernel sends fio
-                    # SIGTERM: a byte-budget round has no runtime cap and would go on writing.
-                    preexec_fn=die_with_parent(signal.SIGTERM),
-                )
-            except FileNotFoundError:
-                raise fio_missing(self.fio) from None
+            proc = _start(cmd, raw_dir, err)
             try:
                 pump(proc, reports, progress, stall_s)
             except Stalled as e:
@@ -200,3 +175,38 @@ def _check_path(target: Target) -> None:
         raise EngineError(f"target {target.spec}: {target.path} is not a block device.")
     if target.kind == "file" and not stat.S_ISREG(mode):
         raise EngineError(f"target {target.spec}: {target.path} is not a regular file.")
+
+
+def _refuse_existing(raw_dir: Path, tag: str) -> None:
+    existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
+    if existing:
+        raise EngineError(
+            f"raw output of round {tag!r} already exists in {raw_dir} ({', '.join(sorted(existing)[:3])}"
+            f"{', ...' if len(existing) > 3 else ''}). iolab never overwrites stored output: "
+            "use a new round tag or move the old files away."
+        )
+
+
+def _start(cmd: list[str], raw_dir: Path, err: BinaryIO) -> subprocess.Popen[bytes]:
+    """fio started on the job, its reports on a pipe and its stderr into `err`."""
+    try:
+        # Own session: a terminal's Ctrl-C reaches iolab only, which then stops fio
+        # once, on purpose, and knows the round was interrupted.
+        # restore_signals=False: fio inherits Python's ignored SIGPIPE. If iolab dies,
+        # fio's "terminating on signal" message then fails with EPIPE instead of
+        # killing fio before it has told its job processes to stop (they would run on,
+        # orphaned, to the end of the round).
+        return subprocess.Popen(
+            cmd,
+            cwd=raw_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+            restore_signals=False,
+            # If iolab dies without a chance to stop fio (SIGKILL), the kernel sends fio
+            # SIGTERM: a byte-budget round has no runtime cap and would go on writing.
+            preexec_fn=die_with_parent(signal.SIGTERM),
+        )
+    except FileNotFoundError:
+        raise fio_missing(cmd[0]) from None

@@ -318,9 +318,9 @@ class SplitFioEngine:
                     if progress is not None:  # the runner's LiveFile shows each path's share
                         total = sum(v for v, _ in live.values())
                         # the mean over every leg's IOs: each leg's mean weighted by its IOs
-                        timed = total and all(lat is not None for _, lat in live.values())
-                        lat = sum(v * lat for v, lat in live.values()) / total if timed else None
-                        progress(elapsed, total, lat, {self.legs[j].name: v for j, (v, _) in live.items()})
+                        timed = [(v, lat) for v, lat in live.values() if lat is not None]
+                        mean = sum(v * lat for v, lat in timed) / total if total and len(timed) == len(live) else None
+                        progress(elapsed, total, mean, {self.legs[j].name: v for j, (v, _) in live.items()})
 
             return report
 

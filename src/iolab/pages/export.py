@@ -28,7 +28,7 @@ from iolab.core.cellschema import EXPORTED, CellRow
 from iolab.core.errors import IolabError
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
-from iolab.figures.summary import summarise
+from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.targets.writepolicy import check_file, output_dir, output_file
@@ -111,73 +111,93 @@ def collect(store: RunStore) -> list[ExportTable]:
     # Preconditioning cells first (round 0), then the measured cells the report uses.
     exported = store.cells(kind="precondition") + store.cells(kind="measure")
     cells = [_cell_row(run_id, c) for c in exported]
+    phases = [_phase_row(run_id, s) for s in summaries]
+    window = [row for s in summaries for row in _window_rows(run_id, s)]
+    steady = [row for s in summaries for row in _steady_rows(store, run_id, s)]
+    series, histograms = _series_and_histograms(store, run_id, exported)
+    return [
+        ExportTable("cells", CELL_COLUMNS, cells),
+        ExportTable("window", WINDOW_COLUMNS, window),
+        ExportTable("steady", STEADY_COLUMNS, steady),
+        ExportTable("phases", PHASE_COLUMNS, phases),
+        ExportTable("series", SERIES_COLUMNS, series),
+        ExportTable("histograms", HISTOGRAM_COLUMNS, histograms),
+    ]
 
-    window, steady, phases = [], [], []
-    for s in summaries:
-        ph = s.phase
-        phases.append(
-            (
-                run_id,
-                ph.name,
-                ph.ordinal,
-                ph.purge_method,
-                ph.purge_ok,
-                ph.purge_detail,
-                ph.steady,
-                ph.rounds,
-                ph.stop_reason,
-                list(s.window),
-            )
+
+def _phase_row(run_id: str, s: PhaseSummary) -> tuple:
+    ph = s.phase
+    return (
+        run_id,
+        ph.name,
+        ph.ordinal,
+        ph.purge_method,
+        ph.purge_ok,
+        ph.purge_detail,
+        ph.steady,
+        ph.rounds,
+        ph.stop_reason,
+        list(s.window),
+    )
+
+
+def _window_rows(run_id: str, s: PhaseSummary) -> list[tuple]:
+    """Each cell's mean over the phase's measurement window."""
+    return [
+        (
+            run_id,
+            s.phase.name,
+            a.key,
+            a.mix,
+            a.block_size,
+            list(a.rounds),
+            len(a.rounds),
+            s.steady,
+            a.iops,
+            a.read_iops,
+            a.write_iops,
+            a.mbps,
+            a.read_mbps,
+            a.write_mbps,
+            a.lat_mean_us,
+            a.lat_max_us,
+            a.p99_999_us,
+            a.ios,
         )
-        for a in s.cells:
-            window.append(
-                (
-                    run_id,
-                    ph.name,
-                    a.key,
-                    a.mix,
-                    a.block_size,
-                    list(a.rounds),
-                    len(a.rounds),
-                    s.steady,
-                    a.iops,
-                    a.read_iops,
-                    a.write_iops,
-                    a.mbps,
-                    a.read_mbps,
-                    a.write_mbps,
-                    a.lat_mean_us,
-                    a.lat_max_us,
-                    a.p99_999_us,
-                    a.ios,
-                )
-            )
-        for rnd in s.rounds:
-            for v in store.steady_rows(ph.name, rnd):
-                steady.append(
-                    (
-                        run_id,
-                        ph.name,
-                        rnd,
-                        v.name,
-                        v.rounds[0],
-                        v.rounds[-1],
-                        list(v.rounds),
-                        list(v.values),
-                        v.average,
-                        v.range_measured,
-                        v.range_allowed,
-                        v.slope,
-                        v.intercept,
-                        v.fit_excursion,
-                        v.fit_allowed,
-                        v.range_ok,
-                        v.slope_ok,
-                        v.steady,
-                        v.name not in s.shown_only,
-                    )
-                )
+        for a in s.cells
+    ]
 
+
+def _steady_rows(store: RunStore, run_id: str, s: PhaseSummary) -> list[tuple]:
+    """The steady-state check of every tracked variable after each of the phase's rounds."""
+    return [
+        (
+            run_id,
+            s.phase.name,
+            rnd,
+            v.name,
+            v.rounds[0],
+            v.rounds[-1],
+            list(v.rounds),
+            list(v.values),
+            v.average,
+            v.range_measured,
+            v.range_allowed,
+            v.slope,
+            v.intercept,
+            v.fit_excursion,
+            v.fit_allowed,
+            v.range_ok,
+            v.slope_ok,
+            v.steady,
+            v.name not in s.shown_only,
+        )
+        for rnd in s.rounds
+        for v in store.steady_rows(s.phase.name, rnd)
+    ]
+
+
+def _series_and_histograms(store: RunStore, run_id: str, exported: list[CellRow]) -> tuple[list[tuple], list[tuple]]:
     series, histograms = [], []
     for c in exported:
         points = store.series(c.id)
@@ -191,15 +211,7 @@ def collect(store: RunStore) -> list[ExportTable]:
                     (run_id, c.id, c.phase, c.round, c.cell_key, direction, v, n, h.max_us)
                     for v, n in zip(h.values_us, h.counts)
                 ]
-
-    return [
-        ExportTable("cells", CELL_COLUMNS, cells),
-        ExportTable("window", WINDOW_COLUMNS, window),
-        ExportTable("steady", STEADY_COLUMNS, steady),
-        ExportTable("phases", PHASE_COLUMNS, phases),
-        ExportTable("series", SERIES_COLUMNS, series),
-        ExportTable("histograms", HISTOGRAM_COLUMNS, histograms),
-    ]
+    return series, histograms
 
 
 def _write_csv(table: ExportTable, path: Path) -> None:

@@ -33,8 +33,9 @@ from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
 from iolab.run.runstart import RunOptions, as_planned, engine_versions, plan_summary
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
+from iolab.targets import Target
 from iolab.targets.lock import TargetClaim
 
 
@@ -46,6 +47,14 @@ class Resumption:
     options: RunOptions
     start: StartAt
     notes: list[str]
+
+
+# What a resumed run on hosts says: only the targets read over SSH were compared with the record.
+REMOTE_NOTE = (
+    "the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
+    "run's record; for hosts reached through fio's server only it cannot tell whether their "
+    "targets were written since the run stopped"
+)
 
 
 def prepare(
@@ -64,44 +73,17 @@ def prepare(
     probe = RunStore.open(ref)  # read-only first: refusing must not touch the run
     m = manifest_of(probe)
     probe.close()
-    if m.state == "complete":
-        raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
-    if m.state == "running":
-        raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
+    _refuse_finished(m)
     target = targets.parse_target(m.target["spec"])
     # A split run goes on over the paths or hosts it stored (never on the target alone); hosts'
     # targets are checked (and claimed on this machine) by split_engine, as in a new run.
     sim_split = bool(m.split) and target.kind == "sim"  # ports of one simulated drive, not fio legs
     legs = legs_from_manifest(target, m.split) if m.split and not sim_split else None
     remote = bool(legs and legs[0].host)
-    try:
-        # a run stored before the steady-state minimum existed goes on as it began: without one
-        profile = Profile(**({"steady_min_write_multiple": 0.0} | m.profile))
-    except TypeError as e:
-        raise IolabError(
-            f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run."
-        ) from None
     workload = probe.dir / INPUTS_DIR if (probe.dir / INPUTS_DIR).is_dir() else None
-    plan = build_plan(m.test, profile, target, workload)
-    if plan_summary(plan) != as_planned(m.plan):
-        raise IolabError(
-            f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
-            "(another iolab version, or the target's size changed), so it cannot continue it. "
-            f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
-        )
-    stored = m.target.get("identity")
-    diff = differences(stored, target_identity(target)) if stored and not remote else []
-    if diff:
-        raise IolabError(
-            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
-            "continue there: a run measures one drive. Start a new run: "
-            f"iolab run {m.test} -t {m.target['spec']}"
-        )
-    # the rounds to come use the fio ioengine of the rounds stored, unless told otherwise
-    ran_with = m.versions.get("ioengine")
-    if ran_with is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
-        ran_with = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
-    ioengine = ioengine or (ran_with if ran_with in ("io_uring", "libaio") else None)
+    plan = build_plan(m.test, _stored_profile(m), target, workload)
+    stored = _check_same_run(m, plan, target, remote)
+    ran_with, ioengine = _ioengines(m, target, remote, ioengine)
     # one run per target, a resumed one too; Runner.run releases it
     claim = TargetClaim(target, None) if remote else targets.claim(target)
     engine = None
@@ -126,27 +108,11 @@ def prepare(
             if sim_split
             else engine_for(target, ioengine=ioengine)
         )
-        diff = (
-            _host_differences(stored, engine.target_identity())
-            if stored and remote and isinstance(engine, HostsEngine)
-            else []
-        )
-        if diff:  # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
-            raise IolabError(
-                f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
-                f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
-            )
-        # The purge the run used, as resolved on this device; an engine that owns its device's
-        # state (the simulator) has one purge, 'auto'.
+        if stored and remote and isinstance(engine, HostsEngine):
+            _check_hosts(m, stored, engine)
         caps = engine.capabilities if legs else engine_class(target).capabilities
-        used = m.purges[0]["method"] if m.purges and caps.keeps_state else "auto"
-        purge = (
-            "none"
-            if "no purge (--purge none)" in m.noncompliance
-            else (used if used in purge_methods(target, caps) else "auto")
-        )
         options = RunOptions(
-            purge_method=purge,
+            purge_method=_purge_of(m, target, caps),
             allow_unsafe=allow_unsafe,
             allow_system_disk=allow_system_disk,
             tested_by=m.platform.get("tested_by", ""),
@@ -162,11 +128,7 @@ def prepare(
         # phases after the one it starts at are built again from what it measures now
         plan = replace(built, phases=built.phases[: start.phase + 1] + plan.phases[start.phase + 1 :])
         if remote:
-            notes.append(
-                "the targets are on the run's hosts: iolab compared the ones it can read over SSH with the "
-                "run's record; for hosts reached through fio's server only it cannot tell whether their "
-                "targets were written since the run stopped"
-            )
+            notes.append(REMOTE_NOTE)
     except BaseException:
         claim.release()
         if engine is not None:
@@ -174,6 +136,71 @@ def prepare(
         raise
     claim.note_run(m.run_id, probe.dir)
     return Resumption(store, plan, target, options, start, notes), engine
+
+
+def _refuse_finished(m: Manifest) -> None:
+    if m.state == "complete":
+        raise IolabError(f"run {m.run_id} is complete: nothing to resume.")
+    if m.state == "running":
+        raise IolabError(f"run {m.run_id} is still running (process {m.pid}); resume it only after it has stopped.")
+
+
+def _stored_profile(m: Manifest) -> Profile:
+    try:
+        # a run stored before the steady-state minimum existed goes on as it began: without one
+        return Profile(**({"steady_min_write_multiple": 0.0} | m.profile))
+    except TypeError as e:
+        raise IolabError(
+            f"run {m.run_id}: its stored profile is not one this iolab knows ({e}); start a new run."
+        ) from None
+
+
+def _check_same_run(m: Manifest, plan: TestPlan, target: Target, remote: bool) -> dict | None:
+    """Refuse to go on with another plan or on another drive than the run's; returns the
+    target's identity as the run stored it."""
+    if plan_summary(plan) != as_planned(m.plan):
+        raise IolabError(
+            f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
+            "(another iolab version, or the target's size changed), so it cannot continue it. "
+            f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
+        )
+    stored = m.target.get("identity")
+    diff = differences(stored, target_identity(target)) if stored and not remote else []
+    if diff:
+        raise IolabError(
+            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
+            "continue there: a run measures one drive. Start a new run: "
+            f"iolab run {m.test} -t {m.target['spec']}"
+        )
+    return stored
+
+
+def _ioengines(m: Manifest, target: Target, remote: bool, asked: str | None) -> tuple[str | None, str | None]:
+    """The fio ioengine the stored rounds ran with, and the one the rounds to come use: that
+    one, unless told otherwise."""
+    ran_with = m.versions.get("ioengine")
+    if ran_with is None and not remote and str(m.versions.get("engine")).startswith("fio") and target.kind != "nbd":
+        ran_with = async_ioengine("fio")  # stored before the choice was recorded: fio's rounds used this
+    return ran_with, asked or (ran_with if ran_with in ("io_uring", "libaio") else None)
+
+
+def _check_hosts(m: Manifest, stored: dict, engine: HostsEngine) -> None:
+    # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
+    diff = _host_differences(stored, engine.target_identity())
+    if diff:
+        raise IolabError(
+            f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
+            f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
+        )
+
+
+def _purge_of(m: Manifest, target: Target, caps: Capabilities) -> str:
+    """The purge the run used, as resolved on this device; an engine that owns its device's
+    state (the simulator) has one purge, 'auto'."""
+    used = m.purges[0]["method"] if m.purges and caps.keeps_state else "auto"
+    if "no purge (--purge none)" in m.noncompliance:
+        return "none"
+    return used if used in purge_methods(target, caps) else "auto"
 
 
 def _sim_paths(split: list[dict]) -> Engine:

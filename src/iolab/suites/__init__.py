@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import PROFILE_SETTINGS, Profile, TestPlan, cache_text, percent_text
@@ -31,7 +31,7 @@ _REVISIONS: dict[str, Literal["1.1", "2.0.2"]] = {"1.1": "1.1", "2.0.2": "2.0.2"
 _PROFILES: dict[str, Literal["enterprise", "client"]] = {"enterprise": "enterprise", "client": "client"}
 
 
-def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides) -> Profile:
+def make_profile(name: str = "enterprise", *, quick: bool = False, spec: str = "2.0.2", **overrides: Any) -> Profile:
     """Enterprise: WCD, AR 100 %, TC4/QD32. Client: WCE, AR 75 %, TC2/QD16 (the PTS's common parameters).
 
     Quick scales the run down (shorter cells, a capacity limit, fewer rounds) and marks it
@@ -209,7 +209,7 @@ CBW_ZONES = ((0.50, 0.05), (0.30, 0.15), (0.20, 0.80))
 CBW_TEXT = "CBW: RND 0.5–64 KiB mix (4 KiB 67 %), 50 % of IOs to the first 5 % of LBAs, 30 % to the next 15 %"
 
 
-def cbw(read_pct: float, target: Target, **kw) -> Workload:
+def cbw(read_pct: float, target: Target, **kw: Any) -> Workload:
     """The CBW at a read share, random, with its block-size mix and LBA skew."""
     sector = target.facts.logical_sector or 512
     if sector > CBW_MIX[0][0]:

@@ -33,6 +33,7 @@ from iolab.pages.report.model import Page, Table
 from iolab.pages.report.rundata import RunData, window_rows
 from iolab.pages.report.sections import measurement_window_pages, not_measured_page, table_pages, window_source
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity, wipc
+from iolab.suites.figures import Getter, Metrics
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -100,7 +101,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 # -- key figures: what `iolab compare` ranks and `iolab check` guards -----------------------------
 
 
-def _window_cell(mix: str, attr: str):
+def _window_cell(mix: str, attr: str) -> Getter:
     """A getter: one drive's phases -> the figure, or None when that drive did not measure it
     (an interrupted run): a missing figure is left unranked, never made up."""
 
@@ -111,7 +112,7 @@ def _window_cell(mix: str, attr: str):
     return get
 
 
-def key_figures(runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Sequence[list[PhaseSummary]] = ()) -> Metrics:
     """`runs` holds each compared drive's phases, for figures that depend on what was run (one
     column per stream, say); these do not."""
     return (

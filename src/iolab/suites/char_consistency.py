@@ -5,17 +5,21 @@ are read from that series by the report."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.consistency import Spread
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import consistency_view
 from iolab.pages.compare_pages.characterise import consistency_overlays
 from iolab.pages.report.char_series import consistency_pages, phase_spread
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.figures import phase, rounds
+from iolab.suites.figures import Getter, Metrics, Runs, phase, rounds
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -88,7 +92,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("IOPS over the whole period", "IOPS", True, rounds("consistency", lambda rs: rs[-1].iops)),
         KeyMetric("maximum latency", "µs", False, rounds("consistency", lambda rs: rs[-1].lat_max_us), kind="extreme"),
@@ -98,8 +102,8 @@ def key_figures(runs=()) -> tuple[KeyMetric, ...]:
     )
 
 
-def _spread(figure):
-    def get(phases) -> float | None:
+def _spread(figure: Callable[[Spread], float | None]) -> Getter:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = phase(phases, "consistency")
         sp = phase_spread(ph) if ph else None
         return figure(sp) if sp else None

@@ -14,6 +14,7 @@ from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.char_demand import (
     RAMPS,
     demand_overlays,
@@ -25,6 +26,7 @@ from iolab.pages.report.char_demand import (
 )
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -159,13 +161,13 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _top(name: str):
+def _top(name: str) -> Getter:
     """The maximum sustainable IOPS the ramp's stop rule decided during the run."""
     return lambda phases: sustainable(ramp_phase(phases, name))[0]
 
 
-def _latency_at_top(name: str):
-    def get(phases) -> float | None:
+def _latency_at_top(name: str) -> Getter:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = ramp_phase(phases, name)
         t = sustainable(ph)[0]
         return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph else None
@@ -173,7 +175,7 @@ def _latency_at_top(name: str):
     return get
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("max sustainable read IOPS", "IOPS", True, _top("read ramp")),
         KeyMetric("max sustainable write IOPS", "IOPS", True, _top("write ramp")),

@@ -13,11 +13,14 @@ from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.compare.characterise import grid
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.chartext import matrix_view
 from iolab.pages.compare_pages.characterise import entropy_overlays
-from iolab.pages.report.characterise import entropy_pages, grid
+from iolab.pages.report.characterise import entropy_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -111,8 +114,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _peak_of_series(name: str, series: str):
-    def get(phases) -> float | None:
+def _peak_of_series(name: str, series: str) -> Getter:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = next((p for p in phases if p.phase.name == name), None)
         vals = [c.iops for (s, _), c in grid(ph)[2].items() if s == series] if ph else []
         return max(vals) if vals else None
@@ -120,7 +123,7 @@ def _peak_of_series(name: str, series: str):
     return get
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return tuple(
         KeyMetric(f"{ph} peak IOPS at {e}% entropy", "IOPS", True, _peak_of_series(ph, f"{e}% entropy"))
         for ph in ("write", "70/30")

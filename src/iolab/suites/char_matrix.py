@@ -14,7 +14,7 @@ from iolab.pages.compare_pages.characterise import matrix_overlays
 from iolab.pages.report.characterise import matrix_pages
 from iolab.suites import active_fraction, no_input, supported_block_sizes, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.figures import peak
+from iolab.suites.figures import Metrics, Runs, peak
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -90,7 +90,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     out = []
     for name in ("RND READ", "RND WRITE"):
         out += [

@@ -10,8 +10,9 @@ search and the rounds are phases built when the run reaches them, from the store
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from iolab.core import testparams as tp
 from iolab.core.decide import Decision, NoGain, Sample, knee, last_gain
@@ -33,6 +34,7 @@ from iolab.pages.report.char_demand import (
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import WARMUP, positive_list
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -118,96 +120,137 @@ OPTIMUM = "at the optimum"
 CHOICE = {"gain": "last-gain", "knee": "knee"}  # the decision's rule name for each choice
 
 
-def build(profile: Profile, target: Target) -> TestPlan:
-    s = cc.setup(NAME, PARAMS, profile, target)
-    v = s.values
-    search_s, round_s, rounds, warmup = v["search_time"], v["round_time"], v["rounds"], v["warmup"]
-    ar, threads = active_fraction(profile, target), v["threads"]
-    rule = NoGain(min_gain=v["min_gain"], steps=v["no_gain_steps"])
-    by_knee = v["rule"] == "knee"
-    # the knee is a property of the whole curve: its searches run every step, with no stop rule
-    stop = None if by_knee else rule
-    how = (
-        "the knee of IOPS vs outstanding IO (the step farthest above the line from the first step to the last)"
-        if by_knee
-        else f"the last step that gained at least {tp.show_percent(rule.min_gain)}"
-    )
+# What a deferred phase is built from: each finished phase's samples, by phase name.
+PhaseBuild = Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]
 
-    def choose(phase: str, samples: Sequence[Sample]) -> Sample:
-        return knee(phase, samples) if by_knee else last_gain(phase, samples, rule.min_gain)
 
-    def work(read_pct: float, qd: int, seconds: float) -> Workload:
+@dataclass(frozen=True)
+class _Searches:
+    """The settings the searches and rounds share, and how each deferred phase is built from
+    them. One object, so the phases built during the run and again at resume see the same."""
+
+    v: dict[str, Any]
+    ar: float
+
+    @property
+    def threads(self) -> int:
+        threads: int = self.v["threads"]
+        return threads
+
+    @property
+    def rule(self) -> NoGain:
+        return NoGain(min_gain=self.v["min_gain"], steps=self.v["no_gain_steps"])
+
+    @property
+    def by_knee(self) -> bool:
+        chosen: bool = self.v["rule"] == "knee"
+        return chosen
+
+    @property
+    def stop(self) -> NoGain | None:
+        # the knee is a property of the whole curve: its searches run every step, with no stop rule
+        return None if self.by_knee else self.rule
+
+    @property
+    def how(self) -> str:
+        return (
+            "the knee of IOPS vs outstanding IO (the step farthest above the line from the first step to the last)"
+            if self.by_knee
+            else f"the last step that gained at least {tp.show_percent(self.rule.min_gain)}"
+        )
+
+    def choose(self, phase: str, samples: Sequence[Sample]) -> Sample:
+        return knee(phase, samples) if self.by_knee else last_gain(phase, samples, self.rule.min_gain)
+
+    def work(self, read_pct: float, qd: int, seconds: float) -> Workload:
         return Workload.mix(
             "rnd",
             read_pct,
             4 * KiB,
-            threads=threads,
+            threads=self.threads,
             queue_depth=qd,
-            active_range=ar,
+            active_range=self.ar,
             duration_s=seconds,
-            ramp_s=warmup,
+            ramp_s=self.v["warmup"],
         )
 
-    def cell(read_pct: float, qd: int, seconds: float, key: str = "", tc: int = threads) -> Cell:
+    def cell(self, read_pct: float, qd: int, seconds: float, key: str = "", tc: int | None = None) -> Cell:
         # The rounds' key names no QD: drives with different optima still compare cell by cell.
-        w = work(read_pct, qd, seconds).with_(threads=tc)
+        tc = self.threads if tc is None else tc
+        w = self.work(read_pct, qd, seconds).with_(threads=tc)
         return Cell(key or f"TC{tc}/QD{qd}", w, f"TC{tc}/QD{qd}", 4 * KiB)
 
-    def best_qd(op: str, samples: Mapping[str, Sequence[Sample]]) -> tuple[Sample, int]:
-        best = choose(search_phase(op), samples[search_phase(op)])
-        return best, best.outstanding // threads
+    def best_qd(self, op: str, samples: Mapping[str, Sequence[Sample]]) -> tuple[Sample, int]:
+        best = self.choose(search_phase(op), samples[search_phase(op)])
+        return best, best.outstanding // self.threads
 
-    def thread_search(op: str, read_pct: float):
+    def thread_search(self, op: str, read_pct: float) -> PhaseBuild:
+        v = self.v
+
         def build_threads(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
-            best, qd = best_qd(op, samples)
+            best, qd = self.best_qd(op, samples)
             # keys name no QD (as the rounds'): drives whose searches chose different QDs still compare
-            cells = tuple(cell(read_pct, qd, search_s, f"TC{tc} at the best QD", tc) for tc in v["thread_counts"])
-            phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=stop)
+            cells = tuple(
+                self.cell(read_pct, qd, v["search_time"], f"TC{tc} at the best QD", tc) for tc in v["thread_counts"]
+            )
+            phase = replace(cc.next_phase(threads_phase(op), cells), stop_rule=self.stop)
             return phase, Decision(
                 threads_phase(op),
                 {"name": CHOICE[v["rule"]]},
-                f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), {how}: "
+                f"the queue-depth search chose {best.key} ({best.iops:,.0f} {op} IOPS), {self.how}: "
                 f"thread counts {tp.show_list(v['thread_counts'])} at QD{qd}",
                 {"queue_depth": qd},
             )
 
         return build_threads
 
-    def at_optimum(op: str, read_pct: float):
+    def at_optimum(self, op: str, read_pct: float) -> PhaseBuild:
+        v, rounds = self.v, self.v["rounds"]
+
         def build_rounds(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
-            by_qd, qd = best_qd(op, samples)
-            by_tc = choose(threads_phase(op), samples[threads_phase(op)])
+            by_qd, qd = self.best_qd(op, samples)
+            by_tc = self.choose(threads_phase(op), samples[threads_phase(op)])
             # more threads only when they gained what the rule asks over the queue-depth search's choice
-            more = by_tc.outstanding > by_qd.outstanding and by_tc.iops >= by_qd.iops * (1 + rule.min_gain)
-            best, tc = (by_tc, by_tc.outstanding // qd) if more else (by_qd, threads)
-            phase = cc.next_phase(rounds_phase(op), (cell(read_pct, qd, round_s, OPTIMUM, tc),), max_rounds=rounds)
+            more = by_tc.outstanding > by_qd.outstanding and by_tc.iops >= by_qd.iops * (1 + self.rule.min_gain)
+            best, tc = (by_tc, by_tc.outstanding // qd) if more else (by_qd, self.threads)
+            cells = (self.cell(read_pct, qd, v["round_time"], OPTIMUM, tc),)
+            phase = cc.next_phase(rounds_phase(op), cells, max_rounds=rounds)
             return phase, Decision(
                 rounds_phase(op),
                 {"name": CHOICE[v["rule"]]},
                 f"the queue-depth and thread searches chose {best.key} ({best.iops:,.0f} {op} IOPS), "
-                f"{how}: {rounds} rounds there",
+                f"{self.how}: {rounds} rounds there",
                 {"threads": tc, "queue_depth": qd},
             )
 
         return build_rounds
 
-    phases: list = list(s.phases)
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    s = cc.setup(NAME, PARAMS, profile, target)
+    v = s.values
+    search_s, round_s, rounds, warmup = v["search_time"], v["round_time"], v["rounds"], v["warmup"]
+    m = _Searches(v, active_fraction(profile, target))
+    phases: list[Phase | Deferred] = list(s.phases)
     for i, (op, read_pct) in enumerate(SEARCHES):
-        cells = tuple(cell(read_pct, qd, search_s) for qd in v["queue_depths"])
+        cells = tuple(m.cell(read_pct, qd, search_s) for qd in v["queue_depths"])
         search = cc.first_phase(s, search_phase(op), cells) if i == 0 else cc.next_phase(search_phase(op), cells)
-        phases.append(replace(search, stop_rule=stop))
+        phases.append(replace(search, stop_rule=m.stop))
         # ETA: the thread search at most runs every count (its rule may end it sooner)
         phases.append(
             Deferred(
                 threads_phase(op),
                 f"the {op} QD search's most IOPS",
-                thread_search(op, read_pct),
+                m.thread_search(op, read_pct),
                 len(v["thread_counts"]) * (search_s + warmup),
             )
         )
         phases.append(
             Deferred(
-                rounds_phase(op), f"the {op} searches' most IOPS", at_optimum(op, read_pct), rounds * (round_s + warmup)
+                rounds_phase(op),
+                f"the {op} searches' most IOPS",
+                m.at_optimum(op, read_pct),
+                rounds * (round_s + warmup),
             )
         )
     rows = s.rows + [
@@ -216,8 +259,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
             "RND 4 KiB reads, then writes: a queue-depth search, a thread-count search at its best QD, "
             "then rounds at the best (threads, QD)",
         ),
-        ("Stop rule", "none: every step runs" if by_knee else rule.describe()),
-        ("Choice", how),
+        ("Stop rule", "none: every step runs" if m.by_knee else m.rule.describe()),
+        ("Choice", m.how),
     ]
     notes = ("The write search follows the read rounds without a new purge: reads do not change the drive's state.",)
     return TestPlan(
@@ -234,8 +277,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
-    def mean(op: str):
+def key_figures(runs: Runs = ()) -> Metrics:
+    def mean(op: str) -> Getter:
         return lambda phases: rounds_mean(ramp_phase(phases, rounds_phase(op)))
 
     return (

@@ -13,7 +13,7 @@ from iolab.pages.compare_pages.characterise import matrix_overlays
 from iolab.pages.report.characterise import mixed_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.figures import peak
+from iolab.suites.figures import Metrics, Runs, peak
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -76,7 +76,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("peak total IOPS", "IOPS", True, peak("mixed")),
         KeyMetric("30% W QD1 average latency", "µs", False, cc.at("mixed", "30% W", 1, "lat_mean_us")),

@@ -17,7 +17,7 @@ from iolab.pages.compare_pages.characterise import qos_overlays
 from iolab.pages.report.char_series import qos_pages
 from iolab.suites import active_fraction, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.figures import rounds
+from iolab.suites.figures import Metrics, Runs, rounds
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -110,7 +110,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     out = []
     for op in ("write", "read"):
         name = f"{op} rounds"

@@ -5,15 +5,19 @@ cache, or a file, writes at one rate and the test says "no cache found"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.slc import Cache
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.char_slc import PHASE, phase_cache, slc_pages, slc_view
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
-from iolab.suites.figures import phase
+from iolab.suites.figures import Getter, Metrics, Runs, phase
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -83,8 +87,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _cache(figure):
-    def get(phases) -> float | None:
+def _cache(figure: Callable[[Cache], float | None]) -> Getter:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = phase(phases, PHASE)
         found = phase_cache(ph) if ph else None
         return figure(found) if found else None
@@ -92,7 +96,7 @@ def _cache(figure):
     return get
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("SLC cache size", "GB", True, _cache(lambda c: c.size_gb)),
         KeyMetric("in-cache write rate", "MB/s", True, _cache(lambda c: c.in_cache_mbps)),

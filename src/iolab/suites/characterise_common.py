@@ -18,8 +18,10 @@ from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Phase, Profile, Tracking
 from iolab.core.units import KiB, kib_label
 from iolab.core.workload import Workload
-from iolab.pages.report.characterise import grid
+from iolab.figures.compare.characterise import grid
+from iolab.figures.summary import PhaseSummary
 from iolab.suites import active_fraction, common_parameters, tested_capacity, untested_capacity
+from iolab.suites.figures import Getter
 from iolab.targets import Target
 
 FAMILY = "iolab characterisation"
@@ -182,10 +184,10 @@ def size_text(sizes: tuple[int, ...]) -> str:
     return ", ".join(kib_label(b) for b in sizes)
 
 
-def at(name: str, series: str, qd: int, attr: str):
+def at(name: str, series: str, qd: int, attr: str) -> Getter:
     """A key figure of a queue-depth matrix: `attr` of the cell of `series` at `qd` in the phase `name`."""
 
-    def get(phases) -> float | None:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = next((p for p in phases if p.phase.name == name), None)
         c = grid(ph)[2].get((series, qd)) if ph else None
         return None if c is None else getattr(c, attr)

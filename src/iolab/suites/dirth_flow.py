@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from iolab.core.decide import Decision, Sample
 from iolab.core.errors import IolabError
@@ -95,6 +96,10 @@ FLOW = (
 )
 
 
+# A workload at a demand point: (threads, queue depth, seconds, name) -> the workload.
+WorkloadAt = Callable[[int, int, float, str], Workload]
+
+
 @dataclass(frozen=True)
 class Stimulus:
     """What a DIRTH test applies: `write` preconditions and pre-writes, `test` is measured at
@@ -103,13 +108,13 @@ class Stimulus:
     text: str  # the measured workload, as the parameters page names it
     write_text: str  # the preconditioning / pre-write workload
     block_size: int  # the cells' block-size column (0: a mix of sizes)
-    write: Callable[[int, int, float, str], Workload]
-    test: Callable[[int, int, float, str], Workload]
+    write: WorkloadAt
+    test: WorkloadAt
     pc_point: tuple[int, int] | None = None  # None: the highest outstanding IO of the demand points
     pc_precondition: tuple[Workload, ...] = ()  # before the PC rounds (RWSW: WIPC)
 
 
-def grid_points(v: Mapping) -> list[tuple[int, int]]:
+def grid_points(v: Mapping[str, Any]) -> list[tuple[int, int]]:
     return [(tc, qd) for tc in v["threads"] for qd in v["depths"]]
 
 
@@ -166,7 +171,68 @@ def build_flow(
     dv = Phase(
         DV_PHASE, (pre, *grid), (Tracking(f"IOPS {top}", top, "iops"),), purge=False, max_rounds=profile.max_rounds
     )
-    cut = v["art_cutoff_ms"]
+    ops = Deferred(
+        OP_PHASE,
+        f"the Max/Mid/Min operating points of the {DV_PHASE} measurement window",
+        _at_points(profile, title, stimulus, v),
+        3 * (v["point_prewrite_time"] + v["histogram_time"]),
+    )
+    table = common_parameters(profile, target) + [
+        ("Stimulus", stimulus.text),
+        ("Demand points", f"{points_text}: {len(points)} points, each one cell per round"),
+        (
+            "PC",
+            f"{stimulus.write_text} at TC{pc_tc}/QD{pc_qd}, rounds of {duration(v['pc_round_time'])}, to steady state"
+            + (
+                " (after " + ", ".join(w.name for w in stimulus.pc_precondition) + ")"
+                if stimulus.pc_precondition
+                else ""
+            ),
+        ),
+        ("Between rounds", f"pre-write {stimulus.write_text} at {top} for {duration(v['prewrite_time'])}"),
+        ("Tracking", f"IOPS at {top}"),
+        (
+            "Operating points",
+            f"Max/Mid/Min from the {DV_PHASE} window: pre-write {stimulus.write_text} at the point's "
+            f"TC/QD for {duration(v['point_prewrite_time'])}, then {stimulus.text} for "
+            f"{duration(v['histogram_time'])} (its response-time histogram)",
+        ),
+        *rows,
+        *parameter_rows(params, profile, test),
+    ]
+    return TestPlan(
+        test,
+        title,
+        spec,
+        profile,
+        (pc, dv, ops),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(table),
+        _flow_notes(profile, notes),
+    )
+
+
+def _flow_notes(profile: Profile, notes: Sequence[str]) -> tuple[str, ...]:
+    out = (
+        "The operating-point pre-write (60 min) and histogram (10 min) lengths, the PC round length and the 5 ms "
+        "ART cutoff are UNVERIFIED (A.11 implementations); they are parameters.",
+        *notes,
+    )
+    if profile.quick:
+        out += (
+            "Quick run: the PC rounds, pre-writes and histogram workloads last one cell each (unless set); "
+            "non-compliant.",
+        )
+    return out
+
+
+def _at_points(
+    profile: Profile, title: str, stimulus: Stimulus, v: Mapping[str, Any]
+) -> Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]:
+    """How the operating-point phase is built when the run reaches it: a pre-write and a
+    histogram cell at each of the Max/Mid/Min points the demand-variation window decided."""
+    bs, cut = stimulus.block_size, v["art_cutoff_ms"]
 
     def at_points(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
         ops = operating_points(window_points(samples.get(DV_PHASE, ()), profile.rule().window), cut * 1000)
@@ -198,45 +264,4 @@ def build_flow(
             Decision(OP_PHASE, {"name": DECISION, "art_cutoff_ms": cut}, outcome, ops.record()),
         )
 
-    ops = Deferred(
-        OP_PHASE,
-        f"the Max/Mid/Min operating points of the {DV_PHASE} measurement window",
-        at_points,
-        3 * (v["point_prewrite_time"] + v["histogram_time"]),
-    )
-    table = common_parameters(profile, target) + [
-        ("Stimulus", stimulus.text),
-        ("Demand points", f"{points_text}: {len(points)} points, each one cell per round"),
-        (
-            "PC",
-            f"{stimulus.write_text} at TC{pc_tc}/QD{pc_qd}, rounds of {duration(v['pc_round_time'])}, to steady state"
-            + (
-                " (after " + ", ".join(w.name for w in stimulus.pc_precondition) + ")"
-                if stimulus.pc_precondition
-                else ""
-            ),
-        ),
-        ("Between rounds", f"pre-write {stimulus.write_text} at {top} for {duration(v['prewrite_time'])}"),
-        ("Tracking", f"IOPS at {top}"),
-        (
-            "Operating points",
-            f"Max/Mid/Min from the {DV_PHASE} window: pre-write {stimulus.write_text} at the point's "
-            f"TC/QD for {duration(v['point_prewrite_time'])}, then {stimulus.text} for "
-            f"{duration(v['histogram_time'])} (its response-time histogram)",
-        ),
-        *rows,
-        *parameter_rows(params, profile, test),
-    ]
-    notes = (
-        "The operating-point pre-write (60 min) and histogram (10 min) lengths, the PC round length and the 5 ms "
-        "ART cutoff are UNVERIFIED (A.11 implementations); they are parameters.",
-        *notes,
-    )
-    if profile.quick:
-        notes += (
-            "Quick run: the PC rounds, pre-writes and histogram workloads last one cell each (unless set); "
-            "non-compliant.",
-        )
-    return TestPlan(
-        test, title, spec, profile, (pc, dv, ops), profile.rule(), tested_capacity(profile, target), tuple(table), notes
-    )
+    return at_points

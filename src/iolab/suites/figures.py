@@ -5,12 +5,18 @@ never filled with a made-up value)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from iolab.core.cellschema import CellRow
+from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import CellAverage, PhaseSummary
 
 Getter = Callable[[list[PhaseSummary]], float | None]
+# What `key_figures` is given: each compared run's phase summaries.
+Runs = Sequence[list[PhaseSummary]]
+# What `key_figures` returns: the summary table's columns, each read from one drive's phases.
+Metrics = tuple[KeyMetric[list[PhaseSummary]], ...]
 
 
 def phase(phases: list[PhaseSummary], name: str) -> PhaseSummary | None:
@@ -58,7 +64,7 @@ def peak(name: str, attr: str = "iops") -> Getter:
     return get
 
 
-def rounds(name: str, fn: Callable[[list], float | None]) -> Getter:
+def rounds(name: str, fn: Callable[[list[CellRow]], float | None]) -> Getter:
     """`fn` of the stored rounds (cells) of the phase `name`, in the order run."""
 
     def get(phases: list[PhaseSummary]) -> float | None:

@@ -12,7 +12,7 @@ from iolab.pages.report.dirth import dirth_pages
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import CBW_TEXT, active_fraction, cbw, no_input
-from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
+from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, build_flow, grid_points, read_share
 from iolab.suites.pts_dirth import grid_text, key_figures  # the DIRTH flow's figures
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
@@ -25,7 +25,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     ar = active_fraction(profile, target)
     cbw(0, target, duration_s=1)  # refuses a target that cannot issue its smallest blocks, before anything else
 
-    def mix(read_pct: int):
+    def mix(read_pct: int) -> WorkloadAt:
         return lambda tc, qd, secs, name: cbw(
             read_pct,
             target,

@@ -4,6 +4,9 @@ low); preconditioning and pre-writes are the same RND at 0/100."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import Param, show_list, size, values
@@ -11,12 +14,14 @@ from iolab.core.units import KiB, kib_label
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import chosen_points, demand_points
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.pts2 import dirth_overlays
 from iolab.pages.report.dirth import dirth_pages
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.textreport import render_dirth
 from iolab.suites import active_fraction, no_input, supported_block_sizes
-from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, build_flow, grid_points, read_share
+from iolab.suites.dirth_flow import FLOW, TC_QD_GRID, Stimulus, WorkloadAt, build_flow, grid_points, read_share
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -28,7 +33,7 @@ PARAMS = (
 )
 
 
-def grid_text(v) -> str:
+def grid_text(v: Mapping[str, Any]) -> str:
     return f"TC {show_list(v['threads'])} × QD {show_list(v['depths'])} (high → low)"
 
 
@@ -42,7 +47,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         )
     ar = active_fraction(profile, target)
 
-    def rnd(read_pct: int):
+    def rnd(read_pct: int) -> WorkloadAt:
         return lambda tc, qd, secs, name: Workload.mix(
             "rnd",
             read_pct,
@@ -69,8 +74,8 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _point(which: str, attr: str):
-    def get(phases) -> float | None:
+def _point(which: str, attr: str) -> Getter:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ops = chosen_points(phases)
         p = getattr(ops, which) if ops else None
         return None if p is None else getattr(p, attr)
@@ -78,11 +83,11 @@ def _point(which: str, attr: str):
     return get
 
 
-def _at(tc: int, qd: int):
+def _at(tc: int, qd: int) -> Getter:
     return lambda phases: next((p.iops for p in demand_points(phases) if (p.threads, p.queue_depth) == (tc, qd)), None)
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     """The points as each run decided them, under its own ART cutoff (runs with different
     settings are compared only when forced). CBW has the same figures."""
     return (

@@ -5,6 +5,8 @@ baseline of continuous writes. The report shows how much the idle lets the drive
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
@@ -17,6 +19,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.hir import hir_pages
 from iolab.pages.textreport import render_hir
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -31,7 +34,7 @@ def seconds_list(text: str) -> tuple[float, ...]:
     return vals
 
 
-def show_seconds_list(vals) -> str:
+def show_seconds_list(vals: Iterable[float]) -> str:
     return ", ".join(duration(v) for v in vals)
 
 
@@ -125,7 +128,26 @@ def build(profile: Profile, target: Target) -> TestPlan:
                 stop_on_steady=False,
             )
         )
-    params = common_parameters(profile, target) + [
+    params = _parameter_rows(profile, target, vals, n_pc, interval)
+    notes = _notes(profile)
+    return TestPlan(
+        "hir",
+        "Host Idle Recovery",
+        f"PTS {profile.spec} ({profile.name})",
+        profile,
+        tuple(phases),
+        profile.rule(),
+        tested_capacity(profile, target),
+        tuple(params),
+        notes,
+        values=vals,
+    )
+
+
+def _parameter_rows(
+    profile: Profile, target: Target, vals: dict[str, Any], n_pc: int, interval: float
+) -> list[tuple[str, str]]:
+    return common_parameters(profile, target) + [
         ("Stimulus", "RND 4 KiB W throughout"),
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
         (
@@ -142,6 +164,9 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ),
         *parameter_rows(PARAMS, profile, "hir"),
     ]
+
+
+def _notes(profile: Profile) -> tuple[str, ...]:
     notes: tuple[str, ...] = (
         "The preconditioning round length (pc_round_intervals, 30 × 1 min) is UNVERIFIED against the spec; it comes from "
         "the reference implementations.",
@@ -154,25 +179,14 @@ def build(profile: Profile, target: Target) -> TestPlan:
             "Quick run: bursts of one cell time, idles of 1, 2, 3, 5, 10 bursts and a baseline of all bursts "
             "(unless set); non-compliant.",
         )
-    return TestPlan(
-        "hir",
-        "Host Idle Recovery",
-        f"PTS {profile.spec} ({profile.name})",
-        profile,
-        tuple(phases),
-        profile.rule(),
-        tested_capacity(profile, target),
-        tuple(params),
-        notes,
-        values=vals,
-    )
+    return notes
 
 
-def _burst(idle: float):
+def _burst(idle: float) -> Getter:
     return lambda phases: next((w.burst_iops for w in hir_result(phases).waits if w.idle_s == idle), None)
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     """One burst column per wait state any of the runs measured."""
     idles = sorted({w.idle_s for phases in runs for w in hir_result(phases).waits})
     return (

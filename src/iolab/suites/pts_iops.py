@@ -11,7 +11,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.pts import iops_pages
 from iolab.pages.textreport import iops_grid
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
-from iolab.suites.figures import from_cell
+from iolab.suites.figures import Metrics, Runs, from_cell
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -83,7 +83,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return tuple(
         KeyMetric(f"RND {kib_label(bs)} R/W {mix} IOPS", "IOPS", True, from_cell(mix, bs, "iops"))
         for mix, bs in (

@@ -12,7 +12,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.pts import latency_pages
 from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity, wipc
-from iolab.suites.figures import from_cell
+from iolab.suites.figures import Metrics, Runs, from_cell
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -56,7 +56,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("ART RND 4KiB R/W 100/0", "µs", False, from_cell("100/0", 4 * KiB, "lat_mean_us")),
         KeyMetric("ART RND 4KiB R/W 65/35", "µs", False, from_cell("65/35", 4 * KiB, "lat_mean_us")),

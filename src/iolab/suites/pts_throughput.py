@@ -13,7 +13,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.pts import throughput_pages
 from iolab.pages.textreport import grid_view
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity, wipc
-from iolab.suites.figures import from_cell
+from iolab.suites.figures import Metrics, Runs, from_cell
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -80,7 +80,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return tuple(
         KeyMetric(
             f"SEQ {label} {'read' if mix == '100/0' else 'write'} MB/s",

@@ -13,11 +13,13 @@ from iolab.core.testparams import Param, choice, parameter_rows, values
 from iolab.core.units import KiB, duration, eng, kib_label
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.pts import wsat_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.pts import wsat_pages
 from iolab.pages.textreport import render_wsat
 from iolab.suites import active_fraction, cbw, common_parameters, no_input, supported_block_sizes, tested_capacity
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -99,19 +101,19 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _full(phases) -> list[float]:
+def _full(phases: list[PhaseSummary]) -> list[float]:
     """Interval IOPS of the main phase; a partial interval (cut short by the budget) is no
     interval of the same length and never sets the first or the minimum figure."""
     return [r.iops for r in phases[0].rows if not r.partial] if phases else []
 
 
-def _window(attr: str):
+def _window(attr: str) -> Getter:
     """The one cell of the main phase, whichever workload it ran (runs of different WSAT
     workloads differ in their settings and are compared only when forced)."""
     return lambda phases: getattr(phases[0].cells[0], attr) if phases and phases[0].cells else None
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("IOPS, first interval (FOB)", "IOPS", True, lambda phases: next(iter(_full(phases)), None)),
         KeyMetric(

@@ -13,11 +13,13 @@ from iolab.core.workload import Access, Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.pts2 import GROUPS, SETTLE_WINDOW, xsr_groups, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.pts2 import xsr_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.xsr import xsr_pages
 from iolab.pages.textreport import render_intervals
 from iolab.suites import active_fraction, common_parameters, no_input, tested_capacity
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -121,28 +123,29 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _group_mean(i: int):
+def _group_mean(i: int) -> Getter:
     return lambda phases: xsr_groups(phases)[i].mean_mbps
 
 
-def _group_final(i: int):
+def _group_final(i: int) -> Getter:
     return lambda phases: xsr_groups(phases)[i].final_mbps()
 
 
-def _tolerance(phases) -> float:
+def _tolerance(phases: list[PhaseSummary]) -> float:
     """The recovery tolerance the run set (stored with its plan), else the default."""
-    return next(
+    tolerance: float = next(
         (ph.values["recovery_tolerance"] for ph in phases if "recovery_tolerance" in ph.values),
         RECOVERY_TOLERANCE.default,
     )
+    return tolerance
 
 
-def _recovery_minutes(phases) -> float | None:
+def _recovery_minutes(phases: list[PhaseSummary]) -> float | None:
     r = xsr_result(phases, _tolerance(phases)).recovered
     return None if r is None else r.minutes
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     """The recovery column uses each run's own tolerance and names it when the runs share one
     (runs with different settings are compared only when forced)."""
     tolerances = {_tolerance(phases) for phases in runs} or {RECOVERY_TOLERANCE.default}

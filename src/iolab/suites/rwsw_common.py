@@ -24,6 +24,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
@@ -155,7 +156,7 @@ def mix_text(w: Workload) -> str:
     return ", ".join(f"{s.label()} {s.share * 100:.1f} %" for s in w.streams)
 
 
-def applied(w: Workload, profile: Profile, target: Target, name: str, **changes) -> Workload:
+def applied(w: Workload, profile: Profile, target: Target, name: str, **changes: Any) -> Workload:
     """A workload from the input file as the test runs it: over the tested capacity, random
     (incompressible) data, one interval long."""
     return w.with_(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import Param, int_list, show_list, values
+from iolab.core.workload import Workload
 from iolab.figures.compare import DIRTH_SUMMARY_OIO, KeyMetric, dirth_level
 from iolab.pages.compare_pages.rwsw import dirth_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
@@ -17,7 +18,7 @@ from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.pages.textreport import render_dirth
 from iolab.suites import wipc
 from iolab.suites.dirth_flow import FLOW, Stimulus, build_flow
-from iolab.suites.figures import figure
+from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -71,7 +72,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     composite = inp.need_composite(NAME)
     v = values(PARAMS, profile, NAME)
 
-    def at(tc: int, qd: int, secs: float, name: str):
+    def at(tc: int, qd: int, secs: float, name: str) -> Workload:
         return applied(composite, profile, target, f"composite {name}", threads=tc, queue_depth=qd).with_(
             duration_s=secs
         )
@@ -111,11 +112,11 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     )
 
 
-def _at_summary_oio(attr: str | None, pct: float | None = None):
+def _at_summary_oio(attr: str | None, pct: float | None = None) -> Getter:
     return figure(lambda phases: dirth_level(phases, DIRTH_SUMMARY_OIO), attr, pct)
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric(f"MB/s at OIO {DIRTH_SUMMARY_OIO}", "MB/s", True, _at_summary_oio("mbps")),
         KeyMetric(

@@ -11,7 +11,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.rwsw import multi_wsat_pages
 from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
-from iolab.suites.figures import figure
+from iolab.suites.figures import Getter, Metrics, Runs, figure
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -62,7 +62,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     )
 
 
-def _composite(attr: str):
+def _composite(attr: str) -> Getter:
     return figure(
         lambda phases: next(
             (c for ph in phases if ph.phase.name == "main" for c in ph.cells if c.key == "composite"), None
@@ -71,7 +71,7 @@ def _composite(attr: str):
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("IOPS (steady state)", "IOPS", True, _composite("iops")),
         KeyMetric("MB/s (steady state)", "MB/s", True, _composite("mbps")),

@@ -12,7 +12,7 @@ from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.rwsw_replay import replay_pages
 from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import active_fraction, common_parameters, tested_capacity
-from iolab.suites.figures import figure
+from iolab.suites.figures import Metrics, Runs, figure
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -89,7 +89,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     )
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric("IOPS (whole replay)", "IOPS", True, figure(replay_totals, "iops")),
         KeyMetric("MB/s (whole replay)", "MB/s", True, figure(replay_totals, "mbps")),

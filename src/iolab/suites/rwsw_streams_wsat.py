@@ -6,11 +6,12 @@ from __future__ import annotations
 from iolab.core.plan import Cell, Profile, TestPlan
 from iolab.core.workload import Stream
 from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.header import SPEC_HEADINGS
 from iolab.pages.report.rwsw import streams_pages
 from iolab.pages.report.rwsw_selftest import with_selftest
 from iolab.suites import common_parameters, tested_capacity
-from iolab.suites.figures import phase
+from iolab.suites.figures import Getter, Metrics, Runs, phase
 from iolab.suites.rwsw_common import (
     DATA_NOTE,
     SPEC,
@@ -65,15 +66,15 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
     )
 
 
-def _stream_iops(label: str):
-    def get(phases) -> float | None:
+def _stream_iops(label: str) -> Getter:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = phase(phases, label)
         return ph.cells[0].iops if ph is not None and ph.cells else None
 
     return get
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     """One column per stream (phase) any of the drives ran, in run order."""
     labels = dict.fromkeys(ph.phase.name for phases in runs for ph in phases)
     return tuple(KeyMetric(f"{label} IOPS", "IOPS", True, _stream_iops(label)) for label in labels)

@@ -7,19 +7,23 @@ sustained for a duration (default 1 h) with IOPS and latency every second."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from iolab.core import testparams as tp
+from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, kib_label, measurable, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
 from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
 from iolab.suites.char_demand import geometric
 from iolab.suites.dirth_flow import read_share
+from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
 from iolab.targets import Target
 
@@ -125,9 +129,16 @@ PARAMS = (
 )
 
 
-def build(profile: Profile, target: Target) -> TestPlan:
-    v = tp.values(PARAMS, profile, "latency-bound")
-    bs, read = v["block_size"], v["read_pct"]
+NOTES = (
+    "The percentile of each step is that of the step's latency histogram merged over every host and path "
+    "(fio json+ bins summed), never an average of per-host percentiles.",
+    "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.",
+)
+
+
+def _refuse_impossible(v: dict[str, Any], target: Target) -> None:
+    """Settings no run can carry out, refused before anything is written."""
+    bs = v["block_size"]
     if not supported_block_sizes([bs], target)[0]:
         raise IolabError(
             f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
@@ -137,6 +148,12 @@ def build(profile: Profile, target: Target) -> TestPlan:
         raise IolabError(
             "latency-bound --set steps: a demand of 0 IOPS runs no IO; start at 1 or more. Nothing was run or written."
         )
+
+
+def build(profile: Profile, target: Target) -> TestPlan:
+    v = tp.values(PARAMS, profile, "latency-bound")
+    bs, read = v["block_size"], v["read_pct"]
+    _refuse_impossible(v, target)
     ar = active_fraction(profile, target)
     mix = f"{read}/{100 - read}"
     rule = LatencyBound(v["percentile"], v["bound"])
@@ -189,13 +206,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
         *tp.parameter_rows(PARAMS, profile, "latency-bound"),
     ]
-    notes: tuple[str, ...] = (
-        "The percentile of each step is that of the step's latency histogram merged over every host and path "
-        "(fio json+ bins summed), never an average of per-host percentiles.",
-        "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.",
-    )
-    if profile.quick:
-        notes += ("Quick run: short steps and sustain phase; non-compliant.",)
+    notes = NOTES + (("Quick run: short steps and sustain phase; non-compliant.",) if profile.quick else ())
     return TestPlan(
         "latency-bound",
         "Latency-Bounded Maximum IOPS",
@@ -210,22 +221,22 @@ def build(profile: Profile, target: Target) -> TestPlan:
     )
 
 
-def _sustained(fn):
+def _sustained(fn: Callable[[CellRow], float | None]) -> Getter:
     """`fn` of the last round of the sustained demand, or None before it ran."""
 
-    def get(phases) -> float | None:
+    def get(phases: list[PhaseSummary]) -> float | None:
         ph = next((p for p in phases if p.phase.name == SUSTAIN), None)
         return fn(ph.rows[-1]) if ph is not None and ph.rows else None
 
     return get
 
 
-def _measured(p: float):
+def _measured(p: float) -> Callable[[CellRow], float | None]:
     """The percentile when the cell's IOs can measure it (units.measurable)."""
     return lambda row: getattr(row, PERCENTILE_COLUMNS[p]) if measurable(p, row.ios) else None
 
 
-def key_figures(runs=()) -> tuple[KeyMetric, ...]:
+def key_figures(runs: Runs = ()) -> Metrics:
     return (
         KeyMetric(
             "highest demand within the bound (sustained)",

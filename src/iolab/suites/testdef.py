@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     # (profile, target, workload path or None) -> plan
     PlanBuilder = Callable[[Profile, Target, Path | None], TestPlan]
     # each drive's phases (for figures that depend on what was run) -> summary columns
-    KeyFigures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
+    KeyFigures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric[list[PhaseSummary]], ...]]
     PageBuilder = Callable[[RunData], list[Page]]
     OverlayBuilder = Callable[[list[RunData], list[str]], list[Page]]
     PhaseView = Callable[[PhaseSummary, Console], None]

@@ -18,7 +18,7 @@ from iolab.core.units import num, pct_text
 from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report.char_series import endurance_pages, preconditioning_pages
-from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.model import Block, Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_plots import Panel, panels
@@ -285,7 +285,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
             )
         items = [Panel(f"{op} IOPS vs outstanding IO (searches)", "IOPS", tuple(curves))]
         png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
-        blocks: list = [
+        blocks: list[Block] = [
             Text((verdict,)),
             Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80, src),
         ]

@@ -5,6 +5,7 @@ Reads only the run directory."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from iolab.core.cellschema import CellRow
@@ -219,15 +220,15 @@ def phase_spread(ph: PhaseSummary) -> Spread | None:
 
 @drawn_apart
 def _scatter(
-    t,
-    y,
+    t: Sequence[float],
+    y: Sequence[float | None],
     title: str,
     ylabel: str,
     log: bool,
     height: float,
     xlabel: str = "time (s)",
     label: str = "",
-    more: tuple[tuple[str, list], ...] = (),
+    more: tuple[tuple[str, Sequence[float | None]], ...] = (),
 ) -> bytes:
     """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
     with plot_style.styled():
@@ -319,7 +320,7 @@ def consistency_pages(run: RunData) -> list[Page]:
     return pages + endurance_pages(run)
 
 
-def _latency_figure(t, lat, lat_max, src: str) -> Figure:
+def _latency_figure(t: list[float], lat: Latencies, lat_max: Latencies, src: str) -> Figure:
     if any(v is not None for v in lat_max):
         png = _scatter(
             t,
@@ -340,7 +341,7 @@ def _latency_figure(t, lat, lat_max, src: str) -> Figure:
     )
 
 
-def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
+def _max_row(t: list[float], lat_max: Latencies, start: float, row: CellRow) -> tuple[str, str]:
     steady = [m for x, m in zip(t, lat_max) if x > start and m is not None]
     if steady:
         return ("maximum latency, largest per-second maximum in the steady part", f"{num(max(steady))} µs")
@@ -353,7 +354,9 @@ def _max_row(t, lat_max, start: float, row: CellRow) -> tuple[str, str]:
 # -- endurance -------------------------------------------------------------------------------
 
 
-def _drive_row(name: str, rows: list, counted: tuple) -> tuple[str, str, str, str]:
+def _drive_row(
+    name: str, rows: list[CellRow], counted: tuple[int | None, int | None, str]
+) -> tuple[str, str, str, str]:
     host, media, _ = counted
     host_text = eng(host, "B") if host is not None else eng(sum(r.write_bytes for r in rows), "B") + " (fio)"
     waf = f"{media / host:.2f}" if host and media is not None else NOT_REPORTED

@@ -52,7 +52,7 @@ def _values(ph: PhaseSummary, get: Getter) -> tuple[list[str], list[int], list[l
     return labels, qds, [[get(c, d[c.key]) if (c := cells.get((lab, q))) else None for q in qds] for lab in labels]
 
 
-def _table(run: RunData, ph: PhaseSummary, metric) -> Table:
+def _table(run: RunData, ph: PhaseSummary, metric: Metric) -> Table:
     name, unit, get, _ = metric
     labels, qds, z = _values(ph, get)
     rows = tuple((lab, *(num(v) for v in row)) for lab, row in zip(labels, z))
@@ -65,7 +65,7 @@ def _table(run: RunData, ph: PhaseSummary, metric) -> Table:
     )
 
 
-def _lines(ph: PhaseSummary, metric, height: float) -> Figure:
+def _lines(ph: PhaseSummary, metric: Metric, height: float) -> Figure:
     name, unit, get, _ = metric
     labels, qds, z = _values(ph, get)
     series = [
@@ -88,7 +88,7 @@ def _lines(ph: PhaseSummary, metric, height: float) -> Figure:
     )
 
 
-def _heat(ph: PhaseSummary, metric, height: float) -> Figure:
+def _heat(ph: PhaseSummary, metric: Metric, height: float) -> Figure:
     name, unit, get, lower = metric
     labels, qds, z = _values(ph, get)
     png = plots.heatmap(

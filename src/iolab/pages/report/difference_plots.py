@@ -3,7 +3,7 @@ mean, the drives lined up by round or interval number (never by position)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from iolab.pages.report.drawing import drawn_apart
 from iolab.pages.report.plot_style import Series, _figure, _png, _thousands, color, styled, whole_number_ticks
@@ -22,7 +22,7 @@ def group_means(series: Sequence[Series]) -> dict[float, float]:
 def alignment_text(series: Sequence[Series], what: str) -> str:
     """How the difference plot lines the drives up, and over which span it could."""
 
-    def span(xs) -> str:
+    def span(xs: Iterable[float]) -> str:
         xs = sorted(xs)
         return "none" if not xs else f"{xs[0]:g}" if len(xs) == 1 else f"{xs[0]:g}–{xs[-1]:g}"
 

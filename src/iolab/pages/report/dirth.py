@@ -6,6 +6,8 @@ Max/Mid/Min operating points as the run decided them, with their histograms."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from iolab.core.units import num, pct_text
 from iolab.figures.compare import cell_percentile, demand_cells
 from iolab.figures.points import (
@@ -101,7 +103,11 @@ def pre_mix(dv: PhaseSummary) -> str:
     return (row.workload or {}).get("name", PREWRITE) if row else PREWRITE
 
 
-def _lines(dv: PhaseSummary) -> dict[str, list[tuple[DemandPoint, CellAverage]]]:
+# The demand points as plotted: line name -> its (point, cell) pairs (see _lines).
+Lines = dict[str, list[tuple[DemandPoint, CellAverage]]]
+
+
+def _lines(dv: PhaseSummary) -> Lines:
     """The points as plotted: one line per thread count over a full TC × QD grid, else (the
     RWSW outstanding-IO sweep) one line in order of total outstanding IO."""
     pts = demand_cells([dv])
@@ -114,7 +120,7 @@ def _lines(dv: PhaseSummary) -> dict[str, list[tuple[DemandPoint, CellAverage]]]
     }
 
 
-def _series(lines, get) -> tuple[plots.Series, ...]:
+def _series(lines: Lines, get: Callable[[DemandPoint, CellAverage], float | None]) -> tuple[plots.Series, ...]:
     out = []
     for name, pts in lines.items():
         xy = [(float(p.oio), get(p, c)) for p, c in pts if get(p, c) is not None]
@@ -141,37 +147,44 @@ def dirth_pages(run: RunData) -> list[Page]:
     grid = "every point" not in lines
     points = [p for pts in lines.values() for p, _ in pts]
     if grid:
-        depths = sorted({p.queue_depth for p in points})
-        qd_index = {q: i for i, q in enumerate(depths)}
-        dv_png = plots.lines_over_categories(
-            [f"QD{q}" for q in depths],
-            [
-                plots.Series(tc, tuple(qd_index[p.queue_depth] for p, _ in pts), tuple(p.iops for p, _ in pts))
-                for tc, pts in lines.items()
-            ],
-            "queue depth",
-            "IOPS",
-            "Demand Variation: IOPS vs QD per TC",
-            height_mm=120,
-        )
-        pages.append(
-            Page(
-                "Demand Variation",
-                (Figure(f"{run.manifest.title}: IOPS vs queue depth, one line per thread count", dv_png, 120, src),),
-            )
-        )
+        pages.append(_iops_by_qd_page(run, lines, points, src))
     per = "per TC" if grid else "as outstanding IO grows"
+    pages += _demand_pages(run, lines, per, src)
+    cpu = {p: _cpu(dv, p.label()) for p in points}
+    pages += _cpu_pages(run, lines, points, cpu, grid, src)
+    tables = [_operating_points_table(run), _points_table(run, dv, lines, cpu, src)]
+    return pages + _histogram_pages(run) + table_pages("Tabular Results — DIRTH", tables)
+
+
+def _iops_by_qd_page(run: RunData, lines: Lines, points: list[DemandPoint], src: str) -> Page:
+    """A full TC × QD grid only: IOPS over queue depth, one line per thread count."""
+    depths = sorted({p.queue_depth for p in points})
+    qd_index = {q: i for i, q in enumerate(depths)}
+    dv_png = plots.lines_over_categories(
+        [f"QD{q}" for q in depths],
+        [
+            plots.Series(tc, tuple(qd_index[p.queue_depth] for p, _ in pts), tuple(p.iops for p, _ in pts))
+            for tc, pts in lines.items()
+        ],
+        "queue depth",
+        "IOPS",
+        "Demand Variation: IOPS vs QD per TC",
+        height_mm=120,
+    )
+    return Page(
+        "Demand Variation",
+        (Figure(f"{run.manifest.title}: IOPS vs queue depth, one line per thread count", dv_png, 120, src),),
+    )
+
+
+def _demand_pages(run: RunData, lines: Lines, per: str, src: str) -> list[Page]:
+    """Demand intensity (ART vs IOPS), then throughput and response times over total outstanding
+    IO: the three plots a grid and a sweep both have; `per` names how their lines are drawn."""
     di_png = demand_intensity(
         [(name, [(p.iops, p.art_us, p.oio) for p, _ in pts if p.art_us is not None]) for name, pts in lines.items()],
         "ART (µs)",
         f"Demand Intensity: ART vs IOPS {per} (labels: total outstanding IO)",
         height_mm=120,
-    )
-    pages.append(
-        Page(
-            "Demand Intensity",
-            (Figure(f"{run.manifest.title}: average response time vs IOPS {per}", di_png, 120, src),),
-        )
     )
     oio_png = panels(
         [
@@ -182,12 +195,6 @@ def dirth_pages(run: RunData) -> list[Page]:
         140,
         logx2=True,
     )
-    pages.append(
-        Page(
-            "Throughput vs Total Outstanding IO",
-            (Figure(f"{run.manifest.title}: IOPS and MB/s vs TC × QD {per}", oio_png, 140, src),),
-        )
-    )
     rt_png = panels(
         [
             Panel("ART", "response time (µs)", _series(lines, lambda p, c: c.lat_mean_us), logy=True),
@@ -197,13 +204,27 @@ def dirth_pages(run: RunData) -> list[Page]:
         140,
         logx2=True,
     )
-    pages.append(
+    title = run.manifest.title
+    return [
+        Page(
+            "Demand Intensity",
+            (Figure(f"{title}: average response time vs IOPS {per}", di_png, 120, src),),
+        ),
+        Page(
+            "Throughput vs Total Outstanding IO",
+            (Figure(f"{title}: IOPS and MB/s vs TC × QD {per}", oio_png, 140, src),),
+        ),
         Page(
             "Response Times vs Total Outstanding IO",
-            (Figure(f"{run.manifest.title}: ART and 99.999 % response time vs TC × QD {per}", rt_png, 140, src),),
-        )
-    )
-    cpu = {p: _cpu(dv, p.label()) for p in points}
+            (Figure(f"{title}: ART and 99.999 % response time vs TC × QD {per}", rt_png, 140, src),),
+        ),
+    ]
+
+
+def _cpu_pages(
+    run: RunData, lines: Lines, points: list[DemandPoint], cpu: dict[DemandPoint, float | None], grid: bool, src: str
+) -> list[Page]:
+    """The engine's CPU use per TC × QD (a grid only), or why it is not shown."""
     if grid and any(v is not None for v in cpu.values()):
         tcs = [pts[0][0].threads for pts in lines.values()]
         depths = sorted({p.queue_depth for p in points})
@@ -221,35 +242,17 @@ def dirth_pages(run: RunData) -> list[Page]:
             log=False,
             lower_is_better=True,
         )
-        pages.append(
-            Page(
-                "CPU Utilisation",
-                (
-                    Figure(
-                        f"{run.manifest.title}: host CPU use of the engine (fio usr_cpu + sys_cpu, % of one "
-                        "CPU per job)",
-                        hm,
-                        110,
-                        src,
-                    ),
-                ),
-            )
-        )
-    elif not any(v is not None for v in cpu.values()):
-        pages.append(
-            Page(
-                "CPU Utilisation",
-                (
-                    Text(
-                        (
-                            "Not measured: the engine of this run reports no CPU use "
-                            "(fio does; the simulated drives do not).",
-                        )
-                    ),
-                ),
-            )
-        )
-    tables = [_operating_points_table(run)]
+        what = "host CPU use of the engine (fio usr_cpu + sys_cpu, % of one CPU per job)"
+        return [Page("CPU Utilisation", (Figure(f"{run.manifest.title}: {what}", hm, 110, src),))]
+    if not any(v is not None for v in cpu.values()):
+        why = "Not measured: the engine of this run reports no CPU use (fio does; the simulated drives do not)."
+        return [Page("CPU Utilisation", (Text((why,)),))]
+    return []  # a sweep whose engine measured CPU: the table of every point gives it
+
+
+def _points_table(
+    run: RunData, dv: PhaseSummary, lines: Lines, cpu: dict[DemandPoint, float | None], src: str
+) -> Table:
     grid_rows = tuple(
         (
             p.label(),
@@ -265,16 +268,13 @@ def dirth_pages(run: RunData) -> list[Page]:
         for pts in lines.values()
         for p, c in pts
     )
-    tables.append(
-        Table(
-            "Every demand point",
-            ("point", "OIO", "IOPS", "MB/s", "ART (µs)", "99.99 % (µs)", "99.999 % (µs)", "MRT (µs)", "CPU %"),
-            grid_rows,
-            src,
-            run.raw_links([r for r in dv.rows if r.round in dv.window]),
-        )
+    return Table(
+        "Every demand point",
+        ("point", "OIO", "IOPS", "MB/s", "ART (µs)", "99.99 % (µs)", "99.999 % (µs)", "MRT (µs)", "CPU %"),
+        grid_rows,
+        src,
+        run.raw_links([r for r in dv.rows if r.round in dv.window]),
     )
-    return pages + _histogram_pages(run) + table_pages("Tabular Results — DIRTH", tables)
 
 
 def _operating_points_table(run: RunData) -> Table:

@@ -12,6 +12,7 @@ import pickle
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from iolab.pages.report.model import Pending
 
@@ -33,8 +34,9 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _draw_in_worker(module: str, name: str, args: tuple, kwargs: dict) -> bytes:
-    return getattr(importlib.import_module(module), name).__wrapped__(*args, **kwargs)
+def _draw_in_worker(module: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+    png: bytes = getattr(importlib.import_module(module), name).__wrapped__(*args, **kwargs)
+    return png
 
 
 @contextmanager
@@ -72,7 +74,7 @@ def drawn_apart(draw: Callable[..., bytes]) -> Callable[..., bytes | Pending]:
     worker process inside `drawing_in_parallel` (the call then returns a `Pending`)."""
 
     @functools.wraps(draw)
-    def call(*args, **kwargs):
+    def call(*args: Any, **kwargs: Any) -> bytes | Pending:
         try:
             key = hashlib.sha1(pickle.dumps((draw.__module__, draw.__qualname__, args, kwargs))).digest()
         except Exception:  # noqa: BLE001 - arguments that do not pickle: drawn here, every time

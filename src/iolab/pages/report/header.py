@@ -30,7 +30,7 @@ BANNER_LINE_CHARS = 120  # one line of a banner (html.py .banner: 6.8 pt bold ac
 BANNER_LINES = 3  # what the banner strip holds (html.py .banners: 11 mm)
 
 
-def _val(v) -> str:
+def _val(v: object) -> str:
     return NOT_REPORTED if v in (None, "", ()) else str(v)
 
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 import base64
 import html as _html
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment
 
-from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Table, Text, png_bytes
+from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text, png_bytes
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
 
 CSS = """
 @page { size: A4 portrait; margin: 8mm 10mm; }
@@ -115,7 +119,7 @@ def _e(text: str) -> str:
     return _html.escape(str(text))
 
 
-def render_block(block, for_print: bool = False) -> str:
+def render_block(block: Block, for_print: bool = False) -> str:
     """One block as HTML (plain functions, not template macros: the blocks are typed)."""
     if isinstance(block, Figure):
         data = base64.b64encode(png_bytes(block.png)).decode()
@@ -137,7 +141,7 @@ def render_block(block, for_print: bool = False) -> str:
             body.append("<tr>" + "".join(cells) + "</tr>")
         links = ""
         if block.links and not for_print:  # the PDF prints the source line; links are for the HTML
-            groups: dict[str, list] = {}
+            groups: dict[str, list[Link]] = {}
             for link in block.links:
                 groups.setdefault(link.group, []).append(link)
             items = "".join(
@@ -207,7 +211,7 @@ def column_count(docs: Sequence[Document]) -> int:
     return max((len(d.columns) for d in docs), default=1) or 1
 
 
-def _Markup(s: str):
+def _Markup(s: str) -> Markup:
     from markupsafe import Markup
 
     return Markup(s)

@@ -26,7 +26,8 @@ SUSTAIN = "sustain"
 
 
 def _pct(row: CellRow, p: float) -> float | None:
-    return getattr(row, PERCENTILE_COLUMNS[p])
+    value: float | None = getattr(row, PERCENTILE_COLUMNS[p])
+    return value
 
 
 def _bound(run: RunData) -> tuple[float, float]:

@@ -9,7 +9,9 @@ page count is known before anything is rendered.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
 # Printable height left for blocks on an A4 page once the page header, banners and the four
 # header columns are drawn (see html.py's stylesheet). Builders budget against it.
@@ -46,7 +48,9 @@ class Table:
 class Pending:
     """A PNG a worker process is drawing (plots.drawing_in_parallel); `png_bytes` waits for it."""
 
-    def __init__(self, future, draw: Callable[..., bytes], args: tuple, kwargs: dict):
+    def __init__(
+        self, future: Future[bytes], draw: Callable[..., bytes], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         self._future, self._draw, self._args, self._kwargs = future, draw, args, kwargs
         self._png: bytes | None = None
 

@@ -63,11 +63,13 @@ class _PageLines(logging.Handler):
             self.say("PDF file", True)
 
 
-def _copy_columns(doc) -> int:
+def _copy_columns(doc: Any) -> int:
     """Fill each empty header-column box (`data-columns-of`) with a copy of the laid-out columns
     of its document's first page; returns how many were filled."""
 
-    def marked(box, depth: int = 0):  # the page box, html, body, the page's section, then its parts
+    def marked(
+        box: Any, depth: int = 0
+    ) -> Iterator[Any]:  # the page box, html, body, the page's section, then its parts
         el = getattr(box, "element", None)
         if el is not None and box.element_tag == "div" and (el.get("data-columns") or el.get("data-columns-of")):
             yield box
@@ -103,7 +105,7 @@ def _idat(data: bytes) -> bytes | None:
 
 
 @contextmanager
-def _plots_as_drawn(raster_image_class) -> Iterator[None]:
+def _plots_as_drawn(raster_image_class: Any) -> Iterator[None]:
     """WeasyPrint decodes every PNG and encodes it again to take its pixel rows for the PDF (about
     a third of writing the file). The report's plots are 8-bit RGB PNGs (plot_style._png), whose
     rows go into the PDF as they are; any other image takes WeasyPrint's own way."""
@@ -112,7 +114,7 @@ def _plots_as_drawn(raster_image_class) -> Iterator[None]:
         yield
         return
 
-    def rows(image) -> bytes:
+    def rows(image: Any) -> bytes:
         fp = getattr(image, "fp", None)
         data = fp.getvalue() if isinstance(fp, io.BytesIO) and getattr(image, "format", None) == "PNG" else b""
         return _idat(data) or own.__func__(image)
@@ -124,7 +126,7 @@ def _plots_as_drawn(raster_image_class) -> Iterator[None]:
         raster_image_class._get_png_data = own
 
 
-def _head_path(box, depth: int = 0) -> list | None:
+def _head_path(box: Any, depth: int = 0) -> list[Any] | None:
     """The boxes from the page box down to the page's head (`div.head`), both included."""
     el = getattr(box, "element", None)
     if el is not None and box.element_tag == "div" and "head" in (el.get("class") or "").split():
@@ -136,7 +138,7 @@ def _head_path(box, depth: int = 0) -> list | None:
     return None
 
 
-def _renumbered(page, head_page, own: int, number: int):
+def _renumbered(page: Any, head_page: Any, own: int, number: int) -> Any:
     """`page` (laid out as page `own` of its own report) with `head_page`'s head in place of its
     own: the head has a fixed height, so nothing else on the page moves. A new page object;
     the kept one is left as it was."""
@@ -155,7 +157,7 @@ def _renumbered(page, head_page, own: int, number: int):
     return out
 
 
-def _assembled(sizes: Sequence[int], kept: dict, rest, heads):
+def _assembled(sizes: Sequence[int], kept: dict[int, Any], rest: Any, heads: Any) -> Any:
     """The report's pages in order: those of the documents in `kept` (renumbered with the heads
     laid out in `heads`, in order), the others from `rest` (laid out here, in order)."""
     made, from_rest, from_heads, number = [], iter(rest.pages if rest else ()), iter(heads.pages), 0
@@ -172,7 +174,7 @@ def _key(html: str) -> bytes:
     return hashlib.sha1(html.encode()).digest()
 
 
-def _keep(key: bytes, doc) -> None:
+def _keep(key: bytes, doc: Any) -> None:
     _LAID_OUT[key] = doc
     _LAID_OUT.move_to_end(key)
     while len(_LAID_OUT) > KEEP_LAID_OUT:
@@ -212,7 +214,7 @@ def write_pdf(
     def numbered(docs: list[int]) -> list[int]:  # the report's page numbers of these documents' pages
         return [first[k] + i + 1 for k in docs for i in range(sizes[k])]
 
-    def laid_out(extra: list, only: list[int] | None = None) -> Any:
+    def laid_out(extra: list[Any], only: list[int] | None = None) -> Any:
         lines.numbers = None if only is None else numbered(only)
         once = html(True, only=only)
         doc = HTML(string=once, base_url=str(base_url)).render(stylesheets=extra)

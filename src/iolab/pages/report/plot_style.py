@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iolab.core.units import num
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from contextlib import AbstractContextManager
+
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure as MplFigure
+    from matplotlib.ticker import FuncFormatter
+    from matplotlib.typing import RcKeyType
 
 MM = 1 / 25.4
 DPI = 140
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "font.size": 8,
     "axes.titlesize": 9,
     "axes.labelsize": 8,
@@ -41,7 +48,7 @@ class Series:
 PARTIAL_LABEL = "partial interval (cut short by the write budget)"
 
 
-def _mark_partial(ax, s: Series, log: bool, labelled: bool) -> bool:
+def _mark_partial(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
     """Ring a series' partial intervals so no reader takes them for full ones."""
     pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
     if not pts:
@@ -65,7 +72,7 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def styled(extra: dict | None = None):
+def styled(extra: dict[RcKeyType, Any] | None = None) -> AbstractContextManager[None]:
     """The report's plot style. matplotlib is imported here, on the first plot, not with the
     module: every CLI command would otherwise pay its ~2 s import."""
     import matplotlib
@@ -99,18 +106,18 @@ def _png(fig: MplFigure) -> bytes:
     return buf.getvalue()
 
 
-def ticks():
+def ticks() -> FuncFormatter:
     """Axis and colour-bar ticks print with the report's one number formatter (units.num)."""
     from matplotlib.ticker import FuncFormatter
 
     return FuncFormatter(lambda v, _: num(v, trim=True))
 
 
-def _thousands(ax, axis: str = "y") -> None:
+def _thousands(ax: Axes, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(ticks())
 
 
-def _log_ticks(ax, axis: str = "y") -> None:
+def _log_ticks(ax: Axes, axis: str = "y") -> None:
     """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
     from matplotlib.ticker import LogLocator, NullFormatter
 
@@ -124,7 +131,7 @@ def _log_ticks(ax, axis: str = "y") -> None:
     a.set_minor_formatter(NullFormatter())
 
 
-def spaced_labels(fig: MplFigure, axis, texts: list[str], gap_px: float = 3.0) -> list[str]:
+def spaced_labels(fig: MplFigure, axis: Axis, texts: list[str], gap_px: float = 3.0) -> list[str]:
     """The tick labels with each one that would overprint the label kept before it left
     blank (close levels on a log axis, e.g. 32 and 36): measured on the laid-out figure."""
     axis.set_ticklabels(texts)
@@ -140,7 +147,7 @@ def spaced_labels(fig: MplFigure, axis, texts: list[str], gap_px: float = 3.0) -
     return out
 
 
-def whole_number_ticks(axis, values) -> None:
+def whole_number_ticks(axis: Axis, values: Sequence[float]) -> None:
     """Rounds, intervals and steps are whole numbers: no tick between them (1.5)."""
     from matplotlib.ticker import MaxNLocator
 

@@ -16,7 +16,9 @@ from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
 from iolab.pages.report.drawing import drawn_apart
 from iolab.pages.report.plot_style import (
-    Series,
+    Series as Series,  # re-exported: the pages name it plots.Series
+)
+from iolab.pages.report.plot_style import (
     _figure,
     _log_ticks,
     _mark_partial,

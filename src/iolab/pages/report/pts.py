@@ -5,8 +5,11 @@ test's declaration in suites/ names its page builder; `generic_pages` serves any
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from iolab.core.units import KiB, duration, eng, kib_label, num, pct_text, scale_for
-from iolab.figures.summary import PhaseSummary, interval_label
+from iolab.figures.summary import CellAverage, PhaseSummary, interval_label
 from iolab.pages.report import plots
 from iolab.pages.report.model import Figure, Link, Page, Table, Text
 from iolab.pages.report.rundata import RunData, intervals_text, rounds_text
@@ -150,31 +153,7 @@ def latency_pages(run: RunData) -> list[Page]:
         )
     ]
     pages += measurement_window_pages(run, ph, lambda v: "ART (µs)")
-
-    def lat(get, d):
-        return lambda c: None if get(c) is None else get(c) / d
-
-    tables = [
-        matrix_table(
-            run, ph, f"Average response time (ART, {unit}), mean over the window", lat(lambda c: c.lat_mean_us, div)
-        ),
-        matrix_table(
-            run,
-            ph,
-            f"Maximum response time (MRT, {munit}), maximum over the window",
-            lat(lambda c: c.lat_max_us, mdiv),
-            "maximum of each cell",
-        ),
-        matrix_table(
-            run,
-            ph,
-            f"99.999 % response time ({munit}), from the window's merged histogram",
-            lambda c: pct_text(lat(lambda c: c.p99_999_us, mdiv)(c), c.ios),
-            "99.999 % of each cell's merged histogram; n/m: too few IOs to measure it",
-        ),
-        matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops),
-    ]
-    pages += table_pages("Tabular Results — Response Times and IOPS", tables)
+    pages += table_pages("Tabular Results — Response Times and IOPS", _latency_tables(run, ph, unit, div, munit, mdiv))
     pages.append(
         plot_2d_page(
             run, ph, "Average Response Time vs Block Size (2D)", lambda c: c.lat_mean_us, f"ART ({unit})", scale=div
@@ -214,6 +193,36 @@ def latency_pages(run: RunData) -> list[Page]:
         if c is not None:
             pages.append(histogram_page(run, ph, c))
     return pages
+
+
+# `get` is Any-typed: mypy cannot narrow the second of its two calls to not None
+def _scaled(get: Callable[[CellAverage], Any], d: float) -> Callable[[CellAverage], float | None]:
+    """A response time of a cell in the table's unit (`d` µs each), None where not measured."""
+    return lambda c: None if get(c) is None else get(c) / d
+
+
+def _latency_tables(run: RunData, ph: PhaseSummary, unit: str, div: float, munit: str, mdiv: float) -> list[Table]:
+    """ART, MRT, 99.999 % and IOPS by mix and block size; ART in `unit`, the others in `munit`."""
+    return [
+        matrix_table(
+            run, ph, f"Average response time (ART, {unit}), mean over the window", _scaled(lambda c: c.lat_mean_us, div)
+        ),
+        matrix_table(
+            run,
+            ph,
+            f"Maximum response time (MRT, {munit}), maximum over the window",
+            _scaled(lambda c: c.lat_max_us, mdiv),
+            "maximum of each cell",
+        ),
+        matrix_table(
+            run,
+            ph,
+            f"99.999 % response time ({munit}), from the window's merged histogram",
+            lambda c: pct_text(_scaled(lambda c: c.p99_999_us, mdiv)(c), c.ios),
+            "99.999 % of each cell's merged histogram; n/m: too few IOs to measure it",
+        ),
+        matrix_table(run, ph, "IOPS (read + write), mean over the window", lambda c: c.iops),
+    ]
 
 
 # -- Write Saturation (A.8) ----------------------------------------------------------------
@@ -274,6 +283,15 @@ def wsat_pages(run: RunData) -> list[Page]:
         Page("IOPS vs Time", (Figure("Write Saturation: IOPS vs time, linear and log–log", p1, 160, src),)),
         Page("IOPS vs Total GB Written", (Figure("Write Saturation: IOPS vs TGBW, linear and log–log", p2, 160, src),)),
     ]
+    pages += _wsat_latency_pages(ph, minutes, label, src)
+    pages += measurement_window_pages(run, ph, lambda v: "IOPS")
+    pages += table_pages("Tabular Results — Write Saturation", _wsat_tables(run, ph, minutes, tgbw, iops, marked, src))
+    if ph.cells and ph.cells[0].histogram is not None:
+        pages.append(histogram_page(run, ph, ph.cells[0]))
+    return pages
+
+
+def _wsat_latency_pages(ph: PhaseSummary, minutes: list[float], label: str, src: str) -> list[Page]:
     # An interval without a latency (no IO completed) has no point rather than a made-up zero.
     lat = [
         plots.Series(
@@ -283,22 +301,35 @@ def wsat_pages(run: RunData) -> list[Page]:
         for what, attr in (("ART", "lat_mean_us"), ("MRT", "lat_max_us"))
         if any(getattr(r, attr) is not None for r in ph.rows)
     ]
-    if lat:
-        p3 = plots.time_series_pair(lat, "time (minutes)", "response time (µs)", "ART and MRT vs time", height_mm=160)
-        pages.append(
-            Page(
-                "Response Times vs Time",
-                (
-                    Figure(
-                        "Write Saturation: average (ART) and maximum (MRT) response time per interval, linear and log–log",
-                        p3,
-                        160,
-                        src + " ART: the interval's mean over all IOs; MRT: its slowest IO.",
-                    ),
+    if not lat:
+        return []
+    p3 = plots.time_series_pair(lat, "time (minutes)", "response time (µs)", "ART and MRT vs time", height_mm=160)
+    return [
+        Page(
+            "Response Times vs Time",
+            (
+                Figure(
+                    "Write Saturation: average (ART) and maximum (MRT) response time per interval, linear and log–log",
+                    p3,
+                    160,
+                    src + " ART: the interval's mean over all IOs; MRT: its slowest IO.",
                 ),
-            )
+            ),
         )
-    pages += measurement_window_pages(run, ph, lambda v: "IOPS")
+    ]
+
+
+def _wsat_tables(
+    run: RunData,
+    ph: PhaseSummary,
+    minutes: list[float],
+    tgbw: list[float],
+    iops: list[float],
+    marked: tuple[int, ...],
+    src: str,
+) -> list[Table]:
+    """The summary (FOB, minimum, the last full intervals' mean, TGBW) and the intervals, thinned
+    to at most WSAT_TABLE_MAX_ROWS."""
     full = [v for i, v in enumerate(iops) if i not in marked] or iops
     last = full[-5:]
     summary = (
@@ -330,10 +361,7 @@ def wsat_pages(run: RunData) -> list[Page]:
             run.raw_links([r for _, r in shown]),
         )
     )
-    pages += table_pages("Tabular Results — Write Saturation", tables)
-    if ph.cells and ph.cells[0].histogram is not None:
-        pages.append(histogram_page(run, ph, ph.cells[0]))
-    return pages
+    return tables
 
 
 # -- any other test -------------------------------------------------------------------------

@@ -4,13 +4,15 @@ the report file to the raw files inside the run directory. Reads only the run di
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.safefile import read_json
-from iolab.core.testparams import stored_values
+from iolab.core.testparams import Param, stored_values
 from iolab.figures.audit import Audit, stored_audit
 from iolab.figures.endurance import written
 from iolab.figures.summary import PhaseSummary, summarise
@@ -19,7 +21,7 @@ from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
 
 
-def stored_power(run_dir: Path) -> dict | None:
+def stored_power(run_dir: Path) -> dict[str, Any] | None:
     """The run's power.json, None when no meter log was attached to it."""
     p = run_dir / POWER_FILE
     return read_json(p, "run's power figures", "document") if p.exists() else None
@@ -35,7 +37,7 @@ class RunData:
     # the run's self-audit (audit.py): stored at its end, or made when loaded for an older run
     audit: Audit | None = None
     # a power meter's log aligned to the cells (`iolab power`, figures/power.py); None: none attached
-    power: dict | None = None
+    power: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, ref: str | Path, out_dir: Path) -> RunData:
@@ -57,17 +59,17 @@ class RunData:
     def quick(self) -> bool:
         return bool(self.manifest.profile.get("quick"))
 
-    def plan_phase(self, name: str) -> dict:
+    def plan_phase(self, name: str) -> dict[str, Any]:
         """The phase as the run stored its plan (manifest.json), {} if absent: reports read what
         was run, never today's suite code."""
         return next((p for p in self.manifest.plan.get("phases", ()) if p.get("name") == name), {})
 
-    def value(self, name: str, default):
+    def value(self, name: str, default: Any) -> Any:
         """A test parameter as the run used it (TestPlan.values in manifest.json); `default`
         for runs stored before the manifest held them."""
         return self.manifest.plan.get("values", {}).get(name, default)
 
-    def values_of(self, params, test: str) -> dict:
+    def values_of(self, params: Sequence[Param], test: str) -> dict[str, Any]:
         """These test parameters as the run used them: the stored typed values, or for runs
         stored before the manifest held them, their --set text (else the defaults)."""
         if "values" in self.manifest.plan:

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iolab.core.units import num
 from iolab.pages.report.drawing import drawn_apart
@@ -23,6 +24,9 @@ from iolab.pages.report.plot_style import (
     styled,
     whole_number_ticks,
 )
+
+if TYPE_CHECKING:
+    from iolab.traces.analysis.streamstats import StreamAnalysis
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def demand_intensity(
         return _png(fig)
 
 
-def analysis_pngs(analysis) -> dict[str, tuple[bytes, float]]:
+def analysis_pngs(analysis: StreamAnalysis) -> dict[str, tuple[bytes, float]]:
     """The stream-analysis plots (analysis/plots.py) as PNG bytes with their height in mm at
     the page's width. A plot the trace cannot have (no response times: no outstanding-IO or
     RT plot) is absent."""

@@ -4,7 +4,11 @@ beside the capture's own, the whole replay's totals and histogram."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from iolab.core.errors import IolabError
+from iolab.core.results import Histogram
 from iolab.core.runfiles import INPUTS_DIR, REPLAY_FILE
 from iolab.core.units import duration, eng, num, pct_text
 from iolab.figures.compare import REPLAY_PHASE, ReplayTotals, replay_totals
@@ -17,6 +21,7 @@ from iolab.pages.report.rwsw import eng_pct, steady_pages, thin, thin_caption, t
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.rwsw_selftest import load_analysis
 from iolab.pages.report.sections import not_measured_page, table_pages
+from iolab.traces.analysis.streamstats import StreamAnalysis
 from iolab.traces.analysis.workloads import load_replay
 
 
@@ -70,6 +75,27 @@ def _totals_table(run: RunData, ph: PhaseSummary, t: ReplayTotals) -> Table:
     )
 
 
+# The replay's steps as replay_steps gives them: (capture or replay time in s, the step's cell).
+Steps = list[tuple[float, CellAverage]]
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """The time axis every replay plot shares: the step times in `unit` (`div` seconds each)
+    and what they are (capture or replay time); with the capture's analysis when it is kept."""
+
+    x: tuple[float, ...]
+    name: str
+    div: float
+    unit: str
+    analysis: StreamAnalysis | None
+
+    @property
+    def capture(self) -> StreamAnalysis | None:
+        """The analysis, when the steps sit at their capture times and can be drawn beside it."""
+        return self.analysis if self.name == "capture time" else None
+
+
 def replay_pages(run: RunData) -> list[Page]:
     ph, steps, axis = replay_steps(run)
     pages: list[Page] = []
@@ -86,15 +112,27 @@ def replay_pages(run: RunData) -> list[Page]:
         return pages + steady_pages(run, "the replay")
     analysis = load_analysis(run)
     div, unit = time_axis([s for s, _ in steps])
-    x = tuple(s / div for s, _ in steps)
+    ax = _Axis(tuple(s / div for s, _ in steps), axis, div, unit, analysis)
     src = (
         f"Source: results.db table cells, phase {ph.phase.name!r}: one cell per replay step, at the step's "
         f"{axis}" + ("; capture: the stream analysis (inputs/analysis.json)" if analysis else "") + "."
     )
-    iops = [Series("replay (flat out)", x, tuple(c.iops for _, c in steps))]
-    mbps = [Series("replay (flat out)", x, tuple(c.mbps for _, c in steps))]
-    if analysis is not None and axis == "capture time":
-        cap = [(s.start_s / div, s.iops, s.mbps) for s in analysis.steps if s.iops is not None and s.mbps is not None]
+    pages.append(_summary_page(run, ph, t, steps, ax, src))
+    pages += _response_time_pages(steps, ax, src)
+    pages += table_pages("Tabular Results — Replay-Native", [_steps_table(run, ph, steps, axis, src)])
+    if t.histogram is not None and t.histogram.total:
+        pages.append(_histogram_page(t.histogram))
+    return pages + steady_pages(run, "the replay")
+
+
+def _summary_page(run: RunData, ph: PhaseSummary, t: ReplayTotals, steps: Steps, ax: _Axis, src: str) -> Page:
+    """The totals, and IOPS and MB/s per step (beside the capture's own when it is kept)."""
+    iops = [Series("replay (flat out)", ax.x, tuple(c.iops for _, c in steps))]
+    mbps = [Series("replay (flat out)", ax.x, tuple(c.mbps for _, c in steps))]
+    if ax.capture is not None:
+        cap = [
+            (s.start_s / ax.div, s.iops, s.mbps) for s in ax.capture.steps if s.iops is not None and s.mbps is not None
+        ]
         if cap:
             iops.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(b for _, b, _ in cap)))
             mbps.append(Series("capture (Self-Test)", tuple(a for a, _, _ in cap), tuple(c for _, _, c in cap)))
@@ -103,50 +141,57 @@ def replay_pages(run: RunData) -> list[Page]:
             Panel("IOPS per step", "IOPS", tuple(iops), steps=True),
             Panel("MB/s per step", "MB/s (10⁶ B/s)", tuple(mbps), steps=True),
         ],
-        f"{axis} ({unit})",
+        f"{ax.name} ({ax.unit})",
         105,
     )
-    pages.append(
-        Page(
-            "Replay-Native Summary",
-            (
-                _totals_table(run, ph, t),
-                Text(
-                    (
-                        "Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
-                        "captured IO count), in capture order, after the composite brought the drive to steady state.",
-                    ),
-                    height_mm=12,
+    return Page(
+        "Replay-Native Summary",
+        (
+            _totals_table(run, ph, t),
+            Text(
+                (
+                    "Every step ran flat out at its own stream mix and queue depth for its duration (not throttled to the "
+                    "captured IO count), in capture order, after the composite brought the drive to steady state.",
                 ),
-                Figure(
-                    "Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""),
-                    png,
-                    105,
-                    src,
-                ),
+                height_mm=12,
             ),
-        )
+            Figure(
+                "Replay-Native: IOPS and MB/s per step" + (", with the capture's own" if len(iops) > 1 else ""),
+                png,
+                105,
+                src,
+            ),
+        ),
     )
+
+
+def _response_time_pages(steps: Steps, ax: _Axis, src: str) -> list[Page]:
+    """ART, 99.999 % and MRT per step (and the capture's ART); none when no step measured one."""
     rts = []
-    for name, get in (
+    getters: tuple[tuple[str, Callable[[CellAverage], float | None]], ...] = (
         ("ART", lambda c: c.lat_mean_us),
         ("99.999 %", lambda c: c.p99_999_us),
         ("MRT", lambda c: c.lat_max_us),
-    ):
-        pts = [(xi, get(c)) for xi, (_, c) in zip(x, steps) if get(c) is not None]
+    )
+    for name, get in getters:
+        pts = [(xi, get(c)) for xi, (_, c) in zip(ax.x, steps) if get(c) is not None]
         if pts:
             rts.append(Series(f"replay {name}", *map(tuple, zip(*pts))))
-    if analysis is not None and axis == "capture time":
-        pts = [(s.start_s / div, s.rt_avg_us) for s in analysis.steps if s.rt_avg_us is not None]
+    if ax.capture is not None:
+        pts = [(s.start_s / ax.div, s.rt_avg_us) for s in ax.capture.steps if s.rt_avg_us is not None]
         if pts:
             rts.append(Series("capture ART (Self-Test)", *map(tuple, zip(*pts))))
-    if rts:
-        png = panels(
-            [Panel("response times per step", "response time (µs)", tuple(rts), logy=True, steps=True)],
-            f"{axis} ({unit})",
-            110,
-        )
-        pages.append(Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),)))
+    if not rts:
+        return []
+    png = panels(
+        [Panel("response times per step", "response time (µs)", tuple(rts), logy=True, steps=True)],
+        f"{ax.name} ({ax.unit})",
+        110,
+    )
+    return [Page("Response Times vs Time", (Figure("Replay-Native: response times per step", png, 110, src),))]
+
+
+def _steps_table(run: RunData, ph: PhaseSummary, steps: Steps, axis: str, src: str) -> Table:
     shown, step = thin(steps)
     rows = tuple(
         (
@@ -161,29 +206,27 @@ def replay_pages(run: RunData) -> list[Page]:
         )
         for i, (s, c) in shown
     )
-    table = Table(
+    return Table(
         thin_caption("Replay-Native: every step", step),
         ("step", f"{axis} (s)", "runtime (s)", "QD", "IOPS", "MB/s", "ART (µs)", "99.999 % (µs)"),
         rows,
         src,
         run.raw_links([ph.rows[i] for i, _ in shown]),
     )
-    pages += table_pages("Tabular Results — Replay-Native", [table])
-    if t.histogram is not None and t.histogram.total:
-        hpng = latency_plots.latency_histogram(
-            [("", t.histogram)], "Replay-Native: response times of all steps", height_mm=150
-        )
-        pages.append(
-            Page(
-                "Response Time Histogram — Whole Replay",
-                (
-                    Figure(
-                        "Replay-Native: response-time histogram of every IO of the replay",
-                        hpng,
-                        150,
-                        "Source: results.db table histograms, every replay step merged (exact bin counts).",
-                    ),
-                ),
-            )
-        )
-    return pages + steady_pages(run, "the replay")
+
+
+def _histogram_page(histogram: Histogram) -> Page:
+    hpng = latency_plots.latency_histogram(
+        [("", histogram)], "Replay-Native: response times of all steps", height_mm=150
+    )
+    return Page(
+        "Response Time Histogram — Whole Replay",
+        (
+            Figure(
+                "Replay-Native: response-time histogram of every IO of the replay",
+                hpng,
+                150,
+                "Source: results.db table histograms, every replay step merged (exact bin counts).",
+            ),
+        ),
+    )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from iolab.core.errors import IolabError
 from iolab.core.runfiles import ANALYSIS_FILE, INPUTS_DIR
 from iolab.core.units import duration, num
-from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.model import Block, Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw import thin, thin_caption, time_axis
@@ -76,43 +76,10 @@ def selftest_pages(run: RunData) -> list[Page]:
 
 def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     """The capture's own figures, as analysed: streams, stream map, per-step metrics."""
-    filters = []
-    if a.process:
-        filters.append(f"process {a.process}")
-    if a.devices:
-        filters.append(f"device(s) {', '.join(a.devices)}")
-    intro = Text(
-        (
-            f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
-            f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
-            f"{len(a.steps)} steps of {a.step_s:g} s"
-            + (f", filtered to {' and '.join(filters)}" if filters else "")
-            + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
-            f"holding {num(a.dominant_pct)} % of the IOs."
-            + ("" if a.has_latency else " The trace has no response times."),
-            *(f"Note: {n[:200]}" for n in a.notes[:2]),
-        ),
-        height_mm=24 + 8 * min(2, len(a.notes)),
-    )
-    top = a.streams[:20]
-    rows = [
-        (s.label(), f"{s.ios:,}", num(s.pct), "yes" if s.dominant else "", num(s.rt_avg_us), num(s.rt_max_us))
-        for s in top
-    ]
-    if len(a.streams) > len(top):
-        rest = a.streams[len(top) :]
-        rows.append(
-            (f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", num(sum(s.pct for s in rest)), "", "", "")
-        )
-    streams = Table(
-        "IO streams over the whole capture",
-        ("stream", "IOs", "% occurrence", "dominant", "avg RT (µs)", "max RT (µs)"),
-        tuple(rows),
-        src,
-    )
+    intro, streams = _intro(a), _streams_table(a, src)
     pages = [Page("Self-Test — IO Streams", (intro, streams))]
     pngs = analysis_pngs(a)
-    blocks: list = []
+    blocks: list[Block] = []
     if "stream_map" in pngs:
         png, h = pngs["stream_map"]
         blocks.append(
@@ -141,6 +108,52 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     ]
     if more:
         pages.append(Page("Self-Test — Outstanding IO and Response Times", tuple(more)))
+    return pages + table_pages("Self-Test — Per-Step Metrics", [_steps_table(a, src)])
+
+
+def _intro(a: StreamAnalysis) -> Text:
+    """What was captured, how it was filtered and how much the dominant streams hold."""
+    filters = []
+    if a.process:
+        filters.append(f"process {a.process}")
+    if a.devices:
+        filters.append(f"device(s) {', '.join(a.devices)}")
+    return Text(
+        (
+            f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
+            f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
+            f"{len(a.steps)} steps of {a.step_s:g} s"
+            + (f", filtered to {' and '.join(filters)}" if filters else "")
+            + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
+            f"holding {num(a.dominant_pct)} % of the IOs."
+            + ("" if a.has_latency else " The trace has no response times."),
+            *(f"Note: {n[:200]}" for n in a.notes[:2]),
+        ),
+        height_mm=24 + 8 * min(2, len(a.notes)),
+    )
+
+
+def _streams_table(a: StreamAnalysis, src: str) -> Table:
+    """The 20 largest streams, and the rest in one row."""
+    top = a.streams[:20]
+    rows = [
+        (s.label(), f"{s.ios:,}", num(s.pct), "yes" if s.dominant else "", num(s.rt_avg_us), num(s.rt_max_us))
+        for s in top
+    ]
+    if len(a.streams) > len(top):
+        rest = a.streams[len(top) :]
+        rows.append(
+            (f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}", num(sum(s.pct for s in rest)), "", "", "")
+        )
+    return Table(
+        "IO streams over the whole capture",
+        ("stream", "IOs", "% occurrence", "dominant", "avg RT (µs)", "max RT (µs)"),
+        tuple(rows),
+        src,
+    )
+
+
+def _steps_table(a: StreamAnalysis, src: str) -> Table:
     shown, step = thin(list(a.steps))
     step_rows = tuple(
         (
@@ -155,10 +168,9 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
         )
         for _, s in shown
     )
-    table = Table(
+    return Table(
         thin_caption("Self-Test: per-step metrics of the capture", step),
         ("step", "start (s)", "IOs", "IOPS", "MB/s", "read %", "OIO avg / max", "RT avg / max (µs)"),
         step_rows,
         src,
     )
-    return pages + table_pages("Self-Test — Per-Step Metrics", [table])

@@ -186,7 +186,7 @@ def matrix_table(
 def table_pages(title: str, tables: Sequence[Table]) -> list[Page]:
     """Lay out tables top to bottom, starting a new page when the next one does not fit, and
     splitting a table that is longer than a page."""
-    pages: list[list] = [[]]
+    pages: list[list[Table]] = [[]]
     room = CONTENT_MM
     for t in tables:
         if t.height_mm > room and pages[-1]:

@@ -15,8 +15,9 @@ from pathlib import Path
 from iolab import __version__
 from iolab.core.errors import IolabError
 from iolab.figures.compare import KeyMetric
+from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, write_document
-from iolab.pages.report.model import Document, HeaderColumn, Link, Table
+from iolab.pages.report.model import Document, HeaderColumn, Link, Page, Table
 from iolab.pages.report.rundata import RunData, rounds_text
 from iolab.pages.report.rwsw_selftest import capture_key, is_selftest
 from iolab.pages.report.sections import table_pages
@@ -30,7 +31,7 @@ class SequenceMember:
 
     run: RunData
     label: str  # the test's short name
-    figures: tuple[KeyMetric, ...]  # its key figures (none: the test declares none)
+    figures: tuple[KeyMetric[list[PhaseSummary]], ...]  # its key figures (none: the test declares none)
     document: Document  # the run's own report, as `iolab report RUN` builds it
 
 
@@ -148,7 +149,7 @@ def _report_link(run: RunData) -> tuple[Link, ...]:
     return (Link("own report", run.href(f"report/{own.name}")),) if own.is_file() else ()
 
 
-def summary_pages(members: Sequence[SequenceMember]):
+def summary_pages(members: Sequence[SequenceMember]) -> list[Page]:
     runs, figs, links = [], [], []
     for m in members:
         r = m.run

@@ -3,6 +3,10 @@ groups, the recovery times with the definitions the run used, and every interval
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from iolab.core.cellschema import CellRow
 from iolab.core.units import num
 from iolab.figures.compare.pts2 import SETTLE_WINDOW, XsrResult, xsr_result
 from iolab.figures.points import RECOVERY_TOLERANCE, SETTLE_TOLERANCE, Recovery
@@ -15,13 +19,13 @@ from iolab.pages.report.sections import measurement_window_pages, not_measured_p
 TABLE_MAX_ROWS = 150
 
 
-def run_xsr(run: RunData) -> tuple[XsrResult, dict]:
+def run_xsr(run: RunData) -> tuple[XsrResult, dict[str, Any]]:
     """The result with the tolerances the run stored (its --set values, else the defaults)."""
     tol = run.values_of((RECOVERY_TOLERANCE, SETTLE_TOLERANCE), "xsr")
     return xsr_result(run.phases, tol["recovery_tolerance"], tol["settle_tolerance"]), tol
 
 
-def _series(res: XsrResult, get) -> list[plots.Series]:
+def _series(res: XsrResult, get: Callable[[CellRow], float]) -> list[plots.Series]:
     return [
         plots.Series(
             f"{g.name}: {g.rows[0].cell_key.split(' ', 1)[1]}" if g.rows else g.name,
