@@ -103,6 +103,10 @@ def record(root: Path, test: str, engine: DriveEngine, tgt: Target | None = None
         Runner(plan, tgt, engine, store, opts).run()
     except KeyboardInterrupt:
         pass
+    finally:
+        # closed here, not when the store is garbage collected: a test that checks a reader
+        # writes nothing saw the writer's late close end the WAL under it
+        store.close()
     return store.dir
 
 
