@@ -163,7 +163,8 @@ class Accumulator:
         # Level right after each issue (a completion at the same instant counts first).
         level = self.issued + np.arange(1, len(ti) + 1) - (self.completed + np.searchsorted(done, ti, side="right"))
         starts = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
-        np.maximum.at(self.oio_max, si[starts], np.maximum.reduceat(level, starts))
+        first = si[starts]  # distinct steps (issue times are sorted): a plain update, not ufunc.at
+        self.oio_max[first] = np.maximum(self.oio_max[first], np.maximum.reduceat(level, starts))
         # The level at each step start also counts (IOs carried over from the previous
         # step), for every step up to this chunk's last, idle ones included.
         ks = np.arange(self.next_bound, int(si[-1]) + 1)
@@ -173,7 +174,7 @@ class Accumulator:
             + np.searchsorted(ti, bounds, side="left")
             - (self.completed + np.searchsorted(done, bounds, side="right"))
         )
-        np.maximum.at(self.oio_max, ks, at_b)
+        self.oio_max[ks] = np.maximum(self.oio_max[ks], at_b)
         self.next_bound = int(si[-1]) + 1
         self.issued += len(ti)
         self.completed += cut
