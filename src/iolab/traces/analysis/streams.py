@@ -36,15 +36,19 @@ a few values from one chunk to the next, and tabulates each chunk per (step, str
 bincount. No Python code runs per IO, and memory is bounded by the chunk size, not the trace.
 
 The result's types and its JSON file are in streamstats.py, the numpy passes in tabulate.py.
+A capture's sample of the written data (datasample.py), kept beside the table, is carried
+into the result as it is.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.traces.analysis.datasample import load_sample
 from iolab.traces.analysis.streamstats import SeqRule, StreamAnalysis
 from iolab.traces.analysis.tabulate import Accumulator
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -117,7 +121,8 @@ def analyse(
             what = f" matching {' and '.join(where[1:])}" if len(where) > 1 else ""
             raise IolabError(f"{table.path}: no reads or writes{what}; nothing to analyse.")
         n_sel = con.execute(f"SELECT count(*) FROM {scan} WHERE {sel}").fetchall()[0][0]
-        return acc.result(
+        data, note = load_sample(table)
+        res = acc.result(
             table=table,
             step_s=step_s,
             threshold=threshold,
@@ -125,6 +130,7 @@ def analyse(
             process=process,
             excluded_ios=int(n_sel - acc.ios),
         )
+        return replace(res, data=data, notes=res.notes + ((note,) if note else ()))
     finally:
         con.close()
 
