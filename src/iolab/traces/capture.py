@@ -209,10 +209,12 @@ def capture(
     _check_request(seconds, process, source)
     if 0 < sample_data < 4096:
         raise IolabError(f"data sample of {sample_data} B: give at least 4096 B (one block), e.g. 64MiB.")
+    if sample_data:
+        from iolab.traces.analysis.datasample import sample_written_data, sidecar  # numpy: only when asked
+
+        check_file(sidecar(out), "data sample file")  # refused before tracing, not after
     result = _capture(device, seconds, out, process, on_tick, stop, ready, buffer_kb, source)
     if sample_data:
-        from iolab.traces.analysis.datasample import sample_written_data  # numpy, zstandard: only when asked
-
         result = replace(result, data=sample_written_data(device, result.table, sample_data))
     return result
 

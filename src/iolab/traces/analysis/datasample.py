@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from iolab.core.errors import IolabError
+from iolab.targets.writepolicy import output_file
 from iolab.traces.analysis.streamstats import DataSample
 from iolab.traces.table import TraceTable, connect
 
@@ -147,7 +148,8 @@ def sample_written_data(device: str | Path, table: TraceTable, max_bytes: int) -
     """Sample the data `table`'s writes left on `device` and keep the result beside the table."""
     sample = sample_device(device, written_ranges(table), max_bytes)
     doc = {"table": _identity(table), "device": str(device), "sample": asdict(sample)}
-    sidecar(table.path).write_text(json.dumps(doc, indent=1) + "\n")
+    with output_file(sidecar(table.path), "data sample file") as path:
+        path.write_text(json.dumps(doc, indent=1) + "\n")
     return sample
 
 
