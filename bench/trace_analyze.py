@@ -21,6 +21,13 @@ the throughput case's plots (few steps) measured in the same run. The load avera
 printed too: on a shared machine other work slows the wall-clock rate, the CPU-second rate
 much less.
 
+Beside the throughput case's analysis the bench times a bare DuckDB GROUP BY of the same
+trace (IOs and latency sum per op and size, one DuckDB thread and the analysis's memory limit,
+the query the issue's goal is stated against) in a process of its own, and the analysis's
+columns scanned into numpy and nothing else (the floor of the chunked design): the analysis's
+CPU as a multiple of the GROUP BY's, inside the process and for the whole process (Python's
+start and imports included, from wait4), goal at most 5x.
+
 With --base REF the throughput trace is analysed --repeats times with this tree's code and as
 often with REF's (unpacked by git archive, run with the same Python and libraries), in
 alternating order: the CPU ratio tells a change of code from a busier machine, which lowers
@@ -32,6 +39,7 @@ Nothing here asserts: benchmarks print, tests assert behaviour.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -73,6 +81,36 @@ def analyse_child(path: str, step_s: float, save: str) -> None:
     )
 
 
+GROUP_BY = "SELECT op, size_bytes, count(*), sum(latency_us) FROM read_parquet(?) GROUP BY ALL"
+SCAN = (
+    "SELECT time_ns, op = 'write' AS w, offset_bytes, size_bytes, coalesce(latency_us, -1.0) AS lat"
+    " FROM read_parquet(?, file_row_number = true) WHERE file_row_number >= ? AND file_row_number < ?"
+)
+
+
+def groupby_child(path: str) -> None:
+    """The baseline: a bare GROUP BY over the trace, alone in its process."""
+    from iolab.traces.table import connect
+
+    con = connect(memory_limit="512MB", threads=1)  # as analyse connects
+    t0, c0 = time.perf_counter(), time.process_time()
+    groups = len(con.execute(GROUP_BY, [path]).fetchall())
+    print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "groups": groups}))
+
+
+def scan_child(path: str) -> None:
+    """The analysis's five columns scanned into numpy a million rows at a time: what `analyse`
+    fetches, without any of its passes."""
+    from iolab.traces.table import connect
+
+    con = connect(memory_limit="512MB", threads=1)
+    rows = con.execute("SELECT count(*) FROM read_parquet(?)", [path]).fetchall()[0][0]
+    c0 = time.process_time()
+    for lo in range(0, rows, 1_000_000):
+        con.execute(SCAN, [path, lo, lo + 1_000_000]).fetchnumpy()
+    print(json.dumps({"cpu_s": time.process_time() - c0}))
+
+
 def plot_child(saved: str, out: str) -> None:
     from iolab.traces.analysis.plots import plot_all
     from iolab.traces.analysis.streamstats import StreamAnalysis
@@ -95,14 +133,28 @@ def _child(*args: str, src: Path | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)} if src else None
     child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, env=env)
     out = child.stdout.read()
-    _, status, _ = os.wait4(child.pid, 0)
+    _, status, usage = os.wait4(child.pid, 0)
     if status != 0:
         sys.exit(f"child {args[:2]} failed (status {status})")
-    return json.loads(out)
+    return {**json.loads(out), "process_cpu_s": usage.ru_utime + usage.ru_stime}
 
 
-def run_case(name: str, path: Path, step_s: float, work: Path) -> tuple[dict, dict]:
+def baseline(path: Path, a: dict, g: dict) -> None:
+    """The analysis's CPU against the bare GROUP BY's (see the module docstring)."""
+    print(
+        f"[baseline] bare GROUP BY {g['cpu_s']:.2f} s CPU ({g['groups']} groups); the analysis's columns scanned "
+        f"into numpy {g['scan_cpu_s']:.2f} s CPU = {g['scan_cpu_s'] / g['cpu_s']:.1f} x the GROUP BY"
+    )
+    print(
+        f"[baseline] analysis / GROUP BY: {a['cpu_s'] / g['cpu_s']:.1f} x inside the process, "
+        f"{a['process_cpu_s'] / g['process_cpu_s']:.1f} x whole process ({a['process_cpu_s']:.2f} / "
+        f"{g['process_cpu_s']:.2f} CPU-s); goal at most 5 x"
+    )
+
+
+def run_case(name: str, path: Path, step_s: float, work: Path, groupby: bool = False) -> tuple[dict, dict]:
     saved = work / f"{name}-analysis.json"
+    g = {**_child("--_groupby", str(path)), "scan_cpu_s": _child("--_scan", str(path))["cpu_s"]} if groupby else None
     a = _child("--_analyse", str(path), "--step", repr(step_s), "--_save", str(saved))
     p = _child("--_plot", str(saved), "--_save", str(work / f"{name}-plots"))
     size = path.stat().st_size
@@ -118,6 +170,8 @@ def run_case(name: str, path: Path, step_s: float, work: Path) -> tuple[dict, di
         f"peak {p['peak_bytes'] / 1e6:,.0f} MB RSS while plotting ({p['loaded_bytes'] / 1e6:,.0f} MB held after "
         "loading the analysis)"
     )
+    if g is not None:
+        baseline(path, a, g)
     return a, p
 
 
@@ -128,25 +182,39 @@ def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) 
 
     trees = {ref: unpack_src(ref), "this": REPO / "src"}
     got: dict[str, list[dict]] = {name: [] for name in trees}
+    groupby: list[dict] = []
     try:
         for r in range(repeats):
+            groupby.append({**_child("--_groupby", str(path)), "scan_cpu_s": _child("--_scan", str(path))["cpu_s"]})
             for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
-                saved = str(work / "compared-analysis.json")
+                saved = work / "compared-analysis.json"
                 got[name].append(
-                    _child("--_analyse", str(path), "--step", repr(step_s), "--_save", saved, src=trees[name])
+                    _child("--_analyse", str(path), "--step", repr(step_s), "--_save", str(saved), src=trees[name])
                 )
+                got[name][-1]["sha256"] = hashlib.sha256(saved.read_bytes()).hexdigest()
     finally:
         shutil.rmtree(trees[ref].parent)
+    g_cpu = statistics.median(g["cpu_s"] for g in groupby)
+    g_proc = statistics.median(g["process_cpu_s"] for g in groupby)
     cpu = {name: statistics.median(a["cpu_s"] for a in runs) for name, runs in got.items()}
     for name, runs in got.items():
         ios = runs[0]["ios"]
         wall = statistics.median(a["wall_s"] for a in runs)
+        proc = statistics.median(a["process_cpu_s"] for a in runs)
+        peak = max(a["peak_bytes"] for a in runs)
         print(
-            f"[{name}] analysis median {cpu[name]:.2f} s CPU = {ios / cpu[name] / 1e6:.2f} M IOs per CPU s, {wall:.2f} s wall"
+            f"[{name}] analysis median {cpu[name]:.2f} s CPU = {ios / cpu[name] / 1e6:.2f} M IOs per CPU s, "
+            f"{wall:.2f} s wall, peak {peak / 1e6:,.0f} MB RSS; / GROUP BY: {cpu[name] / g_cpu:.1f} x inside the "
+            f"process, {proc / g_proc:.1f} x whole process (goal at most 5 x)"
         )
-    same = all(a["streams"] == got[ref][0]["streams"] for runs in got.values() for a in runs)
     print(
-        f"CPU this / {ref}: {cpu['this'] / cpu[ref]:.3f} ({repeats} repeats each); streams found: {'identical' if same else 'DIFFERENT'}"
+        f"[baseline] bare GROUP BY median {g_cpu:.2f} s CPU ({g_proc:.2f} whole process); the analysis's columns "
+        f"scanned into numpy {statistics.median(g['scan_cpu_s'] for g in groupby):.2f} s CPU"
+    )
+    same = len({a["sha256"] for runs in got.values() for a in runs}) == 1
+    print(
+        f"CPU this / {ref}: {cpu['this'] / cpu[ref]:.3f} ({repeats} repeats each); analysis JSON: "
+        f"{'identical (sha256 ' + got[ref][0]['sha256'][:16] + ')' if same else 'DIFFERENT'}"
     )
 
 
@@ -159,10 +227,13 @@ def main() -> None:
     ap.add_argument("--step-ios", type=int, default=1_000_000, help="IOs in the many-step trace (default 1 million)")
     ap.add_argument("--dir", help="where to write the traces (default: a temporary directory, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces")
+    ap.add_argument("--trace", help="analyse this trace table for the throughput case instead of generating one")
     ap.add_argument("--base", help="analyse the throughput trace with this git ref's code too, alternately")
     ap.add_argument("--repeats", type=int, default=3, help="with --base: analyses of each code (default 3)")
     ap.add_argument("--_analyse", help=argparse.SUPPRESS)
     ap.add_argument("--_plot", help=argparse.SUPPRESS)
+    ap.add_argument("--_groupby", help=argparse.SUPPRESS)
+    ap.add_argument("--_scan", help=argparse.SUPPRESS)
     ap.add_argument("--_save", help=argparse.SUPPRESS)
     ap.add_argument("--smoke", action="store_true", help="20,000 IOs and 10 steps of 2,000: does the bench still run?")
     args = ap.parse_args()
@@ -173,6 +244,12 @@ def main() -> None:
         return
     if args._plot:
         plot_child(args._plot, args._save)
+        return
+    if args._groupby:
+        groupby_child(args._groupby)
+        return
+    if args._scan:
+        scan_child(args._scan)
         return
 
     from iolab.core.workload import Stream
@@ -191,18 +268,21 @@ def main() -> None:
     made: list[Path] = []
     try:
         print(f"load average    {os.getloadavg()[0]:.2f} at the start (2 cores: above ~2 means other work competes)")
-        path = work / f"synthetic-{args.ios}.parquet"
-        made.append(path)
-        t0 = time.perf_counter()
-        table, _ = generate(SynthSpec(mix, args.ios, iops=args.iops, latency_us=250.0), path)
-        print(
-            f"[throughput] generated {table.rows:,} IOs over {table.duration_s:,.0f} s at {args.iops:,.0f} IOPS "
-            f"in {time.perf_counter() - t0:.1f} s"
-        )
+        if args.trace:
+            path = Path(args.trace)
+        else:
+            path = work / f"synthetic-{args.ios}.parquet"
+            made.append(path)
+            t0 = time.perf_counter()
+            table, _ = generate(SynthSpec(mix, args.ios, iops=args.iops, latency_us=250.0), path)
+            print(
+                f"[throughput] generated {table.rows:,} IOs over {table.duration_s:,.0f} s at {args.iops:,.0f} IOPS "
+                f"in {time.perf_counter() - t0:.1f} s"
+            )
         if args.base:
             compare_code(args.base, path, args.step, args.repeats, work)
             return
-        _, base_plots = run_case("throughput", path, args.step, work)
+        _, base_plots = run_case("throughput", path, args.step, work, groupby=True)
         if args.many_steps:
             path = work / f"synthetic-steps-{args.step_ios}.parquet"
             made.append(path)

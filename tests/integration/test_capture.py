@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import threading
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import zstandard
 
 from iolab.core.errors import RefusedError
 from iolab.traces import TraceTable, import_trace
@@ -21,7 +23,7 @@ from iolab.traces.analysis.streams import analyse
 from iolab.traces.capture import INSTANCE, TRACEFS, capture
 from iolab.traces.tracefs_raw import import_tracefs_raw
 
-from .conftest import default_signals
+from .conftest import default_signals, iolab
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -335,3 +337,49 @@ def test_blktrace_when_it_works_else_tracefs_saying_why(loop_device, scratch, mo
             capture(loop_device, 1, scratch / "bt.parquet", source="blktrace")
     monkeypatch.setattr(blktrace_capture.shutil, "which", lambda _: None)
     assert "not installed" in blktrace_capture.blktrace_problem(loop_device)
+
+
+def test_cli_capture_samples_the_written_data_read_only(loop_device, scratch):
+    """64 blocks written at 1 MiB while capturing: 32 of zeros, 16 distinct random ones and
+    16 copies of 4 of them; plus 1 KiB at 2 MiB + 512 that covers no whole block. The rest of
+    the device is zeros, so a block read from outside the written blocks would be counted
+    as one more zero block."""
+    import mmap
+
+    from .conftest import IOLAB
+
+    rng = random.Random(3)
+    rnd = [rng.randbytes(4096) for _ in range(16)]
+    blocks = [bytes(4096)] * 32 + rnd + [rnd[i % 4] for i in range(16)]
+
+    def write():
+        fd = os.open(loop_device, os.O_WRONLY | os.O_DIRECT)
+        try:
+            buf = mmap.mmap(-1, len(blocks) * 4096)
+            buf.write(b"".join(blocks))
+            for i in range(len(blocks)):
+                os.pwritev(fd, [memoryview(buf)[i * 4096 : (i + 1) * 4096]], (1 << 20) + i * 4096)
+            os.pwritev(fd, [memoryview(buf)[32 * 4096 : 32 * 4096 + 1024]], (2 << 20) + 512)
+        finally:
+            os.close(fd)
+
+    out = scratch / "data.parquet"
+    cmd = [*IOLAB, "capture", loop_device, "-d", "60s", "-o", str(out), "--source", "tracefs", "--sample-data", "1MiB"]
+    stdout, _, _ = ctrl_c_after(cmd, write)
+    zc = zstandard.ZstdCompressor(level=3)
+    ratio = 64 * 4096 / sum(len(zc.compress(b)) for b in blocks)
+    line = (
+        f"written data: 64 blocks of 4KiB read back (every whole block written): zstd -3 compresses them {ratio:.2f}:1"
+        " (each block alone); 73.4 % of the blocks duplicate an earlier one; 50.0 % are zeros"
+    )
+    assert line in stdout, stdout
+    doc = json.loads((scratch / "data.parquet.data.json").read_text())["sample"]
+    assert (doc["written_bytes"], doc["blocks"], doc["duplicate_blocks"], doc["zero_blocks"]) == (
+        64 * 4096 + 1024,
+        64,
+        31 + 16,  # the zero blocks after the first, and the copies
+        32,
+    )
+    p = iolab("trace", "analyze", str(out), "-o", str(scratch / "wl"), "--qd", "1", "--step", "1s")
+    assert line in p.stdout, p.stderr + p.stdout
+    assert json.loads((scratch / "wl" / "analysis.json").read_text())["data"] == doc

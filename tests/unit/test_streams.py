@@ -197,3 +197,56 @@ def test_synthesis_caps_duckdb_memory(tmp_path, monkeypatch):
     default = real().execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     assert capped != default
     assert seen and set(seen) == {capped}
+
+
+def test_the_row_filter_is_left_out_only_where_the_table_passes_it(tmp_path):
+    """The scan filters rows only for what the table may hold (trims, zero sizes, NULLs); a
+    table of reads and writes analyses the same with and without the filter."""
+    from iolab.traces.analysis.streams import _io_filter
+    from iolab.traces.table import TraceTable, connect
+
+    rows = [(i * US, "d", "read" if i % 3 else "write", (i % 7) * 4096, 4096, "p", 50.0) for i in range(200)]
+    con = connect()
+    cases = {
+        "clean": (rows, ("TRUE", False)),
+        "trim": (rows + [(300 * US, "d", "trim", 0, 4096, "p", 5.0)], ("op IN ('read', 'write')", False)),
+        "zero": (rows + [(300 * US, "d", "write", 0, 0, "p", 5.0)], ("size_bytes > 0", False)),
+        "no rt": (rows + [(300 * US, "d", "write", 0, 4096, "p", None)], ("TRUE", True)),
+    }
+    results = {}
+    for name, (r, want) in cases.items():
+        t = table_from_rows(r, tmp_path / f"{name}.parquet")
+        assert _io_filter(con, TraceTable.open(t.path)) == want, name
+        results[name] = analyse(t, step_s=1e-4)
+    base = results["clean"]
+    for name in ("trim", "zero"):
+        assert results[name].streams == base.streams and results[name].excluded_ios == 1
+    assert by_label(results["no rt"])["RND 4KiB W"] == by_label(base)["RND 4KiB W"] + 1
+    assert results["no rt"].streams[0].rt_avg_us == base.streams[0].rt_avg_us
+
+
+def test_seq_flags_match_the_rule_applied_io_by_io(tmp_path):
+    """The vectorised SEQ rule (one group or several, chunked or not) against the rule
+    written out per IO, on traces where offsets often repeat recent ends."""
+    import random
+
+    for seed, ndev, ops in ((1, 1, ("read",)), (2, 1, ("read", "write")), (3, 4, ("read", "write"))):
+        rnd = random.Random(seed)
+        rows, ends = [], []
+        for i in range(1500):
+            dev, op = f"d{rnd.randrange(ndev)}", rnd.choice(ops)
+            near = [e for d, o, e in ends[-200:] if (d, o) == (dev, op)]
+            off = rnd.choice(near) if near and rnd.random() < 0.6 else rnd.randrange(1 << 16) * 512
+            size = rnd.choice((512, 4096, 8192))
+            rows.append((i * US, dev, op, off, size, "p", 10.0))
+            ends.append((dev, op, off + size))
+        lookback = 8
+        seq, recent = 0, {}
+        for _, dev, op, off, size, _, _ in rows:
+            last = recent.setdefault((dev, op), [])
+            seq += off in last[-lookback:]
+            last.append(off + size)
+        t = table_from_rows(rows, tmp_path / f"s{seed}.parquet")
+        for chunk in (1_000_000, 333):
+            a = analyse(t, seq=SeqRule(lookback=lookback), chunk_rows=chunk)
+            assert sum(s.ios for s in a.streams if s.access == "seq") == seq, (seed, chunk)

@@ -51,6 +51,12 @@ def capture(
         "--buffer",
         help="tracefs trace buffer per CPU (kernel memory while capturing); raise it if the capture reports dropped events.",
     ),
+    sample_data: Optional[str] = typer.Option(
+        None,
+        "--sample-data",
+        help="After the capture, read back (read-only) up to this much of the 4 KiB blocks written (e.g. 64MiB) "
+        "and measure how much it compresses (zstd) and the share of duplicate blocks; `iolab trace analyze` reports it.",
+    ),
 ):
     """Capture block IO on a device (tracefs block tracepoints) into an IO table for `iolab trace analyze`."""
     from iolab.traces.capture import capture as trace_capture
@@ -59,6 +65,9 @@ def capture(
     buffer_kb = parse_size(buffer, "--buffer") // 1024
     if buffer_kb < 4:
         raise IolabError(f"--buffer {buffer}: give at least 4KiB per CPU (e.g. 16MiB).")
+    sample_bytes = 0 if sample_data is None else parse_size(sample_data, "--sample-data")
+    if sample_data is not None and sample_bytes < 4096:
+        raise IolabError(f"--sample-data {sample_data}: give at least 4KiB (one block), e.g. 64MiB.")
     with console.status(f"capturing {esc(device)} for {seconds:g} s (Ctrl-C ends early)") as status:
 
         def tick(t) -> None:
@@ -66,8 +75,19 @@ def capture(
                 f"capturing {esc(device)}: {t.elapsed_s:,.0f} of {seconds:g} s, {t.iops:,.0f} IOPS, {t.ios:,} IOs"
             )
 
-        result = trace_capture(device, seconds, out, process=process, on_tick=tick, source=source, buffer_kb=buffer_kb)
+        result = trace_capture(
+            device,
+            seconds,
+            out,
+            process=process,
+            on_tick=tick,
+            source=source,
+            buffer_kb=buffer_kb,
+            sample_data=sample_bytes,
+        )
     console.print(esc(result.table.summary()), soft_wrap=True)
+    if result.data is not None:
+        console.print(esc(result.data.text()), soft_wrap=True)
     console.print(
         f"raw trace: {esc(str(result.raw_path))}" + (" (ended early)" if result.interrupted else ""), soft_wrap=True
     )

@@ -32,6 +32,11 @@ incomplete, and returned in `CaptureResult.lost_events`; never silently ignored.
 
 Timestamps come from the `mono` trace clock in ns.
 
+Written data (`sample_data` bytes, off by default): once tracing has ended, up to that many
+bytes of the whole 4 KiB blocks the trace wrote are read back from the device, O_RDONLY,
+and measured: zstd compression and duplicate blocks (analysis/datasample.py; kept in
+`<out>.data.json`, which `iolab trace analyze` reports).
+
 Sources (`source`): "tracefs" as above; "blktrace" runs the blktrace tool and imports its
 binary per-CPU files (blktrace_capture.py; ns timestamps, no process filter); "auto" (the
 default) uses blktrace when a probe shows it works on this machine and tracefs otherwise,
@@ -51,12 +56,13 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.core.errors import IolabError, RefusedError
 from iolab.core.procs import pid_alive
 from iolab.targets.writepolicy import check_file, output_dir
+from iolab.traces.analysis.streamstats import DataSample
 from iolab.traces.blktrace_capture import blktrace_problem, capture_blktrace
 from iolab.traces.readers import import_trace
 from iolab.traces.table import TraceTable
@@ -85,6 +91,7 @@ class CaptureResult:
     seconds: float  # how long tracing was on
     interrupted: bool  # ended early by Ctrl-C or `stop`
     lost_events: int  # events the kernel dropped (ring buffer overrun)
+    data: DataSample | None = None  # the written data read back (sample_data > 0)
 
 
 def _block_device(device: str) -> tuple[int, int]:
@@ -193,11 +200,26 @@ def capture(
     ready: threading.Event | None = None,
     buffer_kb: int = 16384,
     source: str = "auto",
+    sample_data: int = 0,
 ) -> CaptureResult:
     """Trace block IO on `device` for `seconds` (or until `stop` is set or Ctrl-C) and write
     the normalised IO table to `out`. `ready` is set once tracing is armed. `source`:
-    tracefs, blktrace or auto (see the module doc)."""
+    tracefs, blktrace or auto (see the module doc). `sample_data` > 0: then read back up to
+    that many bytes of the blocks written, read-only (see the module doc)."""
     _check_request(seconds, process, source)
+    if 0 < sample_data < 4096:
+        raise IolabError(f"data sample of {sample_data} B: give at least 4096 B (one block), e.g. 64MiB.")
+    if sample_data:
+        from iolab.traces.analysis.datasample import sample_written_data, sidecar  # numpy: only when asked
+
+        check_file(sidecar(out), "data sample file")  # refused before tracing, not after
+    result = _capture(device, seconds, out, process, on_tick, stop, ready, buffer_kb, source)
+    if sample_data:
+        result = replace(result, data=sample_written_data(device, result.table, sample_data))
+    return result
+
+
+def _capture(device, seconds, out, process, on_tick, stop, ready, buffer_kb, source) -> CaptureResult:
     major, minor = _block_device(device)
     out = check_file(out, "IO table")
     fallback: list[str] = []

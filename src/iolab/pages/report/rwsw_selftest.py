@@ -16,7 +16,7 @@ from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw import thin, thin_caption, time_axis
 from iolab.pages.report.rwsw_plots import Panel, analysis_pngs, panels
 from iolab.pages.report.sections import table_pages
-from iolab.traces.analysis.streamstats import StreamAnalysis
+from iolab.traces.analysis.streamstats import NO_DATA, StreamAnalysis
 
 
 def with_selftest(build: Callable[[RunData], list[Page]]) -> Callable[[RunData], list[Page]]:
@@ -127,9 +127,11 @@ def _intro(a: StreamAnalysis) -> Text:
             + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
             f"holding {num(a.dominant_pct)} % of the IOs."
             + ("" if a.has_latency else " The trace has no response times."),
+            # the capture's sample of its written data (RWSW Fig. 10), or why there is none
+            "W" + (a.data.text() if a.data else f"written data (compressibility, duplicates): {NO_DATA}")[1:] + ".",
             *(f"Note: {n[:200]}" for n in a.notes[:2]),
         ),
-        height_mm=24 + 8 * min(2, len(a.notes)),
+        height_mm=32 + 8 * min(2, len(a.notes)),
     )
 
 

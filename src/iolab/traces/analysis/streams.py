@@ -36,15 +36,19 @@ a few values from one chunk to the next, and tabulates each chunk per (step, str
 bincount. No Python code runs per IO, and memory is bounded by the chunk size, not the trace.
 
 The result's types and its JSON file are in streamstats.py, the numpy passes in tabulate.py.
+A capture's sample of the written data (datasample.py), kept beside the table, is carried
+into the result as it is.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.traces.analysis.datasample import load_sample
 from iolab.traces.analysis.streamstats import SeqRule, StreamAnalysis
 from iolab.traces.analysis.tabulate import Accumulator
 from iolab.traces.table import TraceTable, connect, sql_str
@@ -86,7 +90,7 @@ def analyse(
         if process is not None:
             where.append(f"process = {sql_str(process)}")
         sel = " AND ".join(where)
-        io_filter = "op IN ('read', 'write') AND size_bytes > 0 AND offset_bytes IS NOT NULL AND time_ns IS NOT NULL"
+        io_filter, lat_nulls = _io_filter(con, table)
         # SEQ is tracked per device: number the devices only when there are several
         # (the footer statistics say so without a scan).
         lo_dev, hi_dev = con.execute(
@@ -101,7 +105,7 @@ def analyse(
             dev_sql = f", coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev}) AS dev"  # no device: its own group
         else:
             dev_sql = ""  # one device: the direction alone is the group
-        lat_sql = "coalesce(latency_us, -1.0)" if table.has_latency else "-1.0"
+        lat_sql = "-1.0" if not table.has_latency else "coalesce(latency_us, -1.0)" if lat_nulls else "latency_us"
         query = (
             f"SELECT time_ns, op = 'write' AS w, offset_bytes, size_bytes, {lat_sql} AS lat{dev_sql}"
             f" FROM read_parquet({sql_str(str(table.path))}, file_row_number = true)"
@@ -117,7 +121,8 @@ def analyse(
             what = f" matching {' and '.join(where[1:])}" if len(where) > 1 else ""
             raise IolabError(f"{table.path}: no reads or writes{what}; nothing to analyse.")
         n_sel = con.execute(f"SELECT count(*) FROM {scan} WHERE {sel}").fetchall()[0][0]
-        return acc.result(
+        data, note = load_sample(table)
+        res = acc.result(
             table=table,
             step_s=step_s,
             threshold=threshold,
@@ -125,8 +130,38 @@ def analyse(
             process=process,
             excluded_ios=int(n_sel - acc.ios),
         )
+        return replace(res, data=data, notes=res.notes + ((note,) if note else ()))
     finally:
         con.close()
+
+
+_IO_TERMS = {
+    "op": "op IN ('read', 'write')",
+    "size_bytes": "size_bytes > 0",
+    "offset_bytes": "offset_bytes IS NOT NULL",
+    "time_ns": "time_ns IS NOT NULL",
+}
+
+
+def _io_filter(con, table: TraceTable) -> tuple[str, bool]:
+    """The filter that keeps reads and writes with a size and an offset, less the terms the
+    table is known to pass (from the footer statistics, and a scan of the dictionary-encoded
+    op column): filtering every row costs about a sixth of the scan. And whether latency_us
+    may hold NULLs."""
+    known = {"op": False, "size_bytes": False, "offset_bytes": False, "time_ns": False, "latency_us": False}
+    for col, lo, nulls, groups, stats in con.execute(
+        "SELECT path_in_schema, min(TRY_CAST(stats_min_value AS DOUBLE)), sum(stats_null_count), count(*),"
+        " count(stats_null_count) FROM parquet_metadata(?) GROUP BY 1",
+        [str(table.path)],
+    ).fetchall():
+        if col not in known or stats != groups:  # a row group without statistics: keep the term
+            continue
+        known[col] = nulls == 0 and (col != "size_bytes" or (lo is not None and lo > 0))
+    if known["op"]:
+        bad = f"SELECT count(*) FROM {table.scan_sql()} WHERE op NOT IN ('read', 'write')"
+        known["op"] = con.execute(bad).fetchall()[0][0] == 0
+    terms = [term for col, term in _IO_TERMS.items() if not known[col]]
+    return " AND ".join(terms or ["TRUE"]), not known["latency_us"]
 
 
 def _prefetch(con, query: str, rows: int, chunk_rows: int):

@@ -70,6 +70,57 @@ class StepStat:
     streams: tuple[tuple[int, int], ...] = ()
 
 
+NO_DATA = "not available: the trace holds no data"
+
+
+@dataclass(frozen=True)
+class DataSample:
+    """What the data of the blocks a capture saw written is like (RWSW Fig. 10): read back
+    from the device after the capture, a bounded sample of the whole 4 KiB blocks inside the
+    written ranges (datasample.py). Each block is compressed alone (zstd, as a drive that
+    compresses per logical block would) and hashed: a duplicate is a block whose content an
+    earlier block of the sample had, so in a partial sample the share counts only the pairs
+    both sampled."""
+
+    block_size: int  # bytes (4096)
+    written_bytes: int  # distinct bytes the trace wrote (ranges merged)
+    written_blocks: int  # whole aligned blocks inside those ranges: what can be sampled
+    blocks: int  # blocks read (distinct, chosen at random when not all fit the bound)
+    zstd_level: int
+    compressed_bytes: int  # the sampled blocks, each compressed alone
+    duplicate_blocks: int  # sampled blocks whose content an earlier sampled block had
+    zero_blocks: int  # sampled blocks of zeros only (duplicates of each other too)
+
+    @property
+    def compression_ratio(self) -> float | None:
+        return self.blocks * self.block_size / self.compressed_bytes if self.blocks else None
+
+    @property
+    def duplicate_share(self) -> float | None:
+        return self.duplicate_blocks / self.blocks if self.blocks else None
+
+    def text(self) -> str:
+        if not self.blocks:
+            return (
+                "written data: no whole 4 KiB block was written during the capture"
+                + (f" ({self.written_bytes:,} B in smaller pieces)" if self.written_bytes else "")
+                + "; nothing to sample"
+            )
+        every = self.blocks == self.written_blocks
+        return (
+            f"written data: {self.blocks:,} blocks of {kib_label(self.block_size)} read back"
+            + (
+                " (every whole block written)"
+                if every
+                else f" ({100 * self.blocks / self.written_blocks:.2g} % of the {self.written_blocks:,} written, at random)"
+            )
+            + f": zstd -{self.zstd_level} compresses them {self.compression_ratio:.2f}:1 (each block alone); "
+            f"{100 * (self.duplicate_share or 0):.1f} % of the blocks duplicate an earlier one"
+            + ("" if every else " in the sample")
+            + f"; {100 * self.zero_blocks / self.blocks:.1f} % are zeros"
+        )
+
+
 @dataclass(frozen=True)
 class StreamAnalysis:
     source: str  # the trace table analysed
@@ -86,6 +137,7 @@ class StreamAnalysis:
     streams: tuple[StreamStat, ...]  # by IO count, largest first
     steps: tuple[StepStat, ...]
     notes: tuple[str, ...] = ()
+    data: DataSample | None = None  # the capture's sample of the written data (None: none)
 
     @property
     def dominant(self) -> tuple[StreamStat, ...]:
@@ -146,12 +198,16 @@ class StreamAnalysis:
             + rng("average response time µs", [x.rt_avg_us for x in self.steps], ",.1f")
             + ("" if not self.has_latency else f"; max {max((x.rt_max_us or 0) for x in self.steps):,.1f} µs"),
         ]
+        head.append(self.data.text() if self.data else f"written data (compressibility, duplicates): {NO_DATA}")
         head += [f"note: {n}" for n in self.notes]
         return "\n".join(head)
 
     # -- persistence ----------------------------------------------------------------------
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if self.data is None:  # files of traces without data stay as they were
+            del d["data"]
+        return d
 
     def save(self, path: str | Path) -> Path:
         p = Path(path)
@@ -179,6 +235,7 @@ class StreamAnalysis:
             )
             d["devices"] = tuple(d["devices"])
             d["notes"] = tuple(d.get("notes", ()))
+            d["data"] = DataSample(**d["data"]) if d.get("data") is not None else None
             return cls(**d)
         except (KeyError, TypeError, ValueError) as e:
             raise IolabError(

@@ -88,13 +88,18 @@ class Accumulator:
         off_all = np.concatenate([np.zeros(nc, np.int64), off])
         end_all = np.concatenate([self.carry_end, off + size])
         # Group IOs by (device, direction), keeping issue order inside each group.
-        codes = np.flatnonzero(np.bincount(g_all))  # group codes are small integers
-        if len(codes) <= 8:  # one or a few devices: a pass per group beats a sort
-            order = np.concatenate([np.flatnonzero(g_all == code) for code in codes])
+        counts = np.bincount(g_all)
+        codes = np.flatnonzero(counts)  # group codes are small integers
+        order: np.ndarray | None = None
+        if len(codes) == 1:  # one group: already in order
+            gs, offs, ends = g_all, off_all, end_all
         else:
-            kind = np.uint16 if codes[-1] < 1 << 16 else np.int64
-            order = np.argsort(g_all.astype(kind), kind="stable")
-        gs, offs, ends = g_all[order], off_all[order], end_all[order]
+            if len(codes) <= 8:  # one or a few devices: a pass per group beats a sort
+                order = np.concatenate([np.flatnonzero(g_all == code) for code in codes])
+            else:
+                kind = np.uint16 if codes[-1] < 1 << 16 else np.int64
+                order = np.argsort(g_all.astype(kind), kind="stable")
+            gs, offs, ends = np.repeat(codes, counts[codes]), off_all[order], end_all[order]
         n = len(gs)
 
         def match(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -122,7 +127,7 @@ class Accumulator:
                 np.logical_or(hit[a:b1], t, out=hit[a:b1])
         # ...then redo the first `lookback` IOs of each group, where k reaches into the
         # previous group, with the group check.
-        starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])
+        starts = np.r_[0, np.cumsum(counts[codes])[:-1]]
         edge = np.unique((starts[:, None] + np.arange(lb)).ravel())
         edge = edge[edge < n]
         exact = np.zeros(len(edge), bool)
@@ -132,8 +137,11 @@ class Accumulator:
             e, jj = edge[ok], j[ok]
             exact[ok] |= match(offs[e], ends[jj]) & (gs[e] == gs[jj])
         hit[edge] = exact
-        flags = np.empty(n, bool)
-        flags[order] = hit
+        if order is None:
+            flags = hit
+        else:
+            flags = np.empty(n, bool)
+            flags[order] = hit
         # Keep the last `lookback` IOs of every group for the next chunk (carry rows have
         # offset 0 and are never counted: they only serve as earlier ends).
         stops = np.r_[starts[1:], n]
@@ -163,7 +171,8 @@ class Accumulator:
         # Level right after each issue (a completion at the same instant counts first).
         level = self.issued + np.arange(1, len(ti) + 1) - (self.completed + np.searchsorted(done, ti, side="right"))
         starts = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
-        np.maximum.at(self.oio_max, si[starts], np.maximum.reduceat(level, starts))
+        first = si[starts]  # distinct steps (issue times are sorted): a plain update, not ufunc.at
+        self.oio_max[first] = np.maximum(self.oio_max[first], np.maximum.reduceat(level, starts))
         # The level at each step start also counts (IOs carried over from the previous
         # step), for every step up to this chunk's last, idle ones included.
         ks = np.arange(self.next_bound, int(si[-1]) + 1)
@@ -173,7 +182,7 @@ class Accumulator:
             + np.searchsorted(ti, bounds, side="left")
             - (self.completed + np.searchsorted(done, bounds, side="right"))
         )
-        np.maximum.at(self.oio_max, ks, at_b)
+        self.oio_max[ks] = np.maximum(self.oio_max[ks], at_b)
         self.next_bound = int(si[-1]) + 1
         self.issued += len(ti)
         self.completed += cut
