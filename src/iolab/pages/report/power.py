@@ -1,8 +1,12 @@
 """The Power Consumption pages: a power meter's log aligned to the run's cells (`iolab power`,
 figures/power.py), average and maximum mW per run, phase and cell, with each cell's coverage.
-A cell the log covered too little of says "not measured" rather than a figure."""
+A cell the log covered too little of says "not measured" rather than a figure. A simulated
+drive's power.json is the power model's (figures/simpower.py): its pages say "modelled", with
+the values used, and give each cell's energy split instead of a maximum."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from iolab.pages.report.model import Page, Table
 from iolab.pages.report.rundata import RunData
@@ -42,7 +46,7 @@ def power_pages(run: RunData) -> list[Page]:
     return table_pages("Power Consumption", [summary, cells])
 
 
-def _model_pages(p: dict) -> list[Page]:
+def _model_pages(p: dict[str, Any]) -> list[Page]:
     """A simulated drive's modelled power: never a measurement, and each table says so."""
     m = p["model"]
     used = (

@@ -8,6 +8,7 @@ tables link the raw engine files of those rounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
@@ -343,7 +344,7 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
 # -- details ---------------------------------------------------------------------------------
 
 
-def nvme_power_rows(facts: dict) -> list[tuple[str, str]]:
+def nvme_power_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
     """The NVMe drive's power state and APST as read when the run started (targets/facts.py);
     nothing for a drive that is not NVMe or whose nvme-cli did not answer."""
     ps, apst, mx = facts.get("nvme_power_state"), facts.get("nvme_apst"), facts.get("nvme_power_state_max_w")
