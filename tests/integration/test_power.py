@@ -92,7 +92,9 @@ def test_a_simulated_run_has_no_meter_to_align(scratch):
     p = iolab("run", "latency", "-t", "sim:client-nvme-slc", "--quick", "--no-report", "--runs-dir", str(runs))
     assert p.returncode in (0, 6), p.stderr
     [run] = list(runs.iterdir())
+    modelled = (run / "power.json").read_bytes()  # the simulator power model's (figures/simpower.py)
     meter = scratch / "m.csv"
     meter.write_text("time,watts\n1,1\n2,1\n")
     p = iolab("power", str(run), str(meter))
-    assert p.returncode == 2 and "virtual time" in p.stderr and not (run / "power.json").exists()
+    assert p.returncode == 2 and "virtual time" in p.stderr
+    assert (run / "power.json").read_bytes() == modelled and not (run / "inputs").exists()

@@ -113,8 +113,28 @@ NVME_ID_CTRL = json.dumps(
         "vwc": 7,
         "sanicap": 0,
         "fna": 0,
+        # nvme-cli's json of the power state descriptors (970 EVO Plus: PS0-2 in centiwatts, the
+        # non-operational PS3/PS4 in 0.0001 W units, max_power_scale 1)
+        "npss": 4,
+        "psds": [
+            {"max_power": 750, "max_power_scale": 0, "non-operational_state": 0},
+            {"max_power": 590, "max_power_scale": 0, "non-operational_state": 0},
+            {"max_power": 360, "max_power_scale": 0, "non-operational_state": 0},
+            {"max_power": 700, "max_power_scale": 1, "non-operational_state": 1},
+            {"max_power": 50, "max_power_scale": 1, "non-operational_state": 1},
+        ],
     }
 )
+# `nvme get-feature DEV -f 0x02` and `-f 0x0c` as nvme-cli prints them (its printf
+# "get-feature:%#0*x (%s), %s value:%#0*x": a zero value has no 0x); APST's 256-byte table follows
+NVME_PM_PS3 = "get-feature:0x02 (Power Management), Current value:0x00000003\n"
+NVME_PM_PS0 = "get-feature:0x02 (Power Management), Current value:00000000\n"
+NVME_APST_ON = (
+    "get-feature:0x0c (Autonomous Power State Transition), Current value:0x00000001\n"
+    "       0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f\n"
+    '0000: 18 ba 01 00 00 00 00 00 18 ba 01 00 00 00 00 00 "................"\n'
+)
+NVME_APST_OFF = "get-feature:0x0c (Autonomous Power State Transition), Current value:00000000\n"
 SMARTCTL_SATA = json.dumps(
     {
         "json_format_version": [1, 0],
@@ -216,6 +236,42 @@ def test_nvme_facts_from_sysfs_and_nvme_cli(fakesys, runner):
     assert f.wwid == "eui.0025385b71b0123"
     assert f.sources == ("sysfs", "nvme id-ctrl")  # smartctl is not installed in the fake
     assert ("nvme", "id-ctrl", "/dev/nvme0n1", "-o", "json") in runner.calls
+
+
+def test_nvme_power_state_and_apst_are_facts(fakesys, runner):
+    """The current power state (feature 0x02 bits 4:0, above them the workload hint), its rated
+    maximum from id-ctrl's descriptor of that state, and APST (feature 0x0c bit 0)."""
+    fakesys.disk("nvme0n1", "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0", "259:0", {"size": "1000", **_queue()})
+    runner.rules[("nvme", "id-ctrl")] = [(0, NVME_ID_CTRL, "")]
+    # workload hint 1 (bits 7:5) on PS3: the state is the low five bits only
+    runner.rules[("nvme", "get-feature", "/dev/nvme0n1", "-f", "0x02")] = [
+        (0, NVME_PM_PS3.replace("0x00000003", "0x00000023"), "")
+    ]
+    runner.rules[("nvme", "get-feature", "/dev/nvme0n1", "-f", "0x0c")] = [(0, NVME_APST_ON, "")]
+    f = targets.device_facts("/dev/nvme0n1")
+    assert (f.nvme_power_state, f.nvme_apst) == (3, "enabled")
+    assert f.nvme_power_state_max_w == pytest.approx(0.07)  # 700 x 0.0001 W, not 7 W
+    assert f.sources == ("sysfs", "nvme id-ctrl", "nvme get-feature")
+
+    runner.rules[("nvme", "get-feature", "/dev/nvme0n1", "-f", "0x02")] = [(0, NVME_PM_PS0, "")]
+    runner.rules[("nvme", "get-feature", "/dev/nvme0n1", "-f", "0x0c")] = [(0, NVME_APST_OFF, "")]
+    f = targets.device_facts("/dev/nvme0n1")
+    assert (f.nvme_power_state, f.nvme_power_state_max_w, f.nvme_apst) == (0, 7.5, "disabled")
+
+    # a drive that refuses APST (optional feature) still reports its power state
+    runner.rules[("nvme", "get-feature", "/dev/nvme0n1", "-f", "0x0c")] = [(1, "", "NVMe status: Invalid Field")]
+    f = targets.device_facts("/dev/nvme0n1")
+    assert (f.nvme_power_state, f.nvme_apst) == (0, None)
+
+
+def test_nvme_power_in_the_reports_run_details():
+    from iolab.pages.report.sections import nvme_power_rows
+
+    facts = {"nvme_power_state": 3, "nvme_power_state_max_w": 0.07, "nvme_apst": "enabled"}
+    assert nvme_power_rows(facts) == [
+        ("NVMe power state", "PS3 (rated at most 0.07 W); APST enabled (nvme get-feature 0x02, 0x0c)")
+    ]
+    assert nvme_power_rows({"interface": "sata"}) == []
 
 
 def test_sata_facts_tools_replace_truncated_sysfs_model(fakesys, runner):

@@ -6,6 +6,7 @@ It never knows which test it serves (the plan says what to run) nor which engine
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import time
@@ -20,16 +21,18 @@ from iolab.core.decide import Decision, Sample, sample_of_row
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, TestPlan, step_seconds
 from iolab.core.results import PARTIAL_TOLERANCE, RoundResult, check_result
+from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import duration
 from iolab.core.workload import Workload
 from iolab.engines import Engine, HostsEngine
 from iolab.figures.audit import audit
 from iolab.figures.phaseend import after_round, settle, written_since_purge
+from iolab.figures.simpower import model_document
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
-from iolab.store.durable import ResultsDiskFull, is_disk_full
+from iolab.store.durable import ResultsDiskFull, is_disk_full, write_atomic
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.targets import Target, wear
@@ -130,6 +133,8 @@ class Runner:
         """End the run: audit what it stored (audit.py; kept in the manifest for every view)
         and write its final state. An audit that cannot run must not cost the run its end; an
         interrupted run is audited when it is read (audit.stored_audit)."""
+        if manifest_of(self.store).target.get("kind") == "sim":
+            self.model_power()
         try:
             # a user who stopped the run waits for nothing more (an audit an earlier end stored is dropped)
             manifest_of(self.store).audit = audit(self.store).to_dict() if state != "interrupted" else {}
@@ -137,6 +142,19 @@ class Runner:
             manifest_of(self.store).audit = {"error": f"the audit could not run: {e!r}"}
         finally:
             self.store.finish(state, error)
+
+    def model_power(self) -> None:
+        """A simulated SSD's modelled power per cell (figures/simpower.py) into power.json, the
+        values used into the manifest. A failure is said in the notes, never costs the run its end."""
+        m = manifest_of(self.store)
+        try:
+            cells = sorted(self.store.cells(kind="precondition") + self.store.cells(), key=lambda c: c.started)
+            doc = model_document(m.run_id, self.store.dir, cells)
+            if doc is not None:
+                write_atomic(self.store.dir / POWER_FILE, json.dumps(doc, indent=1).encode())
+                m.power_model = doc["model"]
+        except Exception as e:  # noqa: BLE001 (a bug in the model: say so, keep the run)
+            m.notes.append(f"the simulator power model could not run: {e!r}")
 
     def run(self, start_at: StartAt | None = None) -> None:
         m = manifest_of(self.store)

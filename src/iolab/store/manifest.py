@@ -56,6 +56,9 @@ class Manifest:
     # The self-audit of physical invariants made when the run ended (audit.Audit.to_dict); empty
     # for runs stored before it existed, which `iolab audit` and the views audit when read.
     audit: dict[str, Any] = field(default_factory=dict)
+    # A simulated SSD's power model, the values its power.json was computed with
+    # (figures/simpower.DriveModel.record, all UNVERIFIED); empty for real drives and HDDs.
+    power_model: dict[str, Any] = field(default_factory=dict)
 
 
 class _RunDir(Protocol):

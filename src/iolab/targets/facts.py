@@ -156,6 +156,7 @@ def _block_facts(dev: BlockDev) -> DeviceFacts:
         r = host.run_command(["nvme", "id-ctrl", node, "-o", "json"], timeout=30)
         if r.ok:
             facts = _merge(facts, parse_nvme_id_ctrl(r.text), "nvme id-ctrl")
+        facts = _nvme_power(facts, node, r.text if r.ok else "")
     if interface == "sata":
         r = host.run_command(["hdparm", "-I", node], timeout=30)
         if r.ok:
@@ -256,6 +257,46 @@ def parse_nvme_id_ctrl(text: str) -> DeviceFacts | None:
     if data is None:
         return None
     return DeviceFacts(model=_clean(data.get("mn")), serial=_clean(data.get("sn")), firmware=_clean(data.get("fr")))
+
+
+def parse_nvme_feature(text: str) -> int | None:
+    """The value of `nvme get-feature DEV -f FID`'s first line, "get-feature:0x02 (Power
+    Management), Current value:0x00000003" (nvme-cli 1.x and 2.x; a zero value prints as
+    "00000000", without 0x)."""
+    m = re.search(r"value:\s*(?:0x)?([0-9a-fA-F]+)", text)
+    return int(m.group(1), 16) if m else None
+
+
+def power_state_max_w(id_ctrl: str, state: int) -> float | None:
+    """A power state's rated maximum power from `nvme id-ctrl -o json`'s psds: max_power in
+    centiwatts, or in units of 0.0001 W when max_power_scale is 1 (NVMe base spec, MXPS)."""
+    data = host.json_object(id_ctrl)
+    psds = data.get("psds") if data else None
+    if not isinstance(psds, list) or not 0 <= state < len(psds) or not isinstance(psds[state], dict):
+        return None
+    mp, scale = psds[state].get("max_power"), psds[state].get("max_power_scale", 0)
+    if not isinstance(mp, int):
+        return None
+    return mp * (0.0001 if scale == 1 else 0.01)
+
+
+def _nvme_power(facts: DeviceFacts, node: str, id_ctrl: str) -> DeviceFacts:
+    """The drive's power state (feature 0x02, bits 4:0) and APST enable (feature 0x0c, bit 0)
+    now, with the state's rated maximum; whatever nvme-cli does not answer stays None."""
+    pm = host.run_command(["nvme", "get-feature", node, "-f", "0x02"], timeout=30)
+    state = parse_nvme_feature(pm.text) if pm.ok else None
+    apst = host.run_command(["nvme", "get-feature", node, "-f", "0x0c"], timeout=30)
+    apste = parse_nvme_feature(apst.text) if apst.ok else None
+    if state is None and apste is None:
+        return facts
+    ps = None if state is None else state & 0x1F
+    return replace(
+        facts,
+        nvme_power_state=ps,
+        nvme_power_state_max_w=None if ps is None else power_state_max_w(id_ctrl, ps),
+        nvme_apst=None if apste is None else ("enabled" if apste & 1 else "disabled"),
+        sources=facts.sources + ("nvme get-feature",),
+    )
 
 
 def parse_smartctl_info(text: str) -> DeviceFacts | None:

@@ -31,6 +31,12 @@ class DeviceFacts:
     # the flash's rated endurance, for TBW and DWPD: no drive reports it; the simulated presets carry one
     rated_pe_cycles: int | None = None
     warranty_years: float | None = None
+    # NVMe power management when the facts were read (nvme get-feature 0x02 and 0x0c, id-ctrl's
+    # power state descriptors): the current power state, its rated maximum and whether APST
+    # (autonomous power state transitions) is on. None: not NVMe, or nvme-cli did not answer.
+    nvme_power_state: int | None = None
+    nvme_power_state_max_w: float | None = None
+    nvme_apst: str | None = None  # 'enabled' or 'disabled'
 
 
 # A registered kind's name (kinds.py): "block", "file", "nbd", "sim" are built in.

@@ -8,6 +8,7 @@ tables link the raw engine files of those rounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
@@ -343,6 +344,16 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
 # -- details ---------------------------------------------------------------------------------
 
 
+def nvme_power_rows(facts: dict[str, Any]) -> list[tuple[str, str]]:
+    """The NVMe drive's power state and APST as read when the run started (targets/facts.py);
+    nothing for a drive that is not NVMe or whose nvme-cli did not answer."""
+    ps, apst, mx = facts.get("nvme_power_state"), facts.get("nvme_apst"), facts.get("nvme_power_state_max_w")
+    if ps is None and apst is None:
+        return []
+    state = "not reported" if ps is None else f"PS{ps}" + (f" (rated at most {mx:g} W)" if mx is not None else "")
+    return [("NVMe power state", f"{state}; APST {apst or 'not reported'} (nvme get-feature 0x02, 0x0c)")]
+
+
 def details_pages(run: RunData) -> list[Page]:
     """Everything the header cuts short, in full: state, stop reasons, purges, notes, files."""
     m = run.manifest
@@ -354,6 +365,8 @@ def details_pages(run: RunData) -> list[Page]:
         ("Compliance", "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance)),
         ("Steady-state rule", m.steady_rule),
         ("Write cache", m.write_cache or "not recorded"),
+        *nvme_power_rows(m.target.get("facts", {})),
+        *([("Power model", f"{m.power_model['source']}: see the Power Consumption pages")] if m.power_model else []),
     ]
     for ph in run.phases:
         rows.append(
