@@ -14,6 +14,7 @@ from iolab import _STARTING
 from iolab.api import registry, scaleout
 from iolab.cli import auto as cli_auto
 from iolab.cli import conventions as cli_typer
+from iolab.cli import fleet as cli_fleet
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
 from iolab.cli import traces as cli_traces
@@ -50,6 +51,7 @@ app.command("watch")(with_runs_dir(scaleout.watch))
 app.command("check")(with_runs_dir(cli_auto.check))
 RunsDirOpt = runs_dir_option()
 app.command()(cli_auto.history)
+app.command("fleet")(with_runs_dir(cli_fleet.fleet))
 
 
 def default_target() -> str:
@@ -78,6 +80,12 @@ def run(
         metavar="N",
         help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats.",
     ),
+    fleet_file: Optional[Path] = typer.Option(
+        None,
+        "--fleet",
+        metavar="FILE",
+        help="Run the test on every drive of this fleet file (TOML: drives here and on hosts) at once, each its own run; then the fleet report (`iolab fleet`).",
+    ),
     *,
     args: RunArgs,
 ):
@@ -90,6 +98,9 @@ def run(
 
     json_out, require_steady, target = args.json_out, args.require_steady, args.target
     want_json("run", console, json_out)
+    if fleet_file is not None:
+        fleet_root = args.runs_dir or runs_root()
+        raise typer.Exit(cli_fleet.run_fleet(test, fleet_file, sys.argv[1:], fleet_root, console, json_out))
     if repeat != 1:
         raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), json_out, console))
     prof, stall_s = args.make_profile(), args.stall_seconds()

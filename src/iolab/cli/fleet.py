@@ -1,0 +1,141 @@
+"""`iolab run TEST --fleet FILE` and `iolab fleet [FLEET]`: a fleet of drives tested at once and
+its report (api/fleet.py runs it; pages/fleet.py draws the report)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from iolab.cli.console import Console
+from iolab.core.errors import IolabError
+
+# Options the coordinator takes for itself (with their value, when they take one); the rest of
+# `iolab run`'s command line goes to every drive's run as given.
+_OWN_VALUED = ("--fleet", "--runs-dir", "--target", "-t")
+_OWN_FLAGS = ("--json", "--quiet", "-q")
+_NOT_WITH_FLEET = ("--target", "-t", "--paths", "--hosts", "--hosts-file", "--repeat")
+
+
+def child_args(argv: list[str]) -> list[str]:
+    """`iolab run`'s arguments less the coordinator's own (`--fleet F`, `--json`, ...)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if a in _OWN_VALUED:
+            skip = True
+        elif (name in _OWN_VALUED and "=" in a) or a in _OWN_FLAGS:
+            continue
+        else:
+            out.append(a)
+    return out
+
+
+def _refuse_mixed(argv: list[str]) -> None:
+    given = sorted({a.split("=", 1)[0] for a in argv if a.split("=", 1)[0] in _NOT_WITH_FLEET})
+    if given:
+        raise IolabError(
+            f"--fleet names every drive and host itself; leave out {', '.join(given)} (a host's drives go in the "
+            "fleet file's [[host]] tables). Nothing was run."
+        )
+
+
+def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, json_out: bool) -> int:
+    """Run `test` on every drive of the fleet file; print each drive as it ends, then the report."""
+    from iolab.api import fleet as api
+
+    _refuse_mixed(argv)
+    fleet, state = api.start(fleet_file, test, child_args(argv), root)
+    console.print(
+        f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
+        f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+    def event(m, what: str) -> None:
+        if what == "end":
+            tail = f"run directory: {m.run_dir}" if m.state == "complete" else (m.error or "")
+            console.print(f"[{m.name}] {m.state} in {m.seconds:.1f} s: {tail}", markup=False, soft_wrap=True)
+
+    api.run_fleet(fleet, state, root, event)
+    return _report(state, None, (None, None), console, json_out)
+
+
+def _report(state, sheet: Optional[Path], rule: tuple, console: Console, json_out: bool) -> int:
+    from iolab.api import fleet as api
+    from iolab.pages.fleet import render
+
+    doc = api.report(state, sheet, *rule)
+    written = api.write_report_files(state, doc)
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        render(doc, console)
+    for p in written:
+        console.print(f"fleet {p.stem}: {p}", markup=False, soft_wrap=True)
+    console.print(f"fleet directory: {state.dir}", markup=False, soft_wrap=True)
+    return 130 if state.state == "interrupted" else int(doc["exit_code"])
+
+
+def fleet(
+    fleet_ref: Optional[str] = typer.Argument(
+        None, metavar="FLEET", help="A fleet directory or its name under RUNS/fleets (none: list the fleets)."
+    ),
+    spec_sheet: Optional[Path] = typer.Option(
+        None,
+        "--spec-sheet",
+        metavar="FILE",
+        help="Judge the drives against this spec sheet (TOML or CSV) instead of the fleet file's.",
+    ),
+    outlier_k: Optional[float] = typer.Option(
+        None, "--outlier-k", metavar="K", help="The outlier rule's k: |x - median| > K × 1.4826 × MAD (default 3.5)."
+    ),
+    outlier_min_pct: Optional[float] = typer.Option(
+        None, "--outlier-min-pct", metavar="PCT", help="... and only beyond PCT % of the median (default 1)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the fleet report as JSON on standard output."),
+):
+    """A fleet's report: each key figure over the drives, the outliers, spec-sheet verdicts (also written as report.json and junit.xml)."""
+    from iolab.api import fleet as api
+    from iolab.store.manifest import runs_root
+
+    console = Console(stderr=json_out)
+    root = runs_root()
+    if outlier_k is not None and not 0 < outlier_k <= 100:
+        raise IolabError(f"--outlier-k {outlier_k:g}: give a number above 0 (e.g. 3.5).")
+    if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
+        raise IolabError(f"--outlier-min-pct {outlier_min_pct:g}: give a percentage from 0 to below 100.")
+    if fleet_ref is None:
+        found = api.list_fleets(root)
+        if json_out:
+            sys.stdout.write(json.dumps([_listed(s) for s in found], indent=2) + "\n")
+        for s in found:
+            done = sum(m.state == "complete" for m in s.members)
+            console.print(
+                f"{s.dir.name}  {s.test}  {done}/{len(s.members)} drives complete  {s.state}",
+                markup=False,
+                soft_wrap=True,
+            )
+        if not found:
+            console.print(f"no fleets under {root / 'fleets'}", markup=False, soft_wrap=True)
+        return
+    state = api.load_state(api.find_fleet(fleet_ref, root))
+    raise typer.Exit(_report(state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out))
+
+
+def _listed(s) -> dict:
+    return {
+        "name": s.dir.name,
+        "path": str(s.dir),
+        "test": s.test,
+        "state": s.state,
+        "drives": len(s.members),
+        "complete": sum(m.state == "complete" for m in s.members),
+    }
