@@ -62,6 +62,9 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     assert {v["verdict"] for row in doc2["drives"] for v in row["verdicts"]} == {"pass"}
     listed = iolab("fleet", "--runs-dir", str(runs))
     assert d.name in listed.stdout and "6/6 drives complete" in listed.stdout
+    assert d.name in iolab("runs", "--runs-dir", str(runs)).stdout  # the drives' runs, then the fleets
+    shown = iolab("show", str(d), "--json")  # a fleet directory shows as its report
+    assert shown.returncode == 7 and json.loads(shown.stdout)["summary"]["outlier_drives"] == ["slow"]
 
 
 def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
@@ -134,3 +137,34 @@ def test_a_fleet_of_file_drives_on_two_fio_server_hosts(scratch):
         assert leg["host"]["address"] == row["where"].rsplit(":", 1)[0]  # ran through that host's fio server
         assert leg["path"] == row["target"].split("?")[0].removeprefix("file:")
     assert {row["labels"]["rack"] for row in doc["drives"]} == {"r0", "r1"}
+
+
+def test_a_latency_bound_fleet_reports_the_pool_with_merged_percentiles(tmp_path):
+    from iolab.store.runstore import RunStore
+
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 2\nname = "s{{i}}"\n'
+        f'[[drive]]\ntarget = "{SIM}&seed=9&t_prog_us=2300"\nname = "slow"\n'
+    )
+    r = iolab(
+        "run", "latency-bound", "--quick", "--no-report", "--set", "bound=700us", "--fleet", str(f),
+        "--runs-dir", str(tmp_path / "runs"), timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    pool = doc["pool"]
+    assert pool["bound_us"] == 700 and pool["drives"] == ["s1", "s2", "slow"] and "pool at the bound" in r.stdout
+    stores = [RunStore(Path(row["run_dir"]), writable=False) for row in doc["drives"]]
+    for step in pool["steps"]:
+        cells = [
+            next(c for c in s.cells("demand ramp") if c.workload["rate_iops"] == step["demand_per_drive"])
+            for s in stores
+        ]
+        assert step["iops"] == pytest.approx(sum(c.iops for c in cells))  # added, not averaged
+        # the pool's percentile is that of a mixture: between the drives' own
+        if step["percentile_us"] is not None and all(c.p99 for c in cells):
+            assert min(c.p99 for c in cells) <= step["percentile_us"] <= max(c.p99 for c in cells)
+    assert pool["best"] is not None and pool["best"]["percentile_us"] <= 700
+    su = pool["sustain"]
+    assert su["iops"] == pytest.approx(sum(s.cells("sustain")[0].iops for s in stores))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,24 @@ def test_a_few_parts_per_million_are_no_stray_drive():
     values = dict(zip("abcdef", (524.511825, 524.511641, 524.514926, 524.514291, 524.511646, 524.512133)))
     assert distribution(W, drives(values)).outliers == ()
     assert sorted(o.drive for o in distribution(W, drives(values), min_pct=0).outliers) == ["c", "d"]
+
+
+def test_the_pool_percentile_is_that_of_all_ios_together_not_a_mean():
+    # the merge figures/fleetpool.py pools the drives with
+    from iolab.core.results import Histogram
+
+    rng = random.Random(5)
+    fast = [round(rng.expovariate(1 / 100)) + 1 for _ in range(20_000)]  # µs, on 1 µs bins
+    slow = [round(rng.expovariate(1 / 400)) + 1 for _ in range(10_000)]
+
+    def hist(xs):
+        counts = Counter(xs)
+        vals = sorted(counts)
+        return Histogram(tuple(float(v) for v in vals), tuple(counts[v] for v in vals), float(max(xs)))
+
+    merged = Histogram.merge([hist(fast), hist(slow)])
+    pooled = sorted(fast + slow)
+    exact = pooled[int(0.99 * len(pooled)) - 1]  # the smallest value with 99 % of the IOs at or below it
+    assert merged.total == 30_000 and merged.percentile(99) == exact
+    mean_of_p99 = (hist(fast).percentile(99) + hist(slow).percentile(99)) / 2
+    assert abs(mean_of_p99 - exact) > 0.1 * exact  # averaging the drives' percentiles would be wrong

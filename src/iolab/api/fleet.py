@@ -312,7 +312,25 @@ def report(
         "args": state.args,
     }
     rows = [asdict(m) for m in state.members]
-    return document(fleet, rows, drives, dists, (k, min_pct), sheet, verdicts)
+    return document(fleet, rows, drives, dists, (k, min_pct), sheet, verdicts, _pool(state))
+
+
+def _pool(state: FleetState):
+    """The pool at a latency bound (figures/fleetpool.py) of a latency-bound fleet's complete drives."""
+    from iolab.figures.fleetpool import LATBOUND_TEST, pool
+    from iolab.store.runstore import RunStore
+
+    if state.test != LATBOUND_TEST:
+        return None
+    stores = []
+    try:
+        for m in state.members:
+            if m.state == "complete" and m.run_dir:
+                stores.append((m.name, RunStore(Path(m.run_dir), writable=False)))
+        return pool(stores)
+    finally:
+        for _, st in stores:
+            st.close()
 
 
 def write_report_files(state: FleetState, doc: dict) -> list[Path]:

@@ -139,3 +139,27 @@ def _listed(s) -> dict:
         "drives": len(s.members),
         "complete": sum(m.state == "complete" for m in s.members),
     }
+
+
+def show(ref: str, json_out: bool, console: Console) -> int:
+    """`iolab show FLEET_DIR`: the fleet's report, as `iolab fleet` prints it."""
+    from iolab.api import fleet as api
+
+    if json_out:
+        console = Console(stderr=True)
+    return _report(api.load_state(Path(ref)), None, (None, None), console, json_out)
+
+
+def listed_note(root: Path, console: Console) -> None:
+    """`iolab runs`: the fleets the runs directory holds (their drives' runs are in the list above)."""
+    from iolab.api import fleet as api
+
+    found = api.list_fleets(root)
+    if found:
+        console.print(
+            f"{len(found)} fleet{'s' if len(found) > 1 else ''} in {root / 'fleets'}: "
+            + ", ".join(s.dir.name for s in found)
+            + " (`iolab fleet FLEET` reports one)",
+            markup=False,
+            soft_wrap=True,
+        )

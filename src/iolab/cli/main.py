@@ -360,6 +360,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
     for line in leftovers():
         err.print(f"[yellow]{esc(line)}[/]", soft_wrap=True)
+    cli_fleet.listed_note(runs_dir, console)
 
 
 @app.command()
@@ -371,8 +372,11 @@ def show(
 ):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
     from iolab.api import runs as api
+    from iolab.api.fleet import is_fleet_dir
     from iolab.store.runstore import RunStore
 
+    if is_fleet_dir(run_ref):  # a fleet directory: its report, as `iolab fleet FLEET`
+        raise typer.Exit(cli_fleet.show(run_ref, json_out, console))
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
     if not json_out:

@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from iolab.core.errors import Exit
 from iolab.figures.fleet import MAD_SIGMA, MIN_DRIVES, RESOLUTION, Distribution, DriveFigures, outliers_by_drive
+from iolab.figures.fleetpool import Pool
 from iolab.figures.specsheet import SpecSheet, Verdict
 
 REPORT_SCHEMA = "iolab-fleet-report"
@@ -48,6 +49,37 @@ def _dist(d: Distribution) -> dict:
     }
 
 
+def _pool(p: Pool) -> dict:
+    best = p.best
+    return {
+        "percentile": p.percentile,
+        "bound_us": p.bound_us,
+        "drives": list(p.drives),
+        "merged": "latency histograms summed bin by bin over the drives (exact), IOPS summed",
+        "steps": [
+            {
+                "demand_per_drive": s.demand_per_drive,
+                "demand": s.demand_per_drive * s.drives,
+                "iops": s.iops,
+                "percentile_us": s.percentile_us,
+                "ios": s.ios,
+                "meets": s.meets,
+            }
+            for s in p.steps
+        ],
+        "best": None
+        if best is None
+        else {"demand": best.demand_per_drive * best.drives, "iops": best.iops, "percentile_us": best.percentile_us},
+        "sustain": {
+            "iops": p.sustain_iops,
+            "percentile_us": p.sustain_percentile_us,
+            "p99_99_us": p.sustain_p99_99_us,
+            "ios": p.sustain_ios,
+            "meets": p.sustain_meets,
+        },
+    }
+
+
 def _verdict(v: Verdict) -> dict:
     return {
         "criterion": v.criterion.name,
@@ -66,10 +98,12 @@ def document(
     rule: tuple[float, float],
     sheet: SpecSheet | None,
     verdicts: dict[str, list[Verdict]],
+    pool: Pool | None = None,
 ) -> dict:
     """The fleet report. `fleet`: the fleet's own fields (dir, name, test, state, times);
     `rows`: each drive's row of fleet.json (name, target, where, labels, state, run_dir, error);
-    `rule`: the outlier rule's k and minimum deviation in %."""
+    `rule`: the outlier rule's k and minimum deviation in %; `pool`: the fleet as one system at a
+    latency bound (a latency-bound fleet)."""
     k, min_pct = rule
     flagged = outliers_by_drive(dists)
     figs = {d.name: d.figures for d in drives}
@@ -106,6 +140,7 @@ def document(
             ],
         },
         "figures": [_dist(d) for d in dists],
+        "pool": None if pool is None else _pool(pool),
         "drives": out_rows,
         "summary": {
             "drives": len(rows),
@@ -229,6 +264,8 @@ def render(doc: dict, console) -> None:
         )
     console.print(t)
     console.print(doc["outlier_rule"]["text"], markup=False, soft_wrap=True)
+    if doc.get("pool"):
+        _render_pool(doc["pool"], console)
     d = Table(title="drives", title_justify="left")
     for h in ("drive", "where", "labels", "state", "outlier on", "spec sheet"):
         d.add_column(h)
@@ -252,3 +289,37 @@ def render(doc: dict, console) -> None:
         markup=False,
         soft_wrap=True,
     )
+
+
+def _render_pool(p: dict, console) -> None:
+    from rich.table import Table
+
+    pct, bound = p["percentile"], p["bound_us"]
+    t = Table(
+        title=f"the pool of {len(p['drives'])} drives: {pct:g} % latency of the merged histograms vs the {_num(bound)} µs bound",
+        title_justify="left",
+    )
+    for h in ("demand (all drives)", "delivered IOPS", f"{pct:g} % latency (µs)", "IOs", "bound"):
+        t.add_column(h, justify="right")
+    for s in p["steps"]:
+        t.add_row(
+            _num(s["demand"]),
+            _num(s["iops"]),
+            _num(s["percentile_us"]),
+            f"{s['ios']:,}",
+            "met" if s["meets"] else "BROKEN",
+        )
+    console.print(t)
+    b, su = p["best"], p["sustain"]
+    best = (
+        "no step met the bound" if b is None else f"{_num(b['iops'])} IOPS at {_num(b['percentile_us'])} µs ({pct:g} %)"
+    )
+    console.print(f"pool at the bound (ramp): {best}", markup=False, soft_wrap=True)
+    if su["iops"] is not None:
+        held = "held" if su["meets"] else "NOT held"
+        console.print(
+            f"pool sustained: {_num(su['iops'])} IOPS, {pct:g} % latency {_num(su['percentile_us'])} µs, 99.99 % "
+            f"{_num(su['p99_99_us'])} µs over {su['ios']:,} IOs: bound {held}",
+            markup=False,
+            soft_wrap=True,
+        )
