@@ -168,3 +168,32 @@ def test_a_latency_bound_fleet_reports_the_pool_with_merged_percentiles(tmp_path
     assert pool["best"] is not None and pool["best"]["percentile_us"] <= 700
     su = pool["sustain"]
     assert su["iops"] == pytest.approx(sum(s.cells("sustain")[0].iops for s in stores))
+
+
+def test_two_firmware_groups_compared_from_the_fleet_file(tmp_path):
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        '[fleet]\nname = "ab"\ngroup_by = "firmware"\nbaseline = "A"\n'
+        f'[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 3\nname = "a{{i}}"\nlabels = {{ firmware = "A" }}\n'
+        # firmware B programs 30 % slower on every drive: the group, not one drive, is worse
+        f'[[drive]]\ntarget = "{SIM}&seed=1{{i}}&t_prog_us=1500"\ncount = 3\nname = "b{{i}}"\nlabels = {{ firmware = "B" }}\n'
+    )
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 7, r.stdout + r.stderr
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    (c,) = doc["groups"]["comparisons"]
+    assert (c["group"], c["baseline"], c["drives"]) == ("B", "A", ["b1", "b2", "b3"])
+    write = next(x for x in c["figures"] if x["name"] == "RND 4KiB R/W 0/100 IOPS")
+    assert write["verdict"] == "regression" and write["change_pct"] < -10 and "Welch" in write["method"]
+    assert "RND 4KiB R/W 0/100 IOPS" in c["regressions"] and "firmware = B" in r.stdout
+    suite = ET.parse(fleet_dir(r.stdout) / "junit.xml").getroot().find("testsuite")
+    failed = {(x.get("classname"), x.get("name")) for x in suite.iter("testcase") if x.find("failure") is not None}
+    assert ("fleet.group.B", "RND 4KiB R/W 0/100 IOPS") in failed
+    assert doc["warnings"] == []  # one model and firmware in each group
+    # the other way round on the command line: B as the baseline, A improves
+    again = iolab("fleet", fleet_dir(r.stdout).name, "--runs-dir", str(runs), "--baseline", "B", "--json")
+    (c2,) = json.loads(again.stdout)["groups"]["comparisons"]
+    assert (
+        c2["group"] == "A" and next(x for x in c2["figures"] if x["name"] == write["name"])["verdict"] == "improvement"
+    )

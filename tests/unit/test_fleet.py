@@ -233,3 +233,50 @@ def test_the_pool_percentile_is_that_of_all_ios_together_not_a_mean():
     assert merged.total == 30_000 and merged.percentile(99) == exact
     mean_of_p99 = (hist(fast).percentile(99) + hist(slow).percentile(99)) / 2
     assert abs(mean_of_p99 - exact) > 0.1 * exact  # averaging the drives' percentiles would be wrong
+
+
+def _record(name: str, value: float, model: str = "M1", firmware: str = "F1") -> dict:
+    fig = {"name": W, "unit": "IOPS", "direction": "higher-is-better", "kind": "value", "value": value}
+    return {
+        "run_id": name,
+        "test": "iops",
+        "profile": {},
+        "steady_state": "reached",
+        "figures": [fig],
+        "target": {"model": model, "firmware": firmware},
+    }
+
+
+def test_groups_are_compared_with_the_drive_to_drive_spread_as_noise():
+    from iolab.automation.fleetgroups import compare_groups
+
+    a = {f"a{i}": 40_000 + 200 * i for i in range(4)}
+    labels = {n: {"firmware": "A"} for n in a}
+    b_close = {f"b{i}": 39_900 + 200 * i for i in range(4)}  # 0.25 % lower: within the spread
+    b_slow = {f"b{i}": 30_000 + 200 * i for i in range(4)}  # 25 % lower
+    for b, want in ((b_close, "within-tolerance"), (b_slow, "regression")):
+        recs = {n: _record(n, v) for n, v in {**a, **b}.items()}
+        g = compare_groups(recs, {**labels, **{n: {"firmware": "B"} for n in b}}, "firmware")
+        (c,) = g["comparisons"]
+        (f,) = c["figures"]
+        assert (c["group"], c["baseline"], f["verdict"]) == ("B", "A", want)
+        assert "Welch" in f["method"]  # the drives as repeats
+    # a change of 3 % within a 10 % drive-to-drive spread is noise, above the tolerance or not
+    wide_a = {f"a{i}": v for i, v in enumerate((36_000, 44_000, 40_000, 38_000, 42_000))}
+    wide_b = {f"b{i}": v * 0.97 for i, v in enumerate((36_000, 44_000, 40_000, 38_000, 42_000))}
+    recs = {n: _record(n, v) for n, v in {**wide_a, **wide_b}.items()}
+    lab = {n: {"firmware": n[0]} for n in recs}
+    (c,) = compare_groups(recs, lab, "firmware", tolerance=0.01)["comparisons"]
+    assert c["figures"][0]["verdict"] == "within-noise"
+    with pytest.raises(IolabError, match="needs two groups"):
+        compare_groups(recs, {n: {"firmware": "A"} for n in recs}, "firmware")
+
+
+def test_a_group_that_mixes_models_or_firmware_is_named():
+    from iolab.automation.fleetgroups import mixed_warnings
+
+    recs = {"d1": _record("d1", 1), "d2": _record("d2", 1), "d3": _record("d3", 1, firmware="F2"), "x": None}
+    labels = {n: {"g": "A"} for n in recs}
+    (w,) = mixed_warnings(recs, labels, "g")
+    assert "firmware" in w and "d3 (F2)" in w and "d1" not in w
+    assert mixed_warnings({"d1": _record("d1", 1), "d2": _record("d2", 1)}, labels, None) == []

@@ -76,6 +76,8 @@ class FleetState:
     spec_sheet: str | None = None  # the fleet file's spec sheet, as an absolute path
     outlier_k: float | None = None
     outlier_min_pct: float | None = None
+    group_by: str | None = None
+    baseline: str | None = None
 
     def save(self) -> None:
         doc = {
@@ -110,6 +112,8 @@ def load_state(path: str | Path) -> FleetState:
             doc.get("spec_sheet"),
             doc.get("outlier_k"),
             doc.get("outlier_min_pct"),
+            doc.get("group_by"),
+            doc.get("baseline"),
         )
     except (KeyError, TypeError) as e:
         raise IolabError(f"{d / FLEET_FILE}: cannot read the fleet state ({e}).") from None
@@ -154,6 +158,7 @@ def open_fleet(fleet: Fleet, test: str, args: list[str], root: Path) -> FleetSta
     sheet = str(fleet.spec_sheet.resolve()) if fleet.spec_sheet else None
     state = FleetState(d, test, fleet.name, args, members, now_iso(), spec_sheet=sheet, outlier_k=fleet.outlier_k)
     state.outlier_min_pct = fleet.outlier_min_pct
+    state.group_by, state.baseline = fleet.group_by, fleet.baseline
     state.save()
     return state
 
@@ -277,8 +282,17 @@ def _record(run_dir: str | None) -> dict | None:
         store.close()
 
 
+def records(state: FleetState) -> dict[str, dict | None]:
+    """Each drive's run record (`--json`'s run; None: its run did not complete)."""
+    return {m.name: _record(m.run_dir) if m.state == "complete" else None for m in state.members}
+
+
 def report(
-    state: FleetState, sheet_path: Path | None = None, k: float | None = None, min_pct: float | None = None
+    state: FleetState,
+    sheet_path: Path | None = None,
+    k: float | None = None,
+    min_pct: float | None = None,
+    recs: dict[str, dict | None] | None = None,
 ) -> dict:
     """The fleet report document (pages/fleet.py) of a fleet directory's drives as stored:
     each complete drive's key figures read from its own run. `sheet_path`/`k` override the fleet
@@ -293,7 +307,7 @@ def report(
     sheet = load_spec_sheet(sheet_at) if sheet_at else None
     drives = []
     for m in state.members:
-        rec = _record(m.run_dir) if m.state == "complete" else None
+        rec = recs.get(m.name) if recs is not None else _record(m.run_dir) if m.state == "complete" else None
         drives.append(drive_figures(m.name, m.labels, m.state, rec))
     dists = distributions([d for d in drives if d.state == "complete"], k, min_pct)
     verdicts = {}

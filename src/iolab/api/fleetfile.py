@@ -7,6 +7,8 @@ and on fio-server or ssh hosts, with their labels (firmware group, rack, ...).
     spec_sheet = "sheet.toml"   # optional: acceptance criteria (figures/specsheet.py), beside this file
     outlier_k = 3.5             # optional: the outlier rule's k (median ± k × MAD-sigma)
     outlier_min_pct = 1.0       # optional: ... and at least this far from the median (%)
+    group_by = "firmware"       # optional: compare the groups of this label (iolab check's way)
+    baseline = "A"              # optional: the group the others are compared with (default: the first)
 
     [[drive]]                   # a drive of this machine: a device, file: or sim: target
     target = "sim:enterprise-sas?user_gb=0.25&seed={i}"
@@ -34,7 +36,7 @@ from iolab.core.safefile import loads_toml, read_config
 from iolab.core.usertext import check_text
 from iolab.engines.hostlist import Host, host_from_table
 
-FLEET_FIELDS = {"name", "parallel", "spec_sheet", "outlier_k", "outlier_min_pct"}
+FLEET_FIELDS = {"name", "parallel", "spec_sheet", "outlier_k", "outlier_min_pct", "group_by", "baseline"}
 DRIVE_FIELDS = {"target", "name", "labels", "count"}
 MAX_DRIVES = 4096
 _NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -64,6 +66,8 @@ class Fleet:
     spec_sheet: Path | None = None
     outlier_k: float | None = None
     outlier_min_pct: float | None = None
+    group_by: str | None = None
+    baseline: str | None = None
 
 
 def load_fleet(path: Path) -> Fleet:
@@ -112,6 +116,14 @@ def load_fleet(path: Path) -> Fleet:
     if sheet is not None:
         sheet = path.parent / _text(sheet, f"{what}, [fleet]: field 'spec_sheet'")
     name = _name(head.get("name", path.stem), f"{what}, [fleet]: field 'name'")
+    group_by, baseline = (
+        None if head.get(f) is None else _text(head[f], f"{what}, [fleet]: field {f!r}")
+        for f in ("group_by", "baseline")
+    )
+    if baseline is not None and group_by is None:
+        raise IolabError(f"{what}, [fleet]: field 'baseline' needs field 'group_by' (the label whose groups it names).")
+    if group_by is not None and not any(group_by in d.labels for d in drives):
+        raise IolabError(f"{what}, [fleet]: group_by = {group_by!r}, but no drive has that label.")
     return Fleet(
         path,
         text,
@@ -121,6 +133,8 @@ def load_fleet(path: Path) -> Fleet:
         sheet,
         None if k is None else float(k),
         None if pct is None else float(pct),
+        group_by,
+        baseline,
     )
 
 

@@ -68,11 +68,21 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
     return _report(state, None, (None, None), console, json_out)
 
 
-def _report(state, sheet: Optional[Path], rule: tuple, console: Console, json_out: bool) -> int:
+def _report(
+    state, sheet: Optional[Path], rule: tuple, console: Console, json_out: bool, groups: tuple = (None, None)
+) -> int:
     from iolab.api import fleet as api
-    from iolab.pages.fleet import render
+    from iolab.automation.fleetgroups import compare_groups, mixed_warnings
+    from iolab.pages.fleet import exit_code, render
 
-    doc = api.report(state, sheet, *rule)
+    recs = api.records(state)
+    doc = api.report(state, sheet, rule[0], rule[1], recs=recs)
+    labels = {m.name: m.labels for m in state.members}
+    key = groups[0] or state.group_by
+    doc["warnings"] = mixed_warnings(recs, labels, key)
+    if key:
+        doc["groups"] = compare_groups(recs, labels, key, groups[1] or (state.baseline if not groups[0] else None))
+    doc["exit_code"] = exit_code(doc)
     written = api.write_report_files(state, doc)
     if json_out:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -84,21 +94,28 @@ def _report(state, sheet: Optional[Path], rule: tuple, console: Console, json_ou
     return 130 if state.state == "interrupted" else int(doc["exit_code"])
 
 
+def _option(name: str, metavar: str, text: str):
+    return typer.Option(None, name, metavar=metavar, help=text)
+
+
 def fleet(
     fleet_ref: Optional[str] = typer.Argument(
         None, metavar="FLEET", help="A fleet directory or its name under RUNS/fleets (none: list the fleets)."
     ),
-    spec_sheet: Optional[Path] = typer.Option(
-        None,
-        "--spec-sheet",
-        metavar="FILE",
-        help="Judge the drives against this spec sheet (TOML or CSV) instead of the fleet file's.",
+    spec_sheet: Optional[Path] = _option(
+        "--spec-sheet", "FILE", "Judge the drives against this spec sheet (TOML or CSV) instead of the fleet file's."
     ),
-    outlier_k: Optional[float] = typer.Option(
-        None, "--outlier-k", metavar="K", help="The outlier rule's k: |x - median| > K × 1.4826 × MAD (default 3.5)."
+    outlier_k: Optional[float] = _option(
+        "--outlier-k", "K", "The outlier rule's k: |x - median| > K × 1.4826 × MAD (default 3.5)."
     ),
-    outlier_min_pct: Optional[float] = typer.Option(
-        None, "--outlier-min-pct", metavar="PCT", help="... and only beyond PCT % of the median (default 1)."
+    outlier_min_pct: Optional[float] = _option(
+        "--outlier-min-pct", "PCT", "... and only beyond PCT % of the median (default 1)."
+    ),
+    group_by: Optional[str] = _option(
+        "--group-by", "LABEL", "Compare the groups of this label (e.g. firmware), as `iolab check` does."
+    ),
+    baseline: Optional[str] = _option(
+        "--baseline", "VALUE", "The group the others are compared with (default: the first)."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the fleet report as JSON on standard output."),
 ):
@@ -127,7 +144,9 @@ def fleet(
             console.print(f"no fleets under {root / 'fleets'}", markup=False, soft_wrap=True)
         return
     state = api.load_state(api.find_fleet(fleet_ref, root))
-    raise typer.Exit(_report(state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out))
+    if baseline is not None and group_by is None and state.group_by is None:
+        raise IolabError("--baseline names a group: give --group-by LABEL too (or group_by in the fleet file).")
+    raise typer.Exit(_report(state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out, (group_by, baseline)))
 
 
 def _listed(s) -> dict:

@@ -140,6 +140,8 @@ def document(
             ],
         },
         "figures": [_dist(d) for d in dists],
+        "groups": None,  # automation/fleetgroups.compare_groups, when the fleet is grouped
+        "warnings": [],
         "pool": None if pool is None else _pool(pool),
         "drives": out_rows,
         "summary": {
@@ -156,13 +158,15 @@ def document(
 
 def exit_code(doc: dict) -> int:
     """A drive that did not complete: its own run's status (the first such, in fleet order); else
-    7 (as `iolab check`'s regression) when a drive fails a criterion or is an outlier; else 0."""
+    7 (as `iolab check`'s regression) when a drive fails a criterion or is an outlier, or a group
+    regressed against the baseline group; else 0."""
     for r in doc["drives"]:
         if r["state"] != "complete":
             code = r.get("exit_code")
             return code if isinstance(code, int) and code > 0 else Exit.BUG
     s = doc["summary"]
-    return Exit.REGRESSION if s["failing_criteria"] or s["outlier_drives"] else Exit.OK
+    regressed = any(c["regressions"] for c in (doc.get("groups") or {}).get("comparisons", []))
+    return Exit.REGRESSION if s["failing_criteria"] or s["outlier_drives"] or regressed else Exit.OK
 
 
 def junit_xml(doc: dict) -> str:
@@ -196,6 +200,16 @@ def junit_xml(doc: dict) -> str:
             elif v["verdict"] == "not-measured":
                 body, skipped = f"<skipped message={quoteattr(v['why'])}/>", skipped + 1
             case(f"criterion: {v['criterion']}", body, v["why"])
+    for c in (doc.get("groups") or {}).get("comparisons", []):
+        cls = quoteattr(f"fleet.group.{c['group']}")
+        for f in c["figures"]:
+            msg = f"{f['name']}: {f['verdict']} vs group {c['baseline']} ({f['method']})"
+            body = f'<failure message={quoteattr(msg)} type="group"/>' if f["name"] in c["regressions"] else ""
+            failures += bool(body)
+            cases.append(
+                f"    <testcase classname={cls} name={quoteattr(f['name'])}>{body}"
+                f"<system-out>{escape(msg)}</system-out></testcase>"
+            )
     name = quoteattr(f"iolab fleet: {doc['fleet']['name']} ({doc['fleet']['test']})")
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -266,6 +280,10 @@ def render(doc: dict, console) -> None:
     console.print(doc["outlier_rule"]["text"], markup=False, soft_wrap=True)
     if doc.get("pool"):
         _render_pool(doc["pool"], console)
+    if doc.get("groups"):
+        _render_groups(doc["groups"], console)
+    for w in doc.get("warnings", []):
+        console.print(f"warning: {w}", markup=False, soft_wrap=True)
     d = Table(title="drives", title_justify="left")
     for h in ("drive", "where", "labels", "state", "outlier on", "spec sheet"):
         d.add_column(h)
@@ -323,3 +341,30 @@ def _render_pool(p: dict, console) -> None:
             markup=False,
             soft_wrap=True,
         )
+
+
+def _render_groups(g: dict, console) -> None:
+    from rich.table import Table
+
+    for c in g["comparisons"]:
+        t = Table(
+            title=f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
+            f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
+            title_justify="left",
+        )
+        for h in ("figure", c["baseline"], c["group"], "change", "noise", "verdict"):
+            t.add_column(h, justify="left" if h in ("figure", "verdict") else "right")
+        for f in c["figures"]:
+            pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
+            noise = "—" if f["noise_pct"] is None else f"±{f['noise_pct']:.2f} %"
+            t.add_row(
+                f"{f['name']} ({f['unit']})",
+                _num(f["baseline"]["value"]),
+                _num(f["candidate"]["value"]),
+                pct,
+                noise,
+                f["verdict"],
+            )
+        console.print(t)
+    if g["unlabelled"]:
+        console.print(f"drives without label {g['key']}: {', '.join(g['unlabelled'])}", markup=False, soft_wrap=True)
