@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from .conftest import iolab
+from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts
 
 QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
@@ -197,3 +200,52 @@ def test_two_firmware_groups_compared_from_the_fleet_file(tmp_path):
     assert (
         c2["group"] == "A" and next(x for x in c2["figures"] if x["name"] == write["name"])["verdict"] == "improvement"
     )
+
+
+def _rows(d: Path) -> dict:
+    try:
+        return {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]}
+    except (OSError, ValueError):
+        return {}
+
+
+def _until(cond, what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_fleet_resumes_after_its_drive_was_stopped_and_its_coordinator_killed(tmp_path):
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "k"\nparallel = 1\n[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 3\nname = "s{{i}}"\n'
+    )
+    runs = tmp_path / "runs"
+    args = ["run", "iops", "--quick", "--cell-time", "100ms", "--max-rounds", "3", "--no-report"]
+    proc = subprocess.Popen(
+        [*IOLAB, *args, "--fleet", str(f), "--runs-dir", str(runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
+    )
+    try:
+        _until(lambda: any((runs / "fleets").glob("*/fleet.json")), "the fleet directory")
+        d = next((runs / "fleets").glob("*"))
+        _until(lambda: _rows(d).get("s1", {}).get("pid") and list(runs.glob("2*/results.db")), "s1's run")
+        time.sleep(1)
+        os.kill(_rows(d)["s1"]["pid"], signal.SIGTERM)  # one drive stopped mid-run: it stores what it has
+        _until(lambda: _rows(d)["s2"].get("pid"), "s2 to start")
+        proc.kill()  # kill -9 of the coordinator while s2 runs
+    finally:
+        proc.wait()
+    rows = _rows(d)
+    assert rows["s1"]["state"] == "interrupted" and rows["s1"]["run_dir"], rows["s1"]
+    assert rows["s2"]["state"] == "running" and rows["s3"]["state"] == "pending"
+    r = iolab("resume", str(d), "--runs-dir", str(runs), "--json", timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert [row["state"] for row in doc["drives"]] == ["complete"] * 3
+    after = {row["name"]: row for row in doc["drives"]}
+    assert after["s1"]["run_dir"] == rows["s1"]["run_dir"]  # its own run, resumed, not a new one
+    assert len(list(runs.glob("2*/manifest.json"))) == 3  # s2 ran once, to its end, after the coordinator died

@@ -18,6 +18,7 @@ The fleet directory (`RUNS/fleets/STAMP-TEST-NAME/`):
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -61,6 +62,7 @@ class Member:
     exit_code: int | None = None
     error: str | None = None
     seconds: float | None = None
+    pid: int | None = None  # the drive's `iolab run` while it runs
 
 
 @dataclass
@@ -78,6 +80,7 @@ class FleetState:
     outlier_min_pct: float | None = None
     group_by: str | None = None
     baseline: str | None = None
+    pid: int = field(default_factory=os.getpid)  # the coordinator
 
     def save(self) -> None:
         doc = {
@@ -114,6 +117,7 @@ def load_state(path: str | Path) -> FleetState:
             doc.get("outlier_min_pct"),
             doc.get("group_by"),
             doc.get("baseline"),
+            doc.get("pid", 0),
         )
     except (KeyError, TypeError) as e:
         raise IolabError(f"{d / FLEET_FILE}: cannot read the fleet state ({e}).") from None
@@ -187,13 +191,31 @@ def _command(state: FleetState, drive: FleetDrive, d: Path, root: Path) -> list[
     return cmd
 
 
-def _outcome(m: Member, out: Path, code: int) -> None:
-    """The member's row from its child's --json document."""
-    m.exit_code = code
+# `iolab resume` takes these of a run's options (cli/options.RESUME_OPTIONS): flags, and valued ones
+_RESUME_FLAGS = ("--allow-unsafe-target", "--allow-system-disk", "--listen-any", "--no-report", "--require-steady")
+_RESUME_VALUED = ("--ioengine",)
+
+
+def _resume_command(state: FleetState, m: Member, root: Path) -> list[str]:
+    keep: list[str] = []
+    for i, a in enumerate(state.args):
+        if a in _RESUME_FLAGS or a.split("=", 1)[0] in _RESUME_VALUED:
+            keep.append(a)
+        elif a in _RESUME_VALUED and i + 1 < len(state.args):
+            keep += [a, state.args[i + 1]]
+    cmd = [sys.executable, "-c", "from iolab.cli.main import main; main()", "resume", str(m.run_dir), *keep]
+    return cmd + ["--json", "--quiet", "--runs-dir", str(root)]
+
+
+def _outcome(m: Member, out: Path, code: int | None) -> None:
+    """The member's row from its child's --json document (`code` None: the document's own)."""
     try:
         doc = read_json(out, "drive outcome", "document")
     except (OSError, IolabError, ValueError):
         doc = {}
+    if code is None:
+        code = doc.get("exit_code") if isinstance(doc, dict) and isinstance(doc.get("exit_code"), int) else 1
+    m.exit_code, m.pid = code, None
     runs = doc.get("runs") if isinstance(doc, dict) else None
     if isinstance(runs, list) and runs and isinstance(runs[0], dict):
         m.run_dir = runs[0].get("path")
@@ -219,15 +241,21 @@ def run_fleet(
             return
         d = state.dir / "drives" / m.name
         output_dir(d, "fleet directory")
-        cmd = _command(state, drives[m.name], d, root)
+        # an interrupted drive whose run was stored goes on with `iolab resume` of that run
+        cmd = _resume_command(state, m, root) if m.run_dir else _command(state, drives[m.name], d, root)
         t0 = time.monotonic()
-        with lock:
-            m.state = "running"
-            state.save()
-        on_event(m, "start")
         out, log = check_file(d / "out.json", "fleet file"), check_file(d / "log.txt", "fleet file")
         with open(out, "wb") as fo, open(log, "wb") as fe:
-            code = subprocess.run(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL).returncode
+            # Not stopped when the coordinator dies (kill -9): the drive's run goes on to its end and
+            # writes out.json, where `iolab resume FLEET` finds it. (A parent-death signal would reach
+            # it once per coordinator thread that exits, and a second SIGTERM ends a run before it
+            # can say where it stopped.)
+            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
+            with lock:
+                m.state, m.pid = "running", proc.pid
+                state.save()
+            on_event(m, "start")
+            code = proc.wait()
         mark_written(out)
         mark_written(log)
         with lock:
@@ -236,7 +264,7 @@ def run_fleet(
             state.save()
         on_event(m, "end")
 
-    pending = [m for m in state.members if m.state in ("pending", "running")]
+    pending = [m for m in state.members if m.state in ("pending", "interrupted")]
     pool = ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1)))
     futures = [pool.submit(one, m) for m in pending]
     interrupted = False

@@ -59,12 +59,29 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
         soft_wrap=True,
     )
 
+    api.run_fleet(fleet, state, root, _event(console))
+    return _report(state, None, (None, None), console, json_out)
+
+
+def _event(console: Console):
     def event(m, what: str) -> None:
+        if what == "wait":
+            console.print(f"[{m.name}] still running (pid {m.pid}): waiting for it", markup=False, soft_wrap=True)
         if what == "end":
             tail = f"run directory: {m.run_dir}" if m.state == "complete" else (m.error or "")
             console.print(f"[{m.name}] {m.state} in {m.seconds:.1f} s: {tail}", markup=False, soft_wrap=True)
 
-    api.run_fleet(fleet, state, root, event)
+    return event
+
+
+def resume(fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out: bool) -> int:
+    """`iolab resume FLEET_DIR`: the drives that did not end go on, then the fleet report."""
+    from iolab.api.fleetresume import resume as go_on
+    from iolab.store.manifest import runs_root
+
+    if json_out:
+        console = Console(stderr=True)
+    state = go_on(fleet_dir, runs_dir or runs_root(), _event(console))
     return _report(state, None, (None, None), console, json_out)
 
 

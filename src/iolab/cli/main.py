@@ -231,6 +231,10 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
+    from iolab.api.fleet import is_fleet_dir
+
+    if is_fleet_dir(run_ref):  # a fleet: its drives that did not end go on
+        raise typer.Exit(cli_fleet.resume(Path(run_ref), args.runs_dir, console, json_out))
     want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []
