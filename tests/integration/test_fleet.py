@@ -249,3 +249,19 @@ def test_a_fleet_resumes_after_its_drive_was_stopped_and_its_coordinator_killed(
     after = {row["name"]: row for row in doc["drives"]}
     assert after["s1"]["run_dir"] == rows["s1"]["run_dir"]  # its own run, resumed, not a new one
     assert len(list(runs.glob("2*/manifest.json"))) == 3  # s2 ran once, to its end, after the coordinator died
+
+
+def test_one_file_reached_by_two_names_is_refused_before_anything_runs(tmp_path):
+    img = tmp_path / "a.img"
+    img.write_bytes(b"")
+    (tmp_path / "link.img").symlink_to(img)
+    os.link(img, tmp_path / "hard.img")
+    for other in ("link.img", "hard.img"):
+        f = tmp_path / "fleet.toml"
+        f.write_text(
+            f'[[drive]]\ntarget = "file:{img}?size=8MiB"\nname = "a"\n'
+            f'[[drive]]\ntarget = "file:{tmp_path / other}?size=8MiB"\nname = "b"\n'
+        )
+        r = iolab("run", "iops", "--quick", "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+        assert r.returncode == 2 and "are one drive" in r.stderr and "inode" in r.stderr, r.stderr
+        assert not (tmp_path / "runs" / "fleets").exists()

@@ -280,3 +280,24 @@ def test_a_group_that_mixes_models_or_firmware_is_named():
     (w,) = mixed_warnings(recs, labels, "g")
     assert "firmware" in w and "d3 (F2)" in w and "d1" not in w
     assert mixed_warnings({"d1": _record("d1", 1), "d2": _record("d2", 1)}, labels, None) == []
+
+
+def test_one_drive_by_wwid_through_two_hosts_is_refused(tmp_path):
+    from iolab.api.fleetident import refuse_duplicates
+
+    f = load_fleet(
+        fleet_file(
+            tmp_path,
+            "".join(
+                f'[[host]]\naddress = "10.0.0.{i}"\n[[host.drive]]\ntarget = "file:{tmp_path}/a.img?size=8MiB"\n'
+                for i in (2, 3)
+            )
+            + '[[drive]]\ntarget = "sim:enterprise-sas"\n',
+        )
+    )
+    # what two ssh hosts' lsblk said: one multipath drive seen from both
+    ids = {"10.0.0.2_a.img": "wwid eui.0025", "10.0.0.3_a.img": "wwid eui.0025"}
+    with pytest.raises(IolabError, match="one drive \\(wwid eui.0025\\)"):
+        refuse_duplicates(f, lambda d: ids.get(d.name))
+    ids["10.0.0.3_a.img"] = "wwid eui.0026"
+    assert refuse_duplicates(f, lambda d: ids.get(d.name)) == ["enterprise-sas"]

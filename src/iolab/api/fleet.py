@@ -287,11 +287,16 @@ def run_fleet(
     return state
 
 
-def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState]:
+def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:
+    """The fleet file checked, the same drive twice refused, the fleet directory made; and the
+    drives whose identity could not be read (simulated, or behind a fio server only)."""
+    from iolab.api.fleetident import refuse_duplicates
+
     fleet = load_fleet(fleet_file)
     if fleet.spec_sheet is not None:  # a bad spec sheet is refused before any drive is written
         load_spec_sheet(fleet.spec_sheet)
-    return fleet, open_fleet(fleet, test, args, root)
+    unread = refuse_duplicates(fleet)
+    return fleet, open_fleet(fleet, test, args, root), unread
 
 
 def _record(run_dir: str | None) -> dict | None:

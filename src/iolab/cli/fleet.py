@@ -51,7 +51,7 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
     from iolab.api import fleet as api
 
     _refuse_mixed(argv)
-    fleet, state = api.start(fleet_file, test, child_args(argv), root)
+    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root)
     console.print(
         f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
         f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
@@ -59,6 +59,13 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
         soft_wrap=True,
     )
 
+    if unread:
+        console.print(
+            f"identity not read (a simulated drive, or a host reached through fio only), so not checked for "
+            f"duplicates: {', '.join(unread) if len(unread) <= 8 else f'{len(unread)} drives'}",
+            markup=False,
+            soft_wrap=True,
+        )
     api.run_fleet(fleet, state, root, _event(console))
     return _report(state, None, (None, None), console, json_out)
 
