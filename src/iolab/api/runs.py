@@ -28,6 +28,8 @@ from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import build_document as _build_document
 from iolab.pages.report import write_document
 from iolab.pages.report.drawing import drawing_in_parallel
+from iolab.figures.specsheet import SpecSheet, load_spec_sheet
+from iolab.pages.report.frontpage import front_pages
 from iolab.pages.report.model import Document
 from iolab.pages.report.parts import parts_pages
 from iolab.pages.report.pts import generic_pages
@@ -227,20 +229,30 @@ def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
     return record(store, test.key_figures if test else None, reports)
 
 
-def build_document(run: RunData) -> Document:
+def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
+    """The run's report; with a spec sheet, its front page (the sheet's verdicts) comes first."""
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)
+    if sheet is not None:
+        store = RunStore.open(run.dir)
+        try:
+            record = run_record(store)
+        finally:
+            store.close()
+        pages = front_pages(run, record, sheet) + pages
     return _build_document(run, pages + parts_pages(run) + details_pages(run), test.report_heading if test else None)
 
 
-def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
-    """One HTML and one PDF per run, in out_dir; returns the paths written."""
+def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path | None = None) -> list[Path]:
+    """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
+    TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""
+    sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
     out_dir = Path(out_dir).resolve()
     written = []
     with drawing_in_parallel():
         for ref in run_dirs:
             run = RunData.load(ref, out_dir)
-            written += write_document(build_document(run), out_dir, run.manifest.run_id)
+            written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
     return written
 
 

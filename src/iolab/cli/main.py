@@ -393,6 +393,7 @@ def report(
     run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
     out: Optional[Path] = opts.REPORT_OUT,
     sequence: bool = opts.SEQUENCE,
+    spec_sheet: Optional[Path] = opts.SPEC_SHEET_PAGE,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
@@ -408,7 +409,7 @@ def report(
                 return
             for ref in run_refs:
                 path = resolve_run(ref)
-                for p in api.write_report([path], out or path / "report"):
+                for p in api.write_report([path], out or path / "report", spec_sheet):
                     console.print(f"report: {esc(str(p))}", soft_wrap=True)
     except KeyboardInterrupt as e:
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"

@@ -295,6 +295,14 @@ REPORT_OUT = typer.Option(
     help="Directory for the HTML and PDF files (default: "
     "each run's report/ folder; with --sequence: sequences/ beside the runs).",
 )
+SPEC_SHEET_PAGE = typer.Option(
+    None,
+    "--spec-sheet",
+    metavar="FILE",
+    help="Open the report with a front page against this spec sheet (TOML or CSV, as `iolab fleet` reads): "
+    "each criterion beside the measured figure, with a verdict; a quick, not-steady or limited-range "
+    "run's figures are shown but not judged.",
+)
 SEQUENCE = typer.Option(
     False,
     "--sequence",
