@@ -118,6 +118,7 @@ def run_test(
     everything: bool = False,
     on_plan: Callable[[list[TestPlan], int], None] | None = None,
     on_sequence_report: Callable[[list[Path]], None] | None = None,
+    spec_sheet: Path | None = None,
 ) -> list[TestRun]:
     """Run a test, or each test of a sequence in order (`everything`: its optional tests too,
     `iolab run SEQ --all`), as `iolab run` does: claim the target,
@@ -127,7 +128,8 @@ def run_test(
     `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
     A sequence of several tests that all ran also gets one report of them all (in
-    RUNS_DIR/sequences/), whose paths go to `on_sequence_report`.
+    RUNS_DIR/sequences/), whose paths go to `on_sequence_report`. `spec_sheet`: each run's
+    report opens with a front page against it (read, and so checked, before anything runs).
     An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
     own engine; run_test closes it either way."""
@@ -137,6 +139,8 @@ def run_test(
     options = options or RunOptions()
     done: list[TestRun] = []
     try:
+        if spec_sheet is not None:
+            load_spec_sheet(Path(spec_sheet))
         runs = planned(test, profile, given, workload, everything)
         todo = [plan for plan, _ in runs]
         for i, (plan, tgt) in enumerate(runs):
@@ -159,9 +163,9 @@ def run_test(
                 raise
             except IolabError as e:
                 # no room for a report either when the results disk is full
-                _ended(store, report and not isinstance(e, ResultsDiskFull), on_end)
+                _ended(store, report and not isinstance(e, ResultsDiskFull), on_end, spec_sheet)
                 raise
-            done.append(_ended(store, report, on_end))
+            done.append(_ended(store, report, on_end, spec_sheet))
     finally:
         engine.close()
     if report and len(done) > 1:
@@ -206,8 +210,8 @@ def resume_test(
     return _ended(r.store, report, on_end)
 
 
-def _ended(store: RunStore, report: bool, on_end) -> TestRun:
-    paths = write_report([store.dir], store.dir / "report") if report else []
+def _ended(store: RunStore, report: bool, on_end, spec_sheet: Path | None = None) -> TestRun:
+    paths = write_report([store.dir], store.dir / "report", spec_sheet) if report else []
     if on_end:
         on_end(store, paths)
     m = manifest_of(store)

@@ -78,7 +78,7 @@ def record_figures(record: dict) -> list[Measured]:
 
 
 def _num(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3g}"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
 
 
 def _claim(c: Criterion) -> str:
