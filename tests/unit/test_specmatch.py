@@ -93,7 +93,11 @@ def test_a_steady_run_is_judged_each_bound_its_own_way(sheet):
         ({"steady_state": "not-reached"}, "steady state not reached"),
         ({"steady_state": "not-evaluated"}, "steady state not evaluated"),
         (
-            {"noncompliance": ["active range 12 %: not the drive's steady state (tested capacity limited to 0.016 GB)"]},
+            {
+                "noncompliance": [
+                    "active range 12 %: not the drive's steady state (tested capacity limited to 0.016 GB)"
+                ]
+            },
             "limited range (active range 12 %)",
         ),
         ({"noncompliance": ["active range 50 % (the enterprise profile: 100 %)"]}, "limited range (active range 50 %)"),
@@ -115,7 +119,10 @@ def test_a_figure_the_audit_marks_is_not_judged_alone(sheet):
     rec = _record()
     rec["figures"][0]["audit"] = ["iops-times-size"]
     lines = _lines(sheet, rec)
-    assert lines["random reads"].verdict == "not-judged" and "audit marks it (iops-times-size)" in lines["random reads"].text
+    assert (
+        lines["random reads"].verdict == "not-judged"
+        and "audit marks it (iops-times-size)" in lines["random reads"].text
+    )
     assert lines["random writes"].verdict == "short"
 
 

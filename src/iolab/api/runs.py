@@ -24,11 +24,11 @@ from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
 from iolab.figures.compare import Comparison, KeyMetric, open_runs
+from iolab.figures.specsheet import SpecSheet, load_spec_sheet
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import build_document as _build_document
 from iolab.pages.report import write_document
 from iolab.pages.report.drawing import drawing_in_parallel
-from iolab.figures.specsheet import SpecSheet, load_spec_sheet
 from iolab.pages.report.frontpage import front_pages
 from iolab.pages.report.model import Document
 from iolab.pages.report.parts import parts_pages
