@@ -247,6 +247,14 @@ def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
     return _build_document(run, pages + parts_pages(run) + details_pages(run), test.report_heading if test else None)
 
 
+def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
+    """Read a report's spec sheet (IolabError when it is bad); a sequence report has no front page."""
+    if spec_sheet is not None and sequence:
+        raise IolabError("--spec-sheet gives one run's report its front page; it does not go with --sequence.")
+    if spec_sheet is not None:
+        load_spec_sheet(Path(spec_sheet))
+
+
 def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path | None = None) -> list[Path]:
     """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
     TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""

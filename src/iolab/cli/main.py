@@ -399,14 +399,10 @@ def report(
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
     from iolab.api import runs as api
-    from iolab.figures.specsheet import load_spec_sheet
     from iolab.run.runner import Interrupted, stop_on_signals
     from iolab.store.manifest import resolve_run
 
-    if spec_sheet is not None:  # a bad sheet is said before any run is looked for
-        if sequence:
-            raise IolabError("--spec-sheet gives one run's report its front page; it does not go with --sequence.")
-        load_spec_sheet(spec_sheet)
+    api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
     try:
         with stop_on_signals():
             if sequence:
