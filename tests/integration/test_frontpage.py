@@ -71,3 +71,27 @@ def test_a_bad_spec_sheet_is_one_paragraph_and_exit_2(tmp_path):
     p = iolab("report", "nothing-here", "--runs-dir", str(tmp_path), "--spec-sheet", str(bad))
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "line 2: field 'min' is 'lots'; give a number" in " ".join((p.stdout + p.stderr).split())
+
+
+def test_a_latency_is_a_maximum_met_below_it_and_missed_above_it(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", "--cell-time", "100ms", "-t", SIM, "--no-report", "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    assert run["steady_state"] == "reached" and not run["profile"]["quick"]
+    fig = {f["name"]: f["value"] for f in run["figures"]}
+    read, write = fig["ART RND 4KiB R/W 100/0"], fig["ART RND 4KiB R/W 0/100"]
+    assert fig["99.999 % RND 4KiB R/W 100/0"] is None  # too few IOs in 100 ms cells for that percentile
+    sheet = tmp_path / "spec.csv"
+    sheet.write_text(
+        "name,figure,max,unit\n"
+        f"read latency,ART RND 4KiB R/W 100/0,{1.25 * read / 1000},ms\n"  # in ms: 1.25 x the measured
+        f"write latency,ART RND 4KiB R/W 0/100,{0.8 * write},us\n"  # 0.8 x: 25 % over
+        f"read tail,99.999 % RND 4KiB R/W 100/0,5,ms\n"
+    )
+    p = iolab("report", str(run["path"]), "--spec-sheet", str(sheet))
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = _page_one(Path(run["path"]))
+    assert "1 meet, 1 over, 1 not measured" in page, page
+    assert f"read latency: meets the ≤ {1.25 * read / 1000:,.6g} ms spec ({read / 1000:,.4g} ms)" in page
+    assert "write latency: 25 % over the maximum" in page and "read tail: not measured by this run" in page

@@ -131,3 +131,19 @@ def test_a_figure_in_a_unit_that_does_not_convert_is_not_passed(sheet, tmp_path)
     p.write_text("figure,min,unit,name\nRND 4KiB R/W 100/0 IOPS,100,MB/s,reads in MB/s\n")
     (ln,) = match(load_spec_sheet(p), [Measured("RND 4KiB R/W 100/0 IOPS", 1e5, "IOPS")], [])
     assert ln.verdict == "no-unit" and "not judged" in ln.text and "does not convert" in ln.text
+
+
+def test_a_long_sheet_keeps_every_verdict_on_its_front_pages(tmp_path):
+    from iolab.pages.report.frontpage import layout
+    from iolab.pages.report.model import Table, Text
+
+    p = tmp_path / "long.csv"
+    p.write_text("figure,min,name\n" + "".join(f"figure number {i},1,criterion {i}\n" for i in range(60)))
+    sheet = load_spec_sheet(p)
+    pages = layout(match(sheet, [], ["quick run"]), ["quick run"], "r1", sheet)
+    said = [t for pg in pages for b in pg.blocks if isinstance(b, Text) for t in b.paragraphs]
+    rows = [r for pg in pages for b in pg.blocks if isinstance(b, Table) for r in b.rows]
+    assert len(pages) > 2 and len(rows) == 60
+    assert [t for t in said if t.startswith("criterion ")] == [
+        f"criterion {i}: not measured by this run" for i in range(60)
+    ]

@@ -64,8 +64,13 @@ def _text_height(paragraphs: list[str]) -> float:
 
 def front_pages(run: RunData, record: dict, sheet: SpecSheet) -> list[Page]:
     lines, reasons = spec_lines(run, record, sheet)
+    return layout(lines, reasons, str(record.get("run_id")), sheet)
+
+
+def layout(lines: list[SpecLine], reasons: list[str], run_id: str, sheet: SpecSheet) -> list[Page]:
+    """The front page(s): the verdicts in words, then the spec lines beside the figures."""
     model = f" for {sheet.model}" if sheet.model else ""
-    head = [f"This run ({record.get('run_id')}) against the spec sheet {sheet.path.name}{model}: {tally(lines)}."]
+    head = [f"This run ({run_id}) against the spec sheet {sheet.path.name}{model}: {tally(lines)}."]
     if reasons:
         head.append(
             f"Not judged: {'; '.join(reasons)}. The figures below were measured, but by a run that cannot "
@@ -77,16 +82,19 @@ def front_pages(run: RunData, record: dict, sheet: SpecSheet) -> list[Page]:
         "Each spec line beside the figure it is judged against",
         ("criterion", "spec", "measured figure", "measured", "verdict"),
         tuple(_row(ln) for ln in lines),
-        f"spec sheet {sheet.path}; figures: the run's key figures (iolab show {record.get('run_id')})",
+        f"spec sheet {sheet.path}; figures: the run's key figures (iolab show {run_id})",
     )
     if block_height(text) + block_height(table) <= CONTENT_MM:
         return [Page(TITLE, (text, table))]
-    # a long sheet: the verdicts first, the table on pages of its own (a text too long for a
-    # page is cut to whole paragraphs; every verdict is also in the table's last column)
-    while block_height(text) > CONTENT_MM and len(text.paragraphs) > 1:
-        paras = list(text.paragraphs[:-1])
-        text = Text(tuple(paras), height_mm=_text_height(paras))
-    return [Page(TITLE, (text,))] + table_pages(TITLE, [table])
+    # a long sheet: the verdicts on pages of their own, every one of them, then the table
+    pages, paras = [], []
+    for para in head + verdicts:
+        if paras and _text_height([*paras, para]) > CONTENT_MM:
+            pages.append(Page(TITLE, (Text(tuple(paras), height_mm=_text_height(paras)),)))
+            paras = []
+        paras.append(para)
+    pages.append(Page(TITLE, (Text(tuple(paras), height_mm=_text_height(paras)),)))
+    return pages + table_pages(TITLE, [table])
 
 
-__all__ = ["front_pages", "run_figures", "spec_lines"]
+__all__ = ["front_pages", "layout", "run_figures", "spec_lines"]
