@@ -87,7 +87,8 @@ def layout(lines: list[SpecLine], reasons: list[str], run_id: str, sheet: SpecSh
     if block_height(text) + block_height(table) <= CONTENT_MM:
         return [Page(TITLE, (text, table))]
     # a long sheet: the verdicts on pages of their own, every one of them, then the table
-    pages, paras = [], []
+    pages: list[Page] = []
+    paras: list[str] = []
     for para in head + verdicts:
         if paras and _text_height([*paras, para]) > CONTENT_MM:
             pages.append(Page(TITLE, (Text(tuple(paras), height_mm=_text_height(paras)),)))
