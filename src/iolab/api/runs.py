@@ -23,10 +23,12 @@ from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
 from iolab.figures.compare import Comparison, KeyMetric, open_runs
+from iolab.figures.specsheet import SpecSheet, load_spec_sheet
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import build_document as _build_document
 from iolab.pages.report import write_document
 from iolab.pages.report.drawing import drawing_in_parallel
+from iolab.pages.report.frontpage import front_pages
 from iolab.pages.report.model import Document
 from iolab.pages.report.parts import parts_pages
 from iolab.pages.report.power import power_pages
@@ -130,6 +132,7 @@ class RunHow(TypedDict, total=False):
     report: bool
     engine: Engine | None
     everything: bool
+    spec_sheet: Path | None
 
 
 def run_steps(
@@ -145,12 +148,17 @@ def run_steps(
     report: bool = True,
     engine: Engine | None = None,
     everything: bool = False,
+    spec_sheet: Path | None = None,
 ) -> Generator[Step, None, None]:
     """`run_test` as the steps its caller shows between them (the CLI's `iolab run`): the run
     goes down api → run (runstart.start: safety, claim, run directory; Runner) → engine → store
     and never calls back up; whoever iterates shows each step and then asks for the next. An
     error or interruption is raised after its run's `Ended`, the runs so far kept; closing the
-    iterator at `Started` (Ctrl-C while it was shown) marks that run interrupted."""
+    iterator at `Started` (Ctrl-C while it was shown) marks that run interrupted. `spec_sheet`:
+    each run's report opens with a front page against it (read, and so checked, before anything
+    runs)."""
+    if spec_sheet is not None:
+        load_spec_sheet(Path(spec_sheet))
     given = parse_target(target) if isinstance(target, str) else target
     engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     done: list[Path] = []
@@ -171,9 +179,9 @@ def run_steps(
                     raise
                 except IolabError as e:
                     # no room for a report either when the results disk is full
-                    yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull)))
+                    yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull), spec_sheet))
                     raise
-                yield Ended(store, _ended(store, report))
+                yield Ended(store, _ended(store, report, spec_sheet))
                 done.append(store.dir)
         finally:
             engine.close()
@@ -201,7 +209,8 @@ def run_test(
     `on_plan(plans, i)` is called before plan i starts (a sequence's ETA), `on_start(store)` once a run directory exists, `on_end(store, report paths)`
     when its run has ended, also when it failed (the report then shows what was measured).
     A sequence of several tests that all ran also gets one report of them all (in
-    RUNS_DIR/sequences/), whose paths go to `on_sequence_report`.
+    RUNS_DIR/sequences/), whose paths go to `on_sequence_report`. `spec_sheet`: each run's
+    report opens with a front page against it (read, and so checked, before anything runs).
     An error or interruption is raised after that, the runs so far kept. `engine` (e.g. one
     that splits rounds over paths or hosts, see scaleout.engine_for_run) replaces the target's
     own engine; run_test closes it either way."""
@@ -252,8 +261,8 @@ def resume_test(
     return done
 
 
-def _ended(store: RunStore, report: bool) -> TestRun:
-    paths = write_report([store.dir], store.dir / "report") if report else []
+def _ended(store: RunStore, report: bool, spec_sheet: Path | None = None) -> TestRun:
+    paths = write_report([store.dir], store.dir / "report", spec_sheet) if report else []
     m = manifest_of(store)
     return TestRun(store.dir, m.run_id, m.test, m.state, tuple(paths))
 
@@ -273,22 +282,40 @@ def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
     return record(store, test.key_figures if test else None, reports)
 
 
-def build_document(run: RunData) -> Document:
+def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
+    """The run's report; with a spec sheet, its front page (the sheet's verdicts) comes first."""
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)
+    if sheet is not None:
+        store = RunStore.open(run.dir)
+        try:
+            record = run_record(store)
+        finally:
+            store.close()
+        pages = front_pages(run, record, sheet) + pages
     return _build_document(
         run, pages + parts_pages(run) + power_pages(run) + details_pages(run), test.report_heading if test else None
     )
 
 
-def write_report(run_dirs: Sequence[str | Path], out_dir: Path) -> list[Path]:
-    """One HTML and one PDF per run, in out_dir; returns the paths written."""
+def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
+    """Read a report's spec sheet (IolabError when it is bad); a sequence report has no front page."""
+    if spec_sheet is not None and sequence:
+        raise IolabError("--spec-sheet gives one run's report its front page; it does not go with --sequence.")
+    if spec_sheet is not None:
+        load_spec_sheet(Path(spec_sheet))
+
+
+def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path | None = None) -> list[Path]:
+    """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
+    TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""
+    sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
     out_dir = Path(out_dir).resolve()
     written = []
     with drawing_in_parallel():
         for ref in run_dirs:
             run = RunData.load(ref, out_dir)
-            written += write_document(build_document(run), out_dir, run.manifest.run_id)
+            written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
     return written
 
 

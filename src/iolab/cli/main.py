@@ -14,6 +14,7 @@ from iolab import _STARTING
 from iolab.api import registry, scaleout
 from iolab.cli import auto as cli_auto
 from iolab.cli import conventions as cli_typer
+from iolab.cli import fleet as cli_fleet
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
 from iolab.cli import traces as cli_traces
@@ -50,6 +51,7 @@ app.command("watch")(with_runs_dir(scaleout.watch))
 app.command("check")(with_runs_dir(cli_auto.check))
 RunsDirOpt = runs_dir_option()
 app.command()(cli_auto.history)
+app.command("fleet")(with_runs_dir(cli_fleet.fleet))
 
 
 def default_target() -> str:
@@ -69,6 +71,12 @@ def run(
         metavar="N",
         help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats.",
     ),
+    fleet_file: Optional[Path] = typer.Option(
+        None,
+        "--fleet",
+        metavar="FILE",
+        help="Run the test on every drive of this fleet file (TOML: drives here and on hosts) at once, each its own run; then the fleet report (`iolab fleet`).",
+    ),
     *,
     args: RunArgs,
 ):
@@ -82,6 +90,9 @@ def run(
 
     target = args.target
     want_json("run", console, args.json_out)
+    if fleet_file is not None:
+        fleet_root = args.runs_dir or runs_root()
+        raise typer.Exit(cli_fleet.run_fleet(test, fleet_file, sys.argv[1:], fleet_root, console, args.json_out))
     if repeat != 1:
         raise typer.Exit(cli_auto.run_repeats(repeat, sys.argv[1:], target, default_target(), args.json_out, console))
     prof, stall_s = args.make_profile(), args.stall_seconds()
@@ -111,6 +122,7 @@ def run(
                 progress=progress,
                 report=args.report,
                 everything=args.everything,
+                spec_sheet=args.spec_sheet,
             )
             view.follow(steps)
     except KeyboardInterrupt as e:
@@ -150,6 +162,10 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
+    from iolab.api.fleet import is_fleet_dir
+
+    if is_fleet_dir(run_ref):  # a fleet: its drives that did not end go on
+        raise typer.Exit(cli_fleet.resume(Path(run_ref), args.runs_dir, console, json_out))
     want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []
@@ -279,6 +295,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
     for line in leftovers():
         err.print(f"[yellow]{esc(line)}[/]", soft_wrap=True)
+    cli_fleet.listed_note(runs_dir, console)
 
 
 @app.command()
@@ -290,8 +307,11 @@ def show(
 ):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
     from iolab.api import runs as api
+    from iolab.api.fleet import is_fleet_dir
     from iolab.store.runstore import RunStore
 
+    if is_fleet_dir(run_ref):  # a fleet directory: its report, as `iolab fleet FLEET`
+        raise typer.Exit(cli_fleet.show(run_ref, json_out, console))
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
     if not json_out:
@@ -304,6 +324,7 @@ def report(
     run_refs: list[str] = typer.Argument(..., metavar="RUN", help="Run ids or directories."),
     out: Optional[Path] = opts.REPORT_OUT,
     sequence: bool = opts.SEQUENCE,
+    spec_sheet: Optional[Path] = opts.SPEC_SHEET_PAGE,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
     """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
@@ -311,6 +332,7 @@ def report(
     from iolab.run.runner import Interrupted, stop_on_signals
     from iolab.store.manifest import resolve_run
 
+    api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
     try:
         with stop_on_signals():
             if sequence:
@@ -319,7 +341,7 @@ def report(
                 return
             for ref in run_refs:
                 path = resolve_run(ref)
-                for p in api.write_report([path], out or path / "report"):
+                for p in api.write_report([path], out or path / "report", spec_sheet):
                     console.print(f"report: {esc(str(p))}", soft_wrap=True)
     except KeyboardInterrupt as e:
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"

@@ -208,6 +208,12 @@ class RunArgs:
     runs_dir: Optional[Path] = field(default=None, metadata={"option": runs_dir_option()})
     tested_by: str = _opt("", "--tested-by", metavar="NAME", help="Name for the report's 'tested by' field.")
     report: bool = _opt(True, "--report/--no-report", help="Write the HTML/PDF report at the end.")
+    spec_sheet: Optional[Path] = _opt(
+        None,
+        "--spec-sheet",
+        metavar="FILE",
+        help="Open the report with a front page against this spec sheet (TOML or CSV): see `iolab report --spec-sheet`.",
+    )
     stall_timeout: Optional[str] = _opt(
         None,
         "--stall-timeout",
@@ -307,6 +313,14 @@ REPORT_OUT = typer.Option(
     metavar="DIR",
     help="Directory for the HTML and PDF files (default: "
     "each run's report/ folder; with --sequence: sequences/ beside the runs).",
+)
+SPEC_SHEET_PAGE = typer.Option(
+    None,
+    "--spec-sheet",
+    metavar="FILE",
+    help="Open the report with a front page against this spec sheet (TOML or CSV, as `iolab fleet` reads): "
+    "each criterion beside the measured figure, with a verdict; a quick, not-steady or limited-range "
+    "run's figures are shown but not judged.",
 )
 SEQUENCE = typer.Option(
     False,

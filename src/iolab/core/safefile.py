@@ -100,6 +100,14 @@ def read_text(path: str | Path, what: str, kind: str) -> str:
         raise IolabError(f"{what} {path}: not a text file (byte {e.start + 1} is not UTF-8).") from None
 
 
+def read_config(path: str | Path, what: str) -> str:
+    """A configuration file a user named (kind "config"), every failure an IolabError that names it."""
+    try:
+        return read_text(path, what, "config")
+    except OSError as e:
+        raise IolabError(f"{what} {path}: cannot read it ({e.strerror or e}).") from None
+
+
 def loads_json(text: str | bytes, what: str) -> Any:
     """json.loads, with a document nested too deep for Python's parser (RecursionError) and
     invalid JSON both an IolabError."""

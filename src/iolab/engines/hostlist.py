@@ -88,39 +88,35 @@ def load_hosts_file(path: Path) -> list[Host]:
     hosts = []
     for i, t in enumerate(tables):
         where = f"hosts file {path}, line {starts[i] if i < len(starts) else '?'} ([[host]] #{i + 1})"
-        unknown = set(t) - FILE_FIELDS
-        if unknown:
-            raise IolabError(
-                f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(sorted(FILE_FIELDS))}."
-            )
-        if not isinstance(t.get("address"), str):
-            raise IolabError(f"{where}: field 'address' is missing or not a string.")
-        h = _parse_address(t["address"] + (f":{t['port']}" if "port" in t else ""), f"{where}, field 'address'/'port'")
-        share = t.get("share", 1.0)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not share > 0:
-            raise IolabError(f"{where}: field 'share' is {share!r}; give a number greater than 0.")
-        for key in ("target", "ssh", "ssh_config", "ioengine"):
-            if key in t and (not isinstance(t[key], str) or not t[key]):
-                raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
-            if key in t:
-                check_text(t[key], f"{where}: field {key!r}")
-        _check_job_fields(t, where)
-        if "ssh_config" in t and "ssh" not in t:
-            raise IolabError(
-                f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on)."
-            )
-        hosts.append(
-            Host(
-                h.address,
-                h.port,
-                t.get("target"),
-                float(share),
-                t.get("ssh"),
-                t.get("ioengine", "libaio"),
-                t.get("ssh_config"),
-            )
-        )
+        hosts.append(host_from_table(t, where))
     return _unique(hosts, f"hosts file {path}")
+
+
+def host_from_table(t: dict, where: str, extra: frozenset[str] = frozenset()) -> Host:
+    """One `[[host]]` table checked into a Host (`where` starts every message; `extra`: fields
+    the caller reads itself, e.g. a fleet file's labels and drives)."""
+    unknown = set(t) - FILE_FIELDS - extra
+    if unknown:
+        raise IolabError(
+            f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(sorted(FILE_FIELDS | extra))}."
+        )
+    if not isinstance(t.get("address"), str):
+        raise IolabError(f"{where}: field 'address' is missing or not a string.")
+    h = _parse_address(t["address"] + (f":{t['port']}" if "port" in t else ""), f"{where}, field 'address'/'port'")
+    share = t.get("share", 1.0)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not share > 0:
+        raise IolabError(f"{where}: field 'share' is {share!r}; give a number greater than 0.")
+    for key in ("target", "ssh", "ssh_config", "ioengine"):
+        if key in t and (not isinstance(t[key], str) or not t[key]):
+            raise IolabError(f"{where}: field {key!r} must be a non-empty string.")
+        if key in t:
+            check_text(t[key], f"{where}: field {key!r}")
+    _check_job_fields(t, where)
+    if "ssh_config" in t and "ssh" not in t:
+        raise IolabError(f"{where}: field 'ssh_config' needs field 'ssh' (the user@host to start the fio server on).")
+    return Host(
+        h.address, h.port, t.get("target"), float(share), t.get("ssh"), t.get("ioengine", "libaio"), t.get("ssh_config")
+    )
 
 
 def _check_job_fields(t: dict, where: str) -> None:

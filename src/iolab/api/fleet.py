@@ -1,0 +1,390 @@
+"""`iolab run TEST --fleet FILE`: one test on every drive of a fleet at once, and the fleet
+directory that names their runs.
+
+Each drive is an ordinary `iolab run` of its own (a child process, as several `--target`s are):
+its own safety checks, purge, lock and run directory; a drive of a host runs through the
+scale-out engine (fio's client/server mode, the server started over ssh or reached directly)
+with a one-host hosts file the fleet directory keeps. The coordinator only starts, waits and
+records: a drive that fails fails its own row and the others go on.
+
+The fleet directory (`RUNS/fleets/STAMP-TEST-NAME/`):
+  fleet.toml            the fleet file as given
+  fleet.json            the fleet's state: test, arguments, each drive's run directory, state,
+                        exit status and error (rewritten atomically as each drive ends)
+  drives/NAME/          per drive: hosts.toml (a host's drive), out.json (the child's --json
+                        document), log.txt (what it printed)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from iolab.api.fleetfile import Fleet, FleetDrive, load_fleet
+from iolab.core.errors import IolabError
+from iolab.core.safefile import read_json
+from iolab.figures.specsheet import judge, load_spec_sheet
+from iolab.store.durable import write_atomic
+from iolab.store.manifest import now_iso
+from iolab.targets import parse_target
+from iolab.targets.writepolicy import check_file, mark_written, output_dir
+
+FLEET_SCHEMA = "iolab-fleet"
+FLEET_FILE = "fleet.json"
+
+
+def _write(path: Path, text: str) -> Path:
+    """A file of the fleet directory, replaced whole (never over a file iolab did not write)."""
+    check_file(path, "fleet file")
+    write_atomic(path, text.encode())
+    mark_written(path)
+    return path
+
+
+@dataclass
+class Member:
+    """One drive's row of the fleet: where its run is and how it ended."""
+
+    name: str
+    target: str
+    where: str  # "local" or the host's address:port
+    labels: dict[str, str] = field(default_factory=dict)
+    state: str = "pending"  # pending | running | complete | failed | interrupted | refused
+    run_dir: str | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    seconds: float | None = None
+    pid: int | None = None  # the drive's `iolab run` while it runs
+
+
+@dataclass
+class FleetState:
+    dir: Path
+    test: str
+    name: str
+    args: list[str]
+    members: list[Member]
+    started: str = ""
+    ended: str | None = None
+    state: str = "running"  # running | complete | interrupted
+    spec_sheet: str | None = None  # the fleet file's spec sheet, as an absolute path
+    outlier_k: float | None = None
+    outlier_min_pct: float | None = None
+    group_by: str | None = None
+    baseline: str | None = None
+    pid: int = field(default_factory=os.getpid)  # the coordinator
+
+    def save(self) -> None:
+        doc = {
+            "schema": FLEET_SCHEMA,
+            "schema_version": 1,
+            **{k: v for k, v in asdict(self).items() if k != "dir"},
+        }
+        _write(self.dir / FLEET_FILE, json.dumps(doc, indent=2) + "\n")
+
+
+def is_fleet_dir(path: str | Path) -> bool:
+    return (Path(path) / FLEET_FILE).is_file()
+
+
+def load_state(path: str | Path) -> FleetState:
+    """A fleet directory's fleet.json, read back (IolabError when it is not one)."""
+    d = Path(path)
+    doc = read_json(d / FLEET_FILE, "fleet state", "manifest")
+    if not isinstance(doc, dict) or doc.get("schema") != FLEET_SCHEMA:
+        raise IolabError(f"{d}: not a fleet directory ({FLEET_FILE} is not iolab's fleet state).")
+    try:
+        members = [Member(**m) for m in doc["members"]]
+        return FleetState(
+            d,
+            doc["test"],
+            doc["name"],
+            list(doc["args"]),
+            members,
+            doc["started"],
+            doc.get("ended"),
+            doc["state"],
+            doc.get("spec_sheet"),
+            doc.get("outlier_k"),
+            doc.get("outlier_min_pct"),
+            doc.get("group_by"),
+            doc.get("baseline"),
+            doc.get("pid", 0),
+        )
+    except (KeyError, TypeError) as e:
+        raise IolabError(f"{d / FLEET_FILE}: cannot read the fleet state ({e}).") from None
+
+
+def find_fleet(ref: str, root: Path) -> Path:
+    """A fleet by its directory or by its name under RUNS/fleets/."""
+    for cand in (Path(ref), root / "fleets" / ref):
+        if is_fleet_dir(cand):
+            return cand
+    raise IolabError(
+        f"fleet {ref!r}: no fleet directory of that name under {root / 'fleets'} and no directory of that path "
+        f"holding {FLEET_FILE}; `iolab runs` lists the fleets."
+    )
+
+
+def list_fleets(root: Path) -> list[FleetState]:
+    d = root / "fleets"
+    if not d.is_dir():
+        return []
+    out = []
+    for f in sorted(d.iterdir()):
+        if is_fleet_dir(f):
+            try:
+                out.append(load_state(f))
+            except IolabError:
+                continue
+    return out
+
+
+def open_fleet(fleet: Fleet, test: str, args: list[str], root: Path) -> FleetState:
+    """The new fleet directory, with the fleet file and every drive's row (pending)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = root / "fleets" / f"{stamp}-{test}-{fleet.name}"
+    d, n = base, 1
+    while d.exists():
+        n += 1
+        d = base.with_name(f"{base.name}-{n}")
+    output_dir(d / "drives", "fleet directory")
+    _write(d / "fleet.toml", fleet.text)
+    members = [Member(dr.name, dr.target, dr.where, dict(dr.labels)) for dr in fleet.drives]
+    sheet = str(fleet.spec_sheet.resolve()) if fleet.spec_sheet else None
+    state = FleetState(d, test, fleet.name, args, members, now_iso(), spec_sheet=sheet, outlier_k=fleet.outlier_k)
+    state.outlier_min_pct = fleet.outlier_min_pct
+    state.group_by, state.baseline = fleet.group_by, fleet.baseline
+    state.save()
+    return state
+
+
+def _hosts_file(drive: FleetDrive, d: Path) -> Path:
+    """The one-host hosts file a host's drive runs with (the drive's path on that host)."""
+    h = drive.host
+    assert h is not None
+    fields = {
+        "address": h.address,
+        "port": h.port,
+        "target": parse_target(drive.target).path,
+        "ssh": h.ssh,
+        "ssh_config": h.ssh_config,
+        "ioengine": h.ioengine,
+    }
+    text = "[[host]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in fields.items() if v is not None)
+    return _write(d / "hosts.toml", text)
+
+
+def _command(state: FleetState, drive: FleetDrive, d: Path, root: Path) -> list[str]:
+    cmd = [sys.executable, "-c", "from iolab.cli.main import main; main()", *state.args]
+    cmd += ["--target", drive.target, "--json", "--quiet", "--runs-dir", str(root)]
+    if drive.host is not None:
+        cmd += ["--hosts-file", str(_hosts_file(drive, d))]
+    return cmd
+
+
+# `iolab resume` takes these of a run's options (cli/options.RESUME_OPTIONS): flags, and valued ones
+_RESUME_FLAGS = ("--allow-unsafe-target", "--allow-system-disk", "--listen-any", "--no-report", "--require-steady")
+_RESUME_VALUED = ("--ioengine",)
+
+
+def _resume_command(state: FleetState, m: Member, root: Path) -> list[str]:
+    keep: list[str] = []
+    for i, a in enumerate(state.args):
+        if a in _RESUME_FLAGS or a.split("=", 1)[0] in _RESUME_VALUED:
+            keep.append(a)
+        elif a in _RESUME_VALUED and i + 1 < len(state.args):
+            keep += [a, state.args[i + 1]]
+    cmd = [sys.executable, "-c", "from iolab.cli.main import main; main()", "resume", str(m.run_dir), *keep]
+    return cmd + ["--json", "--quiet", "--runs-dir", str(root)]
+
+
+def _outcome(m: Member, out: Path, code: int | None) -> None:
+    """The member's row from its child's --json document (`code` None: the document's own)."""
+    try:
+        doc = read_json(out, "drive outcome", "document")
+    except (OSError, IolabError, ValueError):
+        doc = {}
+    if code is None:
+        code = doc.get("exit_code") if isinstance(doc, dict) and isinstance(doc.get("exit_code"), int) else 1
+    m.exit_code, m.pid = code, None
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if isinstance(runs, list) and runs and isinstance(runs[0], dict):
+        m.run_dir = runs[0].get("path")
+        m.state = runs[0].get("state") or "failed"
+        m.error = runs[0].get("error")
+    else:
+        m.state = "refused" if code in (2, 3) else "failed"
+        m.error = (doc.get("error") if isinstance(doc, dict) else None) or f"exited with status {code}"
+    if m.state == "complete" and code not in (0, 6):  # 6: --require-steady, the run itself is complete
+        m.state = "failed"
+
+
+def run_fleet(
+    fleet: Fleet, state: FleetState, root: Path, on_event: Callable[[Member, str], None] = lambda m, e: None
+) -> FleetState:
+    """Run every pending drive of `state`, at most `fleet.parallel` at once; each ends in its row."""
+    lock = threading.Lock()
+    stop = threading.Event()
+    drives = {d.name: d for d in fleet.drives}
+
+    def one(m: Member) -> None:
+        if stop.is_set():
+            return
+        d = state.dir / "drives" / m.name
+        output_dir(d, "fleet directory")
+        # an interrupted drive whose run was stored goes on with `iolab resume` of that run
+        cmd = _resume_command(state, m, root) if m.run_dir else _command(state, drives[m.name], d, root)
+        t0 = time.monotonic()
+        out, log = check_file(d / "out.json", "fleet file"), check_file(d / "log.txt", "fleet file")
+        with open(out, "wb") as fo, open(log, "wb") as fe:
+            # Not stopped when the coordinator dies (kill -9): the drive's run goes on to its end and
+            # writes out.json, where `iolab resume FLEET` finds it. (A parent-death signal would reach
+            # it once per coordinator thread that exits, and a second SIGTERM ends a run before it
+            # can say where it stopped.)
+            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
+            with lock:
+                m.state, m.pid = "running", proc.pid
+                state.save()
+            on_event(m, "start")
+            code = proc.wait()
+        mark_written(out)
+        mark_written(log)
+        with lock:
+            _outcome(m, out, code)
+            m.seconds = round(time.monotonic() - t0, 3)
+            state.save()
+        on_event(m, "end")
+
+    pending = [m for m in state.members if m.state in ("pending", "interrupted")]
+    pool = ThreadPoolExecutor(max_workers=max(1, min(fleet.parallel or len(pending), len(pending) or 1)))
+    futures = [pool.submit(one, m) for m in pending]
+    interrupted = False
+    for f in futures:
+        while True:
+            try:
+                f.result()
+                break
+            except KeyboardInterrupt:  # the terminal's Ctrl-C reached the running drives too: let them store
+                interrupted = True
+                stop.set()
+    pool.shutdown()
+    with lock:
+        state.ended = now_iso()
+        state.state = "interrupted" if interrupted else "complete"
+        for m in state.members:
+            if m.state == "pending":
+                m.state = "interrupted"
+        state.save()
+    return state
+
+
+def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:
+    """The fleet file checked, the same drive twice refused, the fleet directory made; and the
+    drives whose identity could not be read (simulated, or behind a fio server only)."""
+    from iolab.api.fleetident import refuse_duplicates
+
+    fleet = load_fleet(fleet_file)
+    if fleet.spec_sheet is not None:  # a bad spec sheet is refused before any drive is written
+        load_spec_sheet(fleet.spec_sheet)
+    unread = refuse_duplicates(fleet)
+    return fleet, open_fleet(fleet, test, args, root), unread
+
+
+def _record(run_dir: str | None) -> dict | None:
+    from iolab.api.runs import run_record
+    from iolab.store.runstore import RunStore
+
+    if not run_dir:
+        return None
+    try:
+        store = RunStore(Path(run_dir), writable=False)
+    except (IolabError, OSError):
+        return None
+    try:
+        return run_record(store)
+    finally:
+        store.close()
+
+
+def records(state: FleetState) -> dict[str, dict | None]:
+    """Each drive's run record (`--json`'s run; None: its run did not complete)."""
+    return {m.name: _record(m.run_dir) if m.state == "complete" else None for m in state.members}
+
+
+def report(
+    state: FleetState,
+    sheet_path: Path | None = None,
+    k: float | None = None,
+    min_pct: float | None = None,
+    recs: dict[str, dict | None] | None = None,
+) -> dict:
+    """The fleet report document (pages/fleet.py) of a fleet directory's drives as stored:
+    each complete drive's key figures read from its own run. `sheet_path`/`k` override the fleet
+    file's spec sheet and outlier rule."""
+    from iolab.figures.fleet import DEFAULT_K, DEFAULT_MIN_PCT, distributions, drive_figures
+    from iolab.pages.fleet import document
+
+    k = k if k is not None else state.outlier_k if state.outlier_k is not None else DEFAULT_K
+    if min_pct is None:
+        min_pct = state.outlier_min_pct if state.outlier_min_pct is not None else DEFAULT_MIN_PCT
+    sheet_at = sheet_path or (Path(state.spec_sheet) if state.spec_sheet else None)
+    sheet = load_spec_sheet(sheet_at) if sheet_at else None
+    drives = []
+    for m in state.members:
+        rec = recs.get(m.name) if recs is not None else _record(m.run_dir) if m.state == "complete" else None
+        drives.append(drive_figures(m.name, m.labels, m.state, rec))
+    dists = distributions([d for d in drives if d.state == "complete"], k, min_pct)
+    verdicts = {}
+    if sheet is not None:
+        for d in drives:
+            if d.state == "complete":
+                units = {n: meta["unit"] for n, meta in d.meta.items()}
+                verdicts[d.name] = judge(d.name, d.figures, units, sheet)
+    fleet = {
+        "dir": str(state.dir),
+        "name": state.name,
+        "test": state.test,
+        "state": state.state,
+        "started": state.started,
+        "ended": state.ended,
+        "args": state.args,
+    }
+    rows = [asdict(m) for m in state.members]
+    return document(fleet, rows, drives, dists, (k, min_pct), sheet, verdicts, _pool(state))
+
+
+def _pool(state: FleetState):
+    """The pool at a latency bound (figures/fleetpool.py) of a latency-bound fleet's complete drives."""
+    from iolab.figures.fleetpool import LATBOUND_TEST, pool
+    from iolab.store.runstore import RunStore
+
+    if state.test != LATBOUND_TEST:
+        return None
+    stores = []
+    try:
+        for m in state.members:
+            if m.state == "complete" and m.run_dir:
+                stores.append((m.name, RunStore(Path(m.run_dir), writable=False)))
+        return pool(stores)
+    finally:
+        for _, st in stores:
+            st.close()
+
+
+def write_report_files(state: FleetState, doc: dict) -> list[Path]:
+    """report.json and junit.xml in the fleet directory (rewritten each time it is reported)."""
+    from iolab.pages.fleet import junit_xml
+
+    written = []
+    for name, data in (("report.json", json.dumps(doc, indent=2) + "\n"), ("junit.xml", junit_xml(doc))):
+        written.append(_write(state.dir / name, data))
+    return written

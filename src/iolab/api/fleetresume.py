@@ -1,0 +1,53 @@
+"""`iolab resume FLEET`: a fleet whose coordinator stopped (Ctrl-C, kill -9, a crash) goes on.
+
+A drive that completed, failed or was refused keeps its row. A drive whose row says it was
+running is read again from its own out.json: a drive's run does not die with the coordinator
+(api/fleet.py), so it ran to its end and said how it ended there; one still running is waited
+for. A drive with a stored, interrupted run goes on with `iolab resume` of that run (its last
+complete round); one that never started, or left no run, starts again. A coordinator still
+alive is refused: the fleet is not run twice at once."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from iolab.api.fleet import FleetState, Member, _outcome, load_state, run_fleet
+from iolab.api.fleetfile import load_fleet
+from iolab.core.errors import IolabError
+
+
+def _alive(pid: int | None) -> bool:
+    """A process of that pid runs and is an iolab (a reused pid of another program is not)."""
+    if not pid or pid == os.getpid():
+        return False
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"iolab" in cmd
+
+
+def resume(fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None]) -> FleetState:
+    state = load_state(fleet_dir)
+    if state.state == "running" and _alive(state.pid):
+        raise IolabError(
+            f"fleet {fleet_dir}: its coordinator (pid {state.pid}) is still running; wait for it, or stop it first "
+            "(Ctrl-C), then resume."
+        )
+    for m in state.members:
+        if m.state == "running" and _alive(m.pid):
+            on_event(m, "wait")
+            while _alive(m.pid):
+                time.sleep(0.2)
+    for m in state.members:
+        if m.state == "running":  # the coordinator died before it read the drive's end
+            _outcome(m, state.dir / "drives" / m.name / "out.json", None)
+            if m.state not in ("complete", "interrupted"):
+                m.state = "interrupted"  # killed before it said anything: start it again
+    fleet = load_fleet(state.dir / "fleet.toml")
+    state.pid, state.state, state.ended = os.getpid(), "running", None
+    state.save()
+    return run_fleet(fleet, state, root, on_event)

@@ -1,0 +1,208 @@
+"""`iolab run TEST --fleet FILE` and `iolab fleet [FLEET]`: a fleet of drives tested at once and
+its report (api/fleet.py runs it; pages/fleet.py draws the report)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from iolab.cli.console import Console
+from iolab.core.errors import IolabError
+
+# Options the coordinator takes for itself (with their value, when they take one); the rest of
+# `iolab run`'s command line goes to every drive's run as given.
+_OWN_VALUED = ("--fleet", "--runs-dir", "--target", "-t")
+_OWN_FLAGS = ("--json", "--quiet", "-q")
+_NOT_WITH_FLEET = ("--target", "-t", "--paths", "--hosts", "--hosts-file", "--repeat")
+
+
+def child_args(argv: list[str]) -> list[str]:
+    """`iolab run`'s arguments less the coordinator's own (`--fleet F`, `--json`, ...)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if a in _OWN_VALUED:
+            skip = True
+        elif (name in _OWN_VALUED and "=" in a) or a in _OWN_FLAGS:
+            continue
+        else:
+            out.append(a)
+    return out
+
+
+def _refuse_mixed(argv: list[str]) -> None:
+    given = sorted({a.split("=", 1)[0] for a in argv if a.split("=", 1)[0] in _NOT_WITH_FLEET})
+    if given:
+        raise IolabError(
+            f"--fleet names every drive and host itself; leave out {', '.join(given)} (a host's drives go in the "
+            "fleet file's [[host]] tables). Nothing was run."
+        )
+
+
+def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console: Console, json_out: bool) -> int:
+    """Run `test` on every drive of the fleet file; print each drive as it ends, then the report."""
+    from iolab.api import fleet as api
+
+    _refuse_mixed(argv)
+    fleet, state, unread = api.start(fleet_file, test, child_args(argv), root)
+    console.print(
+        f"fleet {fleet.name}: {test} on {len(fleet.drives)} drives "
+        f"({fleet.parallel or len(fleet.drives)} at once) → {state.dir}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+    if unread:
+        console.print(
+            f"identity not read (a simulated drive, or a host reached through fio only), so not checked for "
+            f"duplicates: {', '.join(unread) if len(unread) <= 8 else f'{len(unread)} drives'}",
+            markup=False,
+            soft_wrap=True,
+        )
+    api.run_fleet(fleet, state, root, _event(console))
+    return _report(state, None, (None, None), console, json_out)
+
+
+def _event(console: Console):
+    def event(m, what: str) -> None:
+        if what == "wait":
+            console.print(f"[{m.name}] still running (pid {m.pid}): waiting for it", markup=False, soft_wrap=True)
+        if what == "end":
+            tail = f"run directory: {m.run_dir}" if m.state == "complete" else (m.error or "")
+            console.print(f"[{m.name}] {m.state} in {m.seconds:.1f} s: {tail}", markup=False, soft_wrap=True)
+
+    return event
+
+
+def resume(fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out: bool) -> int:
+    """`iolab resume FLEET_DIR`: the drives that did not end go on, then the fleet report."""
+    from iolab.api.fleetresume import resume as go_on
+    from iolab.store.manifest import runs_root
+
+    if json_out:
+        console = Console(stderr=True)
+    state = go_on(fleet_dir, runs_dir or runs_root(), _event(console))
+    return _report(state, None, (None, None), console, json_out)
+
+
+def _report(
+    state, sheet: Optional[Path], rule: tuple, console: Console, json_out: bool, groups: tuple = (None, None)
+) -> int:
+    from iolab.api import fleet as api
+    from iolab.automation.fleetgroups import compare_groups, mixed_warnings
+    from iolab.pages.fleet import exit_code, render
+
+    recs = api.records(state)
+    doc = api.report(state, sheet, rule[0], rule[1], recs=recs)
+    labels = {m.name: m.labels for m in state.members}
+    key = groups[0] or state.group_by
+    doc["warnings"] = mixed_warnings(recs, labels, key)
+    if key:
+        doc["groups"] = compare_groups(recs, labels, key, groups[1] or (state.baseline if not groups[0] else None))
+    doc["exit_code"] = exit_code(doc)
+    written = api.write_report_files(state, doc)
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        render(doc, console)
+    for p in written:
+        console.print(f"fleet {p.stem}: {p}", markup=False, soft_wrap=True)
+    console.print(f"fleet directory: {state.dir}", markup=False, soft_wrap=True)
+    return 130 if state.state == "interrupted" else int(doc["exit_code"])
+
+
+def _option(name: str, metavar: str, text: str):
+    return typer.Option(None, name, metavar=metavar, help=text)
+
+
+def fleet(
+    fleet_ref: Optional[str] = typer.Argument(
+        None, metavar="FLEET", help="A fleet directory or its name under RUNS/fleets (none: list the fleets)."
+    ),
+    spec_sheet: Optional[Path] = _option(
+        "--spec-sheet", "FILE", "Judge the drives against this spec sheet (TOML or CSV) instead of the fleet file's."
+    ),
+    outlier_k: Optional[float] = _option(
+        "--outlier-k", "K", "The outlier rule's k: |x - median| > K × 1.4826 × MAD (default 3.5)."
+    ),
+    outlier_min_pct: Optional[float] = _option(
+        "--outlier-min-pct", "PCT", "... and only beyond PCT % of the median (default 1)."
+    ),
+    group_by: Optional[str] = _option(
+        "--group-by", "LABEL", "Compare the groups of this label (e.g. firmware), as `iolab check` does."
+    ),
+    baseline: Optional[str] = _option(
+        "--baseline", "VALUE", "The group the others are compared with (default: the first)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the fleet report as JSON on standard output."),
+):
+    """A fleet's report: each key figure over the drives, the outliers, spec-sheet verdicts (also written as report.json and junit.xml)."""
+    from iolab.api import fleet as api
+    from iolab.store.manifest import runs_root
+
+    console = Console(stderr=json_out)
+    root = runs_root()
+    if outlier_k is not None and not 0 < outlier_k <= 100:
+        raise IolabError(f"--outlier-k {outlier_k:g}: give a number above 0 (e.g. 3.5).")
+    if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
+        raise IolabError(f"--outlier-min-pct {outlier_min_pct:g}: give a percentage from 0 to below 100.")
+    if fleet_ref is None:
+        found = api.list_fleets(root)
+        if json_out:
+            sys.stdout.write(json.dumps([_listed(s) for s in found], indent=2) + "\n")
+        for s in found:
+            done = sum(m.state == "complete" for m in s.members)
+            console.print(
+                f"{s.dir.name}  {s.test}  {done}/{len(s.members)} drives complete  {s.state}",
+                markup=False,
+                soft_wrap=True,
+            )
+        if not found:
+            console.print(f"no fleets under {root / 'fleets'}", markup=False, soft_wrap=True)
+        return
+    state = api.load_state(api.find_fleet(fleet_ref, root))
+    if baseline is not None and group_by is None and state.group_by is None:
+        raise IolabError("--baseline names a group: give --group-by LABEL too (or group_by in the fleet file).")
+    raise typer.Exit(_report(state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out, (group_by, baseline)))
+
+
+def _listed(s) -> dict:
+    return {
+        "name": s.dir.name,
+        "path": str(s.dir),
+        "test": s.test,
+        "state": s.state,
+        "drives": len(s.members),
+        "complete": sum(m.state == "complete" for m in s.members),
+    }
+
+
+def show(ref: str, json_out: bool, console: Console) -> int:
+    """`iolab show FLEET_DIR`: the fleet's report, as `iolab fleet` prints it."""
+    from iolab.api import fleet as api
+
+    if json_out:
+        console = Console(stderr=True)
+    return _report(api.load_state(Path(ref)), None, (None, None), console, json_out)
+
+
+def listed_note(root: Path, console: Console) -> None:
+    """`iolab runs`: the fleets the runs directory holds (their drives' runs are in the list above)."""
+    from iolab.api import fleet as api
+
+    found = api.list_fleets(root)
+    if found:
+        console.print(
+            f"{len(found)} fleet{'s' if len(found) > 1 else ''} in {root / 'fleets'}: "
+            + ", ".join(s.dir.name for s in found)
+            + " (`iolab fleet FLEET` reports one)",
+            markup=False,
+            soft_wrap=True,
+        )

@@ -1,0 +1,157 @@
+"""A fleet's key figures over its drives: each figure's distribution (median, quartiles, spread)
+and the drives that stray from the rest by a robust rule.
+
+The rule: a drive is an outlier on a figure when |x - median| > k × 1.4826 × MAD, MAD the median
+absolute deviation over the drives that measured the figure (1.4826 × MAD estimates the standard
+deviation of normal data, so k = 3.5 is Iglewicz and Hoaglin's modified z-score cut-off). The
+median and the MAD are not pulled by the outliers themselves, which the mean and standard
+deviation are: one drive 30 % slow among 64 moves the mean by 0.5 % but inflates the standard
+deviation until a 3-sigma rule may miss it. Fewer than MIN_DRIVES drives: nothing is judged.
+
+A drive must also differ from the median by more than `min_pct` % (default DEFAULT_MIN_PCT): drives
+whose figure is set by a shared limit (a host link's bandwidth) agree to a few parts per
+million, and the MAD rule alone would flag a difference of 0.0006 % there, which no
+qualification engineer would call a stray drive.
+A MAD of 0 (half the drives or more measured the same) flags every drive that differs by more
+than the arithmetic's resolution (RESOLUTION × the median: sums of the same counts in another
+order differ in the last digits, which is no difference between drives).
+
+Pure: inputs are the run records (`pages/outcome.run_record` dicts) of the fleet's drives."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+DEFAULT_K = 3.5
+DEFAULT_MIN_PCT = 1.0
+MAD_SIGMA = 1.4826  # 1 / Phi^-1(3/4): MAD × this estimates sigma for normal data
+MIN_DRIVES = 5
+RESOLUTION = 1e-9
+
+
+@dataclass(frozen=True)
+class DriveFigures:
+    """One drive as the fleet sees it: its name, labels and key figures (None: no run to read)."""
+
+    name: str
+    labels: dict[str, str]
+    state: str
+    figures: dict[str, float]  # figure name -> value, only the figures the run measured
+    meta: dict[str, dict] = field(default_factory=dict)  # figure name -> unit, direction, kind
+
+
+@dataclass(frozen=True)
+class Outlier:
+    drive: str
+    value: float
+    z: float  # (x - median) / (1.4826 × MAD); inf when the MAD is 0
+    worse: bool  # on the figure's worse side (below for higher-is-better)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    figure: str
+    unit: str
+    higher_is_better: bool
+    values: dict[str, float]  # drive -> value
+    median: float
+    mad: float
+    q1: float
+    q3: float
+    low: float  # the rule's fences: median -+ max(k × 1.4826 × MAD, min_pct % of the median)
+    high: float
+    outliers: tuple[Outlier, ...]
+    judged: bool  # False: fewer than MIN_DRIVES drives measured it
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def spread_pct(self) -> float | None:
+        """The robust spread (1.4826 × MAD) as a share of the median."""
+        return None if not self.median else 100 * MAD_SIGMA * self.mad / abs(self.median)
+
+    @property
+    def minimum(self) -> float:
+        return min(self.values.values())
+
+    @property
+    def maximum(self) -> float:
+        return max(self.values.values())
+
+
+def drive_figures(name: str, labels: dict[str, str], state: str, record: dict | None) -> DriveFigures:
+    """The figures a run record (`--json`'s run) holds; a figure the run did not measure is left out."""
+    figs: dict[str, float] = {}
+    meta: dict[str, dict] = {}
+    for f in (record or {}).get("figures", []):
+        v = f.get("value")
+        if isinstance(v, (int, float)) and v == v and abs(v) != float("inf"):
+            figs[f["name"]] = float(v)
+            meta[f["name"]] = {"unit": f["unit"], "direction": f["direction"], "kind": f.get("kind", "value")}
+    return DriveFigures(name, dict(labels), state, figs, meta)
+
+
+def _quartiles(xs: Sequence[float]) -> tuple[float, float]:
+    if len(xs) < 2:
+        return xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def distribution(
+    figure: str, drives: Sequence[DriveFigures], k: float = DEFAULT_K, min_pct: float = DEFAULT_MIN_PCT
+) -> Distribution | None:
+    """The figure's distribution over the drives that measured it (None: none did)."""
+    values = {d.name: d.figures[figure] for d in drives if figure in d.figures}
+    if not values:
+        return None
+    meta = next(d.meta[figure] for d in drives if figure in d.figures)
+    higher = meta["direction"] == "higher-is-better"
+    xs = sorted(values.values())
+    med = statistics.median(xs)
+    mad = statistics.median(abs(x - med) for x in xs)
+    sigma = MAD_SIGMA * mad
+    floor = max(RESOLUTION, min_pct / 100) * abs(med)
+    q1, q3 = _quartiles(xs)
+    judged = len(xs) >= MIN_DRIVES
+    out = []
+    if judged:
+        for name, x in values.items():
+            dev = x - med
+            if abs(dev) <= floor:
+                continue
+            z = dev / sigma if sigma > RESOLUTION * abs(med) else float("inf") * (1 if dev > 0 else -1)
+            if abs(z) > k:
+                out.append(Outlier(name, x, z, worse=(dev < 0) == higher))
+    out.sort(key=lambda o: -abs(o.z))
+    half = max(k * sigma, floor)  # the rule's fences: beyond both k × sigma and min_pct
+    return Distribution(
+        figure, meta["unit"], higher, values, med, mad, q1, q3, med - half, med + half, tuple(out), judged
+    )
+
+
+def figure_names(drives: Sequence[DriveFigures]) -> list[str]:
+    """Every figure any drive measured, in the order the first drives list them."""
+    names: list[str] = []
+    for d in drives:
+        names += [n for n in d.figures if n not in names]
+    return names
+
+
+def distributions(
+    drives: Sequence[DriveFigures], k: float = DEFAULT_K, min_pct: float = DEFAULT_MIN_PCT
+) -> list[Distribution]:
+    return [dist for n in figure_names(drives) if (dist := distribution(n, drives, k, min_pct)) is not None]
+
+
+def outliers_by_drive(dists: Sequence[Distribution]) -> dict[str, list[tuple[str, Outlier]]]:
+    """drive -> the (figure, outlier) pairs it was flagged on."""
+    out: dict[str, list[tuple[str, Outlier]]] = {}
+    for dist in dists:
+        for o in dist.outliers:
+            out.setdefault(o.drive, []).append((dist.figure, o))
+    return out

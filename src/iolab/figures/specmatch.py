@@ -1,0 +1,133 @@
+"""One run against a spec sheet: each criterion beside the measured figure it is judged
+against, with a verdict in words, for a drive's front page.
+
+The pass/fail arithmetic is specsheet.judge's (the fleet report's); this module adds what a
+single run's page needs on top of it:
+
+- whether the run's figures may stand for the drive at all. A quick run, a run whose
+  steady state was not reached or not evaluated, a run over a limited active range, an
+  incomplete run or one whose self-audit failed (or whose audit marks the figure) measured
+  something, but not the drive's sustained performance: its figures are shown, and each
+  verdict is "not judged: <why>", never "meets";
+- the verdict as a sentence: by how much a figure falls short of a minimum or goes over a
+  maximum (a latency is a maximum: lower is better), so a reader needs no table to see it.
+
+Pure: inputs are the run record (`pages/outcome.run_record`: state, profile, steady state,
+non-compliance, audit, key figures) and any further figures the caller measured (endurance)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iolab.figures.specsheet import Criterion, SpecSheet, judge
+
+VERDICTS = ("meets", "short", "over", "not-judged", "not-measured", "no-unit")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A figure the run measured, as the front page shows it."""
+
+    name: str
+    value: float
+    unit: str
+    audit: tuple[str, ...] = ()  # failed audit invariants that touch this figure
+    basis: str = ""  # what a derived figure rests on, shown beside it
+
+
+@dataclass(frozen=True)
+class SpecLine:
+    criterion: Criterion
+    measured: Measured | None  # None: the run did not measure the criterion's figure
+    value: float | None  # the measured figure in the criterion's unit
+    verdict: str  # one of VERDICTS
+    text: str  # the verdict in words
+
+
+def run_reasons(record: dict) -> list[str]:
+    """Why none of this run's figures may be presented as the drive's (empty: they may)."""
+    why = []
+    if record.get("state") != "complete":
+        why.append(f"{record.get('state')} run")
+    if (record.get("profile") or {}).get("quick"):
+        why.append("quick run")
+    steady = record.get("steady_state")
+    if steady in ("not-reached", "not-evaluated"):
+        why.append(f"steady state {steady.replace('-', ' ')}")
+    for entry in record.get("noncompliance") or ():
+        # "active range 12 %: not the drive's steady state (tested capacity limited ...)" or a
+        # user's --active-range below the profile's: figures of part of the drive
+        if entry.startswith("active range"):
+            why.append(f"limited range ({entry.split(':')[0].split(' (')[0]})")
+    failed = (record.get("audit") or {}).get("failed") or []
+    if failed:
+        why.append(f"audit failed ({', '.join(failed)})")
+    return why
+
+
+def record_figures(record: dict) -> list[Measured]:
+    """The key figures a run record holds with a value (a figure the run could not compute is
+    not measured)."""
+    out = []
+    for f in record.get("figures") or ():
+        v = f.get("value")
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf"):
+            out.append(Measured(f["name"], float(v), f["unit"], tuple(f.get("audit") or ())))
+    return out
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
+
+
+def _claim(c: Criterion) -> str:
+    return f"; the data sheet claims {_num(c.claim)}" if c.claim is not None else ""
+
+
+def _judged(c: Criterion, m: Measured, v: float) -> tuple[str, str]:
+    unit = c.unit or m.unit
+    u = f" {unit}" if unit else ""
+    if c.min is not None and v < c.min:
+        pct = 100 * (c.min - v) / c.min if c.min else 0.0
+        return "short", f"{c.name}: {pct:.0f} % short ({_num(v)} of {_num(c.min)}{u}){_claim(c)}"
+    if c.max is not None and v > c.max:
+        pct = 100 * (v - c.max) / c.max if c.max else 0.0
+        return "over", f"{c.name}: {pct:.0f} % over the maximum ({_num(v)}, at most {_num(c.max)}{u}){_claim(c)}"
+    return "meets", f"{c.name}: meets the {c.bounds_text() or '-'} spec ({_num(v)}{u}){_claim(c)}"
+
+
+def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str]) -> list[SpecLine]:
+    """Each criterion of `sheet` against the run's `figures`; `reasons` (run_reasons) make every
+    measured figure "not judged", as do failed audit invariants that touch the figure."""
+    by_name = {m.name: m for m in figures}
+    verdicts = judge("run", {m.name: m.value for m in figures}, {m.name: m.unit for m in figures}, sheet)
+    out = []
+    for c, v in zip(sheet.criteria, verdicts):
+        m = by_name.get(c.figure)
+        if m is None:
+            out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run"))
+            continue
+        if v.value is None:  # judge could not convert the figure to the criterion's unit
+            out.append(SpecLine(c, m, None, "no-unit", f"{c.name}: not judged: {v.why}"))
+            continue
+        why = list(reasons) + ([f"audit marks it ({', '.join(m.audit)})"] if m.audit and not reasons else [])
+        if why:
+            unit = f" {c.unit or m.unit}" if c.unit or m.unit else ""
+            text = f"{c.name}: not judged: {'; '.join(why)} (measured {_num(v.value)}{unit})"
+            out.append(SpecLine(c, m, v.value, "not-judged", text))
+            continue
+        verdict, text = _judged(c, m, v.value)
+        out.append(SpecLine(c, m, v.value, verdict, text))
+    return out
+
+
+def tally(lines: Sequence[SpecLine]) -> str:
+    """'2 meet, 1 short, 3 not judged, 1 not measured' (the kinds present, in VERDICTS order)."""
+    words = {"meets": "meet", "short": "short", "over": "over", "not-judged": "not judged"}
+    words |= {"not-measured": "not measured", "no-unit": "in another unit"}
+    counts = [(k, sum(1 for ln in lines if ln.verdict == k)) for k in VERDICTS]
+    return ", ".join(f"{n} {words[k]}" for k, n in counts if n)
+
+
+__all__ = ["Measured", "SpecLine", "match", "record_figures", "run_reasons", "tally"]

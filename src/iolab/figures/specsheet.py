@@ -1,0 +1,178 @@
+"""A spec sheet: what a drive model's data sheet promises, as acceptance criteria a measured
+drive is judged against (the fleet report; meant for a per-drive front page too).
+
+TOML:
+
+    [sheet]
+    model = "Example 400 GB SAS"        # optional, shown with the verdicts
+    [[criterion]]
+    figure = "RND 4KiB R/W 0/100 IOPS"  # a key figure as the test's record names it
+    min = 35000                         # and/or max = ...
+    unit = "IOPS"                       # optional: the unit min/max are in (µs/us/ms/s, KB/s/MB/s/GB/s, IOPS/kIOPS)
+    claim = 42500                       # optional: the data sheet's own figure, shown beside the bounds
+    name = "4K random write"            # optional: the criterion's name in reports and JUnit
+
+or CSV with the header `figure,min,max,unit,claim,name` (empty cells: not given). A criterion
+on something the run does not measure (DWPD, UBER, power) is judged "not-measured", never passed."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.core.errors import IolabError
+from iolab.core.safefile import loads_toml, read_config
+from iolab.core.usertext import check_text
+
+FIELDS = ("figure", "min", "max", "unit", "claim", "name")
+# Units a bound may be written in, as a factor to the unit's family base.
+_UNITS = {
+    "ns": ("time", 1e-3),
+    "us": ("time", 1.0),
+    "µs": ("time", 1.0),
+    "ms": ("time", 1e3),
+    "s": ("time", 1e6),
+    "KB/s": ("rate", 1e-3),
+    "MB/s": ("rate", 1.0),
+    "GB/s": ("rate", 1e3),
+    "IOPS": ("iops", 1.0),
+    "kIOPS": ("iops", 1e3),
+    "%": ("pct", 1.0),
+}
+
+
+@dataclass(frozen=True)
+class Criterion:
+    name: str
+    figure: str
+    min: float | None = None
+    max: float | None = None
+    unit: str | None = None
+    claim: float | None = None
+
+    def bounds_text(self) -> str:
+        u = f" {self.unit}" if self.unit else ""
+        parts = ([f"≥ {self.min:,.6g}{u}"] if self.min is not None else []) + (
+            [f"≤ {self.max:,.6g}{u}"] if self.max is not None else []
+        )
+        return " and ".join(parts)
+
+
+@dataclass(frozen=True)
+class SpecSheet:
+    path: Path
+    model: str | None
+    criteria: tuple[Criterion, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    drive: str
+    criterion: Criterion
+    verdict: str  # pass | fail | not-measured
+    value: float | None  # in the criterion's unit
+    why: str
+
+
+def load_spec_sheet(path: Path) -> SpecSheet:
+    what = f"spec sheet {path}"
+    text = read_config(path, "spec sheet")
+    if path.suffix.lower() == ".csv":
+        rows, model = _csv_rows(text, what), None
+    else:
+        data = loads_toml(text, what)
+        if set(data) - {"sheet", "criterion"} or not isinstance(data.get("criterion"), list):
+            raise IolabError(
+                f"{what}: expected [[criterion]] tables (and an optional [sheet] with a model); "
+                f"found {', '.join(sorted(data)) or 'nothing'}."
+            )
+        sheet = data.get("sheet", {})
+        if not isinstance(sheet, dict) or set(sheet) - {"model"}:
+            raise IolabError(f"{what}, [sheet]: the only field is 'model'.")
+        model = sheet.get("model")
+        rows = [(f"[[criterion]] #{i + 1}", t) for i, t in enumerate(data["criterion"])]
+    crits = [_criterion(row, f"{what}, {where}") for where, row in rows]
+    if not crits:
+        raise IolabError(f"{what}: no criterion in it.")
+    names = [c.name for c in crits]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise IolabError(f"{what}: criterion {twice[0]!r} is given twice; name each once (field 'name').")
+    return SpecSheet(path, str(model) if model is not None else None, tuple(crits))
+
+
+def _csv_rows(text: str, what: str) -> list[tuple[str, dict]]:
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "figure" not in reader.fieldnames or set(reader.fieldnames) - set(FIELDS):
+        raise IolabError(f"{what}: the first line must name the columns, from {','.join(FIELDS)} ('figure' required).")
+    return [(f"line {i + 2}", {k: v for k, v in row.items() if v not in (None, "")}) for i, row in enumerate(reader)]
+
+
+def _number(v, where: str) -> float:
+    if isinstance(v, str):
+        try:
+            v = float(v.replace(",", "").replace("_", ""))
+        except ValueError:
+            raise IolabError(f"{where} is {v!r}; give a number.") from None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        raise IolabError(f"{where} is {v!r}; give a number.")
+    return float(v)
+
+
+def _criterion(t, where: str) -> Criterion:
+    if not isinstance(t, dict):
+        raise IolabError(f"{where}: expected a table.")
+    unknown = set(t) - set(FIELDS)
+    if unknown:
+        raise IolabError(f"{where}: unknown field {sorted(unknown)[0]!r}; fields are {', '.join(FIELDS)}.")
+    fig = t.get("figure")
+    if not isinstance(fig, str) or not fig.strip():
+        raise IolabError(f"{where}: field 'figure' is missing (the key figure's name, as `iolab show` prints it).")
+    lo = _number(t["min"], f"{where}: field 'min'") if "min" in t else None
+    hi = _number(t["max"], f"{where}: field 'max'") if "max" in t else None
+    if lo is None and hi is None:
+        raise IolabError(f"{where}: give 'min' or 'max' (or both): the bound a drive must meet.")
+    if lo is not None and hi is not None and lo > hi:
+        raise IolabError(f"{where}: 'min' {lo:g} is above 'max' {hi:g}; no drive could pass.")
+    unit = t.get("unit")
+    if unit is not None and unit not in _UNITS:
+        raise IolabError(f"{where}: field 'unit' is {unit!r}; use one of {', '.join(_UNITS)}.")
+    claim = _number(t["claim"], f"{where}: field 'claim'") if "claim" in t else None
+    name = check_text(str(t.get("name", fig)), f"{where}: field 'name'")
+    return Criterion(name, check_text(fig, f"{where}: field 'figure'"), lo, hi, unit, claim)
+
+
+def in_unit(value: float, have: str, want: str | None) -> float | None:
+    """`value` in `have` expressed in `want` (None: the units do not convert)."""
+    if want is None or want == have:
+        return value
+    a, b = _UNITS.get(have), _UNITS.get(want)
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return value * a[1] / b[1]
+
+
+def judge(drive: str, figures: dict[str, float], units: dict[str, str], sheet: SpecSheet) -> list[Verdict]:
+    """Each criterion's verdict on one drive (`figures`: its measured key figures; `units`: theirs)."""
+    out = []
+    for c in sheet.criteria:
+        if c.figure not in figures:
+            out.append(Verdict(drive, c, "not-measured", None, f"{c.figure}: not measured by this run"))
+            continue
+        v = in_unit(figures[c.figure], units[c.figure], c.unit)
+        if v is None:
+            out.append(
+                Verdict(
+                    drive, c, "fail", None, f"{c.figure} is in {units[c.figure]}, which does not convert to {c.unit}"
+                )
+            )
+            continue
+        ok = (c.min is None or v >= c.min) and (c.max is None or v <= c.max)
+        unit = c.unit or units[c.figure]
+        why = f"{c.figure} = {v:,.6g} {unit}, needs {c.bounds_text() or '-'}" + (
+            f" (data sheet: {c.claim:,.6g})" if c.claim is not None else ""
+        )
+        out.append(Verdict(drive, c, "pass" if ok else "fail", v, why))
+    return out

@@ -1,0 +1,370 @@
+"""The fleet report: one document (JSON) built from the drives' figures, their distributions and
+outliers (figures/fleet.py) and spec-sheet verdicts (figures/specsheet.py); the terminal view and
+the JUnit XML are both drawn from that document, so they cannot disagree with it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+from iolab.core.errors import Exit
+from iolab.figures.fleet import MAD_SIGMA, MIN_DRIVES, RESOLUTION, Distribution, DriveFigures, outliers_by_drive
+from iolab.figures.fleetpool import Pool
+from iolab.figures.specsheet import SpecSheet, Verdict
+
+REPORT_SCHEMA = "iolab-fleet-report"
+STRIP_WIDTH = 48
+
+
+def rule_text(k: float, min_pct: float) -> str:
+    return (
+        f"outlier: |x - median| > k × {MAD_SIGMA} × MAD with k = {k:g}, and > {min_pct:g} % of the median (MAD: "
+        f"median absolute deviation over the drives; judged with {MIN_DRIVES} or more drives)"
+    )
+
+
+def _dist(d: Distribution) -> dict:
+    return {
+        "name": d.figure,
+        "unit": d.unit,
+        "direction": "higher-is-better" if d.higher_is_better else "lower-is-better",
+        "n": d.n,
+        "median": d.median,
+        "mad": d.mad,
+        "spread_pct": d.spread_pct,
+        "min": d.minimum,
+        "q1": d.q1,
+        "q3": d.q3,
+        "max": d.maximum,
+        "fence_low": d.low,
+        "fence_high": d.high,
+        "judged": d.judged,
+        "values": d.values,
+        # z is infinite when the MAD is 0: JSON has no infinity, so null
+        "outliers": [
+            {"drive": o.drive, "value": o.value, "z": o.z if math.isfinite(o.z) else None, "worse": o.worse}
+            for o in d.outliers
+        ],
+    }
+
+
+def _pool(p: Pool) -> dict:
+    best = p.best
+    return {
+        "percentile": p.percentile,
+        "bound_us": p.bound_us,
+        "drives": list(p.drives),
+        "merged": "latency histograms summed bin by bin over the drives (exact), IOPS summed",
+        "steps": [
+            {
+                "demand_per_drive": s.demand_per_drive,
+                "demand": s.demand_per_drive * s.drives,
+                "iops": s.iops,
+                "percentile_us": s.percentile_us,
+                "ios": s.ios,
+                "meets": s.meets,
+            }
+            for s in p.steps
+        ],
+        "best": None
+        if best is None
+        else {"demand": best.demand_per_drive * best.drives, "iops": best.iops, "percentile_us": best.percentile_us},
+        "sustain": {
+            "iops": p.sustain_iops,
+            "percentile_us": p.sustain_percentile_us,
+            "p99_99_us": p.sustain_p99_99_us,
+            "ios": p.sustain_ios,
+            "meets": p.sustain_meets,
+        },
+    }
+
+
+def _verdict(v: Verdict) -> dict:
+    return {
+        "criterion": v.criterion.name,
+        "figure": v.criterion.figure,
+        "verdict": v.verdict,
+        "value": v.value,
+        "why": v.why,
+    }
+
+
+def document(
+    fleet: dict,
+    rows: Sequence[dict],
+    drives: Sequence[DriveFigures],
+    dists: Sequence[Distribution],
+    rule: tuple[float, float],
+    sheet: SpecSheet | None,
+    verdicts: dict[str, list[Verdict]],
+    pool: Pool | None = None,
+) -> dict:
+    """The fleet report. `fleet`: the fleet's own fields (dir, name, test, state, times);
+    `rows`: each drive's row of fleet.json (name, target, where, labels, state, run_dir, error);
+    `rule`: the outlier rule's k and minimum deviation in %; `pool`: the fleet as one system at a
+    latency bound (a latency-bound fleet)."""
+    k, min_pct = rule
+    flagged = outliers_by_drive(dists)
+    figs = {d.name: d.figures for d in drives}
+    out_rows = []
+    for r in rows:
+        out_rows.append(
+            {
+                **r,
+                "figures": figs.get(r["name"], {}),
+                "outliers": [f for f, _ in flagged.get(r["name"], [])],
+                "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
+            }
+        )
+    failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
+    doc = {
+        "schema": REPORT_SCHEMA,
+        "schema_version": 1,
+        "fleet": fleet,
+        "outlier_rule": {
+            "k": k,
+            "min_pct": min_pct,
+            "mad_sigma": MAD_SIGMA,
+            "min_drives": MIN_DRIVES,
+            "text": rule_text(k, min_pct),
+        },
+        "spec_sheet": None
+        if sheet is None
+        else {
+            "path": str(sheet.path),
+            "model": sheet.model,
+            "criteria": [
+                {"name": c.name, "figure": c.figure, "min": c.min, "max": c.max, "unit": c.unit, "claim": c.claim}
+                for c in sheet.criteria
+            ],
+        },
+        "figures": [_dist(d) for d in dists],
+        "groups": None,  # automation/fleetgroups.compare_groups, when the fleet is grouped
+        "warnings": [],
+        "pool": None if pool is None else _pool(pool),
+        "drives": out_rows,
+        "summary": {
+            "drives": len(rows),
+            "complete": sum(r["state"] == "complete" for r in rows),
+            "not_complete": [r["name"] for r in rows if r["state"] != "complete"],
+            "outlier_drives": sorted(flagged),
+            "failing_criteria": failing,
+        },
+    }
+    doc["exit_code"] = exit_code(doc)
+    return doc
+
+
+def exit_code(doc: dict) -> int:
+    """A drive that did not complete: its own run's status (the first such, in fleet order); else
+    7 (as `iolab check`'s regression) when a drive fails a criterion or is an outlier, or a group
+    regressed against the baseline group; else 0."""
+    for r in doc["drives"]:
+        if r["state"] != "complete":
+            code = r.get("exit_code")
+            return code if isinstance(code, int) and code > 0 else Exit.BUG
+    s = doc["summary"]
+    regressed = any(c["regressions"] for c in (doc.get("groups") or {}).get("comparisons", []))
+    return Exit.REGRESSION if s["failing_criteria"] or s["outlier_drives"] or regressed else Exit.OK
+
+
+def junit_xml(doc: dict) -> str:
+    """One test case per drive and check: its run, the outlier rule, each spec-sheet criterion.
+    A run that did not complete, an outlier and a failed criterion are failures; a criterion
+    the run does not measure is skipped."""
+    cases, failures, skipped = [], 0, 0
+    for r in doc["drives"]:
+        cls = quoteattr(f"fleet.{r['name']}")
+
+        def case(name: str, body: str, out: str, cls: str = cls) -> None:
+            cases.append(
+                f"    <testcase classname={cls} name={quoteattr(name)}>{body}"
+                f"<system-out>{escape(out)}</system-out></testcase>"
+            )
+
+        ran = r["state"] == "complete"
+        why = f"{r['name']} ({r['target']} on {r['where']}): {r['state']}" + (
+            f": {r['error']}" if r.get("error") else ""
+        )
+        case("run", "" if ran else f'<failure message={quoteattr(why)} type="run"/>', why)
+        failures += not ran
+        if ran:
+            msg = f"outlier on {', '.join(r['outliers'])}" if r["outliers"] else "within the fleet on every figure"
+            case("outlier rule", f'<failure message={quoteattr(msg)} type="outlier"/>' if r["outliers"] else "", msg)
+            failures += bool(r["outliers"])
+        for v in r["verdicts"]:
+            body = ""
+            if v["verdict"] == "fail":
+                body, failures = f'<failure message={quoteattr(v["why"])} type="criterion"/>', failures + 1
+            elif v["verdict"] == "not-measured":
+                body, skipped = f"<skipped message={quoteattr(v['why'])}/>", skipped + 1
+            case(f"criterion: {v['criterion']}", body, v["why"])
+    for c in (doc.get("groups") or {}).get("comparisons", []):
+        cls = quoteattr(f"fleet.group.{c['group']}")
+        for f in c["figures"]:
+            msg = f"{f['name']}: {f['verdict']} vs group {c['baseline']} ({f['method']})"
+            body = f'<failure message={quoteattr(msg)} type="group"/>' if f["name"] in c["regressions"] else ""
+            failures += bool(body)
+            cases.append(
+                f"    <testcase classname={cls} name={quoteattr(f['name'])}>{body}"
+                f"<system-out>{escape(msg)}</system-out></testcase>"
+            )
+    name = quoteattr(f"iolab fleet: {doc['fleet']['name']} ({doc['fleet']['test']})")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name="iolab fleet" tests="{len(cases)}" failures="{failures}">\n'
+        f'  <testsuite name={name} tests="{len(cases)}" failures="{failures}" skipped="{skipped}" errors="0">\n'
+        + "\n".join(cases)
+        + "\n  </testsuite>\n</testsuites>\n"
+    )
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
+
+
+def strip(fig: dict, width: int = STRIP_WIDTH) -> str:
+    """The drives on one line from the fleet's min to max: '·' a drive, '┃' the median, '×' an
+    outlier (several drives in one column: the column shows the strongest mark)."""
+    lo, hi = fig["min"], fig["max"]
+    cols = [" "] * width
+    rank = {" ": 0, "·": 1, "┃": 2, "×": 3}
+
+    same = hi - lo <= RESOLUTION * abs(fig["median"])  # one value, as far as the arithmetic tells
+
+    def put(x: float, mark: str) -> None:
+        i = width // 2 if same else round((x - lo) / (hi - lo) * (width - 1))
+        if rank[mark] > rank[cols[i]]:
+            cols[i] = mark
+
+    bad = {o["drive"] for o in fig["outliers"]}
+    for name, x in fig["values"].items():
+        put(x, "×" if name in bad else "·")
+    put(fig["median"], "┃")
+    return "".join(cols)
+
+
+def render(doc: dict, console) -> None:
+    """The terminal view: each figure's distribution with its strip, then each drive's row."""
+    from rich.table import Table
+
+    f = doc["fleet"]
+    s = doc["summary"]
+    console.print(
+        f"fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete — {f['dir']}",
+        markup=False,
+        soft_wrap=True,
+    )
+    t = Table(title="key figures over the fleet", title_justify="left")
+    for h in ("figure", "n", "median", "spread", "min", "max", "strip (min → max; ┃ median, × outlier)", "outliers"):
+        t.add_column(h, justify="right" if h in ("n", "median", "spread", "min", "max") else "left")
+    for fig in doc["figures"]:
+        outs = ", ".join(
+            f"{o['drive']} {_num(o['value'])} ({'worse' if o['worse'] else 'better'})" for o in fig["outliers"]
+        )
+        spread = "—" if fig["spread_pct"] is None else f"±{fig['spread_pct']:.2f} %"
+        t.add_row(
+            f"{fig['name']} ({fig['unit']})",
+            str(fig["n"]),
+            _num(fig["median"]),
+            spread,
+            _num(fig["min"]),
+            _num(fig["max"]),
+            strip(fig),
+            outs or ("none" if fig["judged"] else f"not judged (< {doc['outlier_rule']['min_drives']} drives)"),
+        )
+    console.print(t)
+    console.print(doc["outlier_rule"]["text"], markup=False, soft_wrap=True)
+    if doc.get("pool"):
+        _render_pool(doc["pool"], console)
+    if doc.get("groups"):
+        _render_groups(doc["groups"], console)
+    for w in doc.get("warnings", []):
+        console.print(f"warning: {w}", markup=False, soft_wrap=True)
+    d = Table(title="drives", title_justify="left")
+    for h in ("drive", "where", "labels", "state", "outlier on", "spec sheet"):
+        d.add_column(h)
+    for r in doc["drives"]:
+        vs = r["verdicts"]
+        fails = [v["criterion"] for v in vs if v["verdict"] == "fail"]
+        spec = (
+            "—"
+            if not vs
+            else (
+                "FAIL: " + ", ".join(fails) if fails else f"pass ({sum(v['verdict'] == 'pass' for v in vs)}/{len(vs)})"
+            )
+        )
+        state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
+        labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
+        d.add_row(r["name"], r["where"], labels, state, ", ".join(r["outliers"]) or "—", spec)
+    console.print(d)
+    console.print(
+        f"outlier drives: {', '.join(s['outlier_drives']) or 'none'}; failing criteria: {s['failing_criteria']}; "
+        f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _render_pool(p: dict, console) -> None:
+    from rich.table import Table
+
+    pct, bound = p["percentile"], p["bound_us"]
+    t = Table(
+        title=f"the pool of {len(p['drives'])} drives: {pct:g} % latency of the merged histograms vs the {_num(bound)} µs bound",
+        title_justify="left",
+    )
+    for h in ("demand (all drives)", "delivered IOPS", f"{pct:g} % latency (µs)", "IOs", "bound"):
+        t.add_column(h, justify="right")
+    for s in p["steps"]:
+        t.add_row(
+            _num(s["demand"]),
+            _num(s["iops"]),
+            _num(s["percentile_us"]),
+            f"{s['ios']:,}",
+            "met" if s["meets"] else "BROKEN",
+        )
+    console.print(t)
+    b, su = p["best"], p["sustain"]
+    best = (
+        "no step met the bound" if b is None else f"{_num(b['iops'])} IOPS at {_num(b['percentile_us'])} µs ({pct:g} %)"
+    )
+    console.print(f"pool at the bound (ramp): {best}", markup=False, soft_wrap=True)
+    if su["iops"] is not None:
+        held = "held" if su["meets"] else "NOT held"
+        console.print(
+            f"pool sustained: {_num(su['iops'])} IOPS, {pct:g} % latency {_num(su['percentile_us'])} µs, 99.99 % "
+            f"{_num(su['p99_99_us'])} µs over {su['ios']:,} IOs: bound {held}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def _render_groups(g: dict, console) -> None:
+    from rich.table import Table
+
+    for c in g["comparisons"]:
+        t = Table(
+            title=f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
+            f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
+            title_justify="left",
+        )
+        for h in ("figure", c["baseline"], c["group"], "change", "noise", "verdict"):
+            t.add_column(h, justify="left" if h in ("figure", "verdict") else "right")
+        for f in c["figures"]:
+            pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
+            noise = "—" if f["noise_pct"] is None else f"±{f['noise_pct']:.2f} %"
+            t.add_row(
+                f"{f['name']} ({f['unit']})",
+                _num(f["baseline"]["value"]),
+                _num(f["candidate"]["value"]),
+                pct,
+                noise,
+                f["verdict"],
+            )
+        console.print(t)
+    if g["unlabelled"]:
+        console.print(f"drives without label {g['key']}: {', '.join(g['unlabelled'])}", markup=False, soft_wrap=True)

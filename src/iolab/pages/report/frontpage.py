@@ -1,0 +1,103 @@
+"""A drive's front page: the spec sheet the user gave, each line beside the figure this run
+measured for it, and a verdict per criterion in words (figures/specmatch.py decides them).
+
+A figure from a run that cannot stand for the drive (quick, not steady, limited range,
+incomplete, audit failed) is shown with its verdict "not judged: <why>"; a criterion the run
+has no figure for is "not measured by this run"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iolab.figures.endurance import endurance
+from iolab.figures.specmatch import Measured, SpecLine, match, record_figures, run_reasons, tally
+from iolab.figures.specsheet import SpecSheet
+from iolab.pages.report.model import CONTENT_MM, LINE_CHARS, Page, Table, Text, block_height
+from iolab.pages.report.rundata import RunData
+from iolab.pages.report.sections import table_pages
+
+TITLE = "Against the Spec Sheet"
+_WORD = {
+    "meets": "meets",
+    "short": "SHORT",
+    "over": "OVER",
+    "not-judged": "not judged",
+    "not-measured": "not measured",
+    "no-unit": "not judged",
+}
+
+
+def run_figures(run: RunData, record: dict[str, Any]) -> list[Measured]:
+    """The run's key figures, and its DWPD where the run gives one (the measured WAF with the
+    drive's rated P/E cycles and warranty: figures/endurance.py)."""
+    out = record_figures(record)
+    e = endurance(run.manifest, run.phases, run.preconditioning)
+    if e.dwpd is not None:
+        out.append(Measured("DWPD", e.dwpd, "", basis=f"WAF {e.waf.value:.2f}, {e.waf.short}" if e.waf else ""))
+    return out
+
+
+def spec_lines(run: RunData, record: dict[str, Any], sheet: SpecSheet) -> tuple[list[SpecLine], list[str]]:
+    reasons = run_reasons(record)
+    return match(sheet, run_figures(run, record), reasons), reasons
+
+
+def _num(x: float | None, unit: str = "") -> str:
+    if x is None:
+        return "-"
+    return (f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.4g}") + (f" {unit}" if unit else "")
+
+
+def _row(ln: SpecLine) -> tuple[str, ...]:
+    c = ln.criterion
+    spec = c.bounds_text() + (f" (data sheet {_num(c.claim)})" if c.claim is not None else "")
+    m = ln.measured
+    measured = _num(ln.value, c.unit or m.unit) if m is not None and ln.value is not None else "-"
+    if m is not None and ln.value is None:
+        measured = _num(m.value, m.unit)
+    figure = f"{c.figure} (none)" if m is None else f"{c.figure} ({m.basis})" if m.basis else c.figure
+    return (c.name, spec, figure, measured, _WORD[ln.verdict])
+
+
+def _text_height(paragraphs: list[str]) -> float:
+    lines = sum(max(1, -(-len(p) // LINE_CHARS)) for p in paragraphs)
+    return 6.0 + 5.0 * lines + 2.0 * len(paragraphs)
+
+
+def front_pages(run: RunData, record: dict[str, Any], sheet: SpecSheet) -> list[Page]:
+    lines, reasons = spec_lines(run, record, sheet)
+    return layout(lines, reasons, str(record.get("run_id")), sheet)
+
+
+def layout(lines: list[SpecLine], reasons: list[str], run_id: str, sheet: SpecSheet) -> list[Page]:
+    """The front page(s): the verdicts in words, then the spec lines beside the figures."""
+    model = f" for {sheet.model}" if sheet.model else ""
+    head = [f"This run ({run_id}) against the spec sheet {sheet.path.name}{model}: {tally(lines)}."]
+    if reasons:
+        head.append(
+            f"Not judged: {'; '.join(reasons)}. The figures below were measured, but by a run that cannot "
+            "stand for the drive's sustained performance: they are shown, and no criterion is met or missed."
+        )
+    verdicts = [ln.text for ln in lines]
+    text = Text(tuple(head + verdicts), height_mm=_text_height(head + verdicts))
+    table = Table(
+        "Each spec line beside the figure it is judged against",
+        ("criterion", "spec", "measured figure", "measured", "verdict"),
+        tuple(_row(ln) for ln in lines),
+        f"spec sheet {sheet.path}; figures: the run's key figures (iolab show {run_id})",
+    )
+    if block_height(text) + block_height(table) <= CONTENT_MM:
+        return [Page(TITLE, (text, table))]
+    # a long sheet: the verdicts on pages of their own, every one of them, then the table
+    pages: list[Page] = []
+    paras: list[str] = []
+    for para in head + verdicts:
+        if paras and _text_height([*paras, para]) > CONTENT_MM:
+            pages.append(Page(TITLE, (Text(tuple(paras), height_mm=_text_height(paras)),)))
+            paras = []
+        paras.append(para)
+    pages.append(Page(TITLE, (Text(tuple(paras), height_mm=_text_height(paras)),)))
+    return pages + table_pages(TITLE, [table])
+
+
+__all__ = ["front_pages", "layout", "run_figures", "spec_lines"]

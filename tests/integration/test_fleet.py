@@ -1,0 +1,267 @@
+"""`iolab run TEST --fleet FILE` and `iolab fleet` as users run them: a simulated fleet with one
+drive made slower on purpose, a drive that fails among ones that do not, bad fleet files, and a
+fleet of file drives on fio-server hosts (network namespaces)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from .conftest import IOLAB, default_signals, iolab
+from .netns import fio_hosts
+
+QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
+SIM = "sim:enterprise-sas?user_gb=0.1"
+
+
+def sim_fleet(tmp: Path, n: int = 5, extra: str = "") -> Path:
+    f = tmp / "fleet.toml"
+    f.write_text(
+        '[fleet]\nname = "demo"\n'
+        f'[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = {n}\nname = "sim{{i}}"\nlabels = {{ firmware = "A" }}\n'
+        # t_prog_us 1150 -> 1500 (+30 %): a slower drive of the same model
+        f'[[drive]]\ntarget = "{SIM}&seed=99&t_prog_us=1500"\nname = "slow"\nlabels = {{ firmware = "A" }}\n' + extra
+    )
+    return f
+
+
+def fleet_dir(out: str) -> Path:
+    return Path(next(ln for ln in out.splitlines() if ln.startswith("fleet directory: ")).split(": ", 1)[1])
+
+
+def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(sim_fleet(tmp_path)), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 7, r.stdout + r.stderr  # an outlier: the fleet's verdict, as check's regression
+    d = fleet_dir(r.stdout)
+    doc = json.loads((d / "report.json").read_text())
+    assert doc["summary"]["complete"] == 6 and doc["summary"]["outlier_drives"] == ["slow"]
+    write = next(f for f in doc["figures"] if f["name"] == "RND 4KiB R/W 0/100 IOPS")
+    assert [o["drive"] for o in write["outliers"]] == ["slow"] and write["outliers"][0]["worse"]
+    assert write["values"]["slow"] < 0.85 * write["median"]
+    # each drive is its own stored run, which `iolab show` reads as any other
+    for row in doc["drives"]:
+        assert (Path(row["run_dir"]) / "manifest.json").is_file() and row["labels"] == {"firmware": "A"}
+    show = iolab("show", doc["drives"][0]["run_dir"], "--json")
+    assert json.loads(show.stdout)["runs"][0]["state"] == "complete"
+    assert "slow" in r.stdout and "k = 3.5" in r.stdout
+    suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    failed = {c.get("classname") for c in suite.iter("testcase") if c.find("failure") is not None}
+    assert failed == {"fleet.slow"}
+
+    # the report again, judged against a spec sheet, as JSON; and the fleets listed
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 0.9\nunit = "kIOPS"\nname = "write"\n')
+    again = iolab("fleet", d.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet), "--json")
+    assert again.returncode == 7, again.stderr
+    doc2 = json.loads(again.stdout)
+    assert {v["verdict"] for row in doc2["drives"] for v in row["verdicts"]} == {"pass"}
+    listed = iolab("fleet", "--runs-dir", str(runs))
+    assert d.name in listed.stdout and "6/6 drives complete" in listed.stdout
+    assert d.name in iolab("runs", "--runs-dir", str(runs)).stdout  # the drives' runs, then the fleets
+    shown = iolab("show", str(d), "--json")  # a fleet directory shows as its report
+    assert shown.returncode == 7 and json.loads(shown.stdout)["summary"]["outlier_drives"] == ["slow"]
+
+
+def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
+    small = tmp_path / "tiny.img"
+    small.write_bytes(b"x" * 4096)  # too small for the test: refused before any IO
+    extra = f'[[drive]]\ntarget = "file:{small}"\nname = "tiny"\n'
+    f = sim_fleet(tmp_path, n=1, extra=extra)
+    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"), timeout=600)
+    assert r.returncode == 2, r.stdout + r.stderr  # the failed drive's own status
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    states = {row["name"]: row["state"] for row in doc["drives"]}
+    assert states == {"sim1": "complete", "slow": "complete", "tiny": "refused"}
+    tiny = next(row for row in doc["drives"] if row["name"] == "tiny")
+    assert "capacity" in tiny["error"] and "Traceback" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ('[[drive]]\ntarget = "sim:enterprise-sas"\ncount = 2\n', "needs {i}"),
+        ("[[drive]\n", "fleet file"),
+        ('[[host]]\naddress = "10.0.0.2"\n', "[[host.drive]]"),
+    ],
+)
+def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):
+    f = tmp_path / "fleet.toml"
+    f.write_text(text)
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", "--quick", "--fleet", str(f), "--runs-dir", str(runs))
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (runs / "fleets").exists()  # nothing started
+
+
+def test_fleet_with_a_target_is_refused(tmp_path):
+    r = iolab("run", "iops", "--fleet", str(sim_fleet(tmp_path)), "--target", SIM, "--runs-dir", str(tmp_path / "r"))
+    assert r.returncode == 2 and "leave out --target" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")
+def test_a_fleet_of_file_drives_on_two_fio_server_hosts(scratch):
+    with fio_hosts(2) as hosts:
+        f = scratch / "fleet.toml"
+        f.write_text(
+            '[fleet]\nname = "hosts"\n'
+            + "".join(
+                f'[[host]]\naddress = "{addr}"\nlabels = {{ rack = "r{i}" }}\n'
+                + "".join(f'[[host.drive]]\ntarget = "file:{scratch}/h{i}d{j}.img?size=16MiB"\n' for j in range(2))
+                for i, (_, addr) in enumerate(hosts)
+            )
+        )
+        r = iolab(
+            "run",
+            "latency",
+            *QUICK,
+            "--purge",
+            "none",
+            "--allow-unsafe-target",  # servers reached through fio alone (tests/integration/test_scaleout.py)
+            "--fleet",
+            str(f),
+            "--runs-dir",
+            str(scratch / "runs"),
+            timeout=600,
+        )
+    assert r.returncode in (0, 7), r.stdout + r.stderr  # 4 drives: too few to judge outliers, no sheet
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    assert [row["state"] for row in doc["drives"]] == ["complete"] * 4
+    for row in doc["drives"]:
+        m = json.loads((Path(row["run_dir"]) / "manifest.json").read_text())
+        (leg,) = m["split"]
+        assert leg["host"]["address"] == row["where"].rsplit(":", 1)[0]  # ran through that host's fio server
+        assert leg["path"] == row["target"].split("?")[0].removeprefix("file:")
+    assert {row["labels"]["rack"] for row in doc["drives"]} == {"r0", "r1"}
+
+
+def test_a_latency_bound_fleet_reports_the_pool_with_merged_percentiles(tmp_path):
+    from iolab.store.runstore import RunStore
+
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 2\nname = "s{{i}}"\n'
+        f'[[drive]]\ntarget = "{SIM}&seed=9&t_prog_us=2300"\nname = "slow"\n'
+    )
+    r = iolab(
+        "run", "latency-bound", "--quick", "--no-report", "--set", "bound=700us", "--fleet", str(f),
+        "--runs-dir", str(tmp_path / "runs"), timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    pool = doc["pool"]
+    assert pool["bound_us"] == 700 and pool["drives"] == ["s1", "s2", "slow"] and "pool at the bound" in r.stdout
+    stores = [RunStore(Path(row["run_dir"]), writable=False) for row in doc["drives"]]
+    for step in pool["steps"]:
+        cells = [
+            next(c for c in s.cells("demand ramp") if c.workload["rate_iops"] == step["demand_per_drive"])
+            for s in stores
+        ]
+        assert step["iops"] == pytest.approx(sum(c.iops for c in cells))  # added, not averaged
+        # the pool's percentile is that of a mixture: between the drives' own
+        if step["percentile_us"] is not None and all(c.p99 for c in cells):
+            assert min(c.p99 for c in cells) <= step["percentile_us"] <= max(c.p99 for c in cells)
+    assert pool["best"] is not None and pool["best"]["percentile_us"] <= 700
+    su = pool["sustain"]
+    assert su["iops"] == pytest.approx(sum(s.cells("sustain")[0].iops for s in stores))
+
+
+def test_two_firmware_groups_compared_from_the_fleet_file(tmp_path):
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        '[fleet]\nname = "ab"\ngroup_by = "firmware"\nbaseline = "A"\n'
+        f'[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 3\nname = "a{{i}}"\nlabels = {{ firmware = "A" }}\n'
+        # firmware B programs 30 % slower on every drive: the group, not one drive, is worse
+        f'[[drive]]\ntarget = "{SIM}&seed=1{{i}}&t_prog_us=1500"\ncount = 3\nname = "b{{i}}"\nlabels = {{ firmware = "B" }}\n'
+    )
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(runs), timeout=600)
+    assert r.returncode == 7, r.stdout + r.stderr
+    doc = json.loads((fleet_dir(r.stdout) / "report.json").read_text())
+    (c,) = doc["groups"]["comparisons"]
+    assert (c["group"], c["baseline"], c["drives"]) == ("B", "A", ["b1", "b2", "b3"])
+    write = next(x for x in c["figures"] if x["name"] == "RND 4KiB R/W 0/100 IOPS")
+    assert write["verdict"] == "regression" and write["change_pct"] < -10 and "Welch" in write["method"]
+    assert "RND 4KiB R/W 0/100 IOPS" in c["regressions"] and "firmware = B" in r.stdout
+    suite = ET.parse(fleet_dir(r.stdout) / "junit.xml").getroot().find("testsuite")
+    failed = {(x.get("classname"), x.get("name")) for x in suite.iter("testcase") if x.find("failure") is not None}
+    assert ("fleet.group.B", "RND 4KiB R/W 0/100 IOPS") in failed
+    assert doc["warnings"] == []  # one model and firmware in each group
+    # the other way round on the command line: B as the baseline, A improves
+    again = iolab("fleet", fleet_dir(r.stdout).name, "--runs-dir", str(runs), "--baseline", "B", "--json")
+    (c2,) = json.loads(again.stdout)["groups"]["comparisons"]
+    assert (
+        c2["group"] == "A" and next(x for x in c2["figures"] if x["name"] == write["name"])["verdict"] == "improvement"
+    )
+
+
+def _rows(d: Path) -> dict:
+    try:
+        return {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]}
+    except (OSError, ValueError):
+        return {}
+
+
+def _until(cond, what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_fleet_resumes_after_its_drive_was_stopped_and_its_coordinator_killed(tmp_path):
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "k"\nparallel = 1\n[[drive]]\ntarget = "{SIM}&seed={{i}}"\ncount = 3\nname = "s{{i}}"\n'
+    )
+    runs = tmp_path / "runs"
+    args = ["run", "iops", "--quick", "--cell-time", "100ms", "--max-rounds", "3", "--no-report"]
+    proc = subprocess.Popen(
+        [*IOLAB, *args, "--fleet", str(f), "--runs-dir", str(runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
+    )
+    try:
+        _until(lambda: any((runs / "fleets").glob("*/fleet.json")), "the fleet directory")
+        d = next((runs / "fleets").glob("*"))
+        _until(lambda: _rows(d).get("s1", {}).get("pid") and list(runs.glob("2*/results.db")), "s1's run")
+        time.sleep(1)
+        os.kill(_rows(d)["s1"]["pid"], signal.SIGTERM)  # one drive stopped mid-run: it stores what it has
+        _until(lambda: _rows(d)["s2"].get("pid"), "s2 to start")
+        proc.kill()  # kill -9 of the coordinator while s2 runs
+    finally:
+        proc.wait()
+    rows = _rows(d)
+    assert rows["s1"]["state"] == "interrupted" and rows["s1"]["run_dir"], rows["s1"]
+    assert rows["s2"]["state"] == "running" and rows["s3"]["state"] == "pending"
+    r = iolab("resume", str(d), "--runs-dir", str(runs), "--json", timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert [row["state"] for row in doc["drives"]] == ["complete"] * 3
+    after = {row["name"]: row for row in doc["drives"]}
+    assert after["s1"]["run_dir"] == rows["s1"]["run_dir"]  # its own run, resumed, not a new one
+    assert len(list(runs.glob("2*/manifest.json"))) == 3  # s2 ran once, to its end, after the coordinator died
+
+
+def test_one_file_reached_by_two_names_is_refused_before_anything_runs(tmp_path):
+    img = tmp_path / "a.img"
+    img.write_bytes(b"")
+    (tmp_path / "link.img").symlink_to(img)
+    os.link(img, tmp_path / "hard.img")
+    for other in ("link.img", "hard.img"):
+        f = tmp_path / "fleet.toml"
+        f.write_text(
+            f'[[drive]]\ntarget = "file:{img}?size=8MiB"\nname = "a"\n'
+            f'[[drive]]\ntarget = "file:{tmp_path / other}?size=8MiB"\nname = "b"\n'
+        )
+        r = iolab("run", "iops", "--quick", "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+        assert r.returncode == 2 and "are one drive" in r.stderr and "inode" in r.stderr, r.stderr
+        assert not (tmp_path / "runs" / "fleets").exists()

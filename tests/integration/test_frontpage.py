@@ -1,0 +1,97 @@
+"""A drive's front page against a spec sheet (`iolab report RUN --spec-sheet FILE`, `iolab run
+... --spec-sheet FILE`): page 1 of the PDF, each criterion's verdict in words; a quick run's
+figures are shown but never judged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pypdf
+
+from tests.integration.conftest import iolab
+
+SIM = "sim:enterprise-sas?user_gb=0.1"
+READS, WRITES = "RND 4KiB R/W 100/0 IOPS", "RND 4KiB R/W 0/100 IOPS"
+
+
+def _page_one(run_dir: Path) -> str:
+    pdf = next((run_dir / "report").glob("*.pdf"))
+    return " ".join(pypdf.PdfReader(str(pdf)).pages[0].extract_text().split())
+
+
+def _sheet(path: Path, reads_min: float, writes_min: float, mixed_max: float) -> Path:
+    path.write_text(
+        '[sheet]\nmodel = "Example SAS"\n'
+        f'[[criterion]]\nname = "random reads"\nfigure = "{READS}"\nmin = {reads_min}\nunit = "IOPS"\n'
+        f'[[criterion]]\nname = "random writes"\nfigure = "{WRITES}"\nmin = {writes_min}\nunit = "IOPS"\n'
+        f'[[criterion]]\nname = "mixed at most"\nfigure = "RND 4KiB R/W 65/35 IOPS"\nmax = {mixed_max}\n'
+        '[[criterion]]\nname = "UBER"\nfigure = "UBER"\nmax = 1e-17\n'
+    )
+    return path
+
+
+def test_a_quick_runs_figures_are_shown_but_never_judged(tmp_path):
+    sheet = _sheet(tmp_path / "spec.toml", 1, 1, 1e9)  # every bound met by any figure: still not judged
+    p = iolab(
+        "run", "iops", "--quick", "--cell-time", "100ms", "--max-rounds", "2", "-t", SIM,
+        "--runs-dir", str(tmp_path / "runs"), "--spec-sheet", str(sheet),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = _page_one(next((tmp_path / "runs").glob("*-iops-*")))
+    assert "Against the Spec Sheet" in page and "for Example SAS: 3 not judged, 1 not measured" in page
+    assert "random reads: not judged: quick run" in page and "random writes: not judged: quick run" in page
+    assert "meets the" not in page and "UBER: not measured by this run" in page
+
+
+def test_a_steady_runs_figures_meet_or_miss_their_spec_by_how_much(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "iops", "--cell-time", "100ms", "-t", SIM, "--no-report", "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    assert run["steady_state"] == "reached" and not run["profile"]["quick"]
+    fig = {f["name"]: f["value"] for f in run["figures"]}
+    # reads: bound 10 % under the measured figure (meets); writes: 25 % above it (20 % short);
+    # the mixed figure under a maximum 20 % below it (25 % over: a maximum judged as one)
+    sheet = _sheet(tmp_path / "spec.toml", 0.9 * fig[READS], 1.25 * fig[WRITES], 0.8 * fig["RND 4KiB R/W 65/35 IOPS"])
+    p = iolab("report", run["run_id"], "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = _page_one(Path(run["path"]))
+    assert "1 meet, 1 short, 1 over, 1 not measured" in page, page
+    assert f"random reads: meets the ≥ {0.9 * fig[READS]:,.6g} IOPS spec ({fig[READS]:,.0f} IOPS)" in page
+    assert f"random writes: 20 % short ({fig[WRITES]:,.0f} of {1.25 * fig[WRITES]:,.0f} IOPS)" in page
+    assert "mixed at most: 25 % over the maximum" in page and "not judged" not in page
+    html = next((Path(run["path"]) / "report").glob("*.html")).read_text()
+    assert "random writes: 20 % short" in html
+
+
+def test_a_bad_spec_sheet_is_one_paragraph_and_exit_2(tmp_path):
+    bad = tmp_path / "spec.csv"
+    bad.write_text("figure,min\nRND 4KiB R/W 100/0 IOPS,lots\n")
+    p = iolab("report", "nothing-here", "--runs-dir", str(tmp_path), "--spec-sheet", str(bad))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "line 2: field 'min' is 'lots'; give a number" in " ".join((p.stdout + p.stderr).split())
+
+
+def test_a_latency_is_a_maximum_met_below_it_and_missed_above_it(tmp_path):
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", "--cell-time", "100ms", "-t", SIM, "--no-report", "--runs-dir", str(runs), "--json")
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    assert run["steady_state"] == "reached" and not run["profile"]["quick"]
+    fig = {f["name"]: f["value"] for f in run["figures"]}
+    read, write = fig["ART RND 4KiB R/W 100/0"], fig["ART RND 4KiB R/W 0/100"]
+    assert fig["99.999 % RND 4KiB R/W 100/0"] is None  # too few IOs in 100 ms cells for that percentile
+    sheet = tmp_path / "spec.csv"
+    sheet.write_text(
+        "name,figure,max,unit\n"
+        f"read latency,ART RND 4KiB R/W 100/0,{1.25 * read / 1000},ms\n"  # in ms: 1.25 x the measured
+        f"write latency,ART RND 4KiB R/W 0/100,{0.8 * write},us\n"  # 0.8 x: 25 % over
+        f"read tail,99.999 % RND 4KiB R/W 100/0,5,ms\n"
+    )
+    p = iolab("report", str(run["path"]), "--spec-sheet", str(sheet))
+    assert p.returncode == 0, p.stdout + p.stderr
+    page = _page_one(Path(run["path"]))
+    assert "1 meet, 1 over, 1 not measured" in page, page
+    assert f"read latency: meets the ≤ {1.25 * read / 1000:,.6g} ms spec ({read / 1000:,.4g} ms)" in page
+    assert "write latency: 25 % over the maximum" in page and "read tail: not measured by this run" in page

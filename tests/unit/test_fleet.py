@@ -1,0 +1,303 @@
+"""The fleet's pure parts: the fleet file, the outlier rule, spec-sheet verdicts and the report
+document with its JUnit XML."""
+
+from __future__ import annotations
+
+import random
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from iolab.api.fleetfile import load_fleet
+from iolab.core.errors import IolabError
+from iolab.figures.fleet import DriveFigures, distribution, distributions
+from iolab.figures.specsheet import judge, load_spec_sheet
+from iolab.pages.fleet import document, junit_xml, strip
+
+W = "RND 4KiB R/W 0/100 IOPS"
+META = {W: {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}}
+
+
+def drives(values: dict[str, float]) -> list[DriveFigures]:
+    return [DriveFigures(n, {}, "complete", {W: v}, META) for n, v in values.items()]
+
+
+def fleet_file(tmp: Path, text: str) -> Path:
+    p = tmp / "fleet.toml"
+    p.write_text(text)
+    return p
+
+
+# --- the outlier rule ---------------------------------------------------------------------
+
+
+def test_a_drive_30_percent_slower_among_64_is_the_only_outlier():
+    rng = random.Random(7)
+    values = {f"d{i:02}": rng.gauss(40_000, 40_000 * 0.01) for i in range(63)}  # 1 % drive-to-drive spread
+    values["slow"] = 40_000 / 1.3
+    d = distribution(W, drives(values))
+    assert d is not None and d.judged
+    assert [o.drive for o in d.outliers] == ["slow"]
+    assert d.outliers[0].worse and d.outliers[0].z < -3.5
+
+
+def test_the_rule_is_robust_where_mean_and_sd_are_not():
+    # Two bad drives among 8: a mean ± 2 sd rule flags neither of them; median ± 3.5 MAD-sigma flags both.
+    values = {f"d{i}": 100.0 + i * 0.1 for i in range(6)} | {"bad1": 60.0, "bad2": 61.0}
+    xs = list(values.values())
+    mean = sum(xs) / len(xs)
+    sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    assert all(abs(x - mean) <= 2 * sd for x in xs)
+    d = distribution(W, drives(values))
+    assert sorted(o.drive for o in d.outliers) == ["bad1", "bad2"]
+
+
+def test_normal_drives_are_not_flagged_and_k_is_used():
+    rng = random.Random(3)
+    values = {f"d{i}": rng.gauss(1000, 10) for i in range(64)}
+    assert distribution(W, drives(values)).outliers == ()
+    # k small enough flags the tails: the rule really reads k
+    assert len(distribution(W, drives(values), k=1.0).outliers) > 5
+
+
+def test_few_drives_are_not_judged_and_equal_values_are_not_outliers():
+    d = distribution(W, drives({"a": 1.0, "b": 2.0, "c": 100.0}))
+    assert not d.judged and d.outliers == ()
+    same = {f"d{i}": 524.5 + i * 1e-12 for i in range(8)}  # the same figure, summed in another order
+    assert distribution(W, drives(same)).outliers == ()
+    zero_mad = {f"d{i}": 500.0 for i in range(7)} | {"odd": 450.0}
+    assert [o.drive for o in distribution(W, drives(zero_mad)).outliers] == ["odd"]
+
+
+def test_direction_says_which_side_is_worse():
+    meta = {"lat": {"unit": "µs", "direction": "lower-is-better", "kind": "value"}}
+    ds = [DriveFigures(f"d{i}", {}, "complete", {"lat": 100.0 + i}, meta) for i in range(8)]
+    ds.append(DriveFigures("slow", {}, "complete", {"lat": 300.0}, meta))
+    (o,) = distribution("lat", ds).outliers
+    assert o.drive == "slow" and o.worse
+
+
+# --- spec sheets --------------------------------------------------------------------------
+
+
+def test_spec_sheet_toml_and_csv_judge_alike(tmp_path):
+    (tmp_path / "s.toml").write_text(
+        '[sheet]\nmodel = "X"\n[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 35\nunit = "kIOPS"\n'
+        '[[criterion]]\nfigure = "ART"\nmax = 0.2\nunit = "ms"\n[[criterion]]\nfigure = "DWPD"\nmin = 3\n'
+    )
+    (tmp_path / "s.csv").write_text("figure,min,max,unit\nRND 4KiB R/W 0/100 IOPS,35,,kIOPS\nART,,0.2,ms\nDWPD,3,,\n")
+    figs, units = {W: 34_000.0, "ART": 150.0}, {W: "IOPS", "ART": "µs"}
+    for name in ("s.toml", "s.csv"):
+        sheet = load_spec_sheet(tmp_path / name)
+        got = [(v.criterion.figure, v.verdict) for v in judge("d1", figs, units, sheet)]
+        assert got == [(W, "fail"), ("ART", "pass"), ("DWPD", "not-measured")], name
+    sheet = load_spec_sheet(tmp_path / "s.toml")
+    assert judge("d1", {W: 35_000.0}, units, sheet)[0].verdict == "pass"  # the bound itself passes
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ('[[criterion]]\nfigure = "x"\n', "give 'min' or 'max'"),
+        ('[[criterion]]\nfigure = "x"\nmin = 3\nmax = 1\n', "no drive could pass"),
+        ('[[criterion]]\nfigure = "x"\nmin = 3\nunit = "furlongs"\n', "field 'unit'"),
+        ('[[criterion]]\nfigure = "x"\nmin = "fast"\n', "give a number"),
+        ('[[criterion]]\nfigure = "x"\nmin = 1\nspeed = 2\n', "unknown field 'speed'"),
+        ("[drive]\n", "expected [[criterion]]"),
+    ],
+)
+def test_bad_spec_sheets_say_what_is_wrong(tmp_path, text, says):
+    (tmp_path / "s.toml").write_text(text)
+    with pytest.raises(IolabError, match=says.replace("[", r"\[").replace("(", r"\(")):
+        load_spec_sheet(tmp_path / "s.toml")
+
+
+# --- the fleet file -----------------------------------------------------------------------
+
+
+def test_fleet_file_expands_counts_and_merges_labels(tmp_path):
+    f = load_fleet(
+        fleet_file(
+            tmp_path,
+            '[fleet]\nname = "f1"\nparallel = 2\n'
+            '[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.1&seed={i}"\ncount = 3\nname = "s{i}"\n'
+            'labels = { firmware = "A" }\n'
+            f'[[host]]\naddress = "10.1.2.3"\nlabels = {{ rack = "r1" }}\n[[host.drive]]\ntarget = "file:{tmp_path}/a.img?size=8MiB"\n'
+            'labels = { firmware = "B" }\n',
+        )
+    )
+    assert [d.name for d in f.drives][:3] == ["s1", "s2", "s3"]
+    assert f.drives[1].target.endswith("seed=2") and f.parallel == 2
+    host_drive = f.drives[3]
+    assert host_drive.where == "10.1.2.3:8765" and host_drive.labels == {"rack": "r1", "firmware": "B"}
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("", "no drive in it"),
+        ('[[drive]]\nname = "x"\n', "field 'target' is missing"),
+        ('[[drive]]\ntarget = "sim:enterprise-sas"\ncount = 3\n', "needs {i}"),
+        (
+            '[[drive]]\ntarget = "sim:enterprise-sas"\n[[drive]]\ntarget = "sim:enterprise-sas"\n',
+            "two drives are named",
+        ),
+        (
+            '[[drive]]\ntarget = "sim:enterprise-sas"\nname = "a"\n[[drive]]\ntarget = "sim:enterprise-sas"\nname = "b"\n',
+            "are the same drive",
+        ),
+        ('[[drive]]\ntarget = "sim:no-such-preset"\n', "drive"),
+        ('[[host]]\naddress = "10.0.0.2"\n', "host's drives"),
+        ('[[host]]\naddress = "10.0.0.2"\n[[host.drive]]\ntarget = "sim:enterprise-sas"\n', "a sim target"),
+        ('[fleet]\nparallel = 0\n[[drive]]\ntarget = "sim:enterprise-sas"\n', "field 'parallel'"),
+        ('[fleet]\nname = "a/b"\n[[drive]]\ntarget = "sim:enterprise-sas"\n', "field 'name'"),
+        ('[[drive]]\ntarget = "sim:enterprise-sas"\nrack = 3\n', "unknown field 'rack'"),
+        ("[[drive]\n", "fleet file"),
+    ],
+)
+def test_bad_fleet_files_say_what_is_wrong(tmp_path, text, says):
+    with pytest.raises(IolabError, match=says.replace("[", r"\[").replace("{", r"\{")):
+        load_fleet(fleet_file(tmp_path, text))
+
+
+def test_two_hosts_may_have_the_same_path_but_one_host_not_twice(tmp_path):
+    img = f"file:{tmp_path}/a.img?size=8MiB"
+    two = "".join(f'[[host]]\naddress = "10.0.0.{i}"\n[[host.drive]]\ntarget = "{img}"\n' for i in (2, 3))
+    assert len(load_fleet(fleet_file(tmp_path, two)).drives) == 2
+    twice = f'[[host]]\naddress = "10.0.0.2"\n[[host.drive]]\ntarget = "{img}"\nname = "a"\n[[host.drive]]\ntarget = "{img}"\nname = "b"\n'
+    with pytest.raises(IolabError, match="same drive"):
+        load_fleet(fleet_file(tmp_path, twice))
+
+
+# --- the document and JUnit ---------------------------------------------------------------
+
+
+def test_document_and_junit_fail_the_drive_that_fails(tmp_path):
+    values = {f"d{i}": 40_000.0 + 10 * i for i in range(6)} | {"slow": 30_000.0}
+    ds = drives(values)
+    rows = [
+        {"name": n, "target": f"sim:x?seed={i}", "where": "local", "labels": {}, "state": "complete", "error": None}
+        for i, n in enumerate(values)
+    ]
+    rows.append(
+        {
+            "name": "dead",
+            "target": "sim:x",
+            "where": "local",
+            "labels": {},
+            "state": "failed",
+            "error": "boom",
+            "exit_code": 4,
+        }
+    )
+    (tmp_path / "s.toml").write_text(f'[[criterion]]\nfigure = "{W}"\nmin = 35000\n')
+    sheet = load_spec_sheet(tmp_path / "s.toml")
+    verdicts = {d.name: judge(d.name, d.figures, {W: "IOPS"}, sheet) for d in ds}
+    fleet = {"dir": "x", "name": "f", "test": "iops", "state": "complete", "started": "", "ended": ""}
+    doc = document(fleet, rows, ds, distributions(ds), (3.5, 1.0), sheet, verdicts)
+    assert doc["summary"]["outlier_drives"] == ["slow"] and doc["summary"]["failing_criteria"] == 1
+    assert doc["exit_code"] == 4  # the dead drive's own status comes first
+    suite = ET.fromstring(junit_xml(doc)).find("testsuite")
+    failed = {(c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None}
+    assert failed == {("fleet.slow", "outlier rule"), ("fleet.slow", f"criterion: {W}"), ("fleet.dead", "run")}
+    assert suite.get("failures") == "3"
+    s = strip(doc["figures"][0])
+    assert s[0] == "×" and "┃" in s and len(s) == 48
+
+
+def test_a_few_parts_per_million_are_no_stray_drive():
+    # a link-bound figure as six simulated drives measured it: the MAD rule alone flags two
+    values = dict(zip("abcdef", (524.511825, 524.511641, 524.514926, 524.514291, 524.511646, 524.512133)))
+    assert distribution(W, drives(values)).outliers == ()
+    assert sorted(o.drive for o in distribution(W, drives(values), min_pct=0).outliers) == ["c", "d"]
+
+
+def test_the_pool_percentile_is_that_of_all_ios_together_not_a_mean():
+    # the merge figures/fleetpool.py pools the drives with
+    from iolab.core.results import Histogram
+
+    rng = random.Random(5)
+    fast = [round(rng.expovariate(1 / 100)) + 1 for _ in range(20_000)]  # µs, on 1 µs bins
+    slow = [round(rng.expovariate(1 / 400)) + 1 for _ in range(10_000)]
+
+    def hist(xs):
+        counts = Counter(xs)
+        vals = sorted(counts)
+        return Histogram(tuple(float(v) for v in vals), tuple(counts[v] for v in vals), float(max(xs)))
+
+    merged = Histogram.merge([hist(fast), hist(slow)])
+    pooled = sorted(fast + slow)
+    exact = pooled[int(0.99 * len(pooled)) - 1]  # the smallest value with 99 % of the IOs at or below it
+    assert merged.total == 30_000 and merged.percentile(99) == exact
+    mean_of_p99 = (hist(fast).percentile(99) + hist(slow).percentile(99)) / 2
+    assert abs(mean_of_p99 - exact) > 0.1 * exact  # averaging the drives' percentiles would be wrong
+
+
+def _record(name: str, value: float, model: str = "M1", firmware: str = "F1") -> dict:
+    fig = {"name": W, "unit": "IOPS", "direction": "higher-is-better", "kind": "value", "value": value}
+    return {
+        "run_id": name,
+        "test": "iops",
+        "profile": {},
+        "steady_state": "reached",
+        "figures": [fig],
+        "target": {"model": model, "firmware": firmware},
+    }
+
+
+def test_groups_are_compared_with_the_drive_to_drive_spread_as_noise():
+    from iolab.automation.fleetgroups import compare_groups
+
+    a = {f"a{i}": 40_000 + 200 * i for i in range(4)}
+    labels = {n: {"firmware": "A"} for n in a}
+    b_close = {f"b{i}": 39_900 + 200 * i for i in range(4)}  # 0.25 % lower: within the spread
+    b_slow = {f"b{i}": 30_000 + 200 * i for i in range(4)}  # 25 % lower
+    for b, want in ((b_close, "within-tolerance"), (b_slow, "regression")):
+        recs = {n: _record(n, v) for n, v in {**a, **b}.items()}
+        g = compare_groups(recs, {**labels, **{n: {"firmware": "B"} for n in b}}, "firmware")
+        (c,) = g["comparisons"]
+        (f,) = c["figures"]
+        assert (c["group"], c["baseline"], f["verdict"]) == ("B", "A", want)
+        assert "Welch" in f["method"]  # the drives as repeats
+    # a change of 3 % within a 10 % drive-to-drive spread is noise, above the tolerance or not
+    wide_a = {f"a{i}": v for i, v in enumerate((36_000, 44_000, 40_000, 38_000, 42_000))}
+    wide_b = {f"b{i}": v * 0.97 for i, v in enumerate((36_000, 44_000, 40_000, 38_000, 42_000))}
+    recs = {n: _record(n, v) for n, v in {**wide_a, **wide_b}.items()}
+    lab = {n: {"firmware": n[0]} for n in recs}
+    (c,) = compare_groups(recs, lab, "firmware", tolerance=0.01)["comparisons"]
+    assert c["figures"][0]["verdict"] == "within-noise"
+    with pytest.raises(IolabError, match="needs two groups"):
+        compare_groups(recs, {n: {"firmware": "A"} for n in recs}, "firmware")
+
+
+def test_a_group_that_mixes_models_or_firmware_is_named():
+    from iolab.automation.fleetgroups import mixed_warnings
+
+    recs = {"d1": _record("d1", 1), "d2": _record("d2", 1), "d3": _record("d3", 1, firmware="F2"), "x": None}
+    labels = {n: {"g": "A"} for n in recs}
+    (w,) = mixed_warnings(recs, labels, "g")
+    assert "firmware" in w and "d3 (F2)" in w and "d1" not in w
+    assert mixed_warnings({"d1": _record("d1", 1), "d2": _record("d2", 1)}, labels, None) == []
+
+
+def test_one_drive_by_wwid_through_two_hosts_is_refused(tmp_path):
+    from iolab.api.fleetident import refuse_duplicates
+
+    f = load_fleet(
+        fleet_file(
+            tmp_path,
+            "".join(
+                f'[[host]]\naddress = "10.0.0.{i}"\n[[host.drive]]\ntarget = "file:{tmp_path}/a.img?size=8MiB"\n'
+                for i in (2, 3)
+            )
+            + '[[drive]]\ntarget = "sim:enterprise-sas"\n',
+        )
+    )
+    # what two ssh hosts' lsblk said: one multipath drive seen from both
+    ids = {"10.0.0.2_a.img": "wwid eui.0025", "10.0.0.3_a.img": "wwid eui.0025"}
+    with pytest.raises(IolabError, match="one drive \\(wwid eui.0025\\)"):
+        refuse_duplicates(f, lambda d: ids.get(d.name))
+    ids["10.0.0.3_a.img"] = "wwid eui.0026"
+    assert refuse_duplicates(f, lambda d: ids.get(d.name)) == ["enterprise-sas"]
