@@ -28,6 +28,7 @@ COMMANDS = [
     "watch",
     "check",
     "audit",
+    "fleet",
     "capture",
     "sim presets",
     "sim calibrate",
@@ -35,7 +36,7 @@ COMMANDS = [
     "trace analyze",
     "trace export",
 ]
-READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "audit", "resume", "sim calibrate"]
+READERS = ["runs", "show", "report", "compare", "export", "watch", "check", "audit", "resume", "sim calibrate", "fleet"]
 
 
 def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:

@@ -38,6 +38,7 @@ LINES: dict[tuple[str, ...], tuple[str, bool]] = {
     ("compare",): ("{iops} {iops2} --out {d}/compare", False),
     ("check",): ("{iops2} --baseline {iops} --max-regression 50%", True),
     ("history",): ("{figure} --runs-dir {d}/runs --json", True),
+    ("fleet",): ("--runs-dir {d}/runs", True),
     ("export",): ("{iops} --format csv --out {d}/export", False),
     ("audit",): ("{good}", True),
     # a meter log whose two readings hold over any run's time (written as the fixtures are made)

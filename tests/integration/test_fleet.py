@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import IOLAB, default_signals, iolab
-from .netns import fio_hosts
+from .netns import fio_hosts, kill_host
 
 QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
 SIM = "sim:enterprise-sas?user_gb=0.1"
@@ -265,3 +265,40 @@ def test_one_file_reached_by_two_names_is_refused_before_anything_runs(tmp_path)
         r = iolab("run", "iops", "--quick", "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
         assert r.returncode == 2 and "are one drive" in r.stderr and "inode" in r.stderr, r.stderr
         assert not (tmp_path / "runs" / "fleets").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")
+def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scratch):
+    runs = scratch / "runs"
+    with fio_hosts(2) as hosts:
+        f = scratch / "fleet.toml"
+        f.write_text(
+            "".join(
+                f'[[host]]\naddress = "{addr}"\n[[host.drive]]\ntarget = "file:{scratch}/h{i}.img?size=16MiB"\nname = "h{i}"\n'
+                for i, (_, addr) in enumerate(hosts)
+            )
+        )
+        args = ["run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "3", "--no-report", "--purge", "none"]
+        proc = subprocess.Popen(
+            [*IOLAB, *args, "--allow-unsafe-target", "--fleet", str(f), "--runs-dir", str(runs)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=default_signals,
+        )
+        try:
+            # once both drives measure (their first cells are stored), host 1 dies
+            _until(lambda: len(list(runs.glob("2*/raw/*.json"))) >= 2, "both drives measuring")
+            kill_host(hosts[1][0])
+            out, _ = proc.communicate(timeout=600)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 4, out  # the failed drive's own status: an engine failure
+    doc = json.loads((fleet_dir(out) / "report.json").read_text())
+    rows = {row["name"]: row for row in doc["drives"]}
+    assert rows["h0"]["state"] == "complete", rows["h0"]
+    # (the error is the scale-out engine's own: it names the host when fio's client says which one
+    # dropped, and not when the host died between fio's jobs, e.g. in the precondition)
+    assert rows["h1"]["state"] == "failed" and rows["h1"]["error"], rows["h1"]
+    assert rows["h1"]["run_dir"]  # its run so far is kept

@@ -301,3 +301,11 @@ def test_one_drive_by_wwid_through_two_hosts_is_refused(tmp_path):
         refuse_duplicates(f, lambda d: ids.get(d.name))
     ids["10.0.0.3_a.img"] = "wwid eui.0026"
     assert refuse_duplicates(f, lambda d: ids.get(d.name)) == ["enterprise-sas"]
+
+
+def test_an_extreme_is_shown_but_not_judged():
+    meta = {"MRT": {"unit": "µs", "direction": "lower-is-better", "kind": "extreme"}}
+    ds = [DriveFigures(f"d{i}", {}, "complete", {"MRT": 1000.0 + i}, meta) for i in range(8)]
+    ds.append(DriveFigures("spike", {}, "complete", {"MRT": 50_000.0}, meta))
+    d = distribution("MRT", ds)
+    assert not d.judged and d.outliers == () and d.maximum == 50_000.0

@@ -207,7 +207,7 @@ def _resume_command(state: FleetState, m: Member, root: Path) -> list[str]:
     return cmd + ["--json", "--quiet", "--runs-dir", str(root)]
 
 
-def _outcome(m: Member, out: Path, code: int | None) -> None:
+def read_outcome(m: Member, out: Path, code: int | None) -> None:
     """The member's row from its child's --json document (`code` None: the document's own)."""
     try:
         doc = read_json(out, "drive outcome", "document")
@@ -259,7 +259,7 @@ def run_fleet(
         mark_written(out)
         mark_written(log)
         with lock:
-            _outcome(m, out, code)
+            read_outcome(m, out, code)
             m.seconds = round(time.monotonic() - t0, 3)
             state.save()
         on_event(m, "end")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iolab.api.fleet import FleetState, Member, _outcome, load_state, run_fleet
+from iolab.api.fleet import FleetState, Member, load_state, read_outcome, run_fleet
 from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
 
@@ -44,7 +44,7 @@ def resume(fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None])
                 time.sleep(0.2)
     for m in state.members:
         if m.state == "running":  # the coordinator died before it read the drive's end
-            _outcome(m, state.dir / "drives" / m.name / "out.json", None)
+            read_outcome(m, state.dir / "drives" / m.name / "out.json", None)
             if m.state not in ("complete", "interrupted"):
                 m.state = "interrupted"  # killed before it said anything: start it again
     fleet = load_fleet(state.dir / "fleet.toml")

@@ -184,6 +184,12 @@ def _listed(s) -> dict:
     }
 
 
+def is_fleet(ref: str) -> bool:
+    from iolab.api.fleet import is_fleet_dir
+
+    return is_fleet_dir(ref)
+
+
 def show(ref: str, json_out: bool, console: Console) -> int:
     """`iolab show FLEET_DIR`: the fleet's report, as `iolab fleet` prints it."""
     from iolab.api import fleet as api

@@ -162,9 +162,7 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
-    from iolab.api.fleet import is_fleet_dir
-
-    if is_fleet_dir(run_ref):  # a fleet: its drives that did not end go on
+    if cli_fleet.is_fleet(run_ref):  # a fleet: its drives that did not end go on
         raise typer.Exit(cli_fleet.resume(Path(run_ref), args.runs_dir, console, json_out))
     want_json("resume", console, json_out)
     current: list[RunStore] = []
@@ -307,10 +305,9 @@ def show(
 ):
     """Print a run's results: tables (block size × mix, or one row per cell), steady-state table, completeness."""
     from iolab.api import runs as api
-    from iolab.api.fleet import is_fleet_dir
     from iolab.store.runstore import RunStore
 
-    if is_fleet_dir(run_ref):  # a fleet directory: its report, as `iolab fleet FLEET`
+    if cli_fleet.is_fleet(run_ref):  # a fleet directory: its report, as `iolab fleet FLEET`
         raise typer.Exit(cli_fleet.show(run_ref, json_out, console))
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)

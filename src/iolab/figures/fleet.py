@@ -6,7 +6,9 @@ absolute deviation over the drives that measured the figure (1.4826 × MAD estim
 deviation of normal data, so k = 3.5 is Iglewicz and Hoaglin's modified z-score cut-off). The
 median and the MAD are not pulled by the outliers themselves, which the mean and standard
 deviation are: one drive 30 % slow among 64 moves the mean by 0.5 % but inflates the standard
-deviation until a 3-sigma rule may miss it. Fewer than MIN_DRIVES drives: nothing is judged.
+deviation until a 3-sigma rule may miss it. Fewer than MIN_DRIVES drives: nothing is judged. Nor
+is an extreme (a maximum latency: one observation per drive, heavy-tailed), as `iolab check`
+reports extremes without judging them; its distribution is shown.
 
 A drive must also differ from the median by more than `min_pct` % (default DEFAULT_MIN_PCT): drives
 whose figure is set by a shared limit (a host link's bandwidth) agree to a few parts per
@@ -63,7 +65,8 @@ class Distribution:
     low: float  # the rule's fences: median -+ max(k × 1.4826 × MAD, min_pct % of the median)
     high: float
     outliers: tuple[Outlier, ...]
-    judged: bool  # False: fewer than MIN_DRIVES drives measured it
+    judged: bool  # False: fewer than MIN_DRIVES drives measured it, or an extreme
+    kind: str = "value"
 
     @property
     def n(self) -> int:
@@ -117,7 +120,7 @@ def distribution(
     sigma = MAD_SIGMA * mad
     floor = max(RESOLUTION, min_pct / 100) * abs(med)
     q1, q3 = _quartiles(xs)
-    judged = len(xs) >= MIN_DRIVES
+    judged = len(xs) >= MIN_DRIVES and meta.get("kind") != "extreme"
     out = []
     if judged:
         for name, x in values.items():
@@ -130,7 +133,7 @@ def distribution(
     out.sort(key=lambda o: -abs(o.z))
     half = max(k * sigma, floor)  # the rule's fences: beyond both k × sigma and min_pct
     return Distribution(
-        figure, meta["unit"], higher, values, med, mad, q1, q3, med - half, med + half, tuple(out), judged
+        figure, meta["unit"], higher, values, med, mad, q1, q3, med - half, med + half, tuple(out), judged, meta["kind"]
     )
 
 

@@ -29,6 +29,7 @@ def _dist(d: Distribution) -> dict:
         "name": d.figure,
         "unit": d.unit,
         "direction": "higher-is-better" if d.higher_is_better else "lower-is-better",
+        "kind": d.kind,
         "n": d.n,
         "median": d.median,
         "mad": d.mad,
@@ -247,6 +248,12 @@ def strip(fig: dict, width: int = STRIP_WIDTH) -> str:
     return "".join(cols)
 
 
+def _why_not_judged(fig: dict, doc: dict) -> str:
+    if fig["n"] < doc["outlier_rule"]["min_drives"]:
+        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
+    return "not judged (an extreme: one observation a drive)"
+
+
 def render(doc: dict, console) -> None:
     """The terminal view: each figure's distribution with its strip, then each drive's row."""
     from rich.table import Table
@@ -274,7 +281,7 @@ def render(doc: dict, console) -> None:
             _num(fig["min"]),
             _num(fig["max"]),
             strip(fig),
-            outs or ("none" if fig["judged"] else f"not judged (< {doc['outlier_rule']['min_drives']} drives)"),
+            outs or ("none" if fig["judged"] else _why_not_judged(fig, doc)),
         )
     console.print(t)
     console.print(doc["outlier_rule"]["text"], markup=False, soft_wrap=True)
