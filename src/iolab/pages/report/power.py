@@ -17,6 +17,29 @@ def _mw(v: float | None) -> str:
     return "not measured" if v is None else f"{v:,.0f}"
 
 
+def by_cell(cells: list[dict[str, Any]]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """The cells grouped by phase and cell label, in the order they first ran: one table row
+    per workload, not per round (a quick IOPS run has 281 cells, 56 workloads)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in cells:
+        groups.setdefault((c["phase"], c["label"]), []).append(c)
+    return [(phase, label, cs) for (phase, label), cs in groups.items()]
+
+
+def pooled(cs: list[dict[str, Any]]) -> tuple[float | None, float | None, int]:
+    """(average mW over the measured cells' covered time, their highest reading, how many were measured)."""
+    measured = [c for c in cs if c["avg_mw"] is not None]
+    time_s = sum(c["covered_s"] for c in measured)
+    avg = sum(c["energy_mj"] for c in measured) / time_s if time_s > 0 else None
+    peaks = [c["max_mw"] for c in measured if c["max_mw"] is not None]
+    return avg, (max(peaks) if peaks else None), len(measured)
+
+
+def _rounds(cs: list[dict[str, Any]]) -> str:
+    rounds = sorted({c["round"] for c in cs})
+    return str(rounds[0]) if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]} ({len(cs)})"
+
+
 def power_pages(run: RunData) -> list[Page]:
     p = run.power
     if not p:
@@ -33,15 +56,17 @@ def power_pages(run: RunData) -> list[Page]:
         ),
         f"power meter log {src}; averages weigh each reading by the time it held",
     )
+    rows = []
+    for phase, label, cs in by_cell(p["cells"]):
+        avg, peak, n = pooled(cs)
+        low = min(c["coverage_pct"] for c in cs)
+        rows.append((phase, _rounds(cs), label, _mw(avg), _mw(peak), f"{n} of {len(cs)}; least {low:.0f} %"))
     cells = Table(
-        "Power per cell",
-        ("phase", "round", "cell", "average mW", "maximum mW", "log covers"),
-        tuple(
-            (c["phase"], str(c["round"]), c["label"], _mw(c["avg_mw"]), _mw(c["max_mw"]), f"{c['coverage_pct']:.0f} %")
-            for c in p["cells"]
-        ),
-        f"cells' wall-clock windows (results.db cells.started/ended); a cell covered below "
-        f"{p['min_coverage_pct']:g} % is not measured",
+        "Power per workload (its cells over every round)",
+        ("phase", "rounds (cells)", "cell", "average mW", "maximum mW", "cells measured; log covers"),
+        tuple(rows),
+        f"cells' wall-clock windows (results.db cells.started/ended), pooled by time; a cell covered below "
+        f"{p['min_coverage_pct']:g} % is not measured; every cell: power.json",
     )
     return table_pages("Power Consumption", [summary, cells])
 
@@ -62,22 +87,19 @@ def _model_pages(p: dict[str, Any]) -> list[Page]:
         f"{used}; averages are each scope's modelled energy over its virtual seconds",
     )
     parts = ("nand_read_mj", "nand_program_mj", "nand_erase_mj", "controller_active_mj", "link_mj")
+    rows = []
+    for phase, label, cs in by_cell(p["cells"]):
+        avg, _, _ = pooled(cs)
+        energy = sum(c["energy_mj"] for c in cs)
+        share = " / ".join(
+            f"{100 * sum(c['energy_parts_mj'][k] for c in cs) / energy:.0f} %" if energy else "-" for k in parts
+        )
+        rows.append((phase, _rounds(cs), label, _mw(avg), share))
     cells = Table(
-        "Modelled power per cell",
-        ("phase", "round", "cell", "modelled mW", "read / program / erase / controller / link share"),
-        tuple(
-            (
-                c["phase"],
-                str(c["round"]),
-                c["label"],
-                _mw(c["avg_mw"]),
-                " / ".join(
-                    f"{100 * c['energy_parts_mj'][k] / c['energy_mj']:.0f} %" if c["energy_mj"] else "-" for k in parts
-                ),
-            )
-            for c in p["cells"]
-        ),
-        "counted from each cell's raw simulator output (flash_write_bytes, reads, erases, busy seconds); "
-        "the controller share includes its idle part",
+        "Modelled power per workload (its cells over every round)",
+        ("phase", "rounds (cells)", "cell", "modelled mW", "read / program / erase / controller / link share"),
+        tuple(rows),
+        "counted from each cell's raw simulator output (flash_write_bytes, reads, erases, busy seconds), pooled "
+        "by virtual time; the controller share includes its idle part; every cell: power.json",
     )
     return table_pages("Power Consumption (modelled)", [summary, cells])
