@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 
 from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts, kill_host
@@ -68,6 +69,17 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     assert d.name in iolab("runs", "--runs-dir", str(runs)).stdout  # the drives' runs, then the fleets
     shown = iolab("show", str(d), "--json")  # a fleet directory shows as its report
     assert shown.returncode == 7 and json.loads(shown.stdout)["summary"]["outlier_drives"] == ["slow"]
+
+    # the report as pages: the figures over the drives, the slow drive named, a strip per figure
+    rep = iolab("report", str(d), "--out", str(tmp_path / "fleet-report"))
+    assert rep.returncode == 0 and "fleet report:" in rep.stdout, rep.stderr
+    [pdf] = (tmp_path / "fleet-report").glob("*.pdf")
+    reader = PdfReader(pdf)
+    text = "\n".join(pg.extract_text() for pg in reader.pages)
+    assert "Key figures over the drives" in text and "RND 4KiB R/W 0/100 IOPS" in text
+    assert "Fleet — Distributions" in text and "% of the fleet median" in text
+    summary = next(pg.extract_text() for pg in reader.pages if "Key figures over the drives" in pg.extract_text())
+    assert "Outliers: slow" in summary and sum(len(pg.images) for pg in reader.pages) >= 1
 
 
 def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):

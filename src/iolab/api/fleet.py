@@ -388,3 +388,13 @@ def write_report_files(state: FleetState, doc: dict) -> list[Path]:
     for name, data in (("report.json", json.dumps(doc, indent=2) + "\n"), ("junit.xml", junit_xml(doc))):
         written.append(_write(state.dir / name, data))
     return written
+
+
+def write_fleet_pages(fleet_ref: str | Path, out_dir: Path | None = None) -> list[Path]:
+    """The fleet report as HTML and PDF (pages/report/fleet.py), in out_dir (default: the fleet
+    directory's report/); the same document as report.json, read from the drives' runs."""
+    from iolab.pages.report import write_document
+    from iolab.pages.report.fleet import fleet_document
+
+    state = load_state(fleet_ref)
+    return write_document(fleet_document(report(state)), Path(out_dir or state.dir / "report"), state.dir.name)

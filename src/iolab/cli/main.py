@@ -324,7 +324,8 @@ def report(
     spec_sheet: Optional[Path] = opts.SPEC_SHEET_PAGE,
     runs_dir: Optional[Path] = RunsDirOpt,
 ):
-    """Write each run's report: one self-contained HTML file and a PDF of the same pages."""
+    """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
+    directory: the fleet's report, its key figures over the drives)."""
     from iolab.api import runs as api
     from iolab.run.runner import Interrupted, stop_on_signals
     from iolab.store.manifest import resolve_run
@@ -337,6 +338,12 @@ def report(
                     console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
                 return
             for ref in run_refs:
+                if cli_fleet.is_fleet(ref):  # a fleet directory: the fleet's report
+                    from iolab.api.fleet import write_fleet_pages
+
+                    for p in write_fleet_pages(ref, out):
+                        console.print(f"fleet report: {esc(str(p))}", soft_wrap=True)
+                    continue
                 path = resolve_run(ref)
                 for p in api.write_report([path], out or path / "report", spec_sheet):
                     console.print(f"report: {esc(str(p))}", soft_wrap=True)

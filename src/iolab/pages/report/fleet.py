@@ -1,0 +1,179 @@
+"""The fleet report as pages (HTML and PDF, `iolab report FLEET_DIR`): the fleet's key figures
+as distributions over its drives (a strip per figure: each drive a dot at its % of the
+median, the outlier fences dashed, outliers red), the drives with their flags and verdicts,
+the spec sheet's verdicts, the firmware groups and the pool at a latency bound. Built from the
+fleet report document (pages/fleet.py), the same one `iolab fleet --json` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iolab.pages.report.model import CONTENT_MM, Document, Figure, HeaderColumn, Page, Table, Text, block_height
+from iolab.pages.report.plot_style import _figure, _png, styled
+from iolab.pages.report.sections import table_pages
+
+STRIPS_PER_FIGURE = 8  # strips in one plot; more figures take more plots
+STRIP_MM = 13.0
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+
+
+def strip_png(figs: list[dict[str, Any]]) -> bytes:
+    """One strip per figure: every drive's value as % of the fleet median, fences dashed."""
+    with styled():
+        fig = _figure(STRIP_MM * len(figs) + 14)
+        ax = fig.add_subplot()
+        for i, f in enumerate(figs):
+            y = len(figs) - 1 - i
+            med = f["median"] or 1.0
+            flagged = {o["drive"] for o in f["outliers"]}
+            for drive, v in f["values"].items():
+                ax.plot(100 * v / med, y, "o", ms=4, color="#c0392b" if drive in flagged else "#2c3e50", alpha=0.75)
+                if drive in flagged:
+                    ax.annotate(drive, (100 * v / med, y), textcoords="offset points", xytext=(0, 5), fontsize=6)
+            if f["judged"] and f["fence_low"] is not None and f["fence_high"] is not None:
+                for fence in (f["fence_low"], f["fence_high"]):
+                    ax.plot([100 * fence / med] * 2, [y - 0.3, y + 0.3], "--", color="#7f8c8d", lw=0.8)
+        ax.set_yticks(range(len(figs)), [f"{f['name']} ({f['unit']})" for f in reversed(figs)], fontsize=6)
+        ax.axvline(100, color="#7f8c8d", lw=0.6)
+        ax.set_xlabel("% of the fleet median")
+        ax.set_ylim(-0.6, len(figs) - 0.4)
+        return _png(fig)
+
+
+def _strip_pages(doc: dict[str, Any]) -> list[Page]:
+    figs = [f for f in doc["figures"] if f["values"]]
+    pages = []
+    for start in range(0, len(figs), STRIPS_PER_FIGURE):
+        part = figs[start : start + STRIPS_PER_FIGURE]
+        fig = Figure(
+            f"Each drive's key figures as % of the fleet median (figures {start + 1}-{start + len(part)} of {len(figs)})",
+            strip_png(part),
+            STRIP_MM * len(part) + 14,
+            f"{doc['outlier_rule']['text']}; red: an outlier; dashed: the fences",
+        )
+        pages.append(Page("Fleet — Distributions", (fig,)))
+    return pages
+
+
+def _figures_table(doc: dict[str, Any]) -> Table:
+    rows = tuple(
+        (
+            f["name"],
+            f["unit"],
+            str(f["n"]),
+            _num(f["median"]),
+            "—" if f["spread_pct"] is None else f"±{f['spread_pct']:.2f} %",
+            f"{_num(f['min'])} – {_num(f['max'])}",
+            ", ".join(o["drive"] for o in f["outliers"]) or ("none" if f["judged"] else f"not judged ({f['kind']})"),
+        )
+        for f in doc["figures"]
+    )
+    return Table(
+        "Key figures over the drives",
+        ("figure", "unit", "drives", "median", "robust spread", "min – max", "outliers"),
+        rows,
+        "each complete drive's own run (its key figures as stored); spread: 1.4826 × MAD as % of the median",
+    )
+
+
+def _drives_table(doc: dict[str, Any]) -> Table:
+    rows = []
+    for r in doc["drives"]:
+        failed = [v["criterion"] for v in r["verdicts"] if v["verdict"] == "fail"]
+        rows.append(
+            (
+                r["name"],
+                ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
+                r["state"] + (f": {r['error']}" if r.get("error") else ""),
+                ", ".join(r["outliers"]) or "—",
+                ", ".join(failed) or ("—" if r["verdicts"] else "no spec sheet"),
+            )
+        )
+    return Table(
+        "Drives", ("drive", "labels", "state", "outlier on", "spec criteria failed"), tuple(rows), "fleet.json"
+    )
+
+
+def _verdict_table(doc: dict[str, Any]) -> Table | None:
+    sheet = doc.get("spec_sheet")
+    if not sheet:
+        return None
+    rows = tuple(
+        (r["name"], v["criterion"], _num(v["value"]), v["verdict"], v["why"] or "")
+        for r in doc["drives"]
+        for v in r["verdicts"]
+    )
+    return Table(
+        f"Acceptance against the spec sheet {sheet['path']}",
+        ("drive", "criterion", "measured", "verdict", "why"),
+        rows,
+        "figures/specsheet.py: a criterion a drive's run did not measure never passes",
+    )
+
+
+def _pool_table(doc: dict[str, Any]) -> Table | None:
+    p = doc.get("pool")
+    if not p:
+        return None
+    rows = tuple(
+        (
+            f"{s['demand']:,.0f}",
+            f"{s['iops']:,.0f}",
+            _num(s["percentile_us"]),
+            f"{s['ios']:,}",
+            "yes" if s["meets"] else "no",
+        )
+        for s in p["steps"]
+    )
+    return Table(
+        f"The pool at {p['percentile']:g} % ≤ {p['bound_us']:,.0f} µs ({len(p['drives'])} drives as one system)",
+        ("demand IOPS", "delivered IOPS", f"p{p['percentile']:g} µs", "IOs", "meets"),
+        rows,
+        p["merged"],
+    )
+
+
+def _intro(doc: dict[str, Any]) -> Text:
+    s, f = doc["summary"], doc["fleet"]
+    return Text(
+        (
+            f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
+            + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
+            + f". Outliers: {', '.join(s['outlier_drives']) or 'none'}; failing spec criteria: {s['failing_criteria']}.",
+            *(f"Warning: {w}" for w in doc.get("warnings", [])[:3]),
+        ),
+        height_mm=16 + 6 * min(3, len(doc.get("warnings", []))),
+    )
+
+
+def fleet_document(doc: dict[str, Any]) -> Document:
+    f = doc["fleet"]
+    tables = [t for t in (_figures_table(doc), _drives_table(doc), _verdict_table(doc), _pool_table(doc)) if t]
+    first = table_pages("Fleet — Summary", tables)
+    intro = _intro(doc)
+    if intro.height_mm + sum(block_height(b) for b in first[0].blocks) <= CONTENT_MM:
+        pages = [Page(first[0].title, (intro, *first[0].blocks)), *first[1:]]
+    else:
+        pages = [Page("Fleet — Summary", (intro,)), *first]
+    columns = (
+        HeaderColumn("Fleet", (("name", f["name"]), ("directory", f["dir"]))),
+        HeaderColumn("Test", (("test", f["test"]), ("state", f["state"]))),
+    )
+    return Document(
+        title=f"iolab fleet {f['name']}",
+        spec=f"Fleet qualification: {f['test']}",
+        test_name=f["test"],
+        started=f.get("started") or "",
+        ended=f.get("ended") or "—",
+        device=f"{doc['summary']['drives']} drives",
+        tested_by="",
+        columns=columns,
+        banners=tuple(f"not complete: {n}" for n in doc["summary"]["not_complete"][:3]),
+        pages=tuple(pages + _strip_pages(doc)),
+        footer=f"fleet {f['name']} · {f['dir']}",
+    )
