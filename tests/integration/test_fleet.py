@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
+import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -31,6 +33,29 @@ def sim_fleet(tmp: Path, n: int = 5, extra: str = "") -> Path:
         f'[[drive]]\ntarget = "{SIM}&seed=99&t_prog_us=1500"\nname = "slow"\nlabels = {{ firmware = "A" }}\n' + extra
     )
     return f
+
+
+def watch_api(runs: Path) -> dict:
+    """`iolab watch RUNS` as a user starts it, asked for its run list (/api/runs)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [*IOLAB, "watch", str(runs), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=10) as r:
+                    return json.loads(r.read())
+            except OSError:
+                assert time.monotonic() < deadline, "iolab watch did not answer"
+                time.sleep(0.2)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def fleet_dir(out: str) -> Path:
@@ -69,6 +94,17 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     assert d.name in iolab("runs", "--runs-dir", str(runs)).stdout  # the drives' runs, then the fleets
     shown = iolab("show", str(d), "--json")  # a fleet directory shows as its report
     assert shown.returncode == 7 and json.loads(shown.stdout)["summary"]["outlier_drives"] == ["slow"]
+
+    # the live page knows the fleet: its line, and each drive's run names its fleet and drive
+    listed_by_watch = watch_api(runs)
+    assert listed_by_watch["fleets"] == [
+        {"name": "demo", "test": "iops", "state": "complete", "drives": 6, "complete": 6}
+    ]
+    fleet_of = {r["id"]: r.get("fleet") for r in listed_by_watch["runs"]}
+    assert (
+        fleet_of[Path(next(r for r in doc["drives"] if r["name"] == "slow")["run_dir"]).name]
+        == "fleet demo: drive slow"
+    )
 
     # the report as pages: the figures over the drives, the slow drive named, a strip per figure
     rep = iolab("report", str(d), "--out", str(tmp_path / "fleet-report"))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from iolab.api.fleet import list_fleets
 from iolab.api.runlist import list_runs
 from iolab.api.watchpage import list_page, run_page
 from iolab.api.watchrun import run_detail
@@ -34,8 +35,31 @@ POLL_MS = 1000
 def snapshot(root: Path) -> dict:
     """What the list page shows, for every run under root (newest first)."""
     root = Path(root).resolve()
-    runs = [_entry(root, s) for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True)]
-    return {"root": str(root), "runs": runs}
+    fleets = list_fleets(root)
+    # a drive's run names its fleet and drive: the fleet's members by their run directories
+    member = {
+        str(Path(m.run_dir).resolve()): f"fleet {f.name}: drive {m.name}"
+        for f in fleets
+        for m in f.members
+        if m.run_dir
+    }
+    runs = []
+    for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
+        e = _entry(root, s)
+        if str(Path(s.path).resolve()) in member:
+            e["fleet"] = member[str(Path(s.path).resolve())]
+        runs.append(e)
+    listed = [
+        {
+            "name": f.name,
+            "test": f.test,
+            "state": f.state,
+            "drives": len(f.members),
+            "complete": sum(m.state == "complete" for m in f.members),
+        }
+        for f in fleets
+    ]
+    return {"root": str(root), "runs": runs, "fleets": listed}
 
 
 def run_snapshot(root: Path, run_id: str) -> dict | None:

@@ -95,6 +95,7 @@ LIST_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>iolab watch</title><link rel="icon" href="data:,">%(style)s</head>
 <body><h1>iolab runs in <span id="root"></span></h1>
 <p>Updated <span id="updated">never</span> (every %(poll)d ms). Read-only view of the run store. Open a run for its charts.</p>
+<p id="fleets"></p>
 <table><thead><tr><th>run (test on target)</th><th>state</th><th>phase and round</th>
 <th>last cell: IOPS (per host / path)</th><th>mean latency µs</th><th>p99 µs</th><th>max latency µs</th>
 <th>steady state</th><th>time left</th><th>reports</th></tr></thead>
@@ -106,11 +107,14 @@ function line(td, text, cls) { const d = document.createElement("div"); d.textCo
   td.appendChild(d); return d; }
 function render(data) {
   document.getElementById("root").textContent = data.root;
+  document.getElementById("fleets").textContent = (data.fleets || []).length ? "Fleets: " + data.fleets.map(f =>
+    f.name + " (" + f.test + ", " + f.state + ", " + f.complete + " of " + f.drives + " drives complete)").join("; ") : "";
   const body = document.getElementById("runs"); body.replaceChildren();
   for (const r of data.runs) {
     const tr = document.createElement("tr"); tr.dataset.run = r.id;
     const a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.id); a.textContent = r.id;
     const td_run = cell(tr, "", "long"); td_run.appendChild(a); line(td_run, r.test + " on " + r.target, "sub");
+    if (r.fleet) line(td_run, r.fleet, "sub");
     cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
     const td_prog = cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);
     if (r.round != null) line(td_prog, "round " + r.round + " of ≤ " + r.max_rounds + ", " + r.cells_done + " of "
