@@ -43,7 +43,7 @@ from pathlib import Path
 
 from iolab.core.errors import RefusedError
 from iolab.core.units import parse_duration, parse_size
-from iolab.traces import capture as capture_now
+from iolab.traces.capture import capture as capture_now
 
 REPO = Path(__file__).resolve().parent.parent
 

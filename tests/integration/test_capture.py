@@ -301,7 +301,7 @@ def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device
 
     out = scratch / "cap.parquet"
     code = (
-        f"from iolab.traces import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "
+        f"from iolab.traces.capture import capture; r = capture({loop_device!r}, 120, {str(out)!r}); "
         "print(r.interrupted, r.table.rows)"
     )
     stdout, _, job = ctrl_c_after([sys.executable, "-c", code], lambda: fio(loop_device, seconds=1))
