@@ -70,6 +70,23 @@ pub struct Ssd {
     slots: Slots,
 }
 
+/// A write command's progress through its units.
+struct WriteCmd {
+    /// When the controller has the command; when its last unit entered the buffer; when it
+    /// may complete.
+    t0: u64,
+    entry: u64,
+    done: u64,
+    /// The bytes it writes.
+    off: u64,
+    end: u64,
+    /// Whether units are acknowledged once in the buffer (write cache on, or power-loss
+    /// protected), not once programmed.
+    ack_early: bool,
+    /// The page a read-modify-write read last (reads of one page share one array read).
+    scratch: u64,
+}
+
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostCounters {
     pub read_bytes: u64,
@@ -215,95 +232,120 @@ impl Ssd {
         let t0 = self.controller(t_in, None, true);
         let (gc0, runs0) = (self.ftl.c.gc_chunks, self.ftl.c.gc_runs);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
-        let nbuf = self.nbuf;
-        let ack_early = self.write_cache || self.cfg.plp;
-        let mut entry = t0;
-        let mut done = t0;
-        let mut scratch = u64::MAX;
+        let mut w = WriteCmd {
+            t0,
+            entry: t0,
+            done: t0,
+            off,
+            end: off + len,
+            ack_early: self.write_cache || self.cfg.plp,
+            scratch: u64::MAX,
+        };
         let stream = self.held.write_in_stream(off, off + len);
         for u in u0..=u1 {
             let lpn = u as u32;
             let partial = (u == u0 && !off.is_multiple_of(UNIT))
                 || (u == u1 && !(off + len).is_multiple_of(UNIT));
-            if partial && nbuf > 0 && stream {
-                // Into a unit the buffer holds open: no read, no program of its own (held.rs).
-                let addr = self.ftl.l2p[lpn as usize];
-                if let Some(o) = self.held.continue_unit(lpn, addr, off, off + len) {
-                    if ack_early {
-                        continue;
-                    }
-                    if t0 < o.start {
-                        done = done.max(o.durable);
-                        continue;
-                    }
-                }
+            if partial && self.nbuf > 0 && stream && self.merge_open(lpn, &mut w) {
+                continue;
             }
-            let mut ready = t0;
-            if partial {
-                let old = self.ftl.l2p[lpn as usize];
-                if old != NONE {
-                    let c = self.ftl.len_of(lpn);
-                    ready = self.flash.read(old as u64, c, t0, &mut scratch);
-                    self.ftl.c.rmw_reads += 1;
-                }
-            }
-            if nbuf > 0 {
-                ready = ready.max(self.pace_next);
-                // Units whose program is done by now have left the buffer.
-                while let Some(&Reverse(t)) = self.buf.peek() {
-                    if t > ready && self.buf.len() < nbuf {
-                        break;
-                    }
-                    self.buf.pop();
-                    ready = ready.max(t);
-                }
-            }
-            entry = entry.max(ready);
-            let c = self.unit_chunks();
-            let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
-            if nbuf > 0 {
-                self.buf.push(Reverse(start));
-                // The buffer's content leaves by `buf_last`: admitting one unit per
-                // (buf_last − entry)/pace_units matches the drain when the buffer holds
-                // pace_units, admits faster below and slower above. Spacing entries
-                // evenly replaces waits for the next slot to free, which are as irregular
-                // as the dies' program starts. No pacing (pace_units 0) leaves both alone.
-                let last = self.buf_last.max(start);
-                if let Some(step) = last.saturating_sub(entry).checked_div(self.pace_units) {
-                    self.buf_last = last;
-                    self.pace_next = entry + step;
-                }
-                let durable = if ack_early {
-                    0
-                } else {
-                    self.durable(lpn, start, programmed)
-                };
-                done = done.max(if ack_early { entry } else { durable });
-                if partial {
-                    let addr = self.ftl.l2p[lpn as usize];
-                    self.held.keep_open(Open {
-                        lpn,
-                        addr,
-                        start,
-                        durable,
-                        end: off + len,
-                    });
-                }
-            } else {
-                done = done.max(programmed);
-            }
+            self.write_unit(lpn, partial, &mut w);
         }
         let hold = self.gc_hold(gc0, runs0);
         if hold > 0 {
             // The slice (and a victim switch) runs after this command: the next ones wait.
-            let held = entry + hold;
+            let held = w.entry + hold;
             for b in self.ctrl_busy.iter_mut() {
                 *b = (*b).max(held);
             }
         }
         self.host.writes += 1;
         self.host.write_bytes += len;
-        done
+        w.done
+    }
+
+    /// A sequential stream's partial write into a unit the buffer holds open: no read, no
+    /// program of its own (held.rs). False when the unit is not open (written as any other).
+    #[inline(always)]
+    fn merge_open(&mut self, lpn: u32, w: &mut WriteCmd) -> bool {
+        let addr = self.ftl.l2p[lpn as usize];
+        if let Some(o) = self.held.continue_unit(lpn, addr, w.off, w.end) {
+            if w.ack_early {
+                return true;
+            }
+            if w.t0 < o.start {
+                w.done = w.done.max(o.durable);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// One unit of a write command: read first when the write covers part of it, wait for a
+    /// buffer slot, hand it to the FTL.
+    #[inline(always)]
+    fn write_unit(&mut self, lpn: u32, partial: bool, w: &mut WriteCmd) {
+        let mut ready = w.t0;
+        if partial {
+            let old = self.ftl.l2p[lpn as usize];
+            if old != NONE {
+                let c = self.ftl.len_of(lpn);
+                ready = self.flash.read(old as u64, c, w.t0, &mut w.scratch);
+                self.ftl.c.rmw_reads += 1;
+            }
+        }
+        if self.nbuf > 0 {
+            ready = self.buffer_slot(ready);
+        }
+        w.entry = w.entry.max(ready);
+        let c = self.unit_chunks();
+        let (start, programmed) = self.ftl.host_write(lpn, c, w.entry, &mut self.flash);
+        if self.nbuf == 0 {
+            w.done = w.done.max(programmed);
+            return;
+        }
+        self.buf.push(Reverse(start));
+        // The buffer's content leaves by `buf_last`: admitting one unit per
+        // (buf_last − entry)/pace_units matches the drain when the buffer holds pace_units,
+        // admits faster below and slower above. Spacing entries evenly replaces waits for the
+        // next slot to free, which are as irregular as the dies' program starts. No pacing
+        // (pace_units 0) leaves both alone.
+        let last = self.buf_last.max(start);
+        if let Some(step) = last.saturating_sub(w.entry).checked_div(self.pace_units) {
+            self.buf_last = last;
+            self.pace_next = w.entry + step;
+        }
+        let durable = if w.ack_early {
+            0
+        } else {
+            self.durable(lpn, start, programmed)
+        };
+        w.done = w.done.max(if w.ack_early { w.entry } else { durable });
+        if partial {
+            let addr = self.ftl.l2p[lpn as usize];
+            self.held.keep_open(Open {
+                lpn,
+                addr,
+                start,
+                durable,
+                end: w.end,
+            });
+        }
+    }
+
+    /// When a unit ready at `ready` enters the write buffer: no earlier than pacing allows,
+    /// and once a unit has left it if it is full. Units whose program is done by then leave.
+    #[inline(always)]
+    fn buffer_slot(&mut self, ready: u64) -> u64 {
+        let mut ready = ready.max(self.pace_next);
+        while let Some(&Reverse(t)) = self.buf.peek() {
+            if t > ready && self.buf.len() < self.nbuf {
+                break;
+            }
+            self.buf.pop();
+            ready = ready.max(t);
+        }
+        ready
     }
 
     /// The controller time that the GC a write ran (from `gc0` chunks copied and `runs0`
