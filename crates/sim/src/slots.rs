@@ -11,6 +11,10 @@ pub struct Slots {
     n: usize,
     /// Completion times of the commands holding the slots (at most `n`).
     busy: BinaryHeap<Reverse<u64>>,
+    /// `take` found every slot held and gave the earliest holder's slot away: that entry,
+    /// still at the heap's top, is replaced by the next `hold` (one sift, not a pop and a
+    /// push).
+    given: bool,
 }
 
 impl Slots {
@@ -19,6 +23,7 @@ impl Slots {
         Slots {
             n: n as usize,
             busy: BinaryHeap::with_capacity(n as usize + 1),
+            given: false,
         }
     }
 
@@ -30,14 +35,19 @@ impl Slots {
         if self.n == 0 || self.busy.len() < self.n {
             return now;
         }
-        let Reverse(t) = self.busy.pop().expect("a slot holder");
+        debug_assert!(!self.given, "take twice without a hold");
+        let Reverse(t) = *self.busy.peek().expect("a slot holder");
+        self.given = true;
         now.max(t)
     }
 
     /// The command given a slot completes at `done` and frees it then.
     #[inline(always)]
     pub fn hold(&mut self, done: u64) {
-        if self.n > 0 {
+        if self.given {
+            *self.busy.peek_mut().expect("the slot given") = Reverse(done);
+            self.given = false;
+        } else if self.n > 0 {
             self.busy.push(Reverse(done));
         }
     }

@@ -21,6 +21,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::hint::select_unpredictable;
 
 use crate::config::{SsdConfig, UNIT};
 use crate::driver::Device;
@@ -59,7 +60,9 @@ pub struct Ssd {
     pace_units: u64,
     pace_next: u64,
     buf_last: u64,
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Outstanding commands by completion: `done << 32 | id`, so the heap compares one
+    /// integer (the order of (done, id) pairs), not a pair field by field.
+    heap: BinaryHeap<Reverse<u128>>,
     pub now: u64,
     /// Mean chunks per unit for the present entropy, in 1/2^16.
     chunks_mean: u64,
@@ -175,11 +178,13 @@ impl Ssd {
         let k = if lba.is_some() && (h >> 40) < self.by_lba {
             ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
         } else {
-            let mut k = 0;
-            for i in 1..self.ctrl_busy.len() {
-                if self.ctrl_busy[i] < self.ctrl_busy[k] {
-                    k = i;
-                }
+            // The first least-busy core. Which core is least busy is a coin toss for the
+            // branch predictor: selects, not branches.
+            let (mut k, mut m) = (0, self.ctrl_busy[0]);
+            for (i, &b) in self.ctrl_busy.iter().enumerate().skip(1) {
+                let less = b < m;
+                k = select_unpredictable(less, i, k);
+                m = select_unpredictable(less, b, m);
             }
             k
         };
@@ -294,8 +299,9 @@ impl Ssd {
                 self.ftl.c.rmw_reads += 1;
             }
         }
+        let mut owed = false;
         if self.nbuf > 0 {
-            ready = self.buffer_slot(ready);
+            (ready, owed) = self.buffer_slot(ready);
         }
         w.entry = w.entry.max(ready);
         let c = self.unit_chunks();
@@ -304,7 +310,7 @@ impl Ssd {
             w.done = w.done.max(programmed);
             return;
         }
-        self.buf.push(Reverse(start));
+        self.buffer_enter(start, owed);
         // The buffer's content leaves by `buf_last`: admitting one unit per
         // (buf_last − entry)/pace_units matches the drain when the buffer holds pace_units,
         // admits faster below and slower above. Spacing entries evenly replaces waits for the
@@ -334,18 +340,38 @@ impl Ssd {
     }
 
     /// When a unit ready at `ready` enters the write buffer: no earlier than pacing allows,
-    /// and once a unit has left it if it is full. Units whose program is done by then leave.
+    /// and once a unit has left it if it is full. Units whose program is done by then leave;
+    /// true with it when the last of them is still at the heap's top, for `buffer_enter` to
+    /// replace (one sift instead of a pop and a push: this runs for every unit written).
     #[inline(always)]
-    fn buffer_slot(&mut self, ready: u64) -> u64 {
+    fn buffer_slot(&mut self, ready: u64) -> (u64, bool) {
         let mut ready = ready.max(self.pace_next);
         while let Some(&Reverse(t)) = self.buf.peek() {
-            if t > ready && self.buf.len() < self.nbuf {
+            let n = self.buf.len();
+            if t > ready && n < self.nbuf {
                 break;
             }
-            self.buf.pop();
             ready = ready.max(t);
+            // The least time after the top's: the lesser of its children.
+            let h = self.buf.as_slice();
+            let next = h.get(1).max(h.get(2)).map_or(u64::MAX, |r| r.0);
+            if next > ready && n - 1 < self.nbuf {
+                return (ready, true); // the loop would stop after this one
+            }
+            self.buf.pop();
         }
-        ready
+        (ready, false)
+    }
+
+    /// The unit whose program starts at `start` enters the buffer, in the place of the one
+    /// `buffer_slot` left at the top (`owed`).
+    #[inline(always)]
+    fn buffer_enter(&mut self, start: u64, owed: bool) {
+        if owed {
+            *self.buf.peek_mut().expect("the unit that left") = Reverse(start);
+        } else {
+            self.buf.push(Reverse(start));
+        }
     }
 
     /// The controller time that the GC a write ran (from `gc0` chunks copied and `runs0`
@@ -462,7 +488,7 @@ impl Device for Ssd {
             self.read(now, off, len)
         };
         self.slots.hold(done);
-        self.heap.push(Reverse((done, id)));
+        self.heap.push(Reverse((done as u128) << 32 | id as u128));
     }
 
     #[inline]
@@ -475,13 +501,13 @@ impl Device for Ssd {
 
     #[inline]
     fn next_completion(&self) -> Option<u64> {
-        self.heap.peek().map(|r| r.0 .0)
+        self.heap.peek().map(|r| (r.0 >> 32) as u64)
     }
 
     #[inline]
     fn pop_completion(&mut self) -> (u64, u32) {
-        let Reverse((t, id)) = self.heap.pop().expect("a completion");
-        (t, id)
+        let Reverse(k) = self.heap.pop().expect("a completion");
+        ((k >> 32) as u64, k as u32)
     }
 
     fn seed(&mut self, seed: u64) {
