@@ -172,5 +172,6 @@ def compare(old: Path, args: argparse.Namespace, label: str, op: str, params: di
         f"{mios['old']:.2f}, new {mios['new']:.2f} M IO per CPU s); WAF old {waf['old']:.4f}, new {waf['new']:.4f}"
     )
 
+
 if __name__ == "__main__":
     main()

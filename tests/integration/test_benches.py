@@ -76,5 +76,7 @@ def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive(
     # there, with a ratio and both builds' rates, beside the mechanisms-off line.
     out = smoke("sim_regress").stdout
     assert re.search(r"^op 0\.28: CPU new/old \d+\.\d+x", out, re.M), out
-    line = re.search(r"^default preset, op 0\.28: CPU new/old (\d+\.\d+)x .*old (\d+\.\d+), new (\d+\.\d+) M IO", out, re.M)
+    line = re.search(
+        r"^default preset, op 0\.28: CPU new/old (\d+\.\d+)x .*old (\d+\.\d+), new (\d+\.\d+) M IO", out, re.M
+    )
     assert line and all(float(g) > 0 for g in line.groups()), out
