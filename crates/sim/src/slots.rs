@@ -52,3 +52,36 @@ impl Slots {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The slot a command is given is replaced in place by its completion: the times must be
+    /// those of the plain pop and push, saturated (more commands than slots) or not.
+    #[test]
+    fn a_slot_replaced_in_place_gives_the_times_of_a_pop_and_a_push() {
+        let mut rng = Rng::new(7);
+        for n in [1u16, 3, 64] {
+            let mut slots = Slots::new(n);
+            let mut plain: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+            let (mut now, mut waited) = (0, 0);
+            for _ in 0..20_000 {
+                now += rng.below(50);
+                let t = slots.take(now);
+                let want = if plain.len() < n as usize {
+                    now
+                } else {
+                    now.max(plain.pop().unwrap().0)
+                };
+                assert_eq!(t, want, "{n} slots");
+                waited += (t > now) as u32;
+                let done = t + rng.below(50 * n as u64 + 400);
+                slots.hold(done);
+                plain.push(Reverse(done));
+            }
+            assert!(waited > 1000, "{n} slots: the slots were never all taken ({waited})");
+        }
+    }
+}
