@@ -81,7 +81,10 @@ mod tests {
                 slots.hold(done);
                 plain.push(Reverse(done));
             }
-            assert!(waited > 1000, "{n} slots: the slots were never all taken ({waited})");
+            assert!(
+                waited > 1000,
+                "{n} slots: the slots were never all taken ({waited})"
+            );
         }
     }
 }
