@@ -69,3 +69,14 @@ def test_every_bench_runs_its_smoke_setting(name, smoked):
     assert res.returncode == 0, f"bench/{name}.py --smoke exited {res.returncode}:\n{out[-3000:]}"
     assert "Traceback" not in out, out[-3000:]
     assert res.stdout.strip(), f"bench/{name}.py --smoke printed no figures"
+
+
+def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive():
+    # The default preset as it ships is what a user's run costs (issue 35): its line must be
+    # there, with a ratio and both builds' rates, beside the mechanisms-off line.
+    out = smoke("sim_regress").stdout
+    assert re.search(r"^op 0\.28: CPU new/old \d+\.\d+x", out, re.M), out
+    line = re.search(
+        r"^default preset, op 0\.28: CPU new/old (\d+\.\d+)x .*old (\d+\.\d+), new (\d+\.\d+) M IO", out, re.M
+    )
+    assert line and all(float(g) > 0 for g in line.groups()), out

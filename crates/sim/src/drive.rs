@@ -71,7 +71,7 @@ impl Drive {
         self.run_paths(spec, &[], progress)
     }
 
-    /// A run whose outstanding IO comes in over several host paths (see `ports::run_paths`).
+    /// A run whose outstanding IO comes in over several host paths (see `driver::run_paths`).
     pub fn run_paths(
         &mut self,
         spec: &RunSpec,
@@ -79,8 +79,8 @@ impl Drive {
         progress: driver::Progress,
     ) -> Result<RunResult, String> {
         match self {
-            Drive::Ssd(s) => crate::ports::run_paths(s.as_mut(), spec, paths, progress),
-            Drive::Hdd(h) => crate::ports::run_paths(h.as_mut(), spec, paths, progress),
+            Drive::Ssd(s) => driver::run_paths(s.as_mut(), spec, paths, progress),
+            Drive::Hdd(h) => driver::run_paths(h.as_mut(), spec, paths, progress),
         }
     }
 

@@ -7,211 +7,43 @@
 //! completes. Open loop: arrivals are paced at 1/rate but never exceed the outstanding-IO
 //! limit (as fio's rate_iops with an iodepth does).
 
-use crate::hist::Hist;
-use crate::ports::{PathResult, Ports};
-use crate::source::{Source, TraceSource};
-
-pub const NS: u64 = 1_000_000_000;
-
-/// The id a device gives a completion of its own background work (an HDD destaging its
-/// write cache): it moves the clock but is no host IO.
-pub const INTERNAL: u32 = u32::MAX;
-
-/// Progress: called about every 0.2 s of wall time with (virtual seconds elapsed, IOPS so
-/// far); returning false aborts the run (Ctrl-C).
-pub type Progress<'a> = &'a mut dyn FnMut(f64, f64) -> bool;
-
-/// What the driver needs from a drive model.
-pub trait Device {
-    /// The drive's virtual clock (ns); a run starts here and leaves it at its end.
-    fn clock(&self) -> u64;
-    fn set_clock(&mut self, t: u64);
-    /// Bytes addressable by the host.
-    fn capacity(&self) -> u64;
-    /// Entropy of the data the next writes carry (1 = incompressible).
-    fn set_entropy(&mut self, e: f64);
-    fn submit(&mut self, now: u64, write: bool, off: u64, len: u64, id: u32);
-    /// The host port the next `submit` comes in on (a run over several paths, ports.rs);
-    /// never called for a single-path run, which uses port 0. A drive that models no
-    /// per-port link ignores it.
-    #[inline(always)]
-    fn set_port(&mut self, _port: usize) {}
-    /// Completion time of the earliest outstanding IO (or of the device's own work).
-    fn next_completion(&self) -> Option<u64>;
-    /// The earliest completion: (time, id), id `INTERNAL` for the device's own work.
-    fn pop_completion(&mut self) -> (u64, u32);
-    /// The workload's seed, mixed into the device's own random choices (GC victims).
-    fn seed(&mut self, _seed: u64) {}
-    /// The host sends nothing from `since` until `until`: background work may run.
-    fn idle_until(&mut self, since: u64, until: u64);
-    /// A hint that an IO at `off` comes soon: stage 0 a few IOs ahead, stage 1 closer.
-    /// (The model is memory-bound on its maps; fetching them early hides the misses.)
-    #[inline(always)]
-    fn prefetch(&self, _off: u64, _stage: u32) {}
-}
-
-#[inline(always)]
-pub fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults and has no visible effect.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            p as *const T as *const i8,
-            core::arch::x86_64::_MM_HINT_T0,
-        )
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct StreamSpec {
-    pub rnd: bool,
-    pub write: bool,
-    pub bs: u64,
-    pub share: f64,
-}
-
-#[derive(Clone, Debug)]
-pub struct RunSpec {
-    pub streams: Vec<StreamSpec>,
-    pub oio: u32,
-    pub active_range: f64,
-    pub entropy: f64,
-    pub rate_iops: Option<f64>,
-    pub duration_ns: Option<u64>,
-    pub bytes_budget: Option<u64>,
-    pub seed: u64,
-    /// Skewed random offsets: (share of the random IOs, share of the active range) per zone,
-    /// zones laid out from LBA 0 in order (fio's `random_distribution=zoned`). Empty: uniform.
-    pub zones: Vec<(f64, f64)>,
-}
-
-impl RunSpec {
-    /// One stream at `oio` outstanding over the whole drive, incompressible, seed 0 and no end
-    /// yet: callers add a duration or a byte budget (the examples' and tests' common workload).
-    pub fn single(rnd: bool, write: bool, bs: u64, oio: u32) -> RunSpec {
-        RunSpec {
-            streams: vec![StreamSpec {
-                rnd,
-                write,
-                bs,
-                share: 1.0,
-            }],
-            oio,
-            active_range: 1.0,
-            entropy: 1.0,
-            rate_iops: None,
-            duration_ns: None,
-            bytes_budget: None,
-            seed: 0,
-            zones: vec![],
-        }
-    }
-}
-
-/// A timestamped IO list replayed open-loop (times from the start of the run).
-#[derive(Clone, Debug, Default)]
-pub struct Trace {
-    pub times_ns: Vec<u64>,
-    pub write: Vec<bool>,
-    pub off: Vec<u64>,
-    pub len: Vec<u64>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct OpResult {
-    pub ios: u64,
-    pub bytes: u64,
-    pub hist: Hist,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SecBucket {
-    pub reads: u64,
-    pub writes: u64,
-    pub bytes: u64,
-    pub lat_sum_ns: u128,
-    pub lat_max_ns: u64,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct RunResult {
-    pub read: OpResult,
-    pub write: OpResult,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub series: Vec<SecBucket>,
-    /// Per path when the run came in over several (`ports::run_paths`); empty for one path.
-    pub paths: Vec<PathResult>,
-}
-
-impl RunResult {
-    pub fn runtime_s(&self) -> f64 {
-        (self.end_ns - self.start_ns) as f64 / NS as f64
-    }
-    pub fn iops(&self) -> f64 {
-        (self.read.ios + self.write.ios) as f64 / self.runtime_s().max(1e-12)
-    }
-}
-
-pub fn validate(spec: &RunSpec, capacity: u64) -> Result<(), String> {
-    if spec.streams.is_empty() {
-        return Err("workload has no streams".into());
-    }
-    if spec.oio == 0 {
-        return Err("outstanding IO must be at least 1".into());
-    }
-    if !(spec.active_range > 0.0 && spec.active_range <= 1.0) {
-        return Err(format!(
-            "active range {} must be in (0, 1]",
-            spec.active_range
-        ));
-    }
-    if spec.duration_ns.is_none() && spec.bytes_budget.is_none() {
-        return Err("workload needs a duration or a byte budget".into());
-    }
-    if !spec.zones.is_empty() {
-        let ok = spec
-            .zones
-            .iter()
-            .all(|&(io, span)| io >= 0.0 && span > 0.0 && io.is_finite() && span.is_finite());
-        let io: f64 = spec.zones.iter().map(|z| z.0).sum();
-        let span: f64 = spec.zones.iter().map(|z| z.1).sum();
-        if !ok || (io - 1.0).abs() > 1e-6 || (span - 1.0).abs() > 1e-6 {
-            return Err(format!(
-                "zones {:?}: IO shares and range shares must each add up to 1",
-                spec.zones
-            ));
-        }
-    }
-    if let Some(r) = spec.rate_iops {
-        if !(r > 0.0 && r.is_finite()) {
-            return Err(format!("rate limit {r} IOPS must be greater than zero"));
-        }
-    }
-    let range = (capacity as f64 * spec.active_range) as u64;
-    for s in &spec.streams {
-        if s.bs == 0 || s.bs % 512 != 0 {
-            return Err(format!(
-                "block size {} B must be a positive multiple of 512 B",
-                s.bs
-            ));
-        }
-        if s.bs > range {
-            return Err(format!(
-                "block size {} B exceeds the active range of {} B",
-                s.bs, range
-            ));
-        }
-    }
-    Ok(())
-}
+use crate::ports::Ports;
+use crate::source::{Source, StreamSource, TraceSource};
+// The shared types live in workload.rs; they are re-exported here, where callers look for them.
+pub use crate::workload::{
+    prefetch, validate, Device, OpResult, PathResult, Progress, RunResult, RunSpec, SecBucket,
+    StreamSpec, Trace, INTERNAL, NS,
+};
 
 pub fn run<D: Device>(
     dev: &mut D,
     spec: &RunSpec,
     progress: Progress,
 ) -> Result<RunResult, String> {
-    crate::ports::run_paths(dev, spec, &[], progress)
+    run_paths(dev, spec, &[], progress)
+}
+
+/// `run` with the outstanding IO coming in over several host paths into the one drive
+/// (ports.rs): `paths[p]` of it are path p's. Empty: one path.
+pub fn run_paths<D: Device>(
+    dev: &mut D,
+    spec: &RunSpec,
+    paths: &[u32],
+    progress: Progress,
+) -> Result<RunResult, String> {
+    validate(spec, dev.capacity())?;
+    let ports = Ports::new(paths, spec.oio)?;
+    dev.set_entropy(spec.entropy);
+    dev.seed(spec.seed);
+    let mut src = StreamSource::new(spec, dev.capacity(), dev.clock());
+    drive(
+        dev,
+        &mut src,
+        ports,
+        spec.duration_ns,
+        spec.bytes_budget,
+        progress,
+    )
 }
 
 pub fn replay<D: Device>(
@@ -255,141 +87,223 @@ fn second_of(dt: u64) -> usize {
     (dt.saturating_sub(1) / NS) as usize
 }
 
-pub(crate) fn drive<D: Device, S: Source>(
-    dev: &mut D,
-    src: &mut S,
-    mut ports: Ports,
-    duration_ns: Option<u64>,
-    budget: Option<u64>,
-    progress: Progress,
-) -> Result<RunResult, String> {
-    let oio = ports.oio() as usize;
-    let start = dev.clock();
-    let end = duration_ns.map_or(u64::MAX, |d| start + d);
-    let budget = budget.unwrap_or(u64::MAX);
-    let mut arrival = vec![0u64; oio];
-    let mut is_write = vec![false; oio];
-    let mut size = vec![0u64; oio];
-    let mut free: Vec<u32> = (0..oio as u32).rev().collect();
-    let mut res = RunResult {
-        start_ns: start,
-        paths: vec![PathResult::default(); ports.len()],
-        ..Default::default()
-    };
-    let mut now = start;
-    let mut issued = 0u64;
-    let mut stop = false;
-    let mut budget_hit = false;
-    let mut last_host = start;
-    let mut last_own = start;
-    let mut count = 0u64;
-    let wall = std::time::Instant::now();
-    let mut last_report = 0.0f64;
+/// The outstanding IO slots: each busy one's arrival time, direction and size, and the free.
+struct InFlight {
+    arrival: Vec<u64>,
+    is_write: Vec<bool>,
+    size: Vec<u64>,
+    free: Vec<u32>,
+}
 
-    loop {
-        let t_cmp = dev.next_completion();
-        if !stop && !free.is_empty() {
-            match src.peek(now) {
-                None => stop = true,
-                Some(t_arr) if t_arr >= end => stop = true,
-                Some(t_arr) => {
-                    if t_cmp.is_none_or(|c| t_arr <= c) {
-                        if free.len() == oio && t_arr > now {
-                            dev.idle_until(now, t_arr);
-                        }
-                        now = t_arr;
-                        let (w, off, len) = src.take(now, dev);
-                        let id = ports.take(&mut free);
-                        if let Some(p) = ports.path_of(id) {
-                            dev.set_port(p);
-                        }
-                        arrival[id as usize] = now;
-                        is_write[id as usize] = w;
-                        size[id as usize] = len;
-                        dev.submit(now, w, off, len, id);
-                        issued += len;
-                        if issued >= budget {
-                            stop = true;
-                            budget_hit = true;
-                        }
-                        continue;
-                    }
-                }
-            }
+impl InFlight {
+    fn new(oio: usize) -> InFlight {
+        InFlight {
+            arrival: vec![0; oio],
+            is_write: vec![false; oio],
+            size: vec![0; oio],
+            free: (0..oio as u32).rev().collect(),
         }
-        let Some(_) = t_cmp else { break };
-        let (t, id) = dev.pop_completion();
-        now = t;
-        if id == INTERNAL {
-            last_own = t;
-            continue;
-        }
-        last_host = t;
-        let lat = t - arrival[id as usize];
-        let bytes = size[id as usize];
-        let op = if is_write[id as usize] {
-            &mut res.write
-        } else {
-            &mut res.read
-        };
-        op.ios += 1;
-        op.bytes += bytes;
-        op.hist.record(lat);
+    }
+
+    /// The source's next IO, issued at `now` on a free slot; returns its bytes.
+    #[inline(always)]
+    fn issue<D: Device, S: Source>(
+        &mut self,
+        dev: &mut D,
+        src: &mut S,
+        ports: &mut Ports,
+        now: u64,
+    ) -> u64 {
+        let (w, off, len) = src.take(now, dev);
+        let id = ports.take(&mut self.free);
         if let Some(p) = ports.path_of(id) {
-            res.paths[p].record(is_write[id as usize], bytes, lat);
+            dev.set_port(p);
+        }
+        let i = id as usize;
+        self.arrival[i] = now;
+        self.is_write[i] = w;
+        self.size[i] = len;
+        dev.submit(now, w, off, len, id);
+        len
+    }
+
+    /// Slot `id`'s IO completed at `t`: frees the slot; returns (write?, bytes, latency).
+    #[inline(always)]
+    fn complete(&mut self, id: u32, t: u64) -> (bool, u64, u64) {
+        let i = id as usize;
+        self.free.push(id);
+        (self.is_write[i], self.size[i], t - self.arrival[i])
+    }
+}
+
+impl RunResult {
+    /// A host IO completed `dt` ns after the run's start, on `path` when the run has several.
+    #[inline(always)]
+    fn record(&mut self, dt: u64, write: bool, bytes: u64, lat: u64, path: Option<usize>) {
+        if write {
+            &mut self.write
+        } else {
+            &mut self.read
+        }
+        .record(bytes, lat);
+        if let Some(p) = path {
+            self.paths[p].record(write, bytes, lat);
         }
         // Second i of the series is the virtual time (i s, i + 1 s] from the start, whatever
         // the run's nominal length: IOs completing after a timed run's end (the drain of what
         // was in flight) count in the seconds they complete in, not in its nominal last one.
-        let sec = second_of(t - start);
-        if sec >= res.series.len() {
-            res.series.resize(sec + 1, SecBucket::default());
+        let sec = second_of(dt);
+        if sec >= self.series.len() {
+            self.series.resize(sec + 1, SecBucket::default());
         }
-        let b = &mut res.series[sec];
-        if is_write[id as usize] {
+        let b = &mut self.series[sec];
+        if write {
             b.writes += 1;
         } else {
             b.reads += 1;
         }
         b.bytes += bytes;
         b.lat_sum_ns += lat as u128;
-        b.lat_max_ns = b.lat_max_ns.max(lat as u64);
-        free.push(id);
-        count += 1;
-        if count & 0xFFFF == 0 {
-            let w = wall.elapsed().as_secs_f64();
-            if w - last_report >= 0.2 {
-                last_report = w;
-                let v = (now - start) as f64 / NS as f64;
-                let iops = (res.read.ios + res.write.ios) as f64 / v.max(1e-9);
-                if !progress(v, iops) {
-                    // Leave the drive consistent for the next run: no IO left in flight.
-                    while dev.next_completion().is_some() {
-                        now = now.max(dev.pop_completion().0);
+        b.lat_max_ns = b.lat_max_ns.max(lat);
+    }
+}
+
+/// The run's instants: its start and nominal end, the present, and the last completions of
+/// a host IO and of the device's own work.
+struct Clock {
+    start: u64,
+    end: u64,
+    now: u64,
+    last_host: u64,
+    last_own: u64,
+}
+
+/// Progress reports about every 0.2 s of wall time, checked every 65,536 completions.
+struct Reports {
+    wall: std::time::Instant,
+    last: f64,
+}
+
+impl Reports {
+    /// Reports progress when one is due; false when the caller aborts the run.
+    #[inline(always)]
+    fn tick(&mut self, count: u64, at: &Clock, res: &RunResult, progress: &mut Progress) -> bool {
+        if count & 0xFFFF != 0 {
+            return true;
+        }
+        let w = self.wall.elapsed().as_secs_f64();
+        if w - self.last < 0.2 {
+            return true;
+        }
+        self.last = w;
+        let v = (at.now - at.start) as f64 / NS as f64;
+        progress(v, (res.read.ios + res.write.ios) as f64 / v.max(1e-9))
+    }
+}
+
+pub(crate) fn drive<D: Device, S: Source>(
+    dev: &mut D,
+    src: &mut S,
+    mut ports: Ports,
+    duration_ns: Option<u64>,
+    budget: Option<u64>,
+    mut progress: Progress,
+) -> Result<RunResult, String> {
+    let oio = ports.oio() as usize;
+    let start = dev.clock();
+    let mut at = Clock {
+        start,
+        end: duration_ns.map_or(u64::MAX, |d| start + d),
+        now: start,
+        last_host: start,
+        last_own: start,
+    };
+    let budget = budget.unwrap_or(u64::MAX);
+    let mut slots = InFlight::new(oio);
+    let mut res = RunResult {
+        start_ns: start,
+        paths: vec![PathResult::default(); ports.len()],
+        ..Default::default()
+    };
+    let (mut issued, mut count) = (0u64, 0u64);
+    let (mut stop, mut budget_hit) = (false, false);
+    let mut reports = Reports {
+        wall: std::time::Instant::now(),
+        last: 0.0,
+    };
+    loop {
+        let t_cmp = dev.next_completion();
+        if !stop && !slots.free.is_empty() {
+            match src.peek(at.now) {
+                None => stop = true,
+                Some(t_arr) if t_arr >= at.end => stop = true,
+                Some(t_arr) if t_cmp.is_none_or(|c| t_arr <= c) => {
+                    if slots.free.len() == oio && t_arr > at.now {
+                        dev.idle_until(at.now, t_arr);
                     }
-                    dev.set_clock(now);
-                    return Err("interrupted".into());
+                    at.now = t_arr;
+                    issued += slots.issue(dev, src, &mut ports, at.now);
+                    if issued >= budget {
+                        stop = true;
+                        budget_hit = true;
+                    }
+                    continue;
                 }
+                Some(_) => {}
             }
         }
+        if t_cmp.is_none() {
+            break;
+        }
+        let (t, id) = dev.pop_completion();
+        at.now = t;
+        if id == INTERNAL {
+            at.last_own = t;
+            continue;
+        }
+        at.last_host = t;
+        let (w, bytes, lat) = slots.complete(id, t);
+        res.record(t - start, w, bytes, lat, ports.path_of(id));
+        count += 1;
+        if !reports.tick(count, &at, &res, &mut progress) {
+            // Leave the drive consistent for the next run: no IO left in flight.
+            while dev.next_completion().is_some() {
+                at.now = at.now.max(dev.pop_completion().0);
+            }
+            dev.set_clock(at.now);
+            return Err("interrupted".into());
+        }
     }
+    let timed = duration_ns.is_some() && !budget_hit;
+    finish(dev, res, &at, timed, progress)
+}
+
+/// The run's end: its runtime, the device's clock and the series' quiet last seconds, and
+/// the final progress report.
+fn finish<D: Device>(
+    dev: &mut D,
+    mut res: RunResult,
+    at: &Clock,
+    timed: bool,
+    progress: Progress,
+) -> Result<RunResult, String> {
     // A timed run lasts its duration even when the host went quiet before the end, but a
     // run that spent its byte budget ends with its last IO: its rates are per true duration.
-    let mut fin = last_host;
-    if duration_ns.is_some() && !budget_hit && fin < end {
-        dev.idle_until(now.min(end), end);
-        fin = end;
+    let mut fin = at.last_host;
+    if timed && fin < at.end {
+        dev.idle_until(at.now.min(at.end), at.end);
+        fin = at.end;
     }
     // The run also lasts until the device's own work for it is done (an HDD destaging what
     // the run left in its write cache; the next run starts with the cache empty): a write
     // cache lends a run the time it takes to write the cache out, and a run's rates would
     // otherwise exceed what the media can sustain.
-    fin = fin.max(last_own);
-    dev.set_clock(fin.max(now));
-    res.end_ns = fin.max(start + 1);
+    fin = fin.max(at.last_own);
+    dev.set_clock(fin.max(at.now));
+    res.end_ns = fin.max(at.start + 1);
     // The series covers the whole runtime, quiet seconds at its end included; its last
     // second is partial when the runtime is not a whole number of seconds.
-    let secs = second_of(res.end_ns - start) + 1;
+    let secs = second_of(res.end_ns - at.start) + 1;
     if res.series.len() < secs {
         res.series.resize(secs, SecBucket::default());
     }
@@ -497,5 +411,31 @@ pub(crate) mod tests {
             ..spec
         };
         assert!(validate(&bad, 1 << 30).is_err());
+    }
+
+    #[test]
+    fn paths_keep_their_outstanding_io_and_share_a_rate() {
+        let mut dev = Counter {
+            now: 0,
+            pending: vec![],
+            offsets: vec![],
+        };
+        let mut spec = RunSpec::single(true, false, 4096, 6);
+        spec.duration_ns = Some(NS / 10);
+        let res = run_paths(&mut dev, &spec, &[2, 4], &mut |_, _| true).unwrap();
+        let ios: Vec<u64> = res.paths.iter().map(|p| p.read.ios).collect();
+        assert_eq!(ios.iter().sum::<u64>(), res.read.ios);
+        // closed loop at a fixed latency: each path's IOs follow its outstanding IO
+        assert!(
+            (ios[1] as f64 / ios[0] as f64 - 2.0).abs() < 0.01,
+            "{ios:?}"
+        );
+        // open loop: the arrivals are shared, not all given to the slot freed last
+        spec.rate_iops = Some(10_000.0);
+        let res = run_paths(&mut dev, &spec, &[3, 3], &mut |_, _| true).unwrap();
+        let ios: Vec<u64> = res.paths.iter().map(|p| p.read.ios).collect();
+        assert!(ios[0].abs_diff(ios[1]) <= 1 && ios[0] > 400, "{ios:?}");
+        assert!(run_paths(&mut dev, &spec, &[3, 2], &mut |_, _| true).is_err());
+        assert!(run_paths(&mut dev, &spec, &[6, 0], &mut |_, _| true).is_err());
     }
 }

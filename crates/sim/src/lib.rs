@@ -20,6 +20,7 @@ mod slots;
 mod source;
 pub mod ssd;
 pub mod state;
+pub mod workload;
 
 pub const ENGINE: &str = "iolab-sim";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -6,53 +6,6 @@
 //! one drive's. So a link-bound workload (sequential reads at the link's rate) gains from a
 //! second port and a back-end-bound one (small random reads) does not.
 
-use crate::driver::{drive, validate, Device, OpResult, Progress, RunResult, RunSpec};
-use crate::source::StreamSource;
-
-/// `driver::run` with the outstanding IO coming in over several host paths into the one
-/// drive: `paths[p]` of it are path p's. Empty: one path.
-pub fn run_paths<D: Device>(
-    dev: &mut D,
-    spec: &RunSpec,
-    paths: &[u32],
-    progress: Progress,
-) -> Result<RunResult, String> {
-    validate(spec, dev.capacity())?;
-    let ports = Ports::new(paths, spec.oio)?;
-    dev.set_entropy(spec.entropy);
-    dev.seed(spec.seed);
-    let mut src = StreamSource::new(spec, dev.capacity(), dev.clock());
-    drive(
-        dev,
-        &mut src,
-        ports,
-        spec.duration_ns,
-        spec.bytes_budget,
-        progress,
-    )
-}
-
-/// What one path carried: its IOs by direction.
-#[derive(Clone, Debug, Default)]
-pub struct PathResult {
-    pub read: OpResult,
-    pub write: OpResult,
-}
-
-impl PathResult {
-    #[inline]
-    pub fn record(&mut self, write: bool, bytes: u64, lat: u64) {
-        let op = if write {
-            &mut self.write
-        } else {
-            &mut self.read
-        };
-        op.ios += 1;
-        op.bytes += bytes;
-        op.hist.record(lat);
-    }
-}
-
 /// Which path each IO slot belongs to; no paths: one path, no per-path counts.
 pub(crate) struct Ports {
     total: u32,
@@ -114,38 +67,5 @@ impl Ports {
         let id = free.swap_remove(i);
         self.issued[self.path_of[id as usize]] += 1;
         id
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::run_paths;
-    use crate::driver::tests::Counter;
-    use crate::driver::{RunSpec, NS};
-
-    #[test]
-    fn paths_keep_their_outstanding_io_and_share_a_rate() {
-        let mut dev = Counter {
-            now: 0,
-            pending: vec![],
-            offsets: vec![],
-        };
-        let mut spec = RunSpec::single(true, false, 4096, 6);
-        spec.duration_ns = Some(NS / 10);
-        let res = run_paths(&mut dev, &spec, &[2, 4], &mut |_, _| true).unwrap();
-        let ios: Vec<u64> = res.paths.iter().map(|p| p.read.ios).collect();
-        assert_eq!(ios.iter().sum::<u64>(), res.read.ios);
-        // closed loop at a fixed latency: each path's IOs follow its outstanding IO
-        assert!(
-            (ios[1] as f64 / ios[0] as f64 - 2.0).abs() < 0.01,
-            "{ios:?}"
-        );
-        // open loop: the arrivals are shared, not all given to the slot freed last
-        spec.rate_iops = Some(10_000.0);
-        let res = run_paths(&mut dev, &spec, &[3, 3], &mut |_, _| true).unwrap();
-        let ios: Vec<u64> = res.paths.iter().map(|p| p.read.ios).collect();
-        assert!(ios[0].abs_diff(ios[1]) <= 1 && ios[0] > 400, "{ios:?}");
-        assert!(run_paths(&mut dev, &spec, &[3, 2], &mut |_, _| true).is_err());
-        assert!(run_paths(&mut dev, &spec, &[6, 0], &mut |_, _| true).is_err());
     }
 }

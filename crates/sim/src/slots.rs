@@ -11,6 +11,10 @@ pub struct Slots {
     n: usize,
     /// Completion times of the commands holding the slots (at most `n`).
     busy: BinaryHeap<Reverse<u64>>,
+    /// `take` found every slot held and gave the earliest holder's slot away: that entry,
+    /// still at the heap's top, is replaced by the next `hold` (one sift, not a pop and a
+    /// push).
+    given: bool,
 }
 
 impl Slots {
@@ -19,6 +23,7 @@ impl Slots {
         Slots {
             n: n as usize,
             busy: BinaryHeap::with_capacity(n as usize + 1),
+            given: false,
         }
     }
 
@@ -30,15 +35,56 @@ impl Slots {
         if self.n == 0 || self.busy.len() < self.n {
             return now;
         }
-        let Reverse(t) = self.busy.pop().expect("a slot holder");
+        debug_assert!(!self.given, "take twice without a hold");
+        let Reverse(t) = *self.busy.peek().expect("a slot holder");
+        self.given = true;
         now.max(t)
     }
 
     /// The command given a slot completes at `done` and frees it then.
     #[inline(always)]
     pub fn hold(&mut self, done: u64) {
-        if self.n > 0 {
+        if self.given {
+            *self.busy.peek_mut().expect("the slot given") = Reverse(done);
+            self.given = false;
+        } else if self.n > 0 {
             self.busy.push(Reverse(done));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The slot a command is given is replaced in place by its completion: the times must be
+    /// those of the plain pop and push, saturated (more commands than slots) or not.
+    #[test]
+    fn a_slot_replaced_in_place_gives_the_times_of_a_pop_and_a_push() {
+        let mut rng = Rng::new(7);
+        for n in [1u16, 3, 64] {
+            let mut slots = Slots::new(n);
+            let mut plain: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+            let (mut now, mut waited) = (0, 0);
+            for _ in 0..20_000 {
+                now += rng.below(50);
+                let t = slots.take(now);
+                let want = if plain.len() < n as usize {
+                    now
+                } else {
+                    now.max(plain.pop().unwrap().0)
+                };
+                assert_eq!(t, want, "{n} slots");
+                waited += (t > now) as u32;
+                let done = t + rng.below(50 * n as u64 + 400);
+                slots.hold(done);
+                plain.push(Reverse(done));
+            }
+            assert!(
+                waited > 1000,
+                "{n} slots: the slots were never all taken ({waited})"
+            );
         }
     }
 }

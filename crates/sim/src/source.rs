@@ -1,8 +1,8 @@
 //! Where the driver's IOs come from: a mix of streams (random or sequential, each with its
 //! share, generated a few ahead so their map entries can be prefetched) or a trace.
 
-use crate::driver::{Device, RunSpec, StreamSpec, Trace, NS};
 use crate::rng::Rng;
+use crate::workload::{Device, RunSpec, StreamSpec, Trace, NS};
 
 /// Where IOs come from.
 pub(crate) trait Source {

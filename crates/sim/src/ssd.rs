@@ -21,6 +21,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::hint::select_unpredictable;
 
 use crate::config::{SsdConfig, UNIT};
 use crate::driver::Device;
@@ -59,7 +60,9 @@ pub struct Ssd {
     pace_units: u64,
     pace_next: u64,
     buf_last: u64,
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Outstanding commands by completion: `done << 32 | id`, so the heap compares one
+    /// integer (the order of (done, id) pairs), not a pair field by field.
+    heap: BinaryHeap<Reverse<u128>>,
     pub now: u64,
     /// Mean chunks per unit for the present entropy, in 1/2^16.
     chunks_mean: u64,
@@ -68,6 +71,23 @@ pub struct Ssd {
     pub host: HostCounters,
     held: Held,
     slots: Slots,
+}
+
+/// A write command's progress through its units.
+struct WriteCmd {
+    /// When the controller has the command; when its last unit entered the buffer; when it
+    /// may complete.
+    t0: u64,
+    entry: u64,
+    done: u64,
+    /// The bytes it writes.
+    off: u64,
+    end: u64,
+    /// Whether units are acknowledged once in the buffer (write cache on, or power-loss
+    /// protected), not once programmed.
+    ack_early: bool,
+    /// The page a read-modify-write read last (reads of one page share one array read).
+    scratch: u64,
 }
 
 #[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,11 +178,13 @@ impl Ssd {
         let k = if lba.is_some() && (h >> 40) < self.by_lba {
             ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
         } else {
-            let mut k = 0;
-            for i in 1..self.ctrl_busy.len() {
-                if self.ctrl_busy[i] < self.ctrl_busy[k] {
-                    k = i;
-                }
+            // The first least-busy core. Which core is least busy is a coin toss for the
+            // branch predictor: selects, not branches.
+            let (mut k, mut m) = (0, self.ctrl_busy[0]);
+            for (i, &b) in self.ctrl_busy.iter().enumerate().skip(1) {
+                let less = b < m;
+                k = select_unpredictable(less, i, k);
+                m = select_unpredictable(less, b, m);
             }
             k
         };
@@ -215,95 +237,141 @@ impl Ssd {
         let t0 = self.controller(t_in, None, true);
         let (gc0, runs0) = (self.ftl.c.gc_chunks, self.ftl.c.gc_runs);
         let (u0, u1) = (off / UNIT, (off + len - 1) / UNIT);
-        let nbuf = self.nbuf;
-        let ack_early = self.write_cache || self.cfg.plp;
-        let mut entry = t0;
-        let mut done = t0;
-        let mut scratch = u64::MAX;
+        let mut w = WriteCmd {
+            t0,
+            entry: t0,
+            done: t0,
+            off,
+            end: off + len,
+            ack_early: self.write_cache || self.cfg.plp,
+            scratch: u64::MAX,
+        };
         let stream = self.held.write_in_stream(off, off + len);
         for u in u0..=u1 {
             let lpn = u as u32;
             let partial = (u == u0 && !off.is_multiple_of(UNIT))
                 || (u == u1 && !(off + len).is_multiple_of(UNIT));
-            if partial && nbuf > 0 && stream {
-                // Into a unit the buffer holds open: no read, no program of its own (held.rs).
-                let addr = self.ftl.l2p[lpn as usize];
-                if let Some(o) = self.held.continue_unit(lpn, addr, off, off + len) {
-                    if ack_early {
-                        continue;
-                    }
-                    if t0 < o.start {
-                        done = done.max(o.durable);
-                        continue;
-                    }
-                }
+            if partial && self.nbuf > 0 && stream && self.merge_open(lpn, &mut w) {
+                continue;
             }
-            let mut ready = t0;
-            if partial {
-                let old = self.ftl.l2p[lpn as usize];
-                if old != NONE {
-                    let c = self.ftl.len_of(lpn);
-                    ready = self.flash.read(old as u64, c, t0, &mut scratch);
-                    self.ftl.c.rmw_reads += 1;
-                }
-            }
-            if nbuf > 0 {
-                ready = ready.max(self.pace_next);
-                // Units whose program is done by now have left the buffer.
-                while let Some(&Reverse(t)) = self.buf.peek() {
-                    if t > ready && self.buf.len() < nbuf {
-                        break;
-                    }
-                    self.buf.pop();
-                    ready = ready.max(t);
-                }
-            }
-            entry = entry.max(ready);
-            let c = self.unit_chunks();
-            let (start, programmed) = self.ftl.host_write(lpn, c, entry, &mut self.flash);
-            if nbuf > 0 {
-                self.buf.push(Reverse(start));
-                // The buffer's content leaves by `buf_last`: admitting one unit per
-                // (buf_last − entry)/pace_units matches the drain when the buffer holds
-                // pace_units, admits faster below and slower above. Spacing entries
-                // evenly replaces waits for the next slot to free, which are as irregular
-                // as the dies' program starts. No pacing (pace_units 0) leaves both alone.
-                let last = self.buf_last.max(start);
-                if let Some(step) = last.saturating_sub(entry).checked_div(self.pace_units) {
-                    self.buf_last = last;
-                    self.pace_next = entry + step;
-                }
-                let durable = if ack_early {
-                    0
-                } else {
-                    self.durable(lpn, start, programmed)
-                };
-                done = done.max(if ack_early { entry } else { durable });
-                if partial {
-                    let addr = self.ftl.l2p[lpn as usize];
-                    self.held.keep_open(Open {
-                        lpn,
-                        addr,
-                        start,
-                        durable,
-                        end: off + len,
-                    });
-                }
-            } else {
-                done = done.max(programmed);
-            }
+            self.write_unit(lpn, partial, &mut w);
         }
         let hold = self.gc_hold(gc0, runs0);
         if hold > 0 {
             // The slice (and a victim switch) runs after this command: the next ones wait.
-            let held = entry + hold;
+            let held = w.entry + hold;
             for b in self.ctrl_busy.iter_mut() {
                 *b = (*b).max(held);
             }
         }
         self.host.writes += 1;
         self.host.write_bytes += len;
-        done
+        w.done
+    }
+
+    /// A sequential stream's partial write into a unit the buffer holds open: no read, no
+    /// program of its own (held.rs). False when the unit is not open (written as any other).
+    #[inline(always)]
+    fn merge_open(&mut self, lpn: u32, w: &mut WriteCmd) -> bool {
+        let addr = self.ftl.l2p[lpn as usize];
+        if let Some(o) = self.held.continue_unit(lpn, addr, w.off, w.end) {
+            if w.ack_early {
+                return true;
+            }
+            if w.t0 < o.start {
+                w.done = w.done.max(o.durable);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// One unit of a write command: read first when the write covers part of it, wait for a
+    /// buffer slot, hand it to the FTL.
+    #[inline(always)]
+    fn write_unit(&mut self, lpn: u32, partial: bool, w: &mut WriteCmd) {
+        let mut ready = w.t0;
+        if partial {
+            let old = self.ftl.l2p[lpn as usize];
+            if old != NONE {
+                let c = self.ftl.len_of(lpn);
+                ready = self.flash.read(old as u64, c, w.t0, &mut w.scratch);
+                self.ftl.c.rmw_reads += 1;
+            }
+        }
+        let mut owed = false;
+        if self.nbuf > 0 {
+            (ready, owed) = self.buffer_slot(ready);
+        }
+        w.entry = w.entry.max(ready);
+        let c = self.unit_chunks();
+        let (start, programmed) = self.ftl.host_write(lpn, c, w.entry, &mut self.flash);
+        if self.nbuf == 0 {
+            w.done = w.done.max(programmed);
+            return;
+        }
+        self.buffer_enter(start, owed);
+        // The buffer's content leaves by `buf_last`: admitting one unit per
+        // (buf_last − entry)/pace_units matches the drain when the buffer holds pace_units,
+        // admits faster below and slower above. Spacing entries evenly replaces waits for the
+        // next slot to free, which are as irregular as the dies' program starts. No pacing
+        // (pace_units 0) leaves both alone.
+        let last = self.buf_last.max(start);
+        if let Some(step) = last.saturating_sub(w.entry).checked_div(self.pace_units) {
+            self.buf_last = last;
+            self.pace_next = w.entry + step;
+        }
+        let durable = if w.ack_early {
+            0
+        } else {
+            self.durable(lpn, start, programmed)
+        };
+        w.done = w.done.max(if w.ack_early { w.entry } else { durable });
+        if partial {
+            let addr = self.ftl.l2p[lpn as usize];
+            self.held.keep_open(Open {
+                lpn,
+                addr,
+                start,
+                durable,
+                end: w.end,
+            });
+        }
+    }
+
+    /// When a unit ready at `ready` enters the write buffer: no earlier than pacing allows,
+    /// and once a unit has left it if it is full. Units whose program is done by then leave;
+    /// true with it when the last of them is still at the heap's top, for `buffer_enter` to
+    /// replace (one sift instead of a pop and a push: this runs for every unit written).
+    #[inline(always)]
+    fn buffer_slot(&mut self, ready: u64) -> (u64, bool) {
+        let mut ready = ready.max(self.pace_next);
+        while let Some(&Reverse(t)) = self.buf.peek() {
+            let n = self.buf.len();
+            if t > ready && n < self.nbuf {
+                break;
+            }
+            ready = ready.max(t);
+            // The least time after the top's: the lesser of its children.
+            let h = self.buf.as_slice();
+            let next = h.get(1).max(h.get(2)).map_or(u64::MAX, |r| r.0);
+            if next > ready && n - 1 < self.nbuf {
+                return (ready, true); // the loop would stop after this one
+            }
+            self.buf.pop();
+        }
+        (ready, false)
+    }
+
+    /// The unit whose program starts at `start` enters the buffer, in the place of the one
+    /// `buffer_slot` left at the top (`owed`).
+    #[inline(always)]
+    fn buffer_enter(&mut self, start: u64, owed: bool) {
+        if owed {
+            *self.buf.peek_mut().expect("the unit that left") = Reverse(start);
+        } else {
+            self.buf.push(Reverse(start));
+        }
     }
 
     /// The controller time that the GC a write ran (from `gc0` chunks copied and `runs0`
@@ -420,7 +488,7 @@ impl Device for Ssd {
             self.read(now, off, len)
         };
         self.slots.hold(done);
-        self.heap.push(Reverse((done, id)));
+        self.heap.push(Reverse((done as u128) << 32 | id as u128));
     }
 
     #[inline]
@@ -433,13 +501,13 @@ impl Device for Ssd {
 
     #[inline]
     fn next_completion(&self) -> Option<u64> {
-        self.heap.peek().map(|r| r.0 .0)
+        self.heap.peek().map(|r| (r.0 >> 32) as u64)
     }
 
     #[inline]
     fn pop_completion(&mut self) -> (u64, u32) {
-        let Reverse((t, id)) = self.heap.pop().expect("a completion");
-        (t, id)
+        let Reverse(k) = self.heap.pop().expect("a completion");
+        ((k >> 32) as u64, k as u32)
     }
 
     fn seed(&mut self, seed: u64) {

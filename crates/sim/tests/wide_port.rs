@@ -5,8 +5,7 @@
 //! (550.0 MB/s, 89,096 IOPS from the command line).
 
 use _sim::config::resolve_ssd;
-use _sim::driver::{RunSpec, NS};
-use _sim::ports::run_paths;
+use _sim::driver::{run_paths, RunSpec, NS};
 use _sim::ssd::Ssd;
 
 /// A 0.5 GB copy of the preset, written once sequentially so that reads reach the flash.

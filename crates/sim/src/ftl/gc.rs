@@ -7,98 +7,105 @@ use super::*;
 impl Ftl {
     /// Pick a main-area victim by the configured policy; false if nothing can be gained.
     fn select_victim(&mut self) -> bool {
-        let cpb = self.cpb;
         let b = match self.policy {
-            Policy::Greedy => {
-                // With `choices`, the least valid of a few blocks drawn at random, as firmware
-                // that does not keep every block sorted by valid count picks: victims then hold
-                // a spread of valid data, and so does the copying each one costs the host. The
-                // least valid of all when no draw is a closed block with room to gain (a full
-                // one would be copied whole for nothing).
-                // A block with nothing valid left is taken first, drawn or not: it costs no copy,
-                // and firmware keeps such blocks on a list of its own (a sequential overwrite
-                // leaves whole blocks of them, which a random draw would pass over).
-                let mut pick = if self.choices > 0 {
-                    self.bhead[0]
-                } else {
-                    NONE
-                };
-                for _ in 0..if pick == NONE { self.choices } else { 0 } {
-                    let b = self.rng.below(self.n_main as u64) as u32;
-                    let v = self.valid[b as usize];
-                    let better = pick == NONE || v < self.valid[pick as usize];
-                    if self.state[b as usize] == CLOSED && v < cpb && better {
-                        pick = b;
-                    }
-                }
-                if pick == NONE {
-                    while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
-                        self.bmin += 1;
-                    }
-                    if self.bmin >= cpb {
-                        return false;
-                    }
-                    pick = self.bhead[self.bmin as usize];
-                }
-                self.bucket_remove(pick, self.valid[pick as usize]);
-                pick
-            }
+            Policy::Greedy => self.greedy_victim(),
             Policy::Fifo => loop {
                 match self.fifo.pop_front() {
-                    None => return false,
+                    None => break NONE,
                     Some(b) if self.state[b as usize] == CLOSED => break b,
                     Some(_) => {}
                 }
             },
-            Policy::Random => {
-                let mut pick = NONE;
-                for _ in 0..64 {
-                    let b = self.rng.below(self.n_main as u64) as u32;
-                    if self.state[b as usize] == CLOSED {
-                        pick = b;
-                        break;
-                    }
-                }
-                if pick == NONE {
-                    pick = (0..self.n_main)
-                        .find(|&b| self.state[b as usize] == CLOSED)
-                        .unwrap_or(NONE);
-                }
-                if pick == NONE {
-                    return false;
-                }
-                pick
-            }
-            Policy::CostBenefit => {
-                // LFS cost-benefit: (1 − u)·age / (1 + u); a scan, as GC runs once per block.
-                let mut best = (f64::MIN, NONE);
-                for b in 0..self.n_main {
-                    if self.state[b as usize] != CLOSED {
-                        continue;
-                    }
-                    let u = self.valid[b as usize] as f64 / cpb as f64;
-                    let age = (self.seq - self.stamp[b as usize] + 1) as f64;
-                    let score = (1.0 - u) * age / (1.0 + u);
-                    if score > best.0 {
-                        best = (score, b);
-                    }
-                }
-                if best.1 == NONE || self.valid[best.1 as usize] >= cpb {
-                    return false;
-                }
-                best.1
-            }
+            Policy::Random => self.random_victim(),
+            Policy::CostBenefit => self.cost_benefit_victim(),
         };
+        if b == NONE {
+            return false;
+        }
         self.state[b as usize] = VICTIM;
         self.victim = b;
         self.vcur = 0;
         self.vcopied = 0;
         self.gq_len = 0;
+        let cpb = self.cpb as f64;
         let v = self.valid[b as usize] as f64;
-        let gain = cpb as f64 - v;
+        let gain = cpb - v;
         self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
         self.per_chunk = 1.0 / self.ratio;
         true
+    }
+
+    /// Greedy: the least valid closed block (NONE if every one is full), taken off its
+    /// valid-count bucket.
+    fn greedy_victim(&mut self) -> u32 {
+        let cpb = self.cpb;
+        // With `choices`, the least valid of a few blocks drawn at random, as firmware that
+        // does not keep every block sorted by valid count picks: victims then hold a spread
+        // of valid data, and so does the copying each one costs the host. The least valid of
+        // all when no draw is a closed block with room to gain (a full one would be copied
+        // whole for nothing).
+        // A block with nothing valid left is taken first, drawn or not: it costs no copy, and
+        // firmware keeps such blocks on a list of its own (a sequential overwrite leaves whole
+        // blocks of them, which a random draw would pass over).
+        let mut pick = if self.choices > 0 {
+            self.bhead[0]
+        } else {
+            NONE
+        };
+        for _ in 0..if pick == NONE { self.choices } else { 0 } {
+            let b = self.rng.below(self.n_main as u64) as u32;
+            let v = self.valid[b as usize];
+            let better = pick == NONE || v < self.valid[pick as usize];
+            if self.state[b as usize] == CLOSED && v < cpb && better {
+                pick = b;
+            }
+        }
+        if pick == NONE {
+            while self.bmin < cpb && self.bhead[self.bmin as usize] == NONE {
+                self.bmin += 1;
+            }
+            if self.bmin >= cpb {
+                return NONE;
+            }
+            pick = self.bhead[self.bmin as usize];
+        }
+        self.bucket_remove(pick, self.valid[pick as usize]);
+        pick
+    }
+
+    /// Random: a closed block drawn at random (the first closed one after 64 misses).
+    fn random_victim(&mut self) -> u32 {
+        for _ in 0..64 {
+            let b = self.rng.below(self.n_main as u64) as u32;
+            if self.state[b as usize] == CLOSED {
+                return b;
+            }
+        }
+        (0..self.n_main)
+            .find(|&b| self.state[b as usize] == CLOSED)
+            .unwrap_or(NONE)
+    }
+
+    /// LFS cost-benefit: the closed block of the highest (1 − u)·age / (1 + u); a scan, as GC
+    /// runs once per block. NONE when that block is full.
+    fn cost_benefit_victim(&self) -> u32 {
+        let cpb = self.cpb;
+        let mut best = (f64::MIN, NONE);
+        for b in 0..self.n_main {
+            if self.state[b as usize] != CLOSED {
+                continue;
+            }
+            let u = self.valid[b as usize] as f64 / cpb as f64;
+            let age = (self.seq - self.stamp[b as usize] + 1) as f64;
+            let score = (1.0 - u) * age / (1.0 + u);
+            if score > best.0 {
+                best = (score, b);
+            }
+        }
+        if best.1 == NONE || self.valid[best.1 as usize] >= cpb {
+            return NONE;
+        }
+        best.1
     }
 
     #[inline(always)]
