@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from iolab.core import testparams as tp
-from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
+from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, kib_label, measurable, percentile_min_ios
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
-from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from iolab.suites import active_fraction, bisection, no_input, supported_block_sizes, tested_capacity
+from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import geometric
 from iolab.suites.dirth_flow import read_share
 from iolab.suites.testdef import TestDef
@@ -126,7 +128,10 @@ PARAMS = (
 
 
 def build(profile: Profile, target: Target) -> TestPlan:
-    v = tp.values(PARAMS, profile, "latency-bound")
+    # the drive is preconditioned first (purge, then 4K random writes by time or to steady state,
+    # as the characterisation tests do): a fresh drive's demand limit is not its working one
+    s = cc.setup("latency-bound", PARAMS, profile, target, endurance=False)
+    v = s.values
     bs, read = v["block_size"], v["read_pct"]
     if not supported_block_sizes([bs], target)[0]:
         raise IolabError(
@@ -155,14 +160,21 @@ def build(profile: Profile, target: Target) -> TestPlan:
             max_per_second=name == SUSTAIN,
         )
 
-    cells = tuple(
-        Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
-        for d in v["steps"]
-    )
-    ramp = Phase(RAMP, cells, (), purge=False, max_rounds=1, stop_on_steady=False, stop_rule=rule)
+    def step(d: int) -> Cell:
+        return Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
+
+    cells = tuple(step(d) for d in v["steps"])
+    # the limit between the last step that met the bound and the first that broke it
+    halves = bisection.refinements(RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds)
+    ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
     def sustain(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
-        d = rule.decide(RAMP, samples.get(RAMP, ()))
+        seen = [x for name in (RAMP, *bisection.step_names(RAMP)) for x in samples.get(name, ())]
+        # in demand order up to the lowest demand that broke the bound above the best: the rule then
+        # names that step and the highest demand that met it, over the ramp and the bisection
+        _, hi = bisection.bracket(seen, rule.met)
+        upto = [x for x in seen if hi is None or (x.demand_iops or 0.0) <= hi]
+        d = rule.decide(RAMP, sorted(upto, key=lambda x: x.demand_iops or 0.0))
         if not d.chosen:
             raise IolabError(
                 f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
@@ -179,15 +191,15 @@ def build(profile: Profile, target: Target) -> TestPlan:
             d.chosen,
         )
 
-    rows = common_parameters(profile, target) + [
+    rows = s.rows + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
         (
             "Ramp",
             f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
-            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}",
+            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
+            "between the highest demand that met it and the lowest that broke it",
         ),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
-        *tp.parameter_rows(PARAMS, profile, "latency-bound"),
     ]
     notes: tuple[str, ...] = (
         "The percentile of each step is that of the step's latency histogram merged over every host and path "
@@ -201,7 +213,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
         "Latency-Bounded Maximum IOPS",
         f"scale-out ({profile.name})",
         profile,
-        (ramp, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
+        (*s.phases, ramp, *halves, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
         profile.rule(),
         tested_capacity(profile, target),
         tuple(rows),
@@ -249,5 +261,5 @@ TEST = TestDef(
     pages=latbound_pages,
     view=latbound_view,
     short_title="Latency-bound IOPS",
-    params=PARAMS,
+    params=cc.params_of(PARAMS, endurance=False),
 )
