@@ -7,7 +7,7 @@ sustained for a duration (default 1 h) with IOPS and latency every second."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from iolab.core import testparams as tp
@@ -127,6 +127,35 @@ PARAMS = (
 )
 
 
+def _sustain(rule: LatencyBound, cell: Callable[[int], Cell], v: dict):
+    """The sustain phase's builder: the highest demand that met the bound, over the ramp and its
+    bisection; `cell(rate)` sustains a rate."""
+
+    def build(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
+        seen = [x for name in (RAMP, *bisection.step_names(RAMP)) for x in samples.get(name, ())]
+        # in demand order up to the lowest demand that broke the bound above the best: the rule then
+        # names that step and the highest demand that met it, over the ramp and the bisection
+        _, hi = bisection.bracket(seen, rule.met)
+        upto = [x for x in seen if hi is None or (x.demand_iops or 0.0) <= hi]
+        d = rule.decide(RAMP, sorted(upto, key=lambda x: x.demand_iops or 0.0))
+        if not d.chosen:
+            raise IolabError(
+                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
+                "stored; start lower (--set steps=...) or relax --set bound=... ."
+            )
+        rate = int(d.chosen["demand_iops"])
+        # one key whatever the rate ("sustained demand"), so runs that chose different rates still compare
+        built = Phase(SUSTAIN, (cell(rate),), (), purge=False, max_rounds=1, stop_on_steady=False)
+        return built, Decision(
+            SUSTAIN,
+            {"name": "highest-demand-within-bound", **{k: val for k, val in d.rule.items() if k != "name"}},
+            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}",
+            d.chosen,
+        )
+
+    return build
+
+
 def build(profile: Profile, target: Target) -> TestPlan:
     # the drive is preconditioned first (purge, then 4K random writes by time or to steady state,
     # as the characterisation tests do): a fresh drive's demand limit is not its working one
@@ -168,28 +197,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     halves = bisection.refinements(RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds)
     ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
-    def sustain(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
-        seen = [x for name in (RAMP, *bisection.step_names(RAMP)) for x in samples.get(name, ())]
-        # in demand order up to the lowest demand that broke the bound above the best: the rule then
-        # names that step and the highest demand that met it, over the ramp and the bisection
-        _, hi = bisection.bracket(seen, rule.met)
-        upto = [x for x in seen if hi is None or (x.demand_iops or 0.0) <= hi]
-        d = rule.decide(RAMP, sorted(upto, key=lambda x: x.demand_iops or 0.0))
-        if not d.chosen:
-            raise IolabError(
-                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
-                "stored; start lower (--set steps=...) or relax --set bound=... ."
-            )
-        rate = int(d.chosen["demand_iops"])
-        # one key whatever the rate, so runs that chose different rates still compare
-        cell = Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs)
-        built = Phase(SUSTAIN, (cell,), (), purge=False, max_rounds=1, stop_on_steady=False)
-        return built, Decision(
-            SUSTAIN,
-            {"name": "highest-demand-within-bound", **{k: val for k, val in d.rule.items() if k != "name"}},
-            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}",
-            d.chosen,
-        )
+    sustain = _sustain(rule, lambda rate: Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs), v)
 
     rows = s.rows + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),

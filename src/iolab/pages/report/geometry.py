@@ -232,18 +232,16 @@ def _overlaps(rec: dict[str, Any], where: str) -> list[Violation]:
 
 def _off_the_figure(rec: dict[str, Any], where: str) -> list[Violation]:
     w, h = rec["size"]
-    out = []
-    for t in rec["texts"]:
-        x0, y0, x1, y1 = t["box"]
-        if x0 < -EDGE_PX or y0 < -EDGE_PX or x1 > w + EDGE_PX or y1 > h + EDGE_PX:
-            out.append(
-                Violation(
-                    where,
-                    "edge",
-                    f"{t['role']} {t['text']!r} runs off the figure ({x0:.0f},{y0:.0f})–({x1:.0f},{y1:.0f}) of {w}×{h} px",
-                )
-            )
-    return out
+
+    def outside(box: list[float]) -> bool:
+        x0, y0, x1, y1 = box
+        return min(x0, y0) < -EDGE_PX or x1 > w + EDGE_PX or y1 > h + EDGE_PX
+
+    return [
+        Violation(where, "edge", f"{t['role']} {t['text']!r} runs off the {w}×{h} px figure (box {t['box']})")
+        for t in rec["texts"]
+        if outside(t["box"])
+    ]
 
 
 def _tick_rules(ax: dict[str, Any], where: str) -> list[Violation]:
