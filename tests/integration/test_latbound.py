@@ -62,7 +62,7 @@ def test_on_the_simulated_drive_the_bound_breaks_while_the_drive_still_delivers_
         "--set",
         "steps=20000:20000:300000",
         "--set",
-        "bound=250us",
+        "bound=440us",
         "--set",
         "sustain=2s",
         "--runs-dir",
@@ -71,12 +71,12 @@ def test_on_the_simulated_drive_the_bound_breaks_while_the_drive_still_delivers_
     )
     assert r.returncode == 0, r.stdout + r.stderr
     store = RunStore.open(run_dir(r.stdout))
-    check_flow(store, LatencyBound(99.0, 250.0))
+    check_flow(store, LatencyBound(99.0, 440.0))
     ramp = store.cells("demand ramp")
     broke = ramp[-1]
-    # Measured (quick, 70/30): p99 118 µs at 20,000, 184 µs at 40,000, 294 µs at 60,000 IOPS
-    # delivered in full; the drive saturates near 75,000.
-    assert broke.p99 > 250 and all(c.p99 <= 250 for c in ramp[:-1])
+    # Measured (quick, 70/30, after the preconditioning): p99 388 µs at 20,000, 425 µs at 40,000,
+    # 458 µs at 60,000 IOPS delivered in full; the drive saturates near 73,000 (2,077 µs at 80,000).
+    assert broke.p99 > 440 and all(c.p99 <= 440 for c in ramp[:-1])
     assert broke.workload["rate_iops"] < 300000  # the ramp stopped at the bound, not at the last step
     assert broke.iops >= 0.98 * broke.workload["rate_iops"]  # below the drive's maximum: the demand was delivered
     ramp_decision = next(d for d in store.manifest.decisions if d["phase"] == "demand ramp")

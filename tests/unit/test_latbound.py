@@ -112,3 +112,9 @@ def test_bisection_halves_the_gap_between_the_highest_demand_met_and_the_lowest_
     )
     assert [c.workload.rate_iops for c in chosen.cells] == [80500] and decision.chosen["demand_iops"] == 80500
     assert "at a demand of 88,800 IOPS" in decision.outcome  # the lowest demand above it that broke the bound
+    # the first step already broke the bound: halved from 0, so a lower demand may still meet it
+    low, d = first.build({"demand ramp": steps((20000, 19998, 1500, 2000))})
+    assert [c.workload.rate_iops for c in low.cells] == [10000] and "0 (no step met)" in d.outcome
+    # every step met: nothing to halve, the highest is measured again and the decision says so
+    again, d = first.build({"demand ramp": steps((20000, 19998, 300, 400))})
+    assert [c.workload.rate_iops for c in again.cells] == [20000] and "no gap to halve" in d.outcome

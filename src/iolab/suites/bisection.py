@@ -31,10 +31,12 @@ def bracket(samples: Sequence[Sample], met: Callable[[Sample], bool]) -> tuple[f
 
 
 def midpoint(lo: float | None, hi: float | None) -> int | None:
-    """Halfway, to three significant digits (the ramp's own steps have two); None: no gap left
-    to halve (no step met, or none above the highest met failed, or the two are adjacent)."""
-    if lo is None or hi is None:
+    """Halfway, to three significant digits (the ramp's own steps have two); from 0 when no step
+    met (the first step already broke). None: no gap left to halve (every step met, or the two
+    are adjacent)."""
+    if hi is None:
         return None
+    lo = lo or 0.0
     mid = int(float(f"{(lo + hi) / 2:.3g}"))
     return mid if lo < mid < hi else None
 
@@ -56,7 +58,7 @@ def refinements(
             seen = [s for name in (ramp, *names[:k]) for s in samples.get(name, ())]
             lo, hi = bracket(seen, met)
             mid = midpoint(lo, hi)
-            if mid is None:  # nothing to halve: the highest demand met is measured again
+            if mid is None:  # nothing to halve: the highest demand met (or the lowest tried) again
                 again = lo if lo is not None else min((s.demand_iops for s in seen if s.demand_iops), default=1)
                 demand = int(again)
                 outcome = (
@@ -65,7 +67,8 @@ def refinements(
                 )
             else:
                 demand = mid
-                outcome = f"between {num(lo)} (met) and {num(hi)} (not met): {num(mid)} IOPS"
+                below = f"{num(lo)} (met)" if lo is not None else "0 (no step met)"
+                outcome = f"between {below} and {num(hi)} (not met): {num(mid)} IOPS"
             phase = Phase(names[k], (cell(demand),), (), purge=False, max_rounds=1, stop_on_steady=False)
             return phase, Decision(names[k], {**rule, "name": "bisection"}, outcome, {"demand_iops": demand})
 

@@ -394,10 +394,10 @@ def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
 def preconditioning_pages(run: RunData) -> list[Page]:
     """A characterisation run preconditioned to steady state (`--set precondition=steady`): the
     IOPS of its 4K random writes in every round until the rule decided, and why it stopped. A
-    run preconditioned by time has no rounds to show; its parameters say what it wrote."""
+    run preconditioned by time (or by capacity): its writes' IOPS every second (timed_pages)."""
     pc = run.phase(PRECONDITION)
     if pc is None:
-        return []
+        return timed_pages(run)
     state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
     told = Text(
         (
@@ -416,6 +416,36 @@ def preconditioning_pages(run: RunData) -> list[Page]:
         "IOPS",
     )
     return [Page(page.title, (told, *page.blocks))]
+
+
+def timed_pages(run: RunData) -> list[Page]:
+    """The preconditioning the run's first phase wrote before its cells (precondition=time): its
+    IOPS every second on a linear scale from 0, as the reviews show their timed preconditioning."""
+    if not run.preconditioning:
+        return []
+    c = run.preconditioning[0]  # the drive's: later phases of these tests write none
+    pts = cell_series(run.dir, c.id)
+    told = Text(
+        (
+            f"Preconditioning before phase {c.phase!r}: {c.cell_key}, {c.write_bytes / 1e9:,.3f} GB written in "
+            f"{c.runtime_s:,.0f} s at {num(c.iops)} IOPS on average; steady state not checked.",
+        )
+    )
+    if not pts:
+        return [Page("Preconditioning", (told, Text(("The engine stored no per-second series for it.",))))]
+    src = f"Source: results.db tables cells and series (cell {c.id}, preconditioning of phase {c.phase!r})."
+    png = _scatter(
+        [p[0] for p in pts], [p[1] + p[2] for p in pts], "preconditioning: IOPS every second", "IOPS", False, 85
+    )
+    return [
+        Page(
+            "Preconditioning — IOPS every Second",
+            (
+                told,
+                Figure("4 KiB random-write IOPS every second while preconditioning, linear scale from 0", png, 85, src),
+            ),
+        )
+    ]
 
 
 def endurance_pages(run: RunData) -> list[Page]:

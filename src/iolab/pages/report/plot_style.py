@@ -164,7 +164,9 @@ def declutter(fig: MplFigure, texts: list, pad_px: float = 1.0) -> int:
 
 def whole_number_ticks(axis, values) -> None:
     """Rounds, intervals and steps are whole numbers: no tick between them (1.5)."""
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FixedLocator, MaxNLocator
 
     if values and all(float(v).is_integer() for v in values):
-        axis.set_major_locator(MaxNLocator(integer=True))
+        distinct = sorted(set(values))
+        # fewer whole numbers than an axis labels at least (two rounds): each one labelled
+        axis.set_major_locator(FixedLocator(distinct) if len(distinct) < MIN_TICKS else MaxNLocator(integer=True))
