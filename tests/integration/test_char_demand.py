@@ -150,3 +150,24 @@ def test_max_iops_read_optimum_on_the_simulated_drive_is_at_least_qd16(tmp_path)
     assert d["read rounds"]["chosen"]["queue_depth"] >= 16
     # reads gain up to the controller's limit (QD64): the search may run through every level
     assert "read QD search" not in d or d["read QD search"]["rule"]["name"] == "no-gain"
+
+
+def test_latency_demand_quick_bisects_between_its_steps(tmp_path):
+    """The quick √2 ladder met 64,000 and fell short at 90,000 read IOPS, where 5,000-IOPS steps
+    find about 85,000: three bisection steps halve the gap each, and the answer is theirs."""
+    m, html = run("latency-demand", SIM, tmp_path / "runs")
+    d = decisions(m)
+    found = {}
+    for ramp in ("read ramp", "write ramp"):
+        lo, hi = d[ramp]["chosen"]["max_sustainable_iops"], None
+        for k in (1, 2, 3):
+            step = d[f"{ramp}: bisection {k}"]
+            rate = step["chosen"]["demand_iops"]
+            assert lo < rate and (hi is None or rate < hi), (ramp, k, rate, lo, hi)
+            met = f"{rate:,} met" in html
+            assert met or f"{rate:,} short" in html
+            lo, hi = (rate, hi) if met else (lo, rate)
+        assert f"maximum sustainable IOPS {lo:,}." in html  # the bisection's answer, not the ramp's
+        found[ramp] = (d[ramp]["chosen"]["max_sustainable_iops"], lo)
+    ramp_read, read = found["read ramp"]
+    assert ramp_read == 64_000 and 75_000 <= read <= 92_000, found

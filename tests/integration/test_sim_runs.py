@@ -166,7 +166,7 @@ def test_quick_wsat_on_the_default_drive_shows_its_fall(tmp_path):
     last = cells[-1].counters
     assert last["gc_runs"] > 0 and 1.5 < last["waf"] < 3.5, last
     assert last["op"] == pytest.approx(0.28, abs=0.005)
-    # Every report page's Device Under Test column shows the measured write amplification:
+    # The report's Device Under Test column (page 1) shows the measured write amplification:
     # flash ÷ host bytes summed over the run's cells, not one cell's figure.
     from iolab.pages.report import header
     from iolab.pages.report.rundata import RunData

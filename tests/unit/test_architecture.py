@@ -214,10 +214,7 @@ def test_no_module_over_the_size_limit():
 
 # Functions other branches are splitting at the same time (issue 34 item 6); the coordinator
 # removes each entry when that branch is merged, so the limit then holds for them too.
-SPLITTING_ELSEWHERE = {
-    "iolab.pages.report.char_demand:demand_pages",  # split on branch geometry
-    "iolab.pages.report.latency_plots:latency_histogram",  # split on branch geometry
-}
+SPLITTING_ELSEWHERE = {}
 
 
 def function_lengths(path: Path) -> dict[str, int]:

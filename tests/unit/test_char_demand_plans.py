@@ -23,7 +23,9 @@ def plan(test: str, *sets: str, quick: bool = False):
 
 def test_demand_steps_and_rule_follow_the_settings():
     p = plan("latency-demand", "demand=1000:1000:3000", "tolerance=5%", "shortfall_steps=3", "step_time=2s")
-    read, write = p.phases
+    read, *read_halves, write = p.phases[:5]
+    assert [h.name for h in read_halves] == [f"read ramp: bisection {k}" for k in (1, 2, 3)]
+    assert [h.name for h in p.phases[5:]] == [f"write ramp: bisection {k}" for k in (1, 2, 3)]
     assert [c.workload.rate_iops for c in read.cells] == [1000, 2000, 3000]
     assert [c.workload.read_pct for c in (read.cells[0], write.cells[0])] == [100.0, 0.0]
     assert read.stop_rule.tolerance == 0.05 and read.stop_rule.steps == 3
@@ -127,7 +129,11 @@ def test_key_figures_and_pages_read_the_ramps_stored_decision(tmp_path):
     )
     store = RunStore.open(run)
     phases = summarise(store)
-    assert [d["chosen"]["max_sustainable_iops"] for ph in phases for d in ph.decisions] == [2000, 2000]
+    ramps = [d for ph in phases for d in ph.decisions if d["rule"]["name"] == "demand-shortfall"]
+    assert [d["chosen"]["max_sustainable_iops"] for d in ramps] == [2000, 2000]
+    # bisection between 2,000 (met) and 3,000 (short): 2,500, 2,250, 2,120, all short
+    halved = [d["chosen"]["demand_iops"] for ph in phases for d in ph.decisions if d["rule"]["name"] == "bisection"]
+    assert halved == [2500, 2250, 2120] * 2
     figures = {m.name: m.get(phases) for m in api.key_metrics("latency-demand", [phases])}
     assert figures["max sustainable read IOPS"] == figures["max sustainable write IOPS"] == 2000
     assert figures["read latency at max sustainable"] is not None

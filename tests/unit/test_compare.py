@@ -17,6 +17,7 @@ from iolab.figures.compare import (
     differences,
     summary_table,
 )
+from iolab.pages.report.layoutcheck import figures
 from iolab.pages.report.rundata import RunData
 from iolab.store.runstore import RunStore
 from tests.unit.test_report import DriveEngine, IdlingDriveEngine, pdf_pages, record, target
@@ -280,11 +281,18 @@ def test_pts2_comparisons_overlay_every_drive(test, tmp_path):
         record(tmp_path / "runs", test, engine(speed), target(vendor, model), settings=settings)
         for vendor, model, speed in (("Acme", "Fast 1", 1.0), ("Bolt", "Slow 2", 0.5))
     ]
-    _, pdf = compare(runs, tmp_path / "out").paths
+    html, pdf = compare(runs, tmp_path / "out").paths
     pages = pdf_pages(pdf)
+    # each drive is named on the page: in its tables, or in its plots' legends (as drawn:
+    # geometry.py's record in each PNG); the header columns that named them are on page 1 only
+    drawn: dict[int, str] = {}
+    for n, _, rec in figures(html.read_text()):
+        drawn[n] = drawn.get(n, "") + " ".join(lab for ax in (rec or {}).get("axes", ()) for lab in ax["legend"])
     for title in titles:
-        [page] = [p for p in pages if title in p and "Fast 1" in p and "Slow 2" in p]
+        [(n, page)] = [(n, p) for n, p in enumerate(pages, 1) if title in p]
         assert "No drive has" not in page
+        named = page + drawn.get(n, "")
+        assert "Fast 1" in named and "Slow 2" in named, (title, drawn.get(n))
 
 
 def test_a_run_is_labelled_with_how_it_reached_its_drive():

@@ -328,7 +328,7 @@ def test_sequence_report_prints_the_self_test_pages_once(runs, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     html = next((tmp_path / "seq").glob("sequence-*.html")).read_text(encoding="utf-8")
-    heads = re.findall(r'<span class="test">([^<]*)</span>', html)
+    heads = re.findall(r'<span class="test"[^>]*>([^<]*)</span>', html)
     selftest = [i for i, h in enumerate(heads) if " — Self-Test" in h]
     assert [heads[i].split(" — ", 1)[1] for i in selftest] == SELFTEST, heads
     first_test = heads[1].split(" — ")[0]  # the summary comes first, then the run that started first

@@ -172,7 +172,7 @@ def test_no_counters_for_files(tmp_path):
 
 
 def test_the_endurance_page_uses_the_drive_counters_where_reported(tmp_path):
-    from iolab.pages.report.char_series import NOT_REPORTED, endurance_pages, endurance_rows
+    from iolab.pages.report.char_endurance import NOT_REPORTED, endurance_pages, endurance_rows
     from iolab.pages.report.rundata import RunData
     from tests.unit.test_report import DriveEngine, record
 
@@ -204,7 +204,7 @@ def test_the_endurance_page_uses_the_drive_counters_where_reported(tmp_path):
 def test_simulated_presets_carry_their_rating_and_the_options_override_it(tmp_path):
     import dataclasses
 
-    from iolab.pages.report.char_series import endurance_pages
+    from iolab.pages.report.char_endurance import endurance_pages
     from iolab.pages.report.rundata import RunData
     from iolab.targets.sim_facts import describe_target
     from tests.unit.test_report import DriveEngine, record, target

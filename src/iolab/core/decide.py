@@ -168,6 +168,10 @@ class DemandShortfall:
     def _short(self, s: Sample) -> bool:
         return s.iops < s.demand * (1 - self.tolerance)
 
+    def met(self, s: Sample) -> bool:
+        """Whether a step delivered its demand within the tolerance."""
+        return not self._short(s)
+
 
 @dataclass(frozen=True)
 class NoGain:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from iolab.core import testparams as tp
-from iolab.core.decide import DemandShortfall
-from iolab.core.plan import Cell, Profile, TestPlan
+from iolab.core.decide import DemandShortfall, rule_record
+from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
@@ -20,11 +20,12 @@ from iolab.pages.report.char_demand import (
     demand_overlays,
     demand_pages,
     demand_view,
+    halves,
     ramp_phase,
+    refined,
     steps,
-    sustainable,
 )
-from iolab.suites import active_fraction, no_input, tested_capacity
+from iolab.suites import active_fraction, bisection, no_input, tested_capacity
 from iolab.suites import characterise_common as cc
 from iolab.suites.figures import Getter, Metrics, Runs
 from iolab.suites.testdef import TestDef
@@ -119,32 +120,32 @@ def build(profile: Profile, target: Target) -> TestPlan:
     step_s, warmup, demand = v["step_time"], v["warmup"], v["demand"]
     rule = DemandShortfall(tolerance=v["tolerance"], steps=v["shortfall_steps"])
     ar = active_fraction(profile, target)
-    phases = list(s.phases)
+    phases: list[Phase | Deferred] = list(s.phases)
     for i, (name, read_pct) in enumerate(RAMPS):
-        cells = tuple(
-            Cell(
-                f"{d} IOPS demanded",
-                Workload.mix(
-                    "rnd",
-                    read_pct,
-                    4 * KiB,
-                    threads=1,
-                    queue_depth=v["queue_depth"],
-                    active_range=ar,
-                    duration_s=step_s,
-                    ramp_s=warmup,
-                    rate_iops=d,
-                ),
-                f"{read_pct:g}/{100 - read_pct:g}",
+
+        def step(d: int, read_pct: float = read_pct) -> Cell:
+            w = Workload.mix(
+                "rnd",
+                read_pct,
                 4 * KiB,
+                threads=1,
+                queue_depth=v["queue_depth"],
+                active_range=ar,
+                duration_s=step_s,
+                ramp_s=warmup,
+                rate_iops=d,
             )
-            for d in demand
-        )
+            return Cell(f"{d} IOPS demanded", w, f"{read_pct:g}/{100 - read_pct:g}", 4 * KiB)
+
+        cells = tuple(step(d) for d in demand)
         phase = cc.first_phase(s, name, cells) if i == 0 else cc.next_phase(name, cells)
         phases.append(replace(phase, stop_rule=rule))
+        # the limit between the highest demand met and the next step, which fell short
+        phases += bisection.refinements(name, step, rule.met, rule_record(rule), seconds=step_s + warmup)
     rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
         ("Stop rule", rule.describe()),
+        ("Bisection", f"{bisection.STEPS} steps between the highest demand met and the next, which fell short"),
     ]
     notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
     return TestPlan(
@@ -162,15 +163,16 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
 
 def _top(name: str) -> Getter:
-    """The maximum sustainable IOPS the ramp's stop rule decided during the run."""
-    return lambda phases: sustainable(ramp_phase(phases, name))[0]
+    """The maximum sustainable IOPS the ramp's stop rule decided during the run, with its bisection."""
+    return lambda phases: refined(phases, name)[0]
 
 
 def _latency_at_top(name: str) -> Getter:
     def get(phases: list[PhaseSummary]) -> float | None:
         ph = ramp_phase(phases, name)
-        t = sustainable(ph)[0]
-        return next((c.lat_mean_us for s, c in steps(ph) if s.demand_iops == t), None) if t and ph else None
+        t = refined(phases, name)[0]
+        every = [x for p in ([ph] if ph else []) + halves(phases, name) for x in steps(p)]
+        return next((c.lat_mean_us for s, c in every if s.demand_iops == t), None) if t and ph else None
 
     return get
 

@@ -74,12 +74,14 @@ ENDURANCE_PARAMS = (
 PARAMS = PRECONDITION_PARAMS + ENDURANCE_PARAMS
 
 
-def params_of(own: tuple[tp.Param, ...], precondition: bool = True) -> tuple[tp.Param, ...]:
+def params_of(own: tuple[tp.Param, ...], precondition: bool = True, endurance: bool = True) -> tuple[tp.Param, ...]:
     """A test's parameters: its own, then the shared ones it does not declare itself (a test
     may redeclare a shared one, e.g. with another quick value); without preconditioning (IO
-    consistency fills the drive instead) the preconditioning ones do not apply."""
+    consistency fills the drive instead) the preconditioning ones do not apply, nor the
+    endurance ones to a test whose pages print no endurance (latency-bound)."""
     mine = {p.name for p in own}
-    return own + tuple(p for p in (PARAMS if precondition else ENDURANCE_PARAMS) if p.name not in mine)
+    shared = (PRECONDITION_PARAMS if precondition else ()) + (ENDURANCE_PARAMS if endurance else ())
+    return own + tuple(p for p in shared if p.name not in mine)
 
 
 @dataclass(frozen=True)
@@ -94,11 +96,17 @@ class Setup:
 
 
 def setup(
-    name: str, own: tuple[tp.Param, ...], profile: Profile, target: Target, *, precondition: bool = True
+    name: str,
+    own: tuple[tp.Param, ...],
+    profile: Profile,
+    target: Target,
+    *,
+    precondition: bool = True,
+    endurance: bool = True,
 ) -> Setup:
     """Read the test's parameters and build the preconditioning. `precondition=False` (IO
-    consistency: purge and a sequential fill instead) skips it."""
-    params = params_of(own, precondition)
+    consistency: purge and a sequential fill instead) skips it; `endurance`: params_of."""
+    params = params_of(own, precondition, endurance)
     vals = tp.values(params, profile, name)
     ar = active_fraction(profile, target)
     rows = common_parameters(profile, target) + tp.parameter_rows(params, profile, name)

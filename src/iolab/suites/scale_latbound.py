@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from iolab.core import testparams as tp
 from iolab.core.cellschema import CellRow
-from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample
+from iolab.core.decide import PERCENTILE_COLUMNS, Decision, LatencyBound, Sample, rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.units import KiB, kib_label, measurable, percentile_min_ios
@@ -20,7 +21,8 @@ from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report.latbound import RAMP, SUSTAIN, latbound_pages, latbound_view
-from iolab.suites import active_fraction, common_parameters, no_input, supported_block_sizes, tested_capacity
+from iolab.suites import active_fraction, bisection, no_input, supported_block_sizes, tested_capacity
+from iolab.suites import characterise_common as cc
 from iolab.suites.char_demand import geometric
 from iolab.suites.dirth_flow import read_share
 from iolab.suites.figures import Getter, Metrics, Runs
@@ -129,16 +131,43 @@ PARAMS = (
 )
 
 
-NOTES = (
-    "The percentile of each step is that of the step's latency histogram merged over every host and path "
-    "(fio json+ bins summed), never an average of per-host percentiles.",
-    "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.",
-)
+def _sustain(
+    rule: LatencyBound, cell: Callable[[int], Cell], v: dict[str, Any]
+) -> Callable[[Mapping[str, Sequence[Sample]]], tuple[Phase, Decision]]:
+    """The sustain phase's builder: the highest demand that met the bound, over the ramp and its
+    bisection; `cell(rate)` sustains a rate."""
+
+    def build(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
+        seen = [x for name in (RAMP, *bisection.step_names(RAMP)) for x in samples.get(name, ())]
+        # in demand order up to the lowest demand that broke the bound above the best: the rule then
+        # names that step and the highest demand that met it, over the ramp and the bisection
+        _, hi = bisection.bracket(seen, rule.met)
+        upto = [x for x in seen if hi is None or (x.demand_iops or 0.0) <= hi]
+        d = rule.decide(RAMP, sorted(upto, key=lambda x: x.demand_iops or 0.0))
+        if not d.chosen:
+            raise IolabError(
+                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
+                "stored; start lower (--set steps=...) or relax --set bound=... ."
+            )
+        rate = int(d.chosen["demand_iops"])
+        # one key whatever the rate ("sustained demand"), so runs that chose different rates still compare
+        built = Phase(SUSTAIN, (cell(rate),), (), purge=False, max_rounds=1, stop_on_steady=False)
+        return built, Decision(
+            SUSTAIN,
+            {"name": "highest-demand-within-bound", **{k: val for k, val in d.rule.items() if k != "name"}},
+            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}",
+            d.chosen,
+        )
+
+    return build
 
 
-def _refuse_impossible(v: dict[str, Any], target: Target) -> None:
-    """Settings no run can carry out, refused before anything is written."""
-    bs = v["block_size"]
+def build(profile: Profile, target: Target) -> TestPlan:
+    # the drive is preconditioned first (purge, then 4K random writes by time or to steady state,
+    # as the characterisation tests do): a fresh drive's demand limit is not its working one
+    s = cc.setup("latency-bound", PARAMS, profile, target, endurance=False)
+    v = s.values
+    bs, read = v["block_size"], v["read_pct"]
     if not supported_block_sizes([bs], target)[0]:
         raise IolabError(
             f"latency-bound --set block_size={bs}: below the target's {target.facts.logical_sector} B "
@@ -148,12 +177,6 @@ def _refuse_impossible(v: dict[str, Any], target: Target) -> None:
         raise IolabError(
             "latency-bound --set steps: a demand of 0 IOPS runs no IO; start at 1 or more. Nothing was run or written."
         )
-
-
-def build(profile: Profile, target: Target) -> TestPlan:
-    v = tp.values(PARAMS, profile, "latency-bound")
-    bs, read = v["block_size"], v["read_pct"]
-    _refuse_impossible(v, target)
     ar = active_fraction(profile, target)
     mix = f"{read}/{100 - read}"
     rule = LatencyBound(v["percentile"], v["bound"])
@@ -172,47 +195,39 @@ def build(profile: Profile, target: Target) -> TestPlan:
             max_per_second=name == SUSTAIN,
         )
 
-    cells = tuple(
-        Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
-        for d in v["steps"]
-    )
-    ramp = Phase(RAMP, cells, (), purge=False, max_rounds=1, stop_on_steady=False, stop_rule=rule)
+    def step(d: int) -> Cell:
+        return Cell(f"{d:,} IOPS demanded", rnd(d, profile.cell_seconds, f"RND {mix} at {d:,} IOPS"), mix, bs)
 
-    def sustain(samples: Mapping[str, Sequence[Sample]]) -> tuple[Phase, Decision]:
-        d = rule.decide(RAMP, samples.get(RAMP, ()))
-        if not d.chosen:
-            raise IolabError(
-                f"latency-bound: {d.outcome}; there is no demand to sustain. The ramp's steps are "
-                "stored; start lower (--set steps=...) or relax --set bound=... ."
-            )
-        rate = int(d.chosen["demand_iops"])
-        # one key whatever the rate, so runs that chose different rates still compare
-        cell = Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs)
-        built = Phase(SUSTAIN, (cell,), (), purge=False, max_rounds=1, stop_on_steady=False)
-        return built, Decision(
-            SUSTAIN,
-            {"name": "highest-demand-within-bound", **{k: val for k, val in d.rule.items() if k != "name"}},
-            f"sustain {rate:,} IOPS for {tp.show_seconds(v['sustain'])}: {d.outcome}",
-            d.chosen,
-        )
+    cells = tuple(step(d) for d in v["steps"])
+    # the limit between the last step that met the bound and the first that broke it
+    halves = bisection.refinements(RAMP, step, rule.met, rule_record(rule), seconds=profile.cell_seconds)
+    ramp = replace(cc.first_phase(s, RAMP, cells), stop_rule=rule)
 
-    rows = common_parameters(profile, target) + [
+    sustain = _sustain(rule, lambda rate: Cell("sustained demand", rnd(rate, v["sustain"], SUSTAIN), mix, bs), v)
+
+    rows = s.rows + [
         ("Stimulus", f"RND {kib_label(bs)} R/W {mix}, {v['threads']} jobs × QD {v['qd']} over all hosts/paths"),
         (
             "Ramp",
             f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
-            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}",
+            f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
+            "between the highest demand that met it and the lowest that broke it",
         ),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
-        *tp.parameter_rows(PARAMS, profile, "latency-bound"),
     ]
-    notes = NOTES + (("Quick run: short steps and sustain phase; non-compliant.",) if profile.quick else ())
+    notes: tuple[str, ...] = (
+        "The percentile of each step is that of the step's latency histogram merged over every host and path "
+        "(fio json+ bins summed), never an average of per-host percentiles.",
+        "A step meets the bound on latency alone; the IOPS it delivered is printed beside its demand.",
+    )
+    if profile.quick:
+        notes += ("Quick run: short steps and sustain phase; non-compliant.",)
     return TestPlan(
         "latency-bound",
         "Latency-Bounded Maximum IOPS",
         f"scale-out ({profile.name})",
         profile,
-        (ramp, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
+        (*s.phases, ramp, *halves, Deferred(SUSTAIN, f"the highest demand of {RAMP!r} meeting the bound", sustain)),
         profile.rule(),
         tested_capacity(profile, target),
         tuple(rows),
@@ -260,5 +275,5 @@ TEST = TestDef(
     pages=latbound_pages,
     view=latbound_view,
     short_title="Latency-bound IOPS",
-    params=PARAMS,
+    params=cc.params_of(PARAMS, endurance=False),
 )

@@ -227,15 +227,16 @@ def summary_pages(runs: list[RunData], labels: list[str], metrics: tuple[KeyMetr
 
 
 def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str]) -> Page:
-    """The key figures as bars, one panel per unit (IOPS, MB/s and µs do not share an axis)."""
-    units = list(dict.fromkeys(m.unit for m in metrics))
+    """The key figures as bars, one panel per unit and direction (IOPS, MB/s and µs do not share
+    an axis; a coefficient of variation and a minimum ÷ maximum, both in %, not a direction)."""
+    panels = list(dict.fromkeys((m.unit, m.higher_is_better) for m in metrics))
     blocks = []
-    height = min(80.0, 165.0 / len(units) - 9)
-    for unit in units:
-        idx = [j for j, m in enumerate(metrics) if m.unit == unit]
+    height = min(80.0, 165.0 / len(panels) - 9)
+    for unit, higher in panels:
+        idx = [j for j, m in enumerate(metrics) if (m.unit, m.higher_is_better) == (unit, higher)]
         cats = [metrics[j].name for j in idx]
         groups = [(lab, [values[i][j] for j in idx]) for i, lab in enumerate(labels)]
-        direction = "higher is better" if metrics[idx[0]].higher_is_better else "lower is better"
+        direction = "higher is better" if higher else "lower is better"
         png = plots.grouped_bars(cats, groups, unit, f"Key figures in {unit} ({direction})", height_mm=height)
         blocks.append(
             Figure(

@@ -85,14 +85,14 @@ def write_document(
         html_part.write_text(render(docs, title=title), encoding="utf-8")
         try:
             pages = write_pdf(
-                lambda once, **kw: render(docs, for_print=True, title=title, columns_once=once, **kw),
+                lambda **kw: render(docs, for_print=True, title=title, **kw),
                 pdf_part,
                 n,
                 out_dir,
                 say,
                 [len(d.pages) for d in docs],
                 # a document's pages as its own report prints them (only the page numbers differ)
-                lambda k: render(docs[k], for_print=True, columns_once=True, columns=column_count(docs)),
+                lambda k: render(docs[k], for_print=True, columns=column_count(docs)),
             )
         except IolabError:
             os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says

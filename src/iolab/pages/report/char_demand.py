@@ -17,8 +17,9 @@ from iolab.core.decide import DemandShortfall, Sample, rule_from, sample_of_row
 from iolab.core.units import num, pct_text
 from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
-from iolab.pages.report.char_series import endurance_pages, preconditioning_pages
-from iolab.pages.report.model import Block, Figure, Page, Table, Text
+from iolab.pages.report.char_endurance import endurance_pages
+from iolab.pages.report.char_series import preconditioning_pages
+from iolab.pages.report.model import Block, Figure, Page, Pending, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_plots import Panel, panels
@@ -105,6 +106,32 @@ def _series(name: str, pts: list[tuple[float | None, float | None]]) -> Series:
 # -- latency vs demand ------------------------------------------------------------------------
 
 
+BISECTION = ": bisection"  # suites/bisection.py names its steps '<ramp>: bisection <k>'
+
+
+def halves(phases: Sequence[PhaseSummary], name: str) -> list[PhaseSummary]:
+    """The bisection steps run after ramp `name` (none in a run stored before them)."""
+    return [p for p in phases if p.phase.name.startswith(name + BISECTION)]
+
+
+def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, str]:
+    """The maximum sustainable IOPS of ramp `name` with its bisection steps (sustainable: the
+    ramp's own decision), and the sentence that says so."""
+    ph = ramp_phase(phases, name)
+    top, verdict = sustainable(ph)
+    halved = [s for h in halves(phases, name) for s, _ in steps(h)]
+    decided = [d for d in (ph.decisions if ph else ()) if d["rule"].get("name") == DemandShortfall.name]
+    if not halved or not decided or ph is None:
+        return top, verdict
+    rule = rule_from(decided[-1]["rule"])
+    assert isinstance(rule, DemandShortfall)
+    ramp = [s for s, _ in steps(ph)]
+    met = [s.demand_iops for s in ramp + halved if s.demand_iops and rule.met(s)]
+    best = max(met, default=None)
+    tried = ", ".join(f"{num(s.demand_iops)} {'met' if rule.met(s) else 'short'}" for s in halved)
+    return best, f"{verdict} Bisection between the steps: {tried}; maximum sustainable IOPS {num(best)}."
+
+
 def demand_pages(run: RunData) -> list[Page]:
     pages = preconditioning_pages(run)
     for name, _ in RAMPS:
@@ -114,82 +141,80 @@ def demand_pages(run: RunData) -> list[Page]:
                 Page(f"Latency vs Demand — {name}", (Text((f"The {name} was not reached (see Run Details).",)),))
             )
             continue
-        st = steps(ph)
-        decided = [d for d in run.manifest.decisions if d.get("phase") == name]
-        _, verdict = sustainable(ph)
-        src = (
-            f"Source: results.db table cells, phase {name!r}: one cell per demanded rate (percentiles: each "
-            "cell's histogram)." + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else "")
-        )
-        demand = [s.demand_iops for s, _ in st]
-        png = panels(
-            [
-                Panel(
-                    "delivered vs demanded IOPS",
-                    "IOPS",
-                    (
-                        _series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
-                        _series("demanded", [(d, d) for d in demand]),
-                    ),
-                ),
-                Panel(
-                    "average latency vs demand",
-                    "latency (µs)",
-                    (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),),
-                ),
-                Panel(
-                    "maximum latency vs demand",
-                    "latency (µs)",
-                    (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),),
-                    logy=True,
-                ),
-            ],
-            "demanded IOPS",
-            150,
-        )
-        rows = [
-            (
-                num(s.demand_iops),
-                num(c.iops),
-                f"{(c.iops / s.demand - 1) * 100:+.1f} %",
-                num(c.lat_mean_us),
-                pct_text(cell_percentile(c, 99), c.ios),
-                pct_text(cell_percentile(c, 99.99), c.ios),
-                num(c.lat_max_us),
-            )
-            for s, c in st
-        ]
-        table = Table(
-            f"Every demand step — {name}",
-            (
-                "demanded IOPS",
-                "delivered IOPS",
-                "delivered − demanded",
-                "average (µs)",
-                "99 % (µs)",
-                "99.99 % (µs)",
-                "maximum (µs)",
-            ),
-            tuple(rows),
-            src,
-            run.raw_links(list(ph.rows)) + run.store_links(),
-        )
-        pages.append(
-            Page(
-                f"Latency vs Demand — {name}",
-                (
-                    Text((verdict,)),
-                    Figure(
-                        f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate",
-                        png,
-                        150,
-                        src,
-                    ),
-                ),
-            )
-        )
-        pages += table_pages(f"Tabular Results — {name}", [table])
+        pages += _ramp_pages(run, name, ph)
     return pages + endurance_pages(run)
+
+
+def _ramp_pages(run: RunData, name: str, ph: PhaseSummary) -> list[Page]:
+    """One ramp's plot and table: its steps and its bisection's, in demand order."""
+    halved = halves(run.phases, name)
+    st = sorted([*steps(ph), *(x for h in halved for x in steps(h))], key=lambda x: x[0].demand_iops or 0.0)
+    names = [name, *(h.phase.name for h in halved)]
+    decided = [d for d in run.manifest.decisions if d.get("phase") == name]
+    _, verdict = refined(run.phases, name)
+    src = (
+        f"Source: results.db table cells, phases {', '.join(repr(n) for n in names)}: one cell per demanded rate "
+        "(percentiles: each cell's histogram)."
+        + (f" The ramp's stop rule decided: {decided[-1]['outcome']}" if decided else "")
+    )
+    rows = [
+        (
+            num(s.demand_iops),
+            num(c.iops),
+            f"{(c.iops / s.demand - 1) * 100:+.1f} %",
+            num(c.lat_mean_us),
+            pct_text(cell_percentile(c, 99), c.ios),
+            pct_text(cell_percentile(c, 99.99), c.ios),
+            num(c.lat_max_us),
+        )
+        for s, c in st
+    ]
+    columns = ("demanded IOPS", "delivered IOPS", "delivered − demanded", "average (µs)", "99 % (µs)")
+    table = Table(
+        f"Every demand step — {name}",
+        (*columns, "99.99 % (µs)", "maximum (µs)"),
+        tuple(rows),
+        src,
+        run.raw_links([*ph.rows, *(r for h in halved for r in h.rows)]) + run.store_links(),
+    )
+    figure = Figure(
+        f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate",
+        _demand_plot(st),
+        150,
+        src,
+    )
+    return [Page(f"Latency vs Demand — {name}", (Text((verdict,)), figure))] + table_pages(
+        f"Tabular Results — {name}", [table]
+    )
+
+
+def _demand_plot(st: list[tuple[Sample, CellAverage]]) -> bytes | Pending:
+    demand = [s.demand_iops for s, _ in st]
+    return panels(
+        [
+            Panel(
+                "delivered vs demanded IOPS",
+                "IOPS",
+                (
+                    _series("delivered", [(d, c.iops) for d, (_, c) in zip(demand, st)]),
+                    _series("demanded", [(d, d) for d in demand]),
+                ),
+            ),
+            Panel(
+                "average latency vs demand",
+                "latency (µs)",
+                (_series("average", [(d, c.lat_mean_us) for d, (_, c) in zip(demand, st)]),),
+            ),
+            Panel(
+                "maximum latency vs demand",
+                "latency (µs)",
+                (_series("maximum", [(d, c.lat_max_us) for d, (_, c) in zip(demand, st)]),),
+                logy=True,
+            ),
+        ],
+        "demanded IOPS",
+        150,
+    )
 
 
 def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:

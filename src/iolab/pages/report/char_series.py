@@ -5,25 +5,24 @@ Reads only the run directory."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from iolab.core.cellschema import CellRow
 from iolab.core.results import Histogram, partial_row, row_spans
-from iolab.core.units import eng, num, pct_text
+from iolab.core.units import num, pct_text
 from iolab.figures.consistency import Dips, Spread, find_dips, spread
-from iolab.figures.endurance import endurance
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import latency_plots, plot_style
+from iolab.pages.report.char_endurance import endurance_pages
 from iolab.pages.report.drawing import drawn_apart
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData, cell_series
 from iolab.pages.report.sections import convergence_page, not_measured_page, table_pages
 from iolab.store.runstore import RunStore
-from iolab.targets import wear
 
 QOS_MARKS = (95.0, 99.0, 99.9, 99.99, 99.999)
-NOT_REPORTED = "not reported"
 # The phase a characterisation run preconditions to steady state in (the suites name it; a
 # report reads the run, not suite code)
 PRECONDITION = "precondition"
@@ -247,6 +246,9 @@ def _scatter(
         ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
         if log and pts:
             ax.set_yscale("log")
+            # whole decades: a steady series alone would zoom the axis onto its noise (47,040–47,080)
+            lo, hi = min(b for _, b in pts), max(b for _, b in pts)
+            ax.set_ylim(10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi * 1.05)))
             plot_style._log_ticks(ax)
         else:
             ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
@@ -263,27 +265,31 @@ def consistency_pages(run: RunData) -> list[Page]:
     start = steady_from(run)
     src = _source(run, ph, f"series (one point per second, cell {row.id})")
     zt, zy = steady_seconds(t, iops, start)
+    # linear scales from 0, as the reviews draw them: a spread reads as its share of the rate
     pages = [
         Page(
             "IO Consistency: whole run",
             (
                 Figure(
-                    "IOPS every second, whole run", _scatter(t, iops, "IOPS every second", "IOPS", True, 85), 85, src
+                    "IOPS every second, whole run, linear scale from 0",
+                    _scatter(t, iops, "IOPS every second", "IOPS", False, 85),
+                    85,
+                    src,
                 ),
                 Figure(
-                    f"steady part (after {start:g} s), log scale",
-                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", True, 80),
+                    f"steady part (after {start:g} s), linear scale from 0",
+                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80),
                     80,
                     src,
                 ),
             ),
         ),
         Page(
-            "IO Consistency: steady part and latency",
+            "IO Consistency: dips and latency",
             (
                 Figure(
-                    f"steady part (after {start:g} s), linear scale",
-                    _scatter(zt, zy, f"steady part, from {start:g} s", "IOPS", False, 80),
+                    "IOPS every second, whole run, log scale in whole decades (deep dips)",
+                    _scatter(t, iops, "IOPS every second", "IOPS", True, 80),
                     80,
                     src,
                 ),
@@ -354,45 +360,13 @@ def _max_row(t: list[float], lat_max: Latencies, start: float, row: CellRow) -> 
 # -- endurance -------------------------------------------------------------------------------
 
 
-def _drive_row(
-    name: str, rows: list[CellRow], counted: tuple[int | None, int | None, str]
-) -> tuple[str, str, str, str]:
-    host, media, _ = counted
-    host_text = eng(host, "B") if host is not None else eng(sum(r.write_bytes for r in rows), "B") + " (fio)"
-    waf = f"{media / host:.2f}" if host and media is not None else NOT_REPORTED
-    return (name, host_text, eng(media, "B") if media is not None else NOT_REPORTED, waf)
-
-
-def endurance_rows(run: RunData) -> list[tuple[str, str, str, str]]:
-    """(phase, host writes, media writes, WAF): from the drive's own counters read before and
-    after the phase (targets/wear.py) where it reports them, else from the engine's host and
-    flash write counters (the simulator); what neither has says 'not reported'."""
-    out = []
-    groups = [("preconditioning", list(run.preconditioning))] + [(ph.phase.name, list(ph.rows)) for ph in run.phases]
-    for name, rows in groups:
-        if not rows:
-            continue
-        drive = wear.phase_writes(run.manifest.endurance.get(name, {}))
-        if drive is not None:
-            out.append(_drive_row(f"{name} (its purge and preconditioning included)", rows, drive))
-            continue
-        counted = [r for r in rows if "flash_write_bytes" in r.counters and "host_write_bytes" in r.counters]
-        if not counted:
-            out.append((name, eng(sum(r.write_bytes for r in rows), "B") + " (fio)", NOT_REPORTED, NOT_REPORTED))
-            continue
-        host = sum(r.counters["host_write_bytes"] for r in counted)
-        flash = sum(r.counters["flash_write_bytes"] for r in counted)
-        out.append((name, eng(host, "B"), eng(flash, "B"), f"{flash / host:.2f}" if host else "no writes"))
-    return out
-
-
 def preconditioning_pages(run: RunData) -> list[Page]:
     """A characterisation run preconditioned to steady state (`--set precondition=steady`): the
     IOPS of its 4K random writes in every round until the rule decided, and why it stopped. A
-    run preconditioned by time has no rounds to show; its parameters say what it wrote."""
+    run preconditioned by time (or by capacity): its writes' IOPS every second (timed_pages)."""
     pc = run.phase(PRECONDITION)
     if pc is None:
-        return []
+        return timed_pages(run)
     state = {True: "steady state reached", False: "steady state NOT reached", None: "not evaluated"}[pc.steady]
     told = Text(
         (
@@ -413,59 +387,31 @@ def preconditioning_pages(run: RunData) -> list[Page]:
     return [Page(page.title, (told, *page.blocks))]
 
 
-def endurance_pages(run: RunData) -> list[Page]:
-    rows = endurance_rows(run)
-    if not rows:
+def timed_pages(run: RunData) -> list[Page]:
+    """The preconditioning the run's first phase wrote before its cells (precondition=time): its
+    IOPS every second on a linear scale from 0, as the reviews show their timed preconditioning."""
+    if not run.preconditioning:
         return []
-    e = endurance(run.manifest, run.phases, run.preconditioning)
-    (pe, pe_src), (years, years_src), waf = e.pe, e.years, e.waf
-    facts = [
+    c = run.preconditioning[0]  # the drive's: later phases of these tests write none
+    pts = cell_series(run.dir, c.id)
+    told = Text(
         (
-            "WAF the ratings rest on",
-            f"{waf.value:.2f} over {eng(waf.host_bytes, 'B')} host writes; basis: {waf.basis}" if waf else NOT_REPORTED,
+            f"Preconditioning before phase {c.phase!r}: {c.cell_key}, {c.write_bytes / 1e9:,.3f} GB written in "
+            f"{c.runtime_s:,.0f} s at {num(c.iops)} IOPS on average; steady state not checked.",
+        )
+    )
+    if not pts:
+        return [Page("Preconditioning", (told, Text(("The engine stored no per-second series for it.",))))]
+    src = f"Source: results.db tables cells and series (cell {c.id}, preconditioning of phase {c.phase!r})."
+    png = _scatter(
+        [p[0] for p in pts], [p[1] + p[2] for p in pts], "preconditioning: IOPS every second", "IOPS", False, 85
+    )
+    return [
+        Page(
+            "Preconditioning — IOPS every Second",
+            (
+                told,
+                Figure("4 KiB random-write IOPS every second while preconditioning, linear scale from 0", png, 85, src),
+            ),
         )
     ]
-    whole = run.write_amplification()
-    if whole and waf and abs(whole[0] - waf.value) > 0.005:
-        facts.append(("WAF over the whole run, for reference", f"{whole[0]:.2f} over {eng(whole[1], 'B')} host writes"))
-    facts.append(("physical (flash) capacity", eng(e.physical, "B") if e.physical else NOT_REPORTED))
-    facts.append(
-        ("rated P/E cycles", f"{pe:,.0f} (source: {pe_src})" if pe else NOT_REPORTED + " (--pe-cycles N gives it)")
-    )
-    facts.append(
-        (
-            "warranty",
-            f"{years:g} years (source: {years_src})" if years else NOT_REPORTED + " (--warranty-years Y gives it)",
-        )
-    )
-    why = "" if e.tbw else " (needs the rated P/E cycles, a measured WAF and the flash capacity)"
-    basis = f" (WAF {waf.value:.2f}, {waf.short})" if waf else ""
-    facts.append(
-        ("TBW = flash capacity × P/E ÷ WAF", f"{e.tbw / 1e12:,.1f} TB{basis}" if e.tbw else NOT_REPORTED + why)
-    )
-    facts.append(
-        ("DWPD over the warranty", f"{e.dwpd:.2f}{basis}" if e.dwpd else NOT_REPORTED + " (needs TBW and the warranty)")
-    )
-    drive = sorted({r["end"].get("source", "") for r in run.manifest.endurance.values() if r.get("end")})
-    src = (
-        "Source: results.db table cells (engine counters host_write_bytes, flash_write_bytes, op)"
-        + (
-            f"; manifest.json endurance (the drive's counters before and after each phase: {'; '.join(drive)})"
-            if drive
-            else ""
-        )
-        + "."
-    )
-    return table_pages(
-        "Endurance",
-        [
-            Table(
-                "host writes and media writes per phase",
-                ("phase", "host writes", "media writes", "WAF"),
-                tuple(rows),
-                src,
-                run.store_links(),
-            ),
-            Table("endurance figures", ("figure", "value"), tuple(facts), src),
-        ],
-    )

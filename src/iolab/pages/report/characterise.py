@@ -11,7 +11,8 @@ from iolab.core.units import num
 from iolab.figures.compare.characterise import direction_figures, grid
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report import plots
-from iolab.pages.report.char_series import PRECONDITION, endurance_pages, preconditioning_pages
+from iolab.pages.report.char_endurance import endurance_pages
+from iolab.pages.report.char_series import PRECONDITION, preconditioning_pages
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import not_measured_page, table_pages, window_source
@@ -88,6 +89,30 @@ def _lines(ph: PhaseSummary, metric: Metric, height: float) -> Figure:
     )
 
 
+def _lines_across(ph: PhaseSummary, metric: Metric, height: float, across: str) -> Figure:
+    """The same figure over the series (write %, entropy %), one line per queue depth: how the
+    reviews plot a mixed or entropy matrix."""
+    name, unit, get, _ = metric
+    labels, qds, z = _values(ph, get)
+    series = [
+        plots.Series(
+            f"QD {q}",
+            tuple(i for i, row in enumerate(z) if row[j] is not None),
+            tuple(v for row in z if (v := row[j]) is not None),
+        )
+        for j, q in enumerate(qds)
+    ]
+    png = plots.lines_over_categories(
+        labels, series, across, _axis(name, unit), f"{ph.phase.name}: {name} vs {across}", height_mm=height
+    )
+    return Figure(
+        f"{ph.phase.name}: {name} vs {across}, one line per queue depth (TC 1)",
+        png,
+        height,
+        f"Source: results.db table cells, phase {ph.phase.name!r}.",
+    )
+
+
 def _heat(ph: PhaseSummary, metric: Metric, height: float) -> Figure:
     name, unit, get, lower = metric
     labels, qds, z = _values(ph, get)
@@ -115,8 +140,11 @@ def mixes_directions(ph: PhaseSummary) -> bool:
     return any({s.get("op") for s in r.workload.get("streams", ())} >= {"read", "write"} for r in ph.rows)
 
 
-def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: Metrics, tabled: Metrics) -> list[Page]:
-    """`plotted`/`tabled` for every phase, or a function of the phase giving them."""
+def grid_pages(
+    run: RunData, phases: list[PhaseSummary], plotted: Metrics, tabled: Metrics, across: str = ""
+) -> list[Page]:
+    """`plotted`/`tabled` for every phase, or a function of the phase giving them. `across`: the
+    series' axis name (write %, entropy %): each figure is plotted over it too, first."""
     pages: list[Page] = []
     for ph in phases:
         plotted_ph = plotted(ph) if callable(plotted) else plotted
@@ -125,10 +153,15 @@ def grid_pages(run: RunData, phases: list[PhaseSummary], plotted: Metrics, table
             pages.append(not_measured_page(run, ph, ph.phase.name))
             continue
         first, *rest = plotted_ph
-        pages.append(Page(f"{ph.phase.name}: {first[0]}", (_lines(ph, first, 85), _heat(ph, first, 80))))
-        for a, b in zip(rest[::2], [*rest[1::2], None]):
-            blocks = (_lines(ph, a, 85),) + ((_lines(ph, b, 85),) if b else ())
-            pages.append(Page(f"{ph.phase.name}: {a[0]}" + (f", {b[0]}" if b else ""), blocks))
+        lead = _lines_across(ph, first, 85, across) if across else _lines(ph, first, 85)
+        pages.append(Page(f"{ph.phase.name}: {first[0]}", (lead, _heat(ph, first, 80))))
+        figs = [(first[0], _lines(ph, first, 85))] if across else []
+        for m in rest:
+            figs += [(m[0], _lines_across(ph, m, 85, across))] if across else []
+            figs.append((m[0], _lines(ph, m, 85)))
+        for a, b in zip(figs[::2], [*figs[1::2], None]):
+            names = list(dict.fromkeys([a[0]] + ([b[0]] if b else [])))
+            pages.append(Page(f"{ph.phase.name}: {', '.join(names)}", (a[1],) + ((b[1],) if b else ())))
         pages += table_pages(f"Tabular Results — {ph.phase.name}", [_table(run, ph, m) for m in tabled_ph])
     return pages
 
@@ -147,7 +180,8 @@ def matrix_pages(run: RunData) -> list[Page]:
 
 
 def mixed_pages(run: RunData) -> list[Page]:
-    return preconditioning_pages(run) + grid_pages(run, measured(run), MIXED_PLOTS, MIXED_TABLES) + endurance_pages(run)
+    plotted = grid_pages(run, measured(run), MIXED_PLOTS, MIXED_TABLES, across="write share (%)")
+    return preconditioning_pages(run) + plotted + endurance_pages(run)
 
 
 # fio's usr + sys CPU of a job, in % of one core, from which the host (fio making the data:
@@ -202,6 +236,7 @@ def entropy_pages(run: RunData) -> list[Page]:
             measured(run),
             lambda ph: (IOPS, ART, MRT) + (MIXED_PLOTS[1:5] if mixes_directions(ph) else ()),
             lambda ph: MIXED_TABLES if mixes_directions(ph) else (IOPS, MBPS, ART, MRT),
+            across="data entropy (%)",
         )
         + [cpu]
         + endurance_pages(run)

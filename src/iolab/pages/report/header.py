@@ -242,6 +242,11 @@ def banners(run: RunData) -> tuple[str, ...]:
         rounds = sum(len(ph.rounds) for ph in run.phases)
         shown = f"{what}: only the {rounds} complete round(s) measured are shown"
         out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
+    # the set-up column says so on the first page only (the compact head after it): a banner on each
+    unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]
+    if unsteady:
+        where = "; ".join(f"{ph.phase.name}: {rounds_text(ph.window)}" for ph in unsteady)
+        out.append((f"STEADY STATE NOT ACHIEVED ({where})", "STEADY STATE NOT ACHIEVED", RUN_DETAILS))
     if run.audit is not None and not run.audit.passed:
         names = ", ".join(r.name for r in run.audit.failed)
         touched = ", ".join(run.audit.touched())

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from jinja2 import Environment
 
+from iolab.pages.report import textwidth
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text, png_bytes
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
 .page { width: __W__mm; break-after: page; position: relative; }
 .page:last-child { break-after: auto; }
 .head { border-bottom: 1.4pt solid #1f4e79; padding-bottom: 1mm; height: 15mm; }
-.head .row { display: flex; justify-content: space-between; gap: 4mm; }
+.head .row { display: flex; justify-content: space-between; gap: 4mm; white-space: nowrap; }  /* sizes: html.fit */
 .head .spec { font-weight: bold; color: #1f4e79; font-size: 7.6pt; }
 .head .test { font-size: 10.5pt; font-weight: bold; margin-top: 0.6mm; }
 .head .meta { color: #333; margin-top: 0.6mm; }
@@ -73,6 +74,22 @@ nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
 """
 
 COLUMN_GAP_MM = 1.5  # .columns' gap
+HEAD_GAP_MM = 4.0  # .head .row's gap
+PAGENO_MM = 22.0 + HEAD_GAP_MM  # "Page 999 of 999" in bold 7.2 pt, and the gap before it
+HEAD_FLOOR_PT = 5.0  # a page head's line shrinks to fit, to no less than this
+
+
+def fit(text: str, size_pt: float, bold: bool = False, reserve_mm: float = 0.0) -> str:
+    """The font size at which one of the page head's lines fits on one line (its box has a fixed
+    height: a second line would print over what follows it)."""
+    return f"{textwidth.fit_pt(text, CONTENT_WIDTH_MM - reserve_mm, size_pt, HEAD_FLOOR_PT, bold):.2f}"
+
+
+def breakable(text: object) -> Markup:
+    """A header value with a line-break opportunity after each "_", "&" and "?": a parameter
+    name or a target spec wraps between its parts (precondition_ / time), never inside a word."""
+    return _Markup(textwidth.BREAK_AFTER.sub(r"\1<wbr>", _e(str(text))))
+
 
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -88,20 +105,21 @@ TEMPLATE = """<!DOCTYPE html>
 {% endif %}
 {% for doc, page, d, first, n in sheets %}
 <section class="page" id="page-{{ n }}">
+  {% set pageno = "Page %d of %d" % (n, total) %}{% set run = "Test run: %s → %s" % (doc.started, doc.ended) %}
   <div class="head">
-    <div class="row"><span class="spec">{{ doc.spec }}</span>
-      <span class="pageno">Page {{ n }} of {{ total }}</span></div>
-    <div class="row"><span class="test">{{ doc.test_name }} — {{ page.title }}</span></div>
-    <div class="row meta"><span>Test run: {{ doc.started }} → {{ doc.ended }}</span>
+    <div class="row"><span class="spec" style="font-size: {{ fit(doc.spec, 7.6, True, PAGENO_MM) }}pt">{{ doc.spec }}</span>
+      <span class="pageno">{{ pageno }}</span></div>
+    <div class="row"><span class="test" style="font-size: {{ fit(doc.test_name ~ " — " ~ page.title, 10.5, True) }}pt">{{ doc.test_name }} — {{ page.title }}</span></div>
+    <div class="row meta" style="font-size: {{ fit(run ~ "Device: " ~ doc.device ~ "Tested by: " ~ doc.tested_by, 7.2, False, 2 * HEAD_GAP_MM) }}pt"><span>{{ run }}</span>
       <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
   </div>
   {% if not heads_only %}<div class="banners">
   {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b or 'AUDIT FAILED' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
   </div>
-  {% if columns_once and not first %}<div class="columns" data-columns-of="{{ d }}"></div>{% else %}<div class="columns"{% if columns_once %} data-columns="{{ d }}"{% endif %}>
+  {% if first %}<div class="columns">
   {% for col in doc.columns %}
     <div class="col"><h3>{{ col.title }}</h3><table style="font-size: {{ '%.2f' % (5.9 * col.scale) }}pt">
-    {% for k, v in col.items %}<tr><td class="k">{{ k }}</td><td>{{ v }}</td></tr>{% endfor %}
+    {% for k, v in col.items %}<tr><td class="k">{{ k | breakable }}</td><td>{{ v | breakable }}</td></tr>{% endfor %}
     </table></div>
   {% endfor %}
   </div>{% endif %}
@@ -169,7 +187,6 @@ def render(
     doc: Document | Sequence[Document],
     for_print: bool = False,
     title: str | None = None,
-    columns_once: bool = False,
     only: Collection[int] | None = None,
     heads_only: bool = False,
     columns: int | None = None,
@@ -177,8 +194,7 @@ def render(
     """The HTML file of one document, or of several in order as one file (a sequence's report:
     pages numbered through, each page under its own document's header); `for_print` leaves out
     what a printed page cannot use (the per-table lists of linked raw files, which the HTML
-    folds away anyway). `columns_once`: a document's header columns only on its first page, the
-    others keep their room empty, marked with the document's number (pdf.py fills it in).
+    folds away anyway). A document's header columns are printed on its first page only.
     `only`: the pages of these documents alone, numbered as among all (pdf.py lays out the
     others' pages once); `heads_only`: each page's head alone (its title and number); `columns`:
     how many header columns share the width (default: the most any of these documents has)."""
@@ -187,6 +203,8 @@ def render(
     numbered = [(*s, n) for n, s in enumerate(sheets, 1) if only is None or s[2] in only]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
+    env.globals.update(fit=fit, PAGENO_MM=PAGENO_MM, HEAD_GAP_MM=HEAD_GAP_MM)
+    env.filters["breakable"] = breakable
     n = columns or column_count(docs)
     col_w = (CONTENT_WIDTH_MM - COLUMN_GAP_MM * (n - 1)) / n
     css = (
@@ -203,7 +221,6 @@ def render(
         heads_only=heads_only,
         css=_Markup(css),
         for_print=for_print,
-        columns_once=columns_once,
     )
 
 

@@ -110,9 +110,12 @@ def latbound_pages(run: RunData) -> list[Page]:
     ramp, sustain = run.phase(RAMP), run.phase(SUSTAIN)
     if ramp is None or not ramp.rows:
         return [not_measured_page(run, ramp, "Latency-Bounded IOPS")] if ramp else []
-    rows = list(ramp.rows)
-    src = f"Source: results.db table cells, phase {RAMP!r}; run {run.manifest.run_id}."
-    decided = [d["outcome"] for d in run.manifest.decisions if d.get("phase") in (RAMP, SUSTAIN)]
+    # the ramp's steps and the bisection's between them (suites/bisection.py), in demand order
+    halves = [ph for ph in run.phases if ph.phase.name.startswith(f"{RAMP}: bisection")]
+    rows = sorted([*ramp.rows, *(r for ph in halves for r in ph.rows)], key=lambda r: r.workload.get("rate_iops") or 0)
+    names = [RAMP, *(ph.phase.name for ph in halves)]
+    src = f"Source: results.db table cells, phases {', '.join(repr(n) for n in names)}; run {run.manifest.run_id}."
+    decided = [f"{d['phase']}: {d['outcome']}" for d in run.manifest.decisions if d.get("phase") in (*names, SUSTAIN)]
     pages = [
         Page(
             "Latency-Bounded IOPS: demand ramp",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from iolab.core.results import Histogram
 from iolab.core.units import num, scale_for, unmeasured_text
@@ -29,8 +30,6 @@ def latency_histogram(
     """Top: IO count per latency bin with the cumulative-% curve and the 99 … 99.999 % marks.
     Bottom: the tail as '% of IOs slower than x' on a log scale, where the nines are readable.
     Several histograms (drives) overlay; the bars are drawn only for a single one."""
-    from matplotlib.ticker import NullFormatter
-
     unit, div = histogram_unit([h for _, h in hists])
     with styled():
         fig = _figure(height_mm)
@@ -87,20 +86,7 @@ def latency_histogram(
         cum_ax.set_ylim(0, 101)
         cum_ax.grid(False)
         top.set_title(title)
-        bottom.set_yscale("log")
-        bottom.set_ylim(1e-4 / 2, 150)
-        bottom.set_yticks(
-            [100, 10, 1, 0.1, 0.01, 0.001, 0.0001],
-            ["100 %", "10 %", "1 % (99)", "0.1 % (99.9)", "0.01 % (99.99)", "0.001 % (99.999)", "0.0001 %"],
-        )
-        bottom.yaxis.set_minor_formatter(NullFormatter())
-        for p in MARKS:
-            bottom.axhline(100.0 - p, color="#999", lw=0.6, ls=":")
-        bottom.set_ylabel("IOs slower than x")
-        bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
-        why = [f"{label + ': ' if label else ''}{t}" for label, h in hists if (t := unmeasured_text(marks, h.total))]
-        if why:  # an empty nines line says why it is empty, under the axis where it hides no data
-            bottom.set_xlabel("\n".join([bottom.get_xlabel(), *(textwrap.fill(w, 90) for w in why)]))
+        _tail_axis(bottom, hists, marks)
         h1, l1 = top.get_legend_handles_labels()
         h2, l2 = cum_ax.get_legend_handles_labels()
         # right of the plot and of the cumulative axis' label: inside the plot it hides bars
@@ -108,3 +94,23 @@ def latency_histogram(
         if len(hists) > 1:
             bottom.legend(loc="center left", bbox_to_anchor=(1.08, 0.5), frameon=False)
         return _png(fig)
+
+
+def _tail_axis(bottom: Any, hists: Sequence[tuple[str, Histogram]], marks: Sequence[float]) -> None:
+    """The tail plot's percent axis, its nines lines and title, and why a nine is not drawn."""
+    from matplotlib.ticker import NullFormatter
+
+    bottom.set_yscale("log")
+    bottom.set_ylim(1e-4 / 2, 150)
+    bottom.set_yticks(
+        [100, 10, 1, 0.1, 0.01, 0.001, 0.0001],
+        ["100 %", "10 %", "1 % (99)", "0.1 % (99.9)", "0.01 % (99.99)", "0.001 % (99.999)", "0.0001 %"],
+    )
+    bottom.yaxis.set_minor_formatter(NullFormatter())
+    for p in MARKS:
+        bottom.axhline(100.0 - p, color="#999", lw=0.6, ls=":")
+    bottom.set_ylabel("IOs slower than x")
+    bottom.set_title("tail: share of IOs slower than a response time (percentile marks)")
+    why = [f"{label + ': ' if label else ''}{t}" for label, h in hists if (t := unmeasured_text(marks, h.total))]
+    if why:  # an empty nines line says why it is empty, under the axis where it hides no data
+        bottom.set_xlabel("\n".join([bottom.get_xlabel(), *(textwrap.fill(w, 90) for w in why)]))

@@ -4,9 +4,8 @@ Each `Page` is laid out to fill one A4 sheet. Should a page still spill over (a 
 the printed "Page n of m" would lie, so the PDF is then printed again with page numbers taken
 from the real sheets instead of the model, and the caller is told.
 
-A document's four header columns are the same on each of its pages and were about half of the
-layout time, so they are laid out once, on its first page, and the laid-out boxes copied into
-the room every other page keeps for them (same place on the sheet, so the same drawing).
+A document's four header columns are printed on its first page only (the others have a compact
+head: spec, title, run and device lines).
 
 A sequence's report holds each run's own pages, which `iolab run SEQUENCE` has just laid out for
 the run's own report, in the same process: those laid-out pages are kept (the last few
@@ -61,33 +60,6 @@ class _PageLines(logging.Handler):
             self.say(f"page {n} of {self.pages}", n == self.pages)
         elif record.msg.endswith("Creating PDF"):
             self.say("PDF file", True)
-
-
-def _copy_columns(doc: Any) -> int:
-    """Fill each empty header-column box (`data-columns-of`) with a copy of the laid-out columns
-    of its document's first page; returns how many were filled."""
-
-    def marked(
-        box: Any, depth: int = 0
-    ) -> Iterator[Any]:  # the page box, html, body, the page's section, then its parts
-        el = getattr(box, "element", None)
-        if el is not None and box.element_tag == "div" and (el.get("data-columns") or el.get("data-columns-of")):
-            yield box
-        elif depth < 4:
-            for child in getattr(box, "children", ()):
-                yield from marked(child, depth + 1)
-
-    laid_out, filled = {}, 0
-    for page in doc.pages:
-        for box in marked(page._page_box):
-            if (k := box.element.get("data-columns")) is not None:
-                laid_out[k] = box
-            elif not box.children and (first := laid_out.get(box.element.get("data-columns-of"))) is not None:
-                box.children = [c.deepcopy() for c in first.children]
-                for c in box.children:
-                    c.translate(box.position_x - first.position_x, box.position_y - first.position_y)
-                filled += 1
-    return filled
 
 
 def _idat(data: bytes) -> bytes | None:
@@ -190,9 +162,8 @@ def write_pdf(
     sizes: Sequence[int] = (),
     own: Callable[[int], str] | None = None,
 ) -> int:
-    """Print the report to `path`; returns the number of pages written. `html(columns_once,
-    only=None, heads_only=False)`: the report's HTML for print (pdf.py copies the columns into the
-    other pages; html.render says what `only` and `heads_only` do). `sizes`: each document's page
+    """Print the report to `path`; returns the number of pages written. `html(only=None,
+    heads_only=False)`: the report's HTML for print (html.render says what `only` and `heads_only` do). `sizes`: each document's page
     count; `own(k)`: document k's HTML as its own report prints it (both empty: not kept or
     reused). `say`: progress lines."""
     try:
@@ -216,14 +187,7 @@ def write_pdf(
 
     def laid_out(extra: list[Any], only: list[int] | None = None) -> Any:
         lines.numbers = None if only is None else numbered(only)
-        once = html(True, only=only)
-        doc = HTML(string=once, base_url=str(base_url)).render(stylesheets=extra)
-        try:
-            if _copy_columns(doc) == once.count("data-columns-of="):
-                return doc
-        except AttributeError:  # a WeasyPrint whose boxes are built otherwise
-            pass
-        return HTML(string=html(False, only=only), base_url=str(base_url)).render(stylesheets=extra)
+        return HTML(string=html(only=only), base_url=str(base_url)).render(stylesheets=extra)
 
     def reusing() -> Any:
         """The report with the pages of documents laid out before taken again (None: none were,
@@ -236,7 +200,7 @@ def write_pdf(
         fresh = [k for k in range(len(sizes)) if k not in kept]
         rest = laid_out([], fresh) if fresh else None
         lines.numbers = numbered(sorted(kept))
-        heads = HTML(string=html(True, only=sorted(kept), heads_only=True), base_url=str(base_url)).render()
+        heads = HTML(string=html(only=sorted(kept), heads_only=True), base_url=str(base_url)).render()
         if (rest is not None and len(rest.pages) != sum(sizes[k] for k in fresh)) or len(heads.pages) != len(
             lines.numbers
         ):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.units import num
+from iolab.pages.report.geometry import MIN_TICKS, draw_recorded, png_info
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 
 if TYPE_CHECKING:
@@ -97,12 +98,13 @@ def _png(fig: MplFigure) -> bytes:
     from PIL import Image
 
     canvas = FigureCanvasAgg(fig)
-    canvas.draw()  # lays the figure out (constrained) and renders it, in one pass
+    drawn = draw_recorded(canvas)  # lays the figure out (constrained) and renders it, in one pass
     pixels = np.asarray(canvas.buffer_rgba())
     rgba = Image.fromarray(pixels, "RGBA")
     opaque = bool(pixels[..., 3].min() == 255)
     buf = io.BytesIO()
-    (rgba.convert("RGB") if opaque else rgba).save(buf, format="png", dpi=(DPI, DPI))
+    # what was drawn goes with the pixels: the report's geometry check reads it (geometry.py)
+    (rgba.convert("RGB") if opaque else rgba).save(buf, format="png", dpi=(DPI, DPI), pnginfo=png_info(drawn))
     return buf.getvalue()
 
 
@@ -119,14 +121,17 @@ def _thousands(ax: Axes, axis: str = "y") -> None:
 
 def _log_ticks(ax: Axes, axis: str = "y") -> None:
     """Plain numbers on log axes (10, 100, 1,000 instead of 10^1 …)."""
-    from matplotlib.ticker import LogLocator, NullFormatter
+    from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter
 
     a = ax.yaxis if axis == "y" else ax.xaxis
-    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    lo, hi = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
     if lo > 0 and hi / lo < 10:  # under a decade: powers of ten alone may leave no label at all
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
     elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    if lo > 0 and len([v for v in a.get_major_locator().tick_values(lo, hi) if lo <= v <= hi]) < MIN_TICKS:
+        # a narrow span (50 to 75 µs) between those steps: evenly spaced round numbers instead
+        a.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=MIN_TICKS))
     a.set_major_formatter(ticks())
     a.set_minor_formatter(NullFormatter())
 
@@ -147,9 +152,28 @@ def spaced_labels(fig: MplFigure, axis: Axis, texts: list[str], gap_px: float = 
     return out
 
 
+def declutter(fig: MplFigure, texts: list[Any], pad_px: float = 1.0) -> int:
+    """Point labels, in order, each one left out that would overprint one kept before it
+    (the same outstanding IO at nearly the same point of two curves): measured on the laid-out
+    figure. Returns how many were left out."""
+    fig.draw_without_rendering()
+    kept: list[Any] = []
+    left_out = 0
+    for t in texts:
+        box = t.get_window_extent().expanded(1.0, 1.0).padded(pad_px)
+        if any(box.overlaps(k) for k in kept):
+            t.set_visible(False)
+            left_out += 1
+        else:
+            kept.append(box)
+    return left_out
+
+
 def whole_number_ticks(axis: Axis, values: Sequence[float]) -> None:
     """Rounds, intervals and steps are whole numbers: no tick between them (1.5)."""
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FixedLocator, MaxNLocator
 
     if values and all(float(v).is_integer() for v in values):
-        axis.set_major_locator(MaxNLocator(integer=True))
+        distinct = sorted(set(values))
+        # fewer whole numbers than an axis labels at least (two rounds): each one labelled
+        axis.set_major_locator(FixedLocator(distinct) if len(distinct) < MIN_TICKS else MaxNLocator(integer=True))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
 from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.plot_style import (
     Series as Series,  # re-exported: the pages name it plots.Series
 )
@@ -126,7 +127,8 @@ def lines_over_categories(
         fig = _figure(height_mm)
         ax = fig.subplots()
         for i, s in enumerate(series):
-            ax.plot(s.x, s.y, marker="o", ms=3.5, lw=1.3, color=color(i), label=s.label)
+            if s.x:  # a series with no point (read IOPS of the 100 % write mix) gets no legend entry
+                ax.plot(s.x, s.y, marker="o", ms=3.5, lw=1.3, color=color(i), label=s.label)
         ax.set_xticks(range(len(categories)), categories)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
@@ -202,7 +204,11 @@ def grouped_bars(
             ax.set_ylim(top=max(present) * (8 if n > 2 else 2))  # room for the printed values
             _log_ticks(ax)
         else:
+            from matplotlib.ticker import MaxNLocator
+
             ax.margins(y=0.25 if n > 2 else 0.15)
+            # a short panel (four units on a comparison's page) would get two ticks by default
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 5, 10], min_n_ticks=MIN_TICKS))
             _thousands(ax)
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
@@ -247,8 +253,9 @@ def columns_3d(
                 )
         ax.set_xticks(range(len(x_labels)), x_labels)
         ax.set_yticks(range(len(y_labels)), y_labels)
-        ax.set_xlabel("block size", labelpad=6)
-        ax.set_ylabel("R/W mix (%)", labelpad=6)
+        # room between the tick labels and the axis name, which they overprinted at 6
+        ax.set_xlabel("block size", labelpad=12)
+        ax.set_ylabel("R/W mix (%)", labelpad=20)
         # constrained layout leaves no room for a 3D axis label: upright, and the box drawn a
         # little smaller, the z label stays on the page instead of running off its right edge
         ax.zaxis.set_rotate_label(False)
@@ -303,12 +310,25 @@ def heatmap(
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         cb = fig.colorbar(im, ax=ax, pad=0.01)
-        if norm is not None:  # a narrow log range gets no default ticks: place five
-            cb.set_ticks(list(np.geomspace(float(finite.min()), float(finite.max()), 5)))
+        if norm is not None:  # a narrow log range gets no default ticks: place five, at round values
+            lo, hi = float(finite.min()), float(finite.max())
+            cb.set_ticks(sorted({_round2(v, lo, hi) for v in np.geomspace(lo, hi, 5)}))
         cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
         cb.ax.yaxis.set_major_formatter(ticks())
         cb.ax.yaxis.set_minor_formatter(NullFormatter())
         return _png(fig)
+
+
+def _round2(v: float, lo: float, hi: float) -> float:
+    """`v` to two significant digits (161.8 -> 160, 795.6 -> 800), kept within [lo, hi] (a tick
+    outside a colour bar is not drawn): rounded up at the low end, down at the high end."""
+    step = 10 ** (math.floor(math.log10(v)) - 1)
+    r = round(v / step) * step
+    if r < lo:
+        r = math.ceil(v / step) * step
+    if r > hi:
+        r = math.floor(v / step) * step
+    return float(f"{r:.12g}")
 
 
 # -- time series -----------------------------------------------------------------------------

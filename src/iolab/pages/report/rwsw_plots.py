@@ -20,6 +20,7 @@ from iolab.pages.report.plot_style import (
     _png,
     _thousands,
     color,
+    declutter,
     spaced_labels,
     styled,
     whole_number_ticks,
@@ -86,6 +87,7 @@ def panels(
             last.set_xticks(levels, spaced_labels(fig, last.xaxis, [num(x, trim=True) for x in levels]))
         else:
             whole_number_ticks(last.xaxis, [x for p in items for s in p.series for x in s.x])
+            _thousands(last, "x")  # 2,000,000, not 2.0 under a "1e6" offset
         return _png(fig)
 
 
@@ -99,13 +101,16 @@ def demand_intensity(
     with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
+        marks = []
         for i, (label, pts) in enumerate(points):
             if not pts:
                 continue
             xs, ys, oio = zip(*pts)
             ax.plot(xs, ys, marker="o", ms=3.5, lw=1.2, color=color(i), label=label)
             for x, y, n in pts:
-                ax.annotate(f"{n}", (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6, color=color(i))
+                marks.append(
+                    ax.annotate(f"{n}", (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6, color=color(i))
+                )
         ax.set_xlabel("IOPS")
         ax.set_ylabel(ylabel + " (log scale)")
         ax.set_yscale("log")
@@ -113,7 +118,14 @@ def demand_intensity(
         ax.set_xlim(left=0)
         _thousands(ax, "x")
         ax.set_title(title)
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        ax.legend(
+            loc="center left",
+            bbox_to_anchor=(1.01, 0.5),
+            frameon=False,
+            title="point label:\noutstanding IO",
+            title_fontsize=6.5,
+        )
+        declutter(fig, marks)  # a label printed over another's reads as a third number: the later one is left out
         return _png(fig)
 
 

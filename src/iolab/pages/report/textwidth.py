@@ -14,7 +14,10 @@ PT_MM = 25.4 / 72
 # Where the browser may break inside a word (Unicode line breaking): after a hyphen or a slash
 # not followed by a digit, after "?" or "!". Pieces are never broken elsewhere unless one alone is
 # wider than the line (`overflow-wrap: anywhere`); then it starts a line of its own.
-_BREAKS = re.compile(r".+?(?:[-/](?!\d)|[?!]|$)")
+# html.py offers a break after "_", "&" and "?" too (<wbr>): a parameter name or a target spec breaks
+# between its parts, not inside one.
+_BREAKS = re.compile(r".+?(?:[-/](?!\d)|[?!_&]|$)")
+BREAK_AFTER = re.compile(r"([_&?])(?=\S)")
 UNKNOWN_EM = 1.0  # a character the font lacks (another font prints it): as wide as the widest letters
 
 
@@ -60,3 +63,10 @@ def lines(text: str, cell_mm: float, size_pt: float, bold: bool = False) -> int:
                 x += cw
             gap = 0.0
     return count
+
+
+def fit_pt(text: str, line_mm: float, size_pt: float, floor_pt: float, bold: bool = False) -> float:
+    """The largest size, from `size_pt` down to `floor_pt`, at which `text` fits on one line
+    `line_mm` long (the floor when none does)."""
+    wide = width_mm(text, size_pt, bold)
+    return max(floor_pt, min(size_pt, size_pt * line_mm / wide)) if wide else size_pt

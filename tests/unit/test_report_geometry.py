@@ -1,0 +1,134 @@
+"""The report's geometry rules on what is really drawn: each rule finds its planted fault in a
+plot (matplotlib's drawn text boxes, read back from the PNG) or a page (WeasyPrint's boxes),
+and the report's own drawing code keeps it."""
+
+from __future__ import annotations
+
+import pytest
+
+from iolab.pages.report import plots
+from iolab.pages.report.geometry import plot_violations, read_record
+from iolab.pages.report.html import render
+from iolab.pages.report.layoutcheck import page_rules
+from iolab.pages.report.model import Document, HeaderColumn, Page, Text
+from iolab.pages.report.plot_style import Series, _figure, _log_ticks, _png, styled
+
+
+def rules(png: bytes) -> set[str]:
+    rec = read_record(png)
+    assert rec is not None, "the plot carries its record"
+    return {v.rule for v in plot_violations(rec, "plot")}
+
+
+def test_overprinted_point_labels_are_found():
+    def draw(gap: float) -> bytes:
+        with styled():
+            fig = _figure(60)
+            ax = fig.subplots()
+            ax.plot([1, 2, 3], [10, 20, 30], label="IOPS")
+            ax.set_ylabel("IOPS")
+            ax.annotate("5512", (2, 20))
+            ax.annotate("19922", (2 + gap, 20))  # DIRTH's point labels, printed on each other
+            return _png(fig)
+
+    assert "overlap" in rules(draw(0.02))
+    assert "overlap" not in rules(draw(0.6))
+
+
+def test_a_narrow_log_axis_gets_three_labelled_ticks():
+    """The QoS histogram's response-time axis from 48 to 74 µs had two labels, 50 and 70."""
+    from matplotlib.ticker import LogFormatter, LogLocator
+
+    def draw(ours: bool) -> bytes:
+        with styled():
+            fig = _figure(60)
+            ax = fig.subplots()
+            ax.plot([48, 60, 74], [1, 5, 2])
+            ax.set_xscale("log")
+            ax.set_xlabel("response time (µs, log scale)")
+            if ours:
+                _log_ticks(ax, "x")
+            else:  # what matplotlib places by itself on part of a decade
+                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+                ax.xaxis.set_major_formatter(LogFormatter())
+            return _png(fig)
+
+    assert "ticks" in rules(draw(False))
+    assert "ticks" not in rules(draw(True))
+
+
+def test_a_series_with_no_point_has_no_legend_entry():
+    """Read IOPS of the 100 % write mix: no point, so no '100% W' in the legend."""
+    empty = Series("100% W", (), ())
+    with styled():
+        fig = _figure(60)
+        ax = fig.subplots()
+        ax.plot([0, 1], [5, 6], label="0% W")
+        ax.plot([], [], label=empty.label)
+        ax.set_ylabel("read IOPS")
+        ax.legend()
+        planted = _png(fig)
+    assert "legend" in rules(planted)
+    png = plots.lines_over_categories.__wrapped__(
+        ["1", "32"], [Series("0% W", (0, 1), (5, 6)), empty], "QD", "read IOPS", "t"
+    )
+    assert "legend" not in rules(png)
+    assert "0% W" in read_record(png)["axes"][0]["legend"]
+
+
+def test_fractional_ticks_on_an_iops_axis_are_found():
+    def draw(ticks: list[float]) -> bytes:
+        with styled():
+            fig = _figure(60)
+            ax = fig.subplots()
+            ax.plot([0, 1, 2], [0, 1, 2])
+            ax.set_yticks(ticks)
+            ax.set_ylabel("IOPS")
+            return _png(fig)
+
+    assert "fraction" in rules(draw([0, 0.5, 1, 1.5, 2]))
+    assert "fraction" not in rules(draw([0, 1, 2]))
+
+
+def test_lower_is_better_is_not_said_of_a_minimum_over_maximum():
+    """The consistency comparison's % panel took its direction from its first figure (the
+    coefficient of variation) and said 'lower is better' of the steady part's minimum ÷ maximum."""
+
+    def draw(title: str) -> bytes:
+        cats = ["coefficient of variation", "steady-part minimum ÷ maximum"]
+        return plots.grouped_bars.__wrapped__(cats, [("a", [1.0, 90.0]), ("b", [2.0, 80.0])], "%", title)
+
+    assert "direction" in rules(draw("Key figures in % (lower is better)"))
+    assert "direction" not in rules(draw("Key figures in % (higher is better)"))
+
+
+def doc(title: str, device: str, columns: tuple[HeaderColumn, ...] = ()) -> Document:
+    return Document("t", "SNIA PTS", "QoS Rounds", "2026-11-29T03:00:18+00:00", "2026-11-29T03:00:19+00:00", device,
+                    "not given (--tested-by)", columns, (), (Page(title, (Text(("x",)),)), Page("second", (Text(("y",)),))))  # fmt: skip
+
+
+def test_the_page_head_keeps_long_lines_inside_its_box():
+    pytest.importorskip("weasyprint")
+    long = doc(
+        "read rounds: latency histogram, round 9 (worst by maximum latency) " * 2,
+        "iolab sim SSD enterprise-sas, OP 28.9% " * 3,
+    )
+    assert [v for v in page_rules(render(long, for_print=True), "r") if v.rule == "overflow"] == []
+    # the same head with the stylesheet's size and wrapping (as before html.fit): over its rule line
+    planted = render(long, for_print=True).replace("white-space: nowrap;", "").replace('style="font-size:', 'data-x="')
+    assert any(v.rule == "overflow" and "head" in v.detail for v in page_rules(planted, "r"))
+
+
+def test_header_values_break_between_their_parts_not_inside_a_word():
+    pytest.importorskip("weasyprint")
+    col = HeaderColumn(
+        "Test Parameters",
+        (("precondition_time", "1.00 s"), ("Target", "sim:enterprise-sas?user_gb=0.536870912&op=0.285030546")),
+    )
+    html = render(doc("p", "d", (col,) * 4), for_print=True)
+    assert [v for v in page_rules(html, "r") if v.rule == "broken-word"] == []
+    planted = html.replace("<wbr>", "")
+    broken = [v.detail for v in page_rules(planted, "r") if v.rule == "broken-word"]
+    assert any("precondition_time" in d for d in broken), broken
+    # the header's columns are printed on a document's first page only
+    assert html.count('class="col"') == 4
