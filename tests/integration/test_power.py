@@ -68,7 +68,7 @@ def test_a_meter_log_gives_each_cell_its_power_in_the_document_report_and_run(sc
         assert got[key]["coverage_pct"] == pytest.approx(100.0)
     assert doc["power"]["run"]["max_mw"] == pytest.approx(max(want.values()))
     assert json.loads((run / "power.json").read_text())["cells"] == doc["power"]["cells"]
-    assert (run / "inputs" / "power-meter.csv").read_text() == text
+    assert (run / "power-meter.csv").read_text() == text
 
     # without the clock offset the log misses the run: refused, with the times, nothing replaced
     p = iolab("power", str(run), str(meter))

@@ -1,7 +1,7 @@
 """`iolab power RUN LOG`: a power meter's log kept with a run. The log is checked and aligned
-to the run's cells (figures/power.py), copied into the run's inputs/ (the raw data behind the
-figures) and the aligned figures written to the run's power.json, which the report, `show` and
-`export` read back. Running it again with another log or offset replaces both."""
+to the run's cells (figures/power.py), copied into the run directory (the raw data behind the
+figures) and the aligned figures written to the run's power.json, which the report's Power
+Consumption pages read back. Running it again with another log or offset replaces both."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import json
 from pathlib import Path
 
 from iolab.core.errors import IolabError
-from iolab.core.runfiles import INPUTS_DIR, METER_COPY, POWER_FILE
+from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
 from iolab.figures.power import MIN_COVERAGE, align, parse_meter_log, to_document
 from iolab.store.durable import write_atomic
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
-from iolab.targets.writepolicy import output_dir, output_file
+from iolab.targets.writepolicy import output_file
 
 
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
@@ -41,10 +41,10 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
         run_dir = st.dir
     finally:
         st.close()
-    inputs = output_dir(run_dir / INPUTS_DIR, "run's inputs directory")
-    with output_file(inputs / METER_COPY, "copy of the power meter log") as p:
+    # beside power.json, not in inputs/: that holds what the run itself started from (resume reads it)
+    with output_file(run_dir / METER_COPY, "copy of the power meter log") as p:
         write_atomic(p, text.encode())
-    doc["source_copy"] = f"{INPUTS_DIR}/{METER_COPY}"
+    doc["source_copy"] = METER_COPY
     with output_file(run_dir / POWER_FILE, "run's power figures") as p:
         write_atomic(p, json.dumps(doc, indent=1).encode())
     return doc

@@ -159,7 +159,7 @@ def power(
     ),
 ):
     """Keep a power meter's log with a run: average and maximum mW per cell, phase and run, in the run's
-    power.json (the report's Power Consumption pages read it) and the log itself in its inputs/."""
+    power.json (the report's Power Consumption pages read it) and the log itself beside it."""
     from iolab.api.power import attach
     from iolab.cli.auto import emit, want_json
 

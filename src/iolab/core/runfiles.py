@@ -6,4 +6,4 @@ COMPOSITE_FILE = "composite.toml"
 REPLAY_FILE = "replay.toml"
 INPUTS_DIR = "inputs"  # inside a run directory: the input files as they were when the run started
 POWER_FILE = "power.json"  # inside a run directory: a power meter's log aligned to its cells (`iolab power`)
-METER_COPY = "power-meter.csv"  # in inputs/: the meter log those figures come from
+METER_COPY = "power-meter.csv"  # beside power.json: the meter log those figures come from
