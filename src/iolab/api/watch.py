@@ -46,8 +46,9 @@ def snapshot(root: Path) -> dict:
     runs = []
     for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
         e = _entry(root, s)
-        if str(Path(s.path).resolve()) in member:
-            e["fleet"] = member[str(Path(s.path).resolve())]
+        fleet = member.get(str(Path(s.path).resolve()))
+        if fleet:
+            e["fleet"] = fleet
         runs.append(e)
     listed = [
         {
