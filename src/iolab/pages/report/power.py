@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from iolab.figures.power import CellPower, summarise
 from iolab.pages.report.model import Page, Table
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import table_pages
@@ -27,12 +28,10 @@ def by_cell(cells: list[dict[str, Any]]) -> list[tuple[str, str, list[dict[str, 
 
 
 def pooled(cs: list[dict[str, Any]]) -> tuple[float | None, float | None, int]:
-    """(average mW over the measured cells' covered time, their highest reading, how many were measured)."""
-    measured = [c for c in cs if c["avg_mw"] is not None]
-    time_s = sum(c["covered_s"] for c in measured)
-    avg = sum(c["energy_mj"] for c in measured) / time_s if time_s > 0 else None
-    peaks = [c["max_mw"] for c in measured if c["max_mw"] is not None]
-    return avg, (max(peaks) if peaks else None), len(measured)
+    """(average mW over the measured cells' covered time, their highest reading, how many were
+    measured): figures/power.summarise over power.json's cell records."""
+    s = summarise("", [CellPower(**{k: c[k] for k in CellPower.__dataclass_fields__}) for c in cs])
+    return s.avg_mw, s.max_mw, s.measured
 
 
 def _rounds(cs: list[dict[str, Any]]) -> str:
