@@ -375,3 +375,31 @@ def test_ctrl_c_as_a_run_starts_leaves_it_interrupted_and_its_target_free(tmp_pa
     assert not lock._HELD  # the claim went with it: the next run may take the target
     [again] = api.run_test("latency", target, profile(max_rounds=1), runs_dir=tmp_path, report=False)
     assert again.state == "complete"
+
+
+def test_a_stop_signal_while_the_run_directory_is_made_reaches_a_caller_who_knows_the_run(tmp_path, monkeypatch):
+    # SIGTERM as RunStore.create wrote the manifest (a fleet stopping its drive as it started): the
+    # run stayed "running", its caller never heard of it, and the fleet marked the drive failed
+    import os
+    import signal
+
+    from iolab.api import runs as api
+    from iolab.api.runs import Started
+    from iolab.run import runstart
+    from iolab.run.stopsignals import Interrupted, stop_on_signals
+
+    made = runstart.RunStore.create
+
+    def create_then_stopped(root, manifest):
+        store = made(root, manifest)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return store
+
+    monkeypatch.setattr(runstart.RunStore, "create", staticmethod(create_then_stopped))
+    seen = []
+    with stop_on_signals(), pytest.raises(Interrupted) as stopped:
+        seen.extend(api.run_steps("latency", "sim:enterprise-sas?user_gb=0.25", profile(), runs_dir=tmp_path))
+    assert stopped.value.signal_name == "SIGTERM"
+    [started] = [s for s in seen if isinstance(s, Started)]  # the caller had the run before the stop
+    store = RunStore.open(started.store.dir)
+    assert store.manifest.state == "interrupted" and store.manifest.error.startswith("stopped by SIGTERM as it started")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -207,6 +208,10 @@ def _resume_command(state: FleetState, m: Member, root: Path) -> list[str]:
     return cmd + ["--json", "--quiet", "--runs-dir", str(root)]
 
 
+# a drive's process ended by a stop signal: iolab's own code for it (128 + signal) or the signal
+_STOPPED = {c for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) for c in (128 + s, -s)}
+
+
 def read_outcome(m: Member, out: Path, code: int | None) -> None:
     """The member's row from its child's --json document (`code` None: the document's own)."""
     try:
@@ -221,6 +226,8 @@ def read_outcome(m: Member, out: Path, code: int | None) -> None:
         m.run_dir = runs[0].get("path")
         m.state = runs[0].get("state") or "failed"
         m.error = runs[0].get("error")
+    elif code in _STOPPED:  # stopped before its run directory existed: it starts again on resume
+        m.state = "interrupted"
     else:
         m.state = "refused" if code in (2, 3) else "failed"
         m.error = (doc.get("error") if isinstance(doc, dict) else None) or f"exited with status {code}"

@@ -41,6 +41,7 @@ from iolab.run import resume as resuming
 from iolab.run.resume import Resumption
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
+from iolab.run.stopsignals import held_stop
 from iolab.store.durable import ResultsDiskFull
 from iolab.store.manifest import manifest_of, resolve_run, runs_root
 from iolab.store.runstore import RunStore
@@ -168,14 +169,19 @@ def run_steps(
             runs = planned(test, profile or Profile(), given, workload, everything)
             for i, (plan, tgt, keeper) in enumerate(runs):
                 yield Planned([p for p, _, _ in runs], i)
-                store = start(plan, tgt, engine, options or RunOptions(), Path(runs_dir) if runs_dir else runs_root())
+                # a stop while the run directory is made is raised once the caller knows the run
+                with held_stop() as stop:
+                    store = start(
+                        plan, tgt, engine, options or RunOptions(), Path(runs_dir) if runs_dir else runs_root()
+                    )
                 try:
+                    yield Started(store)
+                    stop.release()
                     if workload is not None and keeper is not None:
                         keeper(Path(workload), store.dir)
-                    yield Started(store)
                     Runner(plan, tgt, engine, store, options or RunOptions(), progress).run()
-                except (KeyboardInterrupt, GeneratorExit):
-                    stopped_before_its_rounds(store, tgt)
+                except (KeyboardInterrupt, GeneratorExit) as e:
+                    stopped_before_its_rounds(store, tgt, e)
                     raise
                 except IolabError as e:
                     # no room for a report either when the results disk is full

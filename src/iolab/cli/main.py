@@ -85,7 +85,7 @@ def run(
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
     from iolab.cli.runview import RunView
-    from iolab.run.runner import stop_on_signals
+    from iolab.run.stopsignals import stop_on_signals
     from iolab.store.manifest import runs_root
 
     target = args.target
@@ -158,7 +158,7 @@ def resume(
     from iolab.api import runs as api
     from iolab.cli.progress import RichProgress
     from iolab.cli.runview import report_paths
-    from iolab.run.runner import Interrupted, stop_on_signals
+    from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
@@ -203,7 +203,7 @@ def resume(
             raise
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted again"
         err.print(f"[yellow]{by}: finished rounds are kept; `iolab resume {esc(str(current[0].dir))}` continues[/]")
-        ended_early("resume", json_out, records, current[0], 128 + e.signum if isinstance(e, Interrupted) else 130)
+        ended_early("resume", json_out, records, current[0], exit_code(e))
     except IolabError as e:
         if not current:
             raise  # it could not be resumed: nothing changed; main() prints why
@@ -327,7 +327,7 @@ def report(
     """Write each run's report: one self-contained HTML file and a PDF of the same pages (a fleet
     directory: the fleet's report, its key figures over the drives)."""
     from iolab.api import runs as api
-    from iolab.run.runner import Interrupted, stop_on_signals
+    from iolab.run.stopsignals import Interrupted, exit_code, stop_on_signals
     from iolab.store.manifest import resolve_run
 
     api.check_spec_sheet(spec_sheet, sequence)  # a bad sheet is said before any run is looked for
@@ -353,7 +353,7 @@ def report(
             f"[yellow]{by}: the report being written was not kept (the reports listed above are whole)[/]",
             soft_wrap=True,
         )
-        raise typer.Exit(128 + e.signum if isinstance(e, Interrupted) else 130) from None
+        raise typer.Exit(exit_code(e)) from None
 
 
 @app.command()
@@ -424,9 +424,11 @@ def main() -> None:
         err.print(f"[red]iolab: {esc(str(e))}[/]")
         cli_auto.emit_error(e)
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # before a run directory existed: nothing to keep
+        from iolab.run.stopsignals import exit_code
+
         err.print("[yellow]interrupted[/]")
-        sys.exit(130)
+        sys.exit(exit_code(e))
     except OSError as e:
         # A path iolab was pointed at that the system refuses (not a directory, read-only,
         # full): the system's own words and the path, not a traceback.

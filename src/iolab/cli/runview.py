@@ -101,7 +101,7 @@ class RunView:
 
     def interrupted(self, e: KeyboardInterrupt) -> None:
         """Ctrl-C or a stop signal: say what is kept, then end with 130 (or 128 + the signal)."""
-        from iolab.run.runner import Interrupted
+        from iolab.run.stopsignals import Interrupted, exit_code
         from iolab.store.manifest import manifest_of
 
         if not self.current or manifest_of(self.current[0]).state not in ("interrupted", "complete"):
@@ -121,8 +121,7 @@ class RunView:
                 f"[yellow]{by}: finished rounds are kept in {run_dir}; "
                 f"`iolab report {run_dir}` reports what was measured[/]"
             )
-        code = 128 + e.signum if isinstance(e, Interrupted) else 130
-        ended_early("run", self.args.json_out, self.records, store, code)
+        ended_early("run", self.args.json_out, self.records, store, exit_code(e))
 
     def failed(self, e: IolabError) -> None:
         """An error once a run began: the run so far is kept; its exit code. Before: main() says why."""

@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from types import FrameType
 from typing import Any, Protocol
 
 from iolab import targets
@@ -32,6 +28,7 @@ from iolab.figures.simpower import model_document
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
+from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import ResultsDiskFull, is_disk_full, write_atomic
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
@@ -443,32 +440,3 @@ def metric_of(result: RoundResult, metric: str) -> float:
     if value is None:
         raise IolabError(f"tracking metric {metric} was not measured in this cell (no IOs in that direction?)")
     return value
-
-
-class Interrupted(KeyboardInterrupt):
-    """A stop signal other than Ctrl-C (SIGTERM, SIGHUP), handled exactly like Ctrl-C: fio is
-    stopped, the run is marked interrupted with the signal named, what is stored is kept."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-        self.signal_name = signal.Signals(signum).name
-
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-@contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
-    (their default is to die at once, leaving fio running and the run marked 'running')."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
-
-    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)

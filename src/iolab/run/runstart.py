@@ -17,6 +17,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.engines import Engine, purge_methods
 from iolab.figures.phaseend import range_label, range_share, rule_text
+from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso
 from iolab.store.runstore import RunStore
 from iolab.targets import DeviceFacts, Target
@@ -203,9 +204,11 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
     return store
 
 
-def stopped_before_its_rounds(store: RunStore, target: Target) -> None:
-    """Ctrl-C after `start` opened the run but before the runner took over (which marks its
-    own interruptions): the run must not stay 'running', nor its target claimed."""
+def stopped_before_its_rounds(store: RunStore, target: Target, e: BaseException) -> None:
+    """A stop (`e`: Ctrl-C, a stop signal, the caller closing the steps) after `start` opened
+    the run but before the runner took over (which marks its own interruptions): the run must
+    not stay 'running', nor its target claimed."""
     if manifest_of(store).state == "running":
-        store.finish("interrupted", "stopped by the user (Ctrl-C) as it started; nothing was measured")
+        by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
+        store.finish("interrupted", f"stopped {by} as it started; nothing was measured")
     targets.release(target)
