@@ -279,3 +279,30 @@ def test_a_reader_that_goes_away_does_not_end_the_run(tmp_path):
     [run] = list(runs.iterdir())
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["state"] == "complete", manifest.get("error")
+
+
+def test_data_on_standard_output_ends_quietly_when_its_reader_goes_away(tmp_path):
+    # `iolab export RUN -o - --format json | head -2` exited 1 (the flush at exit met the closed
+    # pipe), and a fleet's --json document would have too
+    runs = tmp_path / "runs"
+    r = cli(
+        "run",
+        "latency",
+        "--quick",
+        "--no-report",
+        "--quiet",
+        "-t",
+        "sim:enterprise-sas?user_gb=0.25",
+        "--runs-dir",
+        str(runs),
+    )
+    assert r.returncode == 0, r.stderr
+    [run] = list(runs.iterdir())
+    cmd = [*IOLAB, "export", str(run), "-o", "-", "--format", "json"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stderr is not None
+    first = p.stdout.readline()
+    p.stdout.close()  # as `head -1` exits
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 0 and first.strip() == "{", err
+    assert not err.strip(), err

@@ -4,13 +4,12 @@ its report (api/fleet.py runs it; pages/fleet.py draws the report)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from iolab.cli.console import Console
+from iolab.cli.console import Console, write_out
 from iolab.core.errors import IolabError
 
 # Options the coordinator takes for itself (with their value, when they take one); the rest of
@@ -109,7 +108,7 @@ def _report(
     doc["exit_code"] = exit_code(doc)
     written = api.write_report_files(state, doc)
     if json_out:
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        write_out(json.dumps(doc, indent=2) + "\n")
     else:
         render(doc, console)
     for p in written:
@@ -156,7 +155,7 @@ def fleet(
     if fleet_ref is None:
         found = api.list_fleets(root)
         if json_out:
-            sys.stdout.write(json.dumps([_listed(s) for s in found], indent=2) + "\n")
+            write_out(json.dumps([_listed(s) for s in found], indent=2) + "\n")
         for s in found:
             done = sum(m.state == "complete" for m in s.members)
             console.print(

@@ -19,7 +19,7 @@ from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
-from iolab.cli.console import Console
+from iolab.cli.console import Console, drop_output
 from iolab.cli.options import (
     TEST_HELP,
     RunArgs,
@@ -405,7 +405,11 @@ def export(
 
     store = RunStore.open(run_ref)
     if out is not None and str(out) == "-":
-        export_stream(store, fmt, sys.stdout)
+        try:  # a reader that goes away (`| head`) has what it read; the rest is dropped (cli/console.py)
+            export_stream(store, fmt, sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            drop_output(sys.stdout)
         return
     for p in export_run(store, fmt, out or store.dir / "export"):
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
