@@ -29,12 +29,13 @@ from iolab.core.errors import IolabError
 from iolab.core.results import row_spans
 from iolab.core.safefile import read_json
 from iolab.figures.summary import PhaseSummary, summarise
+from iolab.pages.report.rundata import stored_power
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.targets.writepolicy import check_file, output_dir, output_file
 
 FORMATS = ("csv", "json", "parquet")
-TABLES = ("cells", "window", "steady", "phases", "series", "histograms")  # as collect() returns them
+TABLES = ("cells", "window", "steady", "phases", "series", "histograms", "power")  # as collect() returns them
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,12 @@ HISTOGRAM_COLUMNS = _cols(
     "run_id:VARCHAR cell_id:BIGINT phase:VARCHAR round:BIGINT cell_key:VARCHAR direction:VARCHAR"
     " value_us:DOUBLE count:BIGINT max_us:DOUBLE"
 )
+# each cell's power from the run's power.json (`iolab power` with a meter's log, or the
+# simulator's model: `source` says which); no rows when the run has neither
+POWER_COLUMNS = _cols(
+    "run_id:VARCHAR source:VARCHAR phase:VARCHAR round:BIGINT cell:BIGINT label:VARCHAR started:DOUBLE"
+    " ended:DOUBLE readings:BIGINT coverage_pct:DOUBLE avg_mw:DOUBLE max_mw:DOUBLE energy_mj:DOUBLE"
+)
 
 
 # A list or object in one CSV cell: rounds as "3,4,5" (spreadsheet-friendly), anything else
@@ -122,7 +129,15 @@ def collect(store: RunStore) -> list[ExportTable]:
         ExportTable("phases", PHASE_COLUMNS, phases),
         ExportTable("series", SERIES_COLUMNS, series),
         ExportTable("histograms", HISTOGRAM_COLUMNS, histograms),
+        ExportTable("power", POWER_COLUMNS, _power_rows(run_id, stored_power(store.dir))),
     ]
+
+
+def _power_rows(run_id: str, doc: dict | None) -> list[tuple]:
+    if doc is None:
+        return []
+    keys = [c.name for c in POWER_COLUMNS[2:]]
+    return [(run_id, doc.get("source"), *(c.get(k) for k in keys)) for c in doc.get("cells", [])]
 
 
 def _phase_row(run_id: str, s: PhaseSummary) -> tuple:

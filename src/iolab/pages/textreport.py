@@ -17,6 +17,7 @@ from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
+from iolab.pages.report.rundata import stored_power
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 
@@ -79,6 +80,25 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
         render_figures(figures([phases]), phases, console, audit)
     if "pe_cycles" in m.plan.get("values", {}) and phases:  # the tests whose report has an Endurance page
         render_endurance(endurance(m, phases, store.cells(kind="precondition")), console, audit)
+    render_power(stored_power(store.dir), console)
+
+
+def render_power(doc: dict | None, console: Console) -> None:
+    """Each phase's average (and a meter's maximum) power, as the report's Power pages give them,
+    with where the figures came from: a meter's log (`iolab power`) or the simulator's model."""
+    if doc is None:
+        return
+    for ph in doc.get("phases", []):
+        if ph.get("avg_mw") is None:
+            continue
+        peak = f", max {ph['max_mw']:,.0f} mW" if ph.get("max_mw") is not None else ""
+        console.print(
+            esc(
+                f"power ({ph['name']}): average {ph['avg_mw']:,.0f} mW{peak} over {ph['measured']} of "
+                f"{ph['cells']} cells; {doc.get('source')}"
+            ),
+            soft_wrap=True,
+        )
 
 
 def render_audit(a: Audit, console: Console, detail: bool = False) -> None:
