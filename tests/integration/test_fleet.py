@@ -17,11 +17,13 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from ..schema_lite import errors
 from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts, kill_host
 
 QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report")
 SIM = "sim:enterprise-sas?user_gb=0.1"
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs/schema/outcome.schema.json").read_text())
 
 
 def sim_fleet(tmp: Path, n: int = 5, extra: str = "") -> Path:
@@ -130,6 +132,16 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
     assert states == {"sim1": "complete", "slow": "complete", "tiny": "refused"}
     tiny = next(row for row in doc["drives"] if row["name"] == "tiny")
     assert "capacity" in tiny["error"] and "Traceback" not in r.stdout + r.stderr
+    # `runs --json` lists the fleet beside its drives' runs (it listed the runs only)
+    listed = json.loads(iolab("runs", "--runs-dir", str(tmp_path / "runs"), "--json").stdout)
+    assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 2
+    [fleet] = listed["fleets"]
+    assert (fleet["path"], fleet["test"], fleet["drives"], fleet["complete"]) == (
+        str(fleet_dir(r.stdout)),
+        "iops",
+        3,
+        2,
+    )
 
 
 @pytest.mark.parametrize(

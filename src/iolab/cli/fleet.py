@@ -172,6 +172,13 @@ def fleet(
     raise typer.Exit(_report(state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out, (group_by, baseline)))
 
 
+def listed(root: Path) -> list[dict]:
+    """`iolab runs --json`: the fleets the runs directory holds, as `iolab fleet --json` lists them."""
+    from iolab.api import fleet as api
+
+    return [_listed(s) for s in api.list_fleets(root)]
+
+
 def _listed(s) -> dict:
     return {
         "name": s.dir.name,

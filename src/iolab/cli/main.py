@@ -278,6 +278,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
                 }
                 for r in list_runs(runs_dir)
             ],
+            fleets=cli_fleet.listed(runs_dir),
         )
         return
     t = Table()

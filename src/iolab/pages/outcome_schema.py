@@ -153,6 +153,17 @@ DEFS = {
             "problem": STR_OR_NULL,
         }
     ),
+    # `iolab runs`: a fleet directory under RUNS_DIR/fleets (its drives' runs are in `listed`)
+    "listed_fleet": _obj(
+        {
+            "name": _t("string"),
+            "path": _t("string"),
+            "test": _t("string"),
+            "state": {"enum": ["running", "complete", "interrupted"]},
+            "drives": _t("integer"),
+            "complete": _t("integer"),
+        }
+    ),
     "ranking": _obj(
         {
             "labels": _arr(_t("string")),
@@ -355,6 +366,7 @@ SCHEMA = {
             "runs": _arr(_ref("run")),
             "baseline": _arr(_ref("run")),
             "listed": _arr(_ref("listed_run")),
+            "fleets": _arr(_ref("listed_fleet")),
             "ranking": _ref("ranking"),
             "reports": _arr(_t("string")),
             "check": _ref("check"),
