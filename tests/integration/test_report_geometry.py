@@ -1,8 +1,9 @@
 """Every page of the reports a reviewer would publish keeps the geometry rules
 (pages/report/geometry.py and layoutcheck.py): the characterise sequence report (with real fio
 on a file, the session's shared run), the PTS sequence (every PTS test, quick, on the simulated
-drive), the latency-bound test, and a comparison document. Each test's own report holds the
-same pages as its part of the sequence report, so the sequence reports stand for them."""
+drive), the latency-bound test, and a comparison document (the RWSW sequence report and the
+RWSW comparison: test_rwsw.py, which has their runs). Each test's own report holds the same
+pages as its part of the sequence report, so the sequence reports stand for them."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import pytest
 
 from iolab.api.runlist import list_runs
 from iolab.figures.summary import summarise
+from iolab.pages.report.layoutcheck import check_report
 from iolab.store.runstore import RunStore
 from iolab.traces.analysis.workloads import load_composite, load_replay
 
@@ -190,6 +191,17 @@ def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(worklo
         # a tail percentile short cells cannot measure is shown as not measured, unranked
         assert ranks in (["1", "2"], ["1", "1"]) or (re.search(r"99\.9+ % RT", row) and row.count("—") == 2), row
     assert "Self-Test — IO Streams" in text
+    # every page keeps the geometry rules (test_report_geometry.py), the RWSW reports' too: the
+    # Self-Test's plots carried no record, DIRTH's ART axis crowded 40,000 over 50,000, and an
+    # empty 99.999 % panel had 0-1 ticks on a "log scale" axis
+    found = [str(v) for v in check_report(html)]
+    assert not found, "\n".join(found)
+    seq = iolab("report", "--sequence", *(str(s.dir) for s in sim_stores), "--out", str(scratch / "seq"))
+    # nothing from the plotting library either ("No artists with labels found to put in legend")
+    assert seq.returncode == 0 and "Warning" not in seq.stderr and "findfont" not in seq.stderr, seq.stderr
+    [seq_html] = (scratch / "seq").glob("*.html")
+    found = [str(v) for v in check_report(seq_html)]
+    assert not found, "\n".join(found)
 
 
 # A 400 MiB copy of the default drive (same dies and timings, 28 % over-provisioning).

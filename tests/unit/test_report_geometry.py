@@ -57,6 +57,37 @@ def test_a_narrow_log_axis_gets_three_labelled_ticks():
     assert "ticks" not in rules(draw(True))
 
 
+def test_a_log_axis_over_decades_is_labelled_over_its_whole_span():
+    """DIRTH's ART from 194 µs to 45 ms: two powers of ten in range sent it to evenly spaced
+    ticks, 10,000 to 50,000, crowded at the top (40,000 printed over 50,000), none below."""
+    with styled():
+        fig = _figure(45)
+        ax = fig.subplots()
+        ax.plot([1, 32, 1024], [194, 1500, 45000])
+        ax.set_yscale("log")
+        ax.set_ylabel("response time (µs, log scale)")
+        _log_ticks(ax)
+        png = _png(fig)
+    assert "overlap" not in rules(png) and "ticks" not in rules(png)
+    [ax_rec] = read_record(png)["axes"]
+    values = [v for v, t in ax_rec["y"]["ticks"] if t.strip()]
+    assert min(values) < 1000 < 10000 < max(values)  # labels at the bottom, the middle and the top
+
+
+def test_a_flat_stairs_line_is_a_drawn_series():
+    """The trace's outstanding IO per step, 1 in every step: a stairs line with no height is
+    drawn all the same, and its legend entry names it."""
+    with styled():
+        fig = _figure(45)
+        ax = fig.subplots()
+        ax.stairs([1.0, 1.0, 1.0], [0, 1, 2, 3], baseline=None, label="maximum")
+        ax.stairs([float("nan")] * 3, [0, 1, 2, 3], baseline=None, label="average")
+        ax.set_ylabel("outstanding IO")
+        ax.legend()
+        series = read_record(_png(fig))["axes"][0]["series"]
+    assert series == {"maximum": True, "average": False}
+
+
 def test_a_series_with_no_point_has_no_legend_entry():
     """Read IOPS of the 100 % write mix: no point, so no '100% W' in the legend."""
     empty = Series("100% W", (), ())

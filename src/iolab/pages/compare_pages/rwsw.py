@@ -5,6 +5,7 @@ comparison."""
 
 from __future__ import annotations
 
+from iolab.core.units import percentile_min_ios
 from iolab.figures.compare import dirth_levels
 from iolab.pages.report import difference_plots
 from iolab.pages.report.model import Figure, Page
@@ -114,7 +115,13 @@ def dirth_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             (
                 Figure(
                     "99.999 % response time vs IOPS per drive (labels: outstanding IO)",
-                    demand_intensity(di, "99.999 % response time (µs)", "Demand intensity per drive"),
+                    demand_intensity(
+                        di,
+                        "99.999 % response time (µs)",
+                        "Demand intensity per drive",
+                        missing=f"no drive measured a 99.999 % response time: it needs {percentile_min_ios(99.999):,}"
+                        " IOs in a level's window",
+                    ),
                     100,
                     src,
                 ),

@@ -3,10 +3,20 @@ mean, the drives lined up by round or interval number (never by position)."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 
 from iolab.pages.report.drawing import drawn_apart
-from iolab.pages.report.plot_style import Series, _figure, _png, _thousands, color, styled, whole_number_ticks
+from iolab.pages.report.plot_style import (
+    Series,
+    _figure,
+    _png,
+    _thousands,
+    color,
+    legend_right,
+    styled,
+    whole_number_ticks,
+)
 
 
 def group_means(series: Sequence[Series]) -> dict[float, float]:
@@ -61,8 +71,11 @@ def difference_from_mean(
         bottom.set_ylabel("difference from group mean (%)")
         bottom.set_xlabel(xlabel)
         whole_number_ticks(bottom.xaxis, [x for s in series for x in s.x])
-        bottom.set_title(f"difference from the group mean at each {xlabel} measured by at least two drives")
+        # wrapped: at a capture time's length it ran off the figure
+        bottom.set_title(
+            textwrap.fill(f"difference from the group mean at each {xlabel} measured by at least two drives", 60)
+        )
         _thousands(bottom)
         for ax in (top, bottom):
-            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+            legend_right(ax)
         return _png(fig)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from iolab.core.units import num, pct_text
+from iolab.core.units import num, pct_text, unmeasured_text
 from iolab.figures.compare import cell_percentile, demand_cells
 from iolab.figures.points import (
     ART_CUTOFF,
@@ -120,6 +120,12 @@ def _lines(dv: PhaseSummary) -> Lines:
     }
 
 
+def _unmeasured(lines: Lines) -> str:
+    """What the 99.999 % panel says when no point measured it: the IOs it needs and had."""
+    ios = [c.ios or 0 for pts in lines.values() for _, c in pts]
+    return unmeasured_text([99.999], max(ios, default=0), min(ios, default=0)) or "not measured in this run"
+
+
 def _series(lines: Lines, get: Callable[[DemandPoint, CellAverage], float | None]) -> tuple[plots.Series, ...]:
     out = []
     for name, pts in lines.items():
@@ -198,7 +204,13 @@ def _demand_pages(run: RunData, lines: Lines, per: str, src: str) -> list[Page]:
     rt_png = panels(
         [
             Panel("ART", "response time (µs)", _series(lines, lambda p, c: c.lat_mean_us), logy=True),
-            Panel("99.999 % response time", "response time (µs)", _series(lines, lambda p, c: c.p99_999_us), logy=True),
+            Panel(
+                "99.999 % response time",
+                "response time (µs)",
+                _series(lines, lambda p, c: c.p99_999_us),
+                logy=True,
+                missing=_unmeasured(lines),
+            ),
         ],
         "total outstanding IO (TC × QD, log scale)",
         140,

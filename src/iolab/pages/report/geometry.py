@@ -135,7 +135,10 @@ def _record(fig: Any, drawn: Any) -> dict[str, Any]:
                     if id(tick.label1) in drawn_ids or id(tick.label2) in drawn_ids
                 ],
             }
-        entry["legend"] = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+        # an entry wrapped over lines (plot_style.legend_right) is its series' label with its spaces back
+        entry["legend"] = (
+            [" ".join(t.get_text().split()) for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+        )
         entry["series"] = _series_with_points(ax)
         axes.append(entry)
     legends = [[t.get_text() for t in leg.get_texts()] for leg in fig.legends]
@@ -154,7 +157,7 @@ def _series_with_points(ax: Any) -> dict[str, bool]:
     import numpy as np
     from matplotlib.collections import Collection
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch, StepPatch
 
     out: dict[str, bool] = {}
     logx, logy = ax.get_xscale() == "log", ax.get_yscale() == "log"
@@ -171,6 +174,10 @@ def _series_with_points(ax: Any) -> dict[str, bool]:
                 ok &= xy[:, 0] > 0
             if logy:
                 ok &= xy[:, 1] > 0
+            drew = bool(ok.any()) and art.get_visible()
+        elif isinstance(art, StepPatch):  # a stairs line: flat (no height) when every step holds one value
+            v = np.asarray(art.get_data()[0], dtype=np.float64)  # StairData: values, edges, baseline
+            ok = np.isfinite(v) & (v >= y0) & (v <= y1) & ((v > 0) if logy else True)
             drew = bool(ok.any()) and art.get_visible()
         elif isinstance(art, Patch):
             ext = art.get_window_extent()

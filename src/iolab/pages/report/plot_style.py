@@ -76,9 +76,16 @@ def color(i: int) -> str:
 def styled(extra: dict[RcKeyType, Any] | None = None) -> AbstractContextManager[None]:
     """The report's plot style. matplotlib is imported here, on the first plot, not with the
     module: every CLI command would otherwise pay its ~2 s import."""
+    import logging
+
     import matplotlib
 
     matplotlib.use("Agg")  # never open a window; reports are written headless
+    # Every plot is DejaVu Sans. A font cache another matplotlib wrote (a second install, since
+    # removed, sharing ~/.cache/matplotlib) lacks the bundled math fonts, and each plot worker
+    # then logged 21 "findfont: ... Falling back to DejaVu Sans" lines under `--quiet`.
+    for name in ("matplotlib.font_manager", "matplotlib._mathtext"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     return matplotlib.rc_context(STYLE | (extra or {}))
 
 
@@ -125,15 +132,37 @@ def _log_ticks(ax: Axes, axis: str = "y") -> None:
 
     a = ax.yaxis if axis == "y" else ax.xaxis
     lo, hi = sorted(ax.get_ylim() if axis == "y" else ax.get_xlim())
-    if lo > 0 and hi / lo < 10:  # under a decade: powers of ten alone may leave no label at all
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
-    elif lo > 0 and hi / lo < 300:  # under ~2.5 decades: label 1-2-5 steps, not just powers of ten
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    if lo > 0 and len([v for v in a.get_major_locator().tick_values(lo, hi) if lo <= v <= hi]) < MIN_TICKS:
-        # a narrow span (50 to 75 µs) between those steps: evenly spaced round numbers instead
-        a.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=MIN_TICKS))
+    steps: list[tuple[float, ...]] = [
+        (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    ]  # under a decade: powers of ten alone may label nothing
+    if lo > 0 and hi / lo >= 10:  # 1-2-5 steps under ~2.5 decades, powers of ten above, finer if too few
+        steps = [(1.0, 2.0, 5.0), *steps] if hi / lo < 300 else [(1.0,), (1.0, 2.0, 5.0), *steps]
+    for subs in steps if lo > 0 else ():
+        a.set_major_locator(LogLocator(base=10, subs=subs))
+        if len([v for v in a.get_major_locator().tick_values(lo, hi) if lo <= v <= hi]) >= MIN_TICKS:
+            break
+    else:
+        if lo > 0:  # a narrow span (50 to 75 µs) between those steps: evenly spaced round numbers
+            # (only there: on a span of decades they crowd its top and leave its bottom unlabelled)
+            a.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=MIN_TICKS))
     a.set_major_formatter(ticks())
     a.set_minor_formatter(NullFormatter())
+
+
+LEGEND_WRAP = 30  # characters a legend line holds: a drive named by its file's path squeezed the plot
+
+
+def legend_right(
+    ax: Axes, handles: Sequence[Any] | None = None, labels: Sequence[str] | None = None, **kw: Any
+) -> None:
+    """The report's legend: beside the axes on the right, without a frame, each entry wrapped
+    at word boundaries (geometry.py reads an entry back with its spaces, so it still names its series)."""
+    import textwrap
+
+    if handles is None or labels is None:
+        handles, labels = ax.get_legend_handles_labels()
+    wrapped = [textwrap.fill(lab, LEGEND_WRAP, break_long_words=False, break_on_hyphens=False) for lab in labels]
+    ax.legend(handles, wrapped, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, **kw)
 
 
 def spaced_labels(fig: MplFigure, axis: Axis, texts: list[str], gap_px: float = 3.0) -> list[str]:

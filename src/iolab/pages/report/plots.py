@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
@@ -26,6 +27,7 @@ from iolab.pages.report.plot_style import (
     _png,
     _thousands,
     color,
+    legend_right,
     styled,
     ticks,
 )
@@ -70,7 +72,7 @@ def convergence(
             else:
                 ax.set_ylim(bottom=0)
                 _thousands(ax)
-            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+            legend_right(ax)
         return _png(fig)
 
 
@@ -102,7 +104,7 @@ def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -
         ax.set_ylabel(ylabel)
         _thousands(ax)
         ax.set_title(f"{v.name}: measurement window rounds {r0}–{r1}")
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        legend_right(ax)
         return _png(fig)
 
 
@@ -152,8 +154,16 @@ def lines_over_categories(
                 wrap=True,
             )
         if ax.get_legend_handles_labels()[0]:  # no series: e.g. percentiles the IOs could not measure
-            ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+            legend_right(ax)
         return _png(fig)
+
+
+def _side_by_side_overlap(fig: Any, texts: Sequence[Any], pad: float = 3) -> bool:
+    """Whether any two of these texts, laid out as they are, come within a few pixels (the final
+    layout, with the margins and ticks still to be set, can narrow the axes a little)."""
+    fig.draw_without_rendering()
+    boxes = [t.get_window_extent().padded(pad) for t in texts if t.get_text().strip()]
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
 @drawn_apart
@@ -177,11 +187,13 @@ def grouped_bars(
         ax = fig.subplots()
         n = max(1, len(groups))
         width = 0.8 / n
+        printed = []
         for gi, (label, values) in enumerate(groups):
             xs = [ci + (gi - (n - 1) / 2) * width for ci in range(len(categories))]
             for x, v in zip(xs, values):
                 if v is None:
-                    ax.text(x, 0, "not\nmeasured", ha="center", va="bottom", fontsize=6, color="#888")
+                    if present:  # with no bar at all the panel says it once (below)
+                        ax.text(x, 0, "not\nmeasured", ha="center", va="bottom", fontsize=6, color="#888")
                     continue
                 ax.bar(
                     x,
@@ -190,12 +202,15 @@ def grouped_bars(
                     color=color(gi),
                     label=label if x == xs[0] or label not in ax.get_legend_handles_labels()[1] else None,
                 )
-                ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0)
+                printed.append(ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0))
+        if not present:  # an empty frame with ticks around 0 would read as a measurement
+            ax.text(0.5, 0.5, "not measured on any drive", transform=ax.transAxes, ha="center", color="#555")
+            ax.set_yticks([])
         # narrower columns for more categories, or neighbouring labels run into each other
         wrap = max(8, min(16, 64 // max(1, len(categories))))
         ax.set_xticks(
             range(len(categories)),
-            [textwrap.fill(c, wrap) for c in categories],
+            [textwrap.fill(c, wrap, break_long_words=False) for c in categories],
             fontsize=7 if len(categories) > 4 else None,
         )
         ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
@@ -207,14 +222,41 @@ def grouped_bars(
             from matplotlib.ticker import MaxNLocator
 
             ax.margins(y=0.25 if n > 2 else 0.15)
-            # a short panel (four units on a comparison's page) would get two ticks by default
-            ax.yaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 5, 10], min_n_ticks=MIN_TICKS))
-            _thousands(ax)
+            if present:  # a short panel (four units on a comparison's page) would get two ticks by default
+                ax.yaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 5, 10], min_n_ticks=MIN_TICKS))
+                _thousands(ax)
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
         uniq = dict(zip(labels, handles))
-        ax.legend(uniq.values(), uniq.keys(), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        legend_right(ax, list(uniq.values()), list(uniq.keys()))
+        # measured with the legend in place (long drive names narrow the axes): 28,668 printed
+        # over its neighbour's 28,042 is turned upright, with the room that needs above the bars
+        if not logy and n <= 2 and _side_by_side_overlap(fig, printed):
+            for t in printed:
+                t.set_rotation(90)
+            _headroom(fig, ax, printed)
+        # the categories' names likewise: wrapped narrower, then smaller, until none runs into the next
+        for narrower in range(wrap - 2, 5, -2):
+            if not _side_by_side_overlap(fig, ax.get_xticklabels(), pad=1):
+                break
+            ax.set_xticks(
+                range(len(categories)),
+                [textwrap.fill(c, narrower, break_long_words=False) for c in categories],
+                fontsize=6,
+            )
         return _png(fig)
+
+
+def _headroom(fig: Any, ax: Any, texts: list[Any]) -> None:
+    """Raise the top of a linear y axis until these texts (upright values on bars) end inside it."""
+    for _ in range(4):
+        fig.draw_without_rendering()
+        frame = ax.get_window_extent()
+        over = max(t.get_window_extent().y1 for t in texts) - frame.y1
+        if over <= 0:
+            return
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi + (hi - lo) * (over + 4) / max(1.0, frame.height - over))
 
 
 @drawn_apart
@@ -363,7 +405,7 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
                 _thousands(ax)
             ax.set_title(f"{title} — {'log–log' if log else 'linear'}")
             if len(series) > 1 or series and series[0].label or labelled:
-                ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+                legend_right(ax)
         return _png(fig)
 
 
@@ -392,5 +434,5 @@ def timeline_with_gaps(
         ax.set_xlim(left=0)
         _thousands(ax)
         ax.set_title(title)
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        legend_right(ax)
         return _png(fig)

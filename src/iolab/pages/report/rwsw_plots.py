@@ -5,6 +5,7 @@ plot_style.py (millimetres of the printed page, units on every axis)."""
 from __future__ import annotations
 
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +22,15 @@ from iolab.pages.report.plot_style import (
     _thousands,
     color,
     declutter,
+    legend_right,
     spaced_labels,
     styled,
     whole_number_ticks,
 )
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
     from iolab.traces.analysis.streamstats import StreamAnalysis
 
 
@@ -37,6 +41,7 @@ class Panel:
     series: tuple[Series, ...]
     logy: bool = False
     steps: bool = False  # draw as a step function (a value holds over an interval)
+    missing: str = "not measured in this run"  # said in the panel when no series has a point
 
 
 @drawn_apart
@@ -68,6 +73,12 @@ def panels(
             if shade is not None:
                 ax.axvspan(shade[0], shade[1], color="#2ca02c", alpha=0.08, label=shade_label or None)
             ax.set_title(p.title)
+            if not any(s.x for s in p.series):  # an empty frame with 0-1 ticks would read as a measurement
+                said = textwrap.fill(p.missing, 70)
+                ax.text(0.5, 0.5, said, transform=ax.transAxes, ha="center", va="center", color="#555555")
+                ax.set_ylabel(p.ylabel)
+                ax.set_yticks([])
+                continue
             ax.set_ylabel(p.ylabel + (" (log scale)" if p.logy else ""))
             if p.logy and any(y > 0 for s in p.series for y in s.y):
                 ax.set_yscale("log")
@@ -75,8 +86,8 @@ def panels(
             else:
                 ax.set_ylim(bottom=0)
                 _thousands(ax)
-            if any(s.label for s in p.series) or shade_label or labelled:
-                ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+            if ax.get_legend_handles_labels()[0]:  # only what was drawn: a series without points has no entry
+                legend_right(ax)
         last = axes[-1]
         last.set_xlabel(xlabel)
         if logx2:
@@ -93,7 +104,11 @@ def panels(
 
 @drawn_apart
 def demand_intensity(
-    points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]], ylabel: str, title: str, height_mm: float = 100
+    points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]],
+    ylabel: str,
+    title: str,
+    height_mm: float = 100,
+    missing: str = "no point measured in these runs",
 ) -> bytes:
     """Response time vs IOPS, one curve per series, each point labelled with its outstanding
     IO: where the curve turns up, more users only add waiting (the PTS DIRTH 'demand
@@ -101,6 +116,10 @@ def demand_intensity(
     with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
+        if not any(pts for _, pts in points):  # an empty frame with 0-1 ticks would read as a measurement
+            ax.text(0.5, 0.5, textwrap.fill(missing, 70), transform=ax.transAxes, ha="center", va="center")
+            ax.set(xticks=[], yticks=[], xlabel="IOPS", ylabel=ylabel, title=title)
+            return _png(fig)
         marks = []
         for i, (label, pts) in enumerate(points):
             if not pts:
@@ -118,13 +137,7 @@ def demand_intensity(
         ax.set_xlim(left=0)
         _thousands(ax, "x")
         ax.set_title(title)
-        ax.legend(
-            loc="center left",
-            bbox_to_anchor=(1.01, 0.5),
-            frameon=False,
-            title="point label:\noutstanding IO",
-            title_fontsize=6.5,
-        )
+        legend_right(ax, title="point label:\noutstanding IO", title_fontsize=6.5)
         declutter(fig, marks)  # a label printed over another's reads as a third number: the later one is left out
         return _png(fig)
 
@@ -138,9 +151,18 @@ def analysis_pngs(analysis: StreamAnalysis) -> dict[str, tuple[bytes, float]]:
     from iolab.pages.report.model import CONTENT_WIDTH_MM
     from iolab.traces.analysis.plots import plot_all
 
+    def recorded(fig: MplFigure, out: Path) -> None:
+        """As every report plot: plain numbers on log axes, and the pixels with what was drawn."""
+        for ax in fig.axes:
+            if ax.get_yscale() == "log":
+                _log_ticks(ax)
+        fig.tight_layout()
+        fig.set_dpi(110)
+        out.write_bytes(_png(fig))
+
     out = {}
     with tempfile.TemporaryDirectory(prefix="iolab-selftest-") as d:
-        for name, path in plot_all(analysis, Path(d)).items():
+        for name, path in plot_all(analysis, Path(d), save=recorded).items():
             with Image.open(path) as im:
                 w, h = im.size
             out[name] = (path.read_bytes(), CONTENT_WIDTH_MM * h / w)

@@ -16,17 +16,31 @@ simply has no entry for them, rather than an empty chart.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
+# the text is DejaVu Sans; a stale font cache (pages/report/plot_style.styled) made the log axes'
+# math text log 21 "findfont: ... Falling back to DejaVu Sans" lines into a --quiet run
+for _name in ("matplotlib.font_manager", "matplotlib._mathtext"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from iolab.targets.writepolicy import check_file, mark_written, output_dir  # noqa: E402
 from iolab.traces.analysis.streamstats import StreamAnalysis  # noqa: E402
+
+Save = Callable[[Figure, Path], None]
+
+
+def savefig(fig: Figure, out: Path) -> None:
+    fig.savefig(out, dpi=110)
+
 
 MAX_BINS = 800  # columns drawn across a plot: about its width in pixels at the saved size
 
@@ -88,7 +102,7 @@ def _edges(bins: Bins, div: float) -> np.ndarray:
     return np.append(bins.start_s, bins.start_s[-1] + bins.dur_s[-1]) / div if len(bins.dur_s) else np.zeros(1)
 
 
-def stream_map(a: StreamAnalysis, out: Path) -> Path:
+def stream_map(a: StreamAnalysis, out: Path, save: Save = savefig) -> Path:
     div, unit = _unit(a)
     bins = _bins(a)
     dom = [i for i, s in enumerate(a.streams) if s.dominant]
@@ -120,12 +134,14 @@ def stream_map(a: StreamAnalysis, out: Path) -> Path:
     ax.set_title(_title(a, "IO stream map", bins))
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    save(fig, out)
     plt.close(fig)
     return out
 
 
-def _per_step(a: StreamAnalysis, out: Path, avg: str, mx: str, ylabel: str, what: str, log: bool) -> Path:
+def _per_step(
+    a: StreamAnalysis, out: Path, avg: str, mx: str, ylabel: str, what: str, log: bool, save: Save = savefig
+) -> Path:
     div, unit = _unit(a)
     bins = _bins(a)
     v_avg = np.array([np.nan if getattr(s, avg) is None else getattr(s, avg) for s in a.steps], dtype=float)
@@ -145,12 +161,12 @@ def _per_step(a: StreamAnalysis, out: Path, avg: str, mx: str, ylabel: str, what
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    save(fig, out)
     plt.close(fig)
     return out
 
 
-def stream_table(a: StreamAnalysis, out: Path, max_rows: int = 25) -> Path:
+def stream_table(a: StreamAnalysis, out: Path, max_rows: int = 25, save: Save = savefig) -> Path:
     rows = []
     for s in a.streams[:max_rows]:
         rows.append(
@@ -186,26 +202,35 @@ def stream_table(a: StreamAnalysis, out: Path, max_rows: int = 25) -> Path:
         fontsize=10,
     )
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    save(fig, out)
     plt.close(fig)
     return out
 
 
-def plot_all(a: StreamAnalysis, out_dir: str | Path) -> dict[str, Path]:
+def plot_all(a: StreamAnalysis, out_dir: str | Path, save: Save = savefig) -> dict[str, Path]:
+    """Every plot of the analysis as a PNG in `out_dir`; `save` writes each figure (a report's
+    pages pass one that keeps the record of what was drawn for their geometry check)."""
     d = output_dir(out_dir, "plots directory")
     names = ["stream_map", "stream_table"] + (["outstanding", "response_times"] if a.has_latency else [])
     for name in names:
         check_file(d / f"{name}.png", "plot")
     plots = {
-        "stream_map": stream_map(a, d / "stream_map.png"),
-        "stream_table": stream_table(a, d / "stream_table.png"),
+        "stream_map": stream_map(a, d / "stream_map.png", save=save),
+        "stream_table": stream_table(a, d / "stream_table.png", save=save),
     }
     if a.has_latency:
         plots["outstanding"] = _per_step(
-            a, d / "outstanding.png", "oio_avg", "oio_max", "outstanding IO", "Outstanding IO", log=False
+            a, d / "outstanding.png", "oio_avg", "oio_max", "outstanding IO", "Outstanding IO", log=False, save=save
         )
         plots["response_times"] = _per_step(
-            a, d / "response_times.png", "rt_avg_us", "rt_max_us", "response time (µs)", "Response times", log=True
+            a,
+            d / "response_times.png",
+            "rt_avg_us",
+            "rt_max_us",
+            "response time (µs)",
+            "Response times",
+            log=True,
+            save=save,
         )
     for p in plots.values():
         mark_written(p)
