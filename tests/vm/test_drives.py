@@ -230,7 +230,7 @@ def test_wear_not_reported_where_the_drive_has_no_counter(guest, check):
 
 def test_split_over_two_controllers(guest, tmp_path):
     """One namespace behind two controllers (an NVM subsystem, native multipath off): a quick
-    IOPS run split over both paths completes with per-path figures, and is reported."""
+    throughput run split over both paths completes with per-path figures, and is reported."""
     c = guest.check("dual-run")
     paths = guest.results["devices"]["nvme-dual"]["paths"]
     assert len(paths) == 2
@@ -255,7 +255,7 @@ def test_split_over_two_controllers(guest, tmp_path):
 
 @pytest.mark.parametrize("check", ["nvme-run", "sata-run", "scsi-run", "dual-run"])
 def test_runs_are_reported(guest, check, tmp_path):
-    """The quick latency runs and the split IOPS run, reported here from their run directories
+    """The quick latency runs and the split throughput run, reported here from their run directories
     (a run directory reports on any machine): the HTML and PDF, with the drive's identity."""
     c = guest.check(check)
     assert c["manifest"], c["run"]["err"][-3000:]
