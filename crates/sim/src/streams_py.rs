@@ -26,7 +26,8 @@ fn view<'a, T: Element>(buf: &'a PyBuffer<T>, name: &str) -> PyResult<&'a [T]> {
 }
 
 fn buffer<T: Element>(obj: &Bound<'_, PyAny>, name: &str, dtype: &str) -> PyResult<PyBuffer<T>> {
-    PyBuffer::get_bound(obj).map_err(|_| value_err(format!("{name}: a contiguous {dtype} array is needed")))
+    PyBuffer::get_bound(obj)
+        .map_err(|_| value_err(format!("{name}: a contiguous {dtype} array is needed")))
 }
 
 /// Device codes of any unsigned or signed integer dtype DuckDB hands back, as i64.
@@ -47,6 +48,8 @@ fn device_codes(obj: &Bound<'_, PyAny>, py: Python<'_>) -> PyResult<Vec<i64>> {
 }
 
 type PyRow = (i64, bool, bool, i64, i64, i64, f64, f64);
+/// (rows, None) or (None, SEQ flags).
+type Added<'py> = (Option<Vec<PyRow>>, Option<Bound<'py, PyBytes>>);
 
 #[pyclass(name = "StreamWalk", module = "iolab._sim")]
 struct PyStreamWalk {
@@ -58,8 +61,15 @@ impl PyStreamWalk {
     #[new]
     #[pyo3(signature = (*, step_ns, lookback, gap_bytes, has_latency))]
     fn new(step_ns: i64, lookback: usize, gap_bytes: u64, has_latency: bool) -> PyResult<Self> {
-        let rule = Rule { step_ns, lookback, gap_bytes, has_latency };
-        Ok(PyStreamWalk { w: Walk::new(rule).map_err(value_err)? })
+        let rule = Rule {
+            step_ns,
+            lookback,
+            gap_bytes,
+            has_latency,
+        };
+        Ok(PyStreamWalk {
+            w: Walk::new(rule).map_err(value_err)?,
+        })
     }
 
     /// Walk one chunk; returns (rows, None) or, when the chunk is too spread for a dense
@@ -75,9 +85,15 @@ impl PyStreamWalk {
         size: &Bound<'py, PyAny>,
         latency: &Bound<'py, PyAny>,
         device: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(Option<Vec<PyRow>>, Option<Bound<'py, PyBytes>>)> {
-        let (t, wr) = (buffer::<i64>(time_ns, "time_ns", "int64")?, buffer::<u8>(write, "write", "uint8 (a bool array viewed as uint8)")?);
-        let (o, s) = (buffer::<i64>(offset, "offset", "int64")?, buffer::<i64>(size, "size", "int64")?);
+    ) -> PyResult<Added<'py>> {
+        let (t, wr) = (
+            buffer::<i64>(time_ns, "time_ns", "int64")?,
+            buffer::<u8>(write, "write", "uint8 (a bool array viewed as uint8)")?,
+        );
+        let (o, s) = (
+            buffer::<i64>(offset, "offset", "int64")?,
+            buffer::<i64>(size, "size", "int64")?,
+        );
         let l = buffer::<f64>(latency, "latency", "float64")?;
         let dev = device.map(|d| device_codes(d, py)).transpose()?;
         let chunk = Chunk {
@@ -94,7 +110,11 @@ impl PyStreamWalk {
             Tab::Rows(rows) => {
                 let rows = rows
                     .into_iter()
-                    .map(|r| (r.step, r.seq, r.write, r.size, r.ios, r.lat_n, r.lat_sum, r.lat_max))
+                    .map(|r| {
+                        (
+                            r.step, r.seq, r.write, r.size, r.ios, r.lat_n, r.lat_sum, r.lat_max,
+                        )
+                    })
                     .collect();
                 (Some(rows), None)
             }
@@ -118,7 +138,7 @@ impl PyStreamWalk {
 
     #[getter]
     fn last_completion_ns(&self) -> Option<i64> {
-        self.w.last_completion_ns
+        self.w.last_completion_ns()
     }
 }
 
