@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from iolab.traces.analysis.streamstats import SeqRule
-from iolab.traces.analysis.tabulate import Accumulator
+from iolab.traces.analysis.tabulate import Accumulator, _group_in_duckdb
 
 _SEQ_BLOCK = 65_536  # IOs per block of the SEQ passes: offsets and ends of a block fit in the cache
 
@@ -61,17 +61,7 @@ class NumpyAccumulator(Accumulator):
         seq = self._seq_flags(group, c["offset_bytes"], c["size_bytes"])
         if oio is not None:
             oio.result()
-        for key, vals in _tabulate(step, seq, c["w"], c["size_bytes"], c["lat"], con):
-            g = self.groups.get(key)
-            if g is None:
-                self.groups[key] = vals
-            else:
-                g[0] += vals[0]
-                g[1] += vals[1]
-                g[2] += vals[2]
-                g[3] += vals[3]
-                if vals[4] is not None:
-                    g[4] = vals[4] if g[4] is None else max(g[4], vals[4])
+        self._merge(_tabulate(step, seq, c["w"], c["size_bytes"], c["lat"], con))
 
     def _seq_flags(self, g: np.ndarray, off: np.ndarray, size: np.ndarray) -> np.ndarray:
         """The SEQ rule over one chunk, continuing from the previous chunk's tail."""
@@ -230,15 +220,7 @@ def _tabulate(step: np.ndarray, seq: np.ndarray, w: np.ndarray, size: np.ndarray
     m = (int(size.max()) >> tz) + 1
     bins = (int(step[-1]) - s0 + 1) * 4 * m
     if bins > _MAX_BINS:
-        con.register("iolab_chunk", {"step": step, "seq": seq, "w": w, "size": size, "lat": lat})
-        try:
-            rows = con.execute(
-                "SELECT step, seq, w, size, count(*), sum(size), count(*) FILTER (lat >= 0),"
-                " sum(lat) FILTER (lat >= 0), max(lat) FILTER (lat >= 0) FROM iolab_chunk GROUP BY ALL"
-            ).fetchall()
-        finally:
-            con.unregister("iolab_chunk")
-        return [((st, sq, ww, sz), [n, int(b), ln, ls or 0.0, lm]) for st, sq, ww, sz, n, b, ln, ls, lm in rows]
+        return _group_in_duckdb(step, seq, w, size, lat, con)
     key = step - s0
     key *= 4
     key += seq.view(np.uint8) * 2

@@ -29,7 +29,11 @@ def random_rows(rnd: random.Random) -> list[tuple]:
         t += rnd.choice((0, 0, 1, 7, 1000, 50_000, rnd.randrange(10**7)))  # repeats: IOs at one instant
         dev, op = rnd.choice(devices), rnd.choice(("read", "write", "write", "read", "trim"))
         near = [e for d, o, e in ends[-150:] if (d, o) == (dev, op)]
-        off = rnd.choice(near) + rnd.choice((0, 0, 0, 512, 4096)) if near and rnd.random() < 0.6 else rnd.randrange(1 << 20) * 512
+        off = (
+            rnd.choice(near) + rnd.choice((0, 0, 0, 512, 4096))
+            if near and rnd.random() < 0.6
+            else rnd.randrange(1 << 20) * 512
+        )
         size = rnd.randrange(1, 1 << 20) if odd and rnd.random() < 0.3 else rnd.choice((0, 512, 4096, 8192, 65536))
         lat = rnd.choice((None, 0.0, 0.0004, 1.0, 37.5, 250.0, rnd.uniform(0, 5e4), rnd.uniform(0, 2e6)))
         rows.append((t, dev, op, off, size, rnd.choice(("p", "q")), lat))

@@ -37,13 +37,18 @@ class Accumulator:
             time_ns=t, write=w.view(np.uint8), offset=c["offset_bytes"], size=size, latency=lat, device=c.get("dev")
         )
         if rows is None:  # too many (step, stream) slots for the walk's dense table
-            seq = np.frombuffer(flags, bool)
+            assert flags is not None
+            seq = np.frombuffer(flags, np.bool_)
             tab = _group_in_duckdb(self._steps(t), seq, w, size, lat, con)
         else:
             tab = [
                 ((st, sq, ww, sz), [n, n * sz, ln, ls if ln else 0.0, lm if ln else None])
                 for st, sq, ww, sz, n, ln, ls, lm in rows
             ]
+        self._merge(tab)
+
+    def _merge(self, tab: list) -> None:
+        """Add one chunk's (step, seq, write, size) rows to the running groups."""
         for key, vals in tab:
             g = self.groups.get(key)
             if g is None:
