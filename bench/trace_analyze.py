@@ -98,17 +98,32 @@ def groupby_child(path: str) -> None:
     print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "groups": groups}))
 
 
-def scan_child(path: str) -> None:
+def scan_child(path: str, step_s: float) -> None:
     """The analysis's five columns scanned into numpy a million rows at a time: what `analyse`
-    fetches, without any of its passes."""
+    fetches, without any of its passes; and apart, the compiled walk (SEQ rule, in-flight
+    count, tabulation) over each chunk as it comes."""
+    import numpy as np
+
+    from iolab import _sim
     from iolab.traces.table import connect
 
     con = connect(memory_limit="512MB", threads=1)
     rows = con.execute("SELECT count(*) FROM read_parquet(?)", [path]).fetchall()[0][0]
-    c0 = time.process_time()
+    walk = _sim.StreamWalk(step_ns=int(round(step_s * 1e9)), lookback=64, gap_bytes=0, has_latency=True)
+    scan = walked = 0.0
     for lo in range(0, rows, 1_000_000):
-        con.execute(SCAN, [path, lo, lo + 1_000_000]).fetchnumpy()
-    print(json.dumps({"cpu_s": time.process_time() - c0}))
+        c0 = time.process_time()
+        c = con.execute(SCAN, [path, lo, lo + 1_000_000]).fetchnumpy()
+        c1 = time.process_time()
+        walk.add(
+            time_ns=c["time_ns"],
+            write=c["w"].view(np.uint8),
+            offset=c["offset_bytes"],
+            size=c["size_bytes"],
+            latency=c["lat"],
+        )
+        scan, walked = scan + c1 - c0, walked + time.process_time() - c1
+    print(json.dumps({"cpu_s": scan, "walk_cpu_s": walked}))
 
 
 def plot_child(saved: str, out: str) -> None:
@@ -139,11 +154,18 @@ def _child(*args: str, src: Path | None = None) -> dict:
     return {**json.loads(out), "process_cpu_s": usage.ru_utime + usage.ru_stime}
 
 
+def _baseline_child(path: Path, step_s: float) -> dict:
+    """The bare GROUP BY, and the scan with the walk apart, each in a process of its own."""
+    scan = _child("--_scan", str(path), "--step", repr(step_s))
+    return {**_child("--_groupby", str(path)), "scan_cpu_s": scan["cpu_s"], "walk_cpu_s": scan["walk_cpu_s"]}
+
+
 def baseline(path: Path, a: dict, g: dict) -> None:
     """The analysis's CPU against the bare GROUP BY's (see the module docstring)."""
     print(
         f"[baseline] bare GROUP BY {g['cpu_s']:.2f} s CPU ({g['groups']} groups); the analysis's columns scanned "
-        f"into numpy {g['scan_cpu_s']:.2f} s CPU = {g['scan_cpu_s'] / g['cpu_s']:.1f} x the GROUP BY"
+        f"into numpy {g['scan_cpu_s']:.2f} s CPU = {g['scan_cpu_s'] / g['cpu_s']:.1f} x the GROUP BY; the walk over "
+        f"them {g['walk_cpu_s']:.2f} s CPU = {g['walk_cpu_s'] / g['cpu_s']:.1f} x"
     )
     print(
         f"[baseline] analysis / GROUP BY: {a['cpu_s'] / g['cpu_s']:.1f} x inside the process, "
@@ -154,7 +176,7 @@ def baseline(path: Path, a: dict, g: dict) -> None:
 
 def run_case(name: str, path: Path, step_s: float, work: Path, groupby: bool = False) -> tuple[dict, dict]:
     saved = work / f"{name}-analysis.json"
-    g = {**_child("--_groupby", str(path)), "scan_cpu_s": _child("--_scan", str(path))["cpu_s"]} if groupby else None
+    g = _baseline_child(path, step_s) if groupby else None
     a = _child("--_analyse", str(path), "--step", repr(step_s), "--_save", str(saved))
     p = _child("--_plot", str(saved), "--_save", str(work / f"{name}-plots"))
     size = path.stat().st_size
@@ -185,7 +207,7 @@ def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) 
     groupby: list[dict] = []
     try:
         for r in range(repeats):
-            groupby.append({**_child("--_groupby", str(path)), "scan_cpu_s": _child("--_scan", str(path))["cpu_s"]})
+            groupby.append(_baseline_child(path, step_s))
             for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
                 saved = work / "compared-analysis.json"
                 got[name].append(
@@ -207,9 +229,11 @@ def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) 
             f"{wall:.2f} s wall, peak {peak / 1e6:,.0f} MB RSS; / GROUP BY: {cpu[name] / g_cpu:.1f} x inside the "
             f"process, {proc / g_proc:.1f} x whole process (goal at most 5 x)"
         )
+    scan, walk = (statistics.median(g[k] for g in groupby) for k in ("scan_cpu_s", "walk_cpu_s"))
     print(
         f"[baseline] bare GROUP BY median {g_cpu:.2f} s CPU ({g_proc:.2f} whole process); the analysis's columns "
-        f"scanned into numpy {statistics.median(g['scan_cpu_s'] for g in groupby):.2f} s CPU"
+        f"scanned into numpy {scan:.2f} s CPU = {scan / g_cpu:.1f} x; the compiled walk over them {walk:.2f} s CPU = "
+        f"{walk / g_cpu:.1f} x; the rest of this tree's analysis {cpu['this'] - scan - walk:.2f} s CPU"
     )
     same = len({a["sha256"] for runs in got.values() for a in runs}) == 1
     print(
@@ -249,7 +273,7 @@ def main() -> None:
         groupby_child(args._groupby)
         return
     if args._scan:
-        scan_child(args._scan)
+        scan_child(args._scan, args.step)
         return
 
     from iolab.core.workload import Stream

@@ -83,3 +83,25 @@ class Drive:
         progress: Callable[[float, float], object] | None = None,
     ) -> str:
         """Replay IOs at their timestamps (open loop, at most queue_depth outstanding)."""
+
+class StreamWalk:
+    """The stream analysis's per-IO walks (iolab.traces.analysis): the SEQ rule, the in-flight count and the
+    per-step tabulation over chunks of IOs in issue order, state carried from chunk to chunk. Columns are numpy
+    arrays read in place: int64 time_ns, offset and size (> 0), uint8 write (a bool array's view), float64 latency
+    in µs (< 0: none), and optionally integer device codes (>= 0). Raises ValueError on unequal lengths, a
+    non-contiguous array or a wrong dtype."""
+
+    def __init__(self, *, step_ns: int, lookback: int, gap_bytes: int, has_latency: bool) -> None: ...
+    def add(
+        self, *, time_ns: object, write: object, offset: object, size: object, latency: object, device: object = ...
+    ) -> tuple[list[tuple[int, bool, bool, int, int, int, float, float]] | None, bytes | None]:
+        """Walk one chunk: (rows, None), rows (step, seq, write, size, IOs, latencies counted, their sum, their
+        maximum or -1) in that order; or (None, SEQ flags as bool bytes) when the chunk has more than 2^22
+        possible (step, seq, write, size) slots."""
+    def finish(self, *, n_steps: int) -> tuple[list[float], list[int]]:
+        """In-flight ns and maximum in-flight count per step (at least n_steps long), the levels at the starts of
+        the steps after the last issue included."""
+    @property
+    def missing_latency(self) -> int: ...
+    @property
+    def last_completion_ns(self) -> int | None: ...

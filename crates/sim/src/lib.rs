@@ -20,6 +20,8 @@ mod slots;
 mod source;
 pub mod ssd;
 pub mod state;
+pub mod streams;
+mod streams_py;
 pub mod workload;
 
 pub const ENGINE: &str = "iolab-sim";

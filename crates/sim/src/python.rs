@@ -294,5 +294,6 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(waf_oracle, m)?)?;
+    crate::streams_py::register(m)?;
     Ok(())
 }

@@ -12,9 +12,9 @@ such an end (a small skip still counts as sequential). Everything else is RND. L
 over several IOs (default 64) keeps a sequential stream SEQ while other streams interleave
 with it: a stream that is a share s of its direction's IOs loses track after more than 64
 others in a row, with probability (1 - s)^64 (0.1 % at s = 10 %, 4 % at s = 5 %); raise
-`lookback` for traces with many interleaved streams (the cost is one vectorised
-comparison per IO per step back). The chance that a random IO lands exactly at the end of
-one of the recent IOs is negligible on any real device.
+`lookback` for traces with many interleaved streams (the cost is one comparison per IO per
+step back, four at a time where the CPU has AVX2). The chance that a random IO lands exactly
+at the end of one of the recent IOs is negligible on any real device.
 
 Per step (default 5 minutes; the last step ends at the trace's last completion, or its last
 issue when there are no response times) the analysis gives: IOs per stream, IOPS, MB/s
@@ -30,12 +30,14 @@ Dominant streams are those with at least `threshold` of all analysed IOs over th
 trace (SNIA uses 3 %).
 
 How: DuckDB scans the Parquet table in time order, a chunk of rows at a time (the next
-chunk is read while numpy works on the current one); numpy does the two order-dependent
-parts (the SEQ rule and the in-flight count, side by side) on whole chunks of IOs, carrying
-a few values from one chunk to the next, and tabulates each chunk per (step, stream) with
-bincount. No Python code runs per IO, and memory is bounded by the chunk size, not the trace.
+chunk is read while the current one is walked); compiled code (`iolab._sim.StreamWalk`,
+crates/sim/src/streams.rs) walks each chunk's IOs once in issue order, doing the SEQ rule
+(a ring of the last `lookback` end offsets per device and direction), the in-flight count (a
+heap of pending completions) and the per-(step, stream) tabulation together, and carries its
+state to the next chunk. No Python code runs per IO, and memory is bounded by the chunk
+size, not the trace.
 
-The result's types and its JSON file are in streamstats.py, the numpy passes in tabulate.py.
+The result's types and its JSON file are in streamstats.py, the merging of the walk's rows in tabulate.py.
 A capture's sample of the written data (datasample.py), kept beside the table, is carried
 into the result as it is.
 """
@@ -78,9 +80,8 @@ def analyse(
         raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
     step_ns = int(round(step_s * 1e9))
 
-    # One DuckDB thread: the chunked scan already runs beside two numpy threads (SEQ rule,
-    # in-flight count), and splitting a 1 M-row scan over more threads costs more CPU than
-    # it saves.
+    # One DuckDB thread: the chunked scan already runs beside the walk, and splitting a
+    # 1 M-row scan over more threads costs more CPU than it saves.
     con = connect(memory_limit=memory_limit, threads=1)
     try:
         scan = table.scan_sql()
@@ -166,7 +167,7 @@ def _io_filter(con, table: TraceTable) -> tuple[str, bool]:
 
 def _prefetch(con, query: str, rows: int, chunk_rows: int):
     """Yield numpy chunks of `query` over row ranges, fetching the next while the caller
-    works on the current one (DuckDB and numpy both release the GIL, so this uses 2 cores)."""
+    works on the current one (DuckDB and the walk both release the GIL, so this uses 2 cores)."""
     q: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
     cur = con.cursor()

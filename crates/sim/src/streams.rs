@@ -1,0 +1,436 @@
+//! The per-IO walks of `iolab trace analyze` (src/iolab/traces/analysis/streams.py has the
+//! method): the SEQ rule, the in-flight count and the per-step tabulation, done in one pass
+//! over each chunk of IOs in issue order, with their state carried to the next chunk.
+//!
+//! Every figure is the one the earlier numpy passes gave, to the bit: integer counts are
+//! exact, in-flight times are whole nanoseconds summed exactly (numpy summed them as doubles,
+//! exact below 2^53 ns = 104 days of in-flight time per step), and each (step, stream)
+//! latency sum adds a chunk's latencies in row order from 0.0, as numpy's bincount did.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Dense tabulation up to this many (step, seq, write, size) slots per chunk; past it the
+/// caller groups the chunk itself (the earlier code's limit, kept so rows come in its order).
+pub const MAX_BINS: i64 = 1 << 22;
+
+/// The SEQ rule's parameters and the step length.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub step_ns: i64,
+    pub lookback: usize,
+    pub gap_bytes: u64,
+    pub has_latency: bool,
+}
+
+/// One chunk's columns, in issue order. `lat` < 0 (or NaN) means no response time; `dev`
+/// is a device code per IO when there are several devices.
+pub struct Chunk<'a> {
+    pub time_ns: &'a [i64],
+    /// 1 for a write, 0 for a read (numpy's bool bytes)
+    pub write: &'a [u8],
+    pub offset: &'a [i64],
+    pub size: &'a [i64],
+    pub lat: &'a [f64],
+    pub dev: Option<&'a [i64]>,
+}
+
+/// One (step, seq, write, size) group of a chunk: IOs, latencies counted, their sum and
+/// maximum (the maximum is -1 when the group has no latency).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub step: i64,
+    pub seq: bool,
+    pub write: bool,
+    pub size: i64,
+    pub ios: i64,
+    pub lat_n: i64,
+    pub lat_sum: f64,
+    pub lat_max: f64,
+}
+
+/// A chunk's tabulation, or (when it has too many slots for a dense table) its SEQ flags
+/// for the caller to group.
+pub enum Tab {
+    Rows(Vec<Row>),
+    Flags(Vec<bool>),
+}
+
+/// The last `lookback` end offsets of one group (device, direction), in no order: the rule
+/// asks whether any of them matches.
+#[derive(Default)]
+struct Ring {
+    ends: Vec<i64>,
+    next: usize,
+}
+
+impl Ring {
+    /// Offset within [end, end + gap] of a kept end; the wrapping difference, read unsigned,
+    /// is that test in one compare (and the earlier code's int64 arithmetic, overflow too).
+    #[inline]
+    fn hit(&self, off: i64, gap: u64, avx2: bool) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 (checked once in Walk::new).
+            return unsafe { any_within_avx2(&self.ends, off, gap) };
+        }
+        let _ = avx2;
+        any_within(&self.ends, off, gap)
+    }
+
+    fn push(&mut self, end: i64, lookback: usize) {
+        if self.ends.len() < lookback {
+            self.ends.push(end);
+        } else {
+            self.ends[self.next] = end;
+            self.next = if self.next + 1 == lookback {
+                0
+            } else {
+                self.next + 1
+            };
+        }
+    }
+}
+
+#[inline(always)]
+fn any_within(ends: &[i64], off: i64, gap: u64) -> bool {
+    ends.iter()
+        .fold(false, |h, &e| h | (off.wrapping_sub(e) as u64 <= gap))
+}
+
+/// The same compare with 64-bit lanes: the baseline x86-64 target has no 64-bit vector
+/// compare, so the 64 compares per IO of the default lookback ran one by one.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn any_within_avx2(ends: &[i64], off: i64, gap: u64) -> bool {
+    any_within(ends, off, gap)
+}
+
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The step of each of a run of sorted times, with a division only when a time leaves the
+/// step of the one before (a 64-bit division per IO was a sixth of the walk).
+struct StepOf {
+    step_ns: i64,
+    cur: i64,
+    lo: i64,
+    hi: i64,
+}
+
+impl StepOf {
+    fn new(step_ns: i64) -> StepOf {
+        StepOf {
+            step_ns,
+            cur: 0,
+            lo: 0,
+            hi: 0,
+        }
+    }
+
+    #[inline]
+    fn get(&mut self, t: i64) -> i64 {
+        if t < self.lo || t >= self.hi {
+            self.cur = t.div_euclid(self.step_ns);
+            self.lo = self.cur * self.step_ns;
+            self.hi = self.lo.saturating_add(self.step_ns);
+        }
+        self.cur
+    }
+}
+
+/// numpy's maximum: NaN wins.
+fn np_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+fn grow<T: Clone + Default>(v: &mut Vec<T>, len: usize) {
+    if v.len() < len {
+        v.resize(len, T::default());
+    }
+}
+
+/// The running state of the analysis across chunks.
+pub struct Walk {
+    rule: Rule,
+    avx2: bool,
+    rings: Vec<Ring>,
+    /// Completions not yet passed (a heap: a sorted queue placed each new one by a scan
+    /// and was no faster, and slow with many long response times among short ones).
+    pending: BinaryHeap<Reverse<i64>>,
+    issued: i64,
+    completed: i64,
+    next_bound: i64,
+    /// Per step: in-flight ns of the parts of IOs inside it, and the count of IOs spanning
+    /// it whole, as differences (+1 at the first such step, -1 past the last).
+    inflight_ns: Vec<i128>,
+    spanning: Vec<i64>,
+    oio_max: Vec<i64>,
+    last_comp: i64,
+    pub missing_latency: i64,
+}
+
+impl Walk {
+    pub fn new(rule: Rule) -> Result<Walk, String> {
+        if rule.step_ns <= 0 || rule.lookback == 0 {
+            return Err(format!(
+                "stream walk: step {} ns and lookback {} must be > 0",
+                rule.step_ns, rule.lookback
+            ));
+        }
+        Ok(Walk {
+            rule,
+            avx2: has_avx2(),
+            rings: Vec::new(),
+            pending: BinaryHeap::new(),
+            issued: 0,
+            completed: 0,
+            next_bound: 0,
+            inflight_ns: Vec::new(),
+            spanning: Vec::new(),
+            oio_max: Vec::new(),
+            last_comp: i64::MIN,
+            missing_latency: 0,
+        })
+    }
+
+    /// The latest completion seen, if any IO had a response time.
+    pub fn last_completion_ns(&self) -> Option<i64> {
+        (self.last_comp != i64::MIN).then_some(self.last_comp)
+    }
+
+    /// Walk one chunk: SEQ flags, the in-flight count, and the tabulation.
+    pub fn add(&mut self, c: &Chunk) -> Result<Tab, String> {
+        check(c)?;
+        let flags = self.seq_flags(c);
+        if self.rule.has_latency {
+            self.outstanding(c.time_ns, c.lat);
+        }
+        Ok(match dense_slots(c.time_ns, c.size, self.rule.step_ns) {
+            Some((tz, m)) => Tab::Rows(tabulate(c, &flags, self.rule.step_ns, tz, m)),
+            None => Tab::Flags(flags),
+        })
+    }
+
+    fn seq_flags(&mut self, c: &Chunk) -> Vec<bool> {
+        let (lb, gap, avx2) = (self.rule.lookback, self.rule.gap_bytes, self.avx2);
+        let mut flags = Vec::with_capacity(c.offset.len());
+        for i in 0..c.offset.len() {
+            let g = match c.dev {
+                Some(d) => d[i] as usize * 2 + (c.write[i] != 0) as usize,
+                None => (c.write[i] != 0) as usize,
+            };
+            if g >= self.rings.len() {
+                self.rings.resize_with(g + 1, Ring::default);
+            }
+            let ring = &mut self.rings[g];
+            flags.push(ring.hit(c.offset[i], gap, avx2));
+            ring.push(c.offset[i].wrapping_add(c.size[i]), lb);
+        }
+        flags
+    }
+
+    /// The in-flight count over IOs with a response time: each run of IOs issued at one
+    /// instant is taken whole, its completions first (an IO completing at the instant it is
+    /// issued counts as done there, as does one completing exactly at a step's start).
+    fn outstanding(&mut self, t: &[i64], lat: &[f64]) {
+        let mut step_of = StepOf::new(self.rule.step_ns);
+        let mut i = 0;
+        while i < t.len() {
+            let t0 = t[i];
+            let s = step_of.get(t0);
+            let mut run = 0;
+            while i < t.len() && t[i] == t0 {
+                if lat[i] >= 0.0 {
+                    let comp = t0 + (lat[i] * 1000.0 + 0.5) as i64;
+                    self.pending.push(Reverse(comp));
+                    self.last_comp = self.last_comp.max(comp);
+                    self.inflight(t0, comp, s);
+                    run += 1;
+                } else {
+                    self.missing_latency += 1;
+                }
+                i += 1;
+            }
+            if run == 0 {
+                continue;
+            }
+            while self.next_bound <= s {
+                self.level_at_bound();
+            }
+            self.complete_until(t0);
+            self.issued += run;
+            self.raise(s, self.issued - self.completed);
+        }
+    }
+
+    #[inline]
+    fn complete_until(&mut self, t: i64) {
+        while self.pending.peek().is_some_and(|&Reverse(c)| c <= t) {
+            self.pending.pop();
+            self.completed += 1;
+        }
+    }
+
+    /// The level at the start of step `next_bound` (IOs carried over from before it).
+    fn level_at_bound(&mut self) {
+        let k = self.next_bound;
+        self.complete_until(k * self.rule.step_ns);
+        self.raise(k, self.issued - self.completed);
+        self.next_bound += 1;
+    }
+
+    fn raise(&mut self, step: i64, level: i64) {
+        let k = step as usize;
+        grow(&mut self.oio_max, k + 1);
+        self.oio_max[k] = self.oio_max[k].max(level);
+    }
+
+    /// Split [t, comp) over the steps it spans.
+    fn inflight(&mut self, t: i64, comp: i64, s: i64) {
+        let step_ns = self.rule.step_ns;
+        let end_s = (s + 1) * step_ns;
+        let k = s as usize;
+        if comp < end_s {
+            grow(&mut self.inflight_ns, k + 1);
+            self.inflight_ns[k] += (comp - t) as i128;
+            return;
+        }
+        let b = comp.div_euclid(step_ns);
+        let kb = b as usize;
+        grow(&mut self.inflight_ns, kb + 1);
+        self.inflight_ns[k] += (end_s - t) as i128;
+        self.inflight_ns[kb] += (comp - b * step_ns) as i128;
+        if b > s + 1 {
+            grow(&mut self.spanning, kb + 1);
+            self.spanning[k + 1] += 1;
+            self.spanning[kb] -= 1;
+        }
+    }
+
+    /// Close the walk at `n_steps` steps: the levels at the starts of the steps after the
+    /// last issue, then per step the in-flight ns and the maximum in-flight count (as long
+    /// as the highest step anything reached, at least `n_steps`).
+    pub fn finish(&mut self, n_steps: i64) -> (Vec<f64>, Vec<i64>) {
+        if self.rule.has_latency {
+            while self.next_bound < n_steps {
+                self.level_at_bound();
+            }
+        }
+        let len = [
+            n_steps.max(0) as usize,
+            self.inflight_ns.len(),
+            self.oio_max.len(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        grow(&mut self.inflight_ns, len);
+        grow(&mut self.spanning, len);
+        grow(&mut self.oio_max, len);
+        let mut spans = 0i64;
+        let step = self.rule.step_ns as i128;
+        let inflight = (0..len)
+            .map(|k| {
+                spans += self.spanning[k];
+                (self.inflight_ns[k] + spans as i128 * step) as f64
+            })
+            .collect();
+        (inflight, self.oio_max.clone())
+    }
+}
+
+fn check(c: &Chunk) -> Result<(), String> {
+    let n = c.time_ns.len();
+    let lens = [c.write.len(), c.offset.len(), c.size.len(), c.lat.len()];
+    if lens.iter().any(|&l| l != n) || c.dev.is_some_and(|d| d.len() != n) {
+        return Err(format!(
+            "stream walk: columns of unequal lengths ({n}, {lens:?})"
+        ));
+    }
+    if c.time_ns.first().is_some_and(|&t| t < 0) || c.dev.is_some_and(|d| d.iter().any(|&v| v < 0))
+    {
+        return Err("stream walk: negative issue time or device code".into());
+    }
+    if c.size.iter().any(|&s| s <= 0) {
+        return Err("stream walk: IO sizes must be > 0".into());
+    }
+    Ok(())
+}
+
+/// Whether the chunk fits a dense table: sizes are mostly multiples of a power of two, so
+/// (size >> trailing zeros common to all) indexes `m` slots per (step, seq, write).
+fn dense_slots(t: &[i64], size: &[i64], step_ns: i64) -> Option<(u32, i64)> {
+    let (first, last) = (*t.first()?, *t.last()?);
+    let spread = size.iter().fold(0i64, |a, &s| a | s);
+    let tz = spread.trailing_zeros();
+    let m = (size.iter().copied().max()? >> tz) + 1;
+    let steps = last.div_euclid(step_ns) - first.div_euclid(step_ns) + 1;
+    let bins = steps.checked_mul(4).and_then(|b| b.checked_mul(m))?;
+    (bins <= MAX_BINS).then_some((tz, m))
+}
+
+/// Rows per (step, seq, write, size) in that order; each step's groups are gathered in a
+/// table of slots, emitted and cleared when the step ends.
+fn tabulate(c: &Chunk, flags: &[bool], step_ns: i64, tz: u32, m: i64) -> Vec<Row> {
+    let mut slot = vec![u32::MAX; 4 * m as usize];
+    let mut used: Vec<(usize, Row)> = Vec::new();
+    let mut out = Vec::new();
+    let mut cur = -1i64;
+    let mut step_of = StepOf::new(step_ns);
+    for (i, &seq) in flags.iter().enumerate() {
+        let s = step_of.get(c.time_ns[i]);
+        if s != cur {
+            flush(&mut used, &mut slot, &mut out);
+            cur = s;
+        }
+        let key = ((seq as usize * 2 + (c.write[i] != 0) as usize) * m as usize)
+            + (c.size[i] >> tz) as usize;
+        if slot[key] == u32::MAX {
+            slot[key] = used.len() as u32;
+            let row = Row {
+                step: s,
+                seq,
+                write: c.write[i] != 0,
+                size: c.size[i],
+                ios: 0,
+                lat_n: 0,
+                lat_sum: 0.0,
+                lat_max: -1.0,
+            };
+            used.push((key, row));
+        }
+        let r = &mut used[slot[key] as usize].1;
+        let l = c.lat[i];
+        r.ios += 1;
+        if l >= 0.0 {
+            r.lat_n += 1;
+            r.lat_sum += l;
+        }
+        r.lat_max = np_max(r.lat_max, l);
+    }
+    flush(&mut used, &mut slot, &mut out);
+    out
+}
+
+fn flush(used: &mut Vec<(usize, Row)>, slot: &mut [u32], out: &mut Vec<Row>) {
+    used.sort_unstable_by_key(|(k, _)| *k);
+    for (k, row) in used.drain(..) {
+        slot[k] = u32::MAX;
+        out.push(row);
+    }
+}
+
+#[cfg(test)]
+#[path = "streams_tests.rs"]
+mod tests;

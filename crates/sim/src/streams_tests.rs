@@ -1,0 +1,142 @@
+use super::*;
+
+fn rule(lookback: usize, gap_bytes: u64) -> Rule {
+    Rule {
+        step_ns: 1000,
+        lookback,
+        gap_bytes,
+        has_latency: true,
+    }
+}
+
+fn chunk<'a>(
+    t: &'a [i64],
+    w: &'a [u8],
+    off: &'a [i64],
+    size: &'a [i64],
+    lat: &'a [f64],
+) -> Chunk<'a> {
+    Chunk {
+        time_ns: t,
+        write: w,
+        offset: off,
+        size,
+        lat,
+        dev: None,
+    }
+}
+
+#[test]
+fn seq_rule_looks_back_per_direction_across_chunks() {
+    let mut w = Walk::new(rule(2, 0)).unwrap();
+    // read 0+10, write 100+10, read 10 (SEQ), write 500, write 110 (SEQ: 2 writes back)
+    let (t, wr) = ([0, 1, 2, 3, 4], [0, 1, 0, 1, 1]);
+    let flags = w.seq_flags(&chunk(
+        &t,
+        &wr,
+        &[0, 100, 10, 500, 110],
+        &[10; 5],
+        &[-1.0; 5],
+    ));
+    assert_eq!(flags, [false, false, true, false, true]);
+    // next chunk: write 120 follows 110+10; write 510 is 3 writes back: out of a lookback of 2
+    let flags = w.seq_flags(&chunk(&[5, 6], &[1, 1], &[120, 510], &[10; 2], &[-1.0; 2]));
+    assert_eq!(flags, [true, false]);
+}
+
+#[test]
+fn gap_allows_a_small_skip_forward_only() {
+    let mut w = Walk::new(rule(4, 5)).unwrap();
+    let flags = w.seq_flags(&chunk(
+        &[0, 1, 2, 3],
+        &[0; 4],
+        &[0, 15, 20, 100],
+        &[10; 4],
+        &[-1.0; 4],
+    ));
+    // 15 is 5 past 10; 20 is 5 past 15? no: 15+10 = 25 > 20, but 20 is 10 past 10: too far
+    assert_eq!(flags, [false, true, false, false]);
+}
+
+#[test]
+fn inflight_count_and_time_per_step() {
+    let mut w = Walk::new(rule(64, 0)).unwrap();
+    // IOs at 0 (lat 1.5 us = 1500 ns: into step 1), 100 (lat 0: done at its issue),
+    // 100 (100 ns), 2500 (no latency), 3100 (2 us = 2000 ns, spans step 4 whole).
+    let t = [0, 100, 100, 2500, 3100];
+    let lat = [1.5, 0.0, 0.1, -1.0, 2.0];
+    w.outstanding(&t, &lat);
+    assert_eq!(w.missing_latency, 1);
+    assert_eq!(w.last_completion_ns(), Some(5100));
+    let (inflight, oio) = w.finish(6);
+    // step 0: 1000 + 0 + 100; step 1: 500; step 3: 900; step 4: 1000; step 5: 100
+    assert_eq!(inflight, [1100.0, 500.0, 0.0, 900.0, 1000.0, 100.0]);
+    // at 100 the zero-latency IO is done as it is issued: 0's IO and 100's second are in flight
+    assert_eq!(oio, [2, 1, 0, 1, 1, 1]);
+}
+
+#[test]
+fn tabulation_groups_per_step_in_order() {
+    let mut w = Walk::new(rule(64, 0)).unwrap();
+    let t = [0, 10, 20, 1500];
+    let c = chunk(
+        &t,
+        &[1, 0, 1, 0],
+        &[0, 0, 4096, 512],
+        &[4096, 512, 4096, 512],
+        &[1.0, -1.0, 3.0, 2.0],
+    );
+    let Tab::Rows(rows) = w.add(&c).unwrap() else {
+        panic!("dense")
+    };
+    let keys: Vec<_> = rows
+        .iter()
+        .map(|r| (r.step, r.seq, r.write, r.size, r.ios, r.lat_n))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            (0, false, false, 512, 1, 0),
+            (0, false, true, 4096, 1, 1),
+            (0, true, true, 4096, 1, 1),
+            (1, true, false, 512, 1, 1)
+        ]
+    );
+    assert_eq!(rows[0].lat_max, -1.0);
+    assert_eq!(rows[3].lat_sum, 2.0);
+}
+
+#[test]
+fn a_spread_chunk_hands_back_its_flags() {
+    let mut w = Walk::new(Rule {
+        step_ns: 1,
+        lookback: 1,
+        gap_bytes: 0,
+        has_latency: false,
+    })
+    .unwrap();
+    let t = [0, 10_000_000];
+    let Tab::Flags(f) = w
+        .add(&chunk(&t, &[0; 2], &[0, 1], &[1, 1], &[-1.0; 2]))
+        .unwrap()
+    else {
+        panic!("too many slots for a dense table")
+    };
+    assert_eq!(f, [false, true]);
+}
+
+#[test]
+fn bad_chunks_are_refused() {
+    let mut w = Walk::new(rule(1, 0)).unwrap();
+    assert!(w
+        .add(&chunk(&[0, 1], &[0], &[0, 1], &[1, 1], &[0.0, 0.0]))
+        .is_err());
+    assert!(w.add(&chunk(&[0], &[0], &[0], &[0], &[0.0])).is_err());
+    assert!(Walk::new(Rule {
+        step_ns: 0,
+        lookback: 1,
+        gap_bytes: 0,
+        has_latency: false
+    })
+    .is_err());
+}
