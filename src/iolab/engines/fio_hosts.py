@@ -135,11 +135,12 @@ class SplitFioEngine:
         self.local_targets: dict[str, Target] = {}  # leg name -> its target as checked here
         self.safety_overrides: list[str] = []
         self._run_noted = False
+        probed: list[str] = []
         if legs[0].host is not None:
             hosts = [leg.host for leg in legs if leg.host]
             self.servers = start_servers(hosts, fio)
             try:
-                check_versions(hosts, self.servers, self.version(), fio)
+                probed = check_versions(hosts, self.servers, self.version(), fio)
             except BaseException:
                 self.close()
                 raise
@@ -151,6 +152,7 @@ class SplitFioEngine:
             + "; ".join(f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
             *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
             *([self._where_read()] if self.servers else ()),
+            *probed,
         )
 
     def _where_read(self) -> str:
