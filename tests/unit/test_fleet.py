@@ -171,6 +171,18 @@ def test_two_hosts_may_have_the_same_path_but_one_host_not_twice(tmp_path):
         load_fleet(fleet_file(tmp_path, twice))
 
 
+def test_a_hosts_drive_may_be_an_nbd_export_named_by_its_socket(tmp_path):
+    """nbdkit disks a host's fio reaches (fio's nbd engine), e.g. a delayed disk standing for a
+    drive whose time is spent waiting on the device; each gets its own default name."""
+    text = '[[host]]\naddress = "10.0.0.2"\n' + "".join(
+        f'[[host.drive]]\ntarget = "nbd+unix:///?socket=/run/h0d{j}.sock&size=64MiB"\n' for j in range(2)
+    )
+    drives = load_fleet(fleet_file(tmp_path, text)).drives
+    assert [d.target for d in drives] == [f"nbd+unix:///?socket=/run/h0d{j}.sock&size=64MiB" for j in range(2)]
+    assert len({d.name for d in drives}) == 2 and all(d.name.startswith("10.0.0.2_") for d in drives)
+    assert "h0d1.sock" in drives[1].name
+
+
 # --- the document and JUnit ---------------------------------------------------------------
 
 
