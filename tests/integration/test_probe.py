@@ -20,6 +20,13 @@ from .conftest import iolab
 QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report", "--purge", "none")
 
 
+def run_through(scratch: Path, port: int, env: dict) -> subprocess.CompletedProcess:
+    """A quick latency run on a file through the fio server at 127.0.0.1:port."""
+    target, runs = f"file:{scratch}/a.img?size=8MiB", str(scratch / "runs")
+    args = ("run", "latency", *QUICK, "--target", target, "--hosts", f"127.0.0.1:{port}", "--runs-dir", runs)
+    return iolab(*args, env=env, timeout=300)
+
+
 @pytest.fixture
 def server(tmp_path):
     """A `fio --server` on 127.0.0.1 at a free port: (its process, its port)."""
@@ -48,19 +55,7 @@ def server(tmp_path):
 def test_a_server_that_does_not_answer_within_the_budget_the_user_set_is_refused_naming_it(scratch, server):
     proc, port = server
     proc.send_signal(signal.SIGSTOP)  # it accepts connections (the kernel does) and answers nothing
-    r = iolab(
-        "run",
-        "latency",
-        *QUICK,
-        "--target",
-        f"file:{scratch}/a.img?size=8MiB",
-        "--hosts",
-        f"127.0.0.1:{port}",
-        "--runs-dir",
-        str(scratch / "runs"),
-        env={"IOLAB_FIO_PROBE_TIMEOUT": "2"},
-        timeout=120,
-    )
+    r = run_through(scratch, port, {"IOLAB_FIO_PROBE_TIMEOUT": "2"})
     said = " ".join((r.stdout + r.stderr).split())
     assert r.returncode != 0 and "Traceback" not in said, said
     assert f"fio server 127.0.0.1:{port} did not finish a 4 KiB probe job within 2 s" in said, said
@@ -69,19 +64,7 @@ def test_a_server_that_does_not_answer_within_the_budget_the_user_set_is_refused
 
 def test_a_bad_probe_budget_is_one_paragraph_and_no_run(scratch, server):
     _, port = server
-    r = iolab(
-        "run",
-        "latency",
-        *QUICK,
-        "--target",
-        f"file:{scratch}/a.img?size=8MiB",
-        "--hosts",
-        f"127.0.0.1:{port}",
-        "--runs-dir",
-        str(scratch / "runs"),
-        env={"IOLAB_FIO_PROBE_TIMEOUT": "soon"},
-        timeout=120,
-    )
+    r = run_through(scratch, port, {"IOLAB_FIO_PROBE_TIMEOUT": "soon"})
     said = " ".join((r.stdout + r.stderr).split())
     assert r.returncode == 2 and "Traceback" not in said, said
     assert "IOLAB_FIO_PROBE_TIMEOUT='soon': give the seconds" in said, said
@@ -102,19 +85,7 @@ def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, 
         f'exec {real} "$@"\n'
     )
     (bin_dir / "fio").chmod(0o755)
-    r = iolab(
-        "run",
-        "latency",
-        *QUICK,
-        "--target",
-        f"file:{scratch}/a.img?size=8MiB",
-        "--hosts",
-        f"127.0.0.1:{port}",
-        "--runs-dir",
-        str(scratch / "runs"),
-        env={"PATH": f"{bin_dir}:{os.environ['PATH']}"},
-        timeout=300,
-    )
+    r = run_through(scratch, port, {"PATH": f"{bin_dir}:{os.environ['PATH']}"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert (bin_dir / "fio.failed").exists()
     (manifest,) = (scratch / "runs").glob("*/manifest.json")
