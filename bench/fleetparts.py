@@ -85,6 +85,20 @@ def show_parts(drives: list[dict], solo: dict, cell_s: float, t0: float, t1: flo
         return statistics.median(d[k] for d in drives) if drives else float("nan")
 
     n = solo.get("cells", 0)
+    if not n and not any(d["cells"] for d in drives):  # a simulated drive keeps no fio files
+        whole = statistics.median(d["t1"] - d["t0"] for d in drives) if drives else float("nan")
+        print(f"a drive's process, start to end (median over the fleet's drives): {whole:.1f} s")
+    else:
+        _cells(drives, solo, n, cell_s, med)
+    if drives:
+        first, last = min(d["t0"] for d in drives), max(d["t1"] for d in drives)
+        print(
+            f"  the coordinator: its first drive started {first - t0:.1f} s after the fleet command, "
+            f"its last ended {t1 - last:.1f} s before the command did (fleet report)"
+        )
+
+
+def _cells(drives: list[dict], solo: dict, n: int, cell_s: float, med) -> None:
     print("where a drive's wall time went, seconds (median over the fleet's drives | the drive alone):")
     print(
         f"  process start to its first cell (Python, imports, checks, fio server probe, purge): "
@@ -96,12 +110,6 @@ def show_parts(drives: list[dict], solo: dict, cell_s: float, t0: float, t1: flo
     )
     print(f"  iolab between cells (storing a cell, deciding the next): {med('between'):.1f} | {solo['between']:.1f}")
     print(f"  last cell to the process's end (summary, record): {med('end'):.1f} | {solo['end']:.1f}")
-    if drives:
-        first, last = min(d["t0"] for d in drives), max(d["t1"] for d in drives)
-        print(
-            f"  the coordinator: its first drive started {first - t0:.1f} s after the fleet command, "
-            f"its last ended {t1 - last:.1f} s before the command did (fleet report)"
-        )
 
 
 _ANSWER = re.compile(r"may take ([\d.]+) s \((.*?)\); .* answered in ([\d.]+) s \((\d+) attempt")
