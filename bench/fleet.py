@@ -162,6 +162,7 @@ def burners(k: int):
 def summary(doc: dict, fleet: Ran, solo: Ran, parallel: int, loads: tuple) -> None:
     print(fleet.out)
     n = len(doc["drives"])
+    parallel = min(parallel, n)
     cores = len(os.sched_getaffinity(0))
     print(f"fleet exit status {fleet.code}; alone exit status {solo.code}")
     print(f"drives complete: {doc['summary']['complete']} of {n}")
