@@ -27,6 +27,7 @@ from iolab.engines.fio_client import client_parts, run_clients, time_limit
 from iolab.engines.fio_job import build_job
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
+from iolab.engines.fioprobe import budget
 from iolab.engines.hostcheck import RemoteHold, check_host_legs, create_over_ssh
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
@@ -138,6 +139,7 @@ class SplitFioEngine:
         probed: list[str] = []
         if legs[0].host is not None:
             hosts = [leg.host for leg in legs if leg.host]
+            budget()  # a bad IOLAB_FIO_PROBE_TIMEOUT is refused before any server is started
             self.servers = start_servers(hosts, fio)
             try:
                 probed = check_versions(hosts, self.servers, self.version(), fio)
