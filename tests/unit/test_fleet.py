@@ -171,6 +171,18 @@ def test_two_hosts_may_have_the_same_path_but_one_host_not_twice(tmp_path):
         load_fleet(fleet_file(tmp_path, twice))
 
 
+def test_a_hosts_drive_may_be_an_nbd_export_named_by_its_socket(tmp_path):
+    """nbdkit disks a host's fio reaches (fio's nbd engine), e.g. a delayed disk standing for a
+    drive whose time is spent waiting on the device; each gets its own default name."""
+    text = '[[host]]\naddress = "10.0.0.2"\n' + "".join(
+        f'[[host.drive]]\ntarget = "nbd+unix:///?socket=/run/h0d{j}.sock&size=64MiB"\n' for j in range(2)
+    )
+    drives = load_fleet(fleet_file(tmp_path, text)).drives
+    assert [d.target for d in drives] == [f"nbd+unix:///?socket=/run/h0d{j}.sock&size=64MiB" for j in range(2)]
+    assert len({d.name for d in drives}) == 2 and all(d.name.startswith("10.0.0.2_") for d in drives)
+    assert "h0d1.sock" in drives[1].name
+
+
 # --- the document and JUnit ---------------------------------------------------------------
 
 
@@ -309,3 +321,29 @@ def test_an_extreme_is_shown_but_not_judged():
     ds.append(DriveFigures("spike", {}, "complete", {"MRT": 50_000.0}, meta))
     d = distribution("MRT", ds)
     assert not d.judged and d.outliers == () and d.maximum == 50_000.0
+
+
+def test_the_fleet_reads_each_drives_record_as_its_run_wrote_it_unless_the_run_changed_since(tmp_path):
+    """A complete drive's record comes from its own --json document (out.json) while its run's
+    manifest still says the same id, state and end; else it is rebuilt from the run (here: no
+    results.db, so nothing can be rebuilt and the drive has no record)."""
+    import json
+
+    from iolab.api.fleet import FleetState, Member, records
+
+    def drive(name: str, ended_in_manifest: str) -> Member:
+        run = tmp_path / "runs" / name
+        run.mkdir(parents=True)
+        ident = {"run_id": name, "state": "complete", "ended": "2026-11-29T06:54:31+00:00"}
+        (run / "manifest.json").write_text(json.dumps({**ident, "ended": ended_in_manifest}))
+        (tmp_path / "fleet" / "drives" / name).mkdir(parents=True)
+        rec = {**ident, "path": str(run), "figures": {"IOPS": 1.0}, "reports": ["/x/report.html"]}
+        (tmp_path / "fleet" / "drives" / name / "out.json").write_text(json.dumps({"runs": [rec]}))
+        return Member(name, "sim:x", "local", state="complete", run_dir=str(run))
+
+    same = drive("a", "2026-11-29T06:54:31+00:00")
+    resumed = drive("b", "2026-11-29T07:10:00+00:00")  # the run ended again after its document
+    state = FleetState(tmp_path / "fleet", "iops", "f", [], [same, resumed])
+    got = records(state)
+    assert got["a"] is not None and got["a"]["figures"] == {"IOPS": 1.0} and got["a"]["reports"] == []
+    assert got["b"] is None

@@ -15,6 +15,7 @@ from iolab.core.results import PERCENTILES
 from iolab.core.workload import Stream, Workload
 from iolab.engines.fio_client import client_parts
 from iolab.engines.fio_hosts import Leg
+from iolab.engines.fioprobe import Probe
 from iolab.engines.hostlist import Host, load_hosts_file, parse_hosts
 from iolab.engines.hosts import ssh_commands, ssh_watch_command
 from iolab.engines.merge import breakdown, merge, split_workload
@@ -160,7 +161,9 @@ def test_a_server_of_another_fio_version_is_refused_naming_the_host(monkeypatch)
     import iolab.engines.hosts as hosts
 
     monkeypatch.setattr(
-        hosts, "remote_version", lambda endpoint, fio="fio": "fio-3.35" if endpoint[0] == "b" else "fio-3.33"
+        hosts,
+        "remote_version",
+        lambda endpoint, fio="fio", b=None: Probe("fio-3.35" if endpoint[0] == "b" else "fio-3.33", 1.0, 1),
     )
     servers = hosts.Servers(endpoints={"a:8765": ("a", 8765), "b:8765": ("b", 8765)})
     with pytest.raises(IolabError, match="host b:8765 runs fio-3.35, this machine runs fio-3.33"):

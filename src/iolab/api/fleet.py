@@ -322,9 +322,28 @@ def _record(run_dir: str | None) -> dict | None:
         store.close()
 
 
+def _own_record(state: FleetState, m: Member) -> dict | None:
+    """The record the drive's run wrote itself as it ended (its --json document, the drive's
+    out.json), when it is of the run the row names and that run's manifest still says the same
+    id, state and end: a JSON read, where rebuilding it from results.db cost the coordinator
+    100-200 ms a drive (13 s of CPU for the report of 64 simulated drives). None: rebuild it."""
+    try:
+        doc = read_json(state.dir / "drives" / m.name / "out.json", "drive outcome", "document")
+        rec = doc["runs"][0]
+        man = read_json(Path(str(m.run_dir)) / "manifest.json", "run manifest", "document")
+    except (OSError, IolabError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(rec, dict) or rec.get("path") != m.run_dir or not isinstance(man, dict):
+        return None
+    same = all(rec.get(k) == man.get(k) and man.get(k) is not None for k in ("run_id", "state", "ended"))
+    return {**rec, "reports": []} if same else None  # as rebuilt: the fleet lists no drive's reports
+
+
 def records(state: FleetState) -> dict[str, dict | None]:
     """Each drive's run record (`--json`'s run; None: its run did not complete)."""
-    return {m.name: _record(m.run_dir) if m.state == "complete" else None for m in state.members}
+    return {
+        m.name: (_own_record(state, m) or _record(m.run_dir)) if m.state == "complete" else None for m in state.members
+    }
 
 
 def report(

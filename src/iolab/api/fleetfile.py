@@ -21,6 +21,7 @@ and on fio-server or ssh hosts, with their labels (firmware group, rack, ...).
     labels = { rack = "r1" }
     [[host.drive]]              # ... and its drives: the target as this machine names it,
     target = "file:/data/d0.img?size=8GiB"   # its path the one the host's fio opens
+                                # (a device, a file, or an NBD URI the host's fio reaches)
 
 Parsing checks everything before anything runs; a bad file is one paragraph (IolabError, exit 2)
 that names the file, the table and the field."""
@@ -201,10 +202,10 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
             tgt = targets.parse_target(s)
         except IolabError as e:
             raise IolabError(f"{where}: {e}") from None
-        if host is not None and tgt.kind not in ("block", "file"):
+        if host is not None and tgt.kind not in ("block", "file", "nbd"):
             raise IolabError(
-                f"{where}: target {s!r} is a {tgt.kind} target; a host's drive is a device or a file:PATH?size=... "
-                "its fio server opens."
+                f"{where}: target {s!r} is a {tgt.kind} target; a host's drive is a device, a file:PATH?size=... "
+                "or an NBD export (nbd://..., nbd+unix:///?socket=...) its fio server opens."
             )
         n = _name(str(name).replace("{i}", str(i)) if name is not None else _default_name(s, host), f"{where}: name")
         out.append(FleetDrive(n, s, host, labels))
@@ -213,9 +214,10 @@ def _drives(t, host: Host | None, host_labels: dict[str, str], where: str) -> li
 
 def _default_name(spec: str, host: Host | None) -> str:
     """The target's file or device name (on a host: after the host's address), else the whole spec."""
-    base = spec.split("?", 1)[0] if host else spec
+    # an NBD export's URI names its socket or export after the '?' or in the path: keep it whole
+    base = spec.split("?", 1)[0] if host and not spec.startswith("nbd") else spec
     base = base.removeprefix("file:").removeprefix("sim:").rstrip("/")
-    base = base.rsplit("/", 1)[-1] if host else base.strip("/")
+    base = base.rsplit("/", 1)[-1] if host and not spec.startswith("nbd") else base.strip("/")
     name = (f"{host.address}_" if host else "") + base
     return "".join(c if c in _NAME_OK else "_" for c in name)[-64:] or "drive"
 

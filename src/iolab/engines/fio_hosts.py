@@ -27,6 +27,7 @@ from iolab.engines.fio_client import client_parts, run_clients, time_limit
 from iolab.engines.fio_job import build_job
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
+from iolab.engines.fioprobe import budget
 from iolab.engines.hostcheck import RemoteHold, check_host_legs, create_over_ssh
 from iolab.engines.hostlist import Host
 from iolab.engines.hosts import (
@@ -135,11 +136,13 @@ class SplitFioEngine:
         self.local_targets: dict[str, Target] = {}  # leg name -> its target as checked here
         self.safety_overrides: list[str] = []
         self._run_noted = False
+        probed: list[str] = []
         if legs[0].host is not None:
             hosts = [leg.host for leg in legs if leg.host]
+            budget()  # a bad IOLAB_FIO_PROBE_TIMEOUT is refused before any server is started
             self.servers = start_servers(hosts, fio)
             try:
-                check_versions(hosts, self.servers, self.version(), fio)
+                probed = check_versions(hosts, self.servers, self.version(), fio)
             except BaseException:
                 self.close()
                 raise
@@ -151,6 +154,7 @@ class SplitFioEngine:
             + "; ".join(f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
             *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
             *([self._where_read()] if self.servers else ()),
+            *probed,
         )
 
     def _where_read(self) -> str:

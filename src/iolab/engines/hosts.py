@@ -20,11 +20,13 @@ import socket
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.procs import die_with_parent
+from iolab.engines.fioprobe import Budget, Probe, budget, probe
 from iolab.engines.hostlist import Host
 from iolab.engines.serverpids import record, stop_leftovers, stop_pid
 
@@ -318,45 +320,31 @@ def _start_ssh(h: Host, servers: Servers) -> None:
     servers.endpoints[h.name] = ("127.0.0.1", local_port)
 
 
-_VERSION_RE = re.compile(r"\bfio=(fio-[^\s,]+)")
+def remote_version(endpoint: tuple[str, int], fio: str = "fio", b: Budget | None = None) -> Probe:
+    """The fio version a server reports when a client connects (a 4 KiB null job), tried
+    again until the probe budget is spent (fioprobe.py)."""
+    return probe(endpoint, server_arg(*endpoint), fio, b or budget())
 
 
-def remote_version(endpoint: tuple[str, int], fio: str = "fio") -> str:
-    """The fio version a server reports when a client connects (a 4 KiB null job)."""
-    with tempfile.TemporaryDirectory(prefix="iolab-probe-") as tmp:
-        job = Path(tmp) / "probe.fio"
-        job.write_text("[probe]\nioengine=null\nsize=4k\n")
-        try:
-            out = subprocess.run(
-                [fio, f"--client={server_arg(*endpoint)}", str(job)],
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT_S,
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            raise EngineError(
-                f"fio server {endpoint[0]}:{endpoint[1]} did not finish a 4 KiB probe job within {PROBE_TIMEOUT_S:g} s."
-            ) from None
-    m = _VERSION_RE.search(out.stdout)
-    if not m:
-        raise EngineError(
-            f"fio server {endpoint[0]}:{endpoint[1]} did not report its version (exit {out.returncode}): "
-            f"{(out.stdout + out.stderr).strip()[-300:]}"
-        )
-    return m.group(1)
-
-
-def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "fio") -> None:
+def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "fio") -> list[str]:
     """fio's client and servers exchange binary structures: every server must run the
-    client's version."""
-    for h in hosts:
-        v = remote_version(servers.endpoints[h.name], fio)
-        if v != local:
+    client's version. The servers are probed at once (a run's start does not wait for one
+    after another); returns what the probes took, for the run's notes."""
+    b = budget(concurrent=len(hosts))
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        futures = [pool.submit(remote_version, servers.endpoints[h.name], fio, b) for h in hosts]
+        probes = [f.result() for f in futures]  # the first host's error first, as when probed in turn
+    for h, p in zip(hosts, probes):
+        if p.version != local:
             raise IolabError(
-                f"host {h.name} runs {v}, this machine runs {local}; fio's client/server protocol "
+                f"host {h.name} runs {p.version}, this machine runs {local}; fio's client/server protocol "
                 "needs the same version everywhere. Install the same fio on every host."
             )
+    return [
+        f"fio server probe (a 4 KiB null job reporting the server's fio version): each host may take {b.seconds:g} s "
+        f"({b.why}); "
+        + "; ".join(f"{h.name} answered in {p.seconds:.1f} s ({p.attempts} attempt(s))" for h, p in zip(hosts, probes))
+    ]
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,96 @@
+"""The fio server probe from the command line: its wait is one budget the user can set
+(IOLAB_FIO_PROBE_TIMEOUT), and a probe that fails early is tried again. Real fio servers on
+this machine's loopback (no root needed); the timing is made by the test, not measured."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import iolab
+
+QUICK = ("--quick", "--cell-time", "100ms", "--max-rounds", "2", "--no-report", "--purge", "none")
+
+
+def run_through(scratch: Path, port: int, env: dict) -> subprocess.CompletedProcess:
+    """A quick latency run on a file through the fio server at 127.0.0.1:port."""
+    target, runs = f"file:{scratch}/a.img?size=8MiB", str(scratch / "runs")
+    args = ("run", "latency", *QUICK, "--target", target, "--hosts", f"127.0.0.1:{port}", "--runs-dir", runs)
+    return iolab(*args, env=env, timeout=300)
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A `fio --server` on 127.0.0.1 at a free port: (its process, its port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        ["fio", f"--server=127.0.0.1,{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, "fio --server did not start"
+                time.sleep(0.05)
+        yield proc, port
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        proc.kill()
+        proc.wait()
+
+
+def test_a_server_that_does_not_answer_within_the_budget_the_user_set_is_refused_naming_it(scratch, server):
+    proc, port = server
+    proc.send_signal(signal.SIGSTOP)  # it accepts connections (the kernel does) and answers nothing
+    r = run_through(scratch, port, {"IOLAB_FIO_PROBE_TIMEOUT": "2"})
+    said = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode != 0 and "Traceback" not in said, said
+    assert f"fio server 127.0.0.1:{port} did not finish a 4 KiB probe job within 2 s" in said, said
+    assert "set by IOLAB_FIO_PROBE_TIMEOUT" in said and "IOLAB_FIO_PROBE_TIMEOUT=SECONDS" in said
+
+
+def test_a_bad_probe_budget_is_one_paragraph_and_no_run(scratch, server):
+    _, port = server
+    r = run_through(scratch, port, {"IOLAB_FIO_PROBE_TIMEOUT": "soon"})
+    said = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2 and "Traceback" not in said, said
+    assert "IOLAB_FIO_PROBE_TIMEOUT='soon': give the seconds" in said, said
+    assert not list((scratch / "runs").glob("*/manifest.json"))
+
+
+def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, server, tmp_path):
+    """The first probe's client fails as one whose connection was dropped does (a `fio` first on
+    PATH that fails its first probe job, then runs the real fio)."""
+    _, port = server
+    real = shutil.which("fio")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fio").write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *probe.fio*) if [ ! -e "$0.failed" ]; then : > "$0.failed"; '
+        'echo "fio: connection to server lost" >&2; exit 1; fi;; esac\n'
+        f'exec {real} "$@"\n'
+    )
+    (bin_dir / "fio").chmod(0o755)
+    r = run_through(scratch, port, {"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (bin_dir / "fio.failed").exists()
+    (manifest,) = (scratch / "runs").glob("*/manifest.json")
+    notes = json.loads(Path(manifest).read_text())["notes"]
+    (probe,) = [n for n in notes if n.startswith("fio server probe")]
+    assert f"127.0.0.1:{port} answered in" in probe and "(2 attempt(s))" in probe
+    assert "IOLAB_FIO_PROBE_TIMEOUT sets it" in probe
+    assert "fio server probe" in " ".join(r.stdout.split())  # printed as the run starts
