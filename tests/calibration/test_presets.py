@@ -230,6 +230,9 @@ def test_enterprise_gc_pass_has_nothing_to_do_on_a_fresh_drive():
         assert j["counters"]["gc_copied_pages"] == 0, j["counters"]
         rates[period] = j["write"]["iops"]
     assert rates["150000"] == rates["0"], rates
+    # a pass longer than its period would never end: refused, naming both
+    with pytest.raises(ValueError, match="gc_pass_ms=200000 must be at most gc_pass_period_ms=150000"):
+        drive("enterprise-sas", 4, gc_pass_ms="200000")
 
 
 # -- entry-sata-compress: 100 GB SandForce-class SATA drive on 128 GB of flash ----------------
