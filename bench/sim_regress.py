@@ -50,6 +50,7 @@ PARAMS = {
     "time_spread_pct": "0",
     "read_retry_pct": "0",
     "bg_period_ms": "0",
+    "gc_pass_period_ms": "0",
     "die_alloc": "striped",
     "queue_slots": "0",
     "controller_cores": "1",

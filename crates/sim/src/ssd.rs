@@ -17,7 +17,8 @@
 //! `compress_floor` at e = 0 to `compress_ceiling` at `compress_limit`, and flat past it.
 //! Foreground GC runs in slices: while a slice's copies are issued every core is held for
 //! `gc_copy` each, and for `gc_switch` at a block-table checkpoint (every `gc_switch_every` victims). Background GC bursts (`bg_period`, `bg_burst`) occupy the flash for a
-//! while even when the host is busy, which is what makes periodic dips.
+//! while even when the host is busy, which is what makes periodic dips; so does a periodic
+//! GC pass (`gc_pass_*`), whose walk copies beside the host's writes while it lasts.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -232,6 +233,10 @@ impl Ssd {
 
     fn write(&mut self, now: u64, off: u64, len: u64) -> u64 {
         self.burst(now);
+        if self.cfg.gc_pass_period_ns > 0 {
+            // A periodic GC pass runs by the drive's clock (ftl/pass.rs).
+            self.ftl.pass = now % self.cfg.gc_pass_period_ns < self.cfg.gc_pass_ns;
+        }
         self.evict_when_idle(now);
         let t_in = self.link(0, now, len);
         let t0 = self.controller(t_in, None, true);

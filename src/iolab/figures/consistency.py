@@ -6,7 +6,8 @@ Pure functions over plain lists, so they are checked on hand-made series
 
 A dip is a run of seconds well below the series' median: below median − max(DIP_SIGMAS ×
 robust σ, DIP_FLOOR × median), the robust σ being 1.4826 × the median absolute deviation,
-so random noise alone rarely makes one and a flat series never does. Dips are periodic when
+so random noise alone rarely makes one and a flat series never does; a long dip broken by a
+second or two above the limit is one dip (merge_fragments). Dips are periodic when
 there are at least MIN_DIPS of them, at least REGULAR_SHARE of the gaps between their starts are
 whole multiples of one beat within PERIOD_TOLERANCE (or one sample), the longest such beat, and
 the series' autocorrelation at the period confirms it. The period is the dips' span over the
@@ -26,6 +27,7 @@ MIN_DIPS = 3
 PERIOD_TOLERANCE = 0.15
 MIN_AUTOCORRELATION = 0.2
 REGULAR_SHARE = 0.8
+LONG_DIP = 3  # samples: a dip this long absorbs shorter gaps (merge_fragments)
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
                 events[-1] = (events[-1][0], events[-1][1] + 1)
             else:
                 events.append((i, 1))
+    events = merge_fragments(events)
     starts = tuple(t_s[i] for i, _ in events)
     depth = statistics.median(min(iops[i : i + n]) for i, n in events) / med if events else None
     duration = statistics.median(n for _, n in events) * dt if events else None
@@ -122,6 +125,23 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     ac = max(autocorrelation(iops, lag) for lag in {math.floor(period), math.ceil(period)} if lag >= 1)
     periodic = regular and ac >= MIN_AUTOCORRELATION
     return Dips(len(events), periodic, period * dt if periodic else None, duration, depth, ac, starts)
+
+
+def merge_fragments(events: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """One long dip that noise lifts above the limit now and then is one dip, not several:
+    two events are joined when the gap between them is shorter than the longer of them and
+    that one is at least LONG_DIP samples. A GC pass's 35 s plateau 10-12 % below the median
+    came out as fragments of 1-8 s a few seconds apart, whose gaps fitted no beat and hid its
+    150 s period; dips of one or two samples, as bursts and stalls make, stay apart."""
+    out: list[tuple[int, int]] = []
+    for i, n in events:
+        if out:
+            a, m = out[-1]
+            if i - (a + m) < max(m, n) and max(m, n) >= LONG_DIP:
+                out[-1] = (a, i + n - a)
+                continue
+        out.append((i, n))
+    return out
 
 
 def _fits(gaps: Sequence[int], beat: float) -> int:

@@ -92,6 +92,11 @@ pub struct SsdConfig {
     pub gc_copy_ns: u64,
     pub gc_switch_ns: u64,
     pub gc_switch_every: u64,
+    /// The periodic GC pass: its period (0 = none) and length, and the share of its victims
+    /// taken by the walk over the blocks instead of the policy.
+    pub gc_pass_period_ns: u64,
+    pub gc_pass_ns: u64,
+    pub gc_pass_share: f64,
     pub bg_period_ns: u64,
     pub bg_burst_ns: u64,
     pub compress_floor: f64,
@@ -189,6 +194,7 @@ impl SsdConfig {
         (c.gc_switch_ns, c.gc_switch_every) = (0, 1);
         (c.queue_slots, c.gc_choices) = (0, 0);
         c.bg_period_ns = 0;
+        c.gc_pass_period_ns = 0;
         c.overrides = vec![("custom".into(), "small".into())];
         c
     }

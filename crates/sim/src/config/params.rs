@@ -159,6 +159,21 @@ pub const SSD_PARAMS: &[ParamDef] = &[
         "victims",
         "collected victims between two block-table checkpoints (gc_switch_us each)",
     ),
+    p(
+        "gc_pass_period_ms",
+        "ms",
+        "a periodic GC pass starts once per period of the drive's clock: a walk over the blocks in address order that empties each one holding invalid data, beside foreground GC (0 = none)",
+    ),
+    p(
+        "gc_pass_ms",
+        "ms",
+        "how long each GC pass lasts (at most gc_pass_period_ms)",
+    ),
+    p(
+        "gc_pass_pct",
+        "%",
+        "chunks the pass's walk copies per 100 chunks the host writes while it lasts: its extra work, so the depth of the per-second dips",
+    ),
     c("bg_gc", ON_OFF, "garbage collection while the host is idle"),
     p(
         "bg_period_ms",

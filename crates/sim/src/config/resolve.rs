@@ -212,6 +212,9 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         gc_copy_ns: us0("gc_copy_us")?,
         gc_switch_ns: us0("gc_switch_us")?,
         gc_switch_every: v.count("gc_switch_every")? as u64,
+        gc_pass_period_ns: ms0("gc_pass_period_ms")?,
+        gc_pass_ns: gc_pass(&v)?,
+        gc_pass_share: pct(&v, "gc_pass_pct", 100.0)? / 100.0,
         bg_period_ns: ms0("bg_period_ms")?,
         bg_burst_ns: ms0("bg_burst_ms")?,
         compress_floor: compress_floor(&v)?,
@@ -276,6 +279,17 @@ fn whole0(v: &Vals, k: &str) -> Result<u16, String> {
         ));
     }
     Ok(x as u16)
+}
+
+/// A pass's length, within its period (a pass longer than the period would never end).
+fn gc_pass(v: &Vals) -> Result<u64, String> {
+    let (len, period) = (v.nonneg("gc_pass_ms")?, v.nonneg("gc_pass_period_ms")?);
+    if period > 0.0 && len > period {
+        return Err(format!(
+            "sim parameter gc_pass_ms={len} must be at most gc_pass_period_ms={period}"
+        ));
+    }
+    Ok((len * 1e6).round() as u64)
 }
 
 fn at_most(n: u32, max: u32, k: &str) -> Result<u32, String> {

@@ -109,7 +109,7 @@ impl Ftl {
     }
 
     #[inline(always)]
-    fn next_valid(&self, from: u64, to: u64) -> Option<u64> {
+    pub(super) fn next_valid(&self, from: u64, to: u64) -> Option<u64> {
         let mut i = from;
         while i < to {
             let w = (i >> 6) as usize;

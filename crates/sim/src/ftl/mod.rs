@@ -23,6 +23,7 @@ use crate::rng::Rng;
 
 mod alloc;
 mod gc;
+mod pass;
 mod persist;
 mod rmap;
 
@@ -81,6 +82,15 @@ pub struct Ftl {
     policy: Policy,
     /// Greedy compares this many blocks drawn at random (0: every block).
     choices: u16,
+    /// Whether a periodic GC pass is running (set by the drive from its clock), the chunks
+    /// its walk copies per host chunk then, and the walk: the block it is emptying, how far,
+    /// the next block it looks at and the copying owed (pass.rs).
+    pub pass: bool,
+    pass_share: f64,
+    wblock: u32,
+    wcur: u32,
+    wnext: u32,
+    wcredit: f64,
     pub l2p: Vec<u32>,
     lens: Vec<u8>,
     rmap: RevMap,
@@ -178,6 +188,12 @@ impl Ftl {
             bg_gc: cfg.bg_gc,
             policy: cfg.policy,
             choices: cfg.gc_choices,
+            pass: false,
+            pass_share: cfg.gc_pass_share,
+            wblock: NONE,
+            wcur: 0,
+            wnext: 0,
+            wcredit: 0.0,
             l2p: big_vec(cfg.user_units as usize, NONE),
             lens: if g > 1 {
                 big_vec(cfg.user_units as usize, 0)
@@ -245,6 +261,8 @@ impl Ftl {
         self.slc_front = NONE;
         self.slc_wp = 0;
         self.victim = NONE;
+        self.wblock = NONE;
+        self.wcredit = 0.0;
         self.svictim = NONE;
         self.credit = 0.0;
         self.urgent = false;
@@ -410,6 +428,9 @@ impl Ftl {
         let done = self.place_main(lpn, c, false, t, flash);
         let start = flash.started;
         self.gc_progress(c, t, flash);
+        if self.pass {
+            self.walk(c, t, flash);
+        }
         (start, done)
     }
 

@@ -112,6 +112,10 @@ impl Ftl {
             self.fronts[1].cd as u64,
             self.fronts[1].page_end as u64,
             self.vcopied as u64,
+            self.wblock as u64,
+            self.wcur as u64,
+            self.wnext as u64,
+            self.wcredit.to_bits(),
         ]
     }
 
@@ -154,6 +158,10 @@ impl Ftl {
         self.fronts[1].cd = s[31 + GQ] as u32;
         self.fronts[1].page_end = s[32 + GQ] as u32;
         self.vcopied = s[33 + GQ] as u32;
+        self.wblock = s[34 + GQ] as u32;
+        self.wcur = s[35 + GQ] as u32;
+        self.wnext = s[36 + GQ] as u32;
+        self.wcredit = f64::from_bits(s[37 + GQ]);
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
