@@ -80,3 +80,14 @@ def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive(
         r"^default preset, op 0\.28: CPU new/old (\d+\.\d+)x .*old (\d+\.\d+), new (\d+\.\d+) M IO", out, re.M
     )
     assert line and all(float(g) > 0 for g in line.groups()), out
+
+
+def test_the_simulator_benches_print_each_figure_beside_its_goal():
+    # Issue 35: the simulator's speed figures, each measured in one run, beside its goal.
+    assert re.search(
+        r"^default preset, op 0\.28: CPU new/old \d+\.\d+x \(goal <= 1\.00x", smoke("sim_regress").stdout, re.M
+    )
+    assert "write / goal (>= 6 M IO/s at 400 GB)" in smoke("sim_speed").stdout
+    out = smoke("sim_iops").stdout
+    assert re.search(r"^this build: \d+\.\d CPU-s .*\(goal <= 150 ", out, re.M), out
+    assert re.search(r"^  this .* raw outputs, digest [0-9a-f]{16}$", out, re.M), out

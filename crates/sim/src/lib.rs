@@ -17,6 +17,7 @@ pub mod ports;
 mod python;
 pub mod rng;
 mod slots;
+mod sorted;
 mod source;
 pub mod ssd;
 pub mod state;

@@ -30,6 +30,10 @@ use crate::flash::Flash;
 use crate::ftl::{Counters, Ftl, NONE};
 use crate::held::{Held, Open, PAGES_KEPT};
 use crate::slots::Slots;
+use crate::sorted::SortedRing;
+
+/// How many units ahead a write command fetches the valid bits of the units it overwrites.
+const UNITS_AHEAD: u64 = 4;
 
 #[path = "ssd_state.rs"]
 mod saved;
@@ -54,7 +58,7 @@ pub struct Ssd {
     /// When the units in the write buffer leave it for their dies (a min-heap of at most
     /// `buffer_units`): a unit enters when the earliest of them leaves, so one slow die
     /// does not hold the whole buffer (no head-of-line blocking).
-    buf: BinaryHeap<Reverse<u64>>,
+    buf: SortedRing<u64>,
     nbuf: usize,
     /// Admission pacing: units in the buffer at which admission matches its drain (0 = off),
     /// the earliest time the next unit may enter, and when the last unit admitted leaves.
@@ -106,7 +110,7 @@ impl Ssd {
         Ssd {
             link_out: if cfg.link_full_duplex { 1 } else { 0 },
             link_ps_per_byte: (1e6 / cfg.link_mbps).round() as u64,
-            buf: BinaryHeap::with_capacity(cfg.buffer_units as usize + 1),
+            buf: SortedRing::with_capacity(cfg.buffer_units as usize + 1),
             nbuf: cfg.buffer_units as usize,
             pace_units: (cfg.pace * cfg.buffer_units as f64).round() as u64,
             pace_next: 0,
@@ -252,7 +256,16 @@ impl Ssd {
             scratch: u64::MAX,
         };
         let stream = self.held.write_in_stream(off, off + len);
+        // A command of many units overwrites units whose old locations are scattered: the
+        // driver's prefetch covers its first unit, so the valid bits of the next ones are
+        // fetched here, a few units ahead (their map entries are in order, at hand).
+        for u in (u0 + 1)..=u1.min(u0 + UNITS_AHEAD - 1) {
+            self.ftl.prefetch(u as u32, 1);
+        }
         for u in u0..=u1 {
+            if u + UNITS_AHEAD <= u1 {
+                self.ftl.prefetch((u + UNITS_AHEAD) as u32, 1);
+            }
             let lpn = u as u32;
             let partial = (u == u0 && !off.is_multiple_of(UNIT))
                 || (u == u1 && !(off + len).is_multiple_of(UNIT));
@@ -351,15 +364,13 @@ impl Ssd {
     #[inline(always)]
     fn buffer_slot(&mut self, ready: u64) -> (u64, bool) {
         let mut ready = ready.max(self.pace_next);
-        while let Some(&Reverse(t)) = self.buf.peek() {
+        while let Some(t) = self.buf.peek() {
             let n = self.buf.len();
             if t > ready && n < self.nbuf {
                 break;
             }
             ready = ready.max(t);
-            // The least time after the top's: the lesser of its children.
-            let h = self.buf.as_slice();
-            let next = h.get(1).max(h.get(2)).map_or(u64::MAX, |r| r.0);
+            let next = self.buf.second().unwrap_or(u64::MAX);
             if next > ready && n - 1 < self.nbuf {
                 return (ready, true); // the loop would stop after this one
             }
@@ -373,9 +384,9 @@ impl Ssd {
     #[inline(always)]
     fn buffer_enter(&mut self, start: u64, owed: bool) {
         if owed {
-            *self.buf.peek_mut().expect("the unit that left") = Reverse(start);
+            self.buf.replace_least(start);
         } else {
-            self.buf.push(Reverse(start));
+            self.buf.push(start);
         }
     }
 

@@ -36,12 +36,10 @@ impl Ssd {
     }
 
     pub fn ring_state(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.buf.iter().map(|r| r.0).collect();
-        v.sort_unstable();
-        v
+        self.buf.iter().collect()
     }
 
     pub fn set_ring_state(&mut self, s: &[u64]) {
-        self.buf = s.iter().map(|&t| Reverse(t)).collect();
+        self.buf.assign(s);
     }
 }

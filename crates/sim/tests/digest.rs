@@ -4,7 +4,7 @@
 
 use _sim::config::resolve_ssd;
 use _sim::digest::digest;
-use _sim::driver::{run, RunSpec};
+use _sim::driver::{run, RunSpec, StreamSpec};
 use _sim::ssd::Ssd;
 
 /// 1.07 GB of flash in 256 blocks, small enough for a test.
@@ -129,6 +129,81 @@ fn drive_with_an_slc_cache_gives_its_pinned_results() {
         [
             "waf 2.185211 iops 70955.059 digest 0fbc08299e0e1219",
             "waf 2.185211 iops 297202.397 digest 97bc994089cd7b99"
+        ]
+    );
+}
+
+/// Fill, then at 4 x QD32 with the write cache off: random 1 MiB writes of a drive, a random
+/// 64 KiB read/write mix (65/35) of half a drive, random 512 B writes (a read-modify-write
+/// each) of 1/64 of it: per phase IOPS and digest. Commands of many units, the write buffer
+/// and the order of mixed completions, which the 4 KiB phases above do not reach.
+fn mixed_sizes(preset: &str, params: &[(&str, &str)]) -> Vec<String> {
+    let mut kv: Vec<(String, String)> = vec![("op".into(), "0.28".into())];
+    for p in [SMALL, params] {
+        kv.extend(p.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    }
+    let mut d = Ssd::new(resolve_ssd(preset, &kv).unwrap());
+    d.write_cache = false;
+    let cap = d.cfg.user_bytes();
+    let stream = |rnd, write, bs, share| StreamSpec {
+        rnd,
+        write,
+        bs,
+        share,
+    };
+    let phases = [
+        (vec![stream(false, true, 128 << 10, 1.0)], cap, 1),
+        (vec![stream(true, true, 1 << 20, 1.0)], cap, 2),
+        (
+            vec![
+                stream(true, false, 64 << 10, 0.65),
+                stream(true, true, 64 << 10, 0.35),
+            ],
+            cap / 2,
+            3,
+        ),
+        (vec![stream(true, true, 512, 1.0)], cap / 64, 4),
+    ];
+    let mut out = vec![];
+    for (streams, bytes, seed) in phases {
+        let spec = RunSpec {
+            streams,
+            bytes_budget: Some(bytes / 4096 * 4096),
+            seed,
+            ..RunSpec::single(true, true, 4096, 128)
+        };
+        let r = run(&mut d, &spec, &mut |_, _| true).unwrap();
+        out.push(format!(
+            "iops {:.3} digest {:016x}",
+            r.iops(),
+            digest(&r, &d.counters().0)
+        ));
+    }
+    out
+}
+
+#[test]
+fn mixed_sizes_with_every_mechanism_give_their_pinned_results() {
+    assert_eq!(
+        mixed_sizes("enterprise-sas", &[]),
+        [
+            "iops 3481.932 digest ed93d22d1d16513a",
+            "iops 193.551 digest e9958d0487d6b28c",
+            "iops 5813.011 digest 7309b68c3ef7c938",
+            "iops 14732.125 digest c501d40e8aadf040"
+        ]
+    );
+}
+
+#[test]
+fn mixed_sizes_without_power_loss_protection_give_their_pinned_results() {
+    assert_eq!(
+        mixed_sizes("enterprise-sas", &[("plp", "off")]),
+        [
+            "iops 3472.776 digest d83a33dc0fcfb8c9",
+            "iops 193.024 digest 5e593dd5ab7d5600",
+            "iops 5876.795 digest 4949f9a00eb090c8",
+            "iops 14793.762 digest 5ff2ede53ff36fd1"
         ]
     );
 }

@@ -217,11 +217,15 @@ impl Ftl {
         if self.victim == NONE && (free >= self.gc_soft || !self.select_victim()) {
             return;
         }
-        let w = if free < self.gc_reserve || self.gc_soft <= self.gc_reserve {
-            1.0
-        } else {
-            ((self.gc_soft - free) as f64 / (self.gc_soft - self.gc_reserve) as f64).min(1.0)
-        };
+        if free != self.owed_at {
+            self.owed_at = free;
+            self.owed = if free < self.gc_reserve || self.gc_soft <= self.gc_reserve {
+                1.0
+            } else {
+                ((self.gc_soft - free) as f64 / (self.gc_soft - self.gc_reserve) as f64).min(1.0)
+            };
+        }
+        let w = self.owed;
         self.credit += host_c as f64 * w;
         let live = self.valid[self.victim as usize] > 0;
         if (self.credit <= 0.0 || live && self.credit * self.ratio <= self.slice) && !self.urgent {

@@ -75,6 +75,10 @@ pub struct Ftl {
     /// Free blocks below which foreground GC starts (at a fraction of full speed that
     /// grows to 1 at `gc_reserve`), so the cliff banks instead of dropping at once.
     gc_soft: usize,
+    /// The share of a host chunk foreground GC owes (`gc_progress`) at `owed_at` free
+    /// blocks: it changes only when a block is taken or freed, and costs a division.
+    owed_at: usize,
+    owed: f64,
     /// Copying owed below which foreground GC waits: it runs in slices.
     slice: f64,
     bg_target: usize,
@@ -183,6 +187,8 @@ impl Ftl {
             g,
             gc_reserve: cfg.gc_reserve as usize,
             gc_soft: cfg.gc_reserve as usize + (cfg.gc_start * spare as f64).round() as usize,
+            owed_at: usize::MAX,
+            owed: 0.0,
             slice: cfg.gc_slice as f64 - 1.0,
             bg_target: cfg.gc_reserve as usize + bg_extra,
             bg_gc: cfg.bg_gc,
