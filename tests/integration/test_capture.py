@@ -226,12 +226,19 @@ def test_raw_pages_decode_to_what_the_kernel_prints(loop_device, scratch):
     text = import_trace(scratch / "trace.txt", "tracefs", scratch / "text.parquet")
     pages = import_tracefs_raw(raw, scratch / "raw.parquet")
     assert pages.rows == text.rows >= 1000 and pages.lost_events == 0
-    q = """SELECT *, row_number() OVER (ORDER BY time_ns, offset_bytes) AS k FROM read_parquet('{}')"""
+    # Each IO of the text found among the pages (same fields), at the nearest time. Paired by row
+    # in time order instead, two IOs issued within a µs could each meet the other's row: the text's
+    # times are µs and not always the pages' ns rounded (1,518 of 1,520 alike on a loaded machine).
     same, worst_t, worst_lat = duckdb.sql(f"""
-        SELECT count(*) FILTER (WHERE a.op = b.op AND a.device = b.device AND a.offset_bytes = b.offset_bytes
-                                AND a.size_bytes = b.size_bytes AND a.process = b.process AND a.pid = b.pid),
-               max(abs(a.time_ns - b.time_ns)), max(abs(a.latency_us - b.latency_us))
-        FROM ({q.format(text.path)}) a JOIN ({q.format(pages.path)}) b USING (k)""").fetchall()[0]
+        WITH a AS (SELECT *, row_number() OVER () AS k FROM read_parquet('{text.path}')),
+             near AS (
+               SELECT a.k, min(abs(a.time_ns - b.time_ns)) AS dt,
+                      arg_min(abs(a.latency_us - b.latency_us), abs(a.time_ns - b.time_ns)) AS dlat
+               FROM a JOIN read_parquet('{pages.path}') b
+                 ON a.op = b.op AND a.device = b.device AND a.offset_bytes = b.offset_bytes
+                AND a.size_bytes = b.size_bytes AND a.process = b.process AND a.pid = b.pid
+               GROUP BY a.k)
+        SELECT count(*) FILTER (WHERE dt < 1000), max(dt), max(dlat) FROM near""").fetchall()[0]
     assert same == text.rows
     # The text has µs timestamps, the pages ns: they agree to within the text's rounding.
     assert worst_t < 1000 and worst_lat < 1.0
