@@ -165,6 +165,15 @@ def legend_right(
     ax.legend(handles, wrapped, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, **kw)
 
 
+def unmeasured(ax: Axes, why: str) -> None:
+    """An axes with nothing to plot says why in its middle, and shows no y ticks: an empty frame
+    with 0-1 ticks would read as a measurement."""
+    import textwrap
+
+    ax.text(0.5, 0.5, textwrap.fill(why, 70), transform=ax.transAxes, ha="center", va="center", color="#555555")
+    ax.set_yticks([])
+
+
 def spaced_labels(fig: MplFigure, axis: Axis, texts: list[str], gap_px: float = 3.0) -> list[str]:
     """The tick labels with each one that would overprint the label kept before it left
     blank (close levels on a log axis, e.g. 32 and 36): measured on the laid-out figure."""

@@ -30,6 +30,7 @@ from iolab.pages.report.plot_style import (
     legend_right,
     styled,
     ticks,
+    unmeasured,
 )
 
 # -- steady state ----------------------------------------------------------------------------
@@ -203,9 +204,8 @@ def grouped_bars(
                     label=label if x == xs[0] or label not in ax.get_legend_handles_labels()[1] else None,
                 )
                 printed.append(ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0))
-        if not present:  # an empty frame with ticks around 0 would read as a measurement
-            ax.text(0.5, 0.5, "not measured on any drive", transform=ax.transAxes, ha="center", color="#555")
-            ax.set_yticks([])
+        if not present:
+            unmeasured(ax, "not measured on any drive")
         # narrower columns for more categories, or neighbouring labels run into each other
         wrap = max(8, min(16, 64 // max(1, len(categories))))
         ax.set_xticks(

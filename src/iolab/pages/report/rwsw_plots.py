@@ -5,7 +5,6 @@ plot_style.py (millimetres of the printed page, units on every axis)."""
 from __future__ import annotations
 
 import tempfile
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from iolab.pages.report.plot_style import (
     legend_right,
     spaced_labels,
     styled,
+    unmeasured,
     whole_number_ticks,
 )
 
@@ -73,11 +73,9 @@ def panels(
             if shade is not None:
                 ax.axvspan(shade[0], shade[1], color="#2ca02c", alpha=0.08, label=shade_label or None)
             ax.set_title(p.title)
-            if not any(s.x for s in p.series):  # an empty frame with 0-1 ticks would read as a measurement
-                said = textwrap.fill(p.missing, 70)
-                ax.text(0.5, 0.5, said, transform=ax.transAxes, ha="center", va="center", color="#555555")
+            if not any(s.x for s in p.series):
+                unmeasured(ax, p.missing)
                 ax.set_ylabel(p.ylabel)
-                ax.set_yticks([])
                 continue
             ax.set_ylabel(p.ylabel + (" (log scale)" if p.logy else ""))
             if p.logy and any(y > 0 for s in p.series for y in s.y):
@@ -116,9 +114,9 @@ def demand_intensity(
     with styled():
         fig = _figure(height_mm)
         ax = fig.subplots()
-        if not any(pts for _, pts in points):  # an empty frame with 0-1 ticks would read as a measurement
-            ax.text(0.5, 0.5, textwrap.fill(missing, 70), transform=ax.transAxes, ha="center", va="center")
-            ax.set(xticks=[], yticks=[], xlabel="IOPS", ylabel=ylabel, title=title)
+        if not any(pts for _, pts in points):
+            unmeasured(ax, missing)
+            ax.set(xticks=[], xlabel="IOPS", ylabel=ylabel, title=title)
             return _png(fig)
         marks = []
         for i, (label, pts) in enumerate(points):
