@@ -3,6 +3,7 @@ parent; byte budgets, entropy and stream proportions checked on what fio actuall
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -109,6 +110,13 @@ def test_mixed_random_and_sequential_streams_keep_their_proportions(target, scra
 def test_sub_second_round(target, scratch):
     r = run(target, Workload.mix("rnd", 100, 4 * KiB, duration_s=0.3), scratch / "raw")
     assert r.read.ios > 0 and r.runtime_s < 1.0
+    # fio ran with the clock the job named, where this machine lets iolab name it
+    from iolab.engines.fio_job import local_clocksource
+
+    clock = local_clocksource()
+    report = json.loads((scratch / "raw" / "r1.json").read_text())
+    assert report["global options"].get("clocksource") == clock
+    assert r.read.lat_mean_us is not None and 0 < r.read.lat_mean_us < 1e6
 
 
 def test_fio_failure_names_the_job_file_and_what_fio_said(scratch):

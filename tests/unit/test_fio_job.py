@@ -245,3 +245,29 @@ def test_ioengine_choice(monkeypatch):
     assert fio_job.pick_ioengine("auto", DEV, "fio") == "libaio"
     with pytest.raises(EngineError, match="--ioengine io_uring: a one-IO fio run"):
         fio_job.pick_ioengine("io_uring", DEV, "fio")
+
+
+CPUINFO = "processor\t: 0\nflags\t\t: fpu tsc {extra}\n\nprocessor\t: 1\nflags\t\t: fpu tsc {extra}\n"
+
+
+@pytest.mark.parametrize(
+    ("kernel_clock", "flags", "expected"),
+    [
+        ("tsc", "constant_tsc nonstop_tsc", "cpu"),  # fio would pick its CPU clock: named
+        ("hpet", "constant_tsc nonstop_tsc", None),  # the kernel gave up on the TSC
+        ("tsc", "constant_tsc", None),  # the TSC stops in deep idle: fio distrusts it
+        ("tsc", "nonstop_tsc", None),
+    ],
+)
+def test_fio_clock_is_named_only_where_fio_would_choose_the_cpu_clock(tmp_path, kernel_clock, flags, expected):
+    from iolab.engines.fio_job import local_clocksource
+
+    clock, cpuinfo = tmp_path / "clock", tmp_path / "cpuinfo"
+    clock.write_text(kernel_clock + "\n")
+    cpuinfo.write_text(CPUINFO.format(extra=flags))
+    assert local_clocksource(str(clock), str(cpuinfo)) == expected
+    assert local_clocksource(str(tmp_path / "absent"), str(cpuinfo)) is None
+    w = Workload.mix("rnd", 100, 4 * KiB, threads=1, queue_depth=4, active_range=1.0, duration_s=1)
+    text = build_job(DEV, w, "iops-r01-c00", "io_uring", expected)
+    assert sections(text)["global"].get("clocksource") == expected
+    assert ("; clocksource=" in text) == (expected is not None)

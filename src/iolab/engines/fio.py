@@ -17,7 +17,14 @@ from iolab.core.procs import die_with_parent
 from iolab.core.results import RoundResult
 from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities  # noqa: E402
-from iolab.engines.fio_job import build_job, check_ioengine, fio_missing, fio_version, pick_ioengine
+from iolab.engines.fio_job import (
+    build_job,
+    check_ioengine,
+    fio_missing,
+    fio_version,
+    local_clocksource,
+    pick_ioengine,
+)
 from iolab.engines.fio_parse import load_round
 from iolab.engines.fio_supervise import (
     Progress,
@@ -98,7 +105,7 @@ class FioEngine:
         return pick_ioengine(self.ioengine, target, self.fio)
 
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
-        return build_job(target, workload, tag, self.ioengine_of(target))
+        return build_job(target, workload, tag, self.ioengine_of(target), local_clocksource())
 
     def run(
         self, target: Target, workload: Workload, raw_dir: Path, tag: str, progress: Progress | None = None
