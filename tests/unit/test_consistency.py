@@ -77,7 +77,24 @@ def test_white_noise_has_no_periodic_dips():
 def test_a_flat_series_has_no_dips():
     t = [float(i) for i in range(1, 301)]
     d = find_dips(t, [5000.0] * 300)
-    assert d.count == 0 and not d.periodic and d.text() == "none found"
+    assert d.count == 0 and not d.periodic
+    assert d.text() == "none found; a period longer than 150 s cannot show in this series"
+
+
+def test_a_period_longer_than_the_series_can_show_is_named_out_of_reach():
+    """A quick consistency run's 45 steady seconds cannot show a 150 s GC period: 'none found'
+    alone would read as a drive without one."""
+    t, y = series(45)
+    y[20:25] = [3000.0] * 5  # one pass of a long period, caught once
+    d = find_dips(t, y)
+    assert d.count == 1 and not d.periodic and d.longest_period_s == 22.5
+    assert d.text().endswith("not periodic); a period longer than 22.5 s cannot show in this series")
+    # a beat the series can hold is still found, and the reach grows with the series
+    t, y = series(400)
+    for start in range(10, 400, 100):
+        y[start : start + 5] = [3000.0] * 5
+    d = find_dips(t, y)
+    assert d.periodic and d.period_s == 100 and d.longest_period_s == 200
 
 
 def test_a_single_dip_is_not_periodic():

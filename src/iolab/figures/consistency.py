@@ -51,6 +51,9 @@ class Dips:
     depth: float | None  # median of the dips' lowest IOPS ÷ the series' median
     autocorrelation: float | None  # of the series at the period's lag
     starts_s: tuple[float, ...]
+    # The longest period the series could show: MIN_DIPS dips a period apart must fit in it.
+    # A GC period longer than that is not "none found" but out of the run's reach.
+    longest_period_s: float = 0.0
 
     def text(self) -> str:
         if self.periodic:
@@ -59,9 +62,15 @@ class Dips:
                 f"{self.depth:.0%} of the median IOPS ({self.count} dips; autocorrelation "
                 f"{self.autocorrelation:.2f} at that lag)"
             )
+        reach = (
+            f"; a period longer than {self.longest_period_s:.3g} s cannot show in this series"
+            if self.longest_period_s > 0
+            else ""
+        )
         if self.count == 0:
-            return "none found"
-        return f"none found ({self.count} dip(s) at {', '.join(f'{s:g} s' for s in self.starts_s[:6])}, not periodic)"
+            return "none found" + reach
+        starts = ", ".join(f"{s:g} s" for s in self.starts_s[:6])
+        return f"none found ({self.count} dip(s) at {starts}, not periodic){reach}"
 
 
 def spread(iops: Sequence[float]) -> Spread | None:
@@ -86,10 +95,12 @@ def autocorrelation(values: Sequence[float], lag: int) -> float:
 
 def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     """Dip events of a series sampled at a regular interval (t_s: end of each interval)."""
-    none = Dips(0, False, None, None, None, None, ())
     if len(iops) < 2 * MIN_DIPS or len(t_s) != len(iops):
-        return none
+        return Dips(0, False, None, None, None, None, ())
     dt = (t_s[-1] - t_s[0]) / (len(t_s) - 1)
+    # MIN_DIPS dips a period apart span (MIN_DIPS - 1) periods of the series' samples
+    reach = len(iops) * dt / (MIN_DIPS - 1)
+    none = Dips(0, False, None, None, None, None, (), reach)
     med = statistics.median(iops)
     if med <= 0:
         return none
@@ -107,7 +118,7 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     depth = statistics.median(min(iops[i : i + n]) for i, n in events) / med if events else None
     duration = statistics.median(n for _, n in events) * dt if events else None
     if len(events) < MIN_DIPS:
-        return Dips(len(events), False, None, duration, depth, None, starts)
+        return Dips(len(events), False, None, duration, depth, None, starts, reach)
     gaps = [b[0] - a[0] for a, b in zip(events, events[1:])]
     # A period that is not a whole number of samples gives gaps of its floor and ceiling (4.3 s
     # sampled every second: 4 and 5); a burst whose deficit is split between two seconds can go
@@ -124,7 +135,7 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
     period = sum(gaps) / sum(max(1, round(g / beat)) for g in gaps) if beat else statistics.median(gaps)
     ac = max(autocorrelation(iops, lag) for lag in {math.floor(period), math.ceil(period)} if lag >= 1)
     periodic = regular and ac >= MIN_AUTOCORRELATION
-    return Dips(len(events), periodic, period * dt if periodic else None, duration, depth, ac, starts)
+    return Dips(len(events), periodic, period * dt if periodic else None, duration, depth, ac, starts, reach)
 
 
 def merge_fragments(events: list[tuple[int, int]]) -> list[tuple[int, int]]:
