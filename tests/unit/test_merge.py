@@ -103,6 +103,20 @@ def test_a_host_missing_from_the_output_fails_the_round_naming_it(tmp_path):
         parts(recorded(tmp_path, drop_host_b))
 
 
+def test_a_host_gone_between_rounds_is_named_though_fio_only_says_connection_refused(tmp_path, monkeypatch):
+    import iolab.engines.fio_client as fio_client
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / f"{TAG}.json").write_text("fio: connect: Connection refused\n")
+    monkeypatch.setattr(fio_client, "answers", lambda addr, port, timeout: addr == "10.77.1.2")
+    with pytest.raises(EngineError) as e:
+        client_parts(legs(), {h.name: (h.address, h.port) for h in HOSTS}, raw, TAG, 1)
+    said = str(e.value)
+    assert "no longer answering: 10.77.2.2:8765;" in said and "10.77.1.2" not in said
+    assert "Connection refused" in said
+
+
 def test_split_keeps_the_total_outstanding_io():
     w = workload(threads=4, queue_depth=32, rate_iops=900, bytes_budget=3 << 20)
     a, b = split_workload(w, [1, 1])

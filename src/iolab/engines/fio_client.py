@@ -89,8 +89,17 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
     objs, lines = _json_objects(text)
     stats = objs[-1].get("client_stats") if objs else None
     if not isinstance(stats, list):
+        # fio's client says "connect: Connection refused" without the host when a server went
+        # between rounds; which hosts no longer answer is asked now
+        silent = [
+            leg.name if leg.name == f"{addr}:{port}" else f"{leg.name} ({addr}:{port})"
+            for _, leg, _ in legs
+            for addr, port in [endpoints[leg.host.name]]
+            if not answers(addr, port, timeout=2.0)
+        ]
+        gone = f"; no longer answering: {', '.join(silent)}" if silent else ""
         raise EngineError(
-            f"fio client output {out_path} holds no client_stats (exit {returncode}); "
+            f"fio client output {out_path} holds no client_stats (exit {returncode}){gone}; "
             f"fio said: {_said(lines, raw_dir / f'{tag}.stderr')}"
         )
     version = objs[-1].get("fio version")
