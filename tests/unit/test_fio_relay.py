@@ -96,3 +96,22 @@ def test_a_round_without_a_relay_map_names_its_servers_itself(tmp_path):
     f = tmp_path / "r.relay"
     f.write_text("127.0.0.1:4001 -> 10.0.0.2:8765\n127.0.0.1:4002 -> fd00::2:8765\nnot a line\n")
     assert read_relay_map(f) == {("10.0.0.2", 8765): ("127.0.0.1", 4001), ("fd00::2", 8765): ("127.0.0.1", 4002)}
+
+
+def test_the_client_names_its_clock_before_any_client_where_fio_would_pick_it_here(tmp_path, monkeypatch):
+    """Before the first --client the option stays with the client (after it, fio sends it to
+    that server); named only where fio would choose the CPU clock on this machine itself."""
+    from iolab.engines import fio_job
+    from iolab.engines.fio_client import run_clients
+
+    args = tmp_path / "args"
+    fio = tmp_path / "fio"
+    fio.write_text(f'#!/bin/sh\necho "$@" > {args}\nexit 1\n')
+    fio.chmod(0o755)
+    for clock, expect in (("cpu", ["--clocksource=cpu"]), (None, [])):
+        monkeypatch.setattr(fio_job, "local_clocksource", lambda clock=clock: clock)
+        run_clients([("r1.p0", ("10.0.0.2", 8765), "[r1.p0]\n")], tmp_path, "r1", 10, str(fio))
+        sent = args.read_text().split()
+        first_client = next(i for i, a in enumerate(sent) if a.startswith("--client=127.0.0.1,"))
+        assert [a for a in sent[:first_client] if a.startswith("--clocksource")] == expect, sent
+        (tmp_path / "r1.relay").unlink()
