@@ -94,3 +94,25 @@ def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, 
     assert f"127.0.0.1:{port} answered in" in probe and "(2 attempt(s))" in probe
     assert "IOLAB_FIO_PROBE_TIMEOUT sets it" in probe
     assert "fio server probe" in " ".join(r.stdout.split())  # printed as the run starts
+
+
+def test_each_round_reaches_the_server_through_the_relay_and_names_the_clock_the_server_chose(scratch, server):
+    """The round's fio output names the relay (127.0.0.1 and its port), whose map to the server
+    is kept beside it; the jobs name clocksource=cpu exactly when the probe saw the server choose
+    that clock itself (this machine's own choice, so either way is a pass)."""
+    _, port = server
+    r = run_through(scratch, port, {})
+    assert r.returncode == 0, r.stdout + r.stderr
+    (manifest,) = (scratch / "runs").glob("*/manifest.json")
+    (probe,) = [n for n in json.loads(Path(manifest).read_text())["notes"] if n.startswith("fio server probe")]
+    raw = Path(manifest).parent / "raw"
+    outs = sorted(p for p in raw.glob("*.json") if ".p" not in p.name)
+    assert outs
+    for out in outs:
+        (relay,) = (raw / f"{out.stem}.relay").read_text().splitlines()
+        local, server_at = relay.split(" -> ")
+        assert server_at == f"127.0.0.1:{port}" and local != server_at
+        stats = json.loads(out.read_text()[out.read_text().index("{") :])["client_stats"]
+        assert {f"{j['hostname']}:{j['port']}" for j in stats} == {local}
+        chose = "its server chose clocksource=cpu itself" in probe
+        assert ("\nclocksource=cpu\n" in (raw / f"{out.stem}.p0.fio").read_text()) == chose, probe

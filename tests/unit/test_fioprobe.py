@@ -55,7 +55,7 @@ def fake_fio(tmp_path, fail_first: int, hang: bool = False):
 def test_a_server_that_fails_its_first_probes_is_asked_again_with_growing_pauses(tmp_path):
     fio, count = fake_fio(tmp_path, fail_first=3)
     pauses: list[float] = []
-    p = probe(("10.0.0.2", 8765), "10.0.0.2,8765", fio, fioprobe.Budget(60, "test"), sleep=pauses.append)
+    p = probe(("10.0.0.2", 8765), fio, fioprobe.Budget(60, "test"), sleep=pauses.append)
     assert (p.version, p.attempts, count.read_text().strip()) == ("fio-3.33", 4, "4")
     assert pauses == [0.5, 1.0, 2.0]
 
@@ -63,7 +63,7 @@ def test_a_server_that_fails_its_first_probes_is_asked_again_with_growing_pauses
 def test_a_server_that_never_answers_is_refused_naming_the_budget_and_the_variable(tmp_path):
     fio, _ = fake_fio(tmp_path, fail_first=10**6)
     with pytest.raises(EngineError) as e:
-        probe(("10.0.0.2", 8765), "10.0.0.2,8765", fio, fioprobe.Budget(2, "because"), sleep=lambda s: None)
+        probe(("10.0.0.2", 8765), fio, fioprobe.Budget(2, "because"), sleep=lambda s: None)
     said = str(e.value)
     assert "fio server 10.0.0.2:8765 did not report its version" in said and "Connection reset by peer" in said
     assert "the budget 2 s: because" in said and f"{PROBE_ENV}=SECONDS" in said
@@ -72,5 +72,30 @@ def test_a_server_that_never_answers_is_refused_naming_the_budget_and_the_variab
 def test_a_probe_still_running_when_the_budget_ends_is_stopped_and_not_repeated(tmp_path):
     fio, count = fake_fio(tmp_path, fail_first=0, hang=True)
     with pytest.raises(EngineError, match=r"did not finish a 4 KiB probe job within 0.5 s \(1 attempt"):
-        probe(("10.0.0.2", 8765), "10.0.0.2,8765", fio, fioprobe.Budget(0.5, "test"), sleep=lambda s: None)
+        probe(("10.0.0.2", 8765), fio, fioprobe.Budget(0.5, "test"), sleep=lambda s: None)
     assert count.read_text().strip() == "1"
+
+
+def test_the_probe_learns_the_clock_the_server_chose_itself_from_its_time_debug_output(tmp_path):
+    """fio's time debug output goes to the server when it follows --client; the server's lines
+    start with <its host name>. Only a server's own choice of its CPU clock (3) counts."""
+    args = tmp_path / "args"
+
+    def fio_saying(*lines: str) -> str:
+        exe = tmp_path / "fio"
+        exe.write_text(
+            f'#!/bin/sh\necho "$@" > {args}\n'
+            'echo "hostname=h, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1"\n'
+            + "".join(f"echo '{ln}'\n" for ln in lines)
+        )
+        exe.chmod(0o755)
+        return str(exe)
+
+    b = fioprobe.Budget(30, "test")
+    chose = fio_saying("time     77 gettime: clocksource=2", "<h> time     88 gettime: clocksource=3")
+    assert probe(("10.0.0.2", 8765), chose, b).clock == "cpu"
+    sent = args.read_text().split()
+    assert sent.index("--debug=time") > next(i for i, a in enumerate(sent) if a.startswith("--client="))
+    assert probe(("10.0.0.2", 8765), fio_saying("<h> time     88 gettime: clocksource=2"), b).clock is None
+    assert probe(("10.0.0.2", 8765), fio_saying("time     77 gettime: clocksource=3"), b).clock is None
+    assert probe(("10.0.0.2", 8765), fio_saying(), b).clock is None

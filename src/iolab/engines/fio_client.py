@@ -15,9 +15,11 @@ from pathlib import Path
 
 from iolab.core.errors import EngineError
 from iolab.core.workload import Workload
+from iolab.engines.fio_job import client_clock
 from iolab.engines.fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
+from iolab.engines.fio_relay import read_relay_map, relayed
 from iolab.engines.fio_supervise import default_stall_timeout
-from iolab.engines.hosts import answers, server_arg
+from iolab.engines.hosts import answers
 from iolab.engines.merge import Part
 
 # A byte-budget round (preconditioning) has no runtime; it is stopped and failed when it
@@ -31,13 +33,22 @@ def run_clients(
 ) -> int:
     """One `fio --client=E1 NAME1.fio --client=E2 NAME2.fio ...` run of (name, endpoint, job
     text) triples; fio's output is kept as raw_dir/tag.json (and .stderr). Returns fio's exit status;
-    stops fio and fails after `limit` seconds, so a host that stops answering cannot hang."""
-    cmd = [fio, "--output-format=json+"]
-    for name, endpoint, text in jobs:
-        job = raw_dir / f"{name}.fio"
-        job.write_text(text)
-        cmd += [f"--client={server_arg(*endpoint)}", job.name]
+    stops fio and fails after `limit` seconds, so a host that stops answering cannot hang.
+
+    Each server is reached through iolab's relay (fio_relay.py: the server gets the job and RUN
+    together), whose map is kept as raw_dir/tag.relay; the client names its own clock where fio
+    would pick that clock here anyway (client_clock)."""
+    cmd = [fio, *client_clock(), "--output-format=json+"]
     out_path, err_path = raw_dir / f"{tag}.json", raw_dir / f"{tag}.stderr"
+    with relayed([ep for _, ep, _ in jobs], raw_dir / f"{tag}.relay") as relays:
+        for name, endpoint, text in jobs:
+            job = raw_dir / f"{name}.fio"
+            job.write_text(text)
+            cmd += [f"--client={relays.client_arg(endpoint)}", job.name]
+        return _client(cmd, raw_dir, out_path, err_path, limit, f"round {tag!r} on {len(jobs)} hosts")
+
+
+def _client(cmd: list[str], raw_dir: Path, out_path: Path, err_path: Path, limit: float, what: str) -> int:
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         proc = subprocess.Popen(
             cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
@@ -47,7 +58,7 @@ def run_clients(
         except subprocess.TimeoutExpired:
             _end(proc)
             raise EngineError(
-                f"round {tag!r} on {len(jobs)} hosts did not finish within {limit:g} s (its time and the stall "
+                f"{what} did not finish within {limit:g} s (its time and the stall "
                 f"timeout: a host that stopped answering?); fio's client was stopped. Its output is kept in {out_path}."
             ) from None
         except BaseException:
@@ -103,19 +114,25 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
             f"fio said: {_said(lines, raw_dir / f'{tag}.stderr')}"
         )
     version = objs[-1].get("fio version")
+    named = read_relay_map(raw_dir / f"{tag}.relay")  # server -> how fio's output names it
     parts, lost = [], []
     for i, leg, w in legs:
         addr, port = endpoints[leg.host.name]
+        as_addr, as_port = named.get((addr, port), (addr, port))
         jobs = [
             j
             for j in stats
             if isinstance(j, dict)
-            and j.get("hostname") == addr
-            and j.get("port") == port
+            and j.get("hostname") == as_addr
+            and j.get("port") == as_port
             and j.get("jobname") != "All clients"
         ]
         if not jobs:
-            said = " | ".join(ln for ln in [*lines, *_lines(raw_dir / f"{tag}.stderr")] if addr in ln)[-300:]
+            said = " | ".join(
+                ln
+                for ln in [*lines, *_lines(raw_dir / f"{tag}.stderr")]
+                if addr in ln or f"{as_addr}:{as_port}" in ln or f"{as_addr},{as_port}" in ln
+            )[-300:]
             # What fio printed of a lost host depends on when it went; whether its server still
             # answers is asked now, so the message says what happened either way.
             gone = (
@@ -129,7 +146,7 @@ def client_parts(legs, endpoints: dict[str, tuple[str, int]], raw_dir: Path, tag
         result = parse_fio_json(json.dumps({"fio version": version, "jobs": jobs}), f"{out_path} (client {leg.name})")
         for p in raw_dir.iterdir():  # fio's client appends the host to each log it receives
             m = _CLIENT_LOG_RE.match(p.name)
-            if m and m.group("base").startswith(f"{name}_") and m.group("host") == addr:
+            if m and m.group("base").startswith(f"{name}_") and m.group("host") == as_addr:
                 p.rename(raw_dir / m.group("base"))
         logs = log_files(raw_dir, name)
         rel = tuple(str(p.relative_to(raw_dir.parent)) for p in [raw_dir / f"{name}.fio", out_path, *logs])

@@ -24,7 +24,7 @@ from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.engines.fio import FioEngine
 from iolab.engines.fio_client import client_parts, run_clients, time_limit
-from iolab.engines.fio_job import build_job
+from iolab.engines.fio_job import HOST_CLOCK_NOTE, build_job, client_clock
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
 from iolab.engines.fioprobe import budget
@@ -136,13 +136,14 @@ class SplitFioEngine:
         self.local_targets: dict[str, Target] = {}  # leg name -> its target as checked here
         self.safety_overrides: list[str] = []
         self._run_noted = False
+        self.host_clocks: dict[str, str | None] = {}  # host name -> the clock its server chose itself
         probed: list[str] = []
         if legs[0].host is not None:
             hosts = [leg.host for leg in legs if leg.host]
             budget()  # a bad IOLAB_FIO_PROBE_TIMEOUT is refused before any server is started
             self.servers = start_servers(hosts, fio)
             try:
-                probed = check_versions(hosts, self.servers, self.version(), fio)
+                probed, self.host_clocks = check_versions(hosts, self.servers, self.version(), fio)
             except BaseException:
                 self.close()
                 raise
@@ -290,7 +291,7 @@ class SplitFioEngine:
         return plan_legs(self.legs, workload)
 
     def job_text(self, target: Target, workload: Workload, tag: str) -> str:
-        return legs_job_text(self.legs, self.single, workload, tag)
+        return legs_job_text(self.legs, self.single, workload, tag, self.host_clocks)
 
     def run(self, target: Target, workload: Workload, raw_dir: Path, tag: str, progress=None) -> RoundResult:
         raw_dir = Path(raw_dir)
@@ -358,7 +359,7 @@ class SplitFioEngine:
             (
                 f"{tag}.p{i}",
                 self.servers.endpoints[leg.host.name],
-                build_job(leg.target, w, f"{tag}.p{i}", leg.host.ioengine),
+                host_job(leg, w, f"{tag}.p{i}", self.host_clocks),
             )
             for i, leg, w in legs
         ]
@@ -373,17 +374,28 @@ class SplitFioEngine:
         self.claims, self.holds = [], []
 
 
-def legs_job_text(legs: list[Leg], single: FioEngine, workload: Workload, tag: str) -> str:
+def host_job(leg: Leg, w: Workload, name: str, clocks: dict[str, str | None]) -> str:
+    """A host leg's job file: the host's ioengine, and the clock its server chose itself at the
+    probe named (the server's job then calibrates its clock once instead of twice and skips fio's
+    cross-CPU clock test; fio's time debug output shows both)."""
+    assert leg.host is not None
+    return build_job(leg.target, w, name, leg.host.ioengine, clocks.get(leg.host.name), HOST_CLOCK_NOTE)
+
+
+def legs_job_text(
+    legs: list[Leg], single: FioEngine, workload: Workload, tag: str, clocks: dict[str, str | None] | None = None
+) -> str:
     """Each leg's job file for one round, as the split engine writes them (TAG.pN.fio)."""
     out = []
     for i, leg, w in plan_legs(legs, workload):
-        engine = leg.host.ioengine if leg.host else None
         text = (
-            build_job(leg.target, w, f"{tag}.p{i}", engine) if engine else single.job_text(leg.target, w, f"{tag}.p{i}")
+            host_job(leg, w, f"{tag}.p{i}", clocks or {}) if leg.host else single.job_text(leg.target, w, f"{tag}.p{i}")
         )
         how = (
-            f"; iolab sends it to the fio server of {leg.name} (together with the other legs): "
-            f"fio --output-format=json+ --client={server_arg(leg.host.address, leg.host.port)} {tag}.p{i}.fio\n"
+            f"; iolab sends it to the fio server of {leg.name} (together with the other legs) through its relay "
+            f"on this machine's loopback, which hands the server the job and its start together (fio_relay): "
+            + " ".join(["fio", *client_clock(), "--output-format=json+", "--client=127.0.0.1,PORT", f"{tag}.p{i}.fio"])
+            + f" (PORT relays to {server_arg(leg.host.address, leg.host.port)})\n"
             if leg.host
             else ""
         )

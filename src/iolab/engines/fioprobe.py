@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.core.errors import EngineError, IolabError
+from iolab.engines.fio_job import client_clock
+from iolab.engines.fio_relay import relayed
 
 PROBE_ENV = "IOLAB_FIO_PROBE_TIMEOUT"
 BASE_S = 20.0  # one probe on an idle machine finishes in about 1 s
@@ -47,6 +49,7 @@ class Probe:
     version: str
     seconds: float  # from the first attempt's start to the answer
     attempts: int
+    clock: str | None = None  # the clock the server chose itself (server_clock), None: not known
 
 
 def cores() -> int:
@@ -92,38 +95,58 @@ def budget(
     )
 
 
-def _attempt(endpoint_arg: str, fio: str, timeout: float) -> tuple[str | None, str]:
-    """One probe: (the version, '') or (None, what happened instead)."""
+def _attempt(endpoint: tuple[str, int], fio: str, timeout: float) -> tuple[str | None, str, str | None]:
+    """One probe: (the version, '', the server's own clock choice) or (None, what happened instead, None).
+    Through the relay (the server starts the job at once, fio_relay.py), with fio's time debug
+    output, where the server says which clock it chose."""
     with tempfile.TemporaryDirectory(prefix="iolab-probe-") as tmp:
         job = Path(tmp) / "probe.fio"
         job.write_text("[probe]\nioengine=null\nsize=4k\n")
         try:
-            out = subprocess.run(
-                [fio, f"--client={endpoint_arg}", str(job)],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                cwd=tmp,
-                stdin=subprocess.DEVNULL,
-            )
+            with relayed([endpoint]) as relays:
+                out = subprocess.run(
+                    # options after --client go to that server: its time debug output
+                    [fio, *client_clock(), f"--client={relays.client_arg(endpoint)}", "--debug=time", str(job)],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    cwd=tmp,
+                    stdin=subprocess.DEVNULL,
+                )
         except subprocess.TimeoutExpired:
-            return None, "timeout"
+            return None, "timeout", None
     m = _VERSION_RE.search(out.stdout)
     if m:
-        return m.group(1), ""
-    return None, f"exit {out.returncode}: {' '.join((out.stdout + out.stderr).split())[-300:] or '(nothing)'}"
+        return m.group(1), "", server_clock(out.stdout)
+    said = [ln for ln in (out.stdout + "\n" + out.stderr).splitlines() if not _DEBUG_RE.match(ln)]
+    return None, f"exit {out.returncode}: {' '.join(' '.join(said).split())[-300:] or '(nothing)'}", None
 
 
-def probe(endpoint: tuple[str, int], endpoint_arg: str, fio: str, b: Budget, sleep=time.sleep) -> Probe:
+# fio's time debug output: "<host> time PID gettime: clocksource=N" from a server (a line
+# without "<host>" is the client's own); N is fio's enum fio_cs, 3 its CPU (TSC) clock
+_DEBUG_RE = re.compile(r"^(?:<[^>]*>\s+)?time\s+\d+\s")
+_SERVER_CLOCK_RE = re.compile(r"^<[^>]*>\s+time\s+\d+\s+gettime: clocksource=(\d+)\s*$", re.M)
+_FIO_CLOCKS = {"3": "cpu"}
+
+
+def server_clock(stdout: str) -> str | None:
+    """The clock a fio server chose itself for the probe's job ('cpu' for its TSC clock, after
+    its own tests), from fio's time debug output; None when it chose another or did not say:
+    its jobs then name none and the server chooses again."""
+    chosen = _SERVER_CLOCK_RE.findall(stdout)
+    return _FIO_CLOCKS.get(chosen[-1]) if chosen and len(set(chosen)) == 1 else None
+
+
+def probe(endpoint: tuple[str, int], fio: str, b: Budget, sleep=time.sleep) -> Probe:
     """The server's fio version, attempts repeated until `b` is spent (EngineError then)."""
     t0 = time.monotonic()
     deadline = t0 + b.seconds
     pause, attempts, said = FIRST_PAUSE_S, 0, ""
     while True:
         attempts += 1
-        version, said = _attempt(endpoint_arg, fio, max(0.1, deadline - time.monotonic()))
+        version, said, clock = _attempt(endpoint, fio, max(0.1, deadline - time.monotonic()))
         if version:
-            return Probe(version, time.monotonic() - t0, attempts)
+            return Probe(version, time.monotonic() - t0, attempts, clock)
         left = deadline - time.monotonic()
         if said == "timeout" or left <= pause:
             break

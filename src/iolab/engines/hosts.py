@@ -323,13 +323,16 @@ def _start_ssh(h: Host, servers: Servers) -> None:
 def remote_version(endpoint: tuple[str, int], fio: str = "fio", b: Budget | None = None) -> Probe:
     """The fio version a server reports when a client connects (a 4 KiB null job), tried
     again until the probe budget is spent (fioprobe.py)."""
-    return probe(endpoint, server_arg(*endpoint), fio, b or budget())
+    return probe(endpoint, fio, b or budget())
 
 
-def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "fio") -> list[str]:
+def check_versions(
+    hosts: list[Host], servers: Servers, local: str, fio: str = "fio"
+) -> tuple[list[str], dict[str, str | None]]:
     """fio's client and servers exchange binary structures: every server must run the
     client's version. The servers are probed at once (a run's start does not wait for one
-    after another); returns what the probes took, for the run's notes."""
+    after another); returns what the probes took, for the run's notes, and the clock each
+    host's server chose itself (host name -> 'cpu' or None; fioprobe.server_clock)."""
     b = budget(concurrent=len(hosts))
     with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
         futures = [pool.submit(remote_version, servers.endpoints[h.name], fio, b) for h in hosts]
@@ -340,11 +343,16 @@ def check_versions(hosts: list[Host], servers: Servers, local: str, fio: str = "
                 f"host {h.name} runs {p.version}, this machine runs {local}; fio's client/server protocol "
                 "needs the same version everywhere. Install the same fio on every host."
             )
+    clocks = {h.name: p.clock for h, p in zip(hosts, probes)}
     return [
         f"fio server probe (a 4 KiB null job reporting the server's fio version): each host may take {b.seconds:g} s "
         f"({b.why}); "
-        + "; ".join(f"{h.name} answered in {p.seconds:.1f} s ({p.attempts} attempt(s))" for h, p in zip(hosts, probes))
-    ]
+        + "; ".join(
+            f"{h.name} answered in {p.seconds:.1f} s ({p.attempts} attempt(s))"
+            + (f", its server chose clocksource={p.clock} itself, which its jobs then name" if p.clock else "")
+            for h, p in zip(hosts, probes)
+        )
+    ], clocks
 
 
 # ---------------------------------------------------------------------------------------
