@@ -327,8 +327,8 @@ def test_fio_job_prints_each_hosts_job_file(scratch):
     tag = next(b.split("(", 1)[1].split(".p1.fio")[0] for b in blocks if b.startswith("1:"))  # a cell both hosts run
     legs = [b for b in blocks if f"({tag}." in b.split("\n", 1)[0]]
     assert [b.split(":", 1)[0] for b in legs] == ["0", "1"]
-    assert "--client=192.0.2.1,8765" in legs[0] and "filename=/data/a.img" in legs[0]
-    assert "--client=192.0.2.2,8766" in legs[1] and "filename=/data/b.img" in legs[1]
+    assert "(PORT relays to 192.0.2.1,8765)" in legs[0] and "filename=/data/a.img" in legs[0]
+    assert "(PORT relays to 192.0.2.2,8766)" in legs[1] and "filename=/data/b.img" in legs[1]
     assert not (scratch / "x.img").exists()  # printing connects to nothing and creates nothing
 
 
