@@ -26,6 +26,7 @@ const PLAIN: &[(&str, &str)] = &[
     ("read_retry_pct", "0"),
     ("bg_period_ms", "0"),
     ("gc_pass_period_ms", "0"),
+    ("gc_pace_victims", "0"),
 ];
 
 /// Fill, then random 4 KiB writes of 1.5 drives and random reads of half a drive at QD32:
