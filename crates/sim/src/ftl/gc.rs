@@ -189,8 +189,8 @@ impl Ftl {
                 let rest = gain - self.vcopied as f64 / self.ratio.max(f64::MIN_POSITIVE);
                 if self.pace_n > 0.0 && !self.urgent {
                     // With pacing the copies paid at the average cost: what this victim
-                    // gained beyond that stays as free blocks (GC does not rest on it, so the
-                    // host does not speed up), what it fell short of is made up gradually.
+                    // gained beyond that, or fell short of, reaches foreground GC gradually
+                    // (`release`), the free blocks holding the difference meanwhile.
                     self.carry += rest;
                     // At most a block's worth is held back: a drift larger than the
                     // victims' spread (costs rising through the cliff) is paid at once, or
