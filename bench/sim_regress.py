@@ -52,6 +52,7 @@ PARAMS = {
     "read_retry_pct": "0",
     "bg_period_ms": "0",
     "gc_pass_period_ms": "0",
+    "gc_pace_victims": "0",
     "die_alloc": "striped",
     "queue_slots": "0",
     "controller_cores": "1",

@@ -10,9 +10,10 @@ use crate::ssd::{HostCounters, Ssd};
 use crate::Drive;
 
 const MAGIC: &[u8; 8] = b"IOLABSIM";
-const VERSION: u32 = 7; // 2: controller cores, flash random generator, burst clock; 3: write point per die;
+const VERSION: u32 = 8; // 2: controller cores, flash random generator, burst clock; 3: write point per die;
                         // 4: admission pacing clock, reverse map of live unit heads on compressing drives; 5: GC frontier;
-                        // 6: units open in the write buffer, pages held after a read; 7: the GC pass's walk
+                        // 6: units open in the write buffer, pages held after a read; 7: the GC pass's walk;
+                        // 8: foreground GC's pacing
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("state files are little-endian; add byte swapping for this target");

@@ -405,7 +405,7 @@ fn state_survives_save_and_load() {
         let e = _sim::state::load(path).err().unwrap();
         std::fs::remove_file(path).unwrap();
         assert!(
-            e.contains("format version 3; this iolab reads version 7"),
+            e.contains("format version 3; this iolab reads version 8"),
             "{e}"
         );
     }

@@ -7,8 +7,9 @@ Pure functions over plain lists, so they are checked on hand-made series
 A dip is a run of seconds well below the series' median: below median − max(DIP_SIGMAS ×
 robust σ, DIP_FLOOR × median), the robust σ being 1.4826 × the median absolute deviation,
 so random noise alone rarely makes one and a flat series never does; a long dip broken by a
-second or two above the limit is one dip (merge_fragments). Dips are periodic when
-there are at least MIN_DIPS of them, at least REGULAR_SHARE of the gaps between their starts are
+second or two above the limit is one dip (merge_fragments). A dip already under way at the
+first sample times nothing (its start and length were not seen). Dips are periodic when
+there are at least MIN_DIPS timed ones, at least REGULAR_SHARE of the gaps between their starts are
 whole multiples of one beat within PERIOD_TOLERANCE (or one sample), the longest such beat, and
 the series' autocorrelation at the period confirms it. The period is the dips' span over the
 number of beats in it, so it need not be a whole number of samples.
@@ -28,6 +29,9 @@ PERIOD_TOLERANCE = 0.15
 MIN_AUTOCORRELATION = 0.2
 REGULAR_SHARE = 0.8
 LONG_DIP = 3  # samples: a dip this long absorbs shorter gaps (merge_fragments)
+# A dip ends only once the series is back above median − RELEASE × (median − limit): a plateau
+# that sits near the limit with noise around it is one dip, not a run of 1-2 s pieces.
+RELEASE = 0.5
 
 
 @dataclass(frozen=True)
@@ -106,20 +110,27 @@ def find_dips(t_s: Sequence[float], iops: Sequence[float]) -> Dips:
         return none
     sigma = 1.4826 * statistics.median(abs(v - med) for v in iops)
     limit = med - max(DIP_SIGMAS * sigma, DIP_FLOOR * med)
+    release = med - RELEASE * (med - limit)
     events: list[tuple[int, int]] = []  # (first index, length)
     for i, v in enumerate(iops):
-        if v < limit:
-            if events and events[-1][0] + events[-1][1] == i:
+        going_on = bool(events) and events[-1][0] + events[-1][1] == i
+        if v < limit or going_on and v < release:
+            if going_on:
                 events[-1] = (events[-1][0], events[-1][1] + 1)
             else:
                 events.append((i, 1))
     events = merge_fragments(events)
     starts = tuple(t_s[i] for i, _ in events)
     depth = statistics.median(min(iops[i : i + n]) for i, n in events) / med if events else None
-    duration = statistics.median(n for _, n in events) * dt if events else None
-    if len(events) < MIN_DIPS:
+    # A dip under way when the series starts began before it: neither its start nor its length
+    # was seen, so it times nothing (a window that opens 27 s into a 150 s period's dip made the
+    # first gap 123 s, and the period 143 s); one still under way at the end has its start.
+    timed = events[1:] if events and events[0][0] == 0 else events
+    whole = [n for i, n in timed if i + n < len(iops)] or [n for _, n in events]
+    duration = statistics.median(whole) * dt if events else None
+    if len(timed) < MIN_DIPS:
         return Dips(len(events), False, None, duration, depth, None, starts, reach)
-    gaps = [b[0] - a[0] for a, b in zip(events, events[1:])]
+    gaps = [b[0] - a[0] for a, b in zip(timed, timed[1:])]
     # A period that is not a whole number of samples gives gaps of its floor and ceiling (4.3 s
     # sampled every second: 4 and 5); a burst whose deficit is split between two seconds can go
     # unseen (gaps of two or three periods, as often as one); a stall between two bursts adds a

@@ -97,6 +97,9 @@ pub struct SsdConfig {
     pub gc_pass_period_ns: u64,
     pub gc_pass_ns: u64,
     pub gc_pass_share: f64,
+    /// Foreground GC paces its copying by the average cost of about this many victims
+    /// (0: each victim's own), its free blocks taking up the difference.
+    pub gc_pace_victims: u32,
     pub bg_period_ns: u64,
     pub bg_burst_ns: u64,
     pub compress_floor: f64,
@@ -195,6 +198,7 @@ impl SsdConfig {
         (c.queue_slots, c.gc_choices) = (0, 0);
         c.bg_period_ns = 0;
         c.gc_pass_period_ns = 0;
+        c.gc_pace_victims = 0;
         c.overrides = vec![("custom".into(), "small".into())];
         c
     }

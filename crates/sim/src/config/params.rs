@@ -174,6 +174,11 @@ pub const SSD_PARAMS: &[ParamDef] = &[
         "%",
         "chunks the pass's walk copies per 100 chunks the host writes while it lasts: its extra work, so the depth of the per-second dips",
     ),
+    p(
+        "gc_pace_victims",
+        "victims",
+        "foreground GC copies at the average cost of about this many victims, not each victim's own, its free blocks taking up the difference (0 = each victim's own: per-second IOPS follow every victim's valid data); UNVERIFIED, a firmware behaviour iolab assumes",
+    ),
     c("bg_gc", ON_OFF, "garbage collection while the host is idle"),
     p(
         "bg_period_ms",

@@ -215,6 +215,7 @@ fn resolve_ssd_exact(preset: &str, overrides: &[(String, String)]) -> Result<Ssd
         gc_pass_period_ns: ms0("gc_pass_period_ms")?,
         gc_pass_ns: gc_pass(&v)?,
         gc_pass_share: pct(&v, "gc_pass_pct", 100.0)? / 100.0,
+        gc_pace_victims: whole0(&v, "gc_pace_victims")? as u32,
         bg_period_ns: ms0("bg_period_ms")?,
         bg_burst_ns: ms0("bg_burst_ms")?,
         compress_floor: compress_floor(&v)?,

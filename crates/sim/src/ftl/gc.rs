@@ -31,8 +31,43 @@ impl Ftl {
         let v = self.valid[b as usize] as f64;
         let gain = cpb - v;
         self.ratio = if gain <= 0.0 { v.max(1.0) } else { v / gain };
+        if self.pace_n > 0.0 {
+            self.pace(v, gain);
+        }
         self.per_chunk = 1.0 / self.ratio;
         true
+    }
+
+    /// Pacing (`gc_pace_victims`): the copying a host chunk owes follows the average cost of
+    /// the last `pace_n` or so victims, not this one's, as firmware that keeps its host rate
+    /// steady paces GC by an estimate of its cost. The victims' spread of valid data then
+    /// moves the free blocks a little (`carry`) instead of the host's rate every second.
+    fn pace(&mut self, v: f64, gain: f64) {
+        if self.pace_g <= 0.0 {
+            (self.pace_v, self.pace_g) = (v, gain);
+        } else {
+            let a = 1.0 / self.pace_n;
+            self.pace_v += a * (v - self.pace_v);
+            self.pace_g += a * (gain - self.pace_g);
+        }
+        self.ratio = if self.pace_g <= 0.0 {
+            self.pace_v.max(1.0)
+        } else {
+            self.pace_v / self.pace_g
+        };
+    }
+
+    /// Give foreground GC its share of `carry` for `host_c` chunks written: the carry decays
+    /// over `pace_n` victims' worth of host writes, so each victim's own cost is paid over the
+    /// next `pace_n` of them. Not at once below the reserve: paid in one lump, a carry that
+    /// the free blocks were short of held the host for a whole collection (a 4 GB WSAT
+    /// interval fell 11 %); the synchronous net keeps the free-space invariant meanwhile.
+    #[inline]
+    fn release(&mut self, host_c: u32) {
+        let k = (host_c as f64 / (self.pace_n * self.pace_g.max(1.0))).min(1.0);
+        let d = self.carry * k;
+        self.carry -= d;
+        self.pay(d);
     }
 
     /// Greedy: the least valid closed block (NONE if every one is full), taken off its
@@ -151,7 +186,23 @@ impl Ftl {
                 // when the host overwrote part of the victim meanwhile, all of it for a
                 // victim with nothing live (a block the host rewrote wholly).
                 let gain = (self.cpb - self.vcopied) as f64;
-                self.pay(gain - self.vcopied as f64 / self.ratio.max(f64::MIN_POSITIVE));
+                let rest = gain - self.vcopied as f64 / self.ratio.max(f64::MIN_POSITIVE);
+                if self.pace_n > 0.0 && !self.urgent {
+                    // With pacing the copies paid at the average cost: what this victim
+                    // gained beyond that, or fell short of, reaches foreground GC gradually
+                    // (`release`), the free blocks holding the difference meanwhile.
+                    self.carry += rest;
+                    // At most a block's worth is held back: a drift larger than the
+                    // victims' spread (costs rising through the cliff) is paid at once, or
+                    // the free blocks would run short all together at the reserve.
+                    let cap = self.cpb as f64;
+                    if self.carry.abs() > cap {
+                        self.pay(self.carry - cap.copysign(self.carry));
+                        self.carry = cap.copysign(self.carry);
+                    }
+                } else {
+                    self.pay(rest);
+                }
                 self.erase_block(b, t, flash);
                 self.c.gc_runs += 1;
                 self.victim = NONE;
@@ -227,6 +278,9 @@ impl Ftl {
         }
         let w = self.owed;
         self.credit += host_c as f64 * w;
+        if self.carry != 0.0 {
+            self.release(host_c);
+        }
         let live = self.valid[self.victim as usize] > 0;
         if (self.credit <= 0.0 || live && self.credit * self.ratio <= self.slice) && !self.urgent {
             return;

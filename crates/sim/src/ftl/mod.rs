@@ -132,7 +132,16 @@ pub struct Ftl {
     gq_len: usize,
     /// Free space (chunks) foreground GC owes; negative when it has reclaimed ahead.
     credit: f64,
+    /// Chunks copied per chunk of free space gained: the victim's own, or with pacing the
+    /// average of the recent victims' (`pace_v` / `pace_g`, moving averages over about
+    /// `pace_n` victims of their valid chunks and their gain).
     ratio: f64,
+    pace_n: f64,
+    pace_v: f64,
+    pace_g: f64,
+    /// Free space gained beyond what the copies paid for (negative: short of it), given to
+    /// foreground GC gradually when it paces (gc.rs `release`).
+    carry: f64,
     per_chunk: f64,
     urgent: bool,
     svictim: u32,
@@ -236,6 +245,10 @@ impl Ftl {
             gq_len: 0,
             credit: 0.0,
             ratio: 0.0,
+            pace_n: cfg.gc_pace_victims as f64,
+            pace_v: 0.0,
+            pace_g: 0.0,
+            carry: 0.0,
             per_chunk: 0.0,
             urgent: false,
             svictim: NONE,
@@ -271,6 +284,7 @@ impl Ftl {
         self.wcredit = 0.0;
         self.svictim = NONE;
         self.credit = 0.0;
+        self.carry = 0.0;
         self.urgent = false;
     }
 

@@ -116,6 +116,9 @@ impl Ftl {
             self.wcur as u64,
             self.wnext as u64,
             self.wcredit.to_bits(),
+            self.pace_v.to_bits(),
+            self.pace_g.to_bits(),
+            self.carry.to_bits(),
         ]
     }
 
@@ -162,6 +165,9 @@ impl Ftl {
         self.wcur = s[35 + GQ] as u32;
         self.wnext = s[36 + GQ] as u32;
         self.wcredit = f64::from_bits(s[37 + GQ]);
+        self.pace_v = f64::from_bits(s[38 + GQ]);
+        self.pace_g = f64::from_bits(s[39 + GQ]);
+        self.carry = f64::from_bits(s[40 + GQ]);
     }
 
     pub fn u32_arrays(&mut self) -> Vec<&mut Vec<u32>> {
