@@ -21,8 +21,11 @@ mod sorted;
 mod source;
 pub mod ssd;
 pub mod state;
+mod arrow_stream;
 pub mod streams;
 mod streams_py;
+mod streams_oio;
+mod streams_tab;
 pub mod workload;
 
 pub const ENGINE: &str = "iolab-sim";
