@@ -64,17 +64,19 @@ struct Ring {
 impl Ring {
     /// Offset within [end, end + gap] of a kept end; the wrapping difference, read unsigned,
     /// is that test in one compare (and the earlier code's int64 arithmetic, overflow too).
-    #[inline]
-    fn hit(&self, off: i64, gap: u64, avx2: bool) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the CPU has AVX2 (checked once in Walk::new).
-            return unsafe { any_within_avx2(&self.ends, off, gap) };
+    /// Without a gap it is equality, one vector compare per four ends.
+    #[inline(always)]
+    fn hit(&self, off: i64, gap: u64) -> bool {
+        if gap == 0 {
+            self.ends.iter().fold(false, |h, &e| h | (e == off))
+        } else {
+            self.ends
+                .iter()
+                .fold(false, |h, &e| h | (off.wrapping_sub(e) as u64 <= gap))
         }
-        let _ = avx2;
-        any_within(&self.ends, off, gap)
     }
 
+    #[inline(always)]
     fn push(&mut self, end: i64, lookback: usize) {
         if self.ends.len() < lookback {
             self.ends.push(end);
@@ -89,18 +91,30 @@ impl Ring {
     }
 }
 
+/// The SEQ rule over a run of IOs, appending their flags.
 #[inline(always)]
-fn any_within(ends: &[i64], off: i64, gap: u64) -> bool {
-    ends.iter()
-        .fold(false, |h, &e| h | (off.wrapping_sub(e) as u64 <= gap))
+fn seq_run(rings: &mut Vec<Ring>, c: &Chunk, lookback: usize, gap: u64, flags: &mut Vec<bool>) {
+    flags.reserve(c.offset.len());
+    for i in 0..c.offset.len() {
+        let g = match c.dev {
+            Some(d) => d[i] as usize * 2 + (c.write[i] != 0) as usize,
+            None => (c.write[i] != 0) as usize,
+        };
+        if g >= rings.len() {
+            rings.resize_with(g + 1, Ring::default);
+        }
+        let ring = &mut rings[g];
+        flags.push(ring.hit(c.offset[i], gap));
+        ring.push(c.offset[i].wrapping_add(c.size[i]), lookback);
+    }
 }
 
-/// The same compare with 64-bit lanes: the baseline x86-64 target has no 64-bit vector
+/// The same with 64-bit vector lanes: the baseline x86-64 target has no 64-bit vector
 /// compare, so the 64 compares per IO of the default lookback ran one by one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn any_within_avx2(ends: &[i64], off: i64, gap: u64) -> bool {
-    any_within(ends, off, gap)
+unsafe fn seq_run_avx2(rings: &mut Vec<Ring>, c: &Chunk, lookback: usize, gap: u64, flags: &mut Vec<bool>) {
+    seq_run(rings, c, lookback, gap, flags)
 }
 
 fn has_avx2() -> bool {
@@ -235,20 +249,13 @@ impl Walk {
     }
 
     fn seq_flags(&mut self, c: &Chunk, flags: &mut Vec<bool>) {
-        let (lb, gap, avx2) = (self.rule.lookback, self.rule.gap_bytes, self.avx2);
-        flags.reserve(c.offset.len());
-        for i in 0..c.offset.len() {
-            let g = match c.dev {
-                Some(d) => d[i] as usize * 2 + (c.write[i] != 0) as usize,
-                None => (c.write[i] != 0) as usize,
-            };
-            if g >= self.rings.len() {
-                self.rings.resize_with(g + 1, Ring::default);
-            }
-            let ring = &mut self.rings[g];
-            flags.push(ring.hit(c.offset[i], gap, avx2));
-            ring.push(c.offset[i].wrapping_add(c.size[i]), lb);
+        let (lb, gap) = (self.rule.lookback, self.rule.gap_bytes);
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: the CPU has AVX2 (checked once in Walk::new).
+            return unsafe { seq_run_avx2(&mut self.rings, c, lb, gap, flags) };
         }
+        seq_run(&mut self.rings, c, lb, gap, flags)
     }
 
     /// The in-flight count over IOs with a response time: each run of IOs issued at one
@@ -311,6 +318,7 @@ impl Walk {
     }
 
     /// Split [t, comp) over the steps it spans.
+    #[inline(always)]
     fn inflight(&mut self, t: i64, comp: i64, s: i64) {
         let step_ns = self.rule.step_ns;
         let end_s = (s + 1) * step_ns;

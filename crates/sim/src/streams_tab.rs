@@ -114,7 +114,7 @@ impl Tabulator {
     }
 
     /// The current step's group of (seq, write, size), made when new.
-    #[inline]
+    #[inline(always)]
     fn group(&mut self, step: i64, seq: bool, write: bool, size: i64) -> &mut Row {
         let mask = self.index.len() - 1;
         let key = (size as u64) ^ (((seq as u64) << 1 | write as u64) << 62);

@@ -72,18 +72,17 @@ def analyse(
 
     `devices` keeps only those devices, `process` only IOs issued by that process name.
     """
-    if not isinstance(table, TraceTable):
-        table = TraceTable.open(table)
-    if step_s <= 0:
-        raise IolabError(f"stream analysis: step must be > 0 s, got {step_s}")
-    if not 0 < threshold < 1:
-        raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
-    step_ns = int(round(step_s * 1e9))
-
     # One DuckDB thread: the scan already runs beside the walk, and splitting it over more
     # threads costs more CPU than it saves.
     con = connect(memory_limit=memory_limit, threads=1)
     try:
+        if not isinstance(table, TraceTable):
+            table = TraceTable.open(table, con)
+        if step_s <= 0:
+            raise IolabError(f"stream analysis: step must be > 0 s, got {step_s}")
+        if not 0 < threshold < 1:
+            raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
+        step_ns = int(round(step_s * 1e9))
         scan = table.scan_sql()
         where = ["TRUE"]
         if devices:
