@@ -14,8 +14,9 @@ use std::collections::BinaryHeap;
 const RING: usize = 4096;
 
 pub struct Completions {
+    started: bool,
     /// log2 of the bucket width in ns (set from the first IOs' spacing).
-    shift: Option<u32>,
+    shift: u32,
     ring: Vec<Vec<i64>>,
     /// The current bucket (time >> shift); all completions in earlier buckets are counted.
     cur: i64,
@@ -28,7 +29,8 @@ pub struct Completions {
 impl Completions {
     pub fn new() -> Completions {
         Completions {
-            shift: None,
+            started: false,
+            shift: 0,
             ring: Vec::new(),
             cur: 0,
             in_ring: 0,
@@ -39,19 +41,20 @@ impl Completions {
 
     /// Size the buckets for IOs issued `gap_ns` apart on average, starting at time `t`.
     pub fn start(&mut self, t: i64, gap_ns: i64) {
-        if self.shift.is_none() {
-            let shift = 63 - gap_ns.max(1).leading_zeros();
-            self.shift = Some(shift);
+        if !self.started {
+            self.started = true;
+            self.shift = 63 - gap_ns.max(1).leading_zeros();
             self.ring = (0..RING).map(|_| Vec::new()).collect();
-            self.cur = t >> shift;
+            self.cur = t >> self.shift;
         }
     }
 
     #[inline]
     fn bucket(&self, t: i64) -> i64 {
-        t >> self.shift.expect("started")
+        t >> self.shift
     }
 
+    /// Add a completion (only after `start`).
     #[inline]
     pub fn push(&mut self, comp: i64) {
         let b = self.bucket(comp).max(self.cur); // a completion in the past counts at once
@@ -66,7 +69,7 @@ impl Completions {
     /// Count every bucket before that of `t`.
     #[inline]
     pub fn advance(&mut self, t: i64) {
-        if self.shift.is_none() {
+        if !self.started {
             return;
         }
         let to = self.bucket(t);
@@ -99,7 +102,7 @@ impl Completions {
 
     /// Completions at or before `t`, exactly (no later time than asked before).
     pub fn done_by(&mut self, t: i64) -> i64 {
-        if self.shift.is_none() {
+        if !self.started {
             return self.done_before;
         }
         self.advance(t);

@@ -14,17 +14,6 @@ pub const MAX_BINS: i64 = 1 << 22;
 
 const EMPTY: u32 = u32::MAX;
 
-/// numpy's maximum: NaN wins.
-fn np_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else if b > a {
-        b
-    } else {
-        a
-    }
-}
-
 /// A chunk's tabulation in progress.
 pub struct Tabulator {
     step_ns: i64,
@@ -104,12 +93,14 @@ impl Tabulator {
             let (w, size) = (c.write[i] != 0, c.size[i]);
             let r = self.group(s, seq, w, size);
             let l = c.lat[i];
+            // Adding 0.0 for a missing latency leaves the sum's bits as they are (it is never -0.0).
+            let has = l >= 0.0;
             r.ios += 1;
-            if l >= 0.0 {
-                r.lat_n += 1;
-                r.lat_sum += l;
+            r.lat_n += has as i64;
+            r.lat_sum += if has { l } else { 0.0 };
+            if l > r.lat_max || l.is_nan() {
+                r.lat_max = l; // numpy's maximum: NaN wins, and stays
             }
-            r.lat_max = np_max(r.lat_max, l);
         }
     }
 
