@@ -119,7 +119,10 @@ impl Kind {
 }
 
 /// The stream's columns by name, in the order asked for (None: an optional column absent).
-fn column_indexes(schema: &FfiSchema, want: &[(&str, Kind, bool)]) -> Result<Vec<Option<usize>>, String> {
+fn column_indexes(
+    schema: &FfiSchema,
+    want: &[(&str, Kind, bool)],
+) -> Result<Vec<Option<usize>>, String> {
     // SAFETY: a schema the producer filled in: n_children valid child pointers.
     let children: Vec<&FfiSchema> = (0..schema.n_children.max(0) as usize)
         .map(|i| unsafe { &**schema.children.add(i) })
@@ -131,7 +134,10 @@ fn column_indexes(schema: &FfiSchema, want: &[(&str, Kind, bool)]) -> Result<Vec
     };
     want.iter()
         .map(|&(col, kind, required)| {
-            let Some(i) = children.iter().position(|c| name(c, c.name).as_deref() == Some(col)) else {
+            let Some(i) = children
+                .iter()
+                .position(|c| name(c, c.name).as_deref() == Some(col))
+            else {
                 return if required {
                     Err(format!("Arrow stream: no column {col}"))
                 } else {
@@ -180,17 +186,25 @@ impl Batch {
         // SAFETY: the batch's children match the schema checked when the reader opened.
         let child = unsafe { &**self.array.children.add(i) };
         if child.n_buffers < 2 || child.length < self.array.offset + self.array.length {
-            return Err(format!("Arrow stream: column {} is not a primitive array", self.names[k]));
+            return Err(format!(
+                "Arrow stream: column {} is not a primitive array",
+                self.names[k]
+            ));
         }
         // SAFETY: buffer 0 is the validity bitmap (may be null), buffer 1 the values.
         let (valid, data) = unsafe { (*child.buffers, *child.buffers.add(1)) };
         if child.null_count != 0 && !valid.is_null() {
-            return Err(format!("Arrow stream: column {} holds NULLs", self.names[k]));
+            return Err(format!(
+                "Arrow stream: column {} holds NULLs",
+                self.names[k]
+            ));
         }
         let start = (child.offset + self.array.offset) as usize;
         // SAFETY: the values buffer holds child.length values of T from child.offset on,
         // alive until this batch is released.
-        Ok(Some(unsafe { std::slice::from_raw_parts((data as *const T).add(start), self.len()) }))
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts((data as *const T).add(start), self.len())
+        }))
     }
 }
 
@@ -202,13 +216,18 @@ pub struct Reader {
 
 impl Reader {
     /// Start reading `stream` (moved in), whose columns `want` (name, kind, required) must have.
-    pub fn start(mut stream: FfiStream, want: &[(&'static str, Kind, bool)]) -> Result<Reader, String> {
+    pub fn start(
+        mut stream: FfiStream,
+        want: &[(&'static str, Kind, bool)],
+    ) -> Result<Reader, String> {
         if stream.is_released() {
             return Err("Arrow stream: already consumed".into());
         }
         let mut schema = FfiSchema::empty();
         // SAFETY: a live stream; get_schema fills `schema`, which we release below.
-        let rc = unsafe { stream.get_schema.ok_or("Arrow stream: no get_schema")?(&mut stream, &mut schema) };
+        let rc = unsafe {
+            stream.get_schema.ok_or("Arrow stream: no get_schema")?(&mut stream, &mut schema)
+        };
         if rc != 0 {
             return Err(stream.last_error(rc));
         }

@@ -3,6 +3,7 @@
 //! parameters, run a workload or replay a trace on it, purge, trim, idle, save and load.
 //! Results come back as JSON, which iolab stores verbatim as the raw engine output.
 
+mod arrow_stream;
 pub mod config;
 pub mod digest;
 mod drive;
@@ -21,10 +22,9 @@ mod sorted;
 mod source;
 pub mod ssd;
 pub mod state;
-mod arrow_stream;
 pub mod streams;
-mod streams_py;
 mod streams_oio;
+mod streams_py;
 mod streams_tab;
 pub mod workload;
 

@@ -116,7 +116,13 @@ fn seq_run(rings: &mut Vec<Ring>, c: &Chunk, lookback: usize, gap: u64, flags: &
 /// compare, so the 64 compares per IO of the default lookback ran one by one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn seq_run_avx2(rings: &mut Vec<Ring>, c: &Chunk, lookback: usize, gap: u64, flags: &mut Vec<bool>) {
+unsafe fn seq_run_avx2(
+    rings: &mut Vec<Ring>,
+    c: &Chunk,
+    lookback: usize,
+    gap: u64,
+    flags: &mut Vec<bool>,
+) {
     seq_run(rings, c, lookback, gap, flags)
 }
 

@@ -70,7 +70,9 @@ impl Cutter {
             }
             let frn = b.col::<i64>(6)?;
             let row = |i: usize| frn.map_or(self.seen + (i - start) as i64, |f| f[i]);
-            let chunk = *self.chunk.get_or_insert(row(start).div_euclid(self.chunk_rows));
+            let chunk = *self
+                .chunk
+                .get_or_insert(row(start).div_euclid(self.chunk_rows));
             let limit = (chunk + 1) * self.chunk_rows;
             let end = match frn {
                 Some(f) => start + f[start..].partition_point(|&r| r < limit),
@@ -114,6 +116,8 @@ type Spread<'py> = (
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,
 );
+/// A chunk's tabulation, with its columns when it is too spread for the walk's table.
+type Walked = (Tab, Option<[Vec<u8>; 4]>);
 /// (rows, None) or (None, the spread chunk's columns).
 type Chunked<'py> = (Option<Vec<PyRow>>, Option<Spread<'py>>);
 
@@ -125,12 +129,14 @@ fn take_stream(obj: &Bound<'_, PyAny>) -> PyResult<FfiStream> {
     } else {
         obj.clone()
     };
-    let cap = obj
-        .downcast::<PyCapsule>()
-        .map_err(|_| value_err("stream: an Arrow C stream (PyCapsule 'arrow_array_stream') is needed".into()))?;
+    let cap = obj.downcast::<PyCapsule>().map_err(|_| {
+        value_err("stream: an Arrow C stream (PyCapsule 'arrow_array_stream') is needed".into())
+    })?;
     let name = cap.name()?.map(|n| n.to_string_lossy().into_owned());
     if name.as_deref() != Some("arrow_array_stream") {
-        return Err(value_err(format!("stream: a PyCapsule named 'arrow_array_stream' is needed, not {name:?}")));
+        return Err(value_err(format!(
+            "stream: a PyCapsule named 'arrow_array_stream' is needed, not {name:?}"
+        )));
     }
     // SAFETY: the capsule holds an ArrowArrayStream; moving it out and leaving a released
     // one is how the PyCapsule interface hands a stream to its consumer.
@@ -185,12 +191,14 @@ impl PyStreamWalk {
     fn next_chunk<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Chunked<'py>>> {
         let (walk, cut) = (&mut self.w, self.cut.as_mut());
         let cut = cut.ok_or_else(|| value_err("stream walk: no stream open".into()))?;
-        let got = py.allow_threads(|| -> Result<Option<(Tab, Option<[Vec<u8>; 4]>)>, String> {
+        let got = py.allow_threads(|| -> Result<Option<Walked>, String> {
             if !cut.next_chunk(walk)? {
                 return Ok(None);
             }
             let tab = walk.end_chunk();
-            let cols = matches!(tab, Tab::Flags(_)).then(|| cut.held_columns()).transpose()?;
+            let cols = matches!(tab, Tab::Flags(_))
+                .then(|| cut.held_columns())
+                .transpose()?;
             cut.held.clear();
             Ok(Some((tab, cols)))
         });
@@ -201,7 +209,11 @@ impl PyStreamWalk {
             (Tab::Rows(rows), _) => {
                 let rows = rows
                     .into_iter()
-                    .map(|r| (r.step, r.seq, r.write, r.size, r.ios, r.lat_n, r.lat_sum, r.lat_max))
+                    .map(|r| {
+                        (
+                            r.step, r.seq, r.write, r.size, r.ios, r.lat_n, r.lat_sum, r.lat_max,
+                        )
+                    })
                     .collect();
                 (Some(rows), None)
             }
@@ -218,7 +230,10 @@ impl PyStreamWalk {
     fn close(&mut self, py: Python<'_>) {
         if let Some(cut) = self.cut.take() {
             let Cutter {
-                mut reader, held, cur, ..
+                mut reader,
+                held,
+                cur,
+                ..
             } = cut;
             py.allow_threads(move || {
                 drop((held, cur)); // batches released before the stream

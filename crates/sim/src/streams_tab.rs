@@ -152,7 +152,8 @@ impl Tabulator {
     /// Emit the current step's groups in (seq, write, size) order: the dense table's slot
     /// order, (seq * 2 + write) * m + size / 2^tz.
     fn flush(&mut self) {
-        self.used.sort_unstable_by_key(|(_, r)| (r.seq, r.write, r.size));
+        self.used
+            .sort_unstable_by_key(|(_, r)| (r.seq, r.write, r.size));
         for (h, row) in self.used.drain(..) {
             self.index[h] = EMPTY;
             self.out.push(row);

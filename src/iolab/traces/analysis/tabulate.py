@@ -63,7 +63,8 @@ class Accumulator:
             while (got := self.walk.next_chunk()) is not None:
                 rows, spread = got
                 if spread is not None:  # too many (step, stream) slots for the walk's dense table
-                    t, seq, w, size, lat = (np.frombuffer(b, d) for b, d in zip(spread, _SPREAD_TYPES))
+                    cols: list[np.ndarray] = [np.frombuffer(b, d) for b, d in zip(spread, _SPREAD_TYPES)]
+                    t, seq, w, size, lat = cols
                     self._merge(_group_in_duckdb(self._steps(t), seq, w, size, lat, con))
                 else:
                     assert rows is not None
