@@ -24,9 +24,9 @@ much less.
 Beside the throughput case's analysis the bench times a bare DuckDB GROUP BY of the same
 trace (IOs and latency sum per op and size, one DuckDB thread and the analysis's memory limit,
 the query the issue's goal is stated against) in a process of its own, and the analysis's
-columns scanned into numpy and nothing else (the floor of the chunked design): the analysis's
-CPU as a multiple of the GROUP BY's, inside the process and for the whole process (Python's
-start and imports included, from wait4), goal at most 5x.
+query read as an Arrow stream and nothing else (the floor of the design), then read by the
+compiled walk: the analysis's CPU as a multiple of the GROUP BY's, inside the process and for
+the whole process (Python's start and imports included, from wait4), goal at most 5x.
 
 With --base REF the throughput trace is analysed --repeats times with this tree's code and as
 often with REF's (unpacked by git archive, run with the same Python and libraries), in
@@ -83,9 +83,9 @@ def analyse_child(path: str, step_s: float, save: str) -> None:
 
 GROUP_BY = "SELECT op, size_bytes, count(*), sum(latency_us) FROM read_parquet(?) GROUP BY ALL"
 SCAN = (
-    "SELECT time_ns, op = 'write' AS w, offset_bytes, size_bytes, coalesce(latency_us, -1.0) AS lat"
-    " FROM read_parquet(?, file_row_number = true) WHERE file_row_number >= ? AND file_row_number < ?"
-)
+    "SELECT time_ns, CAST(op = 'write' AS UTINYINT) AS w, offset_bytes, size_bytes, CAST(latency_us AS DOUBLE) AS lat"
+    " FROM read_parquet('{}', file_row_number = true) WHERE TRUE"
+)  # the analysis's query on a table of reads and writes only, with response times
 
 
 def groupby_child(path: str) -> None:
@@ -98,32 +98,71 @@ def groupby_child(path: str) -> None:
     print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "groups": groups}))
 
 
-def scan_child(path: str, step_s: float) -> None:
-    """The analysis's five columns scanned into numpy a million rows at a time: what `analyse`
-    fetches, without any of its passes; and apart, the compiled walk (SEQ rule, in-flight
-    count, tabulation) over each chunk as it comes."""
-    import numpy as np
+def drain(capsule) -> int:
+    """Read every record batch of an Arrow C stream (a PyCapsule) and release it, touching
+    nothing: the scan's own cost. Through ctypes, as pyarrow is not installed."""
+    import ctypes as c
 
+    class Array(c.Structure):
+        pass
+
+    release = c.CFUNCTYPE(None, c.POINTER(Array))
+    Array._fields_ = [(f, c.c_int64) for f in ("length", "null_count", "offset", "n_buffers", "n_children")] + [
+        ("buffers", c.c_void_p),
+        ("children", c.c_void_p),
+        ("dictionary", c.c_void_p),
+        ("release", release),
+        ("private_data", c.c_void_p),
+    ]
+
+    class Stream(c.Structure):
+        pass
+
+    Stream._fields_ = [
+        ("get_schema", c.c_void_p),
+        ("get_next", c.CFUNCTYPE(c.c_int, c.POINTER(Stream), c.POINTER(Array))),
+        ("get_last_error", c.c_void_p),
+        ("release", c.CFUNCTYPE(None, c.POINTER(Stream))),
+        ("private_data", c.c_void_p),
+    ]
+    get = c.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = c.c_void_p, [c.py_object, c.c_char_p]
+    stream = c.cast(get(capsule, b"arrow_array_stream"), c.POINTER(Stream))
+    rows = 0
+    try:
+        while True:
+            a = Array()
+            if stream.contents.get_next(stream, c.byref(a)) != 0:
+                raise RuntimeError("Arrow stream error")
+            if not a.release:
+                return rows
+            rows += a.length
+            a.release(c.byref(a))
+    finally:
+        stream.contents.release(stream)
+
+
+def scan_child(path: str, step_s: float) -> None:
+    """The analysis's query read as an Arrow stream and nothing else (the floor of the
+    design); then the same stream read by the compiled walk (SEQ rule, in-flight count,
+    tabulation), whose cost is the difference."""
     from iolab import _sim
     from iolab.traces.table import connect
 
     con = connect(memory_limit="512MB", threads=1)
-    rows = con.execute("SELECT count(*) FROM read_parquet(?)", [path]).fetchall()[0][0]
+    query = SCAN.format(path.replace("'", "''"))
+    c0 = time.process_time()
+    drain(con.sql(query).__arrow_c_stream__())
+    c1 = time.process_time()
     walk = _sim.StreamWalk(step_ns=int(round(step_s * 1e9)), lookback=64, gap_bytes=0, has_latency=True)
-    scan = walked = 0.0
-    for lo in range(0, rows, 1_000_000):
-        c0 = time.process_time()
-        c = con.execute(SCAN, [path, lo, lo + 1_000_000]).fetchnumpy()
-        c1 = time.process_time()
-        walk.add(
-            time_ns=c["time_ns"],
-            write=c["w"].view(np.uint8),
-            offset=c["offset_bytes"],
-            size=c["size_bytes"],
-            latency=c["lat"],
-        )
-        scan, walked = scan + c1 - c0, walked + time.process_time() - c1
-    print(json.dumps({"cpu_s": scan, "walk_cpu_s": walked}))
+    try:
+        walk.open(stream=con.sql(query), chunk_rows=1_000_000)
+        while walk.next_chunk() is not None:
+            pass
+    finally:
+        walk.close()
+    c2 = time.process_time()
+    print(json.dumps({"cpu_s": c1 - c0, "walk_cpu_s": (c2 - c1) - (c1 - c0)}))
 
 
 def plot_child(saved: str, out: str) -> None:
@@ -163,8 +202,8 @@ def _baseline_child(path: Path, step_s: float) -> dict:
 def baseline(path: Path, a: dict, g: dict) -> None:
     """The analysis's CPU against the bare GROUP BY's (see the module docstring)."""
     print(
-        f"[baseline] bare GROUP BY {g['cpu_s']:.2f} s CPU ({g['groups']} groups); the analysis's columns scanned "
-        f"into numpy {g['scan_cpu_s']:.2f} s CPU = {g['scan_cpu_s'] / g['cpu_s']:.1f} x the GROUP BY; the walk over "
+        f"[baseline] bare GROUP BY {g['cpu_s']:.2f} s CPU ({g['groups']} groups); the analysis's query read as "
+        f"an Arrow stream {g['scan_cpu_s']:.2f} s CPU = {g['scan_cpu_s'] / g['cpu_s']:.1f} x the GROUP BY; the walk over "
         f"them {g['walk_cpu_s']:.2f} s CPU = {g['walk_cpu_s'] / g['cpu_s']:.1f} x"
     )
     print(
@@ -197,12 +236,15 @@ def run_case(name: str, path: Path, step_s: float, work: Path, groupby: bool = F
     return a, p
 
 
-def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) -> None:
+def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path, sim: str | None = None) -> None:
     """`analyse` on one trace with this tree's code and `ref`'s, alternately (each repeat in the
-    reverse order of the one before), so both meet the same load."""
+    reverse order of the one before), so both meet the same load. `sim`: the built simulator
+    extension for `ref`'s code, when this tree's no longer fits it."""
     from treetime import REPO, unpack_src
 
     trees = {ref: unpack_src(ref), "this": REPO / "src"}
+    if sim:
+        shutil.copy2(sim, trees[ref] / "iolab" / Path(sim).name)
     got: dict[str, list[dict]] = {name: [] for name in trees}
     groupby: list[dict] = []
     try:
@@ -231,8 +273,8 @@ def compare_code(ref: str, path: Path, step_s: float, repeats: int, work: Path) 
         )
     scan, walk = (statistics.median(g[k] for g in groupby) for k in ("scan_cpu_s", "walk_cpu_s"))
     print(
-        f"[baseline] bare GROUP BY median {g_cpu:.2f} s CPU ({g_proc:.2f} whole process); the analysis's columns "
-        f"scanned into numpy {scan:.2f} s CPU = {scan / g_cpu:.1f} x; the compiled walk over them {walk:.2f} s CPU = "
+        f"[baseline] bare GROUP BY median {g_cpu:.2f} s CPU ({g_proc:.2f} whole process); the analysis's query "
+        f"read as an Arrow stream {scan:.2f} s CPU = {scan / g_cpu:.1f} x; the compiled walk over them {walk:.2f} s CPU = "
         f"{walk / g_cpu:.1f} x; the rest of this tree's analysis {cpu['this'] - scan - walk:.2f} s CPU"
     )
     same = len({a["sha256"] for runs in got.values() for a in runs}) == 1
@@ -254,6 +296,7 @@ def main() -> None:
     ap.add_argument("--trace", help="analyse this trace table for the throughput case instead of generating one")
     ap.add_argument("--base", help="analyse the throughput trace with this git ref's code too, alternately")
     ap.add_argument("--repeats", type=int, default=3, help="with --base: analyses of each code (default 3)")
+    ap.add_argument("--base-sim", help="with --base: REF's built _sim extension (default: this tree's)")
     ap.add_argument("--_analyse", help=argparse.SUPPRESS)
     ap.add_argument("--_plot", help=argparse.SUPPRESS)
     ap.add_argument("--_groupby", help=argparse.SUPPRESS)
@@ -304,7 +347,7 @@ def main() -> None:
                 f"in {time.perf_counter() - t0:.1f} s"
             )
         if args.base:
-            compare_code(args.base, path, args.step, args.repeats, work)
+            compare_code(args.base, path, args.step, args.repeats, work, args.base_sim)
             return
         _, base_plots = run_case("throughput", path, args.step, work, groupby=True)
         if args.many_steps:

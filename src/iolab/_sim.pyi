@@ -86,18 +86,24 @@ class Drive:
 
 class StreamWalk:
     """The stream analysis's per-IO walks (iolab.traces.analysis): the SEQ rule, the in-flight count and the
-    per-step tabulation over chunks of IOs in issue order, state carried from chunk to chunk. Columns are numpy
-    arrays read in place: int64 time_ns, offset and size (> 0), uint8 write (a bool array's view), float64 latency
-    in µs (< 0: none), and optionally integer device codes (>= 0). Raises ValueError on unequal lengths, a
-    non-contiguous array or a wrong dtype."""
+    per-step tabulation over a query's rows in issue order, read in place from an Arrow C stream (a PyCapsule
+    'arrow_array_stream', or an object with __arrow_c_stream__, such as a DuckDB relation) by a thread of its own.
+    Columns: time_ns, offset_bytes, size_bytes (> 0) BIGINT; w UTINYINT (1: write); lat DOUBLE (µs, < 0: none);
+    optionally dev INTEGER (device code >= 0) and frn BIGINT (the file row number, which cuts the chunks when the
+    query filters rows). Raises ValueError on a missing column, a wrong type, NULLs or a bad value."""
 
     def __init__(self, *, step_ns: int, lookback: int, gap_bytes: int, has_latency: bool) -> None: ...
-    def add(
-        self, *, time_ns: object, write: object, offset: object, size: object, latency: object, device: object = ...
-    ) -> tuple[list[tuple[int, bool, bool, int, int, int, float, float]] | None, bytes | None]:
-        """Walk one chunk: (rows, None), rows (step, seq, write, size, IOs, latencies counted, their sum, their
-        maximum or -1) in that order; or (None, SEQ flags as bool bytes) when the chunk has more than 2^22
-        possible (step, seq, write, size) slots."""
+    def open(self, *, stream: object, chunk_rows: int) -> None:
+        """Start reading the stream, whose rows are tabulated in chunks of chunk_rows file rows."""
+    def next_chunk(
+        self,
+    ) -> tuple[list[tuple[int, bool, bool, int, int, int, float, float]] | None, tuple[bytes, ...] | None] | None:
+        """Walk the next chunk: (rows, None), rows (step, seq, write, size, IOs, latencies counted, their sum, their
+        maximum or -1) in that order; or (None, the chunk's issue times, SEQ flags, write flags, sizes and latencies
+        as bytes of int64, bool, bool, int64, float64) when it has more than 2^22 possible (step, seq, write, size)
+        slots; None at the end of the stream."""
+    def close(self) -> None:
+        """Stop reading the stream and end its thread."""
     def finish(self, *, n_steps: int) -> tuple[list[float], list[int]]:
         """In-flight ns and maximum in-flight count per step (at least n_steps long), the levels at the starts of
         the steps after the last issue included."""
@@ -105,3 +111,7 @@ class StreamWalk:
     def missing_latency(self) -> int: ...
     @property
     def last_completion_ns(self) -> int | None: ...
+    @property
+    def ios(self) -> int: ...
+    @property
+    def last_issue_ns(self) -> int: ...

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from iolab.traces.analysis.streamstats import SeqRule
-from iolab.traces.analysis.tabulate import Accumulator, _group_in_duckdb
+from iolab.traces.analysis.tabulate import Accumulator, Scan, _group_in_duckdb
 
 _SEQ_BLOCK = 65_536  # IOs per block of the SEQ passes: offsets and ends of a block fit in the cache
 
@@ -48,6 +48,19 @@ class NumpyAccumulator(Accumulator):
             extra = n - len(self.inflight_ns) + 64
             self.inflight_ns = np.r_[self.inflight_ns, np.zeros(extra)]
             self.oio_max = np.r_[self.oio_max, np.zeros(extra, np.int64)]
+
+    def consume(self, con, scan: Scan) -> None:
+        """main's scan: a query per chunk of file rows, fetched into numpy."""
+        columns = f"time_ns, op = 'write' AS w, offset_bytes, size_bytes, {scan.lat_sql} AS lat{scan.dev_sql}"
+        query = scan.sql(columns) + " AND file_row_number >= ? AND file_row_number < ?"
+        cur = con.cursor()
+        try:
+            for lo in range(0, max(scan.rows, 1), scan.chunk_rows):
+                c = cur.execute(query, [lo, lo + scan.chunk_rows]).fetchnumpy()
+                if len(c["time_ns"]):
+                    self.add(con, c)
+        finally:
+            cur.close()
 
     def add(self, con, c: dict) -> None:
         t = c["time_ns"]

@@ -99,30 +99,44 @@ def test_the_walk_matches_the_numpy_passes_on_a_generated_trace(tmp_path):
         assert walked == reference, kw
 
 
-def columns(n: int = 4) -> dict:
-    return {
-        "time_ns": np.arange(n, dtype=np.int64),
-        "write": np.zeros(n, bool).view(np.uint8),
-        "offset": np.zeros(n, np.int64),
-        "size": np.full(n, 512, np.int64),
-        "latency": np.full(n, 1.0),
-    }
+COLUMNS = {
+    "time_ns": "range::BIGINT",
+    "w": "0::UTINYINT",
+    "offset_bytes": "0::BIGINT",
+    "size_bytes": "512::BIGINT",
+    "lat": "1.0::DOUBLE",
+}
+
+
+def walked(con, change: dict | None = None) -> list:
+    """Every chunk the walk gives for a 4-IO stream with `change`d column expressions."""
+    cols = {**COLUMNS, **(change or {})}
+    query = "SELECT " + ", ".join(f"{e} AS {c}" for c, e in cols.items() if e is not None) + " FROM range(4)"
+    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True)
+    try:
+        walk.open(stream=con.sql(query), chunk_rows=1000)
+        return list(iter(walk.next_chunk, None))
+    finally:
+        walk.close()
 
 
 def test_the_walk_refuses_what_it_cannot_read():
-    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True)
-    rows, flags = walk.add(**columns())
-    assert flags is None and [r[:6] for r in rows] == [(0, False, False, 512, 4, 4)]
+    con = connect()
+    [(rows, spread)] = walked(con)
+    assert spread is None and [r[:6] for r in rows] == [(0, False, False, 512, 4, 4)]
     bad = [
-        ({"size": np.zeros(4, np.int64)}, "sizes must be > 0"),
-        ({"time_ns": np.arange(3, dtype=np.int64)}, "unequal lengths"),
-        ({"offset": np.zeros(8, np.int64)[::2]}, "contiguous"),
-        ({"latency": np.ones(4, np.float32)}, "float64"),
-        ({"write": np.zeros(4, bool)}, "uint8"),
-        ({"device": np.array([0, 1, -1, 0])}, "device code"),
+        ({"size_bytes": "0::BIGINT"}, "sizes must be > 0"),
+        ({"lat": "1.0::FLOAT"}, "Arrow format"),
+        ({"w": "true"}, "Arrow format"),
+        ({"offset_bytes": None}, "no column offset_bytes"),
+        ({"offset_bytes": "CASE WHEN range = 2 THEN NULL ELSE 0 END::BIGINT"}, "NULLs"),
+        ({"dev": "(range - 2)::INTEGER"}, "device code"),
     ]
     for change, message in bad:
         with pytest.raises(ValueError, match=message):
-            walk.add(**{**columns(), **change})
+            walked(con, change)
+    walk = _sim.StreamWalk(step_ns=1000, lookback=4, gap_bytes=0, has_latency=True)
+    with pytest.raises(ValueError, match="Arrow C stream"):
+        walk.open(stream=b"not a stream", chunk_rows=10)
     with pytest.raises(ValueError, match="must be > 0"):
         _sim.StreamWalk(step_ns=0, lookback=4, gap_bytes=0, has_latency=True)

@@ -208,10 +208,11 @@ def test_the_row_filter_is_left_out_only_where_the_table_passes_it(tmp_path):
     rows = [(i * US, "d", "read" if i % 3 else "write", (i % 7) * 4096, 4096, "p", 50.0) for i in range(200)]
     con = connect()
     cases = {
-        "clean": (rows, ("TRUE", False)),
-        "trim": (rows + [(300 * US, "d", "trim", 0, 4096, "p", 5.0)], ("op IN ('read', 'write')", False)),
-        "zero": (rows + [(300 * US, "d", "write", 0, 0, "p", 5.0)], ("size_bytes > 0", False)),
-        "no rt": (rows + [(300 * US, "d", "write", 0, 4096, "p", None)], ("TRUE", True)),
+        "clean": (rows, ("TRUE", False, True)),
+        "trim": (rows + [(300 * US, "d", "trim", 0, 4096, "p", 5.0)], ("op IN ('read', 'write')", False, True)),
+        "zero": (rows + [(300 * US, "d", "write", 0, 0, "p", 5.0)], ("size_bytes > 0", False, True)),
+        "no rt": (rows + [(300 * US, "d", "write", 0, 4096, "p", None)], ("TRUE", True, True)),
+        "two devices": (rows + [(300 * US, "e", "write", 0, 4096, "p", 5.0)], ("TRUE", False, False)),
     }
     results = {}
     for name, (r, want) in cases.items():

@@ -3,6 +3,7 @@
 //! parameters, run a workload or replay a trace on it, purge, trim, idle, save and load.
 //! Results come back as JSON, which iolab stores verbatim as the raw engine output.
 
+mod arrow_stream;
 pub mod config;
 pub mod digest;
 mod drive;
@@ -22,7 +23,9 @@ mod source;
 pub mod ssd;
 pub mod state;
 pub mod streams;
+mod streams_oio;
 mod streams_py;
+mod streams_tab;
 pub mod workload;
 
 pub const ENGINE: &str = "iolab-sim";

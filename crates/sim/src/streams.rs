@@ -7,12 +7,12 @@
 //! exact below 2^53 ns = 104 days of in-flight time per step), and each (step, stream)
 //! latency sum adds a chunk's latencies in row order from 0.0, as numpy's bincount did.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+pub use crate::streams_tab::MAX_BINS;
 
-/// Dense tabulation up to this many (step, seq, write, size) slots per chunk; past it the
-/// caller groups the chunk itself (the earlier code's limit, kept so rows come in its order).
-pub const MAX_BINS: i64 = 1 << 22;
+/// IOs per slice of a run: ~270 KB of columns, which the passes over it find in the cache.
+const SLICE: usize = 8192;
+use crate::streams_oio::Completions;
+use crate::streams_tab::Tabulator;
 
 /// The SEQ rule's parameters and the step length.
 #[derive(Clone, Copy, Debug)]
@@ -23,16 +23,16 @@ pub struct Rule {
     pub has_latency: bool,
 }
 
-/// One chunk's columns, in issue order. `lat` < 0 (or NaN) means no response time; `dev`
-/// is a device code per IO when there are several devices.
+/// One chunk's columns (or a run of them), in issue order. `lat` < 0 (or NaN) means no
+/// response time; `dev` is a device code per IO when there are several devices.
 pub struct Chunk<'a> {
     pub time_ns: &'a [i64],
-    /// 1 for a write, 0 for a read (numpy's bool bytes)
+    /// 1 for a write, 0 for a read
     pub write: &'a [u8],
     pub offset: &'a [i64],
     pub size: &'a [i64],
     pub lat: &'a [f64],
-    pub dev: Option<&'a [i64]>,
+    pub dev: Option<&'a [i32]>,
 }
 
 /// One (step, seq, write, size) group of a chunk: IOs, latencies counted, their sum and
@@ -67,17 +67,19 @@ struct Ring {
 impl Ring {
     /// Offset within [end, end + gap] of a kept end; the wrapping difference, read unsigned,
     /// is that test in one compare (and the earlier code's int64 arithmetic, overflow too).
-    #[inline]
-    fn hit(&self, off: i64, gap: u64, avx2: bool) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the CPU has AVX2 (checked once in Walk::new).
-            return unsafe { any_within_avx2(&self.ends, off, gap) };
+    /// Without a gap it is equality, one vector compare per four ends.
+    #[inline(always)]
+    fn hit(&self, off: i64, gap: u64) -> bool {
+        if gap == 0 {
+            self.ends.iter().fold(false, |h, &e| h | (e == off))
+        } else {
+            self.ends
+                .iter()
+                .fold(false, |h, &e| h | (off.wrapping_sub(e) as u64 <= gap))
         }
-        let _ = avx2;
-        any_within(&self.ends, off, gap)
     }
 
+    #[inline(always)]
     fn push(&mut self, end: i64, lookback: usize) {
         if self.ends.len() < lookback {
             self.ends.push(end);
@@ -92,18 +94,36 @@ impl Ring {
     }
 }
 
+/// The SEQ rule over a run of IOs, appending their flags.
 #[inline(always)]
-fn any_within(ends: &[i64], off: i64, gap: u64) -> bool {
-    ends.iter()
-        .fold(false, |h, &e| h | (off.wrapping_sub(e) as u64 <= gap))
+fn seq_run(rings: &mut Vec<Ring>, c: &Chunk, lookback: usize, gap: u64, flags: &mut Vec<bool>) {
+    flags.reserve(c.offset.len());
+    for i in 0..c.offset.len() {
+        let g = match c.dev {
+            Some(d) => d[i] as usize * 2 + (c.write[i] != 0) as usize,
+            None => (c.write[i] != 0) as usize,
+        };
+        if g >= rings.len() {
+            rings.resize_with(g + 1, Ring::default);
+        }
+        let ring = &mut rings[g];
+        flags.push(ring.hit(c.offset[i], gap));
+        ring.push(c.offset[i].wrapping_add(c.size[i]), lookback);
+    }
 }
 
-/// The same compare with 64-bit lanes: the baseline x86-64 target has no 64-bit vector
+/// The same with 64-bit vector lanes: the baseline x86-64 target has no 64-bit vector
 /// compare, so the 64 compares per IO of the default lookback ran one by one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn any_within_avx2(ends: &[i64], off: i64, gap: u64) -> bool {
-    any_within(ends, off, gap)
+unsafe fn seq_run_avx2(
+    rings: &mut Vec<Ring>,
+    c: &Chunk,
+    lookback: usize,
+    gap: u64,
+    flags: &mut Vec<bool>,
+) {
+    seq_run(rings, c, lookback, gap, flags)
 }
 
 fn has_avx2() -> bool {
@@ -115,7 +135,7 @@ fn has_avx2() -> bool {
 
 /// The step of each of a run of sorted times, with a division only when a time leaves the
 /// step of the one before (a 64-bit division per IO was a sixth of the walk).
-struct StepOf {
+pub(crate) struct StepOf {
     step_ns: i64,
     cur: i64,
     lo: i64,
@@ -123,7 +143,7 @@ struct StepOf {
 }
 
 impl StepOf {
-    fn new(step_ns: i64) -> StepOf {
+    pub(crate) fn new(step_ns: i64) -> StepOf {
         StepOf {
             step_ns,
             cur: 0,
@@ -133,24 +153,13 @@ impl StepOf {
     }
 
     #[inline]
-    fn get(&mut self, t: i64) -> i64 {
+    pub(crate) fn get(&mut self, t: i64) -> i64 {
         if t < self.lo || t >= self.hi {
             self.cur = t.div_euclid(self.step_ns);
             self.lo = self.cur * self.step_ns;
             self.hi = self.lo.saturating_add(self.step_ns);
         }
         self.cur
-    }
-}
-
-/// numpy's maximum: NaN wins.
-fn np_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else if b > a {
-        b
-    } else {
-        a
     }
 }
 
@@ -165,11 +174,9 @@ pub struct Walk {
     rule: Rule,
     avx2: bool,
     rings: Vec<Ring>,
-    /// Completions not yet passed (a heap: a sorted queue placed each new one by a scan
-    /// and was no faster, and slow with many long response times among short ones).
-    pending: BinaryHeap<Reverse<i64>>,
+    /// Completions seen, counted by time.
+    pending: Completions,
     issued: i64,
-    completed: i64,
     next_bound: i64,
     /// Per step: in-flight ns of the parts of IOs inside it, and the count of IOs spanning
     /// it whole, as differences (+1 at the first such step, -1 past the last).
@@ -178,6 +185,12 @@ pub struct Walk {
     oio_max: Vec<i64>,
     last_comp: i64,
     pub missing_latency: i64,
+    /// IOs walked, and the last one's issue time.
+    pub ios: i64,
+    pub last_issue_ns: i64,
+    /// The current chunk's SEQ flags and tabulation.
+    flags: Vec<bool>,
+    tab: Tabulator,
 }
 
 impl Walk {
@@ -192,15 +205,18 @@ impl Walk {
             rule,
             avx2: has_avx2(),
             rings: Vec::new(),
-            pending: BinaryHeap::new(),
+            pending: Completions::new(),
             issued: 0,
-            completed: 0,
             next_bound: 0,
             inflight_ns: Vec::new(),
             spanning: Vec::new(),
             oio_max: Vec::new(),
             last_comp: i64::MIN,
             missing_latency: 0,
+            ios: 0,
+            last_issue_ns: 0,
+            flags: Vec::new(),
+            tab: Tabulator::new(rule.step_ns),
         })
     }
 
@@ -211,39 +227,70 @@ impl Walk {
 
     /// Walk one chunk: SEQ flags, the in-flight count, and the tabulation.
     pub fn add(&mut self, c: &Chunk) -> Result<Tab, String> {
+        self.feed(c)?;
+        Ok(self.end_chunk())
+    }
+
+    /// Walk a run of the current chunk's rows (the chunk may come in several runs), in
+    /// slices that stay in the CPU cache from one pass to the next.
+    pub fn feed(&mut self, c: &Chunk) -> Result<(), String> {
         check(c)?;
-        let flags = self.seq_flags(c);
+        let n = c.time_ns.len();
+        for lo in (0..n).step_by(SLICE) {
+            let r = lo..(lo + SLICE).min(n);
+            self.feed_slice(&Chunk {
+                time_ns: &c.time_ns[r.clone()],
+                write: &c.write[r.clone()],
+                offset: &c.offset[r.clone()],
+                size: &c.size[r.clone()],
+                lat: &c.lat[r.clone()],
+                dev: c.dev.map(|d| &d[r]),
+            });
+        }
+        Ok(())
+    }
+
+    fn feed_slice(&mut self, c: &Chunk) {
+        let Some(&last) = c.time_ns.last() else {
+            return;
+        };
+        let mut flags = std::mem::take(&mut self.flags);
+        let start = flags.len();
+        self.seq_flags(c, &mut flags);
         if self.rule.has_latency {
             self.outstanding(c.time_ns, c.lat);
         }
-        Ok(match dense_slots(c.time_ns, c.size, self.rule.step_ns) {
-            Some((tz, m)) => Tab::Rows(tabulate(c, &flags, self.rule.step_ns, tz, m)),
-            None => Tab::Flags(flags),
-        })
+        self.tab.feed(c, &flags[start..]);
+        self.flags = flags;
+        self.ios += c.time_ns.len() as i64;
+        self.last_issue_ns = self.last_issue_ns.max(last);
     }
 
-    fn seq_flags(&mut self, c: &Chunk) -> Vec<bool> {
-        let (lb, gap, avx2) = (self.rule.lookback, self.rule.gap_bytes, self.avx2);
-        let mut flags = Vec::with_capacity(c.offset.len());
-        for i in 0..c.offset.len() {
-            let g = match c.dev {
-                Some(d) => d[i] as usize * 2 + (c.write[i] != 0) as usize,
-                None => (c.write[i] != 0) as usize,
-            };
-            if g >= self.rings.len() {
-                self.rings.resize_with(g + 1, Ring::default);
-            }
-            let ring = &mut self.rings[g];
-            flags.push(ring.hit(c.offset[i], gap, avx2));
-            ring.push(c.offset[i].wrapping_add(c.size[i]), lb);
+    /// End the current chunk: its rows, or its SEQ flags when it has too many (step, seq,
+    /// write, size) slots for the dense table the rows follow (the caller groups it then).
+    pub fn end_chunk(&mut self) -> Tab {
+        let flags = std::mem::take(&mut self.flags);
+        self.tab.finish(flags)
+    }
+
+    fn seq_flags(&mut self, c: &Chunk, flags: &mut Vec<bool>) {
+        let (lb, gap) = (self.rule.lookback, self.rule.gap_bytes);
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: the CPU has AVX2 (checked once in Walk::new).
+            return unsafe { seq_run_avx2(&mut self.rings, c, lb, gap, flags) };
         }
-        flags
+        seq_run(&mut self.rings, c, lb, gap, flags)
     }
 
     /// The in-flight count over IOs with a response time: each run of IOs issued at one
     /// instant is taken whole, its completions first (an IO completing at the instant it is
     /// issued counts as done there, as does one completing exactly at a step's start).
     fn outstanding(&mut self, t: &[i64], lat: &[f64]) {
+        let (Some(&first), Some(&last)) = (t.first(), t.last()) else {
+            return;
+        };
+        self.pending.start(first, (last - first) / t.len() as i64);
         let mut step_of = StepOf::new(self.rule.step_ns);
         let mut i = 0;
         while i < t.len() {
@@ -253,7 +300,7 @@ impl Walk {
             while i < t.len() && t[i] == t0 {
                 if lat[i] >= 0.0 {
                     let comp = t0 + (lat[i] * 1000.0 + 0.5) as i64;
-                    self.pending.push(Reverse(comp));
+                    self.pending.push(comp);
                     self.last_comp = self.last_comp.max(comp);
                     self.inflight(t0, comp, s);
                     run += 1;
@@ -268,25 +315,24 @@ impl Walk {
             while self.next_bound <= s {
                 self.level_at_bound();
             }
-            self.complete_until(t0);
             self.issued += run;
-            self.raise(s, self.issued - self.completed);
-        }
-    }
-
-    #[inline]
-    fn complete_until(&mut self, t: i64) {
-        while self.pending.peek().is_some_and(|&Reverse(c)| c <= t) {
-            self.pending.pop();
-            self.completed += 1;
+            // The level is at most issued - done_before; only when that could raise the
+            // step's peak is the exact count needed.
+            self.pending.advance(t0);
+            let k = s as usize;
+            if k < self.oio_max.len() && self.issued - self.pending.done_before <= self.oio_max[k] {
+                continue;
+            }
+            let level = self.issued - self.pending.done_by(t0);
+            self.raise(s, level);
         }
     }
 
     /// The level at the start of step `next_bound` (IOs carried over from before it).
     fn level_at_bound(&mut self) {
         let k = self.next_bound;
-        self.complete_until(k * self.rule.step_ns);
-        self.raise(k, self.issued - self.completed);
+        let level = self.issued - self.pending.done_by(k * self.rule.step_ns);
+        self.raise(k, level);
         self.next_bound += 1;
     }
 
@@ -297,6 +343,7 @@ impl Walk {
     }
 
     /// Split [t, comp) over the steps it spans.
+    #[inline(always)]
     fn inflight(&mut self, t: i64, comp: i64, s: i64) {
         let step_ns = self.rule.step_ns;
         let end_s = (s + 1) * step_ns;
@@ -366,69 +413,6 @@ fn check(c: &Chunk) -> Result<(), String> {
         return Err("stream walk: IO sizes must be > 0".into());
     }
     Ok(())
-}
-
-/// Whether the chunk fits a dense table: sizes are mostly multiples of a power of two, so
-/// (size >> trailing zeros common to all) indexes `m` slots per (step, seq, write).
-fn dense_slots(t: &[i64], size: &[i64], step_ns: i64) -> Option<(u32, i64)> {
-    let (first, last) = (*t.first()?, *t.last()?);
-    let spread = size.iter().fold(0i64, |a, &s| a | s);
-    let tz = spread.trailing_zeros();
-    let m = (size.iter().copied().max()? >> tz) + 1;
-    let steps = last.div_euclid(step_ns) - first.div_euclid(step_ns) + 1;
-    let bins = steps.checked_mul(4).and_then(|b| b.checked_mul(m))?;
-    (bins <= MAX_BINS).then_some((tz, m))
-}
-
-/// Rows per (step, seq, write, size) in that order; each step's groups are gathered in a
-/// table of slots, emitted and cleared when the step ends.
-fn tabulate(c: &Chunk, flags: &[bool], step_ns: i64, tz: u32, m: i64) -> Vec<Row> {
-    let mut slot = vec![u32::MAX; 4 * m as usize];
-    let mut used: Vec<(usize, Row)> = Vec::new();
-    let mut out = Vec::new();
-    let mut cur = -1i64;
-    let mut step_of = StepOf::new(step_ns);
-    for (i, &seq) in flags.iter().enumerate() {
-        let s = step_of.get(c.time_ns[i]);
-        if s != cur {
-            flush(&mut used, &mut slot, &mut out);
-            cur = s;
-        }
-        let key = ((seq as usize * 2 + (c.write[i] != 0) as usize) * m as usize)
-            + (c.size[i] >> tz) as usize;
-        if slot[key] == u32::MAX {
-            slot[key] = used.len() as u32;
-            let row = Row {
-                step: s,
-                seq,
-                write: c.write[i] != 0,
-                size: c.size[i],
-                ios: 0,
-                lat_n: 0,
-                lat_sum: 0.0,
-                lat_max: -1.0,
-            };
-            used.push((key, row));
-        }
-        let r = &mut used[slot[key] as usize].1;
-        let l = c.lat[i];
-        r.ios += 1;
-        if l >= 0.0 {
-            r.lat_n += 1;
-            r.lat_sum += l;
-        }
-        r.lat_max = np_max(r.lat_max, l);
-    }
-    flush(&mut used, &mut slot, &mut out);
-    out
-}
-
-fn flush(used: &mut Vec<(usize, Row)>, slot: &mut [u32], out: &mut Vec<Row>) {
-    used.sort_unstable_by_key(|(k, _)| *k);
-    for (k, row) in used.drain(..) {
-        slot[k] = u32::MAX;
-        out.push(row);
-    }
 }
 
 #[cfg(test)]

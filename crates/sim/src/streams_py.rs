@@ -1,59 +1,152 @@
-//! `iolab._sim.StreamWalk`: the stream analysis's per-IO walks (streams.rs) over numpy
-//! columns, read in place through the buffer protocol.
+//! `iolab._sim.StreamWalk`: the stream analysis's per-IO walks (streams.rs) over the
+//! record batches of an Arrow C stream (DuckDB's query result, read in place), cut into the
+//! chunks of file rows the tabulation's rows follow.
 
 // See python.rs: pyo3's generated wrappers trip this lint, the code here does not.
 #![allow(clippy::useless_conversion)]
 
-use pyo3::buffer::{Element, PyBuffer};
+use std::sync::Arc;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyCapsule};
 
+use crate::arrow_stream::{Batch, FfiStream, Kind, Reader};
 use crate::streams::{Chunk, Rule, Tab, Walk};
 
 fn value_err(e: String) -> PyErr {
     PyValueError::new_err(e)
 }
 
-/// A C-contiguous buffer of `T` (a numpy array of that dtype), viewed without a copy.
-fn view<'a, T: Element>(buf: &'a PyBuffer<T>, name: &str) -> PyResult<&'a [T]> {
-    if !buf.is_c_contiguous() {
-        return Err(value_err(format!("{name}: a contiguous array is needed")));
-    }
-    // SAFETY: the buffer is contiguous, holds item_count items of T (PyBuffer::get checked
-    // the format) and stays alive and unresized for the borrow: the caller holds it.
-    Ok(unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const T, buf.item_count()) })
+/// The stream's columns, in this order (the optional ones by their presence).
+const COLUMNS: [(&str, Kind, bool); 7] = [
+    ("time_ns", Kind::I64, true),
+    ("w", Kind::U8, true),
+    ("offset_bytes", Kind::I64, true),
+    ("size_bytes", Kind::I64, true),
+    ("lat", Kind::F64, true),
+    ("dev", Kind::I32, false),
+    ("frn", Kind::I64, false),
+];
+
+/// Rows `start..end` of a batch as a run of a chunk.
+fn run(b: &Batch, start: usize, end: usize) -> Result<Chunk<'_>, String> {
+    let req = |k| b.col(k).map(|c| c.expect("required column"));
+    Ok(Chunk {
+        time_ns: &req(0)?[start..end],
+        write: &b.col::<u8>(1)?.expect("required column")[start..end],
+        offset: &req(2)?[start..end],
+        size: &req(3)?[start..end],
+        lat: &b.col::<f64>(4)?.expect("required column")[start..end],
+        dev: b.col::<i32>(5)?.map(|d| &d[start..end]),
+    })
 }
 
-fn buffer<T: Element>(obj: &Bound<'_, PyAny>, name: &str, dtype: &str) -> PyResult<PyBuffer<T>> {
-    PyBuffer::get_bound(obj)
-        .map_err(|_| value_err(format!("{name}: a contiguous {dtype} array is needed")))
+/// A stream being read and cut into chunks of `chunk_rows` file rows: by the file row
+/// number column `frn` when the query filters rows, else by position.
+struct Cutter {
+    reader: Reader,
+    chunk_rows: i64,
+    cur: Option<(Arc<Batch>, usize)>,
+    seen: i64,
+    chunk: Option<i64>,
+    /// The current chunk's runs, kept (unreleased) for a chunk the caller must group.
+    held: Vec<(Arc<Batch>, usize, usize)>,
 }
 
-/// Device codes of any unsigned or signed integer dtype DuckDB hands back, as i64.
-fn device_codes(obj: &Bound<'_, PyAny>, py: Python<'_>) -> PyResult<Vec<i64>> {
-    macro_rules! try_as {
-        ($t:ty) => {
-            if let Ok(b) = PyBuffer::<$t>::get_bound(obj) {
-                return Ok(b.to_vec(py)?.into_iter().map(|v| v as i64).collect());
+impl Cutter {
+    /// Feed the walk the next chunk's runs; false at the end of the stream.
+    fn next_chunk(&mut self, walk: &mut Walk) -> Result<bool, String> {
+        loop {
+            let (b, start) = match self.cur.take() {
+                Some(c) => c,
+                None => match self.reader.next()? {
+                    Some(b) => (Arc::new(b), 0),
+                    None => return Ok(!self.held.is_empty()),
+                },
+            };
+            if start >= b.len() {
+                continue;
             }
-        };
+            let frn = b.col::<i64>(6)?;
+            let row = |i: usize| frn.map_or(self.seen + (i - start) as i64, |f| f[i]);
+            let chunk = *self
+                .chunk
+                .get_or_insert(row(start).div_euclid(self.chunk_rows));
+            let limit = (chunk + 1) * self.chunk_rows;
+            let end = match frn {
+                Some(f) => start + f[start..].partition_point(|&r| r < limit),
+                None => start + (b.len() - start).min((limit - self.seen).max(0) as usize),
+            };
+            self.seen += (end - start) as i64;
+            if end > start {
+                walk.feed(&run(&b, start, end)?)?;
+                self.held.push((b.clone(), start, end));
+            }
+            if end < b.len() {
+                self.cur = Some((b, end));
+                self.chunk = None;
+                if !self.held.is_empty() {
+                    return Ok(true);
+                }
+            }
+        }
     }
-    try_as!(u8);
-    try_as!(u16);
-    try_as!(u32);
-    try_as!(i32);
-    try_as!(i64);
-    Err(value_err("device: an integer array is needed".into()))
+
+    /// The held chunk's columns as bytes: issue times, write flags, sizes, latencies.
+    fn held_columns(&self) -> Result<[Vec<u8>; 4], String> {
+        let mut out: [Vec<u8>; 4] = Default::default();
+        for (b, start, end) in &self.held {
+            let c = run(b, *start, *end)?;
+            out[0].extend(c.time_ns.iter().flat_map(|v| v.to_ne_bytes()));
+            out[1].extend_from_slice(c.write);
+            out[2].extend(c.size.iter().flat_map(|v| v.to_ne_bytes()));
+            out[3].extend(c.lat.iter().flat_map(|v| v.to_ne_bytes()));
+        }
+        Ok(out)
+    }
 }
 
 type PyRow = (i64, bool, bool, i64, i64, i64, f64, f64);
-/// (rows, None) or (None, SEQ flags).
-type Added<'py> = (Option<Vec<PyRow>>, Option<Bound<'py, PyBytes>>);
+/// A spread chunk's (issue times, SEQ flags, write flags, sizes, latencies), as bytes.
+type Spread<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+);
+/// A chunk's tabulation, with its columns when it is too spread for the walk's table.
+type Walked = (Tab, Option<[Vec<u8>; 4]>);
+/// (rows, None) or (None, the spread chunk's columns).
+type Chunked<'py> = (Option<Vec<PyRow>>, Option<Spread<'py>>);
+
+/// Take the stream out of a PyCapsule of the Arrow PyCapsule interface (or of an object
+/// with `__arrow_c_stream__`), leaving the capsule's copy released.
+fn take_stream(obj: &Bound<'_, PyAny>) -> PyResult<FfiStream> {
+    let obj = if obj.hasattr("__arrow_c_stream__")? {
+        obj.call_method0("__arrow_c_stream__")?
+    } else {
+        obj.clone()
+    };
+    let cap = obj.downcast::<PyCapsule>().map_err(|_| {
+        value_err("stream: an Arrow C stream (PyCapsule 'arrow_array_stream') is needed".into())
+    })?;
+    let name = cap.name()?.map(|n| n.to_string_lossy().into_owned());
+    if name.as_deref() != Some("arrow_array_stream") {
+        return Err(value_err(format!(
+            "stream: a PyCapsule named 'arrow_array_stream' is needed, not {name:?}"
+        )));
+    }
+    // SAFETY: the capsule holds an ArrowArrayStream; moving it out and leaving a released
+    // one is how the PyCapsule interface hands a stream to its consumer.
+    Ok(unsafe { std::ptr::replace(cap.pointer() as *mut FfiStream, FfiStream::empty()) })
+}
 
 #[pyclass(name = "StreamWalk", module = "iolab._sim")]
 struct PyStreamWalk {
     w: Walk,
+    cut: Option<Cutter>,
 }
 
 #[pymethods]
@@ -69,45 +162,51 @@ impl PyStreamWalk {
         };
         Ok(PyStreamWalk {
             w: Walk::new(rule).map_err(value_err)?,
+            cut: None,
         })
     }
 
-    /// Walk one chunk; returns (rows, None) or, when the chunk is too spread for a dense
-    /// table, (None, SEQ flags as bytes).
-    #[pyo3(signature = (*, time_ns, write, offset, size, latency, device = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn add<'py>(
-        &mut self,
-        py: Python<'py>,
-        time_ns: &Bound<'py, PyAny>,
-        write: &Bound<'py, PyAny>,
-        offset: &Bound<'py, PyAny>,
-        size: &Bound<'py, PyAny>,
-        latency: &Bound<'py, PyAny>,
-        device: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Added<'py>> {
-        let (t, wr) = (
-            buffer::<i64>(time_ns, "time_ns", "int64")?,
-            buffer::<u8>(write, "write", "uint8 (a bool array viewed as uint8)")?,
-        );
-        let (o, s) = (
-            buffer::<i64>(offset, "offset", "int64")?,
-            buffer::<i64>(size, "size", "int64")?,
-        );
-        let l = buffer::<f64>(latency, "latency", "float64")?;
-        let dev = device.map(|d| device_codes(d, py)).transpose()?;
-        let chunk = Chunk {
-            time_ns: view(&t, "time_ns")?,
-            write: view(&wr, "write")?,
-            offset: view(&o, "offset")?,
-            size: view(&s, "size")?,
-            lat: view(&l, "latency")?,
-            dev: dev.as_deref(),
+    /// Start reading `stream` (an Arrow C stream: time_ns, w, offset_bytes, size_bytes, lat,
+    /// optionally dev and frn), cut into chunks of `chunk_rows` file rows.
+    #[pyo3(signature = (*, stream, chunk_rows))]
+    fn open(&mut self, stream: &Bound<'_, PyAny>, chunk_rows: i64) -> PyResult<()> {
+        if chunk_rows <= 0 || self.cut.is_some() {
+            return Err(value_err("stream walk: one stream, chunk_rows > 0".into()));
+        }
+        let reader = Reader::start(take_stream(stream)?, &COLUMNS).map_err(value_err)?;
+        self.cut = Some(Cutter {
+            reader,
+            chunk_rows,
+            cur: None,
+            seen: 0,
+            chunk: None,
+            held: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Walk the next chunk: (rows, None); or (None, its columns as bytes: issue times, SEQ
+    /// flags, write flags, sizes, latencies) when it is too spread for the dense table; or
+    /// None at the end of the stream.
+    fn next_chunk<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Chunked<'py>>> {
+        let (walk, cut) = (&mut self.w, self.cut.as_mut());
+        let cut = cut.ok_or_else(|| value_err("stream walk: no stream open".into()))?;
+        let got = py.allow_threads(|| -> Result<Option<Walked>, String> {
+            if !cut.next_chunk(walk)? {
+                return Ok(None);
+            }
+            let tab = walk.end_chunk();
+            let cols = matches!(tab, Tab::Flags(_))
+                .then(|| cut.held_columns())
+                .transpose()?;
+            cut.held.clear();
+            Ok(Some((tab, cols)))
+        });
+        let Some((tab, cols)) = got.map_err(value_err)? else {
+            return Ok(None);
         };
-        let walk = &mut self.w;
-        let tab = py.allow_threads(|| walk.add(&chunk)).map_err(value_err)?;
-        Ok(match tab {
-            Tab::Rows(rows) => {
+        Ok(Some(match (tab, cols) {
+            (Tab::Rows(rows), _) => {
                 let rows = rows
                     .into_iter()
                     .map(|r| {
@@ -118,11 +217,29 @@ impl PyStreamWalk {
                     .collect();
                 (Some(rows), None)
             }
-            Tab::Flags(f) => {
-                let bytes: Vec<u8> = f.into_iter().map(u8::from).collect();
-                (None, Some(PyBytes::new_bound(py, &bytes)))
+            (Tab::Flags(f), Some([t, w, size, lat])) => {
+                let flags: Vec<u8> = f.into_iter().map(u8::from).collect();
+                let b = |v: &[u8]| PyBytes::new_bound(py, v);
+                (None, Some((b(&t), b(&flags), b(&w), b(&size), b(&lat))))
             }
-        })
+            (Tab::Flags(_), None) => unreachable!("columns are kept for a spread chunk"),
+        }))
+    }
+
+    /// Stop reading the stream (its thread ends; safe to call twice).
+    fn close(&mut self, py: Python<'_>) {
+        if let Some(cut) = self.cut.take() {
+            let Cutter {
+                mut reader,
+                held,
+                cur,
+                ..
+            } = cut;
+            py.allow_threads(move || {
+                drop((held, cur)); // batches released before the stream
+                reader.close()
+            });
+        }
     }
 
     /// (in-flight ns per step, maximum in-flight count per step), at least `n_steps` long.
@@ -139,6 +256,18 @@ impl PyStreamWalk {
     #[getter]
     fn last_completion_ns(&self) -> Option<i64> {
         self.w.last_completion_ns()
+    }
+
+    /// IOs walked so far.
+    #[getter]
+    fn ios(&self) -> i64 {
+        self.w.ios
+    }
+
+    /// The latest issue time walked.
+    #[getter]
+    fn last_issue_ns(&self) -> i64 {
+        self.w.last_issue_ns
     }
 }
 

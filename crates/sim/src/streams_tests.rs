@@ -26,34 +26,43 @@ fn chunk<'a>(
     }
 }
 
+fn flags_of(w: &mut Walk, c: &Chunk) -> Vec<bool> {
+    let mut f = Vec::new();
+    w.seq_flags(c, &mut f);
+    f
+}
+
 #[test]
 fn seq_rule_looks_back_per_direction_across_chunks() {
     let mut w = Walk::new(rule(2, 0)).unwrap();
     // read 0+10, write 100+10, read 10 (SEQ), write 500, write 110 (SEQ: 2 writes back)
     let (t, wr) = ([0, 1, 2, 3, 4], [0, 1, 0, 1, 1]);
-    let flags = w.seq_flags(&chunk(
-        &t,
-        &wr,
-        &[0, 100, 10, 500, 110],
-        &[10; 5],
-        &[-1.0; 5],
-    ));
+    let flags = flags_of(
+        &mut w,
+        &chunk(&t, &wr, &[0, 100, 10, 500, 110], &[10; 5], &[-1.0; 5]),
+    );
     assert_eq!(flags, [false, false, true, false, true]);
     // next chunk: write 120 follows 110+10; write 510 is 3 writes back: out of a lookback of 2
-    let flags = w.seq_flags(&chunk(&[5, 6], &[1, 1], &[120, 510], &[10; 2], &[-1.0; 2]));
+    let flags = flags_of(
+        &mut w,
+        &chunk(&[5, 6], &[1, 1], &[120, 510], &[10; 2], &[-1.0; 2]),
+    );
     assert_eq!(flags, [true, false]);
 }
 
 #[test]
 fn gap_allows_a_small_skip_forward_only() {
     let mut w = Walk::new(rule(4, 5)).unwrap();
-    let flags = w.seq_flags(&chunk(
-        &[0, 1, 2, 3],
-        &[0; 4],
-        &[0, 15, 20, 100],
-        &[10; 4],
-        &[-1.0; 4],
-    ));
+    let flags = flags_of(
+        &mut w,
+        &chunk(
+            &[0, 1, 2, 3],
+            &[0; 4],
+            &[0, 15, 20, 100],
+            &[10; 4],
+            &[-1.0; 4],
+        ),
+    );
     // 15 is 5 past 10; 20 is 5 past 15? no: 15+10 = 25 > 20, but 20 is 10 past 10: too far
     assert_eq!(flags, [false, true, false, false]);
 }
@@ -139,4 +148,53 @@ fn bad_chunks_are_refused() {
         has_latency: false
     })
     .is_err());
+}
+
+/// A chunk fed in runs gives the rows of the chunk fed whole, and a chunk spread too wide
+/// for the dense table is found so however it is cut.
+#[test]
+fn a_chunk_fed_in_runs_gives_the_same_rows() {
+    let n = 40;
+    let t: Vec<i64> = (0..n).map(|i| i * 170_000).collect();
+    let w: Vec<u8> = (0..n).map(|i| (i % 3 == 0) as u8).collect();
+    let off: Vec<i64> = (0..n).map(|i| (i % 5) * 4096).collect();
+    let size: Vec<i64> = (0..n).map(|i| [512, 4096, 8192][i as usize % 3]).collect();
+    let lat: Vec<f64> = (0..n).map(|i| i as f64 * 0.37 - 2.0).collect();
+    let whole = |step_ns| {
+        let mut wk = Walk::new(Rule {
+            step_ns,
+            ..rule(4, 0)
+        })
+        .unwrap();
+        wk.add(&chunk(&t, &w, &off, &size, &lat)).unwrap()
+    };
+    let cases = [
+        (1_000_000, vec![0, 7, 13, 40]),
+        (1_000_000, vec![0, 1, 39, 40]),
+        (1, vec![0, 20, 40]),
+    ];
+    for (step_ns, cuts) in cases {
+        let mut wk = Walk::new(Rule {
+            step_ns,
+            ..rule(4, 0)
+        })
+        .unwrap();
+        for k in cuts.windows(2) {
+            let r = k[0]..k[1];
+            wk.feed(&chunk(
+                &t[r.clone()],
+                &w[r.clone()],
+                &off[r.clone()],
+                &size[r.clone()],
+                &lat[r],
+            ))
+            .unwrap();
+        }
+        match (wk.end_chunk(), whole(step_ns)) {
+            (Tab::Rows(a), Tab::Rows(b)) => assert_eq!(a, b),
+            (Tab::Flags(a), Tab::Flags(b)) => assert_eq!(a, b),
+            _ => panic!("dense in one and not the other (step {step_ns})"),
+        }
+        assert_eq!(wk.ios, n);
+    }
 }

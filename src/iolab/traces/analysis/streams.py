@@ -29,13 +29,15 @@ analysed together; pass `devices` to look at one.
 Dominant streams are those with at least `threshold` of all analysed IOs over the whole
 trace (SNIA uses 3 %).
 
-How: DuckDB scans the Parquet table in time order, a chunk of rows at a time (the next
-chunk is read while the current one is walked); compiled code (`iolab._sim.StreamWalk`,
-crates/sim/src/streams.rs) walks each chunk's IOs once in issue order, doing the SEQ rule
-(a ring of the last `lookback` end offsets per device and direction), the in-flight count (a
-heap of pending completions) and the per-(step, stream) tabulation together, and carries its
-state to the next chunk. No Python code runs per IO, and memory is bounded by the chunk
-size, not the trace.
+How: DuckDB scans the Parquet table once, in its stored (time) order, and hands the rows
+over as an Arrow C stream of record batches that compiled code (`iolab._sim.StreamWalk`,
+crates/sim/src/streams.rs) reads in place, a thread of its own fetching the next batch
+while the walk works; the walk takes each IO once in issue order, doing the SEQ rule (a ring
+of the last `lookback` end offsets per device and direction), the in-flight count (a heap of
+pending completions) and the per-(step, stream) tabulation together. The tabulation's rows
+are cut per chunk of `chunk_rows` file rows, as the earlier chunked scans cut them (their
+latency sums add up in that order). No Python code runs per IO, and memory is bounded by the
+chunk size, not the trace.
 
 The result's types and its JSON file are in streamstats.py, the merging of the walk's rows in tabulate.py.
 A capture's sample of the written data (datasample.py), kept beside the table, is carried
@@ -44,18 +46,16 @@ into the result as it is.
 
 from __future__ import annotations
 
-import queue
-import threading
 from dataclasses import replace
 from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.traces.analysis.datasample import load_sample
 from iolab.traces.analysis.streamstats import SeqRule, StreamAnalysis
-from iolab.traces.analysis.tabulate import Accumulator
+from iolab.traces.analysis.tabulate import Accumulator, Scan
 from iolab.traces.table import TraceTable, connect, sql_str
 
-CHUNK_ROWS = 1_000_000  # IOs per numpy batch: ~40 MB of columns, a few times that in flight
+CHUNK_ROWS = 1_000_000  # file rows per chunk of the tabulation; its batches (~33 MB) are kept until it ends
 
 
 def analyse(
@@ -72,18 +72,17 @@ def analyse(
 
     `devices` keeps only those devices, `process` only IOs issued by that process name.
     """
-    if not isinstance(table, TraceTable):
-        table = TraceTable.open(table)
-    if step_s <= 0:
-        raise IolabError(f"stream analysis: step must be > 0 s, got {step_s}")
-    if not 0 < threshold < 1:
-        raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
-    step_ns = int(round(step_s * 1e9))
-
-    # One DuckDB thread: the chunked scan already runs beside the walk, and splitting a
-    # 1 M-row scan over more threads costs more CPU than it saves.
+    # One DuckDB thread: the scan already runs beside the walk, and splitting it over more
+    # threads costs more CPU than it saves.
     con = connect(memory_limit=memory_limit, threads=1)
     try:
+        if not isinstance(table, TraceTable):
+            table = TraceTable.open(table, con)
+        if step_s <= 0:
+            raise IolabError(f"stream analysis: step must be > 0 s, got {step_s}")
+        if not 0 < threshold < 1:
+            raise IolabError(f"stream analysis: dominant-stream threshold must be in (0, 1), got {threshold}")
+        step_ns = int(round(step_s * 1e9))
         scan = table.scan_sql()
         where = ["TRUE"]
         if devices:
@@ -91,37 +90,30 @@ def analyse(
         if process is not None:
             where.append(f"process = {sql_str(process)}")
         sel = " AND ".join(where)
-        io_filter, lat_nulls = _io_filter(con, table)
-        # SEQ is tracked per device: number the devices only when there are several
-        # (the footer statistics say so without a scan).
-        lo_dev, hi_dev = con.execute(
-            "SELECT min(stats_min_value), max(stats_max_value) FROM parquet_metadata(?) WHERE path_in_schema = 'device'",
-            [str(table.path)],
-        ).fetchall()[0]
-        if lo_dev is None or lo_dev != hi_dev:
+        io_filter, lat_nulls, one_device = _io_filter(con, table)
+        # SEQ is tracked per device: number the devices only when there are several.
+        if not one_device:
             con.execute(
                 f"CREATE TYPE iolab_dev AS ENUM (SELECT DISTINCT device FROM {scan} WHERE {sel} AND device IS NOT NULL ORDER BY 1)"
             )
             n_dev = con.execute("SELECT len(enum_range(NULL::iolab_dev))").fetchall()[0][0]
-            dev_sql = f", coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev}) AS dev"  # no device: its own group
+            dev_sql = f", CAST(coalesce(enum_code(CAST(device AS iolab_dev)), {n_dev}) AS INTEGER) AS dev"  # no device: its own group
         else:
             dev_sql = ""  # one device: the direction alone is the group
         lat_sql = "-1.0" if not table.has_latency else "coalesce(latency_us, -1.0)" if lat_nulls else "latency_us"
-        query = (
-            f"SELECT time_ns, op = 'write' AS w, offset_bytes, size_bytes, {lat_sql} AS lat{dev_sql}"
-            f" FROM read_parquet({sql_str(str(table.path))}, file_row_number = true)"
-            f" WHERE {sel} AND {io_filter} AND file_row_number >= $lo AND file_row_number < $hi"
-        )
+        rows_where = " AND ".join(w for w in (*where[1:], io_filter) if w != "TRUE") or "TRUE"
+        io_scan = Scan(str(table.path), rows_where, lat_sql, dev_sql, table.rows, chunk_rows)
         acc = Accumulator(step_ns, seq, table.has_latency)
         try:
-            for chunk in _prefetch(con, query, table.rows, chunk_rows):
-                acc.add(con, chunk)
+            acc.consume(con, io_scan)
         finally:
             acc.close()
         if not acc.ios:
             what = f" matching {' and '.join(where[1:])}" if len(where) > 1 else ""
             raise IolabError(f"{table.path}: no reads or writes{what}; nothing to analyse.")
-        n_sel = con.execute(f"SELECT count(*) FROM {scan} WHERE {sel}").fetchall()[0][0]
+        n_sel = (
+            table.rows if sel == "TRUE" else con.execute(f"SELECT count(*) FROM {scan} WHERE {sel}").fetchall()[0][0]
+        )
         data, note = load_sample(table)
         res = acc.result(
             table=table,
@@ -144,17 +136,21 @@ _IO_TERMS = {
 }
 
 
-def _io_filter(con, table: TraceTable) -> tuple[str, bool]:
+def _io_filter(con, table: TraceTable) -> tuple[str, bool, bool]:
     """The filter that keeps reads and writes with a size and an offset, less the terms the
     table is known to pass (from the footer statistics, and a scan of the dictionary-encoded
     op column): filtering every row costs about a sixth of the scan. And whether latency_us
-    may hold NULLs."""
+    may hold NULLs, and whether the footer says every row is on one device (one read of the
+    footer statistics: each costs ~9 ms of CPU on a 10 M-IO table)."""
     known = {"op": False, "size_bytes": False, "offset_bytes": False, "time_ns": False, "latency_us": False}
-    for col, lo, nulls, groups, stats in con.execute(
+    one_device = False
+    for col, lo, nulls, groups, stats, lo_text, hi_text in con.execute(
         "SELECT path_in_schema, min(TRY_CAST(stats_min_value AS DOUBLE)), sum(stats_null_count), count(*),"
-        " count(stats_null_count) FROM parquet_metadata(?) GROUP BY 1",
+        " count(stats_null_count), min(stats_min_value), max(stats_max_value) FROM parquet_metadata(?) GROUP BY 1",
         [str(table.path)],
     ).fetchall():
+        if col == "device":
+            one_device = lo_text is not None and lo_text == hi_text
         if col not in known or stats != groups:  # a row group without statistics: keep the term
             continue
         known[col] = nulls == 0 and (col != "size_bytes" or (lo is not None and lo > 0))
@@ -162,46 +158,4 @@ def _io_filter(con, table: TraceTable) -> tuple[str, bool]:
         bad = f"SELECT count(*) FROM {table.scan_sql()} WHERE op NOT IN ('read', 'write')"
         known["op"] = con.execute(bad).fetchall()[0][0] == 0
     terms = [term for col, term in _IO_TERMS.items() if not known[col]]
-    return " AND ".join(terms or ["TRUE"]), not known["latency_us"]
-
-
-def _prefetch(con, query: str, rows: int, chunk_rows: int):
-    """Yield numpy chunks of `query` over row ranges, fetching the next while the caller
-    works on the current one (DuckDB and the walk both release the GIL, so this uses 2 cores)."""
-    q: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    cur = con.cursor()
-
-    def put(item) -> None:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                pass
-
-    def worker() -> None:
-        try:
-            for lo in range(0, max(rows, 1), chunk_rows):
-                if stop.is_set():
-                    return
-                put(cur.execute(query.replace("$lo", str(lo)).replace("$hi", str(lo + chunk_rows))).fetchnumpy())
-            put(None)
-        except BaseException as e:  # handed to the consumer, which re-raises it
-            put(e)
-
-    t = threading.Thread(target=worker, daemon=True)
-    t.start()
-    try:
-        while True:
-            item = q.get()
-            if item is None:
-                break
-            if isinstance(item, BaseException):
-                raise item
-            if len(item["time_ns"]):
-                yield item
-    finally:
-        stop.set()
-        t.join()
-        cur.close()
+    return " AND ".join(terms or ["TRUE"]), not known["latency_us"], one_device

@@ -1,14 +1,35 @@
-"""The per-chunk passes of the stream analysis (see streams.py for the method): the SEQ rule,
+"""The per-IO passes of the stream analysis (see streams.py for the method): the SEQ rule,
 the in-flight count and the tabulation of each chunk per (step, stream) are one walk over the
-IOs in compiled code (`iolab._sim.StreamWalk`, crates/sim/src/streams.rs), carried from one
-chunk to the next; this module merges its rows and builds the result."""
+IOs in compiled code (`iolab._sim.StreamWalk`, crates/sim/src/streams.rs), which reads the
+scan's Arrow stream itself; this module merges its rows and builds the result."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from iolab import _sim
 from iolab.traces.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
+from iolab.traces.sqltext import sql_str
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The analysis's scan of a trace table: its rows passing `where`, in file order."""
+
+    path: str
+    where: str  # SQL over the table's columns (and file_row_number)
+    lat_sql: str  # latency in µs, < 0 when there is none
+    dev_sql: str  # ", <device code> AS dev" when there are several devices, else ""
+    rows: int  # the table's rows
+    chunk_rows: int  # file rows per chunk of the tabulation
+
+    def sql(self, columns: str) -> str:
+        return f"SELECT {columns} FROM read_parquet({sql_str(self.path)}, file_row_number = true) WHERE {self.where}"
+
+
+_SPREAD_TYPES = (np.int64, np.bool_, np.bool_, np.int64, np.float64)  # times, SEQ, write, size, latency
 
 
 class Accumulator:
@@ -29,23 +50,34 @@ class Accumulator:
     def close(self) -> None:
         pass
 
-    def add(self, con, c: dict) -> None:
-        t, w, size, lat = c["time_ns"], c["w"], c["size_bytes"], c["lat"]
-        self.ios += len(t)
-        self.end_ns = max(self.end_ns, int(t[-1]))
-        rows, flags = self.walk.add(
-            time_ns=t, write=w.view(np.uint8), offset=c["offset_bytes"], size=size, latency=lat, device=c.get("dev")
-        )
-        if rows is None:  # too many (step, stream) slots for the walk's dense table
-            assert flags is not None
-            seq = np.frombuffer(flags, np.bool_)
-            tab = _group_in_duckdb(self._steps(t), seq, w, size, lat, con)
-        else:
-            tab = [
-                ((st, sq, ww, sz), [n, n * sz, ln, ls if ln else 0.0, lm if ln else None])
-                for st, sq, ww, sz, n, ln, ls, lm in rows
-            ]
-        self._merge(tab)
+    def consume(self, con, scan: Scan) -> None:
+        """Walk the scan's rows: one query, its Arrow stream read by the walk, whose rows
+        are merged a chunk at a time. The stream runs on a cursor of its own, so `con` stays
+        free to group a spread chunk meanwhile."""
+        # Only a filtered scan needs the file row numbers to cut the chunks where they fall.
+        frn = ", file_row_number AS frn" if scan.where != "TRUE" else ""
+        columns = f"time_ns, CAST(op = 'write' AS UTINYINT) AS w, offset_bytes, size_bytes, CAST({scan.lat_sql} AS DOUBLE) AS lat"
+        cur = con.cursor()
+        try:
+            self.walk.open(stream=cur.sql(scan.sql(columns + scan.dev_sql + frn)), chunk_rows=scan.chunk_rows)
+            while (got := self.walk.next_chunk()) is not None:
+                rows, spread = got
+                if spread is not None:  # too many (step, stream) slots for the walk's dense table
+                    cols: list[np.ndarray] = [np.frombuffer(b, d) for b, d in zip(spread, _SPREAD_TYPES)]
+                    t, seq, w, size, lat = cols
+                    self._merge(_group_in_duckdb(self._steps(t), seq, w, size, lat, con))
+                else:
+                    assert rows is not None
+                    self._merge(
+                        [
+                            ((st, sq, ww, sz), [n, n * sz, ln, ls if ln else 0.0, lm if ln else None])
+                            for st, sq, ww, sz, n, ln, ls, lm in rows
+                        ]
+                    )
+        finally:
+            self.walk.close()
+            cur.close()
+        self.ios, self.end_ns = self.walk.ios, self.walk.last_issue_ns
 
     def _merge(self, tab: list) -> None:
         """Add one chunk's (step, seq, write, size) rows to the running groups."""
