@@ -166,14 +166,41 @@ impl Flash {
             return;
         }
         self.over |= t >> (64 - self.kshift);
-        let mut v = t << self.kshift | d as u64;
-        let mut i = self.leaves + d;
-        let tree = &mut self.tree[..];
+        let v = t << self.kshift | d as u64;
+        // The path has as many levels as the tree's depth: unrolled for the usual dies.
+        match self.leaves {
+            32 => self.set_path::<5>(d, v),
+            16 => self.set_path::<4>(d, v),
+            64 => self.set_path::<6>(d, v),
+            _ => {
+                let mut v = v;
+                let mut i = self.leaves + d;
+                let tree = &mut self.tree[..];
+                tree[i] = v;
+                while i > 1 {
+                    v = min_u64(v, tree[i ^ 1]);
+                    i >>= 1;
+                    tree[i] = v;
+                }
+            }
+        }
+    }
+
+    /// Leaf `d` of a tree of `2^LEVELS` leaves takes the key `v`, and its path to the root
+    /// the lesser of each pair: LEVELS compares and moves, no loop, one bounds check (a
+    /// path's nodes and their siblings all lie below the leaf's index rounded up to odd).
+    #[inline(always)]
+    fn set_path<const LEVELS: u32>(&mut self, d: usize, mut v: u64) {
+        let mut i = (1 << LEVELS) + d;
+        let tree = &mut self.tree[..(i | 1) + 1];
         tree[i] = v;
-        while i > 1 {
-            v = min_u64(v, tree[i ^ 1]);
-            i >>= 1;
-            tree[i] = v;
+        for _ in 0..LEVELS {
+            // SAFETY: i ^ 1 <= i | 1 < tree.len(), and i only shrinks.
+            unsafe {
+                v = min_u64(v, *tree.get_unchecked(i ^ 1));
+                i >>= 1;
+                *tree.get_unchecked_mut(i) = v;
+            }
         }
     }
 

@@ -7,46 +7,74 @@
 //! (The completion queue stays a heap: reads complete in no such order, and there the
 //! binary search and the move of half the ring cost more than the heap's sifts.)
 
-use std::collections::VecDeque;
-
+/// A ring of a power-of-two size: a logical index is masked, not compared with the size and
+/// wrapped (VecDeque's way, several instructions per access, and this runs for every unit
+/// written).
 pub struct SortedRing<T> {
-    /// The entries, ascending.
-    q: VecDeque<T>,
+    /// The slots, `mask + 1` of them; the entries ascending from `head`, `len` of them.
+    buf: Vec<T>,
+    head: usize,
+    len: usize,
+    mask: usize,
 }
 
-impl<T: Copy + Ord> SortedRing<T> {
+impl<T: Copy + Ord + Default> SortedRing<T> {
     /// An empty queue with room for `n` entries before it grows.
     pub fn with_capacity(n: usize) -> SortedRing<T> {
+        let cap = n.max(2).next_power_of_two();
         SortedRing {
-            q: VecDeque::with_capacity(n),
+            buf: vec![T::default(); cap],
+            head: 0,
+            len: 0,
+            mask: cap - 1,
         }
     }
 
     #[inline(always)]
     pub fn len(&self) -> usize {
-        self.q.len()
+        self.len
     }
 
     /// Slots held (for the memory figure).
     pub fn capacity(&self) -> usize {
-        self.q.capacity()
+        self.buf.len()
+    }
+
+    /// Entry `i` in ascending order (i < len).
+    #[inline(always)]
+    fn at(&self, i: usize) -> T {
+        // SAFETY: masked by `mask`, one less than buf's length, a power of two.
+        unsafe { *self.buf.get_unchecked((self.head + i) & self.mask) }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, x: T) {
+        let k = (self.head + i) & self.mask;
+        // SAFETY: as in `at`.
+        unsafe { *self.buf.get_unchecked_mut(k) = x }
     }
 
     /// The least entry.
     #[inline(always)]
     pub fn peek(&self) -> Option<T> {
-        self.q.front().copied()
+        (self.len > 0).then(|| self.at(0))
     }
 
     /// The second least entry (the least once the first is popped).
     #[inline(always)]
     pub fn second(&self) -> Option<T> {
-        self.q.get(1).copied()
+        (self.len > 1).then(|| self.at(1))
     }
 
     #[inline(always)]
     pub fn pop(&mut self) -> Option<T> {
-        self.q.pop_front()
+        if self.len == 0 {
+            return None;
+        }
+        let x = self.at(0);
+        self.head = (self.head + 1) & self.mask;
+        self.len -= 1;
+        Some(x)
     }
 
     /// Insert `x` after every entry not greater than it: at the back, or just before the
@@ -54,32 +82,71 @@ impl<T: Copy + Ord> SortedRing<T> {
     /// shorter side of the ring moves over.
     #[inline(always)]
     pub fn push(&mut self, x: T) {
-        let n = self.q.len();
-        if n == 0 || self.q[n - 1] <= x {
-            self.q.push_back(x);
-        } else if n == 1 || self.q[n - 2] <= x {
-            self.q.insert(n - 1, x);
-        } else {
-            let i = self.q.partition_point(|&e| e <= x);
-            self.q.insert(i, x);
+        if self.len == self.buf.len() {
+            self.grow();
         }
+        let n = self.len;
+        let pos = if n == 0 || self.at(n - 1) <= x {
+            n
+        } else if n == 1 || self.at(n - 2) <= x {
+            n - 1
+        } else {
+            self.upper_bound(x)
+        };
+        if pos + pos >= n {
+            for i in (pos..n).rev() {
+                self.set(i + 1, self.at(i));
+            }
+        } else {
+            self.head = self.head.wrapping_sub(1) & self.mask;
+            for i in 0..pos {
+                self.set(i, self.at(i + 1));
+            }
+        }
+        self.set(pos, x);
+        self.len = n + 1;
+    }
+
+    /// The first position whose entry is greater than `x`.
+    fn upper_bound(&self, x: T) -> usize {
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.at(mid) <= x {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let xs: Vec<T> = self.iter().collect();
+        let cap = self.buf.len() * 2;
+        self.buf = vec![T::default(); cap];
+        self.buf[..xs.len()].copy_from_slice(&xs);
+        self.head = 0;
+        self.mask = cap - 1;
     }
 
     /// Pop the least and push `x` (what a heap's replacement of its top gives).
     #[inline(always)]
     pub fn replace_least(&mut self, x: T) {
-        self.q.pop_front();
+        self.pop();
         self.push(x);
     }
 
     /// The entries in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
-        self.q.iter().copied()
+        (0..self.len).map(|i| self.at(i))
     }
 
     /// Replace the entries by `xs` (in any order).
     pub fn assign(&mut self, xs: &[T]) {
-        self.q.clear();
+        self.head = 0;
+        self.len = 0;
         for &x in xs {
             self.push(x);
         }

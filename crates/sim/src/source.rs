@@ -12,8 +12,11 @@ pub(crate) trait Source {
     fn take<D: Device>(&mut self, now: u64, dev: &D) -> (bool, u64, u64);
 }
 
-/// IOs are generated this many ahead of issue so their map entries can be prefetched.
-const LOOK: usize = 8;
+/// IOs are generated this many ahead of issue so their map entries can be prefetched (and
+/// the valid bits of their old locations half as many ahead): 8 and 4 were too close for
+/// the map entry to arrive when the many GC copies of a write come between (the generated
+/// sequence is the same, only the look-ahead is longer).
+const LOOK: usize = 16;
 
 pub(crate) struct StreamSource {
     cum: Vec<f64>,

@@ -16,6 +16,10 @@ use super::*;
 /// after that many full or open ones).
 const WALK_LOOK: u32 = 256;
 
+/// How many chunks ahead of its copy the walk fetches a unit's map entry: the copy rewrites
+/// it, at a random place in a large map (GC's victim copies fetch theirs ahead as well).
+const WALK_AHEAD: u64 = 8;
+
 impl Ftl {
     /// The walk's share of copying for a host write of `host_c` chunks at `t`.
     pub(super) fn walk(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
@@ -69,6 +73,7 @@ impl Ftl {
                 0
             }
             Some(addr) => {
+                self.rmap.prefetch_ahead(addr + WALK_AHEAD, &self.l2p);
                 let lpn = self.rmap.take(addr);
                 let c = self.len_of(lpn);
                 self.wcur = (addr - base) as u32 + 1; // valid bits mark heads only

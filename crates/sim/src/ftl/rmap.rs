@@ -76,6 +76,21 @@ impl RevMap {
         }
     }
 
+    /// A walk that copies a block's live units in address order will soon reach `addr`:
+    /// bring in the map entry of the unit there, if any (a stale or empty entry costs a
+    /// useless prefetch at most, never a fault).
+    #[inline(always)]
+    pub fn prefetch_ahead(&self, addr: u64, l2p: &[u32]) {
+        match self {
+            RevMap::Flat(v) => {
+                if let Some(e) = v.get(addr as usize).and_then(|&lpn| l2p.get(lpn as usize)) {
+                    prefetch(e);
+                }
+            }
+            RevMap::Hash(t) => prefetch(&t[Self::home(t, addr as u32)]),
+        }
+    }
+
     /// `addr`'s table slot will soon be written or removed (a no-op for a flat map, whose
     /// writes follow the frontier in order and whose entries are never removed).
     #[inline(always)]
