@@ -210,11 +210,8 @@ impl Ftl {
             wnext: 0,
             wcredit: 0.0,
             l2p: big_vec(cfg.user_units as usize, NONE),
-            lens: if g > 1 {
-                big_vec(cfg.user_units as usize, 0)
-            } else {
-                Vec::new()
-            },
+            // each unit's stored length only where a unit holds several chunks
+            lens: big_vec(if g > 1 { cfg.user_units as usize } else { 0 }, 0),
             rmap: RevMap::new(total, if g == 1 { 0 } else { cfg.rmap_slots() as usize }),
             vbits: big_vec(total.div_ceil(64), 0),
             valid: vec![0; n],
