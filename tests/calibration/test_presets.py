@@ -191,10 +191,12 @@ def test_enterprise_demand_ramps(sas):
     assert near(high[0], 42_500) and near(high[1], 750, LAT_TOL), high
 
 
-def test_enterprise_steady_per_second_iops_dip_every_150_s_as_the_reviewed_drive():
+def test_enterprise_with_paced_gc_dips_every_150_s_as_steady_as_the_reviewed_drive():
     """The reviewed drive's per-second IOPS in steady state (IO consistency: QD32 4K random
     writes after a fill) dip about every 150 s for 30-40 s, its minimum 83.6 % of its maximum.
-    The preset's GC pass (gc_pass_period_ms 150,000, gc_pass_ms 35,000, gc_pass_pct 30) makes
+    The mechanism, off in the shipped preset (gc_pace_victims 0, gc_pass_pct 52) until a
+    two-run cell difference it showed in the suite is understood, is checked here turned on.
+    The GC pass (gc_pass_period_ms 150,000, gc_pass_ms 35,000, gc_pass_pct 30) makes
     them: a walk over the blocks that copies beside foreground GC while it lasts, by the
     drive's clock. Between them the drive is as steady as an enterprise drive: foreground GC
     paces its copying by the cost of its last 32 victims (gc_pace_victims), so the victims'
@@ -206,7 +208,7 @@ def test_enterprise_steady_per_second_iops_dip_every_150_s_as_the_reviewed_drive
     so a second holds as few victims as at full size (a 4 GB copy's shorter blocks average
     their noise down, and its pass is shallower), and two drive writes bring it to steady
     state in seconds."""
-    d = preconditioned("enterprise-sas", 64, drive_writes=2.0)
+    d = preconditioned("enterprise-sas", 64, drive_writes=2.0, gc_pace_victims="32", gc_pass_pct="30")
     out = run(d, RW, 32, seconds=600.0, seed=11)
     s = [x[2] for x in out["series"]][:600]  # whole seconds only
     t = [float(i + 1) for i in range(len(s))]
@@ -225,6 +227,34 @@ def test_enterprise_steady_per_second_iops_dip_every_150_s_as_the_reviewed_drive
     noise = 1.4826 * statistics.median(diffs) / 2**0.5 / statistics.median(s)
     assert noise < 0.004, noise
     assert 0.816 <= min(s) / max(s) <= 0.876, (min(s) / max(s), "the review: 0.836")
+    assert near(statistics.mean(s), 41_000), "the steady level is kept"
+
+
+def test_enterprise_steady_per_second_iops_dip_every_150_s_as_the_reviewed_drive():
+    """The reviewed drive's per-second IOPS in steady state (IO consistency: QD32 4K random
+    writes after a fill) dip about every 150 s for 30-40 s, its minimum 83.6 % of its maximum.
+    The preset's GC pass (gc_pass_period_ms 150,000, gc_pass_ms 35,000, gc_pass_pct 52) makes
+    them: a walk over the blocks that copies beside foreground GC while it lasts, by the
+    drive's clock. Checked on the series, not its mean: the dips' period and length (the
+    report's detector), that they fall in the pass's windows, their depth, and min/max near
+    the review's. Main's steady part had no dips (a noise of min/max ~0.8-0.95, no period).
+    A 4 GB copy: the pass is timed, not sized, and its shorter blocks average GC's victim
+    noise down (a 16 GB copy keeps the full drive's blocks: min/max ~0.8)."""
+    d = preconditioned("enterprise-sas", 4)
+    out = run(d, RW, 32, seconds=600.0, seed=11)
+    s = [x[2] for x in out["series"]][:600]  # whole seconds only
+    t = [float(i + 1) for i in range(len(s))]
+    dips = find_dips(t, s)
+    assert dips.periodic and abs(dips.period_s - 150) <= 10, dips
+    assert 25 <= dips.duration_s <= 45 and dips.count >= 3, dips
+    # In the pass's windows of the drive's clock (second i covers t0 + i … t0 + i + 1).
+    t0 = out["start_s"]
+    inside = [v for i, v in enumerate(s) if (t0 + i) % 150 < 34]
+    outside = [v for i, v in enumerate(s) if 36 < (t0 + i) % 150 < 149]
+    depth = statistics.mean(inside) / statistics.mean(outside)
+    assert 0.82 <= depth <= 0.94, depth
+    assert min(outside) / max(outside) > 0.9, "outside the passes the drive is consistent"
+    assert 0.74 <= min(s) / max(s) <= 0.9, (min(s) / max(s), "the review: 0.836")
     assert near(statistics.mean(s), 41_000), "the steady level is kept"
 
 

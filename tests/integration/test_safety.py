@@ -400,6 +400,18 @@ def _write(path: str, offset: int, data: bytes) -> None:
         os.close(fd)
 
 
+def _stopped(proc: subprocess.Popen) -> int:
+    """The exit status of a run stopped by SIGINT, its stderr pipe read meanwhile (a full pipe
+    would block its last words and hold it up), with stderr shown if it outlives 120 s."""
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        raise AssertionError(f"the run did not stop within 120 s of SIGINT; it said: {err[-2000:]}") from None
+    return proc.returncode
+
+
 def _running(spec: str, runs: Path, *extra: str, stdout=subprocess.DEVNULL) -> tuple[subprocess.Popen, Path, str]:
     """Start a quick IOPS run in the background and wait until it has stored a cell."""
     proc = subprocess.Popen(
@@ -466,7 +478,7 @@ def test_a_second_run_on_a_busy_target_is_refused_naming_the_first(scratch, kind
             assert proc.poll() is None  # the first run is still going
         finally:
             os.killpg(proc.pid, signal.SIGINT)
-            assert proc.wait(timeout=60) == 130
+            assert _stopped(proc) == 130
         first = RunStore.open(first_dir).manifest
         assert first.state == "interrupted" and len(first.purges) == 1  # its own purge only
         # ... which worked under its own claim (blkdiscard -f opens without O_EXCL); NBD has none.
@@ -487,7 +499,7 @@ def test_a_loop_device_over_a_busy_file_target_is_refused(scratch):
             assert not (scratch / "runs2").exists()
     finally:
         os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
+        assert _stopped(proc) == 130
 
 
 def test_fio_writes_to_a_device_the_run_holds_exclusively(scratch):
