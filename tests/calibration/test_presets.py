@@ -18,7 +18,7 @@ import statistics
 import pytest
 
 from iolab import _sim
-from iolab.figures.consistency import find_dips
+from iolab.figures.consistency import Dips, find_dips
 
 RATE_TOL, LAT_TOL = 0.15, 0.25
 KiB = 1024
@@ -191,6 +191,19 @@ def test_enterprise_demand_ramps(sas):
     assert near(high[0], 42_500) and near(high[1], 750, LAT_TOL), high
 
 
+def gc_pass_series(d: _sim.Drive) -> tuple[list[float], Dips, float, list[float]]:
+    """600 s of QD32 4K random writes on a steady drive: its whole seconds' IOPS, their dips
+    (the report's detector), the depth of the GC pass's windows (mean inside ÷ mean outside,
+    by the drive's clock: second i covers t0 + i … t0 + i + 1) and the seconds outside them."""
+    out = run(d, RW, 32, seconds=600.0, seed=11)
+    s = [x[2] for x in out["series"]][:600]  # whole seconds only
+    dips = find_dips([float(i + 1) for i in range(len(s))], s)
+    t0 = out["start_s"]
+    inside = [v for i, v in enumerate(s) if (t0 + i) % 150 < 34]
+    outside = [v for i, v in enumerate(s) if 36 < (t0 + i) % 150 < 149]
+    return s, dips, statistics.mean(inside) / statistics.mean(outside), outside
+
+
 def test_enterprise_with_paced_gc_dips_every_150_s_as_steady_as_the_reviewed_drive():
     """The reviewed drive's per-second IOPS in steady state (IO consistency: QD32 4K random
     writes after a fill) dip about every 150 s for 30-40 s, its minimum 83.6 % of its maximum.
@@ -209,17 +222,9 @@ def test_enterprise_with_paced_gc_dips_every_150_s_as_steady_as_the_reviewed_dri
     their noise down, and its pass is shallower), and two drive writes bring it to steady
     state in seconds."""
     d = preconditioned("enterprise-sas", 64, drive_writes=2.0, gc_pace_victims="32", gc_pass_pct="30")
-    out = run(d, RW, 32, seconds=600.0, seed=11)
-    s = [x[2] for x in out["series"]][:600]  # whole seconds only
-    t = [float(i + 1) for i in range(len(s))]
-    dips = find_dips(t, s)
+    s, dips, depth, outside = gc_pass_series(d)
     assert dips.periodic and abs(dips.period_s - 150) <= 5, dips
     assert 30 <= dips.duration_s <= 40 and dips.count >= 3, dips
-    # In the pass's windows of the drive's clock (second i covers t0 + i … t0 + i + 1).
-    t0 = out["start_s"]
-    inside = [v for i, v in enumerate(s) if (t0 + i) % 150 < 34]
-    outside = [v for i, v in enumerate(s) if 36 < (t0 + i) % 150 < 149]
-    depth = statistics.mean(inside) / statistics.mean(outside)
     assert 0.84 <= depth <= 0.92, depth
     assert min(outside) / max(outside) > 0.95, "outside the passes the drive is consistent"
     # Noise from one second to the next: the robust sigma of successive differences / sqrt 2.
@@ -241,17 +246,9 @@ def test_enterprise_steady_per_second_iops_dip_every_150_s_as_the_reviewed_drive
     A 4 GB copy: the pass is timed, not sized, and its shorter blocks average GC's victim
     noise down (a 16 GB copy keeps the full drive's blocks: min/max ~0.8)."""
     d = preconditioned("enterprise-sas", 4)
-    out = run(d, RW, 32, seconds=600.0, seed=11)
-    s = [x[2] for x in out["series"]][:600]  # whole seconds only
-    t = [float(i + 1) for i in range(len(s))]
-    dips = find_dips(t, s)
+    s, dips, depth, outside = gc_pass_series(d)
     assert dips.periodic and abs(dips.period_s - 150) <= 10, dips
     assert 25 <= dips.duration_s <= 45 and dips.count >= 3, dips
-    # In the pass's windows of the drive's clock (second i covers t0 + i … t0 + i + 1).
-    t0 = out["start_s"]
-    inside = [v for i, v in enumerate(s) if (t0 + i) % 150 < 34]
-    outside = [v for i, v in enumerate(s) if 36 < (t0 + i) % 150 < 149]
-    depth = statistics.mean(inside) / statistics.mean(outside)
     assert 0.82 <= depth <= 0.94, depth
     assert min(outside) / max(outside) > 0.9, "outside the passes the drive is consistent"
     assert 0.74 <= min(s) / max(s) <= 0.9, (min(s) / max(s), "the review: 0.836")
