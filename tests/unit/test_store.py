@@ -343,3 +343,23 @@ def test_stray_raw_files_of_a_cell_are_set_aside_but_stored_output_never_moves(t
         assert other.exists() and not any(f.exists() for f in strays)
     finally:
         s.close()
+
+
+def test_a_replaced_file_is_iolabs_even_when_killed_between_the_rename_and_the_mark(tmp_path, monkeypatch):
+    """A coordinator killed with -9 right after fleet.json took its new inode left it unmarked,
+    and `iolab resume FLEET` refused to write it (CI, 2026-11-29): the mark must come first."""
+    from iolab.store import durable
+    from iolab.targets.files import created_by_iolab
+
+    p = tmp_path / "fleet.json"
+    durable.replace_file(p, b"{}\n", "fleet file")
+
+    def killed(_path):
+        raise KeyboardInterrupt  # stands for the kill: nothing after the rename runs
+
+    monkeypatch.setattr(durable, "mark_written", killed)
+    with pytest.raises(KeyboardInterrupt):
+        durable.replace_file(p, b'{"a": 1}\n', "fleet file")
+    assert p.read_bytes() == b'{"a": 1}\n' and created_by_iolab(str(p))
+    monkeypatch.undo()
+    durable.replace_file(p, b"{}\n", "fleet file")  # and it may be written again

@@ -33,7 +33,7 @@ from iolab.api.fleetfile import Fleet, FleetDrive, load_fleet
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
-from iolab.store.durable import write_atomic
+from iolab.store.durable import replace_file
 from iolab.store.manifest import now_iso
 from iolab.targets import parse_target
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
@@ -44,10 +44,7 @@ FLEET_FILE = "fleet.json"
 
 def _write(path: Path, text: str) -> Path:
     """A file of the fleet directory, replaced whole (never over a file iolab did not write)."""
-    check_file(path, "fleet file")
-    write_atomic(path, text.encode())
-    mark_written(path)
-    return path
+    return replace_file(path, text.encode(), "fleet file")
 
 
 @dataclass
@@ -253,6 +250,8 @@ def run_fleet(
         t0 = time.monotonic()
         out, log = check_file(d / "out.json", "fleet file"), check_file(d / "log.txt", "fleet file")
         with open(out, "wb") as fo, open(log, "wb") as fe:
+            mark_written(out)  # marked now, not when the drive ends: the coordinator may be killed first
+            mark_written(log)
             # Not stopped when the coordinator dies (kill -9): the drive's run goes on to its end and
             # writes out.json, where `iolab resume FLEET` finds it. (A parent-death signal would reach
             # it once per coordinator thread that exits, and a second SIGTERM ends a run before it
@@ -263,8 +262,6 @@ def run_fleet(
                 state.save()
             on_event(m, "start")
             code = proc.wait()
-        mark_written(out)
-        mark_written(log)
         with lock:
             read_outcome(m, out, code)
             m.seconds = round(time.monotonic() - t0, 3)

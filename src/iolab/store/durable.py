@@ -6,9 +6,12 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from iolab.core.errors import Exit, IolabError
+from iolab.targets.files import mark_inode
+from iolab.targets.writepolicy import check_file, mark_written
 
 
 class ResultsDiskFull(IolabError):
@@ -83,16 +86,31 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole."""
+def write_atomic(path: Path, data: bytes, seal: Callable[[Path], object] | None = None) -> None:
+    """tmp + fsync + rename + fsync(dir): after a crash the file is the old or the new one, whole.
+    `seal` is called on the written tmp file before it takes the name (to mark it as iolab's,
+    so a kill between the rename and a later mark cannot leave an unmarked file)."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if seal is not None:
+            seal(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def replace_file(path: Path, data: bytes, what: str) -> Path:
+    """A file outside a run directory replaced whole after the write policy allows it, marked
+    as iolab's before it takes its name: killed at any moment, the name holds the old file or
+    the new one, each marked, so the next write is allowed. (Where the filesystem has no xattrs
+    the sidecar mark can only follow the rename, since it names the inode.)"""
+    check_file(path, what)
+    write_atomic(path, data, seal=mark_inode)
+    mark_written(path)
+    return path

@@ -29,13 +29,20 @@ def sidecar(path: str) -> str:
 
 def mark_created(path: str) -> None:
     """Mark a file as made by iolab (xattr, or a sidecar where the filesystem has no xattrs)."""
+    if not mark_inode(path):
+        _write_sidecar(path)
+
+
+def mark_inode(path: str | Path) -> bool:
+    """The xattr mark alone (False where the filesystem has none): it stays with the inode
+    when the file is renamed, so a file marked before it takes its name is never unmarked."""
     try:
         os.setxattr(path, MARK_XATTR, _MARK_VALUE)
-        return
+        return True
     except OSError as e:
         if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
             raise IolabError(f"{path}: cannot mark the file as iolab's: {e.strerror}.") from None
-    _write_sidecar(path)
+        return False
 
 
 _SIDECAR_TEXT = "iolab target file, inode "
