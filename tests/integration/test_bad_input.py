@@ -137,3 +137,16 @@ def test_user_text_with_markup_is_printed_as_given(place, capsys, monkeypatch):
         cli.main()
     err = " ".join(capsys.readouterr().err.split())
     assert "'[red]x[/red]'" in err and "nbd://HOST[:PORT][/EXPORT]" in err
+
+
+def test_info_of_several_targets_shows_each_and_names_the_one_it_cannot_read(place):
+    """`iolab info A B C` as a qualification engineer runs it on a shelf of drives: a drive that
+    cannot be read is named with its reason, the others are still shown, and the exit says so."""
+    p = iolab("info", "sim:enterprise-sas", f"{place}/adir", "sim:client-nvme-slc?seed=3")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and f"{place}/adir" in " ".join(p.stderr.split())
+    heads = [line for line in p.stdout.splitlines() if not line.startswith(" ")]
+    assert heads[0].startswith("sim:enterprise-sas (sim)") and heads[1].startswith("sim:client-nvme-slc?seed=3 (sim)")
+    assert p.stdout.count("  model ") == 2
+    good = iolab("info", "sim:enterprise-sas", "sim:client-nvme-slc")
+    assert good.returncode == 0 and good.stdout.count("  capacity_bytes ") == 2

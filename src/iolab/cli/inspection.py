@@ -16,17 +16,44 @@ SCRATCH_FILE = "file:/var/tmp/iolab-scratch.img?size=1GiB"
 console = Console()
 
 
-def info(target: str = typer.Argument(..., help="Target spec (read-only inspection; never writes).")):
-    """Show what a target reports about itself (model, serial, firmware, capacity, sectors, interface)."""
-    from dataclasses import asdict
-
+def info(
+    specs: list[str] = typer.Argument(
+        ..., metavar="TARGET...", help="Target specs (read-only inspection; never writes): each is shown in turn."
+    ),
+):
+    """Show what each target reports about itself (model, serial, firmware, capacity, sectors, interface).
+    A target that cannot be read is named with the reason, the others are still shown, and the
+    command exits with the first failure's status."""
     from iolab import targets
 
-    tgt = targets.parse_target(target)
-    console.print(f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB")
-    for k, v in asdict(tgt.facts).items():
-        if v not in (None, (), ""):
-            console.print(f"  {k:16} {esc(str(v) if not isinstance(v, (list, tuple)) else ', '.join(map(str, v)))}")
+    first: IolabError | None = None
+    for spec in specs:
+        try:
+            tgt = targets.parse_target(spec)
+            lines = [f"  {k:16} {esc(_shown(v))}" for k, v in _facts(tgt.facts) if v not in (None, (), "")]
+        except IolabError as e:
+            if len(specs) == 1:
+                raise
+            Console(stderr=True).print(f"[red]iolab: {esc(str(e))}[/]")
+            first = first or e
+            continue
+        console.print(
+            f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB"
+        )
+        for line in lines:
+            console.print(line)
+    if first is not None:
+        raise typer.Exit(first.exit_code)
+
+
+def _facts(facts) -> list[tuple[str, object]]:
+    from dataclasses import asdict
+
+    return list(asdict(facts).items())
+
+
+def _shown(v: object) -> str:
+    return ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
 
 
 @with_run_args(
