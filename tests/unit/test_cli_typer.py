@@ -32,3 +32,34 @@ def test_every_parameter_taken_without_pydantic_gets_what_typer_would_give(tmp_p
                 assert plain.coerce(given, p, None) == typer_own.coerce(given, p, None), (cmd.name, p.name, v)
             checked.add(ann)
     assert checked >= {str, bool, Path, list[str], list[Path]}
+
+
+def _coerced(runtime, given, p):
+    try:
+        return "value", runtime.coerce(given, p, None)
+    except typer.BadParameter as e:
+        return "refused", e.format_message()
+
+
+def test_every_number_parameter_gets_what_typer_would_give():
+    """A plain number is read without pydantic (cli_typer._Number); every other text, and the
+    defaults, as Typer reads them: the same value, or the same refusal."""
+    command = typer.main.get_command(cli.app)
+    cli_typer.tidy_help(command)
+    texts = ["0", "2", "-3", "+4", "007", "12345678901234567890123", "2.5", "-0.5", ".5", "5.", "1e3", "1E-2"]
+    texts += ["1_000", " 3", "2.0", "inf", "nan", "", "abc", "2,5", "0x10", "1e", "--3", "1 2"]
+    checked = set()
+    for cmd in cli_typer._commands(command):
+        for p in cmd.params:
+            number = getattr(p, "_runtime_param", None)
+            if not isinstance(number, cli_typer._Number):
+                continue
+            typer_own = build_runtime_param(p.type_descriptor)
+            for given in [*texts, None, p.default]:
+                ours, theirs = _coerced(number, given, p), _coerced(typer_own, given, p)
+                same = ours == theirs or (
+                    ours[0] == theirs[0] == "value" and ours[1] != ours[1] and theirs[1] != theirs[1]
+                )
+                assert same and type(ours[1]) is type(theirs[1]), (cmd.name, p.name, given, ours, theirs)
+            checked.add(number.annotation)
+    assert checked == {int, float}

@@ -322,11 +322,11 @@ def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
 
 def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path | None = None) -> list[Path]:
     """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
-    TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against.
+    TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""
     from iolab.pages.report import write_document
     from iolab.pages.report.drawing import drawing_in_parallel
     from iolab.pages.report.rundata import RunData
-"""
+
     sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
     out_dir = Path(out_dir).resolve()
     written = []
@@ -387,8 +387,8 @@ def compare(
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
     from iolab.figures.compare import Comparison, open_runs
     from iolab.pages.compare_pages.document import write_comparison
-    from iolab.pages.report.drawing import drawing_in_parallel
     from iolab.pages.compare_pages.sequence import write_sequence_comparison
+    from iolab.pages.report.drawing import drawing_in_parallel
 
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}
