@@ -349,8 +349,9 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
             preexec_fn=default_signals,
         )
         try:
-            # once both drives measure (their first cells are stored), host 1 dies
-            _until(lambda: len(list(runs.glob("2*/raw/*.json"))) >= 2, "both drives measuring")
+            # once both drives measure (each run's first cell is stored: two cells of one drive
+            # are not both, and host 1 then died before its drive's run began), host 1 dies
+            _until(lambda: len({p.parent.parent for p in runs.glob("2*/raw/*.json")}) >= 2, "both drives measuring")
             kill_host(hosts[1][0])
             out, _ = proc.communicate(timeout=600)
         finally:

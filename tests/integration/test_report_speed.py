@@ -60,6 +60,20 @@ def test_commands_that_write_no_report_load_no_plot_trace_or_report_library(args
         assert not layers, f"iolab {' '.join(args)} loaded {layers}"
 
 
+def test_a_run_without_a_report_loads_no_plot_report_or_validation_library(tmp_path):
+    """`iolab run --no-report` with numbers given (each drive of a fleet is one such run): its
+    start imported numpy (a meter log's reader), the report pages and pydantic (Typer's
+    validator of every number option), half of its 0.5 CPU-s."""
+    args = ["run", "latency", "--quick", "--cell-time", "100ms", "--max-rounds", "1", "--precondition-factor", "0.5"]
+    loaded = loaded_by(*args, "--no-report", "--json", "--quiet", "--runs-dir", str(tmp_path))
+    assert "iolab.run.runner" in loaded and "iolab.figures.power" in loaded  # the run ran, power modelled
+    heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
+    assert not heavy, f"iolab run --no-report loaded {heavy}"
+    # the test's declaration names its own pages (pts_latency); the report's other pages stay out
+    pages = [m for m in loaded if m.startswith(("iolab.pages.report.power", "iolab.pages.report.sequence"))]
+    assert not pages, f"iolab run --no-report loaded {pages}"
+
+
 @pytest.fixture(scope="module")
 def latency_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("runs")

@@ -1,5 +1,5 @@
-"""iolab takes its text, path and flag parameters without Typer's pydantic validators
-(cli_typer._Plain, for start-up time): each must give what Typer's own coercion gives."""
+"""iolab takes its text, path, flag and number parameters without Typer's pydantic validators
+(cli_typer._Plain and _Number, for start-up time): each must give what Typer's own coercion gives."""
 
 from __future__ import annotations
 
@@ -12,23 +12,49 @@ from iolab.cli import conventions as cli_typer
 from iolab.cli import main as cli
 
 
-def test_every_parameter_taken_without_pydantic_gets_what_typer_would_give(tmp_path):
+def _taken(kind):
+    """(command name, parameter, iolab's reading, Typer's own) for every parameter read by `kind`."""
     command = typer.main.get_command(cli.app)
     cli_typer.tidy_help(command)
-    values = {str: ["", "latency", "ünï cødé"], bool: [True, False], Path: ["", "a/../b/", str(tmp_path)]}
-    checked = set()
     for cmd in cli_typer._commands(command):
         for p in cmd.params:
-            plain = getattr(p, "_runtime_param", None)
-            if not isinstance(plain, cli_typer._Plain):
-                continue
-            ann = p.type_descriptor.annotation
-            one = ann.__args__[0] if hasattr(ann, "__args__") else ann
-            typer_own = build_runtime_param(p.type_descriptor)
-            for v in values[one]:
-                given = (v, v) if p.multiple or p.nargs == -1 else v
-                if one is bool:  # a flag's value is already True/False, or None when unset
-                    given = None
-                assert plain.coerce(given, p, None) == typer_own.coerce(given, p, None), (cmd.name, p.name, v)
-            checked.add(ann)
+            ours = getattr(p, "_runtime_param", None)
+            if isinstance(ours, kind):
+                yield cmd.name, p, ours, build_runtime_param(p.type_descriptor)
+
+
+def test_every_parameter_taken_without_pydantic_gets_what_typer_would_give(tmp_path):
+    values = {str: ["", "latency", "ünï cødé"], bool: [True, False], Path: ["", "a/../b/", str(tmp_path)]}
+    checked = set()
+    for name, p, plain, typer_own in _taken(cli_typer._Plain):
+        ann = p.type_descriptor.annotation
+        one = ann.__args__[0] if hasattr(ann, "__args__") else ann
+        for v in values[one]:
+            given = (v, v) if p.multiple or p.nargs == -1 else v
+            if one is bool:  # a flag's value is already True/False, or None when unset
+                given = None
+            assert plain.coerce(given, p, None) == typer_own.coerce(given, p, None), (name, p.name, v)
+        checked.add(ann)
     assert checked >= {str, bool, Path, list[str], list[Path]}
+
+
+def _coerced(runtime, given, p):
+    try:
+        return "value", runtime.coerce(given, p, None)
+    except typer.BadParameter as e:
+        return "refused", e.format_message()
+
+
+def test_every_number_parameter_gets_what_typer_would_give():
+    """A plain number is read without pydantic (cli_typer._Number); every other text, and the
+    defaults, as Typer reads them: the same value, or the same refusal."""
+    texts = ["0", "2", "-3", "+4", "007", "12345678901234567890123", "2.5", "-0.5", ".5", "5.", "1e3", "1E-2"]
+    texts += ["1_000", " 3", "2.0", "inf", "nan", "", "abc", "2,5", "0x10", "1e", "--3", "1 2"]
+    checked = set()
+    for name, p, number, typer_own in _taken(cli_typer._Number):
+        for given in [*texts, None, p.default]:
+            ours, theirs = _coerced(number, given, p), _coerced(typer_own, given, p)
+            nan = ours[0] == theirs[0] == "value" and ours[1] != ours[1] and theirs[1] != theirs[1]
+            assert (ours == theirs or nan) and type(ours[1]) is type(theirs[1]), (name, p.name, given, ours, theirs)
+        checked.add(number.annotation)
+    assert checked == {int, float}

@@ -4,8 +4,12 @@ Sockets on this machine's loopback stand in for fio's client and server."""
 
 from __future__ import annotations
 
+import resource
 import socket
 import threading
+import time
+
+import pytest
 
 from iolab.engines.fio_relay import HEADER, OP_RUN, holds_run, read_relay_map, relayed
 
@@ -115,3 +119,24 @@ def test_the_client_names_its_clock_before_any_client_where_fio_would_pick_it_he
         first_client = next(i for i, a in enumerate(sent) if a.startswith("--client=127.0.0.1,"))
         assert [a for a in sent[:first_client] if a.startswith("--clocksource")] == expect, sent
         (tmp_path / "r1.relay").unlink()
+
+
+def test_the_client_is_waited_for_without_polling_and_still_stopped_at_its_limit(tmp_path):
+    """fio's client runs as long as its round: its exit is waited for without waking up in
+    between (Popen.wait with a timeout polled every 50 ms, 20 wake-ups a second for every round
+    of every drive of a fleet), and a client past its time limit is still stopped, with an error."""
+    from iolab.core.errors import EngineError
+    from iolab.engines.fio_client import run_clients
+
+    fio = tmp_path / "fio"
+    fio.write_text("#!/bin/sh\nexec sleep 1\n")
+    fio.chmod(0o755)
+    before = resource.getrusage(resource.RUSAGE_THREAD)  # the relay's own thread is not counted
+    assert run_clients([("r1.p0", ("10.0.0.2", 8765), "[r1.p0]\n")], tmp_path, "r1", 30, str(fio)) == 0
+    woke = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - before.ru_nvcsw
+    assert woke < 10, f"the wait for a 1 s client woke {woke} times"
+    fio.write_text("#!/bin/sh\nexec sleep 30\n")
+    t0 = time.monotonic()
+    with pytest.raises(EngineError, match="did not finish within 0.5 s"):
+        run_clients([("r2.p0", ("10.0.0.2", 8765), "[r2.p0]\n")], tmp_path, "r2", 0.5, str(fio))
+    assert time.monotonic() - t0 < 20  # stopped (SIGINT ends the sleep), not waited out

@@ -22,21 +22,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
-from iolab.figures.compare import Comparison, KeyMetric, open_runs
-from iolab.figures.specsheet import SpecSheet, load_spec_sheet
-from iolab.figures.summary import PhaseSummary
-from iolab.pages.report import build_document as _build_document
-from iolab.pages.report import write_document
-from iolab.pages.report.drawing import drawing_in_parallel
-from iolab.pages.report.frontpage import front_pages
-from iolab.pages.report.model import Document
-from iolab.pages.report.parts import parts_pages
-from iolab.pages.report.power import power_pages
-from iolab.pages.report.pts import generic_pages
-from iolab.pages.report.rundata import RunData
-from iolab.pages.report.sections import details_pages
-from iolab.pages.report.sequence import SequenceMember, order_runs
-from iolab.pages.report.sequence import write_sequence_report as _write_sequence_report
+from iolab.figures.specsheet import load_spec_sheet
 from iolab.run import resume as resuming
 from iolab.run.resume import Resumption
 from iolab.run.runner import Progress, Runner
@@ -48,7 +34,16 @@ from iolab.store.runstore import RunStore
 from iolab.targets import Target, parse_target
 
 if TYPE_CHECKING:
+    from iolab.figures.compare import Comparison, KeyMetric
+    from iolab.figures.specsheet import SpecSheet
+    from iolab.figures.summary import PhaseSummary
+    from iolab.pages.report.model import Document
+    from iolab.pages.report.rundata import RunData
     from iolab.suites.testdef import InputKeeper
+
+# The report pages, their figures (numpy) and the comparison are imported by the functions
+# that write them: a run without a report (`--no-report`, every drive of a fleet) never loads
+# them, which was a third of its start's CPU (numpy: 0.15 CPU-s of 0.5; tests/integration/test_report_speed.py).
 
 
 def plans(
@@ -164,7 +159,7 @@ def run_steps(
     engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     done: list[Path] = []
     # every report of the run (a sequence's: each run's, then the sequence's) draws in one set of workers
-    with drawing_in_parallel() if report else nullcontext():
+    with _drawing() if report else nullcontext():
         try:
             runs = planned(test, profile or Profile(), given, workload, everything)
             for i, (plan, tgt, keeper) in enumerate(runs):
@@ -193,6 +188,12 @@ def run_steps(
             engine.close()
         if report and len(done) > 1:
             yield SequenceReported(write_sequence_report(done))
+
+
+def _drawing():
+    from iolab.pages.report.drawing import drawing_in_parallel
+
+    return drawing_in_parallel()
 
 
 def run_test(
@@ -290,6 +291,13 @@ def run_record(store: RunStore, reports: Sequence[Path] = ()) -> dict:
 
 def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
     """The run's report; with a spec sheet, its front page (the sheet's verdicts) comes first."""
+    from iolab.pages.report import build_document as _build_document
+    from iolab.pages.report.frontpage import front_pages
+    from iolab.pages.report.parts import parts_pages
+    from iolab.pages.report.power import power_pages
+    from iolab.pages.report.pts import generic_pages
+    from iolab.pages.report.sections import details_pages
+
     test = registry.find(run.manifest.test)
     pages = test.pages(run) if test and test.pages else generic_pages(run)
     if sheet is not None:
@@ -315,6 +323,10 @@ def check_spec_sheet(spec_sheet: Path | None, sequence: bool = False) -> None:
 def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path | None = None) -> list[Path]:
     """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
     TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""
+    from iolab.pages.report import write_document
+    from iolab.pages.report.drawing import drawing_in_parallel
+    from iolab.pages.report.rundata import RunData
+
     sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
     out_dir = Path(out_dir).resolve()
     written = []
@@ -329,6 +341,11 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     """One HTML and one PDF for runs of a sequence on one target (a summary page, then each
     run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first
     run's directory); returns the paths written."""
+    from iolab.pages.report.drawing import drawing_in_parallel
+    from iolab.pages.report.rundata import RunData
+    from iolab.pages.report.sequence import SequenceMember, order_runs
+    from iolab.pages.report.sequence import write_sequence_report as _write_sequence_report
+
     dirs = [resolve_run(r) for r in run_refs]
     if not dirs:
         raise IolabError("a sequence report needs at least one run.")
@@ -368,8 +385,10 @@ def compare(
     Runs of several tests of one sequence whose tests declare summary figures (the RWSW tests,
     on several drives) make that sequence's summary comparison."""
     # imported here: the comparison pulls in the trace readers (duckdb, numpy), which other commands never use
+    from iolab.figures.compare import Comparison, open_runs
     from iolab.pages.compare_pages.document import write_comparison
     from iolab.pages.compare_pages.sequence import write_sequence_comparison
+    from iolab.pages.report.drawing import drawing_in_parallel
 
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}

@@ -11,7 +11,7 @@ from typing import cast
 
 import typer
 from typer._click.exceptions import ClickException
-from typer._coercion import RuntimeParam
+from typer._coercion import RuntimeParam, build_runtime_param
 from typer._param_types import coerce_cli_path
 
 from iolab.core.usertext import check_argv
@@ -65,6 +65,8 @@ def tidy_help(command) -> None:
             kind = p.type_descriptor.annotation if hasattr(p, "type_descriptor") else None
             if kind in (str, list[str], Path, list[Path]) or (kind is bool and getattr(p, "is_flag", False)):
                 p._runtime_param = _Plain(p.type_descriptor.parameter_info, kind)
+            elif kind in (int, float) and _unconstrained(p.type_descriptor.parameter_info):
+                p._runtime_param = _Number(p.type_descriptor.parameter_info, kind)
             if p.param_type_name == "argument":  # its name (TEST, RUN) says it; no <str> beside it
                 p.display_type_rich = lambda ctx: None
             if p.param_type_name != "option" or p.metavar is not None:
@@ -122,6 +124,32 @@ class _Plain(RuntimeParam):
             given = coerce_cli_path(value, self.parameter_info, path_type=None, param=param, ctx=ctx)
             return Path(cast("str | os.PathLike[str]", given))
         return str(value)
+
+
+# A number as Python's int()/float() and pydantic's lax mode read it alike (tests/integration/test_cli_conventions.py)
+_PLAIN_NUMBER = {
+    int: re.compile(r"[+-]?[0-9]+"),
+    float: re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"),
+}
+
+
+def _unconstrained(info) -> bool:
+    return all(getattr(info, k, None) is None for k in ("min", "max", "parser", "click_type"))
+
+
+class _Number(RuntimeParam):
+    """An int or float option unset, at its default or given as a plain number, read without
+    pydantic: Typer built a validator for every number option of the command, given or not,
+    and importing pydantic for it was 0.12 CPU-s of each `iolab run`'s start (each drive of a
+    fleet is one). Any other text goes to Typer's own coercion: its messages, its forms."""
+
+    def _coerce_value(self, value, param, ctx):
+        kind = cast("type[int] | type[float]", self.annotation)
+        if type(value) is kind:  # a default
+            return value
+        if isinstance(value, str) and _PLAIN_NUMBER[kind].fullmatch(value):
+            return kind(value)
+        return build_runtime_param(param.type_descriptor)._coerce_value(value, param, ctx)
 
 
 def _commands(command):

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iolab.core.errors import EngineError
+from iolab.core.procs import wait_exit
 from iolab.core.workload import Workload
 from iolab.engines.fio_job import client_clock
 from iolab.engines.fio_parse import _json_objects, log_files, parse_fio_json, parse_fio_logs
@@ -54,7 +55,7 @@ def _client(cmd: list[str], raw_dir: Path, out_path: Path, err_path: Path, limit
             cmd, cwd=raw_dir, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
         )
         try:
-            return proc.wait(timeout=limit)
+            return wait_exit(proc, limit)
         except subprocess.TimeoutExpired:
             _end(proc)
             raise EngineError(

@@ -19,11 +19,17 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported by the functions that read a meter's log: every run imports this module
+# (a simulated drive's modelled power, figures/simpower.py) and most have no log, where numpy
+# was 0.15 CPU-s of each `iolab run`'s start.
 
 GAP_FACTOR = 5.0  # a silence longer than this many usual intervals is a gap in the log
 MIN_COVERAGE = 0.9  # the least share of a cell's window the log must cover for a figure
@@ -49,6 +55,8 @@ class MeterLog:
     def holds(self) -> tuple[np.ndarray, np.ndarray]:
         """Each reading's [start, end) on the host clock: until the next reading, or one usual
         interval where the next is a gap away (and after the last)."""
+        import numpy as np
+
         nxt = np.append(self.t[1:], self.t[-1] + self.interval_s)
         end = np.minimum(nxt, self.t + GAP_FACTOR * self.interval_s)
         end[-1] = self.t[-1] + self.interval_s
@@ -127,6 +135,8 @@ def _is_number(s: str) -> bool:
 def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
     """A meter's CSV: `time,watts` (a header may name the columns and the unit: watts or mW;
     without one, time then watts). IolabError with the file and line of what is wrong."""
+    import numpy as np
+
     rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
     if not rows:
         raise IolabError(f"{source}: the meter log is empty.")
@@ -164,6 +174,8 @@ def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
 
 def cell_power(log: MeterLog, started: float, ended: float, min_coverage: float = MIN_COVERAGE) -> dict:
     """The average, maximum, energy and coverage of one wall-clock window."""
+    import numpy as np
+
     start, end = log.holds()
     lo = np.maximum(start, started)
     hi = np.minimum(end, ended)
