@@ -246,6 +246,16 @@ def make_images(d: Path) -> dict[str, str]:
     return sums
 
 
+# What virtme-ng's guest mounts an empty tmpfs over: a repository below one is not there unless
+# it is handed to the guest (read-only) on its own.
+GUEST_TMPFS = (Path("/tmp"), Path("/var/tmp"), Path("/var/log"))
+
+
+def repo_share() -> list[str]:
+    hidden = any(p == REPO or p in REPO.parents for p in GUEST_TMPFS)
+    return ["--rodir", str(REPO)] if hidden else []
+
+
 def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[str, ...] = ()) -> dict:
     """Make the images in `d`, boot once, run the guest script (its results in d/out, the
     console in d/console.log); returns what the host saw, also kept in d/host.json: vng's exit
@@ -269,6 +279,7 @@ def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[
         "nvme_core.multipath=N",
         "--rwdir",
         str(d),
+        *repo_share(),
         "--qemu-opts=" + " ".join(qemu_options(d) + python_image(d)),
         "--exec",
         " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks]),
