@@ -12,10 +12,9 @@ from iolab.core.errors import IolabError
 from iolab.core.runfiles import METER_COPY, POWER_FILE
 from iolab.core.safefile import read_text
 from iolab.figures.power import MIN_COVERAGE, align, parse_meter_log, to_document
-from iolab.store.durable import write_atomic
+from iolab.store.durable import replace_file
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
-from iolab.targets.writepolicy import output_file
 
 
 def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_coverage: float = MIN_COVERAGE) -> dict:
@@ -42,9 +41,7 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
     finally:
         st.close()
     # beside power.json, not in inputs/: that holds what the run itself started from (resume reads it)
-    with output_file(run_dir / METER_COPY, "copy of the power meter log") as p:
-        write_atomic(p, text.encode())
+    replace_file(run_dir / METER_COPY, text.encode(), "copy of the power meter log")
     doc["source_copy"] = METER_COPY
-    with output_file(run_dir / POWER_FILE, "run's power figures") as p:
-        write_atomic(p, json.dumps(doc, indent=1).encode())
+    replace_file(run_dir / POWER_FILE, json.dumps(doc, indent=1).encode(), "run's power figures")
     return doc

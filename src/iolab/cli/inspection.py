@@ -24,13 +24,14 @@ def info(
     """Show what each target reports about itself (model, serial, firmware, capacity, sectors, interface).
     A target that cannot be read is named with the reason, the others are still shown, and the
     command exits with the first failure's status."""
+    from dataclasses import asdict
+
     from iolab import targets
 
     first: IolabError | None = None
     for spec in specs:
         try:
             tgt = targets.parse_target(spec)
-            lines = [f"  {k:16} {esc(_shown(v))}" for k, v in _facts(tgt.facts) if v not in (None, (), "")]
         except IolabError as e:
             if len(specs) == 1:
                 raise
@@ -40,20 +41,11 @@ def info(
         console.print(
             f"[bold]{esc(tgt.spec)}[/] ({tgt.kind})  capacity {tgt.capacity:,} B = {tgt.capacity / 1e9:.3f} GB"
         )
-        for line in lines:
-            console.print(line)
+        for k, v in asdict(tgt.facts).items():
+            if v not in (None, (), ""):
+                console.print(f"  {k:16} {esc(', '.join(map(str, v)) if isinstance(v, (list, tuple)) else str(v))}")
     if first is not None:
         raise typer.Exit(first.exit_code)
-
-
-def _facts(facts) -> list[tuple[str, object]]:
-    from dataclasses import asdict
-
-    return list(asdict(facts).items())
-
-
-def _shown(v: object) -> str:
-    return ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
 
 
 @with_run_args(

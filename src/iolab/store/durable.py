@@ -106,7 +106,7 @@ def write_atomic(path: Path, data: bytes, seal: Callable[[Path], object] | None 
 
 
 def replace_file(path: Path, data: bytes, what: str) -> Path:
-    """A file outside a run directory replaced whole after the write policy allows it, marked
+    """A file replaced whole after the write policy allows it, marked
     as iolab's before it takes its name: killed at any moment, the name holds the old file or
     the new one, each marked, so the next write is allowed. (Where the filesystem has no xattrs
     the sidecar mark can only follow the rename, since it names the inode.)"""
