@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import traceback
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,8 @@ def ramp():
 
 def cli(*args: str) -> str:
     r = CliRunner().invoke(app, list(args), terminal_width=160)
-    assert r.exit_code == 0, f"{args}: {r.output}\n{r.exception!r}"
+    where = "".join(traceback.format_exception(*r.exc_info)) if r.exc_info and r.exit_code not in (0, None) else ""
+    assert r.exit_code == 0, f"{args}: {r.output}\n{r.exception!r}\n{where}"
     return r.output
 
 

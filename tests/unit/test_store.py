@@ -20,6 +20,7 @@ from iolab.core.errors import IolabError
 from iolab.run import resume
 from iolab.run.runner import Runner
 from iolab.run.runstart import RunOptions, start
+from iolab.store import resultsdb
 from iolab.store import runstore as store_mod
 from iolab.store.durable import RESERVE_NAME
 from iolab.store.runstore import ResultsDiskFull, RunStore
@@ -91,6 +92,40 @@ def test_reading_a_killed_run_uses_its_log_without_touching_it(tmp_path):
     [r] = list_runs(tmp_path)
     assert r.state == "interrupted"
     assert snapshot(d) == before
+
+
+def test_a_finished_run_leaves_no_log_even_while_its_writer_is_still_open(tmp_path):
+    """An in-process caller (CliRunner, the API) may keep the writer open after the run ends:
+    the run is still a plain database, which readers open in place, not a log to copy."""
+    plan = registry.build_plan("latency", profile(max_rounds=2), TARGET)
+    s = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), s, RunOptions()).run()
+    assert s.manifest.state == "complete"
+    assert not (s.dir / "results.db-wal").exists() and not (s.dir / "results.db-shm").exists()
+    assert read_everything(s.dir) == ("complete", 2 * 9, [1, 2])
+    s.close()
+
+
+def test_a_log_that_goes_away_while_a_reader_copies_it_is_read_from_the_database(tmp_path, monkeypatch):
+    """A dead writer's log is copied aside; if the writer's last connection closes meanwhile
+    (the log moved into the database and deleted), the reader reads the database in place."""
+    plan = registry.build_plan("latency", profile(max_rounds=2), TARGET)
+    writer = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    Runner(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), writer, RunOptions()).run_phase(plan.phases[0], 0)
+    writer.manifest.pid = 2**22 + 1  # no such process: the run reads as killed, its log as left behind
+    writer.write_manifest()
+    assert (writer.dir / "results.db-wal").stat().st_size > 0
+    real = resultsdb.shutil.copyfile
+
+    def copy_then_close(src, dst):
+        out = real(src, dst)
+        if str(src).endswith("results.db"):
+            writer._db.close()  # the last connection: SQLite checkpoints and deletes the log
+        return out
+
+    monkeypatch.setattr(resultsdb.shutil, "copyfile", copy_then_close)
+    assert read_everything(writer.dir) == ("interrupted", 2 * 9, [1, 2])
+    assert not (writer.dir / "results.db-wal").exists()
 
 
 def test_a_folder_without_a_database_is_refused_and_left_as_it_was(tmp_path):

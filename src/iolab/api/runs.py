@@ -183,6 +183,7 @@ def run_steps(
                     yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull), spec_sheet))
                     raise
                 yield Ended(store, _ended(store, report, spec_sheet))
+                store.close()  # its caller has shown it; a long sequence keeps no connection per run
                 done.append(store.dir)
         finally:
             engine.close()

@@ -99,11 +99,7 @@ def open_readonly(
     copy = None
     if writer_alive:
         uri = f"file:{_uri_path(db)}?mode=ro"  # the writer keeps -wal/-shm; readers share them
-    elif wal.exists() and wal.stat().st_size > 0:
-        # A dead writer's log: read a private copy, so the run directory stays as it was.
-        copy = tempfile.TemporaryDirectory(prefix="iolab-read-")
-        shutil.copyfile(db, Path(copy.name) / "results.db")
-        shutil.copyfile(wal, Path(copy.name) / "results.db-wal")
+    elif wal.exists() and wal.stat().st_size > 0 and (copy := _private_copy(db, wal)) is not None:
         uri = f"file:{_uri_path(Path(copy.name) / 'results.db')}"
     else:
         uri = f"file:{_uri_path(db)}?mode=ro&immutable=1"  # nobody writes it: no -wal/-shm needed
@@ -118,6 +114,22 @@ def open_readonly(
         con.close()
         return _empty(), None
     return con, copy
+
+
+def _private_copy(db: Path, wal: Path) -> tempfile.TemporaryDirectory[str] | None:
+    """A dead writer's database and log, copied so the run directory stays as it was; None
+    when the log went away meanwhile (the writer's last connection closed, having moved the log
+    into the database, which is then read in place)."""
+    copy = tempfile.TemporaryDirectory(prefix="iolab-read-")
+    try:
+        shutil.copyfile(db, Path(copy.name) / "results.db")
+        shutil.copyfile(wal, Path(copy.name) / "results.db-wal")
+    except FileNotFoundError:
+        copy.cleanup()
+        if db.is_file() and not wal.exists():
+            return None
+        raise
+    return copy
 
 
 def _empty() -> sqlite3.Connection:

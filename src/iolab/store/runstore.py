@@ -197,6 +197,18 @@ class RunStore:
                 f"'running' (`iolab runs` shows it as interrupted); the run {state}" + (f": {error}" if error else ""),
             ) from None
         release_space(self.dir)
+        self._plain_journal()
+
+    def _plain_journal(self) -> None:
+        """A finished run leaves a plain database (no -wal/-shm), which readers open read-only
+        and in place. Done when the run ends, not only on close: a run whose process is killed
+        while its report is drawn, or whose store an in-process caller never closes, would
+        otherwise leave a log every reader must copy, and that vanishes when the store is
+        collected (a reader copying it then found no file)."""
+        try:
+            self._db.execute("PRAGMA journal_mode=DELETE")
+        except sqlite3.DatabaseError:
+            pass  # another connection has it open: the last one to close removes the log
 
     def disk_full(self) -> bool:
         """True if the run directory's filesystem has (next to) no room left."""
@@ -472,11 +484,7 @@ class RunStore:
 
     def close(self) -> None:
         if self.writable and (self.manifest is None or self.manifest.state != "running"):
-            # A finished run leaves a plain database (no -wal/-shm), which readers open read-only.
-            try:
-                self._db.execute("PRAGMA journal_mode=DELETE")
-            except sqlite3.DatabaseError:
-                pass
+            self._plain_journal()
         self._db.close()
         self._drop_copy()
 
