@@ -3,6 +3,7 @@ document with its JUnit XML."""
 
 from __future__ import annotations
 
+import json
 import random
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -17,7 +18,8 @@ from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.pages.fleet import document, junit_xml, strip
 
 W = "RND 4KiB R/W 0/100 IOPS"
-META = {W: {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}}
+IOPS_META = {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}
+META = {W: IOPS_META}
 
 
 def drives(values: dict[str, float]) -> list[DriveFigures]:
@@ -58,8 +60,26 @@ def test_normal_drives_are_not_flagged_and_k_is_used():
     rng = random.Random(3)
     values = {f"d{i}": rng.gauss(1000, 10) for i in range(64)}
     assert distribution(W, drives(values)).outliers == ()
-    # k small enough flags the tails: the rule really reads k
-    assert len(distribution(W, drives(values), k=1.0).outliers) > 5
+    # k small enough flags the tails: the rule really reads k (the 5 % floor set aside)
+    assert len(distribution(W, drives(values), k=1.0, min_pct=0).outliers) > 5
+
+
+def test_the_planted_drive_of_a_recorded_64_drive_fleet_is_its_only_outlier():
+    """bench/fleet.py's 64 simulated drives (recorded): drives that differ only in their
+    workload's seed lie up to 4.1 % from the median, which the 1 % floor called strays; the
+    default (5 %, check's tolerance) flags the planted drive alone."""
+    recorded = json.loads((Path(__file__).parent.parent / "fixtures/fleet/sim64_iops_quick.json").read_text())
+    fleet = [DriveFigures(n, {}, "complete", f, dict.fromkeys(f, IOPS_META)) for n, f in recorded["drives"].items()]
+    flagged = {o.drive for d in distributions(fleet) for o in d.outliers}
+    assert flagged == {"slow"}
+    # flagged where its writes are 22 % slow; the reads do not program, and its 4 KiB 65/35 IOPS
+    # lie 1.2 % below the median: a stray by the MAD (z -4.3), not by 5 %
+    assert {d.figure for d in distributions(fleet) if d.outliers} == {
+        "RND 4KiB R/W 0/100 IOPS",
+        "RND 64KiB R/W 65/35 IOPS",
+    }
+    strays = {o.drive for d in distributions(fleet, min_pct=1.0) for o in d.outliers}
+    assert strays == {"slow", "d54", "d58"}  # what the old floor said
 
 
 def test_few_drives_are_not_judged_and_equal_values_are_not_outliers():

@@ -6,7 +6,7 @@ and on fio-server or ssh hosts, with their labels (firmware group, rack, ...).
     parallel = 8                # optional: at most this many drives at once (default: all)
     spec_sheet = "sheet.toml"   # optional: acceptance criteria (figures/specsheet.py), beside this file
     outlier_k = 3.5             # optional: the outlier rule's k (median ± k × MAD-sigma)
-    outlier_min_pct = 1.0       # optional: ... and at least this far from the median (%)
+    outlier_min_pct = 5.0       # optional: ... and at least this far from the median (%)
     group_by = "firmware"       # optional: compare the groups of this label (iolab check's way)
     baseline = "A"              # optional: the group the others are compared with (default: the first)
 

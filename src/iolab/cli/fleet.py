@@ -132,7 +132,7 @@ def fleet(
         "--outlier-k", "K", "The outlier rule's k: |x - median| > K × 1.4826 × MAD (default 3.5)."
     ),
     outlier_min_pct: Optional[float] = _option(
-        "--outlier-min-pct", "PCT", "... and only beyond PCT % of the median (default 1)."
+        "--outlier-min-pct", "PCT", "... and only beyond PCT % of the median (default 5, as check's default tolerance)."
     ),
     group_by: Optional[str] = _option(
         "--group-by", "LABEL", "Compare the groups of this label (e.g. firmware), as `iolab check` does."
