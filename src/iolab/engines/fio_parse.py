@@ -402,8 +402,7 @@ def tail_row(
 
 def log_files(raw_dir: Path, tag: str) -> list[Path]:
     """fio's log files for one round, in a stable order."""
-    pat = re.compile(re.escape(tag) + _LOG_RE.pattern)
-    return sorted(p for p in raw_dir.iterdir() if pat.fullmatch(p.name))
+    return fio_hist.tagged(raw_dir, tag, _LOG_RE)
 
 
 def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundResult:
