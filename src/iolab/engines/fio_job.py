@@ -378,9 +378,9 @@ def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: 
         # same latency as the mean and the maximum.
         "lat_percentiles=1",
         # Jobs as threads of one fio process, not forked processes: the same IO, measured the
-        # same way (fio reads each job's CPU use per thread), but a fork per job cost fio more
-        # CPU than a short cell's IO (a quick 100 ms cell of 2 jobs 0.22 -> 0.15 CPU-s; DIRTH's
-        # 64 jobs 0.54 -> 0.26 CPU-s and 5.2 -> 1.4 s before its 500 ms of IO were done).
+        # same way (fio reads each job's CPU use per thread), but forking cost fio more CPU
+        # and time than a short cell's IO (docs/tests.md: DIRTH's 64 jobs 0.54 -> 0.26 CPU-s,
+        # 5.2 -> 1.4 s before its 500 ms of IO were done).
         "thread=1",
     ]
     if w.duration_s is not None:
