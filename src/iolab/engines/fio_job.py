@@ -379,8 +379,8 @@ def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: 
         "lat_percentiles=1",
         # Jobs as threads of one fio process, not forked processes: the same IO, measured the
         # same way (fio reads each job's CPU use per thread), but forking cost fio more CPU
-        # and time than a short cell's IO (docs/tests.md: DIRTH's 64 jobs 0.54 -> 0.26 CPU-s,
-        # 5.2 -> 1.4 s before its 500 ms of IO were done).
+        # and time than a short cell's IO (docs/tests.md: DIRTH's 64 jobs 0.58 -> 0.42 CPU-s,
+        # 3.6 -> 1.8 s before its 500 ms of IO were done).
         "thread=1",
     ]
     if w.duration_s is not None:
