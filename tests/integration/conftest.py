@@ -40,9 +40,11 @@ def scratch() -> Path:
 def characterise_on_a_file():
     """One quick `iolab run characterise` on a 64 MiB file with real fio, with its reports:
     (runs directory, the finished command). Its runs are read by test_cli_characterise.py (the
-    sequence) and test_char_demand.py (latency vs demand and maximum IOPS on a file), so their
-    settings serve both: easy (1,000, 2,000) and impossible (millions of) IOPS demands held for
-    1 s within 20 %, a QD 1…4 then 1…2 thread search, two QoS and max-IOPS rounds."""
+    sequence), test_char_demand.py (latency vs demand and maximum IOPS on a file) and
+    test_report_geometry.py (the sequence report's pages), one xdist group (tests/conftest.py) so
+    the run is made once, and its settings serve all three: easy (1,000, 2,000) and impossible
+    (millions of) IOPS demands held for 1 s within 20 %, a QD 1…4 then 1…2 thread search, two
+    QoS and max-IOPS rounds."""
     with _scratch_dir() as d:
         runs = d / "runs"
         p = iolab(

@@ -235,7 +235,8 @@ def test_a_full_results_disk_fails_the_run_cleanly_and_keeps_what_is_stored(scra
 
 
 def jobs_running_in(raw: Path) -> dict[int, str]:
-    """Live processes (no zombies) working in `raw` on a job file: a run's fio and its job processes."""
+    """Live processes (no zombies) working in `raw` on a job file: a run's fio (its jobs are its
+    threads) and a wrapper that started it."""
     found = {}
     for p in Path("/proc").iterdir():
         try:
@@ -268,7 +269,9 @@ def test_resume_ends_the_fio_a_killed_run_left_running_before_it_runs_the_round_
         tag,
         ("throughput", "--cell-time", "3s", "--max-rounds", "1", "-t", f"file:{scratch}/target.img?size=64MiB"),
         env,
-        lambda raw: len(jobs_running_in(raw)) >= 3,  # the wrapper, fio and its job process: the cell's IO is under way
+        # the wrapper and fio, which runs its job as a thread beside its main and helper ones
+        # (thread=1): the cell's IO is under way
+        lambda raw: len(jobs := jobs_running_in(raw)) >= 2 and max(map(task_count, jobs)) >= 3,
     )
     raw = run / "raw"
     orphans = jobs_running_in(raw)
@@ -282,6 +285,13 @@ def test_resume_ends_the_fio_a_killed_run_left_running_before_it_runs_the_round_
     finally:
         for pid, _ in set(orphans.items()) & set(jobs_running_in(raw).items()):
             os.kill(pid, signal.SIGKILL)
+
+
+def task_count(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
 
 
 def resume_after_orphans(run: Path, tag: str, orphans: dict[int, str], path: str) -> None:

@@ -274,7 +274,7 @@ def test_a_stop_signal_stops_fio_and_marks_the_run(sig, scratch):
     try:
         _wait_for(lambda: _measured_cells(runs) >= 1, what="a measured cell")
         raw = next(runs.iterdir()) / "raw"
-        _wait_for(lambda: len(_procs_in(raw)) >= 2, 30, "fio and its job process")
+        _wait_for(lambda: len(_procs_in(raw)) >= 1, 30, "fio (its jobs are its threads)")
         fio = _procs_in(raw)
         run.send_signal(sig)
         out, err = run.communicate(timeout=120)

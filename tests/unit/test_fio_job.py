@@ -220,6 +220,15 @@ def test_sequential_threads_stream_their_own_slices():
     assert "offset_increment" not in job(Workload.mix("rnd", 100, 4096, threads=4, duration_s=1))["rnd"]
 
 
+def test_jobs_are_threads_of_one_fio_process():
+    # a forked process per job cost fio more CPU than a short cell's IO (docs/tests.md)
+    for w in (
+        Workload.mix("rnd", 65, 4 * KiB, threads=4, duration_s=1),
+        Workload.mix("seq", 0, 128 * KiB, bytes_budget=MiB),
+    ):
+        assert job(w)["global"]["thread"] == "1"
+
+
 def test_histogram_log_only_where_the_per_second_maximum_is_asked_for():
     w = Workload.mix("rnd", 0, 4 * KiB, queue_depth=32, duration_s=10)
     assert "write_hist_log" not in job(w)["global"]  # ~6 KB per job per second: not for every cell

@@ -185,7 +185,7 @@ def _check_path(target: Target) -> None:
 
 
 def _refuse_existing(raw_dir: Path, tag: str) -> None:
-    existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
+    existing = [n for n in os.listdir(raw_dir) if n.startswith((f"{tag}.", f"{tag}_"))]
     if existing:
         raise EngineError(
             f"raw output of round {tag!r} already exists in {raw_dir} ({', '.join(sorted(existing)[:3])}"

@@ -9,6 +9,7 @@ average) cannot give a maximum alongside its average before fio 3.36.
 from __future__ import annotations
 
 import csv
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -28,9 +29,22 @@ def bin_value(idx: int, bits: int = PLAT_BITS, val: int = PLAT_VAL) -> float:
     return (1 << (error_bits + bits)) + (idx % val + 0.5) * (1 << error_bits)
 
 
-def files(raw_dir: Path, tag: str) -> list[Path]:
-    pat = re.compile(re.escape(tag) + HIST_RE.pattern)
-    return sorted(p for p in raw_dir.iterdir() if pat.fullmatch(p.name))
+def tagged(raw_dir: Path, tag: str) -> list[str]:
+    """The names in raw_dir that start with round `tag`, sorted. Names are listed as strings
+    and filtered by prefix first: a run's raw directory holds every round's files (thousands),
+    and a Path per entry per round made a long run quadratic."""
+    return sorted(n for n in os.listdir(raw_dir) if n.startswith(tag))
+
+
+def matching(raw_dir: Path, names: Iterable[str], tag: str, suffix: re.Pattern[str]) -> list[Path]:
+    """The files among `names` (in raw_dir) that are the tag then `suffix`, in their order."""
+    pat = re.compile(re.escape(tag) + suffix.pattern)
+    return [raw_dir / n for n in names if pat.fullmatch(n)]
+
+
+def files(raw_dir: Path, tag: str, names: Iterable[str] | None = None) -> list[Path]:
+    """Round `tag`'s histogram logs; `names`: the round's names when the caller has listed them."""
+    return matching(raw_dir, tagged(raw_dir, tag) if names is None else names, tag, HIST_RE)
 
 
 def maxima(paths: Iterable[Path], interval_ms: int) -> dict[int, float]:

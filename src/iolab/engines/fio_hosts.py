@@ -349,7 +349,7 @@ class SplitFioEngine:
 
     def _run_hosts(self, legs, workload: Workload, raw_dir: Path, tag: str) -> list[Part]:
         assert self.servers is not None
-        existing = [p.name for p in raw_dir.iterdir() if p.name.startswith((f"{tag}.", f"{tag}_"))]
+        existing = [n for n in os.listdir(raw_dir) if n.startswith((f"{tag}.", f"{tag}_"))]
         if existing:
             raise EngineError(
                 f"raw output of round {tag!r} already exists in {raw_dir} ({sorted(existing)[0]}); "

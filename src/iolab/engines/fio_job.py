@@ -377,6 +377,11 @@ def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: 
         # json+ bins of total latency (submission + completion), so percentiles describe the
         # same latency as the mean and the maximum.
         "lat_percentiles=1",
+        # Jobs as threads of one fio process, not forked processes: the same IO, measured the
+        # same way (fio reads each job's CPU use per thread), but forking cost fio more CPU
+        # and time than a short cell's IO (docs/tests.md: DIRTH's 64 jobs 0.58 -> 0.42 CPU-s,
+        # 3.6 -> 1.8 s before its 500 ms of IO were done).
+        "thread=1",
     ]
     if w.duration_s is not None:
         # fio takes ms, so sub-second cells (quick profiles) are exact.

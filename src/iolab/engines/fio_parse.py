@@ -400,10 +400,10 @@ def tail_row(
     return SecondSample(t0 + span, reads / span, writes / span, rest / span / 1e6, lat_mean_us, lat_max_us)
 
 
-def log_files(raw_dir: Path, tag: str) -> list[Path]:
-    """fio's log files for one round, in a stable order."""
-    pat = re.compile(re.escape(tag) + _LOG_RE.pattern)
-    return sorted(p for p in raw_dir.iterdir() if pat.fullmatch(p.name))
+def log_files(raw_dir: Path, tag: str, names: Iterable[str] | None = None) -> list[Path]:
+    """fio's log files for one round, in a stable order; `names`: the round's names
+    (fio_hist.tagged) when the caller has listed them."""
+    return fio_hist.matching(raw_dir, fio_hist.tagged(raw_dir, tag) if names is None else names, tag, _LOG_RE)
 
 
 def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundResult:
@@ -415,9 +415,10 @@ def load_round(raw_dir: Path, tag: str, *, require_bins: bool = True) -> RoundRe
     except FileNotFoundError:
         raise EngineError(f"fio output {json_path} does not exist: fio did not write a report.") from None
     result = parse_fio_json(text, str(json_path), require_bins=require_bins)
-    logs = log_files(raw_dir, tag)
+    names = fio_hist.tagged(raw_dir, tag)  # one listing of the (large) raw directory for both
+    logs = log_files(raw_dir, tag, names)
     lat_per_us = 1.0 if result.engine_version.startswith("fio-2.") else 1000.0
-    hists = fio_hist.files(raw_dir, tag) if lat_per_us == 1000.0 else []  # fio 3.x bins
+    hists = fio_hist.files(raw_dir, tag, names) if lat_per_us == 1000.0 else []  # fio 3.x bins
     maxima = fio_hist.maxima(hists, LOG_INTERVAL_MS)
     series = parse_fio_logs(logs, lat_per_us=lat_per_us, maxima=maxima, totals=result)
     run_dir = raw_dir.parent
