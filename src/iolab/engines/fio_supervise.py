@@ -253,7 +253,7 @@ def stall_error(
         path.write_text(reports.final_text + "\n")
         kept = f" fio's last status report is kept in {path}."
     fate = (
-        "fio and its job processes were killed"
+        "fio was killed, with its jobs"
         if killed
         else f"fio (pid {proc.pid}) did not die within {KILL_WAIT_S:g} s of SIGKILL (stuck in the kernel?) and was left behind"
     )
