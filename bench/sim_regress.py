@@ -18,7 +18,10 @@ anything.
 
 A last line does the same for each build's default preset as it ships (only its blocks and
 `--default-op` set): what a user's run costs. The models differ there (the new one has the
-mechanisms above), so its WAFs need not agree.
+mechanisms above), so its WAFs need not agree. Each line also prints the ratio of the WAFs
+(flash written per host write, the model's work) and the CPU ratio divided by it (the CPU per
+chunk written to flash): how much of a gap is the model doing more, how much each chunk costing
+more.
 """
 
 from __future__ import annotations
@@ -170,9 +173,13 @@ def compare(old: Path, args: argparse.Namespace, label: str, op: str, params: di
     ratios = sorted(n["cpu_s"] / o["cpu_s"] for o, n in zip(runs["old"], runs["new"], strict=True))
     waf = {k: v[0]["waf"] for k, v in runs.items()}
     mios = {k: runs[k][0]["ios"] / cpu[k] / 1e6 for k in runs}
+    # The WAF is the flash written per host write: where the models differ, the share of the
+    # CPU ratio that is the model's extra flash work, and the rest is the cost of each chunk.
+    per_chunk = cpu["new"] / cpu["old"] / (waf["new"] / waf["old"])
     print(
         f"{label}: CPU new/old {cpu['new'] / cpu['old']:.2f}x (goal <= 1.00x; pairs {ratios[0]:.2f}-{ratios[-1]:.2f}; old "
-        f"{mios['old']:.2f}, new {mios['new']:.2f} M IO per CPU s); WAF old {waf['old']:.4f}, new {waf['new']:.4f}"
+        f"{mios['old']:.2f}, new {mios['new']:.2f} M IO per CPU s); WAF old {waf['old']:.4f}, new {waf['new']:.4f} "
+        f"(flash written per host write {waf['new'] / waf['old']:.3f}x; CPU per chunk written {per_chunk:.2f}x)"
     )
 
 
