@@ -80,6 +80,11 @@ def test_sim_regress_prints_the_default_presets_beside_the_mechanisms_off_drive(
         r"^default preset, op 0\.28: CPU new/old (\d+\.\d+)x .*old (\d+\.\d+), new (\d+\.\d+) M IO", out, re.M
     )
     assert line and all(float(g) > 0 for g in line.groups()), out
+    # and how much of that ratio is the model's work (flash written per host write) and how much the code
+    split = re.search(
+        r"^default preset, .*flash written per host write (\d+\.\d+)x; CPU per chunk written (\d+\.\d+)x", out, re.M
+    )
+    assert split and all(float(g) > 0 for g in split.groups()), out
 
 
 def test_the_simulator_benches_print_each_figure_beside_its_goal():
