@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +114,34 @@ STDLIB_UNUSED = shutil.ignore_patterns(
 )
 
 
+# The programs the guest starts again and again (iolab's and guest.py's tools): from the 9p root
+# share each start read the binary and every library it links anew (the share caches nothing;
+# fio links 64 libraries).
+GUEST_TOOLS = (
+    *("fio", "nvme", "smartctl", "hdparm", "sdparm", "blkid", "blkdiscard", "wipefs", "lsblk", "mount", "dmesg"),
+    *("sg_format", "sg_modes", "sg_sanitize", "sg_wr_mode", "sg_inq", "sg_readcap", "sg_vpd"),
+)
+
+
+def tool_files() -> set[Path]:
+    """The Python interpreter and GUEST_TOOLS, each with the shared libraries it links (as the
+    dynamic loader lists them for ldd), by their real paths."""
+    found: set[Path] = set()
+    for exe in [sys.executable, *filter(None, (shutil.which(t, path=SBIN_ENV["PATH"]) for t in GUEST_TOOLS))]:
+        found.add(Path(exe).resolve())
+        env = dict(SBIN_ENV, LD_TRACE_LOADED_OBJECTS="1")  # the loader prints the libraries, runs nothing
+        listed = subprocess.run([exe], env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
+        found.update(Path(m).resolve() for m in re.findall(r"(/\S+) \(0x", listed))
+    return {f for f in found if f.is_file()}
+
+
 def python_files() -> list[Path]:
     """What every `iolab` in the guest reads at its start: the interpreter's shared library (tens
     of MB where Python is built with one), the standard library (not its site-packages: the venv
-    has its own), the venv and iolab's source."""
+    has its own), the venv and iolab's source; then the tool_files() it runs."""
     lib = Path(sysconfig.get_config_var("LIBDIR") or "/nonexistent") / (sysconfig.get_config_var("INSTSONAME") or "-")
-    return [*([lib] if lib.is_file() else []), Path(sysconfig.get_paths()["stdlib"]), REPO / ".venv", REPO / "src"]
+    trees = [*([lib] if lib.is_file() else []), Path(sysconfig.get_paths()["stdlib"]), REPO / ".venv", REPO / "src"]
+    return trees + sorted(tool_files() - set(trees))
 
 
 def python_image(d: Path) -> list[str]:
@@ -246,6 +270,18 @@ def make_images(d: Path) -> dict[str, str]:
     return sums
 
 
+# vng gives the guest six virtio-serial-pci devices (its stdin, stdout, stderr, ...), one port
+# each, but every device is made for 31 ports: 64 virtqueues, each with an eventfd that QEMU's
+# main loop polls on every wakeup (~500 a second, strace): with ~400 eventfds, most of the main
+# thread's time (perf: ppoll, eventfd_poll; several % of all QEMU's). Two ports (port 0 stays
+# reserved for a console) and no ioeventfd (under TCG the CPU thread can handle the
+# notification itself) leave ~90 fds in all.
+QUIET_SERIAL = ["-global", "virtio-serial-pci.max_ports=2", "-global", "virtio-serial-pci.ioeventfd=off"]
+# The guest kernel is the drivers' host here, not what is measured: its speculative-execution
+# mitigations only add work to every system call and context switch of the emulated CPUs.
+KERNEL_ARGS = "nvme_core.multipath=N mitigations=off"  # multipath off: one block device per controller path
+
+
 # What virtme-ng's guest mounts an empty tmpfs over: a repository below one is not there unless
 # it is handed to the guest (read-only) on its own.
 GUEST_TMPFS = (Path("/tmp"), Path("/var/tmp"), Path("/var/log"))
@@ -274,13 +310,12 @@ def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[
         "2G",
         "--cpus",
         str(cpus),
-        # one block device per controller path: the dual-port namespace shows up twice
         "--append",
-        "nvme_core.multipath=N",
+        KERNEL_ARGS,
         "--rwdir",
         str(d),
         *repo_share(),
-        "--qemu-opts=" + " ".join(qemu_options(d) + python_image(d)),
+        "--qemu-opts=" + " ".join(QUIET_SERIAL + qemu_options(d) + python_image(d)),
         "--exec",
         " ".join([str(py), str(REPO / "tests" / "vm" / "guest.py"), str(out), *checks]),
     ]
@@ -293,6 +328,11 @@ def boot(d: Path, cpus: int | None = None, timeout: float = 7200, checks: tuple[
             ).returncode
         except subprocess.TimeoutExpired:
             rc = 124
+    packed = out / "runs.tar"  # the guest's runs directories, packed (guest.py says why)
+    if packed.exists():
+        with tarfile.open(packed) as tar:
+            tar.extractall(out, filter="data")
+        packed.unlink()
     after = {name: sha256(d / f"{name}.img") for name in before}
     host = {"rc": rc, "seconds": round(time.monotonic() - t0), "sums_before": before, "sums_after": after}
     (d / "host.json").write_text(json.dumps(host, indent=1))
