@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -126,6 +127,22 @@ def test_a_log_that_goes_away_while_a_reader_copies_it_is_read_from_the_database
     monkeypatch.setattr(resultsdb.shutil, "copyfile", copy_then_close)
     assert read_everything(writer.dir) == ("interrupted", 2 * 9, [1, 2])
     assert not (writer.dir / "results.db-wal").exists()
+
+
+def test_runs_started_in_the_same_second_by_other_processes_get_their_own_directories(tmp_path, monkeypatch):
+    """A fleet starts its drives' runs at once, each in its own process: another process may make
+    the name between this one's look and its mkdir (CI: 'cannot create a run directory there
+    (File exists: ...)'). Here every look says the name is free, as it was a moment before."""
+    plan = registry.build_plan("latency", profile(max_rounds=1), TARGET)
+    first = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda p: False if p.parent == tmp_path else real_exists(p))
+    second = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    third = start(plan, TARGET, ScriptedEngine(lambda rnd, call: 100), RunOptions(), tmp_path)
+    names = {s.dir.name for s in (first, second, third)}
+    assert len(names) == 3 and all(s.dir.parent == tmp_path for s in (first, second, third))
+    for s in (first, second, third):
+        s.close()
 
 
 def test_a_folder_without_a_database_is_refused_and_left_as_it_was(tmp_path):

@@ -67,6 +67,7 @@ class RunStore:
         self.writable = writable
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         self._commits = 0  # this connection's write transactions, for data_version()
+        self._same_data: dict[tuple[int, int], tuple[int, int]] = {}  # a version -> the same data's earlier one
         has_manifest = (path / "manifest.json").exists()
         self.manifest = self._read_manifest() if has_manifest else None
         if writable:
@@ -102,10 +103,13 @@ class RunStore:
         try:
             output_dir(root, "runs directory")
             path, n = root / base, 1
-            while path.exists():
-                n += 1
-                path = root / f"{base}-{n}"
-            path.mkdir()
+            while True:  # mkdir, not exists(): runs of a fleet start in the same second, in processes of their own
+                try:
+                    path.mkdir()
+                    break
+                except FileExistsError:
+                    n += 1
+                    path = root / f"{base}-{n}"
             # The space to record the run's end is set aside first: a run that could not say how
             # it ended is not started. The manifest goes in next, so a directory that `iolab runs`
             # lists as a run (it holds a manifest, a database or raw/) is never one half set up.
@@ -205,10 +209,14 @@ class RunStore:
         while its report is drawn, or whose store an in-process caller never closes, would
         otherwise leave a log every reader must copy, and that vanishes when the store is
         collected (a reader copying it then found no file)."""
+        before = self.data_version()
         try:
             self._db.execute("PRAGMA journal_mode=DELETE")
         except sqlite3.DatabaseError:
             pass  # another connection has it open: the last one to close removes the log
+        # Leaving WAL moves SQLite's data_version, but no data changed: what was computed from
+        # the database before (the run's summaries, which its record reuses) still holds.
+        self._same_data[self.data_version()] = before
 
     def disk_full(self) -> bool:
         """True if the run directory's filesystem has (next to) no room left."""
@@ -232,7 +240,7 @@ class RunStore:
         data_version does not count them) and any other connection's commits (which it does).
         What is computed from the database is kept only while this stays the same."""
         (other,) = self._db.execute("PRAGMA data_version").fetchone()
-        return self._commits, other
+        return self._same_data.get((self._commits, other), (self._commits, other))
 
     # -- writing ----------------------------------------------------------------------------
     def begin_phase(self, name: str, ordinal: int) -> None:
