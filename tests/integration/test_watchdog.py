@@ -277,7 +277,12 @@ def test_a_stop_signal_stops_fio_and_marks_the_run(sig, scratch):
         _wait_for(lambda: len(_procs_in(raw)) >= 1, 30, "fio (its jobs are its threads)")
         fio = _procs_in(raw)
         run.send_signal(sig)
-        out, err = run.communicate(timeout=120)
+        try:
+            out, err = run.communicate(timeout=120)
+        except subprocess.TimeoutExpired:  # say where the run was, not only that it did not stop
+            run.kill()
+            out, err = run.communicate()
+            pytest.fail(f"{sig.name} did not stop the run within 120 s; its output:\n{out}\n{err}")
     finally:
         if run.poll() is None:
             run.kill()

@@ -204,11 +204,9 @@ class RunStore:
         self._plain_journal()
 
     def _plain_journal(self) -> None:
-        """A finished run leaves a plain database (no -wal/-shm), which readers open read-only
-        and in place. Done when the run ends, not only on close: a run whose process is killed
-        while its report is drawn, or whose store an in-process caller never closes, would
-        otherwise leave a log every reader must copy, and that vanishes when the store is
-        collected (a reader copying it then found no file)."""
+        """A finished run leaves a plain database (no -wal/-shm), which readers open in place:
+        done as the run ends, since a run killed while its report is drawn, or a store left
+        unclosed in-process, would leave a log for every reader to copy."""
         before = self.data_version()
         try:
             self._db.execute("PRAGMA journal_mode=DELETE")
