@@ -119,7 +119,7 @@ class FioEngine:
         raw_dir.mkdir(parents=True, exist_ok=True)
         text = self.job_text(target, workload, tag)
         _check_path(target)
-        _refuse_existing(raw_dir, tag)
+        refuse_existing(raw_dir, tag)
         job = raw_dir / f"{tag}.fio"
         job.write_text(text)
         err_path = raw_dir / f"{tag}.stderr"
@@ -184,7 +184,8 @@ def _check_path(target: Target) -> None:
         raise EngineError(f"target {target.spec}: {target.path} is not a regular file.")
 
 
-def _refuse_existing(raw_dir: Path, tag: str) -> None:
+def refuse_existing(raw_dir: Path, tag: str) -> None:
+    """EngineError if round `tag` already has raw output in raw_dir (one fio or one per host)."""
     existing = [n for n in os.listdir(raw_dir) if n.startswith((f"{tag}.", f"{tag}_"))]
     if existing:
         raise EngineError(

@@ -22,7 +22,7 @@ from iolab.core.errors import EngineError, IolabError
 from iolab.core.results import RoundResult
 from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
-from iolab.engines.fio import FioEngine
+from iolab.engines.fio import FioEngine, refuse_existing
 from iolab.engines.fio_client import client_parts, run_clients, time_limit
 from iolab.engines.fio_job import HOST_CLOCK_NOTE, build_job, client_clock
 from iolab.engines.fio_job import fio_version as _fio_version
@@ -349,12 +349,7 @@ class SplitFioEngine:
 
     def _run_hosts(self, legs, workload: Workload, raw_dir: Path, tag: str) -> list[Part]:
         assert self.servers is not None
-        existing = [n for n in os.listdir(raw_dir) if n.startswith((f"{tag}.", f"{tag}_"))]
-        if existing:
-            raise EngineError(
-                f"raw output of round {tag!r} already exists in {raw_dir} ({sorted(existing)[0]}); "
-                "iolab never overwrites stored output."
-            )
+        refuse_existing(raw_dir, tag)
         jobs = [
             (
                 f"{tag}.p{i}",
