@@ -80,6 +80,11 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     show = iolab("show", doc["drives"][0]["run_dir"], "--json")
     assert json.loads(show.stdout)["runs"][0]["state"] == "complete"
     assert "slow" in r.stdout and "k = 3.5" in r.stdout
+    # quick runs of 2 rounds: every figure is a scaled-down one, and none from a steady-state window
+    assert {(row["compliant"], row["steady_state"]) for row in doc["drives"]} == {(False, "not-evaluated")}
+    assert doc["caveats"][0].startswith("NON-COMPLIANT: every drive's run") and "quick profile" in doc["caveats"][0]
+    assert doc["caveats"][1].startswith("STEADY STATE NOT EVALUATED on 6 of 6 drives")
+    assert "caveat: NON-COMPLIANT: every drive's run" in r.stdout and "not evaluated, non-compliant" in r.stdout
     suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
     failed = {c.get("classname") for c in suite.iter("testcase") if c.find("failure") is not None}
     assert failed == {"fleet.slow"}
@@ -118,6 +123,8 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     assert "Fleet — Distributions" in text and "% of the fleet median" in text
     summary = next(pg.extract_text() for pg in reader.pages if "Key figures over the drives" in pg.extract_text())
     assert "Outliers: slow" in summary and sum(len(pg.images) for pg in reader.pages) >= 1
+    pages = [" ".join(pg.extract_text().split()) for pg in reader.pages]  # every page carries the caveats
+    assert all("NON-COMPLIANT: every drive's run" in t and "STEADY STATE NOT EVALUATED" in t for t in pages)
 
 
 def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
@@ -365,3 +372,16 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
     # in a job or could not reach it between jobs (e.g. in the precondition)
     assert rows["h1"]["state"] == "failed" and hosts[1][1] in rows["h1"]["error"], rows["h1"]
     assert rows["h1"]["run_dir"]  # its run so far is kept
+
+
+def test_require_steady_reaches_every_drive_and_fails_the_fleet_on_the_drives_not_steady(tmp_path):
+    # two rounds cannot fill the 5-round window: no drive's figures come from a steady state
+    fleet = sim_fleet(tmp_path, n=1)
+    r = iolab("run", "iops", *QUICK, "--require-steady", "--fleet", str(fleet), "--runs-dir", str(tmp_path / "r"))
+    assert r.returncode == 6, r.stdout + r.stderr  # NOT_STEADY, as a single run asked the same
+    assert "caveat: STEADY STATE NOT EVALUATED on 2 of 2 drives (sim1, slow)" in " ".join(r.stdout.split())
+    suite = ET.parse(fleet_dir(r.stdout) / "junit.xml").getroot().find("testsuite")
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    for drive in ("fleet.sim1", "fleet.slow"):
+        failure = cases[(drive, "steady state")].find("failure")
+        assert failure is not None and "not evaluated (--require-steady)" in failure.get("message")

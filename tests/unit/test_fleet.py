@@ -13,9 +13,9 @@ import pytest
 
 from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
-from iolab.figures.fleet import DriveFigures, distribution, distributions
+from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
-from iolab.pages.fleet import document, junit_xml, strip
+from iolab.pages.fleet import caveats, conditions_text, document, junit_xml, strip
 
 W = "RND 4KiB R/W 0/100 IOPS"
 IOPS_META = {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}
@@ -367,3 +367,50 @@ def test_the_fleet_reads_each_drives_record_as_its_run_wrote_it_unless_the_run_c
     got = records(state)
     assert got["a"] is not None and got["a"]["figures"] == {"IOPS": 1.0} and got["a"]["reports"] == []
     assert got["b"] is None
+
+
+def _run_record(steady: str, compliant: bool = True, failed: tuple[str, ...] = ()) -> dict:
+    return {
+        "figures": [{"name": W, "unit": "IOPS", "direction": "higher-is-better", "value": 1000.0}],
+        "compliant": compliant,
+        "noncompliance": [] if compliant else ["quick profile", "1 s per cell instead of 60 s"],
+        "steady_state": steady,
+        "audit": {"passed": not failed, "failed": list(failed)},
+    }
+
+
+def test_each_drives_conditions_come_from_its_own_run_and_every_caveat_names_its_drives():
+    recs = {
+        "a": _run_record("reached"),
+        "b": _run_record("not-reached"),
+        "c": _run_record("not-evaluated", compliant=False),
+        "d": _run_record("reached", failed=("steady-evidence",)),
+    }
+    drives = [drive_figures(n, {}, "complete", r) for n, r in recs.items()]
+    drives.append(drive_figures("e", {}, "failed", None))
+    assert conditions_of(recs["d"]).audit_failed == ("steady-evidence",) and conditions_of(None).compliant is None
+    rows = [{"name": d.name, "state": d.state, "where": "local", "labels": {}} for d in drives]
+    doc = document({"name": "f"}, rows, drives, distributions(drives[:4]), (3.5, 5.0), None, {})
+    by = {r["name"]: r for r in doc["drives"]}
+    assert [conditions_text(by[n]) for n in "abcde"] == [
+        "reached",
+        "NOT reached",
+        "not evaluated, non-compliant",
+        "reached, audit failed",
+        "—",
+    ]
+    assert doc["caveats"] == [
+        "NON-COMPLIANT: 1 of 4 drives' runs (c): quick profile; 1 s per cell instead of 60 s",
+        "STEADY STATE NOT ACHIEVED on 1 of 4 drives (b): their figures are from their last rounds, "
+        "not from a steady-state window",
+        "STEADY STATE NOT EVALUATED on 1 of 4 drives (c): their figures are from their last rounds, "
+        "not from a steady-state window",
+        "AUDIT FAILED on 1 drives: d (steady-evidence)",
+    ]
+    # a fleet of steady, compliant drives has nothing to say, and many names are counted, not listed
+    assert caveats([by["a"]]) == []
+    many = [{**by["b"], "name": f"n{i}"} for i in range(12)]
+    assert caveats(many) == [
+        "STEADY STATE NOT ACHIEVED on 12 of 12 drives (n0, n1, n2, n3, n4, n5, n6, n7 and 4 more): "
+        "their figures are from their last rounds, not from a steady-state window"
+    ]

@@ -38,6 +38,19 @@ RESOLUTION = 1e-9
 
 
 @dataclass(frozen=True)
+class Conditions:
+    """What a drive's figures are true of, as its own run recorded it: whether the run kept to the
+    test's specification (a --quick run is scaled down), whether its phases reached steady state
+    (pages/outcome.steady_state's words) and which audit invariants it failed. The fleet's pages
+    carry these beside the figures: a fleet of quick runs is as scaled down as each of its runs."""
+
+    compliant: bool | None = None  # None: no run record to read
+    noncompliance: tuple[str, ...] = ()
+    steady_state: str | None = None  # reached, not-reached, not-evaluated, not-applicable
+    audit_failed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class DriveFigures:
     """One drive as the fleet sees it: its name, labels and key figures (None: no run to read)."""
 
@@ -46,6 +59,7 @@ class DriveFigures:
     state: str
     figures: dict[str, float]  # figure name -> value, only the figures the run measured
     meta: dict[str, dict] = field(default_factory=dict)  # figure name -> unit, direction, kind
+    conditions: Conditions = Conditions()
 
 
 @dataclass(frozen=True)
@@ -99,7 +113,21 @@ def drive_figures(name: str, labels: dict[str, str], state: str, record: dict | 
         if isinstance(v, (int, float)) and v == v and abs(v) != float("inf"):
             figs[f["name"]] = float(v)
             meta[f["name"]] = {"unit": f["unit"], "direction": f["direction"], "kind": f.get("kind", "value")}
-    return DriveFigures(name, dict(labels), state, figs, meta)
+    return DriveFigures(name, dict(labels), state, figs, meta, conditions_of(record))
+
+
+def conditions_of(record: dict | None) -> Conditions:
+    """The conditions a run record (pages/outcome.run_record) states for its figures."""
+    if not record:
+        return Conditions()
+    audit = record.get("audit") or {}
+    compliant = record.get("compliant")
+    return Conditions(
+        compliant=bool(compliant) if compliant is not None else None,
+        noncompliance=tuple(str(n) for n in record.get("noncompliance") or ()),
+        steady_state=record.get("steady_state"),
+        audit_failed=tuple(str(n) for n in audit.get("failed") or ()) if audit.get("passed") is False else (),
+    )
 
 
 def _quartiles(xs: Sequence[float]) -> tuple[float, float]:

@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from iolab.core.errors import Exit
-from iolab.figures.fleet import MAD_SIGMA, MIN_DRIVES, RESOLUTION, Distribution, DriveFigures, outliers_by_drive
+from iolab.figures.fleet import (
+    MAD_SIGMA,
+    MIN_DRIVES,
+    RESOLUTION,
+    Conditions,
+    Distribution,
+    DriveFigures,
+    outliers_by_drive,
+)
 from iolab.figures.fleetpool import Pool
 from iolab.figures.specsheet import SpecSheet, Verdict
 
@@ -109,13 +117,19 @@ def document(
     flagged = outliers_by_drive(dists)
     figs = {d.name: d.figures for d in drives}
     out_rows = []
+    conditions = {d.name: d.conditions for d in drives}
     for r in rows:
+        c = conditions.get(r["name"]) or Conditions()
         out_rows.append(
             {
                 **r,
                 "figures": figs.get(r["name"], {}),
                 "outliers": [f for f, _ in flagged.get(r["name"], [])],
                 "verdicts": [_verdict(v) for v in verdicts.get(r["name"], [])],
+                "compliant": c.compliant,
+                "noncompliance": list(c.noncompliance),
+                "steady_state": c.steady_state,
+                "audit_failed": list(c.audit_failed),
             }
         )
     failing = sum(v.verdict == "fail" for vs in verdicts.values() for v in vs)
@@ -152,28 +166,94 @@ def document(
             "outlier_drives": sorted(flagged),
             "failing_criteria": failing,
         },
+        "caveats": caveats(out_rows),
     }
     doc["exit_code"] = exit_code(doc)
     return doc
 
 
+STEADY_WORDS = {"reached": "reached", "not-reached": "NOT reached", "not-evaluated": "not evaluated"}
+
+
+def conditions_text(r: dict) -> str:
+    """A drive's run's conditions in a word or two: its steady state, scaled down, audit failed."""
+    if r["state"] != "complete":
+        return "—"
+    words = [STEADY_WORDS.get(r.get("steady_state") or "", "n/a")]
+    if r.get("compliant") is False:
+        words.append("non-compliant")
+    if r.get("audit_failed"):
+        words.append("audit failed")
+    return ", ".join(words)
+
+
+def _names(names: list[str], most: int = 8) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def caveats(rows: Sequence[dict]) -> list[str]:
+    """What the drives' figures are not, said once for the terminal, the JSON and every page of
+    the fleet's report: each drive's run states its own conditions (compliance, steady state, its
+    audit), and a fleet's figures are only as true as the runs they come from."""
+    done = [r for r in rows if r["state"] == "complete"]
+    out = []
+    scaled = [r for r in done if r.get("compliant") is False]
+    if scaled:
+        reasons: dict[str, int] = {}
+        for r in scaled:
+            for n in r.get("noncompliance") or ():
+                reasons[n] = reasons.get(n, 0) + 1
+        why = "; ".join(n if c == len(scaled) else f"{n} ({c} drives)" for n, c in reasons.items())
+        which = "every drive's run" if len(scaled) == len(done) else f"{len(scaled)} of {len(done)} drives' runs"
+        out.append(f"NON-COMPLIANT: {which} ({_names([r['name'] for r in scaled])}): {why or 'see each run'}")
+    for word, state in (("NOT ACHIEVED", "not-reached"), ("NOT EVALUATED", "not-evaluated")):
+        names = [r["name"] for r in done if r.get("steady_state") == state]
+        if names:
+            out.append(
+                f"STEADY STATE {word} on {len(names)} of {len(done)} drives ({_names(names)}): "
+                "their figures are from their last rounds, not from a steady-state window"
+            )
+    failed = [f"{r['name']} ({', '.join(r['audit_failed'])})" for r in done if r.get("audit_failed")]
+    if failed:
+        out.append(f"AUDIT FAILED on {len(failed)} drives: {_names(failed)}")
+    return out
+
+
 def exit_code(doc: dict) -> int:
     """A drive that did not complete: its own run's status (the first such, in fleet order); else
-    7 (as `iolab check`'s regression) when a drive fails a criterion or is an outlier, or a group
-    regressed against the baseline group; else 0."""
+    6 when a drive's own run said it did not reach the steady state asked for (`--require-steady`
+    reaches every drive's run: its figures are then not the ones asked for, to judge or to
+    pass); else 7 (as `iolab check`'s regression) when a drive fails a criterion or is an
+    outlier, or a group regressed against the baseline group; else 0."""
     for r in doc["drives"]:
         if r["state"] != "complete":
             code = r.get("exit_code")
             return code if isinstance(code, int) and code > 0 else Exit.BUG
+    if any(r.get("exit_code") == Exit.NOT_STEADY for r in doc["drives"]):
+        return Exit.NOT_STEADY
     s = doc["summary"]
     regressed = any(c["regressions"] for c in (doc.get("groups") or {}).get("comparisons", []))
     return Exit.REGRESSION if s["failing_criteria"] or s["outlier_drives"] or regressed else Exit.OK
 
 
+def _steady_case(r: dict) -> tuple[str, str]:
+    """A complete drive's steady-state case: a failure when its run was asked to reach steady
+    state (`--require-steady`: the run's own exit status says it did not), skipped when it was not
+    reached or not evaluated but not required (the caveat says it), passed when reached."""
+    state = r.get("steady_state") or "unknown"
+    msg = f"steady state {STEADY_WORDS.get(state, state)}"
+    if r.get("exit_code") == Exit.NOT_STEADY:
+        return f'<failure message={quoteattr(msg + " (--require-steady)")} type="steady-state"/>', msg
+    if state != "reached":
+        return f"<skipped message={quoteattr(msg + '; not required')}/>", msg
+    return "", msg
+
+
 def junit_xml(doc: dict) -> str:
-    """One test case per drive and check: its run, the outlier rule, each spec-sheet criterion.
-    A run that did not complete, an outlier and a failed criterion are failures; a criterion
-    the run does not measure is skipped."""
+    """One test case per drive and check: its run, the outlier rule, its steady state, each
+    spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
+    reached and a failed criterion are failures; a criterion the run does not measure, and a steady
+    state not reached but not required, are skipped."""
     cases, failures, skipped = [], 0, 0
     for r in doc["drives"]:
         cls = quoteattr(f"fleet.{r['name']}")
@@ -194,6 +274,10 @@ def junit_xml(doc: dict) -> str:
             msg = f"outlier on {', '.join(r['outliers'])}" if r["outliers"] else "within the fleet on every figure"
             case("outlier rule", f'<failure message={quoteattr(msg)} type="outlier"/>' if r["outliers"] else "", msg)
             failures += bool(r["outliers"])
+            body, msg = _steady_case(r)
+            case("steady state", body, msg)
+            failures += "<failure" in body
+            skipped += "<skipped" in body
         for v in r["verdicts"]:
             body = ""
             if v["verdict"] == "fail":
@@ -285,6 +369,8 @@ def render(doc: dict, console) -> None:
         )
     console.print(t)
     console.print(doc["outlier_rule"]["text"], markup=False, soft_wrap=True)
+    for c in doc.get("caveats", []):
+        console.print(f"caveat: {c}", markup=False, soft_wrap=True)
     if doc.get("pool"):
         _render_pool(doc["pool"], console)
     if doc.get("groups"):
@@ -292,7 +378,7 @@ def render(doc: dict, console) -> None:
     for w in doc.get("warnings", []):
         console.print(f"warning: {w}", markup=False, soft_wrap=True)
     d = Table(title="drives", title_justify="left")
-    for h in ("drive", "where", "labels", "state", "outlier on", "spec sheet"):
+    for h in ("drive", "where", "labels", "state", "steady state, conditions", "outlier on", "spec sheet"):
         d.add_column(h)
     for r in doc["drives"]:
         vs = r["verdicts"]
@@ -306,7 +392,7 @@ def render(doc: dict, console) -> None:
         )
         state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
         labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-        d.add_row(r["name"], r["where"], labels, state, ", ".join(r["outliers"]) or "—", spec)
+        d.add_row(r["name"], r["where"], labels, state, conditions_text(r), ", ".join(r["outliers"]) or "—", spec)
     console.print(d)
     console.print(
         f"outlier drives: {', '.join(s['outlier_drives']) or 'none'}; failing criteria: {s['failing_criteria']}; "

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.pages.report.model import CONTENT_MM, Document, Figure, HeaderColumn, Page, Table, Text, block_height
+from iolab.pages.fleet import conditions_text
+from iolab.pages.report.header import fit_banners, fit_column
+from iolab.pages.report.model import CONTENT_MM, Document, Figure, Page, Table, Text, block_height
 from iolab.pages.report.plot_style import _figure, _png, styled
 from iolab.pages.report.sections import table_pages
 
+SUMMARY = "Fleet — Summary"  # the page that prints in full what the heads and banners shorten
 STRIPS_PER_FIGURE = 8  # strips in one plot; more figures take more plots
 STRIP_MM = 13.0
 
@@ -90,12 +93,16 @@ def _drives_table(doc: dict[str, Any]) -> Table:
                 r["name"],
                 ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
                 r["state"] + (f": {r['error']}" if r.get("error") else ""),
+                conditions_text(r),
                 ", ".join(r["outliers"]) or "—",
                 ", ".join(failed) or ("—" if r["verdicts"] else "no spec sheet"),
             )
         )
     return Table(
-        "Drives", ("drive", "labels", "state", "outlier on", "spec criteria failed"), tuple(rows), "fleet.json"
+        "Drives",
+        ("drive", "labels", "state", "steady state, conditions", "outlier on", "spec criteria failed"),
+        tuple(rows),
+        "fleet.json; conditions: each drive's own run record (compliance, steady state, audit)",
     )
 
 
@@ -145,24 +152,46 @@ def _intro(doc: dict[str, Any]) -> Text:
             f"Fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete"
             + (f" (not complete: {', '.join(s['not_complete'])})" if s["not_complete"] else "")
             + f". Outliers: {', '.join(s['outlier_drives']) or 'none'}; failing spec criteria: {s['failing_criteria']}.",
+            f"Each drive ran: iolab {_args(doc)}.",
+            *doc.get("caveats", []),
             *(f"Warning: {w}" for w in doc.get("warnings", [])[:3]),
         ),
-        height_mm=16 + 6 * min(3, len(doc.get("warnings", []))),
+        height_mm=22 + 7 * len(doc.get("caveats", [])) + 6 * min(3, len(doc.get("warnings", []))),
     )
+
+
+def _drive_counts(doc: dict[str, Any]) -> str:
+    rows = [r for r in doc["drives"] if r["state"] == "complete"]
+    steady = sum(r.get("steady_state") == "reached" for r in rows)
+    compliant = sum(r.get("compliant") is True for r in rows)
+    return f"{len(doc['drives'])}; {len(rows)} complete, {steady} steady, {compliant} compliant"
+
+
+def _args(doc: dict[str, Any]) -> str:
+    return " ".join(doc["fleet"].get("args") or ()) or "—"
+
+
+def _banners(doc: dict[str, Any]) -> tuple[str, ...]:
+    """Every page carries the drives' caveats (scaled down, not steady, audit failed) and the
+    drives not complete: no page of figures can be read without them (in short form when they
+    are many; the summary page prints them in full)."""
+    missing = doc["summary"]["not_complete"]
+    tail = [f"NOT COMPLETE on {len(missing)} drives: {', '.join(missing[:8])}"] if missing else []
+    return fit_banners([(c, c.split(" (")[0], SUMMARY) for c in [*doc.get("caveats", []), *tail]])
 
 
 def fleet_document(doc: dict[str, Any]) -> Document:
     f = doc["fleet"]
     tables = [t for t in (_figures_table(doc), _drives_table(doc), _verdict_table(doc), _pool_table(doc)) if t]
-    first = table_pages("Fleet — Summary", tables)
+    first = table_pages(SUMMARY, tables)
     intro = _intro(doc)
     if intro.height_mm + sum(block_height(b) for b in first[0].blocks) <= CONTENT_MM:
         pages = [Page(first[0].title, (intro, *first[0].blocks)), *first[1:]]
     else:
-        pages = [Page("Fleet — Summary", (intro,)), *first]
+        pages = [Page(SUMMARY, (intro,)), *first]
     columns = (
-        HeaderColumn("Fleet", (("name", f["name"]), ("directory", f["dir"]))),
-        HeaderColumn("Test", (("test", f["test"]), ("state", f["state"]))),
+        fit_column("Fleet", [("name", f["name"]), ("directory", f["dir"]), ("drives", _drive_counts(doc))], SUMMARY),
+        fit_column("Test", [("test", f["test"]), ("state", f["state"]), ("arguments", _args(doc))], SUMMARY),
     )
     return Document(
         title=f"iolab fleet {f['name']}",
@@ -173,7 +202,7 @@ def fleet_document(doc: dict[str, Any]) -> Document:
         device=f"{doc['summary']['drives']} drives",
         tested_by="",
         columns=columns,
-        banners=tuple(f"not complete: {n}" for n in doc["summary"]["not_complete"][:3]),
+        banners=_banners(doc),
         pages=tuple(pages + _strip_pages(doc)),
         footer=f"fleet {f['name']} · {f['dir']}",
     )
