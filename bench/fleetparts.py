@@ -105,8 +105,8 @@ def _cells(drives: list[dict], solo: dict, n: int, cell_s: float, med) -> None:
         f"{med('start'):.1f} | {solo['start']:.1f}"
     )
     print(
-        f"  fio runs, {n} cells of {cell_s:g} s of IO each ({n * cell_s:g} s), the rest fio's start, "
-        f"client/server exchange and exit: {med('fio'):.1f} | {solo['fio']:.1f}"
+        f"  fio runs, {n} cells (a measured cell {cell_s:g} s of IO; a preconditioning cell as long as its "
+        f"bytes take), the rest fio's start, client/server exchange and exit: {med('fio'):.1f} | {solo['fio']:.1f}"
     )
     print(f"  iolab between cells (storing a cell, deciding the next): {med('between'):.1f} | {solo['between']:.1f}")
     print(f"  last cell to the process's end (summary, record): {med('end'):.1f} | {solo['end']:.1f}")
