@@ -175,6 +175,8 @@ def test_fleet_file_expands_counts_and_merges_labels(tmp_path):
         ('[fleet]\nname = "a/b"\n[[drive]]\ntarget = "sim:enterprise-sas"\n', "field 'name'"),
         ('[[drive]]\ntarget = "sim:enterprise-sas"\nrack = 3\n', "unknown field 'rack'"),
         ("[[drive]\n", "fleet file"),
+        ('[[drive]]\ntarget = "sim:enterprise-sas"\nname = ".."\n', "not '.' or '..'"),
+        ('[[drive]]\ntarget = "sim:enterprise-sas"\nname = "."\n', "not '.' or '..'"),
     ],
 )
 def test_bad_fleet_files_say_what_is_wrong(tmp_path, text, says):
@@ -414,3 +416,24 @@ def test_each_drives_conditions_come_from_its_own_run_and_every_caveat_names_its
         "STEADY STATE NOT ACHIEVED on 12 of 12 drives (n0, n1, n2, n3, n4, n5, n6, n7 and 4 more): "
         "their figures are from their last rounds, not from a steady-state window"
     ]
+
+
+@pytest.mark.parametrize("code", [130, 143, None])
+def test_a_drive_stopped_while_writing_its_report_after_its_run_was_complete_is_complete(tmp_path, code):
+    """Ctrl-C (130) or SIGTERM (143) that reaches a drive after its run was complete, while it wrote
+    its report, leaves every measurement stored (the run's own state says complete): the drive's row
+    is complete and its figures count, not 'failed' (and `iolab resume FLEET` must not try to resume
+    it, which is refused as 'nothing to resume'). None: the coordinator died and resume reads the
+    document's own exit status."""
+    from iolab.api.fleet import Member, read_outcome
+
+    out = tmp_path / "out.json"
+    run = {"path": str(tmp_path / "run"), "state": "complete", "error": None}
+    out.write_text(json.dumps({"schema": "iolab-outcome", "exit_code": 143 if code is None else code, "runs": [run]}))
+    m = Member("d1", "sim:enterprise-sas?seed=1", "local", state="running")
+    read_outcome(m, out, code)
+    assert m.state == "complete" and m.run_dir == run["path"]
+    failed = tmp_path / "failed.json"
+    failed.write_text(json.dumps({"exit_code": 4, "runs": [{**run, "state": "failed", "error": "fio died"}]}))
+    read_outcome(m, failed, 4)
+    assert m.state == "failed" and m.error == "fio died"

@@ -228,7 +228,9 @@ def read_outcome(m: Member, out: Path, code: int | None) -> None:
     else:
         m.state = "refused" if code in (2, 3) else "failed"
         m.error = (doc.get("error") if isinstance(doc, dict) else None) or f"exited with status {code}"
-    if m.state == "complete" and code not in (0, 6):  # 6: --require-steady, the run itself is complete
+    # 6: --require-steady, the run itself is complete; a stop signal after the run was complete came
+    # while it wrote its report: every measurement is stored, so the drive is complete (not failed)
+    if m.state == "complete" and code not in (0, 6) and code not in _STOPPED:
         m.state = "failed"
 
 

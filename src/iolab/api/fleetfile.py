@@ -164,9 +164,9 @@ def _text(v, where: str) -> str:
 def _name(v, where: str) -> str:
     s = _text(v, where)
     bad = sorted(set(s) - _NAME_OK)
-    if bad or len(s) > 64:
+    if bad or len(s) > 64 or s in (".", ".."):  # '.' and '..' would name the drives/ or fleet directory
         raise IolabError(
-            f"{where} is {s!r}; a name is at most 64 letters, digits, '.', '_' or '-' "
+            f"{where} is {s!r}; a name is at most 64 letters, digits, '.', '_' or '-', and not '.' or '..' "
             "(it names files in the fleet directory)."
         )
     return s
