@@ -385,3 +385,51 @@ def test_require_steady_reaches_every_drive_and_fails_the_fleet_on_the_drives_no
     for drive in ("fleet.sim1", "fleet.slow"):
         failure = cases[(drive, "steady state")].find("failure")
         assert failure is not None and "not evaluated (--require-steady)" in failure.get("message")
+
+
+def test_sigterm_to_the_coordinator_alone_stops_its_drives_and_marks_the_fleet(tmp_path):
+    # a CI job's timeout signals the coordinator only: its drives must stop too, store what they
+    # measured, and the fleet must not say "running" afterwards
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "t"\n[[drive]]\ntarget = "file:{tmp_path}/d{{i}}.img?size=32MiB"\ncount = 2\nname = "f{{i}}"\n'
+    )
+    runs = tmp_path / "runs"
+    args = ["run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "5", "--no-report", "--purge", "none"]
+    proc = subprocess.Popen(
+        [*IOLAB, *args, "--fleet", str(f), "--runs-dir", str(runs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_signals,
+    )
+    try:
+        _until(lambda: len(list(runs.glob("2*/raw/*.json"))) >= 2, "a measured cell")
+        d = next((runs / "fleets").glob("*"))
+        pids = [r["pid"] for r in _rows(d).values()]
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, out + err
+    state = json.loads((d / "fleet.json").read_text())
+    assert state["state"] == "interrupted" and state["stopped_by"] == "SIGTERM" and state["ended"]
+    assert {r["state"] for r in state["members"]} == {"interrupted"} and all(r["run_dir"] for r in state["members"])
+    assert not any(pid and Path(f"/proc/{pid}").exists() for pid in pids), "a drive's run is still running"
+
+
+def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp_path):
+    r = iolab("run", "iops", *QUICK, "--fleet", str(sim_fleet(tmp_path, n=1)), "--runs-dir", str(tmp_path / "runs"))
+    d = fleet_dir(r.stdout)
+    stored = (d / "report.json").read_bytes()
+    shown = iolab("show", str(d), "--json")
+    assert shown.returncode == 0 and (d / "report.json").read_bytes() == stored
+    what_if = iolab("fleet", str(d), "--outlier-min-pct", "0.001", "--json")
+    assert what_if.returncode == 0 and (d / "report.json").read_bytes() == stored  # printed, not stored
+    moved = tmp_path / "moved"
+    (tmp_path / "runs").rename(moved)
+    again = iolab("fleet", str(moved / "fleets" / d.name), "--json")
+    assert again.returncode == 2, again.stdout + again.stderr
+    rows = json.loads(again.stdout)["drives"]
+    assert {r["state"] for r in rows} == {"unreadable"} and "cannot be read" in rows[0]["error"]

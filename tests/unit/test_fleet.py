@@ -437,3 +437,17 @@ def test_a_drive_stopped_while_writing_its_report_after_its_run_was_complete_is_
     failed.write_text(json.dumps({"exit_code": 4, "runs": [{**run, "state": "failed", "error": "fio died"}]}))
     read_outcome(m, failed, 4)
     assert m.state == "failed" and m.error == "fio died"
+
+
+def test_the_fleets_exit_status_gives_each_drive_its_own_or_its_signals_code_never_a_bug():
+    from iolab.pages.fleet import exit_code
+
+    def doc(*rows: tuple[str, object]) -> dict:
+        drives = [{"name": f"d{i}", "state": s, "exit_code": c} for i, (s, c) in enumerate(rows)]
+        return {"drives": drives, "summary": {"failing_criteria": 0, "outlier_drives": []}}
+
+    assert exit_code(doc(("complete", 0), ("running", None), ("pending", None))) == 0  # shown while it runs
+    assert exit_code(doc(("complete", 0), ("failed", -9))) == 137  # kill -9 of a drive's run
+    assert exit_code(doc(("failed", 4))) == 4
+    assert exit_code(doc(("unreadable", None))) == 2  # a run iolab cannot read, as `show` gives
+    assert exit_code(doc(("complete", 6), ("complete", 0))) == 6

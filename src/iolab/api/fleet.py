@@ -30,9 +30,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from iolab.api.fleetfile import Fleet, FleetDrive, load_fleet
-from iolab.core.errors import IolabError
+from iolab.core.errors import Exit, IolabError
 from iolab.core.safefile import read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
+from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
 from iolab.store.manifest import now_iso
 from iolab.targets import parse_target
@@ -79,6 +80,7 @@ class FleetState:
     group_by: str | None = None
     baseline: str | None = None
     pid: int = field(default_factory=os.getpid)  # the coordinator
+    stopped_by: str | None = None  # the signal that stopped the coordinator (SIGINT: Ctrl-C)
 
     def save(self) -> None:
         doc = {
@@ -116,6 +118,7 @@ def load_state(path: str | Path) -> FleetState:
             doc.get("group_by"),
             doc.get("baseline"),
             doc.get("pid", 0),
+            doc.get("stopped_by"),
         )
     except (KeyError, TypeError) as e:
         raise IolabError(f"{d / FLEET_FILE}: cannot read the fleet state ({e}).") from None
@@ -234,6 +237,18 @@ def read_outcome(m: Member, out: Path, code: int | None) -> None:
         m.state = "failed"
 
 
+def _forward(signum: int, pids: list[int]) -> None:
+    """A stop signal the coordinator got alone (SIGTERM from a CI job's timeout, SIGHUP) to its
+    running drives, which store what they measured and stop as their own run would. Ctrl-C is not
+    forwarded: the terminal sent it to every process of the group, and a second one would kill fio
+    at once instead of letting it end its interval."""
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def run_fleet(
     fleet: Fleet, state: FleetState, root: Path, on_event: Callable[[Member, str], None] = lambda m, e: None
 ) -> FleetState:
@@ -279,9 +294,13 @@ def run_fleet(
             try:
                 f.result()
                 break
-            except KeyboardInterrupt:  # the terminal's Ctrl-C reached the running drives too: let them store
+            except KeyboardInterrupt as e:  # let the running drives store what they measured, and stop
                 interrupted = True
                 stop.set()
+                state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
+                if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
+                    with lock:
+                        _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
     pool.shutdown()
     with lock:
         state.ended = now_iso()
@@ -363,10 +382,12 @@ def report(
         min_pct = state.outlier_min_pct if state.outlier_min_pct is not None else DEFAULT_MIN_PCT
     sheet_at = sheet_path or (Path(state.spec_sheet) if state.spec_sheet else None)
     sheet = load_spec_sheet(sheet_at) if sheet_at else None
-    drives = []
-    for m in state.members:
+    drives, rows = [], [asdict(m) for m in state.members]
+    for m, row in zip(state.members, rows):
         rec = recs.get(m.name) if recs is not None else _record(m.run_dir) if m.state == "complete" else None
-        drives.append(drive_figures(m.name, m.labels, m.state, rec))
+        if m.state == "complete" and rec is None:  # moved or deleted since: no figure of it may count
+            row.update(state="unreadable", exit_code=Exit.BAD_INPUT, error=_unreadable(m.run_dir))
+        drives.append(drive_figures(m.name, m.labels, row["state"], rec))
     dists = distributions([d for d in drives if d.state == "complete"], k, min_pct)
     verdicts = {}
     if sheet is not None:
@@ -383,8 +404,14 @@ def report(
         "ended": state.ended,
         "args": state.args,
     }
-    rows = [asdict(m) for m in state.members]
     return document(fleet, rows, drives, dists, (k, min_pct), sheet, verdicts, _pool(state))
+
+
+def _unreadable(run_dir: str | None) -> str:
+    return (
+        f"its run {run_dir} cannot be read (moved or deleted since the fleet ran?): its figures are left out; "
+        "put the run back where the fleet recorded it"
+    )
 
 
 def _pool(state: FleetState):

@@ -48,6 +48,6 @@ def resume(fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None])
             if m.state not in ("complete", "interrupted"):
                 m.state = "interrupted"  # killed before it said anything: start it again
     fleet = load_fleet(state.dir / "fleet.toml")
-    state.pid, state.state, state.ended = os.getpid(), "running", None
+    state.pid, state.state, state.ended, state.stopped_by = os.getpid(), "running", None, None
     state.save()
     return run_fleet(fleet, state, root, on_event)

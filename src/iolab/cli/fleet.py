@@ -4,6 +4,7 @@ its report (api/fleet.py runs it; pages/fleet.py draws the report)."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Optional
 
@@ -11,6 +12,7 @@ import typer
 
 from iolab.cli.console import Console, write_out
 from iolab.core.errors import IolabError
+from iolab.run.stopsignals import stop_on_signals
 
 # Options the coordinator takes for itself (with their value, when they take one); the rest of
 # `iolab run`'s command line goes to every drive's run as given.
@@ -65,7 +67,8 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
             markup=False,
             soft_wrap=True,
         )
-    api.run_fleet(fleet, state, root, _event(console))
+    with stop_on_signals():  # SIGTERM and SIGHUP stop the fleet as Ctrl-C does (api.run_fleet)
+        api.run_fleet(fleet, state, root, _event(console))
     return _report(state, None, (None, None), console, json_out)
 
 
@@ -87,13 +90,23 @@ def resume(fleet_dir: Path, runs_dir: Optional[Path], console: Console, json_out
 
     if json_out:
         console = Console(stderr=True)
-    state = go_on(fleet_dir, runs_dir or runs_root(), _event(console))
+    with stop_on_signals():
+        state = go_on(fleet_dir, runs_dir or runs_root(), _event(console))
     return _report(state, None, (None, None), console, json_out)
 
 
 def _report(
-    state, sheet: Optional[Path], rule: tuple, console: Console, json_out: bool, groups: tuple = (None, None)
+    state,
+    sheet: Optional[Path],
+    rule: tuple,
+    console: Console,
+    json_out: bool,
+    groups: tuple = (None, None),
+    store: bool = True,
 ) -> int:
+    """The fleet report printed; `store`: kept as the fleet's report.json and junit.xml (the fleet's
+    own report: not `show`, which only reads, nor a report under another spec sheet, rule or
+    grouping, which would replace the fleet's verdicts with a what-if)."""
     from iolab.api import fleet as api
     from iolab.automation.fleetgroups import compare_groups, mixed_warnings
     from iolab.pages.fleet import exit_code, render
@@ -106,7 +119,7 @@ def _report(
     if key:
         doc["groups"] = compare_groups(recs, labels, key, groups[1] or (state.baseline if not groups[0] else None))
     doc["exit_code"] = exit_code(doc)
-    written = api.write_report_files(state, doc)
+    written = api.write_report_files(state, doc) if store else []
     if json_out:
         write_out(json.dumps(doc, indent=2) + "\n")
     else:
@@ -114,7 +127,9 @@ def _report(
     for p in written:
         console.print(f"fleet {p.stem}: {p}", markup=False, soft_wrap=True)
     console.print(f"fleet directory: {state.dir}", markup=False, soft_wrap=True)
-    return 130 if state.state == "interrupted" else int(doc["exit_code"])
+    if state.state == "interrupted":  # the shell's code for the signal that stopped it: 130 for Ctrl-C
+        return 128 + int(getattr(signal, state.stopped_by or "SIGINT", signal.SIGINT))
+    return int(doc["exit_code"])
 
 
 def _option(name: str, metavar: str, text: str):
@@ -169,7 +184,12 @@ def fleet(
     state = api.load_state(api.find_fleet(fleet_ref, root))
     if baseline is not None and group_by is None and state.group_by is None:
         raise IolabError("--baseline names a group: give --group-by LABEL too (or group_by in the fleet file).")
-    raise typer.Exit(_report(state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out, (group_by, baseline)))
+    what_if = any(v is not None for v in (spec_sheet, outlier_k, outlier_min_pct, group_by, baseline))
+    raise typer.Exit(
+        _report(
+            state, spec_sheet, (outlier_k, outlier_min_pct), console, json_out, (group_by, baseline), store=not what_if
+        )
+    )
 
 
 def listed(root: Path) -> list[dict]:
@@ -202,7 +222,7 @@ def show(ref: str, json_out: bool, console: Console) -> int:
 
     if json_out:
         console = Console(stderr=True)
-    return _report(api.load_state(Path(ref)), None, (None, None), console, json_out)
+    return _report(api.load_state(Path(ref)), None, (None, None), console, json_out, store=False)
 
 
 def listed_note(root: Path, console: Console) -> None:

@@ -219,6 +219,17 @@ def caveats(rows: Sequence[dict]) -> list[str]:
     return out
 
 
+def _drive_code(code: object) -> int:
+    """A drive that did not complete, as its own process ended: its status, or the shell's code
+    for the signal that killed it (kill -9: 137); a drive that says nothing (its run unreadable)
+    is bad input, as a run iolab cannot read is."""
+    if isinstance(code, int) and code > 0:
+        return code
+    if isinstance(code, int) and code < 0:
+        return 128 - code
+    return Exit.BAD_INPUT
+
+
 def exit_code(doc: dict) -> int:
     """A drive that did not complete: its own run's status (the first such, in fleet order); else
     6 when a drive's own run said it did not reach the steady state asked for (`--require-steady`
@@ -226,9 +237,10 @@ def exit_code(doc: dict) -> int:
     pass); else 7 (as `iolab check`'s regression) when a drive fails a criterion or is an
     outlier, or a group regressed against the baseline group; else 0."""
     for r in doc["drives"]:
+        if r["state"] in ("running", "pending"):
+            continue  # not ended yet (a fleet shown while it runs): no status of its own to give
         if r["state"] != "complete":
-            code = r.get("exit_code")
-            return code if isinstance(code, int) and code > 0 else Exit.BUG
+            return _drive_code(r.get("exit_code"))
     if any(r.get("exit_code") == Exit.NOT_STEADY for r in doc["drives"]):
         return Exit.NOT_STEADY
     s = doc["summary"]
