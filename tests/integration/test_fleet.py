@@ -318,6 +318,8 @@ def test_a_fleet_resumes_after_its_drive_was_stopped_and_its_coordinator_killed(
     after = {row["name"]: row for row in doc["drives"]}
     assert after["s1"]["run_dir"] == rows["s1"]["run_dir"]  # its own run, resumed, not a new one
     assert len(list(runs.glob("2*/manifest.json"))) == 3  # s2 ran once, to its end, after the coordinator died
+    earlier = json.loads((d / "drives" / "s1" / "out.attempt1.json").read_text())  # how s1 stopped, kept
+    assert earlier["runs"][0]["state"] == "interrupted" and (d / "drives" / "s1" / "log.attempt1.txt").is_file()
 
 
 def test_one_file_reached_by_two_names_is_refused_before_anything_runs(tmp_path):

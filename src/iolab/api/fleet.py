@@ -237,6 +237,17 @@ def read_outcome(m: Member, out: Path, code: int | None) -> None:
         m.state = "failed"
 
 
+def _keep_earlier(d: Path) -> None:
+    """A drive started again (`iolab resume FLEET`): its earlier attempt's out.json and log.txt are
+    kept as out.attemptN.json and log.attemptN.txt, not overwritten: they say how it stopped."""
+    n = 1 + len(list(d.glob("out.attempt*.json")))
+    for name, kept in (("out.json", f"out.attempt{n}.json"), ("log.txt", f"log.attempt{n}.txt")):
+        if (d / name).is_file():
+            check_file(d / name, "fleet file")  # iolab's own, as every file it moves
+            (d / name).rename(check_file(d / kept, "fleet file"))
+            mark_written(d / kept)
+
+
 def _forward(signum: int, pids: list[int]) -> None:
     """A stop signal the coordinator got alone (SIGTERM from a CI job's timeout, SIGHUP) to its
     running drives, which store what they measured and stop as their own run would. Ctrl-C is not
@@ -265,6 +276,7 @@ def run_fleet(
         # an interrupted drive whose run was stored goes on with `iolab resume` of that run
         cmd = _resume_command(state, m, root) if m.run_dir else _command(state, drives[m.name], d, root)
         t0 = time.monotonic()
+        _keep_earlier(d)
         out, log = check_file(d / "out.json", "fleet file"), check_file(d / "log.txt", "fleet file")
         with open(out, "wb") as fo, open(log, "wb") as fe:
             mark_written(out)  # marked now, not when the drive ends: the coordinator may be killed first
