@@ -10,7 +10,7 @@ from rich.markup import escape as esc
 
 from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS
-from iolab.core.units import num, pct_text
+from iolab.core.units import measurable, num, pct_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import plot_style
 from iolab.pages.report.char_series import _latency_figure, _scatter
@@ -85,10 +85,9 @@ def _us(v: float | None, ios: int, pct: float) -> str:
 
 def _percentile_table(run: RunData, row: CellRow, src: str) -> Table:
     pct, bound = _bound(run)
-    v = _pct(row, pct)
-    held = "yes" if v is not None and v <= bound else "NO: the bound met in the ramp step did not hold"
+    said = "yes" if held(row, (pct, bound)) else "NO: the bound met in the ramp step did not hold"
     body = (
-        (f"{pct:g} % ≤ {num(bound)} µs over the whole phase", held),
+        (f"{pct:g} % ≤ {num(bound)} µs over the whole phase", said),
         ("IOPS delivered", num(row.iops)),
         ("demanded IOPS", f"{row.workload['rate_iops']:,}"),
         ("measured time", f"{row.runtime_s:g} s"),
@@ -153,9 +152,28 @@ def latbound_pages(run: RunData) -> list[Page]:
     return pages
 
 
+def recorded_bound(row: CellRow) -> tuple[float, float] | None:
+    """The (percentile, µs) bound a sustained cell was held to, as its workload recorded it (None:
+    a run made before the bound was recorded there)."""
+    bound = dict(tuple(kv) for kv in row.workload.get("extra") or ())
+    try:
+        return float(bound["bound_percentile"]), float(bound["bound_us"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def held(row: CellRow, bound: tuple[float, float]) -> bool:
+    """The cell's percentile measured, and within the bound."""
+    v = _pct(row, bound[0])
+    return v is not None and measurable(bound[0], row.ios) and v <= bound[1]
+
+
 def latbound_view(ph: PhaseSummary, console: Console) -> None:
     for r in ph.rows:
         pcts = ", ".join(f"{p:g} % {_us(_pct(r, p), r.ios, p)}" for p in PERCENTILE_COLUMNS)
         console.print(esc(f"{r.cell_key}: delivered {num(r.iops)} IOPS, mean {num(r.lat_mean_us)} µs, {pcts}"))
+        if ph.phase.name == SUSTAIN and (bound := recorded_bound(r)) is not None:
+            said = "held" if held(r, bound) else "NOT held: the highest demand within the bound is not claimed"
+            console.print(esc(f"the bound ({bound[0]:g} % ≤ {num(bound[1])} µs) over the sustained demand: {said}"))
     if not ph.rows:
         console.print("no step measured")
