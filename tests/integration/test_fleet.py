@@ -429,6 +429,13 @@ def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp
     assert shown.returncode == 0 and (d / "report.json").read_bytes() == stored
     what_if = iolab("fleet", str(d), "--outlier-min-pct", "0.001", "--json")
     assert what_if.returncode == 0 and (d / "report.json").read_bytes() == stored  # printed, not stored
+    # by its name, as `iolab fleet NAME` takes it; and a command that takes runs says what a fleet is
+    named = iolab("show", d.name, "--runs-dir", str(tmp_path / "runs"), "--json")
+    assert named.returncode == 0 and json.loads(named.stdout)["fleet"]["name"] == "demo"
+    pages = iolab("report", d.name, "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "pages"))
+    assert pages.returncode == 0 and len(list((tmp_path / "pages").glob("*.pdf"))) == 1, pages.stderr
+    compared = iolab("compare", str(d), str(d))
+    assert compared.returncode == 2 and "is a fleet, not a run" in " ".join(compared.stderr.split())
     moved = tmp_path / "moved"
     (tmp_path / "runs").rename(moved)
     again = iolab("fleet", str(moved / "fleets" / d.name), "--json")

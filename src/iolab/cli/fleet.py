@@ -210,10 +210,16 @@ def _listed(s) -> dict:
     }
 
 
-def is_fleet(ref: str) -> bool:
+def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:
+    """The fleet `ref` names, by its directory or its name under RUNS/fleets (None: not a fleet),
+    as `iolab fleet NAME` finds it: show, report and resume take a fleet the same ways."""
     from iolab.api.fleet import is_fleet_dir
+    from iolab.store.manifest import runs_root
 
-    return is_fleet_dir(ref)
+    for cand in (Path(ref), (runs_dir or runs_root()) / "fleets" / ref):
+        if is_fleet_dir(cand):
+            return cand
+    return None
 
 
 def show(ref: str, json_out: bool, console: Console) -> int:

@@ -162,8 +162,8 @@ def resume(
     from iolab.store.manifest import manifest_of
 
     json_out, require_steady = args.json_out, args.require_steady
-    if cli_fleet.is_fleet(run_ref):  # a fleet: its drives that did not end go on
-        raise typer.Exit(cli_fleet.resume(Path(run_ref), args.runs_dir, console, json_out))
+    if (fleet_dir := cli_fleet.fleet_path(run_ref, args.runs_dir)) is not None:  # its drives not ended go on
+        raise typer.Exit(cli_fleet.resume(fleet_dir, args.runs_dir, console, json_out))
     want_json("resume", console, json_out)
     current: list[RunStore] = []
     records: list[dict] = []
@@ -308,8 +308,8 @@ def show(
     from iolab.api import runs as api
     from iolab.store.runstore import RunStore
 
-    if cli_fleet.is_fleet(run_ref):  # a fleet directory: its report, as `iolab fleet FLEET`
-        raise typer.Exit(cli_fleet.show(run_ref, json_out, console))
+    if (fleet_dir := cli_fleet.fleet_path(run_ref, runs_dir)) is not None:  # its report, as `iolab fleet FLEET`
+        raise typer.Exit(cli_fleet.show(str(fleet_dir), json_out, console))
     want_json("show", console, json_out)
     store = RunStore.open(run_ref)
     if not json_out:
@@ -339,10 +339,10 @@ def report(
                     console.print(f"sequence report: {esc(str(p))}", soft_wrap=True)
                 return
             for ref in run_refs:
-                if cli_fleet.is_fleet(ref):  # a fleet directory: the fleet's report
+                if (fleet_dir := cli_fleet.fleet_path(ref, runs_dir)) is not None:  # the fleet's report
                     from iolab.api.fleet import write_fleet_pages
 
-                    for p in write_fleet_pages(ref, out):
+                    for p in write_fleet_pages(fleet_dir, out):
                         console.print(f"fleet report: {esc(str(p))}", soft_wrap=True)
                     continue
                 path = resolve_run(ref)

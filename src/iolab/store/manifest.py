@@ -102,4 +102,11 @@ def resolve_run(ref: str | Path) -> Path:
         return matches[0]
     if len(matches) > 1:
         raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
+    for fleet in (p, runs_root() / "fleets" / str(ref)):
+        if (fleet / "fleet.json").is_file():  # the fleet's own file name (api/fleet.py FLEET_FILE)
+            raise IolabError(
+                f"{ref!r} is a fleet, not a run: `iolab fleet {fleet}` reports it (`--group-by LABEL` compares "
+                "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
+                "command takes, are listed in its report (run_dir)."
+            )
     raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")
