@@ -294,3 +294,14 @@ def test_a_report_draws_every_plot_in_the_plot_workers_never_in_its_own_process(
     loaded = loaded_by("report", str(run), "--out", str(tmp_path / "out"), script=REPORT_LOADED)
     assert "weasyprint" in loaded and "iolab.pages.report.plots" in loaded  # it wrote a report with plots
     assert not [m for m in loaded if m.split(".")[0] == "matplotlib"]
+
+
+def test_the_plot_workers_fork_server_ignores_ctrl_c_before_it_imports_matplotlib():
+    # the terminal's Ctrl-C reaches the fork server while it preloads (half a CPU-second of
+    # imports); the report's process stops it, so it must not print a KeyboardInterrupt trace
+    code = (
+        "import signal, sys; sys.modules['matplotlib'] = None; import iolab.pages.report.workermain; "
+        "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

@@ -11,8 +11,13 @@ asks get_preparation_data for 'main_path', which it names 'init_main_from_path'.
 
 from __future__ import annotations
 
+import signal
 from multiprocessing import spawn
 
+# The fork server imports matplotlib next (half a CPU-second) and only then ignores Ctrl-C itself:
+# a Ctrl-C to the process group meanwhile printed a KeyboardInterrupt trace into the run's output.
+# The report's process stops the server (its pipe closes) whatever the signal.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 def _main_not_run_again(main_path: str) -> None:  # spawn.prepare calls it with the parent's script
     return None
