@@ -237,6 +237,10 @@ def test_document_and_junit_fail_the_drive_that_fails(tmp_path):
     failed = {(c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None}
     assert failed == {("fleet.slow", "outlier rule"), ("fleet.slow", f"criterion: {W}"), ("fleet.dead", "run")}
     assert suite.get("failures") == "3"
+    # the dead drive has every check's case, skipped (it was not measured), the criterion's too
+    dead = {c.get("name"): c for c in suite.iter("testcase") if c.get("classname") == "fleet.dead"}
+    assert set(dead) == {"run", "outlier rule", "steady state", f"criterion: {sheet.criteria[0].name}"}
+    assert all(dead[n].find("skipped") is not None for n in dead if n != "run")
     s = strip(doc["figures"][0])
     assert s[0] == "×" and "┃" in s and len(s) == 48
 
