@@ -442,3 +442,20 @@ def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp
     assert again.returncode == 2, again.stdout + again.stderr
     rows = json.loads(again.stdout)["drives"]
     assert {r["state"] for r in rows} == {"unreadable"} and "cannot be read" in rows[0]["error"]
+
+
+def test_the_fleet_keeps_its_spec_sheet_so_its_verdicts_do_not_move_with_the_original(tmp_path):
+    sheet = tmp_path / "sheet.toml"
+    sheet.write_text(f'[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 1\nunit = "kIOPS"\nname = "w"\n')
+    f = tmp_path / "fleet.toml"
+    f.write_text(f'[fleet]\nname = "s"\nspec_sheet = "sheet.toml"\n[[drive]]\ntarget = "{SIM}"\nname = "a"\n')
+    r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    sheet.write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 1000\nunit = "kIOPS"\nname = "w"\n')
+    again = iolab("fleet", str(d), "--json")  # the sheet edited since: the fleet's verdicts are its own
+    assert again.returncode == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert Path(doc["spec_sheet"]["path"]).parent == d and doc["drives"][0]["verdicts"][0]["verdict"] == "pass"
+    sheet.unlink()
+    assert iolab("show", str(d)).returncode == 0

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from iolab.api.fleetfile import Fleet, FleetDrive, load_fleet
 from iolab.core.errors import Exit, IolabError
-from iolab.core.safefile import read_json
+from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
@@ -74,7 +74,7 @@ class FleetState:
     started: str = ""
     ended: str | None = None
     state: str = "running"  # running | complete | interrupted
-    spec_sheet: str | None = None  # the fleet file's spec sheet, as an absolute path
+    spec_sheet: str | None = None  # the fleet's copy of its fleet file's spec sheet, as an absolute path
     outlier_k: float | None = None
     outlier_min_pct: float | None = None
     group_by: str | None = None
@@ -160,7 +160,10 @@ def open_fleet(fleet: Fleet, test: str, args: list[str], root: Path) -> FleetSta
     output_dir(d / "drives", "fleet directory")
     _write(d / "fleet.toml", fleet.text)
     members = [Member(dr.name, dr.target, dr.where, dict(dr.labels)) for dr in fleet.drives]
-    sheet = str(fleet.spec_sheet.resolve()) if fleet.spec_sheet else None
+    sheet = None
+    if fleet.spec_sheet:  # kept with the fleet: its verdicts stay those of the sheet it ran against
+        copy = _write(d / f"spec-sheet{fleet.spec_sheet.suffix}", read_config(fleet.spec_sheet, "spec sheet"))
+        sheet = str(copy.resolve())
     state = FleetState(d, test, fleet.name, args, members, now_iso(), spec_sheet=sheet, outlier_k=fleet.outlier_k)
     state.outlier_min_pct = fleet.outlier_min_pct
     state.group_by, state.baseline = fleet.group_by, fleet.baseline
