@@ -446,7 +446,7 @@ def test_a_fleet_whose_runs_were_moved_is_not_a_pass_and_show_writes_nothing(tmp
 
 def test_the_fleet_keeps_its_spec_sheet_so_its_verdicts_do_not_move_with_the_original(tmp_path):
     sheet = tmp_path / "sheet.toml"
-    sheet.write_text(f'[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 1\nunit = "kIOPS"\nname = "w"\n')
+    sheet.write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmin = 1\nunit = "kIOPS"\nname = "w"\n')
     f = tmp_path / "fleet.toml"
     f.write_text(f'[fleet]\nname = "s"\nspec_sheet = "sheet.toml"\n[[drive]]\ntarget = "{SIM}"\nname = "a"\n')
     r = iolab("run", "iops", *QUICK, "--fleet", str(f), "--runs-dir", str(tmp_path / "runs"))
