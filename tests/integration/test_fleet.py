@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from iolab.targets.files import mark_created
+
 from ..schema_lite import errors
 from .conftest import IOLAB, default_signals, iolab
 from .netns import fio_hosts, kill_host
@@ -139,15 +141,24 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
     assert states == {"sim1": "complete", "slow": "complete", "tiny": "refused"}
     tiny = next(row for row in doc["drives"] if row["name"] == "tiny")
     assert "capacity" in tiny["error"] and "Traceback" not in r.stdout + r.stderr
+    # its cause fixed, resuming the fleet tries the refused drive again and keeps the others as they are
+    small.write_bytes(b"x" * (64 << 20))
+    mark_created(str(small))  # a scratch file iolab may write, as one it made itself
+    again = iolab("resume", str(fleet_dir(r.stdout)), "--runs-dir", str(tmp_path / "runs"), "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = {row["name"]: row for row in json.loads(again.stdout)["drives"]}
+    assert {n: row["state"] for n, row in rows.items()} == {"sim1": "complete", "slow": "complete", "tiny": "complete"}
+    assert rows["sim1"]["run_dir"] == next(x["run_dir"] for x in doc["drives"] if x["name"] == "sim1")
+    assert (fleet_dir(r.stdout) / "drives" / "tiny" / "out.attempt1.json").is_file()
     # `runs --json` lists the fleet beside its drives' runs (it listed the runs only)
     listed = json.loads(iolab("runs", "--runs-dir", str(tmp_path / "runs"), "--json").stdout)
-    assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 2
+    assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 3
     [fleet] = listed["fleets"]
     assert (fleet["path"], fleet["test"], fleet["drives"], fleet["complete"]) == (
         str(fleet_dir(r.stdout)),
         "iops",
         3,
-        2,
+        3,
     )
 
 

@@ -1,7 +1,9 @@
 """`iolab resume FLEET`: a fleet whose coordinator stopped (Ctrl-C, kill -9, a crash) goes on.
 
-A drive that completed, failed or was refused keeps its row. A drive whose row says it was
-running is read again from its own out.json: a drive's run does not die with the coordinator
+A drive that completed keeps its row. A drive that failed or was refused is tried again (its
+stored run resumed, or started anew when it left none): what failed it may have been fixed since
+(a host back, a drive unmounted); its earlier attempt's out.json and log.txt are kept. A drive
+whose row says it was running is read again from its own out.json: a drive's run does not die with the coordinator
 (api/fleet.py), so it ran to its end and said how it ended there; one still running is waited
 for. A drive with a stored, interrupted run goes on with `iolab resume` of that run (its last
 complete round); one that never started, or left no run, starts again. A coordinator still
@@ -43,6 +45,8 @@ def resume(fleet_dir: Path, root: Path, on_event: Callable[[Member, str], None])
             while _alive(m.pid):
                 time.sleep(0.2)
     for m in state.members:
+        if m.state in ("failed", "refused", "unreadable"):  # tried again: a host back, a drive freed or fixed
+            m.state, m.error = "interrupted", None
         if m.state == "running":  # the coordinator died before it read the drive's end
             read_outcome(m, state.dir / "drives" / m.name / "out.json", None)
             if m.state not in ("complete", "interrupted"):

@@ -19,6 +19,7 @@ from multiprocessing import spawn
 # The report's process stops the server (its pipe closes) whatever the signal.
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
+
 def _main_not_run_again(main_path: str) -> None:  # spawn.prepare calls it with the parent's script
     return None
 
