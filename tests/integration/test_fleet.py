@@ -98,6 +98,13 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     assert again.returncode == 7, again.stderr
     doc2 = json.loads(again.stdout)
     assert {v["verdict"] for row in doc2["drives"] for v in row["verdicts"]} == {"pass"}
+    # a typo in a figure's name is not a pass; a unit the figure cannot be in is the sheet's error
+    sheet.write_text('[[criterion]]\nfigure = "RND 4K R/W 0/100 IOPS"\nmin = 99999999\n')
+    typo = iolab("fleet", d.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    assert "0 pass, 1 not measured" in typo.stdout and "pass (0/1)" not in typo.stdout, typo.stdout
+    sheet.write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmax = 5\nunit = "ms"\n')
+    unit = iolab("fleet", d.name, "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    assert unit.returncode == 2 and "is in IOPS" in unit.stderr and "Traceback" not in unit.stderr, unit.stderr
     listed = iolab("fleet", "--runs-dir", str(runs))
     assert d.name in listed.stdout and "6/6 drives complete" in listed.stdout
     assert d.name in iolab("runs", "--runs-dir", str(runs)).stdout  # the drives' runs, then the fleets
@@ -168,6 +175,12 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
         ('[[drive]]\ntarget = "sim:enterprise-sas"\ncount = 2\n', "needs {i}"),
         ("[[drive]\n", "fleet file"),
         ('[[host]]\naddress = "10.0.0.2"\n', "[[host.drive]]"),
+        # one simulated drive, its options in another order
+        (
+            f'[[drive]]\ntarget = "{SIM}&seed=1"\nname = "a"\n[[drive]]\ntarget = "sim:enterprise-sas?seed=1&user_gb=0.1"\n',
+            "same drive",
+        ),
+        (f'[[drive]]\ntarget = "{SIM}&seed=4294967297"\n', "seed=4294967297"),
     ],
 )
 def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):

@@ -16,6 +16,7 @@ from iolab.core.errors import IolabError
 from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.pages.fleet import caveats, conditions_text, document, junit_xml, strip
+from iolab.targets import parse_target
 
 W = "RND 4KiB R/W 0/100 IOPS"
 IOPS_META = {"unit": "IOPS", "direction": "higher-is-better", "kind": "value"}
@@ -182,6 +183,33 @@ def test_fleet_file_expands_counts_and_merges_labels(tmp_path):
 def test_bad_fleet_files_say_what_is_wrong(tmp_path, text, says):
     with pytest.raises(IolabError, match=says.replace("[", r"\[").replace("{", r"\{")):
         load_fleet(fleet_file(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("user_gb=0.25&seed=1", "seed=1&user_gb=0.25"),  # the options' order
+        ("user_gb=0.25", "user_gb=0.25&seed=0"),  # no seed is seed 0
+        ("user_gb=0.25&seed=3", "user_gb=.250&seed=03"),  # one number written two ways
+    ],
+)
+def test_one_simulated_drive_listed_twice_is_refused_however_written(tmp_path, a, b):
+    text = "".join(f'[[drive]]\ntarget = "sim:enterprise-sas?{q}"\nname = "{n}"\n' for n, q in (("a", a), ("b", b)))
+    with pytest.raises(IolabError, match="drives 'a' and 'b' are the same drive"):
+        load_fleet(fleet_file(tmp_path, text))
+    other = text.replace(f"?{b}", "?user_gb=0.25&seed=7")
+    assert len(load_fleet(fleet_file(tmp_path, other)).drives) == 2  # another seed: another drive
+
+
+def test_a_seed_the_simulator_would_fold_is_refused(tmp_path):
+    # the engine keeps a seed's low 32 bits: 4294967297 would be seed 1's drive again
+    text = '[[drive]]\ntarget = "sim:enterprise-sas?user_gb=0.25&seed=4294967297"\n'
+    with pytest.raises(IolabError, match="seed=4294967297 is above 4,294,967,295") as e:
+        load_fleet(fleet_file(tmp_path, text))
+    assert "\n" not in str(e.value)
+    assert parse_target("sim:enterprise-sas?user_gb=0.25&seed=4294967295").option("seed") == "4294967295"
+    with pytest.raises(IolabError, match="not a whole number"):
+        parse_target("sim:enterprise-sas?seed=\u00b2")  # a digit to str.isdigit, not to int()
 
 
 def test_two_hosts_may_have_the_same_path_but_one_host_not_twice(tmp_path):

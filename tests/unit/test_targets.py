@@ -270,6 +270,26 @@ def test_prepare_file_fails_cleanly_when_filesystem_is_full(tmp_path, monkeypatc
     assert not os.path.exists(t.path)  # no half-made file left behind
 
 
+def test_not_enough_space_says_the_free_space_before_the_failed_allocation(tmp_path, monkeypatch):
+    # ext4 keeps the blocks a posix_fallocate took before it ran out: 60 MiB asked with 19 MB
+    # free, the disk read afterwards had 0 B free (seen on a 40 MB ext4 loop device: 15.3 MB free)
+    disk = {"free": 19_000_000}
+
+    def fills_then_fails(fd, off, length):
+        disk["free"] = 0
+        raise OSError(28, "No space left on device")
+
+    def statvfs(_):
+        return types.SimpleNamespace(f_bavail=disk["free"] // 4096, f_frsize=4096)
+
+    monkeypatch.setattr(os, "posix_fallocate", fills_then_fails)
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    monkeypatch.setattr(os, "fstatvfs", statvfs)
+    t = _file_target(tmp_path / "big.img", 60 << 20)
+    with pytest.raises(IolabError, match=r"it needs 62.91 MB, the filesystem has 19.00 MB free"):
+        targets.prepare_file(t)
+
+
 def test_sidecar_mark_when_filesystem_has_no_xattrs(tmp_path, monkeypatch):
     def unsupported(*a):
         raise OSError(95, "Operation not supported")

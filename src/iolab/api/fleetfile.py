@@ -230,10 +230,17 @@ def _unique(drives: list[FleetDrive], what: str) -> None:
             raise IolabError(f"{what}: two drives are named {d.name!r}; give each drive its own name.")
         names.add(d.name)
         tgt = targets.parse_target(d.target)
-        key = (d.host.address if d.host else "local", tgt.path if tgt.kind != "sim" else d.target)
+        key = (d.host.address if d.host else "local", tgt.path if tgt.kind != "sim" else _sim_key(tgt))
         if key in places:
             raise IolabError(
                 f"{what}: drives {places[key]!r} and {d.name!r} are the same drive ({d.target} on {d.where}); "
                 "a drive is tested once per fleet (simulated drives: give each its own seed)."
             )
         places[key] = d.name
+
+
+def _sim_key(tgt: targets.Target) -> str:
+    # parsed (it was, to be read at all), so the simulator is there
+    from iolab.targets.sim_facts import drive_key
+
+    return repr(drive_key(tgt.path, dict(tgt.options)))

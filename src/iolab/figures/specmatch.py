@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iolab.figures.specsheet import Criterion, SpecSheet, judge
+from iolab.figures.specsheet import Criterion, SpecSheet, judge, not_measured_hint
 
 VERDICTS = ("meets", "short", "over", "not-judged", "not-measured", "no-unit")
 
@@ -101,12 +101,17 @@ def match(sheet: SpecSheet, figures: Sequence[Measured], reasons: Sequence[str])
     """Each criterion of `sheet` against the run's `figures`; `reasons` (run_reasons) make every
     measured figure "not judged", as do failed audit invariants that touch the figure."""
     by_name = {m.name: m for m in figures}
-    verdicts = judge("run", {m.name: m.value for m in figures}, {m.name: m.unit for m in figures}, sheet)
+    # a unit that does not apply is shown "not judged" here rather than refused: this page is
+    # written as a run ends, and refusing would leave the run without any report
+    verdicts = judge(
+        "run", {m.name: m.value for m in figures}, {m.name: m.unit for m in figures}, sheet, strict_units=False
+    )
     out = []
     for c, v in zip(sheet.criteria, verdicts):
         m = by_name.get(c.figure)
         if m is None:
-            out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run"))
+            hint = not_measured_hint(c.figure, list(by_name))
+            out.append(SpecLine(c, None, None, "not-measured", f"{c.name}: not measured by this run{hint}"))
             continue
         if v.value is None:  # judge could not convert the figure to the criterion's unit
             out.append(SpecLine(c, m, None, "no-unit", f"{c.name}: not judged: {v.why}"))

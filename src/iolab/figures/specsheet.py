@@ -18,6 +18,7 @@ on something the run does not measure (DWPD, UBER, power) is judged "not-measure
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,15 +155,46 @@ def in_unit(value: float, have: str, want: str | None) -> float | None:
     return value * a[1] / b[1]
 
 
-def judge(drive: str, figures: dict[str, float], units: dict[str, str], sheet: SpecSheet) -> list[Verdict]:
-    """Each criterion's verdict on one drive (`figures`: its measured key figures; `units`: theirs)."""
+def not_measured_hint(figure: str, measured: list[str]) -> str:
+    """What a not-measured verdict adds: the run's figures named most like `figure` (a typo in
+    the sheet is then seen at once), else a few of its figures; '' for a run with none."""
+    if not measured:
+        return ""
+    close = difflib.get_close_matches(figure, measured, n=3, cutoff=0.6)
+    if close:
+        return "; did you mean " + " or ".join(repr(n) for n in close) + "?"
+    more = f" and {len(measured) - 3} more" if len(measured) > 3 else ""
+    return f"; none of its figures is named like it (it measured {', '.join(map(repr, measured[:3]))}{more})"
+
+
+def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet) -> IolabError:
+    """A bound in a unit its figure cannot be in: the sheet's mistake, never the drive's fail."""
+    fam = _UNITS.get(have, (None, 0.0))[0]
+    fits = [u for u, (f, _) in _UNITS.items() if fam is not None and f == fam] or [have]
+    return IolabError(
+        f"spec sheet {sheet.path}, criterion {c.name!r}: its figure {c.figure!r} is in {have}, and the "
+        f"unit given, {c.unit!r}, does not apply to it; give unit = one of {', '.join(map(repr, fits))}, or "
+        "none (the figure's own unit). No drive was judged on it; fix the sheet and judge the runs "
+        "again (`iolab fleet FLEET --spec-sheet FILE`, `iolab report RUN --spec-sheet FILE`)."
+    )
+
+
+def judge(
+    drive: str, figures: dict[str, float], units: dict[str, str], sheet: SpecSheet, strict_units: bool = True
+) -> list[Verdict]:
+    """Each criterion's verdict on one drive (`figures`: its measured key figures; `units`: theirs).
+    A criterion whose unit does not apply to its figure is refused (IolabError) unless not
+    `strict_units`, when its verdict is "fail" with no value (the front page says "not judged")."""
     out = []
     for c in sheet.criteria:
         if c.figure not in figures:
-            out.append(Verdict(drive, c, "not-measured", None, f"{c.figure}: not measured by this run"))
+            hint = not_measured_hint(c.figure, list(figures))
+            out.append(Verdict(drive, c, "not-measured", None, f"{c.figure}: not measured by this run{hint}"))
             continue
         v = in_unit(figures[c.figure], units[c.figure], c.unit)
         if v is None:
+            if strict_units:
+                raise _unit_mismatch(c, units[c.figure], sheet)
             out.append(
                 Verdict(
                     drive, c, "fail", None, f"{c.figure} is in {units[c.figure]}, which does not convert to {c.unit}"

@@ -89,6 +89,20 @@ def _pool(p: Pool) -> dict:
     }
 
 
+def _spec_cell(vs: Sequence[dict]) -> str:
+    """A drive's spec-sheet column: its failed criteria, else how many passed, and a criterion
+    not measured is counted as such (a sheet whose figures a run did not measure never reads as
+    a pass)."""
+    if not vs:
+        return "—"
+    fails = [v["criterion"] for v in vs if v["verdict"] == "fail"]
+    unmeasured = sum(v["verdict"] == "not-measured" for v in vs)
+    passed = sum(v["verdict"] == "pass" for v in vs)
+    if fails:
+        return "FAIL: " + ", ".join(fails) + (f"; {unmeasured} not measured" if unmeasured else "")
+    return f"{passed} pass, {unmeasured} not measured" if unmeasured else f"pass ({passed}/{len(vs)})"
+
+
 def _verdict(v: Verdict) -> dict:
     return {
         "criterion": v.criterion.name,
@@ -399,14 +413,7 @@ def render(doc: dict, console) -> None:
         d.add_column(h)
     for r in doc["drives"]:
         vs = r["verdicts"]
-        fails = [v["criterion"] for v in vs if v["verdict"] == "fail"]
-        spec = (
-            "—"
-            if not vs
-            else (
-                "FAIL: " + ", ".join(fails) if fails else f"pass ({sum(v['verdict'] == 'pass' for v in vs)}/{len(vs)})"
-            )
-        )
+        spec = _spec_cell(vs)
         state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
         labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
         d.add_row(r["name"], r["where"], labels, state, conditions_text(r), ", ".join(r["outliers"]) or "—", spec)

@@ -111,15 +111,17 @@ def prepare_file(target: Target) -> str:
 
 
 def allocate(fd: int, path: str, size: int, spec: str) -> None:
+    # the free space as it was before: a posix_fallocate that fails for want of space may keep
+    # the blocks it took (ext4 does), and the disk then reads as full
+    st = os.fstatvfs(fd)
+    free = st.f_bavail * st.f_frsize
     try:
         os.posix_fallocate(fd, 0, size)
     except OSError as e:
         if e.errno == errno.ENOSPC:
-            free = os.statvfs(path)
             raise IolabError(
                 f"target {spec!r}: not enough space for {path}: it needs {human_bytes(size)}, the "
-                f"filesystem has {human_bytes(free.f_bavail * free.f_frsize)} free. Give a smaller size= "
-                "or another directory."
+                f"filesystem has {human_bytes(free)} free. Give a smaller size= or another directory."
             ) from None
         if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
             raise IolabError(f"target {spec!r}: cannot allocate {path}: {e.strerror}.") from None

@@ -15,9 +15,28 @@ from iolab.targets.model import DeviceFacts
 # Target options that steer the engine rather than describe the drive (port=: which of its host
 # paths a spec names, see engines/sim_paths.py).
 STATE_OPTIONS = ("load", "save", "seed", "port")
+SEED_MAX = 0xFFFF_FFFF
 # Host ports by interface: SAS drives are dual-ported, as enterprise NVMe drives can be (the
 # model gives every NVMe preset two); SATA has one.
 PORTS = {"sas": 2, "nvme": 2, "sata": 1}
+
+
+def drive_key(preset: str, options: dict[str, str]) -> tuple:
+    """What makes two `sim:` specs one simulated drive (same preset, parameters and workload
+    seed), whatever the order of their options or how a number is written: no seed is seed 0
+    (engines/sim.py mixes a seed in by xor), and 0.25 and .250 are one value."""
+
+    def value(k: str, v: str):
+        if k == "seed":
+            return int(v)
+        try:
+            x = float(v)
+        except ValueError:
+            return v
+        return x if x == x else v
+
+    opts = {"seed": "0"} | dict(options)
+    return (preset, tuple(sorted((k, value(k, v)) for k, v in opts.items())))
 
 
 def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
@@ -27,8 +46,14 @@ def drive_params(options: dict[str, str]) -> list[tuple[str, str]]:
 def describe(preset: str, options: dict[str, str]) -> dict:
     """The simulator's facts about a preset with parameters (no drive is built)."""
     seed = options.get("seed")
-    if seed is not None and not seed.isdigit():
+    if seed is not None and not (seed.isascii() and seed.isdigit()):
         raise IolabError(f"target sim:{preset}: seed={seed!r} is not a whole number (e.g. seed=7).")
+    if seed is not None and int(seed) > SEED_MAX:
+        # the engine keeps a seed's low 32 bits: seed=4294967297 would be seed=1's drive again
+        raise IolabError(
+            f"target sim:{preset}: seed={seed} is above {SEED_MAX:,}; give a seed from 0 to {SEED_MAX} "
+            "(the simulator's seeds are 32-bit)."
+        )
     try:
         info = json.loads(_sim.describe(preset, drive_params(options)))
     except ValueError as e:
