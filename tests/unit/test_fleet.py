@@ -369,6 +369,21 @@ def test_one_drive_by_wwid_through_two_hosts_is_refused(tmp_path):
     assert refuse_duplicates(f, lambda d: ids.get(d.name)) == ["enterprise-sas"]
 
 
+def test_a_file_to_be_made_reached_through_a_symlinked_directory_is_one_drive(tmp_path):
+    from iolab.api.fleetident import refuse_duplicates
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    two = "".join(
+        f'[[drive]]\ntarget = "file:{tmp_path}/{d}/a.img?size=8MiB"\nname = "{d}"\n' for d in ("real", "link")
+    )
+    with pytest.raises(IolabError, match="are one drive \\(file to be made on this machine at"):
+        refuse_duplicates(load_fleet(fleet_file(tmp_path, two)))
+    # a simulated drive has an identity too (its spec): the note on drives not checked leaves it out
+    sims = '[[drive]]\ntarget = "sim:enterprise-sas?seed=1"\nname = "s1"\n[[drive]]\ntarget = "sim:enterprise-sas"\n'
+    assert refuse_duplicates(load_fleet(fleet_file(tmp_path, sims))) == []
+
+
 def test_an_extreme_is_shown_but_not_judged():
     meta = {"MRT": {"unit": "µs", "direction": "lower-is-better", "kind": "extreme"}}
     ds = [DriveFigures(f"d{i}", {}, "complete", {"MRT": 1000.0 + i}, meta) for i in range(8)]

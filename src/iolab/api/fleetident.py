@@ -35,15 +35,22 @@ def _local(d: FleetDrive) -> str | None:
     from iolab.targets.facts import device_facts
 
     tgt = parse_target(d.target)
+    if tgt.kind == "sim":  # one preset, parameters and seed: one simulated drive (fleetfile checks it too)
+        from iolab.targets.sim_facts import drive_key
+
+        return f"simulated {drive_key(tgt.path, dict(tgt.options))!r}"
     if tgt.kind not in ("block", "file"):
         return None
     try:
         st = os.stat(tgt.path)
+    except FileNotFoundError:  # a file not yet made: two names of it lead to one real path
+        return f"file to be made on this machine at {os.path.realpath(tgt.path)}"
     except OSError:
-        return None  # a file target not yet made: nothing else can be it
+        return None
     if stat.S_ISBLK(st.st_mode):
         f = device_facts(tgt.path)
-        return _block_key(f.wwid, f.model, f.serial)
+        # a device without a WWID or serial (a loop device) is still one device number here
+        return _block_key(f.wwid, f.model, f.serial) or f"block device {os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
     return f"file on this machine, device {st.st_dev} inode {st.st_ino}"
 
 

@@ -62,14 +62,20 @@ def run_fleet(test: str, fleet_file: Path, argv: list[str], root: Path, console:
 
     if unread:
         console.print(
-            f"identity not read (a simulated drive, or a host reached through fio only), so not checked for "
+            f"identity not read (a host reached through fio only, or not readable from here), so not checked for "
             f"duplicates: {', '.join(unread) if len(unread) <= 8 else f'{len(unread)} drives'}",
             markup=False,
             soft_wrap=True,
         )
     with stop_on_signals():  # SIGTERM and SIGHUP stop the fleet as Ctrl-C does (api.run_fleet)
         api.run_fleet(fleet, state, root, _event(console))
-    return _report(state, None, (None, None), console, json_out)
+    try:
+        return _report(state, None, (None, None), console, json_out)
+    except IolabError as e:  # e.g. a spec sheet's unit that the measured figure has not: said only now
+        raise IolabError(
+            f"{e} The fleet ran: its drives' runs are kept ({state.dir}); `iolab fleet {state.dir}` reports "
+            "them again (with --spec-sheet FILE: against a corrected sheet)."
+        ) from None
 
 
 def _event(console: Console):
