@@ -195,6 +195,11 @@ def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):
 def test_fleet_with_a_target_is_refused(tmp_path):
     r = iolab("run", "iops", "--fleet", str(sim_fleet(tmp_path)), "--target", SIM, "--runs-dir", str(tmp_path / "r"))
     assert r.returncode == 2 and "leave out --target" in r.stderr, r.stderr
+    repeat = iolab("run", "iops", "--fleet", str(sim_fleet(tmp_path)), "--repeat", "2", "--runs-dir", str(tmp_path))
+    said = " ".join(repeat.stderr.split())
+    assert (
+        repeat.returncode == 2 and "leave out --repeat (a fleet runs each drive once" in said and "[[host]]" not in said
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root for network namespaces")

@@ -41,9 +41,17 @@ def child_args(argv: list[str]) -> list[str]:
 def _refuse_mixed(argv: list[str]) -> None:
     given = sorted({a.split("=", 1)[0] for a in argv if a.split("=", 1)[0] in _NOT_WITH_FLEET})
     if given:
+        where = {
+            "--target": "each drive is a [[drive]] table of the fleet file",
+            "-t": "each drive is a [[drive]] table of the fleet file",
+            "--paths": "each path is a drive of its own, a [[drive]] table",
+            "--hosts": "a host's drives go in the fleet file's [[host]] tables",
+            "--hosts-file": "a host's drives go in the fleet file's [[host]] tables",
+            "--repeat": "a fleet runs each drive once; repeat the fleet for repeats",
+        }
+        said = "; ".join(dict.fromkeys(where[g] for g in given))
         raise IolabError(
-            f"--fleet names every drive and host itself; leave out {', '.join(given)} (a host's drives go in the "
-            "fleet file's [[host]] tables). Nothing was run."
+            f"--fleet names every drive and host itself; leave out {', '.join(given)} ({said}). Nothing was run."
         )
 
 
