@@ -498,3 +498,12 @@ def test_the_fleets_exit_status_gives_each_drive_its_own_or_its_signals_code_nev
     assert exit_code(doc(("failed", 4))) == 4
     assert exit_code(doc(("unreadable", None))) == 2  # a run iolab cannot read, as `show` gives
     assert exit_code(doc(("complete", 6), ("complete", 0))) == 6
+
+
+def test_a_fleet_whose_state_cannot_be_read_is_said_not_silently_left_out(tmp_path):
+    from iolab.api.fleet import list_fleets
+
+    (tmp_path / "fleets" / "20261129-000000-iops-x").mkdir(parents=True)
+    (tmp_path / "fleets" / "20261129-000000-iops-x" / "fleet.json").write_text("{bad")
+    said: list[str] = []
+    assert list_fleets(tmp_path, said) == [] and len(said) == 1 and "not valid JSON" in said[0]

@@ -135,7 +135,8 @@ def find_fleet(ref: str, root: Path) -> Path:
     )
 
 
-def list_fleets(root: Path) -> list[FleetState]:
+def list_fleets(root: Path, unreadable: list[str] | None = None) -> list[FleetState]:
+    """The fleets under RUNS/fleets; one whose fleet.json cannot be read is said in `unreadable`."""
     d = root / "fleets"
     if not d.is_dir():
         return []
@@ -144,8 +145,9 @@ def list_fleets(root: Path) -> list[FleetState]:
         if is_fleet_dir(f):
             try:
                 out.append(load_state(f))
-            except IolabError:
-                continue
+            except IolabError as e:
+                if unreadable is not None:
+                    unreadable.append(str(e))
     return out
 
 

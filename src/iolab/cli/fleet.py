@@ -182,7 +182,10 @@ def fleet(
     if outlier_min_pct is not None and not 0 <= outlier_min_pct < 100:
         raise IolabError(f"--outlier-min-pct {outlier_min_pct:g}: give a percentage from 0 to below 100.")
     if fleet_ref is None:
-        found = api.list_fleets(root)
+        broken: list[str] = []
+        found = api.list_fleets(root, broken)
+        for why in broken:  # on stderr: --json's stdout is the list alone
+            Console(stderr=True).print(f"not listed: {why}", markup=False, soft_wrap=True)
         if json_out:
             write_out(json.dumps([_listed(s) for s in found], indent=2) + "\n")
         for s in found:
