@@ -381,7 +381,16 @@ def render(doc: dict, console) -> None:
         soft_wrap=True,
     )
     t = Table(title="key figures over the fleet", title_justify="left")
-    for h in ("figure", "n", "median", "spread", "min", "max", "strip (min → max; ┃ median, × outlier)", "outliers"):
+    for h in (
+        "figure",
+        "n",
+        "median",
+        "spread",
+        "min",
+        "max",
+        "drives from min to max (× an outlier; the bar: the median)",
+        "outliers",
+    ):
         t.add_column(h, justify="right" if h in ("n", "median", "spread", "min", "max") else "left")
     for fig in doc["figures"]:
         outs = ", ".join(

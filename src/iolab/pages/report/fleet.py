@@ -63,6 +63,11 @@ def _strip_pages(doc: dict[str, Any]) -> list[Page]:
     return pages
 
 
+def _short(text: str, most: int = 90) -> str:
+    """A drive's error in a table cell: its first words (the whole in report.json and the terminal)."""
+    return text if len(text) <= most else text[: text.rfind(" ", 0, most)] + " …"
+
+
 def _figures_table(doc: dict[str, Any]) -> Table:
     rows = tuple(
         (
@@ -92,7 +97,7 @@ def _drives_table(doc: dict[str, Any]) -> Table:
             (
                 r["name"],
                 ", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()),
-                r["state"] + (f": {r['error']}" if r.get("error") else ""),
+                r["state"] + (f": {_short(r['error'])}" if r.get("error") else ""),
                 conditions_text(r),
                 ", ".join(r["outliers"]) or "—",
                 ", ".join(failed) or ("—" if r["verdicts"] else "no spec sheet"),
@@ -102,7 +107,7 @@ def _drives_table(doc: dict[str, Any]) -> Table:
         "Drives",
         ("drive", "labels", "state", "steady state, conditions", "outlier on", "spec criteria failed"),
         tuple(rows),
-        "fleet.json; conditions: each drive's own run record (compliance, steady state, audit)",
+        "conditions: each drive's own run (compliance, steady state, audit); errors in full in report.json",
     )
 
 
@@ -110,8 +115,15 @@ def _verdict_table(doc: dict[str, Any]) -> Table | None:
     sheet = doc.get("spec_sheet")
     if not sheet:
         return None
+    units = {f["name"]: f["unit"] for f in doc["figures"]}
     rows = tuple(
-        (r["name"], v["criterion"], _num(v["value"]), v["verdict"], v["why"] or "")
+        (
+            r["name"],
+            v["criterion"],
+            f"{_num(v['value'])} {units.get(v['figure'], '')}".strip(),
+            v["verdict"],
+            v["why"] or "",
+        )
         for r in doc["drives"]
         for v in r["verdicts"]
     )
@@ -119,7 +131,7 @@ def _verdict_table(doc: dict[str, Any]) -> Table | None:
         f"Acceptance against the spec sheet {sheet['path']}",
         ("drive", "criterion", "measured", "verdict", "why"),
         rows,
-        "figures/specsheet.py: a criterion a drive's run did not measure never passes",
+        "a criterion a drive's run did not measure never passes",
     )
 
 
