@@ -435,9 +435,12 @@ def test_sigterm_to_the_coordinator_alone_stops_its_drives_and_marks_the_fleet(t
         preexec_fn=default_signals,
     )
     try:
-        _until(lambda: len(list(runs.glob("2*/raw/*.json"))) >= 2, "a measured cell")
+        _until(lambda: len({f.parent.parent for f in runs.glob("2*/raw/*.json")}) >= 2, "a cell of each drive")
         d = next((runs / "fleets").glob("*"))
         pids = [r["pid"] for r in _rows(d).values()]
+        # the live page names each running drive's run with its fleet and drive (its row has no run yet)
+        named = {r.get("fleet") for r in watch_api(runs)["runs"] if r["state"] == "running"}
+        assert named == {"fleet t: drive f1", "fleet t: drive f2"}, named
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
     finally:

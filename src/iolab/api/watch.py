@@ -22,6 +22,7 @@ from iolab.api.runlist import list_runs
 from iolab.api.watchpage import list_page, run_page
 from iolab.api.watchrun import run_detail
 from iolab.core.errors import IolabError
+from iolab.core.safefile import read_json
 from iolab.engines.merge import breakdown
 from iolab.run.live import read as read_live
 from iolab.store.manifest import manifest_of
@@ -43,10 +44,14 @@ def snapshot(root: Path) -> dict:
         for m in f.members
         if m.run_dir
     }
+    # a drive still running has no run directory in its row yet: its process is the run's writer
+    running = {
+        m.pid: f"fleet {f.name}: drive {m.name}" for f in fleets for m in f.members if m.state == "running" and m.pid
+    }
     runs = []
     for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
         e = _entry(root, s)
-        fleet = member.get(str(Path(s.path).resolve()))
+        fleet = member.get(str(Path(s.path).resolve())) or (_writer(s.path, running) if s.state == "running" else None)
         if fleet:
             e["fleet"] = fleet
         runs.append(e)
@@ -77,6 +82,17 @@ def run_snapshot(root: Path, run_id: str) -> dict | None:
         except IolabError as e:
             entry["problem"] = str(e)
     return {"summary": entry, "detail": detail}
+
+
+def _writer(run_dir: Path, running: dict[int, str]) -> str | None:
+    """The fleet drive whose process writes this running run (its manifest's pid), if any."""
+    if not running:
+        return None
+    try:
+        pid = read_json(run_dir / "manifest.json", "run manifest", "manifest").get("pid")
+    except (OSError, IolabError, AttributeError):
+        return None
+    return running.get(pid) if isinstance(pid, int) else None
 
 
 def _entry(root: Path, s) -> dict:
