@@ -241,6 +241,20 @@ def test_plot_workers_do_not_each_run_the_main_script_and_import_the_command_lin
     assert ran == [ran[0]], ran
 
 
+def test_plot_workers_fork_server_imports_the_plot_modules_without_the_run_store_or_audit():
+    # the workers only draw: the report package's own start imported the pages' header (the
+    # run's audit, summaries and store), about a third of iolab's imports in the fork server
+    from iolab.pages.report.drawing import PRELOAD
+
+    script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\nprint(*sorted(sys.modules))"
+    res = subprocess.run([sys.executable, "-c", script, *PRELOAD], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    loaded = res.stdout.split()
+    assert "iolab.pages.report.plots" in loaded and "matplotlib.figure" in loaded
+    unneeded = [m for m in loaded if m.startswith(("iolab.store", "iolab.figures", "iolab.targets"))]
+    assert not unneeded, unneeded
+
+
 def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_the_same_text_and_images(
     tmp_path, monkeypatch
 ):
