@@ -241,6 +241,41 @@ def test_plot_workers_do_not_each_run_the_main_script_and_import_the_command_lin
     assert ran == [ran[0]], ran
 
 
+def _plot_modules() -> list[str]:
+    """The report modules holding a plot drawn in the workers (`drawn_apart`)."""
+    import importlib
+    import pkgutil
+
+    import iolab.pages.report as report
+
+    found = set()
+    for info in pkgutil.iter_modules(report.__path__):
+        module = importlib.import_module(f"{report.__name__}.{info.name}")
+        for value in vars(module).values():
+            if callable(value) and hasattr(value, "__wrapped__") and value.__module__.startswith(report.__name__):
+                found.add(value.__module__)
+    return sorted(found)
+
+
+def test_plot_workers_import_their_plot_modules_without_the_run_store_or_audit():
+    # a worker only draws: the fork server imports drawing.PRELOAD, a worker the module of each
+    # plot it draws. The report package's own start imported the pages' header (the run's audit,
+    # summaries and store), and the characterise plots lived in page modules importing the same.
+    from iolab.pages.report.drawing import PRELOAD
+
+    modules = _plot_modules()
+    assert "iolab.pages.report.latency_plots" in modules and "iolab.pages.report.plots" in modules
+    script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\nprint(*sorted(sys.modules))"
+    res = subprocess.run(
+        [sys.executable, "-c", script, *PRELOAD, *modules], capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr
+    loaded = res.stdout.split()
+    assert "matplotlib.figure" in loaded and set(modules) <= set(loaded)
+    unneeded = [m for m in loaded if m.startswith(("iolab.store", "iolab.figures", "iolab.targets"))]
+    assert not unneeded, unneeded
+
+
 def test_a_sequence_report_takes_the_pages_its_runs_own_reports_laid_out_with_the_same_text_and_images(
     tmp_path, monkeypatch
 ):

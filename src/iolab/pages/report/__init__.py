@@ -30,20 +30,27 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iolab import __version__
 from iolab.core.errors import IolabError
-from iolab.pages.report import header
 from iolab.pages.report.model import Document, Figure, Page, Pending
 from iolab.pages.report.pdf import write_pdf
 from iolab.pages.report.progress import Progress
-from iolab.pages.report.rundata import RunData
-from iolab.targets.writepolicy import check_file, mark_written, output_dir
+
+if TYPE_CHECKING:
+    from iolab.pages.report.rundata import RunData
+
+# header (the run's audit, summaries, store) and the write policy are imported where a document
+# is built or written: the plot workers' fork server imports this package for its plot modules
+# alone (drawing.PRELOAD), and those imports were about a third of its own.
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
     """`pages`: every page (the test's own, then Run Details: sections.details_pages);
     `heading`: the test's declared page-header line (None: from the run's spec)."""
+    from iolab.pages.report import header
+
     m = run.manifest
     return Document(
         title=f"{m.title} — {run.label} — {m.run_id}",
@@ -69,6 +76,7 @@ def write_document(
         column_count,
         render,
     )
+    from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
     docs = [doc] if isinstance(doc, Document) else list(doc)
     n = sum(len(d.pages) for d in docs)

@@ -5,8 +5,6 @@ Reads only the run directory."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from pathlib import Path
 
 from iolab.core.cellschema import CellRow
@@ -14,9 +12,9 @@ from iolab.core.results import Histogram, partial_row, row_spans
 from iolab.core.units import num, pct_text
 from iolab.figures.consistency import Dips, Spread, find_dips, spread
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report import latency_plots, plot_style
+from iolab.pages.report import latency_plots
 from iolab.pages.report.char_endurance import endurance_pages
-from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report.char_plots import _scatter, per_round_plot
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData, cell_series
 from iolab.pages.report.sections import convergence_page, not_measured_page, table_pages
@@ -53,35 +51,6 @@ def chosen_rounds(rows: list[CellRow], wanted: str) -> list[tuple[str, CellRow]]
         elif token.isdigit() and int(token) in by_round:
             out.setdefault(int(token), []).append("chosen")
     return [(f"round {k} ({', '.join(v)})", by_round[k]) for k, v in sorted(out.items())]
-
-
-@drawn_apart
-def per_round_plot(
-    name: str,
-    xs: tuple[float, ...],
-    iops: tuple[float, ...],
-    latency: tuple[tuple[str, tuple[tuple[float, float], ...]], ...],
-) -> bytes:
-    """IOPS (top) and the latency series (bottom, log) per round: drawn once, in a plot worker
-    while a report is written (in this process it would import matplotlib here as well)."""
-    with plot_style.styled():
-        fig = plot_style._figure(120)
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        top.plot(xs, iops, marker="o", ms=2.5, color=plot_style.color(0))
-        top.set_ylabel("IOPS")
-        top.set_ylim(bottom=0)
-        plot_style._thousands(top)
-        for i, (label, pts) in enumerate(latency):
-            if pts:
-                bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plot_style.color(i + 1), label=label)
-        bottom.set_yscale("log")
-        plot_style._log_ticks(bottom)
-        bottom.set_ylabel("latency (µs, log scale)")
-        bottom.set_xlabel("round")
-        plot_style.whole_number_ticks(bottom.xaxis, xs)
-        bottom.legend(loc="upper left", frameon=False)
-        top.set_title(f"{name}: IOPS, average and maximum latency per round")
-        return plot_style._png(fig)
 
 
 def _per_round_figure(ph: PhaseSummary) -> Figure:
@@ -215,46 +184,6 @@ def phase_spread(ph: PhaseSummary) -> Spread | None:
     the run's stored series and its own steady_from."""
     t, iops, _, _, _ = phase_series(ph, ph.run_dir)
     return steady_figures(t, iops, float(ph.values.get("steady_from", 0.0)))[0]
-
-
-@drawn_apart
-def _scatter(
-    t: Sequence[float],
-    y: Sequence[float | None],
-    title: str,
-    ylabel: str,
-    log: bool,
-    height: float,
-    xlabel: str = "time (s)",
-    label: str = "",
-    more: tuple[tuple[str, Sequence[float | None]], ...] = (),
-) -> bytes:
-    """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
-    with plot_style.styled():
-        fig = plot_style._figure(height)
-        ax = fig.subplots()
-        pts = []
-        for i, (name, ys) in enumerate(((label, y), *more)):
-            some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
-            if some:
-                xs, vs = zip(*some)
-                ax.scatter(xs, vs, s=3, color=plot_style.color(i), label=name or None)
-            pts += some
-        if more and pts:
-            ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
-        if log and pts:
-            ax.set_yscale("log")
-            # whole decades: a steady series alone would zoom the axis onto its noise (47,040–47,080)
-            lo, hi = min(b for _, b in pts), max(b for _, b in pts)
-            ax.set_ylim(10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi * 1.05)))
-            plot_style._log_ticks(ax)
-        else:
-            ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
-            plot_style._thousands(ax)
-        ax.set_title(title)
-        return plot_style._png(fig)
 
 
 def consistency_pages(run: RunData) -> list[Page]:

@@ -8,8 +8,7 @@ from rich.markup import escape as esc
 
 from iolab.figures.slc import Cache, find_cache, written_gb
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report import plot_style
-from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report.char_plots import _rate_by_written
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData, cell_series
 from iolab.pages.report.sections import not_measured_page, table_pages
@@ -38,28 +37,6 @@ def phase_cache(ph: PhaseSummary) -> Cache | None:
 
 def _cliff(ph: PhaseSummary) -> float:
     return float(ph.values.get("cliff", DEFAULT_CLIFF))
-
-
-@drawn_apart
-def _rate_by_written(gb: list[float], mbps: list[float], size_gb: float | None, rates: tuple[float, ...]) -> bytes:
-    with plot_style.styled():
-        fig = plot_style._figure(95)
-        ax = fig.subplots()
-        # each second's rate over the GB it wrote
-        ax.stairs(mbps, [0.0, *gb], linewidth=1.0, color=plot_style.color(0), label="MB/s")
-        names = ("in the cache", "after it") if size_gb is not None else ("median",)
-        for i, (r, name) in enumerate(zip(rates, names)):
-            ax.axhline(r, linestyle="--", linewidth=0.8, color=plot_style.color(1 + i), label=f"{name}: {r:,.0f} MB/s")
-        if size_gb is not None:
-            ax.axvline(size_gb, linestyle=":", color=plot_style.color(3), label=f"cache: {size_gb:.2f} GB")
-        ax.legend(loc="best", frameon=True)
-        ax.set_xlabel("GB written since the purge")
-        ax.set_ylabel("MB/s (each second)")
-        ax.set_xlim(0, max(gb, default=1.0))
-        ax.set_ylim(0, 1.05 * max(mbps, default=1.0))
-        plot_style._thousands(ax)
-        ax.set_title("Sequential fill: MB/s against GB written")
-        return plot_style._png(fig)
 
 
 def _rows(c: Cache) -> tuple[tuple[str, str], ...]:

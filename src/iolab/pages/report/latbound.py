@@ -13,7 +13,8 @@ from iolab.core.decide import PERCENTILE_COLUMNS
 from iolab.core.units import measurable, num, pct_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import plot_style
-from iolab.pages.report.char_series import _latency_figure, _scatter
+from iolab.pages.report.char_plots import _scatter
+from iolab.pages.report.char_series import _latency_figure
 from iolab.pages.report.model import Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData, cell_series
 from iolab.pages.report.sections import not_measured_page, table_pages

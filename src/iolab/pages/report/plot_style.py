@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from iolab.core.units import num
 from iolab.pages.report.geometry import MIN_TICKS, draw_recorded, png_info
 from iolab.pages.report.model import CONTENT_WIDTH_MM
+from iolab.pages.report.tickcache import tick_work_cached
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -105,7 +106,8 @@ def _png(fig: MplFigure) -> bytes:
     from PIL import Image
 
     canvas = FigureCanvasAgg(fig)
-    drawn = draw_recorded(canvas)  # lays the figure out (constrained) and renders it, in one pass
+    with tick_work_cached():
+        drawn = draw_recorded(canvas)  # lays the figure out (constrained) and renders it, in one pass
     pixels = np.asarray(canvas.buffer_rgba())
     rgba = Image.fromarray(pixels, "RGBA")
     opaque = bool(pixels[..., 3].min() == 255)
@@ -113,6 +115,12 @@ def _png(fig: MplFigure) -> bytes:
     # what was drawn goes with the pixels: the report's geometry check reads it (geometry.py)
     (rgba.convert("RGB") if opaque else rgba).save(buf, format="png", dpi=(DPI, DPI), pnginfo=png_info(drawn))
     return buf.getvalue()
+
+
+def lay_out(fig: MplFigure) -> None:
+    """Lay the figure out as it will be drawn (to measure its texts), without rendering it."""
+    with tick_work_cached():
+        fig.draw_without_rendering()
 
 
 def ticks() -> FuncFormatter:
@@ -178,7 +186,7 @@ def spaced_labels(fig: MplFigure, axis: Axis, texts: list[str], gap_px: float = 
     """The tick labels with each one that would overprint the label kept before it left
     blank (close levels on a log axis, e.g. 32 and 36): measured on the laid-out figure."""
     axis.set_ticklabels(texts)
-    fig.draw_without_rendering()
+    lay_out(fig)
     kept, out = None, []
     for text, label in zip(texts, axis.get_ticklabels()):
         box = label.get_window_extent()
@@ -194,7 +202,7 @@ def declutter(fig: MplFigure, texts: list[Any], pad_px: float = 1.0) -> int:
     """Point labels, in order, each one left out that would overprint one kept before it
     (the same outstanding IO at nearly the same point of two curves): measured on the laid-out
     figure. Returns how many were left out."""
-    fig.draw_without_rendering()
+    lay_out(fig)
     kept: list[Any] = []
     left_out = 0
     for t in texts:

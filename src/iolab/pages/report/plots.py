@@ -27,6 +27,7 @@ from iolab.pages.report.plot_style import (
     _png,
     _thousands,
     color,
+    lay_out,
     legend_right,
     styled,
     ticks,
@@ -162,7 +163,7 @@ def lines_over_categories(
 def _side_by_side_overlap(fig: Any, texts: Sequence[Any], pad: float = 3) -> bool:
     """Whether any two of these texts, laid out as they are, come within a few pixels (the final
     layout, with the margins and ticks still to be set, can narrow the axes a little)."""
-    fig.draw_without_rendering()
+    lay_out(fig)
     boxes = [t.get_window_extent().padded(pad) for t in texts if t.get_text().strip()]
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
@@ -250,7 +251,7 @@ def grouped_bars(
 def _headroom(fig: Any, ax: Any, texts: list[Any]) -> None:
     """Raise the top of a linear y axis until these texts (upright values on bars) end inside it."""
     for _ in range(4):
-        fig.draw_without_rendering()
+        lay_out(fig)
         frame = ax.get_window_extent()
         over = max(t.get_window_extent().y1 for t in texts) - frame.y1
         if over <= 0:

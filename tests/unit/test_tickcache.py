@@ -1,0 +1,73 @@
+"""The tick cache a report plot is drawn under (tickcache.py): the same PNG as matplotlib
+draws without it, with far fewer tick updates, and matplotlib's own methods back after it."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import Counter
+
+import pytest
+
+from iolab.core.results import Histogram
+from iolab.pages.report import latency_plots, plot_style, plots
+from iolab.pages.report.plot_style import Series
+from iolab.pages.report.tickcache import tick_work_cached
+
+
+def _histogram() -> Histogram:
+    values = [10 * 1.05**i for i in range(200)]
+    counts = [int(1e6 * math.exp(-(((i - 40) / 12) ** 2))) + (3 if i > 60 else 0) for i in range(200)]
+    return Histogram(tuple(values), tuple(counts), values[-1])
+
+
+# log axes with minor ticks, a twin axis, titles, an outside legend; a linear plot with a legend
+CASES = [
+    (latency_plots.latency_histogram, ([("", _histogram())], "write rounds: round 3", 120)),
+    (
+        plots.lines_over_categories,
+        (
+            ["4 KiB", "8 KiB", "16 KiB", "128 KiB"],
+            [Series("read", (0, 1, 2, 3), (1e5, 7e4, 4.1e4, 6e3)), Series("write", (0, 1, 2, 3), (9e4, 5e4, 3e4, 4e3))],
+            "block size",
+            "IOPS",
+            "IOPS by block size",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("plot", "args"), CASES, ids=["latency_histogram", "lines_over_categories"])
+def test_cached_tick_work_draws_the_same_png(monkeypatch, plot, args):
+    cached = plot.__wrapped__(*args)
+    monkeypatch.setattr(plot_style, "tick_work_cached", contextlib.nullcontext)
+    assert plot.__wrapped__(*args) == cached  # pixels and the geometry record the PNG carries
+
+
+def test_cache_updates_each_axis_once_per_layout_state(monkeypatch):
+    from matplotlib.axis import Axis
+
+    calls: list[int] = []
+    own = Axis._update_ticks
+    monkeypatch.setattr(Axis, "_update_ticks", lambda axis: (calls.append(id(axis)), own(axis))[1])
+    plot, args = CASES[0]
+    monkeypatch.setattr(plot_style, "tick_work_cached", contextlib.nullcontext)
+    plot.__wrapped__(*args)
+    uncached = len(calls)
+    monkeypatch.undo()
+    monkeypatch.setattr(Axis, "_update_ticks", lambda axis: (calls.append(id(axis)), own(axis))[1])
+    calls.clear()
+    plot.__wrapped__(*args)
+    # the layout's two passes and the draw: three states of each axis at most (uncached: 15 to 24)
+    assert max(Counter(calls).values()) <= 3, Counter(calls)
+    assert len(calls) * 4 < uncached, (len(calls), uncached)
+
+
+def test_matplotlib_methods_are_back_after_the_block_even_on_error():
+    from matplotlib.axis import Axis
+
+    own = (Axis._update_ticks, Axis._get_ticklabel_bboxes)
+    with pytest.raises(RuntimeError), tick_work_cached():
+        assert Axis._update_ticks is not own[0]
+        raise RuntimeError("drawing failed")
+    assert (Axis._update_ticks, Axis._get_ticklabel_bboxes) == own
