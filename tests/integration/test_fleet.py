@@ -148,24 +148,15 @@ def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):
     assert states == {"sim1": "complete", "slow": "complete", "tiny": "refused"}
     tiny = next(row for row in doc["drives"] if row["name"] == "tiny")
     assert "capacity" in tiny["error"] and "Traceback" not in r.stdout + r.stderr
-    # its cause fixed, resuming the fleet tries the refused drive again and keeps the others as they are
-    small.write_bytes(b"x" * (64 << 20))
-    mark_created(str(small))  # a scratch file iolab may write, as one it made itself
-    again = iolab("resume", str(fleet_dir(r.stdout)), "--runs-dir", str(tmp_path / "runs"), "--json")
-    assert again.returncode == 0, again.stdout + again.stderr
-    rows = {row["name"]: row for row in json.loads(again.stdout)["drives"]}
-    assert {n: row["state"] for n, row in rows.items()} == {"sim1": "complete", "slow": "complete", "tiny": "complete"}
-    assert rows["sim1"]["run_dir"] == next(x["run_dir"] for x in doc["drives"] if x["name"] == "sim1")
-    assert (fleet_dir(r.stdout) / "drives" / "tiny" / "out.attempt1.json").is_file()
     # `runs --json` lists the fleet beside its drives' runs (it listed the runs only)
     listed = json.loads(iolab("runs", "--runs-dir", str(tmp_path / "runs"), "--json").stdout)
-    assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 3
+    assert errors(listed, SCHEMA) == [] and len(listed["listed"]) == 2
     [fleet] = listed["fleets"]
     assert (fleet["path"], fleet["test"], fleet["drives"], fleet["complete"]) == (
         str(fleet_dir(r.stdout)),
         "iops",
         3,
-        3,
+        2,
     )
 
 
@@ -491,3 +482,28 @@ def test_the_fleet_keeps_its_spec_sheet_so_its_verdicts_do_not_move_with_the_ori
     assert Path(doc["spec_sheet"]["path"]).parent == d and doc["drives"][0]["verdicts"][0]["verdict"] == "pass"
     sheet.unlink()
     assert iolab("show", str(d)).returncode == 0
+
+
+def test_resume_tries_a_refused_drive_again_once_its_cause_is_fixed(tmp_path):
+    small = tmp_path / "tiny.img"
+    small.write_bytes(b"x" * 4096)  # too small: refused before any IO
+    f = tmp_path / "fleet.toml"
+    f.write_text(
+        f'[fleet]\nname = "r"\n[[drive]]\ntarget = "{SIM}"\nname = "sim"\n'
+        f'[[drive]]\ntarget = "file:{small}"\nname = "tiny"\n'
+    )
+    runs = tmp_path / "runs"
+    args = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--purge", "none")
+    r = iolab("run", "latency", *args, "--fleet", str(f), "--runs-dir", str(runs))
+    assert r.returncode == 2, r.stdout + r.stderr
+    d = fleet_dir(r.stdout)
+    before = {m["name"]: m for m in json.loads((d / "fleet.json").read_text())["members"]}
+    assert (before["sim"]["state"], before["tiny"]["state"]) == ("complete", "refused")
+    small.write_bytes(b"x" * (16 << 20))
+    mark_created(str(small))  # a scratch file iolab may write, as one it made itself
+    again = iolab("resume", str(d), "--runs-dir", str(runs), "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = {row["name"]: row for row in json.loads(again.stdout)["drives"]}
+    assert {n: row["state"] for n, row in rows.items()} == {"sim": "complete", "tiny": "complete"}
+    assert rows["sim"]["run_dir"] == before["sim"]["run_dir"]  # a complete drive is not run again
+    assert "capacity" in json.loads((d / "drives" / "tiny" / "out.attempt1.json").read_text())["error"]
