@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab.core.errors import IolabError
-from iolab.suites.testdef import TestDef, contract_problems
 
 if TYPE_CHECKING:  # the names alone: `iolab --help` lists the tests without these modules
     from iolab.core.plan import Profile, TestPlan
+    from iolab.suites.testdef import TestDef
     from iolab.targets import Target
 
 MODULES = {
@@ -61,6 +61,8 @@ def check(test: TestDef) -> TestDef:
     """`test`, once its declared functions are found to keep TestDef's contract (as pluggy checks
     a hook's implementation against its specification when it is registered): a function of
     the wrong signature is refused here, naming the test, the field and the call it must take."""
+    from iolab.suites.testdef import contract_problems
+
     problems = contract_problems(test)
     if problems:
         raise IolabError(
@@ -69,6 +71,16 @@ def check(test: TestDef) -> TestDef:
             + ". The test is refused; nothing was run or written."
         )
     return test
+
+
+def __getattr__(name: str):
+    # TestDef is named here for callers (__all__), but imported only when asked for: the suites
+    # package (plans, targets) is most of what `iolab --help` or `iolab runs` would import
+    if name == "TestDef":
+        from iolab.suites.testdef import TestDef
+
+        return TestDef
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def unregister(name: str) -> None:

@@ -23,8 +23,6 @@ from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
 from iolab.figures.specsheet import load_spec_sheet
-from iolab.run import resume as resuming
-from iolab.run.resume import Resumption
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
 from iolab.run.stopsignals import held_stop
@@ -39,6 +37,7 @@ if TYPE_CHECKING:
     from iolab.figures.summary import PhaseSummary
     from iolab.pages.report.model import Document
     from iolab.pages.report.rundata import RunData
+    from iolab.run.resume import Resumption
     from iolab.suites.testdef import InputKeeper
 
 # The report pages, their figures (numpy) and the comparison are imported by the functions
@@ -254,6 +253,8 @@ def resume_test(
     """Continue an interrupted run, as `iolab resume` does. `on_start` gets where and why it
     continues (Resumption.notes) before anything runs; an error or interruption is raised,
     the run so far kept (and no report written). `ioengine`: fio's IO engine (None: the run's own)."""
+    from iolab.run import resume as resuming  # here: a new run needs none of it (nor the host engines it imports)
+
     r, engine = resuming.prepare(
         run, engine_for, registry.build_plan, allow_unsafe, allow_system_disk, listen_any, ioengine
     )

@@ -9,14 +9,15 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from iolab import targets
 from iolab.core.errors import IolabError
-from iolab.engines import Engine, engine_for
-from iolab.engines.hostlist import load_hosts_file, parse_hosts
-from iolab.targets import Target
+
+if TYPE_CHECKING:  # imported where used: the command line imports this module for `iolab watch`
+    from iolab.engines import Engine
+    from iolab.targets import Target
 
 TARGET_FLAGS = ("--target", "-t")
 
@@ -31,8 +32,10 @@ def legs_for_run(tgt: Target, paths: str | None, hosts: str | None, hosts_file: 
         )
     if not given:
         return None
+    from iolab import targets
     from iolab.engines.fio import FioEngine
     from iolab.engines.fio_hosts import host_legs, path_legs
+    from iolab.engines.hostlist import load_hosts_file, parse_hosts
 
     legs = [targets.parse_target(p.strip()) for p in paths.split(",") if p.strip()] if paths else []
     if tgt.kind == "sim" and paths:  # the ports of one simulated drive, split in the simulator
@@ -74,6 +77,8 @@ def engine_for_run(
 ) -> Engine:
     """The engine for `iolab run`: the target's own, or one that splits each round's
     outstanding IO over several paths or hosts. `ioengine`: `--ioengine` (None: not given)."""
+    from iolab.engines import engine_for
+
     split = legs_for_run(tgt, paths, hosts, hosts_file)
     if split is None:
         return engine_for(tgt, stall_timeout=stall_s, ioengine=ioengine)

@@ -14,9 +14,9 @@ import typer
 from iolab.api import registry
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, record_of, records_code
 from iolab.core.errors import IolabError
+from iolab.core.ioengines import AUTO_RULE, check_ioengine
 from iolab.core.testparams import parse_settings
 from iolab.core.units import parse_duration, parse_percent, parse_size
-from iolab.engines.fio_job import AUTO_RULE, check_ioengine
 
 if TYPE_CHECKING:
     from iolab.core.plan import Profile

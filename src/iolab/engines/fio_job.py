@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from iolab.core.errors import EngineError, IolabError
+from iolab.core.ioengines import AUTO_IOENGINE, AUTO_RULE, IOENGINES, JOB_IOENGINES, check_ioengine  # noqa: F401
 from iolab.core.usertext import check_fio_value, check_text
 from iolab.core.workload import Stream, Workload
 from iolab.targets import Target
@@ -137,26 +138,8 @@ def async_ioengine(fio: str) -> str:
     return "io_uring" if ok else "libaio"
 
 
-# `--ioengine`: fio's engine for block devices and files (an NBD export always uses fio's nbd).
-IOENGINES = ("auto", "io_uring", "libaio")
-# What `auto` picks per target kind, measured with bench/overhead.py (figures in
-# bench/README.md). On a RAM-speed block device (zram), where fio's own cost is the limit,
-# libaio gave 1.2-2.1x the IOPS and 1.2-1.7x the IOs per fio CPU-second of io_uring; on a
-# file the two were within the noise (0.97-1.02x IOPS), so libaio there too: it works on
-# every kernel and keeps file and device runs on one engine.
-AUTO_IOENGINE = {"block": "libaio", "file": "libaio"}
-AUTO_RULE = "libaio on block devices and files"
-# The only engines a job file for a block device or file names (`auto` is resolved before).
-JOB_IOENGINES = tuple(e for e in IOENGINES if e != "auto")
-
-
-def check_ioengine(choice: str) -> str:
-    if choice not in IOENGINES:
-        raise IolabError(
-            f"--ioengine {choice!r}: use io_uring, libaio or auto (auto: {AUTO_RULE}; "
-            "libaio where this host cannot run io_uring; NBD exports always use fio's nbd engine)."
-        )
-    return choice
+# `--ioengine`'s engines and the `auto` rule: iolab/core/ioengines.py (the command line reads
+# them without importing the engines)
 
 
 def pick_ioengine(choice: str, target: Target, fio: str) -> str:

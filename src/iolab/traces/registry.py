@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.errors import IolabError
-from iolab.targets.writepolicy import check_file
 from iolab.traces.sqltext import Parsed, sql_str
 
 if TYPE_CHECKING:
@@ -48,6 +47,9 @@ class ExportJob:
     def lines(self, select_line: str, header: str | None = None) -> None:
         """COPY one text column (`select_line`, one row per line) to the output without any
         CSV quoting, after `header` (its own lines) when given."""
+        # here, not at the top: the targets package is most of what `iolab --help` would import for this module
+        from iolab.targets.writepolicy import check_file
+
         tmp = check_file(self.out.with_name(self.out.name + ".body"), "trace export's temporary file")
         self.con.execute(
             f"COPY ({select_line}) TO {sql_str(str(tmp))} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', DELIMITER chr(1))"
