@@ -296,6 +296,11 @@ def _rows(d: Path) -> dict:
         return {}
 
 
+def _measuring(runs: Path) -> int:
+    """The drives' runs that have stored a measured cell's fio output."""
+    return len({p.parent.parent for p in runs.glob("2*/raw/*.json")})
+
+
 def _until(cond, what: str, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -380,7 +385,7 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
         try:
             # once both drives measure (each run's first cell is stored: two cells of one drive
             # are not both, and host 1 then died before its drive's run began), host 1 dies
-            _until(lambda: len({p.parent.parent for p in runs.glob("2*/raw/*.json")}) >= 2, "both drives measuring")
+            _until(lambda: _measuring(runs) >= 2, "both drives measuring")
             kill_host(hosts[1][0])
             out, _ = proc.communicate(timeout=600)
         finally:
@@ -426,7 +431,7 @@ def test_sigterm_to_the_coordinator_alone_stops_its_drives_and_marks_the_fleet(t
         preexec_fn=default_signals,
     )
     try:
-        _until(lambda: len({f.parent.parent for f in runs.glob("2*/raw/*.json")}) >= 2, "a cell of each drive")
+        _until(lambda: _measuring(runs) >= 2, "a cell of each drive")
         d = next((runs / "fleets").glob("*"))
         pids = [r["pid"] for r in _rows(d).values()]
         # the live page names each running drive's run with its fleet and drive (its row has no run yet)
