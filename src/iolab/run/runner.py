@@ -28,7 +28,7 @@ from iolab.figures.simpower import model_document
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
-from iolab.run.stopsignals import Interrupted
+from iolab.run.stopsignals import Interrupted, acted_on, raise_if_stopped
 from iolab.store.durable import ResultsDiskFull, is_disk_full, write_atomic
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
@@ -176,6 +176,7 @@ class Runner:
                 self.wear(phase.name, "end")
                 self.store.write_manifest()
         except KeyboardInterrupt as e:
+            acted_on()
             by = f"by {e.signal_name}" if isinstance(e, Interrupted) else "by the user (Ctrl-C)"
             self.finish("interrupted", f"stopped {by}; finished rounds are kept")
             raise
@@ -311,6 +312,7 @@ class Runner:
     ) -> RoundResult:
         """Run one cell and store it; `planned` is the cell as the plan has it, before any
         budget cap (None: run as planned)."""
+        raise_if_stopped()  # a Ctrl-C or stop signal lost in a fork callback: acted on before the next cell
         tag = cell_tag(phase.name, rnd, ordinal, cell.key)
         if cell.idle_before_s:
             self.idle(cell.idle_before_s, f"{phase.name}, before {cell.key}")

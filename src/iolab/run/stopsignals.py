@@ -29,20 +29,50 @@ def exit_code(e: KeyboardInterrupt) -> int:
     return 128 + e.signum if isinstance(e, Interrupted) else 130
 
 
+# The stop signals that arrived while `stop_on_signals` was active and have not been acted on.
+# Python raises a signal's exception in whatever Python code the main thread runs next; when that
+# is a callback whose exceptions Python only prints (logging's fork handler, run around every fork
+# of a child: "Exception ignored in: <function _releaseLock>"), the stop is lost and the run went on
+# to its end. The runner asks `raise_if_stopped()` before each cell, so a lost stop is acted on there.
+_PENDING: list[int] = []
+
+
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
     """While a run is in progress, SIGTERM and SIGHUP raise `Interrupted` in the main thread
-    (their default is to die at once, leaving fio running and the run marked 'running')."""
+    (their default is to die at once, leaving fio running and the run marked 'running'), and
+    Ctrl-C raises KeyboardInterrupt as it does by default; each is also recorded until acted on
+    (`raise_if_stopped`). A Ctrl-C the process was started to ignore (a background job) stays
+    ignored."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
+        _PENDING.append(signum)
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
 
-    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    watched = [*STOP_SIGNALS] + (
+        [signal.SIGINT] if signal.getsignal(signal.SIGINT) is signal.default_int_handler else []
+    )
+    previous = {s: signal.signal(s, handler) for s in watched}
+    _PENDING.clear()
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        _PENDING.clear()
+
+
+def raise_if_stopped() -> None:
+    """Raise the first stop signal that arrived and was lost on its way (see _PENDING)."""
+    if _PENDING:
+        signum = _PENDING[0]
+        _PENDING.clear()
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+
+
+def acted_on() -> None:
+    """The stop was raised and is being handled: nothing is pending any more."""
+    _PENDING.clear()
 
 
 class HeldStop:
