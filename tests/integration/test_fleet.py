@@ -296,6 +296,19 @@ def _rows(d: Path) -> dict:
         return {}
 
 
+def _latency_fleet(fleet: Path, runs: Path, *more: str) -> subprocess.Popen:
+    """`iolab run latency --quick` on the fleet with 1 s cells, started to be stopped or broken
+    mid-run (its Ctrl-C and SIGTERM handling its own); stdout and stderr as one text."""
+    args = ["run", "latency", "--quick", "--cell-time", "1s", "--no-report", "--purge", "none", *more]
+    return subprocess.Popen(
+        [*IOLAB, *args, "--fleet", str(fleet), "--runs-dir", str(runs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_signals,
+    )
+
+
 def _measuring(runs: Path) -> int:
     """The drives' runs that have stored a measured cell's fio output."""
     return len({p.parent.parent for p in runs.glob("2*/raw/*.json")})
@@ -374,14 +387,7 @@ def test_a_host_that_dies_mid_run_fails_its_own_drive_and_the_fleet_goes_on(scra
                 for i, (_, addr) in enumerate(hosts)
             )
         )
-        args = ["run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "3", "--no-report", "--purge", "none"]
-        proc = subprocess.Popen(
-            [*IOLAB, *args, "--allow-unsafe-target", "--fleet", str(f), "--runs-dir", str(runs)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            preexec_fn=default_signals,
-        )
+        proc = _latency_fleet(f, runs, "--max-rounds", "3", "--allow-unsafe-target")
         try:
             # once both drives measure (each run's first cell is stored: two cells of one drive
             # are not both, and host 1 then died before its drive's run began), host 1 dies
@@ -422,14 +428,7 @@ def test_sigterm_to_the_coordinator_alone_stops_its_drives_and_marks_the_fleet(t
         f'[fleet]\nname = "t"\n[[drive]]\ntarget = "file:{tmp_path}/d{{i}}.img?size=32MiB"\ncount = 2\nname = "f{{i}}"\n'
     )
     runs = tmp_path / "runs"
-    args = ["run", "latency", "--quick", "--cell-time", "1s", "--max-rounds", "5", "--no-report", "--purge", "none"]
-    proc = subprocess.Popen(
-        [*IOLAB, *args, "--fleet", str(f), "--runs-dir", str(runs)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_signals,
-    )
+    proc = _latency_fleet(f, runs, "--max-rounds", "5")
     try:
         _until(lambda: _measuring(runs) >= 2, "a cell of each drive")
         d = next((runs / "fleets").glob("*"))
@@ -438,11 +437,11 @@ def test_sigterm_to_the_coordinator_alone_stops_its_drives_and_marks_the_fleet(t
         named = {r.get("fleet") for r in watch_api(runs)["runs"] if r["state"] == "running"}
         assert named == {"fleet t: drive f1", "fleet t: drive f2"}, named
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 143, out + err
+    assert proc.returncode == 143, out
     state = json.loads((d / "fleet.json").read_text())
     assert state["state"] == "interrupted" and state["stopped_by"] == "SIGTERM" and state["ended"]
     assert {r["state"] for r in state["members"]} == {"interrupted"} and all(r["run_dir"] for r in state["members"])

@@ -35,12 +35,11 @@ from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
-from iolab.store.manifest import now_iso
+from iolab.store.manifest import FLEET_FILE, fleet_dir, now_iso
 from iolab.targets import parse_target
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
 FLEET_SCHEMA = "iolab-fleet"
-FLEET_FILE = "fleet.json"
 
 
 def _write(path: Path, text: str) -> Path:
@@ -126,13 +125,13 @@ def load_state(path: str | Path) -> FleetState:
 
 def find_fleet(ref: str, root: Path) -> Path:
     """A fleet by its directory or by its name under RUNS/fleets/."""
-    for cand in (Path(ref), root / "fleets" / ref):
-        if is_fleet_dir(cand):
-            return cand
-    raise IolabError(
-        f"fleet {ref!r}: no fleet directory of that name under {root / 'fleets'} and no directory of that path "
-        f"holding {FLEET_FILE}; `iolab runs` lists the fleets."
-    )
+    found = fleet_dir(ref, root)
+    if found is None:
+        raise IolabError(
+            f"fleet {ref!r}: no fleet directory of that name under {root / 'fleets'} and no directory of that path "
+            f"holding {FLEET_FILE}; `iolab runs` lists the fleets."
+        )
+    return found
 
 
 def list_fleets(root: Path, unreadable: list[str] | None = None) -> list[FleetState]:
@@ -314,8 +313,9 @@ def run_fleet(
             except KeyboardInterrupt as e:  # let the running drives store what they measured, and stop
                 interrupted = True
                 stop.set()
-                state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
+                state.stopped_by = "SIGINT"
                 if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
+                    state.stopped_by = e.signal_name
                     with lock:
                         _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
     pool.shutdown()

@@ -230,13 +230,9 @@ def _listed(s) -> dict:
 def fleet_path(ref: str, runs_dir: Optional[Path] = None) -> Optional[Path]:
     """The fleet `ref` names, by its directory or its name under RUNS/fleets (None: not a fleet),
     as `iolab fleet NAME` finds it: show, report and resume take a fleet the same ways."""
-    from iolab.api.fleet import is_fleet_dir
-    from iolab.store.manifest import runs_root
+    from iolab.store.manifest import fleet_dir
 
-    for cand in (Path(ref), (runs_dir or runs_root()) / "fleets" / ref):
-        if is_fleet_dir(cand):
-            return cand
-    return None
+    return fleet_dir(ref, runs_dir)
 
 
 def show(ref: str, json_out: bool, console: Console) -> int:

@@ -5,6 +5,7 @@ the JUnit XML are both drawn from that document, so they cannot disagree with it
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
@@ -213,10 +214,7 @@ def caveats(rows: Sequence[dict]) -> list[str]:
     out = []
     scaled = [r for r in done if r.get("compliant") is False]
     if scaled:
-        reasons: dict[str, int] = {}
-        for r in scaled:
-            for n in r.get("noncompliance") or ():
-                reasons[n] = reasons.get(n, 0) + 1
+        reasons = Counter(n for r in scaled for n in r.get("noncompliance") or ())
         why = "; ".join(n if c == len(scaled) else f"{n} ({c} drives)" for n, c in reasons.items())
         which = "every drive's run" if len(scaled) == len(done) else f"{len(scaled)} of {len(done)} drives' runs"
         out.append(f"NON-COMPLIANT: {which} ({_names([r['name'] for r in scaled])}): {why or 'see each run'}")

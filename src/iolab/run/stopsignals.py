@@ -24,6 +24,11 @@ class Interrupted(KeyboardInterrupt):
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+def stop_exception(signum: int) -> KeyboardInterrupt:
+    """The exception a stop signal raises: KeyboardInterrupt for Ctrl-C, `Interrupted` for the others."""
+    return KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+
+
 def exit_code(e: KeyboardInterrupt) -> int:
     """The shell's code for a process ended by this stop: 128 + the signal (130 for Ctrl-C)."""
     return 128 + e.signum if isinstance(e, Interrupted) else 130
@@ -47,7 +52,7 @@ def stop_on_signals() -> Iterator[None]:
 
     def handler(signum: int, frame: FrameType | None) -> None:
         _PENDING.append(signum)
-        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+        raise stop_exception(signum)
 
     watched = [*STOP_SIGNALS] + (
         [signal.SIGINT] if signal.getsignal(signal.SIGINT) is signal.default_int_handler else []
@@ -67,7 +72,7 @@ def raise_if_stopped() -> None:
     if _PENDING:
         signum = _PENDING[0]
         _PENDING.clear()
-        raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+        raise stop_exception(signum)
 
 
 def acted_on() -> None:
@@ -84,7 +89,7 @@ class HeldStop:
     def release(self) -> None:
         if self.signals:
             signum, self.signals = self.signals[0], []
-            raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+            raise stop_exception(signum)
 
 
 @contextmanager

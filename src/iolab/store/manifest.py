@@ -88,6 +88,18 @@ def manifest_bytes(m: Manifest) -> bytes:
     return json.dumps(asdict(m), indent=2, sort_keys=False, default=str).encode()
 
 
+FLEET_FILE = "fleet.json"  # a fleet directory's state (api/fleet.py writes it)
+
+
+def fleet_dir(ref: str | Path, root: Path | None = None) -> Path | None:
+    """The fleet `ref` names, by its directory or by its name under ROOT/fleets (default: the
+    runs root); None when it names no fleet."""
+    for cand in (Path(ref), (root or runs_root()) / "fleets" / str(ref)):
+        if (cand / FLEET_FILE).is_file():
+            return cand
+    return None
+
+
 def resolve_run(ref: str | Path) -> Path:
     """A run is named by its directory path or by its id under the runs root."""
     p = Path(ref)
@@ -102,11 +114,11 @@ def resolve_run(ref: str | Path) -> Path:
         return matches[0]
     if len(matches) > 1:
         raise IolabError(f"run {ref!r} is ambiguous: {', '.join(m.name for m in matches[:5])}.")
-    for fleet in (p, runs_root() / "fleets" / str(ref)):
-        if (fleet / "fleet.json").is_file():  # the fleet's own file name (api/fleet.py FLEET_FILE)
-            raise IolabError(
-                f"{ref!r} is a fleet, not a run: `iolab fleet {fleet}` reports it (`--group-by LABEL` compares "
-                "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
-                "command takes, are listed in its report (run_dir)."
-            )
+    fleet = fleet_dir(ref)
+    if fleet is not None:
+        raise IolabError(
+            f"{ref!r} is a fleet, not a run: `iolab fleet {fleet}` reports it (`--group-by LABEL` compares "
+            "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
+            "command takes, are listed in its report (run_dir)."
+        )
     raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape as esc
 
 from iolab.core.cellschema import CellRow
-from iolab.core.decide import PERCENTILE_COLUMNS
+from iolab.core.decide import PERCENTILE_COLUMNS, LatencyBound, sample_of_row
 from iolab.core.units import measurable, num, pct_text
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import plot_style
@@ -164,9 +164,8 @@ def recorded_bound(row: CellRow) -> tuple[float, float] | None:
 
 
 def held(row: CellRow, bound: tuple[float, float]) -> bool:
-    """The cell's percentile measured, and within the bound."""
-    v = _pct(row, bound[0])
-    return v is not None and measurable(bound[0], row.ios) and v <= bound[1]
+    """The cell's percentile measurable from its IOs, and within the bound by the ramp's own rule."""
+    return measurable(bound[0], row.ios) and LatencyBound(*bound).met(sample_of_row(row))
 
 
 def latbound_view(ph: PhaseSummary, console: Console) -> None:
