@@ -257,7 +257,7 @@ def test_a_hosts_file_field_gets_the_command_lines_rules(scratch, field, says):
 
 
 def test_the_hosts_files_engines_are_the_command_lines():
-    from iolab.engines.fio_job import JOB_IOENGINES
+    from iolab.core.ioengines import JOB_IOENGINES
     from iolab.engines.hostlist import HOST_IOENGINES
 
     assert HOST_IOENGINES == JOB_IOENGINES

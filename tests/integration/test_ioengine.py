@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from iolab.engines.fio_job import AUTO_IOENGINE, async_ioengine
+from iolab.core.ioengines import AUTO_IOENGINE
+from iolab.engines.fio_job import async_ioengine
 
 from .conftest import iolab
 

@@ -237,6 +237,7 @@ def test_histogram_log_only_where_the_per_second_maximum_is_asked_for():
 
 
 def test_ioengine_choice(monkeypatch):
+    from iolab.core.ioengines import AUTO_IOENGINE, IOENGINES
     from iolab.engines import fio_job
 
     uri = "nbd+unix:///disk?socket=/run/nbd.sock"
@@ -244,9 +245,9 @@ def test_ioengine_choice(monkeypatch):
     file = Target("file", "file:/srv/a.img", "/srv/a.img", 64 * MiB)
     monkeypatch.setattr(fio_job, "async_ioengine", lambda fio: "io_uring")
     assert [fio_job.pick_ioengine(c, DEV, "fio") for c in ("io_uring", "libaio")] == ["io_uring", "libaio"]
-    assert fio_job.pick_ioengine("auto", DEV, "fio") == fio_job.AUTO_IOENGINE["block"]
-    assert fio_job.pick_ioengine("auto", file, "fio") == fio_job.AUTO_IOENGINE["file"]
-    assert {fio_job.pick_ioengine(c, nbd, "fio") for c in fio_job.IOENGINES} == {"nbd"}  # NBD keeps fio's nbd
+    assert fio_job.pick_ioengine("auto", DEV, "fio") == AUTO_IOENGINE["block"]
+    assert fio_job.pick_ioengine("auto", file, "fio") == AUTO_IOENGINE["file"]
+    assert {fio_job.pick_ioengine(c, nbd, "fio") for c in IOENGINES} == {"nbd"}  # NBD keeps fio's nbd
     with pytest.raises(IolabError, match="use io_uring, libaio or auto"):
         fio_job.pick_ioengine("sync", DEV, "fio")
     # a host whose kernel refuses io_uring: auto falls back, a named io_uring is refused

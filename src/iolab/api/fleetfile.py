@@ -230,7 +230,7 @@ def _unique(drives: list[FleetDrive], what: str) -> None:
             raise IolabError(f"{what}: two drives are named {d.name!r}; give each drive its own name.")
         names.add(d.name)
         tgt = targets.parse_target(d.target)
-        key = (d.host.address if d.host else "local", tgt.path if tgt.kind != "sim" else _sim_key(tgt))
+        key = (d.host.address if d.host else "local", tgt.path if tgt.kind != "sim" else sim_key(tgt))
         if key in places:
             raise IolabError(
                 f"{what}: drives {places[key]!r} and {d.name!r} are the same drive ({d.target} on {d.where}); "
@@ -239,8 +239,8 @@ def _unique(drives: list[FleetDrive], what: str) -> None:
         places[key] = d.name
 
 
-def _sim_key(tgt: targets.Target) -> str:
-    # parsed (it was, to be read at all), so the simulator is there
+def sim_key(tgt: targets.Target) -> str:
+    """A `sim:` target's identity: one preset, parameters and seed, however the spec writes them."""
     from iolab.targets.sim_facts import drive_key
 
     return repr(drive_key(tgt.path, dict(tgt.options)))

@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Callable
 
-from iolab.api.fleetfile import Fleet, FleetDrive
+from iolab.api.fleetfile import Fleet, FleetDrive, sim_key
 from iolab.core.errors import IolabError
 from iolab.targets import parse_target
 
@@ -36,9 +36,7 @@ def _local(d: FleetDrive) -> str | None:
 
     tgt = parse_target(d.target)
     if tgt.kind == "sim":  # one preset, parameters and seed: one simulated drive (fleetfile checks it too)
-        from iolab.targets.sim_facts import drive_key
-
-        return f"simulated {drive_key(tgt.path, dict(tgt.options))!r}"
+        return f"simulated {sim_key(tgt)}"
     if tgt.kind not in ("block", "file"):
         return None
     try:

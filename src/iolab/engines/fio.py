@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from iolab.core.errors import EngineError, IolabError
+from iolab.core.ioengines import check_ioengine
 from iolab.core.procs import die_with_parent
 from iolab.core.results import RoundResult
 from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities  # noqa: E402
 from iolab.engines.fio_job import (
     build_job,
-    check_ioengine,
     fio_missing,
     fio_version,
     local_clocksource,

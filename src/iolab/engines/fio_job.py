@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from iolab.core.errors import EngineError, IolabError
-from iolab.core.ioengines import AUTO_IOENGINE, AUTO_RULE, IOENGINES, JOB_IOENGINES, check_ioengine  # noqa: F401
+from iolab.core.ioengines import AUTO_IOENGINE, JOB_IOENGINES, check_ioengine
 from iolab.core.usertext import check_fio_value, check_text
 from iolab.core.workload import Stream, Workload
 from iolab.targets import Target
@@ -136,10 +136,6 @@ def async_ioengine(fio: str) -> str:
         except (ValueError, KeyError, IndexError, TypeError):
             ok = False
     return "io_uring" if ok else "libaio"
-
-
-# `--ioengine`'s engines and the `auto` rule: iolab/core/ioengines.py (the command line reads
-# them without importing the engines)
 
 
 def pick_ioengine(choice: str, target: Target, fio: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.core.errors import IolabError
+from iolab.core.ioengines import JOB_IOENGINES
 from iolab.core.safefile import loads_toml, read_text
 from iolab.core.usertext import check_fio_value, check_text
 
@@ -19,7 +20,7 @@ FILE_FIELDS = {"address", "port", "target", "share", "ssh", "ssh_config", "ioeng
 # A host's `ioengine` goes into its fio job file as written: fio's `external:/path/lib.so` loads a
 # library into the (root) fio server and `exec` runs a program, so only the engines iolab's own
 # `--ioengine` names reach a job (`auto` is not one: it is decided by probing this host's fio).
-HOST_IOENGINES = ("io_uring", "libaio")  # engines/fio_job.JOB_IOENGINES (a test holds them equal)
+HOST_IOENGINES = JOB_IOENGINES  # the engines a job file names (core/ioengines.py)
 
 
 @dataclass(frozen=True)
