@@ -68,7 +68,10 @@ def fleet_dir(out: str) -> Path:
 
 def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     runs = tmp_path / "runs"
-    r = iolab("run", "iops", *QUICK, "--fleet", str(sim_fleet(tmp_path)), "--runs-dir", str(runs), timeout=600)
+    r = iolab(
+        "run", "iops", *QUICK, "--fleet", str(sim_fleet(tmp_path)), "--runs-dir", str(runs), "--tested-by", "QA lab",
+        timeout=600,
+    )  # fmt: skip
     assert r.returncode == 7, r.stdout + r.stderr  # an outlier: the fleet's verdict, as check's regression
     d = fleet_dir(r.stdout)
     doc = json.loads((d / "report.json").read_text())
@@ -79,6 +82,7 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     # each drive is its own stored run, which `iolab show` reads as any other
     for row in doc["drives"]:
         assert (Path(row["run_dir"]) / "manifest.json").is_file() and row["labels"] == {"firmware": "A"}
+        assert json.loads((Path(row["run_dir"]) / "manifest.json").read_text())["platform"]["tested_by"] == "QA lab"
     show = iolab("show", doc["drives"][0]["run_dir"], "--json")
     assert json.loads(show.stdout)["runs"][0]["state"] == "complete"
     assert "slow" in r.stdout and "k = 3.5" in r.stdout
@@ -134,6 +138,7 @@ def test_a_simulated_fleet_flags_its_slow_drive_and_no_other(tmp_path):
     assert "Outliers: slow" in summary and sum(len(pg.images) for pg in reader.pages) >= 1
     pages = [" ".join(pg.extract_text().split()) for pg in reader.pages]  # every page carries the caveats
     assert all("NON-COMPLIANT: every drive's run" in t and "STEADY STATE NOT EVALUATED" in t for t in pages)
+    assert all("Tested by: QA lab" in t for t in pages), pages[0]  # the name each drive's run was given
 
 
 def test_a_drive_that_fails_fails_its_own_row_and_the_fleet_goes_on(tmp_path):

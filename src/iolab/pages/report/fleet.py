@@ -183,6 +183,17 @@ def _args(doc: dict[str, Any]) -> str:
     return " ".join(doc["fleet"].get("args") or ()) or "—"
 
 
+def tested_by(args: list[str]) -> str:
+    """The name every drive's run was given (`--tested-by`, passed on to each drive with the
+    rest of the fleet's arguments), as a run's own report prints it."""
+    for i, a in enumerate(args):
+        if a == "--tested-by" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--tested-by="):
+            return a.split("=", 1)[1]
+    return "not given (--tested-by)"
+
+
 def _banners(doc: dict[str, Any]) -> tuple[str, ...]:
     """Every page carries the drives' caveats (scaled down, not steady, audit failed) and the
     drives not complete: no page of figures can be read without them (in short form when they
@@ -212,7 +223,7 @@ def fleet_document(doc: dict[str, Any]) -> Document:
         started=f.get("started") or "",
         ended=f.get("ended") or "—",
         device=f"{doc['summary']['drives']} drives",
-        tested_by="",
+        tested_by=tested_by(list(f.get("args") or ())),
         columns=columns,
         banners=_banners(doc),
         pages=tuple(pages + _strip_pages(doc)),
