@@ -1,0 +1,61 @@
+"""The end of a write-budgeted phase (run/budget.py) through the runner and a scripted engine:
+whatever the target's rate does as the budget runs out (steady, tripling, halving, swinging),
+the phase writes exactly its budget, its last interval is no sliver, and only intervals that
+ran shorter than planned are partial and kept out of the steady-state window."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from iolab.figures.summary import summarise
+from iolab.run.budget import PACE_INTERVALS
+from tests.unit.test_runner import ScriptedEngine, go
+
+BS = 4096
+PACE = 1000 * BS  # what one 1 s interval at 1,000 IOPS writes (the scripted engine: IOPS × 4 KiB)
+THREADS = 4  # the quick enterprise profile's TC: the byte caps are whole blocks per thread
+
+# IOPS per interval (round); the budget ends in rounds 4-8, where each pattern moves
+PATTERNS = {
+    "steady": lambda rnd: 1000,
+    "triples": lambda rnd: 1000 if rnd < 4 else 3000,
+    "halves": lambda rnd: 1000 if rnd < 4 else 500,
+    "swings": lambda rnd: (1000, 1000, 1000, 3000, 1000, 333, 3000, 500, 2000)[rnd % 9],
+}
+# where in an interval the budget ends: just after one, in its middle, just before its end
+BUDGETS = [int(PACE * (k + f)) // BS * BS for k in (4, 5, 6) for f in (0.02, 0.5, 0.98)]
+
+
+def pace_before(cells, n: int) -> float:
+    """What an interval of 1 s wrote at the highest rate of the latest intervals before cell n."""
+    return max(c.write_bytes / c.runtime_s for c in cells[max(0, n - PACE_INTERVALS) : n])
+
+
+@pytest.mark.parametrize("budget", BUDGETS)
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_the_budget_end_leaves_no_sliver_whatever_the_rate(tmp_path, pattern, budget):
+    rate = PATTERNS[pattern]
+    _, store = go(tmp_path, "wsat", ScriptedEngine(lambda rnd, call: rate(rnd)), capacity_limit=budget, wsat_capacity_multiple=1)
+    cells = store.cells()
+    shape = (budget / PACE, [(c.write_bytes // BS, round(c.runtime_s, 3), c.partial) for c in cells])
+    [ph] = summarise(store)
+    assert "budget" in ph.phase.stop_reason, shape
+    # the budget exactly: the last cap is rounded up to whole blocks per thread, no more
+    assert budget <= sum(c.write_bytes for c in cells) < budget + THREADS * BS, shape
+    last = cells[-1]
+    # no sliver: the last interval writes at least half of a typical interval ...
+    assert last.write_bytes >= statistics.median(c.write_bytes for c in cells) / 2, shape
+    # ... as it writes at least what a whole interval wrote at the highest recent rate before
+    # the interval ahead of it, which kept that back
+    if len(cells) >= 3:
+        assert last.write_bytes >= pace_before(cells, len(cells) - 2), shape
+    for c in cells:
+        # a rate over the true length; partial exactly when an interval ran shorter than planned,
+        # which only the budget's last two intervals can
+        assert c.iops == pytest.approx(c.write_ios / c.runtime_s), shape
+        assert c.partial == (c.runtime_s < 0.98), shape
+        assert not c.partial or c in cells[-2:], shape
+        if c.partial:
+            assert c.round not in ph.window and all(c.round not in v.rounds for v in ph.verdicts), shape
