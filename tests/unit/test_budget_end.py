@@ -37,7 +37,9 @@ def pace_before(cells, n: int) -> float:
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_the_budget_end_leaves_no_sliver_whatever_the_rate(tmp_path, pattern, budget):
     rate = PATTERNS[pattern]
-    _, store = go(tmp_path, "wsat", ScriptedEngine(lambda rnd, call: rate(rnd)), capacity_limit=budget, wsat_capacity_multiple=1)
+    _, store = go(
+        tmp_path, "wsat", ScriptedEngine(lambda rnd, call: rate(rnd)), capacity_limit=budget, wsat_capacity_multiple=1
+    )
     cells = store.cells()
     shape = (budget / PACE, [(c.write_bytes // BS, round(c.runtime_s, 3), c.partial) for c in cells])
     [ph] = summarise(store)

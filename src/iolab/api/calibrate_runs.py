@@ -189,7 +189,10 @@ def _wsat_scenario(m, main, precondition, ratio: float, wc: bool, notes: list[st
         (
             f"interval {r.round}",
             _run_kwargs(
-                r.workload, int(r.workload["seed"]) + r.round, float(r.workload["duration_s"] or r.runtime_s) * ratio, None
+                r.workload,
+                int(r.workload["seed"]) + r.round,
+                float(r.workload["duration_s"] or r.runtime_s) * ratio,
+                None,
             ),
         )
         for r in rows

@@ -29,9 +29,9 @@ from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
 from iolab.figures.phaseend import after_round, settle, written_since_purge
+from iolab.run.budget import Interval, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
-from iolab.run.budget import Interval, within_budget
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
 from iolab.run.runstart import RunOptions, as_planned, engine_versions, plan_summary
 from iolab.store.manifest import Manifest, manifest_of
