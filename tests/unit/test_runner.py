@@ -239,8 +239,9 @@ def test_wsat_folds_a_tiny_budget_remainder_into_the_interval_before(tmp_path):
     cells = store.cells()
     assert sum(c.write_bytes for c in cells) == budget
     assert [c.round for c in cells] == [1, 2, 3]
-    assert not any(c.partial for c in cells)
-    assert cells[-1].runtime_s == pytest.approx(1.008)  # the last interval took the rest, its true length
+    # the last interval took the rest by bytes, its true length; the budget ended it, so it is partial
+    assert cells[-1].runtime_s == pytest.approx(1.008) and cells[-1].workload["duration_s"] is None
+    assert [c.partial for c in cells] == [False, False, True]
 
 
 def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
@@ -250,10 +251,12 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     # Interval 4 runs at 3000 IOPS into the cap that keeps one interval (1000 IOs) back for the
     # last: it ends after 1700 IOs, 0.567 s into its planned second (a timed interval, as the
-    # first release's partial ones were); interval 5 writes the last 1000 IOs in 1 s.
+    # first release's partial ones were); interval 5 writes the last 1000 IOs in 1 s by bytes
+    # alone, partial too, a kind of interval the first release never stored (read as whole).
     budget = 5 * 4_096_000 + 700 * 4096
     engine = ScriptedEngine(lambda rnd, call: 3000 if rnd == 4 else 1000)
     _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
+    assert [c.partial for c in store.cells()] == [False, False, False, True, True]  # as stored
     store.close()
     db = sqlite3.connect(store.dir / "results.db")
     db.execute("ALTER TABLE cells DROP COLUMN partial")  # as the first release wrote it

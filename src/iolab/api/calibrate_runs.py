@@ -183,17 +183,11 @@ def _wsat_scenario(m, main, precondition, ratio: float, wc: bool, notes: list[st
         raise IolabError(
             f"run {m.run_id}: {len(rows)} full Write Saturation interval(s); calibration needs at least 3."
         )
-    # Intervals shrink with the drive, so the cliff falls at the same interval on the copy. The
-    # budget's final interval ran by bytes alone (run/budget.py): it is replayed for its true length.
+    # Intervals shrink with the drive, so the cliff falls at the same interval on the copy.
     cells = tuple(
         (
             f"interval {r.round}",
-            _run_kwargs(
-                r.workload,
-                int(r.workload["seed"]) + r.round,
-                float(r.workload["duration_s"] or r.runtime_s) * ratio,
-                None,
-            ),
+            _run_kwargs(r.workload, int(r.workload["seed"]) + r.round, float(r.workload["duration_s"]) * ratio, None),
         )
         for r in rows
     )

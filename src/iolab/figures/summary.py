@@ -168,7 +168,7 @@ def summarise_phase(
     its own figures)."""
     data = _phase_data(store, phase.name)
     rows, rounds, verdicts = data.rows, data.rounds, data.verdicts
-    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
+    # A partial interval (ended by a byte budget) is shown but never averaged as a window round.
     partial = {c.round for c in rows if c.partial}
     full = [r for r in rounds if r not in partial]
     if window is None:

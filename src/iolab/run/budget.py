@@ -22,8 +22,12 @@ limit and may take the whole rest:
   target slows down in it (the phase's time budget is checked between intervals, as always).
 - The first interval has no rate to go by: it keeps half the budget back.
 
-`is_partial` says which intervals ran shorter than planned: they are reported with their
-true length and never enter a steady-state window.
+`is_partial` says which intervals the budget, not the cell time, ended: one a cap ended early,
+and always the final one. fio stops each thread at its share of the bytes, and the threads do
+not finish together (a file target measured three of four done at 128-131 ms and the fourth at
+244 ms), so the end of such an interval ran with fewer IOs outstanding than planned and its
+rate is not a sample of the planned stimulus. Both are reported with their true length and
+rate and never enter a steady-state window, a window mean or a minimum.
 """
 
 from __future__ import annotations
@@ -86,7 +90,10 @@ def within_budget(phase: Phase, cell: Cell, written: int, recent: Sequence[Inter
 
 
 def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
-    """Whether a budget cap (`run` differs from `planned`) ended this interval before its
-    planned length. RoundResult.runtime_s is the interval's true length on every engine."""
+    """Whether the write budget (`run` differs from `planned`) ended this timed interval: its cap
+    before the planned length (RoundResult.runtime_s is the true length on every engine), or
+    the final interval, run by bytes alone."""
     d = planned.workload.duration_s
-    return run is not planned and d is not None and result.runtime_s < d * (1 - PARTIAL_TOLERANCE)
+    if run is planned or d is None:
+        return False
+    return run.workload.duration_s is None or result.runtime_s < d * (1 - PARTIAL_TOLERANCE)

@@ -267,8 +267,8 @@ class Runner:
                     if decision is not None:
                         break
                 if is_partial(planned, cell, result):
-                    # Stored and shown with its true length, but a shortened interval is not a
-                    # sample of the same thing: it never enters the steady-state window.
+                    # Stored and shown with its true length, but an interval the budget ended is
+                    # not a sample of the same thing (run/budget.py): it never enters the window.
                     continue
                 for t in phase.tracking:
                     if t.cell_key == cell.key:
