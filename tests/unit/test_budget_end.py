@@ -9,9 +9,15 @@ import statistics
 
 import pytest
 
+from iolab.api import registry
 from iolab.figures.summary import summarise
+from iolab.run import resume
 from iolab.run.budget import PACE_INTERVALS
-from tests.unit.test_runner import ScriptedEngine, go
+from iolab.run.runner import Runner
+from iolab.run.runstart import RunOptions, start
+from iolab.store.runstore import RunStore
+from tests.unit.test_decide import KeepingEngine
+from tests.unit.test_runner import TARGET, ScriptedEngine, go, profile
 
 BS = 4096
 PACE = 1000 * BS  # what one 1 s interval at 1,000 IOPS writes (the scripted engine: IOPS × 4 KiB)
@@ -62,3 +68,34 @@ def test_the_budget_end_leaves_no_sliver_whatever_the_rate(tmp_path, pattern, bu
         assert c.iops == pytest.approx(c.write_ios / c.runtime_s), shape  # a rate over the true length
         if c.partial:
             assert c.round not in ph.window and all(c.round not in v.rounds for v in ph.verdicts), shape
+
+
+def test_resume_ends_the_budget_as_the_run_would_have(tmp_path, monkeypatch):
+    # 1000 IOPS for 6 intervals, 3000 in interval 7: its cap (keeping 1000 IOs back) ends it at
+    # 1700 IOs, 0.567 s (partial); interval 8 writes the last 1000 IOs by bytes alone (partial).
+    # Killed as interval 8 starts, the resumed run takes the pace from the stored intervals and
+    # leaves both partial intervals out of the steady-state history, as the runner does.
+    budget = 8 * PACE + 700 * BS
+    rate = lambda rnd, call: 3000 if rnd == 7 else 1000  # noqa: E731
+    plan = registry.build_plan("wsat", profile(capacity_limit=budget, wsat_capacity_multiple=1), TARGET)
+    whole = start(plan, TARGET, KeepingEngine(rate), RunOptions(), tmp_path / "whole")
+    Runner(plan, TARGET, KeepingEngine(rate), whole, RunOptions()).run()
+    s = start(plan, TARGET, KeepingEngine(rate), RunOptions(), tmp_path / "resumed")
+    with pytest.raises(KeyboardInterrupt):
+        Runner(plan, TARGET, KeepingEngine(rate, interrupt_at=8), s, RunOptions()).run()
+    s.close()
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    monkeypatch.setattr(resume, "engine_class", lambda target: KeepingEngine)  # its state kept: it continues
+    r, _ = resume.prepare(s.dir, lambda t, **_: KeepingEngine(rate), registry.build_plan)
+    assert r.start.round == 8, r.notes[0][:400]
+    assert len(r.start.history["IOPS 0/100 4KiB"]) == 6  # interval 7 is no sample
+    resume.run(r, KeepingEngine(rate))
+
+    def ending(path):
+        store = RunStore.open(path)
+        [ph] = summarise(store)
+        return [(c.write_bytes, round(c.runtime_s, 3), c.partial) for c in store.cells()], ph.window
+
+    assert ending(s.dir) == ending(whole.dir)
+    cells, window = ending(s.dir)
+    assert cells[-2:] == [(1700 * BS, 0.567, True), (1000 * BS, 1.0, True)] and window == (2, 3, 4, 5, 6)
