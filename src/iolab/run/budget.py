@@ -19,7 +19,8 @@ limit and may take the whole rest:
   bytes only, with no time limit, so it never leaves a remainder. It writes at least one pace
   (the interval before it kept that back) and at most FINAL_PACES: one to two planned lengths
   at the pace's rate, shorter only if the rate in it beats every recent one, longer if the
-  target slows down in it (the phase's time budget is checked between intervals, as always).
+  target is slower than its fastest recent interval (the phase's time budget is checked
+  between intervals, as always).
 - The first interval has no rate to go by: it keeps half the budget back.
 
 `is_partial` says which intervals the budget, not the cell time, ended: one a cap ended early,
@@ -53,6 +54,11 @@ def pace(recent: Sequence[Interval], length_s: float) -> float | None:
     (None before the first)."""
     rates = [written / seconds for written, seconds in recent[-PACE_INTERVALS:] if seconds > 0]
     return max(rates) * length_s if rates else None
+
+
+def latest(recent: Sequence[Interval], result: RoundResult) -> tuple[Interval, ...]:
+    """A cell's latest intervals with this one's result added: what `pace` reads."""
+    return (*recent, (result.write.io_bytes, result.runtime_s))[-PACE_INTERVALS:]
 
 
 def write_share(w: Workload) -> float:

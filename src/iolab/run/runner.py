@@ -25,7 +25,7 @@ from iolab.engines import Engine, HostsEngine
 from iolab.figures.audit import audit
 from iolab.figures.phaseend import after_round, settle, written_since_purge
 from iolab.figures.simpower import model_document
-from iolab.run.budget import PACE_INTERVALS, Interval, is_partial, within_budget
+from iolab.run.budget import Interval, is_partial, latest, within_budget
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
@@ -237,8 +237,7 @@ class Runner:
         # Write Saturation means 24 hours of measured IO on any engine.
         elapsed = at.elapsed if at else 0.0
         written = at.written if at else 0
-        # each cell's latest intervals: their pace sizes the intervals at the write budget's end
-        recent = {key: list(intervals) for key, intervals in (at.recent if at else {}).items()}
+        recent = dict(at.recent if at else {})  # each cell's latest intervals, for budget.within_budget
         history: dict[str, list[tuple[int, float]]] = {
             t.name: list(at.history.get(t.name, []) if at else []) for t in phase.tracking
         }
@@ -252,15 +251,12 @@ class Runner:
             store.begin_round(phase.name, rnd)
             for i, planned in enumerate(phase.cells):
                 cell = within_budget(phase, planned, written, recent.get(planned.key, ()))
-                w = cell.workload
-                # the planned length: the budget's final interval has none of its own, by bytes alone
-                self.progress.step("round", rnd, i, len(phase.cells), w.label(), step_seconds(planned.workload))
+                w = planned.workload  # its planned length: the budget's final interval runs by bytes alone
+                self.progress.step("round", rnd, i, len(phase.cells), cell.workload.label(), step_seconds(w))
                 result = self.measure(phase, rnd, i, "measure", cell, planned)
                 written += result.write.io_bytes
                 elapsed += result.runtime_s
-                latest = recent.setdefault(planned.key, [])
-                latest.append((result.write.io_bytes, result.runtime_s))
-                del latest[:-PACE_INTERVALS]
+                recent[planned.key] = latest(recent.get(planned.key, ()), result)
                 if phase.stop_rule is not None:
                     samples.append(Sample.of(rnd, cell.key, cell.workload, result))
                     decision = phase.stop_rule.check(phase.name, samples)
