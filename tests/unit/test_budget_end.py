@@ -5,7 +5,9 @@ budget ended are partial and kept out of the steady-state window."""
 
 from __future__ import annotations
 
+import shutil
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -13,13 +15,14 @@ from iolab.api import registry
 from iolab.figures.summary import summarise
 from iolab.run import resume
 from iolab.run.budget import PACE_INTERVALS
-from iolab.run.runner import Runner
+from iolab.run.runner import Runner, cell_tag
 from iolab.run.runstart import RunOptions, start
 from iolab.store.runstore import RunStore
 from tests.unit.test_decide import KeepingEngine
 from tests.unit.test_runner import TARGET, ScriptedEngine, go, profile
 
 BS = 4096
+FIO_FIXTURES = Path(__file__).parent.parent / "fixtures" / "fio"
 PACE = 1000 * BS  # what one 1 s interval at 1,000 IOPS writes (the scripted engine: IOPS × 4 KiB)
 THREADS = 4  # the quick enterprise profile's TC: the byte caps are whole blocks per thread
 
@@ -99,3 +102,26 @@ def test_resume_ends_the_budget_as_the_run_would_have(tmp_path, monkeypatch):
     assert ending(s.dir) == ending(whole.dir)
     cells, window = ending(s.dir)
     assert cells[-2:] == [(1700 * BS, 0.567, True), (1000 * BS, 1.0, True)] and window == (2, 3, 4, 5, 6)
+
+
+def test_a_last_interval_recovered_from_raw_is_partial(tmp_path, monkeypatch):
+    # The run dies after fio wrote the last interval's output and before the store had it
+    # (a fixture's fio output, 237 MB of writes, stands in): resume stores it from raw/, marked
+    # as the runner would have, the budget's last interval by bytes alone, partial. At 40,000
+    # IOPS the last interval was to write 1.7 × 164 MB, so the phase goes on at round 9.
+    tested = int(8.7 * 40 * PACE / 4) // BS * BS  # a budget of 4 × the tested range, as within the target
+    plan = registry.build_plan("wsat", profile(capacity_limit=tested, wsat_capacity_multiple=4), TARGET)
+    s = start(plan, TARGET, KeepingEngine(lambda rnd, call: 40_000), RunOptions(), tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        Runner(plan, TARGET, KeepingEngine(lambda rnd, call: 40_000, interrupt_at=8), s, RunOptions()).run()
+    s.close()
+    tag = cell_tag("main", 8, 0, plan.phases[0].cells[0].key)
+    for f in FIO_FIXTURES.glob("randrw*"):
+        shutil.copy(f, s.dir / "raw" / f.name.replace("randrw", tag))
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    monkeypatch.setattr(resume, "engine_class", lambda target: KeepingEngine)
+    r, _ = resume.prepare(s.dir, lambda t, **_: KeepingEngine(lambda rnd, call: 40_000), registry.build_plan)
+    assert any("recovered 1 cell(s) of round 8" in n for n in r.notes) and r.start.round == 9, r.notes
+    cells = RunStore.open(s.dir).cells()
+    assert [c.round for c in cells] == list(range(1, 9)) and cells[-1].workload["duration_s"] is None
+    assert [c.partial for c in cells] == [False] * 7 + [True]

@@ -29,7 +29,7 @@ from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
 from iolab.figures.phaseend import after_round, settle, written_since_purge
-from iolab.run.budget import Interval, within_budget
+from iolab.run.budget import PACE_INTERVALS, Interval, is_partial, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
@@ -282,7 +282,7 @@ def _within(
         )
         return StartAt(first, 0)
     cells = store.cells(ph.name)
-    history = {  # as the runner kept it: an interval shorter than planned is no window round
+    history = {  # as the runner kept it: an interval the budget ended (partial) is no window round
         t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key and not c.partial]
         for t in ph.tracking
     }
@@ -312,10 +312,10 @@ def _within(
 
 
 def _recent(cells: list[CellRow]) -> dict[str, tuple[Interval, ...]]:
-    """Each cell's stored intervals, oldest first, as the runner keeps them for budget.pace."""
+    """Each cell's latest stored intervals, oldest first, as the runner keeps them for budget.pace."""
     out: dict[str, tuple[Interval, ...]] = {}
     for c in cells:
-        out[c.cell_key] = (*out.get(c.cell_key, ()), (c.write_bytes, c.runtime_s))
+        out[c.cell_key] = (*out.get(c.cell_key, ()), (c.write_bytes, c.runtime_s))[-PACE_INTERVALS:]
     return out
 
 
@@ -374,11 +374,12 @@ def _recover_round(
     )
     recovered = 0
     complete = True
-    for ordinal, (kind, cell) in enumerate(cells):
+    for ordinal, (kind, planned) in enumerate(cells):
         if ordinal in stored:
             continue
+        cell = planned
         if kind == "measure":
-            cell = within_budget(ph, cell, written, _recent(store.cells(ph.name)).get(cell.key, ()))
+            cell = within_budget(ph, planned, written, _recent(store.cells(ph.name)).get(planned.key, ()))
         tag = cell_tag(ph.name, rnd, ordinal, cell.key)
         json_path = store.raw_dir / f"{tag}.json"
         try:
@@ -400,6 +401,7 @@ def _recover_round(
             result,
             started,
             json_path.stat().st_mtime,
+            partial=kind == "measure" and is_partial(planned, cell, result),  # as the runner marks it
         )
         written += result.write.io_bytes
         recovered += 1
