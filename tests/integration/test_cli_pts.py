@@ -138,6 +138,9 @@ def test_wsat_stops_at_its_byte_budget(scratch):
 
 
 def test_wsat_budget_end_on_a_file_is_no_tiny_interval_and_partial_is_marked(scratch):
+    """A file's rate swings threefold from one 100 ms interval to the next (page-cache
+    writeback), so how the budget ends differs from run to run and machine to machine: every
+    assertion here is an invariant run/budget.py keeps whatever the rate does."""
     runs = scratch / "runs"
     target = f"file:{scratch}/drive.img?size=256MiB"
     p = iolab(
@@ -157,20 +160,27 @@ def test_wsat_budget_end_on_a_file_is_no_tiny_interval_and_partial_is_marked(scr
     assert p.returncode == 0, p.stderr + p.stdout
     store = only_run(runs)
     cells = store.cells()
-    assert len(cells) >= 3
-    nominal = 0.1
-    typical = sorted(c.write_bytes for c in cells)[len(cells) // 2]
+    shape = [(c.write_bytes, round(c.runtime_s, 3), c.partial) for c in cells]
+    [ph] = summarise(store)
+    # the byte budget ended it (the time budget is 24 h of IO), exactly: within a block per thread
+    assert "budget of" in ph.phase.stop_reason, ph.phase.stop_reason
+    budget, unit = int(3.3 * 256 * 2**20), cells[0].workload["threads"] * 4096
+    assert budget <= sum(c.write_bytes for c in cells) < budget + unit, shape
+    nominal = cells[0].workload["duration_s"]
+    # partial: the intervals the budget ended, the last one (by bytes alone) and the one before it
+    # if its cap came first; every other one ran its planned length; no partial one in a window
+    *whole, before, last = cells
+    assert last.partial and before.partial == (before.runtime_s < 0.98 * nominal), shape
+    assert all(not c.partial and c.runtime_s >= 0.98 * nominal for c in whole), shape
     for c in cells:
         assert c.iops == pytest.approx(c.write_ios / c.runtime_s, rel=0.02), c  # rates over the true length
-        if c.partial:
-            assert c is cells[-1] and c.runtime_s < 0.98 * nominal
-        else:
-            assert c.runtime_s >= 0.98 * nominal, c
-    # the budget's end left no silly tiny interval (the first release measured 16 KiB as "800 IOPS")
-    assert cells[-1].write_bytes > typical / 20, [(c.write_bytes, c.runtime_s) for c in cells]
-    [ph] = summarise(store)
-    if cells[-1].partial:
-        assert cells[-1].round not in ph.window
+        assert not c.partial or (c.round not in ph.window and all(c.round not in v.rounds for v in ph.verdicts))
+    # no tiny last interval (CI once measured 491,520 B in 2 ms at a silly rate): it writes at
+    # least what one interval wrote at the highest rate of the 5 before the interval ahead of it
+    if len(cells) >= 3:
+        before = cells[max(0, len(cells) - 7) : len(cells) - 2]
+        pace = max(c.write_bytes / c.runtime_s for c in before) * nominal
+        assert cells[-1].write_bytes >= pace, (pace, shape)
 
 
 def _wait_for_round(runs, rnd, proc, timeout=300):

@@ -21,7 +21,7 @@ def _flat(text: str) -> str:
 
 def test_wsat_states_its_own_limit_and_its_partial_last_interval(tmp_path):
     runs = tmp_path / "runs"
-    # the 6.3× budget runs out inside interval 14 of 1 s (the profile's round limit is 25)
+    # the 6.3× budget runs out in interval 19 of 1 s (the profile's round limit is 25)
     p = iolab(
         "run",
         "wsat",

@@ -35,7 +35,8 @@ def report(request, tmp_path_factory):
         request.param,
         engine,
         settings=REPORTS[request.param],
-        **({"wsat_max_seconds": 20.0} if request.param == "wsat" else {}),
+        # WSAT: 20 intervals to its time budget, far from its write budget (its window and all its plots)
+        **({"wsat_max_seconds": 20.0, "wsat_capacity_multiple": 1000.0} if request.param == "wsat" else {}),
     )
     html, pdf = write_report([run], tmp_path_factory.mktemp("report"))
     return html, pdf

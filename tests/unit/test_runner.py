@@ -210,22 +210,23 @@ def test_wsat_time_limit_counts_measured_time(tmp_path):
 def test_wsat_budget_ending_mid_interval_is_a_marked_partial_interval(tmp_path):
     from iolab.api.runs import key_metrics
 
-    # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval; the budget ends 0.7 s into interval 5,
-    # with IOPS falling from the start so a wrongly averaged interval would move the minimum.
-    budget = 4 * 4_096_000 + 700 * 4096
-    engine = ScriptedEngine(lambda rnd, call: 1000)
+    # 1000 IOPS × 4 KiB = 4,096,000 B per 1 s interval, then 3000 IOPS in interval 5: the budget's
+    # last 1.5 intervals (at 1000 IOPS) take it 0.5 s, ending it before its planned second.
+    budget = 4 * 4_096_000 + 1500 * 4096
+    engine = ScriptedEngine(lambda rnd, call: 3000 if rnd == 5 else 1000)
     _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
     [ph] = summarise(store)
     cells = store.cells()
     assert [c.round for c in cells] == [1, 2, 3, 4, 5]
     assert [c.partial for c in cells] == [False, False, False, False, True]
     last = cells[-1]
-    # reported with its true length and true rate, not 700 IOs over a full second
-    assert last.runtime_s == pytest.approx(0.7) and last.iops == pytest.approx(1000)
+    # reported with its true length and true rate, not 1500 IOs over a full second
+    assert last.runtime_s == pytest.approx(0.5) and last.iops == pytest.approx(3000)
     assert sum(c.write_bytes for c in cells) == budget
     # the partial interval is not a window round; the window mean and the comparison use full intervals
     assert 5 not in ph.window and all(5 not in v.rounds for v in ph.verdicts)
     assert ph.window == (1, 2, 3, 4) and ph.cells[0].rounds == (1, 2, 3, 4)
+    assert ph.cells[0].iops == pytest.approx(1000)
     first, minimum = key_metrics("wsat")[:2]
     assert minimum.get([ph]) == pytest.approx(1000) and first.get([ph]) == pytest.approx(1000)
 
@@ -238,8 +239,9 @@ def test_wsat_folds_a_tiny_budget_remainder_into_the_interval_before(tmp_path):
     cells = store.cells()
     assert sum(c.write_bytes for c in cells) == budget
     assert [c.round for c in cells] == [1, 2, 3]
-    assert not any(c.partial for c in cells)
-    assert cells[-1].runtime_s == pytest.approx(1.008)  # the last interval took the rest, its true length
+    # the last interval took the rest by bytes, its true length; the budget ended it, so it is partial
+    assert cells[-1].runtime_s == pytest.approx(1.008) and cells[-1].workload["duration_s"] is None
+    assert [c.partial for c in cells] == [False, False, True]
 
 
 def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
@@ -247,10 +249,14 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     from iolab.pages.export import collect
 
-    budget = 4 * 4_096_000 + 700 * 4096
-    _, store = go(
-        tmp_path, "wsat", ScriptedEngine(lambda rnd, call: 1000), capacity_limit=budget, wsat_capacity_multiple=1
-    )
+    # Interval 4 runs at 3000 IOPS into the cap that keeps one interval (1000 IOs) back for the
+    # last: it ends after 1700 IOs, 0.567 s into its planned second (a timed interval, as the
+    # first release's partial ones were); interval 5 writes the last 1000 IOs in 1 s by bytes
+    # alone, partial too, a kind of interval the first release never stored (read as whole).
+    budget = 5 * 4_096_000 + 700 * 4096
+    engine = ScriptedEngine(lambda rnd, call: 3000 if rnd == 4 else 1000)
+    _, store = go(tmp_path, "wsat", engine, capacity_limit=budget, wsat_capacity_multiple=1)
+    assert [c.partial for c in store.cells()] == [False, False, False, True, True]  # as stored
     store.close()
     db = sqlite3.connect(store.dir / "results.db")
     db.execute("ALTER TABLE cells DROP COLUMN partial")  # as the first release wrote it
@@ -259,12 +265,12 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     old = RunStore.open(store.dir)
     cells = old.cells()
     # the runner's cap is in the stored workload: a timed interval that ended early is partial
-    assert [c.partial for c in cells] == [False, False, False, False, True]
+    assert [c.partial for c in cells] == [False, False, False, True, False]
     [ph] = summarise(old)
-    assert ph.cells[0].rounds == (1, 2, 3, 4)
+    assert ph.cells[0].rounds == (1, 2, 3, 5)
     exported = {t.name: t for t in collect(old)}
     names = [c.name for c in exported["cells"].columns]
-    assert [row[names.index("partial")] for row in exported["cells"].rows] == [False] * 4 + [True]
+    assert [row[names.index("partial")] for row in exported["cells"].rows] == [False, False, False, True, False]
     # `iolab show` marks it and summarises only full intervals
     import io
 
@@ -274,7 +280,10 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
 
     buf = io.StringIO()
     show(old, Console(file=buf, width=200))
-    assert "5 (partial, 0.7 s)" in buf.getvalue() and "last 5 full intervals mean 1,000 IOPS" in buf.getvalue()
+    text = buf.getvalue()
+    assert "4 (partial, 0.567 s)" in text and "last 4 full intervals mean 1,000 IOPS" in text
+    # the window skips the partial interval and says so; round 4 is no complete round
+    assert "measurement window: rounds 1–3, 5" in text and "4 complete round(s) and round 4 (partial" in text
 
 
 def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):

@@ -203,7 +203,7 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
     writes by bytes needs twice the remaining writes (plus a margin) in its last interval, or
     the phase would approach its budget in ever shorter intervals and never reach it."""
     from iolab.core.plan import Cell, Phase
-    from iolab.run.runner import within_budget
+    from iolab.run.budget import within_budget
 
     half = Workload((Stream("rnd", "read", 8 * KiB, 0.5), Stream("rnd", "write", 8 * KiB, 0.5)), duration_s=1.0)
     writes = Workload((Stream("rnd", "write", 4 * KiB, 1.0),), duration_s=1.0)
@@ -216,7 +216,8 @@ def test_the_last_interval_of_a_mixed_workload_gets_enough_io_for_the_remaining_
     ):
         cell = Cell("c", w, "", 0)
         phase = Phase("p", (cell,), (), budget_write_bytes=1000 * MiB)
-        got = within_budget(phase, cell, 1000 * MiB - remaining).workload.bytes_budget
+        # the last interval wrote 600 MiB of writes in its 1 s: the rest is at most two such, the final interval
+        got = within_budget(phase, cell, 1000 * MiB - remaining, [(600 * MiB, 1.0)]).workload.bytes_budget
         assert got == pytest.approx(expected, abs=1) if expected else got is None  # a read-only interval is not capped
 
 

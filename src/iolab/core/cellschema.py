@@ -167,7 +167,8 @@ class CellRow:
     p99_999: float | None = column("REAL", _pct(99.999), export="p99_999_us", pct=99.999)
     counters: dict[str, Any] = column("TEXT", "counters", codec="json", empty="{}")
     raw_files: list[str] = column("TEXT", "raw_files", codec="json", empty="[]")
-    # The phase's byte budget ended this interval before its planned length (runtime_s is its
+    # The phase's byte budget, not the cell time, ended this interval: a cap before its planned
+    # length, or the budget's last interval, run by bytes alone (run/budget.py; runtime_s is its
     # true length); it is shown marked and never enters a steady-state window or a minimum.
     partial: bool = column("INTEGER", codec="bool", old=_old_partial)
     # The device idled this long before the cell (plan.Cell.idle_before_s; Host Idle Recovery).

@@ -87,7 +87,8 @@ def rounds_count(ph: PhaseSummary) -> str:
         {r.round: r for r in ph.rows if r.partial and r.round in ph.rounds}.values(), key=lambda r: r.round
     )
     text = f"{len(ph.rounds) - len(partial)} complete round(s)"
-    return text + "".join(f", then round {interval_label(r)}" for r in partial)
+    # "and", not "then": the interval before the budget's last one can be partial too (run/budget.py)
+    return text + "".join(f" and round {interval_label(r)}" for r in partial)
 
 
 @dataclass
@@ -167,7 +168,7 @@ def summarise_phase(
     its own figures)."""
     data = _phase_data(store, phase.name)
     rows, rounds, verdicts = data.rows, data.rounds, data.verdicts
-    # A partial interval (cut short by a byte budget) is shown but never averaged as a window round.
+    # A partial interval (ended by a byte budget) is shown but never averaged as a window round.
     partial = {c.round for c in rows if c.partial}
     full = [r for r in rounds if r not in partial]
     if window is None:

@@ -17,7 +17,7 @@ from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text
 from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
-from iolab.pages.report.rundata import stored_power
+from iolab.pages.report.rundata import rounds_text, stored_power
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 
@@ -182,7 +182,7 @@ def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")
     if ph.window:
-        console.print(f"measurement window: rounds {ph.window[0]}–{ph.window[-1]}")
+        console.print(f"measurement window: {rounds_text(ph.window)}")
     view(ph, console)
     if ph.verdicts:
         render_steady(ph, console)
@@ -302,7 +302,7 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
     full = [r for r in rows if not r.partial] or rows
     console.print(
         f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
-        f"last 5 full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS"
+        f"last {len(full[-5:])} full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS"
     )
 
 

@@ -29,9 +29,10 @@ from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
 from iolab.figures.phaseend import after_round, settle, written_since_purge
+from iolab.run.budget import PACE_INTERVALS, Interval, is_partial, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
-from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, within_budget, workload_record
+from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
 from iolab.run.runstart import RunOptions, as_planned, engine_versions, plan_summary
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
@@ -281,8 +282,9 @@ def _within(
         )
         return StartAt(first, 0)
     cells = store.cells(ph.name)
-    history = {
-        t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key] for t in ph.tracking
+    history = {  # as the runner kept it: an interval the budget ended (partial) is no window round
+        t.name: [(c.round, _tracked(c, t.metric)) for c in cells if c.cell_key == t.cell_key and not c.partial]
+        for t in ph.tracking
     }
     written = sum(c.write_bytes for c in cells)
     elapsed = sum(c.runtime_s for c in cells)
@@ -306,7 +308,15 @@ def _within(
         + ")."
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
-    return StartAt(i, done + 1, written, elapsed, history, samples)
+    return StartAt(i, done + 1, written, elapsed, history, samples, _recent(cells))
+
+
+def _recent(cells: list[CellRow]) -> dict[str, tuple[Interval, ...]]:
+    """Each cell's latest stored intervals, oldest first, as the runner keeps them for budget.pace."""
+    out: dict[str, tuple[Interval, ...]] = {}
+    for c in cells:
+        out[c.cell_key] = (*out.get(c.cell_key, ()), (c.write_bytes, c.runtime_s))[-PACE_INTERVALS:]
+    return out
 
 
 def _begun(ph: Phase | Deferred) -> Phase:
@@ -364,11 +374,12 @@ def _recover_round(
     )
     recovered = 0
     complete = True
-    for ordinal, (kind, cell) in enumerate(cells):
+    for ordinal, (kind, planned) in enumerate(cells):
         if ordinal in stored:
             continue
+        cell = planned
         if kind == "measure":
-            cell = within_budget(ph, cell, written)
+            cell = within_budget(ph, planned, written, _recent(store.cells(ph.name)).get(planned.key, ()))
         tag = cell_tag(ph.name, rnd, ordinal, cell.key)
         json_path = store.raw_dir / f"{tag}.json"
         try:
@@ -390,6 +401,7 @@ def _recover_round(
             result,
             started,
             json_path.stat().st_mtime,
+            partial=kind == "measure" and is_partial(planned, cell, result),  # as the runner marks it
         )
         written += result.write.io_bytes
         recovered += 1

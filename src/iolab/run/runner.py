@@ -16,7 +16,7 @@ from iolab import targets
 from iolab.core.decide import Decision, Sample, sample_of_row
 from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, TestPlan, step_seconds
-from iolab.core.results import PARTIAL_TOLERANCE, RoundResult, check_result
+from iolab.core.results import RoundResult, check_result
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import duration
@@ -25,6 +25,7 @@ from iolab.engines import Engine, HostsEngine
 from iolab.figures.audit import audit
 from iolab.figures.phaseend import after_round, settle, written_since_purge
 from iolab.figures.simpower import model_document
+from iolab.run.budget import Interval, is_partial, latest, within_budget
 from iolab.run.identity import target_identity
 from iolab.run.live import LiveFile
 from iolab.run.runstart import RunOptions, phase_summary
@@ -86,6 +87,7 @@ class StartAt:
     elapsed: float = 0.0  # engine seconds of the stored rounds (the phase's time budget)
     history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # tracking values
     samples: tuple[Sample, ...] = ()  # the stored cells, for the phase's stop rule
+    recent: dict[str, tuple[Interval, ...]] = field(default_factory=dict)  # each cell's latest intervals (budget.pace)
 
 
 def build_deferred(store: RunStore, plan: TestPlan, ph: Deferred) -> tuple[Phase, Decision]:
@@ -235,7 +237,7 @@ class Runner:
         # Write Saturation means 24 hours of measured IO on any engine.
         elapsed = at.elapsed if at else 0.0
         written = at.written if at else 0
-        last_writes: dict[str, int] = {}  # bytes each cell wrote in its last interval, to foresee the budget's end
+        recent = dict(at.recent if at else {})  # each cell's latest intervals, for budget.within_budget
         history: dict[str, list[tuple[int, float]]] = {
             t.name: list(at.history.get(t.name, []) if at else []) for t in phase.tracking
         }
@@ -248,21 +250,21 @@ class Runner:
         for rnd in range(first, phase.max_rounds + 1):
             store.begin_round(phase.name, rnd)
             for i, planned in enumerate(phase.cells):
-                cell = within_budget(phase, planned, written, last_writes.get(planned.key))
-                w = cell.workload
-                self.progress.step("round", rnd, i, len(phase.cells), w.label(), step_seconds(w))
+                cell = within_budget(phase, planned, written, recent.get(planned.key, ()))
+                w = planned.workload  # its planned length: the budget's final interval runs by bytes alone
+                self.progress.step("round", rnd, i, len(phase.cells), cell.workload.label(), step_seconds(w))
                 result = self.measure(phase, rnd, i, "measure", cell, planned)
                 written += result.write.io_bytes
                 elapsed += result.runtime_s
-                last_writes[planned.key] = result.write.io_bytes
+                recent[planned.key] = latest(recent.get(planned.key, ()), result)
                 if phase.stop_rule is not None:
                     samples.append(Sample.of(rnd, cell.key, cell.workload, result))
                     decision = phase.stop_rule.check(phase.name, samples)
                     if decision is not None:
                         break
                 if is_partial(planned, cell, result):
-                    # Stored and shown with its true length, but a shortened interval is not a
-                    # sample of the same thing: it never enters the steady-state window.
+                    # Stored and shown with its true length, but an interval the budget ended is
+                    # not a sample of the same thing (run/budget.py): it never enters the window.
                     continue
                 for t in phase.tracking:
                     if t.cell_key == cell.key:
@@ -377,57 +379,6 @@ class Runner:
         clock = "virtual" if caps.virtual_time else "wall-clock"
         self.progress.note(f"{where}: idle {duration(seconds)} ({clock} time, no host IO)")
         self.engine.idle(self.target, seconds)
-
-
-# See within_budget: a remainder up to this fraction of an interval is folded into the
-# interval before it, which may then run up to EXTEND_FACTOR × the planned length.
-FOLD_FRACTION = 0.5
-EXTEND_FACTOR = 2.0
-
-
-def within_budget(phase: Phase, cell: Cell, written: int, last_writes: int | None = None) -> Cell:
-    """Cap an interval so a byte-budgeted phase stops at its budget, not one interval late.
-
-    `last_writes` is what the cell wrote in its previous interval. Cutting the last
-    interval at the exact budget can leave a remainder of a few KiB, measured in a few ms
-    and reported as a silly rate (a 16 KiB interval at "800 IOPS"). So when the rest of the
-    budget is at most FOLD_FRACTION of an interval more than one interval takes, this
-    interval takes all of it and may run up to EXTEND_FACTOR × its length: the last
-    interval is then 1 to 1.5 nominal intervals long (reported with its true length), or,
-    when more is left, a final interval of at least half an interval (at a steady rate),
-    marked partial. Running whole intervals past the budget instead would write up to an
-    interval more than the test asks for.
-    """
-    if phase.budget_write_bytes is None:
-        return cell
-    w = cell.workload
-    # A workload's byte budget counts reads and writes; the phase budget counts writes. A
-    # mixed workload (RWSW composite) needs remaining / (its write share of the bytes), a
-    # little over so the budget is reached rather than approached in ever shorter intervals.
-    by_op = {op: sum(s.share * s.block_size for s in w.streams if s.op == op) for op in ("read", "write")}
-    share = by_op["write"] / (by_op["read"] + by_op["write"])
-    if share == 0:
-        return cell
-    remaining = phase.budget_write_bytes - written
-    changes: dict[str, float] = {}
-    if w.duration_s is not None and last_writes and remaining <= last_writes * (1 + FOLD_FRACTION):
-        changes["duration_s"] = w.duration_s * EXTEND_FACTOR
-    if share < 1:
-        remaining = int(remaining / share * 1.05)
-    # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down):
-    # round up so the budget is reached, not missed by a few KiB that would need an interval.
-    unit = w.threads * max(s.block_size for s in w.streams)
-    remaining = -(-remaining // unit) * unit
-    if not changes and w.bytes_budget is not None and w.bytes_budget <= remaining:
-        return cell
-    return Cell(cell.key, w.with_(bytes_budget=remaining, **changes), cell.mix, cell.block_size)
-
-
-def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
-    """Whether a budget cap (`run` differs from `planned`) ended this interval before its
-    planned length. RoundResult.runtime_s is the interval's true length on every engine."""
-    d = planned.workload.duration_s
-    return run is not planned and d is not None and result.runtime_s < d * (1 - PARTIAL_TOLERANCE)
 
 
 def metric_of(result: RoundResult, metric: str) -> float:

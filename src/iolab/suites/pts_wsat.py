@@ -102,7 +102,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
 
 
 def _full(phases: list[PhaseSummary]) -> list[float]:
-    """Interval IOPS of the main phase; a partial interval (cut short by the budget) is no
+    """Interval IOPS of the main phase; a partial interval (ended by the budget) is no
     interval of the same length and never sets the first or the minimum figure."""
     return [r.iops for r in phases[0].rows if not r.partial] if phases else []
 

@@ -44,10 +44,10 @@ class Series:
     label: str
     x: tuple[float, ...]
     y: tuple[float, ...]
-    partial: tuple[int, ...] = ()  # indices of partial intervals (cut short by a budget), drawn marked
+    partial: tuple[int, ...] = ()  # indices of partial intervals (ended by a budget), drawn marked
 
 
-PARTIAL_LABEL = "partial interval (cut short by the write budget)"
+PARTIAL_LABEL = "partial interval (ended by the write budget, not the cell time)"
 
 
 def _mark_partial(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:

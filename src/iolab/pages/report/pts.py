@@ -258,8 +258,8 @@ def wsat_pages(run: RunData) -> list[Page]:
         f"Source: results.db table cells, phase {ph.phase.name!r}: {intervals_text(ph)}; "
         "time is the cumulative measured runtime, TGBW the cumulative bytes written."
         + (
-            " A partial interval (ringed) is the write budget's end: its IOPS are over its true, shorter runtime "
-            "and it enters neither the steady-state window nor the minimum."
+            " A partial interval (ringed) is one the write budget's end, not the cell time, ended: its IOPS are over "
+            "its true runtime and it enters neither the steady-state window nor the minimum."
             if marked
             else ""
         )

@@ -139,11 +139,18 @@ def intervals_text(ph: PhaseSummary) -> str:
 
 
 def rounds_text(rounds: tuple[int, ...]) -> str:
+    """Rounds as spans: a window that skips a partial interval reads "rounds 1–3, 5", never "1–5"."""
     if not rounds:
         return "no complete round"
     if len(rounds) == 1:
         return f"round {rounds[0]}"
-    return f"rounds {rounds[0]}–{rounds[-1]}"
+    spans: list[list[int]] = []
+    for r in rounds:
+        if spans and r == spans[-1][-1] + 1:
+            spans[-1].append(r)
+        else:
+            spans.append([r])
+    return "rounds " + ", ".join(f"{s[0]}–{s[-1]}" if len(s) > 1 else f"{s[0]}" for s in spans)
 
 
 def cell_series(

@@ -1,0 +1,105 @@
+"""How a phase with a write budget (Write Saturation, the RWSW saturation phases) sizes each
+interval so that it ends exactly at its budget and never with a sliver of an interval.
+
+An interval ends at its length or its byte cap, whichever comes first, and the target's rate
+decides which. A timed interval whose cap is the whole rest of the budget can therefore end
+a few KiB short of it, whatever rule foresaw its rate: a file target's rate swings threefold
+from one 100 ms interval to the next (page-cache writeback), so such an interval once ended
+491,520 B short, and that rest became an interval of its own, measured in milliseconds at a
+silly rate. The rule here holds whatever the rate does, because no interval both has a time
+limit and may take the whole rest:
+
+- The *pace* is what one interval of the planned length writes at the highest rate of the
+  cell's last PACE_INTERVALS intervals (recent ones: a purged drive's fresh-out-of-box rate
+  would make it many intervals long).
+- While more than FINAL_PACES paces are left, an interval runs its planned length with a cap
+  that keeps one pace back. If the rate leaps past every recent one, the cap ends it early
+  (marked partial) after more than a pace, and exactly a pace is left.
+- Once at most FINAL_PACES paces are left, the interval is the final one: all of the rest, by
+  bytes only, with no time limit, so it never leaves a remainder. It writes at least one pace
+  (the interval before it kept that back) and at most FINAL_PACES: one to two planned lengths
+  at the pace's rate, shorter only if the rate in it beats every recent one, longer if the
+  target is slower than its fastest recent interval (the phase's time budget is checked
+  between intervals, as always).
+- The first interval has no rate to go by: it keeps half the budget back.
+
+`is_partial` says which intervals the budget, not the cell time, ended: one a cap ended early,
+and always the final one. fio stops each thread at its share of the bytes, and the threads do
+not finish together (a file target measured three of four done at 128-131 ms and the fourth at
+244 ms), so the end of such an interval ran with fewer IOs outstanding than planned and its
+rate is not a sample of the planned stimulus. Both are reported with their true length and
+rate and never enter a steady-state window, a window mean or a minimum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from iolab.core.plan import Cell, Phase
+from iolab.core.results import PARTIAL_TOLERANCE, RoundResult
+from iolab.core.workload import Workload
+
+PACE_INTERVALS = 5  # the pace is the highest rate of this many of a cell's latest intervals
+FINAL_PACES = 2.0  # the final interval takes the rest once it is at most this many paces
+# A mixed workload's byte cap counts reads and writes, the phase budget writes only: the final
+# interval gets this much more IO than its write share needs, so it reaches the budget.
+MIXED_MARGIN = 1.05
+
+Interval = tuple[int, float]  # one measured interval: (bytes written, its true length in s)
+
+
+def pace(recent: Sequence[Interval], length_s: float) -> float | None:
+    """Bytes one interval of `length_s` writes at the highest rate of the latest intervals
+    (None before the first)."""
+    rates = [written / seconds for written, seconds in recent[-PACE_INTERVALS:] if seconds > 0]
+    return max(rates) * length_s if rates else None
+
+
+def latest(recent: Sequence[Interval], result: RoundResult) -> tuple[Interval, ...]:
+    """A cell's latest intervals with this one's result added: what `pace` reads."""
+    return (*recent, (result.write.io_bytes, result.runtime_s))[-PACE_INTERVALS:]
+
+
+def write_share(w: Workload) -> float:
+    """The share of a workload's bytes that are writes."""
+    by_op = {op: sum(s.share * s.block_size for s in w.streams if s.op == op) for op in ("read", "write")}
+    return by_op["write"] / (by_op["read"] + by_op["write"])
+
+
+def within_budget(phase: Phase, cell: Cell, written: int, recent: Sequence[Interval] = ()) -> Cell:
+    """The cell to run next in a byte-budgeted phase: capped as the module says. `written` is
+    what the phase's intervals wrote so far, `recent` this cell's latest intervals, oldest first."""
+    if phase.budget_write_bytes is None:
+        return cell
+    w = cell.workload
+    share = write_share(w)
+    if share == 0:
+        return cell  # a read-only interval writes nothing towards the budget
+    rest = phase.budget_write_bytes - written
+    p = pace(recent, w.duration_s) if w.duration_s is not None else None
+    # Engines write whole blocks per thread (fio gives each job whole blocks, rounding down).
+    unit = w.threads * max(s.block_size for s in w.streams)
+    changes: dict[str, float | None] = {}
+    if w.duration_s is None or (p is not None and rest <= FINAL_PACES * p):
+        # The final interval: all of the rest, rounded up so the budget is reached.
+        io = rest / share * (MIXED_MARGIN if share < 1 else 1.0)
+        cap = math.ceil(io / unit) * unit
+        changes["duration_s"] = None
+    else:
+        keep = p if p is not None else rest / 2
+        cap = int((rest - keep) / share) // unit * unit  # rounded down: at least `keep` is left
+    cap = max(cap, unit)
+    if w.bytes_budget is not None and w.bytes_budget <= cap:
+        return cell  # the plan's own cap ends it first
+    return Cell(cell.key, w.with_(bytes_budget=cap, **changes), cell.mix, cell.block_size)
+
+
+def is_partial(planned: Cell, run: Cell, result: RoundResult) -> bool:
+    """Whether the write budget (`run` differs from `planned`) ended this timed interval: its cap
+    before the planned length (RoundResult.runtime_s is the true length on every engine), or
+    the final interval, run by bytes alone."""
+    d = planned.workload.duration_s
+    if run is planned or d is None:
+        return False
+    return run.workload.duration_s is None or result.runtime_s < d * (1 - PARTIAL_TOLERANCE)
