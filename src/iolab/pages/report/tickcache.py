@@ -83,13 +83,23 @@ def tick_work_cached() -> Iterator[None]:
         b1, b2 = now.boxes[key]
         return [b.frozen() for b in b1], [b.frozen() for b in b2]  # copies: a caller may move a box
 
-    Axis._update_ticks = update_ticks  # put back below
-    Axis._get_ticklabel_bboxes = ticklabel_bboxes
+    with _axis_methods_replaced(_update_ticks=update_ticks, _get_ticklabel_bboxes=ticklabel_bboxes):
+        yield
+
+
+@contextmanager
+def _axis_methods_replaced(**methods: Callable[..., Any]) -> Iterator[None]:
+    """`matplotlib.axis.Axis`'s methods of these names replaced inside, its own put back on exit."""
+    from matplotlib import axis as mpl_axis
+
+    own = {name: getattr(mpl_axis.Axis, name) for name in methods}
+    for name, method in methods.items():
+        setattr(mpl_axis.Axis, name, method)
     try:
         yield
     finally:
-        Axis._update_ticks = update_own
-        Axis._get_ticklabel_bboxes = boxes_own
+        for name, method in own.items():
+            setattr(mpl_axis.Axis, name, method)
 
 
 _TICK_PARTS = ("tick1line", "tick2line", "gridline", "label1", "label2")
@@ -121,13 +131,9 @@ def ticks_cloned() -> Iterator[None]:
     copies of its first tick (`_clone`): matplotlib builds each one in full (three lines with
     their markers, two texts, every property looked up in rcParams) and then copies the first
     tick's properties over it, about 0.5 ms a tick, and a log axis has dozens of minor ticks
-    (the latency histogram 150 to 200 ticks, a quarter of its CPU). Ticks are the same to the
+    (the latency histogram 150 to 200 ticks, about a fifth of its CPU). Ticks are the same to the
     pixel (checked byte for byte on every plot of a quick latency, iops and characterise sequence
     report); matplotlib's own methods are put back on exit."""
-    from matplotlib import axis as mpl_axis
-
-    Axis: Any = mpl_axis.Axis
-    major_own, minor_own = Axis.get_major_ticks, Axis.get_minor_ticks
 
     def more(ticks: list[Any], numticks: int) -> list[Any]:
         while len(ticks) < numticks:  # the list holds its first tick once read (matplotlib's _LazyTickList)
@@ -140,10 +146,5 @@ def ticks_cloned() -> Iterator[None]:
     def get_minor_ticks(axis: Any, numticks: int | None = None) -> list[Any]:
         return more(axis.minorTicks, len(axis.get_minorticklocs()) if numticks is None else numticks)
 
-    Axis.get_major_ticks = get_major_ticks  # put back below
-    Axis.get_minor_ticks = get_minor_ticks
-    try:
+    with _axis_methods_replaced(get_major_ticks=get_major_ticks, get_minor_ticks=get_minor_ticks):
         yield
-    finally:
-        Axis.get_major_ticks = major_own
-        Axis.get_minor_ticks = minor_own
