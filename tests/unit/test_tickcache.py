@@ -1,5 +1,6 @@
-"""The tick cache a report plot is drawn under (tickcache.py): the same PNG as matplotlib
-draws without it, with far fewer tick updates, and matplotlib's own methods back after it."""
+"""The tick cache a report plot is drawn under and the ticks it copies (tickcache.py): the same
+PNG as matplotlib draws without them, with far fewer tick updates, and matplotlib's own methods
+back after them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from iolab.core.results import Histogram
 from iolab.pages.report import latency_plots, plot_style, plots
 from iolab.pages.report.plot_style import Series
-from iolab.pages.report.tickcache import tick_work_cached
+from iolab.pages.report.tickcache import tick_work_cached, ticks_cloned
 
 
 def _histogram() -> Histogram:
@@ -37,11 +38,32 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("plot", "args"), CASES, ids=["latency_histogram", "lines_over_categories"])
-def test_cached_tick_work_draws_the_same_png(monkeypatch, plot, args):
-    cached = plot.__wrapped__(*args)
-    monkeypatch.setattr(plot_style, "tick_work_cached", contextlib.nullcontext)
-    assert plot.__wrapped__(*args) == cached  # pixels and the geometry record the PNG carries
+# with a colour bar's log axis, and category labels given their own font size
+MORE = [
+    (
+        plots.heatmap,
+        (["4 KiB", "64 KiB", "1 MiB"], ["0/100", "100/0"], [[9e4, 2e4, 900.0], [5e4, None, 500.0]], "IOPS", "IOPS"),
+    ),
+    (
+        plots.grouped_bars,
+        (
+            ["sequential read 128 KiB", "random write 4 KiB", "random", "mixed", "other"],
+            [("read", [1.0, 2, 3, 4, 5])],
+            "IOPS",
+            "bars",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("helper", ["tick_work_cached", "ticks_cloned"])
+@pytest.mark.parametrize(
+    ("plot", "args"), CASES + MORE, ids=["latency_histogram", "lines_over_categories", "heatmap", "grouped_bars"]
+)
+def test_the_plot_draws_the_same_png_as_without_the_helper(monkeypatch, helper, plot, args):
+    helped = plot.__wrapped__(*args)
+    monkeypatch.setattr(plot_style, helper, contextlib.nullcontext)
+    assert plot.__wrapped__(*args) == helped  # pixels and the geometry record the PNG carries
 
 
 def test_cache_updates_each_axis_once_per_layout_state(monkeypatch):
@@ -63,11 +85,18 @@ def test_cache_updates_each_axis_once_per_layout_state(monkeypatch):
     assert len(calls) * 4 < uncached, (len(calls), uncached)
 
 
-def test_matplotlib_methods_are_back_after_the_block_even_on_error():
+@pytest.mark.parametrize(
+    ("helper", "names"),
+    [
+        (tick_work_cached, ("_update_ticks", "_get_ticklabel_bboxes")),
+        (ticks_cloned, ("get_major_ticks", "get_minor_ticks")),
+    ],
+)
+def test_matplotlib_methods_are_back_after_the_block_even_on_error(helper, names):
     from matplotlib.axis import Axis
 
-    own = (Axis._update_ticks, Axis._get_ticklabel_bboxes)
-    with pytest.raises(RuntimeError), tick_work_cached():
-        assert Axis._update_ticks is not own[0]
+    own = [getattr(Axis, n) for n in names]
+    with pytest.raises(RuntimeError), helper():
+        assert [getattr(Axis, n) for n in names] != own
         raise RuntimeError("drawing failed")
-    assert (Axis._update_ticks, Axis._get_ticklabel_bboxes) == own
+    assert [getattr(Axis, n) for n in names] == own

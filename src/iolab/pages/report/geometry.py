@@ -81,8 +81,10 @@ def _roles(fig: Any) -> dict[int, tuple[str, int]]:
     roles: dict[int, tuple[str, int]] = {}
     for i, ax in enumerate(fig.axes):
         for name, axis in _axes_of(ax):
-            for t in axis.get_majorticklabels() + axis.get_minorticklabels():
-                roles[id(t)] = (f"{name}tick", i)
+            # every tick the axis holds, drawn or not: asking for its labels (get_majorticklabels)
+            # would update its ticks again, and make dozens for a hidden axis (a twin's)
+            for tick in axis.majorTicks + axis.minorTicks:
+                roles[id(tick.label1)] = roles[id(tick.label2)] = (f"{name}tick", i)
             roles[id(axis.label)] = (f"{name}label", i)
             roles[id(axis.get_offset_text())] = (f"{name}offset", i)
         for t in (ax.title, ax._left_title, ax._right_title):

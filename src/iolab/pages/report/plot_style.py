@@ -5,17 +5,17 @@ imported on the first plot, never with the module."""
 from __future__ import annotations
 
 import io
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iolab.core.units import num
 from iolab.pages.report.geometry import MIN_TICKS, draw_recorded, png_info
 from iolab.pages.report.model import CONTENT_WIDTH_MM
-from iolab.pages.report.tickcache import tick_work_cached
+from iolab.pages.report.tickcache import tick_work_cached, ticks_cloned
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from contextlib import AbstractContextManager
+    from collections.abc import Iterator, Sequence
 
     from matplotlib.axes import Axes
     from matplotlib.axis import Axis
@@ -74,9 +74,11 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def styled(extra: dict[RcKeyType, Any] | None = None) -> AbstractContextManager[None]:
-    """The report's plot style. matplotlib is imported here, on the first plot, not with the
-    module: every CLI command would otherwise pay its ~2 s import."""
+@contextmanager
+def styled(extra: dict[RcKeyType, Any] | None = None) -> Iterator[None]:
+    """The report's plot style, and its ticks made by copying (tickcache.ticks_cloned).
+    matplotlib is imported here, on the first plot, not with the module: every CLI command
+    would otherwise pay its ~2 s import."""
     import logging
 
     import matplotlib
@@ -87,7 +89,8 @@ def styled(extra: dict[RcKeyType, Any] | None = None) -> AbstractContextManager[
     # then logged 21 "findfont: ... Falling back to DejaVu Sans" lines under `--quiet`.
     for name in ("matplotlib.font_manager", "matplotlib._mathtext"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    return matplotlib.rc_context(STYLE | (extra or {}))
+    with matplotlib.rc_context(STYLE | (extra or {})), ticks_cloned():
+        yield
 
 
 def _figure(height_mm: float, width_mm: float = CONTENT_WIDTH_MM) -> MplFigure:
