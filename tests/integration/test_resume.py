@@ -121,6 +121,35 @@ def test_a_cell_measured_but_not_stored_is_recovered_from_raw(scratch):
     assert len(cells) == len(set(cells)) == len(store.complete_rounds("main")) * CELLS
 
 
+def test_a_last_cell_recovered_from_raw_ends_the_run_and_resume_completes_it(scratch):
+    # Killed between the last cell's fio and its commit: the recovered cell ends the last phase,
+    # so nothing is left to measure, but the run still needs its end (audit, record). Resume
+    # said "every phase is finished", exit 2, and the run stayed interrupted for good.
+    runs = scratch / "runs"
+    target = f"file:{scratch}/target.img?size=64MiB"
+    quick = ("--quick", "--cell-time", "100ms", "--max-rounds", "1", "--no-report", "--runs-dir", str(runs))
+    assert iolab("run", "latency", "-t", target, *quick).returncode == 0
+    [run] = [r.path for r in list_runs(runs)]
+    con = sqlite3.connect(run / "results.db")
+    (cid,) = con.execute("SELECT max(id) FROM cells WHERE kind='measure'").fetchone()
+    for table, key in (("histograms", "cell_id"), ("series", "cell_id"), ("cells", "id")):
+        con.execute(f"DELETE FROM {table} WHERE {key}=?", (cid,))
+    con.execute("UPDATE rounds SET ended=NULL, complete=0")
+    con.execute("UPDATE phases SET steady=NULL, rounds=NULL, stop_reason=NULL, ended=NULL")
+    con.commit()
+    con.close()
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(state="interrupted", ended=None, error="killed (as by SIGKILL)", audit=None)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "recovered 1 cell(s) of round 1" in res.stdout and "the run is finished now" in res.stdout
+    store = RunStore.open(run)
+    assert store.manifest.state == "complete" and store.manifest.audit
+    assert len(store.cells()) == CELLS and every_raw_output_has_its_cell(run) == []
+
+
 def test_a_target_written_since_is_not_continued_and_its_phase_runs_again(scratch):
     runs = scratch / "runs"
     run = run_and_kill(scratch, runs, "main-r02-c02")

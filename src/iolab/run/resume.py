@@ -250,7 +250,10 @@ def _where(store: RunStore, plan: TestPlan, target: targets.Target, caps: Capabi
             notes.append(f"{ph.name}: not begun; it runs from its purge.")
             return StartAt(i, 0)
         return _within(store, plan, i, _begun(ph), target, caps, notes)
-    raise IolabError(f"run {manifest_of(store).run_id}: every phase is finished; `iolab report` reports it.")
+    # Killed after its last phase ended (or its last cell, recovered above, ended it), before the
+    # run's own end: nothing is left to measure, and the run still needs its audit and record.
+    notes.append("every phase has ended; the run is finished now (its audit and record).")
+    return StartAt(len(plan.phases), 0)
 
 
 def _within(

@@ -158,7 +158,7 @@ class Runner:
     def run(self, start_at: StartAt | None = None) -> None:
         m = manifest_of(self.store)
         hosts = self.hosts_engine()
-        if start_at is not None:
+        if start_at is not None and start_at.phase < len(self.plan.phases):  # past the last: only the end is left
             self.since_purge = written_since_purge(self.store, start_at.phase)
         try:
             m.write_cache = self.engine.set_write_cache(self.target, self.plan.profile.write_cache)
