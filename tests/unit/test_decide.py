@@ -3,7 +3,9 @@ rules, idle steps and deferred phases with a scripted engine (resume included)."
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +28,7 @@ from iolab.core.units import KiB
 from iolab.core.workload import Workload
 from iolab.engines.sim import SimEngine
 from iolab.run import resume
-from iolab.run.runner import Runner
+from iolab.run.runner import Runner, cell_tag
 from iolab.run.runstart import RunOptions, start
 from iolab.store.runstore import RunStore
 from iolab.suites.testdef import TestDef
@@ -248,6 +250,26 @@ def test_an_idle_step_idles_before_its_cell_and_is_stored_with_it(tmp_path):
     cells = RunStore.open(s.dir).cells()
     assert [c.idle_before_s for c in cells] == [None, 30.0]
     assert s.manifest.plan["phases"][0]["idle_before_s"] == {"after idle": 30.0}
+
+
+def test_a_cell_recovered_from_raw_keeps_the_idle_before_it(tmp_path, monkeypatch):
+    # Killed after fio measured the cell that followed an idle, before the store had it: resume
+    # stores it from raw/ with its idle, as the runner would have (HIR's bursts after waits).
+    class KeepingIdler(IdlingEngine):
+        capabilities = KeepingEngine.capabilities
+
+    plan = build_idle(profile(), TARGET)
+    s = start(plan, TARGET, KeepingIdler(lambda r, c: 100), RunOptions(), tmp_path)
+    with pytest.raises(KeyboardInterrupt):  # call 2: the cell after the idle, its output not stored
+        Runner(plan, TARGET, KeepingIdler(lambda r, c: 100, interrupt_at=2), s, RunOptions()).run()
+    s.close()
+    for f in (Path(__file__).parent.parent / "fixtures" / "fio").glob("randrw*"):
+        shutil.copy(f, s.dir / "raw" / f.name.replace("randrw", cell_tag("p", 1, 1, "after idle")))
+    monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
+    monkeypatch.setattr(resume, "engine_class", lambda target: KeepingIdler)
+    r, _ = resume.prepare(s.dir, lambda t, **_: KeepingIdler(lambda r, c: 100), lambda *a, **k: plan)
+    assert any("recovered 1 cell(s) of round 1" in n for n in r.notes), r.notes
+    assert [c.idle_before_s for c in RunStore.open(s.dir).cells()] == [None, 30.0]
 
 
 def test_an_engine_that_cannot_idle_fails_the_run_saying_so(tmp_path):

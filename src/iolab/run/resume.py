@@ -405,6 +405,7 @@ def _recover_round(
             started,
             json_path.stat().st_mtime,
             partial=kind == "measure" and is_partial(planned, cell, result),  # as the runner marks it
+            idle_before_s=cell.idle_before_s,  # the runner idled before measuring it (HIR's waits)
         )
         written += result.write.io_bytes
         recovered += 1
