@@ -35,7 +35,7 @@ from iolab.core.safefile import read_config, read_json
 from iolab.figures.specsheet import judge, load_spec_sheet
 from iolab.run.stopsignals import Interrupted
 from iolab.store.durable import replace_file
-from iolab.store.manifest import FLEET_FILE, fleet_dir, now_iso
+from iolab.store.manifest import FLEET_FILE, fleet_dir, is_fleet_dir, now_iso
 from iolab.targets import parse_target
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
@@ -88,10 +88,6 @@ class FleetState:
             **{k: v for k, v in asdict(self).items() if k != "dir"},
         }
         _write(self.dir / FLEET_FILE, json.dumps(doc, indent=2) + "\n")
-
-
-def is_fleet_dir(path: str | Path) -> bool:
-    return (Path(path) / FLEET_FILE).is_file()
 
 
 def load_state(path: str | Path) -> FleetState:
@@ -313,9 +309,8 @@ def run_fleet(
             except KeyboardInterrupt as e:  # let the running drives store what they measured, and stop
                 interrupted = True
                 stop.set()
-                state.stopped_by = "SIGINT"
+                state.stopped_by = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
                 if isinstance(e, Interrupted):  # sent to the coordinator alone: each running drive gets it too
-                    state.stopped_by = e.signal_name
                     with lock:
                         _forward(e.signum, [m.pid for m in state.members if m.state == "running" and m.pid])
     pool.shutdown()

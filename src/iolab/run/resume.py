@@ -372,9 +372,11 @@ def _recover_round(
     else:
         cells = [("measure", c) for c in ph.cells]
     stored = store.stored_ordinals(ph.name, rnd)
-    written = sum(c.write_bytes for c in store.cells(ph.name)) + sum(
+    finished = store.cells(ph.name)  # its complete rounds: what the budget counts, and each cell's pace
+    written = sum(c.write_bytes for c in finished) + sum(
         c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd
     )
+    recent = _recent(finished)
     recovered = 0
     complete = True
     for ordinal, (kind, planned) in enumerate(cells):
@@ -382,7 +384,7 @@ def _recover_round(
             continue
         cell = planned
         if kind == "measure":
-            cell = within_budget(ph, planned, written, _recent(store.cells(ph.name)).get(planned.key, ()))
+            cell = within_budget(ph, planned, written, recent.get(planned.key, ()))
         tag = cell_tag(ph.name, rnd, ordinal, cell.key)
         json_path = store.raw_dir / f"{tag}.json"
         try:

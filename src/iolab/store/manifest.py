@@ -91,11 +91,15 @@ def manifest_bytes(m: Manifest) -> bytes:
 FLEET_FILE = "fleet.json"  # a fleet directory's state (api/fleet.py writes it)
 
 
+def is_fleet_dir(path: str | Path) -> bool:
+    return (Path(path) / FLEET_FILE).is_file()
+
+
 def fleet_dir(ref: str | Path, root: Path | None = None) -> Path | None:
     """The fleet `ref` names, by its directory or by its name under ROOT/fleets (default: the
     runs root); None when it names no fleet."""
     for cand in (Path(ref), (root or runs_root()) / "fleets" / str(ref)):
-        if (cand / FLEET_FILE).is_file():
+        if is_fleet_dir(cand):
             return cand
     return None
 
