@@ -188,6 +188,17 @@ def test_a_bad_fleet_file_is_one_paragraph_and_exit_2(tmp_path, text, says):
     assert not (runs / "fleets").exists()  # nothing started
 
 
+def test_a_spec_sheet_bound_in_a_unit_its_figure_is_never_in_is_refused_before_any_drive_runs(tmp_path):
+    (tmp_path / "sheet.toml").write_text('[[criterion]]\nfigure = "RND 4KiB R/W 0/100 IOPS"\nmax = 5\nunit = "ms"\n')
+    f = sim_fleet(tmp_path, 1)
+    f.write_text(f.read_text().replace('name = "demo"\n', 'name = "demo"\nspec_sheet = "sheet.toml"\n'))
+    runs = tmp_path / "runs"
+    r = iolab("run", "iops", "--quick", "--fleet", str(f), "--runs-dir", str(runs))
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "is in IOPS, and the unit given, 'ms'" in said and "Traceback" not in said, said
+    assert "Nothing was run" in said and not (runs / "fleets").exists()
+
+
 def test_fleet_with_a_target_is_refused(tmp_path):
     r = iolab("run", "iops", "--fleet", str(sim_fleet(tmp_path)), "--target", SIM, "--runs-dir", str(tmp_path / "r"))
     assert r.returncode == 2 and "leave out --target" in r.stderr, r.stderr

@@ -95,3 +95,16 @@ def test_a_latency_is_a_maximum_met_below_it_and_missed_above_it(tmp_path):
     assert "1 meet, 1 over, 1 not measured" in page, page
     assert f"read latency: meets the ≤ {1.25 * read / 1000:,.6g} ms spec ({read / 1000:,.4g} ms)" in page
     assert "write latency: 25 % over the maximum" in page and "read tail: not measured by this run" in page
+
+
+def test_a_bound_in_a_unit_its_figure_is_never_in_is_refused_before_the_run(tmp_path):
+    # found after the run, as it was, the sheet's typo cost the whole run: the front page said
+    # "not judged" and the run exited 0
+    sheet = tmp_path / "spec.toml"
+    sheet.write_text('[[criterion]]\nfigure = "ART RND 4KiB R/W 100/0"\nmax = 500\nunit = "IOPS"\n')
+    runs = tmp_path / "runs"
+    p = iolab("run", "latency", "--quick", "-t", SIM, "--runs-dir", str(runs), "--spec-sheet", str(sheet))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert "'ART RND 4KiB R/W 100/0' is in µs, and the unit given, 'IOPS', does not apply" in said
+    assert "Nothing was run" in said and not runs.exists()

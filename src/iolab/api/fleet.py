@@ -328,10 +328,11 @@ def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fle
     """The fleet file checked, the same drive twice refused, the fleet directory made; and the
     drives whose identity could not be read (simulated, or behind a fio server only)."""
     from iolab.api.fleetident import refuse_duplicates
+    from iolab.api.runs import read_spec_sheet
 
     fleet = load_fleet(fleet_file)
     if fleet.spec_sheet is not None:  # a bad spec sheet is refused before any drive is written
-        load_spec_sheet(fleet.spec_sheet)
+        read_spec_sheet(fleet.spec_sheet, test)
     unread = refuse_duplicates(fleet)
     return fleet, open_fleet(fleet, test, args, root), unread
 

@@ -22,7 +22,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import Profile, TestPlan
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
-from iolab.figures.specsheet import load_spec_sheet
+from iolab.figures.specsheet import check_units, load_spec_sheet
 from iolab.run.runner import Progress, Runner
 from iolab.run.runstart import RunOptions, start, stopped_before_its_rounds
 from iolab.run.stopsignals import held_stop
@@ -153,7 +153,7 @@ def run_steps(
     each run's report opens with a front page against it (read, and so checked, before anything
     runs)."""
     if spec_sheet is not None:
-        load_spec_sheet(Path(spec_sheet))
+        read_spec_sheet(Path(spec_sheet), test, everything)
     given = parse_target(target) if isinstance(target, str) else target
     engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     done: list[Path] = []
@@ -311,6 +311,15 @@ def build_document(run: RunData, sheet: SpecSheet | None = None) -> Document:
         pages = front_pages(run, record, sheet) + pages
     return _build_document(
         run, pages + parts_pages(run) + power_pages(run) + details_pages(run), test.report_heading if test else None
+    )
+
+
+def read_spec_sheet(spec_sheet: Path, test: str, everything: bool = False) -> None:
+    """Read a spec sheet before `test` (a test or a sequence) runs against it: a bad sheet, or a
+    bound in a unit that the figure it names (as the tests declare it) is never in, is refused."""
+    tests = registry.sequence(test, everything)
+    check_units(
+        load_spec_sheet(spec_sheet), {m.name: m.unit for t in tests if t.key_figures for m in t.key_figures(())}
     )
 
 

@@ -167,16 +167,31 @@ def not_measured_hint(figure: str, measured: list[str]) -> str:
     return f"; none of its figures is named like it (it measured {', '.join(map(repr, measured[:3]))}{more})"
 
 
-def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet) -> IolabError:
+def _unit_mismatch(c: Criterion, have: str, sheet: SpecSheet, ran: bool = True) -> IolabError:
     """A bound in a unit its figure cannot be in: the sheet's mistake, never the drive's fail."""
     fam = _UNITS.get(have, (None, 0.0))[0]
     fits = [u for u, (f, _) in _UNITS.items() if fam is not None and f == fam] or [have]
+    after = (
+        "No drive was judged on it; fix the sheet and judge the runs again (`iolab fleet FLEET "
+        "--spec-sheet FILE`, `iolab report RUN --spec-sheet FILE`)."
+        if ran
+        else "Nothing was run; fix the sheet and start again."
+    )
     return IolabError(
         f"spec sheet {sheet.path}, criterion {c.name!r}: its figure {c.figure!r} is in {have}, and the "
         f"unit given, {c.unit!r}, does not apply to it; give unit = one of {', '.join(map(repr, fits))}, or "
-        "none (the figure's own unit). No drive was judged on it; fix the sheet and judge the runs "
-        "again (`iolab fleet FLEET --spec-sheet FILE`, `iolab report RUN --spec-sheet FILE`)."
+        f"none (the figure's own unit). {after}"
     )
+
+
+def check_units(sheet: SpecSheet, units: dict[str, str]) -> None:
+    """Refuse, before anything runs, a bound in a unit its figure is never in (`units`: the key
+    figures the tests to run declare, with their units): found after the run, the sheet's typo
+    would cost the whole run (a fleet's: every drive's) before it was said."""
+    for c in sheet.criteria:
+        have = units.get(c.figure)
+        if have is not None and in_unit(1.0, have, c.unit) is None:
+            raise _unit_mismatch(c, have, sheet, ran=False)
 
 
 def judge(
