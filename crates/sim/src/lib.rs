@@ -23,6 +23,7 @@ mod source;
 pub mod ssd;
 pub mod state;
 pub mod streams;
+mod streams_cols;
 mod streams_oio;
 mod streams_py;
 mod streams_tab;

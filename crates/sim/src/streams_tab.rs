@@ -7,7 +7,7 @@
 //! possible (step, seq, write, size) slots than that table held (`MAX_BINS`) was grouped by
 //! the caller instead, and still is: its rows are not made here (`Tab::Flags`).
 
-use crate::streams::{Chunk, Row, StepOf, Tab};
+use crate::streams_cols::{Chunk, Row, StepOf, Tab};
 
 /// The dense table's limit of (step, seq, write, size) slots per chunk.
 pub const MAX_BINS: i64 = 1 << 22;
