@@ -96,3 +96,9 @@ def test_the_simulator_benches_print_each_figure_beside_its_goal():
     out = smoke("sim_iops").stdout
     assert re.search(r"^this build: \d+\.\d CPU-s .*\(goal <= 150 ", out, re.M), out
     assert re.search(r"^  this .* raw outputs, digest [0-9a-f]{16}$", out, re.M), out
+    # and where that CPU went: the engine's phases and the rest of the process tree, which add up
+    phases = re.search(r"^    CPU-s by phase: (.*); rounds ", out, re.M)
+    assert phases, out
+    parts = [float(v) for v in re.findall(r" (-?\d+\.\d) \(", phases[1])]
+    total = float(re.search(r"^  this +(\d+\.\d) CPU-s", out, re.M)[1])
+    assert len(parts) == 7 and abs(sum(parts) - total) <= 0.1 * 7, out
