@@ -216,8 +216,9 @@ def check(
     tolerances: Optional[Path] = typer.Option(
         None,
         "--tolerances",
-        help='A TOML file: its [tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
-        '"10%"), its [spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
+        # escaped: Rich would read [tolerances] as markup and drop it
+        help='A TOML file: its \\[tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
+        '"10%"), its \\[spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
     ),
     confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
