@@ -222,3 +222,18 @@ def test_latency_demand_on_a_file_with_cells_shorter_than_the_settle(tmp_path):
     )
     job = json.loads(first.read_text())["jobs"][0]["read"]
     assert job["total_ios"] > 0 and job["lat_ns"]["N"] >= job["total_ios"]
+
+
+def test_show_says_what_each_bisection_step_found(tmp_path):
+    """`iolab show` (and the end of `iolab run`) printed under each bisection step "The ramp's
+    stop rule never decided ... raise --set demand=… to find the drive's limit": the ramp had
+    decided, and a step is not a ramp. Each step now says whether its demand was met."""
+    runs = tmp_path / "runs"
+    sets = ("--set", "demand=1000,2000,4000000,8000000", "--no-report", "--runs-dir", str(runs))
+    p = iolab("run", "latency-demand", "--target", SIM, "--quick", *sets)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
+    for shown in (p.stdout, iolab("show", str(run_dir)).stdout):
+        assert "never decided" not in shown and "raise --set demand" not in shown, shown
+        assert shown.count("Bisection step, between 2,000 (met) and 4,000,000 (not met)") == 2, shown
+        assert shown.count("Bisection step, between") == 6, shown
