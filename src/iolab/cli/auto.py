@@ -301,7 +301,7 @@ def history(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for col in ("target", "drive", "started", "run", "firmware", h.unit):
+    for col in ("target", "drive", "started", "run", "firmware", "compliant", h.unit):
         t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
     for g in h.targets:
         for p in g.points:
@@ -311,6 +311,7 @@ def history(
                 esc(p.started),
                 esc(p.run_id),
                 esc(p.firmware or "?"),
+                esc(p.compliance_text()),
                 num(p.value) if p.value is not None else "not measured",
             )
     console.print(t)

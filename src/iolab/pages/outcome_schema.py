@@ -291,7 +291,9 @@ DEFS = {
                                     "started": _t("string"),
                                     "firmware": STR_OR_NULL,
                                     "value": NUM_OR_NULL,
-                                }
+                                },
+                                # added within version 1: a document saved before has neither
+                                {"compliant": _t("boolean"), "noncompliance": _arr(_t("string"))},
                             )
                         ),
                     }
