@@ -314,6 +314,14 @@ def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_a
     assert art["low"] == pytest.approx(mean - art["half_width"]) and art["high"] == pytest.approx(
         mean + art["half_width"]
     )
+    # an extreme (one maximum per run) gets no t interval: 3 runs' maxima of 163,495, 8,831 and
+    # 24,034 µs on a file gave -146,310 to 277,216 µs
+    mrt = next(f for f in rep["figures"] if f["name"] == "MRT RND 4KiB R/W 0/100")
+    assert mrt["kind"] == "extreme" and mrt["n"] == 3 and mrt["mean"] is not None
+    assert mrt["half_width"] is None and mrt["low"] is None and mrt["high"] is None
+    assert art["kind"] == "value"
+    [row] = [line for line in p.stderr.splitlines() if line.lstrip().startswith("MRT RND 4KiB R/W 0/100")]
+    assert "none: an extreme" in row, p.stderr
     (tmp_path / "base.json").write_text(p.stdout)
 
     p, cand = repeated("sim:enterprise-sas?user_gb=4&t_prog_us=2300")  # twice the program time

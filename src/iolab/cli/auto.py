@@ -408,7 +408,11 @@ def run_repeats(
     several = len({f["test"] for f in rep["figures"]}) > 1  # a sequence: each figure says its test
     for f in rep["figures"]:
         pm = "—" if f["half_width"] is None else num(f["half_width"])
-        span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
+        span = (
+            ("none: an extreme" if f.get("kind") == "extreme" else "—")
+            if f["low"] is None
+            else (f"{num(f['low'])} – {num(f['high'])}")
+        )
         t.add_row(
             esc(
                 f"{f['test'] + ': ' if several else ''}{f['name']} "
