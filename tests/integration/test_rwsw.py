@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import threading
 import time
@@ -315,3 +316,24 @@ def test_a_run_started_from_python_keeps_its_input_and_has_its_self_test_page(wo
     assert (run.dir / "inputs" / "analysis.json").is_file()
     html = next(p for p in run.reports if p.suffix == ".html").read_text()
     assert "Self-Test (in-situ): what the captured application asked" in html and "No Self-Test page" not in html
+
+
+def test_an_analysis_that_fails_leaves_no_directory_and_its_next_command_can_be_pasted(tmp_path):
+    """`iolab trace analyze` made its --out directory before reading the trace: a file that is
+    not an IO table, or a --step of 0, was refused (exit 2) with an empty directory left
+    behind. And the command it suggests named an odd directory unquoted, so pasting it ran
+    something else."""
+    bad = tmp_path / "not-a-table.parquet"
+    bad.write_text("Timestamp,Hostname\n")
+    for args in ((str(bad),), ("--step", "0s", str(bad))):
+        p = iolab("trace", "analyze", *args, "--out", str(tmp_path / "wl"))
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert not (tmp_path / "wl").exists()
+    trace = tmp_path / "t.csv"
+    msr_trace(trace)
+    assert iolab("trace", "import", str(trace), "--out", str(tmp_path / "t.parquet")).returncode == 0
+    out = tmp_path / "w l;$x"
+    p = iolab("trace", "analyze", str(tmp_path / "t.parquet"), "--step", "1s", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    [line] = [ln for ln in p.stdout.splitlines() if ln.startswith("next:")]
+    assert shlex.split(line)[5] == str(out), line
