@@ -337,3 +337,22 @@ def test_an_analysis_that_fails_leaves_no_directory_and_its_next_command_can_be_
     assert p.returncode == 0, p.stderr
     [line] = [ln for ln in p.stdout.splitlines() if ln.startswith("next:")]
     assert shlex.split(line)[5] == str(out), line
+
+
+@pytest.mark.parametrize("size", ["4097", '"4000B"', "0"])
+def test_a_workload_block_size_no_target_can_take_is_refused_before_the_run_starts(workload, tmp_path, size):
+    """A composite.toml edited to a block size that is no whole number of 512 B sectors was
+    accepted: the run purged and preconditioned the drive and failed at its first cell (exit 4,
+    'block size 4097 B must be a positive multiple of 512 B'), a failed run left behind. It is
+    now refused when the file is read, with its line, and nothing is written."""
+    wl = tmp_path / "wl"
+    wl.mkdir()
+    text = (workload / "wl" / "composite.toml").read_text()
+    first = re.search(r"^block_size = .*$", text, re.M)
+    assert first, text
+    (wl / "composite.toml").write_text(text[: first.start()] + f"block_size = {size}" + text[first.end() :])
+    runs = tmp_path / "runs"
+    p = iolab("run", "multi-wsat", "-w", str(wl), "-t", "sim:enterprise-sas", "--quick", "--runs-dir", str(runs))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "field 'block_size': expected a positive multiple of 512 B" in " ".join(p.stderr.split())
+    assert not runs.exists() or not any(runs.iterdir())
