@@ -147,9 +147,9 @@ def test_cli_capture_says_loudly_when_events_were_dropped(loop_device, scratch):
     assert TraceTable.open(scratch / "normal.parquet").lost_events == 0
 
 
-def ctrl_c_after(cmd: list[str], work):
-    """Start a capturing process, run `work()` once it is armed, then Ctrl-C it:
-    (its stdout, its stderr, what `work` returned); it must exit 0."""
+def ctrl_c_after(cmd: list[str], work, sig: int = signal.SIGINT):
+    """Start a capturing process, run `work()` once it is armed, then Ctrl-C it (or send it
+    `sig`): (its stdout, its stderr, what `work` returned); it must exit 0."""
     p = subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
@@ -161,7 +161,7 @@ def ctrl_c_after(cmd: list[str], work):
     try:
         _wait_armed(p)
         got = work()
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         stdout, stderr = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
@@ -314,6 +314,22 @@ def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device
     stdout, _, job = ctrl_c_after([sys.executable, "-c", code], lambda: fio(loop_device, seconds=1))
     interrupted, rows = stdout.split()
     assert interrupted == "True" and int(rows) >= job["read"]["total_ios"] + job["write"]["total_ios"]
+    assert not (TRACEFS / "instances" / INSTANCE).exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_sighup_end_the_capture_as_ctrl_c_does(loop_device, scratch, sig):
+    """`timeout 10 iolab capture DEV -d 1h` or a closed terminal: the signal killed iolab at
+    once (exit 143 / 129, nothing said), no table was written and the kernel went on tracing
+    into iolab's tracefs instance until the next capture removed it. It now ends the capture
+    as Ctrl-C does: the table of what was recorded, and the instance gone."""
+    from .conftest import IOLAB
+
+    out = scratch / "cap.parquet"
+    cmd = [*IOLAB, "capture", loop_device, "-d", "60s", "-o", str(out), "--source", "tracefs"]
+    stdout, _, job = ctrl_c_after(cmd, lambda: fio(loop_device, seconds=1), sig)
+    assert "(ended early)" in stdout
+    assert TraceTable.open(out).rows >= job["read"]["total_ios"] + job["write"]["total_ios"]
     assert not (TRACEFS / "instances" / INSTANCE).exists()
 
 

@@ -195,3 +195,45 @@ def test_latency_demand_first_read_step_is_not_the_preconditionings_write_backlo
     [ramp] = [ph for ph in summarise(RunStore.open(run_dir)) if ph.phase.name == "read ramp"]
     first, *rest = (c.lat_max_us for c in ramp.cells)
     assert len(rest) == 2 and first < 1000 and first < 2 * max(rest), (first, rest)
+
+
+def test_latency_demand_on_a_file_with_cells_shorter_than_the_settle(tmp_path):
+    """`--quick --cell-time 200ms`: the read ramp's first step settles 1 s (SETTLE_S) before its
+    200 ms, and fio starts its runtime clock with its ramp_time's, so under a demanded rate a
+    ramp_time longer than the runtime measured nothing (fio 3.33: the step's IOs without one
+    latency) and the whole run failed, exit 4, at its first step. The warm-up now runs as a fio
+    job of its own before the step (its files beside the step's), and the step is measured."""
+    runs = tmp_path / "runs"
+    sets = ("--set", "precondition_time=1s", "--set", "demand=1000,2000000,4000000", "--set", "tolerance=20%")
+    p = iolab(
+        "run", "latency-demand", "--target", f"file:{tmp_path}/d.img?size=64MiB", "--quick", "--cell-time",
+        "200ms", *sets, "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
+    m = json.loads((run_dir / "manifest.json").read_text())
+    assert decisions(m)["read ramp"]["chosen"]["max_sustainable_iops"] == 1000
+    [first] = (run_dir / "raw").glob("read_ramp-r01-c00-*IOPS_demanded.json")
+    warm = first.with_name(first.name.replace(".json", ".warmup.json"))
+    assert "ramp_time" not in first.with_suffix(".fio").read_text()
+    assert (
+        "ramp_time=" not in warm.with_suffix(".fio").read_text()
+        and "runtime=1000ms" in warm.with_suffix(".fio").read_text()
+    )
+    job = json.loads(first.read_text())["jobs"][0]["read"]
+    assert job["total_ios"] > 0 and job["lat_ns"]["N"] >= job["total_ios"]
+
+
+def test_show_says_what_each_bisection_step_found(tmp_path):
+    """`iolab show` (and the end of `iolab run`) printed under each bisection step "The ramp's
+    stop rule never decided ... raise --set demand=… to find the drive's limit": the ramp had
+    decided, and a step is not a ramp. Each step now says whether its demand was met."""
+    runs = tmp_path / "runs"
+    sets = ("--set", "demand=1000,2000,4000000,8000000", "--no-report", "--runs-dir", str(runs))
+    p = iolab("run", "latency-demand", "--target", SIM, "--quick", *sets)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
+    for shown in (p.stdout, iolab("show", str(run_dir)).stdout):
+        assert "never decided" not in shown and "raise --set demand" not in shown, shown
+        assert shown.count("Bisection step, between 2,000 (met) and 4,000,000 (not met)") == 2, shown
+        assert shown.count("Bisection step, between") == 6, shown

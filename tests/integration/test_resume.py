@@ -364,3 +364,23 @@ def resume_after_orphans(run: Path, tag: str, orphans: dict[int, str], path: str
     assert [p.name for p in raw.iterdir() if p.is_file() and not p.name.startswith(stored)] == []
     assert (raw / "interrupted-1" / f"{tag}.fio").exists()
     assert [p.relative_to(raw).parent.name for p in raw.glob(f"interrupted-*/{stray.name}")] != []
+
+
+def test_a_test_with_typed_parameters_killed_midway_resumes(scratch):
+    """A test whose plan stores its parameters' values (every characterisation test, and any
+    test with --set) could never be resumed: resume compared the plan it builds (phases and
+    values) with the stored one stripped to its phases, and refused with "this iolab builds a
+    different plan for its test than the stored one", exit 2, the run interrupted for good."""
+    runs = scratch / "runs"
+    target = f"file:{scratch}/target.img?size=64MiB"
+    qos = ("qos", "--cell-time", "200ms", "--set", "rounds=5", "--set", "precondition_time=1s", "-t", target)
+    run = run_and_kill(scratch, runs, "write_rounds-r03", qos)
+    res = iolab("resume", str(run), "--no-report", timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+    con = sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True)
+    try:
+        rounds = con.execute("SELECT phase, COUNT(*) FROM cells WHERE kind='measure' GROUP BY phase").fetchall()
+    finally:
+        con.close()
+    assert dict(rounds) == {"write rounds": 5, "read rounds": 5}, rounds

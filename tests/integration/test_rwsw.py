@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import threading
 import time
@@ -315,3 +316,43 @@ def test_a_run_started_from_python_keeps_its_input_and_has_its_self_test_page(wo
     assert (run.dir / "inputs" / "analysis.json").is_file()
     html = next(p for p in run.reports if p.suffix == ".html").read_text()
     assert "Self-Test (in-situ): what the captured application asked" in html and "No Self-Test page" not in html
+
+
+def test_an_analysis_that_fails_leaves_no_directory_and_its_next_command_can_be_pasted(tmp_path):
+    """`iolab trace analyze` made its --out directory before reading the trace: a file that is
+    not an IO table, or a --step of 0, was refused (exit 2) with an empty directory left
+    behind. And the command it suggests named an odd directory unquoted, so pasting it ran
+    something else."""
+    bad = tmp_path / "not-a-table.parquet"
+    bad.write_text("Timestamp,Hostname\n")
+    for args in ((str(bad),), ("--step", "0s", str(bad))):
+        p = iolab("trace", "analyze", *args, "--out", str(tmp_path / "wl"))
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert not (tmp_path / "wl").exists()
+    trace = tmp_path / "t.csv"
+    msr_trace(trace)
+    assert iolab("trace", "import", str(trace), "--out", str(tmp_path / "t.parquet")).returncode == 0
+    out = tmp_path / "w l;$x"
+    p = iolab("trace", "analyze", str(tmp_path / "t.parquet"), "--step", "1s", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    [line] = [ln for ln in p.stdout.splitlines() if ln.startswith("next:")]
+    assert shlex.split(line)[5] == str(out), line
+
+
+@pytest.mark.parametrize("size", ["4097", '"4000B"', "0"])
+def test_a_workload_block_size_no_target_can_take_is_refused_before_the_run_starts(workload, tmp_path, size):
+    """A composite.toml edited to a block size that is no whole number of 512 B sectors was
+    accepted: the run purged and preconditioned the drive and failed at its first cell (exit 4,
+    'block size 4097 B must be a positive multiple of 512 B'), a failed run left behind. It is
+    now refused when the file is read, with its line, and nothing is written."""
+    wl = tmp_path / "wl"
+    wl.mkdir()
+    text = (workload / "wl" / "composite.toml").read_text()
+    first = re.search(r"^block_size = .*$", text, re.M)
+    assert first, text
+    (wl / "composite.toml").write_text(text[: first.start()] + f"block_size = {size}" + text[first.end() :])
+    runs = tmp_path / "runs"
+    p = iolab("run", "multi-wsat", "-w", str(wl), "-t", "sim:enterprise-sas", "--quick", "--runs-dir", str(runs))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "field 'block_size': expected a positive multiple of 512 B" in " ".join(p.stderr.split())
+    assert not runs.exists() or not any(runs.iterdir())

@@ -58,3 +58,31 @@ def test_every_number_parameter_gets_what_typer_would_give():
             assert (ours == theirs or nan) and type(ours[1]) is type(theirs[1]), (name, p.name, given, ours, theirs)
         checked.add(number.annotation)
     assert checked == {int, float}
+
+
+def test_every_bracketed_word_of_an_options_help_is_shown():
+    """Rich reads `[word]` in a help text as markup and drops it: `iolab check -h` said "its
+    table gives a figure its own allowed regression", the `[tolerances]` and `[spread]` tables'
+    names gone. Every bracketed word of every option's help must be in the help printed."""
+    import re
+
+    from typer.testing import CliRunner
+
+    command = typer.main.get_command(cli.app)
+
+    def walk(cmd, path):
+        yield path, cmd
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from walk(sub, [*path, name])
+
+    checked = 0
+    for path, cmd in walk(command, []):
+        # as written in the help: [word], or \\[word] escaped for Rich
+        helps = " ".join(getattr(p, "help", "") or "" for p in cmd.params)
+        words = {f"[{w}]" for w in re.findall(r"\\?\[([A-Za-z_]\w*)\]", helps)}
+        if not words:
+            continue
+        shown = CliRunner().invoke(cli.app, [*path, "--help"], env={"COLUMNS": "400"}).output
+        assert all(w in shown for w in words), (path, words, shown)
+        checked += 1
+    assert checked  # `check --tolerances` names two tables

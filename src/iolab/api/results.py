@@ -109,6 +109,10 @@ class Run:
             facts.get("firmware"),
             dict(m.target.get("identity") or {}),
         )
+        # a scaled-down or re-set run (--quick, short cells, other settings) says so wherever
+        # its figures are shown (plan.Profile.noncompliance)
+        self.compliant: bool = bool(m.compliant)
+        self.noncompliance: tuple[str, ...] = tuple(m.noncompliance)
         self._phases: list[PhaseSummary] | None = None
 
     @property

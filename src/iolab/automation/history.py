@@ -25,6 +25,12 @@ class Point:
     started: str
     firmware: str | None
     value: float | None  # None: the run did not measure it
+    compliant: bool = True
+    noncompliance: tuple[str, ...] = ()  # why not: quick profile, 1 s per cell instead of 60 s, ...
+
+    def compliance_text(self) -> str:
+        """As `iolab runs` says it: yes, or no and why."""
+        return "yes" if self.compliant else "no: " + "; ".join(self.noncompliance)
 
 
 @dataclass
@@ -68,6 +74,8 @@ class History:
                             "started": p.started,
                             "firmware": p.firmware,
                             "value": p.value,
+                            "compliant": p.compliant,
+                            "noncompliance": list(p.noncompliance),
                         }
                         for p in t.points
                     ],
@@ -140,7 +148,17 @@ def history(figure: str, runs_dir: Path, test: str | None = None, target: str | 
                     key, _label(run), run.target.spec, run.target.serial, run.target.model, run.target.identity
                 ),
             )
-            th.points.append(Point(run.run_id, str(run.dir), run.started, run.target.firmware, f.value))
+            th.points.append(
+                Point(
+                    run.run_id,
+                    str(run.dir),
+                    run.started,
+                    run.target.firmware,
+                    f.value,
+                    run.compliant,
+                    run.noncompliance,
+                )
+            )
     if meta is None:
         where = f"runs of test {test!r}" if test else "complete runs"
         known = ", ".join(map(repr, names)) if names else "none (no complete run with key figures)"

@@ -66,7 +66,11 @@ def svg(h: History) -> str:
         firmware = None
         for x, y, p in xy:
             tip = f"{t.label}: {num(p.value)} {h.unit}, run {p.run_id}, firmware {p.firmware or '?'}"
-            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}"><title>{escape(tip)}</title></circle>')
+            # a non-compliant run's point is hollow: its figure is not a compliant run's
+            paint = f'fill="{colour}"' if p.compliant else f'fill="white" stroke="{colour}" stroke-width="2"'
+            if not p.compliant:
+                tip += f"; non-compliant: {'; '.join(p.noncompliance)}"
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" {paint}><title>{escape(tip)}</title></circle>')
             if p.firmware != firmware:  # mark where the firmware changed
                 out.append(
                     f'<text x="{x:.1f}" y="{y - 8:.1f}" font-size="10" text-anchor="middle" '
@@ -81,7 +85,7 @@ def page(h: History) -> str:
     arrow = "higher is better" if h.direction == "higher-is-better" else "lower is better"
     rows = "\n".join(
         f"<tr><td>{escape(t.id)}</td><td>{escape(t.label)}</td><td>{escape(p.started)}</td>"
-        f"<td>{escape(p.run_id)}</td><td>{escape(p.firmware or '?')}</td>"
+        f"<td>{escape(p.run_id)}</td><td>{escape(p.firmware or '?')}</td><td>{escape(p.compliance_text())}</td>"
         f"<td class=n>{escape(num(p.value)) if p.value is not None else 'not measured'}</td></tr>"
         for t in h.targets
         for p in t.points
@@ -98,10 +102,11 @@ td,th{{border-bottom:1px solid #ccc;padding:2px 8px;text-align:left}} td.n{{text
 </head><body>
 <h1>{escape(title)}</h1>
 <p>Test: {escape(", ".join(h.tests))}. One line per target; each point is one complete run, at the time it
-started; a label marks the firmware where it changed.</p>
+started; a label marks the firmware where it changed. A hollow point is a non-compliant run (scaled down, as
+--quick is, or with other settings; the table says why): its figure is not one a compliant run would give.</p>
 {svg(h)}
 <ul style="list-style:none;padding:0">{legend}</ul>
-<table><tr><th>target</th><th>drive</th><th>started</th><th>run</th><th>firmware</th><th>{escape(h.unit)}</th></tr>
+<table><tr><th>target</th><th>drive</th><th>started</th><th>run</th><th>firmware</th><th>compliant</th><th>{escape(h.unit)}</th></tr>
 {rows}
 </table>
 </body></html>

@@ -216,8 +216,9 @@ def check(
     tolerances: Optional[Path] = typer.Option(
         None,
         "--tolerances",
-        help='A TOML file: its [tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
-        '"10%"), its [spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
+        # escaped: Rich would read [tolerances] as markup and drop it
+        help='A TOML file: its \\[tolerances] table gives a figure its own allowed regression ("FIGURE NAME" = '
+        '"10%"), its \\[spread] table a figure\'s run-to-run standard deviation ("FIGURE NAME" = "4%").',
     ),
     confidence: str = typer.Option("95%", "--confidence", help="Confidence of the noise interval."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the verdicts as JUnit XML to this file."),
@@ -300,7 +301,7 @@ def history(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for col in ("target", "drive", "started", "run", "firmware", h.unit):
+    for col in ("target", "drive", "started", "run", "firmware", "compliant", h.unit):
         t.add_column(esc(col), justify="right" if col == h.unit else "left", overflow="fold")
     for g in h.targets:
         for p in g.points:
@@ -310,6 +311,7 @@ def history(
                 esc(p.started),
                 esc(p.run_id),
                 esc(p.firmware or "?"),
+                esc(p.compliance_text()),
                 num(p.value) if p.value is not None else "not measured",
             )
     console.print(t)
@@ -406,7 +408,11 @@ def run_repeats(
     several = len({f["test"] for f in rep["figures"]}) > 1  # a sequence: each figure says its test
     for f in rep["figures"]:
         pm = "—" if f["half_width"] is None else num(f["half_width"])
-        span = "—" if f["low"] is None else f"{num(f['low'])} – {num(f['high'])}"
+        span = (
+            ("none: an extreme" if f.get("kind") == "extreme" else "—")
+            if f["low"] is None
+            else (f"{num(f['low'])} – {num(f['high'])}")
+        )
         t.add_row(
             esc(
                 f"{f['test'] + ': ' if several else ''}{f['name']} "

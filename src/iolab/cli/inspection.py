@@ -73,6 +73,7 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
     from iolab.core.plan import Deferred
     from iolab.engines.fio import FioEngine
     from iolab.engines.fio_hosts import legs_job_text
+    from iolab.engines.fio_job import WARMUP_SUFFIX, separate_warmup
     from iolab.run.runner import cell_tag
 
     if args.target and len(args.target) > 1:
@@ -86,8 +87,15 @@ def fio_job(test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP), *, 
     engine = FioEngine(ioengine=args.ioengine or "auto")
     split = scaleout.legs_for_run(tgt, args.paths, args.hosts, args.hosts_file)
 
-    def job(w, tag: str) -> str:
+    def one(w, tag: str) -> str:
         return legs_job_text(split[0], engine, w, tag) if split else engine.job_text(tgt, w, tag)
+
+    def job(w, tag: str) -> str:
+        warmup, measured = separate_warmup(w)  # as the engines run it: a job of its own first
+        if warmup is None:
+            return one(w, tag)
+        first = f"# warm-up, run first as a job of its own (fio's ramp_time cannot carry it)\n{one(warmup, tag + WARMUP_SUFFIX)}"
+        return f"{first}\n# the measured job\n{one(measured, tag)}"
 
     for plan in api.plans(test, prof, tgt, args.workload):
         for phase in plan.phases:

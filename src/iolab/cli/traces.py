@@ -3,6 +3,7 @@ CLI: parse, call the library, print. cli/main.py mounts them on the `iolab` comm
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -190,7 +191,7 @@ def analyze(
     writes the composite and replay workloads for `iolab run multi-wsat|streams-wsat|replay|dirth-rwsw`."""
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
     from iolab.core.workload import MAX_QUEUE_DEPTH, MAX_THREADS
-    from iolab.targets.writepolicy import check_file, output_dir
+    from iolab.targets.writepolicy import check_file, dir_problems, output_dir, refusal
     from iolab.traces.analysis.streams import analyse as run_analysis
 
     for name, v, most in (("--threads", threads, MAX_THREADS), ("--qd", qd, MAX_QUEUE_DEPTH)):
@@ -198,7 +199,10 @@ def analyze(
             raise IolabError(f"{name} {v}: give a whole number from 1 to {most:,}. Nothing was written.")
     if not 0 < compress < float("inf"):  # also refuses nan
         raise IolabError(f"--compress {compress}: give a finite number greater than 0 (e.g. 60). Nothing was written.")
-    output_dir(out, "analysis directory")  # refused before the analysis, not after it
+    # refused before the analysis, not after it; made only once there is something to write
+    # in it (an analysis refused or failed left an empty directory behind)
+    if problems := dir_problems(out):
+        raise refusal("analysis directory", out, problems)
     for name in (ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE):
         check_file(out / name, "analysis file")
     with console.status(f"analysing {esc(str(trace))}"):
@@ -211,10 +215,11 @@ def analyze(
         )
     console.print(esc(a.summary()), soft_wrap=True)
     console.print(_step_table(a))
+    output_dir(out, "analysis directory")
     written = _write_analysis(a, out, qd=qd, threads=threads, compress=compress, replay_streams=replay_streams)
     for p in written:
         console.print(f"wrote {esc(str(p))}", soft_wrap=True)
-    console.print(f"next: iolab run rwsw --workload {esc(str(out))} --target …", soft_wrap=True)
+    console.print(f"next: iolab run rwsw --workload {esc(shlex.quote(str(out)))} --target …", soft_wrap=True)
 
 
 def _step_table(a):

@@ -19,11 +19,13 @@ from iolab.core.results import RoundResult
 from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities  # noqa: E402
 from iolab.engines.fio_job import (
+    WARMUP_SUFFIX,
     build_job,
     fio_missing,
     fio_version,
     local_clocksource,
     pick_ioengine,
+    separate_warmup,
 )
 from iolab.engines.fio_parse import load_round
 from iolab.engines.fio_supervise import (
@@ -114,12 +116,26 @@ class FioEngine:
         json+ report), <tag>.stderr (what fio said besides JSON) and fio's logs
         <tag>_{iops,bw,lat,clat,slat}.N.log. Ctrl-C stops fio and re-raises. A round in
         which fio completes no IO for the stall timeout is killed and fails (EngineError);
-        the last status report fio printed is kept as <tag>.stalled.txt."""
+        the last status report fio printed is kept as <tag>.stalled.txt. A warm-up fio's
+        ramp_time cannot carry runs first as a job of its own, <tag>.warmup.* (separate_warmup)."""
         raw_dir = Path(raw_dir)
         raw_dir.mkdir(parents=True, exist_ok=True)
-        text = self.job_text(target, workload, tag)
+        warmup, measured = separate_warmup(workload)
+        jobs = [(warmup, tag + WARMUP_SUFFIX)] if warmup is not None else []
+        texts = [self.job_text(target, w, t) for w, t in [*jobs, (measured, tag)]]
         _check_path(target)
-        refuse_existing(raw_dir, tag)
+        refuse_existing(raw_dir, tag)  # a warm-up's files are the cell's: <tag>.warmup.*
+        for (w, t), text in zip(jobs, texts):
+            self._fio(target, w, raw_dir, t, text, None)
+        result = self._fio(target, measured, raw_dir, tag, texts[-1], progress)
+        if progress is not None:
+            progress(result.runtime_s, result.iops, result.lat_mean_us)
+        return result
+
+    def _fio(
+        self, target: Target, workload: Workload, raw_dir: Path, tag: str, text: str, progress: Progress | None
+    ) -> RoundResult:
+        """One fio job (`text`) run to its end under the stall watchdog, and its output read."""
         job = raw_dir / f"{tag}.fio"
         job.write_text(text)
         err_path = raw_dir / f"{tag}.stderr"
@@ -156,13 +172,10 @@ class FioEngine:
                 f"fio said: {stderr_tail(err_path) or '(nothing)'}"
             )
         try:
-            result = load_round(raw_dir, tag)
+            return load_round(raw_dir, tag)
         except EngineError as e:
             tail = stderr_tail(err_path)
             raise EngineError(f"{e} Job file: {job}." + (f" fio said: {tail}" if tail else "")) from None
-        if progress is not None:
-            progress(result.runtime_s, result.iops, result.lat_mean_us)
-        return result
 
     def close(self) -> None:
         pass  # fio runs are self-contained; nothing stays up between rounds

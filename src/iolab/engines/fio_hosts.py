@@ -24,7 +24,7 @@ from iolab.core.workload import Workload
 from iolab.engines.capabilities import Capabilities
 from iolab.engines.fio import FioEngine, refuse_existing
 from iolab.engines.fio_client import client_parts, run_clients, time_limit
-from iolab.engines.fio_job import HOST_CLOCK_NOTE, build_job, client_clock
+from iolab.engines.fio_job import HOST_CLOCK_NOTE, WARMUP_SUFFIX, build_job, client_clock, separate_warmup
 from iolab.engines.fio_job import fio_version as _fio_version
 from iolab.engines.fio_supervise import _job_processes
 from iolab.engines.fioprobe import budget
@@ -304,6 +304,12 @@ class SplitFioEngine:
                     c.note_run(raw_dir.parent.name, raw_dir.parent)
                 if self.servers is not None:
                     self.servers.note_run(raw_dir.parent)
+            # fio_job.separate_warmup: a warm-up longer than a rate-limited cell runs first, on
+            # every host (over local paths, each path's own engine runs its legs' warm-ups)
+            warmup, workload = separate_warmup(workload)
+            if warmup is not None:
+                self._run_hosts(self.plan(warmup), warmup, raw_dir, tag + WARMUP_SUFFIX)
+                legs = self.plan(workload)
             parts = self._run_hosts(legs, workload, raw_dir, tag)
         else:
             parts = self._run_paths(legs, raw_dir, tag, progress)

@@ -9,7 +9,7 @@ import re
 import subprocess
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from iolab.core.errors import EngineError, IolabError
@@ -331,6 +331,22 @@ def _head_comments(target: Target, w: Workload, tag: str, size: int, note: str |
     if note:
         head.append(f"; note: {note}")
     return head
+
+
+WARMUP_SUFFIX = ".warmup"
+
+
+def separate_warmup(w: Workload) -> tuple[Workload | None, Workload]:
+    """(the warm-up to run as a fio job of its own first, or None; the measured job's workload).
+    fio starts its runtime clock with its ramp_time's (axboe/fio#2041), so its ramp_time carries
+    a warm-up only up to the measured time. Longer, under a demanded rate, fio 3.33 ends the job
+    early and reports its IOs without one latency (a 1 s warm-up before 100 ms of 1,000 IOPS: 101
+    IOs, lat N 0), and the round fails. Such a warm-up runs first, at the same rate and unmeasured
+    (as the simulator runs every warm-up), and the measured job has none; fio's ramp_time keeps
+    every other warm-up, which it measures correctly."""
+    if w.ramp_s <= 0 or w.rate_iops is None or w.duration_s is None or w.ramp_s <= w.duration_s:
+        return None, w
+    return replace(w, duration_s=w.ramp_s, ramp_s=0.0, bytes_budget=None), replace(w, ramp_s=0.0)
 
 
 def _global_section(target: Target, w: Workload, tag: str, ioengine: str, size: int) -> list[str]:

@@ -263,7 +263,9 @@ DEFS = {
                         "half_width": NUM_OR_NULL,
                         "low": NUM_OR_NULL,
                         "high": NUM_OR_NULL,
-                    }
+                    },
+                    # added within version 1; an extreme's half_width, low and high are null
+                    {"kind": KIND},
                 )
             ),
         }
@@ -291,7 +293,9 @@ DEFS = {
                                     "started": _t("string"),
                                     "firmware": STR_OR_NULL,
                                     "value": NUM_OR_NULL,
-                                }
+                                },
+                                # added within version 1: a document saved before has neither
+                                {"compliant": _t("boolean"), "noncompliance": _arr(_t("string"))},
                             )
                         ),
                     }

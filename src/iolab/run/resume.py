@@ -33,7 +33,7 @@ from iolab.run.budget import PACE_INTERVALS, Interval, is_partial, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
-from iolab.run.runstart import RunOptions, as_planned, engine_versions, plan_summary
+from iolab.run.runstart import RunOptions, engine_versions, same_plan
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
 from iolab.targets import Target
@@ -159,7 +159,7 @@ def _stored_profile(m: Manifest) -> Profile:
 def _check_same_run(m: Manifest, plan: TestPlan, target: Target, remote: bool) -> dict | None:
     """Refuse to go on with another plan or on another drive than the run's; returns the
     target's identity as the run stored it."""
-    if plan_summary(plan) != as_planned(m.plan):
+    if not same_plan(plan, m.plan):
         raise IolabError(
             f"run {m.run_id}: this iolab builds a different plan for its test than the stored one "
             "(another iolab version, or the target's size changed), so it cannot continue it. "

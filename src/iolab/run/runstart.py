@@ -4,6 +4,7 @@ the run directory."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import socket
@@ -154,12 +155,24 @@ def phase_summary(ph: Phase) -> dict[str, Any]:
 
 
 def as_planned(summary: dict[str, Any]) -> dict[str, Any]:
-    """A stored plan with its built phases back as the deferred phases the test declares."""
-    return {
+    """A stored plan with its built phases back as the deferred phases the test declares, and
+    its parameters' values (kept: resume compares them too, and dropping them made every plan
+    with values differ from itself)."""
+    out: dict[str, Any] = {
         "phases": [
             {"name": p["name"], "deferred": p["deferred"]} if "deferred" in p else p for p in summary.get("phases", [])
         ]
     }
+    if "values" in summary:
+        out["values"] = summary["values"]
+    return out
+
+
+def same_plan(plan: TestPlan, stored: dict[str, Any]) -> bool:
+    """Whether `plan` is the plan a manifest stored: compared as the manifest holds it (JSON: a
+    value's tuple is stored as a list)."""
+    built: dict[str, Any] = json.loads(json.dumps(plan_summary(plan), default=str))
+    return built == as_planned(stored)
 
 
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:

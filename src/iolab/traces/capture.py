@@ -360,15 +360,18 @@ def _pump(pipes, page_size: int, inst: Path, started: float, seconds: float, on_
 def _ctrl_c_sets(stop: threading.Event):
     """While tracing, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: an exception
     raised between the read of a page and its write would lose that page's events (the
-    read consumes them from the kernel buffer)."""
+    read consumes them from the kernel buffer). SIGTERM and SIGHUP (`timeout`, a closed
+    terminal) end it the same way: by default they killed iolab at once, leaving the kernel
+    tracing into its instance's buffers and no table written."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    old = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _copy_pages(fd: int, sink, page_size: int) -> None:

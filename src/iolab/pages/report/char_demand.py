@@ -256,7 +256,24 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
             num(c.lat_max_us),
         )
     console.print(t)
-    console.print(escape(sustainable(ph)[1]))
+    console.print(escape(halfway_text(ph) if BISECTION in ph.phase.name else sustainable(ph)[1]))
+
+
+def halfway_text(ph: PhaseSummary) -> str:
+    """What one bisection step found: its demand met or not, by the ramp's rule. (A step is
+    not a ramp: its rule does not decide in it, and the answer is the bisection's, in `refined`.)"""
+    d = next((d for d in ph.decisions if d["rule"].get("name") == "bisection"), None)
+    done = [s for s, _ in steps(ph)]
+    s = done[-1] if done else None
+    if d is None or s is None or not s.demand_iops:
+        return "not measured" if s is None else undecided_text(s)
+    rule = DemandShortfall(**{k: v for k, v in d["rule"].items() if k != "name"})
+    return (
+        f"Bisection step, {d['outcome']}: delivered {num(s.iops)} ({(s.iops / s.demand_iops - 1) * 100:+.1f} %), "
+        + ("within" if rule.met(s) else "short by more than")
+        + f" the {rule.tolerance * 100:g} % tolerance: {'met' if rule.met(s) else 'not met'}. The answer of "
+        "the ramp and its bisection is in the key figures."
+    )
 
 
 # -- maximum IOPS -----------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from iolab.core.workload import Stream, Workload
 from iolab.traces.analysis.streamstats import StreamAnalysis
 
 SHARE_TOLERANCE_PCT = 0.01
+SECTOR = 512  # bytes: the unit of every IO a block device or the simulator takes
 
 
 def _qd(value: float | None, given: int | None, what: str) -> int:
@@ -295,6 +296,10 @@ def _streams(items: list[tuple[_Where, object]]) -> tuple[Stream, ...]:
             size = parse_size(bs)
         except IolabError:
             w.fail("block_size", "bytes (4096) or a size with a unit ('4KiB')", bs)
+        if size <= 0 or size % SECTOR:
+            # found here, not at the first cell after the purge and preconditioning: fio's direct
+            # IO and the simulator take whole 512 B sectors only
+            w.fail("block_size", f"a positive multiple of {SECTOR} B (IO is in whole sectors), e.g. 4096", bs)
         share = w.num(s, "share_pct", minimum=0)
         parsed.append((access, op, size, share))
     first = items[0][0]
