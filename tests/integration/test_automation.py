@@ -203,7 +203,13 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     path = lat["runs"][0]["path"]
     saved = tmp_path / "base.json"
     saved.write_text(json.dumps(lat))
+    p = iolab("check", path, "--baseline", str(saved))  # the run itself, as its saved document
+    assert p.returncode == 2 and "is both a candidate and the baseline" in " ".join(p.stderr.split())
+    _, again = run_json(runs, "latency", "sim:enterprise-sas")
+    path = again["runs"][0]["path"]
     assert iolab("check", path, "--baseline", str(saved)).returncode == 0  # a saved document as the baseline
+    p = iolab("check", path, "--baseline", path)
+    assert p.returncode == 2 and "passes whatever it measured" in " ".join(p.stderr.split()), p.stderr
     bad = tmp_path / "tol.toml"
     bad.write_text('[tolerances]\n"No such figure" = "10%"\n')
     p = iolab("check", path, "--baseline", str(saved), "--tolerances", str(bad), "--json")

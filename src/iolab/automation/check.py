@@ -287,6 +287,14 @@ def check(
     different tests are refused; runs with different settings unless forced."""
     if not baseline or not candidate:
         raise IolabError("iolab check needs at least one candidate run and one baseline run.")
+    both = sorted({r["run_id"] for r in baseline} & {r["run_id"] for r in candidate})
+    if both:
+        # a run held against itself passes whatever it measured: a CI script that picked the
+        # wrong directory would never fail
+        raise IolabError(
+            f"run {', '.join(both)} is both a candidate and the baseline; a run checked against itself "
+            "passes whatever it measured. Give the baseline as other runs (or their saved --json document)."
+        )
     tests = sorted({r["test"] for r in [*baseline, *candidate]})
     if len(tests) > 1:
         raise IolabError(f"check compares runs of one test; these ran {', '.join(tests)}.")
