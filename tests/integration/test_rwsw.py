@@ -118,7 +118,10 @@ def test_an_rwsw_test_without_a_workload_fails_cleanly(tmp_path):
 
 
 def run_rwsw(workload, runs, target, *extra) -> list[RunStore]:
-    # DIRTH at three levels only (its default 1 … 1,024 sweep is a unit test): the flow runs rounds of them
+    # DIRTH at three levels only (its default 1 … 1,024 sweep is a unit test): the flow runs rounds of them.
+    # 200 ms cells: what is checked (every phase and level measured, the ranking of two drives) does
+    # not depend on how long a cell measures, and a file's 1,024 outstanding IOs cost fio a core the
+    # while: 500 ms cells made the file's runs 42 CPU-s, these 27.
     p = iolab(
         "run",
         "rwsw",
@@ -128,7 +131,7 @@ def run_rwsw(workload, runs, target, *extra) -> list[RunStore]:
         target,
         "--quick",
         "--cell-time",
-        "500ms",
+        "200ms",
         "--no-report",
         "--runs-dir",
         str(runs),
@@ -167,14 +170,15 @@ def check_runs(stores: list[RunStore]) -> None:
 def test_rwsw_on_a_file_and_on_the_simulated_drive_compared_with_rankings(workload, scratch):
     file_runs, sim_runs = scratch / "file-runs", scratch / "sim-runs"
     target = f"file:{scratch / 'drive.img'}?size=64MiB"
-    fio_stores = run_rwsw(workload, file_runs, target, "--wsat-max-time", "5s")
+    # the WSATs' time budget: 10 intervals, as 5 s of 500 ms cells were
+    fio_stores = run_rwsw(workload, file_runs, target, "--wsat-max-time", "2s")
     check_runs(fio_stores)
     assert all(s.manifest.versions["engine"].startswith("fio") for s in fio_stores)
     # the fio job of the deepest level really keeps 1,024 IOs in flight: 32 jobs × QD 32 per access pattern
     dirth = next(s for s in fio_stores if s.manifest.test == "dirth-rwsw")
     job = next(dirth.raw_dir.glob("demand_variation-r01-c*-TC32_QD32.fio")).read_text()
     assert re.findall(r"numjobs=(\d+)", job) == ["32", "32"] and sum(map(int, re.findall(r"iodepth=(\d+)", job))) == 32
-    sim_stores = run_rwsw(workload, sim_runs, SIM, "--wsat-max-time", "5s")  # the same profile, or no comparison
+    sim_stores = run_rwsw(workload, sim_runs, SIM, "--wsat-max-time", "2s")  # the same profile, or no comparison
     check_runs(sim_stores)
 
     out = scratch / "cmp"
