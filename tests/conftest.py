@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 SHARED = {
-    # the tracefs instance `iolab capture` uses has one name on the machine
-    "tracefs": ("test_capture.py", "test_every_command.py", "test_rwsw.py"),
+    # the tracefs instance `iolab capture` uses has one name on the machine (a second capture is
+    # refused while one runs); bench/capture_overhead.py's smoke run captures too
+    "tracefs": ("test_capture.py", "test_every_command.py", "test_rwsw.py", "test_benches.py"),
     # the characterise run of conftest.characterise_on_a_file is read by all three (a session
     # fixture is built once per worker: a file outside the group ran the whole run again)
     "characterise": ("test_cli_characterise.py", "test_char_demand.py", "test_report_geometry.py"),
