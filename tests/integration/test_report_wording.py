@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 
+from iolab.pages.report.model import Table
 from iolab.pages.report.pts import wsat_pages
 from iolab.pages.report.rundata import RunData
+from iolab.pages.report.sections import measurement_window_pages
 
 from .conftest import iolab
 
@@ -53,3 +55,23 @@ def test_xsr_key_figure_uses_the_runs_recovery_tolerance(tmp_path):
     out = _flat(p.stdout.replace("│", " "))
     # main: "recovery to 95 % of group 1 mean TP", computed with 5 % whatever was set
     assert "Group 3 recovery to 80 % of group 1 mean TP" in out and "95 %" not in out
+
+
+def test_a_window_that_passes_but_is_refused_on_evidence_is_not_called_steady(tmp_path):
+    # hir --quick --max-rounds 6: the preconditioning's window passed the range and slope rule,
+    # but only 0.238 GB had been written since the purge (< 2× the tested 0.537 GB), so the phase
+    # is not steady; its measurement-window table said "Verdict: steady state" all the same
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    assert "the window passed, but only" in _flat(p.stdout)
+    run = RunData.load(next(runs.iterdir()), tmp_path / "work")
+    [pc] = [ph for ph in run.phases if ph.phase.name == "preconditioning"]
+    assert pc.steady is False and pc.verdicts and all(v.steady for v in pc.verdicts)
+    tables = [
+        b for page in measurement_window_pages(run, pc, lambda v: v.name) for b in page.blocks if isinstance(b, Table)
+    ]
+    verdicts = [value for t in tables for item, value in t.rows if item == "Verdict"]
+    assert verdicts and all("NOT steady" in v for v in verdicts), verdicts
