@@ -5,8 +5,10 @@ recovery tolerance."""
 
 from __future__ import annotations
 
+import json
 import re
 
+from iolab.pages.compare_pages.pts2 import hir_overlays
 from iolab.pages.report.model import Table
 from iolab.pages.report.pts import wsat_pages
 from iolab.pages.report.rundata import RunData
@@ -75,3 +77,22 @@ def test_a_window_that_passes_but_is_refused_on_evidence_is_not_called_steady(tm
     ]
     verdicts = [value for t in tables for item, value in t.rows if item == "Verdict"]
     assert verdicts and all("NOT steady" in v for v in verdicts), verdicts
+
+
+def test_hir_does_not_call_a_preconditioning_that_never_reached_steady_state_steady(tmp_path):
+    # the same quick HIR: its key figure and the comparison's table said "PC steady-state IOPS"
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    [run_dir] = runs.iterdir()
+    shown = iolab("show", str(run_dir), "--json")
+    [doc] = json.loads(shown.stdout)["runs"]
+    assert doc["steady_state"] == "not-reached"
+    names = [f["name"] for f in doc["figures"]]
+    assert "PC IOPS, window mean (RND 4 KiB W)" in names and not any("steady" in n for n in names), names
+    run = RunData.load(run_dir, tmp_path / "work")
+    tables = [b for page in hir_overlays([run, run], ["D1", "D2"]) for b in page.blocks if isinstance(b, Table)]
+    [table] = [t for t in tables if t.caption == "Recovery per drive (×)"]
+    assert "steady" not in table.columns[1] and all(row[1].endswith("(steady state NOT reached)") for row in table.rows)
