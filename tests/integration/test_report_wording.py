@@ -96,3 +96,24 @@ def test_hir_does_not_call_a_preconditioning_that_never_reached_steady_state_ste
     tables = [b for page in hir_overlays([run, run], ["D1", "D2"]) for b in page.blocks if isinstance(b, Table)]
     [table] = [t for t in tables if t.caption == "Recovery per drive (×)"]
     assert "steady" not in table.columns[1] and all(row[1].endswith("(steady state NOT reached)") for row in table.rows)
+
+
+def test_wsat_whose_budget_ends_within_its_first_intervals_names_no_full_interval(tmp_path):
+    # a 0.05× budget is written in two partial intervals (0.07 s of 1 s cells; the first keeps
+    # half the budget back): the summary line said "last 2 full intervals mean 47,061 IOPS"
+    p = iolab(
+        "run",
+        "wsat",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--wsat-capacity-multiple",
+        "0.05",
+        "--no-report",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout)
+    assert "0 complete round(s)" in out and "full intervals mean" not in out
+    assert "none of them a full interval (the budget ran out first): no interval figures" in out
