@@ -212,6 +212,28 @@ def test_a_wildcard_address_is_refused_without_listen_any(scratch):
         assert _gone(port, 1) and not (scratch / "x.img").exists()
 
 
+def test_two_names_for_one_fio_server_are_refused(scratch):
+    # --hosts 127.0.0.1,localhost ran, "split over 2 hosts", both shares sent to the one server
+    # iolab started on 127.0.0.1, and the per-host page showed two hosts
+    port = _port()
+    r = iolab(
+        "run",
+        "latency",
+        *QUICK,
+        "--target",
+        f"file:{scratch}/x.img?size=16MiB",
+        "--hosts",
+        f"127.0.0.1:{port},localhost:{port}",
+        "--runs-dir",
+        str(scratch / "runs"),
+        timeout=120,
+    )
+    err = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "Traceback" not in err, err
+    assert f"hosts 127.0.0.1:{port} and localhost:{port} are one fio server (127.0.0.1 port {port})" in err, err
+    assert _gone(port, 1) and not (scratch / "x.img").exists() and not (scratch / "runs").exists()
+
+
 def _kill_when_measuring(proc: subprocess.Popen, runs: Path, meanwhile=lambda: None) -> None:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/raw/*-r01-c01-*.p0.fio")):
