@@ -14,7 +14,7 @@ from iolab.pages.report.pts import wsat_pages
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.sections import measurement_window_pages
 
-from .conftest import iolab
+from .conftest import iolab, killed_at
 
 SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
 
@@ -117,3 +117,22 @@ def test_wsat_whose_budget_ends_within_its_first_intervals_names_no_full_interva
     out = _flat(p.stdout)
     assert "0 complete round(s)" in out and "full intervals mean" not in out
     assert "none of them a full interval (the budget ran out first): no interval figures" in out
+
+
+def test_compare_prints_the_caveats_every_page_carries(scratch):
+    # a complete and a killed quick run compared: every page's banners said "non-compliant
+    # (quick profile)" and "INCOMPLETE RUN(S): D2", the terminal ranked both without a word
+    runs = scratch / "runs"
+    args = ("throughput", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report", "--runs-dir")
+    p = iolab("run", "-t", f"file:{scratch}/a.img?size=16MiB", *args, str(runs))
+    assert p.returncode == 0, p.stderr
+    [done] = runs.iterdir()
+    other = scratch / "other"  # its own: the kill point must not match the first run's files
+    killed_at(["run", "-t", f"file:{scratch}/b.img?size=16MiB", *args, str(other)], other, "*/raw/*-r03-*.json")
+    [cut] = other.iterdir()
+    p = iolab("compare", str(done), str(cut), "--out", str(scratch / "cmp"))
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout)
+    assert "non-compliant (quick profile): D1, D2 — quick profile; 0.2 s per cell instead of 60 s" in out, out
+    assert re.search(r"INCOMPLETE RUN\(S\): D2 \(\w+\) — only their complete rounds are compared", out), out
+    assert out.index("INCOMPLETE RUN(S)") < out.index("key figures and ranking")
