@@ -136,3 +136,27 @@ def test_compare_prints_the_caveats_every_page_carries(scratch):
     assert "non-compliant (quick profile): D1, D2 — quick profile; 0.2 s per cell instead of 60 s" in out, out
     assert re.search(r"INCOMPLETE RUN\(S\): D2 \(\w+\) — only their complete rounds are compared", out), out
     assert out.index("INCOMPLETE RUN(S)") < out.index("key figures and ranking")
+
+
+def test_xsr_final_levels_do_not_claim_five_intervals_a_group_did_not_have(tmp_path):
+    # groups 2 and 3 of 3 s each: their key figures said "last 5" over 2 or 3 intervals
+    p = iolab(
+        "run",
+        "xsr",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--set",
+        "group2_time=3s",
+        "--set",
+        "group3_time=3s",
+        "--no-report",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout.replace("│", " "))
+    # (a 1 MiB QD128 interval on the simulated drive outlasts its 1 s cell: 2 or 3 per group)
+    m = re.search(r"group 3: (\d+) intervals", out)
+    assert m and int(m.group(1)) < 5 and "last 5)" not in out, out
+    assert "Group 3 final MB/s (SEQ 1024 KiB W, last ≤5 intervals)" in out
