@@ -150,3 +150,28 @@ def test_info_of_several_targets_shows_each_and_names_the_one_it_cannot_read(pla
     assert p.stdout.count("  model ") == 2
     good = iolab("info", "sim:enterprise-sas", "sim:client-nvme-slc")
     assert good.returncode == 0 and good.stdout.count("  capacity_bytes ") == 2
+
+
+def test_one_target_given_twice_is_refused_before_anything_runs(scratch):
+    # -t F -t F (or F and a symlink to it) ran the first to its end, then the second was refused
+    # by the first's lock ("runs that did not finish: F (exit 3)")
+    img = scratch / "d.img"
+    (scratch / "link.img").symlink_to(img)
+    runs = scratch / "runs"
+    for second in (img, scratch / "link.img"):
+        p = iolab(
+            "run",
+            "throughput",
+            "-t",
+            f"file:{img}?size=16MiB",
+            "-t",
+            f"file:{second}?size=16MiB",
+            "--quick",
+            "--runs-dir",
+            str(runs),
+            timeout=120,
+        )
+        said = " ".join((p.stdout + p.stderr).split())
+        assert p.returncode == 2 and "Traceback" not in said, said
+        assert f"are one target ({img}); give each drive once. Nothing was run or written." in said, said
+        assert not img.exists() and not runs.exists()

@@ -172,7 +172,8 @@ def test_a_device_spelt_oddly_on_this_machine_is_checked_as_the_device(scratch, 
     assert _sha(Path(partitioned)) == before
 
 
-def test_a_host_reached_through_fio_alone_is_refused_unless_the_user_answers_for_it(scratch):
+def _refused_hosts_run(scratch: Path, hosts: str) -> str:
+    """A quick run over `hosts`, which must be refused: what it said, on one line."""
     r = iolab(
         "run",
         "latency",
@@ -180,36 +181,37 @@ def test_a_host_reached_through_fio_alone_is_refused_unless_the_user_answers_for
         "--target",
         f"file:{scratch}/x.img?size=16MiB",
         "--hosts",
-        "198.51.100.7:19399",
+        hosts,
         "--runs-dir",
         str(scratch / "runs"),
         timeout=120,
     )
     err = " ".join(r.stderr.split())
-    assert r.returncode != 0 and "iolab cannot check a target on a host it reaches through fio's server only" in err, (
-        err
-    )
+    assert r.returncode != 0 and "Traceback" not in err, err
+    return err
+
+
+def test_a_host_reached_through_fio_alone_is_refused_unless_the_user_answers_for_it(scratch):
+    err = _refused_hosts_run(scratch, "198.51.100.7:19399")
+    assert "iolab cannot check a target on a host it reaches through fio's server only" in err, err
     assert '`ssh = "user@host"`' in err and "--allow-unsafe-target" in err
 
 
 def test_a_wildcard_address_is_refused_without_listen_any(scratch):
     port = _port()
     for wild in ("0.0.0.0", "[::]"):
-        r = iolab(
-            "run",
-            "latency",
-            *QUICK,
-            "--target",
-            f"file:{scratch}/x.img?size=16MiB",
-            "--hosts",
-            f"{wild}:{port}",
-            "--runs-dir",
-            str(scratch / "runs"),
-            timeout=120,
-        )
-        err = " ".join(r.stderr.split())
-        assert r.returncode != 0 and "means every interface" in err and "--listen-any" in err, err
+        err = _refused_hosts_run(scratch, f"{wild}:{port}")
+        assert "means every interface" in err and "--listen-any" in err, err
         assert _gone(port, 1) and not (scratch / "x.img").exists()
+
+
+def test_two_names_for_one_fio_server_are_refused(scratch):
+    # --hosts 127.0.0.1,localhost ran, "split over 2 hosts", both shares sent to the one server
+    # iolab started on 127.0.0.1, and the per-host page showed two hosts
+    port = _port()
+    err = _refused_hosts_run(scratch, f"127.0.0.1:{port},localhost:{port}")
+    assert f"hosts 127.0.0.1:{port} and localhost:{port} are one fio server (127.0.0.1 port {port})" in err, err
+    assert _gone(port, 1) and not (scratch / "x.img").exists() and not (scratch / "runs").exists()
 
 
 def _kill_when_measuring(proc: subprocess.Popen, runs: Path, meanwhile=lambda: None) -> None:

@@ -74,6 +74,14 @@ def test_a_meter_log_gives_each_cell_its_power_in_the_document_report_and_run(sc
     p = iolab("power", str(run), str(meter))
     assert p.returncode == 2 and "covers none of the run's cells" in p.stderr and "Traceback" not in p.stderr
     assert json.loads((run / "power.json").read_text())["offset_s"] == 100.0
+    # an offset that is not a number was blamed on the log's first reading ("power '7.000' ...
+    # is not a finite non-negative reading"); it is the offset that is refused, nothing replaced
+    for bad in ("nan", "inf", "-inf"):
+        p = iolab("power", str(run), str(meter), f"--offset={bad}")
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        flat = " ".join(p.stderr.split())
+        assert f"the clock offset (--offset) must be a finite number of seconds, not {bad}" in flat, flat
+    assert json.loads((run / "power.json").read_text())["offset_s"] == 100.0
 
     out = scratch / "report"
     p = iolab("report", str(run), "--out", str(out))

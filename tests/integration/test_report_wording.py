@@ -5,12 +5,16 @@ recovery tolerance."""
 
 from __future__ import annotations
 
+import json
 import re
 
+from iolab.pages.compare_pages.pts2 import hir_overlays
+from iolab.pages.report.model import Table
 from iolab.pages.report.pts import wsat_pages
 from iolab.pages.report.rundata import RunData
+from iolab.pages.report.sections import measurement_window_pages
 
-from .conftest import iolab
+from .conftest import iolab, killed_at
 
 SMALL = "sim:enterprise-sas?blocks_per_plane=64&pages_per_block=16&op=0.28"
 
@@ -53,3 +57,106 @@ def test_xsr_key_figure_uses_the_runs_recovery_tolerance(tmp_path):
     out = _flat(p.stdout.replace("│", " "))
     # main: "recovery to 95 % of group 1 mean TP", computed with 5 % whatever was set
     assert "Group 3 recovery to 80 % of group 1 mean TP" in out and "95 %" not in out
+
+
+def test_a_window_that_passes_but_is_refused_on_evidence_is_not_called_steady(tmp_path):
+    # hir --quick --max-rounds 6: the preconditioning's window passed the range and slope rule,
+    # but only 0.238 GB had been written since the purge (< 2× the tested 0.537 GB), so the phase
+    # is not steady; its measurement-window table said "Verdict: steady state" all the same
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    assert "the window passed, but only" in _flat(p.stdout)
+    run = RunData.load(next(runs.iterdir()), tmp_path / "work")
+    [pc] = [ph for ph in run.phases if ph.phase.name == "preconditioning"]
+    assert pc.steady is False and pc.verdicts and all(v.steady for v in pc.verdicts)
+    tables = [
+        b for page in measurement_window_pages(run, pc, lambda v: v.name) for b in page.blocks if isinstance(b, Table)
+    ]
+    verdicts = [value for t in tables for item, value in t.rows if item == "Verdict"]
+    assert verdicts and all("NOT steady" in v for v in verdicts), verdicts
+
+
+def test_hir_does_not_call_a_preconditioning_that_never_reached_steady_state_steady(tmp_path):
+    # the same quick HIR: its key figure and the comparison's table said "PC steady-state IOPS"
+    runs = tmp_path / "runs"
+    p = iolab(
+        "run", "hir", "--quick", "--cell-time", "100ms", "--max-rounds", "6", "--no-report", "--runs-dir", str(runs)
+    )
+    assert p.returncode == 0, p.stderr
+    [run_dir] = runs.iterdir()
+    shown = iolab("show", str(run_dir), "--json")
+    [doc] = json.loads(shown.stdout)["runs"]
+    assert doc["steady_state"] == "not-reached"
+    names = [f["name"] for f in doc["figures"]]
+    assert "PC IOPS, window mean (RND 4 KiB W)" in names and not any("steady" in n for n in names), names
+    run = RunData.load(run_dir, tmp_path / "work")
+    tables = [b for page in hir_overlays([run, run], ["D1", "D2"]) for b in page.blocks if isinstance(b, Table)]
+    [table] = [t for t in tables if t.caption == "Recovery per drive (×)"]
+    assert "steady" not in table.columns[1] and all(row[1].endswith("(steady state NOT reached)") for row in table.rows)
+
+
+def test_wsat_whose_budget_ends_within_its_first_intervals_names_no_full_interval(tmp_path):
+    # a 0.05× budget is written in two partial intervals (0.07 s of 1 s cells; the first keeps
+    # half the budget back): the summary line said "last 2 full intervals mean 47,061 IOPS"
+    p = iolab(
+        "run",
+        "wsat",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--wsat-capacity-multiple",
+        "0.05",
+        "--no-report",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout)
+    assert "0 complete round(s)" in out and "full intervals mean" not in out
+    assert "none of them a full interval (the budget ran out first): no interval figures" in out
+
+
+def test_compare_prints_the_caveats_every_page_carries(scratch):
+    # a complete and a killed quick run compared: every page's banners said "non-compliant
+    # (quick profile)" and "INCOMPLETE RUN(S): D2", the terminal ranked both without a word
+    runs = scratch / "runs"
+    args = ("throughput", "--quick", "--cell-time", "200ms", "--max-rounds", "5", "--no-report", "--runs-dir")
+    p = iolab("run", "-t", f"file:{scratch}/a.img?size=16MiB", *args, str(runs))
+    assert p.returncode == 0, p.stderr
+    [done] = runs.iterdir()
+    other = scratch / "other"  # its own: the kill point must not match the first run's files
+    killed_at(["run", "-t", f"file:{scratch}/b.img?size=16MiB", *args, str(other)], other, "*/raw/*-r03-*.json")
+    [cut] = other.iterdir()
+    p = iolab("compare", str(done), str(cut), "--out", str(scratch / "cmp"))
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout)
+    assert "non-compliant (quick profile): D1, D2 — quick profile; 0.2 s per cell instead of 60 s" in out, out
+    assert re.search(r"INCOMPLETE RUN\(S\): D2 \(\w+\) — only their complete rounds are compared", out), out
+    assert out.index("INCOMPLETE RUN(S)") < out.index("key figures and ranking")
+
+
+def test_xsr_final_levels_do_not_claim_five_intervals_a_group_did_not_have(tmp_path):
+    # groups 2 and 3 of 3 s each: their key figures said "last 5" over 2 or 3 intervals
+    p = iolab(
+        "run",
+        "xsr",
+        "--quick",
+        "--cell-time",
+        "1s",
+        "--set",
+        "group2_time=3s",
+        "--set",
+        "group3_time=3s",
+        "--no-report",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
+    assert p.returncode == 0, p.stderr
+    out = _flat(p.stdout.replace("│", " "))
+    # (a 1 MiB QD128 interval on the simulated drive outlasts its 1 s cell: 2 or 3 per group)
+    m = re.search(r"group 3: (\d+) intervals", out)
+    assert m and int(m.group(1)) < 5 and "last 5)" not in out, out
+    assert "Group 3 final MB/s (SEQ 1024 KiB W, last ≤5 intervals)" in out

@@ -61,6 +61,12 @@ def watched(tmp_path_factory):
     linked = root / "linked-run"
     linked.mkdir()
     (linked / "report").symlink_to(outside)
+    # a run directory renamed (an archive's name for it) keeps its manifest's id
+    other = record(root, "iops", DriveEngine())
+    gc.collect()
+    (other / "report").mkdir()
+    (other / "report" / "index.html").write_text("<p>the renamed run's report</p>")
+    renamed = other.rename(root / "drive-A-fw1")
     before = files(root)
     proc = subprocess.Popen(
         [*IOLAB, "watch", str(root), "--port", str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -77,7 +83,7 @@ def watched(tmp_path_factory):
                 if time.monotonic() > deadline:
                     pytest.fail("iolab watch did not start listening")
                 time.sleep(0.2)
-        yield root, run.name, proc
+        yield root, run.name, proc, (renamed, other.name)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -85,7 +91,7 @@ def watched(tmp_path_factory):
 
 
 def test_watch_serves_the_page_and_a_report(watched):
-    root, run, proc = watched
+    root, run, proc, _ = watched
     assert get("/")[0] == 200
     status, body = get("/api/runs")
     assert status == 200 and run.encode() in body
@@ -112,7 +118,7 @@ def test_watch_serves_the_page_and_a_report(watched):
     ],
 )
 def test_watch_serves_nothing_outside_a_runs_report(watched, path, status):
-    root, run, proc = watched
+    root, run, proc, _ = watched
     got, body = get(path.replace("RUN", run))
     assert (got, SECRET in body, b"root:" in body) == (status, False, False)
     assert proc.poll() is None
@@ -120,7 +126,7 @@ def test_watch_serves_nothing_outside_a_runs_report(watched, path, status):
 
 @pytest.mark.parametrize("host", ["evil.example:19431", f"127.0.0.1:{PORT + 1}", "127.0.0.1", "", None])
 def test_watch_refuses_another_host_name(watched, host):
-    root, run, proc = watched
+    root, run, proc, _ = watched
     for path in ("/", "/api/runs", f"/runs/{run}/report/index.html"):
         status, body = get(path, host)
         assert status == 421 and b"the report" not in body and run.encode() not in body
@@ -135,3 +141,16 @@ def test_watch_without_a_runs_directory_says_so(tmp_path):
         env=dict(os.environ, COLUMNS="200"),
     )
     assert p.returncode != 0 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_watch_serves_the_report_of_a_renamed_run_directory(watched):
+    # the list and the run page named it by its id, but its report links gave 404: the report
+    # route looked for a directory of the id's name
+    root, run, proc, (renamed, run_id) = watched
+    assert run_id != run and renamed.name != run_id
+    status, body = get("/api/runs")
+    href = f"/runs/{run_id}/report/index.html"
+    assert status == 200 and href.encode() in body
+    assert get(f"/runs/{run_id}")[0] == 200
+    assert get(href) == (200, b"<p>the renamed run's report</p>")
+    assert get(f"/runs/{renamed.name}/report/index.html")[0] == 404  # a directory name is no run id

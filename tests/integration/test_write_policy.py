@@ -142,6 +142,25 @@ def test_export_and_report_write_only_their_own_files(scratch, sim_run):
     _refused(p, "/proc/iolab-export is on a pseudo filesystem (proc at /proc)")
 
 
+def test_an_export_into_a_run_directory_is_refused_and_the_run_kept(scratch, sim_run):
+    # `iolab export RUN -f json -o RUN` replaced the run's power.json with the export's power
+    # table (a list), and `iolab show RUN` then failed with a traceback; an export of another
+    # run into it would replace its manifest.json with the other run's
+    other = scratch / "other-run"
+    shutil.copytree(sim_run, other)
+    before = {f: (sim_run / f).read_bytes() for f in ("manifest.json", "power.json")}
+    for src in (sim_run, other):
+        p = iolab("export", str(src), "-f", "json", "--out", str(sim_run))
+        _refused(p, f"{sim_run} is a run directory", "Nothing was written")
+    assert {f: (sim_run / f).read_bytes() for f in before} == before
+    assert not (sim_run / "cells.json").exists()
+    shown = iolab("show", str(sim_run))
+    assert shown.returncode == 0, _said(shown)
+    # a folder of its own under the run is fine
+    p = iolab("export", str(sim_run), "-f", "json", "--out", str(sim_run / "mine"))
+    assert p.returncode == 0 and (sim_run / "mine" / "power.json").is_file(), _said(p)
+
+
 def test_runs_dir_on_a_pseudo_filesystem_is_refused(scratch):
     p = iolab("run", "iops", *SIM_QUICK, "-t", SIM, "--runs-dir", "/sys/kernel/iolab-runs")
     _refused(p, "runs directory '/sys/kernel/iolab-runs'", "pseudo filesystem (sysfs at /sys)")

@@ -52,7 +52,7 @@ def read_table(path, fmt) -> list[dict]:
     if fmt == "json":
         return json.loads(path.read_text())
     con = duckdb.connect()
-    cur = con.execute(f"SELECT * FROM read_parquet('{path}')")
+    cur = con.execute("SELECT * FROM read_parquet(?)", [str(path)])
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, r)) for r in cur.fetchall()]
     con.close()
@@ -307,3 +307,19 @@ def test_a_simulated_runs_power_is_exported_cell_by_cell_with_its_source(tmp_pat
         out = CliRunner().invoke(app, ["show", str(r.dir)], env={"COLUMNS": "200"}).output
         [line] = [x for x in out.splitlines() if x.startswith("power (main): average ")]
         assert f"{doc['phases'][0]['avg_mw']:,.0f} mW" in line and line.endswith(doc["source"])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_cli_export_into_a_directory_whose_name_has_a_quote(run, tmp_path, fmt):
+    # `iolab export RUN -f json -o "it's"` was refused for every format ("export directory names
+    # with a single quote are not supported"): a limit of the Parquet writer's SQL text alone
+    out = tmp_path / "drive A's runs"
+    result = CliRunner().invoke(app, ["export", str(run), "--format", fmt, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert read_table(out / f"cells.{fmt}", fmt) == read_table(*_plain(run, tmp_path, fmt))
+
+
+def _plain(run, tmp_path, fmt):
+    plain = tmp_path / "plain"
+    export_run(RunStore.open(run), fmt, plain)
+    return plain / f"cells.{fmt}", fmt

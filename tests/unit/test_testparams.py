@@ -121,3 +121,18 @@ def test_cli_refuses_an_unknown_setting_and_lists_a_tests_parameters(ramp, tmp_p
     assert not any(tmp_path.iterdir())
     r = CliRunner().invoke(app, ["tests", "ramp-p"])
     assert r.exit_code == 0 and "--set steps=" in r.output and "published reviews" in r.output
+
+
+def test_a_bad_setting_is_one_sentence_each(tmp_path):
+    # iolab run xsr --set group1_time=-1s said "... as a duration (e.g. 250ms, 60s, 5m, 24h)..
+    # Length of group 1": the parser's own full stop, then another
+    result = CliRunner().invoke(
+        app, ["run", "xsr", "--quick", "--set", "group1_time=-1s", "--runs-dir", str(tmp_path / "runs")]
+    )
+    assert isinstance(result.exception, IolabError)  # main() prints it as its one paragraph, exit 2
+    said = str(result.exception)
+    assert (
+        "cannot read '-1s' as a duration" in said
+        and ".." not in said
+        and "(e.g. 250ms, 60s, 5m, 24h). Length of group 1" in said
+    ), said

@@ -6,6 +6,7 @@ Consumption pages read back. Running it again with another log or offset replace
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from iolab.core.errors import IolabError
@@ -21,6 +22,9 @@ def attach(run_ref: str | Path, log: str | Path, offset_s: float = 0.0, min_cove
     """Align the meter log to the run's cells and keep both in the run; the power document."""
     if not 0.0 < min_coverage <= 1.0:
         raise IolabError(f"the minimum coverage must be above 0 % and at most 100 %, not {100 * min_coverage:g} %.")
+    if not math.isfinite(offset_s):
+        # else every shifted meter time is NaN or infinite, and the log's first reading is blamed
+        raise IolabError(f"the clock offset (--offset) must be a finite number of seconds, not {offset_s:g}.")
     text = read_text(log, "power meter log", "document")
     st = RunStore.open(run_ref)
     try:

@@ -91,10 +91,31 @@ def engine_for_run(
     return split_engine(tgt, split[0], stall_s, allow_unsafe, allow_system_disk, listen_any, ioengine or "auto")
 
 
+def _refuse_one_target_twice(specs: list[str]) -> None:
+    """One drive or file named twice (the same spec, a symlink to it, `//dev/sdb`) would start
+    two runs on it: the first runs to its end and the second is refused by its lock, after the
+    first's whole run. Said before anything starts. Simulated drives are each their own."""
+    from iolab import targets
+
+    seen: dict[str, str] = {}
+    for spec in specs:
+        t = targets.parse_target(spec)
+        if t.kind == "sim":
+            continue
+        key = t.path if t.kind == "nbd" else os.path.realpath(t.path)
+        if key in seen:
+            raise IolabError(
+                f"--target {seen[key]} and --target {spec} are one target ({key}); give each drive once. "
+                "Nothing was run or written."
+            )
+        seen[key] = spec
+
+
 def run_many(target_specs: list[str], argv: list[str], root: Path, console) -> int:
     """Several drives at once: one `iolab run` per target, started together, each with the
     same arguments; their output is printed prefixed with the target; then the comparison
     report of the runs that finished. Returns the exit status (0: every run finished)."""
+    _refuse_one_target_twice(target_specs)
     base = _without_targets(argv)
     procs, dirs, lock = [], {}, threading.Lock()
 

@@ -272,8 +272,13 @@ def _segments(raw: str) -> list[str] | None:
 
 def _report_file(root: Path, run_id: str, name: str) -> bytes | None:
     """A report file of a run: a regular file inside the runs directory once every symlink is
-    resolved (a `report` link pointing elsewhere is not followed out)."""
-    f = (root / run_id / "report" / name).resolve()
+    resolved (a `report` link pointing elsewhere is not followed out). The run is found by its id
+    as the list names it, like its page: a run directory copied or renamed (an archive's
+    'drive-A-fw1') keeps its manifest's id, which is not its directory's name."""
+    s = next((r for r in list_runs(root) if r.run_id == run_id), None)
+    if s is None:
+        return None
+    f = (Path(s.path) / "report" / name).resolve()
     if not f.is_relative_to(root):
         return None
     try:

@@ -379,6 +379,8 @@ def compare(
     if cli_auto.compare_published(run_refs, out or runs_root() / "compare", force, labels or (), json_out, console):
         return
     done = api.compare(run_refs, out or runs_root() / "compare", force=force, labels=labels or ())
+    for caveat in done.caveats:
+        console.print(f"[bold red]{esc(caveat)}[/]")
     if done.summary is not None:
         textreport.render_ranking(done.summary, console)
     for p in done.paths:

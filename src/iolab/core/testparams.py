@@ -44,8 +44,9 @@ class Param:
         try:
             return self.parse(text.strip())
         except (ValueError, IolabError) as e:
+            # the parser's own sentence may end with its full stop: one, not two
             raise IolabError(
-                f"--set {self.name}={text!r} (test {test}): {e}. {self.help} "
+                f"--set {self.name}={text!r} (test {test}): {str(e).rstrip('.')}. {self.help} "
                 f"(default {self.show(self.default)}). Nothing was run or written."
             ) from None
 

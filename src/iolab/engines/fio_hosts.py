@@ -34,6 +34,7 @@ from iolab.engines.hosts import (
     Servers,
     check_versions,
     read_identity_over_ssh,
+    refuse_one_server_twice,
     refuse_wildcards,
     server_arg,
     ssh_runner,
@@ -105,6 +106,7 @@ def split_engine(
                 check_safe_to_write(leg.target, allow_unsafe, allow_system_disk)
         return SplitFioEngine(legs, stall_timeout=stall_s, ioengine=ioengine)
     refuse_wildcards([leg.host for leg in legs if leg.host], listen_any)
+    refuse_one_server_twice([leg.host for leg in legs if leg.host])
     claims, local, overridden, how = check_host_legs(legs, allow_unsafe, allow_system_disk)
     try:
         engine = SplitFioEngine(legs, stall_timeout=stall_s, ioengine=ioengine)

@@ -88,6 +88,31 @@ def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
         )
 
 
+def _addresses(address: str) -> set[str]:
+    try:
+        infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return set()  # not resolved: reaching it fails later, naming the host
+    return {str(sockaddr[0]).split("%")[0] for *_, sockaddr in infos}
+
+
+def refuse_one_server_twice(hosts: list[Host]) -> None:
+    """Two names for one fio server (localhost and 127.0.0.1, a host name and its address) are
+    one load generator: the split would send it both shares and report two hosts. Hosts reached
+    over SSH each have their own tunnel and are told apart by their SSH address."""
+    seen: dict[tuple[str, int], str] = {}
+    for h in hosts:
+        if h.ssh:
+            continue
+        for addr in sorted(_addresses(h.address)):
+            first = seen.setdefault((addr, h.port), h.name)
+            if first != h.name:
+                raise IolabError(
+                    f"hosts {first} and {h.name} are one fio server ({addr} port {h.port}); give each fio server "
+                    "once (use `share` in a hosts file to weight one). Nothing was started or written."
+                )
+
+
 def server_arg(address: str, port: int) -> str:
     """fio's --server/--client argument: 'ip,port', and 'ip6:ADDR,port' for an IPv6 address
     (fio 3.33 takes a bare '::1,8765' for a port it cannot parse and exits)."""

@@ -32,7 +32,7 @@ from iolab.figures.summary import PhaseSummary, summarise
 from iolab.pages.report.rundata import stored_power
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
-from iolab.targets.writepolicy import check_file, output_dir, output_file
+from iolab.targets.writepolicy import check_file, output_dir, output_file, refusal
 
 FORMATS = ("csv", "json", "parquet")
 TABLES = ("cells", "window", "steady", "phases", "series", "histograms", "power")  # as collect() returns them
@@ -262,10 +262,15 @@ def _write_parquet(table: ExportTable, path: Path) -> None:
         try:
             con.execute(
                 f"COPY (SELECT * FROM read_json('{src}', format='newline_delimited', columns={columns}))"
-                f" TO '{path}' (FORMAT parquet)"
+                f" TO {_sql_text(str(path))} (FORMAT parquet)"
             )
         finally:
             con.close()
+
+
+def _sql_text(text: str) -> str:
+    """A string literal of DuckDB's SQL: a quote in a path (it's/) doubled, as SQL escapes it."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 WRITERS = {"csv": _write_csv, "json": _write_json, "parquet": _write_parquet}
@@ -291,17 +296,12 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
     """Write one file per table (<table>.<fmt>) and manifest.json into out_dir; returns the paths."""
     if fmt not in WRITERS:
         raise IolabError(f"export format {fmt!r} is not known; use one of: {', '.join(FORMATS)}.")
-    if "'" in str(out_dir):
-        # the Parquet writer names the file inside SQL text
-        raise IolabError(
-            f"{out_dir}: export directory names with a single quote are not supported; choose another --out."
-        )
+    _refuse_a_run_directory(store, out_dir)
     manifest = out_dir / "manifest.json"
-    copy_manifest = manifest.resolve() != (store.dir / "manifest.json").resolve()
     # every file is checked before the tables are read and the first is written, so a refusal
     # is quick and leaves no export half done
     output_dir(out_dir, "export directory")
-    for path in [out_dir / f"{name}.{fmt}" for name in TABLES] + ([manifest] if copy_manifest else []):
+    for path in [out_dir / f"{name}.{fmt}" for name in TABLES] + [manifest]:
         check_file(path, "export file")
     paths = []
     for table in collect(store):
@@ -309,7 +309,19 @@ def export_run(store: RunStore, fmt: str, out_dir: Path) -> list[Path]:
         with output_file(path, "export file"):
             WRITERS[fmt](table, path)
         paths.append(path)
-    if copy_manifest:
-        with output_file(manifest, "export file"):
-            shutil.copyfile(store.dir / "manifest.json", manifest)
+    with output_file(manifest, "export file"):
+        shutil.copyfile(store.dir / "manifest.json", manifest)
     return [*paths, manifest]
+
+
+def _refuse_a_run_directory(store: RunStore, out_dir: Path) -> None:
+    """A run directory's own files are iolab's, so the write policy lets an export replace them:
+    its manifest.json (another run's copy over this run's) and power.json (the export's table over
+    the run's power record, which `show` then could not read). An export goes beside a run, or in
+    a folder of its own under it, never among its files."""
+    if out_dir.resolve() == store.dir.resolve() or (out_dir / "results.db").exists():
+        raise refusal(
+            "export directory",
+            out_dir,
+            [f"{out_dir} is a run directory, whose manifest.json and power.json an export would replace"],
+        )

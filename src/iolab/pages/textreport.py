@@ -299,9 +299,14 @@ def render_wsat(ph: PhaseSummary, console: Console) -> None:
             t.add_row(interval_label(r), num(r.iops), num(r.lat_mean_us), num(written / 1e9))
     console.print(t)
     # a partial interval (the budget's end) is shown above but is no full interval to summarise
-    full = [r for r in rows if not r.partial] or rows
+    full = [r for r in rows if not r.partial]
+    total = f"total written {eng(written, 'B')} over {len(rows)} intervals"
+    if not full:
+        # the budget ran out before one interval was whole: the key figures are '—' too
+        console.print(f"{total}, none of them a full interval (the budget ran out first): no interval figures")
+        return
     console.print(
-        f"total written {eng(written, 'B')} over {len(rows)} intervals; first interval {num(full[0].iops)} IOPS, "
+        f"{total}; first interval {num(full[0].iops)} IOPS, "
         f"last {len(full[-5:])} full intervals mean {num(sum(r.iops for r in full[-5:]) / len(full[-5:]))} IOPS"
     )
 

@@ -109,6 +109,7 @@ class Comparison:
 
     paths: list[Path]
     summary: SummaryTable | None = None
+    caveats: tuple[str, ...] = ()  # what every page's banners say of the runs, in full
 
 
 def summary_table(drives: Sequence[str], phases: Sequence[Drive], metrics: Sequence[KeyMetric[Drive]]) -> SummaryTable:

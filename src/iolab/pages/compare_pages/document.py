@@ -53,7 +53,9 @@ def write_comparison(
     metrics = figures([r.phases for r in runs])
     doc = build_comparison(runs, labels, diffs, metrics, overlays, heading)
     paths = write_document(doc, out_dir, comparison_stem(runs[0].manifest.test, [r.manifest.run_id for r in runs]))
-    return Comparison(paths, summary_table(labels, [r.phases for r in runs], metrics))
+    # the terminal's ranking carries the caveats every page does (forced, non-compliant, incomplete)
+    caveats = tuple(full for full, _, _ in comparison_caveats(runs, labels, diffs))
+    return Comparison(paths, summary_table(labels, [r.phases for r in runs], metrics), caveats)
 
 
 def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
@@ -145,7 +147,15 @@ def per_drive(items: list[list[tuple[str, str]]], drives: list[str]) -> list[tup
 def comparison_banners(
     runs: list[RunData], labels: list[str], diffs: list[str], first: tuple[tuple[str, str, str], ...] = ()
 ) -> tuple[str, ...]:
-    """The comparison's caveats, after `first` (full, short, page) ones of the caller."""
+    """The comparison's caveats, after `first` (full, short, page) ones of the caller, fitted to
+    the banner strip of every page."""
+    return header.fit_banners(comparison_caveats(runs, labels, diffs, first))
+
+
+def comparison_caveats(
+    runs: list[RunData], labels: list[str], diffs: list[str], first: tuple[tuple[str, str, str], ...] = ()
+) -> list[tuple[str, str, str]]:
+    """Each caveat as (full text, short form, page that prints it in full)."""
     out = list(first)
     if diffs:
         out.append(
@@ -170,7 +180,7 @@ def comparison_banners(
     if inc:
         text = f"INCOMPLETE RUN(S): {', '.join(inc)} — only their complete rounds are compared"
         out.append((text, text, DRIVES_PAGE))
-    return header.fit_banners(out)
+    return out
 
 
 # -- summary and rankings -------------------------------------------------------------------

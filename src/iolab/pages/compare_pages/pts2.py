@@ -148,14 +148,12 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
     rows = tuple(
         (
             lab,
-            num(res.steady_iops),
+            num(res.steady_iops) + ("" if res.pc is not None and res.pc.steady else " (steady state NOT reached)"),
             *(num(next((res.recovery(w) for w in res.waits if w.idle_s == i), None)) for i in idles),
         )
         for res, lab in zip(results, labels)
     )
-    src = (
-        f"{SRC}, phases 'preconditioning' and 'wait …': recovery = mean burst IOPS / preconditioning steady-state IOPS."
-    )
+    src = f"{SRC}, phases 'preconditioning' and 'wait …': recovery = mean burst IOPS / the preconditioning window's mean IOPS."
     return [
         Page(
             "Mean IOPS per Wait State",
@@ -163,7 +161,7 @@ def hir_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure("Host Idle Recovery: mean burst IOPS after each idle, one bar per drive", png, 100, src),
                 Table(
                     "Recovery per drive (×)",
-                    ("drive", "PC steady IOPS", *(f"after {duration(i)}" for i in idles)),
+                    ("drive", "PC IOPS (window mean)", *(f"after {duration(i)}" for i in idles)),
                     rows,
                     src,
                 ),

@@ -145,7 +145,7 @@ def hir_pages(run: RunData) -> list[Page]:
         for w in res.waits
     )
     table = Table(
-        "Recovery per wait state (recovery = mean burst IOPS / preconditioning steady-state IOPS)",
+        "Recovery per wait state (recovery = mean burst IOPS / the preconditioning window's mean IOPS)",
         ("idle before burst", "bursts", "mean burst IOPS", "recovery (×)", "baseline intervals", "baseline mean IOPS"),
         rows,
         src,

@@ -99,7 +99,20 @@ def steady_note(run: RunData, ph: PhaseSummary) -> Text:
     return Text((msg,), height_mm=14)
 
 
-def steady_table(v: VariableVerdict, rule_strict: bool, decides: bool = True) -> Table:
+def _verdict(v: VariableVerdict, phase_steady: bool | None) -> str:
+    """The variable's verdict, never "steady state" for a phase that is not: a window can pass
+    the range and slope rule and still be refused (too little written since the purge, no
+    garbage collection at work), and the phase's stop reason says why."""
+    if not v.steady:
+        return "NOT steady"
+    if phase_steady is True:
+        return "steady state"
+    return "window passes the rule, but the phase is NOT steady (see its stop reason)"
+
+
+def steady_table(
+    v: VariableVerdict, rule_strict: bool, decides: bool = True, phase_steady: bool | None = True
+) -> Table:
     cmp = "<" if rule_strict else "≤"
     pr = f"{v.range_allowed / v.average:.0%}" if v.average else "—"
     ps = f"{v.fit_allowed / v.average:.0%}" if v.average else "—"
@@ -118,7 +131,7 @@ def steady_table(v: VariableVerdict, rule_strict: bool, decides: bool = True) ->
             f"{num(denoise(v.fit_excursion, v.average))} — {'pass' if v.slope_ok else 'FAIL'} ({cmp})",
         ),
         ("Least-squares linear fit", v.formula() + " (R = round)"),
-        ("Verdict", "steady state" if v.steady else "NOT steady"),
+        ("Verdict", _verdict(v, phase_steady)),
     )
     if not decides:
         rows += (("Role", "shown only: the phase's steady state is decided by its other tracking variables"),)
@@ -145,7 +158,9 @@ def measurement_window_pages(
             "Source: the tracking variable of each window round (results.db tables cells and steady); "
             "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
         )
-        pages.append(Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict, decides))))
+        pages.append(
+            Page(f"Steady State Measurement Window — {v.name}", (fig, steady_table(v, strict, decides, ph.steady)))
+        )
     return pages
 
 
