@@ -175,3 +175,15 @@ def test_one_target_given_twice_is_refused_before_anything_runs(scratch):
         assert p.returncode == 2 and "Traceback" not in said, said
         assert f"are one target ({img}); give each drive once. Nothing was run or written." in said, said
         assert not img.exists() and not runs.exists()
+
+
+@pytest.mark.parametrize("command", [("show",), ("report",), ("export",), ("audit",)])
+def test_a_directory_that_is_not_a_run_is_called_so(command, tmp_path):
+    plain = tmp_path / "photos"
+    plain.mkdir()
+    (plain / "a.jpg").write_bytes(b"x")
+    p = iolab(*command, str(plain), "--runs-dir", str(tmp_path / "runs"))
+    said = " ".join(p.stderr.split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert "is a directory but not a run (it has no manifest.json" in said, said
+    assert sorted(x.name for x in plain.iterdir()) == ["a.jpg"]  # nothing written into it

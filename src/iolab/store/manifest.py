@@ -125,4 +125,9 @@ def resolve_run(ref: str | Path) -> Path:
             "its groups), `iolab show` and `iolab report` take it as it is, and its drives' runs, which this "
             "command takes, are listed in its report (run_dir)."
         )
+    if p.is_dir():  # there, but no run: say so, not that nothing is there
+        raise IolabError(
+            f"{ref!r} is a directory but not a run (it has no manifest.json; a run directory holds the "
+            f"manifest, results.db and raw/ iolab wrote). `iolab runs` lists the runs under {runs_root()}."
+        )
     raise IolabError(f"run {ref!r}: no such run directory (looked in {p} and {runs_root()}). `iolab runs` lists runs.")
