@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from iolab.api.fleet import list_fleets
-from iolab.api.runlist import list_runs
+from iolab.api.runlist import RunSummary, list_runs
 from iolab.api.watchpage import list_page, run_page
 from iolab.api.watchrun import run_detail
 from iolab.core.errors import IolabError
@@ -68,11 +68,17 @@ def snapshot(root: Path) -> dict:
     return {"root": str(root), "runs": runs, "fleets": listed}
 
 
+def _listed(root: Path, run_id: str) -> RunSummary | None:
+    """The run of this id among those `list_runs` finds in root (None: no such run): the one
+    way a page, its data and its report files find their run."""
+    return next((r for r in list_runs(root) if r.run_id == run_id), None)
+
+
 def run_snapshot(root: Path, run_id: str) -> dict | None:
     """What a run's page shows: its line of the list and the charts' data (None: no such run
     in root; only runs `list_runs` finds are opened, so an id names nothing else)."""
     root = Path(root).resolve()
-    s = next((r for r in list_runs(root) if r.run_id == run_id), None)
+    s = _listed(root, run_id)
     if s is None:
         return None
     entry, detail = _entry(root, s), None
@@ -204,7 +210,7 @@ def handler_for(root: Path):
             elif parts == ["api", "runs"]:
                 self._send(200, "application/json", json.dumps(snapshot(root)).encode())
             elif len(parts) == 2 and parts[0] == "runs":
-                found = any(r.run_id == parts[1] for r in list_runs(root))
+                found = _listed(root, parts[1]) is not None
                 self._send(
                     *(
                         (200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS))
@@ -275,7 +281,7 @@ def _report_file(root: Path, run_id: str, name: str) -> bytes | None:
     resolved (a `report` link pointing elsewhere is not followed out). The run is found by its id
     as the list names it, like its page: a run directory copied or renamed (an archive's
     'drive-A-fw1') keeps its manifest's id, which is not its directory's name."""
-    s = next((r for r in list_runs(root) if r.run_id == run_id), None)
+    s = _listed(root, run_id)
     if s is None:
         return None
     f = (Path(s.path) / "report" / name).resolve()

@@ -66,13 +66,18 @@ def is_local_address(address: str) -> bool:
     return False
 
 
-def is_wildcard(address: str) -> bool:
-    """True for an address that means every interface (0.0.0.0, ::, or a name for one)."""
+def _addresses(address: str) -> set[str]:
+    """The addresses `address` resolves to, without an IPv6 zone (none: it does not resolve)."""
     try:
         infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
     except OSError:
-        return False
-    return any(ipaddress.ip_address(str(sockaddr[0]).split("%")[0]).is_unspecified for *_, sockaddr in infos)
+        return set()  # not resolved: reaching it fails later, naming the host
+    return {str(sockaddr[0]).split("%")[0] for *_, sockaddr in infos}
+
+
+def is_wildcard(address: str) -> bool:
+    """True for an address that means every interface (0.0.0.0, ::, or a name for one)."""
+    return any(ipaddress.ip_address(a).is_unspecified for a in _addresses(address))
 
 
 def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
@@ -86,14 +91,6 @@ def refuse_wildcards(hosts: list[Host], listen_any: bool) -> None:
             "or one of its interfaces' addresses), or pass --listen-any if the server is meant to listen on every "
             "interface. Nothing was started or written."
         )
-
-
-def _addresses(address: str) -> set[str]:
-    try:
-        infos = socket.getaddrinfo(address, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return set()  # not resolved: reaching it fails later, naming the host
-    return {str(sockaddr[0]).split("%")[0] for *_, sockaddr in infos}
 
 
 def refuse_one_server_twice(hosts: list[Host]) -> None:

@@ -33,6 +33,7 @@ from iolab.pages.report.rundata import stored_power
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 from iolab.targets.writepolicy import check_file, output_dir, output_file, refusal
+from iolab.traces.sqltext import sql_str
 
 FORMATS = ("csv", "json", "parquet")
 TABLES = ("cells", "window", "steady", "phases", "series", "histograms", "power")  # as collect() returns them
@@ -262,15 +263,10 @@ def _write_parquet(table: ExportTable, path: Path) -> None:
         try:
             con.execute(
                 f"COPY (SELECT * FROM read_json('{src}', format='newline_delimited', columns={columns}))"
-                f" TO {_sql_text(str(path))} (FORMAT parquet)"
+                f" TO {sql_str(str(path))} (FORMAT parquet)"  # a quote in a path (it's/) doubled
             )
         finally:
             con.close()
-
-
-def _sql_text(text: str) -> str:
-    """A string literal of DuckDB's SQL: a quote in a path (it's/) doubled, as SQL escapes it."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 WRITERS = {"csv": _write_csv, "json": _write_json, "parquet": _write_parquet}

@@ -36,9 +36,9 @@ from iolab.core.safefile import read_text
 from iolab.core.units import kib_label, parse_size
 from iolab.core.workload import Stream, Workload
 from iolab.traces.analysis.streamstats import StreamAnalysis
+from iolab.traces.events import SECTOR  # the unit of every IO a block device or the simulator takes
 
 SHARE_TOLERANCE_PCT = 0.01
-SECTOR = 512  # bytes: the unit of every IO a block device or the simulator takes
 
 
 def _qd(value: float | None, given: int | None, what: str) -> int:
