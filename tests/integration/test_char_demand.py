@@ -222,6 +222,15 @@ def test_latency_demand_on_a_file_with_cells_shorter_than_the_settle(tmp_path):
     )
     job = json.loads(first.read_text())["jobs"][0]["read"]
     assert job["total_ios"] > 0 and job["lat_ns"]["N"] >= job["total_ios"]
+    # `iolab fio-job` prints the cell as the engine runs it: the warm-up's job first, then the
+    # measured one without a ramp_time (and writes nothing)
+    shown = iolab(
+        "fio-job", "latency-demand", "--quick", "--cell-time", "200ms", *sets, "-t", f"file:{tmp_path}/j.img?size=64MiB"
+    )
+    assert shown.returncode == 0, shown.stderr
+    warmup, measured = shown.stdout.split("# the measured job", 1)
+    assert "# warm-up, run first as a job of its own" in warmup and "runtime=1000ms" in warmup
+    assert "ramp_time" not in measured.split("\n[global]", 2)[1] and not (tmp_path / "j.img").exists()
 
 
 def test_show_says_what_each_bisection_step_found(tmp_path):
