@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from jinja2 import Environment
 
-from iolab.pages.report import textwidth
+from iolab.pages.report import textwidth, vector
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text, png_bytes
+from iolab.pages.report.vector import Drawing
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -43,7 +44,7 @@ body { font-family: "DejaVu Sans", "Helvetica", sans-serif; font-size: 7.2pt; co
 .block { margin-bottom: 2mm; }
 .caption { font-weight: bold; font-size: 7.6pt; margin-bottom: 0.6mm; }
 .source { color: #555; font-size: 6.2pt; margin-top: 0.5mm; }
-img.plot { width: __W__mm; display: block; }
+img.plot, svg.plot { width: __W__mm; display: block; }
 table.data { border-collapse: collapse; width: 100%; font-size: 7pt; }
 table.data th, table.data td { border: 0.5pt solid #b7c7d7; padding: 0.35mm 1.2mm; text-align: right; }
 table.data th { background: #dbe5f1; text-align: center; }
@@ -57,7 +58,7 @@ details.sources a { margin-right: 2mm; white-space: nowrap; }
   body { background: #e5e5e5; }
   .page { background: #fff; margin: 6mm auto; padding: 8mm 10mm; width: 210mm; min-height: 297mm;
           box-shadow: 0 1px 4px rgba(0,0,0,.3); }
-  img.plot { width: 100%; }
+  img.plot, svg.plot { width: 100%; height: auto; }
 }
 nav.toc { width: 210mm; margin: 6mm auto 0 auto; font-size: 8pt; line-height: 1.6; }
 nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
@@ -140,6 +141,12 @@ def _e(text: str) -> str:
 def render_block(block: Block, for_print: bool = False) -> str:
     """One block as HTML (plain functions, not template macros: the blocks are typed)."""
     if isinstance(block, Figure):
+        if isinstance(block.png, Drawing):
+            return (
+                f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
+                f"{vector.svg(block.png)}"
+                f'<div class="source">{_e(block.source)}</div></div>'
+            )
         data = base64.b64encode(png_bytes(block.png)).decode()
         return (
             f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'

@@ -13,6 +13,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from iolab.pages.report.vector import Drawing
+
 # Printable height left for blocks on an A4 page once the page header, banners and the four
 # header columns are drawn (see html.py's stylesheet). Builders budget against it.
 CONTENT_MM = 188.0
@@ -74,7 +76,7 @@ def png_bytes(png: bytes | Pending) -> bytes:
 @dataclass(frozen=True)
 class Figure:
     caption: str
-    png: bytes | Pending  # Pending: still being drawn (plots.drawing_in_parallel)
+    png: bytes | Pending | Drawing  # Pending: still being drawn (plots.drawing_in_parallel); Drawing: vector.py
     height_mm: float  # printed height; width is the page's content width
     source: str
     alt: str = ""
