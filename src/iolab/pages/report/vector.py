@@ -9,9 +9,11 @@ placed by its baseline: `anchor` says which end of the text (or its middle) sits
 from __future__ import annotations
 
 import html as _html
+import json
 from dataclasses import dataclass, field
 
 PT_MM = 25.4 / 72
+RECORD_CLASS = "iolab-geometry"
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ class Drawing:
 def svg(d: Drawing) -> str:
     """The drawing as an SVG element sized in mm (user units are mm)."""
     body = "".join(_svg_shape(s) for s in d.shapes)
+    if d.record:  # what the geometry rules read back from a report's HTML (layoutcheck.figures)
+        body = f'<metadata class="{RECORD_CLASS}">{_e(json.dumps(d.record, separators=(",", ":")))}</metadata>{body}'
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="{d.width_mm:g}mm" height="{d.height_mm:g}mm" '
         f'viewBox="0 0 {d.width_mm:g} {d.height_mm:g}" role="img" aria-label="{_e(d.alt)}" '
