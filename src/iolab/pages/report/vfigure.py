@@ -14,8 +14,10 @@ import math
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from iolab.pages.report import textwidth, vticks
+from iolab.pages.report.geometry import PER_SECOND
 from iolab.pages.report.vaxes import (
     GRID,
     LABEL_PT,
@@ -161,8 +163,10 @@ def draw(panels: Sequence[Axes], width_mm: float, height_mm: float, alt: str = "
 
 
 def _resolve(a: Axes, x: Scale, y: Scale, box: Box) -> Panel:
-    xt = a.xticks if a.xticks is not None else vticks.ticks_for(x, vticks.most_ticks(box.w, TICK_PT, False))
-    yt = a.yticks if a.yticks is not None else vticks.ticks_for(y, vticks.most_ticks(box.h, TICK_PT, True))
+    # an axis of IOs per second gets whole-number ticks (geometry.py's fraction rule)
+    xw, yw = bool(PER_SECOND.search(a.xlabel)), bool(PER_SECOND.search(a.ylabel))
+    xt = a.xticks if a.xticks is not None else vticks.ticks_for(x, vticks.most_ticks(box.w, TICK_PT, False), xw)
+    yt = a.yticks if a.yticks is not None else vticks.ticks_for(y, vticks.most_ticks(box.h, TICK_PT, True), yw)
     rt = vticks.linear(*a.right_lim, vticks.most_ticks(box.h, TICK_PT, True)) if a.right_label else []
     inside = [t for t in xt if x.lo <= t.value <= x.hi]
     return Panel(a, x, y, inside, [t for t in yt if y.lo <= t.value <= y.hi] if a.y_visible else [], rt, box)
@@ -175,7 +179,7 @@ def _widest(ticks: Sequence[Tick]) -> float:
 def _margins(p: Panel) -> tuple[float, float, float, float]:
     """The room left, right, above and below the axes box its texts need (mm)."""
     a = p.axes
-    left = TICK_LEN + TICK_PAD + _widest(p.yticks) if p.yticks else 0.0
+    left = TICK_LEN + TICK_PAD + _widest(p.yticks) if a.y_visible else 0.0
     if a.ylabel and a.y_visible:
         left += LABEL_PAD + text_height(1, LABEL_PT)
     right = _right_axis_width(p)
@@ -322,12 +326,18 @@ def _path(p: Panel, s: Path) -> list[Shape]:
             line = [q for (x0, y0), (x1, _) in zip(pts, pts[1:]) for q in ((x0, y0), (x1, y0))] + [pts[-1]]
         out.append(Line(tuple(line), s.color, s.width_pt, dashes(s.style, s.width_pt)))
     if s.marker_pt:
-        r = s.marker_pt / 2 * PT_MM
+        r = marker_radius(s)
         b = p.box
         for x, y in pts:
             if b.x - r <= x <= b.x + b.w + r and b.y - r <= y <= b.y + b.h + r:
                 out.append(Circle(x, y, r, None, s.color, 1.2) if s.ring else Circle(x, y, r, s.color))
     return out
+
+
+def marker_radius(s: Path) -> float:
+    """A dot as large as matplotlib draws it: its size is the face's diameter, and the edge
+    (1 pt, in the same colour) adds half its width all round; a ring is its stroke's centre."""
+    return (s.marker_pt if s.ring else s.marker_pt + 1.0) / 2 * PT_MM
 
 
 def _x_axis(c: Canvas, p: Panel, i: int) -> list[Tick]:
@@ -411,8 +421,9 @@ def _right_axis_width(p: Panel) -> float:
 
 
 def _point_labels(c: Canvas, p: Panel, i: int) -> None:
-    """Each label beside its point: up and right of it as asked, else the first of below,
-    left-up and left-down that stays inside the axes and clear of the labels placed before."""
+    """Each label beside its point: up and right of it as asked, else down and left (the free
+    sides of a falling curve), down-right or up-left; the first that stays inside the axes and
+    clear of the labels placed before, else the first that stays on the figure."""
     b = p.box
     placed: list[tuple[float, float, float, float]] = []
     for pl in p.axes.point_labels:
@@ -420,16 +431,21 @@ def _point_labels(c: Canvas, p: Panel, i: int) -> None:
             continue
         px, py, dx, dy = p.X(pl.x), p.Y(pl.y), pl.dx_pt * PT_MM, pl.dy_pt * PT_MM
         w, h = textwidth.width_mm(pl.text, pl.size_pt), text_height(1, pl.size_pt)
-        options = [(px + dx, py - dy, "left", "bottom"), (px + dx, py + dy, "left", "top")]
-        options += [(px - dx, py - dy, "right", "bottom"), (px - dx, py + dy, "right", "top")]
-        chosen = options[0]
-        for x, y, ha, va in options:
-            x0, y0 = place(x, y, w, h, ha, va, pl.size_pt)
-            inside = b.x <= x0 and x0 + w <= b.x + b.w and b.y <= y0 and y0 + h <= b.y + b.h
-            if inside and not any(_overlap((x0, y0, x0 + w, y0 + h), q) for q in placed):
-                chosen = (x, y, ha, va)
-                break
+        options = [(px + dx, py - dy, "left", "bottom"), (px - dx, py + dy, "right", "top")]
+        options += [(px + dx, py + dy, "left", "top"), (px - dx, py - dy, "right", "bottom")]
+        corners = [place(x, y, w, h, ha, va, pl.size_pt) for x, y, ha, va in options]
+        boxes = [(x0, y0, x0 + w, y0 + h) for x0, y0 in corners]
+        inside = [k for k, q in enumerate(boxes) if _free(q, (b.x, b.y, b.x + b.w, b.y + b.h), placed)]
+        on_figure = [k for k, q in enumerate(boxes) if _free(q, (0.0, 0.0, c.w, c.h), placed)]
+        chosen = options[(inside or on_figure or [0])[0]]
         placed.append(c.text(pl.text, pl.size_pt, "text", i, *chosen))
+
+
+def _free(box: tuple[float, float, float, float], area: tuple[float, float, float, float], placed: list[Any]) -> bool:
+    """Whether `box` lies inside `area` and clear of every box placed."""
+    x0, y0, x1, y1 = box
+    inside = area[0] <= x0 and x1 <= area[2] and area[1] <= y0 and y1 <= area[3]
+    return inside and not any(_overlap(box, q) for q in placed)
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -472,7 +488,7 @@ def _handle(art: Artist, x: float, y: float) -> list[Shape]:
     if art.width_pt > 0:
         out.append(Line(seg, art.color, art.width_pt, dashes(art.style, art.width_pt)))
     if art.marker_pt:
-        r = art.marker_pt / 2 * PT_MM
+        r = marker_radius(art)
         mid = x + HANDLE / 2
         out.append(Circle(mid, y, r, None, art.color, 1.2) if art.ring else Circle(mid, y, r, art.color))
     return out

@@ -67,15 +67,19 @@ def label(v: float) -> str:
     return num(v, trim=True)
 
 
-def linear(lo: float, hi: float, most: int) -> list[Tick]:
+def linear(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
     """Round-number ticks (1, 2, 2.5 or 5 times a power of ten apart) within [lo, hi]: the
-    narrowest such step that gives at most `most` ticks (matplotlib's MaxNLocator's choice)."""
+    narrowest such step that gives at most `most` ticks (matplotlib's MaxNLocator's choice);
+    `whole`: whole numbers only (an axis of IOs per second: 0.5 IOPS is noise)."""
     span = hi - lo
     if span <= 0:
         return [Tick(lo, label(lo))]
     mag = 10 ** math.floor(math.log10(span / max(1, most)))
+    steps = sorted(m * mag * k for k in (0.1, 1.0, 10.0) for m in LINEAR_STEPS)
+    if whole:
+        steps = [st for st in steps if st >= 1 and float(st).is_integer()] or [1.0]
     values: list[float] = []
-    for step in sorted(m * mag * k for k in (0.1, 1.0, 10.0) for m in LINEAR_STEPS):
+    for step in steps:
         values = _multiples(lo, hi, step)
         if len(values) <= most:
             break
@@ -97,7 +101,7 @@ def _multiples(lo: float, hi: float, step: float) -> list[float]:
     return [round(k * step, digits) + 0.0 for k in range(first, last + 1)]
 
 
-def log(lo: float, hi: float, most: int) -> list[Tick]:
+def log(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
     """Ticks of a log axis: 1-2-5 steps under ~2.5 decades, powers of ten above (every second or
     third one over many decades), finer steps if those label fewer than MIN_TICKS, and on a
     narrow span between those steps evenly spaced round numbers (only there: on a span of
@@ -106,13 +110,13 @@ def log(lo: float, hi: float, most: int) -> list[Tick]:
     if hi / lo >= 10:
         orders = [(1.0, 2.0, 5.0), *orders] if hi / lo < 300 else [(1.0,), (1.0, 2.0, 5.0), *orders]
     for subs in orders:
-        values = _log_values(lo, hi, subs)
+        values = [v for v in _log_values(lo, hi, subs) if not whole or float(v).is_integer()]
         if subs == (1.0,) and len(values) > most:
             stride = math.ceil(len(values) / most)
             values = [v for v in values if round(math.log10(v)) % stride == 0]
         if len(values) >= MIN_TICKS:
             return [Tick(v, label(v)) for v in values]
-    return linear(lo, hi, min(most, 6))
+    return linear(lo, hi, min(most, 5), whole)  # matplotlib's MaxNLocator(nbins=5) in plot_style._log_ticks
 
 
 def _log_values(lo: float, hi: float, subs: tuple[float, ...]) -> list[float]:
@@ -149,5 +153,5 @@ def spaced(ticks: Sequence[Tick], positions: Sequence[float], widths: Sequence[f
     return out
 
 
-def ticks_for(scale: Scale, most: int) -> list[Tick]:
-    return log(scale.lo, scale.hi, most) if scale.log else linear(scale.lo, scale.hi, most)
+def ticks_for(scale: Scale, most: int, whole: bool = False) -> list[Tick]:
+    return log(scale.lo, scale.hi, most, whole) if scale.log else linear(scale.lo, scale.hi, most, whole)
