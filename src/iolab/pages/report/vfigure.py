@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from iolab.pages.report import textwidth, vticks
 from iolab.pages.report.geometry import PER_SECOND
+from iolab.pages.report.plot_style import LEGEND_WRAP
 from iolab.pages.report.vaxes import (
     GRID,
     LABEL_PT,
@@ -32,24 +32,15 @@ from iolab.pages.report.vaxes import (
     Stems,
     dashes,
 )
-from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Label, Line, Rect, Shape
+from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Line, Rect, Shape
+from iolab.pages.report.vtext import PX_PER_MM, Box4, Canvas, em, free, place, text_height, wrap_mm
 from iolab.pages.report.vticks import Scale, Tick
 
-PX_PER_MM = 140 / 25.4  # the record's unit: plot_style.DPI's pixels
-ASC, DESC, LINE = 0.76, 0.24, 1.2  # a text line's box above and below its baseline, line pitch (em)
+__all__ = ["PX_PER_MM", "draw", "legend_entries", "marker_radius", "wrap_mm"]
+
 TICK_LEN, MINOR_LEN, TICK_PAD = 3.5 * PT_MM, 2.0 * PT_MM, 3.5 * PT_MM
 LABEL_PAD, TITLE_PAD, FIG_PAD, PANEL_GAP = 4 * PT_MM, 6 * PT_MM, 3 * PT_MM, 2.0
 HANDLE, HANDLE_PAD, LEGEND_GAP, ENTRY_GAP = 14 * PT_MM, 5.6 * PT_MM, 2.5, 0.5  # legend (mm; gap in em)
-LEGEND_WRAP = 30  # characters a legend line holds (plot_style.LEGEND_WRAP)
-Map = Callable[[float], float]
-
-
-def em(size_pt: float) -> float:
-    return size_pt * PT_MM
-
-
-def text_height(lines: int, size_pt: float) -> float:
-    return ((lines - 1) * LINE + ASC + DESC) * em(size_pt)
 
 
 @dataclass(frozen=True)
@@ -82,57 +73,6 @@ class Panel:
 
 def _clamp(v: float) -> float:
     return max(-1e4, min(1e4, v)) if math.isfinite(v) else 1e4
-
-
-def place(x: float, y: float, w: float, h: float, ha: str, va: str, size_pt: float) -> tuple[float, float]:
-    """The top left corner of a w × h text box set `ha` (left/center/right) of x and `va`
-    (top/center/bottom, or baseline: its first line's) at y."""
-    x0 = x - {"left": 0.0, "center": w / 2, "right": w}[ha]
-    y0 = y - ASC * em(size_pt) if va == "baseline" else y - {"top": 0.0, "center": h / 2, "bottom": h}[va]
-    return x0, y0
-
-
-class Canvas:
-    """The shapes drawn and the record's texts, as they are placed."""
-
-    def __init__(self, width_mm: float, height_mm: float) -> None:
-        self.w, self.h = width_mm, height_mm
-        self.shapes: list[Shape] = []
-        self.texts: list[dict[str, object]] = []
-
-    def text(
-        self,
-        text: str,
-        size_pt: float,
-        role: str,
-        axes: int,
-        x: float,
-        y: float,
-        ha: str = "left",
-        va: str = "baseline",
-        upright: bool = False,
-        color: str = "#000000",
-    ) -> tuple[float, float, float, float]:
-        """Place `text` (lines split at "\\n") by its box: `ha` left/center/right of x, `va`
-        top/center/bottom/baseline (of its first line) at y; `upright` reads bottom to top.
-        Returns and records the box (x0, y0, x1, y1) in mm."""
-        lines = text.split("\n")
-        along = max(textwidth.width_mm(ln, size_pt) for ln in lines)
-        across = text_height(len(lines), size_pt)
-        w, h = (across, along) if upright else (along, across)
-        x0, y0 = place(x, y, w, h, ha, va, size_pt)
-        for i, ln in enumerate(lines):
-            pitch = (ASC + i * LINE) * em(size_pt)
-            if upright:
-                self.shapes.append(Label(x0 + pitch, y0 + h / 2, ln, size_pt, color, anchor="middle", rotate=90))
-            else:
-                anchor, at = {"left": ("start", x0), "center": ("middle", x0 + w / 2), "right": ("end", x0 + w)}[ha]
-                self.shapes.append(Label(at, y0 + pitch, ln, size_pt, color, anchor=anchor))
-        box = (x0, y0, x0 + w, y0 + h)
-        if text.strip():
-            px = [round(v * PX_PER_MM, 2) for v in box]
-            self.texts.append({"text": text, "role": role, "axes": axes, "box": px})
-        return box
 
 
 # -- layout ------------------------------------------------------------------------------------
@@ -398,22 +338,6 @@ def _notes(c: Canvas, p: Panel, i: int) -> None:
         c.text("\n".join(lines), n.size_pt, "text", i, b.x + n.fx * b.w, y, "center", n.valign, color=n.color)
 
 
-def wrap_mm(text: str, width_mm: float, size_pt: float) -> list[str]:
-    """`text` broken at spaces into lines no wider than `width_mm` (a word wider stays whole)."""
-    out: list[str] = []
-    for para in text.split("\n"):
-        line = ""
-        for word in para.split():
-            trial = f"{line} {word}" if line else word
-            if line and textwidth.width_mm(trial, size_pt) > width_mm:
-                out.append(line)
-                line = word
-            else:
-                line = trial
-        out.append(line)
-    return out
-
-
 def _right_axis_width(p: Panel) -> float:
     if not p.axes.right_label:
         return 0.0
@@ -425,7 +349,7 @@ def _point_labels(c: Canvas, p: Panel, i: int) -> None:
     sides of a falling curve), down-right or up-left; the first that stays inside the axes and
     clear of the labels placed before, else the first that stays on the figure."""
     b = p.box
-    placed: list[tuple[float, float, float, float]] = []
+    placed: list[Box4] = []
     for pl in p.axes.point_labels:
         if not (p.x.shows(pl.x) and p.y.shows(pl.y)):
             continue
@@ -435,21 +359,10 @@ def _point_labels(c: Canvas, p: Panel, i: int) -> None:
         options += [(px + dx, py + dy, "left", "top"), (px - dx, py - dy, "right", "bottom")]
         corners = [place(x, y, w, h, ha, va, pl.size_pt) for x, y, ha, va in options]
         boxes = [(x0, y0, x0 + w, y0 + h) for x0, y0 in corners]
-        inside = [k for k, q in enumerate(boxes) if _free(q, (b.x, b.y, b.x + b.w, b.y + b.h), placed)]
-        on_figure = [k for k, q in enumerate(boxes) if _free(q, (0.0, 0.0, c.w, c.h), placed)]
+        inside = [k for k, q in enumerate(boxes) if free(q, (b.x, b.y, b.x + b.w, b.y + b.h), placed)]
+        on_figure = [k for k, q in enumerate(boxes) if free(q, (0.0, 0.0, c.w, c.h), placed)]
         chosen = options[(inside or on_figure or [0])[0]]
         placed.append(c.text(pl.text, pl.size_pt, "text", i, *chosen))
-
-
-def _free(box: tuple[float, float, float, float], area: tuple[float, float, float, float], placed: list[Any]) -> bool:
-    """Whether `box` lies inside `area` and clear of every box placed."""
-    x0, y0, x1, y1 = box
-    inside = area[0] <= x0 and x1 <= area[2] and area[1] <= y0 and y1 <= area[3]
-    return inside and not any(_overlap(box, q) for q in placed)
-
-
-def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def _legend(c: Canvas, p: Panel, i: int) -> list[str]:
