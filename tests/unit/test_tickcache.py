@@ -13,7 +13,6 @@ from iolab.pages.report import plot_style, plots
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.tickcache import tick_work_cached, ticks_cloned
 
-
 # log axes with minor ticks, titles, legends beside the axes; a linear plot with a shaded span
 CASES = [
     (

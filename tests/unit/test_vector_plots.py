@@ -77,6 +77,13 @@ def test_linear_axis_ticks_are_round_and_as_many_as_fit():
     assert [t.text for t in vticks.linear(0.8, 1.25, 5)] == ["0.8", "0.9", "1", "1.1", "1.2"]
 
 
+def test_an_iops_axis_of_nothing_or_noise_gets_whole_ticks():
+    for ys in ((0.0, 0.0, 0.0), (0.2, 0.4, 0.3)):  # a stalled drive; a few IOs in a second
+        d = plots.convergence([("IOPS", [Series("4KiB", (1, 2, 3), ys)])], "IOPS", [2, 3], 80)
+        ticks = [t for _, t in axis(d, 0, "y")["ticks"]]
+        assert ticks == ["0", "1", "2"] and rules(d) == [], ticks
+
+
 def test_a_log_axis_places_its_labels_by_the_logarithm_of_their_values():
     d = latency_plots.latency_histogram([("", histogram())], "t", 125)
     assert axis(d, 0, "x")["scale"] == "log" and axis(d, 1, "y")["scale"] == "log"
@@ -89,7 +96,7 @@ def test_a_log_axis_places_its_labels_by_the_logarithm_of_their_values():
         assert centres[text] == pytest.approx(centres[a] + share * (centres[b] - centres[a]), abs=0.05), text
 
 
-def test_close_labels_on_a_log_axis_are_thinned_not_overprinted():
+def test_category_labels_too_close_to_print_are_thinned_not_overprinted():
     d = plots.lines_over_categories(
         [f"{n} outstanding" for n in (1, 2, 4, 8, 16, 24, 32, 36, 48, 64, 128, 256)],
         [Series("IOPS", tuple(range(12)), tuple(1000.0 * (k + 1) for k in range(12)))],
@@ -173,7 +180,7 @@ def test_a_series_entirely_outside_the_axes_is_no_legend_series_with_points():
 # -- the converted plots keep their content ----------------------------------------------------
 
 
-def test_the_latency_histogram_keeps_its_marks_rings_and_unmeasured_note():
+def test_the_latency_histogram_keeps_its_marks_axes_and_unmeasured_note():
     h = histogram()
     d = latency_plots.latency_histogram([("", h)], "65/35 4KiB", 125)
     texts = [t["text"] for t in d.record["texts"]]

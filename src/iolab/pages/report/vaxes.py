@@ -142,8 +142,9 @@ class Axes:
             lo = lo if self.ylim[0] is None else self.ylim[0]
             hi = hi if self.ylim[1] is None else self.ylim[1]
             if self.ylim[0] is not None and self.ylim[1] is None:  # from 0: a margin at the top alone
-                hi = max(v for v in (*ys, lo + 1e-12) if math.isfinite(v))
-                hi = autoscale([lo, hi], self.ylog)[1] if hi > lo else lo + 1.0
+                top = max((v for v in ys if math.isfinite(v)), default=lo)
+                # nothing above the bottom: one unit (matplotlib's empty axes), never a range of noise
+                hi = autoscale([lo, top], self.ylog)[1] if top > lo else lo + 1.0
         return Scale(xlo, xhi, self.xlog), Scale(lo, hi, self.ylog)
 
     def right_scale(self) -> Scale:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.pages.report import textwidth, vticks
-from iolab.pages.report.geometry import PER_SECOND
+from iolab.pages.report.geometry import MIN_TICKS, PER_SECOND
 from iolab.pages.report.plot_style import LEGEND_WRAP
 from iolab.pages.report.vaxes import (
     GRID,
@@ -105,6 +105,8 @@ def draw(panels: Sequence[Axes], width_mm: float, height_mm: float, alt: str = "
 def _resolve(a: Axes, x: Scale, y: Scale, box: Box) -> Panel:
     # an axis of IOs per second gets whole-number ticks (geometry.py's fraction rule)
     xw, yw = bool(PER_SECOND.search(a.xlabel)), bool(PER_SECOND.search(a.ylabel))
+    if yw and not y.log and y.hi - y.lo < MIN_TICKS - 1:  # room for three whole numbers (0, 1, 2 IOPS)
+        y = Scale(y.lo, y.lo + MIN_TICKS - 1)
     xt = a.xticks if a.xticks is not None else vticks.ticks_for(x, vticks.most_ticks(box.w, TICK_PT, False), xw)
     yt = a.yticks if a.yticks is not None else vticks.ticks_for(y, vticks.most_ticks(box.h, TICK_PT, True), yw)
     rt = vticks.linear(*a.right_lim, vticks.most_ticks(box.h, TICK_PT, True)) if a.right_label else []
