@@ -65,7 +65,7 @@ def test_latency_histogram_legend_is_off_the_bars():
         "cumulative %",
     ]
     top = next(s for s in d.shapes if isinstance(s, Clip))  # the histogram's axes
-    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == "#1f77b4"]
+    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == vfigure.on_white("#1f77b4", 0.8)]
     assert len(bars) > 50
     for x0, y0, x1, y1 in legend:
         for bar in bars:

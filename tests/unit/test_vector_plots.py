@@ -195,6 +195,14 @@ def test_the_latency_histogram_keeps_its_marks_axes_and_unmeasured_note():
     assert rules(two) == []
 
 
+def test_histogram_bars_are_drawn_opaque_in_the_colour_they_show_at_80_percent():
+    assert vfigure.on_white("#1f77b4", 0.8) == "#4c92c3" and vfigure.on_white("#000000", 0.5) == "#808080"
+    d = latency_plots.latency_histogram([("", histogram())], "t", 125)
+    top = next(s for s in d.shapes if isinstance(s, Clip))
+    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == "#4c92c3"]
+    assert len(bars) > 20 and all(s.opacity == 1.0 for s in bars)
+
+
 def test_close_percentile_labels_do_not_overprint():
     values = [50.0 + 0.01 * i for i in range(400)]
     counts = [1000] * 390 + [1] * 10  # the 99, 99.9 and 99.99 % marks a hair apart
