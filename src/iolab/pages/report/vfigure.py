@@ -246,19 +246,27 @@ def _artist(p: Panel, art: Artist) -> list[Shape]:
 
 
 def _stems(p: Panel, s: Stems) -> list[Shape]:
-    """One line per bin; bins closer than a fifth of a line's width drawn as their tallest (a
-    fio histogram has ~1,800 bins, most of them within a hair of a neighbour on a log axis)."""
+    """A line per bin; bins closer than a fifth of a line's width drawn as their tallest (a fio
+    histogram has ~1,800 bins, most of them within a hair of a neighbour on a log axis). Bins no
+    further apart than a line's width are one zigzag line (up each bin and down again, along the
+    base to the next, which their own widths cover): a line each cost WeasyPrint 0.4 ms, 0.3
+    CPU-s on the quick latency report's three histograms."""
     merged: dict[float, float] = {}
-    grain = s.width_pt * PT_MM / 5
+    width = s.width_pt * PT_MM
     for x, top in zip(s.xs, s.tops):
         if top > s.base and p.x.shows(x):
-            key = round(p.X(x) / grain) * grain
+            key = round(p.X(x) / (width / 5)) * (width / 5)
             merged[key] = max(merged.get(key, top), top)
     base = p.Y(s.base)
+    runs: list[list[tuple[float, float]]] = []
+    for x in sorted(merged):
+        if not runs or x - runs[-1][-1][0] > width:
+            runs.append([])
+        runs[-1] += [(x, base), (x, p.Y(merged[x])), (x, base)]
     # the colour they show at their opacity on the white axes, drawn opaque: a see-through line is
     # a transparency group of its own in a PDF (514 of them cost WeasyPrint 0.2 CPU-s)
     paint = on_white(s.color, s.opacity)
-    return [Line(((x, base), (x, p.Y(top))), paint, s.width_pt) for x, top in merged.items()]
+    return [Line(tuple(run[:-1] if len(run) == 3 else run), paint, s.width_pt) for run in runs]
 
 
 def on_white(color: str, opacity: float) -> str:
