@@ -36,6 +36,7 @@ from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Line, Rect, 
 from iolab.pages.report.vtext import PX_PER_MM, Box4, Canvas, em, free, place, text_height, wrap_mm
 from iolab.pages.report.vticks import Scale, Tick
 
+Point = tuple[float, float]
 __all__ = ["PX_PER_MM", "draw", "legend_entries", "marker_radius", "wrap_mm"]
 
 TICK_LEN, MINOR_LEN, TICK_PAD = 3.5 * PT_MM, 2.0 * PT_MM, 3.5 * PT_MM
@@ -174,8 +175,8 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
     # the grid's 1.5 and the lines' 2)
     data: list[Shape] = [shape for art in a.artists if isinstance(art, Band) for shape in _artist(p, art)]
     if a.y_visible:
-        data += [Line(((b.x, p.Y(t.value)), (b.x + b.w, p.Y(t.value))), GRID, 0.8) for t in p.yticks]
-    data += [Line(((p.X(t.value), b.y), (p.X(t.value), b.y + b.h)), GRID, 0.8) for t in p.xticks]
+        data += comb([((b.x, p.Y(t.value)), (b.x + b.w, p.Y(t.value))) for t in p.yticks], GRID, 0.8)
+    data += comb([((p.X(t.value), b.y + b.h), (p.X(t.value), b.y)) for t in p.xticks], GRID, 0.8)
     for art in a.artists:
         if not isinstance(art, Band):
             data += _artist(p, art)
@@ -295,6 +296,15 @@ def _path(p: Panel, s: Path) -> list[Shape]:
     return out
 
 
+def comb(teeth: Sequence[tuple[Point, Point]], color: str, width_pt: float) -> list[Shape]:
+    """Segments rooted in order along one line (tick marks on a spine, grid lines from an edge of
+    the axes) as one zigzag line: out along each and back, then along that line to the next,
+    where the spine drawn over it (as wide or wider, black) hides it. A line each cost WeasyPrint
+    0.4 ms, and a log axis has dozens of minor ticks."""
+    points = [q for root, tip in teeth for q in (root, tip, root)]
+    return [Line(tuple(points[:-1]), color, width_pt)] if points else []
+
+
 def marker_radius(s: Path) -> float:
     """A dot as large as matplotlib draws it: its size is the face's diameter, and the edge
     (1 pt, in the same colour) adds half its width all round; a ring is its stroke's centre."""
@@ -304,8 +314,8 @@ def marker_radius(s: Path) -> float:
 def _x_axis(c: Canvas, p: Panel, i: int) -> list[Tick]:
     b, bottom = p.box, p.box.y + p.box.h
     minor = vticks.minor_log(p.x.lo, p.x.hi, p.xticks) if p.x.log and p.axes.xticks is None else []
-    c.shapes += [Line(((p.X(v), bottom), (p.X(v), bottom + MINOR_LEN)), "#000000", 0.6) for v in minor]
-    c.shapes += [Line(((p.X(t.value), bottom), (p.X(t.value), bottom + TICK_LEN)), "#000000", 0.8) for t in p.xticks]
+    c.shapes += comb([((p.X(v), bottom), (p.X(v), bottom + MINOR_LEN)) for v in minor], "#000000", 0.6)
+    c.shapes += comb([((p.X(t.value), bottom), (p.X(t.value), bottom + TICK_LEN)) for t in p.xticks], "#000000", 0.8)
     widths = [max(textwidth.width_mm(ln, TICK_PT) for ln in t.text.split("\n")) for t in p.xticks]
     shown = vticks.spaced(p.xticks, [p.X(t.value) for t in p.xticks], widths, 1.0)
     y = bottom + TICK_LEN + TICK_PAD
@@ -321,8 +331,8 @@ def _y_axis(c: Canvas, p: Panel, i: int) -> list[Tick]:
         return []
     b = p.box
     minor = vticks.minor_log(p.y.lo, p.y.hi, p.yticks) if p.y.log and p.axes.yticks is None else []
-    c.shapes += [Line(((b.x - MINOR_LEN, p.Y(v)), (b.x, p.Y(v))), "#000000", 0.6) for v in minor]
-    c.shapes += [Line(((b.x - TICK_LEN, p.Y(t.value)), (b.x, p.Y(t.value))), "#000000", 0.8) for t in p.yticks]
+    c.shapes += comb([((b.x, p.Y(v)), (b.x - MINOR_LEN, p.Y(v))) for v in minor], "#000000", 0.6)
+    c.shapes += comb([((b.x, p.Y(t.value)), (b.x - TICK_LEN, p.Y(t.value))) for t in p.yticks], "#000000", 0.8)
     shown = _spaced_up(p.yticks, [p.Y(t.value) for t in p.yticks])
     x = b.x - TICK_LEN - TICK_PAD
     lefts = [c.text(t.text, TICK_PT, "ytick", i, x, p.Y(t.value), "right", "center")[0] for t in shown if t.text]
@@ -344,7 +354,7 @@ def _spaced_up(ticks: Sequence[Tick], ys: Sequence[float]) -> list[Tick]:
 def _right_axis(c: Canvas, p: Panel, twin: int) -> None:
     b, edge = p.box, p.box.x + p.box.w
     ys = [p.Y(t.value, True) for t in p.rticks]
-    c.shapes += [Line(((edge, y), (edge + TICK_LEN, y)), "#000000", 0.8) for y in ys]
+    c.shapes += comb([((edge, y), (edge + TICK_LEN, y)) for y in ys], "#000000", 0.8)
     x = edge + TICK_LEN + TICK_PAD
     rights = [c.text(t.text, TICK_PT, "ytick", twin, x, y, "left", "center")[2] for t, y in zip(p.rticks, ys)]
     right = max(rights, default=x) + LABEL_PAD
