@@ -128,7 +128,7 @@ def _svg_shape(s: Shape, clips: Iterator[int]) -> str:
             f'<text x="{s.x:.2f}" y="{s.y:.2f}" font-size="{s.size_pt * PT_MM:.3f}" fill="{s.color}" '
             f'text-anchor="{s.anchor}"{weight}{rot} xml:space="preserve">{_e(s.text)}</text>'
         )
-    name = f"{_ID}-{next(clips)}"
+    name = f"{_ID}_{next(clips)}"  # "_": no id reads as a number in exponent notation ("4e-1")
     inner = "".join(_svg_shape(c, clips) for c in s.shapes)
     return (
         f'<clipPath id="{name}"><rect x="{s.x:.2f}" y="{s.y:.2f}" width="{s.w:.2f}" height="{s.h:.2f}"/></clipPath>'
