@@ -46,23 +46,25 @@ HEAD_FLOOR_PT = 5.0  # a page head's line shrinks to fit, to no less than this
 BANNER_COLORS = {False: ("#fff2cc", "#bf9000", "#5c4400"), True: ("#f8d7da", "#b02a37", "#58151c")}
 
 
-def lay_out(docs: Sequence[Document], say: object = None) -> list[Sheet]:
+def lay_out(docs: Sequence[Document]) -> list[Sheet]:
     """Every page of `docs` in order, one sheet each unless its content runs over; the sheets
     numbered "Page n of N" by the model, or "Sheet n of m" once a page has run over."""
     ncols = max((len(d.columns) for d in docs), default=1) or 1
-    bodies = [(d, p, sheets) for d in docs for i, p in enumerate(d.pages) for sheets in [body(d, p, i == 0, ncols)]]
-    total = sum(len(d.pages) for d in docs)
-    count = sum(len(s) for _, _, s in bodies)
-    label = "Page" if count == total else "Sheet"
-    out, n = [], 0
+    bodies = [(d, p, body(d, p, i == 0, ncols)) for d in docs for i, p in enumerate(d.pages)]
+    total, count = sum(len(d.pages) for d in docs), sum(len(s) for _, _, s in bodies)
+    label, n = ("Page" if count == total else "Sheet"), 0
     for d, p, sheets in bodies:
         for s in sheets:
             n += 1
-            top = Sheet()  # the head first in the file: text is extracted in the order drawn
-            head(top, d, p, f"{label} {n} of {count}")
-            s.items[:0], s.boxes[:0] = top.items, top.boxes
-            out.append(s)
-    return out
+            numbered(s, d, p, f"{label} {n} of {count}")
+    return [s for _, _, sheets in bodies for s in sheets]
+
+
+def numbered(s: Sheet, doc: Document, page: Page, number: str) -> None:
+    """Put the page head, with its number, on a laid-out sheet."""
+    top = Sheet()  # the head first in the file: text is extracted in the order drawn
+    head(top, doc, page, number)
+    s.items[:0], s.boxes[:0] = top.items, top.boxes
 
 
 def head(s: Sheet, doc: Document, page: Page, number: str) -> None:
@@ -80,6 +82,8 @@ def head(s: Sheet, doc: Document, page: Page, number: str) -> None:
     y = s.text(box, [title], LEFT, y, title_pt, True, INK) + 0.6
     parts = [f"Test run: {doc.started} → {doc.ended}", f"Device: {doc.device}", f"Tested by: {doc.tested_by}"]
     meta_pt = textwidth.fit_pt("".join(parts), W - 2 * HEAD_GAP_MM, 7.2, HEAD_FLOOR_PT)
+    while textwidth.width_mm("".join(parts), meta_pt) > W - 2 * HEAD_GAP_MM and len(parts[1]) > 12:
+        parts[1] = parts[1][:-2] + "…"  # even at the floor size: the device cut (its column has it whole)
     widths = [textwidth.width_mm(t, meta_pt) for t in parts]
     gap = max(HEAD_GAP_MM, (W - sum(widths)) / 2)  # justify-content: space-between
     x = LEFT
