@@ -89,7 +89,8 @@ def fit(text: str, size_pt: float, bold: bool = False, reserve_mm: float = 0.0) 
 def breakable(text: object) -> Markup:
     """A header value with a line-break opportunity after each "_", "&" and "?": a parameter
     name or a target spec wraps between its parts (precondition_ / time), never inside a word."""
-    return _Markup(textwidth.BREAK_AFTER.sub(r"\1<wbr>", _e(str(text))))
+    # marked before escaping: a break after the "&" of an escaped "&amp;" printed "&amp;op"
+    return _Markup(_e(textwidth.BREAK_AFTER.sub("\\1\0", str(text))).replace("\0", "<wbr>"))
 
 
 TEMPLATE = """<!DOCTYPE html>

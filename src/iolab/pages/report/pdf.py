@@ -34,7 +34,7 @@ def write_pdf(
         canvas = Canvas(pdf)
         paint(canvas, sheet)
         pdf.page(canvas.content())
-        say(f"page {n} of {len(sheets)}", False)
+        say(f"page {n} of {len(sheets)}", n == len(sheets))
     pdf.save(path, title)
     say("PDF file", True)
     return len(sheets)
