@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from iolab.pages.report import plots, textwidth
 from iolab.pages.report.geometry import plot_violations, read_record
 from iolab.pages.report.html import render

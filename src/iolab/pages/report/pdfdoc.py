@@ -215,14 +215,15 @@ def _decoded_image(pdf: PdfFile, png: bytes) -> int:
 
     from PIL import Image
 
-    im = Image.open(io.BytesIO(png))
-    im = im.convert("RGBA") if "A" in im.getbands() or "transparency" in im.info else im.convert("RGB")
+    opened = Image.open(io.BytesIO(png))
+    alpha = "A" in opened.getbands() or "transparency" in opened.info
+    im = opened.convert("RGBA" if alpha else "RGB")
     w, h = im.size
     entries = f"/Type /XObject /Subtype /Image /Width {w} /Height {h} /BitsPerComponent 8"
     mask = ""
     if im.mode == "RGBA":
-        alpha = pdf.stream(f"{entries} /ColorSpace /DeviceGray", im.getchannel("A").tobytes())
-        mask, im = f" /SMask {alpha} 0 R", im.convert("RGB")
+        smask = pdf.stream(f"{entries} /ColorSpace /DeviceGray", im.getchannel("A").tobytes())
+        mask, im = f" /SMask {smask} 0 R", im.convert("RGB")
     return pdf.stream(f"{entries} /ColorSpace /DeviceRGB{mask}", im.tobytes())
 
 
@@ -230,7 +231,7 @@ class Canvas:
     """One page's drawing operators, in millimetres from the top-left corner, y down."""
 
     def __init__(self, pdf: PdfFile) -> None:
-        self.pdf, self.ops = pdf, []
+        self.pdf, self.ops = pdf, list[str]()
 
     def op(self, text: str) -> None:
         self.ops.append(text)

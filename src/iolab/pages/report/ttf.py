@@ -191,4 +191,5 @@ def _file(tables: dict[bytes, bytes]) -> bytes:
 
 def _checksum(data: bytes) -> int:
     padded = data + b"\0" * (-len(data) % 4)
-    return sum(struct.unpack(f">{len(padded) // 4}I", padded)) & 0xFFFFFFFF
+    words: tuple[int, ...] = struct.unpack(f">{len(padded) // 4}I", padded)
+    return sum(words) & 0xFFFFFFFF
