@@ -59,33 +59,30 @@ class Box:
 
 
 @dataclass(frozen=True)
-class Fill:
+class Area:
+    """A rectangle on the sheet, mm from its top-left corner."""
+
     x: float
     y: float
     w: float
     h: float
+
+
+@dataclass(frozen=True)
+class Fill(Area):
     fill: str | None
     stroke: str | None = None
     width_pt: float = 0.5
 
 
 @dataclass(frozen=True)
-class Picture:
+class Picture(Area):
     figure: Figure
-    x: float
-    y: float
-    w: float
-    h: float
 
 
 @dataclass(frozen=True)
-class ClipTo:
+class ClipTo(Area):
     """Cut what follows to this rectangle, until the matching `Unclip`."""
-
-    x: float
-    y: float
-    w: float
-    h: float
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,7 @@ def _block(s: Sheet, block: Block, y: float) -> float:
         h = block.height_mm
         if isinstance(block.png, Drawing):  # drawn to the content's width, its height kept in proportion
             h = min(h, block.png.height_mm * W / block.png.width_mm) if block.png.width_mm else h
-        s.items.append(Picture(block, LEFT, y, W, h))
+        s.items.append(Picture(LEFT, y, W, h, block))
         y += h
     else:
         y = table(s, block, y)
