@@ -100,6 +100,13 @@ def test_report_says_which_plot_and_page_it_is_writing(latency_run, tmp_path):
     assert html.count('<img class="plot"') == int(plots[-1][1])
 
 
+def _raster(doc):
+    """The figures matplotlib draws (a vector.Drawing is drawn in the process, in milliseconds)."""
+    from iolab.pages.report.vector import Drawing
+
+    return [b for p in doc.pages for b in p.blocks if isinstance(b, Figure) and not isinstance(b.png, Drawing)]
+
+
 def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_run, tmp_path):
     from iolab.pages.report import drawing
     from iolab.pages.report.model import png_bytes
@@ -111,10 +118,10 @@ def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_r
             with drawing.drawing_in_parallel():
                 doc = build_document(run)
                 assert drawing._POOL is not None and any(not isinstance(v, bytes) for v in drawing._DRAWN.values())
-                pngs = [png_bytes(b.png) for p in doc.pages for b in p.blocks if isinstance(b, Figure)]
+                pngs = [png_bytes(b.png) for b in _raster(doc)]
         else:
             doc = build_document(run)
-            pngs = [b.png for p in doc.pages for b in p.blocks if isinstance(b, Figure)]
+            pngs = [b.png for b in _raster(doc)]
         return pngs
 
     here, apart = figures(False), figures(True)
