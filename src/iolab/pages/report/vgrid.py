@@ -305,8 +305,10 @@ def heat_frame(
     cb: tuple[str, list[str]] | None,
     xlabel: str,
     ylabel: str,
+    note: bool = False,
 ) -> Frame:
-    """Margins wide enough for the widest label on each side (text widths from textwidth.py)."""
+    """Margins wide enough for the widest label on each side (text widths from textwidth.py);
+    `note`: a line at the bottom for the note that the cells are too small for their values."""
     left = PAD_MM + (text_height(LABEL_PT) + GAP_MM if ylabel else 0.0) + GAP_MM + TICK_MM
     left += max((width_mm(t, TICK_PT) for t in y_labels), default=0.0)
     right = PAD_MM
@@ -320,13 +322,30 @@ def heat_frame(
     tall = max((width_mm(t, x_pt) for t in x_labels), default=0.0) if turned else text_height(x_pt)
     top = PAD_MM + text_height(TITLE_PT) + 2 * GAP_MM
     bottom = PAD_MM + (text_height(LABEL_PT) + GAP_MM if xlabel else 0.0) + tall + GAP_MM + TICK_MM
+    bottom += text_height(TICK_PT) + GAP_MM if note else 0.0
     height = ink.height - top - bottom
     row = height / max(1, len(y_labels))
     y_pt = min(TICK_PT, max(4.0, row / 1.1 / (ASC + DESC) / PT_MM))
     return Frame(left, top, width, height, x_pt, turned, y_pt)
 
 
-def heat_cells(ink: Ink, f: Frame, z: Sequence[Sequence[float | None]], scale: ColourScale | None) -> None:
+CELL_FLOOR_PT = 4.0  # a cell's value printed no smaller; cells too small for it print none (and say so)
+
+
+def cell_pt(text: str, cw: float, ch: float) -> float | None:
+    """The size a value is printed at in a cell cw × ch mm, None when it does not fit."""
+    size = min(fit_pt(text, cw - 1.0, CELL_PT, CELL_FLOOR_PT), ch / 1.1 / (ASC + DESC) / PT_MM)
+    return size if size >= CELL_FLOOR_PT and width_mm(text, size) <= cw - 1.0 else None
+
+
+def values_fit(f: Frame, z: Sequence[Sequence[float | None]]) -> bool:
+    cw, ch = f.width / max(1, max((len(r) for r in z), default=0)), f.height / max(1, len(z))
+    return all(cell_pt(num(v), cw, ch) is not None for row in z for v in row)
+
+
+def heat_cells(
+    ink: Ink, f: Frame, z: Sequence[Sequence[float | None]], scale: ColourScale | None, values: bool
+) -> None:
     """One coloured cell per value, row 0 at the top, its value printed in black or white."""
     ny, nx = len(z), max((len(r) for r in z), default=0)
     cw, ch = f.width / max(1, nx), f.height / max(1, ny)
@@ -336,9 +355,9 @@ def heat_cells(ink: Ink, f: Frame, z: Sequence[Sequence[float | None]], scale: C
             x, y = f.left + xi * cw, f.top + yi * ch
             # the cell's own colour round its edge: no hairline seam between two cells in a viewer
             ink.add(Rect(x, y, cw, ch, fill=fill, stroke=fill, width_pt=0.3))
-            text = num(v)
-            size = min(fit_pt(text, cw - 1.0, CELL_PT, 4.0), max(4.0, ch / 1.1 / (ASC + DESC) / PT_MM))
-            ink.text(centred(text, size, x + cw / 2, y + ch / 2, color=ink_on(fill)), "text")
+            size = cell_pt(num(v), cw, ch)
+            if values and size is not None:
+                ink.text(centred(num(v), size, x + cw / 2, y + ch / 2, color=ink_on(fill)), "text")
     ink.add(Rect(f.left, f.top, f.width, f.height, stroke=INK, width_pt=0.8))
 
 
@@ -360,7 +379,14 @@ def heat_axes(
         ink.text(beside(t, f.y_pt, f.left - TICK_MM, cy, (-1.0, 0.0), GAP_MM), "ytick")
     middle = f.left + f.width / 2
     if xlabel:
-        ink.text(centred(xlabel, LABEL_PT, middle, ink.height - PAD_MM - text_height(LABEL_PT) / 2), "xlabel")
+        y = (
+            f.top
+            + f.height
+            + TICK_MM
+            + GAP_MM
+            + max((box(t)[3] - box(t)[1] for t, r, _ in ink.texts if r == "xtick"), default=0)
+        )
+        ink.text(centred(xlabel, LABEL_PT, middle, y + GAP_MM + text_height(LABEL_PT) / 2), "xlabel")
     if ylabel:
         ink.text(
             centred(ylabel, LABEL_PT, PAD_MM + text_height(LABEL_PT) / 2, f.top + f.height / 2, rotate=90.0), "ylabel"
@@ -427,7 +453,15 @@ def heatmap(
     ticks = scale.ticks(per_second(label)) if scale is not None else []
     cb = (cb_label, [num(v, trim=True) for v in ticks]) if scale is not None else None
     f = heat_frame(ink, x_labels, y_labels, cb, xlabel, ylabel)
-    heat_cells(ink, f, z, scale)
+    values = values_fit(f, z)
+    if not values:  # rather than values printed over each other
+        f = heat_frame(ink, x_labels, y_labels, cb, xlabel, ylabel, note=True)
+        why = f"{len(z)} × {max(len(r) for r in z)} cells: too small to print their values (the tables give them)"
+        ink.text(
+            centred(why, TICK_PT, f.left + f.width / 2, ink.height - PAD_MM - text_height(TICK_PT) / 2, color=GREY),
+            "text",
+        )
+    heat_cells(ink, f, z, scale, values)
     axes = [heat_axes(ink, f, x_labels, y_labels, xlabel, ylabel, title)]
     if scale is not None:
         axes.append(colour_bar(ink, f, scale, cb_label, ticks))
