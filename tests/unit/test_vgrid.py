@@ -144,8 +144,9 @@ def test_an_overlap_in_the_drawing_is_one_in_the_record():
     ink.text(Label(10, 10, "1,000,000", 7), "ytick")
     ink.text(Label(14, 10.5, "2,000,000", 7), "ytick")
     ink.text(Label(48, 10, "off the edge", 7), "text")
+    ink.text(Label(2, 18, "ends at its x", 7, anchor="end"), "text")
     rules = sorted(v.rule for v in plot_violations(ink.record([]), "made"))
-    assert rules == ["edge", "overlap"]
+    assert rules == ["edge", "edge", "overlap"]
 
 
 def test_nice_ticks():
@@ -199,13 +200,16 @@ def _middle(col: list[Line]) -> tuple[float, float]:
 def test_3d_nearer_column_painted_over_a_taller_farther_one():
     """Same mix: the right-hand block size is nearer; same block size: the first mix is nearer.
     The farther column is the tall one, so ordering by the columns' middles would fail."""
-    d = plots.columns_3d(["4 KiB", "8 KiB"], ["0/100"], [[1000.0, 10.0]], "IOPS", "t")
-    first, last = _columns(d)
-    assert _middle(last)[0] > _middle(first)[0]  # 8 KiB, on the right, painted last
-    d = plots.columns_3d(["4 KiB"], ["0/100", "100/0"], [[10.0], [1000.0]], "IOPS", "t")
-    first, last = _columns(d)
-    assert last[1].fill == vgrid.shaded(color(0), v3d.FRONT)  # the first mix's, in front
-    assert first[1].fill == vgrid.shaded(color(1), v3d.FRONT)
+    row = [10.0] * 8
+    row[3] = 1000.0
+    d = plots.columns_3d(BLOCKS, ["0/100"], [row], "IOPS", "t")
+    lefts = [_middle(c)[0] for c in _columns(d)]
+    assert lefts == sorted(lefts)  # the tall 16 KiB before the short 32 KiB on its right
+    column = [[10.0] for _ in MIXES]
+    column[4] = [1000.0]
+    d = plots.columns_3d(["4 KiB"], MIXES, column, "IOPS", "t")
+    fronts = [c[1].fill for c in _columns(d)]
+    assert fronts == [vgrid.shaded(color(j), v3d.FRONT) for j in reversed(range(len(MIXES)))]
 
 
 def test_3d_column_heights_follow_their_values():
