@@ -16,7 +16,6 @@ from typing import Any
 
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
-from iolab.pages.report import v3d, vgrid
 from iolab.pages.report.drawing import drawn_apart
 from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.plot_style import (
@@ -34,7 +33,11 @@ from iolab.pages.report.plot_style import (
     styled,
     unmeasured,
 )
-from iolab.pages.report.vector import Drawing
+
+# the 3D columns and the heat map are vector shapes (vector.Drawing), drawn in milliseconds
+# without matplotlib or a worker process; the pages call them here with the other plots
+from iolab.pages.report.v3d import columns_3d as columns_3d
+from iolab.pages.report.vgrid import heatmap as heatmap
 
 # -- steady state ----------------------------------------------------------------------------
 
@@ -260,37 +263,6 @@ def _headroom(fig: Any, ax: Any, texts: list[Any]) -> None:
             return
         lo, hi = ax.get_ylim()
         ax.set_ylim(lo, hi + (hi - lo) * (over + 4) / max(1.0, frame.height - over))
-
-
-def columns_3d(
-    x_labels: Sequence[str],
-    y_labels: Sequence[str],
-    z: Sequence[Sequence[float | None]],
-    zlabel: str,
-    title: str,
-    height_mm: float = 115,
-) -> Drawing:
-    """3D column plot as in SNIA reports: z[y][x] over (x = block size, y = R/W mix).
-    Missing cells draw no column. Vector shapes (v3d.py): milliseconds to draw, so neither a
-    worker process nor matplotlib."""
-    return v3d.columns_3d(x_labels, y_labels, z, zlabel, title, height_mm)
-
-
-def heatmap(
-    x_labels: Sequence[str],
-    y_labels: Sequence[str],
-    z: Sequence[Sequence[float | None]],
-    label: str,
-    title: str,
-    height_mm: float = 80,
-    log: bool = True,
-    lower_is_better: bool = False,
-    xlabel: str = "block size",
-    ylabel: str = "R/W mix (%)",
-) -> Drawing:
-    """The readable alternative to a 3D column plot: one coloured, labelled cell per value
-    (vector shapes, vgrid.py)."""
-    return vgrid.heatmap(x_labels, y_labels, z, label, title, height_mm, log, lower_is_better, xlabel, ylabel)
 
 
 # -- time series -----------------------------------------------------------------------------
