@@ -125,7 +125,7 @@ def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_r
         return pngs
 
     here, apart = figures(False), figures(True)
-    assert len(here) >= 10 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
+    assert len(here) >= 7 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
     assert apart == here
 
 
@@ -195,7 +195,7 @@ def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encodi
     pdf_path, html_path = (next(p for p in paths if p.suffix == s) for s in (".pdf", ".html"))
     drawn = [Image.open(io.BytesIO(base64.b64decode(b))) for b in re.findall(r"base64,([^\"]+)", html_path.read_text())]
     printed = {im.name: im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images}
-    assert len(drawn) >= 10 and len(printed) == len(drawn)
+    assert len(drawn) >= 7 and len(printed) == len(drawn)  # the 3D columns and heat maps are vector shapes
     assert sorted(im.convert("RGB").tobytes() for im in printed.values()) == sorted(im.tobytes() for im in drawn)
 
 
