@@ -129,6 +129,19 @@ def test_heat_map_labels_apart_and_inside_the_figure(xs, ys, height):
     assert d.width_mm == 190 and d.height_mm == height
 
 
+def test_long_axis_names_and_title_shrink_to_stay_inside_a_short_heat_map():
+    """At 8 pt the upright names would run over the title and off the figure's bottom."""
+    z = [[0.08 * q * (1 + s) for q in (1, 2, 4, 8)] for s in range(3)]
+    long = "mean response time of the writes (ms)"
+    title = f"{long} at each queue depth, one row per write share — " * 2
+    d = plots.heatmap(["1", "2", "4", "8"], ["0% W", "50% W", "100% W"], z, long, title, height_mm=70, ylabel=long)
+    assert plot_violations(d.record, "short heat map") == []
+    printed = {t["text"]: t for t in d.record["texts"]}
+    assert set(printed) >= {long, title, long + " (log colour scale)"}
+    x0, _, x1, _ = printed[title]["box"]
+    assert x1 - x0 < width_mm(title, 9) * vgrid.PX_PER_MM  # shrunk
+
+
 def test_record_is_in_the_pixels_of_a_png_plot_of_the_same_size():
     d = plots.heatmap(["a", "b", "c"], ["r", "w"], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "MB/s", "Title text")
     k = 140 / 25.4  # plot_style.DPI

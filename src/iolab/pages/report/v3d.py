@@ -27,6 +27,7 @@ from iolab.pages.report.vgrid import (
     TICK_PT,
     TITLE_PT,
     Ink,
+    along,
     axis_record,
     beside,
     box,
@@ -226,7 +227,8 @@ def _compose(g: Grid, v: View, width: float, height: float) -> Ink:
     _panes(ink, g, v)
     _axes(ink, g, v)
     _columns(ink, g, v)
-    ink.text(centred(g.title, TITLE_PT, width / 2, PAD_MM + text_height(TITLE_PT) / 2), "title")
+    size, x = along(g.title, TITLE_PT, width / 2, PAD_MM, width - PAD_MM)
+    ink.text(centred(g.title, size, x, PAD_MM + text_height(TITLE_PT) / 2), "title")
     if not g.zticks:
         x, y = v.at((ASPECT[0] / 2, ASPECT[1] / 2, ASPECT[2] / 2))
         ink.text(centred("no value was measured", LABEL_PT, x, y, color="#555555"), "text")

@@ -234,6 +234,15 @@ def mm(pt: float) -> float:
     return pt * PT_MM
 
 
+def along(text: str, size_pt: float, middle: float, lo: float, hi: float) -> tuple[float, float]:
+    """The size, from `size_pt` down to 5 pt, at which `text` fits between lo and hi (a long axis
+    name beside a short heat map), and where its middle goes: at `middle`, or as near it as
+    keeps it between them."""
+    size = fit_pt(text, hi - lo, size_pt, 5.0)
+    half = width_mm(text, size) / 2
+    return size, min(max(middle, lo + half), hi - half) if 2 * half <= hi - lo else (lo + hi) / 2
+
+
 def text_height(size_pt: float) -> float:
     return (ASC + DESC) * mm(size_pt)
 
@@ -296,6 +305,7 @@ class Frame:
     x_pt: float
     x_turned: bool
     y_pt: float
+    upright: tuple[float, float]  # where the upright axis names may reach: below the title, above the x axis' name
 
 
 def heat_frame(
@@ -326,7 +336,11 @@ def heat_frame(
     height = ink.height - top - bottom
     row = height / max(1, len(y_labels))
     y_pt = min(TICK_PT, max(4.0, row / 1.1 / (ASC + DESC) / PT_MM))
-    return Frame(left, top, width, height, x_pt, turned, y_pt)
+    upright = (
+        PAD_MM + text_height(TITLE_PT) + GAP_MM,
+        ink.height - PAD_MM - (text_height(LABEL_PT) + GAP_MM if xlabel else 0.0),
+    )
+    return Frame(left, top, width, height, x_pt, turned, y_pt, upright)
 
 
 CELL_FLOOR_PT = 4.0  # a cell's value printed no smaller; cells too small for it print none (and say so)
@@ -386,12 +400,13 @@ def heat_axes(
             + GAP_MM
             + max((box(t)[3] - box(t)[1] for t, r, _ in ink.texts if r == "xtick"), default=0)
         )
-        ink.text(centred(xlabel, LABEL_PT, middle, y + GAP_MM + text_height(LABEL_PT) / 2), "xlabel")
+        size, x = along(xlabel, LABEL_PT, middle, PAD_MM, ink.width - PAD_MM)
+        ink.text(centred(xlabel, size, x, y + GAP_MM + text_height(LABEL_PT) / 2), "xlabel")
     if ylabel:
-        ink.text(
-            centred(ylabel, LABEL_PT, PAD_MM + text_height(LABEL_PT) / 2, f.top + f.height / 2, rotate=90.0), "ylabel"
-        )
-    ink.text(centred(title, TITLE_PT, middle, PAD_MM + text_height(TITLE_PT) / 2), "title")
+        size, y = along(ylabel, LABEL_PT, f.top + f.height / 2, *f.upright)
+        ink.text(centred(ylabel, size, PAD_MM + text_height(LABEL_PT) / 2, y, rotate=90.0), "ylabel")
+    size, x = along(title, TITLE_PT, middle, PAD_MM, ink.width - PAD_MM)
+    ink.text(centred(title, size, x, PAD_MM + text_height(TITLE_PT) / 2), "title")
     return {
         "title": title,
         "colorbar": False,
@@ -419,9 +434,8 @@ def colour_bar(ink: Ink, f: Frame, scale: ColourScale, label: str, ticks: Sequen
         ink.add(Line(((x + CB_W_MM, y), (x + CB_W_MM + TICK_MM, y)), stroke=INK, width_pt=0.6))
         ink.text(beside(text, TICK_PT, x + CB_W_MM + TICK_MM, y, (1.0, 0.0), GAP_MM), "ytick", 1)
         placed.append((v, text))
-    ink.text(
-        centred(label, LABEL_PT, ink.width - PAD_MM - text_height(LABEL_PT) / 2, top + h / 2, rotate=90.0), "ylabel", 1
-    )
+    size, y = along(label, LABEL_PT, top + h / 2, *f.upright)
+    ink.text(centred(label, size, ink.width - PAD_MM - text_height(LABEL_PT) / 2, y, rotate=90.0), "ylabel", 1)
     return {
         "title": "",
         "colorbar": True,
