@@ -100,6 +100,13 @@ def test_report_says_which_plot_and_page_it_is_writing(latency_run, tmp_path):
     assert html.count('<img class="plot"') == int(plots[-1][1])
 
 
+def _raster(doc):
+    """The figures matplotlib draws (a vector.Drawing is drawn in the process, in milliseconds)."""
+    from iolab.pages.report.vector import Drawing
+
+    return [b for p in doc.pages for b in p.blocks if isinstance(b, Figure) and not isinstance(b.png, Drawing)]
+
+
 def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_run, tmp_path):
     from iolab.pages.report import drawing
     from iolab.pages.report.model import png_bytes
@@ -111,14 +118,14 @@ def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(latency_r
             with drawing.drawing_in_parallel():
                 doc = build_document(run)
                 assert drawing._POOL is not None and any(not isinstance(v, bytes) for v in drawing._DRAWN.values())
-                pngs = [png_bytes(b.png) for p in doc.pages for b in p.blocks if isinstance(b, Figure)]
+                pngs = [png_bytes(b.png) for b in _raster(doc)]
         else:
             doc = build_document(run)
-            pngs = [b.png for p in doc.pages for b in p.blocks if isinstance(b, Figure)]
+            pngs = [b.png for b in _raster(doc)]
         return pngs
 
     here, apart = figures(False), figures(True)
-    assert len(here) >= 10 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
+    assert len(here) >= 7 and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
     assert apart == here
 
 
@@ -188,7 +195,7 @@ def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encodi
     pdf_path, html_path = (next(p for p in paths if p.suffix == s) for s in (".pdf", ".html"))
     drawn = [Image.open(io.BytesIO(base64.b64decode(b))) for b in re.findall(r"base64,([^\"]+)", html_path.read_text())]
     printed = {im.name: im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images}
-    assert len(drawn) >= 10 and len(printed) == len(drawn)
+    assert len(drawn) >= 7 and len(printed) == len(drawn)  # the 3D columns and heat maps are vector shapes
     assert sorted(im.convert("RGB").tobytes() for im in printed.values()) == sorted(im.tobytes() for im in drawn)
 
 
