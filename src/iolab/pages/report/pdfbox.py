@@ -97,7 +97,6 @@ Item = Fill | Line | Picture | ClipTo | Unclip
 class Sheet:
     items: list[Item] = field(default_factory=list)
     boxes: list[Box] = field(default_factory=list)
-    overflow: bool = False  # a continuation of the page before: its content did not fit
 
     def text(self, box: Box, lines: Sequence[str], x: float, y: float, size: float, bold: bool, color: str, align: str = "left", width: float = 0.0, leading: float = 0.0) -> float:  # fmt: skip
         """Print `lines` in `box` from top `y`, each `leading` high (0: the font's normal);

@@ -5,7 +5,7 @@ first page, content, footer), computed here and drawn by pdfdoc.py.
 Text wraps by textwidth's rules, the ones the page builders count lines with, and every box of
 text is kept (`Box`) for the geometry check (layoutcheck.page_rules): which boxes have a fixed
 height, and the lines printed in each. A page whose content runs past the sheet goes on over
-more sheets (`Sheet.overflow`), its tables split between rows.
+more sheets, its tables split between rows and its text between paragraphs.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def body(doc: Document, page: Page, first: bool, ncols: int) -> list[Sheet]:
     sheets: list[Sheet] = []
     pending = list(page.blocks)
     while True:
-        s = Sheet(overflow=bool(sheets))
+        s = Sheet()
         y = banners(s, doc.banners, TOP + HEAD_MM)
         if first and not sheets:
             y = columns(s, doc, y + 1.0, ncols)
