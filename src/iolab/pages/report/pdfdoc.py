@@ -12,6 +12,7 @@ are millimetres from the page's top-left corner, y down (as the layout and vecto
 from __future__ import annotations
 
 import hashlib
+import math
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -272,8 +273,6 @@ class Canvas:
         """`text` with its baseline's start at (x, y); `rotate`: degrees counter-clockwise."""
         name, _ = self.pdf.font(bold)
         if rotate:
-            import math
-
             c, s = math.cos(math.radians(rotate)), math.sin(math.radians(rotate))
             matrix = f"{_n(c)} {_n(s)} {_n(-s)} {_n(c)} {self.xy(x, y)}"
         else:
