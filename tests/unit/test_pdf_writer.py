@@ -113,3 +113,23 @@ def test_a_table_running_past_its_sheet_goes_on_with_its_header_row(tmp_path):
     pages = [" ".join(p.extract_text().split()) for p in pypdf.PdfReader(str(pdf)).pages]
     assert len(pages) == 2 and all(f"Sheet {n} of 2" in t for n, t in enumerate(pages, 1))
     assert all("name value" in t for t in pages) and "row 29" in pages[1] and "row 0" in pages[0]
+
+
+def test_each_page_lists_only_its_own_images_and_a_repeated_plot_is_stored_once(tmp_path):
+    import io
+
+    from PIL import Image
+
+    def png(color: str) -> bytes:
+        buf = io.BytesIO()
+        Image.new("RGB", (40, 20), color).save(buf, format="png")
+        return buf.getvalue()
+
+    red, blue = png("red"), png("blue")
+    pages = [Page(f"p{i}", (Figure("plot", data, 40, "s"),)) for i, data in enumerate((red, blue, red))]
+    _, pdf = write_document(_doc(*pages), tmp_path, "r")
+    reader = pypdf.PdfReader(str(pdf))
+    assert [len(p.images) for p in reader.pages] == [1, 1, 1]
+    assert [p.images[0].image.getpixel((0, 0)) for p in reader.pages] == [(255, 0, 0), (0, 0, 255), (255, 0, 0)]
+    stored = {o.idnum for p in reader.pages for o in p["/Resources"]["/XObject"].values()}
+    assert len(stored) == 2

@@ -33,7 +33,7 @@ def write_pdf(
     for n, sheet in enumerate(sheets, 1):
         canvas = Canvas(pdf)
         paint(canvas, sheet)
-        pdf.page(canvas.content())
+        pdf.page(canvas.content(), canvas.used)
         say(f"page {n} of {len(sheets)}", n == len(sheets))
     pdf.save(path, title)
     say("PDF file", True)

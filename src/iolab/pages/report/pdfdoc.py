@@ -57,7 +57,7 @@ class PdfFile:
     alphas: dict[float, str] = field(default_factory=dict)  # opacity -> ExtGState name
 
     def __post_init__(self) -> None:
-        self.resources, self.page_tree = self.reserve(), self.reserve()
+        self.page_tree = self.reserve()
 
     def reserve(self) -> int:
         self.objects.append(None)
@@ -102,26 +102,24 @@ class PdfFile:
             self.alphas[opacity] = f"GS{len(self.alphas) + 1}"
         return self.alphas[opacity]
 
-    def page(self, content: bytes) -> None:
+    def page(self, content: bytes, used: set[str]) -> None:
+        """A page of these operators; `used`: the fonts, images and graphics states they name
+        (a page's resources list only its own: a reader lists a page's images from them)."""
         body = self.stream("", content)
+        fonts = " ".join(f"/{'F2' if b else 'F1'} {u.ref} 0 R" for b, u in self.fonts.items() if ("F2" if b else "F1") in used)  # fmt: skip
+        images = " ".join(f"/{name} {ref} 0 R" for name, ref in self.images.values() if name in used)
+        alphas = " ".join(f"/{name} << /ca {_n(a)} /CA {_n(a)} >>" for a, name in self.alphas.items() if name in used)
+        resources = f"<< /Font << {fonts} >> /XObject << {images} >> /ExtGState << {alphas} >> >>"
         self.pages.append(
             self.put(
                 f"<< /Type /Page /Parent {self.page_tree} 0 R /MediaBox [0 0 {_n(PAGE_W_MM * MM)} {_n(PAGE_H_MM * MM)}]"
-                f" /Resources {self.resources} 0 R /Contents {body} 0 R >>".encode()
+                f" /Resources {resources} /Contents {body} 0 R >>".encode()
             )
         )
 
     def save(self, path: Path, title: str) -> None:
         for bold, use in self.fonts.items():
             _embed(self, use, bold)
-        fonts = " ".join(f"/{'F2' if b else 'F1'} {u.ref} 0 R" for b, u in self.fonts.items())
-        images = " ".join(f"/{name} {ref} 0 R" for name, ref in self.images.values())
-        alphas = " ".join(f"/{name} << /ca {_n(a)} /CA {_n(a)} >>" for a, name in self.alphas.items())
-        self.put(
-            f"<< /ProcSet [/PDF /Text /ImageC] /Font << {fonts} >> /XObject << {images} >>"
-            f" /ExtGState << {alphas} >> >>".encode(),
-            self.resources,
-        )
         kids = " ".join(f"{p} 0 R" for p in self.pages)
         self.put(f"<< /Type /Pages /Kids [{kids}] /Count {len(self.pages)} >>".encode(), self.page_tree)
         catalog = self.put(f"<< /Type /Catalog /Pages {self.page_tree} 0 R >>".encode())
@@ -232,7 +230,7 @@ class Canvas:
     """One page's drawing operators, in millimetres from the top-left corner, y down."""
 
     def __init__(self, pdf: PdfFile) -> None:
-        self.pdf, self.ops = pdf, list[str]()
+        self.pdf, self.ops, self.used = pdf, list[str](), set[str]()
 
     def op(self, text: str) -> None:
         self.ops.append(text)
@@ -259,6 +257,12 @@ class Canvas:
         self.stroke(color, width_pt)
         self.op(f"{self.xy(x0, y0)} m {self.xy(x1, y1)} l S")
 
+    def alpha(self, opacity: float) -> None:
+        """Paint what follows (until the enclosing `restore`) at this opacity."""
+        name = self.pdf.alpha(opacity)
+        self.used.add(name)
+        self.op(f"/{name} gs")
+
     def clip(self, x: float, y: float, w: float, h: float) -> None:
         """Cut what follows (until the enclosing `restore`) to the rectangle."""
         self.op(f"{self.xy(x, y + h)} {_n(w * MM)} {_n(h * MM)} re W n")
@@ -272,6 +276,7 @@ class Canvas:
     def text(self, x: float, y: float, text: str, size_pt: float, color: str, bold: bool = False, rotate: float = 0.0) -> None:  # fmt: skip
         """`text` with its baseline's start at (x, y); `rotate`: degrees counter-clockwise."""
         name, _ = self.pdf.font(bold)
+        self.used.add(name)
         if rotate:
             c, s = math.cos(math.radians(rotate)), math.sin(math.radians(rotate))
             matrix = f"{_n(c)} {_n(s)} {_n(-s)} {_n(c)} {self.xy(x, y)}"
@@ -282,6 +287,7 @@ class Canvas:
 
     def image(self, png: bytes, x: float, y: float, w: float, h: float) -> None:
         name = self.pdf.image(png)
+        self.used.add(name)
         self.op(f"q {_n(w * MM)} 0 0 {_n(h * MM)} {self.xy(x, y + h)} cm /{name} Do Q")
 
     def content(self) -> bytes:

@@ -69,7 +69,7 @@ def _paint(
         return
     c.save()
     if opacity < 1.0:
-        c.op(f"/{c.pdf.alpha(round(opacity, 3))} gs")
+        c.alpha(round(opacity, 3))
     if fill:
         c.fill(fill)
     if stroke:
