@@ -38,6 +38,9 @@ def unpack_src(ref: str) -> Path:
     subprocess.run(["tar", "-x", "-C", str(d)], input=archive, check=True)
     for so in (REPO / "src/iolab").glob("_sim*.so"):
         shutil.copy2(so, d / "src/iolab" / so.name)
+    # compiled now, as scripts/setup compiles this tree's: where PYTHONDONTWRITEBYTECODE is set,
+    # the base's commands compiled every module they import again at each start
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(d / "src")], check=True, capture_output=True)
     return d / "src"
 
 

@@ -105,3 +105,42 @@ def test_a_run_with_other_settings_is_compared_only_with_force(cache_on_half_spa
     assert refused.returncode == 2, refused.stdout + refused.stderr
     said = " ".join(refused.stderr.split())
     assert "write_cache: " in said and "active_range: " in said and "--force" in said
+
+
+def test_an_option_the_test_does_not_use_is_named_before_it_runs(scratch):
+    # WSAT runs to its write or time budget: a round limit cannot shape it, and the run says so
+    runs = scratch / "runs"
+    p = iolab(
+        "run", "wsat", "--quick", "--cell-time", "100ms", "--wsat-max-time", "1s", "--max-rounds", "3",
+        "--no-report", "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    text = " ".join(p.stderr.split())
+    assert "--max-rounds changes nothing in wsat (its plan is the same without it): ignored." in text
+    assert "--wsat-max-time changes nothing" not in text and "--cell-time changes nothing" not in text
+
+
+def test_which_options_each_test_ignores():
+    from dataclasses import replace
+
+    from iolab import suites
+    from iolab.api.unused import ignored
+    from iolab.cli.options import PROFILE_FLAGS
+    from iolab.targets import parse_target
+
+    target, defaults = parse_target("sim:enterprise-sas"), suites.make_profile(quick=True)
+
+    def said(test: str, **given) -> list[str]:
+        return ignored(test, replace(defaults, **given), defaults, PROFILE_FLAGS, target)
+
+    assert said("xsr", max_rounds=7) == [
+        "--max-rounds changes nothing in xsr (its plan is the same without it): ignored."
+    ]
+    assert said("iops", max_rounds=7) == [] and said("wsat", wsat_capacity_multiple=2.0) == []
+    assert said("iops", max_rounds=7, wsat_max_seconds=60.0) == [
+        "--wsat-max-time changes nothing in iops (its plan is the same without it): ignored."
+    ]
+    assert said("hir", precondition_factor=3.0)[0].startswith("--precondition-factor changes nothing in hir")
+    [line] = said("characterise", precondition_factor=3.0)
+    assert line.startswith("--precondition-factor changes nothing in qos, rw-matrix") and "latency-demand" not in line
+    assert said("iops", active_range=0.5) == said("latency", cell_seconds=30.0) == []

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from iolab.core.results import Histogram
-from iolab.pages.report import difference_plots, latency_plots, plots, rwsw_plots, vfigure
+from iolab.pages.report import difference_plots, latency_plots, rwsw_plots, vfigure
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rwsw_plots import Panel
 
@@ -31,23 +31,7 @@ def drawn(monkeypatch):
     return draw
 
 
-BLOCKS = ["0.5 KiB", "4 KiB", "8 KiB", "16 KiB", "32 KiB", "64 KiB", "128 KiB", "1024 KiB"]
-MIXES = ["0/100", "5/95", "35/65", "50/50", "65/35", "95/5", "100/0"]
-
-
-@pytest.mark.parametrize("zlabel", ["IOPS", "MRT (ms)"])
-def test_3d_column_plot_keeps_every_axis_label_inside_the_figure(drawn, zlabel):
-    z = [[1e6 * (j + 1) / (i + 1) for i in range(len(BLOCKS))] for j in range(len(MIXES))]
-    fig, r = drawn(plots, "columns_3d", BLOCKS, MIXES, z, zlabel, "IOPS — 3D columns", height_mm=160)
-    ax = fig.axes[0]
-    page = fig.bbox
-    for label in (ax.xaxis.label, ax.yaxis.label, ax.zaxis.label):
-        box = label.get_window_extent(r)
-        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, (
-            label.get_text(),
-            box,
-            page,
-        )
+# the 3D column plot is vector shapes now: tests/unit/test_vgrid.py holds its labels inside the figure
 
 
 def test_latency_histogram_legend_is_off_the_bars():

@@ -1,6 +1,7 @@
-"""The page header's four columns measured on WeasyPrint's layout of the report's own HTML (the
-PDF): every row header.fit_column keeps lies inside its column's box, none is cut off below it,
-and what it leaves out is named by a row that says where it is printed in full."""
+"""The page header's four columns measured on the PDF's own layout (pdflayout.py, which wraps
+each cell's text into the lines it prints): every row header.fit_column keeps lies inside its
+column's box, none is cut off below it, and what it leaves out is named by a row that says
+where it is printed in full."""
 
 from __future__ import annotations
 
@@ -9,10 +10,8 @@ import random
 import pytest
 
 from iolab.pages.report.header import MIN_SCALE, RUN_DETAILS, fit_column
-from iolab.pages.report.html import render
 from iolab.pages.report.model import Document, Page, Text
-
-PX_MM = 25.4 / 96  # WeasyPrint lays out in CSS px
+from iolab.pages.report.pdflayout import lay_out
 
 # The Test Parameters column of a quick DIRTH run on the simulated drive: its last six rows
 # (from pc_round_time on) were laid out below the column's box and cut off.
@@ -102,30 +101,20 @@ for seed in range(4):
     ]
 
 
-def _walk(box):
-    yield box
-    for child in getattr(box, "children", None) or ():
-        yield from _walk(child)
-
-
 def laid_out(items: list[tuple[str, str]]):
-    """(the fitted column, [(row text, row bottom, box bottom) in mm]) as WeasyPrint prints it."""
-    weasyprint = pytest.importorskip("weasyprint")
+    """(the fitted column, [(row text, row bottom, box bottom) in mm]) as the PDF prints it."""
     col = fit_column("Test Parameters", items)
     doc = Document(
         "t", "spec", "test", "start", "end", "device", "tester", (col,) * 4, (), (Page("p", (Text(("x",)),)),)
     )
-    page = weasyprint.HTML(string=render(doc, for_print=True)).render().pages[0]
-    box = next(
-        b for b in _walk(page._page_box) if getattr(b, "element", None) is not None and b.element.get("class") == "col"
-    )
-    bottom = (box.content_box_y() + box.height) * PX_MM
-    rows = [
-        ("".join(b.element.itertext()), (b.position_y + b.margin_height()) * PX_MM, bottom)
-        for b in _walk(box)
-        if type(b).__name__ == "TableRowBox"
-    ]
-    return col, rows
+    [sheet] = lay_out([doc])
+    box = next(b for b in sheet.boxes if b.name == "header column")
+    rows = [b for b in sheet.boxes if b.name == "header row" and box.x <= b.x < box.x + box.w]
+    # each row's printed lines lie within the row (the row is as high as its wrapped cells)
+    for row in rows:
+        printed = [ln for b in sheet.boxes if b.name in ("header key", "header value") and b.y == row.y and box.x <= b.x < box.x + box.w for ln in b.lines]  # fmt: skip
+        assert printed and max(ln.bottom for ln in printed) <= row.y + row.h + 1e-6
+    return col, [(row.source, row.y + row.h, box.y + box.h) for row in rows]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -106,6 +106,7 @@ def run(
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = targets.parse_target(target[0] if target else default_target())
+    _say_ignored(test, prof, tgt, args)
     engine = run_engine(tgt, stall_s, args)
     view = RunView(console, err, args)
     try:
@@ -130,6 +131,20 @@ def run(
     except IolabError as e:
         view.failed(e)
     finish("run", args.json_out, args.require_steady, view.records, reports=[str(p) for p in view.sequence_reports])
+
+
+def _say_ignored(test: str, prof, tgt, args: RunArgs) -> None:
+    """A note for each option the run's tests do not use (api/unused.py), before anything runs."""
+    from iolab.api.unused import ignored
+
+    try:
+        lines = ignored(
+            test, prof, args.make_profile(given=False), opts.PROFILE_FLAGS, tgt, args.workload, args.everything
+        )
+    except IolabError:  # a plan that cannot be built: the run says why, as it starts
+        return
+    for line in lines:
+        err.print(f"iolab: note: {esc(line)}", highlight=False)
 
 
 def run_engine(tgt, stall_s: float | None, args: RunArgs):

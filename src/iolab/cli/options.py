@@ -244,8 +244,12 @@ class RunArgs:
         if self.ioengine is not None:  # refused before anything starts, whatever the target
             check_ioengine(self.ioengine)
 
-    def make_profile(self) -> "Profile":
+    def make_profile(self, given: bool = True) -> "Profile":
+        """The profile the options make (`given` False: the same profile and quick scaling without them)."""
         from iolab import suites
+
+        if not given:
+            return suites.make_profile(self.profile, quick=self.quick, spec=self.spec)
 
         sets = [
             *(self.sets or ()),
@@ -285,6 +289,22 @@ class RunArgs:
 
     def stall_seconds(self) -> Optional[float]:
         return _maybe(parse_duration, self.stall_timeout, "--stall-timeout")
+
+
+# The profile fields the options above set, with their flags (api/unused.py names the ones a test ignores)
+PROFILE_FLAGS = {
+    "write_cache": "--write-cache",
+    "active_range": "--active-range",
+    "cell_seconds": "--cell-time",
+    "max_rounds": "--max-rounds",
+    "capacity_limit": "--capacity-limit",
+    "precondition_factor": "--precondition-factor",
+    "strict_steady": "--strict-steady",
+    "wsat_capacity_multiple": "--wsat-capacity-multiple",
+    "wsat_max_seconds": "--wsat-max-time",
+    "rwsw_min_write_multiple": "--rwsw-min-writes",
+    "steady_min_write_multiple": "--steady-min-writes",
+}
 
 
 def _maybe(parse, text, option):

@@ -18,7 +18,9 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     rwsw.py     the RWSW tests' pages (rwsw_replay.py: Replay-Native; rwsw_selftest.py: the
                 Self-Test pages after each of them)
     html.py     Document -> self-contained HTML
-    pdf.py      the same HTML -> PDF (WeasyPrint)
+    pdf.py      the same pages -> PDF: pdflayout.py places them (pdfbox.py: its boxes;
+                pdftable.py: tables), pdfdoc.py writes the file (ttf.py: the fonts; pdfvector.py:
+                vector plots)
     sequence.py one report of a sequence's runs: a summary page, then each run's pages
 
 Reports read only run directories. Which pages a test has is its declaration (suites/, via
@@ -36,7 +38,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab import __version__
-from iolab.core.errors import IolabError
 from iolab.pages.report.model import Document, Figure, Page, Pending
 from iolab.pages.report.pdf import write_pdf
 from iolab.pages.report.progress import Progress
@@ -75,10 +76,7 @@ def write_document(
 ) -> list[Path]:
     """Write `stem`.html and `stem`.pdf into out_dir (several documents: one file of all their
     pages in order, a sequence's report); returns both paths."""
-    from iolab.pages.report.html import (  # jinja2: only where a report is written, not for every command
-        column_count,
-        render,
-    )
+    from iolab.pages.report.html import render  # jinja2: only where a report is written, not for every command
     from iolab.targets.writepolicy import check_file, mark_written, output_dir
 
     docs = [doc] if isinstance(doc, Document) else list(doc)
@@ -94,21 +92,7 @@ def write_document(
     try:
         _wait_for_plots(docs, say)
         html_part.write_text(render(docs, title=title), encoding="utf-8")
-        try:
-            pages = write_pdf(
-                lambda **kw: render(docs, for_print=True, title=title, **kw),
-                pdf_part,
-                n,
-                out_dir,
-                say,
-                [len(d.pages) for d in docs],
-                # a document's pages as its own report prints them (only the page numbers differ)
-                lambda k: render(docs[k], for_print=True, columns=column_count(docs)),
-            )
-        except IolabError:
-            os.replace(html_part, html_path)  # no WeasyPrint here: the HTML alone, as the error says
-            mark_written(html_path)
-            raise
+        pages = write_pdf(docs, pdf_part, title or docs[0].title, say)
         os.replace(html_part, html_path)
         os.replace(pdf_part, pdf_path)
         mark_written(html_path)

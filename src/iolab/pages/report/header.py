@@ -14,9 +14,9 @@ from iolab.pages.report.rundata import RunData, rounds_text
 NOT_REPORTED = "not reported"
 # What one header column holds (html.py: .columns 46 mm high, a quarter of the width). Its table
 # has 39.7 mm below the column's title; a row takes its lines of 5.9 pt × 1.22 line height at the
-# column's font scale plus 0.3 mm of cell padding at any scale (measured on WeasyPrint's layout:
-# 13 one-line rows fit at full size, 17 at MIN_SCALE), and its text wraps in cells as wide as
-# KEY_MM and VALUE_MM (measured there too, four columns across the page). A column with more
+# column's font scale plus 0.3 mm of cell padding at any scale (the PDF's layout, pdflayout.columns,
+# places them so: 13 one-line rows fit at full size, 17 at MIN_SCALE with a line to spare), and its
+# text wraps in cells as wide as KEY_MM and VALUE_MM (four columns across the page). A column with more
 # text is printed smaller, down to MIN_SCALE; what still does not fit is named, not cut, and
 # printed in full on the page the column points to.
 TABLE_MM = 39.7

@@ -1,12 +1,12 @@
 """The page model as one self-contained HTML file: plots embedded as data URIs, no script,
-no web font, no network. The same HTML, printed by WeasyPrint, is the PDF (pdf.py), so the
-stylesheet lays each `Page` out on exactly one A4 sheet."""
+no web font, no network. The stylesheet lays each `Page` out on one A4 sheet, as the PDF does
+(pdflayout.py places the same pages by the same measures: keep the two in step)."""
 
 from __future__ import annotations
 
 import base64
 import html as _html
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jinja2 import Environment
@@ -63,15 +63,6 @@ details.sources a { margin-right: 2mm; white-space: nowrap; }
 nav.toc { width: 210mm; margin: 6mm auto 0 auto; font-size: 8pt; line-height: 1.6; }
 nav.toc a { margin-right: 3mm; white-space: nowrap; color: #1f4e79; }
 @media print { details.sources, nav.toc { display: none; } }
-/* WeasyPrint: the same columns as fixed-width floats with fixed-layout tables; its flex layout
-   measured every header cell's minimum width, character by character (overflow-wrap), on every
-   page (most of the PDF's layout time) */
-@media print {
-  .columns { display: block; }
-  .col { float: left; width: __CW__mm; height: 100%; margin-right: __GAP__mm; }
-  .col:last-child { margin-right: 0; }
-  .col table { table-layout: fixed; }
-}
 """
 
 COLUMN_GAP_MM = 1.5  # .columns' gap
@@ -89,7 +80,8 @@ def fit(text: str, size_pt: float, bold: bool = False, reserve_mm: float = 0.0) 
 def breakable(text: object) -> Markup:
     """A header value with a line-break opportunity after each "_", "&" and "?": a parameter
     name or a target spec wraps between its parts (precondition_ / time), never inside a word."""
-    return _Markup(textwidth.BREAK_AFTER.sub(r"\1<wbr>", _e(str(text))))
+    # marked before escaping: a break after the "&" of an escaped "&amp;" printed "&amp;op"
+    return _Markup(_e(textwidth.BREAK_AFTER.sub("\\1\0", str(text))).replace("\0", "<wbr>"))
 
 
 TEMPLATE = """<!DOCTYPE html>
@@ -114,7 +106,7 @@ TEMPLATE = """<!DOCTYPE html>
     <div class="row meta" style="font-size: {{ fit(run ~ "Device: " ~ doc.device ~ "Tested by: " ~ doc.tested_by, 7.2, False, 2 * HEAD_GAP_MM) }}pt"><span>{{ run }}</span>
       <span>Device: {{ doc.device }}</span><span>Tested by: {{ doc.tested_by }}</span></div>
   </div>
-  {% if not heads_only %}<div class="banners">
+  <div class="banners">
   {% for b in doc.banners %}<div class="banner{% if 'INCOMPLETE' in b or 'IN PROGRESS' in b or 'AUDIT FAILED' in b %} incomplete{% endif %}">{{ b }}</div>{% endfor %}
   </div>
   {% if first %}<div class="columns">
@@ -127,7 +119,7 @@ TEMPLATE = """<!DOCTYPE html>
   <div class="content">
   {% for b in page.blocks %}{{ render_block(b) }}{% endfor %}
   </div>
-  <div class="foot">{{ doc.footer }}</div>{% endif %}
+  <div class="foot">{{ doc.footer }}</div>
 </section>
 {% endfor %}
 </body></html>
@@ -190,49 +182,32 @@ def render_block(block: Block, for_print: bool = False) -> str:
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
-def render(
-    doc: Document | Sequence[Document],
-    for_print: bool = False,
-    title: str | None = None,
-    only: Collection[int] | None = None,
-    heads_only: bool = False,
-    columns: int | None = None,
-) -> str:
+def render(doc: Document | Sequence[Document], for_print: bool = False, title: str | None = None) -> str:
     """The HTML file of one document, or of several in order as one file (a sequence's report:
     pages numbered through, each page under its own document's header); `for_print` leaves out
     what a printed page cannot use (the per-table lists of linked raw files, which the HTML
-    folds away anyway). A document's header columns are printed on its first page only.
-    `only`: the pages of these documents alone, numbered as among all (pdf.py lays out the
-    others' pages once); `heads_only`: each page's head alone (its title and number); `columns`:
-    how many header columns share the width (default: the most any of these documents has)."""
+    folds away anyway). A document's header columns are printed on its first page only, as
+    many across as the most any of the documents has."""
     docs = [doc] if isinstance(doc, Document) else list(doc)
-    sheets = [(d, p, k, i == 0) for k, d in enumerate(docs) for i, p in enumerate(d.pages)]
-    numbered = [(*s, n) for n, s in enumerate(sheets, 1) if only is None or s[2] in only]
+    pages = [(d, p, k, i == 0) for k, d in enumerate(docs) for i, p in enumerate(d.pages)]
+    sheets = [(*page, n) for n, page in enumerate(pages, 1)]
     env = Environment(autoescape=True)
     env.globals["render_block"] = lambda b: _Markup(render_block(b, for_print))
     env.globals.update(fit=fit, PAGENO_MM=PAGENO_MM, HEAD_GAP_MM=HEAD_GAP_MM)
     env.filters["breakable"] = breakable
-    n = columns or column_count(docs)
-    col_w = (CONTENT_WIDTH_MM - COLUMN_GAP_MM * (n - 1)) / n
     css = (
         CSS.replace("__W__", f"{CONTENT_WIDTH_MM:g}")
         .replace("__H__", f"{CONTENT_MM:g}")
-        .replace("__CW__", f"{col_w:.3f}")
         .replace("__GAP__", f"{COLUMN_GAP_MM:g}")
     )
     return env.from_string(TEMPLATE).render(
         title=title or docs[0].title,
         docs=docs,
-        sheets=numbered,
+        sheets=sheets,
         total=len(sheets),
-        heads_only=heads_only,
         css=_Markup(css),
         for_print=for_print,
     )
-
-
-def column_count(docs: Sequence[Document]) -> int:
-    return max((len(d.columns) for d in docs), default=1) or 1
 
 
 def _Markup(s: str) -> Markup:

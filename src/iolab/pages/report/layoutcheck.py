@@ -1,9 +1,10 @@
-"""The geometry check of a written report (HTML; its PDF is the same HTML printed): every plot's
-record (geometry.py; a PNG's text chunk, or an SVG plot's <metadata>) against the plot rules, and WeasyPrint's layout of the pages against the
-page rules: no text outside a box of fixed height (a two-line title running over the page
-head) or wider than its box, and no word broken between two letters or digits at a line's end
-(`precondition_ti` / `me`). WeasyPrint lays the HTML out for print media, so the boxes are the
-PDF's own.
+"""The geometry check of a written report (HTML; its PDF prints the same pages): every plot's
+record (geometry.py; a PNG's text chunk, or a vector plot's SVG <metadata>) against the plot rules, and the PDF's own layout of the pages
+(pdflayout.py, its boxes and the lines printed in them) against the page rules: no text outside
+a box of fixed height (a two-line title running over the page head) or wider than its box, and
+no word broken between two letters or digits at a line's end (`precondition_ti` / `me`). The
+pages are read back from the report's HTML (its sections, one per page) and laid out as the
+PDF lays them out.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from iolab.pages.report.geometry import Violation, plot_violations, read_record
+from iolab.pages.report.pdfbox import Box, Line
 from iolab.pages.report.vector import RECORD_CLASS
 
-TOLERANCE_PX = 0.75  # CSS px; sub-pixel rounding of WeasyPrint's own layout
+TOLERANCE_MM = 0.06  # textwidth.SLACK_MM, and rounding
 _SECTION = re.compile(r'<section class="page" id="page-(\d+)">')
 # a plot is a PNG carrying its record (geometry.py), or an SVG drawn by iolab (vector.py) with its
 # record as JSON in its <metadata>
@@ -64,82 +66,56 @@ def plot_rules(text: str, name: str) -> list[Violation]:
 
 
 def page_rules(text: str, name: str) -> list[Violation]:
-    from weasyprint import HTML
+    from iolab.pages.report.pagesread import sheets_of
+    from iolab.pages.report.pdflayout import body, numbered
 
+    out, n = [], 0
+    for doc, page, first, number, ncols in sheets_of(text):
+        for sheet in body(doc, page, first, ncols):
+            numbered(sheet, doc, page, number)
+            n += 1
+            out += box_rules(sheet.boxes, f"{name} sheet {n}")
+    return out
+
+
+def box_rules(boxes: list[Box], where: str) -> list[Violation]:
+    """The page rules on one sheet's boxes."""
     out = []
-    doc = HTML(string=text).render()
-    for n, page in enumerate(doc.pages, 1):
-        where = f"{name} sheet {n}"
-        out += _boxes(page._page_box, [], where)
+    for box in boxes:
+        for line in box.lines:
+            if _outside(line, box):
+                out.append(
+                    Violation(
+                        where,
+                        "overflow",
+                        f"{line.text.strip()[:60]!r} lies outside its box <{box.name}> (text "
+                        f"{line.x:.1f}–{line.x + line.width:.1f} × {line.top:.1f}–{line.bottom:.1f} mm, box "
+                        f"{box.x:.1f}–{box.x + box.w:.1f} × {box.y:.1f}–{box.y + box.h:.1f})",
+                    )
+                )
+        if not box.fixed:  # a fixed box holds its parts' lines: each part is checked itself
+            out += [v for a, b in zip(box.lines, box.lines[1:]) for v in _broken(a.text, b.text, box, where)]
     return out
 
 
-def _text_of(box: Any) -> str:
-    from weasyprint.formatting_structure import boxes
-
-    if isinstance(box, boxes.TextBox):
-        return str(box.text)
-    return "".join(_text_of(c) for c in getattr(box, "children", ()))
-
-
-def _boxes(box: Any, fixed: list[Any], where: str) -> list[Violation]:
-    """Walk the laid-out boxes; `fixed`: the ancestors whose height the stylesheet fixes."""
-    from weasyprint.formatting_structure import boxes
-
-    out: list[Violation] = []
-    if isinstance(box, boxes.TextBox):
-        return _outside(box, fixed, where)
-    if isinstance(box, boxes.BlockLevelBox | boxes.TableCellBox) and box.style["height"] != "auto":
-        fixed = [*fixed, box]
-    children = list(getattr(box, "children", ()))
-    lines = [c for c in children if isinstance(c, boxes.LineBox)]
-    for a, b in zip(lines, lines[1:]):
-        out += _broken(a, b, box, where)
-    for c in children:
-        out += _boxes(c, fixed, where)
-    return out
+def _outside(line: Line, box: Box) -> bool:
+    """Wider than its box, or out of a box of fixed height."""
+    if not line.text.strip():
+        return False
+    wide = line.x + line.width > box.x + box.w + TOLERANCE_MM or line.x < box.x - TOLERANCE_MM
+    return wide or (box.fixed and (line.bottom > box.y + box.h + TOLERANCE_MM or line.top < box.y - TOLERANCE_MM))
 
 
-def _outside(text: Any, fixed: list[Any], where: str) -> list[Violation]:
-    if not text.text.strip() or not fixed:
-        return []
-    outer = fixed[-1]
-    # the content box: text in the padding is printed against the border (a head's rule line)
-    top, bottom = outer.content_box_y(), outer.content_box_y() + outer.height
-    left, right = outer.content_box_x(), outer.content_box_x() + outer.width
-    y0, y1 = text.position_y, text.position_y + text.height
-    x0, x1 = text.position_x, text.position_x + text.width
-    if y1 > bottom + TOLERANCE_PX or y0 < top - TOLERANCE_PX or x1 > right + TOLERANCE_PX:
-        what = _describe(outer)
-        return [
-            Violation(
-                where,
-                "overflow",
-                f"{text.text.strip()[:60]!r} lies outside its box {what} "
-                f"(text {x0:.0f}–{x1:.0f} × {y0:.0f}–{y1:.0f} px, box {left:.0f}–{right:.0f} × {top:.0f}–{bottom:.0f})",
-            )
-        ]
-    return []
-
-
-def _describe(box: Any) -> str:
-    el = box.element
-    cls = (el.get("class") or "") if el is not None else ""
-    return f"<{box.element_tag}{' class=' + cls if cls else ''}>"
-
-
-def _broken(a: Any, b: Any, block: Any, where: str) -> list[Violation]:
-    """Two consecutive lines of one block: a word broken between them (a letter or digit on each
-    side, with no space there in the text the block was given)."""
-    end, start = _text_of(a).rstrip(), _text_of(b).lstrip()
-    if not end or not start or end != _text_of(a) or not (end[-1].isalnum() and start[0].isalnum()):
+def _broken(end: str, start: str, box: Box, where: str) -> list[Violation]:
+    """Two consecutive lines of one box: a word broken between them (a letter or digit on each
+    side, with no space there in the text the box was given)."""
+    end, start = end.rstrip(), start.lstrip()
+    if not end or not start or not (end[-1].isalnum() and start[0].isalnum()):
         return []
     tail, head = end.split()[-1], start.split()[0]
-    source = " ".join("".join(block.element.itertext()).split()) if block.element is not None else ""
+    source = " ".join(box.source.split())
     if re.search(re.escape(tail) + re.escape(head), source) and not re.search(
         re.escape(tail) + r"\s+" + re.escape(head), source
     ):
-        return [
-            Violation(where, "broken-word", f"{tail + head!r} printed as {tail!r} / {head!r} in {_describe(block)}")
-        ]
+        return [Violation(where, "broken-word", f"{tail + head!r} printed as {tail!r} / {head!r} in <{box.name}>")]
     return []

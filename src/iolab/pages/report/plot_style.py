@@ -103,8 +103,8 @@ def _figure(height_mm: float, width_mm: float = CONTENT_WIDTH_MM) -> MplFigure:
 def _png(fig: MplFigure) -> bytes:
     """The figure as an opaque RGB PNG, drawn once. `savefig` would draw it twice (a hidden pass
     for the constrained layout, then the real one) and keep an alpha channel every pixel of which
-    is opaque, which WeasyPrint then splits off and encodes again as the PDF image's mask: the
-    same pixels at about two thirds of the CPU (a figure with see-through parts keeps its alpha)."""
+    is opaque, which the PDF would need decoded and split off as an image mask (pdfdoc.py takes an
+    RGB PNG's compressed rows as they are): the same pixels at about two thirds of the CPU (a figure with see-through parts keeps its alpha)."""
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image

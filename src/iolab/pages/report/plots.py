@@ -1,7 +1,8 @@
 """The report's plots, each returned to embed in a page: steady-state convergence and
-measurement window and results over categories as lines, drawn by iolab itself as vector
-shapes (vfigure.py: a `vector.Drawing`, in milliseconds, in the calling process); bars, 3D
-columns, heat map and time series by matplotlib (Agg) as PNG bytes, in the plot workers.
+measurement window, results over categories as lines, the 3D columns and the heat map, drawn by
+iolab itself as vector shapes (a `vector.Drawing`, in milliseconds, in the calling process:
+vfigure.py, v3d.py, vgrid.py); bars and time series by matplotlib (Agg) as PNG bytes, in the
+plot workers.
 
 Plots take plain series, never the store, so the single-run report and the comparison draw
 with the same functions. Every axis carries its unit. Sizes are in millimetres of the
@@ -33,11 +34,15 @@ from iolab.pages.report.plot_style import (
     lay_out,
     legend_right,
     styled,
-    ticks,
     unmeasured,
 )
+
+# the 3D columns and the heat map are vector shapes (vector.Drawing), drawn in milliseconds
+# without matplotlib or a worker process; the pages call them here with the other plots
+from iolab.pages.report.v3d import columns_3d as columns_3d
 from iolab.pages.report.vaxes import Axes, Band, Note, Path
 from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vgrid import heatmap as heatmap
 from iolab.pages.report.vticks import Tick, autoscale
 
 # -- steady state ----------------------------------------------------------------------------
@@ -231,120 +236,6 @@ def _headroom(fig: Any, ax: Any, texts: list[Any]) -> None:
             return
         lo, hi = ax.get_ylim()
         ax.set_ylim(lo, hi + (hi - lo) * (over + 4) / max(1.0, frame.height - over))
-
-
-@drawn_apart
-def columns_3d(
-    x_labels: Sequence[str],
-    y_labels: Sequence[str],
-    z: Sequence[Sequence[float | None]],
-    zlabel: str,
-    title: str,
-    height_mm: float = 115,
-) -> bytes:
-    """3D column plot as in SNIA reports: z[y][x] over (x = block size, y = R/W mix).
-    Missing cells draw no column."""
-    from mpl_toolkits.mplot3d import Axes3D  # noqa: F401  (registers the 3d projection)
-
-    with styled({"axes.grid": False}):
-        fig = _figure(height_mm)
-        ax = fig.add_subplot(projection="3d")
-        dx, dy = 0.55, 0.55
-        for yi, row in enumerate(z):
-            for xi, v in enumerate(row):
-                if v is None:
-                    continue
-                ax.bar3d(
-                    xi - dx / 2,
-                    yi - dy / 2,
-                    0,
-                    dx,
-                    dy,
-                    v,
-                    color=color(yi),
-                    alpha=0.9,
-                    shade=True,
-                    edgecolor="#333",
-                    linewidth=0.2,
-                )
-        ax.set_xticks(range(len(x_labels)), x_labels)
-        ax.set_yticks(range(len(y_labels)), y_labels)
-        # room between the tick labels and the axis name, which they overprinted at 6
-        ax.set_xlabel("block size", labelpad=12)
-        ax.set_ylabel("R/W mix (%)", labelpad=20)
-        # constrained layout leaves no room for a 3D axis label: upright, and the box drawn a
-        # little smaller, the z label stays on the page instead of running off its right edge
-        ax.zaxis.set_rotate_label(False)
-        ax.set_zlabel(zlabel, labelpad=10, rotation=90)
-        ax.zaxis.set_major_formatter(ticks())
-        ax.view_init(elev=24, azim=-58)
-        ax.set_title(title)
-        ax.set_box_aspect((1.6, 1.2, 0.8), zoom=0.94)
-        return _png(fig)
-
-
-@drawn_apart
-def heatmap(
-    x_labels: Sequence[str],
-    y_labels: Sequence[str],
-    z: Sequence[Sequence[float | None]],
-    label: str,
-    title: str,
-    height_mm: float = 80,
-    log: bool = True,
-    lower_is_better: bool = False,
-    xlabel: str = "block size",
-    ylabel: str = "R/W mix (%)",
-) -> bytes:
-    """The readable alternative to a 3D column plot: one coloured, labelled cell per value."""
-    import matplotlib
-    import numpy as np
-    from matplotlib.colors import LogNorm
-    from matplotlib.ticker import NullFormatter
-
-    with styled({"axes.grid": False}):
-        fig = _figure(height_mm)
-        ax = fig.subplots()
-        arr = np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
-        finite = arr[np.isfinite(arr) & (arr > 0)]
-        norm = (
-            LogNorm(vmin=finite.min(), vmax=finite.max())
-            if log and finite.size and finite.min() < finite.max()
-            else None
-        )
-        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"]
-        im = ax.imshow(arr, aspect="auto", cmap=cmap, norm=norm)
-        for yi, row in enumerate(z):
-            for xi, v in enumerate(row):
-                text = num(v)
-                shade = 0.5 if v is None or norm is None else norm(v)
-                dark = shade > 0.55 if lower_is_better else shade < 0.55
-                ax.text(xi, yi, text, ha="center", va="center", fontsize=6.5, color="white" if dark else "black")
-        ax.set_xticks(range(len(x_labels)), x_labels)
-        ax.set_yticks(range(len(y_labels)), y_labels)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        cb = fig.colorbar(im, ax=ax, pad=0.01)
-        if norm is not None:  # a narrow log range gets no default ticks: place five, at round values
-            lo, hi = float(finite.min()), float(finite.max())
-            cb.set_ticks(sorted({_round2(v, lo, hi) for v in np.geomspace(lo, hi, 5)}))
-        cb.set_label(label + (" (log colour scale)" if norm is not None else ""))
-        cb.ax.yaxis.set_major_formatter(ticks())
-        cb.ax.yaxis.set_minor_formatter(NullFormatter())
-        return _png(fig)
-
-
-def _round2(v: float, lo: float, hi: float) -> float:
-    """`v` to two significant digits (161.8 -> 160, 795.6 -> 800), kept within [lo, hi] (a tick
-    outside a colour bar is not drawn): rounded up at the low end, down at the high end."""
-    step = 10 ** (math.floor(math.log10(v)) - 1)
-    r = round(v / step) * step
-    if r < lo:
-        r = math.ceil(v / step) * step
-    if r > hi:
-        r = math.floor(v / step) * step
-    return float(f"{r:.12g}")
 
 
 # -- time series -----------------------------------------------------------------------------
