@@ -101,7 +101,7 @@ def test_a_report_of_vector_plots_starts_no_plot_workers(latency_run, tmp_path):
     assert res.returncode == 0, res.stderr
     assert not [ln for ln in res.stderr.splitlines() if re.search(r": plot \d+ of \d+$", ln)]
     html = next(tmp_path.glob("*.html")).read_text()
-    assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot"') >= 12 and '<img class="plot"' not in html
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot"') >= 10 and '<img class="plot"' not in html
 
 
 def test_report_says_which_plot_and_page_it_is_writing(raster_run, tmp_path):
