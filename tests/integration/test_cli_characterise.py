@@ -115,7 +115,9 @@ def test_every_characterisation_report_plots_its_steady_state_preconditioning(sc
     pc = phases(RunStore.open(r.path))["precondition"]
     assert len(pc.rows) >= 5  # rounds until the rule decided
     html = next((r.path / "report").glob("*.html")).read_text()
-    assert re.search(r'<div class="caption">[^<]*Preconditioning — IOPS per Round</div><img class="plot"', html)
+    assert re.search(
+        r'<div class="caption">[^<]*Preconditioning — IOPS per Round</div>(<img|<svg [^>]*) class="plot"', html
+    )
     assert f"steady state {'reached' if pc.steady else 'NOT reached'} after {len(pc.rows)} round(s)" in html
 
 

@@ -1,5 +1,6 @@
-"""Report figures measured on the laid-out matplotlib figure, as the PNG is saved: axis labels
-inside the figure, legends off the bars, tick labels apart, whole-number ticks on round axes."""
+"""Report figures measured as drawn (the laid-out matplotlib figure as the PNG is saved, or the
+shapes of a plot iolab draws itself): axis labels inside the figure, legends off the bars, tick
+labels apart, whole-number ticks on round axes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 import pytest
 
 from iolab.core.results import Histogram
-from iolab.pages.report import difference_plots, latency_plots, rwsw_plots
+from iolab.pages.report import difference_plots, latency_plots, rwsw_plots, vfigure
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rwsw_plots import Panel
 
@@ -33,22 +34,31 @@ def drawn(monkeypatch):
 # the 3D column plot is vector shapes now: tests/unit/test_vgrid.py holds its labels inside the figure
 
 
-def test_latency_histogram_legend_is_off_the_bars(drawn):
+def test_latency_histogram_legend_is_off_the_bars():
+    from iolab.pages.report.vector import Clip, Line
+
     values = [10 * 1.05**i for i in range(200)]
     counts = [int(1e6 * math.exp(-(((i - 40) / 12) ** 2))) + (3 if i > 60 else 0) for i in range(200)]
     h = Histogram(tuple(values), tuple(counts), values[-1])
-    fig, r = drawn(latency_plots, "latency_histogram", [("", h)], "write rounds: round 3", 120, marks=(99, 99.9))
-    legends = [leg for leg in (*fig.legends, *(a.get_legend() for a in fig.axes)) if leg is not None]
-    assert legends
-    top = fig.axes[0]
-    bars = [c for c in top.collections if c.get_label() == "IOs per bin"][0]
-    for leg in legends:
-        box = leg.get_window_extent(r)
-        for seg in bars.get_segments():
-            (x0, y0), (_, y1) = top.transData.transform(seg)
-            assert not (box.x0 <= x0 <= box.x1 and min(y0, y1) < box.y1 and max(y0, y1) > box.y0), (box, x0)
+    d = latency_plots.latency_histogram([("", h)], "write rounds: round 3", 120, marks=(99, 99.9))
+    px = vfigure.PX_PER_MM  # the record's pixels per mm
+    legend = [t["box"] for t in d.record["texts"] if t["role"] == "legend"]
+    assert [t["text"] for t in d.record["texts"] if t["role"] == "legend"] == [
+        "IOs per bin",
+        "99 / 99.9 % marks",
+        "cumulative %",
+    ]
+    top = next(s for s in d.shapes if isinstance(s, Clip))  # the histogram's axes
+    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == vfigure.on_white("#1f77b4", 0.8)]
+    assert bars
+    strokes = [(a, b) for bar in bars for a, b in zip(bar.points, bar.points[1:]) if a[0] == b[0]]  # upright
+    assert len(strokes) > 50
+    for x0, y0, x1, y1 in legend:
+        for (bx, by0), (_, by1) in strokes:
+            assert not (x0 <= bx * px <= x1 and min(by0, by1) * px < y1 and max(by0, by1) * px > y0), (bx, x0)
         # nor over the cumulative axis' label beside the plot
-        assert not box.overlaps(fig.axes[-1].yaxis.label.get_window_extent(r))
+        [label] = [t["box"] for t in d.record["texts"] if t["text"] == "cumulative IOs (%)"]
+        assert x0 >= label[2] or y0 >= label[3] or x1 <= label[0] or y1 <= label[1]
 
 
 def test_outstanding_io_tick_labels_do_not_overprint(drawn):

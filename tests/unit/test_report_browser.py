@@ -103,10 +103,18 @@ def test_html_report_renders_in_a_browser_with_every_plot(report, browser, tmp_p
         "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight,"
         " i.getBoundingClientRect().width, i.getBoundingClientRect().height])"
     )
-    assert len(images) >= 4  # convergence and window plots for both block sizes, the 2D plot
     for alt, complete, nw, nh, w, h in images:
         assert complete and nw > 0 and nh > 0, alt  # the PNG decoded
         assert w > 0 and h > 0, alt  # and is laid out, not hidden or collapsed
+    # the plots iolab draws itself, inline SVG: laid out, and their texts drawn by the browser
+    vectors = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg.plot')).map(s => [s.getAttribute('aria-label'),"
+        " s.getBoundingClientRect().width, s.getBoundingClientRect().height, s.querySelectorAll('text').length,"
+        " s.querySelector('text') ? s.querySelector('text').getBBox().width : 0])"
+    )
+    assert len(images) + len(vectors) >= 4  # convergence and window plots for both block sizes, the 2D plot
+    for alt, w, h, texts, text_w in vectors:
+        assert w > 0 and h > 0 and texts > 0 and text_w > 0, alt
 
     heads = browser.execute_script(
         "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.head').innerText)"
@@ -164,9 +172,13 @@ def test_characterisation_pages_render_in_a_browser(test, browser, tmp_path):
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight])"
     )
-    assert len(images) >= 2, test
     for alt, complete, nw, nh in images:
         assert complete and nw > 0 and nh > 0, alt
+    # the plots iolab draws itself are inline SVG, laid out like the PNGs
+    vectors = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg.plot')).map(s => s.getBoundingClientRect().height)"
+    )
+    assert len(images) + len(vectors) >= 2 and all(h > 0 for h in vectors), test
     heads = browser.execute_script(
         "return Array.from(document.querySelectorAll('section.page .head')).map(h => h.innerText)"
     )

@@ -1,6 +1,7 @@
 """The report's geometry rules on what is really drawn: each rule finds its planted fault in a
-plot (matplotlib's drawn text boxes, read back from the PNG) or a page (the PDF layout's boxes),
-and the report's own drawing code keeps it."""
+plot (matplotlib's drawn text boxes, read back from the PNG, or the boxes iolab placed in a
+vector plot, its `Drawing.record`) or a page (the PDF layout's boxes), and the report's own
+drawing code keeps it."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import page_rules
 from iolab.pages.report.model import Document, HeaderColumn, Page, Text
 from iolab.pages.report.plot_style import Series, _figure, _log_ticks, _png, styled
+from iolab.pages.report.vector import Drawing
 
 
-def rules(png: bytes) -> set[str]:
-    rec = read_record(png)
-    assert rec is not None, "the plot carries its record"
+def rules(png: bytes | Drawing) -> set[str]:
+    rec = png.record if isinstance(png, Drawing) else read_record(png)
+    assert rec, "the plot carries its record"
     return {v.rule for v in plot_violations(rec, "plot")}
 
 
@@ -100,11 +102,9 @@ def test_a_series_with_no_point_has_no_legend_entry():
         ax.legend()
         planted = _png(fig)
     assert "legend" in rules(planted)
-    png = plots.lines_over_categories.__wrapped__(
-        ["1", "32"], [Series("0% W", (0, 1), (5, 6)), empty], "QD", "read IOPS", "t"
-    )
-    assert "legend" not in rules(png)
-    assert "0% W" in read_record(png)["axes"][0]["legend"]
+    drawing = plots.lines_over_categories(["1", "32"], [Series("0% W", (0, 1), (5, 6)), empty], "QD", "read IOPS", "t")
+    assert "legend" not in rules(drawing)
+    assert drawing.record["axes"][0]["legend"] == ["0% W"]
 
 
 def test_fractional_ticks_on_an_iops_axis_are_found():

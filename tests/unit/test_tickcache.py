@@ -5,34 +5,34 @@ back after them."""
 from __future__ import annotations
 
 import contextlib
-import math
 from collections import Counter
 
 import pytest
 
-from iolab.core.results import Histogram
-from iolab.pages.report import latency_plots, plot_style, plots
+from iolab.pages.report import plot_style, plots
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.tickcache import tick_work_cached, ticks_cloned
 
-
-def _histogram() -> Histogram:
-    values = [10 * 1.05**i for i in range(200)]
-    counts = [int(1e6 * math.exp(-(((i - 40) / 12) ** 2))) + (3 if i > 60 else 0) for i in range(200)]
-    return Histogram(tuple(values), tuple(counts), values[-1])
-
-
-# log axes with minor ticks, a twin axis, titles, an outside legend; a linear plot with a legend
+# log axes with minor ticks, titles, legends beside the axes; a linear plot with a shaded span
 CASES = [
-    (latency_plots.latency_histogram, ([("", _histogram())], "write rounds: round 3", 120)),
     (
-        plots.lines_over_categories,
+        plots.time_series_pair,
         (
-            ["4 KiB", "8 KiB", "16 KiB", "128 KiB"],
-            [Series("read", (0, 1, 2, 3), (1e5, 7e4, 4.1e4, 6e3)), Series("write", (0, 1, 2, 3), (9e4, 5e4, 3e4, 4e3))],
-            "block size",
+            [Series("IOPS", (0.5, 1, 2, 4, 8, 16, 32), (9e4, 8e4, 4e4, 2.1e4, 2e4, 1.9e4, 2e4), (6,))],
+            "time (minutes)",
             "IOPS",
-            "IOPS by block size",
+            "IOPS vs time",
+        ),
+    ),
+    (
+        plots.timeline_with_gaps,
+        (
+            [Series("read", (0, 1, 2, 3), (1e5, 7e4, 4.1e4, 6e3)), Series("write", (0, 1, 2, 3), (9e4, 5e4, 3e4, 4e3))],
+            [(1.2, 1.8)],
+            "time (s)",
+            "IOPS",
+            "IOPS over time",
+            "host idle",
         ),
     ),
 ]
@@ -54,9 +54,7 @@ MORE = [
 
 
 @pytest.mark.parametrize("helper", ["tick_work_cached", "ticks_cloned"])
-@pytest.mark.parametrize(
-    ("plot", "args"), CASES + MORE, ids=["latency_histogram", "lines_over_categories", "grouped_bars"]
-)
+@pytest.mark.parametrize(("plot", "args"), CASES + MORE, ids=["time_series_pair", "timeline_with_gaps", "grouped_bars"])
 def test_the_plot_draws_the_same_png_as_without_the_helper(monkeypatch, helper, plot, args):
     helped = plot.__wrapped__(*args)
     monkeypatch.setattr(plot_style, helper, contextlib.nullcontext)
@@ -77,7 +75,7 @@ def test_cache_updates_each_axis_once_per_layout_state(monkeypatch):
     monkeypatch.setattr(Axis, "_update_ticks", lambda axis: (calls.append(id(axis)), own(axis))[1])
     calls.clear()
     plot.__wrapped__(*args)
-    # the layout's two passes and the draw: three states of each axis at most (uncached: 15 to 24)
+    # the layout's two passes and the draw: three states of each axis at most
     assert max(Counter(calls).values()) <= 3, Counter(calls)
     assert len(calls) * 4 < uncached, (len(calls), uncached)
 

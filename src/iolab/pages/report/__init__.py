@@ -4,11 +4,14 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     model.py    the page model (Document, Page, Table, Figure, Text)
     rundata.py  a stored run as the pages read it (manifest, summaries, links to raw files)
     header.py   page header fields, the four header columns, banners
-    plot_style.py     how every plot is drawn (style, figure size, PNG, axis ticks, Series)
-    plots.py          matplotlib plots as PNG bytes: convergence, windows, categories, time series
-    latency_plots.py  the latency histogram and its tail
+    vector.py   a plot as vector shapes (a Drawing), shown as inline SVG
+    vticks.py, vaxes.py, vtext.py, vfigure.py  the plots iolab draws itself: ticks, axes, text, layout
+    plot_style.py     how the matplotlib plots are drawn (style, figure size, PNG, axis ticks, Series)
+    plots.py          convergence, windows and lines over categories (vectors); bars, 3D columns,
+                      heat maps and time series (matplotlib, PNG bytes)
+    latency_plots.py  the latency histogram and its tail (vectors)
     difference_plots.py  a comparison's series and their difference from the group mean
-    drawing.py  each plot drawn once, in worker processes while the pages are built
+    drawing.py  each matplotlib plot drawn once, in worker processes while the pages are built
     progress.py the "writing report … page n of N" lines while a report is written
     sections.py page builders shared by the tests, and the Run Details pages
     pts.py      the PTS tests' pages, and the generic pages of any other test

@@ -1,6 +1,7 @@
-"""Plots drawn once and, while a report is written, in worker processes: a plot function
-marked `drawn_apart` returns its PNG bytes, or inside `drawing_in_parallel` a `Pending` PNG
-at once, so matplotlib draws on every CPU while the pages are built and the PDF laid out."""
+"""matplotlib plots drawn once and, while a report is written, in worker processes: a plot
+function marked `drawn_apart` returns its PNG bytes, or inside `drawing_in_parallel` a `Pending`
+PNG at once, so matplotlib draws on every CPU while the pages are built and the PDF laid out.
+The plots iolab draws itself (vector.py) take milliseconds and are drawn where they are called."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import pickle
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iolab.pages.report.model import Pending
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 PRELOAD = [
     "iolab.pages.report.workermain",
@@ -22,7 +26,9 @@ PRELOAD = [
     "matplotlib.figure",
     "matplotlib.backends.backend_agg",
 ]
-_POOL = None  # the worker processes while `drawing_in_parallel` is active
+_ACTIVE = False  # inside `drawing_in_parallel`
+_POOL: ProcessPoolExecutor | None = None  # its worker processes, once a matplotlib plot is submitted
+_NO_POOL = False  # they could not start, or there is one CPU: plots are drawn in this process
 # Every plot drawn in this process, by its function and arguments: a sequence's report shows the
 # same figures as its runs' own reports, drawn once.
 _DRAWN: dict[bytes, bytes | Pending] = {}
@@ -41,13 +47,33 @@ def _draw_in_worker(module: str, name: str, args: tuple[Any, ...], kwargs: dict[
 
 @contextmanager
 def drawing_in_parallel() -> Iterator[None]:
-    """Plots called inside are drawn in worker processes (one per CPU) while the pages are
-    built; the figures hold `Pending` PNGs until the report is rendered."""
-    global _POOL
-    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if _POOL is not None or workers < 2:
+    """matplotlib plots called inside are drawn in worker processes (one per CPU) while the pages
+    are built; their figures hold `Pending` PNGs until the report is rendered. The workers start
+    with the first such plot: a report whose plots iolab draws itself (vector.py) never starts
+    them, nor imports matplotlib."""
+    global _ACTIVE, _POOL, _NO_POOL
+    if _ACTIVE:
         yield
         return
+    _ACTIVE, _NO_POOL = True, False
+    try:
+        yield
+    finally:
+        pool, _POOL, _ACTIVE = _POOL, None, False
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool() -> ProcessPoolExecutor | None:
+    """The plot workers inside `drawing_in_parallel`, started on the first call; None outside
+    it, on one CPU, or where they cannot start (no POSIX semaphores: no /dev/shm)."""
+    global _POOL, _NO_POOL
+    if not _ACTIVE or _NO_POOL or _POOL is not None:
+        return _POOL
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if workers < 2:
+        _NO_POOL = True
+        return None
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -57,16 +83,10 @@ def drawing_in_parallel() -> Iterator[None]:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(PRELOAD)
     try:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
-    except (OSError, NotImplementedError):  # no POSIX semaphores here (no /dev/shm): drawn in this process
-        yield
-        return
-    _POOL = pool
-    try:
-        yield
-    finally:
-        _POOL = None
-        pool.shutdown(wait=True, cancel_futures=True)
+        _POOL = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
+    except (OSError, NotImplementedError):  # drawn in this process
+        _NO_POOL = True
+    return _POOL
 
 
 def drawn_apart(draw: Callable[..., bytes]) -> Callable[..., bytes | Pending]:
@@ -80,11 +100,12 @@ def drawn_apart(draw: Callable[..., bytes]) -> Callable[..., bytes | Pending]:
         except Exception:  # noqa: BLE001 - arguments that do not pickle: drawn here, every time
             return draw(*args, **kwargs)
         if key not in _DRAWN:
-            if _POOL is None:
+            pool = _pool()
+            if pool is None:
                 _DRAWN[key] = draw(*args, **kwargs)
             else:
                 _DRAWN[key] = Pending(
-                    _POOL.submit(_draw_in_worker, draw.__module__, draw.__qualname__, args, kwargs), draw, args, kwargs
+                    pool.submit(_draw_in_worker, draw.__module__, draw.__qualname__, args, kwargs), draw, args, kwargs
                 )
         return _DRAWN[key]
 

@@ -1,6 +1,7 @@
-"""How every report plot is drawn: the style, palette and page-sized figure, the PNG it
-becomes, the axis formatters, and `Series`, the plain series every plot takes. matplotlib is
-imported on the first plot, never with the module."""
+"""How the report's matplotlib plots are drawn: the style, palette and page-sized figure, the
+PNG it becomes, the axis formatters, and `Series`, the plain series every plot takes (the plots
+iolab draws itself as vectors, vfigure.py, take the same series and palette and match this
+style). matplotlib is imported on the first plot, never with the module."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The report's plots, each returned as PNG bytes (matplotlib, Agg) or as vector shapes
-(vector.Drawing: the 3D columns and the heat map) to embed in a page: steady-state convergence
-and measurement window, results over categories (lines, bars, 3D columns, heat map) and time
-series.
+"""The report's plots, each returned to embed in a page: steady-state convergence and
+measurement window, results over categories as lines, the 3D columns and the heat map, drawn by
+iolab itself as vector shapes (a `vector.Drawing`, in milliseconds, in the calling process:
+vfigure.py, v3d.py, vgrid.py); bars and time series by matplotlib (Agg) as PNG bytes, in the
+plot workers.
 
 Plots take plain series, never the store, so the single-run report and the comparison draw
 with the same functions. Every axis carries its unit. Sizes are in millimetres of the
@@ -16,8 +17,10 @@ from typing import Any
 
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
+from iolab.pages.report import vfigure
 from iolab.pages.report.drawing import drawn_apart
 from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import (
     Series as Series,  # re-exported: the pages name it plots.Series
 )
@@ -37,88 +40,70 @@ from iolab.pages.report.plot_style import (
 # the 3D columns and the heat map are vector shapes (vector.Drawing), drawn in milliseconds
 # without matplotlib or a worker process; the pages call them here with the other plots
 from iolab.pages.report.v3d import columns_3d as columns_3d
+from iolab.pages.report.vaxes import Axes, Band, Note, Path
+from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vgrid import heatmap as heatmap
+from iolab.pages.report.vticks import Tick, autoscale
 
 # -- steady state ----------------------------------------------------------------------------
 
 
-@drawn_apart
 def convergence(
     panels: Sequence[tuple[str, Sequence[Series]]],
     ylabel: str,
     window: Sequence[int],
     height_mm: float = 120,
     logy: bool = False,
-) -> bytes:
+) -> Drawing:
     """Tracking metric per round, one line per block size (one panel per metric), with the
     measurement window shaded."""
-    with styled():
-        fig = _figure(height_mm)
-        axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-        for ax, (title, series) in zip(axes, panels):
-            for i, s in enumerate(series):
-                ax.plot(s.x, s.y, marker="o", ms=3, lw=1.2, color=color(i), label=s.label)
-            if window:
-                ax.axvspan(
-                    window[0] - 0.5,
-                    window[-1] + 0.5,
-                    color="#2ca02c",
-                    alpha=0.08,
-                    label=f"measurement window (rounds {window[0]}–{window[-1]})",
-                )
-            ax.set_title(title)
-            ax.set_xlabel("round")
-            ax.set_ylabel(ylabel)
-            rounds = sorted({x for s in series for x in s.x})
-            if rounds:
-                step = max(1, math.ceil(len(rounds) / 25))
-                ax.set_xticks(rounds[::step])
-            if logy:
-                ax.set_yscale("log")
-                _log_ticks(ax)
-            else:
-                ax.set_ylim(bottom=0)
-                _thousands(ax)
-            legend_right(ax)
-        return _png(fig)
+    stacked = []
+    for title, series in panels:
+        ax = Axes(title=title, xlabel="round", ylabel=ylabel, ylog=logy, ylim=None if logy else (0, None))
+        for i, s in enumerate(series):
+            ax.add(Path(s.x, s.y, color(i), 1.2, marker_pt=3, label=s.label))
+        if window:
+            span = f"measurement window (rounds {window[0]}–{window[-1]})"
+            ax.add(Band(window[0] - 0.5, window[-1] + 0.5, None, None, "#2ca02c", 0.08, span))
+        rounds = sorted({x for s in series for x in s.x})
+        if rounds:
+            step = max(1, math.ceil(len(rounds) / 25))
+            ax.xticks = [Tick(r, num(r, trim=True)) for r in rounds[::step]]
+        stacked.append(ax)
+    return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, f"{ylabel} per round")
 
 
-@drawn_apart
-def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> bytes:
+def measurement_window(v: VariableVerdict, ylabel: str, height_mm: float = 95) -> Drawing:
     """The window's data, its average, ±10 % and ±20 % of the average, and the fit line."""
-    with styled():
-        fig = _figure(height_mm)
-        ax = fig.subplots()
-        r0, r1 = v.rounds[0], v.rounds[-1]
-        xs = [r0 - 0.3, r1 + 0.3]
-        avg = v.average
-        ax.fill_between(xs, [0.8 * avg] * 2, [1.2 * avg] * 2, color="#ff7f0e", alpha=0.08, label="±20 % of average")
-        ax.fill_between(xs, [0.9 * avg] * 2, [1.1 * avg] * 2, color="#2ca02c", alpha=0.12, label="±10 % of average")
-        ax.plot(xs, [avg] * 2, color="black", lw=1, label=f"average {num(avg)}")
-        for k, style in ((1.1, "--"), (0.9, "--")):
-            ax.plot(xs, [k * avg] * 2, color="#2ca02c", lw=0.8, ls=style)
-        for k in (1.2, 0.8):
-            ax.plot(xs, [k * avg] * 2, color="#ff7f0e", lw=0.8, ls=":")
-        fit_x = [r0, r1]
-        ax.plot(fit_x, [v.slope * x + v.intercept for x in fit_x], color="#d62728", lw=1.5, label=f"fit {v.formula()}")
-        ax.plot(v.rounds, v.values, marker="o", ms=5, lw=1.2, color="#1f77b4", label=v.name)
-        lo = min(min(v.values), 0.75 * avg)
-        hi = max(max(v.values), 1.25 * avg)
-        ax.set_ylim(lo - 0.02 * abs(hi), hi + 0.02 * abs(hi))
-        ax.set_xlim(*xs)
-        ax.set_xticks(list(v.rounds))
-        ax.set_xlabel("round")
-        ax.set_ylabel(ylabel)
-        _thousands(ax)
-        ax.set_title(f"{v.name}: measurement window rounds {r0}–{r1}")
-        legend_right(ax)
-        return _png(fig)
+    r0, r1 = v.rounds[0], v.rounds[-1]
+    x0, x1 = r0 - 0.3, r1 + 0.3
+    avg = v.average
+    lo = min(min(v.values), 0.75 * avg)
+    hi = max(max(v.values), 1.25 * avg)
+    ax = Axes(
+        title=f"{v.name}: measurement window rounds {r0}–{r1}",
+        xlabel="round",
+        ylabel=ylabel,
+        xlim=(x0, x1),
+        ylim=(lo - 0.02 * abs(hi), hi + 0.02 * abs(hi)),
+        xticks=[Tick(r, num(r, trim=True)) for r in v.rounds],
+    )
+    ax.add(Band(x0, x1, 0.8 * avg, 1.2 * avg, "#ff7f0e", 0.08, "±20 % of average"))
+    ax.add(Band(x0, x1, 0.9 * avg, 1.1 * avg, "#2ca02c", 0.12, "±10 % of average"))
+    ax.add(Path((x0, x1), (avg, avg), "#000000", 1.0, label=f"average {num(avg)}"))
+    for k in (1.1, 0.9):
+        ax.add(Path((x0, x1), (k * avg, k * avg), "#2ca02c", 0.8, "--"))
+    for k in (1.2, 0.8):
+        ax.add(Path((x0, x1), (k * avg, k * avg), "#ff7f0e", 0.8, ":"))
+    fit = (v.slope * r0 + v.intercept, v.slope * r1 + v.intercept)
+    ax.add(Path((r0, r1), fit, "#d62728", 1.5, label=f"fit {v.formula()}"))
+    ax.add(Path(tuple(v.rounds), tuple(v.values), "#1f77b4", 1.2, marker_pt=5, label=v.name))
+    return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, f"{v.name}: measurement window")
 
 
 # -- results ---------------------------------------------------------------------------------
 
 
-@drawn_apart
 def lines_over_categories(
     categories: Sequence[str],
     series: Sequence[Series],
@@ -128,41 +113,29 @@ def lines_over_categories(
     height_mm: float = 110,
     logy: bool = True,
     note: str = "",
-) -> bytes:
+) -> Drawing:
     """2D plot: a metric over categorical x (block sizes), one line per series (mix or drive).
     Series x values are indices into `categories`; `note`, printed in the plot, says why points
     are missing (an empty plot says why it is empty)."""
-    with styled():
-        fig = _figure(height_mm)
-        ax = fig.subplots()
-        for i, s in enumerate(series):
-            if s.x:  # a series with no point (read IOPS of the 100 % write mix) gets no legend entry
-                ax.plot(s.x, s.y, marker="o", ms=3.5, lw=1.3, color=color(i), label=s.label)
-        ax.set_xticks(range(len(categories)), categories)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
-        if logy and any(y > 0 for s in series for y in s.y):
-            ax.set_yscale("log")
-            _log_ticks(ax)
-        else:
-            ax.set_ylim(bottom=0)
-            _thousands(ax)
-        ax.set_title(title)
-        if note:
-            ax.text(
-                0.5,
-                0.5 if not series else 0.02,
-                note,
-                transform=ax.transAxes,
-                ha="center",
-                va="center" if not series else "bottom",
-                fontsize=7,
-                color="#555",
-                wrap=True,
-            )
-        if ax.get_legend_handles_labels()[0]:  # no series: e.g. percentiles the IOs could not measure
-            legend_right(ax)
-        return _png(fig)
+    log = logy and any(y > 0 for s in series for y in s.y)
+    measured = any(s.x for s in series)
+    ax = Axes(
+        title=title,
+        xlabel=xlabel,
+        ylabel=ylabel + (" (log scale)" if logy else ""),
+        ylog=log,
+        ylim=None if log else (0, None),
+        xlim=autoscale([*range(len(categories)), *(x for s in series for x in s.x)], False),
+        xticks=[Tick(i, c) for i, c in enumerate(categories)],
+        # nothing measured: no y ticks, which would read as a measurement (plot_style.unmeasured)
+        yticks=None if measured else [],
+    )
+    for i, s in enumerate(series):
+        if s.x:  # a series with no point (read IOPS of the 100 % write mix) gets no legend entry
+            ax.add(Path(s.x, s.y, color(i), 1.3, marker_pt=3.5, label=s.label))
+    if note:
+        ax.notes.append(Note(0.5, 0.02 if series else 0.5, note, valign="bottom" if series else "center"))
+    return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
 
 
 def _side_by_side_overlap(fig: Any, texts: Sequence[Any], pad: float = 3) -> bool:

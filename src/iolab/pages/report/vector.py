@@ -8,10 +8,15 @@ placed by its baseline: `anchor` says which end of the text (or its middle) sits
 
 from __future__ import annotations
 
+import hashlib
 import html as _html
+import itertools
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 PT_MM = 25.4 / 72
+RECORD_CLASS = "iolab-geometry"
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,13 @@ class Drawing:
 
 def svg(d: Drawing) -> str:
     """The drawing as an SVG element sized in mm (user units are mm)."""
-    body = "".join(_svg_shape(s) for s in d.shapes)
+    clips = itertools.count(1)
+    body = "".join(_svg_shape(s, clips) for s in d.shapes)
+    # clip ids named by the drawing's content: the same drawing gives the same HTML each time it is
+    # rendered (pdf.py keeps laid-out pages by their HTML), two different ones never share an id
+    body = body.replace(_ID, "c" + hashlib.sha1(body.encode()).hexdigest()[:12])
+    if d.record:  # what the geometry rules read back from a report's HTML (layoutcheck.figures)
+        body = f'<metadata class="{RECORD_CLASS}">{_e(json.dumps(d.record, separators=(",", ":")))}</metadata>{body}'
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="{d.width_mm:g}mm" height="{d.height_mm:g}mm" '
         f'viewBox="0 0 {d.width_mm:g} {d.height_mm:g}" role="img" aria-label="{_e(d.alt)}" '
@@ -95,11 +106,10 @@ def svg(d: Drawing) -> str:
     )
 
 
-_clips = 0
+_ID = "\x00"  # stands for the drawing's clip-id prefix until its body is known
 
 
-def _svg_shape(s: Shape) -> str:
-    global _clips
+def _svg_shape(s: Shape, clips: Iterator[int]) -> str:
     if isinstance(s, Line):
         pts = " ".join(f"{x:.2f},{y:.2f}" for x, y in s.points)
         tag = "polygon" if s.closed else "polyline"
@@ -118,9 +128,8 @@ def _svg_shape(s: Shape) -> str:
             f'<text x="{s.x:.2f}" y="{s.y:.2f}" font-size="{s.size_pt * PT_MM:.3f}" fill="{s.color}" '
             f'text-anchor="{s.anchor}"{weight}{rot} xml:space="preserve">{_e(s.text)}</text>'
         )
-    _clips += 1
-    name = f"c{_clips}"
-    inner = "".join(_svg_shape(c) for c in s.shapes)
+    name = f"{_ID}_{next(clips)}"  # "_": no id reads as a number in exponent notation ("4e-1")
+    inner = "".join(_svg_shape(c, clips) for c in s.shapes)
     return (
         f'<clipPath id="{name}"><rect x="{s.x:.2f}" y="{s.y:.2f}" width="{s.w:.2f}" height="{s.h:.2f}"/></clipPath>'
         f'<g clip-path="url(#{name})">{inner}</g>'

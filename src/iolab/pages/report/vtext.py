@@ -1,0 +1,100 @@
+"""Text in the plots iolab draws itself (vfigure.py): a text's box from the advance widths of
+DejaVu Sans (textwidth.py) and the font's height, its placement by that box, word wrapping to a
+width in mm, and the `Canvas` that collects the shapes drawn and the boxes of the texts placed
+(the record geometry.py's rules read: pixels at plot_style's 140 dpi, y down).
+"""
+
+from __future__ import annotations
+
+from iolab.pages.report import textwidth
+from iolab.pages.report.vector import PT_MM, Label, Shape
+
+PX_PER_MM = 140 / 25.4  # the record's unit: plot_style.DPI's pixels
+ASC, DESC, LINE = 0.76, 0.24, 1.2  # a text line's box above and below its baseline, line pitch (em)
+Box4 = tuple[float, float, float, float]  # x0, y0, x1, y1 in mm
+
+
+def em(size_pt: float) -> float:
+    return size_pt * PT_MM
+
+
+def text_height(lines: int, size_pt: float) -> float:
+    return ((lines - 1) * LINE + ASC + DESC) * em(size_pt)
+
+
+def place(x: float, y: float, w: float, h: float, ha: str, va: str, size_pt: float) -> tuple[float, float]:
+    """The top left corner of a w × h text box set `ha` (left/center/right) of x and `va`
+    (top/center/bottom, or baseline: its first line's) at y."""
+    x0 = x - {"left": 0.0, "center": w / 2, "right": w}[ha]
+    y0 = y - ASC * em(size_pt) if va == "baseline" else y - {"top": 0.0, "center": h / 2, "bottom": h}[va]
+    return x0, y0
+
+
+class Canvas:
+    """The shapes drawn and the record's texts, as they are placed."""
+
+    def __init__(self, width_mm: float, height_mm: float) -> None:
+        self.w, self.h = width_mm, height_mm
+        self.shapes: list[Shape] = []
+        self.texts: list[dict[str, object]] = []
+
+    def text(
+        self,
+        text: str,
+        size_pt: float,
+        role: str,
+        axes: int,
+        x: float,
+        y: float,
+        ha: str = "left",
+        va: str = "baseline",
+        upright: bool = False,
+        color: str = "#000000",
+    ) -> Box4:
+        """Place `text` (lines split at "\\n") by its box: `ha` left/center/right of x, `va`
+        top/center/bottom/baseline (of its first line) at y; `upright` reads bottom to top.
+        Returns and records the box (x0, y0, x1, y1) in mm."""
+        lines = text.split("\n")
+        along = max(textwidth.width_mm(ln, size_pt) for ln in lines)
+        across = text_height(len(lines), size_pt)
+        w, h = (across, along) if upright else (along, across)
+        x0, y0 = place(x, y, w, h, ha, va, size_pt)
+        for i, ln in enumerate(lines):
+            pitch = (ASC + i * LINE) * em(size_pt)
+            if upright:
+                self.shapes.append(Label(x0 + pitch, y0 + h / 2, ln, size_pt, color, anchor="middle", rotate=90))
+            else:
+                anchor, at = {"left": ("start", x0), "center": ("middle", x0 + w / 2), "right": ("end", x0 + w)}[ha]
+                self.shapes.append(Label(at, y0 + pitch, ln, size_pt, color, anchor=anchor))
+        box = (x0, y0, x0 + w, y0 + h)
+        if text.strip():
+            px = [round(v * PX_PER_MM, 2) for v in box]
+            self.texts.append({"text": text, "role": role, "axes": axes, "box": px})
+        return box
+
+
+def wrap_mm(text: str, width_mm: float, size_pt: float) -> list[str]:
+    """`text` broken at spaces into lines no wider than `width_mm` (a word wider stays whole)."""
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split():
+            trial = f"{line} {word}" if line else word
+            if line and textwidth.width_mm(trial, size_pt) > width_mm:
+                out.append(line)
+                line = word
+            else:
+                line = trial
+        out.append(line)
+    return out
+
+
+def free(box: Box4, area: Box4, placed: list[Box4]) -> bool:
+    """Whether `box` lies inside `area` and clear of every box placed."""
+    x0, y0, x1, y1 = box
+    inside = area[0] <= x0 and x1 <= area[2] and area[1] <= y0 and y1 <= area[3]
+    return inside and not any(_overlap(box, q) for q in placed)
+
+
+def _overlap(a: Box4, b: Box4) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])

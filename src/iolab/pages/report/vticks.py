@@ -1,0 +1,157 @@
+"""Axis limits and ticks for the plots iolab draws itself (vaxes.py): round-number ticks on a
+linear axis, powers of ten (or 1-2-5 steps, or finer) on a log axis, each label printed with the
+report's one number formatter (units.num), and labels that would overprint their neighbour left
+blank. The rules are plot_style._log_ticks' (the matplotlib plots'), so both kinds of plot label
+an axis alike; geometry.MIN_TICKS is the fewest labelled ticks an axis of numbers shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iolab.core.units import num
+from iolab.pages.report.geometry import MIN_TICKS
+
+MARGIN = 0.05  # autoscaled limits leave this share of the data's span free at each end (matplotlib's)
+LINEAR_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
+FINE_SUBS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)  # under a decade: powers of ten alone may label nothing
+
+
+@dataclass(frozen=True)
+class Tick:
+    value: float
+    text: str  # "" for a tick mark left unlabelled (its label would overprint the one before)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """An axis' range and kind; `frac` maps a value to 0 (lo) … 1 (hi)."""
+
+    lo: float
+    hi: float
+    log: bool = False
+
+    def frac(self, v: float) -> float:
+        if self.log:
+            return (math.log10(v) - math.log10(self.lo)) / (math.log10(self.hi) - math.log10(self.lo))
+        return (v - self.lo) / (self.hi - self.lo)
+
+    def shows(self, v: float) -> bool:
+        """Whether `v` lies within the range (a log axis shows no value ≤ 0)."""
+        return math.isfinite(v) and (v > 0 or not self.log) and self.lo <= v <= self.hi
+
+
+def autoscale(values: Sequence[float], log: bool, margin: float = MARGIN) -> tuple[float, float]:
+    """The limits of an axis showing `values` with a margin at each end (in decades on a log
+    axis); a single value gets a range around it."""
+    vals = [v for v in values if math.isfinite(v) and (v > 0 or not log)]
+    if not vals:
+        return (1.0, 10.0) if log else (0.0, 1.0)
+    lo, hi = min(vals), max(vals)
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        if b - a < 1e-12:
+            a, b = a - 0.5, b + 0.5
+        pad = (b - a) * margin
+        return 10 ** (a - pad), 10 ** (b + pad)
+    if hi - lo < 1e-12 * max(1.0, abs(hi)):
+        d = 0.05 * abs(hi) if hi else 0.05
+        return lo - d, hi + d
+    pad = (hi - lo) * margin
+    return lo - pad, hi + pad
+
+
+def label(v: float) -> str:
+    return num(v, trim=True)
+
+
+def linear(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
+    """Round-number ticks (1, 2, 2.5 or 5 times a power of ten apart) within [lo, hi]: the
+    narrowest such step that gives at most `most` ticks (matplotlib's MaxNLocator's choice);
+    `whole`: whole numbers only (an axis of IOs per second: 0.5 IOPS is noise)."""
+    span = hi - lo
+    if span <= 0:
+        return [Tick(lo, label(lo))]
+    mag = 10 ** math.floor(math.log10(span / max(1, most)))
+    steps = sorted(m * mag * k for k in (0.1, 1.0, 10.0) for m in LINEAR_STEPS)
+    if whole:
+        steps = [st for st in steps if st >= 1 and float(st).is_integer()] or [1.0]
+    values: list[float] = []
+    for step in steps:
+        values = _multiples(lo, hi, step)
+        if len(values) <= most:
+            break
+    return [Tick(v, label(v)) for v in values]
+
+
+def most_ticks(length_mm: float, size_pt: float, vertical: bool) -> int:
+    """How many ticks an axis this long holds at most: matplotlib's 'auto' (one per two label
+    heights up a y axis, one per three along an x axis, 3 to 10)."""
+    space = length_mm / (size_pt * (2 if vertical else 3) * 25.4 / 72)
+    return int(min(9, max(2, math.floor(space)))) + 1
+
+
+def _multiples(lo: float, hi: float, step: float) -> list[float]:
+    eps = step * 1e-9
+    first = math.ceil((lo - eps) / step)
+    last = math.floor((hi + eps) / step)
+    digits = max(0, 12 - math.floor(math.log10(step)))
+    return [round(k * step, digits) + 0.0 for k in range(first, last + 1)]
+
+
+def log(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
+    """Ticks of a log axis: 1-2-5 steps under ~2.5 decades, powers of ten above (every second or
+    third one over many decades), finer steps if those label fewer than MIN_TICKS, and on a
+    narrow span between those steps evenly spaced round numbers (only there: on a span of
+    decades they crowd its top and leave its bottom unlabelled)."""
+    orders: list[tuple[float, ...]] = [FINE_SUBS]
+    if hi / lo >= 10:
+        orders = [(1.0, 2.0, 5.0), *orders] if hi / lo < 300 else [(1.0,), (1.0, 2.0, 5.0), *orders]
+    for subs in orders:
+        values = [v for v in _log_values(lo, hi, subs) if not whole or float(v).is_integer()]
+        if subs == (1.0,) and len(values) > most:
+            stride = math.ceil(len(values) / most)
+            values = [v for v in values if round(math.log10(v)) % stride == 0]
+        if len(values) >= MIN_TICKS:
+            return [Tick(v, label(v)) for v in values]
+    return linear(lo, hi, min(most, 5), whole)  # matplotlib's MaxNLocator(nbins=5) in plot_style._log_ticks
+
+
+def _log_values(lo: float, hi: float, subs: tuple[float, ...]) -> list[float]:
+    out = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for s in subs:
+            v = float(f"{s * 10.0**e:.12g}")
+            if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9):
+                out.append(v)
+    return out
+
+
+def minor_log(lo: float, hi: float, major: Sequence[Tick]) -> list[float]:
+    """The unlabelled marks of a log axis (2 … 9 times each power of ten) not already major; none
+    over more than eight decades (they would merge into a bar)."""
+    if math.log10(hi / lo) > 8:
+        return []
+    taken = {t.value for t in major}
+    return [v for v in _log_values(lo, hi, (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)) if v not in taken]
+
+
+def spaced(ticks: Sequence[Tick], positions: Sequence[float], widths: Sequence[float], gap: float) -> list[Tick]:
+    """The ticks with each label that would come within `gap` of the label kept before it left
+    blank (close values on a log axis, 32 and 36): `positions` are the labels' centres along the
+    axis and `widths` their extents along it, in one unit."""
+    out, kept_end = [], -math.inf
+    for t, p, w in zip(ticks, positions, widths):
+        if t.text and p - w / 2 < kept_end + gap:
+            out.append(Tick(t.value, ""))
+            continue
+        if t.text:
+            kept_end = p + w / 2
+        out.append(t)
+    return out
+
+
+def ticks_for(scale: Scale, most: int, whole: bool = False) -> list[Tick]:
+    return log(scale.lo, scale.hi, most, whole) if scale.log else linear(scale.lo, scale.hi, most, whole)

@@ -1,0 +1,270 @@
+"""The plots iolab draws itself as vector shapes (vticks.py, vaxes.py, vfigure.py): ticks on log
+and linear axes, texts kept inside the figure and apart, data kept inside its axes, the record
+the geometry rules read (found again in a report's HTML), and a report of vector plots alone
+that never imports matplotlib or starts the plot workers."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+
+from iolab.core.results import Histogram
+from iolab.core.steady import VariableVerdict
+from iolab.pages.report import latency_plots, plots, vfigure, vticks
+from iolab.pages.report.geometry import MIN_TICKS, plot_violations
+from iolab.pages.report.html import render
+from iolab.pages.report.layoutcheck import figures
+from iolab.pages.report.model import Document, Figure, Page
+from iolab.pages.report.plot_style import Series
+from iolab.pages.report.vaxes import Axes, Path
+from iolab.pages.report.vector import Clip, Drawing, Label, Line, svg
+
+
+def rules(d: Drawing) -> list[str]:
+    return [str(v) for v in plot_violations(d.record, "plot")]
+
+
+def histogram(lo_us: float = 40.0, bins: int = 120, step: float = 1.04) -> Histogram:
+    values = [lo_us * step**i for i in range(bins)]
+    counts = [
+        int(5e3 * math.exp(-(((i - bins / 3) / (bins / 10)) ** 2))) + (2 if i > bins / 2 else 0) for i in range(bins)
+    ]
+    return Histogram(tuple(values), tuple(counts), values[-1])
+
+
+def axis(d: Drawing, k: int, name: str) -> dict:
+    return d.record["axes"][k][name]
+
+
+def label_centres(d: Drawing, role: str, k: int = 0) -> dict[str, float]:
+    """Each tick label's centre along its axis, in mm."""
+    px = vfigure.PX_PER_MM
+    out = {}
+    for t in d.record["texts"]:
+        if t["role"] == role and t["axes"] == k:
+            x0, y0, x1, y1 = t["box"]
+            out[t["text"]] = ((x0 + x1) if role == "xtick" else (y0 + y1)) / 2 / px
+    return out
+
+
+# -- ticks -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "expect"),
+    [
+        (40, 2000, [50, 100, 200, 500, 1000, 2000]),  # under ~2.5 decades: 1-2-5
+        (0.8, 5000, [1, 10, 100, 1000]),  # over: powers of ten
+        (48, 74, [50, 55, 60, 65, 70]),  # between two steps: round numbers, not 50 and 70 alone
+        (1e-6, 1e6, [1e-6, 1e-4, 0.01, 1, 100, 1e4, 1e6]),  # twelve decades: every second one
+    ],
+)
+def test_log_axis_ticks(lo, hi, expect):
+    ticks = vticks.log(lo, hi, 8)
+    assert [t.value for t in ticks] == pytest.approx(expect)
+    assert all(t.text == vticks.label(t.value) for t in ticks) and len(ticks) >= MIN_TICKS
+
+
+def test_linear_axis_ticks_are_round_and_as_many_as_fit():
+    assert [t.value for t in vticks.linear(0, 63, 7)] == [0, 10, 20, 30, 40, 50, 60]
+    assert [t.text for t in vticks.linear(0, 63, 4)] == ["0", "20", "40", "60"]
+    assert [t.text for t in vticks.linear(0, 2600, 6)] == ["0", "500", "1,000", "1,500", "2,000", "2,500"]
+    assert [t.text for t in vticks.linear(0.8, 1.25, 5)] == ["0.8", "0.9", "1", "1.1", "1.2"]
+
+
+def test_an_iops_axis_of_nothing_or_noise_gets_whole_ticks():
+    for ys in ((0.0, 0.0, 0.0), (0.2, 0.4, 0.3)):  # a stalled drive; a few IOs in a second
+        d = plots.convergence([("IOPS", [Series("4KiB", (1, 2, 3), ys)])], "IOPS", [2, 3], 80)
+        ticks = [t for _, t in axis(d, 0, "y")["ticks"]]
+        assert ticks == ["0", "1", "2"] and rules(d) == [], ticks
+
+
+def test_a_log_axis_places_its_labels_by_the_logarithm_of_their_values():
+    d = latency_plots.latency_histogram([("", histogram())], "t", 125)
+    assert axis(d, 0, "x")["scale"] == "log" and axis(d, 1, "y")["scale"] == "log"
+    centres = label_centres(d, "xtick")
+    values = {t: v for v, t in axis(d, 0, "x")["ticks"]}
+    assert len(values) >= MIN_TICKS and set(values) == set(centres)
+    (a, va), (b, vb) = sorted(values.items(), key=lambda kv: kv[1])[0], sorted(values.items(), key=lambda kv: kv[1])[-1]
+    for text, v in values.items():  # each label at its share of the axis' decades
+        share = math.log10(v / va) / math.log10(vb / va)
+        assert centres[text] == pytest.approx(centres[a] + share * (centres[b] - centres[a]), abs=0.05), text
+
+
+def test_category_labels_too_close_to_print_are_thinned_not_overprinted():
+    d = plots.lines_over_categories(
+        [f"{n} outstanding" for n in (1, 2, 4, 8, 16, 24, 32, 36, 48, 64, 128, 256)],
+        [Series("IOPS", tuple(range(12)), tuple(1000.0 * (k + 1) for k in range(12)))],
+        "outstanding IO",
+        "IOPS",
+        "IOPS by outstanding IO",
+        height_mm=60,
+    )
+    assert [v for v in rules(d) if "overlap" in v] == []
+    shown = [t for _, t in axis(d, 0, "x")["ticks"]]
+    assert 3 <= len(shown) < 12 and shown[0] == "1 outstanding"
+
+
+# -- texts inside the figure, data inside the axes ---------------------------------------------
+
+
+def test_long_tick_labels_and_legends_stay_on_the_figure():
+    wide = Series("drive with a long name: /dev/disk/by-id/nvme-Vendor_Model_1234567890", (0, 1, 2), (1e6, 2e6, 3e6))
+    d = plots.lines_over_categories(
+        ["sequential read 128 KiB", "random write 4 KiB", "mixed 70/30 8 KiB"],
+        [wide, Series("b", (0, 1, 2), (5e5, 1.2e6, 1.25e6))],
+        "workload",
+        "IOPS",
+        "IOPS by workload",
+        logy=False,
+    )
+    assert rules(d) == []
+    w, h = d.record["size"]
+    for t in d.record["texts"]:
+        x0, y0, x1, y1 = t["box"]
+        assert x0 >= 0 and x1 <= w and y0 >= 0 and y1 <= h, t
+
+
+def test_a_tick_label_beyond_the_figure_is_found():
+    d = plots.lines_over_categories(["4 KiB", "8 KiB"], [Series("a", (0, 1), (5e3, 6e3))], "bs", "IOPS", "t")
+    assert rules(d) == []
+    rec = json.loads(json.dumps(d.record))
+    tick = next(t for t in rec["texts"] if t["role"] == "ytick")
+    tick["box"] = [tick["box"][0] - 200, tick["box"][1], tick["box"][2] - 200, tick["box"][3]]
+    assert [v.rule for v in plot_violations(rec, "p")] == ["edge"]
+
+
+def test_the_record_holds_the_boxes_of_the_labels_drawn():
+    d = plots.convergence([("ART", [Series("4KiB", (1, 2, 3), (50.0, 49.0, 49.5))])], "ART (µs)", [2, 3], 80)
+    px = vfigure.PX_PER_MM
+    labels = [s for s in d.shapes if isinstance(s, Label)]
+    assert len(labels) == sum(len(t["text"].split("\n")) for t in d.record["texts"])  # a text per line drawn
+    for s in labels:
+        [t] = [t for t in d.record["texts"] if s.text in t["text"].split("\n")]
+        x0, y0, x1, y1 = t["box"]
+        assert y0 <= s.y * px <= y1 and x0 - 0.01 <= s.x * px <= x1 + 0.01
+
+
+def test_data_outside_the_axes_limits_is_cut_at_the_axes():
+    ax = Axes(title="t", xlabel="x", ylabel="IOPS", xlim=(0, 10), ylim=(0, 10))
+    ax.add(Path((1, 5, 9), (2, 100, 3), "#d62728", marker_pt=4, label="spike"))
+    d = vfigure.draw([ax], 190, 60)
+    [clip] = [s for s in d.shapes if isinstance(s, Clip)]
+    frame = next(s for s in d.shapes if not isinstance(s, Clip | Label) and getattr(s, "stroke", None) == "#000000")
+    assert (clip.x, clip.y, clip.w, clip.h) == (frame.x, frame.y, frame.w, frame.h)  # the axes' frame
+    drawn = [s for s in clip.shapes if isinstance(s, Line) and s.stroke == "#d62728"]
+    assert drawn and min(y for s in drawn for _, y in s.points) < clip.y  # the spike runs above the axes, cut there
+    # outside the clip, the series' colour is only its legend sample, right of the axes
+    loose = [
+        s
+        for s in d.shapes
+        if not isinstance(s, Clip) and "#d62728" in (getattr(s, "stroke", None), getattr(s, "fill", None))
+    ]
+    assert loose and all(min(p[0] for p in s.points) > clip.x + clip.w for s in loose if isinstance(s, Line))
+    assert d.record["axes"][0]["series"] == {"spike": True}
+
+
+def test_a_series_entirely_outside_the_axes_is_no_legend_series_with_points():
+    ax = Axes(ylabel="IOPS", xlim=(0, 10), ylim=(0, 10))
+    ax.add(Path((1, 2), (20, 30), "#1f77b4", label="above"), Path((1, 2), (3, 4), "#ff7f0e", label="inside"))
+    d = vfigure.draw([ax], 190, 60)
+    assert d.record["axes"][0]["series"] == {"above": False, "inside": True}
+    assert [v.rule for v in plot_violations(d.record, "p")] == ["legend"]
+
+
+# -- the converted plots keep their content ----------------------------------------------------
+
+
+def test_the_latency_histogram_keeps_its_marks_axes_and_unmeasured_note():
+    h = histogram()
+    d = latency_plots.latency_histogram([("", h)], "65/35 4KiB", 125)
+    texts = [t["text"] for t in d.record["texts"]]
+    assert any(t.startswith("99 % ≤ ") for t in texts) and any(t.startswith("99.9 % ≤ ") for t in texts)
+    assert "not measured from" in axis(d, 1, "x")["label"]  # 99.99 and 99.999 % need more IOs
+    assert [t for _, t in axis(d, 1, "y")["ticks"]][2] == "1 % (99)"
+    assert axis(d, 2, "y")["label"] == "cumulative IOs (%)" and not axis(d, 2, "x")["visible"]
+    assert rules(d) == []
+    # several drives overlaid: no count axis, a legend entry per drive under the tail
+    two = latency_plots.latency_histogram([("A", h), ("B", histogram(60))], "both", 150)
+    assert not axis(two, 0, "y")["visible"] and two.record["axes"][1]["legend"] == ["A", "B"]
+    assert rules(two) == []
+
+
+def test_histogram_bars_are_drawn_opaque_in_the_colour_they_show_at_80_percent():
+    assert vfigure.on_white("#1f77b4", 0.8) == "#4c92c3" and vfigure.on_white("#000000", 0.5) == "#808080"
+    d = latency_plots.latency_histogram([("", histogram())], "t", 125)
+    top = next(s for s in d.shapes if isinstance(s, Clip))
+    bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == "#4c92c3"]
+    assert bars and all(s.opacity == 1.0 for s in bars)
+    # each bin one upright stroke from the base (0.8 IOs) to its count, in runs of close bins
+    ups = [(a, b) for s in bars for a, b in zip(s.points, s.points[1:]) if a[0] == b[0] and b[1] < a[1]]
+    counted = sum(1 for c in histogram().counts if c > 0)
+    assert 0.5 * counted <= len(ups) <= counted and len({a[1] for a, _ in ups}) == 1
+
+
+def test_close_percentile_labels_do_not_overprint():
+    values = [50.0 + 0.01 * i for i in range(400)]
+    counts = [1000] * 390 + [1] * 10  # the 99, 99.9 and 99.99 % marks a hair apart
+    d = latency_plots.latency_histogram([("", Histogram(tuple(values), tuple(counts), values[-1]))], "t", 125)
+    assert sum(t["text"].startswith("99") for t in d.record["texts"] if t["role"] == "text") == 3
+    assert rules(d) == []
+
+
+def test_measurement_window_and_convergence_keep_their_bands_and_window():
+    values = (49.35, 49.29, 49.27, 49.31, 49.28)
+    v = VariableVerdict(
+        "ART 0/100 4KiB", (1, 2, 3, 4, 5), values, 49.3, 0.0787, 9.86, -0.0122, 49.34, 0.0486, 4.93, True, True
+    )
+    d = plots.measurement_window(v, "ART (µs)")
+    assert d.record["axes"][0]["legend"][:2] == ["±20 % of average", "±10 % of average"]
+    assert [t for _, t in axis(d, 0, "x")["ticks"]] == ["1", "2", "3", "4", "5"] and rules(d) == []
+    c = plots.convergence(
+        [("IOPS", [Series("4KiB", (1, 2, 3, 4), (1.0, 10.0, 100.0, 1000.0))])], "IOPS", [3, 4], logy=True
+    )
+    assert c.record["axes"][0]["legend"] == ["4KiB", "measurement window (rounds 3–4)"]
+    assert axis(c, 0, "y")["scale"] == "log" and rules(c) == []
+
+
+# -- in a report -------------------------------------------------------------------------------
+
+
+def test_a_reports_html_carries_each_vector_plots_record():
+    d = plots.lines_over_categories(["4 KiB", "8 KiB"], [Series("a <&> b", (0, 1), (5, 6))], "bs", "IOPS", "t")
+    doc = Document(
+        "t", "spec", "IOPS", "s", "e", "dev", "me", (), (), (Page("p", (Figure("IOPS & more", d, 110, "src"),)),)
+    )
+    html = render(doc)
+    # the same HTML each time (pdf.py keeps laid-out pages by their HTML): clip ids by content
+    assert svg(d) in html and render(doc) == html
+    other = plots.lines_over_categories(["4 KiB", "8 KiB"], [Series("a", (0, 1), (5, 7))], "bs", "IOPS", "t")
+    assert re.findall(r'clipPath id="([^"]+)"', svg(d)) != re.findall(r'clipPath id="([^"]+)"', svg(other))
+    [(page, caption, rec)] = figures(html)
+    assert (page, caption) == (1, "IOPS & more") and rec == json.loads(json.dumps(d.record))
+
+
+REPORT_OF_VECTORS = """
+import os, sys
+os.sched_getaffinity = lambda pid: {0, 1}  # plot workers on any machine
+from iolab.pages.report import drawing, latency_plots, plots
+from iolab.pages.report.html import render
+from iolab.pages.report.model import Document, Figure, Page
+from iolab.pages.report.plot_style import Series
+from iolab.core.results import Histogram
+with drawing.drawing_in_parallel():
+    s = [Series("4KiB", (1, 2, 3), (5.0, 6.0, 7.0))]
+    figs = [plots.convergence([("ART", s)], "ART", [2, 3]), plots.lines_over_categories(["a", "b", "c"], s, "bs", "IOPS", "t"),
+            latency_plots.latency_histogram([("", Histogram((10.0, 20.0, 40.0), (5, 90, 5), 40.0))], "h")]
+    html = render(Document("t", "s", "n", "a", "b", "d", "me", (), (), (Page("p", tuple(Figure("c", f, 40, "s") for f in figs)),)))
+    print(drawing._POOL is None, "matplotlib" in sys.modules, html.count("<svg"))
+"""
+
+
+def test_a_report_of_vector_plots_imports_no_matplotlib_and_starts_no_plot_workers():
+    res = subprocess.run([sys.executable, "-c", REPORT_OF_VECTORS], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False", "3"]
