@@ -58,7 +58,7 @@ def titled(d: Drawing, title: str) -> Drawing:
     with it; the title recorded as matplotlib's suptitle is, a title of no axes)."""
     c = Canvas(d.width_mm, d.height_mm)
     box = c.text(title, TITLE_PT, "title", -1, d.width_mm / 2, FIG_PAD, "center", "top")
-    dy = box[3] - FIG_PAD + TITLE_PAD / 2
+    dy = box[3] - FIG_PAD + TITLE_PAD
     height = d.height_mm + dy
     shift = dy * PX_PER_MM
     rec = dict(d.record)
@@ -71,7 +71,7 @@ def titled(d: Drawing, title: str) -> Drawing:
 
 def title_height() -> float:
     """What `titled` adds to a figure's height (mm)."""
-    return text_height(1, TITLE_PT) + TITLE_PAD / 2
+    return text_height(1, TITLE_PT) + TITLE_PAD
 
 
 def _down(s: Shape, dy: float) -> Shape:
