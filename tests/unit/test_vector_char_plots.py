@@ -44,9 +44,7 @@ def texts_where_drawn(d: Drawing) -> None:
     for t in d.record["texts"]:
         x0, y0, x1, y1 = t["box"]
         first = t["text"].split("\n")[0]
-        assert any(
-            s.text == first and x0 - 0.01 <= s.x * PX <= x1 + 0.01 and y0 <= s.y * PX <= y1 for s in labels
-        ), t
+        assert any(s.text == first and x0 - 0.01 <= s.x * PX <= x1 + 0.01 and y0 <= s.y * PX <= y1 for s in labels), t
 
 
 # -- the QoS test's rounds -----------------------------------------------------------------------
