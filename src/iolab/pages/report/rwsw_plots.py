@@ -88,8 +88,6 @@ def _panel(
         yticks=None if measured else [],
         legend=measured,
     )
-    if shade is not None:
-        ax.add(Band(shade[0], shade[1], None, None, SHADE, 0.08, shade_label))
     labelled = False
     for i, s in enumerate(p.series):
         if not s.x:
@@ -97,6 +95,8 @@ def _panel(
         marker = 2.8 if len(s.x) <= 80 and not p.steps else 0.0
         ax.add(Path(s.x, s.y, color(i), 1.1, marker_pt=marker, step=p.steps, label=s.label))
         labelled = partial_rings(ax, s, log, labelled)
+    if shade is not None:  # after the series, as in matplotlib's legend (vfigure draws it beneath them)
+        ax.add(Band(shade[0], shade[1], None, None, SHADE, 0.08, shade_label))
     if not measured:
         ax.notes.append(Note(0.5, 0.5, textwrap.fill(p.missing, 70), size_pt=8))
     return ax
