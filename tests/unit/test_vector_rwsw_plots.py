@@ -77,7 +77,11 @@ def test_stacked_panels_put_each_series_on_its_panel_at_its_values():
 
 def test_steps_are_drawn_as_steps_with_a_shaded_span_and_whole_number_ticks():
     d = panels(
-        [Panel("MB/s", "MB/s", (Series("capture", (0.0, 1.0, 2.0, 3.0, 4.0), (2.0, 20.0, 20.0, 5.0, 5.0)),), steps=True)],
+        [
+            Panel(
+                "MB/s", "MB/s", (Series("capture", (0.0, 1.0, 2.0, 3.0, 4.0), (2.0, 20.0, 20.0, 5.0, 5.0)),), steps=True
+            )
+        ],
         "time (seconds)",
         80,
         shade=(2.0, 4.0),
@@ -98,7 +102,9 @@ def test_an_unmeasured_panel_says_why_and_shows_no_y_ticks_or_legend():
     d = panels(
         [
             Panel("ART", "response time (µs)", (Series("TC1", (1.0, 2.0), (5.0, 6.0)),), logy=True),
-            Panel("99.999 %", "response time (µs)", (Series("TC1", (), ()),), logy=True, missing="99.999 %: too few IOs"),
+            Panel(
+                "99.999 %", "response time (µs)", (Series("TC1", (), ()),), logy=True, missing="99.999 %: too few IOs"
+            ),
         ],
         "outstanding IO",
         120,
