@@ -38,7 +38,7 @@ class Panel:
     missing: str = "not measured in this run"  # said in the panel when no series has a point
 
 
-SHADE = "#2ca02c"
+SHADE = "#2ca02c"  # the measurement window's green (plots.convergence)
 
 
 def panels(
@@ -50,7 +50,9 @@ def panels(
     shade_label: str = "",
 ) -> Drawing:
     """Panels stacked over a shared x axis. `logx2`: x is outstanding IO, on a base-2 log axis
-    with every level labelled. `shade` marks an x span (e.g. the measurement window)."""
+    with every level labelled. `shade` marks an x span (e.g. the measurement window). Every
+    panel labels its x ticks (matplotlib's shared axis labelled the bottom one alone): a panel
+    read on its own needs no ruler across the page."""
     xs = [x for p in items for s in p.series for x in s.x]
     # one x range for all (matplotlib's sharex): the data's and the shaded span's
     xlim = autoscale([*xs, *(shade or ())], logx2)
