@@ -19,9 +19,11 @@ from iolab.pages.report.vtext import PX_PER_MM, Canvas, text_height
 # lines.linewidth (1.5 pt); a Path's marker_pt is the face with a 1 pt edge (vfigure.marker_radius)
 DOT_PT = math.sqrt(3.0) + 1.5 - 1.0
 HANDLE_DOT_PT = 3 * math.sqrt(3.0) + 1.5 - 1.0  # legend(markerscale=3)
-# dots closer than this share of the axes' span apart are drawn once: a second's dot is ~1.1 mm
-# across, a 2,000th of a 160 mm axes 0.08 mm; a day's run has 86,400 of them on one plot
-CELLS_X, CELLS_Y = 2000, 800
+# dots in one cell of a CELLS_X × CELLS_Y grid over the points are drawn once: a dot is 1.14 mm
+# across, a cell a quarter of that on a page-wide plot (160 × 55 mm axes), so a dot left out lies
+# under the one kept. A day of noisy seconds (86,400): 10,311 dots, 0.58 MB of SVG, drawn in
+# 0.12 CPU-s; with cells of 0.08 mm 53,441 dots and 3.0 MB
+CELLS_X, CELLS_Y = 600, 240
 
 
 def dots(xs: Sequence[float], ys: Sequence[float], color: str, label: str = "", log: bool = False) -> list[Path]:
