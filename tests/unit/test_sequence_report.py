@@ -52,8 +52,13 @@ def test_sequence_report_has_a_summary_then_each_runs_pages_in_run_order(sequenc
         "return Array.from(document.querySelectorAll('section.page')).map(s => s.querySelector('.banners').textContent)"
     )
     assert all("non-compliant (quick profile)" in b for b in banners)
+    # every plot drawn: the vector ones (QoS per round, preconditioning, histograms) with a size
     images = browser.execute_script("return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])")
-    assert images and all(ok and w > 0 for _, ok, w in images)
+    assert all(ok and w > 0 for _, ok, w in images)
+    plots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg.plot')).map(s => s.getBoundingClientRect().height)"
+    )
+    assert plots and all(h > 0 for h in plots)
     # links from the summary: the QoS run's own report (written), each run's raw data and store
     links = browser.execute_script(
         "return Array.from(document.querySelectorAll('#page-1 details.sources a')).map(a => [a.textContent, a.href])"

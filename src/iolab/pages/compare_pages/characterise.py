@@ -7,12 +7,15 @@ from __future__ import annotations
 from iolab.core.units import num
 from iolab.figures.compare.characterise import grid
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report import plot_style, plots
+from iolab.pages.report import plot_style, plots, vfigure
 from iolab.pages.report.char_series import consistency_figures as consistency_facts
 from iolab.pages.report.char_series import consistency_series
-from iolab.pages.report.drawing import drawn_apart
-from iolab.pages.report.model import Figure, Page, Table
+from iolab.pages.report.model import CONTENT_WIDTH_MM, Figure, Page, Table
 from iolab.pages.report.rundata import RunData
+from iolab.pages.report.vaxes import Axes
+from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vscatter import dots, title_height, titled
+from iolab.pages.report.vticks import autoscale
 
 PREFERRED_SERIES = ("4KiB", "30% W", "0% entropy")
 
@@ -138,29 +141,25 @@ def common_scale(series: list[plots.Series]) -> float:
     return 1.05 * max((y for s in series for y in s.y), default=0.0) or 1.0
 
 
-def per_drive_axes(fig, series: list[plots.Series]) -> list:
+def per_drive_axes(series: list[plots.Series]) -> list[Axes]:
     """One panel per drive, each second a point, all on one linear axis from 0 to the common
     maximum: a 4 % spread looks like 4 %, not like a collapse an auto-zoomed axis would draw."""
     top = common_scale(series)
-    axes = fig.subplots(len(series), 1, sharex=True, squeeze=False)[:, 0]
-    for i, (ax, s) in enumerate(zip(axes, series)):
-        ax.scatter(s.x, s.y, s=3, color=plot_style.color(i))
-        ax.set_yscale("linear")
-        ax.set_ylim(0, top)
-        plot_style._thousands(ax)
-        ax.set_ylabel("IOPS")
-        ax.set_title(s.label, fontsize="small", loc="left")
-    axes[-1].set_xlabel("time (s)")
-    return list(axes)
+    span = autoscale([x for s in series for x in s.x], False)  # one time axis (matplotlib's sharex)
+    axes = []
+    for i, s in enumerate(series):
+        ax = Axes(title=s.label, ylabel="IOPS", ylim=(0, top), xlim=span, legend=False)
+        ax.add(*dots(s.x, s.y, plot_style.color(i)))
+        axes.append(ax)
+    if axes:
+        axes[-1].xlabel = "time (s)"
+    return axes
 
 
-@drawn_apart
-def _per_drive_scatter(series: list[plots.Series], height: float) -> bytes:
-    with plot_style.styled():
-        fig = plot_style._figure(height)
-        per_drive_axes(fig, series)
-        fig.suptitle("IOPS every second, one panel per drive (one linear scale from 0)")
-        return plot_style._png(fig)
+def _per_drive_scatter(series: list[plots.Series], height: float) -> Drawing:
+    title = "IOPS every second, one panel per drive (one linear scale from 0)"
+    drawn = vfigure.draw(per_drive_axes(series), CONTENT_WIDTH_MM, height - title_height(), title)
+    return titled(drawn, title)
 
 
 def consistency_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:

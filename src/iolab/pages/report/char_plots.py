@@ -1,47 +1,57 @@
 """The characterise pages' own plots: the QoS test's per-round plot, the one-point-per-second
-scatter and the SLC fill's rate against GB written. Apart from the pages (char_series.py) because the plot workers import the module of each
-plot they draw, and char_series and char_slc import the pages, the run store and the figures; this one only
-what a plot needs (about 0.1 CPU-s less in each worker)."""
+scatter and the SLC fill's rate against GB written, drawn by iolab as vector shapes
+(vfigure.py) in the calling process. Apart from the pages (char_series.py, char_slc.py), which
+import the run store and the figures, so the comparison and latbound draw them alike."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from iolab.pages.report import plot_style
-from iolab.pages.report.drawing import drawn_apart
+from iolab.pages.report import vfigure, vticks
+from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.model import CONTENT_WIDTH_MM
+from iolab.pages.report.plot_style import color
+from iolab.pages.report.vaxes import TICK_PT, Axes, Path, Rule
+from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vscatter import dots
+from iolab.pages.report.vticks import Tick
+
+LINE_PT = 1.5  # matplotlib's lines.linewidth, which the report's style keeps
 
 
-@drawn_apart
 def per_round_plot(
     name: str,
     xs: tuple[float, ...],
     iops: tuple[float, ...],
     latency: tuple[tuple[str, tuple[tuple[float, float], ...]], ...],
-) -> bytes:
-    """IOPS (top) and the latency series (bottom, log) per round: drawn once, in a plot worker
-    while a report is written (in this process it would import matplotlib here as well)."""
-    with plot_style.styled():
-        fig = plot_style._figure(120)
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        top.plot(xs, iops, marker="o", ms=2.5, color=plot_style.color(0))
-        top.set_ylabel("IOPS")
-        top.set_ylim(bottom=0)
-        plot_style._thousands(top)
-        for i, (label, pts) in enumerate(latency):
-            if pts:
-                bottom.plot(*zip(*pts), marker="o", ms=2.5, color=plot_style.color(i + 1), label=label)
-        bottom.set_yscale("log")
-        plot_style._log_ticks(bottom)
-        bottom.set_ylabel("latency (µs, log scale)")
-        bottom.set_xlabel("round")
-        plot_style.whole_number_ticks(bottom.xaxis, xs)
-        bottom.legend(loc="upper left", frameon=False)
-        top.set_title(f"{name}: IOPS, average and maximum latency per round")
-        return plot_style._png(fig)
+) -> Drawing:
+    """IOPS (top) and the latency series (bottom, log) per round, on one round axis."""
+    every = [*xs, *(x for _, pts in latency for x, _ in pts)]
+    shared = vticks.autoscale(every, False)  # matplotlib's sharex: both panels span every round
+    rounds = round_ticks(xs, shared)
+    title = f"{name}: IOPS, average and maximum latency per round"
+    top = Axes(title=title, ylabel="IOPS", ylim=(0, None), xlim=shared, xticks=rounds)
+    top.add(Path(xs, iops, color(0), LINE_PT, marker_pt=2.5))
+    bottom = Axes(xlabel="round", ylabel="latency (µs, log scale)", ylog=True, xlim=shared, xticks=rounds)
+    for i, (label, pts) in enumerate(latency):
+        if pts:
+            lx, ly = zip(*pts)
+            bottom.add(Path(lx, ly, color(i + 1), LINE_PT, marker_pt=2.5, label=label))
+    return vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 120, f"{name}: per round")
 
 
-@drawn_apart
+def round_ticks(xs: Sequence[float], lim: tuple[float, float]) -> list[Tick] | None:
+    """Rounds are whole numbers: no tick between them (1.5); fewer of them than an axis labels at
+    least (two rounds): each one labelled (plot_style.whole_number_ticks' rule)."""
+    if not xs or not all(float(v).is_integer() for v in xs):
+        return None
+    distinct = sorted(set(xs))
+    if len(distinct) < MIN_TICKS:
+        return [Tick(v, vticks.label(v)) for v in distinct]
+    return vticks.linear(*lim, vticks.most_ticks(CONTENT_WIDTH_MM - 40, TICK_PT, False), whole=True)
+
+
 def _scatter(
     t: Sequence[float],
     y: Sequence[float | None],
@@ -52,52 +62,37 @@ def _scatter(
     xlabel: str = "time (s)",
     label: str = "",
     more: tuple[tuple[str, Sequence[float | None]], ...] = (),
-) -> bytes:
+) -> Drawing:
     """One point per second; `more` adds labelled series (then with a legend, `label` the first's)."""
-    with plot_style.styled():
-        fig = plot_style._figure(height)
-        ax = fig.subplots()
-        pts = []
-        for i, (name, ys) in enumerate(((label, y), *more)):
-            some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
-            if some:
-                xs, vs = zip(*some)
-                ax.scatter(xs, vs, s=3, color=plot_style.color(i), label=name or None)
-            pts += some
-        if more and pts:
-            ax.legend(loc="best", frameon=True, markerscale=3)  # never over a point if avoidable
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
-        if log and pts:
-            ax.set_yscale("log")
-            # whole decades: a steady series alone would zoom the axis onto its noise (47,040–47,080)
-            lo, hi = min(b for _, b in pts), max(b for _, b in pts)
-            ax.set_ylim(10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi * 1.05)))
-            plot_style._log_ticks(ax)
-        else:
-            ax.set_ylim(0, 1.05 * max((b for _, b in pts), default=1.0))  # points clear of the frame
-            plot_style._thousands(ax)
-        ax.set_title(title)
-        return plot_style._png(fig)
+    ax = Axes(title=title, xlabel=xlabel, ylabel=ylabel + (" (log scale)" if log else ""), ylog=log, legend=bool(more))
+    pts: list[float] = []
+    for i, (name, ys) in enumerate(((label, y), *more)):
+        some = [(a, b) for a, b in zip(t, ys) if b is not None and (not log or b > 0)]
+        if some:
+            xs, vs = zip(*some)
+            ax.add(*dots(xs, vs, color(i), name if more else "", log))
+        pts += [b for _, b in some]
+    if log and pts:
+        # whole decades: a steady series alone would zoom the axis onto its noise (47,040–47,080)
+        ax.ylim = (10 ** math.floor(math.log10(min(pts))), 10 ** math.ceil(math.log10(max(pts) * 1.05)))
+    else:
+        ax.ylog = False  # nothing above 0 to draw on a log axis: matplotlib's stays linear
+        ax.ylim = (0, 1.05 * max(pts, default=1.0) or 1.0)  # points clear of the frame
+    return vfigure.draw([ax], CONTENT_WIDTH_MM, height, title)
 
 
-@drawn_apart
-def _rate_by_written(gb: list[float], mbps: list[float], size_gb: float | None, rates: tuple[float, ...]) -> bytes:
-    with plot_style.styled():
-        fig = plot_style._figure(95)
-        ax = fig.subplots()
-        # each second's rate over the GB it wrote
-        ax.stairs(mbps, [0.0, *gb], linewidth=1.0, color=plot_style.color(0), label="MB/s")
-        names = ("in the cache", "after it") if size_gb is not None else ("median",)
-        for i, (r, name) in enumerate(zip(rates, names)):
-            ax.axhline(r, linestyle="--", linewidth=0.8, color=plot_style.color(1 + i), label=f"{name}: {r:,.0f} MB/s")
-        if size_gb is not None:
-            ax.axvline(size_gb, linestyle=":", color=plot_style.color(3), label=f"cache: {size_gb:.2f} GB")
-        ax.legend(loc="best", frameon=True)
-        ax.set_xlabel("GB written since the purge")
-        ax.set_ylabel("MB/s (each second)")
-        ax.set_xlim(0, max(gb, default=1.0))
-        ax.set_ylim(0, 1.05 * max(mbps, default=1.0))
-        plot_style._thousands(ax)
-        ax.set_title("Sequential fill: MB/s against GB written")
-        return plot_style._png(fig)
+def _rate_by_written(gb: list[float], mbps: list[float], size_gb: float | None, rates: tuple[float, ...]) -> Drawing:
+    title = "Sequential fill: MB/s against GB written"
+    ax = Axes(title=title, xlabel="GB written since the purge", ylabel="MB/s (each second)")
+    ax.xlim = (0.0, max(gb, default=1.0) or 1.0)
+    ax.ylim = (0.0, 1.05 * max(mbps, default=1.0) or 1.0)
+    if gb:
+        # each second's rate over the GB it wrote (matplotlib's stairs, from 0 and back to it)
+        xs = (0.0, 0.0, *gb[:-1], gb[-1], gb[-1])
+        ax.add(Path(xs, (0.0, *mbps, mbps[-1], 0.0), color(0), 1.0, step=True, label="MB/s"))
+    names = ("in the cache", "after it") if size_gb is not None else ("median",)
+    for i, (r, name) in enumerate(zip(rates, names)):
+        ax.add(Rule(r, False, color(1 + i), 0.8, "--", f"{name}: {r:,.0f} MB/s"))
+    if size_gb is not None:
+        ax.add(Rule(size_gb, True, color(3), LINE_PT, ":", f"cache: {size_gb:.2f} GB"))
+    return vfigure.draw([ax], CONTENT_WIDTH_MM, 95, title)

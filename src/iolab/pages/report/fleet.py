@@ -9,14 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.pages.fleet import conditions_text
+from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
-from iolab.pages.report.model import CONTENT_MM, Document, Figure, Page, Table, Text, block_height
-from iolab.pages.report.plot_style import _figure, _png, styled
+from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Page, Table, Text, block_height
 from iolab.pages.report.sections import table_pages
+from iolab.pages.report.vaxes import Axes, Path, PointLabel, Rule
+from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vfigure import on_white
+from iolab.pages.report.vticks import Tick, autoscale
 
 SUMMARY = "Fleet — Summary"  # the page that prints in full what the heads and banners shorten
 STRIPS_PER_FIGURE = 8  # strips in one plot; more figures take more plots
 STRIP_MM = 13.0
+DRIVE, OUTLIER, FENCE = "#2c3e50", "#c0392b", "#7f8c8d"
 
 
 def _num(v: float | None) -> str:
@@ -25,27 +30,31 @@ def _num(v: float | None) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
 
 
-def strip_png(figs: list[dict[str, Any]]) -> bytes:
+def strips(figs: list[dict[str, Any]]) -> Drawing:
     """One strip per figure: every drive's value as % of the fleet median, fences dashed."""
-    with styled():
-        fig = _figure(STRIP_MM * len(figs) + 14)
-        ax = fig.add_subplot()
-        for i, f in enumerate(figs):
-            y = len(figs) - 1 - i
-            med = f["median"] or 1.0
-            flagged = {o["drive"] for o in f["outliers"]}
-            for drive, v in f["values"].items():
-                ax.plot(100 * v / med, y, "o", ms=4, color="#c0392b" if drive in flagged else "#2c3e50", alpha=0.75)
-                if drive in flagged:
-                    ax.annotate(drive, (100 * v / med, y), textcoords="offset points", xytext=(0, 5), fontsize=6)
-            if f["judged"] and f["fence_low"] is not None and f["fence_high"] is not None:
-                for fence in (f["fence_low"], f["fence_high"]):
-                    ax.plot([100 * fence / med] * 2, [y - 0.3, y + 0.3], "--", color="#7f8c8d", lw=0.8)
-        ax.set_yticks(range(len(figs)), [f"{f['name']} ({f['unit']})" for f in reversed(figs)], fontsize=6)
-        ax.axvline(100, color="#7f8c8d", lw=0.6)
-        ax.set_xlabel("% of the fleet median")
-        ax.set_ylim(-0.6, len(figs) - 0.4)
-        return _png(fig)
+    ax = Axes(xlabel="% of the fleet median", ylim=(-0.6, len(figs) - 0.4), legend=False)
+    ax.yticks = [Tick(len(figs) - 1 - i, f"{f['name']} ({f['unit']})") for i, f in enumerate(figs)]
+    xs: list[float] = [100.0]  # the median's rule is inside the axes (matplotlib's axvline)
+    for i, f in enumerate(figs):
+        y = len(figs) - 1 - i
+        med = f["median"] or 1.0
+        flagged = {o["drive"] for o in f["outliers"]}
+        pct = {drive: 100 * v / med for drive, v in f["values"].items()}
+        for red in (False, True):
+            at = [p for d, p in pct.items() if (d in flagged) == red]
+            # dots at 75 % opacity, drawn in the colour that shows on white
+            ax.add(Path(tuple(at), (y,) * len(at), on_white(OUTLIER if red else DRIVE, 0.75), 0.0, marker_pt=4))
+        ax.point_labels += [PointLabel(pct[d], y, d, 0.0, 5.0, 6.0) for d in pct if d in flagged]
+        if f["judged"] and f["fence_low"] is not None and f["fence_high"] is not None:
+            for fence in (100 * f["fence_low"] / med, 100 * f["fence_high"] / med):
+                ax.add(Path((fence, fence), (y - 0.3, y + 0.3), FENCE, 0.8, "--"))
+                xs.append(fence)
+        xs += pct.values()
+    ax.add(Rule(100.0, True, FENCE, 0.6))
+    ax.xlim = autoscale(xs, False)
+    return vfigure.draw(
+        [ax], CONTENT_WIDTH_MM, STRIP_MM * len(figs) + 14, "each drive's key figures as % of the median"
+    )
 
 
 def _strip_pages(doc: dict[str, Any]) -> list[Page]:
@@ -55,7 +64,7 @@ def _strip_pages(doc: dict[str, Any]) -> list[Page]:
         part = figs[start : start + STRIPS_PER_FIGURE]
         fig = Figure(
             f"Each drive's key figures as % of the fleet median (figures {start + 1}-{start + len(part)} of {len(figs)})",
-            strip_png(part),
+            strips(part),
             STRIP_MM * len(part) + 14,
             f"{doc['outlier_rule']['text']}; red: an outlier; dashed: the fences",
         )
