@@ -60,7 +60,7 @@ def grouped_bars(
     if not present:
         ax.notes.append(Note(0.5, 0.5, "not measured on any drive", size_pt=8.0))
     _name_categories(ax, categories, height_mm)
-    if not logy and n <= 2 and _side_by_side_overlap(ax, height_mm):
+    if n <= 2 and _side_by_side_overlap(ax, height_mm):  # on a log axis too (matplotlib overprinted there)
         ax.value_labels = [ValueLabel(v.x, v.y, v.text, v.size_pt, v.color, upright=True) for v in ax.value_labels]
     _headroom(ax, height_mm)
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
