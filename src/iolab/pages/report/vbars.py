@@ -44,7 +44,7 @@ def grouped_bars(
         ylabel=ylabel + (" (log scale)" if logy else ""),
         ylog=logy,
         xlim=autoscale([-0.4, len(categories) - 0.6], False),
-        ylim=_ylim(present, logy, n),
+        ylim=_ylim(present, [v for _, vals in groups for v in vals if v is not None and v < 0], logy, n),
         yticks=None if present else [],  # nothing measured: no y ticks, which would read as a measurement
     )
     for gi, (label, values) in enumerate(groups):
@@ -66,13 +66,16 @@ def grouped_bars(
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
 
 
-def _ylim(present: Sequence[float], logy: bool, n: int) -> tuple[float, float]:
+def _ylim(present: Sequence[float], negative: Sequence[float], logy: bool, n: int) -> tuple[float, float]:
+    """The y axis from 0 (or below the lowest bar under it) to above the highest bar."""
     if not present:
         return (1.0, 10.0) if logy else (0.0, 1.0)
     top = max(present)
     if logy:  # the smallest bar at least a third of a decade tall, and room for the printed values
         return 10 ** math.floor(math.log10(min(present) / 2)), top * (8 if n > 2 else 2)
-    return 0.0, top * (1.25 if n > 2 else 1.15)  # matplotlib's margins(y=0.25 / 0.15) above 0
+    margin = 0.25 if n > 2 else 0.15  # matplotlib's margins(y=0.25 / 0.15) beyond the bars' span from 0
+    lo = min(negative, default=0.0)
+    return lo - margin * (top - lo) if lo < 0 else 0.0, top + margin * (top - lo)
 
 
 def _name_categories(ax: Axes, categories: Sequence[str], height_mm: float) -> None:
