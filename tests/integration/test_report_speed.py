@@ -87,12 +87,11 @@ def latency_run(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def raster_run(tmp_path_factory) -> Path:
-    """A run whose report holds plots matplotlib draws (DIRTH's panels per outstanding IO beside
-    its vector plots: the quick latency and Throughput reports' plots are all vector shapes)."""
+    """A run whose report holds plots matplotlib draws (QoS's per-round plot, char_plots.py, beside
+    its vector plots: the quick latency, Throughput and DIRTH reports' plots are all vector shapes)."""
     from tests.unit.test_report import DriveEngine, record
 
-    settings = (("threads", "1,2"), ("depths", "1,4"))
-    return record(tmp_path_factory.mktemp("runs"), "dirth", DriveEngine(), settings=settings)
+    return record(tmp_path_factory.mktemp("runs"), "qos", DriveEngine(), settings=(("rounds", "2"),))
 
 
 def test_a_report_of_vector_plots_starts_no_plot_workers(latency_run, tmp_path):

@@ -19,11 +19,12 @@ from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report.char_endurance import endurance_pages
 from iolab.pages.report.char_series import preconditioning_pages
-from iolab.pages.report.model import Block, Figure, Page, Pending, Table, Text
+from iolab.pages.report.model import Block, Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.sections import table_pages
+from iolab.pages.report.vector import Drawing
 
 RAMPS = (("read ramp", 100.0), ("write ramp", 0.0))  # phase name, read %
 SEARCHES = (
@@ -188,7 +189,7 @@ def _ramp_pages(run: RunData, name: str, ph: PhaseSummary) -> list[Page]:
     )
 
 
-def _demand_plot(st: list[tuple[Sample, CellAverage]]) -> bytes | Pending:
+def _demand_plot(st: list[tuple[Sample, CellAverage]]) -> Drawing:
     demand = [s.demand_iops for s, _ in st]
     return panels(
         [

@@ -12,12 +12,14 @@ from iolab.core.cellschema import CellRow
 from iolab.core.decide import PERCENTILE_COLUMNS, LatencyBound, sample_of_row
 from iolab.core.units import measurable, num, pct_text
 from iolab.figures.summary import PhaseSummary
-from iolab.pages.report import plot_style
+from iolab.pages.report import plot_style, vfigure
 from iolab.pages.report.char_plots import _scatter
 from iolab.pages.report.char_series import _latency_figure
-from iolab.pages.report.model import Figure, Page, Table, Text
+from iolab.pages.report.model import CONTENT_WIDTH_MM, Figure, Page, Table, Text
 from iolab.pages.report.rundata import RunData, cell_series
 from iolab.pages.report.sections import not_measured_page, table_pages
+from iolab.pages.report.vaxes import Axes, Path, Rule
+from iolab.pages.report.vticks import autoscale
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,27 +38,24 @@ def _bound(run: RunData) -> tuple[float, float]:
 
 
 def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Figure:
+    """The percentile against its bound (log) over the demand ramp, and the IOPS delivered
+    against those demanded, over a shared x axis (a vector drawing: vfigure.py)."""
     demand = [float(r.workload["rate_iops"]) for r in rows]
-    with plot_style.styled():
-        fig = plot_style._figure(95)
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        lat = [(d, _pct(r, pct)) for d, r in zip(demand, rows) if _pct(r, pct)]
-        if lat:
-            top.plot(*zip(*lat), marker="o", ms=3, color=plot_style.color(0), label=f"{pct:g} % latency")
-        top.axhline(bound, color=plot_style.color(3), ls="--", label=f"bound {num(bound)} µs")
-        top.set_yscale("log")
-        plot_style._log_ticks(top)
-        top.set_ylabel("latency (µs, log)")
-        top.legend(loc="best", frameon=True)
-        bottom.plot(demand, demand, ls=":", color="grey", label="demanded")
-        bottom.plot(demand, [r.iops for r in rows], marker="o", ms=3, color=plot_style.color(1), label="delivered")
-        bottom.set_xlabel("demand (IOPS, all hosts/paths)")
-        bottom.set_ylabel("IOPS")
-        bottom.legend(loc="best", frameon=True)
-        plot_style._thousands(bottom)
-        plot_style._thousands(bottom, "x")
-        png = plot_style._png(fig)
-    return Figure(f"{pct:g} % latency and delivered IOPS at each demand step", png, 95, src)
+    lat = [(d, v) for d, r in zip(demand, rows) if (v := _pct(r, pct))]
+    delivered = [float(r.iops) for r in rows]
+    xlim = autoscale(demand, False)
+    top = Axes(ylabel="latency (µs, log)", ylog=True, xlim=xlim)
+    if lat:
+        xs, ys = zip(*lat)
+        top.add(Path(xs, ys, plot_style.color(0), 1.5, marker_pt=3, label=f"{pct:g} % latency"))
+    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {num(bound)} µs"))
+    # the bound counts in the y range, as an axhline does in matplotlib's autoscale
+    top.ylim = autoscale([*(v for _, v in lat), bound], True)
+    bottom = Axes(xlabel="demand (IOPS, all hosts/paths)", ylabel="IOPS", xlim=xlim)
+    bottom.add(Path(tuple(demand), tuple(demand), "#808080", 1.5, ":", label="demanded"))
+    bottom.add(Path(tuple(demand), tuple(delivered), plot_style.color(1), 1.5, marker_pt=3, label="delivered"))
+    title = f"{pct:g} % latency and delivered IOPS at each demand step"
+    return Figure(title, vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 95, title), 95, src)
 
 
 def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src: str) -> Table:

@@ -1,32 +1,26 @@
 """Plots of the RWSW pages that the PTS plots do not cover: stacked panels of metrics over
-time or over outstanding IO, and the demand-intensity curve. Same style and sizing as
-plot_style.py (millimetres of the printed page, units on every axis)."""
+time or over outstanding IO, and the demand-intensity curve, drawn by iolab as vector shapes
+(vfigure.py, in the calling process, without matplotlib). Same style and sizing as
+plot_style.py (millimetres of the printed page, units on every axis). The stream-analysis
+plots of a trace (traces/analysis/plots.py) stay matplotlib PNGs (`analysis_pngs`)."""
 
 from __future__ import annotations
 
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import TYPE_CHECKING
 
 from iolab.core.units import num
-from iolab.pages.report.drawing import drawn_apart
-from iolab.pages.report.plot_style import (
-    Series,
-    _figure,
-    _log_ticks,
-    _mark_partial,
-    _png,
-    _thousands,
-    color,
-    declutter,
-    legend_right,
-    spaced_labels,
-    styled,
-    unmeasured,
-    whole_number_ticks,
-)
+from iolab.pages.report import vfigure, vticks
+from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.model import CONTENT_WIDTH_MM
+from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, _log_ticks, _png, color
+from iolab.pages.report.vaxes import TICK_PT, Axes, Band, Note, Path, PointLabel
+from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vticks import Tick, autoscale
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -44,7 +38,9 @@ class Panel:
     missing: str = "not measured in this run"  # said in the panel when no series has a point
 
 
-@drawn_apart
+SHADE = "#2ca02c"  # the measurement window's green (plots.convergence)
+
+
 def panels(
     items: Sequence[Panel],
     xlabel: str,
@@ -52,92 +48,115 @@ def panels(
     logx2: bool = False,
     shade: tuple[float, float] | None = None,
     shade_label: str = "",
-) -> bytes:
+) -> Drawing:
     """Panels stacked over a shared x axis. `logx2`: x is outstanding IO, on a base-2 log axis
-    with every level labelled. `shade` marks an x span (e.g. the measurement window)."""
-    with styled():
-        fig = _figure(height_mm)
-        axes = fig.subplots(len(items), 1, squeeze=False, sharex=True)[:, 0]
-        for ax, p in zip(axes, items):
-            labelled = False
-            for i, s in enumerate(p.series):
-                if not s.x:
-                    continue
-                if p.steps:
-                    ax.step(s.x, s.y, where="post", lw=1.1, color=color(i), label=s.label)
-                else:
-                    ax.plot(
-                        s.x, s.y, marker="o" if len(s.x) <= 80 else None, ms=2.8, lw=1.1, color=color(i), label=s.label
-                    )
-                labelled = _mark_partial(ax, s, p.logy, labelled)
-            if shade is not None:
-                ax.axvspan(shade[0], shade[1], color="#2ca02c", alpha=0.08, label=shade_label or None)
-            ax.set_title(p.title)
-            if not any(s.x for s in p.series):
-                unmeasured(ax, p.missing)
-                ax.set_ylabel(p.ylabel)
-                continue
-            ax.set_ylabel(p.ylabel + (" (log scale)" if p.logy else ""))
-            if p.logy and any(y > 0 for s in p.series for y in s.y):
-                ax.set_yscale("log")
-                _log_ticks(ax)
-            else:
-                ax.set_ylim(bottom=0)
-                _thousands(ax)
-            if ax.get_legend_handles_labels()[0]:  # only what was drawn: a series without points has no entry
-                legend_right(ax)
-        last = axes[-1]
-        last.set_xlabel(xlabel)
-        if logx2:
-            levels = sorted({x for p in items for s in p.series for x in s.x})
-            last.set_xscale("log", base=2)
-            last.set_xticks(levels)
-            last.minorticks_off()
-            last.set_xticks(levels, spaced_labels(fig, last.xaxis, [num(x, trim=True) for x in levels]))
-        else:
-            whole_number_ticks(last.xaxis, [x for p in items for s in p.series for x in s.x])
-            _thousands(last, "x")  # 2,000,000, not 2.0 under a "1e6" offset
-        return _png(fig)
+    with every level labelled. `shade` marks an x span (e.g. the measurement window). Every
+    panel labels its x ticks (matplotlib's shared axis labelled the bottom one alone): a panel
+    read on its own needs no ruler across the page."""
+    xs = [x for p in items for s in p.series for x in s.x]
+    # one x range for all (matplotlib's sharex): the data's and the shaded span's
+    xlim = autoscale([*xs, *(shade or ())], logx2)
+    if logx2:
+        xticks: list[Tick] | None = [Tick(x, num(x, trim=True)) for x in sorted(set(xs))]
+    else:
+        xticks = _whole_ticks(xs, xlim)
+    stacked = []
+    for k, p in enumerate(items):
+        stacked.append(_panel(p, xlabel if k == len(items) - 1 else "", logx2, xlim, xticks, shade, shade_label))
+    return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, xlabel)
 
 
-@drawn_apart
+def _panel(
+    p: Panel,
+    xlabel: str,
+    logx2: bool,
+    xlim: tuple[float, float],
+    xticks: list[Tick] | None,
+    shade: tuple[float, float] | None,
+    shade_label: str,
+) -> Axes:
+    measured = any(s.x for s in p.series)
+    log = measured and p.logy and any(y > 0 for s in p.series for y in s.y)
+    ax = Axes(
+        title=p.title,
+        xlabel=xlabel,
+        ylabel=p.ylabel + (" (log scale)" if p.logy and measured else ""),
+        xlog=logx2,
+        ylog=log,
+        xlim=xlim,
+        ylim=None if log else (0, None),
+        xticks=xticks,
+        # nothing measured: why, and no y ticks or legend, which would read as a measurement
+        yticks=None if measured else [],
+        legend=measured,
+    )
+    labelled = False
+    for i, s in enumerate(p.series):
+        if not s.x:
+            continue
+        marker = 2.8 if len(s.x) <= 80 and not p.steps else 0.0
+        ax.add(Path(s.x, s.y, color(i), 1.1, marker_pt=marker, step=p.steps, label=s.label))
+        labelled = partial_rings(ax, s, log, labelled)
+    if shade is not None:  # after the series, as in matplotlib's legend (vfigure draws it beneath them)
+        ax.add(Band(shade[0], shade[1], None, None, SHADE, 0.08, shade_label))
+    if not measured:
+        ax.notes.append(Note(0.5, 0.5, textwrap.fill(p.missing, 70), size_pt=8))
+    return ax
+
+
+def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
+    """Ring a series' partial intervals so no reader takes them for full ones (plot_style._mark_partial)."""
+    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
+    if not pts:
+        return labelled
+    xs, ys = zip(*pts)
+    ax.add(Path(xs, ys, "#d62728", 0.0, marker_pt=7, ring=True, label="" if labelled else PARTIAL_LABEL))
+    return True
+
+
+def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
+    """Rounds, intervals and steps are whole numbers: no tick between them (1.5), and each one
+    labelled when there are fewer than an axis labels at least (plot_style.whole_number_ticks)."""
+    if not xs or not all(float(x).is_integer() for x in xs):
+        return None
+    distinct = sorted(set(xs))
+    if len(distinct) < MIN_TICKS:
+        return [Tick(x, num(x, trim=True)) for x in distinct]
+    # as many as the axes' width holds (the legend takes ~45 mm of the page's width)
+    return vticks.linear(*xlim, vticks.most_ticks(CONTENT_WIDTH_MM - 45, TICK_PT, False), whole=True)
+
+
 def demand_intensity(
     points: Sequence[tuple[str, Sequence[tuple[float, float, int]]]],
     ylabel: str,
     title: str,
     height_mm: float = 100,
     missing: str = "no point measured in these runs",
-) -> bytes:
+) -> Drawing:
     """Response time vs IOPS, one curve per series, each point labelled with its outstanding
     IO: where the curve turns up, more users only add waiting (the PTS DIRTH 'demand
     intensity' plot). points: (label, [(iops, response time, oio)])."""
-    with styled():
-        fig = _figure(height_mm)
-        ax = fig.subplots()
-        if not any(pts for _, pts in points):
-            unmeasured(ax, missing)
-            ax.set(xticks=[], xlabel="IOPS", ylabel=ylabel, title=title)
-            return _png(fig)
-        marks = []
-        for i, (label, pts) in enumerate(points):
-            if not pts:
-                continue
-            xs, ys, oio = zip(*pts)
-            ax.plot(xs, ys, marker="o", ms=3.5, lw=1.2, color=color(i), label=label)
-            for x, y, n in pts:
-                marks.append(
-                    ax.annotate(f"{n}", (x, y), xytext=(3, 3), textcoords="offset points", fontsize=6, color=color(i))
-                )
-        ax.set_xlabel("IOPS")
-        ax.set_ylabel(ylabel + " (log scale)")
-        ax.set_yscale("log")
-        _log_ticks(ax)
-        ax.set_xlim(left=0)
-        _thousands(ax, "x")
-        ax.set_title(title)
-        legend_right(ax, title="point label:\noutstanding IO", title_fontsize=6.5)
-        declutter(fig, marks)  # a label printed over another's reads as a third number: the later one is left out
-        return _png(fig)
+    if not any(pts for _, pts in points):
+        ax = Axes(title=title, xlabel="IOPS", ylabel=ylabel, xticks=[], yticks=[], legend=False)
+        ax.notes.append(Note(0.5, 0.5, textwrap.fill(missing, 70), size_pt=8))
+        return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
+    xs = [x for _, pts in points for x, _, _ in pts]
+    ax = Axes(
+        title=title,
+        xlabel="IOPS",
+        ylabel=ylabel + " (log scale)",
+        ylog=True,
+        xlim=(0.0, autoscale(xs, False)[1]),
+        legend_title="point label:\noutstanding IO",
+    )
+    for i, (label, pts) in enumerate(points):
+        if not pts:
+            continue
+        px, py, _ = zip(*pts)
+        ax.add(Path(px, py, color(i), 1.2, marker_pt=3.5, label=label))
+        # a label printed over another's reads as a third number: the later one is left out
+        ax.point_labels += [PointLabel(x, y, f"{n}", 3, 3, 6, color(i), drop=True) for x, y, n in pts]
+    return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
 
 
 def analysis_pngs(analysis: StreamAnalysis) -> dict[str, tuple[bytes, float]]:
@@ -146,10 +165,9 @@ def analysis_pngs(analysis: StreamAnalysis) -> dict[str, tuple[bytes, float]]:
     RT plot) is absent."""
     from PIL import Image
 
-    from iolab.pages.report.model import CONTENT_WIDTH_MM
     from iolab.traces.analysis.plots import plot_all
 
-    def recorded(fig: MplFigure, out: Path) -> None:
+    def recorded(fig: MplFigure, out: FilePath) -> None:
         """As every report plot: plain numbers on log axes, and the pixels with what was drawn."""
         for ax in fig.axes:
             if ax.get_yscale() == "log":
@@ -160,7 +178,7 @@ def analysis_pngs(analysis: StreamAnalysis) -> dict[str, tuple[bytes, float]]:
 
     out = {}
     with tempfile.TemporaryDirectory(prefix="iolab-selftest-") as d:
-        for name, path in plot_all(analysis, Path(d), save=recorded).items():
+        for name, path in plot_all(analysis, FilePath(d), save=recorded).items():
             with Image.open(path) as im:
                 w, h = im.size
             out[name] = (path.read_bytes(), CONTENT_WIDTH_MM * h / w)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from iolab.pages.report.vticks import Scale, Tick, autoscale
 
 TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT = 9.0, 8.0, 7.0, 7.0
+LEGEND_TITLE_PT = 6.5
 GRID = "#e7e7e7"  # matplotlib's grid (#b0b0b0 at alpha 0.3) on white
 DASHED = (3.7, 1.6)  # matplotlib's "--" and ":" in pt per pt of line width
 DOTTED = (1.0, 1.65)
@@ -106,6 +107,10 @@ class PointLabel:
     dx_pt: float = 6.0
     dy_pt: float = 2.0
     size_pt: float = 6.5
+    color: str = "#000000"
+    # where asked (dx, dy) clear of the labels placed before it, or left out (a number
+    # printed over another reads as a third number: matplotlib's plot_style.declutter)
+    drop: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,7 @@ class Axes:
     right_lim: tuple[float, float] = (0.0, 1.0)
     legend: bool = True  # a legend beside the axes on the right, of every labelled artist
     legend_top: bool = False  # its top level with the axes' (matplotlib's "outside right upper")
+    legend_title: str = ""  # a heading over its entries (lines split at "\n"), at LEGEND_TITLE_PT
     artists: list[Artist] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     point_labels: list[PointLabel] = field(default_factory=list)

@@ -22,6 +22,7 @@ from iolab.pages.report.vaxes import (
     GRID,
     LABEL_PT,
     LEGEND_PT,
+    LEGEND_TITLE_PT,
     TICK_PT,
     TITLE_PT,
     Artist,
@@ -135,7 +136,8 @@ def _margins(p: Panel) -> tuple[float, float, float, float]:
     entries = legend_entries(a)
     if entries:
         widest = max(textwidth.width_mm(ln, LEGEND_PT) for t, _ in entries for ln in t.split("\n"))
-        right += LEGEND_GAP + HANDLE + HANDLE_PAD + widest
+        heading = _widest_lines(a.legend_title, LEGEND_TITLE_PT)
+        right += LEGEND_GAP + max(HANDLE + HANDLE_PAD + widest, heading)
     # a title or a tick label of several lines (wrapped titles, categories' names) needs each line's room
     top = text_height(a.title.count("\n") + 1, TITLE_PT) + TITLE_PAD if a.title else 1.0
     bottom = TICK_LEN + TICK_PAD + text_height(max((t.text.count("\n") + 1 for t in p.xticks), default=1), TICK_PT)
@@ -386,7 +388,8 @@ def _right_axis_width(p: Panel) -> float:
 def _point_labels(c: Canvas, p: Panel, i: int) -> None:
     """Each label beside its point: up and right of it as asked, else down and left (the free
     sides of a falling curve), down-right or up-left; the first that stays inside the axes and
-    clear of the labels placed before, else the first that stays on the figure."""
+    clear of the labels placed before, else the first that stays on the figure. A label to be
+    dropped goes where asked, clear of those before, or is left out."""
     b = p.box
     placed: list[Box4] = []
     for pl in p.axes.point_labels:
@@ -400,8 +403,10 @@ def _point_labels(c: Canvas, p: Panel, i: int) -> None:
         boxes = [(x0, y0, x0 + w, y0 + h) for x0, y0 in corners]
         inside = [k for k, q in enumerate(boxes) if free(q, (b.x, b.y, b.x + b.w, b.y + b.h), placed)]
         on_figure = [k for k, q in enumerate(boxes) if free(q, (0.0, 0.0, c.w, c.h), placed)]
-        chosen = options[(inside or on_figure or [0])[0]]
-        placed.append(c.text(pl.text, pl.size_pt, "text", i, *chosen))
+        if pl.drop and 0 not in on_figure:  # where asked or nowhere: moved, it could name another curve's point
+            continue
+        chosen = options[0 if pl.drop else (inside or on_figure or [0])[0]]
+        placed.append(c.text(pl.text, pl.size_pt, "text", i, *chosen, color=pl.color))
 
 
 def _value_labels(c: Canvas, p: Panel, i: int) -> None:
@@ -424,16 +429,30 @@ def _legend(c: Canvas, p: Panel, i: int) -> list[str]:
     x = b.x + b.w + _right_axis_width(p) + LEGEND_GAP
     heights = [text_height(t.count("\n") + 1, LEGEND_PT) for t, _ in entries]
     total = sum(heights) + ENTRY_GAP * e * (len(entries) - 1)
+    heading = p.axes.legend_title
+    head_h = text_height(heading.count("\n") + 1, LEGEND_TITLE_PT) + ENTRY_GAP * e if heading else 0.0
     if p.axes.legend_top:
         y = b.y - (text_height(1, TITLE_PT) + TITLE_PAD if p.axes.title else 0.0)
     else:
-        y = b.y + b.h / 2 - total / 2
+        y = b.y + b.h / 2 - (total + head_h) / 2
+    if heading:  # centred over the entries, as matplotlib's legend title
+        mid = x + max(HANDLE + HANDLE_PAD + _widest_entry(entries), _widest_lines(heading, LEGEND_TITLE_PT)) / 2
+        c.text(heading, LEGEND_TITLE_PT, "legend", i, mid, y, "center", "top")
+        y += head_h
     for (text, art), h in zip(entries, heights):
         mid = y + h / 2
         c.shapes.extend(_handle(art, x, mid))
         c.text(text, LEGEND_PT, "legend", i, x + HANDLE + HANDLE_PAD, mid, "left", "center")
         y += h + ENTRY_GAP * e
     return [t for t, _ in entries]
+
+
+def _widest_lines(text: str, size_pt: float) -> float:
+    return max(textwidth.width_mm(ln, size_pt) for ln in text.split("\n"))
+
+
+def _widest_entry(entries: Sequence[tuple[str, Artist]]) -> float:
+    return max(_widest_lines(t, LEGEND_PT) for t, _ in entries)
 
 
 def _handle(art: Artist, x: float, y: float) -> list[Shape]:
