@@ -125,9 +125,9 @@ def test_lower_is_better_is_not_said_of_a_minimum_over_maximum():
     """The consistency comparison's % panel took its direction from its first figure (the
     coefficient of variation) and said 'lower is better' of the steady part's minimum ÷ maximum."""
 
-    def draw(title: str) -> bytes:
+    def draw(title: str) -> Drawing:
         cats = ["coefficient of variation", "steady-part minimum ÷ maximum"]
-        return plots.grouped_bars.__wrapped__(cats, [("a", [1.0, 90.0]), ("b", [2.0, 80.0])], "%", title)
+        return plots.grouped_bars(cats, [("a", [1.0, 90.0]), ("b", [2.0, 80.0])], "%", title)
 
     assert "direction" in rules(draw("Key figures in % (lower is better)"))
     assert "direction" not in rules(draw("Key figures in % (higher is better)"))

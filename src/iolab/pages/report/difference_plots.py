@@ -1,22 +1,21 @@
 """The comparison's difference plot: each drive's series and its difference from the group
-mean, the drives lined up by round or interval number (never by position)."""
+mean, the drives lined up by round or interval number (never by position), drawn by iolab as
+vector shapes (vfigure.py)."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable, Sequence
 
-from iolab.pages.report.drawing import drawn_apart
-from iolab.pages.report.plot_style import (
-    Series,
-    _figure,
-    _png,
-    _thousands,
-    color,
-    legend_right,
-    styled,
-    whole_number_ticks,
-)
+from iolab.pages.report import vfigure, vticks
+from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.model import CONTENT_WIDTH_MM
+from iolab.pages.report.plot_style import Series, color
+from iolab.pages.report.vaxes import Axes, Path, Rule
+from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vticks import Tick, autoscale
+
+MOST_X_TICKS = 10  # the most a page-wide x axis labels (vticks.most_ticks' cap)
 
 
 def group_means(series: Sequence[Series]) -> dict[float, float]:
@@ -45,37 +44,38 @@ def alignment_text(series: Sequence[Series], what: str) -> str:
     )
 
 
-@drawn_apart
 def difference_from_mean(
     series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150
-) -> bytes:
+) -> Drawing:
     """Each drive's series (top) and its difference from the group mean (bottom, in % of the
-    mean) at every x that at least two drives measured (group_means)."""
-    with styled():
-        fig = _figure(height_mm)
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        means = group_means(series)
-        for k, s in enumerate(series):
-            top.plot(s.x, s.y, lw=1.0, marker="o" if len(s.x) <= 60 else None, ms=2.5, color=color(k), label=s.label)
-            pts = [(x, 100.0 * (y - means[x]) / means[x]) for x, y in zip(s.x, s.y) if means.get(x)]
-            if pts:
-                xs, diff = zip(*pts)
-                bottom.plot(
-                    xs, diff, lw=1.0, marker="o" if len(xs) <= 60 else None, ms=2.5, color=color(k), label=s.label
-                )
-        top.set_ylabel(ylabel)
-        top.set_ylim(bottom=0)
-        _thousands(top)
-        top.set_title(title)
-        bottom.axhline(0, color="black", lw=0.8)
-        bottom.set_ylabel("difference from group mean (%)")
-        bottom.set_xlabel(xlabel)
-        whole_number_ticks(bottom.xaxis, [x for s in series for x in s.x])
-        # wrapped: at a capture time's length it ran off the figure
-        bottom.set_title(
-            textwrap.fill(f"difference from the group mean at each {xlabel} measured by at least two drives", 60)
-        )
-        _thousands(bottom)
-        for ax in (top, bottom):
-            legend_right(ax)
-        return _png(fig)
+    mean) at every x that at least two drives measured (group_means). Both panels share the
+    x axis; only the bottom one labels it."""
+    means = group_means(series)
+    xs = [x for s in series for x in s.x]
+    xlim = autoscale(xs, False)
+    ticks = _whole_ticks(xs, xlim)
+    top = Axes(title=title, ylabel=ylabel, ylim=(0, None), xlim=xlim)
+    # wrapped: at a capture time's length it ran off the figure
+    under = textwrap.fill(f"difference from the group mean at each {xlabel} measured by at least two drives", 60)
+    bottom = Axes(title=under, xlabel=xlabel, ylabel="difference from group mean (%)", xlim=xlim)
+    if ticks is not None:
+        top.xticks, bottom.xticks = [Tick(t.value, "") for t in ticks], ticks
+    for k, s in enumerate(series):
+        top.add(Path(s.x, s.y, color(k), 1.0, marker_pt=2.5 if len(s.x) <= 60 else 0.0, label=s.label))
+        pts = [(x, 100.0 * (y - means[x]) / means[x]) for x, y in zip(s.x, s.y) if means.get(x)]
+        if pts:
+            px, diff = zip(*pts)
+            bottom.add(Path(px, diff, color(k), 1.0, marker_pt=2.5 if len(px) <= 60 else 0.0, label=s.label))
+    bottom.add(Rule(0.0, False, "#000000", 0.8))
+    return vfigure.draw([top, bottom], CONTENT_WIDTH_MM, height_mm, title)
+
+
+def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
+    """Rounds and intervals are whole numbers: no tick between them (1.5); fewer whole numbers
+    than an axis labels at least (two rounds) each labelled (plot_style.whole_number_ticks)."""
+    if not xs or not all(float(v).is_integer() for v in xs):
+        return None
+    distinct = sorted(set(xs))
+    if len(distinct) < MIN_TICKS:
+        return [Tick(v, vticks.label(v)) for v in distinct]
+    return vticks.linear(*xlim, MOST_X_TICKS, whole=True)

@@ -1,8 +1,7 @@
 """The report's plots, each returned to embed in a page: steady-state convergence and
-measurement window, results over categories as lines, the 3D columns and the heat map, drawn by
-iolab itself as vector shapes (a `vector.Drawing`, in milliseconds, in the calling process:
-vfigure.py, v3d.py, vgrid.py); bars and time series by matplotlib (Agg) as PNG bytes, in the
-plot workers.
+measurement window, results over categories as lines and bars, time series, the 3D columns and
+the heat map, all drawn by iolab itself as vector shapes (a `vector.Drawing`, in milliseconds,
+in the calling process: vfigure.py, vbars.py, v3d.py, vgrid.py), without matplotlib.
 
 Plots take plain series, never the store, so the single-run report and the comparison draw
 with the same functions. Every axis carries its unit. Sizes are in millimetres of the
@@ -13,34 +12,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
 from iolab.pages.report import vfigure
-from iolab.pages.report.drawing import drawn_apart
-from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.model import CONTENT_WIDTH_MM
+from iolab.pages.report.plot_style import PARTIAL_LABEL, color
 from iolab.pages.report.plot_style import (
     Series as Series,  # re-exported: the pages name it plots.Series
 )
-from iolab.pages.report.plot_style import (
-    _figure,
-    _log_ticks,
-    _mark_partial,
-    _png,
-    _thousands,
-    color,
-    lay_out,
-    legend_right,
-    styled,
-    unmeasured,
-)
 
-# the 3D columns and the heat map are vector shapes (vector.Drawing), drawn in milliseconds
-# without matplotlib or a worker process; the pages call them here with the other plots
+# the bars, the 3D columns and the heat map are vector shapes (vector.Drawing) of modules of
+# their own; the pages call them here with the other plots
 from iolab.pages.report.v3d import columns_3d as columns_3d
 from iolab.pages.report.vaxes import Axes, Band, Note, Path
+from iolab.pages.report.vbars import grouped_bars as grouped_bars
 from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vgrid import heatmap as heatmap
 from iolab.pages.report.vticks import Tick, autoscale
@@ -138,143 +124,49 @@ def lines_over_categories(
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
 
 
-def _side_by_side_overlap(fig: Any, texts: Sequence[Any], pad: float = 3) -> bool:
-    """Whether any two of these texts, laid out as they are, come within a few pixels (the final
-    layout, with the margins and ticks still to be set, can narrow the axes a little)."""
-    lay_out(fig)
-    boxes = [t.get_window_extent().padded(pad) for t in texts if t.get_text().strip()]
-    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
-
-
-@drawn_apart
-def grouped_bars(
-    categories: Sequence[str],
-    groups: Sequence[tuple[str, Sequence[float | None]]],
-    ylabel: str,
-    title: str,
-    height_mm: float = 100,
-    logy: bool = False,
-) -> bytes:
-    """Bars per category, one bar per group (e.g. read/write, or one per drive), values printed
-    on the bars. A missing value draws no bar and says 'not measured'."""
-    import textwrap
-
-    present = [v for _, vals in groups for v in vals if v is not None and v > 0]
-    if present and max(present) / min(present) > 50:
-        logy = True  # on a linear axis the small bars would be invisible
-    with styled():
-        fig = _figure(height_mm)
-        ax = fig.subplots()
-        n = max(1, len(groups))
-        width = 0.8 / n
-        printed = []
-        for gi, (label, values) in enumerate(groups):
-            xs = [ci + (gi - (n - 1) / 2) * width for ci in range(len(categories))]
-            for x, v in zip(xs, values):
-                if v is None:
-                    if present:  # with no bar at all the panel says it once (below)
-                        ax.text(x, 0, "not\nmeasured", ha="center", va="bottom", fontsize=6, color="#888")
-                    continue
-                ax.bar(
-                    x,
-                    v,
-                    width * 0.95,
-                    color=color(gi),
-                    label=label if x == xs[0] or label not in ax.get_legend_handles_labels()[1] else None,
-                )
-                printed.append(ax.text(x, v, num(v), ha="center", va="bottom", fontsize=6, rotation=90 if n > 2 else 0))
-        if not present:
-            unmeasured(ax, "not measured on any drive")
-        # narrower columns for more categories, or neighbouring labels run into each other
-        wrap = max(8, min(16, 64 // max(1, len(categories))))
-        ax.set_xticks(
-            range(len(categories)),
-            [textwrap.fill(c, wrap, break_long_words=False) for c in categories],
-            fontsize=7 if len(categories) > 4 else None,
-        )
-        ax.set_ylabel(ylabel + (" (log scale)" if logy else ""))
-        if logy:
-            ax.set_yscale("log")
-            ax.set_ylim(top=max(present) * (8 if n > 2 else 2))  # room for the printed values
-            _log_ticks(ax)
-        else:
-            from matplotlib.ticker import MaxNLocator
-
-            ax.margins(y=0.25 if n > 2 else 0.15)
-            if present:  # a short panel (four units on a comparison's page) would get two ticks by default
-                ax.yaxis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 5, 10], min_n_ticks=MIN_TICKS))
-                _thousands(ax)
-        ax.set_title(title)
-        handles, labels = ax.get_legend_handles_labels()
-        uniq = dict(zip(labels, handles))
-        legend_right(ax, list(uniq.values()), list(uniq.keys()))
-        # measured with the legend in place (long drive names narrow the axes): 28,668 printed
-        # over its neighbour's 28,042 is turned upright, with the room that needs above the bars
-        if not logy and n <= 2 and _side_by_side_overlap(fig, printed):
-            for t in printed:
-                t.set_rotation(90)
-            _headroom(fig, ax, printed)
-        # the categories' names likewise: wrapped narrower, then smaller, until none runs into the next
-        for narrower in range(wrap - 2, 5, -2):
-            if not _side_by_side_overlap(fig, ax.get_xticklabels(), pad=1):
-                break
-            ax.set_xticks(
-                range(len(categories)),
-                [textwrap.fill(c, narrower, break_long_words=False) for c in categories],
-                fontsize=6,
-            )
-        return _png(fig)
-
-
-def _headroom(fig: Any, ax: Any, texts: list[Any]) -> None:
-    """Raise the top of a linear y axis until these texts (upright values on bars) end inside it."""
-    for _ in range(4):
-        lay_out(fig)
-        frame = ax.get_window_extent()
-        over = max(t.get_window_extent().y1 for t in texts) - frame.y1
-        if over <= 0:
-            return
-        lo, hi = ax.get_ylim()
-        ax.set_ylim(lo, hi + (hi - lo) * (over + 4) / max(1.0, frame.height - over))
-
-
 # -- time series -----------------------------------------------------------------------------
 
 
-@drawn_apart
-def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150) -> bytes:
+def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: str, height_mm: float = 150) -> Drawing:
     """The same series twice: linear axes on top, log–log below (Write Saturation's FOB drop
     and its steady-state spread are each visible on one of them)."""
-    with styled():
-        fig = _figure(height_mm)
-        top, bottom = fig.subplots(2, 1)
-        for ax, log in ((top, False), (bottom, True)):
-            labelled = False
-            for i, s in enumerate(series):
-                pts = [(x, y) for x, y in zip(s.x, s.y) if not log or (x > 0 and y > 0)]
-                if not pts:
-                    continue
+    stacked = []
+    for log in (False, True):
+        ax = Axes(
+            title=f"{title} — {'log–log' if log else 'linear'}",
+            xlabel=xlabel + (" (log scale)" if log else ""),
+            ylabel=ylabel + (" (log scale)" if log else ""),
+            xlog=log,
+            ylog=log,
+            ylim=None if log else (0, None),
+        )
+        for i, s in enumerate(series):
+            pts = [(x, y) for x, y in zip(s.x, s.y) if not log or (x > 0 and y > 0)]
+            if pts:
                 xs, ys = zip(*pts)
-                ax.plot(xs, ys, marker="o" if len(xs) <= 60 else None, ms=2.5, lw=1.0, color=color(i), label=s.label)
-                labelled = _mark_partial(ax, s, log, labelled)
-            ax.set_xlabel(xlabel + (" (log scale)" if log else ""))
-            ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
-            if log:
-                ax.set_xscale("log")
-                ax.set_yscale("log")
-                _log_ticks(ax, "y")
-                _log_ticks(ax, "x")
-            else:
-                ax.set_ylim(bottom=0)
-                ax.set_xlim(left=0)
-                _thousands(ax)
-            ax.set_title(f"{title} — {'log–log' if log else 'linear'}")
-            if len(series) > 1 or series and series[0].label or labelled:
-                legend_right(ax)
-        return _png(fig)
+                ax.add(Path(xs, ys, color(i), 1.0, marker_pt=2.5 if len(xs) <= 60 else 0.0, label=s.label))
+                ax.add(*_partial(s, log))
+        if not log:  # from 0, as the log axes cannot
+            ax.xlim = (0.0, max(0.0, autoscale([x for s in series for x in s.x], False)[1]) or 1.0)
+        ax.legend = (
+            len(series) > 1
+            or bool(series and series[0].label)
+            or any(isinstance(a, Path) and a.ring for a in ax.artists)
+        )
+        stacked.append(ax)
+    return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, title)
 
 
-@drawn_apart
+def _partial(s: Series, log: bool) -> list[Path]:
+    """A series' partial intervals ringed (plot_style._mark_partial), so no reader takes them
+    for full ones; the legend names the rings once (it keeps one entry per label)."""
+    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
+    if not pts:
+        return []
+    xs, ys = zip(*pts)
+    return [Path(xs, ys, "#d62728", 0.0, marker_pt=7.0, ring=True, label=PARTIAL_LABEL)]
+
+
 def timeline_with_gaps(
     series: Sequence[Series],
     gaps: Sequence[tuple[float, float]],
@@ -283,21 +175,15 @@ def timeline_with_gaps(
     title: str,
     gap_label: str,
     height_mm: float = 120,
-) -> bytes:
+) -> Drawing:
     """Series over time with spans (e.g. host idle periods) shaded: the gaps are part of the
     time axis, so what follows each one is drawn where it happened."""
-    with styled():
-        fig = _figure(height_mm)
-        ax = fig.subplots()
-        for k, (a, b) in enumerate(gaps):
-            ax.axvspan(a, b, color="#999", alpha=0.25, lw=0, label=gap_label if k == 0 else None)
-        for i, s in enumerate(series):
-            ax.plot(s.x, s.y, marker="o" if len(s.x) <= 60 else ".", ms=2.5, lw=0.8, color=color(i), label=s.label)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
-        ax.set_xlim(left=0)
-        _thousands(ax)
-        ax.set_title(title)
-        legend_right(ax)
-        return _png(fig)
+    ax = Axes(title=title, xlabel=xlabel, ylabel=ylabel, ylim=(0, None))
+    for a, b in gaps:
+        ax.add(Band(a, b, None, None, "#999999", 0.25, gap_label))
+    for i, s in enumerate(series):
+        # matplotlib's "." marker beyond 60 points: a dot half the size of "o"
+        ax.add(Path(s.x, s.y, color(i), 0.8, marker_pt=2.5 if len(s.x) <= 60 else 1.25, label=s.label))
+    xs = [x for s in series for x in s.x] + [v for g in gaps for v in g]
+    ax.xlim = (0.0, max(0.0, autoscale(xs, False)[1]) or 1.0)
+    return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)

@@ -113,6 +113,20 @@ class PointLabel:
     drop: bool = False
 
 
+@dataclass(frozen=True)
+class ValueLabel:
+    """Text standing on a data point (a bar's value, matplotlib's text at (x, y) with
+    ha="center", va="bottom"): centred on x, its bottom at y (at the axes' bottom when y is not
+    on the axis), reading bottom to top if `upright`."""
+
+    x: float
+    y: float
+    text: str
+    size_pt: float = 6.0
+    color: str = "#000000"
+    upright: bool = False
+
+
 @dataclass
 class Axes:
     """One plot panel. Limits left None are the data's with a margin (a log axis' in decades);
@@ -136,6 +150,7 @@ class Axes:
     artists: list[Artist] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     point_labels: list[PointLabel] = field(default_factory=list)
+    value_labels: list[ValueLabel] = field(default_factory=list)
 
     def add(self, *artists: Artist) -> None:
         self.artists.extend(artists)

@@ -38,7 +38,7 @@ from iolab.pages.report.vtext import PX_PER_MM, Box4, Canvas, em, free, place, t
 from iolab.pages.report.vticks import Scale, Tick
 
 Point = tuple[float, float]
-__all__ = ["PX_PER_MM", "draw", "legend_entries", "marker_radius", "wrap_mm"]
+__all__ = ["PX_PER_MM", "draw", "lay_out", "legend_entries", "marker_radius", "wrap_mm"]
 
 TICK_LEN, MINOR_LEN, TICK_PAD = 3.5 * PT_MM, 2.0 * PT_MM, 3.5 * PT_MM
 LABEL_PAD, TITLE_PAD, FIG_PAD, PANEL_GAP = 4 * PT_MM, 6 * PT_MM, 3 * PT_MM, 2.0
@@ -82,12 +82,7 @@ def _clamp(v: float) -> float:
 
 def draw(panels: Sequence[Axes], width_mm: float, height_mm: float, alt: str = "") -> Drawing:
     """The panels stacked top to bottom on a figure of this size."""
-    scales = [a.scales() for a in panels]
-    boxes = [Box(20.0, 10.0, width_mm - 60.0, height_mm / len(panels) - 20.0) for _ in panels]
-    for _ in range(2):  # ticks for the axes' lengths, then the margins those ticks' labels need
-        laid = [_resolve(a, sx, sy, b) for a, (sx, sy), b in zip(panels, scales, boxes)]
-        boxes = _layout(laid, width_mm, height_mm)
-    laid = [Panel(p.axes, p.x, p.y, p.xticks, p.yticks, p.rticks, b) for p, b in zip(laid, boxes)]
+    laid = lay_out(panels, width_mm, height_mm)
     canvas = Canvas(width_mm, height_mm)
     axes_rec: list[dict[str, object]] = []
     twins: list[dict[str, object]] = []
@@ -102,6 +97,17 @@ def draw(panels: Sequence[Axes], width_mm: float, height_mm: float, alt: str = "
         "figure_legends": [],
     }
     return Drawing(width_mm, height_mm, tuple(canvas.shapes), alt, record)
+
+
+def lay_out(panels: Sequence[Axes], width_mm: float, height_mm: float) -> list[Panel]:
+    """Where each panel's axes box sits, with its scales and ticks, as `draw` draws them (a plot
+    measures its texts against it first: the bars' values, vbars.py)."""
+    scales = [a.scales() for a in panels]
+    boxes = [Box(20.0, 10.0, width_mm - 60.0, height_mm / len(panels) - 20.0) for _ in panels]
+    for _ in range(2):  # ticks for the axes' lengths, then the margins those ticks' labels need
+        laid = [_resolve(a, sx, sy, b) for a, (sx, sy), b in zip(panels, scales, boxes)]
+        boxes = _layout(laid, width_mm, height_mm)
+    return [Panel(p.axes, p.x, p.y, p.xticks, p.yticks, p.rticks, b) for p, b in zip(laid, boxes)]
 
 
 def _resolve(a: Axes, x: Scale, y: Scale, box: Box) -> Panel:
@@ -132,8 +138,9 @@ def _margins(p: Panel) -> tuple[float, float, float, float]:
         widest = max(textwidth.width_mm(ln, LEGEND_PT) for t, _ in entries for ln in t.split("\n"))
         heading = _widest_lines(a.legend_title, LEGEND_TITLE_PT)
         right += LEGEND_GAP + max(HANDLE + HANDLE_PAD + widest, heading)
-    top = text_height(1, TITLE_PT) + TITLE_PAD if a.title else 1.0
-    bottom = TICK_LEN + TICK_PAD + text_height(1, TICK_PT)
+    # a title or a tick label of several lines (wrapped titles, categories' names) needs each line's room
+    top = text_height(a.title.count("\n") + 1, TITLE_PT) + TITLE_PAD if a.title else 1.0
+    bottom = TICK_LEN + TICK_PAD + text_height(max((t.text.count("\n") + 1 for t in p.xticks), default=1), TICK_PT)
     if a.xlabel:
         bottom += LABEL_PAD + text_height(a.xlabel.count("\n") + 1, LABEL_PT)
     return left, right, top, bottom
@@ -192,6 +199,7 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
         c.text(a.title, TITLE_PT, "title", i, b.x + b.w / 2, b.y - TITLE_PAD, "center", "bottom")
     _notes(c, p, i)
     _point_labels(c, p, i)
+    _value_labels(c, p, i)
     entries = _legend(c, p, i)
     return {
         "title": a.title,
@@ -399,6 +407,16 @@ def _point_labels(c: Canvas, p: Panel, i: int) -> None:
             continue
         chosen = options[0 if pl.drop else (inside or on_figure or [0])[0]]
         placed.append(c.text(pl.text, pl.size_pt, "text", i, *chosen, color=pl.color))
+
+
+def _value_labels(c: Canvas, p: Panel, i: int) -> None:
+    """Each value label centred on its x, standing on its y (on the axes' bottom when y is off
+    the axis: 0 on a log axis)."""
+    b = p.box
+    for v in p.axes.value_labels:
+        if p.x.shows(v.x):
+            y = min(p.Y(v.y), b.y + b.h) if p.y.shows(v.y) else b.y + b.h
+            c.text(v.text, v.size_pt, "text", i, p.X(v.x), y, "center", "bottom", v.upright, v.color)
 
 
 def _legend(c: Canvas, p: Panel, i: int) -> list[str]:
