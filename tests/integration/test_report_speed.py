@@ -14,10 +14,6 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from iolab.api.runs import build_document
-from iolab.pages.report.model import Figure
-from iolab.pages.report.rundata import RunData
-
 from .conftest import iolab
 
 # Libraries a command that writes no report never needs: the plotting, table, PDF and trace
@@ -85,68 +81,25 @@ def latency_run(tmp_path_factory) -> Path:
     return run
 
 
-@pytest.fixture(scope="module")
-def raster_run(tmp_path_factory) -> Path:
-    """A run whose report holds plots matplotlib draws (QoS's per-round plot, char_plots.py, beside
-    its vector plots: the quick latency, Throughput and DIRTH reports' plots are all vector shapes)."""
-    from tests.unit.test_report import DriveEngine, record
-
-    return record(tmp_path_factory.mktemp("runs"), "qos", DriveEngine(), settings=(("rounds", "2"),))
-
-
-def test_a_report_of_vector_plots_starts_no_plot_workers(latency_run, tmp_path):
-    # every plot of the quick latency report is drawn by iolab, in its own process: no plot is
-    # waited for (no worker was started), none is a PNG, and matplotlib is never imported there
-    res = iolab("report", str(latency_run), "--out", str(tmp_path))
-    assert res.returncode == 0, res.stderr
-    assert not [ln for ln in res.stderr.splitlines() if re.search(r": plot \d+ of \d+$", ln)]
+def test_a_report_of_vector_plots_imports_no_plotting_library(latency_run, tmp_path):
+    # every plot of the quick latency report is drawn by iolab, in its own process, in
+    # milliseconds: none is a PNG, and neither matplotlib nor numpy is imported
+    loaded = loaded_by("report", str(latency_run), "--out", str(tmp_path))
+    assert "iolab.pages.report.pdfdoc" in loaded and "iolab.pages.report.plots" in loaded  # a report with plots
+    assert not [m for m in loaded if m.split(".")[0] in ("matplotlib", "weasyprint")]
     html = next(tmp_path.glob("*.html")).read_text()
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot"') >= 10 and '<img class="plot"' not in html
 
 
-def test_report_says_which_plot_and_page_it_is_writing(raster_run, tmp_path):
-    latency_run = raster_run  # a report with plots drawn in the workers
+def test_report_says_which_page_it_is_writing(latency_run, tmp_path):
     res = iolab("report", str(latency_run), "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     pages = len(pypdf.PdfReader(str(next(tmp_path.glob("*.pdf")))).pages)
     lines = res.stderr.splitlines()
     assert all(ln.startswith(f"writing report {latency_run.name}: ") for ln in lines), lines
-    plots = [m.groups() for ln in lines if (m := re.search(r": plot (\d+) of (\d+)$", ln))]
     layout = [m.groups() for ln in lines if (m := re.search(r": page (\d+) of (\d+)$", ln))]
-    assert plots and plots[-1][0] == plots[-1][1]  # the last plot is always said
-    assert layout[-1] == (str(pages), str(pages))
+    assert layout[-1] == (str(pages), str(pages))  # the last page is always said
     assert lines[-1].endswith(": PDF file")
-    html = next(tmp_path.glob("*.html")).read_text()
-    assert html.count('<img class="plot"') == int(plots[-1][1])
-
-
-def _raster(doc):
-    """The figures matplotlib draws (a vector.Drawing is drawn in the process, in milliseconds)."""
-    from iolab.pages.report.vector import Drawing
-
-    return [b for p in doc.pages for b in p.blocks if isinstance(b, Figure) and not isinstance(b.png, Drawing)]
-
-
-def test_plots_drawn_in_worker_processes_are_the_ones_drawn_in_process(raster_run, tmp_path):
-    from iolab.pages.report import drawing
-    from iolab.pages.report.model import png_bytes
-
-    def figures(parallel: bool) -> list[bytes]:
-        drawing._DRAWN.clear()  # drawn anew, not taken from the other way's drawing
-        run = RunData.load(raster_run, tmp_path)
-        if parallel:
-            with drawing.drawing_in_parallel():
-                doc = build_document(run)
-                assert drawing._POOL is not None and any(not isinstance(v, bytes) for v in drawing._DRAWN.values())
-                pngs = [png_bytes(b.png) for b in _raster(doc)]
-        else:
-            doc = build_document(run)
-            pngs = [b.png for b in _raster(doc)]
-        return pngs
-
-    here, apart = figures(False), figures(True)
-    assert here and all(isinstance(p, bytes) and p.startswith(b"\x89PNG") for p in here)
-    assert apart == here
 
 
 def test_a_plot_is_drawn_once_into_an_opaque_rgb_png_with_the_pixels_savefig_draws(monkeypatch):
@@ -195,28 +148,37 @@ def test_header_columns_are_printed_on_a_documents_first_page_and_a_compact_head
         assert f"Page {n} of {len(pages)}" in text and "Test run:" in text and "Device:" in text
 
 
-def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encoding_them_again(
-    raster_run, tmp_path, monkeypatch
-):
+def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encoding_them_again(tmp_path, monkeypatch):
+    # the one kind of plot still a PNG (a trace's stream-analysis plots, drawn through plot_style._png)
     import base64
 
     from PIL import Image, PngImagePlugin
 
     import iolab.pages.report as report
-    from iolab.api.runs import write_report
+    from iolab.pages.report.model import Document, Figure, HeaderColumn, Page
+    from iolab.pages.report.plot_style import _figure, _png, styled
 
+    with styled():
+        fig = _figure(60)
+        fig.subplots().plot([1, 10, 100], [3, 1, 2])
+    drawn_png = _png(fig)
+    doc = Document(
+        title="t", spec="spec", test_name="T", started="a", ended="b", device="d", tested_by="me",
+        columns=(HeaderColumn("Test Platform", (("k", "v"),)),), banners=(),
+        pages=(Page("P", (Figure("a plot", drawn_png, 60, "source"),)),), footer="f",
+    )  # fmt: skip
     encoded, printing = [], []
     real_save, real_write_pdf = PngImagePlugin._save, report.write_pdf
     monkeypatch.setattr(PngImagePlugin, "_save", lambda *a, **kw: encoded.append(bool(printing)) or real_save(*a, **kw))
     monkeypatch.setitem(Image.SAVE, "PNG", PngImagePlugin._save)
     monkeypatch.setattr(report, "write_pdf", lambda *a, **kw: printing.append(1) or real_write_pdf(*a, **kw))
-    paths = write_report([raster_run], tmp_path)
+    paths = report.write_document(doc, tmp_path, "one")
     assert printing and not any(encoded)  # no PNG encoded while the PDF was written
     pdf_path, html_path = (next(p for p in paths if p.suffix == s) for s in (".pdf", ".html"))
-    drawn = [Image.open(io.BytesIO(base64.b64decode(b))) for b in re.findall(r"base64,([^\"]+)", html_path.read_text())]
-    printed = {im.name: im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images}
-    assert drawn and len(printed) == len(drawn)  # the bars (the other plots are vector shapes)
-    assert sorted(im.convert("RGB").tobytes() for im in printed.values()) == sorted(im.tobytes() for im in drawn)
+    [data] = re.findall(r"base64,([^\"]+)", html_path.read_text())
+    assert base64.b64decode(data) == drawn_png
+    [printed] = [im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images]
+    assert printed.convert("RGB").tobytes() == Image.open(io.BytesIO(drawn_png)).tobytes()
 
 
 def test_only_8_bit_rgb_and_grey_pngs_go_into_the_pdf_as_drawn():
@@ -245,75 +207,6 @@ def test_only_8_bit_rgb_and_grey_pngs_go_into_the_pdf_as_drawn():
     assert b"/SMask" in stored(png("RGBA"))  # decoded: its pixels and its alpha as a mask
 
 
-# A script run as the `iolab` console script is: the main module imports the command line. It
-# notes each process its body runs in.
-MAIN_SCRIPT = """
-import os, sys
-import iolab.cli.main  # noqa: F401 - as the console script does, with everything it imports
-with open(sys.argv[1] if __name__ == "__main__" else os.environ["RAN_LOG"], "a") as log:
-    print(__name__, os.getpid(), file=log)
-
-if __name__ == "__main__":
-    os.environ["RAN_LOG"] = sys.argv[1]
-    os.sched_getaffinity = lambda pid: {0, 1}  # two workers on any machine
-    from iolab.pages.report import drawing
-    with drawing.drawing_in_parallel():
-        pool = drawing._pool()  # started by the first matplotlib plot
-        assert pool is not None
-        print("WORKERS", *sorted({pool.submit(os.getpid).result() for _ in range(4)}))
-"""
-
-
-def test_plot_workers_do_not_each_run_the_main_script_and_import_the_command_line(tmp_path):
-    # multiprocessing runs the main script again in every worker it starts: ~0.06 CPU-s of
-    # imports per worker, 16 workers in a characterise run
-    script, log = tmp_path / "iolab_main.py", tmp_path / "ran.log"
-    script.write_text(MAIN_SCRIPT)
-    res = subprocess.run([sys.executable, str(script), str(log)], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    [line] = [ln for ln in res.stdout.splitlines() if ln.startswith("WORKERS")]
-    workers = line.split()[1:]
-    ran = [ln.split() for ln in log.read_text().splitlines()]
-    assert workers and ran[0][0] == "__main__"  # the script itself, then nowhere else
-    assert ran == [ran[0]], ran
-
-
-def _plot_modules() -> list[str]:
-    """The report modules holding a plot drawn in the workers (`drawn_apart`)."""
-    import importlib
-    import pkgutil
-
-    import iolab.pages.report as report
-
-    found = set()
-    for info in pkgutil.iter_modules(report.__path__):
-        module = importlib.import_module(f"{report.__name__}.{info.name}")
-        for value in vars(module).values():
-            if callable(value) and hasattr(value, "__wrapped__") and value.__module__.startswith(report.__name__):
-                found.add(value.__module__)
-    return sorted(found)
-
-
-def test_plot_workers_import_their_plot_modules_without_the_run_store_or_audit():
-    # a worker only draws: the fork server imports drawing.PRELOAD, a worker the module of each
-    # plot it draws. The report package's own start imported the pages' header (the run's audit,
-    # summaries and store), and the characterise plots lived in page modules importing the same.
-    from iolab.pages.report.drawing import PRELOAD
-
-    modules = _plot_modules()
-    # plots.py's plots are all vector shapes (drawn in the report's process); the workers draw the rest
-    assert modules and "iolab.pages.report.plots" not in modules
-    script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\nprint(*sorted(sys.modules))"
-    res = subprocess.run(
-        [sys.executable, "-c", script, *PRELOAD, *modules], capture_output=True, text=True, timeout=300
-    )
-    assert res.returncode == 0, res.stderr
-    loaded = res.stdout.split()
-    assert "matplotlib.figure" in loaded and set(modules) <= set(loaded)
-    unneeded = [m for m in loaded if m.startswith(("iolab.store", "iolab.figures", "iolab.targets"))]
-    assert not unneeded, unneeded
-
-
 def test_a_sequence_report_numbers_its_runs_pages_through_with_the_same_images(tmp_path):
     from iolab.api.runs import write_report, write_sequence_report
     from tests.unit.test_report import DriveEngine, record
@@ -330,34 +223,3 @@ def test_a_sequence_report_numbers_its_runs_pages_through_with_the_same_images(t
         for files in (own_files, seq_files)
     ]
     assert plots[0] and set(plots[0]) <= set(plots[1])
-
-
-# the `iolab` command on two CPUs (plot workers on any machine)
-REPORT_LOADED = "import os\nos.sched_getaffinity = lambda pid: {0, 1}\n" + LOADED
-
-
-@pytest.mark.parametrize("test", ["latency", "qos"])
-def test_a_report_draws_every_plot_in_the_plot_workers_never_in_its_own_process(test, latency_run, tmp_path):
-    # a plot drawn in the report's process imports matplotlib there too (0.4 CPU-s) and is drawn
-    # again for the sequence's report (the QoS test's per-round plot was)
-    from tests.unit.test_report import DriveEngine, record
-
-    run = (
-        latency_run
-        if test == "latency"
-        else record(tmp_path / "runs", "qos", DriveEngine(), settings=(("rounds", "2"),))
-    )
-    loaded = loaded_by("report", str(run), "--out", str(tmp_path / "out"), script=REPORT_LOADED)
-    assert "iolab.pages.report.pdfdoc" in loaded and "iolab.pages.report.plots" in loaded  # a report with plots
-    assert not [m for m in loaded if m.split(".")[0] == "matplotlib"]
-
-
-def test_the_plot_workers_fork_server_ignores_ctrl_c_before_it_imports_matplotlib():
-    # the terminal's Ctrl-C reaches the fork server while it preloads (half a CPU-second of
-    # imports); the report's process stops it, so it must not print a KeyboardInterrupt trace
-    code = (
-        "import signal, sys; sys.modules['matplotlib'] = None; import iolab.pages.report.workermain; "
-        "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"

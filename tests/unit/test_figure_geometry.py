@@ -1,5 +1,4 @@
-"""Report figures measured as drawn (the laid-out matplotlib figure as the PNG is saved, or the
-shapes of a plot iolab draws itself): axis labels inside the figure, legends off the bars, tick
+"""Report figures measured as drawn (the shapes of a plot iolab draws itself): axis labels inside the figure, legends off the bars, tick
 labels apart, whole-number ticks on round axes."""
 
 from __future__ import annotations
@@ -12,24 +11,6 @@ from iolab.core.results import Histogram
 from iolab.pages.report import difference_plots, latency_plots, rwsw_plots, vfigure
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rwsw_plots import Panel
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """Draw a plot function in this process (not from the cache) and return its figure as saved."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    def draw(module, fn, *args, **kwargs):
-        figs = []
-        save = module._png
-        monkeypatch.setattr(module, "_png", lambda fig: (figs.append(fig), save(fig))[1])
-        assert getattr(module, fn).__wrapped__(*args, **kwargs)[:4] == b"\x89PNG"
-        fig = figs[0]
-        FigureCanvasAgg(fig).draw()  # the same layout again, with a renderer to measure it
-        return fig, fig.canvas.get_renderer()
-
-    return draw
-
 
 # the 3D column plot is vector shapes now: tests/unit/test_vgrid.py holds its labels inside the figure
 

@@ -11,7 +11,7 @@ below imports this module or the registry.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from contextlib import closing, nullcontext
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
@@ -157,43 +157,33 @@ def run_steps(
     given = parse_target(target) if isinstance(target, str) else target
     engine = engine or engine_for(given, stall_timeout=stall_timeout)  # by the target's kind, which a copy keeps
     done: list[Path] = []
-    # every report of the run (a sequence's: each run's, then the sequence's) draws in one set of workers
-    with _drawing() if report else nullcontext():
-        try:
-            runs = planned(test, profile or Profile(), given, workload, everything)
-            for i, (plan, tgt, keeper) in enumerate(runs):
-                yield Planned([p for p, _, _ in runs], i)
-                # a stop while the run directory is made is raised once the caller knows the run
-                with held_stop() as stop:
-                    store = start(
-                        plan, tgt, engine, options or RunOptions(), Path(runs_dir) if runs_dir else runs_root()
-                    )
-                try:
-                    yield Started(store)
-                    stop.release()
-                    if workload is not None and keeper is not None:
-                        keeper(Path(workload), store.dir)
-                    Runner(plan, tgt, engine, store, options or RunOptions(), progress).run()
-                except (KeyboardInterrupt, GeneratorExit) as e:
-                    stopped_before_its_rounds(store, tgt, e)
-                    raise
-                except IolabError as e:
-                    # no room for a report either when the results disk is full
-                    yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull), spec_sheet))
-                    raise
-                yield Ended(store, _ended(store, report, spec_sheet))
-                store.close()  # its caller has shown it; a long sequence keeps no connection per run
-                done.append(store.dir)
-        finally:
-            engine.close()
-        if report and len(done) > 1:
-            yield SequenceReported(write_sequence_report(done))
-
-
-def _drawing():
-    from iolab.pages.report.drawing import drawing_in_parallel
-
-    return drawing_in_parallel()
+    try:
+        runs = planned(test, profile or Profile(), given, workload, everything)
+        for i, (plan, tgt, keeper) in enumerate(runs):
+            yield Planned([p for p, _, _ in runs], i)
+            # a stop while the run directory is made is raised once the caller knows the run
+            with held_stop() as stop:
+                store = start(plan, tgt, engine, options or RunOptions(), Path(runs_dir) if runs_dir else runs_root())
+            try:
+                yield Started(store)
+                stop.release()
+                if workload is not None and keeper is not None:
+                    keeper(Path(workload), store.dir)
+                Runner(plan, tgt, engine, store, options or RunOptions(), progress).run()
+            except (KeyboardInterrupt, GeneratorExit) as e:
+                stopped_before_its_rounds(store, tgt, e)
+                raise
+            except IolabError as e:
+                # no room for a report either when the results disk is full
+                yield Ended(store, _ended(store, report and not isinstance(e, ResultsDiskFull), spec_sheet))
+                raise
+            yield Ended(store, _ended(store, report, spec_sheet))
+            store.close()  # its caller has shown it; a long sequence keeps no connection per run
+            done.append(store.dir)
+    finally:
+        engine.close()
+    if report and len(done) > 1:
+        yield SequenceReported(write_sequence_report(done))
 
 
 def run_test(
@@ -335,16 +325,14 @@ def write_report(run_dirs: Sequence[str | Path], out_dir: Path, spec_sheet: Path
     """One HTML and one PDF per run, in out_dir; returns the paths written. `spec_sheet`: a
     TOML/CSV spec sheet (figures/specsheet.py) each report opens with a front page against."""
     from iolab.pages.report import write_document
-    from iolab.pages.report.drawing import drawing_in_parallel
     from iolab.pages.report.rundata import RunData
 
     sheet = load_spec_sheet(Path(spec_sheet)) if spec_sheet is not None else None
     out_dir = Path(out_dir).resolve()
     written = []
-    with drawing_in_parallel():
-        for ref in run_dirs:
-            run = RunData.load(ref, out_dir)
-            written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
+    for ref in run_dirs:
+        run = RunData.load(ref, out_dir)
+        written += write_document(build_document(run, sheet), out_dir, run.manifest.run_id)
     return written
 
 
@@ -352,7 +340,6 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     """One HTML and one PDF for runs of a sequence on one target (a summary page, then each
     run's own pages in the order they ran), in out_dir (default: `sequences/` beside the first
     run's directory); returns the paths written."""
-    from iolab.pages.report.drawing import drawing_in_parallel
     from iolab.pages.report.rundata import RunData
     from iolab.pages.report.sequence import SequenceMember, order_runs
     from iolab.pages.report.sequence import write_sequence_report as _write_sequence_report
@@ -365,17 +352,16 @@ def write_sequence_report(run_refs: Sequence[str | Path], out_dir: Path | None =
     tests = [registry.find(r.manifest.test) for r in runs]
     seqs = {t.sequence if t else None for t in tests}
     name = (seqs.pop() if len(seqs) == 1 else None) or ""
-    with drawing_in_parallel():
-        members = [
-            SequenceMember(
-                r,
-                t.label if t else r.manifest.test,
-                tuple(t.key_figures([r.phases])) if t and t.key_figures else (),
-                build_document(r),
-            )
-            for r, t in zip(runs, tests)
-        ]
-        return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
+    members = [
+        SequenceMember(
+            r,
+            t.label if t else r.manifest.test,
+            tuple(t.key_figures([r.phases])) if t and t.key_figures else (),
+            build_document(r),
+        )
+        for r, t in zip(runs, tests)
+    ]
+    return _write_sequence_report(name, tests[0].report_heading if tests[0] else None, members, out)
 
 
 def key_metrics(test: str, runs: Sequence[list[PhaseSummary]] = ()) -> tuple[KeyMetric, ...]:
@@ -399,7 +385,6 @@ def compare(
     from iolab.figures.compare import Comparison, open_runs
     from iolab.pages.compare_pages.document import write_comparison
     from iolab.pages.compare_pages.sequence import write_sequence_comparison
-    from iolab.pages.report.drawing import drawing_in_parallel
 
     paths = open_runs(run_refs)
     tests = {_test_of(p) for p in paths}
@@ -409,19 +394,17 @@ def compare(
             raise IolabError(
                 "--label names the runs of a one-test comparison; a sequence comparison names each drive by its target."
             )
-        with drawing_in_parallel():
-            return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
+        return Comparison(write_sequence_comparison(paths, Path(out_dir), force, seq, registry.sequence(seq)))
     test = registry.find(next(iter(tests))) if tests else None
-    with drawing_in_parallel():
-        return write_comparison(
-            paths,
-            Path(out_dir),
-            force,
-            lambda runs: key_metrics(next(iter(tests)), runs),
-            test.overlays if test else None,
-            test.report_heading if test else None,
-            labels,
-        )
+    return write_comparison(
+        paths,
+        Path(out_dir),
+        force,
+        lambda runs: key_metrics(next(iter(tests)), runs),
+        test.overlays if test else None,
+        test.report_heading if test else None,
+        labels,
+    )
 
 
 def _summary_sequence(tests: set[str]) -> str | None:

@@ -6,12 +6,12 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     header.py   page header fields, the four header columns, banners
     vector.py   a plot as vector shapes (a Drawing), shown as inline SVG
     vticks.py, vaxes.py, vtext.py, vfigure.py  the plots iolab draws itself: ticks, axes, text, layout
-    plot_style.py     how the matplotlib plots are drawn (style, figure size, PNG, axis ticks, Series)
-    plots.py          convergence, windows and lines over categories (vectors); bars, 3D columns,
-                      heat maps and time series (matplotlib, PNG bytes)
-    latency_plots.py  the latency histogram and its tail (vectors)
+    vgrid.py, v3d.py, vbars.py, vscatter.py  heat maps, 3D columns, bars, one-per-second dots
+    plot_style.py     the plots' palette and `Series`; matplotlib's style and PNG for the one kind
+                      it still draws, a trace's stream-analysis plots (rwsw_plots.analysis_pngs)
+    plots.py          convergence, windows, lines over categories, time series, bars, 3D columns, heat maps
+    latency_plots.py  the latency histogram and its tail
     difference_plots.py  a comparison's series and their difference from the group mean
-    drawing.py  each matplotlib plot drawn once, in worker processes while the pages are built
     progress.py the "writing report … page n of N" lines while a report is written
     sections.py page builders shared by the tests, and the Run Details pages
     pts.py      the PTS tests' pages, and the generic pages of any other test
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iolab import __version__
-from iolab.pages.report.model import Document, Figure, Page, Pending
+from iolab.pages.report.model import Document, Page
 from iolab.pages.report.pdf import write_pdf
 from iolab.pages.report.progress import Progress
 
@@ -46,8 +46,7 @@ if TYPE_CHECKING:
     from iolab.pages.report.rundata import RunData
 
 # header (the run's audit, summaries, store) and the write policy are imported where a document
-# is built or written: the plot workers' fork server imports this package for its plot modules
-# alone (drawing.PRELOAD), and those imports were about a third of its own.
+# is built or written, not by a command that only reads a plot module.
 
 
 def build_document(run: RunData, pages: list[Page], heading: str | None = None) -> Document:
@@ -90,7 +89,6 @@ def write_document(
     html_part, pdf_part = (p.with_name(f".{p.name}.partial") for p in (html_path, pdf_path))
     say = Progress(f"writing report {stem}")
     try:
-        _wait_for_plots(docs, say)
         html_part.write_text(render(docs, title=title), encoding="utf-8")
         pages = write_pdf(docs, pdf_part, title or docs[0].title, say)
         os.replace(html_part, html_path)
@@ -107,15 +105,6 @@ def write_document(
             file=sys.stderr,
         )
     return [html_path, pdf_path]
-
-
-def _wait_for_plots(docs: Sequence[Document], say: Progress) -> None:
-    pending = [
-        b.png for d in docs for p in d.pages for b in p.blocks if isinstance(b, Figure) and isinstance(b.png, Pending)
-    ]
-    for i, png in enumerate(pending, 1):
-        png.result()
-        say(f"plot {i} of {len(pending)}", i == len(pending))
 
 
 __all__ = ["build_document", "write_document"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from jinja2 import Environment
 
 from iolab.pages.report import textwidth, vector
-from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text, png_bytes
+from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text
 from iolab.pages.report.vector import Drawing
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def render_block(block: Block, for_print: bool = False) -> str:
                 f"{vector.svg(block.png)}"
                 f'<div class="source">{_e(block.source)}</div></div>'
             )
-        data = base64.b64encode(png_bytes(block.png)).decode()
+        data = base64.b64encode(block.png).decode()
         return (
             f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
             f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '

@@ -8,10 +8,7 @@ page count is known before anything is rendered.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
 
 from iolab.pages.report.vector import Drawing
 
@@ -47,36 +44,10 @@ class Table:
         return TABLE_EXTRA_MM + TABLE_ROW_MM * (sum(row_lines(r) for r in self.rows) + 1)
 
 
-class Pending:
-    """A PNG a worker process is drawing (plots.drawing_in_parallel); `png_bytes` waits for it."""
-
-    def __init__(
-        self, future: Future[bytes], draw: Callable[..., bytes], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
-        self._future, self._draw, self._args, self._kwargs = future, draw, args, kwargs
-        self._png: bytes | None = None
-
-    def done(self) -> bool:
-        return self._png is not None or self._future.done()
-
-    def result(self) -> bytes:
-        if self._png is None:
-            try:
-                self._png = self._future.result()
-            except Exception:  # noqa: BLE001 - drawn here instead; a real plotting error is raised here, with its trace
-                self._png = self._draw(*self._args, **self._kwargs)
-            self._args = self._kwargs = None  # type: ignore[assignment]
-        return self._png
-
-
-def png_bytes(png: bytes | Pending) -> bytes:
-    return png if isinstance(png, bytes) else png.result()
-
-
 @dataclass(frozen=True)
 class Figure:
     caption: str
-    png: bytes | Pending | Drawing  # Pending: still being drawn (plots.drawing_in_parallel); Drawing: vector.py
+    png: bytes | Drawing  # a PNG (a trace's stream-analysis plots) or a vector Drawing (every other plot)
     height_mm: float  # printed height; width is the page's content width
     source: str
     alt: str = ""

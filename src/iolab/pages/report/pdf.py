@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from iolab.pages.report import pdfvector
-from iolab.pages.report.model import Document, png_bytes
+from iolab.pages.report.model import Document
 from iolab.pages.report.pdfbox import ClipTo, Fill, Line, Picture, Sheet, Unclip
 from iolab.pages.report.pdfdoc import Canvas, PdfFile
 from iolab.pages.report.pdflayout import lay_out
@@ -51,7 +51,7 @@ def paint(canvas: Canvas, sheet: Sheet) -> None:
             if isinstance(png, Drawing):
                 pdfvector.draw(canvas, png, item.x, item.y, item.w / png.width_mm if png.width_mm else 1.0)
             else:
-                canvas.image(png_bytes(png), item.x, item.y, item.w, item.h)
+                canvas.image(png, item.x, item.y, item.w, item.h)
         elif isinstance(item, ClipTo):
             canvas.save()
             canvas.clip(item.x, item.y, item.w, item.h)
