@@ -316,7 +316,13 @@ def maxiops_pages(run: RunData) -> list[Page]:
         src = (
             f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
             f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)."
-            + "".join(f" Decision: {d}" for d in decided)
+            # an outcome is a clause without its full stop: each ends its own sentence
+            + "".join(f" Decision: {d.rstrip('. ')}." for d in decided)
+        )
+        # the rounds' figure names its own phase; the searches' decisions are under the figure above
+        rsrc = (
+            f"Source: results.db table cells, phase {rounds_phase(op)!r} (one cell per round) at {where}, "
+            "the optimum the searches chose (their decisions are under the figure above)."
         )
         curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
         if tst and threads is not None:
@@ -344,7 +350,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
                 "round",
                 60,
             )
-            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, rsrc))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
         rows = [
             (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
