@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -145,8 +146,13 @@ def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at
 
 
 def test_max_iops_read_optimum_on_the_simulated_drive_is_at_least_qd16(tmp_path):
-    m, _ = run("max-iops", SIM, tmp_path / "runs")
+    m, html = run("max-iops", SIM, tmp_path / "runs")
     d = decisions(m)
+    # the searches' caption: every decision its own sentence ("… at least 2 %. Decision: …"), once
+    # per operation; the rounds' figure names its phase instead of repeating them
+    assert html.count(" Decision: ") >= 2 and not re.search(r"[^.] Decision: ", html), html
+    for op in ("read", "write"):
+        assert unescape(html).count(f"phase '{op} rounds' (one cell per round) at TC") == 1
     assert d["read rounds"]["chosen"]["queue_depth"] >= 16
     # reads gain up to the controller's limit (QD64): the search may run through every level
     assert "read QD search" not in d or d["read QD search"]["rule"]["name"] == "no-gain"

@@ -288,6 +288,27 @@ def _optimum(rounds: PhaseSummary | None, fallback: str) -> str:
     return fallback
 
 
+def _captions(run: RunData, op: str, where: str) -> tuple[str, str]:
+    """The searches' figure's source with their decisions, and the rounds' figure's own."""
+    decided = [
+        d["outcome"]
+        for d in run.manifest.decisions
+        if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))
+    ]
+    src = (
+        f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
+        f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)."
+        # an outcome is a clause without its full stop: each ends its own sentence
+        + "".join(f" Decision: {d.rstrip('. ')}." for d in decided)
+    )
+    # the rounds' figure names its own phase; the searches' decisions are under the figure above
+    rsrc = (
+        f"Source: results.db table cells, phase {rounds_phase(op)!r} (one cell per round) at {where}, "
+        "the optimum the searches chose (their decisions are under the figure above)."
+    )
+    return src, rsrc
+
+
 def maxiops_pages(run: RunData) -> list[Page]:
     pages = preconditioning_pages(run)
     for op, _ in SEARCHES:
@@ -303,21 +324,12 @@ def maxiops_pages(run: RunData) -> list[Page]:
         label = best_cell.mix or best.key  # threads × QD (the thread search's keys name no QD)
         where = _optimum(rounds, label)
         mean = rounds_mean(rounds)
-        decided = [
-            d["outcome"]
-            for d in run.manifest.decisions
-            if d.get("phase") in (search_phase(op), threads_phase(op), rounds_phase(op))
-        ]
         verdict = f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); " + (
             f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS."
             if mean is not None and rounds is not None
             else "the rounds at the optimum were not measured."
         )
-        src = (
-            f"Source: results.db table cells, phases {search_phase(op)!r}, {threads_phase(op)!r} (one cell per "
-            f"outstanding IO) and {rounds_phase(op)!r} (one cell per round)."
-            + "".join(f" Decision: {d}" for d in decided)
-        )
+        src, rsrc = _captions(run, op, where)
         curves = [_series("queue-depth search", [(float(s.outstanding), c.iops) for s, c in st])]
         if tst and threads is not None:
             curves.append(
@@ -344,7 +356,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
                 "round",
                 60,
             )
-            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, src))
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, rsrc))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
         rows = [
             (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
