@@ -103,6 +103,14 @@ def test_latency_demand_read_ramp_stops_at_the_simulated_read_limit(tmp_path):
     # enterprise-sas is calibrated to a read ramp saturating near 80,000 IOPS (±15 %)
     assert 68_000 <= read <= 92_000, read
     assert f"maximum sustainable IOPS {read:,}" in html
+    # a bisection after the ramp refines its figure: the ramp's own is its highest step met, and
+    # "maximum sustainable IOPS" in that paragraph is the bisection's alone
+    ramp = re.search(r"The drive can no longer meet the increase in IOPS demand[^<]*", html)
+    assert ramp, html
+    if "Bisection between the steps" in ramp.group(0):
+        assert (
+            f"highest ramp step met {read:,}" in ramp.group(0) and ramp.group(0).count("maximum sustainable IOPS") == 1
+        )
 
 
 def test_max_iops_on_a_file_searches_queue_depth_then_threads_and_runs_rounds_at_the_optimum(characterise_on_a_file):

@@ -54,10 +54,11 @@ def steps(ph: PhaseSummary) -> list[tuple[Sample, CellAverage]]:
     return [(sample_of_row(r), by_key[r.cell_key]) for r in ph.rows if r.cell_key in by_key]
 
 
-def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
+def sustainable(ph: PhaseSummary | None, what: str = "maximum sustainable IOPS") -> tuple[float | None, str]:
     """The maximum sustainable IOPS the ramp's stop rule decided during the run (its stored
     decision, with the run's own --set tolerance and steps) and the sentence that says so, or
-    None and why there is none."""
+    None and why there is none. `what` names the figure in that sentence (a ramp refined by a
+    bisection: the highest step it met, not yet the drive's maximum)."""
     if ph is None:
         return None, "not measured"
     samples = [s for s, _ in steps(ph)]
@@ -73,7 +74,7 @@ def sustainable(ph: PhaseSummary | None) -> tuple[float | None, str]:
         at = next((i for i, s in enumerate(samples) if s.key == d.get("cell") and s.round == d.get("round")), None)
         short = f" at {num(samples[at - n + 1].demand_iops)} IOPS" if at is not None and at >= n - 1 else ""
         return top, (
-            f"The drive can no longer meet the increase in IOPS demand{short}: maximum sustainable IOPS "
+            f"The drive can no longer meet the increase in IOPS demand{short}: {what} "
             f"{num(top)} (delivered {num(d['chosen']['delivered_iops'])}; rule: {rule.describe()})."
         )
     if not samples:
@@ -119,8 +120,8 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     """The maximum sustainable IOPS of ramp `name` with its bisection steps (sustainable: the
     ramp's own decision), and the sentence that says so."""
     ph = ramp_phase(phases, name)
-    top, verdict = sustainable(ph)
     halved = [s for h in halves(phases, name) for s, _ in steps(h)]
+    top, verdict = sustainable(ph, "highest ramp step met" if halved else "maximum sustainable IOPS")
     decided = [d for d in (ph.decisions if ph else ()) if d["rule"].get("name") == DemandShortfall.name]
     if not halved or not decided or ph is None:
         return top, verdict
