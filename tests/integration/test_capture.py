@@ -107,7 +107,9 @@ def test_capture_finds_the_fio_mix(loop_device, scratch):
     # fio keeps 4 IOs in flight: the block layer never sees more.
     busy = [s for s in a.steps if s.ios > 100]
     assert busy and max(s.oio_max for s in busy) == 4
-    assert all(1 <= s.oio_avg <= 4 for s in busy)
+    # the average is over the step's time, and on a busy machine fio may sit descheduled with
+    # nothing in flight for part of a step: only the bounds the queue depth sets hold
+    assert all(0 < s.oio_avg <= 4 for s in busy)
 
 
 def test_a_buffer_too_small_for_the_load_reports_the_dropped_events(loop_device, scratch):
@@ -299,8 +301,9 @@ def test_fio_write_iolog_imports_to_fios_own_counts(scratch):
     assert a.total_ios == job["read"]["total_ios"] + job["write"]["total_ios"]
     reads = sum(s.ios for s in a.streams if s.op == "read")
     assert reads == job["read"]["total_ios"]
-    # v3 timestamps are µs: the log spans fio's runtime.
-    assert t.duration_s == pytest.approx(job["job_runtime"] / 1000, rel=0.1)
+    # v3 timestamps are µs: the log spans fio's runtime (read as ns or ms it would be 1,000x off;
+    # on a busy machine its first and last IOs may start late and end early, so no tighter bound)
+    assert 0.5 * job["job_runtime"] / 1000 <= t.duration_s <= 1.1 * job["job_runtime"] / 1000
 
 
 def test_ctrl_c_ends_the_capture_cleanly_and_keeps_what_was_recorded(loop_device, scratch):
