@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iolab.core.units import num
+from iolab.pages.report import vtext
 from iolab.pages.report.geometry import MIN_TICKS, PER_SECOND
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import DPI, STYLE
 from iolab.pages.report.textwidth import fit_pt, width_mm
 from iolab.pages.report.vector import PT_MM, Drawing, Label, Line, Rect, Shape
+from iolab.pages.report.vtext import ASC, DESC
 
 TITLE_PT = float(STYLE["axes.titlesize"])
 LABEL_PT = float(STYLE["axes.labelsize"])
@@ -31,9 +33,6 @@ GAP_MM = 1.2  # a tick's end to its label, a tick label to the axis name
 TICK_MM = 1.2
 INK = "#262626"
 GREY = "#555555"
-# A label's box: DejaVu Sans' cap height above the baseline (accents reach a little higher) and
-# its descender below, in em; what matplotlib's text boxes hold to within a pixel or two
-ASC, DESC = 0.76, 0.24
 PX_PER_MM = DPI / 25.4
 
 # matplotlib's viridis at 33 evenly spaced points (colormaps["viridis"](k / 32)), interpolated
@@ -230,10 +229,6 @@ class Ink:
         }
 
 
-def mm(pt: float) -> float:
-    return pt * PT_MM
-
-
 def along(text: str, size_pt: float, middle: float, lo: float, hi: float) -> tuple[float, float]:
     """The size, from `size_pt` down to 5 pt, at which `text` fits between lo and hi (a long axis
     name beside a short heat map), and where its middle goes: at `middle`, or as near it as
@@ -244,7 +239,8 @@ def along(text: str, size_pt: float, middle: float, lo: float, hi: float) -> tup
 
 
 def text_height(size_pt: float) -> float:
-    return (ASC + DESC) * mm(size_pt)
+    """One line's box (vtext's, the box every vector plot measures a label by)."""
+    return vtext.text_height(1, size_pt)
 
 
 # -- the heat map -----------------------------------------------------------------------------
