@@ -209,7 +209,7 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
     _value_labels(c, p, i)
     entries = _legend(c, p, i)
     # what the series drew, for the rule that no text covers it: only where a text is inside the axes
-    inside = {"drawn": drawn.record(area)} if a.point_labels or a.notes or a.value_labels else {}
+    inside = {"drawn": drawn.record(area, c.boxes)} if a.point_labels or a.notes or a.value_labels else {}
     return {
         "title": a.title,
         "colorbar": False,
