@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from iolab.pages.report import plots, textwidth
 from iolab.pages.report.geometry import plot_violations, read_record
 from iolab.pages.report.html import render
@@ -164,3 +166,34 @@ def test_header_values_break_between_their_parts_not_inside_a_word(monkeypatch):
     assert any("user_gb=0.536870912&op=0.285030546" in d for d in broken), broken
     # the header's columns are printed on a document's first page only
     assert html.count('class="col"') == 4
+
+
+def _drawn_record(label_box: list[float]) -> dict:
+    """One axes (box 50…350 × 30…250 px) whose series drew a line across y = 106, a line down
+    x = 150 (cut at the axes' edges: the title above them is clear of it) and a marker; a label at
+    `label_box`."""
+    hidden = {"label": "", "scale": "linear", "placed": False, "visible": False, "ticks": []}
+    drawn = {
+        "box": [50, 30, 350, 250],
+        "lines": [["TC1", 1.2, [[60, 106], [130, 106]]], ["TC2", 1.2, [[150, 0], [150, 300]]]],
+        "dots": [["TC1", 118, 128, 3]],
+    }
+    axes = {"title": "t", "colorbar": False, "axes3d": False, "x": hidden, "y": hidden}
+    texts = [{"text": "t", "role": "title", "axes": 0, "box": [100, 5, 200, 20]}]
+    texts.append({"text": "64", "role": "text", "axes": 0, "box": label_box})
+    return {"size": [400, 300], "texts": texts, "axes": [{**axes, "legend": [], "series": {}, "drawn": drawn}]}
+
+
+@pytest.mark.parametrize(
+    ("label_box", "over"),
+    [
+        ([100, 100, 120, 112], "a line of 'TC1'"),  # the line runs through its middle
+        ([100, 115, 120, 127], "a marker of 'TC1'"),  # the marker's edge reaches 2 px into it
+        ([100, 106.5, 120, 118.5], ""),  # the line's edge reaches 0.7 px into it: within OVERLAP_PX
+        ([140, 40, 160, 52], "a line of 'TC2'"),
+        ([200, 150, 220, 162], ""),
+    ],
+)
+def test_a_text_printed_over_a_series_line_or_marker_is_found(label_box, over):
+    found = [v.detail for v in plot_violations(_drawn_record(label_box), "plot") if v.rule == "series"]
+    assert found == ([f"text '64' is printed over {over}"] if over else [])

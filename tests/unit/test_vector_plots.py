@@ -21,7 +21,7 @@ from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import figures
 from iolab.pages.report.model import Document, Figure, Page
 from iolab.pages.report.plot_style import Series
-from iolab.pages.report.vaxes import Axes, Path
+from iolab.pages.report.vaxes import Axes, Note, Path
 from iolab.pages.report.vector import Clip, Drawing, Label, Line, svg
 
 
@@ -266,3 +266,17 @@ def test_a_report_of_vector_plots_imports_no_matplotlib():
     res = subprocess.run([sys.executable, "-c", REPORT_OF_VECTORS], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "3"]
+
+
+@pytest.mark.parametrize(("fx", "fy", "over"), [(0.5, 0.5, True), (0.15, 0.85, False)])
+def test_a_note_printed_over_a_series_line_is_found(fx, fy, over):
+    """The record keeps the parts of a series near a text inside the axes (not the whole line),
+    enough for the series rule to see a note printed across it."""
+    ax = Axes(title="t", xlabel="x", ylabel="y", legend=False)
+    xs = tuple(i / 199 for i in range(200))
+    ax.add(Path(xs, xs, "#1f77b4", 1.2, label="diagonal"))
+    ax.notes.append(Note(fx, fy, "a note"))
+    d = vfigure.draw([ax], 120, 60)
+    assert [v.rule for v in plot_violations(d.record, "p")] == (["series"] if over else [])
+    kept = sum(len(pts) for _, _, pts in d.record["axes"][0]["drawn"]["lines"])
+    assert (0 < kept < 50) if over else kept == 0

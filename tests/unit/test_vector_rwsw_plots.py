@@ -13,11 +13,11 @@ import pytest
 
 from iolab.core.decide import PERCENTILE_COLUMNS
 from iolab.pages.report import vfigure
-from iolab.pages.report.geometry import plot_violations
+from iolab.pages.report.geometry import path_to_box, plot_violations, point_to_box
 from iolab.pages.report.latbound import _ramp_figure
 from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, color
 from iolab.pages.report.rwsw_plots import Panel, demand_intensity, panels
-from iolab.pages.report.vector import Circle, Clip, Drawing, Label, Line
+from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Label, Line
 
 
 def rules(d: Drawing) -> list[str]:
@@ -135,6 +135,54 @@ def test_demand_intensity_labels_points_in_their_colour_and_drops_one_that_would
     assert ax["legend"] == ["TC1", "TC2"]
     heading = [t["text"] for t in texts(d, "legend")]
     assert heading[0] == "point label:\noutstanding IO"
+
+
+# IOPS/ART µs/outstanding IO per TC: the DIRTH quick run on the default simulated drive
+# (sim:enterprise-sas), whose curves crowd into one steep knee near 46,000 IOPS
+KNEE_TABLE = """
+TC32 46282/691/32  46275/1383/64  46366/2757/128  46607/4111/192  46578/5479/256  46448/10960/512  46340/21844/1024
+TC16 43265/370/16  45923/698/32  46342/1381/64  46492/2064/96  46600/2744/128  46352/5507/256  46363/10974/512
+TC8  32093/249/8  43330/370/16  46206/693/32  46203/1038/48  46350/1381/64  46716/2737/128  46187/5530/256
+TC6  27457/219/6  40057/300/12  47172/509/24  47646/755/36  47541/1008/48  46790/2050/96  46265/4144/192
+TC4  21081/190/4  32538/246/8  44307/361/16  47164/509/24  47621/671/32  47566/1344/64  47461/2691/128
+TC2  12843/156/2  21012/190/4  32281/248/8  39599/303/12  44348/361/16  47857/668/32  47699/1340/64
+TC1  7486/134/1  12904/155/2  21031/190/4  27191/221/6  32251/248/8  43518/368/16  46862/683/32
+"""
+KNEE = {
+    line.split()[0]: [tuple(int(v) for v in p.split("/")) for p in line.split()[1:]]
+    for line in KNEE_TABLE.strip().splitlines()
+}
+
+
+def test_demand_intensity_labels_keep_off_the_curves_and_their_markers():
+    """At a crowded knee no label is printed over a curve or a marker (measured on the shapes
+    drawn, not on the record alone), each is nearer its own point than any other marker, and
+    most points keep theirs."""
+    points = [(tc, [(float(x), float(y), n) for x, y, n in pts]) for tc, pts in KNEE.items()]
+    d = demand_intensity(points, "ART (µs)", "Demand Intensity: ART vs IOPS per TC", height_mm=120)
+    assert rules(d) == []
+    [clip] = clips(d)
+    colours = {color(i) for i in range(len(KNEE))}
+    lines = [s for s in clip.shapes if isinstance(s, Line) and s.stroke in colours]
+    dots = [s for s in clip.shapes if isinstance(s, Circle)]
+    assert len(lines) == len(KNEE) and len(dots) == sum(len(v) for v in KNEE.values())
+    labels = texts(d, "text")
+    assert len(labels) >= 0.6 * len(dots)
+    for t in labels:
+        box = tuple(v / vfigure.PX_PER_MM for v in t["box"])
+        for ln in lines:
+            assert path_to_box(ln.points, box) >= ln.width_pt * PT_MM / 2, (t["text"], ln.stroke)
+        assert all(point_to_box((c.x, c.y), box) >= c.r for c in dots), t["text"]
+        # the point it names: its curve's (the label's colour) with that outstanding IO
+        x0, y0, x1, y1 = box[0] - 0.01, box[1] - 0.01, box[2] + 0.01, box[3] + 0.01  # the record rounds
+        [drawn] = [
+            s for s in d.shapes if isinstance(s, Label) and s.text == t["text"] and x0 <= s.x <= x1 and y0 <= s.y <= y1
+        ]
+        i = [color(k) for k in range(len(KNEE))].index(drawn.color)
+        k = [n for _, _, n in points[i][1]].index(int(t["text"]))
+        at = [c for c in dots if c.fill == drawn.color][k]
+        others = [c for c in dots if (c.x, c.y) != (at.x, at.y)]
+        assert all(point_to_box((c.x, c.y), box) > point_to_box((at.x, at.y), box) for c in others), t["text"]
 
 
 def test_demand_intensity_with_no_point_says_so():

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from iolab.core.units import num
-from iolab.pages.report import plots, v3d, vgrid
+from iolab.pages.report import plots, v3d, vgrid, vticks
 from iolab.pages.report.geometry import plot_violations
 from iolab.pages.report.plot_style import color
 from iolab.pages.report.textwidth import width_mm
@@ -162,14 +162,49 @@ def test_an_overlap_in_the_drawing_is_one_in_the_record():
     assert rules == ["edge", "edge", "overlap"]
 
 
-def test_nice_ticks():
-    assert vgrid.nice_ticks(0, 148.4) == [0, 50, 100]
-    assert vgrid.nice_ticks(0, 148.4, least=4) == [0, 25, 50, 75, 100, 125]
-    assert vgrid.nice_ticks(0, 2.2, whole=True) == [0, 1, 2]
-    assert vgrid.nice_ticks(10, 21) == [10, 15, 20]
-    narrow = vgrid.log_ticks(100.0, 101.0)
-    assert len(narrow) >= 3 and all(100 <= v <= 101 for v in narrow)
-    assert vgrid.log_ticks(49.3, 148.4) == [50, 65, 86, 110, 140]  # as matplotlib's heat map placed them
+@pytest.mark.parametrize(
+    ("lo", "hi", "log", "label", "want"),
+    [
+        # a narrow log range: round steps, not two-digit values evenly spaced on the log scale (21,000 / 23,000 / …)
+        (21_000.0, 27_000.0, True, "IOPS", ["22,000", "24,000", "26,000"]),
+        (49.3, 148.4, True, "MB/s", ["50", "70", "100"]),
+        # over decades: 1-2-5, as a log axis of a line plot labels them
+        (150.0, 94_000.0, True, "IOPS", ["200", "500", "1,000", "2,000", "5,000", "10,000", "20,000", "50,000"]),
+        (1e3, 1e7, True, "IOPS", ["1,000", "10,000", "100,000", "1,000,000", "10,000,000"]),
+        (3.2, 47.9, False, "CPU %", ["5", "10", "15", "20", "25", "30", "35", "40", "45"]),
+        (2.2, 8.9, False, "IOPS", ["3", "4", "5", "6", "7", "8"]),  # whole numbers on a per-second bar
+    ],
+)
+def test_colour_bar_ticks_are_round_values_inside_the_bar(lo, hi, log, label, want):
+    """The colour bar is labelled as an axis is (vticks' rules): at least three round values,
+    none outside the bar."""
+    z = [[lo, (lo + hi) / 2], [math.sqrt(lo * hi), hi]]
+    d = plots.heatmap(["a", "b"], ["r", "w"], z, label, "t", log=log)
+    cb = d.record["axes"][1]
+    assert cb["colorbar"] and [t for _, t in cb["y"]["ticks"]] == want
+    assert all(lo <= v <= hi for v, _ in cb["y"]["ticks"])
+    assert plot_violations(d.record, "heat map") == []
+
+
+def test_a_short_colour_bar_leaves_out_a_label_that_would_touch_the_one_below():
+    d = plots.heatmap(["a", "b"], ["r"], [[150.0, 94_000.0]], "IOPS", "t", height_mm=30)
+    cb = d.record["axes"][1]
+    assert 3 <= len(cb["y"]["ticks"]) < 8  # of 200 … 50,000 (1-2-5): some left blank, not printed over
+    assert plot_violations(d.record, "short heat map") == []
+
+
+def test_a_per_second_colour_bar_with_no_whole_number_in_its_range_is_still_drawn():
+    d = plots.heatmap(["a", "b"], ["r"], [[2.1, 2.6]], "IOPS", "t")
+    assert all(2.1 <= v <= 2.6 for v, _ in d.record["axes"][1]["y"]["ticks"])
+
+
+def test_covering_ticks_reach_past_both_ends_in_round_steps():
+    """The 3D plot's value axis: from a round value at or below the lowest to one at or above
+    the highest, the widest step giving at least four."""
+    assert vticks.covering(0, 148.4, 4) == [0, 50, 100, 150]
+    assert vticks.covering(-3, 17, 4) == [-10, 0, 10, 20]
+    assert vticks.covering(0, 7, 4) == [0, 2.5, 5, 7.5]
+    assert vticks.covering(0, 7, 4, whole=True) == [0, 2, 4, 6, 8]  # no 2.5 IOPS
 
 
 # -- the 3D columns -------------------------------------------------------------------------

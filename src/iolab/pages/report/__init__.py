@@ -5,7 +5,8 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     rundata.py  a stored run as the pages read it (manifest, summaries, links to raw files)
     header.py   page header fields, the four header columns, banners
     vector.py   a plot as vector shapes (a Drawing), shown as inline SVG
-    vticks.py, vaxes.py, vtext.py, vfigure.py  the plots iolab draws itself: ticks, axes, text, layout
+    vticks.py, vaxes.py, vtext.py, vfigure.py  the plots iolab draws itself: ticks (a colour bar's
+                too), axes, text, layout; vlabels.py labels beside points, clear of the series
     vgrid.py, v3d.py, vbars.py, vscatter.py  heat maps, 3D columns, bars, one-per-second dots
     plot_style.py     the plots' palette and `Series`; matplotlib's style and PNG for the one kind
                       it still draws, a trace's stream-analysis plots (rwsw_plots.analysis_pngs)

@@ -30,7 +30,7 @@ MIN_OVER_MAX = re.compile(r"\bmin(imum)?\s*(÷|/)\s*max(imum)?\b", re.IGNORECASE
 @dataclass(frozen=True)
 class Violation:
     where: str  # "report.pdf page 3, figure 'IOPS vs QD'" (the caller's) or a plot's title
-    rule: str  # overlap, ticks, legend, fraction, direction, edge, broken-word, overflow
+    rule: str  # overlap, ticks, legend, fraction, direction, edge, series, broken-word, overflow
     detail: str
 
     def __str__(self) -> str:
@@ -218,6 +218,7 @@ def plot_violations(rec: dict[str, Any], where: str) -> list[Violation]:
         out += _tick_rules(ax, name)
         out += _legend_rules(ax, name)
     out += _direction_rules(rec, where)
+    out += _over_series(rec, where)
     return out
 
 
@@ -304,3 +305,86 @@ def _direction_rules(rec: dict[str, Any], where: str) -> list[Violation]:
             if MIN_OVER_MAX.search(" ".join(n.split()))
         ]
     return out
+
+
+def _over_series(rec: dict[str, Any], where: str) -> list[Violation]:
+    """No text over a series' line or its markers: a number printed on a curve is hard to read
+    and hides where the curve goes. An axes records what its series drew ("drawn", vfigure.py:
+    its box, the lines' points and half widths, the markers) when it has texts inside it; the
+    lines are cut to that box, so a text is checked by its part inside it, less OVERLAP_PX."""
+    out = []
+    for ax in rec["axes"]:
+        drawn = ax.get("drawn")
+        if not drawn:
+            continue
+        bx0, by0, bx1, by1 = drawn["box"]
+        for t in rec["texts"]:
+            x0, y0, x1, y1 = t["box"]
+            part = (
+                max(x0, bx0) + OVERLAP_PX,
+                max(y0, by0) + OVERLAP_PX,
+                min(x1, bx1) - OVERLAP_PX,
+                min(y1, by1) - OVERLAP_PX,
+            )
+            if part[2] <= part[0] or part[3] <= part[1]:
+                continue
+            hit = [f"a line of {label!r}" for label, half, pts in drawn["lines"] if path_to_box(pts, part) < half]
+            hit += [f"a marker of {label!r}" for label, x, y, r in drawn["dots"] if point_to_box((x, y), part) < r]
+            if hit:
+                out.append(Violation(where, "series", f"{t['role']} {t['text']!r} is printed over {hit[0]}"))
+    return out
+
+
+Pt = tuple[float, float]
+
+
+def point_to_box(p: Pt, box: tuple[float, float, float, float]) -> float:
+    """The distance from a point to a box (x0, y0, x1, y1): 0 inside it."""
+    dx = max(box[0] - p[0], 0.0, p[0] - box[2])
+    dy = max(box[1] - p[1], 0.0, p[1] - box[3])
+    return float((dx * dx + dy * dy) ** 0.5)
+
+
+def segment_to_box(a: Pt, b: Pt, box: tuple[float, float, float, float]) -> float:
+    """The distance from the segment a-b to a box: 0 where it crosses or enters the box, else the
+    nearest of its ends to the box or of the box's corners to it."""
+    x0, y0, x1, y1 = box
+    if _crosses(a, b, box):
+        return 0.0
+    corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+    return min(point_to_box(a, box), point_to_box(b, box), *(_point_to_segment(c, a, b) for c in corners))
+
+
+def path_to_box(points: list[list[float]] | tuple[Pt, ...], box: tuple[float, float, float, float]) -> float:
+    pts = [(float(p[0]), float(p[1])) for p in points]
+    if len(pts) == 1:
+        return point_to_box(pts[0], box)
+    return min((segment_to_box(a, b, box) for a, b in zip(pts, pts[1:])), default=float("inf"))
+
+
+def _point_to_segment(c: Pt, a: Pt, b: Pt) -> float:
+    ux, uy = b[0] - a[0], b[1] - a[1]
+    n = ux * ux + uy * uy
+    k = 0.0 if n == 0 else max(0.0, min(1.0, ((c[0] - a[0]) * ux + (c[1] - a[1]) * uy) / n))
+    dx, dy = a[0] + k * ux - c[0], a[1] + k * uy - c[1]
+    return float((dx * dx + dy * dy) ** 0.5)
+
+
+def _crosses(a: Pt, b: Pt, box: tuple[float, float, float, float]) -> bool:
+    """Whether the segment a-b meets the box (Liang-Barsky clipping leaves some of it)."""
+    x0, y0, x1, y1 = box
+    lo, hi = 0.0, 1.0
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    for p, q in ((-dx, a[0] - x0), (dx, x1 - a[0]), (-dy, a[1] - y0), (dy, y1 - a[1])):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        r = q / p
+        if p < 0:
+            lo = max(lo, r)
+        else:
+            hi = min(hi, r)
+        if lo > hi:
+            return False
+    return True

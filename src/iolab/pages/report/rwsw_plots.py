@@ -154,7 +154,8 @@ def demand_intensity(
             continue
         px, py, _ = zip(*pts)
         ax.add(Path(px, py, color(i), 1.2, marker_pt=3.5, label=label))
-        # a label printed over another's reads as a third number: the later one is left out
+        # a label printed over another's reads as a third number, one on a curve hides it: a label
+        # with no clear side near its own point is left out
         ax.point_labels += [PointLabel(x, y, f"{n}", 3, 3, 6, color(i), drop=True) for x, y, n in pts]
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.units import num
+from iolab.pages.report import vticks
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import color
 from iolab.pages.report.vector import Drawing, Line
@@ -33,7 +34,6 @@ from iolab.pages.report.vgrid import (
     box,
     centred,
     corners,
-    nice_ticks,
     per_second,
     reach,
     shaded,
@@ -114,13 +114,7 @@ def value_ticks(values: Sequence[float], label: str) -> tuple[float, ...]:
     lo, hi = min(0.0, *values), max(0.0, *values)
     if lo == hi:
         hi = 1.0
-    ticks = nice_ticks(lo, hi, least=4, whole=per_second(label))
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
-    while ticks[-1] < hi - 1e-9 * step:
-        ticks.append(float(f"{ticks[-1] + step:.12g}"))
-    while ticks[0] > lo + 1e-9 * step:
-        ticks.insert(0, float(f"{ticks[0] - step:.12g}"))
-    return tuple(ticks)
+    return tuple(vticks.covering(lo, hi, 4, whole=per_second(label)))
 
 
 def _panes(ink: Ink, g: Grid, v: View) -> None:

@@ -99,7 +99,8 @@ class Note:
 
 @dataclass(frozen=True)
 class PointLabel:
-    """Text beside a data point, `dx_pt` right and `dy_pt` up from it (matplotlib's annotate)."""
+    """Text beside a data point, `dx_pt` right and `dy_pt` up from it (matplotlib's annotate),
+    or on another side of it where that is clear of the series drawn (vlabels.py)."""
 
     x: float
     y: float
@@ -108,8 +109,9 @@ class PointLabel:
     dy_pt: float = 2.0
     size_pt: float = 6.5
     color: str = "#000000"
-    # where asked (dx, dy) clear of the labels placed before it, or left out (a number
-    # printed over another reads as a third number: matplotlib's plot_style.declutter)
+    # on a side clear of the labels placed before it and of the series, nearer its point than
+    # any other marker, or left out (a number printed over another reads as a third number:
+    # matplotlib's plot_style.declutter; printed on a curve, it hides where the curve goes)
     drop: bool = False
 
 

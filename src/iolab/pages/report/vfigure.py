@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iolab.pages.report import textwidth, vticks
+from iolab.pages.report import textwidth, vlabels, vticks
 from iolab.pages.report.geometry import MIN_TICKS, PER_SECOND
 from iolab.pages.report.plot_style import LEGEND_WRAP
 from iolab.pages.report.vaxes import (
@@ -34,7 +34,7 @@ from iolab.pages.report.vaxes import (
     dashes,
 )
 from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Line, Rect, Shape
-from iolab.pages.report.vtext import PX_PER_MM, Box4, Canvas, em, free, place, text_height, wrap_mm
+from iolab.pages.report.vtext import PX_PER_MM, Canvas, em, text_height, wrap_mm
 from iolab.pages.report.vticks import Scale, Tick
 
 Point = tuple[float, float]
@@ -186,9 +186,13 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
     if a.y_visible:
         data += comb([((b.x, p.Y(t.value)), (b.x + b.w, p.Y(t.value))) for t in p.yticks], GRID, 0.8)
     data += comb([((p.X(t.value), b.y + b.h), (p.X(t.value), b.y)) for t in p.xticks], GRID, 0.8)
+    series: list[tuple[str, list[Shape]]] = []
     for art in a.artists:
         if not isinstance(art, Band):
-            data += _artist(p, art)
+            shapes = _artist(p, art)
+            data += shapes
+            if isinstance(art, Path):
+                series.append((art.label, shapes))
     c.shapes.append(Clip(b.x, b.y, b.w, b.h, tuple(data)))
     c.shapes.append(Rect(b.x, b.y, b.w, b.h, None, "#000000", 0.8))
     xs = _x_axis(c, p, i)
@@ -198,9 +202,14 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
     if a.title:
         c.text(a.title, TITLE_PT, "title", i, b.x + b.w / 2, b.y - TITLE_PAD, "center", "bottom")
     _notes(c, p, i)
-    _point_labels(c, p, i)
+    drawn = vlabels.Drawn.of(series)
+    area = (b.x, b.y, b.x + b.w, b.y + b.h)
+    at = [(pl, (p.X(pl.x), p.Y(pl.y))) for pl in a.point_labels if p.x.shows(pl.x) and p.y.shows(pl.y)]
+    vlabels.place_labels(c, at, area, drawn, i)
     _value_labels(c, p, i)
     entries = _legend(c, p, i)
+    # what the series drew, for the rule that no text covers it: only where a text is inside the axes
+    inside = {"drawn": drawn.record(area, c.boxes)} if a.point_labels or a.notes or a.value_labels else {}
     return {
         "title": a.title,
         "colorbar": False,
@@ -210,6 +219,7 @@ def _panel(c: Canvas, p: Panel, i: int, twin: int) -> dict[str, object]:
         "y": _axis_record(a.ylabel, p.y, ys, a.yticks is not None, a.y_visible),
         "legend": [" ".join(t.split()) for t in entries],
         "series": a.series(p.x, p.y),
+        **inside,
     }
 
 
@@ -383,30 +393,6 @@ def _right_axis_width(p: Panel) -> float:
     if not p.axes.right_label:
         return 0.0
     return TICK_LEN + TICK_PAD + _widest(p.rticks) + LABEL_PAD + text_height(1, LABEL_PT)
-
-
-def _point_labels(c: Canvas, p: Panel, i: int) -> None:
-    """Each label beside its point: up and right of it as asked, else down and left (the free
-    sides of a falling curve), down-right or up-left; the first that stays inside the axes and
-    clear of the labels placed before, else the first that stays on the figure. A label to be
-    dropped goes where asked, clear of those before, or is left out."""
-    b = p.box
-    placed: list[Box4] = []
-    for pl in p.axes.point_labels:
-        if not (p.x.shows(pl.x) and p.y.shows(pl.y)):
-            continue
-        px, py, dx, dy = p.X(pl.x), p.Y(pl.y), pl.dx_pt * PT_MM, pl.dy_pt * PT_MM
-        w, h = textwidth.width_mm(pl.text, pl.size_pt), text_height(1, pl.size_pt)
-        options = [(px + dx, py - dy, "left", "bottom"), (px - dx, py + dy, "right", "top")]
-        options += [(px + dx, py + dy, "left", "top"), (px - dx, py - dy, "right", "bottom")]
-        corners = [place(x, y, w, h, ha, va, pl.size_pt) for x, y, ha, va in options]
-        boxes = [(x0, y0, x0 + w, y0 + h) for x0, y0 in corners]
-        inside = [k for k, q in enumerate(boxes) if free(q, (b.x, b.y, b.x + b.w, b.y + b.h), placed)]
-        on_figure = [k for k, q in enumerate(boxes) if free(q, (0.0, 0.0, c.w, c.h), placed)]
-        if pl.drop and 0 not in on_figure:  # where asked or nowhere: moved, it could name another curve's point
-            continue
-        chosen = options[0 if pl.drop else (inside or on_figure or [0])[0]]
-        placed.append(c.text(pl.text, pl.size_pt, "text", i, *chosen, color=pl.color))
 
 
 def _value_labels(c: Canvas, p: Panel, i: int) -> None:

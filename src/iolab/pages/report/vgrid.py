@@ -1,7 +1,7 @@
 """The heat map (block size × R/W mix, queue depth × series) drawn as vector shapes
 (vector.Drawing), and what it shares with the 3D column plot (v3d.py): the viridis colours
-without matplotlib, round-number ticks for a value axis or a colour bar, labels placed by their
-box, and the geometry record geometry.plot_violations reads.
+without matplotlib, labels placed by their box, and the geometry record
+geometry.plot_violations reads. Ticks, a colour bar's too, are vticks.py's.
 
 The record is in the pixels a PNG plot of the same size has at plot_style.DPI, y upwards as in
 matplotlib's records, so geometry.py's tolerances (1.5 px overlap, 1 px edge) mean what they
@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iolab.core.units import num
-from iolab.pages.report import vtext
-from iolab.pages.report.geometry import MIN_TICKS, PER_SECOND
+from iolab.pages.report import vtext, vticks
+from iolab.pages.report.geometry import PER_SECOND
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import DPI, STYLE
 from iolab.pages.report.textwidth import fit_pt, width_mm
 from iolab.pages.report.vector import PT_MM, Drawing, Label, Line, Rect, Shape
 from iolab.pages.report.vtext import ASC, DESC
+from iolab.pages.report.vticks import Tick
 
 TITLE_PT = float(STYLE["axes.titlesize"])
 LABEL_PT = float(STYLE["axes.labelsize"])
@@ -82,51 +83,6 @@ def contrast(a: str, b: str) -> float:
 def ink_on(fill: str) -> str:
     """Black or white, whichever reads better on `fill` (on viridis never under 4.5:1)."""
     return "#000000" if contrast(fill, "#000000") >= contrast(fill, "#ffffff") else "#ffffff"
-
-
-# -- ticks ------------------------------------------------------------------------------------
-
-
-def nice_ticks(lo: float, hi: float, least: int = MIN_TICKS, whole: bool = False) -> list[float]:
-    """Round numbers (1, 2, 2.5, 5 × 10^k apart) inside [lo, hi], the widest step that gives at
-    least `least` of them; `whole`: no step under 1 (a count per second has no half)."""
-    if not hi > lo:
-        return [lo]
-    k = math.floor(math.log10(hi - lo)) + 1
-    best: list[float] = []
-    while k > -12:
-        for m in (5.0, 2.5, 2.0, 1.0):
-            step = m * 10.0**k
-            if whole and step < 1:
-                return best or [float(round(lo))]
-            first = math.ceil(lo / step - 1e-9)
-            best = [float(f"{i * step:.12g}") for i in range(first, math.floor(hi / step + 1e-9) + 1)]
-            if len(best) >= least:
-                return best
-        k -= 1
-    return best
-
-
-def round2(v: float, lo: float, hi: float) -> float:
-    """`v` to two significant digits (161.8 -> 160, 795.6 -> 800), kept within [lo, hi] (a tick
-    outside a colour bar is not drawn): rounded up at the low end, down at the high end."""
-    step = 10 ** (math.floor(math.log10(v)) - 1)
-    r = round(v / step) * step
-    if r < lo:
-        r = math.ceil(v / step) * step
-    if r > hi:
-        r = math.floor(v / step) * step
-    return float(f"{r:.12g}")
-
-
-def log_ticks(lo: float, hi: float, whole: bool = False) -> list[float]:
-    """A log colour bar's ticks: five round values evenly spaced on it, or round numbers evenly
-    spaced in value where its range is too narrow for five distinct ones."""
-    ratio = hi / lo
-    out = sorted({round2(lo * ratio ** (i / 4), lo, hi) for i in range(5)})
-    if whole:
-        out = sorted({v for v in out if v.is_integer()})
-    return out if len(out) >= MIN_TICKS else nice_ticks(lo, hi, whole=whole)
 
 
 def per_second(label: str) -> bool:
@@ -271,8 +227,12 @@ class ColourScale:
     def colour(self, v: float | None) -> str:
         return viridis(self.t(v), self.lower_is_better) if v is not None and self.shows(v) else NOT_SHOWN
 
-    def ticks(self, whole: bool) -> list[float]:
-        return log_ticks(self.lo, self.hi, whole) if self.log else nice_ticks(self.lo, self.hi, whole=whole)
+    def ticks(self, whole: bool, length_mm: float) -> list[Tick]:
+        """The colour bar's ticks as an axis this long has them (vticks' rules: round values,
+        1-2-5 steps or powers of ten on a log scale), none outside the bar."""
+        scale, most = vticks.Scale(self.lo, self.hi, self.log), vticks.most_ticks(length_mm, TICK_PT, True)
+        # a per-second range without a whole number in it (2.1 to 2.6 IOPS) has only fractions to show
+        return vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
 
 
 def colour_scale(z: Sequence[Sequence[float | None]], log: bool, lower_is_better: bool) -> ColourScale | None:
@@ -337,6 +297,27 @@ def heat_frame(
         ink.height - PAD_MM - (text_height(LABEL_PT) + GAP_MM if xlabel else 0.0),
     )
     return Frame(left, top, width, height, x_pt, turned, y_pt, upright)
+
+
+def bar_frame(
+    ink: Ink,
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    scale: ColourScale | None,
+    cb_label: str,
+    xlabel: str,
+    ylabel: str,
+    whole: bool,
+    note: bool = False,
+) -> tuple[Frame, list[Tick]]:
+    """The frame, and the colour bar's ticks as many as its height holds: ticks for the
+    drawing's height first, then for the bar's (their labels' width sets the right margin)."""
+    if scale is None:
+        return heat_frame(ink, x_labels, y_labels, None, xlabel, ylabel, note), []
+    ticks = scale.ticks(whole, ink.height)
+    f = heat_frame(ink, x_labels, y_labels, (cb_label, [t.text for t in ticks]), xlabel, ylabel, note)
+    ticks = scale.ticks(whole, f.height)
+    return heat_frame(ink, x_labels, y_labels, (cb_label, [t.text for t in ticks]), xlabel, ylabel, note), ticks
 
 
 CELL_FLOOR_PT = 4.0  # a cell's value printed no smaller; cells too small for it print none (and say so)
@@ -414,8 +395,9 @@ def heat_axes(
     }
 
 
-def colour_bar(ink: Ink, f: Frame, scale: ColourScale, label: str, ticks: Sequence[float]) -> dict[str, Any]:
-    """The scale beside the axes, as tall as they are, its ticks at round values."""
+def colour_bar(ink: Ink, f: Frame, scale: ColourScale, label: str, ticks: Sequence[Tick]) -> dict[str, Any]:
+    """The scale beside the axes, as tall as they are, its ticks at round values; a label that
+    would touch the one below it left blank, as up a y axis (vfigure)."""
     x, top, h = f.left + f.width + CB_GAP_MM, f.top, f.height
     band = h / CB_STEPS
     for k in range(CB_STEPS):
@@ -423,13 +405,15 @@ def colour_bar(ink: Ink, f: Frame, scale: ColourScale, label: str, ticks: Sequen
         # each band reaches a little into the one above: no white seam between them
         ink.add(Rect(x, top + h - (k + 1) * band, CB_W_MM, band + (0.05 if k < CB_STEPS - 1 else 0.0), fill=fill))
     ink.add(Rect(x, top, CB_W_MM, h, stroke=INK, width_pt=0.6))
+    up = [h * scale.t(t.value) for t in ticks]  # ticks come in rising value: bottom first
+    shown = vticks.spaced(ticks, up, [text_height(TICK_PT)] * len(ticks), 0.3)
     placed = []
-    for v in ticks:
-        y = top + h * (1 - scale.t(v))
-        text = num(v, trim=True)
+    for t, u in zip(shown, up):
+        y = top + h - u
         ink.add(Line(((x + CB_W_MM, y), (x + CB_W_MM + TICK_MM, y)), stroke=INK, width_pt=0.6))
-        ink.text(beside(text, TICK_PT, x + CB_W_MM + TICK_MM, y, (1.0, 0.0), GAP_MM), "ytick", 1)
-        placed.append((v, text))
+        if t.text:
+            ink.text(beside(t.text, TICK_PT, x + CB_W_MM + TICK_MM, y, (1.0, 0.0), GAP_MM), "ytick", 1)
+            placed.append((t.value, t.text))
     size, y = along(label, LABEL_PT, top + h / 2, *f.upright)
     ink.text(centred(label, size, ink.width - PAD_MM - text_height(LABEL_PT) / 2, y, rotate=90.0), "ylabel", 1)
     return {
@@ -460,12 +444,10 @@ def heatmap(
     ink = Ink(CONTENT_WIDTH_MM, height_mm)
     scale = colour_scale(z, log, lower_is_better)
     cb_label = label + (" (log colour scale)" if scale is not None and scale.log else "")
-    ticks = scale.ticks(per_second(label)) if scale is not None else []
-    cb = (cb_label, [num(v, trim=True) for v in ticks]) if scale is not None else None
-    f = heat_frame(ink, x_labels, y_labels, cb, xlabel, ylabel)
+    f, ticks = bar_frame(ink, x_labels, y_labels, scale, cb_label, xlabel, ylabel, per_second(label))
     values = values_fit(f, z)
     if not values:  # rather than values printed over each other
-        f = heat_frame(ink, x_labels, y_labels, cb, xlabel, ylabel, note=True)
+        f, ticks = bar_frame(ink, x_labels, y_labels, scale, cb_label, xlabel, ylabel, per_second(label), True)
         why = f"{len(z)} × {max(len(r) for r in z)} cells: too small to print their values (the tables give them)"
         ink.text(
             centred(why, TICK_PT, f.left + f.width / 2, ink.height - PAD_MM - text_height(TICK_PT) / 2, color=GREY),

@@ -37,6 +37,7 @@ class Canvas:
         self.w, self.h = width_mm, height_mm
         self.shapes: list[Shape] = []
         self.texts: list[dict[str, object]] = []
+        self.boxes: list[Box4] = []  # the texts' boxes in mm, as `texts` records them
 
     def text(
         self,
@@ -70,6 +71,7 @@ class Canvas:
         if text.strip():
             px = [round(v * PX_PER_MM, 2) for v in box]
             self.texts.append({"text": text, "role": role, "axes": axes, "box": px})
+            self.boxes.append(box)
         return box
 
 

@@ -86,6 +86,25 @@ def linear(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
     return [Tick(v, label(v)) for v in values]
 
 
+def covering(lo: float, hi: float, least: int, whole: bool = False) -> list[float]:
+    """Round-number ticks from the last multiple at or below `lo` to the first at or above `hi`
+    (an axis whose ends are ticks: the 3D plot's value axis), the widest step (1, 2, 2.5 or 5
+    times a power of ten) that gives at least `least`; `whole`: whole-number steps alone."""
+    if not hi > lo:
+        return [lo]
+    mag = 10 ** math.floor(math.log10(hi - lo))
+    steps = sorted((m * mag * k for k in (0.01, 0.1, 1.0) for m in LINEAR_STEPS), reverse=True)
+    if whole:
+        steps = [st for st in steps if st >= 1 and float(st).is_integer()] or [1.0]
+    values: list[float] = []
+    for step in steps:
+        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+        values = _multiples(a, b, step)
+        if len(values) >= least:
+            break
+    return values
+
+
 def most_ticks(length_mm: float, size_pt: float, vertical: bool) -> int:
     """How many ticks an axis this long holds at most: matplotlib's 'auto' (one per two label
     heights up a y axis, one per three along an x axis, 3 to 10)."""
