@@ -46,7 +46,7 @@ from xml.sax.saxutils import escape, quoteattr
 from iolab.automation.tstat import t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
-from iolab.figures.compare import COMPARED_PROFILE_KEYS
+from iolab.figures.compare import profile_differences
 
 FAILING = ("regression", "missing")
 TABLES = ("tolerances", "spread")
@@ -256,10 +256,9 @@ def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str
     """What the runs differ in besides the drive (profile settings that change what is measured)."""
     first, out = baseline[0], []
     for r in [*baseline[1:], *candidate]:
-        for k in COMPARED_PROFILE_KEYS:
-            a, b = first["profile"].get(k), r["profile"].get(k)
-            if a != b:
-                out.append(f"{k}: {first['run_id']} {a!r} vs {r['run_id']} {b!r}")
+        pairs = (first["profile"], first.get("ignored_options") or {}, r["profile"], r.get("ignored_options") or {})
+        for k, a, b in profile_differences(*pairs):
+            out.append(f"{k}: {first['run_id']} {a!r} vs {r['run_id']} {b!r}")
     return out
 
 

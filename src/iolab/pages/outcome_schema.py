@@ -138,7 +138,8 @@ DEFS = {
             "figures": _arr(_ref("figure")),
             "reports": _arr(_t("string")),
         },
-        {"audit": _ref("audit")},
+        # added within version 1 (absent from documents written before it)
+        {"audit": _ref("audit"), "ignored_options": _t("object")},
     ),
     "listed_run": _obj(
         {
