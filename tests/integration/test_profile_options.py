@@ -144,3 +144,23 @@ def test_which_options_each_test_ignores():
     [line] = said("characterise", precondition_factor=3.0)
     assert line.startswith("--precondition-factor changes nothing in qos, rw-matrix") and "latency-demand" not in line
     assert said("iops", active_range=0.5) == said("latency", cell_seconds=30.0) == []
+    # the runner sets the drive's write cache from the plan's profile: every test uses it
+    assert said("iops", write_cache=True) == said("wsat", write_cache=True) == said("qos", write_cache=True) == []
+
+
+def test_runs_that_differ_only_in_an_option_their_test_ignores_compare_without_force(scratch):
+    # each run records that WSAT's plan is the same without --max-rounds; compare and check read it
+    runs = scratch / "runs"
+    for rounds in ("3", "7"):
+        p = iolab(
+            "run", "wsat", "--quick", "--cell-time", "100ms", "--wsat-max-time", "1s", "--max-rounds", rounds,
+            "--no-report", "--runs-dir", str(runs / rounds),
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+    three, seven = one_run(runs / "3"), one_run(runs / "7")
+    assert json.loads((three / "manifest.json").read_text())["ignored_options"] == {"max_rounds": 10}
+    compared = iolab("compare", str(three), str(seven), "-o", str(scratch / "cmp"))
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "max_rounds" not in compared.stdout + compared.stderr
+    checked = iolab("check", str(seven), "--baseline", str(three))
+    assert checked.returncode == 0, checked.stdout + checked.stderr

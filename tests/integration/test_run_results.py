@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import subprocess
 import sys
@@ -288,7 +289,7 @@ def test_a_made_up_figure_with_a_direction_column_is_ranked(tmp_path):
     assert fig["ranks"] == [2, 1] and fig["unit"] == "MB/s"
 
 
-def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_as_noise(tmp_path):
+def test_run_repeat_gives_each_figure_an_interval_and_check_takes_the_repeats_as_noise(tmp_path):
     runs = tmp_path / "runs"
 
     def repeated(target: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -303,17 +304,22 @@ def test_run_repeat_gives_each_figure_a_t_interval_and_check_takes_the_repeats_a
     assert [re.search(r"seed=\d+", r["target"]["spec"]).group() for r in base["runs"]] == ["seed=1", "seed=2", "seed=3"]
     assert p.stderr.count("purge") >= 3 and len({r["run_id"] for r in base["runs"]}) == 3
     rep = base["repeat"]
-    assert rep["runs"] == 3 and rep["confidence"] == 0.95 and "Student t" in rep["method"]
+    assert rep["runs"] == 3 and rep["confidence"] == 0.95 and "logarithms" in rep["method"]
     art = next(f for f in rep["figures"] if f["name"] == ART)
     values = [next(f["value"] for f in r["figures"] if f["name"] == ART) for r in base["runs"]]
     assert art["values"] == values and art["n"] == 3
     mean = sum(values) / 3
     sd = (sum((v - mean) ** 2 for v in values) / 2) ** 0.5
     assert art["mean"] == pytest.approx(mean) and art["stdev"] == pytest.approx(sd)
-    assert art["half_width"] == pytest.approx(4.302653 * sd / 3**0.5, rel=1e-5)  # t(0.975, 2)
-    assert art["low"] == pytest.approx(mean - art["half_width"]) and art["high"] == pytest.approx(
-        mean + art["half_width"]
-    )
+    # a time is a magnitude: the t interval of the logarithms, geometric mean ×/÷ exp(t(0.975, 2) × s_ln / √3)
+    logs = [math.log(v) for v in values]
+    centre, sd_ln = math.exp(sum(logs) / 3), (sum((x - sum(logs) / 3) ** 2 for x in logs) / 2) ** 0.5
+    factor = math.exp(4.302653 * sd_ln / 3**0.5)
+    assert art["interval"] == "geometric" and art["half_width"] is None
+    assert art["geometric_mean"] == pytest.approx(centre) and art["factor"] == pytest.approx(factor, rel=1e-6)
+    assert (art["low"], art["high"]) == pytest.approx((centre / factor, centre * factor), rel=1e-6)
+    [row] = [line for line in p.stderr.splitlines() if line.lstrip().startswith(ART)]
+    assert "geometric mean" in row and "×/÷" in row, p.stderr
     # an extreme (one maximum per run) gets no t interval: 3 runs' maxima of 163,495, 8,831 and
     # 24,034 µs on a file gave -146,310 to 277,216 µs
     mrt = next(f for f in rep["figures"] if f["name"] == "MRT RND 4KiB R/W 0/100")
@@ -381,7 +387,7 @@ def test_run_repeat_output_and_bad_counts(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     out = " ".join(p.stdout.split())
-    assert "2 of 2 repeats complete: mean and 95% confidence interval" in out and "Student t interval" in out
+    assert "2 of 2 repeats complete: mean and 95% confidence interval" in out and "t interval of the logarithms" in out
     assert f"{ART} (µs; ↓) 2" in out
     bad = iolab("run", "latency", "--repeat", "0", "--runs-dir", str(tmp_path / "runs0"))
     assert bad.returncode == 2 and "--repeat 0: give a number of runs from 1 to 1,000" in bad.stderr

@@ -29,11 +29,12 @@ def record(
     test="iops",
     kind: str | None = "value",
     steady="reached",
+    unit="IOPS",
     **profile,
 ) -> dict:
     fig = {
         "name": name,
-        "unit": "IOPS",
+        "unit": unit,
         "direction": "higher-is-better" if higher else "lower-is-better",
         "value": value,
         "round_values": list(rounds),
@@ -88,14 +89,15 @@ def test_without_any_spread_the_tolerance_alone_decides():
 
 
 def test_repeats_give_the_noise_when_a_side_has_several_runs():
-    base = [record("a1", 100.0, (100,) * 5), record("a2", 110.0, (110,) * 5), record("a3", 90.0, (90,) * 5)]
-    f = one(base, [record("b", 93.0, (93,) * 5)])
+    # a figure that is not a magnitude (a signed change) keeps the t interval on its own scale
+    base = [record(f"a{i}", v, (v,) * 5, unit="% change") for i, v in enumerate((100.0, 110.0, 90.0))]
+    f = one(base, [record("b", 93.0, (93,) * 5, unit="% change")])
     assert f["baseline"]["noise_source"] == "repeats" and f["baseline"]["samples"] == [100.0, 110.0, 90.0]
     # the single candidate run varies as a baseline run does: t(0.975, 2) × 10 × √(1/3 + 1) = 49.7
     assert f["verdict"] == "within-noise" and f["noise_pct"] == pytest.approx(49.69, abs=0.01)
     assert "prediction interval" in f["method"] and f["detectable_pct"] == pytest.approx(f["noise_pct"])
     # both sides repeated: Welch's interval of the two means
-    f = one(base, [record("b1", 60.0), record("b2", 62.0), record("b3", 58.0)])
+    f = one(base, [record(f"b{i}", v, unit="% change") for i, v in enumerate((60.0, 62.0, 58.0))])
     assert f["verdict"] == "regression" and "Welch" in f["method"] and f["candidate"]["noise_source"] == "repeats"
 
 

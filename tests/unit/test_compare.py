@@ -344,7 +344,9 @@ def test_a_phase_built_from_each_drives_results_does_not_make_runs_incomparable(
                 {"name": "operating points", "deferred": "the Max/Mid/Min points", "cells": points},
             ]
         }
-        return SimpleNamespace(manifest=SimpleNamespace(test="dirth", profile={}, parameters={}, plan=plan))
+        return SimpleNamespace(
+            manifest=SimpleNamespace(test="dirth", profile={}, parameters={}, plan=plan, ignored_options={})
+        )
 
     a = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC4/QD8"]), "D1")
     b = facts(run(["TC1/QD1", "TC4/QD8"], ["MaxIOPS TC1/QD1"]), "D2")

@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from iolab import suites
 from iolab.api import registry
 from iolab.core.errors import IolabError
-from iolab.core.plan import Profile, TestPlan
+from iolab.core.plan import Profile, TestPlan, ignored_options
 from iolab.core.testparams import check_known
 from iolab.engines import Engine, engine_for
 from iolab.figures.specsheet import check_units, load_spec_sheet
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from iolab.pages.report.model import Document
     from iolab.pages.report.rundata import RunData
     from iolab.run.resume import Resumption
-    from iolab.suites.testdef import InputKeeper
+    from iolab.suites.testdef import InputKeeper, TestDef
 
 # The report pages, their figures (numpy) and the comparison are imported by the functions
 # that write them: a run without a report (`--no-report`, every drive of a fleet) never loads
@@ -63,11 +64,20 @@ def planned(
     tests = registry.sequence(test, everything)
     check_known(dict(profile.settings), {t.name: t.params for t in tests})
     out = []
+    # each run keeps which options its test ignored (api/unused.py says so before it starts)
+    defaults = suites.make_profile(profile.name, quick=profile.quick, spec=profile.spec)
     for t in tests:
         prof, tgt, notes = suites.quick_setup(profile, given, t)
         plan = registry.build_plan(t.name, prof, tgt, workload)
-        out.append((replace(plan, notes=plan.notes + notes), tgt, t.keep_input))
+        ignored = ignored_options(partial(built_plan, t, given, workload), profile, defaults, plan=plan)
+        out.append((replace(plan, notes=plan.notes + notes, ignored_options=ignored), tgt, t.keep_input))
     return out
+
+
+def built_plan(test: TestDef, given: Target, workload: str | Path | None, profile: Profile) -> TestPlan:
+    """The plan `test` runs with `profile` on `given` (on the copy a quick run tests of it)."""
+    prof, tgt, _ = suites.quick_setup(profile, given, test)
+    return registry.build_plan(test.name, prof, tgt, workload)
 
 
 @dataclass(frozen=True)

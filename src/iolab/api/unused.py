@@ -3,23 +3,27 @@ run to a write or time budget, so `--max-rounds` cannot shape them; a test witho
 `--precondition-factor`. Such an option is ignored, and the run says so before it starts,
 rather than leaving the user to believe it took effect.
 
-An option is used when the plan built without it differs in what the runner runs: the phases,
-the tested capacity, the typed parameters, and the steady-state rule where a phase stops on
-steady state (a plan's `parameters` and `notes` are text for the report, so they do not count).
-A phase built during the run (`Deferred`) is compared as its builder, which is never the same
-twice: such a test is taken to use every option, so the check can miss an option, never invent one.
+An option is used when the plan built without it differs in what the runner runs
+(core/plan.ignored_options, TestPlan.essence): the phases, the tested capacity, the typed
+parameters, and the steady-state rule where a phase stops on steady state (a plan's
+`parameters` and `notes` are text for the report, so they do not count). A phase built during
+the run (`Deferred`) is compared as its builder, which is never the same twice: such a test is
+taken to use every option, so the check can miss an option, never invent one.
+
+The same evidence is kept with each run (api/runs.planned sets TestPlan.ignored_options, the
+manifest stores them): a comparison or a check counts an ignored option at the value the run's
+plan is the same at, so two WSAT runs that differ only in `--max-rounds` measure the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any
 
-from iolab import suites
 from iolab.api import registry
-from iolab.core.plan import Phase, Profile, TestPlan
+from iolab.api.runs import built_plan
+from iolab.core.plan import Profile, ignored_options
 from iolab.targets import Target
 
 
@@ -41,11 +45,8 @@ def ignored(
     unused: dict[str, list[str]] = {k: [] for k in given}
     tests = registry.sequence(test, everything)
     for t in tests:
-        used = _essence(_plan(t.name, profile, target, workload))
-        for k in given:
-            without = replace(profile, **{k: getattr(defaults, k)})
-            if _essence(_plan(t.name, without, target, workload)) == used:
-                unused[k].append(t.name)
+        for k in ignored_options(partial(built_plan, t, target, workload), profile, defaults, tuple(given)):
+            unused[k].append(t.name)
     out = []
     for k, names in unused.items():
         if not names:
@@ -61,13 +62,3 @@ def ignored(
                 f"{given[k]} changes nothing in {', '.join(names)} (their plans are the same without it): ignored there."
             )
     return out
-
-
-def _plan(name: str, profile: Profile, given: Target, workload: str | Path | None) -> TestPlan:
-    prof, target, _ = suites.quick_setup(profile, given, registry.get(name))
-    return registry.build_plan(name, prof, target, workload)
-
-
-def _essence(plan: TestPlan) -> tuple[Any, ...]:
-    steady = any(not isinstance(p, Phase) or p.stop_on_steady for p in plan.phases)
-    return (plan.phases, plan.capacity, dict(plan.values), plan.rule if steady else None)

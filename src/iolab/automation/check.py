@@ -10,7 +10,10 @@ their rounds' spread claimed ±35 %). It comes from
     deviation (in % of its value), measured once by the user; taken as known (normal quantile);
   - else repeats (`run --repeat N`, several runs on a side): Welch's t interval of the
     difference of the two means; with one side a single run, the other side's spread stands for
-    it too (a prediction interval: t(n-1) × s × √(1/n + 1));
+    it too (a prediction interval: t(n-1) × s × √(1/n + 1)). A magnitude whose runs are all
+    above 0 (tstat.on_log_scale: every key figure iolab has) takes both on its runs' logarithms
+    and compares the geometric means, as `run --repeat` gives its interval: the interval of the
+    ratio, asymmetric and never reaching 0 (Noise.edges);
   - else none: single runs on both sides are judged against the tolerance alone, and say so.
 
 Kinds of figure (KeyMetric.kind, in each figure record):
@@ -39,14 +42,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from iolab.automation.tstat import t_quantile
+from iolab.automation.tstat import geometric_mean, on_log_scale, t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
-from iolab.figures.compare import COMPARED_PROFILE_KEYS
+from iolab.figures.compare import profile_differences
 
 FAILING = ("regression", "missing")
 TABLES = ("tolerances", "spread")
@@ -107,7 +110,7 @@ def load_tolerances(default: float, path: Path | None) -> Tolerances:
 class Side:
     runs: tuple[str, ...]
     samples: tuple[float, ...]  # one value per run that has the figure
-    value: float | None  # what is compared: the runs' mean, or an extreme's worst run
+    value: float | None  # what is compared: the runs' mean (geometric for a magnitude), or an extreme's worst run
 
     @property
     def mean(self) -> float | None:
@@ -116,6 +119,10 @@ class Side:
     @property
     def source(self) -> str:
         return "repeats" if len(self.samples) >= 2 else "none"
+
+    def geometric(self) -> Side:
+        """The side compared by its runs' geometric mean (a magnitude's, on the log scale)."""
+        return replace(self, value=geometric_mean(self.samples)) if self.samples else self
 
     def record(self) -> dict:
         return {
@@ -141,12 +148,23 @@ def side(records: Sequence[dict], name: str, kind: str, higher: bool) -> Side:
 
 @dataclass(frozen=True)
 class Noise:
-    half: float  # the interval's half-width, in the figure's unit (0: none)
+    half: float  # the interval's half-width, in the figure's unit, or of the logarithms (`log`) (0: none)
     method: str
+    log: bool = False
+
+    def edges(self, base: float, higher: bool) -> tuple[float, float]:
+        """How far the candidate must move from `base`, in the figure's unit, to leave the interval
+        on the worse side and on the better side: the half-width, or for an interval of the
+        logarithms the asymmetric edges of base ×/÷ exp(half)."""
+        if not self.log:
+            return self.half, self.half
+        down, up = abs(base) * -math.expm1(-self.half), abs(base) * math.expm1(self.half)
+        return (down, up) if higher else (up, down)
 
 
-def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> Noise:
-    """The half-width of the interval of the difference of the two sides' means."""
+def noise(base: Side, cand: Side, spread: float | None, confidence: float, log: bool = False) -> Noise:
+    """The half-width of the interval of the difference of the two sides' means, or (`log`, a
+    magnitude whose runs are all above 0: tstat.py) of the means of their logarithms."""
     nb, nc = len(base.samples), len(cand.samples)
     p = 0.5 + confidence / 2
     if spread is not None:
@@ -156,14 +174,17 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> No
             f"normal interval, {confidence:.0%}, from the declared run-to-run spread ({100 * spread:g} % of the "
             f"value per run; {nb} baseline and {nc} candidate run(s))",
         )
-    vb = statistics.variance(base.samples) if nb >= 2 else None
-    vc = statistics.variance(cand.samples) if nc >= 2 else None
+    xb, xc = ([math.log(v) for v in s.samples] if log else s.samples for s in (base, cand))
+    vb = statistics.variance(xb) if nb >= 2 else None
+    vc = statistics.variance(xc) if nc >= 2 else None
+    # a magnitude's interval is of its logarithms: of the ratio of the geometric means, never below 0
+    logs = " of the logarithms (the ratio of the geometric means)" if log else ""
     if vb is not None and vc is not None and vb + vc > 0:
         terms = [(vb / nb, nb - 1), (vc / nc, nc - 1)]
         df = sum(v for v, _ in terms) ** 2 / sum(v * v / d for v, d in terms if v > 0)
         half = t_quantile(p, df) * math.sqrt(vb / nb + vc / nc)
-        how = f"Welch t interval, {confidence:.0%}, {df:.1f} degrees of freedom, from the repeated runs' spread"
-        return Noise(half, f"{how} ({nb} baseline and {nc} candidate runs)")
+        how = f"Welch t interval{logs}, {confidence:.0%}, {df:.1f} degrees of freedom, from the repeated runs' spread"
+        return Noise(half, f"{how} ({nb} baseline and {nc} candidate runs)", log)
     one = vb if vb is not None else vc
     if one:  # one side a single run: the other side's per-run spread stands for it
         n = nb if vb is not None else nc
@@ -171,8 +192,9 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> No
         which = "baseline" if vb is not None else "candidate"
         return Noise(
             half,
-            f"t prediction interval, {confidence:.0%}, {n - 1} degrees of freedom, from the spread of the {which}'s "
-            f"{n} repeated runs (the single run on the other side taken to vary as much)",
+            f"t prediction interval{logs}, {confidence:.0%}, {n - 1} degrees of freedom, from the spread of the "
+            f"{which}'s {n} repeated runs (the single run on the other side taken to vary as much)",
+            log,
         )
     if nb >= 2 or nc >= 2:
         return Noise(0.0, "the repeats agree exactly: no spread to take as noise; judged against the tolerance alone")
@@ -214,6 +236,9 @@ def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerance
         "tolerance_pct": 100 * tolerance,
         "method": "",
     }
+    if kind != "extreme" and on_log_scale(meta["unit"], base.samples + cand.samples):
+        base, cand = base.geometric(), cand.geometric()  # the centre of the log-scale interval
+        out |= {"baseline": base.record(), "candidate": cand.record()}
     if base.value is None:
         return {**out, "verdict": "not-measured", "method": "the baseline has no value for this figure"}
     if cand.value is None:
@@ -224,26 +249,31 @@ def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerance
     if kind == "extreme" and name not in tolerances.per_figure:
         return {**out, **pcts, "verdict": "info", "method": EXTREME_INFO}
     if kind == "extreme":
-        half, method = 0.0, EXTREME_JUDGED
+        nz = Noise(0.0, EXTREME_JUDGED)
+        method = nz.method
     else:
-        nz = noise(base, cand, tolerances.spread.get(name), confidence)
-        half = nz.half
+        log = on_log_scale(meta["unit"], base.samples + cand.samples)
+        nz = noise(base, cand, tolerances.spread.get(name), confidence, log)
         method = ("percentile, each run's own: " if kind == "percentile" else "") + nz.method
+    half, better_half = nz.edges(base.value, higher)  # the interval's edge on the worse side, the better side
     tol_abs = tolerance * abs(base.value)
     if worse > tol_abs and worse > half:
         v = "regression"
-    elif -worse > tol_abs and -worse > half:
+    elif -worse > tol_abs and -worse > better_half:
         v = "improvement"
     elif abs(change) > tol_abs:
         v = "within-noise"
     else:
         v = "within-tolerance"
+    noise_pct = _pct(half, base.value) if half > 0 else None
     return {
         **out,
         **pcts,
         "verdict": v,
-        "noise_pct": _pct(half, base.value) if half > 0 else None,
-        "detectable_pct": _pct(max(tol_abs, half), base.value),
+        "noise_pct": noise_pct,
+        "noise_scale": "log" if nz.log else "linear",
+        # the tolerance as given, not through the baseline and back (5 % stays 5.0, not 4.999…)
+        "detectable_pct": None if base.value == 0 else max(100 * tolerance, noise_pct or 0.0),
         "method": method,
     }
 
@@ -256,10 +286,9 @@ def differences(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str
     """What the runs differ in besides the drive (profile settings that change what is measured)."""
     first, out = baseline[0], []
     for r in [*baseline[1:], *candidate]:
-        for k in COMPARED_PROFILE_KEYS:
-            a, b = first["profile"].get(k), r["profile"].get(k)
-            if a != b:
-                out.append(f"{k}: {first['run_id']} {a!r} vs {r['run_id']} {b!r}")
+        pairs = (first["profile"], first.get("ignored_options") or {}, r["profile"], r.get("ignored_options") or {})
+        for k, a, b in profile_differences(*pairs):
+            out.append(f"{k}: {first['run_id']} {a!r} vs {r['run_id']} {b!r}")
     return out
 
 

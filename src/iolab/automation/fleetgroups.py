@@ -75,7 +75,10 @@ def compare_groups(
         "baseline": base,
         "tolerance_pct": 100 * tolerance,
         "confidence": confidence,
-        "noise": "drive-to-drive spread within each group (the drives as repeats; Welch t interval)",
+        "noise": (
+            "drive-to-drive spread within each group (the drives as repeats; Welch t interval, of the "
+            "logarithms for a magnitude)"
+        ),
         "comparisons": comparisons,
         "unlabelled": unlabelled,
     }

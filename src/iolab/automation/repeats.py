@@ -1,6 +1,7 @@
 """`iolab run TEST --repeat N`: the test run N times, one after the other, each a whole run of
 its own (its own purge, preconditioning and steady state, as the test prescribes), then each
-key figure's mean with a Student t confidence interval over the N runs.
+key figure's mean with a confidence interval over the N runs: of the geometric mean for a
+magnitude (tstat.py: the t interval of the logarithms, never below 0), else Student t.
 
 Each repeat is the same `iolab run` as a child process (as scaleout.run_many runs one per
 target), so a repeat is exactly what a single run is and is stored as one. A simulated drive
@@ -18,17 +19,31 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from iolab.api.scaleout import _without_targets
-from iolab.automation.tstat import t_quantile
+from iolab.automation.tstat import geometric_mean, magnitude, on_log_scale, t_quantile
 from iolab.core.errors import Exit, IolabError
 
 CONFIDENCE = 0.95
 METHOD = (
-    "Student t interval, 95 %: mean ± t(0.975, n−1) × s / √n, with s the sample standard deviation of the "
-    "n runs' figures; none for an extreme (one observation per run, such as a maximum response time: no "
-    "standard error and a heavy-tailed spread, as iolab check holds)"
+    "95 %; for a magnitude (IOPS, MB/s, a time, a size, a share) whose runs are all above 0, the t interval "
+    "of the logarithms (geometric): geometric mean ×/÷ exp(t(0.975, n−1) × s_ln / √n), with s_ln the sample "
+    "standard deviation of the n runs' natural logarithms, asymmetric and above 0; else Student t: mean ± "
+    "t(0.975, n−1) × s / √n, with s the sample standard deviation of the n runs' figures, its lower end "
+    "clipped at 0 for a magnitude; none for an extreme (one observation per run, such as a maximum response "
+    "time: no standard error and a heavy-tailed spread, as iolab check holds)"
 )
+
+
+NO_INTERVAL = {
+    "interval": "none",
+    "half_width": None,
+    "low": None,
+    "high": None,
+    "geometric_mean": None,
+    "factor": None,
+}
 
 
 def _without(argv: Sequence[str], flag: str, takes_value: bool) -> list[str]:
@@ -53,20 +68,30 @@ def repeat_target(spec: str, k: int) -> str:
     return f"{spec}{'&' if query else '?'}seed={k}"
 
 
-def interval(values: Sequence[float]) -> dict:
-    """Mean, sample standard deviation and the Student t interval of the mean (n >= 2)."""
+def interval(values: Sequence[float], unit: str = "") -> dict:
+    """Mean, sample standard deviation and the confidence interval of the centre (n >= 2): of the
+    geometric mean for a magnitude whose values are all above 0 (tstat.on_log_scale), else of
+    the mean (clipped at 0 for a magnitude). `interval` names which; `half_width` is the t
+    interval's, `factor` the geometric one's (×/÷)."""
     n = len(values)
     mean = statistics.fmean(values)
     sd = statistics.stdev(values) if n >= 2 else 0.0
-    half = t_quantile(0.5 + CONFIDENCE / 2, n - 1) * sd / math.sqrt(n) if n >= 2 else None
-    return {
-        "n": n,
-        "mean": mean,
-        "stdev": sd,
-        "half_width": half,
-        "low": None if half is None else mean - half,
-        "high": None if half is None else mean + half,
-    }
+    t = t_quantile(0.5 + CONFIDENCE / 2, n - 1) if n >= 2 else None
+    out: dict[str, Any] = {"n": n, "mean": mean, "stdev": sd, "half_width": None, "low": None, "high": None}
+    if on_log_scale(unit, values):
+        centre = geometric_mean(values)
+        out |= {"interval": "geometric", "geometric_mean": centre, "factor": None}
+        if t is not None:
+            factor = math.exp(t * statistics.stdev([math.log(v) for v in values]) / math.sqrt(n))
+            out |= {"factor": factor, "low": centre / factor, "high": centre * factor}
+        return out
+    out["interval"] = "t"
+    if t is not None:
+        half = t * sd / math.sqrt(n)
+        out |= {"half_width": half, "low": mean - half, "high": mean + half}
+        if magnitude(unit) and mean - half < 0:  # no magnitude lies below 0
+            out |= {"interval": "t, clipped at 0", "low": 0.0}
+    return out
 
 
 def summary(records: Sequence[dict]) -> dict:
@@ -80,11 +105,11 @@ def summary(records: Sequence[dict]) -> dict:
         mine = [f for r in done if r["test"] == test for f in r["figures"] if f["name"] == name]
         values = [f["value"] for f in mine if f["value"] is not None]
         kind = mine[0].get("kind", "value")
-        spread = interval(values) if values else {"n": 0, "mean": None, "stdev": None}
+        spread = interval(values, mine[0]["unit"]) if values else {"n": 0, "mean": None, "stdev": None}
         if kind == "extreme":
             # one maximum per run is no mean of samples: a t interval of 3 runs' maximum
             # latencies (163,495, 8,831, 24,034 µs) went from -146,310 to 277,216 µs
-            spread |= {"half_width": None, "low": None, "high": None}
+            spread = {k: spread[k] for k in ("n", "mean", "stdev")} | {"interval": "none"}
         figures.append(
             {
                 "test": test,
@@ -93,7 +118,7 @@ def summary(records: Sequence[dict]) -> dict:
                 "direction": mine[0]["direction"],
                 "kind": kind,
                 "values": values,
-                **({"half_width": None, "low": None, "high": None} | spread),
+                **(NO_INTERVAL | spread),
             }
         )
     return {

@@ -1,9 +1,39 @@
 """Student's t distribution: its quantiles, for the confidence intervals of `iolab check` and
-`run --repeat` (no SciPy: the incomplete beta function by its continued fraction)."""
+`run --repeat` (no SciPy: the incomplete beta function by its continued fraction), and which
+figures take their interval on the scale of their logarithms.
+
+A magnitude (a rate, a time, a size, a share: every key figure iolab declares is one) cannot be
+negative, and its run-to-run spread is a proportion of it: three runs of 100, 200 and 400 IOPS
+give a Student t interval of the mean from -146 to 613 IOPS, which no drive can deliver. Its
+interval is the t interval of the natural logarithms, taken back: the geometric mean ×/÷
+exp(t × s_ln / √n), asymmetric and above 0 (the interval of the median of a lognormal spread).
+It needs every run above 0; a magnitude with a run at 0 keeps the t interval, its lower end
+clipped at 0 (the interval's part below 0 holds no possible value, so its coverage is kept).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+# The units of iolab's key figures that are magnitudes (never below 0); a figure in another unit
+# (a signed change, should one be declared) keeps the t interval on its own scale.
+MAGNITUDE_UNITS = frozenset({"IOPS", "MB/s", "µs", "ms", "s", "min", "GB", "%"})
+
+
+def magnitude(unit: str) -> bool:
+    return unit in MAGNITUDE_UNITS
+
+
+def on_log_scale(unit: str, values: Sequence[float]) -> bool:
+    """Whether these runs' values of a figure in `unit` take their interval on the log scale."""
+    return magnitude(unit) and bool(values) and all(v > 0 for v in values)
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    if min(values) == max(values):  # equal runs are their own mean (exp of a log can be 1 ulp off)
+        return values[0]
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
 def _betacf(a: float, b: float, x: float) -> float:

@@ -388,6 +388,17 @@ def compare_published(
     return True
 
 
+def interval_text(f: dict) -> str:
+    """A repeat figure's interval and which it is: '35.75 – 1,119 (geometric mean 200.0 ×/÷ 5.5950)'."""
+    if f["low"] is None:
+        return "none: an extreme" if f.get("kind") == "extreme" else "—"
+    span = f"{num(f['low'])} – {num(f['high'])}"
+    if f.get("interval") == "geometric":
+        return f"{span} (geometric mean {num(f['geometric_mean'])} ×/÷ {f['factor']:.4f})"
+    clipped = ", clipped at 0" if f.get("interval") == "t, clipped at 0" else ""
+    return f"{span} (t: mean ± {num(f['half_width'])}{clipped})"
+
+
 def run_repeats(
     n: int, argv: list[str], target: list[str] | None, default_target: str, json_out: bool, console: Console
 ) -> int:
@@ -403,16 +414,10 @@ def run_repeats(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for col in ("figure", "n", "mean", "± (95 %)", "interval", "per run"):
+    for col in ("figure", "n", "mean", "interval (95 %)", "per run"):
         t.add_column(col, justify="left" if col in ("figure", "per run") else "right", overflow="fold")
     several = len({f["test"] for f in rep["figures"]}) > 1  # a sequence: each figure says its test
     for f in rep["figures"]:
-        pm = "—" if f["half_width"] is None else num(f["half_width"])
-        span = (
-            ("none: an extreme" if f.get("kind") == "extreme" else "—")
-            if f["low"] is None
-            else (f"{num(f['low'])} – {num(f['high'])}")
-        )
         t.add_row(
             esc(
                 f"{f['test'] + ': ' if several else ''}{f['name']} "
@@ -420,8 +425,7 @@ def run_repeats(
             ),
             str(f["n"]),
             num(f["mean"]),
-            pm,
-            span,
+            interval_text(f),
             ", ".join(num(v) for v in f["values"]),
         )
     console.print(t)

@@ -69,7 +69,7 @@ def run(
         1,
         "--repeat",
         metavar="N",
-        help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % Student t interval; `iolab check` takes the runs as repeats.",
+        help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % interval (geometric for IOPS, MB/s and times: never below 0); `iolab check` takes the runs as repeats.",
     ),
     fleet_file: Optional[Path] = typer.Option(
         None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from iolab.core.decide import Decision, Sample, StopRule
@@ -276,6 +276,10 @@ class TestPlan:
     # The test's own parameters as the run used them (testparams.values, JSON types), stored
     # in the manifest so a report reads typed values, not the text of `parameters`.
     values: Mapping[str, Any] = field(default_factory=dict)
+    # The profile options the plan is the same without (ignored_options below, set by
+    # api/runs.planned), each with the value it is the same at (the profile's default): the run's
+    # own evidence, kept in the manifest, so a comparison counts the run at that value.
+    ignored_options: Mapping[str, Any] = field(default_factory=dict)
 
     def timed_seconds(self) -> tuple[float, float]:
         """(earliest, latest) time the plan's timed steps take, with their ramps and idles: a phase that
@@ -302,6 +306,23 @@ class TestPlan:
                 least = most
             early, late = early + timed + least, late + timed + most
         return early, late
+
+    def essence(self) -> tuple[Any, ...]:
+        """What the runner runs: the phases, the tested capacity, the typed parameters, the
+        steady-state rule where a phase stops on steady state, and the two profile settings read
+        from the plan itself (the runner sets the drive's write cache, the phase end judges the
+        active range: runner.py, phaseend.py). `parameters` and `notes` are text for the report.
+        A `Deferred` phase is its builder, never equal to another plan's."""
+        steady = any(not isinstance(p, Phase) or p.stop_on_steady for p in self.phases)
+        rule = self.rule if steady else None
+        return (
+            self.phases,
+            self.capacity,
+            dict(self.values),
+            rule,
+            self.profile.write_cache,
+            self.profile.active_range,
+        )
 
     def __post_init__(self) -> None:
         # What the options allow alone is checked by Profile; what they allow on this target
@@ -351,3 +372,34 @@ def _check_workload(w: Workload, capacity: int, where: str) -> None:
             f"{where}: workload {w.label()!r} has a byte budget of {w.bytes_budget!r} B; "
             f"it must cover at least one {largest:,} B block."
         )
+
+
+# The profile's own name, PTS revision and quick scaling decide its defaults (suites.make_profile):
+# they are what an option is compared with, never an option a plan is probed without.
+_DEFINING = ("name", "spec", "quick")
+
+
+def ignored_options(
+    build: Callable[[Profile], TestPlan],
+    profile: Profile,
+    defaults: Profile,
+    keys: Sequence[str] | None = None,
+    plan: TestPlan | None = None,
+) -> dict[str, Any]:
+    """The fields of `profile` (`keys`, else all but its name, revision and quick scaling) that
+    differ from `defaults` and change nothing in the plan `build` makes of it (its essence), each
+    with its value in `defaults`: the plan is the same at it. `plan`: build(profile), when built."""
+    names = keys if keys is not None else [f for f in Profile.__dataclass_fields__ if f not in _DEFINING]
+    given = [k for k in names if getattr(profile, k) != getattr(defaults, k)]
+    if not given:
+        return {}
+    used = (plan if plan is not None else build(profile)).essence()
+    out = {}
+    for k in given:
+        try:
+            same = build(replace(profile, **{k: getattr(defaults, k)})).essence() == used
+        except IolabError:  # no plan without it (the default does not fit with the rest): it is used
+            same = False
+        if same:
+            out[k] = getattr(defaults, k)
+    return out

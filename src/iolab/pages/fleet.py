@@ -480,7 +480,9 @@ def _render_groups(g: dict, console) -> None:
             t.add_column(h, justify="left" if h in ("figure", "verdict") else "right")
         for f in c["figures"]:
             pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
-            noise = "—" if f["noise_pct"] is None else f"±{f['noise_pct']:.2f} %"
+            # an interval of the logarithms is asymmetric: its edge on the worse side
+            side = " (worse side)" if f.get("noise_scale") == "log" else ""
+            noise = "—" if f["noise_pct"] is None else f"{'' if side else '±'}{f['noise_pct']:.2f} %{side}"
             t.add_row(
                 f"{f['name']} ({f['unit']})",
                 _num(f["baseline"]["value"]),

@@ -150,6 +150,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
             "identity": json.loads(json.dumps(m.target.get("identity") or {})),
         },
         "profile": m.profile,
+        # the options the test ignored, each at the value its plan is the same at (check counts them so)
+        "ignored_options": m.ignored_options,
         "steady_rule": m.steady_rule,
         "steady_state": steady_state(phases),
         "phases": [_phase(ph, audit) for ph in phases],

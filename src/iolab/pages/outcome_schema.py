@@ -138,7 +138,8 @@ DEFS = {
             "figures": _arr(_ref("figure")),
             "reports": _arr(_t("string")),
         },
-        {"audit": _ref("audit")},
+        # added within version 1 (absent from documents written before it)
+        {"audit": _ref("audit"), "ignored_options": _t("object")},
     ),
     "listed_run": _obj(
         {
@@ -226,7 +227,10 @@ DEFS = {
             "detectable_pct": NUM_OR_NULL,
             "tolerance_pct": NUM,
             "method": _t("string"),
-        }
+        },
+        # added within version 1: whether noise_pct is the edge of an interval of the logarithms
+        # (asymmetric: the worse side's) or of the values (±)
+        {"noise_scale": {"enum": ["log", "linear"]}},
     ),
     "check": _obj(
         {
@@ -264,8 +268,14 @@ DEFS = {
                         "low": NUM_OR_NULL,
                         "high": NUM_OR_NULL,
                     },
-                    # added within version 1; an extreme's half_width, low and high are null
-                    {"kind": KIND},
+                    # added within version 1; an extreme's half_width, low and high are null; a
+                    # geometric interval (`interval`) has a factor (×/÷) and no half_width
+                    {
+                        "kind": KIND,
+                        "interval": {"enum": ["t", "t, clipped at 0", "geometric", "none"]},
+                        "geometric_mean": NUM_OR_NULL,
+                        "factor": NUM_OR_NULL,
+                    },
                 )
             ),
         }

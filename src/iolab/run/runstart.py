@@ -106,6 +106,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         started=now_iso(),
         plan=plan_summary(plan),
         split=list(getattr(engine, "split", ())),
+        ignored_options=dict(plan.ignored_options),
     )
 
 

@@ -59,6 +59,9 @@ class Manifest:
     # A simulated SSD's power model, the values its power.json was computed with
     # (figures/simpower.DriveModel.record, all UNVERIFIED); empty for real drives and HDDs.
     power_model: dict[str, Any] = field(default_factory=dict)
+    # The profile options the test ignored (TestPlan.ignored_options): each with the value the
+    # run's plan is the same at; empty for runs stored before it existed (compared as given).
+    ignored_options: dict[str, Any] = field(default_factory=dict)
 
 
 class _RunDir(Protocol):

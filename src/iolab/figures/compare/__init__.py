@@ -13,10 +13,10 @@ figure (not measured, e.g. an interrupted run) is not ranked in that column.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from iolab.core.errors import IolabError
 from iolab.core.results import Histogram
@@ -25,7 +25,8 @@ from iolab.figures.points import DV_PHASE, DemandPoint, parse_point
 from iolab.figures.summary import CellAverage, PhaseSummary
 
 # Profile settings that change what a test measures; runs that differ in any of them measure
-# different things and are not compared unless forced.
+# different things and are not compared unless forced (an option a run recorded as ignored by
+# its test counts at the value its plan is the same at: profile_differences).
 COMPARED_PROFILE_KEYS = (
     "name",
     "spec",
@@ -202,12 +203,31 @@ class RunFacts:
     profile: dict
     cells: tuple[tuple[str, tuple[str, ...]], ...]  # per phase: name, cell keys
     workload: str = ""  # RWSW: digest of the workload run (streams, shares, outstanding IO)
+    ignored: Mapping[str, Any] = field(default_factory=dict)  # the manifest's ignored_options
 
 
-def _profile_value(profile: dict, key: str):
+def _profile_value(profile: Mapping[str, Any], key: str) -> Any:
     if key == "settings":  # runs made before tests had parameters ran every test with its defaults
         return [list(kv) for kv in profile.get(key) or ()]
     return profile.get(key)
+
+
+def _counted(profile: Mapping[str, Any], ignored: Mapping[str, Any], key: str) -> Any:
+    """A setting as the run's conditions hold it: an option the run recorded as ignored counts
+    at the value its plan is the same at (the run's own evidence, api/unused.py)."""
+    return _profile_value(ignored if key in ignored else profile, key)
+
+
+def profile_differences(
+    a: Mapping[str, Any], a_ignored: Mapping[str, Any], b: Mapping[str, Any], b_ignored: Mapping[str, Any]
+) -> list[tuple[str, Any, Any]]:
+    """The compared settings two runs (profiles with their recorded ignored options) differ in,
+    each with the two values as given. A run stored before the record counts every option as given."""
+    return [
+        (k, _profile_value(a, k), _profile_value(b, k))
+        for k in COMPARED_PROFILE_KEYS
+        if _counted(a, a_ignored, k) != _counted(b, b_ignored, k)
+    ]
 
 
 def differences(runs: Sequence[RunFacts]) -> list[str]:
@@ -219,10 +239,8 @@ def differences(runs: Sequence[RunFacts]) -> list[str]:
         if r.test != first.test:
             out.append(f"{r.label} ran test {r.test!r}, {first.label} ran {first.test!r}")
             continue
-        for k in COMPARED_PROFILE_KEYS:
-            a, b = _profile_value(first.profile, k), _profile_value(r.profile, k)
-            if a != b:
-                out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
+        for k, a, b in profile_differences(first.profile, first.ignored, r.profile, r.ignored):
+            out.append(f"{k}: {first.label} {a!r} vs {r.label} {b!r}")
         if r.workload != first.workload:
             out.append(
                 f"workload: {first.label} ran workload {first.workload or '?'}, {r.label} ran {r.workload or '?'} "

@@ -26,9 +26,8 @@ def facts(run: RunData, label: str) -> RunFacts:
         (p["name"], (p["deferred"],) if "deferred" in p else tuple(p.get("cells", ())))
         for p in run.manifest.plan.get("phases", [])
     )
-    return RunFacts(
-        label, run.manifest.test, run.manifest.profile, cells, run.manifest.parameters.get("Workload digest", "")
-    )
+    m = run.manifest
+    return RunFacts(label, m.test, m.profile, cells, m.parameters.get("Workload digest", ""), m.ignored_options)
 
 
 Figures = Callable[[Sequence[list[PhaseSummary]]], tuple[KeyMetric, ...]]
