@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import threading
 import time
 import urllib.request
@@ -159,6 +160,28 @@ def test_watching_changes_no_file_in_a_run_directory(server):
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(f"{url}/runs/{run.name}/report/..%2fmanifest.json", timeout=10)
     assert files(run) == before
+
+
+def test_page_shows_a_copy_beside_its_original_as_its_own_row(server, browser):  # noqa: F811
+    # one id in two run directories: each row says its directory, and its link opens that run
+    srv, root = server
+    run = record(root, "throughput", DriveEngine())
+    copy = shutil.copytree(run, root / "archived-copy")
+    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+    rows = wait_for(
+        lambda: browser.execute_script(
+            "return [...document.querySelectorAll('#runs tr')].map(r => [r.dataset.run, r.innerText]);"
+        ),
+        "the rows",
+    )
+    shown = dict(rows)
+    assert sorted(shown) == sorted([f"{run.name}@{run.name}", f"{run.name}@archived-copy"]), rows
+    assert "directory archived-copy (another run directory holds this id too)" in shown[f"{run.name}@archived-copy"]
+    browser.find_element("css selector", f"tr[data-run='{run.name}@{copy.name}'] a").click()
+    wait_for(lambda: browser.find_element("id", "title").text == f"{run.name}@{copy.name}", "the copy's page")
+    wait_for(lambda: browser.find_element("id", "polls").text not in ("", "0"), "the copy's data on its page")
+    errors = page_errors(browser)
+    assert not errors, errors
 
 
 def test_snapshot_shows_each_hosts_iops_of_the_last_cell(tmp_path):
