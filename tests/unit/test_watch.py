@@ -82,6 +82,8 @@ def run_in_thread(engine, root: Path) -> tuple[threading.Thread, list[str]]:
 
 def run_row(browser, srv, ids: list[str]):
     """Open the page; returns a function giving the run's row text as shown."""
+    browser.get("about:blank")
+    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
     browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
     row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
     return lambda: browser.execute_script(f'const r = document.querySelector("{row}"); return r && r.innerText;')
@@ -167,6 +169,8 @@ def test_page_shows_a_copy_beside_its_original_as_its_own_row(server, browser): 
     srv, root = server
     run = record(root, "throughput", DriveEngine())
     copy = shutil.copytree(run, root / "archived-copy")
+    browser.get("about:blank")
+    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
     browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
     rows = wait_for(
         lambda: browser.execute_script(
@@ -181,6 +185,7 @@ def test_page_shows_a_copy_beside_its_original_as_its_own_row(server, browser): 
     wait_for(lambda: browser.find_element("id", "title").text == f"{run.name}@{copy.name}", "the copy's page")
     wait_for(lambda: browser.find_element("id", "polls").text not in ("", "0"), "the copy's data on its page")
     errors = page_errors(browser)
+    browser.get("about:blank")  # its page stops polling before this test's server goes
     assert not errors, errors
 
 
