@@ -80,11 +80,15 @@ def run_in_thread(engine, root: Path) -> tuple[threading.Thread, list[str]]:
     return runner, ids
 
 
-def run_row(browser, srv, ids: list[str]):
-    """Open the page; returns a function giving the run's row text as shown."""
+def open_page(browser, url: str) -> None:
     browser.get("about:blank")
     browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
-    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+    browser.get(url)
+
+
+def run_row(browser, srv, ids: list[str]):
+    """Open the page; returns a function giving the run's row text as shown."""
+    open_page(browser, f"http://127.0.0.1:{srv.server_address[1]}/")
     row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
     return lambda: browser.execute_script(f'const r = document.querySelector("{row}"); return r && r.innerText;')
 
@@ -169,9 +173,7 @@ def test_page_shows_a_copy_beside_its_original_as_its_own_row(server, browser): 
     srv, root = server
     run = record(root, "throughput", DriveEngine())
     copy = shutil.copytree(run, root / "archived-copy")
-    browser.get("about:blank")
-    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
-    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+    open_page(browser, f"http://127.0.0.1:{srv.server_address[1]}/")
     rows = wait_for(
         lambda: browser.execute_script(
             "return [...document.querySelectorAll('#runs tr')].map(r => [r.dataset.run, r.innerText]);"
@@ -268,9 +270,7 @@ def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa:
     data = run_snapshot(root, run.name)
     split = [x for ph in data["detail"]["phases"] for x in ph["split"]]
     assert split and all(set(x["parts"]) == {"/dev/loop8", "/dev/loop9"} for x in split)
-    browser.get("about:blank")
-    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
-    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
+    open_page(browser, f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
     shown = wait_for(
         lambda: browser.execute_script(
             "const s = document.querySelector('#split svg.chart');"
