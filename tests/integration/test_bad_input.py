@@ -7,6 +7,8 @@ suite fast; a few go through the installed `iolab` command as a user types them.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -173,8 +175,48 @@ def test_one_target_given_twice_is_refused_before_anything_runs(scratch):
         )
         said = " ".join((p.stdout + p.stderr).split())
         assert p.returncode == 2 and "Traceback" not in said, said
-        assert f"are one target ({img}); give each drive once. Nothing was run or written." in said, said
+        assert f"are one drive: both reach the file to be made on this machine at {img} (a" in said, said
+        assert "give each drive once. Nothing was run or written." in said, said
         assert not img.exists() and not runs.exists()
+
+
+def _refused_as_one_drive(first: str, second: str, runs: Path) -> str:
+    p = iolab("run", "throughput", "-t", first, "-t", second, "--quick", "--runs-dir", str(runs), timeout=300)
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 2 and "Traceback" not in said, said
+    assert f"--target {first} and --target {second} are one drive: both reach the " in said, said
+    assert "Nothing was run or written." in said and not runs.exists(), said
+    return said
+
+
+def test_a_hard_link_to_a_target_is_one_target_twice(scratch):
+    # the realpath check saw two paths; the inode is one (the fleet's identity, api/fleetident.py)
+    img = scratch / "a.img"
+    img.write_bytes(b"someone's data")
+    (scratch / "hardlink.img").hardlink_to(img)
+    st = img.stat()
+    said = _refused_as_one_drive(f"file:{img}", f"file:{scratch}/hardlink.img", scratch / "runs")
+    assert f"the file on this machine, filesystem device {st.st_dev} inode {st.st_ino} (" in said, said
+    assert img.read_bytes() == b"someone's data"
+
+
+def test_a_second_device_node_of_a_drive_is_one_target_twice(scratch, loop_device):
+    # mknod of the loop device's major:minor: another name of the one device, under /dev as
+    # block targets are named
+    rdev = os.stat(loop_device).st_rdev
+    alias = f"/dev/iolab-test-alias-{os.getpid()}"
+    os.mknod(alias, 0o600 | stat.S_IFBLK, rdev)
+    try:
+        marker = b"iolab-test " + alias.encode()
+        with open(loop_device, "r+b") as f:
+            f.write(marker)
+        said = _refused_as_one_drive(loop_device, alias, scratch / "runs")
+        # a loop device has no WWID or serial: its device number is what it is
+        assert f"the block device {os.major(rdev)}:{os.minor(rdev)} (major:minor) (" in said, said
+        with open(loop_device, "rb") as f:
+            assert f.read(len(marker)) == marker  # nothing purged or written
+    finally:
+        os.unlink(alias)
 
 
 @pytest.mark.parametrize("command", [("show",), ("report",), ("export",), ("audit",)])

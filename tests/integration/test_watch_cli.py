@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import gc
 import http.client
+import json
 import os
+import shutil
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -68,8 +71,16 @@ def watched(tmp_path_factory):
     (other / "report" / "index.html").write_text("<p>the renamed run's report</p>")
     renamed = other.rename(root / "drive-A-fw1")
     before = files(root)
+    with watching(root, PORT) as proc:
+        yield root, run.name, proc, (renamed, other.name)
+    assert files(root) == before
+
+
+@contextmanager
+def watching(root: Path, port: int):
+    """`iolab watch ROOT --port PORT` as a user starts it, once it listens; stopped after."""
     proc = subprocess.Popen(
-        [*IOLAB, "watch", str(root), "--port", str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*IOLAB, "watch", str(root), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         deadline = time.monotonic() + 60
@@ -77,17 +88,16 @@ def watched(tmp_path_factory):
             if proc.poll() is not None:
                 pytest.fail(f"iolab watch exited {proc.returncode}: {proc.stderr.read()}")
             try:
-                socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
                 break
             except OSError:
                 if time.monotonic() > deadline:
                     pytest.fail("iolab watch did not start listening")
                 time.sleep(0.2)
-        yield root, run.name, proc, (renamed, other.name)
+        yield proc
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert files(root) == before
 
 
 def test_watch_serves_the_page_and_a_report(watched):
@@ -154,3 +164,38 @@ def test_watch_serves_the_report_of_a_renamed_run_directory(watched):
     assert get(f"/runs/{run_id}")[0] == 200
     assert get(href) == (200, b"<p>the renamed run's report</p>")
     assert get(f"/runs/{renamed.name}/report/index.html")[0] == 404  # a directory name is no run id
+
+
+def test_watch_shows_a_copy_of_a_run_beside_its_original_as_two_runs(tmp_path):
+    # a copy of a results directory beside its original keeps the run id: the list showed two
+    # rows with one link, and the page, its data and its reports were the first directory found
+    root = tmp_path / "runs"
+    root.mkdir()
+    run = record(root, "throughput", DriveEngine())
+    gc.collect()
+    (run / "report").mkdir()
+    (run / "report" / "index.html").write_text("<p>the original</p>")
+    copy = Path(shutil.copytree(run, root / f"{run.name}.bak"))
+    (copy / "report" / "index.html").write_text("<p>the copy</p>")
+    port = PORT + 2
+    with watching(root, port):
+        status, body = get("/api/runs", f"127.0.0.1:{port}", port)
+        rows = json.loads(body)["runs"]
+        assert status == 200 and [r["id"] for r in rows] == [run.name, run.name], body
+        hrefs = [r["reports"][0]["href"] for r in rows]
+        assert hrefs[0] != hrefs[1], hrefs  # each row's report link opens its own directory's
+        by_dir = {r["directory"]: r for r in rows}
+        for d, said in ((run, b"<p>the original</p>"), (copy, b"<p>the copy</p>")):
+            ref = by_dir[d.name]["ref"]
+            assert ref == f"{run.name}@{d.name}"
+            assert by_dir[d.name]["reports"] == [{"name": "index.html", "href": f"/runs/{ref}/report/index.html"}]
+            assert get(f"/runs/{ref}/report/index.html", f"127.0.0.1:{port}", port) == (200, said)
+            assert get(f"/runs/{ref}", f"127.0.0.1:{port}", port)[0] == 200
+            status, data = get(f"/api/runs/{ref}", f"127.0.0.1:{port}", port)
+            assert status == 200 and json.loads(data)["summary"]["directory"] == d.name
+        # the id alone names neither: it says so, naming both directories and their addresses
+        for path in (f"/runs/{run.name}", f"/api/runs/{run.name}", f"/runs/{run.name}/report/index.html"):
+            status, said = get(path, f"127.0.0.1:{port}", port)
+            text = said.decode()
+            assert status == 409 and f"run id {run.name} is held by 2 run directories: " in text, text
+            assert f"{run} (/runs/{run.name}@{run.name})" in text and f"{copy} (/runs/{run.name}@{copy.name})" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import threading
 import time
 import urllib.request
@@ -79,9 +80,15 @@ def run_in_thread(engine, root: Path) -> tuple[threading.Thread, list[str]]:
     return runner, ids
 
 
+def open_page(browser, url: str) -> None:
+    browser.get("about:blank")
+    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
+    browser.get(url)
+
+
 def run_row(browser, srv, ids: list[str]):
     """Open the page; returns a function giving the run's row text as shown."""
-    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/")
+    open_page(browser, f"http://127.0.0.1:{srv.server_address[1]}/")
     row = f"tr[data-run='{wait_for(lambda: ids, 'the run to start')[0]}']"
     return lambda: browser.execute_script(f'const r = document.querySelector("{row}"); return r && r.innerText;')
 
@@ -159,6 +166,29 @@ def test_watching_changes_no_file_in_a_run_directory(server):
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(f"{url}/runs/{run.name}/report/..%2fmanifest.json", timeout=10)
     assert files(run) == before
+
+
+def test_page_shows_a_copy_beside_its_original_as_its_own_row(server, browser):  # noqa: F811
+    # one id in two run directories: each row says its directory, and its link opens that run
+    srv, root = server
+    run = record(root, "throughput", DriveEngine())
+    copy = shutil.copytree(run, root / "archived-copy")
+    open_page(browser, f"http://127.0.0.1:{srv.server_address[1]}/")
+    rows = wait_for(
+        lambda: browser.execute_script(
+            "return [...document.querySelectorAll('#runs tr')].map(r => [r.dataset.run, r.innerText]);"
+        ),
+        "the rows",
+    )
+    shown = dict(rows)
+    assert sorted(shown) == sorted([f"{run.name}@{run.name}", f"{run.name}@archived-copy"]), rows
+    assert "directory archived-copy (another run directory holds this id too)" in shown[f"{run.name}@archived-copy"]
+    browser.find_element("css selector", f"tr[data-run='{run.name}@{copy.name}'] a").click()
+    wait_for(lambda: browser.find_element("id", "title").text == f"{run.name}@{copy.name}", "the copy's page")
+    wait_for(lambda: browser.find_element("id", "polls").text not in ("", "0"), "the copy's data on its page")
+    errors = page_errors(browser)
+    browser.get("about:blank")  # its page stops polling before this test's server goes
+    assert not errors, errors
 
 
 def test_snapshot_shows_each_hosts_iops_of_the_last_cell(tmp_path):
@@ -240,9 +270,7 @@ def test_run_page_charts_each_paths_iops_cell_by_cell(server, browser):  # noqa:
     data = run_snapshot(root, run.name)
     split = [x for ph in data["detail"]["phases"] for x in ph["split"]]
     assert split and all(set(x["parts"]) == {"/dev/loop8", "/dev/loop9"} for x in split)
-    browser.get("about:blank")
-    browser.get_log("browser")  # drops what an earlier test's page logged once its server had gone
-    browser.get(f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
+    open_page(browser, f"http://127.0.0.1:{srv.server_address[1]}/runs/{run.name}")
     shown = wait_for(
         lambda: browser.execute_script(
             "const s = document.querySelector('#split svg.chart');"

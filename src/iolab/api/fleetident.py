@@ -6,6 +6,7 @@ sample of the model).
   a block device of this machine   its WWID, else model + serial (sysfs, nvme-cli, smartctl)
   a block device of an ssh host    the same, read there with lsblk (engines/hosts.py)
   a file of this machine           its filesystem device and inode (a symlink or hard link is caught)
+  an NBD export                     its URI (only the server knows which exports are one)
   a file of an ssh host            the same, read there, compared with that host's other files only
   a fio-server-only host, sim:     nothing can be read: named in the fleet's notes, not refused
 
@@ -20,7 +21,7 @@ from collections.abc import Callable
 
 from iolab.api.fleetfile import Fleet, FleetDrive, sim_key
 from iolab.core.errors import IolabError
-from iolab.targets import parse_target
+from iolab.targets import Target, parse_target
 
 
 def _block_key(wwid: str | None, model: str | None, serial: str | None) -> str | None:
@@ -31,12 +32,16 @@ def _block_key(wwid: str | None, model: str | None, serial: str | None) -> str |
     return None
 
 
-def _local(d: FleetDrive) -> str | None:
+def target_identity(tgt: Target) -> str | None:
+    """What a target of this machine is, said so that two names of one drive give one answer
+    (None: nothing can be read). Also `iolab run -t A -t B`'s check (api/scaleout.py).
+    IolabError: a device node the kernel does not know."""
     from iolab.targets.facts import device_facts
 
-    tgt = parse_target(d.target)
     if tgt.kind == "sim":  # one preset, parameters and seed: one simulated drive (fleetfile checks it too)
         return f"simulated {sim_key(tgt)}"
+    if tgt.kind == "nbd":  # only the server knows its exports: one URI is one export
+        return f"NBD export {tgt.path}"
     if tgt.kind not in ("block", "file"):
         return None
     try:
@@ -48,8 +53,10 @@ def _local(d: FleetDrive) -> str | None:
     if stat.S_ISBLK(st.st_mode):
         f = device_facts(tgt.path)
         # a device without a WWID or serial (a loop device) is still one device number here
-        return _block_key(f.wwid, f.model, f.serial) or f"block device {os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    return f"file on this machine, device {st.st_dev} inode {st.st_ino}"
+        return _block_key(f.wwid, f.model, f.serial) or (
+            f"block device {os.major(st.st_rdev)}:{os.minor(st.st_rdev)} (major:minor)"
+        )
+    return f"file on this machine, filesystem device {st.st_dev} inode {st.st_ino}"
 
 
 def _over_ssh(d: FleetDrive) -> str | None:
@@ -67,7 +74,7 @@ def _over_ssh(d: FleetDrive) -> str | None:
 def identity(d: FleetDrive) -> str | None:
     """The drive's identity (None: none can be read from here)."""
     if d.host is None:
-        return _local(d)
+        return target_identity(parse_target(d.target))
     return _over_ssh(d) if d.host.ssh else None
 
 

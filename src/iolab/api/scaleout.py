@@ -92,24 +92,28 @@ def engine_for_run(
 
 
 def _refuse_one_target_twice(specs: list[str]) -> None:
-    """One drive or file named twice (the same spec, a symlink to it, `//dev/sdb`) would start
-    two runs on it: the first runs to its end and the second is refused by its lock, after the
-    first's whole run. Said before anything starts. Simulated drives are each their own."""
+    """One drive or file named twice (the same spec, a symlink or hard link to it, `//dev/sdb`, a
+    second device node of one device) would start two runs on it: the first runs to its end and
+    the second is refused by its lock, after the first's whole run. Said before anything starts,
+    by what each target is (the fleet's identity: WWID or serial, device number, inode).
+    Simulated drives are each their own: each run simulates its own copy."""
     from iolab import targets
+    from iolab.api.fleetident import target_identity
 
     seen: dict[str, str] = {}
     for spec in specs:
         try:
             t = targets.parse_target(spec)
+            key = None if t.kind == "sim" else target_identity(t)
         except IolabError:  # its own run says what is wrong with it, beside the others' outcomes
             continue
-        if t.kind == "sim":
+        if key is None:
             continue
-        key = t.path if t.kind == "nbd" else os.path.realpath(t.path)
         if key in seen:
             raise IolabError(
-                f"--target {seen[key]} and --target {spec} are one target ({key}); give each drive once. "
-                "Nothing was run or written."
+                f"--target {seen[key]} and --target {spec} are one drive: both reach the {key} (a "
+                "symlink, a hard link or a second device node is another name of one drive). Two runs on "
+                "one drive would measure neither: give each drive once. Nothing was run or written."
             )
         seen[key] = spec
 

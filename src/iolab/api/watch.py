@@ -12,6 +12,8 @@ import mimetypes
 import os
 import stat
 import time
+from collections import Counter
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -49,8 +51,9 @@ def snapshot(root: Path) -> dict:
         m.pid: f"fleet {f.name}: drive {m.name}" for f in fleets for m in f.members if m.state == "running" and m.pid
     }
     runs = []
-    for s in sorted(list_runs(root), key=lambda r: r.started, reverse=True):
-        e = _entry(root, s)
+    found = _addresses(list_runs(root))
+    for ref, s in sorted(found.items(), key=lambda kv: kv[1].started, reverse=True):
+        e = _entry(root, s, ref)
         fleet = member.get(str(Path(s.path).resolve())) or (_writer(s.path, running) if s.state == "running" else None)
         if fleet:
             e["fleet"] = fleet
@@ -68,20 +71,52 @@ def snapshot(root: Path) -> dict:
     return {"root": str(root), "runs": runs, "fleets": listed}
 
 
-def _listed(root: Path, run_id: str) -> RunSummary | None:
-    """The run of this id among those `list_runs` finds in root (None: no such run): the one
-    way a page, its data and its report files find their run."""
-    return next((r for r in list_runs(root) if r.run_id == run_id), None)
+def _addresses(runs: list[RunSummary]) -> dict[str, RunSummary]:
+    """Each run by its address in the pages' links: its id; or, when two run directories under
+    root hold one id (a copy beside its original), ID@DIRECTORY for each, so both are shown and
+    each opens as itself (the first found no longer stands for both)."""
+    ids = Counter(r.run_id for r in runs)
+    return {r.run_id if ids[r.run_id] == 1 else f"{r.run_id}@{r.path.name}": r for r in runs}
+
+
+@dataclass(frozen=True)
+class Found:
+    """What an address names: its run, or the HTTP status and why there is none."""
+
+    run: RunSummary | None
+    status: int = 200  # 404: no such run; 409: an id that two run directories hold
+    why: str = ""
+
+
+def _listed(root: Path, ref: str) -> Found:
+    """The run at this address among those `list_runs` finds in root: the one way a page, its
+    data and its report files find their run. An id two run directories hold names neither."""
+    runs = list_runs(root)
+    run = _addresses(runs).get(ref)
+    if run is not None:
+        return Found(run)
+    both = [r for r in runs if r.run_id == ref]
+    if both:
+        dirs = " and ".join(f"{r.path} (/runs/{ref}@{r.path.name})" for r in both)
+        return Found(
+            None,
+            409,
+            f"run id {ref} is held by {len(both)} run directories: {dirs}; a copy of a run beside its "
+            "original keeps its id. Open one by its address, or move the copy out of the runs directory.",
+        )
+    return Found(None, 404, f"no such run: {ref}")
 
 
 def run_snapshot(root: Path, run_id: str) -> dict | None:
     """What a run's page shows: its line of the list and the charts' data (None: no such run
     in root; only runs `list_runs` finds are opened, so an id names nothing else)."""
     root = Path(root).resolve()
-    s = _listed(root, run_id)
-    if s is None:
-        return None
-    entry, detail = _entry(root, s), None
+    s = _listed(root, run_id).run
+    return None if s is None else _run_data(root, s, run_id)
+
+
+def _run_data(root: Path, s: RunSummary, ref: str) -> dict:
+    entry, detail = _entry(root, s, ref), None
     if s.state != "broken" and not entry.get("problem"):
         try:
             detail = run_detail(s.path, entry.get("live"))
@@ -101,16 +136,18 @@ def _writer(run_dir: Path, running: dict[int, str]) -> str | None:
     return running.get(pid) if isinstance(pid, int) else None
 
 
-def _entry(root: Path, s) -> dict:
+def _entry(root: Path, s, ref: str) -> dict:
     entry = {
         "id": s.run_id,
+        "ref": ref,  # its address: the id, or ID@DIRECTORY when another run directory holds the id
+        "directory": s.path.name,
         "test": s.test,
         "target": s.target,
         "state": s.state,
         "started": s.started,
         "compliant": s.compliant,
         "problem": s.problem,
-        "reports": _reports(root, s.path, s.run_id),
+        "reports": _reports(root, s.path, ref),
     }
     if s.state != "broken":
         try:
@@ -120,12 +157,12 @@ def _entry(root: Path, s) -> dict:
     return entry
 
 
-def _reports(root: Path, run_dir: Path, run_id: str) -> list[dict]:
+def _reports(root: Path, run_dir: Path, ref: str) -> list[dict]:
     """The report files the server would send (so none that a link places outside the runs directory)."""
     d = run_dir / "report"
     return (
         [
-            {"name": p.name, "href": f"/runs/{run_id}/report/{p.name}"}
+            {"name": p.name, "href": f"/runs/{ref}/report/{p.name}"}
             for p in sorted(d.glob("*"))
             if p.suffix in (".html", ".pdf") and p.resolve().is_relative_to(root) and p.resolve().is_file()
         ]
@@ -210,26 +247,23 @@ def handler_for(root: Path):
             elif parts == ["api", "runs"]:
                 self._send(200, "application/json", json.dumps(snapshot(root)).encode())
             elif len(parts) == 2 and parts[0] == "runs":
-                found = _listed(root, parts[1]) is not None
-                self._send(
-                    *(
-                        (200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS))
-                        if found
-                        else (404, "text/plain", f"no such run: {html.escape(parts[1])}".encode())
-                    )
-                )
+                found = _listed(root, parts[1])
+                if found.run is None:
+                    self._refuse(found)
+                else:
+                    self._send(200, "text/html; charset=utf-8", run_page(parts[1], POLL_MS))
             elif len(parts) == 3 and parts[:2] == ["api", "runs"]:
-                data = run_snapshot(root, parts[2])
-                self._send(
-                    *(
-                        (200, "application/json", json.dumps(data).encode())
-                        if data is not None
-                        else (404, "text/plain", f"no such run: {html.escape(parts[2])}".encode())
-                    )
-                )
+                found = _listed(root, parts[2])
+                if found.run is None:
+                    self._refuse(found)
+                else:
+                    self._send(200, "application/json", json.dumps(_run_data(root, found.run, parts[2])).encode())
             elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "report":
-                body = _report_file(root, parts[1], parts[3])
-                if body is None:
+                found = _listed(root, parts[1])
+                body = _report_file(root, found.run, parts[3]) if found.run is not None else None
+                if found.run is None:
+                    self._refuse(found)
+                elif body is None:
                     self._send(404, "text/plain", f"no such report: {html.escape('/'.join(parts))}".encode())
                 else:
                     self._send(200, mimetypes.guess_type(parts[3])[0] or "application/octet-stream", body)
@@ -244,6 +278,9 @@ def handler_for(root: Path):
             host = self.headers.get("Host", "").strip().lower()
             name, _, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")
             return name in names and given == str(port)
+
+        def _refuse(self, found: Found) -> None:
+            self._send(found.status, "text/plain; charset=utf-8", html.escape(found.why).encode())
 
         def _send(self, code: int, ctype: str, body: bytes) -> None:
             self.send_response(code)
@@ -276,14 +313,11 @@ def _segments(raw: str) -> list[str] | None:
     return parts
 
 
-def _report_file(root: Path, run_id: str, name: str) -> bytes | None:
+def _report_file(root: Path, s: RunSummary, name: str) -> bytes | None:
     """A report file of a run: a regular file inside the runs directory once every symlink is
-    resolved (a `report` link pointing elsewhere is not followed out). The run is found by its id
-    as the list names it, like its page: a run directory copied or renamed (an archive's
+    resolved (a `report` link pointing elsewhere is not followed out). The run is found by its
+    address as the list names it, like its page: a run directory copied or renamed (an archive's
     'drive-A-fw1') keeps its manifest's id, which is not its directory's name."""
-    s = _listed(root, run_id)
-    if s is None:
-        return None
     f = (Path(s.path) / "report" / name).resolve()
     if not f.is_relative_to(root):
         return None

@@ -111,9 +111,11 @@ function render(data) {
     f.name + " (" + f.test + ", " + f.state + ", " + f.complete + " of " + f.drives + " drives complete)").join("; ") : "";
   const body = document.getElementById("runs"); body.replaceChildren();
   for (const r of data.runs) {
-    const tr = document.createElement("tr"); tr.dataset.run = r.id;
-    const a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.id); a.textContent = r.id;
+    const tr = document.createElement("tr"); tr.dataset.run = r.ref;
+    const a = document.createElement("a"); a.href = "/runs/" + encodeURIComponent(r.ref); a.textContent = r.id;
     const td_run = cell(tr, "", "long"); td_run.appendChild(a); line(td_run, r.test + " on " + r.target, "sub");
+    // a copy of a run beside its original keeps its id: each row says which directory it is
+    if (r.ref !== r.id) line(td_run, "directory " + r.directory + " (another run directory holds this id too)", "sub");
     if (r.fleet) line(td_run, r.fleet, "sub");
     cell(tr, r.state + (r.problem ? ": " + r.problem : ""), r.state);
     const td_prog = cell(tr, r.phase ? r.phase + " (" + r.phase_index + " of " + r.phases + ")" : null);

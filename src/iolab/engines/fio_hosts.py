@@ -228,13 +228,26 @@ class SplitFioEngine:
 
     @property
     def remote(self) -> bool:
-        return self.servers is not None
+        """The targets are on other hosts: some leg's host is not this machine (a host whose address
+        is this machine's writes a path of this machine, checked and claimed here: hostcheck.py)."""
+        return self.servers is not None and any(leg.name not in self.local_targets for leg in self.legs)
+
+    def _here(self) -> list[Target]:
+        """The drives the legs write when all are this machine's: each distinct path once."""
+        if self.servers is None or self.remote:
+            return [self.legs[0].target]  # --paths: every path reaches the same drive
+        return list({t.path: t for t in self.local_targets.values()}.values())
 
     @property
     def capabilities(self) -> Capabilities:
         # fio's, except that iolab cannot idle, trim, purge or switch the cache of another host
-        if not self.remote:
+        if self.servers is None:
             return FioEngine.capabilities
+        if not self.remote:
+            # fio servers of this machine: a local run's purge, idle and trim; still `remote` to the
+            # run's start, as the engine checked and claimed each host's path itself. The write
+            # cache is left alone: the runner puts back the run target's, not each host's path's.
+            return replace(FioEngine.capabilities, write_cache=False, remote=True)
         return replace(
             FioEngine.capabilities,
             idle=False,
@@ -256,7 +269,7 @@ class SplitFioEngine:
     def prepare(self, target: Target) -> None:
         # A file target is made here (marked as iolab's, as a local run makes it) on this
         # machine or an ssh host; a host reached through fio only lets its fio create it.
-        if not self.remote:
+        if self.servers is None:
             for leg in self.legs:
                 self.single.prepare(leg.target)
             return
@@ -277,16 +290,26 @@ class SplitFioEngine:
                 False,
                 "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)",
             )
-        return self.single.purge(self.legs[0].target, method)  # every path reaches the same drive
+        got = [self.single.purge(t, method) for t in self._here()]
+        if len(got) == 1:
+            return got[0]
+        return PurgeOutcome(
+            "/".join(dict.fromkeys(g.method for g in got)),
+            all(g.ok for g in got),
+            "; ".join(f"{t.path}: {g.detail}" for t, g in zip(self._here(), got)),
+            sum(g.seconds for g in got),
+        )
 
     def idle(self, target: Target, seconds: float) -> None:
         if self.remote:  # capabilities.idle is False: the runner refuses such a plan before this
             raise EngineError("the targets are on other hosts; iolab cannot keep them idle.")
-        self.single.idle(self.legs[0].target, seconds)  # every path reaches the same drive
+        self.single.idle(self._here()[0], seconds)  # no IO from iolab to any of them: one wait
 
     def set_write_cache(self, target: Target, enabled: bool) -> str:
         if self.remote:
             return "not changed: the targets are on other hosts"
+        if self.servers is not None:
+            return "not changed: a hosts run leaves each host's write cache as it is"
         return self.single.set_write_cache(self.legs[0].target, enabled)
 
     def plan(self, workload: Workload) -> list[tuple[int, Leg, Workload]]:
@@ -299,7 +322,7 @@ class SplitFioEngine:
         raw_dir = Path(raw_dir)
         raw_dir.mkdir(parents=True, exist_ok=True)
         legs = self.plan(workload)
-        if self.remote:
+        if self.servers is not None:
             if not self._run_noted:  # name the run in what would outlive it: locks, server pid files
                 self._run_noted = True
                 for c in self.claims:

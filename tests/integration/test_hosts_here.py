@@ -1,0 +1,106 @@
+"""A `--hosts` run whose host is this machine's own fio server (started by the user, as
+`fio --server=ip:127.0.0.1,PORT`) gets a local run's purge, as the README says a host of this
+machine gets a local run's treatment; a host of another machine (a network namespace) is still
+not purged from here."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab.engines.hosts import answers
+from iolab.store.runstore import RunStore
+
+from .conftest import default_signals, iolab
+from .netns import fio_hosts
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
+QUICK = ("--quick", "--cell-time", "200ms", "--max-rounds", "1", "--no-report")
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def fio_server_here():
+    """`fio --server` on 127.0.0.1 and a free port, started as a user starts it (iolab reuses it)."""
+    port = _port()
+    proc = subprocess.Popen(
+        ["fio", f"--server=ip:127.0.0.1,{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=default_signals,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not answers("127.0.0.1", port, timeout=0.2):
+            assert proc.poll() is None and time.monotonic() < deadline, "fio --server did not start listening"
+            time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _run(runs: Path, target: str, hosts: str, *extra: str) -> RunStore:
+    r = iolab("run", "latency", *QUICK, *extra, "--target", target, "--hosts", hosts, "--runs-dir", str(runs))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    (run,) = runs.iterdir()
+    return RunStore.open(run)
+
+
+def test_a_fio_server_of_this_machine_gets_a_local_runs_purge(scratch, fio_server_here):
+    # "purge FAILED: the targets are on other hosts": the purge took 127.0.0.1 for another host
+    port = fio_server_here
+    for address in ("127.0.0.1", "localhost"):
+        runs = scratch / f"runs-{address}"
+        m = _run(runs, f"file:{scratch}/t.img?size=16MiB", f"{address}:{port}").manifest
+        assert m.state == "complete" and m.purges, m.purges
+        assert all(p["method"] == "file" and p["ok"] for p in m.purges), m.purges
+        assert not any("purge failed" in n for n in m.noncompliance), m.noncompliance
+        assert not any(n.startswith("started for this run") for n in m.notes)  # the user's server ran it
+
+
+def test_two_hosts_of_this_machine_writing_two_files_purge_both(scratch, fio_server_here):
+    # each host its own target (a hosts file): each file is a drive of this machine of its own
+    hosts = scratch / "hosts.toml"
+    hosts.write_text(
+        f'[[host]]\naddress = "127.0.0.1"\nport = {fio_server_here}\ntarget = "{scratch}/a.img"\n'
+        f'[[host]]\naddress = "127.0.0.2"\nport = {_port()}\ntarget = "{scratch}/b.img"\n'
+    )
+    r = iolab(
+        "run",
+        "latency",
+        *QUICK,
+        "--target",
+        f"file:{scratch}/a.img?size=16MiB",
+        "--hosts-file",
+        str(hosts),
+        "--runs-dir",
+        str(scratch / "runs"),
+    )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    (run,) = (scratch / "runs").iterdir()
+    m = RunStore.open(run).manifest
+    assert m.purges and all(p["method"] == "file" and p["ok"] for p in m.purges), m.purges
+    for p in m.purges:
+        assert f"{scratch}/a.img: $ fallocate" in p["detail"] and f"{scratch}/b.img: $ fallocate" in p["detail"], p
+
+
+def test_a_fio_server_of_another_machine_is_still_not_purged(scratch):
+    port = _port()
+    with fio_hosts(1, port) as [(_, address)]:
+        # its target cannot be checked from here: the test answers for it (its own scratch file)
+        m = _run(
+            scratch / "runs", f"file:{scratch}/t.img?size=16MiB", f"{address}:{port}", "--allow-unsafe-target"
+        ).manifest
+    assert m.purges and not any(p["ok"] for p in m.purges), m.purges
+    assert all("the targets are on other hosts" in p["detail"] for p in m.purges), m.purges
