@@ -26,7 +26,7 @@ use std::hint::select_unpredictable;
 
 use crate::config::{SsdConfig, UNIT};
 use crate::driver::Device;
-use crate::flash::Flash;
+use crate::flash::{FastDiv, Flash};
 use crate::ftl::{Counters, Ftl, NONE};
 use crate::held::{Held, Open, PAGES_KEPT};
 use crate::slots::Slots;
@@ -50,11 +50,15 @@ pub struct Ssd {
     port: usize,
     link_out: usize,
     link_ps_per_byte: u64,
-    /// When each controller core is free.
+    /// When each controller core is free, and their number (a read's core is its stripe's
+    /// modulo this: a division for every read otherwise).
     ctrl_busy: Vec<u64>,
+    cores: FastDiv,
     /// `core_by_lba` in 1/2^24 (compared with the top 24 bits of an LBA's hash).
     by_lba: u64,
     next_burst: u64,
+    /// Where the present GC pass period began (`write`).
+    pass_from: u64,
     /// When the units in the write buffer leave it for their dies (a min-heap of at most
     /// `buffer_units`): a unit enters when the earliest of them leaves, so one slow die
     /// does not hold the whole buffer (no head-of-line blocking).
@@ -117,8 +121,10 @@ impl Ssd {
             buf_last: 0,
             chunks_mean: (cfg.chunks_per_unit as u64) << 16,
             ctrl_busy: vec![0; cfg.cores as usize],
+            cores: FastDiv::new(cfg.cores as u64),
             by_lba: (cfg.core_by_lba * 16_777_216.0).round() as u64,
             next_burst: 0,
+            pass_from: 0,
             slots: Slots::new(cfg.queue_slots),
             cfg,
             ftl,
@@ -181,7 +187,7 @@ impl Ssd {
             (off / UNIT + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         });
         let k = if lba.is_some() && (h >> 40) < self.by_lba {
-            ((h >> 8) & 0xFFFF_FFFF) as usize % self.ctrl_busy.len()
+            self.cores.modulo((h >> 8) & 0xFFFF_FFFF) as usize
         } else {
             // The first least-busy core. Which core is least busy is a coin toss for the
             // branch predictor: selects, not branches.
@@ -237,9 +243,15 @@ impl Ssd {
 
     fn write(&mut self, now: u64, off: u64, len: u64) -> u64 {
         self.burst(now);
-        if self.cfg.gc_pass_period_ns > 0 {
-            // A periodic GC pass runs by the drive's clock (ftl/pass.rs).
-            self.ftl.pass = now % self.cfg.gc_pass_period_ns < self.cfg.gc_pass_ns;
+        let period = self.cfg.gc_pass_period_ns;
+        if period > 0 {
+            // A periodic GC pass runs by the drive's clock (ftl/pass.rs). The period's start
+            // is kept, not found by a 64-bit division for every write; the clock only moves
+            // on, and a loaded state or a clock set anew finds it again here.
+            if now < self.pass_from || now - self.pass_from >= period {
+                self.pass_from = now - now % period;
+            }
+            self.ftl.pass = now - self.pass_from < self.cfg.gc_pass_ns;
         }
         self.evict_when_idle(now);
         let t_in = self.link(0, now, len);
@@ -399,8 +411,19 @@ impl Ssd {
         if c.gc_copy_ns == 0 && c.gc_switch_ns == 0 || n.gc_chunks == gc0 && n.gc_runs == runs0 {
             return 0;
         }
-        let switched = n.gc_runs / c.gc_switch_every - runs0 / c.gc_switch_every; // checkpoints
-        (n.gc_chunks - gc0) * c.gc_copy_ns / c.chunks_per_unit as u64 + switched * c.gc_switch_ns
+        // Checkpoints passed; the divisions only when a victim was finished (rarely).
+        let switched = if n.gc_runs == runs0 {
+            0
+        } else {
+            n.gc_runs / c.gc_switch_every - runs0 / c.gc_switch_every
+        };
+        let copying = (n.gc_chunks - gc0) * c.gc_copy_ns;
+        let per_unit = c.chunks_per_unit as u64;
+        (if per_unit == 1 {
+            copying
+        } else {
+            copying / per_unit
+        }) + switched * c.gc_switch_ns
     }
 
     /// When a unit whose program started at `start` (its die free, its data across the

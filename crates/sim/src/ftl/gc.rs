@@ -89,7 +89,18 @@ impl Ftl {
     /// interval fell 11 %); the synchronous net keeps the free-space invariant meanwhile.
     #[inline]
     fn release(&mut self, host_c: u32) {
-        let k = (host_c as f64 / (self.pace_n * self.pace_g.max(1.0))).min(1.0);
+        // The share for one chunk, the usual `host_c`, is kept while `pace_g` holds (it
+        // changes once per victim), not divided out for every host write; it is keyed by
+        // `pace_g` itself, so a loaded state needs nothing.
+        if self.pace_g != self.release_at {
+            self.release_at = self.pace_g;
+            self.release_one = (1.0 / (self.pace_n * self.pace_g.max(1.0))).min(1.0);
+        }
+        let k = if host_c == 1 {
+            self.release_one
+        } else {
+            (host_c as f64 / (self.pace_n * self.pace_g.max(1.0))).min(1.0)
+        };
         let d = self.carry * k;
         self.carry -= d;
         self.pay(d);

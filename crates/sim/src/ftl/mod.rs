@@ -139,6 +139,9 @@ pub struct Ftl {
     pace_n: f64,
     pace_v: f64,
     pace_g: f64,
+    /// `release`'s share for one chunk and the `pace_g` it was computed for.
+    release_one: f64,
+    release_at: f64,
     /// Free space gained beyond what the copies paid for (negative: short of it), given to
     /// foreground GC gradually when it paces (gc.rs `release`).
     carry: f64,
@@ -245,6 +248,8 @@ impl Ftl {
             pace_n: cfg.gc_pace_victims as f64,
             pace_v: 0.0,
             pace_g: 0.0,
+            release_one: 0.0,
+            release_at: f64::NAN,
             carry: 0.0,
             per_chunk: 0.0,
             urgent: false,
