@@ -69,6 +69,30 @@ def test_a_fio_server_of_this_machine_gets_a_local_runs_purge(scratch, fio_serve
         assert not any(n.startswith("started for this run") for n in m.notes)  # the user's server ran it
 
 
+def test_a_fio_server_of_this_machine_gets_a_local_runs_target_facts_and_a_true_note(scratch, fio_server_here):
+    # the report said "nothing is read on this machine (its path of the same name is not what the
+    # hosts write)" and showed empty target facts, though the host's path is this machine's
+    m = _run(scratch / "runs", f"file:{scratch}/t.img?size=16MiB", f"127.0.0.1:{fio_server_here}").manifest
+    local = _local(scratch, f"file:{scratch}/t.img?size=16MiB")
+    # all but the file's size, read as each run starts: the first run made the file
+    same = [k for k in m.target["facts"] if k != "capacity_bytes"]
+    assert [m.target["facts"][k] for k in same] == [local.target["facts"][k] for k in same], m.target["facts"]
+    assert m.target["facts"]["sources"] and m.target["facts"]["backing_device"], m.target["facts"]
+    assert m.target["identity"]["kind"] == "file" and m.target["identity"] == local.target["identity"]
+    assert "host_writes" not in m.target and m.endurance.keys() == local.endurance.keys(), m.endurance
+    assert not any("nothing is read on this machine" in n for n in m.notes), m.notes
+    assert any(
+        n.startswith("target identity, facts and the drive's write counters: read on this machine") for n in m.notes
+    )
+
+
+def _local(scratch: Path, target: str):
+    r = iolab("run", "latency", *QUICK, "--target", target, "--runs-dir", str(scratch / "local"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    (run,) = (scratch / "local").iterdir()
+    return RunStore.open(run).manifest
+
+
 def test_two_hosts_of_this_machine_writing_two_files_purge_both(scratch, fio_server_here):
     # each host its own target (a hosts file): each file is a drive of this machine of its own
     hosts = scratch / "hosts.toml"
@@ -104,3 +128,4 @@ def test_a_fio_server_of_another_machine_is_still_not_purged(scratch):
         ).manifest
     assert m.purges and not any(p["ok"] for p in m.purges), m.purges
     assert all("the targets are on other hosts" in p["detail"] for p in m.purges), m.purges
+    assert any("nothing is read on this machine" in n for n in m.notes) and not m.target["facts"]["sources"]

@@ -15,13 +15,14 @@ import pytest
 
 from iolab.core.results import Histogram
 from iolab.core.steady import VariableVerdict
+from iolab.core.units import num
 from iolab.pages.report import latency_plots, plots, vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import figures
 from iolab.pages.report.model import Document, Figure, Page
 from iolab.pages.report.plot_style import Series
-from iolab.pages.report.vaxes import Axes, Note, Path
+from iolab.pages.report.vaxes import Axes, Note, Path, Rule
 from iolab.pages.report.vector import Clip, Drawing, Label, Line, svg
 
 
@@ -280,3 +281,32 @@ def test_a_note_printed_over_a_series_line_is_found(fx, fy, over):
     assert [v.rule for v in plot_violations(d.record, "p")] == (["series"] if over else [])
     kept = sum(len(pts) for _, _, pts in d.record["axes"][0]["drawn"]["lines"])
     assert (0 < kept < 50) if over else kept == 0
+
+
+def test_percentile_labels_keep_off_the_nines_lines_and_the_record_holds_them():
+    # "99 % ≤ 138.8 µs" 0.7 mm under the dotted 1 % line read as printed on it at 80 dpi
+    for h in (histogram(), histogram(90.0, 60, 1.01)):
+        d = latency_plots.latency_histogram([("", h)], "t", 125)
+        tail = [s for s in d.shapes if isinstance(s, Clip)][1]
+        nines = [s.points[0][1] for s in tail.shapes if isinstance(s, Line) and s.stroke == "#999999"]
+        labels = [t["box"] for t in d.record["texts"] if " % ≤ " in t["text"]]
+        assert len(nines) == 4 and labels
+        for _, y0, _, y1 in labels:
+            y0, y1 = y0 / vfigure.PX_PER_MM, y1 / vfigure.PX_PER_MM
+            assert all(y > y1 + 1.0 or y < y0 - 1.0 for y in nines), (y0, y1, nines)
+        assert rules(d) == []
+    # a text over a reference line is a violation of the series rule, as over a series' line
+    ax = Axes(ylim=(0, 10), xlim=(0, 10))
+    ax.add(Path((0.0, 1.0), (9.0, 10.0), "#1f77b4", label="s"), Rule(5.0, False, "#999999", 0.6, ":"))
+    ax.notes.append(Note(0.5, 0.5, "on the line"))
+    assert [str(v) for v in plot_violations(vfigure.draw([ax], 190, 60).record, "p")] == [
+        "p: series: text 'on the line' is printed over a line of 'the reference line at y = 5'"
+    ]
+
+
+def test_a_tick_of_a_quarter_step_shows_all_its_digits():
+    # num's four significant digits printed the tick at 100.25 as "100.2", a value not marked
+    assert [t.text for t in vticks.linear(100.2, 100.8, 3)] == ["100.25", "100.5", "100.75"]
+    assert [t.text for t in vticks.linear(2.2, 2.8, 3)] == ["2.25", "2.5", "2.75"]
+    assert vticks.label(1234.5) == "1,234.5" and vticks.label(0.1 + 0.2) == "0.3" and vticks.label(-100.25) == "-100.25"
+    assert num(100.25) == "100.2"  # a measured figure keeps the report's precision

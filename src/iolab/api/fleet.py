@@ -326,7 +326,9 @@ def run_fleet(
 
 def start(fleet_file: Path, test: str, args: list[str], root: Path) -> tuple[Fleet, FleetState, list[str]]:
     """The fleet file checked, the same drive twice refused, the fleet directory made; and the
-    drives whose identity could not be read (simulated, or behind a fio server only)."""
+    drives whose identity could not be read (fleetident.identity: a host's drive reached through
+    its fio server only, or over ssh where the read failed; a path of this machine it could not
+    stat). A simulated drive has one: its preset, parameters and seed."""
     from iolab.api.fleetident import refuse_duplicates
     from iolab.api.runs import read_spec_sheet
 

@@ -8,7 +8,8 @@ sample of the model).
   a file of this machine           its filesystem device and inode (a symlink or hard link is caught)
   an NBD export                     its URI (only the server knows which exports are one)
   a file of an ssh host            the same, read there, compared with that host's other files only
-  a fio-server-only host, sim:     nothing can be read: named in the fleet's notes, not refused
+  a simulated drive                its preset, parameters and seed
+  a fio-server-only host           nothing can be read: named in the fleet's notes, not refused
 
 A WWID or a serial is the drive's own, so two hosts (or two paths of one multipath device)
 reaching one drive are caught across hosts."""

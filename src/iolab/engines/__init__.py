@@ -81,6 +81,18 @@ class HostsEngine(Engine, Protocol):
     def wear_snapshot(self, record: dict, phase: str, when: str) -> list[str]:
         """Store each host's drive write counters in record[host][phase][when]; notes for the report."""
 
+    @property
+    def remote(self) -> bool:
+        """Some target is on another machine (False: every host is this machine's, its path is
+        the one written, and its facts are read here as a local run's)."""
+
+
+def targets_elsewhere(engine: Engine) -> bool:
+    """Whether the engine writes targets on other machines, so this machine's reading of the
+    target's path is not that drive: a hosts engine whose every host is this machine's is still
+    `capabilities.remote` (it checked and claimed the paths itself) but writes paths of this machine."""
+    return engine.capabilities.remote and not (isinstance(engine, HostsEngine) and not engine.remote)
+
 
 class EngineClass(Protocol):
     """A registered engine's class: its capabilities are known before one is made."""

@@ -115,7 +115,8 @@ def split_engine(
             c.release()
         raise
     engine.claims, engine.local_targets, engine.safety_overrides = claims, local, overridden
-    engine.notes = (*engine.notes, "where each host's target was checked: " + "; ".join(how))
+    # where the target facts are read depends on which hosts are this machine's (known only now)
+    engine.notes = (*engine.notes, engine.where_read(), "where each host's target was checked: " + "; ".join(how))
     return engine
 
 
@@ -156,11 +157,16 @@ class SplitFioEngine:
             "(rates added, percentiles from the summed latency bins): "
             + "; ".join(f"{leg.name} (share {leg.share:g}, opens {leg.target.path})" for leg in legs),
             *(f"started for this run: {s}" for s in (self.servers.started if self.servers else ())),
-            *([self._where_read()] if self.servers else ()),
             *probed,
         )
 
-    def _where_read(self) -> str:
+    def where_read(self) -> str:
+        """The report's note on where the target's facts and write counters were read."""
+        if not self.remote:
+            return (
+                "target identity, facts and the drive's write counters: read on this machine, as a local run's "
+                "(every host is this machine's and writes its path)"
+            )
         ssh = [leg.name for leg in self.legs if leg.host and leg.host.ssh]
         other = [leg.name for leg in self.legs if leg.host and not leg.host.ssh]
         return (

@@ -21,7 +21,7 @@ from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import duration
 from iolab.core.workload import Workload
-from iolab.engines import Engine, HostsEngine
+from iolab.engines import Engine, HostsEngine, targets_elsewhere
 from iolab.figures.audit import audit
 from iolab.figures.phaseend import after_round, settle, written_since_purge
 from iolab.figures.simpower import model_document
@@ -367,7 +367,7 @@ class Runner:
 
     def hosts_engine(self) -> HostsEngine | None:
         """The engine when its targets are on other hosts: it reads their identity and wear there."""
-        return self.engine if self.engine.capabilities.remote and isinstance(self.engine, HostsEngine) else None
+        return self.engine if targets_elsewhere(self.engine) and isinstance(self.engine, HostsEngine) else None
 
     def idle(self, seconds: float, where: str) -> None:
         caps = self.engine.capabilities

@@ -16,7 +16,7 @@ from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
-from iolab.engines import Engine, purge_methods
+from iolab.engines import Engine, purge_methods, targets_elsewhere
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso
@@ -90,8 +90,8 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
             "capacity": target.capacity,
             "tested_capacity": plan.capacity,
             "short_name": target.short_name,
-            # a remote engine's target is on its hosts: this machine's reading of the path is not that drive
-            "facts": asdict(DeviceFacts() if engine.capabilities.remote else target.facts),
+            # targets on other machines: this machine's reading of the path is not that drive
+            "facts": asdict(DeviceFacts() if targets_elsewhere(engine) else target.facts),
         }
         # the drive a quick copy stands for: the runs of a sequence test copies of one drive
         | ({"copy_of": target.copy_of} if target.copy_of else {}),

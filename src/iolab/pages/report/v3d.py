@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.core.units import num
 from iolab.pages.report import vticks
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import color
@@ -209,7 +208,7 @@ def _axes(ink: Ink, g: Grid, v: View) -> None:
         ink.add(Line((v.at(a), v.at(b)), stroke=INK, width_pt=0.6))
     _ticks(ink, v, "x", [((g.bx(i), 0, 0), t) for i, t in enumerate(g.x_labels)], front)
     _ticks(ink, v, "y", [((X, g.by(j), 0), t) for j, t in enumerate(g.y_labels)], right)
-    _ticks(ink, v, "z", [((X, Y, g.bz(t)), num(t, trim=True)) for t in g.zticks], (1.0, 0.0))
+    _ticks(ink, v, "z", [((X, Y, g.bz(t)), vticks.label(t)) for t in g.zticks], (1.0, 0.0))
     _axis_name(ink, "x", XLABEL, v.at((0, 0, 0)), v.at((X, 0, 0)))
     _axis_name(ink, "y", YLABEL, v.at((X, 0, 0)), v.at((X, Y, 0)))
     if g.zticks:
@@ -278,7 +277,7 @@ def columns_3d(
         "axes3d": True,
         "x": axis_record(XLABEL, list(enumerate(g.x_labels)), True),
         "y": axis_record(YLABEL, list(enumerate(g.y_labels)), True),
-        "z": axis_record(g.zlabel if g.zticks else "", [(t, num(t, trim=True)) for t in g.zticks], False),
+        "z": axis_record(g.zlabel if g.zticks else "", [(t, vticks.label(t)) for t in g.zticks], False),
         "legend": [],
         "series": {},
     }

@@ -64,7 +64,17 @@ def autoscale(values: Sequence[float], log: bool, margin: float = MARGIN) -> tup
 
 
 def label(v: float) -> str:
-    return num(v, trim=True)
+    """A tick's value as num prints it, but with every digit the value has: a tick of a 2.5
+    step at 100.25 reads 100.25, not num's four significant digits rounded half to even
+    (100.2), which names a value the axis does not mark."""
+    text = num(v, trim=True)
+    if not math.isfinite(v) or v == 0:
+        return text
+    # the fewest decimals that hold the value (the tick rules round each tick to its step's
+    # digits, so a float artefact such as 0.30000000000000004 is not a digit of it)
+    exact = next((d for d in range(13) if abs(round(v, d) - v) <= 1e-9 * abs(v)), 12)
+    shown = len(text.partition(".")[2])
+    return text if exact <= shown else f"{round(v, exact):,.{exact}f}"
 
 
 def linear(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
