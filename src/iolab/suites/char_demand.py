@@ -157,7 +157,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
         ("Stop rule", rule.describe()),
-        ("Bisection", f"{bisection.STEPS} steps between the highest demand met and the next, which fell short"),
+        (
+            "Bisection",
+            f"{bisection.STEPS} steps between the highest demand met and the next, which fell short, {bisection.SPLIT}",
+        ),
         ("Settle", f"the first read step after the preconditioning: at least {tp.show_seconds(SETTLE_S)} unmeasured"),
     ]
     notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)
