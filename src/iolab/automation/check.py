@@ -46,6 +46,7 @@ from xml.sax.saxutils import escape, quoteattr
 from iolab.automation.tstat import t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
+from iolab.core.units import counted
 from iolab.figures.compare import COMPARED_PROFILE_KEYS
 
 FAILING = ("regression", "missing")
@@ -154,7 +155,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float) -> No
         return Noise(
             half,
             f"normal interval, {confidence:.0%}, from the declared run-to-run spread ({100 * spread:g} % of the "
-            f"value per run; {nb} baseline and {nc} candidate run(s))",
+            f"value per run; {nb} baseline and {counted(nc, 'candidate run')})",
         )
     vb = statistics.variance(base.samples) if nb >= 2 else None
     vc = statistics.variance(cand.samples) if nc >= 2 else None
