@@ -108,7 +108,7 @@ def test_a_phase_that_tracks_steady_state_but_never_fills_a_window_is_not_evalua
     assert r["state"] == "complete" and len(r["phases"][0]["window"]) == 3 and r["phases"][0]["steady"] is None
     assert r["steady_state"] == "not-evaluated" and p.returncode == 6 and d["exit_code"] == 6
     assert "no phase tracks" not in r["steady_rule"]
-    assert "not evaluated in main: at most 3 round(s), fewer than the 5-round window" in r["steady_rule"]
+    assert "not evaluated in main: at most 3 rounds, fewer than the 5-round window" in r["steady_rule"]
     assert iolab("show", r["path"]).returncode == 0 and iolab("show", r["path"], "--require-steady").returncode == 6
 
 

@@ -168,7 +168,8 @@ def test_max_iops_read_optimum_on_the_simulated_drive_is_at_least_qd16(tmp_path)
 
 def test_latency_demand_quick_bisects_between_its_steps(tmp_path):
     """The quick √2 ladder met 64,000 and fell short at 90,000 read IOPS, where 5,000-IOPS steps
-    find about 85,000: three bisection steps halve the gap each, and the answer is theirs."""
+    find about 85,000: three bisection steps split the gap each (at its geometric mean), and the answer
+    is theirs."""
     m, html = run("latency-demand", SIM, tmp_path / "runs")
     d = decisions(m)
     found = {}
@@ -258,5 +259,5 @@ def test_show_says_what_each_bisection_step_found(tmp_path):
     [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
     for shown in (p.stdout, iolab("show", str(run_dir)).stdout):
         assert "never decided" not in shown and "raise --set demand" not in shown, shown
-        assert shown.count("Bisection step, between 2,000 (met) and 4,000,000 (not met)") == 2, shown
-        assert shown.count("Bisection step, between") == 6, shown
+        assert shown.count("Bisection step, geometric mean of 2,000 (met) and 4,000,000 (not met)") == 2, shown
+        assert shown.count("Bisection step, geometric mean of") == 6, shown

@@ -9,6 +9,7 @@ import pytest
 
 from iolab.api.runlist import list_runs
 from iolab.api.runs import key_metrics
+from iolab.core.units import counted
 from iolab.figures.compare import summary_table
 from iolab.figures.compare.characterise import grid
 from iolab.figures.summary import summarise
@@ -118,7 +119,7 @@ def test_every_characterisation_report_plots_its_steady_state_preconditioning(sc
     assert re.search(
         r'<div class="caption">[^<]*Preconditioning — IOPS per Round</div>(<img|<svg [^>]*) class="plot"', html
     )
-    assert f"steady state {'reached' if pc.steady else 'NOT reached'} after {len(pc.rows)} round(s)" in html
+    assert f"steady state {'reached' if pc.steady else 'NOT reached'} after {counted(len(pc.rows), 'round')}" in html
 
 
 def test_matrix_iops_rise_with_queue_depth_on_the_simulator(scratch):

@@ -150,7 +150,7 @@ def test_runs_names_the_lock_files_killed_runs_left_and_leaves_them(tmp_path):
         res = iolab("runs", "--runs-dir", str(tmp_path / "runs"), env={"IOLAB_LOCK_DIR": str(locks)})
         assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
         err = " ".join(res.stderr.split())
-        assert "1 stale lock file(s)" in err and "run killed-run" in err and "live-run" not in err
+        assert "1 stale lock file that no process holds" in err and "run killed-run" in err and "live-run" not in err
         [stale] = [n for n, (_, data) in before.items() if b"killed-run" in data]
         assert str(locks / stale) in err and "leaves them in place" in err
         assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in locks.iterdir()} == before

@@ -120,14 +120,15 @@ def test_quick_on_its_own_steps_finds_where_the_simulated_drive_breaks_the_bound
     # saturates near 75,000 IOPS: 64,000 meets 1 ms, 130,000 does not)
     assert ramp == [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 130_000][: len(ramp)] and len(ramp) < 11
     assert store.cells("demand ramp")[-1].p99 > 1000
-    # then bisection between 64,000 (met) and 130,000 (broke): each step halves the gap left
+    # then bisection between 64,000 (met) and 130,000 (broke): each step splits the bracket left
+    # at its geometric mean, so three leave the eighth root of its ratio
     halves = [store.cells(f"demand ramp: bisection {k}")[0] for k in (1, 2, 3)]
     lo, hi = 64_000, 130_000
     for c in halves:
         rate = c.workload["rate_iops"]
-        assert abs(rate - (lo + hi) / 2) <= 0.01 * rate, (rate, lo, hi)
+        assert abs(rate - (lo * hi) ** 0.5) <= 0.01 * rate, (rate, lo, hi)
         lo, hi = (rate, hi) if c.p99 <= 1000 else (lo, rate)
-    assert hi - lo <= (130_000 - 64_000) / 8 + 1_000
+    assert hi / lo <= (130_000 / 64_000) ** (1 / 8) * 1.01
     assert store.cells("sustain")[0].workload["rate_iops"] == lo
     out = " ".join(r.stdout.split())
     assert "broke the bound of 1,000 µs" in out and "did not break" not in out

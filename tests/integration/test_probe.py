@@ -91,7 +91,7 @@ def test_a_probe_that_fails_once_is_tried_again_and_the_run_records_it(scratch, 
     (manifest,) = (scratch / "runs").glob("*/manifest.json")
     notes = json.loads(Path(manifest).read_text())["notes"]
     (probe,) = [n for n in notes if n.startswith("fio server probe")]
-    assert f"127.0.0.1:{port} answered in" in probe and "(2 attempt(s))" in probe
+    assert f"127.0.0.1:{port} answered in" in probe and "(2 attempts)" in probe
     assert "IOLAB_FIO_PROBE_TIMEOUT sets it" in probe
     assert "fio server probe" in " ".join(r.stdout.split())  # printed as the run starts
 

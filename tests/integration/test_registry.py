@@ -131,7 +131,7 @@ def test_a_registered_test_appears_in_run_show_report_compare_export_and_fio_job
     assert decision["cell"] == "400000 IOPS demanded" and decision["chosen"]["max_sustainable_iops"] == 100000
     outcome = decision["outcome"]
     assert re.match(
-        r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 step\(s\): maximum "
+        r"delivered [\d,]+ IOPS at a demand of 400,000 \(-7\d\.\d %\) for 2 steps: maximum "
         r"sustainable IOPS 100,000",
         outcome,
     ), outcome

@@ -115,7 +115,7 @@ def test_wsat_whose_budget_ends_within_its_first_intervals_names_no_full_interva
     )
     assert p.returncode == 0, p.stderr
     out = _flat(p.stdout)
-    assert "0 complete round(s)" in out and "full intervals mean" not in out
+    assert "0 complete rounds" in out and "full intervals mean" not in out
     assert "none of them a full interval (the budget ran out first): no interval figures" in out
 
 

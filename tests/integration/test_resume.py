@@ -114,7 +114,7 @@ def test_a_cell_measured_but_not_stored_is_recovered_from_raw(scratch):
 
     res = iolab("resume", str(run), "--no-report", timeout=900)
     assert res.returncode == 0, res.stderr + res.stdout
-    assert "recovered 1 cell(s) of round 2" in res.stdout
+    assert "recovered 1 cell of round 2" in res.stdout
     assert every_raw_output_has_its_cell(run) == []
     store = RunStore.open(run)
     cells = [(c.round, c.ordinal) for c in store.cells()]
@@ -144,7 +144,7 @@ def test_a_last_cell_recovered_from_raw_ends_the_run_and_resume_completes_it(scr
 
     res = iolab("resume", str(run), "--no-report", timeout=300)
     assert res.returncode == 0, res.stderr + res.stdout
-    assert "recovered 1 cell(s) of round 1" in res.stdout and "the run is finished now" in res.stdout
+    assert "recovered 1 cell of round 1" in res.stdout and "the run is finished now" in res.stdout
     store = RunStore.open(run)
     assert store.manifest.state == "complete" and store.manifest.audit
     assert len(store.cells()) == CELLS and every_raw_output_has_its_cell(run) == []

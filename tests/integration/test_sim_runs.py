@@ -8,6 +8,7 @@ import re
 import pytest
 
 from iolab.api.runlist import list_runs
+from iolab.core.units import counted
 from iolab.figures.summary import summarise
 from iolab.store.runstore import RunStore
 
@@ -224,7 +225,9 @@ def test_wsat_budget_end_on_the_sim_is_one_partial_interval_with_its_true_rate(t
     assert last.iops == pytest.approx(last.write_ios / last.runtime_s, rel=1e-3)
     assert 0.9 * full[-1].iops < last.iops < 1.1 * full[-1].iops, [round(c.iops) for c in cells]
     # ... and it is not counted as a complete round
-    assert f"{len(full)} complete round(s) and round {last.round} (partial, " in " ".join(p.stdout.split()), p.stdout
+    assert f"{counted(len(full), 'complete round')} and round {last.round} (partial, " in " ".join(p.stdout.split()), (
+        p.stdout
+    )
     budget = int(6.3 * 400 * 2**20)  # exactly, to whole blocks per thread
     assert budget <= sum(c.write_bytes for c in cells) < budget + 64 * 4096
     [ph] = summarise(store)

@@ -121,7 +121,7 @@ def test_a_last_interval_recovered_from_raw_is_partial(tmp_path, monkeypatch):
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
     monkeypatch.setattr(resume, "engine_class", lambda target: KeepingEngine)
     r, _ = resume.prepare(s.dir, lambda t, **_: KeepingEngine(lambda rnd, call: 40_000), registry.build_plan)
-    assert any("recovered 1 cell(s) of round 8" in n for n in r.notes) and r.start.round == 9, r.notes
+    assert any("recovered 1 cell of round 8" in n for n in r.notes) and r.start.round == 9, r.notes
     cells = RunStore.open(s.dir).cells()
     assert [c.round for c in cells] == list(range(1, 9)) and cells[-1].workload["duration_s"] is None
     assert [c.partial for c in cells] == [False] * 7 + [True]

@@ -417,5 +417,5 @@ def test_two_runs_of_one_drive_are_told_apart_by_run_id_or_label(tmp_path):
     # one label per run, or a clear refusal before anything is written
     r = _iolab("compare", *map(str, runs), "-o", str(tmp_path / "bad"), "--label", "before")
     assert r.returncode != 0 and "Traceback" not in r.stderr
-    assert "--label: 1 label(s) for 2 runs" in " ".join((r.stdout + r.stderr).split())
+    assert "--label: 1 label for 2 runs" in " ".join((r.stdout + r.stderr).split())
     assert not (tmp_path / "bad").exists()

@@ -54,7 +54,7 @@ def test_demand_shortfall_fires_after_its_steps_of_unmet_demand_and_names_the_hi
     assert d is not None and d.cell == "8000 demanded" and d.round == 1
     assert d.chosen == {"max_sustainable_iops": 2000, "delivered_iops": 1990}
     assert d.outcome.startswith(
-        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 step(s): maximum sustainable IOPS 2,000"
+        "delivered 3,100 IOPS at a demand of 8,000 (-61.3 %) for 2 steps: maximum sustainable IOPS 2,000"
     )
 
 
@@ -268,7 +268,7 @@ def test_a_cell_recovered_from_raw_keeps_the_idle_before_it(tmp_path, monkeypatc
     monkeypatch.setattr(resume.targets, "parse_target", lambda spec: TARGET)
     monkeypatch.setattr(resume, "engine_class", lambda target: KeepingIdler)
     r, _ = resume.prepare(s.dir, lambda t, **_: KeepingIdler(lambda r, c: 100), lambda *a, **k: plan)
-    assert any("recovered 1 cell(s) of round 1" in n for n in r.notes), r.notes
+    assert any("recovered 1 cell of round 1" in n for n in r.notes), r.notes
     assert [c.idle_before_s for c in RunStore.open(s.dir).cells()] == [None, 30.0]
 
 

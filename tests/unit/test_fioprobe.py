@@ -19,7 +19,7 @@ def test_the_budget_scales_with_the_load_the_runnable_tasks_and_the_probes_at_on
     assert budget(16, environ={}, loadavg=(0.0, 0), ncores=2).seconds == 160
     assert budget(1, environ={}, loadavg=(500.0, 0), ncores=2).seconds == 600  # at most 10 minutes
     b = budget(4, environ={}, loadavg=(3.0, 5), ncores=2)
-    assert b.seconds == 50 and "load 3.0, 5 tasks runnable, 4 probe(s) at once, on 2 cores" in b.why
+    assert b.seconds == 50 and "load 3.0, 5 tasks runnable, 4 probes at once, on 2 cores" in b.why
 
 
 def test_the_user_sets_the_budget_and_a_bad_value_is_one_clear_error():

@@ -93,28 +93,30 @@ def test_quick_ramps_a_doubling_ladder_from_the_lowest_demand_that_measures_the_
     assert len(ramp()) == 100  # without --quick: 10,000 … 1,000,000 by 10,000, as before
 
 
-def test_bisection_halves_the_gap_between_the_highest_demand_met_and_the_lowest_broken():
+def test_bisection_splits_the_gap_on_a_log_scale_between_the_highest_demand_met_and_the_lowest_broken():
     """A doubling ramp met 64,000 and broke at 130,000 IOPS (the simulated drive's limit lies
-    between): each step halves the gap left by the ramp and the steps before it."""
+    between): each step tries the geometric mean of the bracket left by the ramp and the steps
+    before it, so each takes the square root of the bracket's ratio."""
     p = make_profile(quick=True, settings=(("steps", "32000,64000,130000"),))
     _, first, second, third, sustain = registry.build_plan("latency-bound", p, TARGET).phases
     ramp = steps((32000, 32000, 300, 400), (64000, 64000, 470, 800), (130000, 72932, 2122, 3000))
     one, d1 = first.build({"demand ramp": ramp})
-    assert [c.workload.rate_iops for c in one.cells] == [97000] and d1.chosen == {"demand_iops": 97000}
-    broke = steps((97000, 73000, 2000, 3000))
+    assert [c.workload.rate_iops for c in one.cells] == [91200] and d1.chosen == {"demand_iops": 91200}
+    assert "geometric mean of 64,000 (met) and 130,000 (not met): 91,200 IOPS" in d1.outcome
+    broke = steps((91200, 73000, 2000, 3000))
     two, _ = second.build({"demand ramp": ramp, first.name: broke})
-    assert [c.workload.rate_iops for c in two.cells] == [80500]
-    met = steps((80500, 80400, 900, 990))
+    assert [c.workload.rate_iops for c in two.cells] == [76400]  # √(64,000 × 91,200)
+    met = steps((76400, 76300, 900, 990))
     three, _ = third.build({"demand ramp": ramp, first.name: broke, second.name: met})
-    assert [c.workload.rate_iops for c in three.cells] == [88800]  # between 80,500 (met) and 97,000
+    assert [c.workload.rate_iops for c in three.cells] == [83500]  # between 76,400 (met) and 91,200
     chosen, decision = sustain.build(
-        {"demand ramp": ramp, first.name: broke, second.name: met, third.name: steps((88800, 74000, 1500, 2000))}
+        {"demand ramp": ramp, first.name: broke, second.name: met, third.name: steps((83500, 74000, 1500, 2000))}
     )
-    assert [c.workload.rate_iops for c in chosen.cells] == [80500] and decision.chosen["demand_iops"] == 80500
-    assert "at a demand of 88,800 IOPS" in decision.outcome  # the lowest demand above it that broke the bound
-    # the first step already broke the bound: halved from 0, so a lower demand may still meet it
+    assert [c.workload.rate_iops for c in chosen.cells] == [76400] and decision.chosen["demand_iops"] == 76400
+    assert "at a demand of 83,500 IOPS" in decision.outcome  # the lowest demand above it that broke the bound
+    # the first step already broke the bound: halved (the log scale has no 0), so a lower demand may still meet it
     low, d = first.build({"demand ramp": steps((20000, 19998, 1500, 2000))})
-    assert [c.workload.rate_iops for c in low.cells] == [10000] and "0 (no step met)" in d.outcome
-    # every step met: nothing to halve, the highest is measured again and the decision says so
+    assert [c.workload.rate_iops for c in low.cells] == [10000] and "half of 20,000 (not met; no step met)" in d.outcome
+    # every step met: nothing to split, the highest is measured again and the decision says so
     again, d = first.build({"demand ramp": steps((20000, 19998, 300, 400))})
-    assert [c.workload.rate_iops for c in again.cells] == [20000] and "no gap to halve" in d.outcome
+    assert [c.workload.rate_iops for c in again.cells] == [20000] and "no gap to split" in d.outcome

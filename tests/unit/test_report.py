@@ -262,7 +262,7 @@ def test_interrupted_run_reports_what_was_measured_marked_incomplete(tmp_path):
     doc = build_document(data)
     html = text_of(doc)
     assert html.count("INCOMPLETE RUN (interrupted)") == len(doc.pages)
-    assert "only the 2 complete round(s) measured are shown" in html
+    assert "only the 2 complete rounds measured are shown" in html
     assert "Steady state not evaluated" in html
     assert "-r03-" not in html  # the round in flight is not reported
     assert "SEQ 1024KiB" in html and "Steady State Convergence — SEQ 128KiB" not in html  # never started
@@ -482,7 +482,7 @@ def test_banners_are_whole_or_name_the_page_with_the_full_text():
     short = ("non-compliant (quick profile): quick profile", "non-compliant (quick profile)", "Run Details and Notes")
     assert fit_banners([short]) == (short[0],)
     long = ("non-compliant: " + "; ".join(f"reason number {i}" for i in range(30)), "non-compliant", "Drives Compared")
-    incomplete = ("INCOMPLETE RUN (failed): only the 3 complete round(s) measured are shown",) * 2 + ("Run Details",)
+    incomplete = ("INCOMPLETE RUN (failed): only the 3 complete rounds measured are shown",) * 2 + ("Run Details",)
     out = fit_banners([long, incomplete])
     assert out == ("non-compliant — in full on the Drives Compared page", incomplete[0])
     assert all("…" not in b and len(b) <= 2 * BANNER_LINE_CHARS for b in out)
@@ -529,7 +529,7 @@ def test_run_details_of_a_run_with_hundreds_of_idles_fits_its_pages(tmp_path):
     )
     doc = build_document(RunData.load(run, tmp_path))
     text = render(doc)
-    assert "1.00 s before each of 150 cell(s)" in text and "2.00 s before each of 150 cell(s)" in text
+    assert "1.00 s before each of 150 cells" in text and "2.00 s before each of 150 cells" in text
 
 
 def test_hir_timeline_shades_idles_closer_than_its_resolution_as_one_band():

@@ -283,7 +283,7 @@ def test_old_run_database_without_the_partial_column_still_reads(tmp_path):
     text = buf.getvalue()
     assert "4 (partial, 0.567 s)" in text and "last 4 full intervals mean 1,000 IOPS" in text
     # the window skips the partial interval and says so; round 4 is no complete round
-    assert "measurement window: rounds 1–3, 5" in text and "4 complete round(s) and round 4 (partial" in text
+    assert "measurement window: rounds 1–3, 5" in text and "4 complete rounds and round 4 (partial" in text
 
 
 def test_steady_state_is_not_accepted_before_the_minimum_writes(tmp_path):

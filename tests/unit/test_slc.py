@@ -59,7 +59,7 @@ def test_a_cliff_needs_two_whole_seconds_before_it():
 
 def test_too_short_a_fill_says_so():
     c = find_cache([0.25], [1074.0], 0.75)
-    assert not c.found and c.reason.startswith("1 interval(s) measured") and c.written_gb == pytest.approx(0.2685)
+    assert not c.found and c.reason.startswith("1 interval measured") and c.written_gb == pytest.approx(0.2685)
 
 
 def test_a_partial_last_interval_counts_by_its_length():

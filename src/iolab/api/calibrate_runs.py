@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.figures.summary import PhaseSummary, summarise
 from iolab.store.manifest import Manifest, manifest_of
 from iolab.store.runstore import RunStore
@@ -122,8 +123,8 @@ def load_scenario(ref: str, sim_cap: int, cell_s: float, rounds: int) -> tuple[S
         for r in rows
     )
     notes.append(
-        f"{m.run_id}: {len(cells)} cells of {min(float(rows[0].workload['duration_s']), cell_s):g} s "
-        f"(measured: {float(rows[0].workload['duration_s']):g} s), {rounds} rounds after the run's preconditioning; "
+        f"{m.run_id}: {counted(len(cells), 'cell')} of {min(float(rows[0].workload['duration_s']), cell_s):g} s "
+        f"(measured: {float(rows[0].workload['duration_s']):g} s), {counted(rounds, 'round')} after the run's preconditioning; "
         "the last round is compared with the measurement window"
     )
     figures = _figures(m.test, main)

@@ -9,6 +9,7 @@ from pathlib import Path
 from iolab.core.errors import IolabError
 from iolab.core.procs import same_process_alive
 from iolab.core.safefile import read_json
+from iolab.core.units import counted
 from iolab.store.manifest import Manifest, runs_root
 from iolab.store.runstore import RunStore
 
@@ -135,7 +136,7 @@ def leftovers() -> list[str]:
     stale = stale_locks()
     if stale:
         lines.append(
-            f"{len(stale)} stale lock file(s): no process holds them, their runs were killed. Harmless "
+            f"{counted(len(stale), 'stale lock file')} that no process holds (the run that held it was killed). Harmless "
             "(the next run on that target takes the lock over); `iolab runs` leaves them in place:"
         )
         for path, info in stale:

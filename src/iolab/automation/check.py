@@ -49,6 +49,7 @@ from xml.sax.saxutils import escape, quoteattr
 from iolab.automation.tstat import geometric_mean, on_log_scale, t_quantile
 from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
+from iolab.core.units import counted
 from iolab.figures.compare import profile_differences
 
 FAILING = ("regression", "missing")
@@ -172,7 +173,7 @@ def noise(base: Side, cand: Side, spread: float | None, confidence: float, log: 
         return Noise(
             half,
             f"normal interval, {confidence:.0%}, from the declared run-to-run spread ({100 * spread:g} % of the "
-            f"value per run; {nb} baseline and {nc} candidate run(s))",
+            f"value per run; {nb} baseline and {counted(nc, 'candidate run')})",
         )
     xb, xc = ([math.log(v) for v in s.samples] if log else s.samples for s in (base, cand))
     vb = statistics.variance(xb) if nb >= 2 else None

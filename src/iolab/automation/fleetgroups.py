@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from iolab.automation.check import FAILING, Tolerances, check
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 
 DEFAULT_TOLERANCE = 0.05  # as `iolab check`'s default --max-regression
 
@@ -40,7 +41,7 @@ def compare_groups(
     groups = group_drives(labels, key, complete)
     if len(groups) < 2:
         raise IolabError(
-            f"--group-by {key}: the fleet's complete drives have {len(groups)} value(s) of label {key!r} "
+            f"--group-by {key}: the fleet's complete drives have {counted(len(groups), 'value')} of label {key!r} "
             f"({', '.join(groups) or 'none'}); a comparison needs two groups."
         )
     base = baseline if baseline is not None else next(iter(groups))

@@ -12,10 +12,11 @@ from rich.live import Live
 from rich.markup import escape as esc
 from rich.table import Table
 
+from iolab.cli.budgeteta import Estimate, PhaseWrites, budget_estimate
 from iolab.core.plan import Phase, TestPlan
 from iolab.core.results import RoundResult
 from iolab.core.steady import SteadyVerdict
-from iolab.core.units import num
+from iolab.core.units import counted, num
 
 LINE_EVERY_S = 1.0  # plain lines: the sustained rate of round lines and notes; more are folded
 BURST = 5  # plain lines: how many may come at once before folding starts
@@ -39,7 +40,7 @@ def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
     )
     early, late = sum(a for a, _ in spans), sum(b for _, b in spans)
     text = (
-        f"{len(plans)} tests, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
+        f"{counted(len(plans), 'test')}, ETA {_clock(early)} to {_clock(late)} ({parts}), plus fills "
         "at the drive's speed (on a simulated drive: virtual time, far less wall time)"
     )
     if pace is not None and pace.ratio() is not None:
@@ -54,7 +55,7 @@ def round_text(phase, rnd: int, window: int) -> str:
     limit = phase.max_rounds
     if phase.tracking and phase.stop_on_steady:
         if limit < window:
-            return f"{rnd} of at most {limit} (steady state needs {window} rounds: not checked)"
+            return f"{rnd} of at most {limit} (steady state needs {counted(window, 'round')}: not checked)"
         return f"{rnd} (steady state checked from round {window}; at most {limit})"
     if phase.tracking:
         return f"{rnd} of at most {limit} (steady state reported, not a stop)"
@@ -87,16 +88,27 @@ class Pace:
         return None
 
 
-def eta_text(early_s: float, late_s: float, pace: Pace, now: float | None = None) -> str:
-    """The wall time left when `early_s` to `late_s` planned seconds are left, at this run's pace."""
+def eta_text(
+    early_s: float, late_s: float, pace: Pace, now: float | None = None, budget: Estimate | None = None
+) -> str:
+    """The wall time left when `early_s` to `late_s` planned seconds are left, at this run's pace.
+    `budget`: a write-budgeted phase runs now, and `late_s` is an estimate from its write rate,
+    not a latest end; its `most_s` (with the same seconds after it added) is."""
     got = pace.ratio()
     if got is None:
         return "estimating… (no step measured yet)"
     r, basis = got
+    t = time.time() if now is None else now
     a, b = early_s * r, late_s * r
-    end = time.strftime("%H:%M:%S", time.localtime((time.time() if now is None else now) + b))
+    end = time.strftime("%H:%M:%S", time.localtime(t + b))
     span = _clock(a) if _clock(a) == _clock(b) else f"{_clock(a)}–{_clock(b)}"
-    return f"{span} (done by {end} at the latest; wall clock: {basis})"
+    if budget is None:
+        return f"{span} (done by {end} at the latest; wall clock: {basis})"
+    most = budget.most_s * r
+    at_most = f"at most {_clock(most)} (by {time.strftime('%H:%M:%S', time.localtime(t + most))}: {budget.limit})"
+    if budget.how is None:
+        return f"{at_most}, the write budget's end not yet estimated; wall clock: {basis}"
+    return f"{span} (done by {end}: {budget.how}); {at_most}; wall clock: {basis}"
 
 
 def round_summary(
@@ -110,7 +122,7 @@ def round_summary(
         text += ": " + ", ".join(values)
     if verdict is None:
         if phase.tracking:
-            text += f" (steady state needs a window of {window} rounds)"
+            text += f" (steady state needs a window of {counted(window, 'round')})"
         return text
     parts = []
     for v in verdict.variables:
@@ -152,7 +164,8 @@ class RichProgress:
         self.virtual_s = 0.0
         self.sequence = sequence
         self.step_s = 0.0  # planned seconds of the step running
-        self.done_s = 0.0  # planned seconds of this test's steps done
+        self.phase_index, self.phase_done_s = 0, 0.0  # the phase under way; planned seconds of its steps done
+        self.writes = PhaseWrites()  # what its intervals wrote: a write-budgeted phase's ETA
         self.pace = Pace()
         self.doing, self.since = "starting", time.monotonic()  # what the heartbeat says
         self._lock = threading.Lock()
@@ -181,7 +194,7 @@ class RichProgress:
     def in_sequence(self, plans: list[TestPlan], index: int) -> None:
         """The sequence's test `index` starts: its live ETA covers the tests after it too."""
         self.sequence = (index + 1, len(plans), sum(p.timed_seconds()[1] for p in plans[index + 1 :]))
-        self.done_s, self.cell_wall = 0.0, None
+        self.phase_index, self.phase_done_s, self.writes, self.cell_wall = 0, 0.0, PhaseWrites(), None
 
     def test_starts(self, plan: TestPlan) -> None:
         """The plan the runner is given next (the command tells; the runner names only phases)."""
@@ -190,6 +203,7 @@ class RichProgress:
     # -- runner hooks -----------------------------------------------------------------------
     def phase(self, phase: Phase, index: int) -> None:
         self.phase_ = phase
+        self.phase_index, self.phase_done_s, self.writes = index, 0.0, PhaseWrites()
         self._doing(f"{phase.name}: starting")
         title, of = (self.plan.title, f"/{len(self.plan.phases)}") if self.plan is not None else ("", "")
         if self.lines:
@@ -218,7 +232,9 @@ class RichProgress:
     def done(self, result: RoundResult, wall_s: float) -> None:
         self.last_iops = result.iops
         virtual = result.counters.get("virtual_seconds", 0.0)
-        self.done_s += self.step_s
+        self.phase_done_s += self.step_s
+        if self.what == "round":
+            self.writes.add(result)
         self.pace.add(self.step_s, wall_s, virtual)
         self.virtual_s += virtual
         if self.what == "round":
@@ -241,7 +257,7 @@ class RichProgress:
         end = "writing its report" if self.report else "summarising its results"
         self._doing(f"the run is measured; {end}" if last else f"{phase.name}: done")
         if self.lines:
-            self._print(f"{phase.name}: phase done after {rounds} round(s){state}: {reason}")
+            self._print(f"{phase.name}: phase done after {counted(rounds, 'round')}{state}: {reason}")
 
     def note(self, text: str) -> None:
         if self.lines:
@@ -290,7 +306,7 @@ class RichProgress:
             self._folded = 0
             self._take(len(held))
         if held and folded:
-            held[0] = f"({folded} earlier line(s) folded, to keep about one line a second) {held[0]}"
+            held[0] = f"({counted(folded, 'earlier line')} folded, to keep about one line a second) {held[0]}"
         for text in held:
             self._emit(text)
 
@@ -306,17 +322,29 @@ class RichProgress:
                 self._emit(f"still running: {self.doing} for {_clock(now - self.since)}{live}; ETA {self._eta()}")
 
     # -- the live panel ---------------------------------------------------------------------
-    def _eta(self) -> str:
-        """The rest of this test (and of the sequence) in wall time, from this run's measured pace."""
+    def _eta(self, now: float | None = None) -> str:
+        """The rest of this test (and of the sequence) in wall time, from this run's measured pace:
+        the rest of the phase under way, then the phases after it (and the tests after this one)."""
         if self.plan is None:
             return "estimating…"
-        early, late = self.plan.timed_seconds()
-        early, late = max(0.0, early - self.done_s), max(0.0, late - self.done_s)
-        text = eta_text(early, late, self.pace)
+        spans = [self.plan.phase_seconds(p) for p in self.plan.phases]
+        i = min(self.phase_index, len(spans) - 1)
+        first, last = spans[i]
+        after = self.sequence[2] if self.sequence is not None else 0.0
+        later = (sum(a for a, _ in spans[i + 1 :]), sum(b for _, b in spans[i + 1 :]) + after)
+        got = budget_estimate(self.plan, self.phase_, self.phase_done_s, self.writes) if self.phase_ else None
+        if got is None:
+            early, late = max(0.0, first - self.phase_done_s), max(0.0, last - self.phase_done_s)
+            budget = None
+        else:
+            early, late = got.early_s, got.late_s
+            more = ", then what follows it at its latest" if later[1] else ""
+            budget = Estimate(0.0, 0.0, got.most_s + later[1], f"{got.limit}{more}", got.how)
+        text = eta_text(early + later[0], late + later[1], self.pace, now, budget)
         if self.sequence is None:
             return text
-        number, count, after = self.sequence
-        return f"test {number}/{count}; to the end of the sequence: {eta_text(early, late + after, self.pace)}"
+        number, count, _ = self.sequence
+        return f"test {number}/{count}; to the end of the sequence: {text}"
 
     def _round_eta(self) -> str:
         if self.what != "round" or self.cell_wall is None or self.phase_ is None or self.plan is None:

@@ -13,7 +13,7 @@ from rich.markup import escape as esc
 from iolab.cli.console import Console
 from iolab.cli.options import with_runs_dir
 from iolab.core.errors import IolabError
-from iolab.core.units import parse_duration, parse_size
+from iolab.core.units import counted, parse_duration, parse_size
 from iolab.traces import formats as trace_formats
 
 sim_app = typer.Typer(help="The built-in simulated drives.", no_args_is_help=True)
@@ -274,8 +274,12 @@ def _write_analysis(a, out: Path, *, qd, threads: int, compress: float, replay_s
         soft_wrap=True,
     )
     console.print(
-        f"replay: {len(plan.steps)} steps, {plan.duration_s:,.1f} s"
-        + (f" ({len(plan.skipped)} steps without IOs of the replayed streams left out)" if plan.skipped else "")
+        f"replay: {counted(len(plan.steps), 'step')}, {plan.duration_s:,.1f} s"
+        + (
+            f" ({counted(len(plan.skipped), 'step')} without IOs of the replayed streams left out)"
+            if plan.skipped
+            else ""
+        )
     )
     return written
 

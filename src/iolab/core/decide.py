@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
 from iolab.core.results import RoundResult
-from iolab.core.units import num
+from iolab.core.units import counted, num
 from iolab.core.workload import Workload
 
 
@@ -141,8 +141,8 @@ class DemandShortfall:
 
     def describe(self) -> str:
         return (
-            f"stop when {self.steps} cell(s) in a row deliver more than {self.tolerance * 100:g} % below "
-            "their demanded IOPS"
+            f"stop after {counted(self.steps, 'cell')} in a row delivering more than {self.tolerance * 100:g} % below "
+            "the demanded IOPS"
         )
 
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
@@ -154,7 +154,7 @@ class DemandShortfall:
         s = last[-1]
         outcome = (
             f"delivered {num(s.iops)} IOPS at a demand of {num(s.demand_iops)} "
-            f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {self.steps} step(s): "
+            f"({(s.iops / s.demand - 1) * 100:+.1f} %) for {counted(self.steps, 'step')}: "
             + (
                 f"maximum sustainable IOPS {num(met.demand_iops)} (the highest demand met within "
                 f"{self.tolerance * 100:g} %, delivered {num(met.iops)})"
@@ -189,7 +189,7 @@ class NoGain:
         _steps(self.steps, "no-gain steps")
 
     def describe(self) -> str:
-        return f"stop when {self.steps} cell(s) in a row gain less than {self.min_gain * 100:g} % IOPS over the best so far"
+        return f"stop after {counted(self.steps, 'cell')} in a row gaining less than {self.min_gain * 100:g} % IOPS over the best so far"
 
     def check(self, phase: str, samples: Sequence[Sample]) -> Decision | None:
         if len(samples) <= self.steps:
@@ -202,7 +202,7 @@ class NoGain:
         outcome = (
             f"{s.key}: {num(s.iops)} IOPS, {(s.iops / best.iops - 1) * 100:+.1f} % against the best before "
             f"({best.key}: {num(best.iops)} IOPS), less than {self.min_gain * 100:g} % gained for "
-            f"{self.steps} step(s): chosen {top.key} ({num(top.iops)} IOPS), the last step that gained "
+            f"{counted(self.steps, 'step')}: chosen {top.key} ({num(top.iops)} IOPS), the last step that gained "
             f"at least {self.min_gain * 100:g} %"
         )
         return Decision(

@@ -287,25 +287,26 @@ class TestPlan:
         time budget runs to it; a write budget can end a phase after its first round. Steps with a
         byte budget (fills) are not in it: their time is the drive's speed. The one estimate behind
         every ETA iolab prints."""
-        early = late = 0.0
-        for ph in self.phases:
-            if isinstance(ph, Deferred):  # its cells exist only once the phases before it ran
-                early, late = early + ph.seconds, late + ph.seconds
-                continue
-            timed = sum(step_seconds(w) for w in ph.precondition)
-            # idles are wall time the run takes too (Host Idle Recovery: 10.5 h of its ~13 h)
-            per_round = sum(step_seconds(c.workload) + (c.idle_before_s or 0.0) for c in ph.cells)
-            most = per_round * ph.max_rounds
-            if ph.budget_seconds is not None:
-                most = min(most, ph.budget_seconds)
-            if ph.stop_on_steady:
-                least = min(most, per_round * self.rule.window)
-            elif ph.budget_write_bytes is not None:
-                least = min(most, per_round)
-            else:
-                least = most
-            early, late = early + timed + least, late + timed + most
-        return early, late
+        spans = [self.phase_seconds(ph) for ph in self.phases]
+        return sum(a for a, _ in spans), sum(b for _, b in spans)
+
+    def phase_seconds(self, ph: Phase | Deferred) -> tuple[float, float]:
+        """(earliest, latest) time one phase's timed steps take (`timed_seconds`)."""
+        if isinstance(ph, Deferred):  # its cells exist only once the phases before it ran
+            return ph.seconds, ph.seconds
+        timed = sum(step_seconds(w) for w in ph.precondition)
+        # idles are wall time the run takes too (Host Idle Recovery: 10.5 h of its ~13 h)
+        per_round = sum(step_seconds(c.workload) + (c.idle_before_s or 0.0) for c in ph.cells)
+        most = per_round * ph.max_rounds
+        if ph.budget_seconds is not None:
+            most = min(most, ph.budget_seconds)
+        if ph.stop_on_steady:
+            least = min(most, per_round * self.rule.window)
+        elif ph.budget_write_bytes is not None:
+            least = min(most, per_round)
+        else:
+            least = most
+        return timed + least, timed + most
 
     def essence(self) -> tuple[Any, ...]:
         """What the runner runs: the phases, the tested capacity, the typed parameters, the

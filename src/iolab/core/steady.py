@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from iolab.core.units import denoise, num
+from iolab.core.units import counted, denoise, num
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,11 @@ class SteadyRule:
     def describe(self, limit: str | None = None) -> str:
         """The rule in words; `limit` says how the run's phases end (default: the round limit)."""
         cmp = "<" if self.strict else "≤"
+        limit = limit or f"at most {counted(self.max_rounds, 'round')}"
         return (
             f"{self.window}-round window; range {cmp} {self.range_limit:.0%} of average; "
             f"fit-line excursion {cmp} {self.slope_limit:.0%} of average; "
-            f"{limit or f'at most {self.max_rounds} rounds'}; comparison {'strict' if self.strict else 'inclusive'}; "
+            f"{limit}; comparison {'strict' if self.strict else 'inclusive'}; "
             f"accepted only after {self.minimum_text()} is written since the purge"
         )
 

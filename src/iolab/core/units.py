@@ -123,6 +123,13 @@ def num(v: float | None, sig: int = SIG, trim: bool = False) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun in the number it takes: "1 step", "2 steps", "0 complete rounds",
+    "1,024 cells". The last word takes the plural: `noun` + "s" unless `plural` is given. (The
+    "N step(s)" it replaces printed "1 step(s)"; "{n} steps" printed "1 steps".)"""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def denoise(v: float, scale: float) -> float:
     """0 for a value that is floating-point noise next to `scale` (a flat series' fit slope of
     4.5e-15 is a zero slope, and prints as one)."""

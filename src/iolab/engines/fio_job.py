@@ -14,6 +14,7 @@ from functools import cache
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.ioengines import AUTO_IOENGINE, JOB_IOENGINES, check_ioengine
+from iolab.core.units import counted
 from iolab.core.usertext import check_fio_value, check_text
 from iolab.core.workload import Stream, Workload
 from iolab.targets import Target
@@ -324,7 +325,7 @@ def _active_size(target: Target, w: Workload) -> int:
 def _head_comments(target: Target, w: Workload, tag: str, size: int, note: str | None) -> list[str]:
     head = [
         f"; iolab round {tag}: {w.label()} on {target.spec}",
-        f"; outstanding IO {w.threads} thread(s) x QD {w.queue_depth}, active range {w.active_range:g}"
+        f"; outstanding IO {counted(w.threads, 'thread')} x QD {w.queue_depth}, active range {w.active_range:g}"
         f" ({size} B from offset 0), entropy {w.entropy:g}",
         f"; run by hand from this directory: fio --output-format=json+ --output={tag}.json {tag}.fio",
     ]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.core.errors import EngineError, IolabError
+from iolab.core.units import counted
 from iolab.engines.fio_job import client_clock
 from iolab.engines.fio_relay import relayed
 
@@ -90,7 +91,7 @@ def budget(
     s = min(MAX_DEFAULT_S, BASE_S * factor)
     return Budget(
         s,
-        f"{BASE_S:g} s × {factor:.1f}: load {load:.1f}, {runnable} tasks runnable, {concurrent} probe(s) at once, "
+        f"{BASE_S:g} s × {factor:.1f}: load {load:.1f}, {runnable} tasks runnable, {counted(concurrent, 'probe')} at once, "
         f"on {ncores} cores; {PROBE_ENV} sets it",
     )
 
@@ -158,6 +159,6 @@ def probe(endpoint: tuple[str, int], fio: str, b: Budget, sleep=time.sleep) -> P
     else:
         what = f"did not report its version (last attempt {said})"
     raise EngineError(
-        f"{where} {what} ({attempts} attempt(s); the budget {b.seconds:g} s: {b.why}). A server that is only slow "
+        f"{where} {what} ({counted(attempts, 'attempt')}; the budget {b.seconds:g} s: {b.why}). A server that is only slow "
         f"to answer on a busy machine gets more time with {PROBE_ENV}=SECONDS."
     )

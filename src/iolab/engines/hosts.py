@@ -26,6 +26,7 @@ from pathlib import Path
 
 from iolab.core.errors import EngineError, IolabError
 from iolab.core.procs import die_with_parent
+from iolab.core.units import counted
 from iolab.engines.fioprobe import Budget, Probe, budget, probe
 from iolab.engines.hostlist import Host
 from iolab.engines.serverpids import record, stop_leftovers, stop_pid
@@ -370,7 +371,7 @@ def check_versions(
         f"fio server probe (a 4 KiB null job reporting the server's fio version): each host may take {b.seconds:g} s "
         f"({b.why}); "
         + "; ".join(
-            f"{h.name} answered in {p.seconds:.1f} s ({p.attempts} attempt(s))"
+            f"{h.name} answered in {p.seconds:.1f} s ({counted(p.attempts, 'attempt')})"
             + (f", its server chose clocksource={p.clock} itself, which its jobs then name" if p.clock else "")
             for h, p in zip(hosts, probes)
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
-from iolab.core.units import measurable
+from iolab.core.units import counted, measurable
 from iolab.figures.endurance import steady_random_write
 from iolab.figures.phaseend import since_last_purge
 from iolab.figures.summary import PhaseSummary, summarise
@@ -406,12 +406,14 @@ def endurance_basis(v: RunView) -> Outcome:
         e = min(float(c.workload.get("entropy", 1.0)) for c in low)
         return Outcome(
             FAIL,
-            f"the endurance basis ({w.short}) holds {len(low)} cell(s) of compressible data (entropy {e:g}): "
+            f"the endurance basis ({w.short}) holds {counted(len(low), 'cell')} of compressible data (entropy {e:g}): "
             "its WAF flatters TBW and DWPD",
             numbers,
         )
-    left = f"; {len(w.left_out)} compressible cell(s) left out" if w.left_out else ""
-    return Outcome(PASS, f"the endurance basis ({len(basis)} cells) wrote incompressible data{left}", numbers)
+    left = f"; {counted(len(w.left_out), 'compressible cell')} left out" if w.left_out else ""
+    return Outcome(
+        PASS, f"the endurance basis ({counted(len(basis), 'cell')}) wrote incompressible data{left}", numbers
+    )
 
 
 INVARIANTS: tuple[Invariant, ...] = (

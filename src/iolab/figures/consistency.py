@@ -22,6 +22,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from iolab.core.units import counted
+
 DIP_SIGMAS = 4.0
 DIP_FLOOR = 0.10
 MIN_DIPS = 3
@@ -74,7 +76,7 @@ class Dips:
         if self.count == 0:
             return "none found" + reach
         starts = ", ".join(f"{s:g} s" for s in self.starts_s[:6])
-        return f"none found ({self.count} dip(s) at {starts}, not periodic){reach}"
+        return f"none found ({counted(self.count, 'dip')} at {starts}, not periodic){reach}"
 
 
 def spread(iops: Sequence[float]) -> Spread | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from iolab.core.plan import Deferred, Phase, TestPlan
 from iolab.core.steady import SteadyVerdict
-from iolab.core.units import duration
+from iolab.core.units import counted, duration
 from iolab.store.manifest import manifest_of
 from iolab.store.runstore import RunStore
 
@@ -200,10 +200,10 @@ def rule_text(plan: TestPlan) -> str:
         parts.append(f"at most {' or '.join(map(str, stop))} rounds")
     for ph in short:
         parts.append(
-            f"not evaluated in {ph.name}: at most {ph.max_rounds} round(s), fewer than the {plan.rule.window}-round window"
+            f"not evaluated in {ph.name}: at most {counted(ph.max_rounds, 'round')}, fewer than the {plan.rule.window}-round window"
         )
     if report:
         parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
     if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):
-        parts.append(f"at most {plan.rule.max_rounds} rounds")
+        parts.append(f"at most {counted(plan.rule.max_rounds, 'round')}")
     return plan.rule.describe("; ".join(parts) or "not evaluated (no phase tracks steady state)")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from iolab.core.cellschema import CellRow
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 
 if TYPE_CHECKING:
     import numpy as np
@@ -148,7 +149,7 @@ def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
     for n, r in enumerate(rows[first:], start=first + 1):
         where = f"{source}, line {n}"
         if len(r) <= max(ti, pi):
-            raise IolabError(f"{where}: {len(r)} field(s); the time and power columns need {max(ti, pi) + 1}.")
+            raise IolabError(f"{where}: {counted(len(r), 'field')}; the time and power columns need {max(ti, pi) + 1}.")
         t = _parse_time(r[ti], where) + offset_s
         try:
             p = float(r[pi]) * scale
@@ -163,7 +164,7 @@ def parse_meter_log(text: str, source: str, offset_s: float = 0.0) -> MeterLog:
         ts.append(t)
         ps.append(p)
     if len(ts) < 2:
-        raise IolabError(f"{source}: {len(ts)} reading(s); a meter log needs at least two.")
+        raise IolabError(f"{source}: {counted(len(ts), 'reading')}; a meter log needs at least two.")
     times = np.asarray(ts)
     steps = np.diff(times)
     interval = float(np.median(steps[steps > 0])) if (steps > 0).any() else 0.0

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.core.results import row_spans as widths  # each interval's length from the series' end times
+from iolab.core.units import counted
 
 MIN_CACHE_INTERVALS = 2  # whole intervals at the in-cache rate before the cliff
 STAYS_BELOW = 0.8  # share of the time after the cliff spent below `cliff` × the in-cache rate
@@ -97,7 +98,7 @@ def find_cache(t_end: Sequence[float], mbps: Sequence[float], cliff: float) -> C
         return Cache(total, seconds, post_cache_mbps=median, reason=reason)
 
     if len(mbps) < MIN_CACHE_INTERVALS + 1:
-        return none(f"{len(mbps)} interval(s) measured, too few to see a change of rate")
+        return none(f"{counted(len(mbps), 'interval')} measured, too few to see a change of rate")
     k = change_point(w, mbps)
     if k is None or k < MIN_CACHE_INTERVALS:
         return none("the rate did not drop after the first intervals")
@@ -106,7 +107,7 @@ def find_cache(t_end: Sequence[float], mbps: Sequence[float], cliff: float) -> C
     post = statistics.median(second[1:] or second)
     line = cliff * rate_in
     if post >= line:
-        return none(f"the rate never fell below {cliff:.0%} of its first {k} interval(s)")
+        return none(f"the rate never fell below {cliff:.0%} of its first {counted(k, 'interval')}")
     below = sum(wi for wi, ri in zip(w[k:], second) if ri < line)
     if below < STAYS_BELOW * sum(w[k:]):
         return none(f"the rate fell below {cliff:.0%} of the start only for a while")

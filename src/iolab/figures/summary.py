@@ -12,6 +12,7 @@ from weakref import WeakKeyDictionary
 from iolab.core.cellschema import AVERAGED, CellRow, fold
 from iolab.core.results import Histogram
 from iolab.core.steady import VariableVerdict
+from iolab.core.units import counted
 from iolab.store import bulk as storebulk
 from iolab.store.runstore import PhaseRow, RunStore
 
@@ -86,7 +87,7 @@ def rounds_count(ph: PhaseSummary) -> str:
     partial = sorted(
         {r.round: r for r in ph.rows if r.partial and r.round in ph.rounds}.values(), key=lambda r: r.round
     )
-    text = f"{len(ph.rounds) - len(partial)} complete round(s)"
+    text = f"{counted(len(ph.rounds) - len(partial), 'complete round')}"
     # "and", not "then": the interval before the budget's last one can be partial too (run/budget.py)
     return text + "".join(f" and round {interval_label(r)}" for r in partial)
 

@@ -25,6 +25,7 @@ from iolab.core.errors import IolabError
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.runfiles import INPUTS_DIR
 from iolab.core.steady import evaluate
+from iolab.core.units import counted
 from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
@@ -413,7 +414,7 @@ def _recover_round(
         recovered += 1
     if recovered:
         notes.append(
-            f"{ph.name}: recovered {recovered} cell(s) of round {rnd} from raw/ (measured, not yet stored "
+            f"{ph.name}: recovered {counted(recovered, 'cell')} of round {rnd} from raw/ (measured, not yet stored "
             "when the run stopped)."
         )
     if complete:

@@ -19,7 +19,7 @@ from iolab.core.plan import Cell, Deferred, Phase, TestPlan, step_seconds
 from iolab.core.results import RoundResult, check_result
 from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
-from iolab.core.units import duration
+from iolab.core.units import counted, duration
 from iolab.core.workload import Workload
 from iolab.engines import Engine, HostsEngine, targets_elsewhere
 from iolab.figures.audit import audit
@@ -292,7 +292,7 @@ class Runner:
         if why_not and why_not not in stop_reason:
             stop_reason += "; " + why_not
         if steady is False and phase.stop_on_steady:
-            self.progress.note(f"{phase.name}: steady state NOT reached after {rnd} rounds")
+            self.progress.note(f"{phase.name}: steady state NOT reached after {counted(rnd, 'round')}")
         store.finish_phase(phase.name, steady, rnd, stop_reason)
         self.progress.phase_done(phase, steady, rnd, stop_reason)
 
@@ -326,7 +326,7 @@ class Runner:
             else f"round {rnd}, cell {ordinal + 1} of {len(phase.cells)}"
         )
         if strays := self.store.set_aside_strays(tag):
-            note = f"{tag}: {strays} raw file(s) of an attempt never stored, set aside in raw/interrupted-*/"
+            note = f"{tag}: {counted(strays, 'raw file')} of an attempt never stored, set aside in raw/interrupted-*/"
             self.progress.note(note)
             manifest_of(self.store).notes.append(note)
         result = self.engine.run(

@@ -1,14 +1,17 @@
 """The limit between two demand steps: after a ramp of rising demand (latency vs demand,
 latency-bound) ends, bisection between the highest demand that met the test's rule and the
-lowest above it that did not. A doubling ramp that met 64,000 and broke at 130,000 IOPS places
-the limit within a factor of two; three halvings place it within 1/8 of that gap (8,250 IOPS),
-and a √2 ramp's 64,000 → 90,000 gap within 3,250.
+lowest above it that did not. Each step splits that bracket on a log scale (at the geometric
+mean of its ends), so every step takes the square root of the bracket's ratio whatever its
+width: three steps narrow a doubling ramp's 64,000 → 130,000 to a factor of 2^(1/8) (9 %),
+and a sparse list's 2,000 → 4,000,000 to 2,000^(1/8) (2.6×), where halving the difference
+three times tried 2,000,000, 1,000,000 and 501,000 and left 2,000 → 501,000.
 
 Each step is one deferred phase of one cell, built from the results of the ramp and the steps
 before it, so a resumed run builds the same steps again."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +20,10 @@ from iolab.core.plan import Cell, Deferred, Phase
 from iolab.core.units import num
 
 STEPS = 3
+# how each step splits the bracket, for the tests' "Bisection" rows (said wherever the search is described)
+SPLIT = (
+    "each at the geometric mean of the highest demand met and the lowest not met so far (their midpoint on a log scale)"
+)
 
 
 def step_names(ramp: str, steps: int = STEPS) -> tuple[str, ...]:
@@ -32,14 +39,14 @@ def bracket(samples: Sequence[Sample], met: Callable[[Sample], bool]) -> tuple[f
 
 
 def midpoint(lo: float | None, hi: float | None) -> int | None:
-    """Halfway, to three significant digits (the ramp's own steps have two); from 0 when no step
-    met (the first step already broke). None: no gap left to halve (every step met, or the two
-    are adjacent)."""
+    """The geometric mean of the two, √(lo × hi), to three significant digits (the ramp's own
+    steps have two); half of `hi` when no step met (the first step already broke: the log scale
+    has no 0 to split from). None: no gap left to split (every step met, or the two are
+    adjacent)."""
     if hi is None:
         return None
-    lo = lo or 0.0
-    mid = int(float(f"{(lo + hi) / 2:.3g}"))
-    return mid if lo < mid < hi else None
+    mid = int(float(f"{math.sqrt(lo * hi) if lo else hi / 2:.3g}"))
+    return mid if (lo or 0.0) < mid < hi else None
 
 
 def refinements(
@@ -59,22 +66,28 @@ def refinements(
             seen = [s for name in (ramp, *names[:k]) for s in samples.get(name, ())]
             lo, hi = bracket(seen, met)
             mid = midpoint(lo, hi)
-            if mid is None:  # nothing to halve: the highest demand met (or the lowest tried) again
+            if mid is None:  # nothing to split: the highest demand met (or the lowest tried) again
                 again = lo if lo is not None else min((s.demand_iops for s in seen if s.demand_iops), default=1)
                 demand = int(again)
                 outcome = (
-                    f"no gap to halve (highest demand met: {num(lo) if lo is not None else 'none'}, lowest above "
+                    f"no gap to split (highest demand met: {num(lo) if lo is not None else 'none'}, lowest above "
                     f"it not met: {num(hi) if hi is not None else 'none'}); {num(demand)} IOPS measured again"
                 )
             else:
                 demand = mid
-                below = f"{num(lo)} (met)" if lo is not None else "0 (no step met)"
-                outcome = f"between {below} and {num(hi)} (not met): {num(mid)} IOPS"
+                outcome = (
+                    f"geometric mean of {num(lo)} (met) and {num(hi)} (not met): {num(mid)} IOPS"
+                    if lo is not None
+                    else f"half of {num(hi)} (not met; no step met): {num(mid)} IOPS"
+                )
             phase = Phase(names[k], (cell(demand),), (), purge=False, max_rounds=1, stop_on_steady=False)
             return phase, Decision(names[k], {**rule, "name": "bisection"}, outcome, {"demand_iops": demand})
 
         return Deferred(
-            names[k], f"halfway between the highest demand met and the lowest not met, after {ramp!r}", build, seconds
+            names[k],
+            f"the geometric mean of the highest demand met and the lowest not met, after {ramp!r}",
+            build,
+            seconds,
         )
 
     return tuple(step(k) for k in range(steps))

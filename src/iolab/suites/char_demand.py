@@ -11,7 +11,7 @@ from dataclasses import replace
 from iolab.core import testparams as tp
 from iolab.core.decide import DemandShortfall, rule_record
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB
+from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
@@ -67,8 +67,12 @@ def geometric(start: int, stop: int, ratio: float = 2**0.5) -> tuple[int, ...]:
 
 def show_demand(v: tuple[int, ...]) -> str:
     if len(v) > 2 and len({b - a for a, b in zip(v, v[1:])}) == 1:
-        return f"{v[0]:,} … {v[-1]:,} in {v[1] - v[0]:,} IOPS steps ({len(v)} steps)"
-    return f"{tp.show_list(v)} ({len(v)} steps)" if len(v) <= 30 else f"{v[0]:,} … {v[-1]:,} ({len(v)} steps)"
+        return f"{v[0]:,} … {v[-1]:,} in {v[1] - v[0]:,} IOPS steps ({counted(len(v), 'step')})"
+    return (
+        f"{tp.show_list(v)} ({counted(len(v), 'step')})"
+        if len(v) <= 30
+        else f"{v[0]:,} … {v[-1]:,} ({counted(len(v), 'step')})"
+    )
 
 
 def positive_list(text: str) -> tuple[int, ...]:
@@ -157,7 +161,10 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [
         ("Stimulus", "RND 4 KiB reads, then RND 4 KiB writes, at rising demanded IOPS (rate limit)"),
         ("Stop rule", rule.describe()),
-        ("Bisection", f"{bisection.STEPS} steps between the highest demand met and the next, which fell short"),
+        (
+            "Bisection",
+            f"{bisection.STEPS} steps between the highest demand met and the next, which fell short, {bisection.SPLIT}",
+        ),
         ("Settle", f"the first read step after the preconditioning: at least {tp.show_seconds(SETTLE_S)} unmeasured"),
     ]
     notes = ("The writes follow the reads without a new purge: the read ramp does not change the drive's state.",)

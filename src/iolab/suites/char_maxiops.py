@@ -17,7 +17,7 @@ from typing import Any
 from iolab.core import testparams as tp
 from iolab.core.decide import Decision, NoGain, Sample, knee, last_gain
 from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
-from iolab.core.units import KiB
+from iolab.core.units import KiB, counted
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.report.char_demand import (
@@ -219,7 +219,7 @@ class _Searches:
                 rounds_phase(op),
                 {"name": CHOICE[v["rule"]]},
                 f"the queue-depth and thread searches chose {best.key} ({best.iops:,.0f} {op} IOPS), "
-                f"{self.how}: {rounds} rounds there",
+                f"{self.how}: {counted(rounds, 'round')} there",
                 {"threads": tc, "queue_depth": qd},
             )
 

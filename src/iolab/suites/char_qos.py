@@ -9,7 +9,7 @@ import statistics
 
 from iolab.core import testparams as tp
 from iolab.core.plan import Cell, Profile, TestPlan
-from iolab.core.units import KiB, measurable
+from iolab.core.units import KiB, counted, measurable
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.pages.chartext import qos_view
@@ -93,7 +93,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
     rows = s.rows + [
         (
             "Stimulus",
-            f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {rounds} rounds each of "
+            f"RND 4 KiB W then R, TC 1 × QD {v['qd']}, {counted(rounds, 'round')} each of "
             f"{tp.show_seconds(warmup)} warm-up + {tp.show_seconds(measured)} measured",
         )
     ]

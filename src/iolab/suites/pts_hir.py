@@ -10,7 +10,7 @@ from typing import Any
 
 from iolab.core.plan import Cell, Phase, Profile, TestPlan, Tracking
 from iolab.core.testparams import Param, parameter_rows, positive_int, seconds, show_seconds, values
-from iolab.core.units import KiB, duration
+from iolab.core.units import KiB, counted, duration
 from iolab.core.workload import Workload
 from iolab.figures.compare import KeyMetric
 from iolab.figures.compare.hir import PC_PHASE, baseline_phase, hir_result, wait_phase
@@ -152,7 +152,7 @@ def _parameter_rows(
         ("Outstanding IO", f"TC {profile.threads} × QD {profile.queue_depth}"),
         (
             "Preconditioning",
-            f"purge, then rounds of {n_pc} × {duration(interval)} to steady state (≤ {profile.max_rounds} rounds)",
+            f"purge, then rounds of {n_pc} × {duration(interval)} to steady state (≤ {counted(profile.max_rounds, 'round')})",
         ),
         (
             "Wait states",

@@ -6,6 +6,7 @@ the composite workload."""
 from __future__ import annotations
 
 from iolab.core.plan import Cell, Phase, Profile, TestPlan
+from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric, replay_totals
 from iolab.pages.compare_pages.rwsw import replay_overlays
 from iolab.pages.report.header import SPEC_HEADINGS
@@ -75,7 +76,7 @@ def build(profile: Profile, target: Target, inp: RwswInput) -> TestPlan:
             "duration in the replay file."
         )
     if plan.skipped:
-        notes.append(f"{len(plan.skipped)} capture step(s) had no IOs of the replayed streams and are not replayed.")
+        notes.append(f"{counted(len(plan.skipped), 'capture step')} without IOs of the replayed streams, not replayed.")
     return TestPlan(
         NAME,
         "Replay-Native",

@@ -215,7 +215,7 @@ def build(profile: Profile, target: Target) -> TestPlan:
             "Ramp",
             f"demand {_show_steps(v['steps'])} IOPS, {tp.show_seconds(profile.cell_seconds)} each, until "
             f"{v['percentile']:g} % latency > {_show_us(v['bound'])}, then {bisection.STEPS} bisection steps "
-            "between the highest demand that met it and the lowest that broke it",
+            f"between the highest demand that met it and the lowest that broke it, {bisection.SPLIT}",
         ),
         ("Sustain", f"the highest demand that met the bound, for {tp.show_seconds(v['sustain'])}"),
     ]

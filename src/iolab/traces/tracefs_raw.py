@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.traces.events import paired_sql
 from iolab.traces.table import TraceTable, connect, write_table
 
@@ -271,7 +272,7 @@ def import_tracefs_raw(
             )
         if lost_unknown:
             said.append(
-                f"{lost_unknown:,} page(s) follow a loss of trace events whose count the kernel did not "
+                f"{counted(lost_unknown, 'page')} after a loss of trace events whose count the kernel did not "
                 "store (counted as 1 event each)"
             )
         return write_table(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.figures.compare import Comparison, KeyMetric, RunFacts, check_comparable, comparison_stem, summary_table
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, plots, sections, write_document
@@ -63,7 +64,7 @@ def run_labels(runs: list[RunData], names: Sequence[str] = ()) -> list[str]:
     before/after pair on one drive) carry their run ids."""
     if names and len(names) != len(runs):
         raise IolabError(
-            f"--label: {len(names)} label(s) for {len(runs)} runs; give one --label per run, in the order of the runs."
+            f"--label: {counted(len(names), 'label')} for {len(runs)} runs; give one --label per run, in the order of the runs."
         )
     split = any(r.manifest.split for r in runs)
     base = list(names) or [r.label + (f" ({legs_text(r)})" if split else "") for r in runs]
@@ -160,7 +161,7 @@ def comparison_caveats(
         out.append(
             (
                 f"FORCED COMPARISON of runs that differ: {'; '.join(diffs)}",
-                f"FORCED COMPARISON of runs that differ in {len(diffs)} setting(s)",
+                f"FORCED COMPARISON of runs that differ in {counted(len(diffs), 'setting')}",
                 DRIVES_PAGE,
             )
         )

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric, check_comparable, summary_table
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.compare_pages.document import (
@@ -140,7 +141,7 @@ def build_sequence_comparison(
     gaps = (
         (
             "MISSING: " + "; ".join(missing) + " (those columns are blank and unranked)",
-            f"MISSING: {len(missing)} test run(s) (their columns are blank and unranked)",
+            f"MISSING: {counted(len(missing), 'test run')} (blank and unranked)",
             "Runs Compared",
         ),
     )

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from iolab.core.decide import DemandShortfall, Sample, rule_from, sample_of_row
-from iolab.core.units import num, pct_text
+from iolab.core.units import counted, num, pct_text
 from iolab.figures.compare import cell_percentile
 from iolab.figures.summary import CellAverage, PhaseSummary
 from iolab.pages.report.char_endurance import endurance_pages
@@ -326,7 +326,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
         where = _optimum(rounds, label)
         mean = rounds_mean(rounds)
         verdict = f"Most {op} IOPS in the searches at {label} ({num(best.iops)} IOPS); " + (
-            f"{len(rounds.rows)} rounds at {where} averaged {num(mean)} IOPS."
+            f"{counted(len(rounds.rows), 'round')} at {where} averaged {num(mean)} IOPS."
             if mean is not None and rounds is not None
             else "the rounds at the optimum were not measured."
         )

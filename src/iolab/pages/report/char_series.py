@@ -9,7 +9,7 @@ from pathlib import Path
 
 from iolab.core.cellschema import CellRow
 from iolab.core.results import Histogram, partial_row, row_spans
-from iolab.core.units import num, pct_text
+from iolab.core.units import counted, num, pct_text
 from iolab.figures.consistency import Dips, Spread, find_dips, spread
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import latency_plots
@@ -300,7 +300,7 @@ def preconditioning_pages(run: RunData) -> list[Page]:
     told = Text(
         (
             f"Preconditioning ran until PTS steady state of 4K random-write IOPS: {state} after "
-            f"{len(pc.rounds)} round(s) ({pc.phase.stop_reason or 'no reason stored'}).",
+            f"{counted(len(pc.rounds), 'round')} ({pc.phase.stop_reason or 'no reason stored'}).",
         )
     )
     if not pc.rows:

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from iolab.core.units import counted
+
 KEY = "iolab-geometry"
 MIN_TICKS = 3  # labelled ticks an axis of numbers shows at least (plot_style draws them)
 OVERLAP_PX = 1.5  # texts overlapping by less (anti-aliased edges touching) are not overprinted
@@ -270,7 +272,7 @@ def _tick_rules(ax: dict[str, Any], where: str) -> list[Violation]:
                 Violation(
                     where,
                     "ticks",
-                    f"{name} axis {axis['label']!r}: {len(labelled)} labelled tick(s) ({shown}), fewer than {MIN_TICKS}",
+                    f"{name} axis {axis['label']!r}: {counted(len(labelled), 'labelled tick')} ({shown}), fewer than {MIN_TICKS}",
                 )
             )
         if PER_SECOND.search(axis["label"]):

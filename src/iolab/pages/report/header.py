@@ -5,7 +5,7 @@ stored phases only; a fact the run did not record is printed as such, never gues
 from __future__ import annotations
 
 from iolab.core.steady import SteadyRule
-from iolab.core.units import eng, kib_label
+from iolab.core.units import counted, eng, kib_label
 from iolab.figures.audit import Audit, marker
 from iolab.pages.report import textwidth
 from iolab.pages.report.model import HeaderColumn
@@ -165,7 +165,7 @@ def steady_rule_text(run: RunData) -> str:
     cmp = "<" if rule.strict else "≤"
     return (
         f"range {cmp} {rule.range_limit:.0%}, fit excursion {cmp} {rule.slope_limit:.0%} of average "
-        f"over {rule.window} rounds"
+        f"over {counted(rule.window, 'round')}"
     )
 
 
@@ -240,7 +240,7 @@ def banners(run: RunData) -> tuple[str, ...]:
             "failed": "INCOMPLETE RUN (failed)",
         }.get(m.state, f"INCOMPLETE RUN ({m.state})")
         rounds = sum(len(ph.rounds) for ph in run.phases)
-        shown = f"{what}: only the {rounds} complete round(s) measured are shown"
+        shown = f"{what}: only the {counted(rounds, 'complete round')} measured {'is' if rounds == 1 else 'are'} shown"
         out.append((shown + (f" — {m.error}" if m.error else ""), shown, RUN_DETAILS))
     # the set-up column says so on the first page only (the compact head after it): a banner on each
     unsteady = [ph for ph in run.phases if ph.steady is False and not run.runs_to_budget(ph)]

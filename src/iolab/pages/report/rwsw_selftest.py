@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from iolab.core.errors import IolabError
 from iolab.core.runfiles import ANALYSIS_FILE, INPUTS_DIR
-from iolab.core.units import duration, num
+from iolab.core.units import counted, duration, num
 from iolab.pages.report.model import Block, Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
@@ -122,7 +122,7 @@ def _intro(a: StreamAnalysis) -> Text:
         (
             f"Self-Test (in-situ): what the captured application asked of its storage, the baseline the drives are "
             f"compared against. {a.source} ({a.fmt}): {a.total_ios:,} reads and writes over {duration(a.duration_s)} in "
-            f"{len(a.steps)} steps of {a.step_s:g} s"
+            f"{counted(len(a.steps), 'step')} of {a.step_s:g} s"
             + (f", filtered to {' and '.join(filters)}" if filters else "")
             + f"; read {num(a.read_pct())} %. Dominant streams (≥ {a.threshold * 100:g} % of IOs): {len(a.dominant)}, "
             f"holding {num(a.dominant_pct)} % of the IOs."

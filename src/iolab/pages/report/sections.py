@@ -13,7 +13,7 @@ from typing import Any
 from iolab.core.decide import decision_text
 from iolab.core.results import PERCENTILES
 from iolab.core.steady import VariableVerdict
-from iolab.core.units import denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
+from iolab.core.units import counted, denoise, duration, eng, kib_label, num, pct_text, unmeasured_text
 from iolab.figures.summary import CellAverage, PhaseSummary, rounds_count
 from iolab.pages.report import header, latency_plots, plots
 from iolab.pages.report.model import CONTENT_MM, Figure, Page, Table, Text, split_rows
@@ -399,7 +399,7 @@ def details_pages(run: RunData) -> list[Page]:
             rows.append(
                 (
                     f"Phase {ph.phase.name}: idle before cells",
-                    "; ".join(f"{duration(s)} before each of {n} cell(s)" for s, n in idle.items()),
+                    "; ".join(f"{duration(s)} before each of {counted(n, 'cell')}" for s, n in idle.items()),
                 )
             )
         # The window's figure is the drive's steady state; the phase's includes its fresh start.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from iolab import __version__
 from iolab.core.errors import IolabError
+from iolab.core.units import counted
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary
 from iolab.pages.report import header, write_document
@@ -58,11 +59,17 @@ def write_sequence_report(
     """`name`: the sequence ("" for runs of no one sequence); `heading`: its page-header line.
     Writes one HTML and one PDF; returns both paths."""
     cover = summary_document(name, heading, members)
-    ids = "\n".join(m.run.manifest.run_id for m in members)
-    stem = f"sequence-{name or 'runs'}-{len(members)}tests-{hashlib.sha1(ids.encode()).hexdigest()[:8]}"
+    stem = sequence_stem(name, [m.run.manifest.run_id for m in members])
     return write_document(
         [cover, *selftest_once(members)], Path(out_dir), stem, title=f"{cover.test_name} — {cover.device}"
     )
+
+
+def sequence_stem(name: str, run_ids: Sequence[str]) -> str:
+    """The report's file name: 'sequence-characterise-7tests-<hash of the run ids>' ("1test" for
+    one: the count and its noun without a space, as these names have always been)."""
+    digest = hashlib.sha1("\n".join(run_ids).encode()).hexdigest()[:8]
+    return f"sequence-{name or 'runs'}-{counted(len(run_ids), 'test').replace(' ', '')}-{digest}"
 
 
 def selftest_once(members: Sequence[SequenceMember]) -> list[Document]:
@@ -106,7 +113,9 @@ def summary_document(name: str, heading: str | None, members: Sequence[SequenceM
     return Document(
         title=f"{name or 'runs'} sequence — {first.label}",
         spec=header.spec_line(first, heading),
-        test_name=f"{name} sequence ({len(runs)} tests)" if name else f"Sequence of {len(runs)} runs",
+        test_name=f"{name} sequence ({counted(len(runs), 'test')})"
+        if name
+        else f"Sequence of {counted(len(runs), 'run')}",
         started=min(r.manifest.started for r in runs),
         ended=max((r.manifest.ended or f"not finished ({r.manifest.state})") for r in runs),
         device=header.device_line(first),

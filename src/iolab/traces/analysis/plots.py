@@ -32,6 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from iolab.core.units import counted  # noqa: E402
 from iolab.targets.writepolicy import check_file, mark_written, output_dir  # noqa: E402
 from iolab.traces.analysis.streamstats import StreamAnalysis  # noqa: E402
 
@@ -73,7 +74,9 @@ class Bins:
             return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
     def note(self, n_steps: int) -> str:
-        return "" if self.per == 1 else f"; {n_steps:,} steps drawn as {len(self.dur_s):,} bins of {self.per:,}"
+        return (
+            "" if self.per == 1 else f"; {counted(n_steps, 'step')} drawn as {len(self.dur_s):,} bins of {self.per:,}"
+        )
 
 
 def _bins(a: StreamAnalysis, max_bins: int = MAX_BINS) -> Bins:

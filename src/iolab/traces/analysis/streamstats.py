@@ -10,7 +10,7 @@ from pathlib import Path
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_text
-from iolab.core.units import kib_label
+from iolab.core.units import counted, kib_label
 from iolab.core.workload import Stream
 
 
@@ -163,7 +163,7 @@ class StreamAnalysis:
         if self.seq.gap_bytes:
             rule += f" (or up to {self.seq.gap_bytes} B past it)"
         head = [
-            f"{self.source} ({self.fmt}): {self.total_ios:,} reads and writes, {len(self.steps)} steps of "
+            f"{self.source} ({self.fmt}): {self.total_ios:,} reads and writes, {counted(len(self.steps), 'step')} of "
             f"{self.step_s:g} s ({self.duration_s:,.1f} s)"
             + (f"; {self.excluded_ios:,} other IOs (trim, flush, zero-length) left out" if self.excluded_ios else ""),
             f"SEQ rule: {rule}",

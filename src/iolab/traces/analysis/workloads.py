@@ -33,7 +33,7 @@ from typing import NoReturn
 
 from iolab.core.errors import IolabError
 from iolab.core.safefile import read_text
-from iolab.core.units import kib_label, parse_size
+from iolab.core.units import counted, kib_label, parse_size
 from iolab.core.workload import Stream, Workload
 from iolab.traces.analysis.streamstats import StreamAnalysis
 from iolab.traces.events import SECTOR  # the unit of every IO a block device or the simulator takes
@@ -122,7 +122,7 @@ class ReplayPlan:
             "# each flat out at its own stream mix and queue depth for its duration.",
             "# Edit freely. share_pct of each step must add up to 100; block_size is bytes or a size",
             '# with a unit ("8KiB"); access is rnd|seq, op is read|write.',
-            f"# {len(self.steps)} steps, {self.duration_s:g} s in all"
+            f"# {counted(len(self.steps), 'step')}, {self.duration_s:g} s in all"
             + (
                 f"; capture steps left out (no IOs of the chosen streams): {_ranges(self.skipped)}"
                 if self.skipped

@@ -1,0 +1,80 @@
+"""A write-budgeted phase's ETA (Write Saturation) rests on the write rate its intervals
+measured, and says its time budget only as what it takes at most: a 5-second simulator run
+read "ETA 0:00–4:01:26 (done by … at the latest", the 24 h budget scaled to wall time.
+Fed recorded progress with a fixed clock (`now`), never the machine's own time or speed."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from rich.console import Console
+
+from iolab import suites
+from iolab.api import registry
+from iolab.cli.progress import RichProgress, _clock
+from iolab.core.plan import Phase, step_seconds
+from iolab.core.results import OpStats, RoundResult
+from iolab.core.units import eng
+
+from .test_progress import TARGET
+
+NOW = 1_000_000.0
+RATIO = 2.0  # wall seconds per virtual second, as a (loaded) simulator run measures it
+
+
+def wsat() -> tuple[RichProgress, Phase]:
+    plan = registry.build_plan("wsat", suites.make_profile("enterprise", quick=True), TARGET)
+    p = RichProgress(Console(file=io.StringIO()), quiet=True)
+    p.test_starts(plan)
+    [phase] = plan.phases
+    assert isinstance(phase, Phase)
+    p.phase(phase, 0)
+    return p, phase
+
+
+def interval(p: RichProgress, phase: Phase, rnd: int, written: int) -> None:
+    """One 1 s interval of the phase that wrote `written` bytes, in RATIO s of wall time."""
+    cell = phase.cells[0]
+    p.step("round", rnd, 0, 1, cell.workload.label(), step_seconds(cell.workload))
+    w = OpStats(written // 4096, written, written / 4096, written / 1e6, 50.0, 90.0, 10.0, None)
+    p.done(RoundResult(OpStats.idle(), w, 1.0, counters={"virtual_seconds": 1.0}), wall_s=RATIO)
+
+
+def at(seconds: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(NOW + seconds))
+
+
+def test_the_eta_is_the_bytes_left_at_the_rates_measured_and_the_budget_only_an_upper_bound():
+    p, phase = wsat()
+    budget, budget_s = phase.budget_write_bytes, phase.budget_seconds
+    assert budget is not None and budget_s is not None and budget > 150e6
+    interval(p, phase, 1, 100_000_000)  # 100 MB/s
+    interval(p, phase, 2, 50_000_000)  # 50 MB/s: the drive slowed
+    text = p._eta(now=NOW)
+    rest = budget - 150_000_000
+    early, late, most = rest / 100e6 * RATIO, rest / 50e6 * RATIO, (budget_s - 2) * RATIO
+    assert text.startswith(f"{_clock(early)}–{_clock(late)} (done by {at(late)}: "), text
+    assert f"{eng(rest, 'B')} of the {eng(budget, 'B')} write budget left at 50.00–100.0 MB/s" in text
+    assert "the write rate of this phase's 2 intervals so far" in text
+    assert f"; at most {_clock(most)} (by {at(most)}: its time budget); wall clock: simulated time × 2" in text
+    assert "at the latest" not in text  # the estimate is not a bound; the budget is
+    assert late < most  # the evidence puts the end well before the budget
+
+
+def test_before_any_write_is_measured_only_the_budget_is_said_and_as_at_most():
+    p, phase = wsat()
+    assert p._eta(now=NOW) == "estimating… (no step measured yet)"
+    interval(p, phase, 1, 0)  # the pace is measured, no write rate yet
+    most = (phase.budget_seconds - 1) * RATIO
+    assert p._eta(now=NOW) == (
+        f"at most {_clock(most)} (by {at(most)}: its time budget), the write budget's end not yet estimated; "
+        "wall clock: simulated time × 2, the wall/virtual ratio measured so far"
+    )
+
+
+def test_a_rate_too_slow_for_the_budget_ends_the_estimate_at_the_time_budget():
+    p, phase = wsat()
+    interval(p, phase, 1, 1_000)  # 1 kB/s: the budget would take far longer than its 24 h
+    most = (phase.budget_seconds - 1) * RATIO
+    assert p._eta(now=NOW).startswith(f"{_clock(most)} (done by {at(most)}: "), p._eta(now=NOW)
