@@ -261,3 +261,31 @@ def test_show_says_what_each_bisection_step_found(tmp_path):
         assert "never decided" not in shown and "raise --set demand" not in shown, shown
         assert shown.count("Bisection step, geometric mean of 2,000 (met) and 4,000,000 (not met)") == 2, shown
         assert shown.count("Bisection step, geometric mean of") == 6, shown
+
+
+def test_a_ramp_that_ran_out_of_demands_takes_its_answer_from_the_bisection(tmp_path):
+    """`--set demand=2000,4000000`: 2,000 met and 4,000,000 fell short, one short step where the rule
+    needs two, so the ramp ran out of demands undecided; its bisection then tried 89,400 (short),
+    13,400 and 34,600 (met). The key figures were "—" while the console said "The answer of the ramp
+    and its bisection is in the key figures". Over the ramp's and the bisection's steps together the
+    two demands tried above the highest met both fell short: that is the rule's answer. And the
+    bisection's decisions named `steps=2` as if it were theirs: it is the ramp rule's."""
+    runs = tmp_path / "runs"
+    sets = ("--set", "demand=2000,4000000", "--no-report", "--runs-dir", str(runs))
+    p = iolab("run", "latency-demand", "--target", SIM, "--quick", *sets)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run_dir] = [d for d in runs.iterdir() if d.is_dir()]
+    shown = " ".join(iolab("show", str(run_dir)).stdout.split())  # rich wraps long lines
+    for ramp in ("read", "write"):
+        steps = shown.split(f"{ramp} ramp: bisection 1:", 1)[1].split("ramp: 1 complete round", 1)[0]
+        tried = re.findall(r"\): ([\d,]+) IOPS: delivered [\d,.]+ \([^)]*\), (within|short)", steps)
+        assert len(tried) == 3, steps
+        met = [int(d.replace(",", "")) for d, how in tried if how == "within"]
+        shorts = sorted(int(d.replace(",", "")) for d, how in tried if how == "short") + [4_000_000]
+        row = re.search(rf"max sustainable {ramp} IOPS │ ([\d,]+) │", shown)
+        assert row is not None, shown  # a figure, not "—"
+        answer = int(row[1].replace(",", ""))
+        # the highest demand met, with the rule's two short steps above it
+        assert met and answer == max(met) and len([d for d in shorts if d > answer]) >= 2, (answer, tried)
+    assert "bisection, judged by demand-shortfall(tolerance=0.02, steps=2)" in shown, shown
+    assert "bisection(tolerance" not in shown, shown

@@ -97,8 +97,16 @@ def decision_text(d: dict[str, Any]) -> str:
         if d.get("round") is None
         else f"after round {d['round']}" + (f", cell {d['cell']}" if d.get("cell") else "")
     )
-    params = ", ".join(f"{k}={v}" for k, v in d["rule"].items() if k not in ("name", "describe"))
-    return f"{d['phase']} ({where}): {d['rule']['name']}({params}): {d['outcome']}"
+    rule = d["rule"]
+    params = ", ".join(f"{k}={v}" for k, v in rule.items() if k not in ("name", "describe", "judged_by"))
+    # a decision made by another rule's judgement (a bisection step by its ramp's) names that rule: its
+    # parameters are that rule's, not the decision's own (a ramp's `steps` is not the bisection's)
+    how = (
+        f"{rule['name']}, judged by {rule['judged_by']}({params})"
+        if "judged_by" in rule
+        else f"{rule['name']}({params})"
+    )
+    return f"{d['phase']} ({where}): {how}: {d['outcome']}"
 
 
 class StopRule(Protocol):

@@ -81,7 +81,9 @@ def refinements(
                     else f"half of {num(hi)} (not met; no step met): {num(mid)} IOPS"
                 )
             phase = Phase(names[k], (cell(demand),), (), purge=False, max_rounds=1, stop_on_steady=False)
-            return phase, Decision(names[k], {**rule, "name": "bisection"}, outcome, {"demand_iops": demand})
+            return phase, Decision(
+                names[k], {**rule, "name": "bisection", "judged_by": rule["name"]}, outcome, {"demand_iops": demand}
+            )
 
         return Deferred(
             names[k],
