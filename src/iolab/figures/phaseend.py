@@ -72,7 +72,8 @@ def time_budget_reason(elapsed: float, budget: float) -> str:
     ran = duration(elapsed)
     if ran == duration(budget):
         return f"ran {ran}, the time budget"
-    return f"ran {ran}, past its time budget of {duration(budget)} by {duration(elapsed - budget)} (it is checked after each interval)"
+    past = duration(elapsed - budget)
+    return f"ran {ran}, past its time budget of {duration(budget)} by {past} (it is checked after each interval)"
 
 
 def after_round(
