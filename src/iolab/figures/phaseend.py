@@ -73,7 +73,7 @@ def time_budget_reason(elapsed: float, budget: float) -> str:
     if ran == duration(budget):
         return f"ran {ran}, the time budget"
     past = duration(elapsed - budget)
-    return f"ran {ran}, past its time budget of {duration(budget)} by {past} (it is checked after each interval)"
+    return f"ran {ran}, {past} past its {duration(budget)} time budget (it is checked after each interval)"
 
 
 def after_round(
