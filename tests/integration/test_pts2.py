@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from iolab.api.runlist import list_runs
+from iolab.core.units import duration
 from iolab.figures.compare.pts2 import chosen_points, demand_points, xsr_result
 from iolab.figures.summary import summarise
 from iolab.store.runstore import RunStore
@@ -42,6 +43,12 @@ def test_xsr_quick_on_a_file(scratch):
     # group 3's time axis starts where group 2 ended
     assert res.groups[2].start_min == pytest.approx(res.groups[0].minutes[-1] + res.groups[1].minutes[-1])
     assert "group 3: throughput per interval" in p.stdout
+    # a group its time budget ended says how long its intervals really ran (fio's runtime, the
+    # drain of its IO in flight included), never just the budget
+    for ph in summarise(store):
+        if "time budget" in ph.phase.stop_reason:
+            ran = sum(c.runtime_s for c in store.cells(ph.phase.name))
+            assert f"ran {duration(ran)}" in ph.phase.stop_reason, (ran, ph.phase.stop_reason)
 
 
 def test_dirth_quick_on_a_file_measures_the_grid_and_cpu(scratch):

@@ -276,6 +276,29 @@ def test_xsr_on_the_simulated_drive_shows_the_transition_and_the_recovery(tmp_pa
     assert res.settled.minutes is not None
 
 
+def test_xsr_with_short_cells_says_how_long_each_group_really_ran(tmp_path):
+    """A 100 ms SEQ 1024 KiB W interval at TC4/QD32 lasts until its 128 MiB in flight is written
+    (as a fio job's runtime does): about 0.4 s of virtual time on this drive. The group's time
+    budget, checked between intervals, is then passed by most of an interval, and the run says
+    by how much instead of claiming it ran the budget; the quick note claims no interval count."""
+    from iolab.core.units import duration
+
+    runs = tmp_path / "runs"
+    times = ("--set", "group1_time=1s", "--set", "group2_time=300ms", "--set", "group3_time=1s")
+    p = iolab("run", "xsr", "--quick", "--cell-time", "100ms", *times, "--no-report", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr + p.stdout
+    store = only_run(runs)
+    g1 = store.cells("group 1")
+    assert all(c.runtime_s > 2 * 0.1 for c in g1)  # the drain outlasts the 100 ms of submission
+    elapsed = sum(c.runtime_s for c in g1)
+    assert len(g1) < 10 and elapsed > 1.1  # fewer than 1 s / 100 ms intervals, and past the budget
+    [ph] = [ph for ph in summarise(store) if ph.phase.name == "group 1"]
+    want = f"ran {duration(elapsed)}, {duration(elapsed - 1.0)} past its 1.00 s time budget"
+    assert want in ph.phase.stop_reason, ph.phase.stop_reason
+    out = " ".join(p.stdout.split())
+    assert "ran 1.00 s, the time budget" not in out and "Quick run: groups of 1.00 s, 0.300 s, 1.00 s" in out
+
+
 def test_dirth_on_the_simulated_drive_rises_with_demand_and_picks_its_points(tmp_path):
     from iolab.figures.compare.pts2 import chosen_points, demand_points
 
