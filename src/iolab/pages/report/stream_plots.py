@@ -58,7 +58,7 @@ TAB20 = [
 ]
 OTHER, MAXIMUM, AVERAGE = "#d3d3d3", "#d62728", "#1f77b4"
 W = CONTENT_WIDTH_MM
-TITLE_WRAP_MM = 0.55 * W  # a title stays over its axes, clear of the legend beside them
+TITLE_WRAP_MM = 0.65 * W  # a title stays over its axes, clear of the legend beside them
 
 
 @dataclass(frozen=True)
