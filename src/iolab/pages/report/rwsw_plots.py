@@ -97,7 +97,7 @@ def _panel(
 
 
 def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
-    """Ring a series' partial intervals so no reader takes them for full ones (plot_style._mark_partial)."""
+    """Ring a series' partial intervals so no reader takes them for full ones ."""
     pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
     if not pts:
         return labelled
@@ -108,7 +108,7 @@ def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
 
 def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
     """Rounds, intervals and steps are whole numbers: no tick between them (1.5), and each one
-    labelled when there are fewer than an axis labels at least (plot_style.whole_number_ticks)."""
+    labelled when there are fewer than an axis labels at least."""
     if not xs or not all(float(x).is_integer() for x in xs):
         return None
     distinct = sorted(set(xs))

@@ -1,7 +1,7 @@
 """What a vector plot shows, in data coordinates: an `Axes` holds its series, shaded spans,
 rules, stems, notes and point labels, its scales and labels; vfigure.py lays one or more
-stacked axes out on a figure and draws them as vector.py shapes. The look is plot_style.STYLE's
-(the matplotlib plots'): DejaVu Sans at 9 pt for titles, 8 pt for axis labels, 7 pt for ticks
+stacked axes out on a figure and draws them as vector.py shapes. The look is the one the
+matplotlib plots had: DejaVu Sans at 9 pt for titles, 8 pt for axis labels, 7 pt for ticks
 and legends, a light grey grid, plot_style.PALETTE.
 """
 
@@ -124,7 +124,7 @@ class PointLabel:
     color: str = "#000000"
     # on a side clear of the labels placed before it and of the series, nearer its point than
     # any other marker, or left out (a number printed over another reads as a third number:
-    # matplotlib's plot_style.declutter; printed on a curve, it hides where the curve goes)
+    # the matplotlib plots left one out too; printed on a curve, it hides where the curve goes)
     drop: bool = False
 
 
