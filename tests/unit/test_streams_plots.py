@@ -91,6 +91,9 @@ def _analysis(n_steps: int, step_s: float = 1.0) -> StreamAnalysis:
     )
 
 
+LONG = "/captures/" + "web_frontend_tier_capture_" * 5 + ".parquet"
+
+
 def _lines(d: Drawing) -> list[Line]:
     """Every polyline and polygon drawn, in the order drawn, inside the axes' clip or not."""
     return [ln for s in d.shapes for ln in (s.shapes if isinstance(s, Clip) else (s,)) if isinstance(ln, Line)]
@@ -113,9 +116,12 @@ def test_drawing_does_not_grow_with_steps():
     assert "30,000 steps drawn as 790 bins of 38" in ds["stream_map"].record["axes"][0]["title"]
 
 
-@pytest.mark.parametrize("n_steps", [1, 50, 30_000])
-def test_every_plot_keeps_the_geometry_rules(n_steps):
-    for name, d in plots.drawings(_analysis(n_steps)).items():
+@pytest.mark.parametrize(
+    ("n_steps", "source"), [(1, "x.parquet"), (50, "x.parquet"), (30_000, "x.parquet"), (30_000, LONG)]
+)
+def test_every_plot_keeps_the_geometry_rules(n_steps, source):
+    a = dataclasses.replace(_analysis(n_steps), source=source)  # a long name: the titles wrap inside the figure
+    for name, d in plots.drawings(a).items():
         assert [str(v) for v in plot_violations(d.record, name)] == []
         w, h = d.record["size"]
         assert all(t["box"][0] >= 0 and t["box"][2] <= w and t["box"][3] <= h for t in d.record["texts"]), name

@@ -114,8 +114,17 @@ def _title(a: StreamAnalysis, what: str, bins: Bins | None = None) -> str:
     return f"{what} — {Path(a.source).stem}, {a.step_s:g} s steps" + (bins.note(len(a.steps)) if bins else "")
 
 
-def _wrapped(title: str, size_pt: float = TITLE_PT) -> str:
-    return "\n".join(wrap_mm(title, TITLE_WRAP_MM, size_pt))
+def _wrapped(title: str, size_pt: float = TITLE_PT, width_mm: float = TITLE_WRAP_MM) -> str:
+    """`title` in lines no wider than `width_mm`: at spaces, and inside a word too wide for a
+    line of its own (a trace's file name), so the title stays inside the figure."""
+    out: list[str] = []
+    for line in wrap_mm(title, width_mm, size_pt):
+        while textwidth.width_mm(line, size_pt) > width_mm and len(line) > 1:
+            cut = max(k for k in range(1, len(line)) if textwidth.width_mm(line[:k], size_pt) <= width_mm or k == 1)
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return "\n".join(out)
 
 
 def _edges(bins: Bins, div: float) -> np.ndarray:
@@ -222,7 +231,7 @@ def stream_table(a: StreamAnalysis, max_rows: int = 25) -> Drawing:
     title = (
         f"{_title(a, 'IO streams')}: {a.total_ios:,} IOs; dominant (≥ {a.threshold * 100:g} %) {a.dominant_pct:.1f} %"
     )
-    title = "\n".join(wrap_mm(title, 0.9 * W, TABLE_TITLE_PT))
+    title = _wrapped(title, TABLE_TITLE_PT, 0.9 * W)
     widths = [max(textwidth.width_mm(r[k], TABLE_PT) for r in rows) + 2 * CELL_PAD for k in range(len(cols))]
     pitch = text_height(1, TABLE_PT) + CELL_PAD
     top = 3.0 + text_height(title.count("\n") + 1, TABLE_TITLE_PT) + 2.0
