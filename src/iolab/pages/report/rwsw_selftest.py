@@ -16,7 +16,6 @@ from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw import thin, thin_caption, time_axis
 from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.sections import table_pages
-from iolab.pages.report.stream_plots import drawings
 from iolab.traces.analysis.streamstats import NO_DATA, StreamAnalysis
 
 
@@ -79,6 +78,9 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     """The capture's own figures, as analysed: streams, stream map, per-step metrics."""
     intro, streams = _intro(a), _streams_table(a, src)
     pages = [Page("Self-Test — IO Streams", (intro, streams))]
+    # numpy with it, here: `iolab tests` imports this page module and never draws (test_report_speed)
+    from iolab.pages.report.stream_plots import drawings
+
     plots = drawings(a, table=False)  # the Streams page's own table says what its table would
     blocks: list[Block] = []
     if "stream_map" in plots:
