@@ -12,8 +12,8 @@ written as a Parquet trace table:
   many steps  --step-ios IOs (default 1 million) cut into --many-steps steps (default
               100,000): what the per-step work and the plots cost when steps are many.
 
-For each case, `analyse` runs in one child process and the plots (`plot_all`, on the saved
-analysis) in another, so each reports its own wall time, CPU time and peak RSS (VmHWM of
+For each case, `analyse` runs in one child process and the plots (`stream_plots.write_all`:
+SVG files, from the saved analysis) in another, so each reports its own wall time, CPU time and peak RSS (VmHWM of
 that child; the plot child resets its peak after loading the analysis, so its figure is the
 plotting alone, next to the RSS the loaded analysis already held). Ratios printed: IOs/s to
 the 5 M IOs/s goal, peak memory to the Parquet file's size, and the many-step plots' time to
@@ -166,7 +166,7 @@ def scan_child(path: str, step_s: float) -> None:
 
 
 def plot_child(saved: str, out: str) -> None:
-    from iolab.traces.analysis.plots import plot_all
+    from iolab.pages.report.stream_plots import write_all
     from iolab.traces.analysis.streamstats import StreamAnalysis
 
     a = StreamAnalysis.load(saved)
@@ -174,7 +174,7 @@ def plot_child(saved: str, out: str) -> None:
     with open("/proc/self/clear_refs", "w") as f:  # reset VmHWM to the current RSS
         f.write("5")
     t0, c0 = time.perf_counter(), time.process_time()
-    files = plot_all(a, out)
+    files = write_all(a, out)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(
         json.dumps(

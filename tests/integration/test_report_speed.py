@@ -1,14 +1,12 @@
 """What makes reports and start-up fast without changing what they show: commands that
-write no report load none of the plotting, trace or report libraries; a report's plots drawn
-in worker processes are the bytes drawn in-process; the terminal says how far a report is."""
+write no report load none of the plotting, trace or report libraries; a report of vector plots
+imports no plotting library; the terminal says how far a report is."""
 
 from __future__ import annotations
 
-import io
 import re
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pypdf
@@ -102,35 +100,6 @@ def test_report_says_which_page_it_is_writing(latency_run, tmp_path):
     assert lines[-1].endswith(": PDF file")
 
 
-def test_a_plot_is_drawn_once_into_an_opaque_rgb_png_with_the_pixels_savefig_draws(monkeypatch):
-    import io
-
-    from matplotlib.figure import Figure as MplFigure
-    from PIL import Image
-
-    from iolab.pages.report.plot_style import _figure, _png, styled
-
-    def figure():
-        with styled():
-            fig = _figure(60)
-            ax = fig.subplots()
-            ax.plot([1, 10, 100], [3, 1, 2], label="a series")
-            ax.set_xscale("log")
-            ax.set_title("a title")
-            ax.legend()
-        return fig
-
-    saved = io.BytesIO()
-    figure().savefig(saved, format="png")
-    draws = []
-    real_draw = MplFigure.draw
-    monkeypatch.setattr(MplFigure, "draw", lambda fig, renderer: draws.append(1) or real_draw(fig, renderer))
-    png = Image.open(io.BytesIO(_png(figure())))
-    # one pass lays the figure out and renders it; the PDF gets no alpha mask to split off
-    assert len(draws) == 1 and png.mode == "RGB"
-    assert png.tobytes() == Image.open(saved).convert("RGB").tobytes()
-
-
 def _page_texts(pdf: Path) -> list[str]:
     return [" ".join(p.extract_text().split()) for p in pypdf.PdfReader(str(pdf)).pages]
 
@@ -146,65 +115,6 @@ def test_header_columns_are_printed_on_a_documents_first_page_and_a_compact_head
     for n, text in enumerate(pages[1:], 2):
         assert not any(field in text for field in columns[:4]), n
         assert f"Page {n} of {len(pages)}" in text and "Test run:" in text and "Device:" in text
-
-
-def test_the_pdf_takes_the_plots_pixel_rows_as_drawn_without_decoding_and_encoding_them_again(tmp_path, monkeypatch):
-    # the one kind of plot still a PNG (a trace's stream-analysis plots, drawn through plot_style._png)
-    import base64
-
-    from PIL import Image, PngImagePlugin
-
-    import iolab.pages.report as report
-    from iolab.pages.report.model import Document, Figure, HeaderColumn, Page
-    from iolab.pages.report.plot_style import _figure, _png, styled
-
-    with styled():
-        fig = _figure(60)
-        fig.subplots().plot([1, 10, 100], [3, 1, 2])
-    drawn_png = _png(fig)
-    doc = Document(
-        title="t", spec="spec", test_name="T", started="a", ended="b", device="d", tested_by="me",
-        columns=(HeaderColumn("Test Platform", (("k", "v"),)),), banners=(),
-        pages=(Page("P", (Figure("a plot", drawn_png, 60, "source"),)),), footer="f",
-    )  # fmt: skip
-    encoded, printing = [], []
-    real_save, real_write_pdf = PngImagePlugin._save, report.write_pdf
-    monkeypatch.setattr(PngImagePlugin, "_save", lambda *a, **kw: encoded.append(bool(printing)) or real_save(*a, **kw))
-    monkeypatch.setitem(Image.SAVE, "PNG", PngImagePlugin._save)
-    monkeypatch.setattr(report, "write_pdf", lambda *a, **kw: printing.append(1) or real_write_pdf(*a, **kw))
-    paths = report.write_document(doc, tmp_path, "one")
-    assert printing and not any(encoded)  # no PNG encoded while the PDF was written
-    pdf_path, html_path = (next(p for p in paths if p.suffix == s) for s in (".pdf", ".html"))
-    [data] = re.findall(r"base64,([^\"]+)", html_path.read_text())
-    assert base64.b64decode(data) == drawn_png
-    [printed] = [im.image for p in pypdf.PdfReader(str(pdf_path)).pages for im in p.images]
-    assert printed.convert("RGB").tobytes() == Image.open(io.BytesIO(drawn_png)).tobytes()
-
-
-def test_only_8_bit_rgb_and_grey_pngs_go_into_the_pdf_as_drawn():
-    from PIL import Image
-
-    from iolab.pages.report.pdfdoc import PdfFile, _png_image
-
-    def png(mode: str, **kw) -> bytes:
-        buf = io.BytesIO()
-        Image.new(mode, (8, 4), "white" if mode != "I;16" else 7).save(buf, format="png", **kw)
-        return buf.getvalue()
-
-    def stored(data: bytes) -> bytes:
-        pdf = PdfFile()
-        body = pdf.objects[_png_image(pdf, data)]
-        assert body is not None
-        return body
-
-    rgb = png("RGB")
-    body = stored(rgb)
-    rows = body.split(b"stream\n", 1)[1].rsplit(b"\nendstream", 1)[0]
-    assert b"/Predictor 15 /Colors 3" in body and len(zlib.decompress(rows)) == 4 * (1 + 8 * 3)  # filter byte, row
-    assert b"/Predictor 15 /Colors 1" in stored(png("L"))
-    for other in (png("RGBA"), png("I;16"), png("P")):
-        assert b"/Predictor" not in stored(other)
-    assert b"/SMask" in stored(png("RGBA"))  # decoded: its pixels and its alpha as a mask
 
 
 def test_a_sequence_report_numbers_its_runs_pages_through_with_the_same_images(tmp_path):

@@ -71,7 +71,7 @@ def workload(tmp_path_factory):
     assert p.returncode == 0, p.stderr + p.stdout
     assert "dominant streams (≥ 3 %): 3" in p.stdout
     assert "written data (compressibility, duplicates): not available: the trace holds no data" in p.stdout
-    for name in ("analysis.json", "composite.toml", "replay.toml", "plots/stream_map.png"):
+    for name in ("analysis.json", "composite.toml", "replay.toml", "plots/stream_map.svg"):
         assert (d / "wl" / name).is_file(), name
     return d
 

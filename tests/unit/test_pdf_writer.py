@@ -98,7 +98,7 @@ def test_a_label_is_anchored_by_its_measured_width():
     from iolab.pages.report.pdfvector import draw
 
     canvas = Canvas(PdfFile())
-    draw(canvas, picture.figure.png, picture.x, picture.y, 1.0)
+    draw(canvas, picture.figure.drawing, picture.x, picture.y, 1.0)
     [op] = [o for o in canvas.ops if o.startswith("BT")]
     x = float(op.split(" Tm")[0].split()[-2]) * 25.4 / 72
     assert abs(x - (picture.x + 95 - textwidth.width_mm(label, 7.0) / 2)) < 0.01
@@ -113,23 +113,3 @@ def test_a_table_running_past_its_sheet_goes_on_with_its_header_row(tmp_path):
     pages = [" ".join(p.extract_text().split()) for p in pypdf.PdfReader(str(pdf)).pages]
     assert len(pages) == 2 and all(f"Sheet {n} of 2" in t for n, t in enumerate(pages, 1))
     assert all("name value" in t for t in pages) and "row 29" in pages[1] and "row 0" in pages[0]
-
-
-def test_each_page_lists_only_its_own_images_and_a_repeated_plot_is_stored_once(tmp_path):
-    import io
-
-    from PIL import Image
-
-    def png(color: str) -> bytes:
-        buf = io.BytesIO()
-        Image.new("RGB", (40, 20), color).save(buf, format="png")
-        return buf.getvalue()
-
-    red, blue = png("red"), png("blue")
-    pages = [Page(f"p{i}", (Figure("plot", data, 40, "s"),)) for i, data in enumerate((red, blue, red))]
-    _, pdf = write_document(_doc(*pages), tmp_path, "r")
-    reader = pypdf.PdfReader(str(pdf))
-    assert [len(p.images) for p in reader.pages] == [1, 1, 1]
-    assert [p.images[0].image.getpixel((0, 0)) for p in reader.pages] == [(255, 0, 0), (0, 0, 255), (255, 0, 0)]
-    stored = {o.idnum for p in reader.pages for o in p["/Resources"]["/XObject"].values()}
-    assert len(stored) == 2

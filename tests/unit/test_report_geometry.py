@@ -1,7 +1,6 @@
 """The report's geometry rules on what is really drawn: each rule finds its planted fault in a
-plot (matplotlib's drawn text boxes, read back from the PNG, or the boxes iolab placed in a
-vector plot, its `Drawing.record`) or a page (the PDF layout's boxes), and the report's own
-drawing code keeps it."""
+plot (a record with the fault planted, or the boxes iolab placed in a vector plot, its
+`Drawing.record`) or a page (the PDF layout's boxes), and the report's own drawing code keeps it."""
 
 from __future__ import annotations
 
@@ -9,100 +8,75 @@ import re
 
 import pytest
 
-from iolab.pages.report import plots, textwidth
-from iolab.pages.report.geometry import plot_violations, read_record
+from iolab.pages.report import plots, textwidth, vfigure
+from iolab.pages.report.geometry import plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import page_rules
 from iolab.pages.report.model import Document, HeaderColumn, Page, Text
-from iolab.pages.report.plot_style import Series, _figure, _log_ticks, _png, styled
+from iolab.pages.report.plot_style import Series
+from iolab.pages.report.vaxes import Axes, Path
 from iolab.pages.report.vector import Drawing
 
 
-def rules(png: bytes | Drawing) -> set[str]:
-    rec = png.record if isinstance(png, Drawing) else read_record(png)
+def rules(d: Drawing | dict) -> set[str]:
+    rec = d.record if isinstance(d, Drawing) else d
     assert rec, "the plot carries its record"
     return {v.rule for v in plot_violations(rec, "plot")}
 
 
-def test_overprinted_point_labels_are_found():
-    def draw(gap: float) -> bytes:
-        with styled():
-            fig = _figure(60)
-            ax = fig.subplots()
-            ax.plot([1, 2, 3], [10, 20, 30], label="IOPS")
-            ax.set_ylabel("IOPS")
-            ax.annotate("5512", (2, 20))
-            ax.annotate("19922", (2 + gap, 20))  # DIRTH's point labels, printed on each other
-            return _png(fig)
+def axis(label: str, ticks: list[tuple[float, str]], placed: bool = False) -> dict:
+    return {"label": label, "scale": "linear", "placed": placed, "visible": True, "ticks": [list(t) for t in ticks]}
 
-    assert "overlap" in rules(draw(0.02))
-    assert "overlap" not in rules(draw(0.6))
+
+def record(texts=(), x=None, y=None, legend=(), series=None) -> dict:
+    """A plot's record as vfigure.py writes it, with the parts a rule reads planted."""
+    ax = {"title": "t", "x": x or axis("", []), "y": y or axis("", []), "legend": list(legend), "series": series or {}}
+    return {"size": [400, 300], "texts": list(texts), "axes": [ax], "figure_legends": []}
+
+
+def text(t: str, box: tuple[float, float, float, float], role: str = "text") -> dict:
+    return {"text": t, "role": role, "axes": 0, "box": list(box)}
+
+
+def test_overprinted_point_labels_are_found():
+    # DIRTH's point labels, printed on each other, and beside each other
+    assert "overlap" in rules(record([text("5512", (100, 100, 130, 110)), text("19922", (104, 101, 140, 111))]))
+    assert "overlap" not in rules(record([text("5512", (100, 100, 130, 110)), text("19922", (131, 100, 170, 110))]))
 
 
 def test_a_narrow_log_axis_gets_three_labelled_ticks():
     """The QoS histogram's response-time axis from 48 to 74 µs had two labels, 50 and 70."""
-    from matplotlib.ticker import LogFormatter, LogLocator
-
-    def draw(ours: bool) -> bytes:
-        with styled():
-            fig = _figure(60)
-            ax = fig.subplots()
-            ax.plot([48, 60, 74], [1, 5, 2])
-            ax.set_xscale("log")
-            ax.set_xlabel("response time (µs, log scale)")
-            if ours:
-                _log_ticks(ax, "x")
-            else:  # what matplotlib places by itself on part of a decade
-                ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
-                ax.xaxis.set_major_formatter(LogFormatter())
-            return _png(fig)
-
-    assert "ticks" in rules(draw(False))
-    assert "ticks" not in rules(draw(True))
+    two = axis("response time (µs, log scale)", [(50, "50"), (70, "70")])
+    assert "ticks" in rules(record(x=two))
+    ax = Axes(xlabel="response time (µs, log scale)", xlog=True)
+    ax.add(Path((48, 60, 74), (1, 5, 2), "#000000"))
+    assert "ticks" not in rules(vfigure.draw([ax], 190, 60))
 
 
 def test_a_log_axis_over_decades_is_labelled_over_its_whole_span():
     """DIRTH's ART from 194 µs to 45 ms: two powers of ten in range sent it to evenly spaced
     ticks, 10,000 to 50,000, crowded at the top (40,000 printed over 50,000), none below."""
-    with styled():
-        fig = _figure(45)
-        ax = fig.subplots()
-        ax.plot([1, 32, 1024], [194, 1500, 45000])
-        ax.set_yscale("log")
-        ax.set_ylabel("response time (µs, log scale)")
-        _log_ticks(ax)
-        png = _png(fig)
-    assert "overlap" not in rules(png) and "ticks" not in rules(png)
-    [ax_rec] = read_record(png)["axes"]
-    values = [v for v, t in ax_rec["y"]["ticks"] if t.strip()]
+    ax = Axes(ylabel="response time (µs, log scale)", ylog=True)
+    ax.add(Path((1, 32, 1024), (194, 1500, 45000), "#000000"))
+    d = vfigure.draw([ax], 190, 45)
+    assert "overlap" not in rules(d) and "ticks" not in rules(d)
+    values = [v for v, t in d.record["axes"][0]["y"]["ticks"] if t.strip()]
     assert min(values) < 1000 < 10000 < max(values)  # labels at the bottom, the middle and the top
 
 
 def test_a_flat_stairs_line_is_a_drawn_series():
-    """The trace's outstanding IO per step, 1 in every step: a stairs line with no height is
+    """The trace's outstanding IO per step, 1 in every step: a step line with no height is
     drawn all the same, and its legend entry names it."""
-    with styled():
-        fig = _figure(45)
-        ax = fig.subplots()
-        ax.stairs([1.0, 1.0, 1.0], [0, 1, 2, 3], baseline=None, label="maximum")
-        ax.stairs([float("nan")] * 3, [0, 1, 2, 3], baseline=None, label="average")
-        ax.set_ylabel("outstanding IO")
-        ax.legend()
-        series = read_record(_png(fig))["axes"][0]["series"]
-    assert series == {"maximum": True, "average": False}
+    ax = Axes(ylabel="outstanding IO")
+    ax.add(Path((0, 1, 2, 3), (1.0, 1.0, 1.0, 1.0), "#000000", step=True, label="maximum"))
+    ax.add(Path((0, 1, 2, 3), (float("nan"),) * 4, "#000000", step=True, label="average"))
+    assert vfigure.draw([ax], 190, 45).record["axes"][0]["series"] == {"maximum": True, "average": False}
 
 
 def test_a_series_with_no_point_has_no_legend_entry():
     """Read IOPS of the 100 % write mix: no point, so no '100% W' in the legend."""
     empty = Series("100% W", (), ())
-    with styled():
-        fig = _figure(60)
-        ax = fig.subplots()
-        ax.plot([0, 1], [5, 6], label="0% W")
-        ax.plot([], [], label=empty.label)
-        ax.set_ylabel("read IOPS")
-        ax.legend()
-        planted = _png(fig)
+    planted = record(legend=["0% W", "100% W"], series={"0% W": True, "100% W": False})
     assert "legend" in rules(planted)
     drawing = plots.lines_over_categories(["1", "32"], [Series("0% W", (0, 1), (5, 6)), empty], "QD", "read IOPS", "t")
     assert "legend" not in rules(drawing)
@@ -110,17 +84,11 @@ def test_a_series_with_no_point_has_no_legend_entry():
 
 
 def test_fractional_ticks_on_an_iops_axis_are_found():
-    def draw(ticks: list[float]) -> bytes:
-        with styled():
-            fig = _figure(60)
-            ax = fig.subplots()
-            ax.plot([0, 1, 2], [0, 1, 2])
-            ax.set_yticks(ticks)
-            ax.set_ylabel("IOPS")
-            return _png(fig)
+    def ticks(values: list[float]) -> dict:
+        return axis("IOPS", [(v, f"{v:g}") for v in values])
 
-    assert "fraction" in rules(draw([0, 0.5, 1, 1.5, 2]))
-    assert "fraction" not in rules(draw([0, 1, 2]))
+    assert "fraction" in rules(record(y=ticks([0, 0.5, 1, 1.5, 2])))
+    assert "fraction" not in rules(record(y=ticks([0, 1, 2])))
 
 
 def test_lower_is_better_is_not_said_of_a_minimum_over_maximum():

@@ -199,7 +199,7 @@ def test_the_latency_bound_ramp_counts_its_bound_in_the_latency_axis():
         for d, lat in ((1000.0, 120.0), (2000.0, 180.0), (4000.0, 400.0))
     ]
     fig = _ramp_figure(rows, 99.0, 1000.0, "src")  # type: ignore[arg-type]
-    d = fig.png
+    d = fig.drawing
     assert isinstance(d, Drawing) and rules(d) == []
     top, bottom = d.record["axes"]
     assert top["legend"] == ["99 % latency", "bound 1,000 µs"] and top["series"]["bound 1,000 µs"]

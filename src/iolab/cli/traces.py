@@ -253,9 +253,9 @@ def _write_analysis(a, out: Path, *, qd, threads: int, compress: float, replay_s
     """Write analysis.json, the composite and replay workloads and the plots; say what the
     workloads hold. The files written, in order."""
     from iolab.core.runfiles import ANALYSIS_FILE, COMPOSITE_FILE, REPLAY_FILE
+    from iolab.pages.report.stream_plots import write_all
     from iolab.targets.writepolicy import output_file
     from iolab.traces.analysis import composite, replay, save_composite
-    from iolab.traces.analysis.plots import plot_all
 
     with output_file(out / ANALYSIS_FILE, "analysis file") as path:
         written = [a.save(path)]
@@ -265,7 +265,7 @@ def _write_analysis(a, out: Path, *, qd, threads: int, compress: float, replay_s
     plan = replay(a, compress=compress, queue_depth=qd, threads=threads, streams=replay_streams)
     with output_file(out / REPLAY_FILE, "analysis file") as path:
         written.append(plan.save(path))
-    written += list(plot_all(a, out / "plots").values())
+    written += list(write_all(a, out / "plots").values())
     console.print(
         esc(
             f"composite: {', '.join(f'{s.label()} {s.share * 100:.1f} %' for s in w.streams)}; "

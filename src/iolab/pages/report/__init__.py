@@ -8,8 +8,8 @@ same pages (SNIA PTS layout: page header, four header columns, the test's tables
     vticks.py, vaxes.py, vtext.py, vfigure.py  the plots iolab draws itself: ticks (a colour bar's
                 too), axes, text, layout; vlabels.py labels beside points, clear of the series
     vgrid.py, v3d.py, vbars.py, vscatter.py  heat maps, 3D columns, bars, one-per-second dots
-    plot_style.py     the plots' palette and `Series`; matplotlib's style and PNG for the one kind
-                      it still draws, a trace's stream-analysis plots (rwsw_plots.analysis_pngs)
+    plot_style.py     the plots' palette and `Series`
+    stream_plots.py   a trace's stream-analysis plots (the RWSW Self-Test pages, `iolab trace analyze`)
     plots.py          convergence, windows, lines over categories, time series, bars, 3D columns, heat maps
     latency_plots.py  the latency histogram and its tail
     difference_plots.py  a comparison's series and their difference from the group mean

@@ -72,7 +72,7 @@ def difference_from_mean(
 
 def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
     """Rounds and intervals are whole numbers: no tick between them (1.5); fewer whole numbers
-    than an axis labels at least (two rounds) each labelled (plot_style.whole_number_ticks)."""
+    than an axis labels at least (two rounds) each labelled."""
     if not xs or not all(float(v).is_integer() for v in xs):
         return None
     distinct = sorted(set(xs))

@@ -1,24 +1,21 @@
-"""What a plot really drew, and the rules a printed plot keeps.
+"""The rules a printed plot keeps, applied to what it drew.
 
-`record` runs inside plot_style._png on the drawn figure: every text the renderer drew (its box
-in pixels and its role: tick label, axis label, title, legend entry, annotation), each axis's
-labelled ticks and its label, and each legend's entries beside the series that have points in
-the axes. The record travels inside the PNG (a compressed text chunk, `KEY`), so a check reads
-the plots of any report, drawn in whichever process, as they were drawn; `plot_violations`
-applies the rules to one record. The page layout's rules (laid-out boxes) are layoutcheck.py's.
+Each plot (a vector.Drawing) records what it placed (vfigure.py, vgrid.py, v3d.py): every text
+(its box in pixels and its role: tick label, axis label, title, legend entry, annotation), each
+axis's labelled ticks and its label, and each legend's entries beside the series that have
+points in the axes. The record travels in the report's HTML (the SVG's <metadata>), so a check
+reads the plots of any report as they were drawn; `plot_violations` applies the rules to one
+record. The page layout's rules (laid-out boxes) are layoutcheck.py's.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from iolab.core.units import counted
 
-KEY = "iolab-geometry"
 MIN_TICKS = 3  # labelled ticks an axis of numbers shows at least (plot_style draws them)
 OVERLAP_PX = 1.5  # texts overlapping by less (anti-aliased edges touching) are not overprinted
 EDGE_PX = 1.0
@@ -37,175 +34,6 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.rule}: {self.detail}"
-
-
-# -- recording (in the process that draws) ----------------------------------------------------
-
-
-class _Drawn:
-    """matplotlib's Text.draw, wrapped while one figure is drawn: every text artist drawn, with
-    its box as drawn (a 3D axis moves its labels at each draw; a multi-line text reaches the
-    renderer line by line, without its artist)."""
-
-    def __init__(self, renderer: Any) -> None:
-        self.renderer = renderer
-        self.texts: list[Any] = []
-
-    def __enter__(self) -> Any:
-        from matplotlib.text import Text
-
-        own = self._own = Text.draw
-        texts, renderer = self.texts, self.renderer
-
-        def draw(text: Any, r: Any) -> Any:
-            own(text, r)
-            if r is renderer and text.get_visible() and text.get_text().strip():
-                texts.append((text, text.get_window_extent(r)))
-
-        Text.draw = draw  # type: ignore[method-assign,assignment]  # put back in __exit__
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        from matplotlib.text import Text
-
-        Text.draw = self._own  # type: ignore[method-assign]
-
-
-def draw_recorded(canvas: Any) -> dict[str, Any]:
-    """Draw the figure on its Agg canvas (once, as _png does) and return what was drawn."""
-    renderer = canvas.get_renderer()
-    with _Drawn(renderer) as drawn:
-        canvas.draw()
-    return _record(canvas.figure, drawn.texts)
-
-
-def _roles(fig: Any) -> dict[int, tuple[str, int]]:
-    roles: dict[int, tuple[str, int]] = {}
-    for i, ax in enumerate(fig.axes):
-        for name, axis in _axes_of(ax):
-            # every tick the axis holds, drawn or not: asking for its labels (get_majorticklabels)
-            # would update its ticks again, and make dozens for a hidden axis (a twin's)
-            for tick in axis.majorTicks + axis.minorTicks:
-                roles[id(tick.label1)] = roles[id(tick.label2)] = (f"{name}tick", i)
-            roles[id(axis.label)] = (f"{name}label", i)
-            roles[id(axis.get_offset_text())] = (f"{name}offset", i)
-        for t in (ax.title, ax._left_title, ax._right_title):
-            roles[id(t)] = ("title", i)
-        if (leg := ax.get_legend()) is not None:
-            roles[id(leg.get_title())] = ("legend", i)
-            for t in leg.get_texts():
-                roles[id(t)] = ("legend", i)
-    for leg in fig.legends:
-        for t in leg.get_texts():
-            roles[id(t)] = ("legend", -1)
-    if fig._suptitle is not None:
-        roles[id(fig._suptitle)] = ("title", -1)
-    return roles
-
-
-def _axes_of(ax: Any) -> list[tuple[str, Any]]:
-    out = [("x", ax.xaxis), ("y", ax.yaxis)]
-    if hasattr(ax, "zaxis"):
-        out.append(("z", ax.zaxis))
-    return out
-
-
-def _record(fig: Any, drawn: Any) -> dict[str, Any]:
-    roles = _roles(fig)
-    texts = []
-    for t, b in drawn:
-        role, ax = roles.get(id(t), ("text", -1))
-        texts.append(
-            {"text": t.get_text(), "role": role, "axes": ax, "box": [float(v) for v in (b.x0, b.y0, b.x1, b.y1)]}
-        )
-    drawn_ids = {id(t) for t, _ in drawn}
-    axes = []
-    for ax in fig.axes:
-        entry: dict[str, Any] = {
-            "title": ax.get_title(),
-            "colorbar": hasattr(ax, "_colorbar"),
-            "axes3d": hasattr(ax, "zaxis"),
-        }
-        for name, axis in _axes_of(ax):
-            entry[name] = {
-                "label": axis.label.get_text(),
-                "scale": axis.get_scale(),
-                # ticks the plot placed itself (categories, rounds, steps): one per point it has
-                "placed": type(axis.get_major_locator()).__name__ == "FixedLocator" or _categorical(axis),
-                "visible": axis.get_visible() and axis.axes.axison,
-                "ticks": [
-                    [float(tick.get_loc()), tick.label1.get_text()]
-                    for tick in axis.get_major_ticks()
-                    if id(tick.label1) in drawn_ids or id(tick.label2) in drawn_ids
-                ],
-            }
-        # an entry wrapped over lines (plot_style.legend_right) is its series' label with its spaces back
-        entry["legend"] = (
-            [" ".join(t.get_text().split()) for t in ax.get_legend().get_texts()] if ax.get_legend() else []
-        )
-        entry["series"] = _series_with_points(ax)
-        axes.append(entry)
-    legends = [[t.get_text() for t in leg.get_texts()] for leg in fig.legends]
-    w, h = fig.canvas.get_width_height()
-    return {"size": [w, h], "texts": texts, "axes": axes, "figure_legends": legends}
-
-
-def _categorical(axis: Any) -> bool:
-    units = getattr(axis, "units", None)
-    return units is not None and type(units).__name__ == "UnitData"
-
-
-def _series_with_points(ax: Any) -> dict[str, bool]:
-    """Each labelled artist of the axes: whether it put anything on the plot (a line with a
-    finite point inside the axes' limits, a bar of non-zero height, a shaded span)."""
-    import numpy as np
-    from matplotlib.collections import Collection
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, StepPatch
-
-    out: dict[str, bool] = {}
-    logx, logy = ax.get_xscale() == "log", ax.get_yscale() == "log"
-    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
-    for art in [*ax.lines, *ax.collections, *ax.patches]:
-        label = art.get_label()
-        if not label or label.startswith("_"):
-            continue
-        drew = False
-        if isinstance(art, Line2D):
-            xy = np.asarray(art.get_xydata(), dtype=float).reshape(-1, 2)
-            ok = np.isfinite(xy).all(axis=1) & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-            if logx:
-                ok &= xy[:, 0] > 0
-            if logy:
-                ok &= xy[:, 1] > 0
-            drew = bool(ok.any()) and art.get_visible()
-        elif isinstance(art, StepPatch):  # a stairs line: flat (no height) when every step holds one value
-            v = np.asarray(art.get_data()[0], dtype=np.float64)  # StairData: values, edges, baseline
-            ok = np.isfinite(v) & (v >= y0) & (v <= y1) & ((v > 0) if logy else True)
-            drew = bool(ok.any()) and art.get_visible()
-        elif isinstance(art, Patch):
-            ext = art.get_window_extent()
-            drew = bool(art.get_visible() and ext.width > 0 and ext.height > 0)
-        elif isinstance(art, Collection):
-            drew = bool(art.get_visible() and (np.asarray(art.get_offsets()).size > 0 or len(art.get_paths()) > 0))
-        out[label] = out.get(label, False) or drew
-    return out
-
-
-def png_info(record: dict[str, Any]) -> Any:
-    """The record as a PNG's compressed text chunk (Pillow's PngInfo for `save`)."""
-    from PIL import PngImagePlugin
-
-    info = PngImagePlugin.PngInfo()
-    info.add_text(KEY, json.dumps(record, separators=(",", ":")), zip=True)
-    return info
-
-
-def read_record(png: bytes) -> dict[str, Any] | None:
-    from PIL import Image
-
-    text = Image.open(io.BytesIO(png)).info.get(KEY)
-    return json.loads(text) if text else None
 
 
 # -- the rules ------------------------------------------------------------------------------

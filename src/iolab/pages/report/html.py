@@ -4,7 +4,6 @@ no web font, no network. The stylesheet lays each `Page` out on one A4 sheet, as
 
 from __future__ import annotations
 
-import base64
 import html as _html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -13,7 +12,6 @@ from jinja2 import Environment
 
 from iolab.pages.report import textwidth, vector
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Block, Document, Figure, Link, Table, Text
-from iolab.pages.report.vector import Drawing
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -133,17 +131,9 @@ def _e(text: str) -> str:
 def render_block(block: Block, for_print: bool = False) -> str:
     """One block as HTML (plain functions, not template macros: the blocks are typed)."""
     if isinstance(block, Figure):
-        if isinstance(block.png, Drawing):
-            return (
-                f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
-                f"{vector.svg(block.png)}"
-                f'<div class="source">{_e(block.source)}</div></div>'
-            )
-        data = base64.b64encode(block.png).decode()
         return (
             f'<div class="block figure"><div class="caption">{_e(block.caption)}</div>'
-            f'<img class="plot" style="height:{block.height_mm:.1f}mm" alt="{_e(block.alt or block.caption)}" '
-            f'src="data:image/png;base64,{data}">'
+            f"{vector.svg(block.drawing)}"
             f'<div class="source">{_e(block.source)}</div></div>'
         )
     if isinstance(block, Table):

@@ -1,5 +1,5 @@
 """The geometry check of a written report (HTML; its PDF prints the same pages): every plot's
-record (geometry.py; a PNG's text chunk, or a vector plot's SVG <metadata>) against the plot rules, and the PDF's own layout of the pages
+record (geometry.py; the SVG's <metadata>) against the plot rules, and the PDF's own layout of the pages
 (pdflayout.py, its boxes and the lines printed in them) against the page rules: no text outside
 a box of fixed height (a two-line title running over the page head) or wider than its box, and
 no word broken between two letters or digits at a line's end (`precondition_ti` / `me`). The
@@ -9,24 +9,21 @@ PDF lays them out.
 
 from __future__ import annotations
 
-import base64
 import html as _html
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-from iolab.pages.report.geometry import Violation, plot_violations, read_record
+from iolab.pages.report.geometry import Violation, plot_violations
 from iolab.pages.report.pdfbox import Box, Line
 from iolab.pages.report.vector import RECORD_CLASS
 
 TOLERANCE_MM = 0.06  # textwidth.SLACK_MM, and rounding
 _SECTION = re.compile(r'<section class="page" id="page-(\d+)">')
-# a plot is a PNG carrying its record (geometry.py), or an SVG drawn by iolab (vector.py) with its
-# record as JSON in its <metadata>
+# a plot is an SVG drawn by iolab (vector.py) with its record as JSON in its <metadata>
 _FIGURE = re.compile(
-    r'<div class="caption">(.*?)</div>(?:<img class="plot"[^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"'
-    rf'|<svg [^>]*class="plot"[^>]*>(?:<metadata class="{RECORD_CLASS}">([^<]*)</metadata>)?)',
+    rf'<div class="caption">(.*?)</div><svg [^>]*class="plot"[^>]*>(?:<metadata class="{RECORD_CLASS}">([^<]*)</metadata>)?',
     re.S,
 )
 
@@ -42,14 +39,8 @@ def figures(text: str) -> list[tuple[int, str, dict[str, Any] | None]]:
     out = []
     parts = _SECTION.split(text)
     for number, body in zip(parts[1::2], parts[2::2]):
-        for caption, png, svg_record in _FIGURE.findall(body):
-            rec = (
-                read_record(base64.b64decode(png))
-                if png
-                else json.loads(_html.unescape(svg_record))
-                if svg_record
-                else None
-            )
+        for caption, svg_record in _FIGURE.findall(body):
+            rec = json.loads(_html.unescape(svg_record)) if svg_record else None
             out.append((int(number), _html.unescape(caption), rec))
     return out
 

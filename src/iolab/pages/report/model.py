@@ -47,7 +47,7 @@ class Table:
 @dataclass(frozen=True)
 class Figure:
     caption: str
-    png: bytes | Drawing  # a PNG (a trace's stream-analysis plots) or a vector Drawing (every other plot)
+    drawing: Drawing  # the plot, drawn by iolab as vector shapes
     height_mm: float  # printed height; width is the page's content width
     source: str
     alt: str = ""

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 from iolab.pages.report.model import Block, Document, Figure, HeaderColumn, Page, Table, Text
+from iolab.pages.report.vector import Drawing
 
 _SECTION = re.compile(r'<section class="page" id="page-\d+">(.*?)</section>', re.S)
 _BLOCK = re.compile(r'<div class="block (figure|table|text)">')
@@ -66,9 +67,9 @@ def _blocks(body: str) -> Iterator[Block]:
         if kind == "text":
             yield Text(tuple(_text(p) for p in re.findall(r"<p>(.*?)</p>", part, re.S)), height_mm=0.0)
         elif kind == "figure":
-            height = re.search(r'style="height:([\d.]+)mm"|<svg[^>]* height="([\d.]+)mm"', part)
-            mm = float(next(g for g in height.groups() if g)) if height else 0.0
-            yield Figure(caption, b"", mm, source)
+            height = re.search(r'<svg[^>]* height="([\d.]+)mm"', part)
+            # the plot's shapes are not read back: the layout takes its height alone
+            yield Figure(caption, Drawing(0.0, 0.0, ()), float(height.group(1)) if height else 0.0, source)
         else:
             head = tuple(_text(c) for c in re.findall(r"<th>(.*?)</th>", part, re.S))
             rows = [

@@ -17,7 +17,6 @@ from iolab.pages.report.model import Document
 from iolab.pages.report.pdfbox import ClipTo, Fill, Line, Picture, Sheet, Unclip
 from iolab.pages.report.pdfdoc import Canvas, PdfFile
 from iolab.pages.report.pdflayout import lay_out
-from iolab.pages.report.vector import Drawing
 
 
 def write_pdf(
@@ -47,11 +46,8 @@ def paint(canvas: Canvas, sheet: Sheet) -> None:
         elif isinstance(item, Fill):
             canvas.rect(item.x, item.y, item.w, item.h, item.fill, item.stroke, item.width_pt)
         elif isinstance(item, Picture):
-            png = item.figure.png
-            if isinstance(png, Drawing):
-                pdfvector.draw(canvas, png, item.x, item.y, item.w / png.width_mm if png.width_mm else 1.0)
-            else:
-                canvas.image(png, item.x, item.y, item.w, item.h)
+            d = item.figure.drawing
+            pdfvector.draw(canvas, d, item.x, item.y, item.w / d.width_mm if d.width_mm else 1.0)
         elif isinstance(item, ClipTo):
             canvas.save()
             canvas.clip(item.x, item.y, item.w, item.h)

@@ -1,10 +1,9 @@
 """A PDF file written by iolab itself: pages of drawing operators, the two DejaVu Sans fonts
-embedded as subset TrueType CID fonts, and the plots' PNGs as images.
+embedded as subset TrueType CID fonts; the plots are vector operators (pdfvector.py).
 
 Text is shown as glyph numbers (/Identity-H) with each font's /W widths and a /ToUnicode map,
 so a viewer prints exactly the glyphs the layout measured (textwidth.py) and copying or
-extracting text (pdftotext, pypdf) gives the characters back. A plot's PNG goes in as its
-compressed pixel rows (IDAT) with the PNG predictors declared, never decoded. Coordinates here
+extracting text (pdftotext, pypdf) gives the characters back. Coordinates here
 are millimetres from the page's top-left corner, y down (as the layout and vector.py use them);
 `Canvas` turns them into PDF points from the bottom-left.
 """
@@ -13,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,6 @@ from iolab.pages.report import ttf
 
 MM = 72 / 25.4  # PDF points per millimetre
 PAGE_W_MM, PAGE_H_MM = 210.0, 297.0  # A4
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def rgb(color: str) -> tuple[float, float, float]:
@@ -53,7 +50,6 @@ class PdfFile:
     objects: list[bytes | None] = field(default_factory=lambda: [None])  # number 0 is free
     pages: list[int] = field(default_factory=list)
     fonts: dict[bool, _FontUse] = field(default_factory=dict)  # by bold
-    images: dict[bytes, tuple[str, int]] = field(default_factory=dict)  # PNG digest -> (name, object)
     alphas: dict[float, str] = field(default_factory=dict)  # opacity -> ExtGState name
 
     def __post_init__(self) -> None:
@@ -89,27 +85,18 @@ class PdfFile:
             out.append(f"{g:04X}")
         return "<" + "".join(out) + ">"
 
-    def image(self, png: bytes) -> str:
-        """The XObject name of a PNG (each distinct PNG is stored once)."""
-        key = hashlib.sha1(png).digest()
-        if key not in self.images:
-            name = f"Im{len(self.images) + 1}"
-            self.images[key] = (name, _png_image(self, png))
-        return self.images[key][0]
-
     def alpha(self, opacity: float) -> str:
         if opacity not in self.alphas:
             self.alphas[opacity] = f"GS{len(self.alphas) + 1}"
         return self.alphas[opacity]
 
     def page(self, content: bytes, used: set[str]) -> None:
-        """A page of these operators; `used`: the fonts, images and graphics states they name
-        (a page's resources list only its own: a reader lists a page's images from them)."""
+        """A page of these operators; `used`: the fonts and graphics states they name (a page's
+        resources list only its own)."""
         body = self.stream("", content)
         fonts = " ".join(f"/{'F2' if b else 'F1'} {u.ref} 0 R" for b, u in self.fonts.items() if ("F2" if b else "F1") in used)  # fmt: skip
-        images = " ".join(f"/{name} {ref} 0 R" for name, ref in self.images.values() if name in used)
         alphas = " ".join(f"/{name} << /ca {_n(a)} /CA {_n(a)} >>" for a, name in self.alphas.items() if name in used)
-        resources = f"<< /Font << {fonts} >> /XObject << {images} >> /ExtGState << {alphas} >> >>"
+        resources = f"<< /Font << {fonts} >> /ExtGState << {alphas} >> >>"
         self.pages.append(
             self.put(
                 f"<< /Type /Page /Parent {self.page_tree} 0 R /MediaBox [0 0 {_n(PAGE_W_MM * MM)} {_n(PAGE_H_MM * MM)}]"
@@ -184,48 +171,6 @@ def _to_unicode(used: dict[int, str]) -> str:
     )
 
 
-def _png_image(pdf: PdfFile, png: bytes) -> int:
-    """An image XObject of a PNG: an 8-bit RGB or grey PNG as its own compressed rows (the PDF
-    undoes the PNG's row filters itself, /Predictor 15); any other PNG decoded (PIL) into RGB
-    pixels and an alpha mask."""
-    if png[:8] == PNG_SIGNATURE and png[12:16] == b"IHDR":
-        w, h, depth, kind, _, _, interlace = struct.unpack(">IIBBBBB", png[16:29])
-        if depth == 8 and kind in (0, 2) and interlace == 0:
-            colors, space = (3, "/DeviceRGB") if kind == 2 else (1, "/DeviceGray")
-            rows = b"".join(_chunks(png, b"IDAT"))
-            parms = f"/DecodeParms << /Predictor 15 /Colors {colors} /BitsPerComponent 8 /Columns {w} >>"
-            entries = f"/Type /XObject /Subtype /Image /Width {w} /Height {h} /ColorSpace {space}"
-            return pdf.stream(f"{entries} /BitsPerComponent 8 /Filter /FlateDecode {parms}", rows, compress=False)
-    return _decoded_image(pdf, png)
-
-
-def _chunks(png: bytes, kind: bytes) -> list[bytes]:
-    out, i = [], 8
-    while i + 8 <= len(png):
-        size, name = struct.unpack(">I4s", png[i : i + 8])
-        if name == kind:
-            out.append(png[i + 8 : i + 8 + size])
-        i += size + 12  # length, type, data, CRC
-    return out
-
-
-def _decoded_image(pdf: PdfFile, png: bytes) -> int:
-    import io
-
-    from PIL import Image
-
-    opened = Image.open(io.BytesIO(png))
-    alpha = "A" in opened.getbands() or "transparency" in opened.info
-    im = opened.convert("RGBA" if alpha else "RGB")
-    w, h = im.size
-    entries = f"/Type /XObject /Subtype /Image /Width {w} /Height {h} /BitsPerComponent 8"
-    mask = ""
-    if im.mode == "RGBA":
-        smask = pdf.stream(f"{entries} /ColorSpace /DeviceGray", im.getchannel("A").tobytes())
-        mask, im = f" /SMask {smask} 0 R", im.convert("RGB")
-    return pdf.stream(f"{entries} /ColorSpace /DeviceRGB{mask}", im.tobytes())
-
-
 class Canvas:
     """One page's drawing operators, in millimetres from the top-left corner, y down."""
 
@@ -284,11 +229,6 @@ class Canvas:
             matrix = f"1 0 0 1 {self.xy(x, y)}"
         self.fill(color)
         self.op(f"BT /{name} {_n(size_pt)} Tf {matrix} Tm {self.pdf.glyphs(text, bold)} Tj ET")
-
-    def image(self, png: bytes, x: float, y: float, w: float, h: float) -> None:
-        name = self.pdf.image(png)
-        self.used.add(name)
-        self.op(f"q {_n(w * MM)} 0 0 {_n(h * MM)} {self.xy(x, y + h)} cm /{name} Do Q")
 
     def content(self) -> bytes:
         return "\n".join(self.ops).encode()

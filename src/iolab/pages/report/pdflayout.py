@@ -35,7 +35,6 @@ from iolab.pages.report.pdfbox import (
     line_height,
 )
 from iolab.pages.report.pdftable import table
-from iolab.pages.report.vector import Drawing
 
 BOTTOM = 297.0 - 8.0
 HEAD_MM, BANNERS_MM, COLUMNS_MM = 15.0, 11.0, 46.0
@@ -237,8 +236,8 @@ def _block(s: Sheet, block: Block, y: float) -> float:
     y = _caption(s, block.caption, y)
     if isinstance(block, Figure):
         h = block.height_mm
-        if isinstance(block.png, Drawing):  # drawn to the content's width, its height kept in proportion
-            h = min(h, block.png.height_mm * W / block.png.width_mm) if block.png.width_mm else h
+        d = block.drawing  # drawn to the content's width, its height kept in proportion
+        h = min(h, d.height_mm * W / d.width_mm) if d.width_mm else h
         s.items.append(Picture(LEFT, y, W, h, block))
         y += h
     else:

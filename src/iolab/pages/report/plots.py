@@ -158,7 +158,7 @@ def time_series_pair(series: Sequence[Series], xlabel: str, ylabel: str, title: 
 
 
 def _partial(s: Series, log: bool) -> list[Path]:
-    """A series' partial intervals ringed (plot_style._mark_partial), so no reader takes them
+    """A series' partial intervals ringed, so no reader takes them
     for full ones; the legend names the rings once (it keeps one entry per label)."""
     pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
     if not pts:

@@ -1,31 +1,23 @@
 """Plots of the RWSW pages that the PTS plots do not cover: stacked panels of metrics over
 time or over outstanding IO, and the demand-intensity curve, drawn by iolab as vector shapes
 (vfigure.py, in the calling process, without matplotlib). Same style and sizing as
-plot_style.py (millimetres of the printed page, units on every axis). The stream-analysis
-plots of a trace (traces/analysis/plots.py) stay matplotlib PNGs (`analysis_pngs`)."""
+plot_style.py (millimetres of the printed page, units on every axis). A trace's
+stream-analysis plots are stream_plots.py's."""
 
 from __future__ import annotations
 
-import tempfile
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path as FilePath
-from typing import TYPE_CHECKING
 
 from iolab.core.units import num
 from iolab.pages.report import vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.model import CONTENT_WIDTH_MM
-from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, _log_ticks, _png, color
+from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, color
 from iolab.pages.report.vaxes import TICK_PT, Axes, Band, Note, Path, PointLabel
 from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vticks import Tick, autoscale
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure as MplFigure
-
-    from iolab.traces.analysis.streamstats import StreamAnalysis
 
 
 @dataclass(frozen=True)
@@ -105,7 +97,7 @@ def _panel(
 
 
 def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
-    """Ring a series' partial intervals so no reader takes them for full ones (plot_style._mark_partial)."""
+    """Ring a series' partial intervals so no reader takes them for full ones ."""
     pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
     if not pts:
         return labelled
@@ -116,7 +108,7 @@ def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
 
 def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
     """Rounds, intervals and steps are whole numbers: no tick between them (1.5), and each one
-    labelled when there are fewer than an axis labels at least (plot_style.whole_number_ticks)."""
+    labelled when there are fewer than an axis labels at least."""
     if not xs or not all(float(x).is_integer() for x in xs):
         return None
     distinct = sorted(set(xs))
@@ -158,29 +150,3 @@ def demand_intensity(
         # with no clear side near its own point is left out
         ax.point_labels += [PointLabel(x, y, f"{n}", 3, 3, 6, color(i), drop=True) for x, y, n in pts]
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
-
-
-def analysis_pngs(analysis: StreamAnalysis) -> dict[str, tuple[bytes, float]]:
-    """The stream-analysis plots (analysis/plots.py) as PNG bytes with their height in mm at
-    the page's width. A plot the trace cannot have (no response times: no outstanding-IO or
-    RT plot) is absent."""
-    from PIL import Image
-
-    from iolab.traces.analysis.plots import plot_all
-
-    def recorded(fig: MplFigure, out: FilePath) -> None:
-        """As every report plot: plain numbers on log axes, and the pixels with what was drawn."""
-        for ax in fig.axes:
-            if ax.get_yscale() == "log":
-                _log_ticks(ax)
-        fig.tight_layout()
-        fig.set_dpi(110)
-        out.write_bytes(_png(fig))
-
-    out = {}
-    with tempfile.TemporaryDirectory(prefix="iolab-selftest-") as d:
-        for name, path in plot_all(analysis, FilePath(d), save=recorded).items():
-            with Image.open(path) as im:
-                w, h = im.size
-            out[name] = (path.read_bytes(), CONTENT_WIDTH_MM * h / w)
-    return out

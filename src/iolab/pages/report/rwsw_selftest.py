@@ -14,7 +14,7 @@ from iolab.pages.report.model import Block, Figure, Page, Table, Text
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.rundata import RunData
 from iolab.pages.report.rwsw import thin, thin_caption, time_axis
-from iolab.pages.report.rwsw_plots import Panel, analysis_pngs, panels
+from iolab.pages.report.rwsw_plots import Panel, panels
 from iolab.pages.report.sections import table_pages
 from iolab.traces.analysis.streamstats import NO_DATA, StreamAnalysis
 
@@ -78,12 +78,20 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     """The capture's own figures, as analysed: streams, stream map, per-step metrics."""
     intro, streams = _intro(a), _streams_table(a, src)
     pages = [Page("Self-Test — IO Streams", (intro, streams))]
-    pngs = analysis_pngs(a)
+    # numpy with it, here: `iolab tests` imports this page module and never draws (test_report_speed)
+    from iolab.pages.report.stream_plots import drawings
+
+    plots = drawings(a, table=False)  # the Streams page's own table says what its table would
     blocks: list[Block] = []
-    if "stream_map" in pngs:
-        png, h = pngs["stream_map"]
+    if "stream_map" in plots:
+        d = plots["stream_map"]
         blocks.append(
-            Figure("Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)", png, h, src)
+            Figure(
+                "Self-Test: IOPS of each dominant stream per step (stacked; height = the step's IOPS)",
+                d,
+                d.height_mm,
+                src,
+            )
         )
     div, unit = time_axis([s.start_s for s in a.steps])
     x = tuple(s.start_s / div for s in a.steps)
@@ -102,9 +110,9 @@ def selftest_from(a: StreamAnalysis, src: str) -> list[Page]:
     )
     pages.append(Page("Self-Test — IO Stream Map", tuple(blocks)))
     more = [
-        Figure(f"Self-Test: {what} per step (average and maximum)", *pngs[name], src)
+        Figure(f"Self-Test: {what} per step (average and maximum)", plots[name], plots[name].height_mm, src)
         for name, what in (("outstanding", "outstanding IO"), ("response_times", "response time"))
-        if name in pngs
+        if name in plots
     ]
     if more:
         pages.append(Page("Self-Test — Outstanding IO and Response Times", tuple(more)))

@@ -1,5 +1,5 @@
 """How many lines a text takes in a table cell of the printed report: the advance widths of
-DejaVu Sans, the font the report prints in (ttf.py reads matplotlib's copy of it), and the
+DejaVu Sans, the font the report prints in (ttf.py reads the copy in fonts/), and the
 browser's wrapping (below), which the PDF's layout (pdflayout.py) prints with: the lines the
 page builders count are the lines printed. Kerning is left out (the PDF prints without it).
 tests/unit/test_header_geometry.py holds the header columns to the PDF's layout."""

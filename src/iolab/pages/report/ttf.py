@@ -1,4 +1,5 @@
-"""The two fonts the report prints in (DejaVu Sans and DejaVu Sans Bold, matplotlib's copies),
+"""The two fonts the report prints in (DejaVu Sans and DejaVu Sans Bold, shipped in fonts/:
+matplotlib's copies, which the plots were measured in when matplotlib drew them),
 read with struct: the character map, advance widths and vertical metrics the layout measures
 with (textwidth.py), and a subset of the font file for the PDF (pdfdoc.py).
 
@@ -10,7 +11,6 @@ few milliseconds where importing fontTools cost about 60.
 
 from __future__ import annotations
 
-import importlib.util
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,10 +46,7 @@ class Font:
 
 
 def font_path(bold: bool) -> Path:
-    spec = importlib.util.find_spec("matplotlib")
-    assert spec is not None and spec.origin is not None  # a dependency of iolab
-    name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
-    return Path(spec.origin).parent / "mpl-data" / "fonts" / "ttf" / name
+    return Path(__file__).parent / "fonts" / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
 
 
 @lru_cache(maxsize=2)

@@ -17,15 +17,13 @@ from typing import Any
 from iolab.pages.report import vticks
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import color
+from iolab.pages.report.vaxes import LABEL_PT, TICK_PT, TITLE_PT
 from iolab.pages.report.vector import Drawing, Line
 from iolab.pages.report.vgrid import (
     GAP_MM,
     INK,
-    LABEL_PT,
     PAD_MM,
     TICK_MM,
-    TICK_PT,
-    TITLE_PT,
     Ink,
     along,
     axis_record,

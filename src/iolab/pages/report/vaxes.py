@@ -1,7 +1,7 @@
 """What a vector plot shows, in data coordinates: an `Axes` holds its series, shaded spans,
 rules, stems, notes and point labels, its scales and labels; vfigure.py lays one or more
-stacked axes out on a figure and draws them as vector.py shapes. The look is plot_style.STYLE's
-(the matplotlib plots'): DejaVu Sans at 9 pt for titles, 8 pt for axis labels, 7 pt for ticks
+stacked axes out on a figure and draws them as vector.py shapes. The look is the one the
+matplotlib plots had: DejaVu Sans at 9 pt for titles, 8 pt for axis labels, 7 pt for ticks
 and legends, a light grey grid, plot_style.PALETTE.
 """
 
@@ -82,7 +82,20 @@ class Stems:
     label: str = ""
 
 
-Artist = Path | Band | Rule | Stems
+@dataclass(frozen=True)
+class Fill:
+    """The area between two step curves over shared x edges (a series stacked on the ones below
+    it, matplotlib's stairs with a baseline): `lows[i]` to `highs[i]` from `edges[i]` to
+    `edges[i + 1]`, one filled polygon however many steps."""
+
+    edges: tuple[float, ...]  # one more than the values
+    lows: tuple[float, ...]
+    highs: tuple[float, ...]
+    color: str
+    label: str = ""
+
+
+Artist = Path | Band | Rule | Stems | Fill
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class PointLabel:
     color: str = "#000000"
     # on a side clear of the labels placed before it and of the series, nearer its point than
     # any other marker, or left out (a number printed over another reads as a third number:
-    # matplotlib's plot_style.declutter; printed on a curve, it hides where the curve goes)
+    # the matplotlib plots left one out too; printed on a curve, it hides where the curve goes)
     drop: bool = False
 
 
@@ -199,6 +212,9 @@ def _extents(artists: Sequence[Artist]) -> tuple[list[float], list[float]]:
         elif isinstance(a, Stems):
             xs += a.xs
             ys += (a.base, *a.tops)
+        elif isinstance(a, Fill):
+            xs += a.edges
+            ys += (*a.lows, *a.highs)
     return xs, ys
 
 
@@ -209,6 +225,11 @@ def _shows(a: Artist, x: Scale, y: Scale) -> bool:
         return any(x.shows(px) and top > a.base and y.shows(top) for px, top in zip(a.xs, a.tops))
     if isinstance(a, Rule):
         return (x if a.vertical else y).shows(a.value)
+    if isinstance(a, Fill):  # a step of some height with part of it inside the axes
+        spans = zip(a.edges, a.edges[1:], a.lows, a.highs)
+        return any(
+            hi > lo and min(x1, x.hi) > max(x0, x.lo) and min(hi, y.hi) > max(lo, y.lo) for x0, x1, lo, hi in spans
+        )
     lo, hi = max(min(a.x0, a.x1), x.lo), min(max(a.x0, a.x1), x.hi)
     if a.y0 is None or a.y1 is None:
         return hi > lo

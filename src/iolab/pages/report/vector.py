@@ -86,7 +86,7 @@ class Drawing:
     height_mm: float
     shapes: tuple[Shape, ...]
     alt: str = ""
-    # what the geometry rules check (geometry.py for matplotlib's plots): free-form, by the plotter
+    # what the geometry rules check (geometry.py): free-form, by the plotter
     record: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
 

@@ -28,6 +28,7 @@ from iolab.pages.report.vaxes import (
     Artist,
     Axes,
     Band,
+    Fill,
     Path,
     Rule,
     Stems,
@@ -275,7 +276,17 @@ def _artist(p: Panel, art: Artist) -> list[Shape]:
         return [Line(((b.x, p.Y(art.value)), (b.x + b.w, p.Y(art.value))), art.color, art.width_pt, d)]
     if isinstance(art, Stems):
         return _stems(p, art)
+    if isinstance(art, Fill):
+        return _fill(p, art)
     return _path(p, art)
+
+
+def _fill(p: Panel, f: Fill) -> list[Shape]:
+    """One polygon: along the highs left to right, back along the lows."""
+    steps = list(zip(f.edges, f.edges[1:], f.lows, f.highs))
+    top = [q for x0, x1, _, hi in steps for q in ((p.X(x0), p.Y(hi)), (p.X(x1), p.Y(hi)))]
+    bottom = [q for x0, x1, lo, _ in reversed(steps) for q in ((p.X(x1), p.Y(lo)), (p.X(x0), p.Y(lo)))]
+    return [Line(tuple(top + bottom), None, 0.0, fill=f.color, closed=True)] if steps else []
 
 
 def _stems(p: Panel, s: Stems) -> list[Shape]:
@@ -456,9 +467,9 @@ def _widest_entry(entries: Sequence[tuple[str, Artist]]) -> float:
 def _handle(art: Artist, x: float, y: float) -> list[Shape]:
     """An entry's sample: a line (with its marker in the middle), or a shaded patch."""
     seg = ((x, y), (x + HANDLE, y))
-    if isinstance(art, Band):
+    if isinstance(art, Band | Fill):
         h = 0.7 * em(LEGEND_PT)
-        return [Rect(x, y - h / 2, HANDLE, h, art.color, None, opacity=art.opacity)]
+        return [Rect(x, y - h / 2, HANDLE, h, art.color, None, opacity=art.opacity if isinstance(art, Band) else 1.0)]
     if isinstance(art, Rule):
         return [Line(seg, art.color, art.width_pt, dashes(art.style, art.width_pt))]
     if isinstance(art, Stems):

@@ -3,9 +3,8 @@
 without matplotlib, labels placed by their box, and the geometry record
 geometry.plot_violations reads. Ticks, a colour bar's too, are vticks.py's.
 
-The record is in the pixels a PNG plot of the same size has at plot_style.DPI, y upwards as in
-matplotlib's records, so geometry.py's tolerances (1.5 px overlap, 1 px edge) mean what they
-mean for the matplotlib plots.
+The record is in vtext.PX_PER_MM's pixels (140 dpi), y upwards, as every plot's record, so
+geometry.py's tolerances (1.5 px overlap, 1 px edge) mean the same in each.
 """
 
 from __future__ import annotations
@@ -19,22 +18,18 @@ from iolab.core.units import num
 from iolab.pages.report import vtext, vticks
 from iolab.pages.report.geometry import PER_SECOND
 from iolab.pages.report.model import CONTENT_WIDTH_MM
-from iolab.pages.report.plot_style import DPI, STYLE
 from iolab.pages.report.textwidth import fit_pt, width_mm
+from iolab.pages.report.vaxes import LABEL_PT, TICK_PT, TITLE_PT
 from iolab.pages.report.vector import PT_MM, Drawing, Label, Line, Rect, Shape
-from iolab.pages.report.vtext import ASC, DESC
+from iolab.pages.report.vtext import ASC, DESC, PX_PER_MM
 from iolab.pages.report.vticks import Tick
 
-TITLE_PT = float(STYLE["axes.titlesize"])
-LABEL_PT = float(STYLE["axes.labelsize"])
-TICK_PT = float(STYLE["xtick.labelsize"])
 CELL_PT = 6.5  # a heat map cell's value, as matplotlib's heat map printed it
 PAD_MM = 1.5  # the figure's edge to the outermost text
 GAP_MM = 1.2  # a tick's end to its label, a tick label to the axis name
 TICK_MM = 1.2
 INK = "#262626"
 GREY = "#555555"
-PX_PER_MM = DPI / 25.4
 
 # matplotlib's viridis at 33 evenly spaced points (colormaps["viridis"](k / 32)), interpolated
 # linearly: within 3/255 of matplotlib's 256 colours everywhere (tests/unit/test_vgrid.py)

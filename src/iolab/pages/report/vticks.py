@@ -1,7 +1,7 @@
 """Axis limits and ticks for the plots iolab draws itself (vaxes.py): round-number ticks on a
 linear axis, powers of ten (or 1-2-5 steps, or finer) on a log axis, each label printed with the
 report's one number formatter (units.num), and labels that would overprint their neighbour left
-blank. The rules are plot_style._log_ticks' (the matplotlib plots'), so both kinds of plot label
+blank. The rules are the ones the matplotlib plots' log axes kept, so both kinds of plot label
 an axis alike; geometry.MIN_TICKS is the fewest labelled ticks an axis of numbers shows.
 """
 
@@ -145,7 +145,7 @@ def log(lo: float, hi: float, most: int, whole: bool = False) -> list[Tick]:
             values = [v for v in values if round(math.log10(v)) % stride == 0]
         if len(values) >= MIN_TICKS:
             return [Tick(v, label(v)) for v in values]
-    return linear(lo, hi, min(most, 5), whole)  # matplotlib's MaxNLocator(nbins=5) in plot_style._log_ticks
+    return linear(lo, hi, min(most, 5), whole)  # at most five, as the matplotlib plots' MaxNLocator(nbins=5)
 
 
 def _log_values(lo: float, hi: float, subs: tuple[float, ...]) -> list[float]:
