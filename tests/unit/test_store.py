@@ -165,6 +165,28 @@ def test_compare_refuses_the_same_run_twice(tmp_path):
     assert not (tmp_path / "cmp").exists()
 
 
+def test_a_copy_is_the_same_run_but_another_run_of_the_same_second_is_not(tmp_path):
+    """A run id is the start's second, the test and the target's name: two runs of one test and
+    target started in one second, in other runs directories, share it (a fresh clone's CI ran two
+    quick WSAT runs under a second each and compare refused them as "the same run"). A copy of a
+    run directory is the same run; a run written by another process is not."""
+    import shutil
+
+    from iolab.figures.compare import open_runs
+
+    d = finished_run(tmp_path / "runs")
+    copy = tmp_path / "copy" / d.name
+    shutil.copytree(d, copy)
+    with pytest.raises(IolabError, match="same run"):
+        open_runs([d, copy])
+    other = tmp_path / "other" / d.name
+    shutil.copytree(d, other)
+    m = json.loads((other / "manifest.json").read_text())
+    m["pid"] += 1  # written by another process
+    (other / "manifest.json").write_text(json.dumps(m))
+    assert open_runs([d, other]) == [d, other]
+
+
 def test_runs_lists_every_run_and_marks_broken_ones_with_the_reason(tmp_path):
     good = finished_run(tmp_path)
     bad_db = finished_run(tmp_path)

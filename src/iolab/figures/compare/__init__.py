@@ -290,8 +290,12 @@ def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
     for ref in run_refs:
         store = RunStore.open(ref)
         try:
-            run_id = manifest_of(store).run_id
-            key = run_id or str(store.dir)
+            m = manifest_of(store)
+            run_id = m.run_id
+            # A run is its id and the process that wrote it: a copy of a run directory has both, while
+            # two runs of one test and target started in the same second in other runs directories
+            # share only the id (it is the start's second, the test and the target's name).
+            key = f"{run_id} {m.boot_id} {m.pid} {m.pid_start}" if run_id else str(store.dir)
             if key in seen or str(store.dir) in seen.values():
                 raise IolabError(
                     f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
