@@ -54,6 +54,8 @@ pub struct Ssd {
     /// modulo this: a division for every read otherwise).
     ctrl_busy: Vec<u64>,
     cores: FastDiv,
+    /// Chunks per mapping unit (GC copying is charged per unit copied).
+    unit: FastDiv,
     /// `core_by_lba` in 1/2^24 (compared with the top 24 bits of an LBA's hash).
     by_lba: u64,
     next_burst: u64,
@@ -122,6 +124,7 @@ impl Ssd {
             chunks_mean: (cfg.chunks_per_unit as u64) << 16,
             ctrl_busy: vec![0; cfg.cores as usize],
             cores: FastDiv::new(cfg.cores as u64),
+            unit: FastDiv::new(cfg.chunks_per_unit as u64),
             by_lba: (cfg.core_by_lba * 16_777_216.0).round() as u64,
             next_burst: 0,
             pass_from: 0,
@@ -417,13 +420,7 @@ impl Ssd {
         } else {
             n.gc_runs / c.gc_switch_every - runs0 / c.gc_switch_every
         };
-        let copying = (n.gc_chunks - gc0) * c.gc_copy_ns;
-        let per_unit = c.chunks_per_unit as u64;
-        (if per_unit == 1 {
-            copying
-        } else {
-            copying / per_unit
-        }) + switched * c.gc_switch_ns
+        self.unit.quot((n.gc_chunks - gc0) * c.gc_copy_ns) + switched * c.gc_switch_ns
     }
 
     /// When a unit whose program started at `start` (its die free, its data across the

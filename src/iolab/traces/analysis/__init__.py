@@ -4,7 +4,6 @@ streams.analyse(table, step_s=300, threshold=0.03, seq=SeqRule()) -> StreamAnaly
 workloads.composite(analysis) -> Workload      (dominant streams renormalised to 100 %)
 workloads.replay(analysis, compress=1) -> ReplayPlan   (.workloads(): one per step)
 workloads.save_composite / load_composite, ReplayPlan.save / load_replay   (TOML)
-plots.plot_all(analysis, out_dir) -> {name: png}
 """
 
 from iolab.traces.analysis.streamstats import SeqRule, StepStat, StreamAnalysis, StreamStat
