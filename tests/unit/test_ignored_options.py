@@ -63,6 +63,8 @@ def test_a_run_stored_before_the_record_counts_every_option_as_given():
     assert differences([old(three), seven]) == ["max_rounds: A 3 vs B 7"]  # 3 is not what B's plan is the same at
     # B's own record says its plan is that of the round limit the old run had
     assert differences([old(stored("wsat", "C")), seven]) == []
+    # the same value given to both: no difference, though only the new run recorded it as ignored
+    assert differences([old(seven), stored("wsat", "D", max_rounds=7)]) == []
 
 
 def test_check_counts_an_ignored_option_as_compare_does():

@@ -222,11 +222,13 @@ def profile_differences(
     a: Mapping[str, Any], a_ignored: Mapping[str, Any], b: Mapping[str, Any], b_ignored: Mapping[str, Any]
 ) -> list[tuple[str, Any, Any]]:
     """The compared settings two runs (profiles with their recorded ignored options) differ in,
-    each with the two values as given. A run stored before the record counts every option as given."""
+    each with the two values as given. A run stored before the record counts every option as given;
+    two runs given the same value never differ in it (an old run and a new one that recorded the
+    option as ignored count it at different values, but ran under the same one)."""
     return [
         (k, _profile_value(a, k), _profile_value(b, k))
         for k in COMPARED_PROFILE_KEYS
-        if _counted(a, a_ignored, k) != _counted(b, b_ignored, k)
+        if _profile_value(a, k) != _profile_value(b, k) and _counted(a, a_ignored, k) != _counted(b, b_ignored, k)
     ]
 
 
@@ -296,7 +298,7 @@ def open_runs(run_refs: Sequence[str | Path]) -> list[Path]:
             # two runs of one test and target started in the same second in other runs directories
             # share only the id (it is the start's second, the test and the target's name).
             key = f"{run_id} {m.boot_id} {m.pid} {m.pid_start}" if run_id else str(store.dir)
-            if key in seen or str(store.dir) in seen.values():
+            if key in seen:
                 raise IolabError(
                     f"{seen.get(key, ref)!s} and {ref!s} are the same run ({run_id}, "
                     f"{store.dir}): a run compared with itself says nothing. Give each run once."
