@@ -8,6 +8,7 @@ stored workload (`rate_iops`), a search level's outstanding IO from threads × Q
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -120,11 +121,12 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     """The maximum sustainable IOPS of ramp `name` with its bisection steps (sustainable: the
     ramp's own decision, or where the ramp ran out of demands undecided, the same rule over the
     ramp's and the bisection's steps together), and the sentence that says so."""
-    ph = ramp_phase(phases, name)
-    halved = [s for h in halves(phases, name) for s, _ in steps(h)]
+    ph, hs = ramp_phase(phases, name), halves(phases, name)
+    halved = [s for h in hs for s, _ in steps(h)]
     top, verdict = sustainable(ph, "highest ramp step met" if halved else "maximum sustainable IOPS")
     decided = [d for d in (ph.decisions if ph else ()) if d["rule"].get("name") == DemandShortfall.name]
-    rule = rule_from(decided[-1]["rule"]) if decided else next(filter(None, map(step_rule, halves(phases, name))), None)
+    judged = [step_rule(d) for d in map(bisection_decision, hs) if d is not None]
+    rule = rule_from(decided[-1]["rule"]) if decided else next(iter(judged), None)
     if not halved or ph is None or not isinstance(rule, DemandShortfall):
         return top, verdict
     ramp = [s for s, _ in steps(ph)]
@@ -134,7 +136,8 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
         return best, f"{verdict} Bisection between the steps: {tried}; maximum sustainable IOPS {num(best)}."
     # The ramp ran out of planned demands with fewer short steps in a row than its rule needs; the
     # bisection's steps may supply them: the rule decides on every step tried, in demand order.
-    best = held_below(ramp + halved, rule)
+    d = rule.check(name, sorted((s for s in ramp + halved if s.demand_iops), key=lambda s: s.demand_iops or 0.0))
+    best = d.chosen.get("max_sustainable_iops") if d is not None else None
     if best is None:
         return None, (
             f"{verdict} Bisection between the steps: {tried}; fewer than {counted(rule.steps, 'step')} above the "
@@ -147,21 +150,14 @@ def refined(phases: Sequence[PhaseSummary], name: str) -> tuple[float | None, st
     )
 
 
-def held_below(samples: Sequence[Sample], rule: DemandShortfall) -> float | None:
-    """The highest demand met when the `rule.steps` demands tried next above it all fell short
-    (the rule's decision over steps sorted by demand), else None."""
-    tried = sorted((s for s in samples if s.demand_iops), key=lambda s: s.demand_iops or 0.0)
-    top = next((i for i in range(len(tried) - 1, -1, -1) if rule.met(tried[i])), None)
-    if top is None:
-        return None
-    above = tried[top + 1 : top + 1 + rule.steps]
-    return tried[top].demand_iops if len(above) == rule.steps and not any(map(rule.met, above)) else None
+def bisection_decision(ph: PhaseSummary) -> dict[str, Any] | None:
+    """A bisection step's decision (suites/bisection.py), which names the demand it tried."""
+    return next((d for d in ph.decisions if d["rule"].get("name") == "bisection"), None)
 
 
-def step_rule(ph: PhaseSummary) -> DemandShortfall | None:
+def step_rule(d: dict[str, Any]) -> DemandShortfall:
     """The ramp's rule a bisection step was judged by (its decision keeps the rule's record)."""
-    d = next((d for d in ph.decisions if d["rule"].get("name") == "bisection"), None)
-    return DemandShortfall(**{k: v for k, v in d["rule"].items() if k not in ("name", "judged_by")}) if d else None
+    return DemandShortfall(**{k: v for k, v in d["rule"].items() if k not in ("name", "judged_by")})
 
 
 def demand_pages(run: RunData) -> list[Page]:
@@ -294,12 +290,12 @@ def demand_view(ph: PhaseSummary, console: Console) -> None:
 def halfway_text(ph: PhaseSummary) -> str:
     """What one bisection step found: its demand met or not, by the ramp's rule. (A step is
     not a ramp: its rule does not decide in it, and the answer is the bisection's, in `refined`.)"""
-    d = next((d for d in ph.decisions if d["rule"].get("name") == "bisection"), None)
-    rule = step_rule(ph)
+    d = bisection_decision(ph)
     done = [s for s, _ in steps(ph)]
     s = done[-1] if done else None
-    if d is None or rule is None or s is None or not s.demand_iops:
+    if d is None or s is None or not s.demand_iops:
         return "not measured" if s is None else undecided_text(s)
+    rule = step_rule(d)
     return (
         f"Bisection step, {d['outcome']}: delivered {num(s.iops)} ({(s.iops / s.demand_iops - 1) * 100:+.1f} %), "
         + ("within" if rule.met(s) else "short by more than")
