@@ -129,3 +129,25 @@ def test_a_fio_server_of_another_machine_is_still_not_purged(scratch):
     assert m.purges and not any(p["ok"] for p in m.purges), m.purges
     assert all("the targets are on other hosts" in p["detail"] for p in m.purges), m.purges
     assert any("nothing is read on this machine" in n for n in m.notes) and not m.target["facts"]["sources"]
+
+
+def test_resume_on_a_host_of_this_machine_checks_the_target_as_a_local_run(scratch, fio_server_here):
+    """The run stored its target's identity as a local run's (every host is this machine's), but
+    `iolab resume` took any --hosts run for one on other hosts: it compared no identity and noted
+    "the targets are on other hosts". Another file at the same path is now refused, as locally."""
+    import json
+
+    target = scratch / "t.img"
+    store = _run(scratch / "runs", f"file:{target}?size=16MiB", f"127.0.0.1:{fio_server_here}")
+    run = store.dir
+    store.close()
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(state="interrupted", ended=None, error="killed (as by SIGKILL)", audit=None)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    target.rename(scratch / "moved-away.img")  # kept, so its inode cannot be reused at once
+    target.write_bytes((scratch / "moved-away.img").read_bytes())  # same path and size, another inode
+    for name in os.listxattr(scratch / "moved-away.img"):  # and iolab's mark: only the drive differs
+        os.setxattr(target, name, os.getxattr(scratch / "moved-away.img", name))
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    assert "not the one the run wrote" in res.stderr and "inode" in res.stderr, res.stderr

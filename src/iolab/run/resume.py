@@ -26,7 +26,7 @@ from iolab.core.plan import Cell, Deferred, Phase, Profile, TestPlan
 from iolab.core.runfiles import INPUTS_DIR
 from iolab.core.steady import evaluate
 from iolab.core.units import counted
-from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
+from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods, targets_elsewhere
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
 from iolab.figures.phaseend import after_round, settle, written_since_purge
@@ -110,7 +110,12 @@ def prepare(
             if sim_split
             else engine_for(target, ioengine=ioengine)
         )
-        if stored and remote and isinstance(engine, HostsEngine):
+        # hosts that are all this machine's write its own path, whose identity the run stored as a
+        # local run's (targets_elsewhere): checked here as a local run's is, not as the hosts' reading
+        elsewhere = remote and targets_elsewhere(engine)
+        if stored and remote and not elsewhere:
+            _check_identity(m, stored, target)
+        elif stored and remote and isinstance(engine, HostsEngine):
             _check_hosts(m, stored, engine)
         caps = engine.capabilities if legs else engine_class(target).capabilities
         options = RunOptions(
@@ -129,7 +134,7 @@ def prepare(
         start = _where(store, built, target, caps, notes)
         # phases after the one it starts at are built again from what it measures now
         plan = replace(built, phases=built.phases[: start.phase + 1] + plan.phases[start.phase + 1 :])
-        if remote:
+        if elsewhere:
             notes.append(REMOTE_NOTE)
     except BaseException:
         claim.release()
@@ -167,14 +172,19 @@ def _check_same_run(m: Manifest, plan: TestPlan, target: Target, remote: bool) -
             f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
         )
     stored = m.target.get("identity")
-    diff = differences(stored, target_identity(target)) if stored and not remote else []
+    if stored and not remote:
+        _check_identity(m, stored, target)
+    return stored
+
+
+def _check_identity(m: Manifest, stored: dict, target: Target) -> None:
+    diff = differences(stored, target_identity(target))
     if diff:
         raise IolabError(
             f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
             "continue there: a run measures one drive. Start a new run: "
             f"iolab run {m.test} -t {m.target['spec']}"
         )
-    return stored
 
 
 def _ioengines(m: Manifest, target: Target, remote: bool, asked: str | None) -> tuple[str | None, str | None]:
