@@ -53,3 +53,12 @@ def test_no_user_facing_text_hedges_a_count_with_an_s_in_brackets():
         if HEDGED.search(line)
     ]
     assert not found, "use core.units.counted:\n" + "\n".join(found)
+
+
+def test_an_audit_outcome_counts_what_it_checked_in_the_number_it_takes():
+    # the shared audit outcome printed "1 cells checked" and "steady phase(s)"
+    from iolab.figures.audit_checks import _outcome
+
+    assert _outcome([], 1, "cells", {}, one="cell").reason == "1 cell checked"
+    assert _outcome([], 3, "cells", {}, one="cell").reason == "3 cells checked"
+    assert _outcome([], 0, "steady phases", {}, one="steady phase").reason == "no steady phases to check"

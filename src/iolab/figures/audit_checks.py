@@ -78,7 +78,10 @@ def _cell_name(c: CellRow) -> str:
     return f"{c.phase} round {c.round} {c.cell_key}"
 
 
-def _outcome(failures: list[str], checked: int, what: str, numbers: dict[str, Any], said: str = "") -> Outcome:
+def _outcome(
+    failures: list[str], checked: int, what: str, numbers: dict[str, Any], said: str = "", one: str | None = None
+) -> Outcome:
+    """`what` is the plural of the things checked, `one` its singular (the count takes it: units.counted)."""
     if not checked:
         return Outcome(NA, f"no {what} to check", numbers)
     numbers["checked"] = checked
@@ -86,7 +89,7 @@ def _outcome(failures: list[str], checked: int, what: str, numbers: dict[str, An
         more = f" (and {len(failures) - 2} more)" if len(failures) > 2 else ""
         numbers["failures"] = len(failures)
         return Outcome(FAIL, "; ".join(failures[:2]) + more, numbers)
-    return Outcome(PASS, f"{checked} {what} checked" + (f": {said}" if said else ""), numbers)
+    return Outcome(PASS, f"{counted(checked, one or what, what)} checked" + (f": {said}" if said else ""), numbers)
 
 
 class RunView:
@@ -204,7 +207,7 @@ def steady_evidence(v: RunView) -> Outcome:
                 f"{asked / 1e9:.3f} GB, the range cut by the quick limit): not the drive's steady state"
             )
         numbers[p.name] = n
-    return _outcome(failures, len(steady), "steady phase(s)", numbers, "; ".join(said))
+    return _outcome(failures, len(steady), "steady phases", numbers, "; ".join(said), "steady phase")
 
 
 def waf_floor(v: RunView) -> Outcome:
@@ -229,7 +232,13 @@ def waf_floor(v: RunView) -> Outcome:
     numbers: dict[str, Any] = {"buffer_bytes": buffer}
     if wafs:
         numbers["waf_min"], numbers["waf_max"] = min(wafs), max(wafs)
-    return _outcome(failures, checked, "incompressible random-write cells with flash counters", numbers)
+    return _outcome(
+        failures,
+        checked,
+        "incompressible random-write cells with flash counters",
+        numbers,
+        one="incompressible random-write cell with flash counters",
+    )
 
 
 def series_totals(v: RunView) -> Outcome:
@@ -260,7 +269,7 @@ def series_totals(v: RunView) -> Outcome:
                     f"{total:,.1f} (allowed {lo:,.1f}-{hi:,.1f})"
                 )
     numbers = {"worst_difference": worst, "rows_short_of_the_end": one_sided}
-    return _outcome(failures, checked, "cells with per-second rows", numbers)
+    return _outcome(failures, checked, "cells with per-second rows", numbers, one="cell with per-second rows")
 
 
 def latency_runtime(v: RunView) -> Outcome:
@@ -286,7 +295,7 @@ def latency_runtime(v: RunView) -> Outcome:
                     f"{c.runtime_s:.3f} s (+ ramp {ramp:g} s)"
                 )
                 break
-    return _outcome(failures, checked, "cells", {})
+    return _outcome(failures, checked, "cells", {}, one="cell")
 
 
 def percentile_samples(v: RunView) -> Outcome:
@@ -310,7 +319,7 @@ def percentile_samples(v: RunView) -> Outcome:
                     f"{ph.phase.name} window {a.key}: a 99.999 % shown from {a.ios or 0:,} IOs, "
                     "fewer than it needs to be measured"
                 )
-    return _outcome(failures, checked, "cells with latency histograms", {})
+    return _outcome(failures, checked, "cells with latency histograms", {}, one="cell with latency histograms")
 
 
 def hdd_media(v: RunView) -> Outcome:
@@ -335,7 +344,11 @@ def hdd_media(v: RunView) -> Outcome:
                     f"plus its {cache_mb:g} MB cache ({limit:,.1f} MB/s)"
                 )
     return _outcome(
-        failures, checked, "per-second rows", {"media_mbps": media, "cache_mb": cache_mb, "highest_mbps": top}
+        failures,
+        checked,
+        "per-second rows",
+        {"media_mbps": media, "cache_mb": cache_mb, "highest_mbps": top},
+        one="per-second row",
     )
 
 
@@ -386,7 +399,7 @@ def rw_shares(v: RunView) -> Outcome:
             failures.append(
                 f"{_cell_name(c)}: {got:.1%} of the IOs were reads, the mix plans {planned:.1%} (allowed ± {allowed:.1%})"
             )
-    return _outcome(failures, checked, "cells", {})
+    return _outcome(failures, checked, "cells", {}, one="cell")
 
 
 def endurance_basis(v: RunView) -> Outcome:
