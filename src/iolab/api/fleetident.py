@@ -52,7 +52,7 @@ def target_identity(tgt: Target) -> str | None:
     except OSError:
         return None
     if stat.S_ISBLK(st.st_mode):
-        f = device_facts(tgt.path)
+        f = tgt.facts if tgt.facts.capacity_bytes else device_facts(tgt.path)  # parse_target read them
         # a device without a WWID or serial (a loop device) is still one device number here
         return _block_key(f.wwid, f.model, f.serial) or (
             f"block device {os.major(st.st_rdev)}:{os.minor(st.st_rdev)} (major:minor)"

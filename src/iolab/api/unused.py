@@ -5,7 +5,8 @@ rather than leaving the user to believe it took effect.
 
 An option is used when the plan built without it differs in what the runner runs
 (core/plan.ignored_options, TestPlan.essence): the phases, the tested capacity, the typed
-parameters, and the steady-state rule where a phase stops on steady state (a plan's
+parameters, the steady-state rule where a phase stops on steady state, and the write cache and
+active range the runner reads from the plan's profile (a plan's
 `parameters` and `notes` are text for the report, so they do not count). A phase built during
 the run (`Deferred`) is compared as its builder, which is never the same twice: such a test is
 taken to use every option, so the check can miss an option, never invent one.

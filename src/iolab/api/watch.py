@@ -260,7 +260,7 @@ def handler_for(root: Path):
                     self._send(200, "application/json", json.dumps(_run_data(root, found.run, parts[2])).encode())
             elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "report":
                 found = _listed(root, parts[1])
-                body = _report_file(root, found.run, parts[3]) if found.run is not None else None
+                body = None if found.run is None else _report_file(root, found.run, parts[3])
                 if found.run is None:
                     self._refuse(found)
                 elif body is None:

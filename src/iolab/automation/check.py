@@ -237,7 +237,8 @@ def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerance
         "tolerance_pct": 100 * tolerance,
         "method": "",
     }
-    if kind != "extreme" and on_log_scale(meta["unit"], base.samples + cand.samples):
+    log = kind != "extreme" and on_log_scale(meta["unit"], base.samples + cand.samples)
+    if log:
         base, cand = base.geometric(), cand.geometric()  # the centre of the log-scale interval
         out |= {"baseline": base.record(), "candidate": cand.record()}
     if base.value is None:
@@ -253,7 +254,6 @@ def verdict(name: str, meta: dict, base: Side, cand: Side, tolerances: Tolerance
         nz = Noise(0.0, EXTREME_JUDGED)
         method = nz.method
     else:
-        log = on_log_scale(meta["unit"], base.samples + cand.samples)
         nz = noise(base, cand, tolerances.spread.get(name), confidence, log)
         method = ("percentile, each run's own: " if kind == "percentile" else "") + nz.method
     half, better_half = nz.edges(base.value, higher)  # the interval's edge on the worse side, the better side

@@ -296,13 +296,14 @@ class SplitFioEngine:
                 False,
                 "the targets are on other hosts; iolab does not purge them (purge each host's target before the run)",
             )
-        got = [self.single.purge(t, method) for t in self._here()]
+        here = self._here()
+        got = [self.single.purge(t, method) for t in here]
         if len(got) == 1:
             return got[0]
         return PurgeOutcome(
             "/".join(dict.fromkeys(g.method for g in got)),
             all(g.ok for g in got),
-            "; ".join(f"{t.path}: {g.detail}" for t, g in zip(self._here(), got)),
+            "; ".join(f"{t.path}: {g.detail}" for t, g in zip(here, got)),
             sum(g.seconds for g in got),
         )
 

@@ -110,13 +110,7 @@ def prepare(
             if sim_split
             else engine_for(target, ioengine=ioengine)
         )
-        # hosts that are all this machine's write its own path, whose identity the run stored as a
-        # local run's (targets_elsewhere): checked here as a local run's is, not as the hosts' reading
-        elsewhere = remote and targets_elsewhere(engine)
-        if stored and remote and not elsewhere:
-            _check_identity(m, stored, target)
-        elif stored and remote and isinstance(engine, HostsEngine):
-            _check_hosts(m, stored, engine)
+        elsewhere = remote and _check_hosts(m, stored, target, engine)
         caps = engine.capabilities if legs else engine_class(target).capabilities
         options = RunOptions(
             purge_method=_purge_of(m, target, caps),
@@ -172,18 +166,17 @@ def _check_same_run(m: Manifest, plan: TestPlan, target: Target, remote: bool) -
             f"Start a new run: iolab run {m.test} -t {m.target['spec']}"
         )
     stored = m.target.get("identity")
-    if stored and not remote:
+    if not remote:
         _check_identity(m, stored, target)
     return stored
 
 
-def _check_identity(m: Manifest, stored: dict, target: Target) -> None:
-    diff = differences(stored, target_identity(target))
+def _check_identity(m: Manifest, stored: dict | None, target: Target) -> None:
+    diff = differences(stored, target_identity(target)) if stored else []
     if diff:
         raise IolabError(
-            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot "
-            "continue there: a run measures one drive. Start a new run: "
-            f"iolab run {m.test} -t {m.target['spec']}"
+            f"run {m.run_id}: the target is not the one the run wrote ({'; '.join(diff)}), so it cannot continue "
+            f"there: a run measures one drive. Start a new run: iolab run {m.test} -t {m.target['spec']}"
         )
 
 
@@ -196,14 +189,19 @@ def _ioengines(m: Manifest, target: Target, remote: bool, asked: str | None) -> 
     return ran_with, asked or (ran_with if ran_with in ("io_uring", "libaio") else None)
 
 
-def _check_hosts(m: Manifest, stored: dict, engine: HostsEngine) -> None:
-    # the hosts' targets as read there (ssh mode); hosts reached through fio only read nothing
-    diff = _host_differences(stored, engine.target_identity())
+def _check_hosts(m: Manifest, stored: dict | None, target: Target, engine: Engine) -> bool:
+    """Refuse another target than the run's; True: it is on other hosts, whose targets are as read there
+    (ssh mode; through fio only, nothing). All this machine's: a local run's identity (targets_elsewhere)."""
+    if not targets_elsewhere(engine):
+        _check_identity(m, stored, target)
+        return False
+    diff = _host_differences(stored, engine.target_identity()) if stored and isinstance(engine, HostsEngine) else []
     if diff:
         raise IolabError(
             f"run {m.run_id}: a host's target is not the one the run wrote ({'; '.join(diff)}), so it "
             f"cannot continue there. Start a new run: iolab run {m.test} -t {m.target['spec']} ..."
         )
+    return True
 
 
 def _purge_of(m: Manifest, target: Target, caps: Capabilities) -> str:
