@@ -217,11 +217,11 @@ def test_check_refuses_what_it_cannot_compare(tmp_path):
     assert p.returncode == 2 and "lots" in p.stderr and str(bad) in p.stderr and "Traceback" not in p.stderr
     p = iolab("check", path, "--baseline", str(saved), "--confidence", "150%")
     assert p.returncode == 2 and "--confidence" in p.stderr
-    # a run that did not finish is no baseline unless forced
+    # a run that did not finish is no baseline unless forced (another run: a copy keeps the uid)
     cut = tmp_path / "cut"
     shutil.copytree(path, cut)
     m = json.loads((cut / "manifest.json").read_text())
-    (cut / "manifest.json").write_text(json.dumps({**m, "state": "interrupted", "run_id": "cut"}))
+    (cut / "manifest.json").write_text(json.dumps({**m, "state": "interrupted", "run_id": "cut", "uid": "cut"}))
     p = iolab("check", path, "--baseline", str(cut))
     assert p.returncode == 2 and "cut is interrupted, not complete" in p.stderr
     assert iolab("check", path, "--baseline", str(cut), "--force").returncode == 0

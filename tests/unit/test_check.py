@@ -117,6 +117,18 @@ def test_runs_of_other_tests_or_settings_are_refused_unless_forced():
     assert res["differences"] == ["cell_seconds: a 1 vs b 2"]
 
 
+def test_a_run_is_told_by_its_uid_and_only_a_run_stored_before_uids_by_its_id():
+    def side(run_id, uid=None):
+        return [{**record(run_id, 100.0), **({"uid": uid} if uid else {})}]
+
+    # two runs started in one second in other runs directories share the id, not the uid
+    assert check(side("r", "u1"), side("r", "u2"), Tolerances(0.05))["passed"]
+    for base, cand in ((side("r", "u1"), side("r", "u1")), (side("r"), side("r"))):
+        with pytest.raises(IolabError, match="r is both a candidate and the baseline"):
+            check(base, cand, Tolerances(0.05))
+    assert check(side("r"), side("s"), Tolerances(0.05))["passed"]
+
+
 def test_the_tolerances_file_overrides_per_figure_and_says_where_it_is_wrong(tmp_path):
     f = tmp_path / "t.toml"
     f.write_text('[tolerances]\n"IOPS" = "25%"\n')

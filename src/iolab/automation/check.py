@@ -51,6 +51,7 @@ from iolab.core.errors import IolabError
 from iolab.core.safefile import loads_toml, read_text
 from iolab.core.units import counted
 from iolab.figures.compare import profile_differences
+from iolab.store.manifest import run_key
 
 FAILING = ("regression", "missing")
 TABLES = ("tolerances", "spread")
@@ -317,7 +318,9 @@ def check(
     different tests are refused; runs with different settings unless forced."""
     if not baseline or not candidate:
         raise IolabError("iolab check needs at least one candidate run and one baseline run.")
-    both = sorted({r["run_id"] for r in baseline} & {r["run_id"] for r in candidate})
+    # one run's key on both sides; run ids alone are shared by runs started in one second
+    keys = {run_key(r["run_id"], r.get("uid")): r["run_id"] for r in candidate}
+    both = sorted({keys[k] for k in {run_key(r["run_id"], r.get("uid")) for r in baseline} & keys.keys()})
     if both:
         # a run held against itself passes whatever it measured: a CI script that picked the
         # wrong directory would never fail

@@ -128,6 +128,7 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
     facts = m.target.get("facts", {})
     return {
         "run_id": m.run_id,
+        "uid": m.uid,  # tells two runs of one id apart (check refuses a run held against itself)
         "path": str(store.dir),
         "test": m.test,
         "title": m.title,

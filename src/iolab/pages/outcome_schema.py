@@ -139,7 +139,7 @@ DEFS = {
             "reports": _arr(_t("string")),
         },
         # added within version 1 (absent from documents written before it)
-        {"audit": _ref("audit"), "ignored_options": _t("object")},
+        {"audit": _ref("audit"), "ignored_options": _t("object"), "uid": STR_OR_NULL},
     ),
     "listed_run": _obj(
         {

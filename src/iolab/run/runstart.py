@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import socket
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         plan=plan_summary(plan),
         split=list(getattr(engine, "split", ())),
         ignored_options=dict(plan.ignored_options),
+        uid=uuid.uuid4().hex,
     )
 
 

@@ -62,6 +62,16 @@ class Manifest:
     # The profile options the test ignored (TestPlan.ignored_options): each with the value the
     # run's plan is the same at; empty for runs stored before it existed (compared as given).
     ignored_options: dict[str, Any] = field(default_factory=dict)
+    # Minted once when the run is created: a copy of the run directory keeps it, two runs never
+    # share it (the run id does, for runs started in one second in different runs directories).
+    # None for runs stored before it existed.
+    uid: str | None = None
+
+
+def run_key(run_id: str, uid: str | None, legacy: str = "") -> str:
+    """What tells one run from another: its uid, or for a run stored before uids its id and
+    `legacy` (what else the reader knows of it)."""
+    return f"uid {uid}" if uid else f"id {run_id} {legacy}".rstrip()
 
 
 class _RunDir(Protocol):
