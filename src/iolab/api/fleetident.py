@@ -10,6 +10,7 @@ sample of the model).
   an NBD export                     its URI (only the server knows which exports are one)
   a file of an ssh host            the same, read there, compared with that host's other files only
   a simulated drive                its preset, parameters and seed
+  a host of this machine           as a drive of this machine (its own fio server writes its path)
   a fio-server-only host           nothing can be read: named in the fleet's notes, not refused
 
 A WWID or a serial is the drive's own, so two hosts (or two paths of one multipath device)
@@ -34,8 +35,12 @@ def _over_ssh(d: FleetDrive) -> str | None:
 
 
 def identity(d: FleetDrive) -> str | None:
-    """The drive's identity (None: none can be read from here)."""
-    if d.host is None:
+    """The drive's identity (None: none can be read from here). A host reached through a fio server
+    of this machine writes this machine's path: read as a local drive's, as its run reads it
+    (engines/hostcheck.py: an ssh host is checked over SSH first)."""
+    from iolab.engines.hosts import is_local_address
+
+    if d.host is None or (not d.host.ssh and is_local_address(d.host.address)):
         return drive_key(parse_target(d.target))
     return _over_ssh(d) if d.host.ssh else None
 
