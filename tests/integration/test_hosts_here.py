@@ -120,3 +120,9 @@ def test_resume_on_a_host_of_this_machine_checks_the_target_as_a_local_run(scrat
     res = iolab("resume", str(run), "--no-report", timeout=300)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stdout + res.stderr
     assert "not the one the run wrote" in res.stderr and "inode" in res.stderr, res.stderr
+    # the run's own file back: it goes on, as a local run's, and says nothing of other hosts
+    (scratch / "moved-away.img").replace(target)
+    res = iolab("resume", str(run), "--no-report", timeout=300)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    resumed = [n for n in RunStore.open(run).manifest.notes if n.startswith("resumed: ")]
+    assert resumed and not any("on the run's hosts" in n for n in resumed), resumed
