@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import io
 import time
+from dataclasses import replace
 
 from rich.console import Console
 
 from iolab import suites
 from iolab.api import registry
+from iolab.cli.budgeteta import PhaseWrites, budget_estimate
 from iolab.cli.progress import RichProgress, _clock
 from iolab.core.plan import Phase, step_seconds
 from iolab.core.results import OpStats, RoundResult
@@ -78,3 +80,23 @@ def test_a_rate_too_slow_for_the_budget_ends_the_estimate_at_the_time_budget():
     interval(p, phase, 1, 1_000)  # 1 kB/s: the budget would take far longer than its 24 h
     most = (phase.budget_seconds - 1) * RATIO
     assert p._eta(now=NOW).startswith(f"{_clock(most)} (done by {at(most)}: "), p._eta(now=NOW)
+
+
+def test_the_limit_the_eta_names_is_the_one_the_plan_ends_the_phase_at():
+    # one round's time (the cells' steps and the idles before them) is the plan's (Phase.round_seconds):
+    # 10 rounds of a 1 s interval after a 9 s idle take 100 s, past a 60 s time budget
+    p, phase = wsat()
+    plan = p.plan
+    assert plan is not None and phase.round_seconds() == 1.0
+    writes = PhaseWrites()
+    for rounds, idle, budget_s, limit, latest in (
+        (10, None, 60.0, "its round limit", 10.0),
+        (10, 9.0, 60.0, "its time budget", 60.0),
+        (100, None, 60.0, "its time budget", 60.0),
+        (10, 9.0, 200.0, "its round limit", 100.0),
+    ):
+        cells = tuple(replace(c, idle_before_s=idle) for c in phase.cells)
+        ph = replace(phase, cells=cells, max_rounds=rounds, budget_seconds=budget_s)
+        got = budget_estimate(plan, ph, 0.0, writes)
+        assert got is not None and (got.limit, got.most_s) == (limit, latest)
+        assert plan.phase_seconds(ph)[1] == latest

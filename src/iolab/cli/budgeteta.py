@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from iolab.core.plan import Phase, TestPlan, step_seconds
+from iolab.core.plan import Phase, TestPlan
 from iolab.core.results import RoundResult
 from iolab.core.units import counted, eng, num
 
@@ -48,10 +48,7 @@ def budget_estimate(plan: TestPlan, phase: Phase, done_s: float, writes: PhaseWr
     if budget is None:
         return None
     most = max(0.0, plan.phase_seconds(phase)[1] - done_s)
-    rounds = phase.max_rounds * sum(step_seconds(c.workload) + (c.idle_before_s or 0.0) for c in phase.cells)
-    limit = (
-        "its time budget" if phase.budget_seconds is not None and phase.budget_seconds <= rounds else "its round limit"
-    )
+    limit = "its time budget" if phase.time_bound() else "its round limit"
     if not writes.rates:
         return Estimate(0.0, most, most, limit, None)
     rest = max(0, budget - writes.written)
