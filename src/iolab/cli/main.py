@@ -183,6 +183,7 @@ def resume(
 
     def started(r) -> None:
         current[:] = [r.store]
+        progress.test_starts(r.plan)  # its ETA and steady-state window, as a new run's
         if args.quiet:
             return
         console.print(
