@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from iolab.core.units import eng
+
 from .conftest import _scratch_dir, iolab
 from .test_resume import run_and_kill
 
@@ -50,3 +52,18 @@ def test_a_resumed_run_shows_its_eta_and_its_steady_state_window(resumed):
     assert rounds and all("; ETA estimating" not in line for line in rounds), out
     assert "a window of 0 rounds" not in out
     assert all("write budget left" in line for line in rounds), out
+
+
+def test_a_resumed_write_saturation_counts_the_bytes_its_stored_rounds_wrote(resumed):
+    _, after, out = resumed
+    first = int(re.findall(r"main: continues at round (\d+)", out)[0])
+    # enough stored for a count without it to read otherwise
+    assert sum(b for r, b in after.items() if r < first) > BUDGET / 20
+    said = re.findall(
+        r"main: round (\d+) done.*?; ETA [^;]*?([\d.]+ [kMG]?B) of the ([\d.]+ [kMG]?B) write budget", out
+    )
+    assert said and int(said[0][0]) == first, out  # from the first round the resumed process ran
+    for rnd, left, budget in said:
+        assert budget == eng(BUDGET, "B")
+        # every round stored up to this one, the stopped process's included
+        assert left == eng(max(0, BUDGET - sum(b for r, b in after.items() if r <= int(rnd))), "B"), (rnd, left)

@@ -100,3 +100,15 @@ def test_the_limit_the_eta_names_is_the_one_the_plan_ends_the_phase_at():
         got = budget_estimate(plan, ph, 0.0, writes)
         assert got is not None and (got.limit, got.most_s) == (limit, latest)
         assert plan.phase_seconds(ph)[1] == latest
+
+
+def test_a_resumed_phase_counts_its_stored_rounds_in_the_bytes_and_the_time_left():
+    p, phase = wsat()
+    budget, budget_s = phase.budget_write_bytes, phase.budget_seconds
+    assert budget is not None and budget_s is not None and budget > 300e6
+    p.resumed(rounds=10, written=200_000_000)  # 10 rounds of 1 s stored before the stop
+    interval(p, phase, 11, 100_000_000)
+    text = p._eta(now=NOW)
+    assert f"{eng(budget - 300_000_000, 'B')} of the {eng(budget, 'B')} write budget left" in text, text
+    most = (budget_s - 11) * RATIO
+    assert f"; at most {_clock(most)} (by {at(most)}: its time budget)" in text, text

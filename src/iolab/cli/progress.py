@@ -13,7 +13,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from iolab.cli.budgeteta import Estimate, PhaseWrites, budget_estimate
-from iolab.core.plan import Phase, TestPlan
+from iolab.core.plan import Phase, TestPlan, step_seconds
 from iolab.core.results import RoundResult
 from iolab.core.steady import SteadyVerdict
 from iolab.core.units import counted, num
@@ -211,6 +211,16 @@ class RichProgress:
         else:
             self.console.print(f"[bold]{esc(title)}[/] · phase {index + 1}{of}: {esc(phase.name)}")
         self._refresh()
+
+    def resumed(self, rounds: int, written: int) -> None:
+        """The phase under way continues a stopped run's: its preconditioning and `rounds` rounds
+        are done and wrote `written` bytes, which its write budget's rest and time left count."""
+        if self.phase_ is None:
+            return
+        self.writes.written += written
+        self.phase_done_s += (
+            sum(step_seconds(w) for w in self.phase_.precondition) + rounds * self.phase_.round_seconds()
+        )
 
     def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None:
         self.what, self.round, self.index, self.count = what, round_, index, count
