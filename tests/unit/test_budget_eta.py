@@ -14,7 +14,7 @@ from rich.console import Console
 from iolab import suites
 from iolab.api import registry
 from iolab.cli.budgeteta import PhaseWrites, budget_estimate
-from iolab.cli.progress import RichProgress, _clock
+from iolab.cli.progress import RichProgress, _clock, sequence_eta
 from iolab.core.plan import Phase, step_seconds
 from iolab.core.results import OpStats, RoundResult
 from iolab.core.units import eng
@@ -112,3 +112,37 @@ def test_a_resumed_phase_counts_its_stored_rounds_in_the_bytes_and_the_time_left
     assert f"{eng(budget - 300_000_000, 'B')} of the {eng(budget, 'B')} write budget left" in text, text
     most = (budget_s - 11) * RATIO
     assert f"; at most {_clock(most)} (by {at(most)}: its time budget)" in text, text
+
+
+def test_a_sequence_expects_its_end_without_a_write_budget_not_yet_estimated_and_says_it_at_most():
+    # PTS: IOPS, then WSAT (its 24 h time budget): the expected end was IOPS's latest + 24 h
+    profile = suites.make_profile("enterprise", quick=True)
+    iops, wsat_plan = (registry.build_plan(t, profile, TARGET) for t in ("iops", "wsat"))
+    [phase] = wsat_plan.phases
+    assert isinstance(phase, Phase) and phase.budget_write_bytes is not None and phase.budget_seconds is not None
+    (a, b), first = iops.timed_seconds(), phase.round_seconds()
+    budget = f"the time Write Saturation takes to write its {eng(phase.budget_write_bytes, 'B')} budget"
+    text = sequence_eta([iops, wsat_plan])
+    assert text.startswith(f"2 tests, ETA {_clock(a + first)} to {_clock(b + first)} (IOPS "), text
+    assert f"Write Saturation {_clock(first)} + its write budget, at most {_clock(phase.budget_seconds)})" in text
+    most = b + phase.budget_seconds
+    assert text.endswith(
+        f", plus {budget}, not yet estimated; at most {_clock(most)} (Write Saturation to its time budget)"
+    )
+
+    # the live ETA while IOPS runs, once its pace is measured: the same expected end and bound
+    p = RichProgress(Console(file=io.StringIO()), quiet=True)
+    p.in_sequence([iops, wsat_plan], 0)
+    p.test_starts(iops)
+    [main] = iops.phases
+    assert isinstance(main, Phase)
+    p.phase(main, 0)
+    w = main.precondition[0]
+    p.step("precondition", 0, 0, 1, w.label(), step_seconds(w))
+    p.done(RoundResult(OpStats.idle(), OpStats.idle(), 1.0, counters={"virtual_seconds": 1.0}), wall_s=RATIO)
+    done = step_seconds(w)
+    early, late, most_left = (a - done + first) * RATIO, (b - done + first) * RATIO, (most - done) * RATIO
+    assert p._eta(now=NOW).startswith(
+        f"test 1/2; to the end of the sequence: {_clock(early)}–{_clock(late)} (done by {at(late)}), plus {budget}, "
+        f"not yet estimated; at most {_clock(most_left)} (by {at(most_left)}: Write Saturation to its time budget); "
+    ), p._eta(now=NOW)
