@@ -46,7 +46,10 @@ def sequence_eta(plans: list[TestPlan], pace: Pace | None = None) -> str:
     rest = plans_ahead(plans)
     text = (
         f"{counted(len(plans), 'test')}, ETA {_clock(rest.early)} to {_clock(rest.late)} ({', '.join(parts)}), "
-        "plus fills at the drive's speed (on a simulated drive: virtual time, far less wall time)"
+        "plus fills at the drive's speed, all in the drive's own time (on a simulated drive virtual time, "
+        "far less wall time"
+        + ("" if pace is not None and pace.ratio() is not None else ": the wall-clock ETA follows its first step")
+        + ")"
     )
     if rest.unknown:
         text += f", plus {rest.then}, not yet estimated; at most {_clock(rest.most)} ({rest.limit})"
