@@ -14,7 +14,8 @@ from iolab.core.units import num
 from iolab.pages.report import vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.model import CONTENT_WIDTH_MM
-from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, color
+from iolab.pages.report.plot_style import Series, color
+from iolab.pages.report.plots import partial_rings
 from iolab.pages.report.vaxes import TICK_PT, Axes, Band, Note, Path, PointLabel
 from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vticks import Tick, autoscale
@@ -82,28 +83,17 @@ def _panel(
         yticks=None if measured else [],
         legend=measured,
     )
-    labelled = False
     for i, s in enumerate(p.series):
         if not s.x:
             continue
         marker = 2.8 if len(s.x) <= 80 and not p.steps else 0.0
         ax.add(Path(s.x, s.y, color(i), 1.1, marker_pt=marker, step=p.steps, label=s.label))
-        labelled = partial_rings(ax, s, log, labelled)
+        ax.add(*partial_rings(s, log))
     if shade is not None:  # after the series, as in matplotlib's legend (vfigure draws it beneath them)
         ax.add(Band(shade[0], shade[1], None, None, SHADE, 0.08, shade_label))
     if not measured:
         ax.notes.append(Note(0.5, 0.5, textwrap.fill(p.missing, 70), size_pt=8))
     return ax
-
-
-def partial_rings(ax: Axes, s: Series, log: bool, labelled: bool) -> bool:
-    """Ring a series' partial intervals so no reader takes them for full ones ."""
-    pts = [(s.x[i], s.y[i]) for i in s.partial if i < len(s.x) and (not log or (s.x[i] > 0 and s.y[i] > 0))]
-    if not pts:
-        return labelled
-    xs, ys = zip(*pts)
-    ax.add(Path(xs, ys, "#d62728", 0.0, marker_pt=7, ring=True, label="" if labelled else PARTIAL_LABEL))
-    return True
 
 
 def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
