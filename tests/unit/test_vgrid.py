@@ -99,7 +99,7 @@ def test_heat_map_categories_in_order_row_zero_at_the_top():
     d = plots.heatmap(BLOCKS, MIXES, Z, "IOPS", "IOPS — values")
     xt = sorted(_ticks(d, "xtick"), key=lambda t: t["box"][0])
     assert [t["text"] for t in xt] == BLOCKS
-    yt = sorted(_ticks(d, "ytick"), key=lambda t: -t["box"][1])  # the record's y is up: top first
+    yt = sorted(_ticks(d, "ytick"), key=lambda t: t["box"][1])  # the record's y is down: top first
     assert [t["text"] for t in yt if t["axes"] == 0] == MIXES
     [ax, cb] = d.record["axes"]
     assert [t for _, t in ax["x"]["ticks"]] == BLOCKS and [t for _, t in ax["y"]["ticks"]] == MIXES
@@ -119,7 +119,7 @@ def test_colour_bar_ticks_sit_at_their_values_colour(lower_is_better):
     assert len(ticks) >= 3
     k = vgrid.PX_PER_MM
     for t in ticks:
-        y_mm = d.height_mm - (t["box"][1] + t["box"][3]) / 2 / k  # the label's middle, y down
+        y_mm = (t["box"][1] + t["box"][3]) / 2 / k  # the label's middle
         band = next(b for b in bands if b.y <= y_mm <= b.y + b.h)
         v = float(t["text"].replace(",", ""))
         assert _hex_close(band.fill or "", scale.colour(v), tol=12), (t["text"], band.fill, scale.colour(v))
@@ -244,8 +244,8 @@ def test_3d_categories_in_order():
     d = plots.columns_3d(BLOCKS, MIXES, Z, "IOPS", "IOPS")
     # block sizes left to right along the front edge; mixes from the front (low on the page) back
     assert [t["text"] for t in sorted(_ticks(d, "xtick"), key=lambda t: t["box"][0])] == BLOCKS
-    assert [t["text"] for t in sorted(_ticks(d, "ytick"), key=lambda t: t["box"][1])] == MIXES
-    zt = sorted(_ticks(d, "ztick"), key=lambda t: t["box"][1])
+    assert [t["text"] for t in sorted(_ticks(d, "ytick"), key=lambda t: -t["box"][1])] == MIXES
+    zt = sorted(_ticks(d, "ztick"), key=lambda t: -t["box"][1])  # bottom first
     assert [float(t["text"].replace(",", "")) for t in zt] == sorted(float(t["text"].replace(",", "")) for t in zt)
 
 
@@ -301,3 +301,13 @@ def test_the_plots_module_hands_back_the_vector_drawings():
     args = (["a", "b"], ["r", "w"], [[1.0, 2.0], [3.0, math.nan]], "IOPS", "t")
     assert plots.heatmap(*args) == vgrid.heatmap(*args)
     assert plots.columns_3d(*args) == v3d.columns_3d(*args)
+
+
+@pytest.mark.parametrize("draw", [plots.heatmap, plots.columns_3d])
+def test_the_record_is_y_down_as_every_plots_record(draw):
+    """The heat map's and the 3D plot's records measure y down from the top, as vfigure's do
+    (matplotlib's y-up boxes are gone): the title's box at the top, above every other text."""
+    d = draw(BLOCKS, MIXES, Z, "IOPS", "IOPS — values")
+    [title] = _ticks(d, "title")
+    assert 0 <= title["box"][1] < 10
+    assert all(title["box"][3] <= t["box"][1] + 0.5 for t in d.record["texts"] if t is not title)

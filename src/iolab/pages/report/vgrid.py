@@ -3,8 +3,8 @@
 without matplotlib, labels placed by their box, and the geometry record
 geometry.plot_violations reads. Ticks, a colour bar's too, are vticks.py's.
 
-The record is in vtext.PX_PER_MM's pixels (140 dpi), y upwards, as every plot's record, so
-geometry.py's tolerances (1.5 px overlap, 1 px edge) mean the same in each.
+The record is in vtext.PX_PER_MM's pixels (140 dpi), y down, as every plot's record (vfigure's
+too), so geometry.py's tolerances (1.5 px overlap, 1 px edge) mean the same in each.
 """
 
 from __future__ import annotations
@@ -164,14 +164,12 @@ class Ink:
         )
 
     def record(self, axes: list[dict[str, Any]]) -> dict[str, Any]:
-        k, h = PX_PER_MM, self.height
-        texts = []
-        for lab, role, ax in self.texts:
-            if lab.text.strip():
-                x0, y0, x1, y1 = box(lab)
-                texts.append(
-                    {"text": lab.text, "role": role, "axes": ax, "box": [x0 * k, (h - y1) * k, x1 * k, (h - y0) * k]}
-                )
+        k = PX_PER_MM
+        texts = [
+            {"text": lab.text, "role": role, "axes": ax, "box": [v * k for v in box(lab)]}
+            for lab, role, ax in self.texts
+            if lab.text.strip()
+        ]
         return {
             "size": [round(self.width * k), round(self.height * k)],
             "texts": texts,
