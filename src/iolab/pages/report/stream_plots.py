@@ -29,7 +29,7 @@ from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.vaxes import TITLE_PT, Axes, Fill
 from iolab.pages.report.vaxes import Path as Series
 from iolab.pages.report.vector import Drawing, Line, Rect, svg
-from iolab.pages.report.vtext import PX_PER_MM, Canvas, text_height, wrap_mm
+from iolab.pages.report.vtext import Canvas, text_height, wrap_mm
 from iolab.targets.writepolicy import check_file, mark_written, output_dir
 from iolab.traces.analysis.streamstats import StreamAnalysis
 
@@ -251,8 +251,7 @@ def stream_table(a: StreamAnalysis, max_rows: int = 25) -> Drawing:
     rules = [((left, top + pitch * k), (rights[-1], top + pitch * k)) for k in range(len(rows) + 1)]
     rules += [((x, top), (x, bottom)) for x in rights]
     c.shapes += [Line(seg, "#000000", 0.5) for seg in rules]
-    record = {"size": [round(W * PX_PER_MM), round(height * PX_PER_MM)], "texts": c.texts, "axes": []}
-    return Drawing(W, height, tuple(c.shapes), "IO streams", {**record, "figure_legends": []})
+    return c.drawing("IO streams", [])
 
 
 def drawings(a: StreamAnalysis, table: bool = True) -> dict[str, Drawing]:

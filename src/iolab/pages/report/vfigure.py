@@ -92,13 +92,7 @@ def draw(panels: Sequence[Axes], width_mm: float, height_mm: float, alt: str = "
         axes_rec.append(_panel(canvas, p, i, len(panels) + len(twins)))
         if p.axes.right_label:
             twins.append(_twin_record(p))
-    record = {
-        "size": [round(width_mm * PX_PER_MM), round(height_mm * PX_PER_MM)],
-        "texts": canvas.texts,
-        "axes": axes_rec + twins,
-        "figure_legends": [],
-    }
-    return Drawing(width_mm, height_mm, tuple(canvas.shapes), alt, record)
+    return canvas.drawing(alt, axes_rec + twins)
 
 
 def lay_out(panels: Sequence[Axes], width_mm: float, height_mm: float) -> list[Panel]:

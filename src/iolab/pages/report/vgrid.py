@@ -21,7 +21,7 @@ from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.textwidth import fit_pt, width_mm
 from iolab.pages.report.vaxes import LABEL_PT, TICK_PT, TITLE_PT
 from iolab.pages.report.vector import PT_MM, Drawing, Label, Line, Rect, Shape
-from iolab.pages.report.vtext import ASC, DESC, PX_PER_MM
+from iolab.pages.report.vtext import ASC, DESC, text_record
 from iolab.pages.report.vticks import Tick
 
 CELL_PT = 6.5  # a heat map cell's value, as matplotlib's heat map printed it
@@ -155,27 +155,8 @@ class Ink:
 
     def drawing(self, alt: str, axes: list[dict[str, Any]]) -> Drawing:
         """Texts are drawn last, over every shape."""
-        return Drawing(
-            self.width,
-            self.height,
-            (*self.shapes, *(t for t, _, _ in self.texts)),
-            alt=alt,
-            record=self.record(axes),
-        )
-
-    def record(self, axes: list[dict[str, Any]]) -> dict[str, Any]:
-        k = PX_PER_MM
-        texts = [
-            {"text": lab.text, "role": role, "axes": ax, "box": [v * k for v in box(lab)]}
-            for lab, role, ax in self.texts
-            if lab.text.strip()
-        ]
-        return {
-            "size": [round(self.width * k), round(self.height * k)],
-            "texts": texts,
-            "axes": axes,
-            "figure_legends": [],
-        }
+        texts = [text_record(lab.text, role, ax, box(lab)) for lab, role, ax in self.texts if lab.text.strip()]
+        return vtext.drawing(self.width, self.height, (*self.shapes, *(t for t, _, _ in self.texts)), texts, axes, alt)
 
 
 def along(text: str, size_pt: float, middle: float, lo: float, hi: float) -> tuple[float, float]:
