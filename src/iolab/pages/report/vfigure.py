@@ -131,9 +131,7 @@ def _margins(p: Panel) -> tuple[float, float, float, float]:
     right = _right_axis_width(p)
     entries = legend_entries(a)
     if entries:
-        widest = max(textwidth.width_mm(ln, LEGEND_PT) for t, _ in entries for ln in t.split("\n"))
-        heading = _widest_lines(a.legend_title, LEGEND_TITLE_PT)
-        right += LEGEND_GAP + max(HANDLE + HANDLE_PAD + widest, heading)
+        right += LEGEND_GAP + _legend_width(entries, a.legend_title)
     # a title or a tick label of several lines (wrapped titles, categories' names) needs each line's room
     top = text_height(a.title.count("\n") + 1, TITLE_PT) + TITLE_PAD if a.title else 1.0
     bottom = TICK_LEN + TICK_PAD + text_height(max((t.text.count("\n") + 1 for t in p.xticks), default=1), TICK_PT)
@@ -439,7 +437,7 @@ def _legend(c: Canvas, p: Panel, i: int) -> list[str]:
     else:
         y = b.y + b.h / 2 - (total + head_h) / 2
     if heading:  # centred over the entries, as matplotlib's legend title
-        mid = x + max(HANDLE + HANDLE_PAD + _widest_entry(entries), _widest_lines(heading, LEGEND_TITLE_PT)) / 2
+        mid = x + _legend_width(entries, heading) / 2
         c.text(heading, LEGEND_TITLE_PT, "legend", i, mid, y, "center", "top")
         y += head_h
     for (text, art), h in zip(entries, heights):
@@ -450,12 +448,14 @@ def _legend(c: Canvas, p: Panel, i: int) -> list[str]:
     return [t for t, _ in entries]
 
 
+def _legend_width(entries: Sequence[tuple[str, Artist]], heading: str) -> float:
+    """The legend's width: its widest entry beside its sample, or its heading if wider."""
+    widest = max(_widest_lines(t, LEGEND_PT) for t, _ in entries)
+    return max(HANDLE + HANDLE_PAD + widest, _widest_lines(heading, LEGEND_TITLE_PT))
+
+
 def _widest_lines(text: str, size_pt: float) -> float:
     return max(textwidth.width_mm(ln, size_pt) for ln in text.split("\n"))
-
-
-def _widest_entry(entries: Sequence[tuple[str, Artist]]) -> float:
-    return max(_widest_lines(t, LEGEND_PT) for t, _ in entries)
 
 
 def _handle(art: Artist, x: float, y: float) -> list[Shape]:
