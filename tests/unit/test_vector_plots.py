@@ -310,3 +310,18 @@ def test_a_tick_of_a_quarter_step_shows_all_its_digits():
     assert [t.text for t in vticks.linear(2.2, 2.8, 3)] == ["2.25", "2.5", "2.75"]
     assert vticks.label(1234.5) == "1,234.5" and vticks.label(0.1 + 0.2) == "0.3" and vticks.label(-100.25) == "-100.25"
     assert num(100.25) == "100.2"  # a measured figure keeps the report's precision
+
+
+def test_a_note_with_a_word_wider_than_its_axes_is_broken_inside_them():
+    """A note wraps as the report's table cells do (textwidth.wrap): at spaces and after a
+    slash, and inside a word only when it alone is wider than the line, so it stays in its axes."""
+    ax = Axes(title="t", xlabel="x", ylabel="y", ylim=(0.0, 1.0), legend=False)
+    ax.add(Path((0.0, 1.0), (0.0, 0.0), "#1f77b4"))  # along the bottom, clear of the note
+    ax.notes.append(Note(0.5, 0.5, "read from /runs/" + "a" * 150 + "/results.db"))
+    d = vfigure.draw([ax], 120, 60)
+    [note] = [t for t in d.record["texts"] if t["role"] == "text"]
+    [clip] = [s for s in d.shapes if isinstance(s, Clip)]
+    x0, _, x1, _ = (v / vfigure.PX_PER_MM for v in note["box"])
+    assert clip.x <= x0 and x1 <= clip.x + clip.w
+    assert note["text"].startswith("read from /runs/\n")  # the path breaks after its slash first
+    assert plot_violations(d.record, "note") == []

@@ -35,7 +35,7 @@ from iolab.pages.report.vaxes import (
     dashes,
 )
 from iolab.pages.report.vector import PT_MM, Circle, Clip, Drawing, Line, Rect, Shape
-from iolab.pages.report.vtext import PX_PER_MM, Canvas, em, text_height, wrap_mm
+from iolab.pages.report.vtext import PX_PER_MM, Canvas, em, fill_mm, text_height, wrap_mm
 from iolab.pages.report.vticks import Scale, Tick
 
 Point = tuple[float, float]
@@ -399,9 +399,8 @@ def _right_axis(c: Canvas, p: Panel, twin: int) -> None:
 def _notes(c: Canvas, p: Panel, i: int) -> None:
     b = p.box
     for n in p.axes.notes:
-        lines = wrap_mm(n.text, b.w * 0.92, n.size_pt)
-        y = b.y + (1 - n.fy) * b.h
-        c.text("\n".join(lines), n.size_pt, "text", i, b.x + n.fx * b.w, y, "center", n.valign, color=n.color)
+        text, y = fill_mm(n.text, b.w * 0.92, n.size_pt), b.y + (1 - n.fy) * b.h
+        c.text(text, n.size_pt, "text", i, b.x + n.fx * b.w, y, "center", n.valign, color=n.color)
 
 
 def _right_axis_width(p: Panel) -> float:

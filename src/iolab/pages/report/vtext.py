@@ -105,19 +105,15 @@ def drawing(
 
 
 def wrap_mm(text: str, width_mm: float, size_pt: float) -> list[str]:
-    """`text` broken at spaces into lines no wider than `width_mm` (a word wider stays whole)."""
-    out: list[str] = []
-    for para in text.split("\n"):
-        line = ""
-        for word in para.split():
-            trial = f"{line} {word}" if line else word
-            if line and textwidth.width_mm(trial, size_pt) > width_mm:
-                out.append(line)
-                line = word
-            else:
-                line = trial
-        out.append(line)
-    return out
+    """`text` in lines no wider than `width_mm`, each "\n" starting a new one: broken as the
+    report's table cells are (textwidth.wrap: at spaces, after a hyphen, slash or underscore, and
+    inside a word only when it alone is wider than a line)."""
+    return [ln for para in text.split("\n") for ln in textwidth.wrap(para, width_mm, size_pt)]
+
+
+def fill_mm(text: str, width_mm: float, size_pt: float) -> str:
+    """`wrap_mm`'s lines as one text."""
+    return "\n".join(wrap_mm(text, width_mm, size_pt))
 
 
 def free(box: Box4, area: Box4, placed: list[Box4]) -> bool:
