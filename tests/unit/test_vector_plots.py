@@ -236,9 +236,7 @@ def test_measurement_window_and_convergence_keep_their_bands_and_window():
 
 def test_a_reports_html_carries_each_vector_plots_record():
     d = plots.lines_over_categories(["4 KiB", "8 KiB"], [Series("a <&> b", (0, 1), (5, 6))], "bs", "IOPS", "t")
-    doc = Document(
-        "t", "spec", "IOPS", "s", "e", "dev", "me", (), (), (Page("p", (Figure("IOPS & more", d, 110, "src"),)),)
-    )
+    doc = Document("t", "spec", "IOPS", "s", "e", "dev", "me", (), (), (Page("p", (Figure("IOPS & more", d, "src"),)),))
     html = render(doc)
     # the same HTML each time (pdf.py keeps laid-out pages by their HTML): clip ids by content
     assert svg(d) in html and render(doc) == html
@@ -258,7 +256,7 @@ from iolab.core.results import Histogram
 s = [Series("4KiB", (1, 2, 3), (5.0, 6.0, 7.0))]
 figs = [plots.convergence([("ART", s)], "ART", [2, 3]), plots.lines_over_categories(["a", "b", "c"], s, "bs", "IOPS", "t"),
         latency_plots.latency_histogram([("", Histogram((10.0, 20.0, 40.0), (5, 90, 5), 40.0))], "h")]
-html = render(Document("t", "s", "n", "a", "b", "d", "me", (), (), (Page("p", tuple(Figure("c", f, 40, "s") for f in figs)),)))
+html = render(Document("t", "s", "n", "a", "b", "d", "me", (), (), tuple(Page("p", (Figure("c", f, "s"),)) for f in figs)))
 print("matplotlib" in sys.modules, html.count("<svg"))
 """
 

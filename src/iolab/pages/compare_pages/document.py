@@ -252,7 +252,6 @@ def _metric_bars_page(metrics: tuple[KeyMetric, ...], values, labels: list[str])
             Figure(
                 f"Key figures ({unit}), one bar per drive",
                 png,
-                height,
                 "Source: the summary table on the previous page.",
             )
         )

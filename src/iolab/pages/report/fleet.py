@@ -65,7 +65,6 @@ def _strip_pages(doc: dict[str, Any]) -> list[Page]:
         fig = Figure(
             f"Each drive's key figures as % of the fleet median (figures {start + 1}-{start + len(part)} of {len(figs)})",
             strips(part),
-            STRIP_MM * len(part) + 14,
             f"{doc['outlier_rule']['text']}; red: an outlier; dashed: the fences",
         )
         pages.append(Page("Fleet — Distributions", (fig,)))

@@ -55,7 +55,7 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
     bottom.add(Path(tuple(demand), tuple(demand), "#808080", 1.5, ":", label="demanded"))
     bottom.add(Path(tuple(demand), tuple(delivered), plot_style.color(1), 1.5, marker_pt=3, label="delivered"))
     title = f"{pct:g} % latency and delivered IOPS at each demand step"
-    return Figure(title, vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 95, title), 95, src)
+    return Figure(title, vfigure.draw([top, bottom], CONTENT_WIDTH_MM, 95, title), src)
 
 
 def _ramp_table(run: RunData, rows: list[CellRow], pct: float, bound: float, src: str) -> Table:
@@ -141,7 +141,6 @@ def latbound_pages(run: RunData) -> list[Page]:
                 Figure(
                     "IOPS every second",
                     _scatter(t, [p[1] + p[2] for p in pts], f"{rate:,} IOPS demanded", "IOPS", False, 80),
-                    80,
                     ssrc,
                 ),
                 _latency_figure(t, [p[4] for p in pts], [p[5] for p in pts], ssrc),
