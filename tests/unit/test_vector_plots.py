@@ -24,6 +24,7 @@ from iolab.pages.report.model import Document, Figure, Page
 from iolab.pages.report.plot_style import Series
 from iolab.pages.report.vaxes import Axes, Note, Path, Rule
 from iolab.pages.report.vector import Clip, Drawing, Label, Line, svg
+from iolab.pages.report.vticks import autoscale
 
 
 def rules(d: Drawing) -> list[str]:
@@ -323,3 +324,14 @@ def test_a_note_with_a_word_wider_than_its_axes_is_broken_inside_them():
     assert clip.x <= x0 and x1 <= clip.x + clip.w
     assert note["text"].startswith("read from /runs/\n")  # the path breaks after its slash first
     assert plot_violations(d.record, "note") == []
+
+
+def test_a_rule_that_counts_is_in_the_autoscaled_limits_and_a_mark_is_not():
+    """A bound the data is read against (counts=True) widens the axes' range to show it, as
+    matplotlib's axhline did; a mark on the data (a percentile line) leaves the range to the data."""
+    ax = Axes(ylog=True)
+    ax.add(Path((0.0, 1.0), (10.0, 20.0), "#1f77b4"), Rule(1000.0, False, "#d62728", counts=True))
+    ax.add(Rule(5.0, True, "#000000"))  # beyond the data along x: a mark, not counted
+    x, y = ax.scales()
+    assert y.shows(1000.0) and y.lo < 10.0 and not x.shows(5.0)
+    assert (y.lo, y.hi) == pytest.approx(tuple(autoscale([10.0, 20.0, 1000.0], True)))

@@ -48,9 +48,7 @@ def _ramp_figure(rows: list[CellRow], pct: float, bound: float, src: str) -> Fig
     if lat:
         xs, ys = zip(*lat)
         top.add(Path(xs, ys, plot_style.color(0), 1.5, marker_pt=3, label=f"{pct:g} % latency"))
-    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {num(bound)} µs"))
-    # the bound counts in the y range, as an axhline does in matplotlib's autoscale
-    top.ylim = autoscale([*(v for _, v in lat), bound], True)
+    top.add(Rule(bound, False, plot_style.color(3), 1.5, "--", f"bound {num(bound)} µs", counts=True))
     bottom = Axes(xlabel="demand (IOPS, all hosts/paths)", ylabel="IOPS", xlim=xlim)
     bottom.add(Path(tuple(demand), tuple(demand), "#808080", 1.5, ":", label="demanded"))
     bottom.add(Path(tuple(demand), tuple(delivered), plot_style.color(1), 1.5, marker_pt=3, label="delivered"))

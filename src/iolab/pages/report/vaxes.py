@@ -59,7 +59,9 @@ class Band:
 
 @dataclass(frozen=True)
 class Rule:
-    """A line across the whole axes at x = value (`vertical`) or y = value."""
+    """A line across the whole axes at x = value (`vertical`) or y = value; `counts`: the axes'
+    autoscaled limits take it in, as matplotlib's axhline does (a bound the data must be read
+    against), where a mark on the data (a percentile) leaves them to the data."""
 
     value: float
     vertical: bool
@@ -67,6 +69,7 @@ class Rule:
     width_pt: float = 0.6
     style: str = "-"
     label: str = ""
+    counts: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,7 @@ class Axes:
 
 def _extents(artists: Sequence[Artist]) -> tuple[list[float], list[float]]:
     """The x and y values that set autoscaled limits (matplotlib's data limits: a span's x counts,
-    a rule's does not; the right axis' series count only along x)."""
+    a rule's only when it `counts`; the right axis' series count only along x)."""
     xs: list[float] = []
     ys: list[float] = []
     for a in artists:
@@ -215,6 +218,8 @@ def _extents(artists: Sequence[Artist]) -> tuple[list[float], list[float]]:
         elif isinstance(a, Fill):
             xs += a.edges
             ys += (*a.lows, *a.highs)
+        elif isinstance(a, Rule) and a.counts:
+            (xs if a.vertical else ys).append(a.value)
     return xs, ys
 
 
