@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.core.units import num
-from iolab.pages.report import vfigure, vticks
-from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report import vfigure
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import Series, color
 from iolab.pages.report.plots import partial_rings
-from iolab.pages.report.vaxes import TICK_PT, Axes, Band, Note, Path, PointLabel
+from iolab.pages.report.vaxes import Axes, Band, Note, Path, PointLabel
 from iolab.pages.report.vector import Drawing
 from iolab.pages.report.vticks import Tick, autoscale
 
@@ -49,13 +48,13 @@ def panels(
     xs = [x for p in items for s in p.series for x in s.x]
     # one x range for all (matplotlib's sharex): the data's and the shaded span's
     xlim = autoscale([*xs, *(shade or ())], logx2)
-    if logx2:
-        xticks: list[Tick] | None = [Tick(x, num(x, trim=True)) for x in sorted(set(xs))]
-    else:
-        xticks = _whole_ticks(xs, xlim)
+    xticks = [Tick(x, num(x, trim=True)) for x in sorted(set(xs))] if logx2 else None
     stacked = []
     for k, p in enumerate(items):
-        stacked.append(_panel(p, xlabel if k == len(items) - 1 else "", logx2, xlim, xticks, shade, shade_label))
+        ax = _panel(p, xlabel if k == len(items) - 1 else "", logx2, xlim, xticks, shade, shade_label)
+        if not logx2:  # rounds, intervals and steps: whole numbers
+            ax.count_x(xs)
+        stacked.append(ax)
     return vfigure.draw(stacked, CONTENT_WIDTH_MM, height_mm, xlabel)
 
 
@@ -94,18 +93,6 @@ def _panel(
     if not measured:
         ax.notes.append(Note(0.5, 0.5, textwrap.fill(p.missing, 70), size_pt=8))
     return ax
-
-
-def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
-    """Rounds, intervals and steps are whole numbers: no tick between them (1.5), and each one
-    labelled when there are fewer than an axis labels at least."""
-    if not xs or not all(float(x).is_integer() for x in xs):
-        return None
-    distinct = sorted(set(xs))
-    if len(distinct) < MIN_TICKS:
-        return [Tick(x, num(x, trim=True)) for x in distinct]
-    # as many as the axes' width holds (the legend takes ~45 mm of the page's width)
-    return vticks.linear(*xlim, vticks.most_ticks(CONTENT_WIDTH_MM - 45, TICK_PT, False), whole=True)
 
 
 def demand_intensity(

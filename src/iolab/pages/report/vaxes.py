@@ -11,7 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from iolab.pages.report.vticks import Scale, Tick, autoscale
+from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.vticks import Scale, Tick, autoscale, label
 
 TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT = 9.0, 8.0, 7.0, 7.0
 LEGEND_TITLE_PT = 6.5
@@ -165,6 +166,7 @@ class Axes:
     legend: bool = True  # a legend beside the axes on the right, of every labelled artist
     legend_top: bool = False  # its top level with the axes' (matplotlib's "outside right upper")
     legend_title: str = ""  # a heading over its entries (lines split at "\n"), at LEGEND_TITLE_PT
+    xwhole: bool = False  # x counts rounds, intervals or steps: ticks at whole numbers alone (count_x)
     artists: list[Artist] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     point_labels: list[PointLabel] = field(default_factory=list)
@@ -185,6 +187,17 @@ class Axes:
                 # nothing above the bottom: one unit (matplotlib's empty axes), never a range of noise
                 hi = autoscale([lo, top], self.ylog)[1] if top > lo else lo + 1.0
         return Scale(xlo, xhi, self.xlog), Scale(lo, hi, self.ylog)
+
+    def count_x(self, xs: Sequence[float]) -> None:
+        """x counts rounds, intervals or steps if every x in `xs` is a whole number: then no tick
+        between two (1.5), as many as the axes' width holds (vfigure), or each one labelled when
+        there are fewer of them than an axis labels at least (two rounds)."""
+        if not xs or not all(float(x).is_integer() for x in xs):
+            return
+        self.xwhole = True
+        distinct = sorted(set(xs))
+        if len(distinct) < MIN_TICKS:
+            self.xticks = [Tick(x, label(x)) for x in distinct]
 
     def right_scale(self) -> Scale:
         return Scale(*self.right_lim)

@@ -108,7 +108,7 @@ def lay_out(panels: Sequence[Axes], width_mm: float, height_mm: float) -> list[P
 
 def _resolve(a: Axes, x: Scale, y: Scale, box: Box) -> Panel:
     # an axis of IOs per second gets whole-number ticks (geometry.py's fraction rule)
-    xw, yw = bool(PER_SECOND.search(a.xlabel)), bool(PER_SECOND.search(a.ylabel))
+    xw, yw = a.xwhole or bool(PER_SECOND.search(a.xlabel)), bool(PER_SECOND.search(a.ylabel))
     if yw and not y.log and y.hi - y.lo < MIN_TICKS - 1:  # room for three whole numbers (0, 1, 2 IOPS)
         y = Scale(y.lo, y.lo + MIN_TICKS - 1)
     xt = a.xticks if a.xticks is not None else vticks.ticks_for(x, vticks.most_ticks(box.w, TICK_PT, False), xw)
