@@ -181,9 +181,10 @@ def test_an_overlap_in_the_drawing_is_one_in_the_record():
 @pytest.mark.parametrize(
     ("lo", "hi", "log", "label", "want"),
     [
-        # a narrow log range: round steps, not two-digit values evenly spaced on the log scale (21,000 / 23,000 / …)
-        (21_000.0, 27_000.0, True, "IOPS", ["22,000", "24,000", "26,000"]),
-        (49.3, 148.4, True, "MB/s", ["50", "70", "100"]),
+        # a log range under a decade: a linear bar's round steps, as many as its length holds (the
+        # log rules' 1-1.5-2-3-5-7 steps labelled three: 22,000 / 24,000 / 26,000 and 50 / 70 / 100)
+        (21_000.0, 27_000.0, True, "IOPS", [f"{v},000" for v in range(21, 28)]),
+        (49.3, 148.4, True, "MB/s", [str(v) for v in range(50, 150, 10)]),
         # over decades: 1-2-5, as a log axis of a line plot labels them
         (150.0, 94_000.0, True, "IOPS", ["200", "500", "1,000", "2,000", "5,000", "10,000", "20,000", "50,000"]),
         (1e3, 1e7, True, "IOPS", ["1,000", "10,000", "100,000", "1,000,000", "10,000,000"]),
@@ -312,3 +313,15 @@ def test_the_record_is_y_down_as_every_plots_record(draw):
     [title] = _ticks(d, "title")
     assert 0 <= title["box"][1] < 10
     assert all(title["box"][3] <= t["box"][1] + 0.5 for t in d.record["texts"] if t is not title)
+
+
+def test_a_log_colour_bar_under_a_decade_is_labelled_as_a_linear_one_would_be():
+    """49 to 148 µs on a log colour scale: the log steps (1, 1.5, 2, 3, 5, 7) label only 50, 70
+    and 100; under a decade the bar reads nearly linear, so it gets a linear bar's round values."""
+    z = [[111.3, 117.9, 134.2], [122.9, 104.3, 132.1], [148.4, 49.3, 59.15]]
+    d = plots.heatmap(BLOCKS, MIXES, z, "ART (µs)", "ART — values", height_mm=95)
+    assert plot_violations(d.record, "heat") == []
+    [_, cb] = d.record["axes"]
+    values = [v for v, _ in cb["y"]["ticks"]]
+    assert cb["y"]["scale"] == "log" and len(values) >= 6
+    assert values == sorted(values) and all(float(v / 10).is_integer() for v in values)  # 50, 60, … 140

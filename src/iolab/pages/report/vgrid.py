@@ -203,10 +203,15 @@ class ColourScale:
 
     def ticks(self, whole: bool, length_mm: float) -> list[Tick]:
         """The colour bar's ticks as an axis this long has them (vticks' rules: round values,
-        1-2-5 steps or powers of ten on a log scale), none outside the bar."""
+        1-2-5 steps or powers of ten on a log scale), none outside the bar; on a log scale under
+        a decade, which reads nearly as a linear one, at least as many as a linear bar's."""
         scale, most = vticks.Scale(self.lo, self.hi, self.log), vticks.most_ticks(length_mm, TICK_PT, True)
         # a per-second range without a whole number in it (2.1 to 2.6 IOPS) has only fractions to show
-        return vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
+        ticks = vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
+        if self.log and self.hi < 10 * self.lo:  # 1-1.5-2-3-5-7 steps: three labels on 49 to 148 µs
+            even = vticks.linear(self.lo, self.hi, most, whole) or vticks.linear(self.lo, self.hi, most)
+            ticks = even if len(even) > len(ticks) else ticks
+        return ticks
 
 
 def colour_scale(z: Sequence[Sequence[float | None]], log: bool, lower_is_better: bool) -> ColourScale | None:
