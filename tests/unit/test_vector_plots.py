@@ -16,7 +16,7 @@ import pytest
 from iolab.core.results import Histogram
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
-from iolab.pages.report import latency_plots, plots, vfigure, vticks
+from iolab.pages.report import latency_plots, plots, vaxes, vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import figures
@@ -198,7 +198,7 @@ def test_the_latency_histogram_keeps_its_marks_axes_and_unmeasured_note():
 
 
 def test_histogram_bars_are_drawn_opaque_in_the_colour_they_show_at_80_percent():
-    assert vfigure.on_white("#1f77b4", 0.8) == "#4c92c3" and vfigure.on_white("#000000", 0.5) == "#808080"
+    assert vaxes.on_white("#1f77b4", 0.8) == "#4c92c3" and vaxes.on_white("#000000", 0.5) == "#808080"
     d = latency_plots.latency_histogram([("", histogram())], "t", 125)
     top = next(s for s in d.shapes if isinstance(s, Clip))
     bars = [s for s in top.shapes if isinstance(s, Line) and s.stroke == "#4c92c3"]

@@ -13,9 +13,8 @@ from iolab.pages.report import vfigure
 from iolab.pages.report.header import fit_banners, fit_column
 from iolab.pages.report.model import CONTENT_MM, CONTENT_WIDTH_MM, Document, Figure, Page, Table, Text, block_height
 from iolab.pages.report.sections import table_pages
-from iolab.pages.report.vaxes import Axes, Path, PointLabel, Rule
+from iolab.pages.report.vaxes import Axes, Path, PointLabel, Rule, on_white
 from iolab.pages.report.vector import Drawing
-from iolab.pages.report.vfigure import on_white
 from iolab.pages.report.vticks import Tick, autoscale
 
 SUMMARY = "Fleet — Summary"  # the page that prints in full what the heads and banners shorten

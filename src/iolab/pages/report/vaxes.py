@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report.vector import PT_MM, Circle
 from iolab.pages.report.vticks import Scale, Tick, autoscale, label
 
 TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT = 9.0, 8.0, 7.0, 7.0
@@ -25,6 +26,24 @@ def dashes(style: str, width_pt: float) -> tuple[float, ...]:
     """A line style ("-", "--", ":") as on/off lengths in pt, scaled by the width as matplotlib does."""
     pattern = {"--": DASHED, ":": DOTTED}.get(style, ())
     return tuple(v * width_pt for v in pattern)
+
+
+def on_white(color: str, opacity: float) -> str:
+    """`color` (#rrggbb) as it shows at `opacity` over white."""
+    rgb = [int(color[k : k + 2], 16) for k in (1, 3, 5)]
+    return "#" + "".join(f"{round(255 - opacity * (255 - v)):02x}" for v in rgb)
+
+
+def marker_radius(s: Path) -> float:
+    """A dot as large as matplotlib draws it: its size is the face's diameter, and the edge
+    (1 pt, in the same colour) adds half its width all round; a ring is its stroke's centre."""
+    return (s.marker_pt if s.ring else s.marker_pt + 1.0) / 2 * PT_MM
+
+
+def marker(s: Path, x: float, y: float) -> Circle:
+    """The series' marker at (x, y) mm: a dot in its colour, or a ring."""
+    r = marker_radius(s)
+    return Circle(x, y, r, None, s.color, 1.2) if s.ring else Circle(x, y, r, s.color)
 
 
 @dataclass(frozen=True)

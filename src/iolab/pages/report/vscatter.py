@@ -16,7 +16,7 @@ from iolab.pages.report.vfigure import FIG_PAD, TITLE_PAD
 from iolab.pages.report.vtext import PX_PER_MM, Canvas, drawing, text_height
 
 # matplotlib's scatter(s=3): a face of 3 pt² (√3 pt across) edged in its own colour by
-# lines.linewidth (1.5 pt); a Path's marker_pt is the face with a 1 pt edge (vfigure.marker_radius)
+# lines.linewidth (1.5 pt); a Path's marker_pt is the face with a 1 pt edge (vaxes.marker_radius)
 DOT_PT = math.sqrt(3.0) + 1.5 - 1.0
 HANDLE_DOT_PT = 3 * math.sqrt(3.0) + 1.5 - 1.0  # legend(markerscale=3)
 # dots in one cell of a CELLS_X × CELLS_Y grid over the points are drawn once: a dot is 1.14 mm
