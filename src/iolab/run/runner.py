@@ -21,7 +21,7 @@ from iolab.core.runfiles import POWER_FILE
 from iolab.core.steady import SteadyVerdict, evaluate
 from iolab.core.units import counted, duration
 from iolab.core.workload import Workload
-from iolab.engines import Engine, HostsEngine, targets_elsewhere
+from iolab.engines import Engine, HostsEngine
 from iolab.figures.audit import audit
 from iolab.figures.phaseend import after_round, settle, written_since_purge
 from iolab.figures.simpower import model_document
@@ -374,7 +374,8 @@ class Runner:
 
     def hosts_engine(self) -> HostsEngine | None:
         """The engine when its targets are on other hosts: it reads their identity and wear there."""
-        return self.engine if targets_elsewhere(self.engine) and isinstance(self.engine, HostsEngine) else None
+        remote = self.engine.capabilities.remote_targets
+        return self.engine if remote and isinstance(self.engine, HostsEngine) else None
 
     def idle(self, seconds: float, where: str) -> None:
         caps = self.engine.capabilities

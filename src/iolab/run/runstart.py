@@ -17,7 +17,7 @@ from iolab import __version__, targets
 from iolab.core.decide import rule_record
 from iolab.core.errors import IolabError
 from iolab.core.plan import Deferred, Phase, TestPlan
-from iolab.engines import Engine, purge_methods, targets_elsewhere
+from iolab.engines import Engine, purge_methods
 from iolab.figures.phaseend import range_label, range_share, rule_text
 from iolab.run.stopsignals import Interrupted
 from iolab.store.manifest import Manifest, manifest_of, now_iso
@@ -92,7 +92,7 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
             "tested_capacity": plan.capacity,
             "short_name": target.short_name,
             # targets on other machines: this machine's reading of the path is not that drive
-            "facts": asdict(DeviceFacts() if targets_elsewhere(engine) else target.facts),
+            "facts": asdict(DeviceFacts() if engine.capabilities.remote_targets else target.facts),
         }
         # the drive a quick copy stands for: the runs of a sequence test copies of one drive
         | ({"copy_of": target.copy_of} if target.copy_of else {}),
@@ -193,15 +193,15 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
             f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
             f"use one of {', '.join(allowed)}. Nothing was run or written."
         )
-    # A remote engine writes the hosts' targets, not this machine's path of the same name: a
-    # local claim or check would guard the wrong thing (the engine checked and claimed each
-    # host's target where it is written, hostcheck.py, and says what it overrode).
-    remote = engine.capabilities.remote
-    claim = TargetClaim(target, None) if remote else targets.claim(target)
+    # An engine that claims its targets checked and claimed each one where it is written (a hosts
+    # run's paths, hostcheck.py) and says what it overrode: a claim or check of the target's path
+    # here would guard the wrong thing (another machine's drive) or claim a path a second time.
+    by_engine = engine.capabilities.claims_targets
+    claim = TargetClaim(target, None) if by_engine else targets.claim(target)
     try:
         overrides = (
             list(getattr(engine, "safety_overrides", ()))
-            if remote
+            if by_engine
             else targets.check_safe_to_write(target, options.allow_unsafe, options.allow_system_disk)
         )
         manifest = new_manifest(plan, target, engine, options)
