@@ -6,6 +6,8 @@ runs on the simulated drive, quick, 100 ms cells, a few rounds."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import iolab
@@ -29,3 +31,15 @@ def test_the_latency_table_says_each_columns_reduction_not_mean_for_all(tmp_path
     for out in (p.stdout, shown.stdout):
         assert said in flat(out)
         assert "99.999 % (µs), mean over" not in flat(out)  # a maximum and a percentile are no means
+
+
+def test_the_qos_summary_prints_no_9999_percentile_its_ios_cannot_measure(tmp_path):
+    """100 ms rounds hold a few thousand IOs, far below what a 99.99 % needs: the summary line
+    says n/m with the count, as the key-figure table's '—' and the report's n/m."""
+    p = iolab("run", "qos", *SIM, *QUICK, "--set", "rounds=2", "--no-report", "--runs-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    shown = iolab("show", next(tmp_path.iterdir()).as_posix())
+    for out in (flat(p.stdout), flat(shown.stdout)):
+        said = re.findall(r"µs in round \d+, last round 99\.99 % (\S+)", out)
+        assert said == ["n/m", "n/m"], out  # write and read rounds
+        assert len(re.findall(r"last round 99\.99 % n/m \([\d,]+ IOs\)", out)) == 2
