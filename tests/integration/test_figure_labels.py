@@ -6,11 +6,13 @@ runs on the simulated drive, quick, 100 ms cells, a few rounds."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
-from .conftest import iolab
+from .conftest import iolab, killed_at
 
 pytestmark = pytest.mark.integration
 
@@ -43,3 +45,33 @@ def test_the_qos_summary_prints_no_9999_percentile_its_ios_cannot_measure(tmp_pa
         said = re.findall(r"µs in round \d+, last round 99\.99 % (\S+)", out)
         assert said == ["n/m", "n/m"], out  # write and read rounds
         assert len(re.findall(r"last round 99\.99 % n/m \([\d,]+ IOs\)", out)) == 2
+
+
+def _steady(path: Path) -> tuple[str, str]:
+    r = json.loads(iolab("show", str(path), "--json").stdout)["runs"][0]
+    return r["state"], r["steady_state"]
+
+
+def test_require_steady_holds_an_interrupted_or_failed_run_and_says_not_evaluated_from_the_plan(scratch):
+    """A run that never completed did not show steady state: --require-steady exits 6 (as for
+    one not evaluated), and a failed run that stored no phase is 'not-evaluated' from its plan,
+    not 'not-applicable' (that is for tests whose phases track none)."""
+    killed = scratch / "killed"
+    args = ["run", "latency", *QUICK, "--max-rounds", "3", "--no-report", "--runs-dir", str(killed)]
+    killed_at([*args, "-t", f"file:{scratch}/k.img?size=16MiB"], killed, "*/raw/main-r02-*")
+    [cut] = killed.iterdir()
+    assert _steady(cut) == ("interrupted", "not-evaluated")
+    failed = scratch / "failed"
+    p = iolab(
+        "run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--no-report", "--runs-dir", str(failed)
+    )
+    assert p.returncode != 0 and "cannot allocate" in flat(p.stdout + p.stderr)
+    [bad] = failed.iterdir()
+    assert _steady(bad) == ("failed", "not-evaluated")
+    qos = scratch / "qos"  # a test whose phases track no steady state
+    p = iolab("run", "qos", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--no-report", "--runs-dir", str(qos))
+    [bad_qos] = qos.iterdir()
+    assert _steady(bad_qos) == ("failed", "not-applicable")
+    for run in (cut, bad, bad_qos):
+        assert iolab("show", str(run)).returncode == 0
+        assert iolab("show", str(run), "--require-steady").returncode == 6
