@@ -6,6 +6,7 @@ runs on the simulated drive, quick, 100 ms cells, a few rounds."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -75,3 +76,33 @@ def test_require_steady_holds_an_interrupted_or_failed_run_and_says_not_evaluate
     for run in (cut, bad, bad_qos):
         assert iolab("show", str(run)).returncode == 0
         assert iolab("show", str(run), "--require-steady").returncode == 6
+
+
+def _page_texts(report: Path) -> list[str]:
+    pages = re.split(r'<section class="page', report.read_text())[1:]
+    return [flat(html.unescape(re.sub(r"<[^>]+>", " ", p))) for p in pages]
+
+
+def test_every_page_of_a_run_whose_steady_state_was_not_evaluated_says_so(scratch):
+    """--max-rounds 3 under the 5-round window: the run tracks steady state but never judged it.
+    Every page carries the caveat as a failed one carries STEADY STATE NOT ACHIEVED, and the
+    tables' source line says its window was not judged; so does a run that failed before its
+    first round (a file that cannot be allocated)."""
+    runs = scratch / "runs"
+    p = iolab("run", "latency", *SIM, *QUICK, "--max-rounds", "3", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stderr
+    [run] = runs.iterdir()
+    pages = _page_texts(next((run / "report").glob("*.html")))
+    banner = "STEADY STATE NOT EVALUATED (main: 3 rounds, fewer than the 5-round window)"
+    assert len(pages) > 2 and all(banner in t for t in pages), [i for i, t in enumerate(pages) if banner not in t]
+    assert "measurement window (rounds 1–3; steady state not evaluated: too few rounds to judge)" in " ".join(pages)
+    assert "measurement window (rounds 1–3)" not in " ".join(t.split("Source:", 1)[-1] for t in pages)
+
+    failed = scratch / "failed"
+    p = iolab("run", "latency", "-t", f"file:{scratch}/f.img?size=100TiB", *QUICK, "--runs-dir", str(failed))
+    assert p.returncode != 0
+    [bad] = failed.iterdir()
+    pages = _page_texts(next((bad / "report").glob("*.html")))
+    # beside the incomplete-run and quick-profile banners it is short, and whole on Run Details
+    assert pages and all("STEADY STATE NOT EVALUATED" in t for t in pages)
+    assert "Steady state STEADY STATE NOT EVALUATED (main: no round stored)" in " ".join(pages)
