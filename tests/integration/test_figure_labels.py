@@ -106,3 +106,26 @@ def test_every_page_of_a_run_whose_steady_state_was_not_evaluated_says_so(scratc
     # beside the incomplete-run and quick-profile banners it is short, and whole on Run Details
     assert pages and all("STEADY STATE NOT EVALUATED" in t for t in pages)
     assert "Steady state STEADY STATE NOT EVALUATED (main: no round stored)" in " ".join(pages)
+
+
+def test_a_sequence_summary_names_the_device_each_key_figure_came_from(tmp_path):
+    """A quick Consistency test runs on a 4 GB copy of the simulated drive, the others on a
+    0.537 GB one: the summary said only the first run's (Capacity 536.9 MB, user_gb=0.536870912)
+    over Consistency's figures too."""
+    runs = tmp_path / "runs"
+    for test, short in (("qos", "rounds=2"), ("consistency", "duration=2s")):
+        p = iolab("run", test, *SIM, *QUICK, "--set", short, "--no-report", "--runs-dir", str(runs))
+        assert p.returncode == 0, p.stderr
+    qos, cons = sorted(runs.iterdir())
+    assert "user_gb=4" in json.loads((cons / "manifest.json").read_text())["target"]["spec"]
+    p = iolab("report", "--sequence", str(qos), str(cons), "-o", str(tmp_path / "seq"))
+    assert p.returncode == 0, p.stderr
+    page1, page2 = _page_texts(next((tmp_path / "seq").glob("*.html")))[:2]
+    summary = page1 + " " + page2
+    assert "Device: 2 copies of sim:enterprise-sas?seed=1" in page1
+    assert "Capacity D1: 536.9 MB; D2: 4.000 GB" in page1
+    assert re.search(r"D1 sim:enterprise-sas\?seed=1&user_gb=0\.5\S+ \(sim\) .* 536\.9 MB QoS D2 ", summary)
+    assert re.search(r"D2 sim:enterprise-sas\?seed=1&user_gb=4\S* \(sim\) .* 4\.000 GB Consistency", summary)
+    # each key figure with its device
+    assert re.search(r"QoS write: median round IOPS ↑ [\d,.]+ D1", summary)
+    assert re.search(r"Consistency IOPS over the whole period ↑ [\d,.]+ D2", summary)
