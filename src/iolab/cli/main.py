@@ -17,6 +17,7 @@ from iolab.cli import conventions as cli_typer
 from iolab.cli import fleet as cli_fleet
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
+from iolab.cli import planview as cli_plan
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
 from iolab.cli.console import Console, drop_output
@@ -66,18 +67,8 @@ def default_target() -> str:
 @with_run_args()
 def run(
     test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
-    repeat: int = typer.Option(
-        1,
-        "--repeat",
-        metavar="N",
-        help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % interval (geometric for IOPS, MB/s and times: never below 0); `iolab check` takes the runs as repeats.",
-    ),
-    fleet_file: Optional[Path] = typer.Option(
-        None,
-        "--fleet",
-        metavar="FILE",
-        help="Run the test on every drive of this fleet file (TOML: drives here and on hosts) at once, each its own run; then the fleet report (`iolab fleet`).",
-    ),
+    repeat: int = opts.REPEAT_OPTION,
+    fleet_file: Optional[Path] = opts.FLEET_OPTION,
     *,
     args: RunArgs,
 ):
@@ -434,6 +425,7 @@ def export(
 
 app.command()(cli_inspect.info)
 app.command("fio-job")(cli_inspect.fio_job)
+app.command("plan")(with_run_args()(cli_plan.plan))
 app.command("audit")(with_runs_dir(cli_inspect.audit))
 app.command("power")(with_runs_dir(cli_inspect.power))
 
