@@ -67,8 +67,18 @@ def default_target() -> str:
 @with_run_args()
 def run(
     test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
-    repeat: int = opts.REPEAT_OPTION,
-    fleet_file: Optional[Path] = opts.FLEET_OPTION,
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        metavar="N",
+        help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % interval (geometric for IOPS, MB/s and times: never below 0); `iolab check` takes the runs as repeats.",
+    ),
+    fleet_file: Optional[Path] = typer.Option(
+        None,
+        "--fleet",
+        metavar="FILE",
+        help="Run the test on every drive of this fleet file (TOML: drives here and on hosts) at once, each its own run; then the fleet report (`iolab fleet`).",
+    ),
     *,
     args: RunArgs,
 ):

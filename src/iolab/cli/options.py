@@ -317,19 +317,6 @@ def _on_off(text: str, option: str) -> bool:
 
 
 # The other commands' options whose declarations would fill a screen of cli/main.py.
-# `iolab run`'s own (not RunArgs: a repeated or fleet run is several runs); `iolab plan` takes them to refuse them.
-REPEAT_OPTION = typer.Option(
-    1,
-    "--repeat",
-    metavar="N",
-    help="Run the test N times (each a whole run with its purge) and give each key figure's mean with a 95 % interval (geometric for IOPS, MB/s and times: never below 0); `iolab check` takes the runs as repeats.",
-)
-FLEET_OPTION = typer.Option(
-    None,
-    "--fleet",
-    metavar="FILE",
-    help="Run the test on every drive of this fleet file (TOML: drives here and on hosts) at once, each its own run; then the fleet report (`iolab fleet`).",
-)
 SHOW_JSON = typer.Option(
     False,
     "--json",

@@ -16,18 +16,22 @@ from rich.markup import escape as esc
 from iolab.api.planinfo import PlanDescription, PlannedCell, PlannedPhase, PlannedTest, Step
 from iolab.cli.auto import emit, want_json
 from iolab.cli.console import Console
-from iolab.cli.options import FLEET_OPTION, PROFILE_FLAGS, REPEAT_OPTION, TEST_HELP, RunArgs
+from iolab.cli.options import PROFILE_FLAGS, TEST_HELP, RunArgs
 from iolab.core.errors import IolabError
 from iolab.core.plan import percent_text
 from iolab.core.units import counted, duration, eng, kib_label, num
 
 console = Console()
+# `iolab run`'s own --repeat and --fleet make several runs of one plan: taken here only to say so
+# (hidden: `iolab plan -h` lists what it describes).
+REPEAT = typer.Option(1, "--repeat", metavar="N", hidden=True, help="Refused: a plan is one run's.")
+FLEET = typer.Option(None, "--fleet", metavar="FILE", hidden=True, help="Refused: a plan is one target's.")
 
 
 def plan(
     test: str = typer.Argument(..., metavar="TEST", help=TEST_HELP),
-    repeat: int = REPEAT_OPTION,
-    fleet_file: Optional[Path] = FLEET_OPTION,
+    repeat: int = REPEAT,
+    fleet_file: Optional[Path] = FLEET,
     *,
     args: RunArgs,
 ):
