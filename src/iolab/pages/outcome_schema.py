@@ -10,28 +10,13 @@ import json
 import sys
 
 from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
+from iolab.pages.plan_schema import PLAN, PLAN_DEFS
+from iolab.pages.schema_parts import NUM, NUM_OR_NULL, STR_OR_NULL
+from iolab.pages.schema_parts import arr as _arr
+from iolab.pages.schema_parts import obj as _obj
+from iolab.pages.schema_parts import ref as _ref
+from iolab.pages.schema_parts import t as _t
 
-
-def _t(*types: str) -> dict:
-    return {"type": list(types) if len(types) > 1 else types[0]}
-
-
-def _obj(required: dict, optional: dict | None = None) -> dict:
-    """An object with these fields (all listed fields required; more may be added later)."""
-    return {"type": "object", "required": sorted(required), "properties": {**required, **(optional or {})}}
-
-
-def _arr(items: dict) -> dict:
-    return {"type": "array", "items": items}
-
-
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-NUM = _t("number")
-NUM_OR_NULL = _t("number", "null")
-STR_OR_NULL = _t("string", "null")
 DIRECTION = {"enum": ["higher-is-better", "lower-is-better"]}
 KIND = {"enum": ["value", "percentile", "extreme"]}
 
@@ -317,98 +302,6 @@ DEFS = {
     ),
 }
 
-INT_OR_NULL = _t("integer", "null")
-# `iolab plan`: what `iolab run` would do (api/planinfo.py builds it, cli/planview.py adds the ETA)
-_STEP = _obj(
-    {
-        "label": _t("string"),
-        "read_pct": NUM,
-        "block_sizes": _arr(_t("integer")),
-        "threads": _t("integer"),
-        "queue_depth": _t("integer"),
-        "seconds": NUM_OR_NULL,  # null: it runs to `bytes`, at the drive's speed
-        "ramp_s": NUM,
-        "bytes": INT_OR_NULL,
-        "rate_iops": INT_OR_NULL,
-    }
-)
-_PLANNED_PHASE = _obj(
-    {
-        "name": _t("string"),
-        "built_from": STR_OR_NULL,  # a phase built during the run: what from (the rest is empty or null)
-        "purge": _t("boolean"),
-        "precondition": _arr(_ref("planned_step")),
-        "cells": _arr(
-            _obj(
-                {
-                    "key": _t("string"),
-                    "mix": _t("string"),
-                    "block_size": _t("integer"),
-                    "workload": _ref("planned_step"),
-                    "idle_before_s": NUM_OR_NULL,
-                }
-            )
-        ),
-        "tracking": _arr(_t("string")),
-        "max_rounds": INT_OR_NULL,
-        "stop_on_steady": _t("boolean", "null"),
-        "budget_write_bytes": INT_OR_NULL,
-        "budget_seconds": NUM_OR_NULL,
-        "min_write_bytes": INT_OR_NULL,
-        "stop_rule": STR_OR_NULL,
-        "round_seconds": NUM,
-        "earliest_s": NUM,
-        "latest_s": NUM,
-    }
-)
-DEFS |= {"planned_step": _STEP, "planned_phase": _PLANNED_PHASE}
-PLAN = _obj(
-    {
-        "test": _t("string"),
-        "target": _t("string"),
-        "split": STR_OR_NULL,
-        "ignored": _arr(_t("string")),
-        "eta": _obj(
-            {
-                "text": _t("string"),
-                "earliest_s": NUM,
-                "expected_latest_s": NUM,
-                "at_most_s": NUM,
-                "not_estimated": _arr(_t("string")),
-            }
-        ),
-        "tests": _arr(
-            _obj(
-                {
-                    "test": _t("string"),
-                    "title": _t("string"),
-                    "spec": _t("string"),
-                    "target": _t("string"),
-                    "copy_of": STR_OR_NULL,
-                    "target_capacity_bytes": _t("integer"),
-                    "tested_capacity_bytes": _t("integer"),
-                    "active_range": NUM,
-                    "purge_method": _t("string"),
-                    "purge_does": _t("string"),
-                    "cell_seconds": NUM,
-                    "max_rounds": _t("integer"),
-                    "steady_rule": _t("string"),
-                    "steady_window": _t("integer"),
-                    "steady_min_write_bytes": _t("integer"),
-                    "phases": _arr(_ref("planned_phase")),
-                    "compliant": _t("boolean"),
-                    "noncompliance": _arr(_t("string")),
-                    "ignored_options": _t("object"),
-                    "parameters": _t("object"),
-                    "notes": _arr(_t("string")),
-                    "earliest_s": NUM,
-                    "latest_s": NUM,
-                }
-            )
-        ),
-    }
-)
-
 _POWER_SCOPE = _obj(
     {
         "name": _t("string"),
@@ -490,7 +383,7 @@ SCHEMA = {
             "error": _t("string"),
         },
     ),
-    "$defs": DEFS,
+    "$defs": DEFS | PLAN_DEFS,
 }
 
 
