@@ -81,7 +81,6 @@ PLAN = obj(
                     "steady_rule": t("string"),
                     "steady_window": t("integer"),
                     "steady_min_write_bytes": t("integer"),
-                    "phases": arr(ref("planned_phase")),
                     "compliant": t("boolean"),
                     "noncompliance": arr(t("string")),
                     "ignored_options": t("object"),
@@ -89,6 +88,7 @@ PLAN = obj(
                     "notes": arr(t("string")),
                     "earliest_s": NUM,
                     "latest_s": NUM,
+                    "phases": arr(ref("planned_phase")),
                 }
             )
         ),
