@@ -46,7 +46,7 @@ def test_one_test_is_printed_with_its_cells_purge_compliance_and_eta(scratch):
     assert "5-round window" in out
     assert "compliant no: quick profile; 1 s per cell instead of 60 s" in out
     # the ETA `iolab run` prints at its start (cli/progress.sequence_eta)
-    assert "ETA as `iolab run` prints it at its start: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
+    assert "ETA: 1 test, ETA 4:40 to 9:20 (IOPS 4:40–9:20)" in out
     assert "Traceback" not in p.stderr and not runs.exists()
 
 
@@ -71,6 +71,11 @@ def test_a_sequence_lists_each_test_in_the_order_run_runs_them(scratch):
     plan = plan_json("characterise", "--quick", runs=scratch / "runs")
     assert [t["test"] for t in plan["tests"]] == [d.name for d in registry.sequence("characterise")]
     assert plan["eta"]["text"].startswith(f"{len(plan['tests'])} tests, ETA ")
+    p = iolab("plan", "characterise", "--quick", "--runs-dir", str(scratch / "runs"))
+    assert p.returncode == 0 and not (scratch / "runs").exists(), p.stderr
+    assert f"ETA (as `iolab run` prints it before the first test): {plan['eta']['text']}" in " ".join(p.stdout.split())
+    n, last = len(plan["tests"]), plan["tests"][-1]["title"]
+    assert " ".join(p.stdout.split()).count(f"test {n}/{n}: {last} (") == 1
     by = {t["test"]: t for t in plan["tests"]}
     # a test that needs a larger quick copy names its own (suites.quick_setup)
     assert "user_gb=4" in by["consistency"]["target"] and by["consistency"]["copy_of"] == "sim:enterprise-sas"
