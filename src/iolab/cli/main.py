@@ -17,6 +17,7 @@ from iolab.cli import conventions as cli_typer
 from iolab.cli import fleet as cli_fleet
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
+from iolab.cli import planview as cli_plan
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
 from iolab.cli.console import Console, drop_output
@@ -434,6 +435,7 @@ def export(
 
 app.command()(cli_inspect.info)
 app.command("fio-job")(cli_inspect.fio_job)
+app.command("plan")(with_run_args()(cli_plan.plan))
 app.command("audit")(with_runs_dir(cli_inspect.audit))
 app.command("power")(with_runs_dir(cli_inspect.power))
 

@@ -10,28 +10,13 @@ import json
 import sys
 
 from iolab.pages.outcome import SCHEMA_NAME, SCHEMA_VERSION
+from iolab.pages.plan_schema import PLAN, PLAN_DEFS
+from iolab.pages.schema_parts import NUM, NUM_OR_NULL, STR_OR_NULL
+from iolab.pages.schema_parts import arr as _arr
+from iolab.pages.schema_parts import obj as _obj
+from iolab.pages.schema_parts import ref as _ref
+from iolab.pages.schema_parts import t as _t
 
-
-def _t(*types: str) -> dict:
-    return {"type": list(types) if len(types) > 1 else types[0]}
-
-
-def _obj(required: dict, optional: dict | None = None) -> dict:
-    """An object with these fields (all listed fields required; more may be added later)."""
-    return {"type": "object", "required": sorted(required), "properties": {**required, **(optional or {})}}
-
-
-def _arr(items: dict) -> dict:
-    return {"type": "array", "items": items}
-
-
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-NUM = _t("number")
-NUM_OR_NULL = _t("number", "null")
-STR_OR_NULL = _t("string", "null")
 DIRECTION = {"enum": ["higher-is-better", "lower-is-better"]}
 KIND = {"enum": ["value", "percentile", "extreme"]}
 
@@ -360,7 +345,7 @@ POWER = _obj(
 )
 
 # The commands whose --json prints this document (`sim calibrate --json` prints its own).
-COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power")
+COMMANDS = ("run", "resume", "show", "compare", "runs", "check", "history", "audit", "power", "plan")
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -368,7 +353,7 @@ SCHEMA = {
     "title": "iolab --json output",
     "description": "One document per command: run, resume and show list runs; compare adds a ranking; "
     "runs lists run directories; check adds verdicts per key figure; history one figure across runs; "
-    "audit gives each run's self-audit; power a meter log's figures per cell.",
+    "audit gives each run's self-audit; power a meter log's figures per cell; plan what a run would do.",
     **_obj(
         {
             "schema": {"const": SCHEMA_NAME},
@@ -394,10 +379,11 @@ SCHEMA = {
                 )
             ),
             "power": POWER,
+            "plan": PLAN,
             "error": _t("string"),
         },
     ),
-    "$defs": DEFS,
+    "$defs": DEFS | PLAN_DEFS,
 }
 
 

@@ -68,7 +68,9 @@ def platform_facts() -> dict[str, Any]:
     }
 
 
-def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
+def noncompliance_of(plan: TestPlan, target: Target, options: RunOptions) -> list[str]:
+    """Why a run of `plan` on `target` is not compliant (empty: it is), as its manifest says;
+    `iolab plan` says it before the run."""
     profile = plan.profile
     noncompliance = profile.noncompliance()
     share = range_share(plan.capacity, target.capacity, profile.active_range)
@@ -79,6 +81,12 @@ def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOpt
         )
     if options.purge_method == "none":
         noncompliance.append("no purge (--purge none)")
+    return noncompliance
+
+
+def new_manifest(plan: TestPlan, target: Target, engine: Engine, options: RunOptions) -> Manifest:
+    profile = plan.profile
+    noncompliance = noncompliance_of(plan, target, options)
     return Manifest(
         run_id="",
         test=plan.test,
@@ -178,6 +186,16 @@ def same_plan(plan: TestPlan, stored: dict[str, Any]) -> bool:
     return built == as_planned(stored)
 
 
+def check_purge_method(target: Target, options: RunOptions) -> None:
+    """Refuse a --purge that is not one for this target, before anything is written."""
+    allowed = purge_methods(target)
+    if options.purge_method not in allowed:
+        raise IolabError(
+            f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
+            f"use one of {', '.join(allowed)}. Nothing was run or written."
+        )
+
+
 def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, root: Path) -> RunStore:
     """Build a simulated drive, check the purge method fits the target, claim the target for
     this run (a second run on it is refused, naming this one), check it is safe to write, then
@@ -187,12 +205,7 @@ def start(plan: TestPlan, target: Target, engine: Engine, options: RunOptions, r
         # The simulated drive is built (a load= state read and checked) before its run
         # directory exists: a drive that cannot be built leaves no failed run behind.
         engine.prepare(target)
-    allowed = purge_methods(target)
-    if options.purge_method not in allowed:
-        raise IolabError(
-            f"purge method {options.purge_method!r}: not one for {target.spec} ({target.kind}); "
-            f"use one of {', '.join(allowed)}. Nothing was run or written."
-        )
+    check_purge_method(target, options)
     # An engine that claims its targets checked and claimed each one where it is written (a hosts
     # run's paths, hostcheck.py) and says what it overrode: a claim or check of the target's path
     # here would guard the wrong thing (another machine's drive) or claim a path a second time.
