@@ -85,7 +85,9 @@ DEFS = {
             "round": _t("integer", "null"),
             "cell": STR_OR_NULL,
             "text": _t("string"),
-        }
+        },
+        # added within version 1: who decided where not the rule, which judged it (a bisection step)
+        {"label": _t("string")},
     ),
     "figure": _obj(
         {

@@ -214,7 +214,9 @@ class Runner:
     def decide(self, decision: Decision) -> None:
         manifest_of(self.store).decisions.append(decision.record())
         self.store.write_manifest()
-        self.progress.note(f"{decision.phase}: decided by {decision.rule['name']}: {decision.outcome}")
+        self.progress.note(
+            f"{decision.phase}: decided by {decision.label or decision.rule['name']}: {decision.outcome}"
+        )
 
     # -- one phase -----------------------------------------------------------------------
     def run_phase(self, phase: Phase, ordinal: int, at: StartAt | None = None) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iolab import __version__
+from iolab.core.decide import stored_decision
 from iolab.core.errors import IolabError
 from iolab.core.procs import boot_id, process_start
 
@@ -81,6 +82,8 @@ class Manifest:
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__}, not an object")
         known = {k: v for k, v in data.items() if k in KNOWN_FIELDS}
+        if isinstance(known.get("decisions"), list):  # in today's form (a bisection step's of older runs)
+            known["decisions"] = [stored_decision(d) if isinstance(d, dict) else d for d in known["decisions"]]
         return cls(**known, unknown={k: v for k, v in data.items() if k not in KNOWN_FIELDS})
 
 
