@@ -169,22 +169,32 @@ def test_a_copy_is_the_same_run_but_another_run_of_the_same_second_is_not(tmp_pa
     """A run id is the start's second, the test and the target's name: two runs of one test and
     target started in one second, in other runs directories, share it (a fresh clone's CI ran two
     quick WSAT runs under a second each and compare refused them as "the same run"). A copy of a
-    run directory is the same run; a run written by another process is not."""
+    run directory is the same run (it keeps the uid); another run is not. A run stored before
+    uids is told by the process that wrote it."""
     import shutil
 
     from iolab.figures.compare import open_runs
 
     d = finished_run(tmp_path / "runs")
+    assert len(json.loads((d / "manifest.json").read_text())["uid"]) == 32
     copy = tmp_path / "copy" / d.name
     shutil.copytree(d, copy)
     with pytest.raises(IolabError, match="same run"):
         open_runs([d, copy])
-    other = tmp_path / "other" / d.name
-    shutil.copytree(d, other)
-    m = json.loads((other / "manifest.json").read_text())
-    m["pid"] += 1  # written by another process
-    (other / "manifest.json").write_text(json.dumps(m))
-    assert open_runs([d, other]) == [d, other]
+
+    def changed(where: str, **fields) -> Path:
+        other = tmp_path / where / d.name
+        shutil.copytree(d, other)
+        m = json.loads((other / "manifest.json").read_text())
+        (other / "manifest.json").write_text(json.dumps({**m, **fields}))
+        return other
+
+    assert open_runs([d, changed("other", uid="another run")]) == [d, tmp_path / "other" / d.name]
+    old, old_copy = changed("old", uid=None), changed("old_copy", uid=None)
+    with pytest.raises(IolabError, match="same run"):
+        open_runs([old, old_copy])
+    m = json.loads((d / "manifest.json").read_text())
+    assert open_runs([old, changed("old_other", uid=None, pid=m["pid"] + 1)])  # written by another process
 
 
 def test_runs_lists_every_run_and_marks_broken_ones_with_the_reason(tmp_path):

@@ -33,6 +33,7 @@ from iolab.cli.options import (
 from iolab.core.errors import IolabError
 
 if TYPE_CHECKING:
+    from iolab.api.runs import RunPlan
     from iolab.store.runstore import RunStore
 
 # The library is imported by the commands that use it: `iolab --help`, `iolab tests` and
@@ -106,7 +107,9 @@ def run(
         raise typer.Exit(scaleout.run_many(target, sys.argv[1:], root, console))
     # An empty -t is a mistake, not a request for the simulated drive.
     tgt = targets.parse_target(target[0] if target else default_target())
-    _say_ignored(test, prof, tgt, args)
+    # built once: what the notes say is what the run runs (a plan that cannot be built: main says why)
+    plans = api.planned(test, prof, tgt, args.workload, args.everything)
+    _say_ignored(test, plans)
     engine = run_engine(tgt, stall_s, args)
     view = RunView(console, err, args)
     try:
@@ -124,6 +127,7 @@ def run(
                 report=args.report,
                 everything=args.everything,
                 spec_sheet=args.spec_sheet,
+                plans=plans,
             )
             view.follow(steps)
     except KeyboardInterrupt as e:
@@ -133,17 +137,11 @@ def run(
     finish("run", args.json_out, args.require_steady, view.records, reports=[str(p) for p in view.sequence_reports])
 
 
-def _say_ignored(test: str, prof, tgt, args: RunArgs) -> None:
+def _say_ignored(test: str, plans: list[RunPlan]) -> None:
     """A note for each option the run's tests do not use (api/unused.py), before anything runs."""
     from iolab.api.unused import ignored
 
-    try:
-        lines = ignored(
-            test, prof, args.make_profile(given=False), opts.PROFILE_FLAGS, tgt, args.workload, args.everything
-        )
-    except IolabError:  # a plan that cannot be built: the run says why, as it starts
-        return
-    for line in lines:
+    for line in ignored(test, [plan for plan, _, _ in plans], opts.PROFILE_FLAGS):
         err.print(f"iolab: note: {esc(line)}", highlight=False)
 
 
@@ -185,6 +183,7 @@ def resume(
 
     def started(r) -> None:
         current[:] = [r.store]
+        progress.test_starts(r.plan)  # its ETA and steady-state window, as a new run's
         if args.quiet:
             return
         console.print(

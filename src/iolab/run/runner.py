@@ -40,6 +40,8 @@ class Progress(Protocol):
     """What the runner tells whoever watches (the CLI's Rich display, or nothing)."""
 
     def phase(self, phase: Phase, index: int) -> None: ...
+    # the phase just begun goes on from a stopped run's `rounds` stored rounds, which wrote `written` bytes
+    def resumed(self, rounds: int, written: int) -> None: ...
     # a cell or preconditioning step starts: its workload's label and planned seconds (core.plan.step_seconds)
     def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None: ...
     def live(self, elapsed_s: float, iops: float) -> None: ...
@@ -53,6 +55,9 @@ class Progress(Protocol):
 
 class NoProgress:
     def phase(self, phase: Phase, index: int) -> None:
+        pass
+
+    def resumed(self, rounds: int, written: int) -> None:
         pass
 
     def step(self, what: str, round_: int, index: int, count: int, label: str, seconds: float) -> None:
@@ -173,6 +178,8 @@ class Runner:
                 if isinstance(phase, Deferred):
                     phase = self.build(i, phase)
                 self.progress.phase(phase, i)
+                if start_at is not None and i == start_at.phase and start_at.round > 0:
+                    self.progress.resumed(start_at.round - 1, start_at.written)  # its budget is partly spent
                 self.wear(phase.name, "start")
                 self.run_phase(phase, i, start_at if start_at is not None and i == start_at.phase else None)
                 self.wear(phase.name, "end")

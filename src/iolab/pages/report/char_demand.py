@@ -214,7 +214,6 @@ def _ramp_pages(run: RunData, name: str, ph: PhaseSummary) -> list[Page]:
     figure = Figure(
         f"RND 4 KiB {name.split()[0]}s: delivered IOPS, average and maximum latency per demanded rate",
         _demand_plot(st),
-        150,
         src,
     )
     return [Page(f"Latency vs Demand — {name}", (Text((verdict,)), figure))] + table_pages(
@@ -271,9 +270,7 @@ def demand_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
             "demanded IOPS",
             150,
         )
-        pages.append(
-            Page(f"Latency vs Demand — {name}, per drive", (Figure(f"{name}: one line per drive", png, 150, src),))
-        )
+        pages.append(Page(f"Latency vs Demand — {name}, per drive", (Figure(f"{name}: one line per drive", png, src),)))
     return pages
 
 
@@ -375,7 +372,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
         png = panels(items, "outstanding IO (threads × QD, log scale)", 80, logx2=True)
         blocks: list[Block] = [
             Text((verdict,)),
-            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, 80, src),
+            Figure(f"RND 4 KiB {op}s: the queue-depth and thread-count searches", png, src),
         ]
         if rounds is not None and rounds.rows:
             rpng = panels(
@@ -389,7 +386,7 @@ def maxiops_pages(run: RunData) -> list[Page]:
                 "round",
                 60,
             )
-            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, 60, rsrc))
+            blocks.append(Figure(f"Rounds at the optimum ({where})", rpng, rsrc))
         pages.append(Page(f"Maximum IOPS — {op}", tuple(blocks)))
         rows = [
             (c.mix or s.key, str(s.outstanding), num(c.iops), num(c.lat_mean_us), num(c.lat_max_us))
@@ -435,7 +432,6 @@ def maxiops_overlays(runs: list[RunData], labels: list[str]) -> list[Page]:
                 Figure(
                     "IOPS vs outstanding IO, one line per drive",
                     panels(items, "outstanding IO (log scale)", 170, logx2=True),
-                    170,
                     src,
                 ),
             ),

@@ -74,7 +74,7 @@ def convergence_page(
         f"Source: results.db table cells, phase {ph.phase.name!r}, every complete round "
         f"({rounds_text(ph.rounds)}); shaded: measurement window {rounds_text(ph.window)}."
     )
-    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, height, src), steady_note(run, ph)))
+    return Page(title, (Figure(f"{phase_prefix(run, ph)}{title}", png, src), steady_note(run, ph)))
 
 
 def steady_note(run: RunData, ph: PhaseSummary) -> Text:
@@ -154,7 +154,6 @@ def measurement_window_pages(
         fig = Figure(
             f"{phase_prefix(run, ph)}Steady-state measurement window: {v.name}" + ("" if decides else " (shown only)"),
             png,
-            95,
             "Source: the tracking variable of each window round (results.db tables cells and steady); "
             "bands: ±10 % (steady-state slope limit) and ±20 % (range limit) of the window average.",
         )
@@ -266,7 +265,7 @@ def plot_2d_page(
         else ""
     )
     png = plots.lines_over_categories(labels, series, "block size", ylabel, title, height_mm=120, logy=logy, note=note)
-    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, 120, window_source(run, ph, how))
+    fig = Figure(f"{phase_prefix(run, ph)}{title}", png, window_source(run, ph, how))
     return Page(title, (fig, Text((note[0].upper() + note[1:] + ".",))) if note else (fig,))
 
 
@@ -305,8 +304,8 @@ def plot_3d_pages(
         lower_is_better=lower_is_better,
     )
     return [
-        Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, 160, src),)),
-        Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, 95, src),)),
+        Page(f"{prefix}3D Column Plot", (Figure(f"{phase_prefix(run, ph)}{what}: 3D column plot", png3d, src),)),
+        Page(f"{prefix}Heat Map", (Figure(f"{phase_prefix(run, ph)}{what}: heat map with values", heat, src),)),
     ]
 
 
@@ -350,7 +349,6 @@ def histogram_page(run: RunData, ph: PhaseSummary, cell: CellAverage) -> Page:
     fig = Figure(
         f"{phase_prefix(run, ph)}Response time histogram, {cell.key} (all IOs, read and write)",
         png,
-        125,
         window_source(run, ph, "histograms merged (exact; percentiles are not averaged)"),
     )
     return Page(title, (fig, table))
