@@ -272,6 +272,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     from rich.table import Table
 
     from iolab.api.runlist import checked_root, leftovers, list_runs
+    from iolab.store.manifest import unknown_text
 
     want_json("runs", console, json_out)
     runs_dir = checked_root(runs_dir)
@@ -290,6 +291,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
                     "compliant": r.compliant,
                     "noncompliance": list(r.noncompliance),
                     "problem": r.problem,
+                    "unknown": list(r.unknown),
                 }
                 for r in list_runs(runs_dir)
             ],
@@ -304,6 +306,9 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
         t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
     console.print(t)
+    for r in found:
+        if unknown := unknown_text(r.unknown):
+            err.print(f"[yellow]{esc(r.run_id)}: {esc(unknown)}[/]", soft_wrap=True)
     broken = sum(1 for r in found if r.problem)
     if broken:
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")

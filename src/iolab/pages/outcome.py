@@ -22,7 +22,8 @@ from iolab.core.errors import Exit
 from iolab.figures.audit import Audit, kinds_of, stored_audit
 from iolab.figures.compare import KeyMetric
 from iolab.figures.summary import PhaseSummary, summarise, summarise_phase
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import manifest_of, unknown_parts
+from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
 
 SCHEMA_NAME = "iolab-outcome"
@@ -172,6 +173,8 @@ def run_record(store: RunStore, figures: Figures | None, reports: Sequence = ())
         "figures": _figures(store, phases, figures, audit),
         "audit": audit.to_dict(),
         "reports": [str(p) for p in reports],
+        # what a newer iolab stored that this one does not know (kept, not read)
+        "unknown": unknown_parts(m, unknown_schema(store.query)),
     }
 
 

@@ -70,7 +70,9 @@ DEFS = {
             "round": _t("integer", "null"),
             "cell": STR_OR_NULL,
             "text": _t("string"),
-        }
+        },
+        # added within version 1: who decided where not the rule, which judged it (a bisection step)
+        {"label": _t("string")},
     ),
     "figure": _obj(
         {
@@ -124,7 +126,13 @@ DEFS = {
             "reports": _arr(_t("string")),
         },
         # added within version 1 (absent from documents written before it)
-        {"audit": _ref("audit"), "ignored_options": _t("object"), "uid": STR_OR_NULL},
+        {
+            "audit": _ref("audit"),
+            "ignored_options": _t("object"),
+            "uid": STR_OR_NULL,
+            # what a newer iolab stored in the run that this one does not know (kept, not read)
+            "unknown": _arr(_t("string")),
+        },
     ),
     "listed_run": _obj(
         {
@@ -137,7 +145,8 @@ DEFS = {
             "compliant": _t("boolean"),
             "noncompliance": _arr(_t("string")),
             "problem": STR_OR_NULL,
-        }
+        },
+        {"unknown": _arr(_t("string"))},  # added within version 1, as the run record's
     ),
     # `iolab runs`: a fleet directory under RUNS_DIR/fleets (its drives' runs are in `listed`)
     "listed_fleet": _obj(

@@ -18,7 +18,8 @@ from iolab.figures.audit import Audit, kinds_of, marker, stored_audit
 from iolab.figures.endurance import Endurance, endurance
 from iolab.figures.summary import PhaseSummary, interval_label, rounds_count, summarise
 from iolab.pages.report.rundata import rounds_text, stored_power
-from iolab.store.manifest import manifest_of
+from iolab.store.manifest import manifest_of, unknown_parts, unknown_text
+from iolab.store.resultsdb import unknown_schema
 from iolab.store.runstore import RunStore
 
 PhaseView = Callable[[PhaseSummary, Console], None]
@@ -63,6 +64,8 @@ def render(store: RunStore, console: Console, view: PhaseView | None = None, fig
     console.print(esc(f"steady-state rule: {m.steady_rule}"))
     for note in m.notes:
         console.print(esc(f"note: {note}"))
+    if unknown := unknown_text(unknown_parts(m, unknown_schema(store.query))):
+        console.print(f"[yellow]{esc(unknown)}[/]")
     audit = stored_audit(store)
     render_audit(audit, console)
     phases = summarise(store)

@@ -29,8 +29,8 @@ from iolab.core.units import counted
 from iolab.engines import Capabilities, Engine, HostsEngine, engine_class, purge_methods
 from iolab.engines.fio_hosts import legs_from_manifest, split_engine
 from iolab.engines.fio_job import async_ioengine
-from iolab.figures.phaseend import after_round, settle, written_since_purge
-from iolab.run.budget import PACE_INTERVALS, Interval, is_partial, within_budget
+from iolab.figures.phaseend import Spent, after_round, record_ending, settle, written_since_purge
+from iolab.run.budget import is_partial, next_round_s, stored_drains, stored_intervals, within_budget
 from iolab.run.identity import differences, last_modified, target_identity
 from iolab.run.leftovers import end_leftovers
 from iolab.run.runner import Runner, StartAt, build_deferred, cell_tag, workload_record
@@ -305,14 +305,16 @@ def _within(
         verdict = evaluate(history, plan.rule, ph.shown_only) if ph.tracking else None
         if verdict is not None:
             store.add_steady(ph.name, done, verdict.variables)
-        ended = (written, elapsed, written_since_purge(store, i), target.capacity)
+        upto = next_round_s(ph, stored_drains(cells))
+        ended = Spent(written, elapsed, written_since_purge(store, i), target.capacity, done, upto)
         stop = after_round(store, plan, ph, verdict, ended)
         if stop is not None or done >= ph.max_rounds:
-            # It was killed after its last round, before closing the phase.
+            # It was killed after its last round, before closing the phase (or recording why, as the runner does).
+            record_ending(manifest_of(store), stop)
             steady, why_not = settle(store, plan, ph, verdict, ended)
-            reason = stop or f"reached the round limit ({ph.max_rounds})"
+            reason = stop.reason if stop else f"reached the round limit ({ph.max_rounds})"
             store.finish_phase(ph.name, steady, done, reason + (f"; {why_not}" if why_not not in reason else ""))
-            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({stop or 'round limit'}).")
+            notes.append(f"{ph.name}: its stored rounds 1-{done} already end it ({reason}).")
             return _where(store, plan, target, caps, notes)
     notes.append(
         f"{ph.name}: continues at round {done + 1} (rounds 1-{done} are kept"
@@ -320,15 +322,7 @@ def _within(
         + ")."
     )
     samples = tuple(sample_of_row(c) for c in cells) if ph.stop_rule is not None else ()
-    return StartAt(i, done + 1, written, elapsed, history, samples, _recent(cells))
-
-
-def _recent(cells: list[CellRow]) -> dict[str, tuple[Interval, ...]]:
-    """Each cell's latest stored intervals, oldest first, as the runner keeps them for budget.pace."""
-    out: dict[str, tuple[Interval, ...]] = {}
-    for c in cells:
-        out[c.cell_key] = (*out.get(c.cell_key, ()), (c.write_bytes, c.runtime_s))[-PACE_INTERVALS:]
-    return out
+    return StartAt(i, done + 1, written, elapsed, history, samples, stored_intervals(cells))
 
 
 def _begun(ph: Phase | Deferred) -> Phase:
@@ -385,7 +379,7 @@ def _recover_round(
     written = sum(c.write_bytes for c in finished) + sum(
         c.write_bytes for c in store.cells(ph.name, complete_only=False) if c.round == rnd
     )
-    recent = _recent(finished)
+    recent = stored_intervals(finished)
     recovered = 0
     complete = True
     for ordinal, (kind, planned) in enumerate(cells):
