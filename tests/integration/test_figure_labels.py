@@ -46,6 +46,9 @@ def test_the_qos_summary_prints_no_9999_percentile_its_ios_cannot_measure(tmp_pa
         said = re.findall(r"µs in round \d+, last round 99\.99 % (\S+)", out)
         assert said == ["n/m", "n/m"], out  # write and read rounds
         assert len(re.findall(r"last round 99\.99 % n/m \([\d,]+ IOs\)", out)) == 2
+        # its phases track no steady state: not applicable, never "not evaluated" (too few rounds)
+        assert "rounds; steady state not applicable (the phase tracks none)" in out
+        assert "not evaluated" not in out and "no steady state tracked" in out  # the endurance basis
 
 
 def _steady(path: Path) -> tuple[str, str]:

@@ -273,4 +273,4 @@ def rule_text(plan: TestPlan) -> str:
         parts.append(f"reported, not a stop, in {', '.join(report)} (each runs to its budget or limit)")
     if not stop and not report and any(isinstance(ph, Deferred) for ph in plan.phases):
         parts.append(f"at most {counted(plan.rule.max_rounds, 'round')}")
-    return plan.rule.describe("; ".join(parts) or "not evaluated (no phase tracks steady state)")
+    return plan.rule.describe("; ".join(parts) or "not applicable (no phase tracks steady state)")

@@ -180,7 +180,7 @@ def render_phase(ph: PhaseSummary, console: Console, view: PhaseView) -> None:
     steady = {
         True: "[green]steady state reached[/]",
         False: "[red]steady state NOT reached[/]",
-        None: "steady state not evaluated",
+        None: "steady state not evaluated" if ph.tracks else "steady state not applicable (the phase tracks none)",
     }[ph.steady]
     rounds = rounds_count(ph)
     console.print(f"[bold]{esc(ph.phase.name)}[/]: {rounds}; {steady}; {esc(ph.phase.stop_reason or 'unfinished')}")

@@ -135,6 +135,8 @@ def steady_text(run: RunData, short: bool = False) -> str:
         state = {True: "steady state reached", False: "STEADY STATE NOT ACHIEVED", None: "steady state not evaluated"}[
             ph.steady
         ]
+        if ph.steady is None and not ph.tracks:
+            state = "steady state not applicable"
         if run.runs_to_budget(ph):
             state = "for information: " + {True: "steady", False: "not steady", None: "not evaluated"}[ph.steady]
         name = f"{ph.phase.name}: " if len(run.phases) > 1 else ""
