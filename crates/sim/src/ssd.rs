@@ -271,23 +271,12 @@ impl Ssd {
             scratch: u64::MAX,
         };
         let stream = self.held.write_in_stream(off, off + len);
-        // A command of many units overwrites units whose old locations are scattered: the
-        // driver's prefetch covers its first unit, so the valid bits of the next ones are
-        // fetched here, a few units ahead (their map entries are in order, at hand).
-        for u in (u0 + 1)..=u1.min(u0 + UNITS_AHEAD - 1) {
-            self.ftl.prefetch(u as u32, 1);
-        }
-        for u in u0..=u1 {
-            if u + UNITS_AHEAD <= u1 {
-                self.ftl.prefetch((u + UNITS_AHEAD) as u32, 1);
-            }
-            let lpn = u as u32;
-            let partial = (u == u0 && !off.is_multiple_of(UNIT))
-                || (u == u1 && !(off + len).is_multiple_of(UNIT));
-            if partial && self.nbuf > 0 && stream && self.merge_open(lpn, &mut w) {
-                continue;
-            }
-            self.write_unit(lpn, partial, &mut w);
+        if len == UNIT && off.is_multiple_of(UNIT) {
+            // One whole unit (a 4 KiB random write, the usual command): nothing to read or
+            // merge, no later unit to fetch ahead for, so none of `write_units`' tests.
+            self.write_unit(u0 as u32, false, &mut w);
+        } else {
+            self.write_units(u0, u1, stream, &mut w);
         }
         let hold = self.gc_hold(gc0, runs0);
         if hold > 0 {
@@ -300,6 +289,30 @@ impl Ssd {
         self.host.writes += 1;
         self.host.write_bytes += len;
         w.done
+    }
+
+    /// The units `u0..=u1` of a write command other than one whole unit: the first and the
+    /// last may be partial (read first, or merged into a unit the buffer holds open).
+    #[inline(always)]
+    fn write_units(&mut self, u0: u64, u1: u64, stream: bool, w: &mut WriteCmd) {
+        // A command of many units overwrites units whose old locations are scattered: the
+        // driver's prefetch covers its first unit, so the valid bits of the next ones are
+        // fetched here, a few units ahead (their map entries are in order, at hand).
+        for u in (u0 + 1)..=u1.min(u0 + UNITS_AHEAD - 1) {
+            self.ftl.prefetch(u as u32, 1);
+        }
+        for u in u0..=u1 {
+            if u + UNITS_AHEAD <= u1 {
+                self.ftl.prefetch((u + UNITS_AHEAD) as u32, 1);
+            }
+            let lpn = u as u32;
+            let partial = (u == u0 && !w.off.is_multiple_of(UNIT))
+                || (u == u1 && !w.end.is_multiple_of(UNIT));
+            if partial && self.nbuf > 0 && stream && self.merge_open(lpn, w) {
+                continue;
+            }
+            self.write_unit(lpn, partial, w);
+        }
     }
 
     /// A sequential stream's partial write into a unit the buffer holds open: no read, no

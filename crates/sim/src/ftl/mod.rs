@@ -439,7 +439,7 @@ impl Ftl {
 
     /// Host write of one unit (`c` chunks) whose data is in the controller at `t`; returns
     /// when its program starts on the die and when it is done.
-    #[inline]
+    #[inline(always)]
     pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> (u64, u64) {
         self.invalidate(lpn);
         self.c.host_chunks += c as u64;
