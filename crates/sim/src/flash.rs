@@ -318,16 +318,39 @@ impl Flash {
     /// array read is skipped when the previous read (tracked in `last_page`) was the same page.
     #[inline(always)]
     pub fn read(&mut self, addr: u64, c: u32, ready: u64, last_page: &mut u64) -> u64 {
-        let d = self.die_of(addr);
+        let (o, slc) = (self.cpb.modulo(addr), self.is_slc(addr));
+        self.read_at(addr, o, slc, c, ready, last_page)
+    }
+
+    /// `read` of the chunk at `addr`, offset `o` in its block, of a main-area block (GC's
+    /// victim, the pass's block): the caller has both, so neither is worked out again.
+    #[inline(always)]
+    pub fn read_main(&mut self, addr: u64, o: u64, c: u32, ready: u64, last_page: &mut u64) -> u64 {
+        debug_assert!(!self.is_slc(addr) && o == self.cpb.modulo(addr));
+        self.read_at(addr, o, false, c, ready, last_page)
+    }
+
+    #[inline(always)]
+    fn read_at(
+        &mut self,
+        addr: u64,
+        o: u64,
+        slc: bool,
+        c: u32,
+        ready: u64,
+        last_page: &mut u64,
+    ) -> u64 {
+        let stripe = self.cpp.quot(o);
+        let d = self.dies_div.modulo(stripe) as usize;
         let ch = self.chans.modulo(d as u64) as usize;
         let page = self.page_of(addr);
         let mut r = ready;
         if page != *last_page {
-            let tr = self.read_time(if self.is_slc(addr) {
+            let tr = self.read_time(if slc {
                 self.t_read_slc
             } else {
                 // The page's index in its block alternates lower and upper pages.
-                self.t_read[(self.dies_div.quot(self.cpp.quot(self.cpb.modulo(addr))) & 1) as usize]
+                self.t_read[(self.dies_div.quot(stripe) & 1) as usize]
             });
             r = self.die_busy[d].max(ready) + tr;
             self.set_busy(d, r);

@@ -256,7 +256,7 @@ impl Ftl {
             // The program is charged from `t`, not from this read's completion: with FCFS
             // reservation a dependency on another die's backlog would leave the target die
             // idle until then, a gap no real controller leaves (it interleaves).
-            flash.read(addr, c, t, &mut self.last_page);
+            flash.read_main(addr, addr - base, c, t, &mut self.last_page);
             self.clear_bit(addr);
             self.valid[b as usize] -= c;
             self.place_main(lpn, c, true, t, flash);
