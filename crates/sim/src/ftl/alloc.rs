@@ -134,7 +134,8 @@ impl Ftl {
         let f = &mut self.fronts[k];
         f.dwp[d as usize] += c;
         f.wp += c;
-        self.map(lpn, addr, c);
+        let blk = f.blk;
+        self.map(lpn, addr, c, blk);
         // This die's next unit goes right after: have its reverse-map slot ready by then.
         self.rmap.prefetch_slot(self.die_addr(k, d, o + c));
         flash.program_main(d, c, t)
