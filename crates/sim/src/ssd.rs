@@ -194,8 +194,13 @@ impl Ssd {
         } else {
             // The first least-busy core. Which core is least busy is a coin toss for the
             // branch predictor: selects, not branches.
-            let (mut k, mut m) = (0, self.ctrl_busy[0]);
-            for (i, &b) in self.ctrl_busy.iter().enumerate().skip(1) {
+            // A plain indexed loop: the iterator's enumerate-and-skip cost more per core
+            // (7 instructions per write command with 4 cores, cachegrind).
+            let busy = &self.ctrl_busy[..];
+            let (mut k, mut m) = (0, busy[0]);
+            #[allow(clippy::needless_range_loop)]
+            for i in 1..busy.len() {
+                let b = busy[i];
                 let less = b < m;
                 k = select_unpredictable(less, i, k);
                 m = select_unpredictable(less, b, m);
