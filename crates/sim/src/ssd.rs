@@ -20,8 +20,6 @@
 //! while even when the host is busy, which is what makes periodic dips; so does a periodic
 //! GC pass (`gc_pass_*`), whose walk copies beside the host's writes while it lasts.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::hint::select_unpredictable;
 
 use crate::config::{SsdConfig, UNIT};
@@ -71,9 +69,10 @@ pub struct Ssd {
     pace_units: u64,
     pace_next: u64,
     buf_last: u64,
-    /// Outstanding commands by completion: `done << 32 | id`, so the heap compares one
-    /// integer (the order of (done, id) pairs), not a pair field by field.
-    heap: BinaryHeap<Reverse<u128>>,
+    /// Outstanding commands by completion: `done << 32 | id`, so the queue compares one
+    /// integer (the order of (done, id) pairs), not a pair field by field. Its keys are
+    /// unique (an id is outstanding once), so it pops them in the order a heap did.
+    heap: SortedRing<u128>,
     pub now: u64,
     /// Mean chunks per unit for the present entropy, in 1/2^16.
     chunks_mean: u64,
@@ -134,7 +133,7 @@ impl Ssd {
             flash,
             links: vec![[0; 2]],
             port: 0,
-            heap: BinaryHeap::new(),
+            heap: SortedRing::with_capacity(64),
             now: 0,
             write_cache: true,
             host: HostCounters::default(),
@@ -544,7 +543,7 @@ impl Device for Ssd {
             self.read(now, off, len)
         };
         self.slots.hold(done);
-        self.heap.push(Reverse((done as u128) << 32 | id as u128));
+        self.heap.push((done as u128) << 32 | id as u128);
     }
 
     #[inline]
@@ -557,12 +556,12 @@ impl Device for Ssd {
 
     #[inline]
     fn next_completion(&self) -> Option<u64> {
-        self.heap.peek().map(|r| (r.0 >> 32) as u64)
+        self.heap.peek().map(|k| (k >> 32) as u64)
     }
 
     #[inline]
     fn pop_completion(&mut self) -> (u64, u32) {
-        let Reverse(k) = self.heap.pop().expect("a completion");
+        let k = self.heap.pop().expect("a completion");
         ((k >> 32) as u64, k as u32)
     }
 
