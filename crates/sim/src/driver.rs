@@ -87,20 +87,25 @@ fn second_of(dt: u64) -> usize {
     (dt.saturating_sub(1) / NS) as usize
 }
 
-/// The outstanding IO slots: each busy one's arrival time, direction and size, and the free.
+/// The outstanding IO slots: each busy one's arrival time, direction and size (together:
+/// one bounds check for the three, as each IO issued and completed reads or writes all of
+/// them), and the free.
 struct InFlight {
-    arrival: Vec<u64>,
-    is_write: Vec<bool>,
-    size: Vec<u64>,
+    io: Vec<Slot>,
     free: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    arrival: u64,
+    size: u64,
+    is_write: bool,
 }
 
 impl InFlight {
     fn new(oio: usize) -> InFlight {
         InFlight {
-            arrival: vec![0; oio],
-            is_write: vec![false; oio],
-            size: vec![0; oio],
+            io: vec![Slot::default(); oio],
             free: (0..oio as u32).rev().collect(),
         }
     }
@@ -119,10 +124,11 @@ impl InFlight {
         if let Some(p) = ports.path_of(id) {
             dev.set_port(p);
         }
-        let i = id as usize;
-        self.arrival[i] = now;
-        self.is_write[i] = w;
-        self.size[i] = len;
+        self.io[id as usize] = Slot {
+            arrival: now,
+            size: len,
+            is_write: w,
+        };
         dev.submit(now, w, off, len, id);
         len
     }
@@ -130,9 +136,9 @@ impl InFlight {
     /// Slot `id`'s IO completed at `t`: frees the slot; returns (write?, bytes, latency).
     #[inline(always)]
     fn complete(&mut self, id: u32, t: u64) -> (bool, u64, u64) {
-        let i = id as usize;
+        let s = self.io[id as usize];
         self.free.push(id);
-        (self.is_write[i], self.size[i], t - self.arrival[i])
+        (s.is_write, s.size, t - s.arrival)
     }
 }
 

@@ -113,12 +113,17 @@ pub struct Flash {
     /// (centuries of virtual time).
     tree: Vec<u64>,
     leaves: usize,
-    /// Whether the tree is kept: a drive that stripes units over dies by address never asks
-    /// for the least-busy die, and keeping the tree costs a path per read and program.
-    least_wanted: bool,
+    /// The tree's depth when it is kept (`NO_TREE` when not: a drive that stripes units over
+    /// dies by address never asks for the least-busy die, and keeping the tree costs a path
+    /// per read and program). `over` is also set for such a drive, so `least_busy` tests one
+    /// word; `kmask` keeps a key's die bits.
+    levels: u32,
     over: u64,
     kshift: u32,
+    kmask: u64,
 }
+
+const NO_TREE: u32 = u32::MAX;
 
 impl Flash {
     pub fn new(c: &SsdConfig) -> Flash {
@@ -146,9 +151,14 @@ impl Flash {
             sensed: 0,
             tree: Vec::new(),
             leaves: (c.dies as usize).next_power_of_two(),
-            least_wanted: !c.striped,
-            over: 0,
+            levels: if c.striped {
+                NO_TREE
+            } else {
+                c.dies.next_power_of_two().trailing_zeros()
+            },
+            over: c.striped as u64,
             kshift: u32::BITS - (c.dies.max(2) - 1).leading_zeros(),
+            kmask: (1 << (u32::BITS - (c.dies.max(2) - 1).leading_zeros())) - 1,
         }
         .with_tree()
     }
@@ -162,18 +172,17 @@ impl Flash {
     #[inline(always)]
     fn set_busy(&mut self, d: usize, t: u64) {
         self.die_busy[d] = t;
-        if !self.least_wanted {
-            return;
-        }
-        self.over |= t >> (64 - self.kshift);
-        let v = t << self.kshift | d as u64;
-        // The path has as many levels as the tree's depth: unrolled for the usual dies.
-        match self.leaves {
-            32 => self.set_path::<5>(d, v),
-            16 => self.set_path::<4>(d, v),
-            64 => self.set_path::<6>(d, v),
+        // The path has as many levels as the tree's depth, which is also the key's shift
+        // (dies rounded up to a power of two, for 2 dies or more): unrolled, with the shift
+        // a constant, for the usual dies.
+        match self.levels {
+            5 => self.set_key::<5>(d, t),
+            4 => self.set_key::<4>(d, t),
+            6 => self.set_key::<6>(d, t),
+            NO_TREE => {}
             _ => {
-                let mut v = v;
+                self.over |= t >> (64 - self.kshift);
+                let mut v = t << self.kshift | d as u64;
                 let mut i = self.leaves + d;
                 let tree = &mut self.tree[..];
                 tree[i] = v;
@@ -184,6 +193,15 @@ impl Flash {
                 }
             }
         }
+    }
+
+    /// Die `d`'s key for busy time `t` in a tree of `2^LEVELS` leaves (whose keys shift the
+    /// time by LEVELS bits), and the key's path to the root.
+    #[inline(always)]
+    fn set_key<const LEVELS: u32>(&mut self, d: usize, t: u64) {
+        debug_assert_eq!(self.kshift, LEVELS);
+        self.over |= t >> (64 - LEVELS);
+        self.set_path::<LEVELS>(d, t << LEVELS | d as u64);
     }
 
     /// Leaf `d` of a tree of `2^LEVELS` leaves takes the key `v`, and its path to the root
@@ -212,13 +230,14 @@ impl Flash {
     }
 
     /// The least-busy die, the first of equals; None when a busy time is too large for the
-    /// packed key.
+    /// packed key, or when the tree is not kept.
     #[inline(always)]
     pub fn least_busy(&self) -> Option<u32> {
-        if self.over != 0 || !self.least_wanted {
+        if self.over != 0 {
             return None;
         }
-        Some((self.tree[1] & ((1 << self.kshift) - 1)) as u32)
+        // SAFETY: `with_tree` makes the tree 2 * leaves >= 2 nodes long, and it never shrinks.
+        Some((unsafe { *self.tree.get_unchecked(1) } & self.kmask) as u32)
     }
 
     /// `base` times a triangular factor in [1 − spread, 1 + spread]: the sum of two
@@ -318,16 +337,39 @@ impl Flash {
     /// array read is skipped when the previous read (tracked in `last_page`) was the same page.
     #[inline(always)]
     pub fn read(&mut self, addr: u64, c: u32, ready: u64, last_page: &mut u64) -> u64 {
-        let d = self.die_of(addr);
+        let (o, slc) = (self.cpb.modulo(addr), self.is_slc(addr));
+        self.read_at(addr, o, slc, c, ready, last_page)
+    }
+
+    /// `read` of the chunk at `addr`, offset `o` in its block, of a main-area block (GC's
+    /// victim, the pass's block): the caller has both, so neither is worked out again.
+    #[inline(always)]
+    pub fn read_main(&mut self, addr: u64, o: u64, c: u32, ready: u64, last_page: &mut u64) -> u64 {
+        debug_assert!(!self.is_slc(addr) && o == self.cpb.modulo(addr));
+        self.read_at(addr, o, false, c, ready, last_page)
+    }
+
+    #[inline(always)]
+    fn read_at(
+        &mut self,
+        addr: u64,
+        o: u64,
+        slc: bool,
+        c: u32,
+        ready: u64,
+        last_page: &mut u64,
+    ) -> u64 {
+        let stripe = self.cpp.quot(o);
+        let d = self.dies_div.modulo(stripe) as usize;
         let ch = self.chans.modulo(d as u64) as usize;
         let page = self.page_of(addr);
         let mut r = ready;
         if page != *last_page {
-            let tr = self.read_time(if self.is_slc(addr) {
+            let tr = self.read_time(if slc {
                 self.t_read_slc
             } else {
                 // The page's index in its block alternates lower and upper pages.
-                self.t_read[(self.dies_div.quot(self.cpp.quot(self.cpb.modulo(addr))) & 1) as usize]
+                self.t_read[(self.dies_div.quot(stripe) & 1) as usize]
             });
             r = self.die_busy[d].max(ready) + tr;
             self.set_busy(d, r);

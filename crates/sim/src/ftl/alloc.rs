@@ -51,8 +51,8 @@ impl Ftl {
 
     /// The die for the next unit (`c` chunks) of frontier `k`: the least-busy die with room in
     /// the block (NONE when the block is full). Every unit chooses afresh, as a controller
-    /// hands each unit to the first die free: `page_end` is set one chunk past the chosen
-    /// die's write point, so the `cd` shortcut holds only within the unit being placed.
+    /// hands each unit to the first die free (`cd`, the die chosen, and `page_end`, one chunk
+    /// past its write point then, are kept in the saved state).
     /// A striping drive takes the dies in turn, a program unit each, as the block's
     /// addresses run (the first with room when that one has none).
     #[inline(always)]
@@ -71,12 +71,9 @@ impl Ftl {
                 .position(|&w| w + c <= share)
                 .map_or(NONE, |d| d as u32);
         }
-        if f.cd != NONE {
-            let w = f.dwp[f.cd as usize];
-            if w < f.page_end && w + c <= share {
-                return f.cd;
-            }
-        }
+        // No test of `cd` first: the unit placed after each choice moves the die's write
+        // point to `page_end` or past it, so it never held (`cd` and `page_end` are still
+        // kept, for the saved state).
         let best = match flash.least_busy() {
             Some(d) if f.dwp[d as usize] + c <= share => d,
             _ => least_with_room(&f.dwp, &flash.die_busy, c, share),
@@ -137,7 +134,8 @@ impl Ftl {
         let f = &mut self.fronts[k];
         f.dwp[d as usize] += c;
         f.wp += c;
-        self.map(lpn, addr, c);
+        let blk = f.blk;
+        self.map(lpn, addr, c, blk);
         // This die's next unit goes right after: have its reverse-map slot ready by then.
         self.rmap.prefetch_slot(self.die_addr(k, d, o + c));
         flash.program_main(d, c, t)

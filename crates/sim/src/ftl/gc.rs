@@ -256,7 +256,7 @@ impl Ftl {
             // The program is charged from `t`, not from this read's completion: with FCFS
             // reservation a dependency on another die's backlog would leave the target die
             // idle until then, a gap no real controller leaves (it interleaves).
-            flash.read(addr, c, t, &mut self.last_page);
+            flash.read_main(addr, addr - base, c, t, &mut self.last_page);
             self.clear_bit(addr);
             self.valid[b as usize] -= c;
             self.place_main(lpn, c, true, t, flash);
@@ -298,7 +298,7 @@ impl Ftl {
     /// copying runs once a slice's worth is owed. Owing free space rather than copies is
     /// what lets a block the host rewrote wholly pay by its erase alone: GC then rests
     /// instead of collecting a block the host is still rewriting.
-    #[inline]
+    #[inline(always)]
     pub(super) fn gc_progress(&mut self, host_c: u32, t: u64, flash: &mut Flash) {
         let free = self.free.len();
         if self.victim == NONE && (free >= self.gc_soft || !self.select_victim()) {

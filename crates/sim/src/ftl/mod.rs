@@ -402,15 +402,18 @@ impl Ftl {
         }
     }
 
+    /// `lpn`'s `c` chunks are now at `addr`, in block `b` (the caller's open block: not
+    /// divided out of the address again).
     #[inline(always)]
-    fn map(&mut self, lpn: u32, addr: u32, c: u32) {
+    fn map(&mut self, lpn: u32, addr: u32, c: u32, b: u32) {
+        debug_assert_eq!(b as u64, self.cpb_div.quot(addr as u64));
         self.l2p[lpn as usize] = addr;
         if self.g > 1 {
             self.lens[lpn as usize] = c as u8;
         }
         self.rmap.set(addr, lpn);
         self.set_bit(addr as u64);
-        self.valid[self.cpb_div.quot(addr as u64) as usize] += c;
+        self.valid[b as usize] += c;
     }
 
     fn close_main(&mut self, b: u32) {
@@ -439,14 +442,14 @@ impl Ftl {
 
     /// Host write of one unit (`c` chunks) whose data is in the controller at `t`; returns
     /// when its program starts on the die and when it is done.
-    #[inline]
+    #[inline(always)]
     pub fn host_write(&mut self, lpn: u32, c: u32, t: u64, flash: &mut Flash) -> (u64, u64) {
         self.invalidate(lpn);
         self.c.host_chunks += c as u64;
         if self.n_slc > 0 && self.slc_room(c, t, flash) {
             let addr = self.slc_front * self.cpb + self.slc_wp;
             self.slc_wp += c;
-            self.map(lpn, addr, c);
+            self.map(lpn, addr, c, self.slc_front);
             let done = flash.program(addr as u64, c, t);
             return (flash.started, done);
         }

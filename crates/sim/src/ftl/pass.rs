@@ -77,7 +77,8 @@ impl Ftl {
                 let lpn = self.rmap.take(addr);
                 let c = self.len_of(lpn);
                 self.wcur = (addr - base) as u32 + 1; // valid bits mark heads only
-                flash.read(addr, c, t, &mut self.last_page); // program charged from `t`, as in copy_next
+                                                      // program charged from `t`, as in copy_next
+                flash.read_main(addr, addr - base, c, t, &mut self.last_page);
                 self.clear_bit(addr);
                 self.valid[b as usize] -= c;
                 self.place_main(lpn, c, true, t, flash);
