@@ -335,3 +335,17 @@ def test_a_rule_that_counts_is_in_the_autoscaled_limits_and_a_mark_is_not():
     x, y = ax.scales()
     assert y.shows(1000.0) and y.lo < 10.0 and not x.shows(5.0)
     assert (y.lo, y.hi) == pytest.approx(tuple(autoscale([10.0, 20.0, 1000.0], True)))
+
+
+def test_a_log_axis_under_a_decade_is_labelled_as_a_linear_axis_of_its_length():
+    """50 to 70 µs on a log axis (the comparison's response times): the log steps (1, 1.5, 2, 3,
+    5, 7) labelled three values; under a decade the axis reads nearly linear, so it gets the round
+    values a linear axis of its length would show, as the heat map's colour bar does."""
+    ax = Axes(ylabel="response time (µs)", ylog=True)
+    ax.add(Path((1.0, 2.0, 3.0, 4.0), (51.0, 55.0, 63.0, 69.0), "#1f77b4"))
+    d = vfigure.draw([ax], 160.0, 90.0, "t")
+    (p,) = vfigure.lay_out([ax], 160.0, 90.0)
+    labelled = [t for v, t in axis(d, 0, "y")["ticks"] if t]
+    even = vticks.linear(p.y.lo, p.y.hi, vticks.most_ticks(p.box.h, vaxes.TICK_PT, True))
+    assert axis(d, 0, "y")["scale"] == "log" and rules(d) == []
+    assert len(labelled) >= len(even) > 3, labelled
