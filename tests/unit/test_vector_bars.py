@@ -91,6 +91,42 @@ def test_values_that_would_run_into_each_other_stand_upright():
         assert (y1 - y0 > x1 - x0) == upright, n  # taller than wide: upright
 
 
+KEY_FIGURES = [
+    "ART RND 4KiB R/W 100/0",
+    "ART RND 4KiB R/W 65/35",
+    "ART RND 4KiB R/W 0/100",
+    "MRT RND 4KiB R/W 0/100",
+    "99.999 % RND 4KiB R/W 100/0",
+    "99.999 % RND 4KiB R/W 0/100",
+]
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        # the comparison of two quick latency runs: neither measured the 99.999 % figures, and the
+        # two 'not measured' printed level overprinted each other (grey labels were not measured)
+        [("D1", [117.9, 104.3, 49.3, 70.89, None, None]), ("D2", [117.9, 122.7, 52.63, 423.1, None, None])],
+        # eight narrow figures: one drive's 'not measured', wider than its bar's place, beside the
+        # other drive's tall bar (the values alone fit level)
+        [("D1", [None] + [5.0] * 7), ("D2", [9.0] * 8)],
+    ],
+)
+def test_no_printed_value_or_not_measured_overlaps_another_or_a_bar(groups):
+    names = KEY_FIGURES if len(groups[0][1]) == len(KEY_FIGURES) else [f"figure {k}" for k in range(8)]
+    d = plots.grouped_bars(names, groups, "µs", "Key figures in µs (lower is better)", height_mm=95)
+    assert rules(d) == []
+    printed = [tuple(v / PX_PER_MM for v in t["box"]) for t in d.record["texts"] if t["role"] == "text"]
+    assert len(printed) == 2 * len(names)
+    drawn = [(r.x, r.y, r.x + r.w, r.y + r.h) for k in range(2) for r in bars(d, PALETTE[k])]
+
+    def meet(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return min(a[2], b[2]) > max(a[0], b[0]) + 0.01 and min(a[3], b[3]) > max(a[1], b[1]) + 0.01
+
+    assert not [(a, b) for k, a in enumerate(printed) for b in printed[k + 1 :] if meet(a, b)]
+    assert not [(a, b) for a in printed for b in drawn if meet(a, b)]
+
+
 def test_nothing_measured_says_so_without_y_ticks():
     d = plots.grouped_bars(["a", "b"], [("Acme", [None, None])], "IOPS", "IOPS by drive")
     assert rules(d) == [] and d.record["axes"][0]["y"]["ticks"] == []
