@@ -197,3 +197,17 @@ def test_difference_from_mean_draws_each_drive_around_a_zero_line():
     assert len(acme.points) == len(bolt.points) == 2
     for (_, a), (_, b) in zip(acme.points, bolt.points):
         assert (a + b) / 2 == pytest.approx(zero.points[0][1]) and a > zero.points[0][1] > b
+
+
+@pytest.mark.parametrize("xlabel", ["round", "capture time of the trace's busiest hour (s)"])
+def test_difference_plots_lower_title_is_wrapped_to_its_axes_width(xlabel):
+    """The lower panel's title fills its axes' width, measured (a 60-character wrap broke it in
+    two on a page-wide axes that holds it whole), and a long x label's stays inside it."""
+    series = [Series("Acme", (1, 2, 3), (100.0, 110.0, 120.0)), Series("Bolt", (1, 2), (300.0, 330.0))]
+    d = difference_plots.difference_from_mean(series, xlabel, "IOPS", "IOPS per round")
+    assert rules(d) == []
+    [title] = [t for t in d.record["texts"] if t["role"] == "title" and t["axes"] == 1]
+    _, c_bottom = clips(d)
+    x0, _, x1, _ = (v / PX_PER_MM for v in title["box"])
+    assert x1 - x0 <= c_bottom.w + 0.1 and c_bottom.x - 0.1 <= x0
+    assert ("\n" in title["text"]) == (xlabel != "round")

@@ -4,15 +4,15 @@ vector shapes (vfigure.py)."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable, Sequence
 
 from iolab.pages.report import vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import Series, color
-from iolab.pages.report.vaxes import Axes, Path, Rule
+from iolab.pages.report.vaxes import TITLE_PT, Axes, Path, Rule
 from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vtext import fill_mm
 from iolab.pages.report.vticks import Tick, autoscale
 
 MOST_X_TICKS = 10  # the most a page-wide x axis labels (vticks.most_ticks' cap)
@@ -55,8 +55,7 @@ def difference_from_mean(
     xlim = autoscale(xs, False)
     ticks = _whole_ticks(xs, xlim)
     top = Axes(title=title, ylabel=ylabel, ylim=(0, None), xlim=xlim)
-    # wrapped: at a capture time's length it ran off the figure
-    under = textwrap.fill(f"difference from the group mean at each {xlabel} measured by at least two drives", 60)
+    under = f"difference from the group mean at each {xlabel} measured by at least two drives"
     bottom = Axes(title=under, xlabel=xlabel, ylabel="difference from group mean (%)", xlim=xlim)
     if ticks is not None:
         top.xticks, bottom.xticks = [Tick(t.value, "") for t in ticks], ticks
@@ -67,6 +66,9 @@ def difference_from_mean(
             px, diff = zip(*pts)
             bottom.add(Path(px, diff, color(k), 1.0, marker_pt=2.5 if len(px) <= 60 else 0.0, label=s.label))
     bottom.add(Rule(0.0, False, "#000000", 0.8))
+    # wrapped to its axes' width as laid out: at a capture time's length, or beside a wide legend, it ran off the figure
+    _, laid = vfigure.lay_out([top, bottom], CONTENT_WIDTH_MM, height_mm)
+    bottom.title = fill_mm(under, laid.box.w, TITLE_PT)
     return vfigure.draw([top, bottom], CONTENT_WIDTH_MM, height_mm, title)
 
 
