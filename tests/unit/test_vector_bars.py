@@ -11,9 +11,10 @@ import math
 import pytest
 
 from iolab.core.units import num
-from iolab.pages.report import difference_plots, plots
-from iolab.pages.report.geometry import plot_violations
+from iolab.pages.report import difference_plots, plots, vlegend, vticks
+from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.plot_style import PALETTE, PARTIAL_LABEL, Series
+from iolab.pages.report.vaxes import GRID, TICK_PT
 from iolab.pages.report.vector import Circle, Clip, Drawing, Line, Rect
 from iolab.pages.report.vtext import PX_PER_MM
 
@@ -211,3 +212,31 @@ def test_difference_plots_lower_title_is_wrapped_to_its_axes_width(xlabel):
     x0, _, x1, _ = (v / PX_PER_MM for v in title["box"])
     assert x1 - x0 <= c_bottom.w + 0.1 and c_bottom.x - 0.1 <= x0
     assert ("\n" in title["text"]) == (xlabel != "round")
+
+
+def test_difference_plot_ticks_whole_rounds_as_many_as_its_real_axes_holds(monkeypatch):
+    """40 rounds beside a legend as wide as half the page: the bottom panel's whole-number ticks
+    are as many as its laid-out width holds (a page-wide guess gave 10 on an axes that holds
+    fewer); the top panel marks the same rounds, unlabelled."""
+    rounds = tuple(float(r) for r in range(1, 41))
+    monkeypatch.setattr(vlegend, "LEGEND_WRAP_MM", 190.0)  # a legend line left unbroken, over half the page
+    name = "capture_" * 12
+    series = [
+        Series(name, rounds, tuple(100.0 + r for r in rounds)),
+        Series("b", rounds, tuple(90.0 + r for r in rounds)),
+    ]
+    d = difference_plots.difference_from_mean(series, "round", "IOPS", "IOPS per round")
+    assert rules(d) == []
+    top, bottom = d.record["axes"]
+    c_top, c_bottom = clips(d)
+    labelled = [v for v, _ in bottom["x"]["ticks"]]
+    assert c_bottom.w < 100 and MIN_TICKS <= len(labelled) <= vticks.most_ticks(c_bottom.w, TICK_PT, False)
+    assert all(float(v).is_integer() for v in labelled) and top["x"]["ticks"] == []
+
+    def teeth(clip: Clip) -> list[float]:  # the x grid (one path): a tooth at each tick, unlabelled or not
+        [grid] = [
+            s for s in clip.shapes if isinstance(s, Line) and s.stroke == GRID and s.points[0][0] == s.points[1][0]
+        ]
+        return sorted({round(x - clip.x, 6) for x, _ in grid.points})
+
+    assert teeth(c_top) == teeth(c_bottom) and len(teeth(c_bottom)) >= len(labelled)
