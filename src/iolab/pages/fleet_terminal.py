@@ -10,6 +10,12 @@ from iolab.pages.fleet import conditions_text, spec_cell
 STRIP_WIDTH = 48
 
 
+def say(console, text: str) -> None:
+    """A line of the view as written (no rich markup: a drive's name may hold brackets), wrapped
+    by the terminal, not cut."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
 def _num(v: float | None) -> str:
     if v is None:
         return "—"
@@ -49,10 +55,9 @@ def render(doc: dict, console) -> None:
 
     f = doc["fleet"]
     s = doc["summary"]
-    console.print(
+    say(
+        console,
         f"fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete — {f['dir']}",
-        markup=False,
-        soft_wrap=True,
     )
     t = Table(title="key figures over the fleet", title_justify="left")
     for h in (
@@ -82,15 +87,15 @@ def render(doc: dict, console) -> None:
             outs or ("none" if fig["judged"] else _why_not_judged(fig, doc)),
         )
     console.print(t)
-    console.print(doc["outlier_rule"]["text"], markup=False, soft_wrap=True)
+    say(console, doc["outlier_rule"]["text"])
     for c in doc.get("caveats", []):
-        console.print(f"caveat: {c}", markup=False, soft_wrap=True)
+        say(console, f"caveat: {c}")
     if doc.get("pool"):
         _render_pool(doc["pool"], console)
     if doc.get("groups"):
         _render_groups(doc["groups"], console)
     for w in doc.get("warnings", []):
-        console.print(f"warning: {w}", markup=False, soft_wrap=True)
+        say(console, f"warning: {w}")
     d = Table(title="drives", title_justify="left")
     for h in ("drive", "where", "labels", "state", "steady state, conditions", "outlier on", "spec sheet"):
         d.add_column(h)
@@ -101,11 +106,10 @@ def render(doc: dict, console) -> None:
         labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
         d.add_row(r["name"], r["where"], labels, state, conditions_text(r), ", ".join(r["outliers"]) or "—", spec)
     console.print(d)
-    console.print(
+    say(
+        console,
         f"outlier drives: {', '.join(s['outlier_drives']) or 'none'}; failing criteria: {s['failing_criteria']}; "
         f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
-        markup=False,
-        soft_wrap=True,
     )
 
 
@@ -132,14 +136,13 @@ def _render_pool(p: dict, console) -> None:
     best = (
         "no step met the bound" if b is None else f"{_num(b['iops'])} IOPS at {_num(b['percentile_us'])} µs ({pct:g} %)"
     )
-    console.print(f"pool at the bound (ramp): {best}", markup=False, soft_wrap=True)
+    say(console, f"pool at the bound (ramp): {best}")
     if su["iops"] is not None:
         held = "held" if su["meets"] else "NOT held"
-        console.print(
+        say(
+            console,
             f"pool sustained: {_num(su['iops'])} IOPS, {pct:g} % latency {_num(su['percentile_us'])} µs, 99.99 % "
             f"{_num(su['p99_99_us'])} µs over {su['ios']:,} IOs: bound {held}",
-            markup=False,
-            soft_wrap=True,
         )
 
 
@@ -169,4 +172,4 @@ def _render_groups(g: dict, console) -> None:
             )
         console.print(t)
     if g["unlabelled"]:
-        console.print(f"drives without label {g['key']}: {', '.join(g['unlabelled'])}", markup=False, soft_wrap=True)
+        say(console, f"drives without label {g['key']}: {', '.join(g['unlabelled'])}")
