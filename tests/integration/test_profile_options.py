@@ -31,7 +31,7 @@ def one_run(runs):
         (("--write-cache", "maybe"), "write cache (--write-cache): 'maybe' is not a setting"),
     ],
 )
-@pytest.mark.parametrize("command", ["run", "fio-job"])
+@pytest.mark.parametrize("command", ["run", "fio-job", "plan"])
 def test_a_bad_value_is_one_paragraph_and_exit_2(scratch, command, args, says):
     runs = scratch / "runs"
     where = ("--runs-dir", str(runs)) if command == "run" else ()

@@ -17,6 +17,7 @@ from iolab.cli import conventions as cli_typer
 from iolab.cli import fleet as cli_fleet
 from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
+from iolab.cli import planview as cli_plan
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
 from iolab.cli.console import Console, drop_output
@@ -271,6 +272,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
     from rich.table import Table
 
     from iolab.api.runlist import checked_root, leftovers, list_runs
+    from iolab.store.manifest import unknown_text
 
     want_json("runs", console, json_out)
     runs_dir = checked_root(runs_dir)
@@ -289,6 +291,7 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
                     "compliant": r.compliant,
                     "noncompliance": list(r.noncompliance),
                     "problem": r.problem,
+                    "unknown": list(r.unknown),
                 }
                 for r in list_runs(runs_dir)
             ],
@@ -303,6 +306,9 @@ def runs(runs_dir: Optional[Path] = RunsDirOpt, json_out: bool = typer.Option(Fa
         state = f"[red]broken: {esc(r.problem)}[/]" if r.problem else esc(r.state)
         t.add_row(esc(r.run_id), esc(r.test), esc(r.target), state, esc(r.started), esc(compliance_text(r)))
     console.print(t)
+    for r in found:
+        if unknown := unknown_text(r.unknown):
+            err.print(f"[yellow]{esc(r.run_id)}: {esc(unknown)}[/]", soft_wrap=True)
     broken = sum(1 for r in found if r.problem)
     if broken:
         err.print(f"[yellow]{broken} of {len(found)} runs cannot be read (state 'broken'; the reason is shown)[/]")
@@ -434,6 +440,7 @@ def export(
 
 app.command()(cli_inspect.info)
 app.command("fio-job")(cli_inspect.fio_job)
+app.command("plan")(with_run_args()(cli_plan.plan))
 app.command("audit")(with_runs_dir(cli_inspect.audit))
 app.command("power")(with_runs_dir(cli_inspect.power))
 

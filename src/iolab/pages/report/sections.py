@@ -28,9 +28,11 @@ def phase_prefix(run: RunData, ph: PhaseSummary) -> str:
 
 
 def window_source(run: RunData, ph: PhaseSummary, what: str = "mean of each cell") -> str:
+    # a window of fewer rounds than the rule judges is said so where its figures are (the banner too)
+    judged = "; steady state not evaluated: too few rounds to judge" if run.not_judged(ph) else ""
     return (
         f"Source: results.db table cells, phase {ph.phase.name!r}, {what} over the measurement window "
-        f"({rounds_text(ph.window)}); run {run.manifest.run_id}."
+        f"({rounds_text(ph.window)}{judged}); run {run.manifest.run_id}."
     )
 
 
@@ -377,6 +379,7 @@ def details_pages(run: RunData) -> list[Page]:
         ("Started / ended", f"{m.started} / {m.ended or '—'}"),
         ("Compliance", "spec-compliant settings" if m.compliant else "NON-COMPLIANT: " + "; ".join(m.noncompliance)),
         ("Steady-state rule", m.steady_rule),
+        *([("Steady state", text)] if (text := header.not_evaluated_text(run)) else []),  # its banner in full
         ("Write cache", m.write_cache or "not recorded"),
         *nvme_power_rows(m.target.get("facts", {})),
         *([("Power model", f"{m.power_model['source']}: see the Power Consumption pages")] if m.power_model else []),
