@@ -15,7 +15,9 @@ from iolab.api.fleetfile import load_fleet
 from iolab.core.errors import IolabError
 from iolab.figures.fleet import DriveFigures, conditions_of, distribution, distributions, drive_figures
 from iolab.figures.specsheet import judge, load_spec_sheet
-from iolab.pages.fleet import caveats, conditions_text, document, junit_xml, strip
+from iolab.pages.fleet import caveats, conditions_text, document
+from iolab.pages.fleet_junit import junit_xml
+from iolab.pages.fleet_terminal import strip
 from iolab.targets import parse_target
 
 W = "RND 4KiB R/W 0/100 IOPS"
@@ -517,7 +519,7 @@ def test_a_drive_stopped_while_writing_its_report_after_its_run_was_complete_is_
 
 
 def test_the_fleets_exit_status_gives_each_drive_its_own_or_its_signals_code_never_a_bug():
-    from iolab.pages.fleet import exit_code
+    from iolab.pages.fleet_junit import exit_code
 
     def doc(*rows: tuple[str, object]) -> dict:
         drives = [{"name": f"d{i}", "state": s, "exit_code": c} for i, (s, c) in enumerate(rows)]
@@ -537,3 +539,21 @@ def test_a_fleet_whose_state_cannot_be_read_is_said_not_silently_left_out(tmp_pa
     (tmp_path / "fleets" / "20261129-000000-iops-x" / "fleet.json").write_text("{bad")
     said: list[str] = []
     assert list_fleets(tmp_path, said) == [] and len(said) == 1 and "not valid JSON" in said[0]
+
+
+def test_the_fleet_document_knows_none_of_its_views():
+    """pages/fleet.py builds the document alone; its terminal view (rich) and its JUnit XML and
+    exit status are drawn from it in modules of their own (fleet_terminal.py, fleet_junit.py),
+    which the document module never imports back but for the exit status it records."""
+    import ast
+    import inspect
+
+    import iolab.pages.fleet as doc_module
+
+    imported = set()
+    for node in ast.walk(ast.parse(inspect.getsource(doc_module))):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+    assert not {m for m in imported if m.startswith(("rich", "xml", "iolab.pages.fleet_terminal"))}, imported

@@ -11,7 +11,8 @@ from iolab.core.errors import Exit, IolabError
 from iolab.figures.fleet import DriveFigures, distributions
 from iolab.figures.specmatch import Measured, match
 from iolab.figures.specsheet import judge, load_spec_sheet
-from iolab.pages.fleet import document, render
+from iolab.pages.fleet import document
+from iolab.pages.fleet_terminal import render
 
 W = "RND 4KiB R/W 0/100 IOPS"
 R = "RND 4KiB R/W 100/0 IOPS"

@@ -11,9 +11,10 @@ import math
 import pytest
 
 from iolab.core.units import num
-from iolab.pages.report import difference_plots, plots
-from iolab.pages.report.geometry import plot_violations
+from iolab.pages.report import difference_plots, plots, vlegend, vticks
+from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.plot_style import PALETTE, PARTIAL_LABEL, Series
+from iolab.pages.report.vaxes import GRID, TICK_PT
 from iolab.pages.report.vector import Circle, Clip, Drawing, Line, Rect
 from iolab.pages.report.vtext import PX_PER_MM
 
@@ -91,6 +92,42 @@ def test_values_that_would_run_into_each_other_stand_upright():
         assert (y1 - y0 > x1 - x0) == upright, n  # taller than wide: upright
 
 
+KEY_FIGURES = [
+    "ART RND 4KiB R/W 100/0",
+    "ART RND 4KiB R/W 65/35",
+    "ART RND 4KiB R/W 0/100",
+    "MRT RND 4KiB R/W 0/100",
+    "99.999 % RND 4KiB R/W 100/0",
+    "99.999 % RND 4KiB R/W 0/100",
+]
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        # the comparison of two quick latency runs: neither measured the 99.999 % figures, and the
+        # two 'not measured' printed level overprinted each other (grey labels were not measured)
+        [("D1", [117.9, 104.3, 49.3, 70.89, None, None]), ("D2", [117.9, 122.7, 52.63, 423.1, None, None])],
+        # eight narrow figures: one drive's 'not measured', wider than its bar's place, beside the
+        # other drive's tall bar (the values alone fit level)
+        [("D1", [None] + [5.0] * 7), ("D2", [9.0] * 8)],
+    ],
+)
+def test_no_printed_value_or_not_measured_overlaps_another_or_a_bar(groups):
+    names = KEY_FIGURES if len(groups[0][1]) == len(KEY_FIGURES) else [f"figure {k}" for k in range(8)]
+    d = plots.grouped_bars(names, groups, "µs", "Key figures in µs (lower is better)", height_mm=95)
+    assert rules(d) == []
+    printed = [tuple(v / PX_PER_MM for v in t["box"]) for t in d.record["texts"] if t["role"] == "text"]
+    assert len(printed) == 2 * len(names)
+    drawn = [(r.x, r.y, r.x + r.w, r.y + r.h) for k in range(2) for r in bars(d, PALETTE[k])]
+
+    def meet(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return min(a[2], b[2]) > max(a[0], b[0]) + 0.01 and min(a[3], b[3]) > max(a[1], b[1]) + 0.01
+
+    assert not [(a, b) for k, a in enumerate(printed) for b in printed[k + 1 :] if meet(a, b)]
+    assert not [(a, b) for a in printed for b in drawn if meet(a, b)]
+
+
 def test_nothing_measured_says_so_without_y_ticks():
     d = plots.grouped_bars(["a", "b"], [("Acme", [None, None])], "IOPS", "IOPS by drive")
     assert rules(d) == [] and d.record["axes"][0]["y"]["ticks"] == []
@@ -161,3 +198,45 @@ def test_difference_from_mean_draws_each_drive_around_a_zero_line():
     assert len(acme.points) == len(bolt.points) == 2
     for (_, a), (_, b) in zip(acme.points, bolt.points):
         assert (a + b) / 2 == pytest.approx(zero.points[0][1]) and a > zero.points[0][1] > b
+
+
+@pytest.mark.parametrize("xlabel", ["round", "capture time of the trace's busiest hour (s)"])
+def test_difference_plots_lower_title_is_wrapped_to_its_axes_width(xlabel):
+    """The lower panel's title fills its axes' width, measured (a 60-character wrap broke it in
+    two on a page-wide axes that holds it whole), and a long x label's stays inside it."""
+    series = [Series("Acme", (1, 2, 3), (100.0, 110.0, 120.0)), Series("Bolt", (1, 2), (300.0, 330.0))]
+    d = difference_plots.difference_from_mean(series, xlabel, "IOPS", "IOPS per round")
+    assert rules(d) == []
+    [title] = [t for t in d.record["texts"] if t["role"] == "title" and t["axes"] == 1]
+    _, c_bottom = clips(d)
+    x0, _, x1, _ = (v / PX_PER_MM for v in title["box"])
+    assert x1 - x0 <= c_bottom.w + 0.1 and c_bottom.x - 0.1 <= x0
+    assert ("\n" in title["text"]) == (xlabel != "round")
+
+
+def test_difference_plot_ticks_whole_rounds_as_many_as_its_real_axes_holds(monkeypatch):
+    """40 rounds beside a legend as wide as half the page: the bottom panel's whole-number ticks
+    are as many as its laid-out width holds (a page-wide guess gave 10 on an axes that holds
+    fewer); the top panel marks the same rounds, unlabelled."""
+    rounds = tuple(float(r) for r in range(1, 41))
+    monkeypatch.setattr(vlegend, "LEGEND_WRAP_MM", 190.0)  # a legend line left unbroken, over half the page
+    name = "capture_" * 12
+    series = [
+        Series(name, rounds, tuple(100.0 + r for r in rounds)),
+        Series("b", rounds, tuple(90.0 + r for r in rounds)),
+    ]
+    d = difference_plots.difference_from_mean(series, "round", "IOPS", "IOPS per round")
+    assert rules(d) == []
+    top, bottom = d.record["axes"]
+    c_top, c_bottom = clips(d)
+    labelled = [v for v, _ in bottom["x"]["ticks"]]
+    assert c_bottom.w < 100 and MIN_TICKS <= len(labelled) <= vticks.most_ticks(c_bottom.w, TICK_PT, False)
+    assert all(float(v).is_integer() for v in labelled) and top["x"]["ticks"] == []
+
+    def teeth(clip: Clip) -> list[float]:  # the x grid (one path): a tooth at each tick, unlabelled or not
+        [grid] = [
+            s for s in clip.shapes if isinstance(s, Line) and s.stroke == GRID and s.points[0][0] == s.points[1][0]
+        ]
+        return sorted({round(x - clip.x, 6) for x, _ in grid.points})
+
+    assert teeth(c_top) == teeth(c_bottom) and len(teeth(c_bottom)) >= len(labelled)

@@ -16,12 +16,12 @@ import pytest
 from iolab.core.results import Histogram
 from iolab.core.steady import VariableVerdict
 from iolab.core.units import num
-from iolab.pages.report import latency_plots, plots, vaxes, vfigure, vticks
+from iolab.pages.report import latency_plots, plots, textwidth, vaxes, vfigure, vticks
 from iolab.pages.report.geometry import MIN_TICKS, plot_violations
 from iolab.pages.report.html import render
 from iolab.pages.report.layoutcheck import figures
 from iolab.pages.report.model import Document, Figure, Page
-from iolab.pages.report.plot_style import Series
+from iolab.pages.report.plot_style import LEGEND_WRAP_MM, Series
 from iolab.pages.report.vaxes import Axes, Note, Path, Rule
 from iolab.pages.report.vector import Clip, Drawing, Label, Line, svg
 from iolab.pages.report.vticks import autoscale
@@ -252,7 +252,7 @@ import os, sys
 from iolab.pages.report import latency_plots, plots
 from iolab.pages.report.html import render
 from iolab.pages.report.model import Document, Figure, Page
-from iolab.pages.report.plot_style import Series
+from iolab.pages.report.plot_style import LEGEND_WRAP_MM, Series
 from iolab.core.results import Histogram
 s = [Series("4KiB", (1, 2, 3), (5.0, 6.0, 7.0))]
 figs = [plots.convergence([("ART", s)], "ART", [2, 3]), plots.lines_over_categories(["a", "b", "c"], s, "bs", "IOPS", "t"),
@@ -335,3 +335,32 @@ def test_a_rule_that_counts_is_in_the_autoscaled_limits_and_a_mark_is_not():
     x, y = ax.scales()
     assert y.shows(1000.0) and y.lo < 10.0 and not x.shows(5.0)
     assert (y.lo, y.hi) == pytest.approx(tuple(autoscale([10.0, 20.0, 1000.0], True)))
+
+
+def test_a_log_axis_under_a_decade_is_labelled_as_a_linear_axis_of_its_length():
+    """50 to 70 µs on a log axis (the comparison's response times): the log steps (1, 1.5, 2, 3,
+    5, 7) labelled three values; under a decade the axis reads nearly linear, so it gets the round
+    values a linear axis of its length would show, as the heat map's colour bar does."""
+    ax = Axes(ylabel="response time (µs)", ylog=True)
+    ax.add(Path((1.0, 2.0, 3.0, 4.0), (51.0, 55.0, 63.0, 69.0), "#1f77b4"))
+    d = vfigure.draw([ax], 160.0, 90.0, "t")
+    (p,) = vfigure.lay_out([ax], 160.0, 90.0)
+    labelled = [t for v, t in axis(d, 0, "y")["ticks"] if t]
+    even = vticks.linear(p.y.lo, p.y.hi, vticks.most_ticks(p.box.h, vaxes.TICK_PT, True))
+    assert axis(d, 0, "y")["scale"] == "log" and rules(d) == []
+    assert len(labelled) >= len(even) > 3, labelled
+
+
+def test_legend_lines_are_no_wider_than_the_legends_width_in_millimetres():
+    """A legend wraps its labels to LEGEND_WRAP_MM by their measured width, as a table cell does:
+    30 characters of wide letters were 60 mm, and a path (no space) stayed one line as wide as it
+    is long, squeezing the axes."""
+    ax = Axes()
+    wide = "WWW MMM " * 6
+    path = "/srv/captures/2024-03-11/production_capture_of_the_database_host.csv"
+    ax.add(Path((1.0, 2.0), (1.0, 2.0), "#1f77b4", label=wide), Path((1.0, 2.0), (2.0, 1.0), "#ff7f0e", label=path))
+    d = vfigure.draw([ax], 190.0, 90.0, "t")
+    assert rules(d) == []
+    lines = [ln for t in d.record["texts"] if t["role"] == "legend" for ln in t["text"].split("\n")]
+    assert len(lines) > 4 and all(textwidth.width_mm(ln, vaxes.LEGEND_PT) <= LEGEND_WRAP_MM + 0.1 for ln in lines)
+    assert [e.replace(" ", "") for e in d.record["axes"][0]["legend"]] == [wide.replace(" ", ""), path]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from iolab.core.decide import PERCENTILE_COLUMNS
-from iolab.pages.report import vfigure, vticks
+from iolab.pages.report import vfigure, vlegend, vticks
 from iolab.pages.report.geometry import path_to_box, plot_violations, point_to_box
 from iolab.pages.report.latbound import _ramp_figure
 from iolab.pages.report.plot_style import PARTIAL_LABEL, Series, color
@@ -99,11 +99,13 @@ def test_steps_are_drawn_as_steps_with_a_shaded_span_and_whole_number_ticks():
     assert len(line.points) == 9 and not dots(clip, color(0))
 
 
-def test_whole_number_ticks_are_as_many_as_the_axes_real_width_holds():
+def test_whole_number_ticks_are_as_many_as_the_axes_real_width_holds(monkeypatch):
     """Rounds get whole-number ticks chosen for the axes as laid out: a legend as wide as half
     the page leaves a narrow axes, which holds fewer ticks than a page-wide guess would give."""
     rounds = tuple(float(r) for r in range(1, 41))
-    name = "capture_" * 12  # no space: the legend keeps it on one line
+    # legend lines are at most LEGEND_WRAP_MM wide: let this one run to over half the page, unbroken
+    monkeypatch.setattr(vlegend, "LEGEND_WRAP_MM", 190.0)
+    name = "capture_" * 12
     d = panels([Panel("IOPS", "IOPS", (Series(name, rounds, tuple(100.0 + r for r in rounds)),))], "round", 80)
     assert rules(d) == []
     [clip] = clips(d)
@@ -223,3 +225,16 @@ def test_the_latency_bound_ramp_counts_its_bound_in_the_latency_axis():
     # the bound's dashed line at its tick
     [rule] = [s for s in clips(d)[0].shapes if isinstance(s, Line) and s.dash]
     assert rule.points[0][1] == pytest.approx(centre(d, "ytick", 0, "1,000"), abs=0.05)
+
+
+def test_an_unmeasured_panels_note_fills_its_axes_width_not_seventy_characters():
+    """The note's lines are as long as its axes (92 % of it) hold: a 70-character wrap broke a
+    page-wide note after 'needs 10' with room for half a line more."""
+    why = "99.999 %: not measured from 5,076–27,068 IOs (a percentile needs 10 IOs beyond it: 1,000,000 IOs)"
+    d = panels([Panel("99.999 %", "response time (µs)", (Series("TC1", (), ()),), missing=why)], "round", 80)
+    assert rules(d) == []
+    [note] = texts(d, "text", 0)
+    [clip] = clips(d)
+    lines = note["text"].split("\n")
+    assert " ".join(lines) == why and len(lines[0]) > 70
+    assert (note["box"][2] - note["box"][0]) / vfigure.PX_PER_MM <= 0.92 * clip.w + 0.1

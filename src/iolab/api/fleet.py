@@ -449,7 +449,7 @@ def _pool(state: FleetState):
 
 def write_report_files(state: FleetState, doc: dict) -> list[Path]:
     """report.json and junit.xml in the fleet directory (rewritten each time it is reported)."""
-    from iolab.pages.fleet import junit_xml
+    from iolab.pages.fleet_junit import junit_xml
 
     written = []
     for name, data in (("report.json", json.dumps(doc, indent=2) + "\n"), ("junit.xml", junit_xml(doc))):

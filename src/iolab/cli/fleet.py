@@ -1,5 +1,5 @@
 """`iolab run TEST --fleet FILE` and `iolab fleet [FLEET]`: a fleet of drives tested at once and
-its report (api/fleet.py runs it; pages/fleet.py draws the report)."""
+its report (api/fleet.py runs it; pages/fleet.py builds the report, fleet_terminal.py prints it)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,8 @@ def _report(
     grouping, which would replace the fleet's verdicts with a what-if)."""
     from iolab.api import fleet as api
     from iolab.automation.fleetgroups import compare_groups, mixed_warnings
-    from iolab.pages.fleet import exit_code, render
+    from iolab.pages.fleet_junit import exit_code
+    from iolab.pages.fleet_terminal import render
 
     recs = api.records(state)
     doc = api.report(state, sheet, rule[0], rule[1], recs=recs)

@@ -4,18 +4,15 @@ vector shapes (vfigure.py)."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable, Sequence
 
-from iolab.pages.report import vfigure, vticks
-from iolab.pages.report.geometry import MIN_TICKS
+from iolab.pages.report import vfigure
 from iolab.pages.report.model import CONTENT_WIDTH_MM
 from iolab.pages.report.plot_style import Series, color
-from iolab.pages.report.vaxes import Axes, Path, Rule
+from iolab.pages.report.vaxes import TITLE_PT, Axes, Path, Rule
 from iolab.pages.report.vector import Drawing
+from iolab.pages.report.vtext import fill_mm
 from iolab.pages.report.vticks import Tick, autoscale
-
-MOST_X_TICKS = 10  # the most a page-wide x axis labels (vticks.most_ticks' cap)
 
 
 def group_means(series: Sequence[Series]) -> dict[float, float]:
@@ -53,13 +50,9 @@ def difference_from_mean(
     means = group_means(series)
     xs = [x for s in series for x in s.x]
     xlim = autoscale(xs, False)
-    ticks = _whole_ticks(xs, xlim)
     top = Axes(title=title, ylabel=ylabel, ylim=(0, None), xlim=xlim)
-    # wrapped: at a capture time's length it ran off the figure
-    under = textwrap.fill(f"difference from the group mean at each {xlabel} measured by at least two drives", 60)
+    under = f"difference from the group mean at each {xlabel} measured by at least two drives"
     bottom = Axes(title=under, xlabel=xlabel, ylabel="difference from group mean (%)", xlim=xlim)
-    if ticks is not None:
-        top.xticks, bottom.xticks = [Tick(t.value, "") for t in ticks], ticks
     for k, s in enumerate(series):
         top.add(Path(s.x, s.y, color(k), 1.0, marker_pt=2.5 if len(s.x) <= 60 else 0.0, label=s.label))
         pts = [(x, 100.0 * (y - means[x]) / means[x]) for x, y in zip(s.x, s.y) if means.get(x)]
@@ -67,15 +60,11 @@ def difference_from_mean(
             px, diff = zip(*pts)
             bottom.add(Path(px, diff, color(k), 1.0, marker_pt=2.5 if len(px) <= 60 else 0.0, label=s.label))
     bottom.add(Rule(0.0, False, "#000000", 0.8))
+    for a in (top, bottom):  # rounds and intervals: whole numbers, as many as the axes' width holds
+        a.count_x(xs)
+    _, laid = vfigure.lay_out([top, bottom], CONTENT_WIDTH_MM, height_mm)
+    if top.xwhole:  # the top panel marks the bottom's ticks, unlabelled (matplotlib's sharex)
+        top.xticks = [Tick(t.value, "") for t in laid.xticks]
+    # wrapped to its axes' width as laid out: at a capture time's length, or beside a wide legend, it ran off the figure
+    bottom.title = fill_mm(under, laid.box.w, TITLE_PT)
     return vfigure.draw([top, bottom], CONTENT_WIDTH_MM, height_mm, title)
-
-
-def _whole_ticks(xs: Sequence[float], xlim: tuple[float, float]) -> list[Tick] | None:
-    """Rounds and intervals are whole numbers: no tick between them (1.5); fewer whole numbers
-    than an axis labels at least (two rounds) each labelled."""
-    if not xs or not all(float(v).is_integer() for v in xs):
-        return None
-    distinct = sorted(set(xs))
-    if len(distinct) < MIN_TICKS:
-        return [Tick(v, vticks.label(v)) for v in distinct]
-    return vticks.linear(*xlim, MOST_X_TICKS, whole=True)

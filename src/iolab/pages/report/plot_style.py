@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-LEGEND_WRAP = 30  # characters a legend line holds: a drive named by its file's path squeezed the plot
+# the widest a legend line is (mm; ~30 characters of a label at 7 pt), wrapped as the table cells
+# are (vtext.wrap_mm): a drive named by its file's path squeezed the plot
+LEGEND_WRAP_MM = 40.0
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ stream-analysis plots are stream_plots.py's."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,7 +90,7 @@ def _panel(
     if shade is not None:  # after the series, as in matplotlib's legend (vfigure draws it beneath them)
         ax.add(Band(shade[0], shade[1], None, None, SHADE, 0.08, shade_label))
     if not measured:
-        ax.notes.append(Note(0.5, 0.5, textwrap.fill(p.missing, 70), size_pt=8))
+        ax.notes.append(Note(0.5, 0.5, p.missing, size_pt=8))
     return ax
 
 
@@ -107,7 +106,7 @@ def demand_intensity(
     intensity' plot). points: (label, [(iops, response time, oio)])."""
     if not any(pts for _, pts in points):
         ax = Axes(title=title, xlabel="IOPS", ylabel=ylabel, xticks=[], yticks=[], legend=False)
-        ax.notes.append(Note(0.5, 0.5, textwrap.fill(missing, 70), size_pt=8))
+        ax.notes.append(Note(0.5, 0.5, missing, size_pt=8))
         return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
     xs = [x for _, pts in points for x, _, _ in pts]
     ax = Axes(

@@ -60,7 +60,7 @@ def grouped_bars(
     if not present:
         ax.notes.append(Note(0.5, 0.5, "not measured on any drive", size_pt=8.0))
     _name_categories(ax, categories, height_mm)
-    if n <= 2 and _side_by_side_overlap(ax, height_mm):  # on a log axis too (matplotlib overprinted there)
+    if n <= 2 and _crowded(ax, height_mm):  # on a log axis too (matplotlib overprinted there)
         ax.value_labels = [ValueLabel(v.x, v.y, v.text, v.size_pt, v.color, upright=True) for v in ax.value_labels]
     _headroom(ax, height_mm)
     return vfigure.draw([ax], CONTENT_WIDTH_MM, height_mm, title)
@@ -91,15 +91,30 @@ def _name_categories(ax: Axes, categories: Sequence[str], height_mm: float) -> N
             return
 
 
-def _side_by_side_overlap(ax: Axes, height_mm: float) -> bool:
-    """Whether any two values printed level, as laid out, come within 3 px of each other."""
+def _crowded(ax: Axes, height_mm: float) -> bool:
+    """Whether any value printed level, as laid out, comes within 3 px of another (a value or a
+    grey 'not measured', each as wide as its widest line) or runs into a bar it does not stand on."""
     (p,) = vfigure.lay_out([ax], CONTENT_WIDTH_MM, height_mm)
-    spans = sorted(
-        (p.X(v.x) - w / 2, p.X(v.x) + w / 2)
-        for v in ax.value_labels
-        if v.color == "#000000" and (w := textwidth.width_mm(v.text, v.size_pt))
+    bottom = p.box.y + p.box.h
+    labels = []
+    for v in ax.value_labels:
+        lines = v.text.split("\n")
+        w, h = max(textwidth.width_mm(ln, v.size_pt) for ln in lines), text_height(len(lines), v.size_pt)
+        y = min(p.Y(v.y), bottom) if p.y.shows(v.y) else bottom
+        labels.append((p.X(v.x) - w / 2, y - h, p.X(v.x) + w / 2, y))
+    bars = [
+        (p.X(b.x0), min(p.Y(b.y1), bottom), p.X(b.x1), min(p.Y(b.y0), bottom))
+        for b in ax.artists
+        if isinstance(b, Band) and b.y0 is not None and b.y1 is not None
+    ]
+    near = [(x0 - GAP_MM, y0, x1 + GAP_MM, y1) for x0, y0, x1, y1 in labels]  # 3 px apart along the row
+    return any(_meet(a, b) for k, a in enumerate(near) for b in labels[k + 1 :]) or any(
+        _meet(a, b) for a in labels for b in bars
     )
-    return any(b0 - a1 < GAP_MM for (_, a1), (b0, _) in zip(spans, spans[1:]))
+
+
+def _meet(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def _headroom(ax: Axes, height_mm: float) -> None:

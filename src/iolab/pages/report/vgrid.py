@@ -207,11 +207,7 @@ class ColourScale:
         a decade, which reads nearly as a linear one, at least as many as a linear bar's."""
         scale, most = vticks.Scale(self.lo, self.hi, self.log), vticks.most_ticks(length_mm, TICK_PT, True)
         # a per-second range without a whole number in it (2.1 to 2.6 IOPS) has only fractions to show
-        ticks = vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
-        if self.log and self.hi < 10 * self.lo:  # 1-1.5-2-3-5-7 steps: three labels on 49 to 148 µs
-            even = vticks.linear(self.lo, self.hi, most, whole) or vticks.linear(self.lo, self.hi, most)
-            ticks = even if len(even) > len(ticks) else ticks
-        return ticks
+        return vticks.ticks_for(scale, most, whole) or vticks.ticks_for(scale, most)
 
 
 def colour_scale(z: Sequence[Sequence[float | None]], log: bool, lower_is_better: bool) -> ColourScale | None:

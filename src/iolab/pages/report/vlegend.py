@@ -5,11 +5,10 @@ patch), under an optional heading; its width, which sets the figure's right marg
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 from iolab.pages.report import textwidth
-from iolab.pages.report.plot_style import LEGEND_WRAP
+from iolab.pages.report.plot_style import LEGEND_WRAP_MM
 from iolab.pages.report.vaxes import (
     LEGEND_PT,
     LEGEND_TITLE_PT,
@@ -24,23 +23,22 @@ from iolab.pages.report.vaxes import (
     on_white,
 )
 from iolab.pages.report.vector import PT_MM, Line, Rect, Shape
-from iolab.pages.report.vtext import Canvas, em, text_height
+from iolab.pages.report.vtext import Canvas, em, fill_mm, text_height
 
 HANDLE, HANDLE_PAD, GAP, ENTRY_GAP = 14 * PT_MM, 5.6 * PT_MM, 2.5, 0.5  # mm; ENTRY_GAP in em
 Entry = tuple[str, Artist]
 
 
 def entries(a: Axes) -> list[Entry]:
-    """The legend's entries, each wrapped at word boundaries: one per label, in the order drawn."""
+    """The legend's entries, each wrapped to LEGEND_WRAP_MM as a table cell is (at spaces, after a
+    hyphen, slash or underscore): one per label, in the order drawn."""
     if not a.legend:
         return []
     seen: dict[str, Artist] = {}
     for art in a.artists:
         if art.label and art.label not in seen:
             seen[art.label] = art
-    return [
-        (textwrap.fill(t, LEGEND_WRAP, break_long_words=False, break_on_hyphens=False), art) for t, art in seen.items()
-    ]
+    return [(fill_mm(t, LEGEND_WRAP_MM, LEGEND_PT), art) for t, art in seen.items()]
 
 
 def width(items: Sequence[Entry], heading: str) -> float:

@@ -184,4 +184,13 @@ def spaced(ticks: Sequence[Tick], positions: Sequence[float], widths: Sequence[f
 
 
 def ticks_for(scale: Scale, most: int, whole: bool = False) -> list[Tick]:
-    return log(scale.lo, scale.hi, most, whole) if scale.log else linear(scale.lo, scale.hi, most, whole)
+    """An axis' ticks: `linear`'s or `log`'s; a log axis under a decade, which reads nearly as a
+    linear one, gets at least as many as a linear axis of its length (the log steps 1-1.5-2-3-5-7
+    labelled three values on 50 to 70 µs or 49 to 148 µs)."""
+    if not scale.log:
+        return linear(scale.lo, scale.hi, most, whole)
+    ticks = log(scale.lo, scale.hi, most, whole)
+    if scale.hi < 10 * scale.lo:
+        even = linear(scale.lo, scale.hi, most, whole)
+        ticks = even if len(even) > len(ticks) else ticks
+    return ticks

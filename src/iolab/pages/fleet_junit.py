@@ -1,0 +1,114 @@
+"""The fleet report's verdict for automation, from its document (fleet.py): the exit status
+(a drive's own failure, a steady state required and not reached, an outlier, a failed criterion
+or a regressed group) and the JUnit XML, one test case per drive and check."""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape, quoteattr
+
+from iolab.core.errors import Exit
+
+STEADY_WORDS = {"reached": "reached", "not-reached": "NOT reached", "not-evaluated": "not evaluated"}
+
+
+def _drive_code(code: object) -> int:
+    """A drive that did not complete, as its own process ended: its status, or the shell's code
+    for the signal that killed it (kill -9: 137); a drive that says nothing (its run unreadable)
+    is bad input, as a run iolab cannot read is."""
+    if isinstance(code, int) and code > 0:
+        return code
+    if isinstance(code, int) and code < 0:
+        return 128 - code
+    return Exit.BAD_INPUT
+
+
+def exit_code(doc: dict) -> int:
+    """A drive that did not complete: its own run's status (the first such, in fleet order); else
+    6 when a drive's own run said it did not reach the steady state asked for (`--require-steady`
+    reaches every drive's run: its figures are then not the ones asked for, to judge or to
+    pass); else 7 (as `iolab check`'s regression) when a drive fails a criterion or is an
+    outlier, or a group regressed against the baseline group; else 0."""
+    for r in doc["drives"]:
+        if r["state"] in ("running", "pending"):
+            continue  # not ended yet (a fleet shown while it runs): no status of its own to give
+        if r["state"] != "complete":
+            return _drive_code(r.get("exit_code"))
+    if any(r.get("exit_code") == Exit.NOT_STEADY for r in doc["drives"]):
+        return Exit.NOT_STEADY
+    s = doc["summary"]
+    regressed = any(c["regressions"] for c in (doc.get("groups") or {}).get("comparisons", []))
+    return Exit.REGRESSION if s["failing_criteria"] or s["outlier_drives"] or regressed else Exit.OK
+
+
+def _steady_case(r: dict) -> tuple[str, str]:
+    """A complete drive's steady-state case: a failure when its run was asked to reach steady
+    state (`--require-steady`: the run's own exit status says it did not), skipped when it was not
+    reached or not evaluated but not required (the caveat says it), passed when reached."""
+    state = r.get("steady_state") or "unknown"
+    msg = f"steady state {STEADY_WORDS.get(state, state)}"
+    if r.get("exit_code") == Exit.NOT_STEADY:
+        return f'<failure message={quoteattr(msg + " (--require-steady)")} type="steady-state"/>', msg
+    if state != "reached":
+        return f"<skipped message={quoteattr(msg + '; not required')}/>", msg
+    return "", msg
+
+
+def junit_xml(doc: dict) -> str:
+    """One test case per drive and check: its run, the outlier rule, its steady state, each
+    spec-sheet criterion. A run that did not complete, an outlier, a steady state required and not
+    reached and a failed criterion are failures; a criterion the run does not measure, and a steady
+    state not reached but not required, are skipped."""
+    cases, failures, skipped = [], 0, 0
+    for r in doc["drives"]:
+        cls = quoteattr(f"fleet.{r['name']}")
+
+        def case(name: str, body: str, out: str, cls: str = cls) -> None:
+            cases.append(
+                f"    <testcase classname={cls} name={quoteattr(name)}>{body}"
+                f"<system-out>{escape(out)}</system-out></testcase>"
+            )
+
+        ran = r["state"] == "complete"
+        why = f"{r['name']} ({r['target']} on {r['where']}): {r['state']}" + (
+            f": {r['error']}" if r.get("error") else ""
+        )
+        case("run", "" if ran else f'<failure message={quoteattr(why)} type="run"/>', why)
+        failures += not ran
+        if not ran:  # every check still has its case: skipped, as the drive was not measured
+            sheet = (doc.get("spec_sheet") or {}).get("criteria", [])
+            for name in ("outlier rule", "steady state", *(f"criterion: {c['name']}" for c in sheet)):
+                case(name, f"<skipped message={quoteattr('not measured: ' + why)}/>", why)
+                skipped += 1
+        if ran:
+            msg = f"outlier on {', '.join(r['outliers'])}" if r["outliers"] else "within the fleet on every figure"
+            case("outlier rule", f'<failure message={quoteattr(msg)} type="outlier"/>' if r["outliers"] else "", msg)
+            failures += bool(r["outliers"])
+            body, msg = _steady_case(r)
+            case("steady state", body, msg)
+            failures += "<failure" in body
+            skipped += "<skipped" in body
+        for v in r["verdicts"]:
+            body = ""
+            if v["verdict"] == "fail":
+                body, failures = f'<failure message={quoteattr(v["why"])} type="criterion"/>', failures + 1
+            elif v["verdict"] == "not-measured":
+                body, skipped = f"<skipped message={quoteattr(v['why'])}/>", skipped + 1
+            case(f"criterion: {v['criterion']}", body, v["why"])
+    for c in (doc.get("groups") or {}).get("comparisons", []):
+        cls = quoteattr(f"fleet.group.{c['group']}")
+        for f in c["figures"]:
+            msg = f"{f['name']}: {f['verdict']} vs group {c['baseline']} ({f['method']})"
+            body = f'<failure message={quoteattr(msg)} type="group"/>' if f["name"] in c["regressions"] else ""
+            failures += bool(body)
+            cases.append(
+                f"    <testcase classname={cls} name={quoteattr(f['name'])}>{body}"
+                f"<system-out>{escape(msg)}</system-out></testcase>"
+            )
+    name = quoteattr(f"iolab fleet: {doc['fleet']['name']} ({doc['fleet']['test']})")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name="iolab fleet" tests="{len(cases)}" failures="{failures}">\n'
+        f'  <testsuite name={name} tests="{len(cases)}" failures="{failures}" skipped="{skipped}" errors="0">\n'
+        + "\n".join(cases)
+        + "\n  </testsuite>\n</testsuites>\n"
+    )

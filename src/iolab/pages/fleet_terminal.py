@@ -1,0 +1,175 @@
+"""The fleet report's terminal view, from its document (fleet.py): each key figure's
+distribution with a strip of the drives from min to max, the pool at a latency bound, the groups
+compared, then each drive's row."""
+
+from __future__ import annotations
+
+from iolab.figures.fleet import RESOLUTION
+from iolab.pages.fleet import conditions_text, spec_cell
+
+STRIP_WIDTH = 48
+
+
+def say(console, text: str) -> None:
+    """A line of the view as written (no rich markup: a drive's name may hold brackets), wrapped
+    by the terminal, not cut."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
+
+
+def strip(fig: dict, width: int = STRIP_WIDTH) -> str:
+    """The drives on one line from the fleet's min to max: '·' a drive, '┃' the median, '×' an
+    outlier (several drives in one column: the column shows the strongest mark)."""
+    lo, hi = fig["min"], fig["max"]
+    cols = [" "] * width
+    rank = {" ": 0, "·": 1, "┃": 2, "×": 3}
+
+    same = hi - lo <= RESOLUTION * abs(fig["median"])  # one value, as far as the arithmetic tells
+
+    def put(x: float, mark: str) -> None:
+        i = width // 2 if same else round((x - lo) / (hi - lo) * (width - 1))
+        if rank[mark] > rank[cols[i]]:
+            cols[i] = mark
+
+    bad = {o["drive"] for o in fig["outliers"]}
+    for name, x in fig["values"].items():
+        put(x, "×" if name in bad else "·")
+    put(fig["median"], "┃")
+    return "".join(cols)
+
+
+def _why_not_judged(fig: dict, doc: dict) -> str:
+    if fig["n"] < doc["outlier_rule"]["min_drives"]:
+        return f"not judged (< {doc['outlier_rule']['min_drives']} drives)"
+    return "not judged (an extreme: one observation a drive)"
+
+
+def render(doc: dict, console) -> None:
+    """The terminal view: each figure's distribution with its strip, then each drive's row."""
+    from rich.table import Table
+
+    f = doc["fleet"]
+    s = doc["summary"]
+    say(
+        console,
+        f"fleet {f['name']}: {f['test']} on {s['drives']} drives, {s['complete']} complete — {f['dir']}",
+    )
+    t = Table(title="key figures over the fleet", title_justify="left")
+    for h in (
+        "figure",
+        "n",
+        "median",
+        "spread",
+        "min",
+        "max",
+        "drives from min to max (× an outlier; the bar: the median)",
+        "outliers",
+    ):
+        t.add_column(h, justify="right" if h in ("n", "median", "spread", "min", "max") else "left")
+    for fig in doc["figures"]:
+        outs = ", ".join(
+            f"{o['drive']} {_num(o['value'])} ({'worse' if o['worse'] else 'better'})" for o in fig["outliers"]
+        )
+        spread = "—" if fig["spread_pct"] is None else f"±{fig['spread_pct']:.2f} %"
+        t.add_row(
+            f"{fig['name']} ({fig['unit']})",
+            str(fig["n"]),
+            _num(fig["median"]),
+            spread,
+            _num(fig["min"]),
+            _num(fig["max"]),
+            strip(fig),
+            outs or ("none" if fig["judged"] else _why_not_judged(fig, doc)),
+        )
+    console.print(t)
+    say(console, doc["outlier_rule"]["text"])
+    for c in doc.get("caveats", []):
+        say(console, f"caveat: {c}")
+    if doc.get("pool"):
+        _render_pool(doc["pool"], console)
+    if doc.get("groups"):
+        _render_groups(doc["groups"], console)
+    for w in doc.get("warnings", []):
+        say(console, f"warning: {w}")
+    d = Table(title="drives", title_justify="left")
+    for h in ("drive", "where", "labels", "state", "steady state, conditions", "outlier on", "spec sheet"):
+        d.add_column(h)
+    for r in doc["drives"]:
+        vs = r["verdicts"]
+        spec = spec_cell(vs)
+        state = r["state"] + (f": {r['error']}" if r.get("error") and r["state"] != "complete" else "")
+        labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
+        d.add_row(r["name"], r["where"], labels, state, conditions_text(r), ", ".join(r["outliers"]) or "—", spec)
+    console.print(d)
+    say(
+        console,
+        f"outlier drives: {', '.join(s['outlier_drives']) or 'none'}; failing criteria: {s['failing_criteria']}; "
+        f"drives not complete: {', '.join(s['not_complete']) or 'none'}",
+    )
+
+
+def _render_pool(p: dict, console) -> None:
+    from rich.table import Table
+
+    pct, bound = p["percentile"], p["bound_us"]
+    t = Table(
+        title=f"the pool of {len(p['drives'])} drives: {pct:g} % latency of the merged histograms vs the {_num(bound)} µs bound",
+        title_justify="left",
+    )
+    for h in ("demand (all drives)", "delivered IOPS", f"{pct:g} % latency (µs)", "IOs", "bound"):
+        t.add_column(h, justify="right")
+    for s in p["steps"]:
+        t.add_row(
+            _num(s["demand"]),
+            _num(s["iops"]),
+            _num(s["percentile_us"]),
+            f"{s['ios']:,}",
+            "met" if s["meets"] else "BROKEN",
+        )
+    console.print(t)
+    b, su = p["best"], p["sustain"]
+    best = (
+        "no step met the bound" if b is None else f"{_num(b['iops'])} IOPS at {_num(b['percentile_us'])} µs ({pct:g} %)"
+    )
+    say(console, f"pool at the bound (ramp): {best}")
+    if su["iops"] is not None:
+        held = "held" if su["meets"] else "NOT held"
+        say(
+            console,
+            f"pool sustained: {_num(su['iops'])} IOPS, {pct:g} % latency {_num(su['percentile_us'])} µs, 99.99 % "
+            f"{_num(su['p99_99_us'])} µs over {su['ios']:,} IOs: bound {held}",
+        )
+
+
+def _render_groups(g: dict, console) -> None:
+    from rich.table import Table
+
+    for c in g["comparisons"]:
+        t = Table(
+            title=f"{g['key']} = {c['group']} ({len(c['drives'])} drives) vs {g['key']} = {c['baseline']} "
+            f"({len(c['baseline_drives'])} drives); noise: {g['noise']}; tolerance {g['tolerance_pct']:g} %",
+            title_justify="left",
+        )
+        for h in ("figure", c["baseline"], c["group"], "change", "noise", "verdict"):
+            t.add_column(h, justify="left" if h in ("figure", "verdict") else "right")
+        for f in c["figures"]:
+            pct = "—" if f["change_pct"] is None else f"{f['change_pct']:+.2f} %"
+            # an interval of the logarithms is asymmetric: its edge on the worse side
+            side = " (worse side)" if f.get("noise_scale") == "log" else ""
+            noise = "—" if f["noise_pct"] is None else f"{'' if side else '±'}{f['noise_pct']:.2f} %{side}"
+            t.add_row(
+                f"{f['name']} ({f['unit']})",
+                _num(f["baseline"]["value"]),
+                _num(f["candidate"]["value"]),
+                pct,
+                noise,
+                f["verdict"],
+            )
+        console.print(t)
+    if g["unlabelled"]:
+        say(console, f"drives without label {g['key']}: {', '.join(g['unlabelled'])}")
