@@ -19,7 +19,7 @@ from iolab.cli import inspection as cli_inspect
 from iolab.cli import options as opts
 from iolab.cli import traces as cli_traces
 from iolab.cli.auto import JSON_HELP, STEADY_HELP, emit, want_json
-from iolab.cli.console import Console, drop_output
+from iolab.cli.console import Console
 from iolab.cli.options import (
     TEST_HELP,
     RunArgs,
@@ -31,6 +31,7 @@ from iolab.cli.options import (
     with_runs_dir,
 )
 from iolab.core.errors import IolabError
+from iolab.core.streams import drop_output
 
 if TYPE_CHECKING:
     from iolab.store.runstore import RunStore
