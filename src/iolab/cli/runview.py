@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape as esc
 
+from iolab.api.scaleout import run_dirs_file, tell_run_dir
 from iolab.cli.console import Console
 from iolab.cli.options import RunArgs, ended_early
 from iolab.core.errors import IolabError
@@ -41,6 +42,7 @@ class RunView:
         self.current: list[RunStore] = []
         self.records: list[dict] = []
         self.sequence_reports: list[Path] = []
+        self.told = run_dirs_file()  # run_many's channel, when this run is one of several --target
 
     def follow(self, steps: Generator[Step, None, None]) -> None:
         """Show each step as the run reaches it (closing `steps` on Ctrl-C marks a run that had
@@ -97,7 +99,9 @@ class RunView:
             api.show(store, self.console)
         report_paths(self.console, self.progress, reports, self.args.quiet)
         if manifest_of(store).state == "complete":
-            self.console.print(f"run directory: {esc(str(store.dir))}")
+            self.console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
+            if self.told is not None:
+                tell_run_dir(self.told, store.dir)
 
     def interrupted(self, e: KeyboardInterrupt) -> None:
         """Ctrl-C or a stop signal: say what is kept, then end with 130 (or 128 + the signal)."""
