@@ -58,3 +58,16 @@ def test_a_piped_run_on_the_simulator_prints_timestamped_rounds_phases_and_a_wal
         latest = span(m.group(2) or m.group(1))
         assert abs((seconds(*m.group(3, 4, 5)) - stamp) % 86400 - latest) <= 2, line
         assert float(m.group(6)) > 0
+
+
+def test_a_logged_run_prints_every_report_path_however_many_lines_are_folded(tmp_path):
+    # a quick WSAT logs ~100 rounds in seconds: the notes' fold kept only the newest "report: ..."
+    # line ("(1 earlier line folded ...) report: ....pdf") and the HTML report's path was lost
+    # (whether lines are folded at that moment depends on the pace: test_progress.py folds for sure)
+    runs = tmp_path / "runs"
+    p = iolab("run", "wsat", "--quick", "--cell-time", "100ms", "--runs-dir", str(runs))
+    assert p.returncode == 0, p.stdout + p.stderr
+    [run] = list(runs.iterdir())
+    said = [ln.split("report: ", 1)[1] for ln in p.stdout.splitlines() if "report: " in ln]
+    assert sorted(said) == sorted(str(f) for f in (run / "report").iterdir()), p.stdout
+    assert len(said) == 2

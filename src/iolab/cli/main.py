@@ -199,7 +199,7 @@ def resume(
             records.append(api.run_record(store, reports))
         api.show(store, console)
         report_paths(console, progress, reports, args.quiet)
-        console.print(f"run directory: {esc(str(store.dir))}")
+        console.print(f"run directory: {esc(str(store.dir))}", soft_wrap=True)  # whole, for copying
 
     try:
         with stop_on_signals(), RichProgress(console, quiet=args.quiet, report=args.report) as progress:

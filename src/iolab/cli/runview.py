@@ -25,12 +25,12 @@ if TYPE_CHECKING:
 
 
 def report_paths(console: Console, progress, reports: list[Path], quiet: bool) -> None:
-    """A run's report files: a progress note (timestamped in a log), or plain lines with --quiet."""
+    """A run's report files: progress lines never folded (timestamped in a log), or plain lines with --quiet."""
     for p in reports:
         if quiet:
             console.print(f"report: {esc(str(p))}", soft_wrap=True)
         else:
-            progress.note(f"report: {p}")
+            progress.result(f"report: {p}")
 
 
 class RunView:
