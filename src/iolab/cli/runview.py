@@ -33,6 +33,17 @@ def report_paths(console: Console, progress, reports: list[Path], quiet: bool) -
             progress.result(f"report: {p}")
 
 
+def kept_report(run_dir: Path, run_id: str) -> str:
+    """What a stop after the run was complete left of its report (escaped). What is in place is
+    what is kept: write_document puts each file in place whole, and the stop may have come after
+    both were (the HTML and PDF are there, though the run's exit is a stop's)."""
+    kept = [p for p in (run_dir / "report" / f"{run_id}{ext}" for ext in (".html", ".pdf")) if p.is_file()]
+    if len(kept) == 2:
+        return f"its report is kept too: {esc(str(kept[0]))} and {esc(str(kept[1]))}"
+    only = f" ({esc(kept[0].name)} alone was put in place)" if kept else ""
+    return f"a report stopped half-way is not kept{only} (`iolab report {esc(str(run_dir))}` writes it)"
+
+
 class RunView:
     """The steps of `iolab run` as its console shows them; `records` for --json and --require-steady."""
 
@@ -113,11 +124,11 @@ class RunView:
         store = self.current[0]
         by = f"stopped by {e.signal_name}" if isinstance(e, Interrupted) else "interrupted"
         run_dir = esc(str(store.dir))
-        if manifest_of(store).state == "complete":  # stopped while its report was written
+        if manifest_of(store).state == "complete":  # stopped while (or after) its report was written
+            run_id = manifest_of(store).run_id
             self.err.print(
-                f"[yellow]{by} after run {esc(manifest_of(store).run_id)} was complete: its measurements are "
-                f"kept in {run_dir}; a report stopped half-way is not kept (`iolab report {run_dir}` "
-                "writes it)[/]",
+                f"[yellow]{by} after run {esc(run_id)} was complete: its measurements are kept in {run_dir}; "
+                f"{kept_report(store.dir, run_id)}[/]",
                 soft_wrap=True,
             )
         else:
